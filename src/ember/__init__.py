@@ -1,0 +1,80 @@
+"""ember: define-by-run automatic differentiation on NumPy, with PyTorch's autograd API.
+
+``import ember as torch`` runs torch autograd code: tensors record what is done to them and
+``backward()`` computes gradients.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, float,  # noqa: A004
+                     float16, float32, float64, get_default_dtype, half, int, int8, int16,
+                     int32, int64, long, promote_types, set_default_dtype, short, uint8)
+from ._dtype import can_cast as _can_cast
+from ._size import Size
+from ._tensor import Tensor, device, is_tensor, strided
+from ._printing import get_printoptions, printoptions, set_printoptions
+from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like,
+                        eye, from_numpy, full, full_like, get_rng_state, initial_seed,
+                        linspace, logspace, manual_seed, normal, ones, ones_like, rand,
+                        rand_like, randint, randint_like, randn, randn_like, randperm, seed,
+                        set_rng_state, tensor, zeros, zeros_like)
+from . import _ops
+from ._ops.pointwise import (abs, add, allclose, bitwise_and, bitwise_not, bitwise_or,
+                             bitwise_xor, clamp, cos, div, eq, equal, exp, ge, gt, isclose, le,
+                             log, logical_not, lt, maximum, minimum, mul, ne, neg, pow,
+                             reciprocal, relu, rsub, sigmoid, sign, sin, sqrt, sub, tanh, where)
+from ._ops.reduction import max, mean, min, norm, sum
+from ._ops.shape import (clone, flatten, permute, reshape, select, squeeze, t, transpose,
+                         unsqueeze)
+from ._ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from . import autograd, nn
+from ._ops.reduction import MaxResult as _MaxResult
+
+clip = clamp
+multiply, subtract, divide, true_divide, negative, absolute = mul, sub, div, div, neg, abs
+swapaxes = swapdims = transpose
+ger = outer
+inner = dot
+
+
+def can_cast(from_, to):
+    """Whether a value of dtype ``from_`` may be cast to ``to`` by torch's casting rules."""
+    return _can_cast(from_, to)
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an op on ``tensor1`` and ``tensor2`` would produce (torch's promotion)."""
+    from . import _dtype as D
+    key = []
+    for a in (tensor1, tensor2):
+        if isinstance(a, Tensor):
+            key.append((a.dtype, D.ZERO_DIM if a.ndim == 0 else D.DIM))
+        else:
+            key.append((D.scalar_dtype(a), D.SCALAR))
+    return D.result_type_of(tuple(key))
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+def is_complex(input) -> bool:
+    return input.is_complex()
+
+
+def get_num_threads() -> int:
+    return 1
+
+
+def set_num_threads(n) -> None:
+    """Accepted for compatibility: NumPy's BLAS decides its own threading."""
+
+
+del _MaxResult

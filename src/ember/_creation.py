@@ -1,0 +1,298 @@
+"""Tensor creation: ``tensor``, ``zeros``, ``arange``, random tensors and the ``*_like`` forms.
+
+Random numbers come from NumPy's PCG64 through ``ember.Generator``; ``manual_seed`` makes runs
+repeatable (the streams differ from torch's, so seeded values differ from torch's too).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from . import _dtype as D
+from ._tensor import Tensor, _check_can_require_grad, _wrap
+from ._tensor import device as _Device
+
+_DEFAULT_SEED = 67280421310721
+
+
+class Generator:
+    """A random number generator (``ember.Generator``): a seedable NumPy PCG64 stream."""
+
+    def __init__(self, device="cpu"):
+        self.device = _Device(device)
+        self._seed = _DEFAULT_SEED
+        self._rng = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed):
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed & 0xFFFFFFFFFFFFFFFF)
+        return self
+
+    def seed(self):
+        self.manual_seed(int.from_bytes(np.random.bytes(8), "little") >> 1)
+        return self._seed
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        return self._rng.bit_generator.state
+
+    def set_state(self, state):
+        self._rng.bit_generator.state = state
+        return self
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seed the default generator; returns it."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(state):
+    default_generator.set_state(state)
+
+
+def _rng(generator):
+    return (generator or default_generator)._rng
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+def _finish(array, dtype=None, requires_grad=False, device=None):
+    if dtype is not None and array.dtype != dtype.np:
+        array = array.astype(dtype.np)
+    if device is not None:
+        _check_device(device)
+    t = _wrap(array)
+    if requires_grad:
+        _check_can_require_grad(t.dtype, factory=True)
+        t._requires_grad = True
+    return t
+
+
+def _check_device(dev):
+    if _Device(dev).type != "cpu":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+def tensor_from_array(array):
+    return _wrap(np.asarray(array))
+
+
+def _infer_dtype(array, data):
+    """torch's dtype for data given as Python numbers (NumPy input keeps its own dtype)."""
+    kind = array.dtype.kind
+    if kind == "f":
+        return D.get_default_dtype().np
+    if kind in "iu":
+        return np.int64
+    if kind == "b":
+        return np.bool_
+    if kind == "c":
+        return D.default_complex().np
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _to_array(data):
+    if isinstance(data, Tensor):
+        return data._data.copy()
+    if isinstance(data, np.ndarray):
+        D.from_numpy_dtype(data.dtype)
+        return data.copy()
+    if isinstance(data, np.generic):
+        return np.array(data)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        return np.stack([_to_array(x) for x in data]) if data else np.array([])
+    array = np.array(data)
+    if array.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    target = _infer_dtype(array, data) if array.size or array.ndim == 0 else (
+        D.get_default_dtype().np)
+    return array.astype(target, copy=False)
+
+
+# -- from data ----------------------------------------------------------------------------------
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of ``data`` (dtype inferred as torch infers it)."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    return _finish(_to_array(data), dtype, requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """``data`` as a tensor, sharing memory when it already is one (or an ndarray) of dtype."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype is dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np):
+        return from_numpy(data)
+    return _finish(_to_array(data), dtype, False, device)
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with ``ndarray``."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    D.from_numpy_dtype(ndarray.dtype)
+    return _wrap(ndarray)
+
+
+# -- filled -------------------------------------------------------------------------------------
+def _dtype_or_default(dtype):
+    return (dtype or D.get_default_dtype()).np
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    return _finish(np.zeros(_size(size), _dtype_or_default(dtype)), None, requires_grad, device)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    return _finish(np.ones(_size(size), _dtype_or_default(dtype)), None, requires_grad, device)
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          memory_format=None):
+    return _finish(np.empty(_size(size), _dtype_or_default(dtype)), None, requires_grad, device)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False):
+    if dtype is None:
+        dtype = D.result_type_of(((D.scalar_dtype(fill_value), D.SCALAR),))
+    return _finish(np.full(tuple(size), fill_value, dtype.np), None, requires_grad, device)
+
+
+def _like(maker):
+    def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+             memory_format=None, **kwargs):
+        return maker(tuple(input.shape), dtype=dtype or input.dtype,
+                     requires_grad=requires_grad, **kwargs)
+    like.__name__ = maker.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``."""
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        floating = any(isinstance(v, float) for v in values)
+        dtype = D.get_default_dtype() if floating else D.int64
+    start, end, step = values
+    n = max(0, math.ceil((end - start) / step))
+    array = (start + np.arange(n, dtype=np.float64) * step) if dtype.category >= D.FLOATING \
+        else np.arange(start, end, step)
+    return _finish(array.astype(dtype.np), None, requires_grad, device)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    dtype = dtype or D.get_default_dtype()
+    array = np.linspace(float(start), float(end), int(steps))
+    return _finish(array.astype(dtype.np), None, requires_grad, device)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or D.get_default_dtype()
+    array = np.logspace(float(start), float(end), int(steps), base=base)
+    return _finish(array.astype(dtype.np), None, requires_grad, device)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    return _finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), None, requires_grad, device)
+
+
+# -- random -------------------------------------------------------------------------------------
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False):
+    """Uniform samples from [0, 1)."""
+    array = _rng(generator).random(_size(size), dtype=np.float64)
+    return _finish(array.astype(_dtype_or_default(dtype)), None, requires_grad, device)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    """Standard normal samples."""
+    array = _rng(generator).standard_normal(_size(size))
+    return _finish(array.astype(_dtype_or_default(dtype)), None, requires_grad, device)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False):
+    """Integers drawn uniformly from [low, high)."""
+    if size is None:
+        low, high, size = 0, low, high
+    array = _rng(generator).integers(low, high, size=tuple(size))
+    return _finish(array.astype((dtype or D.int64).np), None, requires_grad, device)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
+           layout=None, device=None, requires_grad=False):
+    """Normal samples with the given mean and std (tensors broadcast against each other)."""
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    shape = tuple(size) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
+    array = m + s * _rng(generator).standard_normal(shape)
+    ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
+    dt = dtype or (ref.dtype if ref is not None else D.get_default_dtype())
+    return _finish(np.asarray(array).astype(dt.np), None, requires_grad, device)
+
+
+def rand_like(input, *, dtype=None, requires_grad=False, **kwargs):
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, requires_grad=False, **kwargs):
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False, **kwargs):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    return _finish(_rng(generator).permutation(n).astype((dtype or D.int64).np), None,
+                   requires_grad, device)
+

@@ -1,0 +1,481 @@
+"""How an op is declared and dispatched: the one path every op call takes.
+
+An op is a kernel on raw arrays plus, beside it, one derivative formula per differentiable
+input::
+
+    @op("mul", node="MulBackward0", method=True, inplace=True)
+    def mul(self, other):
+        return self * other
+
+    @mul.grad("self")
+    def _(grad, other):
+        return grad * other
+
+The formula's parameter names decide what a node saves: an input's name saves that input (with
+its version, checked when unpacked), ``result`` saves the output, ``<input>_shape`` its shape,
+any other name the forward argument of that name. Formulas use only Python operators and ember
+op functions, and every op function accepts raw arrays: given no Tensor it runs the kernel
+directly. So first-order backward runs formulas on arrays at NumPy speed, and with
+``create_graph=True`` the engine hands the same formulas Tensors and they record a graph.
+
+Broadcasting and dtype promotion are undone by the engine (it sums a gradient down to its
+input's shape and casts it to its input's dtype), so formulas stay as short as the maths.
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+import traceback
+
+import numpy as np
+
+from .. import _dtype as D
+from .._backend import as_array, is_array
+from .._state import profiler_hook, state
+from .._tensor import Tensor, _wrap
+from ..autograd.graph import (ERR_FREED, NO_EDGE, Node, gradient_edge, unpack_input,
+                              unpack_output)
+
+# What a saved slot holds.
+INPUT, RESULT, SHAPE, PARAM = range(4)
+# How an op decides the dtype its kernel computes in.
+SAME, FLOAT, NONE = "same", "float", "none"
+
+_MISSING = object()
+_sequence = itertools.count()
+_ndarray = np.ndarray
+REGISTRY: dict[str, "OpDef"] = {}
+
+
+class OpNode(Node):
+    """A built-in op's backward node; subclasses are made per op with torch's node name."""
+
+    _op = None
+    _saved = ()
+    _vers = ()
+    _meta = ()
+    _out_meta = None
+
+    def _unpack(self, as_tensors):
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(ERR_FREED)
+        op = self._op
+        env = list(saved)
+        vers = self._vers
+        for j, (kind, idx) in enumerate(op.saved_spec):
+            if kind == INPUT:
+                v = saved[j]
+                if vers[j] is not None:
+                    env[j] = unpack_input(v, vers[j], as_tensors)
+            elif kind == RESULT:
+                if op.diff_outputs[idx]:
+                    env[j] = unpack_output(self, idx, saved[j], vers[j], as_tensors)
+                else:  # e.g. the indices of max(dim): data, never part of the graph
+                    env[j] = _wrap(saved[j][0]) if as_tensors else saved[j][0]
+        return env
+
+    def _apply(self, grads, graph, needed):
+        op = self._op
+        env = self._unpack(graph) if op.saved_spec else ()
+        nxt = self._next
+        outs = [None] * len(nxt)
+        if op.n_outputs == 1:
+            g = grads[0]
+        else:
+            g = tuple(self._materialize(grads, graph))
+        for inputs, fn, env_idx in op.formulas:
+            if not any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
+                       for i in inputs):
+                continue
+            r = fn(g, *[env[j] for j in env_idx])
+            if len(inputs) == 1:
+                outs[inputs[0]] = r
+            else:
+                for i, ri in zip(inputs, r):
+                    outs[i] = ri
+        return outs
+
+    def _materialize(self, grads, graph):
+        """Zeros for outputs that received no gradient (formulas expect every output's grad)."""
+        for g, (shape, dt) in zip(grads, self._out_meta):
+            if g is None:
+                z = np.zeros(shape, dt)
+                g = _wrap(z) if graph else z
+            yield g
+
+    def _release(self):
+        if self._op.saved_spec:
+            self._saved = None
+
+
+def _saved_property(j):
+    def getter(node):
+        if node._saved is None:
+            raise RuntimeError(ERR_FREED)
+        kind = node._op.saved_spec[j][0]
+        if kind in (INPUT, RESULT):
+            return node._unpack(True)[j]
+        return node._saved[j]
+    return property(getter)
+
+
+class OpDef:
+    """One op: kernel, dispatch metadata, derivative formulas and its node class."""
+
+    def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
+                 n_outputs, diff_outputs, result_type, check):
+        self.kernel = kernel
+        self.name = name
+        self.aten = aten or f"aten::{name}"
+        sig = inspect.signature(kernel)
+        self.params = list(sig.parameters)
+        self.defaults = [p.default if p.default is not inspect.Parameter.empty else _MISSING
+                         for p in sig.parameters.values()]
+        self.index = {p: i for i, p in enumerate(self.params)}
+        if self.params and self.params[0] == "self":
+            self.index.setdefault("input", 0)
+        self.n_tensors = n_tensors
+        self.promote = promote
+        self.differentiable = differentiable
+        self.view = view
+        self.n_outputs = n_outputs
+        self.diff_outputs = diff_outputs or (True,) * n_outputs
+        self.result_type = result_type
+        self.check = check
+        self.output_names = ("result",) if n_outputs == 1 else tuple(
+            f"result{k}" for k in range(n_outputs))
+        self.formulas = []
+        self.saved_names = []
+        self.saved_spec = ()
+        self.node_cls = type(node or f"{_camel(name)}Backward0", (OpNode,), {"_op": self})
+
+    # -- declaring derivatives --------------------------------------------------------------
+    def grad(self, *inputs):
+        """Declare the derivative formula for the named input(s) (a tuple when several)."""
+        idx = tuple(self.index[n] for n in inputs)
+
+        def register(fn):
+            names = list(inspect.signature(fn).parameters)[1:]
+            env_idx = tuple(self._saved_slot(n) for n in names)
+            self.formulas.append((idx, fn, env_idx))
+            return fn
+        return register
+
+    def _saved_slot(self, name):
+        if name not in self.saved_names:
+            self.saved_names.append(name)
+            self.saved_spec = tuple(self._classify(n) for n in self.saved_names)
+            setattr(self.node_cls, f"_saved_{name}", _saved_property(len(self.saved_names) - 1))
+        return self.saved_names.index(name)
+
+    def _classify(self, name):
+        if name in self.output_names:
+            return (RESULT, self.output_names.index(name))
+        if name.endswith("_shape") and name[:-6] in self.index:
+            return (SHAPE, self.index[name[:-6]])
+        i = self.index[name]
+        return (INPUT, i) if i < self.n_tensors else (PARAM, i)
+
+    # -- calling -----------------------------------------------------------------------------
+    def bind(self, args, kwargs):
+        """Full positional argument tuple from a call's args and kwargs."""
+        n = len(self.params)
+        if len(args) > n:
+            raise TypeError(f"{self.name}() takes {n} positional arguments but {len(args)} "
+                            "were given")
+        full = list(args) + self.defaults[len(args):]
+        for k, v in kwargs.items():
+            i = self.index.get(k)
+            if i is None:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
+            if i < len(args):
+                raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
+            full[i] = v
+        for i, v in enumerate(full):
+            if v is _MISSING:
+                raise TypeError(f"{self.name}() missing required argument '{self.params[i]}'")
+        return full
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) != len(self.params):
+            args = self.bind(args, kwargs)
+        return dispatch(self, args)
+
+    def inplace(self, *args, **kwargs):
+        if kwargs or len(args) != len(self.params):
+            args = self.bind(args, kwargs)
+        return dispatch_inplace(self, args)
+
+
+def _as_function(d, run, name):
+    """A plain function (so that it binds as a Tensor method) calling ``run(d, args)``."""
+    n = len(d.params)
+
+    def method(*args, **kwargs):
+        if kwargs or len(args) != n:
+            args = d.bind(args, kwargs)
+        return run(d, args)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = d.kernel.__doc__
+    return method
+
+
+def _quiet(kernel):
+    """Silence NumPy's floating point warnings (torch gives inf and nan without a word).
+
+    Only for kernels likely to warn (log, division, ...): entering errstate costs about a
+    microsecond, more than a small kernel itself. Backward passes run under one errstate.
+    """
+    def quiet_kernel(*args):
+        with np.errstate(all="ignore"):
+            return kernel(*args)
+    quiet_kernel.__signature__ = inspect.signature(kernel)
+    quiet_kernel.__name__ = kernel.__name__
+    return quiet_kernel
+
+
+def _camel(name):
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+
+
+def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiable=True,
+       view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
+       check=None, promote_from=0, quiet=False):
+    """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
+
+    ``method=True`` (or a name or tuple of names) also makes Tensor methods; ``inplace=True``
+    makes the ``name_`` in-place method. ``view=True`` marks outputs that share the input's
+    memory ("maybe" when the kernel only sometimes returns a view, like reshape).
+    """
+    def declare(kernel):
+        opname = name or kernel.__name__
+        if quiet:
+            kernel = _quiet(kernel)
+        d = OpDef(kernel, opname, node, aten, tensors, promote, differentiable, view, outputs,
+                  diff_outputs, result_type, check)
+        d.promote_from = promote_from
+        REGISTRY[opname] = d
+        methods = (opname,) if method is True else (method if isinstance(method, tuple)
+                                                    else ((method,) if method else ()))
+        for m in methods:
+            setattr(Tensor, m, _as_function(d, dispatch, m))
+        if inplace:
+            name_ = inplace if isinstance(inplace, str) else opname + "_"
+            setattr(Tensor, name_, _as_function(d, dispatch_inplace, name_))
+        return d
+    return declare
+
+
+# -- dispatch ----------------------------------------------------------------------------------
+def dispatch(op, args):
+    """Run ``op`` on ``args``: raw arrays straight to the kernel, Tensors through autograd."""
+    n = op.n_tensors
+    for a in args[:n]:
+        if isinstance(a, Tensor):
+            break
+    else:
+        return _raw(op, args)
+    hook = profiler_hook[0]
+    if hook is not None:
+        with hook(op.aten, args):
+            return _tensor_call(op, args)
+    return _tensor_call(op, args)
+
+
+def _raw(op, args):
+    if not any(is_array(a) for a in args[:op.n_tensors]):
+        a = args[0]
+        raise TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(a).__name__}")
+    out = op.kernel(*args)
+    if op.n_outputs == 1:
+        return out if type(out) is _ndarray else as_array(out)
+    return tuple(as_array(o) for o in out)
+
+
+def compute_dtype(op, args):
+    """The dtype the kernel computes in, by torch's promotion rules (None: no promotion)."""
+    if op.promote == NONE:
+        return None
+    n = op.n_tensors
+    first = args[0]
+    if n == 1 or (n == 2 and isinstance(first, Tensor) and isinstance(args[1], Tensor)
+                  and first._data.dtype == args[1]._data.dtype):
+        dt = D._BY_NP[first._data.dtype] if isinstance(first, Tensor) else None
+    else:
+        dt = None
+    if dt is None:
+        key = []
+        for a in args[op.promote_from:n]:
+            if isinstance(a, Tensor):
+                key.append((D._BY_NP[a._data.dtype], D.ZERO_DIM if a._data.ndim == 0 else D.DIM))
+            elif a is not None:
+                key.append((D.scalar_dtype(a), D.SCALAR))
+        dt = D.result_type_of(tuple(key))
+    if op.promote == FLOAT and dt.category < D.FLOATING:
+        dt = D.get_default_dtype()
+    return dt
+
+
+def _arrays(op, args, dt):
+    """Kernel arguments: tensors become arrays in the compute dtype; the rest pass through."""
+    n = op.n_tensors
+    target = None if dt is None else dt.np
+    out = []
+    for k, a in enumerate(args[:n]):
+        if isinstance(a, Tensor):
+            a = a._data
+            if target is not None and a.dtype != target and k >= op.promote_from:
+                a = a.astype(target)
+        out.append(a)
+    out.extend(args[n:])
+    return out
+
+
+def _tensor_call(op, args):
+    if op.check is not None:
+        op.check(*args)
+    dt = compute_dtype(op, args)
+    out = op.kernel(*_arrays(op, args, dt))
+    if op.n_outputs == 1:
+        res = _wrap(out if type(out) is _ndarray else as_array(out))
+        results = (res,)
+    else:
+        results = tuple(_wrap(as_array(o)) for o in out)
+    if op.view:
+        _mark_views(op, args[0], results)
+    if state.grad_enabled and op.differentiable:
+        for a in args[:op.n_tensors]:
+            if isinstance(a, Tensor) and a._requires_grad:
+                record(op, args, results)
+                break
+    elif state.inference:
+        for r in results:
+            r._is_inference = True
+    if op.n_outputs == 1:
+        return results[0]
+    return op.result_type(*results) if op.result_type else results
+
+
+def _mark_views(op, base, results):
+    for r in results:
+        if op.view == "maybe" and not np.may_share_memory(r._data, base._data):
+            continue
+        r._base = base._base if base._base is not None else base
+        r._vc = base._version_counter()
+
+
+def record(op, args, results, snapshot=None):
+    """Create the backward node for a call and attach it to the differentiable outputs."""
+    node = op.node_cls()
+    n = op.n_tensors
+    tensors = args[:n]
+    node._next = tuple(gradient_edge(a) if isinstance(a, Tensor) else NO_EDGE
+                       for a in tensors)
+    node._meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None
+                       for a in tensors)
+    node._seq = next(_sequence)
+    if op.saved_spec:
+        node._saved, node._vers = _save(op, args, results, snapshot)
+    if op.n_outputs > 1:
+        node._out_meta = tuple((r._data.shape, r._data.dtype) for r in results)
+    if state.anomaly:
+        node._trace = traceback.format_stack()[:-3]
+    for k, r in enumerate(results):
+        if op.diff_outputs[k] and r._data.dtype.kind in "fc":
+            r._grad_fn = node
+            r._output_nr = k
+            r._requires_grad = True
+    return node
+
+
+def _save(op, args, results, snapshot):
+    saved, vers = [], []
+    for kind, i in op.saved_spec:
+        v = None
+        if kind == INPUT:
+            a = args[i] if not (snapshot is not None and i == 0) else snapshot
+            if isinstance(a, Tensor):
+                vc = a._vc
+                if vc is None:
+                    vc = a._vc = [0]
+                v = vc[0]
+            saved.append(a)
+        elif kind == RESULT:
+            r = results[i]
+            vc = r._vc
+            if vc is None:
+                vc = r._vc = [0]
+            saved.append((r._data, vc))
+            v = vc[0]
+        elif kind == SHAPE:
+            a = args[i]
+            saved.append(a._data.shape if isinstance(a, Tensor) else np.shape(a))
+        else:
+            saved.append(args[i])
+        vers.append(v)
+    return tuple(saved), tuple(vers)
+
+
+# -- in-place ----------------------------------------------------------------------------------
+_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
+                      "in-place operation.")
+
+
+def check_inplace(self, recording):
+    """torch's refusals for in-place ops on leaves that require grad (and views of them)."""
+    if not recording:
+        return
+    if self._grad_fn is None and self._requires_grad:
+        if self._base is not None:
+            raise RuntimeError(_VIEW_LEAF_INPLACE)
+        raise RuntimeError(_LEAF_INPLACE)
+    base = self._base
+    if base is not None:
+        if base._grad_fn is None and base._requires_grad:
+            raise RuntimeError(_VIEW_LEAF_INPLACE)
+        if base._requires_grad or self._requires_grad:
+            raise RuntimeError(
+                "in-place modification of a view of a tensor that is part of a graph is not "
+                "supported by ember yet: use an out-of-place op (e.g. torch.where or cat)")
+
+
+def dispatch_inplace(op, args):
+    """``self.<op>_(...)``: compute, write into self, bump its version, rebase its history."""
+    self = args[0]
+    if not isinstance(self, Tensor):
+        raise TypeError(f"{op.name}_(): argument 'self' must be Tensor, not "
+                        f"{type(self).__name__}")
+    recording = state.grad_enabled and op.differentiable and any(
+        isinstance(a, Tensor) and a._requires_grad for a in args[:op.n_tensors])
+    check_inplace(self, recording)
+    hook = profiler_hook[0]
+    if hook is not None:
+        with hook(op.aten + "_", args):
+            return _inplace_call(op, args, recording)
+    return _inplace_call(op, args, recording)
+
+
+def _inplace_call(op, args, recording):
+    self = args[0]
+    dt = compute_dtype(op, args)
+    if dt is not None and not D.can_cast(dt, self.dtype):
+        raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired output "
+                           f"type {self.dtype.scalar_name}")
+    snapshot = None
+    if recording and (INPUT, 0) in op.saved_spec:
+        # The formula needs self as it was before being overwritten: keep a copy that still
+        # carries self's old history, so double backward through it stays correct.
+        snapshot = _wrap(self._data.copy())
+        snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
+        snapshot._requires_grad = self._requires_grad
+    out = op.kernel(*_arrays(op, args, dt))
+    if out is not self._data:
+        np.copyto(self._data, out, casting="unsafe")
+    self._bump_version()
+    if recording:
+        record(op, args, (self,), snapshot)
+    return self
+

@@ -1,0 +1,508 @@
+"""Shape ops and views: reshape, transpose, expand, squeeze, indexing, copies and casts.
+
+View ops return NumPy views, so they share memory (and, through the registry, the version
+counter) with their base, as torch's views do.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap_dim
+from .registry import NONE, op
+
+# -- reshaping ---------------------------------------------------------------------------------
+
+
+def _shape_arg(shape):
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` like torch's size arguments."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+def infer_shape(shape, numel):
+    """Resolve a single -1 in ``shape``, with torch's errors for impossible shapes."""
+    shape = tuple(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return tuple(numel // known if s == -1 else s for s in shape)
+    n = 1
+    for s in shape:
+        n *= s
+    if n != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+@op("view", view=True, promote=NONE)
+def view(self, shape):
+    shape = infer_shape(shape, self.size)
+    try:
+        return self.reshape(shape, copy=False)
+    except ValueError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.") from None
+
+
+@view.grad("self")
+def _(grad, self_shape):
+    return reshape(grad, self_shape)
+
+
+@op("_unsafe_view", node="UnsafeViewBackward0", promote=NONE)
+def unsafe_view(self, shape):
+    return self.reshape(infer_shape(shape, self.size))
+
+
+@unsafe_view.grad("self")
+def _(grad, self_shape):
+    return reshape(grad, self_shape)
+
+
+def reshape(self, *shape):
+    """Same data in a new shape: a view when the strides allow it, else a copy."""
+    shape = _shape_arg(shape)
+    if not isinstance(self, Tensor):
+        return self.reshape(shape)
+    if self._data.shape == shape:
+        return view(self, shape)
+    try:
+        return view(self, shape)
+    except RuntimeError as e:
+        if "view size" not in str(e):
+            raise
+    return unsafe_view(clone(self), shape)
+
+
+def _view_method(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
+        raise NotImplementedError("view(dtype) is not supported")
+    return view(self, _shape_arg(shape))
+
+
+Tensor.view = _view_method
+Tensor.reshape = reshape
+Tensor.view_as = lambda self, other: view(self, other._data.shape)
+Tensor.reshape_as = lambda self, other: reshape(self, other._data.shape)
+
+
+def flatten(self, start_dim=0, end_dim=-1):
+    nd = self.ndim
+    if nd == 0:
+        return reshape(self, (1,))
+    s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shp = self.shape
+    if s == e:
+        return self
+    mid = 1
+    for d in shp[s:e + 1]:
+        mid *= d
+    return reshape(self, tuple(shp[:s]) + (mid,) + tuple(shp[e + 1:]))
+
+
+Tensor.flatten = flatten
+
+
+@op("t", view=True, promote=NONE, method=True, node="TBackward0")
+def t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return self.T
+
+
+@t.grad("self")
+def _(grad):
+    return t(grad)
+
+
+Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1)))
+                    if self.ndim != 2 else t(self))
+Tensor.mT = property(lambda self: transpose(self, -2, -1))
+
+
+@op("transpose", view=True, promote=NONE, method=("transpose", "swapaxes", "swapdims"))
+def transpose(self, dim0, dim1):
+    d0, d1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
+    return np.swapaxes(self, d0, d1)
+
+
+@transpose.grad("self")
+def _(grad, dim0, dim1):
+    return transpose(grad, dim0, dim1)
+
+
+@op("permute", view=True, promote=NONE)
+def _permute(self, dims):
+    dims = tuple(_wrap_dim(d, self.ndim) for d in dims)
+    if len(dims) != self.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {self.ndim} is not equal to len(dims) = {len(dims)}")
+    return np.transpose(self, dims)
+
+
+@_permute.grad("self")
+def _(grad, dims):
+    n = len(dims)
+    inverse = [0] * n
+    for i, d in enumerate(dims):
+        inverse[d % n] = i
+    return permute(grad, tuple(inverse))
+
+
+def permute(self, *dims):
+    return _permute(self, _shape_arg(dims))
+
+
+Tensor.permute = permute
+
+
+@op("expand", view=True, promote=NONE)
+def _expand(self, size):
+    size = tuple(size)
+    nd = len(size)
+    if nd < self.ndim:
+        typename = D._BY_NP[self.dtype].legacy_type_name
+        raise RuntimeError(f"expand({typename}{{{list(self.shape)}}}, size={list(size)}): "
+                           f"the number of sizes provided ({nd}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({self.ndim})")
+    lead = nd - self.ndim
+    target = list(size)
+    for i, s in enumerate(size):
+        if s == -1:
+            if i < lead:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            target[i] = self.shape[i - lead]
+        elif i >= lead and self.shape[i - lead] not in (1, s):
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size "
+                f"({self.shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: "
+                f"{list(size)}.  Tensor sizes: {list(self.shape)}")
+    return np.broadcast_to(self, tuple(target))
+
+
+@_expand.grad("self")
+def _(grad, self_shape):
+    from .reduction import sum_to
+    return sum_to(grad, self_shape)
+
+
+def expand(self, *size):
+    size = _shape_arg(size)
+    if not isinstance(self, Tensor):
+        return np.broadcast_to(self, size)
+    return _expand(self, size)
+
+
+Tensor.expand = expand
+Tensor.expand_as = lambda self, other: _expand(self, other._data.shape)
+Tensor.broadcast_to = lambda self, size: _expand(self, tuple(size))
+
+
+@op("squeeze", view=True, promote=NONE, node="SqueezeBackward0")
+def _squeeze_all(self):
+    return self.reshape(tuple(s for s in self.shape if s != 1))
+
+
+@_squeeze_all.grad("self")
+def _(grad, self_shape):
+    return reshape(grad, self_shape)
+
+
+@op("squeeze", view=True, promote=NONE, node="SqueezeBackward1")
+def _squeeze_dim(self, dim):
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    dims = {_wrap_dim(d, self.ndim) for d in dims}
+    return self.reshape(tuple(s for i, s in enumerate(self.shape) if not (i in dims and s == 1)))
+
+
+@_squeeze_dim.grad("self")
+def _(grad, self_shape):
+    return reshape(grad, self_shape)
+
+
+def squeeze(self, dim=None):
+    if dim is None:
+        return _squeeze_all(self)
+    return _squeeze_dim(self, tuple(dim) if isinstance(dim, list) else dim)
+
+
+Tensor.squeeze = squeeze
+
+
+@op("unsqueeze", view=True, promote=NONE, method=True)
+def unsqueeze(self, dim):
+    d = _wrap_dim(dim, self.ndim + 1)
+    return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+
+
+@unsqueeze.grad("self")
+def _(grad, self_shape):
+    return reshape(grad, self_shape)
+
+
+# -- copies and casts --------------------------------------------------------------------------
+@op("clone", promote=NONE, method=True)
+def clone(self, memory_format=None):
+    return self.copy()
+
+
+@clone.grad("self")
+def _(grad):
+    return grad
+
+
+def contiguous(self, memory_format=None):
+    return self if self._data.flags.c_contiguous else clone(self)
+
+
+Tensor.contiguous = contiguous
+
+
+@op("_to_copy", node="ToCopyBackward0", promote=NONE)
+def to_copy(self, dtype):
+    return self.astype(dtype.np)
+
+
+@to_copy.grad("self")
+def _(grad):
+    return grad  # the engine casts it back to the input's dtype
+
+
+def _parse_to(args, kwargs):
+    from .._tensor import device as Device
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    dev = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments - got unexpected "
+                        f"keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (str, Device)):
+            dev = Device(a)
+        elif isinstance(a, bool):
+            copy = a
+    if dev is not None and Device(dev).type != "cpu":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    return dtype, copy
+
+
+def to(self, *args, **kwargs):
+    """Cast to a dtype (and/or device): ``self`` itself when nothing changes."""
+    dtype, copy = _parse_to(args, dict(kwargs))
+    if dtype is None or dtype.np == self._data.dtype:
+        return clone(self) if copy else self
+    return to_copy(self, dtype)
+
+
+Tensor.to = to
+Tensor.cpu = lambda self, *a, **k: self
+
+
+def _caster(dt):
+    def cast(self, memory_format=None):
+        return to(self, dt)
+    cast.__name__ = dt.name
+    return cast
+
+
+for _name, _dt in [("float", D.float32), ("double", D.float64), ("half", D.float16),
+                   ("int", D.int32), ("long", D.int64), ("short", D.int16), ("char", D.int8),
+                   ("byte", D.uint8), ("bool", D.bool), ("cfloat", D.complex64),
+                   ("cdouble", D.complex128)]:
+    setattr(Tensor, _name, _caster(_dt))
+Tensor.type_as = lambda self, other: to(self, other.dtype)
+
+# -- indexing ----------------------------------------------------------------------------------
+
+
+@op("select", view=True, promote=NONE, method=True)
+def select(self, dim, index):
+    d = _wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+    return self[(slice(None),) * d + (index,)]
+
+
+@select.grad("self")
+def _(grad, self_shape, dim, index):
+    return select_backward(grad, self_shape, dim, index)
+
+
+@op("select_backward", promote=NONE, node="SelectBackwardBackward0")
+def select_backward(grad, input_sizes, dim, index):
+    out = np.zeros(input_sizes, grad.dtype)
+    d = dim % len(input_sizes)
+    out[(slice(None),) * d + (index,)] = grad
+    return out
+
+
+@select_backward.grad("grad")
+def _(grad, dim, index):
+    return select(grad, dim, index)
+
+
+@op("slice", view=True, promote=NONE)
+def slice_(self, dim, start, end, step):
+    d = _wrap_dim(dim, self.ndim)
+    return self[(slice(None),) * d + (slice(start, end, step),)]
+
+
+@slice_.grad("self")
+def _(grad, self_shape, dim, start, end, step):
+    return slice_backward(grad, self_shape, dim, start, end, step)
+
+
+@op("slice_backward", promote=NONE, node="SliceBackwardBackward0")
+def slice_backward(grad, input_sizes, dim, start, end, step):
+    out = np.zeros(input_sizes, grad.dtype)
+    d = dim % len(input_sizes)
+    out[(slice(None),) * d + (slice(start, end, step),)] = grad
+    return out
+
+
+@slice_backward.grad("grad")
+def _(grad, dim, start, end, step):
+    return slice_(grad, dim, start, end, step)
+
+
+@op("index", promote=NONE)
+def index(self, indices):
+    return self[indices]
+
+
+@index.grad("self")
+def _(grad, self_shape, indices):
+    return index_backward(grad, self_shape, indices)
+
+
+@op("index_backward", promote=NONE, node="IndexBackwardBackward0")
+def index_backward(grad, input_sizes, indices):
+    from .._backend import scatter_add
+    out = np.zeros(input_sizes, grad.dtype)
+    return scatter_add(out, indices, grad)
+
+
+@index_backward.grad("grad")
+def _(grad, indices):
+    return index(grad, indices)
+
+
+def _normalize_key(key):
+    """A tuple index with Tensors and lists turned into arrays; says if it is advanced."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    out, advanced = [], False
+    for k in key:
+        if isinstance(k, Tensor):
+            if k.ndim == 0 and k.dtype.category == D.INTEGRAL:
+                k = int(k.item())
+            else:
+                k = k._data
+                advanced = True
+        elif isinstance(k, (list, np.ndarray)):
+            k = np.asarray(k)
+            advanced = True
+        elif isinstance(k, (bool, np.bool_)):
+            advanced = True
+        elif k is not None and k is not Ellipsis and not isinstance(k, slice):
+            k = k.__index__()
+        out.append(k)
+    return tuple(out), advanced
+
+
+def getitem(self, key):
+    """``self[key]`` as torch does it: basic indices as a chain of views, else ``index``."""
+    key, advanced = _normalize_key(key)
+    if advanced:
+        return index(self, key)
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (self.ndim - used) + key[i + 1:]
+    out, dim = self, 0
+    for k in key:
+        if k is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(k, slice):
+            if k != slice(None):
+                out = slice_(out, dim, k.start, k.stop, k.step)
+            dim += 1
+        else:
+            out = select(out, dim, k)
+    if out is self:
+        out = slice_(self, 0, None, None, None) if self.ndim else view(self, ())
+    return out
+
+
+Tensor.__getitem__ = getitem
+
+
+def _setitem_kernel(self, value, key):
+    self[key] = value
+    return self
+
+
+def _declare_setitem(name, node):
+    d = op(name, tensors=2, promote=NONE, node=node)(_setitem_kernel)
+
+    @d.grad("self")
+    def _(grad, key):
+        return zero_at(grad, key)
+
+    @d.grad("value")
+    def _(grad, key):
+        return grad[key]
+    return d
+
+
+_setitem_basic = _declare_setitem("copy_slices", "CopySlices")
+_setitem_advanced = _declare_setitem("index_put", "IndexPutBackward0")
+
+
+@op("zero_at", promote=NONE, node="ZeroAtBackward0")
+def zero_at(self, key):
+    """A copy of ``self`` with ``self[key]`` zeroed: the gradient of an overwritten region."""
+    out = self.copy()
+    out[key] = 0
+    return out
+
+
+@zero_at.grad("self")
+def _(grad, key):
+    return zero_at(grad, key)
+
+
+def setitem(self, key, value):
+    """``self[key] = value``: in place, differentiable w.r.t. both self and value."""
+    key, advanced = _normalize_key(key)
+    target = _setitem_advanced if advanced else _setitem_basic
+    if not isinstance(value, Tensor):
+        value = np.asarray(value, dtype=self._data.dtype)
+    target.inplace(self, value, key)
+
+
+Tensor.__setitem__ = setitem

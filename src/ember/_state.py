@@ -1,0 +1,22 @@
+"""Per-thread modes read once per op: grad mode, inference mode, anomaly mode.
+
+Kept in one tiny module so that the op dispatcher reads a single thread-local attribute.
+"""
+import threading
+
+
+class _ThreadState(threading.local):
+    grad_enabled = True
+    inference = False
+    anomaly = False
+    anomaly_check_nan = True
+    # saved_tensors_hooks: a stack of (pack, unpack) pairs, innermost last.
+    saved_hooks = ()
+    saved_hooks_disabled = None
+
+
+state = _ThreadState()
+
+# The profiler hook: None when no profiler runs (one global read per op), else a callable
+# ``hook(name, inputs) -> context manager``.
+profiler_hook = [None]

@@ -1,0 +1,504 @@
+"""Tensor: an array plus autograd metadata.
+
+A Tensor holds a NumPy (or CuPy) array in ``_data``. Everything autograd needs sits beside it
+as plain attributes with class-level defaults, so creating an op's output sets only what
+differs from a fresh leaf. Operators and methods are attached by the op registry: each op is
+declared once, in its family file, and that declaration also makes the method.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import _dtype as D
+from ._backend import to_numpy
+from ._size import Size
+from ._state import state
+
+_object_new = object.__new__
+
+
+class device:
+    """Where a tensor lives: ``device(type='cpu')``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):  # noqa: A002 - torch's keyword
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if ":" in type:
+            type, idx = type.split(":")
+            index = int(idx)
+        if type not in ("cpu", "cuda"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda device type at start of device string: " + type)
+        self.type, self.index = type, index
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+CPU = device("cpu")
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+_NON_LEAF_REQUIRES_GRAD = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use "
+    "var_no_grad = var.detach().")
+_DETACH_VIEW = (
+    "Can't detach views in-place. Use detach() instead. If you are using "
+    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+    "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+    "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+    "torch/optim/optimizer.py as the solution.")
+
+
+def _wrap(array, cls=None):
+    """A new leaf Tensor around ``array`` (no copy). The fast constructor every op uses."""
+    t = _object_new(cls or Tensor)
+    t._data = array
+    return t
+
+
+def _check_can_require_grad(dt, factory=False):
+    if dt.category < D.FLOATING:
+        if factory:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                           "gradients")
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it.
+
+    ``Tensor(data)`` and ``Tensor(*sizes)`` follow torch's legacy constructor (always the
+    default float dtype); use :func:`ember.tensor` to infer the dtype.
+    """
+
+    # Autograd metadata, stored on the instance only when it differs from these defaults.
+    _grad_fn = None
+    _requires_grad = False
+    _grad = None
+    _vc = None  # version counter: a one-item list shared by a tensor, its views and detach()
+    _output_nr = 0
+    _base = None
+    _hooks = None  # leaf tensors' hooks (non-leaf hooks live on their grad_fn)
+    _post_acc_hooks = None
+    _retains_grad = False
+    _grad_acc = None  # weakref to the AccumulateGrad node of a leaf
+    _is_inference = False
+    __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operator
+
+    def __init__(self, *args, **kwargs):
+        # Legacy constructor: Tensor([1, 2]) or Tensor(2, 3) (uninitialised; we give zeros).
+        if self.__dict__.get("_data") is not None:
+            return
+        dt = D.get_default_dtype().np
+        if len(args) == 1 and not isinstance(args[0], int):
+            src = args[0]
+            if isinstance(src, Tensor):
+                self._data = src._data
+                return
+            self._data = np.array(src, dtype=dt)
+        else:
+            shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+            self._data = np.zeros(tuple(shape), dtype=dt)
+
+    # -- basic properties ------------------------------------------------------------------
+    @property
+    def dtype(self) -> D.dtype:
+        return D._BY_NP[self._data.dtype]
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    @property
+    def device(self) -> device:
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    @property
+    def layout(self):
+        return strided
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return self.dtype.legacy_type_name
+        return self.to(dtype)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.category == D.FLOATING
+
+    def is_complex(self) -> bool:
+        return self.dtype.category == D.COMPLEX
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim=None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def is_inference(self) -> bool:
+        return self._is_inference
+
+    # -- conversion to Python and NumPy ----------------------------------------------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return to_numpy(self._data).tolist()
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return to_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = to_numpy(self._data)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def _scalar(self, kind):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._requires_grad:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=3)
+        return kind(self._data.reshape(()).item())
+
+    def __float__(self):
+        return self._scalar(float)
+
+    def __int__(self):
+        return self._scalar(int)
+
+    def __complex__(self):
+        return self._scalar(complex)
+
+    def __index__(self):
+        if self._data.size != 1 or self.dtype.category > D.INTEGRAL:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self._data.reshape(()).item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            if self._data.size == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()).item())
+
+    __hash__ = object.__hash__
+
+    # -- printing --------------------------------------------------------------------------
+    def _repr_suffixes(self):
+        fn = self._grad_fn
+        if fn is not None:
+            return [f"grad_fn=<{type(fn).__name__}>"]
+        if self._requires_grad:
+            return ["requires_grad=True"]
+        return []
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._printing import tensor_str
+        return tensor_str(to_numpy(self._data), dtype_name=self.dtype.name,
+                          default_float_name=D.get_default_dtype().name,
+                          suffixes=self._repr_suffixes())
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    # -- autograd metadata -----------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(bool(flag), _from_attribute=True)
+
+    def requires_grad_(self, requires_grad=True, *, _from_attribute=False):
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(_NON_LEAF_REQUIRES_GRAD)
+            return self
+        if requires_grad:
+            dt = self.dtype
+            if dt.category < D.FLOATING:
+                if _from_attribute:
+                    _check_can_require_grad(dt)
+                raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_c_type_name(value.dtype)}' "
+                    f"to a tensor with grad_dtype '{self.dtype.scalar_name}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+                    "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
+                    "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+                    "and its gradient may break downstream systems that assume they match.")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def data(self):
+        # Shares memory but not the version counter: changes through .data are invisible to
+        # autograd's correctness checks, as in torch.
+        return _wrap(self._data)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value.dtype.category < D.FLOATING:
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
+        self._data = value._data
+
+    def detach(self):
+        """A new leaf sharing data and version counter with this tensor, outside the graph."""
+        t = _wrap(self._data)
+        t._vc = self._version_counter()
+        return t
+
+    def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(_DETACH_VIEW)
+        self._grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        self._grad_fn._retain(self._output_nr, self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        """Register ``hook(grad) -> Tensor or None`` run when this tensor's gradient is computed."""
+        from .autograd.graph import RemovableHandle, _HookDict
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        fn = self._grad_fn
+        if fn is not None:
+            return fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = _HookDict()
+        return RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Register ``hook(tensor)`` run after a gradient is accumulated into this leaf."""
+        from .autograd.graph import RemovableHandle, _HookDict
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = _HookDict()
+        return RemovableHandle(self._post_acc_hooks, hook)
+
+    def _version_counter(self):
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = [0]
+        return vc
+
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    def _bump_version(self):
+        vc = self._vc
+        if vc is None:
+            self._vc = [1]
+        else:
+            vc[0] += 1
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    is_view = _is_view
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor w.r.t. graph leaves (see autograd.backward)."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # Variable's removed attribute, kept readable as torch does.
+    @property
+    def volatile(self):
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
+
+    # -- copying ---------------------------------------------------------------------------
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = _wrap(self._data.copy(), type(self))
+        new._requires_grad = self._requires_grad
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        extra = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        new.__dict__.update(extra)
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (type(self), to_numpy(self._data), self._requires_grad))
+
+
+def _rebuild(cls, array, requires_grad):
+    t = _wrap(array, cls)
+    t._requires_grad = requires_grad
+    return t
+
+
+class _Layout:
+    def __repr__(self):
+        return "ember.strided"
+
+
+strided = _Layout()
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
+
+
+def _c_type_name(dt):
+    return _C_NAMES[dt.name]
+
+
+def _wrap_dim(dim, ndim):
+    """Normalise a possibly negative dim, with torch's IndexError when out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+

@@ -1,0 +1,136 @@
+"""``ember.autograd``: reverse-mode automatic differentiation, as ``torch.autograd``.
+
+``backward`` accumulates gradients into leaves' ``.grad``; ``grad`` returns them instead.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+
+from .._creation import ones_like
+from .._tensor import Tensor
+from . import graph
+from .engine import run_backward
+from .function import Function, FunctionCtx, NestedIOFunction, InplaceFunction, \
+    once_differentiable
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .variable import Variable
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "Variable",
+           "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "graph", "gradcheck", "gradgradcheck",
+           "detect_anomaly", "set_detect_anomaly", "profiler", "InplaceFunction",
+           "NestedIOFunction"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _grads_tuple(grads, n):
+    if grads is None:
+        return (None,) * n
+    if isinstance(grads, Tensor):
+        return (grads,)
+    return tuple(grads)
+
+
+def _make_grads(outputs, grads):
+    """Check user-given output gradients; make the implicit ones for scalar outputs."""
+    out = []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if isinstance(g, Tensor):
+            if tuple(o.shape) != tuple(g.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape!r} and output[{i}] has a shape of {o.shape!r}.")
+            out.append(g)
+        elif g is None:
+            if o._requires_grad:
+                if o._data.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if o.dtype.category != 2:
+                    raise RuntimeError("grad can be implicitly created only for real scalar "
+                                       f"outputs but got {o.dtype!r}")
+                out.append(ones_like(o))
+            else:
+                out.append(None)
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate the gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``."""
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is None:
+            grad_tensors = grad_variables
+        else:
+            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both "
+                               "passed to backward(). Please only use 'grad_tensors'.")
+    if inputs is not None and len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    create_graph = bool(operator.index(create_graph))
+    tensors = _as_tuple(tensors)
+    inputs = _as_tuple(inputs)
+    grads = _make_grads(tensors, _grads_tuple(grad_tensors, len(tensors)))
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    run_backward(tensors, grads, retain, create_graph, inputs=inputs)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple (no ``.grad``)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads="
+                         "True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                      "To accumulate gradient for other parts of the graph, please use "
+                      "ember.autograd.backward.", FutureWarning, stacklevel=2)
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True arrives with ember.func.vmap")
+    create_graph = bool(operator.index(create_graph))
+    outputs = _as_tuple(outputs)
+    inputs_t = _as_tuple(inputs)
+    grads = _make_grads(outputs, _grads_tuple(grad_outputs, len(outputs)))
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    result = run_backward(outputs, grads, retain, create_graph, inputs=inputs_t, capture=True,
+                          allow_unused=allow_unused)
+    if materialize_grads:
+        from .._creation import zeros_like
+        result = tuple(zeros_like(i) if g is None else g for g, i in zip(result, inputs_t))
+    return result
+
+
+_LAZY = {
+    "detect_anomaly": ("anomaly_mode", "detect_anomaly"),
+    "set_detect_anomaly": ("anomaly_mode", "set_detect_anomaly"),
+    "gradcheck": ("gradcheck", "gradcheck"),
+    "gradgradcheck": ("gradcheck", "gradgradcheck"),
+    "profiler": ("profiler", None),
+    "functional": ("functional", None),
+    "forward_ad": ("forward_ad", None),
+}
+
+
+def __getattr__(name):
+    """Load the profiler, anomaly mode and gradcheck on first use (keeps import fast)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")
+    import importlib
+    module_name, attr = _LAZY[name]
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value

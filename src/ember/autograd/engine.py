@@ -1,0 +1,389 @@
+"""The backward engine: iterative and op-agnostic.
+
+It collects the nodes reachable from the roots, counts each node's incoming edges, and drains
+a ready queue ordered like torch's (the most recently created node first). It knows
+``Node._apply``, ``next_functions``, ``AccumulateGrad`` and hooks, and nothing about ops.
+
+In first-order backward, gradients flow as raw arrays; with ``create_graph=True`` they flow
+as Tensors and the same formulas record a graph of their own.
+"""
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from .._backend import as_array
+from .._state import profiler_hook, state
+from .._tensor import Tensor, _wrap
+from .graph import AccumulateGrad, gradient_edge
+
+
+class _Task:
+    """State of one backward pass (kept local, so passes in several threads don't mix)."""
+
+    __slots__ = ("graph", "retain", "useful", "run", "captures", "captured", "accumulate",
+                 "borrowed", "buffers", "deps")
+
+    def __init__(self, graph, retain):
+        self.graph = graph  # create_graph: gradients are Tensors
+        self.retain = retain
+        self.useful = None  # nodes whose gradients lead to a wanted input
+        self.run = None  # nodes that run (None: all), when only some inputs are wanted
+        self.captures = {}  # node -> [(output_nr, slot)] for autograd.grad
+        self.captured = []
+        self.accumulate = True
+        # ids of gradient arrays that something else may still hold (a caller's gradient, a
+        # pass-through from a formula, one already stored in a .grad): never stolen.
+        self.borrowed = set()
+        self.buffers = {}
+        self.deps = {}
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), capture=False,
+                 allow_unused=False):
+    """Backpropagate ``root_grads`` from ``roots``.
+
+    ``capture=False``: accumulate into leaves' ``.grad`` (into ``inputs`` only, if given).
+    ``capture=True``: return the gradients of ``inputs`` instead (autograd.grad).
+    """
+    task = _Task(create_graph, retain_graph)
+    root_edges = []
+    for i, t in enumerate(roots):
+        edge = gradient_edge(t)
+        if edge[0] is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        root_edges.append(edge)
+    _collect_dependencies(task, [e[0] for e in root_edges])
+    if inputs:
+        _plan_inputs(task, inputs, capture)
+    for (fn, nr), g in zip(root_edges, root_grads):
+        if g is None:
+            continue
+        if not create_graph:
+            g = g._data
+            task.borrowed.add(id(g))
+        _add_to_buffer(task, fn, nr, g)
+    prev = state.grad_enabled
+    state.grad_enabled = bool(create_graph)
+    try:
+        _execute(task, [e[0] for e in root_edges])
+    finally:
+        state.grad_enabled = prev
+    if capture:
+        return _captured_results(task, inputs, allow_unused)
+    return None
+
+
+def _collect_dependencies(task, root_nodes):
+    deps = task.deps
+    seen = set(root_nodes)
+    stack = list(seen)
+    while stack:
+        fn = stack.pop()
+        for nxt, _ in fn._next:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    task.useful = seen  # refined by _plan_inputs
+
+
+def _plan_inputs(task, inputs, capture):
+    """Mark which nodes lead to ``inputs``; only those run (torch's exec_info)."""
+    targets = set()
+    for slot, t in enumerate(inputs):
+        fn, nr = gradient_edge(t)
+        if fn is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        if capture or not isinstance(fn, AccumulateGrad):
+            task.captures.setdefault(fn, []).append((nr, slot, t))
+        targets.add(fn)
+    task.captured = [None] * len(inputs)
+    task.accumulate = not capture
+    order = _topological(task.useful, task.deps)
+    useful, run = set(), set()
+    for fn in reversed(order):
+        if any(n in useful for n, _ in fn._next if n is not None):
+            run.add(fn)
+            useful.add(fn)
+        elif fn in targets:
+            useful.add(fn)
+    if not capture:  # backward(inputs=...): the inputs' own AccumulateGrad nodes run
+        run.update(fn for fn in targets if isinstance(fn, AccumulateGrad))
+    task.useful = useful
+    task.run = run
+
+
+def _topological(nodes, deps):
+    remaining = dict(deps)
+    ready = [n for n in nodes if remaining.get(n, 0) == 0]
+    order = []
+    while ready:
+        fn = ready.pop()
+        order.append(fn)
+        for nxt, _ in fn._next:
+            if nxt is None:
+                continue
+            remaining[nxt] -= 1
+            if remaining[nxt] == 0:
+                ready.append(nxt)
+    return order
+
+
+def _add_to_buffer(task, fn, nr, g):
+    buf = task.buffers.get(fn)
+    if buf is None:
+        n = max(1, _num_outputs(fn))
+        buf = task.buffers[fn] = [None] * n
+    old = buf[nr]
+    buf[nr] = g if old is None else old + g
+
+
+def _num_outputs(fn):
+    meta = getattr(fn, "_out_meta", None)
+    return len(meta) if meta else 1
+
+
+def _execute(task, root_nodes):
+    deps = task.deps
+    heap = []
+    for fn in set(root_nodes):
+        if deps.get(fn, 0) == 0:
+            heapq.heappush(heap, (-fn._seq, id(fn), fn))
+    prof = profiler_hook[0]
+    while heap:
+        fn = heapq.heappop(heap)[2]
+        grads = task.buffers.pop(fn, None)
+        if prof is not None:
+            with prof(fn.name(), grads or ()):
+                outs = _run_node(task, fn, grads)
+        else:
+            outs = _run_node(task, fn, grads)
+        for i, (child, nr) in enumerate(fn._next):
+            if child is None:
+                continue
+            g = outs[i] if outs is not None else None
+            if g is not None:
+                g = _validate(task, fn, i, g)
+                _add_to_buffer(task, child, nr, g)
+            d = deps[child] - 1
+            deps[child] = d
+            if d == 0:
+                heapq.heappush(heap, (-child._seq, id(child), child))
+
+
+def _run_node(task, fn, grads):
+    """Hooks, capture, then the node itself; returns its input gradients (or None)."""
+    if grads is None or all(g is None for g in grads):
+        return None
+    grads = _tensor_pre_hooks(task, fn, grads)
+    if task.captures and fn in task.captures:
+        _capture(task, fn, grads)
+    if task.run is not None and fn not in task.run:
+        return None
+    if isinstance(fn, AccumulateGrad):
+        _accumulate(task, fn.variable, grads[0])
+        return None
+    if fn._pre_hooks:
+        grads = _call_pre_hooks(task, fn, grads)
+    needed = task.useful if task.run is not None else None
+    if state.anomaly:
+        from .anomaly_mode import run_with_anomaly
+        outs = run_with_anomaly(fn, grads, task.graph, needed)
+    else:
+        outs = fn._apply(grads, task.graph, needed)
+    if fn._post_hooks:
+        outs = _call_post_hooks(task, fn, outs, grads)
+    if not task.retain:
+        fn._release()
+    if not task.graph:
+        _note_borrowed(task, fn, outs, grads)
+    return outs
+
+
+def _capture(task, fn, grads):
+    for nr, slot, t in task.captures[fn]:
+        g = grads[nr]
+        if task.accumulate:  # backward(inputs=[non-leaf]): accumulate into its .grad
+            if g is not None:
+                g = g if task.graph else _wrap(g)
+                t._grad = g.clone() if t._grad is None else t._grad + g
+        else:
+            task.captured[slot] = g
+
+
+def _note_borrowed(task, fn, outs, grads):
+    """Remember gradients a node passed through unchanged, or that user code may hold."""
+    fresh = getattr(fn, "_fresh_outputs", True)
+    borrowed = task.borrowed
+    for o in outs:
+        if o is None:
+            continue
+        if not fresh:
+            borrowed.add(id(o))
+            continue
+        for g in grads:
+            if o is g:
+                borrowed.add(id(o))
+
+
+def _tensor_pre_hooks(task, fn, grads):
+    hooks = fn._tensor_hooks
+    if isinstance(fn, AccumulateGrad):
+        leaf_hooks = fn.variable._hooks
+        hooks = {0: leaf_hooks} if leaf_hooks else None
+    if hooks:
+        grads = list(grads)
+        for nr, hs in hooks.items():
+            for hook in list(hs.values()):
+                g = grads[nr]
+                if g is None:
+                    continue
+                r = hook(g if task.graph else _wrap(g))
+                if not task.graph:
+                    task.borrowed.add(id(g))
+                if r is not None:
+                    grads[nr] = _unwrap_hook_result(task, r, g, nr, fn)
+    retained = fn._retained
+    if retained:
+        for nr, ref in retained.items():
+            t = ref()
+            g = grads[nr]
+            if t is None or g is None:
+                continue
+            g = g if task.graph else _wrap(g)
+            t._grad = g.clone() if t._grad is None else t._grad + g
+    return grads
+
+
+def _unwrap_hook_result(task, r, g, nr, fn):
+    if not isinstance(r, Tensor):
+        raise TypeError(f"expected Tensor, but hook returned '{type(r).__name__}'")
+    if tuple(r._data.shape) != tuple(np.shape(g)):
+        raise RuntimeError(f"hook 'hook' has changed the size of value")
+    if task.graph:
+        return r
+    task.borrowed.add(id(r._data))
+    return r._data
+
+
+def _call_pre_hooks(task, fn, grads):
+    for hook in list(fn._pre_hooks.values()):
+        r = hook(_as_tensors(task, grads))
+        if r is not None:
+            grads = _from_tensors(task, r)
+    return grads
+
+
+def _call_post_hooks(task, fn, outs, grads):
+    for hook in list(fn._post_hooks.values()):
+        r = hook(_as_tensors(task, outs), _as_tensors(task, grads))
+        if r is not None:
+            outs = _from_tensors(task, r)
+    return outs
+
+
+def _as_tensors(task, grads):
+    if task.graph:
+        return tuple(grads)
+    return tuple(None if g is None else _wrap(as_array(g)) for g in grads)
+
+
+def _from_tensors(task, values):
+    out = []
+    for v in values:
+        if v is None or task.graph:
+            out.append(v)
+        else:
+            task.borrowed.add(id(v._data))
+            out.append(v._data)
+    return out
+
+
+def _validate(task, fn, i, g):
+    """Bring an input gradient to its input's shape (undoing broadcasting) and dtype."""
+    meta = fn._meta[i] if i < len(fn._meta) else None
+    if not task.graph and type(g) is not np.ndarray:
+        g = as_array(g)
+    if meta is None:
+        return g
+    shape, dt = meta
+    gshape = g._data.shape if task.graph else g.shape
+    if gshape != shape:
+        if not _expandable(shape, gshape):
+            raise RuntimeError(
+                f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                f"{list(gshape)} but expected shape compatible with {list(shape)}")
+        from .._ops.reduction import sum_to
+        g = sum_to(g, shape)
+    gdt = g._data.dtype if task.graph else g.dtype
+    if gdt != dt:
+        g = g.to(_dtype_of(dt)) if task.graph else g.astype(dt)
+    return g
+
+
+def _dtype_of(npdtype):
+    from .. import _dtype as D
+    return D._BY_NP[npdtype]
+
+
+def _expandable(shape, gshape):
+    """Can a tensor of ``shape`` be broadcast to ``gshape`` (so that sum_to undoes it)?"""
+    if len(shape) > len(gshape):
+        return False
+    for s, gs in zip(reversed(shape), reversed(gshape)):
+        if s != gs and s != 1:
+            return False
+    return True
+
+
+def _accumulate(task, var, g):
+    """Sum ``g`` into ``var.grad`` as torch's AccumulateGrad does."""
+    if task.graph:
+        old = var._grad
+        var._grad = g.clone() if old is None else old + g
+    else:
+        old = var._grad
+        if old is None:
+            if id(g) in task.borrowed or g.base is not None or not g.flags.writeable:
+                g = g.copy()
+            task.borrowed.add(id(g))
+            var._grad = _wrap(g)
+        elif old._requires_grad:
+            var._grad = old + _wrap(g)
+        else:
+            odata = old._data
+            if odata.shape == g.shape and odata.flags.writeable:
+                odata += g
+                old._bump_version()
+            else:
+                old._data = odata + g
+    hooks = var._post_acc_hooks
+    if hooks:
+        for hook in list(hooks.values()):
+            hook(var)
+
+
+def _captured_results(task, inputs, allow_unused):
+    out = []
+    for i, (t, g) in enumerate(zip(inputs, task.captured)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
+            out.append(None)
+            continue
+        if not task.graph:
+            g = as_array(g)
+            if id(g) in task.borrowed or g.base is not None:
+                g = g.copy()
+            task.borrowed.add(id(g))
+            g = _wrap(g)
+        out.append(g)
+    return tuple(out)
+

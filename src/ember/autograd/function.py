@@ -1,0 +1,286 @@
+"""Custom autograd Functions: the public extension door (built-in ops don't use it).
+
+``class Exp(Function)`` with static ``forward(ctx, ...)`` and ``backward(ctx, *grads)`` (or
+``forward(...)`` plus ``setup_context(ctx, inputs, output)``); ``Exp.apply(x)`` runs forward
+without recording and makes an ``ExpBackward`` node that is also the ``ctx``.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import warnings
+
+import numpy as np
+
+from .._state import state
+from .._tensor import Tensor, _wrap
+from .graph import ERR_FREED, Node, gradient_edge, unpack_input, unpack_output
+from .grad_mode import no_grad
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction",
+           "NestedIOFunction"]
+
+_sequence = itertools.count(1 << 40)
+
+
+class FunctionCtx:
+    """What ``forward`` and ``setup_context`` use to hand values to ``backward``."""
+
+    _to_save = None
+    _saved = None
+    _released = False
+    _dirty = ()
+    _non_differentiable = ()
+    materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError("save_for_backward can only save variables, but argument 0 is "
+                                f"of type {type(t).__name__}")
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self._to_save_forward = tensors
+
+    def mark_dirty(self, *args):
+        self._dirty = args
+
+    def mark_non_differentiable(self, *args):
+        self._non_differentiable = args
+
+    def set_materialize_grads(self, value: bool):
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self):
+        if self._released:
+            raise RuntimeError(ERR_FREED)
+        saved = self._saved
+        if saved is None:  # inside forward, or a call that recorded no graph
+            return tuple(self._to_save or ())
+        out = []
+        for kind, value, version in saved:
+            if kind == 0:
+                out.append(None)
+            elif kind == 1:
+                out.append(unpack_input(value, version, True))
+            else:
+                nr, data = value
+                out.append(unpack_output(self, nr, data, version, True))
+        return tuple(out)
+
+    @property
+    def saved_variables(self):
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of one custom Function call; it is also that call's ``ctx``."""
+
+    _forward_cls = None
+    _fresh_outputs = False  # user code may return tensors it keeps: never steal them
+    _arg_pos = ()  # positions of the forward's tensor arguments
+    _n_args = 0
+    _out_meta = None
+
+    def _apply(self, grads, graph, needed):
+        cls = self._forward_cls
+        gs = []
+        for g, (shape, dt) in zip(grads, self._out_meta):
+            if g is None and self.materialize_grads:
+                g = np.zeros(shape, dt)
+                g = _wrap(g) if graph else g
+            gs.append(g if graph or g is None else _wrap(g))
+        result = cls.backward(self, *gs)
+        return self._check_result(result, graph)
+
+    def _check_result(self, result, graph):
+        name = type(self).__name__
+        if not isinstance(result, tuple):
+            result = (result,)
+        n = self._n_args
+        if len(result) != n:
+            if len(result) > n and all(r is None for r in result[n:]):
+                result = result[:n]
+            else:
+                raise RuntimeError(f"function {name} returned an incorrect number of gradients "
+                                   f"(expected {n}, got {len(result)})")
+        outs = []
+        for k, pos in enumerate(self._arg_pos):
+            r = result[pos]
+            if r is not None and not isinstance(r, Tensor):
+                raise TypeError(f"function {name} returned a gradient that is not a Tensor "
+                                f"(got {type(r).__name__})")
+            outs.append(r if graph or r is None else r._data)
+        tensor_pos = set(self._arg_pos)
+        for pos, r in enumerate(result):
+            if pos not in tensor_pos and r is not None:
+                raise RuntimeError(
+                    f"function {name} returned a gradient different than None at position "
+                    f"{pos + 1}, but the corresponding forward input was not a Variable")
+        return outs
+
+    def _release(self):
+        if self._saved is not None:
+            self._saved = None
+            self._released = True
+
+    @property
+    def next_functions(self):
+        return self._next
+
+
+class FunctionMeta(type):
+    """Gives each Function subclass its node class, named ``<Name>Backward``."""
+
+    def __init__(cls, name, bases, attrs):
+        backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        cls._backward_cls = backward_cls
+        super().__init__(name, bases, attrs)
+
+
+class Function(FunctionCtx, metaclass=FunctionMeta):
+    """Base class for custom autograd operations (use ``apply``, never instantiate)."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward "
+                                  "mode AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        return _apply_function(cls, args, kwargs)
+
+
+def _uses_setup_context(cls):
+    return cls.setup_context is not Function.setup_context
+
+
+def _apply_function(cls, args, kwargs):
+    ctx = cls._backward_cls()
+    arg_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+    recording = state.grad_enabled and any(ctx.needs_input_grad)
+    with no_grad():
+        if _uses_setup_context(cls):
+            output = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, output)
+        else:
+            output = cls.forward(ctx, *args, **kwargs)
+    single = not isinstance(output, tuple)
+    outputs = (output,) if single else output
+    outputs = _prepare_outputs(ctx, args, outputs, recording)
+    if recording:
+        _connect(ctx, cls, args, arg_pos, outputs)
+    else:
+        _save_without_graph(ctx)
+    return outputs[0] if single else outputs
+
+
+def _prepare_outputs(ctx, args, outputs, recording):
+    """Outputs that are unmodified inputs become new tensors, so the graph stays acyclic."""
+    dirty = {id(t) for t in ctx._dirty}
+    inputs = {id(a) for a in args if isinstance(a, Tensor)}
+    out = []
+    for o in outputs:
+        if isinstance(o, Tensor) and id(o) in inputs and id(o) not in dirty and recording:
+            alias = _wrap(o._data)
+            alias._vc = o._version_counter()
+            o = alias
+        out.append(o)
+    return tuple(out)
+
+
+def _connect(ctx, cls, args, arg_pos, outputs):
+    from .._ops.registry import check_inplace
+    ctx._next = tuple(gradient_edge(args[i]) for i in arg_pos)
+    ctx._meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in arg_pos)
+    ctx._arg_pos = arg_pos
+    ctx._n_args = len(args)
+    ctx._seq = next(_sequence)
+    for t in ctx._dirty:
+        check_inplace(t, True)
+        t._bump_version()
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    meta = []
+    for k, o in enumerate(outputs):
+        if not isinstance(o, Tensor):
+            meta.append(((), np.float32))
+            continue
+        meta.append((o._data.shape, o._data.dtype))
+        if id(o) in non_diff or o._data.dtype.kind not in "fc":
+            o._requires_grad = False
+            continue
+        o._grad_fn = ctx
+        o._output_nr = k
+        o._requires_grad = True
+    ctx._out_meta = tuple(meta)
+    if state.anomaly:
+        import traceback
+        ctx._trace = traceback.format_stack()[:-3]
+    _save(ctx, outputs)
+
+
+def _save(ctx, outputs):
+    """Saved outputs keep only their data and version, so ctx and outputs form no cycle."""
+    to_save = ctx._to_save
+    if to_save is None:
+        return
+    out_index = {id(o): k for k, o in enumerate(outputs) if isinstance(o, Tensor)}
+    saved = []
+    for t in to_save:
+        if t is None:
+            saved.append((0, None, None))
+            continue
+        vc = t._version_counter()
+        k = out_index.get(id(t))
+        if k is not None and t._grad_fn is ctx:
+            saved.append((2, (k, (t._data, vc)), vc[0]))
+        else:
+            saved.append((1, t, vc[0]))
+    ctx._saved = saved
+    ctx._to_save = None
+
+
+def _save_without_graph(ctx):
+    for t in ctx._dirty:
+        t._bump_version()
+
+
+def once_differentiable(fn):
+    """Mark a backward as not differentiable itself: it runs with grad mode off."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            return fn(ctx, *args)
+    return wrapper
+
+
+class InplaceFunction(Function):
+    def __init__(self, inplace=False):
+        self.inplace = inplace
+
+
+class NestedIOFunction(Function):
+    pass
+

@@ -1,0 +1,130 @@
+"""gradcheck and gradgradcheck: analytical gradients against central finite differences.
+
+The numerical Jacobian perturbs each input element by ``eps`` in both directions; the
+analytical one is built row by row with ``autograd.grad``. ``fast_mode`` compares random
+projections ``u^T J v`` instead of whole Jacobians, which is what large inputs need.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap
+from .grad_mode import enable_grad, no_grad
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck when analytical and numerical gradients disagree."""
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def _outputs(func, inputs):
+    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor))
+
+
+def _numerical_jacobian(func, inputs, wrt, out_index, eps):
+    """d out[out_index] / d inputs[wrt] by central differences: shape (numel_in, numel_out)."""
+    x = inputs[wrt]._data
+    flat = x.reshape(-1)  # a view: perturbing it perturbs the input in place
+    rows = []
+    with no_grad():
+        for k in range(flat.size):
+            orig = flat[k]
+            flat[k] = orig + eps
+            plus = _outputs(func, inputs)[out_index]._data.astype(np.float64, copy=True)
+            flat[k] = orig - eps
+            minus = _outputs(func, inputs)[out_index]._data.astype(np.float64, copy=True)
+            flat[k] = orig
+            rows.append(((plus - minus) / (2 * eps)).reshape(-1))
+    n_out = _outputs(func, inputs)[out_index]._data.size
+    return np.array(rows).reshape(flat.size, n_out) if rows else np.zeros((0, n_out))
+
+
+def _analytical_jacobian(func, inputs, wrt, out_index):
+    from . import grad as autograd_grad
+    with enable_grad():
+        out = _outputs(func, inputs)[out_index]
+    n_in, n_out = inputs[wrt]._data.size, out._data.size
+    jac = np.zeros((n_in, n_out))
+    if not out._requires_grad:
+        return jac
+    for j in range(n_out):
+        seed = np.zeros(out._data.size, out._data.dtype)
+        seed[j] = 1
+        (g,) = autograd_grad(out, inputs[wrt], _wrap(seed.reshape(out._data.shape)),
+                             retain_graph=True, allow_unused=True)
+        if g is not None:
+            jac[:, j] = g._data.reshape(-1)
+    return jac
+
+
+def _fail(msg, raise_exception):
+    if raise_exception:
+        raise GradcheckError(msg)
+    return False
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False,
+              check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
+    """Check the gradients of ``func`` at ``inputs`` against finite differences."""
+    inputs = _as_tuple(inputs)
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of the them have requires_grad=True.")
+    for i in diff:
+        if inputs[i]._data.dtype not in (np.float64, np.complex128):
+            import warnings
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
+                          "point or complex. This check will likely fail if all the inputs are "
+                          "not of double precision floating point or complex. ", UserWarning,
+                          stacklevel=2)
+    n_outputs = len(_outputs(func, inputs))
+    for o in range(n_outputs):
+        for i in diff:
+            num = _numerical_jacobian(func, inputs, i, o, eps)
+            ana = _analytical_jacobian(func, inputs, i, o)
+            if fast_mode:
+                u = np.random.default_rng(0).standard_normal(num.shape[1])
+                v = np.random.default_rng(1).standard_normal(num.shape[0])
+                num, ana = np.array([[v @ num @ u]]), np.array([[v @ ana @ u]])
+            if not np.allclose(ana, num, rtol=rtol, atol=atol):
+                return _fail(f"Jacobian mismatch for output {o} with respect to input {i},\n"
+                             f"numerical:{_wrap(num)!r}\nanalytical:{_wrap(ana)!r}\n",
+                             raise_exception)
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
+                  masked=False):
+    """Check second derivatives: gradcheck of the (create_graph) gradient of ``func``."""
+    from . import grad as autograd_grad
+    inputs = _as_tuple(inputs)
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    with enable_grad():
+        outs = _outputs(func, inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(_wrap(rng.standard_normal(o._data.shape).astype(o._data.dtype))
+                             .requires_grad_() for o in outs if o._requires_grad)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+
+    def first_derivatives(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        outs = [o for o in _outputs(func, ins) if o._requires_grad]
+        grads = autograd_grad(outs, [ins[i] for i in diff], gos, create_graph=True,
+                              allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, fast_mode=fast_mode)

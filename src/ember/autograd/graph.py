@@ -1,0 +1,207 @@
+"""The backward graph: nodes, edges, saved tensors and hooks.
+
+A node's ``next_functions`` are ``(node, input_nr)`` edges to the nodes that produced its
+inputs; leaves that require grad are reached through their ``AccumulateGrad`` node. Built-in
+op nodes are ``OpNode`` subclasses made by the op registry (one class per op, named as torch
+names it); custom Functions make ``BackwardCFunction`` nodes.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import weakref
+from collections import OrderedDict
+
+from .._state import state
+from .._tensor import Tensor, _wrap
+
+ERR_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward.")
+_HINT = ("Hint: enable anomaly detection to find the operation that failed to compute its "
+         "gradient, with ember.autograd.set_detect_anomaly(True, check_nan=False).")
+_HINT_ANOMALY = ("Hint: the backtrace further above shows the operation that failed to compute "
+                 "its gradient. The variable in question was changed in there or anywhere "
+                 "later. Good luck!")
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``remove()`` unregisters the hook."""
+
+    __slots__ = ("hooks_dict_ref", "id", "__weakref__")
+    next_id = 0
+
+    def __init__(self, hooks_dict, hook=None):
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        if hook is not None:
+            hooks_dict[self.id] = hook
+
+    def remove(self):
+        hooks = self.hooks_dict_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _HookDict(OrderedDict):
+    """An ordered dict that can be weakly referenced (RemovableHandle needs that)."""
+
+
+class Node:
+    """Base class of every backward node (``ember.autograd.graph.Node``)."""
+
+    # Defaults on the class so a node stores only what it uses.
+    _next = ()
+    _seq = 0
+    _pre_hooks = None
+    _post_hooks = None
+    _tensor_hooks = None  # {output_nr: {id: hook}} for hooks registered on non-leaf tensors
+    _retained = None  # {output_nr: weakref to a tensor that called retain_grad()}
+    _metadata = None
+    _trace = None  # forward traceback, recorded in anomaly mode
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return self._next
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def requires_grad(self) -> bool:
+        return True
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after the node runs; may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = _HookDict()
+        return RemovableHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = _HookDict()
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def _add_tensor_hook(self, output_nr, fn):
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        hooks = self._tensor_hooks.get(output_nr)
+        if hooks is None:
+            hooks = self._tensor_hooks[output_nr] = _HookDict()
+        return RemovableHandle(hooks, fn)
+
+    def _retain(self, output_nr, tensor):
+        if self._retained is None:
+            self._retained = {}
+        self._retained[output_nr] = weakref.ref(tensor)
+
+    def _release(self):
+        """Free saved values after a backward without retain_graph."""
+
+    def __call__(self, *grads):
+        outs = self._apply(list(grads), state.grad_enabled, None)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+class AccumulateGrad(Node):
+    """The node that sums incoming gradients into a leaf's ``.grad``."""
+
+    _seq = sys.maxsize  # runs as soon as it is ready, like torch's
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def _leaf_hooks(self):
+        return self.variable._hooks
+
+
+def grad_accumulator(t):
+    """The leaf's AccumulateGrad node, shared by every graph that uses the leaf."""
+    ref = t._grad_acc
+    if ref is not None:
+        acc = ref()
+        if acc is not None:
+            return acc
+    acc = AccumulateGrad(t)
+    t._grad_acc = weakref.ref(acc)
+    return acc
+
+
+NO_EDGE = (None, 0)
+
+
+def gradient_edge(t):
+    """The edge a use of tensor ``t`` contributes to a new node's next_functions."""
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return NO_EDGE
+
+
+def short_node_name(node) -> str:
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+def version_error(data, current, expected, grad_fn, output_nr):
+    shape = list(data.shape)
+    from .. import _dtype as D
+    typename = D._BY_NP[data.dtype].legacy_type_name
+    msg = ("one of the variables needed for gradient computation has been modified by an "
+           f"inplace operation: [{typename} {shape}]")
+    if grad_fn is not None:
+        msg += f", which is output {output_nr} of {short_node_name(grad_fn)},"
+    msg += f" is at version {current}; expected version {expected} instead. "
+    msg += _HINT_ANOMALY if state.anomaly else _HINT
+    return RuntimeError(msg)
+
+
+def unpack_input(t, version, as_tensor):
+    """A saved input tensor, after checking it was not modified in place since it was saved."""
+    vc = t._vc
+    if vc is not None and vc[0] != version:
+        raise version_error(t._data, vc[0], version, t._grad_fn, t._output_nr)
+    return t if as_tensor else t._data
+
+
+def unpack_output(node, output_nr, saved, version, as_tensor):
+    """A saved output: rewrapped with ``node`` as its grad_fn when a graph is being built."""
+    array, vc = saved
+    if vc[0] != version:
+        raise version_error(array, vc[0], version, node, output_nr)
+    if not as_tensor:
+        return array
+    t = _wrap(array)
+    t._grad_fn = node
+    t._output_nr = output_nr
+    t._requires_grad = True
+    t._vc = vc
+    return t
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
