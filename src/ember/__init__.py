@@ -78,3 +78,15 @@ def set_num_threads(n) -> None:
 
 
 del _MaxResult
+
+_SUBMODULES = ("cuda", "profiler", "utils", "optim", "func")
+
+
+def __getattr__(name):
+    """Import the heavier submodules on first use (``import ember`` stays fast)."""
+    if name in _SUBMODULES:
+        import importlib
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

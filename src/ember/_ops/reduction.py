@@ -1,6 +1,7 @@
 """Reductions: sum, mean, max/min, norms, and sum_to (how broadcasting is undone)."""
 from __future__ import annotations
 
+import builtins
 import collections
 import math
 
@@ -113,7 +114,7 @@ def mean_all(self, dtype=None):
 
 @mean_all.grad("self")
 def _(grad, self_shape):
-    return expand(grad / max(math.prod(self_shape), 1), self_shape)
+    return expand(grad / builtins.max(math.prod(self_shape), 1), self_shape)
 
 
 @op("mean", promote=NONE, node="MeanBackward1")

@@ -73,6 +73,9 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
     @property
     def next_functions(self):
         return self._next

@@ -1,0 +1,4 @@
+"""``python -m ember`` runs the demo."""
+from .demo import main
+
+main()
