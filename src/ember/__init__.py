@@ -25,8 +25,8 @@ from ._ops.pointwise import (abs, add, allclose, bitwise_and, bitwise_not, bitwi
                              log, logical_not, lt, maximum, minimum, mul, ne, neg, pow,
                              reciprocal, relu, rsub, sigmoid, sign, sin, sqrt, sub, tanh, where)
 from ._ops.reduction import max, mean, min, norm, sum
-from ._ops.shape import (clone, flatten, permute, reshape, select, squeeze, t, transpose,
-                         unsqueeze)
+from ._ops.shape import (cat, chunk, clone, flatten, permute, reshape, select, split, squeeze,
+                         stack, t, transpose, unbind, unsqueeze)
 from ._ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
@@ -34,6 +34,7 @@ from . import autograd, nn
 from ._ops.reduction import MaxResult as _MaxResult
 
 clip = clamp
+concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative, absolute = mul, sub, div, div, neg, abs
 swapaxes = swapdims = transpose
 ger = outer

@@ -205,7 +205,11 @@ def _batched_matmul(a, b):
     if vb:
         b = unsqueeze(b, -1)
     n, m, p = a.shape[-2], a.shape[-1], b.shape[-1]
-    batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    try:
+        batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    except ValueError:
+        from .registry import broadcast_error
+        raise broadcast_error([a[..., 0, 0], b[..., 0, 0]]) from None
     nb = int(np.prod(batch)) if batch else 1
     a3 = reshape(expand(a, batch + (n, m)), (nb, n, m))
     b3 = reshape(expand(b, batch + (b.shape[-2], p)), (nb, b.shape[-2], p))

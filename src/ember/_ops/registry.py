@@ -37,7 +37,7 @@ from ..autograd.graph import (ERR_FREED, NO_EDGE, Node, gradient_edge, unpack_in
                               unpack_output)
 
 # What a saved slot holds.
-INPUT, RESULT, SHAPE, PARAM = range(4)
+INPUT, RESULT, SHAPE, PARAM, SHAPES = range(5)
 # How an op decides the dtype its kernel computes in.
 SAME, FLOAT, NONE = "same", "float", "none"
 
@@ -69,7 +69,7 @@ class OpNode(Node):
                 if vers[j] is not None:
                     env[j] = unpack_input(v, vers[j], as_tensors)
             elif kind == RESULT:
-                if op.diff_outputs[idx]:
+                if op.diff_outputs is None or op.diff_outputs[idx]:
                     env[j] = unpack_output(self, idx, saved[j], vers[j], as_tensors)
                 else:  # e.g. the indices of max(dim): data, never part of the graph
                     env[j] = _wrap(saved[j][0]) if as_tensors else saved[j][0]
@@ -140,15 +140,18 @@ class OpDef:
         self.differentiable = differentiable
         self.view = view
         self.n_outputs = n_outputs
-        self.diff_outputs = diff_outputs or (True,) * n_outputs
+        # None: every output is differentiable (also for a variable number of outputs)
+        self.diff_outputs = diff_outputs
         self.result_type = result_type
         self.check = check
         self.output_names = ("result",) if n_outputs == 1 else tuple(
-            f"result{k}" for k in range(n_outputs))
+            f"result{k}" for k in range(max(n_outputs, 0)))
         self.formulas = []
         self.saved_names = []
         self.saved_spec = ()
-        self.node_cls = type(node or f"{_camel(name)}Backward0", (OpNode,), {"_op": self})
+        self.node_name = node or f"{_camel(name)}Backward0"
+        self.node_cls = type(self.node_name, (OpNode,), {"_op": self})
+        self._specialized = {}
 
     # -- declaring derivatives --------------------------------------------------------------
     def grad(self, *inputs):
@@ -162,6 +165,13 @@ class OpDef:
             return fn
         return register
 
+    def specialize(self, n):
+        """The op for a call with ``n`` tensors in its leading tensor list (cat, stack, ...)."""
+        spec = self._specialized.get(n)
+        if spec is None:
+            spec = self._specialized[n] = _specialize(self, n)
+        return spec
+
     def _saved_slot(self, name):
         if name not in self.saved_names:
             self.saved_names.append(name)
@@ -170,6 +180,8 @@ class OpDef:
         return self.saved_names.index(name)
 
     def _classify(self, name):
+        if name == "shapes":
+            return (SHAPES, 0)
         if name in self.output_names:
             return (RESULT, self.output_names.index(name))
         if name.endswith("_shape") and name[:-6] in self.index:
@@ -233,6 +245,31 @@ def _quiet(kernel):
     quiet_kernel.__signature__ = inspect.signature(kernel)
     quiet_kernel.__name__ = kernel.__name__
     return quiet_kernel
+
+
+def _specialize(d, n):
+    """A copy of list op ``d`` whose ``n`` list items are ordinary leading tensor params.
+
+    Its formulas (declared for the list param) return one gradient per item.
+    """
+    kernel = d.kernel
+
+    def flat_kernel(*args):
+        return kernel(list(args[:n]), *args[n:])
+    spec = object.__new__(OpDef)
+    spec.__dict__.update(d.__dict__)
+    spec.kernel = flat_kernel
+    spec.n_tensors = n
+    spec.params = [f"tensor{i}" for i in range(n)] + d.params[1:]
+    spec.defaults = [_MISSING] * n + d.defaults[1:]
+    spec.index = {p: i for i, p in enumerate(spec.params)}
+    saved_props = {k: v for k, v in vars(d.node_cls).items() if k.startswith("_saved_")}
+    spec.node_cls = type(d.node_name, (OpNode,), {"_op": spec, **saved_props})
+    spec.saved_spec = tuple((kind, i + n - 1 if kind == PARAM else i)
+                            for kind, i in d.saved_spec)
+    spec.formulas = [(tuple(range(n)), fn, env) for _, fn, env in d.formulas]
+    spec._specialized = {}
+    return spec
 
 
 def _camel(name):
@@ -337,7 +374,12 @@ def _tensor_call(op, args):
     if op.check is not None:
         op.check(*args)
     dt = compute_dtype(op, args)
-    out = op.kernel(*_arrays(op, args, dt))
+    try:
+        out = op.kernel(*_arrays(op, args, dt))
+    except ValueError as e:
+        if "broadcast" in str(e):
+            raise broadcast_error(args[:op.n_tensors]) from None
+        raise
     if op.n_outputs == 1:
         res = _wrap(out if type(out) is _ndarray else as_array(out))
         results = (res,)
@@ -356,6 +398,23 @@ def _tensor_call(op, args):
     if op.n_outputs == 1:
         return results[0]
     return op.result_type(*results) if op.result_type else results
+
+
+def broadcast_error(operands):
+    """torch's message for operands whose shapes don't broadcast."""
+    shapes = [a.shape for a in operands if isinstance(a, Tensor) or is_array(a)]
+    result = tuple(shapes[0])
+    for shape in shapes[1:]:
+        n = max(len(result), len(shape))
+        a = (1,) * (n - len(result)) + tuple(result)
+        b = (1,) * (n - len(shape)) + tuple(shape)
+        for i in range(n - 1, -1, -1):
+            if a[i] != b[i] and 1 not in (a[i], b[i]):
+                return RuntimeError(f"The size of tensor a ({a[i]}) must match the size of "
+                                    f"tensor b ({b[i]}) at non-singleton dimension {i}")
+        result = tuple(x if x != 1 else y for x, y in zip(a, b))
+    return RuntimeError("shapes " + " and ".join(str(list(s)) for s in shapes) +
+                        " cannot be broadcast together")
 
 
 def _mark_views(op, base, results):
@@ -378,12 +437,12 @@ def record(op, args, results, snapshot=None):
     node._seq = next(_sequence)
     if op.saved_spec:
         node._saved, node._vers = _save(op, args, results, snapshot)
-    if op.n_outputs > 1:
+    if op.n_outputs != 1:
         node._out_meta = tuple((r._data.shape, r._data.dtype) for r in results)
     if state.anomaly:
         node._trace = traceback.format_stack()[:-3]
     for k, r in enumerate(results):
-        if op.diff_outputs[k] and r._data.dtype.kind in "fc":
+        if (op.diff_outputs is None or op.diff_outputs[k]) and r._data.dtype.kind in "fc":
             r._grad_fn = node
             r._output_nr = k
             r._requires_grad = True
@@ -412,6 +471,9 @@ def _save(op, args, results, snapshot):
         elif kind == SHAPE:
             a = args[i]
             saved.append(a._data.shape if isinstance(a, Tensor) else np.shape(a))
+        elif kind == SHAPES:
+            saved.append(tuple(a._data.shape if isinstance(a, Tensor) else np.shape(a)
+                               for a in args[:op.n_tensors]))
         else:
             saved.append(args[i])
         vers.append(v)

@@ -506,3 +506,120 @@ def setitem(self, key, value):
 
 
 Tensor.__setitem__ = setitem
+
+
+# -- joining and splitting ----------------------------------------------------------------------
+def _check_cat(tensors, dim):
+    if len(tensors) == 0:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    ref = next((t for t in tensors if t.ndim), None)
+    if ref is None:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = _wrap_dim(dim, ref.ndim)
+    for k, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be "
+                               "concatenated")
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
+                               f"and {t.ndim}")
+        for i, (a, b) in enumerate(zip(ref.shape, t.shape)):
+            if i != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {a} but got size {b} for tensor number {k} "
+                                   "in the list.")
+    return d
+
+
+@op("cat")
+def _cat(tensors, dim=0):
+    return np.concatenate(tensors, axis=_check_cat(tensors, dim))
+
+
+@_cat.grad("tensors")
+def _(grad, dim, shapes):
+    d = dim % len(shapes[0])
+    return split_with_sizes(grad, [s[d] for s in shapes], d)
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Concatenate tensors along an existing dimension."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    return _cat.specialize(len(tensors))(*tensors, dim)
+
+
+@op("stack")
+def _stack(tensors, dim=0):
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        first = tensors[0].shape
+        k, bad = next((k, t.shape) for k, t in enumerate(tensors) if t.shape != first)
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} "
+                           f"at entry 0 and {list(bad)} at entry {k}")
+    return np.stack(tensors, axis=_wrap_dim(dim, tensors[0].ndim + 1))
+
+
+@_stack.grad("tensors")
+def _(grad, dim):
+    return unbind(grad, dim)
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Join tensors along a new dimension."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    return _stack.specialize(len(tensors))(*tensors, dim)
+
+
+@op("unbind", view=True, promote=NONE, outputs=-1, method=True)
+def unbind(self, dim=0):
+    d = _wrap_dim(dim, self.ndim)
+    return tuple(np.moveaxis(self, d, 0))
+
+
+@unbind.grad("self")
+def _(grads, dim):
+    return stack(list(grads), dim)
+
+
+@op("split_with_sizes", view=True, promote=NONE, outputs=-1, method=True)
+def split_with_sizes(self, split_sizes, dim=0):
+    d = _wrap_dim(dim, self.ndim)
+    if sum(split_sizes) != self.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                           f"{self.shape[d]} (input tensor's size at dimension {d}), but got "
+                           f"split_sizes={list(split_sizes)}")
+    edges = np.cumsum(split_sizes)[:-1]
+    return tuple(np.split(self, edges, axis=d))
+
+
+@split_with_sizes.grad("self")
+def _(grads, dim):
+    return cat(list(grads), dim)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Split into chunks of a given size (or the given list of sizes) along ``dim``."""
+    if isinstance(split_size_or_sections, int):
+        size = tensor.shape[_wrap_dim(dim, tensor.ndim)]
+        step = split_size_or_sections
+        sizes = [min(step, size - i) for i in range(0, size, step)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+    return split_with_sizes(tensor, sizes, dim)
+
+
+def chunk(input, chunks, dim=0):
+    """Split into ``chunks`` pieces of (almost) equal size along ``dim``."""
+    size = input.shape[_wrap_dim(dim, input.ndim)]
+    step = -(-size // chunks) if chunks > 0 else 0
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " f"{chunks}")
+    return split(input, max(step, 1), dim) if size else split(input, [0], dim)
+
+
+Tensor.split = split
+Tensor.chunk = chunk
