@@ -33,7 +33,7 @@ from .. import _dtype as D
 from .._backend import as_array, is_array
 from .._state import profiler_hook, state
 from .._tensor import Tensor, _wrap
-from ..autograd.graph import (ERR_FREED, NO_EDGE, Node, gradient_edge, unpack_input,
+from ..autograd.graph import (ERR_FREED, NO_EDGE, Node, grad_accumulator, unpack_input,
                               unpack_output)
 
 # What a saved slot holds.
@@ -337,36 +337,52 @@ def compute_dtype(op, args):
         return None
     n = op.n_tensors
     first = args[0]
-    if n == 1 or (n == 2 and isinstance(first, Tensor) and isinstance(args[1], Tensor)
-                  and first._data.dtype == args[1]._data.dtype):
-        dt = D._BY_NP[first._data.dtype] if isinstance(first, Tensor) else None
-    else:
-        dt = None
+    dt = None
+    if isinstance(first, Tensor):
+        dt = D._BY_NP[first._data.dtype]
+        if n > 1:
+            dt = _fast_pair(dt, args[1]) if n == 2 else None
     if dt is None:
-        key = []
-        for a in args[op.promote_from:n]:
-            if isinstance(a, Tensor):
-                key.append((D._BY_NP[a._data.dtype], D.ZERO_DIM if a._data.ndim == 0 else D.DIM))
-            elif a is not None:
-                key.append((D.scalar_dtype(a), D.SCALAR))
-        dt = D.result_type_of(tuple(key))
+        dt = _slow_result_type(op, args)
     if op.promote == FLOAT and dt.category < D.FLOATING:
         dt = D.get_default_dtype()
     return dt
+
+
+def _fast_pair(dt, other):
+    """Result dtype of (tensor of ``dt``, other) in the common cases, else None."""
+    t = type(other)
+    if t is float:
+        return dt if dt.category >= D.FLOATING else None
+    if t is int:
+        return dt if dt.category >= D.INTEGRAL else None
+    if isinstance(other, Tensor) and other._data.dtype == dt.np:
+        return dt
+    return None
+
+
+def _slow_result_type(op, args):
+    key = []
+    for a in args[op.promote_from:op.n_tensors]:
+        if isinstance(a, Tensor):
+            key.append((D._BY_NP[a._data.dtype], D.ZERO_DIM if a._data.ndim == 0 else D.DIM))
+        elif a is not None:
+            key.append((D.scalar_dtype(a), D.SCALAR))
+    return D.result_type_of(tuple(key))
 
 
 def _arrays(op, args, dt):
     """Kernel arguments: tensors become arrays in the compute dtype; the rest pass through."""
     n = op.n_tensors
     target = None if dt is None else dt.np
-    out = []
-    for k, a in enumerate(args[:n]):
+    out = list(args)
+    for k in range(n):
+        a = out[k]
         if isinstance(a, Tensor):
             a = a._data
             if target is not None and a.dtype != target and k >= op.promote_from:
                 a = a.astype(target)
-        out.append(a)
-    out.extend(args[n:])
+            out[k] = a
     return out
 
 
@@ -387,16 +403,18 @@ def _tensor_call(op, args):
         results = tuple(_wrap(as_array(o)) for o in out)
     if op.view:
         _mark_views(op, args[0], results)
-    if state.grad_enabled and op.differentiable:
-        for a in args[:op.n_tensors]:
-            if isinstance(a, Tensor) and a._requires_grad:
-                record(op, args, results)
-                break
+    if state.grad_enabled:
+        if op.differentiable:
+            for k in range(op.n_tensors):
+                a = args[k]
+                if isinstance(a, Tensor) and a._requires_grad:
+                    record(op, args, results)
+                    break
     elif state.inference:
         for r in results:
             r._is_inference = True
     if op.n_outputs == 1:
-        return results[0]
+        return res
     return op.result_type(*results) if op.result_type else results
 
 
@@ -425,36 +443,53 @@ def _mark_views(op, base, results):
         r._vc = base._version_counter()
 
 
+def _edge(t):
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return NO_EDGE
+
+
 def record(op, args, results, snapshot=None):
     """Create the backward node for a call and attach it to the differentiable outputs."""
     node = op.node_cls()
     n = op.n_tensors
-    tensors = args[:n]
-    node._next = tuple(gradient_edge(a) if isinstance(a, Tensor) else NO_EDGE
-                       for a in tensors)
-    node._meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None
-                       for a in tensors)
+    nxt, meta = [], []
+    for k in range(n):
+        a = args[k]
+        if isinstance(a, Tensor):
+            nxt.append(_edge(a))
+            d = a._data
+            meta.append((d.shape, d.dtype))
+        else:
+            nxt.append(NO_EDGE)
+            meta.append(None)
+    node._next = tuple(nxt)
+    node._meta = meta
     node._seq = next(_sequence)
     if op.saved_spec:
-        node._saved, node._vers = _save(op, args, results, snapshot)
+        _save(node, op, args, results, snapshot)
     if op.n_outputs != 1:
         node._out_meta = tuple((r._data.shape, r._data.dtype) for r in results)
     if state.anomaly:
         node._trace = traceback.format_stack()[:-3]
+    diff = op.diff_outputs
     for k, r in enumerate(results):
-        if (op.diff_outputs is None or op.diff_outputs[k]) and r._data.dtype.kind in "fc":
+        if (diff is None or diff[k]) and r._data.dtype.kind in "fc":
             r._grad_fn = node
             r._output_nr = k
             r._requires_grad = True
     return node
 
 
-def _save(op, args, results, snapshot):
+def _save(node, op, args, results, snapshot):
     saved, vers = [], []
     for kind, i in op.saved_spec:
         v = None
         if kind == INPUT:
-            a = args[i] if not (snapshot is not None and i == 0) else snapshot
+            a = snapshot if (i == 0 and snapshot is not None) else args[i]
             if isinstance(a, Tensor):
                 vc = a._vc
                 if vc is None:
@@ -468,16 +503,17 @@ def _save(op, args, results, snapshot):
                 vc = r._vc = [0]
             saved.append((r._data, vc))
             v = vc[0]
+        elif kind == PARAM:
+            saved.append(args[i])
         elif kind == SHAPE:
             a = args[i]
             saved.append(a._data.shape if isinstance(a, Tensor) else np.shape(a))
-        elif kind == SHAPES:
+        else:
             saved.append(tuple(a._data.shape if isinstance(a, Tensor) else np.shape(a)
                                for a in args[:op.n_tensors]))
-        else:
-            saved.append(args[i])
         vers.append(v)
-    return tuple(saved), tuple(vers)
+    node._saved = saved
+    node._vers = vers
 
 
 # -- in-place ----------------------------------------------------------------------------------
