@@ -63,16 +63,19 @@ class OpNode(Node):
         op = self._op
         env = list(saved)
         vers = self._vers
-        for j, (kind, idx) in enumerate(op.saved_spec):
+        for j, kind, idx in op.unpack_plan:
             if kind == INPUT:
-                v = saved[j]
                 if vers[j] is not None:
-                    env[j] = unpack_input(v, vers[j], as_tensors)
-            elif kind == RESULT:
-                if op.diff_outputs is None or op.diff_outputs[idx]:
-                    env[j] = unpack_output(self, idx, saved[j], vers[j], as_tensors)
-                else:  # e.g. the indices of max(dim): data, never part of the graph
-                    env[j] = _wrap(saved[j][0]) if as_tensors else saved[j][0]
+                    t = saved[j]
+                    vc = t._vc
+                    if vc[0] != vers[j] or as_tensors:
+                        env[j] = unpack_input(t, vers[j], as_tensors)
+                    else:
+                        env[j] = t._data
+            elif op.diff_outputs is None or op.diff_outputs[idx]:
+                env[j] = unpack_output(self, idx, saved[j], vers[j], as_tensors)
+            else:  # e.g. the indices of max(dim): data, never part of the graph
+                env[j] = _wrap(saved[j][0]) if as_tensors else saved[j][0]
         return env
 
     def _apply(self, grads, graph, needed):
@@ -80,15 +83,24 @@ class OpNode(Node):
         env = self._unpack(graph) if op.saved_spec else ()
         nxt = self._next
         outs = [None] * len(nxt)
-        if op.n_outputs == 1:
-            g = grads[0]
-        else:
-            g = tuple(self._materialize(grads, graph))
+        g = grads[0] if op.n_outputs == 1 else tuple(self._materialize(grads, graph))
         for inputs, fn, env_idx in op.formulas:
-            if not any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
-                       for i in inputs):
+            if len(inputs) == 1:
+                child = nxt[inputs[0]][0]
+                if child is None or (needed is not None and child not in needed):
+                    continue
+            elif not any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
+                         for i in inputs):
                 continue
-            r = fn(g, *[env[j] for j in env_idx])
+            n = len(env_idx)
+            if n == 0:
+                r = fn(g)
+            elif n == 1:
+                r = fn(g, env[env_idx[0]])
+            elif n == 2:
+                r = fn(g, env[env_idx[0]], env[env_idx[1]])
+            else:
+                r = fn(g, *[env[j] for j in env_idx])
             if len(inputs) == 1:
                 outs[inputs[0]] = r
             else:
@@ -149,6 +161,7 @@ class OpDef:
         self.formulas = []
         self.saved_names = []
         self.saved_spec = ()
+        self.unpack_plan = ()
         self.node_name = node or f"{_camel(name)}Backward0"
         self.node_cls = type(self.node_name, (OpNode,), {"_op": self})
         self._specialized = {}
@@ -176,6 +189,8 @@ class OpDef:
         if name not in self.saved_names:
             self.saved_names.append(name)
             self.saved_spec = tuple(self._classify(n) for n in self.saved_names)
+            self.unpack_plan = tuple((j, k, i) for j, (k, i) in enumerate(self.saved_spec)
+                                     if k in (INPUT, RESULT))
             setattr(self.node_cls, f"_saved_{name}", _saved_property(len(self.saved_names) - 1))
         return self.saved_names.index(name)
 
@@ -267,6 +282,8 @@ def _specialize(d, n):
     spec.node_cls = type(d.node_name, (OpNode,), {"_op": spec, **saved_props})
     spec.saved_spec = tuple((kind, i + n - 1 if kind == PARAM else i)
                             for kind, i in d.saved_spec)
+    spec.unpack_plan = tuple((j, k, i) for j, (k, i) in enumerate(spec.saved_spec)
+                             if k in (INPUT, RESULT))
     spec.formulas = [(tuple(range(n)), fn, env) for _, fn, env in d.formulas]
     spec._specialized = {}
     return spec

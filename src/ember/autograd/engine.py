@@ -144,36 +144,61 @@ def _add_to_buffer(task, fn, nr, g):
 
 
 def _num_outputs(fn):
-    meta = getattr(fn, "_out_meta", None)
+    meta = fn._out_meta
     return len(meta) if meta else 1
 
 
 def _execute(task, root_nodes):
     deps = task.deps
+    buffers = task.buffers
     heap = []
+    push, pop = heapq.heappush, heapq.heappop
     for fn in set(root_nodes):
         if deps.get(fn, 0) == 0:
-            heapq.heappush(heap, (-fn._seq, id(fn), fn))
+            push(heap, (-fn._seq, id(fn), fn))
     prof = profiler_hook[0]
+    # The common case (no hooks, no captures, no profiler, no anomaly mode) runs inline.
+    plain = task.run is None and prof is None and not state.anomaly
+    graph = task.graph
     while heap:
-        fn = heapq.heappop(heap)[2]
-        grads = task.buffers.pop(fn, None)
-        if prof is not None:
+        fn = pop(heap)[2]
+        grads = buffers.pop(fn, None)
+        if (plain and grads is not None and fn._apply_plain and not fn._tensor_hooks
+                and not fn._retained and not fn._pre_hooks and not fn._post_hooks):
+            outs = fn._apply(grads, graph, None)
+            if not task.retain:
+                fn._release()
+            if not graph:
+                _note_borrowed(task, fn, outs, grads)
+        elif prof is not None:
             with prof(fn.name(), grads or ()):
                 outs = _run_node(task, fn, grads)
         else:
             outs = _run_node(task, fn, grads)
+        meta = fn._meta
         for i, (child, nr) in enumerate(fn._next):
             if child is None:
                 continue
             g = outs[i] if outs is not None else None
             if g is not None:
-                g = _validate(task, fn, i, g)
-                _add_to_buffer(task, child, nr, g)
+                m = meta[i]
+                if graph or type(g) is not np.ndarray or (
+                        m is not None and (g.shape != m[0] or g.dtype != m[1])):
+                    g = _validate(task, fn, i, g)
+                buf = buffers.get(child)
+                if buf is None:
+                    if child._out_meta is None:
+                        buffers[child] = [g]
+                    else:
+                        _add_to_buffer(task, child, nr, g)
+                elif buf[nr] is None:
+                    buf[nr] = g
+                else:
+                    buf[nr] = buf[nr] + g
             d = deps[child] - 1
             deps[child] = d
             if d == 0:
-                heapq.heappush(heap, (-child._seq, id(child), child))
+                push(heap, (-child._seq, id(child), child))
 
 
 def _run_node(task, fn, grads):

@@ -69,6 +69,9 @@ class Node:
     _retained = None  # {output_nr: weakref to a tensor that called retain_grad()}
     _metadata = None
     _trace = None  # forward traceback, recorded in anomaly mode
+    _out_meta = None  # ((shape, dtype), ...) of the outputs of multi-output nodes
+    _meta = ()  # ((shape, dtype) or None, ...) of the inputs, one per next_functions edge
+    _apply_plain = True  # the engine may run it without its general path (not AccumulateGrad)
 
     def name(self) -> str:
         return type(self).__name__
@@ -130,6 +133,7 @@ class AccumulateGrad(Node):
     """The node that sums incoming gradients into a leaf's ``.grad``."""
 
     _seq = sys.maxsize  # runs as soon as it is ready, like torch's
+    _apply_plain = False
 
     def __init__(self, variable):
         self.variable = variable
