@@ -107,6 +107,12 @@ class Tensor:
     _retains_grad = False
     _grad_acc = None  # weakref to the AccumulateGrad node of a leaf
     _is_inference = False
+    # Views: how to cut this view out of its base again, and the base version that its grad_fn
+    # reflects (see _ops/views.py).
+    _view_chain = ()
+    _view_version = 0
+    _view_no_grad = False
+    _view_multi = False
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, *args, **kwargs):
@@ -303,6 +309,9 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._base is not None:
+            from ._ops.views import refresh
+            refresh(self)
         return self._grad_fn
 
     @property

@@ -419,7 +419,7 @@ def _tensor_call(op, args):
     else:
         results = tuple(_wrap(as_array(o)) for o in out)
     if op.view:
-        _mark_views(op, args[0], results)
+        _mark_views(op, args, results)
     if state.grad_enabled:
         if op.differentiable:
             for k in range(op.n_tensors):
@@ -452,15 +452,18 @@ def broadcast_error(operands):
                         " cannot be broadcast together")
 
 
-def _mark_views(op, base, results):
-    for r in results:
+def _mark_views(op, args, results):
+    base = args[0]
+    multi = op.n_outputs != 1
+    for k, r in enumerate(results):
         if op.view == "maybe" and not np.may_share_memory(r._data, base._data):
             continue
-        r._base = base._base if base._base is not None else base
-        r._vc = base._version_counter()
+        _views.mark_view(op, base, r, args, k if multi else None)
 
 
 def _edge(t):
+    if t._base is not None:
+        _views.refresh(t)
     fn = t._grad_fn
     if fn is not None:
         return (fn, t._output_nr)
@@ -551,10 +554,7 @@ def check_inplace(self, recording):
     if base is not None:
         if base._grad_fn is None and base._requires_grad:
             raise RuntimeError(_VIEW_LEAF_INPLACE)
-        if base._requires_grad or self._requires_grad:
-            raise RuntimeError(
-                "in-place modification of a view of a tensor that is part of a graph is not "
-                "supported by ember yet: use an out-of-place op (e.g. torch.where or cat)")
+        _views.check_view_inplace(self)
 
 
 def dispatch_inplace(op, args):
@@ -566,6 +566,9 @@ def dispatch_inplace(op, args):
     recording = state.grad_enabled and op.differentiable and any(
         isinstance(a, Tensor) and a._requires_grad for a in args[:op.n_tensors])
     check_inplace(self, recording)
+    if (not recording and self._base is not None and self._view_no_grad and state.grad_enabled
+            and self._base._requires_grad):
+        _views.check_view_inplace(self)
     hook = profiler_hook[0]
     if hook is not None:
         with hook(op.aten + "_", args):
@@ -591,6 +594,10 @@ def _inplace_call(op, args, recording):
         np.copyto(self._data, out, casting="unsafe")
     self._bump_version()
     if recording:
-        record(op, args, (self,), snapshot)
+        node = record(op, args, (self,), snapshot)
+        if self._base is not None:
+            _views.rebase_view(self, node)
     return self
 
+
+from . import views as _views  # noqa: E402  (views declares ops through this module)

@@ -162,6 +162,9 @@ NO_EDGE = (None, 0)
 
 def gradient_edge(t):
     """The edge a use of tensor ``t`` contributes to a new node's next_functions."""
+    if t._base is not None:
+        from .._ops.views import refresh
+        refresh(t)
     fn = t._grad_fn
     if fn is not None:
         return (fn, t._output_nr)
