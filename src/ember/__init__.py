@@ -41,6 +41,21 @@ ger = outer
 inner = dot
 
 
+def is_anomaly_enabled() -> bool:
+    from .autograd.anomaly_mode import is_anomaly_enabled as enabled
+    return enabled()
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    from .autograd.anomaly_mode import is_anomaly_check_nan_enabled as enabled
+    return enabled()
+
+
+def set_anomaly_enabled(enabled, check_nan=True) -> None:
+    from .autograd.anomaly_mode import set_anomaly_enabled as set_enabled
+    set_enabled(enabled, check_nan)
+
+
 def can_cast(from_, to):
     """Whether a value of dtype ``from_`` may be cast to ``to`` by torch's casting rules."""
     return _can_cast(from_, to)

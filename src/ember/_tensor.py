@@ -446,6 +446,11 @@ class Tensor:
         from .autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
+    def to_dot(self, params=None, show_saved=False, show_attrs=False) -> str:
+        """Graphviz DOT text of the graph behind this tensor (see ember.autograd.to_dot)."""
+        from .autograd.graphviz import to_dot
+        return to_dot(self, params=params, show_saved=show_saved, show_attrs=show_attrs)
+
     # Variable's removed attribute, kept readable as torch does.
     @property
     def volatile(self):

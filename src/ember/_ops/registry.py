@@ -43,6 +43,12 @@ SAME, FLOAT, NONE = "same", "float", "none"
 
 _MISSING = object()
 _sequence = itertools.count()
+
+
+def peek_sequence() -> int:
+    """The sequence number the next node will get (the profiler links ops to nodes by it)."""
+    # NOTE: itertools.count has no peek; its repr is "count(N)" with N the next value.
+    return int(repr(_sequence)[6:-1])
 _ndarray = np.ndarray
 REGISTRY: dict[str, "OpDef"] = {}
 

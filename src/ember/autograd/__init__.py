@@ -121,6 +121,7 @@ _LAZY = {
     "profiler": ("profiler", None),
     "functional": ("functional", None),
     "forward_ad": ("forward_ad", None),
+    "to_dot": ("graphviz", "to_dot"),
 }
 
 

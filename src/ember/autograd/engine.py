@@ -68,7 +68,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     prev = state.grad_enabled
     state.grad_enabled = bool(create_graph)
     try:
-        _execute(task, [e[0] for e in root_edges])
+        # NOTE: one errstate for the whole pass: formulas may divide by zero where torch is
+        # silent (e.g. at a kink), and entering errstate per op would cost more than the op.
+        with np.errstate(all="ignore"):
+            _execute(task, [e[0] for e in root_edges])
     finally:
         state.grad_enabled = prev
     if capture:
@@ -171,7 +174,7 @@ def _execute(task, root_nodes):
             if not graph:
                 _note_borrowed(task, fn, outs, grads)
         elif prof is not None:
-            with prof(fn.name(), grads or ()):
+            with prof(fn.name(), grads or (), fn):
                 outs = _run_node(task, fn, grads)
         else:
             outs = _run_node(task, fn, grads)
