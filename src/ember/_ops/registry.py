@@ -168,6 +168,8 @@ class OpDef:
         self.saved_names = []
         self.saved_spec = ()
         self.unpack_plan = ()
+        self.recorder = None  # generated on first use (see _compile_recorder)
+        self.caller = None  # generated on first use (see _compile_caller)
         self.node_name = node or f"{_camel(name)}Backward0"
         self.node_cls = type(self.node_name, (OpNode,), {"_op": self})
         self._specialized = {}
@@ -198,6 +200,7 @@ class OpDef:
             self.unpack_plan = tuple((j, k, i) for j, (k, i) in enumerate(self.saved_spec)
                                      if k in (INPUT, RESULT))
             setattr(self.node_cls, f"_saved_{name}", _saved_property(len(self.saved_names) - 1))
+            self.recorder = None
         return self.saved_names.index(name)
 
     def _classify(self, name):
@@ -292,6 +295,8 @@ def _specialize(d, n):
                              if k in (INPUT, RESULT))
     spec.formulas = [(tuple(range(n)), fn, env) for _, fn, env in d.formulas]
     spec._specialized = {}
+    spec.recorder = None
+    spec.caller = None
     return spec
 
 
@@ -410,6 +415,63 @@ def _arrays(op, args, dt):
 
 
 def _tensor_call(op, args):
+    call = op.caller
+    if call is None:
+        call = op.caller = _compile_caller(op)
+    return call(args)
+
+
+def _compile_caller(op):
+    """Generate the Tensor path of one op, unrolled over its tensor inputs.
+
+    NOTE: the generated code does what ``_tensor_call_generic`` does, minus its loops; it
+    exists because this path runs once per op call (see ``_compile_recorder``).
+    """
+    n = op.n_tensors
+    if op.n_outputs != 1 or n > 3 or n < 1 or len(op.params) > 8:
+        return lambda args: _tensor_call_generic(op, args)
+    lines = ["def caller(args):"]
+    if op.check is not None:
+        lines.append("    op.check(*args)")
+    lines.append("    dt = compute_dtype(op, args)")
+    lines.append("    target = None if dt is None else dt.np")
+    for k in range(n):
+        lines += [f"    a{k} = args[{k}]",
+                  f"    if isinstance(a{k}, Tensor):",
+                  f"        x{k} = a{k}._data",
+                  f"        if target is not None and x{k}.dtype != target"
+                  + (f" and {k} >= {op.promote_from}:" if op.promote_from else ":"),
+                  f"            x{k} = x{k}.astype(target)",
+                  "    else:",
+                  f"        x{k} = a{k}"]
+    xs = [f"x{k}" for k in range(n)] + [f"args[{i}]" for i in range(n, len(op.params))]
+    lines += ["    try:",
+              f"        out = op.kernel({', '.join(xs)})",
+              "    except ValueError as e:",
+              "        if 'broadcast' in str(e):",
+              f"            raise broadcast_error(args[:{n}]) from None",
+              "        raise",
+              "    res = _new(Tensor)",
+              "    res._data = out if type(out) is ndarray else as_array(out)"]
+    if op.view:
+        lines.append("    _mark_views(op, args, (res,))")
+    lines.append("    if state.grad_enabled:")
+    if op.differentiable:
+        cond = " or ".join(f"(isinstance(a{k}, Tensor) and a{k}._requires_grad)"
+                           for k in range(n))
+        lines += [f"        if {cond}:", "            record(op, args, (res,))"]
+    else:
+        lines.append("        pass")
+    lines += ["    elif state.inference:", "        res._is_inference = True", "    return res"]
+    scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
+             "kernel": op.kernel, "broadcast_error": broadcast_error, "_new": object.__new__,
+             "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
+             "state": state, "record": record}
+    exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
+    return scope["caller"]
+
+
+def _tensor_call_generic(op, args):
     if op.check is not None:
         op.check(*args)
     dt = compute_dtype(op, args)
@@ -480,6 +542,81 @@ def _edge(t):
 
 def record(op, args, results, snapshot=None):
     """Create the backward node for a call and attach it to the differentiable outputs."""
+    fast = op.recorder
+    if fast is None:
+        fast = op.recorder = _compile_recorder(op)
+    node = fast(args, results, snapshot)
+    if state.anomaly:
+        node._trace = traceback.format_stack()[:-3]
+    return node
+
+
+def _compile_recorder(op):
+    """Generate ``record`` for one op, unrolled over its inputs and saved values.
+
+    NOTE: this is the hottest code in ember (it runs once per recorded op). Unrolling removes
+    the per-input loops and the generic dispatch on what each slot saves; the generated code
+    is exactly what the loop in ``_record_generic`` would do for this op.
+    """
+    if op.n_tensors > 4 or op.n_outputs != 1:
+        return lambda args, results, snapshot: _record_generic(op, args, results, snapshot)
+    lines = ["def recorder(args, results, snapshot):", "    node = node_cls()"]
+    for k in range(op.n_tensors):
+        lines += [f"    a{k} = args[{k}]",
+                  f"    if isinstance(a{k}, Tensor):",
+                  f"        e{k} = _edge(a{k})",
+                  f"        d{k} = a{k}._data",
+                  f"        m{k} = (d{k}.shape, d{k}.dtype)",
+                  "    else:",
+                  f"        e{k} = NO_EDGE",
+                  f"        m{k} = None"]
+    edges = ", ".join(f"e{k}" for k in range(op.n_tensors))
+    metas = ", ".join(f"m{k}" for k in range(op.n_tensors))
+    lines += [f"    node._next = ({edges},)", f"    node._meta = ({metas},)",
+              "    node._seq = next(_sequence)"]
+    saved, vers = [], []
+    for j, (kind, i) in enumerate(op.saved_spec):
+        if kind == INPUT:
+            src = "snapshot if snapshot is not None else args[0]" if i == 0 else f"args[{i}]"
+            lines += [f"    s{j} = {src}",
+                      f"    if isinstance(s{j}, Tensor):",
+                      f"        vc = s{j}._vc",
+                      "        if vc is None:",
+                      f"            vc = s{j}._vc = [0]",
+                      f"        v{j} = vc[0]",
+                      "    else:",
+                      f"        v{j} = None"]
+        elif kind == RESULT:
+            lines += ["    r = results[0]", "    vc = r._vc", "    if vc is None:",
+                      "        vc = r._vc = [0]", f"    s{j} = (r._data, vc)", f"    v{j} = vc[0]"]
+        elif kind == PARAM:
+            lines += [f"    s{j} = args[{i}]", f"    v{j} = None"]
+        elif kind == SHAPE:
+            lines += [f"    s{j} = _shape_of(args[{i}])", f"    v{j} = None"]
+        else:
+            lines += [f"    s{j} = tuple(_shape_of(a) for a in args[:{op.n_tensors}])",
+                      f"    v{j} = None"]
+        saved.append(f"s{j}")
+        vers.append(f"v{j}")
+    if saved:
+        lines += [f"    node._saved = [{', '.join(saved)}]", f"    node._vers = [{', '.join(vers)}]"]
+    differentiable = op.diff_outputs is None or op.diff_outputs[0]
+    lines += ["    r = results[0]"]
+    if differentiable:
+        lines += ["    if r._data.dtype.kind in 'fc':", "        r._grad_fn = node",
+                  "        r._output_nr = 0", "        r._requires_grad = True"]
+    lines += ["    return node"]
+    scope = {"node_cls": op.node_cls, "Tensor": Tensor, "_edge": _edge, "NO_EDGE": NO_EDGE,
+             "_sequence": _sequence, "_shape_of": _shape_of}
+    exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
+    return scope["recorder"]
+
+
+def _shape_of(a):
+    return a._data.shape if isinstance(a, Tensor) else np.shape(a)
+
+
+def _record_generic(op, args, results, snapshot):
     node = op.node_cls()
     n = op.n_tensors
     nxt, meta = [], []
@@ -499,8 +636,6 @@ def record(op, args, results, snapshot=None):
         _save(node, op, args, results, snapshot)
     if op.n_outputs != 1:
         node._out_meta = tuple((r._data.shape, r._data.dtype) for r in results)
-    if state.anomaly:
-        node._trace = traceback.format_stack()[:-3]
     diff = op.diff_outputs
     for k, r in enumerate(results):
         if (diff is None or diff[k]) and r._data.dtype.kind in "fc":
@@ -532,11 +667,9 @@ def _save(node, op, args, results, snapshot):
         elif kind == PARAM:
             saved.append(args[i])
         elif kind == SHAPE:
-            a = args[i]
-            saved.append(a._data.shape if isinstance(a, Tensor) else np.shape(a))
+            saved.append(_shape_of(args[i]))
         else:
-            saved.append(tuple(a._data.shape if isinstance(a, Tensor) else np.shape(a)
-                               for a in args[:op.n_tensors]))
+            saved.append(tuple(_shape_of(a) for a in args[:op.n_tensors]))
         vers.append(v)
     node._saved = saved
     node._vers = vers
