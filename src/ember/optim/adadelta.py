@@ -1,0 +1,86 @@
+"""Adadelta (torch's single-tensor update)."""
+from __future__ import annotations
+
+from .._backend import get_xp
+from .._tensor import Tensor
+from .optimizer import (
+    Optimizer,
+    _closure_loss,
+    _incr,
+    _real,
+    _scalar_tensor,
+    _step_to_tensor,
+    _to_scalar,
+    _use_grad_for_differentiable,
+    _zeros_like,
+)
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """Implements the Adadelta algorithm."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 capturable=False, maximize=False, differentiable=False) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
+                    "maximize": maximize, "capturable": capturable, "foreach": foreach,
+                    "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        _step_to_tensor(self, "step")
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step (``closure`` re-evaluates the model)."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, rho, eps = _to_scalar(group["lr"]), group["rho"], group["eps"]
+            weight_decay, maximize = group["weight_decay"], group["maximize"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["square_avg"] = _zeros_like(p)
+                    state["acc_delta"] = _zeros_like(p)
+                _incr(state["step"])
+                grad = p._grad._data
+                if maximize:
+                    grad = -grad
+                param = p._data
+                if weight_decay != 0:
+                    grad = grad + weight_decay * param
+                param, grad = _real(param), _real(grad)
+                square_avg = _real(state["square_avg"]._data)
+                acc_delta = _real(state["acc_delta"]._data)
+                xp = get_xp(param)
+                square_avg *= rho
+                square_avg += (1 - rho) * grad * grad
+                std = xp.sqrt(square_avg + eps)
+                delta = xp.sqrt(acc_delta + eps)
+                delta /= std
+                delta *= grad
+                acc_delta *= rho
+                acc_delta += (1 - rho) * delta * delta
+                param -= lr * delta
+                p._bump_version()
+        return loss

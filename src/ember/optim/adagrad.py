@@ -1,0 +1,100 @@
+"""Adagrad (torch's single-tensor update, dense gradients)."""
+from __future__ import annotations
+
+from .._backend import get_xp
+from .._tensor import Tensor
+from .optimizer import (
+    Optimizer,
+    _closure_loss,
+    _full_like,
+    _incr,
+    _real,
+    _scalar_tensor,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Implements the Adagrad algorithm."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False,
+                 fused=None) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError("Invalid initial_accumulator_value value: "
+                             f"{initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                    "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
+                    "maximize": maximize, "differentiable": differentiable, "fused": fused}
+        super().__init__(params, defaults)
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        # NOTE: unlike the other optimizers, Adagrad fills its state eagerly, as torch does.
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p)
+
+    def _init_state(self, p):
+        state = self.state[p]
+        state["step"] = _scalar_tensor(0.0)
+        init = self.defaults["initial_accumulator_value"]
+        if p.is_complex():
+            init = complex(init, init)
+        state["sum"] = _full_like(p, init)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+        for s in self.state.values():
+            if "step" in s and not isinstance(s["step"], Tensor):
+                s["step"] = _scalar_tensor(float(s["step"]))
+
+    def share_memory(self) -> None:
+        """Accepted for compatibility: ember's state lives in one process."""
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step (``closure`` re-evaluates the model)."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, lr_decay = _to_scalar(group["lr"]), group["lr_decay"]
+            weight_decay, eps, maximize = group["weight_decay"], group["eps"], group["maximize"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    self._init_state(p)
+                step = _incr(state["step"])
+                grad = p._grad._data
+                if maximize:
+                    grad = -grad
+                param = p._data
+                if weight_decay != 0:
+                    grad = grad + weight_decay * param
+                clr = lr / (1 + (step - 1) * lr_decay)
+                param, grad = _real(param), _real(grad)
+                state_sum = _real(state["sum"]._data)
+                state_sum += grad * grad
+                std = get_xp(param).sqrt(state_sum)
+                std += eps
+                param += (-clr * grad) / std
+                p._bump_version()
+        return loss

@@ -1,0 +1,125 @@
+"""Adam and AdamW (torch's single-tensor update, amsgrad and decoupled weight decay included)."""
+from __future__ import annotations
+
+from .._backend import get_xp
+from .._tensor import Tensor
+from .optimizer import (
+    Optimizer,
+    _check_common,
+    _closure_loss,
+    _incr,
+    _lerp_,
+    _real,
+    _scalar_tensor,
+    _step_to_tensor,
+    _to_scalar,
+    _use_grad_for_differentiable,
+    _zeros_like,
+)
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Implements the Adam algorithm (AdamW when ``decoupled_weight_decay=True``)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False) -> None:
+        _check_common(lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
+                or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
+            raise ValueError("betas must be either both floats or both Tensors")  # noqa: TRY004 - torch's type
+        for i, b in enumerate(betas):
+            if isinstance(b, Tensor) and b.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() != 0 else b
+                      for b in betas)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+        _step_to_tensor(self, "step")
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step (``closure`` re-evaluates the model)."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+            lr = _to_scalar(group["lr"])
+            weight_decay, eps = _to_scalar(group["weight_decay"]), group["eps"]
+            amsgrad, maximize = group["amsgrad"], group["maximize"]
+            decoupled = group["decoupled_weight_decay"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["exp_avg"] = _zeros_like(p)
+                    state["exp_avg_sq"] = _zeros_like(p)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = _zeros_like(p)
+                grad = p._grad._data
+                if maximize:
+                    grad = -grad
+                step = _incr(state["step"])
+                param = p._data
+                if weight_decay != 0:
+                    if decoupled:
+                        param *= 1 - lr * weight_decay
+                    else:
+                        grad = grad + weight_decay * param
+                param, grad = _real(param), _real(grad)
+                exp_avg, exp_avg_sq = _real(state["exp_avg"]._data), _real(state["exp_avg_sq"]._data)
+                _lerp_(exp_avg, grad, 1 - beta1)
+                exp_avg_sq *= beta2
+                exp_avg_sq += (1 - beta2) * grad * grad
+
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2 ** 0.5
+                xp = get_xp(param)
+                if amsgrad:
+                    max_sq = _real(state["max_exp_avg_sq"]._data)
+                    xp.maximum(max_sq, exp_avg_sq, out=max_sq)
+                    denom = xp.sqrt(max_sq) / bias_correction2_sqrt
+                else:
+                    denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt
+                denom += eps
+                param += (-step_size * exp_avg) / denom
+                p._bump_version()
+        return loss
+
+
+class AdamW(Adam):
+    """Implements AdamW: Adam whose weight decay does not accumulate in the moments."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

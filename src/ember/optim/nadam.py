@@ -1,0 +1,97 @@
+"""NAdam: Adam with Nesterov momentum (torch's single-tensor update)."""
+from __future__ import annotations
+
+from .._backend import get_xp
+from .optimizer import (
+    Optimizer,
+    _check_common,
+    _closure_loss,
+    _incr,
+    _lerp_,
+    _real,
+    _scalar_tensor,
+    _step_to_tensor,
+    _to_scalar,
+    _use_grad_for_differentiable,
+    _zeros_like,
+)
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    """Implements the NAdam algorithm."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False) -> None:
+        _check_common(lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "momentum_decay": momentum_decay,
+                    "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
+                    "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+        _step_to_tensor(self, "step", "mu_product")
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step (``closure`` re-evaluates the model)."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps = _to_scalar(group["lr"]), group["eps"]
+            weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
+            decoupled, maximize = group["decoupled_weight_decay"], group["maximize"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["mu_product"] = _scalar_tensor(1.0)
+                    state["exp_avg"] = _zeros_like(p)
+                    state["exp_avg_sq"] = _zeros_like(p)
+                grad = p._grad._data
+                if maximize:
+                    grad = -grad
+                step = _incr(state["step"])
+                bias_correction2 = 1 - beta2 ** step
+                param = p._data
+                if weight_decay != 0:
+                    if decoupled:
+                        param *= 1 - lr * weight_decay
+                    else:
+                        grad = grad + weight_decay * param
+                param, grad = _real(param), _real(grad)
+                exp_avg = _real(state["exp_avg"]._data)
+                exp_avg_sq = _real(state["exp_avg_sq"]._data)
+                # NOTE: the momentum cache is computed in Python floats; mu_product is kept in a
+                # float32 (0-dim) tensor, as torch keeps it.
+                mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+                mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+                mu_t = state["mu_product"]
+                mu_t._data *= mu
+                mu_t._bump_version()
+                mu_product = float(mu_t._data)
+                _lerp_(exp_avg, grad, 1 - beta1)
+                exp_avg_sq *= beta2
+                exp_avg_sq += (1 - beta2) * grad * grad
+                denom = get_xp(param).sqrt(exp_avg_sq / bias_correction2)
+                mu_product_next = mu_product * mu_next
+                denom += eps
+                param += ((-lr * (1.0 - mu) / (1.0 - mu_product)) * grad) / denom
+                param += (((-lr * mu_next) / (1.0 - mu_product_next)) * exp_avg) / denom
+                p._bump_version()
+        return loss

@@ -1,0 +1,72 @@
+"""SGD: stochastic gradient descent, optionally with momentum (torch's single-tensor update)."""
+from __future__ import annotations
+
+from .._tensor import Tensor, _wrap
+from .optimizer import Optimizer, _closure_loss, _to_scalar, _use_grad_for_differentiable
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Implements stochastic gradient descent (optionally with momentum)."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    "foreach": foreach, "differentiable": differentiable, "fused": fused}
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", False)
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step (``closure`` re-evaluates the model)."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr = _to_scalar(group["lr"])
+            weight_decay = _to_scalar(group["weight_decay"])
+            momentum, dampening = group["momentum"], group["dampening"]
+            nesterov, maximize = group["nesterov"], group["maximize"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                grad = p._grad._data
+                if maximize:
+                    grad = -grad
+                if weight_decay != 0:
+                    grad = grad + weight_decay * p._data
+                if momentum != 0:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = _wrap(grad.copy())
+                    else:
+                        b = buf._data
+                        b *= momentum
+                        b += (1 - dampening) * grad
+                        buf._bump_version()
+                    grad = grad + momentum * buf._data if nesterov else buf._data
+                p._data -= lr * grad
+                p._bump_version()
+        return loss
