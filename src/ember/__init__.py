@@ -20,18 +20,27 @@ from ._creation import (Generator, arange, as_tensor, default_generator, empty, 
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                         set_rng_state, tensor, zeros, zeros_like)
 from . import _ops
-from ._ops.pointwise import (abs, add, allclose, bitwise_and, bitwise_not, bitwise_or,
-                             bitwise_xor, clamp, cos, div, eq, equal, exp, ge, gt, isclose, le,
-                             log, logical_not, lt, maximum, minimum, mul, ne, neg, pow,
-                             reciprocal, relu, rsub, sigmoid, sign, sin, sqrt, sub, tanh, where)
-from ._ops.reduction import max, mean, min, norm, sum
-from ._ops.shape import (cat, chunk, clone, flatten, permute, reshape, select, split, squeeze,
-                         stack, t, transpose, unbind, unsqueeze)
-from ._ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer
+# Each op family lists its public functions in __all__; ember's namespace is their union.
+from ._ops.pointwise import *  # noqa: F401,F403
+from ._ops.unary import *  # noqa: F401,F403
+from ._ops.special import *  # noqa: F401,F403
+from ._ops.binary import *  # noqa: F401,F403
+from ._ops.reduction import *  # noqa: F401,F403
+from ._ops.scan import *  # noqa: F401,F403
+from ._ops.sorting import *  # noqa: F401,F403
+from ._ops.shape import *  # noqa: F401,F403
+from ._ops.indexing import *  # noqa: F401,F403
+from ._ops.linalg import *  # noqa: F401,F403
+from ._ops.linalg_decomp import *  # noqa: F401,F403
+from ._ops.nn_ops import *  # noqa: F401,F403
+from ._ops.activation import *  # noqa: F401,F403
+from ._ops.loss import *  # noqa: F401,F403
+from ._ops.conv import *  # noqa: F401,F403
+from ._ops.pooling import *  # noqa: F401,F403
+from ._ops.normalization import *  # noqa: F401,F403
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import autograd, nn
-from ._ops.reduction import MaxResult as _MaxResult
 
 clip = clamp
 concat = concatenate = cat
@@ -92,8 +101,6 @@ def get_num_threads() -> int:
 def set_num_threads(n) -> None:
     """Accepted for compatibility: NumPy's BLAS decides its own threading."""
 
-
-del _MaxResult
 
 _SUBMODULES = ("cuda", "profiler", "utils", "optim", "func")
 

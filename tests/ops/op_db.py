@@ -1450,6 +1450,19 @@ row("as_strided_backward", VW.view_backward, _torch_view_backward, [VW.view_back
 # ---------------------------------------------------------------------------------------------
 # Known ember bugs (strict xfails), attached to the rows that expose them
 # ---------------------------------------------------------------------------------------------
+
+
+def _import_family_tables():
+    """Rows of further op families live in ``tests/ops/db_<family>.py`` (each calls ``row``)."""
+    import importlib
+    import pkgutil
+    import pathlib
+    here = pathlib.Path(__file__).parent
+    for m in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
+        if m.name.startswith("db_"):
+            importlib.import_module(f"{__package__}.{m.name}")
+
+
 _BY_NAME = {r.name: r for r in OP_DB}
 GRAD_TESTS = ("test_gradcheck", "test_gradgradcheck", "test_raw_equals_create_graph",
               "test_grad_shapes", "test_grad_vs_torch", "test_gradgrad_vs_torch")
@@ -1460,7 +1473,7 @@ ALL_TESTS = ("test_forward_torch", "test_forward_numpy", "test_no_grad", "test_g
 def bug(rows, tests, reason, samples=None, dtypes=None):
     """Mark ``tests`` of ``rows`` (names) as strict xfails for a known ember bug."""
     for name in rows:
-        r = _BY_NAME[name]
+        r = _BY_NAME.get(name) or next(r for r in OP_DB if r.name == name)
         r.xfails = tuple(r.xfails) + tuple(XFail(t, reason, samples, dtypes) for t in tests)
 
 
@@ -1585,3 +1598,7 @@ bug(["norm"], ["test_gradgrad_vs_torch"],
 bug(["setitem_basic"], ["test_grad_fn_name"], _gf(
     "FillBackward3 (x[...] = 0-dim tensor is a fill_ of the whole tensor)", "CopySlices",
     "src/ember/_ops/shape.py setitem"), samples=("0dim_value",))
+
+
+# Last, so that family tables can use everything above (row, S, Maker, bug, ...).
+_import_family_tables()

@@ -1,3 +1,5 @@
 """The op library: the registry and one file per op family (importing them registers them)."""
 from . import registry  # noqa: F401
-from . import pointwise, shape, reduction, linalg, nn_ops, views  # noqa: F401
+from . import (activation, binary, conv, indexing, linalg, linalg_decomp, loss,  # noqa: F401
+               normalization, nn_ops, pointwise, pooling, reduction, scan, shape, sorting,
+               special, unary, views)

@@ -1,6 +1,8 @@
 """Matrix products: mm, mv, dot, bmm, addmm, and matmul composed from them as torch does."""
 from __future__ import annotations
 
+__all__ = ['addmm', 'bmm', 'dot', 'matmul', 'mm', 'mv', 'outer']
+
 import numpy as np
 
 from .. import _dtype as D

@@ -1,6 +1,8 @@
 """Pointwise ops: each kernel with its derivative formulas right below it."""
 from __future__ import annotations
 
+__all__ = ['abs', 'add', 'allclose', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'clamp', 'cos', 'div', 'eq', 'equal', 'exp', 'ge', 'gt', 'isclose', 'le', 'log', 'logical_not', 'lt', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'pow', 'reciprocal', 'relu', 'rsub', 'sigmoid', 'sign', 'sin', 'sqrt', 'sub', 'tanh', 'where']
+
 import numpy as np
 
 from .._tensor import Tensor

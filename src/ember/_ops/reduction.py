@@ -1,6 +1,8 @@
 """Reductions: sum, mean, max/min, norms, and sum_to (how broadcasting is undone)."""
 from __future__ import annotations
 
+__all__ = ['max', 'mean', 'min', 'norm', 'sum']
+
 import builtins
 import collections
 import math

@@ -5,6 +5,8 @@ counter) with their base, as torch's views do.
 """
 from __future__ import annotations
 
+__all__ = ['cat', 'chunk', 'clone', 'flatten', 'permute', 'reshape', 'select', 'split', 'squeeze', 'stack', 't', 'transpose', 'unbind', 'unsqueeze']
+
 import numpy as np
 
 from .. import _dtype as D
