@@ -8,6 +8,9 @@ import numpy as np
 from .._tensor import Tensor
 from .registry import NONE, op
 
+# nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
+FUNCTIONAL = ["binary_cross_entropy_with_logits", "linear", "mse_loss"]
+
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 

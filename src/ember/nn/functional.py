@@ -1,13 +1,28 @@
-"""``ember.nn.functional``: neural-network functions mapped onto ember's ops."""
+"""``ember.nn.functional``: neural-network functions mapped onto ember's ops.
+
+Each nn op family (``ember._ops.activation``, ``loss``, ``conv``, ``pooling``,
+``normalization``, ``nn_ops``) lists its ``nn.functional`` names in ``FUNCTIONAL``; this module
+is their union.
+"""
 from __future__ import annotations
 
-from .._ops.nn_ops import binary_cross_entropy_with_logits, linear, mse_loss
-from .._ops.pointwise import relu as _relu, sigmoid, tanh
-
-__all__ = ["binary_cross_entropy_with_logits", "linear", "mse_loss", "relu", "sigmoid",
-           "tanh"]
+from .._ops import activation, conv, indexing, loss, nn_ops, normalization, pooling
+from .._ops.pointwise import relu as _relu, sigmoid, tanh  # noqa: F401
 
 
 def relu(input, inplace=False):
     """max(input, 0), elementwise."""
     return input.relu_() if inplace else _relu(input)
+
+
+def _collect(*families):
+    names = []
+    for family in families:
+        for name in getattr(family, "FUNCTIONAL", ()):
+            globals()[name] = getattr(family, name)
+            names.append(name)
+    return names
+
+
+__all__ = ["relu", "sigmoid", "tanh"] + _collect(nn_ops, activation, loss, conv, pooling,
+                                                  normalization, indexing)

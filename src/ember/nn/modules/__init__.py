@@ -1,0 +1,14 @@
+"""Layers: every file lists its modules in __all__; ember.nn exports their union."""
+from .module import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
+from .activation import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
+from .flatten import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403

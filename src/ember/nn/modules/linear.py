@@ -1,6 +1,8 @@
 """Linear layers."""
 from __future__ import annotations
 
+__all__ = ['Identity', 'Linear']
+
 import math
 
 from ..._creation import empty

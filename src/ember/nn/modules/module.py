@@ -1,6 +1,8 @@
 """``Module``: the base class of every layer, with torch's registration and traversal rules."""
 from __future__ import annotations
 
+__all__ = ['Module']
+
 from collections import OrderedDict
 
 from ..._tensor import Tensor

@@ -1,0 +1,4 @@
+"""nn modules: container."""
+from __future__ import annotations
+
+__all__: list[str] = []

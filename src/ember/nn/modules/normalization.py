@@ -1,0 +1,4 @@
+"""nn modules: normalization."""
+from __future__ import annotations
+
+__all__: list[str] = []

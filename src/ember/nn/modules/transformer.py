@@ -1,0 +1,4 @@
+"""nn modules: transformer."""
+from __future__ import annotations
+
+__all__: list[str] = []
