@@ -1,0 +1,159 @@
+"""``ember.save`` / ``ember.load``: tensors and nested containers in a NumPy ``.npz`` archive.
+
+The archive holds one ``.npy`` entry per distinct array and a JSON manifest describing the
+object around them. Loading never unpickles anything (``np.load(allow_pickle=False)``), so a
+file cannot run code when it is read; files that are not ember archives are refused.
+"""
+from __future__ import annotations
+
+import collections
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+
+__all__ = ["save", "load"]
+
+_MANIFEST = "__ember_manifest__"
+_FORMAT = "ember.save/1"
+
+
+class _Writer:
+    """Turns an object into a JSON-able description, collecting arrays on the way."""
+
+    def __init__(self):
+        self.arrays = {}
+        self._seen = {}   # id(tensor or array) -> key, so shared tensors are stored once
+
+    def _store(self, obj, array):
+        key = self._seen.get(id(obj))
+        if key is None:
+            key = self._seen[id(obj)] = f"a{len(self.arrays)}"
+            self.arrays[key] = np.asarray(array, order="C")
+        return key
+
+    def describe(self, obj):
+        from ._tensor import Tensor
+        if isinstance(obj, Tensor):
+            from .nn.parameter import Parameter
+            return {"t": "tensor", "key": self._store(obj, obj.detach().cpu()._data),
+                    "dtype": str(obj.dtype).split(".")[-1],
+                    "requires_grad": obj.requires_grad,
+                    "parameter": isinstance(obj, Parameter)}
+        if isinstance(obj, np.ndarray):
+            if obj.dtype.kind in "OV":
+                raise TypeError(f"ember.save cannot store NumPy arrays of dtype {obj.dtype}")
+            return {"t": "ndarray", "key": self._store(obj, obj)}
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            return {"t": "py", "v": obj}
+        if isinstance(obj, complex):
+            return {"t": "complex", "v": [obj.real, obj.imag]}
+        if isinstance(obj, np.generic):
+            return {"t": "npscalar", "key": self._store(obj, np.asarray(obj))}
+        if isinstance(obj, dict):
+            kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
+            return {"t": kind, "items": [[self.describe(k), self.describe(v)]
+                                         for k, v in obj.items()]}
+        if isinstance(obj, (list, tuple)):
+            kind = "list" if isinstance(obj, list) else "tuple"
+            return {"t": kind, "items": [self.describe(v) for v in obj]}
+        raise TypeError(f"ember.save cannot store an object of type {type(obj).__name__}: it "
+                        "stores tensors, NumPy arrays, numbers, strings, None and dicts, "
+                        "lists and tuples of them (use model.state_dict() for modules)")
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
+    """Save ``obj`` (tensors, state dicts, optimizer state, nested containers) to ``f``, a path
+    or a binary file object. Bit-exact: arrays are stored as they are."""
+    if pickle_module is not None:
+        raise ValueError("ember.save writes NumPy archives and never pickles: pickle_module "
+                         "is not supported")
+    writer = _Writer()
+    manifest = {"format": _FORMAT, "object": writer.describe(obj)}
+    entries = dict(writer.arrays)
+    entries[_MANIFEST] = np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8)
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as handle:  # np.savez would append ".npz" to a bare path
+            np.savez(handle, **entries)
+    else:
+        np.savez(f, **entries)
+
+
+class _Reader:
+    def __init__(self, archive):
+        self.archive = archive
+        self._built = {}
+
+    def _array(self, key):
+        return self.archive[key]
+
+    def build(self, d):
+        kind = d["t"]
+        if kind == "py":
+            return d["v"]
+        if kind == "complex":
+            return complex(*d["v"])
+        if kind == "npscalar":
+            return self._array(d["key"])[()]
+        if kind in ("tensor", "ndarray"):
+            if d["key"] not in self._built:
+                self._built[d["key"]] = self._make(d)
+            return self._built[d["key"]]
+        if kind in ("dict", "odict"):
+            items = [(self._key(k), self.build(v)) for k, v in d["items"]]
+            return collections.OrderedDict(items) if kind == "odict" else dict(items)
+        if kind in ("list", "tuple"):
+            items = [self.build(v) for v in d["items"]]
+            return items if kind == "list" else tuple(items)
+        raise RuntimeError(f"ember.load: unknown entry kind {kind!r} in the manifest")
+
+    def _key(self, d):
+        key = self.build(d)
+        return tuple(key) if isinstance(key, list) else key
+
+    def _make(self, d):
+        array = self._array(d["key"])
+        if d["t"] == "ndarray":
+            return array
+        from . import _dtype as D
+        from ._tensor import _wrap
+        dtype = getattr(D, d["dtype"])
+        tensor = _wrap(array.astype(dtype.np, copy=False))
+        if d["parameter"]:
+            from .nn.parameter import Parameter
+            return Parameter(tensor, requires_grad=d["requires_grad"])
+        return tensor.requires_grad_() if d["requires_grad"] else tensor
+
+
+def _not_ember(f, why):
+    name = f if isinstance(f, (str, os.PathLike)) else "the file"
+    return RuntimeError(f"ember.load: {name} is not an archive written by ember.save ({why}). "
+                        "ember.load reads only NumPy .npz archives with ember's manifest and "
+                        "never unpickles, so files written by torch.save or pickle are refused.")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+         **pickle_load_args):
+    """Load an object saved with ``ember.save`` from a path or a binary file object."""
+    if pickle_module is not None:
+        raise ValueError("ember.load never unpickles: pickle_module is not supported")
+    if isinstance(f, (bytes, bytearray)):
+        f = io.BytesIO(f)
+    try:
+        archive = np.load(f, allow_pickle=False)
+    except (ValueError, OSError, zipfile.BadZipFile) as error:
+        raise _not_ember(f, f"NumPy could not read it as an archive: {error}") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise _not_ember(f, "it holds a single array, not an archive")
+    with archive:
+        if _MANIFEST not in archive.files:
+            raise _not_ember(f, "it has no ember manifest")
+        try:
+            manifest = json.loads(archive[_MANIFEST].tobytes().decode())
+        except ValueError as error:
+            raise _not_ember(f, f"its manifest is unreadable: {error}") from None
+        if manifest.get("format") != _FORMAT:
+            raise _not_ember(f, f"unknown format {manifest.get('format')!r}")
+        return _Reader(archive).build(manifest["object"])

@@ -1,0 +1,109 @@
+"""ember.save / ember.load: bit-exact round trips, and refusal of anything not ember's."""
+from __future__ import annotations
+
+import collections
+import io
+import pickle
+
+import numpy as np
+import pytest
+
+import ember
+
+
+def _roundtrip(obj, tmp_path=None):
+    if tmp_path is None:
+        buffer = io.BytesIO()
+        ember.save(obj, buffer)
+        buffer.seek(0)
+        return ember.load(buffer)
+    path = tmp_path / "obj.pt"
+    ember.save(obj, path)
+    return ember.load(path)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int8",
+                                   "uint8", "bool", "complex64", "complex128"])
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3)])
+def test_tensors_roundtrip_bit_exact(dtype, shape, tmp_path):
+    rng = np.random.default_rng(0)
+    data = np.asarray(rng.standard_normal(shape) * 100).astype(getattr(ember, dtype).np)
+    t = ember.from_numpy(data.copy())
+    back = _roundtrip(t, tmp_path)
+    assert back.dtype == t.dtype and back.shape == t.shape
+    assert back.numpy().tobytes() == data.tobytes()
+
+
+def test_special_floats_and_noncontiguous_views():
+    t = ember.tensor([float("nan"), float("inf"), -0.0, 1e-45])
+    assert _roundtrip(t).numpy().tobytes() == t.numpy().tobytes()
+    view = ember.arange(12.0).reshape(3, 4).t()
+    back = _roundtrip(view)
+    assert back.tolist() == view.tolist()
+
+
+def test_state_dicts_keep_structure_parameters_and_sharing():
+    model = ember.nn.Linear(3, 2)
+    state = model.state_dict()
+    back = _roundtrip(state)
+    assert isinstance(back, collections.OrderedDict) and list(back) == list(state)
+    for key in state:
+        assert back[key].numpy().tobytes() == state[key].numpy().tobytes()
+    p = ember.nn.Parameter(ember.randn(2))
+    obj = {"a": p, "b": p, "grad": ember.ones(2, requires_grad=True)}
+    back = _roundtrip(obj)
+    assert back["a"] is back["b"] and isinstance(back["a"], ember.nn.Parameter)
+    assert back["grad"].requires_grad and back["grad"].is_leaf
+
+
+def test_optimizer_state_roundtrip_resumes_identically():
+    def make():
+        ember.manual_seed(0)
+        model = ember.nn.Linear(4, 1)
+        return model, ember.optim.Adam(model.parameters(), lr=0.1)
+
+    def step(model, opt):
+        opt.zero_grad()
+        model(ember.ones(2, 4)).pow(2).sum().backward()
+        opt.step()
+
+    model, opt = make()
+    step(model, opt)
+    saved = _roundtrip({"model": model.state_dict(), "opt": opt.state_dict()})
+    step(model, opt)
+    model2, opt2 = make()
+    model2.load_state_dict(saved["model"])
+    opt2.load_state_dict(saved["opt"])
+    step(model2, opt2)
+    assert model2.weight.tolist() == model.weight.tolist()
+
+
+def test_python_values_roundtrip():
+    obj = {1: [None, True, 2, 2.5, "s", 1 + 2j, (3, 4)], (1, 2): "tuple key",
+           "np": np.arange(3), "scalar": np.float32(1.5)}
+    back = _roundtrip(obj)
+    assert back[1] == obj[1] and back[(1, 2)] == "tuple key"
+    assert back["np"].tolist() == [0, 1, 2] and back["scalar"].dtype == np.float32
+
+
+def test_unsupported_objects_are_refused_at_save():
+    with pytest.raises(TypeError, match="ember.save cannot store an object of type object"):
+        ember.save({"x": object()}, io.BytesIO())
+
+
+def test_load_refuses_pickles_and_foreign_archives(tmp_path):
+    path = tmp_path / "evil.pt"
+    path.write_bytes(pickle.dumps({"a": 1}))
+    with pytest.raises(RuntimeError, match="not an archive written by ember.save"):
+        ember.load(path)
+    np.savez(tmp_path / "plain.npz", a=np.ones(2))
+    with pytest.raises(RuntimeError, match="it has no ember manifest"):
+        ember.load(tmp_path / "plain.npz")
+
+
+def test_load_refuses_torch_save_files(tmp_path):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "torch.pt"
+    torch.save({"w": torch.ones(2)}, path)
+    with pytest.raises(RuntimeError, match="never unpickles"):
+        ember.load(path)
