@@ -65,6 +65,18 @@ def set_anomaly_enabled(enabled, check_nan=True) -> None:
     set_enabled(enabled, check_nan)
 
 
+def save(obj, f, *args, **kwargs):
+    """Save tensors, state dicts and nested containers to a NumPy archive (never pickles)."""
+    from .serialization import save as save_
+    return save_(obj, f, *args, **kwargs)
+
+
+def load(f, *args, **kwargs):
+    """Load what ``ember.save`` wrote; refuses anything else (nothing is ever unpickled)."""
+    from .serialization import load as load_
+    return load_(f, *args, **kwargs)
+
+
 def can_cast(from_, to):
     """Whether a value of dtype ``from_`` may be cast to ``to`` by torch's casting rules."""
     return _can_cast(from_, to)
