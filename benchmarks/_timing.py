@@ -1,0 +1,29 @@
+"""Interleaved timing: every peer sampled once per round, the order rotating, medians kept."""
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def calibrate(fn, target_s):
+    """How many calls of ``fn`` fill about ``target_s`` seconds (at least one)."""
+    t0 = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - t0, 1e-7)
+    return max(1, int(target_s / once))
+
+
+def interleaved(fns, rounds, target_s):
+    """Median seconds per call for each ``name -> fn``, sampled in rotating rounds so that a
+    noisy machine's drift hits every peer alike."""
+    inner = {name: calibrate(fn, target_s) for name, fn in fns.items()}
+    samples = {name: [] for name in fns}
+    names = list(fns)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn, n = fns[name], inner[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / n)
+    return {name: statistics.median(s) for name, s in samples.items()}

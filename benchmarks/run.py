@@ -1,0 +1,222 @@
+"""ember's benchmark suite: the performance targets against PyTorch and the NumPy floor.
+
+    python benchmarks/run.py                 # full run (a few minutes on 2 cores)
+    python benchmarks/run.py --smoke         # seconds: small sizes, 3 rounds (what CI runs)
+    python benchmarks/run.py --only w1,w2 --rounds 15
+
+Every figure is a median of interleaved rounds (each peer once per round, the order rotating),
+one thread per library. Ratios are ember / torch; torch's column is absent when it is not
+installed. Nothing here asserts a time: the output is a report.
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import pathlib  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))   # benchmark the checkout, not an old install
+sys.path.insert(0, str(HERE))
+
+import ember  # noqa: E402
+from _timing import interleaved  # noqa: E402
+from micro import MICRO  # noqa: E402
+from workloads import NUMPY_FLOOR, WORKLOADS, make_data  # noqa: E402
+
+TARGETS = {"w1": 0.5, "w2": 0.8, "w3": 1.0, "w4": 0.5, "w5": 1.0, "w6": 1.0, "import": 0.1}
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    return torch
+
+
+def _agree(a, b):
+    """Loss and first gradient of two peers agree to float32 noise."""
+    (la, ga), (lb, gb) = a, b
+    scale = max(1.0, float(np.abs(gb).max()))
+    return abs(la - lb) <= 2e-3 * max(1.0, abs(lb)) and \
+        float(np.abs(np.asarray(ga) - np.asarray(gb)).max()) <= 2e-3 * scale
+
+
+def run_workload(name, args, torch):
+    label, unit, scale, build = WORKLOADS[name]
+    data = make_data(name, small=args.smoke)
+    steps = {}
+    if name in NUMPY_FLOOR:
+        steps["numpy"] = NUMPY_FLOOR[name](make_data(name, small=args.smoke))
+    if torch is not None:
+        steps["torch"] = build(torch, make_data(name, small=args.smoke))
+    try:
+        steps["ember"] = build(ember, data)
+        first = {peer: step() for peer, step in steps.items()}
+    except Exception as error:  # noqa: BLE001 - the report says what is missing
+        return {"name": name, "label": label, "error": f"{type(error).__name__}: {error}"}
+    reference = first.get("torch", first.get("numpy"))
+    ok = reference is None or _agree(first["ember"], reference)
+    target_s = 0.02 if args.smoke else 0.1
+    rounds = 3 if args.smoke or name == "w4" else args.rounds
+    times = interleaved(steps, rounds, target_s)
+    row = {"name": name, "label": label, "unit": unit, "checked": ok,
+           **{peer: t * scale for peer, t in times.items()}}
+    if name == "w4":
+        row.update(chain_memory(args))
+    return row
+
+
+_MEMORY_CHILD = """
+import os, sys, threading, time
+sys.path[:0] = {paths!r}
+import {lib} as lib
+from workloads import chain, make_data
+page = os.sysconf("SC_PAGE_SIZE")
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * page
+step = chain(lib, make_data("w4", small={small}))
+peak, done = [rss()], []
+def poll():
+    while not done:
+        peak.append(rss())
+        time.sleep(0.0005)
+before = rss()
+watcher = threading.Thread(target=poll)
+watcher.start()
+step()
+done.append(1)
+watcher.join()
+print(max(peak) - before)
+"""
+
+
+def chain_memory(args):
+    """Peak resident-memory growth (MiB) during one W4 step (graph built, then backward), each
+    library in a fresh process, sampled every half millisecond."""
+    out = {}
+    for lib in ("ember", "torch"):
+        code = _MEMORY_CHILD.format(paths=[str(HERE.parent / "src"), str(HERE)], lib=lib,
+                                    small=args.smoke)
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                env={**os.environ, "OMP_NUM_THREADS": "1"})
+        if result.returncode == 0:
+            out[f"{lib}_peak_mib"] = int(result.stdout.strip()) / 2 ** 20
+    return out
+
+
+def import_times(repeat):
+    """Median wall time of ``python -c 'import X'`` for ember and torch."""
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src")}
+    times = {}
+    for lib in ("ember", "torch"):
+        samples = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", f"import {lib}"], env=env,
+                                  capture_output=True)
+            if done.returncode:
+                break
+            samples.append(time.perf_counter() - t0)
+        if samples:
+            times[lib] = statistics.median(samples)
+    return {"name": "import", "label": "import", "unit": "s", "checked": True, **times}
+
+
+def run_micro(args, torch):
+    rows = []
+    for name, (build, per, what) in MICRO.items():
+        fns = {}
+        for peer, lib in (("torch", torch), ("ember", ember)):
+            if lib is None:
+                continue
+            try:
+                fn = build(lib)
+                fn()
+                fns[peer] = fn
+            except Exception as error:  # noqa: BLE001
+                fns.pop(peer, None)
+                if peer == "ember":
+                    rows.append({"name": name, "what": what,
+                                 "error": f"{type(error).__name__}: {error}"})
+        if "ember" not in fns:
+            continue
+        times = interleaved(fns, 3 if args.smoke else 7, 0.01 if args.smoke else 0.05)
+        rows.append({"name": name, "what": what,
+                     **{peer: t * 1e6 / per for peer, t in times.items()}})
+    return rows
+
+
+def _fmt(value):
+    if value is None:
+        return "—"
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def print_report(rows, micro, machine):
+    print(f"\n## ember benchmarks ({machine})\n")
+    print("| workload | unit | numpy floor | torch | ember | ember / torch | target | check |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['label']} | | | | unavailable: {r['error']} | | | |")
+            continue
+        ratio = r["ember"] / r["torch"] if "torch" in r and "ember" in r else None
+        target = TARGETS.get(r["name"])
+        met = "" if ratio is None or target is None else (" ✓" if ratio <= target else " ✗")
+        check = "ok" if r.get("checked") else "MISMATCH"
+        print(f"| {r['label']} | {r['unit']} | {_fmt(r.get('numpy'))} | {_fmt(r.get('torch'))} "
+              f"| {_fmt(r.get('ember'))} | {_fmt(ratio)}{met} | ≤ {target} | {check} |")
+        if "ember_peak_mib" in r:
+            print(f"| W4 peak memory growth | MiB | | {_fmt(r.get('torch_peak_mib'))} | "
+                  f"{_fmt(r['ember_peak_mib'])} | | ≤ torch | |")
+    if micro:
+        print("\n| micro-benchmark | what | torch µs | ember µs | ember / torch |")
+        print("|---|---|---|---|---|")
+        for m in micro:
+            if "error" in m:
+                print(f"| {m['name']} | {m['what']} | | unavailable: {m['error']} | |")
+                continue
+            ratio = m["ember"] / m["torch"] if "torch" in m else None
+            print(f"| {m['name']} | {m['what']} | {_fmt(m.get('torch'))} | {_fmt(m['ember'])} "
+                  f"| {_fmt(ratio)} |")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="small sizes, few rounds")
+    parser.add_argument("--only", default="w1,w2,w3,w4,w5,w6,import,micro")
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    torch = _torch()
+    wanted = args.only.split(",")
+    rows = [run_workload(n, args, torch) for n in WORKLOADS if n in wanted]
+    if "import" in wanted:
+        rows.append(import_times(3 if args.smoke else 7))
+    micro = run_micro(args, torch) if "micro" in wanted else []
+    machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python "
+               f"{platform.python_version()}, NumPy {np.__version__}"
+               + (f", torch {torch.__version__}" if torch else ", torch not installed"))
+    print_report(rows, micro, machine)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({"machine": machine, "workloads": rows,
+                                                       "micro": micro}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
