@@ -1,0 +1,439 @@
+"""Forward-mode automatic differentiation, as ``torch.autograd.forward_ad``.
+
+Inside ``with dual_level():``, ``make_dual(x, t)`` gives a tensor that carries the tangent ``t``;
+every op then computes its outputs' tangents (Jacobian-vector products) beside its values, and
+``unpack_dual(y)`` reads ``(primal, tangent)`` back.
+
+One derivative formula per op: an op's JVP is derived from its reverse-mode formulas, which are
+linear in the incoming gradient ``u``. For an op ``y = f(x)`` with ``vjp(u) = J^T u``,
+``<vjp(u), t> = <u, J t>``, so ``J t`` is the gradient of ``<vjp(u), t>`` w.r.t. ``u`` (the
+"double vjp" trick, done per op). Hot ops declare an explicit rule (``@op.jvp("self")``, right
+below their ``@op.grad`` formulas) that overrides the derived one. View ops apply themselves to
+the tangent, so a view's tangent is a view of its base's tangent and in-place ops (which update
+tangents in place) stay visible through every alias, as in torch.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from .._state import forward_hook, state
+from .._tensor import Tensor, _wrap
+from .grad_mode import _DecoratorContextManager
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
+           "unpack_dual", "dual_level"]
+
+_current_level = -1
+_fwd_grad_enabled = [True]
+
+
+class _Level:
+    """The tensors holding a tangent at the active level (cleared when the level exits)."""
+
+    def __init__(self):
+        self.tensors = weakref.WeakSet()
+
+    def clear(self):
+        for t in list(self.tensors):
+            t.__dict__.pop("_fw_grad", None)
+        self.tensors = weakref.WeakSet()
+
+
+_level: _Level | None = None
+
+
+# -- levels -------------------------------------------------------------------------------------
+def enter_dual_level():
+    """Enter a new forward grad level (only one may exist at a time, as in torch)."""
+    global _current_level, _level
+    if _level is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    _level = _Level()
+    _current_level += 1
+    if _fwd_grad_enabled[0]:
+        forward_hook[0] = _HOOK
+    return _current_level
+
+
+def exit_dual_level(*, level=None):
+    """Exit a forward grad level, deleting every tangent associated with it."""
+    global _current_level, _level
+    if level is None:
+        level = _current_level
+    if level != _current_level:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was "
+                           "created. This is not supported.")
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number.")
+    forward_hook[0] = None
+    if _level is not None:
+        _level.clear()
+    _level = None
+    _current_level = level - 1
+
+
+class dual_level(_DecoratorContextManager):
+    """Context manager for forward AD: all forward AD computation happens inside it."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        exit_dual_level()
+
+
+def _is_fwd_grad_enabled() -> bool:
+    return _fwd_grad_enabled[0]
+
+
+class _set_fwd_grad_enabled(_DecoratorContextManager):
+    """Switch forward gradient computation on or off (tangents then stop propagating)."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _fwd_grad_enabled[0]
+        self.mode = bool(mode)
+        _set_enabled(self.mode)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _set_enabled(self.prev)
+
+
+def _set_enabled(mode):
+    _fwd_grad_enabled[0] = mode
+    forward_hook[0] = _HOOK if (mode and _level is not None) else None
+
+
+# -- dual tensors -------------------------------------------------------------------------------
+class UnpackedDualTensor(NamedTuple):
+    """Namedtuple returned by :func:`unpack_dual`: the primal and tangent of a dual tensor."""
+
+    primal: Tensor
+    tangent: Tensor | None
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A new tensor aliased to ``tensor`` that carries ``tangent`` (backward differentiable)."""
+    if level is None:
+        level = _current_level
+    if level < 0:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        raise ValueError("Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if not (tangent.is_floating_point() or tangent.is_complex()):
+        raise ValueError("Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if _tangent_of(tensor) is not None:
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
+                           f"gradient at the same level {level} is not supported.")
+    if tangent.shape != tensor.shape:
+        raise RuntimeError("Trying to set a forward gradient that has a different size than "
+                           "that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {list(tensor.shape)} while the given forward gradient is of "
+                           f"size {list(tangent.shape)}.")
+    dual = _alias(tensor)
+    _set_tangent(dual, tangent)
+    return dual
+
+
+def unpack_dual(tensor, *, level=None):
+    """``(primal, tangent)`` of ``tensor``: a view of its primal and its tangent as is."""
+    if level is None:
+        level = _current_level
+    if level < 0:
+        return UnpackedDualTensor(tensor, None)
+    if not isinstance(tensor, Tensor):
+        raise TypeError("_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
+                        f"{type(tensor).__name__}")
+    tangent = _tangent_of(tensor)
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(_alias(tensor), tangent)
+
+
+def _alias(t):
+    """A view of ``t`` sharing its data and history but none of its tangent."""
+    from .._ops.shape import view
+    prev = forward_hook[0]
+    forward_hook[0] = None
+    try:
+        return view(t, tuple(t.shape))
+    finally:
+        forward_hook[0] = prev
+
+
+def _set_tangent(t, tangent):
+    t._fw_grad = tangent
+    if _level is not None:
+        _level.tensors.add(t)
+
+
+def _tangent_of(t):
+    """``t``'s tangent; a view that has none takes the matching view of its base's tangent."""
+    tan = t._fw_grad
+    if tan is None and t._base is not None and _level is not None:
+        base_tan = t._base._fw_grad
+        if base_tan is not None:
+            from .._ops.views import replay
+            tan = replay(t._view_chain, base_tan)
+            _set_tangent(t, tan)
+    return tan
+
+
+# -- the per-op hook ----------------------------------------------------------------------------
+class _ForwardHook:
+    """Called by the op registry for every op while a dual level is active."""
+
+    def dispatch(self, op, args):
+        from .._ops.registry import dispatch
+        forward_hook[0] = None  # the op and its tangent formulas run without forward AD
+        try:
+            out = dispatch(op, args)
+            tangents = _input_tangents(op, args)
+            if tangents is not None and op.differentiable:
+                _attach(out, _op_jvp(op, args, out, tangents))
+        finally:
+            forward_hook[0] = self
+        return out
+
+    def dispatch_inplace(self, op, args):
+        from .._ops.registry import dispatch_inplace
+        forward_hook[0] = None
+        try:
+            tangents = _input_tangents(op, args)
+            if tangents is None or not op.differentiable:
+                return dispatch_inplace(op, args)
+            self_ = args[0]
+            old = _snapshot(self_)
+            dispatch_inplace(op, args)
+            if self_._data.dtype.kind in "fc":
+                new_t = _op_jvp(op, (old,) + tuple(args[1:]), self_, tangents)
+                _write_tangent_inplace(self_, new_t)
+        finally:
+            forward_hook[0] = self
+        return self_
+
+    def function_jvp(self, cls, ctx, args, outputs):
+        """Tangents of a custom Function's outputs, from its ``jvp`` staticmethod."""
+        forward_hook[0] = None
+        try:
+            _function_jvp(cls, ctx, args, outputs)
+        finally:
+            forward_hook[0] = self
+
+
+_HOOK = _ForwardHook()
+
+
+def _input_tangents(op, args):
+    """The tangents of an op's tensor inputs, or None when none has one."""
+    out = None
+    n = op.n_tensors
+    for k in range(n):
+        a = args[k]
+        if isinstance(a, Tensor):
+            tan = _tangent_of(a)
+            if tan is not None:
+                if out is None:
+                    out = [None] * n
+                out[k] = tan
+    return out
+
+
+def _snapshot(t):
+    """``t`` as it is now (before an in-place op), keeping its reverse-mode history."""
+    snap = _wrap(t._data.copy())
+    snap._grad_fn, snap._output_nr = t._grad_fn, t._output_nr
+    snap._requires_grad = t._requires_grad
+    return snap
+
+
+def _attach(out, tangents):
+    if tangents is None:
+        return
+    if isinstance(out, Tensor):
+        if tangents is not None:
+            _set_tangent(out, tangents)
+        return
+    for o, t in zip(out, tangents):
+        if t is not None and isinstance(o, Tensor):
+            _set_tangent(o, t)
+
+
+def _write_tangent_inplace(t, new):
+    """Update ``t``'s tangent in place, so that views of it (and of its base) see the change."""
+    from .._ops.pointwise import copy
+    if new is None:
+        new = _zeros_tangent(t)
+    tan = _tangent_of(t)
+    if tan is None:
+        base = t._base
+        if base is not None:
+            _set_tangent(base, _zeros_tangent(base))
+            tan = _tangent_of(t)
+        else:
+            tan = _zeros_tangent(t)
+            _set_tangent(t, tan)
+    copy.inplace(tan, new)
+
+
+def _zeros_tangent(t):
+    return _wrap(np.zeros(t._data.shape, t._data.dtype))
+
+
+def _op_jvp(op, args, out, tangents):
+    """The output tangent(s) of one op call, by its explicit rule, as a view, or derived."""
+    if op.view:
+        return _view_jvp(op, args, tangents)
+    rules = op.__dict__.get("jvp_rules")
+    if rules is not None and isinstance(out, Tensor):
+        names = op.params
+        if all(t is None or names[k] in rules for k, t in enumerate(tangents)):
+            return _explicit_jvp(op, rules, args, out, tangents)
+    return _derived_jvp(op, args, out, tangents)
+
+
+def _view_jvp(op, args, tangents):
+    """A view op is linear in its input: its tangent is the same view of the input's tangent."""
+    tan = tangents[0]
+    if tan is None:
+        return None
+    return op(tan, *args[1:])
+
+
+def _explicit_jvp(op, rules, args, out, tangents):
+    """Sum of the op's declared per-input rules ``rule(input_t, <saved names>...)``."""
+    total = None
+    for k, tan in enumerate(tangents):
+        if tan is None:
+            continue
+        fn = rules[op.params[k]]
+        r = fn(tan, *_rule_args(fn, op, args, out))
+        total = r if total is None else total + r
+    return _fit(total, out)
+
+
+_RULE_PARAMS = {}
+
+
+def _rule_args(fn, op, args, out):
+    names = _RULE_PARAMS.get(fn)
+    if names is None:
+        import inspect
+        names = _RULE_PARAMS[fn] = tuple(inspect.signature(fn).parameters)[1:]
+    vals = []
+    for name in names:
+        if name == "result":
+            vals.append(out)
+        elif name.endswith("_shape") and name[:-6] in op.index:
+            vals.append(_shape(args[op.index[name[:-6]]]))
+        else:
+            vals.append(args[op.index[name]])
+    return vals
+
+
+def _shape(a):
+    return tuple(a._data.shape) if isinstance(a, Tensor) else np.shape(a)
+
+
+def _fit(t, out):
+    """A tangent with ``out``'s shape and dtype (explicit rules may broadcast or promote)."""
+    if t is None:
+        return None
+    if not isinstance(t, Tensor):
+        t = _wrap(np.asarray(t, dtype=out._data.dtype))
+    if t._data.shape != out._data.shape:
+        from .._ops.shape import expand
+        t = expand(t, tuple(out._data.shape)).contiguous()
+    if t._data.dtype != out._data.dtype:
+        t = t.to(out.dtype)
+    return t
+
+
+def _derived_jvp(op, args, out, tangents):
+    """J t from the op's reverse formulas: the gradient of <vjp(u), t> w.r.t. u at u = 0."""
+    from .._ops.reduction import sum_all, sum_to
+    from .._ops.registry import record
+    from . import grad as autograd_grad
+    results = (out,) if isinstance(out, Tensor) else tuple(out)
+    diff = op.diff_outputs
+    wanted = [r._data.dtype.kind in "fc" and (diff is None or diff[k])
+              for k, r in enumerate(results)]
+    if not any(wanted):
+        return None
+    create = state.grad_enabled and (
+        any(isinstance(a, Tensor) and a._requires_grad for a in args[:op.n_tensors])
+        or any(t is not None and t._requires_grad for t in tangents))
+    prev = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        dummies = tuple(_wrap(r._data) for r in results)
+        node = record(op, args, dummies)
+        env = node._unpack(True) if op.saved_spec else ()
+        us = [_wrap(np.zeros(r._data.shape, r._data.dtype)).requires_grad_(w)
+              for r, w in zip(results, wanted)]
+        g = us[0] if op.n_outputs == 1 else tuple(us)
+        total = None
+        for inputs, fn, env_idx in op.formulas:
+            if all(tangents[i] is None for i in inputs):
+                continue
+            r = fn(g, *[env[j] for j in env_idx])
+            rs = (r,) if len(inputs) == 1 else r
+            for i, ri in zip(inputs, rs):
+                tan = tangents[i]
+                if tan is None or not isinstance(ri, Tensor):
+                    continue  # a constant (e.g. zero) gradient contributes nothing
+                shape = args[i]._data.shape
+                if ri._data.shape != shape:
+                    ri = sum_to(ri, shape)
+                term = sum_all(ri * tan)
+                total = term if total is None else total + term
+        if total is None or not total._requires_grad:
+            jvps = [None] * len(us)
+        else:
+            live = [u for u, w in zip(us, wanted) if w]
+            got = iter(autograd_grad(total, live, create_graph=create, allow_unused=True))
+            jvps = [next(got) if w else None for w in wanted]
+    finally:
+        state.grad_enabled = prev
+    jvps = [_zeros_tangent(r) if (j is None and w) else j
+            for j, r, w in zip(jvps, results, wanted)]
+    return jvps[0] if isinstance(out, Tensor) else jvps
+
+
+# -- custom Functions ---------------------------------------------------------------------------
+def _function_jvp(cls, ctx, args, outputs):
+    tangents = [(_tangent_of(a) if isinstance(a, Tensor) else None) for a in args]
+    if all(t is None for t in tangents):
+        return
+    # Tensor inputs without a tangent get zeros (torch materializes them), others None.
+    tangents = [(_zeros_tangent(a) if t is None and isinstance(a, Tensor) else t)
+                for a, t in zip(args, tangents)]
+    ctx._fw_saved = tuple(getattr(ctx, "_to_save_forward", ()) or ())
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        del ctx._fw_saved
+    if not isinstance(result, tuple):
+        result = (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(f"{cls.__name__}.jvp returned an incorrect number of tangents "
+                           f"(expected {len(outputs)}, got {len(result)})")
+    for o, t in zip(outputs, result):
+        if isinstance(o, Tensor) and t is not None and o._data.dtype.kind in "fc":
+            if o._fw_grad is not None:  # an input modified in place (mark_dirty)
+                from .._ops.pointwise import copy
+                if o._fw_grad is not t:
+                    copy.inplace(o._fw_grad, t)
+            else:
+                _set_tangent(o, t)

@@ -1,0 +1,363 @@
+"""The transforms of ``ember.func``, on top of ember's reverse mode and forward-mode AD.
+
+Each transform differentiates w.r.t. fresh copies of its inputs. Where an input already takes
+part in a differentiation (it requires grad, or carries a forward-mode tangent because an outer
+``jacfwd``/``jvp`` is running), the copy stays connected to it and the derivatives are computed
+with ``create_graph=True``, which is what makes the transforms compose.
+"""
+from __future__ import annotations
+
+import functools
+
+from .._creation import zeros_like
+from .._tensor import Tensor
+from ..autograd import forward_ad as fwAD
+from ..autograd import grad as _autograd_grad
+from ..autograd.grad_mode import enable_grad
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+
+
+# -- pytrees (tuples, lists and dicts of tensors) -----------------------------------------------
+class _Spec:
+    """The structure of a nested tuple/list/dict, with leaves removed."""
+
+    def __init__(self, kind, keys=None, children=()):
+        self.kind, self.keys, self.children = kind, keys, tuple(children)
+
+    def __eq__(self, other):
+        return (isinstance(other, _Spec) and (self.kind, self.keys, self.children)
+                == (other.kind, other.keys, other.children))
+
+    def __repr__(self):
+        if self.kind is None:
+            return "*"
+        inner = ", ".join(repr(c) for c in self.children)
+        return f"TreeSpec({self.kind.__name__}, {self.keys!r}, [{inner}])"
+
+
+_LEAF = _Spec(None)
+
+
+def _flatten(tree):
+    if isinstance(tree, (tuple, list)):
+        leaves, children = [], []
+        for item in tree:
+            sub, spec = _flatten(item)
+            leaves += sub
+            children.append(spec)
+        return leaves, _Spec(type(tree), None, children)
+    if isinstance(tree, dict):
+        leaves, children = [], []
+        keys = list(tree)
+        for k in keys:
+            sub, spec = _flatten(tree[k])
+            leaves += sub
+            children.append(spec)
+        return leaves, _Spec(dict, keys, children)
+    return [tree], _LEAF
+
+
+def _unflatten(leaves, spec):
+    it = iter(leaves)
+    return _build(it, spec)
+
+
+def _build(it, spec):
+    if spec.kind is None:
+        return next(it)
+    items = [_build(it, c) for c in spec.children]
+    if spec.kind is dict:
+        return dict(zip(spec.keys, items))
+    return spec.kind(items)
+
+
+def _check_tensors(leaves):
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
+
+
+# -- argnums ------------------------------------------------------------------------------------
+def _safe_argnum(argnum, total):
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if not -total <= argnum < total:
+        raise RuntimeError(f"Got argnum={argnum}, but only {total} positional inputs")
+    return argnum % total
+
+
+def _argnums(args, argnums):
+    """The normalised argnums (an int or a tuple of ints), with torch.func's errors."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    if isinstance(argnums, int):
+        return _safe_argnum(argnums, len(args))
+    if len(argnums) == 0:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return tuple(_safe_argnum(a, len(args)) for a in argnums)
+
+
+def _select(args, argnums):
+    if isinstance(argnums, int):
+        return args[argnums]
+    return tuple(args[a] for a in argnums)
+
+
+def _replace(args, argnums, new):
+    args = list(args)
+    if isinstance(argnums, int):
+        args[argnums] = new
+    else:
+        for a, v in zip(argnums, new):
+            args[a] = v
+    return tuple(args)
+
+
+# -- inputs that can be differentiated --------------------------------------------------------
+def _nested(leaves):
+    """Whether an outer differentiation is running through these inputs."""
+    return any(t.requires_grad or t._fw_grad is not None for t in leaves)
+
+
+def _fresh(t):
+    """A copy of ``t`` to differentiate against, connected to ``t``'s own differentiation."""
+    if t.requires_grad:
+        return t.view_as(t)
+    new = t.detach().requires_grad_()
+    tangent = fwAD._tangent_of(t)
+    if tangent is not None:  # an outer jacfwd/jvp: keep pushing its tangent through
+        fwAD._set_tangent(new, tangent)
+    return new
+
+
+def _grads(outputs, inputs, grad_outputs, create):
+    outs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    if not outs:
+        return [zeros_like(i) for i in inputs]
+    gs = _autograd_grad([o for o, _ in outs], inputs, [g for _, g in outs], retain_graph=True,
+                        create_graph=create, allow_unused=True)
+    return [zeros_like(i) if g is None else g for g, i in zip(gs, inputs)]
+
+
+def _finish(t, create):
+    return t if create else t.detach()
+
+
+def _finish_tree(tree, create):
+    """``tree`` with its tensors detached unless an outer differentiation is running."""
+    if create or tree is None:
+        return tree
+    leaves, spec = _flatten(tree)
+    return _unflatten([t.detach() if isinstance(t, Tensor) else t for t in leaves], spec)
+
+
+def _split_aux(output, has_aux, api):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if "
+                           "has_aux is True")
+    return output
+
+
+# -- grad ---------------------------------------------------------------------------------------
+def grad_and_value(func, argnums=0, has_aux=False):
+    """Return a function computing the gradient of ``func`` w.r.t. ``argnums`` and its value."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _argnums(args, argnums)
+        leaves, spec = _flatten(_select(args, nums))
+        _check_tensors(leaves)
+        create = _nested(leaves)
+        with enable_grad():
+            fresh = [_fresh(t) for t in leaves]
+            output = func(*_replace(args, nums, _unflatten(fresh, spec)), **kwargs)
+            output, aux = _split_aux(output, has_aux, "grad_and_value(f)(*args)")
+            if not isinstance(output, Tensor):
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"Tensor, got {type(output)}")
+            if output.dim() != 0:
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"scalar Tensor, got tensor with {output.dim()} dims. Maybe "
+                                   "you wanted to use the vjp or jacrev APIs instead?")
+            grads = _grads([output], fresh, [None], create)
+        grads = _unflatten([_finish(g, create) for g in grads], spec)
+        value = _finish(output, create)
+        if has_aux:
+            return grads, (value, _finish_tree(aux, create))
+        return grads, value
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """Return a function computing the gradient of scalar ``func`` w.r.t. ``argnums``."""
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        grads, value = inner(*args, **kwargs)
+        if has_aux:
+            return grads, value[1]
+        return grads
+    return wrapper
+
+
+# -- vjp and jvp --------------------------------------------------------------------------------
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` gives the vector-Jacobian product."""
+    leaves, spec = _flatten(primals)
+    _check_tensors(leaves)
+    create = _nested(leaves)
+    with enable_grad():
+        fresh = [_fresh(t) for t in leaves]
+        output = func(*_unflatten(fresh, spec))
+        output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
+    out_leaves, out_spec = _flatten(output)
+    _check_tensors(out_leaves)
+
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+        ct_leaves, ct_spec = _flatten(cotangents)
+        if ct_spec != out_spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
+                               f"structure of outputs to the function. cotangents: {ct_spec}, "
+                               f"primal output: {out_spec}")
+        make_graph = create if create_graph is None else create_graph
+        with enable_grad():
+            gs = _grads(out_leaves, fresh, ct_leaves, make_graph)
+        return _unflatten([_finish(g, make_graph) for g in gs], spec)
+
+    value = _unflatten([_finish(o, create) for o in out_leaves], out_spec)
+    if has_aux:
+        return value, vjp_fn, _finish_tree(aux, create)
+    return value, vjp_fn
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J @ tangents)`` by forward-mode AD."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
+                           "should be valid to call f(*primals).")
+    if not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected tangents to be a tuple. E.g. it "
+                           "should be valid to call f(*primals).")
+    flat_p, spec_p = _flatten(primals)
+    flat_t, spec_t = _flatten(tangents)
+    if spec_p != spec_t:
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the "
+                           "same python structure. For example, if primals is a tuple of 3 "
+                           "tensors, tangents also must be. Got primals with structure "
+                           f"{spec_p} and tangents with structure {spec_t}")
+    _check_tensors(flat_p)
+    _check_tensors(flat_t)
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
+        output = func(*_unflatten(duals, spec_p))
+        output, aux = _split_aux(output, has_aux, "jvp(f, primals, tangents)")
+        out_leaves, out_spec = _flatten(output)
+        _check_tensors(out_leaves)
+        values, jvps = [], []
+        for o in out_leaves:
+            primal, tangent = fwAD.unpack_dual(o)
+            values.append(primal)
+            jvps.append(zeros_like(primal) if tangent is None else tangent)
+    create = _nested(flat_p) or _nested(flat_t)
+    result = (_unflatten([_finish(v, create) for v in values], out_spec),
+              _unflatten([_finish(j, create) for j in jvps], out_spec))
+    return result + (_finish_tree(aux, create),) if has_aux else result
+
+
+# -- Jacobians ----------------------------------------------------------------------------------
+def _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec):
+    """Nest ``blocks[o][i]`` as torch.func does: the outputs' structure around the inputs'."""
+    rows = []
+    for o, out in enumerate(out_leaves):
+        row = [blocks[o][i].reshape(tuple(out.shape) + tuple(inp.shape))
+               for i, inp in enumerate(in_leaves)]
+        rows.append(_unflatten(row, in_spec))
+    return _unflatten(rows, out_spec)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """Return a function computing the Jacobian of ``func`` by reverse-mode AD (row by row)."""
+    from .._ops.shape import stack
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _argnums(args, argnums)
+        in_leaves, in_spec = _flatten(_select(args, nums))
+        _check_tensors(in_leaves)
+        create = _nested(in_leaves)
+        with enable_grad():
+            fresh = [_fresh(t) for t in in_leaves]
+            output = func(*_replace(args, nums, _unflatten(fresh, in_spec)), **kwargs)
+            output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
+            out_leaves, out_spec = _flatten(output)
+            _check_tensors(out_leaves)
+            blocks = []
+            for out in out_leaves:
+                flat = out.reshape(-1)
+                rows = [_grads([flat[j]], fresh, [None], create) for j in range(out.numel())]
+                blocks.append([_finish(stack([r[i] for r in rows]) if rows else
+                                       zeros_like(inp).reshape(-1)[:0], create)
+                               for i, inp in enumerate(fresh)])
+        jac = _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec)
+        return (jac, _finish_tree(aux, create)) if has_aux else jac
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """Return a function computing the Jacobian of ``func`` by forward-mode AD (column by
+    column)."""
+    from .._ops.shape import stack
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _argnums(args, argnums)
+        in_leaves, in_spec = _flatten(_select(args, nums))
+        _check_tensors(in_leaves)
+        create = _nested(in_leaves)
+        columns = []  # columns[i][e] = output tangents for element e of input i
+        aux = out_leaves = out_spec = None
+        for i, inp in enumerate(in_leaves):
+            cols = []
+            for e in range(inp.numel()):
+                basis = zeros_like(inp).reshape(-1)
+                basis._data[e] = 1
+                with fwAD.dual_level():
+                    dual = fwAD.make_dual(inp, basis.reshape(tuple(inp.shape)))
+                    leaves = list(in_leaves)
+                    leaves[i] = dual
+                    output = func(*_replace(args, nums, _unflatten(leaves, in_spec)), **kwargs)
+                    output, aux = _split_aux(output, has_aux, "jvp(f, primals, tangents)")
+                    out_leaves, out_spec = _flatten(output)
+                    _check_tensors(out_leaves)
+                    tans = []
+                    for o in out_leaves:
+                        primal, tangent = fwAD.unpack_dual(o)
+                        tans.append(zeros_like(primal) if tangent is None else
+                                    _finish(tangent, create))
+                cols.append(tans)
+            columns.append(cols)
+        if out_leaves is None:  # no input elements: evaluate once for the output structure
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jvp(f, primals, tangents)")
+            out_leaves, out_spec = _flatten(output)
+        blocks = []
+        for o, out in enumerate(out_leaves):
+            row = []
+            for i, inp in enumerate(in_leaves):
+                if columns[i]:
+                    row.append(stack([c[o] for c in columns[i]], dim=-1))
+                else:
+                    row.append(zeros_like(out).reshape(tuple(out.shape) + (0,)))
+            blocks.append(row)
+        jac = _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec)
+        return (jac, _finish_tree(aux, create)) if has_aux else jac
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """Return a function computing the Hessian of ``func`` (``jacfwd(jacrev(func))``)."""
+    return jacfwd(jacrev(func, argnums), argnums)

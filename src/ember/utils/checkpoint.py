@@ -1,0 +1,246 @@
+"""Activation checkpointing, as ``torch.utils.checkpoint``: trade compute for memory.
+
+``checkpoint(fn, *args)`` keeps none of ``fn``'s intermediate values for backward; they are
+recomputed (with the RNG state of the forward pass, so dropout draws the same mask) when the
+backward pass needs them. Gradients equal those of the uncheckpointed run.
+
+- ``use_reentrant=True``: ``fn`` runs under ``no_grad`` inside a custom Function; its backward
+  reruns ``fn`` with grad enabled and backpropagates through the fresh graph.
+- ``use_reentrant=False``: ``fn`` is recorded as usual (its nodes are the ordinary ones, e.g.
+  ``SinBackward0``), but the values its nodes saved are dropped right away. The first node
+  that needs them reruns ``fn`` and takes, node by node in creation order, the values saved by
+  the rerun. This variant also works with ``autograd.grad``.
+"""
+from __future__ import annotations
+
+import warnings
+
+from .._creation import get_rng_state, set_rng_state
+from .._tensor import Tensor
+from ..autograd import backward as _backward
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.graph import AccumulateGrad
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+_WARN_REENTRANT = (
+    "ember.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
+    "in PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. "
+    "use_reentrant=False is recommended, but if you need to preserve the current default "
+    "behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
+    "differences between the two variants.")
+_WARN_SEQUENTIAL = (
+    "ember.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
+    "explicitly. In version 2.9 we will raise an exception if use_reentrant is not passed. "
+    "use_reentrant=False is recommended, but if you need to preserve the current default "
+    "behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
+    "differences between the two variants.")
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
+               debug=False, preserve_rng_state=True, **kwargs):
+    """Checkpoint a model or part of the model: recompute its activations during backward."""
+    if use_reentrant is None:
+        warnings.warn(_WARN_REENTRANT, stacklevel=2)
+        use_reentrant = True
+    if use_reentrant:
+        if context_fn is not None or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                             "use_reentrant=False.")
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if is_grad_enabled() and not any(isinstance(a, Tensor) and a.requires_grad
+                                         for a in args):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                          stacklevel=2)
+        return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """Checkpoint a sequential model in ``segments`` chunks (the last one is not checkpointed)."""
+    if use_reentrant is None:
+        warnings.warn(_WARN_SEQUENTIAL, stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+
+    def run_function(start, end, functions):
+        def forward(input):
+            for j in range(start, end + 1):
+                input = functions[j](input)
+            return input
+        return forward
+
+    from .. import nn
+    sequential = getattr(nn, "Sequential", None)
+    if sequential is not None and isinstance(functions, sequential):
+        functions = list(functions.children())
+    segment_size = len(functions) // segments
+    end = -1
+    for start in range(0, segment_size * (segments - 1), segment_size):
+        end = start + segment_size - 1
+        input = checkpoint(run_function(start, end, functions), input,
+                           use_reentrant=use_reentrant, preserve_rng_state=preserve)
+    return run_function(end + 1, len(functions) - 1, functions)(input)
+
+
+# -- use_reentrant=True -------------------------------------------------------------------------
+def _detach_inputs(inputs):
+    out = []
+    for inp in inputs:
+        if isinstance(inp, Tensor):
+            x = inp.detach()
+            x.requires_grad = inp.requires_grad
+            out.append(x)
+        else:
+            out.append(inp)
+    return tuple(out)
+
+
+class _RngFork:
+    """Run a block with the forward pass's RNG state, then put the current state back."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def __enter__(self):
+        if self.state is not None:
+            self.saved = get_rng_state()
+            set_rng_state(self.state)
+
+    def __exit__(self, *exc):
+        if self.state is not None:
+            set_rng_state(self.saved)
+
+
+class CheckpointFunction(Function):
+    """Runs ``run_function`` without a graph; its backward reruns it and backpropagates."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        ctx.run_function = run_function
+        ctx.fwd_rng_state = get_rng_state() if preserve_rng_state else None
+        ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
+        with no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        inputs = list(ctx.inputs)
+        for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
+            inputs[i] = t
+        detached = _detach_inputs(inputs)
+        with _RngFork(ctx.fwd_rng_state), enable_grad():
+            outputs = ctx.run_function(*detached)
+        if isinstance(outputs, Tensor):
+            outputs = (outputs,)
+        pairs = [(o, g) for o, g in zip(outputs, grads)
+                 if isinstance(o, Tensor) and o.requires_grad and g is not None]
+        if not pairs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
+                               "necessary")
+        _backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(x.grad if isinstance(x, Tensor) else None for x in detached)
+
+
+# -- use_reentrant=False ------------------------------------------------------------------------
+def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
+    from .._ops.registry import peek_sequence
+    from .._state import state
+    if not state.grad_enabled:
+        return function(*args, **kwargs)
+    rng = get_rng_state() if preserve_rng_state else None
+    start = peek_sequence()
+    outputs = function(*args, **kwargs)
+    end = peek_sequence()
+    nodes = _nodes_between(outputs, start, end)
+    if nodes:
+        frame = _Recompute(function, args, kwargs, rng, nodes)
+        for k, node in enumerate(nodes):
+            node._saved = _LazySaved(frame, k, "saved")
+            node._vers = _LazySaved(frame, k, "vers")
+    return outputs
+
+
+def _roots(outputs):
+    if isinstance(outputs, Tensor):
+        return [outputs]
+    if isinstance(outputs, (tuple, list)):
+        return [r for o in outputs for r in _roots(o)]
+    if isinstance(outputs, dict):
+        return [r for o in outputs.values() for r in _roots(o)]
+    return []
+
+
+def _nodes_between(outputs, start, end):
+    """The nodes with saved values recorded by the checkpointed call, in creation order."""
+    from .._ops.registry import OpNode
+    seen, found = set(), []
+    stack = [t.grad_fn for t in _roots(outputs) if t.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen or isinstance(node, AccumulateGrad) or node._seq < start:
+            continue
+        seen.add(node)
+        if isinstance(node, OpNode) and start <= node._seq < end and node._op.saved_spec:
+            found.append(node)
+        stack.extend(n for n, _ in node._next if n is not None)
+    return sorted(found, key=lambda n: n._seq)
+
+
+class _Recompute:
+    """Reruns the checkpointed function once, when a node first needs its saved values."""
+
+    def __init__(self, function, args, kwargs, rng, nodes):
+        self.function, self.args, self.kwargs, self.rng = function, args, kwargs, rng
+        self.n = len(nodes)
+        self.values = None
+
+    def get(self, k):
+        if self.values is None:
+            self.values = self._rerun()
+        return self.values[k]
+
+    def _rerun(self):
+        from .._ops.registry import peek_sequence
+        # Inputs keep their identity (saved inputs are checked against their versions), but
+        # the rerun must not add to the graph of anything outside: detach the tensors.
+        args = _detach_inputs(self.args)
+        with _RngFork(self.rng), enable_grad():
+            start = peek_sequence()
+            outputs = self.function(*args, **self.kwargs)
+            end = peek_sequence()
+        nodes = _nodes_between(outputs, start, end)
+        if len(nodes) != self.n:
+            raise RuntimeError("ember.utils.checkpoint: A different number of tensors was saved "
+                               "during the original forward and recomputation.\nNumber of "
+                               f"tensors saved during forward: {self.n}\nNumber of tensors "
+                               f"saved during recomputation: {len(nodes)}.")
+        # Keep the rerun's outputs alive with its nodes (saved results refer to them).
+        self.outputs = outputs
+        return [(node._saved, node._vers) for node in nodes]
+
+
+class _LazySaved:
+    """A node's saved values (or their versions), produced by the recomputation on first use."""
+
+    def __init__(self, frame, k, what):
+        self.frame, self.k, self.what = frame, k, what
+
+    def _values(self):
+        saved, vers = self.frame.get(self.k)
+        return saved if self.what == "saved" else vers
+
+    def __getitem__(self, j):
+        return self._values()[j]
+
+    def __iter__(self):
+        return iter(self._values())
+
+    def __len__(self):
+        return len(self._values())

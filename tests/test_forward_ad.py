@@ -1,0 +1,303 @@
+"""Forward-mode AD (``ember.autograd.forward_ad``): levels, dual tensors, per-op JVPs checked
+against reverse mode, views and in-place ops, custom Functions, and torch 2.13's error texts.
+"""
+import numpy as np
+import pytest
+from oracle import same
+
+import ember
+import ember.autograd.forward_ad as fwAD
+from ember.autograd import gradcheck
+from ember.autograd.function import Function
+
+rng = np.random.default_rng(0)
+
+
+def T(*shape, pos=False):
+    a = rng.standard_normal(shape)
+    return ember.tensor(np.abs(a) + 0.5 if pos else a)
+
+
+def jvp_forward(f, xs, ts):
+    with fwAD.dual_level():
+        out = f(*[fwAD.make_dual(x, t) for x, t in zip(xs, ts)])
+        return fwAD.unpack_dual(out).tangent
+
+
+def jvp_reverse(f, xs, ts):
+    """J t by reverse mode only (the double-vjp trick on the whole function)."""
+    xs = [x.detach().requires_grad_() for x in xs]
+    out = f(*xs)
+    u = ember.zeros_like(out).requires_grad_()
+    gs = ember.autograd.grad(out, xs, u, create_graph=True, allow_unused=True)
+    s = sum((g * t).sum() for g, t in zip(gs, ts) if g is not None)
+    return ember.autograd.grad(s, u)[0]
+
+
+CASES = {
+    "exp": (lambda x: x.exp(), [(3, 4)]),
+    "log": (lambda x: x.log(), [(3, 4, "pos")]),
+    "sin": (lambda x: x.sin(), [(3,)]),
+    "cos": (lambda x: x.cos(), [(3,)]),
+    "tanh": (lambda x: ember.tanh(x), [(3,)]),
+    "sigmoid": (lambda x: ember.sigmoid(x), [(3,)]),
+    "relu": (lambda x: ember.relu(x), [(5,)]),
+    "sqrt": (lambda x: x.sqrt(), [(5, "pos")]),
+    "abs": (lambda x: x.abs(), [(5,)]),
+    "neg_reciprocal": (lambda x: -x.reciprocal(), [(5, "pos")]),
+    "pow_scalar": (lambda x: x ** 3, [(5,)]),
+    "pow_tensor": (lambda x, y: x ** y, [(5, "pos"), (5,)]),
+    "pow_scalar_base": (lambda x: 2 ** x, [(5,)]),
+    "add_broadcast": (lambda x, y: x + y, [(2, 3), (3,)]),
+    "sub_alpha": (lambda x, y: ember.sub(x, y, alpha=2), [(2, 3), (3,)]),
+    "rsub": (lambda x: 2 - x, [(3,)]),
+    "mul_broadcast": (lambda x, y: x * y, [(2, 1), (3,)]),
+    "div_broadcast": (lambda x, y: x / y, [(2, 3), (3, "pos")]),
+    "maximum": (lambda a, b: ember.maximum(a, b), [(4,), (4,)]),
+    "where": (lambda a, b: ember.where(a > 0, a, b), [(4,), (4,)]),
+    "clamp": (lambda a: a.clamp(-0.5, 0.5), [(6,)]),
+    "sum": (lambda x: x.sum(), [(2, 3)]),
+    "sum_dim": (lambda x: x.sum(1, keepdim=True), [(2, 3)]),
+    "mean": (lambda x: x.mean(), [(2, 3)]),
+    "mean_dim": (lambda x: x.mean(0), [(2, 3)]),
+    "max_dim": (lambda x: x.max(1)[0], [(2, 3)]),
+    "norm": (lambda a: a.norm(), [(4,)]),
+    "mm": (lambda a, b: a @ b, [(2, 3), (3, 4)]),
+    "mv": (lambda a, b: a @ b, [(2, 3), (3,)]),
+    "dot": (lambda a, b: a @ b, [(3,), (3,)]),
+    "bmm": (lambda a, b: a @ b, [(2, 2, 3), (2, 3, 4)]),
+    "matmul_broadcast": (lambda a, b: a @ b, [(2, 2, 3), (3, 4)]),
+    "transpose": (lambda a: a.t() * 2, [(2, 3)]),
+    "reshape_slice": (lambda a: a.reshape(6)[1:4] * 2, [(2, 3)]),
+    "index": (lambda a: a[[0, 1, 1]], [(3, 2)]),
+    "cat": (lambda a, b: ember.cat([a, b], 1), [(2, 3), (2, 2)]),
+    "stack": (lambda a, b: ember.stack([a, b]), [(2, 3), (2, 3)]),
+    "unbind": (lambda a: a.unbind(1)[1] * 3, [(2, 3)]),
+    "split": (lambda a: a.split(2)[1] * 3, [(4, 3)]),
+    "expand": (lambda a: a.expand(3, 2) + 0, [(2,)]),
+    "softmax_composite": (lambda a: a.exp() / a.exp().sum(1, keepdim=True), [(2, 3)]),
+}
+
+
+def _inputs(specs):
+    return [T(*[d for d in s if d != "pos"], pos="pos" in s) for s in specs]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jvp_equals_reverse_mode(name):
+    f, specs = CASES[name]
+    xs = _inputs(specs)
+    ts = [ember.tensor(rng.standard_normal(tuple(x.shape))) for x in xs]
+    fwd = jvp_forward(f, xs, ts)
+    rev = jvp_reverse(f, xs, ts)
+    assert fwd is not None and fwd.shape == rev.shape and fwd.dtype == rev.dtype
+    np.testing.assert_allclose(fwd.numpy(), rev.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "div_broadcast", "mm", "sum_dim",
+                                  "pow_tensor", "mean_dim", "relu", "sub_alpha"])
+def test_explicit_rules_equal_derived_rules(name, monkeypatch):
+    """An op's explicit @jvp rule gives what the rule derived from its grad formulas gives."""
+    from ember._ops.registry import REGISTRY
+    f, specs = CASES[name]
+    xs = _inputs(specs)
+    ts = [ember.tensor(rng.standard_normal(tuple(x.shape))) for x in xs]
+    explicit = jvp_forward(f, xs, ts)
+    for op in list(REGISTRY.values()):
+        if "jvp_rules" in op.__dict__:
+            monkeypatch.delitem(op.__dict__, "jvp_rules")
+    import ember._ops.pointwise as pw
+    for name_ in ("pow_tensor", "pow_scalar", "pow_scalar_base"):
+        op = getattr(pw, name_)
+        if "jvp_rules" in op.__dict__:
+            monkeypatch.delitem(op.__dict__, "jvp_rules")
+    derived = jvp_forward(f, xs, ts)
+    np.testing.assert_allclose(explicit.numpy(), derived.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_hot_ops_have_explicit_rules():
+    import ember._ops.linalg as la
+    import ember._ops.pointwise as pw
+    import ember._ops.reduction as rd
+    for op in (pw.add, pw.sub, pw.mul, pw.div, pw.exp, pw.log, pw.tanh, pw.sigmoid, pw.relu,
+               pw.pow_scalar, pw.pow_tensor, la.mm, la.mv, rd.sum_all, rd.sum_dim, rd.mean_all,
+               rd.mean_dim):
+        assert op.__dict__.get("jvp_rules"), op.name
+
+
+@pytest.mark.parametrize("f", [lambda a: (a.exp() * a.sin()).sum(0),
+                               lambda a: a.tanh() @ a,
+                               lambda a: ember.sigmoid(a).log() / (a * a + 1)])
+def test_gradcheck_check_forward_ad(f):
+    x = ember.tensor(rng.standard_normal((3, 3)), requires_grad=True)
+    assert gradcheck(f, (x,), check_forward_ad=True)
+    assert gradcheck(f, (x,), check_forward_ad=True, check_backward_ad=False)
+
+
+def test_tangent_is_differentiable_in_reverse_mode():
+    """Forward-over-reverse: the tangent records a graph when grad mode is on."""
+    x = ember.tensor([0.5, 1.0, 2.0], dtype=ember.float64, requires_grad=True)
+    t = ember.tensor([1.0, 0.0, 1.0], dtype=ember.float64)
+    with fwAD.dual_level():
+        y = (fwAD.make_dual(x, t) ** 3).sum()
+        tangent = fwAD.unpack_dual(y).tangent
+    (g,) = ember.autograd.grad(tangent, x)
+    np.testing.assert_allclose(g.numpy(), 6 * x.detach().numpy() * t.numpy())
+
+
+def test_no_grad_tangent_records_nothing():
+    x = ember.tensor([0.5, 1.0], requires_grad=True)
+    with fwAD.dual_level(), ember.no_grad():
+        out = fwAD.make_dual(x, ember.ones(2)).sin()
+        assert fwAD.unpack_dual(out).tangent.grad_fn is None
+
+
+def test_level_exit_deletes_tangents():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(ember.ones(2), ember.ones(2))
+        y = d * 2
+        assert fwAD.unpack_dual(y).tangent is not None
+    assert fwAD.unpack_dual(y).tangent is None
+    assert fwAD.unpack_dual(d).tangent is None
+    assert "tangent" not in repr(y)
+
+
+def test_views_share_the_base_tangent():
+    with fwAD.dual_level():
+        base = fwAD.make_dual(ember.zeros(2, 3), ember.zeros(2, 3))
+        row = base[0]
+        row.mul_(fwAD.make_dual(ember.full((3,), 2.0), ember.ones(3)))
+        assert fwAD.unpack_dual(base).tangent.tolist() == [[0, 0, 0], [0, 0, 0]]
+        view = base.t()
+        base.add_(fwAD.make_dual(ember.ones(2, 3), ember.full((2, 3), 5.0)))
+        assert fwAD.unpack_dual(view).tangent.tolist() == [[5, 5]] * 3
+
+
+def test_decorator_form():
+    @fwAD.dual_level()
+    def f():
+        return fwAD.unpack_dual(fwAD.make_dual(ember.ones(1), ember.ones(1)) * 3).tangent
+    assert f().tolist() == [3.0]
+    assert fwAD._current_level == -1
+
+
+# -- compared with torch ------------------------------------------------------------------------
+def _errors(torch):
+    fw = torch.autograd.forward_ad
+    out = []
+
+    def attempt(fn):
+        try:
+            out.append(fn())
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e).replace("torch.", "ember.")))
+    x, t = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 0.0, 0.0])
+    attempt(lambda: fw.make_dual(x, t))
+    attempt(lambda: fw.exit_dual_level())
+    with fw.dual_level() as level:
+        out.append(level)
+        attempt(fw.enter_dual_level)
+        attempt(lambda: fw.make_dual(x, torch.ones(2)))
+        attempt(lambda: fw.make_dual(torch.ones(3, dtype=torch.long), torch.ones(3)))
+        attempt(lambda: fw.make_dual(x, torch.ones(3, dtype=torch.long)))
+        d = fw.make_dual(x, t)
+        attempt(lambda: fw.make_dual(d, t))
+        attempt(lambda: fw.exit_dual_level(level=5))
+    out.append(fw._current_level)
+    return out
+
+
+def test_errors_as_torch():
+    same(_errors, check_warnings=False)  # torch warns while loading its jvp decompositions
+
+
+def _values(torch):
+    fw = torch.autograd.forward_ad
+    gen = np.random.default_rng(1)
+    x = torch.tensor(gen.standard_normal((2, 3)), requires_grad=True)
+    w = torch.tensor(gen.standard_normal((3, 2)))
+    t = torch.tensor(gen.standard_normal((2, 3)))
+    with fw.dual_level():
+        d = fw.make_dual(x, t)
+        y = torch.tanh(d @ w).exp().sum(0) / 3 - d.mean()
+        p, tan = fw.unpack_dual(y)
+        plain = fw.unpack_dual(w)
+        z = fw.make_dual(torch.ones(2, 3), torch.zeros(2, 3))
+        z[1] = d[0].detach() * 0 + fw.make_dual(torch.ones(3), torch.ones(3))
+        zt = fw.unpack_dual(z).tangent
+        text = repr(fw.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.0])))
+        det = fw.unpack_dual(d.detach()).tangent
+    return p, tan, plain.tangent, type(plain).__name__, plain._fields, zt, text, det
+
+
+def test_values_as_torch():
+    same(_values, rtol=1e-10, atol=1e-12, grad_fn=False, check_warnings=False)
+
+
+def _custom_function(torch):
+    fw = torch.autograd.forward_ad
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            ctx.save_for_forward(x, y)
+            ctx.k = k
+            seen = fw.unpack_dual(x).tangent
+            return x * y * k, seen
+
+        @staticmethod
+        def backward(ctx, g, _):
+            return g, g, None
+
+        @staticmethod
+        def jvp(ctx, xt, yt, kt):
+            x, y = ctx.saved_tensors
+            return (xt * y + yt * x) * ctx.k, None
+
+    class NoJvp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    out = []
+    with fw.dual_level():
+        x = fw.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([1.0, -1.0]))
+        y = torch.tensor([3.0, 4.0])
+        o, seen = Scale.apply(x, y, 2)
+        out += [fw.unpack_dual(o), seen]
+        try:
+            NoJvp.apply(x)
+        except NotImplementedError as e:
+            out.append(str(e))
+        out.append(fw.unpack_dual(NoJvp.apply(y)).tangent)
+    return out
+
+
+def test_custom_function_jvp_as_torch():
+    same(_custom_function, check_warnings=False)
+
+
+def test_custom_function_jvp_matches_reverse():
+    class Cube(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return t * 3 * x ** 2
+
+    x = ember.tensor(rng.standard_normal(4), requires_grad=True)
+    assert gradcheck(Cube.apply, (x,), check_forward_ad=True)
