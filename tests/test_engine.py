@@ -160,9 +160,6 @@ class TestTensorBackward:
         y.backward()
         np.testing.assert_allclose(arr(x.grad), [4., 8.])
 
-    @pytest.mark.xfail(reason="ember frees non-tensor saved values (sizes, scalars) too, so a "
-                              "second backward through sum/mean/view/add-scalar raises",
-                       strict=True)
     @pytest.mark.parametrize("expr, expected", [
         ("x.sum()", [2., 2.]), ("(x + x).sum()", [4., 4.]), ("x.mean()", [1., 1.]),
         ("x.view(2, 1).sum()", [2., 2.]), ("(x - 1).sum()", [2., 2.]),
@@ -174,6 +171,21 @@ class TestTensorBackward:
         z.backward()
         z.backward()
         np.testing.assert_allclose(arr(x.grad), expected)
+
+    def test_freed_node_keeps_its_non_tensor_values(self):
+        def body(torch):
+            x = torch.tensor([1., 2.], requires_grad=True)
+            y = (x ** 3).sum()
+            y.backward()
+            pow_node = y.grad_fn.next_functions[0][0]
+            out = [pow_node._saved_exponent]
+            for f in (lambda: pow_node._saved_self, y.backward):
+                try:
+                    f()
+                except RuntimeError as e:
+                    out.append(str(e))
+            return out
+        same(body)
 
     def test_second_backward_through_nodes_that_save_nothing(self):
         x = leaf([1., 2.])
@@ -257,9 +269,6 @@ class TestBackwardInputs:
             warnings.simplefilter("ignore")
             np.testing.assert_allclose(arr(h.grad), [4., 8.])
 
-    @pytest.mark.xfail(reason="backward(inputs=[non-leaf]) does not call retain_grad() on it as "
-                              "torch does: retains_grad stays False, reading .grad warns and later "
-                              "backward calls do not accumulate into it", strict=True)
     def test_non_leaf_input_is_retained_afterwards(self):
         x = leaf([1., 2.])
         h = x * 2
@@ -282,7 +291,7 @@ class TestBackwardInputs:
             first = (h.grad.clone(), x.grad.clone())
             out.backward(inputs=[x])
             return first, x.grad
-        same(body, check_warnings=False)  # the warning: see the xfail above
+        same(body)
 
     def test_empty_inputs(self):
         x = leaf([1.])
@@ -290,10 +299,6 @@ class TestBackwardInputs:
             x.sum().backward(inputs=[])
         assert str(e.value) == "`inputs` argument to `backward()` cannot be empty."
 
-    @pytest.mark.xfail(reason="backward(inputs=[t]) with t not requiring grad: ember says 'One of "
-                              "the differentiated Tensors does not require grad', torch says "
-                              "\"can't retain_grad on Tensor that has requires_grad=False\"",
-                       strict=True)
     def test_input_not_requiring_grad(self):
         x = leaf([1., 2.])
         with pytest.raises(RuntimeError) as e:
@@ -326,9 +331,6 @@ class TestAutogradBackward:
             autograd.backward(x.sum(), [1.0])
         assert str(e.value) == "gradients can be either Tensors or None, but got float"
 
-    @pytest.mark.xfail(reason="autograd.backward does not check that the numbers of tensors and "
-                              "grad_tensors agree (torch: 'got 2 tensors and 1 gradients')",
-                       strict=True)
     def test_count_mismatch(self):
         x = leaf([1., 2.])
         with pytest.raises(RuntimeError) as e:
@@ -342,9 +344,6 @@ class TestAutogradBackward:
         assert [str(w.message) for w in rec] == [WARN_GRAD_VARIABLES]
         np.testing.assert_allclose(arr(x.grad), [4., 8.])
 
-    @pytest.mark.xfail(reason="message for grad_tensors + grad_variables uses quotes "
-                              "('grad_tensors', backward()) where torch uses backticks",
-                       strict=True)
     def test_grad_tensors_and_grad_variables_together(self):
         x = leaf([1., 2.])
         with warnings.catch_warnings():
@@ -478,9 +477,6 @@ class TestAutogradGrad:
             autograd.grad(ember.ones(2).sum(), [x])
         assert str(e.value) == ERR_NO_GRAD_FN
 
-    @pytest.mark.xfail(reason="autograd.grad(outputs, inputs=[]) returns () and accumulates into "
-                              "the leaves' .grad; torch raises \"`inputs` argument to `grad()` "
-                              "cannot be empty.\"", strict=True)
     def test_empty_inputs(self):
         x = leaf([1., 2.])
         with pytest.raises(RuntimeError) as e:
@@ -787,10 +783,6 @@ class TestHigherOrder:
             np.testing.assert_allclose(arr(v), c(xs), rtol=1e-10, atol=1e-12,
                                        err_msg=f"{name} derivative {k}")
 
-    @pytest.mark.xfail(reason="pow's derivative for exponent 2 is written grad*(self*2), so the "
-                              "third derivative of x**3 no longer requires grad and a fourth "
-                              "autograd.grad raises; torch keeps it differentiable (4th = 0)",
-                       strict=True)
     def test_fourth_derivative_of_cube_is_zero(self):
         x = leaf64(2.0)
         values = derivatives(lambda t: t ** 3, x, 4)
@@ -975,9 +967,6 @@ def test_hook_order_hardcoded():
     assert log[5][1] is None  # retain_grad runs after every tensor hook, in torch 2.x
 
 
-@pytest.mark.xfail(reason="hooks registered on an AccumulateGrad node (register_prehook / "
-                          "register_hook) never run: engine._run_node returns before them",
-                   strict=True)
 def test_accumulate_grad_node_hooks_run():
     log = []
     x = leaf([1., 2.])
@@ -1007,9 +996,6 @@ def test_node_execution_order_matches_torch():
     same(body)
 
 
-@pytest.mark.xfail(reason="leaves whose AccumulateGrad nodes are ready together run in id() "
-                          "order in ember (engine._execute ties on id(fn)); torch's ready queue "
-                          "gives a fixed order ([0, 2, 5, 4, 1, 3] here)", strict=True)
 def test_simultaneously_ready_leaves_order_matches_torch():
     log = []
 
@@ -1027,3 +1013,62 @@ def test_simultaneously_ready_leaves_order_matches_torch():
         x.register_hook(lambda g, i=i: log.append(i))
     Gather.apply(*xs).sum().backward()
     assert log == [0, 2, 5, 4, 1, 3]
+
+
+def test_ready_queue_order_with_ties_matches_torch():
+    # Leaves become ready in several batches while other nodes wait in the queue, and custom
+    # Function nodes interleave with op nodes: every hook fires in torch's order.
+    def body(torch):
+        log = []
+
+        class Twice(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * 2 + b
+
+            @staticmethod
+            def backward(ctx, g):
+                log.append("Twice")
+                return g * 2, g
+
+        xs = [torch.tensor([float(i + 1)], requires_grad=True) for i in range(7)]
+        for i, x in enumerate(xs):
+            x.register_hook(lambda g, i=i: log.append(i))
+        u = xs[0] * xs[1] + xs[2].exp()
+        v = Twice.apply(xs[3], u) * xs[4]
+        w = (xs[5] * xs[6]).sin() + u
+        for name, t in (("u", u), ("v", v), ("w", w)):
+            t.grad_fn.register_prehook(lambda go, name=name: log.append(name))
+        torch.autograd.backward([v.sum(), w.sum(), (u * xs[6]).sum()])
+        return log, [x.grad for x in xs]
+    same(body)
+
+
+def test_zero_dim_gradients_summed_stay_arrays():
+    x = leaf(2.)
+    (x * 2 + x * 3).backward()
+    assert type(x.grad._data) is np.ndarray
+    assert x.grad.item() == 5.0 and repr(x.grad) == "tensor(5.)"
+    y = x.exp() * x.sin()
+    (y * y + y).backward()
+    assert type(x.grad._data) is np.ndarray
+
+
+def test_inputs_as_a_dict_oracle():
+    def body(torch):
+        x = torch.tensor([1., 2.], requires_grad=True)
+        w = torch.tensor([3., 4.], requires_grad=True)
+        out = (x * w).sum()
+        g = torch.autograd.grad(out, {"x": x, "w": w}, retain_graph=True)
+        z = torch.autograd.grad(out, [x, torch.ones(2, requires_grad=True)],
+                                materialize_grads=True, create_graph=True)
+        out.backward(inputs={"w": w})
+        return g, z, x.grad, w.grad
+    same(body)
+
+
+def test_grad_count_mismatch():
+    x = leaf([1., 2.])
+    with pytest.raises(RuntimeError) as e:
+        autograd.grad([(x * 2).sum(), (x * 3).sum()], x, [None])
+    assert str(e.value) == "got 2 tensors and 1 gradients"

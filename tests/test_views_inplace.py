@@ -43,16 +43,11 @@ BUG_EXPAND = ("in-place on an expanded view: ember lets NumPy raise ValueError('
               "more than one element of the written-to tensor refers to a single memory "
               "location. ...') when recording, and allows fill_/zero_/index_put_/masked_fill_ "
               "when not")
-BUG_SPLIT_NAME = ("split(int)/chunk outputs: ember's grad_fn is SplitWithSizesBackward0 (and its "
-                  "multi-output error says 'Output 1 of SplitWithSizes'); torch's is "
-                  "SplitBackward0 ('Output 1 of Split')")
 BUG_MULTI_PLAIN = ("in-place with a requires-grad operand on an unbind/split output of a tensor "
                    "that does not require grad: ember says 'Output 0 of a multi-output view "
                    "function is a view ...'; torch says 'A view was created in no_grad mode and "
                    "is being modified inplace with grad mode enabled. This view is the output of "
                    "a function that returns multiple views. ...'")
-BUG_CREATION = ("ember.tensor(list_of_floats, dtype=ember.float64) rounds the values through "
-                "float32 (_creation._to_array casts to the default dtype before applying dtype)")
 BUG_SAVE_UNNEEDED = ("mul (and other binary ops) save both inputs even when only one gradient "
                      "is needed, so modifying a saved-but-unneeded input in place raises a "
                      "version error on backward; torch saves self for MulBackward0 only when "
@@ -64,12 +59,6 @@ BUG_SETITEM_DIRECT = ("basic-index __setitem__ writes into self directly (shape.
                       "Variable ...'; on a no_grad view torch says 'Output 0 of Select is a view "
                       "of a view which was created in no_grad mode ...'; on an unbind output torch "
                       "says 'Output 0 of Select is a view ...', ember 'Output 1 of Unbind ...'")
-BUG_SAVE_AFTER_BUMP = ("in-place ops record their saved operands after bumping the version "
-                       "counter (registry._inplace_call: _bump_version before record), so an "
-                       "operand sharing self's counter (x.mul_(x), base[0].mul_(base[1])) "
-                       "escapes the version check; torch raises 'one of the variables needed "
-                       "for gradient computation has been modified by an inplace operation: "
-                       "... is at version 1; expected version 0 instead' on backward")
 BUG_INPLACE_BROADCAST = ("in-place op whose operand does not broadcast to self's shape: ember "
                          "leaks NumPy's ValueError; torch raises RuntimeError (\"output with "
                          "shape [4] doesn't match the broadcast shape [3, 4]\" / 'The size of "
@@ -96,9 +85,6 @@ BUG_MULTI_VIEW_OF_VIEW = ("a view of an unbind/split output modified in place: t
 BUG_SAVED_VIEW_NAME = ("version error for a saved view whose base was modified: torch names the "
                        "view's regenerated node ('which is output 0 of AsStrided'); ember names "
                        "the node at save time ('output 0 of Select')")
-BUG_GRADGRADCHECK = ("ember.autograd.gradgradcheck always fails: gradcheck's numerical Jacobian "
-                     "runs func under no_grad, so gradgradcheck's first_derivatives() finds no "
-                     "output requiring grad and returns () -> IndexError (even for x.exp())")
 BUG_MARK_DIRTY_VIEW = ("custom Function with ctx.mark_dirty on a view: ember does not rebase the "
                        "base's history (no CopySlices), so the base's grad_fn and gradients "
                        "through it are wrong")
@@ -115,8 +101,6 @@ def grid_bug(view_name, op_name, base_kind):
             return BUG_MULTI_PLAIN if uses_b else None
         if op_name.startswith("setitem_basic"):
             return BUG_SETITEM_DIRECT
-        if view_name in ("split", "chunk"):
-            return BUG_SPLIT_NAME
     return None
 
 
@@ -330,7 +314,6 @@ def test_second_derivatives_numerically(case):
         np.testing.assert_allclose(an, num, rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.xfail(reason=BUG_GRADGRADCHECK, strict=True)
 def test_gradgradcheck_through_copyslices():
     fn = _double_fn(ember, "select-mul_")
     inputs = (leaf(ember, (3, 4)), leaf(ember, (3, 4), 0.5, 1.5, seed=2))
@@ -352,8 +335,6 @@ def test_semantics(torch, case):
 # == 4. errors ===================================================================================
 # Which error cases are ember bugs today.
 ERROR_BUGS = {
-    "split_int_output_name": BUG_SPLIT_NAME,
-    "chunk_output_name": BUG_SPLIT_NAME,
     "leaf_setitem": BUG_SETITEM_DIRECT,
     "no_grad_view_setitem_with_grad": BUG_SETITEM_DIRECT,
     "no_grad_view_operand_requires_grad": BUG_NO_GRAD_VIEW_PLAIN,
@@ -363,8 +344,6 @@ ERROR_BUGS = {
     "no_grad_view_read_in_no_grad_after_inplace": BUG_NO_GRAD_VIEW_REFRESH,
     "unbind_output_view_of_view": BUG_MULTI_VIEW_OF_VIEW,
     "saved_view_base_modified": BUG_SAVED_VIEW_NAME,
-    "self_as_operand_mul_": BUG_SAVE_AFTER_BUMP,
-    "operand_view_of_same_base_mul_": BUG_SAVE_AFTER_BUMP,
     "inplace_broadcast_grows_self": BUG_INPLACE_BROADCAST,
     "inplace_broadcast_mismatch_on_view": BUG_INPLACE_BROADCAST,
 }
@@ -621,7 +600,6 @@ def test_modifying_unneeded_saved_input_scalar_other(torch):
     check(body, torch)
 
 
-@pytest.mark.xfail(reason=BUG_CREATION, strict=True)
 def test_tensor_from_float_list_float64_is_exact():
     assert ember.tensor([0.1], dtype=ember.float64).tolist() == [0.1]
 

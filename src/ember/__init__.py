@@ -19,6 +19,7 @@ from ._creation import (Generator, arange, as_tensor, default_generator, empty, 
                         linspace, logspace, manual_seed, normal, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                         set_rng_state, tensor, zeros, zeros_like)
+from ._creation import cartesian_prod, meshgrid, tril_indices, triu_indices
 from . import _ops
 # Each op family lists its public functions in __all__; ember's namespace is their union.
 from ._ops.pointwise import *  # noqa: F401,F403
@@ -38,6 +39,7 @@ from ._ops.loss import *  # noqa: F401,F403
 from ._ops.conv import *  # noqa: F401,F403
 from ._ops.pooling import *  # noqa: F401,F403
 from ._ops.normalization import *  # noqa: F401,F403
+from ._ops.random import *  # noqa: F401,F403
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import autograd, nn
@@ -47,7 +49,6 @@ concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative, absolute = mul, sub, div, div, neg, abs
 swapaxes = swapdims = transpose
 ger = outer
-inner = dot
 
 
 def is_anomaly_enabled() -> bool:
@@ -114,7 +115,7 @@ def set_num_threads(n) -> None:
     """Accepted for compatibility: NumPy's BLAS decides its own threading."""
 
 
-_SUBMODULES = ("cuda", "profiler", "utils", "optim", "func")
+_SUBMODULES = ("cuda", "profiler", "utils", "optim", "func", "linalg", "datasets")
 
 
 def __getattr__(name):

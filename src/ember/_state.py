@@ -8,6 +8,9 @@ import threading
 class _ThreadState(threading.local):
     grad_enabled = True
     inference = False
+    # The grad mode that is_grad_enabled() reports inside inference mode, where grad_enabled
+    # (which decides whether ops record) stays False: enable_grad can't undo inference mode.
+    inference_grad = False
     anomaly = False
     anomaly_check_nan = True
     # saved_tensors_hooks: a stack of (pack, unpack) pairs, innermost last.
@@ -20,3 +23,7 @@ state = _ThreadState()
 # The profiler hook: None when no profiler runs (one global read per op), else a callable
 # ``hook(name, inputs) -> context manager``.
 profiler_hook = [None]
+
+# Forward-mode AD: None when no dual level is active (one global read per op), else the hook
+# object of ember.autograd.forward_ad that computes output tangents.
+forward_hook = [None]

@@ -107,6 +107,7 @@ class Tensor:
     _retains_grad = False
     _grad_acc = None  # weakref to the AccumulateGrad node of a leaf
     _is_inference = False
+    _fw_grad = None  # forward-mode AD tangent at the current dual level (autograd.forward_ad)
     # Views: how to cut this view out of its base again, and the base version that its grad_fn
     # reflects (see _ops/views.py).
     _view_chain = ()
@@ -218,6 +219,9 @@ class Tensor:
         return to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         a = to_numpy(self._data)
         return a if dtype is None else a.astype(dtype, copy=False)
 
@@ -268,10 +272,14 @@ class Tensor:
     def _repr_suffixes(self):
         fn = self._grad_fn
         if fn is not None:
-            return [f"grad_fn=<{type(fn).__name__}>"]
-        if self._requires_grad:
-            return ["requires_grad=True"]
-        return []
+            out = [f"grad_fn=<{type(fn).__name__}>"]
+        elif self._requires_grad:
+            out = ["requires_grad=True"]
+        else:
+            out = []
+        if self._fw_grad is not None:
+            out.append(f"tangent={self._fw_grad!r}")
+        return out
 
     def __repr__(self, *, tensor_contents=None):
         from ._printing import tensor_str
@@ -299,6 +307,9 @@ class Tensor:
                 raise RuntimeError(_NON_LEAF_REQUIRES_GRAD)
             return self
         if requires_grad:
+            if self._is_inference and not state.inference:
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                                   "InferenceMode is not allowed.")
             dt = self.dtype
             if dt.category < D.FLOATING:
                 if _from_attribute:
@@ -368,6 +379,8 @@ class Tensor:
         """A new leaf sharing data and version counter with this tensor, outside the graph."""
         t = _wrap(self._data)
         t._vc = self._version_counter()
+        if self._is_inference:
+            t._is_inference = True
         return t
 
     def detach_(self):
@@ -422,6 +435,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._is_inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         vc = self._vc
         return 0 if vc is None else vc[0]
 

@@ -27,10 +27,12 @@ import numpy as np
 import ember
 import ember.nn.functional as F
 from ember._ops import linalg as LA
+from ember._ops import logical as LG
 from ember._ops import nn_ops as NN
 from ember._ops import pointwise as PW
 from ember._ops import reduction as R
 from ember._ops import shape as SH
+from ember._ops import unary as UN
 from ember._ops import views as VW
 from ember._ops.registry import OpDef
 
@@ -263,22 +265,13 @@ def _gf(node_torch, node_ember, where):
 # ---------------------------------------------------------------------------------------------
 # Pointwise arithmetic
 # ---------------------------------------------------------------------------------------------
-_ALPHA_INT_XF = XFail(
-    "test_forward_torch",
-    "ember._ops.pointwise.add/sub: a float alpha with integral tensors is accepted (result "
-    "silently becomes float); torch raises RuntimeError 'For integral input tensors, argument "
-    "alpha must not be a floating point number.'", samples=("alpha_float",),
-    dtypes=("int64", "int32", "uint8", "bool"))
-
-
 def _add_samples(m):
     return binary(m) + [S("alpha", m(2, 3), m(3), alpha=2),
                         S("alpha_float", m(2, 3), m(2, 3), alpha=0.5)]
 
 
 row("add", ember.add, "add", [PW.add], _add_samples,
-    np_ref=lambda a, b, alpha=1: a + alpha * b, dtypes=ALL_REAL, promotion=True,
-    xfails=(_ALPHA_INT_XF,))
+    np_ref=lambda a, b, alpha=1: a + alpha * b, dtypes=ALL_REAL, promotion=True)
 row("add_operator", lambda a, b: a + b, None, [PW.add], binary,
     np_ref=lambda a, b: a + b, dtypes=("float32", "float64", "int64", "bool"))
 row("radd_scalar", lambda x: 2.5 + x, None, [PW.add], unary, np_ref=lambda x: 2.5 + x,
@@ -298,9 +291,7 @@ row("iadd", _iadd, None, [PW.add, SH.clone], inplace_binary, np_ref=lambda a, b:
     dtypes=("float32", "float64", "int64"))
 
 row("sub", ember.sub, "sub", [PW.sub], _add_samples,
-    np_ref=lambda a, b, alpha=1: a - alpha * b, dtypes=ALL_REAL, promotion=True,
-    xfails=(XFail(_ALPHA_INT_XF.test, _ALPHA_INT_XF.reason, samples=("alpha_float",),
-                  dtypes=("int64", "int32", "uint8")),))
+    np_ref=lambda a, b, alpha=1: a - alpha * b, dtypes=ALL_REAL, promotion=True)
 row("sub_operator", lambda a, b: a - b, None, [PW.sub], binary, np_ref=lambda a, b: a - b,
     dtypes=("float32", "float64", "int64"))
 row("sub_", lambda a, b, **k: a.clone().sub_(b, **k), None, [PW.sub, SH.clone],
@@ -415,26 +406,11 @@ def _pow_tensor_samples(m):
     return out
 
 
-_POW_INT_NEG_XF = XFail(
-    "test_forward_torch",
-    "ember._ops.pointwise.pow_tensor: int tensor ** int tensor with negative exponents raises "
-    "NumPy's ValueError; torch computes it (1 ** -1 == 1, 2 ** -1 == 0, (-1) ** -3 == -1)",
-    samples=("neg_int_exp",))
-_POW_ZERO_BASE_XF = XFail(
-    "test_grad_vs_torch",
-    "ember._ops.pointwise.pow_tensor derivative: at base 0 and exponent 0 the self gradient "
-    "is nan (0 * 0**-1) where torch gives 0 (pow_backward_self masks exponent == 0); and the "
-    "exponent gradient at base 0 with a negative exponent is 0 where torch gives -inf "
-    "(torch zeroes it only where base == 0 and exponent >= 0)", samples=("zero_base",))
 row("pow_tensor", ember.pow, "pow", [PW.pow_tensor], _pow_tensor_samples,
     np_ref=lambda x, y: np.power(x, y), dtypes=("float32", "float64", "int64"),
-    promotion=True,
-    xfails=(_POW_INT_NEG_XF, _POW_ZERO_BASE_XF,
-            XFail("test_gradgrad_vs_torch", _POW_ZERO_BASE_XF.reason, samples=("zero_base",))))
+    promotion=True)
 row("pow_tensor_operator", lambda x, y: x ** y, None, [PW.pow_tensor], _pow_tensor_samples,
-    np_ref=lambda x, y: np.power(x, y),
-    xfails=(_POW_ZERO_BASE_XF,
-            XFail("test_gradgrad_vs_torch", _POW_ZERO_BASE_XF.reason, samples=("zero_base",))))
+    np_ref=lambda x, y: np.power(x, y))
 
 
 def _pow_base_samples(m):
@@ -446,16 +422,9 @@ def _pow_base_samples(m):
     return out
 
 
-_POW_BASE0_XF = XFail(
-    "test_grad_vs_torch",
-    "ember._ops.pointwise.pow_scalar_base derivative: with base 0 the exponent gradient is 0 "
-    "everywhere; torch gives grad * result * log(0) = -inf where the exponent is negative "
-    "(it zeroes only exponent >= 0)", samples=("base0",))
 row("pow_scalar_base", lambda b, x: ember.pow(b, x), lambda torch: lambda b, x: torch.pow(b, x),
     [PW.pow_scalar_base], _pow_base_samples, np_ref=lambda b, x: np.power(float(b), x),
-    dtypes=("float32", "float64", "int64"),
-    xfails=(_POW_BASE0_XF,
-            XFail("test_gradgrad_vs_torch", _POW_BASE0_XF.reason, samples=("base0",))))
+    dtypes=("float32", "float64", "int64"))
 row("rpow_operator", lambda x: 2 ** x, None, [PW.pow_scalar_base], unary,
     np_ref=lambda x: 2.0 ** x, dtypes=("float32", "float64", "int64"))
 
@@ -510,11 +479,7 @@ _unary_rows("reciprocal", lambda x: 1 / x, kinks=(0.0,))
 _unary_rows("relu", lambda x: np.maximum(x, 0), kinks=(0.0,),
             dtypes=("float32", "float64", "int64", "int32", "bool"))
 _unary_rows("abs", np.abs, kinks=(0.0,),
-            dtypes=("float32", "float64", "float16", "int64", "int32", "bool"),
-            xfails=(XFail("test_forward_torch",
-                          "ember._ops.pointwise.abs on a bool tensor returns the bool tensor; "
-                          "torch raises NotImplementedError: \"abs_cpu\" not implemented for "
-                          "'Bool'", dtypes=("bool",)),))
+            dtypes=("float32", "float64", "float16", "int64", "int32", "bool"))
 _unary_rows("sign", np.sign, kinks=(0.0,),
             dtypes=("float32", "float64", "float16", "int64", "int32", "bool"))
 row("relu_functional", F.relu, "nn.functional.relu", [PW.relu], unary,
@@ -537,27 +502,19 @@ def _clamp_samples(m):
             S("float_bounds", m(2, 3), -0.5, 1.5)]
 
 
-_CLAMP_INT_XF = XFail(
-    "test_forward_torch",
-    "ember._ops.pointwise.clamp: an integral tensor with float bounds gives float64 (NumPy "
-    "promotion inside the kernel); torch promotes with the bounds like a binary op and gives "
-    "float32 (the default dtype)", dtypes=("int64",),
-    samples=("both", "min_only", "max_only", "min_gt_max", "scalar", "empty", "float_bounds"))
-
-
 def _clamp_np(x, min=None, max=None):
     return np.minimum(np.maximum(x, min if min is not None else -np.inf),
                       max if max is not None else np.inf)
 
 
-row("clamp", ember.clamp, "clamp", [PW.clamp, PW.clamp_mask], _clamp_samples,
+row("clamp", ember.clamp, "clamp", [UN.clamp_scalar, UN.clamp_mask], _clamp_samples,
     np_ref=_clamp_np, kinks=(-0.5, 0.5, 0.0, 1.0, -1.0, 1.5),
-    dtypes=("float32", "float64", "int64"), xfails=(_CLAMP_INT_XF,))
-row("clip", ember.clip, "clip", [PW.clamp], _clamp_samples, np_ref=_clamp_np,
+    dtypes=("float32", "float64", "int64"))
+row("clip", ember.clip, "clip", [UN.clamp_scalar], _clamp_samples, np_ref=_clamp_np,
     kinks=(-0.5, 0.5, 0.0, 1.0, -1.0, 1.5))
-row("clamp_method", lambda x, *a, **k: x.clamp(*a, **k), None, [PW.clamp], _clamp_samples,
+row("clamp_method", lambda x, *a, **k: x.clamp(*a, **k), None, [UN.clamp_scalar], _clamp_samples,
     np_ref=_clamp_np, kinks=(-0.5, 0.5, 0.0, 1.0, -1.0, 1.5))
-row("clamp_", lambda x, *a, **k: x.clone().clamp_(*a, **k), None, [PW.clamp, SH.clone],
+row("clamp_", lambda x, *a, **k: x.clone().clamp_(*a, **k), None, [UN.clamp_scalar, SH.clone],
     _clamp_samples, np_ref=_clamp_np, kinks=(-0.5, 0.5, 0.0, 1.0, -1.0, 1.5))
 
 
@@ -572,7 +529,7 @@ def _torch_clamp_mask(torch):
     return f
 
 
-row("clamp_mask", PW.clamp_mask, _torch_clamp_mask, [PW.clamp_mask],
+row("clamp_mask", UN.clamp_mask, _torch_clamp_mask, [UN.clamp_mask],
     lambda m: [S("both", m(2, 3), -0.5, 0.5), S("min", m(4), 0.0, None),
                S("max", m(4), None, 0.0), S("ties", m.arr([-0.5, 0.5, 0.0]), -0.5, 0.5)],
     np_ref=lambda x, lo, hi: ((x >= lo) if lo is not None else True)
@@ -627,13 +584,6 @@ for _name, (_dunder, _np) in _CMP.items():
     row(f"{_name}_operator", method(_dunder), None, [_d],
         _cmp_samples, np_ref=_np, dtypes=("float32", "int64"), differentiable=False)
 
-_BITWISE_FLOAT_XF = XFail(
-    "test_forward_torch",
-    "ember._ops.pointwise bitwise ops on floating tensors raise NumPy's TypeError; torch "
-    "raises NotImplementedError: \"bitwise_and_cpu\" not implemented for 'Float'",
-    dtypes=("float32",))
-
-
 def _bitwise_samples(m):
     out = binary(m, scalar=None)
     out.append(S("py_int", m(2, 3), 3 if np.dtype(m.dtype).kind != "b" else True))
@@ -643,32 +593,26 @@ def _bitwise_samples(m):
 for _name, _dunder, _np in [("bitwise_and", "__and__", np.bitwise_and),
                             ("bitwise_or", "__or__", np.bitwise_or),
                             ("bitwise_xor", "__xor__", np.bitwise_xor)]:
-    _d = PW.__dict__[_name]
+    _d = LG.__dict__[_name]
     row(_name, getattr(ember, _name), _name, [_d], _bitwise_samples, np_ref=_np,
         dtypes=("int64", "int32", "uint8", "bool", "float32"), differentiable=False,
-        promotion=True, domain=(-5, 5),
-        xfails=(XFail(_BITWISE_FLOAT_XF.test, _BITWISE_FLOAT_XF.reason.replace(
-            "bitwise_and", _name), dtypes=("float32",)),))
+        promotion=True, domain=(-5, 5))
     row(f"{_name}_operator", method(_dunder), None, [_d],
         _bitwise_samples, np_ref=_np, dtypes=("int64", "bool"), differentiable=False,
         domain=(-5, 5))
-row("rand_operator", lambda x: True & x, None, [PW.bitwise_and], unary,
+row("rand_operator", lambda x: True & x, None, [LG.bitwise_and], unary,
     np_ref=lambda x: np.bitwise_and(True, x), dtypes=("bool", "int64"), differentiable=False)
-row("ror_operator", lambda x: 6 | x, None, [PW.bitwise_or], unary,
+row("ror_operator", lambda x: 6 | x, None, [LG.bitwise_or], unary,
     np_ref=lambda x: np.bitwise_or(6, x), dtypes=("int64",), differentiable=False)
-row("bitwise_not", ember.bitwise_not, "bitwise_not", [PW.bitwise_not], unary,
+row("bitwise_not", ember.bitwise_not, "bitwise_not", [LG.bitwise_not], unary,
     np_ref=np.invert, dtypes=("int64", "int32", "uint8", "bool", "float32"),
-    differentiable=False, domain=(-5, 5),
-    xfails=(XFail("test_forward_torch",
-                  "ember._ops.pointwise.bitwise_not on a float tensor raises TypeError; torch "
-                  "raises NotImplementedError: \"bitwise_not_cpu\" not implemented for 'Float'",
-                  dtypes=("float32",)),))
-row("invert_operator", lambda x: ~x, None, [PW.bitwise_not], unary, np_ref=np.invert,
+    differentiable=False, domain=(-5, 5))
+row("invert_operator", lambda x: ~x, None, [LG.bitwise_not], unary, np_ref=np.invert,
     dtypes=("int64", "bool"), differentiable=False, domain=(-5, 5))
-row("logical_not", ember.logical_not, "logical_not", [PW.logical_not],
+row("logical_not", ember.logical_not, "logical_not", [LG.logical_not],
     lambda m: unary(m) + [S("zeros", m.arr([0, 1, 0]))], np_ref=np.logical_not,
     dtypes=("float32", "float64", "int64", "bool"), differentiable=False)
-row("logical_not_method", lambda x: x.logical_not(), None, [PW.logical_not], unary,
+row("logical_not_method", lambda x: x.logical_not(), None, [LG.logical_not], unary,
     np_ref=np.logical_not, dtypes=("float32", "bool"), differentiable=False)
 
 
@@ -684,9 +628,9 @@ def _isclose_samples(m):
     return out
 
 
-row("isclose", ember.isclose, "isclose", [PW.isclose], _isclose_samples,
+row("isclose", ember.isclose, "isclose", [LG.isclose], _isclose_samples,
     np_ref=np.isclose, dtypes=("float32", "float64", "int64"), differentiable=False)
-row("isclose_method", lambda a, b, **k: a.isclose(b, **k), None, [PW.isclose],
+row("isclose_method", lambda a, b, **k: a.isclose(b, **k), None, [LG.isclose],
     _isclose_samples, np_ref=np.isclose, differentiable=False)
 
 # -- fill / zero / copy (in place) ---------------------------------------------------------------
@@ -760,25 +704,9 @@ def _np_reduce(f):
     return ref
 
 
-_ZERO_DIM_XF = XFail(
-    "test_forward_torch",
-    "ember._ops.reduction.{op}: a reduction over dim 0 (or -1) of a 0-dim tensor fails inside "
-    "NumPy (AxisError: axis 0 is out of bounds for array of dimension 0); torch accepts dim 0 "
-    "and -1 on a 0-dim tensor and returns a 0-dim tensor", samples=("0dim", "0dim_keep"))
-
-
-def _zero_dim_xfails(op, tests=("test_forward_torch", "test_forward_numpy", "test_gradcheck",
-                                "test_gradgradcheck", "test_raw_equals_create_graph", "test_grad_vs_torch",
-                                "test_gradgrad_vs_torch", "test_grad_shapes", "test_no_grad",
-                                "test_grad_fn_name")):
-    reason = _ZERO_DIM_XF.reason.format(op=op)
-    return tuple(XFail(t, reason, samples=("0dim", "0dim_keep")) for t in tests)
-
-
 row("sum_dim", lambda x, *a, **k: x.sum(*a, **k), None, [R.sum_dim],
     lambda m: _dim_samples(m) + [S("dtype", m(2, 3), 1, dtype=DT("float64"))],
-    np_ref=_np_reduce(np.sum), dtypes=("float32", "float64", "int64", "bool"),
-    xfails=_zero_dim_xfails("sum_dim"))
+    np_ref=_np_reduce(np.sum), dtypes=("float32", "float64", "int64", "bool"))
 row("sum_dim_fn", ember.sum, "sum",
     [R.sum_dim], lambda m: [S("dim1", m(2, 3), 1), S("keep", m(2, 3), 0, True),
                             S("kw", m(2, 3, 4), dim=(1, 2), keepdim=True)],
@@ -792,7 +720,7 @@ row("mean_method", lambda x: x.mean(), None, [R.mean_all], unary,
 row("mean_dim", lambda x, *a, **k: x.mean(*a, **k), None, [R.mean_dim],
     lambda m: _dim_samples(m) + [S("int_dtype", C(m(2, 3, dtype="int64")), 1,
                                    dtype=DT("float32"))],
-    np_ref=_np_reduce(np.mean), xfails=_zero_dim_xfails("mean_dim"))
+    np_ref=_np_reduce(np.mean))
 row("mean_dim_fn", ember.mean, "mean", [R.mean_dim],
     lambda m: [S("dim1", m(2, 3), 1), S("keep", m(2, 3), 0, True)], np_ref=_np_reduce(np.mean))
 
@@ -871,8 +799,8 @@ def _np_take_along(x, idx, dim, keepdim=True):
     return np.squeeze(np.take_along_axis(x, np.expand_dims(idx, dim), axis=dim), dim)
 
 
-row("take_along_dim", R.take_along_dim_keep, _torch_take_along,
-    [R.take_along_dim_keep, R.value_selecting_backward],
+row("take_along_dim_keep", R.take_along_dim_keep, _torch_take_along,
+    [R.take_along_dim_keep, R.take_along_dim_backward],
     lambda m: [S("keep", m(2, 3), m.idx(2, 1, high=3), 1),
                S("no_keep", m(2, 3), m.idx(3, high=2), 0, False),
                S("repeat", m(2, 3), m.idx(2, 4, high=3), 1),
@@ -946,13 +874,9 @@ row("t", ember.t, "t", [SH.t],
     np_ref=lambda x: x.T, dtypes=("float32", "float64", "int64", "bool"))
 row("t_method", lambda x: x.t(), None, [SH.t], lambda m: [S("matrix", m(2, 3))],
     np_ref=lambda x: x.T)
-row("T_property", lambda x: x.T, None, [SH.t, SH._permute],
-    lambda m: [S("matrix", m(2, 3)), S("3d", m(2, 3, 4)), S("vector", m(3))],
-    np_ref=lambda x: x.T,
-    xfails=(XFail("test_grad_fn_name", _gf(
-        "PermuteBackward0", "TBackward0", "Tensor.T on a 2-D tensor; src/ember/_ops/shape.py "
-        "Tensor.T calls t() for 2-D tensors, torch's .T is numpy_T, a permute"),
-        samples=("matrix",)),))
+row("T_property", lambda x: x.T, None, [SH._permute],
+    lambda m: [S("matrix", m(2, 3)), S("3d", m(2, 3, 4)), S("vector", m(3)), S("0dim", m())],
+    np_ref=lambda x: x.T)
 row("mT_property", lambda x: x.mT, None, [SH.transpose],
     lambda m: [S("matrix", m(2, 3)), S("3d", m(2, 3, 4))], np_ref=lambda x: np.swapaxes(x, -1, -2))
 row("transpose", ember.transpose, "transpose", [SH.transpose],
@@ -998,14 +922,11 @@ row("squeeze", ember.squeeze, "squeeze", [SH._squeeze_all, SH._squeeze_dim],
 row("squeeze_method", lambda x, *a: x.squeeze(*a), None, [SH._squeeze_all, SH._squeeze_dim],
     lambda m: [S("all", m(1, 3, 1)), S("dim", m(1, 3), 0)],
     np_ref=lambda x, *d: np.squeeze(x, *d))
-row("squeeze_dims", lambda x, d: x.squeeze(d), None, [SH._squeeze_dim],
+row("squeeze_dims", lambda x, d: x.squeeze(d), None, [SH._squeeze_dims],
     lambda m: [S("tuple", m(1, 3, 1), (0, 2)), S("list", m(1, 3, 1), [0, 1]),
-               S("tuple_neg", m(2, 1, 1), (-1,))],
-    np_ref=lambda x, d: np.squeeze(x, tuple(i for i in d if x.shape[i] == 1)),
-    xfails=(XFail("test_grad_fn_name", _gf(
-        "SqueezeBackward2", "SqueezeBackward1", "Tensor.squeeze with a tuple/list of dims "
-        "(aten::squeeze.dims); src/ember/_ops/shape.py _squeeze_dim uses one node for an int "
-        "and a tuple of dims")),))
+               S("tuple_neg", m(2, 1, 1), (-1,)), S("0dim", m(), (0,)),
+               S("0dim_empty", m(), ())],
+    np_ref=lambda x, d: np.squeeze(x, tuple(i for i in d if x.ndim and x.shape[i] == 1)))
 row("unsqueeze", ember.unsqueeze, "unsqueeze", [SH.unsqueeze],
     lambda m: [S("front", m(2, 3), 0), S("back", m(2, 3), -1), S("mid", m(2, 3), 1),
                S("0dim", m(), 0)],
@@ -1080,10 +1001,7 @@ _index_key_row("getitem_slice_neg", slice(-2, None), [SH.slice_])
 _index_key_row("getitem_slice_clamped", slice(1, 100), [SH.slice_])
 _index_key_row("getitem_slice_empty", slice(3, 1), [SH.slice_])
 _index_key_row("getitem_full_slice", slice(None), [SH.slice_])
-_index_key_row("getitem_ellipsis", Ellipsis, [SH.slice_], xfails=(XFail(
-    "test_grad_fn_name", _gf("AliasBackward0", "SliceBackward0",
-                             "x[...]; src/ember/_ops/shape.py getitem turns an index that "
-                             "selects everything into slice(x, 0)")),))
+_index_key_row("getitem_ellipsis", Ellipsis, [SH.alias])
 _index_key_row("getitem_none", None, [SH.unsqueeze])
 _index_key_row("getitem_none_ellipsis", (Ellipsis, None, 1), [SH.unsqueeze, SH.select])
 _index_key_row("getitem_mixed", (1, slice(None, None, 2)), [SH.select, SH.slice_])
@@ -1175,85 +1093,9 @@ row("zero_at", SH.zero_at, _torch_zero_at, [SH.zero_at],
     np_ref=lambda x, k: _np_setitem(x, 0, k), public=False)
 
 # ---------------------------------------------------------------------------------------------
-# Matrix products
+# Matrix products and linear algebra: tests/ops/db_linalg.py
 # ---------------------------------------------------------------------------------------------
 _LINALG_DTYPES = ("float32", "float64", "int64")
-row("mm", ember.mm, "mm", [LA.mm, SH.t],
-    lambda m: [S("2x3_3x4", m(2, 3), m(3, 4)), S("vec_like", m(1, 3), m(3, 1)),
-               S("empty_rows", m(0, 3), m(3, 2)), S("empty_inner", m(2, 0), m(0, 3))],
-    np_ref=np.matmul, dtypes=_LINALG_DTYPES)
-row("mm_method", lambda a, b: a.mm(b), None, [LA.mm], lambda m: [S("x", m(2, 3), m(3, 2))],
-    np_ref=np.matmul)
-row("mv", ember.mv, "mv", [LA.mv, LA.outer, SH.t],
-    lambda m: [S("2x3", m(2, 3), m(3)), S("empty", m(0, 3), m(3)),
-               S("empty_inner", m(2, 0), m(0))],
-    np_ref=np.matmul, dtypes=_LINALG_DTYPES)
-row("mv_method", lambda a, b: a.mv(b), None, [LA.mv], lambda m: [S("x", m(2, 3), m(3))],
-    np_ref=np.matmul)
-row("dot", ember.dot, "dot", [LA.dot],
-    lambda m: [S("x", m(3), m(3)), S("one", m(1), m(1)), S("empty", m(0), m(0))],
-    np_ref=np.dot, dtypes=_LINALG_DTYPES)
-row("dot_method", lambda a, b: a.dot(b), None, [LA.dot], lambda m: [S("x", m(4), m(4))],
-    np_ref=np.dot)
-row("inner_fn", ember.inner, "inner", [LA.dot], lambda m: [S("x", m(4), m(4))],
-    np_ref=np.inner,
-    xfails=(XFail("test_grad_fn_name", _gf(
-        "ViewBackward0 (torch.inner is composite)", "DotBackward0",
-        "ember.inner / Tensor.inner on 1-D tensors; src/ember/__init__.py aliases inner = dot")),))
-_OUTER_XF = XFail("test_grad_fn_name", _gf(
-    "MulBackward0 (torch.outer is composite: self.reshape(-1, 1) * vec2)", "OuterBackward0",
-    "ember.outer / Tensor.outer / Tensor.ger; src/ember/_ops/linalg.py outer is a primitive "
-    "with its own node"))
-row("outer", ember.outer, "outer", [LA.outer, LA.mv, SH.t],
-    lambda m: [S("x", m(3), m(2)), S("empty", m(0), m(2))], np_ref=np.outer,
-    dtypes=_LINALG_DTYPES, xfails=(_OUTER_XF,))
-row("outer_method", lambda a, b: a.outer(b), None, [LA.outer],
-    lambda m: [S("x", m(2), m(3))], np_ref=np.outer, xfails=(_OUTER_XF,))
-row("ger", lambda a, b: a.ger(b), None, [LA.outer], lambda m: [S("x", m(2), m(3))],
-    np_ref=np.outer, xfails=(_OUTER_XF,))
-row("bmm", ember.bmm, "bmm", [LA.bmm, SH.transpose],
-    lambda m: [S("x", m(2, 2, 3), m(2, 3, 2)), S("one_batch", m(1, 2, 2), m(1, 2, 3)),
-               S("empty_batch", m(0, 2, 3), m(0, 3, 2))],
-    np_ref=np.matmul, dtypes=_LINALG_DTYPES)
-row("bmm_method", lambda a, b: a.bmm(b), None, [LA.bmm],
-    lambda m: [S("x", m(2, 2, 3), m(2, 3, 1))], np_ref=np.matmul)
-
-
-def _addmm_samples(m):
-    return [S("full_bias", m(2, 4), m(2, 3), m(3, 4)), S("row_bias", m(4), m(2, 3), m(3, 4)),
-            S("col_bias", m(2, 1), m(2, 3), m(3, 4)), S("0dim_bias", m(), m(2, 3), m(3, 4)),
-            S("beta_alpha", m(2, 4), m(2, 3), m(3, 4), beta=0.5, alpha=2.0),
-            S("beta0", m(4), m(2, 3), m(3, 4), beta=0, alpha=-1)]
-
-
-row("addmm", ember.addmm, "addmm", [LA.addmm, LA.mm, SH.t], _addmm_samples,
-    np_ref=lambda b, x, y, beta=1, alpha=1: beta * b + alpha * (x @ y))
-row("addmm_method", lambda b, x, y, **k: b.addmm(x, y, **k), None, [LA.addmm],
-    lambda m: [S("x", m(2, 4), m(2, 3), m(3, 4), alpha=0.5)],
-    np_ref=lambda b, x, y, beta=1, alpha=1: beta * b + alpha * (x @ y))
-
-
-def _matmul_samples(m):
-    return [S("1d_1d", m(3), m(3)), S("2d_1d", m(2, 3), m(3)), S("1d_2d", m(3), m(3, 2)),
-            S("2d_2d", m(2, 3), m(3, 2)), S("3d_2d", m(2, 2, 3), m(3, 2)),
-            S("3d_1d", m(2, 2, 3), m(3)), S("1d_3d", m(3), m(2, 3, 2)),
-            S("3d_3d", m(2, 2, 3), m(2, 3, 2)), S("bcast_batch", m(2, 1, 2, 3), m(3, 3, 2)),
-            S("2d_3d", m(2, 3), m(2, 3, 2)), S("4d_4d", m(1, 2, 2, 3), m(2, 1, 3, 2)),
-            S("empty", m(0, 3), m(3, 2))]
-
-
-_MATMUL_XF = XFail(
-    "test_grad_fn_name",
-    "ember._ops.linalg.matmul composes different ops from torch for two shape pairs: 1-D @ 2-D "
-    "ends in SqueezeBackward4 in torch (squeeze of a list of dims), SqueezeBackward1 in ember; "
-    "2-D @ 3-D ends in CloneBackward0 in torch (it computes (b.mT @ a.mT).mT and makes it "
-    "contiguous), UnsafeViewBackward0 in ember", samples=("1d_2d", "2d_3d"))
-row("matmul", ember.matmul, "matmul",
-    [LA.mm, LA.mv, LA.dot, LA.bmm, SH.unsafe_view, SH._expand, SH.view, SH.unsqueeze,
-     SH._squeeze_dim], _matmul_samples, np_ref=np.matmul, dtypes=_LINALG_DTYPES,
-    xfails=(_MATMUL_XF,))
-row("matmul_operator", lambda a, b: a @ b, None, [LA.mm, LA.mv, LA.dot, LA.bmm],
-    _matmul_samples, np_ref=np.matmul, xfails=(_MATMUL_XF,))
 
 # ---------------------------------------------------------------------------------------------
 # nn.functional
@@ -1362,22 +1204,18 @@ row("split_with_sizes", lambda x, sizes, dim=0: x.split(sizes, dim), None,
                S("with_zero", m(3, 2), [0, 3]), S("neg", m(2, 4), [3, 1], -1)],
     np_ref=lambda x, sizes, dim=0: tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim)),
     dtypes=("float32", "float64", "int64"))
-_SPLIT_XF = XFail("test_grad_fn_name", _gf(
-    "SplitBackward0 (aten::split.Tensor, also behind chunk)", "SplitWithSizesBackward0",
-    "Tensor.split(int) / ember.split(int) / chunk; src/ember/_ops/shape.py split turns an int "
-    "split size into split_with_sizes"))
-row("split_int", lambda x, size, dim=0: x.split(size, dim), None, [SH.split_with_sizes],
-    lambda m: [S("even", m(4, 3), 2), S("ragged", m(5, 2), 2), S("cols", m(2, 5), 3, 1)],
-    np_ref=lambda x, n, dim=0: tuple(np.split(x, range(n, x.shape[dim], n), axis=dim)),
-    xfails=(_SPLIT_XF,))
-row("split_fn", ember.split, "split", [SH.split_with_sizes],
+row("split_int", lambda x, size, dim=0: x.split(size, dim), None, [SH._split, SH._cat],
+    lambda m: [S("even", m(4, 3), 2), S("ragged", m(5, 2), 2), S("cols", m(2, 5), 3, 1),
+               S("empty_dim", m(0, 2), 0)],
+    np_ref=lambda x, n, dim=0: tuple(np.split(x, range(n, x.shape[dim], n) if n else [],
+                                              axis=dim)))
+row("split_fn", ember.split, "split", [SH.split_with_sizes, SH._split],
     lambda m: [S("list", m(4, 3), [1, 3]), S("int", m(4, 3), 3)],
     np_ref=lambda x, s: tuple(np.split(x, np.cumsum(s)[:-1] if isinstance(s, list)
-                                       else range(s, x.shape[0], s))),
-    xfails=(XFail(_SPLIT_XF.test, _SPLIT_XF.reason, samples=("int",)),))
-row("chunk", lambda x, n, dim=0: x.chunk(n, dim), None, [SH.split_with_sizes],
+                                       else range(s, x.shape[0], s))))
+row("chunk", lambda x, n, dim=0: x.chunk(n, dim), None, [SH._split],
     lambda m: [S("even", m(4, 3), 2), S("ragged", m(5, 2), 3), S("cols", m(2, 5), 2, 1)],
-    np_ref=None, xfails=(_SPLIT_XF,))
+    np_ref=None)
 
 # ---------------------------------------------------------------------------------------------
 # In-place ops on views: CopySlices on the base, the view regenerated as AsStridedBackward0
@@ -1455,8 +1293,8 @@ row("as_strided_backward", VW.view_backward, _torch_view_backward, [VW.view_back
 def _import_family_tables():
     """Rows of further op families live in ``tests/ops/db_<family>.py`` (each calls ``row``)."""
     import importlib
-    import pkgutil
     import pathlib
+    import pkgutil
     here = pathlib.Path(__file__).parent
     for m in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
         if m.name.startswith("db_"):
@@ -1477,124 +1315,10 @@ def bug(rows, tests, reason, samples=None, dtypes=None):
         r.xfails = tuple(r.xfails) + tuple(XFail(t, reason, samples, dtypes) for t in tests)
 
 
-def _pairs(*pairs):
-    return tuple("{}{}-{}{}".format(*p.split()) for p in pairs)
-
-
-bug(["add"], ["test_forward_torch"],
-    "ember._ops.pointwise.add: bool + bool with an int alpha gives int64 (NumPy's bool * int); "
-    "torch casts alpha to the bool result type and returns bool",
-    samples=("alpha",), dtypes=("bool",))
-bug(["add_"], ["test_forward_torch"], _ALPHA_INT_XF.reason, samples=("alpha",),
-    dtypes=("int64",))
-_SUB_BOOL = ("ember._ops.pointwise.sub/rsub: only a bool *first operand after promotion* is "
-             "refused, so bool tensor - Python number, int tensor - bool and 2 - bool tensor "
-             "are computed; torch raises RuntimeError 'Subtraction, the `-` operator, with a "
-             "bool tensor is not supported. If you are trying to invert a mask, use the `~` or "
-             "`logical_not()` operator instead.' whenever either operand is bool")
-bug(["sub"], ["test_forward_torch"], _SUB_BOOL, samples=("py_scalar",), dtypes=("bool",))
-bug(["sub"], ["test_promotion"], _SUB_BOOL,
-    samples=_pairs("int64 T bool S", "bool T int S", "bool T float S", "int32 T bool T"))
-bug(["rsub"], ["test_promotion"], _SUB_BOOL,
-    samples=_pairs("int64 T bool S", "bool T int S", "bool T float S", "int32 T bool T",
-                   "bool T bool S", "bool T bool T"))
-_POW_SCALAR_PROMO = (
-    "ember._ops.pointwise.pow_scalar: the result dtype comes from NumPy (the op has one tensor "
-    "input, so the exponent is left out of promotion): int64 ** 1.5 and bool ** 1.5 give "
-    "float64 (torch float32), bool ** 2 gives int8 (torch int64), bool ** True gives int8 "
-    "(torch bool)")
-bug(["pow_scalar"], ["test_forward_torch"], _POW_SCALAR_PROMO,
-    samples=("half_exp", "neg_float_exp"), dtypes=("int64",))
-bug(["pow_tensor"], ["test_promotion"], _POW_SCALAR_PROMO,
-    samples=_pairs("int64 T float S", "bool T int S", "bool T float S", "bool T bool S"))
-bug(["pow_tensor"], ["test_promotion"],
-    "ember._ops.pointwise.pow_tensor: bool tensor ** bool tensor computes an int8 result; "
-    "torch raises NotImplementedError: \"pow\" not implemented for 'Bool'",
-    samples=_pairs("bool T bool T"))
-_POW_NEG = ("ember._ops.pointwise.pow_scalar_base: a Python int base to an int tensor power "
-            "raises NumPy's ValueError 'Integers to negative integer powers are not allowed.' "
-            "when an exponent is negative; torch computes it (2 ** -1 == 0)")
-bug(["pow_scalar_base"], ["test_forward_torch"], _POW_NEG, samples=("base2", "scalar"),
-    dtypes=("int64",))
-bug(["rpow_operator"], ["test_forward_torch"], _POW_NEG, dtypes=("int64",),
-    samples=("scalar", "vector", "matrix", "3d"))
-bug(["relu"], ["test_forward_torch"],
-    "ember._ops.pointwise.relu accepts a bool tensor; torch raises RuntimeError 'Boolean "
-    "inputs not supported for relu'", dtypes=("bool",))
-bug(["sign"], ["test_forward_torch"],
-    "ember._ops.pointwise.sign on a bool tensor raises NumPy's UFuncTypeError (np.sign has no "
-    "bool loop); torch returns the bool tensor unchanged", dtypes=("bool",))
-bug(["transpose"], ALL_TESTS,
-    "ember._ops.shape.transpose of a 0-dim tensor: _wrap_dim accepts dims 0 and -1, then "
-    "np.swapaxes raises AxisError; torch returns the 0-dim tensor (a TransposeBackward0 view)",
-    samples=("0dim",))
-_MINMAX_SCALAR = ("ember._ops.pointwise.maximum/minimum accept a Python number as `other`; "
-                  "torch raises TypeError: maximum(): argument 'other' (position 2) must be "
-                  "Tensor, not float")
-for _n in ("maximum", "minimum"):
-    bug([_n], ["test_promotion"], _MINMAX_SCALAR.replace("maximum()", f"{_n}()"),
-        samples=tuple(p for p in _pairs(
-            "int64 T float S", "int64 T int S", "int64 T bool S", "int32 T int S",
-            "uint8 T int S", "bool T int S", "bool T float S", "bool T bool S",
-            "float32 T float S", "float16 T float S", "float32 T int S")))
-for _n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-    bug([_n], ["test_promotion"], _BITWISE_FLOAT_XF.reason.replace("bitwise_and", _n),
-        samples=_pairs("int64 T float S", "bool T float S", "float32 T float S",
-                       "float16 T float S", "float32 T int S", "float32 T float64 0",
-                       "int64 T float64 0", "float16 T float64 0", "float32 0 float64 0",
-                       "float64 0 int32 T", "float32 T float64 T", "int64 T float32 T",
-                       "float16 T float32 T"))
-_NP_SCALAR_0DIM = (
-    "{op} of a 0-dim tensor: the raw (NumPy) backward formula builds a NumPy scalar "
-    "(np.bool_ from `self == result` / `r == 0` on 0-d arrays) and passes it to an ember op "
-    "({callee}), whose raw path refuses non-arrays: TypeError: {callee}(): argument 'input' "
-    "(position 1) must be Tensor, not bool. torch returns the gradient")
-bug(["max_all", "max_all_method", "min_all", "min_all_method"],
-    ["test_gradcheck", "test_raw_equals_create_graph", "test_grad_shapes", "test_grad_vs_torch"],
-    _NP_SCALAR_0DIM.format(op="ember._ops.reduction._evenly_distribute (max()/min() backward)",
-                           callee="sum"), samples=("scalar",))
-bug(["norm"], GRAD_TESTS,
-    _NP_SCALAR_0DIM.format(op="ember._ops.reduction.linalg_vector_norm backward",
-                           callee="where"), samples=("scalar",))
-bug(["max_dim", "min_dim"], GRAD_TESTS,
-    "ember._ops.reduction.value_selecting_backward (max(dim)/min(dim) backward) on a 0-dim "
-    "input: `dim % len(sizes)` with sizes == () raises ZeroDivisionError; torch gives the "
-    "gradient (max(0-dim, 0) is allowed)", samples=("0dim",))
-_TAKE_ALONG = (
-    "ember._ops.reduction.take_along_dim_keep derivative: value_selecting_backward writes the "
-    "gradient with np.put_along_axis, so repeated indices overwrite instead of accumulating "
-    "(torch.take_along_dim's gradient is a scatter_add); not reachable from the public API "
-    "today (only max/min(dim) indices reach it, and those never repeat)")
-bug(["take_along_dim"], ["test_gradcheck", "test_gradgradcheck", "test_grad_vs_torch"],
-    _TAKE_ALONG, samples=("repeat",))
-_MINMAX_NAN = (
-    "ember._ops.pointwise.maximum/minimum derivatives at NaN: every comparison with NaN is "
-    "False, so ember sends a zero gradient to both inputs; torch (where(self == other, grad/2, "
-    "grad).masked_fill_(self < other, 0)) sends the full gradient to both")
-bug(["maximum", "maximum_method", "max_binary", "minimum", "min_binary"],
-    ["test_grad_vs_torch", "test_gradgrad_vs_torch"], _MINMAX_NAN, samples=("nan",))
-_ONE_ITEM = (
-    "ember._ops.shape {op} of a one-tensor list under create_graph=True: the formula returns "
-    "{callee}(...), a 1-tuple, where the engine expects one gradient: AttributeError: 'tuple' "
-    "object has no attribute '_data' (src/ember/autograd/engine.py _validate); torch gives the "
-    "gradient")
-bug(["cat"], ["test_gradgradcheck", "test_raw_equals_create_graph", "test_grad_shapes",
-              "test_gradgrad_vs_torch"],
-    _ONE_ITEM.format(op="cat", callee="split_with_sizes"), samples=("one",))
-bug(["stack"], ["test_gradgradcheck", "test_raw_equals_create_graph", "test_grad_shapes",
-                "test_gradgrad_vs_torch"],
-    _ONE_ITEM.format(op="stack", callee="unbind"), samples=("one",))
-bug(["mean_dim"], ["test_gradgrad_vs_torch"],
-    "ember._ops.reduction.mean_dim double backward over an empty reduced dim: the derivative "
-    "w.r.t. the upstream gradient is NaN (0/0 from dividing by n == 0); torch gives 0",
-    samples=("empty_reduced",))
 bug(["mse_loss"], ["test_gradgrad_vs_torch"],
     "ember._ops.nn_ops.mse double backward for an empty input with reduction='mean': the "
     "derivative w.r.t. the upstream gradient is NaN (grad / numel with numel == 0); torch "
     "gives 0", samples=("empty_mean",))
-bug(["norm"], ["test_gradgrad_vs_torch"],
-    "ember._ops.reduction.linalg_vector_norm double backward at x == 0 (2-norm): ember gives "
-    "0 (its where(r == 0, 0, ...) guard); torch gives NaN", samples=("zeros",))
 bug(["setitem_basic"], ["test_grad_fn_name"], _gf(
     "FillBackward3 (x[...] = 0-dim tensor is a fill_ of the whole tensor)", "CopySlices",
     "src/ember/_ops/shape.py setitem"), samples=("0dim_value",))

@@ -329,9 +329,9 @@ def test_gradcheck(row: OpInfo, i, dt):
 def gradgradcheck(fn, inputs, **kwargs):
     """gradgradcheck built on ember's gradcheck, with grad mode on inside the first derivative.
 
-    NOTE: ``ember.autograd.gradgradcheck`` itself is broken (see
-    ``test_ember_gradgradcheck_runs``): its numerical Jacobian calls the first-derivative
-    function under ``no_grad``, so that function sees no differentiable output.
+    NOTE: written before ``ember.autograd.gradgradcheck`` worked (its numerical Jacobian
+    called the first-derivative function under ``no_grad``); it is checked on its own in
+    ``test_ember_gradgradcheck_runs``.
     """
     from ember.autograd import gradcheck
     with ember.enable_grad():
@@ -352,11 +352,6 @@ def gradgradcheck(fn, inputs, **kwargs):
         return gradcheck(first_derivatives, tuple(inputs) + gos, **kwargs)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "src/ember/autograd/gradcheck.py gradgradcheck: _numerical_jacobian calls the "
-    "first-derivative function under no_grad(), where first_derivatives finds no output that "
-    "requires grad, so every call dies with IndexError: tuple index out of range; "
-    "torch.autograd.gradgradcheck returns True"))
 def test_ember_gradgradcheck_runs():
     x = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradgradcheck(lambda t: t * t * t, (x,))
@@ -567,26 +562,17 @@ def test_row_exercises_its_opdefs(row: OpInfo, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 # A 0-dim result used twice: its gradients are summed before its node runs
 # ---------------------------------------------------------------------------------------------
-_ZERO_DIM_REUSE_BUG = (
-    "src/ember/autograd/engine.py: gradients for a node's output are accumulated with "
-    "`old + g`; for 0-d NumPy arrays that gives a NumPy scalar (np.float64), which is then "
-    "handed to the node's raw formula; formulas that call an ember op on it (t, permute, "
-    "expand -> sum_to_size) raise TypeError: t(): argument 'input' (position 1) must be "
-    "Tensor, not float64. torch returns the gradient (4.0 here)")
 _ZERO_DIM_VIEWS = {
-    "t": (lambda x: x.t(), True), "permute": (lambda x: x.permute(()), True),
-    "expand": (lambda x: x.expand(()), True), "view": (lambda x: x.view(()), False),
-    "reshape": (lambda x: x.reshape(()), False), "unsqueeze": (lambda x: x.unsqueeze(0), False),
-    "squeeze": (lambda x: x.squeeze(), False), "clone": (lambda x: x.clone(), False),
-    "sum": (lambda x: x.sum(), False), "mul": (lambda x: x * 1.0, False),
+    "t": lambda x: x.t(), "permute": lambda x: x.permute(()), "expand": lambda x: x.expand(()),
+    "view": lambda x: x.view(()), "reshape": lambda x: x.reshape(()),
+    "unsqueeze": lambda x: x.unsqueeze(0), "squeeze": lambda x: x.squeeze(),
+    "clone": lambda x: x.clone(), "sum": lambda x: x.sum(), "mul": lambda x: x * 1.0,
 }
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=[pytest.mark.xfail(reason=_ZERO_DIM_REUSE_BUG, strict=True)]
-                 if bugged else []) for n, (_, bugged) in _ZERO_DIM_VIEWS.items()])
+@pytest.mark.parametrize("name", list(_ZERO_DIM_VIEWS))
 def test_zero_dim_result_used_twice(name):
-    f = _ZERO_DIM_VIEWS[name][0]
+    f = _ZERO_DIM_VIEWS[name]
     x = ember.tensor(2.0, dtype=ember.float64, requires_grad=True)
     y = f(x)
     (g,) = ember.autograd.grad((y * y).sum(), x)

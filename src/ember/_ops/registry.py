@@ -31,10 +31,10 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import as_array, is_array
-from .._state import profiler_hook, state
+from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
-from ..autograd.graph import (ERR_FREED, NO_EDGE, Node, grad_accumulator, unpack_input,
-                              unpack_output)
+from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_INPLACE, ERR_INFERENCE_SAVE, NO_EDGE,
+                              Node, grad_accumulator, unpack_input, unpack_output)
 
 # What a saved slot holds.
 INPUT, RESULT, SHAPE, PARAM, SHAPES = range(5)
@@ -61,6 +61,7 @@ class OpNode(Node):
     _vers = ()
     _meta = ()
     _out_meta = None
+    _kept = None  # the non-tensor saved values, once the tensors were freed
 
     def _unpack(self, as_tensors):
         saved = self._saved
@@ -123,18 +124,26 @@ class OpNode(Node):
             yield g
 
     def _release(self):
-        if self._op.saved_spec:
+        # torch frees saved tensors only: a node that saved none (sum keeps a shape, view a
+        # size) can run again, and its non-tensor values stay readable.
+        release = self._op.release
+        if release:
+            if release == 2 and self._saved is not None:
+                kept = self._kept = list(self._saved)
+                for j, _, _ in self._op.unpack_plan:
+                    kept[j] = None
             self._saved = None
 
 
 def _saved_property(j):
     def getter(node):
-        if node._saved is None:
-            raise RuntimeError(ERR_FREED)
+        saved = node._saved
         kind = node._op.saved_spec[j][0]
         if kind in (INPUT, RESULT):
+            if saved is None:
+                raise RuntimeError(ERR_FREED)
             return node._unpack(True)[j]
-        return node._saved[j]
+        return node._kept[j] if saved is None else saved[j]
     return property(getter)
 
 
@@ -168,6 +177,7 @@ class OpDef:
         self.saved_names = []
         self.saved_spec = ()
         self.unpack_plan = ()
+        self.release = 0  # what _release frees: 0 nothing, 1 all, 2 the tensors only
         self.recorder = None  # generated on first use (see _compile_recorder)
         self.caller = None  # generated on first use (see _compile_caller)
         self.node_name = node or f"{_camel(name)}Backward0"
@@ -186,6 +196,16 @@ class OpDef:
             return fn
         return register
 
+    def jvp(self, *inputs):
+        """Declare an explicit forward-mode rule for the named input(s), overriding the one
+        ember.autograd.forward_ad derives from the grad formulas (see forward_ad.jvp_rule)."""
+        def register(fn):
+            rules = self.__dict__.setdefault("jvp_rules", {})
+            for name in inputs:
+                rules[name] = fn
+            return fn
+        return register
+
     def specialize(self, n):
         """The op for a call with ``n`` tensors in its leading tensor list (cat, stack, ...)."""
         spec = self._specialized.get(n)
@@ -199,6 +219,8 @@ class OpDef:
             self.saved_spec = tuple(self._classify(n) for n in self.saved_names)
             self.unpack_plan = tuple((j, k, i) for j, (k, i) in enumerate(self.saved_spec)
                                      if k in (INPUT, RESULT))
+            self.release = (0 if not self.unpack_plan else
+                            1 if len(self.unpack_plan) == len(self.saved_spec) else 2)
             setattr(self.node_cls, f"_saved_{name}", _saved_property(len(self.saved_names) - 1))
             self.recorder = None
         return self.saved_names.index(name)
@@ -293,11 +315,20 @@ def _specialize(d, n):
                             for kind, i in d.saved_spec)
     spec.unpack_plan = tuple((j, k, i) for j, (k, i) in enumerate(spec.saved_spec)
                              if k in (INPUT, RESULT))
-    spec.formulas = [(tuple(range(n)), fn, env) for _, fn, env in d.formulas]
+    spec.formulas = [(tuple(range(n)), fn if n > 1 else _only_item(fn), env)
+                     for _, fn, env in d.formulas]
     spec._specialized = {}
     spec.recorder = None
     spec.caller = None
     return spec
+
+
+def _only_item(fn):
+    """A list op's formula for a one-item list: its one gradient, not a 1-sequence of them."""
+    def formula(*args):
+        r = fn(*args)
+        return r if isinstance(r, Tensor) or r is None or is_array(r) else r[0]
+    return formula
 
 
 def _camel(name):
@@ -341,6 +372,9 @@ def dispatch(op, args):
             break
     else:
         return _raw(op, args)
+    fw = forward_hook[0]
+    if fw is not None:  # a forward AD level is active: the hook computes tangents too
+        return fw.dispatch(op, args)
     hook = profiler_hook[0]
     if hook is not None:
         with hook(op.aten, args):
@@ -349,7 +383,8 @@ def dispatch(op, args):
 
 
 def _raw(op, args):
-    if not any(is_array(a) for a in args[:op.n_tensors]):
+    # NOTE: NumPy scalars count as arrays: raw formulas on 0-d inputs produce them.
+    if not any(is_array(a) or isinstance(a, np.generic) for a in args[:op.n_tensors]):
         a = args[0]
         raise TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(a).__name__}")
@@ -394,6 +429,8 @@ def _slow_result_type(op, args):
     for a in args[op.promote_from:op.n_tensors]:
         if isinstance(a, Tensor):
             key.append((D._BY_NP[a._data.dtype], D.ZERO_DIM if a._data.ndim == 0 else D.DIM))
+        elif isinstance(a, np.generic):  # a NumPy scalar promotes as a Python number
+            key.append((D.scalar_dtype(a.item()), D.SCALAR))
         elif a is not None:
             key.append((D.scalar_dtype(a), D.SCALAR))
     return D.result_type_of(tuple(key))
@@ -411,6 +448,8 @@ def _arrays(op, args, dt):
             if target is not None and a.dtype != target and k >= op.promote_from:
                 a = a.astype(target)
             out[k] = a
+        elif isinstance(a, np.generic):  # a NumPy scalar is a Python number to torch
+            out[k] = a.item()
     return out
 
 
@@ -443,7 +482,7 @@ def _compile_caller(op):
                   + (f" and {k} >= {op.promote_from}:" if op.promote_from else ":"),
                   f"            x{k} = x{k}.astype(target)",
                   "    else:",
-                  f"        x{k} = a{k}"]
+                  f"        x{k} = a{k}.item() if isinstance(a{k}, np_generic) else a{k}"]
     xs = [f"x{k}" for k in range(n)] + [f"args[{i}]" for i in range(n, len(op.params))]
     lines += ["    try:",
               f"        out = op.kernel({', '.join(xs)})",
@@ -466,7 +505,7 @@ def _compile_caller(op):
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
              "kernel": op.kernel, "broadcast_error": broadcast_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
-             "state": state, "record": record}
+             "state": state, "record": record, "np_generic": np.generic}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["caller"]
 
@@ -527,6 +566,8 @@ def _mark_views(op, args, results):
         if op.view == "maybe" and not np.may_share_memory(r._data, base._data):
             continue
         _views.mark_view(op, base, r, args, k if multi else None)
+        if base._is_inference:  # a view of an inference tensor is one too
+            r._is_inference = True
 
 
 def _edge(t):
@@ -537,6 +578,24 @@ def _edge(t):
         return (fn, t._output_nr)
     if t._requires_grad:
         return (grad_accumulator(t), 0)
+    return NO_EDGE
+
+
+def _edge_saved(t):
+    """``_edge`` for an input the node saves, which must not be an inference tensor.
+
+    NOTE: the check sits on the no-edge path only (an inference tensor never requires grad
+    outside inference mode), so inputs that require grad pay nothing for it.
+    """
+    if t._base is not None:
+        _views.refresh(t)
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    if t._is_inference:
+        raise RuntimeError(ERR_INFERENCE_SAVE)
     return NO_EDGE
 
 
@@ -561,10 +620,12 @@ def _compile_recorder(op):
     if op.n_tensors > 4 or op.n_outputs != 1:
         return lambda args, results, snapshot: _record_generic(op, args, results, snapshot)
     lines = ["def recorder(args, results, snapshot):", "    node = node_cls()"]
+    saved_inputs = {i for kind, i in op.saved_spec if kind == INPUT}
     for k in range(op.n_tensors):
+        edge = "_edge_saved" if k in saved_inputs else "_edge"
         lines += [f"    a{k} = args[{k}]",
                   f"    if isinstance(a{k}, Tensor):",
-                  f"        e{k} = _edge(a{k})",
+                  f"        e{k} = {edge}(a{k})",
                   f"        d{k} = a{k}._data",
                   f"        m{k} = (d{k}.shape, d{k}.dtype)",
                   "    else:",
@@ -607,6 +668,7 @@ def _compile_recorder(op):
                   "        r._output_nr = 0", "        r._requires_grad = True"]
     lines += ["    return node"]
     scope = {"node_cls": op.node_cls, "Tensor": Tensor, "_edge": _edge, "NO_EDGE": NO_EDGE,
+             "_edge_saved": _edge_saved,
              "_sequence": _sequence, "_shape_of": _shape_of}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["recorder"]
@@ -652,6 +714,8 @@ def _save(node, op, args, results, snapshot):
         if kind == INPUT:
             a = snapshot if (i == 0 and snapshot is not None) else args[i]
             if isinstance(a, Tensor):
+                if a._is_inference:
+                    raise RuntimeError(ERR_INFERENCE_SAVE)
                 vc = a._vc
                 if vc is None:
                     vc = a._vc = [0]
@@ -702,6 +766,11 @@ def dispatch_inplace(op, args):
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.name}_(): argument 'self' must be Tensor, not "
                         f"{type(self).__name__}")
+    if self._is_inference and not state.inference:
+        raise RuntimeError(ERR_INFERENCE_INPLACE)
+    fw = forward_hook[0]
+    if fw is not None:  # a forward AD level is active: the hook updates tangents too
+        return fw.dispatch_inplace(op, args)
     recording = state.grad_enabled and op.differentiable and any(
         isinstance(a, Tensor) and a._requires_grad for a in args[:op.n_tensors])
     check_inplace(self, recording)
@@ -734,9 +803,24 @@ def _inplace_call(op, args, recording):
     self._bump_version()
     if recording:
         node = record(op, args, (self,), snapshot)
+        if op.unpack_plan:
+            _unbump_saved_inputs(node, op, self._vc)
         if self._base is not None:
             _views.rebase_view(self, node)
     return self
+
+
+def _unbump_saved_inputs(node, op, vc):
+    """Saved inputs sharing self's version counter were saved as they were before the write.
+
+    NOTE: the node is recorded after the in-place write, so such an input (``y.mul_(y)``,
+    ``y.mul_(y.detach())``) would otherwise be saved at the bumped version and backward would
+    silently use the overwritten values; torch saves it first and raises the version error.
+    """
+    saved, vers = node._saved, node._vers
+    for j, kind, _ in op.unpack_plan:
+        if kind == INPUT and vers[j] is not None and saved[j]._vc is vc:
+            vers[j] -= 1
 
 
 from . import views as _views  # noqa: E402  (views declares ops through this module)

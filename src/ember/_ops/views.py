@@ -80,6 +80,9 @@ class CopySlices(Node):
         self._meta = [base_meta] + list(fn._meta[1:])
         self._seq = fn._seq
 
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
     def _apply(self, grads, graph, needed):
         g = grads[0]
         chain, fn = self._chain, self._fn

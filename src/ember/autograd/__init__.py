@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from collections.abc import Mapping
 
 from .._creation import ones_like
 from .._tensor import Tensor
@@ -30,6 +31,21 @@ def _as_tuple(x):
     if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
+
+
+def _inputs_tuple(inputs, fn):
+    """``inputs`` as a tuple: a tensor, a sequence of them, or a dict (its values)."""
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{fn}()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    return _as_tuple(inputs)
+
+
+def _check_counts(outputs, grads):
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
 
 
 def _grads_tuple(grads, n):
@@ -74,15 +90,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if grad_tensors is None:
             grad_tensors = grad_variables
         else:
-            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both "
-                               "passed to backward(). Please only use 'grad_tensors'.")
-    if inputs is not None and len(_as_tuple(inputs)) == 0:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
+    inputs_t = _inputs_tuple(inputs, "backward")
+    if inputs is not None and len(inputs_t) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     create_graph = bool(operator.index(create_graph))
     tensors = _as_tuple(tensors)
-    inputs = _as_tuple(inputs)
-    grads = _make_grads(tensors, _grads_tuple(grad_tensors, len(tensors)))
+    grad_tensors = _grads_tuple(grad_tensors, len(tensors))
+    grads = _make_grads(tensors, grad_tensors)
+    _check_counts(tensors, grad_tensors)
     retain = create_graph if retain_graph is None else bool(retain_graph)
+    inputs = inputs_t
     run_backward(tensors, grads, retain, create_graph, inputs=inputs)
 
 
@@ -102,14 +121,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise NotImplementedError("is_grads_batched=True arrives with ember.func.vmap")
     create_graph = bool(operator.index(create_graph))
     outputs = _as_tuple(outputs)
-    inputs_t = _as_tuple(inputs)
-    grads = _make_grads(outputs, _grads_tuple(grad_outputs, len(outputs)))
+    inputs_t = _inputs_tuple(inputs, "grad")
+    if len(inputs_t) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    grad_outputs = _grads_tuple(grad_outputs, len(outputs))
+    grads = _make_grads(outputs, grad_outputs)
+    _check_counts(outputs, grad_outputs)
     retain = create_graph if retain_graph is None else bool(retain_graph)
     result = run_backward(outputs, grads, retain, create_graph, inputs=inputs_t, capture=True,
                           allow_unused=allow_unused)
     if materialize_grads:
         from .._creation import zeros_like
-        result = tuple(zeros_like(i) if g is None else g for g, i in zip(result, inputs_t))
+        result = tuple(zeros_like(i, requires_grad=create_graph) if g is None else g
+                       for g, i in zip(result, inputs_t))
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), result))
     return result
 
 

@@ -22,8 +22,8 @@ from .graph import AccumulateGrad, gradient_edge
 class _Task:
     """State of one backward pass (kept local, so passes in several threads don't mix)."""
 
-    __slots__ = ("graph", "retain", "useful", "run", "captures", "captured", "accumulate",
-                 "borrowed", "buffers", "deps")
+    __slots__ = ("graph", "retain", "useful", "run", "captures", "captured", "borrowed",
+                 "buffers", "deps")
 
     def __init__(self, graph, retain):
         self.graph = graph  # create_graph: gradients are Tensors
@@ -32,7 +32,6 @@ class _Task:
         self.run = None  # nodes that run (None: all), when only some inputs are wanted
         self.captures = {}  # node -> [(output_nr, slot)] for autograd.grad
         self.captured = []
-        self.accumulate = True
         # ids of gradient arrays that something else may still hold (a caller's gradient, a
         # pass-through from a formula, one already stored in a .grad): never stolen.
         self.borrowed = set()
@@ -100,13 +99,17 @@ def _plan_inputs(task, inputs, capture):
     targets = set()
     for slot, t in enumerate(inputs):
         fn, nr = gradient_edge(t)
+        if not capture:
+            # NOTE: as torch does, backward(inputs=[t]) retains t's grad: a non-leaf input gets
+            # its .grad through retain_grad (now and in later passes), a leaf through its
+            # AccumulateGrad node.
+            t.retain_grad()
         if fn is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        if capture or not isinstance(fn, AccumulateGrad):
+        if capture:
             task.captures.setdefault(fn, []).append((nr, slot, t))
         targets.add(fn)
     task.captured = [None] * len(inputs)
-    task.accumulate = not capture
     order = _topological(task.useful, task.deps)
     useful, run = set(), set()
     for fn in reversed(order):
@@ -143,7 +146,45 @@ def _add_to_buffer(task, fn, nr, g):
         n = max(1, _num_outputs(fn))
         buf = task.buffers[fn] = [None] * n
     old = buf[nr]
-    buf[nr] = g if old is None else old + g
+    buf[nr] = g if old is None else _sum(old, g, task.graph)
+
+
+def _sum(a, b, graph):
+    s = a + b
+    # NOTE: NumPy sums two 0-d arrays into a NumPy scalar; gradients stay arrays.
+    return s if graph or type(s) is np.ndarray else as_array(s)
+
+
+class _Tie:
+    """A ready-queue entry's node for a sequence number that several nodes share.
+
+    NOTE: heapq's push and pop are the very algorithms of libstdc++'s push_heap / pop_heap
+    (sift up with a strict comparison; pop moves the larger child up to a leaf, then sifts the
+    last element up from there), which torch's ready queue (a std::priority_queue) uses. So
+    nodes run latest-created first, and nodes with equal numbers (every AccumulateGrad has the
+    largest) come out in torch's order, provided equal entries compare equal: this wrapper
+    compares equal to anything, so a tuple comparison stops at the number.
+    """
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
+
+
+def _entry(fn):
+    seq = fn._seq
+    if seq == _SHARED or not seq:  # AccumulateGrad nodes, and nodes that never got a number
+        return (-seq, _Tie(fn))
+    return (-seq, fn)
+
+
+_SHARED = AccumulateGrad._seq
 
 
 def _num_outputs(fn):
@@ -156,15 +197,18 @@ def _execute(task, root_nodes):
     buffers = task.buffers
     heap = []
     push, pop = heapq.heappush, heapq.heappop
-    for fn in set(root_nodes):
+    for fn in dict.fromkeys(root_nodes):  # the roots in order, as torch's GraphRoot has them
         if deps.get(fn, 0) == 0:
-            push(heap, (-fn._seq, id(fn), fn))
+            push(heap, _entry(fn))
     prof = profiler_hook[0]
     # The common case (no hooks, no captures, no profiler, no anomaly mode) runs inline.
     plain = task.run is None and prof is None and not state.anomaly
     graph = task.graph
+    shared = _SHARED
     while heap:
-        fn = pop(heap)[2]
+        fn = pop(heap)[1]
+        if fn.__class__ is _Tie:
+            fn = fn.fn
         grads = buffers.pop(fn, None)
         if (plain and grads is not None and fn._apply_plain and not fn._tensor_hooks
                 and not fn._retained and not fn._pre_hooks and not fn._post_hooks):
@@ -197,11 +241,17 @@ def _execute(task, root_nodes):
                 elif buf[nr] is None:
                     buf[nr] = g
                 else:
-                    buf[nr] = buf[nr] + g
+                    g = buf[nr] + g
+                    # NOTE: NumPy sums two 0-d arrays into a NumPy scalar; keep arrays.
+                    buf[nr] = g if graph or type(g) is np.ndarray else as_array(g)
             d = deps[child] - 1
             deps[child] = d
             if d == 0:
-                push(heap, (-child._seq, id(child), child))
+                seq = child._seq
+                if seq == shared or not seq:
+                    push(heap, (-seq, _Tie(child)))
+                else:
+                    push(heap, (-seq, child))
 
 
 def _run_node(task, fn, grads):
@@ -213,18 +263,26 @@ def _run_node(task, fn, grads):
         _capture(task, fn, grads)
     if task.run is not None and fn not in task.run:
         return None
-    if isinstance(fn, AccumulateGrad):
-        _accumulate(task, fn.variable, grads[0])
-        return None
     if fn._pre_hooks:
         grads = _call_pre_hooks(task, fn, grads)
-    needed = task.useful if task.run is not None else None
-    if state.anomaly:
-        from .anomaly_mode import run_with_anomaly
-        outs = run_with_anomaly(fn, grads, task.graph, needed)
+    if isinstance(fn, AccumulateGrad):
+        if grads[0] is not None:
+            _accumulate(task, fn.variable, grads[0])
+        if fn._post_hooks:
+            _call_post_hooks(task, fn, (), grads)
+        return None
+    if all(g is None for g in grads):  # a pre-hook dropped every gradient
+        outs = [None] * len(fn._next)
     else:
-        outs = fn._apply(grads, task.graph, needed)
+        needed = task.useful if task.run is not None else None
+        if state.anomaly:
+            from .anomaly_mode import run_with_anomaly
+            outs = run_with_anomaly(fn, grads, task.graph, needed)
+        else:
+            outs = fn._apply(grads, task.graph, needed)
     if fn._post_hooks:
+        # torch's post hooks see the gradients validated (shape and dtype of each input)
+        outs = [None if o is None else _validate(task, fn, i, o) for i, o in enumerate(outs)]
         outs = _call_post_hooks(task, fn, outs, grads)
     if not task.retain:
         fn._release()
@@ -234,14 +292,8 @@ def _run_node(task, fn, grads):
 
 
 def _capture(task, fn, grads):
-    for nr, slot, t in task.captures[fn]:
-        g = grads[nr]
-        if task.accumulate:  # backward(inputs=[non-leaf]): accumulate into its .grad
-            if g is not None:
-                g = g if task.graph else _wrap(g)
-                t._grad = g.clone() if t._grad is None else t._grad + g
-        else:
-            task.captured[slot] = g
+    for nr, slot, _ in task.captures[fn]:
+        task.captured[slot] = grads[nr]
 
 
 def _note_borrowed(task, fn, outs, grads):
@@ -275,7 +327,7 @@ def _tensor_pre_hooks(task, fn, grads):
                 if not task.graph:
                     task.borrowed.add(id(g))
                 if r is not None:
-                    grads[nr] = _unwrap_hook_result(task, r, g, nr, fn)
+                    grads[nr] = _hook_value(task, g, r, hook)
     retained = fn._retained
     if retained:
         for nr, ref in retained.items():
@@ -288,22 +340,48 @@ def _tensor_pre_hooks(task, fn, grads):
     return grads
 
 
-def _unwrap_hook_result(task, r, g, nr, fn):
+def _hook_name(hook):
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def _hook_value(task, original, r, hook):
+    """A value a hook returned in place of gradient ``original``, checked as torch does."""
+    if r is None:
+        return None
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(r, Tensor):
-        raise TypeError(f"expected Tensor, but hook returned '{type(r).__name__}'")
-    if tuple(r._data.shape) != tuple(np.shape(g)):
-        raise RuntimeError(f"hook 'hook' has changed the size of value")
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+    data = original._data if task.graph else original
+    if r._data.dtype != data.dtype:
+        from .. import _dtype as D
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was "
+            f"{D._BY_NP[data.dtype].legacy_type_name} got {r.dtype.legacy_type_name})")
+    if r._data.shape != np.shape(data):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
     if task.graph:
         return r
     task.borrowed.add(id(r._data))
     return r._data
 
 
+def _hook_values(task, originals, r, hook):
+    """The tuple a node hook returned in place of ``originals``, checked as torch does."""
+    if not isinstance(r, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
+    if len(r) != len(originals):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of "
+                           f"values (got {len(r)}, but expected {len(originals)})")
+    return [_hook_value(task, o, v, hook) for o, v in zip(originals, r)]
+
+
 def _call_pre_hooks(task, fn, grads):
     for hook in list(fn._pre_hooks.values()):
         r = hook(_as_tensors(task, grads))
         if r is not None:
-            grads = _from_tensors(task, r)
+            grads = _hook_values(task, grads, r, hook)
     return grads
 
 
@@ -311,7 +389,7 @@ def _call_post_hooks(task, fn, outs, grads):
     for hook in list(fn._post_hooks.values()):
         r = hook(_as_tensors(task, outs), _as_tensors(task, grads))
         if r is not None:
-            outs = _from_tensors(task, r)
+            outs = _hook_values(task, outs, r, hook)
     return outs
 
 
@@ -319,17 +397,6 @@ def _as_tensors(task, grads):
     if task.graph:
         return tuple(grads)
     return tuple(None if g is None else _wrap(as_array(g)) for g in grads)
-
-
-def _from_tensors(task, values):
-    out = []
-    for v in values:
-        if v is None or task.graph:
-            out.append(v)
-        else:
-            task.borrowed.add(id(v._data))
-            out.append(v._data)
-    return out
 
 
 def _validate(task, fn, i, g):
@@ -393,7 +460,11 @@ def _accumulate(task, var, g):
     hooks = var._post_acc_hooks
     if hooks:
         for hook in list(hooks.values()):
-            hook(var)
+            r = hook(var)
+            if r is not None:
+                if isinstance(r, Tensor):
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
 
 
 def _captured_results(task, inputs, allow_unused):

@@ -7,20 +7,18 @@ without recording and makes an ``ExpBackward`` node that is also the ``ctx``.
 from __future__ import annotations
 
 import functools
-import itertools
 import warnings
 
 import numpy as np
 
-from .._state import state
+from .._state import forward_hook, state
 from .._tensor import Tensor, _wrap
-from .graph import ERR_FREED, Node, gradient_edge, unpack_input, unpack_output
+from .graph import ERR_FREED, ERR_INFERENCE_SAVE, Node, gradient_edge, unpack_input, unpack_output
 from .grad_mode import no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
 
-_sequence = itertools.count(1 << 40)
 
 
 class FunctionCtx:
@@ -34,10 +32,10 @@ class FunctionCtx:
     materialize_grads = True
 
     def save_for_backward(self, *tensors):
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument 0 is "
-                                f"of type {type(t).__name__}")
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} "
+                                f"is of type {type(t).__name__}")
         self._to_save = tensors
 
     def save_for_forward(self, *tensors):
@@ -54,6 +52,9 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
+        fw_saved = self.__dict__.get("_fw_saved")
+        if fw_saved is not None:  # inside jvp: what save_for_forward saved
+            return fw_saved
         if self._released:
             raise RuntimeError(ERR_FREED)
         saved = self._saved
@@ -109,18 +110,17 @@ class BackwardCFunction(Node, FunctionCtx):
                 raise RuntimeError(f"function {name} returned an incorrect number of gradients "
                                    f"(expected {n}, got {len(result)})")
         outs = []
-        for k, pos in enumerate(self._arg_pos):
-            r = result[pos]
-            if r is not None and not isinstance(r, Tensor):
-                raise TypeError(f"function {name} returned a gradient that is not a Tensor "
-                                f"(got {type(r).__name__})")
-            outs.append(r if graph or r is None else r._data)
         tensor_pos = set(self._arg_pos)
-        for pos, r in enumerate(result):
-            if pos not in tensor_pos and r is not None:
-                raise RuntimeError(
-                    f"function {name} returned a gradient different than None at position "
-                    f"{pos + 1}, but the corresponding forward input was not a Variable")
+        for pos, r in enumerate(result):  # checked in position order, as torch does
+            if pos not in tensor_pos:
+                if r is not None:
+                    raise RuntimeError(
+                        f"function {name} returned a gradient different than None at position "
+                        f"{pos + 1}, but the corresponding forward input was not a Variable")
+                continue
+            if r is not None and not isinstance(r, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
+            outs.append(r if graph or r is None else r._data)
         return outs
 
     def _release(self):
@@ -181,12 +181,17 @@ def _apply_function(cls, args, kwargs):
     arg_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     recording = state.grad_enabled and any(ctx.needs_input_grad)
-    with no_grad():
-        if _uses_setup_context(cls):
-            output = cls.forward(*args, **kwargs)
-            cls.setup_context(ctx, args, output)
-        else:
-            output = cls.forward(ctx, *args, **kwargs)
+    fw = forward_hook[0]
+    forward_hook[0] = None  # forward runs without forward AD; jvp gives the tangents
+    try:
+        with no_grad():
+            if _uses_setup_context(cls):
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+    finally:
+        forward_hook[0] = fw
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
     outputs = _prepare_outputs(ctx, args, outputs, recording)
@@ -194,6 +199,8 @@ def _apply_function(cls, args, kwargs):
         _connect(ctx, cls, args, arg_pos, outputs)
     else:
         _save_without_graph(ctx)
+    if fw is not None:
+        fw.function_jvp(cls, ctx, args, outputs)
     return outputs[0] if single else outputs
 
 
@@ -212,13 +219,18 @@ def _prepare_outputs(ctx, args, outputs, recording):
 
 
 def _connect(ctx, cls, args, arg_pos, outputs):
-    from .._ops.registry import check_inplace
+    # NOTE: one sequence for op nodes and Function nodes, as torch's sequence_nr: the engine
+    # runs ready nodes latest-created first.
+    from .._ops.registry import _sequence, check_inplace
     ctx._next = tuple(gradient_edge(args[i]) for i in arg_pos)
     ctx._meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in arg_pos)
     ctx._arg_pos = arg_pos
     ctx._n_args = len(args)
     ctx._seq = next(_sequence)
     for t in ctx._dirty:
+        if t._grad_fn is None and t._requires_grad and t._base is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                               "operation.")
         check_inplace(t, True)
         t._bump_version()
     non_diff = {id(t) for t in ctx._non_differentiable}
@@ -252,6 +264,8 @@ def _save(ctx, outputs):
         if t is None:
             saved.append((0, None, None))
             continue
+        if t._is_inference:
+            raise RuntimeError(ERR_INFERENCE_SAVE)
         vc = t._version_counter()
         k = out_index.get(id(t))
         if k is not None and t._grad_fn is ctx:
@@ -267,13 +281,68 @@ def _save_without_graph(ctx):
         t._bump_version()
 
 
+_ERR_TWICE = ("trying to differentiate twice a function that was marked with "
+              "@once_differentiable")
+
+
 def once_differentiable(fn):
-    """Mark a backward as not differentiable itself: it runs with grad mode off."""
+    """Mark a backward as not differentiable itself: it runs with grad mode off.
+
+    When a graph is being built (create_graph with a grad_output that requires grad), its
+    results hang off an ``Error`` node, so that differentiating them again raises instead of
+    silently treating them as constants (torch's DelayedError).
+    """
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         with no_grad():
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
+        if not state.grad_enabled or not any(isinstance(a, Tensor) and a._requires_grad
+                                             for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = _delayed_error((outputs,) if single else outputs)
+        return outs[0] if single else outs
     return wrapper
+
+
+class Error(Node):
+    """A node that raises when backpropagated through (torch::autograd::Error)."""
+
+    def __init__(self, msg):
+        self._msg = msg
+
+    def name(self) -> str:
+        return "torch::autograd::Error"
+
+    def _apply(self, grads, graph, needed):
+        raise RuntimeError(self._msg)
+
+
+def _delayed_error(values):
+    from .._ops.registry import _sequence
+    node = Error(_ERR_TWICE)
+    leaves = []
+    for v in values:
+        if isinstance(v, Tensor) and v._data.dtype.kind in "fc":
+            v = v.detach()
+            v._requires_grad = True
+        leaves.append(v)
+    tensors = [v for v in leaves if isinstance(v, Tensor)]
+    node._next = tuple(gradient_edge(v) for v in tensors)
+    node._meta = tuple((v._data.shape, v._data.dtype) for v in tensors)
+    node._seq = next(_sequence)
+    if len(tensors) != 1:
+        node._out_meta = node._meta
+    out = []
+    nr = 0
+    for v in leaves:
+        if isinstance(v, Tensor):
+            if v._requires_grad:
+                v = _wrap(v._data)
+                v._grad_fn, v._output_nr, v._requires_grad = node, nr, True
+            nr += 1
+        out.append(v)
+    return tuple(out)
 
 
 class InplaceFunction(Function):

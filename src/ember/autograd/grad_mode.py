@@ -14,8 +14,8 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 
 
 def is_grad_enabled() -> bool:
-    """True when operations are being recorded for autograd in this thread."""
-    return state.grad_enabled
+    """True when gradient mode is enabled in this thread."""
+    return state.grad_enabled or state.inference_grad
 
 
 def is_inference_mode_enabled() -> bool:
@@ -32,21 +32,26 @@ class _DecoratorContextManager:
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
                 gen = func(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        with self.clone():
-                            gen.close()
-                        raise
-                    except BaseException as exc:
-                        with self.clone():
-                            response = gen.throw(exc)
-                    else:
-                        with self.clone():
-                            response = gen.send(request)
+                # NOTE: the generator's StopIteration must end this generator with its value,
+                # not escape it (Python would turn it into "generator raised StopIteration").
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as exc:
+                            with self.clone():
+                                response = gen.throw(exc)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as e:
+                    return e.value
             return gen_wrapper
 
         @functools.wraps(func)
@@ -59,6 +64,24 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
+def _grad_mode():
+    """The grad mode as a value to restore later (see ``_set_grad_mode``)."""
+    return state.grad_enabled, state.inference_grad
+
+
+def _restore_grad_mode(prev):
+    state.grad_enabled, state.inference_grad = prev
+
+
+def _set_grad_mode(mode):
+    # NOTE: inside inference mode nothing records, whatever the grad mode says (torch's
+    # inference mode wins over enable_grad): the mode is only what is_grad_enabled() reports.
+    if state.inference:
+        state.inference_grad = mode
+    else:
+        state.grad_enabled = mode
+
+
 class no_grad(_DecoratorContextManager):
     """Context manager and decorator that disables gradient recording."""
 
@@ -68,14 +91,14 @@ class no_grad(_DecoratorContextManager):
         return cls()(orig_func)  # bare @no_grad
 
     def __init__(self, orig_func=None):
-        self.prev = False
+        self.prev = None
 
     def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = False
+        self.prev = _grad_mode()
+        _set_grad_mode(False)
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        _restore_grad_mode(self.prev)
 
 
 class enable_grad(_DecoratorContextManager):
@@ -87,33 +110,36 @@ class enable_grad(_DecoratorContextManager):
         return cls()(orig_func)
 
     def __init__(self, orig_func=None):
-        self.prev = False
+        self.prev = None
 
     def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = True
+        self.prev = _grad_mode()
+        _set_grad_mode(True)
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        _restore_grad_mode(self.prev)
 
 
 class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode on or off: takes effect at once, and as a context manager restores it."""
 
     def __init__(self, mode: bool):
-        self.prev = state.grad_enabled
-        self.mode = bool(mode)
-        state.grad_enabled = self.mode
+        if type(mode) is not bool:
+            raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
+        self.prev = _grad_mode()
+        self.mode = mode
+        _set_grad_mode(mode)
 
     def __call__(self, func):
-        state.grad_enabled = self.prev
+        _restore_grad_mode(self.prev)
         return super().__call__(func)
 
     def __enter__(self):
-        state.grad_enabled = self.mode
+        _set_grad_mode(self.mode)
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        _restore_grad_mode(self.prev)
 
     def __repr__(self):
         return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
@@ -123,7 +149,10 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad, and tensors made inside are inference tensors."""
+    """Like no_grad, and tensors made inside are inference tensors.
+
+    ``inference_mode(False)`` turns inference mode off and grad mode on, as torch's does.
+    """
 
     def __new__(cls, mode=True):
         if isinstance(mode, bool):
@@ -135,12 +164,14 @@ class inference_mode(_DecoratorContextManager):
         self.prev = None
 
     def __enter__(self):
-        self.prev = (state.grad_enabled, state.inference)
+        self.prev = (state.grad_enabled, state.inference, state.inference_grad)
         if self.mode:
-            state.grad_enabled, state.inference = False, True
+            state.grad_enabled, state.inference, state.inference_grad = False, True, False
+        else:
+            state.grad_enabled, state.inference, state.inference_grad = True, False, False
 
     def __exit__(self, *exc):
-        state.grad_enabled, state.inference = self.prev
+        state.grad_enabled, state.inference, state.inference_grad = self.prev
 
     def clone(self):
         return self.__class__(self.mode)

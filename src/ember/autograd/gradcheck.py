@@ -62,6 +62,33 @@ def _analytical_jacobian(func, inputs, wrt, out_index):
     return jac
 
 
+def _forward_jacobian(func, inputs, wrt, out_index):
+    """d out[out_index] / d inputs[wrt] by forward-mode AD, one tangent per input element."""
+    from . import forward_ad as fwAD
+    x = inputs[wrt]
+    cols = []
+    for k in range(x._data.size):
+        basis = np.zeros(x._data.size, x._data.dtype)
+        basis[k] = 1
+        with fwAD.dual_level():
+            args = list(inputs)
+            args[wrt] = fwAD.make_dual(x, _wrap(basis.reshape(x._data.shape)))
+            out = _outputs(func, args)[out_index]
+            tangent = fwAD.unpack_dual(out).tangent
+        n_out = out._data.size
+        cols.append(np.zeros(n_out) if tangent is None else tangent._data.reshape(-1))
+    n_out = _outputs(func, inputs)[out_index]._data.size
+    return np.array(cols).reshape(x._data.size, n_out) if cols else np.zeros((0, n_out))
+
+
+def _matches(ana, num, fast_mode, rtol, atol):
+    if fast_mode:
+        u = np.random.default_rng(0).standard_normal(num.shape[1])
+        v = np.random.default_rng(1).standard_normal(num.shape[0])
+        num, ana = np.array([[v @ num @ u]]), np.array([[v @ ana @ u]])
+    return np.allclose(ana, num, rtol=rtol, atol=atol)
+
+
 def _fail(msg, raise_exception):
     if raise_exception:
         raise GradcheckError(msg)
@@ -77,7 +104,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
-                         "none of the them have requires_grad=True.")
+                         "none of them have requires_grad=True.")
     for i in diff:
         if inputs[i]._data.dtype not in (np.float64, np.complex128):
             import warnings
@@ -89,6 +116,12 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     for o in range(n_outputs):
         for i in diff:
             num = _numerical_jacobian(func, inputs, i, o, eps)
+            if check_forward_ad and not _matches(_forward_jacobian(func, inputs, i, o), num,
+                                                 fast_mode, rtol, atol):
+                return _fail(f"Jacobian computed with forward mode mismatch for output {o} "
+                             f"with respect to input {i},\n", raise_exception)
+            if not check_backward_ad:
+                continue
             ana = _analytical_jacobian(func, inputs, i, o)
             if fast_mode:
                 u = np.random.default_rng(0).standard_normal(num.shape[1])
@@ -121,9 +154,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_derivatives(*args):
         ins, gos = args[:n_in], args[n_in:]
-        outs = [o for o in _outputs(func, ins) if o._requires_grad]
-        grads = autograd_grad(outs, [ins[i] for i in diff], gos, create_graph=True,
-                              allow_unused=True)
+        # NOTE: the numerical Jacobian evaluates this under no_grad; the first derivatives
+        # need a graph of func all the same (torch's gradgradcheck does this too).
+        with enable_grad():
+            outs = [o for o in _outputs(func, ins) if o._requires_grad]
+            grads = autograd_grad(outs, [ins[i] for i in diff], gos, create_graph=True,
+                                  allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,

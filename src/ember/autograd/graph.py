@@ -21,6 +21,15 @@ ERR_FREED = (
     "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
     "through the graph a second time or if you need to access saved tensors after calling "
     "backward.")
+ERR_INFERENCE_SAVE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `ember.no_grad()` instead of "
+    "`ember.inference_mode()`.")
+ERR_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
 _HINT = ("Hint: enable anomaly detection to find the operation that failed to compute its "
          "gradient, with ember.autograd.set_detect_anomaly(True, check_nan=False).")
 _HINT_ANOMALY = ("Hint: the backtrace further above shows the operation that failed to compute "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _check_can_require_grad, _wrap
 
 
 class _VariableMeta(type):
@@ -28,5 +28,6 @@ class Variable(metaclass=_VariableMeta):
         t = _wrap(data._data)
         t._vc = data._version_counter()
         if requires_grad:
-            t.requires_grad_(True)
+            _check_can_require_grad(t.dtype, factory=True)
+            t._requires_grad = True
         return t
