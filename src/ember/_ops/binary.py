@@ -1,4 +1,640 @@
-"""binary ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Binary and ternary pointwise ops: rounding division, remainders, powers, two-argument
+maths, interpolation and fused multiply-add (the logical and bitwise family lives in
+logical.py and is re-exported here; clamping lives in unary.py).
+
+Each kernel has its derivative formulas right below it (torch's derivatives.yaml). Python
+numbers that torch folds into promotion without making them node inputs (``fmod(x, 2.5)``,
+``clamp(x, 0.5)``) are promoted in the kernel with ``with_scalars``.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ['addcdiv', 'addcmul', 'allclose', 'arctan2', 'atan2', 'bitwise_and',
+           'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift',
+           'bitwise_xor', 'copysign', 'div', 'divide', 'equal', 'float_power', 'floor_divide',
+           'fmax', 'fmin', 'fmod', 'hypot', 'isclose', 'lerp', 'logaddexp', 'logaddexp2',
+           'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'remainder',
+           'true_divide', 'xlogy']
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from . import pointwise as PW
+from .logical import (
+    allclose,
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+    equal,
+    isclose,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+)
+from .pointwise import (
+    CPP_NAME,
+    exp,
+    inplace_with_scalars,
+    not_implemented,
+    require_tensor,
+    where,
+    with_scalars,
+)
+from .registry import FLOAT, NONE, op
+from .unary import isnan
+
+
+def _tensor_other(name, position=2):
+    def check(self, other, *rest):
+        require_tensor(name, "other", other, position)
+    return check
+
+
+def _float_only(kernel_name, x):
+    if x.dtype.kind not in "fc":
+        raise not_implemented(kernel_name, x)
+
+
+def _zero_division(other):
+    """torch's refusal of an integer division by zero."""
+    if np.any(np.asarray(other) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _not_implemented_grad(name):
+    def formula(grad):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return formula
+
+
+# -- division with rounding --------------------------------------------------------------------
+def _trunc_div(a, b):
+    if a.dtype.kind in "iu":
+        q = np.floor_divide(a, b)
+        # NOTE: floor and trunc differ where the division is inexact and the signs differ.
+        return np.where((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)), q + 1, q)
+    return np.trunc(a / b)
+
+
+def _rounded_div(a, b, mode):
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{mode}'")
+    if a.dtype == np.bool_:
+        raise not_implemented(f"div_{mode}_cpu", a)
+    if a.dtype.kind in "iu":
+        _zero_division(b)
+    with np.errstate(all="ignore"):
+        return _trunc_div(a, b) if mode == "trunc" else np.floor_divide(a, b)
+
+
+@op("div", node="DivBackward2", tensors=2, quiet=True)
+def div_mode(self, other, rounding_mode):
+    if rounding_mode is None:  # torch.div(..., rounding_mode=None): true division
+        return PW.div(self, other)
+    return _rounded_div(self, np.asarray(other, self.dtype), rounding_mode)
+
+
+@div_mode.grad("self")
+def _(grad, other, rounding_mode):
+    # NOTE: rounded quotients are piecewise constant: zero, as torch's zeros_like.
+    return grad / other if rounding_mode is None else grad * 0
+
+
+@div_mode.grad("other")
+def _(grad, self, other, rounding_mode):
+    return -grad * self / (other * other) if rounding_mode is None else grad * 0
+
+
+_UNSET = object()
+
+
+def div(input, other, *, rounding_mode=_UNSET):
+    """``input / other`` (true division), or rounded with ``rounding_mode`` 'trunc'/'floor'."""
+    if rounding_mode is _UNSET:
+        return PW.div(input, other)
+    if rounding_mode is None:  # torch picks its div.Tensor_mode overload (DivBackward2)
+        return div_mode(_float_operand(input, other), other, None)
+    return div_mode(input, other, rounding_mode)
+
+
+def _float_operand(input, other):
+    """``input`` in the default dtype where true division of the pair would stay integral."""
+    if isinstance(input, Tensor) and not input.dtype.is_floating_point and not (
+            isinstance(other, float) or (isinstance(other, Tensor)
+                                         and other.dtype.is_floating_point)):
+        return input.to(D.get_default_dtype())
+    return input
+
+
+def _div_(self, other, *, rounding_mode=_UNSET):
+    if rounding_mode is _UNSET or rounding_mode is None:
+        return PW.div.inplace(self, other)
+    return div_mode.inplace(self, other, rounding_mode)
+
+
+divide = true_divide = div
+Tensor.div = Tensor.divide = div
+Tensor.div_ = Tensor.divide_ = _div_
+Tensor.true_divide_ = lambda self, other: PW.div.inplace(self, other)
+
+
+@op("floor_divide", node="NotImplemented", tensors=2, method=("floor_divide", "__floordiv__"),
+    inplace=True)
+def floor_divide(self, other):
+    return _rounded_div(np.asarray(self, getattr(other, "dtype", None)), other, "floor")
+
+
+floor_divide.grad("self", "other")(_not_implemented_grad("floor_divide"))
+Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)
+Tensor.__ifloordiv__ = lambda self, other: self.floor_divide_(other)
+
+
+# -- remainders ----------------------------------------------------------------------------------
+def _mod(a, b, ufunc, name):
+    if a.dtype == np.bool_:
+        raise not_implemented(f"{name}_cpu", a)
+    if a.dtype.kind in "iu":
+        _zero_division(b)
+    with np.errstate(all="ignore"):
+        return ufunc(a, b)
+
+
+@op("remainder", node="RemainderBackward1", tensors=2)
+def _remainder_tensor(self, other):
+    return _mod(np.asarray(self, getattr(other, "dtype", None)), other, np.remainder,
+                "remainder")
+
+
+@_remainder_tensor.grad("self")
+def _(grad):
+    return grad
+
+
+@_remainder_tensor.grad("other")
+def _(grad, self, other):
+    return -grad * div_mode(self, other, "floor")
+
+
+@op("remainder", node="RemainderBackward0", promote=NONE)
+def _remainder_scalar(self, other):
+    return _mod(with_scalars(self, other), other, np.remainder, "remainder")
+
+
+@_remainder_scalar.grad("self")
+def _(grad):
+    return grad
+
+
+@op("remainder", node="NotImplemented", tensors=2)
+def _rremainder(self, other):
+    """``self % other`` for a Python-number ``self`` (what ``2 % x`` computes)."""
+    return _mod(np.asarray(self, other.dtype), other, np.remainder, "remainder")
+
+
+_rremainder.grad("other")(_not_implemented_grad("remainder"))
+
+
+def remainder(input, other):
+    """Python's modulus: the result has the sign of ``other``."""
+    if not isinstance(input, Tensor):
+        return _rremainder(input, other)
+    if isinstance(other, Tensor):
+        return _remainder_tensor(input, other)
+    return _remainder_scalar(input, other)
+
+
+_remainder_scalar_ = inplace_with_scalars(_remainder_scalar)
+
+
+def _remainder_(self, other):
+    if isinstance(other, Tensor):
+        return _remainder_tensor.inplace(self, other)
+    return _remainder_scalar_(self, other)
+
+
+Tensor.remainder = Tensor.__mod__ = remainder
+Tensor.remainder_ = Tensor.__imod__ = _remainder_
+Tensor.__rmod__ = lambda self, other: remainder(other, self)
+
+
+@op("fmod", node="FmodBackward1", tensors=2)
+def _fmod_tensor(self, other):
+    return _mod(self, other, np.fmod, "fmod")
+
+
+@_fmod_tensor.grad("self")
+def _(grad):
+    return grad
+
+
+@_fmod_tensor.grad("other")
+def _(grad, self, other):
+    return -grad * div_mode(self, other, "trunc")
+
+
+@op("fmod", node="FmodBackward0", promote=NONE)
+def _fmod_scalar(self, other):
+    return _mod(with_scalars(self, other), other, np.fmod, "fmod")
+
+
+@_fmod_scalar.grad("self")
+def _(grad):
+    return grad
+
+
+def fmod(input, other):
+    """C's remainder: the result has the sign of ``input``."""
+    if isinstance(other, Tensor):
+        return _fmod_tensor(input, other)
+    return _fmod_scalar(input, other)
+
+
+_fmod_scalar_ = inplace_with_scalars(_fmod_scalar)
+Tensor.fmod = fmod
+Tensor.fmod_ = lambda self, other: (_fmod_tensor.inplace(self, other)
+                                    if isinstance(other, Tensor) else _fmod_scalar_(self, other))
+
+
+# -- powers in double precision ----------------------------------------------------------------
+def float_power(input, exponent):
+    """``input ** exponent`` computed in float64 (complex128 for complex operands)."""
+    cplx = any(isinstance(a, complex) or (isinstance(a, Tensor) and a.dtype.is_complex)
+               for a in (input, exponent))
+    dt = D.complex128 if cplx else D.float64
+    base = input.to(dt) if isinstance(input, Tensor) else input
+    exp_ = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
+    return PW.pow(base, exp_)
+
+
+def _float_power_(self, exponent):
+    cplx = self.dtype.is_complex or isinstance(exponent, complex) or (
+        isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+    dt = D.complex128 if cplx else D.float64
+    if self.dtype is not dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.scalar_name} "
+                           f"but the operation's result requires dtype {dt.scalar_name}")
+    return self.pow_(exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
+
+
+Tensor.float_power = float_power
+Tensor.float_power_ = _float_power_
+
+
+# -- two-argument maths ------------------------------------------------------------------------
+@op("atan2", tensors=2, promote=FLOAT, quiet=True, method=("atan2", "arctan2"), inplace=True,
+    check=_tensor_other("atan2"))
+def atan2(self, other):
+    return np.arctan2(self, other)
+
+
+@atan2.grad("self")
+def _(grad, self, other):
+    return grad * other / (self * self + other * other)
+
+
+@atan2.grad("other")
+def _(grad, self, other):
+    return grad * -self / (self * self + other * other)
+
+
+arctan2 = atan2
+Tensor.arctan2_ = Tensor.atan2_
+
+
+@op("fmax", tensors=2, method=True, check=_tensor_other("fmax"))
+def fmax(self, other):
+    return np.fmax(self, other)
+
+
+@fmax.grad("self")
+def _(grad, self, other):
+    # NOTE: unlike maximum, ties send the whole gradient to self (torch's formula).
+    return where((self >= other) | isnan(other), grad, 0)
+
+
+@fmax.grad("other")
+def _(grad, self, other):
+    return where((self >= other) | isnan(other), 0, grad)
+
+
+@op("fmin", tensors=2, method=True, check=_tensor_other("fmin"))
+def fmin(self, other):
+    return np.fmin(self, other)
+
+
+@fmin.grad("self")
+def _(grad, self, other):
+    return where((self <= other) | isnan(other), grad, 0)
+
+
+@fmin.grad("other")
+def _(grad, self, other):
+    return where((self <= other) | isnan(other), 0, grad)
+
+
+@op("hypot", tensors=2, method=True, inplace=True, check=_tensor_other("hypot"))
+def hypot(self, other):
+    _float_only("hypot_cpu", self)
+    return np.hypot(self, other)
+
+
+@hypot.grad("self")
+def _(grad, self, result):
+    return grad * self / result
+
+
+@hypot.grad("other")
+def _(grad, other, result):
+    return grad * other / result
+
+
+@op("logaddexp", tensors=2, method=True, check=_tensor_other("logaddexp"))
+def logaddexp(self, other):
+    _float_only("logaddexp_cpu", self)
+    return np.logaddexp(self, other)
+
+
+@logaddexp.grad("self")
+def _(grad, self, other):
+    return grad / (exp(other - self) + 1)
+
+
+@logaddexp.grad("other")
+def _(grad, self, other):
+    return grad / (exp(self - other) + 1)
+
+
+@op("logaddexp2", tensors=2, method=True, check=_tensor_other("logaddexp2"))
+def logaddexp2(self, other):
+    _float_only("logaddexp2_cpu", self)
+    return np.logaddexp2(self, other)
+
+
+@logaddexp2.grad("self")
+def _(grad, self, other):
+    return grad / (2 ** (other - self) + 1)
+
+
+@logaddexp2.grad("other")
+def _(grad, self, other):
+    return grad / (2 ** (self - other) + 1)
+
+
+@op("copysign", node="CopysignBackward0", tensors=2, promote=FLOAT)
+def _copysign_tensor(self, other):
+    return np.copysign(self, other)
+
+
+@_copysign_tensor.grad("self")
+def _(grad, self, result):
+    return grad * where(self == 0, 0.0, result / self)
+
+
+@_copysign_tensor.grad("other")
+def _(grad):
+    # NOTE: a constant zero (torch's zeros_like): grad * 0 would carry a NaN of grad along.
+    return where(isnan(grad), 0.0, 0.0)
+
+
+@op("copysign", node="CopysignBackward1", promote=NONE)
+def _copysign_scalar(self, other):
+    return np.copysign(with_scalars(self, other, floating=True), other)
+
+
+@_copysign_scalar.grad("self")
+def _(grad, self, result):
+    return grad * where(self == 0, 0.0, result / self)
+
+
+def copysign(input, other):
+    """``input``'s magnitude with ``other``'s sign (elementwise)."""
+    if isinstance(other, Tensor):
+        return _copysign_tensor(input, other)
+    return _copysign_scalar(input, other)
+
+
+_copysign_scalar_ = inplace_with_scalars(_copysign_scalar, floating=True)
+Tensor.copysign = copysign
+Tensor.copysign_ = lambda self, other: (_copysign_tensor.inplace(self, other)
+                                        if isinstance(other, Tensor)
+                                        else _copysign_scalar_(self, other))
+
+
+def _xlogy(x, y):
+    # NOTE: torch: nan where y is nan, else 0 where x == 0 (even for y == 0), else x log y.
+    with np.errstate(all="ignore"):
+        out = np.where(x == 0, 0, x * np.log(y))
+    return np.where(np.isnan(y), np.nan, out).astype(out.dtype, copy=False)
+
+
+@op("xlogy", node="XlogyBackward0", tensors=2, promote=FLOAT)
+def _xlogy_tensor(self, other):
+    return _xlogy(self, other)
+
+
+@_xlogy_tensor.grad("self")
+def _(grad, self, other):
+    # NOTE: torch's formula: log(other) scaled by grad, 0 where self == 0 and other <= 0.
+    return where((self == 0) & (other <= 0), 0.0, xlogy(grad, other))
+
+
+@_xlogy_tensor.grad("other")
+def _(grad, self, other):
+    return grad * self / other
+
+
+@op("xlogy", node="XlogyBackward1", tensors=2, promote=FLOAT)
+def _xlogy_scalar_self(self, other):
+    return _xlogy(np.asarray(self, other.dtype), other)
+
+
+@_xlogy_scalar_self.grad("other")
+def _(grad, self, other):
+    return grad * self / other
+
+
+@op("xlogy", node="XlogyBackward2", promote=NONE)
+def _xlogy_scalar_other(self, other):
+    x = with_scalars(self, other, floating=True)
+    return _xlogy(x, np.asarray(other, x.dtype))
+
+
+@_xlogy_scalar_other.grad("self")
+def _(grad, self, other):
+    return where((self == 0) & (other <= 0), 0.0, xlogy(grad, other))
+
+
+def xlogy(input, other):
+    """``input * log(other)``, 0 where ``input`` is 0 (nan where ``other`` is nan)."""
+    if not isinstance(input, Tensor) and not hasattr(input, "shape"):
+        return _xlogy_scalar_self(input, other)
+    if isinstance(other, Tensor) or hasattr(other, "shape"):
+        return _xlogy_tensor(input, other)
+    return _xlogy_scalar_other(input, other)
+
+
+_xlogy_scalar_other_ = inplace_with_scalars(_xlogy_scalar_other, floating=True)
+Tensor.xlogy = xlogy
+Tensor.xlogy_ = lambda self, other: (_xlogy_tensor.inplace(self, other)
+                                     if isinstance(other, Tensor)
+                                     else _xlogy_scalar_other_(self, other))
+
+
+# -- interpolation and fused multiply-add ------------------------------------------------------
+def _lerp(start, end, weight):
+    # NOTE: torch's two-sided formula keeps lerp exact at both ends (weight 0 and 1).
+    small = np.abs(weight) < 0.5
+    diff = end - start
+    return np.where(small, start + weight * diff, end - diff * (1 - weight))
+
+
+def _lerp_check(self, end, weight):
+    if not isinstance(end, Tensor):
+        got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__
+                        for a in (self, end, weight))
+        raise TypeError(f"lerp() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n"
+                        " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
+                        " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n")
+    kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+    if self._data.dtype.kind not in "fc":
+        raise not_implemented(kernel, self._data)
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t._data.dtype != self._data.dtype and (
+                name == "end" or t._data.ndim > 0):
+            raise RuntimeError(f"expected dtype {CPP_NAME[self.dtype.name]} for `{name}` but "
+                               f"got dtype {CPP_NAME[t.dtype.name]}")
+
+
+@op("lerp", node="LerpBackward0", tensors=2, check=_lerp_check)
+def _lerp_scalar(self, end, weight):
+    return _lerp(self, end, weight)
+
+
+@_lerp_scalar.grad("self")
+def _(grad, weight):
+    return grad * (1 - weight)
+
+
+@_lerp_scalar.grad("end")
+def _(grad, weight):
+    return grad * weight
+
+
+@op("lerp", node="LerpBackward1", tensors=3, check=_lerp_check)
+def _lerp_tensor(self, end, weight):
+    return _lerp(self, end, weight)
+
+
+@_lerp_tensor.grad("self")
+def _(grad, weight):
+    return grad * (1 - weight)
+
+
+@_lerp_tensor.grad("end")
+def _(grad, weight):
+    return grad * weight
+
+
+@_lerp_tensor.grad("weight")
+def _(grad, self, end):
+    return grad * (end - self)
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)`` (weight a Python number or a tensor)."""
+    if isinstance(weight, Tensor):
+        return _lerp_tensor(input, end, weight)
+    return _lerp_scalar(input, end, weight)
+
+
+def _lerp_(self, end, weight):
+    _lerp_check(self, end, weight)
+    if isinstance(weight, Tensor):
+        return _lerp_tensor.inplace(self, end, weight)
+    return _lerp_scalar.inplace(self, end, weight)
+
+
+Tensor.lerp = lerp
+Tensor.lerp_ = _lerp_
+
+
+def _addc_inplace(opdef, check):
+    def method(self, tensor1, tensor2, *, value=1):
+        check(self, tensor1, tensor2, value)
+        return opdef.inplace(self, tensor1, tensor2, value)
+    method.__name__ = opdef.name + "_"
+    return method
+
+
+def _addc_check(name):
+    def check(self, tensor1, tensor2, value=1):
+        require_tensor(name, "tensor1", tensor1, 2)
+        require_tensor(name, "tensor2", tensor2, 3)
+        if name == "addcdiv" and all(t._data.dtype.kind in "biu" for t in (tensor1, tensor2)):
+            raise RuntimeError(
+                "Integer division with addcdiv is no longer supported, and in a future  "
+                "release addcdiv will perform a true division of tensor1 and tensor2. The "
+                "historic addcdiv behavior can be implemented as (input + value * "
+                "ember.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+                "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+                "behavior is just the latter implementation: (input + value * tensor1 / "
+                "tensor2), for all dtypes.")
+    return check
+
+
+def _value(x, value, kernel):
+    """``value`` cast to the result's kind, as torch's kernels take it."""
+    if x.dtype == np.bool_:
+        raise not_implemented(kernel, x)
+    return int(value) if x.dtype.kind in "iu" else value
+
+
+@op("addcmul", tensors=3, method=True, inplace=True, check=_addc_check("addcmul"))
+def addcmul(self, tensor1, tensor2, value=1):
+    return self + _value(self, value, "addcmul_cpu_out") * tensor1 * tensor2
+
+
+@addcmul.grad("self")
+def _(grad):
+    return grad
+
+
+@addcmul.grad("tensor1")
+def _(grad, tensor2, value):
+    return grad * (tensor2 * value)
+
+
+@addcmul.grad("tensor2")
+def _(grad, tensor1, value):
+    return grad * (tensor1 * value)
+
+
+@op("addcdiv", tensors=3, method=True, inplace=True, quiet=True,
+    check=_addc_check("addcdiv"))
+def addcdiv(self, tensor1, tensor2, value=1):
+    return self + _value(self, value, "addcdiv_cpu_out") * (tensor1 / tensor2)
+
+
+@addcdiv.grad("self")
+def _(grad):
+    return grad
+
+
+@addcdiv.grad("tensor1")
+def _(grad, tensor2, value):
+    return grad * (value / tensor2)
+
+
+@addcdiv.grad("tensor2")
+def _(grad, tensor1, tensor2, value):
+    return -grad * (value * tensor1 / (tensor2 * tensor2))
+
+
+Tensor.addcmul_ = _addc_inplace(addcmul, _addc_check("addcmul"))
+Tensor.addcdiv_ = _addc_inplace(addcdiv, _addc_check("addcdiv"))

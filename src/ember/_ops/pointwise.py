@@ -1,19 +1,98 @@
 """Pointwise ops: each kernel with its derivative formulas right below it."""
 from __future__ import annotations
 
-__all__ = ['abs', 'add', 'allclose', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'clamp', 'cos', 'div', 'eq', 'equal', 'exp', 'ge', 'gt', 'isclose', 'le', 'log', 'logical_not', 'lt', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'pow', 'reciprocal', 'relu', 'rsub', 'sigmoid', 'sign', 'sin', 'sqrt', 'sub', 'tanh', 'where']
+__all__ = ['abs', 'add', 'cos', 'div', 'eq', 'exp', 'ge', 'gt', 'le', 'log', 'lt', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'pow', 'reciprocal', 'relu', 'rsub', 'sigmoid', 'sign', 'sin', 'sqrt', 'sub', 'tanh', 'where']
 
 import numpy as np
 
+from .. import _dtype as D
 from .._tensor import Tensor
 from .registry import FLOAT, NONE, op
+
+
+# -- helpers shared by the pointwise families ------------------------------------------------
+def scalar_name(array) -> str:
+    """torch's name of an array's dtype in its messages ('Float', 'Long', 'Bool')."""
+    return D._BY_NP[array.dtype].scalar_name
+
+
+def not_implemented(kernel, array):
+    """torch's refusal of a dtype a kernel has no loop for."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(array)}\'')
+
+
+def with_scalars(self, *scalars, floating=False):
+    """``self`` cast to torch's result dtype of (tensor ``self``, Python ``scalars``).
+
+    For ops whose Python-number arguments take part in promotion without being tensor
+    inputs of the node (``pow(x, 1.5)``, ``clamp(x, 0.5)``, ``fmod(x, 2.5)``): torch's node
+    for them has one input, so the registry cannot promote them.
+    """
+    key = ((D._BY_NP[self.dtype], D.DIM),) + tuple(
+        (D.scalar_dtype(s), D.SCALAR) for s in scalars if s is not None)
+    dt = D.result_type_of(key)
+    if floating and dt.category < D.FLOATING:
+        dt = D.get_default_dtype()
+    return self if self.dtype == dt.np else self.astype(dt.np)
+
+
+def inplace_with_scalars(opdef, n_scalars=1, floating=False, cpp_names=False):
+    """``Tensor.<op>_`` for an op promoted by ``with_scalars``: refuses a narrowing result.
+
+    ``cpp_names``: torch's message names self's type as C++ does ("long int"; clamp_ does).
+    """
+    def method(self, *args, **kwargs):
+        full = opdef.bind((self, *args), kwargs)
+        scalars = [a for a in full[1:1 + n_scalars] if not isinstance(a, Tensor)]
+        dt = D.from_numpy_dtype(with_scalars(np.empty(0, self._data.dtype), *scalars,
+                                             floating=floating).dtype)
+        if not D.can_cast(dt, self.dtype):
+            out = CPP_NAME[self.dtype.name] if cpp_names else self.dtype.scalar_name
+            raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired "
+                               f"output type {out}")
+        return opdef.inplace(*full)
+    method.__name__ = opdef.name + "_"
+    return method
+
+
+# C++ type names torch prints in some dtype checks (lerp's "expected dtype float ...").
+CPP_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
+
+
+def require_tensor(fn, name, value, position):
+    """torch's TypeError for a Python number where a tensor argument is required."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, "
+                        f"not {type(value).__name__}")
+
+
+def _is_bool(value):
+    if isinstance(value, Tensor):
+        return value._data.dtype == np.bool_
+    return isinstance(value, (bool, np.bool_)) or getattr(value, "dtype", None) == np.bool_
+
 
 # -- arithmetic --------------------------------------------------------------------------------
 
 
+def _alpha(self, alpha):
+    """alpha as torch applies it to a result of ``self``'s dtype (its alpha_check)."""
+    kind = getattr(self, "dtype", np.dtype(float)).kind
+    if isinstance(alpha, (bool, np.bool_)) and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if kind in "biu" and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return bool(alpha) if kind == "b" else alpha
+
+
 @op("add", tensors=2, method=("add", "__add__", "__radd__"), inplace=True)
 def add(self, other, alpha=1):
-    return self + other if alpha == 1 else self + other * alpha
+    if alpha == 1 and not isinstance(alpha, bool):
+        return self + other
+    return self + other * _alpha(self, alpha)
 
 
 @add.grad("self")
@@ -26,12 +105,34 @@ def _(grad, alpha):
     return grad if alpha == 1 else grad * alpha
 
 
-@op("sub", tensors=2, method=("sub", "__sub__", "subtract"), inplace=True)
-def sub(self, other, alpha=1):
-    if self.dtype == np.bool_:
+@add.jvp("self")
+def _(self_t):
+    return self_t
+
+
+@add.jvp("other")
+def _(other_t, alpha):
+    return other_t if alpha == 1 else other_t * alpha
+
+
+def _sub_check(self, other, alpha=1):
+    """torch's sub_check: no bool operand (a Python bool counts as a bool tensor)."""
+    a, b = _is_bool(self), _is_bool(other)
+    if a and b:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
-    return self - other if alpha == 1 else self - other * alpha
+    if a or b:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+
+
+@op("sub", tensors=2, method=("sub", "__sub__", "subtract"), inplace=True, check=_sub_check)
+def sub(self, other, alpha=1):
+    _sub_check(self, other)
+    if alpha == 1 and not isinstance(alpha, bool):
+        return self - other
+    return self - other * _alpha(self, alpha)
 
 
 @sub.grad("self")
@@ -44,10 +145,20 @@ def _(grad, alpha):
     return -grad if alpha == 1 else grad * -alpha
 
 
-@op("rsub", tensors=2, node="RsubBackward1")
+@sub.jvp("self")
+def _(self_t):
+    return self_t
+
+
+@sub.jvp("other")
+def _(other_t, alpha):
+    return -other_t if alpha == 1 else other_t * -alpha
+
+
+@op("rsub", tensors=2, node="RsubBackward1", check=_sub_check)
 def rsub(self, other, alpha=1):
     """other - alpha * self (what ``2 - x`` computes)."""
-    return other - self if alpha == 1 else other - self * alpha
+    return other - self if alpha == 1 else other - self * _alpha(self, alpha)
 
 
 @rsub.grad("self")
@@ -75,6 +186,16 @@ def _(grad, self):
     return grad * self
 
 
+@mul.jvp("self")
+def _(self_t, other):
+    return self_t * other
+
+
+@mul.jvp("other")
+def _(other_t, self):
+    return other_t * self
+
+
 @op("div", tensors=2, promote=FLOAT, quiet=True, method=("div", "__truediv__", "divide", "true_divide"), inplace=True)
 def div(self, other):
     return self / other
@@ -88,6 +209,16 @@ def _(grad, other):
 @div.grad("other")
 def _(grad, self, other):
     return -grad * self / (other * other)
+
+
+@div.jvp("self")
+def _(self_t, other):
+    return self_t / other
+
+
+@div.jvp("other")
+def _(other_t, other, result):
+    return -other_t * result / other
 
 
 @op("neg", method=("neg", "__neg__", "negative"), inplace=True)
@@ -104,52 +235,89 @@ def _(grad):
     return -grad
 
 
-def _check_int_pow(base, exponent):
-    if base.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+def int_pow(base, exponent):
+    """Integer ``base ** exponent`` as torch computes it: negative powers give 0, 1 or -1."""
+    neg = exponent < 0
+    out = np.power(base, np.where(neg, 0, exponent))
+    if np.any(neg):
+        # NOTE: torch's powi: 1 ** -n == 1, (-1) ** -n == +-1 by parity, anything else 0.
+        odd = np.where(exponent % 2 == 0, 1, -1)
+        out = np.where(neg, np.where(base == 1, 1, np.where(base == -1, odd, 0)), out)
+    return np.asarray(out).astype(np.result_type(base, exponent), copy=False)
 
 
-@op("pow", node="PowBackward0", quiet=True, method=("pow", "__pow__"), inplace=True)
+@op("pow", node="PowBackward0", quiet=True, method=("pow", "__pow__"), promote=NONE)
 def pow_scalar(self, exponent):
-    _check_int_pow(self, exponent)
-    return self ** exponent
+    x = with_scalars(self, exponent)
+    if x.dtype.kind in "iub" and not isinstance(exponent, (float, np.floating)):
+        if exponent < 0 and x.dtype.kind != "b":
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if x.dtype.kind == "b":  # bool ** bool: computed in int64, True where nonzero
+            return (self.astype(np.int64) ** int(exponent)).astype(np.bool_)
+    return x ** exponent
 
 
 @pow_scalar.grad("self")
 def _(grad, self, exponent):
     if exponent == 0:
         return grad * 0
-    if exponent == 2:
-        return grad * (self * 2)
     return grad * (self ** (exponent - 1) * exponent)
+
+
+@pow_scalar.jvp("self")
+def _(self_t, self, exponent):
+    if exponent == 0:
+        return self_t * 0
+    return self_t * (self ** (exponent - 1) * exponent)
 
 
 @op("pow", node="PowBackward1", tensors=2, quiet=True)
 def pow_tensor(self, exponent):
+    if self.dtype.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if self.dtype.kind in "iu":
+        return int_pow(self, exponent)
     return self ** exponent
 
 
 @pow_tensor.grad("self")
 def _(grad, self, exponent):
-    return grad * (exponent * self ** (exponent - 1))
+    # NOTE: torch masks exponent == 0 (else 0 ** -1 would give 0 * inf = nan at self == 0).
+    return where(exponent == 0, 0.0, grad * (exponent * self ** (exponent - 1)))
 
 
 @pow_tensor.grad("exponent")
-def _(grad, self, result):
-    # NOTE: d/dy x**y = x**y log x, taken as 0 where x == 0 (torch's convention).
-    return grad * where(self == 0, 0.0, result * log(self))
+def _(grad, self, exponent, result):
+    # NOTE: d/dy x**y = x**y log x, taken as 0 where x == 0 and y >= 0 (torch's convention).
+    return grad * where((self == 0) & (exponent >= 0), 0.0, result * log(self))
+
+
+@pow_tensor.jvp("self")
+def _(self_t, self, exponent):
+    return self_t * (exponent * self ** (exponent - 1))
+
+
+@pow_tensor.jvp("exponent")
+def _(exponent_t, self, result):
+    return exponent_t * where(self == 0, 0.0, result * log(self))
 
 
 @op("pow", node="PowBackward2", tensors=2, quiet=True)
 def pow_scalar_base(self, exponent):
     """``self ** exponent`` for a Python-number base (what ``2 ** x`` computes)."""
+    if exponent.dtype.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if exponent.dtype.kind in "iu":
+        return int_pow(np.asarray(self, exponent.dtype), exponent)
     return self ** exponent
 
 
 @pow_scalar_base.grad("exponent")
-def _(grad, self, result):
+def _(grad, self, exponent, result):
     import math
-    return grad * (result * math.log(self)) if self != 0 else grad * 0
+    if self == 0:  # torch: 0 where the exponent is >= 0, result * log(0) = -inf elsewhere
+        return grad * where(exponent >= 0, 0.0, result * -math.inf)
+    return grad * (result * math.log(self))
 
 
 def pow(self, exponent):  # noqa: A001 - torch's name
@@ -162,8 +330,24 @@ def pow(self, exponent):  # noqa: A001 - torch's name
     return pow_scalar(self, exponent)
 
 
+_pow_scalar_inplace = inplace_with_scalars(pow_scalar)
+
+
+def _pow_(self, exponent):
+    if isinstance(exponent, Tensor):
+        return pow_tensor.inplace(self, exponent)
+    return _pow_scalar_inplace(self, exponent)
+
+
+def _sub_(self, other, alpha=1):
+    _sub_check(self, other)
+    return sub.inplace(self, other, alpha)
+
+
 Tensor.pow = pow
 Tensor.__pow__ = pow
+Tensor.pow_ = Tensor.__ipow__ = _pow_
+Tensor.sub_ = _sub_
 Tensor.__rpow__ = lambda self, base: pow_scalar_base(base, self)
 Tensor.__rsub__ = lambda self, other: rsub(self, other)
 Tensor.__rtruediv__ = lambda self, other: mul(reciprocal(self), other)
@@ -171,38 +355,66 @@ Tensor.__iadd__ = lambda self, other: self.add_(other)
 Tensor.__isub__ = lambda self, other: self.sub_(other)
 Tensor.__imul__ = lambda self, other: self.mul_(other)
 Tensor.__itruediv__ = lambda self, other: self.div_(other)
-Tensor.__pos__ = lambda self: self
 
 
-@op("maximum", tensors=2, method=True)
+def _pos(self):
+    if self._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+Tensor.__pos__ = _pos
+
+
+def _tensor_other(name):
+    def check(self, other):
+        require_tensor(name, "other", other, 2)
+    return check
+
+
+@op("maximum", tensors=2, check=_tensor_other("maximum"))
 def maximum(self, other):
     return np.maximum(self, other)
 
 
 @maximum.grad("self")
 def _(grad, self, other):
-    # NOTE: ties split the gradient in half between the inputs, as torch does.
-    return where(self == other, grad / 2, where(self > other, grad, 0))
+    # NOTE: ties split the gradient in half between the inputs, as torch does; where either
+    # is NaN both get the full gradient (torch masks only where one is strictly smaller).
+    return where(self == other, grad / 2, where(self < other, 0, grad))
 
 
 @maximum.grad("other")
 def _(grad, self, other):
-    return where(self == other, grad / 2, where(other > self, grad, 0))
+    return where(self == other, grad / 2, where(self > other, 0, grad))
 
 
-@op("minimum", tensors=2, method=True)
+@op("minimum", tensors=2, check=_tensor_other("minimum"))
 def minimum(self, other):
     return np.minimum(self, other)
 
 
 @minimum.grad("self")
 def _(grad, self, other):
-    return where(self == other, grad / 2, where(self < other, grad, 0))
+    return where(self == other, grad / 2, where(self > other, 0, grad))
 
 
 @minimum.grad("other")
 def _(grad, self, other):
-    return where(self == other, grad / 2, where(other < self, grad, 0))
+    return where(self == other, grad / 2, where(self < other, 0, grad))
+
+
+def _tensor_method(opdef, name):
+    """``Tensor.<name>(other)``: torch counts the method's positions from ``other`` (1)."""
+    def method(self, other):
+        require_tensor(name, "other", other, 1)
+        return opdef(self, other)
+    method.__name__ = name
+    return method
+
+
+Tensor.maximum = _tensor_method(maximum, "maximum")
+Tensor.minimum = _tensor_method(minimum, "minimum")
 
 
 @op("reciprocal", promote=FLOAT, quiet=True, method=True, inplace=True)
@@ -226,6 +438,11 @@ def _(grad, result):
     return grad * result
 
 
+@exp.jvp("self")
+def _(self_t, result):
+    return self_t * result
+
+
 @op("log", promote=FLOAT, quiet=True, method=True, inplace=True)
 def log(self):
     return np.log(self)
@@ -234,6 +451,11 @@ def log(self):
 @log.grad("self")
 def _(grad, self):
     return grad / self
+
+
+@log.jvp("self")
+def _(self_t, self):
+    return self_t / self
 
 
 @op("sin", promote=FLOAT, method=True, inplace=True)
@@ -266,6 +488,11 @@ def _(grad, result):
     return grad * (1 - result * result)
 
 
+@tanh.jvp("self")
+def _(self_t, result):
+    return self_t * (1 - result * result)
+
+
 @op("sigmoid", promote=FLOAT, method=True, inplace=True)
 def sigmoid(self):
     # NOTE: exp(-|x|) never overflows, and each branch is exact where it is used.
@@ -278,14 +505,26 @@ def _(grad, result):
     return grad * (result * (1 - result))
 
 
+@sigmoid.jvp("self")
+def _(self_t, result):
+    return self_t * (result * (1 - result))
+
+
 @op("relu", method=True, inplace=True)
 def relu(self):
+    if self.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
     return np.maximum(self, 0)
 
 
 @relu.grad("self")
 def _(grad, result):
     return where(result > 0, grad, 0)
+
+
+@relu.jvp("self")
+def _(self_t, result):
+    return where(result > 0, self_t, 0)
 
 
 @op("sqrt", promote=FLOAT, quiet=True, method=True, inplace=True)
@@ -300,6 +539,8 @@ def _(grad, result):
 
 @op("abs", method=("abs", "__abs__", "absolute"), inplace=True)
 def abs(self):  # noqa: A001 - torch's name
+    if self.dtype == np.bool_:
+        raise not_implemented("abs_cpu", self)
     return np.abs(self)
 
 
@@ -310,7 +551,7 @@ def _(grad, self):
 
 @op("sign", method=True, inplace=True)
 def sign(self):
-    return np.sign(self)
+    return self.copy() if self.dtype == np.bool_ else np.sign(self)
 
 
 @sign.grad("self")
@@ -318,35 +559,14 @@ def _(grad):
     return grad * 0
 
 
-@op("clamp", method=("clamp", "clip"), inplace=True, node="ClampBackward1")
-def clamp(self, min=None, max=None):  # noqa: A002 - torch's keywords
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    out = self
-    if min is not None:
-        out = np.maximum(out, min)
-    if max is not None:
-        out = np.minimum(out, max)
-    return out if out is not self else self.copy()
+def _where_check(condition, self, other):
+    dt = condition._data.dtype if isinstance(condition, Tensor) else None
+    if dt is not None and dt != np.bool_ and dt != np.uint8:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {D._BY_NP[dt].scalar_name}")
 
 
-@clamp.grad("self")
-def _(grad, self, min, max):  # noqa: A002
-    return where(clamp_mask(self, min, max), grad, 0)
-
-
-@op("clamp_mask", differentiable=False, promote=NONE)
-def clamp_mask(self, min, max):  # noqa: A002
-    """Where clamp passes its input through (its gradient's support)."""
-    mask = np.ones(self.shape, dtype=bool)
-    if min is not None:
-        mask &= self >= min
-    if max is not None:
-        mask &= self <= max
-    return mask
-
-
-@op("where", tensors=3, node="WhereBackward0", promote_from=1)
+@op("where", tensors=3, node="WhereBackward0", promote_from=1, check=_where_check)
 def _where(condition, self, other):
     return np.where(condition, self, other)
 
@@ -396,33 +616,6 @@ Tensor.greater, Tensor.less, Tensor.greater_equal, Tensor.less_equal = gt, lt, g
 Tensor.not_equal = ne
 
 
-@op("bitwise_and", tensors=2, method=("bitwise_and", "__and__", "__rand__"), differentiable=False)
-def bitwise_and(self, other):
-    return self & other
-
-
-@op("bitwise_or", tensors=2, method=("bitwise_or", "__or__", "__ror__"), differentiable=False)
-def bitwise_or(self, other):
-    return self | other
-
-
-@op("bitwise_xor", tensors=2, method=("bitwise_xor", "__xor__", "__rxor__"), differentiable=False)
-def bitwise_xor(self, other):
-    return self ^ other
-
-
-@op("bitwise_not", method=("bitwise_not", "__invert__"), differentiable=False)
-def bitwise_not(self):
-    if self.dtype.kind == "f":
-        raise TypeError("bitwise_not is only supported for integer and boolean tensors")
-    return ~self
-
-
-@op("logical_not", method=True, differentiable=False, promote=NONE)
-def logical_not(self):
-    return np.logical_not(self)
-
-
 # -- filling and copying (in place only) -------------------------------------------------------
 @op("fill", tensors=2, promote=NONE, inplace="fill_")
 def fill(self, value):
@@ -463,23 +656,3 @@ def _(grad):
 @copy.grad("src")
 def _(grad):
     return grad
-
-
-# -- closeness ---------------------------------------------------------------------------------
-@op("isclose", tensors=2, method=True, differentiable=False)
-def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return np.isclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    """True when every element of ``input`` is close to ``other`` (broadcasting)."""
-    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
-
-
-def equal(input, other) -> bool:
-    """True when both tensors have the same shape and elements."""
-    return input.shape == other.shape and bool((input._data == other._data).all())
-
-
-Tensor.allclose = allclose
-Tensor.equal = equal

@@ -1,4 +1,256 @@
-"""special ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Special functions: erf, erfc, erfinv, lgamma, digamma, polygamma.
+
+NumPy has none of them. ember uses ``scipy.special`` when it can be imported (an optional
+extra) and otherwise falls back on NumPy-only kernels accurate to float64 rounding: math.erf,
+math.erfc and math.lgamma element by element, Newton-refined erfinv, and digamma/polygamma by
+recurrence plus asymptotic series (the Hurwitz zeta function as in Cephes, which torch uses).
+Kernels compute in float64 and round to the input's dtype.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ['digamma', 'erf', 'erfc', 'erfinv', 'lgamma', 'polygamma']
+
+import math
+
+import numpy as np
+
+from .._tensor import Tensor
+from .pointwise import exp
+from .registry import FLOAT, op
+
+_SCIPY: list = []  # [scipy.special or None], looked up once
+
+
+def scipy_special():
+    """``scipy.special`` when it is importable, else None (ember then uses NumPy only)."""
+    if not _SCIPY:
+        try:
+            import scipy.special as sp
+        except ImportError:
+            sp = None
+        _SCIPY.append(sp)
+    return _SCIPY[0]
+
+
+def _elementwise(fn):
+    """A float64 array function from a Python float function (math.erf, ...)."""
+    vec = np.frompyfunc(fn, 1, 1)
+    return lambda x: np.asarray(vec(x), dtype=np.float64)
+
+
+def _lgamma1(v):
+    try:
+        return math.lgamma(v)
+    except ValueError:  # the poles 0, -1, -2, ...: torch gives +inf
+        return math.inf
+
+
+# -- NumPy-only kernels (float64 in, float64 out) ------------------------------------------------
+_erf_np = _elementwise(math.erf)
+_erfc_np = _elementwise(math.erfc)
+_lgamma_np = _elementwise(_lgamma1)
+
+
+def _erfinv_np(y):
+    """Inverse error function: Giles' single-precision approximation, then Newton steps."""
+    with np.errstate(all="ignore"):
+        a = np.abs(y)
+        w = -np.log((1 - a) * (1 + a))
+        p_small = _horner(w - 2.5, (2.81022636e-08, 3.43273939e-07, -3.5233877e-06,
+                                    -4.39150654e-06, 0.00021858087, -0.00125372503,
+                                    -0.00417768164, 0.246640727, 1.50140941))
+        p_large = _horner(np.sqrt(w) - 3, (-0.000200214257, 0.000100950558, 0.00134934322,
+                                           -0.00367342844, 0.00573950773, -0.0076224613,
+                                           0.00943887047, 1.00167406, 2.83297682))
+        x = np.where(w < 5, p_small, p_large) * a
+        # NOTE: near |y| = 1 erf saturates: Newton there solves log erfc(x) = log(1 - |y|)
+        # (1 - |y| is exact, and the log makes the far tail nearly linear in x).
+        tail = a > 0.5
+        log_c = np.log(1 - a)
+        for _ in range(4):
+            slope = 2 / math.sqrt(math.pi) * np.exp(-x * x)
+            ec = _erfc_np(x)
+            step = np.where(tail, (log_c - np.log(ec)) * ec, _erf_np(x) - a) / slope
+            x = np.where(np.isfinite(step), x - step, x)
+        x = np.copysign(x, y)
+    x = np.where(a == 1, np.copysign(np.inf, y), x)
+    return np.where(a > 1, np.nan, x)
+
+
+def _horner(x, coeffs):
+    p = np.full_like(x, coeffs[0])
+    for c in coeffs[1:]:
+        p = c + p * x
+    return p
+
+
+def _digamma_np(x):
+    """psi(x): reflection for x < 0, recurrence up to x >= 10, then the asymptotic series."""
+    with np.errstate(all="ignore"):
+        neg = x < 0
+        # NOTE: reduce x mod 1 before tan(pi x): pi * x loses digits for large |x|.
+        refl = np.where(neg, math.pi / np.tan(math.pi * (x - np.floor(x))), 0.0)
+        y = np.where(neg, 1 - x, x)
+        acc = np.zeros_like(y)
+        while True:
+            low = y < 10
+            if not low.any():
+                break
+            acc -= np.where(low, 1 / y, 0)
+            y = np.where(low, y + 1, y)
+        iy2 = 1 / (y * y)
+        series = iy2 * _horner(iy2, (-1 / 132, 1 / 240, -1 / 252, 1 / 120, -1 / 12))
+        out = np.log(y) - 0.5 / y + series + acc - refl
+    # torch: psi(+-0) = -+inf, nan at negative integers and -inf.
+    out = np.where(x == 0, np.copysign(np.inf, -x), out)
+    out = np.where(neg & (x == np.floor(x)), np.nan, out)
+    return np.where(np.isnan(x), np.nan, out)
+
+
+# Cephes' Euler-Maclaurin coefficients for the Hurwitz zeta function (ATen's zeta uses them).
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def _zeta_np(s, q):
+    """Hurwitz zeta sum_k (q + k) ** -s for s > 1 (direct sum until q + k > 9, then E-M)."""
+    with np.errstate(all="ignore"):
+        total = q ** -s
+        a = q.copy()
+        b = np.zeros_like(q)
+        i = 0
+        while True:
+            active = (i < 9) | (a <= 9)
+            if not np.any(active):
+                break
+            a = np.where(active, a + 1, a)
+            b = np.where(active, a ** -s, b)
+            total = np.where(active, total + b, total)
+            i += 1
+        w = a
+        total = total + b * w / (s - 1) - 0.5 * b
+        fac, k = 1.0, 0.0
+        for coeff in _ZETA_A:
+            fac *= s + k
+            b = b / w
+            total = total + fac * b / coeff
+            k += 1
+            fac *= s + k
+            b = b / w
+            k += 1
+    total = np.where(q == np.inf, 0.0, total)
+    return np.where((q <= 0) & (q == np.floor(q)), np.inf, total)
+
+
+def _polygamma_np(n, x):
+    if n == 0:
+        return _digamma_np(x)
+    sign = 1.0 if n % 2 else -1.0
+    return sign * math.factorial(n) * _zeta_np(n + 1.0, x)
+
+
+# -- dispatch: scipy when present, else the NumPy kernels -------------------------------------
+def _special(x, scipy_fn, numpy_fn):
+    sp = scipy_special()
+    with np.errstate(all="ignore"):
+        out = scipy_fn(sp, x) if sp is not None else numpy_fn(x.astype(np.float64))
+    return np.asarray(out).astype(x.dtype, copy=False)
+
+
+@op("erf", promote=FLOAT, method=True, inplace=True)
+def erf(self):
+    return _special(self, lambda sp, x: sp.erf(x), _erf_np)
+
+
+@erf.grad("self")
+def _(grad, self):
+    return grad * (2 / math.sqrt(math.pi)) * exp(-self * self)
+
+
+@op("erfc", promote=FLOAT, method=True, inplace=True)
+def erfc(self):
+    return _special(self, lambda sp, x: sp.erfc(x), _erfc_np)
+
+
+@erfc.grad("self")
+def _(grad, self):
+    return grad * (-2 / math.sqrt(math.pi)) * exp(-self * self)
+
+
+@op("erfinv", promote=FLOAT, method=True, inplace=True)
+def erfinv(self):
+    return _special(self, lambda sp, x: sp.erfinv(x), _erfinv_np)
+
+
+@erfinv.grad("self")
+def _(grad, result):
+    return grad * (math.sqrt(math.pi) / 2) * exp(result * result)
+
+
+@op("lgamma", promote=FLOAT, method=True, inplace=True)
+def lgamma(self):
+    # NOTE: scipy's gammaln(-inf) is -inf; torch (and math.lgamma) give +inf.
+    return _special(self, lambda sp, x: np.where(x == -np.inf, np.inf, sp.gammaln(x)),
+                    _lgamma_np)
+
+
+@lgamma.grad("self")
+def _(grad, self):
+    return grad * digamma(self)
+
+
+@op("digamma", promote=FLOAT, method=True, inplace=True)
+def digamma(self):
+    return _special(self, lambda sp, x: sp.psi(x), _digamma_np)
+
+
+@digamma.grad("self")
+def _(grad, self):
+    return grad * _polygamma(self, 1)
+
+
+@op("polygamma", promote=FLOAT)
+def _polygamma(self, n):
+    return _special(self, lambda sp, x: sp.polygamma(n, x), lambda x: _polygamma_np(n, x))
+
+
+@_polygamma.grad("self")
+def _(grad, self, n):
+    return grad * _polygamma(self, n + 1)
+
+
+def _check_n(n):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+
+
+def polygamma(n, input):
+    """The ``n``-th derivative of the digamma function (``n`` = 0 is digamma itself)."""
+    _check_n(n)
+    return _polygamma(input, n)
+
+
+def _polygamma_method(self, n):
+    _check_n(n)
+    return _polygamma(self, n)
+
+
+@op("polygamma", node="PolygammaBackward1", promote=FLOAT)
+def _polygamma_inplace(self, n):
+    """``Tensor.polygamma_`` (torch names its node apart from the out-of-place one)."""
+    return _polygamma.kernel(self, n)
+
+
+@_polygamma_inplace.grad("self")
+def _(grad, self, n):
+    return grad * _polygamma(self, n + 1)
+
+
+def _polygamma_(self, n):
+    _check_n(n)
+    return _polygamma_inplace.inplace(self, n)
+
+
+Tensor.polygamma = _polygamma_method
+Tensor.polygamma_ = _polygamma_

@@ -1,4 +1,604 @@
-"""unary ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Unary pointwise maths: exponentials, logarithms, trigonometry, rounding, predicates.
+
+Each kernel has its derivative formula right below it; formulas follow torch's
+derivatives.yaml, so first and second derivatives (and their values at edge points) match.
+Integer and bool inputs of float-valued ops compute in the default dtype (``promote=FLOAT``).
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = [
+    'acos',
+    'acosh',
+    'arccos',
+    'arccosh',
+    'arcsin',
+    'arcsinh',
+    'arctan',
+    'arctanh',
+    'asin',
+    'asinh',
+    'atan',
+    'atanh',
+    'ceil',
+    'clamp',
+    'clamp_max',
+    'clamp_min',
+    'clip',
+    'cosh',
+    'exp2',
+    'expm1',
+    'fix',
+    'floor',
+    'frac',
+    'isfinite',
+    'isinf',
+    'isnan',
+    'isneginf',
+    'isposinf',
+    'isreal',
+    'log1p',
+    'log2',
+    'log10',
+    'logit',
+    'nan_to_num',
+    'positive',
+    'round',
+    'rsqrt',
+    'sgn',
+    'sinc',
+    'sinh',
+    'square',
+    'tan',
+    'trunc',
+]
+
+import math
+
+import numpy as np
+
+from .._tensor import Tensor
+from .pointwise import (
+    cos,
+    inplace_with_scalars,
+    not_implemented,
+    pow_scalar,
+    sin,
+    where,
+    with_scalars,
+)
+from .registry import FLOAT, NONE, op
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+def _alias(name, target):
+    """Tensor methods ``name`` and ``name_`` for torch's alias of ``target`` (arcsin: asin)."""
+    setattr(Tensor, name, getattr(Tensor, target))
+    setattr(Tensor, name + "_", getattr(Tensor, target + "_"))
+
+
+def _upcast_half(x):
+    """float16 computes in float32 (torch's opmath type), then rounds back."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+# -- sign ----------------------------------------------------------------------------------------
+@op("sgn", method=True, inplace=True)
+def sgn(self):
+    return self.copy() if self.dtype == np.bool_ else np.sign(self)
+
+
+@sgn.grad("self")
+def _(grad):
+    return grad * 0  # real inputs: sgn is piecewise constant
+
+
+def positive(input):
+    """Returns ``input`` itself (refused for bool tensors, as torch does)."""
+    if isinstance(input, Tensor) and input._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+Tensor.positive = positive
+
+
+# -- exponentials and logarithms -------------------------------------------------------------
+@op("exp2", promote=FLOAT, quiet=True, method=True, inplace=True)
+def exp2(self):
+    return np.exp2(self)
+
+
+@exp2.grad("self")
+def _(grad, result):
+    return grad * (result * _LN2)
+
+
+@op("expm1", promote=FLOAT, quiet=True, method=True, inplace=True)
+def expm1(self):
+    return np.expm1(self)
+
+
+@expm1.grad("self")
+def _(grad, result):
+    return grad * (result + 1)
+
+
+@op("log2", promote=FLOAT, quiet=True, method=True, inplace=True)
+def log2(self):
+    return np.log2(self)
+
+
+@log2.grad("self")
+def _(grad, self):
+    return grad / (self * _LN2)
+
+
+@op("log10", promote=FLOAT, quiet=True, method=True, inplace=True)
+def log10(self):
+    return np.log10(self)
+
+
+@log10.grad("self")
+def _(grad, self):
+    return grad / (self * _LN10)
+
+
+@op("log1p", node="Log1PBackward0", promote=FLOAT, quiet=True, method=True, inplace=True)
+def log1p(self):
+    return np.log1p(self)
+
+
+@log1p.grad("self")
+def _(grad, self):
+    return grad / (self + 1)
+
+
+@op("rsqrt", promote=FLOAT, quiet=True, method=True, inplace=True)
+def rsqrt(self):
+    return 1 / np.sqrt(self)
+
+
+@rsqrt.grad("self")
+def _(grad, result):
+    return grad * (result * result * result) * -0.5
+
+
+def square(input):
+    """``input ** 2`` (torch computes it as pow: int stays int, bool becomes int64)."""
+    return pow_scalar(input, 2)
+
+
+Tensor.square = square
+Tensor.square_ = lambda self: self.pow_(2)
+
+
+@op("logit", promote=FLOAT, quiet=True, method=True, inplace=True)
+def logit(self, eps=None):
+    x = _upcast_half(self)
+    if eps is not None:
+        x = np.clip(x, eps, 1 - eps)
+    return np.log(x / (1 - x)).astype(self.dtype, copy=False)
+
+
+@logit.grad("self")
+def _(grad, self, eps):
+    # NOTE: torch's logit_backward: 0 outside [eps, 1 - eps] (nan outside [0, 1] without eps).
+    g = grad / (self * (1 - self))
+    if eps is None:
+        return where((self < 0) | (self > 1), math.nan, g)
+    return where((self < eps) | (self > 1 - eps), 0.0, g)
+
+
+# -- trigonometric and hyperbolic --------------------------------------------------------------
+@op("tan", promote=FLOAT, quiet=True, method=True, inplace=True)
+def tan(self):
+    return np.tan(self)
+
+
+@tan.grad("self")
+def _(grad, result):
+    return grad * (result * result + 1)
+
+
+@op("asin", promote=FLOAT, quiet=True, method=("asin", "arcsin"), inplace=True)
+def asin(self):
+    return np.arcsin(self)
+
+
+@asin.grad("self")
+def _(grad, self):
+    return grad * rsqrt(-self * self + 1)
+
+
+@op("acos", promote=FLOAT, quiet=True, method=("acos", "arccos"), inplace=True)
+def acos(self):
+    return np.arccos(self)
+
+
+@acos.grad("self")
+def _(grad, self):
+    return grad * -rsqrt(-self * self + 1)
+
+
+@op("atan", promote=FLOAT, quiet=True, method=("atan", "arctan"), inplace=True)
+def atan(self):
+    return np.arctan(self)
+
+
+@atan.grad("self")
+def _(grad, self):
+    return grad / (self * self + 1)
+
+
+@op("sinh", promote=FLOAT, quiet=True, method=True, inplace=True)
+def sinh(self):
+    return np.sinh(self)
+
+
+@sinh.grad("self")
+def _(grad, self):
+    return grad * cosh(self)
+
+
+@op("cosh", promote=FLOAT, quiet=True, method=True, inplace=True)
+def cosh(self):
+    return np.cosh(self)
+
+
+@cosh.grad("self")
+def _(grad, self):
+    return grad * sinh(self)
+
+
+@op("asinh", promote=FLOAT, quiet=True, method=("asinh", "arcsinh"), inplace=True)
+def asinh(self):
+    return np.arcsinh(self)
+
+
+@asinh.grad("self")
+def _(grad, self):
+    return grad * rsqrt(self * self + 1)
+
+
+@op("acosh", promote=FLOAT, quiet=True, method=("acosh", "arccosh"), inplace=True)
+def acosh(self):
+    return np.arccosh(self)
+
+
+@acosh.grad("self")
+def _(grad, self):
+    return grad * rsqrt(self * self - 1)
+
+
+@op("atanh", promote=FLOAT, quiet=True, method=("atanh", "arctanh"), inplace=True)
+def atanh(self):
+    return np.arctanh(self)
+
+
+@atanh.grad("self")
+def _(grad, self):
+    return grad / (1 - self * self)
+
+
+def _inplace_without_derivative(opdef):
+    """torch's in-place variant that has no derivative: its node raises on backward."""
+    d = op(opdef.name, node=f"{opdef.node_name[:-1]}1", promote=FLOAT)(opdef.kernel)
+
+    @d.grad("self")
+    def _(grad):
+        raise NotImplementedError(
+            f"the derivative for 'inplace version of {opdef.name}' is not implemented.")
+    setattr(Tensor, opdef.name + "_", lambda self: d.inplace(self))
+    return d
+
+
+# NOTE: torch 2.13 declares asinh_, acosh_ and atanh_ without a derivative (AsinhBackward1).
+asinh_inplace = _inplace_without_derivative(asinh)
+acosh_inplace = _inplace_without_derivative(acosh)
+atanh_inplace = _inplace_without_derivative(atanh)
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+for _name, _target in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
+                       ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh")):
+    _alias(_name, _target)
+
+
+@op("sinc", promote=FLOAT, quiet=True, method=True, inplace=True)
+def sinc(self):
+    x = _upcast_half(self)
+    px = x * math.pi
+    return np.where(x == 0, 1, np.sin(px) / px).astype(self.dtype, copy=False)
+
+
+@sinc.grad("self")
+def _(grad, self):
+    # NOTE: torch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x == 0.
+    px = self * math.pi
+    sq = self * self * math.pi
+    return where(sq == 0, 0.0, grad * (px * cos(px) - sin(px)) / sq)
+
+
+# -- rounding (zero gradient) --------------------------------------------------------------------
+def _rounding(name, ufunc):
+    def kernel(self):
+        if self.dtype == np.bool_:
+            raise not_implemented(f"{name}_vml_cpu", self)
+        return self.copy() if self.dtype.kind in "iu" else ufunc(self)
+    kernel.__name__ = name
+    d = op(name, method=True, inplace=True)(kernel)
+
+    @d.grad("self")
+    def _(grad):
+        return grad * 0
+    return d
+
+
+floor = _rounding("floor", np.floor)
+ceil = _rounding("ceil", np.ceil)
+trunc = _rounding("trunc", np.trunc)
+_round = _rounding("round", np.rint)  # NOTE: rint rounds half to even, as torch does
+fix = trunc
+_alias("fix", "trunc")
+
+
+@op("round", node="RoundBackward1")
+def round_decimals(self, decimals):
+    if self.dtype.kind in "biu":
+        raise not_implemented("round_cpu", self)
+    x = _upcast_half(self)
+    # NOTE: torch scales by 10**|decimals| in the compute type and rounds half to even.
+    ten = x.dtype.type(10.0 ** abs(decimals))
+    out = np.rint(x / ten) * ten if decimals < 0 else np.rint(x * ten) / ten
+    return out.astype(self.dtype, copy=False)
+
+
+@round_decimals.grad("self")
+def _(grad):
+    return grad * 0
+
+
+def round(input, *, decimals=None):
+    """Round to the nearest integer (half to even), or to ``decimals`` decimal places."""
+    if decimals is None:
+        return _round(input)
+    return round_decimals(input, decimals)
+
+
+def _round_(self, *, decimals=None):
+    if decimals is None:
+        return _round.inplace(self)
+    return round_decimals.inplace(self, decimals)
+
+
+Tensor.round = round
+Tensor.round_ = _round_
+
+
+@op("frac", method=True, inplace=True)
+def frac(self):
+    if self.dtype.kind != "f":
+        raise not_implemented("frac_cpu", self)
+    return self - np.trunc(self)
+
+
+@frac.grad("self")
+def _(grad):
+    return grad
+
+
+@op("nan_to_num", method=True, inplace=True)
+def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    if self.dtype.kind != "f":
+        return self.copy()
+    return np.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
+
+
+@nan_to_num.grad("self")
+def _(grad, self):
+    return grad * isfinite(self)
+
+
+# -- predicates (bool results, no gradient) -----------------------------------------------------
+def _predicate(name, fn):
+    def kernel(self):
+        return fn(self)
+    kernel.__name__ = name
+    return op(name, method=True, differentiable=False, promote=NONE)(kernel)
+
+
+def _floating(fn):
+    """``fn`` on floating arrays; all False for integers and bools (they are never inf/nan)."""
+    return lambda x: fn(x) if x.dtype.kind in "fc" else np.zeros(x.shape, np.bool_)
+
+
+isnan = _predicate("isnan", _floating(np.isnan))
+isinf = _predicate("isinf", _floating(np.isinf))
+isposinf = _predicate("isposinf", _floating(np.isposinf))
+isneginf = _predicate("isneginf", _floating(np.isneginf))
+isfinite = _predicate("isfinite", lambda x: np.isfinite(x) if x.dtype.kind in "fc"
+                      else np.ones(x.shape, np.bool_))
+isreal = _predicate("isreal", lambda x: np.imag(x) == 0 if x.dtype.kind == "c"
+                    else np.ones(x.shape, np.bool_))
+
+
+# -- clamping ------------------------------------------------------------------------------------
+def _bound(bound, x):
+    """A Python-number bound in ``x``'s dtype (integers wrap, as torch casts them)."""
+    if bound is None or x.dtype.kind not in "iub":
+        return bound
+    return np.asarray(bound).astype(x.dtype)
+
+
+def _no_bool(x, kernel):
+    if x.dtype == np.bool_:
+        raise not_implemented(kernel, x)
+
+
+@op("clamp", node="ClampBackward1", promote=NONE)
+def clamp_scalar(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
+    x = with_scalars(self, min, max)
+    _no_bool(x, "clamp_scalar_cpu")
+    min, max = _bound(min, x), _bound(max, x)
+    out = x if min is None else np.maximum(x, min)
+    out = out if max is None else np.minimum(out, max)
+    return out if out is not self else self.copy()
+
+
+@clamp_scalar.grad("self")
+def _(grad, self, min, max):
+    return where(clamp_mask(self, min, max), grad, 0)
+
+
+@op("clamp_mask", differentiable=False, promote=NONE)
+def clamp_mask(self, min, max):
+    """Where clamp passes its input through (its gradient's support)."""
+    mask = np.ones(self.shape, dtype=bool)
+    if min is not None:
+        mask &= self >= min
+    if max is not None:
+        mask &= self <= max
+    return mask
+
+
+@op("clamp", node="ClampBackward0", tensors=3)
+def clamp_tensor(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None:
+        _no_bool(self, "clamp_cpu")
+    out = self if min is None else np.maximum(self, min)
+    out = out if max is None else np.minimum(out, max)
+    return out if out is not self else self.copy()
+
+
+@clamp_tensor.grad("self")
+def _(grad, self, min, max):
+    if min is None:
+        return where(self <= max, grad, 0)
+    if max is None:
+        return where(self >= min, grad, 0)
+    return where((self >= min) & (self <= max), grad, 0)
+
+
+@clamp_tensor.grad("min")
+def _(grad, self, min, max):
+    # NOTE: torch's clamp_backward_min_max: where min > max, min gets no gradient.
+    return where(self < min if max is None else (self < min) & (min < max), grad, 0)
+
+
+@clamp_tensor.grad("max")
+def _(grad, self, min, max):
+    return where(self > max if min is None else (self > max) | (max < min), grad, 0)
+
+
+@op("clamp_min", node="ClampMinBackward0", promote=NONE)
+def _clamp_min_scalar(self, min):
+    x = with_scalars(self, min)
+    _no_bool(x, "clamp_min_scalar_cpu")
+    return np.maximum(x, _bound(min, x))
+
+
+@_clamp_min_scalar.grad("self")
+def _(grad, self, min):
+    return where(self >= min, grad, 0)
+
+
+@op("clamp_min", node="ClampMinBackward1", tensors=2)
+def _clamp_min_tensor(self, min):
+    return np.maximum(self, min)
+
+
+@_clamp_min_tensor.grad("self")
+def _(grad, self, min):
+    return where(self >= min, grad, 0)
+
+
+@_clamp_min_tensor.grad("min")
+def _(grad, self, min):
+    return where(self < min, grad, 0)
+
+
+@op("clamp_max", node="ClampMaxBackward0", promote=NONE)
+def _clamp_max_scalar(self, max):
+    x = with_scalars(self, max)
+    _no_bool(x, "clamp_max_scalar_cpu")
+    return np.minimum(x, _bound(max, x))
+
+
+@_clamp_max_scalar.grad("self")
+def _(grad, self, max):
+    return where(self <= max, grad, 0)
+
+
+@op("clamp_max", node="ClampMaxBackward1", tensors=2)
+def _clamp_max_tensor(self, max):
+    return np.minimum(self, max)
+
+
+@_clamp_max_tensor.grad("self")
+def _(grad, self, max):
+    return where(self <= max, grad, 0)
+
+
+@_clamp_max_tensor.grad("max")
+def _(grad, self, max):
+    return where(self > max, grad, 0)
+
+
+def _clamp_variant(min, max):
+    tensors = [isinstance(b, Tensor) for b in (min, max) if b is not None]
+    if any(tensors) and not all(tensors):
+        got = ", ".join(f"{k}={type(v).__name__ if not isinstance(v, Tensor) else 'Tensor'}"
+                        for k, v in (("max", max), ("min", min)) if v is not None)
+        raise TypeError(f"clamp() received an invalid combination of arguments - got "
+                        f"(Tensor, {got}), but expected one of:\n"
+                        " * (Tensor input, Tensor min = None, Tensor max = None, *, "
+                        "Tensor out = None)\n"
+                        " * (Tensor input, Number min = None, Number max = None, *, "
+                        "Tensor out = None)\n")
+    return clamp_tensor if any(tensors) else clamp_scalar
+
+
+def clamp(input, min=None, max=None):
+    """Clamp every element into ``[min, max]`` (bounds: Python numbers or tensors)."""
+    return _clamp_variant(min, max)(input, min, max)
+
+
+_clamp_scalar_ = inplace_with_scalars(clamp_scalar, n_scalars=2, cpp_names=True)
+
+
+def _clamp_(self, min=None, max=None):
+    if _clamp_variant(min, max) is clamp_tensor:
+        return clamp_tensor.inplace(self, min, max)
+    return _clamp_scalar_(self, min, max)
+
+
+def clamp_min(input, min):
+    """``max(input, min)`` elementwise, with clamp's gradient."""
+    if isinstance(min, Tensor):
+        return _clamp_min_tensor(input, min)
+    return _clamp_min_scalar(input, min)
+
+
+def clamp_max(input, max):
+    """``min(input, max)`` elementwise, with clamp's gradient."""
+    if isinstance(max, Tensor):
+        return _clamp_max_tensor(input, max)
+    return _clamp_max_scalar(input, max)
+
+
+_clamp_min_scalar_ = inplace_with_scalars(_clamp_min_scalar)
+_clamp_max_scalar_ = inplace_with_scalars(_clamp_max_scalar)
+clip = clamp
+Tensor.clamp = Tensor.clip = clamp
+Tensor.clamp_ = Tensor.clip_ = _clamp_
+Tensor.clamp_min, Tensor.clamp_max = clamp_min, clamp_max
+Tensor.clamp_min_ = lambda self, min: (_clamp_min_tensor.inplace(self, min)
+                                       if isinstance(min, Tensor)
+                                       else _clamp_min_scalar_(self, min))
+Tensor.clamp_max_ = lambda self, max: (_clamp_max_tensor.inplace(self, max)
+                                       if isinstance(max, Tensor)
+                                       else _clamp_max_scalar_(self, max))
