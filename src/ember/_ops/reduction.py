@@ -1,7 +1,13 @@
-"""Reductions: sum, mean, max/min, norms, and sum_to (how broadcasting is undone)."""
+"""Reductions: sums, means, products, max/min and their index variants, logsumexp, all/any.
+
+Also ``sum_to`` (how broadcasting is undone) and the helpers other reduction-like families
+share (``_dims``, ``_unreduce``, ``value_selecting_backward``, named-tuple results). Variance
+and norms live in ``statistics.py``.
+"""
 from __future__ import annotations
 
-__all__ = ['max', 'mean', 'min', 'norm', 'sum']
+__all__ = ['all', 'amax', 'amin', 'any', 'argmax', 'argmin', 'count_nonzero', 'logsumexp',
+           'max', 'mean', 'min', 'nanmean', 'nansum', 'prod', 'sum']
 
 import builtins
 import collections
@@ -10,22 +16,30 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_dim
-from .registry import NONE, op
-from .pointwise import abs, maximum, minimum, sign, where
+from .._backend import as_array, get_xp, scatter_add
+from .._tensor import Tensor, _wrap, _wrap_dim
+from .registry import FLOAT, NONE, op
+from .pointwise import eq, exp, maximum, minimum, where
 from .shape import expand, reshape
 
 
+# -- helpers shared by the reduction families ----------------------------------------------------
 def _dims(dim, ndim):
-    """A sorted tuple of non-negative dims from an int, a sequence, or None (all dims)."""
+    """A sorted tuple of non-negative dims from an int, a sequence, or None (all dims).
+
+    NOTE: a 0-dim tensor accepts dim 0 and -1 (torch wraps dims as if it had one), but has no
+    axis to reduce: its dims are ``()``, which NumPy reduces as "nothing".
+    """
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(ndim))
     if isinstance(dim, (tuple, list)):
         dims = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
         if len(set(dims)) != len(dims):
-            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-        return dims
-    return (_wrap_dim(dim, ndim),)
+            dup = next(d for d in dims if dims.count(d) > 1)
+            raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
+    else:
+        dims = (_wrap_dim(dim, ndim),)
+    return dims if ndim else ()
 
 
 def _kept_shape(shape, dims):
@@ -36,7 +50,75 @@ def _unreduce(x, shape, dim, keepdim):
     """Reshape a reduced tensor so that it broadcasts against the input it came from."""
     if keepdim:
         return x
-    return reshape(x, _kept_shape(shape, _dims(dim, len(shape))))
+    return reshape(_a(x), _kept_shape(shape, _dims(dim, len(shape))))
+
+
+def _a(x):
+    """A NumPy scalar (what a Python operator gives on 0-d arrays) as a 0-d array.
+
+    NOTE: raw formulas pass such results on to ember ops, whose raw path takes only arrays.
+    """
+    return x if isinstance(x, (Tensor, np.ndarray)) else as_array(x)
+
+
+def _raw(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _like(x, array):
+    """A constant ``array`` in the mode of ``x``: a Tensor beside Tensors, else raw."""
+    return _wrap(array) if isinstance(x, Tensor) else array
+
+
+def _dtype_name(x):
+    return D._BY_NP[x.dtype].scalar_name
+
+
+def return_type(name, fields=("values", "indices")):
+    """A named tuple printed as torch prints ``torch.return_types.<name>``."""
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"ember.return_types.{name}(\n{body})"
+    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__str__": __repr__})
+    cls.__module__ = "ember.return_types"
+    return cls
+
+
+def _check_nonempty(x, name, dims=None):
+    """torch's refusals for max-like reductions over no elements."""
+    if dims is None:
+        if x.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        return
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+@op("notnan_mask", promote=NONE, differentiable=False)
+def notnan_mask(self):
+    """Where ``self`` is not NaN (a constant mask for derivative formulas)."""
+    return ~get_xp(self).isnan(self)
+
+
+@op("same_mask", tensors=2, promote=NONE, differentiable=False)
+def same_mask(self, other):
+    """Where ``self`` equals ``other``, NaN counting as equal to NaN."""
+    xp = get_xp(self)
+    if self.dtype.kind not in "fc":
+        return self == other
+    return (self == other) | (xp.isnan(self) & xp.isnan(other))
+
+
+def _evenly_distribute(grad, self, result):
+    # NOTE: ties share the gradient equally, as torch's evenly_distribute_backward does (a NaN
+    # result sends it to the NaNs).
+    mask = same_mask(self, result)
+    return where(mask, _a(grad / sum_all(mask)), 0)
 
 
 # -- sum_to: the inverse of broadcasting --------------------------------------------------------
@@ -48,7 +130,7 @@ def sum_to(self, shape):
     lead = self.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and self.shape[i + lead] != 1)
-    return np.sum(self, axis=axes).reshape(shape)
+    return get_xp(self).sum(self, axis=axes).reshape(shape)
 
 
 @sum_to.grad("self")
@@ -66,11 +148,15 @@ def _acc_dtype(x, dtype):
     return x.dtype
 
 
-def _reduce_sum(x, axis, keepdim, dtype):
+def _reduce(fn, x, axis, keepdim, dtype):
     acc = _acc_dtype(x, dtype)
     if acc == np.float16:
-        return np.sum(x, axis=axis, keepdims=keepdim, dtype=np.float32).astype(np.float16)
-    return np.sum(x, axis=axis, keepdims=keepdim, dtype=acc)
+        return fn(x, axis=axis, keepdims=keepdim, dtype=np.float32).astype(np.float16)
+    return fn(x, axis=axis, keepdims=keepdim, dtype=acc)
+
+
+def _reduce_sum(x, axis, keepdim, dtype):
+    return _reduce(get_xp(x).sum, x, axis, keepdim, dtype)
 
 
 @op("sum", promote=NONE, node="SumBackward0")
@@ -83,6 +169,11 @@ def _(grad, self_shape):
     return expand(grad, self_shape)
 
 
+@sum_all.jvp("self")
+def _(self_t, dtype):
+    return sum_all(self_t, dtype)
+
+
 @op("sum", promote=NONE, node="SumBackward1")
 def sum_dim(self, dim, keepdim=False, dtype=None):
     return _reduce_sum(self, _dims(dim, self.ndim), keepdim, dtype)
@@ -93,6 +184,11 @@ def _(grad, self_shape, dim, keepdim):
     return expand(_unreduce(grad, self_shape, dim, keepdim), self_shape)
 
 
+@sum_dim.jvp("self")
+def _(self_t, dim, keepdim, dtype):
+    return sum_dim(self_t, dim, keepdim, dtype)
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
     """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     if dim is None:
@@ -100,28 +196,32 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     return sum_dim(input, dim, keepdim, dtype)
 
 
-def _check_mean_dtype(x, dtype):
+def _check_float(x, dtype, name):
     if dtype is None and x.dtype.kind not in "fc":
-        name = D._BY_NP[x.dtype].scalar_name
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {name}")
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: {_dtype_name(x)}")
 
 
 @op("mean", promote=NONE, node="MeanBackward0")
 def mean_all(self, dtype=None):
-    _check_mean_dtype(self, dtype)
+    _check_float(self, dtype, "mean")
     s = _reduce_sum(self, None, False, dtype)
     return (s / self.size).astype(s.dtype) if self.size else np.full((), np.nan, s.dtype)
 
 
 @mean_all.grad("self")
 def _(grad, self_shape):
-    return expand(grad / builtins.max(math.prod(self_shape), 1), self_shape)
+    return expand(_a(grad / builtins.max(math.prod(self_shape), 1)), self_shape)
+
+
+@mean_all.jvp("self")
+def _(self_t, dtype):
+    return mean_all(self_t, dtype)
 
 
 @op("mean", promote=NONE, node="MeanBackward1")
 def mean_dim(self, dim, keepdim=False, dtype=None):
-    _check_mean_dtype(self, dtype)
+    _check_float(self, dtype, "mean")
     dims = _dims(dim, self.ndim)
     n = math.prod(self.shape[d] for d in dims)
     s = _reduce_sum(self, dims, keepdim, dtype)
@@ -131,7 +231,15 @@ def mean_dim(self, dim, keepdim=False, dtype=None):
 @mean_dim.grad("self")
 def _(grad, self_shape, dim, keepdim):
     n = math.prod(self_shape[d] for d in _dims(dim, len(self_shape)))
-    return expand(_unreduce(grad, self_shape, dim, keepdim) / n, self_shape)
+    g = _unreduce(grad, self_shape, dim, keepdim)
+    # NOTE: with nothing reduced (n == 0) the gradient is empty: leave the 1/n out, so that
+    # its own derivative is 0 rather than 0/0 (torch gives 0).
+    return expand(_a(g / n) if n else g, self_shape)
+
+
+@mean_dim.jvp("self")
+def _(self_t, dim, keepdim, dtype):
+    return mean_dim(self_t, dim, keepdim, dtype)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -141,58 +249,229 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return mean_dim(input, dim, keepdim, dtype)
 
 
+@op("nansum", promote=NONE, node="NansumBackward0")
+def _nansum(self, dim=None, keepdim=False, dtype=None):
+    axis = None if dim is None else _dims(dim, self.ndim)
+    return _reduce(get_xp(self).nansum, self, axis, keepdim, dtype)
+
+
+@_nansum.grad("self")
+def _(grad, self, dim, keepdim):
+    # NOTE: a product, not a where: an infinite grad (nanmean of all-NaN) gives NaN, as torch.
+    return _unreduce(grad, self.shape, dim, keepdim) * notnan_mask(self)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum of all elements, or over ``dim``, treating NaN as zero."""
+    return _nansum(input, dim, keepdim, dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean of the non-NaN elements, or over ``dim``."""
+    x = _raw(input)
+    if x.dtype.kind not in "fc":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_dtype_name(x)}")
+    # NOTE: torch computes nansum / count (so its grad_fn is DivBackward0).
+    axis = None if dim is None else _dims(dim, x.ndim)
+    count = get_xp(x).sum(~get_xp(x).isnan(x), axis=axis, keepdims=keepdim)
+    return _nansum(input, dim, keepdim, dtype) / _like(input, as_array(count))
+
+
 Tensor.sum = sum
 Tensor.mean = mean
+Tensor.nansum = nansum
+Tensor.nanmean = nanmean
+
+# -- prod ----------------------------------------------------------------------------------------
+
+
+def _reduce_prod(x, axis, keepdim, dtype):
+    return _reduce(get_xp(x).prod, x, axis, keepdim, dtype)
+
+
+@op("prod", promote=NONE, node="ProdBackward0")
+def prod_all(self, dtype=None):
+    return _reduce_prod(self, None, False, dtype)
+
+
+@prod_all.grad("self")
+def _(grad, self, result):
+    if self.ndim == 0:
+        return grad
+    if not _has_zero(self):
+        return grad * (result / self)
+    # NOTE: with zeros, result / self is 0/0: multiply the products of the other elements,
+    # as torch does (flattened, so the "other elements" are all of them).
+    return reshape(grad * _prod_others(reshape(self, (-1,)), 0), self.shape)
+
+
+@op("prod", promote=NONE, node="ProdBackward1")
+def prod_dim(self, dim, keepdim=False, dtype=None):
+    return _reduce_prod(self, _dims(dim, self.ndim), keepdim, dtype)
+
+
+@prod_dim.grad("self")
+def _(grad, self, result, dim, keepdim):
+    if self.ndim == 0:
+        return grad
+    g = _unreduce(grad, self.shape, dim, keepdim)
+    if not _has_zero(self):
+        return g * (_unreduce(result, self.shape, dim, keepdim) / self)
+    return g * _prod_others(self, _wrap_dim(dim, self.ndim))
+
+
+def _has_zero(x):
+    return bool((_raw(x) == 0).any())
+
+
+def _prod_others(x, d):
+    """Along ``d``, the product of all other elements (exclusive cumprods from both ends)."""
+    from .scan import cumprod, flip_dims
+    from .shape import cat, slice_
+    n = x.shape[d]
+    if n == 0:
+        return x
+    data = _raw(x)
+    ones = _like(x, get_xp(data).ones(_kept_shape(data.shape, (d,)), data.dtype))
+    left = cumprod(cat([ones, slice_(x, d, 0, n - 1, 1)], d), d)
+    right = flip_dims(cumprod(flip_dims(cat([slice_(x, d, 1, n, 1), ones], d), (d,)), d), (d,))
+    return left * right
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements, or over ``dim`` (an int)."""
+    if dim is None:
+        return prod_all(input, dtype)
+    if not isinstance(dim, int):
+        raise TypeError("prod() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(dim).__name__}), but expected one of: (Tensor input, *, "
+                        "dtype dtype = None), (Tensor input, int dim, bool keepdim = False, *, "
+                        "dtype dtype = None)")
+    return prod_dim(input, dim, keepdim, dtype)
+
+
+Tensor.prod = prod
+
+# -- logsumexp ----------------------------------------------------------------------------------
+
+
+@op("logsumexp", promote=FLOAT, quiet=True, node="LogsumexpBackward0")
+def _logsumexp(self, dim, keepdim=False):
+    xp = get_xp(self)
+    dims = _dims(dim, self.ndim)
+    acc = np.float32 if self.dtype == np.float16 else self.dtype
+    x = self.astype(acc, copy=False)
+    if x.size:
+        m = xp.max(x, axis=dims, keepdims=True)
+        # NOTE: shift by the max for stability, but not by an infinite one (inf - inf).
+        m = xp.where(xp.isfinite(m), m, 0)
+    else:
+        m = xp.zeros(_kept_shape(x.shape, dims), acc)
+    out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
+    if not keepdim:
+        out = out.reshape([s for i, s in enumerate(out.shape) if i not in dims])
+    return out.astype(self.dtype, copy=False)
+
+
+@_logsumexp.grad("self")
+def _(grad, self, result, dim, keepdim):
+    shape = self.shape
+    return _unreduce(grad, shape, dim, keepdim) * exp(_a(self - _unreduce(result, shape, dim,
+                                                                             keepdim)))
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """log(sum(exp(input))) over ``dim``, computed stably."""
+    return _logsumexp(input, dim, keepdim)
+
+
+Tensor.logsumexp = logsumexp
+
+# -- all / any / count_nonzero (no gradient) -----------------------------------------------------
+
+
+def _logical_reduction(name, ufunc):
+    @op(name, promote=NONE, differentiable=False)
+    def kernel(self, dim=None, keepdim=False):
+        axis = None if dim is None else _dims(dim, self.ndim)
+        out = getattr(get_xp(self), ufunc)(self, axis=axis, keepdims=keepdim)
+        # NOTE: torch keeps uint8 for uint8 inputs (a legacy of masks); every other is bool.
+        return out.astype(np.uint8) if self.dtype == np.uint8 else out
+    return kernel
+
+
+_all = _logical_reduction("all", "all")
+_any = _logical_reduction("any", "any")
+
+
+def all(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's name
+    """Whether all elements (over ``dim``) are true."""
+    return _all(input, dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's name
+    """Whether any element (over ``dim``) is true."""
+    return _any(input, dim, keepdim)
+
+
+@op("count_nonzero", promote=NONE, differentiable=False, method=True)
+def count_nonzero(self, dim=None):
+    """Number of non-zero elements, over ``dim`` (an int or a tuple) or all."""
+    axis = None if dim is None else _dims(dim, self.ndim)
+    return as_array(get_xp(self).count_nonzero(self, axis=axis)).astype(np.int64)
+
+
+Tensor.all = all
+Tensor.any = any
 
 # -- max / min ----------------------------------------------------------------------------------
-
-
-def _check_nonempty(x, name):
-    if x.size == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
-                           "== 0. Specify the reduction dim with the 'dim' argument.")
 
 
 @op("max", promote=NONE, node="MaxBackward1")
 def max_all(self):
     _check_nonempty(self, "max")
-    return np.max(self)
+    return get_xp(self).max(self)
 
 
 @op("min", promote=NONE, node="MinBackward1")
 def min_all(self):
     _check_nonempty(self, "min")
-    return np.min(self)
-
-
-def _evenly_distribute(grad, self, result):
-    # NOTE: ties share the gradient equally, as torch's evenly_distribute_backward does.
-    mask = self == result
-    return where(mask, grad / sum_all(mask), 0)
+    return get_xp(self).min(self)
 
 
 max_all.grad("self")(_evenly_distribute)
 min_all.grad("self")(_evenly_distribute)
 
-MaxResult = collections.namedtuple("max", ["values", "indices"])
-MinResult = collections.namedtuple("min", ["values", "indices"])
-MaxResult.__module__ = MinResult.__module__ = "ember.return_types"
+MaxResult = return_type("max")
+MinResult = return_type("min")
+
+
+def _arg_reduce(name, fn, self, dim, keepdim):
+    """Index of the first max/min along ``dim`` (NumPy's ties and NaNs are torch's)."""
+    if self.ndim == 0:
+        _wrap_dim(dim, 0)
+        return self.copy(), np.zeros((), np.int64)
+    d = _wrap_dim(dim, self.ndim)
+    _check_nonempty(self, name, (d,))
+    xp = get_xp(self)
+    idx = getattr(xp, "arg" + fn)(self, axis=d, keepdims=True)
+    values = xp.take_along_axis(self, idx, axis=d)
+    if not keepdim:
+        idx, values = idx.squeeze(d), values.squeeze(d)
+    return values, idx.astype(np.int64, copy=False)
 
 
 @op("max", promote=NONE, node="MaxBackward0", outputs=2, diff_outputs=(True, False),
     result_type=MaxResult)
 def max_dim(self, dim, keepdim=False):
-    d = _wrap_dim(dim, self.ndim)
-    idx = np.argmax(self, axis=d, keepdims=keepdim)
-    return np.max(self, axis=d, keepdims=keepdim), idx
+    return _arg_reduce("max", "max", self, dim, keepdim)
 
 
 @op("min", promote=NONE, node="MinBackward0", outputs=2, diff_outputs=(True, False),
     result_type=MinResult)
 def min_dim(self, dim, keepdim=False):
-    d = _wrap_dim(dim, self.ndim)
-    idx = np.argmin(self, axis=d, keepdims=keepdim)
-    return np.min(self, axis=d, keepdims=keepdim), idx
+    return _arg_reduce("min", "min", self, dim, keepdim)
 
 
 def _select_back(grads, self_shape, dim, keepdim, result1):
@@ -207,11 +486,14 @@ min_dim.grad("self")(_select_back)
     node="ValueSelectingReductionBackwardBackward0")
 def value_selecting_backward(grad, indices, dim, sizes, keepdim):
     """Scatter ``grad`` into zeros of ``sizes`` at ``indices`` along ``dim``."""
+    xp = get_xp(grad)
+    if len(sizes) == 0:  # a 0-dim input: its one element was selected
+        return xp.array(grad, copy=True).reshape(())
     d = dim % len(sizes)
     if not keepdim:
-        grad, indices = np.expand_dims(grad, d), np.expand_dims(indices, d)
-    out = np.zeros(sizes, grad.dtype)
-    np.put_along_axis(out, indices, grad, axis=d)
+        grad, indices = xp.expand_dims(grad, d), xp.expand_dims(indices, d)
+    out = xp.zeros(sizes, grad.dtype)
+    xp.put_along_axis(out, indices, grad, axis=d)
     return out
 
 
@@ -220,18 +502,41 @@ def _(grad, indices, dim, keepdim):
     return take_along_dim_keep(grad, indices, dim, keepdim)
 
 
-@op("take_along_dim", promote=NONE, tensors=2)
+@op("take_along_dim", promote=NONE, tensors=2, node="TakeAlongDimBackward0")
 def take_along_dim_keep(self, indices, dim, keepdim=True):
+    if self.ndim == 0:
+        return self.copy()
+    xp = get_xp(self)
     d = dim % self.ndim
     if not keepdim:
-        indices = np.expand_dims(indices, d)
-    out = np.take_along_axis(self, indices, axis=d)
-    return out if keepdim else np.squeeze(out, d)
+        indices = xp.expand_dims(indices, d)
+    out = xp.take_along_axis(self, indices, axis=d)
+    return out if keepdim else xp.squeeze(out, d)
 
 
 @take_along_dim_keep.grad("self")
 def _(grad, indices, dim, self_shape, keepdim):
-    return value_selecting_backward(grad, indices, dim, self_shape, keepdim)
+    return take_along_dim_backward(grad, indices, dim, self_shape, keepdim)
+
+
+@op("take_along_dim_backward", promote=NONE, tensors=2, node="ScatterAddBackward0")
+def take_along_dim_backward(grad, indices, dim, sizes, keepdim=True):
+    """Add ``grad`` into zeros of ``sizes`` at ``indices`` along ``dim`` (repeats accumulate)."""
+    xp = get_xp(grad)
+    if len(sizes) == 0:
+        return xp.array(grad, copy=True).reshape(())
+    d = dim % len(sizes)
+    if not keepdim:
+        grad, indices = xp.expand_dims(grad, d), xp.expand_dims(indices, d)
+    out = xp.zeros(sizes, grad.dtype)
+    index = tuple(indices if i == d else xp.arange(n).reshape(
+        [n if j == i else 1 for j in range(indices.ndim)]) for i, n in enumerate(indices.shape))
+    return scatter_add(out, index, grad)
+
+
+@take_along_dim_backward.grad("grad")
+def _(grad, indices, dim, keepdim):
+    return take_along_dim_keep(grad, indices, dim, keepdim)
 
 
 def _minmax(name, all_op, dim_op, binary):
@@ -240,8 +545,15 @@ def _minmax(name, all_op, dim_op, binary):
             return binary(input, dim)
         if dim is None:
             return all_op(input)
+        if not isinstance(dim, int):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"(Tensor, {type(dim).__name__}), but expected one of: (Tensor "
+                            "input, *, Tensor out = None), (Tensor input, Tensor other, *, "
+                            "Tensor out = None), (Tensor input, int dim, bool keepdim = False, "
+                            "*, tuple of Tensors out = None)")
         return dim_op(input, dim, keepdim)
     f.__name__ = name
+    f.__doc__ = f"The {name}imum of all elements, or ({name}, argument) along ``dim``."
     return f
 
 
@@ -250,58 +562,57 @@ min = _minmax("min", min_all, min_dim, minimum)  # noqa: A001
 Tensor.max = max
 Tensor.min = min
 
-# -- norms --------------------------------------------------------------------------------------
+# -- amax / amin / argmax / argmin ----------------------------------------------------------------
 
 
-@op("linalg_vector_norm", promote=NONE)
-def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
-    if self.dtype.kind not in "fc":
-        name = D._BY_NP[self.dtype].scalar_name
-        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {name}")
-    axis = _dims(dim, self.ndim) if self.ndim else None
-    a = np.abs(self)
-    if ord == 2:
-        out = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
-    elif ord == 1:
-        out = np.sum(a, axis=axis, keepdims=keepdim)
-    elif ord == math.inf:
-        out = np.max(a, axis=axis, keepdims=keepdim)
-    elif ord == -math.inf:
-        out = np.min(a, axis=axis, keepdims=keepdim)
-    elif ord == 0:
-        out = np.sum(a != 0, axis=axis, keepdims=keepdim).astype(a.dtype)
-    else:
-        out = np.sum(a ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
-    return out.astype(a.dtype)
+def _amax_kernel(name, fn):
+    def kernel(self, dim=(), keepdim=False):
+        dims = _dims(dim, self.ndim)
+        if self.ndim and not (isinstance(dim, (tuple, list)) and len(dim) == 0):
+            _check_nonempty(self, name, dims)
+        else:
+            _check_nonempty(self, name)
+        return getattr(get_xp(self), fn)(self, axis=dims, keepdims=keepdim)
+    kernel.__name__ = name
+    return op(name, promote=NONE, method=True)(kernel)
 
 
-@linalg_vector_norm.grad("self")
-def _(grad, self, ord, dim, keepdim, result):  # noqa: A002
+amax = _amax_kernel("amax", "max")
+amin = _amax_kernel("amin", "min")
+
+
+def _scale_by_count(grad, self, result, dim, keepdim):
+    # NOTE: ties share the gradient (torch's scale_grad_by_count). A NaN max equals nothing,
+    # so its slice gets grad / 0 * 0: NaNs, as in torch.
     shape = self.shape
-    g = _unreduce(grad, shape, dim, keepdim)
-    r = _unreduce(result, shape, dim, keepdim)
-    if ord == 0:
-        return self * 0
-    if ord == 1:
-        return g * sign(self)
-    if ord in (math.inf, -math.inf):
-        mask = abs(self) == r
-        return g * sign(self) * mask / sum_dim(mask, _dims(dim, len(shape)), True)
-    safe_r = where(r == 0, 1, r)
-    if ord == 2:
-        return where(r == 0, 0, g * self / safe_r)
-    return where(r == 0, 0, g * self * abs(self) ** (ord - 2) / safe_r ** (ord - 1))
+    mask = eq(self, _unreduce(result, shape, dim, keepdim))
+    count = sum_dim(mask, dim if self.ndim else (), True)
+    return _unreduce(grad, shape, dim, keepdim) / count * mask
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """Vector norm of ``input`` (p='fro' and p=2 are the 2-norm)."""
-    if p == "fro" or p is None:
-        p = 2
-    if p == "nuc":
-        raise NotImplementedError("nuclear norm arrives with the linalg op library")
-    return linalg_vector_norm(input, p, dim, keepdim, dtype)
+amax.grad("self")(_scale_by_count)
+amin.grad("self")(_scale_by_count)
 
 
-Tensor.norm = norm
+def _argmax_kernel(name):
+    def kernel(self, dim=None, keepdim=False):
+        if self.dtype == np.bool_:
+            raise RuntimeError(f"{name}(): does not support bool input")
+        if dim is not None:
+            return _arg_reduce(name, name[3:], self, dim, keepdim)[1]
+        if self.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        idx = as_array(getattr(get_xp(self), name)(self)).astype(np.int64)
+        return idx.reshape((1,) * self.ndim) if keepdim else idx
+    kernel.__name__ = name
+    return op(name, promote=NONE, method=True, differentiable=False)(kernel)
 
+
+argmax = _argmax_kernel("argmax")
+argmin = _argmax_kernel("argmin")
+
+from .statistics import (linalg_vector_norm, matrix_norm, norm, std, std_mean, var,  # noqa: E402,F401
+                         var_mean, vector_norm)
+
+__all__ += ['norm', 'std', 'std_mean', 'var', 'var_mean']

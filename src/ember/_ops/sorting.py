@@ -1,4 +1,282 @@
-"""sorting ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Sorting and order statistics: sort, argsort, topk, kthvalue, median, nanmedian, mode.
+
+Every index-returning op's gradient scatters ``grad`` to the positions it selected
+(``value_selecting_backward``); median() over all elements shares it among ties.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ['argsort', 'kthvalue', 'median', 'mode', 'msort', 'nanmedian', 'sort', 'topk']
+
+import numpy as np
+
+from .._backend import get_xp
+from .._tensor import Tensor, _wrap_dim
+from .registry import NONE, op
+from .reduction import (_check_nonempty, _dtype_name, _evenly_distribute, return_type,
+                        value_selecting_backward)
+
+SortResult = return_type("sort")
+TopkResult = return_type("topk")
+KthvalueResult = return_type("kthvalue")
+MedianResult = return_type("median")
+NanmedianResult = return_type("nanmedian")
+ModeResult = return_type("mode")
+
+
+def _order(x, d, descending=False):
+    """Stable sorting indices along ``d``; NaN sorts above everything (last, or first when
+    descending), and equal elements keep their order either way, as torch's CPU sort."""
+    xp = get_xp(x)
+    if not descending:
+        return xp.argsort(x, axis=d, kind="stable")
+    # NOTE: sorting the reversed input ascending and reversing back keeps ties in order.
+    idx = xp.argsort(xp.flip(x, d), axis=d, kind="stable")
+    return x.shape[d] - 1 - xp.flip(idx, d)
+
+
+def _zero_dim(self, dim):
+    _wrap_dim(dim, 0)
+    return self.copy(), np.zeros((), np.int64)
+
+
+def _pick(x, idx, d, keepdim):
+    """(values, indices) at ``idx`` (kept dims) along ``d``."""
+    xp = get_xp(x)
+    values = xp.take_along_axis(x, idx, axis=d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return values, idx.astype(np.int64, copy=False)
+
+
+def _select_back(grads, self_shape, dim, keepdim, result1):
+    return value_selecting_backward(grads[0], result1, dim, self_shape, keepdim)
+
+
+def _sorted_back(grads, self_shape, dim, result1):
+    return value_selecting_backward(grads[0], result1, dim, self_shape, True)
+
+
+# -- sort / argsort / msort ----------------------------------------------------------------------
+def _sort_kernel(self, dim=-1, descending=False):
+    if self.ndim == 0:
+        return _zero_dim(self, dim)
+    d = _wrap_dim(dim, self.ndim)
+    return _pick(self, _order(self, d, descending), d, True)
+
+
+_sort = op("sort", promote=NONE, node="SortBackward0", outputs=2, diff_outputs=(True, False),
+           result_type=SortResult)(_sort_kernel)
+_sort_stable = op("sort", promote=NONE, node="SortBackward1", outputs=2,
+                  diff_outputs=(True, False), result_type=SortResult)(_sort_kernel)
+_sort.grad("self")(_sorted_back)
+_sort_stable.grad("self")(_sorted_back)
+
+
+def sort(input, dim=-1, descending=False, stable=None, *, out=None):
+    """(values, indices) of ``input`` sorted along ``dim`` (ties keep their order)."""
+    if stable is not None:
+        return _sort_stable(input, dim, descending)
+    return _sort(input, dim, descending)
+
+
+@op("argsort", promote=NONE, differentiable=False)
+def _argsort(self, dim=-1, descending=False):
+    if self.ndim == 0:
+        return _zero_dim(self, dim)[1]
+    return _order(self, _wrap_dim(dim, self.ndim), descending).astype(np.int64, copy=False)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim``."""
+    return _argsort(input, dim, descending)
+
+
+def msort(input, *, out=None):
+    """``input`` sorted along its first dim."""
+    return _sort(input, 0, False).values
+
+
+# -- topk / kthvalue -----------------------------------------------------------------------------
+@op("topk", promote=NONE, node="TopkBackward0", outputs=2, diff_outputs=(True, False),
+    result_type=TopkResult)
+def _topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's keyword
+    size = self.shape[_wrap_dim(dim, self.ndim)] if self.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if self.ndim == 0:
+        return _zero_dim(self, dim)
+    d = _wrap_dim(dim, self.ndim)
+    # NOTE: the k first of a stable sort; sorted=False returns them sorted too (torch leaves
+    # that order unspecified).
+    idx = get_xp(self).take(_order(self, d, largest), np.arange(k), axis=d)
+    return _pick(self, idx, d, True)
+
+
+_topk.grad("self")(_sorted_back)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A002
+    """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
+    return _topk(input, k, dim, largest, sorted)
+
+
+@op("kthvalue", promote=NONE, node="KthvalueBackward0", outputs=2,
+    diff_outputs=(True, False), result_type=KthvalueResult)
+def _kthvalue(self, k, dim=-1, keepdim=False):
+    d = _wrap_dim(dim, self.ndim)
+    size = self.shape[d] if self.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if self.ndim == 0:
+        return _zero_dim(self, dim)
+    idx = get_xp(self).take(_order(self, d), [k - 1], axis=d)
+    return _pick(self, idx, d, keepdim)
+
+
+_kthvalue.grad("self")(_select_back)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The ``k``-th smallest element along ``dim`` and its index."""
+    return _kthvalue(input, k, dim, keepdim)
+
+
+# -- median / nanmedian --------------------------------------------------------------------------
+def _check_median(x, name):
+    if x.dtype == np.bool_:
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype_name(x)}\'')
+
+
+def _median_all(x, ignore_nan):
+    xp = get_xp(x)
+    flat = x.reshape(-1)
+    if x.dtype.kind in "fc":
+        nan = xp.isnan(flat)
+        if not ignore_nan and nan.any():
+            return xp.asarray(np.nan, x.dtype)
+        flat = flat[~nan]
+    if flat.size == 0:  # NaN (in an integer dtype: what the cast of NaN gives, as torch)
+        with np.errstate(invalid="ignore"):
+            return xp.asarray(np.nan).astype(x.dtype)
+    # NOTE: the lower median (torch returns an element, never an average).
+    k = (flat.size - 1) // 2
+    return xp.partition(flat, k)[k]
+
+
+def _median_dim(x, dim, keepdim, ignore_nan, name):
+    if x.ndim == 0:
+        return _zero_dim(x, dim)
+    xp = get_xp(x)
+    d = _wrap_dim(dim, x.ndim)
+    _check_nonempty(x, name, (d,))
+    order = _order(x, d)
+    n = x.shape[d]
+    nans = (xp.isnan(x).sum(axis=d, keepdims=True) if x.dtype.kind in "fc"
+            else xp.zeros(1, np.int64))
+    if ignore_nan:
+        pos = xp.maximum((n - nans - 1) // 2, 0)
+    else:  # a NaN anywhere is the median (NaNs sort last: take the first of them)
+        pos = xp.where(nans > 0, n - nans, (n - 1) // 2)
+    pos = xp.broadcast_to(pos, order.shape[:d] + (1,) + order.shape[d + 1:])
+    return _pick(x, xp.take_along_axis(order, pos, axis=d), d, keepdim)
+
+
+@op("median", promote=NONE, node="MedianBackward0")
+def _median(self):
+    _check_median(self, "median")
+    return _median_all(self, False)
+
+
+@op("nanmedian", promote=NONE, node="NanmedianBackward0")
+def _nanmedian(self):
+    _check_median(self, "nanmedian")
+    return _median_all(self, True)
+
+
+_median.grad("self")(_evenly_distribute)
+_nanmedian.grad("self")(_evenly_distribute)
+
+
+@op("median", promote=NONE, node="MedianBackward1", outputs=2, diff_outputs=(True, False),
+    result_type=MedianResult)
+def _median_with_dim(self, dim, keepdim=False):
+    _check_median(self, "median")
+    return _median_dim(self, dim, keepdim, False, "median")
+
+
+@op("nanmedian", promote=NONE, node="NanmedianBackward1", outputs=2,
+    diff_outputs=(True, False), result_type=NanmedianResult)
+def _nanmedian_with_dim(self, dim, keepdim=False):
+    _check_median(self, "nanmedian")
+    return _median_dim(self, dim, keepdim, True, "nanmedian")
+
+
+_median_with_dim.grad("self")(_select_back)
+_nanmedian_with_dim.grad("self")(_select_back)
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    """The lower median of all elements, or (values, indices) along ``dim``."""
+    if dim is None:
+        return _median(input)
+    return _median_with_dim(input, dim, keepdim)
+
+
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    """median() ignoring NaNs."""
+    if dim is None:
+        return _nanmedian(input)
+    return _nanmedian_with_dim(input, dim, keepdim)
+
+
+# -- mode ----------------------------------------------------------------------------------------
+@op("mode", promote=NONE, node="ModeBackward0", outputs=2, diff_outputs=(True, False),
+    result_type=ModeResult)
+def _mode(self, dim=-1, keepdim=False):
+    if self.ndim == 0:
+        return _zero_dim(self, dim)
+    xp = get_xp(self)
+    d = _wrap_dim(dim, self.ndim)
+    _check_nonempty(self, "mode", (d,))
+    order = _order(self, d)
+    s = xp.take_along_axis(self, order, axis=d)
+    n = s.shape[d]
+    at = [slice(None)] * s.ndim
+
+    def part(a, b):
+        at[d] = slice(a, b)
+        return tuple(at)
+    # Runs of equal values in the sorted slice: where each starts, where each ends.
+    start = xp.ones(s.shape, bool)
+    start[part(1, None)] = s[part(1, None)] != s[part(None, -1)]
+    end = xp.ones(s.shape, bool)
+    end[part(None, -1)] = start[part(1, None)]
+    shape = [1] * s.ndim
+    shape[d] = n
+    pos = xp.arange(n).reshape(shape)
+    first = xp.maximum.accumulate(xp.where(start, pos, 0), axis=d)
+    length = xp.where(end, pos - first + 1, 0)
+    # NOTE: the longest run, the smallest value among equally long ones (argmax takes the
+    # first); its last element in sorted order is the value's last occurrence (stable sort),
+    # which is the index torch returns.
+    best = xp.argmax(length, axis=d, keepdims=True)
+    return _pick(self, xp.take_along_axis(order, best, axis=d), d, keepdim)
+
+
+_mode.grad("self")(_select_back)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    """The most frequent value along ``dim`` (the smallest of equally frequent) and its
+    index."""
+    return _mode(input, dim, keepdim)
+
+
+Tensor.sort = sort
+Tensor.argsort = argsort
+Tensor.msort = msort
+Tensor.topk = topk
+Tensor.kthvalue = kthvalue
+Tensor.median = median
+Tensor.nanmedian = nanmedian
+Tensor.mode = mode

@@ -1,0 +1,301 @@
+"""Variance, standard deviation and norms (reductions with their own derivative formulas).
+
+Exported through ``reduction`` (``var``, ``std``, ``var_mean``, ``std_mean``, ``norm``);
+``vector_norm`` and ``matrix_norm`` are for ``ember.linalg``.
+"""
+from __future__ import annotations
+
+__all__: list[str] = []
+
+import builtins
+import math
+import warnings
+
+import numpy as np
+
+from .. import _dtype as D
+from .._backend import get_xp
+from .._tensor import Tensor, _wrap_dim
+from .registry import NONE, op
+from .pointwise import abs, eq, sign, where
+from .reduction import (_a, _dims, _dtype_name, _kept_shape, _raw, _unreduce, amax, amin,
+                        mean_all, mean_dim, sum_dim)
+from .shape import expand
+
+# -- var / std -----------------------------------------------------------------------------------
+
+
+def _moments(x, dim, correction, keepdim, name):
+    """(variance, mean) of ``x`` over ``dim`` (None: all), in float32 for float16."""
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+    xp = get_xp(x)
+    dims = _dims(dim, x.ndim)
+    n = math.prod(x.shape[d] for d in dims)
+    xa = x.astype(np.float32) if x.dtype == np.float16 else x
+    with np.errstate(all="ignore"):
+        mean = xp.sum(xa, axis=dims, keepdims=True) / n if n else xp.full(
+            _kept_shape(x.shape, dims), np.nan, xa.dtype)
+        dev = xa - mean
+        ssq = xp.sum((dev * dev.conj()).real, axis=dims, keepdims=keepdim)
+        dof = builtins.max(0, n - correction)
+        if dof == 0:
+            warnings.warn(f"{name.split()[-1]}(): degrees of freedom is <= 0. Correction should "
+                          "be strictly less than the reduction factor (input numel divided by "
+                          "output numel).", UserWarning, stacklevel=4)
+        var = ssq / dof if dof else ssq / 0.0
+    if not keepdim:
+        mean = mean.reshape(var.shape)
+    real = x.real.dtype if x.dtype.kind == "c" else x.dtype
+    return var.astype(real, copy=False), mean.astype(x.dtype, copy=False)
+
+
+def _var_backward(grad, self, dim, correction, keepdim):
+    """torch's var_backward: 2 / (N - correction) * grad * (self - mean)."""
+    shape = self.shape
+    if self.ndim == 0 or dim is None:
+        dof = math.prod(shape) - correction
+        m = mean_all(self)
+        if dof <= 0:
+            # NOTE: 2 / 0 is inf: inf * 0 is NaN where self == mean, inf elsewhere (torch).
+            return grad * where(eq(self, m), math.nan, math.inf)
+        return (2.0 / dof) * grad * (self - m)
+    dof = math.prod(shape[d] for d in _dims(dim, len(shape))) - correction
+    factor = 2.0 / dof if dof else math.inf
+    return factor * _unreduce(grad, shape, dim, keepdim) * (self - mean_dim(self, dim, True))
+
+
+def _std_grad(grad, result):
+    return where(eq(result, 0), 0, _a(grad / (result * 2)))
+
+
+def _mean_backward(grad, shape, dim, keepdim):
+    dims = _dims(dim, len(shape))
+    n = math.prod(shape[d] for d in dims)
+    g = grad if dim is None and len(shape) else _unreduce(grad, shape, dim, keepdim)
+    return expand(_a(g / n) if n else g, shape)
+
+
+@op("var", promote=NONE, node="VarBackward0")
+def _var(self, dim=None, correction=1, keepdim=False):
+    return _moments(self, dim, correction, keepdim, "std and var")[0]
+
+
+@_var.grad("self")
+def _(grad, self, dim, correction, keepdim):
+    return _var_backward(grad, self, dim, correction, keepdim)
+
+
+@op("std", promote=NONE, node="StdBackward0")
+def _std(self, dim=None, correction=1, keepdim=False):
+    return get_xp(self).sqrt(_moments(self, dim, correction, keepdim, "std and var")[0])
+
+
+@_std.grad("self")
+def _(grad, self, result, dim, correction, keepdim):
+    return _var_backward(_std_grad(grad, result), self, dim, correction, keepdim)
+
+
+@op("var_mean", promote=NONE, node="VarMeanBackward0", outputs=2)
+def _var_mean(self, dim=None, correction=1, keepdim=False):
+    return _moments(self, dim, correction, keepdim, "var_mean")
+
+
+@_var_mean.grad("self")
+def _(grads, self, dim, correction, keepdim):
+    return (_var_backward(grads[0], self, dim, correction, keepdim)
+            + _mean_backward(grads[1], self.shape, dim, keepdim))
+
+
+@op("std_mean", promote=NONE, node="StdMeanBackward0", outputs=2)
+def _std_mean(self, dim=None, correction=1, keepdim=False):
+    var, mean = _moments(self, dim, correction, keepdim, "std_mean")
+    return get_xp(var).sqrt(var), mean
+
+
+@_std_mean.grad("self")
+def _(grads, self, result0, dim, correction, keepdim):
+    return (_var_backward(_std_grad(grads[0], result0), self, dim, correction, keepdim)
+            + _mean_backward(grads[1], self.shape, dim, keepdim))
+
+
+def _correction(name, dim, unbiased, keepdim, correction):
+    """torch's overloads: (dim, unbiased, keepdim), (unbiased), and correction= (keyword)."""
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both "
+                        "unbiased and correction")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
+    return dim, correction, keepdim
+
+
+def _moment_fn(name, kernel, doc):
+    def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+        return kernel(input, *_correction(name, dim, unbiased, keepdim, correction))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+var = _moment_fn("var", _var, "Variance over ``dim`` (all elements by default), with "
+                 "Bessel's ``correction``.")
+std = _moment_fn("std", _std, "Standard deviation over ``dim``, with Bessel's ``correction``.")
+var_mean = _moment_fn("var_mean", _var_mean, "(variance, mean) over ``dim``.")
+std_mean = _moment_fn("std_mean", _std_mean, "(standard deviation, mean) over ``dim``.")
+Tensor.var = var
+Tensor.std = std
+
+# -- vector norms --------------------------------------------------------------------------------
+
+
+def _norm_input(self, dtype, name):
+    if self.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_dtype_name(self)}")
+    if dtype is None:
+        return self
+    if dtype.category < D.FLOATING:
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{dtype.scalar_name}")
+    if np.dtype(dtype.np).itemsize < self.dtype.itemsize:
+        raise RuntimeError(f"{name}: the dtype of the input ({_dtype_name(self)}) should be "
+                           "convertible without narrowing to the specified dtype "
+                           f"({dtype.scalar_name})")
+    return self.astype(dtype.np)
+
+
+def _check_identity(a, ord, dim):  # noqa: A002
+    """Norms without an identity (min, max, negative powers) refuse empty reductions."""
+    if a.size or not (ord < 0 or ord == math.inf):
+        return
+    p = "inf" if ord == math.inf else "-inf" if ord == -math.inf else f"{ord:g}"
+    if dim is None:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on an empty tensor "
+                           "because the operation does not have an identity")
+    for d in _dims(dim, a.ndim):
+        if a.shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on the "
+                               f"dimension {d}because this dimension is empty and the "
+                               "operation does not have an identity")
+
+
+@op("linalg_vector_norm", promote=NONE, quiet=True)
+def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
+    if isinstance(ord, str):
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
+                        "not str")
+    x = _norm_input(self, dtype, "linalg.vector_norm")
+    xp = get_xp(x)
+    axis = _dims(dim, x.ndim)
+    a = xp.abs(x)
+    _check_identity(a, ord, dim)
+    if ord == 2:
+        out = xp.sqrt(xp.sum(a * a, axis=axis, keepdims=keepdim))
+    elif ord == 1:
+        out = xp.sum(a, axis=axis, keepdims=keepdim)
+    elif ord == math.inf:
+        out = xp.max(a, axis=axis, keepdims=keepdim)
+    elif ord == -math.inf:
+        out = xp.min(a, axis=axis, keepdims=keepdim)
+    elif ord == 0:
+        out = xp.sum(a != 0, axis=axis, keepdims=keepdim)
+    else:
+        out = xp.sum(a ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+    return xp.asarray(out).astype(a.dtype)
+
+
+@op("linalg_vector_norm_inf_mask", tensors=2, promote=NONE, differentiable=False)
+def _inf_norm_mask(self, norm):
+    """Where |self| is the (inf or -inf) norm, or NaN: the elements that share its gradient."""
+    xp = get_xp(self)
+    a = xp.abs(self)
+    return (a == norm) | xp.isnan(a)
+
+
+@linalg_vector_norm.grad("self")
+def _(grad, self, ord, dim, keepdim, result):  # noqa: A002
+    # NOTE: torch's norm_backward, masked fills included (so that the second derivative at
+    # zero is torch's NaN rather than a guarded 0).
+    shape = self.shape
+    g = _unreduce(grad, shape, dim, keepdim) if self.ndim else grad
+    r = _unreduce(result, shape, dim, keepdim) if self.ndim else result
+    if ord == 0:
+        return None
+    if ord == 1:
+        return g * sign(self)
+    if ord == 2:
+        return g * where(eq(r, 0), 0, _a(self / r))
+    if ord in (math.inf, -math.inf):
+        mask = _inf_norm_mask(self, r)
+        return sign(self) * (g / sum_dim(mask, dim if self.ndim else (), True) * mask)
+    if ord < 1:
+        scaled = sign(self) * where(eq(self, 0), 0, _a(abs(self) ** (ord - 1)))
+        return scaled * g * r ** (1 - ord)
+    scale = where(eq(r, 0), 0, _a(g / r ** (ord - 1)))
+    if ord < 2:
+        return sign(self) * abs(self) ** (ord - 1) * scale
+    return self * abs(self) ** (ord - 2) * scale
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
+    """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default)."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    return linalg_vector_norm(x, ord, dim, keepdim, dtype)
+
+
+# -- matrix norms --------------------------------------------------------------------------------
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):  # noqa: A002
+    """The matrix ``ord``-norm ('fro', 1, -1, inf, -inf) of the matrices in ``dim`` of ``A``."""
+    a = _raw(A)
+    if a.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if a.dtype.kind not in "fc":
+        raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_dtype_name(a)}")
+    dim = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if len(dim) != 2:
+        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           + " ".join(str(d) for d in dim))
+    d0, d1 = (_wrap_dim(d, a.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if ord == "fro":
+        return linalg_vector_norm(A, 2, (d0, d1), keepdim, dtype)
+    if ord == "nuc" or ord in (2, -2):
+        # NOTE: these need singular values: ember.linalg composes them from svdvals.
+        from .. import linalg
+        return linalg.matrix_norm(A, ord, (d0, d1), keepdim, dtype=dtype)
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    # NOTE: torch's composition (so grad_fn names match): the 1-norm over one dim, then the
+    # max (ord > 0) or min over the other.
+    if builtins.abs(ord) == math.inf:
+        d0, d1 = d1, d0
+    if not keepdim and d0 < d1:
+        d1 -= 1
+    col = linalg_vector_norm(A, 1, (d0,), keepdim, dtype)
+    return amax(col, d1, keepdim) if ord > 0 else amin(col, d1, keepdim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa: A002
+    """The matrix or vector norm of ``input`` (torch.norm's dispatch to linalg)."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or len(dim) <= 2):
+            return linalg_vector_norm(input, 2, dim, keepdim, dtype)
+        if dim is None:
+            dim = tuple(range(_raw(input).ndim))
+        return matrix_norm(input, p, dim, keepdim, dtype=dtype)
+    return linalg_vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype)
+
+
+Tensor.norm = norm
