@@ -1,4 +1,705 @@
-"""indexing ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Indexing ops: gather/scatter, index_* and masked_* ops, take, triangles and diagonals.
+
+Index tensors are data, never differentiated. Accumulating writes (scatter_add, index_add, the
+gradients of gather, index_select and take) go through the backend's ``scatter_add`` so that
+repeated indices add up on NumPy and CuPy alike. Triangles, diagonals and trace are
+in diagonal.py, padding (``nn.functional.pad``) in pad.py; this module re-exports both.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ['diag', 'diag_embed', 'diagonal', 'gather', 'index_add', 'index_copy', 'index_fill',
+           'index_select', 'masked_fill', 'masked_scatter', 'masked_select', 'scatter',
+           'scatter_add', 'scatter_reduce', 'take', 'take_along_dim', 'trace', 'tril', 'triu']
+
+import warnings
+
+import numpy as np
+
+from .._backend import get_xp
+from .._backend import scatter_add as _accumulate
+from .._tensor import Tensor, _wrap, _wrap_dim
+from .registry import NONE, op
+
+# nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
+FUNCTIONAL = ["pad"]
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _data(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _const(like, array):
+    """``array`` as a constant of the same kind as ``like`` (a Tensor under create_graph)."""
+    return _wrap(array) if isinstance(like, Tensor) else array
+
+
+def _zeros(like, shape):
+    d = _data(like)
+    return _const(like, get_xp(d).zeros(tuple(shape), d.dtype))
+
+
+def _dim_index(index, dim):
+    """The NumPy key that addresses ``out[i, ..., index[i, ...], ...]`` (gather's pattern)."""
+    xp = get_xp(index)
+    nd = index.ndim
+    return tuple(index if i == dim else
+                 xp.arange(n).reshape([n if j == i else 1 for j in range(nd)])
+                 for i, n in enumerate(index.shape))
+
+
+def _axis_key(dim, index):
+    """``x[:, ..., index]`` with ``index`` on axis ``dim``."""
+    return (slice(None),) * dim + (index,)
+
+
+def _check_index_dtype(index, what, ok="iu"):
+    if index.dtype.kind not in ok:
+        raise RuntimeError(what)
+
+
+def _check_bounds(index, size, dim, exc=RuntimeError, prefix="", negative=False):
+    low = -size if negative else 0
+    bad = (index < low) | (index >= size)
+    if bad.any():
+        first = int(index[bad].reshape(-1)[0])
+        raise exc(f"{prefix}index {first} is out of bounds for dimension {dim} with size {size}")
+
+
+def _check_gather_shapes(self, index, dim, src=None):
+    nd = max(self.ndim, 1)
+    if max(index.ndim, 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    if src is not None and max(src.ndim, 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    ishape, sshape = index.shape or (1,), self.shape or (1,)
+    for i in range(nd):
+        if src is not None and (ishape[i] > (src.shape or (1,))[i]
+                                or (i != dim and ishape[i] > sshape[i])):
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                               f"{list(self.shape)} apart from dimension {dim} and to be no "
+                               f"larger size than src {list(src.shape)}")
+        if src is None and i != dim and ishape[i] > sshape[i]:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index "
+                               f"{list(index.shape)} to be no larger than self "
+                               f"{list(self.shape)} apart from dimension {dim}")
+    _check_bounds(index, sshape[dim], dim)
+
+
+def _scatter_setup(self, index, dim, src=None):
+    """Checks and the (self as >= 1-D, key, src part) a scatter kernel works with."""
+    _check_index_dtype(index, "scatter(): Expected dtype int64 for index", "i")
+    d = _wrap_dim(dim, self.ndim)
+    _check_gather_shapes(self, index, d, src)
+    flat = self.reshape(self.shape or (1,))
+    index = index.reshape(index.shape or (1,))
+    key = _dim_index(index, d)
+    part = None
+    if src is not None:
+        if src.dtype != self.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        src = src.reshape(src.shape or (1,))
+        part = src[tuple(slice(0, n) for n in index.shape)]
+    return flat, key, part
+
+
+# -- gather and the scatter family ------------------------------------------------------------------
+@op("gather", tensors=2, promote=NONE)
+def _gather(self, index, dim, sparse_grad=False):
+    _check_index_dtype(index, "gather(): Expected dtype int32/int64 for index")
+    d = _wrap_dim(dim, self.ndim)
+    _check_gather_shapes(self, index, d)
+    flat = self.reshape(self.shape or (1,))
+    return flat[_dim_index(index.reshape(index.shape or (1,)), d)].reshape(index.shape)
+
+
+@_gather.grad("self")
+def _(grad, self_shape, index, dim):
+    return _scatter_add(_zeros(grad, self_shape), index, grad, dim)
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    """Values of ``input`` along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]``."""
+    return _gather(input, index, dim, sparse_grad)
+
+
+@op("scatter_add", tensors=3, promote=NONE)
+def _scatter_add(self, index, src, dim):
+    flat, key, part = _scatter_setup(self, index, dim, src)
+    out = flat.copy()
+    return _accumulate(out, key, part).reshape(self.shape)
+
+
+@_scatter_add.grad("self")
+def _(grad):
+    return grad
+
+
+@_scatter_add.grad("src")
+def _(grad, index, dim):
+    return _gather(grad, index, dim)
+
+
+def scatter_add(input, dim, index, src):
+    """``input`` with ``src`` added at ``index`` along ``dim`` (repeated indices add up)."""
+    return _scatter_add(input, index, src, dim)
+
+
+@op("scatter", tensors=3, promote=NONE, node="ScatterBackward0")
+def _scatter_src(self, index, src, dim):
+    flat, key, part = _scatter_setup(self, index, dim, src)
+    out = flat.copy()
+    out[key] = part
+    return out.reshape(self.shape)
+
+
+@_scatter_src.grad("self")
+def _(grad, index, dim):
+    return _scatter_value(grad, index, dim, 0)
+
+
+@_scatter_src.grad("src")
+def _(grad, index, dim):
+    return _gather(grad, index, dim)
+
+
+@op("scatter", tensors=2, promote=NONE, node="ScatterBackward1")
+def _scatter_value(self, index, dim, value):
+    flat, key, _ = _scatter_setup(self, index, dim)
+    out = flat.copy()
+    out[key] = value
+    return out.reshape(self.shape)
+
+
+@_scatter_value.grad("self")
+def _(grad, index, dim):
+    return _scatter_value(grad, index, dim, 0)
+
+
+_NO_SCATTER_REDUCE_GRAD = "derivative for aten::scatter is not implemented"
+
+
+@op("scatter", tensors=3, promote=NONE, node="NotImplemented")
+def _scatter_reduce_arg(self, index, src, dim, reduce, is_value=False):
+    """scatter(..., reduce='add' | 'multiply'): torch does not differentiate it either."""
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    flat, key, part = _scatter_setup(self, index, dim, None if is_value else src)
+    if is_value:
+        part = src
+    out = flat.copy()
+    if reduce == "add":
+        _accumulate(out, key, part)
+    else:
+        get_xp(out).multiply.at(out, key, part)
+    return out.reshape(self.shape)
+
+
+@_scatter_reduce_arg.grad("self", "src")
+def _(grad):
+    raise RuntimeError(_NO_SCATTER_REDUCE_GRAD)
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """``input`` with ``src`` (a tensor or a number) written at ``index`` along ``dim``."""
+    if src is None:
+        src = value
+    if reduce is not None:
+        if isinstance(src, Tensor):
+            warnings.warn("The reduce argument of ember.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "ember.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=2)
+            return _scatter_reduce_arg(input, index, src, dim, reduce)
+        src = np.asarray(src, dtype=input._data.dtype)
+        return _scatter_reduce_arg(input, index, src, dim, reduce, True)
+    if isinstance(src, Tensor):
+        return _scatter_src(input, index, src, dim)
+    return _scatter_value(input, index, dim, src)
+
+
+def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    if src is None:
+        src = value
+    if reduce is not None:
+        if isinstance(src, Tensor):
+            return _scatter_reduce_arg.inplace(self, index, src, dim, reduce)
+        src = np.asarray(src, dtype=self._data.dtype)
+        return _scatter_reduce_arg.inplace(self, index, src, dim, reduce, True)
+    if isinstance(src, Tensor):
+        return _scatter_src.inplace(self, index, src, dim)
+    return _scatter_value.inplace(self, index, dim, src)
+
+
+_REDUCE_UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum",
+                  "amin": "minimum"}
+
+
+def _reduce_identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    if dtype.kind == "b":
+        return reduce != "amax"
+    info = np.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
+
+
+@op("scatter_reduce", tensors=3, promote=NONE)
+def _scatter_reduce(self, index, src, dim, reduce, include_self=True):
+    if reduce not in _REDUCE_UFUNCS:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    flat, key, part = _scatter_setup(self, index, dim, src)
+    xp = get_xp(flat)
+    out = flat.copy()
+    if not include_self:
+        out[key] = _reduce_identity(reduce, out.dtype)
+    getattr(xp, _REDUCE_UFUNCS[reduce]).at(out, key, part)
+    if reduce == "mean":
+        count = xp.full(out.shape, 1 if include_self else 0, np.int64)
+        _accumulate(count, key, xp.ones(part.shape, np.int64))
+        count[count == 0] = 1
+        out = out // count if out.dtype.kind in "iu" else (out / count).astype(out.dtype)
+    return out.reshape(self.shape)
+
+
+@_scatter_reduce.grad("self", "src")
+def _(grad, self, index, src, dim, reduce, include_self, result):
+    if reduce == "sum":
+        g_self, g_src = grad, _gather(grad, index, dim)
+    elif reduce == "mean":
+        count = _scatter_add(_full(grad, grad.shape, 1 if include_self else 0), index,
+                             _full(grad, src.shape, 1), dim)
+        count = _const(grad, get_xp(_data(count)).maximum(_data(count), 1))
+        g_self, g_src = grad / count, _gather(grad, index, dim) / _gather(count, index, dim)
+    elif reduce == "prod":
+        g_self, g_src = _prod_backward(grad, self, index, src, dim, include_self, result)
+    else:
+        # NOTE: ties share the gradient evenly, and an excluded self that equals the result
+        # still counts as a tie: torch's formula, reproduced as it is.
+        self_is = _mask_as(_data(self) == _data(result), grad)
+        src_is = _mask_as(_data(src) == _data(_gather(_data(result), _data(index), dim)), grad)
+        share = grad / _scatter_add(self_is, index, src_is, dim)
+        g_self, g_src = share * self_is, _gather(share, index, dim) * src_is
+    if not include_self:
+        g_self = _scatter_value(g_self, index, dim, 0)
+    return g_self, g_src
+
+
+def _full(like, shape, value):
+    d = _data(like)
+    return _const(like, get_xp(d).full(tuple(shape), value, d.dtype))
+
+
+def _mask_as(mask, like):
+    """A boolean array as a constant in ``like``'s dtype (and kind: array or Tensor)."""
+    return _const(like, mask.astype(_data(like).dtype))
+
+
+def _prod_backward(grad, self, index, src, dim, include_self, result):
+    """torch's scatter_reduce 'prod' gradient, exact where single zeros are scattered."""
+    from .pointwise import where
+    masked_self = masked_fill(self, _const(grad, _data(self) == 0), 1)
+    masked_self_result = _scatter_reduce(masked_self, index, src, dim, "prod", include_self)
+    g_self = grad * masked_self_result / masked_self
+    src_zero = _data(src) == 0
+    n_zeros = _data(_gather(_scatter_add(_full(grad, self.shape, 0), index,
+                                         _mask_as(src_zero, grad), dim), index, dim))
+    single = _const(grad, src_zero & (n_zeros == 1))
+    masked_src_result = _scatter_reduce(self, index, masked_fill(src, single, 1), dim, "prod",
+                                        include_self)
+    g_src = where(single, _gather(grad * masked_src_result, index, dim),
+                  _gather(grad * result, index, dim)
+                  / masked_fill(src, _const(grad, src_zero), 1))
+    return g_self, g_src
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    """Reduce ``src`` into ``input`` at ``index`` along ``dim`` (sum, prod, mean, amax, amin)."""
+    return _scatter_reduce(input, index, src, dim, reduce, include_self)
+
+
+# -- index_select, index_add, index_copy, index_fill -----------------------------------------------
+def _vector_index(index, what):
+    if index.ndim > 1:
+        raise IndexError(what)
+    return index.reshape(-1)
+
+
+@op("index_select", tensors=2, promote=NONE)
+def _index_select(self, index, dim):
+    _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
+    index = _vector_index(index, "index_select(): Index is supposed to be a vector")
+    if self.ndim == 0:
+        if index.size != 1:
+            raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
+                             f"{index.size} value(s)")
+        _wrap_dim(dim, 0)
+        if (index < 0).any() or (index >= 1).any():
+            raise IndexError("index out of range in self")
+        return self.copy()
+    d = _wrap_dim(dim, self.ndim)
+    if (index < 0).any() or (index >= self.shape[d]).any():
+        raise IndexError("index out of range in self")
+    return get_xp(self).take(self, index, axis=d)
+
+
+@_index_select.grad("self")
+def _(grad, self_shape, index, dim):
+    return _index_add(_zeros(grad, self_shape), index, grad, dim, 1)
+
+
+def index_select(input, dim, index, *, out=None):
+    """The slices of ``input`` along ``dim`` at the positions ``index`` (a copy)."""
+    return _index_select(input, index, dim)
+
+
+def _index_setup(self, index, source, dim, name, exc=IndexError):
+    index = index.reshape(-1) if index.ndim <= 1 else index
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: Long and size: {list(index.shape)}")
+    d = _wrap_dim(dim, self.ndim)
+    flat = self.reshape(self.shape or (1,))
+    if source is not None:
+        if source.dtype != self.dtype:
+            from .. import _dtype as D
+            raise RuntimeError(f"{name}(): self ({D._BY_NP[self.dtype].scalar_name}) and "
+                               f"source ({D._BY_NP[source.dtype].scalar_name}) must have the "
+                               "same scalar type")
+        n = source.shape[d] if source.ndim else 1
+        if n != index.shape[0]:
+            raise RuntimeError(f"{name}(): Number of indices ({index.shape[0]}) should be equal "
+                               f"to source.size(dim): ({n}), for dim: {d}")
+        source = source.reshape(source.shape or (1,))
+    _check_bounds(index, flat.shape[d], d, exc, "" if exc is RuntimeError else f"{name}(): ")
+    return flat, index, source, d
+
+
+@op("index_add", tensors=3, promote=NONE)
+def _index_add(self, index, source, dim, alpha=1):
+    flat, index, source, d = _index_setup(self, index, source, dim, "index_add_", RuntimeError)
+    out = flat.copy()
+    _accumulate(out, _axis_key(d, index), source * alpha if alpha != 1 else source)
+    return out.reshape(self.shape)
+
+
+@_index_add.grad("self")
+def _(grad):
+    return grad
+
+
+@_index_add.grad("source")
+def _(grad, index, source_shape, dim, alpha):
+    picked = _index_select(grad, index, dim)
+    if len(source_shape) == 0:
+        from .shape import reshape
+        picked = reshape(picked, ())
+    return picked * alpha if alpha != 1 else picked
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    """``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats add up)."""
+    return _index_add(input, index, source, dim, alpha)
+
+
+@op("index_copy", tensors=3, promote=NONE)
+def _index_copy(self, index, source, dim):
+    flat, index, source, d = _index_setup(self, index, source, dim, "index_copy_")
+    out = flat.copy()
+    out[_axis_key(d, index)] = source
+    return out.reshape(self.shape)
+
+
+@_index_copy.grad("self")
+def _(grad, index, dim):
+    return _index_fill(grad, index, dim, 0)
+
+
+@_index_copy.grad("source")
+def _(grad, index, source_shape, dim):
+    from .shape import reshape
+    return reshape(_index_select(grad, index, dim), source_shape)
+
+
+def index_copy(input, dim, index, source):
+    """``input`` with the slices at ``index`` along ``dim`` replaced by ``source``."""
+    return _index_copy(input, index, source, dim)
+
+
+def _fill_setup(self, index, dim):
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    d = _wrap_dim(dim, self.ndim)
+    flat = self.reshape(self.shape or (1,))
+    index = index.reshape(-1)
+    _check_bounds(index, flat.shape[d], d, IndexError, negative=True)
+    return flat, _axis_key(d, index)
+
+
+@op("index_fill", tensors=2, promote=NONE, node="IndexFillBackward0")
+def _index_fill(self, index, dim, value):
+    flat, key = _fill_setup(self, index, dim)
+    out = flat.copy()
+    out[key] = value
+    return out.reshape(self.shape)
+
+
+@_index_fill.grad("self")
+def _(grad, index, dim):
+    return _index_fill(grad, index, dim, 0)
+
+
+@op("index_fill", tensors=3, promote=NONE, node="IndexFillBackward1")
+def _index_fill_tensor(self, index, value, dim):
+    if value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    flat, key = _fill_setup(self, index, dim)
+    out = flat.copy()
+    out[key] = value
+    return out.reshape(self.shape)
+
+
+@_index_fill_tensor.grad("self")
+def _(grad, index, dim):
+    return _index_fill(grad, index, dim, 0)
+
+
+@_index_fill_tensor.grad("value")
+def _(grad, index, dim):
+    from .reduction import sum_all
+    d = _data(index).reshape(-1)
+    size = _data(grad).shape[dim] if _data(grad).ndim else 1
+    unique = get_xp(d).unique(d % size)  # a position filled twice is one use of value
+    picked = _index_select(grad, _const(grad, unique), dim)
+    return sum_all(picked)
+
+
+def index_fill(input, dim, index, value):
+    """``input`` with the slices at ``index`` along ``dim`` set to ``value``."""
+    if isinstance(value, Tensor):
+        return _index_fill_tensor(input, index, value, dim)
+    return _index_fill(input, index, dim, value)
+
+
+def _index_fill_(self, dim, index, value):
+    if isinstance(value, Tensor):
+        return _index_fill_tensor.inplace(self, index, value, dim)
+    return _index_fill.inplace(self, index, dim, value)
+
+
+# -- masked ops ------------------------------------------------------------------------------------
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long int",
+                 "uint8": "unsigned char", "int8": "signed char", "int16": "short int"}
+
+
+def _check_mask(mask, name="masked_fill_"):
+    if mask.dtype.kind != "b":
+        # NOTE: torch names the mask's dtype by its C++ type here ("float", "double").
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
+                           f"{_C_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+
+
+@op("masked_fill", tensors=2, promote=NONE, node="MaskedFillBackward0")
+def _masked_fill(self, mask, value):
+    _check_mask(mask)
+    return get_xp(self).where(mask, value, self).astype(self.dtype, copy=False)
+
+
+@_masked_fill.grad("self")
+def _(grad, mask):
+    return _masked_fill(grad, mask, 0)
+
+
+@op("masked_fill", tensors=3, promote=NONE, node="MaskedFillBackward1")
+def _masked_fill_tensor(self, mask, value):
+    _check_mask(mask)
+    if value.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    return get_xp(self).where(mask, value, self).astype(self.dtype, copy=False)
+
+
+@_masked_fill_tensor.grad("self")
+def _(grad, mask):
+    return _masked_fill(grad, mask, 0)
+
+
+@_masked_fill_tensor.grad("value")
+def _(grad, mask):
+    from .reduction import sum_all
+    from .shape import expand
+    keep = _const(grad, get_xp(_data(mask)).logical_not(_data(mask)))
+    return sum_all(_masked_fill(expand(grad, _bshape(grad, mask)), keep, 0))
+
+
+def _bshape(*xs):
+    return np.broadcast_shapes(*(_data(x).shape for x in xs))
+
+
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` where ``mask`` is True (``mask`` broadcasts)."""
+    if isinstance(value, Tensor):
+        return _masked_fill_tensor(input, mask, value)
+    return _masked_fill(input, mask, value)
+
+
+def _masked_fill_(self, mask, value):
+    if isinstance(value, Tensor):
+        return _masked_fill_tensor.inplace(self, mask, value)
+    return _masked_fill.inplace(self, mask, value)
+
+
+@op("masked_select", tensors=2, promote=NONE)
+def _masked_select(self, mask):
+    if mask.dtype.kind != "b":
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    xp = get_xp(self)
+    shape = np.broadcast_shapes(self.shape, mask.shape)
+    return xp.broadcast_to(self, shape)[xp.broadcast_to(mask, shape)]
+
+
+@_masked_select.grad("self")
+def _(grad, self_shape, mask):
+    # The engine sums the broadcast gradient back down to self's shape.
+    shape = np.broadcast_shapes(tuple(self_shape), _data(mask).shape)
+    return _masked_scatter(_zeros(grad, shape), mask, grad)
+
+
+def masked_select(input, mask, *, out=None):
+    """The elements of ``input`` where ``mask`` is True, as a 1-D tensor."""
+    return _masked_select(input, mask)
+
+
+@op("masked_scatter", tensors=3, promote=NONE)
+def _masked_scatter(self, mask, source):
+    _check_mask(mask, "masked_scatter_")
+    if source.dtype != self.dtype:
+        from .. import _dtype as D
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{D._BY_NP[self.dtype].scalar_name} and "
+                           f"{D._BY_NP[source.dtype].scalar_name}")
+    xp = get_xp(self)
+    shape = np.broadcast_shapes(self.shape, mask.shape)
+    m = xp.broadcast_to(mask, shape)
+    count = int(m.sum())
+    if source.size < count:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out = xp.broadcast_to(self, shape).copy()
+    out[m] = source.reshape(-1)[:count]
+    return out
+
+
+@_masked_scatter.grad("self")
+def _(grad, mask):
+    return _masked_fill(grad, mask, 0)
+
+
+@_masked_scatter.grad("source")
+def _(grad, mask, source_shape):
+    from .pad import constant_pad_nd
+    from .shape import reshape
+    picked = _masked_select(grad, mask)
+    n = 1
+    for s in source_shape:
+        n *= s
+    return reshape(constant_pad_nd(picked, (0, n - _data(picked).shape[0]), 0), source_shape)
+
+
+def masked_scatter(input, mask, source):
+    """``input`` with the elements where ``mask`` is True taken, in order, from ``source``."""
+    return _masked_scatter(input, mask, source)
+
+
+# -- take ------------------------------------------------------------------------------------------
+@op("take", tensors=2, promote=NONE)
+def _take(self, index):
+    n = self.size
+    bad = (index < -n) | (index >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(index[bad].reshape(-1)[0])} "
+                         f"on a tensor of {n} elements.")
+    return self.reshape(-1)[index]
+
+
+@_take.grad("self")
+def _(grad, self_shape, index):
+    from .shape import reshape
+    n = 1
+    for s in self_shape:
+        n *= s
+    flat_index = _const(grad, _data(index).reshape(-1) % max(n, 1))
+    flat = _index_add(_zeros(grad, (n,)), flat_index, reshape(grad, (-1,)), 0, 1)
+    return reshape(flat, self_shape)
+
+
+def take(input, index):
+    """The elements of ``input`` (as if flattened) at ``index``, shaped like ``index``."""
+    return _take(input, index)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """``input`` gathered at ``indices`` along ``dim``, after broadcasting the other dims."""
+    from .shape import broadcast_to, reshape
+    if dim is None:
+        return _gather(reshape(input, (-1,)), reshape(indices, (-1,)), 0)
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, "
+                           f"and {indices.ndim} dimensions for indices".replace("torch.",
+                                                                                 "ember."))
+    if indices.dtype.name != "int64":
+        raise RuntimeError(f"ember.take_along_dim(): dtype of indices should be Long but got "
+                           f"{indices.dtype.scalar_name}")
+    d = _wrap_dim(dim, input.ndim)
+    ishape, xshape = list(input.shape), list(indices.shape)
+    ishape[d], xshape[d] = indices.shape[d], input.shape[d]
+    idx_b = broadcast_to(indices, np.broadcast_shapes(tuple(ishape), tuple(indices.shape)))
+    in_b = broadcast_to(input, np.broadcast_shapes(tuple(xshape), tuple(input.shape)))
+    return _gather(in_b, idx_b, d)
+
+
+# -- Tensor methods ------------------------------------------------------------------------------
+def _method(fn):
+    return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
+
+
+Tensor.scatter_ = _scatter_
+Tensor.scatter_add_ = lambda self, dim, index, src: _scatter_add.inplace(self, index, src, dim)
+Tensor.scatter_reduce_ = (lambda self, dim, index, src, reduce, *, include_self=True:
+                          _scatter_reduce.inplace(self, index, src, dim, reduce, include_self))
+Tensor.index_add_ = (lambda self, dim, index, source, *, alpha=1:
+                     _index_add.inplace(self, index, source, dim, alpha))
+Tensor.index_copy_ = (lambda self, dim, index, source:
+                      _index_copy.inplace(self, index, source, dim))
+Tensor.index_fill_ = _index_fill_
+Tensor.masked_fill_ = _masked_fill_
+Tensor.masked_scatter_ = (lambda self, mask, source:
+                          _masked_scatter.inplace(self, mask, source))
+
+# Triangles, diagonals and trace live in diagonal.py, pad (nn.functional.pad) in pad.py.
+from .diagonal import (  # noqa: F401
+    _diag_embed,
+    _diagonal,
+    _diagonal_copy,
+    _trace,
+    diag,
+    diag_embed,
+    diagonal,
+    diagonal_backward,
+    trace,
+    tril,
+    triu,
+)
+from .pad import pad  # noqa: F401  (collected through FUNCTIONAL)
+
+for _name in ("gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
+              "index_copy", "index_fill", "masked_fill", "masked_select", "masked_scatter",
+              "take", "take_along_dim", "diagonal", "diag_embed", "diag", "trace"):
+    setattr(Tensor, _name, _method(globals()[_name]))

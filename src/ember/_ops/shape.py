@@ -7,9 +7,12 @@ from __future__ import annotations
 
 __all__ = ['cat', 'chunk', 'clone', 'flatten', 'permute', 'reshape', 'select', 'split', 'squeeze', 'stack', 't', 'transpose', 'unbind', 'unsqueeze']
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import get_xp
 from .._tensor import Tensor, _wrap_dim
 from .registry import NONE, op
 
@@ -129,15 +132,68 @@ def _(grad):
     return t(grad)
 
 
-Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1)))
-                    if self.ndim != 2 else t(self))
-Tensor.mT = property(lambda self: transpose(self, -2, -1))
+_T_DEPRECATED = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                 "is deprecated and it will throw an error in a future release. Consider `x.mT` "
+                 "to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, "
+                 "-1))` to reverse the dimensions of a tensor.")
+
+
+def _numpy_T(self):
+    """``x.T``: the dims reversed, a permute (torch's numpy_T), also for matrices."""
+    nd = self.ndim
+    if nd == 0:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                      "these cases.", UserWarning, stacklevel=2)
+    elif nd != 2:
+        warnings.warn(_T_DEPRECATED, UserWarning, stacklevel=2)
+    return _permute(self, tuple(range(nd - 1, -1, -1)))
+
+
+def _conj_if_complex(x):
+    """``x.conj()`` for complex tensors; real ones are their own conjugate (torch too)."""
+    if x.dtype.is_complex:
+        conj = getattr(Tensor, "conj", None)
+        if conj is None:
+            raise NotImplementedError("the conjugate transpose of a complex tensor needs "
+                                      "Tensor.conj, which ember does not have")
+        return conj(x)
+    return x
+
+
+def _matrix_transpose(self, name="mT"):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                           f"matrices. Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+def _adjoint(self):
+    """``x.H``: the conjugate transpose of a matrix."""
+    nd = self.ndim
+    if nd == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=2)
+        return _conj_if_complex(self)
+    if nd != 2:
+        extra = (" For batches of matrices, consider using tensor.mH" if nd > 2 else "")
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{nd}-D tensor.{extra}")
+    return _conj_if_complex(transpose(self, 0, 1))
+
+
+Tensor.T = property(_numpy_T)
+Tensor.mT = property(_matrix_transpose)
+Tensor.mH = property(lambda self: _conj_if_complex(_matrix_transpose(self, "mH")))
+Tensor.H = property(_adjoint)
+Tensor.adjoint = lambda self: _conj_if_complex(_matrix_transpose(self, "mH"))
 
 
 @op("transpose", view=True, promote=NONE, method=("transpose", "swapaxes", "swapdims"))
 def transpose(self, dim0, dim1):
     d0, d1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
-    return np.swapaxes(self, d0, d1)
+    if self.ndim == 0:  # torch wraps dims 0 and -1 of a 0-dim tensor and returns it (a view)
+        return self.view()
+    return get_xp(self).swapaxes(self, d0, d1)
 
 
 @transpose.grad("self")
@@ -147,12 +203,14 @@ def _(grad, dim0, dim1):
 
 @op("permute", view=True, promote=NONE)
 def _permute(self, dims):
-    dims = tuple(_wrap_dim(d, self.ndim) for d in dims)
     if len(dims) != self.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {self.ndim} is not equal to len(dims) = {len(dims)}")
-    return np.transpose(self, dims)
+    dims = tuple(_wrap_dim(d, self.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return get_xp(self).transpose(self, dims)
 
 
 @_permute.grad("self")
@@ -226,9 +284,8 @@ def _(grad, self_shape):
 
 @op("squeeze", view=True, promote=NONE, node="SqueezeBackward1")
 def _squeeze_dim(self, dim):
-    dims = dim if isinstance(dim, tuple) else (dim,)
-    dims = {_wrap_dim(d, self.ndim) for d in dims}
-    return self.reshape(tuple(s for i, s in enumerate(self.shape) if not (i in dims and s == 1)))
+    d = _wrap_dim(dim, self.ndim)
+    return self.reshape(tuple(s for i, s in enumerate(self.shape) if not (i == d and s == 1)))
 
 
 @_squeeze_dim.grad("self")
@@ -236,10 +293,33 @@ def _(grad, self_shape):
     return reshape(grad, self_shape)
 
 
+@op("squeeze", view=True, promote=NONE, node="SqueezeBackward2")
+def _squeeze_dims(self, dim):
+    dims = _unique_dims(dim, self.ndim)
+    return self.reshape(tuple(s for i, s in enumerate(self.shape) if not (i in dims and s == 1)))
+
+
+@_squeeze_dims.grad("self")
+def _(grad, self_shape):
+    return reshape(grad, self_shape)
+
+
+def _unique_dims(dims, ndim):
+    """Wrapped dims, with torch's error for a dim given twice."""
+    out = [_wrap_dim(d, ndim) for d in dims]
+    for i, d in enumerate(out):
+        if d in out[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return out
+
+
 def squeeze(self, dim=None):
+    """Remove dims of size 1 (all of them, or those of ``dim``, an int or a tuple)."""
     if dim is None:
         return _squeeze_all(self)
-    return _squeeze_dim(self, tuple(dim) if isinstance(dim, list) else dim)
+    if isinstance(dim, (tuple, list)):
+        return _squeeze_dims(self, tuple(dim))
+    return _squeeze_dim(self, dim)
 
 
 Tensor.squeeze = squeeze
@@ -342,7 +422,8 @@ def select(self, dim, index):
     d = _wrap_dim(dim, self.ndim)
     size = self.shape[d]
     if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(self.shape)} at dimension {d}")
     return self[(slice(None),) * d + (index,)]
 
 
@@ -388,9 +469,17 @@ def _(grad, dim, start, end, step):
     return slice_(grad, dim, start, end, step)
 
 
+def _torch_index_error(err):
+    """NumPy's out-of-bounds message in torch's words ('dimension', not 'axis')."""
+    return IndexError(str(err).replace(" for axis ", " for dimension "))
+
+
 @op("index", promote=NONE)
 def index(self, indices):
-    return self[indices]
+    try:
+        return self[indices]
+    except IndexError as e:
+        raise _torch_index_error(e) from None
 
 
 @index.grad("self")
@@ -417,6 +506,9 @@ def _normalize_key(key):
     out, advanced = [], False
     for k in key:
         if isinstance(k, Tensor):
+            if k._data.dtype.kind not in "biu":
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
             if k.ndim == 0 and k.dtype.category == D.INTEGRAL:
                 k = int(k.item())
             else:
@@ -441,6 +533,7 @@ def getitem(self, key):
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if used > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    sliced = any(isinstance(k, slice) for k in key)
     if Ellipsis in key:
         i = key.index(Ellipsis)
         key = key[:i] + (slice(None),) * (self.ndim - used) + key[i + 1:]
@@ -450,21 +543,41 @@ def getitem(self, key):
             out = unsqueeze(out, dim)
             dim += 1
         elif isinstance(k, slice):
+            if k.step is not None and k.step < 0:
+                raise ValueError("step must be greater than zero")
             if k != slice(None):
                 out = slice_(out, dim, k.start, k.stop, k.step)
             dim += 1
         else:
+            size = out.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
             out = select(out, dim, k)
-    if out is self:
-        out = slice_(self, 0, None, None, None) if self.ndim else view(self, ())
+    if out is self:  # x[:] is a slice, x[...] (and x[()]) an alias
+        out = slice_(self, 0, None, None, None) if sliced and self.ndim else alias(self)
     return out
+
+
+@op("alias", view=True, promote=NONE, method=True)
+def alias(self):
+    """The same data as a new view (what ``x[...]`` returns)."""
+    return self.view()
+
+
+@alias.grad("self")
+def _(grad):
+    return grad
 
 
 Tensor.__getitem__ = getitem
 
 
 def _setitem_kernel(self, value, key):
-    self[key] = value
+    try:
+        self[key] = value
+    except IndexError as e:
+        raise _torch_index_error(e) from None
     return self
 
 
@@ -548,7 +661,7 @@ def cat(tensors, dim=0, *, out=None):
     """Concatenate tensors along an existing dimension."""
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("ember.cat(): expected a non-empty list of Tensors")
     return _cat.specialize(len(tensors))(*tensors, dim)
 
 
@@ -603,15 +716,30 @@ def _(grads, dim):
     return cat(list(grads), dim)
 
 
+@op("split", view=True, promote=NONE, outputs=-1, node="SplitBackward0")
+def _split(self, split_size, dim=0):
+    d = _wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got "
+                           f"split_size={split_size}")
+    if split_size == 0 and size != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                           f"dimension size of {size}")
+    edges = list(range(split_size, size, split_size)) if split_size else []
+    return tuple(get_xp(self).split(self, edges, axis=d))
+
+
+@_split.grad("self")
+def _(grads, dim):
+    return cat(list(grads), dim)
+
+
 def split(tensor, split_size_or_sections, dim=0):
     """Split into chunks of a given size (or the given list of sizes) along ``dim``."""
     if isinstance(split_size_or_sections, int):
-        size = tensor.shape[_wrap_dim(dim, tensor.ndim)]
-        step = split_size_or_sections
-        sizes = [min(step, size - i) for i in range(0, size, step)] or [0]
-    else:
-        sizes = list(split_size_or_sections)
-    return split_with_sizes(tensor, sizes, dim)
+        return _split(tensor, split_size_or_sections, dim)
+    return split_with_sizes(tensor, list(split_size_or_sections), dim)
 
 
 def chunk(input, chunks, dim=0):
@@ -625,3 +753,10 @@ def chunk(input, chunks, dim=0):
 
 Tensor.split = split
 Tensor.chunk = chunk
+
+
+# The rest of the shape family (movedim, repeat, flip, roll, stacks, ...) lives in rearrange.py.
+from . import rearrange as _rearrange
+from .rearrange import *
+
+__all__ += _rearrange.__all__

@@ -1,0 +1,183 @@
+"""Op table rows for the shape ops of rearrange.py (movedim, repeat, flip, roll, stacks, ...)
+and the shape.py additions (alias, mH/H); the older shape rows are in op_db.py."""
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+from ember._ops import indexing as IX
+from ember._ops import rearrange as RA
+from ember._ops import scan as SC
+from ember._ops import shape as SH
+
+from .op_db import C, S, row
+
+_REAL = ("float32", "float64", "int64", "bool")
+
+
+def _np_unflatten(x, dim, sizes):
+    d = dim % x.ndim
+    return x.reshape(x.shape[:d] + tuple(sizes) + x.shape[d + 1:])
+
+
+row("unflatten", ember.unflatten, "unflatten", [SH.view],
+    lambda m: [S("mid", m(2, 6, 2), 1, (2, 3)), S("infer", m(2, 6), -1, (-1, 2)),
+               S("ones", m(4), 0, (1, 4, 1)), S("empty", m(0, 4), 1, (2, 2))],
+    np_ref=_np_unflatten, dtypes=_REAL)
+row("unflatten_method", lambda x, d, s: x.unflatten(d, s), None, [SH.view],
+    lambda m: [S("last", m(3, 4), -1, (2, 2))], np_ref=_np_unflatten)
+
+row("movedim", ember.movedim, "movedim", [SH._permute, SH.alias],
+    lambda m: [S("int", m(2, 3, 4), 0, 2), S("neg", m(2, 3, 4), -1, 0),
+               S("tuples", m(2, 3, 4), (0, 1), (2, 0)), S("lists", m(2, 3), [0], [1]),
+               S("0dim", m(), 0, -1), S("empty", m(0, 3), 0, 1)],
+    np_ref=lambda x, s, d: np.moveaxis(x, s, d) if x.ndim else x, dtypes=_REAL)
+row("moveaxis", ember.moveaxis, "moveaxis", [SH._permute],
+    lambda m: [S("int", m(2, 3, 4), 2, 0)], np_ref=np.moveaxis)
+row("movedim_method", lambda x, s, d: x.movedim(s, d), None, [SH._permute],
+    lambda m: [S("int", m(2, 3, 4), 1, 0)], np_ref=np.moveaxis)
+row("broadcast_to_fn", ember.broadcast_to, "broadcast_to", [SH._expand],
+    lambda m: [S("row", m(3), (2, 3)), S("0dim", m(), (2,)), S("minus1", m(2, 1), (-1, 4))],
+    np_ref=lambda x, s: np.broadcast_to(x, tuple(x.shape[i - len(s) + x.ndim] if v == -1
+                                                 else v for i, v in enumerate(s))))
+
+
+def _np_repeat(x, *sizes):
+    sizes = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], tuple) else sizes
+    return np.tile(x.reshape((1,) * (len(sizes) - x.ndim) + x.shape), sizes)
+
+
+row("repeat", lambda x, *s: x.repeat(*s), None, [RA._repeat],
+    lambda m: [S("same_dims", m(2, 3), 2, 1), S("new_lead", m(2, 3), 2, 1, 3),
+               S("tuple", m(3), (2, 2)), S("0dim", m(), 3), S("0dim_none", m(), ()),
+               S("zero", m(2, 3), 0, 2), S("empty", m(0, 2), 2, 2)],
+    np_ref=_np_repeat, dtypes=_REAL)
+row("tile", ember.tile, "tile", [RA._repeat],
+    lambda m: [S("short", m(2, 3), (2,)), S("long", m(3), (2, 2)), S("0dim", m(), (2,)),
+               S("varargs_like", m(2, 2), [2])],
+    np_ref=lambda x, d: np.tile(x, d), dtypes=("float32", "float64", "int64"))
+row("tile_method", lambda x, d: x.tile(d), None, [RA._repeat],
+    lambda m: [S("x", m(2, 3), (1, 2))], np_ref=np.tile)
+
+
+def _np_repeat_interleave(x, r, dim=None):
+    return np.repeat(x, np.asarray(r) if not isinstance(r, int) else r, axis=dim)
+
+
+row("repeat_interleave_int", ember.repeat_interleave, "repeat_interleave",
+    [SH._expand, SH.clone, SH.view, SH.unsqueeze],
+    lambda m: [S("flat", m(2, 3), 2), S("dim0", m(2, 3), 3, 0), S("dim_neg", m(2, 3), 2, -1),
+               S("0dim", m(), 3), S("zero", m(2, 3), 0, 1)],
+    np_ref=_np_repeat_interleave, dtypes=_REAL)
+row("repeat_interleave_tensor", ember.repeat_interleave, "repeat_interleave",
+    [IX._index_select, IX._index_add],
+    lambda m: [S("dim0", m(3, 2), C(np.array([1, 0, 2])), 0),
+               S("flat", m(2, 2), C(np.array([2, 1, 1, 0]))),
+               S("one_elem", m(2, 3), C(np.array([2])), 1),
+               S("0dim_reps", m(3), C(np.array(2)), 0)],
+    np_ref=_np_repeat_interleave)
+row("repeat_interleave_method", lambda x, *a, **k: x.repeat_interleave(*a, **k), None,
+    [SH._expand, SH.clone, SH.view, SH.unsqueeze],
+    lambda m: [S("dim1", m(2, 3), 2, dim=1)], np_ref=_np_repeat_interleave)
+row("repeat_interleave_repeats_only", lambda r: ember.repeat_interleave(r),
+    lambda torch: lambda r: torch.repeat_interleave(r), [],
+    lambda m: [S("x", C(np.array([1, 0, 3]))), S("empty", C(np.zeros(0, np.int64)))],
+    np_ref=lambda r: np.repeat(np.arange(len(r)), r), differentiable=False)
+
+row("flip", ember.flip, "flip", [SC.flip_dims],
+    lambda m: [S("dim0", m(3, 2), (0,)), S("both", m(3, 2), (0, -1)),
+               S("0dim", m(), ()), S("list", m(2, 3, 2), [2, 0]), S("empty", m(0, 3), (1,))],
+    np_ref=lambda x, d: np.flip(x, d) if x.ndim else x, dtypes=_REAL)
+row("flip_method", lambda x, *d: x.flip(*d), None, [SC.flip_dims],
+    lambda m: [S("x", m(3, 2), 1)], np_ref=np.flip)
+row("fliplr", ember.fliplr, "fliplr", [SC.flip_dims],
+    lambda m: [S("matrix", m(3, 2)), S("3d", m(2, 3, 2))], np_ref=np.fliplr)
+row("flipud", ember.flipud, "flipud", [SC.flip_dims],
+    lambda m: [S("vector", m(3)), S("matrix", m(3, 2))], np_ref=np.flipud)
+
+
+def _np_roll(x, shifts, dims=None):
+    return np.roll(x, shifts, dims) if x.ndim else x
+
+
+row("roll", ember.roll, "roll", [RA._roll],
+    lambda m: [S("flat", m(2, 3), 2), S("dim", m(2, 3), 1, 1), S("neg", m(4), -3, 0),
+               S("tuples", m(2, 3), (1, -1), (0, 1)), S("big_shift", m(3), 7, 0),
+               S("0dim", m(), 1), S("empty", m(0, 2), 1, 1)],
+    np_ref=_np_roll, dtypes=_REAL)
+row("roll_method", lambda x, *a: x.roll(*a), None, [RA._roll],
+    lambda m: [S("x", m(2, 3), 1, -1)], np_ref=np.roll)
+
+row("rot90", ember.rot90, "rot90", [RA._rot90],
+    lambda m: [S("default", m(2, 3)), S("k2", m(2, 3), 2), S("k_neg", m(2, 3), -1),
+               S("k0", m(2, 3), 0), S("dims", m(2, 3, 2), 1, (2, 0)), S("k5", m(2, 3), 5)],
+    np_ref=lambda x, k=1, dims=(0, 1): np.rot90(x, k, dims), dtypes=_REAL)
+row("rot90_method", lambda x, *a: x.rot90(*a), None, [RA._rot90],
+    lambda m: [S("x", m(2, 3), 3, [1, 0])], np_ref=lambda x, k, d: np.rot90(x, k, d))
+
+_STACKS = [("hstack", np.hstack), ("vstack", np.vstack), ("dstack", np.dstack),
+           ("column_stack", np.column_stack), ("row_stack", np.vstack)]
+for _name, _np_fn in _STACKS:
+    row(_name, getattr(ember, _name), _name if _name != "row_stack" else "vstack",
+        [SH._cat, SH.split_with_sizes],
+        lambda m: [S("vectors", [m(3), m(3)]), S("matrices", [m(2, 3), m(2, 3)]),
+                   S("0dims", [m(), m()]), S("one", [m(2, 2)]), S("3d", [m(2, 2, 1), m(2, 2, 1)])],
+        np_ref=_np_fn, dtypes=("float32", "float64", "int64"))
+
+
+def _np_tensor_split(x, ios, dim=0):
+    return tuple(np.array_split(x, ios, axis=dim))
+
+
+row("tensor_split", ember.tensor_split, "tensor_split", [SH.slice_],
+    lambda m: [S("sections", m(7, 2), 3), S("indices", m(2, 6), [1, 4], 1),
+               S("more_sections", m(2), 3), S("unsorted", m(5), [3, 1]),
+               S("tensor_sections", m(4, 2), C(np.array(2))),
+               S("tensor_indices", m(5), C(np.array([1, 3]))), S("neg_dim", m(2, 4), 2, -1)],
+    np_ref=lambda x, ios, dim=0: _np_tensor_split(x, ios.tolist() if isinstance(
+        ios, np.ndarray) else ios, dim), dtypes=_REAL)
+row("tensor_split_method", lambda x, *a: x.tensor_split(*a), None, [SH.slice_],
+    lambda m: [S("x", m(5, 2), 2)], np_ref=_np_tensor_split)
+
+row("narrow", ember.narrow, "narrow", [SH.slice_],
+    lambda m: [S("dim0", m(4, 3), 0, 1, 2), S("neg_dim", m(4, 3), -1, 0, 2),
+               S("neg_start", m(4, 3), 0, -2, 2), S("empty", m(4, 3), 1, 3, 0),
+               S("tensor_start", m(4, 3), 0, C(np.array(1)), 3)],
+    np_ref=lambda x, d, s, n: np.take(x, range(int(s) % x.shape[d], int(s) % x.shape[d] + n),
+                                      axis=d), dtypes=_REAL)
+row("narrow_method", lambda x, *a: x.narrow(*a), None, [SH.slice_],
+    lambda m: [S("x", m(4, 3), 1, 1, 2)])
+row("narrow_copy", ember.narrow_copy, "narrow_copy", [RA._narrow_copy, SH.slice_backward],
+    lambda m: [S("dim0", m(4, 3), 0, 1, 2), S("neg", m(4, 3), -1, 1, 2),
+               S("empty", m(4, 3), 1, 3, 0)],
+    np_ref=lambda x, d, s, n: np.take(x, range(s % x.shape[d], s % x.shape[d] + n), axis=d),
+    dtypes=_REAL)
+
+for _n, _fn in (("atleast_1d", np.atleast_1d), ("atleast_2d", np.atleast_2d),
+                ("atleast_3d", np.atleast_3d)):
+    row(_n, getattr(ember, _n), _n, [SH.view] + ([SH.unsqueeze] if _n != "atleast_1d" else []),
+        lambda m: [S("0dim", m()), S("vector", m(3)), S("matrix", m(2, 3)),
+                   S("3d", m(2, 1, 3)), S("4d", m(1, 2, 1, 2))],
+        np_ref=_fn, dtypes=("float32", "float64", "int64"))
+    row(f"{_n}_many", lambda *ts, _n=_n: getattr(ember, _n)(*ts),
+        lambda torch, _n=_n: lambda *ts: getattr(torch, _n)(*ts),
+        [SH.view] + ([SH.unsqueeze] if _n != "atleast_1d" else []),
+        lambda m: [S("two", m(), m(3)), S("tuple", (m(2), m(2, 2)))],
+        np_ref=lambda *ts, _fn=_fn: _fn(*(ts[0] if len(ts) == 1 else ts)))
+
+row("mH_property", lambda x: x.mH, None, [SH.transpose],
+    lambda m: [S("matrix", m(2, 3)), S("3d", m(2, 3, 4))],
+    np_ref=lambda x: np.swapaxes(x, -1, -2))
+row("H_property", lambda x: x.H, None, [SH.transpose],
+    lambda m: [S("matrix", m(2, 3))], np_ref=lambda x: x.T)
+row("adjoint", lambda x: x.adjoint(), None, [SH.transpose],
+    lambda m: [S("3d", m(2, 3, 4))], np_ref=lambda x: np.swapaxes(x, -1, -2))
+row("alias", SH.alias, lambda torch: torch.ops.aten.alias, [SH.alias],
+    lambda m: [S("matrix", m(2, 3)), S("0dim", m())], np_ref=np.copy)
+row("swapdims_method", lambda x, a, b: x.swapdims(a, b), None, [SH.transpose],
+    lambda m: [S("3d", m(2, 3, 4), 2, 0), S("0dim", m(), 0, 0)],
+    np_ref=lambda x, a, b: np.swapaxes(x, a, b) if x.ndim else x)
+row("unsqueeze_0dim_neg", lambda x, d: x.unsqueeze(d), None, [SH.unsqueeze],
+    lambda m: [S("neg", m(), -1)], np_ref=lambda x, d: np.expand_dims(x, d))
+row("squeeze_0dim_dim", lambda x, d: x.squeeze(d), None, [SH._squeeze_dim],
+    lambda m: [S("zero", m(), 0), S("neg", m(), -1)], np_ref=lambda x, d: x)
