@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._state import state
 from ._tensor import Tensor, _check_can_require_grad, _wrap
 from ._tensor import device as _Device
 
@@ -89,6 +90,8 @@ def _finish(array, dtype=None, requires_grad=False, device=None):
     if requires_grad:
         _check_can_require_grad(t.dtype, factory=True)
         t._requires_grad = True
+    if state.inference:  # factories in inference mode make inference tensors, as torch's
+        t._is_inference = True
     return t
 
 
@@ -115,7 +118,50 @@ def _infer_dtype(array, data):
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
-def _to_array(data):
+def _leaves(data):
+    """The non-list elements nested in ``data`` (iteratively: deep nesting is fine)."""
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        else:
+            yield x
+
+
+def _leaf_dtype(x):
+    """The dtype one element brings to torch's inference (Python floats: the default dtype)."""
+    if isinstance(x, (np.generic, np.ndarray)):
+        return D.from_numpy_dtype(x.dtype)
+    if isinstance(x, float):
+        return D.get_default_dtype()
+    if isinstance(x, complex):
+        return D.default_complex()
+    return D.scalar_dtype(x)
+
+
+def _inferred_with_numpy(data):
+    """torch's dtype for a list holding NumPy scalars or arrays (None: none there).
+
+    torch promotes over the elements, a NumPy scalar counting with its own dtype:
+    ``[np.float64(1.5)]`` is float64, ``[np.float32(1.5), 2]`` float32.
+    """
+    leaves = list(_leaves(data))
+    if not any(isinstance(x, (np.generic, np.ndarray)) for x in leaves):
+        return None
+    out = None
+    for x in leaves:
+        dt = _leaf_dtype(x)
+        out = dt if out is None else D.promote_types(out, dt)
+    return out
+
+
+def _to_array(data, dtype=None):
+    """``data`` as a new array, cast straight to ``dtype`` when given (else torch's inference).
+
+    NOTE: a requested dtype is applied to the values as parsed (Python floats are doubles), so
+    ``tensor(0.1, dtype=float64)`` is exactly the double 0.1, never a float32 round trip.
+    """
     if isinstance(data, Tensor):
         return data._data.copy()
     if isinstance(data, np.ndarray):
@@ -124,10 +170,15 @@ def _to_array(data):
     if isinstance(data, np.generic):
         return np.array(data)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
-        return np.stack([_to_array(x) for x in data]) if data else np.array([])
+        return np.stack([_to_array(x, dtype) for x in data]) if data else np.array([])
     array = np.array(data)
     if array.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if dtype is not None:
+        return array
+    dt = _inferred_with_numpy(data) if isinstance(data, (list, tuple)) else None
+    if dt is not None:
+        return array.astype(dt.np, copy=False)
     target = _infer_dtype(array, data) if array.size or array.ndim == 0 else (
         D.get_default_dtype().np)
     return array.astype(target, copy=False)
@@ -141,7 +192,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    return _finish(_to_array(data), dtype, requires_grad, device)
+    return _finish(_to_array(data, dtype), dtype, requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -150,7 +201,7 @@ def as_tensor(data, dtype=None, device=None):
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np):
         return from_numpy(data)
-    return _finish(_to_array(data), dtype, False, device)
+    return _finish(_to_array(data, dtype), dtype, False, device)
 
 
 def from_numpy(ndarray):
@@ -296,3 +347,76 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return _finish(_rng(generator).permutation(n).astype((dtype or D.int64).np), None,
                    requires_grad, device)
 
+
+
+# -- index grids ----------------------------------------------------------------------------------
+def _tri_indices(row, col, offset, dtype, lower):
+    r, c = np.indices((row, col))
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    return _wrap(np.stack([r[keep], c[keep]]).astype((dtype or D.int64).np))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Row and column indices of the lower triangle of a row x col matrix (2 x N)."""
+    return _tri_indices(row, col, offset, dtype, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Row and column indices of the upper triangle of a row x col matrix (2 x N)."""
+    return _tri_indices(row, col, offset, dtype, False)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 1-D tensors ('ij': matrix indexing, 'xy': Cartesian)."""
+    from ._ops.shape import expand, reshape
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError("torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(tensors)
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    shape = tuple(t.numel() for t in order)
+    grids = []
+    for i, t in enumerate(order):
+        view_shape = tuple(-1 if j == i else 1 for j in range(len(order)))
+        grids.append(expand(reshape(t, view_shape), shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    """Cartesian product of 1-D tensors: one row per combination."""
+    from ._ops.shape import flatten, stack
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([flatten(g) for g in grids], 1)
+
+
+# -- Tensor.type(...) with torch's legacy type names ----------------------------------------------
+def _tensor_type(self, dtype=None, non_blocking=False, **kwargs):
+    """The legacy type name ('torch.FloatTensor'), or a copy cast to ``dtype`` (a dtype or name)."""
+    if dtype is None:
+        return self.dtype.legacy_type_name
+    if isinstance(dtype, str):
+        by_name = {d.legacy_type_name.split(".")[-1]: d for d in D.ALL}
+        found = by_name.get(dtype.split(".")[-1])
+        if found is None:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = found
+    return self.to(dtype)
+
+
+Tensor.type = _tensor_type

@@ -1,7 +1,16 @@
-"""Matrix products: mm, mv, dot, bmm, addmm, and matmul composed from them as torch does."""
+"""Matrix products: mm, mv, dot, bmm, the add* family, matmul, tensordot, kron, cross.
+
+matmul, tensordot, inner, kron and multi_dot are composed from primitives the way torch
+composes them, so their grad_fn names are torch's. einsum lives in ``einsum.py``'s place here
+too: it contracts operands pairwise, each pair one primitive whose derivative is an einsum.
+"""
 from __future__ import annotations
 
-__all__ = ['addmm', 'bmm', 'dot', 'matmul', 'mm', 'mv', 'outer']
+__all__ = ['addbmm', 'addmm', 'addmv', 'baddbmm', 'bmm', 'chain_matmul', 'cross', 'dot',
+           'einsum', 'inner', 'kron', 'matmul', 'mm', 'mv', 'outer', 'tensordot', 'vdot']
+
+import math
+import warnings
 
 import numpy as np
 
@@ -48,6 +57,16 @@ def _(grad, self):
     return mm(t(self), grad)
 
 
+@mm.jvp("self")
+def _(self_t, mat2):
+    return mm(self_t, mat2)
+
+
+@mm.jvp("mat2")
+def _(mat2_t, self):
+    return mm(self, mat2_t)
+
+
 def _check_mv(self, vec):
     if self._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self._data.ndim}, "
@@ -76,6 +95,16 @@ def _(grad, self):
     return mv(t(self), grad)
 
 
+@mv.jvp("self")
+def _(self_t, vec):
+    return mv(self_t, vec)
+
+
+@mv.jvp("vec")
+def _(vec_t, self):
+    return mv(self, vec_t)
+
+
 def _check_dot(self, other):
     if self._data.ndim != 1 or other._data.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {self._data.ndim}D and "
@@ -90,7 +119,7 @@ def _check_dot(self, other):
                            "respectively")
 
 
-@op("dot", tensors=2, promote=NONE, method=("dot", "inner"), check=_check_dot)
+@op("dot", tensors=2, promote=NONE, method=True, check=_check_dot)
 def dot(self, other):
     return np.dot(self, other)
 
@@ -105,19 +134,31 @@ def _(grad, self):
     return grad * self
 
 
-@op("outer", tensors=2, method=("outer", "ger"))
-def outer(self, vec2):
-    return np.multiply.outer(self, vec2)
+def outer(input, vec2):  # noqa: A002 - torch's name
+    """Outer product of two vectors (torch composes it: ``input.reshape(-1, 1) * vec2``)."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return mul(reshape(input, (-1, 1)), vec2)
 
 
-@outer.grad("self")
-def _(grad, vec2):
-    return mv(grad, vec2)
+Tensor.outer = Tensor.ger = outer
 
 
-@outer.grad("vec2")
+@op("vdot", tensors=2, promote=NONE, method=True, check=_check_dot)
+def vdot(self, other):
+    return np.vdot(self, other)
+
+
+# NOTE: ember's tensors are real here, where vdot's conjugation of ``self`` is the identity.
+@vdot.grad("self")
+def _(grad, other):
+    return grad * other
+
+
+@vdot.grad("other")
 def _(grad, self):
-    return mv(t(grad), self)
+    return grad * self
 
 
 def _check_bmm(self, mat2):
@@ -149,29 +190,142 @@ def _(grad, self):
     return bmm(transpose(self, 1, 2), grad)
 
 
-@op("addmm", tensors=3, method=True)
-def addmm(self, mat1, mat2, beta=1, alpha=1):
-    prod = mat1 @ mat2
+def _scaled_sum(bias, prod, beta, alpha):
+    """``beta * bias + alpha * prod``; beta == 0 ignores bias (its NaNs do not propagate)."""
     if alpha != 1:
         prod = prod * alpha
-    return prod + self if beta == 1 else prod + self * beta
+    if beta == 0:
+        return np.broadcast_to(prod, np.broadcast_shapes(bias.shape, prod.shape)).copy()
+    return prod + bias if beta == 1 else prod + bias * beta
 
 
-@addmm.grad("self")
-def _(grad, beta):
+def _bias_grad(grad, beta):
     return grad if beta == 1 else grad * beta
+
+
+def _times(g, alpha):
+    return g if alpha == 1 else g * alpha
+
+
+def _check_addmm(self, mat1, mat2, beta=1, alpha=1):
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+    (n, k), (k2, m) = mat1.shape, mat2.shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                           f"{_c_name(_np(mat1))} != {_c_name(_np(mat2))}")
+    if self.dtype != mat2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_name(_np(self))} and {_name(_np(mat2))}")
+
+
+def _np(a):
+    return a._data if isinstance(a, Tensor) else a
+
+
+@op("addmm", tensors=3, method=True, inplace=True, check=_check_addmm)
+def addmm(self, mat1, mat2, beta=1, alpha=1):
+    return _scaled_sum(self, mat1 @ mat2, beta, alpha)
+
+
+addmm.grad("self")(_bias_grad)
 
 
 @addmm.grad("mat1")
 def _(grad, mat2, alpha):
-    g = mm(grad, t(mat2))
-    return g if alpha == 1 else g * alpha
+    return _times(mm(grad, t(mat2)), alpha)
 
 
 @addmm.grad("mat2")
 def _(grad, mat1, alpha):
-    g = mm(t(mat1), grad)
-    return g if alpha == 1 else g * alpha
+    return _times(mm(t(mat1), grad), alpha)
+
+
+def _check_addmv(self, mat, vec, beta=1, alpha=1):
+    if mat.ndim != 2 or vec.ndim != 1 or self.ndim > 1 or mat.shape[1] != vec.shape[0] or (
+            self.ndim == 1 and self.shape[0] not in (1, mat.shape[0])):
+        size = "x".join(str(s) for s in self.shape) if self.ndim else ""
+        raise RuntimeError(f"size mismatch, got input ({size}), mat "
+                           f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+
+
+@op("addmv", tensors=3, method=True, inplace=True, check=_check_addmv)
+def addmv(self, mat, vec, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)``."""
+    return _scaled_sum(self, mat @ vec, beta, alpha)
+
+
+addmv.grad("self")(_bias_grad)
+
+
+@addmv.grad("mat")
+def _(grad, vec, alpha):
+    return _times(outer(grad, vec), alpha)
+
+
+@addmv.grad("vec")
+def _(grad, mat, alpha):
+    return _times(mv(t(mat), grad), alpha)
+
+
+def _check_batches(self, batch1, batch2, beta=1, alpha=1):
+    for name, b in (("batch1", batch1), ("batch2", batch2)):
+        if b.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError("batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    b, _, k = batch1.shape
+    if batch2.shape[1] != k:
+        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b}, {k}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+
+
+@op("baddbmm", tensors=3, method=True, inplace=True, check=_check_batches)
+def baddbmm(self, batch1, batch2, beta=1, alpha=1):
+    """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
+    return _scaled_sum(self, np.matmul(batch1, batch2), beta, alpha)
+
+
+baddbmm.grad("self")(_bias_grad)
+
+
+@baddbmm.grad("batch1")
+def _(grad, batch2, alpha):
+    return _times(bmm(grad, transpose(batch2, 1, 2)), alpha)
+
+
+@baddbmm.grad("batch2")
+def _(grad, batch1, alpha):
+    return _times(bmm(transpose(batch1, 1, 2), grad), alpha)
+
+
+@op("addbmm", tensors=3, method=True, inplace=True, check=_check_batches)
+def addbmm(self, batch1, batch2, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    prod = np.matmul(batch1, batch2).sum(0) if batch1.shape[0] else np.zeros(
+        (batch1.shape[1], batch2.shape[2]), batch1.dtype)
+    return _scaled_sum(self, prod, beta, alpha)
+
+
+addbmm.grad("self")(_bias_grad)
+
+
+def _expand_batch(grad, n):
+    return expand(unsqueeze(grad, 0), (n,) + tuple(grad.shape))
+
+
+@addbmm.grad("batch1")
+def _(grad, batch1_shape, batch2, alpha):
+    return _times(bmm(_expand_batch(grad, batch1_shape[0]), transpose(batch2, 1, 2)), alpha)
+
+
+@addbmm.grad("batch2")
+def _(grad, batch1, alpha):
+    return _times(bmm(transpose(batch1, 1, 2), _expand_batch(grad, batch1.shape[0])), alpha)
 
 
 def matmul(input, other):  # noqa: A002 - torch's name
@@ -223,4 +377,161 @@ Tensor.matmul = matmul
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
-from .shape import t, transpose  # noqa: E402  (used by formulas)
+
+# -- tensordot, inner, kron, cross, multi_dot ---------------------------------------------------
+def _as_list(dims):
+    return [dims] if isinstance(dims, int) else list(dims)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Sum of products over ``dims`` of ``a`` and ``b`` (torch's permute, mm, reshape)."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        given_a, given_b = list(range(-dims, 0)), list(range(dims))
+    else:
+        given_a, given_b = _as_list(dims[0]), _as_list(dims[1])
+    if len(given_a) != len(given_b):
+        raise RuntimeError("both dimension lists should have same length")
+    da, db = [_wrap_dim(d, a.ndim) for d in given_a], [_wrap_dim(d, b.ndim) for d in given_b]
+    for x, y, gx, gy in zip(da, db, given_a, given_b):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[x]} in dim {gx} and second has size {b.shape[y]} in "
+                               f"dim {gy}")
+    free_a = [d for d in range(a.ndim) if d not in da]
+    free_b = [d for d in range(b.ndim) if d not in db]
+    size = math.prod(a.shape[d] for d in da)
+    rows = reshape(permute(a, free_a + da), (math.prod(a.shape[d] for d in free_a), size))
+    cols = reshape(permute(b, db + free_b), (size, math.prod(b.shape[d] for d in free_b)))
+    shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    return reshape(mm(rows, cols), shape)
+
+
+def inner(input, other, *, out=None):  # noqa: A002 - torch's name
+    """Inner product over the last dimension (a product when either is 0-dim)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def kron(input, other, *, out=None):  # noqa: A002 - torch's name
+    """Kronecker product (torch's interleaved reshape, mul and unsafe view)."""
+    nd = max(input.ndim, other.ndim)
+    sa = (1,) * (nd - input.ndim) + tuple(input.shape)
+    sb = (1,) * (nd - other.ndim) + tuple(other.shape)
+    a = reshape(input, tuple(x for s in sa for x in (s, 1)))
+    b = reshape(other, tuple(x for s in sb for x in (1, s)))
+    return unsafe_view(mul(a, b), tuple(x * y for x, y in zip(sa, sb)))
+
+
+@op("linalg_cross", tensors=2)
+def linalg_cross(self, other, dim=-1):
+    if self.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    shape = np.broadcast_shapes(self.shape, other.shape)
+    d = _wrap_dim(dim, len(shape))
+    a, b = np.broadcast_to(self, shape), np.broadcast_to(other, shape)
+    if shape[d] != 3 or self.shape[d - len(shape)] != other.shape[d - len(shape)]:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{self.shape[d - len(shape)]} and {other.shape[d - len(shape)]}")
+    return np.cross(a, b, axis=d)
+
+
+@linalg_cross.grad("self")
+def _(grad, other, dim):
+    return linalg_cross(other, grad, dim)
+
+
+@linalg_cross.grad("other")
+def _(grad, self, dim):
+    return linalg_cross(grad, self, dim)
+
+
+def cross(input, other, dim=None, *, out=None):  # noqa: A002 - torch's name
+    """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3)."""
+    if dim is None:
+        warnings.warn("Using ember.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use ember.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=2)
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+    return linalg_cross(input, other, dim)
+
+
+Tensor.cross = cross
+Tensor.kron = kron
+Tensor.inner = inner
+
+
+def _chain_order(shapes):
+    """Optimal parenthesisation of a matrix chain (the classic O(n^3) dynamic program)."""
+    n = len(shapes)
+    p = [shapes[0][0]] + [s[1] for s in shapes]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def multi_dot(tensors, *, out=None):
+    """Product of a chain of matrices, multiplied in the cheapest order."""
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0], tensors[-1]
+    for k, x in ((0, first), (n - 1, last)):
+        if x.ndim not in (1, 2):
+            which = "first" if k == 0 else "last"
+            raise RuntimeError(f"multi_dot(): the {which} tensor must be 1D or 2D but got "
+                               f"{x.ndim}D")
+    for k, x in enumerate(tensors[1:-1], 1):
+        if x.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {k} must be 2D but got {x.ndim}D")
+    mats = [unsqueeze(first, 0) if first.ndim == 1 else first, *tensors[1:-1],
+            unsqueeze(last, 1) if last.ndim == 1 else last]
+    for k in range(n - 1):
+        if mats[k].shape[1] != mats[k + 1].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {k} and {k + 1} with shapes "
+                               f"{list(tensors[k].shape)} and {list(tensors[k + 1].shape)} "
+                               "cannot be multiplied")
+    split = _chain_order([tuple(m.shape) for m in mats])
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return mm(product(i, k), product(k + 1, j))
+    out_shape = tuple(first.shape[:-1]) + tuple(last.shape[1:])
+    return view(product(0, n - 1), out_shape)
+
+
+def chain_matmul(*matrices, out=None):
+    """Deprecated form of ``linalg.multi_dot`` taking the matrices as arguments."""
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        return clone(matrices[0])
+    return multi_dot(matrices)
+
+
+from .einsum import einsum  # noqa: E402,F401  (re-exported: torch.einsum)
+from .pointwise import mul  # noqa: E402
+from .shape import clone, permute, t, transpose, view  # noqa: E402  (used by formulas)
+from .._tensor import _wrap_dim  # noqa: E402

@@ -1,4 +1,566 @@
-"""linalg_decomp ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Matrix functions and decompositions: inv, det, slogdet, solve, cholesky, qr, eigh, svd, ...
+
+Every op takes batches (..., m, n). Derivatives are torch's (FunctionsManual.cpp), written with
+ember ops so that they differentiate again; triangular, diagonal and identity matrices are
+products with constant masks, which keeps the formulas free of ops outside this family.
+Decompositions carry torch's gauge caveats: eigenvector and singular vector gradients assume
+distinct eigen/singular values and a loss that does not depend on the vectors' signs.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ['cholesky', 'det', 'inverse', 'logdet', 'pinverse', 'qr', 'slogdet', 'svd']
+
+import collections
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from .einsum import const
+from .linalg import matmul
+from .registry import NONE, op
+
+
+class LinAlgError(RuntimeError):
+    """A linear algebra routine failed (``torch.linalg.LinAlgError``)."""
+
+
+def _result(name, fields, module="ember.return_types"):
+    cls = collections.namedtuple(name, fields)
+    cls.__module__ = module
+    return cls
+
+
+SlogdetResult = _result("slogdet", ["sign", "logabsdet"])
+LinalgSlogdetResult = _result("linalg_slogdet", ["sign", "logabsdet"])
+QRResult = _result("linalg_qr", ["Q", "R"])
+EighResult = _result("linalg_eigh", ["eigenvalues", "eigenvectors"])
+SVDResult = _result("linalg_svd", ["U", "S", "Vh"])
+LstsqResult = _result("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+# -- helpers (all work on arrays and on Tensors) ------------------------------------------------
+def mT(x):
+    return transpose(x, -2, -1)
+
+
+def _shape(x):
+    return tuple(x.shape)
+
+
+def tril(x, k=0):
+    m, n = _shape(x)[-2:]
+    return x * const(np.tri(m, n, k), x)
+
+
+def triu(x, k=0):
+    m, n = _shape(x)[-2:]
+    return x * const(1 - np.tri(m, n, k - 1), x)
+
+
+def diagonal(x):
+    """The main diagonal of the last two dims of a square batch."""
+    n = _shape(x)[-1]
+    return sum_dim(x * const(np.eye(n), x), -1)
+
+
+def diag_embed(v):
+    n = _shape(v)[-1]
+    return unsqueeze(v, -1) * const(np.eye(n), v)
+
+
+def _mat(v):
+    """A batch of scalars as a batch of 1x1 matrices (broadcasts against matrices)."""
+    # NOTE: reshape, not unsqueeze: raw formulas may hold 0-d results as NumPy scalars.
+    return reshape(v, _shape(v) + (1, 1))
+
+
+def _is_zero(g):
+    """An upstream gradient that is known to be zero (an output nobody used)."""
+    if isinstance(g, Tensor):
+        return not g.requires_grad and not g._data.any()
+    return not np.any(g)
+
+
+def _type_name(a):
+    return D._BY_NP[a.dtype].scalar_name
+
+
+def _check_matrix(name, a, square=True, floating=True):
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if square and a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    if floating and a.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_name(a)}")
+
+
+def _batch_prefix(a, index):
+    return f"(Batch element {index}): " if a.ndim > 2 else ""
+
+
+def _first_zero_pivot(m):
+    """1-based index of LAPACK getrf's first zero pivot (partial pivoting), or 0."""
+    u = np.array(m, dtype=np.float64)
+    n = u.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+    return 0
+
+
+def _raise_singular(name, a):
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for b, m in enumerate(flat):
+        k = _first_zero_pivot(m)
+        if k:
+            raise LinAlgError(f"{name}: {_batch_prefix(a, b)}The diagonal element {k} is zero, "
+                              "the inversion could not be completed because the input matrix "
+                              "is singular.")
+    raise LinAlgError(f"{name}: The inversion could not be completed because the input matrix "
+                      "is singular.")
+
+
+# -- inverse, determinants ----------------------------------------------------------------------
+@op("linalg_inv", promote=NONE, node="LinalgInvExBackward0")
+def linalg_inv(A):
+    _check_matrix("linalg.inv", A)
+    try:
+        return np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        _raise_singular("linalg.inv", A)
+
+
+@linalg_inv.grad("A")
+def _(grad, result):
+    rt = mT(result)
+    return -matmul(rt, matmul(grad, rt))
+
+
+@op("linalg_det", promote=NONE, node="LinalgDetBackward0")
+def linalg_det(A):
+    _check_matrix("linalg.det", A)
+    return np.linalg.det(A)
+
+
+@linalg_det.grad("A")
+def _(grad, A, result):
+    if _shape(A)[-1] == 0:
+        return A * 0
+    eps = np.finfo(_dtype_np(A)).eps
+    if np.any(np.abs(_data(result)) < 100 * eps):
+        # The adjugate of a singular matrix through the SVD (Higham), as torch does.
+        U, S, Vh = linalg_svd(A, False)
+        alpha = linalg_det(U) * linalg_det(Vh) * grad
+        alpha = reshape(alpha, _shape(alpha) + (1,))
+        return matmul(U * unsqueeze(_prod_others(S) * alpha, -2), Vh)
+    return _mat(grad * result) * mT(linalg_inv(A))
+
+
+def _prod_others(s):
+    """``out[..., i] = prod_{j != i} s[..., j]`` without dividing (s may hold zeros)."""
+    n = _shape(s)[-1]
+    cols = []
+    for i in range(n):
+        p = s[..., :1] * 0 + 1
+        for j in range(n):
+            if j != i:
+                p = p * s[..., j:j + 1]
+        cols.append(p)
+    return cat(cols, -1)
+
+
+def _data(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _dtype_np(x):
+    return _data(x).dtype
+
+
+@op("linalg_slogdet", promote=NONE, node="LinalgSlogdetBackward0", outputs=2,
+    result_type=LinalgSlogdetResult)
+def linalg_slogdet(A):
+    _check_matrix("linalg.slogdet", A)
+    sign, logabsdet = np.linalg.slogdet(A)
+    return sign.astype(A.dtype), logabsdet.astype(A.dtype)
+
+
+@linalg_slogdet.grad("A")
+def _(grads, A):
+    # Real inputs: the sign is locally constant, only logabsdet carries a gradient.
+    return _mat(grads[1]) * mT(linalg_inv(A))
+
+
+def slogdet(input):  # noqa: A002 - torch's name
+    """Sign and log absolute value of the determinant."""
+    return SlogdetResult(*linalg_slogdet(input))
+
+
+def logdet(input):  # noqa: A002
+    """Log determinant (NaN where the determinant is negative)."""
+    sign, logabsdet = linalg_slogdet(input)
+    return where(sign == -1, float("nan"), logabsdet)
+
+
+def det(input):  # noqa: A002
+    return linalg_det(input)
+
+
+def inverse(input):  # noqa: A002
+    return linalg_inv(input)
+
+
+# -- solvers ------------------------------------------------------------------------------------
+def _vector_rhs(A, B):
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def _check_solve(A, B, left=True):
+    _check_matrix("linalg.solve", A)
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {_type_name(_data(A))} and B of type "
+                           f"{_type_name(_data(B))} instead")
+    vec = _vector_rhs(A, B)
+    k = B.shape[-1] if vec else B.shape[-2 if left else -1]
+    if k != A.shape[-1]:
+        b = f"{B.shape[-1]}" if vec else f"{B.shape[-2]}x{B.shape[-1]}"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
+                           f"{b})")
+
+
+def _solve_left(A, B):
+    try:
+        return np.linalg.solve(A, B)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("ember.linalg.solve: The solver failed because the input matrix is "
+                          "singular.") from None
+
+
+@op("linalg_solve", tensors=2, promote=NONE, node="LinalgSolveExBackward0")
+def linalg_solve(A, B, left=True):
+    _check_solve(A, B, left)
+    if _vector_rhs(A, B):
+        return _solve_left(A if left else np.swapaxes(A, -1, -2), B[..., None])[..., 0]
+    if left:
+        return _solve_left(A, B)
+    return np.swapaxes(_solve_left(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2)
+
+
+@linalg_solve.grad("A", "B")
+def _(grad, A, B_shape, left, result):
+    vec = len(B_shape) == 1 or (len(B_shape) == len(_shape(A)) - 1
+                                and tuple(B_shape) == _shape(A)[:-1])
+    gB = linalg_solve(mT(A), grad, left)
+    if vec:
+        gA = -(unsqueeze(gB, -1) * unsqueeze(result, -2))
+        return (gA if left else mT(gA)), gB
+    gA = -matmul(gB, mT(result)) if left else -matmul(mT(result), gB)
+    return gA, gB
+
+
+@op("linalg_solve_triangular", tensors=2, promote=NONE)
+def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
+    A = self
+    n = A.shape[-1]
+    mask = (1 - np.tri(n, n, -1)) if upper else np.tri(n, n)
+    A = A * mask.astype(A.dtype)
+    if unitriangular:
+        A = A * (1 - np.eye(n, dtype=A.dtype)) + np.eye(n, dtype=A.dtype)
+    if left:
+        return _solve_left(A, B)
+    return np.swapaxes(_solve_left(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2)
+
+
+@linalg_solve_triangular.grad("self", "B")
+def _(grad, self, upper, left, unitriangular, result):
+    gB = linalg_solve_triangular(mT(self), grad, not upper, left, unitriangular)
+    gA = -matmul(gB, mT(result)) if left else -matmul(mT(result), gB)
+    k = int(unitriangular)
+    return (triu(gA, k) if upper else tril(gA, -k)), gB
+
+
+# -- cholesky -----------------------------------------------------------------------------------
+def _cholesky_kernel(A, upper, name):
+    _check_matrix(name, A)
+    try:
+        L = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        flat = A.reshape((-1,) + A.shape[-2:])
+        for b, m in enumerate(flat):
+            for k in range(1, m.shape[-1] + 1):
+                try:
+                    np.linalg.cholesky(m[:k, :k])
+                except np.linalg.LinAlgError:
+                    raise LinAlgError(
+                        f"{name}: {_batch_prefix(A, b)}The factorization could not be "
+                        "completed because the input is not positive-definite (the leading "
+                        f"minor of order {k} is not positive-definite).") from None
+        raise
+    return np.swapaxes(L, -1, -2).copy() if upper else L
+
+
+def _cholesky_grad(grad, upper, result):
+    L = mT(result) if upper else result
+    gL = mT(grad) if upper else grad
+    gA = tril(matmul(mT(L), gL))
+    gA = 0.5 * (gA + mT(tril(gA, -1)))
+    gA = linalg_solve_triangular(mT(L), gA, True, True)
+    return linalg_solve_triangular(L, gA, False, False)
+
+
+@op("linalg_cholesky", promote=NONE, node="LinalgCholeskyExBackward0")
+def linalg_cholesky(A, upper=False):
+    return _cholesky_kernel(A, upper, "linalg.cholesky")
+
+
+linalg_cholesky.grad("A")(_cholesky_grad)
+
+
+@op("cholesky", promote=NONE, method=True)
+def cholesky(self, upper=False):
+    """Cholesky factor (deprecated in torch in favour of ``linalg.cholesky``)."""
+    return _cholesky_kernel(self, upper, "linalg.cholesky")
+
+
+cholesky.grad("self")(_cholesky_grad)
+
+
+# -- QR -----------------------------------------------------------------------------------------
+def _check_qr_mode(mode):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+
+
+@op("linalg_qr", promote=NONE, node="LinalgQrBackward0", outputs=2, result_type=QRResult)
+def linalg_qr(A, mode="reduced"):
+    _check_qr_mode(mode)
+    _check_matrix("linalg.qr", A, square=False)
+    if mode == "r":
+        return np.empty((0,), A.dtype), np.linalg.qr(A, mode="r")
+    return np.linalg.qr(A, mode=mode)
+
+
+@linalg_qr.grad("A")
+def _(grads, mode, result0, result1):
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                           "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                           "going to differentiate through linalg.qr.")
+    gQ, gR = grads
+    Q, R = result0, result1
+    m, n = _shape(Q)[-2], _shape(R)[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
+                           "and nrows > ncols.")
+    gA = matmul(gR, mT(R)) - matmul(mT(Q), gQ)
+    if m >= n:
+        X = triu(gA)
+        X = X + mT(X)
+        X = X - 0.5 * diag_embed(diagonal(X))
+        gA = matmul(Q, X) + gQ
+        return linalg_solve_triangular(mT(R), gA, False, False)
+    X = -gA
+    gA = matmul(Q, tril(X - mT(X)))
+    gA = linalg_solve_triangular(mT(R[..., :m]), gA, False, False)
+    zeros = const(np.zeros(_shape(gA)[:-1] + (n - m,)), gA)
+    return cat([gA, zeros], -1) + matmul(Q, gR)
+
+
+def qr(input, some=True):  # noqa: A002 - torch's name
+    """QR decomposition (torch.qr: ``some=False`` is mode='complete')."""
+    return linalg_qr(input, "reduced" if some else "complete")
+
+
+# -- eigh ---------------------------------------------------------------------------------------
+@op("linalg_eigh", promote=NONE, node="LinalgEighBackward0", outputs=2,
+    result_type=EighResult)
+def linalg_eigh(A, UPLO="L"):  # noqa: N803 - torch's name
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _check_matrix("linalg.eigh", A)
+    w, v = np.linalg.eigh(A, UPLO=UPLO)
+    return w, v
+
+
+@linalg_eigh.grad("A")
+def _(grads, result0, result1):
+    gL, gV = grads
+    L, V = result0, result1
+    Vt = mT(V)
+    if _is_zero(gV):
+        return matmul(V * unsqueeze(gL, -2), Vt)
+    VhgV = matmul(Vt, gV)
+    VhgV = 0.5 * (VhgV - mT(VhgV))
+    n = _shape(L)[-1]
+    E = unsqueeze(L, -2) - unsqueeze(L, -1) + const(np.eye(n), L)
+    return matmul(V, matmul(VhgV / E + diag_embed(gL), Vt))
+
+
+# -- SVD ----------------------------------------------------------------------------------------
+@op("linalg_svd", promote=NONE, node="LinalgSvdBackward0", outputs=3, result_type=SVDResult)
+def linalg_svd(A, full_matrices=True):
+    _check_matrix("linalg.svd", A, square=False)
+    return tuple(np.linalg.svd(A, full_matrices=full_matrices))
+
+
+@linalg_svd.grad("A")
+def _(grads, full_matrices, result0, result1, result2):
+    gU, gS, gVh = grads
+    U, S, Vh = result0, result1, result2
+    k = _shape(S)[-1]
+    if full_matrices:
+        U, Vh, gU, gVh = U[..., :k], Vh[..., :k, :], gU[..., :k], gVh[..., :k, :]
+    m, n = _shape(U)[-2], _shape(Vh)[-1]
+    has_u, has_v = not _is_zero(gU), not _is_zero(gVh)
+    if not has_u and not has_v:
+        return matmul(U * unsqueeze(gS, -2), Vh)
+    S2 = S * S
+    E = unsqueeze(S2, -2) - unsqueeze(S2, -1) + const(np.eye(k), S)
+    ret = diag_embed(gS)
+    if has_u:
+        UhgU = matmul(mT(U), gU)
+        ret = ret + ((UhgU - mT(UhgU)) / E) * unsqueeze(S, -2)
+    if has_v:
+        VhgV = matmul(Vh, mT(gVh))
+        ret = ret + unsqueeze(S, -1) * ((VhgV - mT(VhgV)) / E)
+    if m > n and has_u:
+        gUSinv = gU / unsqueeze(S, -2)
+        gA = matmul(U, ret) + gUSinv - matmul(U, matmul(mT(U), gUSinv))
+        return matmul(gA, Vh)
+    if m < n and has_v:
+        SinvgVh = gVh / unsqueeze(S, -1)
+        gA = matmul(ret, Vh) + SinvgVh - matmul(matmul(SinvgVh, mT(Vh)), Vh)
+        return matmul(U, gA)
+    return matmul(U, matmul(ret, Vh))
+
+
+SvdResult = _result("svd", ["U", "S", "V"])
+
+
+def svd(input, some=True, compute_uv=True):  # noqa: A002 - torch's name
+    """torch.svd: ``(U, S, V)`` with V (not V^H); ``some=False`` gives full U and V."""
+    U, S, Vh = linalg_svd(input, not some)
+    if not compute_uv:
+        return SvdResult(zeros_like(U), S, zeros_like(mT(Vh)))
+    return SvdResult(U, S, mT(Vh))
+
+
+# -- pinv and lstsq -----------------------------------------------------------------------------
+@op("linalg_pinv", promote=NONE, node="LinalgPinvBackward0")
+def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
+    _check_matrix("linalg.pinv", self, square=False)
+    u, s, vh = np.linalg.svd(self, full_matrices=False)
+    if s.shape[-1] == 0:
+        return np.zeros(self.shape[:-2] + self.shape[-1:] + self.shape[-2:-1], self.dtype)
+    smax = s[..., :1]
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and atol > 0) else (
+            max(self.shape[-2:]) * np.finfo(self.dtype).eps)
+    tol = np.maximum(atol or 0.0, rtol * smax)
+    with np.errstate(divide="ignore"):
+        sinv = np.where(s > tol, 1 / s, 0).astype(self.dtype)
+    return np.swapaxes(vh, -1, -2) @ (sinv[..., None] * np.swapaxes(u, -1, -2))
+
+
+@linalg_pinv.grad("self")
+def _(grad, self, result):
+    return pinv_backward(grad, result, self)
+
+
+def pinv_backward(grad, pinvA, A):
+    """torch's pinv_backward (real case)."""
+    m, n = _shape(A)[-2:]
+    pinvAh, gradh = mT(pinvA), mT(grad)
+    if m <= n:
+        K = matmul(gradh, pinvA)
+        KpinvAh = matmul(K, pinvAh)
+        return (-mT(matmul(pinvA, K)) + KpinvAh - matmul(matmul(A, pinvA), KpinvAh)
+                + matmul(matmul(pinvAh, pinvA), gradh - matmul(K, A)))
+    K = matmul(pinvA, gradh)
+    pinvAhK = matmul(pinvAh, K)
+    return (-mT(matmul(K, pinvA)) + matmul(matmul(gradh - matmul(A, K), pinvA), pinvAh)
+            + pinvAhK - matmul(matmul(pinvAhK, pinvA), A))
+
+
+def pinverse(input, rcond=1e-15):  # noqa: A002 - torch's name
+    return linalg_pinv(input, None, rcond)
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _check_lstsq(self, b, rcond=None, driver=None):
+    if driver is not None and driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("ember.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           "gelsy, gelsd, gelss)")
+    if self.ndim < 2:
+        raise RuntimeError("ember.linalg.lstsq: input must have at least 2 dimensions.")
+    vec = b.ndim == self.ndim - 1
+    if self.shape[-2] != b.shape[-1 if vec else -2]:
+        raise RuntimeError("ember.linalg.lstsq: input.size(-2) should match other.size(-"
+                           f"{1 if vec else 2})")
+
+
+@op("linalg_lstsq", tensors=2, promote=NONE, node="LinalgLstsqBackward0", outputs=4,
+    diff_outputs=(True, True, False, False), result_type=LstsqResult)
+def linalg_lstsq(self, b, rcond=None, driver=None):
+    _check_lstsq(self, b, rcond, driver)
+    driver = driver or "gelsy"
+    vec = b.ndim == self.ndim - 1
+    B = b[..., None] if vec else b
+    s = np.linalg.svd(self, compute_uv=False)
+    tol = (rcond if rcond is not None and rcond > 0 else
+           max(self.shape[-2:]) * np.finfo(self.dtype).eps) * s[..., :1]
+    rank = (s > tol).sum(-1).astype(np.int64)
+    X = linalg_pinv.kernel(self, None, rcond)
+    X = X @ B
+    m, n = self.shape[-2:]
+    empty = np.empty((0,), self.dtype)
+    residuals = empty
+    if driver != "gelsy" and m > n and np.all(rank == n):
+        residuals = ((self @ X - B) ** 2).sum(-2)
+    sv = s if driver in ("gelsd", "gelss") else empty
+    if driver == "gels":
+        rank = np.empty((0,), np.int64)
+    return (X[..., 0] if vec else X), residuals, rank, sv
+
+
+@linalg_lstsq.grad("self", "b")
+def _(grads, self, b, result0, result1):
+    gX, gL = grads[0], grads[1]
+    vec = len(_shape(b)) == len(_shape(self)) - 1
+    B = unsqueeze(b, -1) if vec else b
+    gX = unsqueeze(gX, -1) if vec else gX
+    pinvA = linalg_pinv(self)
+    gA = pinv_backward(matmul(gX, mT(B)), pinvA, self)
+    gB = matmul(mT(pinvA), gX)
+    if _shape(gL)[-1:] != (0,) and not _is_zero(gL):
+        X = unsqueeze(result0, -1) if vec else result0
+        r = matmul(self, X) - B
+        g = unsqueeze(gL, -2)
+        gA = gA + 2 * matmul(g * r, mT(X))
+        gB = gB - 2 * g * r
+    return gA, (gB[..., 0] if vec else gB)
+
+
+Tensor.det = det
+Tensor.logdet = logdet
+Tensor.slogdet = slogdet
+Tensor.inverse = inverse
+Tensor.pinverse = pinverse
+Tensor.qr = qr
+Tensor.svd = svd
+
+from .._creation import zeros_like  # noqa: E402
+from .pointwise import where  # noqa: E402
+from .reduction import sum_dim  # noqa: E402
+from .shape import cat, reshape, transpose, unsqueeze  # noqa: E402

@@ -1,0 +1,244 @@
+"""``ember.linalg``: torch.linalg's functions (decompositions, solvers, norms, products)."""
+from __future__ import annotations
+
+import math
+
+from ._ops import linalg as _products
+from ._ops import linalg_decomp as _decomp
+from ._ops import reduction as _reduction
+from ._ops.pointwise import abs as _abs
+
+__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+           "inv", "lstsq", "matmul", "matrix_norm", "matrix_rank", "multi_dot", "norm", "pinv",
+           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot",
+           "vector_norm"]
+
+LinAlgError = _decomp.LinAlgError
+matmul = _products.matmul
+multi_dot = _products.multi_dot
+
+
+def _no_out(out):
+    if out is not None:
+        raise NotImplementedError("ember.linalg: out= is not supported")
+
+
+def inv(A, *, out=None):  # noqa: N803 - torch's names
+    """Inverse of a square matrix (or a batch of them)."""
+    _no_out(out)
+    return _decomp.linalg_inv(A)
+
+
+def det(A, *, out=None):  # noqa: N803
+    """Determinant of a square matrix (or a batch of them)."""
+    _no_out(out)
+    return _decomp.linalg_det(A)
+
+
+def slogdet(A, *, out=None):  # noqa: N803
+    """Sign and natural log of the absolute value of the determinant."""
+    _no_out(out)
+    return _decomp.linalg_slogdet(A)
+
+
+def solve(A, B, *, left=True, out=None):  # noqa: N803
+    """The solution X of ``A X = B`` (``X A = B`` when ``left=False``)."""
+    _no_out(out)
+    return _decomp.linalg_solve(A, B, left)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):  # noqa: N803
+    """The solution of a triangular system (only the triangle ``upper`` names is read)."""
+    _no_out(out)
+    return _decomp.linalg_solve_triangular(A, B, upper, left, unitriangular)
+
+
+def cholesky(A, *, upper=False, out=None):  # noqa: N803
+    """Cholesky factor L (``A = L L^T``), or U with ``upper=True``."""
+    _no_out(out)
+    return _decomp.linalg_cholesky(A, upper)
+
+
+def qr(A, mode="reduced", *, out=None):  # noqa: N803
+    """QR decomposition; ``mode`` is 'reduced', 'complete' or 'r'."""
+    _no_out(out)
+    return _decomp.linalg_qr(A, mode)
+
+
+def eigh(A, UPLO="L", *, out=None):  # noqa: N803
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix."""
+    _no_out(out)
+    return _decomp.linalg_eigh(A, UPLO)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):  # noqa: N803
+    """Eigenvalues (ascending) of a symmetric matrix."""
+    _no_out(out)
+    return _decomp.linalg_eigh(A, UPLO)[0]
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):  # noqa: N803
+    """Singular value decomposition ``A = U diag(S) Vh``."""
+    _no_out(out)
+    return _decomp.linalg_svd(A, full_matrices)
+
+
+def svdvals(A, *, driver=None, out=None):  # noqa: N803
+    """Singular values, in descending order."""
+    _no_out(out)
+    return _decomp.linalg_svd(A, False)[1]
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):  # noqa: N803
+    """Moore-Penrose pseudo-inverse."""
+    _no_out(out)
+    return _decomp.linalg_pinv(A, atol, rtol, hermitian)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
+    """Least-squares solution of ``A X = B`` (solution, residuals, rank, singular_values)."""
+    return _decomp.linalg_lstsq(A, B, rcond, driver)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):  # noqa: N803
+    """Number of singular values above the tolerance ``max(atol, rtol * largest)``."""
+    _no_out(out)
+    s = svdvals(A.detach())
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and atol > 0) else (
+            max(A.shape[-2:]) * _eps(A))
+    smax = s[..., :1] if s.shape[-1] else s.sum(-1, keepdim=True)
+    tol = _products.mul(smax, rtol)
+    if atol is not None:
+        tol = _reduction.max(tol, _products.mul(tol, 0) + atol)
+    return (s > tol).sum(-1)
+
+
+def _eps(A):
+    import numpy as np
+    return float(np.finfo(A._data.dtype).eps)
+
+
+def cross(input, other, *, dim=-1, out=None):  # noqa: A002
+    """Cross product of 3-vectors along ``dim`` (inputs broadcast)."""
+    _no_out(out)
+    return _products.linalg_cross(input, other, dim)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """Dot product of vectors along ``dim``."""
+    _no_out(out)
+    return _reduction.sum(_products.mul(x, y), dim)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):  # noqa: N803
+    """Diagonals of the matrices in a batch (``A.diagonal(offset, -2, -1)``)."""
+    import ember
+    if hasattr(ember, "diagonal"):
+        return ember.diagonal(A, offset=offset, dim1=dim1, dim2=dim2)
+    raise NotImplementedError("ember.linalg.diagonal needs ember.diagonal")
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
+    """Vector norm of ``x`` over ``dim`` (all elements by default)."""
+    _no_out(out)
+    if isinstance(dim, list):
+        dim = tuple(dim)
+    return _reduction.linalg_vector_norm(x, ord, dim, keepdim, dtype)
+
+
+def _matrix_norm_dims(A, dim):
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    d = tuple(int(x) % A.ndim for x in dim)
+    if len(d) != 2 or d[0] == d[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
+                           f"{dim[1]})")
+    return d
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,  # noqa: A002,N803
+                out=None):
+    """Matrix norm: 'fro', 'nuc', or the induced norms 1, -1, 2, -2, inf, -inf."""
+    _no_out(out)
+    kernel = getattr(_reduction, "matrix_norm", None)
+    if kernel is not None and ord not in ("nuc", 2, -2):
+        return kernel(A, ord, dim, keepdim, dtype=dtype)
+    d = _matrix_norm_dims(A, dim)
+    if dtype is not None:
+        A = A.to(dtype)
+    if ord == "fro":
+        return vector_norm(A, 2, d, keepdim)
+    if ord not in ("nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if ord in ("nuc", 2, -2):
+        # torch's composition: move the matrix dims last, reduce the singular values, and
+        # with keepdim put the two kept dims back in place.
+        s = svdvals(_to_last_two(A, d))
+        if ord == "nuc":
+            out = _reduction.sum(s, -1, keepdim)
+        else:
+            out = _extreme(s, -1, ord > 0, keepdim)
+        return _keep(out, d) if keepdim else out
+    row_dim, col_dim = (d[0], d[1]) if ord in (1, -1) else (d[1], d[0])
+    summed = _reduction.sum(_abs(A), row_dim, keepdim=True)
+    out = _extreme(summed, col_dim, ord > 0, keepdim=True)
+    return out if keepdim else _squeeze_dims(out, d)
+
+
+def _extreme(x, dim, largest, keepdim=False):
+    import ember
+    name = "amax" if largest else "amin"
+    if hasattr(ember, name):
+        return getattr(ember, name)(x, dim, keepdim)
+    return (_reduction.max if largest else _reduction.min)(x, dim, keepdim).values
+
+
+def _to_last_two(A, d):
+    rest = [i for i in range(A.ndim) if i not in d]
+    return A.permute(*rest, *d)
+
+
+def _keep(out, d):
+    out = out.unsqueeze(-1)
+    rest = [i for i in range(out.ndim) if i not in d]
+    perm = [0] * out.ndim
+    for src, dst in enumerate(rest + list(d)):
+        perm[dst] = src
+    return out.permute(*perm)
+
+
+def _squeeze_dims(x, d):
+    for i in sorted(d, reverse=True):
+        x = x.squeeze(i)
+    return x
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):  # noqa: A002,N803
+    """Vector or matrix norm, chosen by ``ord`` and ``dim`` as torch.linalg.norm does."""
+    _no_out(out)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    if ord is not None and dim is None:
+        if A.ndim == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+        if A.ndim != 1:
+            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input "
+                               f"must be 1D or 2D. Got {A.ndim}D.")
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: Order {ord} not supported.")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def cond(A, p=None, *, out=None):  # noqa: N803
+    """Condition number (2-norm: ratio of the largest to the smallest singular value)."""
+    _no_out(out)
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        big, small = s[..., :1], s[..., -1:]
+        return (big / small if p != -2 else small / big).squeeze(-1)
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
