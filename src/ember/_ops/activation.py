@@ -1,4 +1,558 @@
-"""activation ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Activation functions: fused kernels with their derivative formulas, and a few composites.
+
+Each op's kernel runs on raw arrays; its formula uses only Python operators and ember ops, so
+the same formula gives first-order gradients on arrays and higher orders on Tensors.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ['celu', 'log_softmax', 'prelu', 'selu', 'softmax']
+
+import math
+import warnings
+
+from .. import _dtype as D
+from .._backend import get_xp
+from .._tensor import Tensor, _wrap_dim
+from .pointwise import exp, sigmoid, tanh, where
+from .registry import op
+
+FUNCTIONAL = ['celu', 'elu', 'elu_', 'gelu', 'glu', 'hardshrink', 'hardsigmoid', 'hardswish',
+              'hardtanh', 'hardtanh_', 'leaky_relu', 'leaky_relu_', 'log_softmax', 'logsigmoid',
+              'mish', 'prelu', 'relu6', 'rrelu', 'selu', 'silu', 'softmax', 'softmin',
+              'softplus', 'softshrink', 'softsign', 'tanhshrink', 'threshold', 'threshold_',
+              'celu_', 'selu_', 'relu_']
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SQRT_1_2 = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+def _run(opdef, inplace, *args):
+    return opdef.inplace(*args) if inplace else opdef(*args)
+
+
+# -- leaky_relu ------------------------------------------------------------------------------
+@op("leaky_relu", node="LeakyReluBackward0")
+def _leaky_relu(self, negative_slope=0.01):
+    return get_xp(self).where(self > 0, self, self * negative_slope)
+
+
+@_leaky_relu.grad("self")
+def _(grad, self, negative_slope):
+    return where(self > 0, grad, grad * negative_slope)
+
+
+# NOTE: torch's in-place variants save the result, not the overwritten input: their own nodes.
+@op("leaky_relu_", node="LeakyReluBackward1")
+def _leaky_relu_inplace(self, negative_slope=0.01):
+    return _leaky_relu.kernel(self, negative_slope)
+
+
+@_leaky_relu_inplace.grad("self")
+def _(grad, result, negative_slope):
+    return where(result > 0, grad, grad * negative_slope)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """max(0, x) + negative_slope * min(0, x), elementwise."""
+    if inplace:
+        return _leaky_relu_inplace.inplace(input, negative_slope)
+    return _leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+# -- elu family ------------------------------------------------------------------------------
+def _elu_kernel(x, alpha, scale, input_scale):
+    xp = get_xp(x)
+    neg = alpha * xp.expm1(xp.minimum(x, 0) * input_scale)
+    return xp.where(x > 0, x * scale, neg * scale).astype(x.dtype, copy=False)
+
+
+def _elu_grad(grad, x, alpha, scale, input_scale):
+    # NOTE: exp of the clamped input, so the unused branch never overflows (inf * 0 = nan).
+    neg = exp(where(x > 0, 0.0, x) * input_scale) * (alpha * scale * input_scale)
+    return where(x > 0, grad * scale, grad * neg)
+
+
+@op("elu", node="EluBackward0")
+def _elu(self, alpha=1.0, scale=1.0, input_scale=1.0):
+    return _elu_kernel(self, alpha, scale, input_scale)
+
+
+@_elu.grad("self")
+def _(grad, self, alpha, scale, input_scale):
+    return _elu_grad(grad, self, alpha, scale, input_scale)
+
+
+@op("elu_", node="EluBackward1")
+def _elu_inplace(self, alpha=1.0, scale=1.0, input_scale=1.0):
+    return _elu_kernel(self, alpha, scale, input_scale)
+
+
+@_elu_inplace.grad("self")
+def _(grad, result, alpha, scale, input_scale):
+    return where(result > 0, grad * scale, grad * (result + alpha * scale) * input_scale)
+
+
+def _run_elu(inplace, *args):
+    return _elu_inplace.inplace(*args) if inplace else _elu(*args)
+
+
+@op("celu", node="CeluBackward0")
+def _celu(self, alpha=1.0):
+    return _elu_kernel(self, alpha, 1.0, 1.0 / alpha)
+
+
+@_celu.grad("self")
+def _(grad, self, alpha):
+    return _elu_grad(grad, self, alpha, 1.0, 1.0 / alpha)
+
+
+@op("celu_", node="CeluBackward1")
+def _celu_inplace(self, alpha=1.0):
+    return _elu_kernel(self, alpha, 1.0, 1.0 / alpha)
+
+
+@_celu_inplace.grad("self")
+def _(grad, result, alpha):
+    return where(result > 0, grad, grad * (result + alpha) * (1.0 / alpha))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """alpha * (exp(x) - 1) for x <= 0, x otherwise."""
+    return _run_elu(inplace, input, alpha)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with the self-normalising constants."""
+    return _run_elu(inplace, input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def selu_(input):
+    return selu(input, True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _celu_inplace.inplace(input, alpha) if inplace else _celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, True)
+
+
+# -- gelu, silu, mish, softplus, logsigmoid ---------------------------------------------------
+def _erf(x):
+    from .special import erf
+    return erf(x)
+
+
+@op("gelu", node="GeluBackward0")
+def _gelu(self, approximate="none"):
+    xp = get_xp(self)
+    if approximate == "tanh":
+        inner = _SQRT_2_PI * (self + _GELU_C * self * self * self)
+        return (0.5 * self * (1 + xp.tanh(inner))).astype(self.dtype, copy=False)
+    return (0.5 * self * (1 + _erf(self * _SQRT_1_2))).astype(self.dtype, copy=False)
+
+
+@_gelu.grad("self")
+def _(grad, self, approximate):
+    if approximate == "tanh":
+        t = tanh((self + self * self * self * _GELU_C) * _SQRT_2_PI)
+        d_inner = (self * self * (3 * _GELU_C) + 1) * _SQRT_2_PI
+        return grad * ((t + 1) * 0.5 + self * 0.5 * (1 - t * t) * d_inner)
+    cdf = (_erf(self * _SQRT_1_2) + 1) * 0.5
+    pdf = exp(self * self * -0.5) * _INV_SQRT_2PI
+    return grad * (cdf + self * pdf)
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x) (approximate='tanh': the tanh approximation)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _gelu(input, approximate)
+
+
+@op("silu", node="SiluBackward0")
+def _silu(self):
+    return self * sigmoid(self)
+
+
+@_silu.grad("self")
+def _(grad, self):
+    s = sigmoid(self)
+    return grad * (s * (self * (1 - s) + 1))
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x), elementwise."""
+    return _run(_silu, inplace, input)
+
+
+@op("softplus", node="SoftplusBackward0", quiet=True)
+def _softplus(self, beta=1.0, threshold=20.0):
+    xp = get_xp(self)
+    z = self * beta
+    return xp.where(z > threshold, self, xp.logaddexp(0, z) / beta).astype(self.dtype,
+                                                                          copy=False)
+
+
+@_softplus.grad("self")
+def _(grad, self, beta, threshold):
+    z = self * beta
+    return where(z > threshold, grad, grad * sigmoid(z))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """1/beta * log(1 + exp(beta * x)), linear above ``threshold``."""
+    return _softplus(input, beta, threshold)
+
+
+@op("mish", node="MishBackward0", quiet=True)
+def _mish(self):
+    xp = get_xp(self)
+    return (self * xp.tanh(xp.logaddexp(0, self))).astype(self.dtype, copy=False)
+
+
+@_mish.grad("self")
+def _(grad, self):
+    t = tanh(_softplus(self, 1.0, 20.0))
+    return grad * (t + self * sigmoid(self) * (1 - t * t))
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x)), elementwise."""
+    return _run(_mish, inplace, input)
+
+
+@op("log_sigmoid", node="LogSigmoidBackward0", quiet=True)
+def _logsigmoid(self):
+    xp = get_xp(self)
+    return (-xp.logaddexp(0, -self)).astype(self.dtype, copy=False)
+
+
+@_logsigmoid.grad("self")
+def _(grad, self):
+    return grad * sigmoid(-self)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), elementwise."""
+    return _logsigmoid(input)
+
+
+# -- piecewise linear ------------------------------------------------------------------------
+@op("hardtanh", node="HardtanhBackward0")
+def _hardtanh(self, min_val=-1.0, max_val=1.0):
+    return get_xp(self).clip(self, min_val, max_val).astype(self.dtype, copy=False)
+
+
+@_hardtanh.grad("self")
+def _(grad, self, min_val, max_val):
+    return where(self <= min_val, 0.0, where(self >= max_val, 0.0, grad))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clipped to [min_val, max_val]."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _run(_hardtanh, inplace, input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def relu6(input, inplace=False):
+    """min(max(0, x), 6), elementwise."""
+    return _run(_hardtanh, inplace, input, 0.0, 6.0)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+@op("hardsigmoid", node="HardsigmoidBackward0")
+def _hardsigmoid(self):
+    return get_xp(self).clip(self / 6 + 0.5, 0, 1).astype(self.dtype, copy=False)
+
+
+@_hardsigmoid.grad("self")
+def _(grad, self):
+    return where(self > -3.0, where(self < 3.0, grad / 6, 0.0), 0.0)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6, elementwise."""
+    return _run(_hardsigmoid, inplace, input)
+
+
+@op("hardswish", node="HardswishBackward0")
+def _hardswish(self):
+    xp = get_xp(self)
+    return (self * xp.clip(self + 3, 0, 6) / 6).astype(self.dtype, copy=False)
+
+
+@_hardswish.grad("self")
+def _(grad, self):
+    return where(self < -3.0, 0.0, where(self <= 3.0, grad * (self / 3 + 0.5), grad))
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6, elementwise."""
+    return _run(_hardswish, inplace, input)
+
+
+def _check_lambd(input, lambd):
+    if lambd < 0:
+        import numpy as np
+        fmax = float(np.finfo(input.dtype.np).max) if input.dtype.is_floating_point else 0.0
+        raise RuntimeError(f"lambda must be in range [0, {fmax:g}] for input dtype "
+                           f"{input.dtype.scalar_name}, but found {lambd:g}")
+
+
+@op("softshrink", node="SoftshrinkBackward0")
+def _softshrink(self, lambd=0.5):
+    xp = get_xp(self)
+    return xp.where(self > lambd, self - lambd,
+                    xp.where(self < -lambd, self + lambd, 0)).astype(self.dtype, copy=False)
+
+
+@_softshrink.grad("self")
+def _(grad, self, lambd):
+    return where(self >= -lambd, where(self <= lambd, 0.0, grad), grad)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 in between."""
+    _check_lambd(input, lambd)
+    return _softshrink(input, lambd)
+
+
+@op("hardshrink", node="HardshrinkBackward0")
+def _hardshrink(self, lambd=0.5):
+    return get_xp(self).where((self >= -lambd) & (self <= lambd), 0, self).astype(
+        self.dtype, copy=False)
+
+
+@_hardshrink.grad("self")
+def _(grad, self, lambd):
+    return where(self >= -lambd, where(self <= lambd, 0.0, grad), grad)
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return _hardshrink(input, lambd)
+
+
+@op("threshold", node="ThresholdBackward0")
+def _threshold(self, threshold, value):
+    return get_xp(self).where(self > threshold, self, value).astype(self.dtype, copy=False)
+
+
+@_threshold.grad("self")
+def _(grad, self, threshold):
+    return where(self <= threshold, 0.0, grad)
+
+
+@op("threshold_", node="ThresholdBackward1")
+def _threshold_inplace(self, threshold, value):
+    return _threshold.kernel(self, threshold, value)
+
+
+@_threshold_inplace.grad("self")
+def _(grad, result, threshold):
+    # NOTE: torch tests the result against the threshold here (a value above the threshold
+    # lets the gradient through); ember does the same.
+    return where(result <= threshold, 0.0, grad)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value."""
+    return _run(_threshold_inplace if inplace else _threshold, inplace, input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return _threshold_inplace.inplace(input, threshold, value)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU; in evaluation the slope is (lower + upper) / 2."""
+    if training:
+        from .._creation import empty_like
+        slope = empty_like(input).uniform_(lower, upper)
+        out = where(input >= 0, input, input * slope)
+        return input.copy_(out) if inplace else out
+    return leaky_relu(input, (lower + upper) / 2, inplace)
+
+
+def tanhshrink(input):
+    """x - tanh(x), elementwise."""
+    return input - tanh(input)
+
+
+def softsign(input):
+    """x / (1 + |x|), elementwise."""
+    return input / (input.abs() + 1)
+
+
+# -- prelu -----------------------------------------------------------------------------------
+@op("_prelu_kernel", node="PreluKernelBackward0", tensors=2)
+def _prelu(self, weight):
+    return get_xp(self).where(self > 0, self, self * weight)
+
+
+@_prelu.grad("self")
+def _(grad, self, weight):
+    return where(self > 0, grad, grad * weight)
+
+
+@_prelu.grad("weight")
+def _(grad, self):
+    return where(self > 0, 0.0, grad * self)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one in all."""
+    n = weight.numel()
+    if n != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if n != channels:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {n} and channel size = {channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
+    if input.ndim >= 2 and n != 1:
+        weight = weight.reshape([n] + [1] * (input.ndim - 2))
+    return _prelu(input, weight)
+
+
+# -- softmax family --------------------------------------------------------------------------
+def _softmax_kernel(x, dim, log):
+    xp = get_xp(x)
+    if x.ndim == 0:
+        return xp.zeros_like(x) if log else xp.ones_like(x)
+    acc = x.astype(xp.float32, copy=False) if x.dtype == xp.float16 else x
+    m = xp.max(acc, axis=dim, keepdims=True) if acc.size else acc
+    m = xp.where(xp.isfinite(m), m, 0)
+    z = acc - m
+    if log:
+        out = z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+    else:
+        e = xp.exp(z)
+        out = e / xp.sum(e, axis=dim, keepdims=True)
+    return out.astype(x.dtype, copy=False)
+
+
+def _sum_dim(x, dim):
+    from .reduction import sum as sum_
+    if x.ndim == 0:
+        return x
+    return sum_(x, dim, keepdim=True)
+
+
+@op("_softmax", node="SoftmaxBackward0", quiet=True)
+def _softmax(self, dim, half_to_float=False):
+    return _softmax_kernel(self, dim, False)
+
+
+@_softmax.grad("self")
+def _(grad, result, dim):
+    return result * (grad - _sum_dim(grad * result, dim))
+
+
+@op("_log_softmax", node="LogSoftmaxBackward0", quiet=True)
+def _log_softmax(self, dim, half_to_float=False):
+    return _softmax_kernel(self, dim, True)
+
+
+@_log_softmax.grad("self")
+def _(grad, result, dim):
+    return grad - exp(result) * _sum_dim(grad, dim)
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare_softmax(input, dim, dtype, name):
+    if dim is None:
+        dim = _softmax_dim(name, input.ndim, 4)
+    dim = _wrap_dim(dim, input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype.category < D.FLOATING:
+        raise RuntimeError(f'"{name}_lastdim_kernel_impl" not implemented for '
+                           f"'{input.dtype.scalar_name}'")
+    return input, dim
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along ``dim``."""
+    input, dim = _prepare_softmax(input, dim, dtype, "softmax")
+    return _softmax(input, dim, False)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(x)) along ``dim``, computed stably."""
+    input, dim = _prepare_softmax(input, dim, dtype, "log_softmax")
+    return _log_softmax(input, dim, False)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim, 3)
+    if dtype is not None:
+        input = input.to(dtype)
+    return softmax(-input, dim)
+
+
+Tensor.softmax = lambda self, dim, dtype=None: softmax(self, dim, dtype=dtype)
+Tensor.log_softmax = lambda self, dim, dtype=None: log_softmax(self, dim, dtype=dtype)
+
+
+# -- glu -------------------------------------------------------------------------------------
+@op("glu", node="GluBackward0")
+def _glu(self, dim=-1):
+    xp = get_xp(self)
+    a, b = xp.split(self, 2, axis=dim)
+    return a * sigmoid(b)
+
+
+@_glu.grad("self")
+def _(grad, self, dim):
+    from .shape import cat, split
+    a, b = split(self, self.shape[dim] // 2, dim)
+    s = sigmoid(b)
+    return cat([grad * s, grad * a * s * (1 - s)], dim)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), where a and b are the halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, input.ndim)
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{input.shape[d]}")
+    return _glu(input, d)

@@ -5,11 +5,19 @@ import warnings
 
 import numpy as np
 
+from .. import _dtype as D
+from .._backend import get_xp
 from .._tensor import Tensor
 from .registry import NONE, op
 
+__all__ = ['alpha_dropout', 'bilinear', 'binary_cross_entropy_with_logits', 'cosine_similarity',
+           'dropout', 'feature_alpha_dropout', 'pairwise_distance', 'pdist']
+
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
-FUNCTIONAL = ["binary_cross_entropy_with_logits", "linear", "mse_loss"]
+FUNCTIONAL = ["alpha_dropout", "bilinear", "binary_cross_entropy_with_logits", "cosine_similarity",
+              "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
+              "feature_alpha_dropout", "linear", "mse_loss", "normalize", "one_hot",
+              "pairwise_distance", "pdist"]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -135,3 +143,268 @@ def linear(input, weight, bias=None):
         return addmm(bias, input, t(weight))
     out = matmul(input, t(weight))
     return out if bias is None else out + bias
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``x1^T A x2 + b`` for every output feature (weight: out x in1 x in2)."""
+    from .einsum import einsum
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError("bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
+    batch = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, input1.shape[-1])
+    x2 = input2.reshape(-1, input2.shape[-1])
+    out = einsum("bi,oij,bj->bo", x1, weight, x2)
+    if bias is not None:
+        out = out + bias
+    # NOTE: torch folds the batch dims and views the result back (ViewBackward0).
+    return out.view(batch + (weight.shape[0],))
+
+
+# -- dropout ------------------------------------------------------------------------------------
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _noise(input, shape, p, alpha):
+    """The multiplicative noise (and the additive part for alpha dropout) of a dropout call."""
+    from .._creation import _rng
+    from .._tensor import _wrap
+    data = input._data
+    keep = _rng(None).random(shape) < 1 - p
+    if not alpha:
+        return _wrap((keep / (1 - p)).astype(data.dtype)), None
+    a_ = 1.7580993408473766
+    a = 1.0 / np.sqrt((a_ * a_ * p + 1) * (1 - p))
+    b = (keep - 1.0) * (a_ * a) + a_ * a * p
+    return _wrap((keep * a).astype(data.dtype)), _wrap(np.asarray(b, dtype=data.dtype))
+
+
+def _dropout_impl(input, p, training, inplace, alpha=False, feature=False):
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        zero = input.new_zeros(()) if hasattr(input, "new_zeros") else input * 0
+        return input.mul_(zero) if inplace else input * zero
+    shape = tuple(input.shape)
+    if feature:
+        shape = shape[:2] + (1,) * (len(shape) - 2)
+    noise, b = _noise(input, shape, p, alpha)
+    out = input.mul_(noise) if inplace else input * noise
+    return out if b is None else (out.add_(b) if inplace else out + b)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero elements with probability ``p`` (training only) and scale the rest by 1/(1-p)."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps the mean and variance of SELU activations."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Alpha dropout of whole channels."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, alpha=True, feature=True)
+
+
+def _feature_dropout(input, p, training, inplace, batched_dim, name):
+    _check_p(p)
+    unbatched = input.ndim == batched_dim - 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    out = _dropout_impl(input, p, training, inplace, feature=True)
+    return out.squeeze(0) if unbatched else out
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, L) or (C, L) inputs."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, H, W) or (C, H, W) inputs."""
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", UserWarning, stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-"
+                      "wise 1D dropout behavior is desired - input is interpreted as shape "
+                      "(N, C, L), where C is the channel dim. This behavior will change in a "
+                      "future release to interpret the input as one without a batch dimension, "
+                      "i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
+                      "please switch to using dropout1d instead.", UserWarning, stacklevel=2)
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, feature=True)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).", UserWarning, stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, 5, "dropout3d")
+
+
+# -- embedding ----------------------------------------------------------------------------------
+def _embedding_grad_weight(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """Rows of ``grad`` summed into a (num_weights, dim) table (padding_idx's row stays 0)."""
+    from .._backend import scatter_add
+    xp = get_xp(grad)
+    idx = indices.reshape(-1)
+    g = grad.reshape(idx.shape[0], -1)
+    if scale_grad_by_freq:
+        counts = xp.bincount(idx, minlength=num_weights)
+        g = g / counts[idx][:, None].astype(g.dtype)
+    if padding_idx is not None and padding_idx >= 0:
+        g = g * (idx != padding_idx)[:, None]
+    out = xp.zeros((num_weights, g.shape[1]), dtype=grad.dtype)
+    scatter_add(out, idx, g)
+    return out
+
+
+@op("embedding", node="EmbeddingBackward0", tensors=2, promote=NONE)
+def _embedding(weight, indices, padding_idx=None, scale_grad_by_freq=False):
+    return weight[indices]
+
+
+@_embedding.grad("weight")
+def _(grad, indices, weight_shape, padding_idx, scale_grad_by_freq):
+    return _embedding_backward(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)
+
+
+@op("embedding_dense_backward", node="EmbeddingDenseBackward0", tensors=2, promote=NONE)
+def _embedding_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    return _embedding_grad_weight(grad_output, indices, num_weights, padding_idx,
+                                  scale_grad_by_freq)
+
+
+@_embedding_backward.grad("grad_output")
+def _(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    # The backward is linear in grad_output: its adjoint gathers rows (masked).
+    # NOTE: torch's embedding_dense_double_backward ignores scale_grad_by_freq; so does ember.
+    from .._backend import is_array
+    idx = indices if is_array(indices) else indices._data
+    xp = get_xp(idx)
+    scale = xp.ones(idx.shape, dtype=np.float64)
+    if padding_idx is not None and padding_idx >= 0:
+        scale = scale * (idx != padding_idx)
+    rows = _embedding(grad, indices)
+    dt = grad.dtype if is_array(grad) else grad._data.dtype
+    scale = scale.astype(dt)[..., None]
+    return rows * (scale if is_array(grad) else Tensor(scale).to(grad.dtype))
+
+
+def _embedding_renorm(weight, input, max_norm, norm_type):
+    from ..autograd.grad_mode import no_grad
+    data = weight._data
+    xp = get_xp(data)
+    rows = xp.unique(input._data.reshape(-1))
+    norms = xp.linalg.norm(data[rows].astype(np.float64), ord=norm_type, axis=1)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    with no_grad():
+        data[rows] = (data[rows] * scale[:, None]).astype(data.dtype)
+        weight._bump_version()
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Look up rows of ``weight`` by the integer indices in ``input``."""
+    if input.dtype not in (D.int64, D.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"{input.type()} instead (while checking arguments for embedding)")
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.shape[0] + padding_idx
+    else:
+        padding_idx = -1
+    n = weight.shape[0]
+    data = input._data
+    if data.size and (data.min() < -n or data.max() >= n):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _embedding_renorm(weight, input, max_norm, norm_type)
+    return _embedding(weight, input, padding_idx, scale_grad_by_freq)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding of an int64 tensor of class indices."""
+    from .._creation import tensor_from_array
+    if tensor.dtype != D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = tensor._data
+    if data.size and data.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(data.max()) + 1
+    elif data.size and data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (data[..., None] == np.arange(num_classes)).astype(np.int64)
+    return tensor_from_array(out)
+
+
+# -- distances ----------------------------------------------------------------------------------
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim``."""
+    from .unary import clamp_min
+    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    if tuple(x1.shape) != shape:
+        x1 = x1.expand(shape)
+    if tuple(x2.shape) != shape:
+        x2 = x2.expand(shape)
+    n1 = clamp_min(x1.norm(2, dim, keepdim=True), eps)
+    n2 = clamp_min(x2.norm(2, dim, keepdim=True), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """p-norm of ``x1 - x2 + eps`` along the last dimension."""
+    dim = max(x1.ndim, x2.ndim) - 1
+    dim = max(dim, 0)
+    return (x1 - x2 + eps).norm(p, dim, keepdim=keepdim)
+
+
+def pdist(input, p=2):
+    """Pairwise p-norm distances between the rows of a 2-D input (upper triangle)."""
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    from .._creation import tensor_from_array
+    return (input[tensor_from_array(i)] - input[tensor_from_array(j)]).norm(p, 1)

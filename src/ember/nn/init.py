@@ -2,28 +2,61 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .._creation import _rng
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
-           "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_"]
+__all__ = [
+    "calculate_gain",
+    "constant",
+    "constant_",
+    "dirac",
+    "dirac_",
+    "eye",
+    "eye_",
+    "kaiming_normal",
+    "kaiming_normal_",
+    "kaiming_uniform",
+    "kaiming_uniform_",
+    "normal",
+    "normal_",
+    "ones_",
+    "orthogonal",
+    "orthogonal_",
+    "sparse",
+    "sparse_",
+    "trunc_normal_",
+    "uniform",
+    "uniform_",
+    "xavier_normal",
+    "xavier_normal_",
+    "xavier_uniform",
+    "xavier_uniform_",
+    "zeros_",
+]
+
+_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "sigmoid")
 
 
 def calculate_gain(nonlinearity, param=None):
-    """The recommended gain for a nonlinearity (torch's table)."""
-    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-              "conv_transpose3d", "sigmoid")
-    if nonlinearity in linear:
+    """The recommended gain value for the given nonlinearity function."""
+    if nonlinearity in _LINEAR:
         return 1
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
         return math.sqrt(2.0)
     if nonlinearity == "leaky_relu":
-        slope = 0.01 if param is None else param
+        if param is None:
+            slope = 0.01
+        elif (not isinstance(param, bool) and isinstance(param, int)) or isinstance(param, float):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
@@ -31,6 +64,7 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def _fill(tensor, array):
+    """Write ``array`` into ``tensor`` in place, outside the graph (bumps its version)."""
     with no_grad():
         tensor._data[...] = array
         tensor._bump_version()
@@ -38,57 +72,189 @@ def _fill(tensor, array):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """Fill ``tensor`` with values drawn from U(a, b)."""
     return _fill(tensor, _rng(generator).uniform(a, b, tensor._data.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """Fill ``tensor`` with values drawn from N(mean, std^2)."""
     return _fill(tensor, mean + std * _rng(generator).standard_normal(tensor._data.shape))
 
 
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill ``tensor`` with values from N(mean, std^2) truncated to [a, b]."""
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+    rng = _rng(generator)
+    shape = tensor._data.shape
+    out = mean + std * rng.standard_normal(shape)
+    bad = (out < a) | (out > b)
+    # NOTE: rejection sampling; it only loops long when [a, b] holds little of the mass, and
+    # then falls back on uniform draws accepted with the normal density.
+    for _ in range(100):
+        if not bad.any():
+            break
+        out[bad] = mean + std * rng.standard_normal(int(bad.sum()))
+        bad = (out < a) | (out > b)
+    if bad.any():
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        while bad.any():
+            cand = rng.uniform(a, b, int(bad.sum()))
+            ok = np.log(rng.random(cand.shape)) <= -0.5 * ((cand - mean) / std) ** 2 - log_peak
+            idx = np.flatnonzero(bad)[ok]
+            out.reshape(-1)[idx] = cand[ok]
+            bad.reshape(-1)[idx] = False
+    return _fill(tensor, out)
+
+
 def constant_(tensor, val):
+    """Fill ``tensor`` with the value ``val``."""
     return _fill(tensor, val)
 
 
-def zeros_(tensor):
-    return _fill(tensor, 0)
-
-
 def ones_(tensor):
+    """Fill ``tensor`` with the scalar value 1."""
     return _fill(tensor, 1)
 
 
+def zeros_(tensor):
+    """Fill ``tensor`` with the scalar value 0."""
+    return _fill(tensor, 0)
+
+
+def eye_(tensor):
+    """Fill the 2-D ``tensor`` with the identity matrix."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor, groups=1):
+    """Fill the {3, 4, 5}-D ``tensor`` with the Dirac delta (convolutions keep their input)."""
+    dims = tensor.ndim
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    out = np.zeros(sizes)
+    centre = tuple(s // 2 for s in sizes[2:])
+    for g in range(groups):
+        for d in range(min(per_group, sizes[1])):
+            out[(g * per_group + d, d) + centre] = 1
+    return _fill(tensor, out)
+
+
 def _calculate_fan_in_and_fan_out(tensor):
-    if tensor.ndim < 2:
+    if tensor.dim() < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
                          "dimensions")
-    receptive = int(np.prod(tensor.shape[2:])) if tensor.ndim > 2 else 1
+    receptive = 1
+    for s in tensor.shape[2:]:
+        receptive *= s
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
-def _fan(tensor, mode):
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    valid = ["fan_in", "fan_out"]
+    if mode not in valid:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid}")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     return fan_in if mode == "fan_in" else fan_out
 
 
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    """Fill ``tensor`` from U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    """Fill ``tensor`` from N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    fan = _calculate_correct_fan(tensor, mode)
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    bound = math.sqrt(3.0) * std
+    """Fill ``tensor`` from U(-bound, bound), bound = gain * sqrt(3 / fan_mode) (He et al.)."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0, std, generator)
+    """Fill ``tensor`` from N(0, std^2), std = gain / sqrt(fan_mode) (He et al.)."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    return normal_(tensor, 0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
-def xavier_uniform_(tensor, gain=1.0, generator=None):
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -bound, bound, generator)
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fill ``tensor`` with a (semi-)orthogonal matrix (Saxe et al.)."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _rng(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(tensor.shape))
 
 
-def xavier_normal_(tensor, gain=1.0, generator=None):
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill the 2-D ``tensor`` from N(0, std^2) with a fraction ``sparsity`` of each column 0."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    rng = _rng(generator)
+    out = std * rng.standard_normal((rows, cols))
+    for col in range(cols):
+        out[rng.permutation(rows)[:num_zeros], col] = 0
+    return _fill(tensor, out)
+
+
+def _make_deprecate(meth):
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        return meth(*args, **kwargs)
+    deprecated_init.__doc__ = f"See :func:`~ember.nn.init.{new_name}`."
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

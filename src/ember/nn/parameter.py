@@ -1,16 +1,24 @@
-"""``Parameter``: a Tensor that a Module registers as one of its parameters."""
+"""``Parameter`` and ``Buffer``: tensors that a Module registers as its state."""
 from __future__ import annotations
+
+__all__ = ["Buffer", "Parameter"]
 
 from .._tensor import Tensor, _wrap
 
 
 class Parameter(Tensor):
-    """A leaf tensor that requires grad (by default) and is registered by Modules."""
+    """A kind of Tensor that is to be considered a module parameter."""
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             from .._creation import empty
             data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Creating a Parameter from an instance of type "
+                            f"{type(data).__name__} requires that detach() returns an instance "
+                            "of the same type, but return type Tensor was found instead. To use "
+                            "the type as a Parameter, please correct the detach() semantics "
+                            "defined by its __torch_dispatch__() implementation.")
         p = _wrap(data._data, cls)
         p._vc = data._version_counter()
         if requires_grad:
@@ -27,6 +35,8 @@ class Parameter(Tensor):
         if id(self) in memo:
             return memo[id(self)]
         result = Parameter(_wrap(self._data.copy()), self._requires_grad)
+        if self._grad is not None:
+            result._grad = _wrap(self._grad._data.copy())
         memo[id(self)] = result
         return result
 
@@ -37,3 +47,24 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(array, requires_grad):
     return Parameter(_wrap(array), requires_grad)
+
+
+class _BufferMeta(type):
+    # A Buffer(...) call returns a plain tensor marked as a buffer; isinstance checks the mark.
+    def __instancecheck__(cls, instance):
+        if cls is Buffer:
+            return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+        return super().__instancecheck__(instance)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """A kind of Tensor that a Module registers as a buffer when assigned as an attribute."""
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            from .._creation import empty
+            data = empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t

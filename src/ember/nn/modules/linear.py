@@ -1,7 +1,7 @@
-"""Linear layers."""
+"""Linear layers: Identity, Linear, Bilinear."""
 from __future__ import annotations
 
-__all__ = ['Identity', 'Linear']
+__all__ = ['Bilinear', 'Identity', 'Linear']
 
 import math
 
@@ -13,7 +13,7 @@ from .module import Module
 
 
 class Identity(Module):
-    """Returns its input unchanged."""
+    """A placeholder that returns its input unchanged (it ignores its arguments)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -39,7 +39,7 @@ class Linear(Module):
     def reset_parameters(self):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in = self.in_features
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
@@ -49,3 +49,33 @@ class Linear(Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` for every output feature."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

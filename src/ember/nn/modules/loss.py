@@ -1,4 +1,253 @@
-"""nn modules: loss."""
+"""Loss modules: they hold the reduction (and weights) and call ``ember.nn.functional``."""
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ['BCELoss', 'BCEWithLogitsLoss', 'CosineEmbeddingLoss', 'CrossEntropyLoss',
+           'GaussianNLLLoss', 'HingeEmbeddingLoss', 'HuberLoss', 'KLDivLoss', 'L1Loss',
+           'MSELoss', 'MarginRankingLoss', 'MultiLabelSoftMarginLoss', 'MultiMarginLoss',
+           'NLLLoss', 'NLLLoss2d', 'PoissonNLLLoss', 'SmoothL1Loss', 'SoftMarginLoss',
+           'TripletMarginLoss']
+
+import warnings
+
+from .. import functional as F
+from .module import Module
+
+
+def _legacy_reduction(size_average, reduce):
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            self.reduction = _legacy_reduction(size_average, reduce)
+        else:
+            self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error."""
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class MSELoss(_Loss):
+    """Mean squared error."""
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss(_WeightedLoss):
+    """Negative log likelihood of log-probabilities at the target classes."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in "
+                      "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn."
+                      "NLLLoss for more details.", stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """Cross entropy between logits and class indices or class probabilities."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean", label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class PoissonNLLLoss(_Loss):
+    """Negative log likelihood under a Poisson distribution."""
+
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Negative log likelihood under Gaussian distributions."""
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(None, None, reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                   reduction=self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross entropy between probabilities and targets."""
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight,
+                                      reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Sigmoid and binary cross entropy in one numerically stable step."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
+                 pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """x for target 1, max(0, margin - x) for target -1."""
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Squared error below ``beta``, absolute error above it."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Squared error below ``delta``, delta-scaled absolute error above it."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + exp(-y * x)), averaged."""
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Binary logistic loss per class, averaged over the classes."""
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                             reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    """max(0, -y * (x1 - x2) + margin)."""
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                     reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss."""
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError("MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.dim()}D instead")
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """max(d(a, p) - d(a, n) + margin, 0)."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                 reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError("TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)

@@ -1,0 +1,87 @@
+"""Gradient clipping, as torch.nn.utils.clip_grad."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..._tensor import Tensor, _wrap
+from ...autograd.grad_mode import no_grad
+
+
+def _as_list(tensors):
+    if isinstance(tensors, Tensor):
+        return [tensors]
+    return list(tensors)
+
+
+def _total_norm(grads, norm_type):
+    """The norm of the norms of ``grads`` (computed in each gradient's dtype, as torch)."""
+    if norm_type == math.inf:
+        norms = [np.max(np.abs(g._data)) if g._data.size else np.zeros((), g._data.dtype)
+                 for g in grads]
+        return np.max(np.stack(norms)) if norms else None
+    if norm_type == -math.inf:
+        norms = [np.min(np.abs(g._data)) for g in grads]
+        return np.min(np.stack(norms))
+    norms = []
+    for g in grads:
+        a = np.abs(g._data.astype(np.float64))
+        n = np.count_nonzero(a) if norm_type == 0 else np.sum(a ** norm_type) ** (1 / norm_type)
+        norms.append(np.asarray(n, dtype=g._data.dtype))
+    stacked = np.stack(norms).astype(np.float64)
+    if norm_type == 0:
+        return np.asarray(np.sum(stacked), dtype=norms[0].dtype)
+    return np.asarray(np.sum(stacked ** norm_type) ** (1 / norm_type), dtype=norms[0].dtype)
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The norm of the norms of ``tensors``."""
+    tensors = _as_list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return _wrap(np.asarray(0.0, dtype=np.float32))
+    total = _total_norm(tensors, norm_type)
+    if error_if_nonfinite and not np.isfinite(total):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the gradients "
+            "by the non-finite norm anyway, set `error_if_nonfinite=False`")
+    return _wrap(np.asarray(total))
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                    foreach=None):
+    """Scale the gradients of ``parameters`` in place so that their total norm is at most
+    ``max_norm``; returns the total norm before clipping."""
+    params = _as_list(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    if not grads:
+        return total
+    coef = float(max_norm) / (total._data.astype(np.float64) + 1e-6)
+    coef = min(coef, 1.0) if np.isfinite(coef) else coef
+    with no_grad():
+        for g in grads:
+            g._data *= np.asarray(coef).astype(g._data.dtype)
+            g._bump_version()
+    return total
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                   foreach=None):
+    """Deprecated alias of :func:`clip_grad_norm_`."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp the gradients of ``parameters`` in place to [-clip_value, clip_value]."""
+    clip_value = float(clip_value)
+    with no_grad():
+        for p in _as_list(parameters):
+            if p.grad is not None:
+                np.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
+                p.grad._bump_version()

@@ -1,0 +1,225 @@
+"""nn layers against torch 2.13: activations, Linear, Bilinear, Flatten, Embedding, Dropout."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from nn_helpers import close, copy_weights, repr_norm, torch_mod
+from oracle import same
+
+import ember
+
+ACTIVATIONS = [
+    ("ReLU", ()), ("ReLU", (True,)), ("ReLU6", ()), ("LeakyReLU", (0.2,)), ("ELU", (0.5,)),
+    ("SELU", ()), ("CELU", (0.7,)), ("GELU", ()), ("GELU", ("tanh",)), ("SiLU", ()),
+    ("Mish", ()), ("Softplus", (2.0, 5.0)), ("Softsign", ()), ("Hardtanh", (-0.5, 0.7)),
+    ("Hardsigmoid", ()), ("Hardswish", ()), ("LogSigmoid", ()), ("Tanhshrink", ()),
+    ("Softshrink", (0.3,)), ("Hardshrink", (0.3,)), ("Threshold", (0.1, -2.0)),
+    ("Sigmoid", ()), ("Tanh", ()), ("Softmax", (1,)), ("LogSoftmax", (-1,)), ("Softmin", (0,)),
+    ("GLU", ()), ("PReLU", ()), ("PReLU", (4, 0.1)), ("Softmax2d", ()), ("RReLU", ()),
+]
+
+
+@pytest.mark.parametrize("name,args", ACTIVATIONS,
+                         ids=[f"{n}{a}" for n, a in ACTIVATIONS])
+def test_activation_module(name, args):
+    torch = torch_mod()
+    x = np.random.default_rng(0).uniform(-4, 4, (2, 4, 3, 2)).astype(np.float32)
+    tm = getattr(torch.nn, name)(*args)
+    em = getattr(ember.nn, name)(*args)
+    assert repr(em) == repr_norm(repr(tm))
+    if name == "RReLU":  # random slopes in training; the mean slope in evaluation
+        tm.eval()
+        em.eval()
+    copy_weights(tm, em)
+    xt = torch.tensor(x, requires_grad=True)
+    xe = ember.tensor(x, requires_grad=True)
+    inplace = args == (True,)
+    yt = tm(xt * 1 if inplace else xt)
+    ye = em(xe * 1 if inplace else xe)
+    close(ye, yt, what="forward")
+    yt.pow(2).sum().backward()
+    ye.pow(2).sum().backward()
+    close(xe.grad, xt.grad, what="grad")
+    for (n, pt), (_, pe) in zip(tm.named_parameters(), em.named_parameters()):
+        close(pe.grad, pt.grad, what=n)
+
+
+def test_activation_reprs_with_options():
+    def body(lib):
+        nn = lib.nn
+        return [repr(m) for m in (
+            nn.ReLU(inplace=True), nn.ELU(alpha=2.0, inplace=True), nn.SiLU(inplace=True),
+            nn.Hardswish(inplace=True), nn.Threshold(0.5, 1, inplace=True), nn.Softmax(),
+            nn.LeakyReLU(inplace=True), nn.Hardtanh(inplace=True), nn.GELU("tanh"),
+            nn.RReLU(0.1, 0.2, True), nn.Softplus(beta=3), nn.SELU(True), nn.Mish(True))]
+    same(body)
+
+
+def _layer_pairs(torch):
+    return [
+        (torch.nn.Linear(5, 3), ember.nn.Linear(5, 3), [(4, 5)]),
+        (torch.nn.Linear(5, 3, bias=False), ember.nn.Linear(5, 3, bias=False), [(2, 2, 5)]),
+        (torch.nn.Linear(5, 3), ember.nn.Linear(5, 3), [(5,)]),
+        (torch.nn.Bilinear(3, 2, 4), ember.nn.Bilinear(3, 2, 4), [(5, 3), (5, 2)]),
+        (torch.nn.Bilinear(3, 2, 4, bias=False), ember.nn.Bilinear(3, 2, 4, bias=False),
+         [(2, 5, 3), (2, 5, 2)]),
+        (torch.nn.Identity(54, unused="x"), ember.nn.Identity(54, unused="x"), [(2, 3)]),
+        (torch.nn.Flatten(), ember.nn.Flatten(), [(2, 3, 4)]),
+        (torch.nn.Flatten(0, -2), ember.nn.Flatten(0, -2), [(2, 3, 4)]),
+        (torch.nn.Unflatten(1, (2, 6)), ember.nn.Unflatten(1, (2, 6)), [(3, 12)]),
+        (torch.nn.Unflatten(-1, (2, -1)), ember.nn.Unflatten(-1, (2, -1)), [(3, 12)]),
+    ]
+
+
+def test_layers_match_torch():
+    torch = torch_mod()
+    rng = np.random.default_rng(2)
+    for tm, em, shapes in _layer_pairs(torch):
+        assert repr(em) == repr_norm(repr(tm))
+        copy_weights(tm, em)
+        xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        xt = [torch.tensor(x, requires_grad=True) for x in xs]
+        xe = [ember.tensor(x, requires_grad=True) for x in xs]
+        yt, ye = tm(*xt), em(*xe)
+        close(ye, yt, what=repr(em))
+        (yt * yt).sum().backward()
+        (ye * ye).sum().backward()
+        for a, b in zip(xe, xt):
+            close(a.grad, b.grad, rtol=1e-4, what=f"{em!r} input grad")
+        for (n, pt), (_, pe) in zip(tm.named_parameters(), em.named_parameters()):
+            close(pe.grad, pt.grad, rtol=1e-4, what=f"{em!r} {n}")
+
+
+def _uniform_bound_ok(t, bound):
+    a = t.detach().numpy()
+    return a.min() >= -bound and a.max() <= bound and a.max() > 0.5 * bound
+
+
+def test_default_initialisations_follow_torch():
+    ember.manual_seed(0)
+    lin = ember.nn.Linear(400, 50)
+    # kaiming_uniform_(a=sqrt(5)): bound = gain * sqrt(3 / fan_in) = 1 / sqrt(fan_in)
+    assert _uniform_bound_ok(lin.weight, 1 / math.sqrt(400))
+    assert _uniform_bound_ok(lin.bias, 1 / math.sqrt(400))
+    assert abs(lin.weight.detach().numpy().std() - 1 / math.sqrt(400) / math.sqrt(3)) < 2e-3
+    bil = ember.nn.Bilinear(30, 20, 40)
+    assert _uniform_bound_ok(bil.weight, 1 / math.sqrt(30))
+    emb = ember.nn.Embedding(1000, 20, padding_idx=3)
+    w = emb.weight.detach().numpy()
+    assert abs(w.std() - 1) < 0.02 and not w[3].any()
+    assert ember.nn.PReLU(3).weight.tolist() == pytest.approx([0.25] * 3)
+    assert lin.weight.dtype == ember.float32
+    assert ember.nn.Linear(2, 2, dtype=ember.float64).weight.dtype == ember.float64
+
+
+def test_embedding_module():
+    torch = torch_mod()
+    idx = np.array([[0, 2, 4], [4, 3, 2]])
+    for kwargs in ({}, {"padding_idx": 2}, {"padding_idx": -1, "scale_grad_by_freq": True},
+                   {"max_norm": 1.0}):
+        tm = torch.nn.Embedding(5, 3, **kwargs)
+        em = ember.nn.Embedding(5, 3, **kwargs)
+        assert repr(em) == repr_norm(repr(tm))
+        copy_weights(tm, em)
+        yt, ye = tm(torch.tensor(idx)), em(ember.tensor(idx))
+        close(ye, yt, what=str(kwargs))
+        (yt * yt).sum().backward()
+        (ye * ye).sum().backward()
+        close(em.weight.grad, tm.weight.grad, what=f"{kwargs} grad")
+        close(em.weight, tm.weight, what=f"{kwargs} weight after max_norm")
+
+
+def test_embedding_from_pretrained_and_errors():
+    def body(lib):
+        w = lib.tensor([[1.0, 2.0], [3.0, 4.0]])
+        e = lib.nn.Embedding.from_pretrained(w)
+        f = lib.nn.Embedding.from_pretrained(w, freeze=False, padding_idx=0)
+        out = [repr(e), e.weight.requires_grad, f.weight.requires_grad,
+               e(lib.tensor([1, 0]))]
+        for bad in (lambda: e(lib.tensor([2])), lambda: e(lib.tensor([0.5])),
+                    lambda: lib.nn.Embedding(3, 2, padding_idx=3),
+                    lambda: lib.nn.Embedding.from_pretrained(lib.ones(3))):
+            try:
+                bad()
+            except Exception as err:  # noqa: BLE001
+                out.append((type(err).__name__, str(err)))
+        return out
+    same(body)
+
+
+def test_dropout_statistics_seed_and_modes():
+    x = ember.ones(2000, 50)
+    drop = ember.nn.Dropout(0.3)
+    ember.manual_seed(7)
+    y1 = drop(x)
+    ember.manual_seed(7)
+    y2 = drop(x)
+    assert ember.equal(y1, y2)
+    a = y1.numpy()
+    np.testing.assert_allclose(np.unique(a), [0.0, 1 / 0.7], rtol=1e-6)
+    assert abs((a == 0).mean() - 0.3) < 0.01
+    drop.eval()
+    assert drop(x) is x
+    xg = ember.ones(4, 5, requires_grad=True)
+    y = ember.nn.functional.dropout(xg, 0.5)
+    assert type(y.grad_fn).__name__ == "MulBackward0"
+    y.sum().backward()
+    assert np.array_equal(xg.grad.numpy(), y.detach().numpy())
+    z = ember.nn.Dropout2d(0.5)(ember.ones(3, 4, 5, 5)).numpy()
+    per_channel = z.reshape(3, 4, -1)
+    assert all(len(np.unique(c)) == 1 for c in per_channel.reshape(12, -1))
+    ad = ember.nn.AlphaDropout(0.2)(ember.randn(20000))
+    assert abs(float(ad.mean())) < 0.05 and abs(float(ad.std()) - 1) < 0.05
+    assert ember.nn.functional.dropout(ember.ones(3), 1.0).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_dropout_reprs_and_errors():
+    def body(lib):
+        nn, F = lib.nn, lib.nn.functional
+        out = [repr(nn.Dropout()), repr(nn.Dropout(0.2, True)), repr(nn.Dropout2d(0.1)),
+               repr(nn.AlphaDropout(0.3)), repr(nn.Dropout1d())]
+        for bad in (lambda: nn.Dropout(1.5), lambda: F.dropout(lib.ones(2), -0.1),
+                    lambda: F.dropout1d(lib.ones(2, 2, 2, 2))):
+            try:
+                bad()
+            except Exception as e:  # noqa: BLE001
+                out.append((type(e).__name__, str(e)))
+        return out
+    same(body)
+
+
+def test_functional_errors_match_torch():
+    def body(lib):
+        F = lib.nn.functional
+        out = []
+        for bad in (lambda: F.glu(lib.ones(3)), lambda: F.softshrink(lib.ones(2), -1.0),
+                    lambda: F.prelu(lib.ones(2, 3), lib.ones(2)),
+                    lambda: F.one_hot(lib.tensor([1.0])), lambda: F.one_hot(lib.tensor([3]), 2),
+                    lambda: F.one_hot(lib.tensor([-1])),
+                    lambda: F.gelu(lib.ones(1), approximate="x"),
+                    lambda: F.hardtanh(lib.ones(1), 2.0, 1.0)):
+            try:
+                bad()
+                out.append(None)
+            except Exception as e:  # noqa: BLE001
+                out.append((type(e).__name__, str(e)))
+        return out
+    same(body)
+
+
+def test_softmax_implicit_dim_warns_like_torch():
+    def body(lib):
+        return lib.nn.functional.softmax(lib.ones(2, 3)), lib.nn.Softmax()(lib.ones(3))
+    same(body, check_warnings=False)
+
+
+def test_one_hot_and_normalize():
+    def body(lib):
+        F = lib.nn.functional
+        return (F.one_hot(lib.tensor([[0, 2], [1, 1]])), F.one_hot(lib.tensor([1]), 4),
+                F.normalize(lib.tensor([[3.0, 4.0], [0.0, 0.0]])),
+                F.cosine_similarity(lib.tensor([[1.0, 0.0]]), lib.tensor([[1.0, 1.0]])),
+                F.pairwise_distance(lib.tensor([[1.0, 2.0]]), lib.tensor([[0.0, 0.0]])))
+    same(body, grad_fn=False)
