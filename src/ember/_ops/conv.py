@@ -1,4 +1,490 @@
-"""conv ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Convolutions, their transposes, unfold (im2col) and fold (col2im).
+
+A convolution is im2col (a strided window view copied once) followed by one batched GEMM per
+group. Its adjoint, the transposed convolution, is one GEMM followed by col2im (a scatter-add
+with a loop over the kernel offsets, or over the window positions when those are fewer).
+The derivative formulas reuse the two: the gradient of a convolution w.r.t. its input is a
+transposed convolution and vice versa, and the weight gradient is its own bilinear op whose
+derivatives are again convolutions, so every order of derivative stays on BLAS.
+
+Padding is carried internally as ``((lo, hi), ...)`` per spatial dim, so that
+``padding='same'`` with an even kernel (asymmetric) needs no extra copy of the input.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import functools
+import math
+import warnings
+
+import numpy as np
+
+from .._backend import get_xp
+from .registry import NONE, op
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "convolution"]
+# nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
+FUNCTIONAL = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "unfold", "fold"]
+
+
+# -- kernels on raw arrays ----------------------------------------------------------------------
+def lifted(batched_ndim):
+    """Kernel decorator: an unbatched first argument runs as a batch of one (torch accepts both).
+
+    Further array arguments with the same unbatched rank, and ``input_size`` tuples one short,
+    are lifted too; every output loses its batch dim again.
+    """
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(x, *args):
+            if x.ndim != batched_ndim - 1:
+                return fn(x, *args)
+            args = [a[None] if getattr(a, "ndim", None) == x.ndim else a for a in args]
+            out = fn(x[None], *args)
+            return tuple(o[0] for o in out) if isinstance(out, tuple) else out[0]
+        return run
+    return wrap
+
+
+def out_size(size, k, s, d, lo, hi):
+    """Number of window positions along one dim."""
+    return (size + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def pad_array(x, pads, value=0.0):
+    """Pad the spatial dims (all dims after the first two) by ``((lo, hi), ...)``."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    xp = get_xp(x)
+    return xp.pad(x, ((0, 0), (0, 0)) + tuple(tuple(p) for p in pads), constant_values=value)
+
+
+def windows(x, ksize, stride, dilation, out):
+    """A read-only (N, C, *out, *ksize) view of ``x``: window positions, then kernel offsets."""
+    xp = get_xp(x)
+    nd = len(ksize)
+    st = x.strides
+    shape = x.shape[:2] + tuple(out) + tuple(ksize)
+    strides = (st[:2] + tuple(st[2 + i] * stride[i] for i in range(nd))
+               + tuple(st[2 + i] * dilation[i] for i in range(nd)))
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def im2col(x, ksize, stride, dilation, pads, out=None):
+    """(N, C * prod(ksize), prod(out)) columns, channel-major then kernel offset (unfold)."""
+    nd = len(ksize)
+    x = pad_array(x, pads)
+    if out is None:
+        out = tuple(out_size(x.shape[2 + i], ksize[i], stride[i], dilation[i], 0, 0)
+                    for i in range(nd))
+    n, c = x.shape[:2]
+    if all(k == 1 for k in ksize) and all(s == 1 for s in stride) and tuple(out) == x.shape[2:]:
+        return x.reshape(n, c, math.prod(out))  # 1x1 kernels: the input already is its columns
+    w = windows(x, ksize, stride, dilation, out)
+    perm = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
+    return w.transpose(perm).reshape(n, c * math.prod(ksize), math.prod(out))
+
+
+def col2im(cols, size, ksize, stride, dilation, pads, blocks):
+    """Sum columns back into an (N, C, *size) image: the adjoint of ``im2col`` (fold)."""
+    n, k = cols.shape[0], math.prod(ksize)
+    cv = cols.reshape((n, cols.shape[1] // k) + tuple(ksize) + tuple(blocks))
+    return col2im_view(cv, size, ksize, stride, dilation, pads, blocks)
+
+
+def col2im_view(cv, size, ksize, stride, dilation, pads, blocks):
+    """``col2im`` of columns given as an (N, C, *ksize, *blocks) array (or broadcast view)."""
+    xp = get_xp(cv)
+    nd = len(ksize)
+    k = math.prod(ksize)
+    padded = tuple(size[i] + pads[i][0] + pads[i][1] for i in range(nd))
+    y = xp.zeros(cv.shape[:2] + padded, cv.dtype)
+    lead = (slice(None), slice(None))
+    # NOTE: loop over whichever is fewer, kernel offsets or window positions; each step is
+    # one strided add over the whole batch.
+    if k <= math.prod(blocks):
+        for off in np.ndindex(*ksize):
+            sl = tuple(slice(off[i] * dilation[i],
+                             off[i] * dilation[i] + stride[i] * (blocks[i] - 1) + 1, stride[i])
+                       for i in range(nd))
+            y[lead + sl] += cv[lead + off]
+    else:
+        full = (slice(None),) * nd
+        for pos in np.ndindex(*blocks):
+            sl = tuple(slice(pos[i] * stride[i],
+                             pos[i] * stride[i] + dilation[i] * (ksize[i] - 1) + 1, dilation[i])
+                       for i in range(nd))
+            y[lead + sl] += cv[lead + full + pos]
+    if padded != tuple(size):
+        crop = tuple(slice(pads[i][0], pads[i][0] + size[i]) for i in range(nd))
+        y = xp.ascontiguousarray(y[lead + crop])
+    return y
+
+
+def _bias_shape(nd):
+    return (-1,) + (1,) * nd
+
+
+def _conv(x, w, b, stride, pads, dilation, groups):
+    xp = get_xp(x, w)
+    nd = w.ndim - 2
+    n, c = x.shape[:2]
+    o, ks = w.shape[0], w.shape[2:]
+    out = tuple(out_size(x.shape[2 + i], ks[i], stride[i], dilation[i], *pads[i])
+                for i in range(nd))
+    cols = im2col(x, ks, stride, dilation, pads, out)
+    cols = cols.reshape(n, groups, cols.shape[1] // groups, cols.shape[2])
+    y = xp.matmul(w.reshape(groups, o // groups, -1), cols).reshape((n, o) + out)
+    if b is not None:
+        y += b.reshape(_bias_shape(nd))
+    return y
+
+
+def transposed_size(size, ksize, stride, pads, dilation, output_padding):
+    return tuple((size[i] - 1) * stride[i] - pads[i][0] - pads[i][1]
+                 + dilation[i] * (ksize[i] - 1) + 1 + output_padding[i]
+                 for i in range(len(ksize)))
+
+
+def _conv_t(x, w, b, stride, pads, dilation, output_padding, groups):
+    xp = get_xp(x, w)
+    nd = w.ndim - 2
+    n, cin = x.shape[:2]
+    og, ks = w.shape[1], w.shape[2:]
+    sp = x.shape[2:]
+    size = transposed_size(sp, ks, stride, pads, dilation, output_padding)
+    wm = w.reshape(groups, cin // groups, -1).transpose(0, 2, 1)
+    cols = xp.matmul(wm, x.reshape(n, groups, cin // groups, math.prod(sp)))
+    y = col2im(cols.reshape(n, groups * og * math.prod(ks), math.prod(sp)), size, ks, stride,
+               dilation, pads, sp)
+    if b is not None:
+        y += b.reshape(_bias_shape(nd))
+    return y
+
+
+def _conv_weight(x, g, weight_size, stride, pads, dilation, groups):
+    xp = get_xp(x, g)
+    o, ks = weight_size[0], tuple(weight_size[2:])
+    n = x.shape[0]
+    out = g.shape[2:]
+    cols = im2col(x, ks, stride, dilation, pads, out)
+    cols = cols.reshape(n, groups, cols.shape[1] // groups, cols.shape[2])
+    gm = g.reshape(n, groups, o // groups, math.prod(out))
+    gw = xp.matmul(gm, cols.transpose(0, 1, 3, 2))
+    return gw.sum(0).reshape(tuple(weight_size))
+
+
+# -- ops --------------------------------------------------------------------------------------
+@op("convolution", tensors=3, promote=NONE, node="ConvolutionBackward0")
+def convolution(input, weight, bias, stride, padding, dilation, transposed,  # noqa: A002
+                output_padding, groups):
+    if transposed:
+        return _conv_t(input, weight, bias, stride, padding, dilation, output_padding, groups)
+    return _conv(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _crop(x, size):
+    """``x`` cut down to spatial ``size`` (only ever needed for odd output paddings)."""
+    if tuple(x.shape[2:]) == tuple(size):
+        return x
+    return x[(slice(None), slice(None)) + tuple(slice(0, s) for s in size)]
+
+
+def _adjoint_padding(size, out, ksize, stride, pads, dilation):
+    """The output padding that makes a transposed convolution of ``out`` have ``size``."""
+    full = transposed_size(out, ksize, stride, pads, dilation, (0,) * len(ksize))
+    return tuple(size[i] - full[i] for i in range(len(ksize)))
+
+
+@convolution.grad("input")
+def _(grad, weight, input_shape, stride, padding, dilation, transposed, groups):
+    sp = tuple(input_shape[2:])
+    ks = tuple(weight.shape[2:])
+    if transposed:
+        g = convolution(grad, weight, None, stride, padding, dilation, False, None, groups)
+        return _crop(g, sp)
+    opad = _adjoint_padding(sp, tuple(grad.shape[2:]), ks, stride, padding, dilation)
+    return convolution(grad, weight, None, stride, padding, dilation, True, opad, groups)
+
+
+@convolution.grad("weight")
+def _(grad, input, weight_shape, stride, padding, dilation, transposed, groups):  # noqa: A002
+    if transposed:
+        return convolution_backward_weight(grad, input, weight_shape, stride, padding,
+                                           dilation, groups)
+    return convolution_backward_weight(input, grad, weight_shape, stride, padding, dilation,
+                                       groups)
+
+
+@convolution.grad("bias")
+def _(grad):
+    from .reduction import sum as _sum
+    return _sum(grad, (0,) + tuple(range(2, grad.ndim)))
+
+
+@op("convolution_backward_weight", tensors=2, promote=NONE)
+def convolution_backward_weight(input, grad_output, weight_size, stride, padding,  # noqa: A002
+                                dilation, groups):
+    """The weight gradient of a convolution (bilinear in input and grad_output)."""
+    return _conv_weight(input, grad_output, weight_size, stride, padding, dilation, groups)
+
+
+@convolution_backward_weight.grad("input")
+def _(grad, grad_output, input_shape, stride, padding, dilation, groups):
+    sp = tuple(input_shape[2:])
+    ks = tuple(grad.shape[2:])
+    opad = _adjoint_padding(sp, tuple(grad_output.shape[2:]), ks, stride, padding, dilation)
+    return convolution(grad_output, grad, None, stride, padding, dilation, True, opad, groups)
+
+
+@convolution_backward_weight.grad("grad_output")
+def _(grad, input, grad_output_shape, stride, padding, dilation, groups):  # noqa: A002
+    g = convolution(input, grad, None, stride, padding, dilation, False, None, groups)
+    return _crop(g, tuple(grad_output_shape[2:]))
+
+
+# -- argument checking (torch's messages) --------------------------------------------------------
+def expand_param(value, nd, name):
+    """An int or a sequence of ``nd`` ints as a tuple, with torch's error otherwise."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * nd
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * nd
+    if len(value) != nd:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} "
+                           f"values to match the convolution dimensions, but got "
+                           f"{name}={list(value)}")
+    return value
+
+
+def _size_list(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _check_conv(input, weight, bias, stride, pads, dilation, groups, transposed, opad):
+    nd = weight.ndim - 2
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if input.ndim != weight.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for "
+                           f"{weight.ndim}-dimensional weight {_size_list(weight.shape)}, but "
+                           f"got {input.ndim}-dimensional input of size "
+                           f"{_size_list(input.shape)} instead")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
+                           f"{groups} at dimension 0, but got weight of size "
+                           f"[{_size_list(weight.shape)}] instead")
+    c = input.shape[1]
+    if transposed:
+        if c != weight.shape[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {_size_list(weight.shape)}, "
+                               f"expected input{_size_list(input.shape)} to have "
+                               f"{weight.shape[0]} channels, but got {c} channels instead")
+        out_c = weight.shape[1] * groups
+    else:
+        if c != weight.shape[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size "
+                               f"{_size_list(weight.shape)}, expected input"
+                               f"{_size_list(input.shape)} to have {weight.shape[1] * groups} "
+                               f"channels, but got {c} channels instead")
+        out_c = weight.shape[0]
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
+        raise RuntimeError(f"Given weight of size {_size_list(weight.shape)}, expected bias to "
+                           f"be 1-dimensional with {out_c} elements, but got bias of size "
+                           f"{_size_list(bias.shape)} instead")
+    if transposed:
+        if any(opad[i] >= stride[i] and opad[i] >= dilation[i] for i in range(nd)):
+            names = ["depth", "height", "width"][-nd:] if nd > 1 else ["width"]
+            op_s = " ".join(f"output_padding_{n}: {opad[i]}" for i, n in enumerate(names))
+            st_s = " ".join(f"stride_{n}: {stride[i]}" for i, n in enumerate(names))
+            di_s = " ".join(f"dilation_{n}: {dilation[i]}" for i, n in enumerate(names))
+            raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                               f"but got {op_s} {st_s} {di_s}")
+        return
+    padded = [input.shape[2 + i] + pads[i][0] + pads[i][1] for i in range(nd)]
+    eff = [dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(nd)]
+    if any(p < k for p, k in zip(padded, eff)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "
+                           f"actual input size")
+
+
+def _check_dtypes(input, weight, bias):  # noqa: A002
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found "
+                           f"{weight.dtype.scalar_name}")
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_c_type(input)}) and bias type ({_c_type(bias)}) "
+                           "should be the same")
+
+
+def _c_type(t):
+    return {"Float": "float", "Double": "double", "Half": "c10::Half"}.get(
+        t.dtype.scalar_name, t.dtype.scalar_name)
+
+
+def _same_padding(input, weight, stride, dilation, nd):
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    pads = []
+    for i in range(nd):
+        total = dilation[i] * (weight.shape[2 + i] - 1)
+        pads.append((total // 2, total - total // 2))
+    if any(lo != hi for lo, hi in pads):
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                      "require a zero-padded copy of the input be created", UserWarning,
+                      stacklevel=4)
+    return tuple(pads)
+
+
+def _batchify(input, nd, name):
+    """(batched input, was it unbatched) with torch's dimension error."""
+    if input.ndim == nd + 2:
+        return input, False
+    if input.ndim == nd + 1:
+        from .shape import unsqueeze
+        return unsqueeze(input, 0), True
+    raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, "
+                       f"but got input of size: {_size_list(input.shape)}")
+
+
+def _unbatch(out, unbatched):
+    if not unbatched:
+        return out
+    from .shape import squeeze
+    return squeeze(out, 0)
+
+
+def _convnd(nd, name):
+    def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+        stride = expand_param(stride, nd, "stride")
+        dilation = expand_param(dilation, nd, "dilation")
+        x, unbatched = _batchify(input, nd, name)
+        if weight.ndim != nd + 2:
+            raise RuntimeError(f"Expected {nd + 2}-dimensional input for {weight.ndim}"
+                               f"-dimensional weight {_size_list(weight.shape)}, but got "
+                               f"{x.ndim}-dimensional input of size {_size_list(x.shape)} "
+                               "instead")
+        if isinstance(padding, str):
+            if padding == "valid":
+                pads = ((0, 0),) * nd
+            elif padding == "same":
+                pads = _same_padding(x, weight, stride, dilation, nd)
+            else:
+                raise RuntimeError(f"Invalid padding string: '{padding}'")
+        else:
+            pads = tuple((p, p) for p in expand_param(padding, nd, "padding"))
+        _check_dtypes(x, weight, bias)
+        _check_conv(x, weight, bias, stride, pads, dilation, groups, False, None)
+        out = convolution(x, weight, bias, stride, pads, dilation, False, None, groups)
+        return _unbatch(out, unbatched)
+    conv.__name__ = conv.__qualname__ = name
+    conv.__doc__ = f"Applies a {nd}D convolution over an input signal of several input planes."
+    return conv
+
+
+def _conv_transposend(nd, name):
+    def conv_transpose(input, weight, bias=None, stride=1, padding=0,  # noqa: A002
+                       output_padding=0, groups=1, dilation=1):
+        stride = expand_param(stride, nd, "stride")
+        dilation = expand_param(dilation, nd, "dilation")
+        opad = expand_param(output_padding, nd, "output_padding")
+        pads = tuple((p, p) for p in expand_param(padding, nd, "padding"))
+        x, unbatched = _batchify(input, nd, name)
+        _check_dtypes(x, weight, bias)
+        _check_conv(x, weight, bias, stride, pads, dilation, groups, True, opad)
+        out = convolution(x, weight, bias, stride, pads, dilation, True, opad, groups)
+        return _unbatch(out, unbatched)
+    conv_transpose.__name__ = conv_transpose.__qualname__ = name
+    conv_transpose.__doc__ = (f"Applies a {nd}D transposed convolution operator over an input "
+                              "image composed of several input planes.")
+    return conv_transpose
+
+
+conv1d = _convnd(1, "conv1d")
+conv2d = _convnd(2, "conv2d")
+conv3d = _convnd(3, "conv3d")
+conv_transpose1d = _conv_transposend(1, "conv_transpose1d")
+conv_transpose2d = _conv_transposend(2, "conv_transpose2d")
+conv_transpose3d = _conv_transposend(3, "conv_transpose3d")
+
+
+# -- unfold / fold --------------------------------------------------------------------------------
+@op("im2col", promote=NONE, node="Im2ColBackward0")
+@lifted(4)
+def _im2col(self, kernel_size, dilation, padding, stride):
+    return im2col(self, kernel_size, stride, dilation, tuple((p, p) for p in padding))
+
+
+@_im2col.grad("self")
+def _(grad, self_shape, kernel_size, dilation, padding, stride):
+    return _col2im(grad, tuple(self_shape[-2:]), kernel_size, dilation, padding, stride)
+
+
+@op("col2im", promote=NONE, node="Col2ImBackward0")
+@lifted(3)
+def _col2im(self, output_size, kernel_size, dilation, padding, stride):
+    pads = tuple((p, p) for p in padding)
+    blocks = tuple(out_size(output_size[i], kernel_size[i], stride[i], dilation[i], *pads[i])
+                   for i in range(2))
+    return col2im(self, output_size, kernel_size, stride, dilation, pads, blocks)
+
+
+@_col2im.grad("self")
+def _(grad, kernel_size, dilation, padding, stride):
+    return _im2col(grad, kernel_size, dilation, padding, stride)
+
+
+def _pair(v, name):
+    return expand_param(v, 2, name)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """Extracts sliding local blocks from a batched input tensor."""
+    if input.ndim not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
+                                  f"(got {input.ndim}D)")
+    ks, dil = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
+    pad, st = _pair(padding, "padding"), _pair(stride, "stride")
+    x = input
+    blocks = [out_size(x.shape[-2 + i], ks[i], st[i], dil[i], pad[i], pad[i]) for i in range(2)]
+    if any(b <= 0 for b in blocks):
+        raise RuntimeError(f"Given input with spatial size ({x.shape[-2]}, {x.shape[-1]}), "
+                           f"kernel_size=({ks[0]}, {ks[1]}), dilation=({dil[0]}, {dil[1]}), "
+                           f"padding=({pad[0]}, {pad[1]}), calculated shape of the array of "
+                           f"sliding blocks as ({blocks[0]}, {blocks[1]}), but its components "
+                           "must be at least one.")
+    return _im2col(x, ks, dil, pad, st)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """Combines an array of sliding local blocks into a large containing tensor."""
+    if input.ndim not in (2, 3):
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
+                                  f"Tensors are supported (got {input.ndim}D)")
+    osz, ks = _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size")
+    dil, pad, st = _pair(dilation, "dilation"), _pair(padding, "padding"), _pair(stride, "stride")
+    x = input
+    k = ks[0] * ks[1]
+    if x.shape[-2] % k:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size({x.ndim - 2})={x.shape[-2]} and "
+                           f"kernel_size=({ks[0]}, {ks[1]}).")
+    blocks = [out_size(osz[i], ks[i], st[i], dil[i], pad[i], pad[i]) for i in range(2)]
+    if blocks[0] * blocks[1] != x.shape[-1]:
+        raise RuntimeError(f"Given output_size=({osz[0]}, {osz[1]}), kernel_size=({ks[0]}, "
+                           f"{ks[1]}), dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, "
+                           f"{pad[1]}), stride=({st[0]}, {st[1]}), expected size of input's "
+                           f"dimension 2 to match the calculated number of sliding blocks "
+                           f"{blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+                           f"input.size({x.ndim - 1})={x.shape[-1]}.")
+    return _col2im(x, osz, ks, dil, pad, st)
+
+

@@ -1,4 +1,381 @@
-"""normalization ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Normalization: batch, layer, group, instance and local response norm.
+
+batch_norm, layer_norm and group_norm are fused primitives: the forward computes the
+statistics once and applies one scale-and-shift. Their derivative formulas recompute the
+statistics from the saved input with ember ops (cheap next to the GEMMs around them), so the
+same formula, handed Tensors under create_graph, gives exact second derivatives.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+import numbers
+
+import numpy as np
+
+from .._backend import get_xp
+from .._tensor import Tensor
+from .reduction import mean, sum as _sum
+from .registry import NONE, op
+from .shape import reshape
+
+__all__ = ["layer_norm", "group_norm"]
+# nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
+FUNCTIONAL = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "local_response_norm"]
+
+
+def _raw(t):
+    return t._data if isinstance(t, Tensor) else t
+
+
+def _stats(x, axes, eps):
+    """Mean and 1/sqrt(biased var + eps) over ``axes`` (kept), on raw arrays."""
+    xp = get_xp(x)
+    m = x.mean(axis=axes, keepdims=True)
+    d = x - m
+    var = (d * d).mean(axis=axes, keepdims=True)
+    return m, var, 1.0 / xp.sqrt(var + eps)
+
+
+def _normalized(x, axes, eps):
+    """(x - mean) * rstd with ember ops: differentiable under create_graph."""
+    from .pointwise import sqrt
+    m = mean(x, axes, keepdim=True)
+    d = x - m
+    rstd = 1.0 / sqrt(mean(d * d, axes, keepdim=True) + eps)
+    return d * rstd, rstd
+
+
+def _norm_grad_input(gw, xhat, rstd, axes):
+    """d/dx of an affine-free normalization over ``axes`` given grad*weight ``gw``."""
+    return rstd * (gw - mean(gw, axes, keepdim=True) - xhat * mean(gw * xhat, axes,
+                                                                       keepdim=True))
+
+
+def _channel_shape(ndim):
+    return (1, -1) + (1,) * (ndim - 2)
+
+
+# -- batch norm ---------------------------------------------------------------------------------
+@op("native_batch_norm", tensors=3, promote=NONE, node="NativeBatchNormBackward0")
+def batch_norm_op(input, weight, bias, running_mean, running_var, training,  # noqa: A002
+                  momentum, eps):
+    xp = get_xp(input)
+    axes = (0,) + tuple(range(2, input.ndim))
+    cs = _channel_shape(input.ndim)
+    if training:
+        m, var, rstd = _stats(input, axes, eps)
+        if running_mean is not None or running_var is not None:
+            _update_running(running_mean, running_var, m.reshape(-1), var.reshape(-1),
+                            input.size // input.shape[1], momentum)
+    else:
+        m = _raw(running_mean).reshape(cs)
+        rstd = (1.0 / xp.sqrt(_raw(running_var) + eps)).astype(input.dtype).reshape(cs)
+    scale = rstd if weight is None else rstd * weight.reshape(cs)
+    shift = -m * scale if bias is None else bias.reshape(cs) - m * scale
+    return input * scale + shift
+
+
+def _update_running(running_mean, running_var, m, var, n, momentum):
+    """torch's in-place running statistics update (unbiased variance)."""
+    with np.errstate(all="ignore"):
+        if running_mean is not None:
+            rm = _raw(running_mean)
+            rm *= 1 - momentum
+            rm += (momentum * m).astype(rm.dtype)
+            if isinstance(running_mean, Tensor):
+                running_mean._bump_version()
+        if running_var is not None:
+            rv = _raw(running_var)
+            rv *= 1 - momentum
+            rv += (momentum * var * (n / max(n - 1, 1) if n > 1 else np.inf)).astype(rv.dtype)
+            if isinstance(running_var, Tensor):
+                running_var._bump_version()
+
+
+def _const(array, like):
+    """A constant array in the formula's mode: a Tensor beside Tensors, else the array."""
+    if isinstance(like, Tensor):
+        from .._tensor import _wrap
+        return _wrap(array)
+    return array
+
+
+def _eval_rstd(running_var, eps, like):
+    xp = get_xp(_raw(like))
+    rv = _raw(running_var)
+    rstd = (1.0 / xp.sqrt(rv + eps)).astype(rv.dtype).reshape(_channel_shape(like.ndim))
+    return _const(rstd, like)
+
+
+@batch_norm_op.grad("input")
+def _(grad, input, weight, running_mean, running_var, training, eps):  # noqa: A002
+    cs = _channel_shape(input.ndim)
+    gw = grad if weight is None else grad * reshape(weight, cs)
+    if not training:
+        return gw * _eval_rstd(running_var, eps, input)
+    axes = (0,) + tuple(range(2, input.ndim))
+    xhat, rstd = _normalized(input, axes, eps)
+    return _norm_grad_input(gw, xhat, rstd, axes)
+
+
+@batch_norm_op.grad("weight")
+def _(grad, input, running_mean, running_var, training, eps):  # noqa: A002
+    axes = (0,) + tuple(range(2, input.ndim))
+    if training:
+        xhat, _ = _normalized(input, axes, eps)
+    else:
+        cs = _channel_shape(input.ndim)
+        rm = _const(_raw(running_mean).reshape(cs), input)
+        xhat = (input - rm) * _eval_rstd(running_var, eps, input)
+    return _sum(grad * xhat, axes)
+
+
+@batch_norm_op.grad("bias")
+def _(grad):
+    return _sum(grad, (0,) + tuple(range(2, grad.ndim)))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
+               training=False, momentum=0.1, eps=1e-05):
+    """Applies Batch Normalization for each channel across a batch of data."""
+    if training:
+        size = math.prod(input.shape) // input.shape[1] if input.ndim > 1 else 1
+        if size == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape!r}")
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    return batch_norm_op(input, weight, bias, running_mean, running_var, bool(training),
+                         momentum, eps)
+
+
+# -- layer norm ---------------------------------------------------------------------------------
+@op("native_layer_norm", tensors=3, promote=NONE, node="NativeLayerNormBackward0")
+def layer_norm_op(input, weight, bias, normalized_shape, eps):  # noqa: A002
+    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    m, _, rstd = _stats(input, axes, eps)
+    out = (input - m) * rstd
+    if weight is not None:
+        out *= weight
+    if bias is not None:
+        out += bias
+    return out
+
+
+@layer_norm_op.grad("input")
+def _(grad, input, weight, normalized_shape, eps):  # noqa: A002
+    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    xhat, rstd = _normalized(input, axes, eps)
+    gw = grad if weight is None else grad * weight
+    return _norm_grad_input(gw, xhat, rstd, axes)
+
+
+@layer_norm_op.grad("weight")
+def _(grad, input, normalized_shape, eps):  # noqa: A002
+    k = len(normalized_shape)
+    axes = tuple(range(input.ndim - k, input.ndim))
+    xhat, _ = _normalized(input, axes, eps)
+    lead = tuple(range(input.ndim - k))
+    return _sum(grad * xhat, lead) if lead else grad * xhat
+
+
+@layer_norm_op.grad("bias")
+def _(grad, normalized_shape):
+    lead = tuple(range(grad.ndim - len(normalized_shape)))
+    return _sum(grad, lead) if lead else grad
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # noqa: A002
+    """Applies Layer Normalization over the last dimensions."""
+    shape = ((normalized_shape,) if isinstance(normalized_shape, numbers.Integral)
+             else tuple(normalized_shape))
+    k = len(shape)
+    if tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(shape)}")
+    return layer_norm_op(input, weight, bias, shape, eps)
+
+
+# -- group norm ---------------------------------------------------------------------------------
+@op("native_group_norm", tensors=3, promote=NONE, node="NativeGroupNormBackward0")
+def group_norm_op(input, weight, bias, group, eps):  # noqa: A002
+    n, c = input.shape[:2]
+    x = input.reshape(n, group, -1)
+    m, _, rstd = _stats(x, (2,), eps)
+    out = ((x - m) * rstd).reshape(input.shape)
+    cs = _channel_shape(input.ndim)
+    if weight is not None:
+        out *= weight.reshape(cs)
+    if bias is not None:
+        out += bias.reshape(cs)
+    return out
+
+
+def _group_xhat(input, group, eps):
+    n = input.shape[0]
+    xhat, rstd = _normalized(reshape(input, (n, group, -1)), (2,), eps)
+    return xhat, rstd
+
+
+@group_norm_op.grad("input")
+def _(grad, input, weight, group, eps):  # noqa: A002
+    n = input.shape[0]
+    gw = grad if weight is None else grad * reshape(weight, _channel_shape(input.ndim))
+    xhat, rstd = _group_xhat(input, group, eps)
+    gi = _norm_grad_input(reshape(gw, (n, group, -1)), xhat, rstd, (2,))
+    return reshape(gi, tuple(input.shape))
+
+
+@group_norm_op.grad("weight")
+def _(grad, input, group, eps):  # noqa: A002
+    xhat, _ = _group_xhat(input, group, eps)
+    return _sum(grad * reshape(xhat, tuple(input.shape)), (0,) + tuple(range(2, input.ndim)))
+
+
+@group_norm_op.grad("bias")
+def _(grad):
+    return _sum(grad, (0,) + tuple(range(2, grad.ndim)))
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):  # noqa: A002
+    """Applies Group Normalization over groups of channels."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    c = input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"{list(t.shape)} and input of shape {list(input.shape)}")
+    return group_norm_op(input, weight, bias, num_groups, eps)
+
+
+# -- instance norm ------------------------------------------------------------------------------
+def _repeat(t, b):
+    """``t`` (C,) repeated ``b`` times (differentiably), as torch's repeat_if_defined."""
+    if t is None:
+        return None
+    from .shape import expand, unsqueeze
+    return reshape(expand(unsqueeze(t, 0), (b, t.shape[0])), (b * t.shape[0],))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,  # noqa: A002
+                  use_input_stats=True, momentum=0.1, eps=1e-05):
+    """Applies Instance Normalization independently for each channel in every sample."""
+    if use_input_stats:
+        size = math.prod(input.shape[2:])
+        if size == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {input.shape!r}")
+    b, c = input.shape[:2]
+    x = reshape(input, (1, b * c) + tuple(input.shape[2:]))
+    rm = None if running_mean is None else _tile(running_mean, b)
+    rv = None if running_var is None else _tile(running_var, b)
+    out = batch_norm(x, rm, rv, _repeat(weight, b), _repeat(bias, b), use_input_stats,
+                     momentum, eps)
+    if running_mean is not None:
+        _raw(running_mean)[...] = _raw(rm).reshape(b, c).mean(0)
+        running_mean._bump_version()
+    if running_var is not None:
+        _raw(running_var)[...] = _raw(rv).reshape(b, c).mean(0)
+        running_var._bump_version()
+    return reshape(out, tuple(input.shape))
+
+
+def _tile(t, b):
+    from .._tensor import _wrap
+    return _wrap(np.tile(_raw(t), b))
+
+
+# -- local response norm ------------------------------------------------------------------------
+def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):  # noqa: A002
+    """Applies local response normalization over channels."""
+    from .pooling import avg_pool2d
+    from .shape import cat, squeeze
+    from .._creation import zeros
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input * input
+    n, c = input.shape[:2]
+    div = reshape(div, (n, 1, c, -1))
+    rest = div.shape[3]
+    lo, hi = size // 2, (size - 1) // 2
+    parts = [div]
+    if lo:
+        parts.insert(0, zeros((n, 1, lo, rest), dtype=input.dtype))
+    if hi:
+        parts.append(zeros((n, 1, hi, rest), dtype=input.dtype))
+    if len(parts) > 1:
+        div = cat(parts, 2)
+    div = squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
+    div = reshape(div, tuple(input.shape))
+    div = (div * alpha + k) ** beta
+    return input / div
+
+
+# -- attention ------------------------------------------------------------------------------------
+def softmax_(x, dim):
+    """softmax through ember.nn.functional when it has one, else a stable composite."""
+    import ember.nn.functional as F
+    fn = getattr(F, "softmax", None)
+    if fn is not None:
+        return fn(x, dim)
+    from .pointwise import exp
+    from .reduction import max as _max
+    e = exp(x - _max(x, dim, keepdim=True)[0].detach())
+    return e / _sum(e, dim, keepdim=True)
+
+
+def _dropout(x, p, training=True):
+    if p == 0 or not training:
+        return x
+    import ember.nn.functional as F
+    fn = getattr(F, "dropout", None)
+    if fn is not None:
+        return fn(x, p, training)
+    from .._creation import rand
+    keep = (rand(tuple(x.shape), dtype=x.dtype) >= p).to(x.dtype)
+    return x * keep * (1.0 / (1 - p))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V, with torch's mask conventions."""
+    from .._tensor import _wrap
+    from .linalg import matmul
+    from .pointwise import where
+    n_q, n_k = query.shape[-2], key.shape[-2]
+    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = matmul(query, key.transpose(-2, -1)) * s
+    if is_causal:
+        keep = np.tril(np.ones((n_q, n_k), dtype=bool))
+        scores = where(_wrap(keep), scores, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype.is_floating_point:
+            scores = scores + attn_mask
+        else:
+            scores = where(attn_mask, scores, float("-inf"))
+    weights = _dropout(softmax_(scores, -1), dropout_p)
+    return matmul(weights, value)
+
+
+FUNCTIONAL.append("scaled_dot_product_attention")

@@ -1,4 +1,608 @@
-"""pooling ops (see DESIGN: each op block has its forward and derivative side by side)."""
+"""Pooling, resampling (interpolate) and pixel shuffles.
+
+Max pooling compares the kernel offsets of a strided window view one offset at a time (a few
+vectorised passes, no per-pixel loop) and records flat input indices; its gradient scatters
+into those indices and the gradient of that scatter gathers from them, so the pair is closed
+under differentiation. Average pooling and its adjoint are a window sum and a col2im. Adaptive
+average pooling and linear / nearest interpolation are separable linear maps: one small
+matrix per spatial dim, applied with matmul; their adjoints apply the transposes.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import functools
+import math
+
+import numpy as np
+
+from .._backend import get_xp, scatter_add
+from .._tensor import Tensor
+from .conv import col2im_view, expand_param, lifted, pad_array, windows
+from .registry import NONE, op
+from .shape import squeeze, unsqueeze
+
+__all__ = ["adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle"]
+# nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
+FUNCTIONAL = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+              "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+              "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+
+
+# -- shapes and checks -----------------------------------------------------------------------------
+def pool_out(size, k, s, p, d, ceil_mode):
+    """torch's pooling_output_shape for one dim."""
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _right_pad(size, k, s, p, d, out):
+    """Padding on the high side so that every window (ceil_mode included) lies inside."""
+    return max(p, (out - 1) * s + d * (k - 1) + 1 - size - p)
+
+
+def _check_pool(x, ks, st, pads, dil, ceil_mode, name):
+    if any(s == 0 for s in st) or any(k == 0 for k in ks):
+        raise RuntimeError("stride should not be zero")
+    if any(d <= 0 for d in dil):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dil[0]} "
+                           f"dilationW: {dil[1]}")
+    for k, p, d in zip(ks, pads, dil):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    out = [pool_out(x.shape[2 + i], ks[i], st[i], pads[i], dil[i], ceil_mode) for i in range(2)]
+    if any(o <= 0 for o in out):
+        if name == "max_pool1d":
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {out[1]}")
+        c, h, w = x.shape[1:]
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+                           f"({c}x{out[0]}x{out[1]}). Output size is too small")
+    return tuple(out)
+
+
+def _batchify(input, name, message=None):  # noqa: A002
+    if input.ndim == 4:
+        return input, False
+    if input.ndim == 3:
+        return unsqueeze(input, 0), True
+    raise RuntimeError(message or "non-empty 3D or 4D (batch mode) tensor expected for input")
+
+
+def _unbatch(out, unbatched):
+    return squeeze(out, 0) if unbatched else out
+
+
+def plane_size(x):
+    return x.shape[-1] * x.shape[-2]
+
+
+# -- max pooling ----------------------------------------------------------------------------------
+def _max_windows(x, ks, st, pads, dil, out):
+    lo = [pads[i] for i in range(2)]
+    hi = [_right_pad(x.shape[2 + i], ks[i], st[i], pads[i], dil[i], out[i]) for i in range(2)]
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp_ = pad_array(x, tuple(zip(lo, hi)), fill)
+    return windows(xp_, ks, st, dil, out)
+
+
+@op("max_pool2d_with_indices", promote=NONE, outputs=2, diff_outputs=(True, False),
+    node="MaxPool2DWithIndicesBackward0")
+@lifted(4)
+def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    xp = get_xp(self)
+    ks, st, pads, dil = kernel_size, stride, padding, dilation
+    out = tuple(pool_out(self.shape[2 + i], ks[i], st[i], pads[i], dil[i], ceil_mode)
+                for i in range(2))
+    win = _max_windows(self, ks, st, pads, dil, out)
+    best = win[..., 0, 0].copy()
+    arg = xp.zeros(best.shape, np.int64)
+    # NOTE: torch's rule, val > max or isnan(val): the last NaN of a window wins.
+    for k, (a, b) in enumerate(np.ndindex(*ks)):
+        if k == 0:
+            continue
+        v = win[..., a, b]
+        take = v > best
+        if self.dtype.kind == "f":
+            take |= xp.isnan(v)
+        xp.copyto(best, v, where=take)
+        xp.copyto(arg, k, where=take)
+    kh, kw = xp.divmod(arg, ks[1])
+    rows = (xp.arange(out[0]) * st[0] - pads[0]).reshape(-1, 1) + kh * dil[0]
+    cols = xp.arange(out[1]) * st[1] - pads[1] + kw * dil[1]
+    return best, rows * self.shape[3] + cols
+
+
+@max_pool2d_with_indices.grad("self")
+def _(grads, self_shape, result1):
+    return max_pool2d_with_indices_backward(grads[0], result1, self_shape)
+
+
+@op("max_pool2d_with_indices_backward", tensors=2, promote=NONE,
+    node="MaxPool2DWithIndicesBackwardBackward0")
+def max_pool2d_with_indices_backward(grad_output, indices, input_size):
+    """Scatter-add of ``grad_output`` into the flat input positions ``indices``."""
+    xp = get_xp(grad_output)
+    rows = math.prod(grad_output.shape[:-2])
+    plane = math.prod(input_size[-2:])
+    out = xp.zeros((rows, plane), grad_output.dtype)
+    base = (xp.arange(rows, dtype=np.int64) * plane).reshape(rows, 1)
+    flat = (indices.reshape(rows, indices.size // max(rows, 1)) + base).ravel()
+    scatter_add(out.reshape(-1), flat, grad_output.reshape(-1))
+    return out.reshape(tuple(input_size))
+
+
+@max_pool2d_with_indices_backward.grad("grad_output")
+def _(grad, indices):
+    return pool_gather(grad, indices)
+
+
+@op("max_pool2d_gather", tensors=2, promote=NONE)
+def pool_gather(self, indices):
+    """``self`` (N, C, H, W) read at the flat plane positions ``indices`` (N, C, ...)."""
+    xp = get_xp(self)
+    rows = math.prod(self.shape[:-2])
+    cols = indices.size // max(rows, 1)
+    flat = xp.take_along_axis(self.reshape(rows, plane_size(self)), indices.reshape(rows, cols),
+                              axis=1)
+    return flat.reshape(indices.shape)
+
+
+@pool_gather.grad("self")
+def _(grad, indices, self_shape):
+    return max_pool2d_with_indices_backward(grad, indices, self_shape)
+
+
+def _pool_params(kernel_size, stride, padding, dilation, nd=2):
+    ks = expand_param(kernel_size, nd, "kernel_size")
+    st = ks if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        expand_param(stride, nd, "stride")
+    return ks, st, expand_param(padding, nd, "padding"), expand_param(dilation, nd, "dilation")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+               ceil_mode=False, return_indices=False):
+    """Applies a 2D max pooling over an input signal composed of several input planes."""
+    ks, st, pads, dil = _pool_params(kernel_size, stride, padding, dilation)
+    x, _ = _batchify(input, "max_pool2d")
+    _check_pool(x, ks, st, pads, dil, ceil_mode, "max_pool2d")
+    out, idx = max_pool2d_with_indices(input, ks, st, pads, dil, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+               ceil_mode=False, return_indices=False):
+    """Applies a 1D max pooling over an input signal composed of several input planes."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
+    ks, st, pads, dil = _pool_params(kernel_size, stride, padding, dilation, 1)
+    x = unsqueeze(input, -2)
+    xb = x if x.ndim == 4 else unsqueeze(x, 0)
+    _check_pool(xb, (1,) + ks, (1,) + st, (0,) + pads, (1,) + dil, ceil_mode, "max_pool1d")
+    out, idx = max_pool2d_with_indices(x, (1,) + ks, (1,) + st, (0,) + pads, (1,) + dil,
+                                       ceil_mode)
+    out, idx = squeeze(out, -2), squeeze(idx, -2)
+    return (out, idx) if return_indices else out
+
+
+# -- average pooling ------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _divisors(size, ks, st, pads, ceil_mode, count_include_pad, divisor_override):
+    """(Ho, Wo) divisors of every window, as torch's avg_pool2d computes them."""
+    per_dim = []
+    for i in range(2):
+        o = pool_out(size[i], ks[i], st[i], pads[i], 1, ceil_mode)
+        start = np.arange(o) * st[i] - pads[i]
+        end = np.minimum(start + ks[i], size[i] + pads[i])
+        pool = end - start
+        inside = np.minimum(end, size[i]) - np.maximum(start, 0)
+        per_dim.append(pool if count_include_pad else inside)
+    if divisor_override:
+        return np.full((len(per_dim[0]), len(per_dim[1])), float(divisor_override))
+    return np.multiply.outer(per_dim[0], per_dim[1]).astype(np.float64)
+
+
+@op("avg_pool2d", promote=NONE, node="AvgPool2DBackward0")
+@lifted(4)
+def avg_pool2d_op(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                  divisor_override):
+    ks, st, pads = kernel_size, stride, padding
+    size = self.shape[2:]
+    out = tuple(pool_out(size[i], ks[i], st[i], pads[i], 1, ceil_mode) for i in range(2))
+    hi = [_right_pad(size[i], ks[i], st[i], pads[i], 1, out[i]) for i in range(2)]
+    win = windows(pad_array(self, tuple(zip(pads, hi))), ks, st, (1, 1), out)
+    acc = win[..., 0, 0].copy()
+    for a, b in list(np.ndindex(*ks))[1:]:
+        acc += win[..., a, b]
+    div = _divisors(tuple(size), ks, st, pads, ceil_mode, count_include_pad, divisor_override)
+    return acc / div.astype(self.dtype)
+
+
+@avg_pool2d_op.grad("self")
+def _(grad, self_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+      divisor_override):
+    return avg_pool2d_backward(grad, self_shape, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override)
+
+
+@op("avg_pool2d_backward", promote=NONE, node="AvgPool2DBackwardBackward0")
+def avg_pool2d_backward(grad_output, input_size, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    if grad_output.ndim == 3:
+        return avg_pool2d_backward.kernel(grad_output[None], (1,) + tuple(input_size),
+                                          kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override)[0]
+    xp = get_xp(grad_output)
+    ks, st, pads = kernel_size, stride, padding
+    size = tuple(input_size[2:])
+    out = grad_output.shape[2:]
+    div = _divisors(size, ks, st, pads, ceil_mode, count_include_pad, divisor_override)
+    g = grad_output / xp.asarray(div.astype(grad_output.dtype))
+    hi = [_right_pad(size[i], ks[i], st[i], pads[i], 1, out[i]) for i in range(2)]
+    n, c = g.shape[:2]
+    cv = xp.broadcast_to(g.reshape(n, c, 1, 1, *out), (n, c) + tuple(ks) + tuple(out))
+    return col2im_view(cv, size, ks, st, (1, 1), tuple(zip(pads, hi)), out)
+
+
+@avg_pool2d_backward.grad("grad_output")
+def _(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return avg_pool2d_op(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True, divisor_override=None):
+    """Applies 2D average-pooling operation in kH x kW regions by step size sH x sW steps."""
+    ks, st, pads, _ = _pool_params(kernel_size, stride, padding, 1)
+    if input.ndim not in (3, 4):
+        from .._tensor import _wrap_dim
+        _wrap_dim(-3, input.ndim)
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    x, _ = _batchify(input, "avg_pool2d")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _check_pool(x, ks, st, pads, (1, 1), ceil_mode, "avg_pool2d")
+    return avg_pool2d_op(input, ks, st, pads, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True):
+    """Applies a 1D average pooling over an input signal composed of several input planes."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for avg_pool1d)")
+    ks, st, pads, _ = _pool_params(kernel_size, stride, padding, 1, 1)
+    out = avg_pool2d(unsqueeze(input, -2), (1,) + ks, (1,) + st, (0,) + pads, ceil_mode,
+                     count_include_pad)
+    return squeeze(out, -2)
+
+
+# -- separable linear maps: adaptive average pooling, linear and nearest interpolation -----------
+def _apply_mats(x, mats, adjoint):
+    """Apply one (out, in) matrix per trailing spatial dim (their transposes if ``adjoint``)."""
+    xp = get_xp(x)
+    nd = len(mats)
+    for i, m in enumerate(mats):
+        m = xp.asarray(m.T if adjoint else m, dtype=x.dtype)
+        axis = x.ndim - nd + i
+        if axis == x.ndim - 1:
+            x = xp.matmul(x, m.T)
+        else:
+            x = xp.moveaxis(xp.matmul(m, xp.moveaxis(x, axis, -2)), -2, axis)
+    return xp.ascontiguousarray(x)
+
+
+@functools.lru_cache(maxsize=256)
+def _adaptive_matrix(n_in, n_out):
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        s, e = (o * n_in) // n_out, -((-(o + 1) * n_in) // n_out)
+        m[o, s:e] = 1.0 / (e - s)
+    return m
+
+
+@functools.lru_cache(maxsize=256)
+def _nearest_index(n_in, n_out, scale):
+    s = np.float32(n_in / n_out if scale is None else 1.0 / scale)
+    return np.minimum(np.floor(np.arange(n_out, dtype=np.float32) * s).astype(np.int64),
+                      n_in - 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _nearest_matrix(n_in, n_out, scale):
+    m = np.zeros((n_out, n_in))
+    m[np.arange(n_out), _nearest_index(n_in, n_out, scale)] = 1.0
+    return m
+
+
+@functools.lru_cache(maxsize=256)
+def _linear_matrix(n_in, n_out, align_corners, scale):
+    if align_corners:
+        ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        src = np.arange(n_out) * ratio
+    else:
+        ratio = n_in / n_out if scale is None else 1.0 / scale
+        src = np.maximum((np.arange(n_out) + 0.5) * ratio - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    lam = src - i0
+    m = np.zeros((n_out, n_in))
+    np.add.at(m, (np.arange(n_out), i0), 1.0 - lam)
+    np.add.at(m, (np.arange(n_out), i1), lam)
+    return m
+
+
+def _mats(kind, in_sizes, out_sizes, params):
+    if kind == "adaptive":
+        return [_adaptive_matrix(i, o) for i, o in zip(in_sizes, out_sizes)]
+    if kind == "nearest":
+        return [_nearest_matrix(i, o, s) for i, o, s in zip(in_sizes, out_sizes, params[1])]
+    return [_linear_matrix(i, o, params[0], s) for i, o, s in zip(in_sizes, out_sizes, params[1])]
+
+
+def _separable(name, node, kind, nd):
+    """A forward op and its adjoint, each the other's derivative."""
+    @op(name, promote=NONE, node=node)
+    def forward(self, output_size, params):
+        if kind == "nearest":  # a gather is cheaper than a one-hot product
+            xp = get_xp(self)
+            for i, (n_in, n_out) in enumerate(zip(self.shape[-nd:], output_size)):
+                idx = xp.asarray(_nearest_index(n_in, n_out, params[1][i]))
+                self = xp.take(self, idx, axis=self.ndim - nd + i)
+            return self
+        return _apply_mats(self, _mats(kind, self.shape[-nd:], output_size, params), False)
+
+    @op(name + "_backward", promote=NONE, node=node.replace("Backward0", "BackwardBackward0"))
+    def adjoint(grad_output, input_size, params):
+        mats = _mats(kind, tuple(input_size[-nd:]), grad_output.shape[-nd:], params)
+        return _apply_mats(grad_output, mats, True)
+
+    @forward.grad("self")
+    def _(grad, self_shape, params):
+        return adjoint(grad, self_shape, params)
+
+    @adjoint.grad("grad_output")
+    def _(grad, grad_output_shape, params):
+        return forward(grad, tuple(grad_output_shape[-nd:]), params)
+    return forward, adjoint
+
+
+adaptive_avg_pool2d_op, adaptive_avg_pool2d_backward = _separable(
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "adaptive", 2)
+upsample_nearest1d, upsample_nearest1d_backward = _separable(
+    "upsample_nearest1d", "UpsampleNearest1DBackward0", "nearest", 1)
+upsample_nearest2d, upsample_nearest2d_backward = _separable(
+    "upsample_nearest2d", "UpsampleNearest2DBackward0", "nearest", 2)
+upsample_linear1d, upsample_linear1d_backward = _separable(
+    "upsample_linear1d", "UpsampleLinear1DBackward0", "linear", 1)
+upsample_bilinear2d, upsample_bilinear2d_backward = _separable(
+    "upsample_bilinear2d", "UpsampleBilinear2DBackward0", "linear", 2)
+
+
+def _adaptive_size(output_size, x, nd):
+    size = (output_size,) * nd if isinstance(output_size, int) else tuple(output_size)
+    if len(size) == 1 and nd == 2:
+        size = size * 2
+    return tuple(x.shape[-nd + i] if s is None else int(s) for i, s in enumerate(size))
+
+
+def adaptive_avg_pool2d(input, output_size):  # noqa: A002
+    """Applies a 2D adaptive average pooling over an input signal."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{list(input.shape)}")
+    size = _adaptive_size(output_size, input, 2)
+    if size == (1, 1):  # torch's shortcut: a mean (MeanBackward1)
+        from .reduction import mean
+        return mean(input, (-1, -2), keepdim=True)
+    return adaptive_avg_pool2d_op(input, size, None)
+
+
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    """Applies a 1D adaptive average pooling over an input signal."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got "
+                           f"{list(input.shape)}")
+    size = _adaptive_size(output_size, input, 1)
+    return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), (1,) + size), -2)
+
+
+# -- adaptive max pooling ------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _adaptive_windows(n_in, n_out):
+    """(n_out, K) input indices of each window, short windows padded with their last index."""
+    starts = [(o * n_in) // n_out for o in range(n_out)]
+    ends = [-((-(o + 1) * n_in) // n_out) for o in range(n_out)]
+    k = max(e - s for s, e in zip(starts, ends))
+    idx = np.array([[min(s + j, e - 1) for j in range(k)] for s, e in zip(starts, ends)])
+    return idx
+
+
+@op("adaptive_max_pool2d", promote=NONE, outputs=2, diff_outputs=(True, False),
+    node="AdaptiveMaxPool2DBackward0")
+@lifted(4)
+def adaptive_max_pool2d_op(self, output_size):
+    xp = get_xp(self)
+    h, w = self.shape[2:]
+    ih, iw = _adaptive_windows(h, output_size[0]), _adaptive_windows(w, output_size[1])
+    kh, kw = ih.shape[1], iw.shape[1]
+    g = self[:, :, xp.asarray(ih)[:, :, None, None], xp.asarray(iw)[None, None]]
+    g = g.transpose(0, 1, 2, 4, 3, 5)  # (N, C, Ho, Wo, kh, kw)
+    best = g[..., 0, 0].copy()
+    arg = xp.zeros(best.shape, np.int64)
+    for k, (a, b) in enumerate(np.ndindex(kh, kw)):
+        if k == 0:
+            continue
+        v = g[..., a, b]
+        take = v > best
+        if self.dtype.kind == "f":
+            take |= xp.isnan(v)
+        xp.copyto(best, v, where=take)
+        xp.copyto(arg, k, where=take)
+    a, b = xp.divmod(arg, kw)
+    rows = xp.asarray(ih)[xp.arange(output_size[0])[:, None], a]
+    cols = xp.asarray(iw)[xp.arange(output_size[1]), b]
+    return best, rows * w + cols
+
+
+@adaptive_max_pool2d_op.grad("self")
+def _(grads, self_shape, result1):
+    return max_pool2d_with_indices_backward(grads[0], result1, self_shape)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
+    """Applies a 2D adaptive max pooling over an input signal."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(input.shape)}")
+    size = _adaptive_size(output_size, input, 2)
+    out, idx = adaptive_max_pool2d_op(input, size)
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
+    """Applies a 1D adaptive max pooling over an input signal."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
+                           f"{list(input.shape)}")
+    size = _adaptive_size(output_size, input, 1)
+    out, idx = adaptive_max_pool2d(unsqueeze(input, -2), (1,) + size, True)
+    out, idx = squeeze(out, -2), squeeze(idx, -2)
+    return (out, idx) if return_indices else out
+
+
+# -- interpolate ----------------------------------------------------------------------------------
+_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest",  # noqa: A002
+                align_corners=None, recompute_scale_factor=None, antialias=False):
+    """Down/up samples the input to the given size or by the given scale_factor."""
+    nd = input.ndim - 2
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if align_corners is None:
+        align_corners = False
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    spatial = list(input.shape[2:])
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != nd:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {spatial} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output "
+                    "size in (o1, o2, ...,oK) format.")
+            out = tuple(int(s) for s in size)
+        else:
+            out = (int(size),) * nd
+        scales = (None,) * nd
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != nd:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, "
+                    f"but got input with spatial dimensions of {spatial} and scale_factor of "
+                    f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, "
+                    "...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            factors = tuple(float(s) for s in scale_factor)
+        else:
+            factors = (float(scale_factor),) * nd
+        out = tuple(int(math.floor(float(n) * f)) for n, f in zip(spatial, factors))
+        scales = (None,) * nd if recompute_scale_factor else factors
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    key = (mode, nd)
+    if key == ("nearest", 1):
+        return upsample_nearest1d(input, out, (None, scales))
+    if key == ("nearest", 2):
+        return upsample_nearest2d(input, out, (None, scales))
+    if key == ("linear", 1):
+        return upsample_linear1d(input, out, (align_corners, scales))
+    if key == ("bilinear", 2):
+        return upsample_bilinear2d(input, out, (align_corners, scales))
+    if mode in ("linear", "bilinear", "trilinear", "bicubic") and input.ndim in (3, 4, 5):
+        need = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}[mode]
+        if input.ndim != need:
+            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                      f"{need}D input")
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                              f"{input.ndim}D) for the modes: {_MODES} (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa: A002
+    """Upsamples the input (deprecated alias of interpolate)."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# -- pixel shuffle -------------------------------------------------------------------------------
+def _shuffle(x, r):
+    *lead, c, h, w = x.shape
+    oc = c // (r * r)
+    y = x.reshape(*lead, oc, r, r, h, w)
+    n = len(lead)
+    perm = tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)
+    return get_xp(x).ascontiguousarray(y.transpose(perm)).reshape(*lead, oc, h * r, w * r)
+
+
+def _unshuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    perm = tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
+    return get_xp(x).ascontiguousarray(y.transpose(perm)).reshape(*lead, c * r * r, h // r,
+                                                                  w // r)
+
+
+@op("pixel_shuffle", promote=NONE, node="PixelShuffleBackward0")
+def _pixel_shuffle(self, upscale_factor):
+    return _shuffle(self, upscale_factor)
+
+
+@_pixel_shuffle.grad("self")
+def _(grad, upscale_factor):
+    return _pixel_unshuffle(grad, upscale_factor)
+
+
+@op("pixel_unshuffle", promote=NONE, node="PixelUnshuffleBackward0")
+def _pixel_unshuffle(self, downscale_factor):
+    return _unshuffle(self, downscale_factor)
+
+
+@_pixel_unshuffle.grad("self")
+def _(grad, downscale_factor):
+    return _pixel_shuffle(grad, downscale_factor)
+
+
+def pixel_shuffle(input, upscale_factor):  # noqa: A002
+    """Rearranges (*, C*r^2, H, W) into (*, C, H*r, W*r)."""
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    r = int(upscale_factor)
+    if input.shape[-3] % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)="
+                           f"{input.shape[-3]} is not divisible by {r * r}")
+    return _pixel_shuffle(input, r)
+
+
+def pixel_unshuffle(input, downscale_factor):  # noqa: A002
+    """Rearranges (*, C, H*r, W*r) into (*, C*r^2, H, W)."""
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")
+    r = int(downscale_factor)
+    for dim, name in ((-2, "height"), (-1, "width")):
+        if input.shape[dim] % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({dim})={input.shape[dim]} is "
+                               f"not divisible by {r}")
+    return _pixel_unshuffle(input, r)
+
+
+Tensor.pixel_shuffle = pixel_shuffle

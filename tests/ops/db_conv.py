@@ -1,0 +1,190 @@
+"""Op table rows for convolution, pooling, resampling and normalization (ember._ops.conv,
+pooling, normalization). Shapes stay tiny: every row runs gradcheck and gradgradcheck."""
+from __future__ import annotations
+
+import numpy as np
+
+import ember.nn.functional as F
+from ember._ops import conv as CV
+from ember._ops import normalization as NM
+from ember._ops import pooling as PL
+
+from .op_db import C, S, row
+
+_CONV = [CV.convolution, CV.convolution_backward_weight]
+_F32 = {"float32": (1e-5, 1e-5)}
+
+
+def _conv2d_samples(m):
+    return [S("basic", m(2, 3, 5, 5), m(4, 3, 3, 3), m(4)),
+            S("stride_pad", m(2, 2, 6, 5), m(3, 2, 3, 2), m(3), stride=2, padding=1),
+            S("dilation_groups", m(1, 4, 7, 6), m(4, 2, 2, 3), None, stride=(1, 2),
+              padding=(2, 0), dilation=(2, 1), groups=2),
+            S("same_even", m(2, 2, 5, 4), m(3, 2, 2, 3), m(3), padding="same"),
+            S("valid", m(1, 2, 5, 5), m(2, 2, 3, 3), padding="valid", stride=2),
+            S("unbatched", m(2, 4, 4), m(3, 2, 2, 2), m(3)),
+            S("1x1", m(2, 3, 3, 3), m(2, 3, 1, 1), m(2)),
+            S("big_kernel", m(1, 1, 4, 4), m(1, 1, 4, 4), padding=1),
+            S("empty_batch", m(0, 2, 4, 4), m(3, 2, 2, 2), m(3))]
+
+
+row("conv2d", F.conv2d, "nn.functional.conv2d", _CONV, _conv2d_samples, tols=_F32)
+row("conv1d", F.conv1d, "nn.functional.conv1d", _CONV,
+    lambda m: [S("basic", m(2, 3, 7), m(4, 3, 3), m(4)),
+               S("stride_dil", m(2, 2, 9), m(2, 1, 2), m(2), stride=2, padding=2, dilation=3,
+                 groups=2),
+               S("same", m(1, 2, 6), m(3, 2, 4), padding="same", dilation=2),
+               S("unbatched", m(3, 5), m(2, 3, 2))], tols=_F32)
+row("conv3d", F.conv3d, "nn.functional.conv3d", _CONV,
+    lambda m: [S("basic", m(1, 2, 4, 3, 4), m(2, 2, 2, 2, 3), m(2)),
+               S("stride_pad", m(2, 1, 3, 4, 3), m(2, 1, 2, 2, 2), None, stride=(1, 2, 1),
+                 padding=1)], tols=_F32)
+
+
+def _conv_t2d_samples(m):
+    return [S("basic", m(2, 3, 3, 4), m(3, 2, 3, 3), m(2)),
+            S("stride_opad", m(1, 2, 3, 3), m(2, 3, 3, 2), m(3), stride=2, padding=1,
+              output_padding=1),
+            S("groups_dil", m(2, 4, 3, 2), m(4, 1, 2, 2), None, stride=(2, 1), groups=2,
+              dilation=2),
+            S("opad_dil", m(1, 2, 3, 3), m(2, 2, 2, 2), stride=1, dilation=2,
+              output_padding=1),
+            S("unbatched", m(2, 3, 3), m(2, 2, 2, 2))]
+
+
+row("conv_transpose2d", F.conv_transpose2d, "nn.functional.conv_transpose2d", _CONV,
+    _conv_t2d_samples, tols=_F32)
+row("conv_transpose1d", F.conv_transpose1d, "nn.functional.conv_transpose1d", _CONV,
+    lambda m: [S("basic", m(2, 3, 5), m(3, 2, 3), m(2), stride=2, padding=1,
+                 output_padding=1),
+               S("groups", m(1, 4, 4), m(4, 3, 2), m(6), groups=2, dilation=2)], tols=_F32)
+
+row("unfold", F.unfold, "nn.functional.unfold", [CV._im2col, CV._col2im],
+    lambda m: [S("basic", m(2, 3, 4, 5), 2),
+               S("params", m(1, 2, 5, 5), (2, 3), dilation=(1, 2), padding=1, stride=2),
+               S("unbatched", m(2, 3, 3), 2)],
+    np_ref=None)
+row("fold", F.fold, "nn.functional.fold", [CV._col2im, CV._im2col],
+    lambda m: [S("basic", m(2, 12, 12), (4, 5), 2),
+               S("params", m(1, 8, 9), (4, 5), 2, dilation=(1, 2), padding=1, stride=2),
+               S("unbatched", m(4, 9), (4, 4), 2)])
+
+# -- pooling ------------------------------------------------------------------------------------
+_MAXPOOL = [PL.max_pool2d_with_indices, PL.max_pool2d_with_indices_backward, PL.pool_gather]
+
+
+def _max_pool2d_samples(m):
+    return [S("basic", m(2, 3, 4, 4), 2),
+            S("overlap_pad", m(1, 2, 5, 6), 3, stride=2, padding=1),
+            S("ceil_dil", m(1, 2, 7, 6), (2, 3), stride=2, padding=(1, 0), dilation=(2, 1),
+              ceil_mode=True),
+            S("indices", m(2, 2, 4, 5), 2, return_indices=True),
+            S("unbatched", m(2, 5, 5), 3, 1)]
+
+
+row("max_pool2d", F.max_pool2d, "nn.functional.max_pool2d", _MAXPOOL, _max_pool2d_samples)
+row("max_pool1d", F.max_pool1d, "nn.functional.max_pool1d", _MAXPOOL,
+    lambda m: [S("basic", m(2, 3, 7), 3, stride=2, ceil_mode=True),
+               S("indices", m(1, 2, 6), 2, padding=1, return_indices=True),
+               S("unbatched", m(2, 6), 2)])
+row("adaptive_max_pool2d", F.adaptive_max_pool2d, "nn.functional.adaptive_max_pool2d",
+    [PL.adaptive_max_pool2d_op, PL.max_pool2d_with_indices_backward, PL.pool_gather],
+    lambda m: [S("basic", m(2, 3, 5, 7), (2, 3)), S("int", m(1, 2, 4, 4), 3),
+               S("indices", m(1, 2, 6, 5), (4, None), return_indices=True),
+               S("unbatched", m(2, 5, 5), 2)])
+row("adaptive_max_pool1d", F.adaptive_max_pool1d, "nn.functional.adaptive_max_pool1d",
+    [PL.adaptive_max_pool2d_op],
+    lambda m: [S("basic", m(2, 3, 7), 3), S("indices", m(1, 2, 5), 4, return_indices=True)])
+
+_AVG = [PL.avg_pool2d_op, PL.avg_pool2d_backward]
+row("avg_pool2d", F.avg_pool2d, "nn.functional.avg_pool2d", _AVG,
+    lambda m: [S("basic", m(2, 3, 4, 4), 2),
+               S("pad", m(1, 2, 5, 6), 3, stride=2, padding=1),
+               S("ceil_exclude", m(1, 2, 5, 6), 3, stride=2, padding=1, ceil_mode=True,
+                 count_include_pad=False),
+               S("ceil_include", m(1, 2, 5, 6), (3, 2), stride=2, padding=1, ceil_mode=True),
+               S("divisor", m(1, 2, 4, 4), 2, divisor_override=3),
+               S("unbatched", m(2, 4, 4), 2, 1)])
+row("avg_pool1d", F.avg_pool1d, "nn.functional.avg_pool1d", _AVG,
+    lambda m: [S("basic", m(2, 3, 7), 3, stride=2, padding=1, ceil_mode=True,
+                 count_include_pad=False), S("unbatched", m(2, 6), 2)])
+row("adaptive_avg_pool2d", F.adaptive_avg_pool2d, "nn.functional.adaptive_avg_pool2d",
+    [PL.adaptive_avg_pool2d_op, PL.adaptive_avg_pool2d_backward],
+    lambda m: [S("basic", m(2, 3, 5, 7), (2, 3)), S("grow", m(1, 2, 3, 3), 5),
+               S("one", m(2, 2, 3, 3), 1), S("none", m(1, 2, 4, 5), (None, 2)),
+               S("unbatched", m(2, 5, 5), 3)])
+row("adaptive_avg_pool1d", F.adaptive_avg_pool1d, "nn.functional.adaptive_avg_pool1d",
+    [PL.adaptive_avg_pool2d_op],
+    lambda m: [S("basic", m(2, 3, 7), 3), S("unbatched", m(2, 5), 2)])
+
+# -- resampling ---------------------------------------------------------------------------------
+row("interpolate_nearest", F.interpolate, "nn.functional.interpolate",
+    [PL.upsample_nearest2d, PL.upsample_nearest2d_backward, PL.upsample_nearest1d,
+     PL.upsample_nearest1d_backward],
+    lambda m: [S("scale2", m(2, 2, 3, 4), scale_factor=2),
+               S("size", m(1, 2, 5, 4), size=(3, 7)),
+               S("frac_scale", m(1, 2, 4, 3), scale_factor=1.7),
+               S("1d", m(2, 3, 4), scale_factor=2.5),
+               S("1d_size", m(1, 2, 5), size=3)])
+row("interpolate_linear", F.interpolate, "nn.functional.interpolate",
+    [PL.upsample_bilinear2d, PL.upsample_bilinear2d_backward, PL.upsample_linear1d,
+     PL.upsample_linear1d_backward],
+    lambda m: [S("bilinear", m(2, 2, 3, 4), scale_factor=2, mode="bilinear"),
+               S("align", m(1, 2, 4, 3), size=(5, 7), mode="bilinear", align_corners=True),
+               S("down", m(1, 2, 6, 5), scale_factor=0.6, mode="bilinear"),
+               S("linear", m(2, 3, 4), size=7, mode="linear"),
+               S("linear_align", m(1, 2, 5), scale_factor=1.5, mode="linear",
+                 align_corners=True)], tols=_F32)
+row("pixel_shuffle", F.pixel_shuffle, "nn.functional.pixel_shuffle",
+    [PL._pixel_shuffle, PL._pixel_unshuffle],
+    lambda m: [S("basic", m(2, 8, 2, 3), 2), S("3d", m(9, 2, 2), 3),
+               S("5d", m(2, 1, 4, 2, 2), 2)])
+row("pixel_unshuffle", F.pixel_unshuffle, "nn.functional.pixel_unshuffle",
+    [PL._pixel_unshuffle, PL._pixel_shuffle],
+    lambda m: [S("basic", m(2, 2, 4, 6), 2), S("3d", m(1, 6, 3), 3)])
+
+# -- normalization ------------------------------------------------------------------------------
+_BN = [NM.batch_norm_op]
+
+
+def _bn_samples(m):
+    rm, rv = C(m(3)), C(m(3, low=0.5, high=2.0))
+    return [S("train", m(4, 3, 2, 2), rm, rv, m(3), m(3), training=True),
+            S("train_2d", m(5, 3), rm, rv, m(3), m(3), True, 0.3),
+            S("eval", m(4, 3, 2), rm, rv, m(3), m(3)),
+            S("no_affine", m(3, 3, 2), None, None, training=True),
+            S("eval_no_affine", m(2, 3, 3), rm, rv)]
+
+
+row("batch_norm", F.batch_norm, "nn.functional.batch_norm", _BN, _bn_samples, tols=_F32)
+row("layer_norm", F.layer_norm, "nn.functional.layer_norm", [NM.layer_norm_op],
+    lambda m: [S("affine", m(2, 3, 4), (4,), m(4), m(4)),
+               S("two_dims", m(2, 3, 4), (3, 4), m(3, 4), m(3, 4), eps=1e-3),
+               S("plain", m(3, 5), [5]), S("weight_only", m(2, 4), (4,), m(4)),
+               S("all_dims", m(2, 3), (2, 3), m(2, 3), m(2, 3))], tols=_F32)
+row("group_norm", F.group_norm, "nn.functional.group_norm", [NM.group_norm_op],
+    lambda m: [S("affine", m(2, 4, 3), 2, m(4), m(4)),
+               S("4d", m(2, 6, 2, 2), 3, m(6), m(6)), S("plain", m(3, 4, 6), 2),
+               S("one_group", m(2, 3, 2, 2), 1, m(3), None)], tols=_F32)
+row("instance_norm", F.instance_norm, "nn.functional.instance_norm", _BN,
+    lambda m: [S("plain", m(2, 3, 4)),
+               S("affine_stats", m(2, 3, 2, 2), C(m(3)), C(m(3, low=0.5)), m(3), m(3)),
+               S("eval_stats", m(2, 3, 4), C(m(3)), C(m(3, low=0.5)), m(3), m(3),
+                 use_input_stats=False)], tols=_F32)
+row("local_response_norm", F.local_response_norm, "nn.functional.local_response_norm",
+    [PL.avg_pool2d_op], lambda m: [S("3d", m(2, 5, 3), 3),
+                                   S("4d", m(1, 6, 2, 3), 4, alpha=0.5, beta=0.6, k=2.0),
+                                   S("size1", m(2, 3, 2), 1)], tols=_F32)
+
+
+def _sdpa_samples(m):
+    return [S("basic", m(2, 3, 4), m(2, 5, 4), m(2, 5, 3)),
+            S("causal", m(1, 2, 4, 3), m(1, 2, 4, 3), m(1, 2, 4, 2), is_causal=True),
+            S("float_mask", m(2, 3, 4), m(2, 3, 4), m(2, 3, 2), attn_mask=C(m(3, 3)),
+              scale=0.3),
+            S("bool_mask", m(2, 3, 4), m(2, 4, 4), m(2, 4, 2),
+              attn_mask=C(np.array([[True, False, True, True]] * 3)))]
+
+
+row("scaled_dot_product_attention", F.scaled_dot_product_attention,
+    "nn.functional.scaled_dot_product_attention", [], _sdpa_samples, tols=_F32)
