@@ -1,4 +1,4 @@
-"""A tour of what ember does: ``python -m ember``.
+"""A tour of ember's autograd: ``python examples/autograd_tour.py``.
 
 Fits a cubic to sin(x) with autograd, then shows the graph autograd recorded, a custom
 Function, a second derivative, and the errors that protect you from wrong gradients.

@@ -1,4 +1,4 @@
-"""``python -m ember`` runs the demo."""
+"""``python -m ember`` runs the demo (see ember/demo.py)."""
 from .demo import main
 
 main()
