@@ -1015,11 +1015,8 @@ class TestInplaceChecks:
             op(x)
         assert str(e.value) == ERR_VIEW_LEAF_INPLACE
 
-    @pytest.mark.xfail(reason="x[0] = v on a leaf requiring grad says 'a leaf Variable ...'; "
-                              "torch indexes a view first: 'a view of a leaf Variable that "
-                              "requires grad is being used in an in-place operation.'",
-                       strict=True)
     def test_setitem_on_leaf(self):
+        """torch writes x[0] = v through the view x[0]: a view of a leaf."""
         x = ember.tensor([1., 2., 3.], requires_grad=True)
         with pytest.raises(RuntimeError) as e:
             x[0] = 1.

@@ -38,69 +38,9 @@ def check(body, torch):
 
 
 # -- known bugs (see the module docstring) ------------------------------------------------------
-BUG_EXPAND = ("in-place on an expanded view: ember lets NumPy raise ValueError('assignment "
-              "destination is read-only'); torch raises RuntimeError('unsupported operation: "
-              "more than one element of the written-to tensor refers to a single memory "
-              "location. ...') when recording, and allows fill_/zero_/index_put_/masked_fill_ "
-              "when not")
-BUG_MULTI_PLAIN = ("in-place with a requires-grad operand on an unbind/split output of a tensor "
-                   "that does not require grad: ember says 'Output 0 of a multi-output view "
-                   "function is a view ...'; torch says 'A view was created in no_grad mode and "
-                   "is being modified inplace with grad mode enabled. This view is the output of "
-                   "a function that returns multiple views. ...'")
-BUG_SAVE_UNNEEDED = ("mul (and other binary ops) save both inputs even when only one gradient "
-                     "is needed, so modifying a saved-but-unneeded input in place raises a "
-                     "version error on backward; torch saves self for MulBackward0 only when "
-                     "other requires grad")
-BUG_SETITEM_DIRECT = ("basic-index __setitem__ writes into self directly (shape.setitem -> "
-                      "copy_slices on self) where torch writes through the view self[key] "
-                      "(select/slice then copy_), so its errors name the wrong tensor: on a leaf "
-                      "ember says 'a leaf Variable ...' where torch says 'a view of a leaf "
-                      "Variable ...'; on a no_grad view torch says 'Output 0 of Select is a view "
-                      "of a view which was created in no_grad mode ...'; on an unbind output torch "
-                      "says 'Output 0 of Select is a view ...', ember 'Output 1 of Unbind ...'")
-BUG_INPLACE_BROADCAST = ("in-place op whose operand does not broadcast to self's shape: ember "
-                         "leaks NumPy's ValueError; torch raises RuntimeError (\"output with "
-                         "shape [4] doesn't match the broadcast shape [3, 4]\" / 'The size of "
-                         "tensor a (2) must match the size of tensor b (3) at non-singleton "
-                         "dimension 0')")
-BUG_NO_GRAD_VIEW_PLAIN = ("a view created under no_grad of a tensor that does not require grad, "
-                          "modified in place with grad enabled by a requires-grad operand: "
-                          "torch raises 'A view was created in no_grad mode and is being "
-                          "modified inplace with grad mode enabled. ...'; ember records it "
-                          "(views.check_view_inplace only fires when base or view requires grad)")
-BUG_NO_GRAD_VIEW_REQUIRES_GRAD = ("a view created under no_grad of a base that requires grad: "
-                                  "torch's view has requires_grad=True (grad_fn None); ember's "
-                                  "has requires_grad=False")
-BUG_NO_GRAD_VIEW_REFRESH = ("a view created under no_grad whose base changed in place: torch "
-                            "raises on reading its grad_fn with grad enabled ('A view was "
-                            "created in no_grad mode and its base or another view of its base "
-                            "has been modified inplace with grad mode enabled. ...'); ember "
-                            "regenerates an AsStridedBackward0 and makes it require grad")
-BUG_MULTI_VIEW_OF_VIEW = ("a view of an unbind/split output modified in place: torch raises "
-                          "'Output 0 of Slice is a view and is being modified inplace. This view "
-                          "is the output of a function that returns multiple views. ...'; ember "
-                          "allows it (views.mark_view does not propagate _view_multi to views of "
-                          "the view)")
-BUG_SAVED_VIEW_NAME = ("version error for a saved view whose base was modified: torch names the "
-                       "view's regenerated node ('which is output 0 of AsStrided'); ember names "
-                       "the node at save time ('output 0 of Select')")
-BUG_MARK_DIRTY_VIEW = ("custom Function with ctx.mark_dirty on a view: ember does not rebase the "
-                       "base's history (no CopySlices), so the base's grad_fn and gradients "
-                       "through it are wrong")
-
 
 def grid_bug(view_name, op_name, base_kind):
     """The reason a grid case fails on ember today, or None."""
-    kind = VIEWS[view_name][2]
-    uses_b = INPLACE[op_name][1]
-    if kind == "expand":
-        return BUG_EXPAND
-    if kind == "multi":
-        if base_kind == "plain":
-            return BUG_MULTI_PLAIN if uses_b else None
-        if op_name.startswith("setitem_basic"):
-            return BUG_SETITEM_DIRECT
     return None
 
 
@@ -321,38 +261,13 @@ def test_gradgradcheck_through_copyslices():
 
 
 # == more semantics: several views, chains, self-referencing updates ==============================
-SEMANTICS_BUGS = {"view_used_twice_before": BUG_SAVE_UNNEEDED}
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=[pytest.mark.xfail(reason=SEMANTICS_BUGS[c], strict=True)]
-                 if c in SEMANTICS_BUGS else [])
-    for c in SEMANTICS])
+@pytest.mark.parametrize("case", list(SEMANTICS))
 def test_semantics(torch, case):
     check(SEMANTICS[case], torch)
 
 
 # == 4. errors ===================================================================================
-# Which error cases are ember bugs today.
-ERROR_BUGS = {
-    "leaf_setitem": BUG_SETITEM_DIRECT,
-    "no_grad_view_setitem_with_grad": BUG_SETITEM_DIRECT,
-    "no_grad_view_operand_requires_grad": BUG_NO_GRAD_VIEW_PLAIN,
-    "no_grad_view_requires_grad": BUG_NO_GRAD_VIEW_REQUIRES_GRAD,
-    "no_grad_view_grad_fn_after_base_inplace": BUG_NO_GRAD_VIEW_REFRESH,
-    "no_grad_view_grad_fn_after_base_inplace_with_grad": BUG_NO_GRAD_VIEW_REFRESH,
-    "no_grad_view_read_in_no_grad_after_inplace": BUG_NO_GRAD_VIEW_REFRESH,
-    "unbind_output_view_of_view": BUG_MULTI_VIEW_OF_VIEW,
-    "saved_view_base_modified": BUG_SAVED_VIEW_NAME,
-    "inplace_broadcast_grows_self": BUG_INPLACE_BROADCAST,
-    "inplace_broadcast_mismatch_on_view": BUG_INPLACE_BROADCAST,
-}
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=[pytest.mark.xfail(reason=ERROR_BUGS[c], strict=True)]
-                 if c in ERROR_BUGS else [])
-    for c in ERRORS])
+@pytest.mark.parametrize("case", list(ERRORS))
 def test_errors(torch, case):
     check(ERRORS[case], torch)
 
@@ -569,13 +484,11 @@ def test_mark_dirty_on_tensor(torch):
     check(_dirty_body(False), torch)
 
 
-@pytest.mark.xfail(reason=BUG_MARK_DIRTY_VIEW, strict=True)
 def test_mark_dirty_on_view(torch):
     check(_dirty_body(True), torch)
 
 
-# == other bugs found while writing these tests ===================================================
-@pytest.mark.xfail(reason=BUG_SAVE_UNNEEDED, strict=True)
+# == a saved input that no needed gradient uses is not saved (torch's conditional saving) ========
 def test_modifying_unneeded_saved_input_is_fine(torch):
     def body(lib):
         a = leaf(lib, (3, 4))
@@ -588,7 +501,6 @@ def test_modifying_unneeded_saved_input_is_fine(torch):
     check(body, torch)
 
 
-@pytest.mark.xfail(reason=BUG_SAVE_UNNEEDED, strict=True)
 def test_modifying_unneeded_saved_input_scalar_other(torch):
     def body(lib):
         a = leaf(lib, (3,))

@@ -13,7 +13,8 @@ class _ThreadState(threading.local):
     inference_grad = False
     anomaly = False
     anomaly_check_nan = True
-    # saved_tensors_hooks: a stack of (pack, unpack) pairs, innermost last.
+    # saved_tensors_hooks: a stack of (pack, unpack) pairs, innermost last (the op registry
+    # reads it once per recorded op); the error message of disable_saved_tensors_hooks, or None.
     saved_hooks = ()
     saved_hooks_disabled = None
 

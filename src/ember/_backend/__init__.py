@@ -57,3 +57,47 @@ def scatter_add(target, index, values):
         import cupyx
         cupyx.scatter_add(target, index, values)
     return target
+
+
+def storage_of(x):
+    """``(owner, start, end)``: the array that owns ``x``'s memory (its storage) and that
+    memory's first and past-the-end byte addresses. ``x``'s own address is ``data_address(x)``.
+    """
+    owner, b = x, x.base
+    while b is not None:  # views (and as_strided's interface objects) chain to the owner
+        if is_array(b):
+            owner = b
+        b = getattr(b, "base", None)
+    if isinstance(owner, ndarray):
+        start, end = numpy.lib.array_utils.byte_bounds(owner)
+        return owner, start, end
+    mem = owner.data.mem  # pragma: no cover - needs a GPU
+    return owner, mem.ptr, mem.ptr + mem.size
+
+
+def data_address(x) -> int:
+    """The address of ``x``'s first element."""
+    if isinstance(x, ndarray):
+        return x.__array_interface__["data"][0]
+    return x.data.ptr  # pragma: no cover - needs a GPU
+
+
+class _Interface:
+    """An object NumPy turns into an array without copying (how numpy's as_strided works)."""
+
+    def __init__(self, interface, base):
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def strided_view(x, shape, strides, address):
+    """A view of ``x``'s storage: ``shape`` and byte ``strides`` from byte ``address``
+    (bounds are the caller's business)."""
+    if isinstance(x, ndarray):
+        interface = {"data": (address, not x.flags.writeable), "shape": tuple(shape),
+                     "strides": tuple(strides), "typestr": x.dtype.str, "version": 3}
+        out = numpy.asarray(_Interface(interface, x))
+        return out.view(x.dtype) if out.dtype != x.dtype else out
+    import cupy  # pragma: no cover - needs a GPU
+    mem = x.data + (address - x.data.ptr)
+    return cupy.ndarray(tuple(shape), x.dtype, memptr=mem, strides=tuple(strides))

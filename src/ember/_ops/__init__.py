@@ -2,5 +2,5 @@
 from . import registry  # noqa: F401
 from . import (activation, binary, conv, indexing, linalg, linalg_decomp, loss,  # noqa: F401
                normalization, nn_ops, pointwise, pooling, reduction, scan, shape, sorting,
-               special, unary, views)
+               special, strided, unary, views)
 from . import random  # noqa: F401

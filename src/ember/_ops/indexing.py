@@ -8,7 +8,7 @@ in diagonal.py, padding (``nn.functional.pad``) in pad.py; this module re-export
 from __future__ import annotations
 
 __all__ = ['diag', 'diag_embed', 'diagonal', 'gather', 'index_add', 'index_copy', 'index_fill',
-           'index_select', 'masked_fill', 'masked_scatter', 'masked_select', 'scatter',
+           'index_put', 'index_select', 'masked_fill', 'masked_scatter', 'masked_select', 'scatter',
            'scatter_add', 'scatter_reduce', 'take', 'take_along_dim', 'trace', 'tril', 'triu']
 
 import warnings
@@ -666,6 +666,52 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 
 
 # -- Tensor methods ------------------------------------------------------------------------------
+# -- index_put ----------------------------------------------------------------------------------
+@op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0", aten="aten::index_put")
+def _index_put(self, values, key, accumulate):
+    """A copy of ``self`` with ``values`` written (or, accumulating, added) at ``key``."""
+    out = self.copy()
+    if accumulate:
+        _accumulate(out, key, values)
+    else:
+        out[key] = values
+    return out
+
+
+@_index_put.grad("self")
+def _(grad, key, accumulate):
+    if accumulate:
+        return grad
+    from .shape import zero_at
+    return zero_at(grad, key)
+
+
+@_index_put.grad("values")
+def _(grad, key):
+    return grad[key]
+
+
+def _index_put_args(self, indices, values, name):
+    from .shape import _normalize_key, _setitem_value
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    key, _ = _normalize_key(tuple(indices))
+    return key, _setitem_value(self, values)
+
+
+def index_put(input, indices, values, accumulate=False):  # noqa: A002 - torch's name
+    """``input`` with ``values`` put at the tensor ``indices`` (added when ``accumulate``)."""
+    key, values = _index_put_args(input, indices, values, "index_put")
+    return _index_put(input, values, key, bool(accumulate))
+
+
+def index_put_(self, indices, values, accumulate=False):
+    """In place: ``self[indices] = values`` (``+=`` with repeats adding up when ``accumulate``)."""
+    key, values = _index_put_args(self, indices, values, "index_put_")
+    return _index_put.inplace(self, values, key, bool(accumulate))
+
+
 def _method(fn):
     return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
 
@@ -679,6 +725,8 @@ Tensor.index_add_ = (lambda self, dim, index, source, *, alpha=1:
 Tensor.index_copy_ = (lambda self, dim, index, source:
                       _index_copy.inplace(self, index, source, dim))
 Tensor.index_fill_ = _index_fill_
+Tensor.index_put_ = index_put_
+Tensor.index_put = index_put
 Tensor.masked_fill_ = _masked_fill_
 Tensor.masked_scatter_ = (lambda self, mask, source:
                           _masked_scatter.inplace(self, mask, source))

@@ -13,7 +13,9 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
-from .._tensor import Tensor, _wrap_dim
+from .._state import forward_hook, profiler_hook, state
+from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd.graph import ERR_INFERENCE_INPLACE
 from .registry import NONE, op
 
 # -- reshaping ---------------------------------------------------------------------------------
@@ -251,7 +253,13 @@ def _expand(self, size):
                 f"The expanded size of the tensor ({s}) must match the existing size "
                 f"({self.shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: "
                 f"{list(size)}.  Tensor sizes: {list(self.shape)}")
-    return np.broadcast_to(self, tuple(target))
+    out = np.broadcast_to(self, tuple(target))
+    if self.flags.writeable:
+        # NOTE: writable, as torch's expanded views are: the few in-place ops torch allows on
+        # them (fill_, zero_, masked_fill_, index_put_) write through; the others are refused
+        # by the in-place path (registry._check_no_internal_overlap).
+        out = np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=True)
+    return out
 
 
 @_expand.grad("self")
@@ -424,7 +432,8 @@ def select(self, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(self.shape)} at dimension {d}")
-    return self[(slice(None),) * d + (index,)]
+    # NOTE: the Ellipsis keeps a full index (a 1-d input) a 0-d view, not a NumPy scalar copy.
+    return self[(slice(None),) * d + (index, Ellipsis)]
 
 
 @select.grad("self")
@@ -581,21 +590,36 @@ def _setitem_kernel(self, value, key):
     return self
 
 
-def _declare_setitem(name, node):
-    d = op(name, tensors=2, promote=NONE, node=node)(_setitem_kernel)
-
-    @d.grad("self")
-    def _(grad, key):
-        return zero_at(grad, key)
-
-    @d.grad("value")
-    def _(grad, key):
-        return grad[key]
-    return d
+@op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0")
+def _setitem_advanced(self, value, key):
+    return _setitem_kernel(self, value, key)
 
 
-_setitem_basic = _declare_setitem("copy_slices", "CopySlices")
-_setitem_advanced = _declare_setitem("index_put", "IndexPutBackward0")
+@_setitem_advanced.grad("self")
+def _(grad, key):
+    return zero_at(grad, key)
+
+
+@_setitem_advanced.grad("value")
+def _(grad, key):
+    return grad[key]
+
+
+@op("fill", tensors=2, promote=NONE, node="FillBackward3")
+def fill_with_tensor(self, value):
+    """``self.fill_(value)`` with a 0-dim tensor (what ``self[key] = number`` does)."""
+    return np.full_like(self, value)
+
+
+@fill_with_tensor.grad("self")
+def _(grad):
+    return grad * 0
+
+
+@fill_with_tensor.grad("value")
+def _(grad):
+    from .reduction import sum_all
+    return sum_all(grad)
 
 
 @op("zero_at", promote=NONE, node="ZeroAtBackward0")
@@ -612,12 +636,97 @@ def _(grad, key):
 
 
 def setitem(self, key, value):
-    """``self[key] = value``: in place, differentiable w.r.t. both self and value."""
+    """``self[key] = value`` as torch does it: basic indices write through the view
+    ``self[key]`` (copy_, or fill_ for a 0-dim value), so the in-place rules of views apply;
+    tensor indices use index_put_."""
+    value = _setitem_value(self, value)
+    if type(key) is bool:  # torch: x[True] is x[None]; x[False] selects nothing
+        if key:
+            _copy_to(unsqueeze(self, 0), value)
+        return
     key, advanced = _normalize_key(key)
-    target = _setitem_advanced if advanced else _setitem_basic
-    if not isinstance(value, Tensor):
-        value = np.asarray(value, dtype=self._data.dtype)
-    target.inplace(self, value, key)
+    if advanced:
+        _setitem_advanced.inplace(self, value, key)
+    elif _tracked(self, value):
+        target = _setitem_target(self, key)
+        _copy_to(target, value)
+        if target is not self and self._base is not None:
+            # NOTE: ops decide to record from _requires_grad, which a view of a base that
+            # only now requires grad (written through a sibling view) does not have yet.
+            from .views import refresh
+            refresh(self)
+    else:  # nothing to record: the same writes, on the arrays (the view ops take arrays too)
+        if self._is_inference and not state.inference:
+            raise RuntimeError(ERR_INFERENCE_INPLACE)
+        _copy_to(_setitem_target(self._data, key), value._data)
+        self._bump_version()
+
+
+def _tracked(self, value):
+    """Whether a write must go through the ops: autograd, forward AD or the profiler sees it."""
+    return ((state.grad_enabled and (self._requires_grad or value._requires_grad))
+            or forward_hook[0] is not None or profiler_hook[0] is not None)
+
+
+def _setitem_value(self, value):
+    """The value as a tensor: Python numbers become 0-dim tensors of self's dtype."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+        return _wrap(np.asarray(value, dtype=self._data.dtype))
+    cls = type(value)
+    name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+    raise TypeError(f"can't assign a {name} to a {self.dtype.legacy_type_name}")
+
+
+def _setitem_target(self, key):
+    """The view ``self[key] = v`` writes through (torch's applySlicing): unlike ``self[key]``,
+    full slices and Ellipsis add no view, so the target may be ``self`` itself."""
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (self.ndim - used) + key[i + 1:]
+    out, dim = self, 0
+    for k in key:
+        if k is None:
+            out = unsqueeze(out, dim)
+        elif isinstance(k, slice):
+            if k.step is not None and k.step < 0:
+                raise ValueError("step must be greater than zero")
+            size = out.shape[dim]
+            if k.indices(size) != (0, size, 1):
+                out = slice_(out, dim, k.start, k.stop, k.step)
+        else:
+            size = out.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+            out = select(out, dim, k)
+            continue
+        dim += 1
+    return out
+
+
+def _copy_to(dst, src):
+    """torch's copy_to: copy_ a same-shape value, fill_ a 0-dim one, else expand it first.
+
+    On arrays (a write nothing records) the same steps run as NumPy copies.
+    """
+    tensors = isinstance(dst, Tensor)
+    if dst.shape != src.shape and src.ndim:
+        sizes = tuple(src.shape)
+        while sizes and sizes[0] == 1:  # leading 1s go, so that the value can expand
+            sizes = sizes[1:]
+        src = src.view(sizes).expand(dst.shape) if tensors else _expand(src.reshape(sizes),
+                                                                         tuple(dst.shape))
+    if not tensors:
+        np.copyto(dst, src, casting="unsafe")
+    elif src.ndim == 0 and dst.ndim:
+        fill_with_tensor.inplace(dst, src)
+    else:
+        dst.copy_(src)
 
 
 Tensor.__setitem__ = setitem

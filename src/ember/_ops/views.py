@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._state import state
+from .._tensor import Tensor
 from ..autograd.graph import Node, short_node_name
 from .registry import NONE, op
 
@@ -47,7 +48,7 @@ def _(grad, chain):
     return replay(chain, grad)
 
 
-@op("as_strided", promote=NONE, node="AsStridedBackward0")
+@op("_view_of_base", aten="aten::as_strided", promote=NONE, node="AsStridedBackward0")
 def view_of_base(self, chain):
     """The view ``chain`` cuts out of ``self``: how a view's history is regenerated."""
     return replay(chain, self)
@@ -58,16 +59,37 @@ def _(grad, self_shape, chain):
     return view_backward(grad, self_shape, chain)
 
 
-@op("as_strided_backward", promote=NONE, node="AsStridedBackwardBackward0")
+@op("_view_of_base_backward", aten="aten::as_strided_backward", promote=NONE,
+    node="AsStridedBackwardBackward0")
 def view_backward(grad, input_sizes, chain):
     out = np.zeros(input_sizes, grad.dtype)
-    replay(chain, out)[...] = grad
+    region = replay(chain, out)
+    if _overlapping(region):
+        # An expanded view: several of its elements are one element of the base, whose
+        # gradient is their sum (assigning would keep only the last of them).
+        where = replay(chain, np.arange(out.size).reshape(out.shape))
+        values = np.broadcast_to(grad, where.shape).reshape(-1)
+        np.add.at(out.reshape(-1), where.reshape(-1), values)
+    else:
+        region[...] = grad
     return out
+
+
+def _overlapping(a):
+    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
 
 
 @view_backward.grad("grad")
 def _(grad, chain):
     return replay(chain, grad)
+
+
+def _refuse_internal_overlap(region):
+    """torch's CopySlices writes the view's gradient back through the view: impossible for a
+    view whose elements share memory (an expanded view), which torch refuses."""
+    if _overlapping(region._data if isinstance(region, Tensor) else region):
+        from .registry import _INTERNAL_OVERLAP
+        raise RuntimeError(_INTERNAL_OVERLAP)
 
 
 class CopySlices(Node):
@@ -89,12 +111,20 @@ class CopySlices(Node):
         # NOTE: fn's own first edge is not part of the graph (this node replaced it), so fn
         # must not skip its first input's gradient as "not needed": ask for all of them.
         needed = None
+        # NOTE: torch writes the view's gradient back through the view only when the base
+        # needs a gradient, and refuses then if the view is an expanded one (its geometry
+        # is checked on a fresh array: the incoming gradient may itself be a broadcast).
+        base_needed = self._next[0][0] is not None
         if graph:
+            if base_needed:
+                _refuse_internal_overlap(replay(chain, np.empty(g.shape, g._data.dtype)))
             sub = fn._apply([replay(chain, g)], True, needed)
             result = view_scatter(g, 0 if sub[0] is None else sub[0], chain)
         else:
             result = np.array(g, copy=True)
             region = replay(chain, result)
+            if base_needed:
+                _refuse_internal_overlap(region)
             sub = fn._apply([np.array(region, copy=True)], False, needed)
             region[...] = 0 if sub[0] is None else sub[0]
         return [result] + list(sub[1:])
@@ -112,53 +142,73 @@ def mark_view(view_op, base, result, args, index):
     result._view_chain = (base._view_chain + link) if base._base is not None else link
     result._vc = base._version_counter()
     result._view_version = result._vc[0]
+    # torch's CreationMeta: a view made in no_grad mode, or by a multi-output op, may not be
+    # modified in place while grad is recorded; a view of such a view made without either
+    # inherits its mark.
     if not state.grad_enabled:
         result._view_no_grad = True
-    if index is not None:
+        if root._requires_grad:  # torch: a view requires grad when its base does
+            result._requires_grad = True
+    elif index is not None:
         result._view_multi = True
+    elif base._base is not None:
+        result._view_no_grad = base._view_no_grad
+        result._view_multi = base._view_multi
 
 
 def refresh(view):
-    """Regenerate a view's grad_fn if its base changed in place since it was set."""
+    """Regenerate a view's grad_fn if its base changed in place since it was set (torch's
+    VariableHooks::grad_fn); refuse it for views that may not be rebased."""
     if view._view_version == view._vc[0]:
         return
-    view._view_version = view._vc[0]
     base = view._base
-    if base._grad_fn is None:
-        return
-    regen = _regenerate(view, base)
+    if view._grad_fn is None and not base._requires_grad:
+        return  # a view outside any graph: nothing to regenerate
+    if view._view_no_grad or view._view_multi:
+        raise rebase_error(view, indirect=True)
+    _regenerate_into(view)
+
+
+def _regenerate_into(view):
+    view._view_version = view._vc[0]
+    prev = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        regen = view_of_base(view._base, view._view_chain)
+    finally:
+        state.grad_enabled = prev
     view._grad_fn, view._output_nr = regen._grad_fn, regen._output_nr
     view._requires_grad = True
 
 
-def _regenerate(view, base):
-    prev = state.grad_enabled
-    state.grad_enabled = True
-    try:
-        return view_of_base(base, view._view_chain)
-    finally:
-        state.grad_enabled = prev
+_MULTI_VIEW = (" This view is the output of a function that returns multiple views. Such "
+               "functions do not allow the output views to be modified inplace. You should "
+               "replace the inplace operation by an out-of-place one.")
+_NO_GRAD_VIEW = (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                 "can clarify your code by moving both the view and the inplace either both "
+                 "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                 "outside (if you want the inplace to be tracked).")
 
 
-_MULTI_VIEW = ("Output {nr} of {name} is a view and is being modified inplace. This view is the "
-               "output of a function that returns multiple views. Such functions do not allow "
-               "the output views to be modified inplace. You should replace the inplace "
-               "operation by an out-of-place one.")
-_NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad "
-                 "mode enabled. Given that this use case is ambiguous and error-prone, it is "
-                 "forbidden. You can clarify your code by moving both the view and the inplace "
-                 "either both inside the no_grad block (if you don't want the inplace to be "
-                 "tracked) or both outside (if you want the inplace to be tracked).")
+def rebase_error(view, indirect):
+    """torch's handle_view_on_rebase: the error for rewriting the history of a view made in
+    no_grad mode or by a multi-output op, directly or (``indirect``) through its base."""
+    fn = view._grad_fn
+    what = "its base or another view of its base has been" if indirect else "is being"
+    if view._view_no_grad or fn is None:
+        head = (f"Output {view._output_nr} of {short_node_name(fn)} is a view of a view which "
+                "was created in" if fn is not None else "A view was created in")
+        msg = f"{head} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        msg = (f"Output {view._output_nr} of {short_node_name(fn)} is a view and {what} "
+               "modified inplace.")
+    return RuntimeError(msg + (_MULTI_VIEW if view._view_multi else _NO_GRAD_VIEW))
 
 
 def check_view_inplace(view):
     """torch's refusals for in-place ops on views while grad is being recorded."""
-    if view._view_multi:
-        fn = view._grad_fn
-        name = short_node_name(fn) if fn is not None else "a multi-output view function"
-        raise RuntimeError(_MULTI_VIEW.format(nr=view._output_nr, name=name))
-    if view._view_no_grad and (view._base._requires_grad or view._requires_grad):
-        raise RuntimeError(_NO_GRAD_VIEW)
+    if view._view_no_grad or view._view_multi:
+        raise rebase_error(view, indirect=False)
 
 
 def rebase_view(view, fn):
@@ -168,8 +218,7 @@ def rebase_view(view, fn):
     base_edge = _base_edge(base)
     cs = CopySlices(base_edge, (d.shape, d.dtype), fn, view._view_chain)
     base._grad_fn, base._output_nr, base._requires_grad = cs, 0, True
-    view._view_version = -1  # force regeneration from the new history
-    refresh(view)
+    _regenerate_into(view)
 
 
 def _base_edge(base):

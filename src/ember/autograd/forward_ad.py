@@ -363,7 +363,7 @@ def _fit(t, out):
 def _derived_jvp(op, args, out, tangents):
     """J t from the op's reverse formulas: the gradient of <vjp(u), t> w.r.t. u at u = 0."""
     from .._ops.reduction import sum_all, sum_to
-    from .._ops.registry import record
+    from .._ops.registry import record_all
     from . import grad as autograd_grad
     results = (out,) if isinstance(out, Tensor) else tuple(out)
     diff = op.diff_outputs
@@ -378,7 +378,7 @@ def _derived_jvp(op, args, out, tangents):
     state.grad_enabled = True
     try:
         dummies = tuple(_wrap(r._data) for r in results)
-        node = record(op, args, dummies)
+        node = record_all(op, args, dummies)
         env = node._unpack(True) if op.saved_spec else ()
         us = [_wrap(np.zeros(r._data.shape, r._data.dtype)).requires_grad_(w)
               for r, w in zip(results, wanted)]

@@ -15,6 +15,7 @@ from .._state import forward_hook, state
 from .._tensor import Tensor, _wrap
 from .graph import ERR_FREED, ERR_INFERENCE_SAVE, Node, gradient_edge, unpack_input, unpack_output
 from .grad_mode import no_grad
+from .saved_tensors import SavedTensor, check_register, pack_saved, unpack_saved
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
@@ -60,22 +61,28 @@ class FunctionCtx:
         saved = self._saved
         if saved is None:  # inside forward, or a call that recorded no graph
             return tuple(self._to_save or ())
-        out = []
-        for kind, value, version in saved:
-            if kind == 0:
-                out.append(None)
-            elif kind == 1:
-                out.append(unpack_input(value, version, True))
-            else:
-                nr, data = value
-                out.append(unpack_output(self, nr, data, version, True))
-        return tuple(out)
+        return tuple(self._unpack_saved(entry) for entry in saved)
+
+    def _unpack_saved(self, entry):
+        kind, value, version = entry
+        if kind == _NONE:
+            return None
+        if kind == _INPUT:
+            return unpack_input(value, version, True)
+        if kind == _PACKED:
+            return unpack_saved(value, self, True)
+        nr, data = value
+        return unpack_output(self, nr, data, version, True)
 
     @property
     def saved_variables(self):
         warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
                       stacklevel=2)
         return self.saved_tensors
+
+
+# What an entry of ctx._saved holds: (kind, value, version).
+_NONE, _INPUT, _OUTPUT, _PACKED = range(4)
 
 
 class BackwardCFunction(Node, FunctionCtx):
@@ -131,6 +138,29 @@ class BackwardCFunction(Node, FunctionCtx):
     @property
     def next_functions(self):
         return self._next
+
+    @property
+    def _raw_saved_tensors(self):
+        if self._released:
+            raise RuntimeError(ERR_FREED)
+        # NOTE: each refers to the entry list itself: as in torch, releasing the node after
+        # this call does not free what these already refer to.
+        saved = self._saved or []
+        return tuple(SavedTensor(self, i, saved) for i in range(len(saved)))
+
+    def _register_saved_hooks(self, i, hooks, saved):
+        """``ctx._raw_saved_tensors[i].register_hooks(pack, unpack)``: pack entry ``i`` now."""
+        kind, value, _ = saved[i]
+        check_register(value, False)
+        if kind == _INPUT:
+            packed = pack_saved(value, hooks, hook_input=value.detach())
+        else:  # an output: its data, without the grad_fn the unpacked tensor gets again
+            nr, (data, vc) = value
+            t = _wrap(data)
+            t._vc = vc
+            packed = pack_saved(t, hooks, output_nr=nr)
+            packed.requires_grad = True
+        saved[i] = (_PACKED, packed, None)
 
 
 class FunctionMeta(type):
@@ -247,10 +277,28 @@ def _connect(ctx, cls, args, arg_pos, outputs):
         o._output_nr = k
         o._requires_grad = True
     ctx._out_meta = tuple(meta)
+    _rebase_dirty_views(ctx, args, arg_pos)
     if state.anomaly:
         import traceback
         ctx._trace = traceback.format_stack()[:-3]
     _save(ctx, outputs)
+
+
+def _rebase_dirty_views(ctx, args, arg_pos):
+    """A view the Function modified in place (mark_dirty) rewrites its base's history, as a
+    built-in in-place op does (CopySlices on the base, a regenerated view).
+
+    NOTE: CopySlices hands the node the gradient of its one output and takes the gradient of
+    its first input as the view's: like torch's, it covers a single-output Function whose
+    first tensor input is the dirty view (other shapes keep the view's own history).
+    """
+    from .._ops import views
+    if len(ctx._out_meta) != 1 or not arg_pos:
+        return
+    first = args[arg_pos[0]]
+    for t in ctx._dirty:
+        if t is first and t._base is not None and t._grad_fn is ctx:
+            views.rebase_view(t, ctx)
 
 
 def _save(ctx, outputs):
@@ -259,19 +307,24 @@ def _save(ctx, outputs):
     if to_save is None:
         return
     out_index = {id(o): k for k, o in enumerate(outputs) if isinstance(o, Tensor)}
+    hooks = state.saved_hooks[-1] if state.saved_hooks else None
     saved = []
     for t in to_save:
         if t is None:
-            saved.append((0, None, None))
+            saved.append((_NONE, None, None))
             continue
         if t._is_inference:
             raise RuntimeError(ERR_INFERENCE_SAVE)
         vc = t._version_counter()
         k = out_index.get(id(t))
-        if k is not None and t._grad_fn is ctx:
-            saved.append((2, (k, (t._data, vc)), vc[0]))
+        if k is None or t._grad_fn is not ctx:
+            k = None
+        if hooks is not None:  # saved tensor hooks: the pack hook's value replaces t
+            saved.append((_PACKED, pack_saved(t, hooks, output_nr=k), None))
+        elif k is not None:
+            saved.append((_OUTPUT, (k, (t._data, vc)), vc[0]))
         else:
-            saved.append((1, t, vc[0]))
+            saved.append((_INPUT, t, vc[0]))
     ctx._saved = saved
     ctx._to_save = None
 

@@ -14,6 +14,8 @@ from collections import OrderedDict
 
 from .._state import state
 from .._tensor import Tensor, _wrap
+from .saved_tensors import (SavedTensor, disable_saved_tensors_hooks,  # noqa: F401 (public)
+                            increment_version, save_on_cpu, saved_tensors_hooks)
 
 ERR_FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -80,7 +82,10 @@ class Node:
     _trace = None  # forward traceback, recorded in anomaly mode
     _out_meta = None  # ((shape, dtype), ...) of the outputs of multi-output nodes
     _meta = ()  # ((shape, dtype) or None, ...) of the inputs, one per next_functions edge
-    _apply_plain = True  # the engine may run it without its general path (not AccumulateGrad)
+    # The engine may run it without its general path: not AccumulateGrad, and never given a
+    # hook or a retained output (cleared for good by the first one, even if it is removed).
+    _apply_plain = True
+    _fresh_outputs = True  # its gradients are new arrays, never ones someone else holds
 
     def name(self) -> str:
         return type(self).__name__
@@ -109,17 +114,20 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` after the node runs; may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = _HookDict()
+            self._apply_plain = False
         return RemovableHandle(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = _HookDict()
+            self._apply_plain = False
         return RemovableHandle(self._pre_hooks, fn)
 
     def _add_tensor_hook(self, output_nr, fn):
         if self._tensor_hooks is None:
             self._tensor_hooks = {}
+            self._apply_plain = False
         hooks = self._tensor_hooks.get(output_nr)
         if hooks is None:
             hooks = self._tensor_hooks[output_nr] = _HookDict()
@@ -128,6 +136,7 @@ class Node:
     def _retain(self, output_nr, tensor):
         if self._retained is None:
             self._retained = {}
+            self._apply_plain = False
         self._retained[output_nr] = weakref.ref(tensor)
 
     def _release(self):
@@ -161,6 +170,9 @@ def grad_accumulator(t):
         acc = ref()
         if acc is not None:
             return acc
+    if t._view_no_grad and t._base is not None and t._base._requires_grad:
+        return None  # a view made in no_grad mode requires grad through its base, but has no
+        # gradient of its own to accumulate (torch: no grad accumulator, an edge to nothing)
     acc = AccumulateGrad(t)
     t._grad_acc = weakref.ref(acc)
     return acc
@@ -203,7 +215,10 @@ def unpack_input(t, version, as_tensor):
     """A saved input tensor, after checking it was not modified in place since it was saved."""
     vc = t._vc
     if vc is not None and vc[0] != version:
-        raise version_error(t._data, vc[0], version, t._grad_fn, t._output_nr)
+        # NOTE: torch names the saved tensor's grad_fn as it is now: for a view whose base
+        # was modified, the regenerated AsStridedBackward0.
+        fn = t.grad_fn if t._base is not None else t._grad_fn
+        raise version_error(t._data, vc[0], version, fn, t._output_nr)
     return t if as_tensor else t._data
 
 

@@ -13,6 +13,7 @@ backward pass needs them. Gradients equal those of the uncheckpointed run.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 from .._creation import get_rng_state, set_rng_state
@@ -156,7 +157,8 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
         return function(*args, **kwargs)
     rng = get_rng_state() if preserve_rng_state else None
     start = peek_sequence()
-    outputs = function(*args, **kwargs)
+    with _own_saved_hooks():
+        outputs = function(*args, **kwargs)
     end = peek_sequence()
     nodes = _nodes_between(outputs, start, end)
     if nodes:
@@ -165,6 +167,22 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
             node._saved = _LazySaved(frame, k, "saved")
             node._vers = _LazySaved(frame, k, "vers")
     return outputs
+
+
+@contextlib.contextmanager
+def _own_saved_hooks():
+    """No outer saved tensor hooks see the checkpointed values: in torch the checkpoint's own
+    hooks are the innermost pair, so the outer ones are never called (and, like any pair of
+    hooks, they cannot be pushed under disable_saved_tensors_hooks)."""
+    from .._state import state
+    if state.saved_hooks_disabled is not None:
+        raise RuntimeError(state.saved_hooks_disabled)
+    prev = state.saved_hooks
+    state.saved_hooks = ()
+    try:
+        yield
+    finally:
+        state.saved_hooks = prev
 
 
 def _roots(outputs):
@@ -211,7 +229,7 @@ class _Recompute:
         # Inputs keep their identity (saved inputs are checked against their versions), but
         # the rerun must not add to the graph of anything outside: detach the tensors.
         args = _detach_inputs(self.args)
-        with _RngFork(self.rng), enable_grad():
+        with _RngFork(self.rng), enable_grad(), _own_saved_hooks():
             start = peek_sequence()
             outputs = self.function(*args, **self.kwargs)
             end = peek_sequence()

@@ -1,0 +1,255 @@
+"""Views of a tensor's storage: ``as_strided``, ``view_as_real``, ``view_as_complex``, and the
+``real`` / ``imag`` views of complex tensors.
+
+A tensor's storage is the memory its NumPy array's owner holds (``_backend.storage_of``);
+storage offsets and strides count elements of the tensor's dtype, as in torch. Like every view
+op these share memory and the version counter with their base (``view=True``).
+"""
+from __future__ import annotations
+
+__all__ = ["as_strided", "view_as_real", "view_as_complex", "real", "imag"]
+
+import numpy as np
+
+from .._backend import data_address, get_xp, scatter_add, storage_of, strided_view
+from .._tensor import Tensor
+from .registry import NONE, op
+from .shape import clone, select
+
+
+# -- as_strided ---------------------------------------------------------------------------------
+def _int_tuple(value, name, position):
+    """``value`` as a tuple of ints, with torch's argument errors."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"as_strided(): argument '{name}' (position {position}) must be tuple "
+                        f"of ints, not {type(value).__name__}")
+    for k, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"as_strided(): argument '{name}' (position {position}) must be "
+                            f"tuple of ints, but found element of type {type(v).__name__} at "
+                            f"pos {k}")
+    return tuple(int(v) for v in value)
+
+
+def geometry(x):
+    """``(shape, strides, storage_offset, storage_size)`` of array ``x``, in elements."""
+    _, start, end = storage_of(x)
+    item = x.itemsize
+    return (x.shape, tuple(s // item for s in x.strides), (data_address(x) - start) // item,
+            (end - start) // item)
+
+
+def _check_strided(size, stride, storage_offset, item, storage_bytes):
+    """torch's refusals for a strided view that does not fit its storage."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    if 0 in size:
+        return
+    needed = item * (storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)))
+    if needed > storage_bytes:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {storage_offset}, and itemsize {item} requiring a storage "
+                           f"size of {needed} are out of bounds for storage of size "
+                           f"{storage_bytes}")
+
+
+@op("as_strided", view=True, promote=NONE, node="AsStridedBackward0")
+def _as_strided(self, size, stride, storage_offset, self_geometry):
+    _, start, end = storage_of(self)
+    item = self.itemsize
+    if storage_offset is None:  # torch: the input's own offset
+        storage_offset = (data_address(self) - start) // item
+    _check_strided(size, stride, storage_offset, item, end - start)
+    return strided_view(self, size, [s * item for s in stride], start + storage_offset * item)
+
+
+@_as_strided.grad("self")
+def _(grad, size, stride, storage_offset, self_geometry):
+    return as_strided_backward(grad, self_geometry, size, stride, storage_offset)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given size, stride and storage offset."""
+    return _as_strided_call(input, size, stride, storage_offset, 2)
+
+
+def _as_strided_method(self, size, stride, storage_offset=None):
+    return _as_strided_call(self, size, stride, storage_offset, 1)
+
+
+def _as_strided_call(x, size, stride, storage_offset, position):
+    size = _int_tuple(size, "size", position)
+    stride = _int_tuple(stride, "stride", position + 1)
+    if storage_offset is not None:
+        if isinstance(storage_offset, bool) or not isinstance(storage_offset, (int, np.integer)):
+            raise TypeError(f"as_strided(): argument 'storage_offset' (position {position + 2}) "
+                            f"must be int, not {type(storage_offset).__name__}")
+        storage_offset = int(storage_offset)
+    data = x._data if isinstance(x, Tensor) else x
+    return _as_strided(x, size, stride, storage_offset, geometry(data))
+
+
+Tensor.as_strided = _as_strided_method
+
+
+# The gradient of as_strided, and the gradient of that: linear maps between the input's
+# elements and the output's, through the storage positions each element occupies.
+def _positions(xp, shape, strides, offset):
+    """The storage position of every element of a strided view, as an int array of ``shape``."""
+    idx = xp.asarray(offset, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        step = xp.arange(n, dtype=np.int64) * s
+        idx = idx + step.reshape((n,) + (1,) * (len(shape) - d - 1))
+    return xp.broadcast_to(idx, tuple(shape))
+
+
+def _transfer(values, src, dst, counted):
+    """Sum ``values`` into the storage positions ``src``, then read positions ``dst``.
+
+    ``counted`` ("src" or "dst") is the side that holds the input's positions: an input whose
+    elements overlap in storage shares each position's gradient among them (torch does the
+    same), so values are divided by how many input elements share their position.
+    """
+    xp = get_xp(values)
+    src, dst = src.ravel(), dst.ravel()
+    if src.size == 0 or dst.size == 0:
+        return xp.zeros(dst.size, values.dtype)
+    lo = int(min(src.min(), dst.min()))
+    n = int(max(src.max(), dst.max())) - lo + 1
+    inputs = src if counted == "src" else dst
+    counts = scatter_add(xp.zeros(n, values.dtype), inputs - lo, 1)
+    overlap = bool(counts.max() > 1)
+    values = xp.ravel(values)
+    if overlap and counted == "src":
+        values = values / counts[src - lo]
+    out = scatter_add(xp.zeros(n, values.dtype), src - lo, values)[dst - lo]
+    if overlap and counted == "dst":
+        out = out / counts[dst - lo]
+    return out
+
+
+def _input_and_output_positions(xp, self_geometry, size, stride, storage_offset):
+    shape, strides, offset, _ = self_geometry
+    out_offset = offset if storage_offset is None else storage_offset
+    return (_positions(xp, shape, strides, offset),
+            _positions(xp, size, stride, out_offset))
+
+
+@op("as_strided_backward", promote=NONE, node="AsStridedBackwardBackward0")
+def as_strided_backward(grad, self_geometry, size, stride, storage_offset):
+    """The gradient of ``as_strided`` w.r.t. its input, from the output's ``grad``."""
+    pin, pout = _input_and_output_positions(get_xp(grad), self_geometry, size, stride,
+                                            storage_offset)
+    return _transfer(grad, pout, pin, "dst").reshape(self_geometry[0])
+
+
+@as_strided_backward.grad("grad")
+def _(grad, self_geometry, size, stride, storage_offset):
+    return as_strided_backward_adjoint(grad, self_geometry, size, stride, storage_offset)
+
+
+@op("as_strided_backward_adjoint", promote=NONE, node="AsStridedBackwardAdjointBackward0")
+def as_strided_backward_adjoint(grad, self_geometry, size, stride, storage_offset):
+    """The adjoint of ``as_strided_backward`` (what double backward through it needs)."""
+    pin, pout = _input_and_output_positions(get_xp(grad), self_geometry, size, stride,
+                                            storage_offset)
+    return _transfer(grad, pin, pout, "src").reshape(tuple(size))
+
+
+@as_strided_backward_adjoint.grad("grad")
+def _(grad, self_geometry, size, stride, storage_offset):
+    return as_strided_backward(grad, self_geometry, size, stride, storage_offset)
+
+
+# -- complex <-> real views ---------------------------------------------------------------------
+_REAL_OF = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
+_COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
+_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                 "uint8": "Byte", "bool": "Bool", "float16": "Half"}
+
+
+@op("view_as_real", view=True, promote=NONE, node="ViewAsRealBackward0")
+def view_as_real(self):
+    """A real view of a complex tensor: a last dimension of size 2 holds (real, imag)."""
+    real = _REAL_OF.get(self.dtype)
+    if real is None:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    # NOTE: a size-1 trailing axis is always "contiguous", so NumPy can split each complex
+    # element in two whatever the other strides are.
+    return self[..., None].view(real)
+
+
+@view_as_real.grad("self")
+def _(grad):
+    return view_as_complex(clone(grad))
+
+
+@op("view_as_complex", view=True, promote=NONE, node="ViewAsComplexBackward0")
+def view_as_complex(self):
+    """A complex view of a real tensor whose last dimension (size 2) holds (real, imag)."""
+    cplx = _COMPLEX_OF.get(self.dtype)
+    if cplx is None:
+        if self.dtype == np.float16:  # NOTE: torch gives complex32, which ember lacks
+            raise RuntimeError("view_as_complex of a half tensor needs complex32, which ember "
+                               "does not have")
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           "tensors, but got a tensor of scalar type: "
+                           f"{_SCALAR_NAMES.get(self.dtype.name, self.dtype.name)}")
+    _check_complex_layout(self)
+    return self.view(cplx)[..., 0]
+
+
+def _check_complex_layout(x):
+    if x.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if x.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    shape, strides, offset, _ = geometry(x)
+    # NOTE: NumPy gives empty arrays zero strides, and the stride of a size-1 dimension means
+    # nothing to it either: such strides are torch's contiguous ones as far as this goes.
+    if x.size == 0:
+        return
+    if strides[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for n, s in zip(shape[:-1], strides[:-1]) if n != 1):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last "
+                           "dimension")
+    if offset % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+
+
+@view_as_complex.grad("self")
+def _(grad):
+    return view_as_real(grad)
+
+
+def real(input):
+    """The real part of a complex tensor as a view (a real tensor is its own real part)."""
+    if not input.dtype.is_complex:
+        return input
+    return select(view_as_real(input), -1, 0)
+
+
+def imag(input):
+    """The imaginary part of a complex tensor as a view."""
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return select(view_as_real(input), -1, 1)
+
+
+def _set_part(part):
+    def setter(self, value):
+        part(self).copy_(value)
+    return setter
+
+
+Tensor.real = property(real, _set_part(real))
+Tensor.imag = property(imag, _set_part(imag))
