@@ -88,7 +88,8 @@ def _alpha(self, alpha):
     return bool(alpha) if kind == "b" else alpha
 
 
-@op("add", tensors=2, method=("add", "__add__", "__radd__"), inplace=True)
+@op("add", tensors=2, method=("add", "__add__", "__radd__"), inplace=True, weak_scalars=True,
+    ufunc=np.add)
 def add(self, other, alpha=1):
     if alpha == 1 and not isinstance(alpha, bool):
         return self + other
@@ -127,7 +128,8 @@ def _sub_check(self, other, alpha=1):
                            "`logical_not()` operator instead.")
 
 
-@op("sub", tensors=2, method=("sub", "__sub__", "subtract"), inplace=True, check=_sub_check)
+@op("sub", tensors=2, method=("sub", "__sub__", "subtract"), inplace=True, check=_sub_check,
+    weak_scalars=True, ufunc=np.subtract)
 def sub(self, other, alpha=1):
     _sub_check(self, other)
     if alpha == 1 and not isinstance(alpha, bool):
@@ -155,7 +157,7 @@ def _(other_t, alpha):
     return -other_t if alpha == 1 else other_t * -alpha
 
 
-@op("rsub", tensors=2, node="RsubBackward1", check=_sub_check)
+@op("rsub", tensors=2, node="RsubBackward1", check=_sub_check, weak_scalars=True)
 def rsub(self, other, alpha=1):
     """other - alpha * self (what ``2 - x`` computes)."""
     return other - self if alpha == 1 else other - self * _alpha(self, alpha)
@@ -171,7 +173,8 @@ def _(grad):
     return grad
 
 
-@op("mul", tensors=2, method=("mul", "__mul__", "__rmul__", "multiply"), inplace=True)
+@op("mul", tensors=2, method=("mul", "__mul__", "__rmul__", "multiply"), inplace=True,
+    weak_scalars=True, ufunc=np.multiply)
 def mul(self, other):
     return self * other
 
@@ -196,7 +199,8 @@ def _(other_t, self):
     return other_t * self
 
 
-@op("div", tensors=2, promote=FLOAT, quiet=True, method=("div", "__truediv__", "divide", "true_divide"), inplace=True)
+@op("div", tensors=2, promote=FLOAT, quiet=True, inplace=True, weak_scalars=True,
+    ufunc=np.true_divide, method=("div", "__truediv__", "divide", "true_divide"))
 def div(self, other):
     return self / other
 

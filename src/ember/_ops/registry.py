@@ -35,6 +35,8 @@ from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_INPLACE, ERR_INFERENCE_SAVE, NO_EDGE,
                               Node, grad_accumulator, unpack_input, unpack_output)
+from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
+                                      unpack_saved)
 
 # What a saved slot holds.
 INPUT, RESULT, SHAPE, PARAM, SHAPES = range(5)
@@ -62,11 +64,14 @@ class OpNode(Node):
     _meta = ()
     _out_meta = None
     _kept = None  # the non-tensor saved values, once the tensors were freed
+    _hooked = False  # some saved slot holds a packed value (saved tensor hooks)
 
     def _unpack(self, as_tensors):
         saved = self._saved
         if saved is None:
             raise RuntimeError(ERR_FREED)
+        if self._hooked:
+            return self._unpack_hooked(as_tensors)
         op = self._op
         env = list(saved)
         vers = self._vers
@@ -85,7 +90,62 @@ class OpNode(Node):
                 env[j] = _wrap(saved[j][0]) if as_tensors else saved[j][0]
         return env
 
+    def _unpack_hooked(self, as_tensors):
+        env = list(self._saved)
+        for j, _, _ in self._op.unpack_plan:
+            env[j] = self._unpack_slot(j, as_tensors)
+        return env
+
+    def _unpack_slot(self, j, as_tensors):
+        """One saved value, as ``_unpack`` gives it (``grad_fn._saved_<name>`` reads one)."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(ERR_FREED)
+        value = saved[j]
+        if type(value) is _Packed:
+            return unpack_saved(value, self, as_tensors)
+        op = self._op
+        kind, idx = op.saved_spec[j]
+        version = self._vers[j]
+        if kind == INPUT:
+            return value if version is None else unpack_input(value, version, as_tensors)
+        if kind != RESULT:
+            return value
+        if op.diff_outputs is None or op.diff_outputs[idx]:
+            return unpack_output(self, idx, value, version, as_tensors)
+        return _wrap(value[0]) if as_tensors else value[0]
+
+    def _register_saved_hooks(self, j, hooks, _store=None):
+        """``grad_fn._raw_saved_<name>.register_hooks(pack, unpack)``: pack slot ``j`` now."""
+        saved = self._saved
+        value = None if saved is None else saved[j]
+        check_register(value, saved is None)
+        kind, idx = self._op.saved_spec[j]
+        if kind == INPUT:
+            if not isinstance(value, Tensor):
+                raise RuntimeError(f"ember saved the Python number {value!r} as a number, not "
+                                   "as a tensor: there is no saved tensor to register hooks on")
+            packed = pack_saved(value, hooks, hook_input=value.detach())
+        else:
+            t = _wrap(value[0])
+            t._vc = value[1]
+            diff = self._op.diff_outputs is None or self._op.diff_outputs[idx]
+            packed = pack_saved(t, hooks, output_nr=idx if diff else None)
+            packed.requires_grad = diff
+        saved[j] = packed
+        self._vers[j] = None
+        self._hooked = True
+
     def _apply(self, grads, graph, needed):
+        # First call for this op: generate its first-order path and install it on the class
+        # (see _compile_apply); the generic path below serves graphs and saved tensor hooks.
+        cls = type(self)
+        if "_apply" not in vars(cls) and cls._op is not None:
+            cls._apply = _compile_apply(cls._op)
+            return cls._apply(self, grads, graph, needed)
+        return self._apply_generic(grads, graph, needed)
+
+    def _apply_generic(self, grads, graph, needed):
         op = self._op
         env = self._unpack(graph) if op.saved_spec else ()
         nxt = self._next
@@ -135,20 +195,77 @@ class OpNode(Node):
             self._saved = None
 
 
+# Nodes torch writes by hand (not generated from derivatives.yaml): their name() carries the
+# C++ namespace.
+_HAND_WRITTEN_NODES = frozenset({"CopyBackwards"})
+
+
+def _qualified_name(node):
+    return f"torch::autograd::{type(node).__name__}"
+
+
+def _compile_apply(op):
+    """Generate one op's backward for first-order passes, unrolled over its formulas.
+
+    NOTE: what ``OpNode._apply_generic`` does on raw arrays, minus its loops and length
+    checks: this runs once per node in every backward. Graphs (create_graph), saved tensor
+    hooks and ops with several outputs or joint formulas take the generic path.
+    """
+    generic = OpNode._apply_generic
+    if op.n_outputs != 1 or any(len(inputs) != 1 for inputs, _, _ in op.formulas):
+        return generic
+    lines = ["def apply(self, grads, graph, needed):",
+             "    if graph or self._hooked:",
+             "        return generic(self, grads, graph, needed)"]
+    used = sorted({j for _, _, env_idx in op.formulas for j in env_idx})
+    if used:
+        lines += ["    saved = self._saved", "    if saved is None:",
+                  "        raise RuntimeError(ERR_FREED)", "    vers = self._vers"]
+    for j in used:
+        kind, idx = op.saved_spec[j]
+        if kind == INPUT:
+            lines += [f"    e{j} = saved[{j}]", f"    v = vers[{j}]", "    if v is not None:",
+                      f"        if e{j}._vc[0] != v:",
+                      f"            unpack_input(e{j}, v, False)",
+                      f"        e{j} = e{j}._data"]
+        elif kind == RESULT:
+            lines += [f"    e{j}, vc = saved[{j}]", f"    if vc[0] != vers[{j}]:",
+                      f"        unpack_output(self, {idx}, saved[{j}], vers[{j}], False)"]
+        else:
+            lines += [f"    e{j} = saved[{j}]"]
+    lines += ["    g = grads[0]", "    nxt = self._next"]
+    outs = ["None"] * op.n_tensors
+    for k, ((i,), _, env_idx) in enumerate(op.formulas):
+        call = ", ".join(["g"] + [f"e{j}" for j in env_idx])
+        lines += [f"    c = nxt[{i}][0]",
+                  "    if c is not None and (needed is None or c in needed):",
+                  f"        o{i} = f{k}({call})",
+                  "    else:",
+                  f"        o{i} = None"]
+        outs[i] = f"o{i}"
+    lines += [f"    return [{', '.join(outs)}]"]
+    scope = {"generic": generic, "ERR_FREED": ERR_FREED, "unpack_input": unpack_input,
+             "unpack_output": unpack_output}
+    scope.update({f"f{k}": fn for k, (_, fn, _) in enumerate(op.formulas)})
+    exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
+    return scope["apply"]
+
+
 def _saved_property(j):
     def getter(node):
+        if node._op.saved_spec[j][0] in (INPUT, RESULT):
+            return node._unpack_slot(j, True)
         saved = node._saved
-        kind = node._op.saved_spec[j][0]
-        if kind in (INPUT, RESULT):
-            if saved is None:
-                raise RuntimeError(ERR_FREED)
-            return node._unpack(True)[j]
         return node._kept[j] if saved is None else saved[j]
     return property(getter)
 
 
 class OpDef:
     """One op: kernel, dispatch metadata, derivative formulas and its node class."""
+
+    weak_scalars = False  # see op()
+    ufunc = None  # see op()
+    quiet = False
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check):
@@ -179,9 +296,12 @@ class OpDef:
         self.unpack_plan = ()
         self.release = 0  # what _release frees: 0 nothing, 1 all, 2 the tensors only
         self.recorder = None  # generated on first use (see _compile_recorder)
+        self.save_guards = None  # computed on first use (see _save_guards)
         self.caller = None  # generated on first use (see _compile_caller)
         self.node_name = node or f"{_camel(name)}Backward0"
         self.node_cls = type(self.node_name, (OpNode,), {"_op": self})
+        if self.node_name in _HAND_WRITTEN_NODES:
+            self.node_cls.name = _qualified_name
         self._specialized = {}
 
     # -- declaring derivatives --------------------------------------------------------------
@@ -193,6 +313,8 @@ class OpDef:
             names = list(inspect.signature(fn).parameters)[1:]
             env_idx = tuple(self._saved_slot(n) for n in names)
             self.formulas.append((idx, fn, env_idx))
+            self.recorder = self.save_guards = None  # what is saved when may have changed
+            self.node_cls.__dict__.get("_apply") and delattr(self.node_cls, "_apply")
             return fn
         return register
 
@@ -221,7 +343,10 @@ class OpDef:
                                      if k in (INPUT, RESULT))
             self.release = (0 if not self.unpack_plan else
                             1 if len(self.unpack_plan) == len(self.saved_spec) else 2)
-            setattr(self.node_cls, f"_saved_{name}", _saved_property(len(self.saved_names) - 1))
+            j = len(self.saved_names) - 1
+            setattr(self.node_cls, f"_saved_{name}", _saved_property(j))
+            if self.saved_spec[j][0] in (INPUT, RESULT):
+                setattr(self.node_cls, f"_raw_saved_{name}", raw_saved_property(j))
             self.recorder = None
         return self.saved_names.index(name)
 
@@ -279,6 +404,24 @@ def _as_function(d, run, name):
     return method
 
 
+def _as_method(d, name):
+    """A Tensor method for op ``d``: ``self`` is a Tensor, so unless a forward-AD level or the
+    profiler is active the call goes straight to the op's generated Tensor path."""
+    n = len(d.params)
+
+    def method(*args, **kwargs):
+        if kwargs or len(args) != n:
+            args = d.bind(args, kwargs)
+        if forward_hook[0] is None and profiler_hook[0] is None:
+            call = d.caller
+            if call is not None:
+                return call(args)
+        return dispatch(d, args)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = d.kernel.__doc__
+    return method
+
+
 def _quiet(kernel):
     """Silence NumPy's floating point warnings (torch gives inf and nan without a word).
 
@@ -309,7 +452,8 @@ def _specialize(d, n):
     spec.params = [f"tensor{i}" for i in range(n)] + d.params[1:]
     spec.defaults = [_MISSING] * n + d.defaults[1:]
     spec.index = {p: i for i, p in enumerate(spec.params)}
-    saved_props = {k: v for k, v in vars(d.node_cls).items() if k.startswith("_saved_")}
+    saved_props = {k: v for k, v in vars(d.node_cls).items()
+                   if k.startswith(("_saved_", "_raw_saved_"))}
     spec.node_cls = type(d.node_name, (OpNode,), {"_op": spec, **saved_props})
     spec.saved_spec = tuple((kind, i + n - 1 if kind == PARAM else i)
                             for kind, i in d.saved_spec)
@@ -318,7 +462,8 @@ def _specialize(d, n):
     spec.formulas = [(tuple(range(n)), fn if n > 1 else _only_item(fn), env)
                      for _, fn, env in d.formulas]
     spec._specialized = {}
-    spec.recorder = None
+    spec.list_op = True  # torch guards no saved value of an op with a tensor list
+    spec.recorder = spec.save_guards = None
     spec.caller = None
     return spec
 
@@ -337,12 +482,16 @@ def _camel(name):
 
 def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiable=True,
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
-       check=None, promote_from=0, quiet=False):
+       check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``method=True`` (or a name or tuple of names) also makes Tensor methods; ``inplace=True``
     makes the ``name_`` in-place method. ``view=True`` marks outputs that share the input's
     memory ("maybe" when the kernel only sometimes returns a view, like reshape).
+    ``weak_scalars=True`` (plain arithmetic kernels only): a Python number operand reaches the
+    kernel as a cached 0-d array of the compute dtype, which NumPy handles about twice as fast
+    as a Python float and which gives the same result. ``ufunc``: the NumPy ufunc the kernel
+    is exactly (``np.multiply`` for mul), so the in-place variant writes into self directly.
     """
     def declare(kernel):
         opname = name or kernel.__name__
@@ -351,11 +500,14 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d = OpDef(kernel, opname, node, aten, tensors, promote, differentiable, view, outputs,
                   diff_outputs, result_type, check)
         d.promote_from = promote_from
+        d.weak_scalars = weak_scalars
+        d.ufunc = ufunc
+        d.quiet = quiet
         REGISTRY[opname] = d
         methods = (opname,) if method is True else (method if isinstance(method, tuple)
                                                     else ((method,) if method else ()))
         for m in methods:
-            setattr(Tensor, m, _as_function(d, dispatch, m))
+            setattr(Tensor, m, _as_method(d, m))
         if inplace:
             name_ = inplace if isinstance(inplace, str) else opname + "_"
             setattr(Tensor, name_, _as_function(d, dispatch_inplace, name_))
@@ -367,6 +519,13 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
 def dispatch(op, args):
     """Run ``op`` on ``args``: raw arrays straight to the kernel, Tensors through autograd."""
     n = op.n_tensors
+    if n == 1 and type(args[0]) is _ndarray:
+        # NOTE: the common call of a first-order backward formula (cos(self) in sin's
+        # derivative): one array, so nothing to promote and no Tensor to look for.
+        out = op.kernel(*args)
+        if op.n_outputs == 1:
+            return out if type(out) is _ndarray else as_array(out)
+        return tuple(as_array(o) for o in out)
     for a in args[:n]:
         if isinstance(a, Tensor):
             break
@@ -472,17 +631,26 @@ def _compile_caller(op):
     lines = ["def caller(args):"]
     if op.check is not None:
         lines.append("    op.check(*args)")
-    lines.append("    dt = compute_dtype(op, args)")
-    lines.append("    target = None if dt is None else dt.np")
+    slow = ["dt = compute_dtype(op, args)", "target = None if dt is None else dt.np"]
     for k in range(n):
-        lines += [f"    a{k} = args[{k}]",
-                  f"    if isinstance(a{k}, Tensor):",
-                  f"        x{k} = a{k}._data",
-                  f"        if target is not None and x{k}.dtype != target"
-                  + (f" and {k} >= {op.promote_from}:" if op.promote_from else ":"),
-                  f"            x{k} = x{k}.astype(target)",
-                  "    else:",
-                  f"        x{k} = a{k}.item() if isinstance(a{k}, np_generic) else a{k}"]
+        slow += [f"a{k} = args[{k}]",
+                 f"if isinstance(a{k}, Tensor):",
+                 f"    x{k} = a{k}._data",
+                 f"    if target is not None and x{k}.dtype != target"
+                 + (f" and {k} >= {op.promote_from}:" if op.promote_from else ":"),
+                 f"        x{k} = x{k}.astype(target)",
+                 "else:",
+                 f"    x{k} = a{k}.item() if isinstance(a{k}, np_generic) else a{k}"]
+        if op.weak_scalars:
+            slow += [f"    if target is not None and target.kind == 'f' and "
+                     f"(type(x{k}) is float or type(x{k}) is int):",
+                     f"        x{k} = scalar_array(x{k}, target)"]
+    fast = _fast_prelude(op)
+    if fast is None:
+        lines += ["    " + line for line in slow]
+    else:
+        lines += ["    " + line for line in fast]
+        lines += ["    else:"] + ["        " + line for line in slow]
     xs = [f"x{k}" for k in range(n)] + [f"args[{i}]" for i in range(n, len(op.params))]
     lines += ["    try:",
               f"        out = op.kernel({', '.join(xs)})",
@@ -505,9 +673,59 @@ def _compile_caller(op):
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
              "kernel": op.kernel, "broadcast_error": broadcast_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
-             "state": state, "record": record, "np_generic": np.generic}
+             "state": state, "record": record, "np_generic": np.generic,
+             "scalar_array": scalar_array}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["caller"]
+
+
+def _fast_prelude(op):
+    """Generated code for the calls that need no promotion (no cast, no dtype lookup).
+
+    Tensors of one dtype, or a float tensor with a Python number: the compute dtype is the
+    tensor's own. Ends in an open ``if``/``elif`` chain; the caller adds the general ``else``.
+    """
+    if op.promote not in (SAME, FLOAT) or op.promote_from or op.n_tensors > 2:
+        return None
+    kinds = "'fc'" if op.promote == FLOAT else "'fciu'"
+    lines = ["a0 = args[0]"]
+    if op.n_tensors == 1:
+        return lines + [f"if isinstance(a0, Tensor) and a0._data.dtype.kind in {kinds}:",
+                        "    x0 = a0._data"]
+    scalar = "scalar_array(a1, x0.dtype)" if op.weak_scalars else "a1"
+    return lines + [
+        "a1 = args[1]",
+        f"if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
+        f"a0._data.dtype == a1._data.dtype and a0._data.dtype.kind in {kinds}:",
+        "    x0 = a0._data",
+        "    x1 = a1._data",
+        "elif isinstance(a0, Tensor) and (type(a1) is float or type(a1) is int) and "
+        "a0._data.dtype.kind == 'f':",
+        "    x0 = a0._data",
+        f"    x1 = {scalar}"]
+
+
+_SCALARS: dict = {}
+
+
+def scalar_array(value, dtype):
+    """A read-only 0-d array holding the Python number ``value`` in ``dtype``, cached.
+
+    Zero and NaN are never cached (0.0 == -0.0 and nan != nan as dict keys), and the cache is
+    bounded, since a schedule may feed a new number every step.
+    """
+    key = (value, dtype)
+    arr = _SCALARS.get(key)
+    if arr is None:
+        with np.errstate(all="ignore"):
+            arr = np.asarray(value, dtype)
+        if value == 0 or value != value:
+            return arr
+        if len(_SCALARS) > 256:
+            _SCALARS.clear()
+        arr.flags.writeable = False
+        _SCALARS[key] = arr
+    return arr
 
 
 def _tensor_call_generic(op, args):
@@ -607,7 +825,72 @@ def record(op, args, results, snapshot=None):
     node = fast(args, results, snapshot)
     if state.anomaly:
         node._trace = traceback.format_stack()[:-3]
+    if state.saved_hooks:
+        _pack_saved(node, op, results)
     return node
+
+
+def record_all(op, args, results):
+    """A node that saves every value its formulas may use, whatever requires grad, and that
+    no saved tensor hook sees: forward AD runs the formulas of inputs that only carry a
+    tangent."""
+    return _record_generic(op, args, results, None, guarded=False)
+
+
+def _pack_saved(node, op, results):
+    """Saved tensor hooks are active: the innermost pack hook replaces each saved tensor."""
+    hooks = state.saved_hooks[-1]
+    saved, vers = node._saved, node._vers
+    diff = op.diff_outputs
+    for j, kind, idx in op.unpack_plan:
+        if kind == INPUT:
+            value = saved[j]
+            if not isinstance(value, Tensor):  # not saved (see _save_guards), or a number
+                continue
+            saved[j] = pack_saved(value, hooks)
+        else:
+            nr = idx if diff is None or diff[idx] else None
+            saved[j] = pack_saved(results[idx], hooks, output_nr=nr)
+        vers[j] = None
+        node._hooked = True
+
+
+def _guards(op):
+    guards = op.save_guards
+    if guards is None:
+        guards = op.save_guards = _save_guards(op)
+    return guards
+
+
+def _saves_self(op, args):
+    """Whether an in-place call's node will save self (then a copy from before the write is
+    needed): ``mul_`` by a number or by a tensor that does not require grad does not."""
+    for j, (kind, i) in enumerate(op.saved_spec):
+        if kind == INPUT and i == 0:
+            k = _guards(op).get(j)
+            if k is None or (isinstance(args[k], Tensor) and args[k]._requires_grad):
+                return True
+    return False
+
+
+def _save_guards(op):
+    """``{slot: input}`` for saved inputs that only one input's gradient formula uses: they are
+    saved only when that input needs a gradient, as torch's generated code does (MulBackward0
+    saves ``self`` only when ``other`` requires grad). Same rules as torch's ``guard_for``: not
+    for list ops, ``*_backward`` ops, ops with one differentiable input, or values that several
+    formulas (or one formula of several inputs) use."""
+    if getattr(op, "list_op", False) or "backward" in op.name:
+        return {}
+    if len({i for inputs, _, _ in op.formulas for i in inputs}) <= 1:
+        return {}
+    guards = {}
+    for j, (kind, _) in enumerate(op.saved_spec):
+        if kind != INPUT:
+            continue
+        users = [inputs for inputs, _, env_idx in op.formulas if j in env_idx]
+        if len(users) == 1 and len(users[0]) == 1:
+            guards[j] = users[0][0]
+    return guards
 
 
 def _compile_recorder(op):
@@ -620,7 +903,9 @@ def _compile_recorder(op):
     if op.n_tensors > 4 or op.n_outputs != 1:
         return lambda args, results, snapshot: _record_generic(op, args, results, snapshot)
     lines = ["def recorder(args, results, snapshot):", "    node = node_cls()"]
-    saved_inputs = {i for kind, i in op.saved_spec if kind == INPUT}
+    guards = _save_guards(op)
+    saved_inputs = {i for j, (kind, i) in enumerate(op.saved_spec)
+                    if kind == INPUT and j not in guards}
     for k in range(op.n_tensors):
         edge = "_edge_saved" if k in saved_inputs else "_edge"
         lines += [f"    a{k} = args[{k}]",
@@ -638,15 +923,7 @@ def _compile_recorder(op):
     saved, vers = [], []
     for j, (kind, i) in enumerate(op.saved_spec):
         if kind == INPUT:
-            src = "snapshot if snapshot is not None else args[0]" if i == 0 else f"args[{i}]"
-            lines += [f"    s{j} = {src}",
-                      f"    if isinstance(s{j}, Tensor):",
-                      f"        vc = s{j}._vc",
-                      "        if vc is None:",
-                      f"            vc = s{j}._vc = [0]",
-                      f"        v{j} = vc[0]",
-                      "    else:",
-                      f"        v{j} = None"]
+            lines += _save_input_lines(j, i, guards.get(j), i in saved_inputs)
         elif kind == RESULT:
             lines += ["    r = results[0]", "    vc = r._vc", "    if vc is None:",
                       "        vc = r._vc = [0]", f"    s{j} = (r._data, vc)", f"    v{j} = vc[0]"]
@@ -668,17 +945,38 @@ def _compile_recorder(op):
                   "        r._output_nr = 0", "        r._requires_grad = True"]
     lines += ["    return node"]
     scope = {"node_cls": op.node_cls, "Tensor": Tensor, "_edge": _edge, "NO_EDGE": NO_EDGE,
-             "_edge_saved": _edge_saved,
+             "_edge_saved": _edge_saved, "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE,
              "_sequence": _sequence, "_shape_of": _shape_of}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["recorder"]
+
+
+def _save_input_lines(j, i, guard, edge_checked):
+    """Recorder lines saving input ``i`` in slot ``j`` (only if input ``guard`` has an edge,
+    when it is not None). ``edge_checked``: _edge_saved already refused an inference tensor."""
+    src = "snapshot if snapshot is not None else args[0]" if i == 0 else f"args[{i}]"
+    body = [f"s{j} = {src}",
+            f"if isinstance(s{j}, Tensor):",
+            f"    vc = s{j}._vc",
+            "    if vc is None:",
+            f"        vc = s{j}._vc = [0]",
+            f"    v{j} = vc[0]",
+            "else:",
+            f"    v{j} = None"]
+    if not edge_checked:
+        body[2:2] = [f"    if e{i} is NO_EDGE and s{j}._is_inference:",
+                     "        raise RuntimeError(ERR_INFERENCE_SAVE)"]
+    if guard is None:
+        return ["    " + line for line in body]
+    return ([f"    if e{guard} is not NO_EDGE:"] + ["        " + line for line in body]
+            + ["    else:", f"        s{j} = None", f"        v{j} = None"])
 
 
 def _shape_of(a):
     return a._data.shape if isinstance(a, Tensor) else np.shape(a)
 
 
-def _record_generic(op, args, results, snapshot):
+def _record_generic(op, args, results, snapshot, guarded=True):
     node = op.node_cls()
     n = op.n_tensors
     nxt, meta = [], []
@@ -695,7 +993,7 @@ def _record_generic(op, args, results, snapshot):
     node._meta = meta
     node._seq = next(_sequence)
     if op.saved_spec:
-        _save(node, op, args, results, snapshot)
+        _save(node, op, args, results, snapshot, guarded)
     if op.n_outputs != 1:
         node._out_meta = tuple((r._data.shape, r._data.dtype) for r in results)
     diff = op.diff_outputs
@@ -707,12 +1005,17 @@ def _record_generic(op, args, results, snapshot):
     return node
 
 
-def _save(node, op, args, results, snapshot):
+def _save(node, op, args, results, snapshot, guarded):
     saved, vers = [], []
-    for kind, i in op.saved_spec:
+    guards = _guards(op)
+    nxt = node._next
+    for j, (kind, i) in enumerate(op.saved_spec):
         v = None
         if kind == INPUT:
             a = snapshot if (i == 0 and snapshot is not None) else args[i]
+            k = guards.get(j) if guarded else None
+            if k is not None and nxt[k][0] is None:
+                a = None  # only input k's gradient needs it, and input k needs none
             if isinstance(a, Tensor):
                 if a._is_inference:
                     raise RuntimeError(ERR_INFERENCE_SAVE)
@@ -746,18 +1049,17 @@ _VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being use
 
 
 def check_inplace(self, recording):
-    """torch's refusals for in-place ops on leaves that require grad (and views of them)."""
+    """torch's refusals for in-place ops on leaves that require grad (and views of them), in
+    torch's order: a view that may not be rebased, a view of a leaf, a leaf."""
     if not recording:
         return
-    if self._grad_fn is None and self._requires_grad:
-        if self._base is not None:
-            raise RuntimeError(_VIEW_LEAF_INPLACE)
-        raise RuntimeError(_LEAF_INPLACE)
     base = self._base
     if base is not None:
-        if base._grad_fn is None and base._requires_grad:
-            raise RuntimeError(_VIEW_LEAF_INPLACE)
         _views.check_view_inplace(self)
+        if self._requires_grad and base._grad_fn is None:
+            raise RuntimeError(_VIEW_LEAF_INPLACE)
+    if self._grad_fn is None and self._requires_grad:
+        raise RuntimeError(_LEAF_INPLACE)
 
 
 def dispatch_inplace(op, args):
@@ -784,22 +1086,79 @@ def dispatch_inplace(op, args):
     return _inplace_call(op, args, recording)
 
 
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the "
+                    "written-to tensor refer to a single memory location. Please clone() the "
+                    "tensor before performing the operation.")
+
+
+def _check_no_partial_overlap(op, args):
+    """torch refuses an in-place op reading an operand that partly overlaps self (x += x.t()):
+    the result would depend on the order elements are written. The very same layout is fine."""
+    own = args[0]._data
+    for a in args[1:op.n_tensors]:
+        if isinstance(a, Tensor) and a._data is not own and np.may_share_memory(own, a._data):
+            other = a._data
+            same = (other.shape == own.shape and other.strides == own.strides and
+                    other.__array_interface__["data"][0] == own.__array_interface__["data"][0])
+            if not same and np.shares_memory(own, other):
+                raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
+                     "refers to a single memory location. Please clone() the tensor before "
+                     "performing the operation.")
+# Writes torch still allows into a tensor whose elements share memory (an expanded view):
+# each writes one value per location, whatever the order. {op name: deprecation warning}.
+_OVERLAP_ALLOWED = {"fill": None, "zero": None, "masked_fill": "masked_fill_",
+                    "index_put": "index_put_"}
+
+
+def _check_no_internal_overlap(op, target):
+    """torch refuses in-place writes into an expanded view (a zero stride over several
+    elements): which of the aliased results would win is undefined."""
+    if not any(st == 0 and n > 1 for st, n in zip(target.strides, target.shape)):
+        return
+    if op.name not in _OVERLAP_ALLOWED:
+        raise RuntimeError(_INTERNAL_OVERLAP)
+    name = _OVERLAP_ALLOWED[op.name]
+    if name is not None:
+        import warnings
+        what = ("tensor[mask] = scalar" if name == "masked_fill_"
+                else "tensor[indices] = tensor")
+        warnings.warn(f"Use of {name} on expanded tensors is deprecated. Please clone() the "
+                      "tensor before performing this operation. This also applies to advanced "
+                      f"indexing e.g. {what}", UserWarning, stacklevel=4)
+
+
 def _inplace_call(op, args, recording):
     self = args[0]
+    if 0 in self._data.strides:
+        _check_no_internal_overlap(op, self._data)
+    if op.n_tensors > 1:
+        _check_no_partial_overlap(op, args)
     dt = compute_dtype(op, args)
     if dt is not None and not D.can_cast(dt, self.dtype):
         raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired output "
                            f"type {self.dtype.scalar_name}")
     snapshot = None
-    if recording and (INPUT, 0) in op.saved_spec:
+    if recording and _saves_self(op, args):
         # The formula needs self as it was before being overwritten: keep a copy that still
         # carries self's old history, so double backward through it stays correct.
         snapshot = _wrap(self._data.copy())
         snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
         snapshot._requires_grad = self._requires_grad
-    out = op.kernel(*_arrays(op, args, dt))
-    if out is not self._data:
-        np.copyto(self._data, out, casting="unsafe")
+    arrays = _arrays(op, args, dt)
+    if not (op.ufunc is not None and _ufunc_into(op, arrays, self._data)):
+        try:
+            out = op.kernel(*arrays)
+        except ValueError as e:
+            if "broadcast" in str(e):
+                raise broadcast_error(args[:op.n_tensors]) from None
+            raise
+        if out is not self._data:
+            if np.shape(out) != self._data.shape:
+                _check_inplace_shape(self._data.shape, np.shape(out))
+            np.copyto(self._data, out, casting="unsafe")
     self._bump_version()
     if recording:
         node = record(op, args, (self,), snapshot)
@@ -808,6 +1167,41 @@ def _inplace_call(op, args, recording):
         if self._base is not None:
             _views.rebase_view(self, node)
     return self
+
+
+def _check_inplace_shape(own, result):
+    """torch's refusal of an in-place op whose result would not fit in self."""
+    try:
+        full = np.broadcast_shapes(own, result)
+    except ValueError:
+        full = result
+    if tuple(full) != tuple(own):
+        raise RuntimeError(f"output with shape {list(own)} doesn't match the broadcast shape "
+                           f"{list(full)}")
+
+
+def _ufunc_into(op, arrays, target):
+    """Write ``op``'s result straight into ``target`` with its ufunc (no temporary, no copy).
+
+    Only for a binary op whose kernel is exactly that ufunc (``alpha`` of add/sub at 1), on
+    arrays already in ``target``'s dtype; NumPy handles operands that overlap ``target``.
+    Returns False when the general path must run (it also gives torch's shape errors).
+    """
+    if len(arrays) > 2 and not (arrays[2] == 1 and type(arrays[2]) is not bool):
+        return False
+    a, b = arrays[0], arrays[1]
+    if a is not target or (type(b) is _ndarray and (b.dtype != target.dtype
+                                                     or b.ndim > target.ndim)):
+        return False
+    try:
+        if op.quiet:
+            with np.errstate(all="ignore"):
+                op.ufunc(a, b, out=target)
+        else:
+            op.ufunc(a, b, out=target)
+    except ValueError:  # not broadcastable into target: let the general path raise
+        return False
+    return True
 
 
 def _unbump_saved_inputs(node, op, vc):

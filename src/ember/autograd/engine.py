@@ -10,6 +10,7 @@ as Tensors and the same formulas record a graph of their own.
 from __future__ import annotations
 
 import heapq
+from sys import getrefcount as _refcount
 
 import numpy as np
 
@@ -79,19 +80,22 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
 
 
 def _collect_dependencies(task, root_nodes):
+    """Count each reachable node's incoming edges (roots start at 0: reached, not pushed)."""
     deps = task.deps
-    seen = set(root_nodes)
-    stack = list(seen)
+    for fn in root_nodes:
+        deps[fn] = 0
+    stack = list(deps)
+    get = deps.get
     while stack:
-        fn = stack.pop()
-        for nxt, _ in fn._next:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    task.useful = seen  # refined by _plan_inputs
+        for nxt, _ in stack.pop()._next:
+            if nxt is not None:
+                count = get(nxt)
+                if count is None:
+                    deps[nxt] = 1
+                    stack.append(nxt)
+                else:
+                    deps[nxt] = count + 1
+    task.useful = deps.keys()  # refined by _plan_inputs
 
 
 def _plan_inputs(task, inputs, capture):
@@ -204,32 +208,47 @@ def _execute(task, root_nodes):
     # The common case (no hooks, no captures, no profiler, no anomaly mode) runs inline.
     plain = task.run is None and prof is None and not state.anomaly
     graph = task.graph
+    retain = task.retain
+    borrowed = task.borrowed
     shared = _SHARED
-    while heap:
-        fn = pop(heap)[1]
-        if fn.__class__ is _Tie:
-            fn = fn.fn
+    ndarray = np.ndarray
+    following = None  # the next node, when it is known without the queue (see below)
+    while True:
+        if following is not None:
+            fn, following = following, None
+        elif heap:
+            fn = pop(heap)[1]
+            if fn.__class__ is _Tie:
+                fn = fn.fn
+        else:
+            break
         grads = buffers.pop(fn, None)
-        if (plain and grads is not None and fn._apply_plain and not fn._tensor_hooks
-                and not fn._retained and not fn._pre_hooks and not fn._post_hooks):
+        if plain and grads is not None and fn._apply_plain:
             outs = fn._apply(grads, graph, None)
-            if not task.retain:
+            if not retain:
                 fn._release()
             if not graph:
-                _note_borrowed(task, fn, outs, grads)
+                if fn._fresh_outputs and len(grads) == 1:
+                    g0 = grads[0]
+                    for o in outs:
+                        if o is g0 and o is not None:  # passed through: someone else's too
+                            borrowed.add(id(o))
+                else:
+                    _note_borrowed(task, fn, outs, grads)
         elif prof is not None:
             with prof(fn.name(), grads or (), fn):
                 outs = _run_node(task, fn, grads)
         else:
             outs = _run_node(task, fn, grads)
         meta = fn._meta
+        ready = None
         for i, (child, nr) in enumerate(fn._next):
             if child is None:
                 continue
             g = outs[i] if outs is not None else None
             if g is not None:
                 m = meta[i]
-                if graph or type(g) is not np.ndarray or (
+                if graph or type(g) is not ndarray or (
                         m is not None and (g.shape != m[0] or g.dtype != m[1])):
                     g = _validate(task, fn, i, g)
                 buf = buffers.get(child)
@@ -241,17 +260,41 @@ def _execute(task, root_nodes):
                 elif buf[nr] is None:
                     buf[nr] = g
                 else:
-                    g = buf[nr] + g
-                    # NOTE: NumPy sums two 0-d arrays into a NumPy scalar; keep arrays.
-                    buf[nr] = g if graph or type(g) is np.ndarray else as_array(g)
+                    old = buf[nr]
+                    if (not graph and old.base is None and old.shape == g.shape
+                            and old.dtype == g.dtype and id(old) not in borrowed
+                            and old.flags.writeable and _refcount(old) == 3):
+                        # NOTE: a gradient a formula made (not passed through, not a view, and
+                        # held by nothing but this buffer: the 3 counts are the buffer, `old`
+                        # and the call) is the buffer's own: sum into it, as torch's
+                        # InputBuffer does, instead of allocating a new array per use.
+                        old += g
+                    else:
+                        g = old + g
+                        # NOTE: NumPy sums two 0-d arrays into a NumPy scalar; keep arrays.
+                        buf[nr] = g if graph or type(g) is ndarray else as_array(g)
             d = deps[child] - 1
             deps[child] = d
             if d == 0:
-                seq = child._seq
-                if seq == shared or not seq:
-                    push(heap, (-seq, _Tie(child)))
-                else:
-                    push(heap, (-seq, child))
+                if ready is not None:
+                    _push_ready(heap, ready, shared)
+                ready = child
+        if ready is not None:
+            # NOTE: in a chain the one ready child is all the queue would hold: run it next
+            # without the push and pop. Otherwise the queue decides (its order among equal
+            # numbers, as every AccumulateGrad has, is torch's and depends on its layout).
+            if not heap:
+                following = ready
+            else:
+                _push_ready(heap, ready, shared)
+
+
+def _push_ready(heap, child, shared):
+    seq = child._seq
+    if seq == shared or not seq:
+        heapq.heappush(heap, (-seq, _Tie(child)))
+    else:
+        heapq.heappush(heap, (-seq, child))
 
 
 def _run_node(task, fn, grads):
@@ -298,7 +341,7 @@ def _capture(task, fn, grads):
 
 def _note_borrowed(task, fn, outs, grads):
     """Remember gradients a node passed through unchanged, or that user code may hold."""
-    fresh = getattr(fn, "_fresh_outputs", True)
+    fresh = fn._fresh_outputs
     borrowed = task.borrowed
     for o in outs:
         if o is None:
