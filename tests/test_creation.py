@@ -260,3 +260,15 @@ def test_cross_without_dim_warns():
         warnings.simplefilter("always")
         ember.cross(ember.ones(3, 2), ember.ones(3, 2))
     assert any("without specifying the dim arg is deprecated" in str(x.message) for x in w)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, m: x.new_zeros(2, 3), lambda x, m: x.new_zeros((2,), dtype=m.int32),
+    lambda x, m: x.new_ones([3]), lambda x, m: x.new_full((2, 2), 7),
+    lambda x, m: x.new_full((2,), 1.5, dtype=m.float32), lambda x, m: x.new_tensor([1, 2]),
+    lambda x, m: x.new_tensor([[1.5]], requires_grad=True), lambda x, m: x.new_empty(0)])
+def test_new_factories_take_self_dtype(call):
+    e = call(ember.ones(2, dtype=ember.float64), ember)
+    t = call(torch.ones(2, dtype=torch.float64), torch)
+    _same(e.detach(), t.detach())
+    assert e.requires_grad == t.requires_grad

@@ -420,3 +420,37 @@ def _tensor_type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 Tensor.type = _tensor_type
+
+
+# -- Tensor.new_*: a new tensor with self's dtype (and device) unless told otherwise -----------
+def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **_):
+    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, **_):
+    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, **_):
+    return empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **_):
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+        data = data.detach().numpy()
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+Tensor.new_zeros = _new_zeros
+Tensor.new_ones = _new_ones
+Tensor.new_empty = _new_empty
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor

@@ -1116,7 +1116,8 @@ _OVERLAP_ALLOWED = {"fill": None, "zero": None, "masked_fill": "masked_fill_",
 def _check_no_internal_overlap(op, target):
     """torch refuses in-place writes into an expanded view (a zero stride over several
     elements): which of the aliased results would win is undefined."""
-    if not any(st == 0 and n > 1 for st, n in zip(target.strides, target.shape)):
+    if target.size == 0 or not any(st == 0 and n > 1
+                                   for st, n in zip(target.strides, target.shape)):
         return
     if op.name not in _OVERLAP_ALLOWED:
         raise RuntimeError(_INTERNAL_OVERLAP)

@@ -76,7 +76,7 @@ def view_backward(grad, input_sizes, chain):
 
 
 def _overlapping(a):
-    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+    return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
 
 
 @view_backward.grad("grad")

@@ -176,6 +176,22 @@ def _set_tangent(t, tangent):
     t._fw_grad = tangent
     if _level is not None:
         _level.tensors.add(t)
+        fn = t._grad_fn
+        if fn is not None:
+            # NOTE: a node that saved this output hands backward a new tensor around the same
+            # data (graph.unpack_output); under create_graph that tensor must carry the tangent
+            # too, or forward-over-reverse (hessian, jacfwd(jacrev)) loses the term.
+            saved = fn.__dict__.get("_saved_tangents")
+            if saved is None or saved[0] is not _level:
+                saved = fn._saved_tangents = (_level, {})
+            saved[1][t._output_nr] = tangent
+
+
+def restore_saved_tangent(node, output_nr, t):
+    """Give ``t`` (a saved output unpacked as a tensor) the tangent its original had."""
+    level, tangents = node._saved_tangents
+    if level is _level and output_nr in tangents:
+        _set_tangent(t, tangents[output_nr])
 
 
 def _tangent_of(t):

@@ -234,6 +234,9 @@ def unpack_output(node, output_nr, saved, version, as_tensor):
     t._output_nr = output_nr
     t._requires_grad = True
     t._vc = vc
+    if "_saved_tangents" in node.__dict__:  # forward AD over this backward (see forward_ad)
+        from .forward_ad import restore_saved_tangent
+        restore_saved_tangent(node, output_nr, t)
     return t
 
 
