@@ -119,3 +119,173 @@ def test_errors_as_torch():
 def test_no_vmap():
     """vmap is deliberately absent (no batching rules; see ember.func's docstring)."""
     assert not hasattr(ember.func, "vmap")
+
+
+def same_ok(body, **kw):
+    """``same``, and the body ran without an error (equal errors would also compare equal)."""
+    e = same(body, **kw)
+    assert e.error is None, e.error
+    return e
+
+
+def test_output_and_primal_type_errors_as_torch():
+    def body(torch):
+        F = torch.func
+        x = torch.ones(3)
+        out = []
+        for fn in (lambda: F.vjp(lambda a: 3, x), lambda: F.jacrev(lambda a: (a, 3))(x),
+                   lambda: F.jvp(lambda a: 3, (x,), (x,)),
+                   lambda: F.jacfwd(lambda a: [a, "x"])(x), lambda: F.vjp(lambda a: a, 3),
+                   lambda: F.jvp(lambda a: a, (3,), (x,)), lambda: F.jacrev(lambda a: a)(3),
+                   lambda: F.jvp(lambda a: a, (x,), (3,))):
+            try:
+                fn()
+                out.append(None)
+            except Exception as e:  # noqa: BLE001
+                out.append((type(e).__name__, str(e)))
+        return out
+    same_ok(body, check_warnings=False)
+
+
+def test_tree_spec_text_in_errors_as_torch():
+    def body(torch):
+        F = torch.func
+        x, y = _xy(torch)
+        _, fn = F.vjp(lambda a, b: ((a * b, a), {"s": b.sum()}), x, y)
+        try:
+            fn(((x, x), x))
+        except RuntimeError as e:
+            return str(e)
+    assert same_ok(body).value is not None
+
+
+def _model(torch):
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2),
+                            torch.nn.BatchNorm1d(2)).double()
+    with torch.no_grad():
+        for i, p in enumerate(m.parameters()):
+            p.copy_(torch.linspace(-1, 1, p.numel(), dtype=torch.float64).reshape(p.shape)
+                    * (i + 1))
+    return m
+
+
+X4 = GEN.standard_normal((4, 3))
+
+
+def test_functional_call_as_torch():
+    def body(torch):
+        F = torch.func
+        m = _model(torch)
+        x = torch.tensor(X4)
+        params = {k: v.detach() * 2 for k, v in m.named_parameters()}
+        out = [F.functional_call(m, params, (x,)),
+               F.functional_call(m, (params, {"3.running_mean": torch.ones(2, dtype=torch.float64)}),
+                                 x),
+               F.functional_call(m[0], {"weight": torch.ones(4, 3, dtype=torch.float64)},
+                                 kwargs={"input": x})]
+        p2 = {k: v.clone().requires_grad_() for k, v in params.items()}
+        loss = F.functional_call(m, p2, (x,)).pow(2).sum()
+        out.append(torch.autograd.grad(loss, list(p2.values())))
+        m.eval()
+        out.append(F.grad(lambda p: F.functional_call(m, p, (x,)).pow(2).sum())(params))
+        out.append(list(m.state_dict().values()))  # the module's own tensors are back
+        return out
+    same_ok(body, rtol=1e-10, atol=1e-12, grad_fn=False)
+
+
+def test_functional_call_tied_weights_and_errors_as_torch():
+    def body(torch):
+        F = torch.func
+
+        class Tied(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = torch.nn.Linear(2, 2, bias=False)
+                self.b = torch.nn.Linear(2, 2, bias=False)
+                self.b.weight = self.a.weight
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        t = Tied()
+        with torch.no_grad():
+            t.a.weight.copy_(torch.tensor([[1.0, 2.0], [3.0, -4.0]]))
+        x = torch.ones(1, 2)
+        m = _model(torch)
+        w = torch.ones(4, 3, dtype=torch.float64)
+        out = [F.functional_call(t, {"a.weight": torch.eye(2) * 2}, (x,)),
+               F.functional_call(t, {"a.weight": torch.eye(2) * 2}, (x,), tie_weights=False)]
+        for bad in (lambda: F.functional_call(t, {"a.weight": torch.eye(2),
+                                                  "b.weight": torch.eye(2) * 3}, (x,)),
+                    lambda: F.functional_call(m, {"0.weight": w}, (x,), strict=True),
+                    lambda: F.functional_call(m, {"0.weight": w, "nope": w}, (x,),
+                                              strict=True),
+                    lambda: F.functional_call(m, ({"a": w}, {"a": w}), (x,)),
+                    lambda: F.functional_call(m, [1], (x,)),
+                    lambda: F.functional_call(m, 3, (x,)),
+                    lambda: F.functional_call(m, {"0.weight": 3}, (x,)),
+                    lambda: F.functional_call(m, {"9.weight": w}, (x,))):
+            try:
+                bad()
+                out.append(None)
+            except Exception as e:  # noqa: BLE001
+                out.append((type(e).__name__, str(e)))
+        return out
+    same_ok(body, grad_fn=False)
+
+
+def test_stack_module_state_as_torch():
+    def body(torch):
+        models = [_model(torch) for _ in range(3)]
+        params, buffers = torch.func.stack_module_state(models)
+        out = [params, buffers]
+        models[1].eval()
+        for bad in (lambda: torch.func.stack_module_state([]),
+                    lambda: torch.func.stack_module_state(models),
+                    lambda: torch.func.stack_module_state([models[0], torch.nn.Linear(1, 1)])):
+            try:
+                bad()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same_ok(body, grad_fn=False)
+
+
+def test_linearize_as_torch():
+    def body(torch):
+        F = torch.func
+        x, y = _xy(torch)
+        out, jvp_fn = F.linearize(lambda a, b: (a.sin() * b, (a * b).sum()), x, y)
+        res = [out, jvp_fn(torch.ones_like(x), torch.ones_like(y) * 2)]
+        out2, jvp2 = F.linearize(lambda a: a.exp(), x)
+        res += [out2, jvp2(x)]
+        for bad in (lambda: jvp2(x, x), lambda: jvp2(x[:2]), lambda: jvp2(x.float())):
+            try:
+                bad()
+            except RuntimeError as e:
+                res.append(str(e))
+        return res
+    # NOTE: torch's linearize traces with make_fx, which warns about torch.jit internals.
+    same_ok(body, rtol=1e-10, grad_fn=False, check_warnings=False)
+
+
+def test_forward_over_reverse_through_saved_outputs():
+    """Formulas that read the op's result (exp, log_softmax) see its tangent in forward AD."""
+    def body(torch):
+        x = torch.tensor(A)
+        return (torch.func.hessian(lambda a: a.exp().sum())(x),
+                torch.func.jacfwd(torch.func.jacrev(lambda a: torch.log_softmax(a, 0)[0]))(x))
+    same_ok(body, rtol=1e-10, check_warnings=False)
+
+
+def test_replace_all_batch_norm_modules_as_torch():
+    def body(torch):
+        m = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2),
+                                torch.nn.Sequential(torch.nn.BatchNorm1d(2, affine=False)),
+                                torch.nn.InstanceNorm1d(2, track_running_stats=True))
+        root = torch.func.replace_all_batch_norm_modules_(m)
+        m.eval()
+        x = torch.tensor(X4, dtype=torch.float32)
+        return (root is m, [n for n, _ in m.named_buffers()],
+                [getattr(k, "track_running_stats", None) for k in m], m[:3](x).shape)
+    same_ok(body)

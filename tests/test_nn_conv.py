@@ -122,10 +122,7 @@ def test_norm_eval_mode(name):
 
 
 def test_batchnorm_running_stats_over_steps():
-    tm, em = tnn.BatchNorm2d(3, momentum=None).double(), enn.BatchNorm2d(3, momentum=None)
-    for b in em.buffers():
-        if b.dtype.is_floating_point:
-            b._data = b._data.astype(np.float64)
+    tm, em = tnn.BatchNorm2d(3, momentum=None).double(), enn.BatchNorm2d(3, momentum=None).double()
     rng = np.random.default_rng(1)
     for _ in range(3):
         x = rng.standard_normal((4, 3, 2, 2))
@@ -280,3 +277,73 @@ def test_conv_second_order_through_modules():
         outs.append([xi.grad.numpy()] + [p.grad.numpy() for p in m.parameters()])
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=1e-8, atol=1e-10)
+
+
+def test_normalization_dtype_rules_match_torch():
+    # torch's CPU rule: parameters of the input's dtype, or all float32 under a float16 input.
+    import itertools
+
+    from oracle import same
+
+    def body(lib):
+        F = lib.nn.functional
+        f32, f64, f16 = lib.float32, lib.float64, lib.float16
+        out = []
+        for xi, w, b, rm in itertools.product([f32, f64, f16], [None, f32, f64],
+                                              [None, f32, f64], [None, f32, f64]):
+            x = lib.ones(4, 2, dtype=xi)
+            weight = None if w is None else lib.ones(2, dtype=w)
+            bias = None if b is None else lib.ones(2, dtype=b)
+            rmean = None if rm is None else lib.zeros(2, dtype=rm)
+            rvar = None if rm is None else lib.ones(2, dtype=rm)
+            for training in (True, False) if rm is not None else (True,):
+                try:
+                    out.append(str(F.batch_norm(x, rmean, rvar, weight, bias,
+                                                training=training).dtype))
+                except RuntimeError as e:
+                    out.append(str(e))
+        for f in (lambda: F.layer_norm(lib.ones(2, 3, dtype=f64), (3,), lib.ones(3)),
+                  lambda: F.layer_norm(lib.ones(2, 3), (3,), lib.ones(3), lib.ones(3, dtype=f64)),
+                  lambda: F.layer_norm(lib.ones(2, 3, dtype=f16), (3,), lib.ones(3)).dtype,
+                  lambda: F.group_norm(lib.ones(2, 4, dtype=f64), 2, lib.ones(4)),
+                  lambda: F.group_norm(lib.ones(2, 4), 2, lib.ones(4, dtype=f64)),
+                  lambda: F.instance_norm(lib.ones(2, 4, 3, dtype=f64), weight=lib.ones(4),
+                                          bias=lib.ones(4)),
+                  lambda: F.layer_norm(lib.ones(2, 4), 4),
+                  lambda: F.layer_norm(lib.ones(2, 4), [4.0])):
+            try:
+                out.append(str(f()))
+            except (RuntimeError, TypeError) as e:
+                out.append((type(e).__name__, str(e)))
+        return out
+    assert same(body).error is None
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_rms_norm_module_matches_torch(dtype):
+    check_module(lambda nn: nn.RMSNorm((3, 4), eps=1e-3), (2, 3, 4), dtype)
+    check_module(lambda nn: nn.RMSNorm(4, elementwise_affine=False), (2, 3, 4), dtype)
+
+
+def test_rms_norm_functional_matches_torch():
+    from oracle import same
+    x = np.random.default_rng(6).standard_normal((2, 3, 4))
+
+    def body(lib):
+        F = lib.nn.functional
+        out = []
+        for dt in (lib.float32, lib.float64, lib.float16):
+            xt = lib.tensor(x, dtype=dt, requires_grad=True)
+            for kw in ({}, {"eps": 1e-2}, {"weight": lib.linspace(0.5, 2, 4, dtype=dt)}):
+                y = F.rms_norm(xt, (4,), **kw)
+                out.append((y, lib.autograd.grad((y * y).sum(), xt)))
+        out.append(repr(lib.nn.RMSNorm([3, 4])))
+        for bad in (lambda: F.rms_norm(lib.tensor(x), (3,)),
+                    lambda: F.rms_norm(lib.tensor(x), (4,), lib.ones(3)),
+                    lambda: F.rms_norm(lib.tensor(x), 4)):
+            try:
+                bad()
+            except (RuntimeError, TypeError) as e:
+                out.append((type(e).__name__, str(e)))
+        return out
+    assert same(body, rtol=1e-3, atol=1e-4).error is None

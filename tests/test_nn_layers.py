@@ -223,3 +223,146 @@ def test_one_hot_and_normalize():
                 F.cosine_similarity(lib.tensor([[1.0, 0.0]]), lib.tensor([[1.0, 1.0]])),
                 F.pairwise_distance(lib.tensor([[1.0, 2.0]]), lib.tensor([[0.0, 0.0]])))
     same(body, grad_fn=False)
+
+
+def _chain(t):
+    """Node names from ``t`` down its first non-leaf edges."""
+    out, fn = [], t.grad_fn
+    while fn is not None:
+        out.append(fn.name())
+        nxt = [n for n, _ in fn.next_functions
+               if n is not None and "AccumulateGrad" not in n.name()]
+        fn = nxt[0] if nxt else None
+    return out
+
+
+def test_linear_graph_is_torchs():
+    # torch views a contiguous 1-D / N-D input as 2-D for one addmm; a non-contiguous one goes
+    # through matmul and an add.
+    def body(lib):
+        lib.manual_seed(0)
+        lin = lib.nn.Linear(3, 2)
+        x = lib.randn(4, 3, requires_grad=True)
+        return [_chain(lin(v)) for v in (x, x[0], x.reshape(2, 2, 3), x.reshape(1, 2, 2, 3),
+                                         x.reshape(2, 2, 3).transpose(0, 1))]
+    assert same(body).error is None
+
+
+def test_rrelu_nodes_and_training_gradient_match_torch():
+    def body(lib):
+        F = lib.nn.functional
+        x = lib.tensor([0.0, -1.0, 2.0, -3.0], requires_grad=True)
+        names = [F.rrelu(x).grad_fn.name(), F.rrelu(x, training=True).grad_fn.name(),
+                 F.rrelu(x * 1, inplace=True).grad_fn.name(),
+                 F.rrelu_(x * 1, training=True).grad_fn.name(),
+                 lib.nn.RReLU()(x).grad_fn.name(), len(F.rrelu(x).grad_fn.next_functions)]
+        y = F.rrelu(x, 0.1, 0.1, training=True)  # lower == upper: deterministic
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        gg = g.grad_fn.name()
+        return names, y, g, gg, F.rrelu(x, 0.1, 0.3)
+    assert same(body).error is None
+    # With lower < upper the slopes are random: each negative (or zero) input gets its own
+    # slope in [lower, upper], and the gradient there is that slope.
+    ember.manual_seed(0)
+    x = ember.tensor([0.0, -1.0, 2.0, -3.0, -0.5], requires_grad=True)
+    y = ember.nn.functional.rrelu(x, 0.1, 0.3, training=True)
+    y.sum().backward()
+    g = x.grad.numpy()
+    assert g[2] == 1.0 and np.all((g[[0, 1, 3, 4]] >= 0.1) & (g[[0, 1, 3, 4]] <= 0.3))
+    np.testing.assert_allclose(y.detach().numpy()[[1, 3, 4]], (x.detach().numpy() * g)[[1, 3, 4]])
+
+
+PAD_X = np.random.default_rng(4).standard_normal((2, 3, 4, 5, 6))
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_padding_modules_match_torch(dims):
+    def body(lib):
+        nn = lib.nn
+        x = lib.tensor(PAD_X[(0,) * (3 - dims)] if dims < 3 else PAD_X, requires_grad=True)
+        out = []
+        for m in (getattr(nn, f"ZeroPad{dims}d")(1),
+                  getattr(nn, f"ZeroPad{dims}d")(tuple(range(1, 2 * dims + 1))),
+                  getattr(nn, f"ConstantPad{dims}d")(2, 3.5),
+                  getattr(nn, f"ReflectionPad{dims}d")(1),
+                  getattr(nn, f"ReplicationPad{dims}d")([1, 2] * dims),
+                  getattr(nn, f"CircularPad{dims}d")(2)):
+            y = m(x)
+            out.append((repr(m), y, lib.autograd.grad((y * y).sum(), x)))
+        try:
+            getattr(nn, f"CircularPad{dims}d")(1)(lib.ones(*([2] * (dims + 3))))
+        except ValueError as e:
+            out.append(str(e))
+        return out
+    assert same(body).error is None
+
+
+def test_channel_shuffle_matches_torch():
+    def body(lib):
+        x = lib.tensor(PAD_X[0, :, :, :2], requires_grad=True)  # (3, 4, 5, 2)
+        m = lib.nn.ChannelShuffle(2)
+        y = m(x)
+        out = [repr(m), y, lib.autograd.grad((y * y).sum(), x),
+               lib.nn.functional.channel_shuffle(x[:, :3], 3)]
+        for bad in (lambda: lib.nn.functional.channel_shuffle(x, 3),
+                    lambda: lib.nn.functional.channel_shuffle(x[0, 0], 2),
+                    lambda: lib.nn.functional.channel_shuffle(x, 0)):
+            try:
+                bad()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    assert same(body).error is None
+
+
+LP_X = np.random.default_rng(8).uniform(0.1, 2, (2, 3, 6, 5))
+
+
+def test_lp_pool_matches_torch():
+    def body(lib):
+        F = lib.nn.functional
+        x = lib.tensor(LP_X, requires_grad=True)
+        out = []
+        for f in (lambda: F.lp_pool2d(x, 2, 2), lambda: F.lp_pool2d(x, 3, (2, 3), 1, True),
+                  lambda: F.lp_pool2d(x, float("inf"), 2), lambda: F.lp_pool1d(x[0], 2, 3),
+                  lambda: F.lp_pool1d(x[0], 1.5, 2, stride=1),
+                  lambda: F.lp_pool1d(x[0], -float("inf"), 2),
+                  lambda: lib.nn.LPPool2d(2, 3, stride=2)(x), lambda: lib.nn.LPPool1d(3, 2)(x[0])):
+            y = f()
+            out.append((y, lib.autograd.grad(y.sum(), x)))
+        return out, repr(lib.nn.LPPool2d(2, 3, stride=2)), repr(lib.nn.LPPool1d(1.5, 2, None, True))
+    assert same(body).error is None
+
+
+def test_pooling_and_upsampling_aliases_match_torch():
+    def body(lib):
+        F = lib.nn.functional
+        x = lib.tensor(LP_X)
+        return (F.max_pool2d_with_indices(x, 2), F.max_pool1d_with_indices(x[0], 2, 1),
+                F.adaptive_max_pool2d_with_indices(x, 3),
+                F.adaptive_max_pool1d_with_indices(x[0], 2),
+                F.upsample_nearest(x, scale_factor=2), F.upsample_bilinear(x, size=(7, 7)))
+    assert same(body).error is None
+
+
+def test_gumbel_softmax_is_a_distribution_like_torch():
+    # Random draws differ between the libraries; what a sample is does not.
+    def body(lib):
+        lib.manual_seed(0)
+        F = lib.nn.functional
+        x = lib.tensor(LP_X[0, 0], requires_grad=True)
+        soft = F.gumbel_softmax(x, tau=0.5)
+        hard = F.gumbel_softmax(x, hard=True, dim=0)
+        F.gumbel_softmax(x, eps=1e-3)  # deprecated argument: a warning
+        return (tuple(soft.shape), [round(v, 5) for v in soft.sum(-1).tolist()], hard.sum(0),
+                hard.grad_fn.name(), soft.grad_fn.name(), bool(((hard == 0) | (hard == 1)).all()))
+    assert same(body).error is None
+
+
+def test_embedding_double_backward_node_is_torchs():
+    def body(lib):
+        w = lib.tensor(np.arange(15.0).reshape(5, 3), requires_grad=True)
+        y = lib.nn.functional.embedding(lib.tensor([0, 2, 2]), w)
+        g, = lib.autograd.grad((y ** 2).sum(), w, create_graph=True)
+        return y.grad_fn.name(), g.grad_fn.name(), g
+    assert same(body).error is None

@@ -342,3 +342,32 @@ def test_sequential_forward_matches_torch():
         close(pe.grad, pt.grad, what=n)
     assert repr_norm(repr(tm)) == repr(em)
     assert to_ember(torch.ones(1)).dtype == ember.float32
+
+
+def test_state_dict_hook_apis_and_to_empty_match_torch():
+    def body(lib):
+        out = []
+        m = lib.nn.Linear(2, 2)
+
+        def public(mod, sd, prefix, meta):
+            return {"x": 1}
+        m.register_state_dict_post_hook(public)
+        for bad in (lambda: m.state_dict(), lambda: m._register_state_dict_hook(public)):
+            try:
+                bad()
+            except RuntimeError as e:
+                out.append(str(e))
+        n = lib.nn.Linear(2, 2)
+        n._register_state_dict_hook(lambda mod, sd, prefix, meta: {"only": 1})
+        out.append(n.state_dict())
+        k = lib.nn.Linear(2, 2)
+        log = []
+        k._register_load_state_dict_pre_hook(lambda sd, prefix, *rest: log.append(sorted(sd)))
+        k._register_load_state_dict_pre_hook(
+            lambda mod, sd, prefix, *rest: log.append(type(mod).__name__), with_module=True)
+        k.load_state_dict({"weight": lib.ones(2, 2), "bias": lib.ones(2)})
+        out.append(log)
+        e = lib.nn.Sequential(lib.nn.Linear(2, 3)).double().to_empty(device="cpu")
+        out.append([(tuple(p.shape), str(p.dtype), type(p).__name__) for p in e.parameters()])
+        return out
+    assert same(body).error is None

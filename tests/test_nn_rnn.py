@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from oracle import same
 
 import ember
 import ember.nn as enn
@@ -81,6 +82,13 @@ CASES = {
                   (RNG.standard_normal((2, 4)), RNG.standard_normal((2, 4)))),
     "gru_cell": (lambda nn: nn.GRUCell(3, 4), X[0], None),
     "gru_cell_unbatched": (lambda nn: nn.GRUCell(3, 4), X[0, 0], None),
+    "lstm_proj": (lambda nn: nn.LSTM(3, 4, proj_size=2), X,
+                  (RNG.standard_normal((1, 2, 2)), RNG.standard_normal((1, 2, 4)))),
+    "lstm_proj_2layer_bi_batch_first": (lambda nn: nn.LSTM(3, 4, num_layers=2, proj_size=3,
+                                                           bidirectional=True,
+                                                           batch_first=True), X, None),
+    "lstm_proj_unbatched_nobias": (lambda nn: nn.LSTM(3, 5, proj_size=1, bias=False), X[:, 0],
+                                   None),
 }
 
 
@@ -130,6 +138,32 @@ ERRORS = {
     "cell_input_size": lambda m: m.nn.RNNCell(3, 4)(m.zeros(5, 4)),
     "cell_batch": lambda m: m.nn.RNNCell(3, 4)(m.zeros(5, 3), m.zeros(4, 4)),
     "cell_3d": lambda m: m.nn.RNNCell(3, 4)(m.zeros(2, 5, 3)),
+    "lstm_cell_hx_3d": lambda m: m.nn.LSTMCell(3, 4)(m.zeros(2, 3),
+                                                     (m.zeros(2, 4), m.zeros(1, 2, 4))),
+    "gru_cell_hx_3d": lambda m: m.nn.GRUCell(3, 4)(m.zeros(2, 3), m.zeros(1, 2, 4)),
+    "gru_input_1d": lambda m: m.nn.GRU(3, 4)(m.zeros(3)),
+    "lstm_input_4d": lambda m: m.nn.LSTM(3, 4)(m.zeros(1, 2, 3, 3)),
+    "lstm_batched_hx_2d": lambda m: m.nn.LSTM(3, 4)(m.zeros(5, 2, 3),
+                                                    (m.zeros(2, 4), m.zeros(2, 4))),
+    "lstm_unbatched_hx_3d": lambda m: m.nn.LSTM(3, 4)(m.zeros(5, 3),
+                                                      (m.zeros(1, 1, 4), m.zeros(1, 4))),
+    "gru_batched_hx_2d": lambda m: m.nn.GRU(3, 4)(m.zeros(5, 2, 3), m.zeros(2, 4)),
+    "lstm_proj_hidden": lambda m: m.nn.LSTM(3, 4, proj_size=2)(
+        m.zeros(5, 2, 3), (m.zeros(1, 2, 4), m.zeros(1, 2, 4))),
+    "lstm_proj_cell": lambda m: m.nn.LSTM(3, 4, proj_size=2)(
+        m.zeros(5, 2, 3), (m.zeros(1, 2, 2), m.zeros(1, 2, 2))),
+    "proj_too_big": lambda m: m.nn.LSTM(3, 4, proj_size=4),
+    "proj_negative": lambda m: m.nn.LSTM(3, 4, proj_size=-1),
+    "proj_on_gru": lambda m: m.nn.GRU(3, 4, proj_size=2),
+    "proj_on_rnn": lambda m: m.nn.RNN(3, 4, proj_size=2),
+    "hidden_zero": lambda m: m.nn.RNN(3, 0),
+    "input_zero": lambda m: m.nn.GRU(0, 3),
+    "layers_zero": lambda m: m.nn.LSTM(3, 4, 0),
+    "hidden_float": lambda m: m.nn.LSTM(3, 4.0),
+    "bias_type": lambda m: m.nn.GRU(3, 4, bias=1),
+    "batch_first_type": lambda m: m.nn.RNN(3, 4, batch_first=None),
+    "packed_input_size": lambda m: m.nn.GRU(3, 4)(m.nn.utils.rnn.pack_sequence(
+        [m.zeros(3, 2), m.zeros(2, 2)])),
 }
 
 
@@ -143,3 +177,79 @@ def test_errors_match_torch(name):
 def test_dropout_warning_single_layer():
     with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
         enn.RNN(3, 4, dropout=0.5)
+
+
+
+def test_dtype_mismatch_error_matches_torch():
+    def body(lib):
+        try:
+            lib.nn.GRU(3, 4)(lib.zeros(5, 2, 3, dtype=lib.float64))
+        except ValueError as e:
+            return str(e)
+    assert same(body).value is not None
+
+
+def test_reprs_and_flat_weights_match_torch():
+    def body(lib):
+        nn = lib.nn
+        mods = [nn.LSTM(3, 4, proj_size=2), nn.LSTM(3, 4, 2, proj_size=1, bidirectional=True),
+                nn.RNN(3, 4, 2, "relu", False, True, 0.5, True), nn.GRU(3, 4, bias=False)]
+        out = []
+        for m in mods:
+            m.flatten_parameters()
+            out.append((repr(m), [n for n, _ in m.named_parameters()],
+                        [tuple(p.shape) for p in m.parameters()],
+                        [[tuple(p.shape) for p in ws] for ws in m.all_weights],
+                        [tuple(p.shape) for p in m._flat_weights]))
+        return out
+    same(body, check_warnings=False)
+
+
+def _packed_run(lib, mod, x, lengths, hx, batch_first, enforce_sorted):
+    R = lib.nn.utils.rnn
+    xt = lib.tensor(x, requires_grad=True)
+    packed = R.pack_padded_sequence(xt, lengths, batch_first=batch_first,
+                                    enforce_sorted=enforce_sorted)
+    h = None
+    if hx is not None:
+        h = (tuple(lib.tensor(a, requires_grad=True) for a in hx) if isinstance(hx, tuple)
+             else lib.tensor(hx, requires_grad=True))
+    out, hn = mod(packed, h)
+    padded, lens = R.pad_packed_sequence(out, batch_first=batch_first, total_length=6)
+    flat = [padded] + (list(hn) if isinstance(hn, tuple) else [hn])
+    loss = sum((f * lib.tensor(np.cos(np.arange(f.numel())).reshape(tuple(f.shape)))).sum()
+               for f in flat)
+    ins = [xt] + (list(h) if isinstance(h, tuple) else ([h] if h is not None else []))
+    params = list(mod.parameters())
+    grads = lib.autograd.grad(loss, ins + params)
+    return ([f.detach().numpy() for f in flat] + [lens.numpy(), out.batch_sizes.numpy()]
+            + [g.numpy() for g in grads], type(out).__name__)
+
+
+XP = RNG.standard_normal((5, 4, 3))
+PACKED = {
+    "rnn_sorted": (lambda nn: nn.RNN(3, 4), [5, 3, 2, 1], None, False, True),
+    "gru_2layer_bi_hx": (lambda nn: nn.GRU(3, 4, 2, bidirectional=True), [5, 3, 3, 1],
+                         RNG.standard_normal((4, 4, 4)), False, True),
+    "lstm_bi_batch_first_unsorted": (
+        lambda nn: nn.LSTM(3, 4, 2, bidirectional=True, batch_first=True), [2, 5, 1, 3],
+        (RNG.standard_normal((4, 4, 4)), RNG.standard_normal((4, 4, 4))), True, False),
+    "lstm_proj_unsorted": (lambda nn: nn.LSTM(3, 4, proj_size=2, bidirectional=True),
+                           [4, 2, 5, 1], None, False, False),
+    "rnn_relu_equal_lengths": (lambda nn: nn.RNN(3, 4, nonlinearity="relu", bias=False,
+                                                 bidirectional=True), [3, 3, 3, 3],
+                               RNG.standard_normal((2, 4, 4)), False, False),
+}
+
+
+@pytest.mark.parametrize("name", list(PACKED))
+def test_packed_sequences_match_torch(name):
+    ctor, lengths, hx, batch_first, enforce_sorted = PACKED[name]
+    tm, em = _build(ctor, "float64")
+    x = XP.transpose(1, 0, 2).copy() if batch_first else XP
+    a, ka = _packed_run(torch, tm, x, lengths, hx, batch_first, enforce_sorted)
+    b, kb = _packed_run(ember, em, x, lengths, hx, batch_first, enforce_sorted)
+    assert ka == kb == "PackedSequence"
+    assert len(a) == len(b)
+    for k, (u, v) in enumerate(zip(a, b)):
+        np.testing.assert_allclose(v, u, 1e-10, 1e-12, err_msg=f"output {k}")

@@ -742,3 +742,19 @@ def test_custom_optimizer_subclass():
     opt.step()
     assert p.tolist() == [0.0, 0.0] and calls == [1]
     assert repr(opt) == "PlainSGD (\nParameter Group 0\n    lr: 0.5\n)"
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adadelta", "Adamax", "NAdam", "RAdam",
+                                  "RMSprop"])
+def test_capturable_on_cpu_fails_at_step_like_torch(name):
+    torch = _torch()
+
+    def body(lib):
+        p = lib.nn.Parameter(lib.ones(3))
+        opt = getattr(lib.optim, name)([p], lr=0.1, capturable=True)
+        opt.step()  # no gradient yet: nothing is checked
+        p.grad = lib.ones(3)
+        opt.step()
+
+    err, _ = _same_error(torch, body)
+    assert err[0] == "AssertionError"

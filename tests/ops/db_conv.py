@@ -162,6 +162,9 @@ row("layer_norm", F.layer_norm, "nn.functional.layer_norm", [NM.layer_norm_op],
                S("two_dims", m(2, 3, 4), (3, 4), m(3, 4), m(3, 4), eps=1e-3),
                S("plain", m(3, 5), [5]), S("weight_only", m(2, 4), (4,), m(4)),
                S("all_dims", m(2, 3), (2, 3), m(2, 3), m(2, 3))], tols=_F32)
+row("rms_norm", F.rms_norm, "nn.functional.rms_norm", [],
+    lambda m: [S("last", m(2, 3, 4), (4,)), S("two_dims", m(2, 3, 4), [3, 4], eps=1e-3),
+               S("weight", m(3, 4), (4,), m(4, low=0.5, high=2.0)), S("vector", m(5), [5])])
 row("group_norm", F.group_norm, "nn.functional.group_norm", [NM.group_norm_op],
     lambda m: [S("affine", m(2, 4, 3), 2, m(4), m(4)),
                S("4d", m(2, 6, 2, 2), 3, m(6), m(6)), S("plain", m(3, 4, 6), 2),

@@ -212,12 +212,15 @@ def _nll_samples(m):
         S("unbatched", m(4), C(np.array(1))),
         S("2d", m(2, 3, 3), t3), S("2d_none", m(2, 3, 3), t3, reduction="none"),
         S("4d", m(2, 3, 2, 2), C(np.array([[[0, 1], [2, 1]], [[0, 0], [1, 2]]])),
-          reduction="sum")]
+          reduction="sum"),
+        S("5d_none", m(2, 3, 1, 2, 2), C(np.array([[[[0, 1], [2, 1]]], [[[0, 0], [1, 2]]]])),
+          reduction="none"),
+        S("5d_w", m(2, 4, 2, 1, 2), C(np.array([[[[0, 1]], [[2, 1]]], [[[0, 3]], [[1, 2]]]])), w)]
 
 
 row("nll_loss", F.nll_loss, "nn.functional.nll_loss", [L._nll, L._nll2d], _nll_samples)
 row("cross_entropy", F.cross_entropy, "nn.functional.cross_entropy",
-    [L._cross_entropy, L._cross_entropy2d, A._softmax], _nll_samples)
+    [L._nll, L._nll2d, A._log_softmax], _nll_samples)
 
 
 def _ce_extra(m):
@@ -298,3 +301,72 @@ row("multi_margin_loss", F.multi_margin_loss, "nn.functional.multi_margin_loss",
 row("one_hot", F.one_hot, "nn.functional.one_hot", [],
     lambda m: [S("infer", C(np.array([0, 2, 1]))), S("classes", C(np.array([[0], [3]])), 5)],
     dtypes=("int64",), differentiable=False, np_ref=None)
+
+
+# Losses whose backward torch cannot differentiate (its double backward raises): no gradgrad.
+def _mlm_samples(m):
+    t = C(np.array([[3, 0, -1, 1], [0, 1, 2, 3], [1, 1, -1, 0]]))
+    return [S(r, m(3, 4), t, reduction=r) for r in _RED] + [
+        S("vector", m(4), C(np.array([2, 0, -1, 3]))),
+        S("vector_none", m(4), C(np.array([2, -1, 0, 0])), reduction="none"),
+        S("scalar", m(), C(np.array(0)), reduction="sum")]
+
+
+row("multilabel_margin_loss", F.multilabel_margin_loss, "nn.functional.multilabel_margin_loss",
+    [L._multilabel_margin, L._multilabel_margin_backward], _mlm_samples, gradgrad=False)
+
+
+def _ctc(x, targets, input_lengths, target_lengths, **kw):
+    # NOTE: torch's CTC gradient is the gradient through log_softmax (it carries an exp(x) term
+    # that only cancels there), so the rows differentiate logits.
+    return F.ctc_loss(x.log_softmax(-1), targets, input_lengths, target_lengths, **kw)
+
+
+def _ctc_samples(m):
+    t = C(np.array([[1, 2, 2], [3, 1, 0]]))
+    return [S(r, m(6, 2, 5), t, (6, 5), (3, 2), reduction=r) for r in _RED] + [
+        S("concat_blank4", m(6, 2, 5), C(np.array([1, 2, 2, 3, 1])), (6, 4), (3, 2), blank=4),
+        S("short_zero_inf", m(6, 2, 5), C(np.array([[1, 1, 1], [2, 3, 0]])), (4, 6), (3, 2),
+          reduction="none", zero_infinity=True),
+        S("empty_target_padded", m(5, 2, 3), C(np.array([[1, -1, 9], [2, -1, 7]])), (5, 3),
+          (0, 1), reduction="sum"),
+        S("unbatched", m(6, 5), C(np.array([1, 3])), (6,), (2,))]
+
+
+row("ctc_loss", _ctc, lambda torch: lambda x, t, il, tl, **kw: torch.nn.functional.ctc_loss(
+    x.log_softmax(-1), t, il, tl, **kw), [L._ctc_loss, L._ctc_loss_backward], _ctc_samples,
+    gradgrad=False, tols={"float32": (1e-4, 1e-5)})
+
+
+def _packed_data(x, lengths, **kw):
+    import ember
+    return ember.nn.utils.rnn.pack_padded_sequence(x, lengths, **kw).data
+
+
+row("pack_padded_sequence", _packed_data,
+    lambda torch: lambda x, lengths, **kw: torch.nn.utils.rnn.pack_padded_sequence(
+        x, lengths, **kw).data,
+    [NN._pack_padded_sequence, NN._pack_padded_sequence_backward],
+    lambda m: [S("time_major", m(4, 3, 2), [4, 2, 1]),
+               S("batch_first", m(3, 4, 2), [4, 3, 3], batch_first=True),
+               S("unsorted", m(4, 3), [2, 4, 1], enforce_sorted=False)])
+
+
+# rrelu: the evaluation slope, and training with lower == upper (the drawn slopes are then all
+# the same value, so the forward is deterministic and torch's backward takes its leaky path).
+def _rrelu_samples(m):
+    return _act(m) + [S("bounds", m(2, 3), 0.1, 0.3),
+                      S("train_fixed", m(2, 3), 0.2, 0.2, training=True)]
+
+
+row("rrelu", F.rrelu, "nn.functional.rrelu", [A._rrelu_with_noise, A._rrelu_backward],
+    _rrelu_samples, kinks=_KINK)
+row("rrelu_inplace", lambda x, *a, **k: F.rrelu(x.clone(), *a, inplace=True, **k),
+    lambda torch: lambda x, *a, **k: torch.nn.functional.rrelu(x.clone(), *a, inplace=True,
+                                                               **k),
+    [A._rrelu_with_noise_inplace], lambda m: [S("matrix", m(2, 3)),
+                                              S("train_fixed", m(4), 0.3, 0.3, training=True)],
+    kinks=_KINK)
+row("channel_shuffle", F.channel_shuffle, "nn.functional.channel_shuffle", [NN._channel_shuffle],
+    lambda m: [S("4d", m(2, 6, 2, 2), 3), S("3d", m(1, 4, 3), 2), S("5d", m(1, 4, 2, 1, 2), 4),
+               S("one_group", m(2, 3, 2), 1)])

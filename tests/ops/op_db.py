@@ -1063,7 +1063,10 @@ def _setitem_samples(m):
             S("block", m(3, 4), m(2, 2), (slice(0, 2), slice(1, 3)))]
 
 
-row("setitem_basic", _setitem, None, [SH._setitem_basic, SH.zero_at, SH.clone],
+# Basic indices write through the view self[key]: copy_ (after view + expand for a value that
+# broadcasts), or fill_ for a 0-dim value.
+row("setitem_basic", _setitem, None,
+    [SH.select, SH.slice_, SH.view, SH._expand, PW.copy, SH.fill_with_tensor, SH.clone],
     _setitem_samples, np_ref=lambda x, v, k: _np_setitem(x, v, k),
     dtypes=("float32", "float64", "int64"))
 
@@ -1155,11 +1158,7 @@ def _linear_samples(m):
 
 
 row("linear", F.linear, "nn.functional.linear", [LA.addmm, LA.mm, SH.t], _linear_samples,
-    np_ref=lambda x, w, bias=None: x @ w.T + (0 if bias is None else bias),
-    xfails=(XFail("test_grad_fn_name", _gf(
-        "ViewBackward0 (torch folds the batch into one addmm and views it back)",
-        "AddBackward0 (matmul, then add)", "F.linear with a 1-D or 3-D input and a bias; "
-        "src/ember/_ops/nn_ops.py linear"), samples=("1d_bias", "3d_bias")),))
+    np_ref=lambda x, w, bias=None: x @ w.T + (0 if bias is None else bias))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1319,9 +1318,6 @@ bug(["mse_loss"], ["test_gradgrad_vs_torch"],
     "ember._ops.nn_ops.mse double backward for an empty input with reduction='mean': the "
     "derivative w.r.t. the upstream gradient is NaN (grad / numel with numel == 0); torch "
     "gives 0", samples=("empty_mean",))
-bug(["setitem_basic"], ["test_grad_fn_name"], _gf(
-    "FillBackward3 (x[...] = 0-dim tensor is a fill_ of the whole tensor)", "CopySlices",
-    "src/ember/_ops/shape.py setitem"), samples=("0dim_value",))
 
 
 # Last, so that family tables can use everything above (row, S, Maker, bug, ...).

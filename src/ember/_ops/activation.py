@@ -18,7 +18,7 @@ from .registry import op
 
 FUNCTIONAL = ['celu', 'elu', 'elu_', 'gelu', 'glu', 'hardshrink', 'hardsigmoid', 'hardswish',
               'hardtanh', 'hardtanh_', 'leaky_relu', 'leaky_relu_', 'log_softmax', 'logsigmoid',
-              'mish', 'prelu', 'relu6', 'rrelu', 'selu', 'silu', 'softmax', 'softmin',
+              'mish', 'prelu', 'relu6', 'rrelu', 'rrelu_', 'selu', 'silu', 'softmax', 'softmin',
               'softplus', 'softshrink', 'softsign', 'tanhshrink', 'threshold', 'threshold_',
               'celu_', 'selu_', 'relu_']
 
@@ -389,14 +389,70 @@ def threshold_(input, threshold, value):
     return _threshold_inplace.inplace(input, threshold, value)
 
 
+# -- rrelu ------------------------------------------------------------------------------------
+def _noise_of(noise):
+    return noise._data if isinstance(noise, Tensor) else noise
+
+
+def _rrelu_kernel(x, noise, lower, upper, training):
+    xp = get_xp(x)
+    if training:
+        return xp.where(x <= 0, x * _noise_of(noise), x).astype(x.dtype, copy=False)
+    return xp.where(x > 0, x, x * ((lower + upper) / 2)).astype(x.dtype, copy=False)
+
+
+# NOTE: ``noise`` (the slopes drawn for a training call) is not differentiable: a plain
+# argument, as torch's node has one edge.
+@op("rrelu_with_noise", node="RreluWithNoiseBackward0")
+def _rrelu_with_noise(self, noise, lower, upper, training):
+    return _rrelu_kernel(self, noise, lower, upper, training)
+
+
+@_rrelu_with_noise.grad("self")
+def _(grad, self, noise, lower, upper, training):
+    return _rrelu_backward(grad, self, noise, lower, upper, training)
+
+
+@op("rrelu_with_noise_", node="RreluWithNoiseBackward1")
+def _rrelu_with_noise_inplace(self, noise, lower, upper, training):
+    return _rrelu_kernel(self, noise, lower, upper, training)
+
+
+@_rrelu_with_noise_inplace.grad("self")
+def _(grad, result, noise, lower, upper, training):
+    return _rrelu_backward(grad, result, noise, lower, upper, training)
+
+
+@op("rrelu_with_noise_backward", node="RreluWithNoiseBackwardBackward0", tensors=2)
+def _rrelu_backward(grad_output, self, noise, lower, upper, training):
+    xp = get_xp(grad_output)
+    if training and upper - lower > 1e-6:
+        return grad_output * _noise_of(noise).astype(grad_output.dtype, copy=False)
+    slope = (lower + upper) / 2
+    return xp.where(self > 0, grad_output, grad_output * slope).astype(grad_output.dtype,
+                                                                      copy=False)
+
+
+@_rrelu_backward.grad("grad_output")
+def _(grad, self, noise, lower, upper, training):
+    return _rrelu_backward(grad, self, noise, lower, upper, training)
+
+
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """Randomized leaky ReLU; in evaluation the slope is (lower + upper) / 2."""
+    """Randomized leaky ReLU: slopes drawn from U(lower, upper) for the non-positive inputs when
+    training; the mean slope (lower + upper) / 2 otherwise."""
+    noise = None
     if training:
         from .._creation import empty_like
-        slope = empty_like(input).uniform_(lower, upper)
-        out = where(input >= 0, input, input * slope)
-        return input.copy_(out) if inplace else out
-    return leaky_relu(input, (lower + upper) / 2, inplace)
+        slopes = empty_like(input).uniform_(lower, upper)._data
+        noise = get_xp(slopes).where(input._data <= 0, slopes, 1).astype(slopes.dtype)
+    if inplace:
+        return _rrelu_with_noise_inplace.inplace(input, noise, lower, upper, bool(training))
+    return _rrelu_with_noise(input, noise, lower, upper, bool(training))
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, True)
 
 
 def tanhshrink(input):

@@ -1,5 +1,10 @@
-"""Loss functions: fused primitives (nll, cross entropy, bce, smooth L1, huber, soft margin,
-multi margin) with their derivative formulas, and torch's composites for the rest."""
+"""Loss functions: fused primitives (nll, bce, smooth L1, huber, soft margin, multi margin,
+multilabel margin, CTC) with their derivative formulas, and torch's composites for the rest
+(cross entropy is torch's log_softmax + nll_loss graph).
+
+NOTE: longer than the usual family file: CTC's alpha/beta recursions and the multilabel margin
+kernels live here beside the other losses' so that ``F`` gets every loss from one family.
+"""
 from __future__ import annotations
 
 __all__ = ['cosine_embedding_loss', 'hinge_embedding_loss', 'kl_div', 'margin_ranking_loss',
@@ -11,19 +16,20 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp, is_array
+from .._backend import get_xp, is_array, scatter_add
+from .._state import state
 from .._tensor import Tensor, _wrap
-from .activation import _log_softmax, _softmax, logsigmoid
+from .activation import _log_softmax, logsigmoid
 from .nn_ops import _check_target_size, _grad_scale, _numel, _reduce, reduction_enum
 from .pointwise import abs as abs_
 from .pointwise import exp, log, sigmoid, sign, where
 from .registry import NONE, op
 
-FUNCTIONAL = ['binary_cross_entropy', 'cosine_embedding_loss', 'cross_entropy',
+FUNCTIONAL = ['binary_cross_entropy', 'cosine_embedding_loss', 'cross_entropy', 'ctc_loss',
               'gaussian_nll_loss', 'hinge_embedding_loss', 'huber_loss', 'kl_div', 'l1_loss',
-              'margin_ranking_loss', 'multi_margin_loss', 'multilabel_soft_margin_loss',
-              'nll_loss', 'poisson_nll_loss', 'smooth_l1_loss', 'soft_margin_loss',
-              'triplet_margin_loss']
+              'margin_ranking_loss', 'multi_margin_loss', 'multilabel_margin_loss',
+              'multilabel_soft_margin_loss', 'nll_loss', 'poisson_nll_loss', 'smooth_l1_loss',
+              'soft_margin_loss', 'triplet_margin_loss', 'triplet_margin_with_distance_loss']
 
 
 def _arr(x):
@@ -204,6 +210,7 @@ def _as_like(array, like):
 
 
 def _nll_kernel(self, target, weight, reduction, ignore_index):
+    target, weight = _arr(target), _arr(weight)
     wt, safe = _nll_terms(target, weight, ignore_index, self.shape)
     loss = -_pick(self.astype(np.float64), safe) * wt
     return _nll_reduce(loss, wt, reduction, self.dtype)
@@ -215,7 +222,9 @@ def _nll_grad(grad, self, target, weight, reduction, ignore_index):
     return _grad_per_sample(grad, reduction, axis) * _as_like(coeff, self)
 
 
-@op("nll_loss", node="NllLossBackward0", tensors=3, promote=NONE)
+# NOTE: target and weight are not differentiable (torch's nll_loss has one edge, to ``self``), so
+# they travel as plain arguments: the kernel and the formula unwrap them with _arr.
+@op("nll_loss", node="NllLossBackward0", promote=NONE)
 def _nll(self, target, weight, reduction, ignore_index):
     return _nll_kernel(self, target, weight, reduction, ignore_index)
 
@@ -223,46 +232,12 @@ def _nll(self, target, weight, reduction, ignore_index):
 _nll.grad("self")(_nll_grad)
 
 
-@op("nll_loss2d", node="NllLoss2DBackward0", tensors=3, promote=NONE)
+@op("nll_loss2d", node="NllLoss2DBackward0", promote=NONE)
 def _nll2d(self, target, weight, reduction, ignore_index):
     return _nll_kernel(self, target, weight, reduction, ignore_index)
 
 
 _nll2d.grad("self")(_nll_grad)
-
-
-def _ce_kernel(self, target, weight, reduction, ignore_index):
-    axis = _class_axis(self.ndim)
-    return _nll_kernel(_softmax_kernel_log(self, axis), target, weight, reduction, ignore_index)
-
-
-def _softmax_kernel_log(x, axis):
-    from .activation import _softmax_kernel
-    return _softmax_kernel(x, axis, True)
-
-
-def _ce_grad(grad, self, target, weight, reduction, ignore_index):
-    wt, onehot, axis = _nll_coeff(self, target, weight, ignore_index, reduction)
-    xp = get_xp(wt)
-    w = xp.expand_dims(wt, axis)
-    g = _grad_per_sample(grad, reduction, axis)
-    return g * (_softmax(self, axis) * _as_like(w, self) - _as_like(onehot * w, self))
-
-
-@op("cross_entropy_loss", node="NllLossBackward0", tensors=3, promote=NONE, quiet=True)
-def _cross_entropy(self, target, weight, reduction, ignore_index):
-    return _ce_kernel(self, target, weight, reduction, ignore_index)
-
-
-_cross_entropy.grad("self")(_ce_grad)
-
-
-@op("cross_entropy_loss2d", node="NllLoss2DBackward0", tensors=3, promote=NONE, quiet=True)
-def _cross_entropy2d(self, target, weight, reduction, ignore_index):
-    return _ce_kernel(self, target, weight, reduction, ignore_index)
-
-
-_cross_entropy2d.grad("self")(_ce_grad)
 
 
 def _check_nll(input, target, weight):
@@ -277,14 +252,24 @@ def _check_nll(input, target, weight):
     if weight is not None and (weight.ndim != 1 or weight.numel() != c):
         raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
-    if input.ndim > 2 and tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
+    if input.ndim == 4 and tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
         raise RuntimeError(f"size mismatch (got input: {_sizes(input)} , target: "
                            f"{_sizes(target)}")
+    if input.ndim > 2 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {_sizes_of((input.shape[0],) + input.shape[2:])}"
+                           f", got {_sizes(target)}")
+    if weight is not None and weight.requires_grad and state.grad_enabled:
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
     return c
 
 
+def _sizes_of(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
 def _sizes(t):
-    return "[" + ", ".join(str(s) for s in t.shape) + "]"
+    return _sizes_of(t.shape)
 
 
 def _check_targets(target, c, ignore_index):
@@ -294,22 +279,29 @@ def _check_targets(target, c, ignore_index):
         raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
 
 
-def _nd_call(fused2d, fused, input, target, weight, reduction, ignore_index):
+def _nll_nd(input, target, weight, reduction, ignore_index):
+    """torch's nll_loss_nd: 1-D/2-D inputs to nll_loss, 4-D to nll_loss2d, and the other ranks
+    viewed as (N, C, 1, -1) for nll_loss2d (the 'none' result viewed back)."""
     c = _check_nll(input, target, weight)
     _check_targets(target, c, ignore_index)
-    opdef = fused2d if input.ndim >= 3 else fused
-    out = opdef(input, target, weight, reduction, ignore_index)
-    if reduction == "none" and input.ndim in (3,) + tuple(range(5, input.ndim + 1)):
-        # NOTE: torch runs these shapes as 4-D and views the result back (ViewBackward0).
-        out = out.view(tuple(out.shape))
-    return out
+    if input.ndim <= 2:
+        return _nll(input, target, weight, reduction, ignore_index)
+    if input.ndim == 4:
+        return _nll2d(input, target, weight, reduction, ignore_index)
+    n = input.shape[0]
+    out_size = (n,) + tuple(input.shape[2:])
+    input, target = input.contiguous(), target.contiguous()
+    input = input.view(n, c, 1, -1) if input.numel() > 0 else input.view(n, c, 0, 0)
+    target = target.view(n, 1, -1) if target.numel() > 0 else target.view(n, 0, 0)
+    out = _nll2d(input, target, weight, reduction, ignore_index)
+    return out.view(out_size) if reduction == "none" else out
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood of log-probabilities ``input`` at the ``target`` classes."""
     reduction = reduction_enum(reduction, size_average, reduce)
-    return _nd_call(_nll2d, _nll, input, target, weight, reduction, ignore_index)
+    return _nll_nd(input, target, weight, reduction, ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -325,8 +317,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return _ce_probs(input, target, weight, reduction, label_smoothing)
     if label_smoothing > 0:
         return _ce_smoothed(input, target, weight, reduction, ignore_index, label_smoothing)
-    return _nd_call(_cross_entropy2d, _cross_entropy, input, target, weight, reduction,
-                    ignore_index)
+    # NOTE: torch's graph, not a fused node: NllLossBackward0 -> LogSoftmaxBackward0. The
+    # gradient costs one extra (N, C) pass over a fused node, measured as small.
+    return _nll_nd(_log_softmax(input, _class_axis(input.ndim)), target, weight, reduction,
+                   ignore_index)
 
 
 def _class_view(weight, ndim):
@@ -503,6 +497,35 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _apply_reduction(clamp_min(dist_pos - dist_neg + margin, 0), reduction)
 
 
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """Triplet margin loss under a custom distance (pairwise distance by default)."""
+    from .nn_ops import pairwise_distance
+    from .unary import clamp_min
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {a_dim}D, positive "
+                           f"{p_dim}D, and negative {n_dim}D inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        from .pointwise import minimum
+        dist_neg = minimum(dist_neg, distance_function(positive, negative))
+    loss = clamp_min(margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss
+
+
 @op("soft_margin_loss", node="SoftMarginLossBackward0", tensors=2, quiet=True, promote=NONE)
 def _soft_margin(self, target, reduction):
     xp = get_xp(self)
@@ -603,3 +626,314 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"but got: {list(input.shape)}")
     _check_targets(target, input.shape[-1], -(10 ** 18))
     return _multi_margin(input, target, weight, p, margin, reduction)
+
+
+# -- multilabel margin ---------------------------------------------------------------------------
+def _mlm_parts(x, target):
+    """Per pair (target j, class d): the hinge 1 - x[y_j] + x[d], and where it counts (j before
+    the first -1, d not a target); float64 throughout (torch accumulates in double)."""
+    xp = get_xp(x)
+    x = x.astype(np.float64).reshape(-1, x.shape[-1] if x.ndim else 1)
+    t = target.reshape(x.shape)
+    valid = xp.cumprod(t >= 0, axis=1).astype(bool)  # before the first -1
+    safe = xp.where(valid, t, 0)
+    is_target = xp.zeros(x.shape, bool)
+    n, j = xp.nonzero(valid)
+    is_target[n, t[n, j]] = True
+    picked = xp.take_along_axis(x, safe, axis=1)
+    z = 1.0 - picked[:, :, None] + x[:, None, :]
+    mask = valid[:, :, None] & ~is_target[:, None, :] & (z > 0)
+    return z, mask, safe
+
+
+@op("multilabel_margin_loss", node="MultilabelMarginLossBackward0", promote=NONE)
+def _multilabel_margin(self, target, reduction):
+    z, mask, _ = _mlm_parts(self, _arr(target))
+    loss = (z * mask).sum(axis=(1, 2)) / (self.shape[-1] if self.ndim else 1)
+    if self.ndim <= 1:
+        loss = loss.reshape(())
+    if reduction == "mean":
+        return get_xp(self).asarray(loss.mean() if loss.size else np.nan, dtype=self.dtype)
+    if reduction == "sum":
+        return get_xp(self).asarray(loss.sum(), dtype=self.dtype)
+    return loss.astype(self.dtype)
+
+
+@_multilabel_margin.grad("self")
+def _(grad, self, target, reduction):
+    return _multilabel_margin_backward(grad, self, target, reduction)
+
+
+@op("multilabel_margin_loss_backward", node="torch::autograd::NotImplemented", tensors=2,
+    promote=NONE)
+def _multilabel_margin_backward(grad, self, target, reduction):
+    xp = get_xp(self)
+    _, mask, safe = _mlm_parts(self, _arr(target))
+    dim = self.shape[-1] if self.ndim else 1
+    coeff = mask.sum(axis=1).astype(np.float64)  # + once per (j, d) pair at d
+    rows = xp.broadcast_to(xp.arange(coeff.shape[0])[:, None], safe.shape)
+    minus = -mask.sum(axis=2).astype(np.float64)  # - once per pair at y_j
+    flat = (rows * coeff.shape[1] + safe).reshape(-1)
+    scatter_add(coeff.reshape(-1), flat, minus.reshape(-1))
+    coeff = coeff / dim
+    if reduction == "mean":
+        coeff = coeff / coeff.shape[0]
+    g = grad[:, None] if reduction == "none" and self.ndim == 2 else grad
+    return (g * coeff.reshape(self.shape)).astype(self.dtype)
+
+
+@_multilabel_margin_backward.grad("grad", "self")
+def _(grad):
+    # NOTE: torch has no double backward for this loss; this is its error.
+    raise RuntimeError("derivative for aten::multilabel_margin_loss_backward is not implemented")
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-class multi-label hinge loss; ``target`` lists each sample's classes, ended by the
+    first -1."""
+    reduction = reduction_enum(reduction, size_average, reduce)
+    nd = input.ndim
+    if not ((nd == 2 and input.shape[1] != 0) or (nd == 1 and input.shape[0] != 0) or nd == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(input.shape)}")
+    dim = 1 if nd == 0 else input.shape[-1]
+    if nd <= 1:
+        ok = target.ndim <= 1 and target.numel() == dim
+    else:
+        ok = target.ndim == 2 and tuple(target.shape) == tuple(input.shape)
+    if not ok:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    if input.dtype.category < D.FLOATING:
+        raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
+                                  f"for '{input.dtype.scalar_name}'")
+    if target.dtype != D.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_name}")
+    t = target._data
+    if ((t < -1) | (t >= dim)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    return _multilabel_margin(input, target, reduction)
+
+
+# -- connectionist temporal classification -------------------------------------------------------
+def _lse3(a, b, c):
+    """log(exp(a) + exp(b) + exp(c)) as torch's CTC kernels write it (max shift, -inf safe)."""
+    xp = get_xp(a)
+    m = xp.maximum(xp.maximum(a, b), c)
+    m = xp.where(m == -np.inf, 0.0, m)
+    with np.errstate(all="ignore"):
+        return xp.log(xp.exp(a - m) + xp.exp(b - m) + xp.exp(c - m)) + m
+
+
+def _shift(a, k, right):
+    """``a`` moved ``k`` places along the last axis, filled with -inf."""
+    xp = get_xp(a)
+    out = xp.full(a.shape, -np.inf)
+    if k < a.shape[-1]:
+        if right:
+            out[..., k:] = a[..., :a.shape[-1] - k]
+        else:
+            out[..., :a.shape[-1] - k] = a[..., k:]
+    return out
+
+
+def _ctc_labels(xp, targets, target_lengths, blank):
+    """The extended label sequences l' (blank, l1, blank, l2, ..., blank), one row per sample,
+    and where the skip transition s-2 -> s is allowed."""
+    lengths = np.asarray(target_lengths, dtype=np.int64)
+    n, smax = len(lengths), int(lengths.max()) if len(lengths) else 0
+    if targets.ndim == 1:  # concatenated targets
+        starts = np.cumsum(lengths) - lengths
+        cols = np.minimum(np.arange(smax)[None, :], np.maximum(lengths[:, None] - 1, 0))
+        idx = xp.asarray(starts[:, None] + cols)
+        tg = targets[idx] if targets.size else xp.zeros((n, smax), np.int64)
+    else:
+        tg = targets[:, :smax]
+    # NOTE: entries past a sample's target length are padding (any value): never read.
+    tg = xp.where(xp.asarray(np.arange(smax)[None, :] < lengths[:, None]), tg, blank)
+    lab = xp.full((n, 2 * smax + 1), blank, dtype=np.int64)
+    lab[:, 1::2] = tg
+    skip = xp.zeros(lab.shape, bool)
+    skip[:, 2:] = lab[:, 2:] != lab[:, :-2]
+    return lab, skip, xp.asarray(lengths)
+
+
+def _ctc_emissions(lp, lab):
+    """log_probs[t, n, l'(s)] for every t, n, s: (T, N, L)."""
+    xp = get_xp(lp)
+    return xp.take_along_axis(lp, xp.broadcast_to(lab[None], (lp.shape[0],) + lab.shape), axis=2)
+
+
+def _ctc_alpha(lp, lab, skip, in_len, tg_len):
+    xp = get_xp(lp)
+    steps, n = lp.shape[:2]
+    size = lab.shape[1]
+    emit = _ctc_emissions(lp, lab)
+    s_ok = xp.arange(size)[None, :] <= 2 * tg_len[:, None]
+    alpha = xp.full((steps, n, size), -np.inf)
+    if steps:
+        first = xp.full((n, size), -np.inf)
+        first[:, 0] = emit[0, :, 0]
+        if size > 1:
+            first[:, 1] = xp.where(tg_len > 0, emit[0, :, 1], -np.inf)
+        alpha[0] = first
+    for t in range(1, steps):
+        prev = alpha[t - 1]
+        a3 = xp.where(skip, _shift(prev, 2, True), -np.inf)
+        alpha[t] = xp.where(s_ok, _lse3(prev, _shift(prev, 1, True), a3) + emit[t], -np.inf)
+    rows = xp.arange(n)
+    last = xp.maximum(in_len - 1, 0)
+    end = alpha[last, rows]  # (N, L): alpha at each sample's last step
+    l1 = xp.take_along_axis(end, (2 * tg_len)[:, None], axis=1)[:, 0]
+    l2 = xp.where(tg_len > 0, xp.take_along_axis(end, xp.maximum(2 * tg_len - 1, 0)[:, None],
+                                                  axis=1)[:, 0], -np.inf)
+    ll = _lse3(l1, l2, xp.full(l1.shape, -np.inf))
+    empty = xp.where(tg_len == 0, 0.0, -np.inf)
+    nll = -xp.where(in_len > 0, ll, empty)
+    return nll, alpha
+
+
+def _ctc_grad(grad_out, lp, lab, skip, in_len, tg_len, nll, alpha, zero_infinity):
+    """torch's CTC gradient (Graves et al. eq. 16), including its exp(log_probs) term."""
+    xp = get_xp(lp)
+    steps, n, classes = lp.shape
+    size = lab.shape[1]
+    emit = _ctc_emissions(lp, lab)
+    s_ok = xp.arange(size)[None, :] <= 2 * tg_len[:, None]
+    s_last = xp.arange(size)[None, :] >= 2 * tg_len[:, None] - 1
+    skip_up = xp.zeros(skip.shape, bool)
+    skip_up[:, :-2] = skip[:, 2:]  # s -> s+2 allowed
+    beta = xp.full((steps, n, size), -np.inf)
+    nxt = xp.full((n, size), -np.inf)
+    for t in range(steps - 1, -1, -1):
+        b3 = xp.where(skip_up, _shift(nxt, 2, False), -np.inf)
+        rec = _lse3(nxt, _shift(nxt, 1, False), b3) + emit[t]
+        init = xp.where(s_last & s_ok, emit[t], -np.inf)
+        cur = xp.where((t == in_len - 1)[:, None], init,
+                       xp.where((t < in_len - 1)[:, None], rec, -np.inf))
+        cur = xp.where(s_ok, cur, -np.inf)
+        beta[t] = nxt = cur
+    ab = alpha + beta  # (T, N, L)
+    m = ab.max(axis=2, keepdims=True) if size else xp.zeros((steps, n, 1))
+    m = xp.where(m == -np.inf, 0.0, m)
+    onehot = (lab[:, :, None] == xp.arange(classes)[None, None, :]).astype(np.float64)
+    with np.errstate(all="ignore"):
+        lcab = xp.log(xp.einsum("tns,nsc->tnc", xp.exp(ab - m), onehot)) + m
+        grad = (xp.exp(lp) - xp.exp(lcab + nll[None, :, None] - lp)) * grad_out[None, :, None]
+    keep = xp.arange(steps)[:, None] < in_len[None, :]
+    if zero_infinity:
+        keep = keep & (nll != np.inf)[None, :]
+    return xp.where(keep[:, :, None], grad, 0.0)
+
+
+@op("_ctc_loss", node="CtcLossBackward0", promote=NONE, outputs=2, diff_outputs=(True, False))
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    xp = get_xp(log_probs)
+    lab, skip, tg_len = _ctc_labels(xp, _arr(targets), target_lengths, blank)
+    in_len = xp.asarray(np.asarray(input_lengths, dtype=np.int64))
+    nll, alpha = _ctc_alpha(log_probs.astype(np.float64), lab, skip, in_len, tg_len)
+    return nll.astype(log_probs.dtype), alpha.transpose(1, 0, 2).astype(log_probs.dtype)
+
+
+@_ctc_loss.grad("log_probs")
+def _(grads, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result0,
+      result1):
+    return _ctc_loss_backward(grads[0], log_probs, targets, input_lengths, target_lengths,
+                              result0, result1, blank, zero_infinity)
+
+
+@op("_ctc_loss_backward", node="torch::autograd::NotImplemented", tensors=2, promote=NONE)
+def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
+                       log_alpha, blank, zero_infinity):
+    xp = get_xp(log_probs)
+    lab, skip, tg_len = _ctc_labels(xp, _arr(targets), target_lengths, blank)
+    in_len = xp.asarray(np.asarray(input_lengths, dtype=np.int64))
+    nll = _arr(neg_log_likelihood).astype(np.float64)
+    alpha = _arr(log_alpha).astype(np.float64).transpose(1, 0, 2)
+    out = _ctc_grad(grad.astype(np.float64), log_probs.astype(np.float64), lab, skip, in_len,
+                    tg_len, nll, alpha, zero_infinity)
+    return out.astype(log_probs.dtype)
+
+
+@_ctc_loss_backward.grad("grad", "log_probs")
+def _(grad):
+    # NOTE: torch has no double backward for CTC either; this is its error.
+    raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
+
+
+def _ctc_lengths(lengths, name):
+    if isinstance(lengths, Tensor):
+        if lengths.dtype.category != D.INTEGRAL:
+            raise RuntimeError(f"{name} must be integral")
+        return tuple(int(v) for v in lengths.reshape(-1).tolist())
+    if isinstance(lengths, int):
+        return (lengths,)
+    return tuple(int(v) for v in lengths)
+
+
+def _ctc_check(log_probs, targets, in_len, tg_len, blank):
+    where = " (while checking arguments for ctc_loss_allocate_outputs)"
+    if log_probs.ndim != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.ndim}-dimensional "
+                           f"tensor for argument #1 'log_probs'{where}")
+    if not 1 <= targets.ndim <= 2:
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.ndim}-dimensional "
+                           f"tensor for argument #2 'targets'{where}")
+    n, classes = log_probs.shape[1], log_probs.shape[2]
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    if len(in_len) != n:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tg_len) != n:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for v in tg_len:
+        if v < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got value "
+                               f"{v}{where}")
+    if targets.ndim == 1:
+        if targets.shape[0] != sum(tg_len):
+            raise RuntimeError(f"Expected tensor to have size {sum(tg_len)} at dimension 0, but "
+                               f"got size {targets.shape[0]} for argument #2 'targets'{where}")
+    else:
+        if targets.shape[0] != n:
+            raise RuntimeError(f"Expected tensor to have size {n} at dimension 0, but got size "
+                               f"{targets.shape[0]} for argument #2 'targets'{where}")
+        longest = max(tg_len, default=0)
+        if targets.shape[1] < longest:
+            raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension 1, "
+                               f"but got size {targets.shape[1]} for argument #2 "
+                               f"'targets'{where}")
+    for v in in_len:
+        if v < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got value "
+                               f"{v}{where}")
+        if v > log_probs.shape[0]:
+            raise RuntimeError(f"Expected input_lengths to have value at most "
+                               f"{log_probs.shape[0]}, but got value {v}{where}")
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """The Connectionist Temporal Classification loss of ``log_probs`` (T, N, C) against
+    ``targets``."""
+    reduction = reduction_enum(reduction)
+    in_len = _ctc_lengths(input_lengths, "input_lengths")
+    tg_len = _ctc_lengths(target_lengths, "target_lengths")
+    batched = log_probs.ndim == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    if lp.dtype.category != D.FLOATING:
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "
+                                  f"'{lp.dtype.scalar_name}'")
+    _ctc_check(lp, targets, in_len, tg_len, blank)
+    targets = targets.to(D.int64)
+    res = _ctc_loss(lp, targets, in_len, tg_len, blank, zero_infinity)[0]
+    if zero_infinity:
+        from .._creation import zeros
+        res = where(res == float("inf"), zeros((), dtype=res.dtype), res)
+    if reduction == "mean":
+        from .._creation import tensor as tensor_
+        lengths = tensor_(list(tg_len), dtype=res.dtype).clamp_min(1)
+        return (res / lengths).mean()
+    if reduction == "sum":
+        return res.sum()
+    return res if batched else res.squeeze(0)

@@ -141,6 +141,12 @@ def linear(input, weight, bias=None):
     from .shape import t
     if input.ndim == 2 and bias is not None:
         return addmm(bias, input, t(weight))
+    if bias is not None and input.ndim >= 1 and input.is_contiguous() and (
+            input.ndim == 3 or bias.ndim == 1):
+        # NOTE: torch's _flatten_nd_linear: a contiguous input is viewed as 2-D for one addmm
+        # and the result viewed back (ViewBackward0 <- AddmmBackward0 <- ViewBackward0).
+        out = addmm(bias, input.view(-1, input.shape[-1]), t(weight))
+        return out.view(tuple(input.shape[:-1]) + (out.shape[-1],))
     out = matmul(input, t(weight))
     return out if bias is None else out + bias
 
@@ -297,7 +303,8 @@ def _(grad, indices, weight_shape, padding_idx, scale_grad_by_freq):
     return _embedding_backward(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)
 
 
-@op("embedding_dense_backward", node="EmbeddingDenseBackward0", tensors=2, promote=NONE)
+@op("embedding_dense_backward", node="EmbeddingDenseBackwardBackward0", tensors=2,
+    promote=NONE)
 def _embedding_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     return _embedding_grad_weight(grad_output, indices, num_weights, padding_idx,
                                   scale_grad_by_freq)
@@ -408,3 +415,74 @@ def pdist(input, p=2):
     i, j = np.triu_indices(n, 1)
     from .._creation import tensor_from_array
     return (input[tensor_from_array(i)] - input[tensor_from_array(j)]).norm(p, 1)
+
+
+# -- packed sequences (ember.nn.utils.rnn) -------------------------------------------------------
+def _pack_index(xp, batch_sizes):
+    """(time, batch) coordinates of every row of a packed sequence, in packed order."""
+    sizes = np.asarray(batch_sizes, dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
+    t = np.repeat(np.arange(len(sizes)), sizes)
+    b = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
+    return xp.asarray(t), xp.asarray(b)
+
+
+@op("_pack_padded_sequence", node="PackPaddedSequenceBackward0", promote=NONE)
+def _pack_padded_sequence(input, batch_sizes, batch_first):
+    """The rows of a padded (T, B, *) input (B, T, * when batch_first) that hold data, step by
+    step; ``batch_sizes`` is a tuple of Python ints."""
+    t, b = _pack_index(get_xp(input), batch_sizes)
+    return input[b, t] if batch_first else input[t, b]
+
+
+@_pack_padded_sequence.grad("input")
+def _(grad, input_shape, batch_sizes, batch_first):
+    return _pack_padded_sequence_backward(grad, input_shape, batch_sizes, batch_first)
+
+
+@op("_pack_padded_sequence_backward", node="PackPaddedSequenceBackwardBackward0", promote=NONE)
+def _pack_padded_sequence_backward(grad, input_size, batch_sizes, batch_first):
+    xp = get_xp(grad)
+    out = xp.zeros(tuple(input_size), dtype=grad.dtype)
+    t, b = _pack_index(xp, batch_sizes)
+    if batch_first:
+        out[b, t] = grad
+    else:
+        out[t, b] = grad
+    return out
+
+
+@_pack_padded_sequence_backward.grad("grad")
+def _(grad, batch_sizes, batch_first):
+    return _pack_padded_sequence(grad, batch_sizes, batch_first)
+
+
+# -- channel shuffle -------------------------------------------------------------------------------
+@op("channel_shuffle", node="ChannelShuffleBackward0", promote=NONE)
+def _channel_shuffle(self, groups):
+    n, c = self.shape[:2]
+    rest = tuple(self.shape[2:])
+    return self.reshape((n, groups, c // groups) + rest).swapaxes(1, 2).reshape(self.shape)
+
+
+@_channel_shuffle.grad("self")
+def _(grad, self_shape, groups):
+    return _channel_shuffle(grad, self_shape[1] // groups)  # the inverse permutation
+
+
+def channel_shuffle(input, groups):  # noqa: A002
+    """Divide the channels into ``groups`` groups and interleave them."""
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    return _channel_shuffle(input, groups)
+
+
+FUNCTIONAL.append("channel_shuffle")

@@ -55,6 +55,25 @@ def _channel_shape(ndim):
     return (1, -1) + (1,) * (ndim - 2)
 
 
+def _check_mixed_dtypes(input, *params):  # noqa: A002
+    """torch's CPU rule for normalization parameters: all of the input's dtype, or all float32
+    under a float16/bfloat16 input."""
+    from .. import _dtype as D
+    defined = [p for p in params if p is not None]
+    if not defined:
+        return
+    if defined[0].dtype == input.dtype:
+        for p in defined[1:]:
+            if p.dtype != input.dtype:
+                raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found "
+                                   f"{p.dtype.scalar_name}")
+        return
+    if any(p.dtype != D.float32 for p in defined):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype != D.float16:  # (ember has no bfloat16)
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 # -- batch norm ---------------------------------------------------------------------------------
 @op("native_batch_norm", tensors=3, promote=NONE, node="NativeBatchNormBackward0")
 def batch_norm_op(input, weight, bias, running_mean, running_var, training,  # noqa: A002
@@ -72,7 +91,8 @@ def batch_norm_op(input, weight, bias, running_mean, running_var, training,  # n
         rstd = (1.0 / xp.sqrt(_raw(running_var) + eps)).astype(input.dtype).reshape(cs)
     scale = rstd if weight is None else rstd * weight.reshape(cs)
     shift = -m * scale if bias is None else bias.reshape(cs) - m * scale
-    return input * scale + shift
+    # NOTE: float16 input with float32 parameters (torch's mixed CPU mode) stays float16.
+    return (input * scale + shift).astype(input.dtype, copy=False)
 
 
 def _update_running(running_mean, running_var, m, var, n, momentum):
@@ -150,8 +170,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean must be defined in evaluation mode")
+    _check_mixed_dtypes(input, weight, bias, running_mean, running_var)
     return batch_norm_op(input, weight, bias, running_mean, running_var, bool(training),
                          momentum, eps)
+
+
+def _int_tuple(shape, fn):
+    """torch's parsing of an ``IntArrayRef`` argument (position 2): a sequence of ints."""
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{fn}(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type(shape).__name__}")
+    for pos, v in enumerate(shape):
+        if not isinstance(v, numbers.Integral):
+            raise TypeError(f"{fn}(): argument 'normalized_shape' (position 2) must be tuple of "
+                            f"ints, but found element of type {type(v).__name__} at pos {pos}")
+    return tuple(int(v) for v in shape)
 
 
 # -- layer norm ---------------------------------------------------------------------------------
@@ -192,8 +225,7 @@ def _(grad, normalized_shape):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # noqa: A002
     """Applies Layer Normalization over the last dimensions."""
-    shape = ((normalized_shape,) if isinstance(normalized_shape, numbers.Integral)
-             else tuple(normalized_shape))
+    shape = _int_tuple(normalized_shape, "layer_norm")
     k = len(shape)
     if tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
@@ -204,7 +236,39 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
                                f"got {name} of shape {list(t.shape)} and normalized_shape = "
                                f"{list(shape)}")
+    _check_mixed_dtypes(input, weight, bias)
     return layer_norm_op(input, weight, bias, shape, eps)
+
+
+# -- rms norm -----------------------------------------------------------------------------------
+def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
+    """Applies Root Mean Square Layer Normalization over the last dimensions."""
+    from .. import _dtype as D
+    from .unary import rsqrt
+    shape = _int_tuple(normalized_shape, "rms_norm")
+    k = len(shape)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*{', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = "
+                           f"{list(shape)}")
+    # NOTE: torch's composite: reduced precision computes in float32 (its opmath type).
+    opmath = D.float32 if input.dtype == D.float16 else input.dtype
+    if eps is None:
+        eps = float(np.finfo(opmath.np).eps)
+    x = input.to(opmath)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    r = rsqrt((x ** 2).mean(dims, keepdim=True).add_(eps))
+    out = x.mul(r)
+    if weight is not None:
+        out = out.mul(weight)
+    return out.type_as(input)
+
+
+FUNCTIONAL.append("rms_norm")
 
 
 # -- group norm ---------------------------------------------------------------------------------
@@ -263,6 +327,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):  # noqa: A
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape "
                                f"{list(t.shape)} and input of shape {list(input.shape)}")
+    _check_mixed_dtypes(input, weight, bias)
     return group_norm_op(input, weight, bias, num_groups, eps)
 
 

@@ -1,14 +1,19 @@
 """``ember.func``: composable function transforms, as ``torch.func``.
 
-``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd`` and ``hessian`` work on
-functions of tensors (and of tuples, lists and dicts of tensors), built on ember's reverse mode
-and forward-mode AD. They compose: ``grad(grad(f))``, ``jacfwd(jacrev(f))``.
+``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd`` and
+``hessian`` work on functions of tensors (and of tuples, lists and dicts of tensors), built on
+ember's reverse mode and forward-mode AD. They compose: ``grad(grad(f))``,
+``jacfwd(jacrev(f))``. ``functional_call`` runs a module with other parameters, which makes a
+module a function its parameters can be differentiated through; ``stack_module_state`` stacks
+the parameters of several copies of a model.
 
 ``vmap`` is not provided: ember's ops have no batching rules, and a Python loop pretending to be
 vmap would not be honest about its cost.
 """
 from __future__ import annotations
 
-from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from ._module_api import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
+           "hessian", "linearize", "replace_all_batch_norm_modules_", "stack_module_state"]

@@ -29,14 +29,35 @@ class _Spec:
         return (isinstance(other, _Spec) and (self.kind, self.keys, self.children)
                 == (other.kind, other.keys, other.children))
 
-    def __repr__(self):
+    def __repr__(self, indent=0):
+        # NOTE: torch's pytree TreeSpec text, line breaks and indentation included.
         if self.kind is None:
             return "*"
-        inner = ", ".join(repr(c) for c in self.children)
+        inner = ""
+        if self.children:
+            indent += 2
+            inner = self.children[0].__repr__(indent)
+            inner += "," if len(self.children) > 1 else ""
+            inner += ",".join("\n" + " " * indent + c.__repr__(indent)
+                              for c in self.children[1:])
         return f"TreeSpec({self.kind.__name__}, {self.keys!r}, [{inner}])"
 
 
 _LEAF = _Spec(None)
+
+
+class _DummyLeaf:
+    def __repr__(self):
+        return "*"
+
+
+def _pprint(spec):
+    """torch's treespec_pprint: the structure written as Python, with ``*`` for leaves."""
+    return repr(_unflatten([_DummyLeaf()] * _count(spec), spec))
+
+
+def _count(spec):
+    return 1 if spec.kind is None else sum(_count(c) for c in spec.children)
 
 
 def _flatten(tree):
@@ -76,6 +97,25 @@ def _check_tensors(leaves):
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
+
+
+_VJP, _JVP = "vjp(f, *primals)", "jvp(f, primals, tangents)"
+
+
+def _check_outputs(leaves, api):
+    """torch.func's check of what ``f`` returned (``api``: the transform that calls it)."""
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(  # noqa: TRY004 - torch's type
+                f"{api}: expected f(*primals) to return only tensors, got unsupported type "
+                f"{type(leaf)}")
+
+
+def _check_jvp_inputs(leaves, what):
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(  # noqa: TRY004 - torch's type
+                f"{_JVP}: Expected {what} to only contain Tensors, got {type(leaf)}")
 
 
 # -- argnums ------------------------------------------------------------------------------------
@@ -214,16 +254,16 @@ def vjp(func, *primals, has_aux=False):
     with enable_grad():
         fresh = [_fresh(t) for t in leaves]
         output = func(*_unflatten(fresh, spec))
-        output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
+        output, aux = _split_aux(output, has_aux, _VJP)
     out_leaves, out_spec = _flatten(output)
-    _check_tensors(out_leaves)
+    _check_outputs(out_leaves, _VJP)
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
         ct_leaves, ct_spec = _flatten(cotangents)
         if ct_spec != out_spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
-                               f"structure of outputs to the function. cotangents: {ct_spec}, "
-                               f"primal output: {out_spec}")
+                               f"structure of outputs to the function. cotangents: "
+                               f"{_pprint(ct_spec)}, primal output: {_pprint(out_spec)}")
         make_graph = create if create_graph is None else create_graph
         with enable_grad():
             gs = _grads(out_leaves, fresh, ct_leaves, make_graph)
@@ -250,14 +290,14 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                            "same python structure. For example, if primals is a tuple of 3 "
                            "tensors, tangents also must be. Got primals with structure "
                            f"{spec_p} and tangents with structure {spec_t}")
-    _check_tensors(flat_p)
-    _check_tensors(flat_t)
+    _check_jvp_inputs(flat_p, "primals")
+    _check_jvp_inputs(flat_t, "tangents")
     with fwAD.dual_level():
         duals = [fwAD.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
         output = func(*_unflatten(duals, spec_p))
-        output, aux = _split_aux(output, has_aux, "jvp(f, primals, tangents)")
+        output, aux = _split_aux(output, has_aux, _JVP)
         out_leaves, out_spec = _flatten(output)
-        _check_tensors(out_leaves)
+        _check_outputs(out_leaves, _JVP)
         values, jvps = [], []
         for o in out_leaves:
             primal, tangent = fwAD.unpack_dual(o)
@@ -293,9 +333,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         with enable_grad():
             fresh = [_fresh(t) for t in in_leaves]
             output = func(*_replace(args, nums, _unflatten(fresh, in_spec)), **kwargs)
-            output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
+            output, aux = _split_aux(output, has_aux, _VJP)
             out_leaves, out_spec = _flatten(output)
-            _check_tensors(out_leaves)
+            _check_outputs(out_leaves, _VJP)
             blocks = []
             for out in out_leaves:
                 flat = out.reshape(-1)
@@ -331,9 +371,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     leaves = list(in_leaves)
                     leaves[i] = dual
                     output = func(*_replace(args, nums, _unflatten(leaves, in_spec)), **kwargs)
-                    output, aux = _split_aux(output, has_aux, "jvp(f, primals, tangents)")
+                    output, aux = _split_aux(output, has_aux, _JVP)
                     out_leaves, out_spec = _flatten(output)
-                    _check_tensors(out_leaves)
+                    _check_outputs(out_leaves, _JVP)
                     tans = []
                     for o in out_leaves:
                         primal, tangent = fwAD.unpack_dual(o)
@@ -361,3 +401,48 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 def hessian(func, argnums=0):
     """Return a function computing the Hessian of ``func`` (``jacfwd(jacrev(func))``)."""
     return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product of
+    ``func`` at ``primals``.
+
+    NOTE: torch traces ``func`` once and replays the trace; ember has no tracer, so ``jvp_fn``
+    evaluates ``func`` again under forward-mode AD at the stored primals (the same values for
+    a deterministic ``func``).
+    """
+    output = func(*primals)
+    _, out_spec = _flatten(output)
+    flat_p, spec_p = _flatten(primals)
+    shapes = [tuple(p.shape) for p in flat_p]
+    dtypes = [p.dtype for p in flat_p]
+
+    def jvp_fn(*tangents):
+        flat_t, spec_t = _flatten(tangents)
+        if spec_t != spec_p:
+            raise RuntimeError(f"Expected the tangents {spec_t} to have the same argspec as the "
+                               f"primals {spec_p}")
+        for idx, t in enumerate(flat_t):
+            if tuple(t.shape) != shapes[idx]:
+                raise RuntimeError(f"tangent:{idx} with shape {t.shape} in flattened pytree "
+                                   f"doesn't match the shape {_size(shapes[idx])} of the "
+                                   "corresponding primal.")
+            if t.dtype != dtypes[idx]:
+                raise RuntimeError(f"tangent:{idx} with dtype {t.dtype} in flattened pytree "
+                                   f"doesn't match the dtype {dtypes[idx]} of the "
+                                   "corresponding primal.")
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(p.detach(), t) for p, t in zip(flat_p, flat_t)]
+            out = func(*_unflatten(duals, spec_p))
+            leaves, _ = _flatten(out)
+            tans = []
+            for o in leaves:
+                primal, tangent = fwAD.unpack_dual(o)
+                tans.append(zeros_like(primal) if tangent is None else tangent)
+        return _unflatten(tans, out_spec)
+    return output, jvp_fn
+
+
+def _size(shape):
+    from .._size import Size
+    return Size(shape)

@@ -2,12 +2,16 @@
 
 Each nn op family (``ember._ops.activation``, ``loss``, ``conv``, ``pooling``,
 ``normalization``, ``nn_ops``) lists its ``nn.functional`` names in ``FUNCTIONAL``; this module
-is their union.
+is their union, with the functions torch writes in Python on top of them
+(``_functional_attention``, ``_functional_composites``).
 """
 from __future__ import annotations
 
 from .._ops import activation, conv, indexing, loss, nn_ops, normalization, pooling
 from .._ops.pointwise import relu as _relu, sigmoid, tanh  # noqa: F401
+from ._functional_attention import multi_head_attention_forward  # noqa: F401
+from ._functional_composites import *  # noqa: F403
+from ._functional_composites import __all__ as _composites
 
 
 def relu(input, inplace=False):
@@ -24,5 +28,5 @@ def _collect(*families):
     return names
 
 
-__all__ = ["relu", "sigmoid", "tanh"] + _collect(nn_ops, activation, loss, conv, pooling,
-                                                  normalization, indexing)
+__all__ = (["multi_head_attention_forward", "relu", "sigmoid", "tanh", *_composites]
+           + _collect(nn_ops, activation, loss, conv, pooling, normalization, indexing))

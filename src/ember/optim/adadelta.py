@@ -5,6 +5,7 @@ from .._backend import get_xp
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _closure_loss,
     _incr,
     _real,
@@ -62,6 +63,7 @@ class Adadelta(Optimizer):
                     state["step"] = _scalar_tensor(0.0)
                     state["square_avg"] = _zeros_like(p)
                     state["acc_delta"] = _zeros_like(p)
+                _check_capturable(group, p, xla=False)
                 _incr(state["step"])
                 grad = p._grad._data
                 if maximize:

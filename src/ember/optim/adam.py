@@ -5,6 +5,7 @@ from .._backend import get_xp
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _check_common,
     _closure_loss,
     _incr,
@@ -78,6 +79,7 @@ class Adam(Optimizer):
                 grad = p._grad._data
                 if maximize:
                     grad = -grad
+                _check_capturable(group, p)
                 step = _incr(state["step"])
                 param = p._data
                 if weight_decay != 0:

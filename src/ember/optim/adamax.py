@@ -4,6 +4,7 @@ from __future__ import annotations
 from .._backend import get_xp
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _check_common,
     _closure_loss,
     _incr,
@@ -59,6 +60,7 @@ class Adamax(Optimizer):
                 grad = p._grad._data
                 if maximize:
                     grad = -grad
+                _check_capturable(group, p)
                 step = _incr(state["step"])
                 param = p._data
                 if weight_decay != 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .._backend import get_xp
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _check_common,
     _closure_loss,
     _incr,
@@ -66,6 +67,7 @@ class NAdam(Optimizer):
                 grad = p._grad._data
                 if maximize:
                     grad = -grad
+                _check_capturable(group, p, "params, mu_products and state_steps")
                 step = _incr(state["step"])
                 bias_correction2 = 1 - beta2 ** step
                 param = p._data

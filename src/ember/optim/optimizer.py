@@ -440,6 +440,17 @@ def _scalar_tensor(value=0.0) -> Tensor:
     return _wrap(np.array(value, dtype=_scalar_np_dtype()))
 
 
+_CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+
+
+def _check_capturable(group, p, what="params and state_steps", xla=True) -> None:
+    """torch's capturable check: graph-capturable steps need the parameters on an accelerator."""
+    if group.get("capturable") and p.device.type not in _CAPTURABLE_DEVICES[:4]:
+        devices = _CAPTURABLE_DEVICES if xla else _CAPTURABLE_DEVICES[:4]
+        raise AssertionError(f"If capturable=True, {what} must be on supported devices: "
+                             f"{devices}.")
+
+
 def _incr(t: Tensor) -> float:
     """``step_t += 1`` in place; returns the new value as a Python float (torch's _get_value)."""
     t._data += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .._backend import get_xp
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _check_common,
     _closure_loss,
     _incr,
@@ -64,6 +65,7 @@ class RAdam(Optimizer):
                     grad = -grad
                 param = p._data
                 param_r, grad_r = _real(param), _real(grad)
+                _check_capturable(group, p)
                 step = _incr(state["step"])
                 if weight_decay != 0:
                     if decoupled:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .._backend import get_xp
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _check_common,
     _closure_loss,
     _incr,
@@ -70,6 +71,7 @@ class RMSprop(Optimizer):
                 grad = p._grad._data
                 if maximize:
                     grad = -grad
+                _check_capturable(group, p)
                 _incr(state["step"])
                 param = p._data
                 if weight_decay != 0:

@@ -8,6 +8,8 @@ from .dropout import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403

@@ -84,7 +84,10 @@ class StateDictMixin:
                                   keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
             r = hook(self, destination, prefix, local_metadata)
-            if r is not None:
+            if getattr(hook, "_from_public_api", False):
+                if r is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif r is not None:
                 destination = r
         return destination
 
@@ -94,8 +97,30 @@ class StateDictMixin:
         return handle
 
     def register_state_dict_post_hook(self, hook):
+        """Register ``hook(module, state_dict, prefix, local_metadata) -> None``, run after
+        :meth:`state_dict`."""
+        hook._from_public_api = True
         handle = _Handle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """Register a state_dict post-hook that may return a new state dict (torch's private
+        form, which libraries use)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        handle = _Handle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """Register ``hook(state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` (the module first when ``with_module``)."""
+        handle = _Handle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            (lambda *a: hook(self, *a)) if with_module else hook)
         return handle
 
     def register_load_state_dict_pre_hook(self, hook):

@@ -1,11 +1,11 @@
 """Loss modules: they hold the reduction (and weights) and call ``ember.nn.functional``."""
 from __future__ import annotations
 
-__all__ = ['BCELoss', 'BCEWithLogitsLoss', 'CosineEmbeddingLoss', 'CrossEntropyLoss',
+__all__ = ['BCELoss', 'BCEWithLogitsLoss', 'CTCLoss', 'CosineEmbeddingLoss', 'CrossEntropyLoss',
            'GaussianNLLLoss', 'HingeEmbeddingLoss', 'HuberLoss', 'KLDivLoss', 'L1Loss',
-           'MSELoss', 'MarginRankingLoss', 'MultiLabelSoftMarginLoss', 'MultiMarginLoss',
-           'NLLLoss', 'NLLLoss2d', 'PoissonNLLLoss', 'SmoothL1Loss', 'SoftMarginLoss',
-           'TripletMarginLoss']
+           'MSELoss', 'MarginRankingLoss', 'MultiLabelMarginLoss', 'MultiLabelSoftMarginLoss',
+           'MultiMarginLoss', 'NLLLoss', 'NLLLoss2d', 'PoissonNLLLoss', 'SmoothL1Loss',
+           'SoftMarginLoss', 'TripletMarginLoss', 'TripletMarginWithDistanceLoss']
 
 import warnings
 
@@ -251,3 +251,43 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-class multi-label hinge loss (``target`` lists classes, ended by -1)."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet margin loss under a custom distance function (PairwiseDistance by default)."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise ValueError("TripletMarginWithDistanceLoss: expected margin to be greater than "
+                             f"0, got {margin} instead")
+        from .distance import PairwiseDistance
+        self.distance_function = (distance_function if distance_function is not None
+                                  else PairwiseDistance())
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The Connectionist Temporal Classification loss."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

@@ -446,6 +446,11 @@ class Module(StateDictMixin):
             return t
         return self._apply(convert)
 
+    def to_empty(self, *, device=None, recurse=True):
+        """Move the parameters and buffers to ``device`` without copying their values."""
+        from ..._creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def cpu(self):
         """Move all model parameters and buffers to the CPU."""
         return self._apply(lambda t: t.cpu())

@@ -17,6 +17,7 @@ from ..._ops.pointwise import relu, sigmoid, tanh
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -49,11 +50,16 @@ def _rnn_step(mode, gi, h, w_hh, b_hh):
     return (1 - z) * n + z * h
 
 
-def _lstm_step(gi, h, c, w_hh, b_hh):
+def _lstm_step(gi, h, c, w_hh, b_hh, w_hr=None):
     gates = gi + F.linear(h, w_hh, b_hh)
     i, f, g, o = _ops.shape.chunk(gates, 4, 1)
     c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-    return sigmoid(o) * tanh(c), c
+    h = sigmoid(o) * tanh(c)
+    return (h if w_hr is None else F.linear(h, w_hr)), c
+
+
+def _apply_permutation(tensor, permutation, dim=1):
+    return tensor.index_select(dim, permutation)
 
 
 class RNNBase(Module):
@@ -81,22 +87,27 @@ class RNNBase(Module):
                           "non-zero dropout expects num_layers greater than 1, but got "
                           f"dropout={dropout} and num_layers={num_layers}", UserWarning,
                           stacklevel=3)
-        if proj_size != 0:
-            raise NotImplementedError("proj_size is not supported by ember's LSTM")
+        _check_sizes(bias, batch_first, input_size, hidden_size, num_layers, proj_size)
+        if mode not in _GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
         gate = _GATES[mode] * hidden_size
         dirs = 2 if bidirectional else 1
+        real_hidden = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names = []
         for layer in range(num_layers):
             for d in range(dirs):
-                in_size = input_size if layer == 0 else hidden_size * dirs
+                in_size = input_size if layer == 0 else real_hidden * dirs
                 sfx = f"_l{layer}" + ("_reverse" if d == 1 else "")
                 names = [f"weight_ih{sfx}", f"weight_hh{sfx}"]
                 params = [Parameter(empty((gate, in_size), dtype=dtype)),
-                          Parameter(empty((gate, hidden_size), dtype=dtype))]
+                          Parameter(empty((gate, real_hidden), dtype=dtype))]
                 if bias:
                     names += [f"bias_ih{sfx}", f"bias_hh{sfx}"]
                     params += [Parameter(empty(gate, dtype=dtype)),
                                Parameter(empty(gate, dtype=dtype))]
+                if proj_size > 0:
+                    names.append(f"weight_hr{sfx}")
+                    params.append(Parameter(empty((proj_size, hidden_size), dtype=dtype)))
                 for n, p in zip(names, params):
                     setattr(self, n, p)
                 self._flat_weights_names += names
@@ -107,16 +118,25 @@ class RNNBase(Module):
         for w in self.parameters():
             init.uniform_(w, -stdv, stdv)
 
+    def flatten_parameters(self):
+        """Compact the weights in memory (a cuDNN concern: nothing to do in ember)."""
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, n, None) for n in self._flat_weights_names]
+
     @property
     def all_weights(self):
         dirs = 2 if self.bidirectional else 1
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size > 0 else 0)
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i * per:(i + 1) * per]]
                 for i in range(self.num_layers * dirs)]
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:
@@ -129,125 +149,253 @@ class RNNBase(Module):
             s += f", bidirectional={self.bidirectional}"
         return s
 
-    # -- forward ----------------------------------------------------------------------------
-    def _layer_weights(self, layer, d):
-        sfx = f"_l{layer}" + ("_reverse" if d == 1 else "")
-        get = lambda n: getattr(self, n + sfx) if self.bias or "weight" in n else None  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
-
-    def _check(self, input, hx):  # noqa: A002
-        name = type(self).__name__
-        if input.ndim not in (2, 3):
-            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D tensor "
-                             "instead")
-        if input.shape[-1] != self.input_size:
+    # -- checks (torch's messages) ----------------------------------------------------------
+    def check_input(self, input, batch_sizes):  # noqa: A002
+        w = self._flat_weights[0]
+        if input.dtype != w.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({w.dtype}). Convert input: input.to({w.dtype}), or convert "
+                             f"model: model.to({input.dtype})")
+        expected = 2 if batch_sizes is not None else 3
+        if input.ndim != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.ndim}")
+        if self.input_size != input.shape[-1]:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
 
-    def _check_hidden(self, h, expected, what="hidden"):
-        if tuple(h.shape) != expected:
-            raise RuntimeError(f"Expected {what} size {expected}, got {list(h.shape)}")
-
-    def forward(self, input, hx=None):  # noqa: A002
-        self._check(input, hx)
-        lstm = self.mode == "LSTM"
-        unbatched = input.ndim == 2
-        dirs = 2 if self.bidirectional else 1
-        if unbatched:
-            input = input.unsqueeze(1)
-            if hx is not None:
-                hs = hx if lstm else (hx,)
-                for h in hs:
-                    if h.ndim != 2:
-                        raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D "
-                                           f"but got {h.ndim}-D tensor")
-                hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        n = input.shape[1]
-        shape = (self.num_layers * dirs, n, self.hidden_size)
-        if hx is None:
-            h0 = zeros(shape, dtype=input.dtype)
-            hx = (h0, zeros(shape, dtype=input.dtype)) if lstm else h0
-        elif lstm:
-            for k, h in enumerate(hx):
-                self._check_hidden(h, shape, f"hidden[{k}]")
+    def get_expected_hidden_size(self, input, batch_sizes):  # noqa: A002
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
         else:
-            self._check_hidden(hx, shape)
-        out, h_n, c_n = self._run(input, hx, lstm, dirs)
-        if unbatched:
-            out, h_n = out.squeeze(1), h_n.squeeze(1)
-            c_n = c_n.squeeze(1) if lstm else None
-        elif self.batch_first:
-            out = out.transpose(0, 1)
-        return (out, (h_n, c_n)) if lstm else (out, h_n)
+            mini_batch = input.shape[0] if self.batch_first else input.shape[1]
+        dirs = 2 if self.bidirectional else 1
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * dirs, mini_batch, size)
 
-    def _run(self, x, hx, lstm, dirs):
+    def check_hidden_size(self, hx, expected_hidden_size,
+                          msg="Expected hidden size {}, got {}"):
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input, hidden, batch_sizes):  # noqa: A002
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return _apply_permutation(hx, permutation)
+
+    # -- forward ----------------------------------------------------------------------------
+    def forward(self, input, hx=None):  # noqa: A002
+        lstm = self.mode == "LSTM"
+        dirs = 2 if self.bidirectional else 1
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        packed = isinstance(input, PackedSequence)
+        batch_dim = 0 if self.batch_first else 1
+        is_batched = True
+        if packed:
+            input, batch_sizes, sorted_indices, unsorted_indices = input
+            n = int(batch_sizes[0])
+        else:
+            batch_sizes = sorted_indices = unsorted_indices = None
+            if input.ndim not in (2, 3):
+                tensor = "" if self.mode in ("LSTM", "GRU") else " tensor"
+                raise ValueError(f"{_NAMES[self.mode]}: Expected input to be 2D or 3D, got "
+                                 f"{input.ndim}D{tensor} instead")
+            is_batched = input.ndim == 3
+            if not is_batched:
+                input = input.unsqueeze(batch_dim)
+            if hx is not None:
+                hx = self._batch_hidden(hx, is_batched, lstm)
+            n = input.shape[batch_dim]
+        if hx is None:
+            h0 = zeros((self.num_layers * dirs, n, real_hidden), dtype=input.dtype)
+            hx = (h0, zeros((self.num_layers * dirs, n, self.hidden_size),
+                            dtype=input.dtype)) if lstm else h0
+            if lstm and not packed:
+                self._check_lstm_args(input, hx, batch_sizes)
+        else:
+            if lstm and not packed:
+                self._check_lstm_args(input, hx, batch_sizes)
+            hx = (tuple(self.permute_hidden(h, sorted_indices) for h in hx) if lstm
+                  else self.permute_hidden(hx, sorted_indices))
+        if not lstm:
+            self.check_forward_args(input, hx, batch_sizes)
+        x = input
+        if not packed and self.batch_first:
+            x = x.transpose(0, 1)
+        sizes = None if batch_sizes is None else [int(b) for b in batch_sizes.tolist()]
+        out, h_n, c_n = self._run(x, sizes, hx, lstm, dirs)
+        hidden = (h_n, c_n) if lstm else h_n
+        if packed:
+            out = PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices)
+            if lstm:
+                return out, tuple(self.permute_hidden(h, unsorted_indices) for h in hidden)
+            return out, self.permute_hidden(hidden, unsorted_indices)
+        if self.batch_first:
+            out = out.transpose(0, 1)
+        if not is_batched:
+            out = out.squeeze(batch_dim)
+            hidden = (h_n.squeeze(1), c_n.squeeze(1)) if lstm else h_n.squeeze(1)
+        return out, hidden
+
+    def _batch_hidden(self, hx, is_batched, lstm):
+        """torch's dimension checks of a user's hx (and its batch dim for unbatched input)."""
+        if lstm:
+            d0, d1 = hx[0].ndim, hx[1].ndim
+            want = 3 if is_batched else 2
+            if d0 != want or d1 != want:
+                kind = "batched 3-D" if is_batched else "unbatched 2-D"
+                raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but "
+                                   f"got ({d0}-D, {d1}-D) tensors")
+            return hx if is_batched else (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        if is_batched:
+            if hx.ndim != 3:
+                raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got "
+                                   f"{hx.ndim}-D tensor")
+            return hx
+        if hx.ndim != 2:
+            raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got "
+                               f"{hx.ndim}-D tensor")
+        return hx.unsqueeze(1)
+
+    def _check_lstm_args(self, input, hidden, batch_sizes):  # noqa: A002
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        expected = self.get_expected_hidden_size(input, batch_sizes)
+        self.check_hidden_size(hidden[1], expected[:2] + (self.hidden_size,),
+                               "Expected hidden[1] size {}, got {}")
+
+    def _layer_weights(self, layer, d):
+        sfx = f"_l{layer}" + ("_reverse" if d == 1 else "")
+
+        def get(name):
+            return getattr(self, name + sfx, None)
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"), \
+            get("weight_hr")
+
+    def _run(self, x, sizes, hx, lstm, dirs):
+        """All layers and directions. ``x``: (T, N, F), or packed rows (sum(sizes), F) with
+        ``sizes`` the batch size of every time step."""
         h0 = hx[0] if lstm else hx
         c0 = hx[1] if lstm else None
-        steps = x.shape[0]
         h_last, c_last = [], []
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
-                w_ih, w_hh, b_ih, b_hh = self._layer_weights(layer, d)
                 k = layer * dirs + d
-                h = h0[k]
-                c = c0[k] if lstm else None
-                gi = F.linear(x, w_ih, b_ih)  # every time step in one GEMM
-                order = range(steps - 1, -1, -1) if d == 1 else range(steps)
-                ys = [None] * steps
-                for t in order:
-                    if lstm:
-                        h, c = _lstm_step(gi[t], h, c, w_hh, b_hh)
-                    else:
-                        h = _rnn_step(self.mode, gi[t], h, w_hh, b_hh)
-                    ys[t] = h
-                outs.append(_ops.shape.stack(ys, 0) if steps else gi[:, :, :self.hidden_size])
+                y, h, c = self._direction(x, sizes, h0[k], c0[k] if lstm else None,
+                                          self._layer_weights(layer, d), d == 1)
+                outs.append(y)
                 h_last.append(h)
                 c_last.append(c)
-            x = outs[0] if dirs == 1 else _ops.shape.cat(outs, 2)
+            x = outs[0] if dirs == 1 else _ops.shape.cat(outs, x.ndim - 1)
             if layer < self.num_layers - 1:
                 x = _dropout(x, self.dropout, self.training)
         h_n = _ops.shape.stack(h_last, 0)
         c_n = _ops.shape.stack(c_last, 0) if lstm else None
         return x, h_n, c_n
 
+    def _direction(self, x, sizes, h, c, weights, reverse):
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
+        lstm = c is not None
+        gi = F.linear(x, w_ih, b_ih)  # every time step in one GEMM
+        steps = x.shape[0] if sizes is None else len(sizes)
+        starts = None
+        if sizes is not None:
+            starts = [0] * steps
+            for t in range(1, steps):
+                starts[t] = starts[t - 1] + sizes[t - 1]
+        ys = [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            if sizes is None:
+                g, b = gi[t], None
+            else:
+                b = sizes[t]
+                g = gi[starts[t]:starts[t] + b]
+                if b == h.shape[0]:
+                    b = None
+            hb = h if b is None else h[:b]
+            if lstm:
+                cb = c if b is None else c[:b]
+                hb, cb = _lstm_step(g, hb, cb, w_hh, b_hh, w_hr)
+            else:
+                hb = _rnn_step(self.mode, g, hb, w_hh, b_hh)
+            ys[t] = hb
+            # NOTE: in a packed batch the sequences that ended keep their last state.
+            h = hb if b is None else _ops.shape.cat([hb, h[b:]], 0)
+            if lstm:
+                c = cb if b is None else _ops.shape.cat([cb, c[b:]], 0)
+        real_hidden = w_hh.shape[1]
+        if sizes is not None:
+            y = _ops.shape.cat(ys, 0) if steps else gi[:, :real_hidden]
+        else:
+            y = _ops.shape.stack(ys, 0) if steps else gi[:, :, :real_hidden]
+        return y, h, c
+
+
+_NAMES = {"RNN_TANH": "RNN", "RNN_RELU": "RNN", "LSTM": "LSTM", "GRU": "GRU"}
+
+
+def _check_sizes(bias, batch_first, input_size, hidden_size, num_layers, proj_size):
+    if not isinstance(bias, bool):
+        raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+    if not isinstance(batch_first, bool):
+        raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
+    if not isinstance(input_size, int):
+        raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+    if input_size <= 0:
+        raise ValueError("input_size must be greater than zero")
+    if not isinstance(hidden_size, int):
+        raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+    if hidden_size <= 0:
+        raise ValueError("hidden_size must be greater than zero")
+    if num_layers <= 0:
+        raise ValueError("num_layers must be greater than zero")
+    if proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable "
+                         "projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+
 
 class RNN(RNNBase):
     """Applies a multi-layer Elman RNN with tanh or ReLU non-linearity."""
 
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
-        if nonlinearity == "tanh":
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
             mode = "RNN_TANH"
-        elif nonlinearity == "relu":
+        elif self.nonlinearity == "relu":
             mode = "RNN_RELU"
         else:
-            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
-                             "'relu'.")
-        self.nonlinearity = nonlinearity
-        super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, device=device, dtype=dtype)
-        self.nonlinearity = nonlinearity
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
+                             "or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
 
 
 class LSTM(RNNBase):
     """Applies a multi-layer long short-term memory (LSTM) RNN."""
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
-        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
-                         dropout, bidirectional, proj_size, device, dtype)
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
 
 
 class GRU(RNNBase):
     """Applies a multi-layer gated recurrent unit (GRU) RNN."""
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
-                         dropout, bidirectional, device=device, dtype=dtype)
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
 
 
 # -- cells --------------------------------------------------------------------------------------
@@ -288,9 +436,10 @@ class RNNCellBase(Module):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D "
                              "instead")
         hs = [hx] if n_states == 1 and hx is not None else list(hx or ())
-        for h in hs:
+        for k, h in enumerate(hs):
             if h.ndim not in (1, 2):
-                raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {h.ndim}D "
+                what = "hidden" if n_states == 1 else f"hx[{k}]"
+                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {h.ndim}D "
                                  "instead")
         batched = input.ndim == 2
         if not batched:

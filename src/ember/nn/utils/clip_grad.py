@@ -51,6 +51,25 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     return _wrap(np.asarray(total))
 
 
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients of ``parameters`` in place by ``max_norm / total_norm`` (at most 1)."""
+    params = _as_list(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
+    max_norm = float(max_norm)
+    if not grads:
+        return
+    total = total_norm._data if isinstance(total_norm, Tensor) else np.asarray(total_norm)
+    # NOTE: torch computes the coefficient in the norm's dtype; a nan norm (inf gradients) gives
+    # a nan coefficient, silently.
+    with np.errstate(all="ignore"):
+        coef = np.asarray(max_norm, total.dtype) / (total + np.asarray(1e-6, total.dtype))
+        coef = np.where(coef > 1.0, np.asarray(1.0, coef.dtype), coef)
+        with no_grad():
+            for g in grads:
+                g._data *= coef.astype(g._data.dtype)
+                g._bump_version()
+
+
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
                     foreach=None):
     """Scale the gradients of ``parameters`` in place so that their total norm is at most
@@ -58,14 +77,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     params = _as_list(parameters)
     grads = [p.grad for p in params if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
-    if not grads:
-        return total
-    coef = float(max_norm) / (total._data.astype(np.float64) + 1e-6)
-    coef = min(coef, 1.0) if np.isfinite(coef) else coef
-    with no_grad():
-        for g in grads:
-            g._data *= np.asarray(coef).astype(g._data.dtype)
-            g._bump_version()
+    clip_grads_with_norm_(params, max_norm, total, foreach)
     return total
 
 

@@ -13,7 +13,8 @@ def parameters_to_vector(parameters):
 def vector_to_parameters(vec, parameters):
     """Copy slices of ``vec`` into the data of ``parameters``."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+        from ..modules.module import typename
+        raise TypeError(f"expected ember.Tensor, but got: {typename(vec)}")
     pointer = 0
     for param in parameters:
         n = param.numel()

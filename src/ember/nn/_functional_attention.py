@@ -1,0 +1,285 @@
+"""``nn.functional.multi_head_attention_forward``, step for step as torch writes it (the same
+masks, projections and shape checks), so MultiheadAttention has torch's values and errors."""
+from __future__ import annotations
+
+import math
+import warnings
+
+from .. import _dtype as D
+from .._creation import zeros, zeros_like
+from .._ops.linalg import baddbmm, bmm
+from .._ops.nn_ops import dropout, linear
+from .._ops.normalization import scaled_dot_product_attention
+from .._ops.pad import pad
+from .._ops.shape import cat
+from .._tensor import Tensor
+
+__all__ = ["multi_head_attention_forward"]
+
+
+def _softmax(x, dim):
+    from .._ops.activation import softmax
+    return softmax(x, dim)
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    if query.ndim == 3:
+        if key.ndim != 3 or value.ndim != 3:
+            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be "
+                                 f"3-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 2:
+            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 2-D but found {key_padding_mask.ndim}-D tensor "
+                                 "instead")
+        if attn_mask is not None and attn_mask.ndim not in (2, 3):
+            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
+                                 f"2-D or 3-D but found {attn_mask.ndim}-D tensor instead")
+        return True
+    if query.ndim == 2:
+        if key.ndim != 2 or value.ndim != 2:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
+                                 f"2-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 1:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 1-D but found {key_padding_mask.ndim}-D tensor "
+                                 "instead")
+        if attn_mask is not None:
+            if attn_mask.ndim not in (2, 3):
+                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
+                                     f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
+                                     "instead")
+            if attn_mask.ndim == 3:
+                expected = (num_heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected:
+                    raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                         f"{attn_mask.shape}")
+        return False
+    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.ndim}-D query tensor")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """A bool mask (True: masked out) as an additive float mask of ``target_type``."""
+    if mask is None:
+        return None
+    is_float = mask.dtype.is_floating_point
+    if mask.dtype != D.bool and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", UserWarning, stacklevel=3)
+    if not is_float:
+        mask = zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
+    return mask
+
+
+def _none_or_dtype(input):  # noqa: A002
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    e = q.shape[-1]
+    if k is v:
+        if q is k:
+            proj = linear(q, w, b)
+            proj = proj.unflatten(-1, (3, e)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+            proj = proj.contiguous()
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([e, e * 2])
+        b_q, b_kv = (None, None) if b is None else b.split([e, e * 2])
+        q_proj = linear(q, w_q, b_q)
+        kv = linear(k, w_kv, b_kv)
+        kv = kv.unflatten(-1, (2, e)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+        return q_proj, kv[0], kv[1]
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    eq, ek, ev = q.shape[-1], k.shape[-1], v.shape[-1]
+    for name, w, shape in (("query", w_q, (eq, eq)), ("key", w_k, (eq, ek)),
+                           ("value", w_v, (eq, ev))):
+        if tuple(w.shape) != shape:
+            raise AssertionError(f"expecting {name} weights shape of {shape}, but got "
+                                 f"{w.shape}")
+    for name, bias in (("query", b_q), ("key", b_k), ("value", b_v)):
+        if bias is not None and tuple(bias.shape) != (eq,):
+            raise AssertionError(f"expecting {name} bias shape of {(eq,)}, but got "
+                                 f"{bias.shape}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _check_static(static, name, bsz, num_heads, head_dim):
+    if static.shape[0] != bsz * num_heads:
+        raise AssertionError(f"expecting {name}.size(0) of {bsz * num_heads}, but got "
+                             f"{static.shape[0]}")
+    if static.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got "
+                             f"{static.shape[2]}")
+
+
+def _check_attn_mask(attn_mask, tgt_len, src_len, bsz, num_heads):
+    if attn_mask.ndim == 2:
+        if tuple(attn_mask.shape) != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should "
+                               f"be {(tgt_len, src_len)}.")
+        return attn_mask.unsqueeze(0)
+    if attn_mask.ndim == 3:
+        if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should "
+                               f"be {(bsz * num_heads, tgt_len, src_len)}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """Multi-head attention of ``query`` over ``key``/``value`` (see MultiheadAttention)."""
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        # NOTE: the mask is only a hint here; scaled_dot_product_attention applies causality.
+        attn_mask = None
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+    elif key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    else:
+        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if w is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
+                                     "is None")
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, b_q, b_k, b_v)
+
+    if attn_mask is not None:
+        attn_mask = _check_attn_mask(attn_mask, tgt_len, src_len, bsz, num_heads)
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        k = cat([k, bias_k.repeat(1, bsz, 1)])
+        v = cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
+
+    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    if static_k is None:
+        k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        _check_static(static_k, "static_k", bsz, num_heads, head_dim)
+        k = static_k
+    if static_v is None:
+        v = v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        _check_static(static_v, "static_v", bsz, num_heads, head_dim)
+        v = static_v
+    if add_zero_attn:
+        zero_shape = (bsz * num_heads, 1, head_dim)
+        k = cat([k, zeros(zero_shape, dtype=k.dtype)], dim=1)
+        v = cat([v, zeros(zero_shape, dtype=v.dtype)], dim=1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(
+            -1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        e = q.shape[-1]
+        q_scaled = q * math.sqrt(1.0 / float(e))
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        if attn_mask is not None:
+            weights = baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+        else:
+            weights = bmm(q_scaled, k.transpose(-2, -1))
+        weights = _softmax(weights, -1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = bmm(weights, v)
+        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias)
+        out = out.view(tgt_len, bsz, out.shape[1])
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.view(tgt_len, bsz, out.shape[1])
+    if not is_batched:
+        out = out.squeeze(1)
+    return out, None
