@@ -272,10 +272,7 @@ class OpDef:
         self.kernel = kernel
         self.name = name
         self.aten = aten or f"aten::{name}"
-        sig = inspect.signature(kernel)
-        self.params = list(sig.parameters)
-        self.defaults = [p.default if p.default is not inspect.Parameter.empty else _MISSING
-                         for p in sig.parameters.values()]
+        self.params, self.defaults = _parameters(kernel)
         self.index = {p: i for i, p in enumerate(self.params)}
         if self.params and self.params[0] == "self":
             self.index.setdefault("input", 0)
@@ -310,7 +307,7 @@ class OpDef:
         idx = tuple(self.index[n] for n in inputs)
 
         def register(fn):
-            names = list(inspect.signature(fn).parameters)[1:]
+            names = _parameters(fn)[0][1:]
             env_idx = tuple(self._saved_slot(n) for n in names)
             self.formulas.append((idx, fn, env_idx))
             self.recorder = self.save_guards = None  # what is saved when may have changed
@@ -431,9 +428,32 @@ def _quiet(kernel):
     def quiet_kernel(*args):
         with np.errstate(all="ignore"):
             return kernel(*args)
-    quiet_kernel.__signature__ = inspect.signature(kernel)
+    quiet_kernel._ember_parameters = _parameters(kernel)
     quiet_kernel.__name__ = kernel.__name__
     return quiet_kernel
+
+
+_STARRED = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _parameters(fn):
+    """``(names, defaults)`` of ``fn``'s parameters (``_MISSING`` where there is no default).
+
+    NOTE: read from the code object when ``fn`` is a plain function: inspect.signature costs
+    tens of microseconds, and every op and formula asks once at import.
+    """
+    known = getattr(fn, "_ember_parameters", None)
+    if known is not None:
+        return known
+    code = getattr(fn, "__code__", None)
+    if (code is None or code.co_kwonlyargcount or code.co_flags & _STARRED
+            or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__")):
+        params = inspect.signature(fn).parameters
+        return (list(params), [p.default if p.default is not inspect.Parameter.empty
+                               else _MISSING for p in params.values()])
+    names = list(code.co_varnames[:code.co_argcount])
+    given = fn.__defaults__ or ()
+    return names, [_MISSING] * (len(names) - len(given)) + list(given)
 
 
 def _specialize(d, n):
