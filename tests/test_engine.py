@@ -1072,3 +1072,18 @@ def test_grad_count_mismatch():
     with pytest.raises(RuntimeError) as e:
         autograd.grad([(x * 2).sum(), (x * 3).sum()], x, [None])
     assert str(e.value) == "got 2 tensors and 1 gradients"
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_with_batched_grad_outputs(create_graph):
+    """is_grads_batched: one vector-Jacobian product per row of the grad_outputs."""
+    def body(torch):
+        x = torch.tensor([1., 2., 3.], requires_grad=True)
+        w = torch.tensor([0.5, -1.], requires_grad=True)
+        y = torch.stack([(x ** 2).sum() * w[0], (x * w[1]).sum()])
+        v = torch.tensor([[1., 0.], [0., 1.], [2., -1.]])
+        gx, gw = torch.autograd.grad(y, (x, w), v, is_grads_batched=True,
+                                     create_graph=create_graph)
+        return gx, gw, gx.requires_grad
+    # NOTE: the graph under the batched gradients differs (torch's vmap, ember's stack).
+    same(body, grad_fn=False)

@@ -105,6 +105,30 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     run_backward(tensors, grads, retain, create_graph, inputs=inputs)
 
 
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``grad(..., is_grads_batched=True)``: the first dimension of every grad_output indexes
+    a batch of vector-Jacobian products, stacked in the results.
+
+    NOTE: torch runs the batch through vmap; ember runs one backward pass per row over the
+    retained graph. The values are the same, the time grows with the batch.
+    """
+    from .._ops.shape import stack
+    outputs = _as_tuple(outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n = grad_outputs[0].shape[0]
+    rows = []
+    for b in range(n):
+        retain = True if b < n - 1 else retain_graph
+        rows.append(grad(outputs, inputs, tuple(g[b] for g in grad_outputs), retain, create_graph,
+                         allow_unused=allow_unused, materialize_grads=materialize_grads))
+    from .._creation import zeros_like
+    inputs = _inputs_tuple(inputs, "grad")
+    return tuple(None if all(r[k] is None for r in rows) else
+                 stack([zeros_like(inputs[k]) if r[k] is None else r[k] for r in rows])
+                 for k in range(len(inputs)))
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple (no ``.grad``)."""
@@ -118,7 +142,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                       "To accumulate gradient for other parts of the graph, please use "
                       "ember.autograd.backward.", FutureWarning, stacklevel=2)
     if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True arrives with ember.func.vmap")
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     create_graph = bool(operator.index(create_graph))
     outputs = _as_tuple(outputs)
     inputs_t = _inputs_tuple(inputs, "grad")
