@@ -885,11 +885,15 @@ def _guards(op):
 def _saves_self(op, args):
     """Whether an in-place call's node will save self (then a copy from before the write is
     needed): ``mul_`` by a number or by a tensor that does not require grad does not."""
-    for j, (kind, i) in enumerate(op.saved_spec):
-        if kind == INPUT and i == 0:
-            k = _guards(op).get(j)
-            if k is None or (isinstance(args[k], Tensor) and args[k]._requires_grad):
-                return True
+    slots = op.__dict__.get("self_slots")
+    if slots is None or slots[0] is not op.saved_spec:  # (re)computed when formulas change
+        guards = _guards(op)
+        slots = op.self_slots = (op.saved_spec, [guards.get(j) for j, (kind, i)
+                                                  in enumerate(op.saved_spec)
+                                                  if kind == INPUT and i == 0])
+    for k in slots[1]:
+        if k is None or (isinstance(args[k], Tensor) and args[k]._requires_grad):
+            return True
     return False
 
 
@@ -1093,8 +1097,7 @@ def dispatch_inplace(op, args):
     fw = forward_hook[0]
     if fw is not None:  # a forward AD level is active: the hook updates tangents too
         return fw.dispatch_inplace(op, args)
-    recording = state.grad_enabled and op.differentiable and any(
-        isinstance(a, Tensor) and a._requires_grad for a in args[:op.n_tensors])
+    recording = state.grad_enabled and op.differentiable and _any_requires_grad(op, args)
     check_inplace(self, recording)
     if (not recording and self._base is not None and self._view_no_grad and state.grad_enabled
             and self._base._requires_grad):
@@ -1104,6 +1107,14 @@ def dispatch_inplace(op, args):
         with hook(op.aten + "_", args):
             return _inplace_call(op, args, recording)
     return _inplace_call(op, args, recording)
+
+
+def _any_requires_grad(op, args):
+    for k in range(op.n_tensors):
+        a = args[k]
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
 
 
 _PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the "
@@ -1157,10 +1168,13 @@ def _inplace_call(op, args, recording):
         _check_no_internal_overlap(op, self._data)
     if op.n_tensors > 1:
         _check_no_partial_overlap(op, args)
-    dt = compute_dtype(op, args)
-    if dt is not None and not D.can_cast(dt, self.dtype):
-        raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired output "
-                           f"type {self.dtype.scalar_name}")
+    arrays = _same_dtype_arrays(op, args)
+    if arrays is None:  # operands of other dtypes: promote, and refuse what can't be cast
+        dt = compute_dtype(op, args)
+        if dt is not None and not D.can_cast(dt, self.dtype):
+            raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired "
+                               f"output type {self.dtype.scalar_name}")
+        arrays = _arrays(op, args, dt)
     snapshot = None
     if recording and _saves_self(op, args):
         # The formula needs self as it was before being overwritten: keep a copy that still
@@ -1168,7 +1182,6 @@ def _inplace_call(op, args, recording):
         snapshot = _wrap(self._data.copy())
         snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
         snapshot._requires_grad = self._requires_grad
-    arrays = _arrays(op, args, dt)
     if not (op.ufunc is not None and _ufunc_into(op, arrays, self._data)):
         try:
             out = op.kernel(*arrays)
@@ -1188,6 +1201,30 @@ def _inplace_call(op, args, recording):
         if self._base is not None:
             _views.rebase_view(self, node)
     return self
+
+
+def _same_dtype_arrays(op, args):
+    """The kernel's arguments when no operand needs promoting: a float self with a Python
+    number, or tensors all of self's dtype (the usual in-place update). Else None."""
+    if op.promote_from or op.promote not in (SAME, FLOAT):
+        return None
+    own = args[0]._data
+    dtype = own.dtype
+    if op.promote == FLOAT and dtype.kind not in "fc":
+        return None
+    out = [own]
+    for k in range(1, op.n_tensors):
+        a = args[k]
+        if isinstance(a, Tensor):
+            if a._data.dtype != dtype:
+                return None
+            out.append(a._data)
+        elif (type(a) is float or type(a) is int) and dtype.kind == "f":
+            out.append(a)
+        else:
+            return None
+    out.extend(args[op.n_tensors:])
+    return out
 
 
 def _check_inplace_shape(own, result):
