@@ -7,23 +7,7 @@ a known ember bug, marked as a strict xfail with the reason.
 """
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
-
-import pytest
-
-import ember
-
-
-@dataclass(frozen=True)
-class E:
-    """One error case: ``fn(m)`` with ``m`` ember or torch must raise ``exc(message)``."""
-
-    id: str
-    fn: object
-    exc: type
-    message: str
-    xfail: str = ""  # the known ember bug, when ember's type or text differs
+from .error_cases import E, error_tests
 
 
 def F(m):
@@ -247,38 +231,4 @@ CASES = [
 ]
 
 
-def _params(for_ember):
-    out = []
-    for c in CASES:
-        marks = [pytest.mark.xfail(reason=c.xfail, strict=True)] if c.xfail and for_ember else []
-        out.append(pytest.param(c, id=c.id, marks=marks))
-    return out
-
-
-def _raised(fn, m):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(Exception) as info:
-            fn(m)
-    return info.value
-
-
-def test_case_ids_are_unique():
-    ids = [c.id for c in CASES]
-    assert len(ids) == len(set(ids))
-
-
-@pytest.mark.parametrize("case", _params(for_ember=True))
-def test_ember_error(case: E):
-    """ember raises torch's exception type with torch's message (torch. -> ember.)."""
-    err = _raised(case.fn, ember)
-    expected = case.message.replace("torch.", "ember.")
-    assert (type(err).__name__, str(err)) == (case.exc.__name__, expected)
-
-
-@pytest.mark.parametrize("case", _params(for_ember=False))
-def test_torch_error(case: E):
-    """The expected text is still what torch 2.13 says (guards the table itself)."""
-    torch = pytest.importorskip("torch")
-    err = _raised(case.fn, torch)
-    assert (type(err).__name__, str(err)) == (case.exc.__name__, case.message)
+test_case_ids_are_unique, test_ember_error, test_torch_error = error_tests(CASES)

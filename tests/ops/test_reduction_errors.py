@@ -7,24 +7,13 @@ start (torch's argument-parser errors go on to list every overload).
 from __future__ import annotations
 
 import math
-import warnings
-from dataclasses import dataclass
 
 import pytest
 
 import ember
 from ember._ops import statistics as ST
 
-
-@dataclass(frozen=True)
-class E:
-    """``fn(m)`` with ``m`` ember or torch must raise ``exc(message)``."""
-
-    id: str
-    fn: object
-    exc: type
-    message: str
-    prefix: bool = False
+from .error_cases import E, error_tests
 
 
 def _vector_norm(m):
@@ -154,37 +143,7 @@ CASES = [
 ]
 
 
-def _raised(fn, m):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(Exception) as info:
-            fn(m)
-    return info.value
-
-
-def _check(case, err, expected):
-    text = str(err)
-    if case.prefix:
-        text = text[:len(expected)]
-    assert (type(err).__name__, text) == (case.exc.__name__, expected)
-
-
-def test_case_ids_are_unique():
-    ids = [c.id for c in CASES]
-    assert len(ids) == len(set(ids))
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
-def test_ember_error(case: E):
-    """ember raises torch's exception type with torch's message (torch. -> ember.)."""
-    _check(case, _raised(case.fn, ember), case.message.replace("torch.", "ember."))
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
-def test_torch_error(case: E):
-    """The expected text is still what torch 2.13 says (guards the table itself)."""
-    torch = pytest.importorskip("torch")
-    _check(case, _raised(case.fn, torch), case.message)
+test_case_ids_are_unique, test_ember_error, test_torch_error = error_tests(CASES)
 
 
 def test_var_degrees_of_freedom_warning():

@@ -5,13 +5,11 @@ Same scheme as test_op_errors.py: each case runs on ember and (in the oracle tes
 """
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 import ember
 
-from .test_op_errors import E
+from .error_cases import E, error_tests
 
 
 def F(m):
@@ -145,36 +143,7 @@ CASES = [
 ]
 
 
-def _params():
-    return [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(reason=c.xfail, strict=True)]
-                         if c.xfail else []) for c in CASES]
-
-
-def _raised(fn, m):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(Exception) as info:
-            fn(m)
-    return info.value
-
-
-def test_case_ids_are_unique():
-    ids = [c.id for c in CASES]
-    assert len(ids) == len(set(ids))
-
-
-@pytest.mark.parametrize("case", _params())
-def test_ember_error(case: E):
-    err = _raised(case.fn, ember)
-    assert (type(err).__name__, str(err)) == (case.exc.__name__,
-                                              case.message.replace("torch.", "ember."))
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
-def test_torch_error(case: E):
-    torch = pytest.importorskip("torch")
-    err = _raised(case.fn, torch)
-    assert (type(err).__name__, str(err)) == (case.exc.__name__, case.message)
+test_case_ids_are_unique, test_ember_error, test_torch_error = error_tests(CASES)
 
 
 def test_scatter_reduce_arg_is_not_differentiable():
