@@ -12,7 +12,7 @@ from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      int32, int64, long, promote_types, set_default_dtype, short, uint8)
 from ._dtype import can_cast as _can_cast
 from ._size import Size
-from ._tensor import Tensor, device, is_tensor, strided
+from ._tensor import Tensor, device, is_tensor, strided, typename
 from ._printing import get_printoptions, printoptions, set_printoptions
 from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like,
                         eye, from_numpy, full, full_like, get_rng_state, initial_seed,

@@ -79,6 +79,21 @@ def _wrap(array, cls=None):
     return t
 
 
+def typename(obj) -> str:
+    """torch.typename: ``ember.FloatTensor`` for a tensor, the qualified type name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 def _check_can_require_grad(dt, factory=False):
     if dt.category < D.FLOATING:
         if factory:

@@ -21,7 +21,7 @@ from .. import _dtype as D
 from .._backend import get_xp
 from .._state import profiler_hook
 from .._state import state as _mode
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, typename
 from ..autograd.graph import RemovableHandle, _HookDict
 
 __all__ = [
@@ -53,20 +53,6 @@ def register_optimizer_step_pre_hook(hook) -> RemovableHandle:
 def register_optimizer_step_post_hook(hook) -> RemovableHandle:
     """Register ``hook(optimizer, args, kwargs) -> None`` run after every optimizer's step."""
     return RemovableHandle(_global_optimizer_post_hooks, hook)
-
-
-def _typename(obj) -> str:
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def _profiled(name):
@@ -112,7 +98,7 @@ class Optimizer:
 
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + _typename(params))
+                            "Tensors or dicts, but got " + typename(params))
         if defaults.get("differentiable"):
             raise RuntimeError("ember.optim does not support differentiable=True: optimizers "
                                "update parameter arrays in place under no_grad")
@@ -380,7 +366,7 @@ class Optimizer:
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + _typename(param))
+                                + typename(param))
             if not self.defaults.get("differentiable", None) and not (
                     param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")

@@ -6,7 +6,7 @@ __all__ = ['Module']
 import warnings
 import weakref
 
-from ..._tensor import Tensor
+from ..._tensor import Tensor, typename
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import _HookDict
 from ..parameter import Buffer, Parameter
@@ -14,21 +14,6 @@ from ._backward_hook import BackwardHook
 from ._state_dict import StateDictMixin, _Handle, _IncompatibleKeys  # noqa: F401
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
-
-
-def typename(obj) -> str:
-    """torch.typename: ``ember.FloatTensor`` for a tensor, the qualified type name otherwise."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def _addindent(text, n):
