@@ -134,3 +134,13 @@ def same(body, *, rtol=1e-6, atol=1e-7, check_warnings=True, grad_fn=True):
     if check_warnings:
         assert e.warnings == t.warnings, f"warnings: ember {e.warnings}\n torch {t.warnings}"
     return e
+
+
+def error_of(fn):
+    """None if ``fn()`` runs, else the type name and message of what it raises (error tables
+    compare these between torch and ember)."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+        return type(e).__name__, str(e)
+    return None
