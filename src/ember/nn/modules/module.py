@@ -73,18 +73,22 @@ class Module(StateDictMixin):
     forward = _forward_unimplemented
 
     # -- registration -------------------------------------------------------------------------
+    def _check_new_name(self, what, store, name):
+        """torch's checks of a buffer's or parameter's name before it is registered."""
+        if store not in self.__dict__:
+            raise AttributeError(f"cannot assign {what} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{what} name should be a string. Got {typename(name)}")
+        if "." in name:
+            raise KeyError(f'{what} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{what} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self.__dict__[store]:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_buffer(self, name, tensor, persistent=True):
         """Add a buffer (state that is not a parameter) to the module."""
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_name("buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
@@ -96,16 +100,7 @@ class Module(StateDictMixin):
 
     def register_parameter(self, name, param):
         """Add a parameter to the module."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_name("parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
