@@ -423,16 +423,12 @@ Tensor.type = _tensor_type
 
 
 # -- Tensor.new_*: a new tensor with self's dtype (and device) unless told otherwise -----------
-def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **_):
-    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
-
-
-def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, **_):
-    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
-
-
-def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, **_):
-    return empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+def _new_sized(factory):
+    """``Tensor.new_<factory>(*size, dtype=None, ...)``: self's dtype unless told otherwise."""
+    def new(self, *size, dtype=None, device=None, requires_grad=False, **_):
+        return factory(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    new.__name__ = f"new_{factory.__name__}"
+    return new
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
@@ -449,8 +445,8 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **_
     return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
-Tensor.new_zeros = _new_zeros
-Tensor.new_ones = _new_ones
-Tensor.new_empty = _new_empty
+Tensor.new_zeros = _new_sized(zeros)
+Tensor.new_ones = _new_sized(ones)
+Tensor.new_empty = _new_sized(empty)
 Tensor.new_full = _new_full
 Tensor.new_tensor = _new_tensor

@@ -311,7 +311,8 @@ class OpDef:
             env_idx = tuple(self._saved_slot(n) for n in names)
             self.formulas.append((idx, fn, env_idx))
             self.recorder = self.save_guards = None  # what is saved when may have changed
-            self.node_cls.__dict__.get("_apply") and delattr(self.node_cls, "_apply")
+            if "_apply" in vars(self.node_cls):  # regenerated with the new formula
+                delattr(self.node_cls, "_apply")
             return fn
         return register
 
@@ -1144,11 +1145,16 @@ _OVERLAP_ALLOWED = {"fill": None, "zero": None, "masked_fill": "masked_fill_",
                     "index_put": "index_put_"}
 
 
+def has_internal_overlap(a):
+    """Whether several elements of ``a`` are one location in memory (a zero stride over a
+    dimension of more than one element: an expanded view)."""
+    return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
 def _check_no_internal_overlap(op, target):
     """torch refuses in-place writes into an expanded view (a zero stride over several
     elements): which of the aliased results would win is undefined."""
-    if target.size == 0 or not any(st == 0 and n > 1
-                                   for st, n in zip(target.strides, target.shape)):
+    if not has_internal_overlap(target):
         return
     if op.name not in _OVERLAP_ALLOWED:
         raise RuntimeError(_INTERNAL_OVERLAP)
@@ -1205,7 +1211,9 @@ def _inplace_call(op, args, recording):
 
 def _same_dtype_arrays(op, args):
     """The kernel's arguments when no operand needs promoting: a float self with a Python
-    number, or tensors all of self's dtype (the usual in-place update). Else None."""
+    number, or tensors all of self's dtype (the usual in-place update). Else None.
+
+    The in-place path's form of the rule _fast_prelude generates for out-of-place calls."""
     if op.promote_from or op.promote not in (SAME, FLOAT):
         return None
     own = args[0]._data

@@ -18,7 +18,7 @@ import numpy as np
 from .._state import state
 from .._tensor import Tensor
 from ..autograd.graph import Node, short_node_name
-from .registry import NONE, op
+from .registry import NONE, has_internal_overlap, op
 
 
 def replay(chain, x):
@@ -64,7 +64,7 @@ def _(grad, self_shape, chain):
 def view_backward(grad, input_sizes, chain):
     out = np.zeros(input_sizes, grad.dtype)
     region = replay(chain, out)
-    if _overlapping(region):
+    if has_internal_overlap(region):
         # An expanded view: several of its elements are one element of the base, whose
         # gradient is their sum (assigning would keep only the last of them).
         where = replay(chain, np.arange(out.size).reshape(out.shape))
@@ -75,10 +75,6 @@ def view_backward(grad, input_sizes, chain):
     return out
 
 
-def _overlapping(a):
-    return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
-
-
 @view_backward.grad("grad")
 def _(grad, chain):
     return replay(chain, grad)
@@ -87,7 +83,7 @@ def _(grad, chain):
 def _refuse_internal_overlap(region):
     """torch's CopySlices writes the view's gradient back through the view: impossible for a
     view whose elements share memory (an expanded view), which torch refuses."""
-    if _overlapping(region._data if isinstance(region, Tensor) else region):
+    if has_internal_overlap(region._data if isinstance(region, Tensor) else region):
         from .registry import _INTERNAL_OVERLAP
         raise RuntimeError(_INTERNAL_OVERLAP)
 

@@ -228,7 +228,7 @@ def _execute(task, root_nodes):
             if not retain:
                 fn._release()
             if not graph:
-                if fn._fresh_outputs and len(grads) == 1:
+                if fn._fresh_outputs and len(grads) == 1:  # _note_borrowed's usual case
                     g0 = grads[0]
                     for o in outs:
                         if o is g0 and o is not None:  # passed through: someone else's too

@@ -132,35 +132,9 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
             new_grad_outputs += (grad_out,)
     if len(new_outputs) == 0:
         return (None,) * len(inputs)
-    if is_grads_batched:
-        return _batched_grad(new_outputs, inputs, new_grad_outputs, create_graph)
     return grad(new_outputs, inputs, new_grad_outputs, allow_unused=True,
-                create_graph=create_graph, retain_graph=retain_graph)
-
-
-def _batched_grad(outputs, inputs, grad_outputs, create_graph):
-    """``autograd.grad(..., is_grads_batched=True)`` done in this layer: one vector-Jacobian
-    product per row of the batched ``grad_outputs``, stacked.
-
-    NOTE: ember has no vmap, so the rows run as separate backward passes over one retained
-    graph (torch batches them through vmap); the results are the same.
-    """
-    from .._ops.shape import stack
-    from . import grad
-    n = grad_outputs[0].shape[0]
-    rows = [[] for _ in inputs]
-    for b in range(n):
-        gs = grad(outputs, inputs, tuple(g[b] for g in grad_outputs), allow_unused=True,
-                  create_graph=create_graph, retain_graph=True)
-        for k, g in enumerate(gs):
-            rows[k].append(g)
-    out = []
-    for k, col in enumerate(rows):
-        if all(g is None for g in col):
-            out.append(None)
-        else:
-            out.append(stack([zeros_like(inputs[k]) if g is None else g for g in col]))
-    return tuple(out)
+                create_graph=create_graph, retain_graph=retain_graph,
+                is_grads_batched=is_grads_batched)
 
 
 _FILL_ERRORS = {

@@ -28,6 +28,14 @@ def _affine_params(module, affine, bias, n, dtype):
         module.register_parameter("bias", None)
 
 
+def _reset_affine(module):
+    """torch's initial affine parameters of a norm layer: weight 1, bias 0."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if getattr(module, "bias", None) is not None:
+        init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     """Common base of batch and instance norm: affine parameters and running statistics."""
 
@@ -58,10 +66,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -173,22 +178,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, elementwise_affine, bias, self.normalized_shape, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):  # noqa: A002
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -216,8 +210,7 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
+        _reset_affine(self)
 
     def forward(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
@@ -244,10 +237,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):  # noqa: A002
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
