@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 
 import ember  # noqa: E402
 from _timing import interleaved  # noqa: E402
-from micro import MICRO  # noqa: E402
+from micro import INPLACE_PAIRS, MICRO  # noqa: E402
 from workloads import NUMPY_FLOOR, WORKLOADS, make_data  # noqa: E402
 
 TARGETS = {"w1": 0.5, "w2": 0.8, "w3": 1.0, "w4": 0.5, "w5": 1.0, "w6": 1.0, "import": 0.1}
@@ -197,6 +197,20 @@ def print_report(rows, micro, machine):
             ratio = m["ember"] / m["torch"] if "torch" in m else None
             print(f"| {m['name']} | {m['what']} | {_fmt(m.get('torch'))} | {_fmt(m['ember'])} "
                   f"| {_fmt(ratio)} |")
+        print_inplace_pairs({m["name"]: m for m in micro if "error" not in m})
+
+
+def print_inplace_pairs(micro):
+    """In-place against out-of-place, per library (the views/in-place target: ≤ 1)."""
+    pairs = [(a, b) for a, b in INPLACE_PAIRS if a in micro and b in micro]
+    if not pairs:
+        return
+    print("\n| in-place / out-of-place | torch | ember |")
+    print("|---|---|---|")
+    for a, b in pairs:
+        ratios = [micro[a][p] / micro[b][p] if p in micro[a] and p in micro[b] else None
+                  for p in ("torch", "ember")]
+        print(f"| {a} | {_fmt(ratios[0])} | {_fmt(ratios[1])} |")
 
 
 def main(argv=None):

@@ -164,3 +164,58 @@ def test_errors_as_torch():
                                       create_graph=True)),
         ]
     same(body)
+
+
+def _mlp(w1, b1, w2):
+    def f(x):
+        h = ember.nn.functional.linear(x.unsqueeze(0).expand(4, 3), w1, b1).tanh()
+        return (h @ w2).t().sigmoid().mean(1)
+    return f
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_vectorized_jacobian_and_hessian_run_each_node_once(monkeypatch, create_graph):
+    """vectorize=True is one batched backward: no node of an MLP runs once per row."""
+    from ember.autograd import _batched
+    per_row = []
+    original = _batched.per_row
+    monkeypatch.setattr(_batched, "per_row",
+                        lambda task, fn, *a: per_row.append(fn.name()) or original(task, fn, *a))
+    F = ember.autograd.functional
+    gen = np.random.default_rng(1)
+    w1, b1, w2, x = (ember.tensor(gen.standard_normal(s)) for s in [(5, 3), (5,), (5, 2), (3,)])
+    f = _mlp(w1, b1, w2)
+    fast = F.jacobian(f, x, vectorize=True, create_graph=create_graph)
+    hess = F.hessian(lambda v: f(v).sum(), x, vectorize=True)
+    assert per_row == []
+    np.testing.assert_allclose(fast.detach().numpy(), F.jacobian(f, x).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(hess.numpy(), F.hessian(lambda v: f(v).sum(), x).numpy(),
+                               rtol=1e-12)
+    # an op without a batched formula (cumsum) runs once per row, with the same result
+    g = lambda v: f(v).cumsum(0)  # noqa: E731
+    np.testing.assert_allclose(F.jacobian(g, x, vectorize=True).numpy(),
+                               F.jacobian(g, x).numpy(), rtol=1e-12)
+    assert per_row == ["CumsumBackward0"]
+
+
+def test_batched_grad_with_a_hook_sees_each_example():
+    """A hook in the graph sees one example's gradient, as in an ordinary backward."""
+    def body(torch):
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        seen = []
+        y = x * 3
+        y.register_hook(lambda g: seen.append(tuple(g.shape)))
+        (g,) = torch.autograd.grad(y.sin(), x, torch.eye(3), is_grads_batched=True)
+        return g, seen[0]
+    same(body)
+
+
+def test_batched_grad_errors():
+    def body(torch):
+        x = torch.ones(3, requires_grad=True)
+        y = x * 2
+        return torch.autograd.grad(y, x, torch.ones(2, 3, 1), is_grads_batched=True)
+    from oracle import run
+    got = run(body, ember).error
+    assert got[0] == "RuntimeError" and "If `is_grads_batched=True`" in got[1]
+    assert "grad_output[0] has a shape of ember.Size([3, 1])" in got[1]

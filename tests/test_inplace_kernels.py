@@ -4,7 +4,7 @@ import pytest
 
 import ember
 
-from oracle import torch_or_skip
+from oracle import same, torch_or_skip
 
 
 @pytest.fixture
@@ -72,3 +72,67 @@ def test_in_place_result_is_written_into_self_and_versioned():
     x.mul_(2.5)
     assert np.shares_memory(data, x.numpy()) and x.tolist() == [2.5] * 4
     assert x._version == before + 1
+
+
+UPDATES = {
+    # the generated in-place caller's own cases
+    "mul_ scalar": lambda lib, x, y: (x * 1.0).mul_(2.0),
+    "add_ tensor": lambda lib, x, y: (x * 1.0).add_(y),
+    "exp_": lambda lib, x, y: (x * 1.0).exp_(),
+    "tanh_ then mul": lambda lib, x, y: (x * 1.0).tanh_() * y,
+    "sqrt_ of negatives": lambda lib, x, y: (x - 2.0).sqrt_(),
+    "relu_": lambda lib, x, y: (x - 2.0).relu_(),
+    # calls it hands to the general path
+    "add_ alpha": lambda lib, x, y: (x * 1.0).add_(y, alpha=2),
+    "mul_ by a tensor that requires grad (saves self)": lambda lib, x, y: (y * 1.0).mul_(x),
+    "mul_ by itself": lambda lib, x, y: (x * 1.0).mul_(x),
+    "mul_ by float64": lambda lib, x, y: (x * 1.0).mul_(y.double()),
+    "view": lambda lib, x, y: _on_view(x),
+    "leaf": lambda lib, x, y: x.mul_(2.0),
+    "int by a float": lambda lib, x, y: lib.ones(3, dtype=lib.int64).mul_(2.5),
+    "exp_ of int": lambda lib, x, y: lib.ones(3, dtype=lib.int64).exp_(),
+    "saved then modified": lambda lib, x, y: _saved_then_modified(x),
+}
+
+
+def _on_view(x):
+    z = x * 1.0
+    z[1:].mul_(3.0)
+    return z
+
+
+def _saved_then_modified(x):
+    z = (x * 1.0).exp()
+    z.mul_(2.0)  # exp saved its result: backward must refuse
+    return z
+
+
+@pytest.mark.parametrize("case", list(UPDATES))
+def test_in_place_calls_match_torch(case):
+    """Values, grads, grad_fn names, versions and errors, whichever path a call takes."""
+    def body(lib):
+        x = lib.tensor([0.5, 1.0, 4.0], requires_grad=True)
+        y = lib.tensor([1.0, -2.0, 3.0])
+        z = UPDATES[case](lib, x, y)
+        z.sum().backward()
+        return z, x.grad, z._version
+    same(body)
+
+
+def test_unary_in_place_writes_into_self_like_out_of_place():
+    x = ember.linspace(-3, 3, 7, dtype=ember.float64)
+    for name in ("exp", "tanh", "sin", "cos", "expm1", "arcsinh"):
+        y = x.clone()
+        data = y.numpy()
+        getattr(y, name + "_")()
+        assert np.shares_memory(data, y.numpy())
+        assert y.tolist() == getattr(x, name)().tolist()
+
+
+def test_expanded_write_warning_names_the_callers_line():
+    x = ember.zeros(3, 1).expand(3, 4)
+    mask = ember.ones(3, 4, dtype=ember.bool)
+    with pytest.warns(UserWarning, match="on expanded tensors is deprecated") as record:
+        x.masked_fill_(mask, 1.0)
+        x[mask] = 2.0
+    assert [w.filename for w in record] == [__file__] * 2

@@ -406,6 +406,30 @@ def test_grad_shapes(row: OpInfo, i, dt):
                 assert g.dtype == x.dtype, f"grad {k}: dtype"
 
 
+@pytest.mark.parametrize("create_graph", [False, True], ids=["raw", "graph"])
+@pytest.mark.parametrize("row,i,dt", cases("test_batched_grad", want=_diff))
+def test_batched_grad(row: OpInfo, i, dt, create_graph):
+    """One batched backward (is_grads_batched) gives what one backward per row gives."""
+    outs, diff, _ = _forward_for_grad(row, i, dt, ember)
+    rng = np.random.default_rng(_seed(row.name, i, dt) + 1)
+    batch = 3
+    gos = [ember.tensor(rng.standard_normal((batch,) + tuple(o.shape)).astype(dtype_name(o)))
+           for o in outs]
+    got = _grad(ember, outs, diff, gos, retain_graph=True, create_graph=create_graph,
+                is_grads_batched=True)
+    rows = [_grad(ember, outs, diff, [g[b] for g in gos], retain_graph=True)
+            for b in range(batch)]
+    for k, g in enumerate(got):
+        want = [r[k] for r in rows]
+        if g is None:
+            assert all(w is None or not to_np(w).any() for w in want), f"grad {k}: None"
+            continue
+        assert g.requires_grad == (create_graph and g.grad_fn is not None)
+        for b, w in enumerate(want):
+            expected = ember.zeros_like(diff[k]) if w is None else w
+            assert_close(g[b], expected, dt, what=f"grad {k}, row {b}")
+
+
 @pytest.mark.parametrize("row,i,dt", cases("test_grad_vs_torch", want=_diff,
                                            dtypes=_float_dtypes))
 def test_grad_vs_torch(row: OpInfo, i, dt):

@@ -35,7 +35,7 @@ def _run(opdef, inplace, *args):
 
 
 # -- leaky_relu ------------------------------------------------------------------------------
-@op("leaky_relu", node="LeakyReluBackward0")
+@op("leaky_relu", elementwise=True, node="LeakyReluBackward0")
 def _leaky_relu(self, negative_slope=0.01):
     return get_xp(self).where(self > 0, self, self * negative_slope)
 
@@ -46,7 +46,7 @@ def _(grad, self, negative_slope):
 
 
 # NOTE: torch's in-place variants save the result, not the overwritten input: their own nodes.
-@op("leaky_relu_", node="LeakyReluBackward1")
+@op("leaky_relu_", elementwise=True, node="LeakyReluBackward1")
 def _leaky_relu_inplace(self, negative_slope=0.01):
     return _leaky_relu.kernel(self, negative_slope)
 
@@ -80,7 +80,7 @@ def _elu_grad(grad, x, alpha, scale, input_scale):
     return where(x > 0, grad * scale, grad * neg)
 
 
-@op("elu", node="EluBackward0")
+@op("elu", elementwise=True, node="EluBackward0")
 def _elu(self, alpha=1.0, scale=1.0, input_scale=1.0):
     return _elu_kernel(self, alpha, scale, input_scale)
 
@@ -90,7 +90,7 @@ def _(grad, self, alpha, scale, input_scale):
     return _elu_grad(grad, self, alpha, scale, input_scale)
 
 
-@op("elu_", node="EluBackward1")
+@op("elu_", elementwise=True, node="EluBackward1")
 def _elu_inplace(self, alpha=1.0, scale=1.0, input_scale=1.0):
     return _elu_kernel(self, alpha, scale, input_scale)
 
@@ -104,7 +104,7 @@ def _run_elu(inplace, *args):
     return _elu_inplace.inplace(*args) if inplace else _elu(*args)
 
 
-@op("celu", node="CeluBackward0")
+@op("celu", elementwise=True, node="CeluBackward0")
 def _celu(self, alpha=1.0):
     return _elu_kernel(self, alpha, 1.0, 1.0 / alpha)
 
@@ -114,7 +114,7 @@ def _(grad, self, alpha):
     return _elu_grad(grad, self, alpha, 1.0, 1.0 / alpha)
 
 
-@op("celu_", node="CeluBackward1")
+@op("celu_", elementwise=True, node="CeluBackward1")
 def _celu_inplace(self, alpha=1.0):
     return _elu_kernel(self, alpha, 1.0, 1.0 / alpha)
 
@@ -159,7 +159,7 @@ def _erf(x):
     return erf(x)
 
 
-@op("gelu", node="GeluBackward0")
+@op("gelu", elementwise=True, node="GeluBackward0")
 def _gelu(self, approximate="none"):
     xp = get_xp(self)
     if approximate == "tanh":
@@ -186,7 +186,7 @@ def gelu(input, approximate="none"):
     return _gelu(input, approximate)
 
 
-@op("silu", node="SiluBackward0")
+@op("silu", elementwise=True, node="SiluBackward0")
 def _silu(self):
     return self * sigmoid(self)
 
@@ -202,7 +202,7 @@ def silu(input, inplace=False):
     return _run(_silu, inplace, input)
 
 
-@op("softplus", node="SoftplusBackward0", quiet=True)
+@op("softplus", elementwise=True, node="SoftplusBackward0", quiet=True)
 def _softplus(self, beta=1.0, threshold=20.0):
     xp = get_xp(self)
     z = self * beta
@@ -221,7 +221,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _softplus(input, beta, threshold)
 
 
-@op("mish", node="MishBackward0", quiet=True)
+@op("mish", elementwise=True, node="MishBackward0", quiet=True)
 def _mish(self):
     xp = get_xp(self)
     return (self * xp.tanh(xp.logaddexp(0, self))).astype(self.dtype, copy=False)
@@ -238,7 +238,7 @@ def mish(input, inplace=False):
     return _run(_mish, inplace, input)
 
 
-@op("log_sigmoid", node="LogSigmoidBackward0", quiet=True)
+@op("log_sigmoid", elementwise=True, node="LogSigmoidBackward0", quiet=True)
 def _logsigmoid(self):
     xp = get_xp(self)
     return (-xp.logaddexp(0, -self)).astype(self.dtype, copy=False)
@@ -255,7 +255,7 @@ def logsigmoid(input):
 
 
 # -- piecewise linear ------------------------------------------------------------------------
-@op("hardtanh", node="HardtanhBackward0")
+@op("hardtanh", elementwise=True, node="HardtanhBackward0")
 def _hardtanh(self, min_val=-1.0, max_val=1.0):
     return get_xp(self).clip(self, min_val, max_val).astype(self.dtype, copy=False)
 
@@ -285,7 +285,7 @@ def relu_(input):
     return input.relu_()
 
 
-@op("hardsigmoid", node="HardsigmoidBackward0")
+@op("hardsigmoid", elementwise=True, node="HardsigmoidBackward0")
 def _hardsigmoid(self):
     return get_xp(self).clip(self / 6 + 0.5, 0, 1).astype(self.dtype, copy=False)
 
@@ -300,7 +300,7 @@ def hardsigmoid(input, inplace=False):
     return _run(_hardsigmoid, inplace, input)
 
 
-@op("hardswish", node="HardswishBackward0")
+@op("hardswish", elementwise=True, node="HardswishBackward0")
 def _hardswish(self):
     xp = get_xp(self)
     return (self * xp.clip(self + 3, 0, 6) / 6).astype(self.dtype, copy=False)
@@ -324,7 +324,7 @@ def _check_lambd(input, lambd):
                            f"{input.dtype.scalar_name}, but found {lambd:g}")
 
 
-@op("softshrink", node="SoftshrinkBackward0")
+@op("softshrink", elementwise=True, node="SoftshrinkBackward0")
 def _softshrink(self, lambd=0.5):
     xp = get_xp(self)
     return xp.where(self > lambd, self - lambd,
@@ -342,7 +342,7 @@ def softshrink(input, lambd=0.5):
     return _softshrink(input, lambd)
 
 
-@op("hardshrink", node="HardshrinkBackward0")
+@op("hardshrink", elementwise=True, node="HardshrinkBackward0")
 def _hardshrink(self, lambd=0.5):
     return get_xp(self).where((self >= -lambd) & (self <= lambd), 0, self).astype(
         self.dtype, copy=False)
@@ -358,7 +358,7 @@ def hardshrink(input, lambd=0.5):
     return _hardshrink(input, lambd)
 
 
-@op("threshold", node="ThresholdBackward0")
+@op("threshold", elementwise=True, node="ThresholdBackward0")
 def _threshold(self, threshold, value):
     return get_xp(self).where(self > threshold, self, value).astype(self.dtype, copy=False)
 
@@ -368,7 +368,7 @@ def _(grad, self, threshold):
     return where(self <= threshold, 0.0, grad)
 
 
-@op("threshold_", node="ThresholdBackward1")
+@op("threshold_", elementwise=True, node="ThresholdBackward1")
 def _threshold_inplace(self, threshold, value):
     return _threshold.kernel(self, threshold, value)
 

@@ -92,7 +92,7 @@ def _rounded_div(a, b, mode):
         return _trunc_div(a, b) if mode == "trunc" else np.floor_divide(a, b)
 
 
-@op("div", node="DivBackward2", tensors=2, quiet=True)
+@op("div", elementwise=True, node="DivBackward2", tensors=2, quiet=True)
 def div_mode(self, other, rounding_mode):
     if rounding_mode is None:  # torch.div(..., rounding_mode=None): true division
         return PW.div(self, other)
@@ -143,8 +143,8 @@ Tensor.div_ = Tensor.divide_ = _div_
 Tensor.true_divide_ = lambda self, other: PW.div.inplace(self, other)
 
 
-@op("floor_divide", node="NotImplemented", tensors=2, method=("floor_divide", "__floordiv__"),
-    inplace=True)
+@op("floor_divide", elementwise=True, node="NotImplemented", tensors=2,
+    method=("floor_divide", "__floordiv__"), inplace=True)
 def floor_divide(self, other):
     return _rounded_div(np.asarray(self, getattr(other, "dtype", None)), other, "floor")
 
@@ -164,7 +164,7 @@ def _mod(a, b, ufunc, name):
         return ufunc(a, b)
 
 
-@op("remainder", node="RemainderBackward1", tensors=2)
+@op("remainder", elementwise=True, node="RemainderBackward1", tensors=2)
 def _remainder_tensor(self, other):
     return _mod(np.asarray(self, getattr(other, "dtype", None)), other, np.remainder,
                 "remainder")
@@ -180,7 +180,7 @@ def _(grad, self, other):
     return -grad * div_mode(self, other, "floor")
 
 
-@op("remainder", node="RemainderBackward0", promote=NONE)
+@op("remainder", elementwise=True, node="RemainderBackward0", promote=NONE)
 def _remainder_scalar(self, other):
     return _mod(with_scalars(self, other), other, np.remainder, "remainder")
 
@@ -190,7 +190,7 @@ def _(grad):
     return grad
 
 
-@op("remainder", node="NotImplemented", tensors=2)
+@op("remainder", elementwise=True, node="NotImplemented", tensors=2)
 def _rremainder(self, other):
     """``self % other`` for a Python-number ``self`` (what ``2 % x`` computes)."""
     return _mod(np.asarray(self, other.dtype), other, np.remainder, "remainder")
@@ -222,7 +222,7 @@ Tensor.remainder_ = Tensor.__imod__ = _remainder_
 Tensor.__rmod__ = lambda self, other: remainder(other, self)
 
 
-@op("fmod", node="FmodBackward1", tensors=2)
+@op("fmod", elementwise=True, node="FmodBackward1", tensors=2)
 def _fmod_tensor(self, other):
     return _mod(self, other, np.fmod, "fmod")
 
@@ -237,7 +237,7 @@ def _(grad, self, other):
     return -grad * div_mode(self, other, "trunc")
 
 
-@op("fmod", node="FmodBackward0", promote=NONE)
+@op("fmod", elementwise=True, node="FmodBackward0", promote=NONE)
 def _fmod_scalar(self, other):
     return _mod(with_scalars(self, other), other, np.fmod, "fmod")
 
@@ -286,8 +286,8 @@ Tensor.float_power_ = _float_power_
 
 
 # -- two-argument maths ------------------------------------------------------------------------
-@op("atan2", tensors=2, promote=FLOAT, quiet=True, method=("atan2", "arctan2"), inplace=True,
-    check=_tensor_other("atan2"))
+@op("atan2", elementwise=True, tensors=2, promote=FLOAT, quiet=True, method=("atan2", "arctan2"),
+    inplace=True, check=_tensor_other("atan2"))
 def atan2(self, other):
     return np.arctan2(self, other)
 
@@ -306,7 +306,7 @@ arctan2 = atan2
 Tensor.arctan2_ = Tensor.atan2_
 
 
-@op("fmax", tensors=2, method=True, check=_tensor_other("fmax"))
+@op("fmax", elementwise=True, tensors=2, method=True, check=_tensor_other("fmax"))
 def fmax(self, other):
     return np.fmax(self, other)
 
@@ -322,7 +322,7 @@ def _(grad, self, other):
     return where((self >= other) | isnan(other), 0, grad)
 
 
-@op("fmin", tensors=2, method=True, check=_tensor_other("fmin"))
+@op("fmin", elementwise=True, tensors=2, method=True, check=_tensor_other("fmin"))
 def fmin(self, other):
     return np.fmin(self, other)
 
@@ -337,7 +337,7 @@ def _(grad, self, other):
     return where((self <= other) | isnan(other), 0, grad)
 
 
-@op("hypot", tensors=2, method=True, inplace=True, check=_tensor_other("hypot"))
+@op("hypot", elementwise=True, tensors=2, method=True, inplace=True, check=_tensor_other("hypot"))
 def hypot(self, other):
     _float_only("hypot_cpu", self)
     return np.hypot(self, other)
@@ -353,7 +353,7 @@ def _(grad, other, result):
     return grad * other / result
 
 
-@op("logaddexp", tensors=2, method=True, check=_tensor_other("logaddexp"))
+@op("logaddexp", elementwise=True, tensors=2, method=True, check=_tensor_other("logaddexp"))
 def logaddexp(self, other):
     _float_only("logaddexp_cpu", self)
     return np.logaddexp(self, other)
@@ -369,7 +369,7 @@ def _(grad, self, other):
     return grad / (exp(self - other) + 1)
 
 
-@op("logaddexp2", tensors=2, method=True, check=_tensor_other("logaddexp2"))
+@op("logaddexp2", elementwise=True, tensors=2, method=True, check=_tensor_other("logaddexp2"))
 def logaddexp2(self, other):
     _float_only("logaddexp2_cpu", self)
     return np.logaddexp2(self, other)
@@ -385,7 +385,7 @@ def _(grad, self, other):
     return grad / (2 ** (self - other) + 1)
 
 
-@op("copysign", node="CopysignBackward0", tensors=2, promote=FLOAT)
+@op("copysign", elementwise=True, node="CopysignBackward0", tensors=2, promote=FLOAT)
 def _copysign_tensor(self, other):
     return np.copysign(self, other)
 
@@ -401,7 +401,7 @@ def _(grad):
     return where(isnan(grad), 0.0, 0.0)
 
 
-@op("copysign", node="CopysignBackward1", promote=NONE)
+@op("copysign", elementwise=True, node="CopysignBackward1", promote=NONE)
 def _copysign_scalar(self, other):
     return np.copysign(with_scalars(self, other, floating=True), other)
 
@@ -432,7 +432,7 @@ def _xlogy(x, y):
     return np.where(np.isnan(y), np.nan, out).astype(out.dtype, copy=False)
 
 
-@op("xlogy", node="XlogyBackward0", tensors=2, promote=FLOAT)
+@op("xlogy", elementwise=True, node="XlogyBackward0", tensors=2, promote=FLOAT)
 def _xlogy_tensor(self, other):
     return _xlogy(self, other)
 
@@ -448,7 +448,7 @@ def _(grad, self, other):
     return grad * self / other
 
 
-@op("xlogy", node="XlogyBackward1", tensors=2, promote=FLOAT)
+@op("xlogy", elementwise=True, node="XlogyBackward1", tensors=2, promote=FLOAT)
 def _xlogy_scalar_self(self, other):
     return _xlogy(np.asarray(self, other.dtype), other)
 
@@ -458,7 +458,7 @@ def _(grad, self, other):
     return grad * self / other
 
 
-@op("xlogy", node="XlogyBackward2", promote=NONE)
+@op("xlogy", elementwise=True, node="XlogyBackward2", promote=NONE)
 def _xlogy_scalar_other(self, other):
     x = with_scalars(self, other, floating=True)
     return _xlogy(x, np.asarray(other, x.dtype))
@@ -511,7 +511,7 @@ def _lerp_check(self, end, weight):
                                f"got dtype {CPP_NAME[t.dtype.name]}")
 
 
-@op("lerp", node="LerpBackward0", tensors=2, check=_lerp_check)
+@op("lerp", elementwise=True, node="LerpBackward0", tensors=2, check=_lerp_check)
 def _lerp_scalar(self, end, weight):
     return _lerp(self, end, weight)
 
@@ -526,7 +526,7 @@ def _(grad, weight):
     return grad * weight
 
 
-@op("lerp", node="LerpBackward1", tensors=3, check=_lerp_check)
+@op("lerp", elementwise=True, node="LerpBackward1", tensors=3, check=_lerp_check)
 def _lerp_tensor(self, end, weight):
     return _lerp(self, end, weight)
 
@@ -595,7 +595,7 @@ def _value(x, value, kernel):
     return int(value) if x.dtype.kind in "iu" else value
 
 
-@op("addcmul", tensors=3, method=True, inplace=True, check=_addc_check("addcmul"))
+@op("addcmul", elementwise=True, tensors=3, method=True, inplace=True, check=_addc_check("addcmul"))
 def addcmul(self, tensor1, tensor2, value=1):
     return self + _value(self, value, "addcmul_cpu_out") * tensor1 * tensor2
 
@@ -615,7 +615,7 @@ def _(grad, tensor1, value):
     return grad * (tensor1 * value)
 
 
-@op("addcdiv", tensors=3, method=True, inplace=True, quiet=True,
+@op("addcdiv", elementwise=True, tensors=3, method=True, inplace=True, quiet=True,
     check=_addc_check("addcdiv"))
 def addcdiv(self, tensor1, tensor2, value=1):
     return self + _value(self, value, "addcdiv_cpu_out") * (tensor1 / tensor2)

@@ -57,6 +57,16 @@ def _(grad, self):
     return mm(t(self), grad)
 
 
+@mm.batched_grad("self")
+def _(grad, mat2):
+    return matmul(grad, t(mat2))
+
+
+@mm.batched_grad("mat2")
+def _(grad, self):
+    return matmul(t(self), grad)
+
+
 @mm.jvp("self")
 def _(self_t, mat2):
     return mm(self_t, mat2)
@@ -93,6 +103,16 @@ def _(grad, vec):
 @mv.grad("vec")
 def _(grad, self):
     return mv(t(self), grad)
+
+
+@mv.batched_grad("self")
+def _(grad, vec):
+    return mul(unsqueeze(grad, -1), vec)
+
+
+@mv.batched_grad("vec")
+def _(grad, self):
+    return matmul(grad, self)
 
 
 @mv.jvp("self")
@@ -190,6 +210,16 @@ def _(grad, self):
     return bmm(transpose(self, 1, 2), grad)
 
 
+@bmm.batched_grad("self")
+def _(grad, mat2):
+    return matmul(grad, transpose(mat2, 1, 2))
+
+
+@bmm.batched_grad("mat2")
+def _(grad, self):
+    return matmul(transpose(self, 1, 2), grad)
+
+
 def _scaled_sum(bias, prod, beta, alpha):
     """``beta * bias + alpha * prod``; beta == 0 ignores bias (its NaNs do not propagate)."""
     if alpha != 1:
@@ -242,6 +272,19 @@ def _(grad, mat2, alpha):
 @addmm.grad("mat2")
 def _(grad, mat1, alpha):
     return _times(mm(t(mat1), grad), alpha)
+
+
+addmm.batched_grad("self")(_bias_grad)  # the engine sums the batch of rows to self's shape
+
+
+@addmm.batched_grad("mat1")
+def _(grad, mat2, alpha):
+    return _times(matmul(grad, t(mat2)), alpha)
+
+
+@addmm.batched_grad("mat2")
+def _(grad, mat1, alpha):
+    return _times(matmul(t(mat1), grad), alpha)
 
 
 def _check_addmv(self, mat, vec, beta=1, alpha=1):

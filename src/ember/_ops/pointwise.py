@@ -88,8 +88,8 @@ def _alpha(self, alpha):
     return bool(alpha) if kind == "b" else alpha
 
 
-@op("add", tensors=2, method=("add", "__add__", "__radd__"), inplace=True, weak_scalars=True,
-    ufunc=np.add)
+@op("add", elementwise=True, tensors=2, method=("add", "__add__", "__radd__"), inplace=True,
+    weak_scalars=True, ufunc=np.add)
 def add(self, other, alpha=1):
     if alpha == 1 and not isinstance(alpha, bool):
         return self + other
@@ -128,8 +128,8 @@ def _sub_check(self, other, alpha=1):
                            "`logical_not()` operator instead.")
 
 
-@op("sub", tensors=2, method=("sub", "__sub__", "subtract"), inplace=True, check=_sub_check,
-    weak_scalars=True, ufunc=np.subtract)
+@op("sub", elementwise=True, tensors=2, method=("sub", "__sub__", "subtract"), inplace=True,
+    check=_sub_check, weak_scalars=True, ufunc=np.subtract)
 def sub(self, other, alpha=1):
     _sub_check(self, other)
     if alpha == 1 and not isinstance(alpha, bool):
@@ -157,7 +157,7 @@ def _(other_t, alpha):
     return -other_t if alpha == 1 else other_t * -alpha
 
 
-@op("rsub", tensors=2, node="RsubBackward1", check=_sub_check, weak_scalars=True)
+@op("rsub", elementwise=True, tensors=2, node="RsubBackward1", check=_sub_check, weak_scalars=True)
 def rsub(self, other, alpha=1):
     """other - alpha * self (what ``2 - x`` computes)."""
     return other - self if alpha == 1 else other - self * _alpha(self, alpha)
@@ -173,8 +173,8 @@ def _(grad):
     return grad
 
 
-@op("mul", tensors=2, method=("mul", "__mul__", "__rmul__", "multiply"), inplace=True,
-    weak_scalars=True, ufunc=np.multiply)
+@op("mul", elementwise=True, tensors=2, method=("mul", "__mul__", "__rmul__", "multiply"),
+    inplace=True, weak_scalars=True, ufunc=np.multiply)
 def mul(self, other):
     return self * other
 
@@ -199,7 +199,7 @@ def _(other_t, self):
     return other_t * self
 
 
-@op("div", tensors=2, promote=FLOAT, quiet=True, inplace=True, weak_scalars=True,
+@op("div", elementwise=True, tensors=2, promote=FLOAT, quiet=True, inplace=True, weak_scalars=True,
     ufunc=np.true_divide, method=("div", "__truediv__", "divide", "true_divide"))
 def div(self, other):
     return self / other
@@ -225,7 +225,7 @@ def _(other_t, other, result):
     return -other_t * result / other
 
 
-@op("neg", method=("neg", "__neg__", "negative"), inplace=True)
+@op("neg", elementwise=True, method=("neg", "__neg__", "negative"), inplace=True)
 def neg(self):
     if self.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
@@ -250,7 +250,8 @@ def int_pow(base, exponent):
     return np.asarray(out).astype(np.result_type(base, exponent), copy=False)
 
 
-@op("pow", node="PowBackward0", quiet=True, method=("pow", "__pow__"), promote=NONE)
+@op("pow", elementwise=True, node="PowBackward0", quiet=True, method=("pow", "__pow__"),
+    promote=NONE)
 def pow_scalar(self, exponent):
     x = with_scalars(self, exponent)
     if x.dtype.kind in "iub" and not isinstance(exponent, (float, np.floating)):
@@ -275,7 +276,7 @@ def _(self_t, self, exponent):
     return self_t * (self ** (exponent - 1) * exponent)
 
 
-@op("pow", node="PowBackward1", tensors=2, quiet=True)
+@op("pow", elementwise=True, node="PowBackward1", tensors=2, quiet=True)
 def pow_tensor(self, exponent):
     if self.dtype.kind == "b":
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
@@ -306,7 +307,7 @@ def _(exponent_t, self, result):
     return exponent_t * where(self == 0, 0.0, result * log(self))
 
 
-@op("pow", node="PowBackward2", tensors=2, quiet=True)
+@op("pow", elementwise=True, node="PowBackward2", tensors=2, quiet=True)
 def pow_scalar_base(self, exponent):
     """``self ** exponent`` for a Python-number base (what ``2 ** x`` computes)."""
     if exponent.dtype.kind == "b":
@@ -376,7 +377,7 @@ def _tensor_other(name):
     return check
 
 
-@op("maximum", tensors=2, check=_tensor_other("maximum"))
+@op("maximum", elementwise=True, tensors=2, check=_tensor_other("maximum"))
 def maximum(self, other):
     return np.maximum(self, other)
 
@@ -393,7 +394,7 @@ def _(grad, self, other):
     return where(self == other, grad / 2, where(self > other, 0, grad))
 
 
-@op("minimum", tensors=2, check=_tensor_other("minimum"))
+@op("minimum", elementwise=True, tensors=2, check=_tensor_other("minimum"))
 def minimum(self, other):
     return np.minimum(self, other)
 
@@ -421,7 +422,7 @@ Tensor.maximum = _tensor_method(maximum, "maximum")
 Tensor.minimum = _tensor_method(minimum, "minimum")
 
 
-@op("reciprocal", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("reciprocal", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
 def reciprocal(self):
     return 1 / self
 
@@ -432,7 +433,7 @@ def _(grad, result):
 
 
 # -- unary maths -------------------------------------------------------------------------------
-@op("exp", promote=FLOAT, method=True, inplace=True)
+@op("exp", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.exp)
 def exp(self):
     return np.exp(self)
 
@@ -447,7 +448,7 @@ def _(self_t, result):
     return self_t * result
 
 
-@op("log", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("log", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.log)
 def log(self):
     return np.log(self)
 
@@ -462,7 +463,7 @@ def _(self_t, self):
     return self_t / self
 
 
-@op("sin", promote=FLOAT, method=True, inplace=True)
+@op("sin", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.sin)
 def sin(self):
     return np.sin(self)
 
@@ -472,7 +473,7 @@ def _(grad, self):
     return grad * cos(self)
 
 
-@op("cos", promote=FLOAT, method=True, inplace=True)
+@op("cos", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.cos)
 def cos(self):
     return np.cos(self)
 
@@ -482,7 +483,7 @@ def _(grad, self):
     return grad * -sin(self)
 
 
-@op("tanh", promote=FLOAT, method=True, inplace=True)
+@op("tanh", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.tanh)
 def tanh(self):
     return np.tanh(self)
 
@@ -497,7 +498,7 @@ def _(self_t, result):
     return self_t * (1 - result * result)
 
 
-@op("sigmoid", promote=FLOAT, method=True, inplace=True)
+@op("sigmoid", elementwise=True, promote=FLOAT, method=True, inplace=True)
 def sigmoid(self):
     # NOTE: exp(-|x|) never overflows, and each branch is exact where it is used.
     e = np.exp(-np.abs(self))
@@ -514,7 +515,7 @@ def _(self_t, result):
     return self_t * (result * (1 - result))
 
 
-@op("relu", method=True, inplace=True)
+@op("relu", elementwise=True, method=True, inplace=True)
 def relu(self):
     if self.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -531,7 +532,7 @@ def _(self_t, result):
     return where(result > 0, self_t, 0)
 
 
-@op("sqrt", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("sqrt", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.sqrt)
 def sqrt(self):
     return np.sqrt(self)
 
@@ -541,7 +542,7 @@ def _(grad, result):
     return grad / (result * 2)
 
 
-@op("abs", method=("abs", "__abs__", "absolute"), inplace=True)
+@op("abs", elementwise=True, method=("abs", "__abs__", "absolute"), inplace=True)
 def abs(self):  # noqa: A001 - torch's name
     if self.dtype == np.bool_:
         raise not_implemented("abs_cpu", self)
@@ -553,7 +554,7 @@ def _(grad, self):
     return grad * sign(self)
 
 
-@op("sign", method=True, inplace=True)
+@op("sign", elementwise=True, method=True, inplace=True)
 def sign(self):
     return self.copy() if self.dtype == np.bool_ else np.sign(self)
 
@@ -570,7 +571,7 @@ def _where_check(condition, self, other):
                            f"with dtype {D._BY_NP[dt].scalar_name}")
 
 
-@op("where", tensors=3, node="WhereBackward0", promote_from=1, check=_where_check)
+@op("where", elementwise=True, tensors=3, node="WhereBackward0", promote_from=1, check=_where_check)
 def _where(condition, self, other):
     return np.where(condition, self, other)
 
@@ -637,7 +638,7 @@ def _(grad):
     return sum_all(grad)
 
 
-@op("zero", promote=NONE, inplace="zero_")
+@op("zero", elementwise=True, promote=NONE, inplace="zero_")
 def zero(self):
     return np.zeros_like(self)
 
@@ -647,7 +648,7 @@ def _(grad):
     return grad * 0
 
 
-@op("copy", tensors=2, promote=NONE, inplace="copy_", node="CopyBackwards")
+@op("copy", elementwise=True, tensors=2, promote=NONE, inplace="copy_", node="CopyBackwards")
 def copy(self, src, non_blocking=False):
     return np.broadcast_to(src, self.shape).astype(self.dtype)
 

@@ -138,6 +138,13 @@ def _(grad, self_shape):
     return expand(grad, self_shape)
 
 
+@sum_to.batched_grad("self")
+def _(grad, self_shape):
+    batch, rest = grad.shape[0], tuple(grad.shape[1:])
+    pad = (1,) * (len(self_shape) - len(rest))
+    return expand(reshape(grad, (batch,) + pad + rest), (batch,) + tuple(self_shape))
+
+
 # -- sum and mean -------------------------------------------------------------------------------
 def _acc_dtype(x, dtype):
     """torch accumulates integers and bools in int64, and float16 in float32."""
@@ -169,6 +176,17 @@ def _(grad, self_shape):
     return expand(grad, self_shape)
 
 
+@sum_all.batched_grad("self")
+def _(grad, self_shape):
+    return _expand_batch(grad, self_shape)
+
+
+def _expand_batch(grad, shape):
+    """A batch of scalars ``(batch,)`` broadcast to ``(batch, *shape)``."""
+    batch = grad.shape[0]
+    return expand(reshape(grad, (batch,) + (1,) * len(shape)), (batch,) + tuple(shape))
+
+
 @sum_all.jvp("self")
 def _(self_t, dtype):
     return sum_all(self_t, dtype)
@@ -182,6 +200,19 @@ def sum_dim(self, dim, keepdim=False, dtype=None):
 @sum_dim.grad("self")
 def _(grad, self_shape, dim, keepdim):
     return expand(_unreduce(grad, self_shape, dim, keepdim), self_shape)
+
+
+@sum_dim.batched_grad("self")
+def _(grad, self_shape, dim, keepdim):
+    return _unreduce_batch(grad, self_shape, dim, keepdim)
+
+
+def _unreduce_batch(grad, shape, dim, keepdim):
+    """``_unreduce`` and expand for a batch: ``(batch, *reduced)`` to ``(batch, *shape)``."""
+    batch = grad.shape[0]
+    if not keepdim:
+        grad = reshape(grad, (batch,) + _kept_shape(shape, _dims(dim, len(shape))))
+    return expand(grad, (batch,) + tuple(shape))
 
 
 @sum_dim.jvp("self")
@@ -214,6 +245,11 @@ def _(grad, self_shape):
     return expand(_a(grad / builtins.max(math.prod(self_shape), 1)), self_shape)
 
 
+@mean_all.batched_grad("self")
+def _(grad, self_shape):
+    return _expand_batch(grad / builtins.max(math.prod(self_shape), 1), self_shape)
+
+
 @mean_all.jvp("self")
 def _(self_t, dtype):
     return mean_all(self_t, dtype)
@@ -235,6 +271,12 @@ def _(grad, self_shape, dim, keepdim):
     # NOTE: with nothing reduced (n == 0) the gradient is empty: leave the 1/n out, so that
     # its own derivative is 0 rather than 0/0 (torch gives 0).
     return expand(_a(g / n) if n else g, self_shape)
+
+
+@mean_dim.batched_grad("self")
+def _(grad, self_shape, dim, keepdim):
+    n = math.prod(self_shape[d] for d in _dims(dim, len(self_shape)))
+    return _unreduce_batch(grad / n if n else grad, self_shape, dim, keepdim)
 
 
 @mean_dim.jvp("self")

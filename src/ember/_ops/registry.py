@@ -145,13 +145,13 @@ class OpNode(Node):
             return cls._apply(self, grads, graph, needed)
         return self._apply_generic(grads, graph, needed)
 
-    def _apply_generic(self, grads, graph, needed):
+    def _apply_generic(self, grads, graph, needed, formulas=None):
         op = self._op
         env = self._unpack(graph) if op.saved_spec else ()
         nxt = self._next
         outs = [None] * len(nxt)
         g = grads[0] if op.n_outputs == 1 else tuple(self._materialize(grads, graph))
-        for inputs, fn, env_idx in op.formulas:
+        for inputs, fn, env_idx in formulas or op.formulas:
             if len(inputs) == 1:
                 child = nxt[inputs[0]][0]
                 if child is None or (needed is not None and child not in needed):
@@ -266,6 +266,7 @@ class OpDef:
     weak_scalars = False  # see op()
     ufunc = None  # see op()
     quiet = False
+    elementwise = False  # see op()
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check):
@@ -288,6 +289,7 @@ class OpDef:
         self.output_names = ("result",) if n_outputs == 1 else tuple(
             f"result{k}" for k in range(max(n_outputs, 0)))
         self.formulas = []
+        self.batched_formulas = []  # see batched_grad
         self.saved_names = []
         self.saved_spec = ()
         self.unpack_plan = ()
@@ -295,6 +297,7 @@ class OpDef:
         self.recorder = None  # generated on first use (see _compile_recorder)
         self.save_guards = None  # computed on first use (see _save_guards)
         self.caller = None  # generated on first use (see _compile_caller)
+        self.inplace_caller = None  # generated on first use (see inplace._compile_inplace)
         self.node_name = node or f"{_camel(name)}Backward0"
         self.node_cls = type(self.node_name, (OpNode,), {"_op": self})
         if self.node_name in _HAND_WRITTEN_NODES:
@@ -315,6 +318,33 @@ class OpDef:
                 delattr(self.node_cls, "_apply")
             return fn
         return register
+
+    def batched_grad(self, *inputs):
+        """Declare the formula for the named input(s) given a batch of output gradients: a
+        ``grad`` with one leading batch dimension, for a batched backward (see
+        autograd/_batched.py). It may use only what the op's own formula for those inputs uses
+        (so that it is saved whenever it is needed)."""
+        idx = tuple(self.index[n] for n in inputs)
+
+        def register(fn):
+            names = _parameters(fn)[0][1:]
+            plain = [env for i, _, env in self.formulas if i == idx]
+            env_idx = tuple(self._saved_slot(n) for n in names)
+            assert plain and set(env_idx) <= set(plain[0]), (
+                f"{self.name}: a batched formula for {inputs} uses what its formula does not")
+            self.batched_formulas = [f for f in self.batched_formulas if f[0] != idx]
+            self.batched_formulas.append((idx, fn, env_idx))
+            return fn
+        return register
+
+    def batched(self):
+        """The formulas a batched backward runs once for the whole batch, or None (then it
+        runs the op's node once per row)."""
+        if self.elementwise:
+            return self.formulas
+        if self.batched_formulas and (len(self.batched_formulas) == len(self.formulas)):
+            return self.batched_formulas
+        return None
 
     def jvp(self, *inputs):
         """Declare an explicit forward-mode rule for the named input(s), overriding the one
@@ -345,7 +375,7 @@ class OpDef:
             setattr(self.node_cls, f"_saved_{name}", _saved_property(j))
             if self.saved_spec[j][0] in (INPUT, RESULT):
                 setattr(self.node_cls, f"_raw_saved_{name}", raw_saved_property(j))
-            self.recorder = None
+            self.recorder = self.inplace_caller = None
         return self.saved_names.index(name)
 
     def _classify(self, name):
@@ -387,19 +417,6 @@ class OpDef:
         if kwargs or len(args) != len(self.params):
             args = self.bind(args, kwargs)
         return dispatch_inplace(self, args)
-
-
-def _as_function(d, run, name):
-    """A plain function (so that it binds as a Tensor method) calling ``run(d, args)``."""
-    n = len(d.params)
-
-    def method(*args, **kwargs):
-        if kwargs or len(args) != n:
-            args = d.bind(args, kwargs)
-        return run(d, args)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = d.kernel.__doc__
-    return method
 
 
 def _as_method(d, name):
@@ -480,12 +497,13 @@ def _specialize(d, n):
                             for kind, i in d.saved_spec)
     spec.unpack_plan = tuple((j, k, i) for j, (k, i) in enumerate(spec.saved_spec)
                              if k in (INPUT, RESULT))
-    spec.formulas = [(tuple(range(n)), fn if n > 1 else _only_item(fn), env)
-                     for _, fn, env in d.formulas]
+    spec.formulas, spec.batched_formulas = (
+        [(tuple(range(n)), fn if n > 1 else _only_item(fn), env) for _, fn, env in formulas]
+        for formulas in (d.formulas, d.batched_formulas))
     spec._specialized = {}
     spec.list_op = True  # torch guards no saved value of an op with a tensor list
     spec.recorder = spec.save_guards = None
-    spec.caller = None
+    spec.caller = spec.inplace_caller = None
     return spec
 
 
@@ -503,7 +521,8 @@ def _camel(name):
 
 def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiable=True,
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
-       check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None):
+       check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
+       elementwise=False):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``method=True`` (or a name or tuple of names) also makes Tensor methods; ``inplace=True``
@@ -512,7 +531,10 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     ``weak_scalars=True`` (plain arithmetic kernels only): a Python number operand reaches the
     kernel as a cached 0-d array of the compute dtype, which NumPy handles about twice as fast
     as a Python float and which gives the same result. ``ufunc``: the NumPy ufunc the kernel
-    is exactly (``np.multiply`` for mul), so the in-place variant writes into self directly.
+    is exactly (``np.multiply`` for mul, ``np.exp`` for exp), so the in-place variant writes
+    into self directly. ``elementwise=True``: each output element depends on the input
+    elements at its (broadcast) position only, and so do the formulas: they work unchanged on
+    gradients with extra leading dimensions, and a batched backward runs them once per batch.
     """
     def declare(kernel):
         opname = name or kernel.__name__
@@ -524,6 +546,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.weak_scalars = weak_scalars
         d.ufunc = ufunc
         d.quiet = quiet
+        d.elementwise = elementwise
         REGISTRY[opname] = d
         methods = (opname,) if method is True else (method if isinstance(method, tuple)
                                                     else ((method,) if method else ()))
@@ -531,7 +554,8 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
             setattr(Tensor, m, _as_method(d, m))
         if inplace:
             name_ = inplace if isinstance(inplace, str) else opname + "_"
-            setattr(Tensor, name_, _as_function(d, dispatch_inplace, name_))
+            from .inplace import inplace_method
+            setattr(Tensor, name_, inplace_method(d, name_))
         return d
     return declare
 
@@ -1067,220 +1091,5 @@ def _save(node, op, args, results, snapshot, guarded):
     node._vers = vers
 
 
-# -- in-place ----------------------------------------------------------------------------------
-_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-_VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
-                      "in-place operation.")
-
-
-def check_inplace(self, recording):
-    """torch's refusals for in-place ops on leaves that require grad (and views of them), in
-    torch's order: a view that may not be rebased, a view of a leaf, a leaf."""
-    if not recording:
-        return
-    base = self._base
-    if base is not None:
-        _views.check_view_inplace(self)
-        if self._requires_grad and base._grad_fn is None:
-            raise RuntimeError(_VIEW_LEAF_INPLACE)
-    if self._grad_fn is None and self._requires_grad:
-        raise RuntimeError(_LEAF_INPLACE)
-
-
-def dispatch_inplace(op, args):
-    """``self.<op>_(...)``: compute, write into self, bump its version, rebase its history."""
-    self = args[0]
-    if not isinstance(self, Tensor):
-        raise TypeError(f"{op.name}_(): argument 'self' must be Tensor, not "
-                        f"{type(self).__name__}")
-    if self._is_inference and not state.inference:
-        raise RuntimeError(ERR_INFERENCE_INPLACE)
-    fw = forward_hook[0]
-    if fw is not None:  # a forward AD level is active: the hook updates tangents too
-        return fw.dispatch_inplace(op, args)
-    recording = state.grad_enabled and op.differentiable and _any_requires_grad(op, args)
-    check_inplace(self, recording)
-    if (not recording and self._base is not None and self._view_no_grad and state.grad_enabled
-            and self._base._requires_grad):
-        _views.check_view_inplace(self)
-    hook = profiler_hook[0]
-    if hook is not None:
-        with hook(op.aten + "_", args):
-            return _inplace_call(op, args, recording)
-    return _inplace_call(op, args, recording)
-
-
-def _any_requires_grad(op, args):
-    for k in range(op.n_tensors):
-        a = args[k]
-        if isinstance(a, Tensor) and a._requires_grad:
-            return True
-    return False
-
-
-_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the "
-                    "written-to tensor refer to a single memory location. Please clone() the "
-                    "tensor before performing the operation.")
-
-
-def _check_no_partial_overlap(op, args):
-    """torch refuses an in-place op reading an operand that partly overlaps self (x += x.t()):
-    the result would depend on the order elements are written. The very same layout is fine."""
-    own = args[0]._data
-    for a in args[1:op.n_tensors]:
-        if isinstance(a, Tensor) and a._data is not own and np.may_share_memory(own, a._data):
-            other = a._data
-            same = (other.shape == own.shape and other.strides == own.strides and
-                    other.__array_interface__["data"][0] == own.__array_interface__["data"][0])
-            if not same and np.shares_memory(own, other):
-                raise RuntimeError(_PARTIAL_OVERLAP)
-
-
-_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
-                     "refers to a single memory location. Please clone() the tensor before "
-                     "performing the operation.")
-# Writes torch still allows into a tensor whose elements share memory (an expanded view):
-# each writes one value per location, whatever the order. {op name: deprecation warning}.
-_OVERLAP_ALLOWED = {"fill": None, "zero": None, "masked_fill": "masked_fill_",
-                    "index_put": "index_put_"}
-
-
-def has_internal_overlap(a):
-    """Whether several elements of ``a`` are one location in memory (a zero stride over a
-    dimension of more than one element: an expanded view)."""
-    return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
-
-
-def _check_no_internal_overlap(op, target):
-    """torch refuses in-place writes into an expanded view (a zero stride over several
-    elements): which of the aliased results would win is undefined."""
-    if not has_internal_overlap(target):
-        return
-    if op.name not in _OVERLAP_ALLOWED:
-        raise RuntimeError(_INTERNAL_OVERLAP)
-    name = _OVERLAP_ALLOWED[op.name]
-    if name is not None:
-        import warnings
-        what = ("tensor[mask] = scalar" if name == "masked_fill_"
-                else "tensor[indices] = tensor")
-        warnings.warn(f"Use of {name} on expanded tensors is deprecated. Please clone() the "
-                      "tensor before performing this operation. This also applies to advanced "
-                      f"indexing e.g. {what}", UserWarning, stacklevel=4)
-
-
-def _inplace_call(op, args, recording):
-    self = args[0]
-    if 0 in self._data.strides:
-        _check_no_internal_overlap(op, self._data)
-    if op.n_tensors > 1:
-        _check_no_partial_overlap(op, args)
-    arrays = _same_dtype_arrays(op, args)
-    if arrays is None:  # operands of other dtypes: promote, and refuse what can't be cast
-        dt = compute_dtype(op, args)
-        if dt is not None and not D.can_cast(dt, self.dtype):
-            raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired "
-                               f"output type {self.dtype.scalar_name}")
-        arrays = _arrays(op, args, dt)
-    snapshot = None
-    if recording and _saves_self(op, args):
-        # The formula needs self as it was before being overwritten: keep a copy that still
-        # carries self's old history, so double backward through it stays correct.
-        snapshot = _wrap(self._data.copy())
-        snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
-        snapshot._requires_grad = self._requires_grad
-    if not (op.ufunc is not None and _ufunc_into(op, arrays, self._data)):
-        try:
-            out = op.kernel(*arrays)
-        except ValueError as e:
-            if "broadcast" in str(e):
-                raise broadcast_error(args[:op.n_tensors]) from None
-            raise
-        if out is not self._data:
-            if np.shape(out) != self._data.shape:
-                _check_inplace_shape(self._data.shape, np.shape(out))
-            np.copyto(self._data, out, casting="unsafe")
-    self._bump_version()
-    if recording:
-        node = record(op, args, (self,), snapshot)
-        if op.unpack_plan:
-            _unbump_saved_inputs(node, op, self._vc)
-        if self._base is not None:
-            _views.rebase_view(self, node)
-    return self
-
-
-def _same_dtype_arrays(op, args):
-    """The kernel's arguments when no operand needs promoting: a float self with a Python
-    number, or tensors all of self's dtype (the usual in-place update). Else None.
-
-    The in-place path's form of the rule _fast_prelude generates for out-of-place calls."""
-    if op.promote_from or op.promote not in (SAME, FLOAT):
-        return None
-    own = args[0]._data
-    dtype = own.dtype
-    if op.promote == FLOAT and dtype.kind not in "fc":
-        return None
-    out = [own]
-    for k in range(1, op.n_tensors):
-        a = args[k]
-        if isinstance(a, Tensor):
-            if a._data.dtype != dtype:
-                return None
-            out.append(a._data)
-        elif (type(a) is float or type(a) is int) and dtype.kind == "f":
-            out.append(a)
-        else:
-            return None
-    out.extend(args[op.n_tensors:])
-    return out
-
-
-def _check_inplace_shape(own, result):
-    """torch's refusal of an in-place op whose result would not fit in self."""
-    try:
-        full = np.broadcast_shapes(own, result)
-    except ValueError:
-        full = result
-    if tuple(full) != tuple(own):
-        raise RuntimeError(f"output with shape {list(own)} doesn't match the broadcast shape "
-                           f"{list(full)}")
-
-
-def _ufunc_into(op, arrays, target):
-    """Write ``op``'s result straight into ``target`` with its ufunc (no temporary, no copy).
-
-    Only for a binary op whose kernel is exactly that ufunc (``alpha`` of add/sub at 1), on
-    arrays already in ``target``'s dtype; NumPy handles operands that overlap ``target``.
-    Returns False when the general path must run (it also gives torch's shape errors).
-    """
-    if len(arrays) > 2 and not (arrays[2] == 1 and type(arrays[2]) is not bool):
-        return False
-    a, b = arrays[0], arrays[1]
-    if a is not target or (type(b) is _ndarray and (b.dtype != target.dtype
-                                                     or b.ndim > target.ndim)):
-        return False
-    try:
-        if op.quiet:
-            with np.errstate(all="ignore"):
-                op.ufunc(a, b, out=target)
-        else:
-            op.ufunc(a, b, out=target)
-    except ValueError:  # not broadcastable into target: let the general path raise
-        return False
-    return True
-
-
-def _unbump_saved_inputs(node, op, vc):
-    """Saved inputs sharing self's version counter were saved as they were before the write.
-
-    NOTE: the node is recorded after the in-place write, so such an input (``y.mul_(y)``,
-    ``y.mul_(y.detach())``) would otherwise be saved at the bumped version and backward would
-    silently use the overwritten values; torch saves it first and raises the version error.
-    """
-    saved, vers = node._saved, node._vers
-    for j, kind, _ in op.unpack_plan:
-        if kind == INPUT and vers[j] is not None and saved[j]._vc is vc:
-            vers[j] -= 1
-
-
 from . import views as _views  # noqa: E402  (views declares ops through this module)
+from .inplace import dispatch_inplace  # noqa: E402  (the in-place path builds on this one)

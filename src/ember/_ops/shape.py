@@ -65,6 +65,11 @@ def _(grad, self_shape):
     return reshape(grad, self_shape)
 
 
+@view.batched_grad("self")
+def _(grad, self_shape):
+    return reshape(grad, (grad.shape[0],) + tuple(self_shape))
+
+
 @op("_unsafe_view", node="UnsafeViewBackward0", promote=NONE)
 def unsafe_view(self, shape):
     return self.reshape(infer_shape(shape, self.size))
@@ -73,6 +78,9 @@ def unsafe_view(self, shape):
 @unsafe_view.grad("self")
 def _(grad, self_shape):
     return reshape(grad, self_shape)
+
+
+unsafe_view.batched_grad("self")(view.batched_formulas[0][1])
 
 
 def reshape(self, *shape):
@@ -132,6 +140,11 @@ def t(self):
 @t.grad("self")
 def _(grad):
     return t(grad)
+
+
+@t.batched_grad("self")
+def _(grad):
+    return transpose(grad, -1, -2) if grad.ndim == 3 else grad  # (batch, *self.t().shape)
 
 
 _T_DEPRECATED = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
@@ -203,6 +216,14 @@ def _(grad, dim0, dim1):
     return transpose(grad, dim0, dim1)
 
 
+@transpose.batched_grad("self")
+def _(grad, dim0, dim1):
+    ndim = grad.ndim - 1
+    if ndim == 0:
+        return grad
+    return transpose(grad, _wrap_dim(dim0, ndim) + 1, _wrap_dim(dim1, ndim) + 1)
+
+
 @op("permute", view=True, promote=NONE)
 def _permute(self, dims):
     if len(dims) != self.ndim:
@@ -257,7 +278,7 @@ def _expand(self, size):
     if self.flags.writeable:
         # NOTE: writable, as torch's expanded views are: the few in-place ops torch allows on
         # them (fill_, zero_, masked_fill_, index_put_) write through; the others are refused
-        # by the in-place path (registry._check_no_internal_overlap).
+        # by the in-place path (inplace._check_no_internal_overlap).
         out = np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=True)
     return out
 
@@ -266,6 +287,11 @@ def _expand(self, size):
 def _(grad, self_shape):
     from .reduction import sum_to
     return sum_to(grad, self_shape)
+
+
+@_expand.batched_grad("self")
+def _(grad):
+    return grad  # the engine sums the batch of rows to self's shape
 
 
 def expand(self, *size):
@@ -344,8 +370,11 @@ def _(grad, self_shape):
     return reshape(grad, self_shape)
 
 
+unsqueeze.batched_grad("self")(view.batched_formulas[0][1])
+
+
 # -- copies and casts --------------------------------------------------------------------------
-@op("clone", promote=NONE, method=True)
+@op("clone", elementwise=True, promote=NONE, method=True)
 def clone(self, memory_format=None):
     return self.copy()
 
@@ -788,6 +817,11 @@ def _stack(tensors, dim=0):
 @_stack.grad("tensors")
 def _(grad, dim):
     return unbind(grad, dim)
+
+
+@_stack.batched_grad("tensors")
+def _(grad, dim):
+    return unbind(grad, _wrap_dim(dim, grad.ndim - 1) + 1)
 
 
 def stack(tensors, dim=0, *, out=None):

@@ -158,7 +158,7 @@ def _special(x, scipy_fn, numpy_fn):
     return np.asarray(out).astype(x.dtype, copy=False)
 
 
-@op("erf", promote=FLOAT, method=True, inplace=True)
+@op("erf", elementwise=True, promote=FLOAT, method=True, inplace=True)
 def erf(self):
     return _special(self, lambda sp, x: sp.erf(x), _erf_np)
 
@@ -168,7 +168,7 @@ def _(grad, self):
     return grad * (2 / math.sqrt(math.pi)) * exp(-self * self)
 
 
-@op("erfc", promote=FLOAT, method=True, inplace=True)
+@op("erfc", elementwise=True, promote=FLOAT, method=True, inplace=True)
 def erfc(self):
     return _special(self, lambda sp, x: sp.erfc(x), _erfc_np)
 
@@ -178,7 +178,7 @@ def _(grad, self):
     return grad * (-2 / math.sqrt(math.pi)) * exp(-self * self)
 
 
-@op("erfinv", promote=FLOAT, method=True, inplace=True)
+@op("erfinv", elementwise=True, promote=FLOAT, method=True, inplace=True)
 def erfinv(self):
     return _special(self, lambda sp, x: sp.erfinv(x), _erfinv_np)
 
@@ -188,7 +188,7 @@ def _(grad, result):
     return grad * (math.sqrt(math.pi) / 2) * exp(result * result)
 
 
-@op("lgamma", promote=FLOAT, method=True, inplace=True)
+@op("lgamma", elementwise=True, promote=FLOAT, method=True, inplace=True)
 def lgamma(self):
     # NOTE: scipy's gammaln(-inf) is -inf; torch (and math.lgamma) give +inf.
     return _special(self, lambda sp, x: np.where(x == -np.inf, np.inf, sp.gammaln(x)),
@@ -200,7 +200,7 @@ def _(grad, self):
     return grad * digamma(self)
 
 
-@op("digamma", promote=FLOAT, method=True, inplace=True)
+@op("digamma", elementwise=True, promote=FLOAT, method=True, inplace=True)
 def digamma(self):
     return _special(self, lambda sp, x: sp.psi(x), _digamma_np)
 
@@ -210,7 +210,7 @@ def _(grad, self):
     return grad * _polygamma(self, 1)
 
 
-@op("polygamma", promote=FLOAT)
+@op("polygamma", elementwise=True, promote=FLOAT)
 def _polygamma(self, n):
     return _special(self, lambda sp, x: sp.polygamma(n, x), lambda x: _polygamma_np(n, x))
 
@@ -236,7 +236,7 @@ def _polygamma_method(self, n):
     return _polygamma(self, n)
 
 
-@op("polygamma", node="PolygammaBackward1", promote=FLOAT)
+@op("polygamma", elementwise=True, node="PolygammaBackward1", promote=FLOAT)
 def _polygamma_inplace(self, n):
     """``Tensor.polygamma_`` (torch names its node apart from the out-of-place one)."""
     return _polygamma.kernel(self, n)

@@ -84,7 +84,7 @@ def _upcast_half(x):
 
 
 # -- sign ----------------------------------------------------------------------------------------
-@op("sgn", method=True, inplace=True)
+@op("sgn", elementwise=True, method=True, inplace=True)
 def sgn(self):
     return self.copy() if self.dtype == np.bool_ else np.sign(self)
 
@@ -105,7 +105,7 @@ Tensor.positive = positive
 
 
 # -- exponentials and logarithms -------------------------------------------------------------
-@op("exp2", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("exp2", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.exp2)
 def exp2(self):
     return np.exp2(self)
 
@@ -115,7 +115,7 @@ def _(grad, result):
     return grad * (result * _LN2)
 
 
-@op("expm1", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("expm1", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.expm1)
 def expm1(self):
     return np.expm1(self)
 
@@ -125,7 +125,7 @@ def _(grad, result):
     return grad * (result + 1)
 
 
-@op("log2", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("log2", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.log2)
 def log2(self):
     return np.log2(self)
 
@@ -135,7 +135,7 @@ def _(grad, self):
     return grad / (self * _LN2)
 
 
-@op("log10", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("log10", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.log10)
 def log10(self):
     return np.log10(self)
 
@@ -145,7 +145,8 @@ def _(grad, self):
     return grad / (self * _LN10)
 
 
-@op("log1p", node="Log1PBackward0", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("log1p", elementwise=True, node="Log1PBackward0", promote=FLOAT, quiet=True, method=True,
+    inplace=True, ufunc=np.log1p)
 def log1p(self):
     return np.log1p(self)
 
@@ -155,7 +156,7 @@ def _(grad, self):
     return grad / (self + 1)
 
 
-@op("rsqrt", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("rsqrt", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
 def rsqrt(self):
     return 1 / np.sqrt(self)
 
@@ -174,7 +175,7 @@ Tensor.square = square
 Tensor.square_ = lambda self: self.pow_(2)
 
 
-@op("logit", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("logit", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
 def logit(self, eps=None):
     x = _upcast_half(self)
     if eps is not None:
@@ -192,7 +193,7 @@ def _(grad, self, eps):
 
 
 # -- trigonometric and hyperbolic --------------------------------------------------------------
-@op("tan", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("tan", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.tan)
 def tan(self):
     return np.tan(self)
 
@@ -202,7 +203,8 @@ def _(grad, result):
     return grad * (result * result + 1)
 
 
-@op("asin", promote=FLOAT, quiet=True, method=("asin", "arcsin"), inplace=True)
+@op("asin", elementwise=True, promote=FLOAT, quiet=True, method=("asin", "arcsin"), inplace=True,
+    ufunc=np.arcsin)
 def asin(self):
     return np.arcsin(self)
 
@@ -212,7 +214,8 @@ def _(grad, self):
     return grad * rsqrt(-self * self + 1)
 
 
-@op("acos", promote=FLOAT, quiet=True, method=("acos", "arccos"), inplace=True)
+@op("acos", elementwise=True, promote=FLOAT, quiet=True, method=("acos", "arccos"), inplace=True,
+    ufunc=np.arccos)
 def acos(self):
     return np.arccos(self)
 
@@ -222,7 +225,8 @@ def _(grad, self):
     return grad * -rsqrt(-self * self + 1)
 
 
-@op("atan", promote=FLOAT, quiet=True, method=("atan", "arctan"), inplace=True)
+@op("atan", elementwise=True, promote=FLOAT, quiet=True, method=("atan", "arctan"), inplace=True,
+    ufunc=np.arctan)
 def atan(self):
     return np.arctan(self)
 
@@ -232,7 +236,7 @@ def _(grad, self):
     return grad / (self * self + 1)
 
 
-@op("sinh", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("sinh", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.sinh)
 def sinh(self):
     return np.sinh(self)
 
@@ -242,7 +246,7 @@ def _(grad, self):
     return grad * cosh(self)
 
 
-@op("cosh", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("cosh", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.cosh)
 def cosh(self):
     return np.cosh(self)
 
@@ -252,7 +256,8 @@ def _(grad, self):
     return grad * sinh(self)
 
 
-@op("asinh", promote=FLOAT, quiet=True, method=("asinh", "arcsinh"), inplace=True)
+@op("asinh", elementwise=True, promote=FLOAT, quiet=True, method=("asinh", "arcsinh"), inplace=True,
+    ufunc=np.arcsinh)
 def asinh(self):
     return np.arcsinh(self)
 
@@ -262,7 +267,8 @@ def _(grad, self):
     return grad * rsqrt(self * self + 1)
 
 
-@op("acosh", promote=FLOAT, quiet=True, method=("acosh", "arccosh"), inplace=True)
+@op("acosh", elementwise=True, promote=FLOAT, quiet=True, method=("acosh", "arccosh"), inplace=True,
+    ufunc=np.arccosh)
 def acosh(self):
     return np.arccosh(self)
 
@@ -272,7 +278,8 @@ def _(grad, self):
     return grad * rsqrt(self * self - 1)
 
 
-@op("atanh", promote=FLOAT, quiet=True, method=("atanh", "arctanh"), inplace=True)
+@op("atanh", elementwise=True, promote=FLOAT, quiet=True, method=("atanh", "arctanh"), inplace=True,
+    ufunc=np.arctanh)
 def atanh(self):
     return np.arctanh(self)
 
@@ -304,7 +311,7 @@ for _name, _target in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"
     _alias(_name, _target)
 
 
-@op("sinc", promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("sinc", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
 def sinc(self):
     x = _upcast_half(self)
     px = x * math.pi
@@ -342,7 +349,7 @@ fix = trunc
 _alias("fix", "trunc")
 
 
-@op("round", node="RoundBackward1")
+@op("round", elementwise=True, node="RoundBackward1")
 def round_decimals(self, decimals):
     if self.dtype.kind in "biu":
         raise not_implemented("round_cpu", self)
@@ -375,7 +382,7 @@ Tensor.round = round
 Tensor.round_ = _round_
 
 
-@op("frac", method=True, inplace=True)
+@op("frac", elementwise=True, method=True, inplace=True)
 def frac(self):
     if self.dtype.kind != "f":
         raise not_implemented("frac_cpu", self)
@@ -387,7 +394,7 @@ def _(grad):
     return grad
 
 
-@op("nan_to_num", method=True, inplace=True)
+@op("nan_to_num", elementwise=True, method=True, inplace=True)
 def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     if self.dtype.kind != "f":
         return self.copy()
@@ -435,7 +442,7 @@ def _no_bool(x, kernel):
         raise not_implemented(kernel, x)
 
 
-@op("clamp", node="ClampBackward1", promote=NONE)
+@op("clamp", elementwise=True, node="ClampBackward1", promote=NONE)
 def clamp_scalar(self, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
@@ -452,7 +459,7 @@ def _(grad, self, min, max):
     return where(clamp_mask(self, min, max), grad, 0)
 
 
-@op("clamp_mask", differentiable=False, promote=NONE)
+@op("clamp_mask", elementwise=True, differentiable=False, promote=NONE)
 def clamp_mask(self, min, max):
     """Where clamp passes its input through (its gradient's support)."""
     mask = np.ones(self.shape, dtype=bool)
@@ -463,7 +470,7 @@ def clamp_mask(self, min, max):
     return mask
 
 
-@op("clamp", node="ClampBackward0", tensors=3)
+@op("clamp", elementwise=True, node="ClampBackward0", tensors=3)
 def clamp_tensor(self, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
@@ -494,7 +501,7 @@ def _(grad, self, min, max):
     return where(self > max if min is None else (self > max) | (max < min), grad, 0)
 
 
-@op("clamp_min", node="ClampMinBackward0", promote=NONE)
+@op("clamp_min", elementwise=True, node="ClampMinBackward0", promote=NONE)
 def _clamp_min_scalar(self, min):
     x = with_scalars(self, min)
     _no_bool(x, "clamp_min_scalar_cpu")
@@ -506,7 +513,7 @@ def _(grad, self, min):
     return where(self >= min, grad, 0)
 
 
-@op("clamp_min", node="ClampMinBackward1", tensors=2)
+@op("clamp_min", elementwise=True, node="ClampMinBackward1", tensors=2)
 def _clamp_min_tensor(self, min):
     return np.maximum(self, min)
 
@@ -521,7 +528,7 @@ def _(grad, self, min):
     return where(self < min, grad, 0)
 
 
-@op("clamp_max", node="ClampMaxBackward0", promote=NONE)
+@op("clamp_max", elementwise=True, node="ClampMaxBackward0", promote=NONE)
 def _clamp_max_scalar(self, max):
     x = with_scalars(self, max)
     _no_bool(x, "clamp_max_scalar_cpu")
@@ -533,7 +540,7 @@ def _(grad, self, max):
     return where(self <= max, grad, 0)
 
 
-@op("clamp_max", node="ClampMaxBackward1", tensors=2)
+@op("clamp_max", elementwise=True, node="ClampMaxBackward1", tensors=2)
 def _clamp_max_tensor(self, max):
     return np.minimum(self, max)
 

@@ -18,7 +18,8 @@ import numpy as np
 from .._state import state
 from .._tensor import Tensor
 from ..autograd.graph import Node, short_node_name
-from .registry import NONE, has_internal_overlap, op
+from .inplace import has_internal_overlap
+from .registry import NONE, op
 
 
 def replay(chain, x):
@@ -84,7 +85,7 @@ def _refuse_internal_overlap(region):
     """torch's CopySlices writes the view's gradient back through the view: impossible for a
     view whose elements share memory (an expanded view), which torch refuses."""
     if has_internal_overlap(region._data if isinstance(region, Tensor) else region):
-        from .registry import _INTERNAL_OVERLAP
+        from .inplace import _INTERNAL_OVERLAP
         raise RuntimeError(_INTERNAL_OVERLAP)
 
 

@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Mapping
 
 from .._creation import ones_like
+from .._size import Size
 from .._tensor import Tensor
 from . import graph
 from .engine import run_backward
@@ -108,19 +109,61 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                   materialize_grads):
     """``grad(..., is_grads_batched=True)``: the first dimension of every grad_output indexes
-    a batch of vector-Jacobian products, stacked in the results.
-
-    NOTE: torch runs the batch through vmap; ember runs one backward pass per row over the
-    retained graph. The values are the same, the time grows with the batch.
-    """
-    from .._ops.shape import stack
+    a batch of vector-Jacobian products, computed in one backward pass (see _batched) and
+    stacked in the results."""
     outputs = _as_tuple(outputs)
-    grad_outputs = _as_tuple(grad_outputs)
-    n = grad_outputs[0].shape[0]
+    grad_outputs = _grads_tuple(grad_outputs, len(outputs))
+    _check_counts(outputs, grad_outputs)
+    if any(g is None for g in grad_outputs):  # nothing batched to run: torch's errors
+        return _grad_rows(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                          allow_unused, materialize_grads)
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+        if g.dim() == 0 or tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {Size(tuple(g.shape)[1:])!r} and "
+                f"output[{i}] has a shape of {o.shape!r}. If you only want some tensors in "
+                "`grad_output` to be considered batched, consider using vmap.")
+    sizes = {g.shape[0] for g in grad_outputs}
+    if len(sizes) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {[g.shape[0] for g in grad_outputs]} for the "
+                         "mapped dimension")
+    inputs_t = _inputs_tuple(inputs, "grad")
+    if len(inputs_t) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    create_graph = bool(operator.index(create_graph))
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    batch = sizes.pop()
+    result = run_backward(
+        outputs, grad_outputs, retain, create_graph, inputs=inputs_t, capture=True,
+        allow_unused=allow_unused, batch=batch,
+        unbatched=lambda: _grad_rows(outputs, inputs, grad_outputs, retain_graph,
+                                     create_graph, allow_unused, materialize_grads))
+    if materialize_grads:
+        from .._creation import zeros
+        result = tuple(zeros((batch,) + tuple(i.shape), dtype=i.dtype,
+                             requires_grad=create_graph) if r is None else r
+                       for r, i in zip(result, inputs_t))
+    return result
+
+
+def _grad_rows(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+               materialize_grads):
+    """A batched ``grad`` as one backward pass per row: for graphs whose hooks must see each
+    example's gradient on its own."""
+    from .._ops.shape import stack
+    n = grad_outputs[0].shape[0] if grad_outputs[0] is not None else 1
     rows = []
     for b in range(n):
         retain = True if b < n - 1 else retain_graph
-        rows.append(grad(outputs, inputs, tuple(g[b] for g in grad_outputs), retain, create_graph,
+        rows.append(grad(outputs, inputs, tuple(None if g is None else g[b]
+                                                for g in grad_outputs), retain, create_graph,
                          allow_unused=allow_unused, materialize_grads=materialize_grads))
     from .._creation import zeros_like
     inputs = _inputs_tuple(inputs, "grad")

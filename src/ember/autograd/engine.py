@@ -17,6 +17,7 @@ import numpy as np
 from .._backend import as_array
 from .._state import profiler_hook, state
 from .._tensor import Tensor, _wrap
+from . import _batched
 from .graph import AccumulateGrad, gradient_edge
 
 
@@ -24,9 +25,9 @@ class _Task:
     """State of one backward pass (kept local, so passes in several threads don't mix)."""
 
     __slots__ = ("graph", "retain", "useful", "run", "captures", "captured", "borrowed",
-                 "buffers", "deps")
+                 "buffers", "deps", "batch")
 
-    def __init__(self, graph, retain):
+    def __init__(self, graph, retain, batch=None):
         self.graph = graph  # create_graph: gradients are Tensors
         self.retain = retain
         self.useful = None  # nodes whose gradients lead to a wanted input
@@ -38,16 +39,20 @@ class _Task:
         self.borrowed = set()
         self.buffers = {}
         self.deps = {}
+        self.batch = batch  # batched pass: every gradient has this leading batch dimension
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), capture=False,
-                 allow_unused=False):
+                 allow_unused=False, batch=None, unbatched=None):
     """Backpropagate ``root_grads`` from ``roots``.
 
     ``capture=False``: accumulate into leaves' ``.grad`` (into ``inputs`` only, if given).
     ``capture=True``: return the gradients of ``inputs`` instead (autograd.grad).
+    ``batch``: the root gradients carry a leading batch dimension of that size (see
+    _batched); if something in the graph needs one pass per example, ``unbatched()`` runs
+    instead and its result is returned.
     """
-    task = _Task(create_graph, retain_graph)
+    task = _Task(create_graph, retain_graph, batch)
     root_edges = []
     for i, t in enumerate(roots):
         edge = gradient_edge(t)
@@ -56,6 +61,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
                                "a grad_fn")
         root_edges.append(edge)
     _collect_dependencies(task, [e[0] for e in root_edges])
+    if batch is not None and not _batched.batchable(task):
+        return unbatched()
     if inputs:
         _plan_inputs(task, inputs, capture)
     for (fn, nr), g in zip(root_edges, root_grads):
@@ -206,7 +213,7 @@ def _execute(task, root_nodes):
             push(heap, _entry(fn))
     prof = profiler_hook[0]
     # The common case (no hooks, no captures, no profiler, no anomaly mode) runs inline.
-    plain = task.run is None and prof is None and not state.anomaly
+    plain = task.run is None and prof is None and not state.anomaly and task.batch is None
     graph = task.graph
     retain = task.retain
     borrowed = task.borrowed
@@ -318,7 +325,9 @@ def _run_node(task, fn, grads):
         outs = [None] * len(fn._next)
     else:
         needed = task.useful if task.run is not None else None
-        if state.anomaly:
+        if task.batch is not None:
+            outs = _batched.apply(task, fn, grads, needed)
+        elif state.anomaly:
             from .anomaly_mode import run_with_anomaly
             outs = run_with_anomaly(fn, grads, task.graph, needed)
         else:
@@ -444,6 +453,19 @@ def _as_tensors(task, grads):
 
 def _validate(task, fn, i, g):
     """Bring an input gradient to its input's shape (undoing broadcasting) and dtype."""
+    if task.batch is None:
+        return _validate_one(task, fn, i, g)
+    meta = fn._meta[i] if i < len(fn._meta) else None
+    if not task.graph and type(g) is not np.ndarray:
+        g = as_array(g)
+    if meta is None:
+        return g
+    g = _batched.validate(task, fn, i, g, meta[0])
+    return _cast(task, g, meta[1])
+
+
+def _validate_one(task, fn, i, g):
+    """``_validate`` for one example's gradient (any pass but a batched one)."""
     meta = fn._meta[i] if i < len(fn._meta) else None
     if not task.graph and type(g) is not np.ndarray:
         g = as_array(g)
@@ -458,6 +480,10 @@ def _validate(task, fn, i, g):
                 f"{list(gshape)} but expected shape compatible with {list(shape)}")
         from .._ops.reduction import sum_to
         g = sum_to(g, shape)
+    return _cast(task, g, dt)
+
+
+def _cast(task, g, dt):
     gdt = g._data.dtype if task.graph else g.dtype
     if gdt != dt:
         g = g.to(_dtype_of(dt)) if task.graph else g.astype(dt)

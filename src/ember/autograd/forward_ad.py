@@ -223,7 +223,7 @@ class _ForwardHook:
         return out
 
     def dispatch_inplace(self, op, args):
-        from .._ops.registry import dispatch_inplace
+        from .._ops.inplace import dispatch_inplace
         forward_hook[0] = None
         try:
             tangents = _input_tangents(op, args)

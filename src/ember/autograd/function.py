@@ -251,7 +251,8 @@ def _prepare_outputs(ctx, args, outputs, recording):
 def _connect(ctx, cls, args, arg_pos, outputs):
     # NOTE: one sequence for op nodes and Function nodes, as torch's sequence_nr: the engine
     # runs ready nodes latest-created first.
-    from .._ops.registry import _sequence, check_inplace
+    from .._ops.inplace import check_inplace
+    from .._ops.registry import _sequence
     ctx._next = tuple(gradient_edge(args[i]) for i in arg_pos)
     ctx._meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in arg_pos)
     ctx._arg_pos = arg_pos

@@ -1,0 +1,393 @@
+"""The in-place path: ``self.<op>_(...)`` computes, writes into self, bumps its version and
+rebases its history (a view's base gets a CopySlices node).
+
+``dispatch_inplace`` is the general path, with every check torch makes. ``inplace_method``
+goes to a generated caller per op (``_compile_inplace``) that handles the usual update (a
+plain tensor, an operand of its dtype or a Python number, no view, no overlap) without the
+general path's calls, and hands everything else to ``dispatch_inplace``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from .. import _dtype as D
+from .._state import forward_hook, profiler_hook, state
+from .._tensor import Tensor, _wrap
+from ..autograd.graph import ERR_INFERENCE_INPLACE
+from .registry import (FLOAT, INPUT, SAME, _arrays, _guards, _saves_self,
+                       broadcast_error, compute_dtype, record, scalar_array)
+
+_ndarray = np.ndarray
+_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
+                      "in-place operation.")
+
+
+def check_inplace(self, recording):
+    """torch's refusals for in-place ops on leaves that require grad (and views of them), in
+    torch's order: a view that may not be rebased, a view of a leaf, a leaf."""
+    if not recording:
+        return
+    base = self._base
+    if base is not None:
+        _views.check_view_inplace(self)
+        if self._requires_grad and base._grad_fn is None:
+            raise RuntimeError(_VIEW_LEAF_INPLACE)
+    if self._grad_fn is None and self._requires_grad:
+        raise RuntimeError(_LEAF_INPLACE)
+
+
+def dispatch_inplace(op, args):
+    """``self.<op>_(...)``: compute, write into self, bump its version, rebase its history."""
+    self = args[0]
+    if not isinstance(self, Tensor):
+        raise TypeError(f"{op.name}_(): argument 'self' must be Tensor, not "
+                        f"{type(self).__name__}")
+    if self._is_inference and not state.inference:
+        raise RuntimeError(ERR_INFERENCE_INPLACE)
+    fw = forward_hook[0]
+    if fw is not None:  # a forward AD level is active: the hook updates tangents too
+        return fw.dispatch_inplace(op, args)
+    recording = state.grad_enabled and op.differentiable and _any_requires_grad(op, args)
+    check_inplace(self, recording)
+    if (not recording and self._base is not None and self._view_no_grad and state.grad_enabled
+            and self._base._requires_grad):
+        _views.check_view_inplace(self)
+    hook = profiler_hook[0]
+    if hook is not None:
+        with hook(op.aten + "_", args):
+            return _inplace_call(op, args, recording)
+    return _inplace_call(op, args, recording)
+
+
+def _any_requires_grad(op, args):
+    for k in range(op.n_tensors):
+        a = args[k]
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
+
+
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the "
+                    "written-to tensor refer to a single memory location. Please clone() the "
+                    "tensor before performing the operation.")
+
+
+def _check_no_partial_overlap(op, args):
+    """torch refuses an in-place op reading an operand that partly overlaps self (x += x.t()):
+    the result would depend on the order elements are written. The very same layout is fine."""
+    own = args[0]._data
+    for a in args[1:op.n_tensors]:
+        if isinstance(a, Tensor) and a._data is not own and np.may_share_memory(own, a._data):
+            other = a._data
+            same = (other.shape == own.shape and other.strides == own.strides and
+                    other.__array_interface__["data"][0] == own.__array_interface__["data"][0])
+            if not same and np.shares_memory(own, other):
+                raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
+                     "refers to a single memory location. Please clone() the tensor before "
+                     "performing the operation.")
+# Writes torch still allows into a tensor whose elements share memory (an expanded view):
+# each writes one value per location, whatever the order. {op name: deprecation warning}.
+_OVERLAP_ALLOWED = {"fill": None, "zero": None, "masked_fill": "masked_fill_",
+                    "index_put": "index_put_"}
+
+
+def has_internal_overlap(a):
+    """Whether several elements of ``a`` are one location in memory (a zero stride over a
+    dimension of more than one element: an expanded view)."""
+    return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
+def _check_no_internal_overlap(op, target):
+    """torch refuses in-place writes into an expanded view (a zero stride over several
+    elements): which of the aliased results would win is undefined."""
+    if not has_internal_overlap(target):
+        return
+    if op.name not in _OVERLAP_ALLOWED:
+        raise RuntimeError(_INTERNAL_OVERLAP)
+    name = _OVERLAP_ALLOWED[op.name]
+    if name is not None:
+        what = ("tensor[mask] = scalar" if name == "masked_fill_"
+                else "tensor[indices] = tensor")
+        warnings.warn(f"Use of {name} on expanded tensors is deprecated. Please clone() the "
+                      "tensor before performing this operation. This also applies to advanced "
+                      f"indexing e.g. {what}", UserWarning, stacklevel=_user_stacklevel())
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_GENERATED = "<ember generated>"
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` that makes a warning name the user's line: the first caller outside
+    ember (the in-place path is reached through several layers, some generated)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE)
+                                 or frame.f_code.co_filename == _GENERATED):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _inplace_call(op, args, recording):
+    self = args[0]
+    if 0 in self._data.strides:
+        _check_no_internal_overlap(op, self._data)
+    if op.n_tensors > 1:
+        _check_no_partial_overlap(op, args)
+    arrays = _same_dtype_arrays(op, args)
+    if arrays is None:  # operands of other dtypes: promote, and refuse what can't be cast
+        dt = compute_dtype(op, args)
+        if dt is not None and not D.can_cast(dt, self.dtype):
+            raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired "
+                               f"output type {self.dtype.scalar_name}")
+        arrays = _arrays(op, args, dt)
+    snapshot = None
+    if recording and _saves_self(op, args):
+        # The formula needs self as it was before being overwritten: keep a copy that still
+        # carries self's old history, so double backward through it stays correct.
+        snapshot = _wrap(self._data.copy())
+        snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
+        snapshot._requires_grad = self._requires_grad
+    if not (op.ufunc is not None and _ufunc_into(op, arrays, self._data)):
+        try:
+            out = op.kernel(*arrays)
+        except ValueError as e:
+            if "broadcast" in str(e):
+                raise broadcast_error(args[:op.n_tensors]) from None
+            raise
+        if out is not self._data:
+            if np.shape(out) != self._data.shape:
+                _check_inplace_shape(self._data.shape, np.shape(out))
+            np.copyto(self._data, out, casting="unsafe")
+    self._bump_version()
+    if recording:
+        node = record(op, args, (self,), snapshot)
+        if op.unpack_plan:
+            _unbump_saved_inputs(node, op, self._vc)
+        if self._base is not None:
+            _views.rebase_view(self, node)
+    return self
+
+
+def _same_dtype_arrays(op, args):
+    """The kernel's arguments when no operand needs promoting: a float self with a Python
+    number, or tensors all of self's dtype (the usual in-place update). Else None.
+
+    The in-place path's form of the rule _fast_prelude generates for out-of-place calls."""
+    if op.promote_from or op.promote not in (SAME, FLOAT):
+        return None
+    own = args[0]._data
+    dtype = own.dtype
+    if op.promote == FLOAT and dtype.kind not in "fc":
+        return None
+    out = [own]
+    for k in range(1, op.n_tensors):
+        a = args[k]
+        if isinstance(a, Tensor):
+            if a._data.dtype != dtype:
+                return None
+            out.append(a._data)
+        elif (type(a) is float or type(a) is int) and dtype.kind == "f":
+            out.append(a)
+        else:
+            return None
+    out.extend(args[op.n_tensors:])
+    return out
+
+
+def _check_inplace_shape(own, result):
+    """torch's refusal of an in-place op whose result would not fit in self."""
+    try:
+        full = np.broadcast_shapes(own, result)
+    except ValueError:
+        full = result
+    if tuple(full) != tuple(own):
+        raise RuntimeError(f"output with shape {list(own)} doesn't match the broadcast shape "
+                           f"{list(full)}")
+
+
+def _ufunc_into(op, arrays, target):
+    """Write ``op``'s result straight into ``target`` with its ufunc (no temporary, no copy).
+
+    Only for an op whose kernel is exactly that ufunc (``alpha`` of add/sub at 1), on arrays
+    already in ``target``'s dtype; NumPy handles operands that overlap ``target``.
+    Returns False when the general path must run (it also gives torch's shape errors).
+    """
+    n = op.n_tensors
+    for extra in arrays[n:]:
+        if not (extra == 1 and type(extra) is not bool):
+            return False
+    if arrays[0] is not target:
+        return False
+    if n == 2:
+        b = arrays[1]
+        if type(b) is _ndarray and (b.dtype != target.dtype or b.ndim > target.ndim):
+            return False
+    try:
+        if op.quiet:
+            with np.errstate(all="ignore"):
+                op.ufunc(*arrays[:n], out=target)
+        else:
+            op.ufunc(*arrays[:n], out=target)
+    except ValueError:  # not broadcastable into target: let the general path raise
+        return False
+    return True
+
+
+def _unbump_saved_inputs(node, op, vc):
+    """Saved inputs sharing self's version counter were saved as they were before the write.
+
+    NOTE: the node is recorded after the in-place write, so such an input (``y.mul_(y)``,
+    ``y.mul_(y.detach())``) would otherwise be saved at the bumped version and backward would
+    silently use the overwritten values; torch saves it first and raises the version error.
+    """
+    saved, vers = node._saved, node._vers
+    for j, kind, _ in op.unpack_plan:
+        if kind == INPUT and vers[j] is not None and saved[j]._vc is vc:
+            vers[j] -= 1
+
+
+def inplace_method(d, name):
+    """The Tensor method ``name`` (``mul_``) running op ``d`` in place."""
+    n = len(d.params)
+
+    def method(*args, **kwargs):
+        if kwargs or len(args) != n:
+            args = d.bind(args, kwargs)
+        call = d.inplace_caller
+        if call is None:
+            call = d.inplace_caller = _compile_inplace(d)
+        return call(args)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = d.kernel.__doc__
+    return method
+
+
+def _compile_inplace(op):
+    """Generate the in-place call of one op for the usual update, unrolled over its operands.
+
+    NOTE: this is ``dispatch_inplace`` specialised to a tensor that is not a view, not
+    expanded, with an operand of its own dtype (or a Python number with a float self) that
+    does not overlap it, and whose node will not need a copy of self: exactly the checks
+    those cases need, in the same order, so the errors are the same. Any other call is
+    handed to ``dispatch_inplace`` before anything is written.
+    """
+    n = op.n_tensors
+    if (op.n_outputs != 1 or n not in (1, 2) or op.promote not in (SAME, FLOAT)
+            or op.promote_from or len(op.params) > 8):
+        return lambda args: dispatch_inplace(op, args)
+    general = "return dispatch_inplace(op, args)"
+    lines = ["def inplace(args):",
+             "    self = args[0]",
+             "    if (forward_hook[0] is not None or profiler_hook[0] is not None",
+             "            or not isinstance(self, Tensor) or self._base is not None",
+             "            or self._is_inference):",
+             f"        {general}",
+             "    own = self._data",
+             "    if 0 in own.strides:",
+             f"        {general}"]
+    if op.promote == FLOAT:
+        lines += ["    if own.dtype.kind not in 'fc':", f"        {general}"]
+    if n == 1:
+        lines.append("    wants = self._requires_grad")
+        xs = ["own"]
+    else:
+        scalar = "scalar_array(a1, own.dtype)" if op.weak_scalars else "a1"
+        lines += ["    a1 = args[1]",
+                  "    if isinstance(a1, Tensor):",
+                  "        x1 = a1._data",
+                  "        if x1.dtype != own.dtype or (x1 is not own and "
+                  "may_share_memory(own, x1)):",
+                  f"            {general}",
+                  "        wants = self._requires_grad or a1._requires_grad",
+                  "    elif (type(a1) is float or type(a1) is int) and own.dtype.kind == 'f':",
+                  f"        x1 = {scalar}",
+                  "        wants = self._requires_grad",
+                  "    else:",
+                  f"        {general}"]
+        xs = ["own", "x1"]
+    xs += [f"args[{i}]" for i in range(n, len(op.params))]
+    recording = "wants and state.grad_enabled" if op.differentiable else "False"
+    lines += [f"    recording = {recording}",
+              "    if recording:",
+              "        if self._grad_fn is None and self._requires_grad:",
+              "            raise RuntimeError(_LEAF_INPLACE)",
+              ] + _snapshot_lines(op, general)
+    lines += ["    " + line for line in _write_lines(op, xs)]
+    lines += ["    vc = self._vc",
+              "    if vc is None:",
+              "        self._vc = [1]",
+              "    else:",
+              "        vc[0] += 1",
+              "    if recording:",
+              "        node = record(op, args, (self,), None)"]
+    if n == 2 and op.unpack_plan:
+        lines += ["        if isinstance(a1, Tensor) and a1._vc is self._vc:",
+                  "            _unbump_saved_inputs(node, op, self._vc)"]
+    lines.append("    return self")
+    scope = {"op": op, "Tensor": Tensor, "state": state, "forward_hook": forward_hook,
+             "profiler_hook": profiler_hook, "dispatch_inplace": dispatch_inplace,
+             "may_share_memory": np.may_share_memory, "scalar_array": scalar_array,
+             "_LEAF_INPLACE": _LEAF_INPLACE, "record": record,
+             "_unbump_saved_inputs": _unbump_saved_inputs, "np": np,
+             "broadcast_error": broadcast_error,
+             "_check_inplace_shape": _check_inplace_shape, "ndarray": np.ndarray}
+    # The code is generated from the op's own declaration; named so warnings can skip it.
+    exec(compile("\n".join(lines), _GENERATED, "exec"), scope)  # noqa: S102
+    return scope["inplace"]
+
+
+def _snapshot_lines(op, general):
+    """Generated lines handing the call to the general path when the node will save self
+    (it then needs a copy of self from before the write); see ``_saves_self``."""
+    guards = _guards(op)
+    slots = [guards.get(j) for j, (kind, i) in enumerate(op.saved_spec)
+             if kind == INPUT and i == 0]
+    if None in slots:
+        return [f"        {general}"]
+    names = ["self" if k == 0 else f"a{k}" for k in sorted(set(slots))]
+    conds = [f"(isinstance({a}, Tensor) and {a}._requires_grad)" for a in names]
+    if not conds:
+        return []
+    return [f"        if {' or '.join(conds)}:", f"            {general}"]
+
+
+def _write_lines(op, xs):
+    """Generated lines writing the op's result into ``own``: its ufunc straight into self
+    when the kernel is exactly that ufunc (``alpha`` of add/sub at 1), else the kernel and a
+    copy. A result that does not fit self goes to the general path, which raises torch's
+    error."""
+    kernel = [f"out = op.kernel({', '.join(xs)})",
+              "if out is not own:",
+              "    if (type(out) is not ndarray or out.shape != own.shape) and "
+              "np.shape(out) != own.shape:",
+              "        return dispatch_inplace(op, args)",
+              "    own[...] = out"]
+    kernel = (["try:"] + ["    " + line for line in kernel]
+              + ["except ValueError as e:",
+                 "    if 'broadcast' in str(e):",
+                 f"        raise broadcast_error(args[:{op.n_tensors}]) from None",
+                 "    raise"])
+    if op.ufunc is None:
+        return kernel
+    into = f"op.ufunc({', '.join(xs[:op.n_tensors])}, own)"
+    into = ["with np.errstate(all='ignore'):", "    " + into] if op.quiet else [into]
+    if op.n_tensors == 1:
+        return into
+    fits = "(type(x1) is not ndarray or x1.ndim <= own.ndim)"
+    if len(xs) > 2:
+        fits += f" and {xs[2]} == 1 and type({xs[2]}) is not bool"
+    return ([f"if {fits}:", "    try:"] + ["        " + line for line in into]
+            + ["    except ValueError:  # not broadcastable into self",
+               "        return dispatch_inplace(op, args)",
+               "else:"] + ["    " + line for line in kernel])
+
+
+from . import views as _views  # noqa: E402  (views declares ops through the registry)
