@@ -383,3 +383,16 @@ def test_ctc_loss_errors_match_torch(case):
                                                        lib.tensor([3.0, 2.0])),
         }[case]()
     assert same(body).error is not None
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("targets", [[-100, -100], [1, -100], [2, 0]])
+def test_nll_loss_with_ignored_targets(targets, reduction):
+    """Ignored samples get a +0 loss and a zero gradient, even when every sample is ignored
+    (the mean is then NaN and the gradient still zero)."""
+    def body(torch):
+        x = torch.tensor([[0.1, 0.2, 0.3], [0.3, 0.1, 0.2]], requires_grad=True)
+        loss = torch.nn.functional.nll_loss(x, torch.tensor(targets), reduction=reduction)
+        loss.sum().backward()
+        return loss, x.grad, [str(v) for v in loss.detach().reshape(-1).tolist()]
+    same(body)

@@ -506,14 +506,15 @@ def _softmax_kernel(x, dim, log):
     if x.ndim == 0:
         return xp.zeros_like(x) if log else xp.ones_like(x)
     acc = x.astype(xp.float32, copy=False) if x.dtype == xp.float16 else x
-    m = xp.max(acc, axis=dim, keepdims=True) if acc.size else acc
-    m = xp.where(xp.isfinite(m), m, 0)
+    m = acc.max(axis=dim, keepdims=True) if acc.size else acc
+    if not xp.isfinite(m).all():  # a row of infinities: shift by 0 there
+        m = xp.where(xp.isfinite(m), m, 0)
     z = acc - m
     if log:
-        out = z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+        out = z - xp.log(xp.exp(z).sum(axis=dim, keepdims=True))
     else:
         e = xp.exp(z)
-        out = e / xp.sum(e, axis=dim, keepdims=True)
+        out = e / e.sum(axis=dim, keepdims=True)
     return out.astype(x.dtype, copy=False)
 
 

@@ -154,6 +154,10 @@ def _nll_terms(target, weight, ignore_index, shape):
     """Per-sample weights w[t] (0 where ignored) and the targets made safe for indexing."""
     xp = get_xp(target)
     valid = target != ignore_index
+    if valid.all():  # the usual batch: nothing ignored, no masking to do
+        if weight is None:
+            return xp.ones(target.shape, np.float64), target
+        return weight.astype(np.float64)[target], target
     safe = xp.where(valid, target, 0)
     w = xp.ones(shape[1] if len(shape) > 1 else shape[0], np.float64) if weight is None \
         else weight.astype(np.float64)
@@ -169,33 +173,45 @@ def _pick(x, safe):
     xp = get_xp(x)
     if x.ndim == 1:
         return x[safe]
+    if x.ndim == 2:
+        return x[xp.arange(x.shape[0]), safe]
     return xp.take_along_axis(x, xp.expand_dims(safe, 1), axis=1).squeeze(1)
+
+
+def _mean_of(total, count):
+    """total / count, NaN when every sample is ignored (count 0), as torch gives."""
+    return total / count if count else total * math.nan
 
 
 def _nll_reduce(loss, wt, reduction, dtype):
     xp = get_xp(loss)
     if reduction == "none":
         return loss.astype(dtype)
-    total = xp.sum(loss)
+    total = loss.sum()
     if reduction == "sum":
         return xp.asarray(total, dtype=dtype)
-    with np.errstate(all="ignore"):
-        return xp.asarray(total / xp.sum(wt), dtype=dtype)
+    return xp.asarray(_mean_of(total, wt.sum()), dtype=dtype)
 
 
 def _nll_coeff(self, target, weight, ignore_index, reduction):
-    """d loss / d input (up to the upstream gradient): -w[t] / norm at the target classes."""
+    """d loss / d input (up to the upstream gradient): -w[t] / norm at the target classes,
+    zero elsewhere, in float64."""
     xp = get_xp(_arr(self))
     shape = _arr(self).shape
     wt, safe = _nll_terms(_arr(target), None if weight is None else _arr(weight), ignore_index,
                           shape)
-    if reduction == "mean":
-        with np.errstate(all="ignore"):
-            wt = wt / xp.sum(wt)
+    total = wt.sum()
+    if reduction == "mean" and total:  # (every sample ignored: torch's gradient is zero)
+        wt = wt / total
+    neg = 0.0 - wt  # (+0.0 where ignored, as torch has it, not -0.0)
     axis = _class_axis(len(shape))
+    if len(shape) <= 2:  # scatter -w[t] into zeros (no one-hot mask to build)
+        coeff = xp.zeros(shape, np.float64)
+        coeff[(xp.arange(shape[0]), safe) if len(shape) == 2 else safe] = neg
+        return coeff, axis
     onehot = xp.expand_dims(safe, axis) == xp.arange(shape[axis]).reshape(
         [-1 if i == axis else 1 for i in range(len(shape))])
-    return wt, onehot, axis
+    return onehot * xp.expand_dims(neg, axis), axis
 
 
 def _grad_per_sample(grad, reduction, axis):
@@ -212,13 +228,12 @@ def _as_like(array, like):
 def _nll_kernel(self, target, weight, reduction, ignore_index):
     target, weight = _arr(target), _arr(weight)
     wt, safe = _nll_terms(target, weight, ignore_index, self.shape)
-    loss = -_pick(self.astype(np.float64), safe) * wt
+    loss = 0.0 - _pick(self, safe).astype(np.float64) * wt  # (+0.0 where ignored)
     return _nll_reduce(loss, wt, reduction, self.dtype)
 
 
 def _nll_grad(grad, self, target, weight, reduction, ignore_index):
-    wt, onehot, axis = _nll_coeff(self, target, weight, ignore_index, reduction)
-    coeff = onehot * -get_xp(wt).expand_dims(wt, axis)
+    coeff, axis = _nll_coeff(self, target, weight, ignore_index, reduction)
     return _grad_per_sample(grad, reduction, axis) * _as_like(coeff, self)
 
 
@@ -274,6 +289,8 @@ def _sizes(t):
 
 def _check_targets(target, c, ignore_index):
     data = target._data
+    if not data.size or (data.min() >= 0 and data.max() < c):  # the usual case, two reductions
+        return
     bad = (data != ignore_index) & ((data < 0) | (data >= c))
     if bad.any():
         raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")

@@ -212,8 +212,12 @@ def _execute(task, root_nodes):
         if deps.get(fn, 0) == 0:
             push(heap, _entry(fn))
     prof = profiler_hook[0]
-    # The common case (no hooks, no captures, no profiler, no anomaly mode) runs inline.
-    plain = task.run is None and prof is None and not state.anomaly and task.batch is None
+    # The common case (no hooks, no profiler, no anomaly mode) runs inline; with inputs given
+    # (autograd.grad), for the nodes that run and whose gradients nobody captures.
+    plain = prof is None and not state.anomaly and task.batch is None
+    run = task.run
+    captures = task.captures
+    needed = task.useful if run is not None else None
     graph = task.graph
     retain = task.retain
     borrowed = task.borrowed
@@ -230,8 +234,9 @@ def _execute(task, root_nodes):
         else:
             break
         grads = buffers.pop(fn, None)
-        if plain and grads is not None and fn._apply_plain:
-            outs = fn._apply(grads, graph, None)
+        if plain and grads is not None and fn._apply_plain and (
+                run is None or (fn in run and fn not in captures)):
+            outs = fn._apply(grads, graph, needed)
             if not retain:
                 fn._release()
             if not graph:
