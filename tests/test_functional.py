@@ -187,7 +187,9 @@ def test_vectorized_jacobian_and_hessian_run_each_node_once(monkeypatch, create_
     f = _mlp(w1, b1, w2)
     fast = F.jacobian(f, x, vectorize=True, create_graph=create_graph)
     hess = F.hessian(lambda v: f(v).sum(), x, vectorize=True)
+    rev = ember.func.jacrev(f)(x)
     assert per_row == []
+    np.testing.assert_allclose(rev.numpy(), fast.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(fast.detach().numpy(), F.jacobian(f, x).numpy(), rtol=1e-12)
     np.testing.assert_allclose(hess.numpy(), F.hessian(lambda v: f(v).sum(), x).numpy(),
                                rtol=1e-12)
@@ -219,3 +221,20 @@ def test_batched_grad_errors():
     got = run(body, ember).error
     assert got[0] == "RuntimeError" and "If `is_grads_batched=True`" in got[1]
     assert "grad_output[0] has a shape of ember.Size([3, 1])" in got[1]
+
+
+def test_forward_mode_jacobian_is_one_batched_pass(monkeypatch):
+    """strategy="forward-mode" pushes every basis tangent through at once: an elementwise
+    function runs each op once, whatever the number of input elements."""
+    from ember.autograd import _batched_forward
+    calls = []
+    original = _batched_forward.op_jvp
+    monkeypatch.setattr(_batched_forward, "op_jvp",
+                        lambda op, *a: calls.append(op.name) or original(op, *a))
+    F = ember.autograd.functional
+    x = ember.tensor(np.linspace(-1, 1, 7))
+    f = lambda v: (v.sin() * v).exp() + v  # noqa: E731
+    fwd = F.jacobian(f, x, vectorize=True, strategy="forward-mode")
+    assert sorted(calls) == ["add", "exp", "mul", "sin"]
+    np.testing.assert_allclose(fwd.numpy(), F.jacobian(f, x).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ember.func.jacfwd(f)(x).numpy(), fwd.numpy(), rtol=1e-12)

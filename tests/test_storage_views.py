@@ -303,3 +303,16 @@ def test_views_that_may_not_be_rebased(case):
             u.add_(1)  # nothing recorded: allowed
             u.add_(lib.ones(4, requires_grad=True))
     same(body)
+
+
+def test_storage_offset_and_untyped_storage():
+    def body(torch):
+        x = torch.arange(12.).reshape(3, 4)
+        views = [x, x[1:, 2:], x.t()[2], x.view(-1)[5:], x.diagonal(), x[2, 3]]
+        shared = [v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+                  for v in views]
+        fresh = x.clone().untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+        return ([v.storage_offset() for v in views], shared, fresh,
+                [(len(v.untyped_storage()), v.untyped_storage().nbytes()) for v in views],
+                x.untyped_storage().element_size())
+    same(body)

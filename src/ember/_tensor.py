@@ -214,6 +214,17 @@ class Tensor:
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
 
+    def storage_offset(self) -> int:
+        """How many elements into its storage this tensor's first element is."""
+        from ._backend import data_address, storage_of
+        _, start, _ = storage_of(self._data)
+        return (data_address(self._data) - start) // self._data.itemsize
+
+    def untyped_storage(self):
+        """The memory this tensor views (shared with its views), as bytes."""
+        from ._storage import UntypedStorage
+        return UntypedStorage(self._data)
+
     def is_inference(self) -> bool:
         return self._is_inference
 

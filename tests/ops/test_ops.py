@@ -357,6 +357,57 @@ def test_ember_gradgradcheck_runs():
     assert ember.autograd.gradgradcheck(lambda t: t * t * t, (x,))
 
 
+def _jvp_forward(fn, xs, ts, batch=None):
+    """Output tangents of ``fn`` at ``xs`` along ``ts`` (a batch of them when ``batch``)."""
+    import contextlib
+
+    import ember.autograd.forward_ad as fwAD
+    from ember.autograd._batched_forward import batched_tangents
+    with fwAD.dual_level(), (batched_tangents(batch) if batch else contextlib.nullcontext()):
+        # (inputs that require grad: the sample's rebinder places its inputs by that flag)
+        outs = outputs(fn(*[fwAD.make_dual(x.detach().clone().requires_grad_(), t)
+                            for x, t in zip(xs, ts)]))
+        return [fwAD.unpack_dual(o).tangent for o in outs]
+
+
+def _jvp_reverse(fn, xs, ts):
+    """J t by reverse mode alone: the gradient of <vjp(u), t> w.r.t. u."""
+    xs = [x.detach().clone().requires_grad_() for x in xs]  # (in-place rows write into them)
+    outs = outputs(fn(*xs))
+    live = [o for o in outs if o.requires_grad]
+    us = [ember.zeros_like(o).requires_grad_() for o in live]
+    gs = ember.autograd.grad(live, xs, us, create_graph=True, allow_unused=True)
+    s = sum((g * t).sum() for g, t in zip(gs, ts) if g is not None)
+    jts = iter(ember.autograd.grad(s, us, allow_unused=True) if isinstance(s, ember.Tensor)
+               else [None] * len(us))
+    return [next(jts) if o.requires_grad else None for o in outs]
+
+
+@pytest.mark.parametrize("row,i,dt", cases("test_forward_ad", want=_diff))
+def test_forward_ad(row: OpInfo, i, dt):
+    """Forward mode: each op's JVP is J t as reverse mode computes it, and a batch of
+    tangents pushed through in one pass gives what one pass per tangent gives."""
+    sample, fn, diff = _gradcheck_sample(row, i, dt)
+    rng = np.random.default_rng(_seed(row.name, i, dt) + 2)
+    batch = 2
+    tans = [ember.tensor(rng.standard_normal((batch,) + tuple(x.shape))) for x in diff]
+    rows = [_jvp_forward(fn, diff, [t[b] for t in tans]) for b in range(batch)]
+    got = _jvp_forward(fn, diff, tans, batch)
+    want = _jvp_reverse(fn, diff, [t[0] for t in tans])
+    # (an empty input: torch's JVP of mean is NaN there, its reverse-mode derivative 0)
+    empty = any(x.numel() == 0 for x in diff)
+    for k, (g, w) in enumerate(zip(got, want)):
+        if w is None:
+            continue
+        for b in range(batch):
+            one = rows[b][k]
+            one = ember.zeros_like(w) if one is None else one
+            if b == 0 and not empty:
+                assert_close(one, w, dt, what=f"output {k}: forward vs reverse")
+            assert g is not None, f"output {k}: no batched tangent"
+            assert_close(g[b], one, dt, what=f"output {k}, row {b}: batched vs one pass")
+
+
 @pytest.mark.parametrize("row,i,dt", cases("test_gradgradcheck",
                                            want=lambda r: r.differentiable and r.gradgrad))
 def test_gradgradcheck(row: OpInfo, i, dt):

@@ -28,6 +28,7 @@ __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_du
 
 _current_level = -1
 _fwd_grad_enabled = [True]
+_batch = [None]  # tangents' leading batch dimension, in a batched pass (see _batched_forward)
 
 
 class _Level:
@@ -136,7 +137,8 @@ def make_dual(tensor, tangent, *, level=None):
     if _tangent_of(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
-    if tangent.shape != tensor.shape:
+    batch = _batch[0]
+    if tuple(tangent.shape) != (() if batch is None else (batch,)) + tuple(tensor.shape):
         raise RuntimeError("Trying to set a forward gradient that has a different size than "
                            "that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(tensor.shape)} while the given forward gradient is of "
@@ -201,7 +203,8 @@ def _tangent_of(t):
         base_tan = t._base._fw_grad
         if base_tan is not None:
             from .._ops.views import replay
-            tan = replay(t._view_chain, base_tan)
+            tan = (replay(t._view_chain, base_tan) if _batch[0] is None
+                   else _batched_forward.replay_view(t, base_tan))
             _set_tangent(t, tan)
     return tan
 
@@ -304,10 +307,17 @@ def _write_tangent_inplace(t, new):
 
 
 def _zeros_tangent(t):
-    return _wrap(np.zeros(t._data.shape, t._data.dtype))
+    batch = () if _batch[0] is None else (_batch[0],)
+    return _wrap(np.zeros(batch + t._data.shape, t._data.dtype))
 
 
 def _op_jvp(op, args, out, tangents):
+    if _batch[0] is not None:
+        return _batched_forward.op_jvp(op, args, out, tangents)
+    return _op_jvp_one(op, args, out, tangents)
+
+
+def _op_jvp_one(op, args, out, tangents):
     """The output tangent(s) of one op call, by its explicit rule, as a view, or derived."""
     if op.view:
         return _view_jvp(op, args, tangents)
@@ -437,10 +447,13 @@ def _function_jvp(cls, ctx, args, outputs):
                 for a, t in zip(args, tangents)]
     ctx._fw_saved = tuple(getattr(ctx, "_to_save_forward", ()) or ())
     try:
-        result = cls.jvp(ctx, *tangents)
+        if _batch[0] is None:
+            result = cls.jvp(ctx, *tangents)
+        else:  # a batch of tangents: the user's jvp sees one row at a time
+            result = _batched_forward.per_row(lambda row: cls.jvp(ctx, *row), tangents)
     finally:
         del ctx._fw_saved
-    if not isinstance(result, tuple):
+    if not isinstance(result, (tuple, list)):
         result = (result,)
     if len(result) != len(outputs):
         raise RuntimeError(f"{cls.__name__}.jvp returned an incorrect number of tangents "
@@ -453,3 +466,6 @@ def _function_jvp(cls, ctx, args, outputs):
                     copy.inplace(o._fw_grad, t)
             else:
                 _set_tangent(o, t)
+
+
+from . import _batched_forward  # noqa: E402  (builds on this module)

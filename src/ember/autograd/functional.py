@@ -250,8 +250,10 @@ def _construct_standard_basis_for(tensors, tensor_numels):
 
 
 def _jacfwd(func, inputs, strict=False, vectorize=False):
-    """The Jacobian by forward-mode AD: one JVP per input element (a column of J)."""
-    from .._ops.shape import stack
+    """The Jacobian by forward-mode AD: the JVPs of every input element (the columns of J),
+    pushed through ``func`` together as one batch of tangents."""
+    from .._creation import zeros
+    from ._batched_forward import batched_tangents
     if strict:
         raise RuntimeError('ember.autograd.functional.jacobian: `strict=True` and '
                            '`strategy="forward-mode"` are not supported together (yet). Please '
@@ -261,24 +263,22 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
                                   "Hessian isonly implemented for `vectorize=True`.")
     input_numels = tuple(inp.numel() for inp in inputs)
+    total = sum(input_numels)
     basis = _construct_standard_basis_for(inputs, input_numels)
-    columns, outputs, is_outputs_tuple = [], None, False
-    # NOTE: no vmap in ember: each basis tangent is pushed through func separately.
-    for row in range(sum(input_numels)):
-        with fwAD.dual_level():
-            duals = tuple(fwAD.make_dual(inp, b[row].view_as(inp))
-                          for inp, b in zip(inputs, basis))
-            is_outputs_tuple, dual_outputs = _as_tuple(func(*duals), "outputs")
-            primals, tangents = [], []
-            for out in dual_outputs:
-                primal, tangent = fwAD.unpack_dual(out)
-                primals.append(primal.detach())
-                tangents.append(zeros_like(primal) if tangent is None else tangent)
-        outputs = primals
-        columns.append(tangents)
+    # One forward pass carrying every basis tangent at once (a leading batch dimension).
+    with fwAD.dual_level(), batched_tangents(total):
+        duals = tuple(fwAD.make_dual(inp, b.view((total,) + tuple(inp.shape)))
+                      for inp, b in zip(inputs, basis))
+        is_outputs_tuple, dual_outputs = _as_tuple(func(*duals), "outputs")
+        outputs, tangents = [], []
+        for out in dual_outputs:
+            primal, tangent = fwAD.unpack_dual(out)
+            outputs.append(primal.detach())
+            tangents.append(zeros((total,) + tuple(primal.shape), dtype=primal.dtype)
+                            if tangent is None else tangent)
     jac = []
     for k, out in enumerate(outputs):
-        stacked = stack([col[k] for col in columns])  # (sum numels, *out.shape)
+        stacked = tangents[k]  # (sum numels, *out.shape)
         row = []
         for part, inp in zip(stacked.split(input_numels, dim=0), inputs):
             row.append(part.permute(*range(1, part.ndim), 0).reshape(

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import functools
 
-from .._creation import zeros_like
-from .._tensor import Tensor
+import numpy as np
+
+from .._creation import zeros, zeros_like
+from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
@@ -203,6 +205,14 @@ def _split_aux(output, has_aux, api):
     return output
 
 
+def _output_leaves(output, has_aux, api):
+    """``(output tensors, their structure, aux)`` of what a transformed function returned."""
+    output, aux = _split_aux(output, has_aux, api)
+    out_leaves, out_spec = _flatten(output)
+    _check_outputs(out_leaves, api)
+    return out_leaves, out_spec, aux
+
+
 # -- grad ---------------------------------------------------------------------------------------
 def grad_and_value(func, argnums=0, has_aux=False):
     """Return a function computing the gradient of ``func`` w.r.t. ``argnums`` and its value."""
@@ -253,10 +263,8 @@ def vjp(func, *primals, has_aux=False):
     create = _nested(leaves)
     with enable_grad():
         fresh = [_fresh(t) for t in leaves]
-        output = func(*_unflatten(fresh, spec))
-        output, aux = _split_aux(output, has_aux, _VJP)
-    out_leaves, out_spec = _flatten(output)
-    _check_outputs(out_leaves, _VJP)
+        out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(fresh, spec)), has_aux,
+                                                   _VJP)
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
         ct_leaves, ct_spec = _flatten(cotangents)
@@ -294,10 +302,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     _check_jvp_inputs(flat_t, "tangents")
     with fwAD.dual_level():
         duals = [fwAD.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
-        output = func(*_unflatten(duals, spec_p))
-        output, aux = _split_aux(output, has_aux, _JVP)
-        out_leaves, out_spec = _flatten(output)
-        _check_outputs(out_leaves, _JVP)
+        out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(duals, spec_p)), has_aux,
+                                                   _JVP)
         values, jvps = [], []
         for o in out_leaves:
             primal, tangent = fwAD.unpack_dual(o)
@@ -321,8 +327,8 @@ def _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec):
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """Return a function computing the Jacobian of ``func`` by reverse-mode AD (row by row)."""
-    from .._ops.shape import stack
+    """Return a function computing the Jacobian of ``func`` by reverse-mode AD: every row of
+    each output's block in one batched backward pass."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -333,25 +339,52 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         with enable_grad():
             fresh = [_fresh(t) for t in in_leaves]
             output = func(*_replace(args, nums, _unflatten(fresh, in_spec)), **kwargs)
-            output, aux = _split_aux(output, has_aux, _VJP)
-            out_leaves, out_spec = _flatten(output)
-            _check_outputs(out_leaves, _VJP)
+            out_leaves, out_spec, aux = _output_leaves(output, has_aux, _VJP)
             blocks = []
             for out in out_leaves:
-                flat = out.reshape(-1)
-                rows = [_grads([flat[j]], fresh, [None], create) for j in range(out.numel())]
-                blocks.append([_finish(stack([r[i] for r in rows]) if rows else
-                                       zeros_like(inp).reshape(-1)[:0], create)
-                               for i, inp in enumerate(fresh)])
+                rows = _rows_of_jacobian(out, fresh, create)  # one batched backward
+                blocks.append([_finish(r, create) for r in rows])
         jac = _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec)
         return (jac, _finish_tree(aux, create)) if has_aux else jac
     return wrapper
 
 
+def _rows_of_jacobian(out, inputs, create):
+    """d out / d input for each input, shaped ``(out.numel(), *input.shape)``: every row in
+    one batched backward pass (``grad(..., is_grads_batched=True)`` with the identity)."""
+    n = out.numel()
+    if n == 0 or not out.requires_grad:
+        return [zeros((n,) + tuple(inp.shape), dtype=inp.dtype) for inp in inputs]
+    eye = _wrap(np.eye(n, dtype=out._data.dtype).reshape((n,) + tuple(out.shape)))
+    gs = _autograd_grad([out], inputs, [eye], retain_graph=True, create_graph=create,
+                        allow_unused=True, is_grads_batched=True)
+    return [zeros((n,) + tuple(inp.shape), dtype=inp.dtype) if g is None else g
+            for g, inp in zip(gs, inputs)]
+
+
+def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_aux, create):
+    """The output tangents along every basis direction of input ``i``, in one forward pass
+    (a batch of tangents): ``(outputs' tangents (numel, *out.shape), outputs, aux)``."""
+    from ..autograd._batched_forward import batched_tangents
+    inp = in_leaves[i]
+    n = inp.numel()
+    basis = _wrap(np.eye(n, dtype=inp._data.dtype).reshape((n,) + tuple(inp.shape)))
+    with fwAD.dual_level(), batched_tangents(n):
+        leaves = list(in_leaves)
+        leaves[i] = fwAD.make_dual(inp, basis)
+        output = func(*_replace(args, nums, _unflatten(leaves, in_spec)), **kwargs)
+        out_leaves, out_spec, aux = _output_leaves(output, has_aux, _JVP)
+        tans = []
+        for o in out_leaves:
+            primal, tangent = fwAD.unpack_dual(o)
+            tans.append(zeros((n,) + tuple(primal.shape), dtype=primal.dtype)
+                        if tangent is None else _finish(tangent, create))
+    return tans, out_leaves, out_spec, aux
+
+
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """Return a function computing the Jacobian of ``func`` by forward-mode AD (column by
-    column)."""
-    from .._ops.shape import stack
+    """Return a function computing the Jacobian of ``func`` by forward-mode AD: for each
+    input, every column at once (one forward pass carrying a batch of tangents)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -359,28 +392,15 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)
         create = _nested(in_leaves)
-        columns = []  # columns[i][e] = output tangents for element e of input i
+        columns = []  # columns[i][o]: tangents of output o along input i's basis, batched
         aux = out_leaves = out_spec = None
         for i, inp in enumerate(in_leaves):
-            cols = []
-            for e in range(inp.numel()):
-                basis = zeros_like(inp).reshape(-1)
-                basis._data[e] = 1
-                with fwAD.dual_level():
-                    dual = fwAD.make_dual(inp, basis.reshape(tuple(inp.shape)))
-                    leaves = list(in_leaves)
-                    leaves[i] = dual
-                    output = func(*_replace(args, nums, _unflatten(leaves, in_spec)), **kwargs)
-                    output, aux = _split_aux(output, has_aux, _JVP)
-                    out_leaves, out_spec = _flatten(output)
-                    _check_outputs(out_leaves, _JVP)
-                    tans = []
-                    for o in out_leaves:
-                        primal, tangent = fwAD.unpack_dual(o)
-                        tans.append(zeros_like(primal) if tangent is None else
-                                    _finish(tangent, create))
-                cols.append(tans)
-            columns.append(cols)
+            if inp.numel() == 0:
+                columns.append(None)
+                continue
+            tans, out_leaves, out_spec, aux = _columns_of_jacobian(
+                func, args, kwargs, nums, in_leaves, in_spec, i, has_aux, create)
+            columns.append(tans)
         if out_leaves is None:  # no input elements: evaluate once for the output structure
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "jvp(f, primals, tangents)")
             out_leaves, out_spec = _flatten(output)
@@ -388,8 +408,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         for o, out in enumerate(out_leaves):
             row = []
             for i, inp in enumerate(in_leaves):
-                if columns[i]:
-                    row.append(stack([c[o] for c in columns[i]], dim=-1))
+                if columns[i] is not None:  # (numel, *out.shape) -> (*out.shape, numel)
+                    row.append(columns[i][o].movedim(0, -1))
                 else:
                     row.append(zeros_like(out).reshape(tuple(out.shape) + (0,)))
             blocks.append(row)
