@@ -291,7 +291,7 @@ def _compile_inplace(op):
              "            or self._is_inference):",
              f"        {general}",
              "    own = self._data",
-             "    if 0 in own.strides:",
+             "    if own.base is not None and 0 in own.strides:  # (an owner is never expanded)",
              f"        {general}"]
     if op.promote == FLOAT:
         lines += ["    if own.dtype.kind not in 'fc':", f"        {general}"]
