@@ -11,7 +11,7 @@ import math
 import warnings
 
 from .. import _dtype as D
-from .._backend import get_xp
+from .._backend import get_xp, is_array
 from .._tensor import Tensor, _wrap_dim
 from .pointwise import exp, sigmoid, tanh, where
 from .registry import op
@@ -522,6 +522,8 @@ def _sum_dim(x, dim):
     from .reduction import sum as sum_
     if x.ndim == 0:
         return x
+    if is_array(x) and x.dtype.itemsize >= 4:  # a raw float32/64 gradient (first order):
+        return x.sum(axis=dim, keepdims=True)  # the array's own reduction, as sum's kernel
     return sum_(x, dim, keepdim=True)
 
 

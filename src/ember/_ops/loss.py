@@ -151,12 +151,15 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 # -- nll and cross entropy -----------------------------------------------------------------------
 def _nll_terms(target, weight, ignore_index, shape):
-    """Per-sample weights w[t] (0 where ignored) and the targets made safe for indexing."""
+    """Per-sample weights w[t] (0 where ignored) and the targets made safe for indexing.
+
+    The weights are the number 1.0 when every sample counts once (no class weights, nothing
+    ignored): the usual batch then needs no weight arithmetic at all."""
     xp = get_xp(target)
     valid = target != ignore_index
     if valid.all():  # the usual batch: nothing ignored, no masking to do
         if weight is None:
-            return xp.ones(target.shape, np.float64), target
+            return 1.0, target
         return weight.astype(np.float64)[target], target
     safe = xp.where(valid, target, 0)
     w = xp.ones(shape[1] if len(shape) > 1 else shape[0], np.float64) if weight is None \
@@ -183,35 +186,39 @@ def _mean_of(total, count):
     return total / count if count else total * math.nan
 
 
-def _nll_reduce(loss, wt, reduction, dtype):
+def _total_weight(wt, safe):
+    return float(safe.size) if type(wt) is float else wt.sum()
+
+
+def _nll_reduce(loss, wt, safe, reduction, dtype):
     xp = get_xp(loss)
     if reduction == "none":
         return loss.astype(dtype)
     total = loss.sum()
     if reduction == "sum":
         return xp.asarray(total, dtype=dtype)
-    return xp.asarray(_mean_of(total, wt.sum()), dtype=dtype)
+    return xp.asarray(_mean_of(total, _total_weight(wt, safe)), dtype=dtype)
 
 
 def _nll_coeff(self, target, weight, ignore_index, reduction):
     """d loss / d input (up to the upstream gradient): -w[t] / norm at the target classes,
-    zero elsewhere, in float64."""
+    zero elsewhere (the weights in float64, the result in the input's dtype)."""
     xp = get_xp(_arr(self))
     shape = _arr(self).shape
     wt, safe = _nll_terms(_arr(target), None if weight is None else _arr(weight), ignore_index,
                           shape)
-    total = wt.sum()
+    total = _total_weight(wt, safe)
     if reduction == "mean" and total:  # (every sample ignored: torch's gradient is zero)
         wt = wt / total
     neg = 0.0 - wt  # (+0.0 where ignored, as torch has it, not -0.0)
     axis = _class_axis(len(shape))
     if len(shape) <= 2:  # scatter -w[t] into zeros (no one-hot mask to build)
-        coeff = xp.zeros(shape, np.float64)
+        coeff = xp.zeros(shape, _arr(self).dtype)
         coeff[(xp.arange(shape[0]), safe) if len(shape) == 2 else safe] = neg
         return coeff, axis
     onehot = xp.expand_dims(safe, axis) == xp.arange(shape[axis]).reshape(
         [-1 if i == axis else 1 for i in range(len(shape))])
-    return onehot * xp.expand_dims(neg, axis), axis
+    return onehot * (neg if type(neg) is float else xp.expand_dims(neg, axis)), axis
 
 
 def _grad_per_sample(grad, reduction, axis):
@@ -221,15 +228,19 @@ def _grad_per_sample(grad, reduction, axis):
 
 def _as_like(array, like):
     dt = _arr(like).dtype
-    a = array.astype(dt)
+    a = array.astype(dt, copy=False)
     return a if is_array(like) else _wrap(a)
 
 
 def _nll_kernel(self, target, weight, reduction, ignore_index):
     target, weight = _arr(target), _arr(weight)
     wt, safe = _nll_terms(target, weight, ignore_index, self.shape)
-    loss = 0.0 - _pick(self, safe).astype(np.float64) * wt  # (+0.0 where ignored)
-    return _nll_reduce(loss, wt, reduction, self.dtype)
+    picked = _pick(self, safe).astype(np.float64)
+    if type(wt) is float:
+        loss = -picked
+    else:  # torch skips ignored samples: +0.0 there (not -0.0)
+        loss = get_xp(picked).where(target != ignore_index, -(picked * wt), 0.0)
+    return _nll_reduce(loss, wt, safe, reduction, self.dtype)
 
 
 def _nll_grad(grad, self, target, weight, reduction, ignore_index):

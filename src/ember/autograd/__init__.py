@@ -8,9 +8,9 @@ import operator
 import warnings
 from collections.abc import Mapping
 
-from .._creation import ones_like
+from .._backend import get_xp
 from .._size import Size
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from . import graph
 from .engine import run_backward
 from .function import Function, FunctionCtx, NestedIOFunction, InplaceFunction, \
@@ -73,7 +73,8 @@ def _make_grads(outputs, grads):
                 if o.dtype.category != 2:
                     raise RuntimeError("grad can be implicitly created only for real scalar "
                                        f"outputs but got {o.dtype!r}")
-                out.append(ones_like(o))
+                data = o._data
+                out.append(_wrap(get_xp(data).ones(data.shape, data.dtype)))
             else:
                 out.append(None)
         else:
