@@ -416,7 +416,10 @@ class OpDef:
     def inplace(self, *args, **kwargs):
         if kwargs or len(args) != len(self.params):
             args = self.bind(args, kwargs)
-        return dispatch_inplace(self, args)
+        call = self.inplace_caller
+        if call is None:
+            call = self.inplace_caller = _compile_inplace(self)
+        return call(args)
 
 
 def _as_method(d, name):
@@ -1092,4 +1095,4 @@ def _save(node, op, args, results, snapshot, guarded):
 
 
 from . import views as _views  # noqa: E402  (views declares ops through this module)
-from .inplace import dispatch_inplace  # noqa: E402  (the in-place path builds on this one)
+from .inplace import _compile_inplace  # noqa: E402  (the in-place path builds on this one)
