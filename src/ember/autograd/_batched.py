@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._backend import get_xp
 from .graph import AccumulateGrad
 
 
@@ -54,7 +55,7 @@ def _stack_rows(task, fn, i, rows):
     if task.graph:
         from .._ops.shape import stack
         return stack(rows)
-    return np.stack(rows)
+    return get_xp(rows[0]).stack(rows)
 
 
 def _row(task, fn, i, g):
@@ -76,7 +77,8 @@ def validate(task, fn, i, g, shape):
     batch = task.batch
     if len(gshape) <= len(shape) or gshape[0] != batch:
         # a formula that gave the same gradient to every row (no batch dimension)
-        g = g.expand((batch,) + gshape) if task.graph else np.broadcast_to(g, (batch,) + gshape)
+        g = (g.expand((batch,) + gshape) if task.graph
+             else get_xp(g).broadcast_to(g, (batch,) + gshape))
         gshape = (batch,) + gshape
     inner = gshape[1:]
     if inner == shape:
