@@ -18,7 +18,7 @@ from .. import _dtype as D
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
 from ..autograd.graph import ERR_INFERENCE_INPLACE
-from .registry import (FLOAT, INPUT, SAME, _arrays, _guards, _saves_self,
+from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
                        broadcast_error, compute_dtype, record, scalar_array)
 
 _ndarray = np.ndarray
@@ -347,16 +347,35 @@ def _compile_inplace(op):
 def _snapshot_lines(op, general):
     """Generated lines handing the call to the general path when the node will save self
     (it then needs a copy of self from before the write); see ``_saves_self``."""
-    guards = _guards(op)
-    slots = [guards.get(j) for j, (kind, i) in enumerate(op.saved_spec)
-             if kind == INPUT and i == 0]
-    if None in slots:
+    guards = _self_guards(op)
+    if None in guards:
         return [f"        {general}"]
-    names = ["self" if k == 0 else f"a{k}" for k in sorted(set(slots))]
+    names = ["self" if k == 0 else f"a{k}" for k in sorted(set(guards))]
     conds = [f"(isinstance({a}, Tensor) and {a}._requires_grad)" for a in names]
     if not conds:
         return []
     return [f"        if {' or '.join(conds)}:", f"            {general}"]
+
+
+def _self_guards(op):
+    """For each slot in which ``op``'s node saves self: the input that must require grad for
+    it to be saved (None: always saved). Recomputed when the op's formulas change."""
+    cached = op.__dict__.get("self_slots")
+    if cached is None or cached[0] is not op.saved_spec:
+        guards = _guards(op)
+        cached = op.self_slots = (op.saved_spec, [guards.get(j) for j, (kind, i)
+                                                  in enumerate(op.saved_spec)
+                                                  if kind == INPUT and i == 0])
+    return cached[1]
+
+
+def _saves_self(op, args):
+    """Whether an in-place call's node will save self (then a copy from before the write is
+    needed): ``mul_`` by a number or by a tensor that does not require grad does not."""
+    for k in _self_guards(op):
+        if k is None or (isinstance(args[k], Tensor) and args[k]._requires_grad):
+            return True
+    return False
 
 
 def _write_lines(op, xs):

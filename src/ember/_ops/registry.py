@@ -33,7 +33,7 @@ from .. import _dtype as D
 from .._backend import as_array, is_array
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
-from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_INPLACE, ERR_INFERENCE_SAVE, NO_EDGE,
+from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE,
                               Node, grad_accumulator, unpack_input, unpack_output)
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
@@ -908,21 +908,6 @@ def _guards(op):
     if guards is None:
         guards = op.save_guards = _save_guards(op)
     return guards
-
-
-def _saves_self(op, args):
-    """Whether an in-place call's node will save self (then a copy from before the write is
-    needed): ``mul_`` by a number or by a tensor that does not require grad does not."""
-    slots = op.__dict__.get("self_slots")
-    if slots is None or slots[0] is not op.saved_spec:  # (re)computed when formulas change
-        guards = _guards(op)
-        slots = op.self_slots = (op.saved_spec, [guards.get(j) for j, (kind, i)
-                                                  in enumerate(op.saved_spec)
-                                                  if kind == INPUT and i == 0])
-    for k in slots[1]:
-        if k is None or (isinstance(args[k], Tensor) and args[k]._requires_grad):
-            return True
-    return False
 
 
 def _save_guards(op):

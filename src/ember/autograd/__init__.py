@@ -107,17 +107,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     run_backward(tensors, grads, retain, create_graph, inputs=inputs)
 
 
-def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-                  materialize_grads):
-    """``grad(..., is_grads_batched=True)``: the first dimension of every grad_output indexes
-    a batch of vector-Jacobian products, computed in one backward pass (see _batched) and
-    stacked in the results."""
-    outputs = _as_tuple(outputs)
-    grad_outputs = _grads_tuple(grad_outputs, len(outputs))
-    _check_counts(outputs, grad_outputs)
-    if any(g is None for g in grad_outputs):  # nothing batched to run: torch's errors
-        return _grad_rows(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                          allow_unused, materialize_grads)
+def _batch_size(outputs, grad_outputs):
+    """The batch size of ``grad(..., is_grads_batched=True)``: the first dimension of every
+    grad_output, the rest being its output's shape (torch's errors otherwise)."""
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got "
@@ -130,34 +122,18 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                 f"detected: grad_output[{i}] has a shape of {Size(tuple(g.shape)[1:])!r} and "
                 f"output[{i}] has a shape of {o.shape!r}. If you only want some tensors in "
                 "`grad_output` to be considered batched, consider using vmap.")
-    sizes = {g.shape[0] for g in grad_outputs}
-    if len(sizes) > 1:
+    sizes = [g.shape[0] for g in grad_outputs]
+    if len(set(sizes)) > 1:
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
-                         f"dimension, got sizes {[g.shape[0] for g in grad_outputs]} for the "
-                         "mapped dimension")
-    inputs_t = _inputs_tuple(inputs, "grad")
-    if len(inputs_t) == 0:
-        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    create_graph = bool(operator.index(create_graph))
-    retain = create_graph if retain_graph is None else bool(retain_graph)
-    batch = sizes.pop()
-    result = run_backward(
-        outputs, grad_outputs, retain, create_graph, inputs=inputs_t, capture=True,
-        allow_unused=allow_unused, batch=batch,
-        unbatched=lambda: _grad_rows(outputs, inputs, grad_outputs, retain_graph,
-                                     create_graph, allow_unused, materialize_grads))
-    if materialize_grads:
-        from .._creation import zeros
-        result = tuple(zeros((batch,) + tuple(i.shape), dtype=i.dtype,
-                             requires_grad=create_graph) if r is None else r
-                       for r, i in zip(result, inputs_t))
-    return result
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    return sizes[0]
 
 
 def _grad_rows(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                materialize_grads):
     """A batched ``grad`` as one backward pass per row: for graphs whose hooks must see each
-    example's gradient on its own."""
+    example's gradient on its own (and for torch's errors when a grad_output is None)."""
+    from .._creation import zeros_like
     from .._ops.shape import stack
     n = grad_outputs[0].shape[0] if grad_outputs[0] is not None else 1
     rows = []
@@ -166,8 +142,6 @@ def _grad_rows(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_
         rows.append(grad(outputs, inputs, tuple(None if g is None else g[b]
                                                 for g in grad_outputs), retain, create_graph,
                          allow_unused=allow_unused, materialize_grads=materialize_grads))
-    from .._creation import zeros_like
-    inputs = _inputs_tuple(inputs, "grad")
     return tuple(None if all(r[k] is None for r in rows) else
                  stack([zeros_like(inputs[k]) if r[k] is None else r[k] for r in rows])
                  for k in range(len(inputs)))
@@ -175,7 +149,10 @@ def _grad_rows(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple (no ``.grad``)."""
+    """The gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple (no ``.grad``).
+
+    ``is_grads_batched=True``: the first dimension of every grad_output indexes a batch of
+    vector-Jacobian products, computed in one backward pass (see _batched.py) and stacked."""
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads="
                          "True, but got: allow_unused=False.")
@@ -185,24 +162,36 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
                       "To accumulate gradient for other parts of the graph, please use "
                       "ember.autograd.backward.", FutureWarning, stacklevel=2)
-    if is_grads_batched:
-        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                             allow_unused, materialize_grads)
     create_graph = bool(operator.index(create_graph))
     outputs = _as_tuple(outputs)
     inputs_t = _inputs_tuple(inputs, "grad")
     if len(inputs_t) == 0:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _grads_tuple(grad_outputs, len(outputs))
-    grads = _make_grads(outputs, grad_outputs)
-    _check_counts(outputs, grad_outputs)
     retain = create_graph if retain_graph is None else bool(retain_graph)
-    result = run_backward(outputs, grads, retain, create_graph, inputs=inputs_t, capture=True,
-                          allow_unused=allow_unused)
+    lead = ()
+    if is_grads_batched:
+        _check_counts(outputs, grad_outputs)
+
+        def rows():
+            return _grad_rows(outputs, inputs_t, grad_outputs, retain_graph, create_graph,
+                              allow_unused, materialize_grads)
+        if any(g is None for g in grad_outputs):
+            result = rows()
+        else:
+            lead = (_batch_size(outputs, grad_outputs),)
+            result = run_backward(outputs, grad_outputs, retain, create_graph, inputs=inputs_t,
+                                  capture=True, allow_unused=allow_unused, batch=lead[0],
+                                  unbatched=rows)
+    else:
+        grads = _make_grads(outputs, grad_outputs)
+        _check_counts(outputs, grad_outputs)
+        result = run_backward(outputs, grads, retain, create_graph, inputs=inputs_t,
+                              capture=True, allow_unused=allow_unused)
     if materialize_grads:
-        from .._creation import zeros_like
-        result = tuple(zeros_like(i, requires_grad=create_graph) if g is None else g
-                       for g, i in zip(result, inputs_t))
+        from .._creation import zeros
+        result = tuple(zeros(lead + tuple(i.shape), dtype=i.dtype, requires_grad=create_graph)
+                       if g is None else g for g, i in zip(result, inputs_t))
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), result))
     return result

@@ -83,11 +83,8 @@ def validate(task, fn, i, g, shape):
     inner = gshape[1:]
     if inner == shape:
         return g
-    from .engine import _expandable
-    if not _expandable(shape, inner):
-        raise RuntimeError(
-            f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-            f"{list(inner)} but expected shape compatible with {list(shape)}")
+    from .engine import check_expandable
+    check_expandable(fn, i, shape, inner)
     lead = len(inner) - len(shape)
     axes = tuple(range(1, 1 + lead)) + tuple(
         1 + lead + k for k, s in enumerate(shape) if s == 1 and inner[lead + k] != 1)

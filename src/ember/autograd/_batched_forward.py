@@ -93,7 +93,7 @@ def _elementwise_jvp(op, args, out, tangents):
     from .._ops.shape import expand
     shape = (fwAD._batch[0],) + tuple(out._data.shape)
     total = None
-    for (i,), fn, env_idx in op.formulas:
+    for (i,), fn, _ in op.formulas:
         tan = tangents[i]
         if tan is None:
             continue
@@ -101,7 +101,7 @@ def _elementwise_jvp(op, args, out, tangents):
         if lead:
             tan = tan.reshape((shape[0],) + (1,) * lead + tuple(tan._data.shape[1:]))
         wide = expand(tan, shape)
-        r = fn(wide, *[_value(op, op.saved_names[j], args, out) for j in env_idx])
+        r = fn(wide, *fwAD._rule_args(fn, op, args, out))
         if isinstance(r, Tensor):
             if r is wide:  # an identity formula (clone): the tangent must be the output's own
                 r = r.clone()
@@ -111,12 +111,3 @@ def _elementwise_jvp(op, args, out, tangents):
     if tuple(total._data.shape) != shape:
         total = expand(total, shape).contiguous()
     return total if total._data.dtype == out._data.dtype else total.to(out.dtype)
-
-
-def _value(op, name, args, out):
-    """What a formula parameter named ``name`` receives, from the call itself."""
-    if name == "result":
-        return out
-    if name in op.index:
-        return args[op.index[name]]
-    return fwAD._shape(args[op.index[name[:-6]]])  # "<input>_shape"

@@ -479,10 +479,7 @@ def _validate_one(task, fn, i, g):
     shape, dt = meta
     gshape = g._data.shape if task.graph else g.shape
     if gshape != shape:
-        if not _expandable(shape, gshape):
-            raise RuntimeError(
-                f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-                f"{list(gshape)} but expected shape compatible with {list(shape)}")
+        check_expandable(fn, i, shape, gshape)
         from .._ops.reduction import sum_to
         g = sum_to(g, shape)
     return _cast(task, g, dt)
@@ -498,6 +495,14 @@ def _cast(task, g, dt):
 def _dtype_of(npdtype):
     from .. import _dtype as D
     return D._BY_NP[npdtype]
+
+
+def check_expandable(fn, i, shape, gshape):
+    """torch's error for a gradient that no broadcasting of its input's shape gives."""
+    if not _expandable(shape, gshape):
+        raise RuntimeError(
+            f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+            f"{list(gshape)} but expected shape compatible with {list(shape)}")
 
 
 def _expandable(shape, gshape):

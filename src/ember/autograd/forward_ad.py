@@ -353,6 +353,7 @@ _RULE_PARAMS = {}
 
 
 def _rule_args(fn, op, args, out):
+    """What the parameters of a rule or formula (after its first) receive, from the call."""
     names = _RULE_PARAMS.get(fn)
     if names is None:
         import inspect
