@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy
 
+from ._allocator import tune_glibc_malloc
+
+tune_glibc_malloc()
 ndarray = numpy.ndarray
 _cupy = None
 

@@ -1,0 +1,45 @@
+"""ember's glibc malloc thresholds: applied at import on glibc, skipped on request."""
+import os
+import platform
+import resource
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ember._backend import _allocator
+
+glibc = pytest.mark.skipif(sys.platform != "linux" or platform.libc_ver()[0] != "glibc",
+                           reason="glibc on Linux only")
+
+
+def _faults_of_repeated_allocations():
+    """Page faults per round of allocating and freeing a few 2 MiB arrays."""
+    def one_round():
+        a = [np.ones(1 << 19, np.float32) for _ in range(4)]
+        return sum(float(x[-1]) for x in a)
+    one_round()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        one_round()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 20
+
+
+@glibc
+def test_thresholds_keep_freed_buffers_for_the_next_step():
+    if os.environ.get("EMBER_MALLOC_TUNING") in ("0", "off", "false"):
+        pytest.skip("switched off for this run")
+    assert _allocator.tuned
+    # 4 arrays of 2 MiB are 2,048 pages: untuned, glibc faults most of them in again each round.
+    assert _faults_of_repeated_allocations() < 100
+
+
+@glibc
+def test_environment_variable_leaves_glibc_alone():
+    code = ("import ember._backend._allocator as a, sys; sys.exit(0 if not a.tuned else 3)")
+    env = dict(os.environ, EMBER_MALLOC_TUNING="0")
+    assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0
+    env["EMBER_MALLOC_TUNING"] = "1"
+    code = code.replace("not a.tuned", "a.tuned")
+    assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0
