@@ -362,3 +362,49 @@ def test_embedding_double_backward_node_is_torchs():
         g, = lib.autograd.grad((y ** 2).sum(), w, create_graph=True)
         return y.grad_fn.name(), g.grad_fn.name(), g
     assert same(body).error is None
+
+
+def _exact(t):
+    """Values with the sign of zero and NaN positions made visible (for bit-exact checks)."""
+    a = t.detach().numpy()
+    return np.nan_to_num(a, nan=7.0), np.signbit(a), np.isnan(a)
+
+
+def test_large_relu_and_where_masks_match_torch_bit_for_bit():
+    # From 4,096 elements on, where(mask, grad, 0) takes a bitwise path: the sign of zero, NaN
+    # and infinities must come out as torch's where() writes them.
+    torch = pytest.importorskip("torch")
+    rs = np.random.RandomState(0)
+    x = rs.randn(64, 100).astype(np.float32)
+    g = rs.randn(64, 100).astype(np.float32)
+    g[::7] = np.nan
+    g[1::7] = -0.0
+    g[2::7] = -np.inf
+    for dt in ("float32", "float64"):
+        outs = []
+        for lib in (torch, ember):
+            xt = lib.tensor(x.astype(dt), requires_grad=True)
+            gt = lib.tensor(g.astype(dt))
+            xt.relu().backward(gt)
+            c = lib.tensor(x > 0)
+            outs.append([_exact(v) for v in (xt.grad, lib.where(c, gt, 0), lib.where(c, 0, gt),
+                                             lib.where(c, gt, -0.0), lib.where(c, 0.0, gt))])
+        for t_parts, e_parts in zip(*outs):
+            for a, b in zip(t_parts, e_parts):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_tiled_max_pool_matches_torch_with_ties():
+    # Non-overlapping windows run a knockout between kernel offsets: ties must go to the first.
+    def body(lib):
+        F = lib.nn.functional
+        rs = np.random.RandomState(1)
+        out = []
+        for shape, k in (((4, 3, 26, 26), 2), ((2, 3, 7, 9), 3), ((2, 2, 6, 7), (2, 3)),
+                         ((1, 2, 5, 5), 5), ((1, 1, 3, 3), 1)):
+            x = lib.tensor(np.round(rs.randn(*shape)).clip(0, None).astype(np.float32),
+                           requires_grad=True)
+            y, idx = F.max_pool2d(x, k, return_indices=True)
+            out.append((y, idx, lib.autograd.grad((y * y).sum(), x)))
+        return out
+    assert same(body).error is None

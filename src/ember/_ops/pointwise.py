@@ -3,9 +3,12 @@ from __future__ import annotations
 
 __all__ = ['abs', 'add', 'cos', 'div', 'eq', 'exp', 'ge', 'gt', 'le', 'log', 'lt', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'pow', 'reciprocal', 'relu', 'rsub', 'sigmoid', 'sign', 'sin', 'sqrt', 'sub', 'tanh', 'where']
 
+import math
+
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import masked_or_zero
 from .._tensor import Tensor
 from .registry import FLOAT, NONE, op
 
@@ -573,7 +576,29 @@ def _where_check(condition, self, other):
 
 @op("where", elementwise=True, tensors=3, node="WhereBackward0", promote_from=1, check=_where_check)
 def _where(condition, self, other):
+    # A gradient masked with 0 (ReLU's, where's own): see masked_or_zero for why, and why
+    # only from a few thousand elements on (below that its extra calls cost more).
+    if type(condition) is np.ndarray and condition.size >= 4096:
+        out = None
+        if type(self) is np.ndarray and _is_plus_zero(other, self.dtype):
+            out = masked_or_zero(condition, self, keep=True)
+        elif type(other) is np.ndarray and _is_plus_zero(self, other.dtype):
+            out = masked_or_zero(condition, other, keep=False)
+        if out is not None:
+            return out
     return np.where(condition, self, other)
+
+
+def _is_plus_zero(x, dtype):
+    """x is a Python zero, or a 0-d zero of ``dtype``, without a sign bit (so that where()
+    would neither promote nor write a -0.0)."""
+    t = type(x)
+    if t is int:
+        return x == 0
+    if t is float:
+        return x == 0 and math.copysign(1.0, x) > 0
+    return (t is np.ndarray and x.ndim == 0 and x.dtype == dtype and x == 0
+            and not np.signbit(x))
 
 
 @_where.grad("self")
