@@ -43,7 +43,7 @@ from ._ops.normalization import *  # noqa: F401,F403
 from ._ops.random import *  # noqa: F401,F403
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
-from . import autograd, nn
+from . import autograd
 
 clip = clamp
 concat = concatenate = cat
@@ -116,7 +116,7 @@ def set_num_threads(n) -> None:
     """Accepted for compatibility: NumPy's BLAS decides its own threading."""
 
 
-_SUBMODULES = ("cuda", "profiler", "utils", "optim", "func", "linalg", "datasets")
+_SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets")
 
 
 def __getattr__(name):

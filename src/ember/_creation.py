@@ -24,11 +24,19 @@ class Generator:
     def __init__(self, device="cpu"):
         self.device = _Device(device)
         self._seed = _DEFAULT_SEED
-        self._rng = np.random.default_rng(self._seed)
+        self._stream = None
+
+    @property
+    def _rng(self):
+        # NOTE: made on first use: importing numpy.random is a tenth of ember's import time.
+        rng = self._stream
+        if rng is None:
+            rng = self._stream = np.random.default_rng(self._seed & 0xFFFFFFFFFFFFFFFF)
+        return rng
 
     def manual_seed(self, seed):
         self._seed = int(seed)
-        self._rng = np.random.default_rng(self._seed & 0xFFFFFFFFFFFFFFFF)
+        self._stream = None
         return self
 
     def seed(self):

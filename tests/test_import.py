@@ -1,4 +1,4 @@
-"""ember's glibc malloc thresholds: applied at import on glibc, skipped on request."""
+"""Process-level behaviour of `import ember`: glibc malloc thresholds, what loads lazily."""
 import os
 import platform
 import resource
@@ -43,3 +43,20 @@ def test_environment_variable_leaves_glibc_alone():
     env["EMBER_MALLOC_TUNING"] = "1"
     code = code.replace("not a.tuned", "a.tuned")
     assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0
+
+
+def test_import_leaves_heavy_modules_for_first_use():
+    # `import ember` stays fast: nn, optim and numpy.random load when first touched.
+    code = ("import sys, ember\n"
+            "heavy = ('ember.nn', 'ember.optim', 'numpy.random')\n"
+            "assert not [m for m in heavy if m in sys.modules], sorted(sys.modules)\n"
+            "ember.manual_seed(0)\n"
+            "assert 'numpy.random' not in sys.modules\n"
+            "a = ember.rand(2)\n"
+            "ember.manual_seed(0)\n"
+            "assert ember.equal(a, ember.rand(2))\n"
+            "assert ember.nn.Linear(2, 1)(a).shape == (1,)\n"
+            "from ember import nn, optim\n"
+            "assert nn is ember.nn and 'ember.optim' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
