@@ -274,6 +274,10 @@ class OpDef:
         self.name = name
         self.aten = aten or f"aten::{name}"
         self.params, self.defaults = _parameters(kernel)
+        # {number of positional args: the defaults that complete them}, for calls that leave
+        # out trailing defaulted params (x + y is add(x, y) without alpha): no bind() then.
+        self.tails = {k: tuple(self.defaults[k:]) for k in range(len(self.params))
+                      if all(v is not _MISSING for v in self.defaults[k:])}
         self.index = {p: i for i, p in enumerate(self.params)}
         if self.params and self.params[0] == "self":
             self.index.setdefault("input", 0)
@@ -410,7 +414,20 @@ class OpDef:
 
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != len(self.params):
-            args = self.bind(args, kwargs)
+            tail = None if kwargs else self.tails.get(len(args))
+            args = self.bind(args, kwargs) if tail is None else args + tail
+        # NOTE: the two commonest calls, done here as dispatch would do them (one call less
+        # per op): a Tensor op with its generated path ready, and a backward formula's op on
+        # one array (cos(self) in sin's derivative).
+        if self.n_tensors:
+            t = type(args[0])
+            if t is Tensor:
+                call = self.caller
+                if call is not None and forward_hook[0] is None and profiler_hook[0] is None:
+                    return call(args)
+            elif t is _ndarray and self.n_tensors == 1 and self.n_outputs == 1:
+                out = self.kernel(*args)
+                return out if type(out) is _ndarray else as_array(out)
         return dispatch(self, args)
 
     def inplace(self, *args, **kwargs):
@@ -426,10 +443,12 @@ def _as_method(d, name):
     """A Tensor method for op ``d``: ``self`` is a Tensor, so unless a forward-AD level or the
     profiler is active the call goes straight to the op's generated Tensor path."""
     n = len(d.params)
+    tails = d.tails
 
     def method(*args, **kwargs):
         if kwargs or len(args) != n:
-            args = d.bind(args, kwargs)
+            tail = None if kwargs else tails.get(len(args))
+            args = d.bind(args, kwargs) if tail is None else args + tail
         if forward_hook[0] is None and profiler_hook[0] is None:
             call = d.caller
             if call is not None:
