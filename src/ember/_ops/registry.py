@@ -466,6 +466,8 @@ def _quiet(kernel):
     microsecond, more than a small kernel itself. Backward passes run under one errstate.
     """
     def quiet_kernel(*args):
+        if state.quiet:
+            return kernel(*args)
         with np.errstate(all="ignore"):
             return kernel(*args)
     quiet_kernel._ember_parameters = _parameters(kernel)

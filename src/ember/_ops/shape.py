@@ -274,7 +274,11 @@ def _expand(self, size):
                 f"The expanded size of the tensor ({s}) must match the existing size "
                 f"({self.shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: "
                 f"{list(size)}.  Tensor sizes: {list(self.shape)}")
-    out = np.broadcast_to(self, tuple(target))
+    target = tuple(target)
+    out = _broadcast_view(self, target)
+    if out is not None:
+        return out  # as writable as self (see below)
+    out = np.broadcast_to(self, target)
     if self.flags.writeable:
         # NOTE: writable, as torch's expanded views are: the few in-place ops torch allows on
         # them (fill_, zero_, masked_fill_, index_put_) write through; the others are refused
@@ -294,9 +298,30 @@ def _(grad):
     return grad  # the engine sums the batch of rows to self's shape
 
 
+def _broadcast_view(a, target):
+    """``a`` broadcast to ``target`` (a valid broadcast) as a view on its buffer, or None
+    when ``a`` is not a C-contiguous NumPy array.
+
+    NOTE: strides 0 where it broadcasts, in one ndarray() call: a tenth of the cost of
+    broadcast_to (and of as_strided, which the writable case would need on top).
+    """
+    if type(a) is not np.ndarray or not a.flags.c_contiguous:
+        return None
+    lead = len(target) - a.ndim
+    strides = (0,) * lead + tuple(st if n == t else 0 for n, t, st in
+                                  zip(a.shape, target[lead:], a.strides))
+    return np.ndarray(target, a.dtype, a, 0, strides)
+
+
 def expand(self, *size):
     size = _shape_arg(size)
-    if not isinstance(self, Tensor):
+    if not isinstance(self, Tensor):  # a first-order formula's gradient (sum's)
+        if len(size) >= self.ndim and all(
+                n in (1, t) and t >= 0 for n, t in zip(self.shape, size[len(size) - self.ndim:])):
+            out = _broadcast_view(self, size)
+            if out is not None:
+                out.flags.writeable = False  # as broadcast_to gives it: a gradient to read
+                return out
         return np.broadcast_to(self, size)
     return _expand(self, size)
 

@@ -72,15 +72,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             g = g._data
             task.borrowed.add(id(g))
         _add_to_buffer(task, fn, nr, g)
-    prev = state.grad_enabled
+    prev, prev_quiet = state.grad_enabled, state.quiet
     state.grad_enabled = bool(create_graph)
     try:
         # NOTE: one errstate for the whole pass: formulas may divide by zero where torch is
         # silent (e.g. at a kink), and entering errstate per op would cost more than the op.
         with np.errstate(all="ignore"):
+            state.quiet = True
             _execute(task, [e[0] for e in root_edges])
     finally:
-        state.grad_enabled = prev
+        state.grad_enabled, state.quiet = prev, prev_quiet
     if capture:
         return _captured_results(task, inputs, allow_unused)
     return None
