@@ -125,11 +125,14 @@ def _plan_inputs(task, inputs, capture):
     order = _topological(task.useful, task.deps)
     useful, run = set(), set()
     for fn in reversed(order):
-        if any(n in useful for n, _ in fn._next if n is not None):
-            run.add(fn)
-            useful.add(fn)
-        elif fn in targets:
-            useful.add(fn)
+        for n, _ in fn._next:
+            if n in useful:  # (None never is)
+                run.add(fn)
+                useful.add(fn)
+                break
+        else:
+            if fn in targets:
+                useful.add(fn)
     if not capture:  # backward(inputs=...): the inputs' own AccumulateGrad nodes run
         run.update(fn for fn in targets if isinstance(fn, AccumulateGrad))
     task.useful = useful
