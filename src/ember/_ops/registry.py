@@ -274,8 +274,7 @@ class OpDef:
         self.name = name
         self.aten = aten or f"aten::{name}"
         self.params, self.defaults = _parameters(kernel)
-        # {number of positional args: the defaults that complete them}, for calls that leave
-        # out trailing defaulted params (x + y is add(x, y) without alpha): no bind() then.
+        # {number of positional args: the defaults that complete them} (see bind)
         self.tails = {k: tuple(self.defaults[k:]) for k in range(len(self.params))
                       if all(v is not _MISSING for v in self.defaults[k:])}
         self.index = {p: i for i, p in enumerate(self.params)}
@@ -394,7 +393,11 @@ class OpDef:
 
     # -- calling -----------------------------------------------------------------------------
     def bind(self, args, kwargs):
-        """Full positional argument tuple from a call's args and kwargs."""
+        """Full positional arguments (a tuple or list) from a call's args and kwargs."""
+        if not kwargs:
+            tail = self.tails.get(len(args))
+            if tail is not None:  # trailing defaults left out (x + y: add without alpha)
+                return args + tail
         n = len(self.params)
         if len(args) > n:
             raise TypeError(f"{self.name}() takes {n} positional arguments but {len(args)} "
@@ -414,8 +417,7 @@ class OpDef:
 
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != len(self.params):
-            tail = None if kwargs else self.tails.get(len(args))
-            args = self.bind(args, kwargs) if tail is None else args + tail
+            args = self.bind(args, kwargs)
         # NOTE: the two commonest calls, done here as dispatch would do them (one call less
         # per op): a Tensor op with its generated path ready, and a backward formula's op on
         # one array (cos(self) in sin's derivative).
@@ -443,12 +445,10 @@ def _as_method(d, name):
     """A Tensor method for op ``d``: ``self`` is a Tensor, so unless a forward-AD level or the
     profiler is active the call goes straight to the op's generated Tensor path."""
     n = len(d.params)
-    tails = d.tails
 
     def method(*args, **kwargs):
         if kwargs or len(args) != n:
-            tail = None if kwargs else tails.get(len(args))
-            args = d.bind(args, kwargs) if tail is None else args + tail
+            args = d.bind(args, kwargs)
         if forward_hook[0] is None and profiler_hook[0] is None:
             call = d.caller
             if call is not None:

@@ -122,37 +122,30 @@ def _plan_inputs(task, inputs, capture):
             task.captures.setdefault(fn, []).append((nr, slot, t))
         targets.add(fn)
     task.captured = [None] * len(inputs)
-    order = _topological(task.useful, task.deps)
-    useful, run = set(), set()
-    for fn in reversed(order):
-        for n, _ in fn._next:
-            if n in useful:  # (None never is)
+    # Walk back from the inputs along reversed edges: a node runs when one of its children
+    # leads to an input (a target that is also an interior node runs only then, too).
+    parents = {}
+    for fn in task.useful:
+        for nxt, _ in fn._next:
+            if nxt is not None:
+                found = parents.get(nxt)
+                if found is None:
+                    parents[nxt] = [fn]
+                else:
+                    found.append(fn)
+    useful, run = set(targets), set()
+    stack = list(targets)
+    while stack:
+        for fn in parents.get(stack.pop(), ()):
+            if fn not in run:
                 run.add(fn)
-                useful.add(fn)
-                break
-        else:
-            if fn in targets:
-                useful.add(fn)
+                if fn not in useful:
+                    useful.add(fn)
+                    stack.append(fn)
     if not capture:  # backward(inputs=...): the inputs' own AccumulateGrad nodes run
         run.update(fn for fn in targets if isinstance(fn, AccumulateGrad))
     task.useful = useful
     task.run = run
-
-
-def _topological(nodes, deps):
-    remaining = dict(deps)
-    ready = [n for n in nodes if remaining.get(n, 0) == 0]
-    order = []
-    while ready:
-        fn = ready.pop()
-        order.append(fn)
-        for nxt, _ in fn._next:
-            if nxt is None:
-                continue
-            remaining[nxt] -= 1
-            if remaining[nxt] == 0:
-                ready.append(nxt)
-    return order
 
 
 def _add_to_buffer(task, fn, nr, g):
