@@ -735,7 +735,12 @@ def _compile_caller(op):
     if op.differentiable:
         cond = " or ".join(f"(isinstance(a{k}, Tensor) and a{k}._requires_grad)"
                            for k in range(n))
-        lines += [f"        if {cond}:", "            record(op, args, (res,))"]
+        # record() written out for the usual case (its recorder made, no anomaly mode, no
+        # saved tensor hooks)
+        lines += [f"        if {cond}:", "            rec = op.recorder",
+                  "            if rec is None or state.anomaly or state.saved_hooks:",
+                  "                record(op, args, (res,))", "            else:",
+                  "                rec(args, (res,), None)"]
     else:
         lines.append("        pass")
     lines += ["    elif state.inference:", "        res._is_inference = True", "    return res"]
@@ -858,6 +863,7 @@ def _mark_views(op, args, results):
 
 
 def _edge(t):
+    # (the generated recorders have this written out: see _compile_recorder)
     if t._base is not None:
         _views.refresh(t)
     fn = t._grad_fn
@@ -865,24 +871,6 @@ def _edge(t):
         return (fn, t._output_nr)
     if t._requires_grad:
         return (grad_accumulator(t), 0)
-    return NO_EDGE
-
-
-def _edge_saved(t):
-    """``_edge`` for an input the node saves, which must not be an inference tensor.
-
-    NOTE: the check sits on the no-edge path only (an inference tensor never requires grad
-    outside inference mode), so inputs that require grad pay nothing for it.
-    """
-    if t._base is not None:
-        _views.refresh(t)
-    fn = t._grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    if t._requires_grad:
-        return (grad_accumulator(t), 0)
-    if t._is_inference:
-        raise RuntimeError(ERR_INFERENCE_SAVE)
     return NO_EDGE
 
 
@@ -965,10 +953,22 @@ def _compile_recorder(op):
     saved_inputs = {i for j, (kind, i) in enumerate(op.saved_spec)
                     if kind == INPUT and j not in guards}
     for k in range(op.n_tensors):
-        edge = "_edge_saved" if k in saved_inputs else "_edge"
+        # _edge written out; an input the node saves may not be an inference tensor
+        # (checked on the no-edge path only: such a tensor never requires grad)
+        no_edge = ([f"            if a{k}._is_inference:",
+                    "                raise RuntimeError(ERR_INFERENCE_SAVE)"]
+                   if k in saved_inputs else [])
         lines += [f"    a{k} = args[{k}]",
                   f"    if isinstance(a{k}, Tensor):",
-                  f"        e{k} = {edge}(a{k})",
+                  f"        if a{k}._base is not None:",
+                  f"            refresh(a{k})",
+                  f"        fn = a{k}._grad_fn",
+                  "        if fn is not None:",
+                  f"            e{k} = (fn, a{k}._output_nr)",
+                  f"        elif a{k}._requires_grad:",
+                  f"            e{k} = (grad_accumulator(a{k}), 0)",
+                  "        else:"] + no_edge + [
+                  f"            e{k} = NO_EDGE",
                   f"        d{k} = a{k}._data",
                   f"        m{k} = (d{k}.shape, d{k}.dtype)",
                   "    else:",
@@ -1002,8 +1002,9 @@ def _compile_recorder(op):
         lines += ["    if r._data.dtype.kind in 'fc':", "        r._grad_fn = node",
                   "        r._output_nr = 0", "        r._requires_grad = True"]
     lines += ["    return node"]
-    scope = {"node_cls": op.node_cls, "Tensor": Tensor, "_edge": _edge, "NO_EDGE": NO_EDGE,
-             "_edge_saved": _edge_saved, "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE,
+    scope = {"node_cls": op.node_cls, "Tensor": Tensor, "NO_EDGE": NO_EDGE,
+             "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
+             "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE,
              "_sequence": _sequence, "_shape_of": _shape_of}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["recorder"]
@@ -1011,7 +1012,7 @@ def _compile_recorder(op):
 
 def _save_input_lines(j, i, guard, edge_checked):
     """Recorder lines saving input ``i`` in slot ``j`` (only if input ``guard`` has an edge,
-    when it is not None). ``edge_checked``: _edge_saved already refused an inference tensor."""
+    when it is not None). ``edge_checked``: the edge code already refused an inference tensor."""
     src = "snapshot if snapshot is not None else args[0]" if i == 0 else f"args[{i}]"
     body = [f"s{j} = {src}",
             f"if isinstance(s{j}, Tensor):",
