@@ -74,7 +74,9 @@ def _make_grads(outputs, grads):
                     raise RuntimeError("grad can be implicitly created only for real scalar "
                                        f"outputs but got {o.dtype!r}")
                 data = o._data
-                out.append(_wrap(get_xp(data).ones(data.shape, data.dtype)))
+                one = get_xp(data).empty(data.shape, data.dtype)
+                one.fill(1)  # (two C calls: np.ones is a Python function around them)
+                out.append(_wrap(one))
             else:
                 out.append(None)
         else:

@@ -257,7 +257,10 @@ def _execute(task, root_nodes):
             g = outs[i] if outs is not None else None
             if g is not None:
                 m = meta[i]
-                if graph or type(g) is not ndarray or (
+                if graph:  # a Tensor: validate only a shape or dtype that is not its input's
+                    if m is not None and (g._data.shape != m[0] or g._data.dtype != m[1]):
+                        g = _validate(task, fn, i, g)
+                elif type(g) is not ndarray or (
                         m is not None and (g.shape != m[0] or g.dtype != m[1])):
                     g = _validate(task, fn, i, g)
                 buf = buffers.get(child)
