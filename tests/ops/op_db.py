@@ -471,6 +471,11 @@ _unary_rows("log", np.log, domain=(0.1, 3.0))
 _unary_rows("sin", np.sin)
 _unary_rows("cos", np.cos)
 _unary_rows("tanh", np.tanh)
+row("tanh_backward", PW.tanh_backward, lambda torch: torch.ops.aten.tanh_backward,
+    [PW.tanh_backward],
+    lambda m: [S("same", m(2, 3), m(2, 3)), S("bcast_row", m(2, 3), m(3)),
+               S("0dims", m(), m())],
+    np_ref=lambda g, y: g * (1 - y * y), public=False)
 _unary_rows("sigmoid", lambda x: 1 / (1 + np.exp(-x)), domain=(-4.0, 4.0),
             extra=lambda m: [S("large", m.arr([-30.0, 0.0, 30.0]) if m.floating else
                                 m.arr([-30, 0, 30]))])

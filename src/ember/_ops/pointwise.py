@@ -493,7 +493,24 @@ def tanh(self):
 
 @tanh.grad("self")
 def _(grad, result):
-    return grad * (1 - result * result)
+    return tanh_backward(grad, result)
+
+
+# NOTE: tanh's gradient as one op, as torch has it: with create_graph it records one node
+# (TanhBackwardBackward0) instead of three, and a double backward runs one instead of three.
+@op("tanh_backward", elementwise=True, tensors=2, node="TanhBackwardBackward0")
+def tanh_backward(grad_output, output):
+    return grad_output * (1 - output * output)
+
+
+@tanh_backward.grad("grad_output")
+def _(grad, output):
+    return tanh_backward(grad, output)
+
+
+@tanh_backward.grad("output")
+def _(grad, grad_output, output):
+    return grad * (-2 * output * grad_output)
 
 
 @tanh.jvp("self")

@@ -420,14 +420,15 @@ class OpDef:
             args = self.bind(args, kwargs)
         # NOTE: the two commonest calls, done here as dispatch would do them (one call less
         # per op): a Tensor op with its generated path ready, and a backward formula's op on
-        # one array (cos(self) in sin's derivative).
+        # arrays (cos(self) in sin's derivative, tanh_backward(grad, result) in tanh's).
         if self.n_tensors:
             t = type(args[0])
             if t is Tensor:
                 call = self.caller
                 if call is not None and forward_hook[0] is None and profiler_hook[0] is None:
                     return call(args)
-            elif t is _ndarray and self.n_tensors == 1 and self.n_outputs == 1:
+            elif t is _ndarray and self.n_outputs == 1 and (
+                    self.n_tensors == 1 or (self.n_tensors == 2 and type(args[1]) is _ndarray)):
                 out = self.kernel(*args)
                 return out if type(out) is _ndarray else as_array(out)
         return dispatch(self, args)
