@@ -1,0 +1,23 @@
+"""The benchmark suite's smoke run (small sizes, seconds): it runs, its results are correct,
+and its figures appear at the end of the test session's output. Times are never asserted."""
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+RUN = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
+REPORT = pytest.StashKey[str]()
+
+
+def test_smoke_benchmark_runs_and_checks_its_results(request):
+    done = subprocess.run([sys.executable, str(RUN), "--smoke"], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| W")]
+    assert [r.split("|")[1].split()[0] for r in rows] == ["W1", "W2", "W3", "W4", "W4", "W5",
+                                                          "W6"]
+    # the last column checks each workload's loss and gradients against the NumPy floor
+    checked = [r for r in rows if "memory" not in r]
+    assert all(r.rstrip(" |").endswith("ok") for r in checked), done.stdout
+    request.config.stash[REPORT] = done.stdout  # printed by conftest's terminal summary
