@@ -314,16 +314,16 @@ def _broadcast_view(a, target):
 
 
 def expand(self, *size):
-    size = _shape_arg(size)
-    if not isinstance(self, Tensor):  # a first-order formula's gradient (sum's)
-        if len(size) >= self.ndim and all(
-                n in (1, t) and t >= 0 for n, t in zip(self.shape, size[len(size) - self.ndim:])):
-            out = _broadcast_view(self, size)
-            if out is not None:
-                out.flags.writeable = False  # as broadcast_to gives it: a gradient to read
-                return out
-        return np.broadcast_to(self, size)
-    return _expand(self, size)
+    if not isinstance(self, Tensor):  # a first-order formula's gradient
+        if (type(self) is np.ndarray and self.ndim == 0 and len(size) == 1
+                and type(size[0]) is tuple):
+            # sum's, given its input's shape: one number everywhere, as a stride-0 view
+            size = size[0]
+            out = np.ndarray(size, self.dtype, self, 0, (0,) * len(size))
+            out.flags.writeable = False  # as broadcast_to gives it: a gradient to read
+            return out
+        return np.broadcast_to(self, _shape_arg(size))
+    return _expand(self, _shape_arg(size))
 
 
 Tensor.expand = expand
