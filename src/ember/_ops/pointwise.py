@@ -256,6 +256,8 @@ def int_pow(base, exponent):
 @op("pow", elementwise=True, node="PowBackward0", quiet=True, method=("pow", "__pow__"),
     promote=NONE)
 def pow_scalar(self, exponent):
+    if self.dtype.kind == "f" and (type(exponent) is float or type(exponent) is int):
+        return self ** exponent  # a Python number never promotes a float tensor
     x = with_scalars(self, exponent)
     if x.dtype.kind in "iub" and not isinstance(exponent, (float, np.floating)):
         if exponent < 0 and x.dtype.kind != "b":
