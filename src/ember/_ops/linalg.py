@@ -37,7 +37,7 @@ def _check_mm(self, mat2):
     if self._data.dtype != mat2._data.dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                            f"{_c_name(self._data)} != {_c_name(mat2._data)}")
-    (n, k), (k2, m) = self.shape, mat2.shape
+    (n, k), (k2, m) = self._data.shape, mat2._data.shape
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
 
@@ -85,9 +85,9 @@ def _check_mv(self, vec):
         n = _name(vec._data)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {n}, "
                            f"{_name(self._data)}, and {n}")
-    if self.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({self.shape[0]}), mat "
-                           f"({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})")
+    (n, k), (k2,) = self._data.shape, vec._data.shape
+    if k != k2:
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({k2})")
 
 
 @op("mv", tensors=2, promote=NONE, method=True, check=_check_mv)
@@ -376,7 +376,8 @@ def matmul(input, other):  # noqa: A002 - torch's name
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         return np.matmul(input, other)
     a, b = input, other
-    da, db = a.ndim, b.ndim
+    da = a._data.ndim if isinstance(a, Tensor) else np.ndim(a)
+    db = b._data.ndim if isinstance(b, Tensor) else np.ndim(b)
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{da}D and {db}D")
