@@ -3,7 +3,10 @@ them without asserting any time)."""
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    from test_benchmark_smoke import REPORT
+    try:
+        from test_benchmark_smoke import REPORT
+    except ImportError:  # tests/ not importable by name (e.g. --import-mode=importlib)
+        return
     report = config.stash.get(REPORT, None)
     if report:
         terminalreporter.write_sep("=", "benchmark smoke run (figures only, not checked)")
