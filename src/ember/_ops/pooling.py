@@ -141,7 +141,7 @@ def _tiled_max(xp, x, ks, out):
     best, arg = entrants[0]
     offsets = np.array([a * w + b for a, b in np.ndindex(*ks)], np.int64)
     corners = (np.arange(out[0]) * (ks[0] * w)).reshape(-1, 1) + np.arange(out[1]) * ks[1]
-    if not isinstance(arg, np.ndarray):  # a 1x1 kernel: no rounds were played
+    if isinstance(arg, np.uint8):  # a 1x1 kernel: no rounds were played
         best = best.copy()
         arg = xp.full(best.shape, arg)
     return best, xp.asarray(offsets)[arg] + xp.asarray(corners)
