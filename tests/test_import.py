@@ -1,7 +1,6 @@
 """Process-level behaviour of `import ember`: glibc malloc thresholds, what loads lazily."""
 import os
 import platform
-import resource
 import subprocess
 import sys
 
@@ -16,6 +15,7 @@ glibc = pytest.mark.skipif(sys.platform != "linux" or platform.libc_ver()[0] != 
 
 def _faults_of_repeated_allocations():
     """Page faults per round of allocating and freeing a few 2 MiB arrays."""
+    import resource  # (POSIX only, as the tests using it)
     def one_round():
         a = [np.ones(1 << 19, np.float32) for _ in range(4)]
         return sum(float(x[-1]) for x in a)
