@@ -31,6 +31,9 @@ def with_scalars(self, *scalars, floating=False):
     inputs of the node (``pow(x, 1.5)``, ``clamp(x, 0.5)``, ``fmod(x, 2.5)``): torch's node
     for them has one input, so the registry cannot promote them.
     """
+    if self.dtype.kind == "f" and all(type(s) is float or type(s) is int or s is None
+                                      for s in scalars):
+        return self  # a Python int or float never promotes a float tensor
     key = ((D._BY_NP[self.dtype], D.DIM),) + tuple(
         (D.scalar_dtype(s), D.SCALAR) for s in scalars if s is not None)
     dt = D.result_type_of(key)
@@ -256,8 +259,6 @@ def int_pow(base, exponent):
 @op("pow", elementwise=True, node="PowBackward0", quiet=True, method=("pow", "__pow__"),
     promote=NONE)
 def pow_scalar(self, exponent):
-    if self.dtype.kind == "f" and (type(exponent) is float or type(exponent) is int):
-        return self ** exponent  # a Python number never promotes a float tensor
     x = with_scalars(self, exponent)
     if x.dtype.kind in "iub" and not isinstance(exponent, (float, np.floating)):
         if exponent < 0 and x.dtype.kind != "b":

@@ -589,13 +589,6 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
 def dispatch(op, args):
     """Run ``op`` on ``args``: raw arrays straight to the kernel, Tensors through autograd."""
     n = op.n_tensors
-    if n == 1 and type(args[0]) is _ndarray:
-        # NOTE: the common call of a first-order backward formula (cos(self) in sin's
-        # derivative): one array, so nothing to promote and no Tensor to look for.
-        out = op.kernel(*args)
-        if op.n_outputs == 1:
-            return out if type(out) is _ndarray else as_array(out)
-        return tuple(as_array(o) for o in out)
     for a in args[:n]:
         if isinstance(a, Tensor):
             break

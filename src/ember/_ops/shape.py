@@ -318,6 +318,7 @@ def expand(self, *size):
         if (type(self) is np.ndarray and self.ndim == 0 and len(size) == 1
                 and type(size[0]) is tuple):
             # sum's, given its input's shape: one number everywhere, as a stride-0 view
+            # (no strides to work out, so not _broadcast_view: half the cost on this hot path)
             size = size[0]
             out = np.ndarray(size, self.dtype, self, 0, (0,) * len(size))
             out.flags.writeable = False  # as broadcast_to gives it: a gradient to read
