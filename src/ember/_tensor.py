@@ -420,10 +420,11 @@ class Tensor:
     def retain_grad(self):
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is None or self._retains_grad:
+        fn = self.grad_fn  # (a view's history regenerated first)
+        if fn is None or self._retains_grad:
             return
         self._retains_grad = True
-        self._grad_fn._retain(self._output_nr, self)
+        fn._retain(self._output_nr, self)
 
     @property
     def retains_grad(self) -> bool:

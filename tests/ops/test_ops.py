@@ -378,8 +378,9 @@ def _jvp_reverse(fn, xs, ts):
     us = [ember.zeros_like(o).requires_grad_() for o in live]
     gs = ember.autograd.grad(live, xs, us, create_graph=True, allow_unused=True)
     s = sum((g * t).sum() for g, t in zip(gs, ts) if g is not None)
-    jts = iter(ember.autograd.grad(s, us, allow_unused=True) if isinstance(s, ember.Tensor)
-               else [None] * len(us))
+    # (a constant s: every gradient is a constant, zeros_like(grad) for floor or sign)
+    jts = iter(ember.autograd.grad(s, us, allow_unused=True)
+               if isinstance(s, ember.Tensor) and s.requires_grad else [None] * len(us))
     return [next(jts) if o.requires_grad else None for o in outs]
 
 

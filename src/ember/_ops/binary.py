@@ -43,6 +43,7 @@ from .pointwise import (
     require_tensor,
     where,
     with_scalars,
+    zero_gradient,
 )
 from .registry import FLOAT, NONE, op
 from .unary import isnan
@@ -102,12 +103,12 @@ def div_mode(self, other, rounding_mode):
 @div_mode.grad("self")
 def _(grad, other, rounding_mode):
     # NOTE: rounded quotients are piecewise constant: zero, as torch's zeros_like.
-    return grad / other if rounding_mode is None else grad * 0
+    return grad / other if rounding_mode is None else zero_gradient(grad)
 
 
 @div_mode.grad("other")
 def _(grad, self, other, rounding_mode):
-    return -grad * self / (other * other) if rounding_mode is None else grad * 0
+    return -grad * self / (other * other) if rounding_mode is None else zero_gradient(grad)
 
 
 _UNSET = object()
@@ -294,12 +295,19 @@ def atan2(self, other):
 
 @atan2.grad("self")
 def _(grad, self, other):
-    return grad * other / (self * self + other * other)
+    return grad * other * _atan2_recip(self, other)
 
 
 @atan2.grad("other")
 def _(grad, self, other):
-    return grad * -self / (self * self + other * other)
+    return grad * -self * _atan2_recip(self, other)
+
+
+def _atan2_recip(self, other):
+    """1 / (self² + other²), and 0 where that is 1 / 0: torch's gradient of atan2 at the
+    origin is a (signed) zero, not NaN."""
+    denom = self * self + other * other
+    return where(denom == 0, 0.0, 1 / denom)
 
 
 arctan2 = atan2
@@ -397,8 +405,7 @@ def _(grad, self, result):
 
 @_copysign_tensor.grad("other")
 def _(grad):
-    # NOTE: a constant zero (torch's zeros_like): grad * 0 would carry a NaN of grad along.
-    return where(isnan(grad), 0.0, 0.0)
+    return zero_gradient(grad)
 
 
 @op("copysign", elementwise=True, node="CopysignBackward1", promote=NONE)

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
-from ..autograd.graph import ERR_INFERENCE_INPLACE
+from ..autograd.graph import ERR_INFERENCE_INPLACE, move_retained_grad
 from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
                        broadcast_error, compute_dtype, record, scalar_array)
 
@@ -168,11 +168,14 @@ def _inplace_call(op, args, recording):
             np.copyto(self._data, out, casting="unsafe")
     self._bump_version()
     if recording:
+        old_fn, old_nr = self._grad_fn, self._output_nr
         node = record(op, args, (self,), snapshot)
         if op.unpack_plan:
             _unbump_saved_inputs(node, op, self._vc)
         if self._base is not None:
             _views.rebase_view(self, node)
+        if self._retains_grad:
+            move_retained_grad(self, old_fn, old_nr)
     return self
 
 
@@ -327,7 +330,10 @@ def _compile_inplace(op):
               "    else:",
               "        vc[0] += 1",
               "    if recording:",
-              "        node = record(op, args, (self,), None)"]
+              "        old_fn, old_nr = self._grad_fn, self._output_nr",
+              "        node = record(op, args, (self,), None)",
+              "        if self._retains_grad:",
+              "            move_retained_grad(self, old_fn, old_nr)"]
     if n == 2 and op.unpack_plan:
         lines += ["        if isinstance(a1, Tensor) and a1._vc is self._vc:",
                   "            _unbump_saved_inputs(node, op, self._vc)"]
@@ -337,6 +343,7 @@ def _compile_inplace(op):
              "may_share_memory": np.may_share_memory, "scalar_array": scalar_array,
              "_LEAF_INPLACE": _LEAF_INPLACE, "record": record,
              "_unbump_saved_inputs": _unbump_saved_inputs, "np": np,
+             "move_retained_grad": move_retained_grad,
              "broadcast_error": broadcast_error,
              "_check_inplace_shape": _check_inplace_shape, "ndarray": np.ndarray}
     # The code is generated from the op's own declaration; named so warnings can skip it.

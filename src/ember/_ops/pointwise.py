@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import masked_or_zero
-from .._tensor import Tensor
+from .._backend import get_xp, masked_or_zero
+from .._tensor import Tensor, _wrap
 from .registry import FLOAT, NONE, op
 
 
@@ -17,6 +17,15 @@ from .registry import FLOAT, NONE, op
 def scalar_name(array) -> str:
     """torch's name of an array's dtype in its messages ('Float', 'Long', 'Bool')."""
     return D._BY_NP[array.dtype].scalar_name
+
+
+def zero_gradient(grad):
+    """torch's ``zeros_like(grad)``, the gradient of a piecewise-constant function (floor,
+    sign, fill_, ...): zero also where ``grad`` is NaN or inf, which ``grad * 0`` would carry
+    along. A constant: in a ``create_graph`` pass it records nothing."""
+    if isinstance(grad, Tensor):
+        return _wrap(get_xp(grad._data).zeros_like(grad._data))
+    return get_xp(grad).zeros_like(grad)
 
 
 def not_implemented(kernel, array):
@@ -265,21 +274,28 @@ def pow_scalar(self, exponent):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if x.dtype.kind == "b":  # bool ** bool: computed in int64, True where nonzero
             return (self.astype(np.int64) ** int(exponent)).astype(np.bool_)
+    if exponent == -0.5 and x.dtype.kind == "f":
+        # NOTE: torch computes this power as rsqrt (NumPy's ** already takes sqrt for 0.5):
+        # -inf at -0.0 and NaN at -inf, where C's pow gives inf and 0. sqrt's gradient,
+        # 0.5 * x ** -0.5, is -inf at -0.0 in torch for that reason.
+        return 1 / get_xp(x).sqrt(x)
     return x ** exponent
 
 
 @pow_scalar.grad("self")
 def _(grad, self, exponent):
     if exponent == 0:
-        return grad * 0
-    return grad * (self ** (exponent - 1) * exponent)
+        return zero_gradient(grad)
+    # NOTE: pow_scalar, not ``**``: on raw arrays ``**`` is NumPy's, which computes x ** -0.5
+    # as pow where torch takes rsqrt (see the kernel).
+    return grad * (pow_scalar(self, exponent - 1) * exponent)
 
 
 @pow_scalar.jvp("self")
 def _(self_t, self, exponent):
     if exponent == 0:
         return self_t * 0
-    return self_t * (self ** (exponent - 1) * exponent)
+    return self_t * (pow_scalar(self, exponent - 1) * exponent)
 
 
 @op("pow", elementwise=True, node="PowBackward1", tensors=2, quiet=True)
@@ -584,7 +600,7 @@ def sign(self):
 
 @sign.grad("self")
 def _(grad):
-    return grad * 0
+    return zero_gradient(grad)
 
 
 def _where_check(condition, self, other):
@@ -674,7 +690,7 @@ def fill(self, value):
 
 @fill.grad("self")
 def _(grad):
-    return grad * 0
+    return zero_gradient(grad)
 
 
 @fill.grad("value")
@@ -690,7 +706,7 @@ def zero(self):
 
 @zero.grad("self")
 def _(grad):
-    return grad * 0
+    return zero_gradient(grad)
 
 
 @op("copy", elementwise=True, tensors=2, promote=NONE, inplace="copy_", node="CopyBackwards")
@@ -700,7 +716,7 @@ def copy(self, src, non_blocking=False):
 
 @copy.grad("self")
 def _(grad):
-    return grad * 0
+    return zero_gradient(grad)
 
 
 @copy.grad("src")

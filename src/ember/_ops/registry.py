@@ -33,8 +33,8 @@ from .. import _dtype as D
 from .._backend import as_array, is_array
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
-from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE,
-                              Node, grad_accumulator, unpack_input, unpack_output)
+from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
+                              grad_accumulator, unpack_data_output, unpack_input, unpack_output)
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
 
@@ -87,7 +87,7 @@ class OpNode(Node):
             elif op.diff_outputs is None or op.diff_outputs[idx]:
                 env[j] = unpack_output(self, idx, saved[j], vers[j], as_tensors)
             else:  # e.g. the indices of max(dim): data, never part of the graph
-                env[j] = _wrap(saved[j][0]) if as_tensors else saved[j][0]
+                env[j] = unpack_data_output(saved[j], vers[j], as_tensors)
         return env
 
     def _unpack_hooked(self, as_tensors):
@@ -113,7 +113,7 @@ class OpNode(Node):
             return value
         if op.diff_outputs is None or op.diff_outputs[idx]:
             return unpack_output(self, idx, value, version, as_tensors)
-        return _wrap(value[0]) if as_tensors else value[0]
+        return unpack_data_output(value, version, as_tensors)
 
     def _register_saved_hooks(self, j, hooks, _store=None):
         """``grad_fn._raw_saved_<name>.register_hooks(pack, unpack)``: pack slot ``j`` now."""
@@ -150,7 +150,12 @@ class OpNode(Node):
         env = self._unpack(graph) if op.saved_spec else ()
         nxt = self._next
         outs = [None] * len(nxt)
-        g = grads[0] if op.n_outputs == 1 else tuple(self._materialize(grads, graph))
+        if op.n_outputs == 1:
+            g = grads[0]
+        elif op.undefined_grads:  # the formulas skip outputs that got no gradient
+            g = tuple(grads)
+        else:
+            g = tuple(self._materialize(grads, graph))
         for inputs, fn, env_idx in formulas or op.formulas:
             if len(inputs) == 1:
                 child = nxt[inputs[0]][0]
@@ -267,6 +272,7 @@ class OpDef:
     ufunc = None  # see op()
     quiet = False
     elementwise = False  # see op()
+    undefined_grads = False  # see op()
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check):
@@ -547,7 +553,7 @@ def _camel(name):
 def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiable=True,
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
        check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
-       elementwise=False):
+       elementwise=False, undefined_grads=False):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``method=True`` (or a name or tuple of names) also makes Tensor methods; ``inplace=True``
@@ -560,6 +566,9 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     into self directly. ``elementwise=True``: each output element depends on the input
     elements at its (broadcast) position only, and so do the formulas: they work unchanged on
     gradients with extra leading dimensions, and a batched backward runs them once per batch.
+    ``undefined_grads=True`` (several outputs): formulas get None for an output that received
+    no gradient, instead of zeros, as torch's do where a zero would not be neutral (the
+    standard deviation's gradient of one element is 0/0).
     """
     def declare(kernel):
         opname = name or kernel.__name__
@@ -572,6 +581,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.ufunc = ufunc
         d.quiet = quiet
         d.elementwise = elementwise
+        d.undefined_grads = undefined_grads
         REGISTRY[opname] = d
         methods = (opname,) if method is True else (method if isinstance(method, tuple)
                                                     else ((method,) if method else ()))

@@ -16,6 +16,7 @@ from .._backend import get_xp
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.graph import ERR_INFERENCE_INPLACE
+from .pointwise import zero_gradient
 from .registry import NONE, op
 
 # -- reshaping ---------------------------------------------------------------------------------
@@ -668,7 +669,7 @@ def fill_with_tensor(self, value):
 
 @fill_with_tensor.grad("self")
 def _(grad):
-    return grad * 0
+    return zero_gradient(grad)
 
 
 @fill_with_tensor.grad("value")
@@ -861,7 +862,10 @@ def stack(tensors, dim=0, *, out=None):
 @op("unbind", view=True, promote=NONE, outputs=-1, method=True)
 def unbind(self, dim=0):
     d = _wrap_dim(dim, self.ndim)
-    return tuple(np.moveaxis(self, d, 0))
+    moved = np.moveaxis(self, d, 0)
+    # NOTE: moved[i, ...], not iteration: iterating a 1-D array gives NumPy scalars (copies),
+    # and every output must be a view of self, as in torch.
+    return tuple(moved[i, ...] for i in range(moved.shape[0]))
 
 
 @unbind.grad("self")
@@ -917,7 +921,9 @@ def chunk(input, chunks, dim=0):
     step = -(-size // chunks) if chunks > 0 else 0
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " f"{chunks}")
-    return split(input, max(step, 1), dim) if size else split(input, [0], dim)
+    if size == 0:  # torch: `chunks` empty pieces
+        return split_with_sizes(input, [0] * chunks, dim)
+    return split(input, step, dim)
 
 
 Tensor.split = split

@@ -96,18 +96,20 @@ def _(grad, self, result, dim, correction, keepdim):
     return _var_backward(_std_grad(grad, result), self, dim, correction, keepdim)
 
 
-@op("var_mean", promote=NONE, node="VarMeanBackward0", outputs=2)
+@op("var_mean", promote=NONE, node="VarMeanBackward0", outputs=2, undefined_grads=True)
 def _var_mean(self, dim=None, correction=1, keepdim=False):
     return _moments(self, dim, correction, keepdim, "var_mean")
 
 
 @_var_mean.grad("self")
 def _(grads, self, dim, correction, keepdim):
-    return (_var_backward(grads[0], self, dim, correction, keepdim)
-            + _mean_backward(grads[1], self.shape, dim, keepdim))
+    gvar, gmean = grads
+    return _sum_defined(
+        None if gvar is None else _var_backward(gvar, self, dim, correction, keepdim),
+        None if gmean is None else _mean_backward(gmean, self.shape, dim, keepdim))
 
 
-@op("std_mean", promote=NONE, node="StdMeanBackward0", outputs=2)
+@op("std_mean", promote=NONE, node="StdMeanBackward0", outputs=2, undefined_grads=True)
 def _std_mean(self, dim=None, correction=1, keepdim=False):
     var, mean = _moments(self, dim, correction, keepdim, "std_mean")
     return get_xp(var).sqrt(var), mean
@@ -115,8 +117,17 @@ def _std_mean(self, dim=None, correction=1, keepdim=False):
 
 @_std_mean.grad("self")
 def _(grads, self, result0, dim, correction, keepdim):
-    return (_var_backward(_std_grad(grads[0], result0), self, dim, correction, keepdim)
-            + _mean_backward(grads[1], self.shape, dim, keepdim))
+    gstd, gmean = grads
+    return _sum_defined(
+        None if gstd is None else _var_backward(_std_grad(gstd, result0), self, dim,
+                                                correction, keepdim),
+        None if gmean is None else _mean_backward(gmean, self.shape, dim, keepdim))
+
+
+def _sum_defined(a, b):
+    """The sum of the gradient terms of the outputs that received one (the other output's
+    term is left out, not taken at a zero gradient: at one element it would be 0/0)."""
+    return b if a is None else a if b is None else a + b
 
 
 def _correction(name, dim, unbiased, keepdim, correction):

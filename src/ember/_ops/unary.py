@@ -65,6 +65,7 @@ from .pointwise import (
     sin,
     where,
     with_scalars,
+    zero_gradient,
 )
 from .registry import FLOAT, NONE, op
 
@@ -91,7 +92,7 @@ def sgn(self):
 
 @sgn.grad("self")
 def _(grad):
-    return grad * 0  # real inputs: sgn is piecewise constant
+    return zero_gradient(grad)  # real inputs: sgn is piecewise constant
 
 
 def positive(input):
@@ -337,7 +338,7 @@ def _rounding(name, ufunc):
 
     @d.grad("self")
     def _(grad):
-        return grad * 0
+        return zero_gradient(grad)
     return d
 
 
@@ -362,7 +363,7 @@ def round_decimals(self, decimals):
 
 @round_decimals.grad("self")
 def _(grad):
-    return grad * 0
+    return zero_gradient(grad)
 
 
 def round(input, *, decimals=None):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._state import state
 from .._tensor import Tensor
-from ..autograd.graph import Node, short_node_name
+from ..autograd.graph import Node, move_retained_grad, short_node_name
 from .inplace import has_internal_overlap
 from .registry import NONE, op
 
@@ -167,6 +167,7 @@ def refresh(view):
 
 
 def _regenerate_into(view):
+    old_fn, old_nr = view._grad_fn, view._output_nr
     view._view_version = view._vc[0]
     prev = state.grad_enabled
     state.grad_enabled = True
@@ -176,6 +177,8 @@ def _regenerate_into(view):
         state.grad_enabled = prev
     view._grad_fn, view._output_nr = regen._grad_fn, regen._output_nr
     view._requires_grad = True
+    if view._retains_grad:
+        move_retained_grad(view, old_fn, old_nr)
 
 
 _MULTI_VIEW = (" This view is the output of a function that returns multiple views. Such "
@@ -214,7 +217,10 @@ def rebase_view(view, fn):
     d = base._data
     base_edge = _base_edge(base)
     cs = CopySlices(base_edge, (d.shape, d.dtype), fn, view._view_chain)
+    old_fn, old_nr = base._grad_fn, base._output_nr
     base._grad_fn, base._output_nr, base._requires_grad = cs, 0, True
+    if base._retains_grad:
+        move_retained_grad(base, old_fn, old_nr)
     _regenerate_into(view)
 
 

@@ -321,7 +321,9 @@ def _run_node(task, fn, grads):
     if fn._pre_hooks:
         grads = _call_pre_hooks(task, fn, grads)
     if isinstance(fn, AccumulateGrad):
-        if grads[0] is not None:
+        # NOTE: a leaf that stopped requiring grad after the graph was built
+        # (requires_grad_(False), detach_()) gets nothing, as in torch.
+        if grads[0] is not None and fn.variable._requires_grad:
             _accumulate(task, fn.variable, grads[0])
         if fn._post_hooks:
             _call_post_hooks(task, fn, (), grads)
@@ -451,9 +453,20 @@ def _call_post_hooks(task, fn, outs, grads):
 
 
 def _as_tensors(task, grads):
+    """Gradients as a hook sees them. A hook may keep them, so they are never stolen into a
+    ``.grad`` (which later accumulation would change in place)."""
     if task.graph:
         return tuple(grads)
-    return tuple(None if g is None else _wrap(as_array(g)) for g in grads)
+    out = []
+    for g in grads:
+        if g is None:
+            out.append(None)
+            continue
+        if type(g) is not np.ndarray:
+            g = as_array(g)
+        task.borrowed.add(id(g))
+        out.append(_wrap(g))
+    return tuple(out)
 
 
 def _validate(task, fn, i, g):

@@ -418,7 +418,7 @@ def _derived_jvp(op, args, out, tangents):
             rs = (r,) if len(inputs) == 1 else r
             for i, ri in zip(inputs, rs):
                 tan = tangents[i]
-                if tan is None or not isinstance(ri, Tensor):
+                if tan is None or not isinstance(ri, Tensor) or not ri._requires_grad:
                     continue  # a constant (e.g. zero) gradient contributes nothing
                 shape = args[i]._data.shape
                 if ri._data.shape != shape:

@@ -13,7 +13,8 @@ import numpy as np
 
 from .._state import forward_hook, state
 from .._tensor import Tensor, _wrap
-from .graph import ERR_FREED, ERR_INFERENCE_SAVE, Node, gradient_edge, unpack_input, unpack_output
+from .graph import (ERR_FREED, ERR_INFERENCE_SAVE, Node, gradient_edge, move_retained_grad,
+                    unpack_input, unpack_output)
 from .grad_mode import no_grad
 from .saved_tensors import SavedTensor, check_register, pack_saved, unpack_saved
 
@@ -274,9 +275,12 @@ def _connect(ctx, cls, args, arg_pos, outputs):
         if id(o) in non_diff or o._data.dtype.kind not in "fc":
             o._requires_grad = False
             continue
+        old_fn, old_nr = o._grad_fn, o._output_nr
         o._grad_fn = ctx
         o._output_nr = k
         o._requires_grad = True
+        if o._retains_grad:  # a dirty input's retain_grad follows its new history
+            move_retained_grad(o, old_fn, old_nr)
     ctx._out_meta = tuple(meta)
     _rebase_dirty_views(ctx, args, arg_pos)
     if state.anomaly:

@@ -163,6 +163,21 @@ class AccumulateGrad(Node):
         return self.variable._hooks
 
 
+def move_retained_grad(t, old_fn, old_nr):
+    """``t`` got a new history (an in-place op, or a view regenerated after its base changed):
+    its ``retain_grad()`` follows it to its new grad_fn, so ``.grad`` is the gradient of the
+    latest value, as in torch. Hooks registered on ``t`` stay where they were: they see the
+    gradient of the value they were registered on."""
+    retained = old_fn._retained if old_fn is not None else None
+    if retained:
+        ref = retained.get(old_nr)
+        if ref is not None and ref() is t:
+            del retained[old_nr]
+    new = t._grad_fn
+    if new is not None:
+        new._retain(t._output_nr, t)
+
+
 def grad_accumulator(t):
     """The leaf's AccumulateGrad node, shared by every graph that uses the leaf."""
     ref = t._grad_acc
@@ -237,6 +252,19 @@ def unpack_output(node, output_nr, saved, version, as_tensor):
     if "_saved_tangents" in node.__dict__:  # forward AD over this backward (see forward_ad)
         from .forward_ad import restore_saved_tangent
         restore_saved_tangent(node, output_nr, t)
+    return t
+
+
+def unpack_data_output(saved, version, as_tensor):
+    """A saved output that is not differentiable (the indices of ``max(dim)``): checked for
+    in-place changes like any saved tensor, as torch does, but never part of the graph."""
+    array, vc = saved
+    if vc[0] != version:
+        raise version_error(array, vc[0], version, None, 0)
+    if not as_tensor:
+        return array
+    t = _wrap(array)
+    t._vc = vc
     return t
 
 

@@ -1,0 +1,242 @@
+"""Autograd semantics where a gradient could silently differ from torch's: saved integer
+outputs, views, leaves that stop requiring grad, retain_grad and hooks across in-place ops,
+hook gradients and ``.grad``, threads.
+
+Each body runs on PyTorch 2.13 and on ember (``oracle.same``: values, dtypes, autograd flags,
+grad_fn names, errors and warnings); the tests skip when torch is not installed.
+"""
+from __future__ import annotations
+
+import pytest
+from oracle import same
+
+# -- integer outputs saved for backward are version-checked -------------------------------------
+_SAVED_INDICES = {
+    "topk": lambda t, x: x.topk(2),
+    "sort": lambda t, x: x.sort(1),
+    "max_dim": lambda t, x: x.max(1),
+    "min_dim": lambda t, x: x.min(1),
+    "kthvalue": lambda t, x: x.kthvalue(2),
+    "median_dim": lambda t, x: x.median(1),
+    "nanmedian_dim": lambda t, x: x.nanmedian(1),
+    "mode": lambda t, x: x.mode(1),
+    "cummax": lambda t, x: x.cummax(1),
+    "cummin": lambda t, x: x.cummin(1),
+    "max_pool1d": lambda t, x: t.nn.functional.max_pool1d(x[None], 2, return_indices=True),
+    "max_pool2d": lambda t, x: t.nn.functional.max_pool2d(x[None, None], 2,
+                                                          return_indices=True),
+    "adaptive_max_pool1d": lambda t, x: t.nn.functional.adaptive_max_pool1d(
+        x[None], 2, return_indices=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SAVED_INDICES))
+def test_saved_indices_modified_in_place_raise(name):
+    def body(t):
+        x = t.tensor([[3., 1., 2., 5.], [0., 4., 4., 1.]], requires_grad=True)
+        values, indices = _SAVED_INDICES[name](t, x)
+        indices.zero_()
+        values.sum().backward()
+        return x.grad
+    same(body)
+
+
+def test_saved_indices_unmodified_still_work():
+    def body(t):
+        x = t.tensor([[3., 1., 2., 5.], [0., 4., 4., 1.]], requires_grad=True)
+        v, i = x.max(1)
+        i.clone().zero_()  # a copy changed: the saved indices are not
+        v.sum().backward()
+        return x.grad
+    same(body)
+
+
+# -- views ----------------------------------------------------------------------------------------
+def test_unbind_outputs_are_views():
+    def body(t):
+        x = t.arange(6.).reshape(3, 2)
+        rows = x.unbind()
+        rows[2].mul_(2)
+        y = t.arange(4.)
+        p = y.unbind()[1]
+        p.add_(10)
+        return x, y, p._is_view(), rows[0]._is_view()
+    same(body)
+
+
+def test_unbind_view_in_place_under_grad_refused():
+    def body(t):
+        x = t.arange(4., requires_grad=True) * 1
+        p = x.unbind()[1]
+        p.mul_(2)
+        return x
+    same(body)
+
+
+# -- leaves that stop requiring grad after the graph was built ---------------------------------
+@pytest.mark.parametrize("how", ["requires_grad_false", "detach_", "attribute"])
+def test_leaf_that_stopped_requiring_grad_gets_no_grad(how):
+    def body(t):
+        x = t.ones(2, requires_grad=True)
+        w = t.ones(2, requires_grad=True)
+        y = (x * 2 + w).sum()
+        if how == "requires_grad_false":
+            x.requires_grad_(False)
+        elif how == "detach_":
+            x.detach_()
+        else:
+            x.requires_grad = False
+        y.backward()
+        return x.grad, w.grad
+    same(body)
+
+
+# -- retain_grad and hooks across in-place ops --------------------------------------------------
+def test_hooks_before_and_after_in_place_and_retain_grad():
+    def body(t):
+        x = t.ones(2, requires_grad=True)
+        y = x * 1
+        y.retain_grad()
+        seen = []
+        y.register_hook(lambda g: seen.append(("before", g.clone())))
+        y.mul_(3)
+        y.register_hook(lambda g: seen.append(("after", g.clone())))
+        (y * t.tensor([2., 5.])).sum().backward()
+        return y.grad, seen, x.grad
+    same(body)
+
+
+def test_retain_grad_through_a_view_modified_in_place():
+    def body(t):
+        x = t.ones(3, requires_grad=True)
+        y = x * 1
+        y.retain_grad()
+        y[1:].mul_(3)
+        (y * t.tensor([2., 5., 7.])).sum().backward()
+        return y.grad, x.grad
+    same(body)
+
+
+def test_retain_grad_of_a_view_whose_base_changed():
+    def body(t):
+        x = t.ones(3, requires_grad=True)
+        y = x * 1
+        v = y[1:]
+        v.retain_grad()
+        y.mul_(2)
+        (v * t.tensor([3., 4.])).sum().backward()
+        w = x * 1
+        u = w[1:]
+        u.retain_grad()
+        u.mul_(2)
+        (w * t.tensor([3., 4., 5.])).sum().backward()
+        return v.grad, u.grad, x.grad
+    same(body)
+
+
+def test_retain_grad_follows_a_custom_function_marking_its_input_dirty():
+    def body(t):
+        class Triple(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                return x.mul_(3)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3
+
+        x = t.ones(2, requires_grad=True)
+        y = x * 1
+        y.retain_grad()
+        Triple.apply(y)
+        (y * t.tensor([2., 5.])).sum().backward()
+        return y.grad, x.grad
+    same(body)
+
+
+# -- gradients user code holds are never accumulated into -------------------------------------
+def test_node_hook_gradient_is_not_the_grad_accumulated_later():
+    def body(t):
+        x = t.ones(2, requires_grad=True)
+        kept_post, kept_pre = [], []
+        y = x * 2
+        y.grad_fn.register_hook(lambda gi, go: kept_post.append(gi[0]))
+        z = x + 0
+        z.grad_fn.register_prehook(lambda go: kept_pre.append(go[0]))
+        (y.sum() + z.sum()).backward(retain_graph=True)
+        (y.sum() + z.sum()).backward()
+        return kept_post, kept_pre, x.grad
+    same(body)
+
+
+# -- std_mean / var_mean: the unused output's term is left out ----------------------------------
+@pytest.mark.parametrize("fn", ["std_mean", "var_mean"])
+def test_moments_mean_of_one_element(fn):
+    def body(t):
+        x = t.tensor([2.], requires_grad=True)
+        s, m = getattr(t, fn)(x, dim=0)
+        m.backward()
+        y = t.tensor([[2.], [3.]], requires_grad=True)
+        s2, m2 = getattr(t, fn)(y, dim=1)
+        (m2 * 2).sum().backward()
+        return x.grad, y.grad
+    same(body, check_warnings=False)
+
+
+# -- zero derivatives times NaN / inf -----------------------------------------------------------
+_PIECEWISE_CONSTANT = {
+    "floor": lambda t, x: t.floor(x),
+    "ceil": lambda t, x: t.ceil(x),
+    "trunc": lambda t, x: t.trunc(x),
+    "round": lambda t, x: t.round(x),
+    "round_decimals": lambda t, x: t.round(x, decimals=1),
+    "sign": lambda t, x: t.sign(x),
+    "pow_0": lambda t, x: x ** 0,
+    "div_floor": lambda t, x: t.div(x, 2., rounding_mode="floor"),
+    "div_trunc_other": lambda t, x: t.div(t.full((3,), 3.), x + 5, rounding_mode="trunc"),
+    "fill_": lambda t, x: (x * 1).fill_(2.),
+    "fill_tensor": lambda t, x: (x * 1).fill_(t.tensor(2.)),
+    "zero_": lambda t, x: (x * 1).zero_(),
+    "copy_": lambda t, x: (x * 1).copy_(t.ones(3)),
+    "copysign_other": lambda t, x: t.copysign(t.ones(3), x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PIECEWISE_CONSTANT))
+def test_zero_derivative_times_nan_is_zero(name):
+    def body(t):
+        x = t.tensor([-2., 0.5, 0.], requires_grad=True)
+        y = _PIECEWISE_CONSTANT[name](t, x)
+        y.backward(t.tensor([float("nan"), float("inf"), -float("inf")]))
+        return x.grad
+    same(body)
+
+
+def test_asin_of_trunc_outside_its_domain():
+    def body(t):
+        x = t.tensor([-2., 0.25], requires_grad=True)
+        t.asin(t.trunc(x)).sum().backward()
+        return x.grad
+    same(body)
+
+
+def test_atan2_gradient_at_the_origin():
+    def body(t):
+        a = t.tensor([0., 0., -0., 0., 1.], requires_grad=True)
+        b = t.tensor([0., -0., 0., 1e-30, 2.], requires_grad=True)
+        t.atan2(a, b).backward(t.tensor([1., 3., 1., float("nan"), 1.]))
+        c = t.zeros(2, dtype=t.float64, requires_grad=True)
+        d = t.tensor([0., 1.], dtype=t.float64, requires_grad=True)
+        g = t.autograd.grad(t.atan2(c, d).sum(), (c, d), create_graph=True)
+        return a.grad, b.grad, g, t.autograd.grad(g[0].sum(), (c, d))
+    same(body, grad_fn=False)
+
+
+def test_square_root_powers_at_signed_zero():
+    def body(t):
+        x = t.tensor([-0.0, 0.0, -1., 4., float("inf"), -float("inf")], requires_grad=True)
+        (x ** 0.5).sum().backward()
+        y = t.tensor([-0.0, 0.0, -1., 4., float("inf"), -float("inf")])
+        return x.grad, y ** -0.5, y ** 0.5, y ** -1.5
+    same(body)
