@@ -1,13 +1,18 @@
 """Session-wide hooks: the smoke benchmark's figures close the test run's output (CI shows
 them without asserting any time)."""
 
+SMOKE_REPORT = "benchmark_smoke_report"
+_reports: list[str] = []
+
+
+def pytest_runtest_logreport(report):
+    # NOTE: read from the test report, not from the test's config: under pytest-xdist the test
+    # runs in a worker process and only its report (user_properties included) reaches here.
+    if report.when == "call":
+        _reports.extend(value for key, value in report.user_properties if key == SMOKE_REPORT)
+
 
 def pytest_terminal_summary(terminalreporter, config):
-    try:
-        from test_benchmark_smoke import REPORT
-    except ImportError:  # tests/ not importable by name (e.g. --import-mode=importlib)
-        return
-    report = config.stash.get(REPORT, None)
-    if report:
+    for report in _reports:
         terminalreporter.write_sep("=", "benchmark smoke run (figures only, not checked)")
         terminalreporter.write(report)
