@@ -1,5 +1,6 @@
 """``ember.utils.data``: datasets, samplers and the DataLoader, as in ``torch.utils.data``."""
 from .collate import default_collate, default_convert
+from ._worker import get_worker_info
 from .dataloader import DataLoader
 from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
                       random_split)
@@ -8,5 +9,5 @@ from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
-           "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
+           "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info",
            "random_split"]

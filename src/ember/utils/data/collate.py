@@ -6,7 +6,21 @@ import numbers
 
 import numpy as np
 
+from . import _shared_memory, _worker
+
 __all__ = ["default_collate", "default_convert"]
+
+
+def _stack_arrays(arrays):
+    """np.stack, into shared memory when this runs in a DataLoader worker (the batch then
+    reaches the main process without a copy)."""
+    first = arrays[0]
+    if (first.nbytes * len(arrays) >= _shared_memory.SHARE_THRESHOLD
+            and _worker.get_worker_info() is not None
+            and all(isinstance(a, np.ndarray) and a.dtype == first.dtype for a in arrays)):
+        out = _shared_memory.shared_empty((len(arrays),) + first.shape, first.dtype)
+        return np.stack(arrays, out=out)
+    return np.stack(arrays)
 
 
 def _stack(batch):
@@ -20,7 +34,7 @@ def _stack(batch):
     if not any(t.requires_grad for t in batch):
         # NOTE: one np.stack instead of the recording op: samples from a dataset rarely need
         # a graph, and this is the loader's hot path.
-        return _tensor._wrap(np.stack([t._data for t in batch]))
+        return _tensor._wrap(_stack_arrays([t._data for t in batch]))
     return _ops.shape.stack(batch)
 
 
@@ -33,7 +47,7 @@ def default_collate(batch):
     if isinstance(elem, Tensor):
         return _stack(batch)
     if isinstance(elem, np.ndarray) and elem.dtype.kind not in "OSUV":
-        return _creation.as_tensor(np.stack(batch))
+        return _creation.as_tensor(_stack_arrays(batch))
     if isinstance(elem, np.generic) and elem.dtype.kind not in "OSUV":
         return _creation.as_tensor(np.array(batch))
     if isinstance(elem, bool):
