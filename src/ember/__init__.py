@@ -41,6 +41,9 @@ from ._ops.conv import *  # noqa: F401,F403
 from ._ops.pooling import *  # noqa: F401,F403
 from ._ops.normalization import *  # noqa: F401,F403
 from ._ops.random import *  # noqa: F401,F403
+from ._ops.sampling import *  # noqa: F401,F403
+from ._ops.sampling import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,  # noqa: F401
+                            _standard_gamma_grad)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import autograd

@@ -4,3 +4,4 @@ from . import (activation, binary, conv, indexing, linalg, linalg_decomp, loss, 
                normalization, nn_ops, pointwise, pooling, reduction, scan, shape, sorting,
                special, strided, unary, views)
 from . import random  # noqa: F401
+from . import sampling  # noqa: F401
