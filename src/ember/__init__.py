@@ -119,7 +119,8 @@ def set_num_threads(n) -> None:
     """Accepted for compatibility: NumPy's BLAS decides its own threading."""
 
 
-_SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets")
+_SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",
+               "distributions")
 
 
 def __getattr__(name):

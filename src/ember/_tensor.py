@@ -314,7 +314,7 @@ class Tensor:
                           suffixes=self._repr_suffixes())
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
+        if self._data.ndim == 0:  # torch formats a 0-dim tensor as its number
             return self.item().__format__(spec)
         return object.__format__(self, spec) if spec else repr(self)
 

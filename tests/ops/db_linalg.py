@@ -327,6 +327,48 @@ row("cholesky", lambda x, **k: ember.cholesky(_spd(x), **k),
     lambda m: [S("lower", m(3, 3)), S("upper", m(2, 3, 3), upper=True)], public=False)
 
 
+def _factor(m, *batch, upper=False):
+    """A triangular factor with a diagonal kept away from zero."""
+    x = m(*batch, 3, 3)
+    L = np.tril(x, -1) + (2 + np.abs(x)) * np.eye(3)
+    return (np.swapaxes(L, -1, -2) if upper else L).astype(m.dtype)
+
+
+_DENSE_FACTOR = ("torch's formula gives the factor a dense gradient, upper triangle included, "
+                 "which the value ignores (a finite difference gives 0 there); compared with "
+                 "torch's directly, and checked through cholesky in the row above")
+
+
+def _np_chol_solve(b, L, upper=False):
+    A = np.swapaxes(L, -1, -2) @ L if upper else L @ np.swapaxes(L, -1, -2)
+    return np.linalg.solve(A, b)
+
+
+row("cholesky_solve", lambda b, x, **k: ember.cholesky_solve(b, ember.linalg.cholesky(_spd(x)),
+                                                           **k),
+    lambda torch: lambda b, x, **k: torch.cholesky_solve(b, torch.linalg.cholesky(_spd(x)),
+                                                         **k),
+    [LD.cholesky_solve, LD.linalg_cholesky],
+    lambda m: [S("lower", m(3, 2), m(3, 3)), S("batch", m(2, 3, 1), m(3, 3))], public=False)
+row("cholesky_solve_direct", ember.cholesky_solve, "cholesky_solve", [LD.cholesky_solve],
+    lambda m: [S("lower", m(3, 2), _factor(m)), S("upper", m(2, 3, 2), _factor(m, upper=True),
+                                                  upper=True),
+               S("bcast", m(3, 1), _factor(m, 2))],
+    np_ref=_np_chol_solve,
+    skips={"test_gradcheck": _DENSE_FACTOR, "test_gradgradcheck": _DENSE_FACTOR})
+row("cholesky_inverse", lambda x, **k: ember.cholesky_inverse(ember.linalg.cholesky(_spd(x)),
+                                                            **k),
+    lambda torch: lambda x, **k: torch.cholesky_inverse(torch.linalg.cholesky(_spd(x)), **k),
+    [LD.cholesky_inverse, LD.linalg_cholesky], lambda m: [S("x", m(3, 3)), S("b", m(2, 3, 3))],
+    public=False)
+row("cholesky_inverse_direct", ember.cholesky_inverse, "cholesky_inverse",
+    [LD.cholesky_inverse],
+    lambda m: [S("lower", _factor(m)), S("upper", _factor(m, 2, upper=True), upper=True)],
+    np_ref=lambda L, upper=False: np.linalg.inv(
+        np.swapaxes(L, -1, -2) @ L if upper else L @ np.swapaxes(L, -1, -2)),
+    skips={"test_gradcheck": _DENSE_FACTOR, "test_gradgradcheck": _DENSE_FACTOR})
+
+
 def _qr_samples(m):
     return [S("tall", m(4, 3)), S("square", m(3, 3)), S("wide", m(2, 4)),
             S("batch", m(2, 3, 2)), S("complete_wide", m(2, 3), mode="complete"),

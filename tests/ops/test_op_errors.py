@@ -15,6 +15,8 @@ def F(m):
 
 
 CASES = [
+    E('isclose_dtypes', lambda m: m.isclose(m.ones(2, dtype=m.float64), m.tensor(0.0)),
+      RuntimeError, 'Double did not match Float'),
     E('bcast_add', lambda m: m.ones(3) + m.ones(2), RuntimeError,
       'The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 0'),
     E('bcast_mul_2d', lambda m: m.mul(m.ones(2, 3), m.ones(2, 2)), RuntimeError,

@@ -8,7 +8,7 @@ distinct eigen/singular values and a loss that does not depend on the vectors' s
 """
 from __future__ import annotations
 
-__all__ = ['cholesky', 'det', 'inverse', 'logdet', 'pinverse', 'qr', 'slogdet', 'svd']
+__all__ = ['cholesky', 'cholesky_inverse', 'cholesky_solve', 'det', 'inverse', 'logdet', 'pinverse', 'qr', 'slogdet', 'svd']
 
 import collections
 
@@ -331,6 +331,53 @@ def cholesky(self, upper=False):
 
 
 cholesky.grad("self")(_cholesky_grad)
+
+
+# -- solving with a Cholesky factor ---------------------------------------------------------------
+def _factor_solve(factor, B, upper):
+    """X with (L L^T) X = B given L (``upper``: U^T U X = B given U): two triangular solves."""
+    L = np.swapaxes(factor, -1, -2) if upper else factor
+    y = linalg_solve_triangular.kernel(L, B, False)
+    return linalg_solve_triangular.kernel(np.swapaxes(L, -1, -2), y, True)
+
+
+def _check_cholesky_solve(self, input2, upper=False):
+    for name, x in (("b", self), ("u", input2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {x.ndim} "
+                               "dimensions instead")
+    if self.dtype != input2.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_type_name(_data(self))} and A of type {_type_name(_data(input2))}"
+                           " instead.")
+
+
+@op("cholesky_solve", tensors=2, promote=NONE, method=True, check=_check_cholesky_solve)
+def cholesky_solve(self, input2, upper=False):
+    """Solve A X = ``self`` given the Cholesky factor ``input2`` of A."""
+    return _factor_solve(input2, self, upper)
+
+
+@cholesky_solve.grad("self", "input2")
+def _(grad, input2, upper, result):
+    g_self = cholesky_solve(grad, input2, upper)
+    common = matmul(g_self, mT(result))
+    common = common + mT(common)
+    return g_self, (-matmul(input2, common) if upper else -matmul(common, input2))
+
+
+@op("cholesky_inverse", promote=NONE, method=True)
+def cholesky_inverse(self, upper=False):
+    """A^-1 given the Cholesky factor ``self`` of A."""
+    _check_matrix("cholesky_inverse", self)
+    eye = np.broadcast_to(np.eye(self.shape[-1], dtype=self.dtype), self.shape)
+    return _factor_solve(self, eye, upper)
+
+
+@cholesky_inverse.grad("self")
+def _(grad, self, upper, result):
+    common = matmul(result, matmul(grad + mT(grad), result))
+    return -matmul(self, common) if upper else -matmul(common, self)
 
 
 # -- QR -----------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ __all__ = ['allclose', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitw
 import numpy as np
 
 from .._tensor import Tensor
-from .pointwise import not_implemented, require_tensor
+from .pointwise import not_implemented, require_tensor, scalar_name
 from .registry import NONE, op
 
 
@@ -127,7 +127,14 @@ Tensor.__irshift__ = lambda self, other: self.bitwise_right_shift_(other)
 
 
 # -- closeness ---------------------------------------------------------------------------------
-@op("isclose", tensors=2, method=True, differentiable=False)
+def _same_dtypes(self, other, *_):
+    """isclose compares tensors of one dtype only (torch does not promote here)."""
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and self.dtype != other.dtype:
+        raise RuntimeError(f"{scalar_name(self._data)} did not match "
+                           f"{scalar_name(other._data)}")
+
+
+@op("isclose", tensors=2, method=True, differentiable=False, check=_same_dtypes)
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return np.isclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
