@@ -138,3 +138,50 @@ CASES = [
          (np.array(5.0), _tril((), 2))),
     Case("LKJCholesky", lambda m, c: D(m).LKJCholesky(3, c), (_u(2, low=0.5, high=3.0),)),
 ]
+
+
+# One instance per class for the KL pairs, batch shape (3,), parameters shared by the pairs.
+_K = {k: v for k, v in dict(
+    loc=_n(3), scale=_u(3), rate=_u(3), conc=_u(3, low=1.5, high=3.0),
+    conc0=_u(3, low=1.5, high=3.0), probs=_u(3, low=0.2, high=0.8), low=_n(3) - 2.0,
+    alpha=_u(3, low=2.5, high=4.0), vec_loc=_n(3, 2), tril=_tril((3,), 2),
+    factor=_n(3, 2, 1), diag=_u(3, 2), cat=_simplex(3, 4), dir=_u(3, 4, low=0.5, high=3.0),
+    unit_low=_u(3, low=0.1, high=0.4), unit_high=_u(3, low=0.6, high=0.9)).items()}
+
+KL_FACTORIES = {
+    "Bernoulli": lambda m, k: D(m).Bernoulli(probs=k["probs"]),
+    "Beta": lambda m, k: D(m).Beta(k["conc"], k["conc0"]),
+    "Binomial": lambda m, k: D(m).Binomial(5, probs=k["probs"]),
+    "Categorical": lambda m, k: D(m).Categorical(probs=k["cat"]),
+    "Cauchy": lambda m, k: D(m).Cauchy(k["loc"], k["scale"]),
+    "ContinuousBernoulli": lambda m, k: D(m).ContinuousBernoulli(probs=k["probs"]),
+    "Dirichlet": lambda m, k: D(m).Dirichlet(k["dir"]),
+    "Exponential": lambda m, k: D(m).Exponential(k["rate"]),
+    "Gamma": lambda m, k: D(m).Gamma(k["conc"], k["rate"]),
+    "Geometric": lambda m, k: D(m).Geometric(probs=k["probs"]),
+    "Gumbel": lambda m, k: D(m).Gumbel(k["loc"], k["scale"]),
+    "HalfNormal": lambda m, k: D(m).HalfNormal(k["scale"]),
+    "Independent": lambda m, k: D(m).Independent(D(m).Normal(k["vec_loc"], k["diag"]), 1),
+    "Laplace": lambda m, k: D(m).Laplace(k["loc"], k["scale"]),
+    "LowRankMultivariateNormal": lambda m, k: D(m).LowRankMultivariateNormal(
+        k["vec_loc"], k["factor"], k["diag"]),
+    "MultivariateNormal": lambda m, k: D(m).MultivariateNormal(k["vec_loc"],
+                                                               scale_tril=k["tril"]),
+    "Normal": lambda m, k: D(m).Normal(k["loc"], k["scale"]),
+    "OneHotCategorical": lambda m, k: D(m).OneHotCategorical(probs=k["cat"]),
+    "Pareto": lambda m, k: D(m).Pareto(k["scale"], k["alpha"]),
+    "Poisson": lambda m, k: D(m).Poisson(k["rate"]),
+    "TransformedDistribution": lambda m, k: D(m).LogNormal(k["loc"], k["scale"]),
+    "Uniform": lambda m, k: D(m).Uniform(k["unit_low"], k["unit_high"]),
+    "ExponentialFamily": lambda m, k: D(m).Gamma(k["conc"], k["rate"]),
+}
+
+
+def kl_params(mod, shift=0.0):
+    """The shared parameters as float64 tensors that require grad (``shift`` moves the
+    unconstrained ones, so that p and q differ)."""
+    out = {}
+    for name, v in _K.items():
+        value = v + shift if name in ("loc", "vec_loc", "low", "factor") else v * (1 + shift)
+        out[name] = mod.tensor(value, dtype=mod.float64, requires_grad=True)
+    return out

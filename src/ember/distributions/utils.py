@@ -51,7 +51,7 @@ def broadcast_all(*values):
     """Broadcast numbers and tensors to one shape; numbers become tensors of the first
     tensor's dtype and device (the default dtype when there is no tensor)."""
     if not all(isinstance(v, (Tensor, Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of Number, torch.Tensor or "
+        raise ValueError("Input arguments must all be instances of Number, ember.Tensor or "
                          "objects implementing __torch_function__.")
     like = next((v for v in values if isinstance(v, Tensor)), None)
     options = ({"dtype": like.dtype, "device": like.device} if like is not None
