@@ -141,12 +141,12 @@ CASES = [
 
 
 # One instance per class for the KL pairs, batch shape (3,), parameters shared by the pairs.
-_K = {k: v for k, v in dict(
-    loc=_n(3), scale=_u(3), rate=_u(3), conc=_u(3, low=1.5, high=3.0),
-    conc0=_u(3, low=1.5, high=3.0), probs=_u(3, low=0.2, high=0.8), low=_n(3) - 2.0,
-    alpha=_u(3, low=2.5, high=4.0), vec_loc=_n(3, 2), tril=_tril((3,), 2),
-    factor=_n(3, 2, 1), diag=_u(3, 2), cat=_simplex(3, 4), dir=_u(3, 4, low=0.5, high=3.0),
-    unit_low=_u(3, low=0.1, high=0.4), unit_high=_u(3, low=0.6, high=0.9)).items()}
+_K = {"loc": _n(3), "scale": _u(3), "rate": _u(3), "conc": _u(3, low=1.5, high=3.0),
+      "conc0": _u(3, low=1.5, high=3.0), "probs": _u(3, low=0.2, high=0.8), "low": _n(3) - 2.0,
+      "alpha": _u(3, low=2.5, high=4.0), "vec_loc": _n(3, 2), "tril": _tril((3,), 2),
+      "factor": _n(3, 2, 1), "diag": _u(3, 2), "cat": _simplex(3, 4),
+      "dir": _u(3, 4, low=0.5, high=3.0), "unit_low": _u(3, low=0.1, high=0.4),
+      "unit_high": _u(3, low=0.6, high=0.9)}
 
 KL_FACTORIES = {
     "Bernoulli": lambda m, k: D(m).Bernoulli(probs=k["probs"]),

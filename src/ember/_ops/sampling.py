@@ -16,7 +16,6 @@ from __future__ import annotations
 
 __all__ = ['binomial']
 
-import math
 
 import numpy as np
 

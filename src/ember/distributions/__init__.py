@@ -16,7 +16,7 @@ Score function estimator::
     loss = -m.log_prob(action) * reward
     loss.backward()
 """
-from . import constraints, transforms
+from . import constraints, transforms  # noqa: F401 - submodules users reach by name
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -57,7 +57,7 @@ from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import *  # noqa: F401,F403
+from .transforms import *  # noqa: F403 - every transform, as torch.distributions exports
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull

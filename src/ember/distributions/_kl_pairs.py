@@ -22,8 +22,11 @@ from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import _batch_trace_XXT, _infinite_like, _x_log_x, kl_divergence, register_kl
 from .laplace import Laplace
-from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _batch_lowrank_logdet,
-                                          _batch_lowrank_mahalanobis)
+from .lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical

@@ -9,8 +9,13 @@ from ember.nn.functional import binary_cross_entropy_with_logits
 from .._size import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import (_set_probs_or_logits, broadcast_all, lazy_property, logits_to_probs,
-                    probs_to_logits)
+from .utils import (
+    _set_probs_or_logits,
+    broadcast_all,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ['Bernoulli']
 

@@ -8,8 +8,14 @@ import ember
 from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import (_one_of_probs_logits, broadcast_tensors, finfo, lazy_property,
-                    logits_to_probs, probs_to_logits)
+from .utils import (
+    _one_of_probs_logits,
+    broadcast_tensors,
+    finfo,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ['Categorical']
 

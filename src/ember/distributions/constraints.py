@@ -233,7 +233,7 @@ class _Real(Constraint):
     """The extended real line [-inf, inf] (everything but NaN)."""
 
     def check(self, value):
-        return value == value
+        return value == value  # noqa: PLR0124 - False exactly at NaN
 
 
 class _GreaterThan(Constraint):

@@ -9,8 +9,14 @@ from ember.nn.functional import binary_cross_entropy_with_logits
 from .._size import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import (_set_probs_or_logits, broadcast_all, clamp_probs, lazy_property,
-                    logits_to_probs, probs_to_logits)
+from .utils import (
+    _set_probs_or_logits,
+    broadcast_all,
+    clamp_probs,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ['ContinuousBernoulli']
 
@@ -29,9 +35,9 @@ class ContinuousBernoulli(ExponentialFamily):
         batch_shape = _set_probs_or_logits(self, probs, logits)
         if probs is not None:
             # checked here (before clamping) when validate_args is given either way
-            if validate_args is not None:
-                if not self.arg_constraints["probs"].check(self.probs).all():
-                    raise ValueError("The parameter probs has invalid values")
+            if validate_args is not None and not self.arg_constraints["probs"].check(
+                    self.probs).all():
+                raise ValueError("The parameter probs has invalid values")
             self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import ember
 
-from . import constraints
 from ..autograd.function import Function, once_differentiable
+from . import constraints
 from .exp_family import ExponentialFamily
 
 __all__ = ['Dirichlet']

@@ -184,9 +184,9 @@ class Distribution:
         return self.__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self):
-        params = [k for k in self.arg_constraints if k in self.__dict__]
-        args = ", ".join(f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"  # noqa: E501
-                         for p in params)
+        # a one-element parameter shows its value, a larger one its size
+        values = [(k, self.__dict__[k]) for k in self.arg_constraints if k in self.__dict__]
+        args = ", ".join(f"{k}: {v if v.numel() == 1 else v.size()}" for k, v in values)
         return self.__class__.__name__ + "(" + args + ")"
 
     # -- shared by the subclasses --------------------------------------------------------

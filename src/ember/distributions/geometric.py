@@ -9,8 +9,14 @@ from ember.nn.functional import binary_cross_entropy_with_logits
 from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import (_one_of_probs_logits, broadcast_all, finfo, lazy_property, logits_to_probs,
-                    probs_to_logits)
+from .utils import (
+    _one_of_probs_logits,
+    broadcast_all,
+    finfo,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ['Geometric']
 

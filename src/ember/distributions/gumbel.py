@@ -31,7 +31,8 @@ class Gumbel(TransformedDistribution):
             base_dist = Uniform(ember.full_like(self.loc, info.tiny),
                                 ember.full_like(self.loc, 1 - info.eps),
                                 validate_args=validate_args)
-        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-ember.ones_like(self.scale)),
+        transforms = [ExpTransform().inv,
+                      AffineTransform(loc=0, scale=-ember.ones_like(self.scale)),
                       ExpTransform().inv, AffineTransform(loc=loc, scale=-self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 

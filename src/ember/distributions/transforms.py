@@ -13,8 +13,15 @@ import ember.nn.functional as F
 from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import (_sum_rightmost, broadcast_all, broadcast_shapes, finfo, lazy_property,
-                    tril_matrix_to_vec, vec_to_tril_matrix)
+from .utils import (
+    _sum_rightmost,
+    broadcast_all,
+    broadcast_shapes,
+    finfo,
+    lazy_property,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 
 __all__ = ['AbsTransform', 'AffineTransform', 'CatTransform', 'ComposeTransform',
            'CorrCholeskyTransform', 'CumulativeDistributionTransform', 'ExpTransform',
