@@ -330,6 +330,11 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     """Normal samples with the given mean and std (tensors broadcast against each other)."""
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
+    if isinstance(std, Tensor):
+        if not (s >= 0).all():  # (NaN included)
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     shape = tuple(size) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
     array = m + s * _rng(generator).standard_normal(shape)
     ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
@@ -352,6 +357,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False, **
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _finish(_rng(generator).permutation(n).astype((dtype or D.int64).np), None,
                    requires_grad, device)
 

@@ -1,7 +1,9 @@
 """``ember.save`` / ``ember.load``: tensors and nested containers in a NumPy ``.npz`` archive.
 
 The archive holds one ``.npy`` entry per distinct array and a JSON manifest describing the
-object around them. Loading never unpickles anything (``np.load(allow_pickle=False)``), so a
+object around them. Tensors are stored as torch stores them: each distinct memory block
+(storage) once, as bytes, and each tensor as its dtype, offset, shape and strides into one, so
+tensors that shared memory when saved (a view and its base) share it again when loaded. Loading never unpickles anything (``np.load(allow_pickle=False)``), so a
 file cannot run code when it is read; files that are not ember archives are refused.
 """
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 __all__ = ["save", "load"]
 
 _MANIFEST = "__ember_manifest__"
-_FORMAT = "ember.save/1"
+_FORMAT = "ember.save/2"
+_READABLE = ("ember.save/1", _FORMAT)  # /1 stored each tensor's values as an array
 
 
 class _Writer:
@@ -34,11 +37,33 @@ class _Writer:
             self.arrays[key] = np.asarray(array, order="C")
         return key
 
+    def _storage(self, array):
+        """(key of the bytes of ``array``'s storage, ``array``'s byte offset into them, its
+        byte strides)."""
+        from ._backend import data_address, storage_of, to_numpy
+        owner, start, _ = storage_of(array)
+        if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+            # memory no array owns (an ndarray made on a foreign buffer): this tensor alone
+            owner = start = None
+            array = to_numpy(array).copy()
+        key = self._seen.get(id(owner if owner is not None else array))
+        if key is None:
+            key = f"a{len(self.arrays)}"
+            self._seen[id(owner if owner is not None else array)] = key
+            whole = owner if owner is not None else array
+            # (C or F contiguous: its bytes are one reshape and view away)
+            self.arrays[key] = to_numpy(whole.reshape(-1, order="A").view(np.uint8))
+        offset = 0 if start is None else data_address(array) - start
+        return key, offset, array.strides
+
     def describe(self, obj):
         from ._tensor import Tensor
         if isinstance(obj, Tensor):
             from .nn.parameter import Parameter
-            return {"t": "tensor", "key": self._store(obj, obj.detach().cpu()._data),
+            data = obj._data
+            key, offset, strides = self._storage(data)
+            return {"t": "tensor", "storage": key, "offset": offset,
+                    "shape": list(data.shape), "strides": list(strides),
                     "dtype": str(obj.dtype).split(".")[-1],
                     "requires_grad": obj.requires_grad,
                     "parameter": isinstance(obj, Parameter)}
@@ -97,6 +122,8 @@ class _Reader:
             return complex(*d["v"])
         if kind == "npscalar":
             return self._array(d["key"])[()]
+        if kind == "tensor" and "storage" in d:
+            return self._tensor(d)
         if kind in ("tensor", "ndarray"):
             if d["key"] not in self._built:
                 self._built[d["key"]] = self._make(d)
@@ -113,18 +140,36 @@ class _Reader:
         key = self.build(d)
         return tuple(key) if isinstance(key, list) else key
 
+    def _tensor(self, d):
+        """A tensor viewing its storage's bytes (shared with the other tensors saved from the
+        same memory); the same saved tensor twice is one tensor."""
+        key = (d["storage"], d["offset"], tuple(d["shape"]), tuple(d["strides"]), d["dtype"])
+        tensor = self._built.get(key)
+        if tensor is None:
+            storage = self._built.get(d["storage"])
+            if storage is None:
+                storage = self._built[d["storage"]] = self._array(d["storage"])
+            from . import _dtype as D
+            array = np.ndarray(d["shape"], getattr(D, d["dtype"]).np, buffer=storage,
+                               offset=d["offset"], strides=d["strides"])
+            tensor = self._built[key] = self._finish(array, d)
+        return tensor
+
+    def _finish(self, array, d):
+        from ._tensor import _wrap
+        tensor = _wrap(array)
+        if d["parameter"]:
+            from .nn.parameter import Parameter
+            return Parameter(tensor, requires_grad=d["requires_grad"])
+        return tensor.requires_grad_() if d["requires_grad"] else tensor
+
     def _make(self, d):
         array = self._array(d["key"])
         if d["t"] == "ndarray":
             return array
         from . import _dtype as D
-        from ._tensor import _wrap
         dtype = getattr(D, d["dtype"])
-        tensor = _wrap(array.astype(dtype.np, copy=False))
-        if d["parameter"]:
-            from .nn.parameter import Parameter
-            return Parameter(tensor, requires_grad=d["requires_grad"])
-        return tensor.requires_grad_() if d["requires_grad"] else tensor
+        return self._finish(array.astype(dtype.np, copy=False), d)
 
 
 def _not_ember(f, why):
@@ -154,6 +199,6 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             manifest = json.loads(archive[_MANIFEST].tobytes().decode())
         except ValueError as error:
             raise _not_ember(f, f"its manifest is unreadable: {error}") from None
-        if manifest.get("format") != _FORMAT:
+        if manifest.get("format") not in _READABLE:
             raise _not_ember(f, f"unknown format {manifest.get('format')!r}")
         return _Reader(archive).build(manifest["object"])

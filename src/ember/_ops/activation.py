@@ -324,11 +324,13 @@ def _check_lambd(input, lambd):
                            f"{input.dtype.scalar_name}, but found {lambd:g}")
 
 
-@op("softshrink", elementwise=True, node="SoftshrinkBackward0")
+@op("softshrink", elementwise=True, node="SoftshrinkBackward0", quiet=True)
 def _softshrink(self, lambd=0.5):
     xp = get_xp(self)
+    # NOTE: self * 0 in between, as torch: NaN stays NaN and -0.0 stays -0.0
     return xp.where(self > lambd, self - lambd,
-                    xp.where(self < -lambd, self + lambd, 0)).astype(self.dtype, copy=False)
+                    xp.where(self < -lambd, self + lambd, self * 0)).astype(self.dtype,
+                                                                          copy=False)
 
 
 @_softshrink.grad("self")
@@ -360,7 +362,8 @@ def hardshrink(input, lambd=0.5):
 
 @op("threshold", elementwise=True, node="ThresholdBackward0")
 def _threshold(self, threshold, value):
-    return get_xp(self).where(self > threshold, self, value).astype(self.dtype, copy=False)
+    # NOTE: value where self <= threshold (so NaN passes through, as in torch)
+    return get_xp(self).where(self <= threshold, value, self).astype(self.dtype, copy=False)
 
 
 @_threshold.grad("self")
@@ -503,12 +506,12 @@ def prelu(input, weight):
 # -- softmax family --------------------------------------------------------------------------
 def _softmax_kernel(x, dim, log):
     xp = get_xp(x)
-    if x.ndim == 0:
-        return xp.zeros_like(x) if log else xp.ones_like(x)
+    if x.ndim == 0:  # one element (NaN for NaN and infinities, as in torch)
+        return _softmax_kernel(x.reshape(1), 0, log).reshape(())
     acc = x.astype(xp.float32, copy=False) if x.dtype == xp.float16 else x
     m = acc.max(axis=dim, keepdims=True) if acc.size else acc
-    if not xp.isfinite(m).all():  # a row of infinities: shift by 0 there
-        m = xp.where(xp.isfinite(m), m, 0)
+    # NOTE: shifted by the maximum even when it is infinite, as torch: a row holding inf
+    # is all NaN
     z = acc - m
     if log:
         out = z - xp.log(xp.exp(z).sum(axis=dim, keepdims=True))

@@ -317,12 +317,13 @@ def _check_conv(input, weight, bias, stride, pads, dilation, groups, transposed,
 
 
 def _check_dtypes(input, weight, bias):  # noqa: A002
-    if weight.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found "
-                           f"{weight.dtype.scalar_name}")
+    # (torch checks the bias first)
     if bias is not None and bias.dtype != input.dtype:
         raise RuntimeError(f"Input type ({_c_type(input)}) and bias type ({_c_type(bias)}) "
                            "should be the same")
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found "
+                           f"{weight.dtype.scalar_name}")
 
 
 def _c_type(t):

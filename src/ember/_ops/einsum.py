@@ -107,9 +107,19 @@ def _contract(operands, subs, out):
         else:
             later = set(out).union(*subs[k + 1:])
             keep = "".join(dict.fromkeys(c for c in cur_sub + subs[k] if c in later))
+        if set(cur_sub) & set(subs[k]) - set(keep):
+            _check_same_dtype(cur, operands[k])
         cur = einsum_two(cur, operands[k], f"{cur_sub},{subs[k]}->{keep}")
         cur_sub = keep
     return cur
+
+
+def _check_same_dtype(a, b):
+    """torch contracts a pair over shared letters with bmm, which takes one dtype (a pair with
+    no letter summed is a product, which promotes)."""
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {a.dtype.scalar_name} but found "
+                           f"{b.dtype.scalar_name}")
 
 
 # -- parsing ----------------------------------------------------------------------------------

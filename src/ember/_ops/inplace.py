@@ -52,7 +52,13 @@ def dispatch_inplace(op, args):
     fw = forward_hook[0]
     if fw is not None:  # a forward AD level is active: the hook updates tangents too
         return fw.dispatch_inplace(op, args)
-    recording = state.grad_enabled and op.differentiable and _any_requires_grad(op, args)
+    # NOTE: an integer or bool self is never part of a graph, whatever it is given
+    # (``int_tensor[0:1] = float_tensor_requiring_grad`` leaves it a plain tensor, as in torch).
+    check = op.inplace_check or op.check
+    if check is not None:
+        check(*args)
+    recording = (state.grad_enabled and op.differentiable and self._data.dtype.kind in "fc"
+                 and _any_requires_grad(op, args))
     check_inplace(self, recording)
     if (not recording and self._base is not None and self._view_no_grad and state.grad_enabled
             and self._base._requires_grad):
@@ -292,8 +298,10 @@ def _compile_inplace(op):
              "    if (forward_hook[0] is not None or profiler_hook[0] is not None",
              "            or not isinstance(self, Tensor) or self._base is not None",
              "            or self._is_inference):",
-             f"        {general}",
-             "    own = self._data",
+             f"        {general}"]
+    if (op.inplace_check or op.check) is not None:  # (the general path checks again)
+        lines.append("    check(*args)")
+    lines += ["    own = self._data",
              "    if own.base is not None and 0 in own.strides:  # (an owner is never expanded)",
              f"        {general}"]
     if op.promote == FLOAT:
@@ -338,7 +346,8 @@ def _compile_inplace(op):
         lines += ["        if isinstance(a1, Tensor) and a1._vc is self._vc:",
                   "            _unbump_saved_inputs(node, op, self._vc)"]
     lines.append("    return self")
-    scope = {"op": op, "Tensor": Tensor, "state": state, "forward_hook": forward_hook,
+    scope = {"op": op, "check": op.inplace_check or op.check, "Tensor": Tensor, "state": state,
+             "forward_hook": forward_hook,
              "profiler_hook": profiler_hook, "dispatch_inplace": dispatch_inplace,
              "may_share_memory": np.may_share_memory, "scalar_array": scalar_array,
              "_LEAF_INPLACE": _LEAF_INPLACE, "record": record,

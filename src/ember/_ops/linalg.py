@@ -244,12 +244,17 @@ def _check_addmm(self, mat1, mat2, beta=1, alpha=1):
     (n, k), (k2, m) = mat1.shape, mat2.shape
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
-    if mat1.dtype != mat2.dtype:
-        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
-                           f"{_c_name(_np(mat1))} != {_c_name(_np(mat2))}")
+    _check_addmm_dtypes(self, mat1, mat2)
+
+
+def _check_addmm_dtypes(self, mat1, mat2):
+    """torch's refusal of mixed dtypes in addmm (and addbmm, linear): no promotion."""
     if self.dtype != mat2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{_name(_np(self))} and {_name(_np(mat2))}")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_name(_np(mat1))} and {_name(_np(mat2))}")
 
 
 def _np(a):
@@ -288,6 +293,9 @@ def _(grad, mat1, alpha):
 
 
 def _check_addmv(self, mat, vec, beta=1, alpha=1):
+    if not self.dtype == mat.dtype == vec.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_name(_np(self))}, {_name(_np(mat))}, and {_name(_np(vec))}")
     if mat.ndim != 2 or vec.ndim != 1 or self.ndim > 1 or mat.shape[1] != vec.shape[0] or (
             self.ndim == 1 and self.shape[0] not in (1, mat.shape[0])):
         size = "x".join(str(s) for s in self.shape) if self.ndim else ""
@@ -327,12 +335,38 @@ def _check_batches(self, batch1, batch2, beta=1, alpha=1):
                            f"[{b}, {k}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
 
 
-@op("baddbmm", tensors=3, method=True, inplace=True, check=_check_batches)
+def _check_baddbmm(self, batch1, batch2, beta=1, alpha=1):
+    _check_batches(self, batch1, batch2)
+    if self.dtype != batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_c_name(_np(self))}, "
+                           f"batch1: {_c_name(_np(batch1))}, batch2: {_c_name(_np(batch2))}")
+    if batch1.dtype != batch2.dtype:
+        raise RuntimeError(f"expected scalar type {_name(_np(batch1))} but found "
+                           f"{_name(_np(batch2))}")
+
+
+def _check_baddbmm_inplace(self, batch1, batch2, beta=1, alpha=1):
+    # torch's in-place form also compares self with the result's dtype (batch2's), after
+    # self with batch1 and before batch1 with batch2
+    if self.dtype == batch1.dtype and self.dtype != batch2.dtype:
+        _check_batches(self, batch1, batch2)
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_name(_np(self))} and "
+                           f"output tensor dtype {_c_name(_np(batch2))} should match")
+    _check_baddbmm(self, batch1, batch2)
+
+
+def _check_addbmm(self, batch1, batch2, beta=1, alpha=1):
+    _check_batches(self, batch1, batch2)
+    _check_addmm_dtypes(self, batch1, batch2)
+
+
+@op("baddbmm", tensors=3, method=True, inplace=True, check=_check_baddbmm)
 def baddbmm(self, batch1, batch2, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
     return _scaled_sum(self, np.matmul(batch1, batch2), beta, alpha)
 
 
+baddbmm.inplace_check = _check_baddbmm_inplace
 baddbmm.grad("self")(_bias_grad)
 
 
@@ -346,7 +380,7 @@ def _(grad, batch1, alpha):
     return _times(bmm(transpose(batch1, 1, 2), grad), alpha)
 
 
-@op("addbmm", tensors=3, method=True, inplace=True, check=_check_batches)
+@op("addbmm", tensors=3, method=True, inplace=True, check=_check_addbmm)
 def addbmm(self, batch1, batch2, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     prod = np.matmul(batch1, batch2).sum(0) if batch1.shape[0] else np.zeros(
@@ -441,6 +475,8 @@ def tensordot(a, b, dims=2, out=None):
         given_a, given_b = _as_list(dims[0]), _as_list(dims[1])
     if len(given_a) != len(given_b):
         raise RuntimeError("both dimension lists should have same length")
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     da, db = [_wrap_dim(d, a.ndim) for d in given_a], [_wrap_dim(d, b.ndim) for d in given_b]
     for x, y, gx, gy in zip(da, db, given_a, given_b):
         if a.shape[x] != b.shape[y]:
@@ -548,6 +584,11 @@ def multi_dot(tensors, *, out=None):
     for k, x in enumerate(tensors[1:-1], 1):
         if x.ndim != 2:
             raise RuntimeError(f"multi_dot(): tensor {k} must be 2D but got {x.ndim}D")
+    for k, x in enumerate(tensors[1:], 1):
+        if x.dtype != first.dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {_c_name(first._data)} and tensor {k} "
+                               f"{_c_name(x._data)}")
     mats = [unsqueeze(first, 0) if first.ndim == 1 else first, *tensors[1:-1],
             unsqueeze(last, 1) if last.ndim == 1 else last]
     for k in range(n - 1):

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
-from .._tensor import Tensor
+from .._tensor import Tensor, _c_type_name
 from .registry import NONE, op
 
 __all__ = ['alpha_dropout', 'bilinear', 'binary_cross_entropy_with_logits', 'cosine_similarity',
@@ -154,6 +154,10 @@ def linear(input, weight, bias=None):
 def bilinear(input1, input2, weight, bias=None):
     """``x1^T A x2 + b`` for every output feature (weight: out x in1 x in2)."""
     from .einsum import einsum
+    if not input1.dtype == input2.dtype == weight.dtype:
+        raise RuntimeError(f"All tensors must have the same dtype, got input1: "
+                           f"{_c_type_name(input1.dtype)}, input2: {_c_type_name(input2.dtype)}, "
+                           f"weight: {_c_type_name(weight.dtype)}")
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError("bilinear(): input batch dimensions do not match: got "
                            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
@@ -357,7 +361,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         padding_idx = -1
     n = weight.shape[0]
     data = input._data
-    if data.size and (data.min() < -n or data.max() >= n):
+    if data.size and (data.min() < 0 or data.max() >= n):  # torch: no negative indices
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _embedding_renorm(weight, input, max_norm, norm_type)

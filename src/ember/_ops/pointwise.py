@@ -595,7 +595,19 @@ def _(grad, self):
 
 @op("sign", elementwise=True, method=True, inplace=True)
 def sign(self):
-    return self.copy() if self.dtype == np.bool_ else np.sign(self)
+    return self.copy() if self.dtype == np.bool_ else sign_of(self)
+
+
+def sign_of(x):
+    """torch's sign: -1, 0 or 1, and 0 for NaN (``(0 < x) - (x < 0)``), where NumPy gives NaN.
+    Complex numbers: x / |x| (sgn)."""
+    xp = get_xp(x)
+    out = xp.sign(x)
+    if out.dtype.kind == "f":
+        nan = xp.isnan(out)
+        if nan.any():
+            out[nan] = 0
+    return out
 
 
 @sign.grad("self")

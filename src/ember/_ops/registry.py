@@ -273,6 +273,7 @@ class OpDef:
     quiet = False
     elementwise = False  # see op()
     undefined_grads = False  # see op()
+    inplace_check = None  # the in-place form's check, where torch's differs from ``check``
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check):
@@ -682,7 +683,26 @@ def _arrays(op, args, dt):
             out[k] = a
         elif isinstance(a, np.generic):  # a NumPy scalar is a Python number to torch
             out[k] = a.item()
+        if type(out[k]) is int and target is not None and target.kind in "iu":
+            out[k] = wrapped_int(out[k], target)
     return out
+
+
+_INT_RANGES: dict = {}
+
+
+def wrapped_int(value, target):
+    """A Python int operand of an integer op as torch passes it: converted to the compute
+    dtype with wrap-around (``int8 tensor + 200`` adds -56), where NumPy would refuse it."""
+    bounds = _INT_RANGES.get(target)
+    if bounds is None:
+        info = np.iinfo(target)
+        bounds = _INT_RANGES[target] = (int(info.min), int(info.max))
+    if bounds[0] <= value <= bounds[1]:
+        return value
+    if not -2**63 <= value < 2**64:
+        raise OverflowError("int too big to convert")
+    return np.array(value & (2**64 - 1), np.uint64).astype(target)
 
 
 def _tensor_call(op, args):
@@ -713,7 +733,9 @@ def _compile_caller(op):
                  + (f" and {k} >= {op.promote_from}:" if op.promote_from else ":"),
                  f"        x{k} = x{k}.astype(target)",
                  "else:",
-                 f"    x{k} = a{k}.item() if isinstance(a{k}, np_generic) else a{k}"]
+                 f"    x{k} = a{k}.item() if isinstance(a{k}, np_generic) else a{k}",
+                 f"    if type(x{k}) is int and target is not None and target.kind in 'iu':",
+                 f"        x{k} = wrapped_int(x{k}, target)"]
         if op.weak_scalars:
             slow += [f"    if target is not None and target.kind == 'f' and "
                      f"(type(x{k}) is float or type(x{k}) is int):",
@@ -752,7 +774,7 @@ def _compile_caller(op):
              "kernel": op.kernel, "broadcast_error": broadcast_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
              "state": state, "record": record, "np_generic": np.generic,
-             "scalar_array": scalar_array}
+             "scalar_array": scalar_array, "wrapped_int": wrapped_int}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["caller"]
 

@@ -62,6 +62,7 @@ from .pointwise import (
     inplace_with_scalars,
     not_implemented,
     pow_scalar,
+    sign_of,
     sin,
     where,
     with_scalars,
@@ -87,7 +88,7 @@ def _upcast_half(x):
 # -- sign ----------------------------------------------------------------------------------------
 @op("sgn", elementwise=True, method=True, inplace=True)
 def sgn(self):
-    return self.copy() if self.dtype == np.bool_ else np.sign(self)
+    return self.copy() if self.dtype == np.bool_ else sign_of(self)
 
 
 @sgn.grad("self")

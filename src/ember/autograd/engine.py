@@ -323,10 +323,11 @@ def _run_node(task, fn, grads):
     if isinstance(fn, AccumulateGrad):
         # NOTE: a leaf that stopped requiring grad after the graph was built
         # (requires_grad_(False), detach_()) gets nothing, as in torch.
-        if grads[0] is not None and fn.variable._requires_grad:
-            _accumulate(task, fn.variable, grads[0])
-        if fn._post_hooks:
-            _call_post_hooks(task, fn, (), grads)
+        with fn.lock:
+            if grads[0] is not None and fn.variable._requires_grad:
+                _accumulate(task, fn.variable, grads[0])
+            if fn._post_hooks:
+                _call_post_hooks(task, fn, (), grads)
         return None
     if all(g is None for g in grads):  # a pre-hook dropped every gradient
         outs = [None] * len(fn._next)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import weakref
 from collections import OrderedDict
 
@@ -155,6 +156,10 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
+        # NOTE: held while accumulating: backward passes in several threads may reach the same
+        # leaf, and ``grad is None`` then ``grad += g`` (NumPy releases the GIL) would lose
+        # updates, as torch's AccumulateGrad mutex prevents.
+        self.lock = threading.Lock()
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -188,9 +193,16 @@ def grad_accumulator(t):
     if t._view_no_grad and t._base is not None and t._base._requires_grad:
         return None  # a view made in no_grad mode requires grad through its base, but has no
         # gradient of its own to accumulate (torch: no grad accumulator, an edge to nothing)
-    acc = AccumulateGrad(t)
-    t._grad_acc = weakref.ref(acc)
+    with _NEW_ACCUMULATOR:  # graphs built in two threads share the leaf's one node (and lock)
+        ref = t._grad_acc
+        acc = None if ref is None else ref()
+        if acc is None:
+            acc = AccumulateGrad(t)
+            t._grad_acc = weakref.ref(acc)
     return acc
+
+
+_NEW_ACCUMULATOR = threading.Lock()
 
 
 NO_EDGE = (None, 0)

@@ -1,0 +1,202 @@
+"""Op values and errors where ember differed from torch without a word: NaN and infinity in
+forward passes, integer wrap-around, dtype mixes torch refuses, negative indices and sizes,
+integer tensors written from tensors that require grad, save/load of views, threads.
+
+Each body runs on PyTorch 2.13 and on ember (``oracle.same``); the tests skip when torch is not
+installed (the thread test needs no torch: torch's answer is the exact sum).
+"""
+from __future__ import annotations
+
+import io
+import itertools
+import threading
+
+import pytest
+from oracle import same
+
+import ember
+
+NAN, INF = float("nan"), float("inf")
+
+
+# -- NaN and infinities in forward passes -------------------------------------------------------
+_SPECIAL = [NAN, INF, -INF, 0., -0., 0.1, 2., -3.]
+
+_NAN_FORWARD = {
+    "sign": lambda t, x: t.sign(x),
+    "sgn": lambda t, x: t.sgn(x),
+    "sign_": lambda t, x: x.clone().sign_(),
+    "softshrink": lambda t, x: t.nn.functional.softshrink(x, 0.5),
+    "hardshrink": lambda t, x: t.nn.functional.hardshrink(x, 0.5),
+    "threshold": lambda t, x: t.nn.functional.threshold(x, 0.1, 20.),
+    "threshold_": lambda t, x: t.nn.functional.threshold(x.clone(), 0.1, 20., inplace=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NAN_FORWARD))
+def test_nan_and_infinity_forward(name):
+    same(lambda t: _NAN_FORWARD[name](t, t.tensor(_SPECIAL)))
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "softmin"])
+def test_softmax_family_of_nan_and_infinities(fn):
+    def body(t):
+        f = getattr(t.nn.functional, fn)
+        out = []
+        for v in (NAN, INF, -INF, 2.):
+            out += [f(t.tensor(v), 0), f(t.tensor([v]), 0), f(t.tensor([v, 1.]), 0),
+                    f(t.tensor([[v, 1.], [0., 1.]]), 1)]
+        return out
+    same(body)
+
+
+def test_softmax_of_a_0d_tensor_has_a_gradient():
+    def body(t):
+        x = t.tensor(0.5, requires_grad=True)
+        (t.softmax(x, 0) * 3 + t.log_softmax(x, 0)).backward()
+        return x.grad
+    same(body)
+
+
+# -- integers -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_python_ints_wrap_around_in_integer_ops(dtype):
+    def body(t):
+        x = t.tensor([1, 2, 100], dtype=getattr(t, dtype))
+        out = [x + 200, x * 300, x - 1000, x == 200, x < 200, x.add(2**31), x + (2**63 - 1),
+               x + 2**63, x.clone().add_(200), x.clone().mul_(-3)]
+        try:
+            x + 2**64
+        except OverflowError as e:
+            out.append(str(e))
+        return out
+    same(body)
+
+
+def test_integer_tensor_written_from_a_tensor_requiring_grad_stays_plain():
+    def body(t):
+        w = t.tensor([5., 7.], requires_grad=True)
+        a = t.tensor([1, 2, 3])
+        a[0:1] = w[:1]
+        b = t.tensor([1, 2, 3])
+        b[1:].copy_(w)
+        c = t.zeros(2, dtype=t.int32)
+        c.copy_(w * 2)
+        return a, b, b[1:], c
+    same(body)
+
+
+# -- refusals -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("index", [[-1], [0, -3], [3]])
+def test_embedding_refuses_negative_and_large_indices(index):
+    def body(t):
+        w = t.ones(3, 2)
+        out = []
+        for f in (lambda i: t.nn.functional.embedding(i, w),
+                  lambda i: t.nn.Embedding.from_pretrained(w)(i)):
+            try:
+                out.append(f(t.tensor(index)))
+            except IndexError as e:
+                out.append(str(e))
+        return out
+    same(body)
+
+
+@pytest.mark.parametrize("case", ["scalar", "tensor_mean", "tensor_std", "both", "nan"])
+def test_normal_refuses_negative_std(case):
+    def body(t):
+        if case == "scalar":
+            return t.normal(0., -1., (2,))
+        if case == "tensor_mean":
+            return t.normal(t.zeros(2), -0.5)
+        if case == "tensor_std":
+            return t.normal(0., t.tensor([1., -1.]))
+        if case == "both":
+            return t.normal(t.zeros(2), t.tensor([1., -1.]))
+        return t.normal(0., NAN, (2,))
+    same(body)
+
+
+@pytest.mark.parametrize("n", [-1, -5])
+def test_randperm_of_a_negative_size(n):
+    same(lambda t: t.randperm(n))
+
+
+def _mixed(shapes, fn):
+    def make(t, dtypes):
+        return fn(t, *[t.ones(s, dtype=getattr(t, d)) for s, d in zip(shapes, dtypes)])
+    return make
+
+
+_MATMUL_FAMILY = {
+    "addmm": _mixed([(2, 2), (2, 2), (2, 2)], lambda t, a, b, c: t.addmm(a, b, c)),
+    "addmm_": _mixed([(2, 2), (2, 2), (2, 2)], lambda t, a, b, c: a.addmm_(b, c)),
+    "addmv": _mixed([(2,), (2, 2), (2,)], lambda t, a, b, c: t.addmv(a, b, c)),
+    "addmv_": _mixed([(2,), (2, 2), (2,)], lambda t, a, b, c: a.addmv_(b, c)),
+    "addbmm": _mixed([(2, 2), (1, 2, 2), (1, 2, 2)], lambda t, a, b, c: t.addbmm(a, b, c)),
+    "baddbmm": _mixed([(1, 2, 2)] * 3, lambda t, a, b, c: t.baddbmm(a, b, c)),
+    "baddbmm_": _mixed([(1, 2, 2)] * 3, lambda t, a, b, c: a.baddbmm_(b, c)),
+    "linear": _mixed([(2, 2), (2, 2), (2,)], lambda t, a, b, c: t.nn.functional.linear(a, b, c)),
+    "bilinear": _mixed([(2, 2), (2, 2), (1, 2, 2)],
+                       lambda t, a, b, c: t.nn.functional.bilinear(a, b, c)),
+    "multi_dot": _mixed([(2, 2)] * 3, lambda t, a, b, c: t.linalg.multi_dot([a, b, c])),
+    "einsum_chain": _mixed([(2, 2)] * 3, lambda t, a, b, c: t.einsum("ij,jk,kl->il", a, b, c)),
+    "einsum_product": _mixed([(2,), (2,), (2,)],
+                             lambda t, a, b, c: t.einsum("i,i,i->i", a, b, c)),
+    "conv2d": _mixed([(1, 1, 3, 3), (1, 1, 2, 2), (1,)],
+                     lambda t, a, b, c: t.nn.functional.conv2d(a, b, c)),
+    "tensordot": _mixed([(2, 2), (2, 2), ()], lambda t, a, b, c: t.tensordot(a, b)),
+    "inner": _mixed([(2,), (2,), ()], lambda t, a, b, c: t.inner(a, b)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MATMUL_FAMILY))
+def test_matrix_products_refuse_mixed_float_dtypes(name):
+    def body(t):
+        out = []
+        for dtypes in itertools.product(["float32", "float64"], repeat=3):
+            try:
+                out.append(_MATMUL_FAMILY[name](t, dtypes))
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same(body)
+
+
+# -- empty tensors ------------------------------------------------------------------------------
+def test_chunk_of_an_empty_dimension():
+    def body(t):
+        return (t.zeros(0, 3).chunk(2, 0), t.zeros(0, 3).chunk(3), t.zeros(3, 0).chunk(2, 1),
+                t.zeros(5, 3).chunk(2, 0))
+    same(body)
+
+
+# -- save and load keep shared memory -----------------------------------------------------------
+def test_load_keeps_views_sharing_memory_with_their_base():
+    def body(t):
+        x = t.arange(6.)
+        saved = {"v": x[2:4], "x": x, "w": x.view(2, 3).t(), "e": t.ones(3)[:, None].expand(3, 4),
+                 "z": t.zeros(0, 2), "y": (x * 1).requires_grad_()}
+        buf = io.BytesIO()
+        t.save(saved, buf)
+        buf.seek(0)
+        d = t.load(buf)
+        d["v"].mul_(10)
+        return (d["x"], d["w"], d["v"].storage_offset(), d["w"].stride(), d["e"].stride(),
+                d["z"], d["y"], d["w"].is_contiguous())
+    same(body)
+
+
+# -- threads ------------------------------------------------------------------------------------
+def test_two_threads_backpropagating_into_one_leaf_lose_nothing():
+    x = ember.zeros(200_000, requires_grad=True)
+
+    def work():
+        for _ in range(60):
+            (x * 1.0).sum().backward()
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert int((x.grad.numpy() != 120).sum()) == 0
