@@ -1,0 +1,89 @@
+"""Rprop: resilient backpropagation (torch's single-tensor update)."""
+from __future__ import annotations
+
+from .._backend import get_xp
+from .._tensor import Tensor
+from .optimizer import (
+    Optimizer,
+    _check_capturable,
+    _closure_loss,
+    _full_like,
+    _incr,
+    _real,
+    _scalar_tensor,
+    _step_to_tensor,
+    _to_scalar,
+    _use_grad_for_differentiable,
+    _zeros_like,
+)
+
+__all__ = ["Rprop"]
+
+
+class Rprop(Optimizer):
+    """Implements the resilient backpropagation algorithm (Riedmiller and Braun, 1993): each
+    weight moves by its own step size against the sign of its gradient; the step grows by
+    ``etaplus`` while the sign holds and shrinks by ``etaminus`` when it flips (within
+    ``step_sizes``)."""
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
+                 capturable=False, foreach=None, maximize=False, differentiable=False) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach,
+                    "maximize": maximize, "differentiable": differentiable,
+                    "capturable": capturable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, default in (("foreach", None), ("maximize", False),
+                                 ("differentiable", False), ("capturable", False)):
+                group.setdefault(key, default)
+        _step_to_tensor(self, "step")
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step (``closure`` re-evaluates the model)."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            etaminus, etaplus = group["etas"]
+            step_size_min, step_size_max = group["step_sizes"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    lr = _to_scalar(group["lr"])
+                    state["step"] = _scalar_tensor(0.0)
+                    state["prev"] = _zeros_like(p)
+                    state["step_size"] = _full_like(p, complex(lr, lr) if p.is_complex()
+                                                    else lr)
+                _check_capturable(group, p, "params and state_steps")
+                grad = p._grad._data
+                if group["maximize"]:
+                    grad = -grad
+                _incr(state["step"])
+                grad = _real(grad)
+                prev, step_size = _real(state["prev"]._data), _real(state["step_size"]._data)
+                param = _real(p._data)
+                xp = get_xp(param)
+                factor = xp.sign(grad * prev)
+                flipped = factor < 0
+                factor[factor > 0] = etaplus
+                factor[flipped] = etaminus
+                factor[factor == 0] = 1
+                step_size *= factor
+                xp.clip(step_size, step_size_min, step_size_max, out=step_size)
+                grad = grad.copy()
+                grad[factor == etaminus] = 0  # no move (and no memory) after a sign flip
+                param += -1 * (xp.sign(grad) * step_size)
+                prev[...] = grad
+                for t in (p, state["prev"], state["step_size"]):
+                    t._bump_version()
+        return loss
