@@ -5,7 +5,7 @@ importing ember stays fast.
 """
 from __future__ import annotations
 
-_SUBMODULES = ("checkpoint", "data")
+_SUBMODULES = ("benchmark", "checkpoint", "data")
 
 
 def __getattr__(name):
