@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._backend import as_array, is_array
+from ._backend.device import as_device, make_on, move
 from ._state import state
 from ._tensor import Tensor, _check_can_require_grad, _wrap
 from ._tensor import device as _Device
@@ -19,7 +21,16 @@ _DEFAULT_SEED = 67280421310721
 
 
 class Generator:
-    """A random number generator (``ember.Generator``): a seedable NumPy PCG64 stream."""
+    """A random number generator (``ember.Generator``): a seedable NumPy PCG64 stream.
+
+    ``Generator(device='cuda')`` makes a CUDA generator (see ``ember.cuda.random``).
+    """
+
+    def __new__(cls, device="cpu"):
+        if cls is Generator and _Device(device).type == "cuda":
+            from .cuda.random import CudaGenerator
+            return object.__new__(CudaGenerator)
+        return object.__new__(cls)
 
     def __init__(self, device="cpu"):
         self.device = _Device(device)
@@ -58,8 +69,16 @@ default_generator = Generator()
 
 
 def manual_seed(seed):
-    """Seed the default generator; returns it."""
+    """Seed the default generator (and every GPU's, as torch does); returns it."""
+    _seed_cuda(seed)
     return default_generator.manual_seed(seed)
+
+
+def _seed_cuda(seed):
+    import sys
+    cuda = sys.modules.get("ember.cuda.random")
+    if cuda is not None:  # (nothing to seed if CUDA's generators were never asked for)
+        cuda.manual_seed_all(seed)
 
 
 def seed():
@@ -78,8 +97,17 @@ def set_rng_state(state):
     default_generator.set_state(state)
 
 
-def _rng(generator):
-    return (generator or default_generator)._rng
+def _rng(generator, device=None):
+    """The NumPy-Generator-like source of draws for ``device`` (the CPU for None)."""
+    if generator is None:
+        if device is None or device.type == "cpu":
+            return default_generator._rng
+        from .cuda.random import default_generator as cuda_default
+        return cuda_default(device)._rng
+    if device is not None and generator.device.type != device.type:
+        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator._rng
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -93,7 +121,7 @@ def _finish(array, dtype=None, requires_grad=False, device=None):
     if dtype is not None and array.dtype != dtype.np:
         array = array.astype(dtype.np)
     if device is not None:
-        _check_device(device)
+        array = move(array, as_device(device))
     t = _wrap(array)
     if requires_grad:
         _check_can_require_grad(t.dtype, factory=True)
@@ -103,13 +131,8 @@ def _finish(array, dtype=None, requires_grad=False, device=None):
     return t
 
 
-def _check_device(dev):
-    if _Device(dev).type != "cpu":
-        raise AssertionError("Torch not compiled with CUDA enabled")
-
-
 def tensor_from_array(array):
-    return _wrap(np.asarray(array))
+    return _wrap(as_array(array))
 
 
 def _infer_dtype(array, data):
@@ -172,7 +195,7 @@ def _to_array(data, dtype=None):
     """
     if isinstance(data, Tensor):
         return data._data.copy()
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.ndarray) or is_array(data):  # (a device array stays there)
         D.from_numpy_dtype(data.dtype)
         return data.copy()
     if isinstance(data, np.generic):
@@ -204,10 +227,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None):
-    """``data`` as a tensor, sharing memory when it already is one (or an ndarray) of dtype."""
+    """``data`` as a tensor, sharing memory when it already is one (or an ndarray) of dtype
+    on ``device``."""
     if isinstance(data, Tensor):
-        return data if dtype is None or data.dtype is dtype else data.to(dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np):
+        return data.to(**{k: v for k, v in (("dtype", dtype), ("device", device))
+                          if v is not None})
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np) and (
+            device is None or as_device(device).type == "cpu"):
         return from_numpy(data)
     return _finish(_to_array(data, dtype), dtype, False, device)
 
@@ -225,30 +251,40 @@ def _dtype_or_default(dtype):
     return (dtype or D.get_default_dtype()).np
 
 
+def _made(factory, device, *args):
+    """``xp.<factory>(*args)`` on ``device`` (made there, never copied from the host)."""
+    return make_on(as_device(device), factory, *args)
+
+
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(np.zeros(_size(size), _dtype_or_default(dtype)), None, requires_grad, device)
+    return _finish(_made("zeros", device, _size(size), _dtype_or_default(dtype)), None,
+                   requires_grad)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(np.ones(_size(size), _dtype_or_default(dtype)), None, requires_grad, device)
+    return _finish(_made("ones", device, _size(size), _dtype_or_default(dtype)), None,
+                   requires_grad)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None):
-    return _finish(np.empty(_size(size), _dtype_or_default(dtype)), None, requires_grad, device)
+    return _finish(_made("empty", device, _size(size), _dtype_or_default(dtype)), None,
+                   requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     if dtype is None:
         dtype = D.result_type_of(((D.scalar_dtype(fill_value), D.SCALAR),))
-    return _finish(np.full(tuple(size), fill_value, dtype.np), None, requires_grad, device)
+    return _finish(_made("full", device, tuple(size), fill_value, dtype.np), None,
+                   requires_grad)
 
 
 def _like(maker):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, **kwargs):
         return maker(tuple(input.shape), dtype=dtype or input.dtype,
+                     device=input.device if device is None else device,
                      requires_grad=requires_grad, **kwargs)
     like.__name__ = maker.__name__ + "_like"
     return like
@@ -262,7 +298,7 @@ empty_like = _like(empty)
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
-                requires_grad=requires_grad)
+                device=input.device if device is None else device, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
@@ -298,21 +334,22 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), None, requires_grad, device)
+    return _finish(_made("eye", device, n, m, 0, _dtype_or_default(dtype)), None,
+                   requires_grad)
 
 
 # -- random -------------------------------------------------------------------------------------
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     """Uniform samples from [0, 1)."""
-    array = _rng(generator).random(_size(size), dtype=np.float64)
+    array = _rng(generator, as_device(device)).random(_size(size), dtype=np.float64)
     return _finish(array.astype(_dtype_or_default(dtype)), None, requires_grad, device)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False):
     """Standard normal samples."""
-    array = _rng(generator).standard_normal(_size(size))
+    array = _rng(generator, as_device(device)).standard_normal(_size(size))
     return _finish(array.astype(_dtype_or_default(dtype)), None, requires_grad, device)
 
 
@@ -321,7 +358,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     """Integers drawn uniformly from [low, high)."""
     if size is None:
         low, high, size = 0, low, high
-    array = _rng(generator).integers(low, high, size=tuple(size))
+    array = _rng(generator, as_device(device)).integers(low, high, size=tuple(size))
     return _finish(array.astype((dtype or D.int64).np), None, requires_grad, device)
 
 
@@ -336,49 +373,55 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     elif not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     shape = tuple(size) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
-    array = m + s * _rng(generator).standard_normal(shape)
     ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
+    dev = as_device(device) if ref is None or device is not None else ref.device
+    array = m + s * _rng(generator, dev).standard_normal(shape)
     dt = dtype or (ref.dtype if ref is not None else D.get_default_dtype())
-    return _finish(np.asarray(array).astype(dt.np), None, requires_grad, device)
+    array = array.astype(dt.np) if hasattr(array, "astype") else np.asarray(array, dt.np)
+    return _finish(array, None, requires_grad, device)
 
 
-def rand_like(input, *, dtype=None, requires_grad=False, **kwargs):
-    return rand(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
+def rand_like(input, *, dtype=None, requires_grad=False, device=None, **kwargs):
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad,
+                device=input.device if device is None else device)
 
 
-def randn_like(input, *, dtype=None, requires_grad=False, **kwargs):
-    return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
+def randn_like(input, *, dtype=None, requires_grad=False, device=None, **kwargs):
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 device=input.device if device is None else device)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False, **kwargs):
+def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False, device=None,
+                 **kwargs):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=input.device if device is None else device)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    return _finish(_rng(generator).permutation(n).astype((dtype or D.int64).np), None,
-                   requires_grad, device)
+    draws = _rng(generator, as_device(device)).permutation(n)
+    return _finish(draws.astype((dtype or D.int64).np), None, requires_grad, device)
 
 
 
 # -- index grids ----------------------------------------------------------------------------------
-def _tri_indices(row, col, offset, dtype, lower):
+def _tri_indices(row, col, offset, dtype, lower, device):
     r, c = np.indices((row, col))
     keep = (c - r <= offset) if lower else (c - r >= offset)
-    return _wrap(np.stack([r[keep], c[keep]]).astype((dtype or D.int64).np))
+    return _finish(np.stack([r[keep], c[keep]]).astype((dtype or D.int64).np), device=device)
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """Row and column indices of the lower triangle of a row x col matrix (2 x N)."""
-    return _tri_indices(row, col, offset, dtype, True)
+    return _tri_indices(row, col, offset, dtype, True, device)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """Row and column indices of the upper triangle of a row x col matrix (2 x N)."""
-    return _tri_indices(row, col, offset, dtype, False)
+    return _tri_indices(row, col, offset, dtype, False, device)
 
 
 def meshgrid(*tensors, indexing=None):
@@ -441,13 +484,15 @@ Tensor.type = _tensor_type
 def _new_sized(factory):
     """``Tensor.new_<factory>(*size, dtype=None, ...)``: self's dtype unless told otherwise."""
     def new(self, *size, dtype=None, device=None, requires_grad=False, **_):
-        return factory(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return factory(*size, dtype=dtype or self.dtype, requires_grad=requires_grad,
+                       device=self.device if device is None else device)
     new.__name__ = f"new_{factory.__name__}"
     return new
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad,
+                device=self.device if device is None else device)
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **_):
@@ -456,8 +501,9 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **_
                       "sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
-        data = data.detach().numpy()
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        data = data._data
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad,
+                  device=self.device if device is None else device)
 
 
 Tensor.new_zeros = _new_sized(zeros)

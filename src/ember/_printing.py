@@ -245,13 +245,16 @@ def _add_suffixes(text, suffixes, indent):
 
 
 def tensor_str(array, *, dtype_name, default_float_name, suffixes=(), prefix="tensor(",
-               dtype_prefix="ember."):
+               dtype_prefix="ember.", device=None):
     """Return what ``repr`` of a torch tensor holding ``array`` would print.
 
-    ``suffixes`` (e.g. ``"requires_grad=True"``) follow torch's automatic size/dtype ones.
+    ``suffixes`` (e.g. ``"requires_grad=True"``) follow torch's automatic size/dtype ones;
+    ``device`` (a device other than the CPU) comes before them.
     """
     array = np.asarray(array)
     indent = len(prefix)
     body = _data_str(array, dtype_name, indent)
     every = _auto_suffixes(array, dtype_name, default_float_name, dtype_prefix)
+    if device is not None:
+        every.insert(0, f"device='{device}'")
     return _add_suffixes(prefix + body, every + list(suffixes), indent)

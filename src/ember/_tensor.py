@@ -12,47 +12,14 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
-from ._backend import to_numpy
+from ._backend import is_array, to_numpy
+from ._backend.device import CPU, device, device_of
 from ._size import Size
 from ._state import state
 
 _object_new = object.__new__
+_ndarray = np.ndarray
 
-
-class device:
-    """Where a tensor lives: ``device(type='cpu')``."""
-
-    __slots__ = ("type", "index")
-
-    def __init__(self, type="cpu", index=None):  # noqa: A002 - torch's keyword
-        if isinstance(type, device):
-            type, index = type.type, type.index
-        if ":" in type:
-            type, idx = type.split(":")
-            index = int(idx)
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(
-                "Expected one of cpu, cuda device type at start of device string: " + type)
-        self.type, self.index = type, index
-
-    def __repr__(self):
-        if self.index is None:
-            return f"device(type='{self.type}')"
-        return f"device(type='{self.type}', index={self.index})"
-
-    def __str__(self):
-        return self.type if self.index is None else f"{self.type}:{self.index}"
-
-    def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
-
-    def __hash__(self):
-        return hash((self.type, self.index))
-
-
-CPU = device("cpu")
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -141,7 +108,7 @@ class Tensor:
             if isinstance(src, Tensor):
                 self._data = src._data
                 return
-            self._data = np.array(src, dtype=dt)
+            self._data = src.astype(dt) if is_array(src) else np.array(src, dtype=dt)
         else:
             shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
             self._data = np.zeros(tuple(shape), dtype=dt)
@@ -176,15 +143,21 @@ class Tensor:
 
     @property
     def device(self) -> device:
-        return CPU
+        data = self._data
+        return CPU if type(data) is _ndarray else device_of(data)
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return type(self._data) is not _ndarray and device_of(self._data).type == "cuda"
 
     @property
     def is_cpu(self) -> bool:
-        return True
+        return type(self._data) is _ndarray or device_of(self._data).type == "cpu"
+
+    def get_device(self) -> int:
+        """The index of the GPU holding this tensor (-1 on the CPU)."""
+        dev = self.device
+        return -1 if dev.type == "cpu" else dev.index
 
     @property
     def layout(self):
@@ -212,7 +185,8 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def data_ptr(self) -> int:
-        return self._data.__array_interface__["data"][0]
+        from ._backend import data_address
+        return data_address(self._data)
 
     def storage_offset(self) -> int:
         """How many elements into its storage this tensor's first element is."""
@@ -239,16 +213,18 @@ class Tensor:
         return to_numpy(self._data).tolist()
 
     def numpy(self, *, force=False):
-        if self._requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        return to_numpy(self._data)
-
-    def __array__(self, dtype=None, copy=None):
+        if force:  # torch: a host copy, whatever the device and requires_grad
+            return to_numpy(self._data)
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        a = to_numpy(self._data)
+        if type(self._data) is not _ndarray:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __len__(self):
@@ -309,9 +285,11 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None):
         from ._printing import tensor_str
-        return tensor_str(to_numpy(self._data), dtype_name=self.dtype.name,
+        data = self._data  # printed from a host copy, as torch prints
+        return tensor_str(to_numpy(data), dtype_name=self.dtype.name,
                           default_float_name=D.get_default_dtype().name,
-                          suffixes=self._repr_suffixes())
+                          suffixes=self._repr_suffixes(),
+                          device=None if type(data) is _ndarray else device_of(data))
 
     def __format__(self, spec):
         if self._data.ndim == 0:  # torch formats a 0-dim tensor as its number
@@ -520,10 +498,15 @@ class Tensor:
         return new
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (type(self), to_numpy(self._data), self._requires_grad))
+        dev = self.device
+        return (_rebuild, (type(self), to_numpy(self._data), self._requires_grad,
+                           None if dev.type == "cpu" else str(dev)))
 
 
-def _rebuild(cls, array, requires_grad):
+def _rebuild(cls, array, requires_grad, dev=None):
+    if dev is not None:
+        from ._backend.device import move
+        array = move(array, device(dev))
     t = _wrap(array, cls)
     t._requires_grad = requires_grad
     return t

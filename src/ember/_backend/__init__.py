@@ -1,65 +1,120 @@
 """The backend layer: the only place that knows NumPy from CuPy.
 
 Ops get their array module from their inputs with ``get_xp``; the few functions the two
-libraries spell differently get a named helper here.
+libraries spell differently get a named helper here. Devices (which module serves which
+device, moving arrays between them) live in ``device.py``, CuPy's side in ``cuda.py``.
 """
 from __future__ import annotations
+
+import contextlib
 
 import numpy
 
 from ._allocator import tune_glibc_malloc
+from .device import MODULES, backend_of_array
 
 tune_glibc_malloc()
 ndarray = numpy.ndarray
-_cupy = None
-
-
-def _cupy_module():
-    global _cupy
-    if _cupy is None:
-        try:
-            import cupy  # noqa: F401  (optional extra)
-            _cupy = cupy
-        except ImportError:
-            _cupy = False
-    return _cupy
 
 
 def get_xp(*arrays):
     """The array module (numpy or cupy) that owns ``arrays``."""
-    for a in arrays:
-        if type(a).__module__.startswith("cupy"):
-            return _cupy_module()
+    if MODULES:  # a GPU backend is in use: look for its arrays
+        for a in arrays:
+            xp = MODULES.get(type(a))
+            if xp is not None:
+                return xp
     return numpy
 
 
 def is_array(x) -> bool:
-    return isinstance(x, ndarray) or type(x).__module__.startswith("cupy")
+    return type(x) is ndarray or type(x) in MODULES or isinstance(x, ndarray)
 
 
 def as_array(x):
     """Normalise a kernel's result to an array (NumPy turns 0-d results into scalars)."""
-    if type(x) is ndarray:
+    if type(x) is ndarray or type(x) in MODULES:
         return x
     return numpy.asarray(x)
+
+
+def asarray_like(value, like, dtype=None):
+    """``value`` (a Python number or an array) as an array of ``dtype`` where ``like`` is
+    (``like``: an array, or a number for the CPU)."""
+    return get_xp(like, value).asarray(value, dtype)
+
+
+def writeable(x) -> bool:
+    """Whether ``x``'s memory may be written (CuPy arrays always may: no read-only flag)."""
+    return type(x) is not ndarray or x.flags.writeable
 
 
 def to_numpy(x):
     """Host copy of an array from any backend (NumPy arrays are returned as they are)."""
     if isinstance(x, ndarray):
         return x
-    return x.get()
+    if type(x) in MODULES:
+        return backend_of_array(x).to_host(x)
+    return numpy.asarray(x)
 
 
 def scatter_add(target, index, values):
     """target[index] += values, accumulating repeated indices (np.add.at / cupyx.scatter_add)."""
-    xp = get_xp(target)
-    if xp is numpy:
+    if type(target) is ndarray:
         numpy.add.at(target, index, values)
-    else:  # pragma: no cover - needs a GPU
-        import cupyx
-        cupyx.scatter_add(target, index, values)
-    return target
+        return target
+    return backend_of_array(target).scatter_add(target, index, values)
+
+
+def scatter_reduce(name, target, index, values):
+    """``getattr(numpy, name).at(target, index, values)``: maximum, minimum or multiply at
+    repeated indices, on any backend."""
+    if type(target) is ndarray:
+        getattr(numpy, name).at(target, index, values)
+        return target
+    return backend_of_array(target).scatter_reduce(name, target, index, values)
+
+
+def accumulate(name, x, axis):
+    """``getattr(numpy, name).accumulate(x, axis=axis)`` for an associative ufunc (maximum,
+    minimum, logaddexp, ...) on any backend.
+
+    CuPy's ufuncs accumulate only add and multiply (cumsum, cumprod). Elsewhere this is a
+    Hillis-Steele scan: log2(n) whole-array steps, each combining every element with the
+    one ``2**k`` before it (exact for maximum and minimum; logaddexp may round differently
+    in the last place).
+    """
+    if type(x) is ndarray:
+        return getattr(numpy, name).accumulate(x, axis=axis)
+    xp = get_xp(x)
+    fn = getattr(xp, name)
+    out = xp.moveaxis(x, axis, 0).copy()
+    step = 1
+    while step < out.shape[0]:
+        out[step:] = fn(out[step:], out[:-step])
+        step *= 2
+    return xp.moveaxis(out, 0, axis)
+
+
+def linalg_errors(x):
+    """A context in which a failed factorisation of ``x`` (singular, not positive-definite)
+    raises ``numpy.linalg.LinAlgError``, as NumPy always does and CuPy does only when told."""
+    if type(x) is ndarray or type(x) not in MODULES:
+        return contextlib.nullcontext()
+    return backend_of_array(x).linalg_errors()
+
+
+def special_functions(x):
+    """The module of special functions (erfinv, digamma, ...) for ``x``'s backend:
+    ``scipy.special`` on the CPU (None when SciPy is not installed), ``cupyx.scipy.special``
+    on a GPU."""
+    if type(x) is ndarray or not type(x) in MODULES:
+        try:
+            import scipy.special
+        except ImportError:
+            return None
+        return scipy.special
+    return backend_of_array(x).special()
 
 
 _BITS = {2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}
@@ -96,7 +151,7 @@ def storage_of(x):
     if isinstance(owner, ndarray):
         start, end = numpy.lib.array_utils.byte_bounds(owner)
         return owner, start, end
-    mem = owner.data.mem  # pragma: no cover - needs a GPU
+    mem = owner.data.mem
     return owner, mem.ptr, mem.ptr + mem.size
 
 
@@ -104,7 +159,7 @@ def data_address(x) -> int:
     """The address of ``x``'s first element."""
     if isinstance(x, ndarray):
         return x.__array_interface__["data"][0]
-    return x.data.ptr  # pragma: no cover - needs a GPU
+    return x.data.ptr
 
 
 class _Interface:
@@ -123,6 +178,5 @@ def strided_view(x, shape, strides, address):
                      "strides": tuple(strides), "typestr": x.dtype.str, "version": 3}
         out = numpy.asarray(_Interface(interface, x))
         return out.view(x.dtype) if out.dtype != x.dtype else out
-    import cupy  # pragma: no cover - needs a GPU
     mem = x.data + (address - x.data.ptr)
-    return cupy.ndarray(tuple(shape), x.dtype, memptr=mem, strides=tuple(strides))
+    return get_xp(x).ndarray(tuple(shape), x.dtype, memptr=mem, strides=tuple(strides))

@@ -15,11 +15,12 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import data_address
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
 from ..autograd.graph import ERR_INFERENCE_INPLACE, move_retained_grad
 from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
-                       broadcast_error, compute_dtype, record, scalar_array)
+                       across_devices, broadcast_error, compute_dtype, record, scalar_array)
 
 _ndarray = np.ndarray
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -91,7 +92,7 @@ def _check_no_partial_overlap(op, args):
         if isinstance(a, Tensor) and a._data is not own and np.may_share_memory(own, a._data):
             other = a._data
             same = (other.shape == own.shape and other.strides == own.strides and
-                    other.__array_interface__["data"][0] == own.__array_interface__["data"][0])
+                    data_address(other) == data_address(own))
             if not same and np.shares_memory(own, other):
                 raise RuntimeError(_PARTIAL_OVERLAP)
 
@@ -273,7 +274,13 @@ def inplace_method(d, name):
         call = d.inplace_caller
         if call is None:
             call = d.inplace_caller = _compile_inplace(d)
-        return call(args)
+        try:
+            return call(args)
+        except TypeError:  # (a GPU array refusing a host one)
+            again = across_devices(d, args, inplace=True)
+            if again is None:
+                raise
+            return again
     method.__name__ = method.__qualname__ = name
     method.__doc__ = d.kernel.__doc__
     return method
@@ -310,7 +317,8 @@ def _compile_inplace(op):
         lines.append("    wants = self._requires_grad")
         xs = ["own"]
     else:
-        scalar = "scalar_array(a1, own.dtype)" if op.weak_scalars else "a1"
+        scalar = ("scalar_array(a1, own.dtype) if type(own) is ndarray else a1"
+                  if op.weak_scalars else "a1")
         lines += ["    a1 = args[1]",
                   "    if isinstance(a1, Tensor):",
                   "        x1 = a1._data",

@@ -30,7 +30,7 @@ import traceback
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import as_array, is_array
+from .._backend import as_array, get_xp, is_array
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
@@ -182,9 +182,10 @@ class OpNode(Node):
 
     def _materialize(self, grads, graph):
         """Zeros for outputs that received no gradient (formulas expect every output's grad)."""
+        xp = get_xp(*(g._data if graph else g for g in grads if g is not None))
         for g, (shape, dt) in zip(grads, self._out_meta):
             if g is None:
-                z = np.zeros(shape, dt)
+                z = xp.zeros(shape, dt)
                 g = _wrap(z) if graph else z
             yield g
 
@@ -446,7 +447,13 @@ class OpDef:
         call = self.inplace_caller
         if call is None:
             call = self.inplace_caller = _compile_inplace(self)
-        return call(args)
+        try:
+            return call(args)
+        except TypeError:  # (a GPU array refusing a host one)
+            again = across_devices(self, args, inplace=True)
+            if again is None:
+                raise
+            return again
 
 
 def _as_method(d, name):
@@ -702,7 +709,8 @@ def wrapped_int(value, target):
         return value
     if not -2**63 <= value < 2**64:
         raise OverflowError("int too big to convert")
-    return np.array(value & (2**64 - 1), np.uint64).astype(target)
+    # (a Python int in range: it serves host and GPU operands alike)
+    return int(np.array(value & (2**64 - 1), np.uint64).astype(target))
 
 
 def _tensor_call(op, args):
@@ -736,9 +744,9 @@ def _compile_caller(op):
                  f"    x{k} = a{k}.item() if isinstance(a{k}, np_generic) else a{k}",
                  f"    if type(x{k}) is int and target is not None and target.kind in 'iu':",
                  f"        x{k} = wrapped_int(x{k}, target)"]
-        if op.weak_scalars:
+        if op.weak_scalars:  # (a cached NumPy 0-d array serves host operands only)
             slow += [f"    if target is not None and target.kind == 'f' and "
-                     f"(type(x{k}) is float or type(x{k}) is int):",
+                     f"(type(x{k}) is float or type(x{k}) is int) and on_host(args, {n}):",
                      f"        x{k} = scalar_array(x{k}, target)"]
     fast = _fast_prelude(op)
     if fast is None:
@@ -753,6 +761,11 @@ def _compile_caller(op):
               "        if 'broadcast' in str(e):",
               f"            raise broadcast_error(args[:{n}]) from None",
               "        raise",
+              "    except TypeError:  # (a GPU array refusing a host one)",
+              "        again = across_devices(op, args)",
+              "        if again is None:",
+              "            raise",
+              "        return again",
               "    res = _new(Tensor)",
               "    res._data = out if type(out) is ndarray else as_array(out)"]
     if op.view:
@@ -774,7 +787,8 @@ def _compile_caller(op):
              "kernel": op.kernel, "broadcast_error": broadcast_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
              "state": state, "record": record, "np_generic": np.generic,
-             "scalar_array": scalar_array, "wrapped_int": wrapped_int}
+             "scalar_array": scalar_array, "wrapped_int": wrapped_int, "on_host": on_host,
+             "across_devices": across_devices}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["caller"]
 
@@ -792,7 +806,8 @@ def _fast_prelude(op):
     if op.n_tensors == 1:
         return lines + [f"if isinstance(a0, Tensor) and a0._data.dtype.kind in {kinds}:",
                         "    x0 = a0._data"]
-    scalar = "scalar_array(a1, x0.dtype)" if op.weak_scalars else "a1"
+    scalar = ("scalar_array(a1, x0.dtype) if type(x0) is ndarray else a1" if op.weak_scalars
+              else "a1")
     return lines + [
         "a1 = args[1]",
         f"if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
@@ -806,6 +821,11 @@ def _fast_prelude(op):
 
 
 _SCALARS: dict = {}
+
+
+def on_host(args, n):
+    """Whether the tensors among the first ``n`` arguments hold NumPy arrays."""
+    return all(type(a._data) is _ndarray for a in args[:n] if isinstance(a, Tensor))
 
 
 def scalar_array(value, dtype):
@@ -838,6 +858,11 @@ def _tensor_call_generic(op, args):
         if "broadcast" in str(e):
             raise broadcast_error(args[:op.n_tensors]) from None
         raise
+    except TypeError:  # (a GPU array refusing a host one)
+        again = across_devices(op, args)
+        if again is None:
+            raise
+        return again
     if op.n_outputs == 1:
         res = _wrap(out if type(out) is _ndarray else as_array(out))
         results = (res,)
@@ -858,6 +883,28 @@ def _tensor_call_generic(op, args):
     if op.n_outputs == 1:
         return res
     return op.result_type(*results) if op.result_type else results
+
+
+def across_devices(op, args, inplace=False):
+    """A call whose kernel refused its operands, looked at for devices: torch's error when
+    its tensors are on different devices, or the call again with its 0-dim CPU tensors
+    copied to the others' device (torch lets them mix). None when devices are not the
+    problem."""
+    tensors = [a for a in args[:op.n_tensors] if isinstance(a, Tensor)]
+    devices = [t.device for t in tensors]
+    common = next((d for d in devices if d.type != "cpu"), None)
+    if common is None or all(d == common for d in devices):
+        return None
+    for t, d in zip(tensors, devices):
+        if d != common and not (d.type == "cpu" and t._data.ndim == 0 and t is not args[0]):
+            raise RuntimeError("Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {common} and {d}!")
+    # NOTE: the copy is differentiable, so a 0-dim CPU input's gradient comes back to the
+    # CPU through a ToCopyBackward0 node (torch's graph has no such node).
+    moved = tuple(a.to(common) if isinstance(a, Tensor) and a._data.ndim == 0
+                  and type(a._data) is _ndarray and k < op.n_tensors else a
+                  for k, a in enumerate(args))
+    return op.inplace(*moved) if inplace else op(*moved)
 
 
 def broadcast_error(operands):

@@ -12,7 +12,9 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp
+from .._backend import asarray_like, get_xp, is_array
+from .._backend.device import CPU, as_device, move, same_device
+from .._backend.device import device as Device
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.graph import ERR_INFERENCE_INPLACE
@@ -280,7 +282,7 @@ def _expand(self, size):
     if out is not None:
         return out  # as writable as self (see below)
     out = np.broadcast_to(self, target)
-    if self.flags.writeable:
+    if type(self) is np.ndarray and self.flags.writeable:  # (CuPy's views are all writable)
         # NOTE: writable, as torch's expanded views are: the few in-place ops torch allows on
         # them (fill_, zero_, masked_fill_, index_put_) write through; the others are refused
         # by the in-place path (inplace._check_no_internal_overlap).
@@ -419,49 +421,78 @@ Tensor.contiguous = contiguous
 
 
 @op("_to_copy", node="ToCopyBackward0", promote=NONE)
-def to_copy(self, dtype):
-    return self.astype(dtype.np)
+def to_copy(self, dtype=None, device=None, non_blocking=False, source=None):
+    out = self if dtype is None or self.dtype == dtype.np else self.astype(dtype.np)
+    if device is not None:
+        moved = move(out, device, non_blocking)
+        if moved is not self:
+            return moved
+    return out.copy() if out is self else out
 
 
 @to_copy.grad("self")
-def _(grad):
-    return grad  # the engine casts it back to the input's dtype
+def _(grad, source):
+    # (the engine casts it back to the input's dtype; a move goes back to where it came from)
+    return grad if source is None else to_copy(grad, None, source)
 
 
 def _parse_to(args, kwargs):
-    from .._tensor import device as Device
+    """``(dtype, device, non_blocking, copy)`` from ``Tensor.to``'s arguments."""
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
+    non_blocking = kwargs.pop("non_blocking", False)
     kwargs.pop("memory_format", None)
     dev = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected "
                         f"keyword arguments {sorted(kwargs)}")
+    flags = []
     for a in args:
         if isinstance(a, D.dtype):
             dtype = a
         elif isinstance(a, Tensor):
-            dtype = a.dtype
-        elif isinstance(a, (str, Device)):
-            dev = Device(a)
+            dtype, dev = a.dtype, a.device
         elif isinstance(a, bool):
-            copy = a
-    if dev is not None and Device(dev).type != "cpu":
-        raise AssertionError("Torch not compiled with CUDA enabled")
-    return dtype, copy
+            flags.append(a)
+        elif isinstance(a, (str, Device, int)):
+            dev = a
+    if flags:  # to(dtype_or_device, non_blocking, copy)
+        non_blocking = flags[0]
+        copy = flags[1] if len(flags) > 1 else copy
+    return dtype, as_device(dev), non_blocking, copy
 
 
 def to(self, *args, **kwargs):
-    """Cast to a dtype (and/or device): ``self`` itself when nothing changes."""
-    dtype, copy = _parse_to(args, dict(kwargs))
-    if dtype is None or dtype.np == self._data.dtype:
+    """Cast to a dtype and/or move to a device: ``self`` itself when nothing changes."""
+    dtype, dev, non_blocking, copy = _parse_to(args, dict(kwargs))
+    if dtype is not None and dtype.np == self._data.dtype:
+        dtype = None
+    source = None
+    if dev is not None:
+        source = self.device
+        if same_device(source, dev):
+            dev = source = None
+    if dtype is None and dev is None:
         return clone(self) if copy else self
-    return to_copy(self, dtype)
+    return to_copy(self, dtype, dev, non_blocking, source)
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """A copy in CUDA memory (``self`` when it is there already)."""
+    dev = as_device("cuda" if device is None else device)
+    if dev.type != "cuda":
+        raise RuntimeError("Invalid device, must be cuda device")
+    return to(self, dev, non_blocking=non_blocking)
+
+
+def cpu(self, memory_format=None):
+    """A copy in CPU memory (``self`` when it is there already)."""
+    return to(self, CPU)
 
 
 Tensor.to = to
-Tensor.cpu = lambda self, *a, **k: self
+Tensor.cuda = cuda
+Tensor.cpu = cpu
 
 
 def _caster(dt):
@@ -499,7 +530,7 @@ def _(grad, self_shape, dim, index):
 
 @op("select_backward", promote=NONE, node="SelectBackwardBackward0")
 def select_backward(grad, input_sizes, dim, index):
-    out = np.zeros(input_sizes, grad.dtype)
+    out = get_xp(grad).zeros(input_sizes, grad.dtype)
     d = dim % len(input_sizes)
     out[(slice(None),) * d + (index,)] = grad
     return out
@@ -523,7 +554,7 @@ def _(grad, self_shape, dim, start, end, step):
 
 @op("slice_backward", promote=NONE, node="SliceBackwardBackward0")
 def slice_backward(grad, input_sizes, dim, start, end, step):
-    out = np.zeros(input_sizes, grad.dtype)
+    out = get_xp(grad).zeros(input_sizes, grad.dtype)
     d = dim % len(input_sizes)
     out[(slice(None),) * d + (slice(start, end, step),)] = grad
     return out
@@ -555,7 +586,7 @@ def _(grad, self_shape, indices):
 @op("index_backward", promote=NONE, node="IndexBackwardBackward0")
 def index_backward(grad, input_sizes, indices):
     from .._backend import scatter_add
-    out = np.zeros(input_sizes, grad.dtype)
+    out = get_xp(grad).zeros(input_sizes, grad.dtype)
     return scatter_add(out, indices, grad)
 
 
@@ -582,7 +613,7 @@ def _normalize_key(key):
         elif isinstance(k, (list, np.ndarray)):
             k = np.asarray(k)
             advanced = True
-        elif isinstance(k, (bool, np.bool_)):
+        elif isinstance(k, (bool, np.bool_)) or is_array(k):
             advanced = True
         elif k is not None and k is not Ellipsis and not isinstance(k, slice):
             k = k.__index__()
@@ -729,7 +760,7 @@ def _setitem_value(self, value):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
-        return _wrap(np.asarray(value, dtype=self._data.dtype))
+        return _wrap(asarray_like(value, self._data, self._data.dtype))
     cls = type(value)
     name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
     raise TypeError(f"can't assign a {name} to a {self.dtype.legacy_type_name}")
@@ -880,7 +911,7 @@ def split_with_sizes(self, split_sizes, dim=0):
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
                            f"{self.shape[d]} (input tensor's size at dimension {d}), but got "
                            f"split_sizes={list(split_sizes)}")
-    edges = np.cumsum(split_sizes)[:-1]
+    edges = np.cumsum(split_sizes)[:-1].tolist()
     return tuple(np.split(self, edges, axis=d))
 
 

@@ -192,7 +192,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                               capture=True, allow_unused=allow_unused)
     if materialize_grads:
         from .._creation import zeros
-        result = tuple(zeros(lead + tuple(i.shape), dtype=i.dtype, requires_grad=create_graph)
+        result = tuple(zeros(lead + tuple(i.shape), dtype=i.dtype, device=i.device,
+                             requires_grad=create_graph)
                        if g is None else g for g, i in zip(result, inputs_t))
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), result))

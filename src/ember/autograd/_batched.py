@@ -11,8 +11,6 @@ dimension (``validate``).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .._backend import get_xp
 from .graph import AccumulateGrad
 
@@ -51,20 +49,22 @@ def _stack_rows(task, fn, i, rows):
     """One input's gradient from its per-row gradients (None: no row has one)."""
     if all(r is None for r in rows):
         return None
-    rows = [_row(task, fn, i, r) for r in rows]
+    xp = get_xp(*(r._data if task.graph else r for r in rows if r is not None))
+    rows = [_row(task, fn, i, r, xp) for r in rows]
     if task.graph:
         from .._ops.shape import stack
         return stack(rows)
     return get_xp(rows[0]).stack(rows)
 
 
-def _row(task, fn, i, g):
-    """A row's gradient at its input's shape and dtype (zeros where the row has none)."""
+def _row(task, fn, i, g, xp):
+    """A row's gradient at its input's shape and dtype (zeros where the row has none, made
+    by ``xp``: where the other rows are)."""
     from .engine import _validate_one
     if g is not None:
         return _validate_one(task, fn, i, g)
     shape, dt = fn._meta[i]
-    z = np.zeros(shape, dt)
+    z = xp.zeros(shape, dt)
     if task.graph:
         from .._tensor import _wrap
         return _wrap(z)

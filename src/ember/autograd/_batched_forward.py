@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import contextlib
 
-import numpy as np
-
+from .._backend import get_xp
 from .._tensor import Tensor, _wrap
 from . import forward_ad as fwAD
 
@@ -107,7 +106,7 @@ def _elementwise_jvp(op, args, out, tangents):
                 r = r.clone()
             total = r if total is None else total + r
     if total is None:
-        return _wrap(np.zeros(shape, out._data.dtype))
+        return _wrap(get_xp(out._data).zeros(shape, out._data.dtype))
     if tuple(total._data.shape) != shape:
         total = expand(total, shape).contiguous()
     return total if total._data.dtype == out._data.dtype else total.to(out.dtype)

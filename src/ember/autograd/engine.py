@@ -14,7 +14,7 @@ from sys import getrefcount as _refcount
 
 import numpy as np
 
-from .._backend import as_array
+from .._backend import as_array, writeable
 from .._state import profiler_hook, state
 from .._tensor import Tensor, _wrap
 from . import _batched
@@ -275,7 +275,8 @@ def _execute(task, root_nodes):
                     old = buf[nr]
                     if (not graph and old.base is None and old.shape == g.shape
                             and old.dtype == g.dtype and id(old) not in borrowed
-                            and old.flags.writeable and _refcount(old) == 3):
+                            and (type(old) is not ndarray or old.flags.writeable)
+                            and _refcount(old) == 3):
                         # NOTE: a gradient a formula made (not passed through, not a view, and
                         # held by nothing but this buffer: the 3 counts are the buffer, `old`
                         # and the call) is the buffer's own: sum into it, as torch's
@@ -537,7 +538,7 @@ def _accumulate(task, var, g):
     else:
         old = var._grad
         if old is None:
-            if id(g) in task.borrowed or g.base is not None or not g.flags.writeable:
+            if id(g) in task.borrowed or g.base is not None or not writeable(g):
                 g = g.copy()
             task.borrowed.add(id(g))
             var._grad = _wrap(g)
@@ -545,7 +546,7 @@ def _accumulate(task, var, g):
             var._grad = old + _wrap(g)
         else:
             odata = old._data
-            if odata.shape == g.shape and odata.flags.writeable:
+            if odata.shape == g.shape and writeable(odata):
                 odata += g
                 old._bump_version()
             else:

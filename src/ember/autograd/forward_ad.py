@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._backend import get_xp
 from .._state import forward_hook, state
 from .._tensor import Tensor, _wrap
 from .grad_mode import _DecoratorContextManager
@@ -308,7 +309,7 @@ def _write_tangent_inplace(t, new):
 
 def _zeros_tangent(t):
     batch = () if _batch[0] is None else (_batch[0],)
-    return _wrap(np.zeros(batch + t._data.shape, t._data.dtype))
+    return _wrap(get_xp(t._data).zeros(batch + t._data.shape, t._data.dtype))
 
 
 def _op_jvp(op, args, out, tangents):
@@ -378,7 +379,7 @@ def _fit(t, out):
     if t is None:
         return None
     if not isinstance(t, Tensor):
-        t = _wrap(np.asarray(t, dtype=out._data.dtype))
+        t = _wrap(get_xp(out._data).asarray(t, dtype=out._data.dtype))
     if t._data.shape != out._data.shape:
         from .._ops.shape import expand
         t = expand(t, tuple(out._data.shape)).contiguous()
@@ -407,7 +408,7 @@ def _derived_jvp(op, args, out, tangents):
         dummies = tuple(_wrap(r._data) for r in results)
         node = record_all(op, args, dummies)
         env = node._unpack(True) if op.saved_spec else ()
-        us = [_wrap(np.zeros(r._data.shape, r._data.dtype)).requires_grad_(w)
+        us = [_wrap(get_xp(r._data).zeros(r._data.shape, r._data.dtype)).requires_grad_(w)
               for r, w in zip(results, wanted)]
         g = us[0] if op.n_outputs == 1 else tuple(us)
         total = None

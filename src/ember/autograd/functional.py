@@ -274,7 +274,8 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
         for out in dual_outputs:
             primal, tangent = fwAD.unpack_dual(out)
             outputs.append(primal.detach())
-            tangents.append(zeros((total,) + tuple(primal.shape), dtype=primal.dtype)
+            tangents.append(zeros((total,) + tuple(primal.shape), dtype=primal.dtype,
+                                  device=primal.device)
                             if tangent is None else tangent)
     jac = []
     for k, out in enumerate(outputs):

@@ -403,27 +403,22 @@ class Module(StateDictMixin):
 
     def to(self, *args, **kwargs):
         """Move and/or cast the parameters and buffers (floating point ones change dtype)."""
-        from ... import _dtype as D
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments - got "
-                            f"unexpected keyword '{next(iter(kwargs))}'")
-        for a in args:
-            if isinstance(a, D.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype = a.dtype
+        from ..._ops.shape import _parse_to
+        for k in kwargs:
+            if k not in ("dtype", "device", "non_blocking", "memory_format"):
+                raise TypeError(f"to() received an invalid combination of arguments - got "
+                                f"unexpected keyword '{k}'")
+        dtype, device, non_blocking, _ = _parse_to(args, dict(kwargs))
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
 
         def convert(t):
-            if dtype is not None and (t.is_floating_point() or t.is_complex()):
-                return t.to(dtype)
-            return t
+            cast = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) \
+                else None
+            if cast is None and device is None:
+                return t
+            return t.to(device=device, dtype=cast, non_blocking=non_blocking)
         return self._apply(convert)
 
     def to_empty(self, *, device=None, recurse=True):
