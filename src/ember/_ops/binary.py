@@ -18,6 +18,7 @@ __all__ = ['addcdiv', 'addcmul', 'allclose', 'arctan2', 'atan2', 'bitwise_and',
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import asarray_like, get_xp
 from .._tensor import Tensor
 from . import pointwise as PW
 from .logical import (
@@ -62,7 +63,7 @@ def _float_only(kernel_name, x):
 
 def _zero_division(other):
     """torch's refusal of an integer division by zero."""
-    if np.any(np.asarray(other) == 0):
+    if (asarray_like(other, other) == 0).any():
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -75,10 +76,10 @@ def _not_implemented_grad(name):
 # -- division with rounding --------------------------------------------------------------------
 def _trunc_div(a, b):
     if a.dtype.kind in "iu":
-        q = np.floor_divide(a, b)
+        q = a // b
         # NOTE: floor and trunc differ where the division is inexact and the signs differ.
-        return np.where((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)), q + 1, q)
-    return np.trunc(a / b)
+        return get_xp(a, b).where((a % b != 0) & ((a < 0) != (b < 0)), q + 1, q)
+    return get_xp(a, b).trunc(a / b)
 
 
 def _rounded_div(a, b, mode):
@@ -90,14 +91,14 @@ def _rounded_div(a, b, mode):
     if a.dtype.kind in "iu":
         _zero_division(b)
     with np.errstate(all="ignore"):
-        return _trunc_div(a, b) if mode == "trunc" else np.floor_divide(a, b)
+        return _trunc_div(a, b) if mode == "trunc" else a // b
 
 
 @op("div", elementwise=True, node="DivBackward2", tensors=2, quiet=True)
 def div_mode(self, other, rounding_mode):
     if rounding_mode is None:  # torch.div(..., rounding_mode=None): true division
         return PW.div(self, other)
-    return _rounded_div(self, np.asarray(other, self.dtype), rounding_mode)
+    return _rounded_div(self, asarray_like(other, self, self.dtype), rounding_mode)
 
 
 @div_mode.grad("self")
@@ -147,7 +148,8 @@ Tensor.true_divide_ = lambda self, other: PW.div.inplace(self, other)
 @op("floor_divide", elementwise=True, node="NotImplemented", tensors=2,
     method=("floor_divide", "__floordiv__"), inplace=True)
 def floor_divide(self, other):
-    return _rounded_div(np.asarray(self, getattr(other, "dtype", None)), other, "floor")
+    return _rounded_div(asarray_like(self, other, getattr(other, "dtype", None)), other,
+                        "floor")
 
 
 floor_divide.grad("self", "other")(_not_implemented_grad("floor_divide"))
@@ -167,7 +169,7 @@ def _mod(a, b, ufunc, name):
 
 @op("remainder", elementwise=True, node="RemainderBackward1", tensors=2)
 def _remainder_tensor(self, other):
-    return _mod(np.asarray(self, getattr(other, "dtype", None)), other, np.remainder,
+    return _mod(asarray_like(self, other, getattr(other, "dtype", None)), other, np.remainder,
                 "remainder")
 
 
@@ -194,7 +196,7 @@ def _(grad):
 @op("remainder", elementwise=True, node="NotImplemented", tensors=2)
 def _rremainder(self, other):
     """``self % other`` for a Python-number ``self`` (what ``2 % x`` computes)."""
-    return _mod(np.asarray(self, other.dtype), other, np.remainder, "remainder")
+    return _mod(asarray_like(self, other, other.dtype), other, np.remainder, "remainder")
 
 
 _rremainder.grad("other")(_not_implemented_grad("remainder"))
@@ -434,9 +436,10 @@ Tensor.copysign_ = lambda self, other: (_copysign_tensor.inplace(self, other)
 
 def _xlogy(x, y):
     # NOTE: torch: nan where y is nan, else 0 where x == 0 (even for y == 0), else x log y.
+    xp = get_xp(x, y)
     with np.errstate(all="ignore"):
-        out = np.where(x == 0, 0, x * np.log(y))
-    return np.where(np.isnan(y), np.nan, out).astype(out.dtype, copy=False)
+        out = xp.where(x == 0, 0, x * xp.log(y))
+    return xp.where(xp.isnan(y), np.nan, out).astype(out.dtype, copy=False)
 
 
 @op("xlogy", elementwise=True, node="XlogyBackward0", tensors=2, promote=FLOAT)
@@ -457,7 +460,7 @@ def _(grad, self, other):
 
 @op("xlogy", elementwise=True, node="XlogyBackward1", tensors=2, promote=FLOAT)
 def _xlogy_scalar_self(self, other):
-    return _xlogy(np.asarray(self, other.dtype), other)
+    return _xlogy(asarray_like(self, other, other.dtype), other)
 
 
 @_xlogy_scalar_self.grad("other")
@@ -468,7 +471,7 @@ def _(grad, self, other):
 @op("xlogy", elementwise=True, node="XlogyBackward2", promote=NONE)
 def _xlogy_scalar_other(self, other):
     x = with_scalars(self, other, floating=True)
-    return _xlogy(x, np.asarray(other, x.dtype))
+    return _xlogy(x, asarray_like(other, x, x.dtype))
 
 
 @_xlogy_scalar_other.grad("self")

@@ -13,6 +13,7 @@ import string
 
 import numpy as np
 
+from .._backend import asarray_like
 from .._tensor import Tensor, _wrap
 from .registry import op
 
@@ -29,7 +30,8 @@ def _dtype(x):
 
 def const(array, like):
     """A constant operand for a formula: a Tensor when ``like`` is one, else the array."""
-    array = np.asarray(array, _dtype(like))
+    data = like._data if isinstance(like, Tensor) else like
+    array = asarray_like(array, data, data.dtype)  # (made on the host, copied to like's device)
     return _wrap(array) if isinstance(like, Tensor) else array
 
 

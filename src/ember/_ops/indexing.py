@@ -15,7 +15,8 @@ import warnings
 
 import numpy as np
 
-from .._backend import get_xp
+from .._backend import asarray_like, get_xp
+from .._backend import scatter_reduce as _reduce_at
 from .._backend import scatter_add as _accumulate
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .registry import NONE, op
@@ -192,7 +193,7 @@ def _scatter_reduce_arg(self, index, src, dim, reduce, is_value=False):
     if reduce == "add":
         _accumulate(out, key, part)
     else:
-        get_xp(out).multiply.at(out, key, part)
+        _reduce_at("multiply", out, key, part)
     return out.reshape(self.shape)
 
 
@@ -212,7 +213,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
                           "ember.scatter_reduce instead for more reduction options.",
                           UserWarning, stacklevel=2)
             return _scatter_reduce_arg(input, index, src, dim, reduce)
-        src = np.asarray(src, dtype=input._data.dtype)
+        src = asarray_like(src, input._data, input._data.dtype)
         return _scatter_reduce_arg(input, index, src, dim, reduce, True)
     if isinstance(src, Tensor):
         return _scatter_src(input, index, src, dim)
@@ -225,7 +226,7 @@ def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     if reduce is not None:
         if isinstance(src, Tensor):
             return _scatter_reduce_arg.inplace(self, index, src, dim, reduce)
-        src = np.asarray(src, dtype=self._data.dtype)
+        src = asarray_like(src, self._data, self._data.dtype)
         return _scatter_reduce_arg.inplace(self, index, src, dim, reduce, True)
     if isinstance(src, Tensor):
         return _scatter_src.inplace(self, index, src, dim)
@@ -259,7 +260,11 @@ def _scatter_reduce(self, index, src, dim, reduce, include_self=True):
     out = flat.copy()
     if not include_self:
         out[key] = _reduce_identity(reduce, out.dtype)
-    getattr(xp, _REDUCE_UFUNCS[reduce]).at(out, key, part)
+    name = _REDUCE_UFUNCS[reduce]
+    if name == "add":
+        _accumulate(out, key, part)
+    else:
+        _reduce_at(name, out, key, part)
     if reduce == "mean":
         count = xp.full(out.shape, 1 if include_self else 0, np.int64)
         _accumulate(count, key, xp.ones(part.shape, np.int64))

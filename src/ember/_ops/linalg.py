@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import get_xp
 from .._tensor import Tensor
 from .registry import NONE, op
 from .shape import expand, reshape, squeeze, unsqueeze, unsafe_view
@@ -383,7 +384,7 @@ def _(grad, batch1, alpha):
 @op("addbmm", tensors=3, method=True, inplace=True, check=_check_addbmm)
 def addbmm(self, batch1, batch2, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
-    prod = np.matmul(batch1, batch2).sum(0) if batch1.shape[0] else np.zeros(
+    prod = np.matmul(batch1, batch2).sum(0) if batch1.shape[0] else get_xp(batch1).zeros(
         (batch1.shape[1], batch2.shape[2]), batch1.dtype)
     return _scaled_sum(self, prod, beta, alpha)
 

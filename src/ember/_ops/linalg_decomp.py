@@ -15,6 +15,7 @@ import collections
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import get_xp, linalg_errors, to_numpy
 from .._tensor import Tensor
 from .einsum import const
 from .linalg import matmul
@@ -103,7 +104,7 @@ def _batch_prefix(a, index):
 
 def _first_zero_pivot(m):
     """1-based index of LAPACK getrf's first zero pivot (partial pivoting), or 0."""
-    u = np.array(m, dtype=np.float64)
+    u = to_numpy(m).astype(np.float64)  # (an error message's detail: worked out on the host)
     n = u.shape[0]
     for k in range(n):
         p = k + int(np.argmax(np.abs(u[k:, k])))
@@ -131,7 +132,8 @@ def _raise_singular(name, a):
 def linalg_inv(A):
     _check_matrix("linalg.inv", A)
     try:
-        return np.linalg.inv(A)
+        with linalg_errors(A):
+            return np.linalg.inv(A)
     except np.linalg.LinAlgError:
         _raise_singular("linalg.inv", A)
 
@@ -238,7 +240,8 @@ def _check_solve(A, B, left=True):
 
 def _solve_left(A, B):
     try:
-        return np.linalg.solve(A, B)
+        with linalg_errors(A):
+            return np.linalg.solve(A, B)
     except np.linalg.LinAlgError:
         raise LinAlgError("ember.linalg.solve: The solver failed because the input matrix is "
                           "singular.") from None
@@ -270,10 +273,11 @@ def _(grad, A, B_shape, left, result):
 def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
     A = self
     n = A.shape[-1]
-    mask = (1 - np.tri(n, n, -1)) if upper else np.tri(n, n)
+    xp = get_xp(A)
+    mask = (1 - xp.tri(n, n, -1)) if upper else xp.tri(n, n)
     A = A * mask.astype(A.dtype)
     if unitriangular:
-        A = A * (1 - np.eye(n, dtype=A.dtype)) + np.eye(n, dtype=A.dtype)
+        A = A * (1 - xp.eye(n, dtype=A.dtype)) + xp.eye(n, dtype=A.dtype)
     if left:
         return _solve_left(A, B)
     return np.swapaxes(_solve_left(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2)
@@ -291,9 +295,10 @@ def _(grad, self, upper, left, unitriangular, result):
 def _cholesky_kernel(A, upper, name):
     _check_matrix(name, A)
     try:
-        L = np.linalg.cholesky(A)
+        with linalg_errors(A):
+            L = np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
-        flat = A.reshape((-1,) + A.shape[-2:])
+        flat = to_numpy(A).reshape((-1,) + A.shape[-2:])  # (the error's detail: on the host)
         for b, m in enumerate(flat):
             for k in range(1, m.shape[-1] + 1):
                 try:
@@ -392,7 +397,7 @@ def linalg_qr(A, mode="reduced"):
     _check_qr_mode(mode)
     _check_matrix("linalg.qr", A, square=False)
     if mode == "r":
-        return np.empty((0,), A.dtype), np.linalg.qr(A, mode="r")
+        return get_xp(A).empty((0,), A.dtype), np.linalg.qr(A, mode="r")
     return np.linalg.qr(A, mode=mode)
 
 
@@ -507,7 +512,8 @@ def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
     _check_matrix("linalg.pinv", self, square=False)
     u, s, vh = np.linalg.svd(self, full_matrices=False)
     if s.shape[-1] == 0:
-        return np.zeros(self.shape[:-2] + self.shape[-1:] + self.shape[-2:-1], self.dtype)
+        return get_xp(self).zeros(self.shape[:-2] + self.shape[-1:] + self.shape[-2:-1],
+                                  self.dtype)
     smax = s[..., :1]
     if rtol is None:
         rtol = 0.0 if (atol is not None and atol > 0) else (
@@ -571,13 +577,13 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
     X = linalg_pinv.kernel(self, None, rcond)
     X = X @ B
     m, n = self.shape[-2:]
-    empty = np.empty((0,), self.dtype)
+    empty = get_xp(self).empty((0,), self.dtype)
     residuals = empty
     if driver != "gelsy" and m > n and np.all(rank == n):
         residuals = ((self @ X - B) ** 2).sum(-2)
     sv = s if driver in ("gelsd", "gelss") else empty
     if driver == "gels":
-        rank = np.empty((0,), np.int64)
+        rank = get_xp(self).empty((0,), np.int64)
     return (X[..., 0] if vec else X), residuals, rank, sv
 
 

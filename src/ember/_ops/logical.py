@@ -10,6 +10,7 @@ __all__ = ['allclose', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitw
 
 import numpy as np
 
+from .._backend import asarray_like, get_xp
 from .._tensor import Tensor
 from .pointwise import not_implemented, require_tensor, scalar_name
 from .registry import NONE, op
@@ -91,20 +92,21 @@ def logical_not(self):
 
 def _shift(self, other, left):
     if not hasattr(self, "dtype"):  # a Python-number self (``3 << x``)
-        self = np.asarray(self, other.dtype)
+        self = asarray_like(self, other, other.dtype)
     name = "lshift_cpu" if left else "rshift_cpu"
     integer_only(name, self, other)
     if self.dtype == np.bool_:
         raise not_implemented(name, self)
     bits = self.dtype.itemsize * 8
-    other = np.asarray(other)
+    other = asarray_like(other, self)
     # NOTE: torch defines shifts by a negative amount or by the width or more: a left shift
     # gives 0, a right shift gives the sign fill (0 or -1).
     bad = (other < 0) | (other >= bits)
+    xp = get_xp(self)
     if left:
-        out = np.where(bad, 0, np.left_shift(self, np.where(bad, 0, other).astype(self.dtype)))
+        out = xp.where(bad, 0, xp.left_shift(self, xp.where(bad, 0, other).astype(self.dtype)))
     else:
-        out = np.right_shift(self, np.where(bad, bits - 1, other).astype(self.dtype))
+        out = xp.right_shift(self, xp.where(bad, bits - 1, other).astype(self.dtype))
     return out.astype(self.dtype, copy=False)
 
 

@@ -957,10 +957,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     res = _ctc_loss(lp, targets, in_len, tg_len, blank, zero_infinity)[0]
     if zero_infinity:
         from .._creation import zeros
-        res = where(res == float("inf"), zeros((), dtype=res.dtype), res)
+        res = where(res == float("inf"), zeros((), dtype=res.dtype, device=res.device), res)
     if reduction == "mean":
         from .._creation import tensor as tensor_
-        lengths = tensor_(list(tg_len), dtype=res.dtype).clamp_min(1)
+        lengths = tensor_(list(tg_len), dtype=res.dtype, device=res.device).clamp_min(1)
         return (res / lengths).mean()
     if reduction == "sum":
         return res.sum()

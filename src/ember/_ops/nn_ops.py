@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp
-from .._tensor import Tensor, _c_type_name
+from .._backend import asarray_like, get_xp
+from .._tensor import Tensor, _c_type_name, _wrap
 from .registry import NONE, op
 
 __all__ = ['alpha_dropout', 'bilinear', 'binary_cross_entropy_with_logits', 'cosine_similarity',
@@ -37,7 +37,8 @@ def reduction_enum(reduction, size_average=None, reduce=None):
 
 def _reduce(loss, reduction):
     if reduction == "mean":
-        return np.mean(loss, dtype=loss.dtype) if loss.size else np.full((), np.nan, loss.dtype)
+        return (np.mean(loss, dtype=loss.dtype) if loss.size
+                else get_xp(loss).full((), np.nan, loss.dtype))
     if reduction == "sum":
         return np.sum(loss, dtype=loss.dtype)
     return loss
@@ -188,13 +189,13 @@ def _noise(input, shape, p, alpha):
     from .._creation import _rng
     from .._tensor import _wrap
     data = input._data
-    keep = _rng(None).random(shape) < 1 - p
+    keep = _rng(None, input.device).random(shape) < 1 - p
     if not alpha:
         return _wrap((keep / (1 - p)).astype(data.dtype)), None
     a_ = 1.7580993408473766
     a = 1.0 / np.sqrt((a_ * a_ * p + 1) * (1 - p))
     b = (keep - 1.0) * (a_ * a) + a_ * a * p
-    return _wrap((keep * a).astype(data.dtype)), _wrap(np.asarray(b, dtype=data.dtype))
+    return _wrap((keep * a).astype(data.dtype)), _wrap(asarray_like(b, data, data.dtype))
 
 
 def _dropout_impl(input, p, training, inplace, alpha=False, feature=False):
@@ -327,7 +328,7 @@ def _(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
     rows = _embedding(grad, indices)
     dt = grad.dtype if is_array(grad) else grad._data.dtype
     scale = scale.astype(dt)[..., None]
-    return rows * (scale if is_array(grad) else Tensor(scale).to(grad.dtype))
+    return rows * (scale if is_array(grad) else _wrap(scale))
 
 
 def _embedding_renorm(weight, input, max_norm, norm_type):
@@ -382,7 +383,7 @@ def one_hot(tensor, num_classes=-1):
         num_classes = int(data.max()) + 1
     elif data.size and data.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    out = (data[..., None] == np.arange(num_classes)).astype(np.int64)
+    out = (data[..., None] == get_xp(data).arange(num_classes)).astype(np.int64)
     return tensor_from_array(out)
 
 
@@ -418,7 +419,9 @@ def pdist(input, p=2):
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
     from .._creation import tensor_from_array
-    return (input[tensor_from_array(i)] - input[tensor_from_array(j)]).norm(p, 1)
+    on = input._data  # (the index pairs are made on the host and copied to input's device)
+    i, j = tensor_from_array(asarray_like(i, on)), tensor_from_array(asarray_like(j, on))
+    return (input[i] - input[j]).norm(p, 1)
 
 
 # -- packed sequences (ember.nn.utils.rnn) -------------------------------------------------------

@@ -386,9 +386,9 @@ def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):  # noqa: A
     lo, hi = size // 2, (size - 1) // 2
     parts = [div]
     if lo:
-        parts.insert(0, zeros((n, 1, lo, rest), dtype=input.dtype))
+        parts.insert(0, zeros((n, 1, lo, rest), dtype=input.dtype, device=input.device))
     if hi:
-        parts.append(zeros((n, 1, hi, rest), dtype=input.dtype))
+        parts.append(zeros((n, 1, hi, rest), dtype=input.dtype, device=input.device))
     if len(parts) > 1:
         div = cat(parts, 2)
     div = squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
@@ -418,7 +418,7 @@ def _dropout(x, p, training=True):
     if fn is not None:
         return fn(x, p, training)
     from .._creation import rand
-    keep = (rand(tuple(x.shape), dtype=x.dtype) >= p).to(x.dtype)
+    keep = (rand(tuple(x.shape), dtype=x.dtype, device=x.device) >= p).to(x.dtype)
     return x * keep * (1.0 / (1 - p))
 
 
@@ -432,7 +432,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = matmul(query, key.transpose(-2, -1)) * s
     if is_causal:
-        keep = np.tril(np.ones((n_q, n_k), dtype=bool))
+        xp = get_xp(scores._data)
+        keep = xp.tril(xp.ones((n_q, n_k), dtype=bool))
         scores = where(_wrap(keep), scores, float("-inf"))
     if attn_mask is not None:
         if attn_mask.dtype.is_floating_point:

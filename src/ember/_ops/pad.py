@@ -162,7 +162,7 @@ def _circular_pad(input, pad):
         if shape[d] < 0:
             raise RuntimeError(f"Negative padding value is resulting in an empty dimension, "
                                f"got {shape[d]}")
-    out = empty(tuple(shape), dtype=input.dtype)
+    out = empty(tuple(shape), dtype=input.dtype, device=input.device)
     out_part, in_part = out, input
     for d, left, right in pairs:
         out_part = out_part.narrow(d, max(left, 0), shape[d] - max(left, 0) - max(right, 0))

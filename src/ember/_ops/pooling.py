@@ -281,7 +281,7 @@ def avg_pool2d_op(self, kernel_size, stride, padding, ceil_mode, count_include_p
     for a, b in list(np.ndindex(*ks))[1:]:
         acc += win[..., a, b]
     div = _divisors(tuple(size), ks, st, pads, ceil_mode, count_include_pad, divisor_override)
-    return acc / div.astype(self.dtype)
+    return acc / get_xp(acc).asarray(div.astype(self.dtype))
 
 
 @avg_pool2d_op.grad("self")

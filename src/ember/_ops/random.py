@@ -12,6 +12,7 @@ __all__ = ['bernoulli', 'multinomial', 'poisson']
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import asarray_like, get_xp
 from .._creation import _rng
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import no_grad
@@ -20,8 +21,8 @@ _BAD_P = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could th
           "message be improved?  If so, please report an enhancement request to PyTorch.)")
 
 
-def _data(x):
-    return x._data if isinstance(x, Tensor) else np.asarray(x)
+def _data(x, like):
+    return x._data if isinstance(x, Tensor) else asarray_like(x, like)
 
 
 def _check_p(p):
@@ -30,14 +31,14 @@ def _check_p(p):
 
 
 def _result(array, like):
-    return _wrap(np.ascontiguousarray(array).astype(like.dtype, copy=False))
+    return _wrap(get_xp(array).ascontiguousarray(array).astype(like.dtype, copy=False))
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):  # noqa: A002 - torch's name
     """0/1 samples: 1 with probability ``input`` (or ``p``), in ``input``'s dtype and shape."""
-    probs = _data(input) if p is None else np.broadcast_to(_data(p), input.shape)
+    probs = input._data if p is None else np.broadcast_to(_data(p, input._data), input.shape)
     _check_p(probs)
-    draws = _rng(generator).random(input.shape) < probs
+    draws = _rng(generator, input.device).random(input.shape) < probs
     return _result(draws, input._data)
 
 
@@ -46,7 +47,7 @@ def poisson(input, generator=None):  # noqa: A002
     rates = input._data
     if np.any(rates < 0) or np.any(np.isnan(rates)):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return _result(_rng(generator).poisson(rates), rates)
+    return _result(_rng(generator, input.device).poisson(rates), rates)
 
 
 def _check_multinomial(probs, num_samples, replacement):
@@ -86,7 +87,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None,  # noq
     """Indices sampled from the categorical distributions in the rows of ``input``."""
     probs = input._data
     _check_multinomial(probs, num_samples, replacement)
-    rng = _rng(generator)
+    rng = _rng(generator, input.device)
     rows = probs.reshape(-1, probs.shape[-1])
     out = np.stack([_draw_row(rng, r, num_samples, replacement) for r in rows])
     return _wrap(out.reshape(probs.shape[:-1] + (num_samples,)).astype(np.int64))
@@ -95,7 +96,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None,  # noq
 # -- in-place samplers --------------------------------------------------------------------------
 def _write(self, values):
     """Overwrite ``self`` with sampled ``values`` (torch's in-place semantics via copy_)."""
-    src = _wrap(np.asarray(values).astype(self._data.dtype, copy=False))
+    src = _wrap(asarray_like(values, self._data).astype(self._data.dtype, copy=False))
     if self.requires_grad or self._base is not None:
         return self.copy_(src)
     with no_grad():
@@ -113,7 +114,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _floating(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _write(self, mean + std * _rng(generator).standard_normal(self.shape))
+    return _write(self, mean + std * _rng(generator, self.device).standard_normal(self.shape))
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
@@ -122,33 +123,34 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
-    return _write(self, from_ + (to - from_) * _rng(generator).random(self.shape))
+    return _write(self, from_ + (to - from_) * _rng(generator, self.device).random(self.shape))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with samples from the exponential distribution of rate ``lambd``."""
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    return _write(self, _rng(generator).exponential(1.0 / lambd, self.shape))
+    return _write(self, _rng(generator, self.device).exponential(1.0 / lambd, self.shape))
 
 
 def geometric_(self, p, *, generator=None):
     """Fill with samples from the geometric distribution (trials until the first success)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    return _write(self, _rng(generator).geometric(p, self.shape))
+    return _write(self, _rng(generator, self.device).geometric(p, self.shape))
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with samples whose log is N(mean, std^2)."""
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    return _write(self, _rng(generator).lognormal(mean, std, self.shape))
+    return _write(self, _rng(generator, self.device).lognormal(mean, std, self.shape))
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with samples from the Cauchy distribution."""
-    return _write(self, median + sigma * _rng(generator).standard_cauchy(self.shape))
+    return _write(self, median + sigma * _rng(generator, self.device).standard_cauchy(
+        self.shape))
 
 
 def _random_bounds(dtype, from_, to):
@@ -177,14 +179,15 @@ def random_(self, *args, generator=None, **kwargs):
     if lo >= hi:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= "
                            f"to={hi}")
-    return _write(self, _rng(generator).integers(lo, hi, size=self.shape, dtype=np.int64))
+    return _write(self, _rng(generator, self.device).integers(lo, hi, size=self.shape,
+                                                              dtype=np.int64))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 0/1 samples, 1 with probability ``p`` (a number or a tensor)."""
-    probs = np.broadcast_to(_data(p), self.shape)
+    probs = np.broadcast_to(_data(p, self._data), self.shape)
     _check_p(probs)
-    return _write(self, _rng(generator).random(self.shape) < probs)
+    return _write(self, _rng(generator, self.device).random(self.shape) < probs)
 
 
 for _f in (normal_, uniform_, exponential_, geometric_, log_normal_, cauchy_, random_,

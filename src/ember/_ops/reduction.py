@@ -241,7 +241,8 @@ def _check_float(x, dtype, name):
 def mean_all(self, dtype=None):
     _check_float(self, dtype, "mean")
     s = _reduce_sum(self, None, False, dtype)
-    return (s / self.size).astype(s.dtype) if self.size else np.full((), np.nan, s.dtype)
+    return (s / self.size).astype(s.dtype) if self.size else get_xp(s).full((), np.nan,
+                                                                             s.dtype)
 
 
 @mean_all.grad("self")
@@ -265,7 +266,7 @@ def mean_dim(self, dim, keepdim=False, dtype=None):
     dims = _dims(dim, self.ndim)
     n = math.prod(self.shape[d] for d in dims)
     s = _reduce_sum(self, dims, keepdim, dtype)
-    return (s / n).astype(s.dtype) if n else np.full(s.shape, np.nan, s.dtype)
+    return (s / n).astype(s.dtype) if n else get_xp(s).full(s.shape, np.nan, s.dtype)
 
 
 @mean_dim.grad("self")
@@ -497,7 +498,7 @@ def _arg_reduce(name, fn, self, dim, keepdim):
     """Index of the first max/min along ``dim`` (NumPy's ties and NaNs are torch's)."""
     if self.ndim == 0:
         _wrap_dim(dim, 0)
-        return self.copy(), np.zeros((), np.int64)
+        return self.copy(), get_xp(self).zeros((), np.int64)
     d = _wrap_dim(dim, self.ndim)
     _check_nonempty(self, name, (d,))
     xp = get_xp(self)

@@ -5,7 +5,7 @@ __all__ = ['cummax', 'cummin', 'cumprod', 'cumsum', 'logcumsumexp']
 
 import numpy as np
 
-from .._backend import get_xp
+from .._backend import accumulate, get_xp
 from .._tensor import Tensor, _wrap_dim
 from .registry import NONE, op
 from .pointwise import abs, exp, log, where
@@ -104,7 +104,7 @@ def _logcumsumexp(self, dim):
         return self.copy()
     # NOTE: logaddexp.accumulate is the stable running log(sum(exp)).
     x = self.astype(np.float32) if self.dtype == np.float16 else self
-    return get_xp(x).logaddexp.accumulate(x, axis=d).astype(self.dtype)
+    return accumulate("logaddexp", x, d).astype(self.dtype)
 
 
 @_logcumsumexp.grad("self")
@@ -139,7 +139,7 @@ def _cum_extreme(self, dim, ufunc):
     d = _wrap_dim(dim, self.ndim)
     if self.ndim == 0:
         return self.copy(), xp.zeros((), np.int64)
-    values = getattr(xp, ufunc).accumulate(self, axis=d)
+    values = accumulate(ufunc, self, d)
     # NOTE: torch moves the index on ties (>=) and on every NaN; the latest position where
     # the running extreme equals the input is exactly that.
     hit = values == self
@@ -148,7 +148,7 @@ def _cum_extreme(self, dim, ufunc):
     shape = [1] * self.ndim
     shape[d] = self.shape[d]
     pos = xp.where(hit, xp.arange(self.shape[d]).reshape(shape), 0)
-    return values, xp.maximum.accumulate(pos, axis=d).astype(np.int64)
+    return values, accumulate("maximum", pos, d).astype(np.int64)
 
 
 def _cum_backward(grads, self_shape, dim, result1):

@@ -9,7 +9,7 @@ __all__ = ['argsort', 'kthvalue', 'median', 'mode', 'msort', 'nanmedian', 'sort'
 
 import numpy as np
 
-from .._backend import get_xp
+from .._backend import accumulate, get_xp
 from .._tensor import Tensor, _wrap_dim
 from .registry import NONE, op
 from .reduction import (_check_nonempty, _dtype_name, _evenly_distribute, return_type,
@@ -36,7 +36,7 @@ def _order(x, d, descending=False):
 
 def _zero_dim(self, dim):
     _wrap_dim(dim, 0)
-    return self.copy(), np.zeros((), np.int64)
+    return self.copy(), get_xp(self).zeros((), np.int64)
 
 
 def _pick(x, idx, d, keepdim):
@@ -108,7 +108,8 @@ def _topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's k
     d = _wrap_dim(dim, self.ndim)
     # NOTE: the k first of a stable sort; sorted=False returns them sorted too (torch leaves
     # that order unspecified).
-    idx = get_xp(self).take(_order(self, d, largest), np.arange(k), axis=d)
+    xp = get_xp(self)
+    idx = xp.take(_order(self, d, largest), xp.arange(k), axis=d)
     return _pick(self, idx, d, True)
 
 
@@ -254,7 +255,7 @@ def _mode(self, dim=-1, keepdim=False):
     shape = [1] * s.ndim
     shape[d] = n
     pos = xp.arange(n).reshape(shape)
-    first = xp.maximum.accumulate(xp.where(start, pos, 0), axis=d)
+    first = accumulate("maximum", xp.where(start, pos, 0), d)
     length = xp.where(end, pos - first + 1, 0)
     # NOTE: the longest run, the smallest value among equally long ones (argmax takes the
     # first); its last element in sorted order is the value's last occurrence (stable sort),

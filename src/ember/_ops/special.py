@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._backend import as_array, get_xp, special_functions
 from .._tensor import Tensor
 from .pointwise import exp
 from .registry import FLOAT, op
@@ -152,10 +153,11 @@ def _polygamma_np(n, x):
 
 # -- dispatch: scipy when present, else the NumPy kernels -------------------------------------
 def _special(x, scipy_fn, numpy_fn):
-    sp = scipy_special()
+    # (on a GPU the special functions are cupyx.scipy.special's, always there)
+    sp = scipy_special() if type(x) is np.ndarray else special_functions(x)
     with np.errstate(all="ignore"):
         out = scipy_fn(sp, x) if sp is not None else numpy_fn(x.astype(np.float64))
-    return np.asarray(out).astype(x.dtype, copy=False)
+    return as_array(out).astype(x.dtype, copy=False)
 
 
 @op("erf", elementwise=True, promote=FLOAT, method=True, inplace=True)
@@ -191,7 +193,7 @@ def _(grad, result):
 @op("lgamma", elementwise=True, promote=FLOAT, method=True, inplace=True)
 def lgamma(self):
     # NOTE: scipy's gammaln(-inf) is -inf; torch (and math.lgamma) give +inf.
-    return _special(self, lambda sp, x: np.where(x == -np.inf, np.inf, sp.gammaln(x)),
+    return _special(self, lambda sp, x: get_xp(x).where(x == -np.inf, np.inf, sp.gammaln(x)),
                     _lgamma_np)
 
 

@@ -56,6 +56,7 @@ import math
 
 import numpy as np
 
+from .._backend import asarray_like, get_xp
 from .._tensor import Tensor
 from .pointwise import (
     cos,
@@ -418,7 +419,7 @@ def _predicate(name, fn):
 
 def _floating(fn):
     """``fn`` on floating arrays; all False for integers and bools (they are never inf/nan)."""
-    return lambda x: fn(x) if x.dtype.kind in "fc" else np.zeros(x.shape, np.bool_)
+    return lambda x: fn(x) if x.dtype.kind in "fc" else get_xp(x).zeros(x.shape, np.bool_)
 
 
 isnan = _predicate("isnan", _floating(np.isnan))
@@ -426,9 +427,9 @@ isinf = _predicate("isinf", _floating(np.isinf))
 isposinf = _predicate("isposinf", _floating(np.isposinf))
 isneginf = _predicate("isneginf", _floating(np.isneginf))
 isfinite = _predicate("isfinite", lambda x: np.isfinite(x) if x.dtype.kind in "fc"
-                      else np.ones(x.shape, np.bool_))
-isreal = _predicate("isreal", lambda x: np.imag(x) == 0 if x.dtype.kind == "c"
-                    else np.ones(x.shape, np.bool_))
+                      else get_xp(x).ones(x.shape, np.bool_))
+isreal = _predicate("isreal", lambda x: x.imag == 0 if x.dtype.kind == "c"
+                    else get_xp(x).ones(x.shape, np.bool_))
 
 
 # -- clamping ------------------------------------------------------------------------------------
@@ -436,7 +437,7 @@ def _bound(bound, x):
     """A Python-number bound in ``x``'s dtype (integers wrap, as torch casts them)."""
     if bound is None or x.dtype.kind not in "iub":
         return bound
-    return np.asarray(bound).astype(x.dtype)
+    return asarray_like(bound, x).astype(x.dtype)
 
 
 def _no_bool(x, kernel):
@@ -464,7 +465,7 @@ def _(grad, self, min, max):
 @op("clamp_mask", elementwise=True, differentiable=False, promote=NONE)
 def clamp_mask(self, min, max):
     """Where clamp passes its input through (its gradient's support)."""
-    mask = np.ones(self.shape, dtype=bool)
+    mask = get_xp(self).ones(self.shape, dtype=bool)
     if min is not None:
         mask &= self >= min
     if max is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._backend import get_xp, scatter_add
 from .._state import state
 from .._tensor import Tensor
 from ..autograd.graph import Node, move_retained_grad, short_node_name
@@ -34,7 +35,7 @@ def replay(chain, x):
 @op("view_scatter", tensors=2, promote=NONE, node="ViewScatterBackward0")
 def view_scatter(self, src, chain):
     """A copy of ``self`` whose ``chain`` region is replaced by ``src``."""
-    out = np.array(self, copy=True)
+    out = self.copy()
     replay(chain, out)[...] = src
     return out
 
@@ -63,14 +64,15 @@ def _(grad, self_shape, chain):
 @op("_view_of_base_backward", aten="aten::as_strided_backward", promote=NONE,
     node="AsStridedBackwardBackward0")
 def view_backward(grad, input_sizes, chain):
-    out = np.zeros(input_sizes, grad.dtype)
+    xp = get_xp(grad)
+    out = xp.zeros(input_sizes, grad.dtype)
     region = replay(chain, out)
     if has_internal_overlap(region):
         # An expanded view: several of its elements are one element of the base, whose
         # gradient is their sum (assigning would keep only the last of them).
-        where = replay(chain, np.arange(out.size).reshape(out.shape))
-        values = np.broadcast_to(grad, where.shape).reshape(-1)
-        np.add.at(out.reshape(-1), where.reshape(-1), values)
+        where = replay(chain, xp.arange(out.size).reshape(out.shape))
+        values = xp.broadcast_to(grad, where.shape).reshape(-1)
+        scatter_add(out.reshape(-1), where.reshape(-1), values)
     else:
         region[...] = grad
     return out
@@ -118,11 +120,11 @@ class CopySlices(Node):
             sub = fn._apply([replay(chain, g)], True, needed)
             result = view_scatter(g, 0 if sub[0] is None else sub[0], chain)
         else:
-            result = np.array(g, copy=True)
+            result = g.copy()
             region = replay(chain, result)
             if base_needed:
                 _refuse_internal_overlap(region)
-            sub = fn._apply([np.array(region, copy=True)], False, needed)
+            sub = fn._apply([region.copy()], False, needed)
             region[...] = 0 if sub[0] is None else sub[0]
         return [result] + list(sub[1:])
 

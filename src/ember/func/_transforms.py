@@ -377,7 +377,8 @@ def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_au
         tans = []
         for o in out_leaves:
             primal, tangent = fwAD.unpack_dual(o)
-            tans.append(zeros((n,) + tuple(primal.shape), dtype=primal.dtype)
+            tans.append(zeros((n,) + tuple(primal.shape), dtype=primal.dtype,
+                              device=primal.device)
                         if tangent is None else _finish(tangent, create))
     return tans, out_leaves, out_spec, aux
 

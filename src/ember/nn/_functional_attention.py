@@ -225,8 +225,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         v = static_v
     if add_zero_attn:
         zero_shape = (bsz * num_heads, 1, head_dim)
-        k = cat([k, zeros(zero_shape, dtype=k.dtype)], dim=1)
-        v = cat([v, zeros(zero_shape, dtype=v.dtype)], dim=1)
+        k = cat([k, zeros(zero_shape, dtype=k.dtype, device=k.device)], dim=1)
+        v = cat([v, zeros(zero_shape, dtype=v.dtype, device=v.device)], dim=1)
         if attn_mask is not None:
             attn_mask = pad(attn_mask, (0, 1))
         if key_padding_mask is not None:

@@ -73,12 +73,13 @@ def _fill(tensor, array):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill ``tensor`` with values drawn from U(a, b)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor._data.shape))
+    return _fill(tensor, _rng(generator, tensor.device).uniform(a, b, tensor._data.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill ``tensor`` with values drawn from N(mean, std^2)."""
-    return _fill(tensor, mean + std * _rng(generator).standard_normal(tensor._data.shape))
+    draws = _rng(generator, tensor.device).standard_normal(tensor._data.shape)
+    return _fill(tensor, mean + std * draws)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
@@ -86,7 +87,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
-    rng = _rng(generator)
+    rng = _rng(generator, tensor.device)
     shape = tensor._data.shape
     out = mean + std * rng.standard_normal(shape)
     bad = (out < a) | (out > b)
@@ -211,7 +212,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).standard_normal((rows, cols))
+    flat = _rng(generator, tensor.device).standard_normal((rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -227,7 +228,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
-    rng = _rng(generator)
+    rng = _rng(generator, tensor.device)
     out = std * rng.standard_normal((rows, cols))
     for col in range(cols):
         out[rng.permutation(rows)[:num_zeros], col] = 0

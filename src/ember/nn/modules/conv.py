@@ -67,9 +67,9 @@ class _ConvNd(Module):
                 p for p in reversed(self.padding) for _ in range(2)]
         shape = ((in_channels, out_channels // groups) if transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
-        self.weight = Parameter(empty(shape, dtype=dtype))
+        self.weight = Parameter(empty(shape, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(empty(out_channels, dtype=dtype))
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -16,11 +16,11 @@ from ..parameter import Parameter
 from .module import Module
 
 
-def _affine_params(module, affine, bias, n, dtype):
+def _affine_params(module, affine, bias, n, dtype, device=None):
     if affine:
-        module.weight = Parameter(empty(n, dtype=dtype))
+        module.weight = Parameter(empty(n, dtype=dtype, device=device))
         if bias:
-            module.bias = Parameter(empty(n, dtype=dtype))
+            module.bias = Parameter(empty(n, dtype=dtype, device=device))
         else:
             module.register_parameter("bias", None)
     else:
@@ -47,11 +47,11 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        _affine_params(self, affine, bias, num_features, dtype)
+        _affine_params(self, affine, bias, num_features, dtype, device)
         if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=D.int64))
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=D.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -178,7 +178,8 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _affine_params(self, elementwise_affine, bias, self.normalized_shape, dtype)
+        _affine_params(self, elementwise_affine, bias, self.normalized_shape, dtype,
+                       device)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -204,7 +205,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()
@@ -233,7 +234,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _affine_params(self, affine, bias, num_channels, dtype)
+        _affine_params(self, affine, bias, num_channels, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self):

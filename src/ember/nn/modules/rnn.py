@@ -31,7 +31,7 @@ def _dropout(x, p, training):
     if fn is not None:
         return fn(x, p, True)
     from ..._creation import rand
-    keep = (rand(tuple(x.shape), dtype=x.dtype) >= p).to(x.dtype)
+    keep = (rand(tuple(x.shape), dtype=x.dtype, device=x.device) >= p).to(x.dtype)
     return x * keep / (1 - p)
 
 
@@ -99,15 +99,16 @@ class RNNBase(Module):
                 in_size = input_size if layer == 0 else real_hidden * dirs
                 sfx = f"_l{layer}" + ("_reverse" if d == 1 else "")
                 names = [f"weight_ih{sfx}", f"weight_hh{sfx}"]
-                params = [Parameter(empty((gate, in_size), dtype=dtype)),
-                          Parameter(empty((gate, real_hidden), dtype=dtype))]
+                params = [Parameter(empty((gate, in_size), dtype=dtype, device=device)),
+                          Parameter(empty((gate, real_hidden), dtype=dtype, device=device))]
                 if bias:
                     names += [f"bias_ih{sfx}", f"bias_hh{sfx}"]
-                    params += [Parameter(empty(gate, dtype=dtype)),
-                               Parameter(empty(gate, dtype=dtype))]
+                    params += [Parameter(empty(gate, dtype=dtype, device=device)),
+                               Parameter(empty(gate, dtype=dtype, device=device))]
                 if proj_size > 0:
                     names.append(f"weight_hr{sfx}")
-                    params.append(Parameter(empty((proj_size, hidden_size), dtype=dtype)))
+                    params.append(Parameter(empty((proj_size, hidden_size), dtype=dtype,
+                                                  device=device)))
                 for n, p in zip(names, params):
                     setattr(self, n, p)
                 self._flat_weights_names += names
@@ -210,9 +211,10 @@ class RNNBase(Module):
                 hx = self._batch_hidden(hx, is_batched, lstm)
             n = input.shape[batch_dim]
         if hx is None:
-            h0 = zeros((self.num_layers * dirs, n, real_hidden), dtype=input.dtype)
+            h0 = zeros((self.num_layers * dirs, n, real_hidden), dtype=input.dtype,
+                       device=input.device)
             hx = (h0, zeros((self.num_layers * dirs, n, self.hidden_size),
-                            dtype=input.dtype)) if lstm else h0
+                            dtype=input.dtype, device=input.device)) if lstm else h0
             if lstm and not packed:
                 self._check_lstm_args(input, hx, batch_sizes)
         else:
@@ -407,11 +409,13 @@ class RNNCellBase(Module):
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype,
+                                         device=device))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype,
+                                         device=device))
         if bias:
-            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -449,7 +453,8 @@ class RNNCellBase(Module):
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
                                f"expected {self.input_size}")
         if not hs:
-            hs = [zeros((input.shape[0], self.hidden_size), dtype=input.dtype)
+            hs = [zeros((input.shape[0], self.hidden_size), dtype=input.dtype,
+                        device=input.device)
                   for _ in range(n_states)]
         for k, h in enumerate(hs):
             if h.shape[0] != input.shape[0]:
