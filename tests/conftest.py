@@ -16,3 +16,15 @@ def pytest_terminal_summary(terminalreporter, config):
     for report in _reports:
         terminalreporter.write_sep("=", "benchmark smoke run (figures only, not checked)")
         terminalreporter.write(report)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cuda_device():
+    """``"cuda:0"``, served for the test module by ember's CUDA backend on ``fake_cupy``
+    (a CPU stand-in for CuPy that refuses what CuPy refuses): device code paths run in CI."""
+    from fake_device import installed
+    with installed():
+        yield "cuda:0"

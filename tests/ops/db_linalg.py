@@ -212,7 +212,7 @@ def _square(m, *batch, n=3):
 def _spd(x):
     """A symmetric positive definite function of any square x (for gradchecks)."""
     n = x.shape[-1]
-    eye = ember.eye(n, dtype=x.dtype) if isinstance(x, ember.Tensor) else None
+    eye = ember.eye(n, dtype=x.dtype, device=x.device) if isinstance(x, ember.Tensor) else None
     return x @ x.mT + (eye if eye is not None else _torch_eye(x, n)) * n
 
 
