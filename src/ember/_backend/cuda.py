@@ -131,3 +131,47 @@ class CudaBackend:
     def special(self):
         """The module with the special functions (``cupyx.scipy.special``)."""
         return self.x.scipy.special
+
+    # -- the CUDA runtime, as ember.cuda presents it ---------------------------------------------
+    def synchronize(self, index):
+        self.xp.cuda.Device(index).synchronize()
+
+    def properties(self, index) -> dict:
+        props = self.xp.cuda.runtime.getDeviceProperties(int(index))
+        name = props["name"]
+        return {**props, "name": name.decode() if isinstance(name, bytes) else name}
+
+    def mem_info(self, index):
+        with self.xp.cuda.Device(index):
+            return self.xp.cuda.Device(index).mem_info
+
+    def event(self, enable_timing, blocking, interprocess):
+        return self.xp.cuda.Event(block=blocking, disable_timing=not enable_timing,
+                                  interprocess=interprocess)
+
+    def elapsed_ms(self, start, end) -> float:
+        return float(self.xp.cuda.get_elapsed_time(start, end))
+
+    def stream(self, index, priority=0):
+        with self.xp.cuda.Device(index):
+            return self.xp.cuda.Stream(non_blocking=False, priority=priority)
+
+    def current_stream(self, index):
+        return self.xp.cuda.get_current_stream(index)
+
+    def null_stream(self):
+        return self.xp.cuda.Stream.null
+
+    def memory_pool(self):
+        return self.xp.get_default_memory_pool()
+
+    def nvtx(self):
+        """CuPy's NVTX bindings (RangePush, RangePop, Mark)."""
+        return self.xp.cuda.nvtx
+
+    def profiler(self):
+        """CuPy's CUDA profiler control (start, stop)."""
+        return self.xp.cuda.profiler
+
+    def memory_hook_base(self):
+        return self.xp.cuda.MemoryHook

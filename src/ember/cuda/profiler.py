@@ -8,14 +8,14 @@ __all__ = ["profile", "start", "stop"]
 
 def start():
     """Start CUDA profiler data collection (raises without CUDA, as torch's CPU build)."""
-    from . import _lazy_init
-    _lazy_init().cuda.profiler.start()
+    from .._backend.device import require_cuda
+    require_cuda().profiler().start()
 
 
 def stop():
     """Stop CUDA profiler data collection."""
-    from . import _lazy_init
-    _lazy_init().cuda.profiler.stop()
+    from .._backend.device import require_cuda
+    require_cuda().profiler().stop()
 
 
 @contextlib.contextmanager
