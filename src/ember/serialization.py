@@ -5,6 +5,11 @@ object around them. Tensors are stored as torch stores them: each distinct memor
 (storage) once, as bytes, and each tensor as its dtype, offset, shape and strides into one, so
 tensors that shared memory when saved (a view and its base) share it again when loaded. Loading never unpickles anything (``np.load(allow_pickle=False)``), so a
 file cannot run code when it is read; files that are not ember archives are refused.
+
+Tensors remember the device they were saved from and come back there, unless ``load``'s
+``map_location`` (torch's forms: a device or string, a dict from saved to wanted locations,
+or a function of ``(storage, location)``, given each storage as a CPU uint8 tensor) sends
+them elsewhere. A storage is moved once, so views stay views on the device too.
 """
 from __future__ import annotations
 
@@ -64,7 +69,7 @@ class _Writer:
             key, offset, strides = self._storage(data)
             return {"t": "tensor", "storage": key, "offset": offset,
                     "shape": list(data.shape), "strides": list(strides),
-                    "dtype": str(obj.dtype).split(".")[-1],
+                    "dtype": str(obj.dtype).split(".")[-1], "device": str(obj.device),
                     "requires_grad": obj.requires_grad,
                     "parameter": isinstance(obj, Parameter)}
         if isinstance(obj, np.ndarray):
@@ -106,9 +111,34 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         np.savez(f, **entries)
 
 
+_NO_CUDA = ("Attempting to deserialize object on a CUDA device but ember.cuda.is_available() "
+            "is False. If you are running on a CPU-only machine, please use ember.load with "
+            "map_location=ember.device('cpu') to map your storages to the CPU.")
+
+
+def _placed(tensor, location, map_location):
+    """``tensor`` (read to the CPU) where ``map_location`` sends what was saved on
+    ``location``, as torch.load places storages."""
+    from ._backend.device import as_device, cuda_backend
+    if callable(map_location):
+        placed = map_location(tensor, location)
+        if placed is not None:
+            return placed
+        target = location
+    elif isinstance(map_location, dict):
+        target = map_location.get(location, location)
+    else:
+        target = location if map_location is None else map_location
+    dev = as_device(target)
+    if dev.type == "cuda" and cuda_backend() is None:
+        raise RuntimeError(_NO_CUDA)
+    return tensor if dev.type == "cpu" else tensor.to(dev)
+
+
 class _Reader:
-    def __init__(self, archive):
+    def __init__(self, archive, map_location=None):
         self.archive = archive
+        self.map_location = map_location
         self._built = {}
 
     def _array(self, key):
@@ -146,14 +176,27 @@ class _Reader:
         key = (d["storage"], d["offset"], tuple(d["shape"]), tuple(d["strides"]), d["dtype"])
         tensor = self._built.get(key)
         if tensor is None:
-            storage = self._built.get(d["storage"])
-            if storage is None:
-                storage = self._built[d["storage"]] = self._array(d["storage"])
+            storage = self._storage(d["storage"], d.get("device", "cpu"))
             from . import _dtype as D
-            array = np.ndarray(d["shape"], getattr(D, d["dtype"]).np, buffer=storage,
-                               offset=d["offset"], strides=d["strides"])
+            dtype = getattr(D, d["dtype"]).np
+            if type(storage) is np.ndarray:
+                array = np.ndarray(d["shape"], dtype, buffer=storage, offset=d["offset"],
+                                   strides=d["strides"])
+            else:  # a storage moved to a GPU: the tensor views it there
+                from ._backend import data_address, strided_view
+                array = strided_view(storage, d["shape"], d["strides"],
+                                     data_address(storage) + d["offset"], dtype)
             tensor = self._built[key] = self._finish(array, d)
         return tensor
+
+    def _storage(self, key, location):
+        """The bytes of storage ``key`` where map_location sends them (moved once)."""
+        storage = self._built.get((key, location))
+        if storage is None:
+            from ._tensor import _wrap
+            placed = _placed(_wrap(self._array(key)), location, self.map_location)
+            storage = self._built[(key, location)] = placed._data
+        return storage
 
     def _finish(self, array, d):
         from ._tensor import _wrap
@@ -168,8 +211,11 @@ class _Reader:
         if d["t"] == "ndarray":
             return array
         from . import _dtype as D
+        from ._tensor import _wrap
         dtype = getattr(D, d["dtype"])
-        return self._finish(array.astype(dtype.np, copy=False), d)
+        tensor = _placed(_wrap(array.astype(dtype.np, copy=False)), d.get("device", "cpu"),
+                         self.map_location)
+        return self._finish(tensor._data, d)
 
 
 def _not_ember(f, why):
@@ -201,4 +247,4 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             raise _not_ember(f, f"its manifest is unreadable: {error}") from None
         if manifest.get("format") not in _READABLE:
             raise _not_ember(f, f"unknown format {manifest.get('format')!r}")
-        return _Reader(archive).build(manifest["object"])
+        return _Reader(archive, map_location).build(manifest["object"])

@@ -170,13 +170,14 @@ class _Interface:
         self.base = base
 
 
-def strided_view(x, shape, strides, address):
-    """A view of ``x``'s storage: ``shape`` and byte ``strides`` from byte ``address``
-    (bounds are the caller's business)."""
+def strided_view(x, shape, strides, address, dtype=None):
+    """A view of ``x``'s storage: ``shape`` and byte ``strides`` from byte ``address``, in
+    ``x``'s dtype unless told (bounds are the caller's business)."""
+    dtype = x.dtype if dtype is None else numpy.dtype(dtype)
     if isinstance(x, ndarray):
         interface = {"data": (address, not x.flags.writeable), "shape": tuple(shape),
-                     "strides": tuple(strides), "typestr": x.dtype.str, "version": 3}
+                     "strides": tuple(strides), "typestr": dtype.str, "version": 3}
         out = numpy.asarray(_Interface(interface, x))
-        return out.view(x.dtype) if out.dtype != x.dtype else out
+        return out.view(dtype) if out.dtype != dtype else out
     mem = x.data + (address - x.data.ptr)
-    return get_xp(x).ndarray(tuple(shape), x.dtype, memptr=mem, strides=tuple(strides))
+    return get_xp(x).ndarray(tuple(shape), dtype, memptr=mem, strides=tuple(strides))
