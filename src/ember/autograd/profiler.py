@@ -81,8 +81,8 @@ class emit_nvtx:
         self.entered = True
         from .. import cuda
         cuda.synchronize()  # raises "Torch not compiled with CUDA enabled" without a GPU
-        from cupy.cuda import nvtx  # present whenever cuda.synchronize() succeeded
-        self._nvtx = nvtx
+        from .._backend.device import require_cuda
+        self._nvtx = require_cuda().nvtx()  # CuPy's NVTX bindings
         self._prev = profiler_hook[0]
         profiler_hook[0] = self._hook
         return self

@@ -160,11 +160,17 @@ class FunctionEvent(FormattedTimesMixin):
 
     @property
     def device_time_total(self):
-        return 0
+        """GPU time of this event's own kernels and of its children's (torch's rule)."""
+        if self.is_async or not self.use_device:
+            return 0
+        return (sum(k.duration for k in self.kernels)
+                + sum(c.device_time_total for c in self.cpu_children))
 
     @property
     def self_device_time_total(self):
-        return 0
+        if self.is_async or not self.use_device:
+            return 0
+        return self.device_time_total - sum(c.device_time_total for c in self.cpu_children)
 
     @property
     def key(self):
@@ -230,6 +236,8 @@ class FunctionEventAvg(FormattedTimesMixin):
             raise AssertionError(f"Expected keys to match, but got {other.key} vs {self.key}")
         self.cpu_time_total += other.cpu_time_total
         self.self_cpu_time_total += other.self_cpu_time_total
+        self.device_time_total += other.device_time_total
+        self.self_device_time_total += other.self_device_time_total
         self.cpu_memory_usage += other.cpu_memory_usage
         self.self_cpu_memory_usage += other.self_cpu_memory_usage
         self.count += other.count

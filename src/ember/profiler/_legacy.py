@@ -71,7 +71,7 @@ class profile:
     def _prepare_trace(self):
         self.entered = True
         self._session = _Session(self.record_shapes, self.profile_memory, self.with_stack,
-                                 self.with_flops)
+                                 self.with_flops, use_cuda=self.use_device == "cuda")
 
     def _start_trace(self):
         self.entered = True

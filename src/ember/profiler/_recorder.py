@@ -11,6 +11,10 @@ node gets two ranges as in torch, ``autograd::engine::evaluate_function: <Node>`
 ``<Node>`` (scope BACKWARD_FUNCTION), both carrying the node's sequence number. A forward op
 carries the number the op registry gives the next node it creates (read on entering the
 range) when the op did create one; the Chrome trace links the two with a flow arrow.
+
+With CUDA activity, every range also records a CUDA event on the current stream when it opens
+and when it closes: the GPU time between them is the time of the kernels the range launched
+(its children's included), read when the results are built.
 """
 from __future__ import annotations
 
@@ -37,6 +41,7 @@ class _Raw:
 
     __slots__ = (
         "counted",
+        "cuda",
         "end",
         "flops",
         "id",
@@ -66,6 +71,7 @@ class _Raw:
         self.user = scope == SCOPE_USER
         self.flops = None
         self.start = self.end = 0
+        self.cuda = None  # [start event, end event] with CUDA activity
 
 
 _registry = []
@@ -119,6 +125,11 @@ class _Range:
 
     def __enter__(self):
         stack = self.stack
+        timer = self.session.cuda
+        if timer is not None:
+            events = [timer.mark(), None]
+            for raw in self.raws:
+                raw.cuda = events
         now = time.perf_counter_ns()
         for raw in self.raws:
             raw.start = now
@@ -127,6 +138,9 @@ class _Range:
 
     def __exit__(self, *exc):
         now = time.perf_counter_ns()
+        timer = self.session.cuda
+        if timer is not None and self.raws[0].cuda is not None:
+            self.raws[0].cuda[1] = timer.mark()
         stack = self.stack
         if self.seq0 is not None and _peek_sequence() != self.seq0:
             self.raws[0].seq = self.seq0  # the op made a node: it got number seq0
@@ -150,11 +164,33 @@ def _merge_memory(raw):
         parent.counted |= raw.counted
 
 
+class _CudaTimer:
+    """CUDA events recorded on the current stream, timing the kernels between them."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.index = backend.current_index()
+
+    def mark(self):
+        event = self.backend.event(True, False, False)
+        event.record(self.backend.current_stream(self.index))
+        return event
+
+    def elapsed_us(self, events):
+        start, end = events
+        if end is None:
+            return 0.0
+        return self.backend.elapsed_ms(start, end) * 1000.0
+
+    def synchronize(self):
+        self.backend.synchronize(self.index)
+
+
 class _Session:
     """One recording window: the raw ranges and how to record them."""
 
     def __init__(self, record_shapes=False, profile_memory=False, with_stack=False,
-                 with_flops=False):
+                 with_flops=False, use_cuda=False):
         self.record_shapes = record_shapes or with_flops
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -166,6 +202,11 @@ class _Session:
         self.start_ns = self.end_ns = 0
         self._prev_hook = None
         self._taps = None
+        self.cuda = None
+        if use_cuda:
+            from .._backend.device import cuda_backend
+            backend = cuda_backend()
+            self.cuda = None if backend is None else _CudaTimer(backend)
 
     # -- bookkeeping ---------------------------------------------------------------------
     def _stack(self):
@@ -294,7 +335,24 @@ class _Session:
                 parent, evt = events[raw.parent.id], events[raw.id]
                 evt.set_cpu_parent(parent)
                 parent.append_cpu_child(evt)
+        if self.cuda is not None:
+            self._kernel_times(ordered, events)
         return [events[r.id] for r in ordered]
+
+    def _kernel_times(self, ordered, events):
+        """Each event's own GPU time (its range's, less its children's) as one kernel."""
+        from ._events import Kernel
+        self.cuda.synchronize()
+        total = {raw.id: self.cuda.elapsed_us(raw.cuda) if raw.cuda else 0.0
+                 for raw in ordered}
+        inner = dict.fromkeys(total, 0.0)
+        for raw in ordered:
+            if raw.parent is not None and raw.parent.id in inner:
+                inner[raw.parent.id] += total[raw.id]
+        for raw in ordered:
+            own = total[raw.id] - inner[raw.id]
+            if raw.cuda is not None and own > 0:
+                events[raw.id].kernels.append(Kernel(raw.name, self.cuda.index, own))
 
 
 def _shares(a, inputs):

@@ -1,4 +1,5 @@
-"""torch's profiler summary table, column for column (CPU columns only)."""
+"""torch's profiler summary table, column for column (with the device columns when events
+carry GPU time)."""
 from __future__ import annotations
 
 import math
@@ -60,10 +61,14 @@ def _flops_scale(events):
     return pow(10, math.floor(log_flops) * -3.0), _FLOP_UNITS[int(log_flops)]
 
 
-def _columns(events, profile_memory, widths):
-    """Headers and layout: name, the CPU columns, memory, calls, shapes, source, flops."""
+def _columns(events, profile_memory, widths, device_name):
+    """Headers and layout: name, the CPU (and device) columns, memory, calls, shapes, source,
+    flops."""
     name_w, shapes_w, src_w, flops_header = widths
     headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if device_name is not None:
+        headers += [f"Self {device_name}", f"Self {device_name} %", f"{device_name} total",
+                    f"{device_name} time avg"]
     if profile_memory:
         headers += ["CPU Mem", "Self CPU Mem"]
     headers.append("# of Calls")
@@ -113,6 +118,11 @@ def _row(evt, total, opts):
     row = [name, evt.self_cpu_percent, _in_unit(evt.self_cpu_time_total, unit),
            evt.total_cpu_percent, _in_unit(evt.cpu_time_total, unit),
            _in_unit(evt.cpu_time, unit)]
+    if opts["device_total"] is not None:
+        evt.total_device_percent = _format_time_share(evt.self_device_time_total,
+                                                      opts["device_total"])
+        row += [_in_unit(evt.self_device_time_total, unit), evt.total_device_percent,
+                _in_unit(evt.device_time_total, unit), _in_unit(evt.device_time, unit)]
     if opts["profile_memory"]:
         row += [_format_memory(evt.cpu_memory_usage), _format_memory(evt.self_cpu_memory_usage)]
     row.append(evt.count)
@@ -137,11 +147,19 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
     name_w, shapes_w, src_w = _widths(events, max_name_column_width, max_shapes_column_width,
                                       max_src_column_width)
     scale, flops_header = _flops_scale(events) if with_flops else (None, None)
-    headers, layout = _columns(events, profile_memory, (name_w, shapes_w, src_w, flops_header))
+    use_device = getattr(events[0], "use_device", None)
+    has_device_time = any(evt.self_device_time_total > 0 for evt in events)
+    if not use_device and has_device_time:
+        raise RuntimeError("use_device is None, but there is device performance data.")
+    device_name = use_device.upper() if has_device_time else None
+    headers, layout = _columns(events, profile_memory, (name_w, shapes_w, src_w, flops_header),
+                               device_name)
     total = sum(evt.self_cpu_time_total for evt in events)
+    device_total = (sum(evt.self_device_time_total for evt in events) if has_device_time
+                    else None)
     opts = {"max_name": max_name_column_width, "time_unit": time_unit,
             "profile_memory": profile_memory, "shapes_w": shapes_w, "src_w": src_w,
-            "flops_scale": scale}
+            "flops_scale": scale, "device_total": device_total}
     lines = []
     if header is not None:
         lines += ["=" * layout.length, header]
@@ -163,4 +181,6 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
             lines.append(layout.row_format.format(*(blank + [""])))
     lines.append(layout.separator)
     lines.append(f"Self CPU time total: {_in_unit(total, time_unit)}")
+    if device_total is not None:
+        lines.append(f"Self {device_name} time total: {_in_unit(device_total, time_unit)}")
     return "".join(line + "\n" for line in lines)

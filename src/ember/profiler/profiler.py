@@ -16,7 +16,8 @@ __all__ = ["ProfilerAction", "ProfilerActivity", "profile", "schedule", "support
 
 
 class ProfilerActivity(enum.Enum):
-    """What to record: ember records CPU activity (ops, backward nodes, user ranges)."""
+    """What to record: CPU activity (ops, backward nodes, user ranges) and, on a GPU, the
+    CUDA time of each (measured with CUDA events)."""
 
     CPU = 0
     XPU = 1
@@ -42,7 +43,10 @@ class ProfilerAction(enum.Enum):
 
 
 def supported_activities():
-    """The activities this build can record."""
+    """The activities this build can record (CUDA too when CuPy sees a GPU)."""
+    from .. import cuda
+    if cuda.is_available():
+        return {ProfilerActivity.CPU, ProfilerActivity.CUDA}
     return {ProfilerActivity.CPU}
 
 
@@ -156,7 +160,9 @@ class profile:
     def prepare_trace(self):
         """Make a fresh recorder for the next cycle (kept when ``acc_events``)."""
         if self.profiler is None or not self.acc_events:
-            self.profiler = _legacy_profile(use_kineto=True, **self.options)
+            cuda = ProfilerActivity.CUDA in (self.activities & supported_activities())
+            self.profiler = _legacy_profile(use_kineto=True, use_device="cuda" if cuda else None,
+                                            **self.options)
         self.profiler._prepare_trace()
 
     def start_trace(self):
