@@ -504,9 +504,19 @@ _TOTAL_MEMORY = 16 << 30
 class _Runtime:
     """``cupy.cuda.runtime``: the calls ember makes."""
 
+    memoryTypeUnregistered, memoryTypeHost, memoryTypeDevice = 0, 1, 2  # noqa: N815
+
     def __init__(self):
         self.current = 0
         self.profiling = False
+        self.pinned = weakref.WeakValueDictionary()  # id -> a page-locked (pinned) host array
+
+    def pointerGetAttributes(self, ptr):  # noqa: N802 - CuPy's name
+        for owner in list(self.pinned.values()):
+            start = _address(owner)
+            if start <= ptr < start + owner.nbytes:
+                return types.SimpleNamespace(type=self.memoryTypeHost, device=0)
+        return types.SimpleNamespace(type=self.memoryTypeUnregistered, device=-2)
 
     def _check(self, index):
         if not 0 <= index < self.getDeviceCount():
@@ -824,6 +834,13 @@ def _stride_tricks():
                                  sliding_window_view=sliding_window_view)
 
 
+def empty_like_pinned(a, dtype=None, order="K", subok=None, shape=None):
+    """``cupyx.empty_like_pinned``: a host (NumPy) array in "page-locked" memory."""
+    out = numpy.empty_like(a, dtype=dtype, order=order, shape=shape)
+    _RUNTIME.pinned[id(out)] = out
+    return out
+
+
 def _scatter(ufunc):
     def scatter(a, slices, value):
         if type(a) is not ndarray:
@@ -891,6 +908,7 @@ def _make_modules():
         is_available=lambda: True)
     cx = types.ModuleType("cupyx", "ember's CPU stand-in for cupyx (tests only)")
     cx.errstate = errstate
+    cx.empty_like_pinned = empty_like_pinned
     cx.scatter_add = _scatter(numpy.add)
     cx.scatter_max = _scatter(numpy.maximum)
     cx.scatter_min = _scatter(numpy.minimum)

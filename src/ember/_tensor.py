@@ -199,6 +199,22 @@ class Tensor:
         from ._storage import UntypedStorage
         return UntypedStorage(self._data)
 
+    def pin_memory(self, device=None):
+        """A copy in page-locked host memory (``self`` if it is there already)."""
+        from ._backend.device import is_pinned, pinned
+        data = self._data
+        if type(data) is not _ndarray:
+            raise RuntimeError(f"cannot pin '{self.type().replace('ember.', 'ember.cuda.')}' "
+                               "only dense CPU tensors can be pinned")
+        if is_pinned(data):
+            return self
+        return _wrap(pinned(data))
+
+    def is_pinned(self, device=None) -> bool:
+        """Whether this tensor lives in page-locked host memory."""
+        from ._backend.device import is_pinned
+        return is_pinned(self._data)
+
     def is_inference(self) -> bool:
         return self._is_inference
 

@@ -64,7 +64,7 @@ row("_standard_gamma_certain", ember._standard_gamma, "_standard_gamma",
 row("_standard_gamma", _seeded("_standard_gamma")(ember), _seeded("_standard_gamma"),
     [SA._standard_gamma, SA._standard_gamma_grad],
     lambda m: [S("vector", m(4)), S("matrix", m(2, 3)), S("small", m.arr([0.2, 0.05]))],
-    domain=(0.5, 6.0), gradgrad=False,
+    domain=(0.5, 6.0), gradgrad=False, random=True,
     skips={"test_forward_torch": _RANDOM, "test_grad_vs_torch": _RANDOM,
            "test_gradcheck": "the gradient is the implicit one, -dF/dalpha / f, not the "
                              "finite difference of a sampler at fixed noise",
@@ -77,7 +77,7 @@ row("_sample_dirichlet_certain", ember._sample_dirichlet, "_sample_dirichlet",
                S("0dim", m.arr(2.0))], domain=(0.5, 3.0), differentiable=False)
 row("_sample_dirichlet", _seeded("_sample_dirichlet")(ember), _seeded("_sample_dirichlet"),
     [SA._sample_dirichlet], lambda m: [S("matrix", m(2, 3))], domain=(0.5, 3.0),
-    differentiable=False, skips={"test_forward_torch": _RANDOM})
+    differentiable=False, random=True, skips={"test_forward_torch": _RANDOM})
 
 
 def _binomial_certain(m):
@@ -91,4 +91,4 @@ row("binomial_certain", ember.binomial, "binomial", [SA.binomial], _binomial_cer
     differentiable=False)
 row("binomial", _seeded("binomial")(ember), _seeded("binomial"), [SA.binomial],
     lambda m: [S("mixed", m.arr([10.0, 40.0, 3.0]), m.arr([0.3, 0.6, 0.9]))],
-    differentiable=False, skips={"test_forward_torch": _RANDOM})
+    differentiable=False, random=True, skips={"test_forward_torch": _RANDOM})

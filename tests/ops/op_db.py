@@ -169,6 +169,9 @@ class OpInfo:
     gradgrad: bool = True
     public: bool = True  # a public callable: its grad_fn names are compared with torch's
     promotion: bool = False  # a binary op: run the dtype promotion matrix against torch
+    # draws random numbers: on a GPU from its own generator, so the device test compares
+    # only the shapes, dtypes and devices of what it gives
+    random: bool = False
     tols: dict = field(default_factory=dict)  # dtype name -> (rtol, atol)
     skips: dict = field(default_factory=dict)  # test name -> reason
     xfails: tuple = ()

@@ -83,6 +83,20 @@ class CudaBackend:
         with self.xp.cuda.Device(index):
             return self.xp.array(array, copy=True)
 
+    def pinned_copy(self, array):
+        """A copy of the host ``array`` in page-locked memory (GPU copies from it can run
+        asynchronously)."""
+        out = self.x.empty_like_pinned(array)
+        out[...] = array
+        return out
+
+    def is_pinned(self, array) -> bool:
+        if array.size == 0:
+            return False
+        address = array.__array_interface__["data"][0]
+        attributes = self.xp.cuda.runtime.pointerGetAttributes(address)
+        return attributes.type == self.xp.cuda.runtime.memoryTypeHost
+
     # -- what CuPy spells differently ------------------------------------------------------------
     def scatter_add(self, target, index, values):
         """``target[index] += values`` with repeated indices accumulating."""

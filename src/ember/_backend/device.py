@@ -205,6 +205,21 @@ def move(array, dev, non_blocking=False):
     return dst.from_host(array, index, non_blocking)
 
 
+def pinned(array):
+    """A page-locked host copy of the host ``array`` (torch's error without a GPU)."""
+    backend = cuda_backend()
+    if backend is None:
+        raise RuntimeError(_NO_ACCELERATOR)
+    return backend.pinned_copy(array)
+
+
+def is_pinned(array) -> bool:
+    """Whether ``array`` lives in page-locked host memory."""
+    backend = cuda_backend() if _cuda else None
+    return (backend is not None and type(array) is numpy.ndarray
+            and backend.is_pinned(array))
+
+
 def empty_on(dev, shape, dtype):
     """An uninitialised array of ``shape`` and ``dtype`` on ``dev``."""
     if dev is None or dev.type == "cpu":

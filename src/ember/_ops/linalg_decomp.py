@@ -375,7 +375,8 @@ def _(grad, input2, upper, result):
 def cholesky_inverse(self, upper=False):
     """A^-1 given the Cholesky factor ``self`` of A."""
     _check_matrix("cholesky_inverse", self)
-    eye = np.broadcast_to(np.eye(self.shape[-1], dtype=self.dtype), self.shape)
+    xp = get_xp(self)
+    eye = xp.broadcast_to(xp.eye(self.shape[-1], dtype=self.dtype), self.shape)
     return _factor_solve(self, eye, upper)
 
 

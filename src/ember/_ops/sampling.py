@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
+from .._backend.device import device_of
 from .pointwise import not_implemented
 from .registry import NONE, op
 from .special import digamma
@@ -28,13 +29,13 @@ from .special import digamma
 
 # -- random draws, on the input's array module -------------------------------------------------
 def _uniform(n, generator, like):
-    from .._creation import rand
-    return get_xp(like).asarray(rand(n, generator=generator, dtype=D.float64)._data)
+    from .._creation import rand  # (drawn by the generator of like's device)
+    return rand(n, generator=generator, dtype=D.float64, device=device_of(like))._data
 
 
 def _normal(n, generator, like):
     from .._creation import randn
-    return get_xp(like).asarray(randn(n, generator=generator, dtype=D.float64)._data)
+    return randn(n, generator=generator, dtype=D.float64, device=device_of(like))._data
 
 
 def _float_only(array, kernel):

@@ -7,8 +7,7 @@ backward trick (as torch does); ``jacobian(strategy="forward-mode")`` uses forwa
 """
 from __future__ import annotations
 
-import numpy as np
-
+from .._backend import get_xp
 from .._creation import zeros_like
 from .._tensor import Tensor, _wrap
 from . import forward_ad as fwAD
@@ -242,8 +241,9 @@ def _construct_standard_basis_for(tensors, tensor_numels):
     chunks = []
     start = 0
     for tensor, numel in zip(tensors, tensor_numels):
-        eye = np.zeros((total, numel), tensor._data.dtype)
-        eye[start + np.arange(numel), np.arange(numel)] = 1
+        xp = get_xp(tensor._data)
+        eye = xp.zeros((total, numel), tensor._data.dtype)
+        eye[start + xp.arange(numel), xp.arange(numel)] = 1
         chunks.append(_wrap(eye))
         start += numel
     return tuple(chunks)

@@ -62,7 +62,7 @@ class CudaGenerator(Generator):
     def set_state(self, new_state):
         data = new_state.numpy() if hasattr(new_state, "numpy") else np.asarray(new_state)
         if data.dtype != np.uint8:
-            raise TypeError(f"expected a torch.ByteTensor, but got {new_state.type()}")
+            raise TypeError(f"expected a ember.ByteTensor, but got {new_state.type()}")
         if data.size != 16:
             raise RuntimeError(f"RNG state is wrong size. Expected 16 bytes, got {data.size}")
         raw = data.tobytes()

@@ -13,7 +13,7 @@ class Stream:
     def __init__(self, device=None, priority=0, **kwargs):
         backend = cuda_backend()
         if backend is None:
-            raise RuntimeError("torch.cuda.Stream requires CUDA support")
+            raise RuntimeError("ember.cuda.Stream requires CUDA support")
         from . import _index
         self.device_index = _index(device)
         self.priority = priority
@@ -59,7 +59,7 @@ class Stream:
         return hash((self.cuda_stream, self.device_index))
 
     def __repr__(self):
-        return (f"<torch.cuda.Stream device=cuda:{self.device_index} "
+        return (f"<ember.cuda.Stream device=cuda:{self.device_index} "
                 f"cuda_stream={hex(self.cuda_stream)}>")
 
 
@@ -141,5 +141,5 @@ class Event:
         return self._backend.elapsed_ms(self._event, end_event._event)
 
     def __repr__(self):
-        return "<torch.cuda.Event uninitialized>" if not self._recorded else (
-            f"<torch.cuda.Event {hex(id(self._event))}>")
+        return "<ember.cuda.Event uninitialized>" if not self._recorded else (
+            f"<ember.cuda.Event {hex(id(self._event))}>")

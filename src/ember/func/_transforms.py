@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
+from .._backend import get_xp
 from .._creation import zeros, zeros_like
 from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
@@ -354,12 +353,13 @@ def _rows_of_jacobian(out, inputs, create):
     one batched backward pass (``grad(..., is_grads_batched=True)`` with the identity)."""
     n = out.numel()
     if n == 0 or not out.requires_grad:
-        return [zeros((n,) + tuple(inp.shape), dtype=inp.dtype) for inp in inputs]
-    eye = _wrap(np.eye(n, dtype=out._data.dtype).reshape((n,) + tuple(out.shape)))
+        return [zeros((n,) + tuple(inp.shape), dtype=inp.dtype, device=inp.device)
+                for inp in inputs]
+    eye = _wrap(get_xp(out._data).eye(n, dtype=out._data.dtype).reshape((n,) + tuple(out.shape)))
     gs = _autograd_grad([out], inputs, [eye], retain_graph=True, create_graph=create,
                         allow_unused=True, is_grads_batched=True)
-    return [zeros((n,) + tuple(inp.shape), dtype=inp.dtype) if g is None else g
-            for g, inp in zip(gs, inputs)]
+    return [zeros((n,) + tuple(inp.shape), dtype=inp.dtype, device=inp.device) if g is None
+            else g for g, inp in zip(gs, inputs)]
 
 
 def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_aux, create):
@@ -368,7 +368,8 @@ def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_au
     from ..autograd._batched_forward import batched_tangents
     inp = in_leaves[i]
     n = inp.numel()
-    basis = _wrap(np.eye(n, dtype=inp._data.dtype).reshape((n,) + tuple(inp.shape)))
+    basis = _wrap(get_xp(inp._data).eye(n, dtype=inp._data.dtype).reshape(
+        (n,) + tuple(inp.shape)))
     with fwAD.dual_level(), batched_tangents(n):
         leaves = list(in_leaves)
         leaves[i] = fwAD.make_dual(inp, basis)

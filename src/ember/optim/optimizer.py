@@ -250,13 +250,13 @@ class Optimizer:
     @staticmethod
     def _process_value_according_to_param_policy(param, value, param_id, param_groups,
                                                  key=None):
-        # NOTE: 'step' keeps its own dtype (torch issue 74424); other floating state follows
-        # the parameter's dtype.
+        # NOTE: 'step' keeps its own dtype and device (torch issue 74424); other state goes
+        # to the parameter's device, floating state to its dtype too.
         if key == "step":
             return value
         if param.is_floating_point():
-            return value.to(dtype=param.dtype)
-        return value
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Load the optimizer state (an object returned by :meth:`state_dict`)."""

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from ..._backend import as_array, get_xp
 from ..._tensor import Tensor, _wrap
 from ...autograd.grad_mode import no_grad
 
@@ -18,22 +19,23 @@ def _as_list(tensors):
 
 def _total_norm(grads, norm_type):
     """The norm of the norms of ``grads`` (computed in each gradient's dtype, as torch)."""
+    xp = get_xp(*(g._data for g in grads))
     if norm_type == math.inf:
-        norms = [np.max(np.abs(g._data)) if g._data.size else np.zeros((), g._data.dtype)
+        norms = [xp.max(xp.abs(g._data)) if g._data.size else xp.zeros((), g._data.dtype)
                  for g in grads]
-        return np.max(np.stack(norms)) if norms else None
+        return xp.max(xp.stack(norms)) if norms else None
     if norm_type == -math.inf:
-        norms = [np.min(np.abs(g._data)) for g in grads]
-        return np.min(np.stack(norms))
+        norms = [xp.min(xp.abs(g._data)) for g in grads]
+        return xp.min(xp.stack(norms))
     norms = []
     for g in grads:
-        a = np.abs(g._data.astype(np.float64))
-        n = np.count_nonzero(a) if norm_type == 0 else np.sum(a ** norm_type) ** (1 / norm_type)
-        norms.append(np.asarray(n, dtype=g._data.dtype))
-    stacked = np.stack(norms).astype(np.float64)
+        a = xp.abs(g._data.astype(np.float64))
+        n = xp.count_nonzero(a) if norm_type == 0 else xp.sum(a ** norm_type) ** (1 / norm_type)
+        norms.append(xp.asarray(n).astype(g._data.dtype))
+    stacked = xp.stack(norms).astype(np.float64)
     if norm_type == 0:
-        return np.asarray(np.sum(stacked), dtype=norms[0].dtype)
-    return np.asarray(np.sum(stacked ** norm_type) ** (1 / norm_type), dtype=norms[0].dtype)
+        return xp.asarray(xp.sum(stacked)).astype(norms[0].dtype)
+    return xp.asarray(xp.sum(stacked ** norm_type) ** (1 / norm_type)).astype(norms[0].dtype)
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
@@ -48,7 +50,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
             f"The total norm of order {norm_type} for gradients from `parameters` is "
             "non-finite, so it cannot be clipped. To disable this error and scale the gradients "
             "by the non-finite norm anyway, set `error_if_nonfinite=False`")
-    return _wrap(np.asarray(total))
+    return _wrap(as_array(total))
 
 
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
@@ -59,11 +61,12 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     if not grads:
         return
     total = total_norm._data if isinstance(total_norm, Tensor) else np.asarray(total_norm)
+    xp = get_xp(total)
     # NOTE: torch computes the coefficient in the norm's dtype; a nan norm (inf gradients) gives
     # a nan coefficient, silently.
     with np.errstate(all="ignore"):
-        coef = np.asarray(max_norm, total.dtype) / (total + np.asarray(1e-6, total.dtype))
-        coef = np.where(coef > 1.0, np.asarray(1.0, coef.dtype), coef)
+        coef = xp.asarray(max_norm, total.dtype) / (total + xp.asarray(1e-6, total.dtype))
+        coef = xp.where(coef > 1.0, xp.asarray(1.0, coef.dtype), coef)
         with no_grad():
             for g in grads:
                 g._data *= coef.astype(g._data.dtype)
