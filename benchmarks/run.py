@@ -3,6 +3,7 @@
     python benchmarks/run.py                 # full run (a few minutes on 2 cores)
     python benchmarks/run.py --smoke         # seconds: small sizes, 3 rounds (what CI runs)
     python benchmarks/run.py --only w1,w2 --rounds 15
+    python benchmarks/run.py --device cuda   # W1..W6 on a GPU: torch CUDA and a CuPy floor
 
 Every figure is a median of interleaved rounds (each peer once per round, the order rotating),
 one thread per library. Ratios are ember / torch; torch's column is absent when it is not
@@ -36,6 +37,8 @@ from micro import INPLACE_PAIRS, MICRO  # noqa: E402
 from workloads import NUMPY_FLOOR, WORKLOADS, make_data  # noqa: E402
 
 TARGETS = {"w1": 0.5, "w2": 0.8, "w3": 1.0, "w4": 0.5, "w5": 1.0, "w6": 1.0, "import": 0.1}
+CUDA_TARGETS = {"w1": 1.5, "w3": 1.5, "w6": 2.0}
+CUDA_MEMORY_TARGET = 1.3  # W3's peak GPU memory, ember / torch
 
 
 def _torch():
@@ -47,22 +50,41 @@ def _torch():
     return torch
 
 
+def _host(a):
+    """A NumPy array (a CuPy floor's gradient comes back from the GPU)."""
+    return a if isinstance(a, np.ndarray) or not hasattr(a, "get") else a.get()
+
+
 def _agree(a, b):
     """Loss and first gradient of two peers agree to float32 noise."""
     (la, ga), (lb, gb) = a, b
+    ga, gb = _host(ga), _host(gb)
     scale = max(1.0, float(np.abs(gb).max()))
     return abs(la - lb) <= 2e-3 * max(1.0, abs(lb)) and \
         float(np.abs(np.asarray(ga) - np.asarray(gb)).max()) <= 2e-3 * scale
 
 
+def _data(name, args, floor=False):
+    """The workload's data for ``args.device`` (for the floor on a GPU: CuPy arrays)."""
+    data = make_data(name, small=args.smoke)
+    if args.device == "cpu":
+        return data
+    if floor:
+        import cupy
+        return {k: cupy.asarray(v) if isinstance(v, np.ndarray) else
+                [cupy.asarray(a) for a in v] if isinstance(v, list) else v
+                for k, v in data.items()}
+    return {**data, "device": args.device}
+
+
 def run_workload(name, args, torch):
     label, unit, scale, build = WORKLOADS[name]
-    data = make_data(name, small=args.smoke)
+    data = _data(name, args)
     steps = {}
     if name in NUMPY_FLOOR:
-        steps["numpy"] = NUMPY_FLOOR[name](make_data(name, small=args.smoke))
+        steps["numpy"] = NUMPY_FLOOR[name](_data(name, args, floor=True))
     if torch is not None:
-        steps["torch"] = build(torch, make_data(name, small=args.smoke))
+        steps["torch"] = build(torch, _data(name, args))
     try:
         steps["ember"] = build(ember, data)
         first = {peer: step() for peer, step in steps.items()}
@@ -75,9 +97,29 @@ def run_workload(name, args, torch):
     times = interleaved(steps, rounds, target_s)
     row = {"name": name, "label": label, "unit": unit, "checked": ok,
            **{peer: t * scale for peer, t in times.items()}}
-    if name == "w4":
+    if name == "w4" and args.device == "cpu":
         row.update(chain_memory(args))
+    if name == "w3" and args.device != "cpu":
+        row.update(gpu_peak_memory(name, args, torch))
     return row
+
+
+def gpu_peak_memory(name, args, torch):
+    """Peak GPU memory (MiB) one step adds to what its inputs hold, per library."""
+    out = {}
+    label, unit, scale, build = WORKLOADS[name]
+    for peer, lib in (("ember", ember), ("torch", torch)):
+        if lib is None:
+            continue
+        step = build(lib, _data(name, args))
+        step()  # (warm: caches and workspaces are made on the first step)
+        lib.cuda.synchronize()
+        lib.cuda.reset_peak_memory_stats()
+        base = lib.cuda.memory_allocated()
+        step()
+        lib.cuda.synchronize()
+        out[f"{peer}_peak_mib"] = (lib.cuda.max_memory_allocated() - base) / 2 ** 20
+    return out
 
 
 _MEMORY_CHILD = """
@@ -170,23 +212,31 @@ def _fmt(value):
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
-def print_report(rows, micro, machine):
+def print_report(rows, micro, machine, targets=TARGETS, floor="numpy floor"):
     print(f"\n## ember benchmarks ({machine})\n")
-    print("| workload | unit | numpy floor | torch | ember | ember / torch | target | check |")
+    print(f"| workload | unit | {floor} | torch | ember | ember / torch | target | check |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
             print(f"| {r['label']} | | | | unavailable: {r['error']} | | | |")
             continue
         ratio = r["ember"] / r["torch"] if "torch" in r and "ember" in r else None
-        target = TARGETS.get(r["name"])
+        target = targets.get(r["name"])
         met = "" if ratio is None or target is None else (" ✓" if ratio <= target else " ✗")
         check = "ok" if r.get("checked") else "MISMATCH"
+        bound = "" if target is None else f"≤ {target}"
         print(f"| {r['label']} | {r['unit']} | {_fmt(r.get('numpy'))} | {_fmt(r.get('torch'))} "
-              f"| {_fmt(r.get('ember'))} | {_fmt(ratio)}{met} | ≤ {target} | {check} |")
-        if "ember_peak_mib" in r:
+              f"| {_fmt(r.get('ember'))} | {_fmt(ratio)}{met} | {bound} | {check} |")
+        if "ember_peak_mib" in r and r["name"] == "w4":
             print(f"| W4 peak memory growth | MiB | | {_fmt(r.get('torch_peak_mib'))} | "
                   f"{_fmt(r['ember_peak_mib'])} | | ≤ torch | |")
+        elif "ember_peak_mib" in r:
+            mem = (r["ember_peak_mib"] / r["torch_peak_mib"] if r.get("torch_peak_mib")
+                   else None)
+            met = "" if mem is None else (" ✓" if mem <= CUDA_MEMORY_TARGET else " ✗")
+            print(f"| {r['label']}: peak GPU memory | MiB | | {_fmt(r.get('torch_peak_mib'))} "
+                  f"| {_fmt(r['ember_peak_mib'])} | {_fmt(mem)}{met} | ≤ {CUDA_MEMORY_TARGET} "
+                  "| |")
     if micro:
         print("\n| micro-benchmark | what | torch µs | ember µs | ember / torch |")
         print("|---|---|---|---|---|")
@@ -219,17 +269,29 @@ def main(argv=None):
     parser.add_argument("--only", default="w1,w2,w3,w4,w5,w6,import,micro")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                        help="cuda: W1..W6 on a GPU against torch CUDA and the CuPy floor")
     args = parser.parse_args(argv)
     torch = _torch()
+    torch_note = f", torch {torch.__version__}" if torch else ", torch not installed"
+    if args.device == "cuda" and torch is not None and not torch.cuda.is_available():
+        torch, torch_note = None, f", torch {torch.__version__} without CUDA (no torch column)"
     wanted = args.only.split(",")
+    if args.device == "cuda":
+        wanted = [w for w in wanted if w not in ("import", "micro")]
     rows = [run_workload(n, args, torch) for n in WORKLOADS if n in wanted]
     if "import" in wanted:
         rows.append(import_times(3 if args.smoke else 7))
     micro = run_micro(args, torch) if "micro" in wanted else []
     machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python "
                f"{platform.python_version()}, NumPy {np.__version__}"
-               + (f", torch {torch.__version__}" if torch else ", torch not installed"))
-    print_report(rows, micro, machine)
+               + torch_note)
+    if args.device == "cuda":
+        import cupy
+        machine += f", {ember.cuda.get_device_name()}, CuPy {cupy.__version__}, float32"
+        print_report(rows, micro, machine, CUDA_TARGETS, "CuPy floor")
+    else:
+        print_report(rows, micro, machine)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"machine": machine, "workloads": rows,
                                                        "micro": micro}, indent=1))

@@ -1,8 +1,10 @@
 """The workloads of ember's performance targets, written once against the torch API.
 
 Each ``wN(lib, data)`` returns a ``step()`` callable; ``lib`` is ``ember`` or ``torch`` (the
-same code runs on both, which is the point). ``numpy_floor`` holds hand-written NumPy forward +
-backward for the workloads where that floor is meaningful.
+same code runs on both, which is the point), on ``data["device"]`` ("cpu" unless the data was
+made for a GPU). ``numpy_floor`` holds hand-written NumPy forward + backward for the workloads
+where that floor is meaningful; on a GPU the same functions run on CuPy arrays (NumPy's
+functions dispatch to CuPy's), which makes them the hand-written CuPy floor.
 """
 from __future__ import annotations
 
@@ -45,9 +47,17 @@ def make_data(name, small=False):
     raise KeyError(name)
 
 
+def _tensor(lib, data, key, **kwargs):
+    return lib.tensor(data[key], device=data.get("device", "cpu"), **kwargs)
+
+
+def _host(t):
+    return t.cpu().numpy()
+
+
 def chain(lib, data):
     """W1 / W4: a chain of elementwise ops on one tensor, then backward."""
-    x = lib.tensor(data["x"], requires_grad=True)
+    x = _tensor(lib, data, "x", requires_grad=True)
     kinds = [CHAIN[i % 6] for i in range(data["n_ops"])]
 
     def step():
@@ -68,16 +78,17 @@ def chain(lib, data):
                 h = h * x
         out = h.sum()
         out.backward()
-        return out.item(), x.grad.numpy()
+        return out.item(), _host(x.grad)
     return step
 
 
 def mlp(lib, data):
     """W2 / W3: an MLP training step (ReLU, cross-entropy, SGD)."""
     F = lib.nn.functional
-    x, y = lib.tensor(data["x"]), lib.tensor(data["y"])
-    Ws = [lib.tensor(w, requires_grad=True) for w in data["Ws"]]
-    bs = [lib.tensor(b, requires_grad=True) for b in data["bs"]]
+    x, y = _tensor(lib, data, "x"), _tensor(lib, data, "y")
+    dev = data.get("device", "cpu")
+    Ws = [lib.tensor(w, requires_grad=True, device=dev) for w in data["Ws"]]
+    bs = [lib.tensor(b, requires_grad=True, device=dev) for b in data["bs"]]
 
     def step():
         h = x
@@ -87,7 +98,7 @@ def mlp(lib, data):
                 h = h.relu()
         loss = F.cross_entropy(h, y)
         loss.backward()
-        grad = Ws[0].grad.numpy().copy()
+        grad = _host(Ws[0].grad).copy()
         with lib.no_grad():
             for p in Ws + bs:
                 p -= LR * p.grad
@@ -98,22 +109,22 @@ def mlp(lib, data):
 
 def hvp(lib, data):
     """W5: a Hessian-vector product by double backward."""
-    x = lib.tensor(data["x"], requires_grad=True)
-    W, v = lib.tensor(data["W"]), lib.tensor(data["v"])
+    x = _tensor(lib, data, "x", requires_grad=True)
+    W, v = _tensor(lib, data, "W"), _tensor(lib, data, "v")
 
     def step():
         f = (lib.tanh(W @ x) ** 2).sum()
         (g,) = lib.autograd.grad(f, [x], create_graph=True)
         (hv,) = lib.autograd.grad((g * v).sum(), [x])
-        return f.item(), hv.numpy()
+        return f.item(), _host(hv)
     return step
 
 
 def conv(lib, data):
     """W6: a small CNN step (conv 3x3, ReLU, max-pool, linear, cross-entropy)."""
     F = lib.nn.functional
-    x, y = lib.tensor(data["x"]), lib.tensor(data["y"])
-    params = [lib.tensor(data[k], requires_grad=True) for k in ("Wc", "bc", "Wl", "bl")]
+    x, y = _tensor(lib, data, "x"), _tensor(lib, data, "y")
+    params = [_tensor(lib, data, k, requires_grad=True) for k in ("Wc", "bc", "Wl", "bl")]
 
     def step():
         Wc, bc, Wl, bl = params
@@ -122,7 +133,7 @@ def conv(lib, data):
         h = F.max_pool2d(F.conv2d(x, Wc, bc).relu(), 2)
         loss = F.cross_entropy(h.reshape(h.shape[0], -1) @ Wl + bl, y)
         loss.backward()
-        return loss.item(), Wc.grad.numpy()
+        return loss.item(), _host(Wc.grad)
     return step
 
 
@@ -179,6 +190,7 @@ def numpy_chain(data):
 
 def numpy_mlp(data):
     x, y = data["x"], data["y"]
+    rows = np.arange(len(y), like=y)  # (made by CuPy when y is a CuPy array)
     Ws = [w.copy() for w in data["Ws"]]
     bs = [b.copy() for b in data["bs"]]
 
@@ -191,9 +203,9 @@ def numpy_mlp(data):
             hs.append(h)
         shifted = h - h.max(1, keepdims=True)
         logp = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
-        loss = -logp[np.arange(len(y)), y].mean()
+        loss = -logp[rows, y].mean()
         g = np.exp(logp)
-        g[np.arange(len(y)), y] -= 1
+        g[rows, y] -= 1
         g /= len(y)
         grads = []
         for i in reversed(range(len(Ws))):

@@ -342,3 +342,12 @@ def test_emit_nvtx_pushes_a_range_per_op_and_node(cuda_device):
     ember.cuda.profiler.stop()
     with ember.cuda.profiler.profile():
         pass
+
+
+def test_the_demo_trains_on_the_device(cuda_device, tmp_path, capsys):
+    from ember import demo
+    demo.main(["--epochs", "1", "--out", str(tmp_path), "--device", "cuda"])
+    printed = capsys.readouterr().out
+    assert "training on" in printed and "test accuracy" in printed
+    table = (tmp_path / "profile.txt").read_text()
+    assert "aten::convolution" in table and "Self CUDA" in table

@@ -4,7 +4,8 @@ It trains on the UCI digits that ship with ember (no download), shows a progress
 test accuracy against two baselines, and writes what autograd makes visible into a folder:
 the loss curve, the profiler's table and a Chrome trace of one training step, and a picture of
 the graph behind the loss. Pictures need the ``demo`` extra (matplotlib, graphviz); everything
-else runs on NumPy alone.
+else runs on NumPy alone. ``--device cuda`` trains on a GPU (the ``gpu`` extra, CuPy), as the
+same torch code would.
 """
 from __future__ import annotations
 
@@ -72,20 +73,23 @@ def baselines(train, test):
     return majority, float(np.mean(distances.argmin(1) == y_te))
 
 
-def accuracy(model, data):
+def accuracy(model, data, device):
     model.eval()
     with ember.no_grad():
-        correct = sum(int((model(x).argmax(1) == y).sum()) for x, y in DataLoader(data, 256))
+        correct = sum(int((model(x.to(device)).argmax(1) == y.to(device)).sum())
+                      for x, y in DataLoader(data, 256))
     model.train()
     return correct / len(data)
 
 
-def train(model, train_data, epochs, generator):
+def train(model, train_data, epochs, generator, device):
     optimizer = ember.optim.Adam(model.parameters(), lr=3e-3)
-    loader = DataLoader(train_data, batch_size=32, shuffle=True, generator=generator)
+    loader = DataLoader(train_data, batch_size=32, shuffle=True, generator=generator,
+                        pin_memory=device.type == "cuda")
     losses = []
     for epoch in range(1, epochs + 1):
         for x, y in _progress(loader, len(loader), f"epoch {epoch:2d}/{epochs}"):
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
             optimizer.zero_grad()
             loss = F.cross_entropy(model(x), y)
             loss.backward()
@@ -116,9 +120,11 @@ def write_loss_curve(losses, out):
 
 
 def profile_step(model, optimizer, batch, out):
-    """Profile one training step: forward ops and backward nodes, as torch's profiler shows."""
+    """Profile one training step: forward ops and backward nodes, as torch's profiler shows
+    (with each one's CUDA time on a GPU)."""
     x, y = batch
-    with ember.autograd.profiler.profile(record_shapes=True) as prof:
+    gpu = "cuda" if x.is_cuda else None
+    with ember.autograd.profiler.profile(record_shapes=True, use_device=gpu) as prof:
         with ember.autograd.profiler.record_function("training_step"):
             optimizer.zero_grad()
             loss = F.cross_entropy(model(x), y)
@@ -146,7 +152,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m ember", description=__doc__.split("\n")[0])
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--out", default="ember-demo", help="folder for the pictures and traces")
+    parser.add_argument("--device", default="cpu", help="where to train: cpu or cuda")
     args = parser.parse_args(argv)
+    device = ember.device(args.device)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     ember.manual_seed(0)
@@ -154,18 +162,20 @@ def main(argv=None):
 
     print("ember: define-by-run autograd on NumPy, with PyTorch's API\n")
     train_data, test_data = load_data(generator)
-    model = DigitNet()
+    model = DigitNet().to(device)
     print(f"UCI handwritten digits (8x8): {len(train_data)} training and {len(test_data)} "
           f"test images\n{model}\n")
+    if device.type == "cuda":
+        print(f"training on {ember.cuda.get_device_name(device)}\n")
     start = time.perf_counter()
-    losses, optimizer = train(model, train_data, args.epochs, generator)
+    losses, optimizer = train(model, train_data, args.epochs, generator, device)
     seconds = time.perf_counter() - start
     majority, centroid = baselines(train_data, test_data)
     print(f"\ntrained {len(losses)} steps in {seconds:.1f} s")
-    print(f"test accuracy: {accuracy(model, test_data):.1%}   baselines: commonest class "
+    print(f"test accuracy: {accuracy(model, test_data, device):.1%}   baselines: commonest class "
           f"{majority:.1%}, nearest class mean {centroid:.1%}\n")
 
-    batch = next(iter(DataLoader(train_data, batch_size=32)))
+    batch = [t.to(device) for t in next(iter(DataLoader(train_data, batch_size=32)))]
     print("one training step under the autograd profiler:")
     print(profile_step(model, optimizer, batch, out))
     written = [write_loss_curve(losses, out), "profile.txt", "trace.json (open in "

@@ -27,7 +27,7 @@ TOL = dict(rtol=1e-12, atol=1e-12)
 _TEST = "test_device"
 
 
-def _device_cases():
+def device_cases():
     params = []
     for row in OP_DB:
         if _TEST in row.skips:
@@ -136,7 +136,7 @@ class _Run:
                              (fwAD.unpack_dual(o).tangent for o in outs)]
 
 
-def _same(a, b, what, values=True):
+def _same(a, b, what, values=True, tol=TOL):
     assert (a is None) == (b is None), f"{what}: None on one device only"
     if a is None:
         return
@@ -145,23 +145,23 @@ def _same(a, b, what, values=True):
     if not values:
         return
     if a.dtype.kind in "fc":
-        np.testing.assert_allclose(a, b, equal_nan=True, err_msg=what, **TOL)
+        np.testing.assert_allclose(a, b, equal_nan=True, err_msg=what, **tol)
     else:
         np.testing.assert_array_equal(a, b, err_msg=what)
 
 
-def _same_pairs(dev_pairs, cpu_pairs, dev, what, values=True):
+def _same_pairs(dev_pairs, cpu_pairs, dev, what, values=True, tol=TOL):
     assert len(dev_pairs) == len(cpu_pairs), f"{what}: count differs"
     for k, ((a, da), (b, _)) in enumerate(zip(dev_pairs, cpu_pairs)):
-        _same(a, b, f"{what} {k}", values)
+        _same(a, b, f"{what} {k}", values, tol)
         assert a is None or da == dev, f"{what} {k} is on {da}, not on {dev}"
 
 
-@pytest.mark.parametrize("row,i,dt", _device_cases())
-def test_device(row, i, dt, cuda_device):
+def check_on_device(row, i, dt, device, tol=TOL):
+    """Run sample ``i`` of ``row`` on the CPU and on ``device`` and compare everything."""
     sample = _samples(row.name, dt)[i]
     cpu = _Run(row, sample, "cpu")
-    dev = _Run(row, sample, cuda_device)
+    dev = _Run(row, sample, device)
     if cpu.error is not None or dev.error is not None:
         assert dev.error == cpu.error, (f"raised {dev.error} on the device, {cpu.error} on the "
                                         f"CPU\n{dev.trace or cpu.trace}")
@@ -169,8 +169,13 @@ def test_device(row, i, dt, cuda_device):
     values = not row.random  # (a sampler draws from the device's own generator)
     assert len(dev.values) == len(cpu.values)
     for k, (a, b) in enumerate(zip(dev.values, cpu.values)):
-        _same(a, b, f"output {k}", values)
-        assert dev.devices[k] == cuda_device, f"output {k} is on {dev.devices[k]}"
-    _same_pairs(dev.grads, cpu.grads, cuda_device, "gradient", values)
-    _same_pairs(dev.second, cpu.second, cuda_device, "second-order gradient", values)
-    _same_pairs(dev.tangents, cpu.tangents, cuda_device, "tangent", values)
+        _same(a, b, f"output {k}", values, tol)
+        assert dev.devices[k] == device, f"output {k} is on {dev.devices[k]}"
+    _same_pairs(dev.grads, cpu.grads, device, "gradient", values, tol)
+    _same_pairs(dev.second, cpu.second, device, "second-order gradient", values, tol)
+    _same_pairs(dev.tangents, cpu.tangents, device, "tangent", values, tol)
+
+
+@pytest.mark.parametrize("row,i,dt", device_cases())
+def test_device(row, i, dt, cuda_device):
+    check_on_device(row, i, dt, cuda_device)
