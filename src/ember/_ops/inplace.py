@@ -20,7 +20,7 @@ from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
 from ..autograd.graph import ERR_INFERENCE_INPLACE, move_retained_grad
 from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
-                       across_devices, broadcast_error, compute_dtype, record, scalar_array)
+                       broadcast_error, compute_dtype, record, run_inplace, scalar_array)
 
 _ndarray = np.ndarray
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -274,13 +274,7 @@ def inplace_method(d, name):
         call = d.inplace_caller
         if call is None:
             call = d.inplace_caller = _compile_inplace(d)
-        try:
-            return call(args)
-        except TypeError:  # (a GPU array refusing a host one)
-            again = across_devices(d, args, inplace=True)
-            if again is None:
-                raise
-            return again
+        return run_inplace(d, call, args)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = d.kernel.__doc__
     return method

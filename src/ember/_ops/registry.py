@@ -447,13 +447,7 @@ class OpDef:
         call = self.inplace_caller
         if call is None:
             call = self.inplace_caller = _compile_inplace(self)
-        try:
-            return call(args)
-        except TypeError:  # (a GPU array refusing a host one)
-            again = across_devices(self, args, inplace=True)
-            if again is None:
-                raise
-            return again
+        return run_inplace(self, call, args)
 
 
 def _as_method(d, name):
@@ -905,6 +899,17 @@ def across_devices(op, args, inplace=False):
                   and type(a._data) is _ndarray and k < op.n_tensors else a
                   for k, a in enumerate(args))
     return op.inplace(*moved) if inplace else op(*moved)
+
+
+def run_inplace(op, call, args):
+    """``call(args)``, an in-place call of ``op``, with torch's handling of devices."""
+    try:
+        return call(args)
+    except TypeError:  # (a GPU array refusing a host one)
+        again = across_devices(op, args, inplace=True)
+        if again is None:
+            raise
+        return again
 
 
 def broadcast_error(operands):
