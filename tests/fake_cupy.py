@@ -76,6 +76,7 @@ def _wrap(r):
         out._a = r
         if r.base is None:
             _POOL.allocated(r)
+            _OWNERS[id(r)] = out
         return out
     if isinstance(r, numpy.generic):
         return _wrap(numpy.asarray(r))
@@ -94,6 +95,9 @@ def _forward(fn, host_ok=False):
         with numpy.errstate(all="ignore"):  # CuPy never warns about floating point values
             return _wrap(fn(*args, **kwargs))
     return call
+
+
+_OWNERS = weakref.WeakValueDictionary()  # id(NumPy owner) -> the stand-in array owning it
 
 
 # -- memory: pointers into the owner of an array's memory ----------------------------------------
@@ -185,6 +189,7 @@ class ndarray:
         if memptr is None:
             a = numpy.empty(shape, dtype, order=order)
             _POOL.allocated(a)
+            _OWNERS[id(a)] = self
         else:
             owner = memptr.mem.owner
             flat = owner.reshape(-1).view(numpy.uint8)
@@ -249,7 +254,12 @@ class ndarray:
 
     @property
     def base(self):
-        return None if self._a.base is None else _wrap(_owner(self._a))
+        """The array owning this view's memory (one object, as CuPy's base is)."""
+        if self._a.base is None:
+            return None
+        owner = _owner(self._a)
+        known = _OWNERS.get(id(owner))
+        return known if known is not None and known._a is owner else _wrap(owner)
 
     @property
     def data(self):

@@ -275,6 +275,15 @@ def test_save_and_load_with_map_location(cuda_device):
     ember.save({"w": ember.ones(2)}, cpu_buf)
     cpu_buf.seek(0)
     assert ember.load(cpu_buf, map_location={"cpu": "cuda:0"})["w"].is_cuda
+    base = ember.arange(6.0, device="cuda")
+    views = io.BytesIO()
+    ember.save([base, base[2:5]], views)
+    for where in (None, lambda storage, loc: storage.cuda()):
+        views.seek(0)
+        b, v = ember.load(views, map_location=where)
+        assert b.is_cuda and v.is_cuda
+        b[3] = 100.0  # a view of its base on the device, as when it was saved
+        assert v.tolist() == [2.0, 100.0, 4.0]
 
 
 def test_module_to_moves_parameters_and_buffers_in_place(cuda_device):
