@@ -1,7 +1,7 @@
 """Tensor creation: ``tensor``, ``zeros``, ``arange``, random tensors and the ``*_like`` forms.
 
-Random numbers come from NumPy's PCG64 through ``ember.Generator``; ``manual_seed`` makes runs
-repeatable (the streams differ from torch's, so seeded values differ from torch's too).
+Random tensors come from ``ember.Generator`` streams, which are torch's CPU generator bit for
+bit (see ``_random``).
 """
 from __future__ import annotations
 
@@ -11,75 +11,18 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._random import fill as _fill
+from ._random.generator import (  # noqa: F401
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    set_rng_state,
+)
 from ._state import state
 from ._tensor import Tensor, _check_can_require_grad, _wrap
 from ._tensor import device as _Device
-
-_DEFAULT_SEED = 67280421310721
-
-
-class Generator:
-    """A random number generator (``ember.Generator``): a seedable NumPy PCG64 stream."""
-
-    def __init__(self, device="cpu"):
-        self.device = _Device(device)
-        self._seed = _DEFAULT_SEED
-        self._stream = None
-
-    @property
-    def _rng(self):
-        # NOTE: made on first use: importing numpy.random is a tenth of ember's import time.
-        rng = self._stream
-        if rng is None:
-            rng = self._stream = np.random.default_rng(self._seed & 0xFFFFFFFFFFFFFFFF)
-        return rng
-
-    def manual_seed(self, seed):
-        self._seed = int(seed)
-        self._stream = None
-        return self
-
-    def seed(self):
-        self.manual_seed(int.from_bytes(np.random.bytes(8), "little") >> 1)
-        return self._seed
-
-    def initial_seed(self):
-        return self._seed
-
-    def get_state(self):
-        return self._rng.bit_generator.state
-
-    def set_state(self, state):
-        self._rng.bit_generator.state = state
-        return self
-
-
-default_generator = Generator()
-
-
-def manual_seed(seed):
-    """Seed the default generator; returns it."""
-    return default_generator.manual_seed(seed)
-
-
-def seed():
-    return default_generator.seed()
-
-
-def initial_seed():
-    return default_generator.initial_seed()
-
-
-def get_rng_state():
-    return default_generator.get_state()
-
-
-def set_rng_state(state):
-    default_generator.set_state(state)
-
-
-def _rng(generator):
-    return (generator or default_generator)._rng
+from .random import manual_seed, seed  # noqa: F401
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -302,66 +245,118 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 # -- random -------------------------------------------------------------------------------------
+def _new_array(size, dtype):
+    """An uninitialised array for a random factory (torch's message for negative sizes)."""
+    size = tuple(size)
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+    return np.empty(size, dtype)
+
+
+def _like_array(input, dtype):
+    """An uninitialised array laid out like ``input`` (torch's preserve_format: same strides
+    when ``input`` is dense, else its dimension order)."""
+    return np.empty_like(input._data, dtype=(dtype or input.dtype).np, order="K")
+
+
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False):
-    """Uniform samples from [0, 1)."""
-    array = _rng(generator).random(_size(size), dtype=np.float64)
-    return _finish(array.astype(_dtype_or_default(dtype)), None, requires_grad, device)
+         requires_grad=False, pin_memory=False):
+    """Returns a tensor filled with random numbers from a uniform distribution on [0, 1)."""
+    array = _new_array(_size(size), _dtype_or_default(dtype))
+    return _finish(_fill.uniform(array, 0.0, 1.0, generator), None, requires_grad, device)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False):
-    """Standard normal samples."""
-    array = _rng(generator).standard_normal(_size(size))
-    return _finish(array.astype(_dtype_or_default(dtype)), None, requires_grad, device)
+          requires_grad=False, pin_memory=False):
+    """Returns a tensor filled with random numbers from the standard normal distribution."""
+    array = _new_array(_size(size), _dtype_or_default(dtype))
+    return _finish(_fill.normal(array, 0.0, 1.0, generator), None, requires_grad, device)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False):
-    """Integers drawn uniformly from [low, high)."""
+            device=None, requires_grad=False, pin_memory=False):
+    """Returns a tensor filled with random integers drawn uniformly from [low, high)."""
     if size is None:
         low, high, size = 0, low, high
-    array = _rng(generator).integers(low, high, size=tuple(size))
-    return _finish(array.astype((dtype or D.int64).np), None, requires_grad, device)
+    array = _new_array(size, (dtype or D.int64).np)
+    return _finish(_fill.random(array, low, high, generator), None, requires_grad, device)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    """Returns a random permutation of integers from 0 to n - 1."""
+    from ._random import cpu_generator, discrete
+    dtype = dtype or D.int64
+    array = _new_array((n,), dtype.np)
+    _check_permutation_fits(n, dtype)
+    values = discrete.randperm(cpu_generator(generator), n) if n else array
+    return _finish(values.astype(dtype.np), None, requires_grad, device)
+
+
+def _check_permutation_fits(n, dtype):
+    if dtype == D.bool:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if dtype.category == D.FLOATING:
+        limit = (1 << (np.finfo(dtype.np).nmant + 1)) + 1
+        if n > limit:
+            raise RuntimeError(f"n cannot be greater than {limit} for {dtype.scalar_name} type.")
+    elif n > int(np.iinfo(dtype.np).max) + 1:
+        raise RuntimeError(f"value cannot be converted to type {dtype.np.name}_t without "
+                           "overflow")
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
-           layout=None, device=None, requires_grad=False):
-    """Normal samples with the given mean and std (tensors broadcast against each other)."""
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
-    if isinstance(std, Tensor):
-        if not (s >= 0).all():  # (NaN included)
-            raise RuntimeError("normal expects all elements of std >= 0.0")
-    elif not std >= 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    shape = tuple(size) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
-    array = m + s * _rng(generator).standard_normal(shape)
-    ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
-    dt = dtype or (ref.dtype if ref is not None else D.get_default_dtype())
-    return _finish(np.asarray(array).astype(dt.np), None, requires_grad, device)
+           layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Returns a tensor of random numbers from normal distributions of the given means and
+    standard deviations (tensors broadcast against each other)."""
+    from .autograd.grad_mode import no_grad
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_t and not std_t:
+        array = _new_array(size, _dtype_or_default(dtype))
+        return _finish(_fill.normal(array, mean, std, generator), None, requires_grad, device)
+    if std_t and not (std._data >= 0).all():  # (NaN included)
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    with no_grad():
+        if mean_t and std_t:  # normal_(0, 1), then * std + mean, as torch's kernel does
+            shape = np.broadcast_shapes(tuple(mean.shape), tuple(std.shape))
+            out = _wrap(_new_array(shape, mean.dtype.np)).normal_(0, 1, generator=generator)
+            out.mul_(std).add_(mean)
+        elif mean_t:
+            out = _wrap(np.empty(tuple(mean.shape), mean.dtype.np))
+            out.normal_(0, std, generator=generator).add_(mean)
+        else:
+            out = _wrap(np.empty(tuple(std.shape), std.dtype.np))
+            out.normal_(0, 1, generator=generator).mul_(std).add_(full((), mean, dtype=std.dtype))
+    return out
 
 
-def rand_like(input, *, dtype=None, requires_grad=False, **kwargs):
-    return rand(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
+def _random_like(fill):
+    def like(input, *args, generator=None, dtype=None, layout=None, device=None,
+             requires_grad=False, memory_format=None, pin_memory=False):
+        array = _like_array(input, dtype)
+        return _finish(fill(array, *args, generator=generator), None, requires_grad, device)
+    return like
 
 
-def randn_like(input, *, dtype=None, requires_grad=False, **kwargs):
-    return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
+rand_like = _random_like(lambda a, generator: _fill.uniform(a, 0.0, 1.0, generator))
+rand_like.__name__ = "rand_like"
+rand_like.__doc__ = "A tensor shaped like ``input`` of uniform samples from [0, 1)."
+randn_like = _random_like(lambda a, generator: _fill.normal(a, 0.0, 1.0, generator))
+randn_like.__name__ = "randn_like"
+randn_like.__doc__ = "A tensor shaped like ``input`` of standard normal samples."
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False, **kwargs):
+def _randint_fill(array, low=0, high=None, *, generator=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return _fill.random(array, low, high, generator)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    if n < 0:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    return _finish(_rng(generator).permutation(n).astype((dtype or D.int64).np), None,
-                   requires_grad, device)
-
+randint_like = _random_like(_randint_fill)
+randint_like.__name__ = "randint_like"
+randint_like.__doc__ = "A tensor shaped like ``input`` of integers drawn from [low, high)."
 
 
 # -- index grids ----------------------------------------------------------------------------------
