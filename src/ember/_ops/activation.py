@@ -446,12 +446,26 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     training; the mean slope (lower + upper) / 2 otherwise."""
     noise = None
     if training:
-        from .._creation import empty_like
-        slopes = empty_like(input).uniform_(lower, upper)._data
-        noise = get_xp(slopes).where(input._data <= 0, slopes, 1).astype(slopes.dtype)
+        noise = _rrelu_noise(input._data, lower, upper)
     if inplace:
         return _rrelu_with_noise_inplace.inplace(input, noise, lower, upper, bool(training))
     return _rrelu_with_noise(input, noise, lower, upper, bool(training))
+
+
+def _rrelu_noise(x, lower, upper):
+    """torch's training slopes: one uniform draw per non-positive element, in order; 1
+    elsewhere."""
+    from .._random import cpu_generator
+    from .._random.sampling import rrelu_slopes
+    xp = get_xp(x)
+    flat = xp.ascontiguousarray(x).ravel()
+    nonpositive = flat <= 0
+    noise = xp.ones(flat.shape, x.dtype)
+    count = int(nonpositive.sum())
+    if count:
+        slopes = rrelu_slopes(cpu_generator(None), count, x.dtype, lower, upper)
+        noise[nonpositive] = xp.asarray(slopes)
+    return noise.reshape(x.shape)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
