@@ -34,7 +34,7 @@ def dt(lib, name):
 
 # -- uniforms and normals ----------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
-@pytest.mark.parametrize("size", [1, 3, 15, 16, 17, 40, 1001])
+@pytest.mark.parametrize("size", [1, 3, 15, 16, 17, 40, 257])
 def test_rand_and_randn(dtype, size):
     # sizes below 16 take torch's one-at-a-time Box-Muller (with its cached second value),
     # 16 and more its blocks of 16 (and the redrawn tail when 16 does not divide the size)
@@ -113,7 +113,7 @@ def test_randint_forms():
                      t.randint(0, 2 ** 28 - 1, (3,))])
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 10, 1000, 100_000])
+@pytest.mark.parametrize("n", [0, 1, 2, 10, 1000, 30_000])
 def test_randperm(n):
     exact(lambda t: [t.randperm(n), t.randperm(n, dtype=t.float64)])
 
@@ -430,7 +430,8 @@ def test_replacement_sampler_draws_lazily():
 
 # -- a seeded training run ---------------------------------------------------------------------
 def _digit_training(t, epochs=2):
-    """The README demo's training (DigitNet on the digits that ship with ember), in ``t``."""
+    """A seeded training run written against torch: an MLP with dropout on the digits that
+    ship with ember, shuffled by a seeded DataLoader, as ``t`` (torch or ember) runs it."""
     images, labels = ember.datasets.load_digits()
     t.manual_seed(0)
     generator = t.Generator().manual_seed(0)
@@ -438,10 +439,10 @@ def _digit_training(t, epochs=2):
                                       t.tensor(labels.numpy()))
     train, _ = t.utils.data.random_split(data, [0.8, 0.2], generator=generator)
     nn = t.nn
-    model = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Flatten(), nn.Dropout(0.1), nn.Linear(16 * 4 * 4, 10))
-    optimizer = t.optim.Adam(model.parameters(), lr=3e-3)
-    loader = t.utils.data.DataLoader(train, batch_size=32, shuffle=True, generator=generator)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Dropout(0.2),
+                          nn.Linear(32, 10))
+    optimizer = t.optim.Adam(model.parameters(), lr=1e-2)
+    loader = t.utils.data.DataLoader(train, batch_size=64, shuffle=True, generator=generator)
     means = []
     for _ in range(epochs):
         losses = []
@@ -457,4 +458,9 @@ def _digit_training(t, epochs=2):
 
 def test_seeded_training_prints_torch_losses():
     torch = torch_or_skip()
-    assert _digit_training(ember) == _digit_training(torch)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # (torch's thread pool only slows steps this small)
+    try:
+        assert _digit_training(ember) == _digit_training(torch)
+    finally:
+        torch.set_num_threads(threads)

@@ -102,23 +102,24 @@ def log_normal(array, mean=1.0, std=2.0, generator=None):
     return _draw(array, sampling.log_normal, generator, float(mean), float(std))
 
 
+def _continuous_only(array, distribution, type_name):
+    if array.dtype.kind != "f":
+        raise RuntimeError(f"{distribution} distribution is a continuous probability "
+                           "distribution. dtype must be a floating point but you specified "
+                           f"{type_name}")
+
+
 def exponential(array, lambd=1.0, generator=None):
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    if array.dtype.kind != "f":
-        raise RuntimeError("Exponential distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified "
-                           f"{scalar_name(array.dtype)}")
+    _continuous_only(array, "Exponential", scalar_name(array.dtype))
     return _draw(array, sampling.exponential, generator, float(lambd))
 
 
 def cauchy(array, median=0.0, sigma=1.0, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    if array.dtype.kind != "f":
-        raise RuntimeError("Cauchy distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified "
-                           f"{_CPP[array.dtype.name]}")
+    _continuous_only(array, "Cauchy", _CPP[array.dtype.name])  # (torch names the C++ type)
     return _draw(array, sampling.cauchy, generator, float(median), float(sigma))
 
 
