@@ -72,6 +72,11 @@ def test_complex_dtypes_sample_their_real_view():
                      t.rand(5, dtype=t.complex64), t.empty(4, dtype=t.complex64).normal_(0, 2)])
 
 
+def test_large_normals_with_mean_and_std():
+    exact(lambda t: [t.empty(3000).normal_(0.3, 0.02), t.empty(100, 50).normal_(-1, 3.7),
+                     t.empty(64, dtype=t.float16).normal_(2, 0.5)])
+
+
 def test_normal_overloads():
     exact(lambda t: [t.normal(t.zeros(3, 20), t.ones(20)), t.normal(t.arange(5.), 2.0),
                      t.normal(1.5, t.arange(1., 21.)), t.normal(0.2, 3.0, (4, 5)),
@@ -161,7 +166,8 @@ def test_multinomial():
                      t.multinomial(t.rand(3, 6), 4), t.multinomial(t.rand(10, dtype=t.float64), 1),
                      t.multinomial(t.rand(2, 10, dtype=t.float64), 7, True),
                      t.multinomial(t.rand(50), 50), t.multinomial(t.rand(4, 3), 1, True),
-                     t.multinomial(t.tensor([1., 0, 3, 2]), 3)])
+                     t.multinomial(t.tensor([1., 0, 3, 2]), 3),
+                     t.multinomial(t.rand(6, 3).t(), 2), t.multinomial(t.rand(6, 3).t(), 4, True)])
 
 
 def test_poisson():
@@ -464,3 +470,41 @@ def test_seeded_training_prints_torch_losses():
         assert _digit_training(ember) == _digit_training(torch)
     finally:
         torch.set_num_threads(threads)
+
+
+# -- the exact arithmetic behind the samplers ---------------------------------------------------------
+def test_fused_multiply_adds_round_once():
+    from fractions import Fraction
+
+    from ember._random.exact_math import fma32, fma64
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(2000) for _ in range(3))
+    # sums that fall exactly halfway between two floats once rounded to double (the cases a
+    # double rounding gets wrong): a * b is a float32 midpoint plus a tiny tail
+    a32 = np.float32(1 + 2 ** -12)
+    b32 = np.float32(1 + 2 ** -12 + 2 ** -23)
+    c32 = np.float32(-2 ** -24 * 3)
+    for x, y, z in ((a, b, c), (a * 1e-8, b, c), (a, b * 1e8, c)):
+        want = [float(Fraction(p) * Fraction(q) + Fraction(r)) for p, q, r in zip(x, y, z)]
+        assert fma64(x, y, z).tolist() == want
+    x, y, z = a.astype(np.float32), b.astype(np.float32), c.astype(np.float32)
+    got = fma32(np.append(x, a32), np.append(y, b32), np.append(z, c32))
+    exact = [Fraction(float(p)) * Fraction(float(q)) + Fraction(float(r))
+             for p, q, r in zip(np.append(x, a32), np.append(y, b32), np.append(z, c32))]
+    for value, q in zip(got.tolist(), exact):
+        below, above = np.nextafter(np.float32(value), np.float32(-np.inf)), \
+            np.nextafter(np.float32(value), np.float32(np.inf))
+        assert abs(Fraction(value) - q) <= abs(Fraction(float(below)) - q)
+        assert abs(Fraction(value) - q) <= abs(Fraction(float(above)) - q)
+
+
+def test_cephes_exact_steps_agree_with_the_fast_ones():
+    from ember._random import cephes
+    u = np.random.default_rng(3).random(512).astype(np.float32)
+    fast, exact = cephes._Steps(512), cephes._Exact(512)
+    r1, r2, s1, s2, c1, c2 = (np.empty(512, np.float32) for _ in range(6))
+    cephes._log_radius(fast, u, r1)
+    cephes._log_radius(exact, u, r2)
+    cephes._sin_cos(fast, u, s1, c1)
+    cephes._sin_cos(exact, u, s2, c2)
+    assert np.array_equal(r1, r2) and np.array_equal(s1, s2) and np.array_equal(c1, c2)

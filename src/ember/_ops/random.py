@@ -91,9 +91,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None,
     """Indices sampled from the categorical distributions in the rows of ``input``."""
     probs = input._data
     _check_multinomial(probs, num_samples, replacement)
-    rows = np.ascontiguousarray(probs).reshape(-1, probs.shape[-1])
-    drawn = discrete.multinomial(cpu_generator(generator), rows, num_samples, replacement)
-    return _wrap(drawn.reshape(probs.shape[:-1] + (num_samples,)))
+    return _wrap(discrete.multinomial(cpu_generator(generator), probs, num_samples,
+                                      replacement))
 
 
 # -- in-place samplers --------------------------------------------------------------------------

@@ -212,12 +212,26 @@ def _chunk(st, u, mean, std, out):
         _log_radius(exact, first[idx], r)
         _sin_cos(exact, second[idx], s, c)
         radius[idx], sin[idx], cos[idx] = r, s, c
-    n1 = (radius * cos).reshape(-1, 8)
-    n2 = (radius * sin).reshape(-1, 8)
-    if mean == 0 and std == 1:
-        out[:, :8], out[:, 8:] = n1, n2
-    else:
-        out[:, :8], out[:, 8:] = fma32(n1, std, mean), fma32(n2, std, mean)
+    np.multiply(radius, cos, out=cos)
+    np.multiply(radius, sin, out=sin)
+    if not (mean == 0 and std == 1):
+        for n in (cos, sin):
+            _shift(st, n, std, mean)
+    out[:, :8], out[:, 8:] = cos.reshape(-1, 8), sin.reshape(-1, 8)
+
+
+def _shift(st, values, std, mean):
+    """values = fma(values, std, mean) in float32, in place."""
+    st.redo = []
+    y = st.y
+    np.copyto(y, values)
+    st.fused(y, float(std), float(mean))
+    if st.redo:
+        idx = np.concatenate(st.redo)
+        exact = fma32(values[idx], std, mean)
+    np.copyto(values, y, casting="same_kind")
+    if st.redo:
+        values[idx] = exact
 
 
 class _Exact(_Steps):

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .exact_math import f64
+from .order import lay_out
 from .sampling import doubles, exponential
 
 # randperm switches algorithm at 2**32 // 20 (where ``word % n`` would skew visibly)
@@ -34,16 +35,29 @@ def _chase(ptr):
 
 
 def _groups(keys):
-    """For each i, the largest i' < i with keys[i'] == keys[i] (or -1); and for each value v
-    in range(len(keys)), the largest i with keys[i] == v (or -1)."""
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    prev = np.full(len(keys), -1, np.int64)
-    same = sorted_keys[1:] == sorted_keys[:-1]
-    prev[order[1:][same]] = order[:-1][same]
-    last = np.full(len(keys), -1, np.int64)
-    ends = np.append(~same, True)
-    last[sorted_keys[ends]] = order[ends]
+    """For keys in range(n): for each i, the largest i' < i with keys[i'] == keys[i] (or -1);
+    and for each value v, the largest i with keys[i] == v (or -1).
+
+    Found a round at a time (each round the top remaining occurrence of every value), without
+    sorting: the rounds are as many as a value occurs, a few dozen at most for permutations.
+    """
+    n = len(keys)
+    idx = np.arange(n, dtype=np.int64)
+    last = np.full(n, -1, np.int64)
+    np.maximum.at(last, keys, idx)
+    prev = np.full(n, -1, np.int64)
+    top = last.copy()  # per value: the occurrence whose predecessor the next round finds
+    rest = idx[last[keys] != idx]
+    below = np.full(n, -1, np.int64)
+    while rest.size:
+        rest_keys = keys[rest]
+        np.maximum.at(below, rest_keys, rest)
+        is_top = below[rest_keys] == rest
+        found = rest_keys[is_top]
+        prev[top[found]] = below[found]
+        top[found] = below[found]
+        below[found] = -1
+        rest = rest[~is_top]
     return prev, last
 
 
@@ -85,16 +99,21 @@ def _inside_out(words, n):
 
 # -- multinomial --------------------------------------------------------------------------------
 def multinomial(gen, probs, num_samples, replacement):
-    """torch's multinomial on a 2-D array of rows (int64 indices, one row per input row)."""
+    """torch's multinomial of a 1-D or 2-D array (int64 indices, shape (rows..., num_samples))."""
+    rows = probs.reshape(-1, probs.shape[-1])
     if not replacement or num_samples == 1:
-        # p / q with q ~ Exp(1) is ranked like p's Gumbel-perturbed log: argmax or top k
-        q = exponential(gen, probs.size, probs.dtype, 1.0).reshape(probs.shape)
+        # p / q with q ~ Exp(1) is ranked like p's Gumbel-perturbed log: argmax or top k; q is
+        # drawn into a tensor laid out like p (torch's empty_like)
+        q = lay_out(exponential(gen, probs.size, probs.dtype, 1.0), probs)
         with np.errstate(divide="ignore", invalid="ignore"):
-            keys = probs / q
+            keys = rows / q.reshape(rows.shape)
         if num_samples == 1:
-            return np.argmax(keys, axis=-1)[:, None]
-        return np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
-    return _with_replacement(gen, probs, num_samples)
+            drawn = np.argmax(keys, axis=-1)[:, None]
+        else:
+            drawn = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+    else:
+        drawn = _with_replacement(gen, rows, num_samples)
+    return drawn.reshape(probs.shape[:-1] + (num_samples,))
 
 
 def _with_replacement(gen, probs, num_samples):

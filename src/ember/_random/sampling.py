@@ -216,9 +216,10 @@ def random_from_to(gen, n, dtype, span, low):
     (torch allows the small skew of ``%`` below that)."""
     if span >= 1 << 28:
         raw = gen.random64(n) % np.uint64(span)
+        values = (raw + np.uint64(low & 0xFFFFFFFFFFFFFFFF)).view(np.int64)  # wraps as torch's
     else:
-        raw = (gen.random(n) % np.uint32(span)).astype(np.uint64)
-    values = (raw + np.uint64(low & 0xFFFFFFFFFFFFFFFF)).view(np.int64)
+        values = (gen.random(n) % np.uint32(span)).astype(np.int64)
+        values += low
     return _from_int64(values, dtype)
 
 
@@ -250,4 +251,4 @@ def _from_int64(values, dtype):
         return values != 0
     if dtype == np.float16:
         return values.astype(f32).astype(dtype)
-    return values.astype(dtype)
+    return values.astype(dtype, copy=False)
