@@ -122,7 +122,13 @@ def set_num_threads(n) -> None:
 
 
 _SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",
-               "distributions")
+               "distributions", "compiler", "_dynamo")
+
+
+def compile(model=None, **kwargs):  # noqa: A001 - torch's name
+    """Record ``model``'s kernel calls once and replay them (see ember.compiler.compile)."""
+    from ._compile.api import compile as compile_
+    return compile_(model, **kwargs)
 
 
 def __getattr__(name):

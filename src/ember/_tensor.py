@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._backend import to_numpy
+from ._compile.hooks import read_data, version_bumped
 from ._size import Size
 from ._state import state
 
@@ -212,6 +213,7 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def data_ptr(self) -> int:
+        read_data("Tensor.data_ptr()")
         return self._data.__array_interface__["data"][0]
 
     def storage_offset(self) -> int:
@@ -222,6 +224,7 @@ class Tensor:
 
     def untyped_storage(self):
         """The memory this tensor views (shared with its views), as bytes."""
+        read_data("Tensor.untyped_storage()")
         from ._storage import UntypedStorage
         return UntypedStorage(self._data)
 
@@ -230,21 +233,25 @@ class Tensor:
 
     # -- conversion to Python and NumPy ----------------------------------------------------
     def item(self):
+        read_data("Tensor.item()")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
         return self._data.reshape(()).item()
 
     def tolist(self):
+        read_data("Tensor.tolist()")
         return to_numpy(self._data).tolist()
 
     def numpy(self, *, force=False):
+        read_data("Tensor.numpy()")
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        read_data("a tensor converted to a NumPy array")
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -262,6 +269,7 @@ class Tensor:
         return iter(self.unbind(0))
 
     def _scalar(self, kind):
+        read_data(f"{kind.__name__}(tensor)")
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self._requires_grad:
@@ -280,12 +288,14 @@ class Tensor:
         return self._scalar(complex)
 
     def __index__(self):
+        read_data("a tensor used as an index")
         if self._data.size != 1 or self.dtype.category > D.INTEGRAL:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return int(self._data.reshape(()).item())
 
     def __bool__(self):
+        read_data("bool(tensor): data-dependent control flow")
         if self._data.size != 1:
             if self._data.size == 0:
                 raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
@@ -308,6 +318,7 @@ class Tensor:
         return out
 
     def __repr__(self, *, tensor_contents=None):
+        read_data("a tensor printed")
         from ._printing import tensor_str
         return tensor_str(to_numpy(self._data), dtype_name=self.dtype.name,
                           default_float_name=D.get_default_dtype().name,
@@ -468,6 +479,7 @@ class Tensor:
         return 0 if vc is None else vc[0]
 
     def _bump_version(self):
+        version_bumped(self)
         vc = self._vc
         if vc is None:
             self._vc = [1]

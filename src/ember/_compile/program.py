@@ -1,0 +1,311 @@
+"""A recorded call turned into two straight-line Python functions on arrays.
+
+``forward(tensors)`` reads the input arrays (and the current arrays of the outside tensors)
+and runs every recorded kernel call in order, returning the output arrays and the arrays the
+backward program reads. ``backward(grads, saved)`` runs the recorded backward. Each recorded
+call becomes one line (``s7 = k3(s2, v4)``); an intermediate's name is deleted after its last
+use so NumPy can reuse its memory; a kernel that is exactly a NumPy ufunc is called as that
+ufunc. Nothing in them names NumPy or CuPy: kernels take their module from their inputs.
+
+Calls that must run again at each replay (random sampling) are kept whole and called with
+their tensors rewrapped. The same instructions replay on Tensors through the ops (``run_ops``)
+when a create_graph pass differentiates through a compiled function.
+"""
+from __future__ import annotations
+
+from .._backend import as_array
+from .._tensor import _wrap
+from .. import _dtype as D
+from .recorder import (ADD, CAPTURED, CAST, CONST, FORMULA, GRAD, INPLACE, INPUT, REPLAYED,
+                       SLOT, SLOTS, SUM_TO, TENSOR, VALUE)
+
+_GENERATED = "<ember compiled>"
+
+
+class Program:
+    """The forward and backward functions of one recording, and what they need."""
+
+    def __init__(self, rec, outputs, source_slots):
+        self.kinds = rec.kinds
+        self.forward_instrs = rec.forward
+        self.backward_instrs = rec.backward
+        self.outputs = outputs  # output slots, in output order
+        self.source_slots = source_slots  # the gradient slot of each source (or None)
+        first_backward = min((s for s, (k, _) in enumerate(rec.kinds) if k == GRAD),
+                             default=len(rec.kinds))
+        self.forward_slots = first_backward  # slots below come from the forward pass
+        read = _reads(self.backward_instrs) | {s for s in source_slots if s is not None}
+        replayed = {s for i in self.forward_instrs if i.kind == REPLAYED for s in i.outs
+                    if s is not None}
+        # what the backward reads of the forward pass, and what random calls drew (a
+        # create_graph pass differentiates through them with the same numbers)
+        self.saved = sorted(s for s in read | replayed if s < first_backward)
+        self.writes_outside = any(i.bumps for i in self.forward_instrs)
+        self.forward = _generate_forward(self)
+        self.backward = _generate_backward(self) if rec.backward or source_slots else None
+
+    # -- a create_graph pass: the same calls, on Tensors, through the ops --------------------------
+    def run_ops(self, tensors, saved, grads):
+        """The source gradients as Tensors with a graph (what ``backward`` computes on arrays):
+        the forward calls again on the call's own input tensors, then the backward calls."""
+        env = {}
+        saved_at = dict(zip(self.saved, saved))
+        for s, (kind, payload) in enumerate(self.kinds):
+            if kind == INPUT:
+                env[s] = tensors[payload]
+            elif kind == CAPTURED:
+                env[s] = payload
+            elif kind == CONST:
+                env[s] = _wrap(payload)
+            elif kind == GRAD:
+                env[s] = grads[payload]
+        for instr in self.forward_instrs + self.backward_instrs:
+            kind = instr.kind
+            if kind == REPLAYED:  # the numbers the forward drew
+                for s in instr.outs:
+                    if s is not None:
+                        env[s] = _wrap(saved_at[s])
+                continue
+            if kind == FORMULA:
+                args = [_tensor_arg(env, a) for a in instr.args]
+                out = instr.fn(*args)
+                results = (out,) if len(instr.outs) == 1 else tuple(out)
+            elif kind in (SUM_TO, CAST, ADD):
+                results = (_tensor_step(instr, [env[a[1]] for a in instr.args]),)
+            else:
+                args = [env[v] if k == SLOT else v for k, v in instr.targs]
+                if kind == INPLACE:
+                    instr.op.inplace(*args)
+                    continue
+                out = instr.op(*args)
+                results = (out,) if instr.op.n_outputs == 1 else tuple(out)
+            for s, r in zip(instr.outs, results):
+                if s is not None:
+                    env[s] = r
+        return [None if s is None else env[s] for s in self.source_slots]
+
+
+def _tensor_arg(env, a):
+    kind = a[0]
+    if kind == SLOT or kind == TENSOR:
+        return env[a[1]]
+    if kind == SLOTS:
+        return tuple(env[s] for s in a[1])
+    return a[1]
+
+
+def _tensor_step(instr, args):
+    """An engine step on Tensors (a create_graph pass)."""
+    if instr.kind == SUM_TO:
+        from .._ops.reduction import sum_to
+        return sum_to(args[0], instr.extra)
+    if instr.kind == CAST:
+        return args[0].to(D._BY_NP[instr.extra])
+    return args[0] + args[1]
+
+
+def _reads(instrs):
+    """The slots some instruction reads."""
+    found = set()
+    for instr in instrs:
+        specs = list(instr.args or ()) if instr.kind != REPLAYED else list(instr.targs)
+        specs += list((instr.kwargs or {}).values())
+        for a in specs:
+            if a[0] == SLOT or a[0] == TENSOR:
+                found.add(a[1])
+            elif a[0] == SLOTS:
+                found.update(x for x in a[1] if x is not None)
+        if instr.kind == INPLACE:
+            found.add(instr.outs[0])
+    return found
+
+
+class _Writer:
+    """Builds one generated function: lines, the objects its names refer to, lifetimes."""
+
+    def __init__(self, kinds):
+        self.kinds = kinds
+        self.lines = []
+        self.scope = {"as_array": as_array, "wrap": _wrap}
+        self.count = 0
+
+    def bind(self, obj, prefix="v"):
+        name = f"{prefix}{self.count}"
+        self.count += 1
+        self.scope[name] = obj
+        return name
+
+    def arg(self, a):
+        kind = a[0]
+        if kind == SLOT:
+            s, cast = a[1], a[2]
+            return f"s{s}" if cast is None else f"s{s}.astype({self.bind(cast, 'd')})"
+        if kind == TENSOR:
+            return f"wrap(s{a[1]})"
+        if kind == SLOTS:
+            return "(" + "".join(f"s{s}, " for s in a[1]) + ")"
+        return self.bind(a[1])
+
+    def call(self, instr):
+        """Lines for one instruction."""
+        kind = instr.kind
+        if kind == REPLAYED:
+            return self._replayed(instr)
+        if kind == FORMULA:
+            return self._formula(instr)
+        if kind in (SUM_TO, CAST, ADD):
+            return self._engine_step(instr)
+        op = instr.op
+        kernel, args = op.kernel, instr.args
+        if op.ufunc is not None and all(
+                a[0] == VALUE and type(a[1]) is not bool and a[1] == 1
+                for a in args[op.n_tensors:]):
+            kernel, args = op.ufunc, args[:op.n_tensors]  # the kernel is exactly this ufunc
+        call = f"{self.bind(kernel, 'k')}({', '.join(self.arg(a) for a in args)})"
+        if instr.kind == INPLACE:
+            t = instr.outs[0]
+            return [f"r = {call}", f"if r is not s{t}:", f"    s{t}[...] = r"] + \
+                self._bumps(instr)
+        if len(instr.outs) == 1 and op.n_outputs == 1:
+            s = instr.outs[0]
+            if s is None:
+                return []  # the kernel hands back an array already named
+            return [f"s{s} = as_array({call})" if instr.zero_d[0] else f"s{s} = {call}"]
+        lines = [f"r = {call}"]
+        for j, s in enumerate(instr.outs):
+            if s is not None:
+                lines.append(f"s{s} = as_array(r[{j}])")
+        return lines
+
+    def _formula(self, instr):
+        call = f"{self.bind(instr.fn, 'f')}({', '.join(self.arg(a) for a in instr.args)})"
+        outs = instr.outs
+        if len(outs) == 1:
+            s = outs[0]
+            if s is None:
+                return []
+            return [f"s{s} = as_array({call})" if instr.zero_d[0] else f"s{s} = {call}"]
+        lines = [f"r = {call}"]
+        for j, (s, zero_d) in enumerate(zip(outs, instr.zero_d)):
+            if s is not None:
+                lines.append(f"s{s} = as_array(r[{j}])" if zero_d else f"s{s} = r[{j}]")
+        return lines
+
+    def _engine_step(self, instr):
+        a = [f"s{x[1]}" for x in instr.args]
+        out = f"s{instr.outs[0]}"
+        if instr.kind == SUM_TO:
+            from .._ops.reduction import sum_to
+            return [f"{out} = as_array({self.bind(sum_to.kernel, 'k')}({a[0]}, "
+                    f"{self.bind(instr.extra)}))"]
+        if instr.kind == CAST:
+            return [f"{out} = {a[0]}.astype({self.bind(instr.extra, 'd')})"]
+        add = f"{a[0]} + {a[1]}"
+        return [f"{out} = as_array({add})" if instr.zero_d[0] else f"{out} = {add}"]
+
+    def _replayed(self, instr):
+        slots = [v for kind, v in list(instr.targs) + list((instr.kwargs or {}).values())
+                 if kind == SLOT]
+        run = self.bind(_replayed_runner(instr), "R")
+        lines = [f"r = {run}({', '.join(f's{s}' for s in slots)})"]
+        for j, s in enumerate(instr.outs):
+            if s is not None:
+                lines.append(f"s{s} = r[{j}]")
+        return lines + self._bumps(instr)
+
+    def _bumps(self, instr):
+        """An in-place write into an outside tensor bumps its version, as in eager mode."""
+        lines = []
+        for s in instr.bumps:
+            kind, payload = self.kinds[s]
+            owner = f"tensors[{payload}]" if kind == INPUT else self.bind(payload, "t")
+            lines.append(f"{owner}._bump_version()")
+        return lines
+
+    def source(self, name, params):
+        return f"def {name}({params}):\n" + "\n".join("    " + line for line in self.lines)
+
+    def build(self, name, params):
+        text = self.source(name, params)
+        code = compile(text, _GENERATED, "exec")
+        exec(code, self.scope)  # noqa: S102 - generated from the recorded calls
+        fn = self.scope[name]
+        fn.source = text  # what it runs, for readers (print(fn.source))
+        return fn
+
+
+def _replayed_runner(instr):
+    """Calls a replayed function on arrays: its tensor arguments rewrapped, its tensor
+    results unwrapped."""
+    fn, targs, tkw = instr.fn, instr.targs, instr.kwargs or {}
+
+    def run(*arrays):
+        it = iter(arrays)
+        args = [_wrap(next(it)) if kind == SLOT else v for kind, v in targs]
+        kwargs = {k: (_wrap(next(it)) if kind == SLOT else v) for k, (kind, v) in tkw.items()}
+        result = fn(*args, **kwargs)
+        results = result if isinstance(result, tuple) else (result,)
+        return [getattr(r, "_data", None) for r in results]
+    return run
+
+
+def _lifetimes(instrs, keep):
+    """For each instruction, the slots whose last use it is (their names can be deleted)."""
+    last = {}
+    for i, instr in enumerate(instrs):
+        for s in _reads([instr]):
+            last[s] = i
+        for s in instr.outs:
+            if s is not None:
+                last.setdefault(s, i)
+    dead = [[] for _ in instrs]
+    for s, i in last.items():
+        if s not in keep:
+            dead[i].append(s)
+    return dead
+
+
+def _generate_forward(prog):
+    w = _Writer(prog.kinds)
+    used = _reads(prog.forward_instrs) | set(prog.outputs) | set(prog.saved)
+    for s in sorted(used):
+        kind, payload = prog.kinds[s]
+        if kind == INPUT:
+            w.lines.append(f"s{s} = tensors[{payload}]._data")
+        elif kind == CAPTURED:
+            w.lines.append(f"s{s} = {w.bind(payload, 't')}._data")
+        elif kind == CONST:
+            w.lines.append(f"s{s} = {w.bind(payload, 'c')}")
+    keep = set(prog.outputs) | set(prog.saved)
+    dead = _lifetimes(prog.forward_instrs, keep)
+    for instr, gone in zip(prog.forward_instrs, dead):
+        w.lines += w.call(instr)
+        gone = [s for s in gone if s in used or any(o == s for o in instr.outs)]
+        if gone:
+            w.lines.append("del " + ", ".join(f"s{s}" for s in sorted(gone)))
+    outs = "".join(f"s{s}, " for s in prog.outputs)
+    saved = "".join(f"s{s}, " for s in prog.saved)
+    w.lines.append(f"return ({outs}), ({saved})")
+    return w.build("forward", "tensors")
+
+
+def _generate_backward(prog):
+    w = _Writer(prog.kinds)
+    for j, s in enumerate(prog.saved):
+        w.lines.append(f"s{s} = saved[{j}]")
+    for s, (kind, payload) in enumerate(prog.kinds):
+        if kind == GRAD:
+            w.lines.append(f"s{s} = grads[{payload}]")
+        elif s >= prog.forward_slots and kind == CAPTURED:
+            w.lines.append(f"s{s} = {w.bind(payload, 't')}._data")
+        elif s >= prog.forward_slots and kind == CONST:
+            w.lines.append(f"s{s} = {w.bind(payload, 'c')}")
+    keep = {s for s in prog.source_slots if s is not None}
+    dead = _lifetimes(prog.backward_instrs, keep)
+    for instr, gone in zip(prog.backward_instrs, dead):
+        w.lines += w.call(instr)
+        if gone:
+            w.lines.append("del " + ", ".join(f"s{s}" for s in sorted(gone)))
+    outs = "".join("None, " if s is None else f"s{s}, " for s in prog.source_slots)
+    w.lines.append(f"return [{outs}]")
+    return w.build("backward", "grads, saved")
