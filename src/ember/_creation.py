@@ -19,6 +19,7 @@ from ._random.generator import (  # noqa: F401
     initial_seed,
     set_rng_state,
 )
+from ._compile.hooks import constant, replayed
 from ._state import state
 from ._tensor import Tensor, _check_can_require_grad, _wrap
 from ._tensor import device as _Device
@@ -143,7 +144,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    return _finish(_to_array(data, dtype), dtype, requires_grad, device)
+    t = _finish(_to_array(data, dtype), dtype, requires_grad, device)
+    return constant(t) if _python_data(data) else t
+
+
+def _python_data(data):
+    """Data made of Python values only (no tensor, no array): a copy of it is a constant."""
+    if isinstance(data, (list, tuple)):
+        return all(_python_data(x) for x in data)
+    return isinstance(data, (bool, int, float, complex))
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -152,7 +161,8 @@ def as_tensor(data, dtype=None, device=None):
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np):
         return from_numpy(data)
-    return _finish(_to_array(data, dtype), dtype, False, device)
+    t = _finish(_to_array(data, dtype), dtype, False, device)
+    return constant(t) if _python_data(data) else t
 
 
 def from_numpy(ndarray):
@@ -169,23 +179,27 @@ def _dtype_or_default(dtype):
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(np.zeros(_size(size), _dtype_or_default(dtype)), None, requires_grad, device)
+    return constant(_finish(np.zeros(_size(size), _dtype_or_default(dtype)), None, requires_grad,
+                            device))
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(np.ones(_size(size), _dtype_or_default(dtype)), None, requires_grad, device)
+    return constant(_finish(np.ones(_size(size), _dtype_or_default(dtype)), None, requires_grad,
+                            device))
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None):
-    return _finish(np.empty(_size(size), _dtype_or_default(dtype)), None, requires_grad, device)
+    return constant(_finish(np.empty(_size(size), _dtype_or_default(dtype)), None, requires_grad,
+                            device))
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     if dtype is None:
         dtype = D.result_type_of(((D.scalar_dtype(fill_value), D.SCALAR),))
-    return _finish(np.full(tuple(size), fill_value, dtype.np), None, requires_grad, device)
+    return constant(_finish(np.full(tuple(size), fill_value, dtype.np), None, requires_grad,
+                            device))
 
 
 def _like(maker):
@@ -223,7 +237,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     n = max(0, math.ceil((end - start) / step))
     array = (start + np.arange(n, dtype=np.float64) * step) if dtype.category >= D.FLOATING \
         else np.arange(start, end, step)
-    return _finish(array.astype(dtype.np), None, requires_grad, device)
+    return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
@@ -231,17 +245,18 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     dtype = dtype or D.get_default_dtype()
     array = np.linspace(float(start), float(end), int(steps))
-    return _finish(array.astype(dtype.np), None, requires_grad, device)
+    return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or D.get_default_dtype()
     array = np.logspace(float(start), float(end), int(steps), base=base)
-    return _finish(array.astype(dtype.np), None, requires_grad, device)
+    return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), None, requires_grad, device)
+    return constant(_finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), None, requires_grad,
+                            device))
 
 
 # -- random -------------------------------------------------------------------------------------
@@ -261,6 +276,7 @@ def _like_array(input, dtype):
     return np.empty_like(input._data, dtype=(dtype or input.dtype).np, order="K")
 
 
+@replayed
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random numbers from a uniform distribution on [0, 1)."""
@@ -268,6 +284,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _finish(_fill.uniform(array, 0.0, 1.0, generator), None, requires_grad, device)
 
 
+@replayed
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random numbers from the standard normal distribution."""
@@ -275,6 +292,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _finish(_fill.normal(array, 0.0, 1.0, generator), None, requires_grad, device)
 
 
+@replayed
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
             device=None, requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random integers drawn uniformly from [low, high)."""
@@ -284,6 +302,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     return _finish(_fill.random(array, low, high, generator), None, requires_grad, device)
 
 
+@replayed
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """Returns a random permutation of integers from 0 to n - 1."""
@@ -307,6 +326,7 @@ def _check_permutation_fits(n, dtype):
                            "overflow")
 
 
+@replayed
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
            layout=None, device=None, requires_grad=False, pin_memory=False):
     """Returns a tensor of random numbers from normal distributions of the given means and
@@ -333,6 +353,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 
 def _random_like(fill):
+    @replayed
     def like(input, *args, generator=None, dtype=None, layout=None, device=None,
              requires_grad=False, memory_format=None, pin_memory=False):
         array = _like_array(input, dtype)
@@ -363,7 +384,7 @@ randint_like.__doc__ = "A tensor shaped like ``input`` of integers drawn from [l
 def _tri_indices(row, col, offset, dtype, lower):
     r, c = np.indices((row, col))
     keep = (c - r <= offset) if lower else (c - r >= offset)
-    return _wrap(np.stack([r[keep], c[keep]]).astype((dtype or D.int64).np))
+    return constant(_wrap(np.stack([r[keep], c[keep]]).astype((dtype or D.int64).np)))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):

@@ -21,7 +21,8 @@ from ..autograd.graph import ERR_FREED, Node, gradient_edge, version_error
 from .config import config
 from .guards import Roots, _Identity, alias_pattern, flatten_args, world
 from .program import Program
-from .recorder import CAPTURED, COMPUTED, INPUT, Recorder, _Stop
+from .program import _tensor_arg
+from .recorder import CALL, CAPTURED, COMPUTED, INPUT, SLOT, TENSOR, Recorder, _Stop
 
 _object_new = object.__new__
 _ALL = weakref.WeakSet()  # every compiled function, for reset()
@@ -41,7 +42,7 @@ class CompiledFunctionBackward(Node):
         if graph:
             return self._apply_graph(grads)
         entry = self._entry
-        if None in grads:
+        if any(g is None for g in grads):
             xp = get_xp(*(g for g in grads if g is not None))
             grads = [xp.zeros(m[0], m[1]) if g is None else g
                      for g, m in zip(grads, entry.out_meta)]
@@ -57,7 +58,7 @@ class CompiledFunctionBackward(Node):
         for t, vc, version in self._outside:
             _check_version(vc, version, t._data, t._grad_fn, t._output_nr)
         from .._tensor import _wrap
-        if None in grads:
+        if any(g is None for g in grads):
             xp = get_xp(*(g._data for g in grads if g is not None))
             grads = [_wrap(xp.zeros(m[0], m[1])) if g is None else g
                      for g, m in zip(grads, entry.out_meta)]
@@ -127,12 +128,37 @@ class Entry:
             elif state.inference:
                 t._is_inference = True
             results.append(t)
-        if node is not None:
+        if node is not None:  # outputs the backward reads: modified in place, it raises
             node._checks = node._checks + [
-                (results[k]._version_counter(), self.out_info[k][1], results[k]._data, node,
-                 self.grad_outputs.index(k))
-                for k in range(len(results)) if self.out_info[k][2]]
-        return _rebuild(self.template, results)
+                (t._version_counter(), info[1], t._data, node, t._output_nr)
+                for t, info in zip(results, self.out_info) if info[2] and t._grad_fn is node]
+        return _rebuild(self.template, self._leaves(tensors, results))
+
+    def _leaves(self, tensors, results):
+        leaves, env = [], None
+        for kind, x in self.leaf_kinds:
+            if kind == "out":
+                leaves.append(results[x])
+            elif kind == "in":
+                leaves.append(tensors[x])
+            elif kind == "obj":
+                leaves.append(x)
+            elif kind == "leaf":
+                leaves.append(leaves[x])
+            else:  # a view, made again through its view ops
+                if env is None:
+                    env = self._view_env(tensors, results)
+                for instr, j in x:
+                    out = instr.op(*[_tensor_arg(env, a) for a in instr.targs])
+                    env[instr.outs[j]] = out if instr.op.n_outputs == 1 else out[j]
+                leaves.append(env[x[-1][0].outs[x[-1][1]]])
+        return leaves
+
+    def _view_env(self, tensors, results):
+        env = {s: tensors[k] if kind == "in" else k
+               for s, (kind, k) in zip(self.program.outside_slots, self.outside_plan)}
+        env.update(zip(self.program.outputs, results))
+        return env
 
     def _node(self, tensors, saved):
         from .._ops.registry import _sequence
@@ -259,29 +285,21 @@ class CompiledFunction:
         leaves, template = _flatten_result(result)
         if leaves is None:
             rec._stop(f"it returns a {template}")
-        out_slots = []
-        for t in leaves:
-            s = rec.ids.get(id(t._data))
-            if s is None or rec.kinds[s][0] != COMPUTED:
-                rec._stop("it returns one of its inputs, an outside tensor or a constant")
-            if s in out_slots:
-                rec._stop("it returns one tensor twice")
-            out_slots.append(s)
-        _check_output_aliasing(rec, out_slots)
-        grad_outputs = [t for t in leaves if t._requires_grad] if state.grad_enabled else []
+        out_slots, plain, leaf_kinds = _classify_outputs(rec, leaves, tensors)
+        grad_outputs = [t for t in plain if t._requires_grad] if state.grad_enabled else []
         sources, source_tensors = _sources(rec, tensors) if grad_outputs else ([], [])
         source_slots = (rec.trace_backward(grad_outputs, source_tensors)
                         if grad_outputs else [])
         program = Program(rec, out_slots, source_slots)
         saved = set(program.saved)
-        checked_outputs = {s for s in out_slots if _overlaps(rec, s, saved)}
         out_info = [(t._requires_grad and bool(grad_outputs), t._version,
-                     s in checked_outputs) for t, s in zip(leaves, out_slots)]
+                     _overlaps(rec, s, saved)) for t, s in zip(plain, out_slots)]
         outside_plan = [("in", rec.kinds[s][1]) if rec.kinds[s][0] == INPUT
                         else ("cap", rec.kinds[s][1]) for s in rec.outside]
         checks_plan = [p for p, s in zip(outside_plan, rec.outside) if _overlaps(rec, s, saved)]
         entry = Entry(spec, alias_pattern(tensors), world_key, roots, program, template,
                       out_info, sources, checks_plan, outside_plan)
+        entry.leaf_kinds = leaf_kinds
         entry.out_meta = [(t._data.shape, t._data.dtype) for t in grad_outputs]
         # gradients the program hands out that are not its own new arrays (a passed-through
         # output gradient, one array for two sources): the engine must not keep them
@@ -289,6 +307,71 @@ class CompiledFunction:
         entry.fresh = len(own) == len(set(own)) and all(
             rec.kinds[s][0] == COMPUTED and s >= program.forward_slots for s in own)
         return entry
+
+
+def _classify_outputs(rec, leaves, tensors):
+    """How each returned tensor is rebuilt at a replay: ``("out", j)`` the program's j-th
+    output (a new tensor), ``("in", k)`` / ``("obj", t)`` an input or outside tensor returned
+    as it is, ``("leaf", i)`` the same tensor as an earlier one, ``("view", chain)`` a view of
+    an input, an outside tensor or an earlier output, made again through the recorded view
+    ops so that it is a view as in eager mode (its base, version counter and history)."""
+    producer = {}
+    for instr in rec.forward:
+        for j, s in enumerate(instr.outs):
+            if s is not None:
+                producer[s] = (instr, j)
+    bases = {s: None for s in rec.outside}  # slots a view may be made from
+    out_slots, plain, kinds = [], [], []
+    for i, t in enumerate(leaves):
+        same = next((j for j, u in enumerate(leaves[:i]) if u is t), None)
+        if same is not None:
+            kinds.append(("leaf", same))
+            continue
+        k = next((k for k, u in enumerate(tensors) if u is t), None)
+        if k is not None:
+            kinds.append(("in", k))
+            continue
+        s = rec.ids.get(id(t._data))
+        kind = None if s is None else rec.kinds[s][0]
+        if kind == CAPTURED and rec.kinds[s][1] is t:
+            kinds.append(("obj", t))
+            continue
+        if kind != COMPUTED:
+            rec._stop("it returns an input's or outside tensor's data in a new tensor, or a "
+                      "constant")
+        a = t._data
+        if any(np.may_share_memory(a, rec.arrays[b]) for b in bases):
+            chain = _view_chain(rec, producer, s, bases)
+            if chain is None:
+                rec._stop("an output shares memory with an input or another output, other "
+                          "than as a view of it")
+            kinds.append(("view", chain))
+            continue
+        kinds.append(("out", len(out_slots)))
+        bases[s] = None
+        out_slots.append(s)
+        plain.append(t)
+    return out_slots, plain, kinds
+
+
+def _view_chain(rec, producer, s, bases):
+    """The view calls that make slot ``s`` from one of ``bases`` (first to last), or None.
+    Their other tensor arguments must be outside tensors (a replay has those as tensors)."""
+    chain = []
+    while s not in bases:
+        found = producer.get(s)
+        if found is None:
+            return None
+        instr, j = found
+        if instr.kind != CALL or not instr.op.view:
+            return None
+        slots = [a[1] for a in instr.targs if a[0] in (SLOT, TENSOR)]
+        if not slots or any(x not in rec.outside for x in slots[1:]):
+            return None
+        chain.append((instr, j))
+        s = slots[0]
+    chain.reverse()
+    return chain
 
 
 def _sources(rec, tensors):
@@ -308,18 +391,6 @@ def _sources(rec, tensors):
 def _overlaps(rec, s, slots):
     a = rec.arrays[s]
     return s in slots or any(np.may_share_memory(a, rec.arrays[x]) for x in slots)
-
-
-def _check_output_aliasing(rec, out_slots):
-    """Outputs must not share memory with an input or with each other: eager mode would make
-    them views (one version counter, a base), which fresh output tensors are not."""
-    outside = [rec.arrays[s] for s in rec.outside]
-    for i, s in enumerate(out_slots):
-        a = rec.arrays[s]
-        if any(np.may_share_memory(a, b) for b in outside):
-            rec._stop("an output is a view of an input or outside tensor")
-        if any(np.may_share_memory(a, rec.arrays[o]) for o in out_slots[:i]):
-            rec._stop("two outputs share memory")
 
 
 # -- outputs ---------------------------------------------------------------------------------

@@ -37,13 +37,14 @@ def version_bumped(tensor):
         rec.version_bumped(tensor)
 
 
-def constant(tensor):
-    """``tensor`` holds data made from Python values and shapes only (``ember.zeros(3)``,
-    ``ember.tensor([1., 2.])``): a recording may keep it as a constant. Returns ``tensor``."""
+def constant(value):
+    """``value`` (a tensor or an array) holds data made from Python values and shapes only
+    (``ember.zeros(3)``, ``ember.tensor([1., 2.])``): a recording may keep it as a constant.
+    Returns ``value``."""
     rec = recording[0]
     if rec is not None:
-        rec.constant(tensor)
-    return tensor
+        rec.constant(value)
+    return value
 
 
 def replayed(fn):

@@ -13,11 +13,13 @@ when a create_graph pass differentiates through a compiled function.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .._backend import as_array
 from .._tensor import _wrap
 from .. import _dtype as D
-from .recorder import (ADD, CAPTURED, CAST, CONST, FORMULA, GRAD, INPLACE, INPUT, REPLAYED,
-                       SLOT, SLOTS, SUM_TO, TENSOR, VALUE)
+from .recorder import (ADD, CAPTURED, CAST, CONST, COPY, FORMULA, GRAD, INPLACE, INPUT, NESTED,
+                       REPLAYED, SLOT, SLOTS, SUM_TO, TENSOR, VALUE, Ref)
 
 _GENERATED = "<ember compiled>"
 
@@ -30,6 +32,7 @@ class Program:
         self.forward_instrs = rec.forward
         self.backward_instrs = rec.backward
         self.outputs = outputs  # output slots, in output order
+        self.outside_slots = list(rec.outside)  # slots of input and outside tensors
         self.source_slots = source_slots  # the gradient slot of each source (or None)
         first_backward = min((s for s, (k, _) in enumerate(rec.kinds) if k == GRAD),
                              default=len(rec.kinds))
@@ -41,6 +44,7 @@ class Program:
         # create_graph pass differentiates through them with the same numbers)
         self.saved = sorted(s for s in read | replayed if s < first_backward)
         self.writes_outside = any(i.bumps for i in self.forward_instrs)
+        self.fresh_constants = _written_constants(rec, self.forward_instrs, outputs)
         self.forward = _generate_forward(self)
         self.backward = _generate_backward(self) if rec.backward or source_slots else None
 
@@ -72,8 +76,10 @@ class Program:
                 results = (out,) if len(instr.outs) == 1 else tuple(out)
             elif kind in (SUM_TO, CAST, ADD):
                 results = (_tensor_step(instr, [env[a[1]] for a in instr.args]),)
+            elif kind == COPY:  # self before the write, with its history (inplace.py)
+                results = (_snapshot_of(env[instr.args[0][1]]),)
             else:
-                args = [env[v] if k == SLOT else v for k, v in instr.targs]
+                args = [_tensor_arg(env, a) for a in instr.targs]
                 if kind == INPLACE:
                     instr.op.inplace(*args)
                     continue
@@ -86,12 +92,32 @@ class Program:
 
 
 def _tensor_arg(env, a):
+    """An argument for a call on Tensors (a create_graph pass)."""
     kind = a[0]
     if kind == SLOT or kind == TENSOR:
         return env[a[1]]
     if kind == SLOTS:
         return tuple(env[s] for s in a[1])
+    if kind == NESTED:
+        return _tensor_nested(env, a[1])
     return a[1]
+
+
+def _tensor_nested(env, v):
+    if type(v) is Ref:
+        return env[v.s] if v.as_tensor else env[v.s]._data
+    if type(v) in (tuple, list):
+        return type(v)(_tensor_nested(env, x) for x in v)
+    if type(v) is dict:
+        return {k: _tensor_nested(env, x) for k, x in v.items()}
+    return v
+
+
+def _snapshot_of(t):
+    snapshot = _wrap(t._data.copy())
+    snapshot._grad_fn, snapshot._output_nr = t._grad_fn, t._output_nr
+    snapshot._requires_grad = t._requires_grad
+    return snapshot
 
 
 def _tensor_step(instr, args):
@@ -102,6 +128,16 @@ def _tensor_step(instr, args):
     if instr.kind == CAST:
         return args[0].to(D._BY_NP[instr.extra])
     return args[0] + args[1]
+
+
+def _refs(v):
+    if type(v) is Ref:
+        return [v.s]
+    if type(v) in (tuple, list):
+        return [s for x in v for s in _refs(x)]
+    if type(v) is dict:
+        return [s for x in v.values() for s in _refs(x)]
+    return []
 
 
 def _reads(instrs):
@@ -115,6 +151,8 @@ def _reads(instrs):
                 found.add(a[1])
             elif a[0] == SLOTS:
                 found.update(x for x in a[1] if x is not None)
+            elif a[0] == NESTED:
+                found.update(_refs(a[1]))
         if instr.kind == INPLACE:
             found.add(instr.outs[0])
     return found
@@ -144,7 +182,21 @@ class _Writer:
             return f"wrap(s{a[1]})"
         if kind == SLOTS:
             return "(" + "".join(f"s{s}, " for s in a[1]) + ")"
+        if kind == NESTED:
+            return self._nested(a[1])
         return self.bind(a[1])
+
+    def _nested(self, v):
+        if type(v) is Ref:
+            return f"wrap(s{v.s})" if v.as_tensor else f"s{v.s}"
+        if type(v) is tuple:
+            return "(" + "".join(self._nested(x) + ", " for x in v) + ")"
+        if type(v) is list:
+            return "[" + ", ".join(self._nested(x) for x in v) + "]"
+        if type(v) is dict:
+            return "{" + ", ".join(f"{self.bind(k)}: {self._nested(x)}"
+                                   for k, x in v.items()) + "}"
+        return self.bind(v)
 
     def call(self, instr):
         """Lines for one instruction."""
@@ -155,6 +207,8 @@ class _Writer:
             return self._formula(instr)
         if kind in (SUM_TO, CAST, ADD):
             return self._engine_step(instr)
+        if kind == COPY:
+            return [f"s{instr.outs[0]} = s{instr.args[0][1]}.copy()"]
         op = instr.op
         kernel, args = op.kernel, instr.args
         if op.ufunc is not None and all(
@@ -204,8 +258,7 @@ class _Writer:
         return [f"{out} = as_array({add})" if instr.zero_d[0] else f"{out} = {add}"]
 
     def _replayed(self, instr):
-        slots = [v for kind, v in list(instr.targs) + list((instr.kwargs or {}).values())
-                 if kind == SLOT]
+        slots = _replayed_slots(instr)
         run = self.bind(_replayed_runner(instr), "R")
         lines = [f"r = {run}({', '.join(f's{s}' for s in slots)})"]
         for j, s in enumerate(instr.outs):
@@ -238,15 +291,30 @@ def _replayed_runner(instr):
     """Calls a replayed function on arrays: its tensor arguments rewrapped, its tensor
     results unwrapped."""
     fn, targs, tkw = instr.fn, instr.targs, instr.kwargs or {}
+    slots = _replayed_slots(instr)
 
     def run(*arrays):
-        it = iter(arrays)
-        args = [_wrap(next(it)) if kind == SLOT else v for kind, v in targs]
-        kwargs = {k: (_wrap(next(it)) if kind == SLOT else v) for k, (kind, v) in tkw.items()}
+        env = {s: _wrap(a) for s, a in zip(slots, arrays)}
+        args = [_tensor_arg(env, a) for a in targs]
+        kwargs = {k: _tensor_arg(env, a) for k, a in tkw.items()}
         result = fn(*args, **kwargs)
         results = result if isinstance(result, tuple) else (result,)
         return [getattr(r, "_data", None) for r in results]
     return run
+
+
+def _replayed_slots(instr):
+    return sorted(_reads([instr]))
+
+
+def _written_constants(rec, instrs, outputs):
+    """Constant slots a replay must copy first: something writes into them (or into a view
+    of them), or they are returned, so a replay must not share them with the last one."""
+    written = [rec.arrays[i.outs[0]] for i in instrs if i.kind == INPLACE]
+    written += [rec.arrays[s] for i in instrs if i.kind == REPLAYED for s in _reads([i])]
+    written += [rec.arrays[s] for s in outputs]
+    return {s for s, (kind, _) in enumerate(rec.kinds)
+            if kind == CONST and any(np.may_share_memory(rec.arrays[s], w) for w in written)}
 
 
 def _lifetimes(instrs, keep):
@@ -275,7 +343,8 @@ def _generate_forward(prog):
         elif kind == CAPTURED:
             w.lines.append(f"s{s} = {w.bind(payload, 't')}._data")
         elif kind == CONST:
-            w.lines.append(f"s{s} = {w.bind(payload, 'c')}")
+            copy = ".copy()" if s in prog.fresh_constants else ""
+            w.lines.append(f"s{s} = {w.bind(payload, 'c')}{copy}")
     keep = set(prog.outputs) | set(prog.saved)
     dead = _lifetimes(prog.forward_instrs, keep)
     for instr, gone in zip(prog.forward_instrs, dead):

@@ -26,13 +26,18 @@ from .._tensor import Tensor, _wrap
 INPUT, CAPTURED, CONST, COMPUTED, GRAD = range(5)
 # What an instruction does: a kernel call, an in-place kernel call, a replayed call; and in the
 # backward program a derivative formula, and the engine's own steps (sum a gradient down to its
-# input's shape, cast it to its input's dtype, add two gradients of one input).
-CALL, INPLACE, REPLAYED, FORMULA, SUM_TO, CAST, ADD = range(7)
+# input's shape, cast it to its input's dtype, add two gradients of one input); COPY keeps
+# what an in-place op overwrites, for its node (inplace.py's snapshot).
+CALL, INPLACE, REPLAYED, FORMULA, SUM_TO, CAST, ADD, COPY = range(8)
 # An argument: a slot (with the dtype it is cast to first, or None), a constant, a slot's array
-# rewrapped as a Tensor, or a tuple of slots (None for absent gradients).
-SLOT, VALUE, TENSOR, SLOTS = range(4)
+# rewrapped as a Tensor, a tuple of slots (a multi-output node's gradients), or a tuple or
+# list holding slots' arrays or tensors (see Recorder.param).
+SLOT, VALUE, TENSOR, SLOTS, NESTED = range(5)
 
 _SCALARS = (type(None), bool, int, float, complex, str, slice, type(Ellipsis))
+# Ops whose output shape depends on their input's values (a replay would carry the recorded
+# shape into code that read it): graph breaks, as in torch.compile's default.
+_DATA_SHAPED = frozenset({"masked_select"})
 
 
 class Unsupported(RuntimeError):
@@ -73,7 +78,7 @@ class Recorder:
         self.arrays = []  # slot -> array (held, so that ids stay unique while recording)
         self.kinds = []  # slot -> (kind, payload)
         self.ids = {}  # id(array) -> slot
-        self.constants = {}  # id(array) -> array, for tensors marked constant
+        self.constants = {}  # id(array) -> (array, its value when marked constant)
         self.forward, self.backward = [], []
         self.instrs = self.forward
         self.broken = None  # why recording stopped, once it has
@@ -119,9 +124,10 @@ class Recorder:
         if self.depth == 0:
             self.graph_break("a tensor was modified in place outside ember's ops")
 
-    def constant(self, tensor):
-        a = tensor._data
-        self.constants[id(a)] = a
+    def constant(self, value):
+        a = value._data if isinstance(value, Tensor) else value
+        if id(a) not in self.ids:  # (its value now: the function may fill it in place later)
+            self.constants[id(a)] = (a, a.copy())
 
     def function_jvp(self, cls, ctx, args, outputs):
         # a custom autograd.Function's forward runs outside the interceptor: its outputs are
@@ -153,7 +159,7 @@ class Recorder:
         if s is not None:
             return s
         if id(a) in self.constants:
-            return self._new_slot(a, CONST, a)
+            return self._new_slot(a, CONST, self.constants[id(a)][1])
         owner = self.roots.owner(t)
         if owner is None:
             self._stop("it uses a tensor made outside ember's ops, or reached other than "
@@ -162,18 +168,35 @@ class Recorder:
         self.outside[s] = owner
         return s
 
-    def _value(self, v):
-        """A non-tensor argument, kept as a constant (it must hold no tensor)."""
-        if type(v) in _SCALARS:
+    def param(self, v):
+        """A non-tensor argument: ``(VALUE, v)`` for a constant; ``(TENSOR, slot)`` for a
+        tensor passed as it is; ``(NESTED, template)`` for a tuple or list holding tensors or
+        arrays of slots (an index key), whose leaves are ``Ref``s."""
+        if isinstance(v, Tensor):
+            return (TENSOR, self.slot_of(v))
+        found = []
+        template = self._nested(v, found, 0)
+        return (NESTED, template) if found else (VALUE, v)
+
+    def _nested(self, v, found, depth):
+        t = type(v)
+        if t in _SCALARS or isinstance(v, np.generic):
             return v
         if isinstance(v, Tensor):
-            self._stop("a tensor passed where an op takes a non-tensor argument")
-        if isinstance(v, (tuple, list)):
-            for item in v:
-                self._value(item)
-        elif isinstance(v, dict):
-            for item in v.values():
-                self._value(item)
+            found.append(v)
+            return Ref(self.slot_of(v), True)
+        if isinstance(v, np.ndarray):
+            s = self.ids.get(id(v))
+            if s is None:
+                if id(v) in self.constants:
+                    return self.constants[id(v)][1]
+                self._stop("an array of unknown origin is passed to an op")
+            found.append(v)
+            return Ref(s, False)
+        if (t is tuple or t is list) and depth < 8:
+            return t(self._nested(x, found, depth + 1) for x in v)
+        if t is dict and depth < 8:
+            return {k: self._nested(x, found, depth + 1) for k, x in v.items()}
         return v
 
     # -- op calls -------------------------------------------------------------------------------
@@ -237,24 +260,24 @@ class Recorder:
                 kargs.append((SLOT, s, cast))
                 targs.append((SLOT, s))
                 continue
-            if isinstance(a, Tensor):  # a tensor the kernel takes as it is (nll's target)
-                s = self.slot_of(a)
-                kargs.append((TENSOR, s))
-                targs.append((SLOT, s))
-                continue
-            v = self._value(a)
-            if k < n:
+            spec = self.param(a)  # (a tensor here is taken by the kernel as it is)
+            if spec[0] == VALUE and k < n:
+                v = a
                 if isinstance(a, np.generic):
                     v = a.item()
                 elif (weak and op.weak_scalars and target is not None and target.kind == "f"
                       and (type(a) is float or type(a) is int)):
                     v = scalar_array(a, target)
-            kargs.append((VALUE, v))
-            targs.append((VALUE, a))
+                kargs.append((VALUE, v))
+            else:
+                kargs.append(spec)
+            targs.append(spec)
         return tuple(kargs), tuple(targs)
 
     def _record_call(self, op, args, out):
         from .._ops.registry import compute_dtype
+        if op.name in _DATA_SHAPED or (op.name == "index" and _has_mask(args[1])):
+            self._stop(f"{op.name}'s output shape depends on the values of its input")
         dt = compute_dtype(op, args)
         kargs, targs = self._kernel_args(op, args, None if dt is None else dt.np)
         results = (out,) if op.n_outputs == 1 else tuple(out)
@@ -276,6 +299,12 @@ class Recorder:
         dt = None if _same_dtype_arrays(op, args) is not None else compute_dtype(op, args)
         kargs, targs = self._kernel_args(op, args, None if dt is None else dt.np, weak=False)
         bumps = self._outside_writes(self_t._data, before)
+        snapshot = _snapshot(self_t)
+        if snapshot is not None and id(snapshot) not in self.ids:
+            # the node saved a copy of self from before the write: copy it at each replay too
+            s_copy = self._new_slot(snapshot, COMPUTED)
+            self.instrs.append(Instr(COPY, None, None, ((SLOT, target, None),), None, None,
+                                     (s_copy,), (False,)))
         self.instrs.append(Instr(INPLACE, op, None, kargs, targs, None, (target,),
                                  (self_t._data.ndim == 0,), bumps))
 
@@ -337,11 +366,7 @@ class Recorder:
                                  tuple(zero_d), tuple(bumps)))
 
     def _template(self, v):
-        if isinstance(v, Tensor):
-            return (SLOT, self.slot_of(v))
-        if isinstance(v, (tuple, list)):
-            return (VALUE, type(v)(self._value(x) for x in v))
-        return (VALUE, self._value(v))
+        return (SLOT, self.slot_of(v)) if isinstance(v, Tensor) else self.param(v)
 
     # -- the backward program -------------------------------------------------------------------
     def trace_backward(self, outputs, sources):
@@ -371,9 +396,35 @@ class Recorder:
             if s is None:
                 self._stop("a node saved an array made outside the recorded calls")
             return (SLOT, s, None)
-        if isinstance(v, Tensor):
-            return (TENSOR, self.slot_of(v))
-        return (VALUE, self._value(v))
+        return self.param(v)
+
+
+class Ref:
+    """A leaf of a NESTED argument: slot ``s``'s array, or it rewrapped as a Tensor."""
+
+    __slots__ = ("s", "as_tensor")
+
+    def __init__(self, s, as_tensor):
+        self.s, self.as_tensor = s, as_tensor
+
+
+def _snapshot(t):
+    """The copy of ``t`` its in-place op's node saved (see inplace._inplace_call), or None."""
+    from .._ops.registry import INPUT as SAVED_INPUT, OpNode
+    node = t._grad_fn
+    if not isinstance(node, OpNode) or node._op is None or not node._saved:
+        return None
+    for j, kind, i in node._op.unpack_plan:
+        v = node._saved[j]
+        if kind == SAVED_INPUT and i == 0 and isinstance(v, Tensor) and v is not t:
+            return v._data
+    return None
+
+
+def _has_mask(key):
+    """An index key with a boolean mask (x[mask]: as many rows as the mask holds True)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in parts)
 
 
 def _versions(args, kwargs):

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
+from .._compile.hooks import replayed
 from .._tensor import Tensor, _c_type_name
 from .registry import NONE, op
 
@@ -184,6 +185,7 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+@replayed
 def _noise(input, shape, p, alpha):
     """The multiplicative noise (and the additive part for alpha dropout) of a dropout call:
     torch's ``bernoulli_(1 - p)`` mask, scaled with tensor ops in the input's dtype."""

@@ -431,6 +431,7 @@ def _dropout(x, p, training=True):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, with torch's mask conventions."""
+    from .._compile.hooks import constant
     from .._tensor import _wrap
     from .linalg import matmul
     from .pointwise import where
@@ -439,7 +440,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = matmul(query, key.transpose(-2, -1)) * s
     if is_causal:
         keep = np.tril(np.ones((n_q, n_k), dtype=bool))
-        scores = where(_wrap(keep), scores, float("-inf"))
+        scores = where(constant(_wrap(keep)), scores, float("-inf"))
     if attn_mask is not None:
         if attn_mask.dtype.is_floating_point:
             scores = scores + attn_mask

@@ -10,6 +10,7 @@ __all__ = ['bernoulli', 'multinomial', 'poisson']
 
 import numpy as np
 
+from .._compile.hooks import replayed
 from .._random import cpu_generator, discrete
 from .._random import fill as _fill
 from .._tensor import Tensor, _wrap
@@ -25,6 +26,7 @@ def _write(self, values):
         return self.copy_(src)
 
 
+@replayed
 def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 samples: 1 with probability ``input`` (or with probability ``p``), in ``input``'s
     dtype and shape."""
@@ -36,6 +38,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     return _wrap(values)
 
 
+@replayed
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 0/1 samples, 1 with probability ``p`` (a number or a tensor)."""
     if isinstance(p, Tensor):
@@ -43,6 +46,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return _write(self, _fill.bernoulli_scalar(self._data, p, generator))
 
 
+@replayed
 def poisson(input, generator=None):
     """Samples from Poisson distributions with the rates in ``input``."""
     rates = input._data
@@ -86,6 +90,7 @@ def _check_multinomial(probs, num_samples, replacement):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
+@replayed
 def multinomial(input, num_samples, replacement=False, *, generator=None,
                 out=None):
     """Indices sampled from the categorical distributions in the rows of ``input``."""
@@ -96,37 +101,44 @@ def multinomial(input, num_samples, replacement=False, *, generator=None,
 
 
 # -- in-place samplers --------------------------------------------------------------------------
+@replayed
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with samples from N(mean, std^2)."""
     return _write(self, _fill.normal(self._data, mean, std, generator))
 
 
+@replayed
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     """Fill with samples from the uniform distribution on [from, to)."""
     from_ = kwargs.pop("from", from_)
     return _write(self, _fill.uniform(self._data, from_, to, generator))
 
 
+@replayed
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with samples from the exponential distribution of rate ``lambd``."""
     return _write(self, _fill.exponential(self._data, lambd, generator))
 
 
+@replayed
 def geometric_(self, p, *, generator=None):
     """Fill with samples from the geometric distribution (trials until the first success)."""
     return _write(self, _fill.geometric(self._data, p, generator))
 
 
+@replayed
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with samples whose log is N(mean, std^2)."""
     return _write(self, _fill.log_normal(self._data, mean, std, generator))
 
 
+@replayed
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with samples from the Cauchy distribution."""
     return _write(self, _fill.cauchy(self._data, median, sigma, generator))
 
 
+@replayed
 def random_(self, *args, generator=None, **kwargs):
     """Fill with integers drawn uniformly from [from, to) (default: the dtype's range).
 

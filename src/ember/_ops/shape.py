@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
+from .._compile.hooks import constant
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.graph import ERR_INFERENCE_INPLACE
@@ -595,7 +596,10 @@ def _normalize_key(key):
             else:
                 k = k._data
                 advanced = True
-        elif isinstance(k, (list, np.ndarray)):
+        elif isinstance(k, list):
+            k = constant(np.asarray(k))  # (from Python values: the same at every call)
+            advanced = True
+        elif isinstance(k, np.ndarray):
             k = np.asarray(k)
             advanced = True
         elif isinstance(k, (bool, np.bool_)):

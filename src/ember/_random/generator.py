@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._compile.hooks import random_draw, replayed
 from .cpu_generator import DEFAULT_SEED, CPUGeneratorImpl, nondeterministic_seed
 
 _DEVICE_GENERATORS = {"cpu": CPUGeneratorImpl}
@@ -44,6 +45,7 @@ class Generator:
                                f"{self.device.type} backend here")
         self._impl = factory(DEFAULT_SEED)
 
+    @replayed
     def manual_seed(self, seed):
         """Sets the seed for generating random numbers. Returns the generator."""
         self._impl.set_current_seed(_check_seed(seed))
@@ -116,6 +118,7 @@ default_generator = _default()
 
 def cpu_generator(generator):
     """The ``CPUGeneratorImpl`` that a ``generator=`` argument (or None) names."""
+    random_draw("a random generator")  # (every sampler draws through here)
     if generator is None:
         return default_generator._impl
     if not isinstance(generator, Generator):
