@@ -177,7 +177,8 @@ class Entry:
             checks.append((vc, vc[0], t._data, t._grad_fn, t._output_nr))
         for kind, k in self.outside_plan:
             t = tensors[k] if kind == "in" else k
-            outside.append((t, t._version_counter(), t._version))
+            vc = t._version_counter()
+            outside.append((t, vc, vc[0]))
         node._checks = checks
         node._outside = outside
         node._tensors = tensors
@@ -292,7 +293,7 @@ class CompiledFunction:
                         if grad_outputs else [])
         program = Program(rec, out_slots, source_slots)
         saved = set(program.saved)
-        out_info = [(t._requires_grad and bool(grad_outputs), t._version,
+        out_info = [(t._requires_grad and bool(grad_outputs), 0 if t._vc is None else t._vc[0],
                      _overlaps(rec, s, saved)) for t, s in zip(plain, out_slots)]
         outside_plan = [("in", rec.kinds[s][1]) if rec.kinds[s][0] == INPUT
                         else ("cap", rec.kinds[s][1]) for s in rec.outside]
@@ -450,7 +451,8 @@ _disabled = [0]  # > 0 inside ember.compiler.disable'd code: compiled functions 
 
 
 def _warn(message):
-    warnings.warn(f"ember.compile: {message}", UserWarning, stacklevel=3)
+    from .._ops.inplace import _user_stacklevel
+    warnings.warn(f"ember.compile: {message}", UserWarning, stacklevel=_user_stacklevel())
 
 
 def reset():
