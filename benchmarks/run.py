@@ -3,10 +3,13 @@
     python benchmarks/run.py                 # full run (a few minutes on 2 cores)
     python benchmarks/run.py --smoke         # seconds: small sizes, 3 rounds (what CI runs)
     python benchmarks/run.py --only w1,w2 --rounds 15
+    python benchmarks/run.py --only w1,w2,compiled --no-torch-compile
 
 Every figure is a median of interleaved rounds (each peer once per round, the order rotating),
 one thread per library. Ratios are ember / torch; torch's column is absent when it is not
-installed. Nothing here asserts a time: the output is a report.
+installed. The ``compiled`` part runs each workload with its forward/loss function compiled
+(ember.compile, torch.compile) and reports the first call (which records, or compiles) apart
+from the steady state. Nothing here asserts a time: the output is a report.
 """
 from __future__ import annotations
 
@@ -36,6 +39,9 @@ from micro import INPLACE_PAIRS, MICRO  # noqa: E402
 from workloads import NUMPY_FLOOR, WORKLOADS, make_data  # noqa: E402
 
 TARGETS = {"w1": 0.5, "w2": 0.8, "w3": 1.0, "w4": 0.5, "w5": 1.0, "w6": 1.0, "import": 0.1}
+# ember.compile / torch eager (None: no slower than ember eager; W5: correct is the target)
+COMPILED_TARGETS = {"w1": 0.3, "w2": 0.8, "w3": None, "w4": 0.3, "w5": None, "w6": None}
+FIRST_CALL_TARGET_MS = {"w1": 50, "w2": 50}
 
 
 def _torch():
@@ -78,6 +84,75 @@ def run_workload(name, args, torch):
     if name == "w4":
         row.update(chain_memory(args))
     return row
+
+
+def _timed_first(step):
+    t0 = time.perf_counter()
+    result = step()
+    return result, time.perf_counter() - t0
+
+
+def run_compiled(name, args, torch):
+    """One workload with its forward/loss function compiled (W4: a 2,000-op chain), against
+    torch eager, torch.compile and ember eager: steady-state times and the first call's."""
+    label, unit, scale, build = WORKLOADS[name]
+    small = args.smoke or name == "w4"
+    builds = {"ember": (ember, False), "ember.compile": (ember, True)}
+    if torch is not None:
+        builds = {"torch": (torch, False), **builds}
+        if args.torch_compile:
+            builds["torch.compile"] = (torch, True)
+    steps, first, errors = {}, {}, {}
+    for peer, (lib, compiled) in builds.items():
+        try:
+            step = build(lib, make_data(name, small=small), compiled=compiled)
+            result, seconds = _timed_first(step)
+        except Exception as error:  # noqa: BLE001 - the report says what failed
+            errors[peer] = f"{type(error).__name__}: {str(error).splitlines()[0][:80]}"
+            continue
+        steps[peer] = step
+        first[peer] = (result, seconds)
+    if "ember.compile" not in steps:
+        return {"name": name, "label": label, "error": errors.get("ember.compile", "?")}
+    reference = first.get("torch", first["ember"])[0]
+    ok = _agree(first["ember.compile"][0], reference)
+    target_s = 0.02 if args.smoke else 0.1
+    rounds = 3 if args.smoke else args.rounds
+    times = interleaved(steps, rounds, target_s)
+    n_ops = make_data(name, small=small).get("n_ops")
+    if name == "w4":
+        label = f"W4 {n_ops:,} chained ops, then backward"
+    return {"name": name, "label": label, "unit": unit, "checked": ok, "errors": errors,
+            **{peer: t * scale for peer, t in times.items()},
+            **{f"{peer} first ms": sec * 1e3 for peer, (_, sec) in first.items()}}
+
+
+def print_compiled(rows):
+    print("\n| compiled workload | unit | torch | torch.compile | ember | ember.compile "
+          "| ember.compile / torch | target | first call ms: torch.compile | ember.compile "
+          "| check |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['label']} | | | | | unavailable: {r['error']} | | | | | |")
+            continue
+        ratio = r["ember.compile"] / r["torch"] if "torch" in r else None
+        target = COMPILED_TARGETS.get(r["name"])
+        if target is None:
+            goal = "≤ ember" if r["name"] != "w5" else "correct"
+            met = r["ember.compile"] <= r["ember"] if r["name"] != "w5" else r["checked"]
+        else:
+            goal, met = f"≤ {target}", ratio is not None and ratio <= target
+        first_goal = FIRST_CALL_TARGET_MS.get(r["name"])
+        first = r["ember.compile first ms"]
+        first_text = _fmt(first) + ("" if first_goal is None else
+                                    (" ✓" if first <= first_goal else " ✗"))
+        tc = r.get("torch.compile") or r["errors"].get("torch.compile", "not run")
+        tc_first = r.get("torch.compile first ms")
+        print(f"| {r['label']} | {r['unit']} | {_fmt(r.get('torch'))} | "
+              f"{tc if isinstance(tc, str) else _fmt(tc)} | {_fmt(r.get('ember'))} | "
+              f"{_fmt(r['ember.compile'])} | {_fmt(ratio)}{' ✓' if met else ' ✗'} | {goal} | "
+              f"{_fmt(tc_first)} | {first_text} | {'ok' if r['checked'] else 'MISMATCH'} |")
 
 
 _MEMORY_CHILD = """
@@ -170,6 +245,16 @@ def _fmt(value):
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
+def _cpu_model():
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def print_report(rows, micro, machine):
     print(f"\n## ember benchmarks ({machine})\n")
     print("| workload | unit | numpy floor | torch | ember | ember / torch | target | check |")
@@ -216,23 +301,33 @@ def print_inplace_pairs(micro):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="small sizes, few rounds")
-    parser.add_argument("--only", default="w1,w2,w3,w4,w5,w6,import,micro")
+    parser.add_argument("--only", default="w1,w2,w3,w4,w5,w6,import,compiled,micro")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--torch-compile", action=argparse.BooleanOptionalAction, default=None,
+                        help="time torch.compile too (default: not in --smoke: it takes "
+                             "seconds to minutes per workload)")
     args = parser.parse_args(argv)
+    if args.torch_compile is None:
+        args.torch_compile = not args.smoke
     torch = _torch()
     wanted = args.only.split(",")
     rows = [run_workload(n, args, torch) for n in WORKLOADS if n in wanted]
     if "import" in wanted:
         rows.append(import_times(3 if args.smoke else 7))
+    compiled = ([run_compiled(n, args, torch) for n in WORKLOADS if n in wanted]
+                if "compiled" in wanted else [])
     micro = run_micro(args, torch) if "micro" in wanted else []
-    machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python "
+    machine = (f"{_cpu_model()}, {platform.machine()}, {os.cpu_count()} cores, Python "
                f"{platform.python_version()}, NumPy {np.__version__}"
                + (f", torch {torch.__version__}" if torch else ", torch not installed"))
     print_report(rows, micro, machine)
+    if compiled:
+        print_compiled(compiled)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"machine": machine, "workloads": rows,
-                                                       "micro": micro}, indent=1))
+                                                       "compiled": compiled, "micro": micro},
+                                                      indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -140,6 +140,14 @@ def _refs(v):
     return []
 
 
+def _reads_of(instr):
+    """The slots one instruction reads (computed once)."""
+    found = instr.reads
+    if found is None:
+        found = instr.reads = tuple(sorted(_reads([instr])))
+    return found
+
+
 def _reads(instrs):
     """The slots some instruction reads."""
     found = set()
@@ -159,13 +167,25 @@ def _reads(instrs):
 
 
 class _Writer:
-    """Builds one generated function: lines, the objects its names refer to, lifetimes."""
+    """Builds one generated function: its lines, the objects its names refer to, and the
+    local name of each slot. Names are reused once a slot is dead (a new value bound to the
+    name frees the old array at once, so NumPy can hand its memory to the next result), which
+    also keeps the function short to compile."""
 
-    def __init__(self, kinds):
+    def __init__(self, kinds, instrs, keep):
         self.kinds = kinds
         self.lines = []
         self.scope = {"as_array": as_array, "wrap": _wrap}
         self.count = 0
+        self.names, self.free, self.n_names = {}, [], 0
+        self.keep = keep
+        self.last = {}
+        for i, instr in enumerate(instrs):
+            for x in _reads_of(instr):
+                self.last[x] = i
+            for x in instr.outs:
+                if x is not None:
+                    self.last[x] = max(self.last.get(x, i), i)
 
     def bind(self, obj, prefix="v"):
         name = f"{prefix}{self.count}"
@@ -173,22 +193,54 @@ class _Writer:
         self.scope[name] = obj
         return name
 
+    # -- local names -----------------------------------------------------------------------------
+    def ref(self, s):
+        return self.names[s]
+
+    def out(self, s):
+        name = self.names.get(s)
+        if name is None:
+            if self.free:
+                name = self.free.pop()
+            else:
+                name = f"a{self.n_names}"
+                self.n_names += 1
+            self.names[s] = name
+        return name
+
+    def _release(self, i, slots):
+        for x in slots:
+            if self.last.get(x) == i and x not in self.keep and x in self.names:
+                self.free.append(self.names.pop(x))
+
+    def emit(self, i, instr):
+        """The lines of instruction ``i``: its arguments read, the names of the slots it
+        reads for the last time given to its results."""
+        reads = _reads_of(instr)
+        rhs = self.call(instr)
+        self._release(i, [x for x in reads if x not in instr.outs])
+        outs = [None if x is None else self.out(x) for x in instr.outs]
+        self.lines += rhs(outs)
+        self._release(i, [x for x in instr.outs if x is not None])
+
+    # -- instructions ---------------------------------------------------------------------------
     def arg(self, a):
         kind = a[0]
         if kind == SLOT:
-            s, cast = a[1], a[2]
-            return f"s{s}" if cast is None else f"s{s}.astype({self.bind(cast, 'd')})"
+            x, cast = a[1], a[2]
+            name = self.ref(x)
+            return name if cast is None else f"{name}.astype({self.bind(cast, 'd')})"
         if kind == TENSOR:
-            return f"wrap(s{a[1]})"
+            return f"wrap({self.ref(a[1])})"
         if kind == SLOTS:
-            return "(" + "".join(f"s{s}, " for s in a[1]) + ")"
+            return "(" + "".join(f"{self.ref(x)}, " for x in a[1]) + ")"
         if kind == NESTED:
             return self._nested(a[1])
         return self.bind(a[1])
 
     def _nested(self, v):
         if type(v) is Ref:
-            return f"wrap(s{v.s})" if v.as_tensor else f"s{v.s}"
+            return f"wrap({self.ref(v.s)})" if v.as_tensor else self.ref(v.s)
         if type(v) is tuple:
             return "(" + "".join(self._nested(x) + ", " for x in v) + ")"
         if type(v) is list:
@@ -199,16 +251,19 @@ class _Writer:
         return self.bind(v)
 
     def call(self, instr):
-        """Lines for one instruction."""
+        """A function of the results' names giving the instruction's lines (the arguments
+        are read now, before dead slots give up their names)."""
         kind = instr.kind
         if kind == REPLAYED:
             return self._replayed(instr)
         if kind == FORMULA:
-            return self._formula(instr)
+            call = f"{self.bind(instr.fn, 'f')}({', '.join(self.arg(a) for a in instr.args)})"
+            return _results(call, instr, len(instr.outs) > 1)
         if kind in (SUM_TO, CAST, ADD):
             return self._engine_step(instr)
         if kind == COPY:
-            return [f"s{instr.outs[0]} = s{instr.args[0][1]}.copy()"]
+            src = self.ref(instr.args[0][1])
+            return lambda outs: [f"{outs[0]} = {src}.copy()"]
         op = instr.op
         kernel, args = op.kernel, instr.args
         if op.ufunc is not None and all(
@@ -216,61 +271,35 @@ class _Writer:
                 for a in args[op.n_tensors:]):
             kernel, args = op.ufunc, args[:op.n_tensors]  # the kernel is exactly this ufunc
         call = f"{self.bind(kernel, 'k')}({', '.join(self.arg(a) for a in args)})"
-        if instr.kind == INPLACE:
-            t = instr.outs[0]
-            return [f"r = {call}", f"if r is not s{t}:", f"    s{t}[...] = r"] + \
-                self._bumps(instr)
-        if len(instr.outs) == 1 and op.n_outputs == 1:
-            s = instr.outs[0]
-            if s is None:
-                return []  # the kernel hands back an array already named
-            return [f"s{s} = as_array({call})" if instr.zero_d[0] else f"s{s} = {call}"]
-        lines = [f"r = {call}"]
-        for j, s in enumerate(instr.outs):
-            if s is not None:
-                lines.append(f"s{s} = as_array(r[{j}])")
-        return lines
-
-    def _formula(self, instr):
-        call = f"{self.bind(instr.fn, 'f')}({', '.join(self.arg(a) for a in instr.args)})"
-        outs = instr.outs
-        if len(outs) == 1:
-            s = outs[0]
-            if s is None:
-                return []
-            return [f"s{s} = as_array({call})" if instr.zero_d[0] else f"s{s} = {call}"]
-        lines = [f"r = {call}"]
-        for j, (s, zero_d) in enumerate(zip(outs, instr.zero_d)):
-            if s is not None:
-                lines.append(f"s{s} = as_array(r[{j}])" if zero_d else f"s{s} = r[{j}]")
-        return lines
+        if kind == INPLACE:
+            bumps = self._bumps(instr)
+            return lambda outs: [f"r = {call}", f"if r is not {outs[0]}:",
+                                 f"    {outs[0]}[...] = r"] + bumps
+        return _results(call, instr, op.n_outputs != 1)
 
     def _engine_step(self, instr):
-        a = [f"s{x[1]}" for x in instr.args]
-        out = f"s{instr.outs[0]}"
+        a = [self.ref(x[1]) for x in instr.args]
         if instr.kind == SUM_TO:
             from .._ops.reduction import sum_to
-            return [f"{out} = as_array({self.bind(sum_to.kernel, 'k')}({a[0]}, "
-                    f"{self.bind(instr.extra)}))"]
-        if instr.kind == CAST:
-            return [f"{out} = {a[0]}.astype({self.bind(instr.extra, 'd')})"]
-        add = f"{a[0]} + {a[1]}"
-        return [f"{out} = as_array({add})" if instr.zero_d[0] else f"{out} = {add}"]
+            rhs = f"as_array({self.bind(sum_to.kernel, 'k')}({a[0]}, {self.bind(instr.extra)}))"
+        elif instr.kind == CAST:
+            rhs = f"{a[0]}.astype({self.bind(instr.extra, 'd')})"
+        else:
+            rhs = f"as_array({a[0]} + {a[1]})" if instr.zero_d[0] else f"{a[0]} + {a[1]}"
+        return lambda outs: [f"{outs[0]} = {rhs}"]
 
     def _replayed(self, instr):
-        slots = _replayed_slots(instr)
         run = self.bind(_replayed_runner(instr), "R")
-        lines = [f"r = {run}({', '.join(f's{s}' for s in slots)})"]
-        for j, s in enumerate(instr.outs):
-            if s is not None:
-                lines.append(f"s{s} = r[{j}]")
-        return lines + self._bumps(instr)
+        args = ", ".join(self.ref(x) for x in _replayed_slots(instr))
+        bumps = self._bumps(instr)
+        return lambda outs: [f"r = {run}({args})"] + [
+            f"{name} = r[{j}]" for j, name in enumerate(outs) if name is not None] + bumps
 
     def _bumps(self, instr):
         """An in-place write into an outside tensor bumps its version, as in eager mode."""
         lines = []
-        for s in instr.bumps:
-            kind, payload = self.kinds[s]
+        for x in instr.bumps:
+            kind, payload = self.kinds[x]
             owner = f"tensors[{payload}]" if kind == INPUT else self.bind(payload, "t")
             lines.append(f"{owner}._bump_version()")
         return lines
@@ -285,6 +314,21 @@ class _Writer:
         fn = self.scope[name]
         fn.source = text  # what it runs, for readers (print(fn.source))
         return fn
+
+
+def _results(call, instr, several):
+    """Lines binding a call's result(s), as arrays (NumPy gives 0-d results as scalars)."""
+    zero_d = instr.zero_d
+
+    def lines(outs):
+        if not several:
+            if outs[0] is None:  # an array already named, or no result: the call is idle
+                return []
+            return [f"{outs[0]} = as_array({call})" if zero_d[0] else f"{outs[0]} = {call}"]
+        return [f"r = {call}"] + [
+            f"{name} = as_array(r[{j}])" if zero_d[j] else f"{name} = r[{j}]"
+            for j, name in enumerate(outs) if name is not None]
+    return lines
 
 
 def _replayed_runner(instr):
@@ -317,64 +361,44 @@ def _written_constants(rec, instrs, outputs):
             if kind == CONST and any(np.may_share_memory(rec.arrays[s], w) for w in written)}
 
 
-def _lifetimes(instrs, keep):
-    """For each instruction, the slots whose last use it is (their names can be deleted)."""
-    last = {}
-    for i, instr in enumerate(instrs):
-        for s in _reads([instr]):
-            last[s] = i
-        for s in instr.outs:
-            if s is not None:
-                last.setdefault(s, i)
-    dead = [[] for _ in instrs]
-    for s, i in last.items():
-        if s not in keep:
-            dead[i].append(s)
-    return dead
-
-
 def _generate_forward(prog):
-    w = _Writer(prog.kinds)
-    used = _reads(prog.forward_instrs) | set(prog.outputs) | set(prog.saved)
-    for s in sorted(used):
-        kind, payload = prog.kinds[s]
-        if kind == INPUT:
-            w.lines.append(f"s{s} = tensors[{payload}]._data")
-        elif kind == CAPTURED:
-            w.lines.append(f"s{s} = {w.bind(payload, 't')}._data")
-        elif kind == CONST:
-            copy = ".copy()" if s in prog.fresh_constants else ""
-            w.lines.append(f"s{s} = {w.bind(payload, 'c')}{copy}")
     keep = set(prog.outputs) | set(prog.saved)
-    dead = _lifetimes(prog.forward_instrs, keep)
-    for instr, gone in zip(prog.forward_instrs, dead):
-        w.lines += w.call(instr)
-        gone = [s for s in gone if s in used or any(o == s for o in instr.outs)]
-        if gone:
-            w.lines.append("del " + ", ".join(f"s{s}" for s in sorted(gone)))
-    outs = "".join(f"s{s}, " for s in prog.outputs)
-    saved = "".join(f"s{s}, " for s in prog.saved)
+    w = _Writer(prog.kinds, prog.forward_instrs, keep)
+    used = set(w.last) | keep
+    for x in sorted(used):
+        kind, payload = prog.kinds[x]
+        if kind == INPUT:
+            w.lines.append(f"{w.out(x)} = tensors[{payload}]._data")
+        elif kind == CAPTURED:
+            w.lines.append(f"{w.out(x)} = {w.bind(payload, 't')}._data")
+        elif kind == CONST:
+            copy = ".copy()" if x in prog.fresh_constants else ""
+            w.lines.append(f"{w.out(x)} = {w.bind(payload, 'c')}{copy}")
+    for i, instr in enumerate(prog.forward_instrs):
+        w.emit(i, instr)
+    outs = "".join(f"{w.ref(x)}, " for x in prog.outputs)
+    saved = "".join(f"{w.ref(x)}, " for x in prog.saved)
     w.lines.append(f"return ({outs}), ({saved})")
     return w.build("forward", "tensors")
 
 
 def _generate_backward(prog):
-    w = _Writer(prog.kinds)
-    for j, s in enumerate(prog.saved):
-        w.lines.append(f"s{s} = saved[{j}]")
-    for s, (kind, payload) in enumerate(prog.kinds):
+    keep = {x for x in prog.source_slots if x is not None}
+    w = _Writer(prog.kinds, prog.backward_instrs, keep)
+    for j, x in enumerate(prog.saved):
+        if x in w.last or x in keep:
+            w.lines.append(f"{w.out(x)} = saved[{j}]")
+    for x, (kind, payload) in enumerate(prog.kinds):
+        if x not in w.last and x not in keep:
+            continue
         if kind == GRAD:
-            w.lines.append(f"s{s} = grads[{payload}]")
-        elif s >= prog.forward_slots and kind == CAPTURED:
-            w.lines.append(f"s{s} = {w.bind(payload, 't')}._data")
-        elif s >= prog.forward_slots and kind == CONST:
-            w.lines.append(f"s{s} = {w.bind(payload, 'c')}")
-    keep = {s for s in prog.source_slots if s is not None}
-    dead = _lifetimes(prog.backward_instrs, keep)
-    for instr, gone in zip(prog.backward_instrs, dead):
-        w.lines += w.call(instr)
-        if gone:
-            w.lines.append("del " + ", ".join(f"s{s}" for s in sorted(gone)))
-    outs = "".join("None, " if s is None else f"s{s}, " for s in prog.source_slots)
+            w.lines.append(f"{w.out(x)} = grads[{payload}]")
+        elif x >= prog.forward_slots and kind == CAPTURED:
+            w.lines.append(f"{w.out(x)} = {w.bind(payload, 't')}._data")
+        elif x >= prog.forward_slots and kind == CONST:
+            w.lines.append(f"{w.out(x)} = {w.bind(payload, 'c')}")
+    for i, instr in enumerate(prog.backward_instrs):
+        w.emit(i, instr)
+    outs = "".join("None, " if x is None else f"{w.ref(x)}, " for x in prog.source_slots)
     w.lines.append(f"return [{outs}]")
     return w.build("backward", "grads, saved")

@@ -60,12 +60,13 @@ class Instr:
     """
 
     __slots__ = ("kind", "op", "fn", "args", "targs", "kwargs", "outs", "zero_d", "bumps",
-                 "extra")
+                 "extra", "reads")
 
     def __init__(self, kind, op, fn, args, targs, kwargs, outs, zero_d, bumps=(), extra=None):
         self.kind, self.op, self.fn = kind, op, fn
         self.args, self.targs, self.kwargs = args, targs, kwargs
         self.outs, self.zero_d, self.bumps, self.extra = outs, zero_d, bumps, extra
+        self.reads = None  # the slots it reads (program._reads_of)
 
 
 class Recorder:
