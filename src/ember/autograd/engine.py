@@ -17,7 +17,7 @@ import numpy as np
 from .._backend import as_array
 from .._state import profiler_hook, state
 from .._tensor import Tensor, _wrap
-from . import _batched
+from . import _batched, _gc
 from .graph import AccumulateGrad, gradient_edge
 
 
@@ -82,6 +82,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             _execute(task, [e[0] for e in root_edges])
     finally:
         state.grad_enabled, state.quiet = prev, prev_quiet
+    _gc.after_backward(len(task.deps))
     if capture:
         return _captured_results(task, inputs, allow_unused)
     return None
