@@ -17,9 +17,10 @@ import numpy as np
 from .._backend import get_xp
 from .._state import forward_hook, profiler_hook, recording, state
 from .._tensor import Tensor
+from .._ops.registry import _sequence
 from ..autograd.graph import ERR_FREED, Node, gradient_edge, version_error
 from .config import config
-from .guards import Roots, _Identity, alias_pattern, flatten_args, world
+from .guards import Roots, _Identity, _tensor_meta, alias_pattern, flatten_args, world
 from .program import Program
 from .program import _tensor_arg
 from .recorder import CALL, CAPTURED, COMPUTED, INPUT, SLOT, TENSOR, Recorder, _Stop
@@ -37,8 +38,9 @@ class CompiledFunctionBackward(Node):
     def _apply(self, grads, graph, needed):
         if self._saved is None:
             raise RuntimeError(ERR_FREED)
-        for check in self._checks:
-            _check_version(*check)
+        for vc, version, t in self._checks:
+            if vc[0] != version:
+                raise _version_error(t, vc, version)
         if graph:
             return self._apply_graph(grads)
         entry = self._entry
@@ -55,8 +57,9 @@ class CompiledFunctionBackward(Node):
         if entry.program.writes_outside:
             raise RuntimeError("ember.compile: a create_graph backward through a compiled "
                                "function that modifies its inputs in place is not supported")
-        for t, vc, version in self._outside:
-            _check_version(vc, version, t._data, t._grad_fn, t._output_nr)
+        for vc, version, t in self._outside:
+            if vc[0] != version:
+                raise _version_error(t, vc, version)
         from .._tensor import _wrap
         if any(g is None for g in grads):
             xp = get_xp(*(g._data for g in grads if g is not None))
@@ -69,33 +72,36 @@ class CompiledFunctionBackward(Node):
         self._tensors = None
 
 
-def _check_version(vc, version, array, grad_fn, output_nr):
-    if vc[0] != version:
-        raise version_error(array, vc[0], version, grad_fn, output_nr)
+def _version_error(t, vc, version):
+    """Eager's error for a saved tensor modified in place (named by its grad_fn now)."""
+    return version_error(t._data, vc[0], version, t._grad_fn, t._output_nr)
 
 
 class Entry:
     """One recording: its guards, its program, and how to wrap what the program returns."""
 
     def __init__(self, spec, aliases, world_key, roots, program, template, out_info,
-                 sources, checks_plan, outside_plan):
+                 sources, checked_outside, outside_plan):
         self.spec, self.aliases, self.world_key, self.roots = spec, aliases, world_key, roots
         self.program = program
         self.template = template
         self.out_info = out_info  # per output: (requires_grad, version, checked)
         self.sources = sources  # ("in", flat position) or ("cap", tensor)
-        self.checks_plan = checks_plan  # outside slots whose versions the backward checks
+        self.checked_outside = checked_outside  # those of outside_plan the backward reads
         self.outside_plan = outside_plan  # every outside tensor the forward reads
         grads = [k for k, info in enumerate(out_info) if info[0]]
         self.grad_outputs = grads
-        self.out_meta = [None] * len(grads)
+        self.out_meta = ()  # (shape, dtype) of each output that requires grad
+        self.source_meta = ()  # (shape, dtype) of each source
+        self.captured = []  # (outside tensor, its metadata when recorded)
         self.quiet = any(i.op is not None and i.op.quiet
                          for i in program.forward_instrs)
 
     def matches(self, spec, tensors):
         return (spec == self.spec and world() == self.world_key
                 and (len(tensors) < 2 or alias_pattern(tensors) == self.aliases)
-                and self.roots.hold())
+                and self.roots.hold()
+                and all(_tensor_meta(t) == meta for t, meta in self.captured))
 
     def replay(self, tensors):
         if self.quiet:
@@ -130,7 +136,7 @@ class Entry:
             results.append(t)
         if node is not None:  # outputs the backward reads: modified in place, it raises
             node._checks = node._checks + [
-                (t._version_counter(), info[1], t._data, node, t._output_nr)
+                (t._version_counter(), info[1], t)
                 for t, info in zip(results, self.out_info) if info[2] and t._grad_fn is node]
         return _rebuild(self.template, self._leaves(tensors, results))
 
@@ -161,29 +167,27 @@ class Entry:
         return env
 
     def _node(self, tensors, saved):
-        from .._ops.registry import _sequence
         node = _object_new(CompiledFunctionBackward)
         srcs = [tensors[k] if kind == "in" else k for kind, k in self.sources]
-        node._next = tuple(gradient_edge(t) for t in srcs)
-        node._meta = tuple((t._data.shape, t._data.dtype) for t in srcs)
+        node._next = tuple([gradient_edge(t) for t in srcs])
+        node._meta = self.source_meta  # (shapes and dtypes are guarded)
         node._seq = next(_sequence)
         node._entry = self
         node._saved = saved
-        checks = []
+        # the version of every outside tensor now: the backward checks those it reads (a
+        # create_graph pass, which reads them all again, checks them all)
         outside = []
-        for kind, k in self.checks_plan:
-            t = tensors[k] if kind == "in" else k
-            vc = t._version_counter()
-            checks.append((vc, vc[0], t._data, t._grad_fn, t._output_nr))
         for kind, k in self.outside_plan:
             t = tensors[k] if kind == "in" else k
-            vc = t._version_counter()
-            outside.append((t, vc, vc[0]))
-        node._checks = checks
+            vc = t._vc
+            if vc is None:
+                vc = t._vc = [0]
+            outside.append((vc, vc[0], t))
         node._outside = outside
+        node._checks = [outside[j] for j in self.checked_outside]
         node._tensors = tensors
         if len(self.grad_outputs) > 1:
-            node._out_meta = tuple(self.out_meta)
+            node._out_meta = self.out_meta
         if not self.fresh:
             node._fresh_outputs = False
         return node
@@ -297,11 +301,16 @@ class CompiledFunction:
                      _overlaps(rec, s, saved)) for t, s in zip(plain, out_slots)]
         outside_plan = [("in", rec.kinds[s][1]) if rec.kinds[s][0] == INPUT
                         else ("cap", rec.kinds[s][1]) for s in rec.outside]
-        checks_plan = [p for p, s in zip(outside_plan, rec.outside) if _overlaps(rec, s, saved)]
+        checked = [j for j, s in enumerate(rec.outside) if _overlaps(rec, s, saved)]
         entry = Entry(spec, alias_pattern(tensors), world_key, roots, program, template,
-                      out_info, sources, checks_plan, outside_plan)
+                      out_info, sources, checked, outside_plan)
+        entry.source_meta = tuple((t._data.shape, t._data.dtype) for t in source_tensors)
+        # outside tensors are read afresh: what a replay assumes of them (shape, dtype,
+        # strides, requires_grad: a frozen parameter gets no gradient) is guarded
+        entry.captured = [(t, _tensor_meta(t)) for s, t in rec.outside.items()
+                          if rec.kinds[s][0] == CAPTURED]
         entry.leaf_kinds = leaf_kinds
-        entry.out_meta = [(t._data.shape, t._data.dtype) for t in grad_outputs]
+        entry.out_meta = tuple((t._data.shape, t._data.dtype) for t in grad_outputs)
         # gradients the program hands out that are not its own new arrays (a passed-through
         # output gradient, one array for two sources): the engine must not keep them
         own = [s for s in source_slots if s is not None]

@@ -189,9 +189,7 @@ class Roots:
                 if (m._forward_hooks or m._forward_pre_hooks or m._backward_hooks
                         or m._backward_pre_hooks):
                     self.hooks = True
-                forward = getattr(type(m), "forward", None)
-                if forward is not None and not _is_library(forward):
-                    self._add_function(forward, fn_depth + 1)
+                self._add_methods(type(m), fn_depth)
             return
         t = type(v)
         if t is tuple or t is list or t is set or t is frozenset:
@@ -214,6 +212,18 @@ class Roots:
         elif t not in _SIMPLE and hasattr(v, "__dict__") and not isinstance(v, type):
             for x in vars(v).values():
                 self._index(x, level + 1, names, fn_depth)
+            self._add_methods(t, fn_depth)
+
+    def _add_methods(self, cls, fn_depth):
+        """The globals and closures of the methods a user class defines (forward, and what it
+        may call on self)."""
+        for klass in cls.__mro__:
+            if _is_library(klass):
+                continue
+            for attr in vars(klass).values():
+                fn = getattr(attr, "__func__", attr)
+                if isinstance(fn, types.FunctionType):
+                    self._add_function(fn, fn_depth + 1)
 
     def _check_for(self, v, level):
         """A function telling whether a value is still ``v`` (as far as a recording cares)."""
