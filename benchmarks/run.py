@@ -89,9 +89,9 @@ def run_workload(name, args, torch):
 def _timed_first(step):
     """The first call's result, wall time and CPU time (this process and its children: torch
     compiles in worker processes)."""
-    def cpu():
+    def cpu():  # (os.times counts in clock ticks: this process's own time more finely)
         t = os.times()
-        return t.user + t.system + t.children_user + t.children_system
+        return time.process_time() + t.children_user + t.children_system
     t0, c0 = time.perf_counter(), cpu()
     result = step()
     return result, time.perf_counter() - t0, cpu() - c0
