@@ -4,10 +4,13 @@
     python benchmarks/run.py --smoke         # seconds: small sizes, 3 rounds (what CI runs)
     python benchmarks/run.py --only w1,w2 --rounds 15
     python benchmarks/run.py --device cuda   # W1..W6 on a GPU: torch CUDA and a CuPy floor
+    python benchmarks/run.py --only w1,w2,compiled --no-torch-compile
 
 Every figure is a median of interleaved rounds (each peer once per round, the order rotating),
 one thread per library. Ratios are ember / torch; torch's column is absent when it is not
-installed. Nothing here asserts a time: the output is a report.
+installed. The ``compiled`` part runs each workload with its forward/loss function compiled
+(ember.compile, torch.compile) and reports the first call (which records, or compiles) apart
+from the steady state. Nothing here asserts a time: the output is a report.
 """
 from __future__ import annotations
 
@@ -39,6 +42,9 @@ from workloads import NUMPY_FLOOR, WORKLOADS, make_data  # noqa: E402
 TARGETS = {"w1": 0.5, "w2": 0.8, "w3": 1.0, "w4": 0.5, "w5": 1.0, "w6": 1.0, "import": 0.1}
 CUDA_TARGETS = {"w1": 1.5, "w3": 1.5, "w6": 2.0}
 CUDA_MEMORY_TARGET = 1.3  # W3's peak GPU memory, ember / torch
+# ember.compile / torch eager (None: no slower than ember eager; W5: correct is the target)
+COMPILED_TARGETS = {"w1": 0.3, "w2": 0.8, "w3": None, "w4": 0.3, "w5": None, "w6": None}
+FIRST_CALL_TARGET_MS = {"w1": 50, "w2": 50}
 
 
 def _torch():
@@ -120,6 +126,79 @@ def gpu_peak_memory(name, args, torch):
         lib.cuda.synchronize()
         out[f"{peer}_peak_mib"] = (lib.cuda.max_memory_allocated() - base) / 2 ** 20
     return out
+def _timed_first(step):
+    """The first call's result, wall time and CPU time (this process and its children: torch
+    compiles in worker processes)."""
+    def cpu():  # (os.times counts in clock ticks: this process's own time more finely)
+        t = os.times()
+        return time.process_time() + t.children_user + t.children_system
+    t0, c0 = time.perf_counter(), cpu()
+    result = step()
+    return result, time.perf_counter() - t0, cpu() - c0
+
+
+def run_compiled(name, args, torch):
+    """One workload with its forward/loss function compiled (W4: a 2,000-op chain), against
+    torch eager, torch.compile and ember eager: steady-state times and the first call's."""
+    label, unit, scale, build = WORKLOADS[name]
+    small = args.smoke or name == "w4"
+    builds = {"ember": (ember, False), "ember.compile": (ember, True)}
+    if torch is not None:
+        builds = {"torch": (torch, False), **builds}
+        if args.torch_compile:
+            builds["torch.compile"] = (torch, True)
+    steps, first, errors = {}, {}, {}
+    for peer, (lib, compiled) in builds.items():
+        try:
+            step = build(lib, make_data(name, small=small), compiled=compiled)
+            result, seconds, cpu = _timed_first(step)
+        except Exception as error:  # noqa: BLE001 - the report says what failed
+            errors[peer] = f"{type(error).__name__}: {str(error).splitlines()[0][:80]}"
+            continue
+        steps[peer] = step
+        first[peer] = (result, seconds, cpu)
+    if "ember.compile" not in steps:
+        return {"name": name, "label": label, "error": errors.get("ember.compile", "?")}
+    reference = first.get("torch", first["ember"])[0]
+    ok = _agree(first["ember.compile"][0], reference)
+    target_s = 0.02 if args.smoke else 0.1
+    rounds = 3 if args.smoke else args.rounds
+    times = interleaved(steps, rounds, target_s)
+    n_ops = make_data(name, small=small).get("n_ops")
+    if name == "w4":
+        label = f"W4 {n_ops:,} chained ops, then backward"
+    return {"name": name, "label": label, "unit": unit, "checked": ok, "errors": errors,
+            **{peer: t * scale for peer, t in times.items()},
+            **{f"{peer} first ms": sec * 1e3 for peer, (_, sec, _) in first.items()},
+            **{f"{peer} first cpu ms": cpu * 1e3 for peer, (_, _, cpu) in first.items()}}
+
+
+def print_compiled(rows):
+    print("\n| compiled workload | unit | torch | torch.compile | ember | ember.compile "
+          "| ember.compile / torch | target | first call ms: torch.compile | ember.compile "
+          "| check |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['label']} | | | | | unavailable: {r['error']} | | | | | |")
+            continue
+        ratio = r["ember.compile"] / r["torch"] if "torch" in r else None
+        target = COMPILED_TARGETS.get(r["name"])
+        if target is None:
+            goal = "≤ ember" if r["name"] != "w5" else "correct"
+            met = r["ember.compile"] <= r["ember"] if r["name"] != "w5" else r["checked"]
+        else:
+            goal, met = f"≤ {target}", ratio is not None and ratio <= target
+        first_goal = FIRST_CALL_TARGET_MS.get(r["name"])
+        first, first_cpu = r["ember.compile first ms"], r["ember.compile first cpu ms"]
+        first_text = f"{_fmt(first)} ({_fmt(first_cpu)} CPU)" + (
+            "" if first_goal is None else (" ✓" if first_cpu <= first_goal else " ✗"))
+        tc = r.get("torch.compile") or r["errors"].get("torch.compile", "not run")
+        tc_first = r.get("torch.compile first ms")
+        print(f"| {r['label']} | {r['unit']} | {_fmt(r.get('torch'))} | "
+              f"{tc if isinstance(tc, str) else _fmt(tc)} | {_fmt(r.get('ember'))} | "
+              f"{_fmt(r['ember.compile'])} | {_fmt(ratio)}{' ✓' if met else ' ✗'} | {goal} | "
+              f"{_fmt(tc_first)} | {first_text} | {'ok' if r['checked'] else 'MISMATCH'} |")
 
 
 _MEMORY_CHILD = """
@@ -212,6 +291,16 @@ def _fmt(value):
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
+def _cpu_model():
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def print_report(rows, micro, machine, targets=TARGETS, floor="numpy floor"):
     print(f"\n## ember benchmarks ({machine})\n")
     print(f"| workload | unit | {floor} | torch | ember | ember / torch | target | check |")
@@ -266,24 +355,31 @@ def print_inplace_pairs(micro):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="small sizes, few rounds")
-    parser.add_argument("--only", default="w1,w2,w3,w4,w5,w6,import,micro")
+    parser.add_argument("--only", default="w1,w2,w3,w4,w5,w6,import,compiled,micro")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                         help="cuda: W1..W6 on a GPU against torch CUDA and the CuPy floor")
+    parser.add_argument("--torch-compile", action=argparse.BooleanOptionalAction, default=None,
+                        help="time torch.compile too (default: not in --smoke: it takes "
+                             "seconds to minutes per workload)")
     args = parser.parse_args(argv)
+    if args.torch_compile is None:
+        args.torch_compile = not args.smoke
     torch = _torch()
     torch_note = f", torch {torch.__version__}" if torch else ", torch not installed"
     if args.device == "cuda" and torch is not None and not torch.cuda.is_available():
         torch, torch_note = None, f", torch {torch.__version__} without CUDA (no torch column)"
     wanted = args.only.split(",")
     if args.device == "cuda":
-        wanted = [w for w in wanted if w not in ("import", "micro")]
+        wanted = [w for w in wanted if w not in ("import", "micro", "compiled")]
     rows = [run_workload(n, args, torch) for n in WORKLOADS if n in wanted]
     if "import" in wanted:
         rows.append(import_times(3 if args.smoke else 7))
+    compiled = ([run_compiled(n, args, torch) for n in WORKLOADS if n in wanted]
+                if "compiled" in wanted else [])
     micro = run_micro(args, torch) if "micro" in wanted else []
-    machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python "
+    machine = (f"{_cpu_model()}, {platform.machine()}, {os.cpu_count()} cores, Python "
                f"{platform.python_version()}, NumPy {np.__version__}"
                + torch_note)
     if args.device == "cuda":
@@ -292,9 +388,12 @@ def main(argv=None):
         print_report(rows, micro, machine, CUDA_TARGETS, "CuPy floor")
     else:
         print_report(rows, micro, machine)
+        if compiled:
+            print_compiled(compiled)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"machine": machine, "workloads": rows,
-                                                       "micro": micro}, indent=1))
+                                                       "compiled": compiled, "micro": micro},
+                                                      indent=1, default=str))
 
 
 if __name__ == "__main__":

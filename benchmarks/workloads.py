@@ -55,13 +55,17 @@ def _host(t):
     return t.cpu().numpy()
 
 
-def chain(lib, data):
+def _compiled(lib, fn, compiled):
+    """``fn`` itself, or ``lib.compile(fn)`` (the forward/loss function of a compiled step)."""
+    return lib.compile(fn) if compiled else fn
+
+
+def chain(lib, data, compiled=False):
     """W1 / W4: a chain of elementwise ops on one tensor, then backward."""
     x = _tensor(lib, data, "x", requires_grad=True)
     kinds = [CHAIN[i % 6] for i in range(data["n_ops"])]
 
-    def step():
-        x.grad = None
+    def forward(x):
         h = x
         for k in kinds:
             if k == "mulc":
@@ -76,13 +80,18 @@ def chain(lib, data):
                 h = lib.tanh(h)
             else:
                 h = h * x
-        out = h.sum()
+        return h.sum()
+    forward = _compiled(lib, forward, compiled)
+
+    def step():
+        x.grad = None
+        out = forward(x)
         out.backward()
         return out.item(), _host(x.grad)
     return step
 
 
-def mlp(lib, data):
+def mlp(lib, data, compiled=False):
     """W2 / W3: an MLP training step (ReLU, cross-entropy, SGD)."""
     F = lib.nn.functional
     x, y = _tensor(lib, data, "x"), _tensor(lib, data, "y")
@@ -90,13 +99,17 @@ def mlp(lib, data):
     Ws = [lib.tensor(w, requires_grad=True, device=dev) for w in data["Ws"]]
     bs = [lib.tensor(b, requires_grad=True, device=dev) for b in data["bs"]]
 
-    def step():
+    def loss_of(x, y):
         h = x
         for i, (W, b) in enumerate(zip(Ws, bs)):
             h = h @ W + b
             if i < len(Ws) - 1:
                 h = h.relu()
-        loss = F.cross_entropy(h, y)
+        return F.cross_entropy(h, y)
+    loss_of = _compiled(lib, loss_of, compiled)
+
+    def step():
+        loss = loss_of(x, y)
         loss.backward()
         grad = _host(Ws[0].grad).copy()
         with lib.no_grad():
@@ -107,31 +120,40 @@ def mlp(lib, data):
     return step
 
 
-def hvp(lib, data):
+def hvp(lib, data, compiled=False):
     """W5: a Hessian-vector product by double backward."""
     x = _tensor(lib, data, "x", requires_grad=True)
     W, v = _tensor(lib, data, "W"), _tensor(lib, data, "v")
 
+    def objective(x):
+        return (lib.tanh(W @ x) ** 2).sum()
+    objective = _compiled(lib, objective, compiled)
+
     def step():
-        f = (lib.tanh(W @ x) ** 2).sum()
+        f = objective(x)
         (g,) = lib.autograd.grad(f, [x], create_graph=True)
         (hv,) = lib.autograd.grad((g * v).sum(), [x])
         return f.item(), _host(hv)
     return step
 
 
-def conv(lib, data):
+def conv(lib, data, compiled=False):
     """W6: a small CNN step (conv 3x3, ReLU, max-pool, linear, cross-entropy)."""
     F = lib.nn.functional
     x, y = _tensor(lib, data, "x"), _tensor(lib, data, "y")
     params = [_tensor(lib, data, k, requires_grad=True) for k in ("Wc", "bc", "Wl", "bl")]
 
-    def step():
+    def loss_of(x, y):
         Wc, bc, Wl, bl = params
+        h = F.max_pool2d(F.conv2d(x, Wc, bc).relu(), 2)
+        return F.cross_entropy(h.reshape(h.shape[0], -1) @ Wl + bl, y)
+    loss_of = _compiled(lib, loss_of, compiled)
+
+    def step():
+        Wc = params[0]
         for p in params:
             p.grad = None
-        h = F.max_pool2d(F.conv2d(x, Wc, bc).relu(), 2)
-        loss = F.cross_entropy(h.reshape(h.shape[0], -1) @ Wl + bl, y)
+        loss = loss_of(x, y)
         loss.backward()
         return loss.item(), _host(Wc.grad)
     return step

@@ -11,11 +11,16 @@ def test_smoke_benchmark_runs_and_checks_its_results(request):
     done = subprocess.run([sys.executable, str(RUN), "--smoke"], capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
-    rows = [line for line in done.stdout.splitlines() if line.startswith("| W")]
+    eager, compiled = done.stdout.split("| compiled workload")
+    rows = [line for line in eager.splitlines() if line.startswith("| W")]
     assert [r.split("|")[1].split()[0] for r in rows] == ["W1", "W2", "W3", "W4", "W4", "W5",
                                                           "W6"]
-    # the last column checks each workload's loss and gradients against the NumPy floor
-    checked = [r for r in rows if "memory" not in r]
+    compiled_rows = [line for line in compiled.splitlines() if line.startswith("| W")]
+    assert [r.split("|")[1].split()[0] for r in compiled_rows] == ["W1", "W2", "W3", "W4",
+                                                                   "W5", "W6"]
+    # the last column checks each workload's loss and gradients (eager: against the NumPy
+    # floor; compiled: against torch's eager step, or ember's without torch)
+    checked = [r for r in rows + compiled_rows if "memory" not in r]
     assert all(r.rstrip(" |").endswith("ok") for r in checked), done.stdout
     # printed by conftest's terminal summary
     request.node.user_properties.append(("benchmark_smoke_report", done.stdout))

@@ -141,7 +141,7 @@ def test_sample_statistics(name):
     case = _BY_NAME[name]
     dist, _ = _build(ember, case)
     tdist, _ = _build(torch, case)
-    n = 3000
+    n = 1000
     ember.manual_seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Wishart's "singular sample" warning (as torch's)
@@ -171,30 +171,77 @@ def test_sample_statistics(name):
     assert np.all(np.abs(got - mean)[finite] <= bound[finite]), (got, mean)
 
 
-# Distributions whose samplers ember builds on its own kernels: their draws compared with
-# torch's as distributions (two-sample Kolmogorov-Smirnov statistic, 20000 draws each).
-_KS = {
-    "gamma_small": lambda m: m._standard_gamma(m.full((20000,), 0.3, dtype=m.float64)),
-    "gamma_large": lambda m: m._standard_gamma(m.full((20000,), 7.5, dtype=m.float64)),
-    "binomial_inversion": lambda m: m.binomial(m.full((20000,), 12.0), m.full((20000,), 0.3)),
-    "binomial_btrs": lambda m: m.binomial(m.full((20000,), 200.0), m.full((20000,), 0.65)),
-    "dirichlet": lambda m: m._sample_dirichlet(m.tensor([0.5, 2.0, 4.0]).expand(20000, 3))[:, 1],
-    "vonmises": lambda m: m.distributions.VonMises(m.tensor(0.5), m.tensor(2.0)).sample((20000,)),
+# Samples that pass through ops whose last bit can differ from torch's (matmul, pow, sigmoid,
+# Cholesky): equal to rounding; every other distribution's seeded samples are torch's exactly.
+_ROUNDED = {"Weibull", "ContinuousBernoulli_logits", "RelaxedBernoulli", "LogisticNormal",
+            "MultivariateNormal_tril", "MultivariateNormal_cov", "MultivariateNormal_prec",
+            "LowRankMultivariateNormal", "Wishart", "Wishart_tril", "LKJCholesky"}
+
+
+def _seeded(lib, case, method):
+    dist, params = _build(lib, case)
+    lib.manual_seed(7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (Wishart's singular sample warning, as torch's)
+        x = getattr(dist, method)((3,))
+    after = lib.rand(4, dtype=lib.float64)  # the generator must end where torch's does
+    grads = ()
+    if method == "rsample" and params:
+        w = lib.tensor(np.linspace(0.5, 1.5, x.numel()).reshape(tuple(x.shape)), dtype=x.dtype)
+        try:
+            grads = lib.autograd.grad((x * w).sum(), params, allow_unused=True)
+        except RuntimeError:
+            # Wishart: torch's resampling modifies a mask its graph saved, and its backward
+            # fails (ember's fails too, with another message: see docs/distributions.md)
+            grads = "RuntimeError"
+    return x, after, grads
+
+
+@pytest.mark.parametrize("name", _IDS)
+def test_seeded_samples_are_torchs(name):
+    """With the same seed, sample and rsample give torch's values and rsample torch's
+    gradients (every sampler draws as torch's does)."""
+    torch = torch_or_skip()
+    case = _BY_NAME[name]
+    methods = ["sample"] + (["rsample"] if _build(torch, case)[0].has_rsample else [])
+    for method in methods:
+        t_x, t_after, t_grads = _seeded(torch, case, method)
+        e_x, e_after, e_grads = _seeded(ember, case, method)
+        np.testing.assert_array_equal(e_after.numpy(), t_after.numpy())
+        if name in _ROUNDED:
+            np.testing.assert_allclose(e_x.detach().numpy(), t_x.detach().numpy(), rtol=1e-10,
+                                       atol=1e-12)
+        else:
+            np.testing.assert_array_equal(e_x.detach().numpy(), t_x.detach().numpy())
+        assert isinstance(e_grads, str) == isinstance(t_grads, str)
+        if isinstance(t_grads, str):
+            continue
+        for e, t in zip(e_grads, t_grads):
+            assert (e is None) == (t is None)
+            if t is not None:
+                np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-9, atol=1e-12)
+
+
+_DRAWS = {
+    "gamma": lambda m, dt: m._standard_gamma(m.tensor([0.1, 0.5, 1.0, 2.5, 7.0, 30.0, 0.0] * 40,
+                                                      dtype=dt)),
+    "dirichlet": lambda m, dt: m._sample_dirichlet(
+        m.tensor([[0.2, 1.0, 4.0, 3.0, 2.0], [1.0, 1.0, 1.0, 0.5, 0.5]] * 20, dtype=dt)),
+    "binomial": lambda m, dt: m.binomial(
+        m.tensor([5.0, 12.0, 40.0, 200.0, 1000.0, 3.0, 0.0, 7.0] * 30, dtype=dt),
+        m.tensor([0.3, 0.7, 0.3, 0.65, 0.02, 0.5, 0.5, 1.0] * 30, dtype=dt)),
 }
 
 
-@pytest.mark.parametrize("name", list(_KS))
-def test_sampler_matches_torch_distribution(name):
-    torch = torch_or_skip()
-    torch.manual_seed(1)
-    ember.manual_seed(1)
-    a = np.sort(_KS[name](torch).numpy().astype(np.float64))
-    b = np.sort(_KS[name](ember).numpy().astype(np.float64))
-    grid = np.union1d(a, b)
-    ks = np.max(np.abs(np.searchsorted(a, grid, "right") - np.searchsorted(b, grid, "right")))
-    # for a discrete law the statistic is a little larger than for a continuous one; at this
-    # size a true difference of 2.5% would show
-    assert ks / a.size < 0.025
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(_DRAWS))
+def test_rejection_samplers_are_torchs(name, dtype):
+    """gamma, Dirichlet and binomial draws, and the normals cached and drawn after them."""
+    def body(lib):
+        lib.manual_seed(3)
+        lib.randn(1, dtype=lib.float64)  # leave a cached normal for the gamma sampler
+        return _DRAWS[name](lib, getattr(lib, dtype)), lib.randn(3, dtype=lib.float64)
+    same(body, rtol=0, atol=0, grad_fn=False)
 
 
 def test_certain_samples_equal_torch():
@@ -212,121 +259,6 @@ def test_certain_samples_equal_torch():
 
 
 # -- reparameterised gradients ------------------------------------------------------------------
-def _fixed_noise(kind):
-    """A noise source both libraries call alike: values depend only on the shape asked for."""
-    def draw(lib, shape, dtype=None, device=None):
-        seed = abs(hash((kind,) + tuple(shape))) % 2 ** 32
-        rng = np.random.default_rng(seed)
-        x = rng.standard_normal(tuple(shape)) if kind == "normal" else rng.uniform(
-            0.02, 0.98, tuple(shape))
-        return lib.tensor(x, dtype=dtype or lib.float64)
-    return draw
-
-
-_NORMAL_NOISE = ("normal", "multivariate_normal", "lowrank_multivariate_normal")
-
-
-def _patch_noise(monkeypatch, torch):
-    normal, uniform = _fixed_noise("normal"), _fixed_noise("uniform")
-    for lib in (torch, ember):
-        for mod in _NORMAL_NOISE:
-            module = __import__(f"{lib.__name__}.distributions.{mod}", fromlist=["_"])
-            monkeypatch.setattr(module, "_standard_normal",
-                                lambda shape, dtype, device, lib=lib: normal(lib, shape, dtype))
-        monkeypatch.setattr(lib, "rand", lambda shape, dtype=None, device=None, lib=lib,
-                            **_: uniform(lib, shape, dtype))
-
-
-_SAME_NOISE = ["Normal", "LogNormal", "HalfNormal", "Independent", "LogisticNormal",
-               "MultivariateNormal_tril", "MultivariateNormal_cov", "MultivariateNormal_prec",
-               "LowRankMultivariateNormal", "Uniform", "ContinuousBernoulli",
-               "ContinuousBernoulli_logits", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-               "Kumaraswamy", "Gumbel", "GeneralizedPareto"]
-
-
-@pytest.mark.parametrize("name", _SAME_NOISE)
-def test_rsample_with_torch_noise(name, monkeypatch):
-    """Fed the same noise, rsample gives torch's values and gradients."""
-    torch = torch_or_skip()
-    _patch_noise(monkeypatch, torch)
-    case = _BY_NAME[name]
-
-    def body(lib):
-        dist, params = _build(lib, case)
-        x = dist.rsample((2,))
-        w = lib.tensor(np.linspace(0.5, 1.5, x.numel()).reshape(tuple(x.shape)))
-        return x, lib.autograd.grad((x * w).sum(), params)
-    same(body, rtol=1e-7, atol=1e-10, grad_fn=False)
-
-
-def _implicit_grads(torch, case, x):
-    """Torch's -dF(x)/dtheta / f(x) at ember's samples x, summed over them."""
-    dist, params = _build(torch, case)
-    xt = torch.tensor(x)
-    density = dist.log_prob(xt).exp().detach()
-    return torch.autograd.grad((-dist.cdf(xt) / density).sum(), params)
-
-
-def _gamma_grads(torch, case, x):
-    """The same for the gamma family, from torch's _standard_gamma_grad (torch's gamma CDF
-    has no derivative in the concentration): a Gamma(c, r) sample x is g / r, g ~ Gamma(c)."""
-    x = torch.tensor(x)
-    p = [torch.tensor(v) for v in case.params]
-    dg = torch._standard_gamma_grad
-    if case.name == "Gamma":
-        c, r = p
-        return (dg(c.expand(x.shape), x * r) / r).sum(0), (-x / r).sum(0)
-    if case.name == "Chi2":
-        return (dg((p[0] / 2).expand(x.shape), x / 2)).sum(0),
-    c, r = p  # InverseGamma: y = 1 / x
-    return (-x * x * dg(c.expand(x.shape), r / x) / r).sum(0), (x / r).sum(0)
-
-
-_IMPLICIT = ["Exponential", "Laplace", "Cauchy", "HalfCauchy", "Pareto", "Weibull", "Gamma",
-             "Chi2", "InverseGamma"]
-
-
-@pytest.mark.parametrize("name", _IMPLICIT)
-def test_rsample_gradient_is_the_implicit_one(name):
-    """A reparameterised sample x's gradient is -dF(x; theta)/dtheta / f(x; theta) (F, f:
-    torch's CDF and density): what a monotone sampler and the gamma's implicit rule give."""
-    torch = torch_or_skip()
-    case = _BY_NAME[name]
-    dist, params = _build(ember, case)
-    ember.manual_seed(3)
-    x = dist.rsample((4,))
-    got = ember.autograd.grad(x.sum(), params)
-    oracle = _gamma_grads if name in _GAMMA_CDF else _implicit_grads
-    want = oracle(torch, case, x.detach().numpy())
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-9)
-
-
-@pytest.mark.parametrize("name", ["Dirichlet", "Beta"])
-def test_dirichlet_rsample_gradient(name):
-    """Dirichlet (and Beta) samples: torch's gradient formula at ember's samples."""
-    torch = torch_or_skip()
-    from torch.distributions.dirichlet import _Dirichlet_backward
-    case = _BY_NAME[name]
-    dist, params = _build(ember, case)
-    ember.manual_seed(5)
-    x = dist.rsample((3,))
-    w = np.linspace(0.5, 2.0, x.numel()).reshape(tuple(x.shape))
-    got = ember.autograd.grad((x * ember.tensor(w)).sum(), params)
-    _, tparams = _build(torch, case)
-    if name == "Beta":  # x is the first coordinate of a two-category Dirichlet sample
-        xs = torch.tensor(np.stack([x.detach().numpy(), 1 - x.detach().numpy()], -1))
-        conc = torch.stack([tparams[0], tparams[1]], -1).detach().expand(xs.shape)
-        g = _Dirichlet_backward(xs, conc, torch.tensor(np.stack([w, 0 * w], -1)))
-        want = [g[..., 0].sum(0), g[..., 1].sum(0)]
-    else:
-        conc = tparams[0].detach().expand(tuple(x.shape))
-        want = [_Dirichlet_backward(torch.tensor(x.detach().numpy()), conc,
-                                    torch.tensor(w)).sum(0)]
-    for g, w_ in zip(got, want):
-        np.testing.assert_allclose(g.numpy(), w_.numpy(), rtol=1e-7)
-
-
 def test_straight_through_gradient_is_the_probabilities():
     def body(torch):
         logits = torch.tensor([[0.3, -1.0, 2.0]], dtype=torch.float64, requires_grad=True)

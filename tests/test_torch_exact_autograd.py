@@ -240,3 +240,91 @@ def test_square_root_powers_at_signed_zero():
         y = t.tensor([-0.0, 0.0, -1., 4., float("inf"), -float("inf")])
         return x.grad, y ** -0.5, y ** 0.5, y ** -1.5
     same(body)
+
+
+# -- second derivatives through piecewise-linear functions, pooling and convolution ------------
+_SECOND_ORDER = {
+    "relu": lambda t, x: t.relu(x),
+    "relu6": lambda t, x: t.nn.functional.relu6(x),
+    "hardtanh": lambda t, x: t.nn.functional.hardtanh(x),
+    "hardsigmoid": lambda t, x: t.nn.functional.hardsigmoid(x),
+    "hardshrink": lambda t, x: t.nn.functional.hardshrink(x),
+    "softshrink": lambda t, x: t.nn.functional.softshrink(x),
+    "threshold": lambda t, x: t.nn.functional.threshold(x, 0.5, 3.),
+    "threshold_": lambda t, x: t.nn.functional.threshold(x * 1, 0.5, 3., inplace=True),
+    "leaky_relu": lambda t, x: t.nn.functional.leaky_relu(x, 0.1),
+    "leaky_relu_": lambda t, x: t.nn.functional.leaky_relu(x * 1, 0.1, inplace=True),
+    "rrelu_eval": lambda t, x: t.nn.functional.rrelu(x, training=False),
+    "max_pool1d": lambda t, x: t.nn.functional.max_pool1d(x[None, None], 2, 1),
+    "max_pool2d": lambda t, x: t.nn.functional.max_pool2d(x[:6].reshape(1, 1, 2, 3), 2, 1),
+    "avg_pool1d": lambda t, x: t.nn.functional.avg_pool1d(x[None, None], 2, 1),
+    "avg_pool2d": lambda t, x: t.nn.functional.avg_pool2d(x[:6].reshape(1, 1, 2, 3), 2, 1),
+    "adaptive_max_pool1d": lambda t, x: t.nn.functional.adaptive_max_pool1d(x[None, None], 3),
+    "adaptive_avg_pool1d": lambda t, x: t.nn.functional.adaptive_avg_pool1d(x[None, None], 3),
+    "conv1d_input": lambda t, x: t.nn.functional.conv1d(
+        x[None, None], t.tensor([[[1., -2., 0.5]]], dtype=t.float64)),
+    "conv1d_weight": lambda t, x: t.nn.functional.conv1d(
+        t.ones(1, 1, 9, dtype=t.float64), x[:3].reshape(1, 1, 3)),
+    "conv_transpose1d": lambda t, x: t.nn.functional.conv_transpose1d(
+        x[None, None], t.tensor([[[1., -2., 0.5]]], dtype=t.float64)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SECOND_ORDER))
+def test_second_derivative_is_a_graph(name):
+    def body(t):
+        x = t.tensor([-2.5, -0.7, 0.3, 1.2, 2.7, 4.0, 7.0], dtype=t.float64, requires_grad=True)
+        g, = t.autograd.grad(_SECOND_ORDER[name](t, x).sum(), x, create_graph=True)
+        return g, t.autograd.grad((g * t.arange(7.)).sum(), x, allow_unused=True)
+    same(body, grad_fn=False)
+
+
+def test_hessian_vector_product_of_a_relu_network():
+    def body(t):
+        w1 = t.sin(t.arange(12., dtype=t.float64)).reshape(4, 3).requires_grad_()
+        w2 = t.cos(t.arange(4., dtype=t.float64)).reshape(1, 4).requires_grad_()
+        x = t.tensor([[0.5, -1.0, 2.0], [1.5, 0.3, -0.2]], dtype=t.float64)
+        loss = t.relu(x @ w1.t()).matmul(w2.t()).pow(2).sum()
+        g1, g2 = t.autograd.grad(loss, (w1, w2), create_graph=True)
+        v1, v2 = t.ones_like(w1), t.full_like(w2, 0.5)
+        hv = t.autograd.grad((g1 * v1).sum() + (g2 * v2).sum(), (w1, w2))
+        net = t.nn.Sequential(t.nn.Linear(3, 4), t.nn.ReLU(), t.nn.Linear(4, 1)).double()
+        params = tuple(net.parameters())
+        for p in params:
+            t.nn.init.constant_(p, 0.3)
+        g = t.autograd.grad(net(x).sum(), params, create_graph=True)
+        return hv, t.autograd.grad(sum(gi.sum() for gi in g), params, allow_unused=True)
+    same(body, grad_fn=False)
+
+
+# -- the engine ---------------------------------------------------------------------------------
+def test_in_place_op_on_a_view_then_second_order_grad():
+    def body(t):
+        a = (t.arange(12., dtype=t.float64).reshape(3, 4) / 10).requires_grad_()
+        b = t.arange(8., dtype=t.float64).reshape(4, 2) / 7
+        y = t.tensordot(a, b, 1)
+        y.unsqueeze(0).sigmoid_()
+        g, = t.autograd.grad((y * y).sum(), a, create_graph=True)
+        return g, t.autograd.grad(g.sum(), a)
+    same(body, grad_fn=False)
+
+
+def test_copy_slices_frees_its_node_after_backward():
+    def body(t):
+        x = t.ones(3, requires_grad=True)
+        y = x * 1
+        y[0:2].sigmoid_()
+        y.sum().backward()
+        y.sum().backward()
+    same(body)
+
+
+@pytest.mark.parametrize("fn", ["remainder", "fmod"])
+def test_remainder_gradient_of_an_integer_dividend(fn):
+    def body(t):
+        y = t.tensor([0., 2.5, -3.], requires_grad=True)
+        getattr(t, fn)(t.tensor([7, 7, 7]), y).sum().backward()
+        z = t.tensor([2.5], dtype=t.float64, requires_grad=True)
+        getattr(t, fn)(t.tensor([7.], dtype=t.float32), z).sum().backward()
+        return y.grad, z.grad
+    same(body)

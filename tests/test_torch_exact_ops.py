@@ -200,3 +200,53 @@ def test_two_threads_backpropagating_into_one_leaf_lose_nothing():
     for th in threads:
         th.join()
     assert int((x.grad.numpy() != 120).sum()) == 0
+
+
+def test_matrix_transposes_of_a_0d_tensor_and_permute_without_dims():
+    def body(t):
+        x = t.tensor(2., requires_grad=True)
+        out = [x.mT, x.mH, x.adjoint(), x.mT is x]
+        for f in (lambda: t.ones(2).permute(), lambda: t.ones(2, 3).permute(),
+                  lambda: t.ones(2).mT):
+            try:
+                out.append(f())
+            except (TypeError, RuntimeError) as e:
+                out.append((type(e).__name__, str(e)))
+        return out
+    same(body, check_warnings=False)  # (torch and ember warn once per process)
+
+
+def test_cat_skips_legacy_empty_tensors():
+    def body(t):
+        x = t.zeros(0, requires_grad=True)
+        y = t.ones(2, 3, requires_grad=True)
+        z = t.cat([x, y, t.zeros(0, dtype=t.float64)])
+        z.sum().backward()
+        out = [z, x.grad, y.grad, t.cat([t.ones(2, 3), t.tensor([])], 1),
+               t.cat([t.tensor([]), t.tensor([])])]
+        for bad in ([t.zeros(0, 0), t.ones(2, 3)], [t.tensor(1.), t.zeros(0)]):
+            try:
+                t.cat(bad)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same(body)
+
+
+def test_empty_index_and_empty_batch_ops():
+    def body(t):
+        long = t.long
+        x = t.ones(2, 3, requires_grad=True)
+        w, b = t.ones(4, requires_grad=True), t.ones(4, requires_grad=True)
+        e = t.ones(0, 4, 3, requires_grad=True)
+        gn = t.nn.functional.group_norm(e, 2, w, b)
+        gn.sum().backward()
+        return (t.gather(x, 1, t.zeros(2, 0, dtype=long)),
+                x.scatter(1, t.zeros(2, 0, dtype=long), 5.),
+                x.scatter_add(1, t.zeros(2, 0, dtype=long), t.ones(2, 0)),
+                t.ones(3).scatter(0, t.tensor([], dtype=long), t.tensor([])),
+                gn, e.grad, w.grad, b.grad,
+                t.nn.GroupNorm(2, 4)(t.ones(0, 4, 3)),
+                t.nn.functional.group_norm(t.ones(2, 4, 0), 2),
+                t.nn.functional.instance_norm(t.ones(0, 3, 2)))
+    same(body)

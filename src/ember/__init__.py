@@ -14,11 +14,13 @@ from ._dtype import can_cast as _can_cast
 from ._size import Size
 from ._tensor import Tensor, device, is_tensor, strided, typename
 from ._printing import get_printoptions, printoptions, set_printoptions
-from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like,
-                        eye, from_numpy, full, full_like, get_rng_state, initial_seed,
-                        linspace, logspace, manual_seed, normal, ones, ones_like, rand,
-                        rand_like, randint, randint_like, randn, randn_like, randperm, seed,
-                        set_rng_state, tensor, zeros, zeros_like)
+from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
+                        full_like, linspace, logspace, normal, ones, ones_like, rand, rand_like,
+                        randint, randint_like, randn, randn_like, randperm, tensor, zeros,
+                        zeros_like)
+from ._random import Generator, default_generator
+from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from . import random
 from ._creation import cartesian_prod, meshgrid, tril_indices, triu_indices
 from . import _ops
 # Each op family lists its public functions in __all__; ember's namespace is their union.
@@ -120,7 +122,13 @@ def set_num_threads(n) -> None:
 
 
 _SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",
-               "distributions")
+               "distributions", "compiler", "_dynamo")
+
+
+def compile(model=None, **kwargs):  # noqa: A001 - torch's name
+    """Record ``model``'s kernel calls once and replay them (see ember.compiler.compile)."""
+    from ._compile.api import compile as compile_
+    return compile_(model, **kwargs)
 
 
 def __getattr__(name):

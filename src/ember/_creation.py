@@ -1,7 +1,7 @@
 """Tensor creation: ``tensor``, ``zeros``, ``arange``, random tensors and the ``*_like`` forms.
 
-Random numbers come from NumPy's PCG64 through ``ember.Generator``; ``manual_seed`` makes runs
-repeatable (the streams differ from torch's, so seeded values differ from torch's too).
+Random tensors come from ``ember.Generator`` streams, which are torch's CPU generator bit for
+bit (see ``_random``).
 """
 from __future__ import annotations
 
@@ -11,103 +11,21 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._random import fill as _fill
+from ._random.generator import (  # noqa: F401
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    set_rng_state,
+)
 from ._backend import as_array, is_array
-from ._backend.device import as_device, make_on, move
+from ._backend.device import as_device, move
+from ._compile.hooks import constant, replayed
 from ._state import state
 from ._tensor import Tensor, _check_can_require_grad, _wrap
 from ._tensor import device as _Device
-
-_DEFAULT_SEED = 67280421310721
-
-
-class Generator:
-    """A random number generator (``ember.Generator``): a seedable NumPy PCG64 stream.
-
-    ``Generator(device='cuda')`` makes a CUDA generator (see ``ember.cuda.random``).
-    """
-
-    def __new__(cls, device="cpu"):
-        if cls is Generator and _Device(device).type == "cuda":
-            from .cuda.random import CudaGenerator
-            return object.__new__(CudaGenerator)
-        return object.__new__(cls)
-
-    def __init__(self, device="cpu"):
-        self.device = _Device(device)
-        self._seed = _DEFAULT_SEED
-        self._stream = None
-
-    @property
-    def _rng(self):
-        # NOTE: made on first use: importing numpy.random is a tenth of ember's import time.
-        rng = self._stream
-        if rng is None:
-            rng = self._stream = np.random.default_rng(self._seed & 0xFFFFFFFFFFFFFFFF)
-        return rng
-
-    def manual_seed(self, seed):
-        self._seed = int(seed)
-        self._stream = None
-        return self
-
-    def seed(self):
-        self.manual_seed(int.from_bytes(np.random.bytes(8), "little") >> 1)
-        return self._seed
-
-    def initial_seed(self):
-        return self._seed
-
-    def get_state(self):
-        return self._rng.bit_generator.state
-
-    def set_state(self, state):
-        self._rng.bit_generator.state = state
-        return self
-
-
-default_generator = Generator()
-
-
-def manual_seed(seed):
-    """Seed the default generator (and every GPU's, as torch does); returns it."""
-    _seed_cuda(seed)
-    return default_generator.manual_seed(seed)
-
-
-def _seed_cuda(seed):
-    import sys
-    cuda = sys.modules.get("ember.cuda.random")
-    if cuda is not None:  # (nothing to seed if CUDA's generators were never asked for)
-        cuda.manual_seed_all(seed)
-
-
-def seed():
-    return default_generator.seed()
-
-
-def initial_seed():
-    return default_generator.initial_seed()
-
-
-def get_rng_state():
-    return default_generator.get_state()
-
-
-def set_rng_state(state):
-    default_generator.set_state(state)
-
-
-def _rng(generator, device=None):
-    """The NumPy-Generator-like source of draws for ``device`` (the CPU for None)."""
-    if generator is None:
-        if device is None or device.type == "cpu":
-            return default_generator._rng
-        from .cuda.random import default_generator as cuda_default
-        return cuda_default(device)._rng
-    if device is not None and generator.device.type != device.type:
-        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
-                           f"'{generator.device.type}'")
-    return generator._rng
+from .random import manual_seed, seed  # noqa: F401
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -195,7 +113,9 @@ def _to_array(data, dtype=None):
     """
     if isinstance(data, Tensor):
         return data._data.copy()
-    if isinstance(data, np.ndarray) or is_array(data):  # (a device array stays there)
+    if is_array(data) and not isinstance(data, np.ndarray):  # (a GPU array stays there)
+        return data.copy()
+    if isinstance(data, np.ndarray):
         D.from_numpy_dtype(data.dtype)
         return data.copy()
     if isinstance(data, np.generic):
@@ -223,19 +143,27 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    return _finish(_to_array(data, dtype), dtype, requires_grad, device)
+    t = _finish(_to_array(data, dtype), dtype, requires_grad, device)
+    return constant(t) if _python_data(data) else t
+
+
+def _python_data(data):
+    """Data made of Python values only (no tensor, no array): a copy of it is a constant."""
+    if isinstance(data, (list, tuple)):
+        return all(_python_data(x) for x in data)
+    return isinstance(data, (bool, int, float, complex))
 
 
 def as_tensor(data, dtype=None, device=None):
-    """``data`` as a tensor, sharing memory when it already is one (or an ndarray) of dtype
-    on ``device``."""
+    """``data`` as a tensor, sharing memory when it already is one (or an ndarray) of dtype."""
     if isinstance(data, Tensor):
         return data.to(**{k: v for k, v in (("dtype", dtype), ("device", device))
                           if v is not None})
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np) and (
             device is None or as_device(device).type == "cpu"):
         return from_numpy(data)
-    return _finish(_to_array(data, dtype), dtype, False, device)
+    t = _finish(_to_array(data, dtype), dtype, False, device)
+    return constant(t) if _python_data(data) else t
 
 
 def from_numpy(ndarray):
@@ -251,33 +179,28 @@ def _dtype_or_default(dtype):
     return (dtype or D.get_default_dtype()).np
 
 
-def _made(factory, device, *args):
-    """``xp.<factory>(*args)`` on ``device`` (made there, never copied from the host)."""
-    return make_on(as_device(device), factory, *args)
-
-
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(_made("zeros", device, _size(size), _dtype_or_default(dtype)), None,
-                   requires_grad)
+    return constant(_finish(np.zeros(_size(size), _dtype_or_default(dtype)), None, requires_grad,
+                            device))
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(_made("ones", device, _size(size), _dtype_or_default(dtype)), None,
-                   requires_grad)
+    return constant(_finish(np.ones(_size(size), _dtype_or_default(dtype)), None, requires_grad,
+                            device))
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None):
-    return _finish(_made("empty", device, _size(size), _dtype_or_default(dtype)), None,
-                   requires_grad)
+    return constant(_finish(np.empty(_size(size), _dtype_or_default(dtype)), None, requires_grad,
+                            device))
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     if dtype is None:
         dtype = D.result_type_of(((D.scalar_dtype(fill_value), D.SCALAR),))
-    return _finish(_made("full", device, tuple(size), fill_value, dtype.np), None,
-                   requires_grad)
+    return constant(_finish(np.full(tuple(size), fill_value, dtype.np), None, requires_grad,
+                            device))
 
 
 def _like(maker):
@@ -316,7 +239,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     n = max(0, math.ceil((end - start) / step))
     array = (start + np.arange(n, dtype=np.float64) * step) if dtype.category >= D.FLOATING \
         else np.arange(start, end, step)
-    return _finish(array.astype(dtype.np), None, requires_grad, device)
+    return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
@@ -324,94 +247,151 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     dtype = dtype or D.get_default_dtype()
     array = np.linspace(float(start), float(end), int(steps))
-    return _finish(array.astype(dtype.np), None, requires_grad, device)
+    return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or D.get_default_dtype()
     array = np.logspace(float(start), float(end), int(steps), base=base)
-    return _finish(array.astype(dtype.np), None, requires_grad, device)
+    return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(_made("eye", device, n, m, 0, _dtype_or_default(dtype)), None,
-                   requires_grad)
+    return constant(_finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), None, requires_grad,
+                            device))
 
 
 # -- random -------------------------------------------------------------------------------------
+def _new_array(size, dtype):
+    """An uninitialised array for a random factory (torch's message for negative sizes)."""
+    size = tuple(size)
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+    return np.empty(size, dtype)
+
+
+def _like_array(input, dtype):
+    """An uninitialised host array laid out like ``input`` (torch's preserve_format: same
+    strides when ``input`` is dense, else its dimension order)."""
+    dt = (dtype or input.dtype).np
+    if type(input._data) is not np.ndarray:  # (a GPU tensor's draws are made on the host)
+        return np.empty(input._data.shape, dt)
+    return np.empty_like(input._data, dtype=dt, order="K")
+
+
+@replayed
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False):
-    """Uniform samples from [0, 1)."""
-    array = _rng(generator, as_device(device)).random(_size(size), dtype=np.float64)
-    return _finish(array.astype(_dtype_or_default(dtype)), None, requires_grad, device)
+         requires_grad=False, pin_memory=False):
+    """Returns a tensor filled with random numbers from a uniform distribution on [0, 1)."""
+    array = _new_array(_size(size), _dtype_or_default(dtype))
+    return _finish(_fill.uniform(array, 0.0, 1.0, generator), None, requires_grad, device)
 
 
+@replayed
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False):
-    """Standard normal samples."""
-    array = _rng(generator, as_device(device)).standard_normal(_size(size))
-    return _finish(array.astype(_dtype_or_default(dtype)), None, requires_grad, device)
+          requires_grad=False, pin_memory=False):
+    """Returns a tensor filled with random numbers from the standard normal distribution."""
+    array = _new_array(_size(size), _dtype_or_default(dtype))
+    return _finish(_fill.normal(array, 0.0, 1.0, generator), None, requires_grad, device)
 
 
+@replayed
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False):
-    """Integers drawn uniformly from [low, high)."""
+            device=None, requires_grad=False, pin_memory=False):
+    """Returns a tensor filled with random integers drawn uniformly from [low, high)."""
     if size is None:
         low, high, size = 0, low, high
-    array = _rng(generator, as_device(device)).integers(low, high, size=tuple(size))
-    return _finish(array.astype((dtype or D.int64).np), None, requires_grad, device)
+    array = _new_array(size, (dtype or D.int64).np)
+    return _finish(_fill.random(array, low, high, generator), None, requires_grad, device)
 
 
+@replayed
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    """Returns a random permutation of integers from 0 to n - 1."""
+    from ._random import cpu_generator, discrete
+    dtype = dtype or D.int64
+    array = _new_array((n,), dtype.np)
+    _check_permutation_fits(n, dtype)
+    values = discrete.randperm(cpu_generator(generator), n) if n else array
+    return _finish(values.astype(dtype.np), None, requires_grad, device)
+
+
+def _check_permutation_fits(n, dtype):
+    if dtype == D.bool:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if dtype.category == D.FLOATING:
+        limit = (1 << (np.finfo(dtype.np).nmant + 1)) + 1
+        if n > limit:
+            raise RuntimeError(f"n cannot be greater than {limit} for {dtype.scalar_name} type.")
+    elif n > int(np.iinfo(dtype.np).max) + 1:
+        raise RuntimeError(f"value cannot be converted to type {dtype.np.name}_t without "
+                           "overflow")
+
+
+@replayed
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
-           layout=None, device=None, requires_grad=False):
-    """Normal samples with the given mean and std (tensors broadcast against each other)."""
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
-    if isinstance(std, Tensor):
-        if not (s >= 0).all():  # (NaN included)
-            raise RuntimeError("normal expects all elements of std >= 0.0")
-    elif not std >= 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    shape = tuple(size) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
-    ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
-    dev = as_device(device) if ref is None or device is not None else ref.device
-    array = m + s * _rng(generator, dev).standard_normal(shape)
-    dt = dtype or (ref.dtype if ref is not None else D.get_default_dtype())
-    array = array.astype(dt.np) if hasattr(array, "astype") else np.asarray(array, dt.np)
-    return _finish(array, None, requires_grad, device)
+           layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Returns a tensor of random numbers from normal distributions of the given means and
+    standard deviations (tensors broadcast against each other)."""
+    from .autograd.grad_mode import no_grad
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_t and not std_t:
+        array = _new_array(size, _dtype_or_default(dtype))
+        return _finish(_fill.normal(array, mean, std, generator), None, requires_grad, device)
+    if std_t and not (std._data >= 0).all():  # (NaN included)
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    with no_grad():
+        if mean_t and std_t:  # normal_(0, 1), then * std + mean, as torch's kernel does
+            shape = np.broadcast_shapes(tuple(mean.shape), tuple(std.shape))
+            out = _wrap(_new_array(shape, mean.dtype.np)).normal_(0, 1, generator=generator)
+            out.mul_(std).add_(mean)
+        elif mean_t:
+            out = _wrap(np.empty(tuple(mean.shape), mean.dtype.np))
+            out.normal_(0, std, generator=generator).add_(mean)
+        else:
+            out = _wrap(np.empty(tuple(std.shape), std.dtype.np))
+            out.normal_(0, 1, generator=generator).mul_(std).add_(full((), mean, dtype=std.dtype))
+    return out
 
 
-def rand_like(input, *, dtype=None, requires_grad=False, device=None, **kwargs):
-    return rand(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad,
-                device=input.device if device is None else device)
+def _random_like(fill):
+    @replayed
+    def like(input, *args, generator=None, dtype=None, layout=None, device=None,
+             requires_grad=False, memory_format=None, pin_memory=False):
+        array = _like_array(input, dtype)
+        return _finish(fill(array, *args, generator=generator), None, requires_grad,
+                       input.device if device is None else device)
+    return like
 
 
-def randn_like(input, *, dtype=None, requires_grad=False, device=None, **kwargs):
-    return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad,
-                 device=input.device if device is None else device)
+rand_like = _random_like(lambda a, generator: _fill.uniform(a, 0.0, 1.0, generator))
+rand_like.__name__ = "rand_like"
+rand_like.__doc__ = "A tensor shaped like ``input`` of uniform samples from [0, 1)."
+randn_like = _random_like(lambda a, generator: _fill.normal(a, 0.0, 1.0, generator))
+randn_like.__name__ = "randn_like"
+randn_like.__doc__ = "A tensor shaped like ``input`` of standard normal samples."
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False, device=None,
-                 **kwargs):
+def _randint_fill(array, low=0, high=None, *, generator=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                   device=input.device if device is None else device)
+    return _fill.random(array, low, high, generator)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    if n < 0:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    draws = _rng(generator, as_device(device)).permutation(n)
-    return _finish(draws.astype((dtype or D.int64).np), None, requires_grad, device)
-
+randint_like = _random_like(_randint_fill)
+randint_like.__name__ = "randint_like"
+randint_like.__doc__ = "A tensor shaped like ``input`` of integers drawn from [low, high)."
 
 
 # -- index grids ----------------------------------------------------------------------------------
-def _tri_indices(row, col, offset, dtype, lower, device):
+def _tri_indices(row, col, offset, dtype, lower, device=None):
     r, c = np.indices((row, col))
     keep = (c - r <= offset) if lower else (c - r >= offset)
-    return _finish(np.stack([r[keep], c[keep]]).astype((dtype or D.int64).np), device=device)
+    return constant(_finish(np.stack([r[keep], c[keep]]).astype((dtype or D.int64).np),
+                            device=device))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):

@@ -28,6 +28,13 @@ state = _ThreadState()
 # ``hook(name, inputs) -> context manager``.
 profiler_hook = [None]
 
-# Forward-mode AD: None when no dual level is active (one global read per op), else the hook
-# object of ember.autograd.forward_ad that computes output tangents.
+# The op interceptor: None in plain eager mode (one global read per op), else an object whose
+# ``dispatch(op, args)`` / ``dispatch_inplace(op, args)`` every Tensor op call goes through:
+# forward-mode AD's tangent hook (ember.autograd.forward_ad) while a dual level is active, or
+# ember.compile's recorder while a compiled function is being recorded.
 forward_hook = [None]
+
+# ember.compile's recorder while a compiled function is being recorded, else None: the points
+# outside the op registry that it must see (data read into Python, random draws, version
+# bumps, tensors made from Python values) read it once (see ember/_compile/hooks.py).
+recording = [None]

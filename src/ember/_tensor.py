@@ -14,6 +14,7 @@ import numpy as np
 from . import _dtype as D
 from ._backend import is_array, to_numpy
 from ._backend.device import CPU, device, device_of
+from ._compile.hooks import read_data, version_bumped
 from ._size import Size
 from ._state import state
 
@@ -185,6 +186,7 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def data_ptr(self) -> int:
+        read_data("Tensor.data_ptr()")
         from ._backend import data_address
         return data_address(self._data)
 
@@ -196,6 +198,7 @@ class Tensor:
 
     def untyped_storage(self):
         """The memory this tensor views (shared with its views), as bytes."""
+        read_data("Tensor.untyped_storage()")
         from ._storage import UntypedStorage
         return UntypedStorage(self._data)
 
@@ -220,15 +223,21 @@ class Tensor:
 
     # -- conversion to Python and NumPy ----------------------------------------------------
     def item(self):
+        read_data("Tensor.item()")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
         return self._data.reshape(()).item()
 
     def tolist(self):
+        read_data("Tensor.tolist()")
         return to_numpy(self._data).tolist()
 
     def numpy(self, *, force=False):
+        read_data("Tensor.numpy()")
+        return self._host_array(force)
+
+    def _host_array(self, force=False):
         if force:  # torch: a host copy, whatever the device and requires_grad
             return to_numpy(self._data)
         if self._requires_grad:
@@ -240,7 +249,8 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()
+        read_data("a tensor converted to a NumPy array")
+        a = self._host_array()
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __len__(self):
@@ -254,6 +264,7 @@ class Tensor:
         return iter(self.unbind(0))
 
     def _scalar(self, kind):
+        read_data(f"{kind.__name__}(tensor)")
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self._requires_grad:
@@ -272,12 +283,14 @@ class Tensor:
         return self._scalar(complex)
 
     def __index__(self):
+        read_data("a tensor used as an index")
         if self._data.size != 1 or self.dtype.category > D.INTEGRAL:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return int(self._data.reshape(()).item())
 
     def __bool__(self):
+        read_data("bool(tensor): data-dependent control flow")
         if self._data.size != 1:
             if self._data.size == 0:
                 raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
@@ -300,6 +313,7 @@ class Tensor:
         return out
 
     def __repr__(self, *, tensor_contents=None):
+        read_data("a tensor printed")
         from ._printing import tensor_str
         data = self._data  # printed from a host copy, as torch prints
         return tensor_str(to_numpy(data), dtype_name=self.dtype.name,
@@ -462,6 +476,7 @@ class Tensor:
         return 0 if vc is None else vc[0]
 
     def _bump_version(self):
+        version_bumped(self)
         vc = self._vc
         if vc is None:
             self._vc = [1]

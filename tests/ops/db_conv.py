@@ -11,7 +11,7 @@ from ember._ops import pooling as PL
 
 from .op_db import C, S, row
 
-_CONV = [CV.convolution, CV.convolution_backward_weight]
+_CONV = [CV.convolution, CV.convolution_backward_input, CV.convolution_backward_weight]
 _F32 = {"float32": (1e-5, 1e-5)}
 
 

@@ -1,12 +1,10 @@
 """Op table rows for the samplers behind ember.distributions (sampling.py).
 
 The gradient kernels (``_standard_gamma_grad``, ``_dirichlet_grad``) are deterministic and
-compared with torch's in every regime of their piecewise approximations. The samplers draw
-from ember's generator, whose stream is not torch's: their rows compare the inputs whose result
-is certain (zero concentrations, probabilities 0 and 1, one-category Dirichlets) and, seeded,
-everything that does not depend on the values drawn (node names, gradient shapes, no graph
-under no_grad). Their distributions and reparameterised gradients are checked against torch
-in tests/test_distributions.py.
+compared with torch's in every regime of their piecewise approximations. The samplers draw as
+torch's kernels do: seeded alike, they give torch's samples (and so torch's reparameterised
+gradients); rows with certain results (zero concentrations, probabilities 0 and 1,
+one-category Dirichlets) check the edge cases.
 """
 from __future__ import annotations
 
@@ -16,9 +14,6 @@ import ember
 from ember._ops import sampling as SA
 
 from .op_db import C, S, row
-
-_RANDOM = ("random draws: ember's generator is not torch's stream (moments and gradients at "
-           "the drawn values are compared in tests/test_distributions.py)")
 
 
 def _seeded(fn):
@@ -63,10 +58,10 @@ row("_standard_gamma_certain", ember._standard_gamma, "_standard_gamma",
     differentiable=False)
 row("_standard_gamma", _seeded("_standard_gamma")(ember), _seeded("_standard_gamma"),
     [SA._standard_gamma, SA._standard_gamma_grad],
-    lambda m: [S("vector", m(4)), S("matrix", m(2, 3)), S("small", m.arr([0.2, 0.05]))],
-    domain=(0.5, 6.0), gradgrad=False, random=True,
-    skips={"test_forward_torch": _RANDOM, "test_grad_vs_torch": _RANDOM,
-           "test_gradcheck": "the gradient is the implicit one, -dF/dalpha / f, not the "
+    lambda m: [S("vector", m(4)), S("matrix", m(2, 3)), S("small", m.arr([0.2, 0.05])),
+               S("large", m.arr([9.0, 40.0]))],
+    domain=(0.5, 6.0), gradgrad=False,
+    skips={"test_gradcheck": "the gradient is the implicit one, -dF/dalpha / f, not the "
                              "finite difference of a sampler at fixed noise",
            "test_forward_ad": "torch has no forward AD for _standard_gamma (ember raises "
                               "as torch does)"})
@@ -76,8 +71,8 @@ row("_sample_dirichlet_certain", ember._sample_dirichlet, "_sample_dirichlet",
     lambda m: [S("one_category", m(3, 1)), S("zeros", m.arr([[0.0, 0.0, 0.0, 0.0]])),
                S("0dim", m.arr(2.0))], domain=(0.5, 3.0), differentiable=False)
 row("_sample_dirichlet", _seeded("_sample_dirichlet")(ember), _seeded("_sample_dirichlet"),
-    [SA._sample_dirichlet], lambda m: [S("matrix", m(2, 3))], domain=(0.5, 3.0),
-    differentiable=False, random=True, skips={"test_forward_torch": _RANDOM})
+    [SA._sample_dirichlet], lambda m: [S("matrix", m(2, 3)), S("long_rows", m(2, 9))],
+    domain=(0.5, 3.0), differentiable=False)
 
 
 def _binomial_certain(m):
@@ -90,5 +85,5 @@ def _binomial_certain(m):
 row("binomial_certain", ember.binomial, "binomial", [SA.binomial], _binomial_certain,
     differentiable=False)
 row("binomial", _seeded("binomial")(ember), _seeded("binomial"), [SA.binomial],
-    lambda m: [S("mixed", m.arr([10.0, 40.0, 3.0]), m.arr([0.3, 0.6, 0.9]))],
-    differentiable=False, random=True, skips={"test_forward_torch": _RANDOM})
+    lambda m: [S("mixed", m.arr([10.0, 40.0, 3.0, 500.0, 25.0]),
+                 m.arr([0.3, 0.6, 0.9, 0.2, 0.95]))], differentiable=False)

@@ -490,7 +490,7 @@ _unary_rows("abs", np.abs, kinks=(0.0,),
             dtypes=("float32", "float64", "float16", "int64", "int32", "bool"))
 _unary_rows("sign", np.sign, kinks=(0.0,),
             dtypes=("float32", "float64", "float16", "int64", "int32", "bool"))
-row("relu_functional", F.relu, "nn.functional.relu", [PW.relu], unary,
+row("relu_functional", F.relu, "nn.functional.relu", [PW.relu, PW.threshold_backward], unary,
     np_ref=lambda x: np.maximum(x, 0), kinks=(0.0,))
 row("relu_functional_inplace", lambda x: F.relu(x.clone(), inplace=True),
     lambda torch: lambda x: torch.nn.functional.relu(x.clone(), inplace=True),

@@ -13,7 +13,7 @@ import warnings
 from .. import _dtype as D
 from .._backend import get_xp, is_array
 from .._tensor import Tensor, _wrap_dim
-from .pointwise import exp, sigmoid, tanh, where
+from .pointwise import exp, sigmoid, tanh, threshold_backward, where, zero_gradient
 from .registry import op
 
 FUNCTIONAL = ['celu', 'elu', 'elu_', 'gelu', 'glu', 'hardshrink', 'hardsigmoid', 'hardswish',
@@ -42,7 +42,7 @@ def _leaky_relu(self, negative_slope=0.01):
 
 @_leaky_relu.grad("self")
 def _(grad, self, negative_slope):
-    return where(self > 0, grad, grad * negative_slope)
+    return leaky_relu_backward(grad, self, negative_slope, False)
 
 
 # NOTE: torch's in-place variants save the result, not the overwritten input: their own nodes.
@@ -53,7 +53,24 @@ def _leaky_relu_inplace(self, negative_slope=0.01):
 
 @_leaky_relu_inplace.grad("self")
 def _(grad, result, negative_slope):
-    return where(result > 0, grad, grad * negative_slope)
+    return leaky_relu_backward(grad, result, negative_slope, True)
+
+
+# NOTE: the gradients of piecewise-linear activations are ops of (grad_output, self), as
+# torch's *_backward ops (see threshold_backward): second derivatives are zeros, in a graph.
+@op("leaky_relu_backward", elementwise=True, tensors=2)
+def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    return get_xp(self).where(self > 0, grad_output, grad_output * negative_slope)
+
+
+@leaky_relu_backward.grad("grad_output")
+def _(grad, self, negative_slope):
+    return leaky_relu_backward(grad, self, negative_slope, False)
+
+
+@leaky_relu_backward.grad("self")
+def _(grad):
+    return zero_gradient(grad)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -262,7 +279,22 @@ def _hardtanh(self, min_val=-1.0, max_val=1.0):
 
 @_hardtanh.grad("self")
 def _(grad, self, min_val, max_val):
-    return where(self <= min_val, 0.0, where(self >= max_val, 0.0, grad))
+    return hardtanh_backward(grad, self, min_val, max_val)
+
+
+@op("hardtanh_backward", elementwise=True, tensors=2)
+def hardtanh_backward(grad_output, self, min_val, max_val):
+    return get_xp(self).where((self <= min_val) | (self >= max_val), 0, grad_output)
+
+
+@hardtanh_backward.grad("grad_output")
+def _(grad, self, min_val, max_val):
+    return hardtanh_backward(grad, self, min_val, max_val)
+
+
+@hardtanh_backward.grad("self")
+def _(grad):
+    return zero_gradient(grad)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -292,7 +324,27 @@ def _hardsigmoid(self):
 
 @_hardsigmoid.grad("self")
 def _(grad, self):
-    return where(self > -3.0, where(self < 3.0, grad / 6, 0.0), 0.0)
+    return hardsigmoid_backward(grad, self)
+
+
+@_hardsigmoid.jvp("self")
+def _(self_t, self):  # (elementwise: not derived from the backward, whose own has none)
+    return hardsigmoid_backward(self_t, self)
+
+
+@op("hardsigmoid_backward", elementwise=True, tensors=2)
+def hardsigmoid_backward(grad_output, self):
+    return get_xp(self).where((self > -3.0) & (self < 3.0), grad_output / 6, 0).astype(
+        grad_output.dtype, copy=False)
+
+
+def _hardsigmoid_second_order(grad):
+    # torch defines no derivative of hardsigmoid_backward: a second backward through it fails
+    raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
+
+
+hardsigmoid_backward.grad("grad_output")(_hardsigmoid_second_order)
+hardsigmoid_backward.grad("self")(_hardsigmoid_second_order)
 
 
 def hardsigmoid(input, inplace=False):
@@ -335,7 +387,22 @@ def _softshrink(self, lambd=0.5):
 
 @_softshrink.grad("self")
 def _(grad, self, lambd):
-    return where(self >= -lambd, where(self <= lambd, 0.0, grad), grad)
+    return softshrink_backward(grad, self, lambd)
+
+
+@op("softshrink_backward", elementwise=True, tensors=2)
+def softshrink_backward(grad_output, self, lambd):
+    return get_xp(self).where((self >= -lambd) & (self <= lambd), 0, grad_output)
+
+
+@softshrink_backward.grad("grad_output")
+def _(grad, self, lambd):
+    return softshrink_backward(grad, self, lambd)
+
+
+@softshrink_backward.grad("self")
+def _(grad):
+    return zero_gradient(grad)
 
 
 def softshrink(input, lambd=0.5):
@@ -352,7 +419,22 @@ def _hardshrink(self, lambd=0.5):
 
 @_hardshrink.grad("self")
 def _(grad, self, lambd):
-    return where(self >= -lambd, where(self <= lambd, 0.0, grad), grad)
+    return hardshrink_backward(grad, self, lambd)
+
+
+@op("hardshrink_backward", elementwise=True, tensors=2)
+def hardshrink_backward(grad_out, self, lambd):
+    return get_xp(self).where((self >= -lambd) & (self <= lambd), 0, grad_out)
+
+
+@hardshrink_backward.grad("grad_out")
+def _(grad, self, lambd):
+    return hardshrink_backward(grad, self, lambd)
+
+
+@hardshrink_backward.grad("self")
+def _(grad):
+    return zero_gradient(grad)
 
 
 def hardshrink(input, lambd=0.5):
@@ -368,7 +450,7 @@ def _threshold(self, threshold, value):
 
 @_threshold.grad("self")
 def _(grad, self, threshold):
-    return where(self <= threshold, 0.0, grad)
+    return threshold_backward(grad, self, threshold)
 
 
 @op("threshold_", elementwise=True, node="ThresholdBackward1")
@@ -377,10 +459,10 @@ def _threshold_inplace(self, threshold, value):
 
 
 @_threshold_inplace.grad("self")
-def _(grad, result, threshold):
-    # NOTE: torch tests the result against the threshold here (a value above the threshold
-    # lets the gradient through); ember does the same.
-    return where(result <= threshold, 0.0, grad)
+def _(grad, self, threshold):
+    # NOTE: self as it was before being overwritten (the in-place path saves a copy), as
+    # torch's ThresholdBackward1 saves it
+    return threshold_backward(grad, self, threshold)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -441,17 +523,36 @@ def _(grad, self, noise, lower, upper, training):
     return _rrelu_backward(grad, self, noise, lower, upper, training)
 
 
+@_rrelu_backward.grad("self")
+def _(grad):
+    return zero_gradient(grad)
+
+
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: slopes drawn from U(lower, upper) for the non-positive inputs when
     training; the mean slope (lower + upper) / 2 otherwise."""
     noise = None
     if training:
-        from .._creation import empty_like
-        slopes = empty_like(input).uniform_(lower, upper)._data
-        noise = get_xp(slopes).where(input._data <= 0, slopes, 1).astype(slopes.dtype)
+        noise = _rrelu_noise(input._data, lower, upper)
     if inplace:
         return _rrelu_with_noise_inplace.inplace(input, noise, lower, upper, bool(training))
     return _rrelu_with_noise(input, noise, lower, upper, bool(training))
+
+
+def _rrelu_noise(x, lower, upper):
+    """torch's training slopes: one uniform draw per non-positive element, in order; 1
+    elsewhere."""
+    from .._random import cpu_generator
+    from .._random.sampling import rrelu_slopes
+    xp = get_xp(x)
+    flat = xp.ascontiguousarray(x).ravel()
+    nonpositive = flat <= 0
+    noise = xp.ones(flat.shape, x.dtype)
+    count = int(nonpositive.sum())
+    if count:
+        slopes = rrelu_slopes(cpu_generator(None), count, x.dtype, lower, upper)
+        noise[nonpositive] = xp.asarray(slopes)
+    return noise.reshape(x.shape)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):

@@ -98,6 +98,11 @@ def _rounded_div(a, b, mode):
 def div_mode(self, other, rounding_mode):
     if rounding_mode is None:  # torch.div(..., rounding_mode=None): true division
         return PW.div(self, other)
+    if type(other) is np.ndarray and other.dtype != self.dtype:
+        # arrays of two dtypes (a formula's saved integer self and float other, as in
+        # remainder's): promoted by torch's rules, never cast down to self's dtype
+        dt = D.promote_types(D._BY_NP[self.dtype], D._BY_NP[other.dtype]).np
+        self, other = self.astype(dt), other.astype(dt)
     return _rounded_div(self, asarray_like(other, self, self.dtype), rounding_mode)
 
 

@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from .._backend import get_xp
+from .._tensor import Tensor, _wrap
 from .registry import NONE, op
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -198,7 +199,24 @@ def _adjoint_padding(size, out, ksize, stride, pads, dilation):
 
 
 @convolution.grad("input")
-def _(grad, weight, input_shape, stride, padding, dilation, transposed, groups):
+def _(grad, input, weight, stride, padding, dilation, transposed, groups):  # noqa: A002
+    return convolution_backward_input(grad, input, weight, stride, padding, dilation,
+                                      transposed, groups)
+
+
+@convolution.grad("weight")
+def _(grad, input, weight, stride, padding, dilation, transposed, groups):  # noqa: A002
+    return _weight_grad(grad, input, weight, stride, padding, dilation, transposed, groups)
+
+
+@convolution.grad("bias")
+def _(grad):
+    from .reduction import sum as _sum
+    return _sum(grad, (0,) + tuple(range(2, grad.ndim)))
+
+
+def _input_grad(grad, weight, input_shape, stride, padding, dilation, transposed, groups):
+    """A convolution's input gradient: the adjoint convolution of ``grad``."""
     sp = tuple(input_shape[2:])
     ks = tuple(weight.shape[2:])
     if transposed:
@@ -208,26 +226,52 @@ def _(grad, weight, input_shape, stride, padding, dilation, transposed, groups):
     return convolution(grad, weight, None, stride, padding, dilation, True, opad, groups)
 
 
-@convolution.grad("weight")
-def _(grad, input, weight_shape, stride, padding, dilation, transposed, groups):  # noqa: A002
+def _weight_grad(grad, input, weight, stride, padding, dilation, transposed,  # noqa: A002
+                 groups):
+    """A convolution's weight gradient (``weight`` is read for its shape)."""
     if transposed:
-        return convolution_backward_weight(grad, input, weight_shape, stride, padding,
-                                           dilation, groups)
-    return convolution_backward_weight(input, grad, weight_shape, stride, padding, dilation,
-                                       groups)
+        return convolution_backward_weight(grad, input, weight, stride, padding, dilation,
+                                           groups)
+    return convolution_backward_weight(input, grad, weight, stride, padding, dilation, groups)
 
 
-@convolution.grad("bias")
+# NOTE: as torch's convolution_backward, the gradient ops take the convolution's input and
+# weight even where they only read their shapes: a create_graph pass then records a graph
+# reaching them (whose derivative in them is None, as torch's), so a second derivative is a
+# graph, not a constant that does not require grad.
+@op("convolution_backward_input", tensors=3, promote=NONE)
+def convolution_backward_input(grad_output, input, weight, stride, padding,  # noqa: A002
+                               dilation, transposed, groups):
+    """The input gradient of a convolution (linear in grad_output, bilinear with weight)."""
+    return _input_grad(grad_output, weight, input.shape, stride, padding, dilation,
+                       transposed, groups)
+
+
+@convolution_backward_input.grad("grad_output")
+def _(grad, weight, grad_output_shape, stride, padding, dilation, transposed, groups):
+    # the input gradient of the adjoint convolution (transposed the other way)
+    return _input_grad(grad, weight, grad_output_shape, stride, padding, dilation,
+                       not transposed, groups)
+
+
+@convolution_backward_input.grad("weight")
+def _(grad, grad_output, weight_shape, stride, padding, dilation, transposed, groups):
+    # the weight gradient of the adjoint convolution, whose input is grad_output
+    return _weight_grad(grad, grad_output, shaped_like(weight_shape, grad), stride, padding,
+                        dilation, not transposed, groups)
+
+
+@convolution_backward_input.grad("input")
 def _(grad):
-    from .reduction import sum as _sum
-    return _sum(grad, (0,) + tuple(range(2, grad.ndim)))
+    return None  # read for its shape only (torch's gradient here is undefined too)
 
 
-@op("convolution_backward_weight", tensors=2, promote=NONE)
-def convolution_backward_weight(input, grad_output, weight_size, stride, padding,  # noqa: A002
+@op("convolution_backward_weight", tensors=3, promote=NONE)
+def convolution_backward_weight(input, grad_output, weight, stride, padding,  # noqa: A002
                                 dilation, groups):
-    """The weight gradient of a convolution (bilinear in input and grad_output)."""
-    return _conv_weight(input, grad_output, weight_size, stride, padding, dilation, groups)
+    """The weight gradient of a convolution (bilinear in input and grad_output; ``weight`` is
+    read for its shape)."""
+    return _conv_weight(input, grad_output, weight.shape, stride, padding, dilation, groups)
 
 
 @convolution_backward_weight.grad("input")
@@ -244,7 +288,20 @@ def _(grad, input, grad_output_shape, stride, padding, dilation, groups):  # noq
     return _crop(g, tuple(grad_output_shape[2:]))
 
 
-# -- argument checking (torch's messages) --------------------------------------------------------
+@convolution_backward_weight.grad("weight")
+def _(grad):
+    return None  # read for its shape only
+
+
+def shaped_like(shape, like):
+    """A stand-in of ``shape`` for a backward op's input that is read only for its shape (no
+    memory, no graph)."""
+    data = like._data if isinstance(like, Tensor) else like
+    xp = get_xp(data)
+    stand_in = xp.broadcast_to(xp.zeros((), data.dtype), tuple(shape))
+    return _wrap(stand_in) if isinstance(like, Tensor) else stand_in
+
+
 def expand_param(value, nd, name):
     """An int or a sequence of ``nd`` ints as a tuple, with torch's error otherwise."""
     if isinstance(value, (int, np.integer)):

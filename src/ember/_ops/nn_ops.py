@@ -1,12 +1,14 @@
 """Neural-network primitives with fused kernels and their own derivative formulas."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
 from .. import _dtype as D
 from .._backend import asarray_like, get_xp
+from .._compile.hooks import replayed
 from .._tensor import Tensor, _c_type_name, _wrap
 from .registry import NONE, op
 
@@ -184,18 +186,27 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+@replayed
 def _noise(input, shape, p, alpha):
-    """The multiplicative noise (and the additive part for alpha dropout) of a dropout call."""
-    from .._creation import _rng
+    """The multiplicative noise (and the additive part for alpha dropout) of a dropout call:
+    torch's ``bernoulli_(1 - p)`` mask, scaled with tensor ops in the input's dtype."""
+    from .._random import fill
     from .._tensor import _wrap
     data = input._data
-    keep = _rng(None, input.device).random(shape) < 1 - p
+    # the mask is laid out like the input (torch's empty_like), or (N, C, 1, ...) for features
+    if type(data) is not np.ndarray:  # drawn on the host (the CPU stream), copied over
+        like = np.empty(shape, data.dtype)
+    elif shape == data.shape:
+        like = np.empty_like(data, order="K")
+    else:
+        like = np.empty(shape, data.dtype)
+    noise = _wrap(asarray_like(fill.bernoulli_scalar(like, 1 - p), data))
     if not alpha:
-        return _wrap((keep / (1 - p)).astype(data.dtype)), None
-    a_ = 1.7580993408473766
-    a = 1.0 / np.sqrt((a_ * a_ * p + 1) * (1 - p))
-    b = (keep - 1.0) * (a_ * a) + a_ * a * p
-    return _wrap((keep * a).astype(data.dtype)), _wrap(asarray_like(b, data, data.dtype))
+        return noise.div_(1 - p), None
+    alpha_ = 1.7580993408473766
+    a = 1.0 / math.sqrt((alpha_ * alpha_ * p + 1) * (1 - p))
+    b = noise.add(-1).mul_(alpha_ * a).add_(alpha_ * a * p)
+    return noise.mul_(a), b
 
 
 def _dropout_impl(input, p, training, inplace, alpha=False, feature=False):
@@ -477,7 +488,7 @@ def _(grad, self_shape, groups):
     return _channel_shuffle(grad, self_shape[1] // groups)  # the inverse permutation
 
 
-def channel_shuffle(input, groups):  # noqa: A002
+def channel_shuffle(input, groups):
     """Divide the channels into ``groups`` groups and interleave them."""
     if input.ndim <= 2:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "

@@ -30,6 +30,9 @@ def _raw(t):
 def _stats(x, axes, eps):
     """Mean and 1/sqrt(biased var + eps) over ``axes`` (kept), on raw arrays."""
     xp = get_xp(x)
+    if any(x.shape[a] == 0 for a in axes):  # nothing to average: NaN, as torch (no warning)
+        nan = xp.full([1 if a in axes else n for a, n in enumerate(x.shape)], xp.nan, x.dtype)
+        return nan, nan, nan
     m = x.mean(axis=axes, keepdims=True)
     d = x - m
     var = (d * d).mean(axis=axes, keepdims=True)
@@ -159,7 +162,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
                training=False, momentum=0.1, eps=1e-05):
     """Applies Batch Normalization for each channel across a batch of data."""
     if training:
-        size = math.prod(input.shape) // input.shape[1] if input.ndim > 1 else 1
+        # (torch's _verify_batch_size: the product of every size but the channels')
+        size = input.shape[0] * math.prod(input.shape[2:]) if input.ndim > 1 else 1
         if size == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.shape!r}")
@@ -272,10 +276,14 @@ FUNCTIONAL.append("rms_norm")
 
 
 # -- group norm ---------------------------------------------------------------------------------
-@op("native_group_norm", tensors=3, promote=NONE, node="NativeGroupNormBackward0")
+def _grouped_shape(shape, group):
+    """(N, group, elements per group): explicit, as an empty batch leaves -1 undefined."""
+    return (shape[0], group, math.prod(shape[1:]) // group)
+
+
+@op("native_group_norm", tensors=3, promote=NONE, node="NativeGroupNormBackward0", quiet=True)
 def group_norm_op(input, weight, bias, group, eps):  # noqa: A002
-    n, c = input.shape[:2]
-    x = input.reshape(n, group, -1)
+    x = input.reshape(_grouped_shape(input.shape, group))
     m, _, rstd = _stats(x, (2,), eps)
     out = ((x - m) * rstd).reshape(input.shape)
     cs = _channel_shape(input.ndim)
@@ -287,17 +295,15 @@ def group_norm_op(input, weight, bias, group, eps):  # noqa: A002
 
 
 def _group_xhat(input, group, eps):
-    n = input.shape[0]
-    xhat, rstd = _normalized(reshape(input, (n, group, -1)), (2,), eps)
+    xhat, rstd = _normalized(reshape(input, _grouped_shape(input.shape, group)), (2,), eps)
     return xhat, rstd
 
 
 @group_norm_op.grad("input")
 def _(grad, input, weight, group, eps):  # noqa: A002
-    n = input.shape[0]
     gw = grad if weight is None else grad * reshape(weight, _channel_shape(input.ndim))
     xhat, rstd = _group_xhat(input, group, eps)
-    gi = _norm_grad_input(reshape(gw, (n, group, -1)), xhat, rstd, (2,))
+    gi = _norm_grad_input(reshape(gw, _grouped_shape(input.shape, group)), xhat, rstd, (2,))
     return reshape(gi, tuple(input.shape))
 
 
@@ -425,6 +431,7 @@ def _dropout(x, p, training=True):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, with torch's mask conventions."""
+    from .._compile.hooks import constant
     from .._tensor import _wrap
     from .linalg import matmul
     from .pointwise import where
@@ -434,7 +441,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         xp = get_xp(scores._data)
         keep = xp.tril(xp.ones((n_q, n_k), dtype=bool))
-        scores = where(_wrap(keep), scores, float("-inf"))
+        scores = where(constant(_wrap(keep)), scores, float("-inf"))
     if attn_mask is not None:
         if attn_mask.dtype.is_floating_point:
             scores = scores + attn_mask

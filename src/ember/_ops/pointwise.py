@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp, masked_or_zero
+from .._backend.device import device_of, move
 from .._tensor import Tensor, _wrap
 from .registry import FLOAT, NONE, op
 
@@ -19,13 +20,15 @@ def scalar_name(array) -> str:
     return D._BY_NP[array.dtype].scalar_name
 
 
-def zero_gradient(grad):
+def zero_gradient(grad, shape=None):
     """torch's ``zeros_like(grad)``, the gradient of a piecewise-constant function (floor,
     sign, fill_, ...): zero also where ``grad`` is NaN or inf, which ``grad * 0`` would carry
-    along. A constant: in a ``create_graph`` pass it records nothing."""
-    if isinstance(grad, Tensor):
-        return _wrap(get_xp(grad._data).zeros_like(grad._data))
-    return get_xp(grad).zeros_like(grad)
+    along. A constant: in a ``create_graph`` pass it records nothing. ``shape``: zeros of
+    that shape (and grad's dtype) instead."""
+    data = grad._data if isinstance(grad, Tensor) else grad
+    xp = get_xp(data)
+    zeros = xp.zeros_like(data) if shape is None else xp.zeros(shape, data.dtype)
+    return _wrap(zeros) if isinstance(grad, Tensor) else zeros
 
 
 def not_implemented(kernel, array):
@@ -563,7 +566,26 @@ def relu(self):
 
 @relu.grad("self")
 def _(grad, result):
-    return where(result > 0, grad, 0)
+    return threshold_backward(grad, result, 0)
+
+
+# NOTE: the gradients of piecewise-linear functions are ops of (grad_output, self), as torch's
+# *_backward ops: linear in grad_output, of zero derivative in self. So a create_graph pass
+# records them even when grad_output is a constant, and a second derivative is zeros (a
+# graph), as in torch, instead of a constant that does not require grad.
+@op("threshold_backward", elementwise=True, tensors=2)
+def threshold_backward(grad_output, self, threshold):
+    return _where.kernel(self <= threshold, 0, grad_output)
+
+
+@threshold_backward.grad("grad_output")
+def _(grad, self, threshold):
+    return threshold_backward(grad, self, threshold)
+
+
+@threshold_backward.grad("self")
+def _(grad):
+    return zero_gradient(grad)
 
 
 @relu.jvp("self")
@@ -723,6 +745,7 @@ def _(grad):
 
 @op("copy", elementwise=True, tensors=2, promote=NONE, inplace="copy_", node="CopyBackwards")
 def copy(self, src, non_blocking=False):
+    src = move(src, device_of(self)) if type(src) is not type(self) else src  # (cross-device)
     return np.broadcast_to(src, self.shape).astype(self.dtype)
 
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from .._backend import get_xp, scatter_add
 from .._tensor import Tensor
-from .conv import col2im_view, expand_param, lifted, pad_array, windows
+from .conv import col2im_view, expand_param, lifted, pad_array, shaped_like, windows
+from .pointwise import zero_gradient
 from .registry import NONE, op
 from .shape import squeeze, unsqueeze
 
@@ -179,27 +180,35 @@ def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_m
 
 
 @max_pool2d_with_indices.grad("self")
-def _(grads, self_shape, result1):
-    return max_pool2d_with_indices_backward(grads[0], result1, self_shape)
+def _(grads, self, result1):
+    return max_pool2d_with_indices_backward(grads[0], self, result1)
 
 
-@op("max_pool2d_with_indices_backward", tensors=2, promote=NONE,
+# NOTE: as torch's, the pooling backward ops take the pooled input (for its shape): of zero
+# derivative in it, they make a create_graph pass record a graph reaching it, so second
+# derivatives are zeros rather than constants that do not require grad.
+@op("max_pool2d_with_indices_backward", tensors=3, promote=NONE,
     node="MaxPool2DWithIndicesBackwardBackward0")
-def max_pool2d_with_indices_backward(grad_output, indices, input_size):
-    """Scatter-add of ``grad_output`` into the flat input positions ``indices``."""
+def max_pool2d_with_indices_backward(grad_output, self, indices):
+    """Scatter-add of ``grad_output`` into the flat positions ``indices`` of ``self``'s planes."""
     xp = get_xp(grad_output)
     rows = math.prod(grad_output.shape[:-2])
-    plane = math.prod(input_size[-2:])
+    plane = math.prod(self.shape[-2:])
     out = xp.zeros((rows, plane), grad_output.dtype)
     base = (xp.arange(rows, dtype=np.int64) * plane).reshape(rows, 1)
     flat = (indices.reshape(rows, indices.size // max(rows, 1)) + base).ravel()
     scatter_add(out.reshape(-1), flat, grad_output.reshape(-1))
-    return out.reshape(tuple(input_size))
+    return out.reshape(self.shape)
 
 
 @max_pool2d_with_indices_backward.grad("grad_output")
 def _(grad, indices):
     return pool_gather(grad, indices)
+
+
+@max_pool2d_with_indices_backward.grad("self")
+def _(grad):
+    return zero_gradient(grad)
 
 
 @op("max_pool2d_gather", tensors=2, promote=NONE)
@@ -215,7 +224,7 @@ def pool_gather(self, indices):
 
 @pool_gather.grad("self")
 def _(grad, indices, self_shape):
-    return max_pool2d_with_indices_backward(grad, indices, self_shape)
+    return max_pool2d_with_indices_backward(grad, shaped_like(self_shape, grad), indices)
 
 
 def _pool_params(kernel_size, stride, padding, dilation, nd=2):
@@ -285,22 +294,22 @@ def avg_pool2d_op(self, kernel_size, stride, padding, ceil_mode, count_include_p
 
 
 @avg_pool2d_op.grad("self")
-def _(grad, self_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+def _(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
       divisor_override):
-    return avg_pool2d_backward(grad, self_shape, kernel_size, stride, padding, ceil_mode,
+    return avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode,
                                count_include_pad, divisor_override)
 
 
-@op("avg_pool2d_backward", promote=NONE, node="AvgPool2DBackwardBackward0")
-def avg_pool2d_backward(grad_output, input_size, kernel_size, stride, padding, ceil_mode,
+@op("avg_pool2d_backward", tensors=2, promote=NONE, node="AvgPool2DBackwardBackward0")
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
                         count_include_pad, divisor_override):
     if grad_output.ndim == 3:
-        return avg_pool2d_backward.kernel(grad_output[None], (1,) + tuple(input_size),
-                                          kernel_size, stride, padding, ceil_mode,
-                                          count_include_pad, divisor_override)[0]
+        return avg_pool2d_backward.kernel(grad_output[None], self[None], kernel_size, stride,
+                                          padding, ceil_mode, count_include_pad,
+                                          divisor_override)[0]
     xp = get_xp(grad_output)
     ks, st, pads = kernel_size, stride, padding
-    size = tuple(input_size[2:])
+    size = tuple(self.shape[2:])
     out = grad_output.shape[2:]
     div = _divisors(size, ks, st, pads, ceil_mode, count_include_pad, divisor_override)
     g = grad_output / xp.asarray(div.astype(grad_output.dtype))
@@ -314,6 +323,11 @@ def avg_pool2d_backward(grad_output, input_size, kernel_size, stride, padding, c
 def _(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     return avg_pool2d_op(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
                          divisor_override)
+
+
+@avg_pool2d_backward.grad("self")
+def _(grad):
+    return zero_gradient(grad)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
@@ -407,7 +421,12 @@ def _mats(kind, in_sizes, out_sizes, params):
 
 
 def _separable(name, node, kind, nd):
-    """A forward op and its adjoint, each the other's derivative."""
+    """A forward op and its adjoint, each the other's derivative.
+
+    The adaptive pooling's adjoint takes the pooled input (torch's does: of zero derivative
+    in it, see max_pool2d_with_indices_backward); the upsamplings' take its size."""
+    if kind == "adaptive":
+        return _separable_with_input(name, node, nd)
     @op(name, promote=NONE, node=node)
     def forward(self, output_size, params):
         if kind == "nearest":  # a gather is cheaper than a one-hot product
@@ -430,6 +449,32 @@ def _separable(name, node, kind, nd):
     @adjoint.grad("grad_output")
     def _(grad, grad_output_shape, params):
         return forward(grad, tuple(grad_output_shape[-nd:]), params)
+    return forward, adjoint
+
+
+def _separable_with_input(name, node, nd):
+    @op(name, promote=NONE, node=node)
+    def forward(self, output_size, params):
+        return _apply_mats(self, _mats("adaptive", self.shape[-nd:], output_size, params),
+                           False)
+
+    @op(name + "_backward", tensors=2, promote=NONE,
+        node=node.replace("Backward0", "BackwardBackward0"))
+    def adjoint(grad_output, self, params):
+        mats = _mats("adaptive", self.shape[-nd:], grad_output.shape[-nd:], params)
+        return _apply_mats(grad_output, mats, True)
+
+    @forward.grad("self")
+    def _(grad, self, params):
+        return adjoint(grad, self, params)
+
+    @adjoint.grad("grad_output")
+    def _(grad, grad_output_shape, params):
+        return forward(grad, tuple(grad_output_shape[-nd:]), params)
+
+    @adjoint.grad("self")
+    def _(grad):
+        return zero_gradient(grad)
     return forward, adjoint
 
 
@@ -512,8 +557,8 @@ def adaptive_max_pool2d_op(self, output_size):
 
 
 @adaptive_max_pool2d_op.grad("self")
-def _(grads, self_shape, result1):
-    return max_pool2d_with_indices_backward(grads[0], result1, self_shape)
+def _(grads, self, result1):
+    return max_pool2d_with_indices_backward(grads[0], self, result1)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002

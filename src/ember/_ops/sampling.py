@@ -1,11 +1,8 @@
 """Samplers behind ``ember.distributions``: gamma, Dirichlet and binomial draws, and the
 implicit reparameterisation gradients of the gamma and Dirichlet samples.
 
-The samplers are torch's algorithms (Marsaglia and Tsang's gamma sampler, Hormann's BTRS and
-geometric inversion for the binomial), vectorised: each round draws for the elements still
-waiting, from ``ember.rand`` / ``ember.randn`` streams of the given generator. Their values
-follow torch's distributions; they are not torch's numbers, since torch draws element by
-element.
+The samplers are torch's CPU kernels draw for draw (``ember._random.rejection``): with the
+same seed they give torch's numbers.
 
 The gradient of a gamma sample ``x`` with respect to its concentration ``alpha`` is the implicit
 one, ``-(dF(x; alpha)/dalpha) / f(x; alpha)`` (F, f: the gamma CDF and density), computed with
@@ -16,26 +13,15 @@ from __future__ import annotations
 
 __all__ = ['binomial']
 
-
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp
-from .._backend.device import device_of
+from .._backend import get_xp, to_numpy
+from .._random import rejection
+from .._random.generator import cpu_generator
 from .pointwise import not_implemented
 from .registry import NONE, op
 from .special import digamma
-
-
-# -- random draws, on the input's array module -------------------------------------------------
-def _uniform(n, generator, like):
-    from .._creation import rand  # (drawn by the generator of like's device)
-    return rand(n, generator=generator, dtype=D.float64, device=device_of(like))._data
-
-
-def _normal(n, generator, like):
-    from .._creation import randn
-    return randn(n, generator=generator, dtype=D.float64, device=device_of(like))._data
 
 
 def _float_only(array, kernel):
@@ -53,55 +39,15 @@ def _same_dtype(*arrays):
 
 
 # -- gamma --------------------------------------------------------------------------------------
-def _gamma_draws(alpha, generator):
-    """Gamma(alpha, 1) samples in float64, Marsaglia and Tsang's method, all at once."""
-    xp = get_xp(alpha)
-    alpha = alpha.astype(np.float64).ravel()
-    n = alpha.size
-    scale = xp.ones(n)
-    # Boost alpha < 1 to alpha + 1 (a gamma(alpha + 1) sample times U ** (1 / alpha)).
-    small = (alpha < 1) & (alpha != 0)
-    if small.any():
-        u = _uniform(int(small.sum()), generator, alpha)
-        with np.errstate(all="ignore"):
-            scale[small] = (1 - u) ** (1 / alpha[small])
-    boosted = xp.where(small, alpha + 1, alpha)
-    d = boosted - 1 / 3
-    with np.errstate(all="ignore"):
-        c = 1 / xp.sqrt(9 * d)
-    out = xp.full(n, np.nan)
-    out[alpha == 0] = 0.0
-    waiting = xp.flatnonzero((alpha != 0) & (d > 0))
-    while waiting.size:
-        x = _normal(waiting.size, generator, alpha)
-        u = 1 - _uniform(waiting.size, generator, alpha)
-        dw, cw = d[waiting], c[waiting]
-        y = 1 + cw * x
-        v = y * y * y
-        with np.errstate(all="ignore"):
-            xx = x * x
-            accept = (y > 0) & ((u < 1 - 0.0331 * xx * xx)
-                                | (xp.log(u) < 0.5 * xx + dw * (1 - v + xp.log(v))))
-        done = waiting[accept]
-        out[done] = scale[done] * dw[accept] * v[accept]
-        waiting = waiting[~accept]
-    return out
-
-
-def _at_least_tiny(x, dtype):
-    """max(tiny, x) as torch's kernels clamp it (a NaN becomes tiny too)."""
-    tiny = np.finfo(dtype).tiny
-    return get_xp(x).where(x > tiny, x, tiny)
-
-
 def _check_gamma(self, generator=None):
     _float_only(self._data, "gamma_cpu")
 
 
 @op("_standard_gamma", node="StandardGammaBackward0", promote=NONE, check=_check_gamma)
 def _standard_gamma(self, generator=None):
-    draws = _gamma_draws(self, generator).reshape(self.shape)
-    return _at_least_tiny(draws, self.dtype).astype(self.dtype)
+    alphas = to_numpy(np.ascontiguousarray(self)).ravel()
+    draws = rejection.standard_gamma(cpu_generator(generator), alphas, self.dtype)
+    return get_xp(self).asarray(draws.reshape(self.shape))
 
 
 @_standard_gamma.grad("self")
@@ -225,14 +171,12 @@ def _check_dirichlet(self, generator=None):
 @op("_sample_dirichlet", node="NotImplemented", promote=NONE, check=_check_dirichlet)
 def _sample_dirichlet(self, generator=None):
     """Dirichlet samples, one per vector of concentrations along the last dimension."""
-    xp = get_xp(self)
-    # NOTE: gammas in float64, clamped at float64's tiny before they are normalised, so that
-    # tiny concentrations give finite (uniform) proportions rather than 0 / 0, as torch does.
-    gammas = _at_least_tiny(_gamma_draws(self, generator).reshape(self.shape), np.float64)
-    with np.errstate(all="ignore"):
-        out = (gammas / gammas.sum(-1, keepdims=True)).astype(self.dtype)
-    below_one = np.nextafter(self.dtype.type(1), self.dtype.type(0))
-    return xp.minimum(_at_least_tiny(out, self.dtype), below_one).astype(self.dtype)
+    if self.ndim == 0:  # one category: the proportion is (just below) 1
+        alphas = to_numpy(self).reshape(1, 1)
+    else:
+        alphas = to_numpy(np.ascontiguousarray(self)).reshape(-1, self.shape[-1])
+    draws = rejection.dirichlet(cpu_generator(generator), alphas, self.dtype)
+    return get_xp(self).asarray(draws.reshape(self.shape))
 
 
 _sample_dirichlet.grad("self")(_no_derivative("_sample_dirichlet"))
@@ -358,90 +302,6 @@ _dirichlet_grad.grad("x", "alpha", "total")(_no_derivative("_dirichlet_grad"))
 
 
 # -- binomial -----------------------------------------------------------------------------------
-def _binomial_inversion(count, prob, generator):
-    """Successes among ``count`` trials, counting geometric waiting times (small count * p)."""
-    xp = get_xp(count)
-    log_q = xp.log1p(-prob)
-    total = xp.zeros_like(count)
-    successes = xp.zeros_like(count)
-    waiting = xp.arange(count.size)
-    while waiting.size:
-        u = _uniform(waiting.size, generator, count)
-        total[waiting] += xp.ceil(xp.log(u) / log_q[waiting])
-        over = total[waiting] > count[waiting]
-        successes[waiting[~over]] += 1
-        waiting = waiting[~over]
-    return successes
-
-
-# Stirling's series tails log(k!) - (Stirling's approximation) for k < 10, exactly.
-_STIRLING_TAIL = np.array([
-    0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
-    0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
-    0.00925546218271273, 0.00833056343336287])
-
-
-def _stirling_tail(k):
-    xp = get_xp(k)
-    kp1sq = (k + 1) * (k + 1)
-    series = (1 / 12 - (1 / 360 - 1 / 1260 / kp1sq) / kp1sq) / (k + 1)
-    table = xp.asarray(_STIRLING_TAIL)[xp.clip(k, 0, 9).astype(np.int64)]
-    return xp.where(k < 10, table, series)
-
-
-def _binomial_btrs(count, prob, generator):
-    """Hormann's transformed rejection with squeeze (large count * p, p <= 1/2)."""
-    xp = get_xp(count)
-    stddev = xp.sqrt(count * prob * (1 - prob))
-    b = 1.15 + 2.53 * stddev
-    a = -0.0873 + 0.0248 * b + 0.01 * prob
-    c = count * prob + 0.5
-    v_r = 0.92 - 4.2 / b
-    r = prob / (1 - prob)
-    alpha = (2.83 + 5.1 / b) * stddev
-    m = xp.floor((count + 1) * prob)
-    out = xp.zeros_like(count)
-    waiting = xp.arange(count.size)
-    while waiting.size:
-        w = waiting
-        u = _uniform(w.size, generator, count) - 0.5
-        v = _uniform(w.size, generator, count)
-        us = 0.5 - xp.abs(u)
-        k = xp.floor((2 * a[w] / us + b[w]) * u + c[w])
-        valid = (k >= 0) & (k <= count[w])
-        boxed = valid & (us >= 0.07) & (v <= v_r[w])
-        n, mw = count[w], m[w]
-        with np.errstate(all="ignore"):
-            log_v = xp.log(v * alpha[w] / (a[w] / (us * us) + b[w]))
-            bound = ((mw + 0.5) * xp.log((mw + 1) / (r[w] * (n - mw + 1)))
-                     + (n + 1) * xp.log((n - mw + 1) / (n - k + 1))
-                     + (k + 0.5) * xp.log(r[w] * (n - k + 1) / (k + 1))
-                     + _stirling_tail(mw) + _stirling_tail(n - mw)
-                     - _stirling_tail(k) - _stirling_tail(n - k))
-        accept = boxed | (valid & (log_v <= bound))
-        out[w[accept]] = k[accept]
-        waiting = w[~accept]
-    return out
-
-
-def _binomial_draws(count, prob, generator):
-    """Binomial(count, prob) draws in float64 (flat arrays), by torch's case split."""
-    xp = get_xp(count)
-    out = xp.full(count.shape, np.nan)
-    out[(count <= 0) | (prob <= 0)] = 0.0
-    certain = (count > 0) & (prob >= 1)
-    out[certain] = count[certain]
-    live = (count > 0) & (prob > 0) & (prob < 1)
-    flip = live & (prob > 0.5)
-    q = xp.where(flip, 1 - prob, prob)  # draw failures where successes are likelier
-    large = live & (count * q >= 10)
-    for mask, sampler in ((large, _binomial_btrs), (live & ~large, _binomial_inversion)):
-        if mask.any():
-            out[mask] = sampler(count[mask], q[mask], generator)
-    out[flip] = count[flip] - out[flip]
-    return out
-
-
 def _check_binomial(count, prob, generator=None):
     if count._data.dtype.kind != "f":
         raise ValueError("binomial only supports floating-point dtypes for count, got: "
@@ -453,9 +313,9 @@ def binomial(count, prob, generator=None):
     """Draws from Binomial(count, prob) distributions, elementwise."""
     _same_dtype(count, prob)
     xp = get_xp(count, prob)
-    n, p = (a.astype(np.float64).ravel() for a in xp.broadcast_arrays(count, prob))
-    shape = np.broadcast_shapes(count.shape, prob.shape)
-    return _binomial_draws(n, p, generator).reshape(shape).astype(count.dtype)
+    n, p = (to_numpy(a).ravel() for a in xp.broadcast_arrays(count, prob))
+    draws = rejection.binomial(cpu_generator(generator), n, p, count.dtype)
+    return xp.asarray(draws.reshape(np.broadcast_shapes(count.shape, prob.shape)))
 
 
 binomial.grad("count", "prob")(_no_derivative("binomial"))

@@ -15,6 +15,7 @@ from .. import _dtype as D
 from .._backend import asarray_like, get_xp, is_array
 from .._backend.device import CPU, as_device, move, same_device
 from .._backend.device import device as Device
+from .._compile.hooks import constant
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.graph import ERR_INFERENCE_INPLACE
@@ -178,7 +179,21 @@ def _conj_if_complex(x):
     return x
 
 
+_ZERO_DIM_TRANSPOSE = {  # (each warned once per process, as torch's TORCH_WARN_ONCE)
+    "mT": "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
+          "cases.",
+    "mH": "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().",
+    "adjoint()": "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+}
+
+
 def _matrix_transpose(self, name="mT"):
+    if self.ndim == 0:  # torch: the tensor itself, with a deprecation warning (once)
+        message = _ZERO_DIM_TRANSPOSE.pop(name, None)
+        if message is not None:
+            from .inplace import _user_stacklevel
+            warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
+        return self
     if self.ndim < 2:
         raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
                            f"matrices. Got {self.ndim}-D tensor.")
@@ -203,7 +218,7 @@ Tensor.T = property(_numpy_T)
 Tensor.mT = property(_matrix_transpose)
 Tensor.mH = property(lambda self: _conj_if_complex(_matrix_transpose(self, "mH")))
 Tensor.H = property(_adjoint)
-Tensor.adjoint = lambda self: _conj_if_complex(_matrix_transpose(self, "mH"))
+Tensor.adjoint = lambda self: _conj_if_complex(_matrix_transpose(self, "adjoint()"))
 
 
 @op("transpose", view=True, promote=NONE, method=("transpose", "swapaxes", "swapdims"))
@@ -249,6 +264,8 @@ def _(grad, dims):
 
 
 def permute(self, *dims):
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     return _permute(self, _shape_arg(dims))
 
 
@@ -610,7 +627,10 @@ def _normalize_key(key):
             else:
                 k = k._data
                 advanced = True
-        elif isinstance(k, (list, np.ndarray)):
+        elif isinstance(k, list):
+            k = constant(np.asarray(k))  # (from Python values: the same at every call)
+            advanced = True
+        elif isinstance(k, np.ndarray):
             k = np.asarray(k)
             advanced = True
         elif isinstance(k, (bool, np.bool_)) or is_array(k):
@@ -820,17 +840,23 @@ Tensor.__setitem__ = setitem
 
 
 # -- joining and splitting ----------------------------------------------------------------------
+def _legacy_empty(shape):
+    """torch's cat skips 1-D tensors with no element, whatever the other tensors' shapes."""
+    return len(shape) == 1 and shape[0] == 0
+
+
 def _check_cat(tensors, dim):
     if len(tensors) == 0:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    ref = next((t for t in tensors if t.ndim), None)
-    if ref is None:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = _wrap_dim(dim, ref.ndim)
     for k, t in enumerate(tensors):
         if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be "
                                "concatenated")
+    ref = next((t for t in tensors if not _legacy_empty(t.shape)), tensors[0])
+    d = _wrap_dim(dim, ref.ndim)
+    for k, t in enumerate(tensors):
+        if _legacy_empty(t.shape):
+            continue
         if t.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
                                f"and {t.ndim}")
@@ -844,13 +870,21 @@ def _check_cat(tensors, dim):
 
 @op("cat")
 def _cat(tensors, dim=0):
-    return np.concatenate(tensors, axis=_check_cat(tensors, dim))
+    d = _check_cat(tensors, dim)
+    kept = [t for t in tensors if not _legacy_empty(t.shape)]
+    if len(kept) == len(tensors):
+        return np.concatenate(tensors, axis=d)
+    return np.concatenate(kept, axis=d) if kept else tensors[0].copy()
 
 
 @_cat.grad("tensors")
 def _(grad, dim, shapes):
-    d = dim % len(shapes[0])
-    return split_with_sizes(grad, [s[d] for s in shapes], d)
+    kept = [s for s in shapes if not _legacy_empty(s)] or shapes
+    d = dim % len(kept[0])
+    parts = iter(split_with_sizes(grad, [s[d] for s in kept], d))
+    if len(kept) == len(shapes):
+        return list(parts)
+    return [zero_gradient(grad, (0,)) if _legacy_empty(s) else next(parts) for s in shapes]
 
 
 def cat(tensors, dim=0, *, out=None):

@@ -18,9 +18,9 @@ import numpy as np
 from .._backend import get_xp, scatter_add
 from .._state import state
 from .._tensor import Tensor
-from ..autograd.graph import Node, move_retained_grad, short_node_name
+from ..autograd.graph import ERR_FREED, Node, move_retained_grad, short_node_name
 from .inplace import has_internal_overlap
-from .registry import NONE, op
+from .registry import NONE, _sequence, op
 
 
 def replay(chain, x):
@@ -99,7 +99,9 @@ class CopySlices(Node):
         self._chain = chain
         self._next = (base_edge,) + fn._next[1:]
         self._meta = [base_meta] + list(fn._meta[1:])
-        self._seq = fn._seq
+        # a number of its own, after fn's, as torch's: nodes sharing one would tie in the
+        # engine's ready queue
+        self._seq = next(_sequence)
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
@@ -107,6 +109,8 @@ class CopySlices(Node):
     def _apply(self, grads, graph, needed):
         g = grads[0]
         chain, fn = self._chain, self._fn
+        if fn is None:
+            raise RuntimeError(ERR_FREED)
         # NOTE: fn's own first edge is not part of the graph (this node replaced it), so fn
         # must not skip its first input's gradient as "not needed": ask for all of them.
         needed = None
@@ -129,7 +133,10 @@ class CopySlices(Node):
         return [result] + list(sub[1:])
 
     def _release(self):
-        self._fn._release()
+        # NOTE: as torch's, drops fn rather than freeing what fn saved: a create_graph pass
+        # may have put fn in a graph of its own (a formula reading fn's saved result), where
+        # it still has to run.
+        self._fn = None
 
 
 # -- bookkeeping used by the registry ----------------------------------------------------------

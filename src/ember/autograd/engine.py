@@ -17,7 +17,7 @@ import numpy as np
 from .._backend import as_array, writeable
 from .._state import profiler_hook, state
 from .._tensor import Tensor, _wrap
-from . import _batched
+from . import _batched, _gc
 from .graph import AccumulateGrad, gradient_edge
 
 
@@ -82,6 +82,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             _execute(task, [e[0] for e in root_edges])
     finally:
         state.grad_enabled, state.quiet = prev, prev_quiet
+    _gc.after_backward(len(task.deps))
     if capture:
         return _captured_results(task, inputs, allow_unused)
     return None
@@ -164,14 +165,15 @@ def _sum(a, b, graph):
 
 
 class _Tie:
-    """A ready-queue entry's node for a sequence number that several nodes share.
+    """A ready-queue entry's node: it compares equal to any other, so entries are ordered by
+    their sequence numbers alone and nodes themselves are never compared.
 
     NOTE: heapq's push and pop are the very algorithms of libstdc++'s push_heap / pop_heap
     (sift up with a strict comparison; pop moves the larger child up to a leaf, then sifts the
     last element up from there), which torch's ready queue (a std::priority_queue) uses. So
     nodes run latest-created first, and nodes with equal numbers (every AccumulateGrad has the
-    largest) come out in torch's order, provided equal entries compare equal: this wrapper
-    compares equal to anything, so a tuple comparison stops at the number.
+    largest, nodes made outside the registry have none) come out in torch's order, provided
+    equal entries compare equal.
     """
 
     __slots__ = ("fn",)
@@ -186,13 +188,7 @@ class _Tie:
 
 
 def _entry(fn):
-    seq = fn._seq
-    if seq == _SHARED or not seq:  # AccumulateGrad nodes, and nodes that never got a number
-        return (-seq, _Tie(fn))
-    return (-seq, fn)
-
-
-_SHARED = AccumulateGrad._seq
+    return (-fn._seq, _Tie(fn))
 
 
 def _num_outputs(fn):
@@ -218,16 +214,13 @@ def _execute(task, root_nodes):
     graph = task.graph
     retain = task.retain
     borrowed = task.borrowed
-    shared = _SHARED
     ndarray = np.ndarray
     following = None  # the next node, when it is known without the queue (see below)
     while True:
         if following is not None:
             fn, following = following, None
         elif heap:
-            fn = pop(heap)[1]
-            if fn.__class__ is _Tie:
-                fn = fn.fn
+            fn = pop(heap)[1].fn
         else:
             break
         grads = buffers.pop(fn, None)
@@ -290,7 +283,7 @@ def _execute(task, root_nodes):
             deps[child] = d
             if d == 0:
                 if ready is not None:
-                    _push_ready(heap, ready, shared)
+                    _push_ready(heap, ready)
                 ready = child
         if ready is not None:
             # NOTE: in a chain the one ready child is all the queue would hold: run it next
@@ -299,15 +292,11 @@ def _execute(task, root_nodes):
             if not heap:
                 following = ready
             else:
-                _push_ready(heap, ready, shared)
+                _push_ready(heap, ready)
 
 
-def _push_ready(heap, child, shared):
-    seq = child._seq
-    if seq == shared or not seq:
-        heapq.heappush(heap, (-seq, _Tie(child)))
-    else:
-        heapq.heappush(heap, (-seq, child))
+def _push_ready(heap, child):
+    heapq.heappush(heap, (-child._seq, _Tie(child)))
 
 
 def _run_node(task, fn, grads):

@@ -14,7 +14,7 @@ import numpy as np
 from .._backend.device import as_device, backend_for, cuda_backend, require_cuda, resolve
 from .._backend.device import device as Device
 from .._backend.random import DeviceRandom, draw_seed
-from .._creation import _DEFAULT_SEED, Generator
+from .._random.cpu_generator import DEFAULT_SEED as _DEFAULT_SEED
 
 __all__ = ["get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed",
            "manual_seed_all", "seed", "seed_all", "set_rng_state", "set_rng_state_all"]
@@ -22,8 +22,8 @@ __all__ = ["get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed",
 _MASK = (1 << 64) - 1
 
 
-class CudaGenerator(Generator):
-    """``ember.Generator(device='cuda')``: a seeded cuRAND stream on one GPU."""
+class CudaGenerator:
+    """A CUDA generator: a seeded cuRAND stream on one GPU (torch's state layout)."""
 
     def __init__(self, device="cuda"):
         self.device = resolve(as_device(device))

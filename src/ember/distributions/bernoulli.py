@@ -9,18 +9,12 @@ from ember.nn.functional import binary_cross_entropy_with_logits
 from .._size import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import (
-    _set_probs_or_logits,
-    broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from .utils import _BinaryParams, _set_probs_or_logits, broadcast_all
 
 __all__ = ['Bernoulli']
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryParams, ExponentialFamily):
     """The Bernoulli distribution: 1 with probability ``probs`` (or sigmoid(``logits``)),
     else 0."""
 
@@ -36,9 +30,6 @@ class Bernoulli(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         return self._expand_probs_or_logits(Bernoulli, batch_shape, _instance)
 
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
-
     @property
     def mean(self):
         return self.probs
@@ -52,18 +43,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

@@ -6,13 +6,7 @@ import ember
 from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import (
-    _one_of_probs_logits,
-    broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from .utils import _BinaryParams, _one_of_probs_logits, broadcast_all
 
 __all__ = ['Binomial']
 
@@ -33,7 +27,7 @@ def _set_count_and_param(dist, total_count, probs, logits):
     return param.size()
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryParams, Distribution):
     """The binomial distribution: successes among ``total_count`` trials of probability
     ``probs`` (or sigmoid(``logits``)); ``total_count`` may be a tensor."""
 
@@ -50,9 +44,6 @@ class Binomial(Distribution):
         return self._expand_probs_or_logits(Binomial, shape, _instance,
                                             total_count=self.total_count.expand(shape))
 
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
@@ -68,18 +59,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

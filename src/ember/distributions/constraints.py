@@ -176,57 +176,65 @@ class _OneHot(Constraint):
         return is_boolean.all(-1) & value.sum(-1).eq(1)
 
 
-def _bounds_repr(self, *names):
-    fields = ", ".join(f"{n}={getattr(self, n)}" for n in names)
-    return f"{self.__class__.__name__[1:]}({fields})"
-
-
-class _IntegerInterval(Constraint):
-    """Integers in [lower_bound, upper_bound]."""
-
-    is_discrete = True
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-        super().__init__()
-
-    def check(self, value):
-        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
-
-    def __repr__(self):
-        return _bounds_repr(self, "lower_bound", "upper_bound")
-
-
-class _IntegerLessThan(Constraint):
-    """Integers <= upper_bound."""
-
-    is_discrete = True
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
-
-    def check(self, value):
-        return (value % 1 == 0) & (value <= self.upper_bound)
-
-    def __repr__(self):
-        return _bounds_repr(self, "upper_bound")
-
-
-class _IntegerGreaterThan(Constraint):
-    """Integers >= lower_bound."""
-
-    is_discrete = True
+class _LowerBounded(Constraint):
+    """A constraint with a ``lower_bound`` (shown in its repr)."""
 
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
 
-    def check(self, value):
-        return (value % 1 == 0) & (value >= self.lower_bound)
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _UpperBounded(Constraint):
+    """A constraint with an ``upper_bound`` (shown in its repr)."""
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+        super().__init__()
 
     def __repr__(self):
-        return _bounds_repr(self, "lower_bound")
+        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+
+
+class _Bounded(Constraint):
+    """A constraint with a ``lower_bound`` and an ``upper_bound`` (shown in its repr)."""
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+        super().__init__()
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
+
+
+class _IntegerInterval(_Bounded):
+    """Integers in [lower_bound, upper_bound]."""
+
+    is_discrete = True
+
+    def check(self, value):
+        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+
+class _IntegerLessThan(_UpperBounded):
+    """Integers <= upper_bound."""
+
+    is_discrete = True
+
+    def check(self, value):
+        return (value % 1 == 0) & (value <= self.upper_bound)
+
+
+class _IntegerGreaterThan(_LowerBounded):
+    """Integers >= lower_bound."""
+
+    is_discrete = True
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
 
 
 class _Real(Constraint):
@@ -236,74 +244,39 @@ class _Real(Constraint):
         return value == value  # noqa: PLR0124 - False exactly at NaN
 
 
-class _GreaterThan(Constraint):
+class _GreaterThan(_LowerBounded):
     """(lower_bound, inf]."""
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
 
     def check(self, value):
         return self.lower_bound < value
 
-    def __repr__(self):
-        return _bounds_repr(self, "lower_bound")
 
-
-class _GreaterThanEq(Constraint):
+class _GreaterThanEq(_LowerBounded):
     """[lower_bound, inf)."""
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
 
     def check(self, value):
         return self.lower_bound <= value
 
-    def __repr__(self):
-        return _bounds_repr(self, "lower_bound")
 
-
-class _LessThan(Constraint):
+class _LessThan(_UpperBounded):
     """[-inf, upper_bound)."""
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
 
     def check(self, value):
         return value < self.upper_bound
 
-    def __repr__(self):
-        return _bounds_repr(self, "upper_bound")
 
-
-class _Interval(Constraint):
+class _Interval(_Bounded):
     """[lower_bound, upper_bound]."""
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-        super().__init__()
 
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        return _bounds_repr(self, "lower_bound", "upper_bound")
 
-
-class _HalfOpenInterval(Constraint):
+class _HalfOpenInterval(_Bounded):
     """[lower_bound, upper_bound)."""
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-        super().__init__()
 
     def check(self, value):
         return (self.lower_bound <= value) & (value < self.upper_bound)
-
-    def __repr__(self):
-        return _bounds_repr(self, "lower_bound", "upper_bound")
 
 
 class _Simplex(Constraint):

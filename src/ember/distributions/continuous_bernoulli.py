@@ -10,18 +10,18 @@ from .._size import Size
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import (
+    _BinaryParams,
     _set_probs_or_logits,
     broadcast_all,
     clamp_probs,
     lazy_property,
     logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ['ContinuousBernoulli']
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
     """The continuous Bernoulli distribution (Loaiza-Ganem and Cunningham, 2019) with
     parameter ``probs`` or ``logits``. Near probs = 1/2 (within ``lims``) its normaliser and
     moments use Taylor expansions, where the closed forms lose precision."""
@@ -45,9 +45,6 @@ class ContinuousBernoulli(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         return self._expand_probs_or_logits(ContinuousBernoulli, batch_shape, _instance,
                                             _lims=self._lims)
-
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
 
     def _outside_unstable_region(self):
         return ember.max(ember.le(self.probs, self._lims[0]), ember.gt(self.probs, self._lims[1]))
@@ -91,16 +88,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return ember.where(self._outside_unstable_region(), variances, taylor)
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
+    def probs(self):  # (kept away from 0 and 1, where the normaliser is infinite)
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

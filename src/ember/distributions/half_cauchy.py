@@ -5,32 +5,26 @@ import math
 
 import ember
 
-from . import constraints
+from ._folded import _Folded
 from .cauchy import Cauchy
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
 
 __all__ = ['HalfCauchy']
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_Folded):
     """The half-Cauchy distribution with scale ``scale``."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
+    @staticmethod
+    def _symmetric(scale):
+        return Cauchy(0, scale, validate_args=False)
 
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(),
-                         validate_args=validate_args)
+    def _as_value(self, value):
+        return ember.as_tensor(value, dtype=self.base_dist.scale.dtype,
+                               device=self.base_dist.scale.device)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(HalfCauchy, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
 
     @property
     def mean(self):
@@ -38,28 +32,5 @@ class HalfCauchy(TransformedDistribution):
                           device=self.scale.device)
 
     @property
-    def mode(self):
-        return ember.zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        value = ember.as_tensor(value, dtype=self.base_dist.scale.dtype,
-                                device=self.base_dist.scale.device)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return ember.where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)

@@ -9,12 +9,12 @@ from . import constraints
 from .binomial import _set_count_and_param
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParams, lazy_property
 
 __all__ = ['NegativeBinomial']
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_BinaryParams, Distribution):
     """The number of successes (probability ``probs``) before ``total_count`` failures;
     ``total_count`` may be any nonnegative real (a gamma-Poisson mixture)."""
 
@@ -32,9 +32,6 @@ class NegativeBinomial(Distribution):
         return self._expand_probs_or_logits(NegativeBinomial, shape, _instance,
                                             total_count=self.total_count.expand(shape))
 
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
-
     @property
     def mean(self):
         return self.total_count * ember.exp(self.logits)
@@ -46,18 +43,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / ember.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

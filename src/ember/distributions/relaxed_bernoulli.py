@@ -8,19 +8,12 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import (
-    _set_probs_or_logits,
-    broadcast_all,
-    clamp_probs,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from .utils import _BinaryParams, _set_probs_or_logits, broadcast_all, clamp_probs
 
 __all__ = ['LogitRelaxedBernoulli', 'RelaxedBernoulli']
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryParams, Distribution):
     """The logit of a RelaxedBernoulli sample (Maddison et al., 2017): a logistic
     distribution with location ``logits`` and scale 1 / ``temperature``."""
 
@@ -35,21 +28,6 @@ class LogitRelaxedBernoulli(Distribution):
     def expand(self, batch_shape, _instance=None):
         return self._expand_probs_or_logits(LogitRelaxedBernoulli, batch_shape, _instance,
                                             temperature=self.temperature)
-
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
@@ -66,7 +44,23 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class _RelaxedParameters:
+    """``temperature``, ``logits`` and ``probs`` of a relaxed distribution: its base's."""
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedParameters, TransformedDistribution):
     """A reparameterisable relaxation of Bernoulli(probs, logits) on (0, 1), sharper as
     ``temperature`` goes to 0."""
 
@@ -81,15 +75,3 @@ class RelaxedBernoulli(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

@@ -7,6 +7,7 @@ from .._size import Size
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
+from .relaxed_bernoulli import _RelaxedParameters
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
@@ -68,7 +69,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedParameters, TransformedDistribution):
     """A reparameterisable relaxation of OneHotCategorical(probs, logits): points of the
     simplex, sharper as ``temperature`` goes to 0."""
 
@@ -84,15 +85,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

@@ -160,6 +160,26 @@ def _set_probs_or_logits(dist, probs, logits):
     return Size() if isinstance(value, Number) else param.size()
 
 
+class _BinaryParams:
+    """Parameters of Bernoulli-type distributions: one of ``probs`` / ``logits`` is given (and
+    is ``_param``), the other is computed from it on first use."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def _new(self, *args, **kwargs):
+        return self._param.new_empty(*args, **kwargs)
+
+
 def _mvlgamma(x, p):
     """The multivariate log-gamma function of dimension ``p``."""
     halves = ember.arange(p, dtype=x.dtype, device=x.device) / 2

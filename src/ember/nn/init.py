@@ -6,7 +6,11 @@ import warnings
 
 import numpy as np
 
-from .._creation import _rng
+from .._backend import asarray_like
+
+from .._creation import empty_like, randperm
+from .._ops.diagonal import diag
+from .._ops.pointwise import where
 from ..autograd.grad_mode import no_grad
 
 __all__ = [
@@ -66,48 +70,78 @@ def calculate_gain(nonlinearity, param=None):
 def _fill(tensor, array):
     """Write ``array`` into ``tensor`` in place, outside the graph (bumps its version)."""
     with no_grad():
-        tensor._data[...] = array
+        tensor._data[...] = asarray_like(array, tensor._data)  # (draws are made on the host)
         tensor._bump_version()
     return tensor
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill ``tensor`` with values drawn from U(a, b)."""
-    return _fill(tensor, _rng(generator, tensor.device).uniform(a, b, tensor._data.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill ``tensor`` with values drawn from N(mean, std^2)."""
-    draws = _rng(generator, tensor.device).standard_normal(tensor._data.shape)
-    return _fill(tensor, mean + std * draws)
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill ``tensor`` with values from N(mean, std^2) truncated to [a, b]."""
+    """Fill ``tensor`` with values from N(mean, std^2) redrawn until they fall in [a, b]."""
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
-    rng = _rng(generator, tensor.device)
-    shape = tensor._data.shape
-    out = mean + std * rng.standard_normal(shape)
-    bad = (out < a) | (out > b)
-    # NOTE: rejection sampling; it only loops long when [a, b] holds little of the mass, and
-    # then falls back on uniform draws accepted with the normal density.
-    for _ in range(100):
-        if not bad.any():
+    with no_grad():
+        mass = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+        if mass > 0.3:
+            _redraw_outside(tensor, mean, std, a, b, generator)
+        else:
+            _accept_reject(tensor, mean, std, a, b, generator)
+    return tensor
+
+
+def _norm_cdf(x):
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
+def _redraw_outside(tensor, mean, std, a, b, generator):
+    """Normals, with every value outside [a, b] replaced by a fresh draw (a whole tensor of
+    fresh normals per round, as torch draws them), until none is left outside."""
+    lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        outside = (result < lo) | (result > hi)
+        if not outside.any():
             break
-        out[bad] = mean + std * rng.standard_normal(int(bad.sum()))
-        bad = (out < a) | (out > b)
-    if bad.any():
-        mode = max(a, min(mean, b))
-        log_peak = -0.5 * ((mode - mean) / std) ** 2
-        while bad.any():
-            cand = rng.uniform(a, b, int(bad.sum()))
-            ok = np.log(rng.random(cand.shape)) <= -0.5 * ((cand - mean) / std) ** 2 - log_peak
-            idx = np.flatnonzero(bad)[ok]
-            out.reshape(-1)[idx] = cand[ok]
-            bad.reshape(-1)[idx] = False
-    return _fill(tensor, out)
+        fresh = empty_like(result).normal_(mean, std, generator=generator)
+        result = where(outside, fresh, result)
+    if tensor is not result:
+        tensor.copy_(result)
+
+
+def _accept_reject(tensor, mean, std, a, b, generator):
+    """Uniform candidates on [a, b] accepted with the normal density (for narrow windows)."""
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+    candidates = empty_like(tensor)
+    accept = empty_like(tensor)
+    tensor.uniform_(a, b, generator=generator)
+    candidates.copy_(tensor)
+    candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+    pending = accept.uniform_(generator=generator).log_().gt(candidates)
+    if not pending.any():
+        return
+    result = tensor
+    while True:
+        candidates.uniform_(a, b, generator=generator)
+        result = where(pending, candidates, result)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = where(pending, accept.uniform_(generator=generator).log_()
+                               .gt(candidates), pending)
+        if not pending.any():
+            break
+    tensor.copy_(result)
 
 
 def constant_(tensor, val):
@@ -206,33 +240,43 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 def orthogonal_(tensor, gain=1, generator=None):
     """Fill ``tensor`` with a (semi-)orthogonal matrix (Saxe et al.)."""
+    from .. import linalg
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator, tensor.device).standard_normal((rows, cols))
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
     if rows < cols:
-        flat = flat.T
-    q, r = np.linalg.qr(flat)
-    q = q * np.sign(np.diag(r))
+        flattened = flattened.t()
+    # NOTE: the QR factorisation is LAPACK's (NumPy's here, MKL's in torch): the values can
+    # differ from torch's in the last bits
+    q, r = linalg.qr(flattened)
+    q = q * diag(r, 0).sign()
     if rows < cols:
-        q = q.T
-    return _fill(tensor, (q * gain).reshape(tensor.shape))
+        q = q.t()
+    with no_grad():
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
-    """Fill the 2-D ``tensor`` from N(0, std^2) with a fraction ``sparsity`` of each column 0."""
+    """Fill the 2-D ``tensor`` from N(0, std^2) with a fraction ``sparsity`` of each column 0.
+
+    NOTE: as in torch, the rows to zero are drawn from the default generator.
+    """
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
-    rng = _rng(generator, tensor.device)
-    out = std * rng.standard_normal((rows, cols))
-    for col in range(cols):
-        out[rng.permutation(rows)[:num_zeros], col] = 0
-    return _fill(tensor, out)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            zero_rows = randperm(rows)[:num_zeros]
+            tensor[zero_rows, col] = 0
+    return tensor
 
 
 def _make_deprecate(meth):

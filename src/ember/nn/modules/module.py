@@ -512,13 +512,29 @@ class Module(StateDictMixin):
             return [], hooks
         return [], []
 
+    _compiled_call_impl = None  # set by compile()
+
     def __call__(self, *args, **kwargs):
+        if self._compiled_call_impl is not None:
+            return self._compiled_call_impl(*args, **kwargs)
         if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
                 or self._forward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
-    _call_impl = __call__
+    def _call_impl(self, *args, **kwargs):
+        """A call without compile(): forward, with the module's hooks around it."""
+        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
+                or self._forward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's calls in place with ``ember.compile(self._call_impl, ...)``
+        (the arguments are ember.compile's)."""
+        from ...import compile as compile_
+        object.__setattr__(self, "_compiled_call_impl",
+                           compile_(self._call_impl, *args, **kwargs))
 
     def _call_with_hooks(self, args, kwargs):
         called_always = set()

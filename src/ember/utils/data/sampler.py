@@ -1,8 +1,14 @@
 """Samplers: the order in which a DataLoader visits a dataset's indices."""
 from __future__ import annotations
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler"]
+__all__ = [
+    "BatchSampler",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+]
 
 
 class Sampler:
@@ -26,9 +32,10 @@ class SequentialSampler(Sampler):
 
 
 def _fresh_generator():
-    """A generator seeded from the global one, so ``manual_seed`` makes shuffles repeatable."""
+    """A generator seeded with one draw from the default one (torch's way: ``manual_seed``
+    makes shuffles repeatable, and shuffles advance the default generator)."""
     from ... import _creation
-    seed = int(_creation.randint(0, 2 ** 62, ()).item())
+    seed = int(_creation.empty((), dtype=_creation.D.int64).random_().item())
     return _creation.Generator().manual_seed(seed)
 
 
@@ -52,16 +59,22 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
+        # NOTE: a generator function, as torch's: nothing is drawn until the first index is
+        # asked for, and draws come in chunks (32 indices, or one permutation) as needed.
         from ... import _creation
         n = len(self.data_source)
-        generator = self.generator or _fresh_generator()
+        generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
-            draws = _creation.randint(0, n, (self.num_samples,), generator=generator)
-            return iter(draws.tolist())
-        order = []
-        while len(order) < self.num_samples:
-            order += _creation.randperm(n, generator=generator).tolist()
-        return iter(order[:self.num_samples])
+            for _ in range(self.num_samples // 32):
+                yield from _creation.randint(high=n, size=(32,), dtype=_creation.D.int64,
+                                             generator=generator).tolist()
+            yield from _creation.randint(high=n, size=(self.num_samples % 32,),
+                                         dtype=_creation.D.int64, generator=generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from _creation.randperm(n, generator=generator).tolist()
+            yield from _creation.randperm(n, generator=generator).tolist()[
+                :self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -76,8 +89,8 @@ class SubsetRandomSampler(Sampler):
 
     def __iter__(self):
         from ... import _creation
-        order = _creation.randperm(len(self.indices), generator=self.generator).tolist()
-        return (self.indices[i] for i in order)
+        for i in _creation.randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
 
     def __len__(self):
         return len(self.indices)
@@ -103,11 +116,10 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        generator = self.generator or _fresh_generator()
-        p = self.weights.numpy()
-        draws = generator._rng.choice(len(p), size=self.num_samples, replace=self.replacement,
-                                      p=p / p.sum())
-        return iter(draws.tolist())
+        from ..._ops.random import multinomial
+        drawn = multinomial(self.weights, self.num_samples, self.replacement,
+                            generator=self.generator)
+        yield from iter(drawn.tolist())
 
     def __len__(self):
         return self.num_samples

@@ -1,0 +1,74 @@
+"""Random numbers: ember (torch's generator, bit for bit, on NumPy) against torch itself.
+
+    PYTHONPATH=src python benchmarks/bench_random.py [--rounds 7] [--size 10000000]
+
+The goal: 10**7 float32 normals (``randn``) in at most twice torch's time. torch makes them
+with one thread (its normal kernel is serial); ember's Cephes emulation spreads its chunks over
+the machine's cores. Times are medians (and best) of interleaved rounds; the CPU model is
+printed beside them, as figures only mean something on a named machine.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import ember
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cases(lib, n):
+    side = int(n ** 0.5)
+    return {
+        f"randn({n:.0e}) float32": lambda: lib.randn(n),
+        f"rand({n:.0e}) float32": lambda: lib.rand(n),
+        f"randn({n // 10:.0e}) float64": lambda: lib.randn(n // 10, dtype=lib.float64),
+        f"normal_(0, 0.02) on {side}x{side}": lambda: lib.empty(side, side).normal_(0, 0.02),
+        f"randint(0, 1000, {n:.0e})": lambda: lib.randint(0, 1000, (n,)),
+        f"randperm({n // 10:.0e})": lambda: lib.randperm(n // 10),
+        "dropout(0.5) on 1000x1000": lambda: lib.nn.functional.dropout(lib.ones(1000, 1000), 0.5),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--size", type=int, default=10 ** 7)
+    args = parser.parse_args(argv)
+    import torch
+    torch.set_num_threads(1)
+    peers = {"torch": cases(torch, args.size), "ember": cases(ember, args.size)}
+    samples = {(lib, name): [] for lib in peers for name in peers[lib]}
+    for r in range(args.rounds):
+        for name in peers["torch"]:
+            order = ("torch", "ember") if r % 2 == 0 else ("ember", "torch")
+            for lib in order:
+                t0 = time.perf_counter()
+                peers[lib][name]()
+                samples[lib, name].append(time.perf_counter() - t0)
+    print(f"CPU: {cpu_model()} ({os.cpu_count()} cores); torch {torch.__version__}, one thread")
+    print(f"{'case':34s} {'torch ms':>10s} {'ember ms':>10s} {'ratio':>7s} {'best ratio':>11s}")
+    for name in peers["torch"]:
+        t, e = samples["torch", name], samples["ember", name]
+        med_t, med_e = statistics.median(t), statistics.median(e)
+        print(f"{name:34s} {med_t * 1e3:10.1f} {med_e * 1e3:10.1f} {med_e / med_t:7.2f} "
+              f"{min(e) / min(t):11.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Recording the backward program: the engine's first-order pass, written down.
+
+Over the nodes a recorded call made, this runs what ``autograd/engine.py`` runs in a
+first-order pass, in the same order (the most recently created ready node first): each
+node's derivative formulas on arrays, then the engine's own steps (a gradient summed down to
+its input's shape and cast to its dtype, two gradients of one input added). Each step is
+written down as an instruction on slots, so the replay calls the very formulas eager mode
+calls, on the very kind of arguments, and their raw-array internals (masks, index
+arithmetic) run again on the new arrays.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import numpy as np
+
+from .._backend import as_array
+from .._state import state
+from ..autograd.graph import AccumulateGrad, gradient_edge
+from .recorder import ADD, CAST, CONST, FORMULA, SLOT, SLOTS, SUM_TO, Instr
+
+
+def trace(rec, outputs, grad_slots, sources):
+    """Slots of the sources' gradients after a pass from ``outputs`` (whose gradients are in
+    ``grad_slots``); every step is appended to ``rec.instrs``."""
+    root_edges = [gradient_edge(t) for t in outputs]
+    targets = {}
+    for k, t in enumerate(sources):
+        fn, nr = gradient_edge(t)
+        targets.setdefault(fn, []).append((nr, k))
+    deps = _dependencies(rec, [fn for fn, _ in root_edges], targets)
+    buffers = {}
+    for (fn, nr), s in zip(root_edges, grad_slots):
+        _accumulate(rec, buffers, fn, nr, s)
+    heap, order = [], itertools.count()
+    for fn in dict.fromkeys(fn for fn, _ in root_edges):
+        if deps.get(fn, 0) == 0:
+            heapq.heappush(heap, (-fn._seq, next(order), fn))
+    prev = state.grad_enabled, state.quiet
+    state.grad_enabled, state.quiet = False, True
+    try:
+        with np.errstate(all="ignore"):
+            while heap:
+                fn = heapq.heappop(heap)[2]
+                if fn in targets:
+                    continue  # a source's node: its gradient stays in its buffer
+                outs = _run_node(rec, fn, buffers.pop(fn, None))
+                for i, (child, nr) in enumerate(fn._next):
+                    if child is None:
+                        continue
+                    s = outs[i] if outs is not None else None
+                    if s is not None:
+                        _accumulate(rec, buffers, child, nr, _validate(rec, fn, i, s))
+                    deps[child] -= 1
+                    if deps[child] == 0:
+                        heapq.heappush(heap, (-child._seq, next(order), child))
+    finally:
+        state.grad_enabled, state.quiet = prev
+    found = [None] * len(sources)
+    for fn, wanted in targets.items():
+        buf = buffers.get(fn)
+        for nr, k in wanted:
+            found[k] = None if buf is None else buf[nr]
+    return found
+
+
+def _dependencies(rec, roots, targets):
+    """Incoming edge counts of the nodes between the outputs and the sources; every node
+    there must be a plain op node (no hooks, no retained gradient, no leaf of its own)."""
+    from .._ops.registry import OpNode
+    deps = {fn: 0 for fn in roots}
+    stack = list(deps)
+    while stack:
+        fn = stack.pop()
+        if fn in targets:
+            continue
+        if isinstance(fn, AccumulateGrad):
+            rec._stop("a leaf that requires grad is made inside the function")
+        if not isinstance(fn, OpNode) or fn._op is None:
+            rec._stop(f"its backward runs a {type(fn).__name__} node, which ember.compile "
+                      "does not replay")
+        if not fn._apply_plain or fn._hooked:
+            rec._stop("a hook, retain_grad() or saved tensor hook inside the function")
+        for child, _ in fn._next:
+            if child is not None:
+                count = deps.get(child)
+                if count is None:
+                    deps[child] = 1
+                    stack.append(child)
+                else:
+                    deps[child] = count + 1
+    return deps
+
+
+def _run_node(rec, fn, grads):
+    """Run one node's formulas on arrays (as OpNode._apply_generic does), writing each down."""
+    if grads is None or all(g is None for g in grads):
+        return None
+    op = fn._op
+    env = fn._unpack(False) if op.saved_spec else ()
+    nxt = fn._next
+    if op.n_outputs == 1:
+        g_spec, g = (SLOT, grads[0], None), rec.arrays[grads[0]]
+    else:  # formulas expect every output's gradient: zeros where none came
+        slots = tuple(_zeros(rec, m) if s is None else s for s, m in zip(grads, fn._out_meta))
+        g_spec, g = (SLOTS, slots), tuple(rec.arrays[s] for s in slots)
+    outs = [None] * len(nxt)
+    for inputs, formula, env_idx in op.formulas:
+        if not any(nxt[i][0] is not None for i in inputs):
+            continue
+        values = [env[j] for j in env_idx]
+        args = (g_spec,) + tuple(rec.formula_arg(v) for v in values)
+        r = formula(g, *values)
+        results = (r,) if len(inputs) == 1 else tuple(r)
+        out_slots, zero_d = [], []
+        for i, ri in zip(inputs, results):
+            if ri is None:
+                out_slots.append(None)
+                zero_d.append(False)
+                continue
+            normal = type(ri) is np.ndarray
+            s = rec.backward_slot(ri if normal else as_array(ri))
+            outs[i] = s
+            out_slots.append(s)
+            zero_d.append(not normal)
+        rec.instrs.append(Instr(FORMULA, None, formula, args, None, None, tuple(out_slots),
+                                tuple(zero_d)))
+    return outs
+
+
+def _zeros(rec, meta):
+    shape, dtype = meta
+    z = np.zeros(shape, dtype)
+    z.flags.writeable = False
+    return rec._new_slot(z, CONST, z)
+
+
+def _validate(rec, fn, i, s):
+    """The engine's validation of an input gradient: summed down to the input's shape, cast
+    to its dtype."""
+    meta = fn._meta[i] if i < len(fn._meta) else None
+    if meta is None:
+        return s
+    shape, dt = meta
+    a = rec.arrays[s]
+    if a.shape != shape:
+        from .._ops.reduction import sum_to
+        from ..autograd.engine import check_expandable
+        check_expandable(fn, i, shape, a.shape)
+        out = as_array(sum_to(a, shape))
+        s = _step(rec, SUM_TO, (s,), shape, out)
+        a = out
+    if a.dtype != dt:
+        s = _step(rec, CAST, (s,), dt, a.astype(dt))
+    return s
+
+
+def _accumulate(rec, buffers, fn, nr, s):
+    buf = buffers.get(fn)
+    if buf is None:
+        meta = fn._out_meta
+        buf = buffers[fn] = [None] * (len(meta) if meta else 1)
+    old = buf[nr]
+    if old is None:
+        buf[nr] = s
+    else:
+        buf[nr] = _step(rec, ADD, (old, s), None, as_array(rec.arrays[old] + rec.arrays[s]))
+
+
+def _step(rec, kind, slots, value, out):
+    s = rec.backward_slot(out)
+    rec.instrs.append(Instr(kind, None, None, tuple((SLOT, x, None) for x in slots), None,
+                            None, (s,), (out.ndim == 0,), extra=value))
+    return s
+

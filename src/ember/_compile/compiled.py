@@ -1,0 +1,471 @@
+"""A compiled function: its recordings, the guards that pick one, and the eager fallback.
+
+A call looks for a recording whose guards hold (newest first) and replays its program; with
+none, it records the call (up to the recompile limit, then it runs eagerly). A graph break, a
+Python side effect on the state the guards watch, hooks, or anything else a replay could not
+repeat makes the function run eagerly from then on, after one warning. Outputs that require
+grad share one ``CompiledFunctionBackward`` node, which runs the backward program.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+import weakref
+
+import numpy as np
+
+from .._backend import get_xp
+from .._state import forward_hook, profiler_hook, recording, state
+from .._tensor import Tensor
+from .._ops.registry import _sequence
+from ..autograd.graph import ERR_FREED, Node, gradient_edge, version_error
+from .config import config
+from .guards import Roots, _Identity, _tensor_meta, alias_pattern, flatten_args, world
+from .program import Program
+from .program import _tensor_arg
+from .recorder import CALL, CAPTURED, COMPUTED, INPUT, SLOT, TENSOR, Recorder, _Stop
+
+_object_new = object.__new__
+_ALL = weakref.WeakSet()  # every compiled function, for reset()
+
+
+class CompiledFunctionBackward(Node):
+    """The backward of a compiled function's outputs: one node running the recorded
+    backward program (torch's node of the same name)."""
+
+    _saved = None
+
+    def _apply(self, grads, graph, needed):
+        if self._saved is None:
+            raise RuntimeError(ERR_FREED)
+        for vc, version, t in self._checks:
+            if vc[0] != version:
+                raise _version_error(t, vc, version)
+        if graph:
+            return self._apply_graph(grads)
+        entry = self._entry
+        if any(g is None for g in grads):
+            xp = get_xp(*(g for g in grads if g is not None))
+            grads = [xp.zeros(m[0], m[1]) if g is None else g
+                     for g, m in zip(grads, entry.out_meta)]
+        return entry.program.backward(grads, self._saved)
+
+    def _apply_graph(self, grads):
+        """A create_graph pass: the recorded calls again, on Tensors through the ops, so the
+        gradients carry a graph of their own (the call's inputs must be as they were)."""
+        entry = self._entry
+        if entry.program.writes_outside:
+            raise RuntimeError("ember.compile: a create_graph backward through a compiled "
+                               "function that modifies its inputs in place is not supported")
+        for vc, version, t in self._outside:
+            if vc[0] != version:
+                raise _version_error(t, vc, version)
+        from .._tensor import _wrap
+        if any(g is None for g in grads):
+            xp = get_xp(*(g._data for g in grads if g is not None))
+            grads = [_wrap(xp.zeros(m[0], m[1])) if g is None else g
+                     for g, m in zip(grads, entry.out_meta)]
+        return entry.program.run_ops(self._tensors, self._saved, grads)
+
+    def _release(self):
+        self._saved = None
+        self._tensors = None
+
+
+def _version_error(t, vc, version):
+    """Eager's error for a saved tensor modified in place (named by its grad_fn now)."""
+    return version_error(t._data, vc[0], version, t._grad_fn, t._output_nr)
+
+
+class Entry:
+    """One recording: its guards, its program, and how to wrap what the program returns."""
+
+    def __init__(self, spec, aliases, world_key, roots, program, template, out_info,
+                 sources, checked_outside, outside_plan):
+        self.spec, self.aliases, self.world_key, self.roots = spec, aliases, world_key, roots
+        self.program = program
+        self.template = template
+        self.out_info = out_info  # per output: (requires_grad, version, checked)
+        self.sources = sources  # ("in", flat position) or ("cap", tensor)
+        self.checked_outside = checked_outside  # those of outside_plan the backward reads
+        self.outside_plan = outside_plan  # every outside tensor the forward reads
+        grads = [k for k, info in enumerate(out_info) if info[0]]
+        self.grad_outputs = grads
+        self.out_meta = ()  # (shape, dtype) of each output that requires grad
+        self.source_meta = ()  # (shape, dtype) of each source
+        self.captured = []  # (outside tensor, its metadata when recorded)
+        self.quiet = any(i.op is not None and i.op.quiet
+                         for i in program.forward_instrs)
+
+    def matches(self, spec, tensors):
+        return (spec == self.spec and world() == self.world_key
+                and (len(tensors) < 2 or alias_pattern(tensors) == self.aliases)
+                and self.roots.hold()
+                and all(_tensor_meta(t) == meta for t, meta in self.captured))
+
+    def replay(self, tensors):
+        if self.quiet:
+            prev = state.quiet
+            state.quiet = True
+            try:
+                with np.errstate(all="ignore"):
+                    outs, saved = self.program.forward(tensors)
+            finally:
+                state.quiet = prev
+        else:
+            outs, saved = self.program.forward(tensors)
+        return self.finish(tensors, outs, saved)
+
+    def finish(self, tensors, outs, saved):
+        """Wrap the output arrays; outputs that require grad share one backward node."""
+        results = []
+        node = self._node(tensors, saved) if self.grad_outputs and state.grad_enabled else None
+        nr = 0
+        for a, (requires_grad, version, _) in zip(outs, self.out_info):
+            t = _object_new(Tensor)
+            t._data = a
+            if version:
+                t._vc = [version]
+            if node is not None and requires_grad:
+                t._grad_fn = node
+                t._output_nr = nr
+                t._requires_grad = True
+                nr += 1
+            elif state.inference:
+                t._is_inference = True
+            results.append(t)
+        if node is not None:  # outputs the backward reads: modified in place, it raises
+            node._checks = node._checks + [
+                (t._version_counter(), info[1], t)
+                for t, info in zip(results, self.out_info) if info[2] and t._grad_fn is node]
+        return _rebuild(self.template, self._leaves(tensors, results))
+
+    def _leaves(self, tensors, results):
+        leaves, env = [], None
+        for kind, x in self.leaf_kinds:
+            if kind == "out":
+                leaves.append(results[x])
+            elif kind == "in":
+                leaves.append(tensors[x])
+            elif kind == "obj":
+                leaves.append(x)
+            elif kind == "leaf":
+                leaves.append(leaves[x])
+            else:  # a view, made again through its view ops
+                if env is None:
+                    env = self._view_env(tensors, results)
+                for instr, j in x:
+                    out = instr.op(*[_tensor_arg(env, a) for a in instr.targs])
+                    env[instr.outs[j]] = out if instr.op.n_outputs == 1 else out[j]
+                leaves.append(env[x[-1][0].outs[x[-1][1]]])
+        return leaves
+
+    def _view_env(self, tensors, results):
+        env = {s: tensors[k] if kind == "in" else k
+               for s, (kind, k) in zip(self.program.outside_slots, self.outside_plan)}
+        env.update(zip(self.program.outputs, results))
+        return env
+
+    def _node(self, tensors, saved):
+        node = _object_new(CompiledFunctionBackward)
+        srcs = [tensors[k] if kind == "in" else k for kind, k in self.sources]
+        node._next = tuple([gradient_edge(t) for t in srcs])
+        node._meta = self.source_meta  # (shapes and dtypes are guarded)
+        node._seq = next(_sequence)
+        node._entry = self
+        node._saved = saved
+        # the version of every outside tensor now: the backward checks those it reads (a
+        # create_graph pass, which reads them all again, checks them all)
+        outside = []
+        for kind, k in self.outside_plan:
+            t = tensors[k] if kind == "in" else k
+            vc = t._vc
+            if vc is None:
+                vc = t._vc = [0]
+            outside.append((vc, vc[0], t))
+        node._outside = outside
+        node._checks = [outside[j] for j in self.checked_outside]
+        node._tensors = tensors
+        if len(self.grad_outputs) > 1:
+            node._out_meta = self.out_meta
+        if not self.fresh:
+            node._fresh_outputs = False
+        return node
+
+
+class CompiledFunction:
+    """What ``ember.compile(fn)`` returns: calls ``fn`` through its recordings."""
+
+    def __init__(self, fn, fullgraph=False, recompile_limit=None):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.recompile_limit = recompile_limit
+        self.entries = []
+        self.eager = None  # why the function runs eagerly for good, once it does
+        self.limit_hit = False
+        functools.update_wrapper(self, fn, updated=())
+        self._torchdynamo_orig_callable = fn
+        _ALL.add(self)
+
+    def __get__(self, obj, objtype=None):
+        """Used as a method (a decorated ``def`` in a class body): bind it like a function."""
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def reset(self):
+        self.entries = []
+        self.eager = None
+        self.limit_hit = False
+
+    def __call__(self, *args, **kwargs):
+        if (self.eager is not None or recording[0] is not None or _disabled[0]
+                or forward_hook[0] is not None or profiler_hook[0] is not None
+                or state.anomaly or state.saved_hooks):
+            return self.fn(*args, **kwargs)
+        tensors, spec = flatten_args(args, kwargs)
+        for entry in self.entries:
+            if entry.matches(spec, tensors):
+                return entry.replay(tensors)
+        limit = self.recompile_limit or config.recompile_limit
+        if len(self.entries) >= limit:
+            if not self.limit_hit:
+                self.limit_hit = True
+                _warn(f"{self._name()} hit the recompile limit ({limit}): calls that match "
+                      "none of its recordings run eagerly")
+            return self.fn(*args, **kwargs)
+        return self._record(args, kwargs, tensors, spec)
+
+    def _name(self):
+        return getattr(self.fn, "__qualname__", None) or type(self.fn).__name__
+
+    def _fall_back(self, why):
+        self.eager = why
+        self.entries = []
+        _warn(f"{self._name()} runs eagerly from now on: {why}")
+
+    # -- recording ------------------------------------------------------------------------------
+    def _record(self, args, kwargs, tensors, spec):
+        extra = [leaf.obj for leaf in spec if type(leaf) is _Identity]
+        roots = Roots(self.fn, extra)
+        if roots.hooks:
+            self._fall_back("a module it calls has forward or backward hooks")
+            return self.fn(*args, **kwargs)
+        world_key = world()
+        rec = Recorder(self.fullgraph, roots)
+        for t in tensors:
+            rec.add_input(t)
+        rec.install()
+        try:
+            result = self.fn(*args, **kwargs)
+        except BaseException:
+            rec.uninstall()
+            raise
+        try:
+            if forward_hook[0] is not rec and rec.broken is None:
+                rec.graph_break("the op interceptor was replaced (forward-mode AD?)")
+            entry = None if rec.broken else self._build(rec, result, tensors, spec,
+                                                         world_key, roots)
+        except _Stop:
+            entry = None
+        except Exception as error:  # noqa: BLE001 - e.g. the eager backward would raise too
+            rec.uninstall()
+            self._fall_back(f"recording its backward raised {type(error).__name__}: {error}")
+            return result
+        finally:
+            rec.uninstall()
+        if entry is None:
+            self._fall_back(rec.broken or "it cannot be recorded")
+            return result
+        if world() != world_key or not roots.hold():
+            self._fall_back("it changes the globals, closure or module state it reads (a "
+                            "Python side effect a replay would not repeat)")
+            return result
+        self.entries.insert(0, entry)
+        outs = [rec.arrays[s] for s in entry.program.outputs]
+        saved = tuple(rec.arrays[s] for s in entry.program.saved)
+        return entry.finish(tensors, outs, saved)
+
+    def _build(self, rec, result, tensors, spec, world_key, roots):
+        leaves, template = _flatten_result(result)
+        if leaves is None:
+            rec._stop(f"it returns a {template}")
+        out_slots, plain, leaf_kinds = _classify_outputs(rec, leaves, tensors)
+        grad_outputs = [t for t in plain if t._requires_grad] if state.grad_enabled else []
+        sources, source_tensors = _sources(rec, tensors) if grad_outputs else ([], [])
+        source_slots = (rec.trace_backward(grad_outputs, source_tensors)
+                        if grad_outputs else [])
+        program = Program(rec, out_slots, source_slots)
+        saved = set(program.saved)
+        out_info = [(t._requires_grad and bool(grad_outputs), 0 if t._vc is None else t._vc[0],
+                     _overlaps(rec, s, saved)) for t, s in zip(plain, out_slots)]
+        outside_plan = [("in", rec.kinds[s][1]) if rec.kinds[s][0] == INPUT
+                        else ("cap", rec.kinds[s][1]) for s in rec.outside]
+        checked = [j for j, s in enumerate(rec.outside) if _overlaps(rec, s, saved)]
+        entry = Entry(spec, alias_pattern(tensors), world_key, roots, program, template,
+                      out_info, sources, checked, outside_plan)
+        entry.source_meta = tuple((t._data.shape, t._data.dtype) for t in source_tensors)
+        # outside tensors are read afresh: what a replay assumes of them (shape, dtype,
+        # strides, requires_grad: a frozen parameter gets no gradient) is guarded
+        entry.captured = [(t, _tensor_meta(t)) for s, t in rec.outside.items()
+                          if rec.kinds[s][0] == CAPTURED]
+        entry.leaf_kinds = leaf_kinds
+        entry.out_meta = tuple((t._data.shape, t._data.dtype) for t in grad_outputs)
+        # gradients the program hands out that are not its own new arrays (a passed-through
+        # output gradient, one array for two sources): the engine must not keep them
+        own = [s for s in source_slots if s is not None]
+        entry.fresh = len(own) == len(set(own)) and all(
+            rec.kinds[s][0] == COMPUTED and s >= program.forward_slots for s in own)
+        return entry
+
+
+def _classify_outputs(rec, leaves, tensors):
+    """How each returned tensor is rebuilt at a replay: ``("out", j)`` the program's j-th
+    output (a new tensor), ``("in", k)`` / ``("obj", t)`` an input or outside tensor returned
+    as it is, ``("leaf", i)`` the same tensor as an earlier one, ``("view", chain)`` a view of
+    an input, an outside tensor or an earlier output, made again through the recorded view
+    ops so that it is a view as in eager mode (its base, version counter and history)."""
+    producer = {}
+    for instr in rec.forward:
+        for j, s in enumerate(instr.outs):
+            if s is not None:
+                producer[s] = (instr, j)
+    bases = {s: None for s in rec.outside}  # slots a view may be made from
+    out_slots, plain, kinds = [], [], []
+    for i, t in enumerate(leaves):
+        same = next((j for j, u in enumerate(leaves[:i]) if u is t), None)
+        if same is not None:
+            kinds.append(("leaf", same))
+            continue
+        k = next((k for k, u in enumerate(tensors) if u is t), None)
+        if k is not None:
+            kinds.append(("in", k))
+            continue
+        s = rec.ids.get(id(t._data))
+        kind = None if s is None else rec.kinds[s][0]
+        if kind == CAPTURED and rec.kinds[s][1] is t:
+            kinds.append(("obj", t))
+            continue
+        if kind != COMPUTED:
+            rec._stop("it returns an input's or outside tensor's data in a new tensor, or a "
+                      "constant")
+        a = t._data
+        if any(np.may_share_memory(a, rec.arrays[b]) for b in bases):
+            chain = _view_chain(rec, producer, s, bases)
+            if chain is None:
+                rec._stop("an output shares memory with an input or another output, other "
+                          "than as a view of it")
+            kinds.append(("view", chain))
+            continue
+        kinds.append(("out", len(out_slots)))
+        bases[s] = None
+        out_slots.append(s)
+        plain.append(t)
+    return out_slots, plain, kinds
+
+
+def _view_chain(rec, producer, s, bases):
+    """The view calls that make slot ``s`` from one of ``bases`` (first to last), or None.
+    Their other tensor arguments must be outside tensors (a replay has those as tensors)."""
+    chain = []
+    while s not in bases:
+        found = producer.get(s)
+        if found is None:
+            return None
+        instr, j = found
+        if instr.kind != CALL or not instr.op.view:
+            return None
+        slots = [a[1] for a in instr.targs if a[0] in (SLOT, TENSOR)]
+        if not slots or any(x not in rec.outside for x in slots[1:]):
+            return None
+        chain.append((instr, j))
+        s = slots[0]
+    chain.reverse()
+    return chain
+
+
+def _sources(rec, tensors):
+    """The tensors gradients flow to: inputs and outside tensors that require grad."""
+    sources, seen = [], []
+    for k, t in enumerate(tensors):
+        if t._requires_grad and not any(t is u for u in seen):
+            sources.append(("in", k))
+            seen.append(t)
+    for s, t in rec.outside.items():
+        if rec.kinds[s][0] == CAPTURED and t._requires_grad and not any(t is u for u in seen):
+            sources.append(("cap", t))
+            seen.append(t)
+    return sources, seen
+
+
+def _overlaps(rec, s, slots):
+    a = rec.arrays[s]
+    return s in slots or any(np.may_share_memory(a, rec.arrays[x]) for x in slots)
+
+
+# -- outputs ---------------------------------------------------------------------------------
+_PLAIN = (type(None), bool, int, float, complex, str)
+
+
+def _flatten_result(obj):
+    """``(tensors, template)`` of a function's result, or ``(None, what)`` when it holds
+    something a replay could not rebuild."""
+    leaves = []
+    try:
+        template = _template(obj, leaves)
+    except TypeError as what:
+        return None, str(what)
+    return leaves, template
+
+
+def _template(v, leaves):
+    if isinstance(v, Tensor):
+        leaves.append(v)
+        return ("T", len(leaves) - 1)
+    if type(v) in _PLAIN:
+        return ("V", v)
+    if isinstance(v, tuple):
+        items = tuple(_template(x, leaves) for x in v)
+        return ("tuple", type(v), items)
+    if type(v) is list:
+        return ("list", list, tuple(_template(x, leaves) for x in v))
+    if type(v) is dict:
+        return ("dict", tuple(v), tuple(_template(x, leaves) for x in v.values()))
+    from .._dtype import dtype
+    from .._size import Size
+    if isinstance(v, (Size, dtype)):
+        return ("V", v)
+    raise TypeError(type(v).__name__)
+
+
+def _rebuild(template, tensors):
+    kind = template[0]
+    if kind == "T":
+        return tensors[template[1]]
+    if kind == "V":
+        return template[1]
+    if kind == "tuple":
+        items = [_rebuild(x, tensors) for x in template[2]]
+        cls = template[1]
+        if cls is tuple:
+            return tuple(items)
+        return cls(*items) if hasattr(cls, "_fields") else cls(items)
+    if kind == "list":
+        return [_rebuild(x, tensors) for x in template[2]]
+    return dict(zip(template[1], (_rebuild(x, tensors) for x in template[2])))
+
+
+# -- switches --------------------------------------------------------------------------------
+_disabled = [0]  # > 0 inside ember.compiler.disable'd code: compiled functions run eagerly
+
+
+def _warn(message):
+    from .._ops.inplace import _user_stacklevel
+    warnings.warn(f"ember.compile: {message}", UserWarning, stacklevel=_user_stacklevel())
+
+
+def reset():
+    """Forget every recording of every compiled function (``torch._dynamo.reset``)."""
+    for cf in list(_ALL):
+        cf.reset()
+

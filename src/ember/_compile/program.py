@@ -1,0 +1,404 @@
+"""A recorded call turned into two straight-line Python functions on arrays.
+
+``forward(tensors)`` reads the input arrays (and the current arrays of the outside tensors)
+and runs every recorded kernel call in order, returning the output arrays and the arrays the
+backward program reads. ``backward(grads, saved)`` runs the recorded backward. Each recorded
+call becomes one line (``s7 = k3(s2, v4)``); an intermediate's name is deleted after its last
+use so NumPy can reuse its memory; a kernel that is exactly a NumPy ufunc is called as that
+ufunc. Nothing in them names NumPy or CuPy: kernels take their module from their inputs.
+
+Calls that must run again at each replay (random sampling) are kept whole and called with
+their tensors rewrapped. The same instructions replay on Tensors through the ops (``run_ops``)
+when a create_graph pass differentiates through a compiled function.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._backend import as_array
+from .._tensor import _wrap
+from .. import _dtype as D
+from .recorder import (ADD, CAPTURED, CAST, CONST, COPY, FORMULA, GRAD, INPLACE, INPUT, NESTED,
+                       REPLAYED, SLOT, SLOTS, SUM_TO, TENSOR, VALUE, Ref)
+
+_GENERATED = "<ember compiled>"
+
+
+class Program:
+    """The forward and backward functions of one recording, and what they need."""
+
+    def __init__(self, rec, outputs, source_slots):
+        self.kinds = rec.kinds
+        self.forward_instrs = rec.forward
+        self.backward_instrs = rec.backward
+        self.outputs = outputs  # output slots, in output order
+        self.outside_slots = list(rec.outside)  # slots of input and outside tensors
+        self.source_slots = source_slots  # the gradient slot of each source (or None)
+        first_backward = min((s for s, (k, _) in enumerate(rec.kinds) if k == GRAD),
+                             default=len(rec.kinds))
+        self.forward_slots = first_backward  # slots below come from the forward pass
+        read = _reads(self.backward_instrs) | {s for s in source_slots if s is not None}
+        replayed = {s for i in self.forward_instrs if i.kind == REPLAYED for s in i.outs
+                    if s is not None}
+        # what the backward reads of the forward pass, and what random calls drew (a
+        # create_graph pass differentiates through them with the same numbers)
+        self.saved = sorted(s for s in read | replayed if s < first_backward)
+        self.writes_outside = any(i.bumps for i in self.forward_instrs)
+        self.fresh_constants = _written_constants(rec, self.forward_instrs, outputs)
+        self.forward = _generate_forward(self)
+        self.backward = _generate_backward(self) if rec.backward or source_slots else None
+
+    # -- a create_graph pass: the same calls, on Tensors, through the ops --------------------------
+    def run_ops(self, tensors, saved, grads):
+        """The source gradients as Tensors with a graph (what ``backward`` computes on arrays):
+        the forward calls again on the call's own input tensors, then the backward calls."""
+        env = {}
+        saved_at = dict(zip(self.saved, saved))
+        for s, (kind, payload) in enumerate(self.kinds):
+            if kind == INPUT:
+                env[s] = tensors[payload]
+            elif kind == CAPTURED:
+                env[s] = payload
+            elif kind == CONST:
+                env[s] = _wrap(payload)
+            elif kind == GRAD:
+                env[s] = grads[payload]
+        for instr in self.forward_instrs + self.backward_instrs:
+            kind = instr.kind
+            if kind == REPLAYED:  # the numbers the forward drew
+                for s in instr.outs:
+                    if s is not None:
+                        env[s] = _wrap(saved_at[s])
+                continue
+            if kind == FORMULA:
+                args = [_tensor_arg(env, a) for a in instr.args]
+                out = instr.fn(*args)
+                results = (out,) if len(instr.outs) == 1 else tuple(out)
+            elif kind in (SUM_TO, CAST, ADD):
+                results = (_tensor_step(instr, [env[a[1]] for a in instr.args]),)
+            elif kind == COPY:  # self before the write, with its history (inplace.py)
+                results = (_snapshot_of(env[instr.args[0][1]]),)
+            else:
+                args = [_tensor_arg(env, a) for a in instr.targs]
+                if kind == INPLACE:
+                    instr.op.inplace(*args)
+                    continue
+                out = instr.op(*args)
+                results = (out,) if instr.op.n_outputs == 1 else tuple(out)
+            for s, r in zip(instr.outs, results):
+                if s is not None:
+                    env[s] = r
+        return [None if s is None else env[s] for s in self.source_slots]
+
+
+def _tensor_arg(env, a):
+    """An argument for a call on Tensors (a create_graph pass)."""
+    kind = a[0]
+    if kind == SLOT or kind == TENSOR:
+        return env[a[1]]
+    if kind == SLOTS:
+        return tuple(env[s] for s in a[1])
+    if kind == NESTED:
+        return _tensor_nested(env, a[1])
+    return a[1]
+
+
+def _tensor_nested(env, v):
+    if type(v) is Ref:
+        return env[v.s] if v.as_tensor else env[v.s]._data
+    if type(v) in (tuple, list):
+        return type(v)(_tensor_nested(env, x) for x in v)
+    if type(v) is dict:
+        return {k: _tensor_nested(env, x) for k, x in v.items()}
+    return v
+
+
+def _snapshot_of(t):
+    snapshot = _wrap(t._data.copy())
+    snapshot._grad_fn, snapshot._output_nr = t._grad_fn, t._output_nr
+    snapshot._requires_grad = t._requires_grad
+    return snapshot
+
+
+def _tensor_step(instr, args):
+    """An engine step on Tensors (a create_graph pass)."""
+    if instr.kind == SUM_TO:
+        from .._ops.reduction import sum_to
+        return sum_to(args[0], instr.extra)
+    if instr.kind == CAST:
+        return args[0].to(D._BY_NP[instr.extra])
+    return args[0] + args[1]
+
+
+def _refs(v):
+    if type(v) is Ref:
+        return [v.s]
+    if type(v) in (tuple, list):
+        return [s for x in v for s in _refs(x)]
+    if type(v) is dict:
+        return [s for x in v.values() for s in _refs(x)]
+    return []
+
+
+def _reads_of(instr):
+    """The slots one instruction reads (computed once)."""
+    found = instr.reads
+    if found is None:
+        found = instr.reads = tuple(sorted(_reads([instr])))
+    return found
+
+
+def _reads(instrs):
+    """The slots some instruction reads."""
+    found = set()
+    for instr in instrs:
+        specs = list(instr.args or ()) if instr.kind != REPLAYED else list(instr.targs)
+        specs += list((instr.kwargs or {}).values())
+        for a in specs:
+            if a[0] == SLOT or a[0] == TENSOR:
+                found.add(a[1])
+            elif a[0] == SLOTS:
+                found.update(x for x in a[1] if x is not None)
+            elif a[0] == NESTED:
+                found.update(_refs(a[1]))
+        if instr.kind == INPLACE:
+            found.add(instr.outs[0])
+    return found
+
+
+class _Writer:
+    """Builds one generated function: its lines, the objects its names refer to, and the
+    local name of each slot. Names are reused once a slot is dead (a new value bound to the
+    name frees the old array at once, so NumPy can hand its memory to the next result), which
+    also keeps the function short to compile."""
+
+    def __init__(self, kinds, instrs, keep):
+        self.kinds = kinds
+        self.lines = []
+        self.scope = {"as_array": as_array, "wrap": _wrap}
+        self.count = 0
+        self.names, self.free, self.n_names = {}, [], 0
+        self.keep = keep
+        self.last = {}
+        for i, instr in enumerate(instrs):
+            for x in _reads_of(instr):
+                self.last[x] = i
+            for x in instr.outs:
+                if x is not None:
+                    self.last[x] = max(self.last.get(x, i), i)
+
+    def bind(self, obj, prefix="v"):
+        name = f"{prefix}{self.count}"
+        self.count += 1
+        self.scope[name] = obj
+        return name
+
+    # -- local names -----------------------------------------------------------------------------
+    def ref(self, s):
+        return self.names[s]
+
+    def out(self, s):
+        name = self.names.get(s)
+        if name is None:
+            if self.free:
+                name = self.free.pop()
+            else:
+                name = f"a{self.n_names}"
+                self.n_names += 1
+            self.names[s] = name
+        return name
+
+    def _release(self, i, slots):
+        for x in slots:
+            if self.last.get(x) == i and x not in self.keep and x in self.names:
+                self.free.append(self.names.pop(x))
+
+    def emit(self, i, instr):
+        """The lines of instruction ``i``: its arguments read, the names of the slots it
+        reads for the last time given to its results."""
+        reads = _reads_of(instr)
+        rhs = self.call(instr)
+        self._release(i, [x for x in reads if x not in instr.outs])
+        outs = [None if x is None else self.out(x) for x in instr.outs]
+        self.lines += rhs(outs)
+        self._release(i, [x for x in instr.outs if x is not None])
+
+    # -- instructions ---------------------------------------------------------------------------
+    def arg(self, a):
+        kind = a[0]
+        if kind == SLOT:
+            x, cast = a[1], a[2]
+            name = self.ref(x)
+            return name if cast is None else f"{name}.astype({self.bind(cast, 'd')})"
+        if kind == TENSOR:
+            return f"wrap({self.ref(a[1])})"
+        if kind == SLOTS:
+            return "(" + "".join(f"{self.ref(x)}, " for x in a[1]) + ")"
+        if kind == NESTED:
+            return self._nested(a[1])
+        return self.bind(a[1])
+
+    def _nested(self, v):
+        if type(v) is Ref:
+            return f"wrap({self.ref(v.s)})" if v.as_tensor else self.ref(v.s)
+        if type(v) is tuple:
+            return "(" + "".join(self._nested(x) + ", " for x in v) + ")"
+        if type(v) is list:
+            return "[" + ", ".join(self._nested(x) for x in v) + "]"
+        if type(v) is dict:
+            return "{" + ", ".join(f"{self.bind(k)}: {self._nested(x)}"
+                                   for k, x in v.items()) + "}"
+        return self.bind(v)
+
+    def call(self, instr):
+        """A function of the results' names giving the instruction's lines (the arguments
+        are read now, before dead slots give up their names)."""
+        kind = instr.kind
+        if kind == REPLAYED:
+            return self._replayed(instr)
+        if kind == FORMULA:
+            call = f"{self.bind(instr.fn, 'f')}({', '.join(self.arg(a) for a in instr.args)})"
+            return _results(call, instr, len(instr.outs) > 1)
+        if kind in (SUM_TO, CAST, ADD):
+            return self._engine_step(instr)
+        if kind == COPY:
+            src = self.ref(instr.args[0][1])
+            return lambda outs: [f"{outs[0]} = {src}.copy()"]
+        op = instr.op
+        kernel, args = op.kernel, instr.args
+        if op.ufunc is not None and all(
+                a[0] == VALUE and type(a[1]) is not bool and a[1] == 1
+                for a in args[op.n_tensors:]):
+            kernel, args = op.ufunc, args[:op.n_tensors]  # the kernel is exactly this ufunc
+        call = f"{self.bind(kernel, 'k')}({', '.join(self.arg(a) for a in args)})"
+        if kind == INPLACE:
+            bumps = self._bumps(instr)
+            return lambda outs: [f"r = {call}", f"if r is not {outs[0]}:",
+                                 f"    {outs[0]}[...] = r"] + bumps
+        return _results(call, instr, op.n_outputs != 1)
+
+    def _engine_step(self, instr):
+        a = [self.ref(x[1]) for x in instr.args]
+        if instr.kind == SUM_TO:
+            from .._ops.reduction import sum_to
+            rhs = f"as_array({self.bind(sum_to.kernel, 'k')}({a[0]}, {self.bind(instr.extra)}))"
+        elif instr.kind == CAST:
+            rhs = f"{a[0]}.astype({self.bind(instr.extra, 'd')})"
+        else:
+            rhs = f"as_array({a[0]} + {a[1]})" if instr.zero_d[0] else f"{a[0]} + {a[1]}"
+        return lambda outs: [f"{outs[0]} = {rhs}"]
+
+    def _replayed(self, instr):
+        run = self.bind(_replayed_runner(instr), "R")
+        args = ", ".join(self.ref(x) for x in _replayed_slots(instr))
+        bumps = self._bumps(instr)
+        return lambda outs: [f"r = {run}({args})"] + [
+            f"{name} = r[{j}]" for j, name in enumerate(outs) if name is not None] + bumps
+
+    def _bumps(self, instr):
+        """An in-place write into an outside tensor bumps its version, as in eager mode."""
+        lines = []
+        for x in instr.bumps:
+            kind, payload = self.kinds[x]
+            owner = f"tensors[{payload}]" if kind == INPUT else self.bind(payload, "t")
+            lines.append(f"{owner}._bump_version()")
+        return lines
+
+    def source(self, name, params):
+        return f"def {name}({params}):\n" + "\n".join("    " + line for line in self.lines)
+
+    def build(self, name, params):
+        text = self.source(name, params)
+        code = compile(text, _GENERATED, "exec")
+        exec(code, self.scope)  # noqa: S102 - generated from the recorded calls
+        fn = self.scope[name]
+        fn.source = text  # what it runs, for readers (print(fn.source))
+        return fn
+
+
+def _results(call, instr, several):
+    """Lines binding a call's result(s), as arrays (NumPy gives 0-d results as scalars)."""
+    zero_d = instr.zero_d
+
+    def lines(outs):
+        if not several:
+            if outs[0] is None:  # an array already named, or no result: the call is idle
+                return []
+            return [f"{outs[0]} = as_array({call})" if zero_d[0] else f"{outs[0]} = {call}"]
+        return [f"r = {call}"] + [
+            f"{name} = as_array(r[{j}])" if zero_d[j] else f"{name} = r[{j}]"
+            for j, name in enumerate(outs) if name is not None]
+    return lines
+
+
+def _replayed_runner(instr):
+    """Calls a replayed function on arrays: its tensor arguments rewrapped, its tensor
+    results unwrapped."""
+    fn, targs, tkw = instr.fn, instr.targs, instr.kwargs or {}
+    slots = _replayed_slots(instr)
+
+    def run(*arrays):
+        env = {s: _wrap(a) for s, a in zip(slots, arrays)}
+        args = [_tensor_arg(env, a) for a in targs]
+        kwargs = {k: _tensor_arg(env, a) for k, a in tkw.items()}
+        result = fn(*args, **kwargs)
+        results = result if isinstance(result, tuple) else (result,)
+        return [getattr(r, "_data", None) for r in results]
+    return run
+
+
+def _replayed_slots(instr):
+    return sorted(_reads([instr]))
+
+
+def _written_constants(rec, instrs, outputs):
+    """Constant slots a replay must copy first: something writes into them (or into a view
+    of them), or they are returned, so a replay must not share them with the last one."""
+    written = [rec.arrays[i.outs[0]] for i in instrs if i.kind == INPLACE]
+    written += [rec.arrays[s] for i in instrs if i.kind == REPLAYED for s in _reads([i])]
+    written += [rec.arrays[s] for s in outputs]
+    return {s for s, (kind, _) in enumerate(rec.kinds)
+            if kind == CONST and any(np.may_share_memory(rec.arrays[s], w) for w in written)}
+
+
+def _generate_forward(prog):
+    keep = set(prog.outputs) | set(prog.saved)
+    w = _Writer(prog.kinds, prog.forward_instrs, keep)
+    used = set(w.last) | keep
+    for x in sorted(used):
+        kind, payload = prog.kinds[x]
+        if kind == INPUT:
+            w.lines.append(f"{w.out(x)} = tensors[{payload}]._data")
+        elif kind == CAPTURED:
+            w.lines.append(f"{w.out(x)} = {w.bind(payload, 't')}._data")
+        elif kind == CONST:
+            copy = ".copy()" if x in prog.fresh_constants else ""
+            w.lines.append(f"{w.out(x)} = {w.bind(payload, 'c')}{copy}")
+    for i, instr in enumerate(prog.forward_instrs):
+        w.emit(i, instr)
+    outs = "".join(f"{w.ref(x)}, " for x in prog.outputs)
+    saved = "".join(f"{w.ref(x)}, " for x in prog.saved)
+    w.lines.append(f"return ({outs}), ({saved})")
+    return w.build("forward", "tensors")
+
+
+def _generate_backward(prog):
+    keep = {x for x in prog.source_slots if x is not None}
+    w = _Writer(prog.kinds, prog.backward_instrs, keep)
+    for j, x in enumerate(prog.saved):
+        if x in w.last or x in keep:
+            w.lines.append(f"{w.out(x)} = saved[{j}]")
+    for x, (kind, payload) in enumerate(prog.kinds):
+        if x not in w.last and x not in keep:
+            continue
+        if kind == GRAD:
+            w.lines.append(f"{w.out(x)} = grads[{payload}]")
+        elif x >= prog.forward_slots and kind == CAPTURED:
+            w.lines.append(f"{w.out(x)} = {w.bind(payload, 't')}._data")
+        elif x >= prog.forward_slots and kind == CONST:
+            w.lines.append(f"{w.out(x)} = {w.bind(payload, 'c')}")
+    for i, instr in enumerate(prog.backward_instrs):
+        w.emit(i, instr)
+    outs = "".join("None, " if x is None else f"{w.ref(x)}, " for x in prog.source_slots)
+    w.lines.append(f"return [{outs}]")
+    return w.build("backward", "grads, saved")

@@ -1,0 +1,441 @@
+"""Recording a compiled function's first call: each kernel call written down on slots.
+
+The recorder runs the function eagerly (the call's results are eager results) while sitting
+in the registry's op interceptor (``_state.forward_hook``): every op call goes through
+``dispatch`` / ``dispatch_inplace``, which run the op as usual and then write down which
+kernel it called on which arrays. Arrays are named by slots: the function's tensor inputs,
+tensors it reaches from outside (parameters, globals: read afresh at every replay), constants
+and the results of earlier calls. The backward program comes from the graph the eager run
+built: the engine runs its formulas on Tensors, with grad mode off, and every op they call is
+written down the same way.
+
+Anything the recorder cannot prove a replay would repeat (data read into Python, a tensor of
+unknown origin, a write outside the ops, hooks...) is a graph break: recording stops, the
+call finishes eagerly, and the function runs eagerly from then on.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .._state import forward_hook, recording, state
+from .._tensor import Tensor, _wrap
+
+# What a slot holds.
+INPUT, CAPTURED, CONST, COMPUTED, GRAD = range(5)
+# What an instruction does: a kernel call, an in-place kernel call, a replayed call; and in the
+# backward program a derivative formula, and the engine's own steps (sum a gradient down to its
+# input's shape, cast it to its input's dtype, add two gradients of one input); COPY keeps
+# what an in-place op overwrites, for its node (inplace.py's snapshot).
+CALL, INPLACE, REPLAYED, FORMULA, SUM_TO, CAST, ADD, COPY = range(8)
+# An argument: a slot (with the dtype it is cast to first, or None), a constant, a slot's array
+# rewrapped as a Tensor, a tuple of slots (a multi-output node's gradients), or a tuple or
+# list holding slots' arrays or tensors (see Recorder.param).
+SLOT, VALUE, TENSOR, SLOTS, NESTED = range(5)
+
+_SCALARS = (type(None), bool, int, float, complex, str, slice, type(Ellipsis))
+# Ops whose output shape depends on their input's values (a replay would carry the recorded
+# shape into code that read it): graph breaks, as in torch.compile's default.
+_DATA_SHAPED = frozenset({"masked_select"})
+
+
+class Unsupported(RuntimeError):
+    """What ``fullgraph=True`` raises at a graph break (``torch._dynamo.exc.Unsupported``)."""
+
+
+class _Stop(Exception):
+    """Recording was abandoned (a graph break); the eager run goes on."""
+
+
+class Instr:
+    """One recorded call.
+
+    ``args``: the kernel's arguments, ``(SLOT, slot, cast_dtype)`` or ``(VALUE, value)``;
+    ``targs``: the op's own arguments as the function passed them, ``(SLOT, slot)`` or
+    ``(VALUE, value)`` (a create_graph pass calls the op again on Tensors with them);
+    ``outs``: one slot per result (None where a result is an array already in a slot);
+    ``bumps``: slots of outside tensors whose version an in-place write bumps;
+    ``extra``: the shape of SUM_TO, the dtype of CAST.
+    """
+
+    __slots__ = ("kind", "op", "fn", "args", "targs", "kwargs", "outs", "zero_d", "bumps",
+                 "extra", "reads")
+
+    def __init__(self, kind, op, fn, args, targs, kwargs, outs, zero_d, bumps=(), extra=None):
+        self.kind, self.op, self.fn = kind, op, fn
+        self.args, self.targs, self.kwargs = args, targs, kwargs
+        self.outs, self.zero_d, self.bumps, self.extra = outs, zero_d, bumps, extra
+        self.reads = None  # the slots it reads (program._reads_of)
+
+
+class Recorder:
+    """The op interceptor while a compiled function's call is recorded."""
+
+    def __init__(self, fullgraph, roots):
+        self.fullgraph = fullgraph
+        self.roots = roots  # guards.Roots: tensors the function may reach from outside
+        self.thread = threading.get_ident()
+        self.arrays = []  # slot -> array (held, so that ids stay unique while recording)
+        self.kinds = []  # slot -> (kind, payload)
+        self.ids = {}  # id(array) -> slot
+        self.constants = {}  # id(array) -> (array, its value when marked constant)
+        self.forward, self.backward = [], []
+        self.instrs = self.forward
+        self.broken = None  # why recording stopped, once it has
+        self.depth = 0  # > 0 inside an op or a replayed call: bumps and draws are its own
+        self.grad_off = False  # the backward trace runs each op with grad mode off
+        self.inputs = []  # the call's input tensors, by flat position
+        self.outside = {}  # slot -> the outside Tensor (input or captured) behind it
+
+    # -- installing ---------------------------------------------------------------------------
+    def install(self):
+        self._saved_hooks = (forward_hook[0], recording[0])
+        forward_hook[0] = self
+        recording[0] = self
+
+    def uninstall(self):
+        if recording[0] is self:
+            forward_hook[0], recording[0] = self._saved_hooks
+
+    @property
+    def active(self):
+        return self.broken is None
+
+    # -- graph breaks ---------------------------------------------------------------------------
+    def graph_break(self, why):
+        """Stop recording: the call finishes eagerly (``fullgraph=True``: raise instead)."""
+        if self.broken is not None or threading.get_ident() != self.thread:
+            return
+        self.broken = why
+        self.uninstall()
+        if self.fullgraph:
+            raise Unsupported(f"ember.compile(fullgraph=True) cannot record this function: "
+                              f"{why}")
+
+    def _stop(self, why):
+        self.graph_break(why)
+        raise _Stop
+
+    def random_draw(self, what):
+        if self.depth == 0:
+            self.graph_break(f"{what} drew random numbers outside ember's replayed calls")
+
+    def version_bumped(self, tensor):
+        if self.depth == 0:
+            self.graph_break("a tensor was modified in place outside ember's ops")
+
+    def constant(self, value):
+        a = value._data if isinstance(value, Tensor) else value
+        if id(a) not in self.ids:  # (its value now: the function may fill it in place later)
+            self.constants[id(a)] = (a, a.copy())
+
+    def function_jvp(self, cls, ctx, args, outputs):
+        # a custom autograd.Function's forward runs outside the interceptor: its outputs are
+        # of unknown origin (see autograd/function.py)
+        self.graph_break(f"custom autograd.Function {cls.__name__}")
+
+    # -- slots ----------------------------------------------------------------------------------
+    def _new_slot(self, array, kind, payload=None):
+        s = len(self.arrays)
+        self.arrays.append(array)
+        self.kinds.append((kind, payload))
+        self.ids[id(array)] = s
+        return s
+
+    def add_input(self, t):
+        """A tensor argument of the call (flat position ``len(self.inputs)``)."""
+        k = len(self.inputs)
+        self.inputs.append(t)
+        s = self.ids.get(id(t._data))
+        if s is None:
+            s = self._new_slot(t._data, INPUT, k)
+            self.outside[s] = t
+        return s
+
+    def slot_of(self, t):
+        """The slot of tensor ``t``'s array, made on first sight of an outside tensor."""
+        a = t._data
+        s = self.ids.get(id(a))
+        if s is not None:
+            return s
+        if id(a) in self.constants:
+            return self._new_slot(a, CONST, self.constants[id(a)][1])
+        owner = self.roots.owner(t)
+        if owner is None:
+            self._stop("it uses a tensor made outside ember's ops, or reached other than "
+                       "through its arguments, closure, globals or module attributes")
+        s = self._new_slot(owner._data, CAPTURED, owner)
+        self.outside[s] = owner
+        return s
+
+    def param(self, v):
+        """A non-tensor argument: ``(VALUE, v)`` for a constant; ``(TENSOR, slot)`` for a
+        tensor passed as it is; ``(NESTED, template)`` for a tuple or list holding tensors or
+        arrays of slots (an index key), whose leaves are ``Ref``s."""
+        if isinstance(v, Tensor):
+            return (TENSOR, self.slot_of(v))
+        found = []
+        template = self._nested(v, found, 0)
+        return (NESTED, template) if found else (VALUE, v)
+
+    def _nested(self, v, found, depth):
+        t = type(v)
+        if t in _SCALARS or isinstance(v, np.generic):
+            return v
+        if isinstance(v, Tensor):
+            found.append(v)
+            return Ref(self.slot_of(v), True)
+        if isinstance(v, np.ndarray):
+            s = self.ids.get(id(v))
+            if s is None:
+                if id(v) in self.constants:
+                    return self.constants[id(v)][1]
+                self._stop("an array of unknown origin is passed to an op")
+            found.append(v)
+            return Ref(s, False)
+        if (t is tuple or t is list) and depth < 8:
+            return t(self._nested(x, found, depth + 1) for x in v)
+        if t is dict and depth < 8:
+            return {k: self._nested(x, found, depth + 1) for k, x in v.items()}
+        return v
+
+    # -- op calls -------------------------------------------------------------------------------
+    def dispatch(self, op, args):
+        from .._ops.registry import _tensor_call
+        if threading.get_ident() != self.thread:
+            return _tensor_call(op, args)
+        self.depth += 1
+        prev = state.grad_enabled
+        if self.grad_off:
+            state.grad_enabled = False
+        try:
+            out = _tensor_call(op, args)
+        finally:
+            state.grad_enabled = prev
+            self.depth -= 1
+        if self.broken is None:
+            try:
+                self._record_call(op, args, out)
+            except _Stop:
+                pass
+        return out
+
+    def dispatch_inplace(self, op, args):
+        from .._ops.inplace import dispatch_inplace
+        if threading.get_ident() != self.thread:
+            return self._unhooked(dispatch_inplace, op, args)
+        before = self._outside_metadata()
+        self.depth += 1
+        try:
+            out = self._unhooked(dispatch_inplace, op, args)
+        finally:
+            self.depth -= 1
+        if self.broken is None:
+            try:
+                self._record_inplace(op, args, before)
+            except _Stop:
+                pass
+        return out
+
+    def _unhooked(self, fn, *args):
+        forward_hook[0] = None
+        try:
+            return fn(*args)
+        finally:
+            if recording[0] is self:
+                forward_hook[0] = self
+
+    def _kernel_args(self, op, args, target, weak=True):
+        """The kernel's arguments as the registry prepares them (see registry._arrays and the
+        generated callers): tensors cast to the compute dtype, NumPy scalars as Python
+        numbers, weak scalars as cached 0-d arrays."""
+        from .._ops.registry import scalar_array
+        n = op.n_tensors
+        kargs, targs = [], []
+        for k, a in enumerate(args):
+            if k < n and isinstance(a, Tensor):
+                s = self.slot_of(a)
+                cast = (target if target is not None and a._data.dtype != target
+                        and k >= op.promote_from else None)
+                kargs.append((SLOT, s, cast))
+                targs.append((SLOT, s))
+                continue
+            spec = self.param(a)  # (a tensor here is taken by the kernel as it is)
+            if spec[0] == VALUE and k < n:
+                v = a
+                if isinstance(a, np.generic):
+                    v = a.item()
+                elif (weak and op.weak_scalars and target is not None and target.kind == "f"
+                      and (type(a) is float or type(a) is int)):
+                    v = scalar_array(a, target)
+                kargs.append((VALUE, v))
+            else:
+                kargs.append(spec)
+            targs.append(spec)
+        return tuple(kargs), tuple(targs)
+
+    def _record_call(self, op, args, out):
+        from .._ops.registry import compute_dtype
+        if op.name in _DATA_SHAPED or (op.name == "index" and _has_mask(args[1])):
+            self._stop(f"{op.name}'s output shape depends on the values of its input")
+        dt = compute_dtype(op, args)
+        kargs, targs = self._kernel_args(op, args, None if dt is None else dt.np)
+        results = (out,) if op.n_outputs == 1 else tuple(out)
+        outs, zero_d = [], []
+        for r in results:
+            a = r._data
+            outs.append(None if id(a) in self.ids else self._new_slot(a, COMPUTED))
+            zero_d.append(a.ndim == 0)
+        self.instrs.append(Instr(CALL, op, None, kargs, targs, None, tuple(outs),
+                                 tuple(zero_d)))
+
+    def _record_inplace(self, op, args, before):
+        from .._ops.inplace import _same_dtype_arrays
+        from .._ops.registry import compute_dtype
+        self_t = args[0]
+        target = self.slot_of(self_t)
+        # as _inplace_call: operands of self's dtype as they are, else promoted (never weak
+        # scalars there)
+        dt = None if _same_dtype_arrays(op, args) is not None else compute_dtype(op, args)
+        kargs, targs = self._kernel_args(op, args, None if dt is None else dt.np, weak=False)
+        bumps = self._outside_writes(self_t._data, before)
+        snapshot = _snapshot(self_t)
+        if snapshot is not None and id(snapshot) not in self.ids:
+            # the node saved a copy of self from before the write: copy it at each replay too
+            s_copy = self._new_slot(snapshot, COMPUTED)
+            self.instrs.append(Instr(COPY, None, None, ((SLOT, target, None),), None, None,
+                                     (s_copy,), (False,)))
+        self.instrs.append(Instr(INPLACE, op, None, kargs, targs, None, (target,),
+                                 (self_t._data.ndim == 0,), bumps))
+
+    def _outside_metadata(self):
+        return {s: (t._grad_fn, t._requires_grad) for s, t in self.outside.items()}
+
+    def _outside_writes(self, array, before):
+        """Slots of outside tensors whose memory a write into ``array`` touched (their
+        versions are bumped at every replay, as eager bumps them). A write that changed such
+        a tensor's autograd history cannot be replayed."""
+        touched = []
+        for s, t in self.outside.items():
+            if np.may_share_memory(t._data, array):
+                if (t._grad_fn, t._requires_grad) != before.get(s, (None, False)):
+                    self._stop("an in-place op gave an input's history a new node")
+                touched.append(s)
+        return tuple(touched)
+
+    # -- replayed calls (random sampling) ---------------------------------------------------------
+    def replayed_call(self, fn, args, kwargs):
+        if self.depth or threading.get_ident() != self.thread:
+            return fn(*args, **kwargs)  # inside another recorded call: part of it
+        before = self._outside_metadata()
+        versions = _versions(args, kwargs)
+        self.depth += 1
+        try:
+            result = self._unhooked(lambda: fn(*args, **kwargs))
+        finally:
+            self.depth -= 1
+        if self.broken is None:
+            try:
+                self._record_replayed(fn, args, kwargs, result, before, versions)
+            except _Stop:
+                pass
+        return result
+
+    def _record_replayed(self, fn, args, kwargs, result, before, versions):
+        targs = tuple(self._template(a) for a in args)
+        tkw = {k: self._template(v) for k, v in kwargs.items()}
+        bumps = []
+        for t, v in versions:
+            if t._version != v:  # filled in place
+                bumps += self._outside_writes(t._data, before)
+        results = result if isinstance(result, tuple) else (result,)
+        outs, zero_d = [], []
+        for r in results:
+            if isinstance(r, Tensor):
+                if r._requires_grad:
+                    self._stop(f"{fn.__name__} made a tensor that requires grad")
+                a = r._data
+                outs.append(None if id(a) in self.ids else self._new_slot(a, COMPUTED))
+                zero_d.append(a.ndim == 0)
+            elif r is not None and not _is_generator(r):
+                self._stop(f"{fn.__name__} returned a {type(r).__name__}")
+            else:
+                outs.append(None)
+                zero_d.append(False)
+        self.instrs.append(Instr(REPLAYED, None, fn, None, targs, tkw, tuple(outs),
+                                 tuple(zero_d), tuple(bumps)))
+
+    def _template(self, v):
+        return (SLOT, self.slot_of(v)) if isinstance(v, Tensor) else self.param(v)
+
+    # -- the backward program -------------------------------------------------------------------
+    def trace_backward(self, outputs, sources):
+        """Record the backward of ``outputs`` (tensors that require grad) with respect to
+        ``sources``: the engine's first-order pass over the nodes the function made, each
+        node's formulas run on arrays (and written down as calls of those formulas), in the
+        engine's order. Returns the slot of each source's gradient (None: no gradient)."""
+        from .backward import trace
+        self.instrs = self.backward
+        grads = []
+        for k, t in enumerate(outputs):
+            g = np.ones_like(t._data)
+            grads.append(self._new_slot(g, GRAD, k))
+        return trace(self, outputs, grads, sources)
+
+    def backward_slot(self, value):
+        """The slot of an array a formula or the engine produced while tracing (new ones
+        are the program's own)."""
+        s = self.ids.get(id(value))
+        return self._new_slot(value, COMPUTED) if s is None else s
+
+    def formula_arg(self, v):
+        """A formula's saved value as an argument: an array in a slot, a tensor whose array
+        is in one (handed to the formula rewrapped), or a constant."""
+        if isinstance(v, np.ndarray):
+            s = self.ids.get(id(v))
+            if s is None:
+                self._stop("a node saved an array made outside the recorded calls")
+            return (SLOT, s, None)
+        return self.param(v)
+
+
+class Ref:
+    """A leaf of a NESTED argument: slot ``s``'s array, or it rewrapped as a Tensor."""
+
+    __slots__ = ("s", "as_tensor")
+
+    def __init__(self, s, as_tensor):
+        self.s, self.as_tensor = s, as_tensor
+
+
+def _snapshot(t):
+    """The copy of ``t`` its in-place op's node saved (see inplace._inplace_call), or None."""
+    from .._ops.registry import INPUT as SAVED_INPUT, OpNode
+    node = t._grad_fn
+    if not isinstance(node, OpNode) or node._op is None or not node._saved:
+        return None
+    for j, kind, i in node._op.unpack_plan:
+        v = node._saved[j]
+        if kind == SAVED_INPUT and i == 0 and isinstance(v, Tensor) and v is not t:
+            return v._data
+    return None
+
+
+def _has_mask(key):
+    """An index key with a boolean mask (x[mask]: as many rows as the mask holds True)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in parts)
+
+
+def _versions(args, kwargs):
+    found = []
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, Tensor):
+            found.append((a, a._version if not a._is_inference else 0))
+    return found
+
+
+def _is_generator(obj):
+    from .._creation import Generator
+    return isinstance(obj, Generator)

@@ -1,0 +1,187 @@
+"""torch's CPU permutations and discrete samplers: randperm, multinomial, poisson."""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import math
+
+import numpy as np
+
+from .exact_math import f64
+from .order import lay_out
+from .sampling import doubles, exponential
+
+# randperm switches algorithm at 2**32 // 20 (where ``word % n`` would skew visibly)
+SMALL_PERMUTATION = 0xFFFFFFFF // 20
+
+
+def randperm(gen, n):
+    """torch's permutation of range(n) (int64)."""
+    if n < SMALL_PERMUTATION:
+        return _fisher_yates(gen.random(n - 1) if n > 1 else np.zeros(0, np.uint32), n)
+    return _inside_out(gen.random64(n), n)
+
+
+def _chase(ptr):
+    """Follow ``ptr`` (-1 ends a chain; every chain ends) to each chain's last node."""
+    ptr = ptr.copy()
+    while True:
+        nxt = ptr[np.maximum(ptr, 0)]
+        step = (ptr >= 0) & (nxt >= 0)
+        if not step.any():
+            return ptr
+        ptr[step] = nxt[step]
+
+
+def _groups(keys):
+    """For keys in range(n): for each i, the largest i' < i with keys[i'] == keys[i] (or -1);
+    and for each value v, the largest i with keys[i] == v (or -1).
+
+    Found a round at a time (each round the top remaining occurrence of every value), without
+    sorting: the rounds are as many as a value occurs, a few dozen at most for permutations.
+    """
+    n = len(keys)
+    idx = np.arange(n, dtype=np.int64)
+    last = np.full(n, -1, np.int64)
+    np.maximum.at(last, keys, idx)
+    prev = np.full(n, -1, np.int64)
+    top = last.copy()  # per value: the occurrence whose predecessor the next round finds
+    rest = idx[last[keys] != idx]
+    below = np.full(n, -1, np.int64)
+    while rest.size:
+        rest_keys = keys[rest]
+        np.maximum.at(below, rest_keys, rest)
+        is_top = below[rest_keys] == rest
+        found = rest_keys[is_top]
+        prev[top[found]] = below[found]
+        top[found] = below[found]
+        below[found] = -1
+        rest = rest[~is_top]
+    return prev, last
+
+
+def _fisher_yates(words, n):
+    """The result of ``for i < n - 1: swap(r[i], r[i + words[i] % (n - i)])`` without the loop.
+
+    Step i fixes position i for good, to what position ``j[i]`` held just before it. A
+    position t > i is only ever changed by earlier steps k with ``j[k] == t``, each leaving there
+    what position k held just before step k; so what a position holds before a step is found by
+    following such steps back to an untouched position.
+    """
+    idx = np.arange(n, dtype=np.int64)
+    j = idx.copy()
+    j[:n - 1] += (words % (n - idx[:n - 1]).astype(np.uint32)).astype(np.int64)
+    # prev[t]: the last step before t that wrote position j[t]; wrote[v]: the last step k
+    # (k <= v) with j[k] == v
+    prev, wrote = _groups(j)
+    # into[t]: the last step before t that wrote position t
+    into = np.where(wrote == idx, prev[np.maximum(wrote, 0)], wrote)
+    # before[t]: the value position t holds just before step t
+    before = np.where(into < 0, idx, _chase(into))
+    return np.where(prev < 0, j, before[np.maximum(prev, 0)])
+
+
+def _inside_out(words, n):
+    """torch's permutation for huge n: ``for i < n: z = words[i] % (i + 1); r[i] = r[z];
+    r[z] = i`` without the loop (the same following-back idea as ``_fisher_yates``)."""
+    idx = np.arange(n, dtype=np.int64)
+    z = (words % (idx + 1).astype(np.uint64)).astype(np.int64)
+    prev, last = _groups(z)
+    # after[q]: what position q holds right after step q: q itself, or what z[q] held then,
+    # which is the last step i' in (z[q], q) that wrote z[q], or else after[z[q]]
+    direct = np.where(z == idx, idx, np.where(prev > z, prev, -1))
+    link = np.where(direct >= 0, -1, z)
+    after = direct[np.where(link < 0, idx, _chase(link))]
+    # a position is last written by the last step that drew it, or else by its own step
+    return np.where(last > idx, last, after)
+
+
+# -- multinomial --------------------------------------------------------------------------------
+def multinomial(gen, probs, num_samples, replacement):
+    """torch's multinomial of a 1-D or 2-D array (int64 indices, shape (rows..., num_samples))."""
+    rows = probs.reshape(-1, probs.shape[-1])
+    if not replacement or num_samples == 1:
+        # p / q with q ~ Exp(1) is ranked like p's Gumbel-perturbed log: argmax or top k; q is
+        # drawn into a tensor laid out like p (torch's empty_like)
+        q = lay_out(exponential(gen, probs.size, probs.dtype, 1.0), probs)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = rows / q.reshape(rows.shape)
+        if num_samples == 1:
+            drawn = np.argmax(keys, axis=-1)[:, None]
+        else:
+            drawn = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+    else:
+        drawn = _with_replacement(gen, rows, num_samples)
+    return drawn.reshape(probs.shape[:-1] + (num_samples,))
+
+
+def _with_replacement(gen, probs, num_samples):
+    """Binary search of uniform doubles in each row's normalised running sum (the sum kept in
+    the row's dtype, float32 for float16)."""
+    acc = f64 if probs.dtype == f64 else np.float32
+    out = np.empty((probs.shape[0], num_samples), np.int64)
+    for i, row in enumerate(probs.astype(acc)):
+        cum = np.cumsum(row, dtype=acc)
+        cum /= cum[-1]
+        cum[-1] = 1
+        u = doubles(gen, num_samples)
+        out[i] = np.searchsorted(cum.astype(f64), u, side="left")
+    return out
+
+
+# -- poisson -------------------------------------------------------------------------------------
+@functools.cache
+def _lgamma():
+    """The C library's lgamma (torch calls it; Python's math.lgamma is CPython's own)."""
+    name = ctypes.util.find_library("m")
+    try:
+        fn = ctypes.CDLL(name).lgamma
+    except (OSError, AttributeError, TypeError):
+        return math.lgamma
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double]
+    return fn
+
+
+def poisson(gen, rates):
+    """One sample per rate (doubles): Hoermann's transformed rejection from 10 on, products
+    of uniforms below (torch's ``sample_poisson``)."""
+    out = np.empty(len(rates), f64)
+    for i, lam in enumerate(rates.tolist()):
+        out[i] = _poisson_one(gen, lam)
+    return out
+
+
+def _poisson_one(gen, lam):
+    if lam >= 10:
+        return _poisson_rejection(gen, lam)
+    if lam == 0:
+        return 0
+    enlam = math.exp(-lam)
+    count, prod = 0, 1.0
+    while True:
+        prod *= doubles(gen, 1)[0]
+        if prod <= enlam:
+            return count
+        count += 1
+
+
+def _poisson_rejection(gen, lam):
+    slam, loglam = math.sqrt(lam), math.log(lam)
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    invalpha = 1.1239 + 1.1328 / (b - 3.4)
+    vr = 0.9277 - 3.6224 / (b - 2)
+    lgamma = _lgamma()
+    while True:
+        u, v = doubles(gen, 2).tolist()
+        u -= 0.5
+        us = 0.5 - abs(u)
+        k = math.floor((2 * a / us + b) * u + lam + 0.43)
+        if us >= 0.07 and v <= vr:
+            return k
+        if k < 0 or (us < 0.013 and v > us):
+            continue
+        if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
+                <= -lam + k * loglam - lgamma(k + 1.0)):
+            return k

@@ -1,0 +1,254 @@
+"""torch's CPU sampling kernels: raw words from the generator turned into each distribution.
+
+Every function takes a ``CPUGeneratorImpl`` and a count ``n`` and returns ``n`` values (a 1-D
+NumPy array) in the order torch's kernel writes them, which is the output tensor's memory order
+(see ``order.py``). The transforms are torch's (``TransformationHelper.h`` and the CPU kernels
+in ``DistributionTemplates.h``): 24 random bits for float uniforms, 53 for doubles, ``%`` for
+integers, Box-Muller for normals (one pair per two elements, the second one cached across calls
+for small or strided tensors; blocks of 16 for contiguous tensors of 16 elements or more).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import cephes
+from .cpu_capability import cephes_normals, fused_multiply_add
+from .exact_math import f32, f64, fma32, fma64, libm, settle, to_dtype
+
+_MASK24 = (1 << 24) - 1
+_MASK53 = np.uint64((1 << 53) - 1)
+_TWO_PI = 2.0 * math.pi
+
+
+# -- uniforms -------------------------------------------------------------------------------------
+def floats(gen, n):
+    """float32 uniforms in [0, 1): the low 24 bits of one word each."""
+    return (gen.random(n) & _MASK24).astype(f32) * f32(2.0 ** -24)
+
+
+def doubles(gen, n):
+    """float64 uniforms in [0, 1): the low 53 bits of two words each."""
+    return (gen.random64(n) & _MASK53).astype(f64) * 2.0 ** -53
+
+
+def _scale(x, width, low, exact_fma):
+    """``x * width + low`` as torch's kernel rounds it."""
+    if width == 1 and low == 0:
+        return x
+    if fused_multiply_add():
+        return exact_fma(x, width, low)
+    return x * width + low
+
+
+def uniform(gen, n, dtype, low, high):
+    """``uniform_(low, high)``: float math for float32/float16 (in float32), double for float64;
+    a value that rounds up to ``high`` becomes ``low``."""
+    if dtype == f64:
+        values = _scale(doubles(gen, n), f64(high) - f64(low), f64(low), fma64)
+    else:
+        lo, hi = f32(low), f32(high)
+        values = _scale(floats(gen, n), hi - lo, lo, fma32).astype(dtype, copy=False)
+    top = to_dtype(np.array(high, f64), dtype)
+    values[values == top] = to_dtype(np.array(low, f64), dtype)
+    return values
+
+
+def rrelu_slopes(gen, n, dtype, low, high):
+    """RReLU's slopes for ``n`` non-positive inputs: uniform doubles on [low, high) (rounded
+    twice: torch's activation kernels are built without FMA), in the op's math type."""
+    math_type = f64 if dtype == f64 else f32
+    low, high = float(math_type(low)), float(math_type(high))
+    return (doubles(gen, n) * (high - low) + low).astype(math_type).astype(dtype)
+
+
+# -- normals ------------------------------------------------------------------------------------
+def normal(gen, n, dtype, mean, std, contiguous):
+    """``normal_(mean, std)``: blocks of 16 for contiguous tensors of 16 elements or more,
+    otherwise one double Box-Muller value at a time (using and refilling the cache)."""
+    if n >= 16 and contiguous:
+        return _normal_blocks(gen, n, dtype, mean, std)
+    pairs = _Pairs(gen, n)
+    shift = fma64 if fused_multiply_add() else (lambda z, s, m: z * s + m)
+    values = settle(shift(pairs.approx(), std, mean),
+                    lambda mask: shift(pairs.exact(mask), std, mean), dtype)
+    return to_dtype(values, dtype)
+
+
+def log_normal(gen, n, dtype, mean, std):
+    """``log_normal_``: exp of the one-at-a-time normals (double), cast."""
+    pairs = _Pairs(gen, n)
+    shift = fma64 if fused_multiply_add() else (lambda z, s, m: z * s + m)
+    with np.errstate(over="ignore"):
+        approx = np.exp(shift(pairs.approx(), std, mean))
+    values = settle(approx, lambda mask: libm("exp", shift(pairs.exact(mask), std, mean)),
+                    dtype)
+    return to_dtype(values, dtype)
+
+
+class _Pairs:
+    """Standard normals drawn one at a time with torch's double Box-Muller: the cached value
+    first, then cos, sin of each new pair; an unused sin is cached for the next call."""
+
+    def __init__(self, gen, n):
+        self.cached = gen.next_double_normal if n else None
+        if self.cached is not None:
+            gen.next_double_normal = None
+        self.fresh = n - (self.cached is not None)
+        npairs = (self.fresh + 1) // 2
+        u = doubles(gen, 2 * npairs).reshape(npairs, 2)
+        self.theta = _TWO_PI * u[:, 0]
+        self.radius_arg = -u[:, 1]  # radius = sqrt(-2 * log1p(-u2))
+        if self.fresh % 2:
+            gen.next_double_normal = self._exact_pairs(np.array([npairs - 1]))[1][0]
+
+    def _lay_out(self, cos, sin):
+        seq = np.stack([cos, sin], 1).ravel()[:self.fresh]
+        return seq if self.cached is None else np.concatenate([[self.cached], seq])
+
+    def approx(self):
+        with np.errstate(divide="ignore"):
+            r = np.sqrt(-2.0 * np.log1p(self.radius_arg))
+        return self._lay_out(r * np.cos(self.theta), r * np.sin(self.theta))
+
+    def _exact_pairs(self, idx):
+        r = np.sqrt(-2.0 * libm("log1p", self.radius_arg[idx]))
+        return r * libm("cos", self.theta[idx]), r * libm("sin", self.theta[idx])
+
+    def exact(self, mask):
+        """The exact values at the positions ``mask`` selects."""
+        pos = np.flatnonzero(mask) - (self.cached is not None)
+        out = np.empty(len(pos))
+        out[pos < 0] = self.cached if self.cached is not None else 0.0
+        ok = pos >= 0
+        cos, sin = self._exact_pairs(pos[ok] // 2)
+        out[ok] = np.where(pos[ok] % 2 == 0, cos, sin)
+        return out
+
+
+def _normal_blocks(gen, n, dtype, mean, std):
+    full = n - n % 16
+    if dtype == f64:
+        block, draw = _double_blocks, doubles
+    else:
+        block, draw = _float_blocks, floats
+    out = np.empty(n, f64 if dtype == f64 else f32)
+    # float and double fill the whole tensor with uniforms first; half draws block by block
+    out[:full] = block(draw(gen, full if dtype == np.float16 else n)[:full], mean, std)
+    if full != n:  # torch redraws 16 uniforms for the last 16 elements
+        out[n - 16:] = block(draw(gen, 16), mean, std)
+    return out.astype(dtype, copy=False)
+
+
+def _double_blocks(u, mean, std):
+    """float64 blocks: the C library's log, cos and sin, then fma(value, std, mean)."""
+    u = u.reshape(-1, 16)
+    radius = np.sqrt(-2 * libm("log", 1 - u[:, :8]))
+    theta = _TWO_PI * u[:, 8:]
+    out = np.empty_like(u)
+    out[:, :8] = radius * libm("cos", theta)
+    out[:, 8:] = radius * libm("sin", theta)
+    if not (mean == 0 and std == 1):
+        out = fma64(out, f64(std), f64(mean))
+    return out.ravel()
+
+
+def _float_blocks(u, mean, std):
+    if cephes_normals():
+        return cephes.normal_blocks(u, mean, std)
+    # NOTE: builds without AVX2 use the C library's float log/cos/sin; computed here in double
+    # and rounded, which can differ from those in the last bit.
+    u = u.reshape(-1, 16)
+    radius = np.sqrt(f32(-2) * np.log(f32(1) - u[:, :8]).astype(f32))
+    theta = (_TWO_PI * u[:, 8:].astype(f64)).astype(f32)
+    out = np.empty_like(u)
+    out[:, :8] = radius * np.cos(theta.astype(f64)).astype(f32)
+    out[:, 8:] = radius * np.sin(theta.astype(f64)).astype(f32)
+    return fma32(out, std, mean).ravel()
+
+
+# -- continuous distributions of one uniform double ----------------------------------------------
+def exponential(gen, n, dtype, lambd):
+    u = doubles(gen, n)
+    scale = -1.0 / lambd
+    values = settle(scale * np.log1p(-u), lambda m: scale * libm("log1p", -u[m]), dtype)
+    return to_dtype(values, dtype)
+
+
+def geometric(gen, n, dtype, p):
+    u = doubles(gen, n)
+    denominator = math.log1p(-p)
+    with np.errstate(divide="ignore"):
+        ratio = settle(np.log(u) / denominator,
+                       lambda m: libm("log", u[m]) / denominator, np.dtype(np.int64))
+    return to_dtype(np.ceil(ratio), dtype)
+
+
+def cauchy(gen, n, dtype, median, sigma):
+    u = doubles(gen, n)
+    angle = math.pi * (u - 0.5)
+    shift = fma64 if fused_multiply_add() else (lambda s, t, m: s * t + m)
+    values = settle(shift(sigma, np.tan(angle), median),
+                    lambda m: shift(sigma, libm("tan", angle[m]), median), dtype)
+    return to_dtype(values, dtype)
+
+
+# -- bernoulli ------------------------------------------------------------------------------------
+def bernoulli_scalar(gen, n, dtype, p):
+    """1 where a uniform double falls below ``p``."""
+    return (doubles(gen, n) < p).astype(dtype)
+
+
+def bernoulli_tensor(gen, p, dtype):
+    """1 where a uniform falls below each ``p`` (double uniforms for double ``p``, float ones
+    otherwise); ``p`` is already in the output's memory order."""
+    if p.dtype == f64:
+        draws = doubles(gen, p.size) < p
+    else:
+        draws = floats(gen, p.size) < p.astype(f32)
+    return draws.astype(dtype)
+
+
+# -- integers -----------------------------------------------------------------------------------
+def random_from_to(gen, n, dtype, span, low):
+    """Integers ``low + (word % span)``: one word each, two when ``span`` needs 28 bits or more
+    (torch allows the small skew of ``%`` below that)."""
+    if span >= 1 << 28:
+        raw = gen.random64(n) % np.uint64(span)
+        values = (raw + np.uint64(low & 0xFFFFFFFFFFFFFFFF)).view(np.int64)  # wraps as torch's
+    else:
+        values = (gen.random(n) % np.uint32(span)).astype(np.int64)
+        values += low
+    return _from_int64(values, dtype)
+
+
+def random_full_64(gen, n, dtype):
+    """The whole int64 range: two words as one signed value."""
+    return _from_int64(gen.random64(n).view(np.int64), dtype)
+
+
+# ``random_()`` without bounds: [0, 2**digits] for floats, [0, max] for integers
+_DEFAULT_SPAN = {"bool": 2, "uint8": 256, "int8": 128, "int16": 1 << 15, "int32": 1 << 31,
+                 "int64": 1 << 63, "float16": (1 << 11) + 1, "float32": (1 << 24) + 1,
+                 "float64": (1 << 53) + 1}
+
+
+def random_default(gen, n, dtype):
+    span = _DEFAULT_SPAN[dtype.name]
+    if dtype.name == "bool":
+        return (gen.random(n) & 1).astype(bool)
+    if dtype.name in ("int64", "float64"):
+        raw = gen.random64(n) % np.uint64(span)
+    else:
+        raw = gen.random(n).astype(np.uint64) % np.uint64(span)
+    return raw.astype(dtype)
+
+
+def _from_int64(values, dtype):
+    """``static_cast<scalar_t>(int64_t)``: nonzero for bool, through float for half."""
+    if dtype == np.bool_:
+        return values != 0
+    if dtype == np.float16:
+        return values.astype(f32).astype(dtype)
+    return values.astype(dtype, copy=False)
