@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import data_address
+from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap
 from ..autograd.graph import ERR_INFERENCE_INPLACE, move_retained_grad
@@ -89,11 +89,13 @@ def _check_no_partial_overlap(op, args):
     the result would depend on the order elements are written. The very same layout is fine."""
     own = args[0]._data
     for a in args[1:op.n_tensors]:
-        if isinstance(a, Tensor) and a._data is not own and np.may_share_memory(own, a._data):
+        # (arrays of different kinds live on different devices: they cannot overlap)
+        if isinstance(a, Tensor) and a._data is not own and type(a._data) is type(own) \
+                and get_xp(own).may_share_memory(own, a._data):
             other = a._data
             same = (other.shape == own.shape and other.strides == own.strides and
                     data_address(other) == data_address(own))
-            if not same and np.shares_memory(own, other):
+            if not same and get_xp(own).shares_memory(own, other):
                 raise RuntimeError(_PARTIAL_OVERLAP)
 
 

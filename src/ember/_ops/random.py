@@ -10,11 +10,21 @@ __all__ = ['bernoulli', 'multinomial', 'poisson']
 
 import numpy as np
 
+from .._backend import to_numpy
+from .._backend.device import device_of, move
 from .._compile.hooks import replayed
 from .._random import cpu_generator, discrete
 from .._random import fill as _fill
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import no_grad
+
+
+def _like_input(values, input):
+    """Draws (made on the host from the CPU generator's stream) on ``input``'s device."""
+    array = input._data
+    if type(array) is np.ndarray:
+        return _wrap(values)
+    return _wrap(move(np.asarray(values), device_of(array)))
 
 
 def _write(self, values):
@@ -32,32 +42,32 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     dtype and shape."""
     array = np.empty(tuple(input.shape), input._data.dtype)
     if p is None:
-        values = _fill.bernoulli_tensor(array, input._data, generator)
+        values = _fill.bernoulli_tensor(array, to_numpy(input._data), generator)
     else:
         values = _fill.bernoulli_scalar(array, p, generator)
-    return _wrap(values)
+    return _like_input(values, input)
 
 
 @replayed
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 0/1 samples, 1 with probability ``p`` (a number or a tensor)."""
     if isinstance(p, Tensor):
-        return _write(self, _fill.bernoulli_tensor(self._data, p._data, generator))
+        return _write(self, _fill.bernoulli_tensor(self._data, to_numpy(p._data), generator))
     return _write(self, _fill.bernoulli_scalar(self._data, p, generator))
 
 
 @replayed
 def poisson(input, generator=None):
     """Samples from Poisson distributions with the rates in ``input``."""
-    rates = input._data
+    rates = to_numpy(input._data)
     if rates.dtype.kind != "f":
         raise _fill._not_implemented("poisson_cpu", rates.dtype)
     if np.any(rates < 0) or np.any(np.isnan(rates)):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     if rates.size == 0:
-        return _wrap(np.empty(rates.shape, rates.dtype))
+        return _like_input(np.empty(rates.shape, rates.dtype), input)
     values = discrete.poisson(cpu_generator(generator), np.ascontiguousarray(rates).ravel())
-    return _wrap(values.astype(rates.dtype).reshape(rates.shape))
+    return _like_input(values.astype(rates.dtype).reshape(rates.shape), input)
 
 
 def _check_multinomial(probs, num_samples, replacement):
@@ -94,10 +104,10 @@ def _check_multinomial(probs, num_samples, replacement):
 def multinomial(input, num_samples, replacement=False, *, generator=None,
                 out=None):
     """Indices sampled from the categorical distributions in the rows of ``input``."""
-    probs = input._data
+    probs = to_numpy(input._data)
     _check_multinomial(probs, num_samples, replacement)
-    return _wrap(discrete.multinomial(cpu_generator(generator), probs, num_samples,
-                                      replacement))
+    return _like_input(discrete.multinomial(cpu_generator(generator), probs, num_samples,
+                                            replacement), input)
 
 
 # -- in-place samplers --------------------------------------------------------------------------
