@@ -45,7 +45,7 @@ def _check_gamma(self, generator=None):
 
 @op("_standard_gamma", node="StandardGammaBackward0", promote=NONE, check=_check_gamma)
 def _standard_gamma(self, generator=None):
-    alphas = to_numpy(np.ascontiguousarray(self)).ravel()
+    alphas = np.ascontiguousarray(to_numpy(self)).ravel()
     draws = rejection.standard_gamma(cpu_generator(generator), alphas, self.dtype)
     return get_xp(self).asarray(draws.reshape(self.shape))
 
@@ -174,7 +174,7 @@ def _sample_dirichlet(self, generator=None):
     if self.ndim == 0:  # one category: the proportion is (just below) 1
         alphas = to_numpy(self).reshape(1, 1)
     else:
-        alphas = to_numpy(np.ascontiguousarray(self)).reshape(-1, self.shape[-1])
+        alphas = np.ascontiguousarray(to_numpy(self)).reshape(-1, self.shape[-1])
     draws = rejection.dirichlet(cpu_generator(generator), alphas, self.dtype)
     return get_xp(self).asarray(draws.reshape(self.shape))
 
