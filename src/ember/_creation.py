@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._compile.hooks import constant, replayed
 from ._random import fill as _fill
 from ._random.generator import (  # noqa: F401
     Generator,
@@ -19,7 +20,6 @@ from ._random.generator import (  # noqa: F401
     initial_seed,
     set_rng_state,
 )
-from ._compile.hooks import constant, replayed
 from ._state import state
 from ._tensor import Tensor, _check_can_require_grad, _wrap
 from ._tensor import device as _Device
