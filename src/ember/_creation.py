@@ -438,7 +438,8 @@ def cartesian_prod(*tensors):
 
 # -- Tensor.type(...) with torch's legacy type names ----------------------------------------------
 def _tensor_type(self, dtype=None, non_blocking=False, **kwargs):
-    """The legacy type name ('torch.FloatTensor'), or a copy cast to ``dtype`` (a dtype or name)."""
+    """The legacy type name ('torch.FloatTensor'), or a copy cast to ``dtype`` (a dtype, a legacy
+    class such as ``ember.DoubleTensor``, or its name); self when it already is of that type."""
     if dtype is None:
         return self.dtype.legacy_type_name
     if isinstance(dtype, str):
@@ -447,7 +448,9 @@ def _tensor_type(self, dtype=None, non_blocking=False, **kwargs):
         if found is None:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = found
-    return self.to(dtype)
+    elif not isinstance(dtype, D.dtype):
+        dtype = dtype.dtype  # a legacy class
+    return self if dtype is self.dtype else self.to(dtype)
 
 
 Tensor.type = _tensor_type

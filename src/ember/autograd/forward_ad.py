@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._state import forward_hook, state
+from .._state import forward_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from .grad_mode import _DecoratorContextManager
 
@@ -69,7 +69,7 @@ def exit_dual_level(*, level=None):
                            "created. This is not supported.")
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
-    forward_hook[0] = None
+    forward_hook[0] = vmap_hook[0]  # an active vmap keeps the registry's slow path
     if _level is not None:
         _level.clear()
     _level = None
@@ -110,7 +110,7 @@ class _set_fwd_grad_enabled(_DecoratorContextManager):
 
 def _set_enabled(mode):
     _fwd_grad_enabled[0] = mode
-    forward_hook[0] = _HOOK if (mode and _level is not None) else None
+    forward_hook[0] = _HOOK if (mode and _level is not None) else vmap_hook[0]
 
 
 # -- dual tensors -------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
+from . import _lowering
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -92,6 +93,8 @@ def _build(it, spec):
     items = [_build(it, c) for c in spec.children]
     if spec.kind is dict:
         return dict(zip(spec.keys, items))
+    if hasattr(spec.kind, "_fields"):  # a named tuple (ember.return_types.max, ...)
+        return spec.kind(*items)
     return spec.kind(items)
 
 
@@ -218,6 +221,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """Return a function computing the gradient of ``func`` w.r.t. ``argnums`` and its value."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        level = _lowering.active_level()
+        if level:  # under vmap: per-example gradients from the batch's
+            return _lowering.grad_and_value(func, argnums, has_aux, args, kwargs, level)
         nums = _argnums(args, argnums)
         leaves, spec = _flatten(_select(args, nums))
         _check_tensors(leaves)
@@ -258,6 +264,9 @@ def grad(func, argnums=0, has_aux=False):
 # -- vjp and jvp --------------------------------------------------------------------------------
 def vjp(func, *primals, has_aux=False):
     """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` gives the vector-Jacobian product."""
+    level = _lowering.active_level()
+    if level:
+        return _lowering.vjp(func, primals, has_aux, level)
     leaves, spec = _flatten(primals)
     _check_tensors(leaves)
     create = _nested(leaves)
@@ -300,6 +309,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                            f"{spec_p} and tangents with structure {spec_t}")
     _check_jvp_inputs(flat_p, "primals")
     _check_jvp_inputs(flat_t, "tangents")
+    level = _lowering.active_level()
+    if level:
+        return _lowering.jvp(func, primals, tangents, has_aux, level)
     with fwAD.dual_level():
         duals = [fwAD.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(duals, spec_p)), has_aux,
@@ -332,6 +344,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        level = _lowering.active_level()
+        if level:
+            return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
         nums = _argnums(args, argnums)
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)
@@ -388,6 +403,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        level = _lowering.active_level()
+        if level:  # NOTE: under vmap the Jacobian is computed in reverse mode
+            return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
         nums = _argnums(args, argnums)
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)
