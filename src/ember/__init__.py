@@ -23,6 +23,7 @@ from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_stat
 from . import random
 from ._creation import cartesian_prod, meshgrid, tril_indices, triu_indices
 from . import _ops
+from ._legacy import *  # noqa: F401,F403 - FloatTensor, LongTensor, ...
 # Each op family lists its public functions in __all__; ember's namespace is their union.
 from ._ops.pointwise import *  # noqa: F401,F403
 from ._ops.unary import *  # noqa: F401,F403
@@ -46,6 +47,7 @@ from ._ops.random import *  # noqa: F401,F403
 from ._ops.sampling import *  # noqa: F401,F403
 from ._ops.sampling import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,  # noqa: F401
                             _standard_gamma_grad)
+from ._ops.counting import *  # noqa: F401,F403
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import autograd
@@ -111,6 +113,12 @@ def is_floating_point(input) -> bool:
 
 def is_complex(input) -> bool:
     return input.is_complex()
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """``ember.func.vmap``: run a function of one example on a whole batch."""
+    from .func import vmap as vmap_
+    return vmap_(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
 
 
 def get_num_threads() -> int:
