@@ -48,6 +48,19 @@ from ._ops.sampling import *  # noqa: F401,F403
 from ._ops.sampling import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,  # noqa: F401
                             _standard_gamma_grad)
 from ._ops.counting import *  # noqa: F401,F403
+from ._ops.composite import *  # noqa: F401,F403
+from ._ops.numeric import *  # noqa: F401,F403
+from ._info import finfo, iinfo
+from ._namespace import (are_deterministic_algorithms_enabled, asarray, conj, conj_physical, e,
+                         fill, frombuffer, get_default_device, get_deterministic_debug_mode,
+                         get_float32_matmul_precision, get_num_interop_threads, inf,
+                         is_conj, is_deterministic_algorithms_warn_only_enabled, is_neg,
+                         is_nonzero, is_same_size, is_signed, is_warn_always_enabled, nan,
+                         newaxis, pi, resolve_conj, resolve_neg, scalar_tensor,
+                         set_default_device, set_deterministic_debug_mode,
+                         set_float32_matmul_precision, set_flush_denormal,
+                         set_num_interop_threads, set_warn_always,
+                         use_deterministic_algorithms)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import autograd
@@ -57,6 +70,9 @@ concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative, absolute = mul, sub, div, div, neg, abs
 swapaxes = swapdims = transpose
 ger = outer
+from ._namespace import names as _names  # noqa: E402 - after every op is in the namespace
+_names(globals())
+del _names
 
 
 def is_anomaly_enabled() -> bool:
