@@ -70,6 +70,10 @@ concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative, absolute = mul, sub, div, div, neg, abs
 swapaxes = swapdims = transpose
 ger = outer
+from ._tensor_extras import *  # noqa: E402,F401,F403
+from ._tensor_extras import install as _install  # noqa: E402
+_install()
+del _install
 from ._namespace import names as _names  # noqa: E402 - after every op is in the namespace
 _names(globals())
 del _names
