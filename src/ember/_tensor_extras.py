@@ -6,12 +6,16 @@ functional forms torch keeps at its top level (``torch.batch_norm``, ``torch.emb
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _dtype as D
-from ._tensor import Tensor, _wrap
+from ._tensor import Tensor, _wrap, strided
 
-__all__ = ['adaptive_max_pool1d', 'alias_copy', 'angle', 'as_strided_copy', 'avg_pool1d',
+layout = type(strided)  # the class of ember.strided
+
+__all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'angle', 'as_strided_copy', 'avg_pool1d',
            'batch_norm', 'celu_', 'channel_shuffle', 'constant_pad_nd', 'detach',
            'detach_copy', 'diagonal_copy', 'dsplit', 'dropout_', 'embedding',
            'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm', 'from_dlpack',
@@ -425,3 +429,76 @@ def install():
     Tensor.dim_order = lambda self, *, ambiguity_check=False: tuple(
         sorted(range(self.dim()), key=lambda d: -self.stride()[d]))
     Tensor.name = None  # named tensors: ember's tensors have no names
+
+
+# -- memory formats, layout, and a few more top-level forms --------------------------------------
+class memory_format:
+    """How a tensor's elements are laid out (ember's arrays are always row-major: the formats
+    are accepted and named, and ``contiguous()`` gives row-major memory)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "ember." + self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+legacy_contiguous_format = memory_format("legacy_contiguous_format")
+
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
+    """Deprecated torch.range: like arange, but ``end`` included (default float dtype)."""
+    from ._creation import tensor
+    warnings.warn("ember.range is deprecated and will be removed in a future release because its "
+                  "behavior is inconsistent with Python's range builtin. Instead, use "
+                  "ember.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    n = int(np.floor((end - start) / step)) + 1
+    values = start + step * np.arange(max(n, 0))
+    return tensor(values, dtype=dtype or D.get_default_dtype(), requires_grad=requires_grad)
+
+
+def put(input, index, source, accumulate=False):  # noqa: A002
+    return _put(input, index, source, accumulate)
+
+
+def resize_as_(input, the_template, *, memory_format=None):  # noqa: A002
+    return _resize_(input, tuple(the_template.shape))
+
+
+def nonzero_static(input, *, size, fill_value=-1):  # noqa: A002
+    """``nonzero`` cut or padded (with ``fill_value``) to ``size`` rows."""
+    from ._ops.counting import nonzero
+    found = nonzero(input)._data
+    out = np.full((size, found.shape[1]), fill_value, dtype=np.int64)
+    k = min(size, found.shape[0])
+    out[:k] = found[:k]
+    return _wrap(out)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+             zero_infinity=False):
+    from .nn import functional as F
+    reduction = {0: "none", 1: "mean", 2: "sum"}.get(reduction, reduction)
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                      zero_infinity)
+
+
+def set_default_tensor_type(t):
+    """Deprecated: the default float dtype from a legacy type (or its name)."""
+    from ._legacy import LEGACY
+    cls = LEGACY[t.rsplit(".", 1)[-1]] if isinstance(t, str) else t
+    D.set_default_dtype(cls.dtype)
+
+
+for _name in ("resize_as_", "put", "nonzero_static"):
+    __all__.append(_name)
+__all__ += ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
+            "preserve_format", "legacy_contiguous_format", "range", "ctc_loss",
+            "set_default_tensor_type"]
