@@ -56,7 +56,7 @@ from ._namespace import (are_deterministic_algorithms_enabled, asarray, conj, co
                          get_float32_matmul_precision, get_num_interop_threads, inf,
                          is_conj, is_deterministic_algorithms_warn_only_enabled, is_neg,
                          is_nonzero, is_same_size, is_signed, is_warn_always_enabled, nan,
-                         newaxis, pi, resolve_conj, resolve_neg, scalar_tensor,
+                         newaxis, pi, range, resolve_conj, resolve_neg, scalar_tensor,
                          set_default_device, set_deterministic_debug_mode,
                          set_float32_matmul_precision, set_flush_denormal,
                          set_num_interop_threads, set_warn_always,

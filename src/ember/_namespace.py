@@ -249,3 +249,18 @@ def set_num_interop_threads(n):
 def set_flush_denormal(mode):
     """False: NumPy gives no control over denormals (torch returns False where unsupported)."""
     return False
+
+
+# NOTE: last in the module, so that nothing here calls it in place of the builtin
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
+    """Deprecated torch.range: like arange, but ``end`` included (default float dtype)."""
+    from ._creation import tensor
+    warnings.warn("ember.range is deprecated and will be removed in a future release because its "
+                  "behavior is inconsistent with Python's range builtin. Instead, use "
+                  "ember.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    n = int(np.floor((end - start) / step)) + 1
+    values = start + step * np.arange(max(n, 0))
+    return tensor(values, dtype=dtype or D.get_default_dtype(), requires_grad=requires_grad)

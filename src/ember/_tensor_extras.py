@@ -450,20 +450,6 @@ preserve_format = memory_format("preserve_format")
 legacy_contiguous_format = memory_format("legacy_contiguous_format")
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
-    """Deprecated torch.range: like arange, but ``end`` included (default float dtype)."""
-    from ._creation import tensor
-    warnings.warn("ember.range is deprecated and will be removed in a future release because its "
-                  "behavior is inconsistent with Python's range builtin. Instead, use "
-                  "ember.arange, which produces values in [start, end).", UserWarning,
-                  stacklevel=2)
-    if end is None:
-        start, end = 0, start
-    n = int(np.floor((end - start) / step)) + 1
-    values = start + step * np.arange(max(n, 0))
-    return tensor(values, dtype=dtype or D.get_default_dtype(), requires_grad=requires_grad)
-
-
 def put(input, index, source, accumulate=False):  # noqa: A002
     return _put(input, index, source, accumulate)
 
@@ -500,5 +486,5 @@ def set_default_tensor_type(t):
 for _name in ("resize_as_", "put", "nonzero_static"):
     __all__.append(_name)
 __all__ += ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
-            "preserve_format", "legacy_contiguous_format", "range", "ctc_loss",
+            "preserve_format", "legacy_contiguous_format", "ctc_loss",
             "set_default_tensor_type"]
