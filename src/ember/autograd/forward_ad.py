@@ -157,7 +157,7 @@ def unpack_dual(tensor, *, level=None):
     if not isinstance(tensor, Tensor):
         raise TypeError("_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
                         f"{type(tensor).__name__}")
-    tangent = _tangent_of(tensor)
+    tangent = _tangent_of(tensor) if _fwd_grad_enabled[0] else None  # none while disabled
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
     return UnpackedDualTensor(_alias(tensor), tangent)
