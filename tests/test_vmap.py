@@ -184,7 +184,9 @@ def test_per_sample_grads_and_composition():
         vj = func.vmap(lambda v: func.vjp(f, v)[1](v.cos()))(x)
         jp = func.vmap(lambda v: func.jvp(f, (v,), (v.cos(),)))(x)
         gg = func.grad(lambda v: func.vmap(f)(v).pow(2).sum())(x)
-        return per_sample, with_value, jr, jf, h, jv, vj, jp, gg
+        _, vjp_fn = func.vjp(f, x[0])
+        rows = func.vmap(vjp_fn)(torch.eye(3, dtype=torch.float64))  # vjp_fn made outside
+        return per_sample, with_value, jr, jf, h, jv, vj, jp, gg, rows
     # NOTE: torch's Sequential warns about jit.script internally; only values are compared
     same(body, rtol=1e-6, atol=1e-9, grad_fn=False, check_warnings=False)
 

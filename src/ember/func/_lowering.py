@@ -172,3 +172,32 @@ def jacobian(func, argnums, has_aux, args, kwargs, level):
             for row, rank in zip(jac, ranks)]
     result = _unflatten(rows, out_spec)
     return (result, aux) if has_aux else result
+
+
+def any_batched(leaves, level):
+    return any(type(t) is BatchedTensor and t._level == level for t in leaves)
+
+
+def batched_cotangents(out_leaves, inputs, cotangents, spec, create, level):
+    """``vmap(vjp_fn)(cotangents)`` for a ``vjp_fn`` made outside the vmap: one backward pass
+    carrying the whole batch of cotangents (``is_grads_batched``)."""
+    from .._creation import zeros
+    from ..autograd import grad
+    from ..autograd.grad_mode import enable_grad
+    from ._batching import level_size
+    from ._transforms import _unflatten
+    pairs = [(o, materialize(c, level)) for o, c in zip(out_leaves, cotangents)
+             if o.requires_grad]
+    size = level_size(level)
+    grads = [None] * len(inputs)
+    if pairs:
+        with _below(level), enable_grad():
+            grads = grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
+                         retain_graph=True, create_graph=create, allow_unused=True,
+                         is_grads_batched=True)
+    out = []
+    for g, inp in zip(grads, inputs):
+        if g is None:
+            g = zeros((size,) + tuple(inp.shape), dtype=inp.dtype)
+        out.append(BatchedTensor(g if create else g.detach(), level))
+    return _unflatten(out, spec)

@@ -282,6 +282,10 @@ def vjp(func, *primals, has_aux=False):
                                f"structure of outputs to the function. cotangents: "
                                f"{_pprint(ct_spec)}, primal output: {_pprint(out_spec)}")
         make_graph = create if create_graph is None else create_graph
+        level = _lowering.active_level()
+        if level and _lowering.any_batched(ct_leaves, level):  # vmap(vjp_fn): one pass
+            return _lowering.batched_cotangents(out_leaves, fresh, ct_leaves, spec, make_graph,
+                                                level)
         with enable_grad():
             gs = _grads(out_leaves, fresh, ct_leaves, make_graph)
         return _unflatten([_finish(g, make_graph) for g in gs], spec)
