@@ -407,30 +407,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):  # noqa: A002
 Tensor.addr = addr
 
 
-def trapezoid(y, x=None, *, dx=None, dim=-1):
-    """The trapezoidal rule along ``dim`` (sample points ``x``, or spacing ``dx``, default 1)."""
-    d = _wrap_dim(dim, y.dim())
-    n = y.shape[d]
-    if n == 0:
-        return y.sum(d)
-    mid = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
-    if x is None:
-        return mid.sum(d) * ((1.0 if dx is None else dx) / 2)
-    if isinstance(x, Tensor):
-        dxs = diff(x, dim=-1 if x.dim() == 1 else dim)
-        if x.dim() == 1:
-            shape = [1] * y.dim()
-            shape[d] = n - 1
-            dxs = dxs.reshape(shape)
-        return (mid * dxs).sum(d) / 2
-    return mid.sum(d) * (x / 2)
-
-
-trapz = trapezoid
-
-
-def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    """The running trapezoidal integral along ``dim``."""
+def _trapezoids(y, x, dx, dim):
+    """``(d, each interval's trapezoid area along d)``: sample points ``x`` (a tensor), a
+    spacing ``x`` (a number) or ``dx``, default 1."""
     d = _wrap_dim(dim, y.dim())
     n = y.shape[d]
     mid = y.narrow(d, 1, max(n - 1, 0)) + y.narrow(d, 0, max(n - 1, 0))
@@ -440,9 +419,24 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
             shape = [1] * y.dim()
             shape[d] = n - 1
             dxs = dxs.reshape(shape)
-        return (mid * dxs / 2).cumsum(d)
+        return d, mid * dxs / 2
     step = x if x is not None else (1.0 if dx is None else dx)
-    return (mid * (step / 2)).cumsum(d)
+    return d, mid * (step / 2)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim`` (sample points ``x``, or spacing ``dx``, default 1)."""
+    d, areas = _trapezoids(y, x, dx, dim)
+    return areas.sum(d)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral along ``dim``."""
+    d, areas = _trapezoids(y, x, dx, dim)
+    return areas.cumsum(d)
 
 
 def vander(x, N=None, increasing=False):
