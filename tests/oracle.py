@@ -68,7 +68,9 @@ def plain(x, lib):
     if isinstance(x, lib.Size):
         return ("Size", tuple(x))
     if isinstance(x, (tuple, list)):
-        return type(x)(plain(v, lib) for v in x)
+        items = [plain(v, lib) for v in x]
+        named = hasattr(x, "_fields") or hasattr(x, "n_fields")  # return_types.max, ...
+        return tuple(items) if named else type(x)(items)
     if isinstance(x, dict):
         return {k: plain(v, lib) for k, v in x.items()}
     if isinstance(x, str):

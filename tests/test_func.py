@@ -116,11 +116,6 @@ def test_errors_as_torch():
     same(body, check_warnings=False)
 
 
-def test_no_vmap():
-    """vmap is deliberately absent (no batching rules; see ember.func's docstring)."""
-    assert not hasattr(ember.func, "vmap")
-
-
 def same_ok(body, **kw):
     """``same``, and the body ran without an error (equal errors would also compare equal)."""
     e = same(body, **kw)

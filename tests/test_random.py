@@ -508,3 +508,23 @@ def test_cephes_exact_steps_agree_with_the_fast_ones():
     cephes._sin_cos(fast, u, s1, c1)
     cephes._sin_cos(exact, u, s2, c2)
     assert np.array_equal(r1, r2) and np.array_equal(s1, s2) and np.array_equal(c1, c2)
+
+
+def _draw_large_normals(queue):
+    ember.manual_seed(0)
+    queue.put(ember.randn(300_000).numpy()[-5:].tolist())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_large_draws_work_in_a_forked_child():
+    # the parent's threads (large float32 normals run on a pool) do not exist in a fork
+    import multiprocessing
+    ember.manual_seed(0)
+    expected = ember.randn(300_000).numpy()[-5:].tolist()
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_draw_large_normals, args=(queue,))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert got == expected and child.exitcode == 0

@@ -23,6 +23,7 @@ from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_stat
 from . import random
 from ._creation import cartesian_prod, meshgrid, tril_indices, triu_indices
 from . import _ops
+from ._legacy import *  # noqa: F401,F403 - FloatTensor, LongTensor, ...
 # Each op family lists its public functions in __all__; ember's namespace is their union.
 from ._ops.pointwise import *  # noqa: F401,F403
 from ._ops.unary import *  # noqa: F401,F403
@@ -46,6 +47,20 @@ from ._ops.random import *  # noqa: F401,F403
 from ._ops.sampling import *  # noqa: F401,F403
 from ._ops.sampling import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,  # noqa: F401
                             _standard_gamma_grad)
+from ._ops.counting import *  # noqa: F401,F403
+from ._ops.composite import *  # noqa: F401,F403
+from ._ops.numeric import *  # noqa: F401,F403
+from ._info import finfo, iinfo
+from ._namespace import (are_deterministic_algorithms_enabled, asarray, conj, conj_physical, e,
+                         fill, frombuffer, get_default_device, get_deterministic_debug_mode,
+                         get_float32_matmul_precision, get_num_interop_threads, inf,
+                         is_conj, is_deterministic_algorithms_warn_only_enabled, is_neg,
+                         is_nonzero, is_same_size, is_signed, is_warn_always_enabled, nan,
+                         newaxis, pi, range, resolve_conj, resolve_neg, scalar_tensor,
+                         set_default_device, set_deterministic_debug_mode,
+                         set_float32_matmul_precision, set_flush_denormal,
+                         set_num_interop_threads, set_warn_always,
+                         use_deterministic_algorithms)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import autograd
@@ -55,6 +70,13 @@ concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative, absolute = mul, sub, div, div, neg, abs
 swapaxes = swapdims = transpose
 ger = outer
+from ._tensor_extras import *  # noqa: E402,F401,F403
+from ._tensor_extras import install as _install  # noqa: E402
+_install()
+del _install
+from ._namespace import names as _names  # noqa: E402 - after every op is in the namespace
+_names(globals())
+del _names
 
 
 def is_anomaly_enabled() -> bool:
@@ -111,6 +133,12 @@ def is_floating_point(input) -> bool:
 
 def is_complex(input) -> bool:
     return input.is_complex()
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """``ember.func.vmap``: run a function of one example on a whole batch."""
+    from .func import vmap as vmap_
+    return vmap_(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
 
 
 def get_num_threads() -> int:

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._compile.hooks import constant, replayed
 from ._random import fill as _fill
 from ._random.generator import (  # noqa: F401
     Generator,
@@ -21,7 +22,6 @@ from ._random.generator import (  # noqa: F401
 )
 from ._backend import as_array, is_array
 from ._backend.device import as_device, move
-from ._compile.hooks import constant, replayed
 from ._state import state
 from ._tensor import Tensor, _check_can_require_grad, _wrap
 from ._tensor import device as _Device
@@ -445,7 +445,8 @@ def cartesian_prod(*tensors):
 
 # -- Tensor.type(...) with torch's legacy type names ----------------------------------------------
 def _tensor_type(self, dtype=None, non_blocking=False, **kwargs):
-    """The legacy type name ('torch.FloatTensor'), or a copy cast to ``dtype`` (a dtype or name)."""
+    """The legacy type name ('torch.FloatTensor'), or a copy cast to ``dtype`` (a dtype, a legacy
+    class such as ``ember.DoubleTensor``, or its name); self when it already is of that type."""
     if dtype is None:
         return self.dtype.legacy_type_name
     if isinstance(dtype, str):
@@ -454,7 +455,9 @@ def _tensor_type(self, dtype=None, non_blocking=False, **kwargs):
         if found is None:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = found
-    return self.to(dtype)
+    elif not isinstance(dtype, D.dtype):
+        dtype = dtype.dtype  # a legacy class
+    return self if dtype is self.dtype else self.to(dtype)
 
 
 Tensor.type = _tensor_type

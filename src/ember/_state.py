@@ -38,3 +38,8 @@ forward_hook = [None]
 # outside the op registry that it must see (data read into Python, random draws, version
 # bumps, tensors made from Python values) read it once (see ember/_compile/hooks.py).
 recording = [None]
+
+# vmap: None when no vmap level is active, else the hook object of ember.func._batching that
+# the registry hands every op call with a BatchedTensor argument (one global read per op call
+# on the registry's slow path only: while vmap is active the fast paths are off).
+vmap_hook = [None]

@@ -47,6 +47,17 @@ def _wrap(array, cls=None):
     return t
 
 
+def checked_values(t):
+    """The array a validity check ("every target is a class index") reads. Under vmap that is
+    the whole batch's: a check every value must pass holds for each example exactly when it
+    holds for the batch."""
+    value = t.__dict__.get("_value")  # a BatchedTensor's physical value
+    while value is not None:
+        t = value
+        value = t.__dict__.get("_value")
+    return t._data
+
+
 def typename(obj) -> str:
     """torch.typename: ``ember.FloatTensor`` for a tensor, the qualified type name otherwise."""
     if isinstance(obj, Tensor):

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import data_address, get_xp
-from .._state import forward_hook, profiler_hook, state
+from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from ..autograd.graph import ERR_INFERENCE_INPLACE, move_retained_grad
 from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
@@ -50,6 +50,9 @@ def dispatch_inplace(op, args):
                         f"{type(self).__name__}")
     if self._is_inference and not state.inference:
         raise RuntimeError(ERR_INFERENCE_INPLACE)
+    vm = vmap_hook[0]
+    if vm is not None and vm.takes(op, args):  # a BatchedTensor argument: its batching rule
+        return vm.dispatch_inplace(op, args)
     fw = forward_hook[0]
     if fw is not None:  # a forward AD level is active: the hook updates tangents too
         return fw.dispatch_inplace(op, args)

@@ -411,8 +411,10 @@ def matmul(input, other):  # noqa: A002 - torch's name
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         return np.matmul(input, other)
     a, b = input, other
-    da = a._data.ndim if isinstance(a, Tensor) else np.ndim(a)
-    db = b._data.ndim if isinstance(b, Tensor) else np.ndim(b)
+    # NOTE: dim() rather than _data.ndim for anything but a plain Tensor: under vmap a
+    # BatchedTensor's example has one dimension less than its array.
+    da = a._data.ndim if type(a) is Tensor else a.dim() if isinstance(a, Tensor) else np.ndim(a)
+    db = b._data.ndim if type(b) is Tensor else b.dim() if isinstance(b, Tensor) else np.ndim(b)
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{da}D and {db}D")

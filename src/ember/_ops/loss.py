@@ -18,7 +18,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp, is_array, scatter_add
 from .._state import state
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, checked_values
 from .activation import _log_softmax, logsigmoid
 from .nn_ops import _check_target_size, _grad_scale, _numel, _reduce, reduction_enum
 from .pointwise import abs as abs_
@@ -299,7 +299,7 @@ def _sizes(t):
 
 
 def _check_targets(target, c, ignore_index):
-    data = target._data
+    data = checked_values(target)
     if not data.size or (data.min() >= 0 and data.max() < c):  # the usual case, two reductions
         return
     bad = (data != ignore_index) & ((data < 0) | (data >= c))

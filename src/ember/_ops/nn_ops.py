@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import asarray_like, get_xp
 from .._compile.hooks import replayed
-from .._tensor import Tensor, _c_type_name, _wrap
+from .._tensor import Tensor, _c_type_name, _wrap, checked_values
 from .registry import NONE, op
 
 __all__ = ['alpha_dropout', 'bilinear', 'binary_cross_entropy_with_logits', 'cosine_similarity',
@@ -372,7 +372,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     else:
         padding_idx = -1
     n = weight.shape[0]
-    data = input._data
+    data = checked_values(input)
     if data.size and (data.min() < 0 or data.max() >= n):  # torch: no negative indices
         raise IndexError("index out of range in self")
     if max_norm is not None:

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import as_array, get_xp, is_array
-from .._state import forward_hook, profiler_hook, state
+from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
                               grad_accumulator, unpack_data_output, unpack_input, unpack_output)
@@ -606,6 +606,9 @@ def dispatch(op, args):
             break
     else:
         return _raw(op, args)
+    vm = vmap_hook[0]
+    if vm is not None and vm.takes(op, args):  # a BatchedTensor argument: its batching rule
+        return vm.dispatch(op, args)
     fw = forward_hook[0]
     if fw is not None:  # a forward AD level is active: the hook computes tangents too
         return fw.dispatch(op, args)

@@ -242,7 +242,17 @@ class _Exact(_Steps):
 
 
 _local = threading.local()
-_pool = []
+_pool = []  # the thread pool, made on first use
+
+
+def _forget_pool():
+    # NOTE: a forked child (a DataLoader worker) has none of the parent's threads: it makes
+    # its own pool if it needs one
+    _pool.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _steps(m):

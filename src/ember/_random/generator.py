@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._compile.hooks import random_draw, replayed
+from .._state import vmap_hook
 from .cpu_generator import DEFAULT_SEED, CPUGeneratorImpl, nondeterministic_seed
 
 _DEVICE_GENERATORS = {"cpu": CPUGeneratorImpl}
@@ -119,6 +120,9 @@ default_generator = _default()
 def cpu_generator(generator):
     """The ``CPUGeneratorImpl`` that a ``generator=`` argument (or None) names."""
     random_draw("a random generator")  # (every sampler draws through here)
+    vm = vmap_hook[0]
+    if vm is not None:  # under vmap: randomness='error' refuses the draw
+        vm.random_draw()
     if generator is None:
         return default_generator._impl
     if not isinstance(generator, Generator):

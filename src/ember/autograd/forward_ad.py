@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._backend import get_xp
-from .._state import forward_hook, state
+from .._state import forward_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from .grad_mode import _DecoratorContextManager
 
@@ -70,7 +70,7 @@ def exit_dual_level(*, level=None):
                            "created. This is not supported.")
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
-    forward_hook[0] = None
+    forward_hook[0] = vmap_hook[0]  # an active vmap keeps the registry's slow path
     if _level is not None:
         _level.clear()
     _level = None
@@ -111,7 +111,7 @@ class _set_fwd_grad_enabled(_DecoratorContextManager):
 
 def _set_enabled(mode):
     _fwd_grad_enabled[0] = mode
-    forward_hook[0] = _HOOK if (mode and _level is not None) else None
+    forward_hook[0] = _HOOK if (mode and _level is not None) else vmap_hook[0]
 
 
 # -- dual tensors -------------------------------------------------------------------------------
@@ -158,7 +158,7 @@ def unpack_dual(tensor, *, level=None):
     if not isinstance(tensor, Tensor):
         raise TypeError("_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
                         f"{type(tensor).__name__}")
-    tangent = _tangent_of(tensor)
+    tangent = _tangent_of(tensor) if _fwd_grad_enabled[0] else None  # none while disabled
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
     return UnpackedDualTensor(_alias(tensor), tangent)

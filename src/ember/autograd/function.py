@@ -17,6 +17,7 @@ from .graph import (ERR_FREED, ERR_INFERENCE_SAVE, Node, gradient_edge, move_ret
                     unpack_input, unpack_output)
 from .grad_mode import no_grad
 from .saved_tensors import SavedTensor, check_register, pack_saved, unpack_saved
+from . import forward_ad as fwAD
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
@@ -214,6 +215,8 @@ def _apply_function(cls, args, kwargs):
     recording = state.grad_enabled and any(ctx.needs_input_grad)
     fw = forward_hook[0]
     forward_hook[0] = None  # forward runs without forward AD; jvp gives the tangents
+    fw_enabled = fwAD._fwd_grad_enabled[0]
+    fwAD._fwd_grad_enabled[0] = False  # (so unpack_dual sees no tangent there, as in torch)
     try:
         with no_grad():
             if _uses_setup_context(cls):
@@ -223,6 +226,7 @@ def _apply_function(cls, args, kwargs):
                 output = cls.forward(ctx, *args, **kwargs)
     finally:
         forward_hook[0] = fw
+        fwAD._fwd_grad_enabled[0] = fw_enabled
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
     outputs = _prepare_outputs(ctx, args, outputs, recording)

@@ -7,13 +7,15 @@ ember's reverse mode and forward-mode AD. They compose: ``grad(grad(f))``,
 module a function its parameters can be differentiated through; ``stack_module_state`` stacks
 the parameters of several copies of a model.
 
-``vmap`` is not provided: ember's ops have no batching rules, and a Python loop pretending to be
-vmap would not be honest about its cost.
+``vmap`` runs a function of one example on a whole batch: each op runs once on the batched
+arrays through its batching rule (see _batching_rules.py), and it composes with the other
+transforms (``vmap(grad(f))`` gives per-example gradients).
 """
 from __future__ import annotations
 
 from ._module_api import functional_call, replace_all_batch_norm_modules_, stack_module_state
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
+from ._vmap import vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
-           "hessian", "linearize", "replace_all_batch_norm_modules_", "stack_module_state"]
+           "hessian", "linearize", "replace_all_batch_norm_modules_", "stack_module_state", "vmap"]

@@ -15,6 +15,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
+from . import _lowering
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -91,6 +92,8 @@ def _build(it, spec):
     items = [_build(it, c) for c in spec.children]
     if spec.kind is dict:
         return dict(zip(spec.keys, items))
+    if hasattr(spec.kind, "_fields"):  # a named tuple (ember.return_types.max, ...)
+        return spec.kind(*items)
     return spec.kind(items)
 
 
@@ -217,6 +220,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """Return a function computing the gradient of ``func`` w.r.t. ``argnums`` and its value."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        level = _lowering.active_level()
+        if level:  # under vmap: per-example gradients from the batch's
+            return _lowering.grad_and_value(func, argnums, has_aux, args, kwargs, level)
         nums = _argnums(args, argnums)
         leaves, spec = _flatten(_select(args, nums))
         _check_tensors(leaves)
@@ -257,6 +263,9 @@ def grad(func, argnums=0, has_aux=False):
 # -- vjp and jvp --------------------------------------------------------------------------------
 def vjp(func, *primals, has_aux=False):
     """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` gives the vector-Jacobian product."""
+    level = _lowering.active_level()
+    if level:
+        return _lowering.vjp(func, primals, has_aux, level)
     leaves, spec = _flatten(primals)
     _check_tensors(leaves)
     create = _nested(leaves)
@@ -272,6 +281,10 @@ def vjp(func, *primals, has_aux=False):
                                f"structure of outputs to the function. cotangents: "
                                f"{_pprint(ct_spec)}, primal output: {_pprint(out_spec)}")
         make_graph = create if create_graph is None else create_graph
+        level = _lowering.active_level()
+        if level and _lowering.any_batched(ct_leaves, level):  # vmap(vjp_fn): one pass
+            return _lowering.batched_cotangents(out_leaves, fresh, ct_leaves, spec, make_graph,
+                                                level)
         with enable_grad():
             gs = _grads(out_leaves, fresh, ct_leaves, make_graph)
         return _unflatten([_finish(g, make_graph) for g in gs], spec)
@@ -299,6 +312,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                            f"{spec_p} and tangents with structure {spec_t}")
     _check_jvp_inputs(flat_p, "primals")
     _check_jvp_inputs(flat_t, "tangents")
+    level = _lowering.active_level()
+    if level:
+        return _lowering.jvp(func, primals, tangents, has_aux, level)
     with fwAD.dual_level():
         duals = [fwAD.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(duals, spec_p)), has_aux,
@@ -331,6 +347,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        level = _lowering.active_level()
+        if level:
+            return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
         nums = _argnums(args, argnums)
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)
@@ -390,6 +409,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        level = _lowering.active_level()
+        if level:  # NOTE: under vmap the Jacobian is computed in reverse mode
+            return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
         nums = _argnums(args, argnums)
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)

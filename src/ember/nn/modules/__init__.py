@@ -14,3 +14,4 @@ from .pooling import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403

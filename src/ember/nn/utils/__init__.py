@@ -2,7 +2,7 @@
 (``rnn``) and calls with substituted parameters (``stateless``)."""
 from __future__ import annotations
 
-from . import rnn, stateless  # noqa: F401 - submodules, as torch.nn.utils has them
+from . import parametrizations, parametrize, rnn, stateless  # noqa: F401 - submodules
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -11,6 +11,15 @@ from .clip_grad import (
     get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,
+                     fuse_linear_bn_weights)
+from .init_utils import (convert_conv2d_weight_memory_format,
+                         convert_conv3d_weight_memory_format, skip_init)
+from .reparam_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
-           "get_total_norm", "parameters_to_vector", "vector_to_parameters"]
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters",
+           "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format",
+           "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+           "fuse_linear_bn_weights", "remove_spectral_norm", "remove_weight_norm", "skip_init",
+           "spectral_norm", "weight_norm"]

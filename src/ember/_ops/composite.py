@@ -1,0 +1,472 @@
+"""Composite functions: torch functions written with ember's ops, so their derivatives (first
+and second order, forward mode, batching) follow from those ops' and need no formula here.
+
+diff, cov/corrcoef, cdist, dist, renorm, quantile/nanquantile, block_diag, diagflat,
+combinations, broadcast_tensors, the ``*_scatter`` functions, Tensor.unfold, ldexp,
+deg2rad/rad2deg, addr, trapezoid and its cumulative form, vander, aminmax.
+"""
+from __future__ import annotations
+
+__all__ = ['addr', 'aminmax', 'as_strided_scatter', 'block_diag', 'broadcast_shapes',
+           'broadcast_tensors', 'cdist', 'combinations', 'corrcoef', 'cov',
+           'cumulative_trapezoid', 'deg2rad', 'diagflat', 'diagonal_scatter', 'diff', 'dist',
+           'ldexp', 'nanquantile', 'quantile', 'rad2deg', 'renorm', 'select_scatter',
+           'slice_scatter', 'trapezoid', 'trapz', 'vander']
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import _dtype as D
+from .._size import Size
+from .._tensor import Tensor, _wrap, _wrap_dim
+from .reduction import return_type
+
+_aminmax = return_type("aminmax", ("min", "max"))
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to (torch's errors for shapes that don't)."""
+    dims = [tuple(s) if isinstance(s, (tuple, list, Size)) else (int(s),) for s in shapes]
+    result = [1] * max((len(d) for d in dims), default=0)
+    for i, shape in enumerate(dims):
+        for k in range(1, len(shape) + 1):
+            s = shape[-k]
+            if s < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                                   f"{list(shape)}")
+            if s == 1:
+                continue
+            if result[-k] == 1:
+                result[-k] = s
+            elif result[-k] != s:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s} at "
+                                   f"{-k}! Mismatching argument at index {i} had {shape}; but "
+                                   f"expected shape should be broadcastable to {result}")
+    return Size(tuple(result))
+
+
+def broadcast_tensors(*tensors):
+    """Each tensor expanded to their common shape (views)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = _broadcast_of(tensors)
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def _broadcast_of(tensors):
+    try:
+        return tuple(broadcast_shapes(*[t.shape for t in tensors]))
+    except RuntimeError:
+        shapes = [list(t.shape) for t in tensors]
+        raise RuntimeError(f"The size of tensor a ({shapes[0][-1]}) must match the size of "
+                           f"tensor b ({shapes[1][-1]}) at non-singleton dimension 0") from None
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):  # noqa: A002 - torch's name
+    """The ``n``-th forward difference along ``dim`` (with ``prepend``/``append`` joined)."""
+    from .shape import cat
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap_dim(dim, input.dim())
+    parts = [p if p.dim() else p.expand(_along(input, d, 1)) for p in (prepend,)
+             if p is not None] + [input] + [p if p.dim() else p.expand(_along(input, d, 1))
+                                            for p in (append,) if p is not None]
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
+        x = (hi ^ lo) if x.dtype is D.bool else hi - lo
+    return x
+
+
+def _along(x, d, size):
+    shape = list(x.shape)
+    shape[d] = size
+    return tuple(shape)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002
+    """The covariance matrix of the variables in the rows of ``input`` (observations in the
+    columns)."""
+    if input.dim() > 2:
+        raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
+                         f"input with {input.dim()} dimensions")
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    if not x.is_floating_point() and not x.is_complex():
+        x = x.to(D.get_default_dtype())
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = x.mean(1)
+        w_sum = float(n)
+        norm = n - correction
+    else:
+        w = w.to(x.dtype)
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        if correction == 0:
+            norm = w_sum
+        elif aweights is None:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * (w * aweights).sum() / w_sum
+    if not isinstance(norm, Tensor) and norm <= 0:
+        norm = 0.0
+    xm = x - avg.unsqueeze(1)
+    xw = xm if w is None else xm * w
+    c = xw @ xm.conj().t() if x.is_complex() else xw @ xm.t()
+    c = c / norm
+    return c.squeeze() if input.dim() < 2 else c
+
+
+def corrcoef(input):  # noqa: A002
+    """Pearson correlation coefficients of the variables in the rows of ``input``."""
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal()
+    stddev = d.sqrt()
+    c = c / stddev.unsqueeze(1)
+    c = c / stddev.unsqueeze(0)
+    return c.clamp(-1, 1)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between the rows of ``x1`` (…, P, M) and of ``x2`` (…, R, M)."""
+    from .statistics import vector_norm
+    if x1.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+def dist(input, other, p=2):  # noqa: A002
+    """The p-norm of ``input - other``."""
+    from .statistics import vector_norm
+    return vector_norm(input - other, p)
+
+
+def renorm(input, p, dim, maxnorm):  # noqa: A002
+    """Each slice along ``dim`` rescaled to p-norm at most ``maxnorm``."""
+    from .pointwise import where
+    from .statistics import vector_norm
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = _wrap_dim(dim, input.dim())
+    others = tuple(k for k in range(input.dim()) if k != d)
+    norm = vector_norm(input, p, others, keepdim=True)
+    scale = where(norm > maxnorm, maxnorm / (norm + 1e-7), norm.new_ones(()))
+    return input * scale
+
+
+Tensor.renorm = renorm
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):  # noqa: A002
+    from .pointwise import where
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, "
+                         f"midpoint or nearest. Got {interpolation}")
+    if not input.is_floating_point():
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    scalar_q = not isinstance(q, Tensor)
+    if not scalar_q and q.dtype is not input.dtype:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    qt = input.new_tensor(q) if scalar_q else q
+    if qt.dim() > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if ((qt < 0) | (qt > 1)).any():
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else _wrap_dim(dim, input.dim())
+    if x.dim() == 0:
+        x = x.reshape(1)
+    srt = x.sort(d)[0].movedim(d, -1)  # NaNs last
+    n = srt.shape[-1]
+    if n == 0:
+        raise IndexError(f"{name}() input tensor must be non-empty")
+    qs = qt.reshape(-1)
+    nan = srt.isnan()
+    if ignore_nan:
+        count = (~nan).sum(-1, keepdim=True).to(srt.dtype)
+        last = (count - 1).clamp(min=0)
+    else:
+        last = srt.new_full(tuple(srt.shape[:-1]) + (1,), float(n - 1))
+    pos = qs * last  # (..., k)
+    if interpolation == "lower":
+        pos = pos.floor()
+    elif interpolation == "higher":
+        pos = pos.ceil()
+    elif interpolation == "nearest":
+        pos = pos.round()
+    lo = pos.floor().long().clamp(0, n - 1)
+    hi = pos.ceil().long().clamp(0, n - 1)
+    a, b = srt.gather(-1, lo), srt.gather(-1, hi)
+    if interpolation == "midpoint":
+        out = a + (b - a) * 0.5
+    elif interpolation == "linear":
+        out = a + (b - a) * (pos - lo.to(pos.dtype))
+    else:
+        out = a
+    bad = nan.all(-1, keepdim=True) if ignore_nan else nan.any(-1, keepdim=True)
+    out = where(bad, out.new_full((), float("nan")), out)
+    out = out.movedim(-1, 0)  # (k, ...)
+    if keepdim:
+        out = out.unsqueeze(d + 1) if dim is not None else out.reshape(
+            (out.shape[0],) + (1,) * input.dim())
+    return out.squeeze(0) if scalar_q or qt.dim() == 0 else out
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):  # noqa: A002
+    """The ``q``-quantiles of ``input`` (over ``dim``, or all of it)."""
+    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):  # noqa: A002
+    """``quantile`` ignoring NaNs."""
+    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+
+
+Tensor.quantile = quantile
+Tensor.nanquantile = nanquantile
+
+
+def block_diag(*tensors):
+    """The tensors (0-, 1- or 2-D) placed along the diagonal of one matrix."""
+    from .._creation import zeros
+    from .shape import cat
+    mats = []
+    for k, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {k} has {t.dim()} dimensions")
+        mats.append(t.reshape(1, 1) if t.dim() == 0 else t.reshape(1, -1) if t.dim() == 1
+                    else t)
+    if not mats:
+        return zeros(1, 0)
+    dt = mats[0].dtype
+    for m in mats[1:]:
+        dt = D.promote_types(dt, m.dtype)
+    cols = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        parts = [zeros(r, left, dtype=dt), m.to(dt), zeros(r, cols - left - c, dtype=dt)]
+        rows.append(cat(parts, 1))
+        left += c
+    return cat(rows, 0)
+
+
+def diagflat(input, offset=0):  # noqa: A002
+    """A 2-D tensor with the flattened ``input`` on its ``offset``-th diagonal."""
+    from .indexing import diag
+    return diag(input.reshape(-1), offset)
+
+
+Tensor.diagflat = diagflat
+
+
+def combinations(input, r=2, with_replacement=False):  # noqa: A002
+    """The length-``r`` combinations of the elements of 1-D ``input`` (as itertools)."""
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_zeros((0,))
+    pick = (itertools.combinations_with_replacement if with_replacement
+            else itertools.combinations)
+    idx = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    if idx.size == 0:
+        return input.new_zeros((0, r))
+    return input[_wrap(idx)]
+
+
+def _scatter_into(input, src, view_of):
+    """A copy of ``input`` with ``view_of(copy)`` replaced by ``src`` (differentiable w.r.t.
+    both, through the copy's in-place update)."""
+    out = input.clone()
+    region = view_of(out)
+    if tuple(region.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src.shape)}, slice size = {list(region.shape)}")
+    region.copy_(src)
+    return out
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):  # noqa: A002
+    """``input`` with ``input[start:end:step]`` along ``dim`` replaced by ``src``."""
+    from .shape import slice_
+    return _scatter_into(input, src, lambda t: slice_(t, _wrap_dim(dim, t.dim()), start, end,
+                                                      step))
+
+
+def select_scatter(input, src, dim, index):  # noqa: A002
+    """``input`` with ``input.select(dim, index)`` replaced by ``src``."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):  # noqa: A002
+    """``input`` with its diagonal ``(offset, dim1, dim2)`` replaced by ``src``."""
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):  # noqa: A002
+    """``input`` with ``input.as_strided(size, stride, storage_offset)`` replaced by ``src``."""
+    return _scatter_into(input.contiguous(), src,
+                         lambda t: t.as_strided(size, stride, storage_offset))
+
+
+Tensor.slice_scatter = slice_scatter
+Tensor.select_scatter = select_scatter
+Tensor.diagonal_scatter = diagonal_scatter
+Tensor.as_strided_scatter = as_strided_scatter
+
+
+def _unfold(self, dimension, size, step):
+    """Every slice of length ``size`` along ``dimension``, ``step`` apart, as a new last
+    dimension (a view)."""
+    nd = self.dim()
+    d = _wrap_dim(dimension, max(nd, 1))
+    length = self.shape[d] if nd else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if nd == 0:
+        return self.reshape(1)
+    strides = list(self.stride())
+    shape = list(self.shape)
+    count = (length - size) // step + 1
+    new_shape = shape[:d] + [count] + shape[d + 1:] + [size]
+    new_strides = strides[:d] + [strides[d] * step] + strides[d + 1:] + [strides[d]]
+    return self.as_strided(tuple(new_shape), tuple(new_strides), self.storage_offset())
+
+
+Tensor.unfold = _unfold
+
+
+def ldexp(input, other, *, out=None):  # noqa: A002
+    """``input * 2 ** other``."""
+    two = other.new_full((), 2.0, dtype=D.get_default_dtype()) if not (
+        other.is_floating_point() or other.is_complex()) else other.new_full((), 2.0)
+    return input * two.pow(other)
+
+
+Tensor.ldexp = ldexp
+
+
+def deg2rad(input, *, out=None):  # noqa: A002
+    x = input if input.is_floating_point() else input.to(D.get_default_dtype())
+    return x * (math.pi / 180)
+
+
+def rad2deg(input, *, out=None):  # noqa: A002
+    x = input if input.is_floating_point() else input.to(D.get_default_dtype())
+    return x * (180 / math.pi)
+
+
+Tensor.deg2rad = deg2rad
+Tensor.rad2deg = rad2deg
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):  # noqa: A002
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    from .linalg import outer
+    if vec1.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
+                           if vec1.dim() != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    prod = outer(vec1, vec2)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return prod.expand(_broadcast_of((input, prod))).clone()
+    return prod + (input if beta == 1 else input * beta)
+
+
+Tensor.addr = addr
+
+
+def _trapezoids(y, x, dx, dim):
+    """``(d, each interval's trapezoid area along d)``: sample points ``x`` (a tensor), a
+    spacing ``x`` (a number) or ``dx``, default 1."""
+    d = _wrap_dim(dim, y.dim())
+    n = y.shape[d]
+    mid = y.narrow(d, 1, max(n - 1, 0)) + y.narrow(d, 0, max(n - 1, 0))
+    if isinstance(x, Tensor):
+        dxs = diff(x, dim=-1 if x.dim() == 1 else dim)
+        if x.dim() == 1:
+            shape = [1] * y.dim()
+            shape[d] = n - 1
+            dxs = dxs.reshape(shape)
+        return d, mid * dxs / 2
+    step = x if x is not None else (1.0 if dx is None else dx)
+    return d, mid * (step / 2)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim`` (sample points ``x``, or spacing ``dx``, default 1)."""
+    d, areas = _trapezoids(y, x, dx, dim)
+    return areas.sum(d)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral along ``dim``."""
+    d, areas = _trapezoids(y, x, dx, dim)
+    return areas.cumsum(d)
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of 1-D ``x``: columns ``x ** k``."""
+    from .shape import stack
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if n == 0:
+        return x.new_zeros((x.shape[0], 0))
+    base = x if x.is_floating_point() or x.is_complex() else x.to(D.int64)
+    cols = [base.new_ones(base.shape)] + [base] * (n - 1)
+    powers = stack(cols, 1).cumprod(1)
+    return powers if increasing else powers.flip(1)
+
+
+def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
+    """``(min, max)`` of ``input`` (over ``dim``, or all of it)."""
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        lo, hi = input.amin(), input.amax()
+        if keepdim:
+            shape = (1,) * input.dim()
+            lo, hi = lo.reshape(shape), hi.reshape(shape)
+        return _aminmax(lo, hi)
+    return _aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
+
+
+Tensor.aminmax = aminmax

@@ -1,0 +1,154 @@
+"""Elementwise functions of a number's representation or of integers: gcd/lcm, frexp,
+heaviside, nextafter, signbit, isin, unravel_index, and the signal windows.
+
+None of them has a derivative torch defines (frexp's mantissa is the exception torch makes,
+and ember does not): they compute on the arrays and wrap the results, recording nothing.
+"""
+from __future__ import annotations
+
+__all__ = ['bartlett_window', 'blackman_window', 'frexp', 'gcd', 'hamming_window',
+           'hann_window', 'heaviside', 'isin', 'kaiser_window', 'lcm', 'nextafter', 'signbit',
+           'unravel_index']
+
+import math
+
+import numpy as np
+
+from .. import _dtype as D
+from .._backend import get_xp
+from .._tensor import Tensor, _wrap
+from .reduction import return_type
+
+_frexp = return_type("frexp", ("mantissa", "exponent"))
+
+
+def _array(x):
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _integral(name, a, b):
+    for x in (a, b):
+        if x.dtype.kind not in "iub" or x.dtype.kind == "b":
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                      f"'{D._BY_NP[x.dtype].scalar_name}'")
+
+
+def _result_dtype(a, b):
+    from .. import result_type
+    return result_type(a, b).np
+
+
+def gcd(input, other, *, out=None):  # noqa: A002 - torch's name
+    """Elementwise greatest common divisor of integer tensors."""
+    a, b = _array(input), _array(other)
+    _integral("gcd", a, b)
+    return _wrap(get_xp(a).gcd(a, b).astype(_result_dtype(input, other)))
+
+
+def lcm(input, other, *, out=None):  # noqa: A002
+    """Elementwise least common multiple of integer tensors."""
+    a, b = _array(input), _array(other)
+    _integral("lcm", a, b)
+    return _wrap(get_xp(a).lcm(a, b).astype(_result_dtype(input, other)))
+
+
+def frexp(input, *, out=None):  # noqa: A002
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, |mantissa| in
+    [0.5, 1)."""
+    a = input._data
+    if a.dtype.kind not in "fc":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = get_xp(a).frexp(a)
+    return _frexp(_wrap(m.astype(a.dtype)), _wrap(e.astype(np.int32)))
+
+
+def heaviside(input, values, *, out=None):  # noqa: A002
+    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it is 0."""
+    a, v = _array(input), _array(values)
+    if a.dtype != v.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
+    return _wrap(get_xp(a).heaviside(a, v).astype(a.dtype))
+
+
+def nextafter(input, other, *, out=None):  # noqa: A002
+    """The next floating-point value after ``input`` towards ``other``."""
+    a, b = _array(input), _array(other)
+    dt = _result_dtype(input, other)
+    return _wrap(get_xp(a).nextafter(a.astype(dt), b.astype(dt)))
+
+
+def signbit(input, *, out=None):  # noqa: A002
+    """Whether each element's sign bit is set (true for -0.0)."""
+    a = input._data
+    return _wrap(get_xp(a).signbit(a) if a.dtype.kind == "f" else a < 0)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` is in ``test_elements``."""
+    a, b = _array(elements), _array(test_elements)
+    return _wrap(np.asarray(get_xp(a).isin(a, b, invert=invert)))
+
+
+def unravel_index(indices, shape):
+    """The coordinates in ``shape`` of flat ``indices``: one int64 tensor per dimension."""
+    idx = _array(indices)
+    if idx.dtype.kind not in "iu":
+        raise TypeError("expected 'indices' to be integer dtype, but got "
+                        f"{D._BY_NP[idx.dtype]}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    size = math.prod(shape)
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise RuntimeError("index out of bounds")
+    coords = np.unravel_index(np.where(idx < 0, idx + size, idx), shape)
+    return tuple(_wrap(np.asarray(c, dtype=np.int64)) for c in coords)
+
+
+# -- signal windows: torch's periodic windows by default ------------------------------------------
+def _window(fn, window_length, periodic, dtype, requires_grad):
+    from .._creation import _finish
+    dt = (dtype or D.get_default_dtype())
+    if window_length < 0:
+        raise RuntimeError(f"window_length must be non-negative, got {window_length}")
+    if window_length == 0:
+        return _finish(np.zeros(0, dt.np), None, requires_grad, None)
+    if window_length == 1:
+        return _finish(np.ones(1, dt.np), None, requires_grad, None)
+    n = window_length + 1 if periodic else window_length
+    w = fn(n)
+    if periodic:
+        w = w[:-1]
+    return _finish(np.asarray(w).astype(dt.np), None, requires_grad, None)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                requires_grad=False):
+    return _window(np.hanning, window_length, periodic, dtype, requires_grad)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+                   layout=None, device=None, requires_grad=False):
+    def fn(n):
+        return alpha - beta * np.cos(2 * np.pi * np.arange(n) / (n - 1))
+    return _window(fn, window_length, periodic, dtype, requires_grad)
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    requires_grad=False):
+    return _window(np.blackman, window_length, periodic, dtype, requires_grad)
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    requires_grad=False):
+    return _window(np.bartlett, window_length, periodic, dtype, requires_grad)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+                  device=None, requires_grad=False):
+    return _window(lambda n: np.kaiser(n, beta), window_length, periodic, dtype,
+                   requires_grad)
+
+
+for _name in ("gcd", "lcm", "frexp", "heaviside", "nextafter", "signbit", "isin"):
+    if _name != "isin":
+        setattr(Tensor, _name, globals()[_name])

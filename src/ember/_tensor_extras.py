@@ -1,0 +1,490 @@
+"""Tensor methods and torch functions that are other ops under another name or in another
+form: in-place variants written as ``self.copy_(out-of-place result)`` (so versions, views and
+autograd behave as for any in-place op), the ``*_copy`` functions (a view, then a copy), the
+functional forms torch keeps at its top level (``torch.batch_norm``, ``torch.embedding``,
+...), splitting helpers, and the memory and device queries that have one answer on NumPy.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import _dtype as D
+from ._tensor import Tensor, _wrap, strided
+
+layout = type(strided)  # the class of ember.strided
+
+__all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'angle', 'as_strided_copy', 'avg_pool1d',
+           'batch_norm', 'celu_', 'channel_shuffle', 'constant_pad_nd', 'detach',
+           'detach_copy', 'diagonal_copy', 'dsplit', 'dropout_', 'embedding',
+           'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm', 'from_dlpack',
+           'gradient', 'hardshrink', 'hsplit', 'instance_norm', 'is_inference', 'max_pool1d',
+           'max_pool1d_with_indices', 'max_pool2d', 'native_channel_shuffle', 'nuclear_norm',
+           'permute_copy', 'polar', 'complex', 'ravel', 'rms_norm', 'rrelu', 'rrelu_',
+           'select_copy', 'selu_', 'slice_copy', 'split_copy', 'split_with_sizes',
+           'split_with_sizes_copy', 'squeeze_copy', 't_copy', 'threshold', 'threshold_',
+           'to_dlpack', 'transpose_copy', 'unbind_copy', 'unfold_copy', 'unsafe_chunk',
+           'unsafe_split', 'unsafe_split_with_sizes', 'unsqueeze_copy', 'view_copy', 'vsplit',
+           'alpha_dropout_', 'feature_alpha_dropout_', 'feature_dropout_', 'get_device',
+           'layer_norm', 'group_norm']
+
+
+# -- in-place variants from out-of-place ops ----------------------------------------------------
+def _inplace_from(name, target):
+    def method(self, *args, **kwargs):
+        result = getattr(self, target)(*args, **kwargs)
+        if result.dtype is not self.dtype and result.dtype is not D.bool and (
+                not D.can_cast(result.dtype, self.dtype)):
+            raise RuntimeError(f"result type {result.dtype.scalar_name} can't be cast to the "
+                               f"desired output type {self.dtype.scalar_name}")
+        return self.copy_(result)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In place: ``self.copy_(self.{target}(...))``."
+    return method
+
+
+_INPLACE = {"absolute_": "abs", "multiply_": "mul", "subtract_": "sub", "negative_": "neg",
+            "eq_": "eq", "ne_": "ne", "lt_": "lt", "le_": "le", "gt_": "gt", "ge_": "ge",
+            "greater_": "gt", "greater_equal_": "ge", "less_": "lt", "less_equal_": "le",
+            "not_equal_": "ne", "logical_not_": "logical_not", "cumsum_": "cumsum",
+            "cumprod_": "cumprod", "deg2rad_": "deg2rad", "rad2deg_": "rad2deg", "gcd_": "gcd",
+            "lcm_": "lcm", "ldexp_": "ldexp", "nextafter_": "nextafter",
+            "heaviside_": "heaviside", "renorm_": "renorm", "addr_": "addr",
+            "conj_physical_": "conj_physical"}
+for _name, _target in _INPLACE.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _inplace_from(_name, _target))
+
+
+# -- a view, then a copy ------------------------------------------------------------------------
+def _copy_of(view):
+    def fn(input, *args, **kwargs):  # noqa: A002 - torch's name
+        out = getattr(input, view)(*args, **kwargs)
+        if isinstance(out, (tuple, list)):
+            return tuple(o.clone() for o in out)
+        return out.clone()
+    fn.__name__ = fn.__qualname__ = view + "_copy"
+    fn.__doc__ = f"``input.{view}(...)`` as a new tensor (not a view)."
+    return fn
+
+
+def alias_copy(input):  # noqa: A002
+    return input.clone()
+
+
+as_strided_copy = _copy_of("as_strided")
+detach_copy = _copy_of("detach")
+diagonal_copy = _copy_of("diagonal")
+expand_copy = _copy_of("expand")
+permute_copy = _copy_of("permute")
+select_copy = _copy_of("select")
+split_copy = _copy_of("split")
+split_with_sizes_copy = _copy_of("split")
+squeeze_copy = _copy_of("squeeze")
+t_copy = _copy_of("t")
+transpose_copy = _copy_of("transpose")
+unbind_copy = _copy_of("unbind")
+unfold_copy = _copy_of("unfold")
+unsqueeze_copy = _copy_of("unsqueeze")
+view_copy = _copy_of("view")
+
+
+def slice_copy(input, dim=0, start=None, end=None, step=1):  # noqa: A002
+    from ._ops.shape import slice_
+    from ._tensor import _wrap_dim
+    return slice_(input, _wrap_dim(dim, input.dim()), start, end, step).clone()
+
+
+def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002
+    return input.split(list(split_sizes), dim)
+
+
+unsafe_split = split_copy
+unsafe_split_with_sizes = split_with_sizes
+
+
+def unsafe_chunk(input, chunks, dim=0):  # noqa: A002
+    return input.chunk(chunks, dim)
+
+
+def detach(input):  # noqa: A002
+    return input.detach()
+
+
+def is_inference(input):  # noqa: A002
+    return input.is_inference()
+
+
+def _split_helper(name, dim, min_dim):
+    def fn(input, indices_or_sections):  # noqa: A002
+        if input.dim() < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
+                               f"dimension, but got a tensor with {input.dim()} dimensions!")
+        d = 0 if name == "hsplit" and input.dim() == 1 else dim
+        if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
+                               f"size of the dimension {input.shape[d]} is not divisible by "
+                               f"the split_size {indices_or_sections}!")
+        return input.tensor_split(indices_or_sections, d)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+hsplit = _split_helper("hsplit", 1, 1)
+vsplit = _split_helper("vsplit", 0, 2)
+dsplit = _split_helper("dsplit", 2, 3)
+
+
+def ravel(input):  # noqa: A002
+    return input.reshape(-1)
+
+
+def angle(input):  # noqa: A002
+    """The argument of each element (0 or pi for a real tensor, with zero gradient)."""
+    from ._ops.pointwise import where
+    if input.is_complex():
+        return input.imag.atan2(input.real)
+    x = input if input.is_floating_point() else input.to(D.get_default_dtype())
+    return where(x < 0, x.new_full((), np.pi), x.new_zeros(())) + x * 0
+
+
+def polar(abs, angle):  # noqa: A002 - torch's names
+    """The complex tensor of magnitude ``abs`` and argument ``angle``."""
+    return complex(abs * angle.cos(), abs * angle.sin())
+
+
+def complex(real, imag):  # noqa: A001 - torch's name
+    """A complex tensor from its real and imaginary parts."""
+    if real.dtype is not imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {real.dtype.scalar_name} but got "
+                           f"scalar type {imag.dtype.scalar_name} for second argument")
+    if real.dtype not in (D.float32, D.float64, D.float16):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{real.dtype.scalar_name} and {imag.dtype.scalar_name}")
+    if real.requires_grad or imag.requires_grad:
+        raise RuntimeError("ember: complex() of tensors that require grad has no derivative "
+                           "in ember yet")
+    return _wrap(np.asarray(real._data + 1j * imag._data).astype(real.dtype.to_complex().np))
+
+
+def get_device(input):  # noqa: A002
+    """-1 for a CPU tensor (its CUDA device index otherwise)."""
+    return input.get_device()
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002
+    """Central differences inside, one-sided at the edges (NumPy's gradient), per dimension."""
+    if input.requires_grad:
+        raise RuntimeError("ember: gradient() of a tensor that requires grad has no "
+                           "derivative in ember yet")
+    dims = range(input.dim()) if dim is None else ([dim] if isinstance(dim, int) else dim)
+    dims = [d % input.dim() for d in dims]
+    if isinstance(spacing, (list, tuple)):
+        spacing = [s._data if isinstance(s, Tensor) else s for s in spacing]
+    else:
+        spacing = [spacing] * len(dims)
+    out = np.gradient(input._data, *spacing, axis=tuple(dims), edge_order=edge_order)
+    out = out if isinstance(out, (list, tuple)) else [out]
+    dt = input.dtype if input.is_floating_point() else D.get_default_dtype()
+    return tuple(_wrap(np.asarray(o).astype(dt.np)) for o in out)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """A tensor of ``size`` laid out with ``stride`` (zeros: ember never hands out garbage)."""
+    from ._creation import zeros
+    dt = dtype or D.get_default_dtype()
+    span = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
+    base = zeros(max(span, 0), dtype=dt)
+    out = base.as_strided(tuple(size), tuple(stride)).detach()
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing the memory of an object that speaks DLPack (a NumPy array, ...)."""
+    return _wrap(np.from_dlpack(ext_tensor))
+
+
+def to_dlpack(tensor):
+    """The tensor's array (NumPy arrays speak DLPack: ``np.from_dlpack`` takes it)."""
+    return tensor.detach().numpy()
+
+
+def frobenius_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002
+    from ._ops.statistics import vector_norm
+    return vector_norm(input, 2, dim, keepdim=keepdim)
+
+
+def nuclear_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002
+    from . import linalg
+    return linalg.matrix_norm(input, "nuc", dim, keepdim)
+
+
+# -- torch's top-level forms of nn.functional ops -----------------------------------------------
+def _functional(name, positional=None):
+    def fn(*args, **kwargs):
+        from .nn import functional as F
+        return getattr(F, positional or name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+adaptive_max_pool1d = _functional("adaptive_max_pool1d")
+avg_pool1d = _functional("avg_pool1d")
+max_pool1d = _functional("max_pool1d")
+max_pool1d_with_indices = _functional("max_pool1d_with_indices")
+max_pool2d = _functional("max_pool2d")
+channel_shuffle = native_channel_shuffle = _functional("channel_shuffle")
+hardshrink = _functional("hardshrink")
+rrelu = _functional("rrelu")
+rrelu_ = _functional("rrelu_")
+selu_ = _functional("selu_")
+celu_ = _functional("celu_")
+threshold = _functional("threshold")
+threshold_ = _functional("threshold_")
+rms_norm = _functional("rms_norm")
+
+
+def constant_pad_nd(input, pad, value=0):  # noqa: A002
+    from .nn import functional as F
+    return F.pad(input, pad, "constant", value)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """torch.embedding (weight first, as aten's): ``F.embedding(indices, weight)``."""
+    from .nn import functional as F
+    return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                       scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,  # noqa: A002
+               cudnn_enabled=True):
+    from .nn import functional as F
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,  # noqa: A002
+                  eps, cudnn_enabled=True):
+    from .nn import functional as F
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                           momentum, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,  # noqa: A002
+               cudnn_enable=True):
+    from .nn import functional as F
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):  # noqa: A002
+    from .nn import functional as F
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def _dropout_(name):
+    def fn(input, p, train):  # noqa: A002
+        from .nn import functional as F
+        return getattr(F, name)(input, p, train, inplace=True)
+    fn.__name__ = fn.__qualname__ = name + "_"
+    return fn
+
+
+dropout_ = _dropout_("dropout")
+alpha_dropout_ = _dropout_("alpha_dropout")
+feature_alpha_dropout_ = _dropout_("feature_alpha_dropout")
+feature_dropout_ = _dropout_("dropout2d")
+
+
+def feature_dropout(input, p, train):  # noqa: A002
+    from .nn import functional as F
+    return F.dropout2d(input, p, train)
+
+
+# -- Tensor methods ---------------------------------------------------------------------------
+def _tensor_new(self, *args, **kwargs):
+    """The legacy ``x.new(...)``: a tensor of self's dtype (from data, or of a size)."""
+    from ._legacy import LEGACY
+    return LEGACY[D._LEGACY_TYPE[self.dtype.name]](*args)
+
+
+def _sum_to_size(self, *size):
+    """Sum self down to ``size`` (a shape it can be broadcast from), as torch's SumBackward1."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    own = tuple(self.shape)
+    lead = len(own) - len(shape)
+    if lead < 0 or any(s not in (1, o) for s, o in zip(shape, own[lead:])):
+        raise RuntimeError(f"size {{{', '.join(map(str, shape))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, own))}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and own[lead + i] != 1)
+    if not dims:
+        return self
+    return self.sum(dims, keepdim=True).reshape(shape)
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Write ``fill_value`` on the main diagonal (of all dims at once), in place."""
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.dim() > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    n = min(self.shape)
+    idx = np.arange(n)
+    rows = [idx] * self.dim()
+    if wrap and self.dim() == 2 and self.shape[0] > self.shape[1] + 1:
+        step = self.shape[1] + 1
+        flat = np.arange(0, self.shape[0] * self.shape[1], step)
+        rows = list(np.unravel_index(flat, tuple(self.shape)))
+    key = tuple(_wrap(r.astype(np.int64)) for r in rows)
+    self[key] = fill_value
+    return self
+
+
+def _put_(self, index, source, accumulate=False):
+    """Write ``source`` at the flat ``index`` positions of self, in place."""
+    flat = self.view(-1) if self.is_contiguous() else None
+    if flat is None:
+        raise RuntimeError("put_: ember needs a contiguous self")
+    if accumulate:
+        flat.index_put_((index.reshape(-1),), source.reshape(-1), accumulate=True)
+    else:
+        flat[index.reshape(-1)] = source.reshape(-1)
+    return self
+
+
+def _put(self, index, source, accumulate=False):
+    return _put_(self.clone(), index, source, accumulate)
+
+
+def _apply_(self, callable):  # noqa: A002
+    """In place, each element replaced by ``callable(element)`` (CPU tensors, no grad)."""
+    if self.requires_grad:
+        raise RuntimeError("apply_ is only implemented on CPU tensors that don't require grad")
+    fn = np.vectorize(callable, otypes=[self._data.dtype])
+    self._data[...] = fn(self._data) if self._data.size else self._data
+    self._bump_version()
+    return self
+
+
+def _map_(self, tensor, callable):  # noqa: A002
+    if self.requires_grad:
+        raise RuntimeError("map_ is only implemented on CPU tensors that don't require grad")
+    other = np.broadcast_to(tensor._data, self._data.shape)
+    fn = np.vectorize(callable, otypes=[self._data.dtype])
+    if self._data.size:
+        self._data[...] = fn(self._data, other)
+    self._bump_version()
+    return self
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Give self ``sizes`` (its values kept in order as far as they go; new ones zero)."""
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    n = int(np.prod(shape))
+    flat = self._data.reshape(-1)
+    data = np.zeros(n, self._data.dtype)
+    data[:min(n, flat.size)] = flat[:n]
+    self._data = data.reshape(shape)
+    self._bump_version()
+    return self
+
+
+_METHODS = {
+    "diff": "diff", "dist": "dist", "cov": "cov", "corrcoef": "corrcoef", "angle": "angle",
+    "hsplit": "hsplit", "vsplit": "vsplit", "dsplit": "dsplit", "ravel": "ravel",
+    "unsafe_chunk": "unsafe_chunk", "unsafe_split": "unsafe_split",
+    "unsafe_split_with_sizes": "unsafe_split_with_sizes", "hardshrink": "hardshrink",
+}
+
+
+def install():
+    from . import _ops
+    namespace = {**vars(_ops.composite), **globals()}
+    for method, fn in _METHODS.items():
+        if not hasattr(Tensor, method):
+            setattr(Tensor, method, namespace[fn])
+    Tensor.new = _tensor_new
+    Tensor.sum_to_size = _sum_to_size
+    Tensor.fill_diagonal_ = _fill_diagonal_
+    Tensor.put_ = _put_
+    Tensor.put = _put
+    Tensor.apply_ = _apply_
+    Tensor.map_ = _map_
+    Tensor.resize_ = _resize_
+    Tensor.resize_as_ = lambda self, other, memory_format=None: _resize_(self, tuple(other.shape))
+    Tensor.get_device = lambda self: -1 if not self.is_cuda else (self.device.index or 0)
+    Tensor.itemsize = property(lambda self: self.element_size())
+    Tensor.nbytes = property(lambda self: self.element_size() * self.numel())
+    Tensor.is_meta = property(lambda self: False)
+    Tensor.is_pinned = lambda self, device=None: False
+    Tensor.is_shared = lambda self: False
+    Tensor.pin_memory = lambda self, device=None: self
+    Tensor.share_memory_ = lambda self: self
+    Tensor.const_data_ptr = lambda self: self.data_ptr()
+    Tensor.dim_order = lambda self, *, ambiguity_check=False: tuple(
+        sorted(range(self.dim()), key=lambda d: -self.stride()[d]))
+    Tensor.name = None  # named tensors: ember's tensors have no names
+
+
+# -- memory formats, layout, and a few more top-level forms --------------------------------------
+class memory_format:
+    """How a tensor's elements are laid out (ember's arrays are always row-major: the formats
+    are accepted and named, and ``contiguous()`` gives row-major memory)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "ember." + self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+legacy_contiguous_format = memory_format("legacy_contiguous_format")
+
+
+def put(input, index, source, accumulate=False):  # noqa: A002
+    return _put(input, index, source, accumulate)
+
+
+def resize_as_(input, the_template, *, memory_format=None):  # noqa: A002
+    return _resize_(input, tuple(the_template.shape))
+
+
+def nonzero_static(input, *, size, fill_value=-1):  # noqa: A002
+    """``nonzero`` cut or padded (with ``fill_value``) to ``size`` rows."""
+    from ._ops.counting import nonzero
+    found = nonzero(input)._data
+    out = np.full((size, found.shape[1]), fill_value, dtype=np.int64)
+    k = min(size, found.shape[0])
+    out[:k] = found[:k]
+    return _wrap(out)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+             zero_infinity=False):
+    from .nn import functional as F
+    reduction = {0: "none", 1: "mean", 2: "sum"}.get(reduction, reduction)
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                      zero_infinity)
+
+
+def set_default_tensor_type(t):
+    """Deprecated: the default float dtype from a legacy type (or its name)."""
+    from ._legacy import LEGACY
+    cls = LEGACY[t.rsplit(".", 1)[-1]] if isinstance(t, str) else t
+    D.set_default_dtype(cls.dtype)
+
+
+for _name in ("resize_as_", "put", "nonzero_static"):
+    __all__.append(_name)
+__all__ += ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
+            "preserve_format", "legacy_contiguous_format", "ctc_loss",
+            "set_default_tensor_type"]

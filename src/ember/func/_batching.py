@@ -1,0 +1,201 @@
+"""How an op runs under vmap: levels, the dispatcher the op registry hands batched calls to,
+and the per-example fallback for ops without a batching rule.
+
+While a vmap level is active, ``_state.vmap_hook`` holds the one ``_Vmap`` object: the op
+registry (``dispatch``) and the in-place path (``dispatch_inplace``) hand it every call that
+has a BatchedTensor argument. It also sits in the forward-AD hook slot when no dual level is
+active, which turns off the registry's fast paths (they assume plain Tensors), and then
+simply runs unbatched calls as usual.
+
+A batching rule (``_batching_rules.RULES``) gets the op, its bound arguments and the level,
+and calls ordinary ops on the physical values (batch dimension first); elementwise ops
+(declared ``elementwise=True`` in the registry) share one rule. An op without a rule runs once
+per example and its results are stacked, with torch's performance warning.
+"""
+from __future__ import annotations
+
+import warnings
+
+from .._state import forward_hook, vmap_hook
+from .._tensor import Tensor
+from ._batched_tensor import BatchedTensor
+
+RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either "
+                "use the 'same' or 'different' randomness flags on vmap or perform the "
+                "randomness operation out of vmap")
+
+
+class Level:
+    """One active vmap: its number (1 for the outermost), batch size and randomness mode."""
+
+    __slots__ = ("index", "size", "randomness")
+
+    def __init__(self, index, size, randomness):
+        self.index, self.size, self.randomness = index, size, randomness
+
+
+_levels: list[Level] = []
+
+
+def level_size(index):
+    return _levels[index - 1].size
+
+
+def wrap(x, level):
+    """``x`` (a physical Tensor, or a tuple of them) as BatchedTensors at ``level``."""
+    if isinstance(x, Tensor):
+        return BatchedTensor(x, level)
+    if isinstance(x, tuple):
+        items = [wrap(v, level) for v in x]
+        return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
+    if isinstance(x, list):
+        return [wrap(v, level) for v in x]
+    return x
+
+
+def materialize(x, level):
+    """``x``'s physical value at ``level``; an unbatched tensor is expanded over the batch."""
+    if type(x) is BatchedTensor and x._level == level:
+        return x._value
+    size = level_size(level)
+    return x.unsqueeze(0).expand((size,) + tuple(x.shape))
+
+
+def top_level(op, args):
+    """The innermost vmap level among the tensor arguments (0: none is batched)."""
+    top = 0
+    for a in args[:op.n_tensors]:
+        if type(a) is BatchedTensor and a._level > top:
+            top = a._level
+    return top
+
+
+class _Vmap:
+    """The hook the op registry calls while vmap is active."""
+
+    def takes(self, op, args):
+        for a in args[:op.n_tensors]:
+            if type(a) is BatchedTensor:
+                return True
+        return False
+
+    def dispatch(self, op, args):
+        level = top_level(op, args)
+        if level:
+            return call_batched(op, args, level)
+        return self._plain(op, args, inplace=False)
+
+    def dispatch_inplace(self, op, args):
+        level = top_level(op, args)
+        if level:
+            return call_batched_inplace(op, args, level)
+        return self._plain(op, args, inplace=True)
+
+    def _plain(self, op, args, inplace):
+        from .._ops.inplace import dispatch_inplace
+        from .._ops.registry import dispatch
+        forward_hook[0] = None
+        try:
+            return dispatch_inplace(op, args) if inplace else dispatch(op, args)
+        finally:
+            forward_hook[0] = self
+
+    def random_draw(self):
+        """Called before a random draw: refuse it in 'error' mode."""
+        if _levels and _levels[-1].randomness == "error":
+            raise RuntimeError(RANDOM_ERROR)
+
+
+HOOK = _Vmap()
+
+
+class level_scope:
+    """Enter a vmap level for the ``with`` block (batch size, randomness mode)."""
+
+    def __init__(self, size, randomness):
+        self.size, self.randomness = size, randomness
+
+    def __enter__(self):
+        level = Level(len(_levels) + 1, self.size, self.randomness)
+        _levels.append(level)
+        self.prev_vm, self.prev_fw = vmap_hook[0], forward_hook[0]
+        vmap_hook[0] = HOOK
+        if forward_hook[0] is None:
+            forward_hook[0] = HOOK
+        return level.index
+
+    def __exit__(self, *exc):
+        _levels.pop()
+        vmap_hook[0] = self.prev_vm
+        if forward_hook[0] is HOOK:
+            forward_hook[0] = self.prev_fw
+
+
+def idle_forward_hook():
+    """What the forward-AD hook slot holds when no dual level is active."""
+    return vmap_hook[0]
+
+
+# -- running an op on a batch -----------------------------------------------------------------
+def call_batched(op, args, level):
+    from ._batching_rules import rule_for
+    rule = rule_for(op)
+    if rule is None:
+        return per_example(op, args, level)
+    return rule(op, args, level)
+
+
+def call_batched_inplace(op, args, level):
+    from ._batching_rules import inplace_rule
+    return inplace_rule(op, args, level)
+
+
+def per_example(op, args, level, warn=True):
+    """Run ``op`` once per example of ``level`` and stack the results (ops with no rule)."""
+    from .._ops.shape import stack
+    if warn:
+        warnings.warn(f"There is a performance drop because we have not yet implemented the "
+                      f"batching rule for {op.aten}. Please file us an issue on GitHub so that "
+                      "we can prioritize its implementation.", UserWarning, stacklevel=4)
+    n = op.n_tensors
+    rows = []
+    for b in range(level_size(level)):
+        row = list(args)
+        for k in range(n):
+            a = args[k]
+            if type(a) is BatchedTensor and a._level == level:
+                row[k] = a._value[b]
+        rows.append(op(*row))
+    first = rows[0]
+    if isinstance(first, Tensor):
+        return BatchedTensor(_stack_rows(stack, rows), level)
+    outs = [BatchedTensor(_stack_rows(stack, [r[i] for r in rows]), level)
+            for i in range(len(first))]
+    return type(first)(*outs) if hasattr(first, "_fields") else tuple(outs)
+
+
+def _stack_rows(stack, rows):
+    shapes = {tuple(r.shape) for r in rows}
+    if len(shapes) > 1:
+        raise RuntimeError("vmap: the examples' results have different shapes "
+                           f"({sorted(shapes)}); an op whose output shape depends on the data "
+                           "cannot be vmapped")
+    return stack(rows)
+
+
+def per_example_inplace(op, args, level):
+    """Run in-place ``op`` on each example's view of the physical self."""
+    n = op.n_tensors
+    self_ = args[0]
+    for b in range(level_size(level)):
+        row = list(args)
+        for k in range(n):
+            a = args[k]
+            if type(a) is BatchedTensor and a._level == level:
+                row[k] = a._value[b]
+        op.inplace(*row)
+    return self_
+
+
+def in_vmap():
+    return bool(_levels)

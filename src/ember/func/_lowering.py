@@ -1,0 +1,203 @@
+"""The transforms under vmap: ``vmap(grad(f))``, ``vmap(jacrev(f))``, ...
+
+A transform called inside a vmapped function works on the physical values of the innermost
+vmap level instead: the differentiated inputs become batch-first tensors (an unbatched input is
+expanded over the batch, so that each example gets its own derivative), ``f`` runs on them
+wrapped as BatchedTensors, and the transform differentiates the physical outputs. Examples do
+not interact under vmap, so the derivative of the batch's sum w.r.t. one example's input is
+that example's derivative: ``grad`` differentiates the sum of the outputs, ``jacrev`` and
+``jacfwd`` the sum over the batch of each output (one batched backward pass), ``vjp`` and
+``jvp`` pass batch-first cotangents and tangents through. The transform itself runs one level
+down (``_ceiling``), where the physical values are ordinary (or outer-level batched) tensors.
+"""
+from __future__ import annotations
+
+from .._tensor import Tensor
+from ._batched_tensor import BatchedTensor
+from ._batching import _levels, materialize
+
+_ceiling = [None]  # the innermost vmap level a transform may see (None: all of them)
+
+
+def active_level():
+    """The vmap level a transform called now must batch over (0: none)."""
+    return len(_levels) if _ceiling[0] is None else _ceiling[0]
+
+
+class _below:
+    """Run the transform itself at the levels below ``level``."""
+
+    def __init__(self, level):
+        self.level = level
+
+    def __enter__(self):
+        self.prev = _ceiling[0]
+        _ceiling[0] = self.level - 1
+
+    def __exit__(self, *exc):
+        _ceiling[0] = self.prev
+
+
+class _at:
+    """Run the user's function with ``level`` visible again."""
+
+    def __init__(self, level):
+        self.level = level
+
+    def __enter__(self):
+        self.prev = _ceiling[0]
+        _ceiling[0] = self.level
+
+    def __exit__(self, *exc):
+        _ceiling[0] = self.prev
+
+
+def _wrap_tree(tree, level):
+    from ._transforms import _flatten, _unflatten
+    leaves, spec = _flatten(tree)
+    return _unflatten([BatchedTensor(t, level) if isinstance(t, Tensor) else t
+                       for t in leaves], spec)
+
+
+def _phys_tree(tree, level):
+    from ._transforms import _flatten, _unflatten
+    leaves, spec = _flatten(tree)
+    return _unflatten([materialize(t, level) if isinstance(t, Tensor) else t
+                       for t in leaves], spec)
+
+
+def _phys_leaves(args, nums, level):
+    from ._transforms import _check_tensors, _flatten, _select
+    leaves, spec = _flatten(_select(args, nums))
+    _check_tensors(leaves)
+    return [materialize(t, level) for t in leaves], spec
+
+
+def grad_and_value(func, argnums, has_aux, args, kwargs, level):
+    from ._transforms import _argnums, _replace, _split_aux, _unflatten
+    from ._transforms import grad_and_value as plain
+    nums = _argnums(args, argnums)
+    phys, spec = _phys_leaves(args, nums, level)
+
+    def summed(*p):
+        with _at(level):
+            wrapped = _unflatten([BatchedTensor(t, level) for t in p], spec)
+            out = func(*_replace(args, nums, wrapped), **kwargs)
+            out, aux = _split_aux(out, has_aux, "grad_and_value(f)(*args)")
+            if not isinstance(out, Tensor):
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"Tensor, got {type(out)}")
+            if out.dim() != 0:
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"scalar Tensor, got tensor with {out.dim()} dims. Maybe you "
+                                   "wanted to use the vjp or jacrev APIs instead?")
+            values = materialize(out, level)
+        return values.sum(), (values, aux)
+
+    with _below(level):
+        grads, (_, (values, aux)) = plain(summed, tuple(range(len(phys))), True)(*phys)
+    grads = _unflatten([BatchedTensor(g, level) for g in grads], spec)
+    value = BatchedTensor(values, level)
+    return grads, ((value, aux) if has_aux else value)
+
+
+def vjp(func, primals, has_aux, level):
+    from ._transforms import _output_leaves, _unflatten, _VJP
+    from ._transforms import vjp as plain
+    phys, spec = _phys_leaves(primals, tuple(range(len(primals))), level)
+
+    def physical(*p):
+        with _at(level):
+            out = func(*_unflatten([BatchedTensor(t, level) for t in p], spec))
+            leaves, out_spec, aux = _output_leaves(out, has_aux, _VJP)
+            outs = _unflatten([materialize(o, level) for o in leaves], out_spec)
+        return (outs, aux) if has_aux else outs
+
+    with _below(level):
+        result = plain(physical, *phys, has_aux=has_aux)
+    value, fn = result[0], result[1]
+
+    def vjp_fn(cotangents, **kw):
+        with _below(level):
+            gs = fn(_phys_tree(cotangents, level), **kw)
+        return _wrap_tree(gs, level)
+
+    out = (_wrap_tree(value, level), vjp_fn)
+    return out + (result[2],) if has_aux else out
+
+
+def jvp(func, primals, tangents, has_aux, level):
+    from ._transforms import _flatten, _output_leaves, _unflatten, _JVP
+    from ._transforms import jvp as plain
+    leaves_p, spec = _flatten(primals)
+    leaves_t, _ = _flatten(tangents)
+    phys_p = tuple(materialize(t, level) for t in leaves_p)
+    phys_t = tuple(materialize(t, level) for t in leaves_t)
+
+    def physical(*p):
+        with _at(level):
+            out = func(*_unflatten([BatchedTensor(t, level) for t in p], spec))
+            leaves, out_spec, aux = _output_leaves(out, has_aux, _JVP)
+            outs = _unflatten([materialize(o, level) for o in leaves], out_spec)
+        return (outs, aux) if has_aux else outs
+
+    with _below(level):
+        result = plain(physical, phys_p, phys_t, has_aux=has_aux)
+    out = (_wrap_tree(result[0], level), _wrap_tree(result[1], level))
+    return out + (result[2],) if has_aux else out
+
+
+def jacobian(func, argnums, has_aux, args, kwargs, level):
+    """``jacrev``/``jacfwd`` under vmap: the Jacobian of each output's sum over the batch, by
+    one batched backward pass per output, its batch dimension moved back to the front."""
+    from ._transforms import _argnums, _output_leaves, _replace, _unflatten, _VJP
+    from ._transforms import jacrev as plain
+    nums = _argnums(args, argnums)
+    phys, spec = _phys_leaves(args, nums, level)
+    shapes = []
+
+    def summed(*p):
+        with _at(level):
+            wrapped = _unflatten([BatchedTensor(t, level) for t in p], spec)
+            out = func(*_replace(args, nums, wrapped), **kwargs)
+            leaves, out_spec, aux = _output_leaves(out, has_aux, _VJP)
+            shapes[:] = [(out_spec, [o.dim() for o in leaves])]
+            sums = tuple(materialize(o, level).sum(0) for o in leaves)
+        return sums, aux
+
+    with _below(level):
+        jac, aux = plain(summed, tuple(range(len(phys))), has_aux=True)(*phys)
+    out_spec, ranks = shapes[0]
+    rows = [_unflatten([BatchedTensor(block.movedim(rank, 0), level) for block in row], spec)
+            for row, rank in zip(jac, ranks)]
+    result = _unflatten(rows, out_spec)
+    return (result, aux) if has_aux else result
+
+
+def any_batched(leaves, level):
+    return any(type(t) is BatchedTensor and t._level == level for t in leaves)
+
+
+def batched_cotangents(out_leaves, inputs, cotangents, spec, create, level):
+    """``vmap(vjp_fn)(cotangents)`` for a ``vjp_fn`` made outside the vmap: one backward pass
+    carrying the whole batch of cotangents (``is_grads_batched``)."""
+    from .._creation import zeros
+    from ..autograd import grad
+    from ..autograd.grad_mode import enable_grad
+    from ._batching import level_size
+    from ._transforms import _unflatten
+    pairs = [(o, materialize(c, level)) for o, c in zip(out_leaves, cotangents)
+             if o.requires_grad]
+    size = level_size(level)
+    grads = [None] * len(inputs)
+    if pairs:
+        with _below(level), enable_grad():
+            grads = grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
+                         retain_graph=True, create_graph=create, allow_unused=True,
+                         is_grads_batched=True)
+    out = []
+    for g, inp in zip(grads, inputs):
+        if g is None:
+            g = zeros((size,) + tuple(inp.shape), dtype=inp.dtype)
+        out.append(BatchedTensor(g if create else g.detach(), level))
+    return _unflatten(out, spec)

@@ -1,0 +1,252 @@
+"""``nn.utils.parametrize``: a module's tensor computed from other parameters on every access.
+
+``register_parametrization(module, "weight", P)`` moves ``module.weight`` to
+``module.parametrizations.weight.original`` and makes ``module.weight`` a property that
+returns ``P(original)`` (a chain when several are registered), so autograd differentiates
+through ``P`` to the original. As torch does, the module's class is swapped for a generated
+subclass ``Parametrized<Class>`` that holds the properties.
+"""
+from __future__ import annotations
+
+import contextlib
+
+from ..._tensor import Tensor
+from ..modules.container import ModuleDict, ModuleList
+
+from ..parameter import Parameter
+
+__all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization",
+           "remove_parametrizations", "transfer_parametrizations_and_params",
+           "type_before_parametrizations"]
+
+_cache_enabled = 0
+_cache: dict = {}
+
+
+@contextlib.contextmanager
+def cached():
+    """Compute each parametrized tensor once inside the block (reused on every access)."""
+    global _cache_enabled
+    _cache_enabled += 1
+    try:
+        yield
+    finally:
+        _cache_enabled -= 1
+        if not _cache_enabled:
+            _cache.clear()
+
+
+class ParametrizationList(ModuleList):
+    """The parametrizations of one tensor, applied in order, and its ``original``
+    (``original0``, ``original1``, ... when ``right_inverse`` returns several tensors)."""
+
+    def __init__(self, modules, original, unsafe=False):
+        if len(modules) == 0:
+            raise ValueError("ParametrizationList requires one or more modules.")
+        super().__init__(modules)
+        self.unsafe = unsafe
+        new = original
+        with _no_grad():
+            for module in reversed(self):
+                if hasattr(module, "right_inverse"):
+                    new = module.right_inverse(new)
+        self.is_tensor = isinstance(new, Tensor)
+        self.ntensors = 1 if self.is_tensor else len(new)
+        if self.is_tensor:
+            if original.dtype != new.dtype:
+                raise ValueError("When `right_inverse` outputs one tensor, it may not change "
+                                 f"the dtype.\noriginal.dtype: {original.dtype}\n"
+                                 f"right_inverse(original).dtype: {new.dtype}")
+            with _no_grad():
+                _assign(original, new)
+            _register(self, "original", original)
+        else:
+            for i, t in enumerate(new):
+                if not isinstance(t, Tensor):
+                    raise ValueError("'right_inverse' must return a Tensor or a Sequence of "
+                                     f"tensors (list, tuple...). Got element {i} of type "
+                                     f"{type(t).__name__}")
+                param = Parameter(t.detach(), original.requires_grad) if isinstance(
+                    original, Parameter) else t.detach()
+                _register(self, f"original{i}", param)
+
+    def right_inverse(self, value):
+        """Set the originals so that the parametrized tensor becomes ``value``."""
+        with _no_grad():
+            for module in reversed(self):
+                if hasattr(module, "right_inverse"):
+                    value = module.right_inverse(value)
+            if self.is_tensor:
+                self.original.copy_(value)
+            else:
+                for i, t in enumerate(value):
+                    getattr(self, f"original{i}").copy_(t)
+
+    def forward(self):
+        if self.is_tensor:
+            x = self[0](self.original)
+        else:
+            x = self[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
+        for module in list(self)[1:]:
+            x = module(x)
+        return x
+
+
+def _no_grad():
+    from ...autograd.grad_mode import no_grad
+    return no_grad()
+
+
+def _assign(original, new):
+    if tuple(original.shape) != tuple(new.shape):
+        original.data = new.detach()
+    else:
+        original.copy_(new)
+
+
+def _register(plist, name, tensor):
+    if isinstance(tensor, Parameter):
+        plist.register_parameter(name, tensor)
+    else:
+        plist.register_buffer(name, tensor)
+
+
+def _parametrized_class(module):
+    cls = module.__class__
+    return type(f"Parametrized{cls.__name__}", (cls,), {"__getstate__": _no_pickle})
+
+
+def _no_pickle(self):
+    raise RuntimeError("Serialization of parametrized modules is only supported through "
+                       "state_dict(). See:\nhttps://pytorch.org/tutorials/beginner/"
+                       "saving_loading_models.html#saving-loading-a-general-checkpoint-for-"
+                       "inference-and-or-resuming-training")
+
+
+def _property(tensor_name):
+    def get(self):
+        plist = self.parametrizations[tensor_name]
+        if _cache_enabled:
+            key = (id(self), tensor_name)
+            if key not in _cache:
+                _cache[key] = plist()
+            return _cache[key]
+        return plist()
+
+    def set_(self, value):
+        self.parametrizations[tensor_name].right_inverse(value)
+    return property(get, set_)
+
+
+def is_parametrized(module, tensor_name=None):
+    """Whether ``module`` has parametrizations (on ``tensor_name``)."""
+    plists = getattr(module, "parametrizations", None)
+    if plists is None or not isinstance(plists, ModuleDict):
+        return False
+    return len(plists) > 0 if tensor_name is None else tensor_name in plists
+
+
+def type_before_parametrizations(module):
+    """The module's class before its parametrizations swapped it."""
+    return module.__class__.__bases__[0] if is_parametrized(module) else type(module)
+
+
+def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
+    """Make ``module.<tensor_name>`` the output of ``parametrization`` on its original."""
+    parametrization.train(module.training)
+    if is_parametrized(module, tensor_name):
+        plist = module.parametrizations[tensor_name]
+        if not unsafe:
+            y = getattr(module, tensor_name)
+            x = parametrization(y)
+            if not isinstance(x, Tensor):
+                raise ValueError("A parametrization must return a tensor. Got "
+                                 f"{type(x).__name__}.")
+            if x.dtype != y.dtype:
+                raise ValueError("Registering a parametrization may not change the dtype of the "
+                                 f"tensor, unless the `unsafe` flag is enabled.\n"
+                                 f"unparametrized dtype: {y.dtype}\n"
+                                 f"parametrized dtype: {x.dtype}")
+            if tuple(x.shape) != tuple(y.shape):
+                raise ValueError("Registering a parametrization may not change the shape of "
+                                 "the tensor, unless the `unsafe` flag is enabled.\n"
+                                 f"unparametrized shape: {y.shape}\n"
+                                 f"parametrized shape: {x.shape}")
+        plist.append(parametrization)
+        plist.unsafe |= unsafe
+        return module
+    if tensor_name not in module._buffers and tensor_name not in module._parameters:
+        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a "
+                         f"parametrized element with name '{tensor_name}'")
+    original = getattr(module, tensor_name)
+    plist = ParametrizationList([parametrization], original, unsafe=unsafe)
+    delattr(module, tensor_name)
+    if not is_parametrized(module):
+        module.__class__ = _parametrized_class(module)
+        module.parametrizations = ModuleDict()
+    setattr(module.__class__, tensor_name, _property(tensor_name))
+    module.parametrizations[tensor_name] = plist
+    return module
+
+
+def remove_parametrizations(module, tensor_name, leave_parametrized=True):
+    """Undo the parametrizations of ``tensor_name``: its current value (or its original when
+    ``leave_parametrized=False``) becomes a plain parameter again."""
+    if not is_parametrized(module, tensor_name):
+        raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
+    plist = module.parametrizations[tensor_name]
+    if plist.is_tensor:
+        original = plist.original
+        if leave_parametrized:
+            with _no_grad():
+                t = getattr(module, tensor_name)
+            with _no_grad():
+                if tuple(t.shape) == tuple(original.shape):
+                    original.copy_(t)
+                else:
+                    original.data = t.detach()
+    else:
+        if not leave_parametrized:
+            raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor "
+                             "that is parametrized in terms of a sequence of tensors.")
+        with _no_grad():
+            t = getattr(module, tensor_name)
+        original = Parameter(t.detach(), t.requires_grad) if isinstance(
+            plist.original0, Parameter) else t.detach()
+    delattr(module.__class__, tensor_name)
+    del module.parametrizations[tensor_name]
+    if isinstance(original, Parameter):
+        module.register_parameter(tensor_name, original)
+    else:
+        module.register_buffer(tensor_name, original)
+    if not is_parametrized(module):
+        delattr(module, "parametrizations")
+        module.__class__ = type_before_parametrizations_class(module)
+    return module
+
+
+def type_before_parametrizations_class(module):
+    return module.__class__.__bases__[0]
+
+
+def transfer_parametrizations_and_params(from_module, to_module, tensor_name=None):
+    """Copy the parametrizations (and their originals) of ``from_module`` to ``to_module``."""
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    for name in names:
+        plist = from_module.parametrizations[name]
+        if not is_parametrized(to_module, name):
+            for p in plist:
+                register_parametrization(to_module, name, p)
+        target = to_module.parametrizations[name]
+        with _no_grad():
+            if plist.is_tensor:
+                target.original.data = plist.original.detach().clone()
+            else:
+                for i in range(plist.ntensors):
+                    getattr(target, f"original{i}").data = getattr(
+                        plist, f"original{i}").detach().clone()
+    return to_module
+
+

@@ -1,0 +1,219 @@
+"""``vmap`` against torch 2.13: batched ops, in_dims/out_dims, chunking, randomness, errors,
+and composition with grad, vjp, jvp, jacrev, jacfwd, hessian and functional_call (per-example
+gradients, model ensembles)."""
+import copy
+import warnings
+
+import numpy as np
+import pytest
+from oracle import same
+
+import ember
+
+GEN = np.random.default_rng(0)
+X = GEN.standard_normal((4, 3))
+Y = GEN.standard_normal((4, 3))
+M = GEN.standard_normal((4, 3, 3))
+W = GEN.standard_normal((5, 3))
+IMG = GEN.standard_normal((4, 2, 6, 6))
+KER = GEN.standard_normal((3, 2, 3, 3))
+IDX = np.array([2, 0, 1, 1])
+
+
+def _t(torch, a):
+    return torch.tensor(a)
+
+
+# (name, function of one example given torch and its tensors, the inputs' arrays, in_dims)
+CASES = [
+    ("unary", lambda torch, x: x.sin().exp(), (X,), 0),
+    ("binary_broadcast", lambda torch, x, w: x * w, (X, W), (0, None)),
+    ("binary_both", lambda torch, x, y: torch.atan2(x, y) + x, (X, Y), 0),
+    ("zero_dim_promotion", lambda torch, x: x.sum() * torch.ones(2, dtype=torch.float32),
+     (X,), 0),
+    ("where", lambda torch, x, y: torch.where(x > 0, x, y), (X, Y), 0),
+    ("sum_all", lambda torch, x: x.sum(), (X,), 0),
+    ("reductions", lambda torch, x: (x.mean(0), x.amax(), x.var(), x.std(0, keepdim=True),
+                                     x.logsumexp(0), x.norm()), (M,), 0),
+    ("max_dim", lambda torch, x: x.max(1), (M,), 0),
+    ("max_min_all", lambda torch, x: (x.max(), x.min(), x.argmax(), x.prod()), (X,), 0),
+    ("softmax", lambda torch, x: (torch.softmax(x, -1), torch.log_softmax(x, 0)), (M,), 0),
+    ("cumsum_sort", lambda torch, x: (x.cumsum(1), x.sort(0)[0], x.topk(2)[1]), (M,), 0),
+    ("views", lambda torch, x: (x.view(9), x.reshape(-1, 3).t(), x.permute(1, 0),
+                                x.transpose(0, 1), x.unsqueeze(-1), x[None].squeeze(0),
+                                x.flatten(), x.expand(2, 3, 3), x.flip(0), x.diagonal()),
+     (M,), 0),
+    ("indexing", lambda torch, x: (x[1], x[:, 1:], x[..., 0], x[[0, 2]],
+                                   x[[0, 1], :, ][:, [2, 0]], x[[0, 1], 1]), (M,), 0),
+    ("cat_stack", lambda torch, x, w: (torch.cat([x, w[:3]]), torch.stack([x, x], 1)),
+     (M, W), (0, None)),
+    ("split_unbind", lambda torch, x: (x.split(1, 1), x.unbind(0), x.chunk(3, -1)), (M,), 0),
+    ("matmul_shapes", lambda torch, x, m: (x @ m, m @ x, x @ x, m @ m, torch.mm(m, m.t()),
+                                           torch.outer(x, x), torch.einsum("ij,j->i", m, x)),
+     (X, M), 0),
+    ("matmul_unbatched", lambda torch, x, w: (w @ x, x @ w.t(), torch.mv(w, x)), (X, W),
+     (0, None)),
+    ("linear", lambda torch, x, w: torch.nn.functional.linear(x, w, w[:, 0]), (X, W),
+     (0, None)),
+    ("batched_weight", lambda torch, w, x: torch.nn.functional.linear(x, w), (M, X), 0),
+    ("conv", lambda torch, x, k: torch.nn.functional.conv2d(x, k, padding=1), (IMG, KER),
+     (0, None)),
+    ("conv_unbatched_example", lambda torch, x, k: torch.nn.functional.conv2d(x[None], k),
+     (IMG, KER), (0, None)),
+    ("conv_batched_weight", lambda torch, k, x: torch.nn.functional.conv2d(x, k),
+     (np.stack([KER] * 4), IMG[:2]), (0, None)),
+    ("pool_norm", lambda torch, x: (torch.nn.functional.max_pool2d(x, 2),
+                                    torch.nn.functional.avg_pool2d(x, 2),
+                                    torch.nn.functional.layer_norm(x, (6,)),
+                                    torch.nn.functional.adaptive_avg_pool2d(x, 1)), (IMG,), 0),
+    ("losses", lambda torch, x, y: (torch.nn.functional.mse_loss(x, y),
+                                    torch.nn.functional.smooth_l1_loss(x, y, reduction="sum"),
+                                    torch.nn.functional.binary_cross_entropy_with_logits(x, y.sigmoid())),
+     (X, Y), 0),
+    ("cross_entropy", lambda torch, x, t: torch.nn.functional.cross_entropy(x, t),
+     (X, IDX), 0),
+    ("nll_batch", lambda torch, x, t: torch.nn.functional.nll_loss(x.log_softmax(-1), t),
+     (M, np.stack([IDX[:3]] * 4)), 0),
+    ("gather", lambda torch, x, i: x.gather(0, i), (X, IDX[:3]), (0, None)),
+    ("gather_rank_error", lambda torch, x, i: x.gather(0, i), (X, IDX[:3].reshape(1, 3)),
+     (0, None)),
+    ("embedding", lambda torch, i, w: torch.nn.functional.embedding(i, w),
+     (IDX.reshape(4, 1), W), (0, None)),
+    ("in_place", lambda torch, x: x.clone().mul_(2).add_(x), (X,), 0),
+]
+
+
+@pytest.mark.parametrize("name,fn,arrays,in_dims", CASES, ids=[c[0] for c in CASES])
+def test_batched_ops_match_torch(name, fn, arrays, in_dims):
+    def body(torch):
+        args = [_t(torch, a) for a in arrays]
+        return torch.func.vmap(lambda *a: fn(torch, *a), in_dims=in_dims)(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no per-example fallback for these ops
+        same(body, rtol=1e-6, atol=1e-9, grad_fn=False)
+
+
+def test_in_dims_out_dims_nested():
+    def body(torch):
+        vmap = torch.func.vmap
+        x, y = _t(torch, M), _t(torch, X)
+        r1 = vmap(lambda p, q: p[0] * q, in_dims=((1, None), 0))((x, x), y)
+        r2 = vmap(lambda d: d["a"] + d["b"], in_dims=({"a": 2, "b": 0},))({"a": x, "b": y.t()})
+        r3 = vmap(lambda p: (p, p.sum()), out_dims=(1, 0))(y)
+        r4 = vmap(lambda p: p * 0 + 1, in_dims=1, out_dims=-1)(y)
+        r5 = vmap(vmap(lambda p: p.sum()))(x)
+        r6 = vmap(vmap(lambda p, q: p * q, in_dims=(0, None)), in_dims=(1, 0))(x, y)
+        r7 = vmap(lambda p: torch.ones(2), out_dims=1)(y)  # unbatched output: expanded
+        r8 = vmap(lambda p, n: p * n, in_dims=(0, None))(y, 3)
+        r9 = vmap(lambda p: p.exp(), chunk_size=3)(x)
+        return r1, r2, r3, r4, r5, r6, r7, r8, r9
+    same(body, grad_fn=False)
+
+
+@pytest.mark.parametrize("case", [
+    "item", "control_flow", "random", "bad_in_dim", "structure", "sizes", "non_tensor",
+    "randomness_arg", "chunk_size", "returns_int", "inplace_unbatched", "no_tensors",
+    "out_dims_none",
+])
+def test_errors_match_torch(case):
+    def body(torch):
+        vmap = torch.func.vmap
+        x, y = _t(torch, X), _t(torch, M)
+        calls = {
+            "item": lambda: vmap(lambda v: v.sum().item())(x),
+            "control_flow": lambda: vmap(lambda v: v if v.sum() > 0 else -v)(x),
+            "random": lambda: vmap(lambda v: v + torch.rand(3))(x),
+            "bad_in_dim": lambda: vmap(lambda v: v, in_dims=2)(x),
+            "structure": lambda: vmap(lambda v: v, in_dims=(0, 0))(x),
+            "sizes": lambda: vmap(lambda v, w: v)(x, y[:3]),
+            "non_tensor": lambda: vmap(lambda v: v)(3),
+            "randomness_arg": lambda: vmap(lambda v: v, randomness="foo")(x),
+            "chunk_size": lambda: vmap(lambda v: v, chunk_size=0)(x),
+            "returns_int": lambda: vmap(lambda v: 3)(x),
+            "inplace_unbatched": lambda: vmap(lambda v: torch.ones(3).mul_(v))(x),
+            "no_tensors": lambda: vmap(lambda v: v, in_dims=None)(x),
+            "out_dims_none": lambda: vmap(lambda v: v, out_dims=None)(x),
+        }
+        return calls[case]()
+    same(body, grad_fn=False)
+
+
+def test_randomness_same_and_different():
+    x = ember.zeros(5, 3)
+    same_ = ember.func.vmap(lambda v: v + ember.rand(3), randomness="same")(x)
+    assert (same_ == same_[0]).all()
+    diff = ember.func.vmap(lambda v: v + ember.rand(3), randomness="different")(x)
+    assert not (diff == diff[0]).all()
+    drop = ember.func.vmap(lambda v: ember.nn.functional.dropout(v + 1, 0.5),
+                           randomness="different")(ember.zeros(6, 20))
+    assert not (drop == drop[0]).all()
+
+
+def test_fallback_warns_and_is_correct():
+    x = ember.tensor(M)
+    with pytest.warns(UserWarning, match="performance drop.*aten::trace"):
+        out = ember.func.vmap(ember.trace)(x)
+    np.testing.assert_allclose(out.numpy(), np.trace(M, axis1=1, axis2=2))
+
+
+def test_per_sample_grads_and_composition():
+    def body(torch):
+        F = torch.nn.functional
+        func = torch.func
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.ReLU(),
+                                    torch.nn.Flatten(), torch.nn.Linear(48, 4)).double()
+        with torch.no_grad():
+            for p, a in zip(model.parameters(), _param_arrays(model)):
+                p.copy_(torch.tensor(a))
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        data, targets = _t(torch, IMG), _t(torch, IDX)
+
+        def loss(p, x, t):
+            out = func.functional_call(model, p, (x.unsqueeze(0),))
+            return F.cross_entropy(out, t.unsqueeze(0))
+        per_sample = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(params, data, targets)
+        with_value = func.vmap(func.grad_and_value(loss), in_dims=(None, 0, 0))(
+            params, data, targets)
+        f = lambda x: (x.sin() * x.sum()).cumsum(0)  # noqa: E731
+        x = _t(torch, X)
+        jr = func.vmap(func.jacrev(f))(x)
+        jf = func.vmap(func.jacfwd(f))(x)
+        h = func.vmap(func.hessian(lambda v: f(v).sum()))(x)
+        jv = func.jacrev(func.vmap(f))(x)
+        vj = func.vmap(lambda v: func.vjp(f, v)[1](v.cos()))(x)
+        jp = func.vmap(lambda v: func.jvp(f, (v,), (v.cos(),)))(x)
+        gg = func.grad(lambda v: func.vmap(f)(v).pow(2).sum())(x)
+        _, vjp_fn = func.vjp(f, x[0])
+        rows = func.vmap(vjp_fn)(torch.eye(3, dtype=torch.float64))  # vjp_fn made outside
+        return per_sample, with_value, jr, jf, h, jv, vj, jp, gg, rows
+    # NOTE: torch's Sequential warns about jit.script internally; only values are compared
+    same(body, rtol=1e-6, atol=1e-9, grad_fn=False, check_warnings=False)
+
+
+def _param_arrays(model):
+    rng = np.random.default_rng(1)
+    return [rng.standard_normal(tuple(p.shape)) * 0.3 for p in model.parameters()]
+
+
+def test_model_ensemble():
+    def body(torch):
+        func = torch.func
+        models = [torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(),
+                                      torch.nn.Linear(5, 2)).double() for _ in range(3)]
+        for k, m in enumerate(models):
+            rng = np.random.default_rng(k)
+            with torch.no_grad():
+                for p in m.parameters():
+                    p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape))))
+        params, buffers = func.stack_module_state(models)
+        base = copy.deepcopy(models[0])
+
+        def run(p, b, x):
+            return func.functional_call(base, (p, b), (x,))
+        x = _t(torch, X)
+        same_batch = func.vmap(run, in_dims=(0, 0, None))(params, buffers, x)
+        own_batch = func.vmap(run)(params, buffers, x[:3].unsqueeze(1).expand(3, 2, 3))
+        grads = torch.autograd.grad(same_batch.sum(), list(params.values()))
+        return same_batch, own_batch, grads
+    same(body, rtol=1e-6, atol=1e-9, grad_fn=False)
