@@ -417,13 +417,10 @@ def install():
     Tensor.map_ = _map_
     Tensor.resize_ = _resize_
     Tensor.resize_as_ = lambda self, other, memory_format=None: _resize_(self, tuple(other.shape))
-    Tensor.get_device = lambda self: -1 if not self.is_cuda else (self.device.index or 0)
     Tensor.itemsize = property(lambda self: self.element_size())
     Tensor.nbytes = property(lambda self: self.element_size() * self.numel())
     Tensor.is_meta = property(lambda self: False)
-    Tensor.is_pinned = lambda self, device=None: False
     Tensor.is_shared = lambda self: False
-    Tensor.pin_memory = lambda self, device=None: self
     Tensor.share_memory_ = lambda self: self
     Tensor.const_data_ptr = lambda self: self.data_ptr()
     Tensor.dim_order = lambda self, *, ambiguity_check=False: tuple(
