@@ -276,3 +276,12 @@ def test_replace_all_batch_norm_modules_as_torch():
         return (root is m, [n for n, _ in m.named_buffers()],
                 [getattr(k, "track_running_stats", None) for k in m], m[:3](x).shape)
     same_ok(body)
+
+
+def test_jacfwd_of_jacfwd():
+    def body(torch):
+        F = torch.func
+        x = torch.tensor(A)
+        f = lambda v: (v.sin() * v.sum()).exp()  # noqa: E731
+        return F.jacfwd(F.jacfwd(f))(x), F.hessian(lambda v: f(v).sum())(x)
+    same(body, rtol=1e-6, atol=1e-9, grad_fn=False)

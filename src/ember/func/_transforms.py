@@ -412,6 +412,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         level = _lowering.active_level()
         if level:  # NOTE: under vmap the Jacobian is computed in reverse mode
             return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
+        if fwAD._level is not None:
+            # NOTE: inside an outer jacfwd/jvp (one dual level at a time in ember), the inner
+            # Jacobian is computed in reverse mode, which the outer forward mode goes through
+            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         nums = _argnums(args, argnums)
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)
