@@ -150,7 +150,8 @@ def set_num_threads(n) -> None:
 
 
 _SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",
-               "distributions", "compiler", "_dynamo")
+               "distributions", "compiler", "_dynamo", "distributed", "futures",
+               "multiprocessing")
 
 
 def compile(model=None, **kwargs):  # noqa: A001 - torch's name
