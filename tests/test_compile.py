@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import ember
-import ember.nn as nn
 import ember.nn.functional as F
+from ember import nn
 
 
 def _fallbacks(record):
@@ -84,8 +84,8 @@ def test_a_non_leaf_input_and_an_untouched_output_gradient():
     cf = ember.compile(lambda x: (x.sin(), x.cos().sum()))
     for _ in range(2):
         x0.grad = None
-        a, b = cf(x0 * 2)  # the input has history of its own
-        b.backward()  # no gradient reaches a
+        _, b = cf(x0 * 2)  # the input has history of its own
+        b.backward()  # no gradient reaches the first output
         want = -np.sin(2 * x0.detach().numpy()) * 2
         np.testing.assert_allclose(x0.grad.numpy(), want, rtol=1e-6)
 
@@ -282,7 +282,12 @@ def test_hooks_and_retain_grad_inside_fall_back_outside_work():
         y = x * 2
         y.register_hook(lambda g: g * 10)
         return y.sum()
-    for fn in (with_hook, lambda x: (lambda y: (y.retain_grad(), y.sum())[1])(x * 2)):
+
+    def with_retain_grad(x):
+        y = x * 2
+        y.retain_grad()
+        return y.sum()
+    for fn in (with_hook, with_retain_grad):
         cf = ember.compile(fn)
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
@@ -423,7 +428,7 @@ def test_compile_a_module_and_module_compile():
     opt = ember.compile(lin)
     assert type(opt).__name__ == "OptimizedModule" and opt._orig_mod is lin
     assert list(opt.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
-    assert opt.in_features == 2 and list(opt.parameters())[0] is lin.weight
+    assert opt.in_features == 2 and next(iter(opt.parameters())) is lin.weight
     # torch's repr (not asked of torch here: importing torch._dynamo turns off torch's
     # distribution argument checks for the whole process, which other tests compare with)
     assert repr(opt) == ("OptimizedModule(\n  (_orig_mod): Linear(in_features=2, "
@@ -438,7 +443,7 @@ def test_compile_a_module_and_module_compile():
 
 # -- the API around it -----------------------------------------------------------------------------
 def test_options_are_checked_as_torch_checks_them():
-    f = lambda x: x  # noqa: E731
+    f = lambda x: x
     with pytest.raises(RuntimeError, match="Unrecognized mode=bad, should be one of: default"):
         ember.compile(f, mode="bad")
     with pytest.raises(RuntimeError, match="Either mode or options can be specified"):

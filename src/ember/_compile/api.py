@@ -25,7 +25,7 @@ def list_backends(exclude_tags=("debug", "experimental")):
     return ["inductor"] if exclude_tags else sorted(_BACKENDS)
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",  # noqa: A001
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",
             mode=None, options=None, disable=False, name=None, recompile_limit=None):
     """Record ``model``'s kernel calls on its first call and replay them on later calls
     whose guards hold (see docs/compile.md); usable as a decorator, with or without
@@ -45,8 +45,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",  #
     if disable:
         return model
     if not callable(model):
-        raise RuntimeError("ember.compile expects a callable, got "
-                           f"{type(model).__name__}")
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     from ..nn.modules.module import Module
     if isinstance(model, Module):
         from .optimized_module import OptimizedModule
@@ -63,10 +62,10 @@ def _check_options(backend, mode, options, dynamic):
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
                            + ", ".join(_MODES))
     if options is not None and not isinstance(options, dict):
-        raise RuntimeError(f"options must be a dict, got {type(options).__name__}")
+        raise TypeError(f"options must be a dict, got {type(options).__name__}")
     if callable(backend):
-        raise RuntimeError("ember.compile takes no custom backend: it replays recorded NumPy "
-                           f"kernel calls itself (use one of {list(_BACKENDS)})")
+        raise TypeError("ember.compile takes no custom backend: it replays recorded NumPy "
+                        f"kernel calls itself (use one of {list(_BACKENDS)})")
     if backend not in _BACKENDS:
         raise InvalidBackend(backend)
     if dynamic not in (None, True, False):

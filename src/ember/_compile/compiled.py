@@ -15,14 +15,13 @@ import weakref
 import numpy as np
 
 from .._backend import get_xp
+from .._ops.registry import _sequence
 from .._state import forward_hook, profiler_hook, recording, state
 from .._tensor import Tensor
-from .._ops.registry import _sequence
 from ..autograd.graph import ERR_FREED, Node, gradient_edge, version_error
 from .config import config
 from .guards import Roots, _Identity, _tensor_meta, alias_pattern, flatten_args, world
-from .program import Program
-from .program import _tensor_arg
+from .program import Program, _tensor_arg
 from .recorder import CALL, CAPTURED, COMPUTED, INPUT, SLOT, TENSOR, Recorder, _Stop
 
 _object_new = object.__new__

@@ -19,6 +19,7 @@ function reads makes the guards fail, and the function is recorded again.
 """
 from __future__ import annotations
 
+import math
 import sys
 import types
 
@@ -183,7 +184,7 @@ class Roots:
                 for t in list(m._parameters.values()) + list(m._buffers.values()):
                     if t is not None:
                         self._index(t, level + 1, (), fn_depth)
-                for key, x in m.__dict__.items():
+                for x in m.__dict__.values():
                     if isinstance(x, Tensor):
                         self._index(x, level + 1, (), fn_depth)
                 if (m._forward_hooks or m._forward_pre_hooks or m._backward_hooks
@@ -229,7 +230,7 @@ class Roots:
         """A function telling whether a value is still ``v`` (as far as a recording cares)."""
         t = type(v)
         if t in _SIMPLE or t is D.dtype:
-            if t is float and v != v:  # NaN: the same object only
+            if t is float and math.isnan(v):  # NaN: the same object only
                 return lambda x, v=v: x is v
             return lambda x, v=v, t=t: x is v or (type(x) is t and x == v)
         self._held.append(v)
@@ -247,7 +248,8 @@ class Roots:
                 copy = t(v)
                 return lambda x, copy=copy, t=t: type(x) is t and x == copy
             items = [self._check_for(x, level + 1) for x in v]
-            return lambda x, t=t, items=items, n=len(v): (
+            n = len(v)
+            return lambda x, t=t, items=items, n=n: (
                 type(x) is t and len(x) == n and all(c(y) for c, y in zip(items, x)))
         if t is dict:
             if len(v) > _MAX_ITEMS:

@@ -15,11 +15,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype as D
 from .._backend import as_array
 from .._tensor import _wrap
-from .. import _dtype as D
-from .recorder import (ADD, CAPTURED, CAST, CONST, COPY, FORMULA, GRAD, INPLACE, INPUT, NESTED,
-                       REPLAYED, SLOT, SLOTS, SUM_TO, TENSOR, VALUE, Ref)
+from .recorder import (
+    ADD,
+    CAPTURED,
+    CAST,
+    CONST,
+    COPY,
+    FORMULA,
+    GRAD,
+    INPLACE,
+    INPUT,
+    NESTED,
+    REPLAYED,
+    SLOT,
+    SLOTS,
+    SUM_TO,
+    TENSOR,
+    VALUE,
+    Ref,
+)
 
 _GENERATED = "<ember compiled>"
 

@@ -20,7 +20,7 @@ import threading
 import numpy as np
 
 from .._state import forward_hook, recording, state
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor
 
 # What a slot holds.
 INPUT, CAPTURED, CONST, COMPUTED, GRAD = range(5)
@@ -59,8 +59,19 @@ class Instr:
     ``extra``: the shape of SUM_TO, the dtype of CAST.
     """
 
-    __slots__ = ("kind", "op", "fn", "args", "targs", "kwargs", "outs", "zero_d", "bumps",
-                 "extra", "reads")
+    __slots__ = (
+        "args",
+        "bumps",
+        "extra",
+        "fn",
+        "kind",
+        "kwargs",
+        "op",
+        "outs",
+        "reads",
+        "targs",
+        "zero_d",
+    )
 
     def __init__(self, kind, op, fn, args, targs, kwargs, outs, zero_d, bumps=(), extra=None):
         self.kind, self.op, self.fn = kind, op, fn
@@ -403,7 +414,7 @@ class Recorder:
 class Ref:
     """A leaf of a NESTED argument: slot ``s``'s array, or it rewrapped as a Tensor."""
 
-    __slots__ = ("s", "as_tensor")
+    __slots__ = ("as_tensor", "s")
 
     def __init__(self, s, as_tensor):
         self.s, self.as_tensor = s, as_tensor
@@ -411,7 +422,8 @@ class Ref:
 
 def _snapshot(t):
     """The copy of ``t`` its in-place op's node saved (see inplace._inplace_call), or None."""
-    from .._ops.registry import INPUT as SAVED_INPUT, OpNode
+    from .._ops.registry import INPUT as SAVED_INPUT
+    from .._ops.registry import OpNode
     node = t._grad_fn
     if not isinstance(node, OpNode) or node._op is None or not node._saved:
         return None

@@ -1,7 +1,7 @@
 """``ember.compiler``: torch.compiler's functions around :func:`ember.compile`."""
 from __future__ import annotations
 
-from .._compile.api import compile, disable, is_compiling, list_backends  # noqa: A004
+from .._compile.api import compile, disable, is_compiling, list_backends
 from .._compile.compiled import reset
 
 __all__ = ["compile", "disable", "is_compiling", "is_dynamo_compiling", "list_backends",
