@@ -391,6 +391,23 @@ def test_backward_twice_needs_retain_graph():
         y.backward()
 
 
+def test_writes_into_views_of_intermediates_replay_with_their_gradients():
+    def f(x, w):
+        y = x * w
+        y[:, 0] = 0.0  # (a CopySlices node in the backward)
+        y[1:].mul_(w[1:].exp())
+        return y.tanh()
+    cf = ember.compile(f)
+    for seed in range(3):
+        x, w = rand(3, 2, requires_grad=True, seed=seed), rand(3, 1, requires_grad=True, seed=7)
+        _same(_grad(cf, x, w), _grad(f, x, w))
+    assert cf.eager is None and len(cf.entries) == 1
+    y = cf(rand(3, 2, requires_grad=True), rand(3, 1))
+    with pytest.raises(RuntimeError, match="modifies its inputs or views in place"):
+        ember.autograd.grad(y.sum(), y.grad_fn.next_functions[0][0].variable,
+                            create_graph=True)
+
+
 def test_outputs_that_are_inputs_or_views_of_them_behave_as_in_eager():
     cf = ember.compile(lambda x: (x, x.t(), x[0], x * 2))
     for _ in range(2):

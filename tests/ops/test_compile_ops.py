@@ -21,14 +21,11 @@ from .test_ops import _main_dtype, assert_close, bind, call, outputs
 
 # Rows whose compiled function falls back to eager mode (for some sample), and why.
 _MASK = "a boolean mask: the output's shape depends on the input's values"
-_COPY_SLICES = "an in-place write into a view: its CopySlices node is not replayed"
 _NO_GRAD = "its backward raises (no derivative), as eager's does: recorded, it falls back"
 _RAW = "computed from the input's values outside the ops"
 FALLS_BACK = {
     "getitem_0dim_tensor_index": "a 0-dim integer tensor index is read with .item()",
     "getitem_tensor_index": _MASK, "getitem_mask_of_self": _MASK, "masked_select": _MASK,
-    "setitem_basic": _COPY_SLICES, "inplace_on_view": _COPY_SLICES,
-    "as_strided_view_of_base": _COPY_SLICES, "pad_circular": _COPY_SLICES,
     "instance_norm": "the affine weight is tiled outside the ops",
     "scatter_reduce_arg": _NO_GRAD, "scatter_reduce_arg_": _NO_GRAD, "linalg_qr_r": _NO_GRAD,
     "asinh_": _NO_GRAD, "arcsinh_": _NO_GRAD, "acosh_": _NO_GRAD, "arccosh_": _NO_GRAD,
@@ -41,7 +38,6 @@ FALLS_BACK = {
     "repeat_interleave_repeats_only": _RAW, "nanmean": _RAW, "nanmean_method": _RAW,
     "rrelu_inplace": "training noise " + _RAW,
     "pack_padded_sequence": "the lengths are read with .tolist()",
-    "channel_shuffle": "an output shares memory with its input other than through view ops",
 }
 
 

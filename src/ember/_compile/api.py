@@ -45,7 +45,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",
     if disable:
         return model
     if not callable(model):
-        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
+        raise AssertionError(  # noqa: TRY004 - torch raises this
+            f"A callable function is expected, but {type(model)} is provided.")
     from ..nn.modules.module import Module
     if isinstance(model, Module):
         from .optimized_module import OptimizedModule

@@ -16,9 +16,10 @@ import itertools
 import numpy as np
 
 from .._backend import as_array
+from .._ops.views import CopySlices
 from .._state import state
-from ..autograd.graph import AccumulateGrad, gradient_edge
-from .recorder import ADD, CAST, CONST, FORMULA, SLOT, SLOTS, SUM_TO, Instr
+from ..autograd.graph import ERR_FREED, AccumulateGrad, gradient_edge
+from .recorder import ADD, ASSIGN, CAST, CONST, COPY, FORMULA, SLOT, SLOTS, SUM_TO, VALUE, Instr
 
 
 def trace(rec, outputs, grad_slots, sources):
@@ -77,10 +78,10 @@ def _dependencies(rec, roots, targets):
             continue
         if isinstance(fn, AccumulateGrad):
             rec._stop("a leaf that requires grad is made inside the function")
-        if not isinstance(fn, OpNode) or fn._op is None:
+        if not (isinstance(fn, OpNode) and fn._op is not None) and type(fn) is not CopySlices:
             rec._stop(f"its backward runs a {type(fn).__name__} node, which ember.compile "
                       "does not replay")
-        if not fn._apply_plain or fn._hooked:
+        if not fn._apply_plain or getattr(fn, "_hooked", False):
             rec._stop("a hook, retain_grad() or saved tensor hook inside the function")
         for child, _ in fn._next:
             if child is not None:
@@ -97,6 +98,8 @@ def _run_node(rec, fn, grads):
     """Run one node's formulas on arrays (as OpNode._apply_generic does), writing each down."""
     if grads is None or all(g is None for g in grads):
         return None
+    if type(fn) is CopySlices:
+        return _run_copy_slices(rec, fn, grads[0])
     op = fn._op
     env = fn._unpack(False) if op.saved_spec else ()
     nxt = fn._next
@@ -127,6 +130,35 @@ def _run_node(rec, fn, grads):
         rec.instrs.append(Instr(FORMULA, None, formula, args, None, None, tuple(out_slots),
                                 tuple(zero_d)))
     return outs
+
+
+def _run_copy_slices(rec, node, g):
+    """CopySlices._apply on arrays, written down: the base's gradient copied, the in-place
+    op's formulas run on a copy of the view's region of it, their result written back into
+    that region (views.py)."""
+    from .._ops.registry import OpNode
+    from .._ops.views import _refuse_internal_overlap, replay
+    inner, chain = node._fn, node._chain
+    if inner is None:
+        raise RuntimeError(ERR_FREED)
+    if not isinstance(inner, OpNode) or inner._op is None or inner._hooked:
+        rec._stop("an in-place write into a view whose op ember.compile does not replay")
+    rec.has_copy_slices = True
+    result = _step(rec, COPY, (g,), None, rec.arrays[g].copy())
+    region = replay(chain, rec.arrays[result])
+    s_region = rec.backward_slot(region)
+    rec.instrs.append(Instr(FORMULA, None, replay, ((VALUE, chain), (SLOT, result, None)),
+                            None, None, (s_region,), (False,)))
+    if node._next[0][0] is not None:
+        _refuse_internal_overlap(region)
+    copied = _step(rec, COPY, (s_region,), None, region.copy())
+    sub = _run_node(rec, inner, [copied])
+    value = 0 if sub[0] is None else rec.arrays[sub[0]]
+    region[...] = value
+    src = (VALUE, 0) if sub[0] is None else (SLOT, sub[0], None)
+    rec.instrs.append(Instr(ASSIGN, None, None, ((SLOT, s_region, None), src), None, None,
+                            (), ()))
+    return [result] + list(sub[1:])
 
 
 def _zeros(rec, meta):

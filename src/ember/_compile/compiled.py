@@ -22,7 +22,7 @@ from ..autograd.graph import ERR_FREED, Node, gradient_edge, version_error
 from .config import config
 from .guards import Roots, _Identity, _tensor_meta, alias_pattern, flatten_args, world
 from .program import Program, _tensor_arg
-from .recorder import CALL, CAPTURED, COMPUTED, INPUT, SLOT, TENSOR, Recorder, _Stop
+from .recorder import CALL, CAPTURED, COMPUTED, CONST, INPUT, SLOT, TENSOR, Recorder, _Stop
 
 _object_new = object.__new__
 _ALL = weakref.WeakSet()  # every compiled function, for reset()
@@ -53,9 +53,10 @@ class CompiledFunctionBackward(Node):
         """A create_graph pass: the recorded calls again, on Tensors through the ops, so the
         gradients carry a graph of their own (the call's inputs must be as they were)."""
         entry = self._entry
-        if entry.program.writes_outside:
+        if entry.program.writes_outside or entry.program.writes_views:
             raise RuntimeError("ember.compile: a create_graph backward through a compiled "
-                               "function that modifies its inputs in place is not supported")
+                               "function that modifies its inputs or views in place is not "
+                               "supported")
         for vc, version, t in self._outside:
             if vc[0] != version:
                 raise _version_error(t, vc, version)
@@ -326,9 +327,10 @@ def _classify_outputs(rec, leaves, tensors):
     ops so that it is a view as in eager mode (its base, version counter and history)."""
     producer = {}
     for instr in rec.forward:
-        for j, s in enumerate(instr.outs):
-            if s is not None:
-                producer[s] = (instr, j)
+        if instr.kind == CALL:  # (an in-place write names its target, but did not make it)
+            for j, s in enumerate(instr.outs):
+                if s is not None:
+                    producer.setdefault(s, (instr, j))
     bases = {s: None for s in rec.outside}  # slots a view may be made from
     out_slots, plain, kinds = [], [], []
     for i, t in enumerate(leaves):
@@ -345,11 +347,10 @@ def _classify_outputs(rec, leaves, tensors):
         if kind == CAPTURED and rec.kinds[s][1] is t:
             kinds.append(("obj", t))
             continue
-        if kind != COMPUTED:
-            rec._stop("it returns an input's or outside tensor's data in a new tensor, or a "
-                      "constant")
+        if kind not in (COMPUTED, CONST):  # (a constant is copied at each replay)
+            rec._stop("it returns an input's or outside tensor's data in a new tensor")
         a = t._data
-        if any(np.may_share_memory(a, rec.arrays[b]) for b in bases):
+        if t._base is not None and any(np.may_share_memory(a, rec.arrays[b]) for b in bases):
             chain = _view_chain(rec, producer, s, bases)
             if chain is None:
                 rec._stop("an output shares memory with an input or another output, other "

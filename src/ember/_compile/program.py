@@ -20,6 +20,7 @@ from .._backend import as_array
 from .._tensor import _wrap
 from .recorder import (
     ADD,
+    ASSIGN,
     CAPTURED,
     CAST,
     CONST,
@@ -61,6 +62,7 @@ class Program:
         # create_graph pass differentiates through them with the same numbers)
         self.saved = sorted(s for s in read | replayed if s < first_backward)
         self.writes_outside = any(i.bumps for i in self.forward_instrs)
+        self.writes_views = rec.has_copy_slices  # (a create_graph replay does not do those)
         self.fresh_constants = _written_constants(rec, self.forward_instrs, outputs)
         self.forward = _generate_forward(self)
         self.backward = _generate_backward(self) if rec.backward or source_slots else None
@@ -281,6 +283,9 @@ class _Writer:
         if kind == COPY:
             src = self.ref(instr.args[0][1])
             return lambda outs: [f"{outs[0]} = {src}.copy()"]
+        if kind == ASSIGN:
+            target, value = (self.arg(a) for a in instr.args)
+            return lambda outs: [f"{target}[...] = {value}"]
         op = instr.op
         kernel, args = op.kernel, instr.args
         if op.ufunc is not None and all(

@@ -19,16 +19,17 @@ import threading
 
 import numpy as np
 
-from .._state import forward_hook, recording, state
+from .._state import forward_hook, recording
 from .._tensor import Tensor
 
 # What a slot holds.
 INPUT, CAPTURED, CONST, COMPUTED, GRAD = range(5)
 # What an instruction does: a kernel call, an in-place kernel call, a replayed call; and in the
 # backward program a derivative formula, and the engine's own steps (sum a gradient down to its
-# input's shape, cast it to its input's dtype, add two gradients of one input); COPY keeps
-# what an in-place op overwrites, for its node (inplace.py's snapshot).
-CALL, INPLACE, REPLAYED, FORMULA, SUM_TO, CAST, ADD, COPY = range(8)
+# input's shape, cast it to its input's dtype, add two gradients of one input); COPY copies an
+# array (what an in-place op overwrites, for its node: inplace.py's snapshot); ASSIGN writes one
+# array into another (CopySlices' write-back).
+CALL, INPLACE, REPLAYED, FORMULA, SUM_TO, CAST, ADD, COPY, ASSIGN = range(9)
 # An argument: a slot (with the dtype it is cast to first, or None), a constant, a slot's array
 # rewrapped as a Tensor, a tuple of slots (a multi-output node's gradients), or a tuple or
 # list holding slots' arrays or tensors (see Recorder.param).
@@ -95,7 +96,7 @@ class Recorder:
         self.instrs = self.forward
         self.broken = None  # why recording stopped, once it has
         self.depth = 0  # > 0 inside an op or a replayed call: bumps and draws are its own
-        self.grad_off = False  # the backward trace runs each op with grad mode off
+        self.has_copy_slices = False  # the backward writes back into views (CopySlices)
         self.inputs = []  # the call's input tensors, by flat position
         self.outside = {}  # slot -> the outside Tensor (input or captured) behind it
 
@@ -217,13 +218,9 @@ class Recorder:
         if threading.get_ident() != self.thread:
             return _tensor_call(op, args)
         self.depth += 1
-        prev = state.grad_enabled
-        if self.grad_off:
-            state.grad_enabled = False
         try:
             out = _tensor_call(op, args)
         finally:
-            state.grad_enabled = prev
             self.depth -= 1
         if self.broken is None:
             try:
@@ -424,7 +421,10 @@ def _snapshot(t):
     """The copy of ``t`` its in-place op's node saved (see inplace._inplace_call), or None."""
     from .._ops.registry import INPUT as SAVED_INPUT
     from .._ops.registry import OpNode
+    from .._ops.views import CopySlices
     node = t._grad_fn
+    if t._base is not None and type(t._base._grad_fn) is CopySlices:
+        node = t._base._grad_fn._fn  # a view: its base's CopySlices holds the op's node
     if not isinstance(node, OpNode) or node._op is None or not node._saved:
         return None
     for j, kind, i in node._op.unpack_plan:

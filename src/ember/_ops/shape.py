@@ -780,7 +780,7 @@ def _setitem_value(self, value):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
-        return _wrap(asarray_like(value, self._data, self._data.dtype))
+        return constant(_wrap(asarray_like(value, self._data, self._data.dtype)))
     cls = type(value)
     name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
     raise TypeError(f"can't assign a {name} to a {self.dtype.legacy_type_name}")
