@@ -96,7 +96,8 @@ class Program:
             elif kind in (SUM_TO, CAST, ADD):
                 results = (_tensor_step(instr, [env[a[1]] for a in instr.args]),)
             elif kind == COPY:  # self before the write, with its history (inplace.py)
-                results = (_snapshot_of(env[instr.args[0][1]]),)
+                from ..autograd.forward_ad import _snapshot
+                results = (_snapshot(env[instr.args[0][1]]),)
             else:
                 args = [_tensor_arg(env, a) for a in instr.targs]
                 if kind == INPLACE:
@@ -130,13 +131,6 @@ def _tensor_nested(env, v):
     if type(v) is dict:
         return {k: _tensor_nested(env, x) for k, x in v.items()}
     return v
-
-
-def _snapshot_of(t):
-    snapshot = _wrap(t._data.copy())
-    snapshot._grad_fn, snapshot._output_nr = t._grad_fn, t._output_nr
-    snapshot._requires_grad = t._requires_grad
-    return snapshot
 
 
 def _tensor_step(instr, args):
