@@ -50,22 +50,26 @@ class CompiledFunctionBackward(Node):
         return entry.program.backward(grads, self._saved)
 
     def _apply_graph(self, grads):
-        """A create_graph pass: the recorded calls again, on Tensors through the ops, so the
-        gradients carry a graph of their own (the call's inputs must be as they were)."""
+        """A create_graph pass: the forward again on Tensors, through the ops (the call's
+        inputs must be as they were), and the engine's create_graph pass over that graph, so
+        the gradients carry a graph of their own."""
+        from ..autograd.engine import run_backward
         entry = self._entry
-        if entry.program.writes_outside or entry.program.writes_views:
+        if entry.program.writes_outside:
             raise RuntimeError("ember.compile: a create_graph backward through a compiled "
-                               "function that modifies its inputs or views in place is not "
-                               "supported")
+                               "function that modifies its inputs in place is not supported")
         for vc, version, t in self._outside:
             if vc[0] != version:
                 raise _version_error(t, vc, version)
-        from .._tensor import _wrap
-        if any(g is None for g in grads):
-            xp = get_xp(*(g._data for g in grads if g is not None))
-            grads = [_wrap(xp.zeros(m[0], m[1])) if g is None else g
-                     for g, m in zip(grads, entry.out_meta)]
-        return entry.program.run_ops(self._tensors, self._saved, grads)
+        outputs = entry.program.forward_ops(self._tensors, self._saved)
+        roots, root_grads = [], []
+        for k, g in zip(entry.grad_outputs, grads):
+            if g is not None:
+                roots.append(outputs[k])
+                root_grads.append(g)
+        srcs = [self._tensors[k] if kind == "in" else k for kind, k in entry.sources]
+        return list(run_backward(roots, root_grads, retain_graph=True, create_graph=True,
+                                 inputs=srcs, capture=True, allow_unused=True))
 
     def _release(self):
         self._saved = None

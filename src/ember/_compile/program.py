@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype as D
 from .._backend import as_array
 from .._tensor import _wrap
 from .recorder import (
@@ -62,15 +61,15 @@ class Program:
         # create_graph pass differentiates through them with the same numbers)
         self.saved = sorted(s for s in read | replayed if s < first_backward)
         self.writes_outside = any(i.bumps for i in self.forward_instrs)
-        self.writes_views = rec.has_copy_slices  # (a create_graph replay does not do those)
         self.fresh_constants = _written_constants(rec, self.forward_instrs, outputs)
         self.forward = _generate_forward(self)
         self.backward = _generate_backward(self) if rec.backward or source_slots else None
 
-    # -- a create_graph pass: the same calls, on Tensors, through the ops --------------------------
-    def run_ops(self, tensors, saved, grads):
-        """The source gradients as Tensors with a graph (what ``backward`` computes on arrays):
-        the forward calls again on the call's own input tensors, then the backward calls."""
+    # -- a create_graph pass: the forward calls again, on Tensors, through the ops --------------
+    def forward_ops(self, tensors, saved):
+        """The program's outputs as Tensors with an eager graph: the forward calls again,
+        through the ops, on the call's own input tensors (random calls give what they drew
+        the first time). A create_graph backward runs the engine on that graph."""
         env = {}
         saved_at = dict(zip(self.saved, saved))
         for s, (kind, payload) in enumerate(self.kinds):
@@ -79,36 +78,26 @@ class Program:
             elif kind == CAPTURED:
                 env[s] = payload
             elif kind == CONST:
-                env[s] = _wrap(payload)
-            elif kind == GRAD:
-                env[s] = grads[payload]
-        for instr in self.forward_instrs + self.backward_instrs:
+                env[s] = _wrap(payload.copy())
+        for instr in self.forward_instrs:
             kind = instr.kind
             if kind == REPLAYED:  # the numbers the forward drew
                 for s in instr.outs:
                     if s is not None:
                         env[s] = _wrap(saved_at[s])
                 continue
-            if kind == FORMULA:
-                args = [_tensor_arg(env, a) for a in instr.args]
-                out = instr.fn(*args)
-                results = (out,) if len(instr.outs) == 1 else tuple(out)
-            elif kind in (SUM_TO, CAST, ADD):
-                results = (_tensor_step(instr, [env[a[1]] for a in instr.args]),)
-            elif kind == COPY:  # self before the write, with its history (inplace.py)
-                from ..autograd.forward_ad import _snapshot
-                results = (_snapshot(env[instr.args[0][1]]),)
-            else:
-                args = [_tensor_arg(env, a) for a in instr.targs]
-                if kind == INPLACE:
-                    instr.op.inplace(*args)
-                    continue
-                out = instr.op(*args)
-                results = (out,) if instr.op.n_outputs == 1 else tuple(out)
+            if kind == COPY:  # (a snapshot for the backward: the in-place op keeps its own)
+                continue
+            args = [_tensor_arg(env, a) for a in instr.targs]
+            if kind == INPLACE:
+                instr.op.inplace(*args)
+                continue
+            out = instr.op(*args)
+            results = (out,) if instr.op.n_outputs == 1 else tuple(out)
             for s, r in zip(instr.outs, results):
                 if s is not None:
                     env[s] = r
-        return [None if s is None else env[s] for s in self.source_slots]
+        return [env[s] for s in self.outputs]
 
 
 def _tensor_arg(env, a):
@@ -131,16 +120,6 @@ def _tensor_nested(env, v):
     if type(v) is dict:
         return {k: _tensor_nested(env, x) for k, x in v.items()}
     return v
-
-
-def _tensor_step(instr, args):
-    """An engine step on Tensors (a create_graph pass)."""
-    if instr.kind == SUM_TO:
-        from .._ops.reduction import sum_to
-        return sum_to(args[0], instr.extra)
-    if instr.kind == CAST:
-        return args[0].to(D._BY_NP[instr.extra])
-    return args[0] + args[1]
 
 
 def _refs(v):
