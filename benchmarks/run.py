@@ -100,7 +100,7 @@ def run_workload(name, args, torch):
     ok = reference is None or _agree(first["ember"], reference)
     target_s = 0.02 if args.smoke else 0.1
     rounds = 3 if args.smoke or name == "w4" else args.rounds
-    times = interleaved(steps, rounds, target_s)
+    times = interleaved(steps, rounds, target_s, args.clock)
     row = {"name": name, "label": label, "unit": unit, "checked": ok,
            **{peer: t * scale for peer, t in times.items()}}
     if name == "w4" and args.device == "cpu":
@@ -163,7 +163,7 @@ def run_compiled(name, args, torch):
     ok = _agree(first["ember.compile"][0], reference)
     target_s = 0.02 if args.smoke else 0.1
     rounds = 3 if args.smoke else args.rounds
-    times = interleaved(steps, rounds, target_s)
+    times = interleaved(steps, rounds, target_s, args.clock)
     n_ops = make_data(name, small=small).get("n_ops")
     if name == "w4":
         label = f"W4 {n_ops:,} chained ops, then backward"
@@ -279,7 +279,8 @@ def run_micro(args, torch):
                                  "error": f"{type(error).__name__}: {error}"})
         if "ember" not in fns:
             continue
-        times = interleaved(fns, 3 if args.smoke else 7, 0.01 if args.smoke else 0.05)
+        times = interleaved(fns, 3 if args.smoke else 7, 0.01 if args.smoke else 0.05,
+                            args.clock)
         rows.append({"name": name, "what": what,
                      **{peer: t * 1e6 / per for peer, t in times.items()}})
     return rows
@@ -363,7 +364,11 @@ def main(argv=None):
     parser.add_argument("--torch-compile", action=argparse.BooleanOptionalAction, default=None,
                         help="time torch.compile too (default: not in --smoke: it takes "
                              "seconds to minutes per workload)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time with the wall clock, or with this process's CPU time "
+                             "(steadier when the machine is shared; one thread per library)")
     args = parser.parse_args(argv)
+    args.clock = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.torch_compile is None:
         args.torch_compile = not args.smoke
     torch = _torch()
@@ -381,7 +386,7 @@ def main(argv=None):
     micro = run_micro(args, torch) if "micro" in wanted else []
     machine = (f"{_cpu_model()}, {platform.machine()}, {os.cpu_count()} cores, Python "
                f"{platform.python_version()}, NumPy {np.__version__}"
-               + torch_note)
+               + torch_note + (", CPU time" if args.clock is time.process_time else ""))
     if args.device == "cuda":
         import cupy
         machine += f", {ember.cuda.get_device_name()}, CuPy {cupy.__version__}, float32"
