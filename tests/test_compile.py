@@ -529,3 +529,24 @@ def test_the_globals_of_a_modules_methods_are_guarded():
         assert cm(ember.ones(1)).tolist() == [4.0]
     finally:
         FACTOR = 3.0
+
+
+def test_batch_norm_training_replays_its_running_statistics():
+    def make():
+        ember.manual_seed(0)
+        return nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+    model_c, model_e = make(), make()
+    cm = ember.compile(model_c)
+    bn_c, bn_e = model_c[1], model_e[1]
+    for seed in range(3):
+        x = rand(2, 1, 6, 6, seed=seed)
+        out_c, out_e = cm(x), model_e(x)
+        np.testing.assert_allclose(out_c.detach().numpy(), out_e.detach().numpy(), rtol=1e-6)
+        out_c.sum().backward()
+        out_e.sum().backward()
+        for name in ("running_mean", "running_var", "num_batches_tracked"):
+            np.testing.assert_allclose(getattr(bn_c, name).numpy(), getattr(bn_e, name).numpy(),
+                                       rtol=1e-6)
+        assert bn_c.running_mean._version == bn_e.running_mean._version
+        np.testing.assert_allclose(bn_c.weight.grad.numpy(), bn_e.weight.grad.numpy(), rtol=1e-5)
+    assert cm._compiled.eager is None and len(cm._compiled.entries) == 1

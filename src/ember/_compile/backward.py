@@ -143,7 +143,6 @@ def _run_copy_slices(rec, node, g):
         raise RuntimeError(ERR_FREED)
     if not isinstance(inner, OpNode) or inner._op is None or inner._hooked:
         rec._stop("an in-place write into a view whose op ember.compile does not replay")
-    rec.has_copy_slices = True
     result = _step(rec, COPY, (g,), None, rec.arrays[g].copy())
     region = replay(chain, rec.arrays[result])
     s_region = rec.backward_slot(region)

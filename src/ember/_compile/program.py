@@ -60,7 +60,7 @@ class Program:
         # what the backward reads of the forward pass, and what random calls drew (a
         # create_graph pass differentiates through them with the same numbers)
         self.saved = sorted(s for s in read | replayed if s < first_backward)
-        self.writes_outside = any(i.bumps for i in self.forward_instrs)
+        self.writes_outside = rec.wrote_outside or any(i.bumps for i in self.forward_instrs)
         self.fresh_constants = _written_constants(rec, self.forward_instrs, outputs)
         self.forward = _generate_forward(self)
         self.backward = _generate_backward(self) if rec.backward or source_slots else None
@@ -164,8 +164,9 @@ class _Writer:
     name frees the old array at once, so NumPy can hand its memory to the next result), which
     also keeps the function short to compile."""
 
-    def __init__(self, kinds, instrs, keep):
+    def __init__(self, kinds, instrs, keep, forward):
         self.kinds = kinds
+        self.forward = forward  # the forward function (it has the call's tensors)
         self.lines = []
         self.scope = {"as_array": as_array, "wrap": _wrap}
         self.count = 0
@@ -223,16 +224,27 @@ class _Writer:
             name = self.ref(x)
             return name if cast is None else f"{name}.astype({self.bind(cast, 'd')})"
         if kind == TENSOR:
-            return f"wrap({self.ref(a[1])})"
+            return self._tensor(a[1])
         if kind == SLOTS:
             return "(" + "".join(f"{self.ref(x)}, " for x in a[1]) + ")"
         if kind == NESTED:
             return self._nested(a[1])
         return self.bind(a[1])
 
+    def _tensor(self, x):
+        """Slot ``x`` as the Tensor an op takes as it is: in the forward, an input or outside
+        tensor itself (a kernel that updates it, as batch norm its running statistics, bumps
+        its version), else the array rewrapped."""
+        kind, payload = self.kinds[x]
+        if self.forward and kind == INPUT:
+            return f"tensors[{payload}]"
+        if self.forward and kind == CAPTURED:
+            return self.bind(payload, "t")
+        return f"wrap({self.ref(x)})"
+
     def _nested(self, v):
         if type(v) is Ref:
-            return f"wrap({self.ref(v.s)})" if v.as_tensor else self.ref(v.s)
+            return self._tensor(v.s) if v.as_tensor else self.ref(v.s)
         if type(v) is tuple:
             return "(" + "".join(self._nested(x) + ", " for x in v) + ")"
         if type(v) is list:
@@ -358,7 +370,7 @@ def _written_constants(rec, instrs, outputs):
 
 def _generate_forward(prog):
     keep = set(prog.outputs) | set(prog.saved)
-    w = _Writer(prog.kinds, prog.forward_instrs, keep)
+    w = _Writer(prog.kinds, prog.forward_instrs, keep, True)
     used = set(w.last) | keep
     for x in sorted(used):
         kind, payload = prog.kinds[x]
@@ -379,7 +391,7 @@ def _generate_forward(prog):
 
 def _generate_backward(prog):
     keep = {x for x in prog.source_slots if x is not None}
-    w = _Writer(prog.kinds, prog.backward_instrs, keep)
+    w = _Writer(prog.kinds, prog.backward_instrs, keep, False)
     for j, x in enumerate(prog.saved):
         if x in w.last or x in keep:
             w.lines.append(f"{w.out(x)} = saved[{j}]")

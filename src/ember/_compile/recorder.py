@@ -96,7 +96,7 @@ class Recorder:
         self.instrs = self.forward
         self.broken = None  # why recording stopped, once it has
         self.depth = 0  # > 0 inside an op or a replayed call: bumps and draws are its own
-        self.has_copy_slices = False  # the backward writes back into views (CopySlices)
+        self.wrote_outside = False  # a kernel wrote into an input or outside tensor
         self.inputs = []  # the call's input tensors, by flat position
         self.outside = {}  # slot -> the outside Tensor (input or captured) behind it
 
@@ -217,11 +217,14 @@ class Recorder:
         from .._ops.registry import _tensor_call
         if threading.get_ident() != self.thread:
             return _tensor_call(op, args)
+        versions = _versions(args, {})
         self.depth += 1
         try:
             out = _tensor_call(op, args)
         finally:
             self.depth -= 1
+        if any(_version_of(t) != v for t, v in versions):  # a kernel that updates a tensor it
+            self.wrote_outside = True  # takes as it is (batch norm's running statistics)
         if self.broken is None:
             try:
                 self._record_call(op, args, out)
@@ -355,7 +358,7 @@ class Recorder:
         tkw = {k: self._template(v) for k, v in kwargs.items()}
         bumps = []
         for t, v in versions:
-            if t._version != v:  # filled in place
+            if _version_of(t) != v:  # filled in place
                 bumps += self._outside_writes(t._data, before)
         results = result if isinstance(result, tuple) else (result,)
         outs, zero_d = [], []
@@ -441,11 +444,14 @@ def _has_mask(key):
 
 
 def _versions(args, kwargs):
-    found = []
-    for a in list(args) + list(kwargs.values()):
-        if isinstance(a, Tensor):
-            found.append((a, a._version if not a._is_inference else 0))
-    return found
+    """(tensor, its version) for the tensors among the arguments."""
+    return [(a, _version_of(a)) for a in list(args) + list(kwargs.values())
+            if isinstance(a, Tensor)]
+
+
+def _version_of(t):
+    vc = t._vc  # (read directly: inference tensors have no version to ask for)
+    return 0 if vc is None else vc[0]
 
 
 def _is_generator(obj):
