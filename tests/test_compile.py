@@ -550,3 +550,25 @@ def test_batch_norm_training_replays_its_running_statistics():
         assert bn_c.running_mean._version == bn_e.running_mean._version
         np.testing.assert_allclose(bn_c.weight.grad.numpy(), bn_e.weight.grad.numpy(), rtol=1e-5)
     assert cm._compiled.eager is None and len(cm._compiled.entries) == 1
+
+
+def test_a_compiled_training_step_on_the_device(cuda_device):
+    def make():
+        ember.manual_seed(0)
+        return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.25),
+                             nn.Linear(8, 3)).to(cuda_device)
+    model_c, model_e = make(), make()
+    step_c = ember.compile(lambda x, y: F.cross_entropy(model_c(x), y))
+    losses = []
+    for model, step in ((model_c, step_c), (model_e, lambda x, y: F.cross_entropy(model_e(x),
+                                                                                  y))):
+        ember.manual_seed(1)
+        for seed in range(3):
+            x = rand(5, 4, seed=seed).to(cuda_device)
+            y = ember.tensor([0, 1, 2, 1, 0], device=cuda_device)
+            loss = step(x, y)
+            loss.backward()
+            assert model[0].weight.grad.device == ember.device(cuda_device)
+            losses.append(loss.item())
+    np.testing.assert_allclose(losses[:3], losses[3:], rtol=1e-6)
+    assert step_c.eager is None and len(step_c.entries) == 1

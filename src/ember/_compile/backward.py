@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from .._backend import as_array
+from .._backend import as_array, get_xp, is_array
 from .._ops.views import CopySlices
 from .._state import state
 from ..autograd.graph import ERR_FREED, AccumulateGrad, gradient_edge
@@ -106,7 +106,9 @@ def _run_node(rec, fn, grads):
     if op.n_outputs == 1:
         g_spec, g = (SLOT, grads[0], None), rec.arrays[grads[0]]
     else:  # formulas expect every output's gradient: zeros where none came
-        slots = tuple(_zeros(rec, m) if s is None else s for s, m in zip(grads, fn._out_meta))
+        like = rec.arrays[next(s for s in grads if s is not None)]
+        slots = tuple(_zeros(rec, m, like) if s is None else s
+                      for s, m in zip(grads, fn._out_meta))
         g_spec, g = (SLOTS, slots), tuple(rec.arrays[s] for s in slots)
     outs = [None] * len(nxt)
     for inputs, formula, env_idx in op.formulas:
@@ -122,7 +124,7 @@ def _run_node(rec, fn, grads):
                 out_slots.append(None)
                 zero_d.append(False)
                 continue
-            normal = type(ri) is np.ndarray
+            normal = type(ri) is np.ndarray or is_array(ri)
             s = rec.backward_slot(ri if normal else as_array(ri))
             outs[i] = s
             out_slots.append(s)
@@ -160,9 +162,9 @@ def _run_copy_slices(rec, node, g):
     return [result] + list(sub[1:])
 
 
-def _zeros(rec, meta):
+def _zeros(rec, meta, like):
     shape, dtype = meta
-    z = np.zeros(shape, dtype)
+    z = get_xp(like).zeros(shape, dtype)
     z.flags.writeable = False
     return rec._new_slot(z, CONST, z)
 

@@ -22,7 +22,18 @@ from ..autograd.graph import ERR_FREED, Node, gradient_edge, version_error
 from .config import config
 from .guards import Roots, _Identity, _tensor_meta, alias_pattern, flatten_args, world
 from .program import Program, _tensor_arg
-from .recorder import CALL, CAPTURED, COMPUTED, CONST, INPUT, SLOT, TENSOR, Recorder, _Stop
+from .recorder import (
+    CALL,
+    CAPTURED,
+    COMPUTED,
+    CONST,
+    INPUT,
+    SLOT,
+    TENSOR,
+    Recorder,
+    _Stop,
+    shares_memory,
+)
 
 _object_new = object.__new__
 _ALL = weakref.WeakSet()  # every compiled function, for reset()
@@ -354,7 +365,7 @@ def _classify_outputs(rec, leaves, tensors):
         if kind not in (COMPUTED, CONST):  # (a constant is copied at each replay)
             rec._stop("it returns an input's or outside tensor's data in a new tensor")
         a = t._data
-        if t._base is not None and any(np.may_share_memory(a, rec.arrays[b]) for b in bases):
+        if t._base is not None and any(shares_memory(a, rec.arrays[b]) for b in bases):
             chain = _view_chain(rec, producer, s, bases)
             if chain is None:
                 rec._stop("an output shares memory with an input or another output, other "
@@ -404,7 +415,7 @@ def _sources(rec, tensors):
 
 def _overlaps(rec, s, slots):
     a = rec.arrays[s]
-    return s in slots or any(np.may_share_memory(a, rec.arrays[x]) for x in slots)
+    return s in slots or any(shares_memory(a, rec.arrays[x]) for x in slots)
 
 
 # -- outputs ---------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ import math
 import sys
 import types
 
+import numpy as np
+
 from .. import _dtype as D
 from .._state import state
 from .._tensor import Tensor
@@ -89,7 +91,7 @@ class _Identity:
 def _tensor_meta(t):
     a = t._data
     return (type(t), type(a), a.shape, a.dtype, a.strides, t._requires_grad, t._base is None,
-            t._is_inference)
+            t._is_inference, None if type(a) is np.ndarray else t.device)
 
 
 def alias_pattern(tensors):

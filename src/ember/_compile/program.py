@@ -13,8 +13,6 @@ when a create_graph pass differentiates through a compiled function.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .._backend import as_array
 from .._tensor import _wrap
 from .recorder import (
@@ -36,6 +34,7 @@ from .recorder import (
     TENSOR,
     VALUE,
     Ref,
+    shares_memory,
 )
 
 _GENERATED = "<ember compiled>"
@@ -365,7 +364,7 @@ def _written_constants(rec, instrs, outputs):
     written += [rec.arrays[s] for i in instrs if i.kind == REPLAYED for s in _reads([i])]
     written += [rec.arrays[s] for s in outputs]
     return {s for s, (kind, _) in enumerate(rec.kinds)
-            if kind == CONST and any(np.may_share_memory(rec.arrays[s], w) for w in written)}
+            if kind == CONST and any(shares_memory(rec.arrays[s], w) for w in written)}
 
 
 def _generate_forward(prog):

@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+from .._backend import get_xp, is_array
 from .._state import forward_hook, recording
 from .._tensor import Tensor
 
@@ -198,7 +199,7 @@ class Recorder:
         if isinstance(v, Tensor):
             found.append(v)
             return Ref(self.slot_of(v), True)
-        if isinstance(v, np.ndarray):
+        if is_array(v):
             s = self.ids.get(id(v))
             if s is None:
                 if id(v) in self.constants:
@@ -329,7 +330,7 @@ class Recorder:
         a tensor's autograd history cannot be replayed."""
         touched = []
         for s, t in self.outside.items():
-            if np.may_share_memory(t._data, array):
+            if shares_memory(t._data, array):
                 if (t._grad_fn, t._requires_grad) != before.get(s, (None, False)):
                     self._stop("an in-place op gave an input's history a new node")
                 touched.append(s)
@@ -390,7 +391,7 @@ class Recorder:
         self.instrs = self.backward
         grads = []
         for k, t in enumerate(outputs):
-            g = np.ones_like(t._data)
+            g = get_xp(t._data).ones_like(t._data)
             grads.append(self._new_slot(g, GRAD, k))
         return trace(self, outputs, grads, sources)
 
@@ -403,7 +404,7 @@ class Recorder:
     def formula_arg(self, v):
         """A formula's saved value as an argument: an array in a slot, a tensor whose array
         is in one (handed to the formula rewrapped), or a constant."""
-        if isinstance(v, np.ndarray):
+        if is_array(v):
             s = self.ids.get(id(v))
             if s is None:
                 self._stop("a node saved an array made outside the recorded calls")
@@ -437,10 +438,15 @@ def _snapshot(t):
     return None
 
 
+def shares_memory(a, b):
+    """Whether two arrays may share memory (arrays of different modules never do)."""
+    return type(a) is type(b) and get_xp(a).may_share_memory(a, b)
+
+
 def _has_mask(key):
     """An index key with a boolean mask (x[mask]: as many rows as the mask holds True)."""
     parts = key if isinstance(key, tuple) else (key,)
-    return any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in parts)
+    return any(is_array(k) and k.dtype == np.bool_ for k in parts)
 
 
 def _versions(args, kwargs):
