@@ -498,18 +498,6 @@ def test_fused_multiply_adds_round_once():
         assert abs(Fraction(value) - q) <= abs(Fraction(float(above)) - q)
 
 
-def test_cephes_exact_steps_agree_with_the_fast_ones():
-    from ember._random import cephes
-    u = np.random.default_rng(3).random(512).astype(np.float32)
-    fast, exact = cephes._Steps(512), cephes._Exact(512)
-    r1, r2, s1, s2, c1, c2 = (np.empty(512, np.float32) for _ in range(6))
-    cephes._log_radius(fast, u, r1)
-    cephes._log_radius(exact, u, r2)
-    cephes._sin_cos(fast, u, s1, c1)
-    cephes._sin_cos(exact, u, s2, c2)
-    assert np.array_equal(r1, r2) and np.array_equal(s1, s2) and np.array_equal(c1, c2)
-
-
 def _draw_large_normals(queue):
     ember.manual_seed(0)
     queue.put(ember.randn(300_000).numpy()[-5:].tolist())

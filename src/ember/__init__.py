@@ -19,6 +19,7 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         randint, randint_like, randn, randn_like, randperm, tensor, zeros,
                         zeros_like)
 from ._random import Generator, default_generator
+from ._threads import get_num_threads, set_num_threads
 from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from . import random
 from ._creation import cartesian_prod, meshgrid, tril_indices, triu_indices
@@ -139,14 +140,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """``ember.func.vmap``: run a function of one example on a whole batch."""
     from .func import vmap as vmap_
     return vmap_(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
-
-
-def get_num_threads() -> int:
-    return 1
-
-
-def set_num_threads(n) -> None:
-    """Accepted for compatibility: NumPy's BLAS decides its own threading."""
 
 
 _SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",

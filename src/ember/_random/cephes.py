@@ -6,243 +6,255 @@ fused multiply-adds. Their results differ from accurate float32 functions in the
 few percent of inputs, so bit-identical normals need the same polynomials, evaluated step by step
 with float32 rounding and single-rounding fused steps.
 
-Each step runs on float64 arrays that hold float32 values: a product of two such values is exact
-in a double, so ``y * x + c`` rounds once when the double sum is rounded to float32. That second
-rounding can only go wrong when the double sum was inexact and lands exactly halfway between two
-floats; such sums are caught as they happen and their elements redone with rationals.
+How that is made fast on NumPy:
 
-The work is split in chunks that stay in cache, spread over a few threads (NumPy releases the
-GIL inside each operation).
+* A fused step ``fl(y * x + c)`` is one complex64 multiply. NumPy's SIMD complex multiply
+  computes the real part as ``fma(a.re, b.re, -(a.im * b.im))``; with ``b.im == 1`` and a
+  constant ``-c`` in ``a.im`` the product ``a.im * b.im`` is exact, so the real part is the fused
+  step, rounded once. ``fused_complex_multiply()`` checks this on first use; where it does not
+  hold, each step is computed with doubles and a rational fallback (``exact_math.fma32``).
+* Scaling by a power of two commutes with rounding, so the factors in torch's formulas
+  (``-2 * log``, ``x * x / 2``, ``2 * pi * u``) are folded into the constants: the log runs on
+  ``X = -x / 2`` with scaled polynomial coefficients and yields ``radius / 2``; the rotation to
+  the right octant is a complex multiply by ``2 * i**-q``.
+* Inputs are the raw words, not float uniforms: ``u = k / 2**24`` for the 24-bit integer ``k``,
+  so ``1 - u`` and ``2 * pi * u`` come from ``k`` in one step each.
+* The octant reduction ``theta - j * pi / 4`` in three Cody-Waite pieces is exact up to its last
+  rounding (the pieces' products with ``j`` and the first two sums are exact), so it is one
+  double expression rounded once; and the quadrant ``j / 2`` is ``(k + 2**21) >> 22``.
+
+Every one of the 2**24 inputs of each half of a block gives torch's bits (checked against torch
+by ``tests/test_random_kernels.py``, the full sweep opt-in).
+
+The work is split in chunks that stay in cache, spread over ``ember.get_num_threads()`` threads
+(NumPy releases the GIL inside each operation) while the calling thread draws the next words.
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 
 import numpy as np
 
+from .. import _threads
 from .exact_math import f32, fma32
 
-# Cephes' single-precision coefficients (float32 values, kept as doubles for the fused steps)
-_LOG_POLY = [float(f32(c)) for c in (
+_MASK24 = 0xFFFFFF
+# Cephes' single-precision constants (as torch's kernel has them)
+_LOG_POLY = [f32(c) for c in (
     7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
     -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)]
 _LOG_Q1, _LOG_Q2 = f32(-2.12194440e-4), f32(0.693359375)
-_SQRTHF = f32(0.707106781186547524)
-_FOUR_OVER_PI = f32(1.27323954473516)
-_DP1, _DP2 = f32(-0.78515625), f32(-2.4187564849853515625e-4)  # products with j are exact
-_DP3 = float(f32(-3.77489497744594108e-8))
-_COS_POLY = [float(f32(c)) for c in (2.443315711809948e-5, -1.388731625493765e-3,
-                                     4.166664568298827e-2)]
-_SIN_POLY = [float(f32(c)) for c in (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)]
+_SQRTHF_BITS = int(f32(0.707106781186547524).view(np.int32))
+_DP = (f32(-0.78515625), f32(-2.4187564849853515625e-4), f32(-3.77489497744594108e-8))
+_COS_POLY = [f32(c) for c in (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)]
+_SIN_POLY = [f32(c) for c in (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)]
 _TWO_PI = f32(2.0 * np.pi)
-_LOW29, _HALF29 = np.int64(0x1FFFFFFF), np.int64(0x10000000)
+_BARE = f32(-0.0)
 
-_CHUNK = 1 << 14  # pairs per pass: the working arrays stay in cache
+# -- the log, on X = -x / 2 ----------------------------------------------------------------------
+# Horner's y_k = y_(k-1) * x + p_k carried as H_k = mu_k * y_k with mu_k = 4 * (-2)**(8 - k):
+# H_k = H_(k-1) * X + mu_k * p_k, and H_8 = 4 * y_8.
+_LOG_H0 = f32(1024) * _LOG_POLY[0]
+_LOG_STEPS = [f32(4 * (-2) ** (8 - k)) * _LOG_POLY[k] for k in range(1, 9)]
+_HALF_Q2 = -_LOG_Q2 / f32(2)  # e * this is exact
+# u = k / 2**24 has the bits of float(2**24 - k) less 24 in the exponent field
+_LOG_OFFSET = np.int32(_SQRTHF_BITS + (24 << 23))
+_HALF_V_BITS = np.int32(_SQRTHF_BITS - (1 << 23))
+# -- the angle -------------------------------------------------------------------------------------
+_THETA_STEP = _TWO_PI * f32(2.0 ** -24)  # theta = fl(k * this), as fl(2 * pi * u)
+_QUADRANT = 2.0 * (float(_DP[0]) + float(_DP[1]) + float(_DP[2]))  # exact as a double
+# 2 * i**-q for the quadrant q: (S + iC) times it is 2 * (sin + i cos) of the whole angle
+_ROTATE = np.array([2, -2j, -2, 2j, 2], np.complex64)
+
+_CHUNK_ROWS = 2048  # blocks of 16 per chunk: 16384 pairs, whose buffers stay in cache
+_SEGMENT_CHUNKS = 8  # chunks whose words are drawn at a time while earlier ones are worked on
 
 
-class _Steps:
-    """Buffers for one chunk of ``m`` pairs, and float32 steps on float64 arrays."""
+@functools.cache
+def fused_complex_multiply() -> bool:
+    """Whether NumPy's complex64 multiply rounds its real part once, ``fma(a.re, b.re,
+    -(a.im * b.im))``, for arrays and for a scalar second operand (as its SIMD loops do on
+    x86 with FMA), checked on values where a separate rounding of the product shows."""
+    rng = np.random.default_rng(12345)
+    for size in (8, 13, 64, 1000):
+        y = rng.standard_normal(size).astype(f32)
+        x = rng.standard_normal(size).astype(f32)
+        c = rng.standard_normal(size).astype(f32)
+        z = np.empty(size, np.complex64)
+        z.real, z.imag = y, -c
+        w = np.empty(size, np.complex64)
+        w.real, w.imag = x, 1
+        if not np.array_equal(np.multiply(z, w, out=z).real, fma32(y, x, c)):
+            return False
+        s = np.complex64(complex(c[0], -1))  # (y + i) * (c0 - i): re = fma(y, c0, 1)
+        z.real, z.imag = y, 1
+        if not np.array_equal((z * s).real, fma32(y, c[0], f32(1))):
+            return False
+    return True
+
+
+def _fused(z, w, out):
+    """out.real = fl(z.real * w.real - z.imag * w.imag), one rounding (``w`` may be a scalar;
+    ``z.imag * w.imag`` is exact wherever this is called). ``out.imag`` is left undefined."""
+    if fused_complex_multiply():
+        np.multiply(z, w, out=out)
+        return
+    zr, zi = z.real, z.imag
+    wr, wi = (w.real, w.imag) if np.ndim(w) else (np.full(len(z), w.real, f32), w.imag)
+    out.real = fma32(zr, wr, -(zi * wi))
+
+
+class _Buffers:
+    """Working arrays for one chunk of ``m`` pairs (one set per thread)."""
 
     def __init__(self, m):
         self.m = m
-        self.f = np.empty(m, f32)
-        self.g = np.empty(m, f32)
-        self.h = np.empty(m, f32)
-        self.i = np.empty(m, np.int32)
-        self.i2 = np.empty(m, np.int32)
-        self.k = np.empty(m, np.int32)
-        self.x, self.z, self.y, self.c, self.t = (np.empty(m) for _ in range(5))
-        self.low = np.empty(m, np.int64)
-        self.mask = np.empty(m, bool)
-        self.redo = []  # element indices a double rounding may have touched
+        self.words = np.empty(2 * m, np.int32)
+        self.k = np.empty((2, m), np.int32)  # the 24-bit integers of the two halves
+        self.e = np.empty(m, np.int32)
+        self.q = np.empty(m, np.intp)
+        self.f1, self.f2, self.f3 = (np.empty(m, f32) for _ in range(3))
+        self.normals = np.empty((2, m), f32)
+        self.wide = np.empty(m)
+        # complex arrays whose imaginary parts stay 1 (only their real parts are written)
+        self.w1, self.w2, self.w3 = (np.full(m, 1j, np.complex64) for _ in range(3))
+        self.z1, self.z2, self.rotate = (np.empty(m, np.complex64) for _ in range(3))
 
-    def round(self, v):
-        """Round the doubles ``v`` to float32 values, in place."""
-        np.copyto(self.f, v, casting="same_kind")
-        np.copyto(v, self.f)
+    @staticmethod
+    def re(c):
+        return c.view(f32)[0::2]
 
-    def fused(self, y, x, c):
-        """y = fl32(y * x + c), one rounding (``x``, ``c``: double arrays or numbers)."""
-        t = self.t
-        np.multiply(y, x, out=t)
-        np.add(t, c, out=t)
-        np.bitwise_and(t.view(np.int64), _LOW29, out=self.low)
-        np.equal(self.low, _HALF29, out=self.mask)
-        if self.mask.any():
-            self._check_halfway(y, x, c)
-        np.copyto(self.f, t, casting="same_kind")
-        np.copyto(y, self.f)
-
-    def _check_halfway(self, y, x, c):
-        """Of the sums that landed halfway between two floats, remember the inexact ones."""
-        idx = np.flatnonzero(self.mask)
-        p = y[idx] * (x[idx] if np.ndim(x) else x)  # exact
-        addend = c[idx] if np.ndim(c) else np.full(len(idx), c)
-        s = self.t[idx]
-        bb = s - p
-        err = (p - (s - bb)) + (addend - bb)  # s + err == p + addend exactly
-        if np.any(err != 0):
-            self.redo.append(idx[err != 0])
+    @staticmethod
+    def im(c):
+        return c.view(f32)[1::2]
 
 
-def _log_radius(st, a, out):
-    """sqrt(-2 * log(1 - a)) for float32 uniforms ``a``, the log as Cephes' logf computes it.
+def _halves(blocks):
+    """(rows, 16) of 4-byte items as (2, rows) items of 32 bytes: the first and the second
+    eight of each block (one copy moves them as whole runs)."""
+    return blocks.view("V32").T
 
-    NOTE: 1 - a is exact and at least 2**-24, so no zero or denormal reaches the log.
-    """
-    u = st.g
-    np.subtract(f32(1), a, out=u)
-    bits = u.view(np.int32)
-    mant = st.k.view(f32)  # the mantissa, in [0.5, 1)
-    np.bitwise_and(bits, 0x007FFFFF, out=st.k)
-    np.bitwise_or(st.k, 0x3F000000, out=st.k)
-    small = st.mask
-    np.less(mant, _SQRTHF, out=small)
-    e_int = st.i  # the exponent, one less below sqrt(1/2)
-    np.right_shift(bits, 23, out=e_int)
-    np.subtract(e_int, small, out=e_int)
-    np.subtract(e_int, 126, out=e_int)
-    e = st.h
-    np.copyto(e, e_int, casting="unsafe")
-    # x = 2m - 1 below sqrt(1/2), else m - 1 (both exact); the mask selects bits, not branches
-    select = st.i
-    np.copyto(select, small, casting="unsafe")
-    np.negative(select, out=select)  # all ones where small
-    np.bitwise_and(select, st.k, out=select)
-    np.subtract(mant, f32(1), out=u)
-    np.add(u, select.view(f32), out=u)
-    x, z, y, c = st.x, st.z, st.y, st.c
-    np.copyto(x, u)  # u keeps x as float32 too
-    np.multiply(u, u, out=st.f)
-    np.copyto(z, st.f)
-    y.fill(_LOG_POLY[0])
-    for coefficient in _LOG_POLY[1:]:
-        st.fused(y, x, coefficient)
-    np.multiply(y, x, out=y)
-    st.round(y)
-    np.multiply(e, _LOG_Q1, out=st.f)
-    np.copyto(c, st.f)
-    st.fused(y, z, c)
-    # the rest in float32: z / 2 and e * Q2 (a small integer times 9 bits) are exact
-    np.copyto(out, y, casting="same_kind")
-    np.multiply(z, 0.5, out=c)
-    np.copyto(st.f, c, casting="same_kind")
-    np.subtract(out, st.f, out=out)
-    np.add(out, u, out=out)
-    np.multiply(e, _LOG_Q2, out=st.f)
-    np.add(out, st.f, out=out)
-    np.multiply(out, f32(-2), out=out)
+
+def _horner(b, z, w, steps):
+    """z.real = each step of ``y = fl(y * w.real + c)`` for the constants ``steps`` (``c =
+    -0.0`` for a bare product: ``y * x + -0.0`` keeps the sign of a zero product)."""
+    for c in steps:
+        b.im(z).fill(-c)
+        _fused(z, w, z)
+
+
+def _half_radius(b, ka, out):
+    """radius / 2 = sqrt(-log(1 - u) / 2) for u = ka / 2**24, the log as Cephes' logf."""
+    re, im = b.re, b.im
+    j = b.f1  # 1 - u = j / 2**24
+    np.subtract(f32(1 << 24), ka, out=j, dtype=f32, casting="unsafe")
+    # 1 - u = 2**e * v with v in [sqrt(1/2), sqrt(2)): bit arithmetic on the float's fields
+    t = j.view(np.int32)
+    np.subtract(t, _LOG_OFFSET, out=t)
+    np.right_shift(t, 23, out=b.e)
+    np.bitwise_and(t, 0x7FFFFF, out=t)
+    np.add(t, _HALF_V_BITS, out=t)  # the bits of v / 2
+    x, x2 = b.f2, b.f3
+    np.subtract(f32(0.5), j, out=x)  # X = -x / 2 = 1/2 - v/2, exact
+    np.multiply(x, x, out=x2)  # z / 4
+    np.copyto(re(b.w1), x)
+    np.copyto(re(b.w2), x2)
+    # H_8, then fl(H_8 * X) = -2 fl(y_8 * x)
+    _fused(b.w1, np.complex64(complex(_LOG_H0, -_LOG_STEPS[0])), b.z1)
+    _horner(b, b.z1, b.w1, _LOG_STEPS[1:] + [_BARE])
+    # y = fl(fl(y_8 x) * z + fl(e * Q1)), here -y / 2
+    e = b.f1
+    np.copyto(e, b.e, casting="unsafe")
+    np.multiply(e, _LOG_Q1 / f32(2), out=im(b.z1))
+    _fused(b.z1, b.w2, b.z1)
+    # ((y - z / 2) + x) + e * Q2, each sum rounded, here times -1/2
+    np.add(re(b.z1), x2, out=out)
+    np.add(out, x, out=out)
+    np.multiply(e, _HALF_Q2, out=e)
+    np.add(out, e, out=out)
     np.sqrt(out, out=out)
 
 
-def _sin_cos(st, b, sin_out, cos_out):
-    """Cephes' sincosf of 2*pi*b for float32 uniforms ``b`` in [0, 1)."""
-    theta = st.g
-    np.multiply(b, _TWO_PI, out=theta)
-    j = st.i
-    np.multiply(theta, _FOUR_OVER_PI, out=st.h)
-    np.copyto(j, st.h, casting="unsafe")  # truncation, theta >= 0
-    np.add(j, 1, out=j)
-    np.bitwise_and(j, ~1, out=j)
-    jf = st.h
-    np.copyto(jf, j, casting="unsafe")
-    # theta - j * pi / 4 in three pieces
-    np.multiply(jf, _DP1, out=st.f)
-    np.add(theta, st.f, out=theta)
-    np.multiply(jf, _DP2, out=st.f)
-    np.add(theta, st.f, out=theta)
-    x, z, y = st.x, st.z, st.y
-    np.copyto(x, jf)
-    np.copyto(y, theta)
-    st.fused(x, _DP3, y)
+def _rotation(b, kb, out):
+    """2 * (sin + i cos) of theta = fl(2 * pi * kb / 2**24), as Cephes' sincosf, into ``out``
+    (complex64)."""
+    re, im = b.re, b.im
+    theta = b.f1
+    np.multiply(kb, _THETA_STEP, out=theta, dtype=f32, casting="unsafe")
+    # the quadrant q = (trunc(fl(theta * 4/pi)) + 1) // 2, a monotonic step function of kb
+    # with its steps where (kb + 2**21) >> 22 has them; and x = theta - q * pi / 2
+    q = b.q
+    np.add(kb, 1 << 21, out=q)
+    np.right_shift(q, 22, out=q)
+    np.multiply(q, _QUADRANT, out=b.wide)
+    x, z = b.f2, b.f3
+    np.add(b.wide, theta, out=x, casting="same_kind")
     np.multiply(x, x, out=z)
-    st.round(z)
-    c = st.c
-    c.fill(_COS_POLY[0])
-    st.fused(c, z, _COS_POLY[1])
-    st.fused(c, z, _COS_POLY[2])
-    np.multiply(c, z, out=c)
-    st.round(c)
-    np.multiply(z, -0.5, out=y)  # exact
-    st.fused(c, z, y)
-    np.copyto(cos_out, c, casting="same_kind")
-    np.add(cos_out, f32(1), out=cos_out)
-    y.fill(_SIN_POLY[0])
-    st.fused(y, z, _SIN_POLY[1])
-    st.fused(y, z, _SIN_POLY[2])
-    np.multiply(y, z, out=y)
-    st.round(y)
-    st.fused(y, x, x)
-    np.copyto(sin_out, y, casting="same_kind")
-    # octants 1, 2, 5, 6 swap the two polynomials (with bit masks: no branch per element);
-    # the signs come from the octant too
-    sin_bits, cos_bits, swap = sin_out.view(np.int32), cos_out.view(np.int32), st.k
-    np.bitwise_and(j, 2, out=swap)
-    np.right_shift(swap, 1, out=swap)
-    np.negative(swap, out=swap)  # all ones where the octant swaps
-    np.bitwise_xor(sin_bits, cos_bits, out=st.i2)
-    np.bitwise_and(st.i2, swap, out=st.i2)
-    np.bitwise_xor(sin_bits, st.i2, out=sin_bits)
-    np.bitwise_xor(cos_bits, st.i2, out=cos_bits)
-    np.bitwise_and(j, 4, out=st.k)
-    np.left_shift(st.k, 29, out=st.k)
-    np.bitwise_xor(sin_bits, st.k, out=sin_bits)
-    np.subtract(j, 2, out=st.k)
-    np.invert(st.k, out=st.k)
-    np.bitwise_and(st.k, 4, out=st.k)
-    np.left_shift(st.k, 29, out=st.k)
-    np.bitwise_xor(cos_bits, st.k, out=cos_bits)
+    np.copyto(re(b.w1), z)
+    np.copyto(re(b.w3), x)
+    # cos: ((c0 z + c1) z + c2) z z - z / 2 + 1
+    _fused(b.w1, np.complex64(complex(_COS_POLY[0], -_COS_POLY[1])), b.z1)
+    _horner(b, b.z1, b.w1, [_COS_POLY[2]])
+    np.multiply(re(b.z1), z, out=re(b.z1))
+    np.multiply(z, f32(0.5), out=im(b.z1))
+    _fused(b.z1, b.w1, b.z1)
+    # sin: ((s0 z + s1) z + s2) z x + x
+    _fused(b.w1, np.complex64(complex(_SIN_POLY[0], -_SIN_POLY[1])), b.z2)
+    _horner(b, b.z2, b.w1, [_SIN_POLY[2]])
+    np.multiply(re(b.z2), z, out=re(b.z2))
+    np.negative(x, out=im(b.z2))
+    _fused(b.z2, b.w3, out)
+    np.add(re(b.z1), f32(1), out=im(out))
+    # the octant: a multiply by 2 * i**-q turns (S + iC) into 2 (sin + i cos), exactly
+    np.take(_ROTATE, q, out=b.rotate, mode="clip")
+    np.multiply(out, b.rotate, out=out)
 
 
-def _chunk(st, u, mean, std, out):
-    """Normals for whole blocks: float32 uniforms ``u`` (n, 16) -> ``out`` (n, 16)."""
-    first = np.ascontiguousarray(u[:, :8]).ravel()
-    second = np.ascontiguousarray(u[:, 8:]).ravel()
-    radius = np.empty(len(first), f32)
-    sin = np.empty(len(first), f32)
-    cos = np.empty(len(first), f32)
-    st.redo = []
-    _log_radius(st, first, radius)
-    _sin_cos(st, second, sin, cos)
-    if st.redo:  # redo the few elements a double rounding touched, one rational step at a time
-        idx = np.unique(np.concatenate(st.redo))
-        exact = _Exact(len(idx))
-        r, s, c = (np.empty(len(idx), f32) for _ in range(3))
-        _log_radius(exact, first[idx], r)
-        _sin_cos(exact, second[idx], s, c)
-        radius[idx], sin[idx], cos[idx] = r, s, c
-    np.multiply(radius, cos, out=cos)
-    np.multiply(radius, sin, out=sin)
-    if not (mean == 0 and std == 1):
-        for n in (cos, sin):
-            _shift(st, n, std, mean)
-    out[:, :8], out[:, 8:] = cos.reshape(-1, 8), sin.reshape(-1, 8)
+def _chunk(words, mean, std, out):
+    """torch's normals for whole blocks: raw words (rows, 16) -> ``out`` (rows, 16)."""
+    rows = words.shape[0]
+    b = _buffers(rows * 8)
+    k = b.words.reshape(rows, 16)
+    np.bitwise_and(words, _MASK24, out=k.view(np.uint32))
+    np.copyto(b.k.view("V32"), _halves(k))
+    ka, kb = b.k
+    n1, n2 = b.normals
+    _half_radius(b, ka, n1)  # radius / 2
+    trig = b.z2
+    _rotation(b, kb, trig)
+    np.multiply(n1, b.re(trig), out=n2)
+    np.multiply(n1, b.im(trig), out=n1)
+    if not (mean == 0 and std == 1):  # fma(n, 1, 0) == n but for the sign of zeros (below)
+        _shift(b, b.normals, mean, std)
+    np.copyto(_halves(out), b.normals.view("V32"))
+    if not ka.all():  # u == 0: torch's radius is -0.0 (sqrt(-2 * log(1)) = sqrt(-0.0))
+        _zero_radius(ka.reshape(rows, 8) == 0, b, trig, mean, std, out)
 
 
-def _shift(st, values, std, mean):
-    """values = fma(values, std, mean) in float32, in place."""
-    st.redo = []
-    y = st.y
-    np.copyto(y, values)
-    st.fused(y, float(std), float(mean))
-    if st.redo:
-        idx = np.concatenate(st.redo)
-        exact = fma32(values[idx], std, mean)
-    np.copyto(values, y, casting="same_kind")
-    if st.redo:
-        values[idx] = exact
+def _shift(b, normals, mean, std):
+    """normals = fma(normals, std, mean) in float32, in place."""
+    for n in normals:
+        z = b.z1
+        np.copyto(b.re(z), n)
+        b.im(z).fill(-mean)
+        _fused(z, np.complex64(complex(std, 1)), z)
+        np.copyto(n, b.re(z))
 
 
-class _Exact(_Steps):
-    """The same steps with every fused one done with rationals (for a few elements)."""
+def _zero_radius(where, b, trig, mean, std, out):
+    """Rewrite the normals of the pairs whose radius is -0.0 (their sign comes from it)."""
+    blocks = trig.view(f32).reshape(-1, 8, 2)
+    cos, sin = blocks[:, :, 1][where], blocks[:, :, 0][where]
+    zero = f32(-0.0)
+    out[:, :8][where] = fma32(zero * cos, std, mean)
+    out[:, 8:][where] = fma32(zero * sin, std, mean)
 
-    def fused(self, y, x, c):
-        y[...] = fma32(y.astype(f32), np.asarray(x, f32), np.asarray(c, f32))
 
-
+# -- threads ---------------------------------------------------------------------------------------
 _local = threading.local()
-_pool = []  # the thread pool, made on first use
+_pool = []  # [executor, its size], made on first use
 
 
 def _forget_pool():
@@ -255,35 +267,42 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _steps(m):
-    st = getattr(_local, "steps", None)
-    if st is None or st.m != m:
-        st = _local.steps = _Steps(m)
-    return st
+def _buffers(m):
+    b = getattr(_local, "buffers", None)
+    if b is None or b.m != m:
+        b = _local.buffers = _Buffers(m)
+    return b
 
 
-def _workers():
-    return max(1, min(os.cpu_count() or 1, 8))
+def _executor(workers):
+    if not _pool or _pool[1] != workers:
+        from concurrent.futures import ThreadPoolExecutor
+        if _pool:
+            _pool[0].shutdown(wait=False)
+        _pool[:] = [ThreadPoolExecutor(workers, thread_name_prefix="ember-randn"), workers]
+    return _pool[0]
 
 
-def normal_blocks(u, mean, std):
-    """torch's float32 normals for uniforms ``u`` (float32, length a multiple of 16)."""
+def normals(draw, count, mean, std):
+    """torch's float32 normals for the next ``count`` raw words (a multiple of 16), drawn with
+    ``draw(k)`` (the next ``k`` words, in order)."""
     mean, std = f32(mean), f32(std)
-    u = u.reshape(-1, 16)
-    out = np.empty_like(u)
-    step = _CHUNK // 8
-    starts = range(0, len(u), step)
-
-    def run(start):
-        block = u[start:start + step]
-        _chunk(_steps(block.shape[0] * 8), block, mean, std, out[start:start + step])
-
-    if len(starts) > 1 and _workers() > 1:
-        if not _pool:
-            from concurrent.futures import ThreadPoolExecutor
-            _pool.append(ThreadPoolExecutor(_workers(), thread_name_prefix="ember-randn"))
-        list(_pool[0].map(run, starts))
-    else:
-        for start in starts:
-            run(start)
+    out = np.empty((count // 16, 16), f32)
+    rows = _CHUNK_ROWS
+    workers = _threads.get_num_threads()
+    if workers == 1 or count <= 16 * rows:
+        words = draw(count).reshape(-1, 16)
+        for start in range(0, len(words), rows):
+            _chunk(words[start:start + rows], mean, std, out[start:start + rows])
+        return out.ravel()
+    pool = _executor(workers)
+    pending = []
+    segment = rows * _SEGMENT_CHUNKS
+    for first in range(0, len(out), segment):
+        words = draw(16 * min(segment, len(out) - first)).reshape(-1, 16)
+        for start in range(0, len(words), rows):
+            pending.append(pool.submit(_chunk, words[start:start + rows], mean, std,
+                                       out[first + start:first + start + rows]))
+    for job in pending:
+        job.result()
     return out.ravel()

@@ -24,40 +24,47 @@ def randperm(gen, n):
 
 
 def _chase(ptr):
-    """Follow ``ptr`` (-1 ends a chain; every chain ends) to each chain's last node."""
-    ptr = ptr.copy()
-    while True:
-        nxt = ptr[np.maximum(ptr, 0)]
-        step = (ptr >= 0) & (nxt >= 0)
-        if not step.any():
-            return ptr
-        ptr[step] = nxt[step]
+    """Follow ``ptr`` (``ptr[i] < i``, -1 ends a chain) to each chain's last node: pointer
+    jumping, each round halving the distance left, on the nodes not yet settled."""
+    root = ptr.copy()
+    busy = np.flatnonzero(ptr >= 0)
+    while busy.size:
+        up = root[busy]
+        further = root[up]
+        busy = busy[further >= 0]
+        up = further[further >= 0]
+        root[busy] = up
+    return root
+
+
+def _by_key(keys):
+    """The indices of ``keys`` (in range(n)) grouped by key, in index order within a group:
+    (key, index, before) for each position of that order, ``before`` being the index of the
+    previous occurrence of the same key (or -1). One sort of (key, index) pairs."""
+    n = len(keys)
+    bits = max(1, (n - 1).bit_length())
+    order = np.sort((keys << bits) | np.arange(n, dtype=np.int64))
+    key, index = order >> bits, order & ((1 << bits) - 1)
+    before = np.empty(n, np.int64)
+    before[:1] = -1
+    np.copyto(before[1:], np.where(key[1:] == key[:-1], index[:-1], -1))
+    return key, index, before
+
+
+def _group_ends(key):
+    """The positions of ``_by_key``'s order where a group ends."""
+    return np.flatnonzero(np.append(key[1:] != key[:-1], True))
 
 
 def _groups(keys):
     """For keys in range(n): for each i, the largest i' < i with keys[i'] == keys[i] (or -1);
-    and for each value v, the largest i with keys[i] == v (or -1).
-
-    Found a round at a time (each round the top remaining occurrence of every value), without
-    sorting: the rounds are as many as a value occurs, a few dozen at most for permutations.
-    """
-    n = len(keys)
-    idx = np.arange(n, dtype=np.int64)
-    last = np.full(n, -1, np.int64)
-    np.maximum.at(last, keys, idx)
-    prev = np.full(n, -1, np.int64)
-    top = last.copy()  # per value: the occurrence whose predecessor the next round finds
-    rest = idx[last[keys] != idx]
-    below = np.full(n, -1, np.int64)
-    while rest.size:
-        rest_keys = keys[rest]
-        np.maximum.at(below, rest_keys, rest)
-        is_top = below[rest_keys] == rest
-        found = rest_keys[is_top]
-        prev[top[found]] = below[found]
-        top[found] = below[found]
-        below[found] = -1
-        rest = rest[~is_top]
+    and for each value v, the largest i with keys[i] == v (or -1)."""
+    key, index, before = _by_key(keys)
+    prev = np.empty(len(keys), np.int64)
+    prev[index] = before
+    ends = _group_ends(key)
+    last = np.full(len(keys), -1, np.int64)
+    last[key[ends]] = index[ends]
     return prev, last
 
 
@@ -71,15 +78,21 @@ def _fisher_yates(words, n):
     """
     idx = np.arange(n, dtype=np.int64)
     j = idx.copy()
-    j[:n - 1] += (words % (n - idx[:n - 1]).astype(np.uint32)).astype(np.int64)
-    # prev[t]: the last step before t that wrote position j[t]; wrote[v]: the last step k
-    # (k <= v) with j[k] == v
-    prev, wrote = _groups(j)
-    # into[t]: the last step before t that wrote position t
-    into = np.where(wrote == idx, prev[np.maximum(wrote, 0)], wrote)
-    # before[t]: the value position t holds just before step t
-    before = np.where(into < 0, idx, _chase(into))
-    return np.where(prev < 0, j, before[np.maximum(prev, 0)])
+    j[:n - 1] += words % (n - np.arange(n - 1, dtype=np.uint32))
+    # the steps grouped by the position they draw; ``before``: the previous step that drew it
+    target, step, before = _by_key(j)
+    # into[t]: the last step before t that wrote position t (t's own step, if it drew t, is
+    # the last of its group)
+    ends = _group_ends(target)
+    into = np.full(n, -1, np.int64)
+    last = step[ends]
+    into[target[ends]] = np.where(last == target[ends], before[ends], last)
+    # held[t]: the value position t holds just before step t
+    held = _chase(into)
+    np.copyto(held, idx, where=held < 0)
+    out = np.empty(n, np.int64)
+    out[step] = np.where(before < 0, target, held[before])
+    return out
 
 
 def _inside_out(words, n):

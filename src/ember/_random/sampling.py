@@ -129,16 +129,21 @@ class _Pairs:
 
 def _normal_blocks(gen, n, dtype, mean, std):
     full = n - n % 16
-    if dtype == f64:
-        block, draw = _double_blocks, doubles
-    else:
-        block, draw = _float_blocks, floats
     out = np.empty(n, f64 if dtype == f64 else f32)
     # float and double fill the whole tensor with uniforms first; half draws block by block
-    out[:full] = block(draw(gen, full if dtype == np.float16 else n)[:full], mean, std)
+    out[:full] = _blocks(gen, full, full if dtype == np.float16 else n, dtype, mean, std)
     if full != n:  # torch redraws 16 uniforms for the last 16 elements
-        out[n - 16:] = block(draw(gen, 16), mean, std)
+        out[n - 16:] = _blocks(gen, 16, 16, dtype, mean, std)
     return out.astype(dtype, copy=False)
+
+
+def _blocks(gen, count, drawn, dtype, mean, std):
+    """Normals for the first ``count`` (a multiple of 16) of ``drawn`` uniforms drawn now."""
+    if dtype == f64:
+        return _double_blocks(doubles(gen, drawn)[:count], mean, std)
+    out = _float_blocks(gen, count, mean, std)
+    gen.random(drawn - count)
+    return out
 
 
 def _double_blocks(u, mean, std):
@@ -154,9 +159,11 @@ def _double_blocks(u, mean, std):
     return out.ravel()
 
 
-def _float_blocks(u, mean, std):
+def _float_blocks(gen, count, mean, std):
+    """float32 normals for ``count`` (a multiple of 16) words drawn now."""
     if cephes_normals():
-        return cephes.normal_blocks(u, mean, std)
+        return cephes.normals(gen.random, count, mean, std)
+    u = floats(gen, count)
     # NOTE: builds without AVX2 use the C library's float log/cos/sin; computed here in double
     # and rounded, which can differ from those in the last bit.
     u = u.reshape(-1, 16)

@@ -1,0 +1,178 @@
+"""torch's random kernels fed chosen raw words, ember's fast paths checked value by value.
+
+A generator state whose position lies before its next twist yields its stored words, tempered,
+as the next outputs; storing ``untemper(w)`` makes torch (and ember) draw the words ``w``. So
+these tests give both libraries the same hand-picked uniforms: the edges of every range of
+torch's float32 normal kernel (a zero radius, the binades and the sqrt(1/2) split of its log,
+the quadrant boundaries of its sincos), and, opt-in, every one of its 2**24 inputs.
+"""
+import os
+
+import numpy as np
+import pytest
+from oracle import torch_or_skip
+
+import ember
+from ember._random import cephes
+
+N = 624
+PER_STATE = 608  # whole blocks of 16 among the 623 words a state yields before its twist
+
+
+def untemper(y):
+    """The state word that mt19937's tempering turns into ``y``."""
+    y = np.asarray(y, np.uint32).copy()
+    y ^= y >> np.uint32(18)
+    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+    x = y.copy()
+    for _ in range(5):  # y ^= (y << 7) & mask, seven more bits known each round
+        x = y ^ ((x << np.uint32(7)) & np.uint32(0x9D2C5680))
+    y = x.copy()
+    for _ in range(3):
+        x = y ^ (x >> np.uint32(11))
+    return x
+
+
+def state_yielding(words):
+    """torch's state bytes (uint8) whose next raw words are ``words`` (at most 623)."""
+    state = np.zeros(5056, np.uint8)  # torch's CPU generator state layout
+    key = np.zeros(N, np.uint64)
+    key[1:1 + len(words)] = untemper(words)
+    state[0:8] = np.array([5], np.uint64).view(np.uint8)  # seed
+    state[8:12] = np.array([N], np.int32).view(np.uint8)  # left: N - 1 draws before a twist
+    state[12:16] = np.array([1], np.int32).view(np.uint8)  # seeded
+    state[16:24] = np.array([1], np.uint64).view(np.uint8)  # next: word 1
+    state[24:24 + 8 * N] = key.view(np.uint8)
+    return state
+
+
+def normals(lib, words, mean=None, std=None, dtype="float32"):
+    """lib's normals (as numpy) for the raw words, PER_STATE at a time."""
+    out = []
+    for start in range(0, len(words), PER_STATE):
+        lib.set_rng_state(lib.tensor(state_yielding(words[start:start + PER_STATE])))
+        if mean is None:
+            t = lib.randn(PER_STATE, dtype=getattr(lib, dtype))
+        else:
+            t = lib.empty(PER_STATE, dtype=getattr(lib, dtype)).normal_(mean, std)
+        out.append(t.numpy())
+    return np.concatenate(out)
+
+
+def blocks(first, second, seed=0):
+    """Raw words for blocks of 16 whose first eight carry the 24-bit integers ``first`` and
+    the last eight ``second`` (padded with random ones; random high bytes, which the kernel
+    ignores)."""
+    rng = np.random.default_rng(seed)
+    pairs = -(-max(len(first), len(second)) // (PER_STATE // 2)) * (PER_STATE // 2)
+    halves = []
+    for given in (first, second):
+        fill = rng.integers(0, 1 << 24, pairs - len(given))
+        halves.append(np.concatenate([np.asarray(given, np.int64), fill]).reshape(-1, 8))
+    words = np.concatenate(halves, axis=1).astype(np.uint32)
+    return (words | (rng.integers(0, 256, words.shape, dtype=np.uint32) << 24)).ravel()
+
+
+def same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    bad = np.flatnonzero(a.view(f"u{a.itemsize}") != b.view(f"u{b.itemsize}"))
+    assert bad.size == 0, f"{bad.size} differ, first at {bad[:5]}: {a[bad[:5]]} != {b[bad[:5]]}"
+
+
+def edge_uniforms():
+    """24-bit integers k (u = k / 2**24) at the edges of the kernel's ranges."""
+    k = [0, 1, 2, 3, (1 << 24) - 1, (1 << 24) - 2]
+    for e in range(1, 24):  # 1 - u crossing a power of two, and sqrt(1/2) of each binade
+        for p in (1 << e, round((1 << e) * 0.7071067811865476)):
+            k += [(1 << 24) - p + d for d in (-2, -1, 0, 1, 2)]
+    for q in range(5):  # the quadrant boundaries of 2 * pi * u
+        k += [(2 * q - 1) * (1 << 21) + d for d in range(-3, 4)]
+    k += [q << 21 for q in range(8)]
+    return sorted({v for v in k if 0 <= v < 1 << 24})
+
+
+@pytest.mark.parametrize("mean,std", [(None, None), (0.5, 2.0), (-0.0, 1.0), (0.0, 0.0),
+                                      (-3.0, 0.02)])
+def test_float32_normals_at_edge_uniforms(mean, std):
+    torch = torch_or_skip()
+    edges = edge_uniforms()
+    shuffled = np.random.default_rng(1).permutation(edges)
+    words = np.concatenate([blocks(edges, shuffled), blocks(shuffled, edges, seed=2)])
+    same_bits(normals(ember, words, mean, std), normals(torch, words, mean, std))
+
+
+def test_half_normals_at_edge_uniforms():
+    torch = torch_or_skip()
+    edges = edge_uniforms()
+    words = blocks(edges, edges[::-1])
+    same_bits(normals(ember, words, dtype="float16"), normals(torch, words, dtype="float16"))
+
+
+def test_quadrant_shortcut_matches_the_kernels_arithmetic():
+    # the kernel's quadrant, (trunc(fl(fl(2 pi u) * 4/pi)) + 1) // 2, is a non-decreasing step
+    # function of k (each rounding is monotonic), as is ember's (k + 2**21) >> 22: they agree
+    # everywhere when they agree on both sides of each of ember's steps and at the ends
+    k = np.array([0, (1 << 24) - 1] + [(2 * q - 1) * (1 << 21) + d for q in range(1, 5)
+                                       for d in (-1, 0)], np.int32)
+    theta = k.astype(np.float32) * (np.float32(2 * np.pi) * np.float32(2 ** -24))
+    octant = (theta * np.float32(1.27323954473516)).astype(np.int32)
+    assert np.array_equal((octant + 1) >> 1, (k + (1 << 21)) >> 22)
+
+
+def test_fused_complex_steps_agree_with_the_portable_ones(monkeypatch):
+    edges = edge_uniforms()
+    words = blocks(edges, edges[::-1])
+    words = np.concatenate([words, np.random.default_rng(3).integers(0, 1 << 32, 16 * 500,
+                                                                      dtype=np.uint32)])
+
+    def run(mean, std):
+        stream = iter([words])
+        return cephes.normals(lambda k: next(stream)[:k], len(words), mean, std)
+
+    fast = [run(0.0, 1.0), run(0.5, 2.0)]
+    monkeypatch.setattr(cephes, "fused_complex_multiply", lambda: False)
+    for got, want in zip([run(0.0, 1.0), run(0.5, 2.0)], fast):
+        same_bits(got, want)
+
+
+def test_large_normals_are_the_same_on_any_number_of_threads():
+    prior = ember.get_num_threads()
+    try:
+        drawn = []
+        for threads in (1, 3):
+            ember.set_num_threads(threads)
+            ember.manual_seed(11)
+            drawn.append(ember.randn(200_003).numpy())
+        same_bits(*drawn)
+    finally:
+        ember.set_num_threads(prior)
+
+
+def test_num_threads_as_torch():
+    torch = torch_or_skip()
+    prior_t, prior_e = torch.get_num_threads(), ember.get_num_threads()
+    try:
+        for value in (3, np.int64(2), 0, -1, 2.5, "2", True, None, 2 ** 40):
+            outcomes = []
+            for lib in (torch, ember):
+                try:
+                    lib.set_num_threads(value)
+                    outcomes.append(lib.get_num_threads())
+                except Exception as error:  # noqa: BLE001 - compared below
+                    outcomes.append((type(error), str(error)))
+            assert outcomes[0] == outcomes[1], value
+    finally:
+        torch.set_num_threads(prior_t)
+        ember.set_num_threads(prior_e)
+
+
+@pytest.mark.skipif(not os.environ.get("EMBER_SLOW_TESTS"),
+                    reason="opt-in (EMBER_SLOW_TESTS=1): 2**25 normals through 55000 states")
+def test_float32_normals_for_every_uniform():
+    torch = torch_or_skip()
+    rng = np.random.default_rng(0)
+    words = blocks(rng.permutation(1 << 24), rng.permutation(1 << 24))
+    want = normals(torch, words)
+    stream = iter([words])
+    got = cephes.normals(lambda k: next(stream)[:k], len(words), 0.0, 1.0)
+    same_bits(got, want)
