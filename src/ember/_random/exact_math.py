@@ -6,14 +6,13 @@ Two things in torch's kernels are not plain NumPy arithmetic:
   ``x * (to - from) + from`` and ``val * std + mean`` round once. ``fma32``/``fma64`` give that
   single rounding (exactly, with a rational fallback for the rare double-rounding cases).
 * libm: double-precision ``log``, ``log1p``, ``exp``, ``sin``, ``cos``, ``tan`` come from the C
-  library, whose results differ from NumPy's own implementations in the last bit now and then.
-  Python's ``math`` module calls the same C library, so ``libm`` evaluates through it, and
-  ``libm_to`` uses NumPy where the result is then rounded to a narrower type and only asks the
-  C library about the values that sit too close to a rounding boundary to be decided by NumPy.
+  library, whose results differ from NumPy's own implementations in the last bit now and then
+  (``libm.py`` gives the C library's bits over arrays); ``settle`` uses NumPy where the result
+  is then rounded to a narrower type and only asks the C library about the values that sit too
+  close to a rounding boundary to be decided by NumPy.
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -95,13 +94,6 @@ def fma64(a, b, c):
         finite = hard & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
         r[finite] = _exact_round(a[finite], b[finite], c[finite], f64)
     return r
-
-
-def libm(name, x):
-    """The C library's double-precision ``name`` of each element of ``x``."""
-    fn = getattr(math, name)
-    x = np.asarray(x, f64)
-    return np.fromiter(map(fn, x.ravel().tolist()), f64, x.size).reshape(x.shape)
 
 
 def undecided(values, dtype):

@@ -15,7 +15,8 @@ import numpy as np
 
 from . import cephes
 from .cpu_capability import cephes_normals, fused_multiply_add
-from .exact_math import f32, f64, fma32, fma64, libm, settle, to_dtype
+from .exact_math import f32, f64, fma32, fma64, settle, to_dtype
+from .libm import libm
 
 _MASK24 = (1 << 24) - 1
 _MASK53 = np.uint64((1 << 53) - 1)
