@@ -364,6 +364,44 @@ def test_in_place_on_an_input_replays_the_write_and_its_version():
     assert len(cf.entries) == 1
 
 
+def test_double_backward_through_a_function_that_writes_its_input():
+    def f(buf, x):
+        buf.mul_(0.5).add_(x.detach())
+        return (x.exp() * buf).sum()
+    cf = ember.compile(f)
+    results = []
+    for fn in (cf, cf, f):
+        buf = ember.ones(3)
+        x = ember.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        (g,) = ember.autograd.grad(fn(buf, x), [x], create_graph=True)
+        (gg,) = ember.autograd.grad(g.sum(), [x])
+        results.append((buf.numpy(), g.detach().numpy(), gg.numpy()))
+    for got in results[:2]:  # the recording call and a replay
+        for a, b in zip(got, results[2]):
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert cf.eager is None and len(cf.entries) == 1
+
+
+def test_double_backward_through_a_parameter_written_under_no_grad():
+    def f(x, w):
+        y = (w + x).sum()
+        with ember.no_grad():
+            w.mul_(0.5)  # (a leaf that requires grad: its history stays as it is)
+        return y + (w * w * x * x).sum()
+    cf = ember.compile(f)
+    w_eager, w_compiled = ember.ones(3, requires_grad=True), ember.ones(3, requires_grad=True)
+    for _ in range(3):  # the recording call, then replays
+        got = []
+        for fn, w in ((f, w_eager), (cf, w_compiled)):
+            x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            gx, gw = ember.autograd.grad(fn(x, w), [x, w], create_graph=True)
+            hx, hw = ember.autograd.grad((gx * gx).sum() + (gw * gx).sum(), [x, w])
+            got.append([a.detach().numpy().copy() for a in (gx, gw, hx, hw, w)])
+        for a, b in zip(*got):
+            np.testing.assert_allclose(b, a, rtol=1e-6)
+    assert cf.eager is None and len(cf.entries) == 1
+
+
 def test_in_place_on_a_leaf_that_requires_grad_raises_as_eager():
     cf = ember.compile(lambda x: x.add_(1))
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):

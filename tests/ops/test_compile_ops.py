@@ -1,6 +1,6 @@
 """The op table through ember.compile: every op gives the same values and gradients compiled
 as eager, on the recording call and on a replay with new values (a replay that kept a value
-of the first call would fail here).
+of the first call would fail here), and the same second derivatives through a replay.
 
 Each row's samples (main dtype) are called through a compiled function of all their tensor
 inputs: once with the table's arrays (recorded), once with arrays of another seed (replayed),
@@ -105,6 +105,29 @@ def _grads(outs, tensors, seed):
         return (type(error), str(error))
 
 
+def _second_order(fn, tensors, seed):
+    """d/dinputs of the squared norm of the first-order gradients (a create_graph pass), or
+    the error it raises."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outs = [o for o in outputs(fn(*tensors))
+                if isinstance(o, ember.Tensor) and o.requires_grad]
+    diff = [t for t in tensors if t.requires_grad]
+    if not diff or not outs:
+        return []
+    rng = np.random.default_rng(seed)
+    gos = [ember.tensor(rng.standard_normal(tuple(o.shape)).astype(str(o.dtype).split(".")[1]))
+           for o in outs]
+    try:
+        grads = ember.autograd.grad(outs, diff, gos, create_graph=True, allow_unused=True)
+        norm = [(g * g).sum() for g in grads if g is not None and g.requires_grad]
+        if not norm:
+            return []
+        return ember.autograd.grad(sum(norm), diff, allow_unused=True)
+    except Exception as error:  # noqa: BLE001 - compared with the other mode's
+        return (type(error), str(error))
+
+
 def _check(row, dt, got, want, what):
     (g_outs, g_grads), (w_outs, w_grads) = got, want
     assert len(g_outs) == len(w_outs), f"{what}: number of outputs"
@@ -141,6 +164,11 @@ def _case(row, dt, sample_a, sample_b, seed):
             g_outs = [o for o in outputs(compiled(*tensors)) if isinstance(o, ember.Tensor)]
         got = (g_outs, _grads(g_outs, tensors, seed))
         _check(row, dt, got, want, f"{sample_a.name} ({label})")
+    if row.gradgrad and compiled.eager is None:  # double backward through the replay
+        eager_inputs = [t.detach().clone().requires_grad_(t.requires_grad) for t in tensors_b]
+        want = _second_order(fn, eager_inputs, seed)
+        _check(row, dt, ([], _second_order(compiled, tensors_b, seed)), ([], want),
+               f"{sample_a.name} (double backward)")
     return compiled
 
 

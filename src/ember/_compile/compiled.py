@@ -66,9 +66,6 @@ class CompiledFunctionBackward(Node):
         the gradients carry a graph of their own."""
         from ..autograd.engine import run_backward
         entry = self._entry
-        if entry.program.writes_outside:
-            raise RuntimeError("ember.compile: a create_graph backward through a compiled "
-                               "function that modifies its inputs in place is not supported")
         for vc, version, t in self._outside:
             if vc[0] != version:
                 raise _version_error(t, vc, version)
@@ -298,7 +295,8 @@ class CompiledFunction:
             return result
         self.entries.insert(0, entry)
         outs = [rec.arrays[s] for s in entry.program.outputs]
-        saved = tuple(rec.arrays[s] for s in entry.program.saved)
+        saved = tuple([rec.arrays[s] for s in entry.program.saved]
+                      + [rec.before_write[s] for s in entry.program.written])
         return entry.finish(tensors, outs, saved)
 
     def _build(self, rec, result, tensors, spec, world_key, roots):
@@ -310,6 +308,8 @@ class CompiledFunction:
         sources, source_tensors = _sources(rec, tensors) if grad_outputs else ([], [])
         source_slots = (rec.trace_backward(grad_outputs, source_tensors)
                         if grad_outputs else [])
+        if not rec.written <= rec.before_write.keys():
+            rec._stop("it writes into an outside tensor whose values were not kept")
         program = Program(rec, out_slots, source_slots)
         saved = set(program.saved)
         out_info = [(t._requires_grad and bool(grad_outputs), 0 if t._vc is None else t._vc[0],

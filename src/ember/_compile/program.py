@@ -14,6 +14,7 @@ when a create_graph pass differentiates through a compiled function.
 from __future__ import annotations
 
 from .._backend import as_array
+from .._state import state
 from .._tensor import _wrap
 from .recorder import (
     ADD,
@@ -59,7 +60,12 @@ class Program:
         # what the backward reads of the forward pass, and what random calls drew (a
         # create_graph pass differentiates through them with the same numbers)
         self.saved = sorted(s for s in read | replayed if s < first_backward)
-        self.writes_outside = rec.wrote_outside or any(i.bumps for i in self.forward_instrs)
+        # outside tensors the forward writes into: their values before the writes are kept at
+        # each call, so that a create_graph pass can run the forward again from them
+        # (only where there is a backward: an optimizer step compiled under no_grad copies
+        # nothing)
+        self.written = (sorted(s for s in rec.written if s < first_backward)
+                        if rec.backward or source_slots else [])
         self.fresh_constants = _written_constants(rec, self.forward_instrs, outputs)
         self.forward = _generate_forward(self)
         self.backward = _generate_backward(self) if rec.backward or source_slots else None
@@ -78,6 +84,8 @@ class Program:
                 env[s] = payload
             elif kind == CONST:
                 env[s] = _wrap(payload.copy())
+        for s, before in zip(self.written, saved[len(self.saved):]):
+            env[s] = _written_again(env[s], before)
         for instr in self.forward_instrs:
             kind = instr.kind
             if kind == REPLAYED:  # the numbers the forward drew
@@ -88,10 +96,15 @@ class Program:
             if kind == COPY:  # (a snapshot for the backward: the in-place op keeps its own)
                 continue
             args = [_tensor_arg(env, a) for a in instr.targs]
-            if kind == INPLACE:
-                instr.op.inplace(*args)
-                continue
-            out = instr.op(*args)
+            prev = state.grad_enabled
+            state.grad_enabled = instr.grad  # (the grad mode the call ran in)
+            try:
+                if kind == INPLACE:
+                    instr.op.inplace(*args)
+                    continue
+                out = instr.op(*args)
+            finally:
+                state.grad_enabled = prev
             results = (out,) if instr.op.n_outputs == 1 else tuple(out)
             for s, r in zip(instr.outs, results):
                 if s is not None:
@@ -99,10 +112,28 @@ class Program:
         return [env[s] for s in self.outputs]
 
 
+def _written_again(t, before):
+    """A stand-in for outside tensor ``t``, which the forward writes into, for its calls made
+    again: a copy of what ``t`` held before the call. Where ``t`` requires grad (a parameter
+    written under no_grad), the copy's history leads to ``t`` itself with gradient one, so
+    the gradient of what reads it reaches ``t`` as in eager."""
+    copy = _wrap(before.copy())
+    if not t._requires_grad:
+        return copy
+    prev = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        return copy + (t - t.detach())
+    finally:
+        state.grad_enabled = prev
+
+
 def _tensor_arg(env, a):
-    """An argument for a call on Tensors (a create_graph pass)."""
+    """An argument for a call on Tensors (a create_graph pass, a view made again)."""
     kind = a[0]
-    if kind == SLOT or kind == TENSOR:
+    if kind == SLOT:
+        return env[a[1]].detach() if len(a) > 2 and a[2] is True else env[a[1]]
+    if kind == TENSOR:
         return env[a[1]]
     if kind == SLOTS:
         return tuple(env[s] for s in a[1])
@@ -380,10 +411,15 @@ def _generate_forward(prog):
         elif kind == CONST:
             copy = ".copy()" if x in prog.fresh_constants else ""
             w.lines.append(f"{w.out(x)} = {w.bind(payload, 'c')}{copy}")
+    for x in prog.written:  # (before the writes: for a create_graph pass)
+        kind, payload = prog.kinds[x]
+        owner = f"tensors[{payload}]" if kind == INPUT else w.bind(payload, "t")
+        w.lines.append(f"b{x} = {owner}._data.copy()")
     for i, instr in enumerate(prog.forward_instrs):
         w.emit(i, instr)
     outs = "".join(f"{w.ref(x)}, " for x in prog.outputs)
     saved = "".join(f"{w.ref(x)}, " for x in prog.saved)
+    saved += "".join(f"b{x}, " for x in prog.written)
     w.lines.append(f"return ({outs}), ({saved})")
     return w.build("forward", "tensors")
 

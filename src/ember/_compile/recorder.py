@@ -20,7 +20,7 @@ import threading
 import numpy as np
 
 from .._backend import get_xp, is_array
-from .._state import forward_hook, recording
+from .._state import forward_hook, recording, state
 from .._tensor import Tensor
 
 # What a slot holds.
@@ -66,6 +66,7 @@ class Instr:
         "bumps",
         "extra",
         "fn",
+        "grad",
         "kind",
         "kwargs",
         "op",
@@ -80,6 +81,7 @@ class Instr:
         self.args, self.targs, self.kwargs = args, targs, kwargs
         self.outs, self.zero_d, self.bumps, self.extra = outs, zero_d, bumps, extra
         self.reads = None  # the slots it reads (program._reads_of)
+        self.grad = state.grad_enabled  # the grad mode it ran in (a call on Tensors again)
 
 
 class Recorder:
@@ -97,7 +99,8 @@ class Recorder:
         self.instrs = self.forward
         self.broken = None  # why recording stopped, once it has
         self.depth = 0  # > 0 inside an op or a replayed call: bumps and draws are its own
-        self.wrote_outside = False  # a kernel wrote into an input or outside tensor
+        self.written = set()  # outside slots written into (by an in-place op or a kernel)
+        self.before_write = {}  # outside slot -> its values before the recording wrote
         self.inputs = []  # the call's input tensors, by flat position
         self.outside = {}  # slot -> the outside Tensor (input or captured) behind it
 
@@ -218,16 +221,22 @@ class Recorder:
         from .._ops.registry import _tensor_call
         if threading.get_ident() != self.thread:
             return _tensor_call(op, args)
-        versions = _versions(args, {})
+        # a kernel may update a tensor it takes as it is (batch norm's running statistics)
+        taken = [a for a in args[op.n_tensors:] if isinstance(a, Tensor)]
+        versions = [(t, _version_of(t)) for t in taken]
+        for t in taken:
+            self._keep_before_write(t)
         self.depth += 1
         try:
             out = _tensor_call(op, args)
         finally:
             self.depth -= 1
-        if any(_version_of(t) != v for t, v in versions):  # a kernel that updates a tensor it
-            self.wrote_outside = True  # takes as it is (batch norm's running statistics)
         if self.broken is None:
             try:
+                for t, v in versions:
+                    if _version_of(t) != v:  # (a constant or the function's own: not kept)
+                        self.written.update(s for s, u in self.outside.items()
+                                            if shares_memory(u._data, t._data))
                 self._record_call(op, args, out)
             except _Stop:
                 pass
@@ -237,6 +246,8 @@ class Recorder:
         from .._ops.inplace import dispatch_inplace
         if threading.get_ident() != self.thread:
             return self._unhooked(dispatch_inplace, op, args)
+        if isinstance(args[0], Tensor):
+            self._keep_before_write(args[0])  # (first: it gives an outside tensor its slot)
         before = self._outside_metadata()
         self.depth += 1
         try:
@@ -249,6 +260,19 @@ class Recorder:
             except _Stop:
                 pass
         return out
+
+    def _keep_before_write(self, t):
+        """Before a write into ``t``: keep the values of the outside tensors it may reach (a
+        create_graph pass runs the forward again from them, see Program.forward_ops)."""
+        if self.broken is not None:
+            return
+        try:
+            self.slot_of(t)  # (an outside tensor seen first here gets its slot now)
+        except _Stop:
+            return
+        for s, u in self.outside.items():
+            if s not in self.before_write and shares_memory(u._data, t._data):
+                self.before_write[s] = u._data.copy()
 
     def _unhooked(self, fn, *args):
         forward_hook[0] = None
@@ -271,7 +295,7 @@ class Recorder:
                 cast = (target if target is not None and a._data.dtype != target
                         and k >= op.promote_from else None)
                 kargs.append((SLOT, s, cast))
-                targs.append((SLOT, s))
+                targs.append(_tensor_ref(s, a))
                 continue
             spec = self.param(a)  # (a tensor here is taken by the kernel as it is)
             if spec[0] == VALUE and k < n:
@@ -334,14 +358,17 @@ class Recorder:
                 if (t._grad_fn, t._requires_grad) != before.get(s, (None, False)):
                     self._stop("an in-place op gave an input's history a new node")
                 touched.append(s)
+        self.written.update(touched)
         return tuple(touched)
 
     # -- replayed calls (random sampling) ---------------------------------------------------------
     def replayed_call(self, fn, args, kwargs):
         if self.depth or threading.get_ident() != self.thread:
             return fn(*args, **kwargs)  # inside another recorded call: part of it
-        before = self._outside_metadata()
         versions = _versions(args, kwargs)
+        for t, _ in versions:
+            self._keep_before_write(t)  # (first: it gives an outside tensor its slot)
+        before = self._outside_metadata()
         self.depth += 1
         try:
             result = self._unhooked(lambda: fn(*args, **kwargs))
@@ -379,7 +406,7 @@ class Recorder:
                                  tuple(zero_d), tuple(bumps)))
 
     def _template(self, v):
-        return (SLOT, self.slot_of(v)) if isinstance(v, Tensor) else self.param(v)
+        return _tensor_ref(self.slot_of(v), v) if isinstance(v, Tensor) else self.param(v)
 
     # -- the backward program -------------------------------------------------------------------
     def trace_backward(self, outputs, sources):
@@ -419,6 +446,13 @@ class Ref:
 
     def __init__(self, s, as_tensor):
         self.s, self.as_tensor = s, as_tensor
+
+
+def _tensor_ref(s, t):
+    """An op's tensor argument for a call on Tensors (a create_graph pass, a view made
+    again): slot ``s``, detached when ``t`` did not require grad (``x.detach()``, ``x.data``
+    share ``x``'s array, and slot, but not its history)."""
+    return (SLOT, s, True) if not t._requires_grad else (SLOT, s)
 
 
 def _snapshot(t):
