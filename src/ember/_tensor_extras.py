@@ -17,7 +17,7 @@ layout = type(strided)  # the class of ember.strided
 
 __all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'angle', 'as_strided_copy', 'avg_pool1d',
            'batch_norm', 'celu_', 'channel_shuffle', 'constant_pad_nd', 'detach',
-           'detach_copy', 'diagonal_copy', 'dsplit', 'dropout_', 'embedding',
+           'diagonal_copy', 'dsplit', 'dropout_', 'embedding',
            'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm', 'from_dlpack',
            'gradient', 'hardshrink', 'hsplit', 'instance_norm', 'is_inference', 'max_pool1d',
            'max_pool1d_with_indices', 'max_pool2d', 'native_channel_shuffle', 'nuclear_norm',
@@ -74,7 +74,6 @@ def alias_copy(input):  # noqa: A002
 
 
 as_strided_copy = _copy_of("as_strided")
-detach_copy = _copy_of("detach")
 diagonal_copy = _copy_of("diagonal")
 expand_copy = _copy_of("expand")
 permute_copy = _copy_of("permute")

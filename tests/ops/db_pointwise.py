@@ -280,7 +280,7 @@ def _ifloordiv(a, b):
     return a
 
 
-row("ifloordiv", _ifloordiv, None, [BI.floor_divide, SH.clone], inplace_binary,
+row("ifloordiv", _ifloordiv, None, [BI.floor_divide_, SH.clone], inplace_binary,
     np_ref=np.floor_divide, dtypes=("float32", "int64"), kinks=(0.0,), differentiable=False)
 
 

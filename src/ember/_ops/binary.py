@@ -40,6 +40,8 @@ from .pointwise import (
     CPP_NAME,
     exp,
     inplace_with_scalars,
+    inplace_without_derivative,
+    no_derivative,
     not_implemented,
     require_tensor,
     where,
@@ -65,12 +67,6 @@ def _zero_division(other):
     """torch's refusal of an integer division by zero."""
     if (asarray_like(other, other) == 0).any():
         raise RuntimeError("ZeroDivisionError")
-
-
-def _not_implemented_grad(name):
-    def formula(grad):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-    return formula
 
 
 # -- division with rounding --------------------------------------------------------------------
@@ -151,13 +147,14 @@ Tensor.true_divide_ = lambda self, other: PW.div.inplace(self, other)
 
 
 @op("floor_divide", elementwise=True, node="NotImplemented", tensors=2,
-    method=("floor_divide", "__floordiv__"), inplace=True)
+    method=("floor_divide", "__floordiv__"))
 def floor_divide(self, other):
     return _rounded_div(asarray_like(self, other, getattr(other, "dtype", None)), other,
                         "floor")
 
 
-floor_divide.grad("self", "other")(_not_implemented_grad("floor_divide"))
+floor_divide.grad("self", "other")(no_derivative("floor_divide"))
+floor_divide_ = inplace_without_derivative(floor_divide, "self", "other")
 Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)
 Tensor.__ifloordiv__ = lambda self, other: self.floor_divide_(other)
 
@@ -204,7 +201,7 @@ def _rremainder(self, other):
     return _mod(asarray_like(self, other, other.dtype), other, np.remainder, "remainder")
 
 
-_rremainder.grad("other")(_not_implemented_grad("remainder"))
+_rremainder.grad("other")(no_derivative("remainder"))
 
 
 def remainder(input, other):

@@ -1,8 +1,9 @@
 """Counting and searching: nonzero, unique, bincount, histograms, bucketize/searchsorted.
 
 Their results are indices and counts (or depend on the data's values only through
-comparisons), so none of them is differentiable and none records a node: they compute on
-the arrays and wrap the results.
+comparisons): none has a derivative. Where torch still records a node for a floating input
+that requires grad (unique's values, histograms, weighted bincount), ember records the same
+node, and backward through it raises torch's error; the others record nothing, as torch's.
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .pointwise import derivative_not_implemented, no_derivative
 from .reduction import return_type
+from .registry import NONE, op
 
 _histogram = return_type("histogram", ("hist", "bin_edges"))
 _histogramdd = return_type("histogramdd", ("hist", "bin_edges"))
@@ -46,64 +49,93 @@ def _check_dim(dim, ndim):
     return _wrap_dim(dim, max(ndim, 1))
 
 
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
-    """The distinct values (or slices along ``dim``) in ascending order, with optional inverse
-    indices and counts."""
-    data = input._data
+def _unique_flat(data):
+    # NOTE: NaNs are all distinct, as in torch
+    values, inverse, counts = get_xp(data).unique(data.reshape(-1), return_inverse=True,
+                                                  return_counts=True, equal_nan=False)
+    return values, inverse.reshape(data.shape).astype(np.int64), counts.astype(np.int64)
+
+
+def _unique_slices(data, d):
     xp = get_xp(data)
-    if dim is None:
-        # NOTE: NaNs are all distinct, as in torch
-        values, inverse, counts = xp.unique(data.reshape(-1), return_inverse=True,
-                                            return_counts=True, equal_nan=False)
-        inverse = inverse.reshape(data.shape)
-    else:
-        d = _check_dim(dim, data.ndim)
-        moved = xp.moveaxis(data, d, 0)
-        flat = moved.reshape(moved.shape[0], -1)
-        values, inverse, counts = xp.unique(flat, axis=0, return_inverse=True,
-                                            return_counts=True)
-        values = xp.moveaxis(values.reshape((-1,) + moved.shape[1:]), 0, d)
-        inverse = inverse.reshape(-1)
-    return _results(_wrap(xp.ascontiguousarray(values)), inverse, counts, return_inverse,
-                    return_counts)
+    moved = xp.moveaxis(data, d, 0)
+    flat = moved.reshape(moved.shape[0], -1)
+    values, inverse, counts = xp.unique(flat, axis=0, return_inverse=True, return_counts=True)
+    values = xp.moveaxis(values.reshape((-1,) + moved.shape[1:]), 0, d)
+    return (xp.ascontiguousarray(values), inverse.reshape(-1).astype(np.int64),
+            counts.astype(np.int64))
 
 
-def _results(values, inverse, counts, return_inverse, return_counts):
-    out = (values,)
-    if return_inverse:
-        out += (_long(inverse),)
-    if return_counts:
-        out += (_long(counts),)
-    return out[0] if len(out) == 1 else out
-
-
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
-    """Collapse each run of equal consecutive values (or slices along ``dim``) to one."""
-    data = input._data
+def _consecutive(data, d):
     xp = get_xp(data)
-    if dim is None:
+    if d is None:
         flat = data.reshape(-1)
-        rows, shape_of = flat.reshape(-1, 1), None
+        rows = flat.reshape(-1, 1)
     else:
-        d = _check_dim(dim, data.ndim)
         moved = xp.moveaxis(data, d, 0)
-        rows, shape_of = moved.reshape(moved.shape[0], -1), (d, moved.shape[1:])
+        rows = moved.reshape(moved.shape[0], -1)
     if rows.shape[0] == 0:
         starts = xp.zeros(0, dtype=bool)
     else:
         change = xp.any(rows[1:] != rows[:-1], axis=1)
         starts = xp.concatenate([xp.ones(1, dtype=bool), change])
     first = xp.nonzero(starts)[0]
-    inverse = xp.cumsum(starts) - 1
-    counts = xp.diff(xp.concatenate([first, xp.asarray([rows.shape[0]])]))
-    if shape_of is None:
-        values = flat[first]
-        inverse = inverse.reshape(data.shape)
+    inverse = (xp.cumsum(starts) - 1).astype(np.int64)
+    counts = xp.diff(xp.concatenate([first, xp.asarray([rows.shape[0]])])).astype(np.int64)
+    if d is None:
+        return flat[first], inverse.reshape(data.shape), counts
+    values = xp.moveaxis(rows[first].reshape((-1,) + moved.shape[1:]), 0, d)
+    return xp.ascontiguousarray(values), inverse, counts
+
+
+_INDICES = (True, False, False)  # the values are (formally) differentiable, indices are not
+
+
+@op("_unique2", promote=NONE, outputs=3, diff_outputs=_INDICES, node="Unique2Backward0")
+def _unique2(self):
+    return _unique_flat(self)
+
+
+@op("unique_dim", promote=NONE, outputs=3, diff_outputs=_INDICES, node="UniqueDimBackward0")
+def _unique_dim(self, dim):
+    return _unique_slices(self, dim)
+
+
+@op("unique_consecutive", promote=NONE, outputs=3, diff_outputs=_INDICES,
+    node="UniqueConsecutiveBackward0")
+def _unique_consecutive(self, dim):
+    return _consecutive(self, dim)
+
+
+_unique2.grad("self")(derivative_not_implemented("_unique2"))
+_unique_dim.grad("self")(derivative_not_implemented("unique_dim"))
+_unique_consecutive.grad("self")(derivative_not_implemented("unique_consecutive"))
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """The distinct values (or slices along ``dim``) in ascending order, with optional inverse
+    indices and counts."""
+    if dim is None:
+        values, inverse, counts = _unique2(input)
     else:
-        d, rest = shape_of
-        values = xp.moveaxis(rows[first].reshape((-1,) + rest), 0, d)
-    return _results(_wrap(xp.ascontiguousarray(values)), inverse, counts, return_inverse,
-                    return_counts)
+        values, inverse, counts = _unique_dim(input, _check_dim(dim, input.ndim))
+    return _results(values, inverse, counts, return_inverse, return_counts)
+
+
+def _results(values, inverse, counts, return_inverse, return_counts):
+    out = (values,)
+    if return_inverse:
+        out += (inverse,)
+    if return_counts:
+        out += (counts,)
+    return out[0] if len(out) == 1 else out
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """Collapse each run of equal consecutive values (or slices along ``dim``) to one."""
+    d = None if dim is None else _check_dim(dim, input.ndim)
+    values, inverse, counts = _unique_consecutive(input, d)
+    return _results(values, inverse, counts, return_inverse, return_counts)
 
 
 def bincount(input, weights=None, minlength=0):  # noqa: A002
@@ -117,12 +149,18 @@ def bincount(input, weights=None, minlength=0):  # noqa: A002
         raise RuntimeError("minlength should be >= 0")
     if weights is None:
         return _long(xp.bincount(data, minlength=minlength))
-    w = weights._data
-    if w.shape != data.shape:
+    if tuple(weights.shape) != data.shape:
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    counts = xp.bincount(data, weights=w.astype(np.float64), minlength=minlength)
-    dt = np.float32 if w.dtype == np.float32 else np.float64
-    return _wrap(counts.astype(dt))
+    return _weighted_bincount(input, weights, minlength)
+
+
+@op("bincount", tensors=2, promote=NONE, node="NotImplemented")
+def _weighted_bincount(self, weights, minlength):
+    counts = get_xp(self).bincount(self, weights=weights.astype(np.float64), minlength=minlength)
+    return counts.astype(np.float32 if weights.dtype == np.float32 else np.float64)
+
+
+_weighted_bincount.grad("weights")(no_derivative("bincount"))
 
 
 def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002
@@ -149,32 +187,54 @@ def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):  # noqa: A002
     """``(hist, bin_edges)``: a histogram with ``bins`` equal bins (or the given edges)."""
     data = input._data
-    xp = get_xp(data)
     if isinstance(bins, Tensor):
         bins = bins._data.astype(np.float64)
-    w = None if weight is None else weight._data
     if range is None and not hasattr(bins, "shape") and data.size:
         range = (float(data.min()), float(data.max()))  # noqa: A001
-    hist, edges = xp.histogram(data.astype(np.float64), bins=bins, range=range, weights=w,
-                               density=density)
-    return _histogram(_wrap(hist.astype(data.dtype)), _wrap(edges.astype(data.dtype)))
+    return _histogram(*_histogram_op(input, weight, bins, range, density))
+
+
+@op("histogram", tensors=2, promote=NONE, outputs=2, node="NotImplemented")
+def _histogram_op(self, weight, bins, range, density):  # noqa: A002
+    hist, edges = get_xp(self).histogram(self.astype(np.float64), bins=bins, range=range,
+                                         weights=weight, density=density)
+    return hist.astype(self.dtype), edges.astype(self.dtype)
+
+
+_histogram_op.grad("self", "weight")(no_derivative("histogram"))
 
 
 def histogramdd(input, bins=10, *, range=None, weight=None, density=False):  # noqa: A002
     """A histogram of the points in the rows of ``input`` (N, D): ``(hist, bin_edges)``."""
-    data = input._data
-    xp = get_xp(data)
     if isinstance(bins, Tensor):
         bins = bins._data.tolist()
     elif isinstance(bins, (list, tuple)):
         bins = [b._data if isinstance(b, Tensor) else b for b in bins]
     if range is not None:  # torch's flat [lo0, hi0, lo1, hi1, ...]
-        range = list(zip(range[0::2], range[1::2]))  # noqa: A001
-    w = None if weight is None else weight._data
-    hist, edges = xp.histogramdd(data.reshape(-1, data.shape[-1]).astype(np.float64),
-                                 bins=bins, range=range, weights=w, density=density)
-    return _histogramdd(_wrap(hist.astype(data.dtype)),
-                        tuple(_wrap(e.astype(data.dtype)) for e in edges))
+        range = tuple(zip(range[0::2], range[1::2]))  # noqa: A001
+    edges = _histogramdd_bin_edges(input, weight, bins, range, density)
+    hist = _histogramdd_op(input, weight, tuple(e._data for e in edges), density)
+    return _histogramdd(hist, tuple(edges))
+
+
+@op("_histogramdd_bin_edges", tensors=2, promote=NONE, outputs=-1, node="NotImplemented")
+def _histogramdd_bin_edges(self, weight, bins, range, density):  # noqa: A002
+    """Every dimension's bin edges."""
+    _, edges = get_xp(self).histogramdd(self.reshape(-1, self.shape[-1]).astype(np.float64),
+                                        bins=bins, range=range)
+    return tuple(e.astype(self.dtype) for e in edges)
+
+
+@op("_histogramdd_from_bin_cts", tensors=2, promote=NONE, node="NotImplemented")
+def _histogramdd_op(self, weight, edges, density):
+    """The counts in the bins of the given edges."""
+    hist, _ = get_xp(self).histogramdd(self.reshape(-1, self.shape[-1]).astype(np.float64),
+                                       bins=edges, weights=weight, density=density)
+    return hist.astype(self.dtype)
+
+
+_histogramdd_bin_edges.grad("self", "weight")(no_derivative("_histogramdd_bin_edges"))
+_histogramdd_op.grad("self", "weight")(no_derivative("_histogramdd_from_bin_cts"))
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,  # noqa: A002

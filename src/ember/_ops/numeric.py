@@ -1,12 +1,13 @@
 """Elementwise functions of a number's representation or of integers: gcd/lcm, frexp,
-heaviside, nextafter, signbit, isin, unravel_index, and the signal windows.
+heaviside, nextafter, signbit, isin, unravel_index, the signal windows, and detach_copy.
 
-None of them has a derivative torch defines (frexp's mantissa is the exception torch makes,
-and ember does not): they compute on the arrays and wrap the results, recording nothing.
+Where torch records a node (frexp's mantissa, nextafter, and heaviside's ``NotImplemented``
+node whose backward raises) they are ops with torch's formulas; the rest compute on the arrays
+and wrap the results, recording nothing, as torch's do.
 """
 from __future__ import annotations
 
-__all__ = ['bartlett_window', 'blackman_window', 'frexp', 'gcd', 'hamming_window',
+__all__ = ['bartlett_window', 'blackman_window', 'detach_copy', 'frexp', 'gcd', 'hamming_window',
            'hann_window', 'heaviside', 'isin', 'kaiser_window', 'lcm', 'nextafter', 'signbit',
            'unravel_index']
 
@@ -17,7 +18,16 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor, _wrap
+from .pointwise import (
+    inplace_without_derivative,
+    no_derivative,
+    not_implemented,
+    require_tensor,
+    where,
+    zero_gradient,
+)
 from .reduction import return_type
+from .registry import NONE, op
 
 _frexp = return_type("frexp", ("mantissa", "exponent"))
 
@@ -52,30 +62,76 @@ def lcm(input, other, *, out=None):  # noqa: A002
     return _wrap(get_xp(a).lcm(a, b).astype(_result_dtype(input, other)))
 
 
+@op("frexp", promote=NONE, outputs=2, diff_outputs=(True, False), node="FrexpBackward0")
+def _frexp_op(self):
+    m, e = get_xp(self).frexp(self)
+    return m.astype(self.dtype), e.astype(np.int32)
+
+
+@_frexp_op.grad("self")
+def _(grads, result1):
+    return grads[0] / 2.0 ** result1
+
+
 def frexp(input, *, out=None):  # noqa: A002
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, |mantissa| in
     [0.5, 1)."""
-    a = input._data
-    if a.dtype.kind not in "fc":
+    if input.dtype.is_complex or not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    m, e = get_xp(a).frexp(a)
-    return _frexp(_wrap(m.astype(a.dtype)), _wrap(e.astype(np.int32)))
+    return _frexp(*_frexp_op(input))
 
 
-def heaviside(input, values, *, out=None):  # noqa: A002
-    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it is 0."""
-    a, v = _array(input), _array(values)
-    if a.dtype != v.dtype:
+def _check_heaviside(self, values):
+    require_tensor("heaviside", "values", values, 2)
+    if self.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different "
                            "dtypes.")
-    return _wrap(get_xp(a).heaviside(a, v).astype(a.dtype))
 
 
-def nextafter(input, other, *, out=None):  # noqa: A002
+@op("heaviside", tensors=2, promote=NONE, node="NotImplemented", check=_check_heaviside,
+    method=True)
+def heaviside(self, values):
+    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it is 0."""
+    xp = get_xp(self, values)
+    return xp.where(self == 0, values, (self > 0).astype(self.dtype)).astype(self.dtype)
+
+
+heaviside.grad("self", "values")(no_derivative("heaviside"))
+heaviside_ = inplace_without_derivative(heaviside, "self", "values")
+
+
+def _check_nextafter(self, other):
+    for a in (self, other):
+        if isinstance(a, Tensor) and not a.dtype.is_floating_point:
+            raise not_implemented("nextafter_cpu", a._data)
+
+
+@op("nextafter", tensors=2, check=_check_nextafter, method=True, inplace=True)
+def nextafter(self, other):
     """The next floating-point value after ``input`` towards ``other``."""
-    a, b = _array(input), _array(other)
-    dt = _result_dtype(input, other)
-    return _wrap(get_xp(a).nextafter(a.astype(dt), b.astype(dt)))
+    return get_xp(self, other).nextafter(self, other)
+
+
+@nextafter.grad("self")
+def _(grad, self, other):
+    # NOTE: torch's formula: the identity, except where the two are equal (nextafter(a, a)
+    # is a, flat in self).
+    return where(self != other, grad, 0)
+
+
+@nextafter.grad("other")
+def _(grad, other_shape):
+    return zero_gradient(grad, other_shape)
+
+
+@op("detach_copy", promote=NONE, node="NotImplemented")
+def detach_copy(self):
+    """A copy of ``input``'s data; unlike ``detach()``, torch records a node for it, and
+    backward through that node raises."""
+    return self.copy()
+
+
+detach_copy.grad("self")(no_derivative("detach_copy"))
 
 
 def signbit(input, *, out=None):  # noqa: A002
@@ -149,6 +205,5 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
                    requires_grad)
 
 
-for _name in ("gcd", "lcm", "frexp", "heaviside", "nextafter", "signbit", "isin"):
-    if _name != "isin":
-        setattr(Tensor, _name, globals()[_name])
+for _name in ("gcd", "lcm", "frexp", "signbit"):
+    setattr(Tensor, _name, globals()[_name])

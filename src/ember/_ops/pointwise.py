@@ -31,6 +31,35 @@ def zero_gradient(grad, shape=None):
     return _wrap(zeros) if isinstance(grad, Tensor) else zeros
 
 
+def no_derivative(name):
+    """The formula of an op torch records under a ``NotImplemented`` node: backward through it
+    raises (torch's ``not_implemented`` derivatives, e.g. heaviside's)."""
+    def formula(grad):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return formula
+
+
+def inplace_without_derivative(d, *inputs):
+    """The in-place form of op ``d``, whose derivative torch leaves out, as an op of its own:
+    torch's error names the in-place op (``aten::floor_divide_``)."""
+    from .inplace import inplace_method
+    name_ = d.name + "_"
+    twin = op(name_, node=d.node_name, tensors=d.n_tensors, promote=d.promote, check=d.check,
+              promote_from=d.promote_from, elementwise=d.elementwise)(d.kernel)
+    twin.aten = d.aten
+    twin.grad(*inputs)(no_derivative(name_))
+    setattr(Tensor, name_, inplace_method(twin, name_))
+    return twin
+
+
+def derivative_not_implemented(what):
+    """The formula of an op whose node torch names after it but whose derivative it leaves
+    out (``Unique2Backward0``): backward through it raises NotImplementedError."""
+    def formula(grad):
+        raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
+    return formula
+
+
 def not_implemented(kernel, array):
     """torch's refusal of a dtype a kernel has no loop for."""
     return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(array)}\'')

@@ -203,7 +203,7 @@ class OpNode(Node):
 
 # Nodes torch writes by hand (not generated from derivatives.yaml): their name() carries the
 # C++ namespace.
-_HAND_WRITTEN_NODES = frozenset({"CopyBackwards"})
+_HAND_WRITTEN_NODES = frozenset({"CopyBackwards", "NotImplemented"})
 
 
 def _qualified_name(node):

@@ -19,7 +19,7 @@ from .. import _dtype as D
 from .._backend import get_xp, to_numpy
 from .._random import rejection
 from .._random.generator import cpu_generator
-from .pointwise import not_implemented
+from .pointwise import derivative_not_implemented, no_derivative, not_implemented
 from .registry import NONE, op
 from .special import digamma
 
@@ -146,20 +146,8 @@ def _standard_gamma_grad(self, output):
     return out.astype(self.dtype)
 
 
-def _not_implemented_derivative(name):
-    def formula(grad):
-        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
-    return formula
-
-
-_standard_gamma_grad.grad("self")(_not_implemented_derivative("_standard_gamma_grad"))
-_standard_gamma_grad.grad("output")(_not_implemented_derivative("_standard_gamma_grad"))
-
-
-def _no_derivative(name):
-    def formula(grad):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-    return formula
+_standard_gamma_grad.grad("self")(derivative_not_implemented("_standard_gamma_grad"))
+_standard_gamma_grad.grad("output")(derivative_not_implemented("_standard_gamma_grad"))
 
 
 # -- Dirichlet ----------------------------------------------------------------------------------
@@ -179,7 +167,7 @@ def _sample_dirichlet(self, generator=None):
     return get_xp(self).asarray(draws.reshape(self.shape))
 
 
-_sample_dirichlet.grad("self")(_no_derivative("_sample_dirichlet"))
+_sample_dirichlet.grad("self")(no_derivative("_sample_dirichlet"))
 
 
 def _beta_grad_alpha_small(x, alpha, beta):
@@ -298,7 +286,7 @@ def _dirichlet_grad(x, alpha, total):
     return out.astype(x.dtype)
 
 
-_dirichlet_grad.grad("x", "alpha", "total")(_no_derivative("_dirichlet_grad"))
+_dirichlet_grad.grad("x", "alpha", "total")(no_derivative("_dirichlet_grad"))
 
 
 # -- binomial -----------------------------------------------------------------------------------
@@ -318,4 +306,4 @@ def binomial(count, prob, generator=None):
     return xp.asarray(draws.reshape(np.broadcast_shapes(count.shape, prob.shape)))
 
 
-binomial.grad("count", "prob")(_no_derivative("binomial"))
+binomial.grad("count", "prob")(no_derivative("binomial"))
