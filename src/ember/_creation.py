@@ -343,6 +343,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         return _finish(_fill.normal(array, mean, std, generator), None, requires_grad, device)
     if std_t and not (std._data >= 0).all():  # (NaN included)
         raise RuntimeError("normal expects all elements of std >= 0.0")
+    from ._ops.random import _normal_both, _normal_mean, _normal_std, sampled
     with no_grad():
         if mean_t and std_t:  # normal_(0, 1), then * std + mean, as torch's kernel does
             shape = np.broadcast_shapes(tuple(mean.shape), tuple(std.shape))
@@ -354,7 +355,11 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         else:
             out = _wrap(np.empty(tuple(std.shape), std.dtype.np))
             out.normal_(0, 1, generator=generator).mul_(std).add_(full((), mean, dtype=std.dtype))
-    return out
+    # the samples are not reparameterised: torch's node has a zero derivative
+    if mean_t and std_t:
+        return sampled(_normal_both, mean, std, values=out._data)
+    return sampled(_normal_mean if mean_t else _normal_std, mean if mean_t else std,
+                   values=out._data)
 
 
 def _random_like(fill):

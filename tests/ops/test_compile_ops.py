@@ -23,6 +23,8 @@ from .test_ops import _main_dtype, assert_close, bind, call, outputs
 _MASK = "a boolean mask: the output's shape depends on the input's values"
 _NO_GRAD = "its backward raises (no derivative), as eager's does: recorded, it falls back"
 _RAW = "computed from the input's values outside the ops"
+_SAMPLER = ("a sampler of tensors that require grad: the replayed call makes a tensor that "
+            "requires grad")
 FALLS_BACK = {
     "getitem_0dim_tensor_index": "a 0-dim integer tensor index is read with .item()",
     "getitem_tensor_index": _MASK, "getitem_mask_of_self": _MASK, "masked_select": _MASK,
@@ -36,7 +38,10 @@ FALLS_BACK = {
     "_standard_gamma_grad": _NO_GRAD, "binomial": _NO_GRAD, "binomial_certain": _NO_GRAD,
     "heaviside": _NO_GRAD, "heaviside_": _NO_GRAD, "detach_copy": _NO_GRAD, "unique": _NO_GRAD,
     "unique_consecutive": _NO_GRAD, "bincount_weights": _NO_GRAD, "histogram": _NO_GRAD,
-    "histogramdd": _NO_GRAD,
+    "histogramdd": _NO_GRAD, "bernoulli": _SAMPLER, "bernoulli_": _SAMPLER,
+    "poisson": _SAMPLER, "normal_tensors": _SAMPLER, "normal_": _SAMPLER, "uniform_": _SAMPLER,
+    "exponential_": _SAMPLER, "geometric_": _SAMPLER, "log_normal_": _SAMPLER,
+    "cauchy_": _SAMPLER, "random_": _SAMPLER,
     "one_hot": _RAW, "repeat_interleave_tensor": _RAW,
     "repeat_interleave_repeats_only": _RAW, "nanmean": _RAW, "nanmean_method": _RAW,
     "rrelu_inplace": "training noise " + _RAW,

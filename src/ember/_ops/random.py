@@ -1,8 +1,11 @@
 """Random sampling: bernoulli, multinomial, poisson, and the in-place ``Tensor.*_`` samplers.
 
-The values are torch's, bit for bit (``ember._random``). Sampling is not differentiable; an
-in-place sampler writes through ``copy_`` so that versions, views and the leaf checks behave as
-for any in-place op.
+The values are torch's, bit for bit (``ember._random``). Samples are not reparameterised: as
+torch does, a sampler of tensors that require grad records a node (``NormalBackward3``,
+``PoissonBackward0``, ``UniformBackward0`` for ``uniform_``...) whose derivative is zero in
+each parameter (``bernoulli(x, p)``: torch's ``NotImplemented`` node, whose backward raises).
+Each such node is an op below that hands the drawn values on; in-place samplers write through
+the in-place path, so versions, views and the leaf checks behave as for any in-place op.
 """
 from __future__ import annotations
 
@@ -16,24 +19,75 @@ from .._compile.hooks import replayed
 from .._random import cpu_generator, discrete
 from .._random import fill as _fill
 from .._tensor import Tensor, _wrap
-from ..autograd.grad_mode import no_grad
+from .pointwise import no_derivative, zero_gradient
+from .registry import NONE, op
 
 
-def _like_input(values, input):
-    """Draws (made on the host from the CPU generator's stream) on ``input``'s device."""
-    array = input._data
+# -- the nodes of samplers: the drawn values, of zero derivative in the parameters ---------------
+def _given_one(self, values):
+    return values
+
+
+def _given_two(self, other, values):
+    return values
+
+
+def _zero(grad):
+    return zero_gradient(grad)
+
+
+def _zeros(grad):
+    return zero_gradient(grad), zero_gradient(grad)
+
+
+def _sample_op(name, node, n_params=1, formula=None):
+    """The op whose output is a sampler's ``values``, recorded as torch's ``node`` over the
+    sampler's ``n_params`` tensor parameters."""
+    d = op(name, node=node, tensors=n_params, promote=NONE)(
+        _given_one if n_params == 1 else _given_two)
+    d.grad(*("self", "other")[:n_params])(formula or (_zero if n_params == 1 else _zeros))
+    return d
+
+
+_bernoulli_node = _sample_op("bernoulli", "BernoulliBackward0")
+_bernoulli_p_node = _sample_op("bernoulli.p", "NotImplemented", formula=no_derivative("bernoulli"))
+_bernoulli_tensor_ = _sample_op("bernoulli_.Tensor", "BernoulliBackward1", 2)
+_bernoulli_float_ = _sample_op("bernoulli_.float", "BernoulliBackward2")
+_poisson_node = _sample_op("poisson", "PoissonBackward0")
+_normal_mean = _sample_op("normal.Tensor_float", "NormalBackward1")
+_normal_std = _sample_op("normal.float_Tensor", "NormalBackward2")
+_normal_both = _sample_op("normal.Tensor_Tensor", "NormalBackward3", 2)
+_normal_ = _sample_op("normal_", "NormalBackward0")
+_uniform_ = _sample_op("uniform_", "UniformBackward0")
+_exponential_ = _sample_op("exponential_", "ExponentialBackward0")
+_geometric_ = _sample_op("geometric_", "GeometricBackward0")
+_log_normal_ = _sample_op("log_normal_", "LogNormalBackward0")
+_cauchy_ = _sample_op("cauchy_", "CauchyBackward0")
+_random_from_ = _sample_op("random_.from", "RandomBackward0")
+_random_to_ = _sample_op("random_.to", "RandomBackward1")
+_random_ = _sample_op("random_", "RandomBackward2")
+
+
+def _on_device_of(values, tensor):
+    """Draws (made on the host from the CPU generator's stream) on ``tensor``'s device."""
+    array = tensor._data
     if type(array) is np.ndarray:
-        return _wrap(values)
-    return _wrap(move(np.asarray(values), device_of(array)))
+        return np.asarray(values)
+    return move(np.asarray(values), device_of(array))
 
 
-def _write(self, values):
-    """Overwrite ``self`` with sampled ``values`` (torch's in-place semantics via copy_)."""
-    src = _wrap(np.asarray(values).astype(self._data.dtype, copy=False))
-    if self.requires_grad or self._base is not None:
-        return self.copy_(src)
-    with no_grad():
-        return self.copy_(src)
+def sampled(node, *params, values):
+    """``values`` (an array) as the output of a sampler of ``params`` (tensors) with torch's
+    ``node`` op, on the first parameter's device: a plain tensor unless a parameter requires
+    grad."""
+    return node(*params, _on_device_of(values, params[0]))
+
+
+def _write(self, values, node, *params):
+    """Overwrite ``self`` with sampled ``values`` through the in-place path of ``node`` (over
+    ``self`` and the sampler's tensor ``params``)."""
+    values = np.asarray(values).astype(self._data.dtype, copy=False)
+    return node.inplace(self, *params, _on_device_of(values, self))
 
 
 @replayed
@@ -43,17 +97,17 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     array = np.empty(tuple(input.shape), input._data.dtype)
     if p is None:
         values = _fill.bernoulli_tensor(array, to_numpy(input._data), generator)
-    else:
-        values = _fill.bernoulli_scalar(array, p, generator)
-    return _like_input(values, input)
+        return sampled(_bernoulli_node, input, values=values)
+    return sampled(_bernoulli_p_node, input, values=_fill.bernoulli_scalar(array, p, generator))
 
 
 @replayed
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 0/1 samples, 1 with probability ``p`` (a number or a tensor)."""
     if isinstance(p, Tensor):
-        return _write(self, _fill.bernoulli_tensor(self._data, to_numpy(p._data), generator))
-    return _write(self, _fill.bernoulli_scalar(self._data, p, generator))
+        values = _fill.bernoulli_tensor(self._data, to_numpy(p._data), generator)
+        return _write(self, values, _bernoulli_tensor_, p)
+    return _write(self, _fill.bernoulli_scalar(self._data, p, generator), _bernoulli_float_)
 
 
 @replayed
@@ -65,9 +119,9 @@ def poisson(input, generator=None):
     if np.any(rates < 0) or np.any(np.isnan(rates)):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     if rates.size == 0:
-        return _like_input(np.empty(rates.shape, rates.dtype), input)
+        return sampled(_poisson_node, input, values=np.empty(rates.shape, rates.dtype))
     values = discrete.poisson(cpu_generator(generator), np.ascontiguousarray(rates).ravel())
-    return _like_input(values.astype(rates.dtype).reshape(rates.shape), input)
+    return sampled(_poisson_node, input, values=values.astype(rates.dtype).reshape(rates.shape))
 
 
 def _check_multinomial(probs, num_samples, replacement):
@@ -106,46 +160,47 @@ def multinomial(input, num_samples, replacement=False, *, generator=None,
     """Indices sampled from the categorical distributions in the rows of ``input``."""
     probs = to_numpy(input._data)
     _check_multinomial(probs, num_samples, replacement)
-    return _like_input(discrete.multinomial(cpu_generator(generator), probs, num_samples,
-                                            replacement), input)
+    return _wrap(_on_device_of(discrete.multinomial(cpu_generator(generator), probs,
+                                                    num_samples, replacement), input))
 
 
 # -- in-place samplers --------------------------------------------------------------------------
 @replayed
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with samples from N(mean, std^2)."""
-    return _write(self, _fill.normal(self._data, mean, std, generator))
+    return _write(self, _fill.normal(self._data, mean, std, generator), _normal_)
 
 
 @replayed
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     """Fill with samples from the uniform distribution on [from, to)."""
     from_ = kwargs.pop("from", from_)
-    return _write(self, _fill.uniform(self._data, from_, to, generator))
+    return _write(self, _fill.uniform(self._data, from_, to, generator), _uniform_)
 
 
 @replayed
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with samples from the exponential distribution of rate ``lambd``."""
-    return _write(self, _fill.exponential(self._data, lambd, generator))
+    return _write(self, _fill.exponential(self._data, lambd, generator), _exponential_)
 
 
 @replayed
 def geometric_(self, p, *, generator=None):
     """Fill with samples from the geometric distribution (trials until the first success)."""
-    return _write(self, _fill.geometric(self._data, p, generator))
+    return _write(self, _fill.geometric(self._data, p, generator), _geometric_)
 
 
 @replayed
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with samples whose log is N(mean, std^2)."""
-    return _write(self, _fill.log_normal(self._data, mean, std, generator))
+    values = _fill.log_normal(self._data, mean, std, generator)
+    return _write(self, values, _log_normal_)
 
 
 @replayed
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with samples from the Cauchy distribution."""
-    return _write(self, _fill.cauchy(self._data, median, sigma, generator))
+    return _write(self, _fill.cauchy(self._data, median, sigma, generator), _cauchy_)
 
 
 @replayed
@@ -156,14 +211,14 @@ def random_(self, *args, generator=None, **kwargs):
     None)`` from [from, the dtype's largest value].
     """
     if len(args) == 1 and "to" not in kwargs and "from" not in kwargs:
-        low, high = 0, args[0]
+        low, high, node = 0, args[0], _random_to_
     else:
         named = dict(zip(("from", "to"), args))
         named.update(kwargs)
         if not named:
-            return _write(self, _fill.random(self._data, None, None, generator))
-        low, high = named.get("from", 0), named.get("to")
-    return _write(self, _fill.random(self._data, low, high, generator))
+            return _write(self, _fill.random(self._data, None, None, generator), _random_)
+        low, high, node = named.get("from", 0), named.get("to"), _random_from_
+    return _write(self, _fill.random(self._data, low, high, generator), node)
 
 
 for _f in (normal_, uniform_, exponential_, geometric_, log_normal_, cauchy_, random_,
