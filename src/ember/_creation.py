@@ -343,18 +343,22 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         return _finish(_fill.normal(array, mean, std, generator), None, requires_grad, device)
     if std_t and not (std._data >= 0).all():  # (NaN included)
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    from ._ops.random import _normal_both, _normal_mean, _normal_std, sampled
+    from ._ops.random import _normal_both, _normal_mean, _normal_std, _on_device_of, sampled
+
+    def draws(like, shape, mean_, std_):
+        # drawn on the host from the CPU generator's stream, then on ``like``'s device
+        values = _fill.normal(_new_array(shape, like.dtype.np), mean_, std_, generator)
+        return _wrap(_on_device_of(values, like))
+
     with no_grad():
         if mean_t and std_t:  # normal_(0, 1), then * std + mean, as torch's kernel does
             shape = np.broadcast_shapes(tuple(mean.shape), tuple(std.shape))
-            out = _wrap(_new_array(shape, mean.dtype.np)).normal_(0, 1, generator=generator)
-            out.mul_(std).add_(mean)
+            out = draws(mean, shape, 0, 1).mul_(std).add_(mean)
         elif mean_t:
-            out = _wrap(np.empty(tuple(mean.shape), mean.dtype.np))
-            out.normal_(0, std, generator=generator).add_(mean)
+            out = draws(mean, tuple(mean.shape), 0, std).add_(mean)
         else:
-            out = _wrap(np.empty(tuple(std.shape), std.dtype.np))
-            out.normal_(0, 1, generator=generator).mul_(std).add_(full((), mean, dtype=std.dtype))
+            out = draws(std, tuple(std.shape), 0, 1).mul_(std).add_(
+                full((), mean, dtype=std.dtype, device=std.device))
     # the samples are not reparameterised: torch's node has a zero derivative
     if mean_t and std_t:
         return sampled(_normal_both, mean, std, values=out._data)

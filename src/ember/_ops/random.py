@@ -69,11 +69,12 @@ _random_ = _sample_op("random_", "RandomBackward2")
 
 
 def _on_device_of(values, tensor):
-    """Draws (made on the host from the CPU generator's stream) on ``tensor``'s device."""
+    """Draws (an array, made on the host from the CPU generator's stream) on ``tensor``'s
+    device."""
     array = tensor._data
     if type(array) is np.ndarray:
         return np.asarray(values)
-    return move(np.asarray(values), device_of(array))
+    return move(values, device_of(array))
 
 
 def sampled(node, *params, values):
