@@ -1,8 +1,9 @@
 """``ember.nn.utils``: gradient clipping, parameter/vector conversion, packed sequences
-(``rnn``) and calls with substituted parameters (``stateless``)."""
+(``rnn``), calls with substituted parameters (``stateless``), reparameterizations and pruning
+(``prune``)."""
 from __future__ import annotations
 
-from . import parametrizations, parametrize, rnn, stateless  # noqa: F401 - submodules
+from . import parametrizations, parametrize, prune, rnn, stateless  # noqa: F401 - submodules
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
