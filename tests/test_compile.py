@@ -610,3 +610,19 @@ def test_a_compiled_training_step_on_the_device(cuda_device):
             losses.append(loss.item())
     np.testing.assert_allclose(losses[:3], losses[3:], rtol=1e-6)
     assert step_c.eager is None and len(step_c.entries) == 1
+
+
+def test_a_tensor_on_another_device_records_again(cuda_device):
+    cf = ember.compile(f_chain)
+    x, w = rand(2, 3), rand(3, requires_grad=True)
+    want = _grad(f_chain, x, w)
+    _same(_grad(cf, x, w), want)
+    for args in ((x.to(cuda_device), w.to(cuda_device)), (x, w)):
+        xs = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
+        out = cf(*xs)
+        assert out.device == args[0].device
+        out.sum().backward()
+        assert xs[1].grad.device == args[0].device
+        np.testing.assert_allclose(out.detach().cpu().numpy(), want[0], rtol=1e-6)
+        np.testing.assert_allclose(xs[1].grad.cpu().numpy(), want[1][1], rtol=1e-6)
+    assert len(cf.entries) == 2  # the device is guarded: one recording for each
