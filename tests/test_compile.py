@@ -369,16 +369,17 @@ def test_double_backward_through_a_function_that_writes_its_input():
         buf.mul_(0.5).add_(x.detach())
         return (x.exp() * buf).sum()
     cf = ember.compile(f)
+    cf(ember.ones(3), ember.tensor([0.1, 0.2, 0.3], requires_grad=True))  # (recorded)
     results = []
-    for fn in (cf, cf, f):
+    for fn in (cf, f):  # create_graph through a replay, and eager
         buf = ember.ones(3)
         x = ember.tensor([0.1, 0.2, 0.3], requires_grad=True)
-        (g,) = ember.autograd.grad(fn(buf, x), [x], create_graph=True)
+        y = fn(buf, x)
+        (g,) = ember.autograd.grad(y, [x], create_graph=True)
         (gg,) = ember.autograd.grad(g.sum(), [x])
-        results.append((buf.numpy(), g.detach().numpy(), gg.numpy()))
-    for got in results[:2]:  # the recording call and a replay
-        for a, b in zip(got, results[2]):
-            np.testing.assert_allclose(a, b, rtol=1e-6)
+        results.append((buf.numpy(), g.detach().numpy(), gg.numpy(), y._version))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
     assert cf.eager is None and len(cf.entries) == 1
 
 
@@ -390,7 +391,9 @@ def test_double_backward_through_a_parameter_written_under_no_grad():
         return y + (w * w * x * x).sum()
     cf = ember.compile(f)
     w_eager, w_compiled = ember.ones(3, requires_grad=True), ember.ones(3, requires_grad=True)
-    for _ in range(3):  # the recording call, then replays
+    for fn, w in ((f, w_eager), (cf, w_compiled)):  # (recorded)
+        fn(ember.tensor([1.0, 2.0, 3.0], requires_grad=True), w).backward()
+    for _ in range(2):  # create_graph through a replay, then through an eager call
         got = []
         for fn, w in ((f, w_eager), (cf, w_compiled)):
             x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -469,15 +472,29 @@ def test_double_backward_through_a_compiled_function():
         return (ember.tanh(W @ x) ** 2).sum()
     cf = ember.compile(f)
     v = rand(5, seed=4)
-    for seed in range(2):
+    names = []
+    for seed in range(4):  # a first-order recording, then replays with create_graph
         results = []
         for fn in (cf, f):
             x = rand(5, requires_grad=True, seed=seed)
-            (g,) = ember.autograd.grad(fn(x), [x], create_graph=True)
+            y = fn(x)
+            if fn is cf:
+                names.append(type(y.grad_fn).__name__)
+            if seed == 0:
+                y.backward()
+                results.append((x.grad.numpy(),))
+                continue
+            (g,) = ember.autograd.grad(y, [x], create_graph=True)
             (hv,) = ember.autograd.grad((g * v).sum(), [x])
             results.append((g.detach().numpy(), hv.numpy()))
         for a, b in zip(*results):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    # after a create_graph pass through a replay, the calls its recording matches run
+    # eagerly (that pass runs the forward again through the ops: the replay would be extra)
+    assert names == ["CompiledFunctionBackward"] * 2 + ["SumBackward0"] * 2
+    assert cf.eager is None and len(cf.entries) == 1
+    assert type(cf(rand(5, 2, requires_grad=True)).grad_fn).__name__ == \
+        "CompiledFunctionBackward"  # (another recording, replayed until it sees one too)
 
 
 # -- modules -------------------------------------------------------------------------------------

@@ -66,6 +66,9 @@ class CompiledFunctionBackward(Node):
         the gradients carry a graph of their own."""
         from ..autograd.engine import run_backward
         entry = self._entry
+        # what a replay saves is not what a create_graph pass needs (that runs the forward
+        # again through the ops): later calls this recording matches run eagerly
+        entry.runs_eagerly = True
         for vc, version, t in self._outside:
             if vc[0] != version:
                 raise _version_error(t, vc, version)
@@ -108,6 +111,7 @@ class Entry:
         self.captured = []  # (outside tensor, its metadata when recorded)
         self.quiet = any(i.op is not None and i.op.quiet
                          for i in program.forward_instrs)
+        self.runs_eagerly = False  # set once a create_graph pass went through a call of it
 
     def matches(self, spec, tensors):
         return (spec == self.spec and world() == self.world_key
@@ -238,6 +242,8 @@ class CompiledFunction:
         tensors, spec = flatten_args(args, kwargs)
         for entry in self.entries:
             if entry.matches(spec, tensors):
+                if entry.runs_eagerly:
+                    return self.fn(*args, **kwargs)
                 return entry.replay(tensors)
         limit = self.recompile_limit or config.recompile_limit
         if len(self.entries) >= limit:
