@@ -1,11 +1,13 @@
 """Random numbers: ember (torch's generator, bit for bit, on NumPy) against torch itself.
 
-    PYTHONPATH=src python benchmarks/bench_random.py [--rounds 7] [--size 10000000]
+    PYTHONPATH=src python benchmarks/bench_random.py [--rounds 7] [--size 10000000] [--clock cpu]
 
 The goal: 10**7 float32 normals (``randn``) in at most twice torch's time. torch makes them
 with one thread (its normal kernel is serial); ember's Cephes emulation spreads its chunks over
-the machine's cores. Times are medians (and best) of interleaved rounds; the CPU model is
-printed beside them, as figures only mean something on a named machine.
+the machine's cores. Times are medians (and best) of interleaved rounds; the CPU model and the
+load average are printed beside them, as figures only mean something on a named machine.
+``--clock cpu`` times the CPU the process spends instead (all its threads together: the cost,
+not the wait), which a shared, busy machine disturbs much less than the wall clock.
 """
 from __future__ import annotations
 
@@ -49,19 +51,23 @@ def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--size", type=int, default=10 ** 7)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args(argv)
     import torch
     torch.set_num_threads(1)
     peers = {"torch": cases(torch, args.size), "ember": cases(ember, args.size)}
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
     samples = {(lib, name): [] for lib in peers for name in peers[lib]}
     for r in range(args.rounds):
         for name in peers["torch"]:
             order = ("torch", "ember") if r % 2 == 0 else ("ember", "torch")
             for lib in order:
-                t0 = time.perf_counter()
+                t0 = clock()
                 peers[lib][name]()
-                samples[lib, name].append(time.perf_counter() - t0)
-    print(f"CPU: {cpu_model()} ({os.cpu_count()} cores); torch {torch.__version__}, one thread")
+                samples[lib, name].append(clock() - t0)
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    print(f"CPU: {cpu_model()} ({os.cpu_count()} cores, load {load}); torch {torch.__version__}, "
+          f"one thread; ember {ember.get_num_threads()} threads; {args.clock} clock")
     print(f"{'case':34s} {'torch ms':>10s} {'ember ms':>10s} {'ratio':>7s} {'best ratio':>11s}")
     for name in peers["torch"]:
         t, e = samples["torch", name], samples["ember", name]

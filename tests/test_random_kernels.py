@@ -173,6 +173,26 @@ def test_float32_normals_for_every_uniform():
     rng = np.random.default_rng(0)
     words = blocks(rng.permutation(1 << 24), rng.permutation(1 << 24))
     want = normals(torch, words)
-    stream = iter([words])
-    got = cephes.normals(lambda k: next(stream)[:k], len(words), 0.0, 1.0)
+    drawn = [0]
+
+    def draw(k):  # the words in order, in as many pieces as the kernel asks for
+        drawn[0] += k
+        return words[drawn[0] - k:drawn[0]]
+
+    got = cephes.normals(draw, len(words), 0.0, 1.0)
     same_bits(got, want)
+
+
+def test_large_double_normals_as_torch_on_any_number_of_threads():
+    # the C library's log is computed in pieces on the intra-op threads for large tensors
+    torch = torch_or_skip()
+    prior = ember.get_num_threads()
+    try:
+        torch.manual_seed(12)
+        want = torch.randn(300_001, dtype=torch.float64).numpy()
+        for threads in (1, 2, 3):
+            ember.set_num_threads(threads)
+            ember.manual_seed(12)
+            same_bits(ember.randn(300_001, dtype=ember.float64).numpy(), want)
+    finally:
+        ember.set_num_threads(prior)

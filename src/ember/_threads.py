@@ -1,14 +1,19 @@
 """ember's intra-op thread count (``ember.get_num_threads`` / ``set_num_threads``).
 
 Few of ember's kernels use threads of their own (NumPy's BLAS keeps its own pool); those that do
-(large float32 normals) spread their work over this many. The default follows torch's: the
-``OMP_NUM_THREADS`` variable when it is set, else the CPUs this process may run on.
+(large float32 and float64 normals) spread their work over this many, on one shared pool. The
+default follows torch's: the ``OMP_NUM_THREADS`` variable when it is set, else the CPUs this
+process may run on.
 """
 from __future__ import annotations
 
+import itertools
 import os
 
+import numpy as np
+
 _count = []  # [n] once known
+_pool = []  # [executor, its size], made on first use
 
 
 def _default():
@@ -35,3 +40,38 @@ def set_num_threads(n) -> None:
     if n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     _count[:] = [n]
+
+
+def _forget_pool():
+    # NOTE: a forked child (a DataLoader worker) has none of the parent's threads: it makes
+    # its own pool if it needs one
+    _pool.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def executor():
+    """The shared pool of ``get_num_threads()`` worker threads."""
+    workers = get_num_threads()
+    if not _pool or _pool[1] != workers:
+        from concurrent.futures import ThreadPoolExecutor
+        if _pool:
+            _pool[0].shutdown(wait=False)
+        _pool[:] = [ThreadPoolExecutor(workers, thread_name_prefix="ember-intra-op"), workers]
+    return _pool[0]
+
+
+def map_pieces(fn, x, min_piece):
+    """``fn`` (elementwise, 1-D array to array) over ``x`` in up to ``get_num_threads()``
+    pieces of at least ``min_piece`` elements, the first on the calling thread; the results
+    joined in order. Worth it where ``fn`` releases the GIL for most of its time."""
+    pieces = min(get_num_threads(), len(x) // min_piece)
+    if pieces <= 1:
+        return fn(x)
+    bounds = [len(x) * i // pieces for i in range(pieces + 1)]
+    parts = [x[lo:hi] for lo, hi in itertools.pairwise(bounds)]
+    pending = [executor().submit(fn, part) for part in parts[1:]]
+    results = [fn(parts[0])] + [job.result() for job in pending]
+    return np.concatenate(results)

@@ -19,9 +19,11 @@ How that is made fast on NumPy:
   the right octant is a complex multiply by ``2 * i**-q``.
 * Inputs are the raw words, not float uniforms: ``u = k / 2**24`` for the 24-bit integer ``k``,
   so ``1 - u`` and ``2 * pi * u`` come from ``k`` in one step each.
-* The octant reduction ``theta - j * pi / 4`` in three Cody-Waite pieces is exact up to its last
-  rounding (the pieces' products with ``j`` and the first two sums are exact), so it is one
-  double expression rounded once; and the quadrant ``j / 2`` is ``(k + 2**21) >> 22``.
+* The octant reduction ``theta - j * pi / 4`` in three Cody-Waite pieces: the first two pieces'
+  products with ``j`` are exact in float32, so those fused steps are plain float32 sums, and the
+  third is one fused step; the quadrant ``j / 2`` is ``(k + 2**21) >> 22``.
+* Whole-item operations where NumPy's strided ones are slow: a Horner step's constant goes into
+  the imaginary parts as two bit operations on the 8-byte items rather than a strided fill.
 
 Every one of the 2**24 inputs of each half of a block gives torch's bits (checked against torch
 by ``tests/test_random_kernels.py``, the full sweep opt-in).
@@ -32,7 +34,6 @@ The work is split in chunks that stay in cache, spread over ``ember.get_num_thre
 from __future__ import annotations
 
 import functools
-import os
 import threading
 
 import numpy as np
@@ -51,7 +52,6 @@ _DP = (f32(-0.78515625), f32(-2.4187564849853515625e-4), f32(-3.7748949774459410
 _COS_POLY = [f32(c) for c in (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)]
 _SIN_POLY = [f32(c) for c in (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)]
 _TWO_PI = f32(2.0 * np.pi)
-_BARE = f32(-0.0)
 
 # -- the log, on X = -x / 2 ----------------------------------------------------------------------
 # Horner's y_k = y_(k-1) * x + p_k carried as H_k = mu_k * y_k with mu_k = 4 * (-2)**(8 - k):
@@ -64,9 +64,15 @@ _LOG_OFFSET = np.int32(_SQRTHF_BITS + (24 << 23))
 _HALF_V_BITS = np.int32(_SQRTHF_BITS - (1 << 23))
 # -- the angle -------------------------------------------------------------------------------------
 _THETA_STEP = _TWO_PI * f32(2.0 ** -24)  # theta = fl(k * this), as fl(2 * pi * u)
-_QUADRANT = 2.0 * (float(_DP[0]) + float(_DP[1]) + float(_DP[2]))  # exact as a double
+# the reduction x = theta + j * DP1 + j * DP2 + j * DP3 for j = 2 * q: j * DP1 and j * DP2 are
+# exact in float32, so the kernel's three fused steps are two float32 sums and one fused step
+_REDUCE = [f32(2) * d for d in _DP]
 # 2 * i**-q for the quadrant q: (S + iC) times it is 2 * (sin + i cos) of the whole angle
 _ROTATE = np.array([2, -2j, -2, 2j, 2], np.complex64)
+# the first steps of the cos and sin polynomials, as constants (c0 - i c1) of fused steps
+_COS_FIRST = np.complex64(complex(_COS_POLY[0], -_COS_POLY[1]))
+_SIN_FIRST = np.complex64(complex(_SIN_POLY[0], -_SIN_POLY[1]))
+_SECOND = np.array([[-_COS_POLY[2]], [-_SIN_POLY[2]]], f32)
 
 _CHUNK_ROWS = 2048  # blocks of 16 per chunk: 16384 pairs, whose buffers stay in cache
 _SEGMENT_CHUNKS = 8  # chunks whose words are drawn at a time while earlier ones are worked on
@@ -102,7 +108,7 @@ def _fused(z, w, out):
         np.multiply(z, w, out=out)
         return
     zr, zi = z.real, z.imag
-    wr, wi = (w.real, w.imag) if np.ndim(w) else (np.full(len(z), w.real, f32), w.imag)
+    wr, wi = (w.real, w.imag) if np.ndim(w) else (np.full(z.shape, w.real, f32), w.imag)
     out.real = fma32(zr, wr, -(zi * wi))
 
 
@@ -111,24 +117,24 @@ class _Buffers:
 
     def __init__(self, m):
         self.m = m
-        self.words = np.empty(2 * m, np.int32)
         self.k = np.empty((2, m), np.int32)  # the 24-bit integers of the two halves
         self.e = np.empty(m, np.int32)
-        self.q = np.empty(m, np.intp)
-        self.f1, self.f2, self.f3 = (np.empty(m, f32) for _ in range(3))
+        self.q = np.empty(m, np.int32)
+        self.f1, self.f2 = np.empty(m, f32), np.empty(m, f32)
         self.normals = np.empty((2, m), f32)
-        self.wide = np.empty(m)
         # complex arrays whose imaginary parts stay 1 (only their real parts are written)
-        self.w1, self.w2, self.w3 = (np.full(m, 1j, np.complex64) for _ in range(3))
-        self.z1, self.z2, self.rotate = (np.empty(m, np.complex64) for _ in range(3))
+        self.w1, self.w2 = (np.full(m, 1j, np.complex64) for _ in range(2))
+        self.w3, self.reduce, self.trig, self.rotate = (
+            np.empty(m, np.complex64) for _ in range(4))
+        self.z = np.empty((2, m), np.complex64)  # two Horner chains side by side
 
     @staticmethod
     def re(c):
-        return c.view(f32)[0::2]
+        return c.view(f32)[..., 0::2]
 
     @staticmethod
     def im(c):
-        return c.view(f32)[1::2]
+        return c.view(f32)[..., 1::2]
 
 
 def _halves(blocks):
@@ -137,11 +143,21 @@ def _halves(blocks):
     return blocks.view("V32").T
 
 
+_LOW_HALF = np.uint64(0xFFFFFFFF)
+
+
+def _set_imag(z, value):
+    """z.imag = value (float32), as two passes over whole 8-byte items: faster than a fill
+    through the strided view of the imaginary parts."""
+    bits = z.view(np.uint64)
+    np.bitwise_and(bits, _LOW_HALF, out=bits)
+    np.bitwise_or(bits, np.uint64(int(f32(value).view(np.uint32)) << 32), out=bits)
+
+
 def _horner(b, z, w, steps):
-    """z.real = each step of ``y = fl(y * w.real + c)`` for the constants ``steps`` (``c =
-    -0.0`` for a bare product: ``y * x + -0.0`` keeps the sign of a zero product)."""
+    """z.real = each step of ``y = fl(y * w.real + c)`` for the constants ``steps``."""
     for c in steps:
-        b.im(z).fill(-c)
+        _set_imag(z, -c)
         _fused(z, w, z)
 
 
@@ -149,28 +165,29 @@ def _half_radius(b, ka, out):
     """radius / 2 = sqrt(-log(1 - u) / 2) for u = ka / 2**24, the log as Cephes' logf."""
     re, im = b.re, b.im
     j = b.f1  # 1 - u = j / 2**24
-    np.subtract(f32(1 << 24), ka, out=j, dtype=f32, casting="unsafe")
+    np.copyto(j, ka, casting="unsafe")  # exact
+    np.subtract(f32(1 << 24), j, out=j)  # exact
     # 1 - u = 2**e * v with v in [sqrt(1/2), sqrt(2)): bit arithmetic on the float's fields
     t = j.view(np.int32)
     np.subtract(t, _LOG_OFFSET, out=t)
     np.right_shift(t, 23, out=b.e)
     np.bitwise_and(t, 0x7FFFFF, out=t)
     np.add(t, _HALF_V_BITS, out=t)  # the bits of v / 2
-    x, x2 = b.f2, b.f3
+    x, x2 = re(b.w1), re(b.w2)
     np.subtract(f32(0.5), j, out=x)  # X = -x / 2 = 1/2 - v/2, exact
     np.multiply(x, x, out=x2)  # z / 4
-    np.copyto(re(b.w1), x)
-    np.copyto(re(b.w2), x2)
     # H_8, then fl(H_8 * X) = -2 fl(y_8 * x)
-    _fused(b.w1, np.complex64(complex(_LOG_H0, -_LOG_STEPS[0])), b.z1)
-    _horner(b, b.z1, b.w1, _LOG_STEPS[1:] + [_BARE])
+    z = b.z[0]
+    _fused(b.w1, np.complex64(complex(_LOG_H0, -_LOG_STEPS[0])), z)
+    _horner(b, z, b.w1, _LOG_STEPS[1:])
+    np.multiply(re(z), x, out=re(z))  # the bare product fl(H_8 * X)
     # y = fl(fl(y_8 x) * z + fl(e * Q1)), here -y / 2
     e = b.f1
     np.copyto(e, b.e, casting="unsafe")
-    np.multiply(e, _LOG_Q1 / f32(2), out=im(b.z1))
-    _fused(b.z1, b.w2, b.z1)
+    np.multiply(e, _LOG_Q1 / f32(2), out=im(z))
+    _fused(z, b.w2, z)
     # ((y - z / 2) + x) + e * Q2, each sum rounded, here times -1/2
-    np.add(re(b.z1), x2, out=out)
+    np.add(re(z), x2, out=out)
     np.add(out, x, out=out)
     np.multiply(e, _HALF_Q2, out=e)
     np.add(out, e, out=out)
@@ -182,31 +199,39 @@ def _rotation(b, kb, out):
     (complex64)."""
     re, im = b.re, b.im
     theta = b.f1
-    np.multiply(kb, _THETA_STEP, out=theta, dtype=f32, casting="unsafe")
+    np.copyto(theta, kb, casting="unsafe")  # exact
+    np.multiply(theta, _THETA_STEP, out=theta)
     # the quadrant q = (trunc(fl(theta * 4/pi)) + 1) // 2, a monotonic step function of kb
-    # with its steps where (kb + 2**21) >> 22 has them; and x = theta - q * pi / 2
+    # with its steps where (kb + 2**21) >> 22 has them
     q = b.q
     np.add(kb, 1 << 21, out=q)
     np.right_shift(q, 22, out=q)
-    np.multiply(q, _QUADRANT, out=b.wide)
-    x, z = b.f2, b.f3
-    np.add(b.wide, theta, out=x, casting="same_kind")
+    # x = fl(fl(fl(theta + j DP1) + j DP2) + j DP3), the last step fused
+    r = b.reduce
+    j, s = b.f2, b.normals[1]  # (the normals are written after this)
+    np.copyto(j, q, casting="unsafe")
+    np.multiply(j, _REDUCE[0], out=s)
+    np.add(s, theta, out=s)
+    np.copyto(re(r), j)
+    np.multiply(j, _REDUCE[1], out=j)
+    np.add(s, j, out=im(r))
+    _fused(r, np.complex64(complex(_REDUCE[2], -1)), b.w3)  # fl(q * 2 DP3 + s)
+    x = re(b.w3)
+    im(b.w3).fill(1)
+    z = re(b.w1)
     np.multiply(x, x, out=z)
-    np.copyto(re(b.w1), z)
-    np.copyto(re(b.w3), x)
-    # cos: ((c0 z + c1) z + c2) z z - z / 2 + 1
-    _fused(b.w1, np.complex64(complex(_COS_POLY[0], -_COS_POLY[1])), b.z1)
-    _horner(b, b.z1, b.w1, [_COS_POLY[2]])
-    np.multiply(re(b.z1), z, out=re(b.z1))
-    np.multiply(z, f32(0.5), out=im(b.z1))
-    _fused(b.z1, b.w1, b.z1)
-    # sin: ((s0 z + s1) z + s2) z x + x
-    _fused(b.w1, np.complex64(complex(_SIN_POLY[0], -_SIN_POLY[1])), b.z2)
-    _horner(b, b.z2, b.w1, [_SIN_POLY[2]])
-    np.multiply(re(b.z2), z, out=re(b.z2))
-    np.negative(x, out=im(b.z2))
-    _fused(b.z2, b.w3, out)
-    np.add(re(b.z1), f32(1), out=im(out))
+    # cos: ((c0 z + c1) z + c2) z z - z / 2 + 1; sin: ((s0 z + s1) z + s2) z x + x
+    cos, sin = b.z
+    _fused(b.w1, _COS_FIRST, cos)
+    _fused(b.w1, _SIN_FIRST, sin)
+    np.copyto(im(b.z), _SECOND)
+    _fused(b.z, b.w1, b.z)
+    np.multiply(re(b.z), z, out=re(b.z))
+    np.multiply(z, f32(0.5), out=im(cos))
+    _fused(cos, b.w1, cos)
+    np.negative(x, out=im(sin))
+    _fused(sin, b.w3, out)
+    np.add(re(cos), f32(1), out=im(out))
     # the octant: a multiply by 2 * i**-q turns (S + iC) into 2 (sin + i cos), exactly
     np.take(_ROTATE, q, out=b.rotate, mode="clip")
     np.multiply(out, b.rotate, out=out)
@@ -216,13 +241,12 @@ def _chunk(words, mean, std, out):
     """torch's normals for whole blocks: raw words (rows, 16) -> ``out`` (rows, 16)."""
     rows = words.shape[0]
     b = _buffers(rows * 8)
-    k = b.words.reshape(rows, 16)
-    np.bitwise_and(words, _MASK24, out=k.view(np.uint32))
-    np.copyto(b.k.view("V32"), _halves(k))
+    np.copyto(b.k.view("V32"), _halves(words))
+    np.bitwise_and(b.k, _MASK24, out=b.k)
     ka, kb = b.k
     n1, n2 = b.normals
     _half_radius(b, ka, n1)  # radius / 2
-    trig = b.z2
+    trig = b.trig
     _rotation(b, kb, trig)
     np.multiply(n1, b.re(trig), out=n2)
     np.multiply(n1, b.im(trig), out=n1)
@@ -235,12 +259,11 @@ def _chunk(words, mean, std, out):
 
 def _shift(b, normals, mean, std):
     """normals = fma(normals, std, mean) in float32, in place."""
-    for n in normals:
-        z = b.z1
-        np.copyto(b.re(z), n)
-        b.im(z).fill(-mean)
-        _fused(z, np.complex64(complex(std, 1)), z)
-        np.copyto(n, b.re(z))
+    z = b.z
+    np.copyto(b.re(z), normals)
+    b.im(z).fill(-mean)
+    _fused(z, np.complex64(complex(std, 1)), z)
+    np.copyto(normals, b.re(z))
 
 
 def _zero_radius(where, b, trig, mean, std, out):
@@ -254,17 +277,6 @@ def _zero_radius(where, b, trig, mean, std, out):
 
 # -- threads ---------------------------------------------------------------------------------------
 _local = threading.local()
-_pool = []  # [executor, its size], made on first use
-
-
-def _forget_pool():
-    # NOTE: a forked child (a DataLoader worker) has none of the parent's threads: it makes
-    # its own pool if it needs one
-    _pool.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _buffers(m):
@@ -272,15 +284,6 @@ def _buffers(m):
     if b is None or b.m != m:
         b = _local.buffers = _Buffers(m)
     return b
-
-
-def _executor(workers):
-    if not _pool or _pool[1] != workers:
-        from concurrent.futures import ThreadPoolExecutor
-        if _pool:
-            _pool[0].shutdown(wait=False)
-        _pool[:] = [ThreadPoolExecutor(workers, thread_name_prefix="ember-randn"), workers]
-    return _pool[0]
 
 
 def normals(draw, count, mean, std):
@@ -295,7 +298,7 @@ def normals(draw, count, mean, std):
         for start in range(0, len(words), rows):
             _chunk(words[start:start + rows], mean, std, out[start:start + rows])
         return out.ravel()
-    pool = _executor(workers)
+    pool = _threads.executor()
     pending = []
     segment = rows * _SEGMENT_CHUNKS
     for first in range(0, len(out), segment):

@@ -22,8 +22,13 @@ import math
 
 import numpy as np
 
+from .. import _threads
+
 _HALFWAY_MARGIN = 1 / 32  # units in the last place: 0.52 - 0.5 and logl's error, with room
+# errors below 0.5 / this units in the last place (a little less than 0.5 - the margin) are safe
+_UNSURE_SCALE = 0.5 / (0.5 - _HALFWAY_MARGIN) * 1.01
 _PROBES = 4096
+_MIN_PIECE = 1 << 15  # values of log per thread, at the least
 
 
 def libm(name, x):
@@ -33,7 +38,7 @@ def libm(name, x):
         with np.errstate(all="ignore"):
             return getattr(np, name)(x)
     if name == "log" and _extended_log_agrees():
-        return _log_from_extended(x)
+        return _threads.map_pieces(_log_from_extended, x.ravel(), _MIN_PIECE).reshape(x.shape)
     return _one_by_one(name, x)
 
 
@@ -79,12 +84,16 @@ def _log_from_extended(x):
     with np.errstate(all="ignore"):
         wide = np.log(x.astype(np.longdouble))
         out = wide.astype(np.float64)
-        # the rounding error, in units in the last place of the result (exact: a few bits)
-        error = (wide - out).astype(np.float64) / np.spacing(np.abs(out))
-    unsure = ~(np.abs(error) < 0.5 - _HALFWAY_MARGIN)
-    # at a power of two the halfway point below is a quarter unit away
-    unsure |= (out.view(np.int64) & ((1 << 52) - 1)) == 0
-    unsure &= np.isfinite(out)
+        # the rounding error (exact in long double, a few bits as a double), scaled so that it
+        # moves ``out`` to a neighbour exactly when it is not safely within the margin: the
+        # sum rounds back to ``out`` only while |error| < 0.5 / _UNSURE_SCALE units in the last
+        # place on its side (a power of two has the closer neighbour below, and so the
+        # stricter bound there, as it should)
+        error = (wide - out).astype(np.float64)
+        error *= _UNSURE_SCALE
+        error += out
+        error -= out  # zero where the sum rounded back; NaN for infinite or NaN results
+        unsure = np.abs(error, out=error) > 0
     if unsure.any():
         out[unsure] = _one_by_one("log", x[unsure])
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 N = 624  # words in the state
+_HALF = np.uint64(32)
 
 
 def _seed_key(bit_generator, seed32):
@@ -75,8 +76,13 @@ class MT19937:
 
     def words64(self, n):
         """``n`` 64-bit values, each made of two words, the first one high (torch's random64)."""
-        pairs = self.words(2 * n).astype(np.uint64).reshape(n, 2)
-        return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
+        pairs = self.words(2 * n).view(np.uint64)
+        if not np.little_endian:
+            return pairs
+        # read as one little-endian 64-bit item, each pair has its first word low: swap them
+        high = np.left_shift(pairs, _HALF)
+        np.right_shift(pairs, _HALF, out=pairs)
+        return np.bitwise_or(high, pairs, out=high)
 
     # -- torch's state fields ------------------------------------------------------------------
     def torch_fields(self):

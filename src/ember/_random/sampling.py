@@ -31,7 +31,10 @@ def floats(gen, n):
 
 def doubles(gen, n):
     """float64 uniforms in [0, 1): the low 53 bits of two words each."""
-    return (gen.random64(n) & _MASK53).astype(f64) * 2.0 ** -53
+    bits = np.bitwise_and(gen.random64(n), _MASK53)
+    out = bits.astype(f64)
+    out *= 2.0 ** -53
+    return out
 
 
 def _scale(x, width, low, exact_fma):
@@ -149,15 +152,22 @@ def _blocks(gen, count, drawn, dtype, mean, std):
 
 def _double_blocks(u, mean, std):
     """float64 blocks: the C library's log, cos and sin, then fma(value, std, mean)."""
-    u = u.reshape(-1, 16)
-    radius = np.sqrt(-2 * libm("log", 1 - u[:, :8]))
-    theta = _TWO_PI * u[:, 8:]
-    out = np.empty_like(u)
-    out[:, :8] = radius * libm("cos", theta)
-    out[:, 8:] = radius * libm("sin", theta)
+    halves = u.reshape(-1, 16).view("V64").T  # (2, rows): the first and last eight of each block
+    work = np.empty((2, halves.shape[1] * 8))
+    np.copyto(work.view("V64").reshape(halves.shape), halves)
+    first, second = work
+    np.subtract(1, first, out=first)
+    radius = libm("log", first)
+    radius *= -2
+    np.sqrt(radius, out=radius)
+    np.multiply(second, _TWO_PI, out=second)
+    np.multiply(radius, libm("cos", second), out=first)
+    np.multiply(radius, libm("sin", second), out=second)
     if not (mean == 0 and std == 1):
-        out = fma64(out, f64(std), f64(mean))
-    return out.ravel()
+        work = fma64(work, f64(std), f64(mean))
+    out = np.empty_like(u)
+    np.copyto(out.reshape(-1, 16).view("V64").T, work.view("V64").reshape(halves.shape))
+    return out
 
 
 def _float_blocks(gen, count, mean, std):
