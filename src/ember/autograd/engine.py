@@ -10,6 +10,7 @@ as Tensors and the same formulas record a graph of their own.
 from __future__ import annotations
 
 import heapq
+import threading
 from sys import getrefcount as _refcount
 
 import numpy as np
@@ -74,18 +75,49 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         _add_to_buffer(task, fn, nr, g)
     prev, prev_quiet = state.grad_enabled, state.quiet
     state.grad_enabled = bool(create_graph)
+    callbacks = _final_callbacks()
+    callbacks.append([])
     try:
         # NOTE: one errstate for the whole pass: formulas may divide by zero where torch is
         # silent (e.g. at a kink), and entering errstate per op would cost more than the op.
         with np.errstate(all="ignore"):
             state.quiet = True
             _execute(task, [e[0] for e in root_edges])
+        _run_final_callbacks(callbacks[-1])
     finally:
+        callbacks.pop()
         state.grad_enabled, state.quiet = prev, prev_quiet
     _gc.after_backward(len(task.deps))
     if capture:
         return _captured_results(task, inputs, allow_unused)
     return None
+
+
+_local = threading.local()
+
+
+def _final_callbacks():
+    """This thread's stack of callback lists, one per backward pass in progress."""
+    stack = getattr(_local, "callbacks", None)
+    if stack is None:
+        stack = _local.callbacks = []
+    return stack
+
+
+def queue_callback(callback):
+    """Run ``callback()`` when the current backward pass has run every node (torch's
+    ``Variable._execution_engine.queue_callback``; DDP waits for its reductions so)."""
+    stack = getattr(_local, "callbacks", None)
+    if not stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    stack[-1].append(callback)
+
+
+def _run_final_callbacks(callbacks):
+    i = 0
+    while i < len(callbacks):  # a callback may queue more
+        callbacks[i]()
+        i += 1
 
 
 def _collect_dependencies(task, root_nodes):

@@ -11,8 +11,19 @@ class _VariableMeta(type):
         return isinstance(other, Tensor)
 
 
+class _ExecutionEngine:
+    """``Variable._execution_engine``: the backward engine's public door."""
+
+    @staticmethod
+    def queue_callback(callback):
+        from .engine import queue_callback
+        queue_callback(callback)
+
+
 class Variable(metaclass=_VariableMeta):
     """``Variable(tensor, requires_grad=False)`` returns a Tensor sharing ``tensor``'s data."""
+
+    _execution_engine = _ExecutionEngine()
 
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         if volatile:

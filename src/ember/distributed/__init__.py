@@ -23,6 +23,7 @@ from ._collectives import (
     reduce_scatter_tensor,
     scatter,
 )
+from ._grad_bucket import GradBucket
 from ._objects import (
     all_gather_object,
     broadcast_object_list,
@@ -107,7 +108,7 @@ def is_backend_available(backend: str) -> bool:
 
 __all__ = [
     "Backend", "DebugLevel", "DistBackendError", "DistError", "DistNetworkError",
-    "DistStoreError", "GroupMember", "P2POp", "ProcessGroup", "QueueEmptyError", "ReduceOp",
+    "DistStoreError", "GradBucket", "GroupMember", "P2POp", "ProcessGroup", "QueueEmptyError", "ReduceOp",
     "Work", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce",
     "all_to_all", "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast",
     "broadcast_object_list", "default_pg_timeout", "destroy_process_group", "gather",

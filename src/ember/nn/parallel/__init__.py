@@ -1,0 +1,4 @@
+"""``ember.nn.parallel``: DistributedDataParallel."""
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
