@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ember as torch
+import ember.distributed as dist
 import ember.nn.functional as F
 from ember import nn
 from ember.distributed.algorithms.ddp_comm_hooks import default_hooks
@@ -268,7 +269,75 @@ def ddp_errors(rank, size):
         DDP(other)
 
 
+def sync_batchnorm_uneven_shards(rank, size):
+    """Process r holds r samples (rank 0 none): outputs, running statistics and the input
+    gradient equal BatchNorm's on the concatenated batch; weight and bias gradients summed
+    over the processes equal its."""
+    g = np.random.default_rng(7)
+    counts = list(range(size))
+    x_all = torch.tensor(g.standard_normal((sum(counts), 3, 2, 2)), requires_grad=True)
+    seed_all = torch.tensor(g.standard_normal((sum(counts), 3, 2, 2)))
+    lo, hi = sum(counts[:rank]), sum(counts[:rank + 1])
+    reference = nn.BatchNorm2d(3, momentum=0.3).double()
+    sync = nn.SyncBatchNorm.convert_sync_batchnorm(nn.BatchNorm2d(3, momentum=0.3).double())
+    with torch.no_grad():
+        for m in (reference, sync):
+            m.weight.copy_(torch.tensor([0.5, 2.0, -1.0]))
+            m.bias.copy_(torch.tensor([0.1, 0.2, 0.3]))
+    x = x_all.detach()[lo:hi].clone().requires_grad_()
+    out = sync(x)
+    ref_out = reference(x_all)
+    (out * seed_all[lo:hi]).sum().backward()
+    (ref_out * seed_all).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), ref_out.detach()[lo:hi].numpy(), atol=TOL)
+    if hi > lo:
+        np.testing.assert_allclose(x.grad.numpy(), x_all.grad[lo:hi].numpy(), atol=TOL)
+    else:  # torch leaves an empty shard's gradient None
+        assert x.grad is None
+    for name in ("running_mean", "running_var"):
+        np.testing.assert_allclose(getattr(sync, name).numpy(),
+                                   getattr(reference, name).numpy(), atol=TOL)
+    for name in ("weight", "bias"):
+        grad = getattr(sync, name).grad
+        grad = torch.zeros(3, dtype=torch.float64) if grad is None else grad.clone()
+        dist.all_reduce(grad)
+        np.testing.assert_allclose(grad.numpy(), getattr(reference, name).grad.numpy(),
+                                   atol=TOL)
+
+
+class BNNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 6 * 6, 3)
+
+    def forward(self, x):
+        return self.fc(F.relu(self.bn(self.conv(x))).flatten(1))
+
+
+def sync_batchnorm_ddp_training(rank, size):
+    """DDP over a model converted to SyncBatchNorm trains as BatchNorm on the whole batch."""
+    reference = _model(BNNet, 0)
+    ddp = DDP(nn.SyncBatchNorm.convert_sync_batchnorm(_model(BNNet, rank)))
+    assert isinstance(ddp.module.bn, nn.SyncBatchNorm)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    for step in range(3):
+        x, y = _batch(step, 3 * size, (2, 6, 6))
+        opt.zero_grad()
+        ref_opt.zero_grad()
+        F.cross_entropy(ddp(x[rank * 3:(rank + 1) * 3]), y[rank * 3:(rank + 1) * 3]).backward()
+        F.cross_entropy(reference(x), y).backward()
+        opt.step()
+        ref_opt.step()
+        _close(ddp.module, reference)
+        np.testing.assert_allclose(ddp.module.bn.running_var.numpy(),
+                                   reference.bn.running_var.numpy(), atol=TOL)
+
+
 CASES = ["mlp_training", "cnn_training", "no_sync_accumulation", "unused_parameters",
          "unused_parameters_never_used_keep_no_grad", "small_buckets_and_bucket_views",
          "static_graph", "comm_hooks", "state_dict_and_buffers", "join_uneven_inputs",
-         "join_early_termination", "ddp_errors"]
+         "join_early_termination", "ddp_errors", "sync_batchnorm_uneven_shards",
+         "sync_batchnorm_ddp_training"]

@@ -6,6 +6,7 @@ from distributed_ddp_cases import CASES
 from distributed_helpers import Launch, requires_mpi
 
 import ember as torch
+from oracle import same
 
 _LAUNCHES = {}
 
@@ -44,3 +45,36 @@ def test_queue_callback_runs_after_the_last_node():
     assert order == ["hook", ("first", True, False), "nested"]
     with pytest.raises(RuntimeError, match="^Final callbacks"):
         engine.queue_callback(lambda: None)  # the pass is over
+
+
+def _sync_bn_body(torch):
+    """Without a process group SyncBatchNorm is BatchNorm; errors as torch's."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.BatchNorm2d(3, momentum=None),
+                              torch.nn.Sequential(torch.nn.BatchNorm2d(3, affine=False)))
+    net = torch.nn.SyncBatchNorm.convert_sync_batchnorm(net).double()
+    x = torch.arange(96, dtype=torch.float64).reshape(2, 2, 4, 6).sin().requires_grad_()
+    out = net(x)
+    out.pow(2).sum().backward()
+    net.eval()
+    errors = []
+    for bad in (torch.ones(3), torch.ones(2, 0, 3)):
+        try:
+            net[1](bad)
+        except ValueError as e:
+            errors.append(str(e))
+    return (out, x.grad, net[1].weight.grad, net[1].running_var, net[1].num_batches_tracked,
+            net(x), repr(net), type(net[2][0]).__name__, errors)
+
+
+def test_sync_batchnorm_without_process_group_matches_torch():
+    same(_sync_bn_body, atol=1e-12)
+
+
+def test_convert_sync_batchnorm_shares_parameters_and_buffers():
+    bn = torch.nn.BatchNorm1d(4)
+    bn.eval()
+    sync = torch.nn.SyncBatchNorm.convert_sync_batchnorm(bn, process_group="pg")
+    assert type(sync) is torch.nn.SyncBatchNorm and sync.process_group == "pg"
+    assert sync.weight is bn.weight and sync.running_mean is bn.running_mean
+    assert not sync.training

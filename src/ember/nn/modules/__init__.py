@@ -15,3 +15,4 @@ from .normalization import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
+from .sync_batchnorm import *  # noqa: F401,F403
