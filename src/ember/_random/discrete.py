@@ -29,40 +29,53 @@ def _chase(ptr):
     root = ptr.copy()
     busy = np.flatnonzero(ptr >= 0)
     while busy.size:
-        up = root[busy]
-        further = root[up]
-        busy = busy[further >= 0]
-        up = further[further >= 0]
-        root[busy] = up
+        up = np.take(root, busy)
+        further = np.take(root, up)
+        going = further >= 0
+        busy = busy[going]
+        root[busy] = further[going]
     return root
 
 
 def _by_key(keys):
     """The indices of ``keys`` (in range(n)) grouped by key, in index order within a group:
-    (key, index, before) for each position of that order, ``before`` being the index of the
-    previous occurrence of the same key (or -1). One sort of (key, index) pairs."""
+    (key, index, before, same) for each position of that order, ``before`` being the index of
+    the previous occurrence of the same key (or -1), ``same`` whether each position's key is
+    the one before's. One sort of (key, index) pairs; int32 keys give int32 results."""
     n = len(keys)
-    bits = max(1, (n - 1).bit_length())
-    order = np.sort((keys << bits) | np.arange(n, dtype=np.int64))
-    key, index = order >> bits, order & ((1 << bits) - 1)
-    before = np.empty(n, np.int64)
+    if keys.dtype == np.int32:
+        # key in the high half, index in the low half: the sorted halves are read back as
+        # the int32 items of the sorted 64-bit ones
+        order = keys.astype(np.int64)
+        np.left_shift(order, 32, out=order)
+        np.bitwise_or(order, np.arange(n, dtype=np.int64), out=order)
+        order.sort()
+        pairs = order.view(np.int32).reshape(n, 2)
+        low, high = (0, 1) if np.little_endian else (1, 0)
+        key, index = pairs[:, high].copy(), pairs[:, low].copy()
+    else:
+        bits = max(1, (n - 1).bit_length())
+        order = np.sort((keys << bits) | np.arange(n, dtype=np.int64))
+        key, index = order >> bits, order & ((1 << bits) - 1)
+    same = key[1:] == key[:-1]
+    before = np.empty(n, key.dtype)
     before[:1] = -1
-    np.copyto(before[1:], np.where(key[1:] == key[:-1], index[:-1], -1))
-    return key, index, before
+    np.copyto(before[1:], np.where(same, index[:-1], -1))
+    return key, index, before, same
 
 
-def _group_ends(key):
+def _group_ends(same):
     """The positions of ``_by_key``'s order where a group ends."""
-    return np.flatnonzero(np.append(key[1:] != key[:-1], True))
+    return np.flatnonzero(np.append(~same, True))
 
 
 def _groups(keys):
     """For keys in range(n): for each i, the largest i' < i with keys[i'] == keys[i] (or -1);
     and for each value v, the largest i with keys[i] == v (or -1)."""
-    key, index, before = _by_key(keys)
+    key, index, before, same = _by_key(keys)
     prev = np.empty(len(keys), np.int64)
     prev[index] = before
-    ends = _group_ends(key)
+    ends = _group_ends(same)
     last = np.full(len(keys), -1, np.int64)
     last[key[ends]] = index[ends]
     return prev, last
@@ -74,25 +87,26 @@ def _fisher_yates(words, n):
     Step i fixes position i for good, to what position ``j[i]`` held just before it. A
     position t > i is only ever changed by earlier steps k with ``j[k] == t``, each leaving there
     what position k held just before step k; so what a position holds before a step is found by
-    following such steps back to an untouched position.
+    following such steps back to an untouched position. (int32 throughout: n < 2**31.)
     """
-    idx = np.arange(n, dtype=np.int64)
+    idx = np.arange(n, dtype=np.int32)
     j = idx.copy()
-    j[:n - 1] += words % (n - np.arange(n - 1, dtype=np.uint32))
+    draws = words % np.arange(n, 1, -1, dtype=np.uint32)  # below n - i: the same as int32
+    np.add(j[:n - 1], draws.view(np.int32), out=j[:n - 1])
     # the steps grouped by the position they draw; ``before``: the previous step that drew it
-    target, step, before = _by_key(j)
+    target, step, before, same = _by_key(j)
     # into[t]: the last step before t that wrote position t (t's own step, if it drew t, is
     # the last of its group)
-    ends = _group_ends(target)
-    into = np.full(n, -1, np.int64)
-    last = step[ends]
-    into[target[ends]] = np.where(last == target[ends], before[ends], last)
+    ends = _group_ends(same)
+    into = np.full(n, -1, np.int32)
+    last, drawn = step[ends], target[ends]
+    into[drawn] = np.where(last == drawn, before[ends], last)
     # held[t]: the value position t holds just before step t
     held = _chase(into)
     np.copyto(held, idx, where=held < 0)
-    out = np.empty(n, np.int64)
-    out[step] = np.where(before < 0, target, held[before])
-    return out
+    out = np.empty(n, np.int32)
+    out[step] = np.where(before < 0, target, np.take(held, before))
+    return out.astype(np.int64)
 
 
 def _inside_out(words, n):
