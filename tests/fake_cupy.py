@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import os
 import time
 import types
 import weakref
@@ -746,58 +747,85 @@ class _Profiler:
         _RUNTIME.profilerStop()
 
 
-# -- random numbers: cupy.random.RandomState on NumPy's legacy generator --------------------------
-class RandomState:
-    """``cupy.random.RandomState``: the draws ember uses, as device arrays."""
+# -- random numbers: cupy.random.RandomState on NumPy's Philox -------------------------------------
+class _Curand:
+    """``cupy.cuda.curand``: the generator types ``RandomState(method=...)`` takes."""
 
-    def __init__(self, seed=None, method=None):
-        self._rs = numpy.random.RandomState(None if seed is None else int(seed) % (1 << 32))
+    CURAND_RNG_PSEUDO_DEFAULT = 100
+    CURAND_RNG_PSEUDO_XORWOW = 101
+    CURAND_RNG_PSEUDO_MRG32K3A = 121
+    CURAND_RNG_PSEUDO_MTGP32 = 141
+    CURAND_RNG_PSEUDO_MT19937 = 142
+    CURAND_RNG_PSEUDO_PHILOX4_32_10 = 161
+
+
+def _float_dtype(dtype):
+    dtype = numpy.dtype(dtype)
+    if dtype.char not in ("f", "d"):
+        raise TypeError("cupy.random only supports float32 and float64")
+    return dtype
+
+
+def _size(size):
+    return () if size is None else size
+
+
+class RandomState:
+    """``cupy.random.RandomState``: the methods ember calls, with CuPy's signatures and
+    checks, drawing from NumPy's Philox generator (a 64-bit seed, as cuRAND's) into device
+    arrays. The values are not cuRAND's; what a seed gives is fixed, as with CuPy."""
+
+    def __init__(self, seed=None, method=_Curand.CURAND_RNG_PSEUDO_DEFAULT):
+        self.method = method
+        self.seed(seed)
 
     def seed(self, seed=None):
-        self._rs.seed(None if seed is None else int(seed) % (1 << 32))
-
-    def _draw(self, name, *args, dtype=None, **kwargs):
-        out = getattr(self._rs, name)(*_unwrap(args), **kwargs)
-        out = numpy.asarray(out)
-        return _wrap(out if dtype is None else out.astype(dtype))
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "little")
+        elif isinstance(seed, numpy.ndarray):
+            raise TypeError("Seed must be an integer.")
+        else:  # (CuPy's rule: a value that converts safely to uint64)
+            seed = int(numpy.asarray(seed).astype(numpy.uint64, casting="safe"))
+        self._gen = numpy.random.Generator(numpy.random.Philox(seed))
 
     def random_sample(self, size=None, dtype=float):
-        return self._draw("random_sample", size, dtype=dtype)
+        return _wrap(self._gen.random(_size(size), dtype=_float_dtype(dtype)))
 
     def standard_normal(self, size=None, dtype=float):
-        return self._draw("standard_normal", size, dtype=dtype)
-
-    def normal(self, loc=0.0, scale=1.0, size=None, dtype=float):
-        return self._draw("normal", loc, scale, size, dtype=dtype)
-
-    def uniform(self, low=0.0, high=1.0, size=None, dtype=float):
-        return self._draw("uniform", low, high, size, dtype=dtype)
-
-    def lognormal(self, mean=0.0, sigma=1.0, size=None, dtype=float):
-        return self._draw("lognormal", mean, sigma, size, dtype=dtype)
-
-    def exponential(self, scale=1.0, size=None, dtype=float):
-        return self._draw("exponential", scale, size, dtype=dtype)
-
-    def standard_cauchy(self, size=None, dtype=float):
-        return self._draw("standard_cauchy", size, dtype=dtype)
-
-    def geometric(self, p, size=None, dtype=int):
-        return self._draw("geometric", p, size, dtype=dtype)
-
-    def poisson(self, lam=1.0, size=None, dtype=int):
-        return self._draw("poisson", lam, size, dtype=dtype)
+        return _wrap(self._gen.standard_normal(_size(size), dtype=_float_dtype(dtype)))
 
     def randint(self, low, high=None, size=None, dtype=int):
-        return self._draw("randint", low, high, size, dtype=dtype)
+        if high is None:
+            low, high = 0, low
+        if low > high - 1:
+            raise ValueError("low >= high")
+        info = numpy.iinfo(dtype)
+        if low < info.min:
+            raise ValueError(f"low is out of bounds for {numpy.dtype(dtype).name}")
+        if high - 1 > info.max:
+            raise ValueError(f"high is out of bounds for {numpy.dtype(dtype).name}")
+        return _wrap(numpy.asarray(self._gen.integers(low, high, size, dtype=dtype,
+                                                      endpoint=False)))
 
-    def permutation(self, num):
-        return self._draw("permutation", num)
+    def permutation(self, a):
+        if not isinstance(a, int):
+            return a[self.permutation(len(a))]
+        return _wrap(self._gen.permutation(a))
 
-    def choice(self, a, size=None, replace=True, p=None):
-        if size is None or (not replace and p is not None):
-            raise NotImplementedError  # (as CuPy's RandomState.choice)
-        return self._draw("choice", a, size, replace, p)
+    def _elementwise(self, draw, params, size, dtype):
+        params = [_unwrap(p) for p in params]
+        if size is None:
+            size = numpy.broadcast_shapes(*(numpy.shape(p) for p in params))
+        return _wrap(numpy.asarray(draw(*params, size=size)).astype(dtype))
+
+    def poisson(self, lam=1.0, size=None, dtype=int):
+        return self._elementwise(self._gen.poisson, [lam], size, dtype)
+
+    def standard_gamma(self, shape, size=None, dtype=float):
+        return self._elementwise(self._gen.standard_gamma, [shape], size, dtype)
+
+    def binomial(self, n, p, size=None, dtype=int):
+        return self._elementwise(self._gen.binomial, [n, p], size, dtype)
 
 
 # -- the modules ----------------------------------------------------------------------------------
@@ -914,7 +942,7 @@ def _make_modules():
         Device=Device, runtime=_RUNTIME, Event=Event, Stream=Stream,
         get_current_stream=get_current_stream, get_elapsed_time=get_elapsed_time,
         MemoryPool=MemoryPool, MemoryHook=MemoryHook, Memory=Memory,
-        MemoryPointer=MemoryPointer, nvtx=_Nvtx(), profiler=_Profiler(),
+        MemoryPointer=MemoryPointer, nvtx=_Nvtx(), profiler=_Profiler(), curand=_Curand,
         is_available=lambda: True)
     cx = types.ModuleType("cupyx", "ember's CPU stand-in for cupyx (tests only)")
     cx.errstate = errstate

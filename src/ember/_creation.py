@@ -1,7 +1,7 @@
 """Tensor creation: ``tensor``, ``zeros``, ``arange``, random tensors and the ``*_like`` forms.
 
-Random tensors come from ``ember.Generator`` streams, which are torch's CPU generator bit for
-bit (see ``_random``).
+Random tensors come from ``ember.Generator`` streams: on the CPU torch's CPU generator bit for
+bit (see ``_random``), on a GPU that GPU's CUDA generator (see ``ember.cuda.random``).
 """
 from __future__ import annotations
 
@@ -11,20 +11,21 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._backend import as_array, is_array
+from ._backend.device import as_device, move
 from ._compile.hooks import constant, replayed
 from ._random import fill as _fill
 from ._random.generator import (  # noqa: F401
+    DeviceDraw,
     Generator,
     default_generator,
+    draw_for,
     get_rng_state,
     initial_seed,
     set_rng_state,
 )
-from ._backend import as_array, is_array
-from ._backend.device import as_device, move
 from ._state import state
 from ._tensor import Tensor, _check_can_require_grad, _wrap
-from ._tensor import device as _Device
 from .random import manual_seed, seed  # noqa: F401
 
 
@@ -274,9 +275,10 @@ def _new_array(size, dtype):
 
 def _like_array(input, dtype):
     """An uninitialised host array laid out like ``input`` (torch's preserve_format: same
-    strides when ``input`` is dense, else its dimension order)."""
+    strides when ``input`` is dense, else its dimension order). For a GPU tensor it only
+    describes the draw (made on the GPU, in C order)."""
     dt = (dtype or input.dtype).np
-    if type(input._data) is not np.ndarray:  # (a GPU tensor's draws are made on the host)
+    if type(input._data) is not np.ndarray:
         return np.empty(input._data.shape, dt)
     return np.empty_like(input._data, dtype=dt, order="K")
 
@@ -286,7 +288,8 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random numbers from a uniform distribution on [0, 1)."""
     array = _new_array(_size(size), _dtype_or_default(dtype))
-    return _finish(_fill.uniform(array, 0.0, 1.0, generator), None, requires_grad, device)
+    values = _fill.uniform(array, 0.0, 1.0, draw_for(generator, device))
+    return _finish(values, None, requires_grad, device)
 
 
 @replayed
@@ -294,7 +297,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random numbers from the standard normal distribution."""
     array = _new_array(_size(size), _dtype_or_default(dtype))
-    return _finish(_fill.normal(array, 0.0, 1.0, generator), None, requires_grad, device)
+    values = _fill.normal(array, 0.0, 1.0, draw_for(generator, device))
+    return _finish(values, None, requires_grad, device)
 
 
 @replayed
@@ -304,7 +308,8 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     if size is None:
         low, high, size = 0, low, high
     array = _new_array(size, (dtype or D.int64).np)
-    return _finish(_fill.random(array, low, high, generator), None, requires_grad, device)
+    values = _fill.random(array, low, high, draw_for(generator, device))
+    return _finish(values, None, requires_grad, device)
 
 
 @replayed
@@ -315,7 +320,13 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     dtype = dtype or D.int64
     array = _new_array((n,), dtype.np)
     _check_permutation_fits(n, dtype)
-    values = discrete.randperm(cpu_generator(generator), n) if n else array
+    draw = draw_for(generator, device)
+    if not n:
+        values = array
+    elif isinstance(draw, DeviceDraw):
+        values = draw.sample("randperm", n)
+    else:
+        values = discrete.randperm(cpu_generator(generator), n)
     return _finish(values.astype(dtype.np), None, requires_grad, device)
 
 
@@ -340,14 +351,17 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mean_t and not std_t:
         array = _new_array(size, _dtype_or_default(dtype))
-        return _finish(_fill.normal(array, mean, std, generator), None, requires_grad, device)
+        values = _fill.normal(array, mean, std, draw_for(generator, device))
+        return _finish(values, None, requires_grad, device)
     if std_t and not (std._data >= 0).all():  # (NaN included)
         raise RuntimeError("normal expects all elements of std >= 0.0")
     from ._ops.random import _normal_both, _normal_mean, _normal_std, _on_device_of, sampled
 
     def draws(like, shape, mean_, std_):
-        # drawn on the host from the CPU generator's stream, then on ``like``'s device
-        values = _fill.normal(_new_array(shape, like.dtype.np), mean_, std_, generator)
+        # drawn where ``like`` is: from the CPU generator's stream, or on its GPU from that
+        # GPU's generator (the host array only describes the draw)
+        draw = draw_for(generator, like.device)
+        values = _fill.normal(_new_array(shape, like.dtype.np), mean_, std_, draw)
         return _wrap(_on_device_of(values, like))
 
     with no_grad():
@@ -371,8 +385,9 @@ def _random_like(fill):
     def like(input, *args, generator=None, dtype=None, layout=None, device=None,
              requires_grad=False, memory_format=None, pin_memory=False):
         array = _like_array(input, dtype)
-        return _finish(fill(array, *args, generator=generator), None, requires_grad,
-                       input.device if device is None else device)
+        device = input.device if device is None else device
+        return _finish(fill(array, *args, generator=draw_for(generator, device)), None,
+                       requires_grad, device)
     return like
 
 

@@ -54,6 +54,30 @@ def seed():
     return s
 
 
+def _snapshot(gpus=()):
+    """The CPU generator's state and those of the default generators of the GPUs numbered
+    ``gpus``: what ``_restore`` puts back (checkpointing's recomputation, vmap's chunks)."""
+    cuda = _device_module("cuda") if gpus else None
+    return get_rng_state(), [(i, cuda.get_rng_state(i)) for i in gpus]
+
+
+def _snapshot_for(args):
+    """``_snapshot`` of the CPU and of the GPUs the tensors among ``args`` are on (what torch's
+    checkpoint keeps)."""
+    from ._tensor import Tensor
+    return _snapshot(sorted({a.device.index for a in args
+                             if isinstance(a, Tensor) and a.is_cuda}))
+
+
+def _restore(snapshot):
+    cpu_state, gpu_states = snapshot
+    set_rng_state(cpu_state)
+    if gpu_states:
+        cuda = _device_module("cuda")
+        for i, state in gpu_states:
+            cuda.set_rng_state(state, i)
+
+
 _fork_rng_warned_already = False
 
 

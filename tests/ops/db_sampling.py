@@ -60,7 +60,7 @@ row("_standard_gamma", _seeded("_standard_gamma")(ember), _seeded("_standard_gam
     [SA._standard_gamma, SA._standard_gamma_grad],
     lambda m: [S("vector", m(4)), S("matrix", m(2, 3)), S("small", m.arr([0.2, 0.05])),
                S("large", m.arr([9.0, 40.0]))],
-    domain=(0.5, 6.0), gradgrad=False,
+    domain=(0.5, 6.0), gradgrad=False, random=True,
     skips={"test_gradcheck": "the gradient is the implicit one, -dF/dalpha / f, not the "
                              "finite difference of a sampler at fixed noise",
            "test_forward_ad": "torch has no forward AD for _standard_gamma (ember raises "
@@ -72,7 +72,7 @@ row("_sample_dirichlet_certain", ember._sample_dirichlet, "_sample_dirichlet",
                S("0dim", m.arr(2.0))], domain=(0.5, 3.0), differentiable=False)
 row("_sample_dirichlet", _seeded("_sample_dirichlet")(ember), _seeded("_sample_dirichlet"),
     [SA._sample_dirichlet], lambda m: [S("matrix", m(2, 3)), S("long_rows", m(2, 9))],
-    domain=(0.5, 3.0), differentiable=False)
+    domain=(0.5, 3.0), differentiable=False, random=True)
 
 
 def _binomial_certain(m):
@@ -86,4 +86,4 @@ row("binomial_certain", ember.binomial, "binomial", [SA.binomial], _binomial_cer
     differentiable=False)
 row("binomial", _seeded("binomial")(ember), _seeded("binomial"), [SA.binomial],
     lambda m: [S("mixed", m.arr([10.0, 40.0, 3.0, 500.0, 25.0]),
-                 m.arr([0.3, 0.6, 0.9, 0.2, 0.95]))], differentiable=False)
+                 m.arr([0.3, 0.6, 0.9, 0.2, 0.95]))], differentiable=False, random=True)

@@ -542,7 +542,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 def _rrelu_noise(x, lower, upper):
     """torch's training slopes: one uniform draw per non-positive element, in order; 1
     elsewhere."""
+    from .._backend.device import device_of
     from .._random import cpu_generator
+    from .._random.generator import DeviceDraw, draw_for
     from .._random.sampling import rrelu_slopes
     xp = get_xp(x)
     flat = xp.ascontiguousarray(x).ravel()
@@ -550,8 +552,12 @@ def _rrelu_noise(x, lower, upper):
     noise = xp.ones(flat.shape, x.dtype)
     count = int(nonpositive.sum())
     if count:
-        slopes = rrelu_slopes(cpu_generator(None), count, x.dtype, lower, upper)
-        noise[nonpositive] = xp.asarray(slopes)
+        draw = draw_for(None, device_of(x))
+        if isinstance(draw, DeviceDraw):
+            slopes = draw.sample("rrelu_slopes", count, x.dtype, lower, upper)
+        else:
+            slopes = xp.asarray(rrelu_slopes(cpu_generator(None), count, x.dtype, lower, upper))
+        noise[nonpositive] = slopes
     return noise.reshape(x.shape)
 
 

@@ -191,16 +191,18 @@ def _noise(input, shape, p, alpha):
     """The multiplicative noise (and the additive part for alpha dropout) of a dropout call:
     torch's ``bernoulli_(1 - p)`` mask, scaled with tensor ops in the input's dtype."""
     from .._random import fill
+    from .._random.generator import draw_for
     from .._tensor import _wrap
     data = input._data
     # the mask is laid out like the input (torch's empty_like), or (N, C, 1, ...) for features
-    if type(data) is not np.ndarray:  # drawn on the host (the CPU stream), copied over
+    if type(data) is not np.ndarray:  # (describes a draw made on the GPU, in C order)
         like = np.empty(shape, data.dtype)
     elif shape == data.shape:
         like = np.empty_like(data, order="K")
     else:
         like = np.empty(shape, data.dtype)
-    noise = _wrap(asarray_like(fill.bernoulli_scalar(like, 1 - p), data))
+    mask = fill.bernoulli_scalar(like, 1 - p, draw_for(None, input.device))
+    noise = _wrap(asarray_like(mask, data))
     if not alpha:
         return noise.div_(1 - p), None
     alpha_ = 1.7580993408473766

@@ -2,7 +2,8 @@
 implicit reparameterisation gradients of the gamma and Dirichlet samples.
 
 The samplers are torch's CPU kernels draw for draw (``ember._random.rejection``): with the
-same seed they give torch's numbers.
+same seed they give torch's numbers. A GPU tensor's samples are drawn on its GPU from its CUDA
+generator (the samplers of ``ember._backend.device_sampling``).
 
 The gradient of a gamma sample ``x`` with respect to its concentration ``alpha`` is the implicit
 one, ``-(dF(x; alpha)/dalpha) / f(x; alpha)`` (F, f: the gamma CDF and density), computed with
@@ -17,8 +18,9 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp, to_numpy
+from .._backend.device import device_of
 from .._random import rejection
-from .._random.generator import cpu_generator
+from .._random.generator import DeviceDraw, cpu_generator, draw_for, kernel_name
 from .pointwise import derivative_not_implemented, no_derivative, not_implemented
 from .registry import NONE, op
 from .special import digamma
@@ -38,16 +40,25 @@ def _same_dtype(*arrays):
                                f"{D._BY_NP[first].scalar_name}")
 
 
+def _draw(kernel, generator, data, *args):
+    """``kernel``'s draws for tensors on ``data``'s device: the CPU kernel (``rejection``'s,
+    given host arrays) or that device's sampler of the same name (given ``data``'s arrays)."""
+    draw = draw_for(generator, device_of(data[0]))
+    if isinstance(draw, DeviceDraw):
+        return draw.sample(kernel, *data, *args)
+    host = (to_numpy(a) for a in data)
+    return getattr(rejection, kernel)(cpu_generator(generator), *host, *args)
+
+
 # -- gamma --------------------------------------------------------------------------------------
 def _check_gamma(self, generator=None):
-    _float_only(self._data, "gamma_cpu")
+    _float_only(self._data, kernel_name("gamma_cpu", draw_for(generator, self.device)))
 
 
 @op("_standard_gamma", node="StandardGammaBackward0", promote=NONE, check=_check_gamma)
 def _standard_gamma(self, generator=None):
-    alphas = np.ascontiguousarray(to_numpy(self)).ravel()
-    draws = rejection.standard_gamma(cpu_generator(generator), alphas, self.dtype)
-    return get_xp(self).asarray(draws.reshape(self.shape))
+    alphas = get_xp(self).ascontiguousarray(self).ravel()
+    return _draw("standard_gamma", generator, (alphas,), self.dtype).reshape(self.shape)
 
 
 @_standard_gamma.grad("self")
@@ -160,11 +171,10 @@ def _check_dirichlet(self, generator=None):
 def _sample_dirichlet(self, generator=None):
     """Dirichlet samples, one per vector of concentrations along the last dimension."""
     if self.ndim == 0:  # one category: the proportion is (just below) 1
-        alphas = to_numpy(self).reshape(1, 1)
+        alphas = self.reshape(1, 1)
     else:
-        alphas = np.ascontiguousarray(to_numpy(self)).reshape(-1, self.shape[-1])
-    draws = rejection.dirichlet(cpu_generator(generator), alphas, self.dtype)
-    return get_xp(self).asarray(draws.reshape(self.shape))
+        alphas = get_xp(self).ascontiguousarray(self).reshape(-1, self.shape[-1])
+    return _draw("dirichlet", generator, (alphas,), self.dtype).reshape(self.shape)
 
 
 _sample_dirichlet.grad("self")(no_derivative("_sample_dirichlet"))
@@ -301,8 +311,8 @@ def binomial(count, prob, generator=None):
     """Draws from Binomial(count, prob) distributions, elementwise."""
     _same_dtype(count, prob)
     xp = get_xp(count, prob)
-    n, p = (to_numpy(a).ravel() for a in xp.broadcast_arrays(count, prob))
-    draws = rejection.binomial(cpu_generator(generator), n, p, count.dtype)
+    n, p = (xp.ascontiguousarray(a).ravel() for a in xp.broadcast_arrays(count, prob))
+    draws = _draw("binomial", generator, (n, p), count.dtype)
     return xp.asarray(draws.reshape(np.broadcast_shapes(count.shape, prob.shape)))
 
 

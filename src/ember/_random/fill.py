@@ -3,7 +3,9 @@
 array's dtype, the values laid out in the array's memory order.
 
 Each function takes the NumPy array to be filled (for its dtype, shape and strides) and returns
-a new array of its shape; the tensor layer writes it in with ``copy_``.
+a new array of its shape; the tensor layer writes it in with ``copy_``. For a tensor on another
+device the ``generator`` is a ``DeviceDraw`` (see ``generator.py``): the checks are the same,
+the draw is made on that device (an array there, in C order).
 """
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ import warnings
 
 import numpy as np
 
+from .._backend import get_xp
 from . import sampling
-from .generator import cpu_generator
+from .generator import DeviceDraw, cpu_generator, kernel_name
 from .order import lay_out, memory_axes
 
 # torch's names for dtypes: the scalar type (in "not implemented" errors) and the C++ type
@@ -34,28 +37,40 @@ def _not_implemented(kernel, dtype):
     return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(dtype)}\'')
 
 
-def _require_float(array, kernel):
+def _require_float(array, kernel, generator):
     if array.dtype.kind != "f":
-        raise _not_implemented(kernel, array.dtype)
+        raise _not_implemented(kernel_name(kernel, generator), array.dtype)
+
+
+def _placed(values, array, generator):
+    """The drawn ``values`` as ``array``'s new contents (in its memory order on the CPU)."""
+    if isinstance(generator, DeviceDraw):
+        return values.reshape(array.shape)
+    return lay_out(values, array)
 
 
 def _draw(array, kernel, generator, *args):
     """``kernel(gen, n, dtype, *args)`` laid out over ``array``."""
     if array.size == 0:
         return np.empty(array.shape, array.dtype)
-    gen = cpu_generator(generator)
-    return lay_out(kernel(gen, array.size, array.dtype, *args), array)
+    if isinstance(generator, DeviceDraw):
+        values = generator.sample(kernel.__name__, array.size, array.dtype, *args)
+    else:
+        values = kernel(cpu_generator(generator), array.size, array.dtype, *args)
+    return _placed(values, array, generator)
 
 
-def _complex_as_pairs(array, fill):
+def _complex_as_pairs(array, fill, generator):
     """Fill a complex array through its real view (real and imaginary parts interleaved in
     memory), as torch's ``view_as_real`` does; the view is contiguous when the array is."""
     real_dtype = array.real.dtype
     n = 2 * array.size
     template = np.empty(n, real_dtype) if array.flags.c_contiguous \
         else np.empty(2 * n, real_dtype)[::2]
-    values = np.ascontiguousarray(fill(template)).view(array.dtype)
-    return lay_out(values, array)
+    values = fill(template)
+    values = (values if isinstance(generator, DeviceDraw)
+              else np.ascontiguousarray(values)).view(array.dtype)
+    return _placed(values, array, generator)
 
 
 # -- continuous ---------------------------------------------------------------------------------
@@ -77,7 +92,8 @@ def _bounds_check(dtype, low, high):
 def uniform(array, low, high, generator=None):
     low, high = float(low), float(high)
     if array.dtype.kind == "c":
-        return _complex_as_pairs(array, lambda real: uniform(real, low, high, generator))
+        return _complex_as_pairs(array, lambda real: uniform(real, low, high, generator),
+                                 generator)
     if array.dtype.kind != "f":
         raise _not_implemented("check_uniform_bounds", array.dtype)
     _bounds_check(array.dtype, low, high)
@@ -90,15 +106,15 @@ def normal(array, mean=0.0, std=1.0, generator=None):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     if array.dtype.kind == "c":
         return _complex_as_pairs(array, lambda real: normal(real, mean, std / math.sqrt(2),
-                                                            generator))
-    _require_float(array, "normal_kernel_cpu")
+                                                            generator), generator)
+    _require_float(array, "normal_kernel_cpu", generator)
     return _draw(array, sampling.normal, generator, mean, std, array.flags.c_contiguous)
 
 
 def log_normal(array, mean=1.0, std=2.0, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    _require_float(array, "log_normal_cpu")
+    _require_float(array, "log_normal_cpu", generator)
     return _draw(array, sampling.log_normal, generator, float(mean), float(std))
 
 
@@ -127,7 +143,7 @@ def geometric(array, p, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     if array.dtype.kind not in "fiu":
-        raise _not_implemented("geometric_cpu", array.dtype)
+        raise _not_implemented(kernel_name("geometric_cpu", generator), array.dtype)
     return _draw(array, sampling.geometric, generator, float(p))
 
 
@@ -136,7 +152,7 @@ def bernoulli_scalar(array, p, generator=None):
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     if array.dtype.kind == "c":
-        raise _not_implemented("bernoulli_scalar_cpu_", array.dtype)
+        raise _not_implemented(kernel_name("bernoulli_scalar_cpu_", generator), array.dtype)
     return _draw(array, sampling.bernoulli_scalar, generator, float(p))
 
 
@@ -145,19 +161,29 @@ _BAD_P = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could th
 
 
 def bernoulli_tensor(array, p, generator=None):
-    """``p`` (an array broadcastable to ``array``) gives each element's probability."""
+    """``p`` (an array broadcastable to ``array``, on the device drawn on) gives each
+    element's probability."""
+    on_device = isinstance(generator, DeviceDraw)
     if p.dtype.kind != "f":
+        if on_device:  # (torch's CUDA kernel checks p with a message of its own)
+            raise RuntimeError("expected probabilities tensor to have floating type, got "
+                               f"{scalar_name(p.dtype)}")
         raise _not_implemented("bernoulli_tensor_cpu_p_", p.dtype)
     if array.dtype.kind == "c":
-        raise _not_implemented("bernoulli_tensor_cpu_self_", array.dtype)
-    p = np.broadcast_to(p, array.shape)
-    if np.any(~((p >= 0) & (p <= 1))):
+        raise _not_implemented(kernel_name("bernoulli_tensor_cpu_self_", generator),
+                               array.dtype)
+    xp = get_xp(p)
+    p = xp.broadcast_to(p, array.shape)
+    if bool(xp.any(~((p >= 0) & (p <= 1)))):
         raise RuntimeError(_BAD_P)
     if array.size == 0:
         return np.empty(array.shape, array.dtype)
-    gen = cpu_generator(generator)
+    if on_device:
+        values = generator.sample("bernoulli_tensor", p.ravel(), array.dtype)
+        return values.reshape(array.shape)
     probs = p.transpose(memory_axes(array)).ravel()  # in the order the array is filled
-    return lay_out(sampling.bernoulli_tensor(gen, probs, array.dtype), array)
+    values = sampling.bernoulli_tensor(cpu_generator(generator), probs, array.dtype)
+    return lay_out(values, array)
 
 
 # -- integers -----------------------------------------------------------------------------------
@@ -176,7 +202,7 @@ def random(array, low=None, high=None, generator=None):
     dtype = array.dtype
     if low is None and high is None:
         if dtype.kind == "c":
-            raise _not_implemented("random_kernel_cpu", dtype)
+            raise _not_implemented(kernel_name("random_kernel_cpu", generator), dtype)
         return _draw(array, sampling.random_default, generator)
     low = 0 if low is None else int(low)
     if dtype.kind == "c":
@@ -198,8 +224,8 @@ def random(array, low=None, high=None, generator=None):
         return _draw(array, sampling.random_from_to, generator, high - low, low)
     if low == -(1 << 63):
         if dtype.name not in ("int64", "float32", "float64"):
-            raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, "
-                               "float and bfloat16")
+            raise RuntimeError(kernel_name("random_full_64_bits_range_kernel_cpu", generator)
+                               + " handles only int64, double, float and bfloat16")
         return _draw(array, sampling.random_full_64, generator)
     if dtype.kind == "f":
         digits = _DIGITS[dtype.name]

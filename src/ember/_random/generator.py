@@ -2,7 +2,10 @@
 
 A ``Generator`` is a device-neutral handle around a device generator: ``CPUGeneratorImpl`` for
 the CPU (torch's mt19937 stream). Another device registers its own generator class with
-``register_device_generator`` and the handle works the same.
+``register_device_generator`` (its module does so when imported), and the handle works the
+same. A tensor on such a device draws through ``DeviceDraw``: the ``generator=`` argument
+bound to the tensor's device, whose registered samplers draw there from that device's
+generator, never from the CPU's.
 """
 from __future__ import annotations
 
@@ -12,13 +15,35 @@ from .._compile.hooks import random_draw, replayed
 from .._state import vmap_hook
 from .cpu_generator import DEFAULT_SEED, CPUGeneratorImpl, nondeterministic_seed
 
-_DEVICE_GENERATORS = {"cpu": CPUGeneratorImpl}
+_DEVICE_GENERATORS = {"cpu": lambda device: CPUGeneratorImpl(DEFAULT_SEED)}
+_DEVICE_SAMPLING = {}  # device type -> (its default generator of a device, its samplers)
 _SEED_RANGE = (-(1 << 63), (1 << 64) - 1)
 
 
-def register_device_generator(device_type, factory):
-    """Let ``Generator(device)`` build ``factory(seed)`` for ``device_type``."""
+def register_device_generator(device_type, factory, default=None, samplers=None):
+    """Let ``Generator(device)`` build its engine as ``factory(device)`` for ``device_type``.
+
+    ``samplers`` (a namespace of functions named as the CPU kernels, taking the engine's
+    ``draws(device)`` first) draw for that device's tensors, from the ``generator=`` argument
+    or from ``default(device)``, the device's default ``Generator``.
+    """
     _DEVICE_GENERATORS[device_type] = factory
+    if samplers is not None:
+        _DEVICE_SAMPLING[device_type] = (default, samplers)
+
+
+def _registered(table, device_type):
+    """``table``'s entry for ``device_type``, importing ``ember.<device_type>`` (which
+    registers that device's generator) the first time it is asked for."""
+    entry = table.get(device_type)
+    if entry is None and device_type != "cpu":
+        import importlib
+        try:
+            importlib.import_module(f"ember.{device_type}")
+        except ImportError:
+            return None
+        entry = table.get(device_type)
+    return entry
 
 
 def _check_seed(seed):
@@ -40,11 +65,11 @@ class Generator:
     def __init__(self, device="cpu"):
         from .._tensor import device as _device
         self.device = _device(device)
-        factory = _DEVICE_GENERATORS.get(self.device.type)
+        factory = _registered(_DEVICE_GENERATORS, self.device.type)
         if factory is None:
             raise RuntimeError(f"Cannot get {self.device.type.upper()} generator: ember has no "
                                f"{self.device.type} backend here")
-        self._impl = factory(DEFAULT_SEED)
+        self._impl = factory(self.device)
 
     @replayed
     def manual_seed(self, seed):
@@ -71,7 +96,7 @@ class Generator:
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a ember.ByteTensor, but got {type(new_state).__name__}")
         data = new_state._data
-        if data.dtype != np.uint8:
+        if data.dtype != np.uint8 or new_state.device.type != "cpu":  # (a CPU byte tensor)
             raise TypeError("RNG state must be a ember.ByteTensor")
         if not new_state.is_contiguous():
             raise RuntimeError("RNG state must be contiguous")
@@ -85,19 +110,35 @@ class Generator:
         return other
 
     def graphsafe_get_state(self):
-        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+        """A generator sharing this one's state (devices whose generators offset a stream)."""
+        if not hasattr(self._impl, "get_offset"):
+            raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+        shared = Generator.__new__(Generator)
+        shared.device, shared._impl = self.device, self._impl
+        return shared
 
     def graphsafe_set_state(self, state):
-        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+        """Share ``state``'s state (a generator from ``graphsafe_get_state``)."""
+        if not hasattr(self._impl, "get_offset"):
+            raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+        self._impl = state._impl
+        return self
 
     def get_offset(self):
-        raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
+        """The offset into the generator's stream (devices whose generators use one)."""
+        if not hasattr(self._impl, "get_offset"):
+            raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
+        return self._impl.get_offset()
 
     def set_offset(self, offset):
-        raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
+        if not hasattr(self._impl, "set_offset"):
+            raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
+        self._impl.set_offset(int(offset))
+        return self
 
     def __reduce__(self):
-        return (Generator, (self.device,), (self.initial_seed(), None, self.get_state()))
+        offset = self.get_offset() if hasattr(self._impl, "get_offset") else None
+        return (Generator, (self.device,), (self.initial_seed(), offset, self.get_state()))
 
     def __setstate__(self, state):
         seed, offset, rng_state = state
@@ -117,20 +158,71 @@ def _default():
 default_generator = _default()
 
 
-def cpu_generator(generator):
-    """The ``CPUGeneratorImpl`` that a ``generator=`` argument (or None) names."""
-    random_draw("a random generator")  # (every sampler draws through here)
+def _drawing():
+    """Every draw, on any device, announces itself here first."""
+    random_draw("a random generator")
     vm = vmap_hook[0]
     if vm is not None:  # under vmap: randomness='error' refuses the draw
         vm.random_draw()
-    if generator is None:
-        return default_generator._impl
+
+
+def _checked(generator, device_type):
+    """A ``generator=`` argument (not None) checked for the device type drawn on."""
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a ember.Generator, not {type(generator).__name__}")
-    if generator.device.type != "cpu":
-        raise RuntimeError("Expected a 'cpu' device type for generator but found "
+    if generator.device.type != device_type:
+        raise RuntimeError(f"Expected a '{device_type}' device type for generator but found "
                            f"'{generator.device.type}'")
-    return generator._impl
+    return generator
+
+
+def cpu_generator(generator):
+    """The ``CPUGeneratorImpl`` that a ``generator=`` argument (or None) names."""
+    _drawing()  # (every sampler draws through here or through DeviceDraw.sample)
+    if generator is None:
+        return default_generator._impl
+    return _checked(generator, "cpu")._impl
+
+
+class DeviceDraw:
+    """A ``generator=`` argument (a ``Generator`` or None) bound to the non-CPU device that a
+    tensor is drawn on. The samplers take it where they take a generator; it is checked (with
+    torch's errors) only when the draw is made, after the sampler's own argument checks."""
+
+    __slots__ = ("device", "generator")
+
+    def __init__(self, generator, device):
+        self.generator, self.device = generator, device
+
+    def sample(self, kernel, *args):
+        """The registered device sampler named ``kernel`` (as the CPU kernel it stands for),
+        drawing from the generator on the device: ``kernel(engine.draws(device), *args)``."""
+        default, samplers = _registered(_DEVICE_SAMPLING, self.device.type)
+        _drawing()
+        gen = default(self.device) if self.generator is None else _checked(
+            self.generator, self.device.type)
+        return getattr(samplers, kernel)(gen._impl.draws(self.device), *args)
+
+    def kernel_name(self, cpu_name):
+        """torch's name of the device kernel a "not implemented" error names."""
+        return cpu_name.replace("_cpu", "_" + self.device.type)
+
+
+def draw_for(generator, device):
+    """What the samplers draw from for a tensor on ``device`` (None: the CPU): the
+    ``generator=`` argument itself on the CPU, else a ``DeviceDraw``."""
+    if device is None:
+        return generator
+    from .._backend.device import as_device, resolve
+    device = as_device(device)
+    if device.type == "cpu":
+        return generator
+    return DeviceDraw(generator, resolve(device))
+
+
+def kernel_name(cpu_name, generator):
+    """torch's kernel name in a "not implemented" error, for the device drawn on."""
+    return generator.kernel_name(cpu_name) if isinstance(generator, DeviceDraw) else cpu_name
 
 
 # -- the global functions (ember.manual_seed, ember.random.*) --------------------------------------

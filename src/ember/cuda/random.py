@@ -1,74 +1,97 @@
 """CUDA random number generators: one per GPU, beside (never instead of) the CPU generator.
 
-A CUDA generator's state is torch's: a seed and an offset (16 bytes). Each draw is made by
-cuRAND (through CuPy) seeded from (seed, offset), and the offset then advances, so
-``get_rng_state`` / ``set_rng_state`` repeat draws exactly. The values differ from the CPU
-generator's, as torch's CUDA values differ from its CPU values.
+Every random draw for a GPU tensor comes from a CUDA generator (the ``generator=`` argument,
+or the default generator of the tensor's GPU) and is made on that GPU; the CPU generator is
+never touched. A CUDA generator's state is torch's: a seed and an offset (a multiple of 4), 16
+bytes. Each draw re-seeds cuRAND's Philox generator from the pair and advances the offset by 4
+(see ``ember._backend.random``), so ``get_rng_state`` / ``set_rng_state`` repeat draws
+exactly. The values differ from the CPU generator's, as torch's CUDA values differ from its CPU
+values, and from torch's CUDA values.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from .._backend import device_sampling
 from .._backend.device import as_device, backend_for, cuda_backend, require_cuda, resolve
 from .._backend.device import device as Device
 from .._backend.random import DeviceRandom, draw_seed
-from .._random.cpu_generator import DEFAULT_SEED as _DEFAULT_SEED
+from .._random.cpu_generator import DEFAULT_SEED, nondeterministic_seed
+from .._random.generator import Generator, register_device_generator
 
 __all__ = ["get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed",
            "manual_seed_all", "seed", "seed_all", "set_rng_state", "set_rng_state_all"]
 
 _MASK = (1 << 64) - 1
+_STEP = 4  # a draw's offset increment (torch keeps the offset a multiple of 4)
+_NO_CUDA = ("Cannot get CUDA generator without ATen_cuda library. PyTorch splits its backend "
+            "into two shared libraries: a CPU library and a CUDA library; this error has "
+            "occurred because you are trying to use some CUDA functionality, but the CUDA "
+            "library has not been loaded by the dynamic linker for some reason.  The CUDA "
+            "library MUST be loaded, EVEN IF you don't directly use any symbols from the CUDA "
+            "library! One common culprit is a lack of -Wl,--no-as-needed in your link "
+            "arguments; many dynamic linkers will delete dynamic library dependencies if you "
+            "don't depend on any of their symbols.  You can check if this has occurred by "
+            "using ldd on your binary to see if there is a dependency on *_cuda.so library.")
 
 
-class CudaGenerator:
-    """A CUDA generator: a seeded cuRAND stream on one GPU (torch's state layout)."""
+class CUDAGeneratorImpl:
+    """The engine of a CUDA ``Generator``: torch's seed and Philox offset."""
 
-    def __init__(self, device="cuda"):
-        self.device = resolve(as_device(device))
-        backend_for(self.device)  # torch's error without a GPU
-        self._seed = _DEFAULT_SEED
-        self._offset = 0
-        self._draws = None
+    __slots__ = ("_draws", "_offset", "_seed")
 
-    @property
-    def _rng(self):
-        draws = self._draws
-        if draws is None:
-            draws = self._draws = DeviceRandom(backend_for(self.device), self.device.index)
-        draws.reseed(draw_seed(self._seed, self._offset))
-        self._offset += 1
-        return draws
+    def __init__(self, device):
+        if cuda_backend() is None:
+            raise RuntimeError(_NO_CUDA)
+        backend_for(device)  # (torch's error for a GPU that is not there)
+        self._seed, self._offset = DEFAULT_SEED, 0
+        self._draws = {}  # GPU index -> its DeviceRandom
 
-    def manual_seed(self, seed):
-        self._seed = int(seed) & _MASK
-        self._offset = 0
-        return self
+    def set_current_seed(self, seed):
+        self._seed, self._offset = seed & _MASK, 0
+
+    def current_seed(self):
+        return self._seed
 
     def seed(self):
-        self.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
-        return self._seed
+        s = nondeterministic_seed()
+        self.set_current_seed(s)
+        return s
 
-    def initial_seed(self):
-        return self._seed
+    def get_offset(self):
+        return self._offset
+
+    def set_offset(self, offset):
+        if offset % 4:
+            raise RuntimeError("offset must be a multiple of 4")
+        self._offset = offset & _MASK
 
     def get_state(self):
-        """torch's CUDA generator state: seed and offset, 8 little-endian bytes each."""
-        from .._tensor import _wrap
+        """torch's CUDA state bytes: the seed, then the offset, 8 little-endian bytes each."""
         raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
-        return _wrap(np.frombuffer(raw, np.uint8).copy())
+        return np.frombuffer(raw, np.uint8).copy()
 
-    def set_state(self, new_state):
-        data = new_state.numpy() if hasattr(new_state, "numpy") else np.asarray(new_state)
-        if data.dtype != np.uint8:
-            raise TypeError(f"expected a ember.ByteTensor, but got {new_state.type()}")
-        if data.size != 16:
-            raise RuntimeError(f"RNG state is wrong size. Expected 16 bytes, got {data.size}")
-        raw = data.tobytes()
-        self._seed = int.from_bytes(raw[:8], "little")
-        self._offset = int.from_bytes(raw[8:], "little")
-        return self
+    def set_state(self, data):
+        """Load torch's state bytes (16, or 8: a seed alone); torch's checks and messages."""
+        if data.size not in (8, 16):
+            raise RuntimeError("RNG state is wrong size")
+        raw = np.ascontiguousarray(data).tobytes()
+        offset = int.from_bytes(raw[8:], "little") if data.size == 16 else 0
+        self.set_current_seed(int.from_bytes(raw[:8], "little"))
+        self.set_offset(offset)
+
+    def clone_state_from(self, other):
+        self._seed, self._offset = other._seed, other._offset
+
+    def draws(self, device):
+        """The draws of one sampler call on GPU ``device`` (resolved): cuRAND re-seeded from
+        the current seed and offset; the offset then moves on."""
+        rs = self._draws.get(device.index)
+        if rs is None:
+            rs = self._draws[device.index] = DeviceRandom(backend_for(device), device.index)
+        rs.reseed(draw_seed(self._seed, self._offset))
+        self._offset = (self._offset + _STEP) & _MASK
+        return rs
 
 
 # -- the default generators, one per GPU, made when CUDA is first used ----------------------------
@@ -76,14 +99,15 @@ _pending = []  # seeding calls made before CUDA was initialised (torch's _lazy_c
 
 
 def default_generators():
-    """The default CUDA generators (one per GPU), ``()`` without a GPU."""
+    """The default CUDA generators (one ``Generator`` per GPU), ``()`` without a GPU."""
     backend = cuda_backend()
     if backend is None:
         return ()
     gens = backend.generators
     if not gens:
         for i in range(backend.device_count()):
-            gens[i] = CudaGenerator(Device("cuda", i))
+            gen = gens[i] = Generator(Device("cuda", i))
+            gen.seed()  # (torch seeds its default CUDA generators from the OS)
         while _pending:
             _pending.pop(0)()
     return tuple(gens[i] for i in sorted(gens))
@@ -91,16 +115,13 @@ def default_generators():
 
 def default_generator(dev):
     """The default generator of CUDA device ``dev``."""
-    gens = default_generators()
-    index = resolve(dev).index
-    return gens[index]
+    return default_generators()[resolve(dev).index]
 
 
 def _index(device):
     if isinstance(device, int):
         return device
-    dev = as_device(device)
-    return resolve(dev).index
+    return resolve(as_device(device)).index
 
 
 def _lazy(fn):
@@ -168,3 +189,7 @@ def set_rng_state_all(new_states) -> None:
     """Set the state of every GPU's generator."""
     for i, state in enumerate(new_states):
         set_rng_state(state, i)
+
+
+register_device_generator("cuda", CUDAGeneratorImpl, default=default_generator,
+                          samplers=device_sampling)

@@ -189,17 +189,17 @@ def _remove_batch_dim(func, out, out_dim, level, size):
 
 def _chunked(func, flat_args, flat_in_dims, args_spec, size, chunk, out_dims, randomness,
              kwargs):
-    from .._creation import get_rng_state, set_rng_state
     from .._ops.shape import cat
+    from ..random import _restore, _snapshot_for
     bounds = list(range(chunk, size, chunk))
     pieces = [arg.tensor_split(bounds, d) if d is not None else None
               for arg, d in zip(flat_args, flat_in_dims)]
-    rng = get_rng_state() if randomness == "same" else None
+    rng = _snapshot_for(flat_args) if randomness == "same" else None
     results = []
     for c in range(len(bounds) + 1):
         args_c = [arg if p is None else p[c] for arg, p in zip(flat_args, pieces)]
         if rng is not None:
-            set_rng_state(rng)
+            _restore(rng)
         if randomness == "different":
             results.append(_one_example(func, args_c, flat_in_dims, args_spec, out_dims,
                                         kwargs))

@@ -16,12 +16,12 @@ from __future__ import annotations
 import contextlib
 import warnings
 
-from .._creation import get_rng_state, set_rng_state
 from .._tensor import Tensor
 from ..autograd import backward as _backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.graph import AccumulateGrad
+from ..random import _restore, _snapshot, _snapshot_for
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -109,12 +109,12 @@ class _RngFork:
 
     def __enter__(self):
         if self.state is not None:
-            self.saved = get_rng_state()
-            set_rng_state(self.state)
+            self.saved = _snapshot([i for i, _ in self.state[1]])
+            _restore(self.state)
 
     def __exit__(self, *exc):
         if self.state is not None:
-            set_rng_state(self.saved)
+            _restore(self.saved)
 
 
 class CheckpointFunction(Function):
@@ -123,7 +123,7 @@ class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         ctx.run_function = run_function
-        ctx.fwd_rng_state = get_rng_state() if preserve_rng_state else None
+        ctx.fwd_rng_state = _snapshot_for(args) if preserve_rng_state else None
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
         ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
@@ -155,7 +155,7 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
     from .._state import state
     if not state.grad_enabled:
         return function(*args, **kwargs)
-    rng = get_rng_state() if preserve_rng_state else None
+    rng = _snapshot_for(args) if preserve_rng_state else None
     start = peek_sequence()
     with _own_saved_hooks():
         outputs = function(*args, **kwargs)
