@@ -74,6 +74,31 @@ _COS_FIRST = np.complex64(complex(_COS_POLY[0], -_COS_POLY[1]))
 _SIN_FIRST = np.complex64(complex(_SIN_POLY[0], -_SIN_POLY[1]))
 _SECOND = np.array([[-_COS_POLY[2]], [-_SIN_POLY[2]]], f32)
 
+
+def _operand(value, dtype=f32):
+    # NOTE: NumPy dispatches a 0-d array operand faster than a NumPy scalar; per-call costs
+    # matter here, as a chunk makes some seventy calls
+    return np.array(value, dtype)
+
+
+def _high_bits(value):
+    """The 8-byte item whose high half holds the float32 ``value`` (an imaginary part)."""
+    return _operand(int(f32(value).view(np.uint32)) << 32, np.uint64)
+
+
+_C = {  # the operands of the kernel's steps, made once
+    "two24": _operand(1 << 24), "half": _operand(0.5), "one": _operand(1),
+    "log_offset": _operand(_LOG_OFFSET, np.int32), "mantissa": _operand(0x7FFFFF, np.int32),
+    "half_v_bits": _operand(_HALF_V_BITS, np.int32), "shift23": _operand(23, np.int32),
+    "mask24": _operand(_MASK24, np.int32), "quarter_turn": _operand(1 << 21, np.int32),
+    "shift22": _operand(22, np.int32), "low_half": _operand(0xFFFFFFFF, np.uint64),
+    "log_first": np.complex64(complex(_LOG_H0, -_LOG_STEPS[0])),
+    "log_steps": [_high_bits(-c) for c in _LOG_STEPS[1:]],
+    "half_q1": _operand(_LOG_Q1 / f32(2)), "half_q2": _operand(_HALF_Q2),
+    "theta_step": _operand(_THETA_STEP), "reduce": [_operand(d) for d in _REDUCE[:2]],
+    "reduce_last": np.complex64(complex(_REDUCE[2], -1)), "one_bits": _high_bits(1),
+}
+
 _CHUNK_ROWS = 2048  # blocks of 16 per chunk: 16384 pairs, whose buffers stay in cache
 _SEGMENT_CHUNKS = 8  # chunks whose words are drawn at a time while earlier ones are worked on
 
@@ -113,7 +138,8 @@ def _fused(z, w, out):
 
 
 class _Buffers:
-    """Working arrays for one chunk of ``m`` pairs (one set per thread)."""
+    """Working arrays for one chunk of ``m`` pairs (one set per thread), and the views of them
+    the steps use (made once: each view costs about as much as a small operation)."""
 
     def __init__(self, m):
         self.m = m
@@ -127,6 +153,17 @@ class _Buffers:
         self.w3, self.reduce, self.trig, self.rotate = (
             np.empty(m, np.complex64) for _ in range(4))
         self.z = np.empty((2, m), np.complex64)  # two Horner chains side by side
+        re, im = self.re, self.im
+        self.f1_bits = self.f1.view(np.int32)
+        self.re_w1, self.re_w2, self.re_w3, self.im_w3 = (
+            re(self.w1), re(self.w2), re(self.w3), im(self.w3))
+        self.re_reduce, self.im_reduce = re(self.reduce), im(self.reduce)
+        self.re_z, self.im_z = re(self.z), im(self.z)
+        self.re_log, self.im_log = self.re_z[0], self.im_z[0]
+        self.re_cos, self.im_cos, self.im_sin = self.re_z[0], self.im_z[0], self.im_z[1]
+        self.re_trig, self.im_trig = re(self.trig), im(self.trig)
+        self.log_bits = self.z[0].view(np.uint64)
+        self.k_halves = self.k.view("V32")
 
     @staticmethod
     def re(c):
@@ -143,95 +180,83 @@ def _halves(blocks):
     return blocks.view("V32").T
 
 
-_LOW_HALF = np.uint64(0xFFFFFFFF)
-
-
-def _set_imag(z, value):
-    """z.imag = value (float32), as two passes over whole 8-byte items: faster than a fill
-    through the strided view of the imaginary parts."""
-    bits = z.view(np.uint64)
-    np.bitwise_and(bits, _LOW_HALF, out=bits)
-    np.bitwise_or(bits, np.uint64(int(f32(value).view(np.uint32)) << 32), out=bits)
-
-
-def _horner(b, z, w, steps):
-    """z.real = each step of ``y = fl(y * w.real + c)`` for the constants ``steps``."""
-    for c in steps:
-        _set_imag(z, -c)
-        _fused(z, w, z)
-
-
 def _half_radius(b, ka, out):
     """radius / 2 = sqrt(-log(1 - u) / 2) for u = ka / 2**24, the log as Cephes' logf."""
-    re, im = b.re, b.im
+    c = _C
     j = b.f1  # 1 - u = j / 2**24
     np.copyto(j, ka, casting="unsafe")  # exact
-    np.subtract(f32(1 << 24), j, out=j)  # exact
+    np.subtract(c["two24"], j, out=j)  # exact
     # 1 - u = 2**e * v with v in [sqrt(1/2), sqrt(2)): bit arithmetic on the float's fields
-    t = j.view(np.int32)
-    np.subtract(t, _LOG_OFFSET, out=t)
-    np.right_shift(t, 23, out=b.e)
-    np.bitwise_and(t, 0x7FFFFF, out=t)
-    np.add(t, _HALF_V_BITS, out=t)  # the bits of v / 2
-    x, x2 = re(b.w1), re(b.w2)
-    np.subtract(f32(0.5), j, out=x)  # X = -x / 2 = 1/2 - v/2, exact
+    t = b.f1_bits
+    np.subtract(t, c["log_offset"], out=t)
+    np.right_shift(t, c["shift23"], out=b.e)
+    np.bitwise_and(t, c["mantissa"], out=t)
+    np.add(t, c["half_v_bits"], out=t)  # the bits of v / 2
+    x, x2 = b.re_w1, b.re_w2
+    np.subtract(c["half"], j, out=x)  # X = -x / 2 = 1/2 - v/2, exact
     np.multiply(x, x, out=x2)  # z / 4
     # H_8, then fl(H_8 * X) = -2 fl(y_8 * x)
-    z = b.z[0]
-    _fused(b.w1, np.complex64(complex(_LOG_H0, -_LOG_STEPS[0])), z)
-    _horner(b, z, b.w1, _LOG_STEPS[1:])
-    np.multiply(re(z), x, out=re(z))  # the bare product fl(H_8 * X)
+    z, bits = b.z[0], b.log_bits
+    _fused(b.w1, c["log_first"], z)
+    for constant in c["log_steps"]:
+        # the step's constant into the imaginary parts: two operations on whole 8-byte items
+        # cost less than a fill through the strided view
+        np.bitwise_and(bits, c["low_half"], out=bits)
+        np.bitwise_or(bits, constant, out=bits)
+        _fused(z, b.w1, z)
+    np.multiply(b.re_log, x, out=b.re_log)  # the bare product fl(H_8 * X)
     # y = fl(fl(y_8 x) * z + fl(e * Q1)), here -y / 2
     e = b.f1
     np.copyto(e, b.e, casting="unsafe")
-    np.multiply(e, _LOG_Q1 / f32(2), out=im(z))
+    np.multiply(e, c["half_q1"], out=b.im_log)
     _fused(z, b.w2, z)
     # ((y - z / 2) + x) + e * Q2, each sum rounded, here times -1/2
-    np.add(re(z), x2, out=out)
+    np.add(b.re_log, x2, out=out)
     np.add(out, x, out=out)
-    np.multiply(e, _HALF_Q2, out=e)
+    np.multiply(e, c["half_q2"], out=e)
     np.add(out, e, out=out)
     np.sqrt(out, out=out)
 
 
-def _rotation(b, kb, out):
-    """2 * (sin + i cos) of theta = fl(2 * pi * kb / 2**24), as Cephes' sincosf, into ``out``
-    (complex64)."""
-    re, im = b.re, b.im
+def _rotation(b, kb):
+    """2 * (sin + i cos) of theta = fl(2 * pi * kb / 2**24), as Cephes' sincosf, into
+    ``b.trig`` (complex64)."""
+    c, out = _C, b.trig
     theta = b.f1
     np.copyto(theta, kb, casting="unsafe")  # exact
-    np.multiply(theta, _THETA_STEP, out=theta)
+    np.multiply(theta, c["theta_step"], out=theta)
     # the quadrant q = (trunc(fl(theta * 4/pi)) + 1) // 2, a monotonic step function of kb
     # with its steps where (kb + 2**21) >> 22 has them
     q = b.q
-    np.add(kb, 1 << 21, out=q)
-    np.right_shift(q, 22, out=q)
+    np.add(kb, c["quarter_turn"], out=q)
+    np.right_shift(q, c["shift22"], out=q)
     # x = fl(fl(fl(theta + j DP1) + j DP2) + j DP3), the last step fused
-    r = b.reduce
     j, s = b.f2, b.normals[1]  # (the normals are written after this)
     np.copyto(j, q, casting="unsafe")
-    np.multiply(j, _REDUCE[0], out=s)
+    np.multiply(j, c["reduce"][0], out=s)
     np.add(s, theta, out=s)
-    np.copyto(re(r), j)
-    np.multiply(j, _REDUCE[1], out=j)
-    np.add(s, j, out=im(r))
-    _fused(r, np.complex64(complex(_REDUCE[2], -1)), b.w3)  # fl(q * 2 DP3 + s)
-    x = re(b.w3)
-    im(b.w3).fill(1)
-    z = re(b.w1)
+    np.copyto(b.re_reduce, j)
+    np.multiply(j, c["reduce"][1], out=j)
+    np.add(s, j, out=b.im_reduce)
+    _fused(b.reduce, c["reduce_last"], b.w3)  # fl(q * 2 DP3 + s)
+    x = b.re_w3
+    w3_bits = b.w3.view(np.uint64)
+    np.bitwise_and(w3_bits, c["low_half"], out=w3_bits)
+    np.bitwise_or(w3_bits, c["one_bits"], out=w3_bits)
+    z = b.re_w1
     np.multiply(x, x, out=z)
     # cos: ((c0 z + c1) z + c2) z z - z / 2 + 1; sin: ((s0 z + s1) z + s2) z x + x
     cos, sin = b.z
     _fused(b.w1, _COS_FIRST, cos)
     _fused(b.w1, _SIN_FIRST, sin)
-    np.copyto(im(b.z), _SECOND)
+    np.copyto(b.im_z, _SECOND)
     _fused(b.z, b.w1, b.z)
-    np.multiply(re(b.z), z, out=re(b.z))
-    np.multiply(z, f32(0.5), out=im(cos))
+    np.multiply(b.re_z, z, out=b.re_z)
+    np.multiply(z, c["half"], out=b.im_cos)
     _fused(cos, b.w1, cos)
-    np.negative(x, out=im(sin))
+    np.negative(x, out=b.im_sin)
     _fused(sin, b.w3, out)
-    np.add(re(cos), f32(1), out=im(out))
+    np.add(b.re_cos, c["one"], out=b.im_trig)
     # the octant: a multiply by 2 * i**-q turns (S + iC) into 2 (sin + i cos), exactly
     np.take(_ROTATE, q, out=b.rotate, mode="clip")
     np.multiply(out, b.rotate, out=out)
@@ -241,20 +266,19 @@ def _chunk(words, mean, std, out):
     """torch's normals for whole blocks: raw words (rows, 16) -> ``out`` (rows, 16)."""
     rows = words.shape[0]
     b = _buffers(rows * 8)
-    np.copyto(b.k.view("V32"), _halves(words))
-    np.bitwise_and(b.k, _MASK24, out=b.k)
+    np.copyto(b.k_halves, _halves(words))
+    np.bitwise_and(b.k, _C["mask24"], out=b.k)
     ka, kb = b.k
     n1, n2 = b.normals
     _half_radius(b, ka, n1)  # radius / 2
-    trig = b.trig
-    _rotation(b, kb, trig)
-    np.multiply(n1, b.re(trig), out=n2)
-    np.multiply(n1, b.im(trig), out=n1)
+    _rotation(b, kb)
+    np.multiply(n1, b.re_trig, out=n2)
+    np.multiply(n1, b.im_trig, out=n1)
     if not (mean == 0 and std == 1):  # fma(n, 1, 0) == n but for the sign of zeros (below)
         _shift(b, b.normals, mean, std)
     np.copyto(_halves(out), b.normals.view("V32"))
     if not ka.all():  # u == 0: torch's radius is -0.0 (sqrt(-2 * log(1)) = sqrt(-0.0))
-        _zero_radius(ka.reshape(rows, 8) == 0, b, trig, mean, std, out)
+        _zero_radius(ka.reshape(rows, 8) == 0, b, b.trig, mean, std, out)
 
 
 def _shift(b, normals, mean, std):
