@@ -607,6 +607,33 @@ def test_batch_norm_training_replays_its_running_statistics():
     assert cm._compiled.eager is None and len(cm._compiled.entries) == 1
 
 
+def test_a_gradient_penalty_through_batch_norm_in_training():
+    """create_graph through a replay that updates batch norm's running statistics: the
+    forward runs again from their values before the call, and updates them once."""
+    def make():
+        ember.manual_seed(0)
+        return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh(), nn.Linear(4, 1))
+    model_e, model_c = make(), make()
+    loss_c = ember.compile(lambda x: model_c(x).sum())
+    for seed in range(3):  # recorded (first order), then create_graph through replays
+        got = []
+        for model, loss_of in ((model_e, lambda x: model_e(x).sum()), (model_c, loss_c)):
+            x = rand(5, 3, requires_grad=True, seed=seed)
+            loss = loss_of(x)
+            if seed == 0:
+                loss.backward()
+            else:
+                (g,) = ember.autograd.grad(loss, [x], create_graph=True)
+                (g * g).sum().backward()
+            bn = model[1]
+            got.append([x.grad.numpy(), model[0].weight.grad.numpy(), bn.running_mean.numpy(),
+                        bn.running_var.numpy(), bn.num_batches_tracked.numpy()])
+            model.zero_grad()
+        for a, b in zip(*got):
+            np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert loss_c.eager is None and len(loss_c.entries) == 1
+
+
 def test_a_compiled_training_step_on_the_device(cuda_device):
     def make():
         ember.manual_seed(0)
