@@ -272,22 +272,20 @@ def _chunk(words, mean, std, out):
     n1, n2 = b.normals
     _half_radius(b, ka, n1)  # radius / 2
     _rotation(b, kb)
-    np.multiply(n1, b.re_trig, out=n2)
-    np.multiply(n1, b.im_trig, out=n1)
-    if not (mean == 0 and std == 1):  # fma(n, 1, 0) == n but for the sign of zeros (below)
-        _shift(b, b.normals, mean, std)
+    if mean == 0 and std == 1:  # fma(n, 1, 0) == n but for the sign of zeros (below)
+        np.multiply(n1, b.re_trig, out=n2)
+        np.multiply(n1, b.im_trig, out=n1)
+    else:  # the normals go straight into the fused step's operand: fma(n, std, mean)
+        np.multiply(n1, b.re_trig, out=b.re_z[1])
+        np.multiply(n1, b.im_trig, out=b.re_z[0])
+        bits = b.z.view(np.uint64)
+        np.bitwise_and(bits, _C["low_half"], out=bits)
+        np.bitwise_or(bits, _high_bits(-mean), out=bits)
+        _fused(b.z, np.complex64(complex(std, 1)), b.z)
+        np.copyto(b.normals, b.re_z)
     np.copyto(_halves(out), b.normals.view("V32"))
     if not ka.all():  # u == 0: torch's radius is -0.0 (sqrt(-2 * log(1)) = sqrt(-0.0))
         _zero_radius(ka.reshape(rows, 8) == 0, b, b.trig, mean, std, out)
-
-
-def _shift(b, normals, mean, std):
-    """normals = fma(normals, std, mean) in float32, in place."""
-    z = b.z
-    np.copyto(b.re(z), normals)
-    b.im(z).fill(-mean)
-    _fused(z, np.complex64(complex(std, 1)), z)
-    np.copyto(normals, b.re(z))
 
 
 def _zero_radius(where, b, trig, mean, std, out):
