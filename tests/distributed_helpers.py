@@ -42,7 +42,15 @@ def run_command(cmd, timeout, env=None, cwd=None):
         out, _ = proc.communicate(timeout=timeout)
         return proc.returncode, out
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGTERM)  # a launcher ends its mpiexec job on SIGTERM
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         out, _ = proc.communicate()
         return None, out
 

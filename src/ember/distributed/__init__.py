@@ -63,10 +63,16 @@ from ._world import (
     get_world_size,
     group,
     init_process_group,
+    install_abort_on_error,
     is_initialized,
     is_torchelastic_launched,
     new_group,
+    size_from_mpiexec,
 )
+
+# A process of a job mpiexec started that dies of an exception, even before
+# init_process_group, takes the job down rather than leave the others waiting for it.
+install_abort_on_error(size_from_mpiexec())
 
 
 def is_available() -> bool:

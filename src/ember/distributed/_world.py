@@ -200,7 +200,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                       list(range(comm.Get_size())), timeout, group_name or "0", "default_pg")
     _register(pg, {r: r for r in range(comm.Get_size())})
     _world.default_pg = pg
-    _install_abort_on_error(comm.Get_size())
+    install_abort_on_error(comm.Get_size())
 
 
 def _register(pg, group_ranks):
@@ -210,7 +210,12 @@ def _register(pg, group_ranks):
     _world.group_count += 1
 
 
-def _install_abort_on_error(size):
+def size_from_mpiexec() -> int:
+    """The number of processes mpiexec started with this one (1 when not started by it)."""
+    return int(os.environ.get("PMI_SIZE", "1"))
+
+
+def install_abort_on_error(size):
     """An exception that ends this process's main thread ends every process of the job, as
     MPI cannot tell the others (they would wait forever in their next collective)."""
     if size <= 1 or _world.excepthook is not None:
@@ -219,7 +224,7 @@ def _install_abort_on_error(size):
 
     def abort_job(kind, value, tb):
         previous(kind, value, tb)
-        if kind is KeyboardInterrupt or _world.default_pg is None:
+        if kind is KeyboardInterrupt or (_world.default_pg is None and size_from_mpiexec() < 2):
             return
         sys.stderr.flush()
         sys.stdout.flush()
