@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from distributed_ddp_cases import CASES
 from distributed_helpers import Launch, requires_mpi
+from oracle import same
 
 import ember as torch
-from oracle import same
 
 _LAUNCHES = {}
 

@@ -28,10 +28,10 @@ def _reduced_dims(x):
 
 class _SyncBatchNormFunction(Function):
     @staticmethod
-    def forward(ctx, input, weight, bias, running_mean, running_var, eps, momentum,  # noqa: A002
+    def forward(ctx, input, weight, bias, running_mean, running_var, eps, momentum,
                 group, world_size):
         from ... import distributed as dist
-        input = input.contiguous()  # noqa: A001
+        input = input.contiguous()
         channels = input.shape[1]
         local = input.numel() // channels
         if local == 1 and world_size < 2:
@@ -72,7 +72,7 @@ class _SyncBatchNormFunction(Function):
     @staticmethod
     def backward(ctx, grad_output):
         from ... import distributed as dist
-        input, weight, mean, invstd = ctx.saved_tensors  # noqa: A001
+        input, weight, mean, invstd = ctx.saved_tensors
         needs_input, needs_weight, needs_bias = ctx.needs_input_grad[:3]
         channels = input.shape[1]
         grad_input = grad_weight = grad_bias = None
@@ -112,11 +112,11 @@ class SyncBatchNorm(_BatchNorm):
                          dtype, bias=bias)
         self.process_group = process_group
 
-    def _check_input_dim(self, input):  # noqa: A002
+    def _check_input_dim(self, input):
         if input.dim() < 2:
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         if input.size(1) == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")

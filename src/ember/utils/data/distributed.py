@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..._random.generator import Generator
 from ..._creation import randperm
+from ..._random.generator import Generator
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
