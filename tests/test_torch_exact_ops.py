@@ -87,6 +87,36 @@ def test_integer_tensor_written_from_a_tensor_requiring_grad_stays_plain():
 
 
 # -- refusals -----------------------------------------------------------------------------------
+_MASK_KEYS = {  # (a key of t, T, F; its mask or index does not fit, or the value does not)
+    "int_then_mask": lambda t, T, F: (0, t.tensor([T, F, T, F])),
+    "mask_first": lambda t, T, F: (t.tensor([T, F, T]),),
+    "ellipsis_mask": lambda t, T, F: (Ellipsis, t.tensor([T, F, T])),
+    "slice_then_2d_mask": lambda t, T, F: (slice(1, None), t.tensor([[T, F, T, F]] * 2)),
+    "index_then_mask": lambda t, T, F: (t.tensor([0, 1]), t.tensor([T, F])),
+    "none_then_mask": lambda t, T, F: (Ellipsis, None, t.tensor([T, F])),
+    "fitting_mask": lambda t, T, F: (Ellipsis, t.tensor([T, F, T, F])),
+    "fitting_index": lambda t, T, F: (slice(None), t.tensor([0, 1])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MASK_KEYS))
+@pytest.mark.parametrize("write", ["read", "number", "tensor", "index_put"])
+def test_advanced_index_refusals(name, write):
+    def body(t):
+        x = t.zeros(2, 3, 4)
+        key = _MASK_KEYS[name](t, True, False)
+        if write == "read":
+            return x[key]
+        if write == "number":
+            x[key] = 1.0
+        elif write == "tensor":  # (five values never fit what these keys pick)
+            x[key] = t.ones(5)
+        else:
+            return x.index_put(tuple(k for k in key if isinstance(k, t.Tensor)), t.ones(5))
+        return x
+    same(body)
+
+
 @pytest.mark.parametrize("index", [[-1], [0, -3], [3]])
 def test_embedding_refuses_negative_and_large_indices(index):
     def body(t):

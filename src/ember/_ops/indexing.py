@@ -675,11 +675,12 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 @op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0", aten="aten::index_put")
 def _index_put(self, values, key, accumulate):
     """A copy of ``self`` with ``values`` written (or, accumulating, added) at ``key``."""
+    from .shape import put_at
     out = self.copy()
     if accumulate:
         _accumulate(out, key, values)
     else:
-        out[key] = values
+        put_at(out, key, values)
     return out
 
 

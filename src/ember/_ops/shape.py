@@ -582,9 +582,51 @@ def _(grad, dim, start, end, step):
     return slice_(grad, dim, start, end, step)
 
 
-def _torch_index_error(err):
-    """NumPy's out-of-bounds message in torch's words ('dimension', not 'axis')."""
+def _torch_index_error(err, shape, key):
+    """An IndexError of the array module in torch's words: a boolean mask's mismatch as torch
+    names it, an out-of-bounds index with 'dimension', not 'axis'."""
+    mismatch = _mask_mismatch(tuple(shape), key)
+    if mismatch is not None:
+        return mismatch
     return IndexError(str(err).replace(" for axis ", " for dimension "))
+
+
+def _is_mask(k):
+    return is_array(k) and k.dtype.kind == "b"
+
+
+def _mask_mismatch(shape, key):
+    """torch's error for the first boolean mask in ``key`` whose shape differs from the dims it
+    indexes in the tensor that the key's other (basic) indices leave; None if none does."""
+    used = sum(k.ndim if _is_mask(k) else 1 for k in key
+               if k is not None and k is not Ellipsis and type(k) is not bool)
+    sliced, masks, d = [], [], 0
+    for k in key:
+        if k is Ellipsis:
+            sliced += shape[d:d + len(shape) - used]
+            d += max(len(shape) - used, 0)
+        elif k is None or type(k) is bool:
+            sliced.append(1)
+        elif isinstance(k, slice):
+            sliced.append(len(range(*k.indices(shape[d]))) if d < len(shape) else 0)
+            d += 1
+        elif _is_mask(k):
+            masks.append((len(sliced), k))
+            sliced += shape[d:d + k.ndim]
+            d += k.ndim
+        elif is_array(k):
+            sliced += shape[d:d + 1]
+            d += 1
+        else:  # an integer: its dim goes
+            d += 1
+    sliced += shape[d:]
+    for pos, mask in masks:
+        for j, size in enumerate(mask.shape):
+            if pos + j < len(sliced) and size != sliced[pos + j]:
+                return IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does "
+                                  "not match the shape of the indexed tensor "
+                                  f"{list(sliced)} at index {pos + j}")
+    return None
 
 
 @op("index", promote=NONE)
@@ -592,7 +634,7 @@ def index(self, indices):
     try:
         return self[indices]
     except IndexError as e:
-        raise _torch_index_error(e) from None
+        raise _torch_index_error(e, self.shape, indices) from None
 
 
 @index.grad("self")
@@ -689,11 +731,27 @@ def _(grad):
 Tensor.__getitem__ = getitem
 
 
-def _setitem_kernel(self, value, key):
+def put_at(target, key, value):
+    """``target[key] = value`` with torch's errors: for an index that does not fit (see
+    ``_torch_index_error``) and for a value that does not broadcast to the indexed shape
+    (NumPy's and CuPy's words differ by index kind)."""
     try:
-        self[key] = value
+        target[key] = value
     except IndexError as e:
-        raise _torch_index_error(e) from None
+        raise _torch_index_error(e, target.shape, key) from None
+    except ValueError:
+        indexed = tuple(target[key].shape)  # (the error path only)
+        try:
+            np.broadcast_shapes(tuple(value.shape), indexed)
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} "
+                               "cannot be broadcast to indexing result of shape "
+                               f"{list(indexed)}") from None
+        raise
+
+
+def _setitem_kernel(self, value, key):
+    put_at(self, key, value)
     return self
 
 
