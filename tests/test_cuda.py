@@ -152,6 +152,15 @@ def test_cuda_module_on_the_gpu(gpu):
     assert host.is_pinned() and host.to(gpu, non_blocking=True).sum().item() == 1000
 
 
+def test_random_draws_on_the_gpu(gpu):
+    from test_cuda_random import check_distributions, check_every_sampler_repeats
+    check_every_sampler_repeats(gpu)
+    check_distributions(gpu)
+    state = ember.get_rng_state()
+    ember.rand(100, device=gpu).sum().item()
+    assert ember.get_rng_state().tolist() == state.tolist()  # (the CPU stream did not move)
+
+
 def test_save_load_and_modules_on_the_gpu(gpu):
     model = ember.nn.Sequential(ember.nn.Linear(8, 8), ember.nn.BatchNorm1d(8)).cuda()
     buf = io.BytesIO()

@@ -42,18 +42,24 @@ def _cuda_samples(dev):
         ember.randn(3, dtype=ember.float16, device=dev)]
 
 
-def test_every_sampler_draws_on_the_device_and_repeats_from_a_state(cuda_device):
+def check_every_sampler_repeats(dev):
+    """Every sampler draws on ``dev`` and draws the same again from the same seed or state
+    (also run on a real GPU by test_cuda.py)."""
     ember.manual_seed(0)
     state = ember.cuda.get_rng_state()
-    first = _cuda_samples(cuda_device)
-    assert all(t.device == ember.device(cuda_device) for t in first)
+    first = _cuda_samples(dev)
+    assert all(t.device == ember.device(dev) for t in first)
     ember.manual_seed(0)
-    again = _cuda_samples(cuda_device)
+    again = _cuda_samples(dev)
     ember.cuda.set_rng_state(state)
-    from_state = _cuda_samples(cuda_device)
+    from_state = _cuda_samples(dev)
     for a, b, c in zip(first, again, from_state):
         assert a.dtype == b.dtype and a.tolist() == b.tolist() == c.tolist()
     assert ember.cuda.get_rng_state().tolist() != state.tolist()
+
+
+def test_every_sampler_draws_on_the_device_and_repeats_from_a_state(cuda_device):
+    check_every_sampler_repeats(cuda_device)
 
 
 def test_gpu_draws_leave_the_cpu_stream_alone(cuda_device):
@@ -140,29 +146,34 @@ def test_cuda_generator_errors(cuda_device):
 
 
 def test_distributions_and_ranges(cuda_device):
+    check_distributions(cuda_device)
+
+
+def check_distributions(dev):
+    """Ranges and rough moments of draws on ``dev`` (also run on a real GPU by test_cuda.py)."""
     ember.manual_seed(1)
     n = 20000
-    u = ember.empty(n, device="cuda").uniform_(2, 5).cpu().numpy()
+    u = ember.empty(n, device=dev).uniform_(2, 5).cpu().numpy()
     assert 2 <= u.min() and u.max() < 5 and abs(u.mean() - 3.5) < 0.05
-    z = ember.randn(n, dtype=ember.float64, device="cuda").cpu().numpy()
+    z = ember.randn(n, dtype=ember.float64, device=dev).cpu().numpy()
     assert abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
-    k = ember.randint(3, 7, (n,), device="cuda").cpu().numpy()
+    k = ember.randint(3, 7, (n,), device=dev).cpu().numpy()
     assert set(np.unique(k)) == {3, 4, 5, 6}
-    assert sorted(ember.randperm(50, device="cuda").tolist()) == list(range(50))
-    e = ember.empty(n, device="cuda").exponential_(2).cpu().numpy()
+    assert sorted(ember.randperm(50, device=dev).tolist()) == list(range(50))
+    e = ember.empty(n, device=dev).exponential_(2).cpu().numpy()
     assert e.min() > 0 and abs(e.mean() - 0.5) < 0.03
-    geo = ember.empty(n, device="cuda").geometric_(0.25).cpu().numpy()
+    geo = ember.empty(n, device=dev).geometric_(0.25).cpu().numpy()
     assert geo.min() >= 1 and abs(geo.mean() - 4) < 0.2
-    pois = ember.poisson(ember.full((n,), 3.0, device="cuda")).cpu().numpy()
+    pois = ember.poisson(ember.full((n,), 3.0, device=dev)).cpu().numpy()
     assert abs(pois.mean() - 3) < 0.1
-    gam = ember._standard_gamma(ember.full((n,), 2.0, device="cuda")).cpu().numpy()
+    gam = ember._standard_gamma(ember.full((n,), 2.0, device=dev)).cpu().numpy()
     assert abs(gam.mean() - 2) < 0.1
-    probs = ember.tensor([0.0, 0.2, 0.0, 0.8], device="cuda")
+    probs = ember.tensor([0.0, 0.2, 0.0, 0.8], device=dev)
     picks = ember.multinomial(probs, n, replacement=True).cpu().numpy()
     assert set(np.unique(picks)) == {1, 3} and abs((picks == 3).mean() - 0.8) < 0.02
     two = ember.multinomial(probs.expand(500, 4), 2).cpu().numpy()
     assert (np.sort(two, 1) == [1, 3]).all()
-    mask = F.dropout(ember.ones(n, device="cuda"), 0.3).cpu().numpy()
+    mask = F.dropout(ember.ones(n, device=dev), 0.3).cpu().numpy()
     assert set(np.unique(mask)) <= {0, np.float32(1 / 0.7)} and abs((mask == 0).mean() - 0.3) < 0.02
 
 
