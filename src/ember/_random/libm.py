@@ -35,11 +35,18 @@ def libm(name, x):
     """The C library's double-precision ``name`` of each element of ``x``."""
     x = np.asarray(x, np.float64)
     if _numpy_agrees(name):
-        with np.errstate(all="ignore"):
-            return getattr(np, name)(x)
-    if name == "log" and _extended_log_agrees():
-        return _threads.map_pieces(_log_from_extended, x.ravel(), _MIN_PIECE).reshape(x.shape)
-    return _one_by_one(name, x)
+        fn = functools.partial(_numpy_function, getattr(np, name))
+    elif name == "log" and _extended_log_agrees():
+        fn = _log_from_extended
+    else:
+        return _one_by_one(name, x)
+    # large arrays in pieces on the intra-op threads (NumPy lets go of the GIL in its loops)
+    return _threads.map_pieces(fn, x.ravel(), _MIN_PIECE).reshape(x.shape)
+
+
+def _numpy_function(ufunc, x):
+    with np.errstate(all="ignore"):
+        return ufunc(x)
 
 
 def _one_by_one(name, x):
