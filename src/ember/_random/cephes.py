@@ -126,12 +126,10 @@ def fused_complex_multiply() -> bool:
     return True
 
 
-def _fused(z, w, out):
+def _portable_fused(z, w, out):
     """out.real = fl(z.real * w.real - z.imag * w.imag), one rounding (``w`` may be a scalar;
-    ``z.imag * w.imag`` is exact wherever this is called). ``out.imag`` is left undefined."""
-    if fused_complex_multiply():
-        np.multiply(z, w, out=out)
-        return
+    ``z.imag * w.imag`` is exact wherever this is called), for NumPy builds whose complex
+    multiply rounds more than once. ``out.imag`` is left undefined."""
     zr, zi = z.real, z.imag
     wr, wi = (w.real, w.imag) if np.ndim(w) else (np.full(z.shape, w.real, f32), w.imag)
     out.real = fma32(zr, wr, -(zi * wi))
@@ -143,6 +141,9 @@ class _Buffers:
 
     def __init__(self, m):
         self.m = m
+        # out.real = fl(z.real * w.real - z.imag * w.imag), one rounding, called as
+        # fused(z, w, out) (``z.imag * w.imag`` is exact wherever it is called)
+        self.fused = np.multiply if fused_complex_multiply() else _portable_fused
         self.k = np.empty((2, m), np.int32)  # the 24-bit integers of the two halves
         self.e = np.empty(m, np.int32)
         self.q = np.empty(m, np.int32)
@@ -150,8 +151,11 @@ class _Buffers:
         self.normals = np.empty((2, m), f32)
         # complex arrays whose imaginary parts stay 1 (only their real parts are written)
         self.w1, self.w2 = (np.full(m, 1j, np.complex64) for _ in range(2))
-        self.w3, self.reduce, self.trig, self.rotate = (
-            np.empty(m, np.complex64) for _ in range(4))
+        # (the angle's x, once the log is done with its z / 4; its imaginary parts are set to 1
+        # again after each use)
+        self.w3 = self.w2
+        self.trig, self.rotate = np.empty(m, np.complex64), np.empty(m, np.complex64)
+        self.reduce = self.rotate  # (the reduction's operand, done with before the rotation)
         self.z = np.empty((2, m), np.complex64)  # two Horner chains side by side
         re, im = self.re, self.im
         self.f1_bits = self.f1.view(np.int32)
@@ -197,19 +201,19 @@ def _half_radius(b, ka, out):
     np.multiply(x, x, out=x2)  # z / 4
     # H_8, then fl(H_8 * X) = -2 fl(y_8 * x)
     z, bits = b.z[0], b.log_bits
-    _fused(b.w1, c["log_first"], z)
+    b.fused(b.w1, c["log_first"], z)
     for constant in c["log_steps"]:
         # the step's constant into the imaginary parts: two operations on whole 8-byte items
         # cost less than a fill through the strided view
         np.bitwise_and(bits, c["low_half"], out=bits)
         np.bitwise_or(bits, constant, out=bits)
-        _fused(z, b.w1, z)
+        b.fused(z, b.w1, z)
     np.multiply(b.re_log, x, out=b.re_log)  # the bare product fl(H_8 * X)
     # y = fl(fl(y_8 x) * z + fl(e * Q1)), here -y / 2
     e = b.f1
     np.copyto(e, b.e, casting="unsafe")
     np.multiply(e, c["half_q1"], out=b.im_log)
-    _fused(z, b.w2, z)
+    b.fused(z, b.w2, z)
     # ((y - z / 2) + x) + e * Q2, each sum rounded, here times -1/2
     np.add(b.re_log, x2, out=out)
     np.add(out, x, out=out)
@@ -238,7 +242,7 @@ def _rotation(b, kb):
     np.copyto(b.re_reduce, j)
     np.multiply(j, c["reduce"][1], out=j)
     np.add(s, j, out=b.im_reduce)
-    _fused(b.reduce, c["reduce_last"], b.w3)  # fl(q * 2 DP3 + s)
+    b.fused(b.reduce, c["reduce_last"], b.w3)  # fl(q * 2 DP3 + s)
     x = b.re_w3
     w3_bits = b.w3.view(np.uint64)
     np.bitwise_and(w3_bits, c["low_half"], out=w3_bits)
@@ -247,15 +251,15 @@ def _rotation(b, kb):
     np.multiply(x, x, out=z)
     # cos: ((c0 z + c1) z + c2) z z - z / 2 + 1; sin: ((s0 z + s1) z + s2) z x + x
     cos, sin = b.z
-    _fused(b.w1, _COS_FIRST, cos)
-    _fused(b.w1, _SIN_FIRST, sin)
+    b.fused(b.w1, _COS_FIRST, cos)
+    b.fused(b.w1, _SIN_FIRST, sin)
     np.copyto(b.im_z, _SECOND)
-    _fused(b.z, b.w1, b.z)
+    b.fused(b.z, b.w1, b.z)
     np.multiply(b.re_z, z, out=b.re_z)
     np.multiply(z, c["half"], out=b.im_cos)
-    _fused(cos, b.w1, cos)
+    b.fused(cos, b.w1, cos)
     np.negative(x, out=b.im_sin)
-    _fused(sin, b.w3, out)
+    b.fused(sin, b.w3, out)
     np.add(b.re_cos, c["one"], out=b.im_trig)
     # the octant: a multiply by 2 * i**-q turns (S + iC) into 2 (sin + i cos), exactly
     np.take(_ROTATE, q, out=b.rotate, mode="clip")
@@ -281,7 +285,7 @@ def _chunk(words, mean, std, out):
         bits = b.z.view(np.uint64)
         np.bitwise_and(bits, _C["low_half"], out=bits)
         np.bitwise_or(bits, _high_bits(-mean), out=bits)
-        _fused(b.z, np.complex64(complex(std, 1)), b.z)
+        b.fused(b.z, np.complex64(complex(std, 1)), b.z)
         np.copyto(b.normals, b.re_z)
     np.copyto(_halves(out), b.normals.view("V32"))
     if not ka.all():  # u == 0: torch's radius is -0.0 (sqrt(-2 * log(1)) = sqrt(-0.0))
@@ -303,7 +307,7 @@ _local = threading.local()
 
 def _buffers(m):
     b = getattr(_local, "buffers", None)
-    if b is None or b.m != m:
+    if b is None or b.m != m or (b.fused is np.multiply) != fused_complex_multiply():
         b = _local.buffers = _Buffers(m)
     return b
 
