@@ -175,10 +175,10 @@ def test_node_hook_gradient_is_not_the_grad_accumulated_later():
 def test_moments_mean_of_one_element(fn):
     def body(t):
         x = t.tensor([2.], requires_grad=True)
-        s, m = getattr(t, fn)(x, dim=0)
+        _, m = getattr(t, fn)(x, dim=0)
         m.backward()
         y = t.tensor([[2.], [3.]], requires_grad=True)
-        s2, m2 = getattr(t, fn)(y, dim=1)
+        _, m2 = getattr(t, fn)(y, dim=1)
         (m2 * 2).sum().backward()
         return x.grad, y.grad
     same(body, check_warnings=False)

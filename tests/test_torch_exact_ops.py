@@ -280,3 +280,47 @@ def test_empty_index_and_empty_batch_ops():
                 t.nn.functional.group_norm(t.ones(2, 4, 0), 2),
                 t.nn.functional.instance_norm(t.ones(0, 3, 2)))
     same(body)
+
+
+# -- ties: selection ops pick the index torch picks ---------------------------------------------
+def _tie_rows(t):
+    """Rows full of equal values (and NaNs), short (insertion sort) and long (introsort, with
+    NumPy partitions above 256 elements)."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    out = {"short": [1., 2., 2., 1., 2., 1.], "same": [3.] * 20,
+           "nan": [1., float("nan"), 2., float("nan"), 0., 2.] * 4,
+           "mid": rng.integers(0, 3, 40).astype(float).tolist(),
+           "long": rng.integers(0, 4, 700).astype(float).tolist()}
+    return {k: t.tensor(v) for k, v in out.items()}
+
+
+_SELECTIONS = {
+    "sort": lambda x: tuple(x.sort()),
+    "sort_descending": lambda x: tuple(x.sort(descending=True)),
+    "sort_stable": lambda x: tuple(x.sort(stable=True, descending=True)),
+    "argsort": lambda x: x.argsort(),
+    "msort_2d": lambda x: x.reshape(-1, 2).msort(),
+    "sort_dim0": lambda x: tuple(x.reshape(-1, 2).sort(0)),
+    "topk": lambda x: [tuple(x.topk(k)) for k in (1, 2, 3, x.numel() // 3)],
+    "topk_smallest": lambda x: [tuple(x.topk(k, largest=False)) for k in (1, 2, x.numel())],
+    "topk_unsorted": lambda x: [tuple(x.topk(k, sorted=False)) for k in (2, x.numel() // 2)],
+    "kthvalue": lambda x: [tuple(x.kthvalue(k)) for k in (1, 2, x.numel() // 2, x.numel())],
+    "mode": lambda x: tuple(x.mode()),
+    "mode_rows": lambda x: tuple(x.reshape(2, -1).mode(1)),
+    "median": lambda x: tuple(x.reshape(2, -1).median(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SELECTIONS))
+def test_ties_pick_torch_indices(name):
+    same(lambda t: {k: _SELECTIONS[name](x) for k, x in _tie_rows(t).items()})
+
+
+def test_gradient_through_tied_sort_goes_where_torch_sends_it():
+    def body(t):
+        x = t.tensor([1., 2., 2., 1., 2., 1.] * 5, requires_grad=True)
+        v, _ = x.sort()
+        (v * t.arange(30.)).sum().backward()
+        return x.grad
+    same(body)

@@ -66,6 +66,13 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import autograd
 
+# torch's in-place functions (torch.relu_(x), ...), where ember has what they call
+from ._ops.inplace_forms import torch_inplace_functions as _torch_inplace_functions
+
+for _name, _fn in _torch_inplace_functions().items():
+    globals().setdefault(_name, _fn)
+del _name, _fn
+
 clip = clamp
 concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative, absolute = mul, sub, div, div, neg, abs
@@ -141,6 +148,10 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     from .func import vmap as vmap_
     return vmap_(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
 
+
+from ._out import install as _install_out  # noqa: E402  (once the namespace is complete)
+
+_install_out("", globals())
 
 _SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",

@@ -18,80 +18,63 @@ matmul = _products.matmul
 multi_dot = _products.multi_dot
 
 
-def _no_out(out):
-    if out is not None:
-        raise NotImplementedError("ember.linalg: out= is not supported")
-
-
 def inv(A, *, out=None):  # noqa: N803 - torch's names
     """Inverse of a square matrix (or a batch of them)."""
-    _no_out(out)
     return _decomp.linalg_inv(A)
 
 
 def det(A, *, out=None):  # noqa: N803
     """Determinant of a square matrix (or a batch of them)."""
-    _no_out(out)
     return _decomp.linalg_det(A)
 
 
 def slogdet(A, *, out=None):  # noqa: N803
     """Sign and natural log of the absolute value of the determinant."""
-    _no_out(out)
     return _decomp.linalg_slogdet(A)
 
 
 def solve(A, B, *, left=True, out=None):  # noqa: N803
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``)."""
-    _no_out(out)
     return _decomp.linalg_solve(A, B, left)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):  # noqa: N803
     """The solution of a triangular system (only the triangle ``upper`` names is read)."""
-    _no_out(out)
     return _decomp.linalg_solve_triangular(A, B, upper, left, unitriangular)
 
 
 def cholesky(A, *, upper=False, out=None):  # noqa: N803
     """Cholesky factor L (``A = L L^T``), or U with ``upper=True``."""
-    _no_out(out)
     return _decomp.linalg_cholesky(A, upper)
 
 
 def qr(A, mode="reduced", *, out=None):  # noqa: N803
     """QR decomposition; ``mode`` is 'reduced', 'complete' or 'r'."""
-    _no_out(out)
     return _decomp.linalg_qr(A, mode)
 
 
 def eigh(A, UPLO="L", *, out=None):  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix."""
-    _no_out(out)
     return _decomp.linalg_eigh(A, UPLO)
 
 
 def eigvalsh(A, UPLO="L", *, out=None):  # noqa: N803
     """Eigenvalues (ascending) of a symmetric matrix."""
-    _no_out(out)
     return _decomp.linalg_eigh(A, UPLO)[0]
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):  # noqa: N803
     """Singular value decomposition ``A = U diag(S) Vh``."""
-    _no_out(out)
     return _decomp.linalg_svd(A, full_matrices)
 
 
 def svdvals(A, *, driver=None, out=None):  # noqa: N803
     """Singular values, in descending order."""
-    _no_out(out)
     return _decomp.linalg_svd(A, False)[1]
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):  # noqa: N803
     """Moore-Penrose pseudo-inverse."""
-    _no_out(out)
     return _decomp.linalg_pinv(A, atol, rtol, hermitian)
 
 
@@ -102,7 +85,6 @@ def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):  # noqa: N803
     """Number of singular values above the tolerance ``max(atol, rtol * largest)``."""
-    _no_out(out)
     s = svdvals(A.detach())
     if rtol is None:
         rtol = 0.0 if (atol is not None and atol > 0) else (
@@ -121,13 +103,11 @@ def _eps(A):
 
 def cross(input, other, *, dim=-1, out=None):  # noqa: A002
     """Cross product of 3-vectors along ``dim`` (inputs broadcast)."""
-    _no_out(out)
     return _products.linalg_cross(input, other, dim)
 
 
 def vecdot(x, y, *, dim=-1, out=None):
     """Dot product of vectors along ``dim``."""
-    _no_out(out)
     return _reduction.sum(_products.mul(x, y), dim)
 
 
@@ -141,7 +121,6 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):  # noqa: N803
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
     """Vector norm of ``x`` over ``dim`` (all elements by default)."""
-    _no_out(out)
     if isinstance(dim, list):
         dim = tuple(dim)
     return _reduction.linalg_vector_norm(x, ord, dim, keepdim, dtype)
@@ -161,7 +140,6 @@ def _matrix_norm_dims(A, dim):
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,  # noqa: A002,N803
                 out=None):
     """Matrix norm: 'fro', 'nuc', or the induced norms 1, -1, 2, -2, inf, -inf."""
-    _no_out(out)
     kernel = getattr(_reduction, "matrix_norm", None)
     if kernel is not None and ord not in ("nuc", 2, -2):
         return kernel(A, ord, dim, keepdim, dtype=dtype)
@@ -217,7 +195,6 @@ def _squeeze_dims(x, d):
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):  # noqa: A002,N803
     """Vector or matrix norm, chosen by ``ord`` and ``dim`` as torch.linalg.norm does."""
-    _no_out(out)
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) == 2:
@@ -235,10 +212,14 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):  # noqa
 
 def cond(A, p=None, *, out=None):  # noqa: N803
     """Condition number (2-norm: ratio of the largest to the smallest singular value)."""
-    _no_out(out)
     if p in (None, 2, -2):
         s = svdvals(A)
         big, small = s[..., :1], s[..., -1:]
         return (big / small if p != -2 else small / big).squeeze(-1)
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 
+
+
+from ._out import install as _install_out  # noqa: E402  (once the namespace is complete)
+
+_install_out("linalg", globals())

@@ -6,6 +6,7 @@ import numpy as np
 
 import ember
 from ember._ops import indexing as IX
+from ember._ops import inplace_forms as IF
 from ember._ops import rearrange as RA
 from ember._ops import scan as SC
 from ember._ops import shape as SH
@@ -181,3 +182,22 @@ row("unsqueeze_0dim_neg", lambda x, d: x.unsqueeze(d), None, [SH.unsqueeze],
     lambda m: [S("neg", m(), -1)], np_ref=lambda x, d: np.expand_dims(x, d))
 row("squeeze_0dim_dim", lambda x, d: x.squeeze(d), None, [SH._squeeze_dim],
     lambda m: [S("zero", m(), 0), S("neg", m(), -1)], np_ref=lambda x, d: x)
+
+# -- in-place view ops (a clone first: a leaf that requires grad may not be changed in place) --
+row("t_", lambda x: x.clone().t_(), None, [IF._t_, SH.clone],
+    lambda m: [S("matrix", m(2, 3)), S("vector", m(3))], np_ref=lambda x: x.T)
+row("transpose_", lambda x, a, b: x.clone().transpose_(a, b), None, [IF._transpose_, SH.clone],
+    lambda m: [S("3d", m(2, 3, 4), 0, 2)], np_ref=lambda x, a, b: np.swapaxes(x, a, b))
+row("swapdims_", lambda x, a, b: x.clone().swapdims_(a, b), None, [IF._transpose_, SH.clone],
+    lambda m: [S("3d", m(2, 3, 4), -1, 0)], np_ref=lambda x, a, b: np.swapaxes(x, a, b))
+row("unsqueeze_", lambda x, d: x.clone().unsqueeze_(d), None, [IF._unsqueeze_, SH.clone],
+    lambda m: [S("matrix", m(2, 3), 1), S("0dim", m(), -1)],
+    np_ref=lambda x, d: np.expand_dims(x, d))
+row("squeeze_", lambda x, *d: x.clone().squeeze_(*d), None,
+    [IF._squeeze_all_, IF._squeeze_dim_, IF._squeeze_dims_, SH.clone],
+    lambda m: [S("all", m(2, 1, 3, 1)), S("dim", m(2, 1, 3), 1), S("dims", m(1, 2, 1), (0, 2))],
+    np_ref=lambda x, *d: np.squeeze(x, *d))
+row("as_strided_", lambda x, size, stride: x.clone().as_strided_(size, stride), None,
+    [IF._as_strided_, SH.clone], lambda m: [S("window", m(6), (2, 2), (1, 2))],
+    np_ref=lambda x, size, stride: np.lib.stride_tricks.as_strided(
+        x, size, [s * x.itemsize for s in stride]))

@@ -3,5 +3,6 @@ from . import registry  # noqa: F401
 from . import (activation, binary, conv, indexing, linalg, linalg_decomp, loss,  # noqa: F401
                normalization, nn_ops, pointwise, pooling, reduction, scan, shape, sorting,
                special, strided, unary, views)
+from . import inplace_forms  # noqa: F401  (after shape and strided, whose ops it builds on)
 from . import random  # noqa: F401
 from . import sampling  # noqa: F401

@@ -275,6 +275,8 @@ class OpDef:
     elementwise = False  # see op()
     undefined_grads = False  # see op()
     inplace_check = None  # the in-place form's check, where torch's differs from ``check``
+    out_name = None  # torch's name of the op in out= errors, when its function takes out=
+    out_rule = None  # how out='s dtype must match the result's (see ember._out)
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check):
@@ -425,6 +427,9 @@ class OpDef:
 
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != len(self.params):
+            if kwargs and self.out_name is not None and "out" in kwargs:
+                from .._out import call_with_out
+                return call_with_out(self, self.out_name, args, kwargs, self.out_rule)
             args = self.bind(args, kwargs)
         # NOTE: the two commonest calls, done here as dispatch would do them (one call less
         # per op): a Tensor op with its generated path ready, and a backward formula's op on

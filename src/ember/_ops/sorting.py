@@ -11,9 +11,15 @@ import numpy as np
 
 from .._backend import accumulate, get_xp
 from .._tensor import Tensor, _wrap_dim
+from . import _stl_order
+from .reduction import (
+    _check_nonempty,
+    _dtype_name,
+    _evenly_distribute,
+    return_type,
+    value_selecting_backward,
+)
 from .registry import NONE, op
-from .reduction import (_check_nonempty, _dtype_name, _evenly_distribute, return_type,
-                        value_selecting_backward)
 
 SortResult = return_type("sort")
 TopkResult = return_type("topk")
@@ -32,6 +38,47 @@ def _order(x, d, descending=False):
     # NOTE: sorting the reversed input ascending and reversing back keeps ties in order.
     idx = xp.argsort(xp.flip(x, d), axis=d, kind="stable")
     return x.shape[d] - 1 - xp.flip(idx, d)
+
+
+def _rows(x, d):
+    """``x`` with dim ``d`` last, as (rows, n), and how to put an (rows, m) result back."""
+    moved = np.moveaxis(x, d, -1)
+    lead = moved.shape[:-1]
+
+    def back(rows):
+        return np.moveaxis(rows.reshape(lead + rows.shape[-1:]), -1, d)
+    return moved.reshape(-1, moved.shape[-1]), back
+
+
+def _tied(sorted_rows, upto=None):
+    """Rows whose sorted values (ascending or descending) hold two equal neighbours among the
+    ``upto`` + 1 first (NaNs count as equal to each other)."""
+    s = sorted_rows if upto is None else sorted_rows[:, :upto + 1]
+    same = s[:, 1:] == s[:, :-1]
+    if s.dtype.kind in "fc":
+        nan = np.isnan(s)
+        same |= nan[:, 1:] & nan[:, :-1]
+    return np.flatnonzero(same.any(axis=1))
+
+
+def _torch_order(x, d, descending=False):
+    """The indices torch's sort (not stable) gives along ``d``: a stable sort, except on rows
+    with equal elements, where torch's std::sort is replayed (see _stl_order)."""
+    order = _order(x, d, descending)
+    n = x.shape[d]
+    radix = x.ndim == 1 and x.dtype.kind in "iu" and not descending and n >= 32768
+    if n <= _stl_order.THRESHOLD or radix or get_xp(x) is not np:  # (insertion sort, or
+        return order  # torch's radix sort: stable)
+    rows, back = _rows(x, d)
+    orders, _ = _rows(order, d)
+    tied = _tied(np.take_along_axis(rows, orders, axis=1))
+    if tied.size:
+        orders = orders.copy()
+        kind = "desc" if descending else "asc"
+        for r in tied:
+            orders[r] = _stl_order.std_sort(rows[r], kind)
+        order = back(orders)
+    return order
 
 
 def _zero_dim(self, dim):
@@ -61,13 +108,20 @@ def _sort_kernel(self, dim=-1, descending=False):
     if self.ndim == 0:
         return _zero_dim(self, dim)
     d = _wrap_dim(dim, self.ndim)
+    return _pick(self, _torch_order(self, d, descending), d, True)
+
+
+def _stable_sort_kernel(self, dim=-1, descending=False):
+    if self.ndim == 0:
+        return _zero_dim(self, dim)
+    d = _wrap_dim(dim, self.ndim)
     return _pick(self, _order(self, d, descending), d, True)
 
 
 _sort = op("sort", promote=NONE, node="SortBackward0", outputs=2, diff_outputs=(True, False),
            result_type=SortResult)(_sort_kernel)
 _sort_stable = op("sort", promote=NONE, node="SortBackward1", outputs=2,
-                  diff_outputs=(True, False), result_type=SortResult)(_sort_kernel)
+                  diff_outputs=(True, False), result_type=SortResult)(_stable_sort_kernel)
 _sort.grad("self")(_sorted_back)
 _sort_stable.grad("self")(_sorted_back)
 
@@ -80,15 +134,16 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None):
 
 
 @op("argsort", promote=NONE, differentiable=False)
-def _argsort(self, dim=-1, descending=False):
+def _argsort(self, dim=-1, descending=False, stable=False):
     if self.ndim == 0:
         return _zero_dim(self, dim)[1]
-    return _order(self, _wrap_dim(dim, self.ndim), descending).astype(np.int64, copy=False)
+    order = _order if stable else _torch_order
+    return order(self, _wrap_dim(dim, self.ndim), descending).astype(np.int64, copy=False)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort ``input`` along ``dim``."""
-    return _argsort(input, dim, descending)
+    return _argsort(input, dim, descending, stable)
 
 
 def msort(input, *, out=None):
@@ -99,24 +154,42 @@ def msort(input, *, out=None):
 # -- topk / kthvalue -----------------------------------------------------------------------------
 @op("topk", promote=NONE, node="TopkBackward0", outputs=2, diff_outputs=(True, False),
     result_type=TopkResult)
-def _topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's keyword
+def _topk(self, k, dim=-1, largest=True, sorted=True):
     size = self.shape[_wrap_dim(dim, self.ndim)] if self.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
     if self.ndim == 0:
         return _zero_dim(self, dim)
     d = _wrap_dim(dim, self.ndim)
-    # NOTE: the k first of a stable sort; sorted=False returns them sorted too (torch leaves
-    # that order unspecified).
-    xp = get_xp(self)
-    idx = xp.take(_order(self, d, largest), xp.arange(k), axis=d)
-    return _pick(self, idx, d, True)
+    return _pick(self, _topk_indices(self, k, d, largest, sorted), d, True)
+
+
+def _topk_indices(x, k, d, largest, sorted):
+    """The k first of a stable sort, except where torch's selection (std::partial_sort or
+    std::nth_element, see _stl_order) picks or orders them differently: rows with equal
+    elements among the k + 1 first, and unsorted results of nth_element."""
+    xp = get_xp(x)
+    idx = xp.take(_order(x, d, largest), xp.arange(k), axis=d)
+    n = x.shape[d]
+    if k == 0 or xp is not np or n <= 3:
+        return idx
+    rows, back = _rows(x, d)
+    full = _rows(_order(x, d, largest), d)[0]
+    replay = _tied(np.take_along_axis(rows, full, axis=1), min(k, n - 1))
+    if not sorted and k * 64 > n and k > 1:
+        replay = np.arange(rows.shape[0])  # (nth_element leaves its own order)
+    if replay.size:
+        picked = _rows(idx, d)[0].copy()
+        for r in replay:
+            picked[r] = _stl_order.std_topk(rows[r], k, largest, sorted)
+        idx = back(picked)
+    return idx
 
 
 _topk.grad("self")(_sorted_back)
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A002
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
     return _topk(input, k, dim, largest, sorted)
 
@@ -130,7 +203,20 @@ def _kthvalue(self, k, dim=-1, keepdim=False):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if self.ndim == 0:
         return _zero_dim(self, dim)
-    idx = get_xp(self).take(_order(self, d), [k - 1], axis=d)
+    xp = get_xp(self)
+    order = _order(self, d)
+    idx = xp.take(order, [k - 1], axis=d)
+    if xp is np and self.shape[d] > 2:
+        # rows whose k-th value has an equal neighbour: torch's quickselect decides which
+        rows, back = _rows(self, d)
+        lo, hi = max(k - 2, 0), min(k, self.shape[d] - 1)
+        window = np.take_along_axis(rows, _rows(order, d)[0][:, lo:hi + 1], axis=1)
+        tied = _tied(window)
+        if tied.size:
+            picked = _rows(idx, d)[0].copy()
+            for r in tied:
+                picked[r, 0] = _stl_order.quick_select(rows[r], k - 1)
+            idx = back(picked)
     return _pick(self, idx, d, keepdim)
 
 
@@ -239,7 +325,7 @@ def _mode(self, dim=-1, keepdim=False):
     xp = get_xp(self)
     d = _wrap_dim(dim, self.ndim)
     _check_nonempty(self, "mode", (d,))
-    order = _order(self, d)
+    order = _mode_order(self, d)
     s = xp.take_along_axis(self, order, axis=d)
     n = s.shape[d]
     at = [slice(None)] * s.ndim
@@ -262,6 +348,27 @@ def _mode(self, dim=-1, keepdim=False):
     # which is the index torch returns.
     best = xp.argmax(length, axis=d, keepdims=True)
     return _pick(self, xp.take_along_axis(order, best, axis=d), d, keepdim)
+
+
+def _mode_order(x, d):
+    """The order torch's mode scans: std::sort with a plain ``<`` (see _stl_order), which a
+    stable sort gives unless the row has equal elements or NaNs."""
+    order = _order(x, d)
+    if get_xp(x) is not np:
+        return order
+    rows, back = _rows(x, d)
+    orders = _rows(order, d)[0]
+    # (insertion sort below the threshold: stable, but not NaN last)
+    replay = (_tied(np.take_along_axis(rows, orders, axis=1))
+              if x.shape[d] > _stl_order.THRESHOLD else np.zeros(0, np.int64))
+    if x.dtype.kind in "fc":
+        replay = np.union1d(replay, np.flatnonzero(np.isnan(rows).any(axis=1)))
+    if not replay.size:
+        return order
+    orders = orders.copy()
+    for r in replay:
+        orders[r] = _stl_order.std_sort(rows[r], "lt")
+    return back(orders)
 
 
 _mode.grad("self")(_select_back)

@@ -176,9 +176,13 @@ def _alias(t):
 
 
 def _set_tangent(t, tangent):
+    # NOTE: a tensor already holding a tangent is in the level's set: adding it again would
+    # compare it with itself by value (WeakSet compares referents with ==)
+    tracked = t.__dict__.get("_fw_grad") is not None
     t._fw_grad = tangent
     if _level is not None:
-        _level.tensors.add(t)
+        if not tracked:
+            _level.tensors.add(t)
         fn = t._grad_fn
         if fn is not None:
             # NOTE: a node that saved this output hands backward a new tensor around the same
@@ -242,6 +246,28 @@ class _ForwardHook:
         finally:
             forward_hook[0] = self
         return self_
+
+    def tangent(self, t):
+        """``t``'s tangent (None when it has none)."""
+        forward_hook[0] = None
+        try:
+            return _tangent_of(t)
+        finally:
+            forward_hook[0] = self
+
+    def view_inplace(self, t, view_op, args, tangent):
+        """An in-place view op (``t_``, ``squeeze_``, ...) gave ``t`` a new geometry: its
+        tangent (``tangent`` before the change) takes the same view."""
+        forward_hook[0] = None
+        try:
+            rest = tuple(args[1:])
+            if _batch[0] is None:
+                new = view_op(tangent, *rest)
+            else:
+                new = _batched_forward.per_row(lambda row: view_op(row[0], *rest), [tangent])
+            _set_tangent(t, new)
+        finally:
+            forward_hook[0] = self
 
     def function_jvp(self, cls, ctx, args, outputs):
         """Tangents of a custom Function's outputs, from its ``jvp`` staticmethod."""

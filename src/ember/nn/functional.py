@@ -30,3 +30,7 @@ def _collect(*families):
 
 __all__ = (["multi_head_attention_forward", "relu", "sigmoid", "tanh", *_composites]
            + _collect(nn_ops, activation, loss, conv, pooling, normalization, indexing))
+
+from .._out import install as _install_out  # noqa: E402  (once the namespace is complete)
+
+_install_out("nn.functional", globals())

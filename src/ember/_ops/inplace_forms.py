@@ -1,0 +1,254 @@
+"""torch's in-place forms that are not an op's computation written into self.
+
+- The in-place view ops (``squeeze_``, ``unsqueeze_``, ``t_``, ``transpose_``, ``swapdims_``,
+  ``swapaxes_``, ``as_strided_``) change a tensor's geometry in place: the view op's kernel
+  gives the new geometry, the tensor's version is bumped and, under grad, its history becomes
+  a node of the in-place form's own (``TBackward1``, ...) with the view op's formulas.
+- ``resize_`` / ``resize_as_`` (refused for tensors that require grad, as torch does).
+- ``fill_diagonal_``: a fill of a strided view of the diagonal, as torch writes it.
+- The ``torch.xxx_`` functions of torch's namespace (``torch.relu_(x)``, ...): each is its
+  tensor method, or the functional form with ``inplace=True``.
+"""
+from __future__ import annotations
+
+import math
+
+from .._backend import data_address, get_xp, storage_of, strided_view
+from .._state import forward_hook, state
+from .._tensor import Tensor
+from ..autograd.graph import ERR_INFERENCE_INPLACE, move_retained_grad
+from . import shape as _shape
+from . import strided as _strided
+from . import views as _views
+from .inplace import check_inplace
+from .registry import NONE, op, record
+
+__all__: list[str] = []
+
+
+# -- in-place view ops ------------------------------------------------------------------------
+def _inplace_view_op(view_op, node):
+    """The in-place form of ``view_op``: same kernel and formulas, a node named ``node``."""
+    d = op(f"{view_op.name}_", node=node, promote=NONE)(view_op.kernel)
+    for inputs, fn, _ in view_op.formulas:
+        d.grad(*[view_op.params[i] for i in inputs])(fn)
+    d.view_op = view_op
+    return d
+
+
+def _apply_inplace_view(d, args):
+    """``self`` takes the geometry ``d``'s kernel gives it; its history (under grad) is ``d``'s
+    node on top of its old one, as torch records an in-place view op."""
+    self = args[0]
+    if self._is_inference and not state.inference:
+        raise RuntimeError(ERR_INFERENCE_INPLACE)
+    new = d.kernel(self._data, *args[1:])
+    fw = forward_hook[0]
+    tangent = None if fw is None else fw.tangent(self)
+    recording = state.grad_enabled and self._requires_grad
+    check_inplace(self, recording)
+    if recording:
+        old_fn, old_nr = self._grad_fn, self._output_nr
+        record(d, args, (self,))  # (edges and saved shapes read before the geometry changes)
+        if self._retains_grad:
+            move_retained_grad(self, old_fn, old_nr)
+    self._data = new
+    self._bump_version()
+    if self._base is not None:  # still a view of its base, one view op further
+        self._view_chain = _views.extend_chain(self._view_chain, d.view_op, args[1:])
+        self._view_version = self._vc[0]
+    if tangent is not None:  # forward AD: the tangent takes the same view
+        fw.view_inplace(self, d.view_op, args, tangent)
+    return self
+
+
+_t_ = _inplace_view_op(_shape.t, "TBackward1")
+_transpose_ = _inplace_view_op(_shape.transpose, "TransposeBackward1")
+_unsqueeze_ = _inplace_view_op(_shape.unsqueeze, "UnsqueezeBackward1")
+_squeeze_all_ = _inplace_view_op(_shape._squeeze_all, "SqueezeBackward3")
+_squeeze_dim_ = _inplace_view_op(_shape._squeeze_dim, "SqueezeBackward4")
+_squeeze_dims_ = _inplace_view_op(_shape._squeeze_dims, "SqueezeBackward5")
+_as_strided_ = _inplace_view_op(_strided._as_strided, "AsStridedBackward1")
+
+
+def t_(self):
+    return _apply_inplace_view(_t_, (self,))
+
+
+def transpose_(self, dim0, dim1):
+    return _apply_inplace_view(_transpose_, (self, dim0, dim1))
+
+
+def unsqueeze_(self, dim):
+    return _apply_inplace_view(_unsqueeze_, (self, dim))
+
+
+def squeeze_(self, dim=None):
+    if dim is None:
+        return _apply_inplace_view(_squeeze_all_, (self,))
+    if isinstance(dim, (tuple, list)):
+        return _apply_inplace_view(_squeeze_dims_, (self, tuple(dim)))
+    return _apply_inplace_view(_squeeze_dim_, (self, dim))
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    size = _strided._int_tuple(size, "size", 1)
+    stride = _strided._int_tuple(stride, "stride", 2)
+    return _apply_inplace_view(_as_strided_, (self, size, stride, storage_offset,
+                                              _strided.geometry(self._data)))
+
+
+Tensor.t_ = t_
+Tensor.transpose_ = Tensor.swapdims_ = Tensor.swapaxes_ = transpose_
+Tensor.unsqueeze_ = unsqueeze_
+Tensor.squeeze_ = squeeze_
+Tensor.as_strided_ = as_strided_
+
+
+# torch's in-place aliases
+Tensor.negative_ = Tensor.neg_
+Tensor.absolute_ = Tensor.abs_
+Tensor.multiply_ = Tensor.mul_
+Tensor.subtract_ = Tensor.sub_
+
+
+# -- resize_ ----------------------------------------------------------------------------------
+def resize_(self, *sizes, memory_format=None):
+    """Give ``self`` the (contiguous) shape ``sizes`` over its storage from its offset: existing
+    elements are kept in storage order; a storage too small is replaced by a larger copy (new
+    elements are zeros; torch leaves them uninitialised).
+
+    NOTE: torch grows a storage in place, so other tensors viewing it keep sharing it; ember
+    cannot grow NumPy memory in place, and after a growing resize_ they no longer share it.
+    """
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if self._is_inference and not state.inference:
+        raise RuntimeError(ERR_INFERENCE_INPLACE)
+    return resize_storage(self, _shape._shape_arg(sizes))
+
+
+def resize_storage(self, shape):
+    """``resize_`` without its refusal of tensors that require grad (torch's out= resizes
+    those too)."""
+    if any(s < 0 for s in shape):  # (torch multiplies them as unsigned numbers)
+        raise RuntimeError("numel: integer multiplication overflow")
+    data = self._data
+    if shape == data.shape:  # torch: nothing changes, not even the version
+        return self
+    item = data.itemsize
+    owner, start, end = storage_of(data)
+    offset = data_address(data) - start
+    needed = offset + math.prod(shape) * item
+    base = data  # (a view of it keeps the storage alive)
+    if needed > end - start:
+        base = _grown_storage(owner, start, end, -(-needed // item) * item).view(data.dtype)
+        start = data_address(base)
+    self._data = strided_view(base, shape, _contiguous_strides(shape, item), start + offset)
+    self._bump_version()
+    return self
+
+
+def _grown_storage(owner, start, end, needed):
+    """A new zeroed storage of at least ``needed`` bytes beginning with the old one's bytes
+    (an owner's memory is C or F contiguous: its bytes are one reshape and view away)."""
+    xp = get_xp(owner)
+    grown = xp.zeros(needed, xp.uint8)
+    grown[:end - start] = owner.reshape(-1, order="A").view(xp.uint8)
+    return grown
+
+
+def _contiguous_strides(shape, item):
+    strides, step = [], item
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def resize_as_(self, the_template, memory_format=None):
+    return resize_(self, tuple(the_template.shape))
+
+
+Tensor.resize_ = resize_
+Tensor.resize_as_ = resize_as_
+
+
+# -- fill_diagonal_ ---------------------------------------------------------------------------
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal (every index equal) with ``fill_value``; ``wrap``: a tall matrix's
+    diagonal restarts below it every ``width + 1`` rows. torch's composite: fills of strided
+    views, so the autograd of a view's in-place fill applies (CopySlices)."""
+    nd = self.ndim
+    if nd < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = self.shape[0], self.shape[1]
+    if nd > 2 and any(s != height for s in self.shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    offset = self.storage_offset()
+    step = sum(self.stride())
+    size = min(height, width)
+    self.as_strided((size,), (step,), offset).fill_(fill_value)
+    if wrap and nd == 2 and height > width + 1:
+        wrap_size = -(-self.numel() // (width + 1)) - size
+        self.as_strided((wrap_size,), (step,), offset + self.stride(0) * (width + 1)).fill_(
+            fill_value)
+    return self
+
+
+Tensor.fill_diagonal_ = fill_diagonal_
+
+
+# -- torch.xxx_: the in-place functions of torch's namespace ----------------------------------
+# torch 2.13's public in-place functions (its namespace's callables named ``xxx_``), with the
+# tensor method or functional form each one is.
+TORCH_INPLACE_METHODS = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+    "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_",
+    "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_",
+    "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_",
+    "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_",
+    "relu_", "resize_as_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_",
+    "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_")
+# torch.<name>(input, ...) is nn.functional.<functional>(input, ..., inplace=True)
+TORCH_INPLACE_FUNCTIONAL = {
+    "alpha_dropout_": "alpha_dropout", "celu_": "celu", "dropout_": "dropout",
+    "feature_alpha_dropout_": "feature_alpha_dropout", "feature_dropout_": "dropout2d",
+    "rrelu_": "rrelu", "selu_": "selu", "threshold_": "threshold",
+}
+
+
+def _method_form(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``input.{name}(...)``."
+    return fn
+
+
+def _functional_form(name, functional):
+    def fn(input, *args, **kwargs):
+        from ..nn import functional as F
+        return getattr(F, functional)(input, *args, inplace=True, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``nn.functional.{functional}(input, ..., inplace=True)``."
+    return fn
+
+
+def torch_inplace_functions():
+    """``{name: function}`` of the torch.xxx_ functions whose tensor method ember has."""
+    out = {n: _method_form(n) for n in TORCH_INPLACE_METHODS if hasattr(Tensor, n)}
+    out.update({n: _functional_form(n, f) for n, f in TORCH_INPLACE_FUNCTIONAL.items()})
+    out["embedding_renorm_"] = _embedding_renorm_
+    return out
+
+
+def _embedding_renorm_(input, indices, max_norm, norm_type):
+    """Rows of ``input`` named by ``indices`` rescaled to norm at most ``max_norm``."""
+    from .nn_ops import _embedding_renorm
+    _embedding_renorm(input, indices, max_norm, norm_type)
+    return input
+
+
+_embedding_renorm_.__name__ = "embedding_renorm_"
