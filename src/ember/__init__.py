@@ -66,13 +66,6 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import autograd
 
-# torch's in-place functions (torch.relu_(x), ...), where ember has what they call
-from ._ops.inplace_forms import torch_inplace_functions as _torch_inplace_functions
-
-for _name, _fn in _torch_inplace_functions().items():
-    globals().setdefault(_name, _fn)
-del _name, _fn
-
 clip = clamp
 concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative, absolute = mul, sub, div, div, neg, abs

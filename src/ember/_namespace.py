@@ -22,11 +22,11 @@ _ALIASES = {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": 
 _INPLACE_FUNCTIONS = (
     "abs_ acos_ acosh_ addmv_ alpha_dropout_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ "
     "arctanh_ as_strided_ asin_ asinh_ atan_ atanh_ ceil_ celu_ clamp_ clamp_max_ clamp_min_ "
-    "clip_ cos_ cosh_ deg2rad_ detach_ dropout_ erf_ erfc_ exp2_ exp_ expm1_ "
+    "clip_ conj_physical_ cos_ cosh_ deg2rad_ detach_ dropout_ erf_ erfc_ exp2_ exp_ expm1_ "
     "feature_alpha_dropout_ feature_dropout_ fill_ fix_ floor_ frac_ gcd_ i0_ index_put_ lcm_ "
     "ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ "
-    "relu_ round_ rrelu_ rsqrt_ selu_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ "
-    "threshold_ trunc_ xlogy_ zero_").split()
+    "relu_ resize_as_ round_ rrelu_ rsqrt_ selu_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ "
+    "tanh_ threshold_ trunc_ xlogy_ zero_").split()
 
 
 def _inplace_function(name):

@@ -324,24 +324,6 @@ def _sum_to_size(self, *size):
     return self.sum(dims, keepdim=True).reshape(shape)
 
 
-def _fill_diagonal_(self, fill_value, wrap=False):
-    """Write ``fill_value`` on the main diagonal (of all dims at once), in place."""
-    if self.dim() < 2:
-        raise RuntimeError("dimensions must larger than 1")
-    if self.dim() > 2 and len(set(self.shape)) != 1:
-        raise RuntimeError("all dimensions of input must be of equal length")
-    n = min(self.shape)
-    idx = np.arange(n)
-    rows = [idx] * self.dim()
-    if wrap and self.dim() == 2 and self.shape[0] > self.shape[1] + 1:
-        step = self.shape[1] + 1
-        flat = np.arange(0, self.shape[0] * self.shape[1], step)
-        rows = list(np.unravel_index(flat, tuple(self.shape)))
-    key = tuple(_wrap(r.astype(np.int64)) for r in rows)
-    self[key] = fill_value
-    return self
-
-
 def _put_(self, index, source, accumulate=False):
     """Write ``source`` at the flat ``index`` positions of self, in place."""
     flat = self.view(-1) if self.is_contiguous() else None
@@ -379,20 +361,6 @@ def _map_(self, tensor, callable):  # noqa: A002
     return self
 
 
-def _resize_(self, *sizes, memory_format=None):
-    """Give self ``sizes`` (its values kept in order as far as they go; new ones zero)."""
-    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
-    if self.requires_grad:
-        raise RuntimeError("cannot resize variables that require grad")
-    n = int(np.prod(shape))
-    flat = self._data.reshape(-1)
-    data = np.zeros(n, self._data.dtype)
-    data[:min(n, flat.size)] = flat[:n]
-    self._data = data.reshape(shape)
-    self._bump_version()
-    return self
-
-
 _METHODS = {
     "diff": "diff", "dist": "dist", "cov": "cov", "corrcoef": "corrcoef", "angle": "angle",
     "hsplit": "hsplit", "vsplit": "vsplit", "dsplit": "dsplit", "ravel": "ravel",
@@ -409,13 +377,10 @@ def install():
             setattr(Tensor, method, namespace[fn])
     Tensor.new = _tensor_new
     Tensor.sum_to_size = _sum_to_size
-    Tensor.fill_diagonal_ = _fill_diagonal_
     Tensor.put_ = _put_
     Tensor.put = _put
     Tensor.apply_ = _apply_
     Tensor.map_ = _map_
-    Tensor.resize_ = _resize_
-    Tensor.resize_as_ = lambda self, other, memory_format=None: _resize_(self, tuple(other.shape))
     Tensor.itemsize = property(lambda self: self.element_size())
     Tensor.nbytes = property(lambda self: self.element_size() * self.numel())
     Tensor.is_meta = property(lambda self: False)
@@ -450,10 +415,6 @@ def put(input, index, source, accumulate=False):  # noqa: A002
     return _put(input, index, source, accumulate)
 
 
-def resize_as_(input, the_template, *, memory_format=None):  # noqa: A002
-    return _resize_(input, tuple(the_template.shape))
-
-
 def nonzero_static(input, *, size, fill_value=-1):  # noqa: A002
     """``nonzero`` cut or padded (with ``fill_value``) to ``size`` rows."""
     from ._ops.counting import nonzero
@@ -479,7 +440,7 @@ def set_default_tensor_type(t):
     D.set_default_dtype(cls.dtype)
 
 
-for _name in ("resize_as_", "put", "nonzero_static"):
+for _name in ("put", "nonzero_static"):
     __all__.append(_name)
 __all__ += ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
             "preserve_format", "legacy_contiguous_format", "ctc_loss",

@@ -46,6 +46,8 @@ FALLS_BACK = {
     "repeat_interleave_repeats_only": _RAW, "nanmean": _RAW, "nanmean_method": _RAW,
     "rrelu_inplace": "training noise " + _RAW,
     "pack_padded_sequence": "the lengths are read with .tolist()",
+    **dict.fromkeys(("t_", "transpose_", "swapdims_", "unsqueeze_", "squeeze_", "as_strided_"),
+                    "an in-place view op changes a tensor's geometry outside the ops"),
 }
 
 

@@ -6,8 +6,6 @@
   a node of the in-place form's own (``TBackward1``, ...) with the view op's formulas.
 - ``resize_`` / ``resize_as_`` (refused for tensors that require grad, as torch does).
 - ``fill_diagonal_``: a fill of a strided view of the diagonal, as torch writes it.
-- The ``torch.xxx_`` functions of torch's namespace (``torch.relu_(x)``, ...): each is its
-  tensor method, or the functional form with ``inplace=True``.
 """
 from __future__ import annotations
 
@@ -15,6 +13,7 @@ import math
 
 from .._backend import data_address, get_xp, storage_of, strided_view
 from .._state import forward_hook, state
+from .._state import recording as compile_recording
 from .._tensor import Tensor
 from ..autograd.graph import ERR_INFERENCE_INPLACE, move_retained_grad
 from . import shape as _shape
@@ -43,6 +42,8 @@ def _apply_inplace_view(d, args):
     if self._is_inference and not state.inference:
         raise RuntimeError(ERR_INFERENCE_INPLACE)
     new = d.kernel(self._data, *args[1:])
+    if compile_recording[0] is not None:  # ember.compile replays registry ops only: it stops here
+        compile_recording[0].graph_break(f"{d.name} changes a tensor's geometry in place")
     fw = forward_hook[0]
     tangent = None if fw is None else fw.tangent(self)
     recording = state.grad_enabled and self._requires_grad
@@ -103,13 +104,6 @@ Tensor.transpose_ = Tensor.swapdims_ = Tensor.swapaxes_ = transpose_
 Tensor.unsqueeze_ = unsqueeze_
 Tensor.squeeze_ = squeeze_
 Tensor.as_strided_ = as_strided_
-
-
-# torch's in-place aliases
-Tensor.negative_ = Tensor.neg_
-Tensor.absolute_ = Tensor.abs_
-Tensor.multiply_ = Tensor.mul_
-Tensor.subtract_ = Tensor.sub_
 
 
 # -- resize_ ----------------------------------------------------------------------------------
@@ -197,58 +191,3 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 
 Tensor.fill_diagonal_ = fill_diagonal_
-
-
-# -- torch.xxx_: the in-place functions of torch's namespace ----------------------------------
-# torch 2.13's public in-place functions (its namespace's callables named ``xxx_``), with the
-# tensor method or functional form each one is.
-TORCH_INPLACE_METHODS = (
-    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
-    "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
-    "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_",
-    "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_",
-    "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_",
-    "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_",
-    "relu_", "resize_as_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_",
-    "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_")
-# torch.<name>(input, ...) is nn.functional.<functional>(input, ..., inplace=True)
-TORCH_INPLACE_FUNCTIONAL = {
-    "alpha_dropout_": "alpha_dropout", "celu_": "celu", "dropout_": "dropout",
-    "feature_alpha_dropout_": "feature_alpha_dropout", "feature_dropout_": "dropout2d",
-    "rrelu_": "rrelu", "selu_": "selu", "threshold_": "threshold",
-}
-
-
-def _method_form(name):
-    def fn(input, *args, **kwargs):
-        return getattr(input, name)(*args, **kwargs)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``input.{name}(...)``."
-    return fn
-
-
-def _functional_form(name, functional):
-    def fn(input, *args, **kwargs):
-        from ..nn import functional as F
-        return getattr(F, functional)(input, *args, inplace=True, **kwargs)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``nn.functional.{functional}(input, ..., inplace=True)``."
-    return fn
-
-
-def torch_inplace_functions():
-    """``{name: function}`` of the torch.xxx_ functions whose tensor method ember has."""
-    out = {n: _method_form(n) for n in TORCH_INPLACE_METHODS if hasattr(Tensor, n)}
-    out.update({n: _functional_form(n, f) for n, f in TORCH_INPLACE_FUNCTIONAL.items()})
-    out["embedding_renorm_"] = _embedding_renorm_
-    return out
-
-
-def _embedding_renorm_(input, indices, max_norm, norm_type):
-    """Rows of ``input`` named by ``indices`` rescaled to norm at most ``max_norm``."""
-    from .nn_ops import _embedding_renorm
-    _embedding_renorm(input, indices, max_norm, norm_type)
-    return input
-
-
-_embedding_renorm_.__name__ = "embedding_renorm_"

@@ -13,7 +13,7 @@ from .._tensor import Tensor, _c_type_name, _wrap, checked_values
 from .registry import NONE, op
 
 __all__ = ['alpha_dropout', 'bilinear', 'binary_cross_entropy_with_logits', 'cosine_similarity',
-           'dropout', 'feature_alpha_dropout', 'pairwise_distance', 'pdist']
+           'dropout', 'embedding_renorm_', 'feature_alpha_dropout', 'pairwise_distance', 'pdist']
 
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
 FUNCTIONAL = ["alpha_dropout", "bilinear", "binary_cross_entropy_with_logits", "cosine_similarity",
@@ -354,6 +354,13 @@ def _embedding_renorm(weight, input, max_norm, norm_type):
     with no_grad():
         data[rows] = (data[rows] * scale[:, None]).astype(data.dtype)
         weight._bump_version()
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):  # noqa: A002 - torch's names
+    """``torch.embedding_renorm_``: the rows of ``input`` named by ``indices`` rescaled in
+    place to norm at most ``max_norm``."""
+    _embedding_renorm(input, indices, max_norm, norm_type)
+    return input
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
