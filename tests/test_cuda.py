@@ -105,6 +105,32 @@ def test_workloads_match_torch_cuda(name, gpu, torch_cuda):
     np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-3, atol=1e-4)
 
 
+@pytest.mark.parametrize("name", ["plain_autograd", "legendre", "nn_sequential", "nn_optim",
+                                  "custom_module", "dynamic_net"])
+def test_tutorials_on_the_gpu(name, gpu):
+    import test_tutorials
+    example = getattr(test_tutorials, name)
+    on_gpu, printed = example(ember, gpu)
+    on_cpu, cpu_printed = example(ember)
+    np.testing.assert_allclose(on_gpu, on_cpu, rtol=1e-3)
+    assert printed == cpu_printed
+
+
+def test_the_demo_and_the_gpu_doc_example_on_the_gpu(gpu, tmp_path, capsys):
+    import re
+
+    from test_device import run_gpu_doc_example
+
+    from ember import demo
+    printed = run_gpu_doc_example()
+    assert re.fullmatch(r"tensor\(2\.\d{4}, device='cuda:0', grad_fn=<NllLossBackward0>\)",
+                        printed), printed
+    demo.main(["--epochs", "1", "--out", str(tmp_path), "--device", "cuda"])
+    printed = capsys.readouterr().out
+    assert "training on" in printed and "test accuracy" in printed
+    assert "Self CUDA" in (tmp_path / "profile.txt").read_text()
+
+
 # -- devices, memory, timing ----------------------------------------------------------------------
 def test_device_semantics_on_the_gpu(gpu):
     x = ember.randn(64, 64, requires_grad=True)

@@ -330,3 +330,23 @@ def test_the_demo_trains_on_the_device(cuda_device, tmp_path, capsys):
     assert "training on" in printed and "test accuracy" in printed
     table = (tmp_path / "profile.txt").read_text()
     assert "aten::convolution" in table and "Self CUDA" in table
+
+
+def run_gpu_doc_example():
+    """docs/gpu.md's example (torch's device idiom), run; what it printed."""
+    import contextlib
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "gpu.md").read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(block, {})  # noqa: S102 - the documentation's example
+    return printed.getvalue().strip()
+
+
+def test_the_gpu_doc_example_trains_on_the_device(cuda_device):
+    import re
+    printed = run_gpu_doc_example()
+    assert re.fullmatch(r"tensor\(2\.\d{4}, device='cuda:0', grad_fn=<NllLossBackward0>\)",
+                        printed), printed
