@@ -34,6 +34,17 @@ def raise_on(rank_to_fail, before_init):
     dist.all_reduce(torch.ones(3))  # waits for the failed rank forever, unless the job ends
 
 
+def contradicting_arguments():
+    """A rank or world size that is not MPI's is an error that says how to launch."""
+    mpi_rank = int(os.environ["PMI_RANK"])
+    for kwargs in ({"rank": 1 - mpi_rank, "world_size": 2}, {"rank": mpi_rank, "world_size": 3}):
+        try:
+            dist.init_process_group("gloo", **kwargs)
+        except RuntimeError as e:
+            print(f"REFUSED {mpi_rank} {e}", flush=True)
+    assert not dist.is_initialized()
+
+
 def _data(world_size):
     g = np.random.default_rng(0)
     return (torch.tensor(g.standard_normal((6, 4 * world_size, 5))),
@@ -100,6 +111,8 @@ if __name__ == "__main__":
         report_environment()
     elif mode in ("raise-before-init", "raise-after-init"):
         raise_on(int(sys.argv[2]), mode == "raise-before-init")
+    elif mode == "contradicting-arguments":
+        contradicting_arguments()
     elif mode == "spawn-training":
         spawn_and_compare(int(sys.argv[2]), sys.argv[3])
     elif mode == "spawn-failure":

@@ -58,6 +58,22 @@ def test_plain_mpiexec_ends_the_job_when_a_rank_raises(when, rank):
     assert f"ValueError: rank {rank} failed {when} init" in out
 
 
+@requires_mpi
+def test_rank_or_world_size_that_is_not_mpis():
+    code, out, _ = _timed(mpiexec(2, sys.executable, SCRIPT, "contradicting-arguments"))
+    assert code == 0, out
+    for rank in (0, 1):
+        assert (f"REFUSED {rank} init_process_group was given rank={1 - rank}, but this process "
+                f"is rank {rank} of its MPI world of 2 (ember's processes communicate through "
+                "MPI); pass the rank the launcher gives (RANK, or the spawned function's "
+                "argument)") in out, out
+        assert (f"REFUSED {rank} init_process_group was given world_size=3, but this process "
+                "belongs to an MPI world of 2 processes (ember's processes communicate through "
+                "MPI): start the processes with `mpiexec -n 3 python script.py`, `python -m "
+                "ember.distributed.run --nproc-per-node 3 script.py` or "
+                "ember.multiprocessing.spawn") in out, out
+
+
 def test_launcher_refuses_what_mpi_cannot_do():
     from ember.distributed.run import parse_args, run
     with pytest.raises(ValueError, match="^--nnodes > 1 needs --hostfile"):

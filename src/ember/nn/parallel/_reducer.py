@@ -86,7 +86,7 @@ class Reducer:
         self.unused = ()
         self.static_unused = None  # (locally, globally) unused, learnt in the first iteration
         self.iterations = 0
-        self.wait_seconds = 0.0  # time spent waiting for reductions at the end of backward
+        self.wait_seconds = 0.0  # time spent waiting for reductions after backward's last node
         if gradient_as_bucket_view:
             for i, p in enumerate(params):
                 if p._grad is not None:  # existing gradients move into the buckets
@@ -205,14 +205,14 @@ class Reducer:
         self.expect_hooks = False
         if self.next_bucket < len(self.buckets):
             return  # some parameters got no gradient: the next forward reports them
-        start = time.perf_counter()
         global_unused = self._global_unused()
         for b in self.buckets:
+            start = time.perf_counter()
             self._wait(b)
+            self.wait_seconds += time.perf_counter() - start
             for slot, i in enumerate(b.indices):
                 if global_unused is None or not global_unused[i]:
                     self._write_grad(i, b, slot)
-        self.wait_seconds += time.perf_counter() - start
         self.local_used.fill(0)
         self.require_finalize = False
         self.iterations += 1

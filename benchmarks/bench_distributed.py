@@ -1,0 +1,209 @@
+"""ember.distributed's speed: all-reduce bandwidth against raw mpi4py, and W3 trained
+data-parallel.
+
+    python benchmarks/bench_distributed.py [--quick]
+
+starts the MPI jobs itself (mpiexec from the ``distributed`` extra) and prints two tables:
+
+* all_reduce (SUM, float32, 2 processes) of 1 KiB to 64 MiB: ember's ``dist.all_reduce``
+  against mpi4py's ``Allreduce(IN_PLACE, ...)`` and ``Iallreduce(IN_PLACE, ...).Wait()`` on
+  the very same buffer, interleaved (ember always starts the nonblocking collective, as MPI
+  does not match a blocking collective with a nonblocking one another process may make);
+* W3 (benchmarks/workloads.py: a 2048-2048-2048-10 MLP, global batch 512, SGD) trained with
+  DistributedDataParallel in 2 processes of 1 thread each (256 samples per process) against
+  one process of 1 thread on the whole batch: samples per second, and the share of the
+  gradient all-reduce time hidden behind backward: 1 - (DDP's step time - the step time of
+  the same two processes computing without communicating) / the time the step's all-reduces
+  take alone.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
+sys.path.insert(0, HERE)
+
+SIZES = [2 ** k for k in range(10, 27, 2)]  # 1 KiB .. 64 MiB
+
+
+# -- inside the MPI processes -----------------------------------------------------------------
+
+def _median_seconds(fns, rounds, calls, barrier):
+    """Median seconds per call of each fn, rounds interleaved (same counts on every rank)."""
+    samples = {name: [] for name in fns}
+    names = list(fns)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            barrier()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fns[name]()
+            samples[name].append((time.perf_counter() - t0) / calls)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def allreduce_rows(quick):
+    import numpy as np
+    from mpi4py import MPI
+
+    import ember
+    import ember.distributed as dist
+    dist.init_process_group("gloo")
+    comm = MPI.COMM_WORLD
+    rows = []
+    for nbytes in SIZES:
+        a = np.zeros(nbytes // 4, np.float32)  # zeros: repeated sums stay finite
+        t = ember.from_numpy(a)  # the same memory
+        calls = max(2, min(300, 2 ** 26 // nbytes)) // (4 if quick else 1) or 1
+        fns = {"ember": lambda t=t: dist.all_reduce(t),
+               "mpi4py": lambda a=a: comm.Allreduce(MPI.IN_PLACE, a),
+               "mpi4py_nb": lambda a=a: comm.Iallreduce(MPI.IN_PLACE, a).Wait()}
+        times = _median_seconds(fns, 3 if quick else 7, calls, comm.Barrier)
+        rows.append({"bytes": nbytes, **times})
+    dist.destroy_process_group()
+    return rows
+
+
+def _w3_model(ember, data):
+    nn = ember.nn
+    layers = []
+    for k, (w, b) in enumerate(zip(data["Ws"], data["bs"])):
+        lin = nn.Linear(*w.shape)
+        with ember.no_grad():
+            lin.weight.copy_(ember.from_numpy(w.T.copy()))
+            lin.bias.copy_(ember.from_numpy(b))
+        layers += [lin] if k == len(data["Ws"]) - 1 else [lin, nn.ReLU()]
+    return nn.Sequential(*layers)
+
+
+def ddp_row(quick):
+    from workloads import make_data
+
+    import ember
+    import ember.distributed as dist
+    import ember.nn.functional as F
+    from ember.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group("gloo")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    data = make_data("w3")
+    batch = len(data["x"])
+    per = batch // size
+    x = ember.from_numpy(data["x"][rank * per:(rank + 1) * per])
+    y = ember.from_numpy(data["y"][rank * per:(rank + 1) * per])
+    local = _w3_model(ember, data)  # the same work with no communication at all
+    model = DDP(_w3_model(ember, data)) if size > 1 else local
+    steps = 4 if quick else 12
+    row = {"processes": size, "threads": int(os.environ.get("OMP_NUM_THREADS", "0"))}
+    # rounds alternate the two runs (a shared machine's drift hits both alike)
+    times = {"ddp": [], "local": []}
+    for _ in range(2 if quick else 3):
+        for name, net in (("ddp", model), ("local", local)):
+            times[name].append(_seconds_per_step(ember, F, net, x, y, steps, dist))
+    row["samples_per_s"] = batch / statistics.median(times["ddp"])
+    if size > 1:
+        row["local_step_s"] = statistics.median(times["local"])
+        row["ddp_step_s"] = statistics.median(times["ddp"])
+        row["allreduce_alone_s"] = _buckets_alone(model.reducer, steps, dist)
+    dist.destroy_process_group()
+    return row
+
+
+def _seconds_per_step(ember, F, model, x, y, steps, dist):
+    from workloads import LR
+    opt = ember.optim.SGD(model.parameters(), lr=LR)
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    step()  # (warm)
+    dist.barrier()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    dist.barrier()
+    return (time.perf_counter() - t0) / steps
+
+
+def _buckets_alone(reducer, steps, dist):
+    """Seconds per step that the step's bucket all-reduces take when nothing else runs."""
+    dist.barrier()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        works = [dist.all_reduce(b.flat_tensor, async_op=True) for b in reducer.buckets]
+        for w in works:
+            w.wait()
+    return (time.perf_counter() - t0) / steps
+
+
+# -- the driver ------------------------------------------------------------------------------
+
+def _run_job(n, part, quick, threads=1):
+    from ember.distributed._mpiexec import mpiexec_path
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads))
+    cmd = [mpiexec_path(), "-n", str(n), sys.executable, os.path.abspath(__file__), "--part",
+           part] + (["--quick"] if quick else [])
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, timeout=900)
+    return json.loads(next(line for line in out.stdout.splitlines() if line.startswith("{")))
+
+
+def _machine():
+    model = "unknown CPU"
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True,
+                                    check=False).stdout.splitlines():
+            if line.startswith("Model name"):
+                model = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}"
+
+
+def main():
+    quick = "--quick" in sys.argv
+    print(f"CPU: {_machine()}\n")
+    rows = _run_job(2, "allreduce", quick)["rows"]
+    print("all_reduce, SUM, float32, 2 processes (median seconds per call; bandwidth = "
+          "bytes / time)\n")
+    print("| size | ember | mpi4py Allreduce | mpi4py Iallreduce+Wait | ember GB/s | "
+          "mpi4py GB/s | ember / Allreduce | ember / Iallreduce |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        size = (f"{r['bytes'] // 2 ** 20} MiB" if r["bytes"] >= 2 ** 20
+                else f"{r['bytes'] // 1024} KiB")
+        print(f"| {size} | {r['ember'] * 1e6:.1f} us | {r['mpi4py'] * 1e6:.1f} us | "
+              f"{r['mpi4py_nb'] * 1e6:.1f} us | {r['bytes'] / r['ember'] / 1e9:.2f} | "
+              f"{r['bytes'] / r['mpi4py'] / 1e9:.2f} | {r['mpi4py'] / r['ember']:.2f}x | "
+              f"{r['mpi4py_nb'] / r['ember']:.2f}x |")
+    one = _run_job(1, "ddp", quick)
+    two = _run_job(2, "ddp", quick)
+    exposed = two["ddp_step_s"] - two["local_step_s"]
+    hidden = 1 - exposed / two["allreduce_alone_s"]
+    print(f"\nW3 data-parallel training (global batch 512, float32)\n\n"
+          f"| run | samples/s | speed-up |\n|---|---:|---:|\n"
+          f"| 1 process x 1 thread | {one['samples_per_s']:.0f} | 1.00x |\n"
+          f"| 2 processes x 1 thread (DDP) | {two['samples_per_s']:.0f} | "
+          f"{two['samples_per_s'] / one['samples_per_s']:.2f}x |\n\n"
+          f"2 processes, seconds per step: {two['ddp_step_s'] * 1e3:.0f} ms with DDP, "
+          f"{two['local_step_s'] * 1e3:.0f} ms for the same work with no communication; the "
+          f"step's all-reduces alone take {two['allreduce_alone_s'] * 1e3:.0f} ms: "
+          f"{100 * hidden:.0f}% of them hidden behind backward")
+
+
+if __name__ == "__main__":
+    if "--part" in sys.argv:
+        part = sys.argv[sys.argv.index("--part") + 1]
+        result = {"rows": allreduce_rows("--quick" in sys.argv)} if part == "allreduce" \
+            else ddp_row("--quick" in sys.argv)
+        if int(os.environ.get("PMI_RANK", "0")) == 0:
+            print(json.dumps(result), flush=True)
+    else:
+        main()
