@@ -26,7 +26,11 @@ _TWO_PI = 2.0 * math.pi
 # -- uniforms -------------------------------------------------------------------------------------
 def floats(gen, n):
     """float32 uniforms in [0, 1): the low 24 bits of one word each."""
-    return (gen.random(n) & _MASK24).astype(f32) * f32(2.0 ** -24)
+    words = gen.random(n)
+    np.bitwise_and(words, _MASK24, out=words)
+    out = words.astype(f32)
+    out *= f32(2.0 ** -24)
+    return out
 
 
 def doubles(gen, n):
@@ -236,7 +240,9 @@ def random_from_to(gen, n, dtype, span, low):
         raw = gen.random64(n) % np.uint64(span)
         values = (raw + np.uint64(low & 0xFFFFFFFFFFFFFFFF)).view(np.int64)  # wraps as torch's
     else:
-        values = (gen.random(n) % np.uint32(span)).astype(np.int64)
+        words = gen.random(n)
+        np.remainder(words, np.uint32(span), out=words)
+        values = words.astype(np.int64)
         values += low
     return _from_int64(values, dtype)
 
