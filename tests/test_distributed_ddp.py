@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from distributed_ddp_cases import CASES
 from distributed_helpers import Launch, requires_mpi
+from distributed_torch_oracle_cases import CASES as TORCH_CASES
 from oracle import same
 
 import ember as torch
@@ -78,3 +79,22 @@ def test_convert_sync_batchnorm_shares_parameters_and_buffers():
     assert type(sync) is torch.nn.SyncBatchNorm and sync.process_group == "pg"
     assert sync.weight is bn.weight and sync.running_mean is bn.running_mean
     assert not sync.training
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@requires_mpi
+@pytest.mark.parametrize("case", TORCH_CASES)
+def test_ddp_against_torchs_ddp(case):
+    """torch's own DDP on gloo, in the same 2 processes, as the oracle."""
+    pytest.importorskip("torch")
+    if "torch" not in _LAUNCHES:
+        _LAUNCHES["torch"] = Launch(2, "distributed_torch_oracle_cases", TORCH_CASES,
+                                    timeout=150, env={"MASTER_ADDR": "127.0.0.1",
+                                                      "MASTER_PORT": str(_free_port())})
+    _LAUNCHES["torch"].check(case)

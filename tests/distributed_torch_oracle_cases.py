@@ -1,0 +1,119 @@
+"""DDP against torch's own DDP (gloo), in the same processes: each process of the launch
+also joins a torch gloo group (MASTER_ADDR/MASTER_PORT from the test), and both libraries
+train the same model on the same shards; their parameters must agree."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import ember
+import ember.nn.functional as eF
+from ember.distributed.algorithms.ddp_comm_hooks import default_hooks as ember_hooks
+from ember.nn.parallel import DistributedDataParallel as EmberDDP
+
+_TORCH = []
+
+
+def _torch():
+    if not _TORCH:
+        import torch
+        import torch.distributed
+        torch.distributed.init_process_group("gloo", rank=int(os.environ["PMI_RANK"]),
+                                             world_size=int(os.environ["PMI_SIZE"]))
+        _TORCH.append(torch)
+    return _TORCH[0]
+
+
+def _net(lib):
+    class Branchy(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = lib.nn.Linear(5, 8)
+            self.fc2 = lib.nn.Linear(8, 3)
+            self.extra = lib.nn.Linear(8, 3)
+
+        def forward(self, x, use_extra=False):
+            h = lib.tanh(self.fc1(x))
+            return self.fc2(h) + self.extra(h) if use_extra else self.fc2(h)
+
+    lib.manual_seed(int(os.environ["PMI_RANK"]))  # replicas differ until DDP broadcasts
+    return Branchy().double()
+
+
+def _data(step, n):
+    g = np.random.default_rng(step)
+    return g.standard_normal((n, 5)), g.integers(0, 3, n)
+
+
+def _assert_same(ours, theirs, exact=False):
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        a, b = p.detach().numpy(), q.detach().numpy()
+        if exact:
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        else:
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12, err_msg=name)
+
+
+def training_matches_torch(rank, size):
+    """Unused parameters, no_sync micro-batches, momentum: torch's DDP and ember's agree."""
+    torch = _torch()
+    theirs = torch.nn.parallel.DistributedDataParallel(_net(torch), find_unused_parameters=True)
+    ours = EmberDDP(_net(ember), find_unused_parameters=True)
+    with ember.no_grad():  # the same (rank 0) starting point in both libraries
+        for p, q in zip(ours.module.parameters(), theirs.module.parameters()):
+            p.copy_(ember.tensor(q.detach().numpy()))
+    opt_t = torch.optim.SGD(theirs.parameters(), lr=0.1, momentum=0.9)
+    opt_e = ember.optim.SGD(ours.parameters(), lr=0.1, momentum=0.9)
+    for step in range(3):
+        opt_t.zero_grad()
+        opt_e.zero_grad()
+        for micro in range(2):
+            x, y = _data(10 * step + micro, 4 * size)
+            part = slice(4 * rank, 4 * rank + 4)
+            extra = {"use_extra": step == 1}
+            sync = micro == 1
+            with (theirs.no_sync() if not sync else _nothing()):
+                torch.nn.functional.cross_entropy(
+                    theirs(torch.tensor(x[part]), **extra), torch.tensor(y[part])).backward()
+            with (ours.no_sync() if not sync else _nothing()):
+                eF.cross_entropy(ours(ember.tensor(x[part]), **extra),
+                                 ember.tensor(y[part])).backward()
+        for p, q in zip(ours.module.parameters(), theirs.module.parameters()):
+            assert (p.grad is None) == (q.grad is None)
+        opt_t.step()
+        opt_e.step()
+        _assert_same(ours.module, theirs.module)
+
+
+def fp16_hook_matches_torch(rank, size):
+    """The float16 compression hook gives torch's gradients bit for bit (2 processes)."""
+    torch = _torch()
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as torch_hooks
+    theirs = torch.nn.parallel.DistributedDataParallel(_net(torch))
+    ours = EmberDDP(_net(ember))
+    with ember.no_grad():
+        for p, q in zip(ours.module.parameters(), theirs.module.parameters()):
+            p.copy_(ember.tensor(q.detach().numpy()))
+    theirs.register_comm_hook(None, torch_hooks.fp16_compress_hook)
+    ours.register_comm_hook(None, ember_hooks.fp16_compress_hook)
+    x, y = _data(5, 4 * size)
+    part = slice(4 * rank, 4 * rank + 4)
+    torch.nn.functional.cross_entropy(theirs(torch.tensor(x[part]), use_extra=True),
+                                      torch.tensor(y[part])).backward()
+    eF.cross_entropy(ours(ember.tensor(x[part]), use_extra=True),
+                     ember.tensor(y[part])).backward()
+    for p, q in zip(ours.module.parameters(), theirs.module.parameters()):
+        if q.grad is not None:
+            np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+CASES = ["training_matches_torch", "fp16_hook_matches_torch"]
