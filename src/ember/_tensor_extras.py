@@ -17,7 +17,7 @@ layout = type(strided)  # the class of ember.strided
 
 __all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'angle', 'as_strided_copy', 'avg_pool1d',
            'batch_norm', 'celu_', 'channel_shuffle', 'constant_pad_nd', 'detach',
-           'diagonal_copy', 'dsplit', 'dropout_', 'embedding',
+           'diagonal_copy', 'dsplit', 'dropout_', 'embedding', 'embedding_bag',
            'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm', 'from_dlpack',
            'gradient', 'hardshrink', 'hsplit', 'instance_norm', 'is_inference', 'max_pool1d',
            'max_pool1d_with_indices', 'max_pool2d', 'native_channel_shuffle', 'nuclear_norm',
@@ -257,6 +257,15 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     from .nn import functional as F
     return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """torch.embedding_bag (weight first, as aten's): ``(output, offset2bag, bag_size,
+    max_indices)``."""
+    from ._ops.embedding_bag import _embedding_bag_call
+    return _embedding_bag_call(weight, indices, offsets, scale_grad_by_freq, mode,
+                               per_sample_weights, include_last_offset, padding_idx)
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,  # noqa: A002

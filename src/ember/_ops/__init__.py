@@ -6,3 +6,4 @@ from . import (activation, binary, conv, indexing, linalg, linalg_decomp, loss, 
 from . import inplace_forms  # noqa: F401  (after shape and strided, whose ops it builds on)
 from . import random  # noqa: F401
 from . import sampling  # noqa: F401
+from . import embedding_bag  # noqa: F401

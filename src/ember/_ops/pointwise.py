@@ -60,6 +60,18 @@ def derivative_not_implemented(what):
     return formula
 
 
+def no_forward_ad(name):
+    """The JVP rule of an op torch gives no forward-mode derivative: torch's error."""
+    def rule(*_):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {name} that does not support it because it has "
+            "not been implemented yet.\nPlease file an issue to PyTorch at "
+            "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so "
+            "that we can prioritize its implementation or submit a PR adding the "
+            "implementation to derivatives.yaml")
+    return rule
+
+
 def not_implemented(kernel, array):
     """torch's refusal of a dtype a kernel has no loop for."""
     return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(array)}\'')
@@ -379,7 +391,7 @@ def _(grad, self, exponent, result):
     return grad * (result * math.log(self))
 
 
-def pow(self, exponent):  # noqa: A001 - torch's name
+def pow(self, exponent):
     """``self ** exponent`` for tensors or Python numbers on either side."""
     if isinstance(exponent, Tensor) or (not isinstance(self, Tensor) and hasattr(exponent,
                                                                                  "shape")):
@@ -633,7 +645,7 @@ def _(grad, result):
 
 
 @op("abs", elementwise=True, method=("abs", "__abs__", "absolute"), inplace=True)
-def abs(self):  # noqa: A001 - torch's name
+def abs(self):
     if self.dtype == np.bool_:
         raise not_implemented("abs_cpu", self)
     return np.abs(self)
@@ -710,7 +722,7 @@ def _(grad, condition):
     return where(condition, 0, grad)
 
 
-def where(condition, input=None, other=None):  # noqa: A002 - torch's keywords
+def where(condition, input=None, other=None):
     """``input`` where ``condition`` holds, else ``other`` (tensors or Python numbers)."""
     if input is None and other is None:
         return nonzero_tuple(condition)

@@ -21,7 +21,7 @@ from .._backend import get_xp, to_numpy
 from .._backend.device import device_of
 from .._random import rejection
 from .._random.generator import DeviceDraw, cpu_generator, draw_for, kernel_name
-from .pointwise import derivative_not_implemented, no_derivative, not_implemented
+from .pointwise import derivative_not_implemented, no_derivative, no_forward_ad, not_implemented
 from .registry import NONE, op
 from .special import digamma
 
@@ -66,18 +66,7 @@ def _(grad, self, result):
     return grad * _standard_gamma_grad(self, result)
 
 
-def _no_forward_ad(name):
-    def rule(*_):
-        raise NotImplementedError(
-            f"Trying to use forward AD with {name} that does not support it because it has "
-            "not been implemented yet.\nPlease file an issue to PyTorch at "
-            "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so "
-            "that we can prioritize its implementation or submit a PR adding the "
-            "implementation to derivatives.yaml")
-    return rule
-
-
-_standard_gamma.jvp("self")(_no_forward_ad("_standard_gamma"))
+_standard_gamma.jvp("self")(no_forward_ad("_standard_gamma"))
 
 
 def _horner(x, coeffs):

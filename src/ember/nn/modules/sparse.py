@@ -1,7 +1,8 @@
-"""Embedding: a lookup table of learnt vectors."""
+"""Embedding and EmbeddingBag: lookup tables of learnt vectors (EmbeddingBag reduces each bag of
+looked-up vectors to one)."""
 from __future__ import annotations
 
-__all__ = ['Embedding']
+__all__ = ['Embedding', 'EmbeddingBag']
 
 from ..._creation import empty
 from ...autograd.grad_mode import no_grad
@@ -20,15 +21,8 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _checked_padding_idx(padding_idx, num_embeddings,
+                                                "Padding_idx must be within num_embeddings")
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -81,3 +75,86 @@ class Embedding(Module):
         return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings,
                    _freeze=freeze, padding_idx=padding_idx, max_norm=max_norm,
                    norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def _checked_padding_idx(padding_idx, num_embeddings, message):
+    """``padding_idx`` made non-negative (torch's AssertionError when out of range)."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= num_embeddings:
+                raise AssertionError(message)
+        elif padding_idx < 0:
+            if padding_idx < -num_embeddings:
+                raise AssertionError(message)
+            padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
+class EmbeddingBag(Module):
+    """The sums, means or maxima of bags of embeddings, without making the embeddings."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
+                 include_last_offset=False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.padding_idx = _checked_padding_idx(padding_idx, num_embeddings,
+                                                "padding_idx must be within num_embeddings")
+        if _weight is None:
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype,
+                                          device=device))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self):
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        s = "{num_embeddings}, {embedding_dim}"
+        if self.max_norm is not None:
+            s += ", max_norm={max_norm}"
+        if self.norm_type != 2:
+            s += ", norm_type={norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        s += ", mode={mode}"
+        if self.padding_idx is not None:
+            s += ", padding_idx={padding_idx}"
+        return s.format(**{k: repr(v) for k, v in self.__dict__.items()})
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings,
+                  max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq,
+                  mode=mode, sparse=sparse, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
