@@ -108,6 +108,31 @@ def fp16_hook_matches_torch(rank, size):
             np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
 
 
+def _plain_net(lib):
+    lib.manual_seed(int(os.environ["PMI_RANK"]))
+    return lib.nn.Sequential(lib.nn.Linear(5, 8), lib.nn.Tanh(), lib.nn.Linear(8, 3)).double()
+
+
+def join_matches_torch(rank, size):
+    """Uneven inputs under join(): process r has r + 2 batches; the models agree."""
+    torch = _torch()
+    theirs = torch.nn.parallel.DistributedDataParallel(_plain_net(torch))
+    ours = EmberDDP(_plain_net(ember))
+    with ember.no_grad():
+        for p, q in zip(ours.module.parameters(), theirs.module.parameters()):
+            p.copy_(ember.tensor(q.detach().numpy()))
+    for lib, model, loss in ((torch, theirs, torch.nn.functional.cross_entropy),
+                             (ember, ours, eF.cross_entropy)):
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        with model.join():
+            for k in range(rank + 2):
+                x, y = _data(100 * rank + k, 4)
+                opt.zero_grad()
+                loss(model(lib.tensor(x)), lib.tensor(y)).backward()
+                opt.step()
+    _assert_same(ours.module, theirs.module)
+
+
 class _nothing:
     def __enter__(self):
         return self
@@ -116,4 +141,4 @@ class _nothing:
         return False
 
 
-CASES = ["training_matches_torch", "fp16_hook_matches_torch"]
+CASES = ["training_matches_torch", "fp16_hook_matches_torch", "join_matches_torch"]

@@ -221,11 +221,13 @@ def install_abort_on_error(size):
     if size <= 1 or _world.excepthook is not None:
         return
     previous = sys.excepthook
+    pid = os.getpid()
 
     def abort_job(kind, value, tb):
         previous(kind, value, tb)
-        if kind is KeyboardInterrupt or (_world.default_pg is None and size_from_mpiexec() < 2):
-            return
+        if kind is KeyboardInterrupt or os.getpid() != pid or (
+                _world.default_pg is None and size_from_mpiexec() < 2):
+            return  # (a process this one forked is not part of the MPI job)
         sys.stderr.flush()
         sys.stdout.flush()
         _mpi.mpi().COMM_WORLD.Abort(1)
