@@ -336,8 +336,22 @@ def sync_batchnorm_ddp_training(rank, size):
                                    reference.bn.running_var.numpy(), atol=TOL)
 
 
+def distributed_sampler_shards(rank, size):
+    """The sampler takes its rank and replicas from the group; shards are disjoint and
+    cover the dataset (with padding) in every epoch."""
+    sampler = torch.utils.data.DistributedSampler(range(10), seed=3)
+    assert (sampler.rank, sampler.num_replicas) == (rank, size)
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
+        shards = [None] * size
+        dist.all_gather_object(shards, list(sampler))
+        flat = [i for shard in shards for i in shard]
+        assert sorted(set(flat)) == list(range(10)) and len(flat) == len(sampler) * size
+        assert len(flat) - 10 == (-10) % size  # only the padding repeats
+
+
 CASES = ["mlp_training", "cnn_training", "no_sync_accumulation", "unused_parameters",
          "unused_parameters_never_used_keep_no_grad", "small_buckets_and_bucket_views",
          "static_graph", "comm_hooks", "state_dict_and_buffers", "join_uneven_inputs",
          "join_early_termination", "ddp_errors", "sync_batchnorm_uneven_shards",
-         "sync_batchnorm_ddp_training"]
+         "sync_batchnorm_ddp_training", "distributed_sampler_shards"]
