@@ -40,6 +40,14 @@ def test_launcher_sets_torchruns_environment():
 
 
 @requires_mpi
+def test_launcher_runs_a_program_with_no_python():
+    code, out, _ = _timed(_launcher("--nproc-per-node", "2", "--no-python", "sh", "-c",
+                                    "echo rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE"))
+    assert code == 0, out
+    assert "rank=0 local=0 world=2" in out and "rank=1 local=1 world=2" in out, out
+
+
+@requires_mpi
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_launcher_ends_the_job_when_a_rank_raises(when):
     code, out, seconds = _timed(_launcher("--nproc-per-node", "2", SCRIPT,

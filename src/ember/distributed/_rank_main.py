@@ -1,5 +1,5 @@
 """One process of a job the launcher (``ember.distributed.run``) started:
-``python -m ember.distributed._rank_main [-m] SCRIPT ARGS...``.
+``python -m ember.distributed._rank_main [-m | --exec] SCRIPT ARGS...``.
 
 It puts torchrun's variables for this process in the environment (from those mpiexec sets),
 runs the script as ``__main__`` and, if the script raises, shows the traceback and reports
@@ -31,6 +31,8 @@ def torchrun_environment():
 def main():
     os.environ.update({k: str(v) for k, v in torchrun_environment().items()})
     args = sys.argv[1:]
+    if args[0] == "--exec":  # --no-python: the program replaces this process
+        os.execvp(args[1], args[1:])
     as_module = args[0] == "-m"
     if as_module:
         args = args[1:]

@@ -80,7 +80,8 @@ def _nnodes(value):
 
 def _command(args):
     if args.no_python:
-        target = [args.training_script]
+        target = [sys.executable, "-m", "ember.distributed._rank_main", "--exec",
+                  args.training_script]
     elif args.module:
         target = [sys.executable, "-m", "ember.distributed._rank_main", "-m",
                   args.training_script]
