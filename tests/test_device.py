@@ -176,7 +176,14 @@ def test_factories_and_like_forms_follow_device(cuda_device):
             ember.ones_like(x), ember.empty_like(x), ember.full_like(x, 2.0),
             ember.rand_like(x), ember.randn_like(x), ember.randint_like(x, 3),
             x.new_zeros(2), x.new_ones(2), x.new_full((2,), 1.0), x.new_empty(2),
-            x.new_tensor([1.0]), ember.tril_indices(3, 3, device="cuda")]
+            x.new_tensor([1.0]), ember.tril_indices(3, 3, device="cuda"),
+            ember.triu_indices(3, 3, device="cuda"), ember.logspace(0, 1, 3, device="cuda"),
+            ember.empty_strided((2, 3), (1, 2), device="cuda"),
+            ember.scalar_tensor(1.0, device="cuda"), ember.asarray([1.0], device="cuda"),
+            ember.asarray(np.ones(2), device="cuda"), ember.asarray(ember.ones(2), device="cuda"),
+            ember.hann_window(4, device="cuda"), ember.hamming_window(4, device="cuda"),
+            ember.blackman_window(4, device="cuda"), ember.bartlett_window(4, device="cuda"),
+            ember.kaiser_window(4, device="cuda"), ember.complex(x, x), ember.polar(x, x)]
     assert all(t.device == ember.device("cuda:0") for t in made)
     assert ember.zeros_like(x, device="cpu").device.type == "cpu"
     assert ember.tensor(x.tolist(), device=x.device).device == x.device
@@ -350,3 +357,24 @@ def test_the_gpu_doc_example_trains_on_the_device(cuda_device):
     printed = run_gpu_doc_example()
     assert re.fullmatch(r"tensor\(2\.\d{4}, device='cuda:0', grad_fn=<NllLossBackward0>\)",
                         printed), printed
+
+
+def test_python_callables_refuse_gpu_tensors_as_torch(cuda_device):
+    x = ember.ones(2, device="cuda")
+    with pytest.raises(TypeError, match="^apply_ is only implemented on CPU tensors$"):
+        x.apply_(lambda v: v)
+    with pytest.raises(TypeError, match="^map_ is only implemented on CPU tensors$"):
+        x.map_(x, lambda a, b: a)
+
+
+def test_python_callables_refuse_tensors_that_require_grad():
+    def body(torch):
+        x = torch.ones(2, requires_grad=True)
+        out = []
+        for f in (lambda: x.apply_(lambda v: v), lambda: x.map_(x, lambda a, b: a)):
+            try:
+                f()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same(body)

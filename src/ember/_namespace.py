@@ -67,6 +67,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
         out = _wrap(arr)
     else:
         out = tensor(obj, dtype=dtype)
+    if device is not None:
+        out = out.to(device)  # (the same tensor when it is there already)
     if requires_grad:
         out.requires_grad_()
     return out
@@ -111,7 +113,8 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
                   requires_grad=False):
     """A 0-dim tensor holding ``s`` (the default float dtype unless told)."""
     from ._creation import tensor
-    return tensor(s, dtype=dtype or D.get_default_dtype(), requires_grad=requires_grad)
+    return tensor(s, dtype=dtype or D.get_default_dtype(), device=device,
+                  requires_grad=requires_grad)
 
 
 # -- small predicates and no-op conversions -----------------------------------------------------

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._backend import get_xp
 from ._tensor import Tensor, _wrap, strided
 
 layout = type(strided)  # the class of ember.strided
@@ -164,7 +165,8 @@ def complex(real, imag):  # noqa: A001 - torch's name
     if real.requires_grad or imag.requires_grad:
         raise RuntimeError("ember: complex() of tensors that require grad has no derivative "
                            "in ember yet")
-    return _wrap(np.asarray(real._data + 1j * imag._data).astype(real.dtype.to_complex().np))
+    xp = get_xp(real._data, imag._data)
+    return _wrap(xp.asarray(real._data + 1j * imag._data).astype(real.dtype.to_complex().np))
 
 
 def get_device(input):  # noqa: A002
@@ -195,7 +197,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     from ._creation import zeros
     dt = dtype or D.get_default_dtype()
     span = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
-    base = zeros(max(span, 0), dtype=dt)
+    base = zeros(max(span, 0), dtype=dt, device=device)
     out = base.as_strided(tuple(size), tuple(stride)).detach()
     if requires_grad:
         out.requires_grad_()
@@ -349,10 +351,18 @@ def _put(self, index, source, accumulate=False):
     return _put_(self.clone(), index, source, accumulate)
 
 
+def _check_python_map(self, name):
+    """torch's refusals of ``apply_``/``map_``: a tensor that requires grad, a GPU tensor."""
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                           f"var.detach().{name}() instead.")
+    if self.device.type != "cpu":
+        raise TypeError(f"{name} is only implemented on CPU tensors")
+
+
 def _apply_(self, callable):  # noqa: A002
     """In place, each element replaced by ``callable(element)`` (CPU tensors, no grad)."""
-    if self.requires_grad:
-        raise RuntimeError("apply_ is only implemented on CPU tensors that don't require grad")
+    _check_python_map(self, "apply_")
     fn = np.vectorize(callable, otypes=[self._data.dtype])
     self._data[...] = fn(self._data) if self._data.size else self._data
     self._bump_version()
@@ -360,8 +370,7 @@ def _apply_(self, callable):  # noqa: A002
 
 
 def _map_(self, tensor, callable):  # noqa: A002
-    if self.requires_grad:
-        raise RuntimeError("map_ is only implemented on CPU tensors that don't require grad")
+    _check_python_map(self, "map_")
     other = np.broadcast_to(tensor._data, self._data.shape)
     fn = np.vectorize(callable, otypes=[self._data.dtype])
     if self._data.size:
