@@ -378,3 +378,17 @@ def test_python_callables_refuse_tensors_that_require_grad():
                 out.append(str(e))
         return out
     same(body)
+
+
+def test_lazy_modules_build_where_their_placeholders_are(cuda_device):
+    nn = ember.nn
+    for make, x in [(lambda: nn.LazyLinear(3).to("cuda"), ember.ones(2, 4, device="cuda")),
+                    (lambda: nn.LazyLinear(3, device="cuda"), ember.ones(2, 4, device="cuda")),
+                    (lambda: nn.LazyBatchNorm1d().cuda(), ember.ones(2, 4, device="cuda")),
+                    (lambda: nn.LazyConv1d(2, 3, device="cuda").cpu(), ember.ones(1, 2, 5))]:
+        m = make()
+        y = m(x)
+        assert y.device == x.device
+        assert all(t.device == x.device for t in [*m.parameters(), *m.buffers()])
+    norm = nn.InstanceNorm1d(3, affine=True, track_running_stats=True).to("cuda")
+    assert norm(ember.ones(2, 3, 4, device="cuda")).is_cuda and norm.running_mean.is_cuda

@@ -35,3 +35,22 @@ def test_lazy_modules():
         seq = (s(torch.ones(3, 6)).shape, s[0].training, len(list(s.parameters())))
         return before, err, linear, convs, norms, seq
     same(body, grad_fn=False)
+
+
+def test_lazy_modules_build_with_the_placeholders_dtype():
+    def body(torch):
+        f64 = torch.float64
+        out = []
+        for make, x in [(lambda: torch.nn.LazyLinear(3, dtype=f64), torch.ones(2, 4, dtype=f64)),
+                        (lambda: torch.nn.LazyLinear(3).double(), torch.ones(2, 4, dtype=f64)),
+                        (lambda: torch.nn.LazyLinear(3, dtype=f64).float(), torch.ones(2, 4)),
+                        (lambda: torch.nn.LazyBatchNorm1d().double(), torch.ones(2, 4, dtype=f64)),
+                        (lambda: torch.nn.LazyConv2d(2, 3).double(),
+                         torch.ones(1, 1, 4, 4, dtype=f64))]:
+            m = make()
+            m(x)
+            out.append([(n, t.dtype) for n, t in [*m.named_parameters(), *m.named_buffers()]])
+        norm = torch.nn.InstanceNorm2d(3, affine=True).double()
+        out.append((norm.weight.dtype, norm(torch.ones(1, 3, 2, 2, dtype=f64)).dtype))
+        return out
+    same(body, grad_fn=False)

@@ -5,6 +5,7 @@ the module is built as the ordinary module it stands for (its hooks and mode kep
 an instance of it, as torch's ``cls_to_become``."""
 from __future__ import annotations
 
+import inspect
 
 from ..._tensor import Tensor, _wrap
 from ..parameter import Parameter
@@ -82,6 +83,15 @@ class _LazyModule(Module):
         super().__init__()
         self._lazy_args, self._lazy_kwargs = args, kwargs
         self._declare()
+        given = self._given_options()
+        if given:  # (the placeholders are where, and of what dtype, the module will be)
+            self.to(**given)
+
+    def _given_options(self):
+        """The ``device`` and ``dtype`` the constructor was given."""
+        bound = inspect.signature(self.cls_to_become.__init__).bind_partial(
+            None, 0, *self._lazy_args, **self._lazy_kwargs).arguments
+        return {k: bound[k] for k in ("device", "dtype") if bound.get(k) is not None}
 
     def _declare(self):
         """The uninitialized parameters and buffers the module will have."""
@@ -95,6 +105,8 @@ class _LazyModule(Module):
 
     def initialize_parameters(self, input, *args, **kwargs):
         size = self._size_from(input)
+        # the placeholders' device and dtype, as given or as .to()/.cuda()/.double() left them
+        placeholder = next(iter([*self.parameters(), *self.buffers()]), None)
         kept = {k: self.__dict__[k] for k in _HOOK_DICTS if k in self.__dict__}
         training = self.training
         args, kwargs = self._lazy_args, self._lazy_kwargs
@@ -104,6 +116,8 @@ class _LazyModule(Module):
         cls.__init__(self, size, *args, **kwargs)
         self.__dict__.update(kept)
         self.train(training)
+        if placeholder is not None:
+            self.to(device=placeholder.device, dtype=placeholder.dtype)
 
     def forward(self, input, *args, **kwargs):
         self.initialize_parameters(input)

@@ -140,10 +140,10 @@ class _InstanceNorm(_NormBase):
                           "You can silence this warning by not passing in num_features, which "
                           "is not used because affine=False", UserWarning, stacklevel=2)
         if input.ndim == self._no_batch_dim:
-            return self._apply(input.unsqueeze(0)).squeeze(0)
-        return self._apply(input)
+            return self._normalize(input.unsqueeze(0)).squeeze(0)
+        return self._normalize(input)
 
-    def _apply(self, input):  # noqa: A002
+    def _normalize(self, input):  # noqa: A002 - (not _apply: Module._apply moves the module)
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight,
                                self.bias, self.training or not self.track_running_stats,
                                self.momentum if self.momentum is not None else 0.0, self.eps)
