@@ -14,21 +14,14 @@ import math
 
 import numpy
 
+from .._random.sampling import _from_int64  # (the CPU kernels' cast: astype only)
+
 f32, f64, i64 = numpy.dtype(numpy.float32), numpy.dtype(numpy.float64), numpy.dtype(numpy.int64)
 
 
 def _math_type(dtype):
     """The type torch's CUDA kernels compute a ``dtype`` sample in."""
     return f64 if dtype == f64 else f32
-
-
-def _from_int64(values, dtype):
-    """``static_cast<scalar_t>(int64_t)``: nonzero for bool, through float for half."""
-    if dtype == numpy.bool_:
-        return values != 0
-    if dtype == numpy.float16:
-        return values.astype(f32).astype(dtype)
-    return values.astype(dtype, copy=False)
 
 
 # -- continuous -----------------------------------------------------------------------------------
