@@ -14,18 +14,21 @@ import math
 
 import numpy as np
 
+from .. import _dtype as D
 from .._backend import get_xp, scatter_add
 from .._tensor import Tensor
 from .conv import col2im_view, expand_param, lifted, pad_array, shaped_like, windows
+from .indexing import gather
 from .pointwise import zero_gradient
 from .registry import NONE, op
-from .shape import squeeze, unsqueeze
+from .shape import squeeze, unsqueeze, view
 
 __all__ = ["adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle"]
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
 FUNCTIONAL = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
               "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-              "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+              "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "max_unpool1d",
+              "max_unpool2d", "max_unpool3d"]
 
 
 # -- shapes and checks -----------------------------------------------------------------------------
@@ -715,3 +718,118 @@ def pixel_unshuffle(input, downscale_factor):  # noqa: A002
 
 
 Tensor.pixel_shuffle = pixel_shuffle
+
+
+# -- max unpooling ---------------------------------------------------------------------------------
+# The inverse of max pooling: each value goes to the flat position of its plane that the pooling's
+# indices name, the rest are zeros. The derivative gathers from those positions (torch's
+# max_pool_double_backward: a view of a gather, whose own derivative scatters back).
+def _unpool_kernel(self, indices, output_size, nd):
+    xp = get_xp(self)
+    lead = self.shape[:-nd]
+    rows = math.prod(lead)
+    plane = math.prod(output_size)
+    flat = indices.reshape(rows, -1)
+    if flat.size and (flat.min() < 0 or flat.max() >= plane):
+        bad = flat[(flat < 0) | (flat >= plane)][0]
+        raise RuntimeError(f"Found an invalid max index: {int(bad)} (output volumes are of size "
+                           + "x".join(str(s) for s in output_size) + ")")
+    out = xp.zeros((rows, plane), self.dtype)
+    out[xp.arange(rows)[:, None], flat] = self.reshape(rows, -1)
+    return out.reshape(tuple(lead) + tuple(output_size))
+
+
+def _unpool_grad(grad, indices, self_shape, nd):
+    rows = math.prod(self_shape[:-nd])
+    planes = view(grad, (rows, -1))
+    return view(gather(planes, 1, view(indices, (rows, -1))), tuple(self_shape))
+
+
+@op("max_unpool2d", tensors=2, promote=NONE, node="MaxUnpool2DBackward0")
+def max_unpool2d_op(self, indices, output_size):
+    return _unpool_kernel(self, indices, output_size, 2)
+
+
+@max_unpool2d_op.grad("self")
+def _(grad, indices, self_shape):
+    return _unpool_grad(grad, indices, self_shape, 2)
+
+
+@op("max_unpool3d", tensors=2, promote=NONE, node="MaxUnpool3DBackward0")
+def max_unpool3d_op(self, indices, output_size):
+    return _unpool_kernel(self, indices, output_size, 3)
+
+
+@max_unpool3d_op.grad("self")
+def _(grad, indices, self_shape):
+    return _unpool_grad(grad, indices, self_shape, 3)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):  # noqa: A002
+    """torch's output size: the pooling's input size by default, else ``output_size`` (its
+    spatial dims, each within a stride of the default)."""
+    nd = len(kernel_size)
+    default = [(input.shape[-nd + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(nd)]
+    if output_size is None:
+        return default
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(nd):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                             f"{low} and {high})")
+    return output_size
+
+
+def _check_unpool(input, indices, output_size, nd):  # noqa: A002
+    name = f"max_unpooling{nd}d"
+    if indices.dtype != D.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{indices.dtype.scalar_name}")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Input to {name} should be a {nd + 1}d or {nd + 2}d Tensor, but got "
+                           f"a tensor with {input.ndim} dimensions.")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError("Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    for d in range(1, input.ndim):
+        if input.shape[d] <= 0:
+            raise RuntimeError(f"{name}_forward_out_cpu(): Expected input to have non-zero size "
+                               f"for non-batch dimensions, but got {list(input.shape)} with "
+                               f"dimension {d} being empty.")
+    return tuple(int(s) for s in output_size)
+
+
+def _unpool(input, indices, kernel_size, stride, padding, output_size, nd):  # noqa: A002
+    ks = expand_param(kernel_size, nd, "kernel_size")
+    st = ks if stride is None else expand_param(stride, nd, "stride")
+    pads = expand_param(padding, nd, "padding")
+    return _unpool_output_size(input, ks, st, pads, output_size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0,  # noqa: A002
+                 output_size=None):
+    """The inverse of max_pool1d: each value at its index, zeros elsewhere."""
+    size = _unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+    size = _check_unpool(unsqueeze(input, -1), unsqueeze(indices, -1), list(size) + [1], 2)
+    return squeeze(max_unpool2d_op(unsqueeze(input, -1), unsqueeze(indices, -1), size), -1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0,  # noqa: A002
+                 output_size=None):
+    """The inverse of max_pool2d: each value at its index in its plane, zeros elsewhere."""
+    size = _unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+    return max_unpool2d_op(input, indices, _check_unpool(input, indices, size, 2))
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0,  # noqa: A002
+                 output_size=None):
+    """The inverse of max_pool3d: each value at its index in its volume, zeros elsewhere."""
+    size = _unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+    return max_unpool3d_op(input, indices, _check_unpool(input, indices, size, 3))

@@ -4,7 +4,8 @@ from __future__ import annotations
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
            "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
-           "ChannelShuffle", "LPPool1d", "LPPool2d", "Unfold", "Fold"]
+           "ChannelShuffle", "LPPool1d", "LPPool2d", "Unfold", "Fold", "MaxUnpool1d",
+           "MaxUnpool2d", "MaxUnpool3d"]
 
 from .. import functional as F
 from .module import Module
@@ -44,6 +45,47 @@ class MaxPool2d(_MaxPoolNd):
 
 def _single(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+class _MaxUnpoolNd(Module):
+    """The inverse of a max pooling: values go back to the positions its indices name."""
+
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._nd)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = _ntuple(padding, self._nd)
+
+    def forward(self, input, indices, output_size=None):  # noqa: A002
+        unpool = getattr(F, f"max_unpool{self._nd}d")
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Computes a partial inverse of MaxPool1d."""
+
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Computes a partial inverse of MaxPool2d."""
+
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Computes a partial inverse of MaxPool3d."""
+
+    _nd = 3
 
 
 class AvgPool1d(Module):

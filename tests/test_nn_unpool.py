@@ -1,0 +1,47 @@
+"""MaxUnpool1d/2d/3d against torch 2.13: the modules (repr, a max-pool round trip with
+output_size) and the errors of F.max_unpool*. Values and derivatives are in the op table."""
+import numpy as np
+import pytest
+from oracle import same
+
+X = np.random.default_rng(0).standard_normal((1, 2, 5, 4))
+
+
+def test_round_trip():
+    def body(torch):
+        x = torch.tensor(X, requires_grad=True)
+        pool, unpool = torch.nn.MaxPool2d(2, return_indices=True), torch.nn.MaxUnpool2d(2)
+        out, idx = pool(x)
+        back = unpool(out, idx, output_size=x.size())
+        back.pow(2).sum().backward()
+        one = torch.nn.MaxUnpool1d(2)(*torch.nn.functional.max_pool1d(x[0, :, 0], 2,
+                                                                       return_indices=True))
+        return (repr(unpool), repr(torch.nn.MaxUnpool1d(3, 2, 1)),
+                repr(torch.nn.MaxUnpool3d((1, 2, 3))), back, x.grad, one)
+    same(body)
+
+
+def _ones(torch, *shape):
+    return torch.ones(*shape), torch.zeros(*shape, dtype=torch.long)
+
+
+ERRORS = {
+    "index_high": lambda t, F: F.max_unpool2d(t.ones(1, 1, 1, 1), t.tensor([[[[99]]]]), 2),
+    "index_negative": lambda t, F: F.max_unpool3d(t.ones(1, 1, 1, 1, 1),
+                                                  t.tensor([[[[[-1]]]]]), 2),
+    "shape": lambda t, F: F.max_unpool2d(t.ones(1, 1, 2, 2),
+                                         t.zeros(1, 1, 2, 1, dtype=t.long), 2),
+    "int32": lambda t, F: F.max_unpool2d(t.ones(1, 1, 2, 2), t.zeros(1, 1, 2, 2, dtype=t.int),
+                                         2),
+    "ndim": lambda t, F: F.max_unpool2d(*_ones(t, 2, 2), 2),
+    "ndim_3d": lambda t, F: F.max_unpool3d(*_ones(t, 2, 2, 2), 2),
+    "output_range": lambda t, F: F.max_unpool2d(*_ones(t, 1, 1, 2, 2), 2, output_size=(9, 9)),
+    "output_length": lambda t, F: F.max_unpool2d(*_ones(t, 1, 1, 2, 2), 2,
+                                                 output_size=(9, 9, 9)),
+    "empty_channels": lambda t, F: F.max_unpool2d(*_ones(t, 1, 0, 2, 2), 2),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_errors(name):
+    same(lambda torch: ERRORS[name](torch, torch.nn.functional))
