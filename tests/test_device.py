@@ -85,6 +85,18 @@ def test_cuda_queries_without_a_gpu_answer_as_torchs_cpu_build():
     same(body)
 
 
+def test_default_cuda_device_without_a_gpu_raises_as_torchs_cpu_build():
+    _no_gpu()
+
+    def body(torch):
+        torch.set_default_device("cuda")
+        try:
+            return torch.zeros(2)
+        finally:
+            torch.set_default_device(None)
+    same(body)
+
+
 def test_load_onto_cuda_without_a_gpu_raises_torchs_error():
     _no_gpu()
 
@@ -392,3 +404,27 @@ def test_lazy_modules_build_where_their_placeholders_are(cuda_device):
         assert all(t.device == x.device for t in [*m.parameters(), *m.buffers()])
     norm = nn.InstanceNorm1d(3, affine=True, track_running_stats=True).to("cuda")
     assert norm(ember.ones(2, 3, 4, device="cuda")).is_cuda and norm.running_mean.is_cuda
+
+
+def test_set_default_device_places_the_factories_tensors(cuda_device):
+    host = np.ones(2)
+    ember.set_default_device("cuda")
+    try:
+        assert ember.get_default_device() == ember.device("cuda:0")
+        made = [ember.zeros(2), ember.ones(2), ember.tensor([1.0]), ember.arange(3),
+                ember.as_tensor(host), ember.full((2,), 1.0), ember.eye(2), ember.empty(2),
+                ember.nn.Linear(2, 2).weight, ember.linspace(0, 1, 3)]
+        assert all(t.device == ember.device("cuda:0") for t in made)
+        ember.cuda.manual_seed(4)
+        state = ember.get_rng_state()
+        drawn = ember.rand(3)  # (from the GPU's generator: the CPU's stays where it was)
+        assert drawn.is_cuda and ember.get_rng_state().tolist() == state.tolist()
+        ember.cuda.manual_seed(4)
+        assert ember.rand(3, device="cuda").tolist() == drawn.tolist()
+        cpu = ember.zeros(2, device="cpu")
+        assert not ember.ones_like(cpu).is_cuda and not cpu.new_ones(2).is_cuda
+        assert not ember.from_numpy(host).is_cuda
+    finally:
+        ember.set_default_device(None)
+    assert ember.get_default_device() == ember.device("cpu") and not ember.zeros(1).is_cuda
+

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._backend import as_array, is_array
-from ._backend.device import as_device, move
+from ._backend.device import as_device, default_device, move
 from ._compile.hooks import constant, replayed
 from ._random import fill as _fill
 from ._random.generator import (  # noqa: F401
@@ -37,6 +37,8 @@ def _size(size):
 
 
 def _finish(array, dtype=None, requires_grad=False, device=None):
+    if device is None:  # (set_default_device's, if any)
+        device = default_device()
     if dtype is not None and array.dtype != dtype.np:
         array = array.astype(dtype.np)
     if device is not None:
@@ -157,6 +159,8 @@ def _python_data(data):
 
 def as_tensor(data, dtype=None, device=None):
     """``data`` as a tensor, sharing memory when it already is one (or an ndarray) of dtype."""
+    if device is None:
+        device = default_device()
     if isinstance(data, Tensor):
         return data.to(**{k: v for k, v in (("dtype", dtype), ("device", device))
                           if v is not None})

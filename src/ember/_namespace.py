@@ -180,19 +180,23 @@ Tensor.conj_physical = conj_physical
 # -- global switches ----------------------------------------------------------------------------
 _switches = {"deterministic": False, "warn_only": False, "warn_always": False,
              "matmul_precision": "highest", "interop_threads": 1}
-_default_device = [_Device("cpu")]
 
 
 def set_default_device(device):
-    """The device factory functions use (ember: 'cpu'; None resets it)."""
-    d = _Device("cpu") if device is None else _Device(device)
-    if d.type != "cpu":
+    """The device factory functions make tensors on when given none ('cpu'; None resets it).
+    Tensors made from others (``*_like``, ``new_*``) and ``from_numpy`` are not affected."""
+    from ._backend.device import set_default
+    d = None if device is None else _Device(device)
+    if d is not None and d.type not in ("cpu", "cuda"):
         raise RuntimeError(f"ember has no {d.type} device available here")
-    _default_device[0] = d
+    set_default(d)
 
 
 def get_default_device():
-    return _default_device[0]
+    """The default device (a CUDA device with its index)."""
+    from ._backend.device import default_device, resolve
+    d = default_device()
+    return _Device("cpu") if d is None else resolve(d)
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

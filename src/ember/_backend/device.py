@@ -184,6 +184,19 @@ def module_for(dev):
     return backend_for(dev).xp
 
 
+_default = [None]  # the device factories make tensors on when given none (None: the CPU)
+
+
+def set_default(dev):
+    """Factories given no device make tensors on ``dev`` from now on (None or cpu: the CPU)."""
+    _default[0] = None if dev is None or dev.type == "cpu" else dev
+
+
+def default_device():
+    """The device factories make tensors on when given none: None for the CPU."""
+    return _default[0]
+
+
 def resolve(dev) -> device:
     """``dev`` with its index filled in (``cuda`` -> ``cuda:<current device>``)."""
     if dev.type == "cuda" and dev.index is None:

@@ -209,11 +209,13 @@ class DeviceDraw:
 
 
 def draw_for(generator, device):
-    """What the samplers draw from for a tensor on ``device`` (None: the CPU): the
+    """What the samplers draw from for a tensor on ``device`` (None: the default device): the
     ``generator=`` argument itself on the CPU, else a ``DeviceDraw``."""
+    from .._backend.device import as_device, default_device, resolve
     if device is None:
-        return generator
-    from .._backend.device import as_device, resolve
+        device = default_device()
+        if device is None:
+            return generator
     device = as_device(device)
     if device.type == "cpu":
         return generator
