@@ -1,4 +1,4 @@
-"""MaxUnpool1d/2d/3d against torch 2.13: the modules (repr, a max-pool round trip with
+"""MaxUnpool1d/2d/3d and AdaptiveAvgPool3d against torch 2.13: the modules (repr, a max-pool round trip with
 output_size) and the errors of F.max_unpool*. Values and derivatives are in the op table."""
 import numpy as np
 import pytest
@@ -45,3 +45,25 @@ ERRORS = {
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_errors(name):
     same(lambda torch: ERRORS[name](torch, torch.nn.functional))
+
+
+ADAPTIVE_ERRORS = {
+    "ndim": lambda t, F: F.adaptive_avg_pool3d(t.ones(2, 3), 2),
+    "empty": lambda t, F: F.adaptive_avg_pool3d(t.ones(1, 0, 2, 2, 2), 2),
+    "size_length": lambda t, F: F.adaptive_avg_pool3d(t.ones(1, 1, 2, 2, 2), (2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(ADAPTIVE_ERRORS))
+def test_adaptive_avg_pool3d_errors(name):
+    same(lambda torch: ADAPTIVE_ERRORS[name](torch, torch.nn.functional))
+
+
+def test_adaptive_avg_pool3d_module():
+    def body(torch):
+        pool = torch.nn.AdaptiveAvgPool3d((2, None, 1))
+        x = torch.tensor(np.arange(48.0).reshape(1, 2, 3, 4, 2), requires_grad=True)
+        out = pool(x)
+        out.sum().backward()
+        return repr(pool), out, x.grad, torch.nn.AdaptiveAvgPool3d(1)(x).grad_fn.name()
+    same(body)

@@ -1,6 +1,6 @@
-"""Op table rows for max unpooling (ember._ops.pooling): the indices are positions a max
-pooling could give (distinct within each plane); a sample with output_size checks the explicit
-size."""
+"""Op table rows for max unpooling and 3-D adaptive average pooling (ember._ops.pooling):
+unpooling's indices are positions a max pooling could give (distinct within each plane); a
+sample with output_size checks the explicit size."""
 from __future__ import annotations
 
 import numpy as np
@@ -32,3 +32,8 @@ row("max_unpool3d", F.max_unpool3d, "nn.functional.max_unpool3d", [P.max_unpool3
     lambda m: [S("batch", m(1, 1, 2, 2, 2), _IDX3, 2),
                S("unbatched", m(1, 2, 2, 2), C(_IDX3.value[0]), 2),
                S("output_size", m(1, 1, 2, 2, 2), _IDX3, 2, output_size=(5, 4, 4))])
+row("adaptive_avg_pool3d", F.adaptive_avg_pool3d, "nn.functional.adaptive_avg_pool3d",
+    [P.adaptive_avg_pool3d_op, P.adaptive_avg_pool3d_backward],
+    lambda m: [S("basic", m(1, 2, 3, 5, 4), (2, 3, 2)), S("grow", m(1, 1, 2, 2, 3), 3),
+               S("one", m(2, 1, 3, 2, 2), 1), S("none", m(1, 1, 4, 3, 2), (None, 2, 1)),
+               S("unbatched", m(2, 3, 3, 4), 2)])

@@ -26,8 +26,8 @@ from .shape import squeeze, unsqueeze, view
 __all__ = ["adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle"]
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
 FUNCTIONAL = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-              "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-              "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "max_unpool1d",
+              "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+              "adaptive_max_pool2d", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "max_unpool1d",
               "max_unpool2d", "max_unpool3d"]
 
 
@@ -483,6 +483,8 @@ def _separable_with_input(name, node, nd):
 
 adaptive_avg_pool2d_op, adaptive_avg_pool2d_backward = _separable(
     "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "adaptive", 2)
+adaptive_avg_pool3d_op, adaptive_avg_pool3d_backward = _separable(
+    "adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0", "adaptive", 3)
 upsample_nearest1d, upsample_nearest1d_backward = _separable(
     "upsample_nearest1d", "UpsampleNearest1DBackward0", "nearest", 1)
 upsample_nearest2d, upsample_nearest2d_backward = _separable(
@@ -510,6 +512,25 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
         from .reduction import mean
         return mean(input, (-1, -2), keepdim=True)
     return adaptive_avg_pool2d_op(input, size, None)
+
+
+def adaptive_avg_pool3d(input, output_size):  # noqa: A002
+    """Applies a 3D adaptive average pooling over an input signal."""
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
+                           f"{list(input.shape)}")
+    for d in range(input.ndim - 4, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {list(input.shape)} "
+                               f"with dimension {d} being empty")
+    if not isinstance(output_size, int) and len(output_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    size = _adaptive_size(output_size, input, 3)
+    if size == (1, 1, 1):  # torch's shortcut: a mean (MeanBackward1)
+        from .reduction import mean
+        return mean(input, (-1, -2, -3), keepdim=True)
+    return adaptive_avg_pool3d_op(input, size, None)
 
 
 def adaptive_avg_pool1d(input, output_size):  # noqa: A002

@@ -4,7 +4,7 @@ from __future__ import annotations
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
            "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
-           "ChannelShuffle", "LPPool1d", "LPPool2d", "Unfold", "Fold", "MaxUnpool1d",
+           "ChannelShuffle", "LPPool1d", "LPPool2d", "Unfold", "Fold", "MaxUnpool1d", "AdaptiveAvgPool3d",
            "MaxUnpool2d", "MaxUnpool3d"]
 
 from .. import functional as F
@@ -157,6 +157,13 @@ class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
 
     def forward(self, input):  # noqa: A002
         return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    """Applies a 3D adaptive average pooling over an input signal."""
+
+    def forward(self, input):  # noqa: A002
+        return F.adaptive_avg_pool3d(input, self.output_size)
 
 
 class AdaptiveMaxPool1d(_AdaptivePool):
