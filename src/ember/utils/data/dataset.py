@@ -6,7 +6,7 @@ import math
 import warnings
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
-           "random_split"]
+           "ChainDataset", "StackDataset", "random_split"]
 
 
 class Dataset:
@@ -24,6 +24,9 @@ class IterableDataset(Dataset):
 
     def __iter__(self):
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -84,6 +87,76 @@ class ConcatDataset(Dataset):
         which = bisect.bisect_right(self.cumulative_sizes, idx)
         start = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][idx - start]
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets read one after the other, as they are iterated."""
+
+    def __init__(self, datasets):
+        super().__init__()
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            _require_iterable(d)
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for d in self.datasets:
+            _require_iterable(d)
+            total += len(d)
+        return total
+
+
+def _require_iterable(dataset):
+    if not isinstance(dataset, IterableDataset):
+        raise AssertionError("ChainDataset only supports IterableDataset")
+
+
+class StackDataset(Dataset):
+    """Datasets side by side: sample ``i`` is the tuple (``*args``) or dict (``**kwargs``) of
+    their i-th samples."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                             "``kwargs``) like input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = args or list(kwargs.values())
+        self._length = len(parts[0])
+        if any(self._length != len(d) for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args or kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        """A batch of samples, each part read in one call where its dataset can."""
+        named = isinstance(self.datasets, dict)
+        parts = self.datasets.items() if named else enumerate(self.datasets)
+        columns = {k: _many(d, indices) for k, d in parts}
+        if named:
+            return [{k: col[i] for k, col in columns.items()} for i in range(len(indices))]
+        return [tuple(col[i] for col in columns.values()) for i in range(len(indices))]
+
+    def __len__(self):
+        return self._length
+
+
+def _many(dataset, indices):
+    """``dataset``'s samples at ``indices``, through its ``__getitems__`` when it has one."""
+    if callable(getattr(dataset, "__getitems__", None)):
+        items = dataset.__getitems__(indices)
+        if len(items) != len(indices):
+            raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, "
+                             f"got {len(items)}")
+        return items
+    return [dataset[i] for i in indices]
 
 
 def _lengths_from_fractions(fractions, n):
