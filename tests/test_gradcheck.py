@@ -260,3 +260,43 @@ class TestGradgradcheck:
                     torch.autograd.gradgradcheck(FirstOrderOnly.apply, (x,),
                                                  raise_exception=False)]
         same(body)
+
+
+class TestComplex:
+    """Complex inputs and outputs: torch checks dL/dx + i dL/dy for each complex input, and
+    the real and imaginary parts of each complex output apart."""
+
+    def test_oracle(self):
+        def body(torch):
+            def catch(f):
+                try:
+                    return f()
+                except Exception as e:  # noqa: BLE001
+                    return (type(e).__name__, str(e))
+
+            class WrongConj(torch.autograd.Function):
+                """z * z with the holomorphic (unconjugated) derivative: wrong for torch."""
+
+                @staticmethod
+                def forward(ctx, z):
+                    ctx.save_for_backward(z)
+                    return z * z
+
+                @staticmethod
+                def backward(ctx, g):
+                    (z,) = ctx.saved_tensors
+                    return g * 2 * z
+
+            z = torch.tensor(np.array([1 + 2j, -0.5 + 0.25j]), requires_grad=True)
+            r = torch.tensor(np.array([0.5, -1.5]), requires_grad=True)
+            return [torch.autograd.gradcheck(lambda a: (a * a).exp(), (z,)),
+                    torch.autograd.gradcheck(lambda a, b: (a * b).abs(), (z, r),
+                                             check_forward_ad=True),
+                    torch.autograd.gradcheck(lambda b: torch.complex(b, b * b), (r,),
+                                             check_forward_ad=True),
+                    torch.autograd.gradgradcheck(lambda a: (a * a.conj()).angle() + a.abs(),
+                                                 (z,)),
+                    catch(lambda: torch.autograd.gradcheck(WrongConj.apply, (z,))),
+                    torch.autograd.gradcheck(WrongConj.apply, (z,), raise_exception=False)]
+        # (torch warns about torch.jit the first time its complex checks import their helpers)
+        same(body, check_warnings=False)

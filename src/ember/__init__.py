@@ -35,6 +35,7 @@ from ._ops.scan import *  # noqa: F401,F403
 from ._ops.sorting import *  # noqa: F401,F403
 from ._ops.shape import *  # noqa: F401,F403
 from ._ops.strided import *  # noqa: F401,F403
+from ._ops.complex import *  # noqa: F401,F403
 from ._ops.indexing import *  # noqa: F401,F403
 from ._ops.linalg import *  # noqa: F401,F403
 from ._ops.linalg_decomp import *  # noqa: F401,F403

@@ -129,6 +129,12 @@ class Maker:
             x = np.where(np.abs(d) < 0.25, k + d + np.where(d >= 0, 0.25, -0.25), x)
         return np.asarray(x).astype(dt)
 
+    def complex(self, *shape):
+        """Complex values in the domain (real and imaginary parts drawn apart), in the complex
+        dtype of the precision under test (complex64 for float32, complex128 for float64)."""
+        re, im = self(*shape, dtype="float64"), self(*shape, dtype="float64")
+        return np.asarray(re + 1j * im).astype(_COMPLEX_OF.get(self.dtype, "complex128"))
+
     def arr(self, values, dtype=None):
         """Fixed values (ties, zeros, NaNs) in the dtype under test."""
         return np.asarray(values).astype(dtype or self.dtype)
@@ -145,6 +151,7 @@ class Maker:
         return np.dtype(self.dtype).kind == "f"
 
 
+_COMPLEX_OF = {"float32": "complex64", "float64": "complex128", "float16": "complex64"}
 FLOATS = ("float32", "float64")
 INTS = ("int64", "int32")
 ALL_REAL = ("float32", "float64", "float16", "int64", "int32", "uint8", "bool")

@@ -45,7 +45,7 @@ def _is_ember(mod) -> bool:
 def _tensor(mod, array, requires_grad):
     a = np.array(array, copy=True)
     t = ember.from_numpy(a) if _is_ember(mod) else mod.from_numpy(a)
-    if requires_grad and a.dtype.kind == "f":
+    if requires_grad and a.dtype.kind in "fc":
         t.requires_grad_()
     return t
 
@@ -59,7 +59,7 @@ def _convert(mod, value, requires_grad, diff, given):
     if isinstance(value, C):
         return _tensor(mod, value.value, False)
     if isinstance(value, np.ndarray):
-        if given is not None and value.dtype.kind == "f" and requires_grad:
+        if given is not None and value.dtype.kind in "fc" and requires_grad:
             t = given[len(diff)]
         else:
             t = _tensor(mod, value, requires_grad)
@@ -109,7 +109,15 @@ def outputs(out):
 def to_np(t):
     if getattr(t, "_is_zerotensor", lambda: False)():  # torch's lazy zeros (sgn's derivative)
         return np.zeros(tuple(t.shape), dtype_name(t))
-    return np.asarray(t.detach().numpy())
+    return np.asarray(t.detach().resolve_conj().numpy())
+
+
+def random_like(rng, shape, dtype):
+    """Standard normal values of ``dtype`` (complex ones with a random imaginary part too)."""
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
 
 
 def dtype_name(t) -> str:
@@ -126,7 +134,8 @@ def assert_close(actual, expected, dtype=None, tols=TOLS, what="value"):
             f"{what}: dtype {dtype_name(actual)} != {dtype_name(expected)}")
     if e.dtype.kind in "fc" or a.dtype.kind in "fc":
         rtol, atol = tols.get(dtype or dtype_name_np(e), tols["float64"])
-        np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol,
+        wide = np.complex128 if "c" in (a.dtype.kind, e.dtype.kind) else np.float64
+        np.testing.assert_allclose(a.astype(wide), e.astype(wide), rtol=rtol,
                                    atol=atol, equal_nan=True, err_msg=what)
     else:
         np.testing.assert_array_equal(a, e, err_msg=what)
@@ -337,7 +346,7 @@ def gradgradcheck(fn, inputs, **kwargs):
     with ember.enable_grad():
         outs = [o for o in outputs(fn(*inputs)) if o.requires_grad]
     rng = np.random.default_rng(0)
-    gos = tuple(_tensor(ember, rng.standard_normal(tuple(o.shape)), True).to(o.dtype)
+    gos = tuple(_tensor(ember, random_like(rng, tuple(o.shape), dtype_name(o)), True)
                 for o in outs)
     n = len(inputs)
 
@@ -377,7 +386,9 @@ def _jvp_reverse(fn, xs, ts):
     live = [o for o in outs if o.requires_grad]
     us = [ember.zeros_like(o).requires_grad_() for o in live]
     gs = ember.autograd.grad(live, xs, us, create_graph=True, allow_unused=True)
-    s = sum((g * t).sum() for g, t in zip(gs, ts) if g is not None)
+    # (a real inner product: a complex value counts as its real and imaginary parts)
+    s = sum(((g.conj() * t).sum().real if g.is_complex() or t.is_complex() else (g * t).sum())
+            for g, t in zip(gs, ts) if g is not None)
     # (a constant s: every gradient is a constant, zeros_like(grad) for floor or sign)
     jts = iter(ember.autograd.grad(s, us, allow_unused=True)
                if isinstance(s, ember.Tensor) and s.requires_grad else [None] * len(us))
@@ -391,7 +402,8 @@ def test_forward_ad(row: OpInfo, i, dt):
     sample, fn, diff = _gradcheck_sample(row, i, dt)
     rng = np.random.default_rng(_seed(row.name, i, dt) + 2)
     batch = 2
-    tans = [ember.tensor(rng.standard_normal((batch,) + tuple(x.shape))) for x in diff]
+    tans = [ember.tensor(random_like(rng, (batch,) + tuple(x.shape), dtype_name(x)))
+            for x in diff]
     rows = [_jvp_forward(fn, diff, [t[b] for t in tans]) for b in range(batch)]
     got = _jvp_forward(fn, diff, tans, batch)
     want = _jvp_reverse(fn, diff, [t[0] for t in tans])
@@ -427,7 +439,7 @@ def _forward_for_grad(row, i, dt, mod):
     if not diff or not outs:
         pytest.skip("no differentiable input or output in this sample")
     rng = np.random.default_rng(_seed(row.name, i, dt))
-    gos = [_tensor(mod, rng.standard_normal(o.shape).astype(dtype_name(o)), False)
+    gos = [_tensor(mod, random_like(rng, tuple(o.shape), dtype_name(o)), False)
            for o in outs]
     return outs, diff, gos
 
@@ -465,7 +477,7 @@ def test_batched_grad(row: OpInfo, i, dt, create_graph):
     outs, diff, _ = _forward_for_grad(row, i, dt, ember)
     rng = np.random.default_rng(_seed(row.name, i, dt) + 1)
     batch = 3
-    gos = [ember.tensor(rng.standard_normal((batch,) + tuple(o.shape)).astype(dtype_name(o)))
+    gos = [ember.tensor(random_like(rng, (batch,) + tuple(o.shape), dtype_name(o)))
            for o in outs]
     got = _grad(ember, outs, diff, gos, retain_graph=True, create_graph=create_graph,
                 is_grads_batched=True)
@@ -515,9 +527,12 @@ def test_gradgrad_vs_torch(row: OpInfo, i, dt):
         for g, x in zip(grads, ins):
             # Draw a weight for every input, so that both libraries get the same weights even
             # where one of them returns a constant (or undefined) first derivative.
-            w = rng.standard_normal(tuple(x.shape))
+            w = random_like(rng, tuple(x.shape), "complex128")
             if g is not None and g.requires_grad:
+                # (the real part of a complex weight for real gradients)
+                w = w if g.is_complex() else w.real
                 term = (g * _tensor(mod, w, False).to(g.dtype)).sum()
+                term = term.real if term.is_complex() else term
                 total = term if total is None else total + term
         if total is None:
             pytest.skip("first derivatives are constant")

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor
-from .registry import NONE, op
+from .registry import NONE, conj_any, op
 from .shape import expand, reshape, squeeze, unsqueeze, unsafe_view
 
 
@@ -166,15 +166,16 @@ def outer(input, vec2):  # noqa: A002 - torch's name
 Tensor.outer = Tensor.ger = outer
 
 
-@op("vdot", tensors=2, promote=NONE, method=True, check=_check_dot)
+# NOTE: vdot conjugates ``self``, so it is not holomorphic in it: its formulas are written
+# in torch's convention for complex tensors (for real ones the conjugates are the identity).
+@op("vdot", tensors=2, promote=NONE, method=True, check=_check_dot, complex_grad=True)
 def vdot(self, other):
     return np.vdot(self, other)
 
 
-# NOTE: ember's tensors are real here, where vdot's conjugation of ``self`` is the identity.
 @vdot.grad("self")
 def _(grad, other):
-    return grad * other
+    return conj_any(grad) * other
 
 
 @vdot.grad("other")

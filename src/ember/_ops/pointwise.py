@@ -653,7 +653,15 @@ def abs(self):
 
 @abs.grad("self")
 def _(grad, self):
+    if is_complex_value(self):  # torch: grad * sgn(self), sgn's own derivative is complex
+        from .unary import sgn
+        return grad * sgn(self)
     return grad * sign(self)
+
+
+def is_complex_value(x):
+    """Whether an array or Tensor holds complex numbers (formulas get both)."""
+    return (x._data if isinstance(x, Tensor) else x).dtype.kind == "c"
 
 
 @op("sign", elementwise=True, method=True, inplace=True)

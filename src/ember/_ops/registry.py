@@ -180,6 +180,10 @@ class OpNode(Node):
                     outs[i] = ri
         return outs
 
+    def _formulas(self):
+        """The formulas this node runs (see ``_ComplexOpNode``)."""
+        return self._op.formulas
+
     def _materialize(self, grads, graph):
         """Zeros for outputs that received no gradient (formulas expect every output's grad)."""
         xp = get_xp(*(g._data if graph else g for g in grads if g is not None))
@@ -199,6 +203,70 @@ class OpNode(Node):
                 for j, _, _ in self._op.unpack_plan:
                     kept[j] = None
             self._saved = None
+
+
+class _ComplexOpNode(OpNode):
+    """The node of an op whose output is complex and whose formulas are written for real
+    (holomorphic) maths: it runs them conjugated (see ``conjugated``). ``complex_twin`` makes
+    one per op node class, with the op's node name."""
+
+    def _apply(self, grads, graph, needed):
+        return self._apply_generic(grads, graph, needed)
+
+    def _apply_generic(self, grads, graph, needed, formulas=None):
+        return OpNode._apply_generic(self, grads, graph, needed,
+                                     conjugated(self._op, formulas or self._op.formulas))
+
+    def _formulas(self):
+        return conjugated(self._op, self._op.formulas)
+
+
+def complex_twin(cls):
+    """The node class a call of ``cls``'s op with a complex output records."""
+    twin = cls.__dict__.get("_complex_twin")
+    if twin is None:
+        twin = type(cls.__name__, (_ComplexOpNode, cls), {})
+        cls._complex_twin = twin
+    return twin
+
+
+def conjugated(op, formulas):
+    """``formulas`` in torch's convention for complex tensors.
+
+    NOTE: torch's gradient of a real loss L w.r.t. z = x + iy is dL/dx + i dL/dy. For an op
+    with complex derivative f' (mul, exp, matmul, sum, ...), that makes the input gradient
+    grad * conj(f'), while the formula written for real maths computes grad * f'; both are
+    linear in grad, so conj(formula(conj(grad))) is torch's. A real input's share is the real
+    part, which the engine takes when it casts a gradient to its input's dtype.
+    """
+    cache = op.__dict__.setdefault("_conjugated", {})
+    hit = cache.get(id(formulas))
+    if hit is None or hit[0] is not formulas:
+        hit = cache[id(formulas)] = (formulas, [(idx, _conjugate_formula(fn), env)
+                                                for idx, fn, env in formulas])
+    return hit[1]
+
+
+def _conjugate_formula(fn):
+    def formula(grad, *env):
+        return conj_any(fn(conj_any(grad), *env))
+    return formula
+
+
+def conj_any(x):
+    """The complex conjugate of a gradient: an array, a Tensor, a number or a tuple of them
+    (None and real values are their own conjugates)."""
+    if isinstance(x, (tuple, list)):
+        return type(x)(conj_any(v) for v in x)
+    if isinstance(x, Tensor):
+        if x._data.dtype.kind != "c":
+            return x
+        from .complex import conj_physical
+        return conj_physical(x)
+    if isinstance(x, complex):
+        return x.conjugate()
+    dt = getattr(x, "dtype", None)
+    return x.conj() if dt is not None and dt.kind == "c" else x
 
 
 # Nodes torch writes by hand (not generated from derivatives.yaml): their name() carries the
@@ -277,6 +345,7 @@ class OpDef:
     inplace_check = None  # the in-place form's check, where torch's differs from ``check``
     out_name = None  # torch's name of the op in out= errors, when its function takes out=
     out_rule = None  # how out='s dtype must match the result's (see ember._out)
+    complex_grad = False  # see op()
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check):
@@ -560,7 +629,7 @@ def _camel(name):
 def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiable=True,
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
        check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
-       elementwise=False, undefined_grads=False):
+       elementwise=False, undefined_grads=False, complex_grad=False):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``method=True`` (or a name or tuple of names) also makes Tensor methods; ``inplace=True``
@@ -576,6 +645,10 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     ``undefined_grads=True`` (several outputs): formulas get None for an output that received
     no gradient, instead of zeros, as torch's do where a zero would not be neutral (the
     standard deviation's gradient of one element is 0/0).
+    ``complex_grad=True``: the formulas already give torch's gradients for complex tensors
+    (conjugate Wirtinger: ``angle``, ``conj``, the FFTs); other ops' formulas are the
+    derivative of the holomorphic extension, which ``conjugated_formulas`` turns into
+    torch's convention where the output is complex.
     """
     def declare(kernel):
         opname = name or kernel.__name__
@@ -589,6 +662,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.quiet = quiet
         d.elementwise = elementwise
         d.undefined_grads = undefined_grads
+        d.complex_grad = complex_grad or bool(view)
         REGISTRY[opname] = d
         methods = (opname,) if method is True else (method if isinstance(method, tuple)
                                                     else ((method,) if method else ()))
@@ -1084,14 +1158,19 @@ def _compile_recorder(op):
         lines += [f"    node._saved = [{', '.join(saved)}]", f"    node._vers = [{', '.join(vers)}]"]
     differentiable = op.diff_outputs is None or op.diff_outputs[0]
     lines += ["    r = results[0]"]
-    if differentiable:
-        lines += ["    if r._data.dtype.kind in 'fc':", "        r._grad_fn = node",
-                  "        r._output_nr = 0", "        r._requires_grad = True"]
+    attach = ["        r._grad_fn = node", "        r._output_nr = 0",
+              "        r._requires_grad = True"]
+    if differentiable and op.complex_grad:
+        lines += ["    if r._data.dtype.kind in 'fc':"] + attach
+    elif differentiable:
+        lines += ["    kind = r._data.dtype.kind", "    if kind == 'f':"] + attach + [
+                  "    elif kind == 'c':", "        node.__class__ = twin"] + attach
     lines += ["    return node"]
     scope = {"node_cls": op.node_cls, "Tensor": Tensor, "NO_EDGE": NO_EDGE,
              "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
              "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE,
-             "_sequence": _sequence, "_shape_of": _shape_of}
+             "_sequence": _sequence, "_shape_of": _shape_of,
+             "twin": complex_twin(op.node_cls)}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["recorder"]
 
@@ -1147,6 +1226,8 @@ def _record_generic(op, args, results, snapshot, guarded=True):
             r._grad_fn = node
             r._output_nr = k
             r._requires_grad = True
+            if r._data.dtype.kind == "c" and not op.complex_grad:
+                node.__class__ = complex_twin(op.node_cls)
     return node
 
 

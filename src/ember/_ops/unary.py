@@ -61,6 +61,7 @@ from .._tensor import Tensor
 from .pointwise import (
     cos,
     inplace_with_scalars,
+    is_complex_value,
     not_implemented,
     pow_scalar,
     sign_of,
@@ -87,13 +88,16 @@ def _upcast_half(x):
 
 
 # -- sign ----------------------------------------------------------------------------------------
-@op("sgn", elementwise=True, method=True, inplace=True)
+@op("sgn", elementwise=True, method=True, inplace=True, complex_grad=True)
 def sgn(self):
     return self.copy() if self.dtype == np.bool_ else sign_of(self)
 
 
 @sgn.grad("self")
-def _(grad):
+def _(grad, self, result):
+    if is_complex_value(self):  # z / |z| moves along the circle only
+        from .complex import sgn_backward
+        return sgn_backward(grad, self, result)
     return zero_gradient(grad)  # real inputs: sgn is piecewise constant
 
 

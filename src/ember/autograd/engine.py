@@ -524,6 +524,12 @@ def _validate_one(task, fn, i, g):
 def _cast(task, g, dt):
     gdt = g._data.dtype if task.graph else g.dtype
     if gdt != dt:
+        if gdt.kind == "c" and dt.kind != "c":
+            # A real input's share of a complex gradient is its real part (torch's
+            # handle_r_to_c, done here once for every formula).
+            g = g.real if task.graph else g.real.copy()
+            if (g._data.dtype if task.graph else g.dtype) == dt:
+                return g
         g = g.to(_dtype_of(dt)) if task.graph else g.astype(dt)
     return g
 

@@ -438,7 +438,7 @@ def _derived_jvp(op, args, out, tangents):
               for r, w in zip(results, wanted)]
         g = us[0] if op.n_outputs == 1 else tuple(us)
         total = None
-        for inputs, fn, env_idx in op.formulas:
+        for inputs, fn, env_idx in node._formulas():
             if all(tangents[i] is None for i in inputs):
                 continue
             r = fn(g, *[env[j] for j in env_idx])
@@ -450,7 +450,7 @@ def _derived_jvp(op, args, out, tangents):
                 shape = args[i]._data.shape
                 if ri._data.shape != shape:
                     ri = sum_to(ri, shape)
-                term = sum_all(ri * tan)
+                term = _inner(ri, tan)
                 total = term if total is None else total + term
         if total is None or not total._requires_grad:
             jvps = [None] * len(us)
@@ -463,6 +463,17 @@ def _derived_jvp(op, args, out, tangents):
     jvps = [_zeros_tangent(r) if (j is None and w) else j
             for j, r, w in zip(jvps, results, wanted)]
     return jvps[0] if isinstance(out, Tensor) else jvps
+
+
+def _inner(a, b):
+    """The real inner product <a, b> = Re(sum(conj(a) * b)) of two tensors (a complex
+    tensor being a pair of real ones), whose gradient w.r.t. ``a`` is ``b`` in torch's
+    convention."""
+    from .._ops.complex import conj_physical, real_part
+    from .._ops.reduction import sum_all
+    if a._data.dtype.kind != "c" and b._data.dtype.kind != "c":
+        return sum_all(a * b)
+    return real_part(sum_all(conj_physical(a) * b))
 
 
 # -- custom Functions ---------------------------------------------------------------------------

@@ -27,29 +27,52 @@ def _outputs(func, inputs):
 
 
 def _numerical_jacobian(func, inputs, wrt, out_index, eps):
-    """d out[out_index] / d inputs[wrt] by central differences: shape (numel_in, numel_out)."""
+    """d out[out_index] / d inputs[wrt] by central differences: shape (numel_in, numel_out).
+
+    A complex input's entries are ``ds/dx + i ds/dy`` (torch's conjugate Wirtinger
+    convention, for real outputs: gradcheck splits complex outputs into two real ones).
+    """
+    return _numerical_columns(func, inputs, wrt, out_index, eps, wirtinger=True)
+
+
+def _numerical_columns(func, inputs, wrt, out_index, eps, wirtinger):
+    """Central differences per input element. ``wirtinger``: a complex input element gives
+    one row ``ds/dx + i ds/dy``; otherwise two rows ``ds/dx`` and ``ds/dy``."""
     x = inputs[wrt]._data
     flat = x.reshape(-1)  # a view: perturbing it perturbs the input in place
+    cplx = x.dtype.kind == "c"
     rows = []
     with no_grad():
         for k in range(flat.size):
-            orig = flat[k]
-            flat[k] = orig + eps
-            plus = _outputs(func, inputs)[out_index]._data.astype(np.float64, copy=True)
-            flat[k] = orig - eps
-            minus = _outputs(func, inputs)[out_index]._data.astype(np.float64, copy=True)
-            flat[k] = orig
-            rows.append(((plus - minus) / (2 * eps)).reshape(-1))
+            diffs = [_difference(func, inputs, out_index, flat, k, step)
+                     for step in ((eps, 1j * eps) if cplx else (eps,))]
+            if cplx and wirtinger:
+                rows.append(diffs[0] + 1j * diffs[1])
+            else:
+                rows.extend(diffs)
     n_out = _outputs(func, inputs)[out_index]._data.size
-    return np.array(rows).reshape(flat.size, n_out) if rows else np.zeros((0, n_out))
+    return np.array(rows).reshape(len(rows), n_out) if rows else np.zeros((0, n_out))
+
+
+def _difference(func, inputs, out_index, flat, k, step):
+    """(f(x + step e_k) - f(x - step e_k)) / 2|step|, flattened."""
+    orig = flat[k]
+    values = []
+    for sign in (1, -1):
+        flat[k] = orig + sign * step
+        out = _outputs(func, inputs)[out_index]._data
+        values.append(out.astype(np.complex128 if out.dtype.kind == "c" else np.float64))
+    flat[k] = orig
+    return ((values[0] - values[1]) / (2 * abs(step))).reshape(-1)
 
 
 def _analytical_jacobian(func, inputs, wrt, out_index):
     from . import grad as autograd_grad
     with enable_grad():
         out = _outputs(func, inputs)[out_index]
-    n_in, n_out = inputs[wrt]._data.size, out._data.size
-    jac = np.zeros((n_in, n_out))
+    x = inputs[wrt]._data
+    n_in, n_out = x.size, out._data.size
+    jac = np.zeros((n_in, n_out), np.complex128 if x.dtype.kind == "c" else np.float64)
     if not out._requires_grad:
         return jac
     for j in range(n_out):
@@ -63,22 +86,25 @@ def _analytical_jacobian(func, inputs, wrt, out_index):
 
 
 def _forward_jacobian(func, inputs, wrt, out_index):
-    """d out[out_index] / d inputs[wrt] by forward-mode AD, one tangent per input element."""
+    """d out[out_index] / d inputs[wrt] by forward-mode AD, one tangent per input element
+    (two for a complex element: along its real and its imaginary axis)."""
     from . import forward_ad as fwAD
     x = inputs[wrt]
+    steps = (1, 1j) if x._data.dtype.kind == "c" else (1,)
     cols = []
     for k in range(x._data.size):
-        basis = np.zeros(x._data.size, x._data.dtype)
-        basis[k] = 1
-        with fwAD.dual_level():
-            args = list(inputs)
-            args[wrt] = fwAD.make_dual(x, _wrap(basis.reshape(x._data.shape)))
-            out = _outputs(func, args)[out_index]
-            tangent = fwAD.unpack_dual(out).tangent
-        n_out = out._data.size
-        cols.append(np.zeros(n_out) if tangent is None else tangent._data.reshape(-1))
+        for step in steps:
+            basis = np.zeros(x._data.size, x._data.dtype)
+            basis[k] = step
+            with fwAD.dual_level():
+                args = list(inputs)
+                args[wrt] = fwAD.make_dual(x, _wrap(basis.reshape(x._data.shape)))
+                out = _outputs(func, args)[out_index]
+                tangent = fwAD.unpack_dual(out).tangent
+            n_out = out._data.size
+            cols.append(np.zeros(n_out) if tangent is None else tangent._data.reshape(-1))
     n_out = _outputs(func, inputs)[out_index]._data.size
-    return np.array(cols).reshape(x._data.size, n_out) if cols else np.zeros((0, n_out))
+    return np.array(cols).reshape(len(cols), n_out) if cols else np.zeros((0, n_out))
 
 
 def _matches(ana, num, fast_mode, rtol, atol):
@@ -112,26 +138,61 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", UserWarning,
                           stacklevel=2)
-    n_outputs = len(_outputs(func, inputs))
-    for o in range(n_outputs):
+    outs = _outputs(func, inputs)
+    if check_forward_ad:
+        for o in range(len(outs)):
+            for i in diff:
+                num = _numerical_columns(func, inputs, i, o, eps, wirtinger=False)
+                if not _matches(_forward_jacobian(func, inputs, i, o), num, fast_mode, rtol,
+                                atol):
+                    return _fail(f"Jacobian computed with forward mode mismatch for output {o} "
+                                 f"with respect to input {i},\n", raise_exception)
+    if not check_backward_ad:
+        return True
+    complex_outs = [k for k, t in enumerate(outs) if t._data.dtype.kind == "c"]
+    if not complex_outs:
+        return _check_backward(func, inputs, diff, eps, atol, rtol, fast_mode, raise_exception)
+    # torch's order: the imaginary parts of complex outputs first, then the real parts.
+    for part, name in ((_imag_of, "imaginary"), (_real_of, "real")):
+        prefix = f"While considering the {name} part of complex outputs only, "
+        ok = _check_backward(_split_outputs(func, part), inputs, diff, eps, atol, rtol,
+                             fast_mode, raise_exception, prefix, complex_outs)
+        if not ok:
+            return False
+    return True
+
+
+def _check_backward(func, inputs, diff, eps, atol, rtol, fast_mode, raise_exception,
+                    prefix="", complex_outs=()):
+    for o in range(len(_outputs(func, inputs))):
         for i in diff:
             num = _numerical_jacobian(func, inputs, i, o, eps)
-            if check_forward_ad and not _matches(_forward_jacobian(func, inputs, i, o), num,
-                                                 fast_mode, rtol, atol):
-                return _fail(f"Jacobian computed with forward mode mismatch for output {o} "
-                             f"with respect to input {i},\n", raise_exception)
-            if not check_backward_ad:
-                continue
             ana = _analytical_jacobian(func, inputs, i, o)
             if fast_mode:
                 u = np.random.default_rng(0).standard_normal(num.shape[1])
                 v = np.random.default_rng(1).standard_normal(num.shape[0])
                 num, ana = np.array([[v @ num @ u]]), np.array([[v @ ana @ u]])
             if not np.allclose(ana, num, rtol=rtol, atol=atol):
-                return _fail(f"Jacobian mismatch for output {o} with respect to input {i},\n"
-                             f"numerical:{_wrap(num)!r}\nanalytical:{_wrap(ana)!r}\n",
+                lead = prefix if o in complex_outs else ""
+                return _fail(f"{lead}Jacobian mismatch for output {o} with respect to input "
+                             f"{i},\nnumerical:{_wrap(num)!r}\nanalytical:{_wrap(ana)!r}\n",
                              raise_exception)
     return True
+
+
+def _real_of(t):
+    return t.real
+
+
+def _imag_of(t):
+    return t.imag
+
+
+def _split_outputs(func, part):
+    """``func`` with each complex output replaced by its real or imaginary part."""
+    def split(*args):
+        return tuple(part(o) if o._data.dtype.kind == "c" else o for o in _outputs(func, args))
+    return split
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
