@@ -36,6 +36,15 @@ from ._ops.sorting import *  # noqa: F401,F403
 from ._ops.shape import *  # noqa: F401,F403
 from ._ops.strided import *  # noqa: F401,F403
 from ._ops.complex import *  # noqa: F401,F403
+from ._ops.bessel import *  # noqa: F401,F403
+from ._ops.spectral import *  # noqa: F401,F403
+from ._windows import *  # noqa: F401,F403
+from ._linalg_factor import lu_unpack, orgqr  # noqa: F401
+from ._linalg_factor import torch_matrix_exp as matrix_exp  # noqa: F401
+from ._linalg_factor import torch_matrix_power as matrix_power  # noqa: F401
+from ._linalg_factor import torch_vander as vander  # noqa: F401
+from ._linalg_factor import torch_lu as lu  # noqa: F401
+from ._linalg_factor import torch_lu_solve as lu_solve  # noqa: F401
 from ._ops.indexing import *  # noqa: F401,F403
 from ._ops.linalg import *  # noqa: F401,F403
 from ._ops.linalg_decomp import *  # noqa: F401,F403
@@ -149,7 +158,7 @@ _install_out("", globals())
 
 _SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",
-               "multiprocessing")
+               "multiprocessing", "fft", "special", "signal")
 
 
 def compile(model=None, **kwargs):  # noqa: A001 - torch's name

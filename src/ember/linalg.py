@@ -7,11 +7,17 @@ from ._ops import linalg as _products
 from ._ops import linalg_decomp as _decomp
 from ._ops import reduction as _reduction
 from ._ops.pointwise import abs as _abs
+from ._linalg_factor import (cholesky_ex, eig, eigvals, householder_product,  # noqa: F401
+                             inv_ex, ldl_factor, ldl_factor_ex, ldl_solve, lu, lu_factor,
+                             lu_factor_ex, lu_solve, matrix_exp, matrix_power, solve_ex,
+                             tensorinv, tensorsolve, vander)
 
-__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "inv", "lstsq", "matmul", "matrix_norm", "matrix_rank", "multi_dot", "norm", "pinv",
-           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot",
-           "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
+           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 LinAlgError = _decomp.LinAlgError
 matmul = _products.matmul

@@ -25,6 +25,7 @@ _NO_GRAD = "its backward raises (no derivative), as eager's does: recorded, it f
 _RAW = "computed from the input's values outside the ops"
 _SAMPLER = ("a sampler of tensors that require grad: the replayed call makes a tensor that "
             "requires grad")
+_REAL_OF_COMPLEX = "a real input's share of a complex gradient (its real part) is not replayed"
 FALLS_BACK = {
     "getitem_0dim_tensor_index": "a 0-dim integer tensor index is read with .item()",
     "getitem_tensor_index": _MASK, "getitem_mask_of_self": _MASK, "masked_select": _MASK,
@@ -48,6 +49,12 @@ FALLS_BACK = {
     "pack_padded_sequence": "the lengths are read with .tolist()",
     **dict.fromkeys(("t_", "transpose_", "swapdims_", "unsqueeze_", "squeeze_", "as_strided_"),
                     "an in-place view op changes a tensor's geometry outside the ops"),
+    "mul_real_complex": _REAL_OF_COMPLEX, "irfft_of_real": _REAL_OF_COMPLEX,
+    "fftn_of_real": _REAL_OF_COMPLEX, "linalg_eigvals": _REAL_OF_COMPLEX,
+    "linalg_eig_vectors": _REAL_OF_COMPLEX,
+    "istft": "the window envelope is checked with .item()",
+    "linalg_ldl_factor": _NO_GRAD, "linalg_ldl_factor_ex": _NO_GRAD, "linalg_ldl_solve": _NO_GRAD,
+    "linalg_cholesky_ex_failing": "its backward through the failed factorization raises",
 }
 
 

@@ -117,6 +117,18 @@ def special_functions(x):
     return backend_of_array(x).special()
 
 
+def linalg_functions(x):
+    """SciPy's linear algebra (LU, LAPACK, expm) for ``x``'s backend: ``scipy.linalg`` on the
+    CPU (None when SciPy is not installed), ``cupyx.scipy.linalg`` on a GPU."""
+    if type(x) is ndarray or not type(x) in MODULES:
+        try:
+            import scipy.linalg
+        except ImportError:
+            return None
+        return scipy.linalg
+    return backend_of_array(x).linalg()
+
+
 _BITS = {2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}
 
 

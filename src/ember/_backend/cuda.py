@@ -146,6 +146,11 @@ class CudaBackend:
         """The module with the special functions (``cupyx.scipy.special``)."""
         return self.x.scipy.special
 
+    def linalg(self):
+        """SciPy's linear algebra on the GPU (``cupyx.scipy.linalg``), or None where this
+        CuPy has none (ember's own kernels then run on the device)."""
+        return getattr(self.x.scipy, "linalg", None)
+
     # -- the CUDA runtime, as ember.cuda presents it ---------------------------------------------
     def synchronize(self, index):
         self.xp.cuda.Device(index).synchronize()

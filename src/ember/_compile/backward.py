@@ -111,7 +111,7 @@ def _run_node(rec, fn, grads):
                       for s, m in zip(grads, fn._out_meta))
         g_spec, g = (SLOTS, slots), tuple(rec.arrays[s] for s in slots)
     outs = [None] * len(nxt)
-    for inputs, formula, env_idx in op.formulas:
+    for inputs, formula, env_idx in fn._formulas():  # (conjugated for complex outputs)
         if not any(nxt[i][0] is not None for i in inputs):
             continue
         values = [env[j] for j in env_idx]
@@ -185,6 +185,8 @@ def _validate(rec, fn, i, s):
         s = _step(rec, SUM_TO, (s,), shape, out)
         a = out
     if a.dtype != dt:
+        if a.dtype.kind == "c" and dt.kind != "c":
+            rec._stop("a complex gradient of a real input, which ember.compile does not replay")
         s = _step(rec, CAST, (s,), dt, a.astype(dt))
     return s
 

@@ -4,6 +4,8 @@ from . import (activation, binary, conv, indexing, linalg, linalg_decomp, loss, 
                normalization, nn_ops, pointwise, pooling, reduction, scan, shape, sorting,
                special, strided, unary, views)
 from . import inplace_forms  # noqa: F401  (after shape and strided, whose ops it builds on)
+from . import (bessel, complex, fft, linalg_eig, linalg_ldl, linalg_lu,  # noqa: F401
+               polynomials, spectral)
 from . import random  # noqa: F401
 from . import sampling  # noqa: F401
 from . import embedding_bag  # noqa: F401

@@ -670,8 +670,9 @@ def _prepare_softmax(input, dim, dtype, name):
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.category < D.FLOATING:
-        raise RuntimeError(f'"{name}_lastdim_kernel_impl" not implemented for '
-                           f"'{input.dtype.scalar_name}'")
+        kernel = "lastdim_kernel_impl" if dim == max(input.ndim, 1) - 1 else "kernel_impl"
+        raise NotImplementedError(f'"{name}_{kernel}" not implemented for '
+                                  f"'{input.dtype.scalar_name}'")
     return input, dim
 
 

@@ -444,50 +444,54 @@ def _xlogy(x, y):
     return xp.where(xp.isnan(y), np.nan, out).astype(out.dtype, copy=False)
 
 
-@op("xlogy", elementwise=True, node="XlogyBackward0", tensors=2, promote=FLOAT)
-def _xlogy_tensor(self, other):
-    return _xlogy(self, other)
+def binary_with_scalars(name, node, kernel, grad_self, grad_other):
+    """A float-valued binary op either of whose operands may be a Python number, declared as
+    torch declares such ops: node ``<node>0`` for two tensors, ``<node>1`` for a number first
+    and ``<node>2`` for a number second. ``kernel(x, y)`` gets arrays of the result dtype;
+    ``grad_self(grad, self, other)`` and ``grad_other`` are the derivative formulas. Returns
+    the function that picks the variant; its ``ops`` are the three OpDefs."""
+    def both_kernel(self, other):
+        return kernel(self, other)
+
+    def number_first_kernel(self, other):
+        return kernel(asarray_like(self, other, other.dtype), other)
+
+    def number_second_kernel(self, other):
+        x = with_scalars(self, other, floating=True)
+        return kernel(x, asarray_like(other, x, x.dtype))
+
+    both = op(name, elementwise=True, node=f"{node}0", tensors=2, promote=FLOAT)(both_kernel)
+    first = op(name, elementwise=True, node=f"{node}1", tensors=2, promote=FLOAT)(
+        number_first_kernel)
+    second = op(name, elementwise=True, node=f"{node}2", promote=NONE)(number_second_kernel)
+    both.grad("self")(grad_self)
+    both.grad("other")(grad_other)
+    first.grad("other")(grad_other)
+    second.grad("self")(grad_self)
+
+    def call(input, other):  # noqa: A002 - torch's names
+        if not isinstance(input, Tensor) and not hasattr(input, "shape"):
+            return first(input, other)
+        if isinstance(other, Tensor) or hasattr(other, "shape"):
+            return both(input, other)
+        return second(input, other)
+    call.ops = (both, first, second)
+    return call
 
 
-@_xlogy_tensor.grad("self")
-def _(grad, self, other):
+def _xlogy_grad_self(grad, self, other):
     # NOTE: torch's formula: log(other) scaled by grad, 0 where self == 0 and other <= 0.
     return where((self == 0) & (other <= 0), 0.0, xlogy(grad, other))
 
 
-@_xlogy_tensor.grad("other")
-def _(grad, self, other):
+def _xlogy_grad_other(grad, self, other):
     return grad * self / other
 
 
-@op("xlogy", elementwise=True, node="XlogyBackward1", tensors=2, promote=FLOAT)
-def _xlogy_scalar_self(self, other):
-    return _xlogy(asarray_like(self, other, other.dtype), other)
-
-
-@_xlogy_scalar_self.grad("other")
-def _(grad, self, other):
-    return grad * self / other
-
-
-@op("xlogy", elementwise=True, node="XlogyBackward2", promote=NONE)
-def _xlogy_scalar_other(self, other):
-    x = with_scalars(self, other, floating=True)
-    return _xlogy(x, asarray_like(other, x, x.dtype))
-
-
-@_xlogy_scalar_other.grad("self")
-def _(grad, self, other):
-    return where((self == 0) & (other <= 0), 0.0, xlogy(grad, other))
-
-
-def xlogy(input, other):
-    """``input * log(other)``, 0 where ``input`` is 0 (nan where ``other`` is nan)."""
-    if not isinstance(input, Tensor) and not hasattr(input, "shape"):
-        return _xlogy_scalar_self(input, other)
-    if isinstance(other, Tensor) or hasattr(other, "shape"):
-        return _xlogy_tensor(input, other)
-    return _xlogy_scalar_other(input, other)
+xlogy = binary_with_scalars("xlogy", "XlogyBackward", _xlogy, _xlogy_grad_self,
+                            _xlogy_grad_other)
+xlogy.__doc__ = "``input * log(other)``, 0 where ``input`` is 0 (nan where ``other`` is nan)."
+_xlogy_tensor, _xlogy_scalar_self, _xlogy_scalar_other = xlogy.ops
 
 
 _xlogy_scalar_other_ = inplace_with_scalars(_xlogy_scalar_other, floating=True)

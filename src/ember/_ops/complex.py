@@ -132,7 +132,7 @@ def _complex_check(real, imag):
     elementwise=True)
 def complex(real, imag):  # noqa: A001 - torch's name
     xp = get_xp(real, imag)
-    out = xp.empty(xp.broadcast_shapes(real.shape, imag.shape), _COMPLEX[real.dtype])
+    out = xp.empty(np.broadcast_shapes(real.shape, imag.shape), _COMPLEX[real.dtype])
     out.real = real
     out.imag = imag
     return out

@@ -38,6 +38,9 @@ QRResult = _result("linalg_qr", ["Q", "R"])
 EighResult = _result("linalg_eigh", ["eigenvalues", "eigenvectors"])
 SVDResult = _result("linalg_svd", ["U", "S", "Vh"])
 LstsqResult = _result("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+CholeskyExResult = _result("linalg_cholesky_ex", ["L", "info"])
+InvExResult = _result("linalg_inv_ex", ["inverse", "info"])
+SolveExResult = _result("linalg_solve_ex", ["result", "info"])
 
 
 # -- helpers (all work on arrays and on Tensors) ------------------------------------------------
@@ -139,7 +142,7 @@ def linalg_inv(A):
 
 
 @linalg_inv.grad("A")
-def _(grad, result):
+def inv_backward(grad, result):
     rt = mT(result)
     return -matmul(rt, matmul(grad, rt))
 
@@ -259,9 +262,14 @@ def linalg_solve(A, B, left=True):
 
 @linalg_solve.grad("A", "B")
 def _(grad, A, B_shape, left, result):
+    return solve_backward(grad, A, B_shape, left, result, linalg_solve)
+
+
+def solve_backward(grad, A, B_shape, left, result, solve):
+    """Gradients of ``X = solve(A, B)``; ``solve`` solves the transposed system."""
     vec = len(B_shape) == 1 or (len(B_shape) == len(_shape(A)) - 1
                                 and tuple(B_shape) == _shape(A)[:-1])
-    gB = linalg_solve(mT(A), grad, left)
+    gB = solve(mT(A), grad, left)
     if vec:
         gA = -(unsqueeze(gB, -1) * unsqueeze(result, -2))
         return (gA if left else mT(gA)), gB
@@ -327,6 +335,43 @@ def linalg_cholesky(A, upper=False):
 
 
 linalg_cholesky.grad("A")(_cholesky_grad)
+
+
+def _potf2(A):
+    """LAPACK's unblocked Cholesky (lower) of a batch, with its partial result where it fails:
+    (L, info), info the order of the first leading minor that is not positive-definite."""
+    a = np.array(to_numpy(A).reshape((-1,) + A.shape[-2:]), copy=True)
+    n = a.shape[-1]
+    info = np.zeros(a.shape[0], np.int32)
+    with np.errstate(all="ignore"):
+        for b, m in enumerate(a):
+            for j in range(n):
+                ajj = m[j, j] - np.dot(m[j, :j], np.conj(m[j, :j]))
+                if not (ajj.real > 0):
+                    m[j, j] = ajj
+                    info[b] = j + 1
+                    break
+                m[j, j] = ajj = np.sqrt(ajj)
+                m[j + 1:, j] = (m[j + 1:, j] - m[j + 1:, :j] @ np.conj(m[j, :j])) / ajj
+    return np.tril(a).reshape(A.shape), info.reshape(A.shape[:-2])
+
+
+@op("linalg_cholesky_ex", promote=NONE, node="LinalgCholeskyExBackward0", outputs=2,
+    diff_outputs=(True, False), result_type=CholeskyExResult)
+def linalg_cholesky_ex(A, upper=False):
+    _check_matrix("linalg.cholesky_ex", A)
+    xp = get_xp(A)
+    try:
+        with linalg_errors(A):
+            L, info = xp.linalg.cholesky(A), xp.zeros(A.shape[:-2], np.int32)
+    except np.linalg.LinAlgError:  # LAPACK's partial factor and info (computed on the host)
+        L, info = (xp.asarray(v) for v in _potf2(A))
+    return (xp.swapaxes(L, -1, -2).conj().copy() if upper else L), info
+
+
+@linalg_cholesky_ex.grad("A")
+def _(grads, upper, result0):
+    return _cholesky_grad(grads[0], upper, result0)
 
 
 @op("cholesky", promote=NONE, method=True)

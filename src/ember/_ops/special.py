@@ -8,15 +8,19 @@ Kernels compute in float64 and round to the input's dtype.
 """
 from __future__ import annotations
 
-__all__ = ['digamma', 'erf', 'erfc', 'erfinv', 'lgamma', 'polygamma']
+__all__ = ['digamma', 'erf', 'erfc', 'erfinv', 'igamma', 'igammac', 'lgamma', 'mvlgamma',
+           'polygamma']
 
 import math
 
 import numpy as np
 
+from .. import _dtype as D
 from .._backend import as_array, get_xp, special_functions
 from .._tensor import Tensor
-from .pointwise import exp
+from . import special_numpy as SN
+from .binary import binary_with_scalars
+from .pointwise import exp, log
 from .registry import FLOAT, op
 
 _SCIPY: list = []  # [scipy.special or None], looked up once
@@ -31,6 +35,12 @@ def scipy_special():
             sp = None
         _SCIPY.append(sp)
     return _SCIPY[0]
+
+
+def special_library(x):
+    """The special functions for ``x``'s arrays: the one lookup every kernel here makes
+    (scipy.special on the CPU, None without SciPy; on a GPU cupyx.scipy.special)."""
+    return scipy_special() if type(x) is np.ndarray else special_functions(x)
 
 
 def _elementwise(fn):
@@ -153,8 +163,7 @@ def _polygamma_np(n, x):
 
 # -- dispatch: scipy when present, else the NumPy kernels -------------------------------------
 def _special(x, scipy_fn, numpy_fn):
-    # (on a GPU the special functions are cupyx.scipy.special's, always there)
-    sp = scipy_special() if type(x) is np.ndarray else special_functions(x)
+    sp = special_library(x)
     with np.errstate(all="ignore"):
         out = scipy_fn(sp, x) if sp is not None else numpy_fn(x.astype(np.float64))
     return as_array(out).astype(x.dtype, copy=False)
@@ -256,3 +265,211 @@ def _polygamma_(self, n):
 
 Tensor.polygamma = _polygamma_method
 Tensor.polygamma_ = _polygamma_
+
+
+# -- error function relatives: erfcx, ndtr, ndtri, log_ndtr ---------------------------------------
+@op("special_erfcx", elementwise=True, promote=FLOAT)
+def erfcx(self):
+    """The scaled complementary error function ``exp(x^2) erfc(x)``."""
+    return _special(self, lambda sp, x: sp.erfcx(x), lambda x: SN.erfcx(x, _erfc_np))
+
+
+@erfcx.grad("self")
+def _(grad, self, result):
+    return (2 * self * result - 2 / math.sqrt(math.pi)) * grad
+
+
+@op("special_ndtr", elementwise=True, promote=FLOAT, node="MulBackward1")
+def ndtr(self):
+    """The standard normal CDF ``(1 + erf(x / sqrt(2))) / 2``.
+
+    NOTE: torch composes it (erf, then ops with Python numbers): its result's node is the
+    last of them, MulBackward1, whose name this node takes.
+    """
+    return (1 + erf.kernel(self * (1 / math.sqrt(2)))) * 0.5
+
+
+@ndtr.grad("self")
+def _(grad, self):
+    return grad * (1 / math.sqrt(2 * math.pi)) * exp(self * self * -0.5)
+
+
+@op("special_ndtri", elementwise=True, promote=FLOAT)
+def ndtri(self):
+    """The inverse of the standard normal CDF."""
+    return _special(self, lambda sp, x: sp.ndtri(x),
+                    lambda y: -math.sqrt(2) * SN.erfcinv(2 * y, _erfc_np, _erfinv_np))
+
+
+@ndtri.grad("self")
+def _(grad, result):
+    return grad * math.sqrt(2 * math.pi) * exp(result * result * 0.5)
+
+
+@op("special_log_ndtr", elementwise=True, promote=FLOAT)
+def log_ndtr(self):
+    """``log(ndtr(x))``, accurate far in the left tail."""
+    def own(x):
+        t = x / math.sqrt(2)
+        xp = get_xp(x)
+        with np.errstate(all="ignore"):
+            left = xp.log(SN.erfcx(-t, _erfc_np) / 2) - t * t
+            return xp.where(x < -1, left, xp.log1p(-_erfc_np(t) / 2))
+    return _special(self, lambda sp, x: sp.log_ndtr(x), own)
+
+
+@log_ndtr.grad("self")
+def _(grad, self, result):
+    return grad / math.sqrt(2 * math.pi) * exp(-(result + self * self / 2))
+
+
+# -- entropy, xlog1py --------------------------------------------------------------------------
+@op("special_entr", elementwise=True, promote=FLOAT, quiet=True)
+def entr(self):
+    """``-x log(x)`` for x > 0, 0 at 0, -inf below (NaN stays NaN)."""
+    xp = get_xp(self)
+    out = xp.where(self > 0, -self * xp.log(xp.where(self > 0, self, 1)), -xp.inf)
+    out = xp.where(self == 0, 0, out)
+    return xp.where(xp.isnan(self), self, out).astype(self.dtype, copy=False)
+
+
+@entr.grad("self")
+def _(grad, self):
+    return grad * -(1 + log(self))
+
+
+def _xlog1py(x, y):
+    # NOTE: torch: nan where y is nan, else 0 where x == 0, else x log1p(y).
+    xp = get_xp(x, y)
+    with np.errstate(all="ignore"):
+        out = xp.where(x == 0, 0, x * xp.log1p(y))
+    return xp.where(xp.isnan(y), xp.nan, out).astype(out.dtype, copy=False)
+
+
+def _xlog1py_grad_self(grad, self, other):
+    return grad * xlog1py(self != 0, other)
+
+
+def _xlog1py_grad_other(grad, self, other):
+    return grad * self / (other + 1)
+
+
+def _zeta_kernel(x, q):
+    """The Hurwitz zeta function with torch's domain rules."""
+    xp = get_xp(x, q)
+    out = _special(x * 0 + q, lambda sp, qq: sp.zeta(x, qq), lambda qq: _zeta_np(
+        (x + qq * 0).astype(np.float64), qq))
+    integer_q = (q <= 0) & (q == xp.floor(q))
+    out = xp.where((q <= 0) & (x != xp.floor(x)), xp.nan, out)
+    out = xp.where(integer_q | (x == 1), xp.inf, out)
+    return xp.where(x < 1, xp.nan, out).astype(out.dtype, copy=False)
+
+
+def _zeta_grad_self(grad, self, other):
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+def _zeta_grad_other(grad, self, other):
+    return grad * -self * zeta(self + 1.0, other)
+
+
+xlog1py = binary_with_scalars("special_xlog1py", "SpecialXlog1PyBackward", _xlog1py,
+                              _xlog1py_grad_self, _xlog1py_grad_other)
+zeta = binary_with_scalars("special_zeta", "SpecialZetaBackward", _zeta_kernel,
+                           _zeta_grad_self, _zeta_grad_other)
+_xlog1py_tensor, _xlog1py_number_first, _xlog1py_number_second = xlog1py.ops
+_zeta_tensor, _zeta_number_first, _zeta_number_second = zeta.ops
+
+
+# -- incomplete gamma functions, multivariate log-gamma ------------------------------------
+def _igamma_check(self, other):
+    for t in (self, other):
+        if isinstance(t, Tensor) and t._data.dtype.kind not in "fc":
+            raise NotImplementedError(f'"igamma_cpu" not implemented for '
+                                      f"'{D._BY_NP[t._data.dtype].scalar_name}'")
+
+
+def _igammac_check(self, other):
+    for t in (self, other):
+        if isinstance(t, Tensor) and t._data.dtype.kind not in "fc":
+            raise NotImplementedError(f'"igammac_cpu" not implemented for '
+                                      f"'{D._BY_NP[t._data.dtype].scalar_name}'")
+
+
+def _regularized_gamma(a, x, upper):
+    """P(a, x) (``upper=False``) or Q(a, x), with torch's values at the domain's edges."""
+    xp = get_xp(a, x)
+    a, x = xp.broadcast_arrays(a, x)
+    sp = special_library(a)
+    with np.errstate(all="ignore"):
+        a64, x64 = a.astype(np.float64), x.astype(np.float64)
+        if sp is not None:
+            out = (sp.gammaincc if upper else sp.gammainc)(a64, x64)
+        else:
+            inside = (a64 > 0) & (x64 > 0) & xp.isfinite(a64) & xp.isfinite(x64)
+            safe_a, safe_x = xp.where(inside, a64, 1.0), xp.where(inside, x64, 1.0)
+            out = SN.igamma_pair(safe_a, safe_x, _lgamma_np)[1 if upper else 0]
+    low, high = (1.0, 0.0) if upper else (0.0, 1.0)  # the values at x = 0 and x = inf
+    out = xp.where(xp.isinf(x64), high, out)
+    out = xp.where(xp.isinf(a64), xp.where(xp.isinf(x64), xp.nan, low), out)
+    out = xp.where(x64 == 0, low, out)
+    out = xp.where(a64 == 0, xp.where(x64 > 0, high, xp.nan), out)
+    out = xp.where((a64 < 0) | (x64 < 0) | xp.isnan(a64) | xp.isnan(x64), xp.nan, out)
+    return out.astype(a.dtype, copy=False)
+
+
+@op("igamma", elementwise=True, tensors=2, method=True, inplace=True, check=_igamma_check)
+def igamma(self, other):
+    """The regularized lower incomplete gamma function P(self, other)."""
+    return _regularized_gamma(self, other, False)
+
+
+@igamma.grad("self")
+def _(grad, self, other):
+    raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+
+
+@igamma.grad("other")
+def _(grad, self, other):
+    return grad * exp((self - 1) * log(other) - other - lgamma(self))
+
+
+@op("igammac", elementwise=True, tensors=2, method=True, inplace=True, check=_igammac_check)
+def igammac(self, other):
+    """The regularized upper incomplete gamma function Q(self, other)."""
+    return _regularized_gamma(self, other, True)
+
+
+@igammac.grad("self")
+def _(grad, self, other):
+    raise NotImplementedError("the derivative for 'igammac: input' is not implemented.")
+
+
+@igammac.grad("other")
+def _(grad, self, other):
+    return -grad * exp((self - 1) * log(other) - other - lgamma(self))
+
+
+def _mvlgamma_terms(x, p):
+    """``x - i / 2`` for i < p, along a new last dim."""
+    xp = get_xp(x)
+    return x[..., None] - xp.arange(p, dtype=x.dtype) / 2
+
+
+def _check_mvlgamma(self, p):
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+
+
+@op("mvlgamma", elementwise=True, promote=FLOAT, method=True, inplace=True,
+    check=_check_mvlgamma)
+def mvlgamma(self, p):
+    """The multivariate log-gamma function of dimension ``p``."""
+    terms = lgamma.kernel(_mvlgamma_terms(self, p))
+    return (terms.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)).astype(self.dtype, copy=False)
+
+
+@mvlgamma.grad("self")
+def _(grad, self, p):
+    return grad * sum(digamma(self - i / 2) for i in range(p))
+

@@ -65,6 +65,11 @@ def _make_grads(outputs, grads):
             if tuple(o.shape) != tuple(g.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape!r} and output[{i}] has a shape of {o.shape!r}.")
+            if (o._data.dtype.kind == "c") != (g._data.dtype.kind == "c"):
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have the "
+                    f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} "
+                    f"and output[{i}] has a dtype of {o.dtype}.")
             out.append(g)
         elif g is None:
             if o._requires_grad:

@@ -1,0 +1,2 @@
+"""``ember.signal``: torch.signal (its window functions)."""
+from . import windows  # noqa: F401
