@@ -28,9 +28,9 @@ _C_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "
             "complex128": "c10::complex<double>"}
 
 
-def _window(name, window_length, periodic, dtype, requires_grad, fill):
+def _window(name, window_length, periodic, dtype, device, requires_grad, fill):
     """The shared checks and edge cases; ``fill(n, dt)`` makes an n-point symmetric window."""
-    from ._creation import tensor
+    from ._creation import _finish
     dt = D.get_default_dtype() if dtype is None else dtype
     if not dt.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {_options_text(dt)}")
@@ -42,7 +42,7 @@ def _window(name, window_length, periodic, dtype, requires_grad, fill):
     else:
         n = window_length + 1 if periodic else window_length
         values = fill(n, dt.np)[:window_length]
-    return tensor(values, dtype=dt, requires_grad=requires_grad)
+    return _finish(np.asarray(values, dt.np), None, requires_grad, device)
 
 
 def _ramp(n, dt):
@@ -55,7 +55,7 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
     def fill(n, dt):
         return np.cos(_ramp(n, dt) * dt.type(2 * math.pi / (n - 1))) * dt.type(-beta) + \
             dt.type(alpha)
-    return _window("hamming_window", window_length, periodic, dtype, requires_grad, fill)
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad, fill)
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
@@ -64,7 +64,7 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
     def fill(n, dt):
         return np.cos(_ramp(n, dt) * dt.type(2 * math.pi / (n - 1))) * dt.type(-0.5) + \
             dt.type(0.5)
-    return _window("hann_window", window_length, periodic, dtype, requires_grad, fill)
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, fill)
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
@@ -74,7 +74,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
         w = _ramp(n, dt) * dt.type(math.pi / (n - 1))
         return np.cos(w * dt.type(4)) * dt.type(0.08) - np.cos(w * dt.type(2)) * dt.type(0.5) \
             + dt.type(0.42)
-    return _window("blackman_window", window_length, periodic, dtype, requires_grad, fill)
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, fill)
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
@@ -85,7 +85,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
         half = ((n - 1) >> 1) + 1
         w[half:] = w[half:] * dt.type(-1) + dt.type(2)
         return w
-    return _window("bartlett_window", window_length, periodic, dtype, requires_grad, fill)
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, fill)
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
@@ -97,7 +97,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
         k = _ramp(n, dt)
         arg = np.maximum(0, 1 - ((k - dt.type(alpha)) / dt.type(alpha)) ** 2)
         return (_i0(dt.type(beta) * np.sqrt(arg)) / _i0(np.asarray(beta, dt))).astype(dt)
-    return _window("kaiser_window", window_length, periodic, dtype, requires_grad, fill)
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, fill)
 
 
 def _i0(x):

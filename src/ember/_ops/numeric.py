@@ -1,5 +1,5 @@
 """Elementwise functions of a number's representation or of integers: gcd/lcm, frexp,
-heaviside, nextafter, signbit, isin, unravel_index, the signal windows, and detach_copy.
+heaviside, nextafter, signbit, isin, unravel_index, and detach_copy.
 
 Where torch records a node (frexp's mantissa, nextafter, and heaviside's ``NotImplemented``
 node whose backward raises) they are ops with torch's formulas; the rest compute on the arrays
@@ -7,8 +7,7 @@ and wrap the results, recording nothing, as torch's do.
 """
 from __future__ import annotations
 
-__all__ = ['bartlett_window', 'blackman_window', 'detach_copy', 'frexp', 'gcd', 'hamming_window',
-           'hann_window', 'heaviside', 'isin', 'kaiser_window', 'lcm', 'nextafter', 'signbit',
+__all__ = ['detach_copy', 'frexp', 'gcd', 'heaviside', 'isin', 'lcm', 'nextafter', 'signbit',
            'unravel_index']
 
 import math
@@ -158,52 +157,6 @@ def unravel_index(indices, shape):
         raise RuntimeError("index out of bounds")
     coords = np.unravel_index(np.where(idx < 0, idx + size, idx), shape)
     return tuple(_wrap(np.asarray(c, dtype=np.int64)) for c in coords)
-
-
-# -- signal windows: torch's periodic windows by default ------------------------------------------
-def _window(fn, window_length, periodic, dtype, requires_grad, device):
-    """``fn``'s window (computed on the host: a few values) made on ``device``."""
-    from .._creation import _finish
-    dt = (dtype or D.get_default_dtype())
-    if window_length < 0:
-        raise RuntimeError(f"window_length must be non-negative, got {window_length}")
-    if window_length == 0:
-        return _finish(np.zeros(0, dt.np), None, requires_grad, device)
-    if window_length == 1:
-        return _finish(np.ones(1, dt.np), None, requires_grad, device)
-    n = window_length + 1 if periodic else window_length
-    w = fn(n)
-    if periodic:
-        w = w[:-1]
-    return _finish(np.asarray(w).astype(dt.np), None, requires_grad, device)
-
-
-def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                requires_grad=False):
-    return _window(np.hanning, window_length, periodic, dtype, requires_grad, device)
-
-
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
-                   layout=None, device=None, requires_grad=False):
-    def fn(n):
-        return alpha - beta * np.cos(2 * np.pi * np.arange(n) / (n - 1))
-    return _window(fn, window_length, periodic, dtype, requires_grad, device)
-
-
-def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                    requires_grad=False):
-    return _window(np.blackman, window_length, periodic, dtype, requires_grad, device)
-
-
-def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                    requires_grad=False):
-    return _window(np.bartlett, window_length, periodic, dtype, requires_grad, device)
-
-
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
-                  device=None, requires_grad=False):
-    return _window(lambda n: np.kaiser(n, beta), window_length, periodic, dtype,
-                   requires_grad, device)
 
 
 for _name in ("gcd", "lcm", "frexp", "signbit"):
