@@ -62,12 +62,12 @@ from ._ops.counting import *  # noqa: F401,F403
 from ._ops.composite import *  # noqa: F401,F403
 from ._ops.numeric import *  # noqa: F401,F403
 from ._info import finfo, iinfo
-from ._namespace import (are_deterministic_algorithms_enabled, asarray, conj, conj_physical, e,
+from ._namespace import (are_deterministic_algorithms_enabled, asarray, e,
                          fill, frombuffer, get_default_device, get_deterministic_debug_mode,
                          get_float32_matmul_precision, get_num_interop_threads, inf,
-                         is_conj, is_deterministic_algorithms_warn_only_enabled, is_neg,
+                         is_deterministic_algorithms_warn_only_enabled,
                          is_nonzero, is_same_size, is_signed, is_warn_always_enabled, nan,
-                         newaxis, pi, range, resolve_conj, resolve_neg, scalar_tensor,
+                         newaxis, pi, range, scalar_tensor,
                          set_default_device, set_deterministic_debug_mode,
                          set_float32_matmul_precision, set_flush_denormal,
                          set_num_interop_threads, set_warn_always,

@@ -130,51 +130,15 @@ def is_signed(input):  # noqa: A002
     return input.dtype.is_signed
 
 
-def is_conj(input):  # noqa: A002
-    """False: ember materializes conjugates (no lazy conjugate bit)."""
-    return False
-
-
-def is_neg(input):  # noqa: A002
-    """False: ember materializes negations (no lazy negative bit)."""
-    return False
-
-
-def conj(input):  # noqa: A002
-    """The complex conjugate (``input`` itself for a real tensor, as torch)."""
-    if not input.is_complex():
-        return input
-    if input.requires_grad:
-        raise RuntimeError("ember: conj of a complex tensor that requires grad has no "
-                           "derivative in ember yet")
-    return _wrap(input._data.conj())
-
-
-def conj_physical(input):  # noqa: A002
-    return conj(input)
-
-
-def resolve_conj(input):  # noqa: A002
-    return input
-
-
-def resolve_neg(input):  # noqa: A002
-    return input
-
-
 def fill(input, value):  # noqa: A002
     """A copy of ``input`` filled with ``value``."""
     return input.clone().fill_(value) if not isinstance(value, Tensor) else (
         input * 0 + value)
 
 
-for _name in ("is_nonzero", "is_same_size", "is_signed", "is_conj", "is_neg", "resolve_conj",
-              "resolve_neg"):
+for _name in ("is_nonzero", "is_same_size", "is_signed"):
     setattr(Tensor, _name, globals()[_name])
 
-
-Tensor.conj = conj
-Tensor.conj_physical = conj_physical
 
 
 # -- global switches ----------------------------------------------------------------------------

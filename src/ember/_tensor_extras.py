@@ -11,18 +11,17 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
-from ._backend import get_xp
 from ._tensor import Tensor, _wrap, strided
 
 layout = type(strided)  # the class of ember.strided
 
-__all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'angle', 'as_strided_copy', 'avg_pool1d',
+__all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'as_strided_copy', 'avg_pool1d',
            'batch_norm', 'celu_', 'channel_shuffle', 'constant_pad_nd', 'detach',
            'diagonal_copy', 'dsplit', 'dropout_', 'embedding', 'embedding_bag',
            'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm', 'from_dlpack',
            'gradient', 'hardshrink', 'hsplit', 'instance_norm', 'is_inference', 'max_pool1d',
            'max_pool1d_with_indices', 'max_pool2d', 'native_channel_shuffle', 'nuclear_norm',
-           'permute_copy', 'polar', 'complex', 'ravel', 'rms_norm', 'rrelu', 'rrelu_',
+           'permute_copy', 'ravel', 'rms_norm', 'rrelu', 'rrelu_',
            'select_copy', 'selu_', 'slice_copy', 'split_copy', 'split_with_sizes',
            'split_with_sizes_copy', 'squeeze_copy', 't_copy', 'threshold', 'threshold_',
            'to_dlpack', 'transpose_copy', 'unbind_copy', 'unfold_copy', 'unsafe_chunk',
@@ -138,35 +137,6 @@ dsplit = _split_helper("dsplit", 2, 3)
 
 def ravel(input):  # noqa: A002
     return input.reshape(-1)
-
-
-def angle(input):  # noqa: A002
-    """The argument of each element (0 or pi for a real tensor, with zero gradient)."""
-    from ._ops.pointwise import where
-    if input.is_complex():
-        return input.imag.atan2(input.real)
-    x = input if input.is_floating_point() else input.to(D.get_default_dtype())
-    return where(x < 0, x.new_full((), np.pi), x.new_zeros(())) + x * 0
-
-
-def polar(abs, angle):  # noqa: A002 - torch's names
-    """The complex tensor of magnitude ``abs`` and argument ``angle``."""
-    return complex(abs * angle.cos(), abs * angle.sin())
-
-
-def complex(real, imag):  # noqa: A001 - torch's name
-    """A complex tensor from its real and imaginary parts."""
-    if real.dtype is not imag.dtype:
-        raise RuntimeError(f"Expected object of scalar type {real.dtype.scalar_name} but got "
-                           f"scalar type {imag.dtype.scalar_name} for second argument")
-    if real.dtype not in (D.float32, D.float64, D.float16):
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{real.dtype.scalar_name} and {imag.dtype.scalar_name}")
-    if real.requires_grad or imag.requires_grad:
-        raise RuntimeError("ember: complex() of tensors that require grad has no derivative "
-                           "in ember yet")
-    xp = get_xp(real._data, imag._data)
-    return _wrap(xp.asarray(real._data + 1j * imag._data).astype(real.dtype.to_complex().np))
 
 
 def get_device(input):  # noqa: A002
