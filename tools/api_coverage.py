@@ -146,8 +146,10 @@ def _resolve(path):
 
 def _foreign(obj):
     """Whether ``obj`` came into the namespace by an import from outside torch."""
-    if isinstance(obj, str):  # docstring fragments (common_args, reproducibility_notes)
+    if isinstance(obj, str):  # docstring fragments (reproducibility_notes)
         return True
+    if isinstance(obj, dict) and obj and all(isinstance(v, str) for v in obj.values()):
+        return True  # tables of docstring fragments (special's common_args, linalg's common_notes)
     if not callable(obj) and not isinstance(obj, type):
         return False
     mod = getattr(obj, "__module__", None)
