@@ -42,7 +42,6 @@ from ._windows import *  # noqa: F401,F403
 from ._linalg_factor import lu_unpack, orgqr  # noqa: F401
 from ._linalg_factor import torch_matrix_exp as matrix_exp  # noqa: F401
 from ._linalg_factor import torch_matrix_power as matrix_power  # noqa: F401
-from ._linalg_factor import torch_vander as vander  # noqa: F401
 from ._linalg_factor import torch_lu as lu  # noqa: F401
 from ._linalg_factor import torch_lu_solve as lu_solve  # noqa: F401
 from ._ops.indexing import *  # noqa: F401,F403

@@ -278,22 +278,6 @@ def vander(x, *, N=None):  # noqa: N803
     return ember.cat([ones, powers], -1)
 
 
-def torch_vander(x, N=None, increasing=False):  # noqa: N803
-    """``torch.vander``: powers of a 1-D ``x``, decreasing unless ``increasing``."""
-    import ember
-    if x.ndim != 1:
-        raise RuntimeError("x must be a one-dimensional tensor.")
-    n = x.shape[0] if N is None else N
-    if n < 0:
-        raise RuntimeError("N must be non-negative.")
-    if n == 0:
-        return ember.empty(x.shape[0], 0, dtype=x.dtype)
-    if n == 1:
-        return ember.ones(x.shape[0], 1, dtype=x.dtype)
-    result = vander(x, N=n)
-    return result if increasing else result.flip(-1)
-
-
 def torch_matrix_exp(input):  # noqa: A002
     return _eig.matrix_exp(input)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 __all__ = ['cholesky', 'cholesky_inverse', 'cholesky_solve', 'det', 'inverse', 'logdet', 'pinverse', 'qr', 'slogdet', 'svd']
 
-import collections
 
 import numpy as np
 
@@ -26,10 +25,10 @@ class LinAlgError(RuntimeError):
     """A linear algebra routine failed (``torch.linalg.LinAlgError``)."""
 
 
-def _result(name, fields, module="ember.return_types"):
-    cls = collections.namedtuple(name, fields)
-    cls.__module__ = module
-    return cls
+def _result(name, fields):
+    """A named tuple printed as torch prints ``torch.return_types.<name>``."""
+    from .reduction import return_type
+    return return_type(name, tuple(fields))
 
 
 SlogdetResult = _result("slogdet", ["sign", "logabsdet"])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 __all__ = ["matrix_exp"]
 
-import collections
 import math
 
 import numpy as np
@@ -22,11 +21,10 @@ from .. import _dtype as D
 from .._backend import get_xp, linalg_functions
 from .._tensor import Tensor
 from .linalg import matmul
-from .linalg_decomp import _check_matrix, _shape, linalg_solve, mT
+from .linalg_decomp import _check_matrix, _result, _shape, linalg_solve, mT
 from .registry import NONE, conj_any, op
 
-EigResult = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
-EigResult.__module__ = "ember.return_types"
+EigResult = _result("linalg_eig", ["eigenvalues", "eigenvectors"])
 
 
 def mH(x):

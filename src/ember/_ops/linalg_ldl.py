@@ -11,22 +11,15 @@ from __future__ import annotations
 
 __all__: list[str] = []
 
-import collections
 import math
 
 import numpy as np
 
 from .._backend import get_xp, linalg_functions, to_numpy
-from .linalg_decomp import _check_matrix
+from .linalg_decomp import _check_matrix, _result
 from .registry import NONE, op
 
 _ALPHA = (1 + math.sqrt(17)) / 8  # Bunch-Kaufman's pivot threshold
-
-
-def _result(name, fields):
-    cls = collections.namedtuple(name, fields)
-    cls.__module__ = "ember.return_types"
-    return cls
 
 
 LDLFactorResult = _result("linalg_ldl_factor", ["LD", "pivots"])

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 __all__ = ["lu_unpack"]
 
-import collections
 import warnings
 
 import numpy as np
@@ -22,16 +21,10 @@ import numpy as np
 from .._backend import get_xp, linalg_functions
 from .._tensor import Tensor
 from .linalg import matmul
-from .linalg_decomp import (InvExResult, SolveExResult, _check_matrix, _check_solve, _shape,
-                            _vector_rhs, inv_backward, linalg_solve_triangular, mT,
+from .linalg_decomp import (InvExResult, SolveExResult, _check_matrix, _check_solve, _result,
+                            _shape, _vector_rhs, inv_backward, linalg_solve_triangular, mT,
                             solve_backward, tril, triu)
 from .registry import NONE, op
-
-
-def _result(name, fields):
-    cls = collections.namedtuple(name, fields)
-    cls.__module__ = "ember.return_types"
-    return cls
 
 
 LUFactorResult = _result("linalg_lu_factor", ["LU", "pivots"])
