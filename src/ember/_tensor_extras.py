@@ -349,6 +349,30 @@ def _map_(self, tensor, callable):  # noqa: A002
     return self
 
 
+def _map2_(self, x, y, callable):  # noqa: A002
+    """In place, ``callable(self_i, x_i, y_i)`` elementwise, ``x`` and ``y`` broadcast to
+    ``self`` (CPU tensors, no grad)."""
+    _check_python_map(self, "map2_")
+    for name, other in (("x", x), ("y", y)):
+        if other.dtype != self.dtype:
+            raise TypeError(f"map2_: expected {self.type()} for argument '{name}' (got "
+                            f"{other.type()})")
+    args = [x.expand_as(self)._data, y.expand_as(self)._data]
+    fn = np.vectorize(callable, otypes=[self._data.dtype])
+    if self._data.size:
+        self._data[...] = fn(self._data, *args)
+    self._bump_version()
+    return self
+
+
+def _new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False,
+                       layout=None, pin_memory=False):
+    """``empty_strided`` with this tensor's dtype and device unless given."""
+    return empty_strided(size, stride, dtype=dtype or self.dtype,
+                         device=device if device is not None else self.device,
+                         requires_grad=requires_grad)
+
+
 _METHODS = {
     "diff": "diff", "dist": "dist", "cov": "cov", "corrcoef": "corrcoef", "angle": "angle",
     "hsplit": "hsplit", "vsplit": "vsplit", "dsplit": "dsplit", "ravel": "ravel",
@@ -369,6 +393,10 @@ def install():
     Tensor.put = _put
     Tensor.apply_ = _apply_
     Tensor.map_ = _map_
+    Tensor.map2_ = _map2_
+    Tensor.new_empty_strided = _new_empty_strided
+    Tensor.nonzero_static = nonzero_static
+    Tensor.prelu = _ops.activation.prelu
     Tensor.itemsize = property(lambda self: self.element_size())
     Tensor.nbytes = property(lambda self: self.element_size() * self.numel())
     Tensor.is_meta = property(lambda self: False)

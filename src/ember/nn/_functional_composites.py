@@ -7,11 +7,19 @@ import warnings
 
 from .._ops import pooling
 from .._ops.activation import softmax
+from .._ops.nn_ops import channel_shuffle as native_channel_shuffle
 from .._ops.pointwise import relu, sign
+from .._tensor import Tensor  # (torch.nn.functional names it too)
 
-__all__ = ["adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "gumbel_softmax", "lp_pool1d", "lp_pool2d", "max_pool1d_with_indices",
+__all__ = ["Tensor", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "assert_int_or_pair", "gumbel_softmax", "native_channel_shuffle", "lp_pool1d", "lp_pool2d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "upsample_bilinear", "upsample_nearest"]
+
+
+def assert_int_or_pair(arg, arg_name, message):
+    """torch's check of a size argument: an int or a pair (AssertionError with ``message``)."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
 
 
 def _pair(x):

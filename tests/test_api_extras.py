@@ -1,0 +1,44 @@
+"""Smaller names against torch 2.13: Tensor.map2_/new_empty_strided/nonzero_static/prelu and
+nn.functional's native_channel_shuffle/assert_int_or_pair/Tensor."""
+import pytest
+from oracle import same
+
+
+def test_tensor_methods():
+    def body(torch):
+        b = torch.ones(2, 2)
+        b.map2_(torch.tensor([1.0, 2.0]), torch.tensor([[3.0], [4.0]]), lambda p, q, r: p + q * r)
+        x = torch.ones(2, 3, dtype=torch.float64)
+        y = x.new_empty_strided((2, 2), (1, 2), requires_grad=True)
+        z = x.new_empty_strided((3,), (2,), dtype=torch.int32)
+        w = torch.tensor([0.25], requires_grad=True)
+        p = (-torch.arange(6.0).reshape(2, 3)).prelu(w)
+        return (b, (y.shape, y.stride(), y.dtype, y.requires_grad), (z.shape, z.dtype),
+                p, torch.tensor([[0, 1], [2, 0]]).nonzero_static(size=3, fill_value=-7))
+    same(body)
+
+
+MAP2_ERRORS = {
+    "shape": lambda t: t.arange(3.0).map2_(t.ones(2), t.ones(3), lambda p, q, r: p),
+    "dtype": lambda t: t.arange(3.0).map2_(t.ones(3, dtype=t.int64), t.ones(3),
+                                           lambda p, q, r: p),
+    "grad": lambda t: t.ones(3, requires_grad=True).map2_(t.ones(3), t.ones(3),
+                                                          lambda p, q, r: p),
+}
+
+
+@pytest.mark.parametrize("name", list(MAP2_ERRORS))
+def test_map2_errors(name):
+    same(lambda torch: MAP2_ERRORS[name](torch))
+
+
+def test_functional_names():
+    def body(torch):
+        F = torch.nn.functional
+        out = F.native_channel_shuffle(torch.arange(8.0).reshape(1, 4, 2), 2)
+        F.assert_int_or_pair((1, 2), "kernel_size", "{} must be int or pair")
+        try:
+            F.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be int or pair")
+        except AssertionError as e:
+            return out, str(e), F.Tensor is torch.Tensor
+    same(body)
