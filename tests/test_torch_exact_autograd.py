@@ -328,3 +328,113 @@ def test_remainder_gradient_of_an_integer_dividend(fn):
         getattr(t, fn)(t.tensor([7.], dtype=t.float32), z).sum().backward()
         return y.grad, z.grad
     same(body)
+
+
+# -- saved tensor hooks -------------------------------------------------------------------------
+def test_pack_hooks_on_a_view_made_under_no_grad():
+    def body(t):
+        x = t.arange(1., 9.).reshape(1, 2, 4).clone().requires_grad_()  # a leaf, not a view
+        w = (t.arange(12.).reshape(3, 2, 2) / 10).requires_grad_()
+        with t.no_grad():
+            v = x[:, :, 1:]
+        with t.autograd.graph.saved_tensors_hooks(lambda p: p, lambda p: p):
+            y = t.nn.functional.conv1d(v, w)
+            z = (v * x[:, :, :3]).sum()
+        y.sum().backward()
+        g, = t.autograd.grad(z, x, create_graph=True)
+        return w.grad, x.grad, g
+    same(body)
+
+
+# -- a view requires grad whenever its base does --------------------------------------------------
+def test_view_follows_its_base_gaining_and_losing_requires_grad():
+    def body(t):
+        x = t.zeros(3)
+        v = x[1:]
+        with t.no_grad():
+            n = x[:2]
+        x.requires_grad_()
+        first = (v.requires_grad, v.is_leaf, v.grad_fn, n.requires_grad)
+        y = (v * 2).sum()
+        y.backward()  # v has no accumulator of its own: nothing reaches x or v
+        x.requires_grad_(False)
+        return first, y, x.grad, v.grad, (v.requires_grad, n.requires_grad)
+    same(body)
+
+
+_BASE_GAINS_HISTORY = {
+    "in_place_op_on_the_base": lambda t, x, y: x.add_(y),
+    "same_dtype_fast_path": lambda t, x, y: x.mul_(y + 1),
+    "through_another_view": lambda t, x, y: x[:2].copy_(y[:2] * 3),
+    "setitem": lambda t, x, y: x.__setitem__(slice(0, 1), y[:1]),
+}
+
+
+@pytest.mark.parametrize("how", sorted(_BASE_GAINS_HISTORY))
+def test_view_made_before_its_base_gained_history_records(how):
+    def body(t):
+        x = t.zeros(4)
+        w = x[1:]  # made while x did not require grad
+        y = t.arange(1., 5.).requires_grad_()
+        _BASE_GAINS_HISTORY[how](t, x, y)
+        z = (w * w).sum()  # w's grad_fn is not read before it is used
+        z.backward()
+        return w.requires_grad, z, y.grad
+    same(body)
+
+
+def test_view_of_a_base_whose_history_is_detached():
+    def body(t):
+        x = t.zeros(3)
+        v = x[1:]
+        x.add_(t.ones(3, requires_grad=True))
+        x.detach_()
+        return v.requires_grad, x.requires_grad
+    same(body)
+
+
+# -- inference mode -------------------------------------------------------------------------------
+def test_views_made_in_inference_mode_of_normal_tensors():
+    def body(t):
+        x = t.ones(3, requires_grad=True)
+        z = t.ones(3)
+        with t.inference_mode():
+            v, w, y, m = x[1:], x.view(3), x * 2, z.unbind()[0]
+            vv = v[1:]
+            inside = (v.is_inference(), v.requires_grad, v.grad_fn, v._version, w.is_inference(),
+                      y.is_inference(), y.requires_grad, vv.is_inference())
+            q = t.ones(3)
+            made = (q.is_inference(), q[1:].is_inference())
+            zv = z[1:]
+            zv.mul_(3)  # a normal tensor's version counter is kept
+            versions = (z._version, zv._version)
+        (v * 2).sum().backward()
+        m.add_(1)  # no grad involved: allowed outside
+        zv.add_(1)
+        return inside, made, versions, (v.requires_grad, v.is_leaf), x.grad, z
+    same(body)
+
+
+def _changed_in_no_grad_then_used(t, v):
+    with t.no_grad():
+        v.mul_(2)
+    return v * 1
+
+
+_INFERENCE_VIEW_REFUSALS = {
+    "view": lambda t, v, u, m: v.mul_(2),
+    "view_of_view_made_outside": lambda t, v, u, m: u.mul_(2),
+    "multi_output_view": lambda t, v, u, m: m.mul_(2),
+    "used_after_a_change_in_no_grad": lambda t, v, u, m: _changed_in_no_grad_then_used(t, v),
+}
+
+
+@pytest.mark.parametrize("how", sorted(_INFERENCE_VIEW_REFUSALS))
+def test_views_made_in_inference_mode_refuse_in_place_ops_under_grad(how):
+    def body(t):
+        x = t.ones(3, requires_grad=True)
+        with t.inference_mode():
+            v, m = x[1:], x.unbind()[0]
+        u = v[1:]
+        return _INFERENCE_VIEW_REFUSALS[how](t, v, u, m)
+    same(body)

@@ -108,6 +108,8 @@ class Tensor:
     _view_version = 0
     _view_no_grad = False
     _view_multi = False
+    _view_inference = False
+    _following_views = None  # a base's views whose requires_grad follows its (autograd.graph)
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, *args, **kwargs):
@@ -360,7 +362,11 @@ class Tensor:
                 if _from_attribute:
                     _check_can_require_grad(dt)
                 raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        changed = self._requires_grad != bool(requires_grad)
         self._requires_grad = bool(requires_grad)
+        if changed and self._following_views is not None:
+            from .autograd.graph import follow_base
+            follow_base(self)
         return self
 
     @property
@@ -432,8 +438,11 @@ class Tensor:
         if self._base is not None:
             raise RuntimeError(_DETACH_VIEW)
         self._grad_fn = None
-        self._requires_grad = False
+        changed, self._requires_grad = self._requires_grad, False
         self._output_nr = 0
+        if changed and self._following_views is not None:
+            from .autograd.graph import follow_base
+            follow_base(self)
         return self
 
     def retain_grad(self):

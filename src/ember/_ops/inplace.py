@@ -18,7 +18,7 @@ from .. import _dtype as D
 from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
-from ..autograd.graph import ERR_INFERENCE_INPLACE, move_retained_grad
+from ..autograd.graph import ERR_INFERENCE_INPLACE, follow_base, move_retained_grad
 from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
                        broadcast_error, compute_dtype, record, run_inplace, scalar_array)
 
@@ -64,7 +64,8 @@ def dispatch_inplace(op, args):
     recording = (state.grad_enabled and op.differentiable and self._data.dtype.kind in "fc"
                  and _any_requires_grad(op, args))
     check_inplace(self, recording)
-    if (not recording and self._base is not None and self._view_no_grad and state.grad_enabled
+    if (not recording and self._base is not None and (self._view_no_grad or self._view_inference)
+            and state.grad_enabled
             and self._base._requires_grad):
         _views.check_view_inplace(self)
     hook = profiler_hook[0]
@@ -181,11 +182,14 @@ def _inplace_call(op, args, recording):
     self._bump_version()
     if recording:
         old_fn, old_nr = self._grad_fn, self._output_nr
+        gained = not self._requires_grad
         node = record(op, args, (self,), snapshot)
         if op.unpack_plan:
             _unbump_saved_inputs(node, op, self._vc)
         if self._base is not None:
             _views.rebase_view(self, node)
+        elif gained and self._following_views is not None:
+            follow_base(self)
         if self._retains_grad:
             move_retained_grad(self, old_fn, old_nr)
     return self
@@ -346,7 +350,10 @@ def _compile_inplace(op):
               "        vc[0] += 1",
               "    if recording:",
               "        old_fn, old_nr = self._grad_fn, self._output_nr",
+              "        gained = not self._requires_grad",
               "        node = record(op, args, (self,), None)",
+              "        if gained and self._following_views is not None:",
+              "            follow_base(self)",
               "        if self._retains_grad:",
               "            move_retained_grad(self, old_fn, old_nr)"]
     if n == 2 and op.unpack_plan:
@@ -359,7 +366,7 @@ def _compile_inplace(op):
              "may_share_memory": np.may_share_memory, "scalar_array": scalar_array,
              "_LEAF_INPLACE": _LEAF_INPLACE, "record": record,
              "_unbump_saved_inputs": _unbump_saved_inputs, "np": np,
-             "move_retained_grad": move_retained_grad,
+             "move_retained_grad": move_retained_grad, "follow_base": follow_base,
              "broadcast_error": broadcast_error,
              "_check_inplace_shape": _check_inplace_shape, "ndarray": np.ndarray}
     # The code is generated from the op's own declaration; named so warnings can skip it.

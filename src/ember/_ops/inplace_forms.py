@@ -15,7 +15,7 @@ from .._backend import data_address, get_xp, storage_of, strided_view
 from .._state import forward_hook, state
 from .._state import recording as compile_recording
 from .._tensor import Tensor
-from ..autograd.graph import ERR_INFERENCE_INPLACE, move_retained_grad
+from ..autograd.graph import ERR_INFERENCE_INPLACE, follow_base, move_retained_grad
 from . import shape as _shape
 from . import strided as _strided
 from . import views as _views
@@ -50,7 +50,10 @@ def _apply_inplace_view(d, args):
     check_inplace(self, recording)
     if recording:
         old_fn, old_nr = self._grad_fn, self._output_nr
+        gained = not self._requires_grad
         record(d, args, (self,))  # (edges and saved shapes read before the geometry changes)
+        if gained and self._following_views is not None:
+            follow_base(self)
         if self._retains_grad:
             move_retained_grad(self, old_fn, old_nr)
     self._data = new

@@ -858,7 +858,9 @@ def _compile_caller(op):
                   "                rec(args, (res,), None)"]
     else:
         lines.append("        pass")
-    lines += ["    elif state.inference:", "        res._is_inference = True", "    return res"]
+    # (in inference mode a view of a normal tensor is a normal tensor, as torch's)
+    made = "    elif state.inference and res._base is None:" if op.view else "    elif state.inference:"
+    lines += [made, "        res._is_inference = True", "    return res"]
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
              "kernel": op.kernel, "broadcast_error": broadcast_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
@@ -955,7 +957,8 @@ def _tensor_call_generic(op, args):
                     break
     elif state.inference:
         for r in results:
-            r._is_inference = True
+            if r._base is None:  # (a view has its base's kind: see _mark_views)
+                r._is_inference = True
     if op.n_outputs == 1:
         return res
     return op.result_type(*results) if op.result_type else results

@@ -18,7 +18,8 @@ import numpy as np
 from .._backend import get_xp, scatter_add
 from .._state import state
 from .._tensor import Tensor
-from ..autograd.graph import ERR_FREED, Node, move_retained_grad, short_node_name
+from ..autograd.graph import (ERR_FREED, Node, follow_base, move_retained_grad,
+                              register_following_view, short_node_name)
 from .inplace import has_internal_overlap
 from .registry import NONE, _sequence, op
 
@@ -173,18 +174,25 @@ def mark_view(view_op, base, result, args, index):
                                       view_op, args[1:], index)
     result._vc = base._version_counter()
     result._view_version = result._vc[0]
-    # torch's CreationMeta: a view made in no_grad mode, or by a multi-output op, may not be
-    # modified in place while grad is recorded; a view of such a view made without either
-    # inherits its mark.
-    if not state.grad_enabled:
+    # torch's CreationMeta: a view made in inference mode, in no_grad mode, or by a
+    # multi-output op, may not be modified in place while grad is recorded; a view of such a
+    # view made without either inherits its mark (inference mode's, whatever the new view is).
+    if base._base is not None and base._view_inference:
+        result._view_inference = True
+    elif state.inference:
+        result._view_inference = True
+    elif not state.grad_enabled:
         result._view_no_grad = True
-        if root._requires_grad:  # torch: a view requires grad when its base does
-            result._requires_grad = True
     elif index is not None:
         result._view_multi = True
     elif base._base is not None:
         result._view_no_grad = base._view_no_grad
         result._view_multi = base._view_multi
+    if not state.grad_enabled or not root._requires_grad:  # no node of its own ties it to root
+        if root._requires_grad:
+            result._requires_grad = True  # torch: a view requires grad when its base does
+        if root._data.dtype.kind in "fc":
+            register_following_view(root, result)
 
 
 def refresh(view):
@@ -195,7 +203,7 @@ def refresh(view):
     base = view._base
     if view._grad_fn is None and not base._requires_grad:
         return  # a view outside any graph: nothing to regenerate
-    if view._view_no_grad or view._view_multi:
+    if view._view_no_grad or view._view_multi or view._view_inference:
         raise rebase_error(view, indirect=True)
     _regenerate_into(view)
 
@@ -220,7 +228,7 @@ _MULTI_VIEW = (" This view is the output of a function that returns multiple vie
                "replace the inplace operation by an out-of-place one.")
 _NO_GRAD_VIEW = (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
                  "can clarify your code by moving both the view and the inplace either both "
-                 "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                 "inside the {} block (if you don't want the inplace to be tracked) or both "
                  "outside (if you want the inplace to be tracked).")
 
 
@@ -229,19 +237,25 @@ def rebase_error(view, indirect):
     no_grad mode or by a multi-output op, directly or (``indirect``) through its base."""
     fn = view._grad_fn
     what = "its base or another view of its base has been" if indirect else "is being"
-    if view._view_no_grad or fn is None:
+    if view._view_no_grad or view._view_inference or fn is None:
         head = (f"Output {view._output_nr} of {short_node_name(fn)} is a view of a view which "
                 "was created in" if fn is not None else "A view was created in")
-        msg = f"{head} no_grad mode and {what} modified inplace with grad mode enabled."
+        if view._view_inference:
+            msg = f"{head} inference mode and {what} modified inplace in normal mode."
+        else:
+            msg = f"{head} no_grad mode and {what} modified inplace with grad mode enabled."
     else:
         msg = (f"Output {view._output_nr} of {short_node_name(fn)} is a view and {what} "
                "modified inplace.")
-    return RuntimeError(msg + (_MULTI_VIEW if view._view_multi else _NO_GRAD_VIEW))
+    if view._view_multi:
+        return RuntimeError(msg + _MULTI_VIEW)
+    block = "inference_mode" if view._view_inference else "no_grad"
+    return RuntimeError(msg + _NO_GRAD_VIEW.format(block))
 
 
 def check_view_inplace(view):
     """torch's refusals for in-place ops on views while grad is being recorded."""
-    if view._view_no_grad or view._view_multi:
+    if view._view_no_grad or view._view_multi or view._view_inference:
         raise rebase_error(view, indirect=False)
 
 
@@ -252,7 +266,10 @@ def rebase_view(view, fn):
     base_edge = _base_edge(base)
     cs = CopySlices(base_edge, (d.shape, d.dtype), fn, view._view_chain)
     old_fn, old_nr = base._grad_fn, base._output_nr
+    gained = not base._requires_grad
     base._grad_fn, base._output_nr, base._requires_grad = cs, 0, True
+    if gained and base._following_views is not None:
+        follow_base(base)
     if base._retains_grad:
         move_retained_grad(base, old_fn, old_nr)
     _regenerate_into(view)

@@ -13,8 +13,8 @@ import numpy as np
 
 from .._state import forward_hook, state
 from .._tensor import Tensor, _wrap
-from .graph import (ERR_FREED, ERR_INFERENCE_SAVE, Node, gradient_edge, move_retained_grad,
-                    unpack_input, unpack_output)
+from .graph import (ERR_FREED, ERR_INFERENCE_SAVE, Node, follow_base, gradient_edge,
+                    move_retained_grad, unpack_input, unpack_output)
 from .grad_mode import no_grad
 from .saved_tensors import SavedTensor, check_register, pack_saved, unpack_saved
 from . import forward_ad as fwAD
@@ -280,9 +280,12 @@ def _connect(ctx, cls, args, arg_pos, outputs):
             o._requires_grad = False
             continue
         old_fn, old_nr = o._grad_fn, o._output_nr
+        gained = not o._requires_grad
         o._grad_fn = ctx
         o._output_nr = k
         o._requires_grad = True
+        if gained and o._following_views is not None:
+            follow_base(o)
         if o._retains_grad:  # a dirty input's retain_grad follows its new history
             move_retained_grad(o, old_fn, old_nr)
     ctx._out_meta = tuple(meta)

@@ -190,9 +190,10 @@ def grad_accumulator(t):
         acc = ref()
         if acc is not None:
             return acc
-    if t._view_no_grad and t._base is not None and t._base._requires_grad:
-        return None  # a view made in no_grad mode requires grad through its base, but has no
-        # gradient of its own to accumulate (torch: no grad accumulator, an edge to nothing)
+    if t._base is not None and t._grad_fn is None and t._base._requires_grad:
+        return None  # a view without history (made in no_grad mode, or before its base required
+        # grad) requires grad through its base, but has no gradient of its own to accumulate
+        # (torch: no grad accumulator, an edge to nothing)
     with _NEW_ACCUMULATOR:  # graphs built in two threads share the leaf's one node (and lock)
         ref = t._grad_acc
         acc = None if ref is None else ref()
@@ -203,6 +204,30 @@ def grad_accumulator(t):
 
 
 _NEW_ACCUMULATOR = threading.Lock()
+
+
+# -- views whose requires_grad follows their base -------------------------------------------------
+# torch: a view requires grad when its base does, whenever the base came to (requires_grad_(),
+# an in-place op that records on it). A view made while its base did not require grad (or in
+# no_grad mode) has no node of its own tying it to the base, so the base keeps weak references
+# to such views and hands them its flag when it changes.
+def register_following_view(root, view):
+    views = root._following_views
+    if views is None:
+        root._following_views = views = []
+    elif len(views) >= 64 and not len(views) & (len(views) - 1):  # at powers of two: drop the
+        views[:] = [ref for ref in views if ref() is not None]     # dead (amortised O(1))
+    views.append(weakref.ref(view))
+
+
+def follow_base(root):
+    """``root``'s requires_grad changed: its following views take it (one with a history of its
+    own keeps requiring grad)."""
+    flag = root._requires_grad
+    for ref in root._following_views:
+        view = ref()
+        if view is not None:
+            view._requires_grad = flag or view._grad_fn is not None
 
 
 NO_EDGE = (None, 0)

@@ -64,8 +64,9 @@ def pack_saved(t, hooks, output_nr=None, hook_input=None) -> _Packed:
     p.output_nr = t._output_nr if output_nr is None else output_nr
     p.grad_fn = None if p.is_output else t._grad_fn
     p.requires_grad = t._requires_grad
-    p.acc = (weakref.ref(grad_accumulator(t))
-             if p.grad_fn is None and t._requires_grad and not p.is_output else None)
+    acc = (grad_accumulator(t) if p.grad_fn is None and t._requires_grad and not p.is_output
+           else None)  # (None too for a view made under no_grad: it has no accumulator)
+    p.acc = None if acc is None else weakref.ref(acc)
     p.packed = _call_pack(pack_hook, t if hook_input is None else hook_input)
     return p
 
