@@ -12,7 +12,33 @@ from ..parameter import Parameter
 from .module import Module
 
 
-class Embedding(Module):
+class _Table(Module):
+    """What Embedding and EmbeddingBag share: the (num_embeddings, embedding_dim) weight, drawn
+    from N(0, 1) with the padding row zeroed, or given."""
+
+    def _make_weight(self, weight, dtype, device, requires_grad=True):
+        shape = [self.num_embeddings, self.embedding_dim]
+        if weight is None:
+            self.weight = Parameter(empty(shape, dtype=dtype, device=device),
+                                    requires_grad=requires_grad)
+            self.reset_parameters()
+        else:
+            if list(weight.shape) != shape:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(weight, requires_grad=requires_grad)
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self):
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+
+class Embedding(_Table):
     """A lookup table storing embeddings of a fixed dictionary and size."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
@@ -26,26 +52,8 @@ class Embedding(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype,
-                                          device=device),
-                                    requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        self._make_weight(_weight, dtype, device, requires_grad=not _freeze)
         self.sparse = sparse
-
-    def reset_parameters(self):
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self):
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -90,7 +98,7 @@ def _checked_padding_idx(padding_idx, num_embeddings, message):
     return padding_idx
 
 
-class EmbeddingBag(Module):
+class EmbeddingBag(_Table):
     """The sums, means or maxima of bags of embeddings, without making the embeddings."""
 
     def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
@@ -104,27 +112,10 @@ class EmbeddingBag(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.padding_idx = _checked_padding_idx(padding_idx, num_embeddings,
                                                 "padding_idx must be within num_embeddings")
-        if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype,
-                                          device=device))
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
-            self.weight = Parameter(_weight)
+        self._make_weight(_weight, dtype, device)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
-
-    def reset_parameters(self):
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self):
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,

@@ -215,8 +215,9 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries (a count, or a fraction) chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes the ``amount`` entries (a count, or a fraction) that come first by the scores
+    ``_ranking`` gives."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -228,29 +229,27 @@ class RandomUnstructured(BasePruningMethod):
         k = _count_to_prune(self.amount, t.nelement())
         mask = default_mask.clone()
         if k != 0:
-            mask.view(-1)[topk(C.rand_like(t).view(-1), k=k).indices] = 0
+            scores, largest = self._ranking(t)
+            mask.view(-1)[topk(scores.view(-1), k=k, largest=largest).indices] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes ``amount`` entries (a count, or a fraction) chosen at random."""
+
+    def _ranking(self, t):
+        return C.rand_like(t), True
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the ``amount`` entries (a count, or a fraction) of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _count_to_prune(self.amount, t.nelement())
-        mask = default_mask.clone()
-        if k != 0:
-            mask.view(-1)[topk(t.abs().view(-1), k=k, largest=False).indices] = 0
-        return mask
+    def _ranking(self, t):
+        return t.abs(), False
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
