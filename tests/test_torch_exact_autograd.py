@@ -213,6 +213,14 @@ def test_zero_derivative_times_nan_is_zero(name):
     same(body)
 
 
+def test_hardswish_gradient_at_its_kinks():
+    def body(t):
+        x = t.tensor([-3., 3., -3., 3., -2.], requires_grad=True)
+        t.nn.functional.hardswish(x).backward(t.tensor([1., 1., float("nan"), 2., 1.]))
+        return x.grad
+    same(body)
+
+
 def test_asin_of_trunc_outside_its_domain():
     def body(t):
         x = t.tensor([-2., 0.25], requires_grad=True)

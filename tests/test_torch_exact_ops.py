@@ -30,6 +30,7 @@ _NAN_FORWARD = {
     "hardshrink": lambda t, x: t.nn.functional.hardshrink(x, 0.5),
     "threshold": lambda t, x: t.nn.functional.threshold(x, 0.1, 20.),
     "threshold_": lambda t, x: t.nn.functional.threshold(x.clone(), 0.1, 20., inplace=True),
+    "logsigmoid": lambda t, x: t.nn.functional.logsigmoid(x),
 }
 
 

@@ -257,8 +257,8 @@ def mish(input, inplace=False):
 
 @op("log_sigmoid", elementwise=True, node="LogSigmoidBackward0", quiet=True)
 def _logsigmoid(self):
-    xp = get_xp(self)
-    return (-xp.logaddexp(0, -self)).astype(self.dtype, copy=False)
+    xp = get_xp(self)  # torch's form: +0.0 (not -0.0) at +inf
+    return (xp.minimum(self, 0) - xp.log1p(xp.exp(-xp.abs(self)))).astype(self.dtype, copy=False)
 
 
 @_logsigmoid.grad("self")
@@ -360,7 +360,8 @@ def _hardswish(self):
 
 @_hardswish.grad("self")
 def _(grad, self):
-    return where(self < -3.0, 0.0, where(self <= 3.0, grad * (self / 3 + 0.5), grad))
+    # torch's intervals: 0 up to -3 included, the slope strictly between, grad from 3 on
+    return where(self <= -3.0, 0.0, where(self < 3.0, grad * (self / 3 + 0.5), grad))
 
 
 def hardswish(input, inplace=False):
