@@ -1,4 +1,4 @@
-"""MaxUnpool1d/2d/3d and AdaptiveAvgPool3d against torch 2.13: the modules (repr, a max-pool round trip with
+"""MaxUnpool1d/2d/3d, AvgPool3d and AdaptiveAvgPool3d against torch 2.13: the modules (repr, a max-pool round trip with
 output_size) and the errors of F.max_unpool*. Values and derivatives are in the op table."""
 import numpy as np
 import pytest
@@ -66,4 +66,28 @@ def test_adaptive_avg_pool3d_module():
         out = pool(x)
         out.sum().backward()
         return repr(pool), out, x.grad, torch.nn.AdaptiveAvgPool3d(1)(x).grad_fn.name()
+    same(body)
+
+
+AVG3D_ERRORS = {
+    "kernel_too_big": lambda t, F: F.avg_pool3d(t.ones(1, 2, 3, 4, 5), (4, 1, 1)),
+    "padding": lambda t, F: F.avg_pool3d(t.ones(1, 2, 3, 4, 5), 2, padding=2),
+    "ndim": lambda t, F: F.avg_pool3d(t.ones(3, 4, 5), 2),
+    "divisor": lambda t, F: F.avg_pool3d(t.ones(1, 2, 3, 4, 5), 2, divisor_override=0),
+    "stride": lambda t, F: F.avg_pool3d(t.ones(1, 2, 3, 4, 5), 2, stride=0),
+}
+
+
+@pytest.mark.parametrize("name", list(AVG3D_ERRORS))
+def test_avg_pool3d_errors(name):
+    same(lambda torch: AVG3D_ERRORS[name](torch, torch.nn.functional))
+
+
+def test_avg_pool3d_module():
+    def body(torch):
+        pool = torch.nn.AvgPool3d((1, 2, 2), stride=1, ceil_mode=True, count_include_pad=False)
+        x = torch.tensor(np.arange(48.0).reshape(1, 2, 3, 4, 2), requires_grad=True)
+        out = pool(x)
+        out.sum().backward()
+        return repr(pool), repr(torch.nn.AvgPool3d(2)), out, x.grad
     same(body)

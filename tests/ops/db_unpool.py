@@ -1,4 +1,4 @@
-"""Op table rows for max unpooling and 3-D adaptive average pooling (ember._ops.pooling):
+"""Op table rows for max unpooling and 3-D (adaptive) average pooling (ember._ops.pooling):
 unpooling's indices are positions a max pooling could give (distinct within each plane); a
 sample with output_size checks the explicit size."""
 from __future__ import annotations
@@ -37,3 +37,11 @@ row("adaptive_avg_pool3d", F.adaptive_avg_pool3d, "nn.functional.adaptive_avg_po
     lambda m: [S("basic", m(1, 2, 3, 5, 4), (2, 3, 2)), S("grow", m(1, 1, 2, 2, 3), 3),
                S("one", m(2, 1, 3, 2, 2), 1), S("none", m(1, 1, 4, 3, 2), (None, 2, 1)),
                S("unbatched", m(2, 3, 3, 4), 2)])
+row("avg_pool3d", F.avg_pool3d, "nn.functional.avg_pool3d",
+    [P.avg_pool3d_op, P.avg_pool3d_backward],
+    lambda m: [S("basic", m(1, 2, 3, 4, 5), 2),
+               S("stride_pad", m(1, 1, 4, 3, 5), (3, 2, 2), stride=(1, 2, 2), padding=1),
+               S("ceil_exclude", m(1, 2, 3, 5, 4), 2, ceil_mode=True, count_include_pad=False,
+                 padding=(0, 1, 1)),
+               S("divisor", m(1, 1, 2, 4, 4), 2, divisor_override=3),
+               S("unbatched", m(2, 3, 4, 4), (1, 2, 2))])

@@ -25,10 +25,10 @@ from .shape import squeeze, unsqueeze, view
 
 __all__ = ["adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle"]
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
-FUNCTIONAL = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-              "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-              "adaptive_max_pool2d", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "max_unpool1d",
-              "max_unpool2d", "max_unpool3d"]
+FUNCTIONAL = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+              "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+              "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "upsample",
+              "pixel_shuffle", "pixel_unshuffle", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
 
 # -- shapes and checks -----------------------------------------------------------------------------
@@ -266,9 +266,10 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: 
 # -- average pooling ------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=256)
 def _divisors(size, ks, st, pads, ceil_mode, count_include_pad, divisor_override):
-    """(Ho, Wo) divisors of every window, as torch's avg_pool2d computes them."""
+    """The divisor of every window (an array of the output's spatial shape), as torch's
+    avg_pool2d/3d compute them."""
     per_dim = []
-    for i in range(2):
+    for i in range(len(size)):
         o = pool_out(size[i], ks[i], st[i], pads[i], 1, ceil_mode)
         start = np.arange(o) * st[i] - pads[i]
         end = np.minimum(start + ks[i], size[i] + pads[i])
@@ -276,61 +277,83 @@ def _divisors(size, ks, st, pads, ceil_mode, count_include_pad, divisor_override
         inside = np.minimum(end, size[i]) - np.maximum(start, 0)
         per_dim.append(pool if count_include_pad else inside)
     if divisor_override:
-        return np.full((len(per_dim[0]), len(per_dim[1])), float(divisor_override))
-    return np.multiply.outer(per_dim[0], per_dim[1]).astype(np.float64)
+        return np.full(tuple(len(p) for p in per_dim), float(divisor_override))
+    out = per_dim[0].astype(np.float64)
+    for p in per_dim[1:]:
+        out = np.multiply.outer(out, p)
+    return out.astype(np.float64)
 
 
-@op("avg_pool2d", promote=NONE, node="AvgPool2DBackward0")
-@lifted(4)
-def avg_pool2d_op(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                  divisor_override):
-    ks, st, pads = kernel_size, stride, padding
+def _avg_pool_kernel(self, ks, st, pads, ceil_mode, count_include_pad, divisor_override):
+    nd = len(ks)
     size = self.shape[2:]
-    out = tuple(pool_out(size[i], ks[i], st[i], pads[i], 1, ceil_mode) for i in range(2))
-    hi = [_right_pad(size[i], ks[i], st[i], pads[i], 1, out[i]) for i in range(2)]
-    win = windows(pad_array(self, tuple(zip(pads, hi))), ks, st, (1, 1), out)
-    acc = win[..., 0, 0].copy()
-    for a, b in list(np.ndindex(*ks))[1:]:
-        acc += win[..., a, b]
+    out = tuple(pool_out(size[i], ks[i], st[i], pads[i], 1, ceil_mode) for i in range(nd))
+    hi = [_right_pad(size[i], ks[i], st[i], pads[i], 1, out[i]) for i in range(nd)]
+    win = windows(pad_array(self, tuple(zip(pads, hi))), ks, st, (1,) * nd, out)
+    offsets = list(np.ndindex(*ks))
+    acc = win[(Ellipsis, *offsets[0])].copy()
+    for off in offsets[1:]:
+        acc += win[(Ellipsis, *off)]
     div = _divisors(tuple(size), ks, st, pads, ceil_mode, count_include_pad, divisor_override)
     return acc / get_xp(acc).asarray(div.astype(self.dtype))
 
 
-@avg_pool2d_op.grad("self")
-def _(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-      divisor_override):
-    return avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode,
-                               count_include_pad, divisor_override)
-
-
-@op("avg_pool2d_backward", tensors=2, promote=NONE, node="AvgPool2DBackwardBackward0")
-def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
-                        count_include_pad, divisor_override):
-    if grad_output.ndim == 3:
-        return avg_pool2d_backward.kernel(grad_output[None], self[None], kernel_size, stride,
-                                          padding, ceil_mode, count_include_pad,
-                                          divisor_override)[0]
+def _avg_pool_adjoint(grad_output, self, ks, st, pads, ceil_mode, count_include_pad,
+                      divisor_override):
+    nd = len(ks)
+    if grad_output.ndim == nd + 1:  # unbatched
+        return _avg_pool_adjoint(grad_output[None], self[None], ks, st, pads, ceil_mode,
+                                 count_include_pad, divisor_override)[0]
     xp = get_xp(grad_output)
-    ks, st, pads = kernel_size, stride, padding
     size = tuple(self.shape[2:])
     out = grad_output.shape[2:]
     div = _divisors(size, ks, st, pads, ceil_mode, count_include_pad, divisor_override)
     g = grad_output / xp.asarray(div.astype(grad_output.dtype))
-    hi = [_right_pad(size[i], ks[i], st[i], pads[i], 1, out[i]) for i in range(2)]
+    hi = [_right_pad(size[i], ks[i], st[i], pads[i], 1, out[i]) for i in range(nd)]
     n, c = g.shape[:2]
-    cv = xp.broadcast_to(g.reshape(n, c, 1, 1, *out), (n, c) + tuple(ks) + tuple(out))
-    return col2im_view(cv, size, ks, st, (1, 1), tuple(zip(pads, hi)), out)
+    cv = xp.broadcast_to(g.reshape((n, c) + (1,) * nd + tuple(out)),
+                         (n, c) + tuple(ks) + tuple(out))
+    return col2im_view(cv, size, ks, st, (1,) * nd, tuple(zip(pads, hi)), out)
 
 
-@avg_pool2d_backward.grad("grad_output")
-def _(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    return avg_pool2d_op(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                         divisor_override)
+def _avg_pool_ops(nd):
+    """avg_pool{nd}d and its adjoint, each the other's derivative (the adjoint takes the
+    pooled input for its shape, of zero derivative in it)."""
+    name = f"avg_pool{nd}d"
+    node = f"AvgPool{nd}DBackward0"
+
+    @op(name, promote=NONE, node=node)
+    @lifted(nd + 2)
+    def forward(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+        return _avg_pool_kernel(self, kernel_size, stride, padding, ceil_mode,
+                                count_include_pad, divisor_override)
+
+    @op(name + "_backward", tensors=2, promote=NONE, node=f"AvgPool{nd}DBackwardBackward0")
+    def adjoint(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+        return _avg_pool_adjoint(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                 count_include_pad, divisor_override)
+
+    @forward.grad("self")
+    def _(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+          divisor_override):
+        return adjoint(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override)
+
+    @adjoint.grad("grad_output")
+    def _(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        return forward(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override)
+
+    @adjoint.grad("self")
+    def _(grad):
+        return zero_gradient(grad)
+    return forward, adjoint
 
 
-@avg_pool2d_backward.grad("self")
-def _(grad):
-    return zero_gradient(grad)
+avg_pool2d_op, avg_pool2d_backward = _avg_pool_ops(2)
+avg_pool3d_op, avg_pool3d_backward = _avg_pool_ops(3)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
@@ -358,6 +381,32 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # n
     out = avg_pool2d(unsqueeze(input, -2), (1,) + ks, (1,) + st, (0,) + pads, ceil_mode,
                      count_include_pad)
     return squeeze(out, -2)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True, divisor_override=None):
+    """Applies 3D average-pooling operation in kT x kH x kW regions by step size sT x sH x sW
+    steps."""
+    ks, st, pads, _ = _pool_params(kernel_size, stride, padding, 1, 3)
+    if input.ndim not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _check_pool3d(input, ks, st, pads)
+    return avg_pool3d_op(input, ks, st, pads, ceil_mode, count_include_pad, divisor_override)
+
+
+def _check_pool3d(input, ks, st, pads):  # noqa: A002
+    if any(s == 0 for s in st):
+        raise RuntimeError("stride should not be zero")
+    for k, p in zip(ks, pads):
+        if p > k // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation=1")
+    t, h, w = input.shape[-3:]
+    if any(input.shape[-3 + i] + 2 * pads[i] < ks[i] for i in range(3)):
+        raise RuntimeError(f"input image (T: {t} H: {h} W: {w}) smaller than kernel size (kT: "
+                           f"{ks[0]} kH: {ks[1]} kW: {ks[2]})")
 
 
 # -- separable linear maps: adaptive average pooling, linear and nearest interpolation -----------

@@ -4,7 +4,7 @@ from __future__ import annotations
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
            "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
-           "ChannelShuffle", "LPPool1d", "LPPool2d", "Unfold", "Fold", "MaxUnpool1d", "AdaptiveAvgPool3d",
+           "ChannelShuffle", "LPPool1d", "LPPool2d", "Unfold", "Fold", "MaxUnpool1d", "AdaptiveAvgPool3d", "AvgPool3d",
            "MaxUnpool2d", "MaxUnpool3d"]
 
 from .. import functional as F
@@ -126,6 +126,14 @@ class AvgPool2d(Module):
 
     def forward(self, input):  # noqa: A002
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AvgPool3d(AvgPool2d):
+    """Applies a 3D average pooling over an input signal composed of several input planes."""
+
+    def forward(self, input):  # noqa: A002
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
