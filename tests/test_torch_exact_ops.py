@@ -39,6 +39,18 @@ def test_nan_and_infinity_forward(name):
     same(lambda t: _NAN_FORWARD[name](t, t.tensor(_SPECIAL)))
 
 
+@pytest.mark.parametrize("data, low, high", [
+    ([INF, 0.5], 0, 0), ([0.5, -INF], 0, 0), ([NAN, 1.], 0, 0), ([1., 2.5], 0, 0),
+    ([1.], 0, INF), ([1.], -INF, 1), ([1.], 0.5, 1.25)])
+def test_histc_of_a_range_that_is_not_finite(data, low, high):
+    same(lambda t: t.histc(t.tensor(data), 4, low, high))
+
+
+@pytest.mark.parametrize("args", [(0, 0, 0), (4, 2, 1)])
+def test_histc_refusals(args):
+    same(lambda t: t.histc(t.ones(2), *args))
+
+
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax", "softmin"])
 def test_softmax_family_of_nan_and_infinities(fn):
     def body(t):

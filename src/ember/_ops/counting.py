@@ -7,6 +7,8 @@ node, and backward through it raises torch's error; the others record nothing, a
 """
 from __future__ import annotations
 
+import math
+
 __all__ = ['argwhere', 'bincount', 'bucketize', 'histc', 'histogram', 'histogramdd', 'nonzero',
            'searchsorted', 'unique', 'unique_consecutive']
 
@@ -163,6 +165,14 @@ def _weighted_bincount(self, weights, minlength):
 _weighted_bincount.grad("weights")(no_derivative("bincount"))
 
 
+def _c_number(v, reduced):
+    """``v`` as C++'s ``<<`` writes a double; a NaN that torch's min/max reduction made is the
+    CPU's default NaN, which has its sign bit set ("-nan")."""
+    if math.isnan(v):
+        return "-nan" if reduced or math.copysign(1.0, v) < 0 else "nan"
+    return f"{v:g}"
+
+
 def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002
     """A histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0);
     values outside are ignored."""
@@ -172,14 +182,18 @@ def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                                   f"'{D._BY_NP[data.dtype].scalar_name}'")
     if bins <= 0:
-        raise RuntimeError("torch.histc(): bins must be > 0, but got " + str(bins))
+        raise RuntimeError(f"ember.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
-    if lo == hi and data.size:
+    from_data = lo == hi and data.size
+    if from_data:
         lo, hi = float(data.min()), float(data.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"ember.histc: range of [{_c_number(lo, from_data)}, "
+                           f"{_c_number(hi, from_data)}] is not finite")
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
-        raise RuntimeError("torch.histc(): max must be larger than min")
+        raise RuntimeError("ember.histc: max must be larger than min")
     counts, _ = xp.histogram(data.astype(np.float64), bins=bins, range=(lo, hi))
     return _wrap(counts.astype(data.dtype))
 
