@@ -1,5 +1,6 @@
-"""MaxUnpool1d/2d/3d, AvgPool3d and AdaptiveAvgPool3d against torch 2.13: the modules (repr, a max-pool round trip with
-output_size) and the errors of F.max_unpool*. Values and derivatives are in the op table."""
+"""MaxUnpool1d/2d/3d, MaxPool3d, AvgPool3d, LPPool3d and AdaptiveAvgPool3d against torch 2.13:
+the modules (repr, round trips through unpooling with output_size) and the functions' errors.
+Values and derivatives are in the op table."""
 import numpy as np
 import pytest
 from oracle import same
@@ -90,4 +91,33 @@ def test_avg_pool3d_module():
         out = pool(x)
         out.sum().backward()
         return repr(pool), repr(torch.nn.AvgPool3d(2)), out, x.grad
+    same(body)
+
+
+MAX3D_ERRORS = {
+    "output_small": lambda t, F: F.max_pool3d(t.ones(1, 2, 3, 4, 5), (4, 1, 1)),
+    "padding": lambda t, F: F.max_pool3d(t.ones(1, 2, 3, 4, 5), 2, padding=2),
+    "ndim": lambda t, F: F.max_pool3d(t.ones(3, 4, 5), 2),
+    "stride": lambda t, F: F.max_pool3d(t.ones(1, 2, 3, 4, 5), 2, stride=0),
+    "dilation": lambda t, F: F.max_pool3d(t.ones(1, 2, 3, 4, 5), 2, dilation=0),
+}
+
+
+@pytest.mark.parametrize("name", list(MAX3D_ERRORS))
+def test_max_pool3d_errors(name):
+    same(lambda torch: MAX3D_ERRORS[name](torch, torch.nn.functional))
+
+
+def test_max_and_lp_pool3d_modules():
+    def body(torch):
+        x = torch.tensor(np.random.default_rng(3).standard_normal((1, 2, 4, 4, 3)),
+                         requires_grad=True)
+        pool = torch.nn.MaxPool3d((2, 2, 1), stride=1, dilation=(1, 2, 1), return_indices=True)
+        out, idx = pool(x)
+        lp = torch.nn.LPPool3d(2, 2, stride=(1, 2, 1))
+        lp_out = lp(x)
+        inf = torch.nn.functional.lp_pool3d(x, float("inf"), 2)
+        (out.sum() + lp_out.sum() + inf.sum()).backward()
+        back = torch.nn.MaxUnpool3d((2, 2, 1), stride=1)(out, idx, output_size=(4, 4, 3))
+        return repr(pool), repr(lp), out, idx, lp_out, inf, x.grad, back
     same(body)

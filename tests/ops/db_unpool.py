@@ -1,4 +1,4 @@
-"""Op table rows for max unpooling and 3-D (adaptive) average pooling (ember._ops.pooling):
+"""Op table rows for max unpooling and 3-D pooling (ember._ops.pooling):
 unpooling's indices are positions a max pooling could give (distinct within each plane); a
 sample with output_size checks the explicit size."""
 from __future__ import annotations
@@ -44,4 +44,13 @@ row("avg_pool3d", F.avg_pool3d, "nn.functional.avg_pool3d",
                S("ceil_exclude", m(1, 2, 3, 5, 4), 2, ceil_mode=True, count_include_pad=False,
                  padding=(0, 1, 1)),
                S("divisor", m(1, 1, 2, 4, 4), 2, divisor_override=3),
+               S("unbatched", m(2, 3, 4, 4), (1, 2, 2))])
+row("max_pool3d", F.max_pool3d, "nn.functional.max_pool3d",
+    [P.max_pool3d_with_indices, P.max_pool3d_with_indices_backward, P.pool_gather3d],
+    lambda m: [S("basic", m(1, 2, 3, 4, 5), 2),
+               S("indices", m(1, 1, 4, 3, 5), (3, 2, 2), stride=(1, 2, 2), padding=1,
+                 return_indices=True),
+               S("dilation_ceil", m(1, 2, 5, 5, 4), 2, dilation=(2, 1, 1), ceil_mode=True),
+               S("ties", m.arr(np.ones((1, 1, 2, 2, 4))), 2, return_indices=True,
+                 no_gradcheck="ties"),
                S("unbatched", m(2, 3, 4, 4), (1, 2, 2))])

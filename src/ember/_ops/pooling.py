@@ -25,8 +25,8 @@ from .shape import squeeze, unsqueeze, view
 
 __all__ = ["adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle"]
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
-FUNCTIONAL = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-              "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+FUNCTIONAL = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
+              "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
               "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "upsample",
               "pixel_shuffle", "pixel_unshuffle", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
@@ -78,14 +78,11 @@ def _unbatch(out, unbatched):
     return squeeze(out, 0) if unbatched else out
 
 
-def plane_size(x):
-    return x.shape[-1] * x.shape[-2]
-
-
 # -- max pooling ----------------------------------------------------------------------------------
 def _max_windows(x, ks, st, pads, dil, out):
-    lo = [pads[i] for i in range(2)]
-    hi = [_right_pad(x.shape[2 + i], ks[i], st[i], pads[i], dil[i], out[i]) for i in range(2)]
+    lo = list(pads)
+    hi = [_right_pad(x.shape[2 + i], ks[i], st[i], pads[i], dil[i], out[i])
+          for i in range(len(ks))]
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp_ = pad_array(x, tuple(zip(lo, hi)), fill)
     return windows(xp_, ks, st, dil, out)
@@ -194,14 +191,20 @@ def _(grads, self, result1):
     node="MaxPool2DWithIndicesBackwardBackward0")
 def max_pool2d_with_indices_backward(grad_output, self, indices):
     """Scatter-add of ``grad_output`` into the flat positions ``indices`` of ``self``'s planes."""
+    return _scatter_into_planes(grad_output, self.shape, indices, 2)
+
+
+def _scatter_into_planes(grad_output, shape, indices, nd):
+    """``grad_output`` added into zeros of ``shape`` at the flat positions ``indices`` of its
+    trailing ``nd``-dimensional planes."""
     xp = get_xp(grad_output)
-    rows = math.prod(grad_output.shape[:-2])
-    plane = math.prod(self.shape[-2:])
+    rows = math.prod(grad_output.shape[:-nd])
+    plane = math.prod(shape[-nd:])
     out = xp.zeros((rows, plane), grad_output.dtype)
     base = (xp.arange(rows, dtype=np.int64) * plane).reshape(rows, 1)
     flat = (indices.reshape(rows, indices.size // max(rows, 1)) + base).ravel()
     scatter_add(out.reshape(-1), flat, grad_output.reshape(-1))
-    return out.reshape(self.shape)
+    return out.reshape(shape)
 
 
 @max_pool2d_with_indices_backward.grad("grad_output")
@@ -217,11 +220,16 @@ def _(grad):
 @op("max_pool2d_gather", tensors=2, promote=NONE)
 def pool_gather(self, indices):
     """``self`` (N, C, H, W) read at the flat plane positions ``indices`` (N, C, ...)."""
+    return _gather_from_planes(self, indices, 2)
+
+
+def _gather_from_planes(self, indices, nd):
+    """``self`` read at the flat positions ``indices`` of its trailing ``nd``-dim planes."""
     xp = get_xp(self)
-    rows = math.prod(self.shape[:-2])
+    rows = math.prod(self.shape[:-nd])
     cols = indices.size // max(rows, 1)
-    flat = xp.take_along_axis(self.reshape(rows, plane_size(self)), indices.reshape(rows, cols),
-                              axis=1)
+    flat = xp.take_along_axis(self.reshape(rows, math.prod(self.shape[-nd:])),
+                              indices.reshape(rows, cols), axis=1)
     return flat.reshape(indices.shape)
 
 
@@ -261,6 +269,87 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: 
                                        ceil_mode)
     out, idx = squeeze(out, -2), squeeze(idx, -2)
     return (out, idx) if return_indices else out
+
+
+# -- 3-D max pooling ----------------------------------------------------------------------------
+@op("max_pool3d_with_indices", promote=NONE, outputs=2, diff_outputs=(True, False),
+    node="MaxPool3DWithIndicesBackward0")
+@lifted(5)
+def max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    xp = get_xp(self)
+    ks, st, pads, dil = kernel_size, stride, padding, dilation
+    size = self.shape[2:]
+    out = tuple(pool_out(size[i], ks[i], st[i], pads[i], dil[i], ceil_mode) for i in range(3))
+    win = _max_windows(self, ks, st, pads, dil, out)
+    offsets = [win[(Ellipsis, *o)] for o in np.ndindex(*ks)]
+    nan = self.dtype.kind == "f" and bool(xp.isnan(self).any())
+    best, arg = (_nan_max if nan else _first_max)(xp, offsets)
+    at = xp.unravel_index(arg, ks)
+    flat = 0
+    for i in range(3):  # the window's corner plus the offset, per dim, into a flat index
+        start = (xp.arange(out[i]) * st[i] - pads[i]).reshape((-1,) + (1,) * (2 - i))
+        flat = flat * size[i] + start + at[i] * dil[i]
+    return best, flat.astype(np.int64)
+
+
+@max_pool3d_with_indices.grad("self")
+def _(grads, self, result1):
+    return max_pool3d_with_indices_backward(grads[0], self, result1)
+
+
+@op("max_pool3d_with_indices_backward", tensors=3, promote=NONE,
+    node="MaxPool3DWithIndicesBackwardBackward0")
+def max_pool3d_with_indices_backward(grad_output, self, indices):
+    """Scatter-add of ``grad_output`` into the flat positions ``indices`` of ``self``'s
+    volumes."""
+    return _scatter_into_planes(grad_output, self.shape, indices, 3)
+
+
+@max_pool3d_with_indices_backward.grad("grad_output")
+def _(grad, indices):
+    return pool_gather3d(grad, indices)
+
+
+@max_pool3d_with_indices_backward.grad("self")
+def _(grad):
+    return zero_gradient(grad)
+
+
+@op("max_pool3d_gather", tensors=2, promote=NONE)
+def pool_gather3d(self, indices):
+    """``self`` (N, C, D, H, W) read at the flat volume positions ``indices``."""
+    return _gather_from_planes(self, indices, 3)
+
+
+@pool_gather3d.grad("self")
+def _(grad, indices, self_shape):
+    return max_pool3d_with_indices_backward(grad, shaped_like(self_shape, grad), indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+               ceil_mode=False, return_indices=False):
+    """Applies a 3D max pooling over an input signal composed of several input planes."""
+    ks, st, pads, dil = _pool_params(kernel_size, stride, padding, dilation, 3)
+    if input.ndim not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if any(s == 0 for s in st):
+        raise RuntimeError("stride should not be zero")
+    if any(d <= 0 for d in dil):
+        raise RuntimeError("dilation should be greater than zero, but got dilationT: "
+                           f"{dil[0]} dilationH: {dil[1]} dilationW: {dil[2]}")
+    for k, p, d in zip(ks, pads, dil):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    size = input.shape[-3:]
+    out = [pool_out(size[i], ks[i], st[i], pads[i], dil[i], ceil_mode) for i in range(3)]
+    if any(o <= 0 for o in out):
+        c = input.shape[-4]
+        raise RuntimeError("Given input size: (" + "x".join(map(str, (c, *size))) + "). "
+                           "Calculated output size: (" + "x".join(map(str, (c, *out)))
+                           + "). Output size is too small")
+    result, idx = max_pool3d_with_indices(input, ks, st, pads, dil, ceil_mode)
+    return (result, idx) if return_indices else result
 
 
 # -- average pooling ------------------------------------------------------------------------------

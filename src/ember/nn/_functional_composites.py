@@ -12,7 +12,8 @@ from .._ops.pointwise import relu, sign
 from .._tensor import Tensor  # (torch.nn.functional names it too)
 
 __all__ = ["Tensor", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "assert_int_or_pair", "gumbel_softmax", "native_channel_shuffle", "lp_pool1d", "lp_pool2d", "max_pool1d_with_indices",
+           "assert_int_or_pair", "gumbel_softmax", "lp_pool3d", "max_pool3d_with_indices",
+           "native_channel_shuffle", "lp_pool1d", "lp_pool2d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "upsample_bilinear", "upsample_nearest"]
 
 
@@ -57,6 +58,26 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
     return (sign(out) * relu(out.abs())).mul(kw * kh).pow(1.0 / norm_type)
 
 
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
+    """3-D power-average pooling: (sum over the window of x^p)^(1/p)."""
+    kd, kw, kh = _triple(kernel_size)
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return pooling.max_pool3d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -pooling.max_pool3d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = pooling.avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = pooling.avg_pool3d(input.pow(norm_type), kernel_size, padding=0,
+                                 ceil_mode=ceil_mode)
+    return (sign(out) * relu(out.abs())).mul(kd * kw * kh).pow(1.0 / norm_type)
+
+
+def _triple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x, x, x)
+
+
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """Samples from the Gumbel-Softmax distribution (straight-through one-hot when ``hard``)."""
     from .._creation import empty_like, zeros_like
@@ -97,6 +118,12 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
                             ceil_mode=False, return_indices=False):
     """2-D max pooling and the flat indices of the maxima."""
     return pooling.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+                            ceil_mode=False, return_indices=False):
+    """3-D max pooling and the flat indices of the maxima."""
+    return pooling.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):  # noqa: A002

@@ -1,11 +1,11 @@
-"""Pooling, upsampling, pixel shuffle and unfold/fold layers."""
+"""Pooling, unpooling, upsampling, pixel shuffle and unfold/fold layers."""
 from __future__ import annotations
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Upsample",
            "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
-           "ChannelShuffle", "LPPool1d", "LPPool2d", "Unfold", "Fold", "MaxUnpool1d", "AdaptiveAvgPool3d", "AvgPool3d",
-           "MaxUnpool2d", "MaxUnpool3d"]
+           "ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d", "Unfold", "Fold"]
 
 from .. import functional as F
 from .module import Module
@@ -40,6 +40,14 @@ class MaxPool2d(_MaxPoolNd):
 
     def forward(self, input):  # noqa: A002
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Applies a 3D max pooling over an input signal composed of several input planes."""
+
+    def forward(self, input):  # noqa: A002
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
@@ -284,6 +292,14 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input):  # noqa: A002
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride,
+                           self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """3-D power-average pooling."""
+
+    def forward(self, input):  # noqa: A002
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
 
 
