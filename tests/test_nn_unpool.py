@@ -1,4 +1,4 @@
-"""MaxUnpool1d/2d/3d, MaxPool3d, AvgPool3d, LPPool3d and AdaptiveAvgPool3d against torch 2.13:
+"""MaxUnpool1d/2d/3d, MaxPool3d, AvgPool3d, LPPool3d, AdaptiveAvg/MaxPool3d against torch 2.13:
 the modules (repr, round trips through unpooling with output_size) and the functions' errors.
 Values and derivatives are in the op table."""
 import numpy as np
@@ -120,4 +120,28 @@ def test_max_and_lp_pool3d_modules():
         (out.sum() + lp_out.sum() + inf.sum()).backward()
         back = torch.nn.MaxUnpool3d((2, 2, 1), stride=1)(out, idx, output_size=(4, 4, 3))
         return repr(pool), repr(lp), out, idx, lp_out, inf, x.grad, back
+    same(body)
+
+
+ADAPTIVE_MAX_ERRORS = {
+    "ndim": lambda t, F: F.adaptive_max_pool3d(t.ones(2, 3), 2),
+    "size_length": lambda t, F: F.adaptive_max_pool3d(t.ones(1, 1, 2, 2, 2), (2, 2)),
+    "empty": lambda t, F: F.adaptive_max_pool3d(t.ones(1, 0, 2, 2, 2), 2),
+}
+
+
+@pytest.mark.parametrize("name", list(ADAPTIVE_MAX_ERRORS))
+def test_adaptive_max_pool3d_errors(name):
+    same(lambda torch: ADAPTIVE_MAX_ERRORS[name](torch, torch.nn.functional))
+
+
+def test_adaptive_max_pool3d_module():
+    def body(torch):
+        x = torch.tensor(np.random.default_rng(4).standard_normal((2, 3, 5, 4)),
+                         requires_grad=True)
+        pool = torch.nn.AdaptiveMaxPool3d((2, None, 3), return_indices=True)
+        out, idx = pool(x)
+        out.sum().backward()
+        with_idx = torch.nn.functional.adaptive_max_pool3d_with_indices(x, 2)
+        return repr(pool), out, idx, x.grad, with_idx
     same(body)

@@ -54,3 +54,11 @@ row("max_pool3d", F.max_pool3d, "nn.functional.max_pool3d",
                S("ties", m.arr(np.ones((1, 1, 2, 2, 4))), 2, return_indices=True,
                  no_gradcheck="ties"),
                S("unbatched", m(2, 3, 4, 4), (1, 2, 2))])
+row("adaptive_max_pool3d", F.adaptive_max_pool3d, "nn.functional.adaptive_max_pool3d",
+    [P.adaptive_max_pool3d_op],
+    lambda m: [S("basic", m(1, 2, 3, 5, 4), (2, 3, 2)),
+               S("indices", m(1, 1, 4, 3, 5), (3, 2, 2), return_indices=True),
+               S("grow", m(1, 1, 2, 2, 3), 3), S("none", m(1, 1, 4, 3, 2), (None, 2, 1)),
+               S("ties", m.arr(np.ones((1, 1, 2, 3, 2))), 2, return_indices=True,
+                 no_gradcheck="ties"),
+               S("unbatched", m(2, 3, 3, 4), 2)])

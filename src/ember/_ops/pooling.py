@@ -27,8 +27,9 @@ __all__ = ["adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle"]
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
 FUNCTIONAL = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
               "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-              "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "upsample",
-              "pixel_shuffle", "pixel_unshuffle", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+              "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "interpolate",
+              "upsample", "pixel_shuffle", "pixel_unshuffle", "max_unpool1d", "max_unpool2d",
+              "max_unpool3d"]
 
 
 # -- shapes and checks -----------------------------------------------------------------------------
@@ -741,6 +742,49 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
     size = _adaptive_size(output_size, input, 1)
     out, idx = adaptive_max_pool2d(unsqueeze(input, -2), (1,) + size, True)
     out, idx = squeeze(out, -2), squeeze(idx, -2)
+    return (out, idx) if return_indices else out
+
+
+@op("adaptive_max_pool3d", promote=NONE, outputs=2, diff_outputs=(True, False),
+    node="AdaptiveMaxPool3DBackward0")
+@lifted(5)
+def adaptive_max_pool3d_op(self, output_size):
+    xp = get_xp(self)
+    sizes = self.shape[2:]
+    wins = [xp.asarray(_adaptive_windows(sizes[i], output_size[i])) for i in range(3)]
+    ks = tuple(int(w.shape[1]) for w in wins)
+    g = self[:, :, wins[0][:, :, None, None, None, None], wins[1][:, :, None, None],
+             wins[2]]  # (N, C, o0, k0, o1, k1, o2, k2)
+    g = g.transpose(0, 1, 2, 4, 6, 3, 5, 7)
+    offsets = [g[(Ellipsis, *o)] for o in np.ndindex(*ks)]
+    nan = self.dtype.kind == "f" and bool(xp.isnan(self).any())
+    best, arg = (_nan_max if nan else _first_max)(xp, offsets)
+    at = xp.unravel_index(arg, ks)
+    flat = 0
+    for i in range(3):  # the row of each window's winner, per dim, into a flat index
+        window = xp.arange(output_size[i]).reshape((-1,) + (1,) * (2 - i))
+        flat = flat * sizes[i] + wins[i][window, at[i]]
+    return best, flat.astype(np.int64)
+
+
+@adaptive_max_pool3d_op.grad("self")
+def _(grads, self, result1):
+    return max_pool3d_with_indices_backward(grads[0], self, result1)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
+    """Applies a 3D adaptive max pooling over an input signal."""
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: "
+                           f"{list(input.shape)}")
+    if not isinstance(output_size, int) and len(output_size) != 3:
+        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
+    for d in range(input.ndim - 4, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError("adaptive_max_pool3d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {list(input.shape)} "
+                               f"with dimension {d} being empty")
+    out, idx = adaptive_max_pool3d_op(input, _adaptive_size(output_size, input, 3))
     return (out, idx) if return_indices else out
 
 

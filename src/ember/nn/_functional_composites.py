@@ -12,6 +12,7 @@ from .._ops.pointwise import relu, sign
 from .._tensor import Tensor  # (torch.nn.functional names it too)
 
 __all__ = ["Tensor", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices",
            "assert_int_or_pair", "gumbel_softmax", "lp_pool3d", "max_pool3d_with_indices",
            "native_channel_shuffle", "lp_pool1d", "lp_pool2d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "upsample_bilinear", "upsample_nearest"]
@@ -124,6 +125,11 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
                             ceil_mode=False, return_indices=False):
     """3-D max pooling and the flat indices of the maxima."""
     return pooling.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    """Adaptive 3-D max pooling and the indices of the maxima."""
+    return pooling.adaptive_max_pool3d(input, output_size, True)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):  # noqa: A002

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Upsample",
-           "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
-           "ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d", "Unfold", "Fold"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+           "PixelUnshuffle", "ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d", "Unfold",
+           "Fold"]
 
 from .. import functional as F
 from .module import Module
@@ -194,6 +195,13 @@ class AdaptiveMaxPool2d(_AdaptivePool):
 
     def forward(self, input):  # noqa: A002
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """Applies a 3D adaptive max pooling over an input signal."""
+
+    def forward(self, input):  # noqa: A002
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class Upsample(Module):
