@@ -1,5 +1,6 @@
-"""Smaller names against torch 2.13: Tensor.map2_/new_empty_strided/nonzero_static/prelu and
-nn.functional's native_channel_shuffle/assert_int_or_pair/Tensor."""
+"""Smaller names against torch 2.13: Tensor.map2_/new_empty_strided/nonzero_static/prelu,
+nn.functional's native_channel_shuffle/assert_int_or_pair/Tensor, nn.factory_kwargs,
+nn.init.Tensor."""
 import pytest
 from oracle import same
 
@@ -41,4 +42,21 @@ def test_functional_names():
             F.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be int or pair")
         except AssertionError as e:
             return out, str(e), F.Tensor is torch.Tensor
+    same(body)
+
+
+FACTORY = {
+    "none": None,
+    "simple": {"dtype": "float64", "device": "cpu"},
+    "nested": {"factory_kwargs": {"dtype": "int32"}, "device": "cpu"},
+    "unexpected": {"dtype": "float64", "bias": True},
+    "twice": {"factory_kwargs": {"dtype": "int32"}, "dtype": "int64"},
+}
+
+
+@pytest.mark.parametrize("name", list(FACTORY))
+def test_factory_kwargs(name):
+    def body(torch):
+        out = torch.nn.factory_kwargs(FACTORY[name])
+        return sorted(out.items()), torch.nn.init.Tensor is torch.Tensor
     same(body)
