@@ -11,7 +11,7 @@ from .._backend import asarray_like
 from .._creation import empty_like, randperm
 from .._ops.diagonal import diag
 from .._ops.pointwise import where
-from .._tensor import Tensor  # (torch.nn.init names it too)
+from .._tensor import Tensor  # noqa: F401 (torch.nn.init names it too)
 from ..autograd.grad_mode import no_grad
 
 __all__ = [
