@@ -60,3 +60,10 @@ def test_factory_kwargs(name):
         out = torch.nn.factory_kwargs(FACTORY[name])
         return sorted(out.items()), torch.nn.init.Tensor is torch.Tensor
     same(body)
+
+
+def test_top_level_max_pool3d():
+    def body(torch):
+        x = torch.arange(32.0).reshape(1, 1, 2, 4, 4)
+        return torch.max_pool3d(x, 2), torch.max_pool3d(x, (1, 2, 2), stride=1, ceil_mode=True)
+    same(body)

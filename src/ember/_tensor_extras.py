@@ -20,8 +20,8 @@ __all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'as_strided_copy', 'av
            'diagonal_copy', 'dsplit', 'dropout_', 'embedding', 'embedding_bag',
            'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm', 'from_dlpack',
            'gradient', 'hardshrink', 'hsplit', 'instance_norm', 'is_inference', 'max_pool1d',
-           'max_pool1d_with_indices', 'max_pool2d', 'native_channel_shuffle', 'nuclear_norm',
-           'permute_copy', 'ravel', 'rms_norm', 'rrelu', 'rrelu_',
+           'max_pool1d_with_indices', 'max_pool2d', 'max_pool3d', 'native_channel_shuffle',
+           'nuclear_norm', 'permute_copy', 'ravel', 'rms_norm', 'rrelu', 'rrelu_',
            'select_copy', 'selu_', 'slice_copy', 'split_copy', 'split_with_sizes',
            'split_with_sizes_copy', 'squeeze_copy', 't_copy', 'threshold', 'threshold_',
            'to_dlpack', 'transpose_copy', 'unbind_copy', 'unfold_copy', 'unsafe_chunk',
@@ -208,6 +208,7 @@ avg_pool1d = _functional("avg_pool1d")
 max_pool1d = _functional("max_pool1d")
 max_pool1d_with_indices = _functional("max_pool1d_with_indices")
 max_pool2d = _functional("max_pool2d")
+max_pool3d = _functional("max_pool3d")
 channel_shuffle = native_channel_shuffle = _functional("channel_shuffle")
 hardshrink = _functional("hardshrink")
 rrelu = _functional("rrelu")
