@@ -67,3 +67,12 @@ def test_top_level_max_pool3d():
         x = torch.arange(32.0).reshape(1, 1, 2, 4, 4)
         return torch.max_pool3d(x, 2), torch.max_pool3d(x, (1, 2, 2), stride=1, ceil_mode=True)
     same(body)
+
+
+@pytest.mark.parametrize("args", [((2, 3, 4, 5), (0, 2, 3, 1)), ((2, 3), (1, 0)),
+                                  ((2, 3), (0,)), ((2, 3), (0, 0)), ((2, 3), (0, 2))])
+def test_empty_permuted(args):
+    def body(torch):
+        x = torch.empty_permuted(*args, dtype=torch.float64, requires_grad=True)
+        return x.shape, x.stride(), x.is_contiguous(), x.requires_grad, x.dtype
+    same(body)

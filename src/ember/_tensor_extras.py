@@ -18,7 +18,8 @@ layout = type(strided)  # the class of ember.strided
 __all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'as_strided_copy', 'avg_pool1d',
            'batch_norm', 'celu_', 'channel_shuffle', 'constant_pad_nd', 'detach',
            'diagonal_copy', 'dsplit', 'dropout_', 'embedding', 'embedding_bag',
-           'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm', 'from_dlpack',
+           'empty_permuted', 'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm',
+           'from_dlpack',
            'gradient', 'hardshrink', 'hsplit', 'instance_norm', 'is_inference', 'max_pool1d',
            'max_pool1d_with_indices', 'max_pool2d', 'max_pool3d', 'native_channel_shuffle',
            'nuclear_norm', 'permute_copy', 'ravel', 'rms_norm', 'rrelu', 'rrelu_',
@@ -195,6 +196,30 @@ def nuclear_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002
 
 
 # -- torch's top-level forms of nn.functional ops -----------------------------------------------
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """A tensor of ``size`` whose memory holds its dims in the order ``physical_layout``
+    (zeros: ember never hands out garbage)."""
+    size, order = tuple(size), tuple(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError("Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {len(size)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    seen = set()
+    for i, d in enumerate(order):
+        if not 0 <= d < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and "
+                               f"{len(size) - 1}, but got {d} at index {i}).  NB: negative dims "
+                               "not currently supported; file an issue if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    from ._creation import zeros
+    physical = zeros(tuple(size[d] for d in order), dtype=dtype, device=device)
+    out = physical.permute(tuple(order.index(d) for d in range(len(size)))).detach()
+    return out.requires_grad_() if requires_grad else out
+
+
 def _functional(name, positional=None):
     def fn(*args, **kwargs):
         from .nn import functional as F
