@@ -51,6 +51,26 @@ def test_saved_indices_unmodified_still_work():
     same(body)
 
 
+_KEPT_AS_ARGUMENTS = {
+    "nll_loss_target": lambda t, x, i, w: (t.nn.functional.nll_loss(x, i), i),
+    "cross_entropy_target": lambda t, x, i, w: (t.nn.functional.cross_entropy(x, i), i),
+    "nll_loss_weight": lambda t, x, i, w: (t.nn.functional.nll_loss(x, i, weight=w), w),
+    "multi_margin_target": lambda t, x, i, w: (t.nn.functional.multi_margin_loss(x, i), i),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_KEPT_AS_ARGUMENTS))
+def test_targets_and_weights_modified_in_place_raise(name):
+    def body(t):
+        x = t.tensor([[3., 1., 2.], [0., 4., 4.]], requires_grad=True)
+        target, weight = t.tensor([2, 0]), t.tensor([1., 2., 3.])
+        loss, kept = _KEPT_AS_ARGUMENTS[name](t, x, target, weight)
+        kept.zero_()
+        loss.backward()
+        return x.grad
+    same(body)
+
+
 # -- views ----------------------------------------------------------------------------------------
 def test_unbind_outputs_are_views():
     def body(t):

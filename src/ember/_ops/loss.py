@@ -250,7 +250,7 @@ def _nll_grad(grad, self, target, weight, reduction, ignore_index):
 
 # NOTE: target and weight are not differentiable (torch's nll_loss has one edge, to ``self``), so
 # they travel as plain arguments: the kernel and the formula unwrap them with _arr.
-@op("nll_loss", node="NllLossBackward0", promote=NONE)
+@op("nll_loss", node="NllLossBackward0", promote=NONE, checked=("target", "weight"))
 def _nll(self, target, weight, reduction, ignore_index):
     return _nll_kernel(self, target, weight, reduction, ignore_index)
 
@@ -258,7 +258,7 @@ def _nll(self, target, weight, reduction, ignore_index):
 _nll.grad("self")(_nll_grad)
 
 
-@op("nll_loss2d", node="NllLoss2DBackward0", promote=NONE)
+@op("nll_loss2d", node="NllLoss2DBackward0", promote=NONE, checked=("target", "weight"))
 def _nll2d(self, target, weight, reduction, ignore_index):
     return _nll_kernel(self, target, weight, reduction, ignore_index)
 

@@ -34,7 +34,8 @@ from .._backend import as_array, get_xp, is_array
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
-                              grad_accumulator, unpack_data_output, unpack_input, unpack_output)
+                              check_param, grad_accumulator, param_version,
+                              unpack_data_output, unpack_input, unpack_output)
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
 
@@ -88,11 +89,16 @@ class OpNode(Node):
                 env[j] = unpack_output(self, idx, saved[j], vers[j], as_tensors)
             else:  # e.g. the indices of max(dim): data, never part of the graph
                 env[j] = unpack_data_output(saved[j], vers[j], as_tensors)
+        for j in op.param_slots:
+            if vers[j] is not None:
+                check_param(saved[j], vers[j])
         return env
 
     def _unpack_hooked(self, as_tensors):
         env = list(self._saved)
         for j, _, _ in self._op.unpack_plan:
+            env[j] = self._unpack_slot(j, as_tensors)
+        for j in self._op.param_slots:
             env[j] = self._unpack_slot(j, as_tensors)
         return env
 
@@ -110,6 +116,8 @@ class OpNode(Node):
         if kind == INPUT:
             return value if version is None else unpack_input(value, version, as_tensors)
         if kind != RESULT:
+            if kind == PARAM and version is not None:
+                check_param(value, version)
             return value
         if op.diff_outputs is None or op.diff_outputs[idx]:
             return unpack_output(self, idx, value, version, as_tensors)
@@ -305,6 +313,9 @@ def _compile_apply(op):
         elif kind == RESULT:
             lines += [f"    e{j}, vc = saved[{j}]", f"    if vc[0] != vers[{j}]:",
                       f"        unpack_output(self, {idx}, saved[{j}], vers[{j}], False)"]
+        elif kind == PARAM and idx in op.checked_params:  # (may hold a versioned tensor)
+            lines += [f"    e{j} = saved[{j}]", f"    if vers[{j}] is not None:",
+                      f"        check_param(e{j}, vers[{j}])"]
         else:
             lines += [f"    e{j} = saved[{j}]"]
     lines += ["    g = grads[0]", "    nxt = self._next"]
@@ -319,7 +330,7 @@ def _compile_apply(op):
         outs[i] = f"o{i}"
     lines += [f"    return [{', '.join(outs)}]"]
     scope = {"generic": generic, "ERR_FREED": ERR_FREED, "unpack_input": unpack_input,
-             "unpack_output": unpack_output}
+             "unpack_output": unpack_output, "check_param": check_param}
     scope.update({f"f{k}": fn for k, (_, fn, _) in enumerate(op.formulas)})
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["apply"]
@@ -375,6 +386,8 @@ class OpDef:
         self.saved_names = []
         self.saved_spec = ()
         self.unpack_plan = ()
+        self.checked_params = frozenset()  # params holding tensors torch saves (op(checked=))
+        self.param_slots = ()  # the saved slots of those (see param_version)
         self.release = 0  # what _release frees: 0 nothing, 1 all, 2 the tensors only
         self.recorder = None  # generated on first use (see _compile_recorder)
         self.save_guards = None  # computed on first use (see _save_guards)
@@ -451,6 +464,8 @@ class OpDef:
             self.saved_spec = tuple(self._classify(n) for n in self.saved_names)
             self.unpack_plan = tuple((j, k, i) for j, (k, i) in enumerate(self.saved_spec)
                                      if k in (INPUT, RESULT))
+            self.param_slots = tuple(j for j, (k, i) in enumerate(self.saved_spec)
+                                     if k == PARAM and i in self.checked_params)
             self.release = (0 if not self.unpack_plan else
                             1 if len(self.unpack_plan) == len(self.saved_spec) else 2)
             j = len(self.saved_names) - 1
@@ -604,6 +619,9 @@ def _specialize(d, n):
                             for kind, i in d.saved_spec)
     spec.unpack_plan = tuple((j, k, i) for j, (k, i) in enumerate(spec.saved_spec)
                              if k in (INPUT, RESULT))
+    spec.checked_params = frozenset(i + n - 1 for i in d.checked_params)
+    spec.param_slots = tuple(j for j, (k, i) in enumerate(spec.saved_spec)
+                             if k == PARAM and i in spec.checked_params)
     spec.formulas, spec.batched_formulas = (
         [(tuple(range(n)), fn if n > 1 else _only_item(fn), env) for _, fn, env in formulas]
         for formulas in (d.formulas, d.batched_formulas))
@@ -629,8 +647,11 @@ def _camel(name):
 def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiable=True,
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
        check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
-       elementwise=False, undefined_grads=False, complex_grad=False):
+       elementwise=False, undefined_grads=False, complex_grad=False, checked=()):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
+
+    ``checked``: non-tensor params that hold tensors torch saves (nll_loss's target and
+    weight): a node keeping one checks at backward that it was not modified in place.
 
     ``method=True`` (or a name or tuple of names) also makes Tensor methods; ``inplace=True``
     makes the ``name_`` in-place method. ``view=True`` marks outputs that share the input's
@@ -662,6 +683,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.quiet = quiet
         d.elementwise = elementwise
         d.undefined_grads = undefined_grads
+        d.checked_params = frozenset(d.index[n] for n in checked)
         d.complex_grad = complex_grad or bool(view)
         REGISTRY[opname] = d
         methods = (opname,) if method is True else (method if isinstance(method, tuple)
@@ -1150,6 +1172,8 @@ def _compile_recorder(op):
                       "        vc = r._vc = [0]", f"    s{j} = (r._data, vc)", f"    v{j} = vc[0]"]
         elif kind == PARAM:
             lines += [f"    s{j} = args[{i}]", f"    v{j} = None"]
+            if i in op.checked_params:
+                lines.append(f"    if type(s{j}) is Tensor: v{j} = param_version(s{j})")
         elif kind == SHAPE:
             lines += [f"    s{j} = _shape_of(args[{i}])", f"    v{j} = None"]
         else:
@@ -1171,7 +1195,7 @@ def _compile_recorder(op):
     lines += ["    return node"]
     scope = {"node_cls": op.node_cls, "Tensor": Tensor, "NO_EDGE": NO_EDGE,
              "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
-             "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE,
+             "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
              "_sequence": _sequence, "_shape_of": _shape_of,
              "twin": complex_twin(op.node_cls)}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
@@ -1261,7 +1285,10 @@ def _save(node, op, args, results, snapshot, guarded):
             saved.append((r._data, vc))
             v = vc[0]
         elif kind == PARAM:
-            saved.append(args[i])
+            a = args[i]
+            saved.append(a)
+            if i in op.checked_params and type(a) is Tensor:
+                v = param_version(a)
         elif kind == SHAPE:
             saved.append(_shape_of(args[i]))
         else:

@@ -274,6 +274,22 @@ def unpack_input(t, version, as_tensor):
     return t if as_tensor else t._data
 
 
+def param_version(t):
+    """The version of a tensor a node keeps as a plain argument (nll_loss's target: data, never
+    differentiated); torch saves it as a tensor, so modifying it in place before backward
+    raises there."""
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    return vc[0]
+
+
+def check_param(t, version):
+    """Raise torch's error if the tensor kept as a plain argument changed since it was kept."""
+    if t._vc[0] != version:
+        raise version_error(t._data, t._vc[0], version, t._grad_fn, t._output_nr)
+
+
 def unpack_output(node, output_nr, saved, version, as_tensor):
     """A saved output: rewrapped with ``node`` as its grad_fn when a graph is being built."""
     array, vc = saved
