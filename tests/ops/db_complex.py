@@ -12,6 +12,7 @@ import numpy as np
 import ember
 from ember._ops import complex as CX
 from ember._ops import linalg as LA
+from ember._ops import linalg_decomp as LD
 from ember._ops import pointwise as PW
 from ember._ops import reduction as R
 from ember._ops import shape as SH
@@ -80,3 +81,46 @@ row("matmul_complex", ember.matmul, "matmul", [LA.mm],
     lambda m: [S("mm", m.complex(2, 3), m.complex(3, 2))], np_ref=np.matmul)
 row("vdot_complex", ember.vdot, "vdot", [LA.vdot, CX._conj_physical],
     lambda m: [S("vector", m.complex(3), m.complex(3))], np_ref=np.vdot)
+
+
+# -- non-holomorphic formulas written for complex values: decompositions, and ops whose complex
+# forms need their own kernels or formulas ---------------------------------------------------
+def _hpd(lib):
+    """A Hermitian positive definite matrix from any square z (differentiably)."""
+    return lambda z: z @ z.mH + 3 * lib.eye(z.shape[-1], dtype=z.dtype, device=z.device)
+
+
+def _eigh_parts(lib):
+    """eigh's values and the moduli of its vectors (their phases are arbitrary)."""
+    def f(z):
+        w, v = lib.linalg.eigh(z + z.mH)
+        return w, v.abs()
+    return f
+
+
+def _svd_parts(lib):
+    """The singular values, the rebuilt matrix and the moduli of U and Vh (phase-free)."""
+    def f(z):
+        U, s, Vh = lib.linalg.svd(z, full_matrices=False)
+        return s, (U * s.unsqueeze(-2)) @ Vh, U.abs(), Vh.abs()
+    return f
+
+
+_LINALG_TOLS = {"float32": (1e-4, 1e-4)}
+row("linalg_cholesky_complex", lambda z: ember.linalg.cholesky(_hpd(ember)(z)),
+    lambda torch: lambda z: torch.linalg.cholesky(_hpd(torch)(z)),
+    [LD.linalg_cholesky, LD.linalg_solve_triangular, LA.mm],
+    lambda m: [S("3x3", m.complex(3, 3))], tols=_LINALG_TOLS)
+row("linalg_qr_complex", ember.linalg.qr, "linalg.qr", [LD.linalg_qr, LD.linalg_solve_triangular],
+    lambda m: [S("tall", m.complex(4, 3)), S("wide", m.complex(2, 4))], tols=_LINALG_TOLS)
+row("linalg_eigh_complex", _eigh_parts(ember), _eigh_parts, [LD.linalg_eigh, PW.abs],
+    lambda m: [S("3x3", m.complex(3, 3))], tols=_LINALG_TOLS)
+row("linalg_svd_complex", _svd_parts(ember), _svd_parts, [LD.linalg_svd, PW.abs],
+    lambda m: [S("tall", m.complex(4, 3)), S("wide", m.complex(2, 3)),
+               S("square", m.complex(3, 3))], tols=_LINALG_TOLS)
+row("linalg_pinv_complex", ember.linalg.pinv, "linalg.pinv", [LD.linalg_pinv],
+    lambda m: [S("tall", m.complex(4, 3)), S("wide", m.complex(2, 4))],
+    np_ref=np.linalg.pinv, tols=_LINALG_TOLS)
+row("sigmoid_complex", ember.sigmoid, "sigmoid", [PW.sigmoid], _one,
+    np_ref=lambda z: 1 / (1 + np.exp(-z)))
+row("acosh_complex", ember.acosh, "acosh", [UN.acosh], _one, np_ref=np.arccosh)

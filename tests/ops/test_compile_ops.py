@@ -51,7 +51,7 @@ FALLS_BACK = {
                     "an in-place view op changes a tensor's geometry outside the ops"),
     "mul_real_complex": _REAL_OF_COMPLEX, "irfft_of_real": _REAL_OF_COMPLEX,
     "fftn_of_real": _REAL_OF_COMPLEX, "linalg_eigvals": _REAL_OF_COMPLEX,
-    "linalg_eig_vectors": _REAL_OF_COMPLEX,
+    "linalg_eig_vectors": _REAL_OF_COMPLEX, "linalg_svd_complex": _REAL_OF_COMPLEX,
     "istft": "the window envelope is checked with .item()",
     "linalg_ldl_factor": _NO_GRAD, "linalg_ldl_factor_ex": _NO_GRAD, "linalg_ldl_solve": _NO_GRAD,
     "linalg_cholesky_ex_failing": "its backward through the failed factorization raises",

@@ -18,7 +18,7 @@ from .._backend import get_xp, linalg_errors, to_numpy
 from .._tensor import Tensor
 from .einsum import const
 from .linalg import matmul
-from .registry import NONE, op
+from .registry import NONE, conj_any, op
 
 
 class LinAlgError(RuntimeError):
@@ -45,6 +45,11 @@ SolveExResult = _result("linalg_solve_ex", ["result", "info"])
 # -- helpers (all work on arrays and on Tensors) ------------------------------------------------
 def mT(x):
     return transpose(x, -2, -1)
+
+
+def mH(x):
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return mT(conj_any(x))
 
 
 def _shape(x):
@@ -320,15 +325,15 @@ def _cholesky_kernel(A, upper, name):
 
 
 def _cholesky_grad(grad, upper, result):
-    L = mT(result) if upper else result
-    gL = mT(grad) if upper else grad
-    gA = tril(matmul(mT(L), gL))
-    gA = 0.5 * (gA + mT(tril(gA, -1)))
-    gA = linalg_solve_triangular(mT(L), gA, True, True)
+    L = mH(result) if upper else result
+    gL = mH(grad) if upper else grad
+    gA = tril(matmul(mH(L), gL))
+    gA = 0.5 * (gA + mH(tril(gA, -1)))
+    gA = linalg_solve_triangular(mH(L), gA, True, True)
     return linalg_solve_triangular(L, gA, False, False)
 
 
-@op("linalg_cholesky", promote=NONE, node="LinalgCholeskyExBackward0")
+@op("linalg_cholesky", promote=NONE, complex_grad=True, node="LinalgCholeskyExBackward0")
 def linalg_cholesky(A, upper=False):
     return _cholesky_kernel(A, upper, "linalg.cholesky")
 
@@ -355,8 +360,8 @@ def _potf2(A):
     return np.tril(a).reshape(A.shape), info.reshape(A.shape[:-2])
 
 
-@op("linalg_cholesky_ex", promote=NONE, node="LinalgCholeskyExBackward0", outputs=2,
-    diff_outputs=(True, False), result_type=CholeskyExResult)
+@op("linalg_cholesky_ex", promote=NONE, complex_grad=True, node="LinalgCholeskyExBackward0",
+    outputs=2, diff_outputs=(True, False), result_type=CholeskyExResult)
 def linalg_cholesky_ex(A, upper=False):
     _check_matrix("linalg.cholesky_ex", A)
     xp = get_xp(A)
@@ -373,7 +378,7 @@ def _(grads, upper, result0):
     return _cholesky_grad(grads[0], upper, result0)
 
 
-@op("cholesky", promote=NONE, method=True)
+@op("cholesky", promote=NONE, complex_grad=True, method=True)
 def cholesky(self, upper=False):
     """Cholesky factor (deprecated in torch in favour of ``linalg.cholesky``)."""
     return _cholesky_kernel(self, upper, "linalg.cholesky")
@@ -437,7 +442,8 @@ def _check_qr_mode(mode):
                            "'reduced' (default), 'r', or 'complete'")
 
 
-@op("linalg_qr", promote=NONE, node="LinalgQrBackward0", outputs=2, result_type=QRResult)
+@op("linalg_qr", promote=NONE, complex_grad=True, node="LinalgQrBackward0", outputs=2,
+    result_type=QRResult)
 def linalg_qr(A, mode="reduced"):
     _check_qr_mode(mode)
     _check_matrix("linalg.qr", A, square=False)
@@ -458,16 +464,18 @@ def _(grads, mode, result0, result1):
     if mode == "complete" and m > n:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
                            "and nrows > ncols.")
-    gA = matmul(gR, mT(R)) - matmul(mT(Q), gQ)
+    gA = matmul(gR, mH(R)) - matmul(mH(Q), gQ)
     if m >= n:
         X = triu(gA)
-        X = X + mT(X)
+        X = X + mH(X)
         X = X - 0.5 * diag_embed(diagonal(X))
         gA = matmul(Q, X) + gQ
-        return linalg_solve_triangular(mT(R), gA, False, False)
+        return linalg_solve_triangular(mH(R), gA, False, False)
     X = -gA
-    gA = matmul(Q, tril(X - mT(X)))
-    gA = linalg_solve_triangular(mT(R[..., :m]), gA, False, False)
+    X = tril(X - mH(X))
+    X = X - 0.5 * diag_embed(diagonal(X))  # (a complex diagonal counts once, as torch's)
+    gA = matmul(Q, X)
+    gA = linalg_solve_triangular(mH(R[..., :m]), gA, False, False)
     zeros = const(np.zeros(_shape(gA)[:-1] + (n - m,)), gA)
     return cat([gA, zeros], -1) + matmul(Q, gR)
 
@@ -478,7 +486,7 @@ def qr(input, some=True):  # noqa: A002 - torch's name
 
 
 # -- eigh ---------------------------------------------------------------------------------------
-@op("linalg_eigh", promote=NONE, node="LinalgEighBackward0", outputs=2,
+@op("linalg_eigh", promote=NONE, complex_grad=True, node="LinalgEighBackward0", outputs=2,
     result_type=EighResult)
 def linalg_eigh(A, UPLO="L"):  # noqa: N803 - torch's name
     if UPLO not in ("L", "U"):
@@ -492,18 +500,19 @@ def linalg_eigh(A, UPLO="L"):  # noqa: N803 - torch's name
 def _(grads, result0, result1):
     gL, gV = grads
     L, V = result0, result1
-    Vt = mT(V)
+    Vh = mH(V)
     if _is_zero(gV):
-        return matmul(V * unsqueeze(gL, -2), Vt)
-    VhgV = matmul(Vt, gV)
-    VhgV = 0.5 * (VhgV - mT(VhgV))
+        return matmul(V * unsqueeze(gL, -2), Vh)
+    VhgV = matmul(Vh, gV)
+    VhgV = 0.5 * (VhgV - mH(VhgV))
     n = _shape(L)[-1]
     E = unsqueeze(L, -2) - unsqueeze(L, -1) + const(np.eye(n), L)
-    return matmul(V, matmul(VhgV / E + diag_embed(gL), Vt))
+    return matmul(V, matmul(VhgV / E + diag_embed(gL), Vh))
 
 
 # -- SVD ----------------------------------------------------------------------------------------
-@op("linalg_svd", promote=NONE, node="LinalgSvdBackward0", outputs=3, result_type=SVDResult)
+@op("linalg_svd", promote=NONE, complex_grad=True, node="LinalgSvdBackward0", outputs=3,
+    result_type=SVDResult)
 def linalg_svd(A, full_matrices=True):
     _check_matrix("linalg.svd", A, square=False)
     return tuple(np.linalg.svd(A, full_matrices=full_matrices))
@@ -523,21 +532,40 @@ def _(grads, full_matrices, result0, result1, result2):
     S2 = S * S
     E = unsqueeze(S2, -2) - unsqueeze(S2, -1) + const(np.eye(k), S)
     ret = diag_embed(gS)
+    UhgU = matmul(mH(U), gU) if has_u else None
+    VhgV = matmul(Vh, mH(gVh)) if has_v else None
+    if is_complex_value(U):
+        ret = ret + _svd_phase_term(UhgU, VhgV, S)
     if has_u:
-        UhgU = matmul(mT(U), gU)
-        ret = ret + ((UhgU - mT(UhgU)) / E) * unsqueeze(S, -2)
+        ret = ret + ((UhgU - mH(UhgU)) / E) * unsqueeze(S, -2)
     if has_v:
-        VhgV = matmul(Vh, mT(gVh))
-        ret = ret + unsqueeze(S, -1) * ((VhgV - mT(VhgV)) / E)
+        ret = ret + unsqueeze(S, -1) * ((VhgV - mH(VhgV)) / E)
     if m > n and has_u:
         gUSinv = gU / unsqueeze(S, -2)
-        gA = matmul(U, ret) + gUSinv - matmul(U, matmul(mT(U), gUSinv))
+        gA = matmul(U, ret) + gUSinv - matmul(U, matmul(mH(U), gUSinv))
         return matmul(gA, Vh)
     if m < n and has_v:
         SinvgVh = gVh / unsqueeze(S, -1)
-        gA = matmul(ret, Vh) + SinvgVh - matmul(matmul(SinvgVh, mT(Vh)), Vh)
+        gA = matmul(ret, Vh) + SinvgVh - matmul(matmul(SinvgVh, mH(Vh)), Vh)
         return matmul(U, gA)
     return matmul(U, matmul(ret, Vh))
+
+
+def _svd_phase_term(UhgU, VhgV, S):
+    """Complex singular vectors are defined up to a phase e^{i phi} per pair: a loss that
+    depends on it is refused (torch's check); the imaginary part of diag(U^H gU) otherwise
+    enters the diagonal as torch's formula has it."""
+    from .complex import imag_part
+    im_u = imag_part(diagonal(UhgU)) if UhgU is not None else 0
+    im_v = imag_part(diagonal(VhgV)) if VhgV is not None else 0
+    total = _data(im_u + im_v) if UhgU is not None or VhgV is not None else 0
+    if np.any(np.abs(total) > 1e-6 * max(1.0, float(np.max(np.abs(_data(S)), initial=0)))):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are specified "
+                           "up to multiplication by e^{i phi}. The specified loss function "
+                           "depends on this phase term, making it ill-defined.")
+    if UhgU is None:
+        return 0
+    return diag_embed(im_u * 1j / S)
 
 
 SvdResult = _result("svd", ["U", "S", "V"])
@@ -552,7 +580,7 @@ def svd(input, some=True, compute_uv=True):  # noqa: A002 - torch's name
 
 
 # -- pinv and lstsq -----------------------------------------------------------------------------
-@op("linalg_pinv", promote=NONE, node="LinalgPinvBackward0")
+@op("linalg_pinv", promote=NONE, complex_grad=True, node="LinalgPinvBackward0")
 def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
     _check_matrix("linalg.pinv", self, square=False)
     u, s, vh = np.linalg.svd(self, full_matrices=False)
@@ -566,7 +594,7 @@ def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
     tol = np.maximum(atol or 0.0, rtol * smax)
     with np.errstate(divide="ignore"):
         sinv = np.where(s > tol, 1 / s, 0).astype(self.dtype)
-    return np.swapaxes(vh, -1, -2) @ (sinv[..., None] * np.swapaxes(u, -1, -2))
+    return np.swapaxes(vh, -1, -2).conj() @ (sinv[..., None] * np.swapaxes(u, -1, -2).conj())
 
 
 @linalg_pinv.grad("self")
@@ -575,17 +603,17 @@ def _(grad, self, result):
 
 
 def pinv_backward(grad, pinvA, A):
-    """torch's pinv_backward (real case)."""
+    """torch's pinv_backward."""
     m, n = _shape(A)[-2:]
-    pinvAh, gradh = mT(pinvA), mT(grad)
+    pinvAh, gradh = mH(pinvA), mH(grad)
     if m <= n:
         K = matmul(gradh, pinvA)
         KpinvAh = matmul(K, pinvAh)
-        return (-mT(matmul(pinvA, K)) + KpinvAh - matmul(matmul(A, pinvA), KpinvAh)
+        return (-mH(matmul(pinvA, K)) + KpinvAh - matmul(matmul(A, pinvA), KpinvAh)
                 + matmul(matmul(pinvAh, pinvA), gradh - matmul(K, A)))
     K = matmul(pinvA, gradh)
     pinvAhK = matmul(pinvAh, K)
-    return (-mT(matmul(K, pinvA)) + matmul(matmul(gradh - matmul(A, K), pinvA), pinvAh)
+    return (-mH(matmul(K, pinvA)) + matmul(matmul(gradh - matmul(A, K), pinvA), pinvAh)
             + pinvAhK - matmul(matmul(pinvAhK, pinvA), A))
 
 
@@ -659,6 +687,6 @@ Tensor.qr = qr
 Tensor.svd = svd
 
 from .._creation import zeros_like  # noqa: E402
-from .pointwise import where  # noqa: E402
+from .pointwise import is_complex_value, where  # noqa: E402
 from .reduction import sum_dim  # noqa: E402
 from .shape import cat, reshape, transpose, unsqueeze  # noqa: E402

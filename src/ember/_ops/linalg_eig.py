@@ -21,14 +21,10 @@ from .. import _dtype as D
 from .._backend import get_xp, linalg_functions
 from .._tensor import Tensor
 from .linalg import matmul
-from .linalg_decomp import _check_matrix, _result, _shape, linalg_solve, mT
+from .linalg_decomp import _check_matrix, _result, _shape, linalg_solve, mH, mT
 from .registry import NONE, conj_any, op
 
 EigResult = _result("linalg_eig", ["eigenvalues", "eigenvectors"])
-
-
-def mH(x):
-    return mT(conj_any(x))
 
 
 def _data(x):

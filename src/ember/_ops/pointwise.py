@@ -583,6 +583,8 @@ def _(self_t, result):
 
 @op("sigmoid", elementwise=True, promote=FLOAT, method=True, inplace=True)
 def sigmoid(self):
+    if self.dtype.kind == "c":  # (no ordering of complex numbers to split on)
+        return 1 / (1 + get_xp(self).exp(-self))
     # NOTE: exp(-|x|) never overflows, and each branch is exact where it is used.
     e = np.exp(-np.abs(self))
     return np.where(self >= 0, 1 / (1 + e), e / (1 + e))

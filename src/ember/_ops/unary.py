@@ -66,6 +66,7 @@ from .pointwise import (
     pow_scalar,
     sign_of,
     sin,
+    sqrt,
     where,
     with_scalars,
     zero_gradient,
@@ -282,6 +283,8 @@ def acosh(self):
 
 @acosh.grad("self")
 def _(grad, self):
+    if is_complex_value(self):  # sqrt(x - 1) sqrt(x + 1): sqrt(x^2 - 1)'s branch cut differs
+        return grad / (sqrt(self - 1) * sqrt(self + 1))
     return grad * rsqrt(self * self - 1)
 
 
