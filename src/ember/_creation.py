@@ -33,7 +33,45 @@ from .random import manual_seed, seed  # noqa: F401
 def _size(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    return tuple(int(s) for s in size)
+    return _checked_shape(tuple(int(s) for s in size))
+
+
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _checked_shape(shape, itemsize=8):
+    """``shape`` if torch could allocate it: torch's errors for a negative dimension and for a
+    number of bytes beyond int64 (then NumPy would say MemoryError or ValueError)."""
+    bytes_ = itemsize
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+        bytes_ *= s
+    if bytes_ > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    return shape
+
+
+def _allocated(make, shape, np_dtype):
+    """``make(shape, np_dtype)``, with torch's error when the memory is not there."""
+    try:
+        return make(shape, np_dtype)
+    except (MemoryError, ValueError) as e:
+        if isinstance(e, ValueError) and "too big" not in str(e):
+            raise
+        nbytes = math.prod(shape) * np.dtype(np_dtype).itemsize
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+                           f"can't allocate memory: you tried to allocate {nbytes} bytes. "
+                           "Error code 12 (Cannot allocate memory)") from None
+
+
+def _dtype_arg(fn, dtype):
+    """``dtype`` as given to factory ``fn``, refused as torch refuses a non-dtype."""
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        raise TypeError(f"{fn}(): argument 'dtype' must be ember.dtype, not "
+                        f"{type(dtype).__name__}")
+    return dtype
 
 
 def _finish(array, dtype=None, requires_grad=False, device=None):
@@ -108,6 +146,16 @@ def _inferred_with_numpy(data):
     return out
 
 
+def _has_huge_int(data):
+    """Whether ``data`` holds a Python int beyond int64 (NumPy would make it uint64 or an
+    object; torch refuses it unless floats make the tensor floating point)."""
+    if isinstance(data, int):
+        return not -2 ** 63 <= data < 2 ** 63
+    if not isinstance(data, (list, tuple)):
+        return False
+    return any(type(x) is int and not -2 ** 63 <= x < 2 ** 63 for x in _leaves(data))
+
+
 def _to_array(data, dtype=None):
     """``data`` as a new array, cast straight to ``dtype`` when given (else torch's inference).
 
@@ -125,9 +173,15 @@ def _to_array(data, dtype=None):
         return np.array(data)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         return np.stack([_to_array(x, dtype) for x in data]) if data else np.array([])
-    array = np.array(data)
+    array = np.array(data) if not _has_huge_int(data) else np.array(data, dtype=object)
     if array.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        if _has_huge_int(data) and (dtype is None or dtype.category < D.FLOATING) and not any(
+                isinstance(x, (float, complex)) for x in _leaves(data)):
+            raise ValueError("Overflow when unpacking long long")
+        if _has_huge_int(data):
+            array = array.astype(np.float64 if dtype is None else dtype.np)
+        else:
+            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     if dtype is not None:
         return array
     dt = _inferred_with_numpy(data) if isinstance(data, (list, tuple)) else None
@@ -141,6 +195,7 @@ def _to_array(data, dtype=None):
 # -- from data ----------------------------------------------------------------------------------
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (dtype inferred as torch infers it)."""
+    _dtype_arg("tensor", dtype)
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
@@ -185,27 +240,31 @@ def _dtype_or_default(dtype):
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return constant(_finish(np.zeros(_size(size), _dtype_or_default(dtype)), None, requires_grad,
-                            device))
+    dt = _dtype_or_default(_dtype_arg("zeros", dtype))
+    shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    if any(int(s) < 0 for s in shape):  # torch's zeros checks its sizes itself
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    return constant(_finish(_allocated(np.zeros, _size(size), dt), None, requires_grad, device))
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return constant(_finish(np.ones(_size(size), _dtype_or_default(dtype)), None, requires_grad,
-                            device))
+    dt = _dtype_or_default(_dtype_arg("ones", dtype))
+    return constant(_finish(_allocated(np.ones, _size(size), dt), None, requires_grad, device))
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None):
-    return constant(_finish(np.empty(_size(size), _dtype_or_default(dtype)), None, requires_grad,
-                            device))
+    dt = _dtype_or_default(_dtype_arg("empty", dtype))
+    return constant(_finish(_allocated(np.empty, _size(size), dt), None, requires_grad, device))
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
-    if dtype is None:
+    if _dtype_arg("full", dtype) is None:
         dtype = D.result_type_of(((D.scalar_dtype(fill_value), D.SCALAR),))
-    return constant(_finish(np.full(tuple(size), fill_value, dtype.np), None, requires_grad,
-                            device))
+    array = _allocated(np.empty, _size((size,)), dtype.np)
+    array[...] = fill_value
+    return constant(_finish(array, None, requires_grad, device))
 
 
 def _like(maker):
@@ -247,23 +306,34 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
+def _check_steps(steps):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    dtype = dtype or D.get_default_dtype()
+    _check_steps(steps)
+    dtype = _dtype_arg("linspace", dtype) or D.get_default_dtype()
     array = np.linspace(float(start), float(end), int(steps))
     return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    dtype = dtype or D.get_default_dtype()
+    _check_steps(steps)
+    dtype = _dtype_arg("logspace", dtype) or D.get_default_dtype()
     array = np.logspace(float(start), float(end), int(steps), base=base)
     return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return constant(_finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), None, requires_grad,
-                            device))
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    _checked_shape((n, n if m is None else m))
+    dt = _dtype_or_default(_dtype_arg("eye", dtype))
+    return constant(_finish(np.eye(n, m, dtype=dt), None, requires_grad, device))
 
 
 # -- random -------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ _NON_LEAF_GRAD_WARNING = (
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
     "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
     "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-    "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered "
+    "internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 _NON_LEAF_REQUIRES_GRAD = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use "
@@ -38,6 +39,17 @@ _DETACH_VIEW = (
     "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
     "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
     "torch/optim/optimizer.py as the solution.")
+
+
+DETACHED = 1 << 62
+
+
+class DetachedCounter(list):
+    """The version counter of a non-leaf detached in place (``y.detach_()``): its values are
+    offset by ``DETACHED``, so a node that saved the tensor before (at a version below the
+    offset) fails its version check and unpacking raises torch's error, while uses saved
+    after are checked as usual and ``_version`` shows the real count. (The tensor's views keep
+    the old counter.)"""
 
 
 def _wrap(array, cls=None):
@@ -437,6 +449,10 @@ class Tensor:
     def detach_(self):
         if self._base is not None:
             raise RuntimeError(_DETACH_VIEW)
+        if self._grad_fn is not None and type(self._vc) is not DetachedCounter:
+            # A node that saved this tensor before now finds a version it never saw, and
+            # unpacking it gives torch's "detached in-place" error (see DetachedCounter).
+            self._vc = DetachedCounter([self._version + DETACHED])
         self._grad_fn = None
         changed, self._requires_grad = self._requires_grad, False
         self._output_nr = 0
@@ -493,7 +509,9 @@ class Tensor:
         if self._is_inference:
             raise RuntimeError("Inference tensors do not track version counter.")
         vc = self._vc
-        return 0 if vc is None else vc[0]
+        if vc is None:
+            return 0
+        return vc[0] - DETACHED if type(vc) is DetachedCounter else vc[0]
 
     def _bump_version(self):
         version_bumped(self)

@@ -232,8 +232,15 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         raise ValueError("ember.load never unpickles: pickle_module is not supported")
     if isinstance(f, (bytes, bytearray)):
         f = io.BytesIO(f)
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as handle:  # a missing path: FileNotFoundError, as torch's
+            return _load(handle, f, map_location)
+    return _load(f, f, map_location)
+
+
+def _load(handle, f, map_location):
     try:
-        archive = np.load(f, allow_pickle=False)
+        archive = np.load(handle, allow_pickle=False)
     except (ValueError, OSError, zipfile.BadZipFile) as error:
         raise _not_ember(f, f"NumPy could not read it as an archive: {error}") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
@@ -245,6 +252,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             manifest = json.loads(archive[_MANIFEST].tobytes().decode())
         except ValueError as error:
             raise _not_ember(f, f"its manifest is unreadable: {error}") from None
-        if manifest.get("format") not in _READABLE:
-            raise _not_ember(f, f"unknown format {manifest.get('format')!r}")
-        return _Reader(archive, map_location).build(manifest["object"])
+        if not isinstance(manifest, dict) or manifest.get("format") not in _READABLE:
+            found = manifest.get("format") if isinstance(manifest, dict) else manifest
+            raise _not_ember(f, f"unknown format {found!r}")
+        try:
+            return _Reader(archive, map_location).build(manifest["object"])
+        except (KeyError, TypeError, IndexError, AttributeError, ValueError,
+                zipfile.BadZipFile) as error:
+            raise _not_ember(f, f"its manifest does not match its arrays: "
+                                f"{type(error).__name__}: {error}") from None

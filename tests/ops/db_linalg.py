@@ -12,12 +12,13 @@ import numpy as np
 
 import ember
 import ember.linalg  # noqa: F401 - the namespace under test
-from ember._ops import einsum as ES
 from ember._ops import linalg as LA
 from ember._ops import linalg_decomp as LD
+from ember._ops import pointwise as PW
+from ember._ops import reduction as R
 from ember._ops import shape as SH
 
-from .op_db import S, XFail, _gf, row
+from .op_db import S, XFail, row
 
 _LINALG_DTYPES = ("float32", "float64", "int64")
 _F64 = ("float64",)
@@ -49,11 +50,11 @@ row("dot_method", lambda a, b: a.dot(b), None, [LA.dot], lambda m: [S("x", m(4),
 row("vdot", ember.vdot, "vdot", [LA.vdot],
     lambda m: [S("x", m(3), m(3)), S("empty", m(0), m(0))], np_ref=np.vdot,
     dtypes=_LINALG_DTYPES)
-row("inner", ember.inner, "inner", [LA.mm, SH.view],
+row("inner", ember.inner, "inner", [LA.mm, LA.dot, SH.view],
     lambda m: [S("1d", m(4), m(4)), S("2d_1d", m(2, 4), m(4)), S("2d_2d", m(2, 3), m(4, 3)),
                S("3d_2d", m(2, 2, 3), m(2, 3)), S("0dim", m(), m(2, 3))],
     np_ref=np.inner, dtypes=("float32", "float64"))
-row("inner_method", lambda a, b: a.inner(b), None, [LA.mm], lambda m: [S("x", m(4), m(4))],
+row("inner_method", lambda a, b: a.inner(b), None, [LA.dot], lambda m: [S("x", m(4), m(4))],
     np_ref=np.inner)
 row("outer", ember.outer, "outer", [SH.view],  # composite: reshape(-1, 1) * vec2
     lambda m: [S("x", m(3), m(2)), S("empty", m(0), m(2))], np_ref=np.outer,
@@ -109,18 +110,11 @@ def _matmul_samples(m):
             S("empty", m(0, 3), m(3, 2))]
 
 
-_MATMUL_XF = XFail(
-    "test_grad_fn_name",
-    "ember._ops.linalg.matmul composes different ops from torch for two shape pairs: 1-D @ 2-D "
-    "ends in SqueezeBackward4 in torch (squeeze of a list of dims), SqueezeBackward1 in ember; "
-    "2-D @ 3-D ends in CloneBackward0 in torch (it computes (b.mT @ a.mT).mT and makes it "
-    "contiguous), UnsafeViewBackward0 in ember", samples=("1d_2d", "2d_3d"))
 row("matmul", ember.matmul, "matmul",
     [LA.mm, LA.mv, LA.dot, LA.bmm, SH.unsafe_view, SH._expand, SH.view, SH.unsqueeze,
-     SH._squeeze_dim], _matmul_samples, np_ref=np.matmul, dtypes=_LINALG_DTYPES,
-    xfails=(_MATMUL_XF,))
+     SH.squeeze_result], _matmul_samples, np_ref=np.matmul, dtypes=_LINALG_DTYPES)
 row("matmul_operator", lambda a, b: a @ b, None, [LA.mm, LA.mv, LA.dot, LA.bmm],
-    _matmul_samples, np_ref=np.matmul, xfails=(_MATMUL_XF,))
+    _matmul_samples, np_ref=np.matmul)
 row("linalg_matmul", ember.linalg.matmul, "linalg.matmul", [LA.mm],
     lambda m: [S("x", m(2, 3), m(3, 2))], np_ref=np.matmul)
 
@@ -167,13 +161,6 @@ row("chain_matmul", ember.chain_matmul, "chain_matmul", [LA.mm],
     np_ref=lambda *ms: ms[0].copy() if len(ms) == 1 else _np_chain(*ms))
 
 # -- einsum -------------------------------------------------------------------------------------
-_EINSUM_XF = XFail("test_grad_fn_name", _gf(
-    "the node of the last op of its contraction path (ViewBackward0, SumBackward1, "
-    "MulBackward0, PermuteBackward0, ...)", "EinsumBackward0/1",
-    "src/ember/_ops/einsum.py: each pairwise contraction is one primitive whose derivative is "
-    "an einsum"))
-
-
 def _einsum_samples(m):
     return [S("matmul", "ij,jk->ik", m(2, 3), m(3, 4)), S("implicit", "ij,jk", m(2, 3), m(3, 4)),
             S("trace", "ii", m(3, 3)), S("diag", "ii->i", m(3, 3)),
@@ -193,13 +180,13 @@ def _np_einsum(eq, *ops):
     return np.einsum(eq.replace(" ", ""), *ops)
 
 
-row("einsum", ember.einsum, "einsum", [ES.einsum_one, ES.einsum_two], _einsum_samples,
-    np_ref=_np_einsum, xfails=(_EINSUM_XF,))
-row("einsum_sublist", ember.einsum, "einsum", [ES.einsum_two],
+row("einsum", ember.einsum, "einsum", [SH._permute, LA.bmm, SH.view, R.sum_dim, PW.mul],
+    _einsum_samples, np_ref=_np_einsum)
+row("einsum_sublist", ember.einsum, "einsum", [SH._permute, LA.bmm, SH.view],
     lambda m: [S("matmul", m(2, 3), [0, 1], m(3, 4), [1, 2], [0, 2]),
                S("implicit", m(2, 3), [0, 1], m(3, 4), [1, 2]),
                S("ellipsis", m(2, 2, 3), [Ellipsis, 0, 1], m(3,), [1], [Ellipsis, 0])],
-    np_ref=lambda *a: np.einsum(*a), xfails=(_EINSUM_XF,))
+    np_ref=lambda *a: np.einsum(*a))
 
 # -- decompositions -----------------------------------------------------------------------------
 

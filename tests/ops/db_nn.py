@@ -8,6 +8,8 @@ import ember.nn.functional as F
 from ember._ops import activation as A
 from ember._ops import loss as L
 from ember._ops import nn_ops as NN
+from ember._ops import pointwise as PW
+from ember._ops import statistics as ST
 
 from .op_db import DT, C, S, XFail, _gf, row
 
@@ -114,10 +116,19 @@ def _np_softmax(x, dim, dtype=None):
     return e / np.sum(e, axis=dim, keepdims=True) if x.size else x
 
 
-row("softmax", F.softmax, "nn.functional.softmax", [A._softmax], _softmax_samples,
-    np_ref=_np_softmax)
-row("log_softmax", F.log_softmax, "nn.functional.log_softmax", [A._log_softmax],
-    _softmax_samples)
+row("softmax", F.softmax, "nn.functional.softmax", [A._softmax, A.softmax_backward_data],
+    _softmax_samples, np_ref=_np_softmax)
+row("log_softmax", F.log_softmax, "nn.functional.log_softmax",
+    [A._log_softmax, A.log_softmax_backward_data], _softmax_samples)
+# softmax's gradient ops, on their own (their derivatives give third derivatives)
+row("softmax_backward_data", lambda g, y: A.softmax_backward_data(g, y, 1),
+    lambda torch: lambda g, y: torch.ops.aten._softmax_backward_data(g, y, 1, y.dtype),
+    [A.softmax_backward_data], lambda m: [S("rows", m(2, 3), m(2, 3))],
+    np_ref=lambda g, y: y * (g - (g * y).sum(1, keepdims=True)), public=False)
+row("log_softmax_backward_data", lambda g, y: A.log_softmax_backward_data(g, y, 1),
+    lambda torch: lambda g, y: torch.ops.aten._log_softmax_backward_data(g, y, 1, y.dtype),
+    [A.log_softmax_backward_data], lambda m: [S("rows", m(2, 3), m(2, 3))],
+    np_ref=lambda g, y: g - np.exp(y) * g.sum(1, keepdims=True), public=False)
 row("softmin", F.softmin, "nn.functional.softmin", [A._softmax],
     lambda m: [S("dim1", m(2, 3), 1), S("dim0", m(3, 2), 0)])
 row("softmax_method", lambda x, d: x.softmax(d), None, [A._softmax],
@@ -137,11 +148,10 @@ row("normalize", F.normalize, "nn.functional.normalize", [],
     kinks=_KINK)
 row("cosine_similarity", F.cosine_similarity, "nn.functional.cosine_similarity", [],
     lambda m: [S("dim1", m(2, 3), m(2, 3)), S("bcast", m(2, 3), m(3), 1)])
-row("pairwise_distance", F.pairwise_distance, "nn.functional.pairwise_distance", [],
+row("pairwise_distance", F.pairwise_distance, "nn.functional.pairwise_distance",
+    [ST.norm_dim, PW.add_scalar],
     lambda m: [S("p2", m(3, 4), m(3, 4)), S("p1_keep", m(3, 4), m(3, 4), 1.0, keepdim=True)],
-    kinks=_KINK, xfails=(XFail("test_grad_fn_name", _gf(
-        "NormBackward1", "LinalgVectorNormBackward0",
-        "Tensor.norm in src/ember/_ops/reduction.py records linalg_vector_norm")),))
+    kinks=_KINK)
 
 
 _BY_DESIGN = "the gradient is not the derivative by design (padding row, frequency scaling)"
@@ -241,12 +251,8 @@ def _ce_extra(m):
             S("ls_sum", m(3, 4), t, reduction="sum", label_smoothing=0.3)]
 
 
-_DIV1 = XFail("test_grad_fn_name", _gf(
-    "DivBackward1 (division by a Python number)", "DivBackward0",
-    "src/ember/_ops/pointwise.py div names every division DivBackward0"),
-    samples=("probs", "probs_w_ls"))
 row("cross_entropy_variants", F.cross_entropy, "nn.functional.cross_entropy",
-    [L._nll, A._log_softmax], _ce_extra, xfails=(_DIV1,))
+    [L._nll, A._log_softmax, PW.div_scalar, PW.mul_scalar, PW.add_scalar], _ce_extra)
 
 
 def _kl_samples(m):

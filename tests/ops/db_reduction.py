@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 import ember
+from ember._ops import indexing as IX
 from ember._ops import reduction as R
 from ember._ops import scan as SC
 from ember._ops import sorting as SO
@@ -435,7 +436,7 @@ def _sort_samples(m):
     return out
 
 
-row("sort", ember.sort, "sort", [SO._sort, R.value_selecting_backward], _sort_samples,
+row("sort", ember.sort, "sort", [SO._sort, IX._scatter_src], _sort_samples,
     dtypes=("float32", "float64", "float16", "int64", "bool"))
 row("sort_stable", lambda x, *a, **k: ember.sort(x, *a, stable=True, **k),
     lambda torch: lambda x, *a, **k: torch.sort(x, *a, stable=True, **k),
@@ -463,7 +464,7 @@ def _topk_samples(m):
             S("0dim", m(), 1), S("0dim_k0", m(), 0), S("empty", m(0, 3), 2)]
 
 
-row("topk", ember.topk, "topk", [SO._topk, R.value_selecting_backward], _topk_samples,
+row("topk", ember.topk, "topk", [SO._topk, IX._scatter_src], _topk_samples,
     dtypes=("float32", "float64", "int64"))
 row("topk_method", method("topk"), None, [SO._topk],
     lambda m: [S("k2", m(2, 4), 2, -1, False)])
@@ -476,7 +477,7 @@ def _kth_samples(m):
             S("0dim", m(), 1), S("empty", m(0, 3), 1, 1), S("kw", d(m, 2, 3), k=2, dim=1, keepdim=True)]
 
 
-row("kthvalue", ember.kthvalue, "kthvalue", [SO._kthvalue, R.value_selecting_backward],
+row("kthvalue", ember.kthvalue, "kthvalue", [SO._kthvalue, IX._scatter_src],
     _kth_samples, dtypes=("float32", "float64", "int64"))
 row("kthvalue_method", method("kthvalue"), None, [SO._kthvalue],
     lambda m: [S("k2", m(2, 4), 2, 0)])
@@ -522,10 +523,10 @@ def _median_dim_samples(m):
     return out
 
 
-row("median_dim", ember.median, "median", [SO._median_with_dim, R.value_selecting_backward],
+row("median_dim", ember.median, "median", [SO._median_with_dim, IX._scatter_src],
     _median_dim_samples, dtypes=("float32", "float64", "int64"))
 row("nanmedian_dim", ember.nanmedian, "nanmedian",
-    [SO._nanmedian_with_dim, R.value_selecting_backward], lambda m: _median_dim_samples(m)
+    [SO._nanmedian_with_dim, IX._scatter_src], lambda m: _median_dim_samples(m)
     + ([S("nan_even", m.arr([[1.0, np.nan, 3.0, 2.0, 5.0], [1.0, 2.0, np.nan, 4.0, 0.5]]), 1,
           no_gradcheck="NaN input")] if m.floating else []),
     dtypes=("float32", "float64", "int64"))
@@ -542,6 +543,6 @@ def _mode_samples(m):
             S("kw", m.arr([[0, 0, 1], [1, 0, 1]]), dim=1, **tie)]
 
 
-row("mode", ember.mode, "mode", [SO._mode, R.value_selecting_backward], _mode_samples,
+row("mode", ember.mode, "mode", [SO._mode, IX._scatter_src], _mode_samples,
     dtypes=("float32", "float64", "int64"))
 row("mode_method", method("mode"), None, [SO._mode], lambda m: [S("dim", m(2, 3), 0)])

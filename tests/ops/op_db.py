@@ -26,6 +26,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
+from ember._ops import indexing as IX
 from ember._ops import linalg as LA
 from ember._ops import logical as LG
 from ember._ops import nn_ops as NN
@@ -319,11 +320,7 @@ row("isub", _isub, None, [PW.sub, SH.clone], inplace_binary, np_ref=lambda a, b:
 row("rsub", ember.rsub, "rsub", [PW.rsub],
     lambda m: binary(m, scalar=None) + [S("alpha", m(2, 3), m(3), alpha=2)],
     np_ref=lambda a, b, alpha=1: b - alpha * a, dtypes=("float32", "float64", "int64"),
-    promotion=True,
-    xfails=(XFail("test_grad_fn_name",
-                  _gf("RsubBackward0", "RsubBackward1",
-                      "ember.rsub(tensor, tensor); src/ember/_ops/pointwise.py rsub is "
-                      "declared with node='RsubBackward1' for tensor and scalar others alike")),))
+    promotion=True)
 row("rsub_scalar", lambda x: 2 - x, None, [PW.rsub], unary, np_ref=lambda x: 2 - x,
     dtypes=("float32", "float64", "int64"))
 row("rsub_scalar_fn", lambda x: ember.rsub(x, 2.5, alpha=2),
@@ -643,20 +640,24 @@ def _isclose_samples(m):
     return out
 
 
+# the Scalar overloads torch's own formulas call (mul.Scalar, div.Scalar, add.Scalar)
+row("mul_scalar", lambda x: PW.mul_scalar(x, 2.5), lambda torch: lambda x: torch.ops.aten.mul.Scalar(
+    x, 2.5), [PW.mul_scalar], unary, np_ref=lambda x: x * 2.5)
+row("div_scalar", lambda x: PW.div_scalar(x, 2.5), lambda torch: lambda x: torch.ops.aten.div.Scalar(
+    x, 2.5), [PW.div_scalar], unary, np_ref=lambda x: x / 2.5)
+row("add_scalar", lambda x: PW.add_scalar(x, 2.5), lambda torch: lambda x: torch.ops.aten.add.Scalar(
+    x, 2.5), [PW.add_scalar], unary, np_ref=lambda x: x + 2.5)
+
 row("isclose", ember.isclose, "isclose", [LG.isclose], _isclose_samples,
     np_ref=np.isclose, dtypes=("float32", "float64", "int64"), differentiable=False)
 row("isclose_method", lambda a, b, **k: a.isclose(b, **k), None, [LG.isclose],
     _isclose_samples, np_ref=np.isclose, differentiable=False)
 
 # -- fill / zero / copy (in place) ---------------------------------------------------------------
-_FILL_XF = XFail("test_grad_fn_name", _gf(
-    "FillBackward2 (Scalar value) / FillBackward3 (Tensor value)", "FillBackward0",
-    "Tensor.fill_; src/ember/_ops/pointwise.py fill is declared with the default node name"))
 row("fill_", lambda x, v: x.clone().fill_(v), None, [PW.fill, SH.clone],
     lambda m: [S("float", m(2, 3), 2.5), S("int", m(4), 3), S("0dim_tensor", m(2, 3), m()),
                S("scalar", m(), -1.0)],
-    np_ref=lambda x, v: np.full_like(x, v), dtypes=("float32", "float64", "int64"),
-    xfails=(_FILL_XF,))
+    np_ref=lambda x, v: np.full_like(x, v), dtypes=("float32", "float64", "int64"))
 row("zero_", lambda x: x.clone().zero_(), None, [PW.zero, SH.clone], inplace_unary,
     np_ref=np.zeros_like, dtypes=("float32", "float64", "int64"))
 
@@ -683,14 +684,14 @@ def _torch_sum_to(torch):
     return lambda x, shape: x.sum_to_size(shape)
 
 
-row("sum_to_size", R.sum_to, _torch_sum_to, [R.sum_to],
+row("sum_to_size", lambda x, s: x.sum_to_size(s), _torch_sum_to, [R.sum_dim, R.sum_all, SH.view],
     lambda m: [S("rows", m(2, 3), (1, 3)), S("lead", m(2, 3), (3,)), S("cols", m(2, 3), (2, 1)),
                S("3d", m(2, 3, 4), (3, 1)), S("same", m(2, 3), (2, 3)), S("all", m(2, 3), ()),
                S("empty", m(0, 3), (1, 3))],
     np_ref=lambda x, s: np.sum(x, axis=tuple(range(x.ndim - len(s))) + tuple(
         i + x.ndim - len(s) for i, n in enumerate(s) if n == 1 and x.shape[i + x.ndim - len(s)]
         != 1)).reshape(s),
-    public=False, dtypes=("float32", "float64", "int64"))
+    dtypes=("float32", "float64", "int64"))
 
 
 def _sum_all_samples(m):
@@ -772,7 +773,7 @@ def _np_max_dim(f, arg):
 for _name, _d, _np, _arg in [("max", R.max_dim, np.max, np.argmax),
                              ("min", R.min_dim, np.min, np.argmin)]:
     row(f"{_name}_dim", method(_name), None,
-        [_d, R.value_selecting_backward], _max_dim_samples,
+        [_d, IX._scatter_src], _max_dim_samples,
         np_ref=_np_max_dim(_np, _arg), dtypes=("float32", "float64", "int64"))
     row(f"{_name}_dim_fn", getattr(ember, _name), _name, [_d],
         lambda m: [S("dim1", m(2, 3), 1), S("keep", m(2, 3), 0, True)],
@@ -793,11 +794,11 @@ def _np_vsrb(g, idx, dim, sizes, keepdim):
 
 
 row("value_selecting_reduction_backward", R.value_selecting_backward, _torch_vsrb,
-    [R.value_selecting_backward, R.take_along_dim_keep],
+    [IX._scatter_src, IX._gather],
     lambda m: [S("dim0", m(3), m.idx(3, high=2), 0, (2, 3), False),
                S("dim1_keep", m(2, 1), m.idx(2, 1, high=3), 1, (2, 3), True),
                S("neg_dim", m(2, 3), m.idx(2, 3, high=4), -1, (2, 3, 4), False)],
-    np_ref=_np_vsrb, public=False)
+    np_ref=_np_vsrb)
 
 
 def _torch_take_along(torch):
@@ -873,6 +874,9 @@ row("reshape_noncontiguous", lambda x, *s: x.t().reshape(*s), None,
     [SH.unsafe_view, SH.clone, SH.t],
     lambda m: [S("flat", m(2, 3), -1), S("2x3", m(2, 3), 2, 3), S("3d", m(4, 3), 2, 3, 2)],
     np_ref=lambda x, *s: x.T.reshape(s), dtypes=("float32", "float64", "int64"))
+row("reshape_alias", lambda x, *s: x.t().reshape(*s), None, [SH.reshape_alias, SH.t],
+    lambda m: [S("3x1x2", m(2, 3), 3, 1, 2), S("same", m(2, 3), 3, 2)],
+    np_ref=lambda x, *s: x.T.reshape(s), dtypes=("float32", "float64", "int64"))
 row("reshape_transposed_3d", lambda x: x.transpose(0, 2).reshape(-1, 2), None,
     [SH.unsafe_view, SH.clone, SH.transpose],
     lambda m: [S("3d", m(2, 3, 2))], np_ref=lambda x: np.swapaxes(x, 0, 2).reshape(-1, 2))
@@ -882,6 +886,10 @@ row("flatten", ember.flatten, "flatten", [SH.view],
     np_ref=lambda x, s=0, e=-1: x.reshape(
         x.shape[:s] + (-1,) + (x.shape[e % x.ndim + 1:] if x.ndim else ())) if x.ndim else
     x.reshape(1), dtypes=("float32", "float64", "int64"))
+row("ravel", ember.ravel, "ravel", [SH.view],
+    lambda m: [S("matrix", m(2, 3)), S("0dim", m())], np_ref=lambda x: x.reshape(-1))
+row("ravel_noncontiguous", lambda x: x.t().ravel(), None, [SH.view, SH.clone, SH.t],
+    lambda m: [S("matrix", m(2, 3))], np_ref=lambda x: x.T.reshape(-1))
 row("contiguous", lambda x: x.t().contiguous(), None, [SH.clone, SH.t],
     lambda m: [S("matrix", m(2, 3)), S("vector", m(3))], np_ref=lambda x: x.T.copy())
 row("t", ember.t, "t", [SH.t],

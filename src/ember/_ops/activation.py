@@ -13,7 +13,8 @@ import warnings
 from .. import _dtype as D
 from .._backend import get_xp, is_array
 from .._tensor import Tensor, _wrap_dim
-from .pointwise import exp, sigmoid, tanh, threshold_backward, where, zero_gradient
+from .pointwise import (exp, not_implemented, sigmoid, tanh, threshold_backward, where,
+                        zero_gradient)
 from .registry import op
 
 FUNCTIONAL = ['celu', 'elu', 'elu_', 'gelu', 'glu', 'hardshrink', 'hardsigmoid', 'hardswish',
@@ -30,6 +31,22 @@ _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 _GELU_C = 0.044715
 
 
+def _floating(x, kernel, complex_ok=False):
+    """torch's refusal of integer and bool inputs (and complex ones, mostly): its kernels for
+    these activations exist for floating point types only."""
+    if x.dtype.kind != "f" and not (complex_ok and x.dtype.kind == "c"):
+        raise not_implemented(kernel, x)
+
+
+def _check_hardtanh(x, min_val):
+    if x.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if x.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    if x.dtype.kind == "u" and min_val < 0:
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+
+
 def _run(opdef, inplace, *args):
     return opdef.inplace(*args) if inplace else opdef(*args)
 
@@ -37,6 +54,7 @@ def _run(opdef, inplace, *args):
 # -- leaky_relu ------------------------------------------------------------------------------
 @op("leaky_relu", elementwise=True, node="LeakyReluBackward0")
 def _leaky_relu(self, negative_slope=0.01):
+    _floating(self, "leaky_relu_cpu")
     return get_xp(self).where(self > 0, self, self * negative_slope)
 
 
@@ -86,6 +104,7 @@ def leaky_relu_(input, negative_slope=0.01):
 
 # -- elu family ------------------------------------------------------------------------------
 def _elu_kernel(x, alpha, scale, input_scale):
+    _floating(x, "elu_cpu")
     xp = get_xp(x)
     neg = alpha * xp.expm1(xp.minimum(x, 0) * input_scale)
     return xp.where(x > 0, x * scale, neg * scale).astype(x.dtype, copy=False)
@@ -178,6 +197,7 @@ def _erf(x):
 
 @op("gelu", elementwise=True, node="GeluBackward0")
 def _gelu(self, approximate="none"):
+    _floating(self, "GeluKernelImpl")
     xp = get_xp(self)
     if approximate == "tanh":
         inner = _SQRT_2_PI * (self + _GELU_C * self * self * self)
@@ -205,6 +225,7 @@ def gelu(input, approximate="none"):
 
 @op("silu", elementwise=True, node="SiluBackward0")
 def _silu(self):
+    _floating(self, "silu_cpu", complex_ok=True)
     return self * sigmoid(self)
 
 
@@ -221,6 +242,7 @@ def silu(input, inplace=False):
 
 @op("softplus", elementwise=True, node="SoftplusBackward0", quiet=True)
 def _softplus(self, beta=1.0, threshold=20.0):
+    _floating(self, "softplus_cpu")
     xp = get_xp(self)
     z = self * beta
     return xp.where(z > threshold, self, xp.logaddexp(0, z) / beta).astype(self.dtype,
@@ -240,6 +262,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 @op("mish", elementwise=True, node="MishBackward0", quiet=True)
 def _mish(self):
+    _floating(self, "mish_cpu")
     xp = get_xp(self)
     return (self * xp.tanh(xp.logaddexp(0, self))).astype(self.dtype, copy=False)
 
@@ -257,6 +280,7 @@ def mish(input, inplace=False):
 
 @op("log_sigmoid", elementwise=True, node="LogSigmoidBackward0", quiet=True)
 def _logsigmoid(self):
+    _floating(self, "log_sigmoid_cpu")
     xp = get_xp(self)  # torch's form: +0.0 (not -0.0) at +inf
     return (xp.minimum(self, 0) - xp.log1p(xp.exp(-xp.abs(self)))).astype(self.dtype, copy=False)
 
@@ -274,6 +298,7 @@ def logsigmoid(input):
 # -- piecewise linear ------------------------------------------------------------------------
 @op("hardtanh", elementwise=True, node="HardtanhBackward0")
 def _hardtanh(self, min_val=-1.0, max_val=1.0):
+    _check_hardtanh(self, min_val)
     return get_xp(self).clip(self, min_val, max_val).astype(self.dtype, copy=False)
 
 
@@ -319,6 +344,7 @@ def relu_(input):
 
 @op("hardsigmoid", elementwise=True, node="HardsigmoidBackward0")
 def _hardsigmoid(self):
+    _floating(self, "hardsigmoid_cpu")
     return get_xp(self).clip(self / 6 + 0.5, 0, 1).astype(self.dtype, copy=False)
 
 
@@ -354,6 +380,7 @@ def hardsigmoid(input, inplace=False):
 
 @op("hardswish", elementwise=True, node="HardswishBackward0")
 def _hardswish(self):
+    _floating(self, "hardswish_cpu")
     xp = get_xp(self)
     return (self * xp.clip(self + 3, 0, 6) / 6).astype(self.dtype, copy=False)
 
@@ -379,6 +406,7 @@ def _check_lambd(input, lambd):
 
 @op("softshrink", elementwise=True, node="SoftshrinkBackward0", quiet=True)
 def _softshrink(self, lambd=0.5):
+    _floating(self, "softshrink_check")
     xp = get_xp(self)
     # NOTE: self * 0 in between, as torch: NaN stays NaN and -0.0 stays -0.0
     return xp.where(self > lambd, self - lambd,
@@ -414,6 +442,7 @@ def softshrink(input, lambd=0.5):
 
 @op("hardshrink", elementwise=True, node="HardshrinkBackward0")
 def _hardshrink(self, lambd=0.5):
+    _floating(self, "hardshrink_cpu")
     return get_xp(self).where((self >= -lambd) & (self <= lambd), 0, self).astype(
         self.dtype, copy=False)
 
@@ -445,6 +474,8 @@ def hardshrink(input, lambd=0.5):
 
 @op("threshold", elementwise=True, node="ThresholdBackward0")
 def _threshold(self, threshold, value):
+    if self.dtype.kind in "bc":
+        raise not_implemented("threshold_cpu", self)
     # NOTE: value where self <= threshold (so NaN passes through, as in torch)
     return get_xp(self).where(self <= threshold, value, self).astype(self.dtype, copy=False)
 
@@ -481,6 +512,7 @@ def _noise_of(noise):
 
 
 def _rrelu_kernel(x, noise, lower, upper, training):
+    _floating(x, "leaky_relu_cpu")
     xp = get_xp(x)
     if training:
         return xp.where(x <= 0, x * _noise_of(noise), x).astype(x.dtype, copy=False)
@@ -579,6 +611,7 @@ def softsign(input):
 # -- prelu -----------------------------------------------------------------------------------
 @op("_prelu_kernel", node="PreluKernelBackward0", tensors=2)
 def _prelu(self, weight):
+    _floating(self, "prelu_cpu")
     return get_xp(self).where(self > 0, self, self * weight)
 
 
@@ -645,7 +678,25 @@ def _softmax(self, dim, half_to_float=False):
 
 @_softmax.grad("self")
 def _(grad, result, dim):
-    return result * (grad - _sum_dim(grad * result, dim))
+    return softmax_backward_data(grad, result, dim)
+
+
+# Softmax's and log_softmax's gradients are ops of their own, as in torch, so that a second
+# derivative is recorded as SoftmaxBackwardDataBackward0 (and log_softmax's likewise).
+@op("_softmax_backward_data", tensors=2, node="SoftmaxBackwardDataBackward0", quiet=True)
+def softmax_backward_data(grad_output, output, dim):
+    return output * (grad_output - _sum_dim(grad_output * output, dim))
+
+
+@softmax_backward_data.grad("grad_output")
+def _(grad, output, dim):
+    return softmax_backward_data(grad, output, dim)  # its Jacobian is symmetric
+
+
+@softmax_backward_data.grad("output")
+def _(grad, grad_output, output, dim):
+    return (grad_output * grad - grad * _sum_dim(grad_output * output, dim)
+            - grad_output * _sum_dim(grad * output, dim))
 
 
 @op("_log_softmax", node="LogSoftmaxBackward0", quiet=True)
@@ -655,7 +706,22 @@ def _log_softmax(self, dim, half_to_float=False):
 
 @_log_softmax.grad("self")
 def _(grad, result, dim):
-    return grad - exp(result) * _sum_dim(grad, dim)
+    return log_softmax_backward_data(grad, result, dim)
+
+
+@op("_log_softmax_backward_data", tensors=2, node="LogSoftmaxBackwardDataBackward0", quiet=True)
+def log_softmax_backward_data(grad_output, output, dim):
+    return grad_output - exp(output) * _sum_dim(grad_output, dim)
+
+
+@log_softmax_backward_data.grad("grad_output")
+def _(grad, output, dim):
+    return grad - _sum_dim(grad * exp(output), dim)
+
+
+@log_softmax_backward_data.grad("output")
+def _(grad, grad_output, output, dim):
+    return -grad * exp(output) * _sum_dim(grad_output, dim)
 
 
 def _softmax_dim(name, ndim, stacklevel):
@@ -705,6 +771,7 @@ Tensor.log_softmax = lambda self, dim, dtype=None: log_softmax(self, dim, dtype=
 # -- glu -------------------------------------------------------------------------------------
 @op("glu", node="GluBackward0")
 def _glu(self, dim=-1):
+    _floating(self, "glu_cpu")
     xp = get_xp(self)
     a, b = xp.split(self, 2, axis=dim)
     return a * sigmoid(b)

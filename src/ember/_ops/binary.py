@@ -41,8 +41,11 @@ from .pointwise import (
     exp,
     inplace_with_scalars,
     inplace_without_derivative,
+    masked_fill,
     no_derivative,
+    no_kernel,
     not_implemented,
+    refuse,
     require_tensor,
     where,
     with_scalars,
@@ -146,8 +149,9 @@ Tensor.div_ = Tensor.divide_ = _div_
 Tensor.true_divide_ = lambda self, other: PW.div.inplace(self, other)
 
 
-@op("floor_divide", elementwise=True, node="NotImplemented", tensors=2,
-    method=("floor_divide", "__floordiv__"))
+@op("floor_divide", elementwise=True, node="NotImplemented", number_node="NotImplemented",
+    tensors=2, method=("floor_divide", "__floordiv__"),
+    check=refuse("c", no_kernel("div_floor_cpu")))
 def floor_divide(self, other):
     return _rounded_div(asarray_like(self, other, getattr(other, "dtype", None)), other,
                         "floor")
@@ -169,7 +173,8 @@ def _mod(a, b, ufunc, name):
         return ufunc(a, b)
 
 
-@op("remainder", elementwise=True, node="RemainderBackward1", tensors=2)
+@op("remainder", elementwise=True, node="RemainderBackward1", tensors=2,
+    check=refuse("c", no_kernel("remainder_cpu")))
 def _remainder_tensor(self, other):
     return _mod(asarray_like(self, other, getattr(other, "dtype", None)), other, np.remainder,
                 "remainder")
@@ -185,7 +190,8 @@ def _(grad, self, other):
     return -grad * div_mode(self, other, "floor")
 
 
-@op("remainder", elementwise=True, node="RemainderBackward0", promote=NONE)
+@op("remainder", elementwise=True, node="RemainderBackward0", promote=NONE,
+    check=refuse("c", no_kernel("remainder_cpu")))
 def _remainder_scalar(self, other):
     return _mod(with_scalars(self, other), other, np.remainder, "remainder")
 
@@ -195,7 +201,8 @@ def _(grad):
     return grad
 
 
-@op("remainder", elementwise=True, node="NotImplemented", tensors=2)
+@op("remainder", elementwise=True, node="NotImplemented", tensors=2,
+    check=refuse("c", no_kernel("remainder_cpu")))
 def _rremainder(self, other):
     """``self % other`` for a Python-number ``self`` (what ``2 % x`` computes)."""
     return _mod(asarray_like(self, other, other.dtype), other, np.remainder, "remainder")
@@ -227,7 +234,8 @@ Tensor.remainder_ = Tensor.__imod__ = _remainder_
 Tensor.__rmod__ = lambda self, other: remainder(other, self)
 
 
-@op("fmod", elementwise=True, node="FmodBackward1", tensors=2)
+@op("fmod", elementwise=True, node="FmodBackward1", tensors=2,
+    check=refuse("c", no_kernel("fmod_cpu")))
 def _fmod_tensor(self, other):
     return _mod(self, other, np.fmod, "fmod")
 
@@ -242,7 +250,8 @@ def _(grad, self, other):
     return -grad * div_mode(self, other, "trunc")
 
 
-@op("fmod", elementwise=True, node="FmodBackward0", promote=NONE)
+@op("fmod", elementwise=True, node="FmodBackward0", promote=NONE,
+    check=refuse("c", no_kernel("fmod_cpu")))
 def _fmod_scalar(self, other):
     return _mod(with_scalars(self, other), other, np.fmod, "fmod")
 
@@ -292,9 +301,13 @@ Tensor.float_power_ = _float_power_
 
 # -- two-argument maths ------------------------------------------------------------------------
 @op("atan2", elementwise=True, tensors=2, promote=FLOAT, quiet=True, method=("atan2", "arctan2"),
-    inplace=True, check=_tensor_other("atan2"))
+    inplace=True, check=refuse("c", no_kernel("atan2_cpu"), _tensor_other("atan2")))
 def atan2(self, other):
     return np.arctan2(self, other)
+
+
+atan2.inplace_check = refuse("c", no_kernel("atan2_cpu"),
+                             lambda self, other: require_tensor("atan2_", "other", other, 1))
 
 
 @atan2.grad("self")
@@ -318,7 +331,8 @@ arctan2 = atan2
 Tensor.arctan2_ = Tensor.atan2_
 
 
-@op("fmax", elementwise=True, tensors=2, method=True, check=_tensor_other("fmax"))
+@op("fmax", elementwise=True, tensors=2, method=True, check=refuse("c", lambda t: RuntimeError(
+    "fmax not implemented for complex tensors."), _tensor_other("fmax")))
 def fmax(self, other):
     return np.fmax(self, other)
 
@@ -326,33 +340,39 @@ def fmax(self, other):
 @fmax.grad("self")
 def _(grad, self, other):
     # NOTE: unlike maximum, ties send the whole gradient to self (torch's formula).
-    return where((self >= other) | isnan(other), grad, 0)
+    return masked_fill(grad, ~((self >= other) | isnan(other)), 0)
 
 
 @fmax.grad("other")
 def _(grad, self, other):
-    return where((self >= other) | isnan(other), 0, grad)
+    return masked_fill(grad, (self >= other) | isnan(other), 0)
 
 
-@op("fmin", elementwise=True, tensors=2, method=True, check=_tensor_other("fmin"))
+@op("fmin", elementwise=True, tensors=2, method=True, check=refuse("c", lambda t: RuntimeError(
+    "fmin not implemented for complex tensors."), _tensor_other("fmin")))
 def fmin(self, other):
     return np.fmin(self, other)
 
 
 @fmin.grad("self")
 def _(grad, self, other):
-    return where((self <= other) | isnan(other), grad, 0)
+    return masked_fill(grad, ~((self <= other) | isnan(other)), 0)
 
 
 @fmin.grad("other")
 def _(grad, self, other):
-    return where((self <= other) | isnan(other), 0, grad)
+    return masked_fill(grad, (self <= other) | isnan(other), 0)
 
 
-@op("hypot", elementwise=True, tensors=2, method=True, inplace=True, check=_tensor_other("hypot"))
+@op("hypot", elementwise=True, tensors=2, method=True, inplace=True,
+    check=refuse("c", no_kernel("hypot_cpu"), _tensor_other("hypot")))
 def hypot(self, other):
     _float_only("hypot_cpu", self)
     return np.hypot(self, other)
+
+
+hypot.inplace_check = refuse("c", no_kernel("hypot_cpu"),
+                             lambda self, other: require_tensor("hypot_", "other", other, 1))
 
 
 @hypot.grad("self")
@@ -397,7 +417,8 @@ def _(grad, self, other):
     return grad / (2 ** (self - other) + 1)
 
 
-@op("copysign", elementwise=True, node="CopysignBackward0", tensors=2, promote=FLOAT)
+@op("copysign", elementwise=True, node="CopysignBackward0", tensors=2, promote=FLOAT,
+    check=refuse("c", no_kernel("copysign_cpu")))
 def _copysign_tensor(self, other):
     return np.copysign(self, other)
 
@@ -412,7 +433,8 @@ def _(grad):
     return zero_gradient(grad)
 
 
-@op("copysign", elementwise=True, node="CopysignBackward1", promote=NONE)
+@op("copysign", elementwise=True, node="CopysignBackward1", promote=NONE,
+    check=refuse("c", no_kernel("copysign_cpu")))
 def _copysign_scalar(self, other):
     return np.copysign(with_scalars(self, other, floating=True), other)
 
@@ -481,7 +503,7 @@ def binary_with_scalars(name, node, kernel, grad_self, grad_other):
 
 def _xlogy_grad_self(grad, self, other):
     # NOTE: torch's formula: log(other) scaled by grad, 0 where self == 0 and other <= 0.
-    return where((self == 0) & (other <= 0), 0.0, xlogy(grad, other))
+    return masked_fill(xlogy(grad, other), (self == 0) & (other <= 0), 0.0)
 
 
 def _xlogy_grad_other(grad, self, other):

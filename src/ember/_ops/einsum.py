@@ -1,9 +1,11 @@
-"""einsum: Einstein summation, contracted pairwise like torch, each pair one primitive.
+"""einsum: Einstein summation, computed as torch computes it (so its graph is torch's).
 
-An equation is first made canonical (ellipses become letters, the implicit output is spelled
-out); then operands are contracted left to right, keeping only the letters still needed. The
-derivative of a contraction with respect to one operand is itself an einsum of the upstream
-gradient with the other operand, so gradients of every order come from the same two ops.
+Each operand's dimensions are aligned to one order (output labels, then the summed ones):
+repeated labels become diagonals, missing labels new dimensions of size one, then one
+permute. Operands are then contracted left to right, each pair by a batched matrix product
+of permuted and reshaped operands (or a product when nothing is summed). Being made of ember
+ops, einsum needs no derivative of its own; its nodes are torch's (``ViewBackward0`` on top of
+a matrix product, ``SumBackward1`` for a reduction, ...).
 """
 from __future__ import annotations
 
@@ -15,9 +17,9 @@ import numpy as np
 
 from .._backend import asarray_like
 from .._tensor import Tensor, _wrap
-from .registry import op
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's sublist numbering
+_ELLIPSIS = "..."
 
 
 def _shape(x):
@@ -35,93 +37,108 @@ def const(array, like):
     return _wrap(array) if isinstance(like, Tensor) else array
 
 
-# -- the two primitives ---------------------------------------------------------------------
-@op("einsum", node="EinsumBackward0")
-def einsum_one(self, equation):
-    out = np.einsum(equation, self)
-    # NOTE: NumPy returns a view for permutations and diagonals; ember's result owns its data.
-    return out.copy() if np.may_share_memory(out, self) else out
-
-
-@einsum_one.grad("self")
-def _(grad, equation, self_shape):
-    sub, out = equation.split("->")
-    return _operand_grad(grad, out, [], sub, self_shape)
-
-
-@op("einsum", tensors=2, node="EinsumBackward1")
-def einsum_two(self, other, equation):
-    return np.einsum(equation, self, other)
-
-
-@einsum_two.grad("self")
-def _(grad, other, equation, self_shape):
-    subs, out = equation.split("->")
-    sa, sb = subs.split(",")
-    return _operand_grad(grad, out, [(other, sb)], sa, self_shape)
-
-
-@einsum_two.grad("other")
-def _(grad, self, equation, other_shape):
-    subs, out = equation.split("->")
-    sa, sb = subs.split(",")
-    return _operand_grad(grad, out, [(self, sa)], sb, other_shape)
-
-
-def _operand_grad(grad, out, others, target, shape):
-    """The gradient for an operand with subscripts ``target``: one einsum.
-
-    Letters of ``target`` found nowhere else are summed in the forward pass, so their
-    gradient is broadcast (a ones operand); a repeated letter (a diagonal) gets a delta
-    (an identity operand) linking its copies.
-    """
-    ops, subs = [grad], [out]
-    for x, s in others:
-        ops.append(x)
-        subs.append(s)
-    known = set(out).union(*(s for _, s in others))
-    fresh = iter(c for c in _LETTERS if c not in known and c not in target)
-    result = []
-    for pos, letter in enumerate(target):
-        n = shape[pos]
-        if letter in result:
-            new = next(fresh)
-            ops.append(const(np.eye(n), grad))
-            subs.append(letter + new)
-            result.append(new)
-            continue
-        if letter not in known:
-            ops.append(const(np.ones(n), grad))
-            subs.append(letter)
-            known.add(letter)
-        result.append(letter)
-    return _contract(ops, subs, "".join(result))
-
-
-def _contract(operands, subs, out):
-    """Contract canonical operands left to right, keeping the letters still needed."""
-    if len(operands) == 1:
-        return einsum_one(operands[0], f"{subs[0]}->{out}")
-    cur, cur_sub = operands[0], subs[0]
-    for k in range(1, len(operands)):
-        if k == len(operands) - 1:
-            keep = out
+# -- contraction ------------------------------------------------------------------------------
+def _sum_product(left, right, sum_dims):
+    """``(left * right).sum(sum_dims, keepdim=True)`` for aligned operands, as one batched
+    matrix product: dimensions are grouped into those of both operands and the output (lro),
+    of left and the output (lo), of right and the output (ro) and summed ones."""
+    if not sum_dims:
+        return left * right
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(left.dim()):
+        in_left, in_right = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if in_left and in_right:
+                sum_size *= left.shape[i]
+            elif in_left:
+                left = left.sum(i, True)
+            elif in_right:
+                right = right.sum(i, True)
+        elif in_left and in_right:
+            lro.append(i)
+            lro_size *= left.shape[i]
+        elif in_left:
+            lo.append(i)
+            lo_size *= left.shape[i]
         else:
-            later = set(out).union(*subs[k + 1:])
-            keep = "".join(dict.fromkeys(c for c in cur_sub + subs[k] if c in later))
-        if set(cur_sub) & set(subs[k]) - set(keep):
-            _check_same_dtype(cur, operands[k])
-        cur = einsum_two(cur, operands[k], f"{cur_sub},{subs[k]}->{keep}")
-        cur_sub = keep
-    return cur
+            ro.append(i)
+            ro_size *= right.shape[i]
+    out_size = ([left.shape[d] for d in lro] + [left.shape[d] for d in lo]
+                + [1] * len(sum_dims) + [right.shape[d] for d in ro])
+    order = lro + lo + list(sum_dims) + ro
+    back = [0] * len(order)
+    for k, d in enumerate(order):
+        back[d] = k
+    left = left.permute(order).reshape(lro_size, lo_size, sum_size)
+    right = right.permute(lro + list(sum_dims) + ro + lo).reshape(lro_size, sum_size, ro_size)
+    return left.bmm(right).view(out_size).permute(back)
 
 
-def _check_same_dtype(a, b):
-    """torch contracts a pair over shared letters with bmm, which takes one dtype (a pair with
-    no letter summed is a product, which promotes)."""
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {a.dtype.scalar_name} but found "
-                           f"{b.dtype.scalar_name}")
+def _aligned(x, k, labels, where, n_aligned, ell_at, n_ell, counts):
+    """Operand ``k``, ``x`` (its labels, the ellipsis as ``...``) with one dimension per aligned
+    position (``where[label]``): diagonals for repeated labels, size-one dimensions for
+    missing ones. Counts, per position, the operands not of size one there."""
+    perm = [-1] * n_aligned
+    dim = 0
+    for label in labels:
+        if label == _ELLIPSIS:
+            covered = x.dim() - (len(labels) - 1)
+            for j in range(n_ell - covered, n_ell):
+                if x.shape[dim] != 1:
+                    counts[ell_at + j] += 1
+                perm[ell_at + j] = dim
+                dim += 1
+        elif perm[where[label]] == -1:
+            if x.shape[dim] != 1:
+                counts[where[label]] += 1
+            perm[where[label]] = dim
+            dim += 1
+        else:  # a repeated label: its diagonal, where the label first was
+            first = perm[where[label]]
+            if x.shape[dim] != x.shape[first]:
+                raise RuntimeError(f"einsum(): subscript {label} is repeated for operand {k} but "
+                                   f"the sizes don't match, {x.shape[dim]} != {x.shape[first]}")
+            x = x.diagonal(0, first, dim).movedim(-1, first)
+    for k, d in enumerate(perm):
+        if d == -1:
+            x = x.unsqueeze(dim)
+            perm[k] = dim
+            dim += 1
+    return x.permute(perm)
+
+
+def _contract(ops, n_out, n_aligned, counts):
+    """Contract aligned operands left to right, summing each dimension as soon as no later
+    operand has it."""
+    n_ops = len(ops)
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        sum_dims, a_sum, b_sum = [], [], []
+        for d in range(n_out, n_aligned):
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                counts[d] -= 1
+                if counts[d] == 1:
+                    sum_dims.append(d)
+                    counts[d] = 0
+            elif counts[d] == 1:
+                if a.shape[d] != 1:
+                    a_sum.append(d)
+                    counts[d] = 0
+                elif b.shape[d] != 1:
+                    b_sum.append(d)
+                    counts[d] = 0
+        if a_sum:
+            a = a.sum(a_sum, True)
+        if b_sum:
+            b = b.sum(b_sum, True)
+        ops.insert(0, _sum_product(a, b, sum_dims))
+    result = ops[0]
+    if n_aligned > n_out:
+        if n_ops > 1:  # the summed dimensions are all of size one by now
+            return result.view(list(result.shape)[:n_out])
+        return result.sum(list(range(n_out, n_aligned)))
+    return result
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -157,24 +174,37 @@ def _parse_args(args):
     return eq, ops
 
 
-def _split_ellipsis(sub, ndim, k):
-    if "..." in sub:
-        head, tail = sub.split("...")
-        n_ell = ndim - len(head) - len(tail)
-        if n_ell < 0:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                               f"({len(head) + len(tail)}) is more than the number of "
-                               f"dimensions ({ndim}) for operand {k}")
-        return head, n_ell, tail
-    if len(sub) != ndim:
-        raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(sub)}) "
-                           f"does not match the number of dimensions ({ndim}) for operand {k} "
-                           "and no ellipsis was given")
-    return sub, None, ""
+def _labels(sub):
+    """The labels of one operand's subscripts, ``...`` counting as one."""
+    out, k = [], 0
+    while k < len(sub):
+        if sub.startswith(_ELLIPSIS, k):
+            out.append(_ELLIPSIS)
+            k += 3
+        else:
+            out.append(sub[k])
+            k += 1
+    return out
 
 
-def canonical(eq, ops):
-    """(input subscripts, output subscripts) with ellipses replaced by fresh letters."""
+def _check_counts(labels, ndim, k):
+    n = len([c for c in labels if c != _ELLIPSIS])
+    if _ELLIPSIS in labels:
+        if n > ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) is "
+                               f"more than the number of dimensions ({ndim}) for operand {k}")
+        return ndim - n
+    if n != ndim:
+        raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) does not "
+                           f"match the number of dimensions ({ndim}) for operand {k} and no "
+                           "ellipsis was given")
+    return 0
+
+
+def _parse(eq, ops):
+    """Per operand its labels; each label's aligned position (output labels first, in output
+    order, then summed ones in torch's label order); where the ellipsis dimensions start and
+    how many there are; the number of output dimensions and of aligned ones."""
     eq = eq.replace(" ", "")
     lhs, arrow, rhs = eq.partition("->")
     subs = lhs.split(",")
@@ -188,43 +218,67 @@ def canonical(eq, ops):
         if c not in _LETTERS and c not in ",.->":
             raise RuntimeError(f"einsum(): invalid subscript given at index {eq.index(c)} in "
                                f"the equation string, subscripts must be in [a-zA-Z]")
-    parts = [_split_ellipsis(s, len(_shape(x)), k) for k, (s, x) in enumerate(zip(subs, ops))]
-    n_ell = max((p[1] for p in parts if p[1] is not None), default=0)
-    used = set(lhs) | set(rhs)
-    ell = "".join([c for c in _LETTERS if c not in used][:n_ell])
-    subs = [h + ("" if e is None else ell[n_ell - e:]) + t for h, e, t in parts]
+    labels = [_labels(sub) for sub in subs]
+    n_ell = max([_check_counts(lab, x.dim(), k) for k, (lab, x) in enumerate(zip(labels, ops))],
+                default=0)
+    counts = {}
+    for lab in labels:
+        for c in lab:
+            if c != _ELLIPSIS:
+                counts[c] = counts.get(c, 0) + 1
+    where, ell_at, pos = {}, None, 0
     if arrow:
-        head, dots, tail = rhs.partition("...")
-        out = head + (ell if dots else "") + tail
-        letters = set("".join(subs))
-        for c in out:
-            if c not in letters:
+        for c in _labels(rhs):
+            if c == _ELLIPSIS:
+                ell_at, pos = pos, pos + n_ell
+                continue
+            if c not in counts:
                 raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
                                    "equation for any input operand")
-            if out.count(c) > 1:
+            if c in where:
                 raise RuntimeError(f"einsum(): output subscript {c} appears more than once in "
                                    "the output")
-    else:
-        counts = "".join(s for s in subs)
-        once = sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ell)
-        out = ell + "".join(once)
-    _check_sizes(subs, ops)
-    return subs, out
+            where[c] = pos
+            pos += 1
+    else:  # the implicit output: the ellipsis, then the labels seen once, in label order
+        ell_at, pos = 0, n_ell
+        for c in _LETTERS:
+            if counts.get(c) == 1:
+                where[c] = pos
+                pos += 1
+    n_out = pos
+    if ell_at is None:
+        ell_at, pos = pos, pos + n_ell
+    for c in _LETTERS:
+        if c in counts and c not in where:
+            where[c] = pos
+            pos += 1
+    _check_sizes(labels, ops)
+    return labels, where, ell_at, n_ell, n_out, pos
 
 
-def _check_sizes(subs, ops):
+def _check_sizes(labels, ops):
     sizes = {}
-    for k, (s, x) in enumerate(zip(subs, ops)):
-        for c, n in zip(s, _shape(x)):
-            seen = sizes.get(c, 1)
+    for k, (lab, x) in enumerate(zip(labels, ops)):
+        named = [c for c in lab if c != _ELLIPSIS]
+        head = lab.index(_ELLIPSIS) if _ELLIPSIS in lab else len(lab)
+        dims = list(range(head)) + list(range(x.dim() - (len(named) - head), x.dim()))
+        for c, d in zip(named, dims):
+            n, seen = x.shape[d], sizes.get(c, 1)
             if n != 1 and seen != 1 and n != seen:
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} "
                                    f"which does not broadcast with previously seen size {seen}")
-            sizes[c] = max(seen, n) if n != 1 else seen
+            if n != 1:
+                sizes[c] = n
 
 
 def einsum(*args):
     """Sum of products of the operands' elements over the indices the equation names."""
     eq, ops = _parse_args(args)
-    subs, out = canonical(eq, ops)
-    return _contract(ops, subs, out)
+    if not ops:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    labels, where, ell_at, n_ell, n_out, n_aligned = _parse(eq, ops)
+    counts = [0] * n_aligned
+    aligned = [_aligned(x, k, lab, where, n_aligned, ell_at, n_ell, counts)
+               for k, (x, lab) in enumerate(zip(ops, labels))]
+    return _contract(aligned, n_out, n_aligned, counts)

@@ -116,8 +116,10 @@ def _gather(self, index, dim, sparse_grad=False):
 
 
 @_gather.grad("self")
-def _(grad, self_shape, index, dim):
-    return _scatter_add(_zeros(grad, self_shape), index, grad, dim)
+def _(grad, self, index, dim):
+    # NOTE: only self's shape is needed, but torch saves self (an in-place change of it makes
+    # backward raise, and saved tensor hooks see it): so does ember.
+    return _scatter_add(_zeros(grad, self.shape), index, grad, dim)
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
@@ -181,7 +183,7 @@ def _(grad, index, dim):
 _NO_SCATTER_REDUCE_GRAD = "derivative for aten::scatter is not implemented"
 
 
-@op("scatter", tensors=3, promote=NONE, node="NotImplemented")
+@op("scatter", tensors=3, promote=NONE, node="NotImplemented", number_node="NotImplemented")
 def _scatter_reduce_arg(self, index, src, dim, reduce, is_value=False):
     """scatter(..., reduce='add' | 'multiply'): torch does not differentiate it either."""
     if reduce not in ("add", "multiply"):
@@ -382,6 +384,9 @@ def _index_setup(self, index, source, dim, name, exc=IndexError):
             raise RuntimeError(f"{name}(): Number of indices ({index.shape[0]}) should be equal "
                                f"to source.size(dim): ({n}), for dim: {d}")
         source = source.reshape(source.shape or (1,))
+    if name == "index_add_" and self.ndim <= 1:  # torch's one-dimensional kernel says less
+        if ((index < 0) | (index >= flat.shape[d])).any():
+            raise IndexError("index out of range in self")
     _check_bounds(index, flat.shape[d], d, exc, "" if exc is RuntimeError else f"{name}(): ")
     return flat, index, source, d
 
@@ -571,9 +576,10 @@ def _masked_select(self, mask):
 
 
 @_masked_select.grad("self")
-def _(grad, self_shape, mask):
-    # The engine sums the broadcast gradient back down to self's shape.
-    shape = np.broadcast_shapes(tuple(self_shape), _data(mask).shape)
+def _(grad, self, mask):
+    # The engine sums the broadcast gradient back down to self's shape. (Only its shape is
+    # needed, but torch saves self.)
+    shape = np.broadcast_shapes(tuple(self.shape), _data(mask).shape)
     return _masked_scatter(_zeros(grad, shape), mask, grad)
 
 
@@ -634,8 +640,9 @@ def _take(self, index):
 
 
 @_take.grad("self")
-def _(grad, self_shape, index):
+def _(grad, self, index):
     from .shape import reshape
+    self_shape = tuple(self.shape)  # (torch saves self itself)
     n = 1
     for s in self_shape:
         n *= s

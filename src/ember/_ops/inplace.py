@@ -90,17 +90,57 @@ _PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor an
 
 def _check_no_partial_overlap(op, args):
     """torch refuses an in-place op reading an operand that partly overlaps self (x += x.t()):
-    the result would depend on the order elements are written. The very same layout is fine."""
+    the result would depend on the order elements are written. Like torch, it only tells
+    when both are dense (a permutation of a contiguous layout): then their memory ranges
+    either coincide with the same strides (fine), are disjoint, or overlap partly."""
     own = args[0]._data
+    full = op.name in _NO_OVERLAP
+    if op.name in _VALUE_READ_FIRST:
+        return
     for a in args[1:op.n_tensors]:
         # (arrays of different kinds live on different devices: they cannot overlap)
-        if isinstance(a, Tensor) and a._data is not own and type(a._data) is type(own) \
-                and get_xp(own).may_share_memory(own, a._data):
-            other = a._data
-            same = (other.shape == own.shape and other.strides == own.strides and
-                    data_address(other) == data_address(own))
-            if not same and get_xp(own).shares_memory(own, other):
+        if isinstance(a, Tensor) and (full or a._data is not own) and type(a._data) is type(
+                own) and get_xp(own).may_share_memory(own, a._data):
+            if _partial_overlap(own, a._data, full):
                 raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+# ops that read their (0-dim) value tensor as a number before writing: no overlap to fear
+_VALUE_READ_FIRST = frozenset({"fill", "masked_fill", "index_fill"})
+# ops whose source may not even be self itself (torch's assert_no_overlap)
+_NO_OVERLAP = frozenset({"index_copy", "index_add", "scatter", "scatter_add", "index_put"})
+
+
+def _dense(a):
+    """torch's is_non_overlapping_and_dense: the strides of the dimensions of size > 1, in
+    increasing order, are those of a contiguous layout."""
+    dims = sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1)
+    expected = a.itemsize
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _lowest_address(a):
+    """Where the memory a dense array spans begins (its first element, unless a stride is
+    negative)."""
+    return data_address(a) + sum(st * (n - 1) for st, n in zip(a.strides, a.shape) if st < 0)
+
+
+def _partial_overlap(a, b, full=False):
+    """torch's get_overlap_status(a, b) == Partial (or Full too, with ``full``), for two arrays
+    sharing memory."""
+    if full and a is b:
+        return True
+    if a.size == 0 or b.size == 0 or not (_dense(a) and _dense(b)):
+        return False  # (torch: no overlap, or too hard to tell)
+    a0, b0 = _lowest_address(a), _lowest_address(b)
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return full or a.strides != b.strides
+    return a0 < b1 and b0 < a1
 
 
 _INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
@@ -127,11 +167,13 @@ def _check_no_internal_overlap(op, target):
         raise RuntimeError(_INTERNAL_OVERLAP)
     name = _OVERLAP_ALLOWED[op.name]
     if name is not None:
-        what = ("tensor[mask] = scalar" if name == "masked_fill_"
-                else "tensor[indices] = tensor")
+        what, line = (("tensor[mask] = scalar", 2450) if name == "masked_fill_"
+                      else ("tensor[indices] = tensor", 976))
         warnings.warn(f"Use of {name} on expanded tensors is deprecated. Please clone() the "
                       "tensor before performing this operation. This also applies to advanced "
-                      f"indexing e.g. {what}", UserWarning, stacklevel=_user_stacklevel())
+                      f"indexing e.g. {what} (Triggered internally at /__w/pytorch/pytorch/aten/"
+                      f"src/ATen/native/TensorAdvancedIndexing.cpp:{line}.)", UserWarning,
+                      stacklevel=_user_stacklevel())
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -300,7 +342,7 @@ def _compile_inplace(op):
     """
     n = op.n_tensors
     if (op.n_outputs != 1 or n not in (1, 2) or op.promote not in (SAME, FLOAT)
-            or op.promote_from or len(op.params) > 8):
+            or op.promote_from or len(op.params) > 8 or op.name in _NO_OVERLAP):
         return lambda args: dispatch_inplace(op, args)
     general = "return dispatch_inplace(op, args)"
     lines = ["def inplace(args):",

@@ -1,8 +1,8 @@
 """Matrix products: mm, mv, dot, bmm, the add* family, matmul, tensordot, kron, cross.
 
 matmul, tensordot, inner, kron and multi_dot are composed from primitives the way torch
-composes them, so their grad_fn names are torch's. einsum lives in ``einsum.py``'s place here
-too: it contracts operands pairwise, each pair one primitive whose derivative is an einsum.
+composes them, so their grad_fn names are torch's; so is einsum (``einsum.py``), re-exported
+from here.
 """
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor
+from .pointwise import no_kernel, refuse
 from .registry import NONE, conj_any, op
-from .shape import expand, reshape, squeeze, unsqueeze, unsafe_view
+from .shape import expand, reshape, squeeze, squeeze_result, unsqueeze, unsafe_view
 
 
 def _name(a):
@@ -43,7 +44,8 @@ def _check_mm(self, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
 
 
-@op("mm", tensors=2, promote=NONE, method=True, check=_check_mm)
+@op("mm", tensors=2, promote=NONE, method=True,
+    check=refuse("b", no_kernel("addmm_impl_cpu_"), _check_mm))
 def mm(self, mat2):
     return self @ mat2
 
@@ -91,7 +93,8 @@ def _check_mv(self, vec):
         raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({k2})")
 
 
-@op("mv", tensors=2, promote=NONE, method=True, check=_check_mv)
+@op("mv", tensors=2, promote=NONE, method=True,
+    check=refuse("b", no_kernel("addmv_impl_cpu"), _check_mv))
 def mv(self, vec):
     return self @ vec
 
@@ -140,7 +143,7 @@ def _check_dot(self, other):
                            "respectively")
 
 
-@op("dot", tensors=2, promote=NONE, method=True, check=_check_dot)
+@op("dot", tensors=2, promote=NONE, method=True, check=refuse("b", no_kernel("dot"), _check_dot))
 def dot(self, other):
     return np.dot(self, other)
 
@@ -197,7 +200,7 @@ def _check_bmm(self, mat2):
                            f"{_name(mat2._data)}")
 
 
-@op("bmm", tensors=2, promote=NONE, method=True, check=_check_bmm)
+@op("bmm", tensors=2, promote=NONE, method=True, check=refuse("b", no_kernel("bmm"), _check_bmm))
 def bmm(self, mat2):
     return np.matmul(self, mat2)
 
@@ -408,7 +411,8 @@ def _(grad, batch1, alpha):
 
 
 def matmul(input, other):  # noqa: A002 - torch's name
-    """Matrix product with torch's rules for 1-D, 2-D and batched (broadcast) operands."""
+    """Matrix product with torch's rules for 1-D, 2-D and batched (broadcast) operands, made
+    of the ops torch makes it of (so its graph is torch's)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         return np.matmul(input, other)
     a, b = input, other
@@ -424,35 +428,78 @@ def matmul(input, other):  # noqa: A002 - torch's name
     if da == 2 and db == 1:
         return mv(a, b)
     if da == 1 and db == 2:
-        return squeeze(mm(unsqueeze(a, 0), b), 0)
+        return _squeezed(mm(unsqueeze(a, 0), b))
     if da == 2 and db == 2:
         return mm(a, b)
-    if da >= 3 and db <= 2:
-        # Fold the batch into the rows: one BLAS call instead of a loop.
-        rows = reshape(a, (-1, a.shape[-1]))
-        out = mm(rows, b) if db == 2 else mv(rows, b)
-        tail = (b.shape[-1],) if db == 2 else ()
-        return unsafe_view(out, tuple(a.shape[:-1]) + tail)
+    if _should_fold(a, b):
+        return _folded_matmul(a, b)
     return _batched_matmul(a, b)
 
 
+def _squeezed(out):
+    """``out.squeeze_(0)``: torch squeezes a fresh product in place (a version bump)."""
+    out = squeeze_result(out, 0)
+    out._vc = [1]  # (a fresh tensor: its own counter, as after torch's in-place squeeze)
+    return out
+
+
+def _should_fold(a, b):
+    """Whether torch folds the batch of the larger operand into the rows of one mm or mv: a
+    larger operand of 3+ dims and a smaller of 1 or 2, when the smaller requires grad (a
+    batched product would expand it) or the fold is a view."""
+    big, small = (a, b) if a.ndim >= b.ndim else (b.mT, a)
+    if not (big.ndim >= 3 and small.ndim <= 2):
+        return False
+    if isinstance(small, Tensor) and small.requires_grad:
+        return True
+    if a.ndim == 2:  # folding would need a copy of the transposed result
+        return False
+    if big.numel() == 0:
+        return True
+    shape, strides = big.shape, big.stride()
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(big.ndim - 2))
+
+
+def _folded_matmul(a, b):
+    transpose = b.ndim > a.ndim
+    big = b.mT if transpose else a
+    small = (a.t() if a.ndim == 2 else a) if transpose else b
+    out_shape = tuple(big.shape[:-1])
+    rows = reshape(big, (int(np.prod(out_shape)), big.shape[-1]))
+    if small.ndim == 2:
+        out = unsafe_view(mm(rows, small), out_shape + (small.shape[1],))
+        return out.mT.contiguous() if transpose else out
+    return unsafe_view(mv(rows, small), out_shape)
+
+
 def _batched_matmul(a, b):
-    va, vb = a.ndim == 1, b.ndim == 1
-    if va:
-        a = unsqueeze(a, 0)
-    if vb:
-        b = unsqueeze(b, -1)
-    n, m, p = a.shape[-2], a.shape[-1], b.shape[-1]
+    n = a.shape[-2] if a.ndim > 1 else 1
+    m1 = a.shape[-1]
+    m2 = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    p = b.shape[-1] if b.ndim > 1 else 1
+    batch_a, batch_b = tuple(a.shape[:-2]), tuple(b.shape[:-2])
+    if a.ndim == 3 and b.ndim == 3 and batch_a[0] != batch_b[0]:
+        # a batch of one that requires grad is squeezed, so that the product folds
+        if batch_a[0] == 1 and a.requires_grad:
+            return matmul(a.squeeze(0), b)
+        if batch_b[0] == 1 and b.requires_grad:
+            return matmul(a, b.squeeze(0))
     try:
-        batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+        batch = np.broadcast_shapes(batch_a, batch_b)
     except ValueError:
         from .registry import broadcast_error
-        raise broadcast_error([a[..., 0, 0], b[..., 0, 0]]) from None
+        raise broadcast_error([a[..., 0, 0] if a.ndim > 1 else a[0],
+                               b[..., 0, 0] if b.ndim > 1 else b[0]]) from None
     nb = int(np.prod(batch)) if batch else 1
-    a3 = reshape(expand(a, batch + (n, m)), (nb, n, m))
-    b3 = reshape(expand(b, batch + (b.shape[-2], p)), (nb, b.shape[-2], p))
-    out_shape = batch + (() if va else (n,)) + (() if vb else (p,))
-    return unsafe_view(bmm(a3, b3), out_shape)
+    a3 = reshape(expand(a, batch + (n, m1)), (nb, n, m1))
+    vector_rhs = b.ndim == 1
+    if vector_rhs:
+        b3 = unsqueeze(reshape(expand(b, batch + (m2,)), (nb, m2)), 2)
+    else:
+        b3 = reshape(expand(b, batch + (m2, p)), (nb, m2, p))
+    out_shape = batch + ((n,) if a.ndim > 1 else ()) + ((p,) if b.ndim > 1 else ())
+    out = bmm(a3, b3)
+    return unsafe_view(squeeze(out, -1) if vector_rhs else out, out_shape)
 
 
 Tensor.matmul = matmul
@@ -482,18 +529,30 @@ def tensordot(a, b, dims=2, out=None):
     if a.dtype != b.dtype:
         raise RuntimeError("both inputs should have same dtype")
     da, db = [_wrap_dim(d, a.ndim) for d in given_a], [_wrap_dim(d, b.ndim) for d in given_b]
+    t1, t2, size = a, b, 1
     for x, y, gx, gy in zip(da, db, given_a, given_b):
-        if a.shape[x] != b.shape[y]:
+        if b.shape[y] == 1:  # a broadcast dimension is summed at once
+            t1 = t1.sum(x, True)
+        elif a.shape[x] == 1:
+            t2 = t2.sum(y, True)
+        elif a.shape[x] != b.shape[y]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[x]} in dim {gx} and second has size {b.shape[y]} in "
                                f"dim {gy}")
+        else:
+            size *= a.shape[x]
     free_a = [d for d in range(a.ndim) if d not in da]
     free_b = [d for d in range(b.ndim) if d not in db]
-    size = math.prod(a.shape[d] for d in da)
-    rows = reshape(permute(a, free_a + da), (math.prod(a.shape[d] for d in free_a), size))
-    cols = reshape(permute(b, db + free_b), (size, math.prod(b.shape[d] for d in free_b)))
-    shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
-    return reshape(mm(rows, cols), shape)
+    size1 = math.prod(t1.shape[d] for d in free_a)
+    size2 = math.prod(t2.shape[d] for d in free_b)
+    shape = tuple(t1.shape[d] for d in free_a) + tuple(t2.shape[d] for d in free_b)
+    t1, t2 = permute(t1, free_a + da), permute(t2, db + free_b)
+    if size1 != 1 or size2 != 1:
+        return reshape(mm(reshape(t1, (size1, size)), reshape(t2, (size, size2))), shape)
+    # a full contraction: a dot product (or a product and a sum, sparing two copies)
+    if t1.is_contiguous() and t2.is_contiguous():
+        return reshape(dot(t1.flatten(), t2.flatten()), shape)
+    return reshape((t1.squeeze() * t2.squeeze()).sum(dtype=t1.dtype), shape)
 
 
 def inner(input, other, *, out=None):  # noqa: A002 - torch's name

@@ -22,7 +22,7 @@ from .._tensor import Tensor, _wrap, checked_values
 from .activation import _log_softmax, logsigmoid
 from .nn_ops import _check_target_size, _grad_scale, _numel, _reduce, reduction_enum
 from .pointwise import abs as abs_
-from .pointwise import exp, log, sigmoid, sign, where
+from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, sigmoid, sign, where
 from .registry import NONE, op
 
 FUNCTIONAL = ['binary_cross_entropy', 'cosine_embedding_loss', 'cross_entropy', 'ctc_loss',
@@ -360,7 +360,8 @@ def _ce_probs(input, target, weight, reduction, label_smoothing):
     axis = _class_axis(input.ndim)
     n_classes = input.shape[axis]
     if label_smoothing > 0:
-        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        target = add_scalar(mul_scalar(target, 1 - label_smoothing),
+                            label_smoothing / n_classes)
     terms = _log_softmax(input, axis) * target
     if weight is not None:
         terms = terms * _class_view(weight, input.ndim)
@@ -370,7 +371,7 @@ def _ce_probs(input, target, weight, reduction, label_smoothing):
         return -terms.sum()
     if input.numel() == 0:
         return -terms.sum() * float("nan")
-    return -terms.sum() / (input.numel() // n_classes)
+    return div_scalar(-terms.sum(), input.numel() // n_classes)
 
 
 def _ce_smoothed(input, target, weight, reduction, ignore_index, eps):
@@ -392,7 +393,7 @@ def _ce_smoothed(input, target, weight, reduction, ignore_index, eps):
         ret = smooth.sum()
     else:
         ret = smooth
-    return nll * (1 - eps) + ret * (eps / n_classes)
+    return mul_scalar(nll, 1 - eps) + mul_scalar(ret, eps / n_classes)
 
 
 # -- composites ----------------------------------------------------------------------------------
@@ -692,7 +693,7 @@ def _(grad, self, target, reduction):
     return _multilabel_margin_backward(grad, self, target, reduction)
 
 
-@op("multilabel_margin_loss_backward", node="torch::autograd::NotImplemented", tensors=2,
+@op("multilabel_margin_loss_backward", node="NotImplemented", tensors=2,
     promote=NONE)
 def _multilabel_margin_backward(grad, self, target, reduction):
     xp = get_xp(self)
@@ -870,7 +871,7 @@ def _(grads, log_probs, targets, input_lengths, target_lengths, blank, zero_infi
                               result0, result1, blank, zero_infinity)
 
 
-@op("_ctc_loss_backward", node="torch::autograd::NotImplemented", tensors=2, promote=NONE)
+@op("_ctc_loss_backward", node="NotImplemented", tensors=2, promote=NONE)
 def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
                        log_alpha, blank, zero_infinity):
     xp = get_xp(log_probs)

@@ -57,7 +57,7 @@ def _log_sigmoid_neg(x):
     return np.logaddexp(0, -x)
 
 
-@op("binary_cross_entropy_with_logits", tensors=4, promote=NONE)
+@op("binary_cross_entropy_with_logits", tensors=4, promote=NONE, quiet=True)
 def bce_with_logits(self, target, weight, pos_weight, reduction):
     sp = _log_sigmoid_neg(self)
     if pos_weight is None:
@@ -151,7 +151,7 @@ def linear(input, weight, bias=None):
         out = addmm(bias, input.view(-1, input.shape[-1]), t(weight))
         return out.view(tuple(input.shape[:-1]) + (out.shape[-1],))
     out = matmul(input, t(weight))
-    return out if bias is None else out + bias
+    return out if bias is None else out.add_(bias)
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -403,8 +403,11 @@ def one_hot(tensor, num_classes=-1):
         num_classes = int(data.max()) + 1
     elif data.size and data.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    out = (data[..., None] == get_xp(data).arange(num_classes)).astype(np.int64)
-    return tensor_from_array(out)
+    out = tensor_from_array((data[..., None] == get_xp(data).arange(num_classes)).astype(
+        np.int64))
+    if data.size:  # torch fills zeros (zero_) and scatters the ones (scatter_): two writes
+        out._vc = [2]
+    return out
 
 
 # -- distances ----------------------------------------------------------------------------------
@@ -429,9 +432,11 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """p-norm of ``x1 - x2 + eps`` along the last dimension."""
+    from .pointwise import add_scalar
+    from .statistics import norm_dim
     dim = max(x1.ndim, x2.ndim) - 1
     dim = max(dim, 0)
-    return (x1 - x2 + eps).norm(p, dim, keepdim=keepdim)
+    return norm_dim(add_scalar(x1 - x2, eps), p, (dim,), keepdim)
 
 
 def pdist(input, p=2):

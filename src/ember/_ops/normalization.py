@@ -194,6 +194,9 @@ def _int_tuple(shape, fn):
 # -- layer norm ---------------------------------------------------------------------------------
 @op("native_layer_norm", tensors=3, promote=NONE, node="NativeLayerNormBackward0")
 def layer_norm_op(input, weight, bias, normalized_shape, eps):  # noqa: A002
+    if input.dtype.kind != "f":
+        from .pointwise import not_implemented
+        raise not_implemented("LayerNormKernelImpl", input)
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     m, _, rstd = _stats(input, axes, eps)
     out = (input - m) * rstd

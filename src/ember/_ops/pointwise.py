@@ -77,6 +77,36 @@ def not_implemented(kernel, array):
     return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(array)}\'')
 
 
+def masked_fill(x, mask, value):
+    """``x.masked_fill(mask, value)`` inside a formula, as torch's formulas write it (its node
+    is MaskedFillBackward0, or MaskedFillBackward1 for a tensor value)."""
+    from .indexing import masked_fill as masked_fill_op
+    return masked_fill_op(x, mask, value)
+
+
+def refuse(kinds, error, then=None):
+    """A ``check`` refusing tensor arguments of NumPy dtype kinds ``kinds`` ("c": complex, "b":
+    bool) as torch does for ops it does not define for them: ``error(tensor)`` is raised.
+    ``then``: the op's own check, run after."""
+    def check(*args):
+        for a in args:
+            if isinstance(a, Tensor) and a._data.dtype.kind in kinds:
+                raise error(a)
+        if then is not None:
+            then(*args)
+    return check
+
+
+def complex_unsupported(name):
+    """torch's message for floor, ceil and trunc of a complex tensor."""
+    return lambda t: NotImplementedError(f"{name} is not supported for complex inputs")
+
+
+def no_kernel(kernel):
+    """torch's message for a dtype its kernel ``kernel`` has no loop for."""
+    return lambda t: not_implemented(kernel, t._data)
+
+
 def with_scalars(self, *scalars, floating=False):
     """``self`` cast to torch's result dtype of (tensor ``self``, Python ``scalars``).
 
@@ -216,7 +246,8 @@ def _(other_t, alpha):
     return -other_t if alpha == 1 else other_t * -alpha
 
 
-@op("rsub", elementwise=True, tensors=2, node="RsubBackward1", check=_sub_check, weak_scalars=True)
+@op("rsub", elementwise=True, tensors=2, node="RsubBackward0", number_node="RsubBackward1",
+    check=_sub_check, weak_scalars=True)
 def rsub(self, other, alpha=1):
     """other - alpha * self (what ``2 - x`` computes)."""
     return other - self if alpha == 1 else other - self * _alpha(self, alpha)
@@ -251,6 +282,39 @@ def _(grad, self):
 @mul.jvp("self")
 def _(self_t, other):
     return self_t * other
+
+
+# -- a float tensor and a Python number, as torch's own formulas and ops compute it -------------
+# (mul.Scalar, div.Scalar: their nodes have one edge and torch's names, MulBackward1 and
+# DivBackward1; from Python, ``x * 2`` is mul.Tensor with a wrapped number, MulBackward0)
+@op("mul", elementwise=True, node="MulBackward1")
+def mul_scalar(self, other):
+    return self * other
+
+
+@mul_scalar.grad("self")
+def _(grad, other):
+    return mul_scalar(grad, other)
+
+
+@op("add", elementwise=True, node="AddBackward1")
+def add_scalar(self, other):
+    return self + other
+
+
+@add_scalar.grad("self")
+def _(grad):
+    return grad
+
+
+@op("div", elementwise=True, node="DivBackward1", quiet=True)
+def div_scalar(self, other):
+    return self / other
+
+
+@div_scalar.grad("self")
+def _(grad, other):
+    return div_scalar(grad, other)
 
 
 @mul.jvp("other")
@@ -332,7 +396,7 @@ def _(grad, self, exponent):
         return zero_gradient(grad)
     # NOTE: pow_scalar, not ``**``: on raw arrays ``**`` is NumPy's, which computes x ** -0.5
     # as pow where torch takes rsqrt (see the kernel).
-    return grad * (pow_scalar(self, exponent - 1) * exponent)
+    return grad * mul_scalar(pow_scalar(self, exponent - 1), exponent)
 
 
 @pow_scalar.jvp("self")
@@ -443,7 +507,8 @@ def _tensor_other(name):
     return check
 
 
-@op("maximum", elementwise=True, tensors=2, check=_tensor_other("maximum"))
+@op("maximum", elementwise=True, tensors=2, check=refuse("c", lambda t: RuntimeError(
+    "maximum not implemented for complex tensors."), _tensor_other("maximum")))
 def maximum(self, other):
     return np.maximum(self, other)
 
@@ -452,27 +517,28 @@ def maximum(self, other):
 def _(grad, self, other):
     # NOTE: ties split the gradient in half between the inputs, as torch does; where either
     # is NaN both get the full gradient (torch masks only where one is strictly smaller).
-    return where(self == other, grad / 2, where(self < other, 0, grad))
+    return masked_fill(where(self == other, div_scalar(grad, 2), grad), self < other, 0)
 
 
 @maximum.grad("other")
 def _(grad, self, other):
-    return where(self == other, grad / 2, where(self > other, 0, grad))
+    return masked_fill(where(self == other, div_scalar(grad, 2), grad), self > other, 0)
 
 
-@op("minimum", elementwise=True, tensors=2, check=_tensor_other("minimum"))
+@op("minimum", elementwise=True, tensors=2, check=refuse("c", lambda t: RuntimeError(
+    "minimum not implemented for complex tensors."), _tensor_other("minimum")))
 def minimum(self, other):
     return np.minimum(self, other)
 
 
 @minimum.grad("self")
 def _(grad, self, other):
-    return where(self == other, grad / 2, where(self > other, 0, grad))
+    return masked_fill(where(self == other, div_scalar(grad, 2), grad), self > other, 0)
 
 
 @minimum.grad("other")
 def _(grad, self, other):
-    return where(self == other, grad / 2, where(self < other, 0, grad))
+    return masked_fill(where(self == other, div_scalar(grad, 2), grad), self < other, 0)
 
 
 def _tensor_method(opdef, name):
@@ -600,7 +666,8 @@ def _(self_t, result):
     return self_t * (result * (1 - result))
 
 
-@op("relu", elementwise=True, method=True, inplace=True)
+@op("relu", elementwise=True, method=True, inplace=True,
+    check=refuse("c", lambda t: NotImplementedError("clamp is not supported for complex types")))
 def relu(self):
     if self.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -666,7 +733,9 @@ def is_complex_value(x):
     return (x._data if isinstance(x, Tensor) else x).dtype.kind == "c"
 
 
-@op("sign", elementwise=True, method=True, inplace=True)
+@op("sign", elementwise=True, method=True, inplace=True, check=refuse("c", lambda t: (
+    NotImplementedError("Unlike NumPy, ember.sign is not intended to support complex numbers. "
+                        "Please use ember.sgn instead."))))
 def sign(self):
     return self.copy() if self.dtype == np.bool_ else sign_of(self)
 
@@ -754,7 +823,9 @@ def _compare(name, ufunc, dunder):
     def kernel(self, other):
         return ufunc(self, other)
     kernel.__name__ = name
-    return op(name, tensors=2, method=(name, dunder), differentiable=False)(kernel)
+    # NOTE: complex numbers are not ordered: torch has no loop for <, <=, >, >= on them.
+    check = None if name in ("eq", "ne") else refuse("c", no_kernel(f"{name}_cpu"))
+    return op(name, tensors=2, method=(name, dunder), differentiable=False, check=check)(kernel)
 
 
 eq = _compare("eq", np.equal, "__eq__")
@@ -768,7 +839,8 @@ Tensor.not_equal = ne
 
 
 # -- filling and copying (in place only) -------------------------------------------------------
-@op("fill", tensors=2, promote=NONE, inplace="fill_")
+@op("fill", tensors=2, promote=NONE, inplace="fill_", node="FillBackward3",
+    number_node="FillBackward2")
 def fill(self, value):
     return np.full_like(self, value)
 

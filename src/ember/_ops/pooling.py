@@ -584,9 +584,14 @@ def _separable(name, node, kind, nd):
         mats = _mats(kind, tuple(input_size[-nd:]), grad_output.shape[-nd:], params)
         return _apply_mats(grad_output, mats, True)
 
-    @forward.grad("self")
-    def _(grad, self_shape, params):
-        return adjoint(grad, self_shape, params)
+    if kind == "adaptive":  # torch's adaptive pooling saves its input; resampling does not
+        @forward.grad("self")
+        def _(grad, self, params):
+            return adjoint(grad, tuple(self.shape), params)
+    else:
+        @forward.grad("self")
+        def _(grad, self_shape, params):
+            return adjoint(grad, self_shape, params)
 
     @adjoint.grad("grad_output")
     def _(grad, grad_output_shape, params):

@@ -19,8 +19,8 @@ from .. import _dtype as D
 from .._backend import as_array, get_xp, scatter_add
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .registry import FLOAT, NONE, op
-from .pointwise import eq, exp, maximum, minimum, where
-from .shape import expand, reshape
+from .pointwise import div_scalar, eq, exp, maximum, minimum, not_implemented, where
+from .shape import expand, reshape, unsqueeze
 
 
 # -- helpers shared by the reduction families ----------------------------------------------------
@@ -47,10 +47,14 @@ def _kept_shape(shape, dims):
 
 
 def _unreduce(x, shape, dim, keepdim):
-    """Reshape a reduced tensor so that it broadcasts against the input it came from."""
+    """A reduced tensor with its reduced dimensions back (size one), so that it broadcasts
+    against the input it came from: one unsqueeze per dimension, as torch's formulas do."""
     if keepdim:
         return x
-    return reshape(_a(x), _kept_shape(shape, _dims(dim, len(shape))))
+    x = _a(x)
+    for d in sorted(_dims(dim, len(shape))):
+        x = unsqueeze(x, d)
+    return x
 
 
 def _a(x):
@@ -118,31 +122,55 @@ def _evenly_distribute(grad, self, result):
     # NOTE: ties share the gradient equally, as torch's evenly_distribute_backward does (a NaN
     # result sends it to the NaNs).
     mask = same_mask(self, result)
-    return where(mask, _a(grad / sum_all(mask)), 0)
+    from .._creation import zeros as zeros_factory
+    from .indexing import masked_fill
+    zeros = (zeros_factory(tuple(self.shape), dtype=grad.dtype) if isinstance(grad, Tensor)
+             else get_xp(grad).zeros(tuple(self.shape), grad.dtype))
+    return masked_fill(zeros, mask, _a(grad / sum_all(mask)))
 
 
 # -- sum_to: the inverse of broadcasting --------------------------------------------------------
-@op("sum_to_size", promote=NONE, node="SumToSizeBackward0")
 def sum_to(self, shape):
+    """``self`` summed down to ``shape`` (undoing broadcasting), as torch's sum_to: the leading
+    dimensions and those broadcast from one summed (keeping dims), then a view dropping the
+    leading ones. On a Tensor these are ops (SumBackward1, ViewBackward0: torch's graph), on
+    an array NumPy's sum."""
     shape = tuple(shape)
-    if self.shape == shape:
+    if not isinstance(self, Tensor):
+        return _sum_to_array(self, shape)
+    if tuple(self.shape) == shape:
         return self
     lead = self.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and self.shape[i + lead] != 1)
-    return get_xp(self).sum(self, axis=axes).reshape(shape)
+    axes = _sum_to_axes(self.shape, shape)
+    if not shape:
+        return sum_all(self)
+    if axes:
+        self = sum_dim(self, axes, True)
+    return reshape(self, shape) if lead else self
 
 
-@sum_to.grad("self")
-def _(grad, self_shape):
-    return expand(grad, self_shape)
+def _sum_to_axes(have, shape):
+    lead = len(have) - len(shape)
+    return tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and have[i + lead] != 1)
 
 
-@sum_to.batched_grad("self")
-def _(grad, self_shape):
-    batch, rest = grad.shape[0], tuple(grad.shape[1:])
-    pad = (1,) * (len(self_shape) - len(rest))
-    return expand(reshape(grad, (batch,) + pad + rest), (batch,) + tuple(self_shape))
+def _sum_to_array(x, shape):
+    if x.shape == shape:
+        return x
+    return get_xp(x).sum(x, axis=_sum_to_axes(x.shape, shape)).reshape(shape)
+
+
+sum_to.kernel = _sum_to_array  # the array form, for code that calls kernels (ember.compile)
+
+
+def _sum_to_size(self, *size):
+    """``Tensor.sum_to_size``: ``self`` summed down to ``size``."""
+    shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    return sum_to(self, tuple(shape))
+
+
+Tensor.sum_to_size = _sum_to_size
 
 
 # -- sum and mean -------------------------------------------------------------------------------
@@ -224,6 +252,49 @@ def _(self_t, dim, keepdim, dtype):
     return sum_dim(self_t, dim, keepdim, dtype)
 
 
+# torch's signatures of sum and mean, as its argument parser lists them when a call fits none
+_SIGNATURES = {
+    ("sum", True): ["*, torch.dtype dtype = None",
+                    "tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None"],
+    ("sum", False): ["Tensor input, *, torch.dtype dtype = None",
+                     "Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype "
+                     "dtype = None, Tensor out = None"],
+    ("mean", False): ["Tensor input, *, torch.dtype dtype = None, Tensor out = None",
+                      "Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype "
+                      "dtype = None, Tensor out = None"],
+}
+_SIGNATURES["mean", True] = _SIGNATURES["sum", True]
+
+
+def _reduction_args(name, is_method):
+    """The Python entry point of reduction ``name`` (torch.sum, Tensor.sum): it refuses a
+    ``dim`` that is not an int or a sequence of ints with torch's TypeError."""
+    target = {"sum": sum, "mean": mean}[name]
+
+    def entry(input, *args, **kwargs):
+        dim = args[0] if args else kwargs.get("dim")
+        if dim is not None and not isinstance(dim, (int, tuple, list)) and not (
+                isinstance(dim, Tensor)):
+            raise _bad_dim(name, is_method, dim, bool(args), len(args) + len(kwargs) > 1)
+        return target(input, *args, **kwargs)
+    entry.__name__ = entry.__qualname__ = name
+    entry.__doc__ = target.__doc__
+    return entry
+
+
+def _bad_dim(name, is_method, dim, positional, more):
+    kind = type(dim).__name__
+    if more:
+        where = f" (position {1 if is_method else 2})" if positional else ""
+        return TypeError(f"{name}(): argument 'dim'{where} must be tuple of ints, not {kind}")
+    given = kind if positional else f"dim={kind}"
+    got = f"({given})" if is_method and positional else (
+        f"({given}, )" if is_method else f"(Tensor, {given})")
+    lines = "".join(f" * ({sig})\n" for sig in _SIGNATURES[name, is_method])
+    return TypeError(f"{name}() received an invalid combination of arguments - got {got}, but "
+                     f"expected one of:\n{lines}".replace("torch.", "ember."))
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
     """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     if dim is None:
@@ -247,7 +318,7 @@ def mean_all(self, dtype=None):
 
 @mean_all.grad("self")
 def _(grad, self_shape):
-    return expand(_a(grad / builtins.max(math.prod(self_shape), 1)), self_shape)
+    return div_scalar(expand(grad, self_shape), builtins.max(math.prod(self_shape), 1))
 
 
 @mean_all.batched_grad("self")
@@ -275,7 +346,8 @@ def _(grad, self_shape, dim, keepdim):
     g = _unreduce(grad, self_shape, dim, keepdim)
     # NOTE: with nothing reduced (n == 0) the gradient is empty: leave the 1/n out, so that
     # its own derivative is 0 rather than 0/0 (torch gives 0).
-    return expand(_a(g / n) if n else g, self_shape)
+    g = expand(g, self_shape)
+    return div_scalar(g, n) if n else g
 
 
 @mean_dim.batched_grad("self")
@@ -325,8 +397,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return _nansum(input, dim, keepdim, dtype) / _like(input, as_array(count))
 
 
-Tensor.sum = sum
-Tensor.mean = mean
+Tensor.sum = _reduction_args("sum", True)
+Tensor.mean = _reduction_args("mean", True)
+sum = _reduction_args("sum", False)  # noqa: A001 - torch.sum
+mean = _reduction_args("mean", False)
 Tensor.nansum = nansum
 Tensor.nanmean = nanmean
 
@@ -477,12 +551,16 @@ Tensor.any = any
 
 @op("max", promote=NONE, node="MaxBackward1")
 def max_all(self):
+    if self.dtype.kind == "c":
+        raise not_implemented("max_all", self)
     _check_nonempty(self, "max")
     return get_xp(self).max(self)
 
 
 @op("min", promote=NONE, node="MinBackward1")
 def min_all(self):
+    if self.dtype.kind == "c":
+        raise not_implemented("min_all", self)
     _check_nonempty(self, "min")
     return get_xp(self).min(self)
 
@@ -529,10 +607,17 @@ max_dim.grad("self")(_select_back)
 min_dim.grad("self")(_select_back)
 
 
-@op("value_selecting_reduction_backward", promote=NONE, tensors=2,
-    node="ValueSelectingReductionBackwardBackward0")
 def value_selecting_backward(grad, indices, dim, sizes, keepdim):
-    """Scatter ``grad`` into zeros of ``sizes`` at ``indices`` along ``dim``."""
+    """Scatter ``grad`` into zeros of ``sizes`` at ``indices`` along ``dim`` (the gradient of
+    max(dim), sort, topk, ...). On Tensors it is composed as in torch (zeros, unsqueeze,
+    scatter: ScatterBackward0), on arrays one NumPy put."""
+    if isinstance(grad, Tensor):
+        from .._creation import zeros as zeros_factory
+        from .indexing import _scatter_src
+        zeros = zeros_factory(tuple(sizes), dtype=grad.dtype)
+        if not keepdim and len(sizes):
+            grad, indices = unsqueeze(grad, dim), unsqueeze(indices, dim)
+        return _scatter_src(zeros, indices, grad, dim)
     xp = get_xp(grad)
     if len(sizes) == 0:  # a 0-dim input: its one element was selected
         return xp.array(grad, copy=True).reshape(())
@@ -542,11 +627,6 @@ def value_selecting_backward(grad, indices, dim, sizes, keepdim):
     out = xp.zeros(sizes, grad.dtype)
     xp.put_along_axis(out, indices, grad, axis=d)
     return out
-
-
-@value_selecting_backward.grad("grad")
-def _(grad, indices, dim, keepdim):
-    return take_along_dim_keep(grad, indices, dim, keepdim)
 
 
 @op("take_along_dim", promote=NONE, tensors=2, node="TakeAlongDimBackward0")
@@ -614,6 +694,8 @@ Tensor.min = min
 
 def _amax_kernel(name, fn):
     def kernel(self, dim=(), keepdim=False):
+        if self.dtype.kind == "c":
+            raise not_implemented(f"{fn}_values_cpu", self)
         dims = _dims(dim, self.ndim)
         if self.ndim and not (isinstance(dim, (tuple, list)) and len(dim) == 0):
             _check_nonempty(self, name, dims)
@@ -645,6 +727,8 @@ def _argmax_kernel(name):
     def kernel(self, dim=None, keepdim=False):
         if self.dtype == np.bool_:
             raise RuntimeError(f"{name}(): does not support bool input")
+        if self.dtype.kind == "c":
+            raise RuntimeError(f"{name}(): does not support complex input")
         if dim is not None:
             return _arg_reduce(name, name[3:], self, dim, keepdim)[1]
         if self.size == 0:

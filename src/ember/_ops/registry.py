@@ -67,6 +67,19 @@ class OpNode(Node):
     _kept = None  # the non-tensor saved values, once the tensors were freed
     _hooked = False  # some saved slot holds a packed value (saved tensor hooks)
 
+    _number_overload = False  # see OpDef.number_cls
+
+    def _edge_positions(self):
+        if type(self).__name__ == "NotImplemented":  # torch's has edges only where grad flows
+            return tuple(k for k, (fn, _) in enumerate(self._next) if fn is not None)
+        grad_inputs = self._op.grad_inputs()
+        numbers = self._number_overload
+        if not numbers and len(grad_inputs) == len(self._next):
+            return None
+        meta = self._meta
+        return tuple(k for k in range(len(self._next))
+                     if k in grad_inputs and not (numbers and meta[k] is None))
+
     def _unpack(self, as_tensors):
         saved = self._saved
         if saved is None:
@@ -359,7 +372,7 @@ class OpDef:
     complex_grad = False  # see op()
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
-                 n_outputs, diff_outputs, result_type, check):
+                 n_outputs, diff_outputs, result_type, check, number_node=None):
         self.kernel = kernel
         self.name = name
         self.aten = aten or f"aten::{name}"
@@ -397,6 +410,14 @@ class OpDef:
         self.node_cls = type(self.node_name, (OpNode,), {"_op": self})
         if self.node_name in _HAND_WRITTEN_NODES:
             self.node_cls.name = _qualified_name
+        # A call with a Python number for a tensor operand, where torch has an overload taking
+        # a number (rsub(x, 2): RsubBackward1): its node has that overload's name and no edge
+        # for the number.
+        self.number_cls = None
+        if number_node is not None:
+            self.number_cls = type(number_node, (self.node_cls,), {"_number_overload": True})
+            if number_node in _HAND_WRITTEN_NODES:
+                self.number_cls.name = _qualified_name
         self._specialized = {}
 
     # -- declaring derivatives --------------------------------------------------------------
@@ -413,6 +434,14 @@ class OpDef:
                 delattr(self.node_cls, "_apply")
             return fn
         return register
+
+    def grad_inputs(self):
+        """The positions of the inputs that have a derivative formula."""
+        cached = self.__dict__.get("_grad_inputs")
+        if cached is None or cached[0] != len(self.formulas):
+            cached = self._grad_inputs = (len(self.formulas), frozenset(
+                i for inputs, _, _ in self.formulas for i in inputs))
+        return cached[1]
 
     def batched_grad(self, *inputs):
         """Declare the formula for the named input(s) given a batch of output gradients: a
@@ -543,6 +572,8 @@ def _as_method(d, name):
     """A Tensor method for op ``d``: ``self`` is a Tensor, so unless a forward-AD level or the
     profiler is active the call goes straight to the op's generated Tensor path."""
     n = len(d.params)
+    if name in OPERATORS:
+        return _as_operator(d, name)
 
     def method(*args, **kwargs):
         if kwargs or len(args) != n:
@@ -555,6 +586,52 @@ def _as_method(d, name):
     method.__name__ = method.__qualname__ = name
     method.__doc__ = d.kernel.__doc__
     return method
+
+
+# Python's binary operators: an operand ember does not take (None, a string, a list) makes
+# them return NotImplemented, so that Python raises its TypeError (or, for ==, compares
+# identity) as it does for torch.
+OPERATORS = frozenset(f"__{n}__" for n in (
+    "add radd iadd sub rsub isub mul rmul imul truediv rtruediv itruediv floordiv rfloordiv "
+    "ifloordiv mod rmod imod pow rpow ipow matmul rmatmul imatmul and rand iand or ror ior xor "
+    "rxor ixor lshift rlshift ilshift rshift rrshift irshift eq ne lt le gt ge").split())
+OPERANDS = (Tensor, bool, int, float, complex, np.ndarray, np.generic)
+
+
+def _as_operator(d, name):
+    """``_as_method`` for a Python operator (``x + y``): ``other`` of a type ember does not
+    take gives NotImplemented."""
+    n = len(d.params)
+
+    def method(self, other):
+        if type(other) is not Tensor and not isinstance(other, OPERANDS):
+            return NotImplemented
+        args = (self, other) if n == 2 else d.bind((self, other), None)
+        if forward_hook[0] is None and profiler_hook[0] is None:
+            call = d.caller
+            if call is not None:
+                return call(args)
+        return dispatch(d, args)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = d.kernel.__doc__
+    method._takes_operand = True
+    return method
+
+
+def guard_operators(cls):
+    """Give every binary operator of ``cls`` not made by ``op()`` the operand check."""
+    for name in OPERATORS:
+        fn = cls.__dict__.get(name)
+        if fn is None or getattr(fn, "_takes_operand", False):
+            continue
+
+        def operator(self, other, _fn=fn):
+            if type(other) is not Tensor and not isinstance(other, OPERANDS):
+                return NotImplemented
+            return _fn(self, other)
+        operator.__name__ = operator.__qualname__ = name
+        operator._takes_operand = True
+        setattr(cls, name, operator)
 
 
 def _quiet(kernel):
@@ -615,6 +692,7 @@ def _specialize(d, n):
     saved_props = {k: v for k, v in vars(d.node_cls).items()
                    if k.startswith(("_saved_", "_raw_saved_"))}
     spec.node_cls = type(d.node_name, (OpNode,), {"_op": spec, **saved_props})
+    spec.number_cls = None
     spec.saved_spec = tuple((kind, i + n - 1 if kind == PARAM else i)
                             for kind, i in d.saved_spec)
     spec.unpack_plan = tuple((j, k, i) for j, (k, i) in enumerate(spec.saved_spec)
@@ -647,7 +725,8 @@ def _camel(name):
 def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiable=True,
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
        check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
-       elementwise=False, undefined_grads=False, complex_grad=False, checked=()):
+       elementwise=False, undefined_grads=False, complex_grad=False, checked=(),
+       number_node=None):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``checked``: non-tensor params that hold tensors torch saves (nll_loss's target and
@@ -670,13 +749,15 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     (conjugate Wirtinger: ``angle``, ``conj``, the FFTs); other ops' formulas are the
     derivative of the holomorphic extension, which ``conjugated_formulas`` turns into
     torch's convention where the output is complex.
+    ``number_node``: the node name torch gives a call with a Python number for a tensor operand
+    (its overload taking a number; that number then has no edge).
     """
     def declare(kernel):
         opname = name or kernel.__name__
         if quiet:
             kernel = _quiet(kernel)
         d = OpDef(kernel, opname, node, aten, tensors, promote, differentiable, view, outputs,
-                  diff_outputs, result_type, check)
+                  diff_outputs, result_type, check, number_node)
         d.promote_from = promote_from
         d.weak_scalars = weak_scalars
         d.ufunc = ufunc
@@ -1134,6 +1215,9 @@ def _compile_recorder(op):
     if op.n_tensors > 4 or op.n_outputs != 1:
         return lambda args, results, snapshot: _record_generic(op, args, results, snapshot)
     lines = ["def recorder(args, results, snapshot):", "    node = node_cls()"]
+    if op.number_cls is not None:
+        numbers = " or ".join(f"not isinstance(args[{k}], Tensor)" for k in range(op.n_tensors))
+        lines[1] = f"    node = (number_cls if {numbers} else node_cls)()"
     guards = _save_guards(op)
     saved_inputs = {i for j, (kind, i) in enumerate(op.saved_spec)
                     if kind == INPUT and j not in guards}
@@ -1193,7 +1277,8 @@ def _compile_recorder(op):
         lines += ["    kind = r._data.dtype.kind", "    if kind == 'f':"] + attach + [
                   "    elif kind == 'c':", "        node.__class__ = twin"] + attach
     lines += ["    return node"]
-    scope = {"node_cls": op.node_cls, "Tensor": Tensor, "NO_EDGE": NO_EDGE,
+    scope = {"node_cls": op.node_cls, "number_cls": op.number_cls, "Tensor": Tensor,
+             "NO_EDGE": NO_EDGE,
              "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
              "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
              "_sequence": _sequence, "_shape_of": _shape_of,
@@ -1228,8 +1313,9 @@ def _shape_of(a):
 
 
 def _record_generic(op, args, results, snapshot, guarded=True):
-    node = op.node_cls()
     n = op.n_tensors
+    node = (op.number_cls if op.number_cls is not None and not all(
+        isinstance(a, Tensor) for a in args[:n]) else op.node_cls)()
     nxt, meta = [], []
     for k in range(n):
         a = args[k]

@@ -8,7 +8,7 @@ import numpy as np
 from .._backend import accumulate, get_xp
 from .._tensor import Tensor, _wrap_dim
 from .registry import NONE, op
-from .pointwise import abs, exp, log, where
+from .pointwise import abs, exp, log, no_kernel, refuse, where
 from .reduction import (_a, _acc_dtype, _dtype_name, _has_zero, return_type, sum_dim,
                         take_along_dim_backward)
 from .shape import transpose, unsqueeze
@@ -151,19 +151,22 @@ def _cum_extreme(self, dim, ufunc):
     return values, accumulate("maximum", pos, d).astype(np.int64)
 
 
-def _cum_backward(grads, self_shape, dim, result1):
-    if 0 in self_shape:
+def _cum_backward(grads, self, dim, result1):
+    # (torch saves self, not only its shape)
+    if 0 in self.shape:
         return grads[0]
-    return take_along_dim_backward(grads[0], result1, dim, self_shape, True)
+    return take_along_dim_backward(grads[0], result1, dim, tuple(self.shape), True)
 
 
 @op("cummax", promote=NONE, node="CummaxBackward0", outputs=2, diff_outputs=(True, False),
+    check=refuse("c", no_kernel("cummax_cpu")),
     result_type=CummaxResult)
 def _cummax(self, dim):
     return _cum_extreme(self, dim, "maximum")
 
 
 @op("cummin", promote=NONE, node="CumminBackward0", outputs=2, diff_outputs=(True, False),
+    check=refuse("c", no_kernel("cummin_cpu")),
     result_type=CumminResult)
 def _cummin(self, dim):
     return _cum_extreme(self, dim, "minimum")

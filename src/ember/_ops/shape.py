@@ -5,7 +5,8 @@ counter) with their base, as torch's views do.
 """
 from __future__ import annotations
 
-__all__ = ['cat', 'chunk', 'clone', 'flatten', 'permute', 'reshape', 'select', 'split', 'squeeze', 'stack', 't', 'transpose', 'unbind', 'unsqueeze']
+__all__ = ['cat', 'chunk', 'clone', 'flatten', 'permute', 'ravel', 'reshape', 'select', 'split',
+           'squeeze', 'stack', 't', 'transpose', 'unbind', 'unsqueeze']
 
 import warnings
 
@@ -87,19 +88,34 @@ def _(grad, self_shape):
 unsafe_view.batched_grad("self")(view.batched_formulas[0][1])
 
 
+@op("_reshape_alias", view=True, promote=NONE, node="ReshapeAliasBackward0")
+def reshape_alias(self, shape):
+    """A reshape of a non-contiguous tensor that its strides allow as a view."""
+    return view.kernel(self, shape)
+
+
+@reshape_alias.grad("self")
+def _(grad, self_shape):
+    return reshape(grad, self_shape)
+
+
+reshape_alias.batched_grad("self")(view.batched_formulas[0][1])
+
+
 def reshape(self, *shape):
-    """Same data in a new shape: a view when the strides allow it, else a copy."""
+    """Same data in a new shape, as torch does it: a view of a contiguous tensor, an alias with
+    new strides when the strides allow it, else a copy."""
     shape = _shape_arg(shape)
     if not isinstance(self, Tensor):
         return self.reshape(shape)
-    if self._data.shape == shape:
+    data = self._data
+    if data.flags.c_contiguous:
         return view(self, shape)
     try:
-        return view(self, shape)
-    except RuntimeError as e:
-        if "view size" not in str(e):
-            raise
-    return unsafe_view(clone(self), shape)
+        data.reshape(infer_shape(shape, data.size), copy=False)
+    except ValueError:
+        return unsafe_view(clone(self), shape)
+    return reshape_alias(self, shape)
 
 
 def _view_method(self, *shape):
@@ -131,6 +147,14 @@ def flatten(self, start_dim=0, end_dim=-1):
 
 
 Tensor.flatten = flatten
+
+
+def ravel(input):  # noqa: A002 - torch's name
+    """The elements as a 1-D view (of a contiguous copy when ``input`` is not contiguous)."""
+    return view(input.contiguous(), (-1,))
+
+
+Tensor.ravel = ravel
 
 
 @op("t", view=True, promote=NONE, method=True, node="TBackward0")
@@ -263,13 +287,26 @@ def _(grad, dims):
     return permute(grad, tuple(inverse))
 
 
-def permute(self, *dims):
+def _permute_dims(dims, position):
+    """permute's ``dims`` (given as one sequence or spread out), with torch's TypeErrors."""
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    return _permute(self, _shape_arg(dims))
+    seq = dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims
+    if not isinstance(seq, (tuple, list)):  # (a Size is a tuple)
+        raise TypeError(f"permute(): argument 'dims' (position {position}) must be tuple of "
+                        f"ints, not {type(seq).__name__}")
+    for i, d in enumerate(seq):
+        if not isinstance(d, (int, np.integer)) and not (isinstance(d, Tensor) and d.ndim == 0):
+            raise TypeError(f"permute(): argument 'dims' (position {position}) must be tuple "
+                            f"of ints, but found element of type {type(d).__name__} at pos {i}")
+    return _shape_arg(dims)
 
 
-Tensor.permute = permute
+def permute(self, *dims):
+    return _permute(self, _permute_dims(dims, 2))
+
+
+Tensor.permute = lambda self, *dims: _permute(self, _permute_dims(dims, 1))
 
 
 @op("expand", view=True, promote=NONE)
@@ -357,9 +394,23 @@ def _squeeze_all(self):
     return self.reshape(tuple(s for s in self.shape if s != 1))
 
 
+def _unsqueeze_to(grad, dims, self_shape, batch=0):
+    """torch's unsqueeze_to: the squeezed dimensions (of size one) back, one unsqueeze each.
+    ``batch=1``: ``grad`` has a leading batch dimension (a batched backward)."""
+    for d in sorted(dims):
+        if self_shape[d] == 1:
+            grad = unsqueeze(grad, d + batch)
+    return grad
+
+
 @_squeeze_all.grad("self")
 def _(grad, self_shape):
-    return reshape(grad, self_shape)
+    return _unsqueeze_to(grad, range(len(self_shape)), self_shape)
+
+
+@_squeeze_all.batched_grad("self")
+def _(grad, self_shape):
+    return _unsqueeze_to(grad, range(len(self_shape)), self_shape, 1)
 
 
 @op("squeeze", view=True, promote=NONE, node="SqueezeBackward1")
@@ -369,8 +420,15 @@ def _squeeze_dim(self, dim):
 
 
 @_squeeze_dim.grad("self")
-def _(grad, self_shape):
-    return reshape(grad, self_shape)
+def _(grad, self_shape, dim):
+    return _unsqueeze_to(grad, (_wrap_dim(dim, len(self_shape)),) if self_shape else (),
+                         self_shape)
+
+
+@_squeeze_dim.batched_grad("self")
+def _(grad, self_shape, dim):
+    return _unsqueeze_to(grad, (_wrap_dim(dim, len(self_shape)),) if self_shape else (),
+                         self_shape, 1)
 
 
 @op("squeeze", view=True, promote=NONE, node="SqueezeBackward2")
@@ -380,8 +438,28 @@ def _squeeze_dims(self, dim):
 
 
 @_squeeze_dims.grad("self")
-def _(grad, self_shape):
-    return reshape(grad, self_shape)
+def _(grad, self_shape, dim):
+    return _unsqueeze_to(grad, _unique_dims(dim, len(self_shape)) if self_shape else (),
+                         self_shape)
+
+
+@_squeeze_dims.batched_grad("self")
+def _(grad, self_shape, dim):
+    return _unsqueeze_to(grad, _unique_dims(dim, len(self_shape)) if self_shape else (),
+                         self_shape, 1)
+
+
+@op("squeeze_", promote=NONE, node="SqueezeBackward4")
+def squeeze_result(self, dim):
+    """``result.squeeze_(dim)`` on a fresh result nobody else holds (matmul of a vector and a
+    matrix, linear of a vector): torch squeezes it in place, so it is no view."""
+    return _squeeze_dim.kernel(self, dim)
+
+
+@squeeze_result.grad("self")
+def _(grad, self_shape, dim):
+    return _unsqueeze_to(grad, (_wrap_dim(dim, len(self_shape)),) if self_shape else (),
+                         self_shape)
 
 
 def _unique_dims(dims, ndim):
@@ -412,8 +490,8 @@ def unsqueeze(self, dim):
 
 
 @unsqueeze.grad("self")
-def _(grad, self_shape):
-    return reshape(grad, self_shape)
+def _(grad, self_shape, dim):  # (self_shape: what the batched formula below uses)
+    return _squeeze_dim(grad, _wrap_dim(dim, len(self_shape) + 1))
 
 
 unsqueeze.batched_grad("self")(view.batched_formulas[0][1])
@@ -428,6 +506,11 @@ def clone(self, memory_format=None):
 @clone.grad("self")
 def _(grad):
     return grad
+
+
+@clone.jvp("self")
+def _(self_t):
+    return clone(self_t)  # a copy laid out like the result (a view of it may follow)
 
 
 def contiguous(self, memory_format=None):
@@ -684,14 +767,18 @@ def _normalize_key(key):
 
 
 def getitem(self, key):
-    """``self[key]`` as torch does it: basic indices as a chain of views, else ``index``."""
+    """``self[key]`` as torch does it: basic indices as a chain of views, else ``index``.
+
+    Within a tuple key, a slice that keeps its whole dimension is no view at all (torch skips
+    it), and a key that selects nothing else gives an alias; a lone slice is always a slice.
+    """
+    lone_slice = isinstance(key, slice)
     key, advanced = _normalize_key(key)
     if advanced:
         return index(self, key)
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if used > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-    sliced = any(isinstance(k, slice) for k in key)
     if Ellipsis in key:
         i = key.index(Ellipsis)
         key = key[:i] + (slice(None),) * (self.ndim - used) + key[i + 1:]
@@ -703,7 +790,7 @@ def getitem(self, key):
         elif isinstance(k, slice):
             if k.step is not None and k.step < 0:
                 raise ValueError("step must be greater than zero")
-            if k != slice(None):
+            if lone_slice or not _whole(k, out.shape[dim]):
                 out = slice_(out, dim, k.start, k.stop, k.step)
             dim += 1
         else:
@@ -712,9 +799,16 @@ def getitem(self, key):
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size "
                                  f"{size}")
             out = select(out, dim, k)
-    if out is self:  # x[:] is a slice, x[...] (and x[()]) an alias
-        out = slice_(self, 0, None, None, None) if sliced and self.ndim else alias(self)
+    if out is self:  # x[...] (and x[()], x[:, :]) is an alias
+        out = alias(self)
     return out
+
+
+def _whole(k, size):
+    """Whether torch skips slice ``k`` of a dimension of ``size``: it starts at 0 and ends at or
+    beyond the end (as written: -3: of 3 elements is still sliced), one step at a time."""
+    return (k.start is None or k.start == 0) and (k.stop is None or k.stop >= size) and (
+        k.step is None or k.step == 1)
 
 
 @op("alias", view=True, promote=NONE, method=True)
@@ -744,8 +838,11 @@ def put_at(target, key, value):
         try:
             np.broadcast_shapes(tuple(value.shape), indexed)
         except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} "
-                               "cannot be broadcast to indexing result of shape "
+            shape = list(np.shape(value))
+            while shape and shape[0] == 1:  # (torch drops the value's leading ones first)
+                shape = shape[1:]
+            raise RuntimeError(f"shape mismatch: value tensor of shape {shape} cannot be "
+                               "broadcast to indexing result of shape "
                                f"{list(indexed)}") from None
         raise
 
@@ -811,6 +908,11 @@ def setitem(self, key, value):
         return
     key, advanced = _normalize_key(key)
     if advanced:
+        sizes = tuple(value.shape)
+        if sizes and sizes[0] == 1:  # torch drops the value's leading ones (a view)
+            while sizes and sizes[0] == 1:
+                sizes = sizes[1:]
+            value = value.view(sizes)
         _setitem_advanced.inplace(self, value, key)
     elif _tracked(self, value):
         target = _setitem_target(self, key)
@@ -823,7 +925,13 @@ def setitem(self, key, value):
     else:  # nothing to record: the same writes, on the arrays (the view ops take arrays too)
         if self._is_inference and not state.inference:
             raise RuntimeError(ERR_INFERENCE_INPLACE)
-        _copy_to(_setitem_target(self._data, key), value._data)
+        target = _setitem_target(self._data, key)
+        if value._data is not target and type(value._data) is type(target) and get_xp(
+                target).may_share_memory(target, value._data):
+            from .inplace import _PARTIAL_OVERLAP, _partial_overlap
+            if _partial_overlap(target, value._data):
+                raise RuntimeError(_PARTIAL_OVERLAP)
+        _copy_to(target, value._data)
         self._bump_version()
 
 
@@ -860,8 +968,7 @@ def _setitem_target(self, key):
         elif isinstance(k, slice):
             if k.step is not None and k.step < 0:
                 raise ValueError("step must be greater than zero")
-            size = out.shape[dim]
-            if k.indices(size) != (0, size, 1):
+            if not _whole(k, out.shape[dim]):
                 out = slice_(out, dim, k.start, k.stop, k.step)
         else:
             size = out.shape[dim]

@@ -12,6 +12,7 @@ import numpy as np
 from .._backend import accumulate, get_xp
 from .._tensor import Tensor, _wrap_dim
 from . import _stl_order
+from .pointwise import no_kernel, refuse
 from .reduction import (
     _check_nonempty,
     _dtype_name,
@@ -118,10 +119,13 @@ def _stable_sort_kernel(self, dim=-1, descending=False):
     return _pick(self, _order(self, d, descending), d, True)
 
 
+_NO_COMPLEX_SORT = refuse("c", lambda t: RuntimeError(" Sort does not support complex dtypes on "
+                                                     "CPU"))
 _sort = op("sort", promote=NONE, node="SortBackward0", outputs=2, diff_outputs=(True, False),
-           result_type=SortResult)(_sort_kernel)
+           result_type=SortResult, check=_NO_COMPLEX_SORT)(_sort_kernel)
 _sort_stable = op("sort", promote=NONE, node="SortBackward1", outputs=2,
-                  diff_outputs=(True, False), result_type=SortResult)(_stable_sort_kernel)
+                  diff_outputs=(True, False), result_type=SortResult,
+                  check=_NO_COMPLEX_SORT)(_stable_sort_kernel)
 _sort.grad("self")(_sorted_back)
 _sort_stable.grad("self")(_sorted_back)
 
@@ -153,6 +157,7 @@ def msort(input, *, out=None):
 
 # -- topk / kthvalue -----------------------------------------------------------------------------
 @op("topk", promote=NONE, node="TopkBackward0", outputs=2, diff_outputs=(True, False),
+    check=refuse("c", lambda t: RuntimeError(" topk does not support complex dtypes on CPU")),
     result_type=TopkResult)
 def _topk(self, k, dim=-1, largest=True, sorted=True):
     size = self.shape[_wrap_dim(dim, self.ndim)] if self.ndim else 1
@@ -195,6 +200,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 
 
 @op("kthvalue", promote=NONE, node="KthvalueBackward0", outputs=2,
+    check=refuse("c", no_kernel("kthvalue_cpu")),
     diff_outputs=(True, False), result_type=KthvalueResult)
 def _kthvalue(self, k, dim=-1, keepdim=False):
     d = _wrap_dim(dim, self.ndim)
@@ -268,7 +274,7 @@ def _median_dim(x, dim, keepdim, ignore_nan, name):
     return _pick(x, xp.take_along_axis(order, pos, axis=d), d, keepdim)
 
 
-@op("median", promote=NONE, node="MedianBackward0")
+@op("median", promote=NONE, node="MedianBackward0", check=refuse("c", no_kernel("median_cpu")))
 def _median(self):
     _check_median(self, "median")
     return _median_all(self, False)
@@ -285,6 +291,7 @@ _nanmedian.grad("self")(_evenly_distribute)
 
 
 @op("median", promote=NONE, node="MedianBackward1", outputs=2, diff_outputs=(True, False),
+    check=refuse("c", no_kernel("median_cpu")),
     result_type=MedianResult)
 def _median_with_dim(self, dim, keepdim=False):
     _check_median(self, "median")
@@ -318,6 +325,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 
 # -- mode ----------------------------------------------------------------------------------------
 @op("mode", promote=NONE, node="ModeBackward0", outputs=2, diff_outputs=(True, False),
+    check=refuse("c", no_kernel("mode_cpu")),
     result_type=ModeResult)
 def _mode(self, dim=-1, keepdim=False):
     if self.ndim == 0:

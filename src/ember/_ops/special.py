@@ -20,7 +20,7 @@ from .._backend import as_array, get_xp, special_functions
 from .._tensor import Tensor
 from . import special_numpy as SN
 from .binary import binary_with_scalars
-from .pointwise import exp, log
+from .pointwise import exp, log, no_kernel, refuse
 from .registry import FLOAT, op
 
 _SCIPY: list = []  # [scipy.special or None], looked up once
@@ -169,7 +169,8 @@ def _special(x, scipy_fn, numpy_fn):
     return as_array(out).astype(x.dtype, copy=False)
 
 
-@op("erf", elementwise=True, promote=FLOAT, method=True, inplace=True)
+@op("erf", elementwise=True, promote=FLOAT, method=True, inplace=True,
+    check=refuse("c", no_kernel("erf_vml_cpu")))
 def erf(self):
     return _special(self, lambda sp, x: sp.erf(x), _erf_np)
 
@@ -189,7 +190,8 @@ def _(grad, self):
     return grad * (-2 / math.sqrt(math.pi)) * exp(-self * self)
 
 
-@op("erfinv", elementwise=True, promote=FLOAT, method=True, inplace=True)
+@op("erfinv", elementwise=True, promote=FLOAT, method=True, inplace=True,
+    check=refuse("c", no_kernel("erfinv_vml_cpu")))
 def erfinv(self):
     return _special(self, lambda sp, x: sp.erfinv(x), _erfinv_np)
 
@@ -199,7 +201,8 @@ def _(grad, result):
     return grad * (math.sqrt(math.pi) / 2) * exp(result * result)
 
 
-@op("lgamma", elementwise=True, promote=FLOAT, method=True, inplace=True)
+@op("lgamma", elementwise=True, promote=FLOAT, method=True, inplace=True,
+    check=refuse("c", no_kernel("lgamma_vml_cpu")))
 def lgamma(self):
     # NOTE: scipy's gammaln(-inf) is -inf; torch (and math.lgamma) give +inf.
     return _special(self, lambda sp, x: get_xp(x).where(x == -np.inf, np.inf, sp.gammaln(x)),
@@ -211,7 +214,8 @@ def _(grad, self):
     return grad * digamma(self)
 
 
-@op("digamma", elementwise=True, promote=FLOAT, method=True, inplace=True)
+@op("digamma", elementwise=True, promote=FLOAT, method=True, inplace=True,
+    check=refuse("c", no_kernel("digamma")))
 def digamma(self):
     return _special(self, lambda sp, x: sp.psi(x), _digamma_np)
 

@@ -42,7 +42,9 @@ def _moments(x, dim, correction, keepdim, name):
         if dof == 0:
             warnings.warn(f"{name.split()[-1]}(): degrees of freedom is <= 0. Correction should "
                           "be strictly less than the reduction factor (input numel divided by "
-                          "output numel).", UserWarning, stacklevel=4)
+                          "output numel). (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)",
+                          UserWarning, stacklevel=4)
         var = ssq / dof if dof else ssq / 0.0
     if not keepdim:
         mean = mean.reshape(var.shape)
@@ -228,7 +230,7 @@ def _inf_norm_mask(self, norm):
 
 
 @linalg_vector_norm.grad("self")
-def _(grad, self, ord, dim, keepdim, result):  # noqa: A002
+def _vector_norm_grad(grad, self, ord, dim, keepdim, result):  # noqa: A002
     # NOTE: torch's norm_backward, masked fills included (so that the second derivative at
     # zero is torch's NaN rather than a guarded 0).
     shape = self.shape
@@ -250,6 +252,16 @@ def _(grad, self, ord, dim, keepdim, result):  # noqa: A002
     if ord < 2:
         return sign(self) * abs(self) ** (ord - 1) * scale
     return self * abs(self) ** (ord - 2) * scale
+
+
+@op("norm", promote=NONE, quiet=True, node="NormBackward1")
+def norm_dim(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
+    """``at::norm(self, p, dim, keepdim)``, the norm torch's own ops call (pairwise_distance):
+    linalg_vector_norm under its older name."""
+    return linalg_vector_norm.kernel(self, ord, dim, keepdim, dtype)
+
+
+norm_dim.grad("self")(_vector_norm_grad)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002

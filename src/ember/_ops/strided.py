@@ -143,7 +143,7 @@ def _input_and_output_positions(xp, self_geometry, size, stride, storage_offset)
             _positions(xp, size, stride, out_offset))
 
 
-@op("as_strided_backward", promote=NONE, node="AsStridedBackwardBackward0")
+@op("as_strided_backward", promote=NONE, node="AsStridedBackward0")
 def as_strided_backward(grad, self_geometry, size, stride, storage_offset):
     """The gradient of ``as_strided`` w.r.t. its input, from the output's ``grad``."""
     pin, pout = _input_and_output_positions(get_xp(grad), self_geometry, size, stride,

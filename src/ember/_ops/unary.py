@@ -59,10 +59,13 @@ import numpy as np
 from .._backend import asarray_like, get_xp
 from .._tensor import Tensor
 from .pointwise import (
+    complex_unsupported,
     cos,
     inplace_with_scalars,
     is_complex_value,
+    no_kernel,
     not_implemented,
+    refuse,
     pow_scalar,
     sign_of,
     sin,
@@ -183,7 +186,8 @@ Tensor.square = square
 Tensor.square_ = lambda self: self.pow_(2)
 
 
-@op("logit", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
+@op("logit", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True,
+    check=refuse("c", no_kernel("logit_cpu")))
 def logit(self, eps=None):
     x = _upcast_half(self)
     if eps is not None:
@@ -343,7 +347,8 @@ def _rounding(name, ufunc):
             raise not_implemented(f"{name}_vml_cpu", self)
         return self.copy() if self.dtype.kind in "iu" else ufunc(self)
     kernel.__name__ = name
-    d = op(name, method=True, inplace=True)(kernel)
+    refused = no_kernel("round_vml_cpu") if name == "round" else complex_unsupported(name)
+    d = op(name, method=True, inplace=True, check=refuse("c", refused))(kernel)
 
     @d.grad("self")
     def _(grad):
@@ -359,7 +364,7 @@ fix = trunc
 _alias("fix", "trunc")
 
 
-@op("round", elementwise=True, node="RoundBackward1")
+@op("round", elementwise=True, node="RoundBackward1", check=refuse("c", no_kernel("round_cpu")))
 def round_decimals(self, decimals):
     if self.dtype.kind in "biu":
         raise not_implemented("round_cpu", self)
@@ -452,7 +457,8 @@ def _no_bool(x, kernel):
         raise not_implemented(kernel, x)
 
 
-@op("clamp", elementwise=True, node="ClampBackward1", promote=NONE)
+@op("clamp", elementwise=True, node="ClampBackward1", promote=NONE,
+    check=refuse("c", lambda t: NotImplementedError("clamp is not supported for complex types")))
 def clamp_scalar(self, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
@@ -480,7 +486,8 @@ def clamp_mask(self, min, max):
     return mask
 
 
-@op("clamp", elementwise=True, node="ClampBackward0", tensors=3)
+@op("clamp", elementwise=True, node="ClampBackward0", tensors=3,
+    check=refuse("c", lambda t: NotImplementedError("clamp is not supported for complex types")))
 def clamp_tensor(self, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")

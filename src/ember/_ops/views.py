@@ -88,7 +88,7 @@ def _(grad, self_shape, chain):
 
 
 @op("_view_of_base_backward", aten="aten::as_strided_backward", promote=NONE,
-    node="AsStridedBackwardBackward0")
+    node="AsStridedBackward0")
 def view_backward(grad, input_sizes, chain):
     xp = get_xp(grad)
     out = xp.zeros(input_sizes, grad.dtype)
@@ -125,12 +125,17 @@ class CopySlices(Node):
         self._chain = chain
         self._next = (base_edge,) + fn._next[1:]
         self._meta = [base_meta] + list(fn._meta[1:])
+        shown = fn._edge_positions()  # (kept: _release drops fn)
+        self._shown = None if shown is None else (0,) + tuple(k for k in shown if k > 0)
         # a number of its own, after fn's, as torch's: nodes sharing one would tie in the
         # engine's ready queue
         self._seq = next(_sequence)
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
+
+    def _edge_positions(self):
+        return self._shown
 
     def _apply(self, grads, graph, needed):
         g = grads[0]

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import heapq
 import threading
+import warnings
 from sys import getrefcount as _refcount
 
 import numpy as np
 
-from .._backend import as_array, writeable
+from .._backend import as_array, get_xp, writeable
 from .._state import profiler_hook, state
 from .._tensor import Tensor, _wrap
 from . import _batched, _gc
@@ -61,6 +62,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
         root_edges.append(edge)
+    if create_graph and not capture:
+        _warn_reference_cycle()
     _collect_dependencies(task, [e[0] for e in root_edges])
     if batch is not None and not _batched.batchable(task):
         return unbatched()
@@ -118,6 +121,23 @@ def _run_final_callbacks(callbacks):
     while i < len(callbacks):  # a callback may queue more
         callbacks[i]()
         i += 1
+
+
+_REFERENCE_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using autograd.grad "
+    "when creating the graph to avoid this. If you have to use this function, make sure to reset "
+    "the .grad fields of your parameters to None after use to break the cycle and avoid the "
+    "leak. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
+_warned = set()  # warnings torch gives once per process (TORCH_WARN_ONCE)
+
+
+def _warn_reference_cycle():
+    """torch warns (once per process) that ``.grad`` built with a graph references itself."""
+    if "reference cycle" not in _warned:
+        _warned.add("reference cycle")
+        from .._ops.inplace import _user_stacklevel
+        warnings.warn(_REFERENCE_CYCLE, UserWarning, stacklevel=_user_stacklevel())
 
 
 def _collect_dependencies(task, root_nodes):
@@ -468,10 +488,15 @@ def _call_pre_hooks(task, fn, grads):
 
 
 def _call_post_hooks(task, fn, outs, grads):
+    shown = fn._edge_positions()  # torch's grad_inputs: one per edge it has
+    outs = list(outs)
     for hook in list(fn._post_hooks.values()):
-        r = hook(_as_tensors(task, outs), _as_tensors(task, grads))
+        visible = outs if shown is None else [outs[k] for k in shown]
+        r = hook(_as_tensors(task, visible), _as_tensors(task, grads))
         if r is not None:
-            outs = _hook_values(task, outs, r, hook)
+            new = _hook_values(task, visible, r, hook)
+            for k, v in zip(range(len(outs)) if shown is None else shown, new):
+                outs[k] = v
     return outs
 
 
@@ -558,26 +583,34 @@ def _expandable(shape, gshape):
 
 
 def _accumulate(task, var, g):
-    """Sum ``g`` into ``var.grad`` as torch's AccumulateGrad does."""
+    """Sum ``g`` into ``var.grad`` as torch's AccumulateGrad does: the first gradient is
+    stolen when nobody else holds it, else copied into a new tensor (``copy_``: version 1, and
+    under create_graph a CopyBackwards node); later ones are added in place (a version bump),
+    or out of place under create_graph."""
+    old = var._grad
     if task.graph:
-        old = var._grad
-        var._grad = g.clone() if old is None else old + g
-    else:
-        old = var._grad
         if old is None:
-            if id(g) in task.borrowed or g.base is not None or not writeable(g):
-                g = g.copy()
+            new = _wrap(get_xp(g._data).empty(g._data.shape, g._data.dtype))
+            new.copy_(g)
+            var._grad = new
+        else:
+            var._grad = old + g
+    elif old is None:
+        if id(g) in task.borrowed or g.base is not None or not writeable(g):
+            g = g.copy()
             task.borrowed.add(id(g))
             var._grad = _wrap(g)
-        elif old._requires_grad:
-            var._grad = old + _wrap(g)
+            var._grad._vc = [1]
         else:
-            odata = old._data
-            if odata.shape == g.shape and writeable(odata):
-                odata += g
-                old._bump_version()
-            else:
-                old._data = odata + g
+            task.borrowed.add(id(g))
+            var._grad = _wrap(g)
+    else:
+        odata = old._data
+        if odata.shape == g.shape and writeable(odata):
+            odata += g
+            old._bump_version()
+        else:
+            old._data = odata + g
     hooks = var._post_acc_hooks
     if hooks:
         for hook in list(hooks.values()):
@@ -599,8 +632,11 @@ def _captured_results(task, inputs, allow_unused):
             out.append(None)
             continue
         if not task.graph:
+            # NOTE: a gradient is returned as the pass left it, as torch's: an expanded one
+            # (sum's) stays expanded, so writing into it in place is refused as in torch. Only
+            # one that user code may hold (or cannot be written) is copied.
             g = as_array(g)
-            if id(g) in task.borrowed or g.base is not None:
+            if id(g) in task.borrowed or not writeable(g):
                 g = g.copy()
             task.borrowed.add(id(g))
             g = _wrap(g)

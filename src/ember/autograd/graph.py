@@ -14,7 +14,7 @@ import weakref
 from collections import OrderedDict
 
 from .._state import state
-from .._tensor import Tensor, _wrap
+from .._tensor import DETACHED, DetachedCounter, Tensor, _wrap
 from .saved_tensors import (SavedTensor, disable_saved_tensors_hooks,  # noqa: F401 (public)
                             increment_version, save_on_cpu, saved_tensors_hooks)
 
@@ -96,7 +96,17 @@ class Node:
 
     @property
     def next_functions(self):
-        return self._next
+        shown = self._edge_positions()
+        return self._next if shown is None else tuple(self._next[k] for k in shown)
+
+    def _edge_positions(self):
+        """The positions of ``_next`` that torch's node has as edges (None: all of them).
+
+        torch gives a node edges only for its differentiable tensor arguments: not for an
+        index, a mask or a condition. ember's nodes keep a slot for every tensor parameter
+        (formulas index their gradients by it); ``next_functions`` and node hooks show the
+        slots torch has."""
+        return None
 
     @property
     def metadata(self) -> dict:
@@ -263,14 +273,22 @@ def version_error(data, current, expected, grad_fn, output_nr):
     return RuntimeError(msg)
 
 
+ERR_DETACHED = ("Trying to use a saved tensor that has been detached in-place, i.e. with "
+                ".detach_().This is not supported, please use out-of-place `.detach()` instead")
+
+
 def unpack_input(t, version, as_tensor):
     """A saved input tensor, after checking it was not modified in place since it was saved."""
     vc = t._vc
     if vc is not None and vc[0] != version:
+        if type(vc) is DetachedCounter and version < DETACHED:
+            raise RuntimeError(ERR_DETACHED)
         # NOTE: torch names the saved tensor's grad_fn as it is now: for a view whose base
         # was modified, the regenerated AsStridedBackward0.
         fn = t.grad_fn if t._base is not None else t._grad_fn
-        raise version_error(t._data, vc[0], version, fn, t._output_nr)
+        if type(vc) is DetachedCounter:
+            version -= DETACHED
+        raise version_error(t._data, t._version, version, fn, t._output_nr)
     return t if as_tensor else t._data
 
 

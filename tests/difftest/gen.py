@@ -1,0 +1,420 @@
+"""The seeded program generator.
+
+Programs grow one step at a time. Each candidate step is executed with torch right away, so
+the generator always knows the real shapes, dtypes and flags of the live variables and can
+pick arguments that fit (a view shape with the same number of elements, an index within
+range). A step that raises is kept only now and then (an error case to compare); otherwise
+it is dropped and torch's state is rebuilt without it.
+
+What a step can be is the list of *features* below (``@feature(weight)``): each is a function
+``make(g) -> Step`` that writes one step from the generator's state, or raises ``Skip``.
+Ops come from the catalog (``catalog.py``), where adding an op is one line.
+"""
+from __future__ import annotations
+
+import random
+
+from . import catalog
+from .args import Skip, is_float
+from .program import ALL_LIVE, Program, Step
+from .runner import namespace, run_step
+
+FEATURES: list = []  # (make, weight)
+STEPS = (6, 16)  # how many steps a program has (after its inputs)
+KEEP_ERROR = 0.25  # the chance that a step torch refuses stays in the program
+MAX_ERRORS = 2
+
+
+def feature(weight):
+    def register(make):
+        FEATURES.append((make, weight))
+        return make
+    return register
+
+
+class Gen:
+    """The state of one program being generated: its steps, and torch's values of them."""
+
+    def __init__(self, seed, torch):
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.torch = torch
+        self.steps: list[Step] = []
+        self.errors = 0
+        self._count = 0
+        self._reset()
+
+    # -- torch's state ---------------------------------------------------------------------
+    def _reset(self):
+        self.ns = namespace(self.torch, [])
+        self.ns["_rec"] = lambda *a: None
+        self.dead: set = set()
+
+    def _run(self, step):
+        error, _ = run_step(step.code, self.ns, self.torch)
+        if error is not None:
+            self.dead.update(step.defines)
+        return error
+
+    def add(self, step: Step) -> bool:
+        """Run ``step`` with torch and keep it (if it raises: sometimes). Whether it was kept."""
+        if self.dead.intersection(step.uses):
+            return False
+        error = self._run(step)
+        if error is not None:
+            if self.errors < MAX_ERRORS and self.rng.random() < KEEP_ERROR:
+                self.errors += 1
+            else:  # drop it, and rebuild torch's state without it
+                self._reset()
+                for s in self.steps:
+                    self._run(s)
+                return False
+        self.steps.append(step)
+        return True
+
+    # -- names and values ------------------------------------------------------------------
+    def new(self, prefix="t"):
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    def value(self, name):
+        return self.ns.get(name)
+
+    def live(self):
+        """Names bound by the kept steps, in order, whose step ran."""
+        seen = []
+        for s in self.steps:
+            for n in s.defines:
+                if n not in self.dead and n in self.ns and n not in seen:
+                    seen.append(n)
+        return seen
+
+    def tensors(self, pred=None):
+        T = self.torch.Tensor
+        return [n for n in self.live()
+                if isinstance(self.ns[n], T) and (pred is None or _safe(pred, self.ns[n]))]
+
+    def pick(self, pred=None, strict=True):
+        """A live tensor variable satisfying ``pred`` (recent ones are likelier)."""
+        names = self.tensors(pred)
+        if not names:
+            if strict:
+                raise Skip
+            return None
+        weights = [1.0 + k for k in range(len(names))]
+        return self.rng.choices(names, weights)[0]
+
+    @staticmethod
+    def broadcasts(a, b):
+        for x, y in zip(reversed(tuple(a)), reversed(tuple(b))):
+            if x != y and x != 1 and y != 1:
+                return False
+        return True
+
+    # -- literals --------------------------------------------------------------------------
+    def number(self, lo=-2.0, hi=2.0):
+        r = self.rng.random()
+        if r < 0.15:
+            return float(self.rng.choice([0.0, 1.0, -1.0, 0.5, 2.0]))
+        return round(self.rng.uniform(lo, hi), 2)
+
+    def shape(self, max_dims=3):
+        r = self.rng.random()
+        if r < 0.1:
+            return ()
+        if r < 0.13:
+            return self.rng.choice([(0,), (2, 0), (0, 3)])
+        n = self.rng.randint(1, max_dims)
+        return tuple(self.rng.randint(1, 4) for _ in range(n))
+
+    def literal(self, shape, dtype="float32", requires_grad=False):
+        """``torch.tensor(...)`` source for random values of ``shape`` and ``dtype``."""
+        size = 1
+        for s in shape:
+            size *= s
+        if dtype == "bool":
+            flat = [self.rng.random() < 0.5 for _ in range(size)]
+        elif dtype.startswith(("int", "uint")):
+            flat = [self.rng.randint(0 if dtype.startswith("u") else -3, 4) for _ in range(size)]
+        else:
+            flat = [self.number() for _ in range(size)]
+        if 0 in shape:
+            src = f"torch.zeros({', '.join(map(str, shape))}"
+        else:
+            src = f"torch.tensor({_nest(flat, shape)!r}"
+        if dtype not in ("bool", "int64", "float32") or (0 in shape and dtype != "float32"):
+            src += f", dtype=torch.{dtype}"
+        if 0 not in shape and dtype == "float32" and not _has_float(flat):
+            src += ", dtype=torch.float32"
+        if requires_grad:
+            src += ", requires_grad=True"
+        return src + ")"
+
+    def int_literal(self, shape, lo, hi, wrong=0.0):
+        size = 1
+        for s in shape:
+            size *= s
+        flat = [self.rng.randint(lo, hi) for _ in range(size)]
+        if flat and self.rng.random() < wrong:
+            flat[self.rng.randrange(len(flat))] = hi + 1
+        if 0 in shape:
+            return f"torch.zeros({', '.join(map(str, shape))}, dtype=torch.int64)"
+        return f"torch.tensor({_nest(flat, shape)!r})"
+
+    def bool_literal(self, shape):
+        return self.literal(shape, "bool")
+
+
+def _safe(pred, value):
+    try:
+        return bool(pred(value))
+    except Exception:  # noqa: BLE001 - a predicate that does not apply says no
+        return False
+
+
+def _has_float(flat):
+    return any(isinstance(v, float) for v in flat)
+
+
+def _nest(flat, shape):
+    if not shape:
+        return flat[0]
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_nest(flat[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])]
+
+
+# -- features --------------------------------------------------------------------------------
+@feature(3)
+def new_input(g):
+    name = g.new()
+    r = g.rng.random()
+    dtype = "float32" if r < 0.6 else "float64" if r < 0.9 else "int64"
+    requires_grad = dtype != "int64" and g.rng.random() < 0.75
+    code = f"{name} = {g.literal(g.shape(), dtype, requires_grad)}"
+    return Step(code, "input", (name,))
+
+
+@feature(34)
+def call_op(g):
+    return _op_step(g, g.rng.choices(catalog.OPS, [o.weight for o in catalog.OPS])[0])
+
+
+def _op_step(g, op, indent=""):
+    expr, uses = op.render(g)
+    names = tuple(g.new() for _ in range(op.outputs))
+    return Step(f"{indent}{', '.join(names)} = {expr}", f"op:{op.name}", names, uses)
+
+
+@feature(10)
+def inplace(g):
+    op = g.rng.choices(catalog.INPLACE, [o.weight for o in catalog.INPLACE])[0]
+    target = g.pick(op.target)
+    first, tag = (target, g.value(target)), op.name
+    if g.rng.random() < 0.35:  # through a view made on the spot
+        view = g.rng.choice([v for v in catalog.OPS if v.view])
+        vexpr, _ = view.render(g, first=first)
+        try:
+            first = (f"({vexpr})", eval(vexpr, g.ns))  # noqa: S307 - generated source
+        except Exception:  # noqa: BLE001 - a view torch refuses: try something else
+            raise Skip from None
+        tag = f"{op.name}@{view.name}"
+    code, uses = op.render(g, first=first)
+    uses = tuple(dict.fromkeys((target,) + uses))
+    return Step(code, f"inplace:{tag}", (), uses, uses + (ALL_LIVE,) if "@" in tag else uses)
+
+
+@feature(4)
+def setitem(g):
+    target = g.pick(lambda t: t.dim() >= 1)
+    t = g.value(target)
+    key = catalog.index_key(g, t)
+    value = g.number() if g.rng.random() < 0.4 else None
+    uses = (target,)
+    if value is None:
+        src = g.pick(lambda u: u.dim() <= 1 and (u.is_floating_point() or not
+                                                   t.is_floating_point()), strict=False)
+        if src is None:
+            value = g.number()
+        else:
+            uses = (target, src)
+            value_text = src
+    code = f"{target}[{key}] = {value_text if value is None else repr(value)}"
+    return Step(code, "setitem", (), uses, (target, ALL_LIVE))
+
+
+def _root(g):
+    """A scalar to differentiate, written on the spot from a variable that requires grad."""
+    name = g.pick(lambda t: t.requires_grad)
+    t = g.value(name)
+    if t.dim() == 0 and g.rng.random() < 0.6:
+        return name, name
+    how = g.rng.choice(["sum()", "mean()", "pow(2).sum()", "sum()", "exp().sum()"])
+    return name, f"{name}.{how}"
+
+
+@feature(7)
+def backward(g):
+    r = g.rng.random()
+    if r < 0.75:
+        name, root = _root(g)
+        call = f"{root}.backward("
+    else:  # a non-scalar root with a gradient (rarely without: an error)
+        name = g.pick(lambda t: t.requires_grad)
+        grad = (g.literal(tuple(g.value(name).shape), str(g.value(name).dtype)[6:])
+                if g.rng.random() < 0.9 else "")
+        call = f"{name}.backward({grad}{', ' if grad else ''}"
+    kwargs = []
+    if g.rng.random() < 0.3:
+        kwargs.append("retain_graph=True")
+    if g.rng.random() < 0.15:
+        kwargs.append("create_graph=True")
+    uses = [name]
+    if g.rng.random() < 0.1:
+        leaf = g.pick(lambda t: t.requires_grad and t.is_leaf, strict=False)
+        if leaf is not None:
+            kwargs.append(f"inputs=[{leaf}]")
+            uses.append(leaf)
+    code = call + ", ".join(kwargs) + ")"
+    return Step(code, "backward", (), tuple(uses), (ALL_LIVE,))
+
+
+@feature(5)
+def autograd_grad(g):
+    name, root = _root(g)
+    inputs = g.tensors(lambda t: t.requires_grad)
+    k = g.rng.randint(1, min(2, len(inputs)))
+    chosen = g.rng.sample(inputs, k)
+    kwargs = []
+    if g.rng.random() < 0.35:
+        kwargs.append("create_graph=True")
+    if g.rng.random() < 0.25:
+        kwargs.append("retain_graph=True")
+    if g.rng.random() < 0.4:
+        kwargs.append("allow_unused=True")
+    outs = tuple(g.new() for _ in chosen)
+    code = (f"{', '.join(outs)}, = torch.autograd.grad({root}, [{', '.join(chosen)}]"
+            + "".join(", " + k for k in kwargs) + ")")
+    return Step(code, "autograd.grad", outs, tuple(dict.fromkeys([name] + chosen)),
+                outs + (ALL_LIVE,), gradients=True)
+
+
+@feature(5)
+def hook(g):
+    r = g.rng.random()
+    key = g.new("h")
+    if r < 0.45:
+        # NOTE: torch 2.13 can crash (SIGSEGV) registering a hook on a view written into
+        # in place whose grad_fn was not read since; such views get no tensor hooks.
+        name = g.pick(lambda t: (t.requires_grad or g.rng.random() < 0.05)
+                      and not (t._base is not None and t._version > 0))
+        body = g.rng.choice([f"_rec({key!r}, g)", "g * 2", f"_rec({key!r}, g) or g + 1"])
+        code = f"{key} = {name}.register_hook(lambda g: {body})"
+        return Step(code, "hook:tensor", (key,), (name,), ())
+    if r < 0.55:
+        name = g.pick(lambda t: t.requires_grad and t.is_leaf)
+        code = (f"{key} = {name}.register_post_accumulate_grad_hook("
+                f"lambda p: _rec({key!r}, p.grad))")
+        return Step(code, "hook:post_accumulate", (key,), (name,), ())
+    if r < 0.85:
+        name = g.pick(lambda t: t.grad_fn is not None)
+        if g.rng.random() < 0.5:
+            code = (f"{key} = {name}.grad_fn.register_hook("
+                    f"lambda gi, go: _rec({key!r}, gi, go))")
+        else:
+            code = f"{key} = {name}.grad_fn.register_prehook(lambda go: _rec({key!r}, go))"
+        return Step(code, "hook:node", (key,), (name,), ())
+    handles = [n for n in g.live() if n.startswith("h")]
+    if not handles:
+        raise Skip
+    h = g.rng.choice(handles)
+    return Step(f"{h}.remove()", "hook:remove", (), (h,), ())
+
+
+@feature(2)
+def retain_grad(g):
+    name = g.pick(lambda t: t.requires_grad or g.rng.random() < 0.1)
+    return Step(f"{name}.retain_grad()", "retain_grad", (), (name,), (name,))
+
+
+_MODES = {"no_grad": "torch.no_grad()", "enable_grad": "torch.enable_grad()",
+          "inference_mode": "torch.inference_mode()",
+          "set_grad_enabled": "torch.set_grad_enabled(False)"}
+
+
+@feature(6)
+def grad_mode(g):
+    mode = g.rng.choice(list(_MODES))
+    inner = g.rng.random()
+    if inner < 0.6:
+        body = _op_step(g, g.rng.choices(catalog.OPS, [o.weight for o in catalog.OPS])[0],
+                        "    ")
+    else:
+        body = inplace(g)
+        body = Step("    " + body.code, body.tag, body.defines, body.uses, body.observe)
+    head = _MODES[mode]
+    if mode == "enable_grad" and g.rng.random() < 0.7:  # enable_grad inside no_grad
+        code = f"with torch.no_grad():\n    with {head}:\n    {body.code}"
+    else:
+        code = f"with {head}:\n{body.code}"
+    return Step(code, f"mode:{mode}|{body.tag}", body.defines, body.uses, body.observe)
+
+
+@feature(4)
+def detach_and_flags(g):
+    r = g.rng.random()
+    name = g.pick(lambda t: True)
+    out = g.new()
+    if r < 0.25:
+        return Step(f"{out} = {name}.detach()", "detach", (out,), (name,))
+    if r < 0.4:
+        return Step(f"{name}.detach_()", "detach_", (), (name,), (name, ALL_LIVE))
+    if r < 0.55:
+        return Step(f"{out} = {name}.data", "data", (out,), (name,))
+    if r < 0.75:
+        flag = g.rng.random() < 0.8
+        return Step(f"{name}.requires_grad_({flag})", "requires_grad_", (), (name,), (name,))
+    if r < 0.9:
+        return Step(f"{out} = {name}.clone()", "clone", (out,), (name,))
+    return Step(f"{out} = {name}.grad", "read_grad", (out,), (name,), gradients=True)
+
+
+@feature(2)
+def grad_fields(g):
+    name = g.pick(lambda t: t.is_leaf and t.requires_grad)
+    how = g.rng.choice([f"{name}.grad = None", f"{name}.grad.zero_()",
+                        f"{name}.grad = torch.zeros_like({name})"])
+    return Step(how, "grad_field", (), (name,), (name,))
+
+
+@feature(2)
+def query(g):
+    name = g.pick(lambda t: True)
+    out = g.new()
+    what = g.rng.choice(["{n}.is_contiguous()", "{n}.stride()", "{n}.storage_offset()",
+                         "{n}.item()", "{n}.tolist()", "{n}.dim()", "{n}.numel()",
+                         "{n}.output_nr", "{n}.is_leaf", "{n}.grad_fn", "repr({n})",
+                         "({n}._base is None)"])
+    return Step(f"{out} = {what.format(n=name)}", "query", (out,), (name,))
+
+
+def generate(seed: int, torch) -> Program:
+    """The program of ``seed``: a few inputs, then ops, in-place updates, backward passes,
+    hooks, grad modes and queries, each kept only as torch ran it (errors now and then)."""
+    g = Gen(seed, torch)
+    for _ in range(g.rng.randint(1, 3)):
+        g.add(new_input(g))
+    if not g.tensors(is_float):
+        name = g.new()
+        g.add(Step(f"{name} = {g.literal((2, 3), 'float32', True)}", "input", (name,)))
+    target = g.rng.randint(*STEPS)
+    makers, weights = zip(*FEATURES)
+    attempts = 0
+    while len(g.steps) < target and attempts < 8 * target:
+        attempts += 1
+        make = g.rng.choices(makers, weights)[0]
+        try:
+            step = make(g)
+        except Skip:
+            continue
+        g.add(step)
+    return Program(seed, tuple(g.steps))

@@ -1,0 +1,300 @@
+"""Run a program against one library and record what a user could observe, as plain data.
+
+The record is a list of events: each step's outcome (an exception's type and message, with
+``torch.`` read as ``ember.``), the warnings it raised, snapshots of what it defined (or of
+every live variable after a backward), the calls of hooks (``_rec``) in the order they came,
+and a final snapshot of every variable. :func:`compare` walks two records and returns the
+first difference.
+"""
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .program import ALL_LIVE, Program
+
+_TORCH_DOT = re.compile(r"\btorch\.(?=[A-Za-z_])")
+# Values are equal within these (rtol, atol): programs chain ops whose float summation order
+# may differ from torch's.
+TOLERANCES = {"float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2), "float32": (1e-4, 1e-5),
+              "float64": (1e-7, 1e-10), "complex64": (1e-4, 1e-5),
+              "complex128": (1e-7, 1e-10)}
+NUMBER_TOL = (1e-4, 1e-6)  # Python floats (from .item(), ...) may come from float32 values
+_CODE_CACHE: dict[str, object] = {}
+# torch gives these warnings once per process (TORCH_WARN_ONCE): a long run cannot compare
+# them program by program, so neither side's is recorded (tests of their own check them).
+WARN_ONCE = ("The use of `x.T` on tensors of dimension other than 2",
+             "Tensor.T is deprecated on 0-D tensors",
+             "Using backward() with create_graph=True will create a reference cycle")
+
+
+def normalise(text: str, lib) -> str:
+    return _TORCH_DOT.sub("ember.", text) if lib.__name__ == "torch" else text
+
+
+def _attempt(fn, lib):
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - what it raises is the observation
+        return ("raises", type(e).__name__, normalise(str(e), lib))
+
+
+def snapshot(x, lib, depth=0, gradient=False):
+    """What a user sees of ``x``: for a tensor its dtype, shape, values, autograd flags,
+    grad_fn and next_functions names, version, and (for leaves and retained tensors) its
+    ``.grad``. Containers are walked; other values are kept as they are.
+
+    ``gradient=True``: ``x`` was made by the backward engine (a ``.grad``, what autograd.grad
+    returns or a hook receives). Whether such a tensor is a view, and its version, follow
+    from torch's buffer management (a gradient nobody else holds is taken over, else copied;
+    two gradients for one input are summed in place when the buffer is free), not from
+    autograd's rules, so these two are not compared; everything else is."""
+    if isinstance(x, lib.Tensor):
+        return _tensor_snapshot(x, lib, depth, gradient)
+    if isinstance(x, (tuple, list)):
+        return tuple(snapshot(v, lib, depth, gradient) for v in x)
+    if isinstance(x, lib.Size):
+        return ("Size", tuple(x))
+    if isinstance(x, lib.dtype):
+        return normalise(repr(x), lib)
+    if isinstance(x, str):
+        return normalise(x, lib)
+    if isinstance(x, lib.autograd.graph.Node):
+        return ("Node", x.name())
+    if x is None or isinstance(x, (bool, int, float, complex)):
+        return x
+    return ("object", type(x).__name__)
+
+
+def _node_name(fn):
+    return None if fn is None else fn.name()
+
+
+def _tensor_snapshot(t, lib, depth, gradient):
+    # NOTE: torch refuses to regenerate the history of some views (a view made in no_grad
+    # mode whose base was modified in place): reading grad_fn, is_leaf... raises, and the
+    # exception is what is compared.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fn = _attempt(lambda: t.grad_fn, lib)
+        snap = {
+            "dtype": normalise(str(t.dtype), lib),
+            "shape": tuple(t.shape),
+            "values": _values(t, lib),
+            "requires_grad": _attempt(lambda: t.requires_grad, lib),
+            "is_leaf": _attempt(lambda: t.is_leaf, lib),
+            "grad_fn": fn if isinstance(fn, tuple) else _node_name(fn),
+            "next_functions": None if fn is None or isinstance(fn, tuple) else tuple(
+                (_node_name(f), nr) for f, nr in fn.next_functions),
+            "is_view": t._base is not None,
+            "_version": _attempt(lambda: t._version, lib),
+            "retains_grad": _attempt(lambda: t.retains_grad, lib),
+            "is_inference": t.is_inference(),
+        }
+        if gradient:
+            del snap["is_view"], snap["_version"]
+        if depth == 0:
+            grad = _attempt(lambda: t.grad, lib)
+            snap["grad"] = grad if isinstance(grad, tuple) and grad[:1] == ("raises",) else (
+                snapshot(grad, lib, depth + 1, gradient=True))
+    return snap
+
+
+def _values(t, lib):
+    name = str(t.dtype).split(".")[-1]
+    with lib.no_grad():
+        d = t.detach()
+        if name == "bfloat16":
+            d, name = d.float(), "float32"
+        values = d.tolist()
+    return np.array(values, dtype=name).reshape(tuple(t.shape))
+
+
+def namespace(lib, events):
+    """The globals a program runs in: ``torch`` (the library), ``F`` and the hook recorder."""
+    def _rec(key, *values):
+        events.append(("hook", key, snapshot(values, lib, gradient=True)))
+    return {"torch": lib, "F": lib.nn.functional, "_rec": _rec, "math": math}
+
+
+def _compiled(code):
+    c = _CODE_CACHE.get(code)
+    if c is None:
+        if len(_CODE_CACHE) > 50_000:
+            _CODE_CACHE.clear()
+        c = _CODE_CACHE[code] = compile(code, "<program>", "exec")
+    return c
+
+
+def run_step(code, ns, lib):
+    """Execute one step; returns (error or None, warnings)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exec(_compiled(code), ns)  # noqa: S102 - the generated program is the test
+            error = None
+        except Exception as e:  # noqa: BLE001 - what it raises is the observation
+            error = (type(e).__name__, normalise(str(e), lib))
+    warns = tuple((w.category.__name__, normalise(str(w.message), lib)) for w in caught
+                  if not issubclass(w.category, ResourceWarning)
+                  and not str(w.message).startswith(WARN_ONCE))
+    return error, warns
+
+
+def execute(program: Program, lib) -> list:
+    """Run ``program`` with ``lib`` as ``torch``; the record of what it did."""
+    events: list = []
+    ns = namespace(lib, events)
+    dead: set = set()
+    defined: list = []
+    gradients: set = set()  # names bound to gradients (see snapshot)
+    for i, step in enumerate(program.steps):
+        if dead.intersection(step.uses):  # an earlier step failed (in both, or we stop there)
+            dead.update(step.defines)
+            continue
+        events.append(("step", i))
+        error, warns = run_step(step.code, ns, lib)
+        events.append(("outcome", error))
+        if warns:
+            events.append(("warnings", warns))
+        if error is not None:
+            dead.update(step.defines)
+            continue
+        defined.extend(n for n in step.defines if n not in defined)
+        if step.gradients:
+            gradients.update(step.defines)
+        for name in _observed(step, defined, ns):
+            events.append(("obs", name, snapshot(ns[name], lib, gradient=name in gradients)))
+    events.append(("step", "end"))
+    for name in defined:
+        if name in ns and name not in dead:
+            events.append(("obs", name, snapshot(ns[name], lib, gradient=name in gradients)))
+    return events
+
+
+def _observed(step, defined, ns):
+    for name in step.observed():
+        if name == ALL_LIVE:
+            yield from (n for n in defined if n in ns)
+        elif name in ns:
+            yield name
+
+
+# -- comparing two records --------------------------------------------------------------------
+@dataclass
+class Mismatch:
+    """The first difference between ember's record and torch's."""
+
+    step: object  # the step's index, or "end" for the final snapshot
+    what: str  # "error", "warnings", "values", "grad_fn", "hook calls", ...
+    where: str  # the variable and field ("t3.grad.values") or the hook's key
+    ember: object
+    torch: object
+
+    def describe(self, program: Program) -> str:
+        if self.step == "end":
+            at = "in the final state"
+        else:
+            at = f"at step {self.step} ({program.steps[self.step].code.splitlines()[0]})"
+        return (f"{self.what} differs {at}, {self.where}:\n"
+                f"  ember: {_short(self.ember)}\n  torch: {_short(self.torch)}")
+
+    def tag(self, program: Program) -> str:
+        return "end" if self.step == "end" else program.steps[self.step].tag
+
+
+def _short(x, limit=600):
+    text = repr(x)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def compare(ember_events, torch_events) -> Mismatch | None:
+    step = None
+    for e, t in zip(ember_events, torch_events):
+        if t[0] == "step":
+            step = t[1]
+        m = _compare_event(step, e, t)
+        if m is not None:
+            return m
+    if len(ember_events) != len(torch_events):
+        longer = "ember" if len(ember_events) > len(torch_events) else "torch"
+        extra = (ember_events if longer == "ember" else torch_events)[
+            min(len(ember_events), len(torch_events))]
+        return Mismatch(step, "events", "record length", extra if longer == "ember" else None,
+                        extra if longer == "torch" else None)
+    return None
+
+
+def _compare_event(step, e, t):
+    if e[0] != t[0] or (e[0] in ("hook", "obs", "step") and e[1] != t[1]):
+        what = "hook calls" if "hook" in (e[0], t[0]) else (
+            "warnings" if "warnings" in (e[0], t[0]) else "events")
+        return Mismatch(step, what, "order", e, t)
+    kind = t[0]
+    if kind == "outcome":
+        if e[1] != t[1]:
+            what = ("error" if e[1] and t[1] else
+                    "ember raises" if e[1] else "torch raises")
+            return Mismatch(step, what, "exception", e[1], t[1])
+    elif kind == "warnings":
+        if e[1] != t[1]:
+            return Mismatch(step, "warnings", "warnings", e[1], t[1])
+    elif kind in ("obs", "hook"):
+        diff = diff_values(e[2], t[2], t[1] if kind == "obs" else f"hook {t[1]}")
+        if diff is not None:
+            what = diff[0] if kind == "obs" else f"hook {diff[0]}"
+            return Mismatch(step, what, diff[1], diff[2], diff[3])
+    return None
+
+
+def diff_values(e, t, path):
+    """None when ``e`` (ember's snapshot) matches ``t`` (torch's), else
+    (field, path, ember's, torch's) of the first difference."""
+    if isinstance(t, dict) and isinstance(e, dict):
+        for key in t:
+            if key == "values":
+                if not _arrays_close(e[key], t[key], t["dtype"]):
+                    return ("values", f"{path}.values", e[key], t[key])
+                continue
+            d = diff_values(e.get(key), t[key], f"{path}.{key}")
+            if d is not None:
+                return (key,) + d[1:] if d[0] == "value" else d
+        return None
+    if isinstance(t, tuple) and isinstance(e, tuple) and len(e) == len(t):
+        for k, (a, b) in enumerate(zip(e, t)):
+            d = diff_values(a, b, f"{path}[{k}]")
+            if d is not None:
+                return d
+        return None
+    if isinstance(t, float) and isinstance(e, float):
+        if _floats_close(e, t):
+            return None
+        return ("value", path, e, t)
+    if type(e) is not type(t) or e != t:
+        return ("value", path, e, t)
+    return None
+
+
+def _floats_close(a, b):
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    rtol, atol = NUMBER_TOL
+    return a == b or abs(a - b) <= atol + rtol * abs(b)
+
+
+def _arrays_close(a, b, dtype):
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind not in "fc":
+        return bool(np.array_equal(a, b))
+    rtol, atol = TOLERANCES.get(dtype.split(".")[-1], (1e-7, 1e-10))
+    a64 = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    b64 = b.astype(a64.dtype)
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(a64, b64, rtol=rtol, atol=atol, equal_nan=True)
+                    and np.array_equal(np.isinf(a64), np.isinf(b64))
+                    and np.array_equal(a64[np.isinf(a64)], b64[np.isinf(b64)]))
