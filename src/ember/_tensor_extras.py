@@ -324,11 +324,8 @@ def _sum_to_size(self, *size):
     if lead < 0 or any(s not in (1, o) for s, o in zip(shape, own[lead:])):
         raise RuntimeError(f"size {{{', '.join(map(str, shape))}}} is not expandable to size "
                            f"{{{', '.join(map(str, own))}}}.")
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                      if s == 1 and own[lead + i] != 1)
-    if not dims:
-        return self
-    return self.sum(dims, keepdim=True).reshape(shape)
+    from ._ops.reduction import sum_to
+    return sum_to(self, shape)  # torch's composite: a view only to drop leading dimensions
 
 
 def _put_(self, index, source, accumulate=False):

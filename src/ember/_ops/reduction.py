@@ -164,15 +164,6 @@ def _sum_to_array(x, shape):
 sum_to.kernel = _sum_to_array  # the array form, for code that calls kernels (ember.compile)
 
 
-def _sum_to_size(self, *size):
-    """``Tensor.sum_to_size``: ``self`` summed down to ``size``."""
-    shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-    return sum_to(self, tuple(shape))
-
-
-Tensor.sum_to_size = _sum_to_size
-
-
 # -- sum and mean -------------------------------------------------------------------------------
 def _acc_dtype(x, dtype):
     """torch accumulates integers and bools in int64, and float16 in float32."""
