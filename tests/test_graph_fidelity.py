@@ -257,3 +257,40 @@ def test_index_put_on_views_and_regenerated_views():
         out.append(_names(v.grad_fn))
         return out
     same(body)
+
+
+_ACTIVATIONS = {
+    "sigmoid": "torch.sigmoid(x)", "elu": "F.elu(x, 1.3)", "celu": "F.celu(x, 0.7)",
+    "selu": "F.selu(x)", "elu_": "F.elu(x * 1, 1.3, inplace=True)",
+    "celu_": "F.celu(x * 1, 0.5, inplace=True)", "gelu": "F.gelu(x)",
+    "gelu_tanh": "F.gelu(x, approximate='tanh')", "hardswish": "F.hardswish(x)",
+    "softplus": "F.softplus(x, 2.0, 1.0)", "logsigmoid": "F.logsigmoid(x)",
+    "hardsigmoid": "F.hardsigmoid(x)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ACTIVATIONS))
+def test_activation_second_order(name):
+    """The first derivative is torch's backward op (EluBackwardBackward0, ...), with its
+    values at the kinks and its own derivative (or torch's refusal: hardsigmoid)."""
+    def body(torch):
+        x = torch.tensor([-40.0, -3.0, -1.5, -0.2, 0.0, 0.3, 3.0, 25.0], dtype=torch.float64,
+                         requires_grad=True)
+        y = eval(_ACTIVATIONS[name], {"x": x, "torch": torch,  # noqa: S307
+                                      "F": torch.nn.functional})
+        g, = torch.autograd.grad((y * torch.arange(8.0)).sum(), x, create_graph=True)
+        gg, = torch.autograd.grad((g * g).sum(), x)
+        return _names(g.grad_fn), g, gg
+    same(body, rtol=1e-6, atol=1e-9)
+
+
+def test_gradients_summed_into_a_0d_input():
+    """Two paths into one 0-d input: the engine sums both (a 0-d sum is no NumPy scalar that
+    an in-place add would drop)."""
+    def body(torch):
+        u = torch.zeros((), dtype=torch.float64, requires_grad=True)
+        a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+        g, = torch.autograd.grad((u * a).sum() + (u * a * 2).sum(), u)
+        ((u * a).sum() + (u * a * 2).sum()).backward()
+        return g, u.grad
+    same(body)

@@ -35,27 +35,28 @@ row("leaky_relu_inplace", lambda x, *a: F.leaky_relu(x.clone(), *a, inplace=True
     lambda torch: lambda x, *a: torch.nn.functional.leaky_relu(x.clone(), *a, inplace=True),
     [A._leaky_relu_inplace], lambda m: [S("matrix", m(2, 3)), S("slope", m(4), 0.3)],
     kinks=_KINK)
-row("elu", F.elu, "nn.functional.elu", [A._elu],
+row("elu", F.elu, "nn.functional.elu", [A._elu, A.elu_backward],
     lambda m: _act(m) + [S("alpha", m(2, 3), 0.5), S("big", m.arr([-30.0, 30.0, 800.0]))],
     kinks=_KINK)
 row("elu_inplace", lambda x: F.elu(x.clone(), 1.5, inplace=True),
     lambda torch: lambda x: torch.nn.functional.elu(x.clone(), 1.5, inplace=True),
-    [A._elu_inplace], lambda m: [S("matrix", m(2, 3))], kinks=_KINK)
+    [A._elu_inplace, A.elu_backward], lambda m: [S("matrix", m(2, 3))], kinks=_KINK)
 row("selu_inplace", lambda x: F.selu(x.clone(), inplace=True),
     lambda torch: lambda x: torch.nn.functional.selu(x.clone(), inplace=True),
     [A._elu_inplace], lambda m: [S("matrix", m(2, 3))], kinks=_KINK)
 row("celu_inplace", lambda x: F.celu(x.clone(), 0.5, inplace=True),
     lambda torch: lambda x: torch.nn.functional.celu(x.clone(), 0.5, inplace=True),
-    [A._celu_inplace], lambda m: [S("matrix", m(2, 3))], kinks=_KINK)
+    [A._celu_inplace, A.elu_backward], lambda m: [S("matrix", m(2, 3))], kinks=_KINK)
 row("selu", F.selu, "nn.functional.selu", [A._elu], _act, kinks=_KINK)
-row("celu", F.celu, "nn.functional.celu", [A._celu],
+row("celu", F.celu, "nn.functional.celu", [A._celu, A.elu_backward],
     lambda m: _act(m) + [S("alpha", m(2, 3), 0.7)], kinks=_KINK)
-row("gelu", F.gelu, "nn.functional.gelu", [A._gelu],
+row("gelu", F.gelu, "nn.functional.gelu", [A._gelu, A.gelu_backward],
     lambda m: _act(m) + [S("tanh", m(2, 3), approximate="tanh"),
                          S("wide", m(6, low=-6.0, high=6.0))])
 row("silu", F.silu, "nn.functional.silu", [A._silu], _act)
 row("mish", F.mish, "nn.functional.mish", [A._mish], _act)
-row("softplus", F.softplus, "nn.functional.softplus", [A._softplus],
+row("softplus", F.softplus, "nn.functional.softplus",
+    [A._softplus, A.softplus_backward],
     lambda m: _act(m) + [S("beta_thr", m(2, 3), 2.0, 1.0),
                          S("above", m.arr([25.0, -30.0, 0.5]))], kinks=(0.5,))
 row("softsign", F.softsign, "nn.functional.softsign", [], _act, kinks=_KINK,
@@ -73,11 +74,10 @@ row("hardsigmoid", F.hardsigmoid, "nn.functional.hardsigmoid",
     lambda m: [S("wide", m(6, low=-5.0, high=5.0)), S("matrix", m(2, 3))], kinks=(-3.0, 3.0),
     skips={"test_gradgrad_vs_torch": _HSIG, "test_gradgradcheck": _HSIG,
            "test_forward_ad": "its reverse-mode reference is a double backward: " + _HSIG})
-row("hardswish", F.hardswish, "nn.functional.hardswish", [A._hardswish],
-    lambda m: [S("wide", m(6, low=-5.0, high=5.0)), S("matrix", m(2, 3))], kinks=(-3.0, 3.0),
-    skips=_no_torch_gradgrad("torch's double backward of hardswish differs at no kink "
-                             "but is defined through hardswish_backward's own formula"))
-row("logsigmoid", F.logsigmoid, "nn.functional.logsigmoid", [A._logsigmoid],
+row("hardswish", F.hardswish, "nn.functional.hardswish", [A._hardswish, A.hardswish_backward],
+    lambda m: [S("wide", m(6, low=-5.0, high=5.0)), S("matrix", m(2, 3))], kinks=(-3.0, 3.0))
+row("logsigmoid", F.logsigmoid, "nn.functional.logsigmoid",
+    [A._logsigmoid, A.log_sigmoid_backward],
     lambda m: _act(m) + [S("large", m.arr([-50.0, 0.0, 50.0]))])
 row("tanhshrink", F.tanhshrink, "nn.functional.tanhshrink", [], _act,
     np_ref=lambda x: x - np.tanh(x))

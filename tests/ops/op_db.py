@@ -483,6 +483,11 @@ row("tanh_backward", PW.tanh_backward, lambda torch: torch.ops.aten.tanh_backwar
     lambda m: [S("same", m(2, 3), m(2, 3)), S("bcast_row", m(2, 3), m(3)),
                S("0dims", m(), m())],
     np_ref=lambda g, y: g * (1 - y * y), public=False)
+row("sigmoid_backward", PW.sigmoid_backward, lambda torch: torch.ops.aten.sigmoid_backward,
+    [PW.sigmoid_backward],
+    lambda m: [S("same", m(2, 3), m(2, 3)), S("bcast_row", m(2, 3), m(3)),
+               S("0dims", m(), m())],
+    np_ref=lambda g, y: g * y * (1 - y), public=False)
 _unary_rows("sigmoid", lambda x: 1 / (1 + np.exp(-x)), domain=(-4.0, 4.0),
             extra=lambda m: [S("large", m.arr([-30.0, 0.0, 30.0]) if m.floating else
                                 m.arr([-30, 0, 30]))])
@@ -499,7 +504,8 @@ row("relu_functional", F.relu, "nn.functional.relu", [PW.relu, PW.threshold_back
 row("relu_functional_inplace", lambda x: F.relu(x.clone(), inplace=True),
     lambda torch: lambda x: torch.nn.functional.relu(x.clone(), inplace=True),
     [PW.relu, SH.clone], inplace_unary, np_ref=lambda x: np.maximum(x, 0), kinks=(0.0,))
-row("sigmoid_functional", F.sigmoid, "nn.functional.sigmoid", [PW.sigmoid], unary,
+row("sigmoid_functional", F.sigmoid, "nn.functional.sigmoid",
+    [PW.sigmoid, PW.sigmoid_backward], unary,
     np_ref=lambda x: 1 / (1 + np.exp(-x)))
 row("tanh_functional", F.tanh, "nn.functional.tanh", [PW.tanh], unary, np_ref=np.tanh)
 row("abs_operator", abs, None, [PW.abs], unary, np_ref=np.abs, kinks=(0.0,))

@@ -110,10 +110,40 @@ def _elu_kernel(x, alpha, scale, input_scale):
     return xp.where(x > 0, x * scale, neg * scale).astype(x.dtype, copy=False)
 
 
+# NOTE: the gradient as one op, torch's elu_backward: create_graph records one node
+# (EluBackwardBackward0, for elu, selu and celu alike) whose inputs are torch's.
+@op("elu_backward", elementwise=True, tensors=2, node="EluBackwardBackward0")
+def elu_backward(grad_output, self_or_result, alpha, scale, input_scale, is_result):
+    xp = get_xp(self_or_result)
+    x = self_or_result
+    if is_result:
+        neg = grad_output * (x + alpha * scale) * input_scale
+    else:
+        # exp of the clamped input, so the unused branch never overflows (inf * 0 = nan)
+        neg = grad_output * (xp.exp(xp.minimum(x, 0) * input_scale)
+                             * (alpha * scale * input_scale))
+    return xp.where(x > 0, grad_output * scale, neg)
+
+
+@elu_backward.grad("grad_output")
+def _(grad, self_or_result, alpha, scale, input_scale, is_result):
+    return elu_backward(grad, self_or_result, alpha, scale, input_scale, is_result)
+
+
+@elu_backward.grad("self_or_result")
+def _(grad, grad_output, self_or_result, alpha, scale, input_scale, is_result):
+    # NOTE: torch's elu_double_backward: zero at 0 too (strictly negative inputs only), though
+    # the first derivative takes the exponential branch there.
+    x = self_or_result
+    negative = x < 0
+    if is_result:
+        return grad * grad_output * input_scale * negative
+    return elu_backward(grad * grad_output * input_scale, x, alpha, scale, input_scale,
+                        False) * negative
+
+
 def _elu_grad(grad, x, alpha, scale, input_scale):
-    # NOTE: exp of the clamped input, so the unused branch never overflows (inf * 0 = nan).
-    neg = exp(where(x > 0, 0.0, x) * input_scale) * (alpha * scale * input_scale)
-    return where(x > 0, grad * scale, grad * neg)
+    return elu_backward(grad, x, alpha, scale, input_scale, False)
 
 
 @op("elu", elementwise=True, node="EluBackward0")
@@ -133,7 +163,7 @@ def _elu_inplace(self, alpha=1.0, scale=1.0, input_scale=1.0):
 
 @_elu_inplace.grad("self")
 def _(grad, result, alpha, scale, input_scale):
-    return where(result > 0, grad * scale, grad * (result + alpha * scale) * input_scale)
+    return elu_backward(grad, result, alpha, scale, input_scale, True)
 
 
 def _run_elu(inplace, *args):
@@ -157,7 +187,7 @@ def _celu_inplace(self, alpha=1.0):
 
 @_celu_inplace.grad("self")
 def _(grad, result, alpha):
-    return where(result > 0, grad, grad * (result + alpha) * (1.0 / alpha))
+    return elu_backward(grad, result, alpha, 1.0, 1.0 / alpha, True)
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -207,13 +237,38 @@ def _gelu(self, approximate="none"):
 
 @_gelu.grad("self")
 def _(grad, self, approximate):
+    return gelu_backward(grad, self, approximate)
+
+
+# NOTE: the gradients of gelu, softplus, hardswish and logsigmoid are ops of their own, as
+# torch's *_backward ops: create_graph records torch's one node (GeluBackwardBackward0, ...).
+@op("gelu_backward", elementwise=True, tensors=2, node="GeluBackwardBackward0")
+def gelu_backward(grad_output, self, approximate="none"):
+    xp = get_xp(self)
     if approximate == "tanh":
-        t = tanh((self + self * self * self * _GELU_C) * _SQRT_2_PI)
+        t = xp.tanh((self + self * self * self * _GELU_C) * _SQRT_2_PI)
         d_inner = (self * self * (3 * _GELU_C) + 1) * _SQRT_2_PI
-        return grad * ((t + 1) * 0.5 + self * 0.5 * (1 - t * t) * d_inner)
+        return grad_output * ((t + 1) * 0.5 + self * 0.5 * (1 - t * t) * d_inner)
     cdf = (_erf(self * _SQRT_1_2) + 1) * 0.5
-    pdf = exp(self * self * -0.5) * _INV_SQRT_2PI
-    return grad * (cdf + self * pdf)
+    pdf = xp.exp(self * self * -0.5) * _INV_SQRT_2PI
+    return grad_output * (cdf + self * pdf)
+
+
+@gelu_backward.grad("grad_output")
+def _(grad, self, approximate):
+    return gelu_backward(grad, self, approximate)
+
+
+@gelu_backward.grad("self")
+def _(grad, grad_output, self, approximate):
+    if approximate == "tanh":  # (1 - t^2) (u' + x/2 (u'' - 2 t u'^2)), u the tanh's argument
+        t = tanh((self + self * self * self * _GELU_C) * _SQRT_2_PI)
+        du = (self * self * (3 * _GELU_C) + 1) * _SQRT_2_PI
+        ddu = self * (6 * _GELU_C * _SQRT_2_PI)
+        second = (1 - t * t) * (du + self * 0.5 * (ddu - t * du * du * 2))
+    else:  # pdf(x) (2 - x^2)
+        second = exp(self * self * -0.5) * _INV_SQRT_2PI * (2 - self * self)
+    return grad * grad_output * second
 
 
 def gelu(input, approximate="none"):
@@ -251,8 +306,29 @@ def _softplus(self, beta=1.0, threshold=20.0):
 
 @_softplus.grad("self")
 def _(grad, self, beta, threshold):
+    return softplus_backward(grad, self, beta, threshold)
+
+
+@op("softplus_backward", elementwise=True, tensors=2, node="SoftplusBackwardBackward0")
+def softplus_backward(grad_output, self, beta, threshold):
+    xp = get_xp(self)
     z = self * beta
-    return where(z > threshold, grad, grad * sigmoid(z))
+    # sigmoid(z) = exp(-logaddexp(0, -z)), never overflowing
+    return xp.where(z > threshold, grad_output,
+                    grad_output * xp.exp(-xp.logaddexp(0, -z))).astype(grad_output.dtype,
+                                                                       copy=False)
+
+
+@softplus_backward.grad("grad_output")
+def _(grad, self, beta, threshold):
+    return softplus_backward(grad, self, beta, threshold)
+
+
+@softplus_backward.grad("self")
+def _(grad, grad_output, self, beta, threshold):
+    z = self * beta
+    s = sigmoid(z)
+    return where(z > threshold, 0.0, grad * grad_output * (s * (1 - s) * beta))
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -287,7 +363,25 @@ def _logsigmoid(self):
 
 @_logsigmoid.grad("self")
 def _(grad, self):
-    return grad * sigmoid(-self)
+    return log_sigmoid_backward(grad, self)
+
+
+@op("log_sigmoid_backward", elementwise=True, tensors=2, node="LogSigmoidBackwardBackward0")
+def log_sigmoid_backward(grad_output, self):
+    xp = get_xp(self)
+    # sigmoid(-x) = exp(-logaddexp(0, x)), never overflowing
+    return (grad_output * xp.exp(-xp.logaddexp(0, self))).astype(grad_output.dtype, copy=False)
+
+
+@log_sigmoid_backward.grad("grad_output")
+def _(grad, self):
+    return log_sigmoid_backward(grad, self)
+
+
+@log_sigmoid_backward.grad("self")
+def _(grad, grad_output, self):
+    s = sigmoid(self)
+    return grad * grad_output * (s * (s - 1))
 
 
 def logsigmoid(input):
@@ -358,7 +452,7 @@ def _(self_t, self):  # (elementwise: not derived from the backward, whose own h
     return hardsigmoid_backward(self_t, self)
 
 
-@op("hardsigmoid_backward", elementwise=True, tensors=2)
+@op("hardsigmoid_backward", elementwise=True, tensors=2, node="NotImplemented")
 def hardsigmoid_backward(grad_output, self):
     return get_xp(self).where((self > -3.0) & (self < 3.0), grad_output / 6, 0).astype(
         grad_output.dtype, copy=False)
@@ -387,8 +481,24 @@ def _hardswish(self):
 
 @_hardswish.grad("self")
 def _(grad, self):
-    # torch's intervals: 0 up to -3 included, the slope strictly between, grad from 3 on
-    return where(self <= -3.0, 0.0, where(self < 3.0, grad * (self / 3 + 0.5), grad))
+    return hardswish_backward(grad, self)
+
+
+@op("hardswish_backward", elementwise=True, tensors=2, node="HardswishBackwardBackward0")
+def hardswish_backward(grad_output, self):
+    xp = get_xp(self)
+    return xp.where(self <= -3.0, 0, xp.where(self < 3.0, grad_output * (self / 3 + 0.5),
+                                              grad_output)).astype(grad_output.dtype, copy=False)
+
+
+@hardswish_backward.grad("grad_output")
+def _(grad, self):
+    return hardswish_backward(grad, self)
+
+
+@hardswish_backward.grad("self")
+def _(grad, grad_output, self):
+    return where((self > -3.0) & (self < 3.0), grad * grad_output / 3.0, 0.0)
 
 
 def hardswish(input, inplace=False):

@@ -658,7 +658,23 @@ def sigmoid(self):
 
 @sigmoid.grad("self")
 def _(grad, result):
-    return grad * (result * (1 - result))
+    return sigmoid_backward(grad, result)
+
+
+# NOTE: as tanh_backward: create_graph records torch's one node (SigmoidBackwardBackward0).
+@op("sigmoid_backward", elementwise=True, tensors=2, node="SigmoidBackwardBackward0")
+def sigmoid_backward(grad_output, output):
+    return grad_output * (output * (1 - output))
+
+
+@sigmoid_backward.grad("grad_output")
+def _(grad, output):
+    return sigmoid_backward(grad, output)
+
+
+@sigmoid_backward.grad("output")
+def _(grad, grad_output, output):
+    return grad * grad_output * (1 - 2 * output)
 
 
 @sigmoid.jvp("self")

@@ -158,7 +158,9 @@ def _sum_to_axes(have, shape):
 def _sum_to_array(x, shape):
     if x.shape == shape:
         return x
-    return get_xp(x).sum(x, axis=_sum_to_axes(x.shape, shape)).reshape(shape)
+    # NOTE: an array, never a NumPy scalar (a 0-d sum is one): the engine sums gradients into
+    # the arrays it holds in place, which a scalar would silently ignore.
+    return as_array(get_xp(x).sum(x, axis=_sum_to_axes(x.shape, shape))).reshape(shape)
 
 
 sum_to.kernel = _sum_to_array  # the array form, for code that calls kernels (ember.compile)

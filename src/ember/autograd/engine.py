@@ -321,6 +321,7 @@ def _execute(task, root_nodes):
                     if (not graph and old.base is None and old.shape == g.shape
                             and old.dtype == g.dtype and id(old) not in borrowed
                             and (type(old) is not ndarray or old.flags.writeable)
+                            and not isinstance(old, np.generic)  # += would rebind a scalar
                             and _refcount(old) == 3):
                         # NOTE: a gradient a formula made (not passed through, not a view, and
                         # held by nothing but this buffer: the 3 counts are the buffer, `old`
