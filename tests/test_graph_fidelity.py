@@ -294,3 +294,35 @@ def test_gradients_summed_into_a_0d_input():
         ((u * a).sum() + (u * a * 2).sum()).backward()
         return g, u.grad
     same(body)
+
+
+@pytest.mark.parametrize("expr", [
+    "torch.remainder(x, c)", "torch.fmod(x, c)", "torch.lerp(x, c, 0.3)",
+    "torch.addcmul(x, c, c)", "torch.sub(c, x, alpha=2)", "x * c", "x.exp()", "c / x",
+    "torch.maximum(x, c)"])
+def test_second_pass_after_free(expr):
+    """After a pass that freed the graph, another pass raises only where a formula it runs
+    reads a freed tensor (remainder's gradient for x reads none)."""
+    def body(torch):
+        x = torch.tensor([1.5, -2.0, 3.0], requires_grad=True)
+        c = torch.tensor([2.0, 3.0, -1.0])
+        y = eval(expr, {"x": x, "c": c, "torch": torch})  # noqa: S307
+        g1, = torch.autograd.grad(y.sum(), x)
+        g2, = torch.autograd.grad(y.sum(), x)
+        return g1, g2
+    same(body)
+
+
+@pytest.mark.parametrize("op", ["copy_", "add_", "mul_"])
+def test_inplace_from_a_view_of_self(op):
+    """The node's edge for a view of the tensor written is the view's history before the
+    write (PermuteBackward0); the view regenerates after it."""
+    def body(torch):
+        a = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        y = a * 2
+        v = y.permute(1, 0).permute(1, 0)
+        getattr(y, op)(v)
+        edges = _edges(y.grad_fn)
+        (y * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return edges, _names(v.grad_fn), a.grad
+    same(body)

@@ -221,11 +221,12 @@ def _inplace_call(op, args, recording):
             if np.shape(out) != self._data.shape:
                 _check_inplace_shape(self._data.shape, np.shape(out))
             np.copyto(self._data, out, casting="unsafe")
+    held = _views_of_self(op, args) if recording else ()
     self._bump_version()
     if recording:
         old_fn, old_nr = self._grad_fn, self._output_nr
         gained = not self._requires_grad
-        node = record(op, args, (self,), snapshot)
+        node = _record_holding(op, args, self, snapshot, held)
         if op.unpack_plan:
             _unbump_saved_inputs(node, op, self._vc)
         if self._base is not None:
@@ -235,6 +236,30 @@ def _inplace_call(op, args, recording):
         if self._retains_grad:
             move_retained_grad(self, old_fn, old_nr)
     return self
+
+
+def _views_of_self(op, args):
+    """The other operands that are views sharing self's storage, brought up to date before
+    the write: the node's edges are their histories as they were then (torch takes the
+    edges before bumping the version), though after it they regenerate."""
+    out = []
+    for a in args[1:op.n_tensors]:
+        if isinstance(a, Tensor) and a is not args[0] and a._base is not None and (
+                a._vc is args[0]._vc):
+            _views.refresh(a)
+            out.append((a, a._view_version))
+    return out
+
+
+def _record_holding(op, args, self, snapshot, held):
+    """``record`` with the views in ``held`` taken as they were before the write."""
+    for a, _ in held:
+        a._view_version = self._vc[0]
+    try:
+        return record(op, args, (self,), snapshot)
+    finally:
+        for a, version in held:
+            a._view_version = version
 
 
 def _same_dtype_arrays(op, args):

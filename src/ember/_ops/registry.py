@@ -168,7 +168,12 @@ class OpNode(Node):
 
     def _apply_generic(self, grads, graph, needed, formulas=None):
         op = self._op
-        env = self._unpack(graph) if op.saved_spec else ()
+        if not op.saved_spec:
+            env = ()
+        elif self._saved is None:
+            env = self._freed_env(needed, formulas or op.formulas)
+        else:
+            env = self._unpack(graph)
         nxt = self._next
         outs = [None] * len(nxt)
         if op.n_outputs == 1:
@@ -204,6 +209,18 @@ class OpNode(Node):
     def _formulas(self):
         """The formulas this node runs (see ``_ComplexOpNode``)."""
         return self._op.formulas
+
+    def _freed_env(self, needed, formulas):
+        """The saved values after the tensors were freed (retain_graph=False): as torch, a
+        second pass raises only where a formula it runs reads a freed tensor (x + c's node runs
+        again; x * c's, which reads c, refuses)."""
+        tensors = {j for j, _, _ in self._op.unpack_plan}
+        nxt = self._next
+        for inputs, _, env_idx in formulas:
+            if any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
+                   for i in inputs) and tensors.intersection(env_idx):
+                raise RuntimeError(ERR_FREED)
+        return self._kept or [None] * len(self._op.saved_spec)
 
     def _materialize(self, grads, graph):
         """Zeros for outputs that received no gradient (formulas expect every output's grad)."""
@@ -315,7 +332,7 @@ def _compile_apply(op):
     used = sorted({j for _, _, env_idx in op.formulas for j in env_idx})
     if used:
         lines += ["    saved = self._saved", "    if saved is None:",
-                  "        raise RuntimeError(ERR_FREED)", "    vers = self._vers"]
+                  "        return generic(self, grads, graph, needed)", "    vers = self._vers"]
     for j in used:
         kind, idx = op.saved_spec[j]
         if kind == INPUT:
