@@ -326,3 +326,16 @@ def test_inplace_from_a_view_of_self(op):
         (y * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
         return edges, _names(v.grad_fn), a.grad
     same(body)
+
+
+def test_inplace_on_a_view_from_itself():
+    def body(torch):
+        a = torch.tensor([1.14, 0.72], requires_grad=True)
+        y = a * 1
+        v = y.unflatten(-1, (1, -1))
+        v.add_(v)
+        first = _edges(y.grad_fn), _edges(v.grad_fn)
+        v.add_(v)
+        y.sum().backward()
+        return first, _edges(y.grad_fn), _edges(v.grad_fn), a.grad
+    same(body)

@@ -244,22 +244,23 @@ def _views_of_self(op, args):
     edges before bumping the version), though after it they regenerate."""
     out = []
     for a in args[1:op.n_tensors]:
-        if isinstance(a, Tensor) and a is not args[0] and a._base is not None and (
-                a._vc is args[0]._vc):
+        if isinstance(a, Tensor) and a._base is not None and a._vc is args[0]._vc:
             _views.refresh(a)
             out.append((a, a._view_version))
     return out
 
 
 def _record_holding(op, args, self, snapshot, held):
-    """``record`` with the views in ``held`` taken as they were before the write."""
+    """``record`` with the views in ``held`` taken as they were before the write (self
+    among them, ``v.add_(v)``, gets its new history right after)."""
     for a, _ in held:
         a._view_version = self._vc[0]
     try:
         return record(op, args, (self,), snapshot)
     finally:
         for a, version in held:
-            a._view_version = version
+            if a is not self:
+                a._view_version = version
 
 
 def _same_dtype_arrays(op, args):
