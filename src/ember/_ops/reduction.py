@@ -124,8 +124,8 @@ def _evenly_distribute(grad, self, result):
     mask = same_mask(self, result)
     from .._creation import zeros as zeros_factory
     from .indexing import masked_fill
-    zeros = (zeros_factory(tuple(self.shape), dtype=grad.dtype) if isinstance(grad, Tensor)
-             else get_xp(grad).zeros(tuple(self.shape), grad.dtype))
+    zeros = (zeros_factory(tuple(self.shape), dtype=grad.dtype, device=grad.device)
+             if isinstance(grad, Tensor) else get_xp(grad).zeros(tuple(self.shape), grad.dtype))
     return masked_fill(zeros, mask, _a(grad / sum_all(mask)))
 
 
@@ -607,7 +607,7 @@ def value_selecting_backward(grad, indices, dim, sizes, keepdim):
     if isinstance(grad, Tensor):
         from .._creation import zeros as zeros_factory
         from .indexing import _scatter_src
-        zeros = zeros_factory(tuple(sizes), dtype=grad.dtype)
+        zeros = zeros_factory(tuple(sizes), dtype=grad.dtype, device=grad.device)
         if not keepdim and len(sizes):
             grad, indices = unsqueeze(grad, dim), unsqueeze(indices, dim)
         return _scatter_src(zeros, indices, grad, dim)
