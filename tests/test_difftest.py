@@ -16,7 +16,7 @@ KNOWN = {
     14: "x[key] = v checks memory overlap before torch's shape check",
     22: "torch's gradient of sum() is an expanded tensor, and index_put_ into it warns",
     26: "x[list] = v into an integer tensor from a float one: torch's dtype error",
-    39: "copy_ from a view of the tensor written: its edge is the regenerated view's node",
+    39: "a view made in inference_mode of a normal tensor is an inference tensor",
 }
 
 

@@ -339,3 +339,33 @@ def test_inplace_on_a_view_from_itself():
         y.sum().backward()
         return first, _edges(y.grad_fn), _edges(v.grad_fn), a.grad
     same(body)
+
+
+def test_rsqrt_gradient_nodes():
+    """rsqrt's formula as torch's: -0.5 * grad (MulBackward1) * result.pow(3)."""
+    def body(torch):
+        x = torch.tensor([[1.77, 0.41], [1.2, 1.0]], dtype=torch.float64, requires_grad=True)
+        g, = torch.autograd.grad(x.rsqrt().pow(2).sum(), x, create_graph=True)
+        gg, = torch.autograd.grad(g.sum(), x)
+        return _names(g.grad_fn), g, gg
+    same(body)
+
+
+@pytest.mark.parametrize("fn", ["std", "var", "std_mean", "var_mean"])
+def test_degrees_of_freedom_warning_names_the_op(fn):
+    def body(torch):
+        return getattr(torch, fn)(torch.tensor([1.0]))
+    same(body)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_max_pool1d_is_a_view_only_with_indices(grad):
+    """torch's max_pool1d squeezes its with-indices result (a view) only where a gradient may
+    be needed; otherwise its kernel gives a tensor of its own."""
+    def body(torch):
+        x = torch.tensor([[-1.39, 0.99, 0.3, 2.0]], requires_grad=grad)
+        y = torch.nn.functional.max_pool1d(x, 2)
+        with torch.no_grad():
+            z = torch.nn.functional.max_pool1d(x, 2)
+        return y, y._base is not None, z._base is not None
+    same(body)

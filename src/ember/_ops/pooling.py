@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp, scatter_add
+from .._state import state
 from .._tensor import Tensor
 from .conv import col2im_view, expand_param, lifted, pad_array, shaped_like, windows
 from .indexing import gather
@@ -269,7 +270,18 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: 
     out, idx = max_pool2d_with_indices(x, (1,) + ks, (1,) + st, (0,) + pads, (1,) + dil,
                                        ceil_mode)
     out, idx = squeeze(out, -2), squeeze(idx, -2)
-    return (out, idx) if return_indices else out
+    if return_indices:
+        return out, idx
+    if _needs_indices(input):
+        return out
+    return out.clone()  # torch's kernel without indices: a tensor of its own, not a view
+
+
+def _needs_indices(input):  # noqa: A002
+    """torch's max_pool1d runs its with-indices form (whose result is a squeezed view) only
+    where a gradient may be needed, or off the CPU."""
+    return ((input.requires_grad and state.grad_enabled) or input._fw_grad is not None
+            or input.device.type != "cpu")
 
 
 # -- 3-D max pooling ----------------------------------------------------------------------------

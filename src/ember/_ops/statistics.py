@@ -25,8 +25,9 @@ from .shape import expand
 # -- var / std -----------------------------------------------------------------------------------
 
 
-def _moments(x, dim, correction, keepdim, name):
-    """(variance, mean) of ``x`` over ``dim`` (None: all), in float32 for float16."""
+def _moments(x, dim, correction, keepdim, name, warn_as=None):
+    """(variance, mean) of ``x`` over ``dim`` (None: all), in float32 for float16.
+    ``name``: the op in the dtype error; ``warn_as``: in the degrees-of-freedom warning."""
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     xp = get_xp(x)
@@ -40,7 +41,7 @@ def _moments(x, dim, correction, keepdim, name):
         ssq = xp.sum((dev * dev.conj()).real, axis=dims, keepdims=keepdim)
         dof = builtins.max(0, n - correction)
         if dof == 0:
-            warnings.warn(f"{name.split()[-1]}(): degrees of freedom is <= 0. Correction should "
+            warnings.warn(f"{warn_as or name.split()[-1]}(): degrees of freedom is <= 0. Correction should "
                           "be strictly less than the reduction factor (input numel divided by "
                           "output numel). (Triggered internally at "
                           "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)",
@@ -90,7 +91,7 @@ def _(grad, self, dim, correction, keepdim):
 
 @op("std", promote=NONE, node="StdBackward0")
 def _std(self, dim=None, correction=1, keepdim=False):
-    return get_xp(self).sqrt(_moments(self, dim, correction, keepdim, "std and var")[0])
+    return get_xp(self).sqrt(_moments(self, dim, correction, keepdim, "std and var", "std")[0])
 
 
 @_std.grad("self")

@@ -63,6 +63,7 @@ from .pointwise import (
     cos,
     inplace_with_scalars,
     is_complex_value,
+    mul_scalar,
     no_kernel,
     not_implemented,
     refuse,
@@ -174,7 +175,7 @@ def rsqrt(self):
 
 @rsqrt.grad("self")
 def _(grad, result):
-    return grad * (result * result * result) * -0.5
+    return mul_scalar(grad, -0.5) * result ** 3  # torch's formula: its nodes under create_graph
 
 
 def square(input):
