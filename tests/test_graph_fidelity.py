@@ -369,3 +369,14 @@ def test_max_pool1d_is_a_view_only_with_indices(grad):
             z = torch.nn.functional.max_pool1d(x, 2)
         return y, y._base is not None, z._base is not None
     same(body)
+
+
+def test_div_gradient_for_the_divisor():
+    """-grad * ((self / other) / other), as torch's formula: the same nodes and values, 0/0
+    included."""
+    def body(torch):
+        x = torch.tensor([1.5, 2.0, 0.0], dtype=torch.float64, requires_grad=True)
+        y = torch.tensor([0.5, 3.0, 0.0], dtype=torch.float64, requires_grad=True)
+        g, = torch.autograd.grad((x / y).exp().sum(), y, create_graph=True)
+        return _names(g.grad_fn), g, torch.autograd.grad(g.sum(), [x, y])
+    same(body)

@@ -596,23 +596,22 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "amax", "amin", "as_strided", "baddbmm", "batch_norm", "bilinear", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "cat", "cat_mixed_dtypes", "column_stack", "concat_alias",
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "cumprod", "cumsum",
-    "det_method", "div", "div_", "div_operator", "div_true_kw", "dstack", "exp2", "exp2_",
-    "exp2_method", "gaussian_nll_loss", "getitem_list", "getitem_list_col", "getitem_mask_of_self",
-    "getitem_tensor_index", "getitem_two_lists", "glu", "group_norm", "hstack", "huber_loss",
-    "idiv", "index_add", "index_add_", "index_copy", "index_copy_", "inplace_on_view",
-    "instance_norm", "layer_norm", "lerp", "lerp_", "lerp_method", "linalg_det", "linalg_slogdet",
-    "linalg_solve", "linalg_solve_triangular", "logcumsumexp", "logdet", "masked_scatter",
-    "masked_scatter_", "mean_dim", "mse_loss", "multi_margin_loss", "nll_loss",
-    "pack_padded_sequence", "pad_reflect", "pad_replicate", "prelu", "repeat", "row_stack", "rsub",
-    "rsub_scalar_fn", "scaled_dot_product_attention", "setitem_advanced", "setitem_basic",
-    "slogdet", "smooth_l1_loss", "soft_margin_loss", "stack", "std", "sub", "take", "take_method",
-    "tile", "tile_method", "trace", "trace_method", "var", "vstack", "xlogy", "xlogy_",
-    "xlogy_method",
+    "det_method", "div_true_kw", "dstack", "exp2", "exp2_", "exp2_method", "gaussian_nll_loss",
+    "getitem_list", "getitem_list_col", "getitem_mask_of_self", "getitem_tensor_index",
+    "getitem_two_lists", "glu", "group_norm", "hstack", "huber_loss", "index_add", "index_add_",
+    "index_copy", "index_copy_", "inplace_on_view", "instance_norm", "layer_norm", "lerp", "lerp_",
+    "lerp_method", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
+    "logcumsumexp", "logdet", "masked_scatter", "masked_scatter_", "mean_dim", "mse_loss",
+    "multi_margin_loss", "nll_loss", "pack_padded_sequence", "pad_reflect", "pad_replicate",
+    "prelu", "repeat", "row_stack", "rsub", "rsub_scalar_fn", "scaled_dot_product_attention",
+    "setitem_advanced", "setitem_basic", "slogdet", "smooth_l1_loss", "soft_margin_loss", "stack",
+    "std", "sub", "take", "take_method", "tile", "tile_method", "trace", "trace_method", "var",
+    "vstack", "xlogy", "xlogy_", "xlogy_method",
 })
 # Rows whose node's inputs (next_functions) are other ops than torch's.
 _EDGE_NAMES_DIFFER = frozenset({
     "_standard_gamma_grad", "bilinear", "conv2d", "margin_ranking_loss", "mse_loss",
-    "pad_circular", "prelu", "triplet_margin_loss",
+    "prelu", "triplet_margin_loss",
 })
 
 

@@ -335,7 +335,7 @@ def _(grad, other):
 
 @div.grad("other")
 def _(grad, self, other):
-    return -grad * self / (other * other)
+    return -grad * ((self / other) / other)  # torch's formula: its nodes under create_graph
 
 
 @div.jvp("self")
