@@ -363,11 +363,14 @@ def test_max_pool1d_is_a_view_only_with_indices(grad):
     """torch's max_pool1d squeezes its with-indices result (a view) only where a gradient may
     be needed; otherwise its kernel gives a tensor of its own."""
     def body(torch):
-        x = torch.tensor([[-1.39, 0.99, 0.3, 2.0]], requires_grad=grad)
-        y = torch.nn.functional.max_pool1d(x, 2)
-        with torch.no_grad():
-            z = torch.nn.functional.max_pool1d(x, 2)
-        return y, y._base is not None, z._base is not None
+        out = []
+        for x in (torch.tensor([[-1.39, 0.99, 0.3, 2.0]], requires_grad=grad),
+                  torch.tensor([[[-1.39, 0.99, 0.3, 2.0]]], requires_grad=grad)):
+            y = torch.nn.functional.max_pool1d(x, 2)
+            with torch.no_grad():
+                z = torch.nn.functional.max_pool1d(x, 2)
+            out.append((y, y._base is not None, z._base is not None, y._version, z._version))
+        return out
     same(body)
 
 

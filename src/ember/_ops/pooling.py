@@ -274,7 +274,10 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: 
         return out, idx
     if _needs_indices(input):
         return out
-    return out.clone()  # torch's kernel without indices: a tensor of its own, not a view
+    out = out.clone()  # torch's kernel without indices: a tensor of its own, not a view
+    if input.ndim == 2:
+        out._bump_version()  # (which squeezes its unbatched result in place)
+    return out
 
 
 def _needs_indices(input):  # noqa: A002
