@@ -383,3 +383,11 @@ def test_div_gradient_for_the_divisor():
         g, = torch.autograd.grad((x / y).exp().sum(), y, create_graph=True)
         return _names(g.grad_fn), g, torch.autograd.grad(g.sum(), [x, y])
     same(body)
+
+
+@pytest.mark.parametrize("fn", ["logaddexp", "logaddexp2"])
+def test_logaddexp_of_nan_is_quiet(fn):
+    def body(torch):
+        x = torch.tensor([float("nan"), 1.0, float("inf")], requires_grad=True)
+        return getattr(torch, fn)(x, torch.tensor([1.0, float("nan"), float("inf")]))
+    same(body)
