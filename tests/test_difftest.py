@@ -12,11 +12,9 @@ BASE_SEED = 0
 PROGRAMS = 40
 # Programs of this run that still disagree with torch, and why (the difference and its step).
 KNOWN = {
-    4: "a view made in inference_mode of a normal tensor is an inference tensor",
     14: "x[key] = v checks memory overlap before torch's shape check",
     22: "torch's gradient of sum() is an expanded tensor, and index_put_ into it warns",
     26: "x[list] = v into an integer tensor from a float one: torch's dtype error",
-    39: "a view made in inference_mode of a normal tensor is an inference tensor",
 }
 
 

@@ -590,28 +590,34 @@ def test_grad_fn_name(row: OpInfo, i, dt):
 # Rows whose first derivative (computed with create_graph=True) still ends in other ops than
 # torch's: torch's formula is a backward op of its own (EluBackwardBackward0, MseLossBackward-
 # Backward0, ConvolutionBackwardBackward0...), calls a Scalar overload, or is composed
-# differently (cat's gradient: slices, not a split).
+# differently (cat's gradient: slices, not a split), or for complex tensors conjugates the
+# formula ember writes for real ones (ConjPhysicalBackward0 where torch has a formula of its own).
 _GRADIENT_NAMES_DIFFER = frozenset({
-    "adaptive_max_pool2d", "add", "addbmm", "addmm", "addmm_method", "addmv", "addmv_method",
-    "amax", "amin", "as_strided", "baddbmm", "batch_norm", "bilinear", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "cat", "cat_mixed_dtypes", "column_stack", "concat_alias",
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "cumprod", "cumsum",
-    "det_method", "div_true_kw", "dstack", "exp2", "exp2_", "exp2_method", "gaussian_nll_loss",
-    "getitem_list", "getitem_list_col", "getitem_mask_of_self", "getitem_tensor_index",
-    "getitem_two_lists", "glu", "group_norm", "hstack", "huber_loss", "index_add", "index_add_",
-    "index_copy", "index_copy_", "inplace_on_view", "instance_norm", "layer_norm", "lerp", "lerp_",
-    "lerp_method", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
-    "logcumsumexp", "logdet", "masked_scatter", "masked_scatter_", "mean_dim", "mse_loss",
-    "multi_margin_loss", "nll_loss", "pack_padded_sequence", "pad_reflect", "pad_replicate",
-    "prelu", "repeat", "row_stack", "rsub", "rsub_scalar_fn", "scaled_dot_product_attention",
-    "setitem_advanced", "setitem_basic", "slogdet", "smooth_l1_loss", "soft_margin_loss", "stack",
-    "std", "sub", "take", "take_method", "tile", "tile_method", "trace", "trace_method", "var",
-    "vstack", "xlogy", "xlogy_", "xlogy_method",
+    "acosh_complex", "adaptive_max_pool2d", "adaptive_max_pool3d", "add", "addbmm", "addmm",
+    "addmm_method", "addmv", "addmv_method", "amax", "amin", "angle_real", "as_strided", "baddbmm",
+    "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cat",
+    "cat_mixed_dtypes", "column_stack", "concat_alias", "conj", "conj_method", "conv1d", "conv2d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "cumprod", "cumsum", "det_method",
+    "div_complex", "div_true_kw", "dstack", "exp2", "exp2_", "exp2_method", "exp_complex",
+    "fft_complex", "gaussian_nll_loss", "getitem_list", "getitem_list_col", "getitem_mask_of_self",
+    "getitem_tensor_index", "getitem_two_lists", "glu", "group_norm", "hfft", "hfftn", "hstack",
+    "huber_loss", "ifft_complex", "index_add", "index_add_", "index_copy", "index_copy_",
+    "inplace_on_view", "instance_norm", "irfft", "irfft2", "irfftn", "layer_norm", "lerp", "lerp_",
+    "lerp_method", "linalg_det", "linalg_householder_product", "linalg_slogdet", "linalg_solve",
+    "linalg_solve_ex", "linalg_solve_triangular", "logcumsumexp", "logdet", "masked_scatter",
+    "masked_scatter_", "matmul_complex", "mean_dim", "mse_loss", "mul_complex", "mul_real_complex",
+    "multi_margin_loss", "nll_loss", "orgqr", "pack_padded_sequence", "pad_reflect",
+    "pad_replicate", "prelu", "repeat", "resolve_conj", "row_stack", "rsub", "rsub_scalar_fn",
+    "scaled_dot_product_attention", "setitem_advanced", "setitem_basic", "sgn_complex",
+    "sigmoid_complex", "slogdet", "smooth_l1_loss", "soft_margin_loss", "special_exp2",
+    "special_ndtr", "special_xlog1py", "stack", "std", "stft", "sub", "sum_complex", "take",
+    "take_method", "tile", "tile_method", "trace", "trace_method", "var", "vstack", "xlogy",
+    "xlogy_", "xlogy_method",
 })
 # Rows whose node's inputs (next_functions) are other ops than torch's.
 _EDGE_NAMES_DIFFER = frozenset({
-    "_standard_gamma_grad", "bilinear", "conv2d", "margin_ranking_loss", "mse_loss",
-    "prelu", "triplet_margin_loss",
+    "_standard_gamma_grad", "bilinear", "conv2d", "margin_ranking_loss", "mse_loss", "prelu",
+    "special_ndtr", "triplet_margin_loss",
 })
 
 

@@ -846,7 +846,7 @@ def _prepare_softmax(input, dim, dtype, name):
     dim = _wrap_dim(dim, input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.category < D.FLOATING:
+    elif input.dtype.category != D.FLOATING:  # (integers, bool and complex: no kernel)
         kernel = "lastdim_kernel_impl" if dim == max(input.ndim, 1) - 1 else "kernel_impl"
         raise NotImplementedError(f'"{name}_{kernel}" not implemented for '
                                   f"'{input.dtype.scalar_name}'")

@@ -468,12 +468,13 @@ def _xlogy(x, y):
     return xp.where(xp.isnan(y), np.nan, out).astype(out.dtype, copy=False)
 
 
-def binary_with_scalars(name, node, kernel, grad_self, grad_other):
+def binary_with_scalars(name, node, kernel, grad_self, grad_other, check=None):
     """A float-valued binary op either of whose operands may be a Python number, declared as
     torch declares such ops: node ``<node>0`` for two tensors, ``<node>1`` for a number first
     and ``<node>2`` for a number second. ``kernel(x, y)`` gets arrays of the result dtype;
     ``grad_self(grad, self, other)`` and ``grad_other`` are the derivative formulas. Returns
-    the function that picks the variant; its ``ops`` are the three OpDefs."""
+    the function that picks the variant; its ``ops`` are the three OpDefs. ``check``: the
+    three variants' argument check."""
     def both_kernel(self, other):
         return kernel(self, other)
 
@@ -484,10 +485,12 @@ def binary_with_scalars(name, node, kernel, grad_self, grad_other):
         x = with_scalars(self, other, floating=True)
         return kernel(x, asarray_like(other, x, x.dtype))
 
-    both = op(name, elementwise=True, node=f"{node}0", tensors=2, promote=FLOAT)(both_kernel)
-    first = op(name, elementwise=True, node=f"{node}1", tensors=2, promote=FLOAT)(
-        number_first_kernel)
-    second = op(name, elementwise=True, node=f"{node}2", promote=NONE)(number_second_kernel)
+    both = op(name, elementwise=True, node=f"{node}0", tensors=2, promote=FLOAT,
+              check=check)(both_kernel)
+    first = op(name, elementwise=True, node=f"{node}1", tensors=2, promote=FLOAT,
+               check=check)(number_first_kernel)
+    second = op(name, elementwise=True, node=f"{node}2", promote=NONE, check=check)(
+        number_second_kernel)
     both.grad("self")(grad_self)
     both.grad("other")(grad_other)
     first.grad("other")(grad_other)
@@ -513,7 +516,7 @@ def _xlogy_grad_other(grad, self, other):
 
 
 xlogy = binary_with_scalars("xlogy", "XlogyBackward", _xlogy, _xlogy_grad_self,
-                            _xlogy_grad_other)
+                            _xlogy_grad_other, check=refuse("c", no_kernel("xlogy_cpu")))
 xlogy.__doc__ = "``input * log(other)``, 0 where ``input`` is 0 (nan where ``other`` is nan)."
 _xlogy_tensor, _xlogy_scalar_self, _xlogy_scalar_other = xlogy.ops
 
