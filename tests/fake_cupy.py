@@ -57,8 +57,10 @@ def _unwrap(x, host_ok=False):
         if not host_ok:
             raise _unsupported(x)
         return x
-    if t is list or t is tuple:
-        return t(_unwrap(v, host_ok) for v in x)
+    if t is list:
+        return [_unwrap(v, host_ok) for v in x]
+    if isinstance(x, tuple):  # (a subclass too, as CuPy's indexing takes any tuple)
+        return tuple(_unwrap(v, host_ok) for v in x)
     return x
 
 

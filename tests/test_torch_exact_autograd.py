@@ -71,6 +71,59 @@ def test_targets_and_weights_modified_in_place_raise(name):
     same(body)
 
 
+# -- index tensors given to an op are version-checked too ----------------------------------------
+_SAVED_INDEX_ARGUMENTS = {
+    "getitem": lambda t, x, i, m: x[i],
+    "getitem_mask": lambda t, x, i, m: x[m],
+    "getitem_pair": lambda t, x, i, m: x.view(1, 5)[0, i],
+    "setitem": lambda t, x, i, m: _written(x * 1, i, x[:2] * 3),
+    "setitem_mask": lambda t, x, i, m: _written(x * 1, m, x[:2] * 3),
+    "index_put": lambda t, x, i, m: t.zeros(5).index_put((i,), x[:2]),
+    "index_put_accumulate": lambda t, x, i, m: t.zeros(5).index_put((i,), x[:2], True),
+    "put": lambda t, x, i, m: x.put(i, t.ones(2)),
+    "gather": lambda t, x, i, m: x.gather(0, i),
+    "nll_loss": lambda t, x, i, m: t.nn.functional.nll_loss(x.view(1, 5).expand(2, 5), i),
+    "cross_entropy": lambda t, x, i, m: t.nn.functional.cross_entropy(
+        x.view(1, 5).expand(2, 5), i),
+    "embedding": lambda t, x, i, m: t.nn.functional.embedding(i, x.view(5, 1)),
+}
+
+
+def _written(y, key, value):
+    y[key] = value
+    return y
+
+
+@pytest.mark.parametrize("modified", ["index", "mask"])
+@pytest.mark.parametrize("name", sorted(_SAVED_INDEX_ARGUMENTS))
+def test_index_arguments_modified_in_place_raise(name, modified):
+    def body(t):
+        x = t.arange(5.).requires_grad_()
+        i, m = t.tensor([0, 1]), t.tensor([True, False, True, False, False])
+        y = _SAVED_INDEX_ARGUMENTS[name](t, x, i, m)
+        if modified == "index":
+            i.add_(2)
+        else:
+            m.logical_not_()
+        (y * t.arange(1., y.numel() + 1).view(y.shape)).sum().backward()
+        return x.grad
+    same(body)
+
+
+@pytest.mark.parametrize("name", sorted(_SAVED_INDEX_ARGUMENTS))
+def test_index_arguments_free_with_the_graph(name):
+    def body(t):
+        x = t.arange(5.).requires_grad_()
+        i, m = t.tensor([0, 1]), t.tensor([True, False, True, False, False])
+        loss = _SAVED_INDEX_ARGUMENTS[name](t, x, i, m).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        first = x.grad.clone()
+        loss.backward()  # the graph was freed: torch's error
+        return first
+    same(body)
+
+
 # -- views ----------------------------------------------------------------------------------------
 def test_unbind_outputs_are_views():
     def body(t):

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._backend import get_xp, is_array
 from .._state import forward_hook, recording, state
+from .._ops.registry import IndexKey
 from .._tensor import Tensor
 
 # What a slot holds.
@@ -210,8 +211,9 @@ class Recorder:
                 self._stop("an array of unknown origin is passed to an op")
             found.append(v)
             return Ref(s, False)
-        if (t is tuple or t is list) and depth < 8:
-            return t(self._nested(x, found, depth + 1) for x in v)
+        if (t is tuple or t is list or t is IndexKey) and depth < 8:
+            # (an IndexKey replays as the plain tuple: its version checks belong to eager)
+            return (list if t is list else tuple)(self._nested(x, found, depth + 1) for x in v)
         if t is dict and depth < 8:
             return {k: self._nested(x, found, depth + 1) for k, x in v.items()}
         return v

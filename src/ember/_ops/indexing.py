@@ -679,7 +679,8 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 
 # -- Tensor methods ------------------------------------------------------------------------------
 # -- index_put ----------------------------------------------------------------------------------
-@op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0", aten="aten::index_put")
+@op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0", aten="aten::index_put",
+    checked=("key",))
 def _index_put(self, values, key, accumulate):
     """A copy of ``self`` with ``values`` written (or, accumulating, added) at ``key``."""
     from .shape import put_at

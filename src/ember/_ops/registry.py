@@ -240,6 +240,8 @@ class OpNode(Node):
                 kept = self._kept = list(self._saved)
                 for j, _, _ in self._op.unpack_plan:
                     kept[j] = None
+                for j in self._op.param_slots:
+                    kept[j] = None
             self._saved = None
 
 
@@ -512,8 +514,8 @@ class OpDef:
                                      if k in (INPUT, RESULT))
             self.param_slots = tuple(j for j, (k, i) in enumerate(self.saved_spec)
                                      if k == PARAM and i in self.checked_params)
-            self.release = (0 if not self.unpack_plan else
-                            1 if len(self.unpack_plan) == len(self.saved_spec) else 2)
+            freed = len(self.unpack_plan) + len(self.param_slots)  # the tensor slots
+            self.release = 0 if not freed else 1 if freed == len(self.saved_spec) else 2
             j = len(self.saved_names) - 1
             setattr(self.node_cls, f"_saved_{name}", _saved_property(j))
             if self.saved_spec[j][0] in (INPUT, RESULT):
@@ -1274,7 +1276,7 @@ def _compile_recorder(op):
         elif kind == PARAM:
             lines += [f"    s{j} = args[{i}]", f"    v{j} = None"]
             if i in op.checked_params:
-                lines.append(f"    if type(s{j}) is Tensor: v{j} = param_version(s{j})")
+                lines.append(f"    if type(s{j}) in VERSIONED: v{j} = param_version(s{j})")
         elif kind == SHAPE:
             lines += [f"    s{j} = _shape_of(args[{i}])", f"    v{j} = None"]
         else:
@@ -1298,6 +1300,7 @@ def _compile_recorder(op):
              "NO_EDGE": NO_EDGE,
              "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
              "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
+             "VERSIONED": VERSIONED,
              "_sequence": _sequence, "_shape_of": _shape_of,
              "twin": complex_twin(op.node_cls)}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
@@ -1323,6 +1326,24 @@ def _save_input_lines(j, i, guard, edge_checked):
         return ["    " + line for line in body]
     return ([f"    if e{guard} is not NO_EDGE:"] + ["        " + line for line in body]
             + ["    else:", f"        s{j} = None", f"        v{j} = None"])
+
+
+class IndexKey(tuple):
+    """An index key (``x[i, mask]``) with arrays read from tensors, which ``tensors`` holds: an
+    op declaring the key ``checked`` keeps their versions and checks them at backward, as torch
+    checks the index tensors it saves."""
+
+    tensors = ()
+
+
+def index_key(parts, tensors):
+    key = IndexKey(parts)
+    key.tensors = tuple(tensors)
+    return key
+
+
+# What a checked plain argument may hold that has a version (see param_version).
+VERSIONED = (Tensor, IndexKey)
 
 
 def _shape_of(a):
@@ -1390,7 +1411,7 @@ def _save(node, op, args, results, snapshot, guarded):
         elif kind == PARAM:
             a = args[i]
             saved.append(a)
-            if i in op.checked_params and type(a) is Tensor:
+            if i in op.checked_params and type(a) in VERSIONED:
                 v = param_version(a)
         elif kind == SHAPE:
             saved.append(_shape_of(args[i]))

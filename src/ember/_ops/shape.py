@@ -21,7 +21,7 @@ from .._state import forward_hook, profiler_hook, state
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.graph import ERR_INFERENCE_INPLACE
 from .pointwise import zero_gradient
-from .registry import NONE, op
+from .registry import NONE, index_key, op
 
 # -- reshaping ---------------------------------------------------------------------------------
 
@@ -712,7 +712,7 @@ def _mask_mismatch(shape, key):
     return None
 
 
-@op("index", promote=NONE)
+@op("index", promote=NONE, checked=("indices",))
 def index(self, indices):
     try:
         return self[indices]
@@ -741,7 +741,7 @@ def _normalize_key(key):
     """A tuple index with Tensors and lists turned into arrays; says if it is advanced."""
     if not isinstance(key, tuple):
         key = (key,)
-    out, advanced = [], False
+    out, advanced, sources = [], False, []
     for k in key:
         if isinstance(k, Tensor):
             if k._data.dtype.kind not in "biu":
@@ -750,6 +750,7 @@ def _normalize_key(key):
             if k.ndim == 0 and k.dtype.category == D.INTEGRAL:
                 k = int(k.item())
             else:
+                sources.append(k)
                 k = k._data
                 advanced = True
         elif isinstance(k, list):
@@ -763,7 +764,11 @@ def _normalize_key(key):
         elif k is not None and k is not Ellipsis and not isinstance(k, slice):
             k = k.__index__()
         out.append(k)
-    return tuple(out), advanced
+    if not sources:
+        return tuple(out), advanced
+    # the node that saves the key checks these tensors' versions at backward (as torch
+    # checks the index tensors it saves)
+    return index_key(out, sources), advanced
 
 
 def getitem(self, key):
@@ -852,7 +857,8 @@ def _setitem_kernel(self, value, key):
     return self
 
 
-@op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0")
+@op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0",
+    checked=("key",))
 def _setitem_advanced(self, value, key):
     return _setitem_kernel(self, value, key)
 

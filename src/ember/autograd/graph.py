@@ -263,7 +263,9 @@ def short_node_name(node) -> str:
 def version_error(data, current, expected, grad_fn, output_nr):
     shape = list(data.shape)
     from .. import _dtype as D
-    typename = D._BY_NP[data.dtype].legacy_type_name
+    # NOTE: torch names a bool tensor here by its old type object, not as torch.BoolTensor
+    typename = ("CPUBoolType" if data.dtype.kind == "b"
+                else D._BY_NP[data.dtype].legacy_type_name)
     msg = ("one of the variables needed for gradient computation has been modified by an "
            f"inplace operation: [{typename} {shape}]")
     if grad_fn is not None:
@@ -295,7 +297,9 @@ def unpack_input(t, version, as_tensor):
 def param_version(t):
     """The version of a tensor a node keeps as a plain argument (nll_loss's target: data, never
     differentiated); torch saves it as a tensor, so modifying it in place before backward
-    raises there."""
+    raises there. For an index key (registry.IndexKey), the versions of the tensors it holds."""
+    if not isinstance(t, Tensor):
+        return tuple(param_version(k) for k in t.tensors)
     vc = t._vc
     if vc is None:
         vc = t._vc = [0]
@@ -304,6 +308,10 @@ def param_version(t):
 
 def check_param(t, version):
     """Raise torch's error if the tensor kept as a plain argument changed since it was kept."""
+    if not isinstance(t, Tensor):
+        for k, v in zip(t.tensors, version):
+            check_param(k, v)
+        return
     if t._vc[0] != version:
         raise version_error(t._data, t._vc[0], version, t._grad_fn, t._output_nr)
 
