@@ -214,7 +214,7 @@ class OpNode(Node):
         """The saved values after the tensors were freed (retain_graph=False): as torch, a
         second pass raises only where a formula it runs reads a freed tensor (x + c's node runs
         again; x * c's, which reads c, refuses)."""
-        tensors = {j for j, _, _ in self._op.unpack_plan}
+        tensors = {j for j, _, _ in self._op.unpack_plan}.union(self._op.param_slots)
         nxt = self._next
         for inputs, _, env_idx in formulas:
             if any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
