@@ -17,7 +17,7 @@ from .._backend import asarray_like, get_xp, is_array
 from .._backend.device import CPU, as_device, move, same_device
 from .._backend.device import device as Device
 from .._compile.hooks import constant
-from .._state import forward_hook, profiler_hook, state
+from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.graph import ERR_INFERENCE_INPLACE
 from .pointwise import zero_gradient
@@ -108,6 +108,8 @@ def reshape(self, *shape):
     shape = _shape_arg(shape)
     if not isinstance(self, Tensor):
         return self.reshape(shape)
+    if vmap_hook[0] is not None and type(self) is not Tensor:
+        return _reshape_example(self, shape)
     data = self._data
     if data.flags.c_contiguous:
         return view(self, shape)
@@ -116,6 +118,17 @@ def reshape(self, *shape):
     except ValueError:
         return unsafe_view(clone(self), shape)
     return reshape_alias(self, shape)
+
+
+def _reshape_example(self, shape):
+    """reshape of one example under vmap (its array has no layout of its own to look at): a
+    view where the view op's batching rule can make one, else a copy."""
+    try:
+        return view(self, shape)
+    except RuntimeError as e:
+        if "view size" not in str(e):
+            raise
+    return unsafe_view(clone(self), shape)
 
 
 def _view_method(self, *shape):

@@ -223,7 +223,7 @@ def _value_only(op, a):
     return op(*a)[0]
 
 
-@rule("squeeze")
+@rule("squeeze", "squeeze_")  # (squeeze_: the in-place squeeze torch gives a fresh product)
 def squeeze_rule(op, args, level):
     x = args[0]
     shape = tuple(x.shape)
