@@ -337,3 +337,24 @@ def test_gradient_through_tied_sort_goes_where_torch_sends_it():
         (v * t.arange(30.)).sum().backward()
         return x.grad
     same(body)
+
+
+# -- masked and indexed writes into an expanded view change only what they write ----------------
+_EXPANDED_WRITES = {
+    "masked_fill_": lambda t, v, m, i: v.masked_fill_(m, 1.),
+    "masked_fill_tensor": lambda t, v, m, i: v.masked_fill_(m, t.tensor(2.)),
+    "index_put_": lambda t, v, m, i: v.index_put_(i, t.tensor([4., 5.])),
+    "setitem_index": lambda t, v, m, i: v.__setitem__(i, t.tensor([6., 7.])),
+    "index_put_accumulate": lambda t, v, m, i: v.index_put_(i, t.tensor([4., 5.]), True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_EXPANDED_WRITES))
+def test_masked_and_indexed_writes_into_an_expanded_view(name):
+    def body(t):
+        base = t.zeros(3)
+        mask = t.tensor([[True, False, False], [False, False, True]])
+        index = (t.tensor([0, 1]), t.tensor([0, 2]))
+        _EXPANDED_WRITES[name](t, base.expand(2, 3), mask, index)
+        return base
+    same(body)

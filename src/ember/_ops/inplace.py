@@ -152,6 +152,20 @@ _OVERLAP_ALLOWED = {"fill": None, "zero": None, "masked_fill": "masked_fill_",
                     "index_put": "index_put_"}
 
 
+def _written(op, arrays):
+    """Where an in-place op writes into self: everywhere (True), except for the masked and
+    indexed writes into an expanded view, which must copy only the elements they change (a
+    location shared with an unchanged element would otherwise get its old value back)."""
+    target = arrays[0]
+    if op.name not in ("masked_fill", "index_put") or not has_internal_overlap(target):
+        return True
+    if op.name == "masked_fill":
+        return arrays[1]
+    written = get_xp(target).zeros(target.shape, bool)
+    written[arrays[2]] = True  # (index_put's key)
+    return written
+
+
 def has_internal_overlap(a):
     """Whether several elements of ``a`` are one location in memory (a zero stride over a
     dimension of more than one element: an expanded view)."""
@@ -220,7 +234,7 @@ def _inplace_call(op, args, recording):
         if out is not self._data:
             if np.shape(out) != self._data.shape:
                 _check_inplace_shape(self._data.shape, np.shape(out))
-            np.copyto(self._data, out, casting="unsafe")
+            np.copyto(self._data, out, casting="unsafe", where=_written(op, arrays))
     held = _views_of_self(op, args) if recording else ()
     self._bump_version()
     if recording:
