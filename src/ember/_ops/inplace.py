@@ -153,14 +153,14 @@ _OVERLAP_ALLOWED = {"fill": None, "zero": None, "masked_fill": "masked_fill_",
 
 
 def _written(op, arrays):
-    """Where an in-place op writes into self: everywhere (True), except for the masked and
-    indexed writes into an expanded view, which must copy only the elements they change (a
-    location shared with an unchanged element would otherwise get its old value back)."""
+    """Where an allowed write into an expanded view (self, ``arrays[0]``) changes it: a masked or
+    indexed write must copy only those elements (a location shared with an unchanged element
+    would otherwise get its old value back); fill and zero write everywhere (True)."""
     target = arrays[0]
-    if op.name not in ("masked_fill", "index_put") or not has_internal_overlap(target):
-        return True
     if op.name == "masked_fill":
         return arrays[1]
+    if op.name != "index_put":
+        return True
     written = get_xp(target).zeros(target.shape, bool)
     written[arrays[2]] = True  # (index_put's key)
     return written
@@ -172,11 +172,9 @@ def has_internal_overlap(a):
     return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
 
 
-def _check_no_internal_overlap(op, target):
+def _check_no_internal_overlap(op):
     """torch refuses in-place writes into an expanded view (a zero stride over several
     elements): which of the aliased results would win is undefined."""
-    if not has_internal_overlap(target):
-        return
     if op.name not in _OVERLAP_ALLOWED:
         raise RuntimeError(_INTERNAL_OVERLAP)
     name = _OVERLAP_ALLOWED[op.name]
@@ -206,8 +204,9 @@ def _user_stacklevel():
 
 def _inplace_call(op, args, recording):
     self = args[0]
-    if 0 in self._data.strides:
-        _check_no_internal_overlap(op, self._data)
+    expanded = 0 in self._data.strides and has_internal_overlap(self._data)
+    if expanded:
+        _check_no_internal_overlap(op)
     if op.n_tensors > 1:
         _check_no_partial_overlap(op, args)
     arrays = _same_dtype_arrays(op, args)
@@ -234,7 +233,7 @@ def _inplace_call(op, args, recording):
         if out is not self._data:
             if np.shape(out) != self._data.shape:
                 _check_inplace_shape(self._data.shape, np.shape(out))
-            np.copyto(self._data, out, casting="unsafe", where=_written(op, arrays))
+            np.copyto(self._data, out, casting="unsafe", where=_written(op, arrays) if expanded else True)
     held = _views_of_self(op, args) if recording else ()
     self._bump_version()
     if recording:
