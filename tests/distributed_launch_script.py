@@ -18,9 +18,11 @@ def report_environment():
     dist.all_reduce(total)
     names = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
              "MASTER_ADDR", "MASTER_PORT")
-    print("ENV", " ".join(f"{n}={os.environ.get(n)}" for n in names),
-          f"sum={int(total)} elastic={dist.is_torchelastic_launched()} "
-          f"argv={sys.argv[1:]}", flush=True)
+    line = ("ENV " + " ".join(f"{n}={os.environ.get(n)}" for n in names)
+            + f" sum={int(total)} elastic={dist.is_torchelastic_launched()} argv={sys.argv[1:]}")
+    # one write per line: the ranks share the launcher's stdout (print writes piece by piece)
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
     dist.destroy_process_group()
 
 
