@@ -13,6 +13,7 @@ from .._ops.pointwise import relu as _relu, sigmoid, tanh  # noqa: F401
 from ._functional_attention import multi_head_attention_forward  # noqa: F401
 from ._functional_composites import *  # noqa: F403
 from ._functional_composites import __all__ as _composites
+from ._linear_cross_entropy import linear_cross_entropy  # noqa: F401
 
 
 def relu(input, inplace=False):
@@ -29,7 +30,7 @@ def _collect(*families):
     return names
 
 
-__all__ = (["multi_head_attention_forward", "relu", "sigmoid", "tanh", *_composites]
+__all__ = (["linear_cross_entropy", "multi_head_attention_forward", "relu", "sigmoid", "tanh", *_composites]
            + _collect(nn_ops, activation, loss, conv, pooling, normalization, indexing,
                       embedding_bag))
 

@@ -16,3 +16,5 @@ from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
 from .sync_batchnorm import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
+from .linear_cross_entropy import *  # noqa: F401,F403
