@@ -83,6 +83,10 @@ ger = outer
 from ._tensor_extras import *  # noqa: E402,F401,F403
 from ._tensor_extras import install as _install  # noqa: E402
 _install()
+from ._device_api import *  # noqa: E402,F401,F403
+from ._legacy_linalg import *  # noqa: E402,F401,F403
+from ._tensor_compat import install as _install  # noqa: E402
+_install()
 del _install
 from ._namespace import names as _names  # noqa: E402 - after every op is in the namespace
 _names(globals())
@@ -157,7 +161,7 @@ _install_out("", globals())
 
 _SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",
-               "multiprocessing", "fft", "special", "signal")
+               "multiprocessing", "fft", "special", "signal", "cpu")
 
 
 def compile(model=None, **kwargs):  # noqa: A001 - torch's name

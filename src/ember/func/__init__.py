@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from ._module_api import functional_call, replace_all_batch_norm_modules_, stack_module_state
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
+from ._rearrange import rearrange
 from ._vmap import vmap
 
-__all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
+__all__ = ["rearrange", "functional_call", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
            "hessian", "linearize", "replace_all_batch_norm_modules_", "stack_module_state", "vmap"]

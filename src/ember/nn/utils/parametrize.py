@@ -12,12 +12,23 @@ import contextlib
 
 from ..._tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
+from ..modules.module import Module  # noqa: F401 - torch's parametrize has it too
 
 from ..parameter import Parameter
 
 __all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization",
            "remove_parametrizations", "transfer_parametrizations_and_params",
            "type_before_parametrizations"]
+
+
+
+def is_traceable_wrapper_subclass(t) -> bool:
+    """Whether ``t`` is a Tensor subclass with the flatten/unflatten protocol
+    (``__tensor_flatten__`` and ``__tensor_unflatten__``)."""
+    is_subclass = isinstance(t, Tensor) and type(t) is not Tensor
+    return is_subclass and hasattr(t, "__tensor_flatten__") and hasattr(
+        t, "__tensor_unflatten__")
+
 
 _cache_enabled = 0
 _cache: dict = {}

@@ -19,6 +19,14 @@ class PackedSequence_(NamedTuple):  # noqa: N801 - torch's name
     unsorted_indices: Tensor | None
 
 
+def copy_method_params(source_method):
+    """A decorator that gives the decorated method ``source_method``'s call signature for type
+    checkers; at run time the method is returned as it is."""
+    def return_func(func):
+        return func
+    return return_func
+
+
 def bind(optional, fn):
     """``fn(optional)``, or None when ``optional`` is None."""
     if optional is None:

@@ -1,5 +1,6 @@
 """``ember.utils.data``: datasets, samplers and the DataLoader, as in ``torch.utils.data``."""
 from .collate import default_collate, default_convert
+from ._fetch import _DatasetKind  # noqa: F401
 from ._worker import get_worker_info
 from .dataloader import DataLoader
 from .distributed import DistributedSampler

@@ -2,7 +2,7 @@
 same in the main process and in worker processes."""
 from __future__ import annotations
 
-MAP, ITERABLE = "map", "iterable"
+MAP, ITERABLE = 0, 1  # torch's _DatasetKind values (code compares loader._dataset_kind)
 
 
 class MapFetcher:
@@ -55,3 +55,14 @@ class IterableFetcher:
 def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
     fetcher = MapFetcher if kind == MAP else IterableFetcher
     return fetcher(dataset, auto_collation, collate_fn, drop_last)
+
+
+class _DatasetKind:
+    """The two kinds of dataset a DataLoader reads: by index (Map) or by iteration."""
+
+    Map = MAP
+    Iterable = ITERABLE
+
+    @staticmethod
+    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        return create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last)
