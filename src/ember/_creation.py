@@ -401,7 +401,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         values = draw.sample("randperm", n)
     else:
         values = discrete.randperm(cpu_generator(generator), n)
-    return _finish(values.astype(dtype.np), None, requires_grad, device)
+    return _finish(values.astype(dtype.np, copy=False), None, requires_grad, device)
 
 
 def _check_permutation_fits(n, dtype):

@@ -137,11 +137,13 @@ class _Pairs:
 
 def _normal_blocks(gen, n, dtype, mean, std):
     full = n - n % 16
-    out = np.empty(n, f64 if dtype == f64 else f32)
     # float and double fill the whole tensor with uniforms first; half draws block by block
-    out[:full] = _blocks(gen, full, full if dtype == np.float16 else n, dtype, mean, std)
-    if full != n:  # torch redraws 16 uniforms for the last 16 elements
-        out[n - 16:] = _blocks(gen, 16, 16, dtype, mean, std)
+    blocks = _blocks(gen, full, full if dtype == np.float16 else n, dtype, mean, std)
+    if full == n:  # (the blocks are the result: no second array to copy them into)
+        return blocks.astype(dtype, copy=False)
+    out = np.empty(n, blocks.dtype)
+    out[:full] = blocks
+    out[n - 16:] = _blocks(gen, 16, 16, dtype, mean, std)  # torch redraws the last 16
     return out.astype(dtype, copy=False)
 
 
