@@ -1,13 +1,16 @@
 """Random numbers: ember (torch's generator, bit for bit, on NumPy) against torch itself.
 
-    PYTHONPATH=src python benchmarks/bench_random.py [--rounds 7] [--size 10000000] [--clock cpu]
+    PYTHONPATH=src python benchmarks/bench_random.py [--rounds 7] [--size 10000000]
+        [--clock cpu] [--only randn] [--torch-threads 1]
 
-The goal: 10**7 float32 normals (``randn``) in at most twice torch's time. torch makes them
-with one thread (its normal kernel is serial); ember's Cephes emulation spreads its chunks over
-the machine's cores. Times are medians (and best) of interleaved rounds; the CPU model and the
-load average are printed beside them, as figures only mean something on a named machine.
-``--clock cpu`` times the CPU the process spends instead (all its threads together: the cost,
-not the wait), which a shared, busy machine disturbs much less than the wall clock.
+The goal: 10**7 float32 normals (``randn``) in at most twice torch's time. torch runs with its
+default number of threads, as its users do (its CPU samplers are serial anyway: one thread holds
+the generator); ember spreads its Cephes emulation over ``ember.get_num_threads()`` threads.
+Times are medians (and best) of interleaved rounds; the CPU model and the load average are
+printed beside them, as figures only mean something on a named machine. ``--clock cpu`` times
+the CPU the process spends instead (all its threads together: the cost, not the wait), which a
+shared, busy machine disturbs much less than the wall clock. ``--only`` keeps the cases whose
+name contains the given text. See ``profile_random.py`` for where ember's time goes.
 """
 from __future__ import annotations
 
@@ -52,10 +55,16 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--size", type=int, default=10 ** 7)
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--only", default="", help="only the cases whose name contains this")
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="torch.set_num_threads (default: torch's own default)")
     args = parser.parse_args(argv)
     import torch
-    torch.set_num_threads(1)
-    peers = {"torch": cases(torch, args.size), "ember": cases(ember, args.size)}
+    if args.torch_threads is not None:
+        torch.set_num_threads(args.torch_threads)
+    peers = {lib: {name: fn for name, fn in cases(module, args.size).items()
+                   if args.only in name}
+             for lib, module in (("torch", torch), ("ember", ember))}
     clock = time.perf_counter if args.clock == "wall" else time.process_time
     samples = {(lib, name): [] for lib in peers for name in peers[lib]}
     for r in range(args.rounds):
@@ -67,7 +76,8 @@ def main(argv=None):
                 samples[lib, name].append(clock() - t0)
     load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     print(f"CPU: {cpu_model()} ({os.cpu_count()} cores, load {load}); torch {torch.__version__}, "
-          f"one thread; ember {ember.get_num_threads()} threads; {args.clock} clock")
+          f"{torch.get_num_threads()} threads; ember {ember.get_num_threads()} threads; "
+          f"{args.clock} clock")
     print(f"{'case':34s} {'torch ms':>10s} {'ember ms':>10s} {'ratio':>7s} {'best ratio':>11s}")
     for name in peers["torch"]:
         t, e = samples["torch", name], samples["ember", name]
