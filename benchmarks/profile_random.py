@@ -12,6 +12,7 @@ torch's time: on one thread, the stages must sum to at most twice torch's figure
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -20,10 +21,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from bench_random import cpu_model  # noqa: E402
+from bench_random import cpu_model
 
-import ember  # noqa: E402
-from ember._random import cephes, cpu_generator, discrete, libm, sampling  # noqa: E402
+import ember
+from ember._random import cephes, cpu_generator, discrete, libm, sampling
 
 
 def best(fn, rounds):
@@ -114,14 +115,14 @@ def main(argv=None):
     for title, call, n_words, stages in cases:
         print(f"\n{title}")
         torch.set_num_threads(default_threads)
-        cpu, wall = best(lambda: call(torch), r)
+        cpu, wall = best(functools.partial(call, torch), r)
         print(f"  {'torch, default threads':40s} cpu {cpu:8.1f}  wall {wall:8.1f}")
         torch.set_num_threads(1)
-        cpu, wall = best(lambda: call(torch), r)
+        cpu, wall = best(functools.partial(call, torch), r)
         print(f"  {'torch, one thread':40s} cpu {cpu:8.1f}  wall {wall:8.1f}")
-        cpu, wall = best(lambda: call(ember), r)
+        cpu, wall = best(functools.partial(call, ember), r)
         print(f"  {'ember, one thread (whole call)':40s} cpu {cpu:8.1f}  wall {wall:8.1f}")
-        print(f"  {'  raw words (NumPy MT19937)':40s} cpu {best(lambda: words(n_words), r)[0]:8.1f}")
+        print(f"  {'  raw words (NumPy MT19937)':40s} cpu {best(functools.partial(words, n_words), r)[0]:8.1f}")
         for name, fn in stages:
             print(f"  {'  ' + name:40s} cpu {best(fn, r)[0]:8.1f}")
     torch.set_num_threads(default_threads)
