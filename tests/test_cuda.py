@@ -41,7 +41,7 @@ def torch_cuda():
 # -- the op table: the GPU against the CPU, and against torch CUDA --------------------------------
 @pytest.mark.parametrize("row,i,dt", device_cases())
 def test_op_table_on_the_gpu(row, i, dt, gpu):
-    check_on_device(row, i, dt, gpu, GPU_TOL)
+    check_on_device(row, i, dt, gpu, F32_TOL if dt in ("float32", "complex64") else GPU_TOL)
 
 
 def _torch_cases():
@@ -63,32 +63,58 @@ def _on(value, dev):
     return value
 
 
+def _run_torch_form(lib, fn, sample, row, dev):
+    """``fn`` on ``sample`` with its tensors on ``dev``: the outputs on the host, or what it
+    raised as ``(type, message)``."""
+    args, kwargs, _ = bind(sample, lib)
+    args = [a if k in row.host_args else _on(a, dev) for k, a in enumerate(args)]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(*args, **{k: _on(v, dev) for k, v in kwargs.items()})
+    except Exception as err:  # noqa: BLE001 - torch refuses: ember must refuse alike
+        return (type(err), str(err))
+    return [o.detach().cpu().numpy() for o in outputs(out) if hasattr(o, "detach")]
+
+
+def _differences(mine, theirs):
+    """Why two runs' results differ ('' when they agree)."""
+    if isinstance(mine, tuple) or isinstance(theirs, tuple):
+        same = isinstance(mine, tuple) and isinstance(theirs, tuple)
+        return "" if same else f"ember: {_brief(mine)}; torch: {_brief(theirs)}"
+    for k, (a, b) in enumerate(zip(mine, theirs)):
+        tol = F32_TOL if a.dtype in (np.float32, np.complex64) else GPU_TOL
+        try:
+            if a.dtype.kind in "fc":
+                np.testing.assert_allclose(a, b, equal_nan=True, err_msg=f"output {k}",
+                                           **{"rtol": max(tol["rtol"], 1e-6),
+                                              "atol": tol["atol"]})
+            else:
+                np.testing.assert_array_equal(a, b, err_msg=f"output {k}")
+        except AssertionError as err:
+            return str(err)
+    return ""
+
+
+def _brief(result):
+    return f"raised {result[0].__name__}: {result[1]}" if isinstance(result, tuple) else "ran"
+
+
 @pytest.mark.parametrize("row,i,dt", _torch_cases())
 def test_ops_match_torch_cuda(row, i, dt, gpu, torch_cuda):
     sample = _samples(row.name, dt)[i]
-    got = {}
-    for lib, fn in ((ember, row.op), (torch_cuda, row.torch_fn(torch_cuda))):
-        args, kwargs, _ = bind(sample, lib)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out = fn(*_on(args, "cuda"), **{k: _on(v, "cuda") for k, v in kwargs.items()})
-        except Exception as err:  # noqa: BLE001 - torch refuses: ember must refuse alike
-            got[lib.__name__] = type(err)
-            continue
-        got[lib.__name__] = [o.detach().cpu().numpy() for o in outputs(out)
-                             if hasattr(o, "detach")]
-    mine, theirs = got["ember"], got["torch"]
-    if isinstance(theirs, type) or isinstance(mine, type):
-        assert mine == theirs or (isinstance(theirs, type) and isinstance(mine, type))
+    mine = _run_torch_form(ember, row.op, sample, row, "cuda")
+    theirs = _run_torch_form(torch_cuda, row.torch_fn(torch_cuda), sample, row, "cuda")
+    why = _differences(mine, theirs)
+    if not why:
         return
-    for k, (a, b) in enumerate(zip(mine, theirs)):
-        tol = F32_TOL if a.dtype in (np.float32, np.complex64) else GPU_TOL
-        if a.dtype.kind in "fc":
-            np.testing.assert_allclose(a, b, equal_nan=True, err_msg=f"output {k}",
-                                       **{"rtol": max(tol["rtol"], 1e-6), "atol": tol["atol"]})
-        else:
-            np.testing.assert_array_equal(a, b, err_msg=f"output {k}")
+    if isinstance(theirs, tuple) and "Expected all tensors to be on the same device" in theirs[1]:
+        pytest.skip("the row's torch form makes tensors of its own on the CPU")
+    # Where torch's CUDA kernels part from its CPU ones (the order of ties, what an empty bag
+    # or a failed factorization leaves, a missing CUDA kernel, their own rounding), ember's
+    # GPU results follow the CPU's: they must match torch on the CPU then.
+    on_cpu = _run_torch_form(torch_cuda, row.torch_fn(torch_cuda), sample, row, "cpu")
+    assert _differences(on_cpu, theirs) and not _differences(mine, on_cpu), why
 
 
 # -- training: the benchmark workloads against torch CUDA ---------------------------------------

@@ -428,3 +428,29 @@ def test_set_default_device_places_the_factories_tensors(cuda_device):
         ember.set_default_device(None)
     assert ember.get_default_device() == ember.device("cpu") and not ember.zeros(1).is_cuda
 
+
+
+def test_lstsq_takes_the_devices_default_driver_and_refuses_others_on_cuda(cuda_device):
+    # torch's default driver is gelsy on the CPU (no residuals) and gels on CUDA (residuals
+    # when m > n), and CUDA has gels alone.
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    on_cpu = ember.linalg.lstsq(ember.tensor(a), ember.tensor(b))
+    A, B = ember.tensor(a, device="cuda"), ember.tensor(b, device="cuda")
+    on_gpu = ember.linalg.lstsq(A, B)
+    np.testing.assert_allclose(on_gpu.solution.cpu().numpy(), on_cpu.solution.numpy())
+    assert on_cpu.residuals.shape == (0,)
+    expected = ((a @ on_cpu.solution.numpy() - b) ** 2).sum(0)
+    np.testing.assert_allclose(on_gpu.residuals.cpu().numpy(), expected)
+    assert on_gpu.residuals.is_cuda
+    with pytest.raises(RuntimeError, match="`driver` other than `gels` is not supported on CUDA"):
+        ember.linalg.lstsq(A, B, driver="gelsd")
+
+
+def test_tensor_split_wants_its_index_tensor_on_the_cpu(cuda_device):
+    x = ember.arange(6.0, device="cuda")
+    parts = ember.tensor_split(x, ember.tensor([2, 4]))
+    assert [p.tolist() for p in parts] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    with pytest.raises(RuntimeError, match="tensor_split expected tensor_indices_or_sections "
+                                           "to be on cpu, but it's on cuda:0"):
+        ember.tensor_split(x, ember.tensor([2, 4], device="cuda"))

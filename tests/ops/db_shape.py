@@ -136,7 +136,7 @@ row("tensor_split", ember.tensor_split, "tensor_split", [SH.slice_],
                S("tensor_sections", m(4, 2), C(np.array(2))),
                S("tensor_indices", m(5), C(np.array([1, 3]))), S("neg_dim", m(2, 4), 2, -1)],
     np_ref=lambda x, ios, dim=0: _np_tensor_split(x, ios.tolist() if isinstance(
-        ios, np.ndarray) else ios, dim), dtypes=_REAL)
+        ios, np.ndarray) else ios, dim), dtypes=_REAL, host_args=(1,))
 row("tensor_split_method", lambda x, *a: x.tensor_split(*a), None, [SH.slice_],
     lambda m: [S("x", m(5, 2), 2)], np_ref=_np_tensor_split)
 

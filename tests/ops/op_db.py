@@ -180,6 +180,9 @@ class OpInfo:
     # draws random numbers: on a GPU from its own generator, so the device test compares
     # only the shapes, dtypes and devices of what it gives
     random: bool = False
+    # positions of arguments torch wants on the CPU beside device tensors (tensor_split's
+    # index tensor): the device tests leave them there
+    host_args: tuple = ()
     tols: dict = field(default_factory=dict)  # dtype name -> (rtol, atol)
     skips: dict = field(default_factory=dict)  # test name -> reason
     xfails: tuple = ()

@@ -71,7 +71,8 @@ class _Run:
         self.input_devices = [dev] * len(diff)
         if dev != "cpu":
             leaves = {}
-            args = _moved(args, dev, leaves)
+            args = [a if k in row.host_args else _moved(a, dev, leaves)
+                    for k, a in enumerate(args)]
             kwargs = {k: _moved(v, dev, leaves) for k, v in kwargs.items()}
             diff = [leaves[id(t)] for t in diff]
         self.values, self.devices = [], []

@@ -96,6 +96,25 @@ def accumulate(name, x, axis):
     return xp.moveaxis(out, 0, axis)
 
 
+def arg_extreme(x, fn, axis=None, keepdims=False):
+    """``argmax`` / ``argmin`` (``fn`` is ``"max"`` or ``"min"``) with NumPy's rule, which is
+    torch's: the first NaN wins. CuPy's kernels pass over NaNs, so off the CPU the first NaN
+    along ``axis`` is looked for too."""
+    xp = get_xp(x)
+    idx = getattr(xp, "arg" + fn)(x, axis=axis, keepdims=keepdims)
+    if xp is numpy or x.dtype.kind not in "fc":
+        return idx
+    nan = xp.isnan(x)
+    return xp.where(nan.any(axis=axis, keepdims=keepdims),
+                    xp.argmax(nan, axis=axis, keepdims=keepdims), idx)
+
+
+def device_type(x) -> str:
+    """``'cpu'`` or ``'cuda'``: the device type of an array (some of torch's defaults and
+    checks depend on it, e.g. linalg.lstsq's driver)."""
+    return backend_of_array(x).type
+
+
 def linalg_errors(x):
     """A context in which a failed factorisation of ``x`` (singular, not positive-definite)
     raises ``numpy.linalg.LinAlgError``, as NumPy always does and CuPy does only when told."""

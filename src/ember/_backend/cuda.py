@@ -147,9 +147,10 @@ class CudaBackend:
         return self.x.scipy.special
 
     def linalg(self):
-        """SciPy's linear algebra on the GPU (``cupyx.scipy.linalg``), or None where this
-        CuPy has none (ember's own kernels then run on the device)."""
-        return getattr(self.x.scipy, "linalg", None)
+        """SciPy's linear algebra on the GPU (``cupyx.scipy.linalg``, batched where SciPy's
+        is), or None where this CuPy has none (ember's own kernels then run on the device)."""
+        linalg = getattr(self.x.scipy, "linalg", None)
+        return None if linalg is None else _BatchedLinalg(linalg, self.xp)
 
     # -- the CUDA runtime, as ember.cuda presents it ---------------------------------------------
     def synchronize(self, index):
@@ -194,3 +195,19 @@ class CudaBackend:
 
     def memory_hook_base(self):
         return self.xp.cuda.MemoryHook
+
+
+class _BatchedLinalg:
+    """``cupyx.scipy.linalg`` with SciPy's batching where CuPy's function takes one matrix."""
+
+    def __init__(self, linalg, xp):
+        self._linalg, self._xp = linalg, xp
+
+    def __getattr__(self, name):
+        return getattr(self._linalg, name)
+
+    def expm(self, a):
+        if a.ndim == 2:
+            return self._linalg.expm(a)
+        flat = a.reshape(-1, *a.shape[-2:])
+        return self._xp.stack([self._linalg.expm(m) for m in flat]).reshape(a.shape)

@@ -40,6 +40,14 @@ def _nan_at_inf(x, out):
     return get_xp(x).where(get_xp(x).isinf(x), get_xp(x).nan, out)
 
 
+def _zero_at_inf(x, out, odd=False):
+    """The scaled I's vanish at both infinities, with the sign of x for the odd one (i1e);
+    SciPy gives that, CuPy's kernels NaN."""
+    xp = get_xp(x)
+    zero = xp.zeros_like(out)
+    return xp.where(xp.isinf(x), xp.copysign(zero, x) if odd else zero, out)
+
+
 def _k_edges(x, out):
     xp = get_xp(x)
     return xp.where(x == xp.inf, 0.0, xp.where(x < 0, xp.nan, out))
@@ -61,7 +69,7 @@ def _(grad, self):
 @op("special_i0e", elementwise=True, promote=FLOAT, node="SpecialI0EBackward0")
 def i0e(self):
     """``exp(-|x|) i0(x)``."""
-    return _compute(self, "i0e", lambda x: SN.bessel_i_scaled(x, 0))
+    return _compute(self, "i0e", lambda x: SN.bessel_i_scaled(x, 0), _zero_at_inf)
 
 
 @i0e.grad("self")
@@ -93,7 +101,8 @@ def _(grad, self, result):
 @op("special_i1e", elementwise=True, promote=FLOAT, node="SpecialI1EBackward0")
 def i1e(self):
     """``exp(-|x|) i1(x)``."""
-    return _compute(self, "i1e", lambda x: SN.bessel_i_scaled(x, 1))
+    return _compute(self, "i1e", lambda x: SN.bessel_i_scaled(x, 1),
+                    lambda x, out: _zero_at_inf(x, out, odd=True))
 
 
 @i1e.grad("self")

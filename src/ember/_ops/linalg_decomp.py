@@ -14,7 +14,7 @@ __all__ = ['cholesky', 'cholesky_inverse', 'cholesky_solve', 'det', 'inverse', '
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp, linalg_errors, to_numpy
+from .._backend import device_type, get_xp, linalg_errors, to_numpy
 from .._tensor import Tensor
 from .einsum import const
 from .linalg import matmul
@@ -246,6 +246,11 @@ def _check_solve(A, B, left=True):
 
 
 def _solve_left(A, B):
+    # NOTE: batch dimensions are broadcast here: NumPy's solve does it, CuPy's does not.
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    xp = get_xp(A, B)
+    A = xp.broadcast_to(A, batch + A.shape[-2:])
+    B = xp.broadcast_to(B, batch + B.shape[-2:])
     try:
         with linalg_errors(A):
             return np.linalg.solve(A, B)
@@ -559,7 +564,9 @@ def _svd_phase_term(UhgU, VhgV, S):
     im_u = imag_part(diagonal(UhgU)) if UhgU is not None else 0
     im_v = imag_part(diagonal(VhgV)) if VhgV is not None else 0
     total = _data(im_u + im_v) if UhgU is not None or VhgV is not None else 0
-    if np.any(np.abs(total) > 1e-6 * max(1.0, float(np.max(np.abs(_data(S)), initial=0)))):
+    s = _data(S)
+    largest = float(abs(s).max()) if s.size else 0.0  # CuPy's amax takes no initial=
+    if bool((abs(get_xp(s).asarray(total)) > 1e-6 * max(1.0, largest)).any()):
         raise RuntimeError("svd_backward: The singular vectors in the complex case are specified "
                            "up to multiplication by e^{i phi}. The specified loss function "
                            "depends on this phase term, making it ill-defined.")
@@ -628,6 +635,9 @@ def _check_lstsq(self, b, rcond=None, driver=None):
     if driver is not None and driver not in _LSTSQ_DRIVERS:
         raise RuntimeError("ember.linalg.lstsq: parameter `driver` should be one of (gels, "
                            "gelsy, gelsd, gelss)")
+    if driver not in (None, "gels") and device_type(self) == "cuda":
+        raise RuntimeError("ember.linalg.lstsq: `driver` other than `gels` is not supported on "
+                           "CUDA")
     if self.ndim < 2:
         raise RuntimeError("ember.linalg.lstsq: input must have at least 2 dimensions.")
     vec = b.ndim == self.ndim - 1
@@ -640,7 +650,7 @@ def _check_lstsq(self, b, rcond=None, driver=None):
     diff_outputs=(True, True, False, False), result_type=LstsqResult)
 def linalg_lstsq(self, b, rcond=None, driver=None):
     _check_lstsq(self, b, rcond, driver)
-    driver = driver or "gelsy"
+    driver = driver or ("gels" if device_type(self) == "cuda" else "gelsy")
     vec = b.ndim == self.ndim - 1
     B = b[..., None] if vec else b
     s = np.linalg.svd(self, compute_uv=False)

@@ -144,6 +144,9 @@ def tensor_split(input, indices_or_sections, dim=0):
     """Split ``input`` into views along ``dim``: ``n`` near-equal parts or at ``indices``."""
     ios = indices_or_sections
     if isinstance(ios, Tensor):
+        if ios.device.type != "cpu":
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be on cpu, "
+                               f"but it's on {ios.device}")
         if ios.dtype.name != "int64":
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
                                f"of long, but got {ios.dtype.scalar_name}")

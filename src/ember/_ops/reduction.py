@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import as_array, get_xp, scatter_add
+from .._backend import arg_extreme, as_array, get_xp, scatter_add
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .registry import FLOAT, NONE, op
 from .pointwise import div_scalar, eq, exp, maximum, minimum, not_implemented, where
@@ -573,7 +573,7 @@ def _arg_reduce(name, fn, self, dim, keepdim):
     d = _wrap_dim(dim, self.ndim)
     _check_nonempty(self, name, (d,))
     xp = get_xp(self)
-    idx = getattr(xp, "arg" + fn)(self, axis=d, keepdims=True)
+    idx = arg_extreme(self, fn, axis=d, keepdims=True)
     values = xp.take_along_axis(self, idx, axis=d)
     if not keepdim:
         idx, values = idx.squeeze(d), values.squeeze(d)
@@ -727,7 +727,7 @@ def _argmax_kernel(name):
         if self.size == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "
                              "input.numel() == 0.")
-        idx = as_array(getattr(get_xp(self), name)(self)).astype(np.int64)
+        idx = as_array(arg_extreme(self, name[3:])).astype(np.int64)
         return idx.reshape((1,) * self.ndim) if keepdim else idx
     kernel.__name__ = name
     return op(name, promote=NONE, method=True, differentiable=False)(kernel)

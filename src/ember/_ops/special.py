@@ -227,7 +227,10 @@ def _(grad, self):
 
 @op("polygamma", elementwise=True, promote=FLOAT)
 def _polygamma(self, n):
-    return _special(self, lambda sp, x: sp.polygamma(n, x), lambda x: _polygamma_np(n, x))
+    # NOTE: n goes in as an array of x's kind: CuPy's polygamma compares ``n == 0`` and
+    # needs an array there (a Python int gives a bool and fails).
+    return _special(self, lambda sp, x: sp.polygamma(get_xp(x).asarray(n), x),
+                    lambda x: _polygamma_np(n, x))
 
 
 @_polygamma.grad("self")
