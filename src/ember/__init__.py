@@ -5,7 +5,8 @@
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__
+from . import version  # noqa: E402 - torch.version
 
 from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, float,  # noqa: A004
                      float16, float32, float64, get_default_dtype, half, int, int8, int16,
