@@ -62,7 +62,10 @@ def plain(x, lib):
     if isinstance(x, lib.Tensor):
         fn = x.grad_fn
         d = x.detach()
-        values = np.array(d.tolist(), dtype=str(x.dtype).split(".")[-1])
+        name = str(x.dtype).split(".")[-1]
+        # (bfloat16 and float8 values compare as the float32 numbers they are)
+        narrow = name == "bfloat16" or name.startswith("float8")
+        values = np.array(d.tolist(), dtype="float32" if narrow else name)
         return TensorInfo(fix(str(x.dtype)), tuple(x.shape), values, x.requires_grad,
                           None if fn is None else fn.name(), x.is_leaf)
     if isinstance(x, lib.Size):

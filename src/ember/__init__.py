@@ -10,7 +10,9 @@ from . import version  # noqa: E402 - torch.version
 
 from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, float,  # noqa: A004
                      float16, float32, float64, get_default_dtype, half, int, int8, int16,
-                     int32, int64, long, promote_types, set_default_dtype, short, uint8)
+                     int32, int64, long, promote_types, set_default_dtype, short, uint8,
+                     uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2,
+                     float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 from ._dtype import can_cast as _can_cast
 from ._size import Size
 from ._tensor import Tensor, device, is_tensor, strided, typename

@@ -78,7 +78,7 @@ def _finish(array, dtype=None, requires_grad=False, device=None):
     if device is None:  # (set_default_device's, if any)
         device = default_device()
     if dtype is not None and array.dtype != dtype.np:
-        array = array.astype(dtype.np)
+        array = D.cast(array, dtype)
     if device is not None:
         array = move(array, as_device(device))
     t = _wrap(array)

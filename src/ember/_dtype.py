@@ -14,8 +14,14 @@ __all__ = [
     "dtype", "float16", "half", "float32", "float", "float64", "double", "int8", "int16",
     "short", "int32", "int", "int64", "long", "uint8", "bool", "complex64", "cfloat",
     "complex128", "cdouble", "promote_types", "get_default_dtype", "set_default_dtype",
-    "can_cast",
+    "can_cast", "bfloat16", "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2",
+    "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
 ]
+
+try:  # the optional extra behind bfloat16 and the float8 types
+    import ml_dtypes as _ml
+except ImportError:  # pragma: no cover - exercised where ml_dtypes is not installed
+    _ml = None
 
 # Categories order the kinds of numbers: a higher category always wins a promotion.
 BOOL, INTEGRAL, FLOATING, COMPLEX = 0, 1, 2, 3
@@ -24,13 +30,21 @@ _LEGACY_TYPE = {
     "float16": "HalfTensor", "float32": "FloatTensor", "float64": "DoubleTensor",
     "int8": "CharTensor", "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor",
     "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-    "complex128": "ComplexDoubleTensor",
+    "complex128": "ComplexDoubleTensor", "bfloat16": "BFloat16Tensor",
+    "uint16": "UInt16Tensor", "uint32": "UInt32Tensor", "uint64": "UInt64Tensor",
+    "float8_e4m3fn": "Float8_e4m3fnTensor", "float8_e5m2": "Float8_e5m2Tensor",
+    "float8_e4m3fnuz": "Float8_e4m3fnuzTensor", "float8_e5m2fnuz": "Float8_e5m2fnuzTensor",
+    "float8_e8m0fnu": "Float8_e8m0fnuTensor",
 }
 # What torch calls a scalar type in its messages ("result type Float can't be cast ...").
 _SCALAR_NAME = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
     "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16",
+    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+    "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+    "float8_e8m0fnu": "Float8_e8m0fnu",
 }
 
 
@@ -39,12 +53,12 @@ class dtype:
 
     __slots__ = ("name", "np", "category", "itemsize", "is_signed", "_complex_of", "_real_of")
 
-    def __init__(self, name: str, category: int):
+    def __init__(self, name: str, category: int, storage=None, itemsize=None):
         self.name = name
-        self.np = np.dtype(name)
+        self.np = np.dtype(name if storage is None else storage)
         self.category = category
-        self.itemsize = self.np.itemsize
-        self.is_signed = name not in ("uint8", "bool")
+        self.itemsize = self.np.itemsize if itemsize is None else itemsize
+        self.is_signed = name not in ("uint8", "uint16", "uint32", "uint64", "bool")
 
     @property
     def is_floating_point(self) -> bool:
@@ -79,6 +93,31 @@ def _dtype_by_name(name):
     return _BY_NAME[name]
 
 
+class _NeedsMlDtypes(dtype):
+    """A dtype whose storage ml_dtypes provides, where ml_dtypes is not installed: it can be
+    named and compared, and any use that needs its storage says which package to install."""
+
+    __slots__ = ()
+
+    def __init__(self, name, category, itemsize):
+        self.name, self.category, self.itemsize = name, category, itemsize
+        self.is_signed = True
+
+    def __getattribute__(self, attr):
+        if attr == "np":
+            name = object.__getattribute__(self, "name")
+            raise ModuleNotFoundError(
+                f"ember.{name} needs the ml_dtypes package (pip install ml_dtypes, or ember's "
+                f"'ml_dtypes' extra)")
+        return object.__getattribute__(self, attr)
+
+
+def _ml_dtype(name, category, itemsize):
+    if _ml is None:
+        return _NeedsMlDtypes(name, category, itemsize)
+    return dtype(name, category, getattr(_ml, name))
+
+
 float16 = half = dtype("float16", FLOATING)
 float32 = float = dtype("float32", FLOATING)
 float64 = double = dtype("float64", FLOATING)
@@ -90,12 +129,38 @@ uint8 = dtype("uint8", INTEGRAL)
 bool = dtype("bool", BOOL)  # noqa: A001 - torch's public name
 complex64 = cfloat = dtype("complex64", COMPLEX)
 complex128 = cdouble = dtype("complex128", COMPLEX)
+# torch's "limited support" unsigned types: storage, conversion, and a few ops (see
+# _limited.py); no promotion with any other dtype.
+uint16 = dtype("uint16", INTEGRAL)
+uint32 = dtype("uint32", INTEGRAL)
+uint64 = dtype("uint64", INTEGRAL)
+bfloat16 = _ml_dtype("bfloat16", FLOATING, 2)
+# float8 formats: storage and conversion only (torch has no arithmetic on them on the CPU).
+float8_e4m3fn = _ml_dtype("float8_e4m3fn", FLOATING, 1)
+float8_e5m2 = _ml_dtype("float8_e5m2", FLOATING, 1)
+float8_e4m3fnuz = _ml_dtype("float8_e4m3fnuz", FLOATING, 1)
+float8_e5m2fnuz = _ml_dtype("float8_e5m2fnuz", FLOATING, 1)
+float8_e8m0fnu = _ml_dtype("float8_e8m0fnu", FLOATING, 1)
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, complex128)
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, complex128,
+       uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+       float8_e5m2fnuz, float8_e8m0fnu)
+UNSIGNED_LIMITED = (uint16, uint32, uint64)
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 _BY_NAME = {d.name: d for d in ALL}
 # Lookup from a NumPy dtype: the one place arrays are mapped back to ember dtypes.
-_BY_NP = {d.np: d for d in ALL}
-_TO_COMPLEX = {"float16": complex64, "float32": complex64, "float64": complex128}
+_BY_NP = {d.np: d for d in ALL if not isinstance(d, _NeedsMlDtypes)}
+# Reduced-precision floats computed in float32 and rounded back (torch's opmath type).
+REDUCED_NP = frozenset(d.np for d in (bfloat16,) if not isinstance(d, _NeedsMlDtypes))
+FLOAT8_NP = frozenset(d.np for d in FLOAT8 if not isinstance(d, _NeedsMlDtypes))
+# Tensors of these dtypes take the registry's general path (see _ops/opmath.py).
+SPECIAL_NP = REDUCED_NP | FLOAT8_NP | frozenset(d.np for d in UNSIGNED_LIMITED)
+# Where NumPy's own arithmetic serves: the registry's fast paths take only these.
+NATIVE_FLOAT_NP = frozenset(np.dtype(n) for n in ("float16", "float32", "float64"))
+NATIVE_NP = NATIVE_FLOAT_NP | frozenset(np.dtype(n) for n in (
+    "complex64", "complex128", "int8", "int16", "int32", "int64", "uint8"))
+_TO_COMPLEX = {"float16": complex64, "float32": complex64, "float64": complex128,
+               "bfloat16": complex64}
 _TO_REAL = {"complex64": float32, "complex128": float64}
 
 
@@ -106,7 +171,7 @@ def from_numpy_dtype(npdtype) -> dtype:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(npdtype).name}. The only "
             "supported types are: float64, float32, float16, complex64, complex128, int64, "
-            "int32, int16, int8, uint8, and bool.") from None
+            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
 
 
 # -- default dtype -----------------------------------------------------------------------------
@@ -131,17 +196,42 @@ def default_complex() -> dtype:
 
 
 # -- promotion ---------------------------------------------------------------------------------
+# Floating dtypes by precision; float16 with bfloat16 meets at float32, as torch's table has.
+_FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "float64": 2}
+
+
+def _promote_limited(a: dtype, b: dtype) -> dtype:
+    """torch's rule for the limited-support dtypes: float8 promotes with nothing, and the
+    wide unsigned types only with a real floating dtype (which wins)."""
+    if a in FLOAT8 or b in FLOAT8:
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{a.scalar_name} and {b.scalar_name}")
+    for d in (a, b):
+        if d.category == FLOATING:
+            return d
+    raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                       f"attempted to promote {a.scalar_name} and {b.scalar_name}")
+
+
 def _promote_pair(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
+    if a in _LIMITED or b in _LIMITED:
+        return _promote_limited(a, b)
+    if a.category == b.category == FLOATING:
+        ra, rb = _FLOAT_RANK[a.name], _FLOAT_RANK[b.name]
+        return (a if ra > rb else b) if ra != rb else float32
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.category == COMPLEX and lo.category == FLOATING:
             # complex64 with float64 widens to complex128, as NumPy and torch agree.
-            return _BY_NP[np.promote_types(hi.np, lo.np)]
+            return complex128 if lo is float64 else hi
         return hi
     # Same category: NumPy's table agrees with torch's (uint8 + int8 -> int16, ...).
     return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+_LIMITED = frozenset(UNSIGNED_LIMITED + FLOAT8)
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
@@ -212,3 +302,17 @@ def scalar_dtype(value) -> dtype:
     if isinstance(value, np.generic):
         return from_numpy_dtype(value.dtype)
     raise TypeError(f"unsupported scalar type {t.__name__}")
+
+
+def cast(array, dt: dtype):
+    """``array`` in ``dt``, converting to float8 as torch does: float8_e4m3fn saturates at its
+    largest finite value (infinities included) and float8_e8m0fnu, which has no sign bit,
+    takes magnitudes. Other conversions are NumPy's ``astype``."""
+    if dt is float8_e4m3fn and array.dtype.kind in "fiuV":
+        limit = 448.0
+        array = array.clip(-limit, limit) if array.dtype.kind != "V" else \
+            array.astype(np.float32).clip(-limit, limit)
+    elif dt is float8_e8m0fnu and array.dtype.kind in "fiV":
+        array = abs(array.astype(np.float32) if array.dtype.kind == "V" else array)
+    return array.astype(dt.np)
+

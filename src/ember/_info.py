@@ -1,6 +1,8 @@
 """``ember.finfo`` and ``ember.iinfo``: the numeric limits of a dtype, as torch reports them."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _dtype as D
@@ -21,13 +23,15 @@ class finfo:
             raise TypeError(f"torch.finfo() requires a floating point input type. Use "
                             f"torch.iinfo to handle '{dt.name.capitalize()}'")
         real = dt.to_real() if dt.category == D.COMPLEX else dt
-        info = np.finfo(real.np)
+        info = (D._ml.finfo if real.np in D.REDUCED_NP | D.FLOAT8_NP else np.finfo)(real.np)
         self.bits = info.bits
         self.eps = float(info.eps)
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
+        # 10**-(decimal digits that eps resolves), as a Python float: ml_dtypes rounds its
+        # resolution to the narrow type itself
+        self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))
         self.dtype = real.name
 
     def __repr__(self):

@@ -55,7 +55,8 @@ def _make(name, dt):
     return cls
 
 
+# (the limited-support types have type names but no classes in torch)
 LEGACY = {name: _make(name, D._BY_NAME[dt]) for dt, name in D._LEGACY_TYPE.items()
-          if dt in D._BY_NAME}
+          if dt in D._BY_NAME and D._BY_NAME[dt] not in D._LIMITED}
 globals().update(LEGACY)
 __all__ = sorted(LEGACY)

@@ -24,7 +24,10 @@ _PROFILES = {
 
 _OPTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
 
-_FLOAT_NAMES = ("float16", "float32", "float64")
+# (bfloat16 and the float8 formats print through float32, which holds each of their values)
+_NARROW_FLOAT_NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                       "float8_e5m2fnuz", "float8_e8m0fnu")
+_FLOAT_NAMES = ("float16", "float32", "float64") + _NARROW_FLOAT_NAMES
 _COMPLEX_NAMES = ("complex64", "complex128")
 
 
@@ -252,6 +255,8 @@ def tensor_str(array, *, dtype_name, default_float_name, suffixes=(), prefix="te
     ``device`` (a device other than the CPU) comes before them.
     """
     array = np.asarray(array)
+    if dtype_name in _NARROW_FLOAT_NAMES:
+        array = array.astype(np.float32)
     indent = len(prefix)
     body = _data_str(array, dtype_name, indent)
     every = _auto_suffixes(array, dtype_name, default_float_name, dtype_prefix)

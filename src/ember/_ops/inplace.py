@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from . import opmath
 from .. import _dtype as D
 from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state, vmap_hook
@@ -61,7 +62,8 @@ def dispatch_inplace(op, args):
     check = op.inplace_check or op.check
     if check is not None:
         check(*args)
-    recording = (state.grad_enabled and op.differentiable and self._data.dtype.kind in "fc"
+    recording = (state.grad_enabled and op.differentiable
+                 and (self._data.dtype.kind in "fc" or self._data.dtype in D.REDUCED_NP)
                  and _any_requires_grad(op, args))
     check_inplace(self, recording)
     if (not recording and self._base is not None and (self._view_no_grad or self._view_inference)
@@ -223,9 +225,12 @@ def _inplace_call(op, args, recording):
         snapshot = _wrap(self._data.copy())
         snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
         snapshot._requires_grad = self._requires_grad
-    if not (op.ufunc is not None and _ufunc_into(op, arrays, self._data)):
+    special = opmath.special_dtype(op, args)
+    if special is not None:
+        opmath.check_limited(op, special)
+    if not (special is None and op.ufunc is not None and _ufunc_into(op, arrays, self._data)):
         try:
-            out = op.kernel(*arrays)
+            out = op.kernel(*arrays) if special is None else opmath.call(op, arrays)
         except ValueError as e:
             if "broadcast" in str(e):
                 raise broadcast_error(args[:op.n_tensors]) from None
@@ -394,7 +399,8 @@ def _compile_inplace(op):
         lines.append("    check(*args)")
     lines += ["    own = self._data",
              "    if own.base is not None and 0 in own.strides:  # (an owner is never expanded)",
-             f"        {general}"]
+             f"        {general}",
+             "    if own.dtype in SPECIAL:  # (see opmath.py)", f"        {general}"]
     if op.promote == FLOAT:
         lines += ["    if own.dtype.kind not in 'fc':", f"        {general}"]
     if n == 1:
@@ -442,6 +448,7 @@ def _compile_inplace(op):
                   "            _unbump_saved_inputs(node, op, self._vc)"]
     lines.append("    return self")
     scope = {"op": op, "check": op.inplace_check or op.check, "Tensor": Tensor, "state": state,
+             "SPECIAL": D.SPECIAL_NP,
              "forward_hook": forward_hook,
              "profiler_hook": profiler_hook, "dispatch_inplace": dispatch_inplace,
              "may_share_memory": np.may_share_memory, "scalar_array": scalar_array,

@@ -73,7 +73,7 @@ def _check_mixed_dtypes(input, *params):  # noqa: A002
         return
     if any(p.dtype != D.float32 for p in defined):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    if input.dtype != D.float16:  # (ember has no bfloat16)
+    if input.dtype not in (D.float16, D.bfloat16):
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 

@@ -30,6 +30,7 @@ import traceback
 import numpy as np
 
 from .. import _dtype as D
+from . import opmath
 from .._backend import as_array, get_xp, is_array
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
@@ -53,6 +54,8 @@ def peek_sequence() -> int:
     # NOTE: itertools.count has no peek; its repr is "count(N)" with N the next value.
     return int(repr(_sequence)[6:-1])
 _ndarray = np.ndarray
+_SPECIAL = D.SPECIAL_NP
+_FLOATS = D.NATIVE_FLOAT_NP | frozenset(np.dtype(n) for n in ("complex64", "complex128"))
 REGISTRY: dict[str, "OpDef"] = {}
 
 
@@ -572,8 +575,9 @@ class OpDef:
                 call = self.caller
                 if call is not None and forward_hook[0] is None and profiler_hook[0] is None:
                     return call(args)
-            elif t is _ndarray and self.n_outputs == 1 and (
-                    self.n_tensors == 1 or (self.n_tensors == 2 and type(args[1]) is _ndarray)):
+            elif t is _ndarray and self.n_outputs == 1 and args[0].dtype not in _SPECIAL and (
+                    self.n_tensors == 1 or (self.n_tensors == 2 and type(args[1]) is _ndarray
+                                            and args[1].dtype not in _SPECIAL)):
                 out = self.kernel(*args)
                 return out if type(out) is _ndarray else as_array(out)
         return dispatch(self, args)
@@ -826,7 +830,7 @@ def _raw(op, args):
         a = args[0]
         raise TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(a).__name__}")
-    out = op.kernel(*args)
+    out = opmath.call(op, args)
     if op.n_outputs == 1:
         return out if type(out) is _ndarray else as_array(out)
     return tuple(as_array(o) for o in out)
@@ -930,7 +934,11 @@ def _compile_caller(op):
     lines = ["def caller(args):"]
     if op.check is not None:
         lines.append("    op.check(*args)")
-    slow = ["dt = compute_dtype(op, args)", "target = None if dt is None else dt.np"]
+    # bfloat16 and the limited-support dtypes take the general path (see opmath.py)
+    special = " or ".join(f"(isinstance(args[{k}], Tensor) and args[{k}]._data.dtype in SPECIAL)"
+                          for k in range(n))
+    slow = [f"if {special}:", "    return generic(op, args)",
+            "dt = compute_dtype(op, args)", "target = None if dt is None else dt.np"]
     for k in range(n):
         slow += [f"a{k} = args[{k}]",
                  f"if isinstance(a{k}, Tensor):",
@@ -988,7 +996,9 @@ def _compile_caller(op):
              "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
              "state": state, "record": record, "np_generic": np.generic,
              "scalar_array": scalar_array, "wrapped_int": wrapped_int, "on_host": on_host,
-             "across_devices": across_devices}
+             "across_devices": across_devices, "SPECIAL": _SPECIAL,
+             "FLOATS": _FLOATS, "NATIVE": D.NATIVE_NP, "NATIVE_FLOAT": D.NATIVE_FLOAT_NP,
+             "generic": _tensor_call_generic}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["caller"]
 
@@ -1001,21 +1011,21 @@ def _fast_prelude(op):
     """
     if op.promote not in (SAME, FLOAT) or op.promote_from or op.n_tensors > 2:
         return None
-    kinds = "'fc'" if op.promote == FLOAT else "'fciu'"
+    kinds = "FLOATS" if op.promote == FLOAT else "NATIVE"
     lines = ["a0 = args[0]"]
     if op.n_tensors == 1:
-        return lines + [f"if isinstance(a0, Tensor) and a0._data.dtype.kind in {kinds}:",
+        return lines + [f"if isinstance(a0, Tensor) and a0._data.dtype in {kinds}:",
                         "    x0 = a0._data"]
     scalar = ("scalar_array(a1, x0.dtype) if type(x0) is ndarray else a1" if op.weak_scalars
               else "a1")
     return lines + [
         "a1 = args[1]",
         f"if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
-        f"a0._data.dtype == a1._data.dtype and a0._data.dtype.kind in {kinds}:",
+        f"a0._data.dtype == a1._data.dtype and a0._data.dtype in {kinds}:",
         "    x0 = a0._data",
         "    x1 = a1._data",
         "elif isinstance(a0, Tensor) and (type(a1) is float or type(a1) is int) and "
-        "a0._data.dtype.kind == 'f':",
+        "a0._data.dtype in NATIVE_FLOAT:",
         "    x0 = a0._data",
         f"    x1 = {scalar}"]
 
@@ -1052,8 +1062,13 @@ def _tensor_call_generic(op, args):
     if op.check is not None:
         op.check(*args)
     dt = compute_dtype(op, args)
+    special = opmath.special_dtype(op, args)
     try:
-        out = op.kernel(*_arrays(op, args, dt))
+        if special is None:
+            out = op.kernel(*_arrays(op, args, dt))
+        else:
+            opmath.check_limited(op, special if dt is None else dt)
+            out = opmath.call(op, _arrays(op, args, dt))
     except ValueError as e:
         if "broadcast" in str(e):
             raise broadcast_error(args[:op.n_tensors]) from None
@@ -1291,10 +1306,10 @@ def _compile_recorder(op):
     attach = ["        r._grad_fn = node", "        r._output_nr = 0",
               "        r._requires_grad = True"]
     if differentiable and op.complex_grad:
-        lines += ["    if r._data.dtype.kind in 'fc':"] + attach
+        lines += ["    if r._data.dtype.kind in 'fc' or r._data.dtype in REDUCED:"] + attach
     elif differentiable:
-        lines += ["    kind = r._data.dtype.kind", "    if kind == 'f':"] + attach + [
-                  "    elif kind == 'c':", "        node.__class__ = twin"] + attach
+        lines += ["    kind = r._data.dtype.kind", "    if kind == 'f' or r._data.dtype in REDUCED:"
+                  ] + attach + ["    elif kind == 'c':", "        node.__class__ = twin"] + attach
     lines += ["    return node"]
     scope = {"node_cls": op.node_cls, "number_cls": op.number_cls, "Tensor": Tensor,
              "NO_EDGE": NO_EDGE,
@@ -1302,7 +1317,7 @@ def _compile_recorder(op):
              "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
              "VERSIONED": VERSIONED,
              "_sequence": _sequence, "_shape_of": _shape_of,
-             "twin": complex_twin(op.node_cls)}
+             "twin": complex_twin(op.node_cls), "REDUCED": D.REDUCED_NP}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["recorder"]
 
@@ -1373,7 +1388,8 @@ def _record_generic(op, args, results, snapshot, guarded=True):
         node._out_meta = tuple((r._data.shape, r._data.dtype) for r in results)
     diff = op.diff_outputs
     for k, r in enumerate(results):
-        if (diff is None or diff[k]) and r._data.dtype.kind in "fc":
+        if (diff is None or diff[k]) and (r._data.dtype.kind in "fc"
+                                          or r._data.dtype in D.REDUCED_NP):
             r._grad_fn = node
             r._output_nr = k
             r._requires_grad = True

@@ -535,7 +535,7 @@ Tensor.contiguous = contiguous
 
 @op("_to_copy", node="ToCopyBackward0", promote=NONE)
 def to_copy(self, dtype=None, device=None, non_blocking=False, source=None):
-    out = self if dtype is None or self.dtype == dtype.np else self.astype(dtype.np)
+    out = self if dtype is None or self.dtype == dtype.np else D.cast(self, dtype)
     if device is not None:
         moved = move(out, device, non_blocking)
         if moved is not self:
@@ -618,7 +618,7 @@ def _caster(dt):
 for _name, _dt in [("float", D.float32), ("double", D.float64), ("half", D.float16),
                    ("int", D.int32), ("long", D.int64), ("short", D.int16), ("char", D.int8),
                    ("byte", D.uint8), ("bool", D.bool), ("cfloat", D.complex64),
-                   ("cdouble", D.complex128)]:
+                   ("cdouble", D.complex128), ("bfloat16", D.bfloat16)]:
     setattr(Tensor, _name, _caster(_dt))
 Tensor.type_as = lambda self, other: to(self, other.dtype)
 

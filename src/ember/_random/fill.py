@@ -17,12 +17,13 @@ import numpy as np
 from .._backend import get_xp
 from . import sampling
 from .generator import DeviceDraw, cpu_generator, kernel_name
+from .. import _dtype as D
 from .order import lay_out, memory_axes
 
 # torch's names for dtypes: the scalar type (in "not implemented" errors) and the C++ type
 _SCALAR = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
            "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+           "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
 _CPP = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
         "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
         "bool": "bool", "complex64": "c10::complex<float>",
@@ -38,7 +39,7 @@ def _not_implemented(kernel, dtype):
 
 
 def _require_float(array, kernel, generator):
-    if array.dtype.kind != "f":
+    if array.dtype.kind != "f" and array.dtype not in D.REDUCED_NP:
         raise _not_implemented(kernel_name(kernel, generator), array.dtype)
 
 
@@ -53,6 +54,11 @@ def _draw(array, kernel, generator, *args):
     """``kernel(gen, n, dtype, *args)`` laid out over ``array``."""
     if array.size == 0:
         return np.empty(array.shape, array.dtype)
+    if array.dtype in D.REDUCED_NP:
+        # NOTE: bfloat16 draws float32 values and rounds them, which is torch's stream for
+        # uniforms; its normals of 16 or more elements follow another path in torch.
+        wide = _draw(np.empty(array.shape, np.float32), kernel, generator, *args)
+        return wide.astype(array.dtype)
     if isinstance(generator, DeviceDraw):
         values = generator.sample(kernel.__name__, array.size, array.dtype, *args)
     else:
@@ -94,9 +100,10 @@ def uniform(array, low, high, generator=None):
     if array.dtype.kind == "c":
         return _complex_as_pairs(array, lambda real: uniform(real, low, high, generator),
                                  generator)
-    if array.dtype.kind != "f":
+    if array.dtype.kind != "f" and array.dtype not in D.REDUCED_NP:
         raise _not_implemented("check_uniform_bounds", array.dtype)
-    _bounds_check(array.dtype, low, high)
+    if array.dtype.kind == "f":  # (bfloat16's bounds are float32's)
+        _bounds_check(array.dtype, low, high)
     return _draw(array, sampling.uniform, generator, low, high)
 
 

@@ -1,0 +1,165 @@
+"""bfloat16, the float8 formats and uint16/32/64 against torch: promotion, values (bfloat16 is
+computed in float32 and rounded, as torch does), printing, autograd, saving, and the limited
+dtypes' refusals."""
+import io
+
+import pytest
+
+import ember
+from oracle import same
+
+pytest.importorskip("ml_dtypes")
+
+
+def _bf(torch):
+    return torch.tensor([1.5, 2.25, 3.1, -0.7], dtype=torch.bfloat16)
+
+
+@pytest.mark.parametrize("expr", [
+    "x + 1", "x * 0.1", "x / 3", "x ** 2", "(x * x).sum()", "x.mean()", "x.exp()", "x @ x",
+    "x.cumsum(0)", "x.max()", "x.argmax()", "x.norm()", "x.sort()", "(x * 1000).round()", "x.tanh()", "x < 2",
+    "x + torch.ones(4, dtype=torch.float16)", "x + torch.ones(4)", "x + torch.tensor(1.)",
+    "x + torch.ones(4, dtype=torch.float64)", "x * torch.tensor([1, 2, 3, 4])",
+    "x.float()", "x.double()", "x.half()", "x.int()", "x.to(torch.complex64)",
+    "torch.ones(3).bfloat16()", "x.bfloat16()", "x.type()", "x.type(torch.float32)",
+    "x.clone().mul_(1.7)", "x.new_zeros(2)", "x.element_size()", "x.tolist()",
+    "torch.zeros(2, dtype=torch.bfloat16)", "torch.arange(3, dtype=torch.bfloat16)",
+    "torch.tensor([1e10, 123456., 1e-8, float('nan'), float('inf')], dtype=torch.bfloat16)",
+    "torch.nn.functional.linear(x, torch.ones(2, 4, dtype=torch.bfloat16))",
+    "torch.rand(5, dtype=torch.bfloat16, generator=torch.Generator().manual_seed(3))",
+])
+def test_bfloat16_values_match_torch(expr):
+    def body(torch):
+        x = _bf(torch)
+        return eval(expr)
+    same(body, rtol=0, atol=0)
+
+
+# torch's fused kernels round some intermediates to bfloat16 (log_softmax rounds log(sum));
+# ember rounds once at the end: the two may differ by one bfloat16 step.
+@pytest.mark.parametrize("expr", ["x.softmax(0)", "x.log_softmax(0)", "x.var()", "x.std()",
+                                  "torch.nn.functional.layer_norm(x, (4,))"])
+def test_bfloat16_fused_kernels_within_one_rounding(expr):
+    def body(torch):
+        x = _bf(torch)
+        return eval(expr)
+    same(body, rtol=2 ** -7, atol=0)
+
+
+def test_bfloat16_reprs_match_torch():
+    def body(torch):
+        x = _bf(torch)
+        return [repr(x), repr(x * 1e6), repr(x[0]), repr(x.reshape(2, 2).requires_grad_()),
+                str(torch.bfloat16), repr(torch.finfo(torch.bfloat16))]
+    same(body)
+
+
+def test_bfloat16_autograd_matches_torch():
+    def body(torch):
+        x = _bf(torch).requires_grad_()
+        w = torch.tensor([[0.3, 0.7, 1.1, 0.2], [2.0, 3.0, -1.0, 0.5]],
+                         dtype=torch.bfloat16, requires_grad=True)
+        out = (torch.nn.functional.linear(x, w).tanh() * x[:2].exp()).sum()
+        out.backward()
+        z = x.clone()
+        z.mul_(1.7)
+        return out, x.grad, w.grad, z
+
+    same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("pair", [
+    ("bfloat16", "float16"), ("bfloat16", "float32"), ("bfloat16", "float64"),
+    ("bfloat16", "int64"), ("bfloat16", "bool"), ("bfloat16", "complex64"),
+    ("bfloat16", "complex128"), ("uint16", "float32"), ("uint16", "uint16"),
+    ("uint16", "int8"), ("uint32", "uint8"), ("uint64", "int64"), ("uint16", "uint32"),
+    ("bool", "uint16"), ("uint32", "complex64"), ("float8_e4m3fn", "float32"),
+    ("float8_e4m3fn", "float8_e5m2"), ("float8_e5m2", "float8_e5m2"),
+    ("uint16", "float8_e4m3fn"),
+])
+def test_promote_types_matches_torch(pair):
+    def body(torch):
+        a, b = (getattr(torch, n) for n in pair)
+        return str(torch.promote_types(a, b)), str(torch.result_type(
+            torch.zeros(1, dtype=a), torch.zeros(1, dtype=b)))
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2",
+                                  "float8_e4m3fnuz", "float8_e8m0fnu"])
+def test_finfo_matches_torch(name):
+    def body(torch):
+        f = torch.finfo(getattr(torch, name))
+        return repr(f), f.bits, f.max, f.min, f.tiny, f.resolution
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64"])
+def test_iinfo_matches_torch(name):
+    def body(torch):
+        i = torch.iinfo(getattr(torch, name))
+        return repr(i), i.bits, i.max, i.min
+    same(body)
+
+
+@pytest.mark.parametrize("expr", [
+    "u * 2", "u + 1.5", "u / 2", "u.sum()", "u.prod()", "u.cumsum(0)", "u.float()", "u == u",
+    "u.eq(1)", "u[1:]", "torch.cat([u, u])", "u.sort()", "u.bitwise_and(u)", "u.clone()",
+    "u.long()", "u.type()", "u.clone().fill_(3)", "u.clone().mul_(2)", "u.tolist()",
+    "torch.tensor([2 ** 40], dtype=torch.uint64)", "repr(u)",
+    # torch has no kernel of these for the wide unsigned types
+    "u + u", "u.sub(u)", "u.max()", "u.min()", "-u", "u.abs()", "u.argmax()", "u // 2",
+    "u % 2", "u.clamp(0, 2)", "u.flip(0)", "u.lt(2)", "u.eq(u.long())",
+    "u.clone().add_(1)", "u.to(torch.uint32) + 1",
+])
+def test_wide_unsigned_match_torch(expr):
+    def body(torch):
+        u = torch.tensor([1, 2, 3], dtype=torch.uint16)
+        return eval(expr)
+    same(body)
+
+
+@pytest.mark.parametrize("expr", [
+    "repr(f)", "f.float()", "f.to(torch.bfloat16)", "f.clone()", "f[0]", "torch.cat([f, f])",
+    "f == f", "f.abs()", "torch.zeros(2, dtype=torch.float8_e5m2)", "f.reshape(2, 1)",
+    "f.clone().fill_(1)", "torch.ones(2, dtype=torch.float8_e8m0fnu)", "f.tolist()",
+    "f.type()", "f.is_floating_point()", "f.to(torch.float8_e5m2)", "f.t()",
+    "f.expand(2, 2)", "torch.tensor([0.3, -2.7, 1e-3]).to(torch.float8_e4m3fnuz)",
+    "torch.tensor([1000.]).to(torch.float8_e5m2)",
+    # no arithmetic on float8 in torch
+    "f + f", "f * 2", "f.sum()", "f.neg()", "f.max()",
+    "torch.tensor([1.5], dtype=torch.float8_e5m2) + 1",
+])
+def test_float8_match_torch(expr):
+    def body(torch):
+        f = torch.tensor([1.0, 2.0], dtype=torch.float8_e4m3fn)
+        return eval(expr)
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "uint16", "uint64", "float8_e4m3fn"])
+def test_save_load_round_trip(name):
+    dt = getattr(ember, name)
+    x = ember.tensor([1, 2, 250]).to(dt)
+    buf = io.BytesIO()
+    ember.save({"x": x}, buf)
+    buf.seek(0)
+    y = ember.load(buf)["x"]
+    assert y.dtype is dt and y.tolist() == x.tolist()
+
+
+def test_legacy_bfloat16_tensor_type():
+    def body(torch):
+        x = torch.BFloat16Tensor([1.5, 2.0])
+        return x, isinstance(x, torch.BFloat16Tensor), isinstance(x.float(), torch.BFloat16Tensor)
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                                  "float8_e5m2fnuz", "float8_e8m0fnu"])
+@pytest.mark.parametrize("source", ["float32", "float64", "bfloat16"])
+def test_float8_conversion_saturates_as_torch(name, source):
+    def body(torch):
+        v = torch.tensor([1e6, -1e6, float("inf"), float("nan"), 464., 470., -500., 1e-9, 0.3])
+        return v.to(getattr(torch, source)).to(getattr(torch, name)).float()
+    same(body, rtol=0, atol=0)
