@@ -34,6 +34,7 @@ The work is split in chunks that stay in cache, spread over ``ember.get_num_thre
 from __future__ import annotations
 
 import functools
+import queue
 import threading
 
 import numpy as np
@@ -99,8 +100,12 @@ _C = {  # the operands of the kernel's steps, made once
     "reduce_last": np.complex64(complex(_REDUCE[2], -1)), "one_bits": _high_bits(1),
 }
 
-_CHUNK_ROWS = 2048  # blocks of 16 per chunk: 16384 pairs, whose buffers stay in cache
-_SEGMENT_CHUNKS = 8  # chunks whose words are drawn at a time while earlier ones are worked on
+_CHUNK_ROWS = 2048  # blocks of 16 per chunk on one thread: 16384 pairs, whose buffers stay in
+# cache (and are kept by each thread for its next call)
+# blocks of 16 per chunk on several threads: each NumPy call then holds the GIL for a small
+# part of its time (with 2048 rows, two threads were hardly faster than one, four slower); one
+# thread is about as fast on chunks of this size as on the smaller ones
+_THREADED_ROWS = 8192
 
 
 @functools.cache
@@ -266,10 +271,10 @@ def _rotation(b, kb):
     np.multiply(out, b.rotate, out=out)
 
 
-def _chunk(words, mean, std, out):
-    """torch's normals for whole blocks: raw words (rows, 16) -> ``out`` (rows, 16)."""
+def _chunk(b, words, mean, std, out):
+    """torch's normals for whole blocks: raw words (rows, 16) -> ``out`` (rows, 16), with the
+    working arrays ``b`` (made for ``rows * 8`` pairs)."""
     rows = words.shape[0]
-    b = _buffers(rows * 8)
     np.copyto(b.k_halves, _halves(words))
     np.bitwise_and(b.k, _C["mask24"], out=b.k)
     ka, kb = b.k
@@ -306,32 +311,56 @@ _local = threading.local()
 
 
 def _buffers(m):
+    """Working arrays for chunks of ``m`` pairs: the calling thread's own, kept for its next
+    call, up to the size of a one-thread chunk (larger ones are made for one call)."""
+    if m > _CHUNK_ROWS * 8:
+        return _Buffers(m)
     b = getattr(_local, "buffers", None)
     if b is None or b.m != m or (b.fused is np.multiply) != fused_complex_multiply():
         b = _local.buffers = _Buffers(m)
     return b
 
 
+def _work_through(chunks, mean, std):
+    """Make the normals of the (words, out) pairs taken from the queue ``chunks`` until it
+    yields None."""
+    made = {}  # this call's working arrays, by chunk size
+    while (item := chunks.get()) is not None:
+        words, out = item
+        m = len(words) * 8
+        b = made[m] if m in made else made.setdefault(m, _buffers(m))
+        _chunk(b, words, mean, std, out)
+
+
 def normals(draw, count, mean, std):
     """torch's float32 normals for the next ``count`` raw words (a multiple of 16), drawn with
-    ``draw(k)`` (the next ``k`` words, in order)."""
+    ``draw(k)`` (the next ``k`` words, in order).
+
+    On ``n = get_num_threads()`` threads: ``n - 1`` of the pool's threads work through the
+    chunks while the calling thread draws their words, then it joins them, so that ``n``
+    threads are busy throughout (not ``n + 1`` while the words are drawn)."""
     mean, std = f32(mean), f32(std)
     out = np.empty((count // 16, 16), f32)
-    rows = _CHUNK_ROWS
     workers = _threads.get_num_threads()
+    rows = _THREADED_ROWS
     if workers == 1 or count <= 16 * rows:
+        rows = _CHUNK_ROWS
         words = draw(count).reshape(-1, 16)
         for start in range(0, len(words), rows):
-            _chunk(words[start:start + rows], mean, std, out[start:start + rows])
+            part = words[start:start + rows]
+            _chunk(_buffers(len(part) * 8), part, mean, std, out[start:start + rows])
         return out.ravel()
-    pool = _threads.executor()
-    pending = []
-    segment = rows * _SEGMENT_CHUNKS
-    for first in range(0, len(out), segment):
-        words = draw(16 * min(segment, len(out) - first)).reshape(-1, 16)
-        for start in range(0, len(words), rows):
-            pending.append(pool.submit(_chunk, words[start:start + rows], mean, std,
-                                       out[first + start:first + start + rows]))
-    for job in pending:
-        job.result()
+    chunks = queue.SimpleQueue()
+    lanes = [_threads.executor().submit(_work_through, chunks, mean, std)
+             for _ in range(workers - 1)]
+    try:
+        for start in range(0, len(out), rows):
+            words = draw(16 * min(rows, len(out) - start)).reshape(-1, 16)
+            chunks.put((words, out[start:start + rows]))
+    finally:  # an end for each lane and for this thread (the lanes stop also after an error)
+        for _ in range(workers):
+            chunks.put(None)
+    _work_through(chunks, mean, std)
+    for lane in lanes:
+        lane.result()
     return out.ravel()
