@@ -59,6 +59,14 @@ def _wrap(array, cls=None):
     return t
 
 
+def _inference_alias(t):
+    """``t``, sharing an inference tensor's memory (detach(), .data), made one too: with a
+    version counter of its own when made outside inference mode, as torch's."""
+    t._is_inference = True
+    if not state.inference:
+        t._inference_versions = True
+
+
 def checked_values(t):
     """The array a validity check ("every target is a class index") reads. Under vmap that is
     the whole batch's: a check every value must pass holds for each example exactly when it
@@ -113,6 +121,9 @@ class Tensor:
     _retains_grad = False
     _grad_acc = None  # weakref to the AccumulateGrad node of a leaf
     _is_inference = False
+    # An inference tensor tracks no versions, except one made by detach() or .data from an
+    # inference tensor outside inference mode (torch gives that one a counter of its own).
+    _inference_versions = False
     _fw_grad = None  # forward-mode AD tangent at the current dual level (autograd.forward_ad)
     # Views: how to cut this view out of its base again, and the base version that its grad_fn
     # reflects (see _ops/views.py).
@@ -427,7 +438,10 @@ class Tensor:
     def data(self):
         # Shares memory but not the version counter: changes through .data are invisible to
         # autograd's correctness checks, as in torch.
-        return _wrap(self._data)
+        t = _wrap(self._data)
+        if self._is_inference:
+            _inference_alias(t)
+        return t
 
     @data.setter
     def data(self, value):
@@ -441,9 +455,10 @@ class Tensor:
     def detach(self):
         """A new leaf sharing data and version counter with this tensor, outside the graph."""
         t = _wrap(self._data)
-        t._vc = self._version_counter()
         if self._is_inference:
-            t._is_inference = True
+            _inference_alias(t)
+        else:
+            t._vc = self._version_counter()
         return t
 
     def detach_(self):
@@ -506,7 +521,7 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        if self._is_inference:
+        if self._is_inference and not self._inference_versions:
             raise RuntimeError("Inference tensors do not track version counter.")
         vc = self._vc
         if vc is None:
@@ -514,6 +529,14 @@ class Tensor:
         return vc[0] - DETACHED if type(vc) is DetachedCounter else vc[0]
 
     def _bump_version(self):
+        if self._is_inference:
+            # torch bumps after the write: an inference tensor is written into, then refused
+            # outside inference mode; inside it, nothing tracks an inference tensor's version
+            if state.inference:
+                return
+            if not self._inference_versions:
+                from .autograd.graph import ERR_INFERENCE_INPLACE
+                raise RuntimeError(ERR_INFERENCE_INPLACE)
         version_bumped(self)
         vc = self._vc
         if vc is None:

@@ -19,7 +19,7 @@ from .. import _dtype as D
 from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
-from ..autograd.graph import ERR_INFERENCE_INPLACE, follow_base, move_retained_grad
+from ..autograd.graph import follow_base, move_retained_grad
 from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
                        broadcast_error, compute_dtype, record, run_inplace, scalar_array)
 
@@ -49,8 +49,6 @@ def dispatch_inplace(op, args):
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.name}_(): argument 'self' must be Tensor, not "
                         f"{type(self).__name__}")
-    if self._is_inference and not state.inference:
-        raise RuntimeError(ERR_INFERENCE_INPLACE)
     vm = vmap_hook[0]
     if vm is not None and vm.takes(op, args):  # a BatchedTensor argument: its batching rule
         return vm.dispatch_inplace(op, args)

@@ -1153,13 +1153,19 @@ def broadcast_error(operands):
 
 def _mark_views(op, args, results):
     base = args[0]
+    if base._is_inference:
+        # torch: an inference tensor has no autograd metadata, so what a view op makes of it
+        # shares its memory but is no view (no _base, no version counter): another inference
+        # tensor, in inference mode or not
+        for r in results:
+            if op.view != "maybe" or np.may_share_memory(r._data, base._data):
+                r._is_inference = True
+        return
     multi = op.n_outputs != 1
     for k, r in enumerate(results):
         if op.view == "maybe" and not np.may_share_memory(r._data, base._data):
             continue
         _views.mark_view(op, base, r, args, k if multi else None)
-        if base._is_inference:  # a view of an inference tensor is one too
-            r._is_inference = True
 
 
 def _edge(t):
