@@ -401,7 +401,9 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        # torch reads grad_fn: a view regenerates it after an in-place change of its base
+        # first (or raises, for a view that may not be rebased)
+        return self.grad_fn is None
 
     @property
     def grad(self):

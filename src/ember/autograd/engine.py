@@ -170,7 +170,11 @@ def _plan_inputs(task, inputs, capture):
             # AccumulateGrad node.
             t.retain_grad()
         if fn is None:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            # a view requiring grad through its base, with no history or gradient of its own
+            # (made in no_grad mode): no edge leads to it, so it is unreachable, as in torch
+            continue
         if capture:
             task.captures.setdefault(fn, []).append((nr, slot, t))
         targets.add(fn)

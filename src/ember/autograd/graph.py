@@ -257,7 +257,9 @@ def gradient_edge(t):
 
 
 def short_node_name(node) -> str:
-    return re.sub(r"Backward\d*$", "", node.name())
+    """A node's name as torch's errors give it: without "Backward", and without the overload
+    number 0 (``SplitBackward0``: "Split"; ``SqueezeBackward1``: "Squeeze1")."""
+    return re.sub(r"Backward(0|(\d*))$", r"\2", node.name())
 
 
 def version_error(data, current, expected, grad_fn, output_nr):

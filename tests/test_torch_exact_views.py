@@ -1,0 +1,175 @@
+"""View and version flags as torch keeps them: views of multi-output ops and of views made in
+no_grad mode after an in-place change of their base, inference tensors (what view ops, detach,
+``.data`` and in-place ops make of them in and out of inference mode), and views requiring
+grad only through their base.
+
+Each body runs on PyTorch 2.13 and on ember (``oracle.same``); the tests skip when torch is
+not installed.
+"""
+from __future__ import annotations
+
+import pytest
+from oracle import error_of, same
+
+
+def flags(t):
+    """What a user can see of a tensor's autograd bookkeeping (a read that raises gives its
+    error)."""
+    def read(fn):
+        err = error_of(fn)
+        return fn() if err is None else err
+    fn = read(lambda: t.grad_fn)
+    return {"is_view": t._is_view(), "base": t._base is not None,
+            "is_inference": t.is_inference(), "_version": read(lambda: t._version),
+            "requires_grad": t.requires_grad, "is_leaf": read(lambda: t.is_leaf),
+            "grad_fn": fn if fn is None or isinstance(fn, tuple) else fn.name()}
+
+
+# -- views of a multi-output op, and views made in no_grad mode, after their base changed -----
+_REBASED = {
+    "split_base": lambda t, y: (y.split(2)[0], lambda: y.mul_(2)),
+    "chunk_base": lambda t, y: (y.chunk(2)[1], lambda: y.reciprocal_()),
+    "unbind_through_detach": lambda t, y: (y.unbind()[2], lambda: y.detach().mul_(0.5)),
+    "split_with_sizes": lambda t, y: (y.split_with_sizes([1, 3])[0], lambda: y.add_(1)),
+    "view_of_split": lambda t, y: (y.split(2)[0][0:1], lambda: y.mul_(2)),
+    "split_in_no_grad": lambda t, y: (_in_no_grad(t, lambda: y.split(2)[0]),
+                                      lambda: y.mul_(2)),
+    "slice_in_no_grad": lambda t, y: (_in_no_grad(t, lambda: y[:-1]),
+                                      lambda: y.scatter_add_(0, t.tensor([1]), t.ones(1))),
+    "tensor_split": lambda t, y: (y.tensor_split(2)[0], lambda: y.mul_(2)),
+    "squeezed_chunk": lambda t, y: (y[None].chunk(1)[0].squeeze(0), lambda: y.mul_(2)),
+}
+
+
+def _in_no_grad(t, make):
+    with t.no_grad():
+        return make()
+
+
+@pytest.mark.parametrize("name", sorted(_REBASED))
+def test_view_flags_after_base_changed_in_place(name):
+    def body(t):
+        x = t.tensor([1.26, 0.32, 0.83, -0.5], requires_grad=True)
+        y = x * 1
+        view, change = _REBASED[name](t, y)
+        before = flags(view)
+        change()
+        return before, flags(view), flags(y), error_of(lambda: view.exp())
+    same(body)
+
+
+def test_multi_output_view_made_before_its_base_required_grad():
+    def body(t):
+        y = t.tensor([1., 2., 3., 4.]) * 1
+        a = y.split(2)[0]
+        y.requires_grad_()
+        return flags(a), error_of(lambda: a.mul_(2)), flags(y)
+    same(body)
+
+
+# -- inference tensors ------------------------------------------------------------------------
+_OF_INFERENCE = {
+    "view": lambda t, a: a.view(4),
+    "unsqueeze": lambda t, a: a.unsqueeze(-1),
+    "select": lambda t, a: a.select(-1, 0),
+    "slice": lambda t, a: a[0:1, 1:],
+    "split": lambda t, a: a.split(1)[0],
+    "unbind": lambda t, a: a.unbind(1)[0],
+    "transpose": lambda t, a: a.T,
+    "reshape_view": lambda t, a: a.reshape(4),
+    "reshape_copy": lambda t, a: a.t().reshape(4),
+    "detach": lambda t, a: a.detach(),
+    "data": lambda t, a: a.data,
+    "exp": lambda t, a: a.exp(),
+    "mixed": lambda t, a: a * t.ones(2),
+}
+
+
+@pytest.mark.parametrize("inside", [True, False], ids=["in_inference_mode", "outside"])
+@pytest.mark.parametrize("name", sorted(_OF_INFERENCE))
+def test_what_ops_make_of_an_inference_tensor(name, inside):
+    """A view op on an inference tensor makes another inference tensor, never a view; detach
+    and .data outside inference mode make one with a version counter of its own."""
+    def body(t):
+        x = t.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        with t.inference_mode():
+            a = x * 2
+            if inside:
+                r = _OF_INFERENCE[name](t, a)
+        if not inside:
+            r = _OF_INFERENCE[name](t, a)
+        return flags(r)
+    same(body)
+
+
+_INFERENCE_RESULTS = {
+    "conv1d": lambda t, x: t.nn.functional.conv1d(x[None], t.ones(1, 2, 1)),
+    "avg_pool1d": lambda t, x: t.nn.functional.avg_pool1d(x[None], 2),
+    "tensordot": lambda t, x: t.tensordot(x, t.ones(2, 3), dims=1),
+    "pairwise_distance": lambda t, x: t.nn.functional.pairwise_distance(x, x),
+    "view_of_normal": lambda t, x: x.view(4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INFERENCE_RESULTS))
+def test_results_made_in_inference_mode(name):
+    def body(t):
+        x = t.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        with t.inference_mode():
+            r = _INFERENCE_RESULTS[name](t, x)
+        return flags(r)
+    same(body)
+
+
+def test_inference_tensor_written_outside_inference_mode():
+    """torch writes, then refuses (the version bump is what fails); the kernel's own errors
+    come first, and a detached alias with its own counter may be written."""
+    def body(t):
+        with t.inference_mode():
+            a = t.tensor([1., 2.]) * 1
+        d = a.detach()
+        return (error_of(lambda: a.add_(t.ones(3, 2))), error_of(lambda: a.add_(1)),
+                a.tolist(), error_of(lambda: a[0].mul_(3)), a.tolist(),
+                error_of(lambda: d.add_(1)), flags(d), a.tolist(),
+                error_of(lambda: d.requires_grad_()))
+    same(body)
+
+
+def test_counted_inference_alias_written_in_inference_mode():
+    def body(t):
+        with t.inference_mode():
+            a = t.tensor([1., 2.]) * 1
+        d = a.data
+        with t.inference_mode():
+            d.add_(1)
+        return flags(d), a.tolist()
+    same(body)
+
+
+# -- views that require grad only through their base ------------------------------------------
+def test_gradient_for_a_view_made_in_no_grad_mode():
+    """It requires grad (its base does) but has no edge: unreachable, as in torch."""
+    def body(t):
+        x = t.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 2
+        with t.no_grad():
+            v = y[1:]
+        z = v.pow(2).sum()
+        return (flags(v), error_of(lambda: t.autograd.grad(z, [v], retain_graph=True)),
+                t.autograd.grad(y.sum(), [v], allow_unused=True, retain_graph=True),
+                error_of(lambda: y.sum().backward(inputs=[v])), v.grad, x.grad)
+    same(body)
+
+
+def test_node_names_in_version_errors():
+    """torch names a node in its errors without "Backward" and without overload number 0."""
+    def body(t):
+        x = t.tensor([[-1.16, 0.5]], requires_grad=True)
+        y = x.mean(1)
+        y.clamp_min_(y)
+        z = x.max()
+        z2 = z.exp()
+        z.add_(1)
+        return (error_of(lambda: t.autograd.grad(y.exp().sum(), [x])),
+                error_of(lambda: z2.backward()))
+    same(body)
