@@ -300,3 +300,14 @@ class TestComplex:
                     torch.autograd.gradcheck(WrongConj.apply, (z,), raise_exception=False)]
         # (torch warns about torch.jit the first time its complex checks import their helpers)
         same(body, check_warnings=False)
+
+
+def test_outputs_that_do_not_require_grad_are_not_checked():
+    """As torch's: only the outputs autograd tracks are compared with finite differences
+    (native_batch_norm's statistics change with the input but have no gradient)."""
+    def body(torch):
+        x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], dtype=torch.float64,
+                         requires_grad=True)
+        return torch.autograd.gradcheck(
+            lambda x: torch.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5), (x,))
+    same(body)

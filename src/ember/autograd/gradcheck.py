@@ -140,7 +140,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                           stacklevel=2)
     outs = _outputs(func, inputs)
     if check_forward_ad:
-        for o in range(len(outs)):
+        for o in _differentiable_outputs(outs):
             for i in diff:
                 num = _numerical_columns(func, inputs, i, o, eps, wirtinger=False)
                 if not _matches(_forward_jacobian(func, inputs, i, o), num, fast_mode, rtol,
@@ -162,9 +162,17 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return True
 
 
+def _differentiable_outputs(outs):
+    """The positions of the outputs that require grad: the only ones torch checks (a float
+    output autograd does not track, like native_batch_norm's statistics, is left out)."""
+    return [k for k, t in enumerate(outs) if t._requires_grad]
+
+
 def _check_backward(func, inputs, diff, eps, atol, rtol, fast_mode, raise_exception,
                     prefix="", complex_outs=()):
-    for o in range(len(_outputs(func, inputs))):
+    with enable_grad():
+        outs = _outputs(func, inputs)
+    for o in _differentiable_outputs(outs):
         for i in diff:
             num = _numerical_jacobian(func, inputs, i, o, eps)
             ana = _analytical_jacobian(func, inputs, i, o)
