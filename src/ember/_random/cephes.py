@@ -332,15 +332,16 @@ def _work_through(chunks, mean, std):
         _chunk(b, words, mean, std, out)
 
 
-def normals(draw, count, mean, std):
+def normals(draw, count, mean, std, out=None):
     """torch's float32 normals for the next ``count`` raw words (a multiple of 16), drawn with
-    ``draw(k)`` (the next ``k`` words, in order).
+    ``draw(k)`` (the next ``k`` words, in order); written into ``out`` when given (a contiguous
+    float32 array of ``count`` elements), else into a new array.
 
     On ``n = get_num_threads()`` threads: ``n - 1`` of the pool's threads work through the
     chunks while the calling thread draws their words, then it joins them, so that ``n``
     threads are busy throughout (not ``n + 1`` while the words are drawn)."""
     mean, std = f32(mean), f32(std)
-    out = np.empty((count // 16, 16), f32)
+    out = np.empty((count // 16, 16), f32) if out is None else out.reshape(-1, 16)
     workers = _threads.get_num_threads()
     rows = _THREADED_ROWS
     if workers == 1 or count <= 16 * rows:

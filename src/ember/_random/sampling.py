@@ -137,27 +137,27 @@ class _Pairs:
 
 def _normal_blocks(gen, n, dtype, mean, std):
     full = n - n % 16
+    out = np.empty(n, f64 if dtype == f64 else f32)
     # float and double fill the whole tensor with uniforms first; half draws block by block
-    blocks = _blocks(gen, full, full if dtype == np.float16 else n, dtype, mean, std)
-    if full == n:  # (the blocks are the result: no second array to copy them into)
-        return blocks.astype(dtype, copy=False)
-    out = np.empty(n, blocks.dtype)
-    out[:full] = blocks
-    out[n - 16:] = _blocks(gen, 16, 16, dtype, mean, std)  # torch redraws the last 16
+    _blocks(gen, full, full if dtype == np.float16 else n, dtype, mean, std, out[:full])
+    if full != n:  # torch redraws 16 uniforms for the last 16 elements
+        _blocks(gen, 16, 16, dtype, mean, std, out[n - 16:])
     return out.astype(dtype, copy=False)
 
 
-def _blocks(gen, count, drawn, dtype, mean, std):
-    """Normals for the first ``count`` (a multiple of 16) of ``drawn`` uniforms drawn now."""
+def _blocks(gen, count, drawn, dtype, mean, std, out):
+    """Normals for the first ``count`` (a multiple of 16) of ``drawn`` uniforms drawn now,
+    written into ``out`` (contiguous, ``count`` elements)."""
     if dtype == f64:
-        return _double_blocks(doubles(gen, drawn)[:count], mean, std)
-    out = _float_blocks(gen, count, mean, std)
+        _double_blocks(doubles(gen, drawn)[:count], mean, std, out)
+        return
+    _float_blocks(gen, count, mean, std, out)
     gen.random(drawn - count)
-    return out
 
 
-def _double_blocks(u, mean, std):
-    """float64 blocks: the C library's log, cos and sin, then fma(value, std, mean)."""
+def _double_blocks(u, mean, std, out):
+    """float64 blocks into ``out``: the C library's log, cos and sin, then fma(value, std,
+    mean)."""
     halves = u.reshape(-1, 16).view("V64").T  # (2, rows): the first and last eight of each block
     work = np.empty((2, halves.shape[1] * 8))
     np.copyto(work.view("V64").reshape(halves.shape), halves)
@@ -171,25 +171,24 @@ def _double_blocks(u, mean, std):
     np.multiply(radius, libm("sin", second), out=second)
     if not (mean == 0 and std == 1):
         work = fma64(work, f64(std), f64(mean))
-    out = np.empty_like(u)
     np.copyto(out.reshape(-1, 16).view("V64").T, work.view("V64").reshape(halves.shape))
-    return out
 
 
-def _float_blocks(gen, count, mean, std):
-    """float32 normals for ``count`` (a multiple of 16) words drawn now."""
+def _float_blocks(gen, count, mean, std, out):
+    """float32 normals for ``count`` (a multiple of 16) words drawn now, into ``out``."""
     if cephes_normals():
-        return cephes.normals(gen.random, count, mean, std)
+        cephes.normals(gen.random, count, mean, std, out)
+        return
     u = floats(gen, count)
     # NOTE: builds without AVX2 use the C library's float log/cos/sin; computed here in double
     # and rounded, which can differ from those in the last bit.
     u = u.reshape(-1, 16)
     radius = np.sqrt(f32(-2) * np.log(f32(1) - u[:, :8]).astype(f32))
     theta = (_TWO_PI * u[:, 8:].astype(f64)).astype(f32)
-    out = np.empty_like(u)
-    out[:, :8] = radius * np.cos(theta.astype(f64)).astype(f32)
-    out[:, 8:] = radius * np.sin(theta.astype(f64)).astype(f32)
-    return fma32(out, std, mean).ravel()
+    values = np.empty_like(u)
+    values[:, :8] = radius * np.cos(theta.astype(f64)).astype(f32)
+    values[:, 8:] = radius * np.sin(theta.astype(f64)).astype(f32)
+    out[:] = fma32(values, std, mean).ravel()
 
 
 # -- continuous distributions of one uniform double ----------------------------------------------
