@@ -24,6 +24,7 @@ from ._random.generator import (  # noqa: F401
     initial_seed,
     set_rng_state,
 )
+from ._size import args_or_keyword
 from ._state import state
 from ._tensor import Tensor, _check_can_require_grad, _wrap
 from .random import manual_seed, seed  # noqa: F401
@@ -239,7 +240,9 @@ def _dtype_or_default(dtype):
     return (dtype or D.get_default_dtype()).np
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    size = args_or_keyword(args, size, "zeros", "size")
     dt = _dtype_or_default(_dtype_arg("zeros", dtype))
     shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     if any(int(s) < 0 for s in shape):  # torch's zeros checks its sizes itself
@@ -247,13 +250,16 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return constant(_finish(_allocated(np.zeros, _size(size), dt), None, requires_grad, device))
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    size = args_or_keyword(args, size, "ones", "size")
     dt = _dtype_or_default(_dtype_arg("ones", dtype))
     return constant(_finish(_allocated(np.ones, _size(size), dt), None, requires_grad, device))
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          memory_format=None):
+def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, memory_format=None):
+    size = args_or_keyword(args, size, "empty", "size")
     dt = _dtype_or_default(_dtype_arg("empty", dtype))
     return constant(_finish(_allocated(np.empty, _size(size), dt), None, requires_grad, device))
 
@@ -358,18 +364,20 @@ def _like_array(input, dtype):
 
 
 @replayed
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random numbers from a uniform distribution on [0, 1)."""
+    size = args_or_keyword(args, size, "rand", "size")
     array = _new_array(_size(size), _dtype_or_default(dtype))
     values = _fill.uniform(array, 0.0, 1.0, draw_for(generator, device))
     return _finish(values, None, requires_grad, device)
 
 
 @replayed
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random numbers from the standard normal distribution."""
+    size = args_or_keyword(args, size, "randn", "size")
     array = _new_array(_size(size), _dtype_or_default(dtype))
     values = _fill.normal(array, 0.0, 1.0, draw_for(generator, device))
     return _finish(values, None, requires_grad, device)
@@ -564,19 +572,23 @@ Tensor.type = _tensor_type
 # -- Tensor.new_*: a new tensor with self's dtype (and device) unless told otherwise -----------
 def _new_sized(factory):
     """``Tensor.new_<factory>(*size, dtype=None, ...)``: self's dtype unless told otherwise."""
-    def new(self, *size, dtype=None, device=None, requires_grad=False, **_):
+    def new(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+            pin_memory=False):
+        size = args_or_keyword(args, size, new.__name__, "size")
         return factory(*size, dtype=dtype or self.dtype, requires_grad=requires_grad,
                        device=self.device if device is None else device)
     new.__name__ = f"new_{factory.__name__}"
     return new
 
 
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+              layout=None, pin_memory=False):
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad,
                 device=self.device if device is None else device)
 
 
-def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **_):
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+                pin_memory=False):
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or "

@@ -26,3 +26,13 @@ class Size(tuple):
 
     def __reduce__(self):
         return (Size, (tuple(self),))
+
+
+def args_or_keyword(args: tuple, value, fn: str, keyword: str) -> tuple:
+    """The size-like arguments of ``fn`` as torch takes them: separately (``f(2, 3)``), as one
+    sequence (``f((2, 3))``), or as that sequence by keyword (``f(size=(2, 3))``)."""
+    if value is None:
+        return args
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{keyword}'")
+    return (value,)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from .._backend import data_address, get_xp, storage_of, strided_view
+from .._size import args_or_keyword
 from .._state import forward_hook, state
 from .._state import recording as compile_recording
 from .._tensor import Tensor
@@ -110,7 +111,7 @@ Tensor.as_strided_ = as_strided_
 
 
 # -- resize_ ----------------------------------------------------------------------------------
-def resize_(self, *sizes, memory_format=None):
+def resize_(self, *args, size=None, memory_format=None):
     """Give ``self`` the (contiguous) shape ``sizes`` over its storage from its offset: existing
     elements are kept in storage order; a storage too small is replaced by a larger copy (new
     elements are zeros; torch leaves them uninitialised).
@@ -122,7 +123,7 @@ def resize_(self, *sizes, memory_format=None):
         raise RuntimeError("cannot resize variables that require grad")
     if self._is_inference and not state.inference:
         raise RuntimeError(ERR_INFERENCE_INPLACE)
-    return resize_storage(self, _shape._shape_arg(sizes))
+    return resize_storage(self, _shape._shape_arg(args_or_keyword(args, size, "resize_", "size")))
 
 
 def resize_storage(self, shape):

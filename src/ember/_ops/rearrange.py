@@ -15,6 +15,7 @@ __all__ = ['atleast_1d', 'atleast_2d', 'atleast_3d', 'broadcast_to', 'column_sta
 import numpy as np
 
 from .._backend import get_xp
+from .._size import args_or_keyword
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .registry import NONE, op
 from .scan import flip_dims
@@ -259,9 +260,9 @@ def _(grad, self_shape, repeats):
     return reshape(summed, tuple(self_shape))
 
 
-def repeat(self, *sizes):
+def repeat(self, *args, repeats=None):
     """``self`` repeated ``sizes[i]`` times along each dim (new leading dims allowed)."""
-    return _repeat(self, _sizes(sizes))
+    return _repeat(self, _sizes(args_or_keyword(args, repeats, "repeat", "repeats")))
 
 
 def tile(input, dims):
@@ -273,8 +274,9 @@ def tile(input, dims):
     return _repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
-def _tile_method(self, *dims):
-    return tile(self, _sizes(dims) if dims else ())
+def _tile_method(self, *args, dims=None):
+    args = args_or_keyword(args, dims, "tile", "dims")
+    return tile(self, _sizes(args) if args else ())
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
@@ -325,8 +327,9 @@ def flip(input, dims):
     return flip_dims(input, tuple(_unique_dims(_int_tuple(dims), input.ndim)))
 
 
-def _flip_method(self, *dims):
-    return flip(self, _sizes(dims) if dims else ())
+def _flip_method(self, *args, dims=None):
+    args = args_or_keyword(args, dims, "flip", "dims")
+    return flip(self, _sizes(args) if args else ())
 
 
 def fliplr(input):

@@ -17,6 +17,7 @@ from .._backend import asarray_like, get_xp, is_array
 from .._backend.device import CPU, as_device, move, same_device
 from .._backend.device import device as Device
 from .._compile.hooks import constant
+from .._size import args_or_keyword
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.graph import ERR_INFERENCE_INPLACE
@@ -102,10 +103,10 @@ def _(grad, self_shape):
 reshape_alias.batched_grad("self")(view.batched_formulas[0][1])
 
 
-def reshape(self, *shape):
+def reshape(self, *args, shape=None):
     """Same data in a new shape, as torch does it: a view of a contiguous tensor, an alias with
     new strides when the strides allow it, else a copy."""
-    shape = _shape_arg(shape)
+    shape = _shape_arg(args_or_keyword(args, shape, "reshape", "shape"))
     if not isinstance(self, Tensor):
         return self.reshape(shape)
     if vmap_hook[0] is not None and type(self) is not Tensor:
@@ -131,7 +132,9 @@ def _reshape_example(self, shape):
     return unsafe_view(clone(self), shape)
 
 
-def _view_method(self, *shape):
+def _view_method(self, *args, size=None, dtype=None):
+    shape = args_or_keyword(args, size if dtype is None else dtype, "view",
+                            "size" if dtype is None else "dtype")
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         raise NotImplementedError("view(dtype) is not supported")
     return view(self, _shape_arg(shape))
@@ -162,7 +165,7 @@ def flatten(self, start_dim=0, end_dim=-1):
 Tensor.flatten = flatten
 
 
-def ravel(input):  # noqa: A002 - torch's name
+def ravel(input):
     """The elements as a 1-D view (of a contiguous copy when ``input`` is not contiguous)."""
     return view(input.contiguous(), (-1,))
 
@@ -315,11 +318,15 @@ def _permute_dims(dims, position):
     return _shape_arg(dims)
 
 
-def permute(self, *dims):
-    return _permute(self, _permute_dims(dims, 2))
+def permute(self, *args, dims=None):
+    return _permute(self, _permute_dims(args_or_keyword(args, dims, "permute", "dims"), 2))
 
 
-Tensor.permute = lambda self, *dims: _permute(self, _permute_dims(dims, 1))
+def _permute_method(self, *args, dims=None):
+    return _permute(self, _permute_dims(args_or_keyword(args, dims, "permute", "dims"), 1))
+
+
+Tensor.permute = _permute_method
 
 
 @op("expand", view=True, promote=NONE)
@@ -383,7 +390,8 @@ def _broadcast_view(a, target):
     return np.ndarray(target, a.dtype, a, 0, strides)
 
 
-def expand(self, *size):
+def expand(self, *args, size=None):
+    size = args if size is None else args_or_keyword(args, size, "expand", "size")
     if not isinstance(self, Tensor):  # a first-order formula's gradient
         if (type(self) is np.ndarray and self.ndim == 0 and len(size) == 1
                 and type(size[0]) is tuple):
@@ -1175,7 +1183,11 @@ def chunk(input, chunks, dim=0):
     return split(input, step, dim)
 
 
-Tensor.split = split
+def _split_method(self, split_size, dim=0):
+    return split(self, split_size, dim)
+
+
+Tensor.split = _split_method
 Tensor.chunk = chunk
 
 
