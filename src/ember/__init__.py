@@ -164,6 +164,17 @@ from ._out import install as _install_out  # noqa: E402  (once the namespace is 
 
 _install_out("", globals())
 
+from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E402
+                                autocast_increment_nesting, clear_autocast_cache,
+                                get_autocast_cpu_dtype, get_autocast_dtype,
+                                get_autocast_gpu_dtype, is_autocast_cache_enabled,
+                                is_autocast_cpu_enabled, is_autocast_enabled,
+                                set_autocast_cache_enabled, set_autocast_cpu_dtype,
+                                set_autocast_cpu_enabled, set_autocast_dtype,
+                                set_autocast_enabled, set_autocast_gpu_dtype)
+from .amp.grad_scaler import GradScaler  # noqa: E402
+from . import amp  # noqa: E402
+
 _SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",
                "multiprocessing", "fft", "special", "signal", "cpu")

@@ -8,7 +8,7 @@ raise ``AssertionError: Torch not compiled with CUDA enabled``, as PyTorch's CPU
 from __future__ import annotations
 
 from .._backend.device import as_device, cuda_backend, require_cuda
-from . import nvtx, profiler
+from . import amp, nvtx, profiler
 from .memory import (empty_cache, max_memory_allocated, max_memory_reserved, mem_get_info,
                      memory_allocated, memory_reserved, memory_stats, memory_summary,
                      reset_max_memory_allocated, reset_peak_memory_stats)

@@ -112,7 +112,8 @@ class _Conv(_ConvNd):
                          False, 0, groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):  # noqa: A002
-        fn = type(self)._fn
+        # (looked up on F at each call, as torch's modules call F: autocast wraps F's)
+        fn = getattr(F, type(self)._fn.__name__)
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -178,8 +179,9 @@ class _ConvTranspose(_ConvNd):
 
     def forward(self, input, output_size=None):  # noqa: A002
         opad = self._output_padding(input, output_size)
-        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding, opad,
-                              self.groups, self.dilation)
+        return getattr(F, type(self)._fn.__name__)(
+            input, self.weight, self.bias, self.stride, self.padding, opad, self.groups,
+            self.dilation)
 
 
 class ConvTranspose1d(_ConvTranspose):

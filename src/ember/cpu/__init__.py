@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 
+from . import amp
+
 __all__ = ["is_available", "is_initialized", "synchronize", "current_device", "current_stream",
            "stream", "set_device", "device_count", "Stream", "StreamContext", "Event"]
 
