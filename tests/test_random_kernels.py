@@ -7,12 +7,14 @@ torch's float32 normal kernel (a zero radius, the binades and the sqrt(1/2) spli
 the quadrant boundaries of its sincos), and, opt-in, every one of its 2**24 inputs.
 """
 import os
+import threading
 
 import numpy as np
 import pytest
 from oracle import torch_or_skip
 
 import ember
+from ember import _threads
 from ember._random import cephes
 
 N = 624
@@ -163,6 +165,41 @@ def test_large_normals_as_torch_when_threads_share_the_chunks(threads):
             got = ember.empty(16 * 9000 + 5).normal_(mean, std).numpy()
             same_bits(got, want)
             same_bits(ember.rand(7).numpy(), torch.rand(7).numpy())  # the stream goes on alike
+    finally:
+        ember.set_num_threads(prior)
+
+
+def test_threads_stop_when_drawing_fails():
+    # the pool's threads wait for chunks while the words are drawn: an error in the drawing
+    # must still end them (else the next large draw would find no free thread)
+    prior = ember.get_num_threads()
+    words = np.random.default_rng(4).integers(0, 1 << 32, 16 * 8192 * 5, dtype=np.uint32)
+    calls = []
+
+    def failing(k):
+        calls.append(k)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return words[:k]
+
+    try:
+        ember.set_num_threads(3)
+        with pytest.raises(KeyboardInterrupt):
+            cephes.normals(failing, len(words), 0.0, 1.0)
+        # every one of the pool's three threads is free again
+        barrier = threading.Barrier(3, timeout=10)
+        for job in [_threads.executor().submit(barrier.wait) for _ in range(3)]:
+            job.result()
+        drawn = [0]
+
+        def draw(k):
+            drawn[0] += k
+            return words[drawn[0] - k:drawn[0]]
+
+        threaded = cephes.normals(draw, len(words), 0.0, 1.0)
+        ember.set_num_threads(1)
+        drawn[0] = 0
+        same_bits(threaded, cephes.normals(draw, len(words), 0.0, 1.0))
     finally:
         ember.set_num_threads(prior)
 
