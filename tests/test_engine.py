@@ -1054,6 +1054,38 @@ def test_zero_dim_gradients_summed_stay_arrays():
     assert type(x.grad._data) is np.ndarray
 
 
+def test_broadcast_leaf_gradients_oracle():
+    """Leaves broadcast into a larger result (biases): their gradients are summed back to
+    their shapes, accumulate over passes and are written in place as torch's are, and each
+    leaf's .grad owns its memory (taken as the engine's sum made it, not a view of it)."""
+    shapes = [(4,), (1, 4), (3, 1), (), (1, 1, 4), (2, 1, 4)]
+
+    def body(torch):
+        x = torch.arange(24.).reshape(2, 3, 4)
+        leaves = [torch.full(s, 0.5, requires_grad=True) for s in shapes]
+        for _ in range(2):  # the second pass adds into the first one's .grad
+            out = x
+            for w in leaves:
+                out = out * w + w
+            out.sum().backward()
+        grads = [w.grad.clone() for w in leaves]
+        leaves[0].grad.mul_(2)
+        return grads, leaves[0].grad, [w.grad.is_contiguous() for w in leaves]
+    same(body, rtol=1e-5)
+    for w in run_leaves(shapes):
+        assert w.grad._data.base is None and tuple(w.grad.shape) == tuple(w.shape)
+
+
+def run_leaves(shapes):
+    x = ember.arange(24.).reshape(2, 3, 4)
+    leaves = [ember.full(s, 0.5, requires_grad=True) for s in shapes]
+    out = x
+    for w in leaves:
+        out = out * w + w
+    out.sum().backward()
+    return leaves
+
+
 def test_inputs_as_a_dict_oracle():
     def body(torch):
         x = torch.tensor([1., 2.], requires_grad=True)

@@ -160,7 +160,22 @@ def _sum_to_array(x, shape):
         return x
     # NOTE: an array, never a NumPy scalar (a 0-d sum is one): the engine sums gradients into
     # the arrays it holds in place, which a scalar would silently ignore.
-    return as_array(get_xp(x).sum(x, axis=_sum_to_axes(x.shape, shape))).reshape(shape)
+    axes = _sum_to_axes(x.shape, shape)
+    lead = x.ndim - len(shape)
+    if len(axes) == lead:
+        # only leading dimensions: the sum has ``shape`` itself, a new array (not a reshaped
+        # view of one), which the engine keeps as a leaf's .grad without copying it
+        return as_array(_array_sum(x, axes, False))
+    out = as_array(_array_sum(x, axes, True))
+    return out.reshape(shape) if lead else out
+
+
+def _array_sum(x, axes, keepdims):
+    """``xp.sum(x, axes)``; on NumPy its ufunc's reduce, which np.sum comes to, without
+    np.sum's Python layers (the same dtypes and values)."""
+    if type(x) is np.ndarray:
+        return np.add.reduce(x, axis=axes, keepdims=keepdims)
+    return get_xp(x).sum(x, axis=axes, keepdims=keepdims)
 
 
 sum_to.kernel = _sum_to_array  # the array form, for code that calls kernels (ember.compile)

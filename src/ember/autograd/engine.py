@@ -293,6 +293,16 @@ def _execute(task, root_nodes):
                             borrowed.add(id(o))
                 else:
                     _note_borrowed(task, fn, outs, grads)
+        elif (plain and type(fn) is AccumulateGrad and grads is not None
+              and grads[0] is not None and fn._pre_hooks is None and fn._post_hooks is None
+              and fn._retained is None and not fn.variable._hooks
+              and (run is None or (fn in run and fn not in captures))):
+            # the usual leaf (no hooks, its gradient not captured): what _run_node does for
+            # it, without the general path's calls (a leaf has no edges to follow)
+            with fn.lock:
+                if fn.variable._requires_grad:
+                    _accumulate(task, fn.variable, grads[0])
+            continue
         elif prof is not None:
             with prof(fn.name(), grads or (), fn):
                 outs = _run_node(task, fn, grads)
