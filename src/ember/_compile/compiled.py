@@ -114,10 +114,14 @@ class Entry:
         self.runs_eagerly = False  # set once a create_graph pass went through a call of it
 
     def matches(self, spec, tensors):
-        return (spec == self.spec and world() == self.world_key
-                and (len(tensors) < 2 or alias_pattern(tensors) == self.aliases)
-                and self.roots.hold()
-                and all(_tensor_meta(t) == meta for t, meta in self.captured))
+        if (spec != self.spec or world() != self.world_key
+                or (len(tensors) > 1 and alias_pattern(tensors) != self.aliases)
+                or not self.roots.hold()):
+            return False
+        for t, meta in self.captured:  # (a loop: a generator costs more than these checks)
+            if _tensor_meta(t) != meta:
+                return False
+        return True
 
     def replay(self, tensors):
         if self.quiet:

@@ -252,7 +252,7 @@ class Roots:
             items = [self._check_for(x, level + 1) for x in v]
             n = len(v)
             return lambda x, t=t, items=items, n=n: (
-                type(x) is t and len(x) == n and all(c(y) for c, y in zip(items, x)))
+                type(x) is t and len(x) == n and _all_hold(items, x))
         if t is dict:
             if len(v) > _MAX_ITEMS:
                 return lambda x, v=v: x is v
@@ -260,7 +260,7 @@ class Roots:
             items = [self._check_for(x, level + 1) for x in v.values()]
             return lambda x, keys=keys, items=items: (
                 type(x) is dict and tuple(x) == keys
-                and all(c(y) for c, y in zip(items, x.values())))
+                and _all_hold(items, x.values()))
         if (t not in _SIMPLE and hasattr(v, "__dict__") and not isinstance(v, type)
                 and not isinstance(v, (types.FunctionType, types.MethodType,
                                        types.ModuleType))
@@ -269,8 +269,17 @@ class Roots:
             keys = tuple(attrs)
             items = [self._check_for(x, level + 1) for x in attrs.values()]
             return lambda x, v=v, keys=keys, items=items: x is v and tuple(vars(x)) == keys \
-                and all(c(y) for c, y in zip(items, vars(x).values()))
+                and _all_hold(items, vars(x).values())
         return lambda x, v=v: x is v
+
+
+def _all_hold(checks, values):
+    """Every check holds for its value (a loop: checked at every call, where a generator in
+    all() costs more than the checks)."""
+    for check, v in zip(checks, values):
+        if not check(v):
+            return False
+    return True
 
 
 _MISSING = object()
