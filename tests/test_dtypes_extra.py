@@ -163,3 +163,24 @@ def test_float8_conversion_saturates_as_torch(name, source):
         v = torch.tensor([1e6, -1e6, float("inf"), float("nan"), 464., 470., -500., 1e-9, 0.3])
         return v.to(getattr(torch, source)).to(getattr(torch, name)).float()
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n", [5, 40])
+@pytest.mark.parametrize("expr", [
+    "torch.rand(n, dtype=torch.bfloat16)", "torch.randn(n, dtype=torch.bfloat16)",
+    "torch.randint(0, 9, (n,), dtype=torch.bfloat16)",
+    "torch.empty(n, dtype=torch.bfloat16).normal_(1.5, 0.3)",
+    "torch.empty(n, dtype=torch.bfloat16).uniform_(-2, 3)",
+    "torch.empty(n, dtype=torch.bfloat16).exponential_()",
+    "torch.empty(n, dtype=torch.bfloat16).bernoulli_(0.3)",
+    "torch.empty(n, dtype=torch.bfloat16).random_(0, 100)",
+    "torch.empty(n, dtype=torch.bfloat16).random_()",
+    "torch.randperm(n, dtype=torch.bfloat16)", "torch.empty(n, dtype=torch.bfloat16).cauchy_()",
+    "torch.empty(n, dtype=torch.bfloat16).log_normal_()",
+    "torch.empty(n, dtype=torch.bfloat16).geometric_(0.3)",
+])
+def test_bfloat16_random_matches_torch(expr, n):
+    def body(torch):
+        torch.manual_seed(7)
+        return eval(expr)
+    same(body, rtol=0, atol=0)

@@ -416,7 +416,7 @@ def _check_permutation_fits(n, dtype):
     if dtype == D.bool:
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     if dtype.category == D.FLOATING:
-        limit = (1 << (np.finfo(dtype.np).nmant + 1)) + 1
+        limit = (1 << (D.np_finfo(dtype.np).nmant + 1)) + 1
         if n > limit:
             raise RuntimeError(f"n cannot be greater than {limit} for {dtype.scalar_name} type.")
     elif n > int(np.iinfo(dtype.np).max) + 1:

@@ -316,3 +316,8 @@ def cast(array, dt: dtype):
         array = abs(array.astype(np.float32) if array.dtype.kind == "V" else array)
     return array.astype(dt.np)
 
+
+def np_finfo(npdtype):
+    """NumPy's finfo of a floating storage dtype, ml_dtypes' for the dtypes it provides."""
+    return _ml.finfo(npdtype) if npdtype in REDUCED_NP | FLOAT8_NP else np.finfo(npdtype)
+

@@ -23,7 +23,7 @@ class finfo:
             raise TypeError(f"torch.finfo() requires a floating point input type. Use "
                             f"torch.iinfo to handle '{dt.name.capitalize()}'")
         real = dt.to_real() if dt.category == D.COMPLEX else dt
-        info = (D._ml.finfo if real.np in D.REDUCED_NP | D.FLOAT8_NP else np.finfo)(real.np)
+        info = D.np_finfo(real.np)
         self.bits = info.bits
         self.eps = float(info.eps)
         self.max = float(info.max)

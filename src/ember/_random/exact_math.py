@@ -121,6 +121,6 @@ def settle(values, exact, dtype):
 def to_dtype(values, dtype):
     """Cast doubles as torch's ``static_cast<scalar_t>(double)`` does (half goes via float)."""
     dtype = np.dtype(dtype)
-    if dtype == np.float16:
+    if dtype == np.float16 or dtype.kind == "V":  # (bfloat16, also through float)
         return values.astype(f32).astype(dtype)
     return values.astype(dtype)

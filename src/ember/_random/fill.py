@@ -26,7 +26,7 @@ _SCALAR = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "
            "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
 _CPP = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
         "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
-        "bool": "bool", "complex64": "c10::complex<float>",
+        "bool": "bool", "complex64": "c10::complex<float>", "bfloat16": "c10::BFloat16",
         "complex128": "c10::complex<double>"}
 
 
@@ -38,8 +38,13 @@ def _not_implemented(kernel, dtype):
     return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(dtype)}\'')
 
 
+def _is_float(dtype):
+    """A real floating dtype (bfloat16's NumPy dtype has a kind of its own)."""
+    return dtype.kind == "f" or dtype in D.REDUCED_NP
+
+
 def _require_float(array, kernel, generator):
-    if array.dtype.kind != "f" and array.dtype not in D.REDUCED_NP:
+    if not _is_float(array.dtype):
         raise _not_implemented(kernel_name(kernel, generator), array.dtype)
 
 
@@ -54,11 +59,6 @@ def _draw(array, kernel, generator, *args):
     """``kernel(gen, n, dtype, *args)`` laid out over ``array``."""
     if array.size == 0:
         return np.empty(array.shape, array.dtype)
-    if array.dtype in D.REDUCED_NP:
-        # NOTE: bfloat16 draws float32 values and rounds them, which is torch's stream for
-        # uniforms; its normals of 16 or more elements follow another path in torch.
-        wide = _draw(np.empty(array.shape, np.float32), kernel, generator, *args)
-        return wide.astype(array.dtype)
     if isinstance(generator, DeviceDraw):
         values = generator.sample(kernel.__name__, array.size, array.dtype, *args)
     else:
@@ -81,7 +81,7 @@ def _complex_as_pairs(array, fill, generator):
 
 # -- continuous ---------------------------------------------------------------------------------
 def _bounds_check(dtype, low, high):
-    info = np.finfo(dtype)
+    info = D.np_finfo(dtype)
     lowest, highest = float(info.min), float(info.max)
     for value, name in ((low, "from"), (high, "to")):
         if not lowest <= value <= highest:
@@ -100,10 +100,9 @@ def uniform(array, low, high, generator=None):
     if array.dtype.kind == "c":
         return _complex_as_pairs(array, lambda real: uniform(real, low, high, generator),
                                  generator)
-    if array.dtype.kind != "f" and array.dtype not in D.REDUCED_NP:
+    if not _is_float(array.dtype):
         raise _not_implemented("check_uniform_bounds", array.dtype)
-    if array.dtype.kind == "f":  # (bfloat16's bounds are float32's)
-        _bounds_check(array.dtype, low, high)
+    _bounds_check(array.dtype, low, high)
     return _draw(array, sampling.uniform, generator, low, high)
 
 
@@ -126,7 +125,7 @@ def log_normal(array, mean=1.0, std=2.0, generator=None):
 
 
 def _continuous_only(array, distribution, type_name):
-    if array.dtype.kind != "f":
+    if not _is_float(array.dtype):
         raise RuntimeError(f"{distribution} distribution is a continuous probability "
                            "distribution. dtype must be a floating point but you specified "
                            f"{type_name}")
@@ -149,7 +148,7 @@ def cauchy(array, median=0.0, sigma=1.0, generator=None):
 def geometric(array, p, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    if array.dtype.kind not in "fiu":
+    if array.dtype.kind not in "fiu" and not _is_float(array.dtype):
         raise _not_implemented(kernel_name("geometric_cpu", generator), array.dtype)
     return _draw(array, sampling.geometric, generator, float(p))
 
@@ -201,7 +200,7 @@ def _int_limits(dtype):
     return int(info.min), int(info.max)
 
 
-_DIGITS = {"float16": 11, "float32": 24, "float64": 53}
+_DIGITS = {"float16": 11, "float32": 24, "float64": 53, "bfloat16": 8}
 
 
 def random(array, low=None, high=None, generator=None):
@@ -220,7 +219,7 @@ def random(array, low=None, high=None, generator=None):
         if low >= high:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                                f"from={low} >= to={high}")
-        if dtype.kind == "f":
+        if _is_float(dtype):
             digits = _DIGITS[dtype.name]
             low = _update_from(low, digits)
             high = _update_to(high, digits)
@@ -230,11 +229,11 @@ def random(array, low=None, high=None, generator=None):
         _check_in_range(dtype, low, high - 1)
         return _draw(array, sampling.random_from_to, generator, high - low, low)
     if low == -(1 << 63):
-        if dtype.name not in ("int64", "float32", "float64"):
+        if dtype.name not in ("int64", "float32", "float64", "bfloat16"):
             raise RuntimeError(kernel_name("random_full_64_bits_range_kernel_cpu", generator)
                                + " handles only int64, double, float and bfloat16")
         return _draw(array, sampling.random_full_64, generator)
-    if dtype.kind == "f":
+    if _is_float(dtype):
         digits = _DIGITS[dtype.name]
         to_inc = min(1 << digits, (1 << 63) - 1)
         low = _update_from(low, digits)
@@ -272,16 +271,18 @@ def _round_to_digits(value, digits):
     with np.errstate(over="ignore"):
         if digits == 53:
             rounded = as_int.astype(np.float64)
-        else:  # to half through float, as c10::Half converts
+        else:  # to half or bfloat16 through float, as c10's types convert
             rounded = as_int.astype(np.float32)
             if digits == 11:
                 rounded = rounded.astype(np.float16)
+            elif digits == 8:
+                rounded = rounded.astype(D.bfloat16.np).astype(np.float32)
     return int(rounded) if np.isfinite(rounded) else value
 
 
 def _check_in_range(dtype, low, to_inc):
-    if dtype.kind == "f":
-        info = np.finfo(dtype)
+    if _is_float(dtype):
+        info = D.np_finfo(dtype)
         lowest, highest = float(info.min), float(info.max)
         digits = _DIGITS[dtype.name]
         name = _CPP[dtype.name]

@@ -138,8 +138,9 @@ class _Pairs:
 def _normal_blocks(gen, n, dtype, mean, std):
     full = n - n % 16
     out = np.empty(n, f64 if dtype == f64 else f32)
-    # float and double fill the whole tensor with uniforms first; half draws block by block
-    _blocks(gen, full, full if dtype == np.float16 else n, dtype, mean, std, out[:full])
+    # float and double fill the whole tensor with uniforms first; half and bfloat16 draw
+    # block by block
+    _blocks(gen, full, full if dtype.itemsize == 2 else n, dtype, mean, std, out[:full])
     if full != n:  # torch redraws 16 uniforms for the last 16 elements
         _blocks(gen, 16, 16, dtype, mean, std, out[n - 16:])
     return out.astype(dtype, copy=False)
