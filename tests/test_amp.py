@@ -293,3 +293,17 @@ def test_autocast_wrappers_are_removed_outside_regions():
     with ember.autocast("cpu"):
         assert ember.mm is not mm
     assert ember.mm is mm and ember.Tensor.__matmul__.__name__ == "__matmul__"
+
+
+@pytest.mark.parametrize("make", [
+    "torch.cuda.amp.autocast()", "torch.cuda.amp.GradScaler()",
+    "torch.cpu.amp.autocast(dtype=torch.float16)", "torch.cpu.amp.GradScaler(init_scale=4.0)",
+    "torch.cuda.amp.custom_fwd(lambda ctx, a: a)", "torch.cuda.amp.custom_bwd(lambda ctx, g: g)",
+])
+def test_deprecated_spellings_warn_as_torch(make):
+    def body(torch):
+        made = eval(make)
+        if hasattr(made, "is_enabled"):
+            return made.is_enabled(), made.state_dict()
+        return getattr(made, "_enabled", callable(made))
+    same(body)

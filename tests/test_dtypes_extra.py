@@ -184,3 +184,30 @@ def test_bfloat16_random_matches_torch(expr, n):
         torch.manual_seed(7)
         return eval(expr)
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("expr", [
+    "a.view(torch.int32)", "a.view(torch.bfloat16)", "a.view(torch.float64)",
+    "a.view(torch.uint8)", "a.view(dtype=torch.int16)", "a.reshape(2, 2).t().view(torch.int32)",
+    "a.reshape(2, 2).t().view(torch.int16)", "a[::2].view(torch.int16)",
+    "torch.tensor(1.).view(torch.int16)", "a[:3].view(torch.float64)", "a.view(torch.bool)",
+    "a.view(torch.complex64)", "torch.tensor([1, 2], dtype=torch.int16).view(torch.float16)",
+    "torch.tensor([1.5, 2.25], dtype=torch.bfloat16).view(torch.int16)",
+    "torch.tensor([1.0, 2.0], dtype=torch.float8_e4m3fn).view(torch.uint8)",
+])
+def test_view_as_dtype_matches_torch(expr):
+    def body(torch):
+        a = torch.tensor([1.5, 2.0, -3.0, 4.0])
+        return eval(expr)
+    same(body)
+
+
+def test_view_as_dtype_shares_memory_and_version_outside_the_graph():
+    def body(torch):
+        a = torch.tensor([1.5, 2.0], requires_grad=True)
+        v = a.view(torch.float32)
+        b = torch.tensor([1.5, 2.0])
+        u = b.view(torch.int32)
+        u[0] = 0
+        return v.requires_grad, v.is_leaf, v._base is a, b, b._version, u._version
+    same(body)

@@ -136,8 +136,30 @@ def _view_method(self, *args, size=None, dtype=None):
     shape = args_or_keyword(args, size if dtype is None else dtype, "view",
                             "size" if dtype is None else "dtype")
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        raise NotImplementedError("view(dtype) is not supported")
+        return _view_as_dtype(self, shape[0])
     return view(self, _shape_arg(shape))
+
+
+def _view_as_dtype(self, dtype):
+    """``view(dtype)``: the same bytes read as ``dtype``, as torch gives it: sharing memory and
+    the version counter, outside the graph (like ``detach()``); the last dimension scales by
+    the ratio of the element sizes."""
+    data = self._data
+    old, new = self.dtype.itemsize, dtype.itemsize
+    if old != new:
+        what = (f"to view {self.dtype.scalar_name} as {dtype.scalar_name} (different element "
+                "sizes)")
+        if data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        stride = data.strides[-1] // old if data.shape[-1] != 1 else 1
+        if stride != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride}")
+        if new > old and data.shape[-1] % (new // old):
+            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} {what}, but "
+                               f"got {data.shape[-1]}")
+    out = self.detach()
+    out._data = data.view(dtype.np)
+    return out
 
 
 Tensor.view = _view_method
