@@ -225,14 +225,27 @@ def _erf(x):
     return erf(x)
 
 
-@op("gelu", elementwise=True, node="GeluBackward0")
+@op("gelu", elementwise=True, node="GeluBackward0", quiet=True)
 def _gelu(self, approximate="none"):
     _floating(self, "GeluKernelImpl")
     xp = get_xp(self)
     if approximate == "tanh":
         inner = _SQRT_2_PI * (self + _GELU_C * self * self * self)
         return (0.5 * self * (1 + xp.tanh(inner))).astype(self.dtype, copy=False)
-    return (0.5 * self * (1 + _erf(self * _SQRT_1_2))).astype(self.dtype, copy=False)
+    if self.dtype.itemsize <= 4 and self.size > 1 and self.flags.c_contiguous:
+        return _gelu_vectorized(self, xp)
+    x = self.astype(xp.float32) if self.dtype.itemsize < 4 else self  # half: as torch, in float
+    return (0.5 * x * (1 + _erf(x * _SQRT_1_2))).astype(self.dtype, copy=False)
+
+
+def _gelu_vectorized(x, xp):
+    """gelu as torch's vectorized float32 kernel computes it (the one it runs on a contiguous
+    input of more than one element; float16 goes through float32): x (1 + erf(x/sqrt 2)) / 2
+    in that order, so a huge finite x overflows to inf, and +inf gives nan."""
+    x32 = x.astype(xp.float32, copy=False)
+    out = x32 * (1 + _erf(x32 * xp.float32(_SQRT_1_2))) * xp.float32(0.5)
+    out[x32 == xp.inf] = xp.nan
+    return out.astype(x.dtype, copy=False)
 
 
 @_gelu.grad("self")
@@ -278,7 +291,7 @@ def gelu(input, approximate="none"):
     return _gelu(input, approximate)
 
 
-@op("silu", elementwise=True, node="SiluBackward0")
+@op("silu", elementwise=True, node="SiluBackward0", quiet=True)
 def _silu(self):
     _floating(self, "silu_cpu", complex_ok=True)
     return self * sigmoid(self)
@@ -472,7 +485,7 @@ def hardsigmoid(input, inplace=False):
     return _run(_hardsigmoid, inplace, input)
 
 
-@op("hardswish", elementwise=True, node="HardswishBackward0")
+@op("hardswish", elementwise=True, node="HardswishBackward0", quiet=True)
 def _hardswish(self):
     _floating(self, "hardswish_cpu")
     xp = get_xp(self)

@@ -554,7 +554,7 @@ def _lerp_check(self, end, weight):
                                f"got dtype {CPP_NAME[t.dtype.name]}")
 
 
-@op("lerp", elementwise=True, node="LerpBackward0", tensors=2, check=_lerp_check)
+@op("lerp", elementwise=True, node="LerpBackward0", tensors=2, check=_lerp_check, quiet=True)
 def _lerp_scalar(self, end, weight):
     return _lerp(self, end, weight)
 
@@ -569,7 +569,7 @@ def _(grad, weight):
     return grad * weight
 
 
-@op("lerp", elementwise=True, node="LerpBackward1", tensors=3, check=_lerp_check)
+@op("lerp", elementwise=True, node="LerpBackward1", tensors=3, check=_lerp_check, quiet=True)
 def _lerp_tensor(self, end, weight):
     return _lerp(self, end, weight)
 

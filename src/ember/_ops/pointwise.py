@@ -565,7 +565,7 @@ def _(grad, result):
 
 
 # -- unary maths -------------------------------------------------------------------------------
-@op("exp", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.exp)
+@op("exp", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.exp)
 def exp(self):
     return np.exp(self)
 
@@ -595,7 +595,7 @@ def _(self_t, self):
     return self_t / self
 
 
-@op("sin", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.sin)
+@op("sin", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.sin)
 def sin(self):
     return np.sin(self)
 
@@ -605,7 +605,7 @@ def _(grad, self):
     return grad * cos(self)
 
 
-@op("cos", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.cos)
+@op("cos", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.cos)
 def cos(self):
     return np.cos(self)
 

@@ -419,7 +419,7 @@ def _reduce_prod(x, axis, keepdim, dtype):
     return _reduce(get_xp(x).prod, x, axis, keepdim, dtype)
 
 
-@op("prod", promote=NONE, node="ProdBackward0")
+@op("prod", promote=NONE, node="ProdBackward0", quiet=True)
 def prod_all(self, dtype=None):
     return _reduce_prod(self, None, False, dtype)
 
@@ -435,7 +435,7 @@ def _(grad, self, result):
     return reshape(grad * _prod_others(reshape(self, (-1,)), 0), self.shape)
 
 
-@op("prod", promote=NONE, node="ProdBackward1")
+@op("prod", promote=NONE, node="ProdBackward1", quiet=True)
 def prod_dim(self, dim, keepdim=False, dtype=None):
     return _reduce_prod(self, _dims(dim, self.ndim), keepdim, dtype)
 

@@ -59,7 +59,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
     return _cumsum(input, dim, dtype)
 
 
-@op("cumprod", promote=NONE, node="CumprodBackward0")
+@op("cumprod", promote=NONE, node="CumprodBackward0", quiet=True)
 def _cumprod(self, dim, dtype=None):
     return _scan(get_xp(self).cumprod, self, dim, dtype)
 

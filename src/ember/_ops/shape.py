@@ -563,9 +563,19 @@ def contiguous(self, memory_format=None):
 Tensor.contiguous = contiguous
 
 
+def _cast(x, dtype):
+    # NaN, inf or an out-of-range value cast to an integer or narrower float: torch gives its
+    # kernel's value without a word (only such casts can warn; the errstate costs a microsecond)
+    to = dtype.np
+    if x.dtype.kind in "fc" and (to.kind in "iub" or to.itemsize < x.dtype.itemsize):
+        with np.errstate(all="ignore"):
+            return D.cast(x, dtype)
+    return D.cast(x, dtype)
+
+
 @op("_to_copy", node="ToCopyBackward0", promote=NONE)
 def to_copy(self, dtype=None, device=None, non_blocking=False, source=None):
-    out = self if dtype is None or self.dtype == dtype.np else D.cast(self, dtype)
+    out = self if dtype is None or self.dtype == dtype.np else _cast(self, dtype)
     if device is not None:
         moved = move(out, device, non_blocking)
         if moved is not self:

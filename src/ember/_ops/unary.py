@@ -398,7 +398,7 @@ Tensor.round = round
 Tensor.round_ = _round_
 
 
-@op("frac", elementwise=True, method=True, inplace=True)
+@op("frac", elementwise=True, quiet=True, method=True, inplace=True)
 def frac(self):
     if self.dtype.kind != "f":
         raise not_implemented("frac_cpu", self)

@@ -1,0 +1,62 @@
+"""Values at the edges of floating point, as torch's CPU kernels give them: no NumPy warning
+where torch is silent (inf, nan, overflow), and torch's float32 gelu at +inf.
+
+Each body runs on PyTorch 2.13 and on ember (``oracle.same``: values, dtypes, errors and
+warnings); the tests skip when torch is not installed.
+"""
+from __future__ import annotations
+
+import pytest
+from oracle import same
+
+_SPECIAL = [float("inf"), float("-inf"), float("nan"), 0.0, -1.0, 1e30, -1e30, 2.0]
+
+# ops that torch computes without a word at inf, nan and overflow
+_SILENT = {
+    "sin": lambda t, x, y: t.sin(x),
+    "cos": lambda t, x, y: t.cos(x),
+    "exp": lambda t, x, y: t.exp(x),
+    "frac": lambda t, x, y: x.frac(),
+    "lerp": lambda t, x, y: t.lerp(x, y, 0.3),
+    "lerp_": lambda t, x, y: x.clone().lerp_(y, 0.5),
+    "gelu": lambda t, x, y: t.nn.functional.gelu(x),
+    "silu": lambda t, x, y: t.nn.functional.silu(x),
+    "hardswish": lambda t, x, y: t.nn.functional.hardswish(x),
+    "cumprod": lambda t, x, y: x.cumprod(0),
+    "prod": lambda t, x, y: x.prod(),
+    "int": lambda t, x, y: x.int(),
+    "long": lambda t, x, y: x.long(),
+    "int8": lambda t, x, y: x.to(t.int8),
+    "half": lambda t, x, y: x.double().half(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SILENT))
+def test_no_warning_at_inf_nan_and_overflow(name):
+    def body(t):
+        x = t.tensor(_SPECIAL)
+        y = t.tensor(_SPECIAL[::-1])
+        return _SILENT[name](t, x, y)
+    same(body)
+
+
+def test_digamma_pole_then_gelu():
+    # digamma's pole gives -inf; gelu of it is nan, without a warning
+    def body(t):
+        x = t.tensor([[0.0, -1.17]], requires_grad=True)
+        return t.nn.functional.gelu(x.digamma())
+    same(body, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_gelu_at_inf_as_torch_vectorized_kernel(dtype):
+    # torch's vectorized float kernel (a contiguous input of more than one element) gives nan
+    # at +inf and overflows a huge finite input; one element or a strided input gives inf
+    def body(t):
+        d = getattr(t, dtype)
+        big = 6e4 if dtype == "float16" else 3e38
+        gelu = t.nn.functional.gelu
+        return (gelu(t.tensor([float("inf"), 1.0, big, -float("inf"), -1.0], dtype=d)),
+                gelu(t.tensor([float("inf")], dtype=d)),
+                gelu(t.tensor([[float("inf"), 1.0], [2.0, 3.0]], dtype=d).t()))
+    same(body, rtol=1e-3 if dtype == "float16" else 1e-6)
