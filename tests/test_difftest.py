@@ -32,3 +32,22 @@ def test_program_agrees_with_torch(seed):
     from difftest.check import check_seed
     program, failure = check_seed(seed, ember, torch)
     assert failure is None, failure.report()
+
+
+def test_values_within_the_inputs_scale_agree_and_others_differ():
+    # a value that cancels to far below the step's inputs is compared at the inputs' rounding;
+    # a relative difference of that order in a value larger than the inputs still counts
+    import numpy as np
+    from difftest.runner import _arrays_close
+    torch_vals = np.array([1.8688965e-01, 2.0], dtype=np.float32)
+    ember_vals = np.array([1.8685679e-01, 2.0], dtype=np.float32)
+    assert not _arrays_close(ember_vals, torch_vals, "torch.float32")
+    assert _arrays_close(ember_vals, torch_vals, "torch.float32", (1e-4, 2.0))
+    assert not _arrays_close(ember_vals * 100, torch_vals * 100, "torch.float32", (1e-4, 2.0))
+    # a float64 result of float32 inputs carries their rounding
+    f64 = np.array([0.34849995]), np.array([0.34850001])
+    assert not _arrays_close(f64[1], f64[0], "torch.float64")
+    assert _arrays_close(f64[1], f64[0], "torch.float64", (1e-4, 2.9))
+    # a NaN, an inf of the other sign, or a sign flip is never within tolerance
+    assert not _arrays_close(np.array([np.nan]), np.array([0.0]), "torch.float32", (1e-4, 9.0))
+    assert not _arrays_close(np.array([-0.68]), np.array([0.68]), "torch.float32", (1e-4, 2.0))

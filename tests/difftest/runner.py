@@ -24,6 +24,10 @@ TOLERANCES = {"float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2), "float32": (1e-
               "float64": (1e-7, 1e-10), "complex64": (1e-4, 1e-5),
               "complex128": (1e-7, 1e-10)}
 NUMBER_TOL = (1e-4, 1e-6)  # Python floats (from .item(), ...) may come from float32 values
+# An op's result may cancel to far below its inputs (x - y with x close to y, a normalised
+# gradient): its rounding is then that of the inputs, not its own. So each value also passes
+# within the loosest rtol among the float inputs a step reads, times their largest magnitude.
+NO_SCALE = (0.0, 0.0)
 _CODE_CACHE: dict[str, object] = {}
 # torch gives these warnings once per process (TORCH_WARN_ONCE): a long run cannot compare
 # them program by program, so neither side's is recorded (tests of their own check them).
@@ -157,6 +161,7 @@ def execute(program: Program, lib) -> list:
             dead.update(step.defines)
             continue
         events.append(("step", i))
+        events.append(("scale", input_scale(step.uses, ns, lib)))
         error, warns = run_step(step.code, ns, lib)
         events.append(("outcome", error))
         if warns:
@@ -174,6 +179,24 @@ def execute(program: Program, lib) -> list:
         if name in ns and name not in dead:
             events.append(("obs", name, snapshot(ns[name], lib, gradient=name in gradients)))
     return events
+
+
+def input_scale(names, ns, lib):
+    """``(rtol, magnitude)`` of the float tensors among ``names``: the loosest rtol of their
+    dtypes, and their largest finite absolute value."""
+    rtol = magnitude = 0.0
+    for name in names:
+        t = ns.get(name)
+        if not isinstance(t, lib.Tensor) or not (t.is_floating_point() or t.is_complex()):
+            continue
+        try:
+            values = np.abs(_values(t, lib))
+        except Exception:  # noqa: BLE001 - e.g. a tensor whose storage was freed
+            continue
+        finite = values[np.isfinite(values)]
+        rtol = max(rtol, TOLERANCES.get(str(t.dtype).split(".")[-1], (1e-7, 0))[0])
+        magnitude = max(magnitude, float(finite.max()) if finite.size else 0.0)
+    return rtol, magnitude
 
 
 def _observed(step, defined, ns):
@@ -214,10 +237,21 @@ def _short(x, limit=600):
 
 def compare(ember_events, torch_events) -> Mismatch | None:
     step = None
+    scale = NO_SCALE
+    seen_at: dict = {}  # a variable's scale where it was last observed (the final state's)
     for e, t in zip(ember_events, torch_events):
         if t[0] == "step":
             step = t[1]
-        m = _compare_event(step, e, t)
+            scale = NO_SCALE
+        if t[0] == "scale" and e[0] == "scale":
+            scale = t[1]  # torch's inputs: the reference
+            continue
+        if t[0] == "obs":
+            if step == "end":
+                scale = seen_at.get(t[1], NO_SCALE)
+            else:
+                seen_at[t[1]] = scale
+        m = _compare_event(step, e, t, scale)
         if m is not None:
             return m
     if len(ember_events) != len(torch_events):
@@ -229,7 +263,7 @@ def compare(ember_events, torch_events) -> Mismatch | None:
     return None
 
 
-def _compare_event(step, e, t):
+def _compare_event(step, e, t, scale=NO_SCALE):
     if e[0] != t[0] or (e[0] in ("hook", "obs", "step") and e[1] != t[1]):
         what = "hook calls" if "hook" in (e[0], t[0]) else (
             "warnings" if "warnings" in (e[0], t[0]) else "events")
@@ -244,29 +278,30 @@ def _compare_event(step, e, t):
         if e[1] != t[1]:
             return Mismatch(step, "warnings", "warnings", e[1], t[1])
     elif kind in ("obs", "hook"):
-        diff = diff_values(e[2], t[2], t[1] if kind == "obs" else f"hook {t[1]}")
+        diff = diff_values(e[2], t[2], t[1] if kind == "obs" else f"hook {t[1]}", scale)
         if diff is not None:
             what = diff[0] if kind == "obs" else f"hook {diff[0]}"
             return Mismatch(step, what, diff[1], diff[2], diff[3])
     return None
 
 
-def diff_values(e, t, path):
+def diff_values(e, t, path, scale=NO_SCALE):
     """None when ``e`` (ember's snapshot) matches ``t`` (torch's), else
-    (field, path, ember's, torch's) of the first difference."""
+    (field, path, ember's, torch's) of the first difference. ``scale``: the ``(rtol,
+    magnitude)`` of the step's inputs (see ``input_scale``)."""
     if isinstance(t, dict) and isinstance(e, dict):
         for key in t:
             if key == "values":
-                if not _arrays_close(e[key], t[key], t["dtype"]):
+                if not _arrays_close(e[key], t[key], t["dtype"], scale):
                     return ("values", f"{path}.values", e[key], t[key])
                 continue
-            d = diff_values(e.get(key), t[key], f"{path}.{key}")
+            d = diff_values(e.get(key), t[key], f"{path}.{key}", scale)
             if d is not None:
                 return (key,) + d[1:] if d[0] == "value" else d
         return None
     if isinstance(t, tuple) and isinstance(e, tuple) and len(e) == len(t):
         for k, (a, b) in enumerate(zip(e, t)):
-            d = diff_values(a, b, f"{path}[{k}]")
+            d = diff_values(a, b, f"{path}[{k}]", scale)
             if d is not None:
                 return d
         return None
@@ -286,12 +321,13 @@ def _floats_close(a, b):
     return a == b or abs(a - b) <= atol + rtol * abs(b)
 
 
-def _arrays_close(a, b, dtype):
+def _arrays_close(a, b, dtype, scale=NO_SCALE):
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     if a.dtype.kind not in "fc":
         return bool(np.array_equal(a, b))
     rtol, atol = TOLERANCES.get(dtype.split(".")[-1], (1e-7, 1e-10))
+    atol += scale[0] * scale[1]
     a64 = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     b64 = b.astype(a64.dtype)
     with np.errstate(all="ignore"):
