@@ -186,8 +186,17 @@ def compile(model=None, **kwargs):  # noqa: A001 - torch's name
     return compile_(model, **kwargs)
 
 
+# torch's functional recurrent networks live with nn's recurrent modules (imported on first use)
+_NN_FUNCTIONS = ("gru", "gru_cell", "lstm", "lstm_cell", "rnn_relu", "rnn_relu_cell",
+                 "rnn_tanh", "rnn_tanh_cell")
+
+
 def __getattr__(name):
     """Import the heavier submodules on first use (``import ember`` stays fast)."""
+    if name in _NN_FUNCTIONS:
+        from .nn import _functional_rnn
+        fn = globals()[name] = getattr(_functional_rnn, name)
+        return fn
     if name in _SUBMODULES:
         import importlib
         module = importlib.import_module(f"{__name__}.{name}")

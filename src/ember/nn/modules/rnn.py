@@ -47,7 +47,7 @@ def _rnn_step(mode, gi, h, w_hh, b_hh):
     r = sigmoid(ir + hr)
     z = sigmoid(iz + hz)
     n = tanh(in_ + r * hn)
-    return (1 - z) * n + z * h
+    return (h - n) * z + n  # torch's form of (1 - z) * n + z * h (its rounding and nodes)
 
 
 def _lstm_step(gi, h, c, w_hh, b_hh, w_hr=None):
@@ -279,63 +279,73 @@ class RNNBase(Module):
             get("weight_hr")
 
     def _run(self, x, sizes, hx, lstm, dirs):
-        """All layers and directions. ``x``: (T, N, F), or packed rows (sum(sizes), F) with
-        ``sizes`` the batch size of every time step."""
         h0 = hx[0] if lstm else hx
         c0 = hx[1] if lstm else None
-        h_last, c_last = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(dirs):
-                k = layer * dirs + d
-                y, h, c = self._direction(x, sizes, h0[k], c0[k] if lstm else None,
-                                          self._layer_weights(layer, d), d == 1)
-                outs.append(y)
-                h_last.append(h)
-                c_last.append(c)
-            x = outs[0] if dirs == 1 else _ops.shape.cat(outs, x.ndim - 1)
-            if layer < self.num_layers - 1:
-                x = _dropout(x, self.dropout, self.training)
-        h_n = _ops.shape.stack(h_last, 0)
-        c_n = _ops.shape.stack(c_last, 0) if lstm else None
-        return x, h_n, c_n
+        return run_layers(self.mode, x, sizes, h0, c0, self._layer_weights, self.num_layers,
+                          dirs, self.dropout, self.training)
 
-    def _direction(self, x, sizes, h, c, weights, reverse):
-        w_ih, w_hh, b_ih, b_hh, w_hr = weights
-        lstm = c is not None
-        gi = F.linear(x, w_ih, b_ih)  # every time step in one GEMM
-        steps = x.shape[0] if sizes is None else len(sizes)
-        starts = None
-        if sizes is not None:
-            starts = [0] * steps
-            for t in range(1, steps):
-                starts[t] = starts[t - 1] + sizes[t - 1]
-        ys = [None] * steps
-        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-            if sizes is None:
-                g, b = gi[t], None
-            else:
-                b = sizes[t]
-                g = gi[starts[t]:starts[t] + b]
-                if b == h.shape[0]:
-                    b = None
-            hb = h if b is None else h[:b]
-            if lstm:
-                cb = c if b is None else c[:b]
-                hb, cb = _lstm_step(g, hb, cb, w_hh, b_hh, w_hr)
-            else:
-                hb = _rnn_step(self.mode, g, hb, w_hh, b_hh)
-            ys[t] = hb
-            # NOTE: in a packed batch the sequences that ended keep their last state.
-            h = hb if b is None else _ops.shape.cat([hb, h[b:]], 0)
-            if lstm:
-                c = cb if b is None else _ops.shape.cat([cb, c[b:]], 0)
-        real_hidden = w_hh.shape[1]
-        if sizes is not None:
-            y = _ops.shape.cat(ys, 0) if steps else gi[:, :real_hidden]
+
+def run_layers(mode, x, sizes, h0, c0, weights, num_layers, dirs, dropout, training):
+    """All layers and directions of a recurrent network (the modules' forward and the
+    functional ``ember.lstm`` / ``gru`` / ``rnn_tanh`` / ``rnn_relu``). ``x``: (T, N, F), or
+    packed rows (sum(sizes), F) with ``sizes`` the batch size of every time step;
+    ``weights(layer, direction)``: (w_ih, w_hh, b_ih, b_hh, w_hr), absent ones None;
+    ``c0``: None but for an LSTM. Returns the output and the last states (c_n None)."""
+    lstm = c0 is not None
+    h_last, c_last = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            y, h, c = _direction(mode, x, sizes, h0[k], c0[k] if lstm else None,
+                                 weights(layer, d), d == 1)
+            outs.append(y)
+            h_last.append(h)
+            c_last.append(c)
+        x = outs[0] if dirs == 1 else _ops.shape.cat(outs, x.ndim - 1)
+        if layer < num_layers - 1:
+            x = _dropout(x, dropout, training)
+    h_n = _ops.shape.stack(h_last, 0)
+    c_n = _ops.shape.stack(c_last, 0) if lstm else None
+    return x, h_n, c_n
+
+
+def _direction(mode, x, sizes, h, c, weights, reverse):
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    lstm = c is not None
+    gi = F.linear(x, w_ih, b_ih)  # every time step in one GEMM
+    steps = x.shape[0] if sizes is None else len(sizes)
+    starts = None
+    if sizes is not None:
+        starts = [0] * steps
+        for t in range(1, steps):
+            starts[t] = starts[t - 1] + sizes[t - 1]
+    ys = [None] * steps
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        if sizes is None:
+            g, b = gi[t], None
         else:
-            y = _ops.shape.stack(ys, 0) if steps else gi[:, :, :real_hidden]
-        return y, h, c
+            b = sizes[t]
+            g = gi[starts[t]:starts[t] + b]
+            if b == h.shape[0]:
+                b = None
+        hb = h if b is None else h[:b]
+        if lstm:
+            cb = c if b is None else c[:b]
+            hb, cb = _lstm_step(g, hb, cb, w_hh, b_hh, w_hr)
+        else:
+            hb = _rnn_step(mode, g, hb, w_hh, b_hh)
+        ys[t] = hb
+        # NOTE: in a packed batch the sequences that ended keep their last state.
+        h = hb if b is None else _ops.shape.cat([hb, h[b:]], 0)
+        if lstm:
+            c = cb if b is None else _ops.shape.cat([cb, c[b:]], 0)
+    real_hidden = w_hh.shape[1]
+    if sizes is not None:
+        y = _ops.shape.cat(ys, 0) if steps else gi[:, :real_hidden]
+    else:
+        y = _ops.shape.stack(ys, 0) if steps else gi[:, :, :real_hidden]
+    return y, h, c
 
 
 _NAMES = {"RNN_TANH": "RNN", "RNN_RELU": "RNN", "LSTM": "LSTM", "GRU": "GRU"}
