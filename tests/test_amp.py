@@ -45,6 +45,11 @@ CALLS = [
     "torch.nn.Conv2d(1, 2, 2)(x[None, None])", "torch.nn.Linear(4, 2)(x)",
     "torch.nn.MSELoss()(F.linear(x, w, b), torch.zeros(3, 5))",
     "torch.nn.CrossEntropyLoss()(F.linear(x, w, b), torch.tensor([0, 1, 2]))",
+    # composites whose inner ops are on the lists
+    "torch.nn.MultiheadAttention(4, 2)(x[:, None], x[:, None], x[:, None])[0]",
+    "torch.tensordot(x, w, dims=([1], [1]))", "torch.einsum('ij,kj->ik', x, w)",
+    "torch.nn.GRU(4, 3)(x[:, None])[0]", "torch.nn.Bilinear(4, 4, 2)(x, x)",
+    "torch.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0)(x[:, None])",
 ]
 
 

@@ -93,31 +93,66 @@ _wrappers: dict = {}  # (id(namespace), attribute) -> (original, its wrapper), m
 _points: dict = {}  # device type -> its ops' entry points
 
 
+class _CallerSlot:
+    """A registry op's generated Tensor path (``op.caller``) as a wrappable attribute: every
+    call of the op on tensors takes it, ember's own composites' calls included, as every
+    call of a listed op reaches torch's autocast."""
+
+    def __init__(self, op):
+        self.op = op
+
+    def get(self):
+        from .._ops.registry import _compile_caller
+        if self.op.caller is None:
+            self.op.caller = _compile_caller(self.op)
+        return self.op.caller
+
+    def set(self, value):
+        self.op.caller = value
+
+
 def _wanted(kind):
+    from .._ops.registry import REGISTRY
     points = _points.get(kind)
     if points is None:
-        points = _points[kind] = {(id(space), attr): (space, attr, name)
-                                  for name in RULES.get(kind, {})
-                                  for space, attr in _entry_points(name)}
+        points = _points[kind] = {}
+        for name in RULES.get(kind, {}):
+            for space, attr in _entry_points(name):
+                points[(id(space), attr)] = (space, attr, name)
+            op = REGISTRY.get(name)
+            if op is not None:
+                points[(id(op), "caller")] = (_CallerSlot(op), None, name)
     return points
+
+
+def _get(space, attr):
+    return space.get() if attr is None else vars(space)[attr]
+
+
+def _set(space, attr, value):
+    if attr is None:
+        space.set(value)
+    else:
+        setattr(space, attr, value)
 
 
 def install(wrap, kinds):
     """Wrap the entry points of the ops listed for device types ``kinds`` (and restore the
-    others): ``wrap(function, name)`` gives the casting function."""
+    others): ``wrap(function, name)`` gives the casting function (``wrap(caller, name,
+    True)`` for a registry op's caller, which takes its arguments as one tuple)."""
     wanted = {}
     for kind in sorted(kinds):
         wanted.update(_wanted(kind))
     for key in list(_installed):
         if key not in wanted:
             space, attr, original = _installed.pop(key)
-            setattr(space, attr, original)
+            _set(space, attr, original)
     for key, (space, attr, name) in wanted.items():
         if key in _installed:
             continue
-        original = vars(space)[attr]
+        original = _get(space, attr)
         made = _wrappers.get(key)
         if made is None or made[0] is not original:
-            made = _wrappers[key] = (original, wrap(original, name))
+            made = _wrappers[key] = (original, wrap(original, name, attr is None))
         _installed[key] = (space, attr, original)
-        setattr(space, attr, made[1])
+        _set(space, attr, made[1])

@@ -298,8 +298,22 @@ def _cast_arguments(name, args, kwargs):
             {k: _map(v, cast) for k, v in kwargs.items()})
 
 
-def _wrap(fn, name):
-    """``fn`` casting its arguments by ``name``'s rule while autocast is on in this thread."""
+def _wrap(fn, name, packed=False):
+    """``fn`` casting its arguments by ``name``'s rule while autocast is on in this thread
+    (``packed``: a registry op's caller, taking the arguments as one tuple)."""
+    if packed:
+        def autocast_caller(args):
+            st = _state
+            if st.inside or not st.enabled:
+                return fn(args)
+            args, _ = _cast_arguments(name, args, {})
+            st.inside = True
+            try:
+                return fn(args)
+            finally:
+                st.inside = False
+        return autocast_caller
+
     def autocast_op(*args, **kwargs):
         st = _state
         if st.inside or not st.enabled:
