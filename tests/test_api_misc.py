@@ -215,3 +215,27 @@ def test_small_helpers():
                 parametrize.is_traceable_wrapper_subclass(torch.ones(1)),
                 decorate(f) is f)
     same(body)
+
+
+def test_geqrf_and_ormqr():
+    def body(torch):
+        a0 = torch.tensor(A[:, :2].copy(), requires_grad=True)
+        a, tau = a0.geqrf()
+        c = torch.tensor(B, requires_grad=True)
+        h, t = a.detach().requires_grad_(), tau.detach().requires_grad_()
+        outs = [h.ormqr(t, c), torch.ormqr(h, t, c, transpose=True),
+                torch.ormqr(h, t, c.mT, left=False)]
+        grads = torch.autograd.grad(sum((o ** 3).sum() for o in outs), (h, t, c))
+        return a.detach(), tau.detach(), a.grad_fn.name(), [o.detach() for o in outs], grads
+    same(body, rtol=1e-10, atol=1e-12)
+    same(lambda torch: torch.geqrf(torch.tensor(A, requires_grad=True))[0].sum().backward())
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.geqrf(t.ones(3)), lambda t: t.geqrf(t.ones(3, 3, dtype=t.long)),
+    lambda t: t.ormqr(t.ones(3, 3), t.ones(3), t.ones(2, 2)),
+    lambda t: t.ormqr(t.ones(3, 3), t.ones(2), t.ones(3, 3)),
+    lambda t: t.ormqr(t.ones(3, 3, dtype=t.float64), t.ones(3, dtype=t.float64), t.ones(3, 2)),
+])
+def test_geqrf_and_ormqr_errors(call):
+    same(call)

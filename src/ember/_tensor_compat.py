@@ -80,6 +80,9 @@ def _reinforce(self, reward):
 
 
 def install():
+    from ._ops.linalg_geqrf import geqrf, ormqr
+    Tensor.geqrf = geqrf
+    Tensor.ormqr = ormqr
     Tensor.eig = legacy.eig
     Tensor.symeig = legacy.symeig
     Tensor.lstsq = legacy.lstsq

@@ -615,13 +615,13 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "special_ndtr", "special_xlog1py", "stack", "std", "stft", "sub", "sum_complex", "take",
     "take_method", "tile", "tile_method", "trace", "trace_method", "var", "vstack", "xlogy",
     "xlogy_", "xlogy_method",
-    "native_batch_norm", "native_group_norm", "native_layer_norm",
+    "native_batch_norm", "native_group_norm", "native_layer_norm", "ormqr",
 })
 # Rows whose node's inputs (next_functions) are other ops than torch's.
 _EDGE_NAMES_DIFFER = frozenset({
     "_standard_gamma_grad", "bilinear", "conv2d", "margin_ranking_loss", "mse_loss", "prelu",
     "special_ndtr", "triplet_margin_loss",
-    "native_group_norm",
+    "native_group_norm", "ormqr",
 })
 
 
