@@ -21,7 +21,11 @@ import zipfile
 
 import numpy as np
 
-__all__ = ["save", "load"]
+from ._safe_globals import (add_safe_globals, check_numpy, clear_safe_globals,
+                            get_safe_globals, safe_globals)
+
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "safe_globals"]
 
 _MANIFEST = "__ember_manifest__"
 _FORMAT = "ember.save/2"
@@ -76,12 +80,12 @@ class _Writer:
             if obj.dtype.kind in "OV":
                 raise TypeError(f"ember.save cannot store NumPy arrays of dtype {obj.dtype}")
             return {"t": "ndarray", "key": self._store(obj, obj)}
+        if isinstance(obj, np.generic):  # (before float: np.float64 is one, but loads back
+            return {"t": "npscalar", "key": self._store(obj, np.asarray(obj))}  # as NumPy's)
         if obj is None or isinstance(obj, (bool, int, float, str)):
             return {"t": "py", "v": obj}
         if isinstance(obj, complex):
             return {"t": "complex", "v": [obj.real, obj.imag]}
-        if isinstance(obj, np.generic):
-            return {"t": "npscalar", "key": self._store(obj, np.asarray(obj))}
         if isinstance(obj, dict):
             kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
             return {"t": kind, "items": [[self.describe(k), self.describe(v)]
@@ -136,9 +140,10 @@ def _placed(tensor, location, map_location):
 
 
 class _Reader:
-    def __init__(self, archive, map_location=None):
+    def __init__(self, archive, map_location=None, weights_only=True):
         self.archive = archive
         self.map_location = map_location
+        self.weights_only = weights_only
         self._built = {}
 
     def _array(self, key):
@@ -151,7 +156,10 @@ class _Reader:
         if kind == "complex":
             return complex(*d["v"])
         if kind == "npscalar":
-            return self._array(d["key"])[()]
+            value = self._array(d["key"])
+            if self.weights_only:
+                check_numpy(kind, value.dtype)
+            return value[()]
         if kind == "tensor" and "storage" in d:
             return self._tensor(d)
         if kind in ("tensor", "ndarray"):
@@ -209,6 +217,8 @@ class _Reader:
     def _make(self, d):
         array = self._array(d["key"])
         if d["t"] == "ndarray":
+            if self.weights_only:
+                check_numpy("ndarray", array.dtype)
             return array
         from . import _dtype as D
         from ._tensor import _wrap
@@ -234,11 +244,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         f = io.BytesIO(f)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as handle:  # a missing path: FileNotFoundError, as torch's
-            return _load(handle, f, map_location)
-    return _load(f, f, map_location)
+            return _load(handle, f, map_location, weights_only is not False)
+    return _load(f, f, map_location, weights_only is not False)
 
 
-def _load(handle, f, map_location):
+def _load(handle, f, map_location, weights_only):
     try:
         archive = np.load(handle, allow_pickle=False)
     except (ValueError, OSError, zipfile.BadZipFile) as error:
@@ -256,7 +266,7 @@ def _load(handle, f, map_location):
             found = manifest.get("format") if isinstance(manifest, dict) else manifest
             raise _not_ember(f, f"unknown format {found!r}")
         try:
-            return _Reader(archive, map_location).build(manifest["object"])
+            return _Reader(archive, map_location, weights_only).build(manifest["object"])
         except (KeyError, TypeError, IndexError, AttributeError, ValueError,
                 zipfile.BadZipFile) as error:
             raise _not_ember(f, f"its manifest does not match its arrays: "
