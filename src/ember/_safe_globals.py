@@ -39,7 +39,7 @@ def get_safe_globals() -> list:
     return list(_ALLOWED)
 
 
-class safe_globals:  # noqa: N801 - torch's name
+class safe_globals:
     """A context in which ``safe_globals`` are allowed in weights-only loads."""
 
     def __init__(self, safe_globals: list):

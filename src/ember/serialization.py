@@ -21,11 +21,22 @@ import zipfile
 
 import numpy as np
 
-from ._safe_globals import (add_safe_globals, check_numpy, clear_safe_globals,
-                            get_safe_globals, safe_globals)
+from ._safe_globals import (
+    add_safe_globals,
+    check_numpy,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
 
-__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
-           "safe_globals"]
+__all__ = [
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "load",
+    "safe_globals",
+    "save",
+]
 
 _MANIFEST = "__ember_manifest__"
 _FORMAT = "ember.save/2"
