@@ -50,6 +50,10 @@ CALLS = [
     "torch.tensordot(x, w, dims=([1], [1]))", "torch.einsum('ij,kj->ik', x, w)",
     "torch.nn.GRU(4, 3)(x[:, None])[0]", "torch.nn.Bilinear(4, 4, 2)(x, x)",
     "torch.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0)(x[:, None])",
+    "F.pad(F.linear(x, w, b), (1, 1), mode='reflect')",
+    "F.pad(F.linear(x, w, b)[None], (1, 1, 1, 1), mode='replicate')",
+    "F.pad(F.linear(x, w, b), (1, 1), mode='circular')",
+    "torch.nn.ReflectionPad1d(1)(F.linear(x, w, b))",
 ]
 
 
