@@ -323,8 +323,9 @@ def _(grad, self, other):
 def _atan2_recip(self, other):
     """1 / (self² + other²), and 0 where that is 1 / 0: torch's gradient of atan2 at the
     origin is a (signed) zero, not NaN."""
+    from .pointwise import reciprocal
     denom = self * self + other * other
-    return where(denom == 0, 0.0, 1 / denom)
+    return masked_fill(reciprocal(denom), denom == 0, 0.0)  # as torch's formula (its nodes)
 
 
 arctan2 = atan2
@@ -427,7 +428,7 @@ def _copysign_tensor(self, other):
 
 @_copysign_tensor.grad("self")
 def _(grad, self, result):
-    return grad * where(self == 0, 0.0, result / self)
+    return grad * masked_fill(result / self, self == 0, 0.0)  # as torch's formula (its nodes)
 
 
 @_copysign_tensor.grad("other")
@@ -443,7 +444,7 @@ def _copysign_scalar(self, other):
 
 @_copysign_scalar.grad("self")
 def _(grad, self, result):
-    return grad * where(self == 0, 0.0, result / self)
+    return grad * masked_fill(result / self, self == 0, 0.0)  # as torch's formula (its nodes)
 
 
 def copysign(input, other):

@@ -738,10 +738,8 @@ def abs(self):
 
 @abs.grad("self")
 def _(grad, self):
-    if is_complex_value(self):  # torch: grad * sgn(self), sgn's own derivative is complex
-        from .unary import sgn
-        return grad * sgn(self)
-    return grad * sign(self)
+    from .unary import sgn
+    return grad * sgn(self)  # torch's formula (its node, SgnBackward0, under create_graph)
 
 
 def is_complex_value(x):

@@ -232,26 +232,29 @@ def _inf_norm_mask(self, norm):
 
 @linalg_vector_norm.grad("self")
 def _vector_norm_grad(grad, self, ord, dim, keepdim, result):  # noqa: A002
-    # NOTE: torch's norm_backward, masked fills included (so that the second derivative at
-    # zero is torch's NaN rather than a guarded 0).
-    shape = self.shape
-    g = _unreduce(grad, shape, dim, keepdim) if self.ndim else grad
-    r = _unreduce(result, shape, dim, keepdim) if self.ndim else result
+    # NOTE: torch's norm_backward op for op (masked fills, sgn, and the unsqueezes of only the
+    # dimensions it was given), so that the second derivative at zero is torch's NaN rather
+    # than a guarded 0, and create_graph records torch's nodes.
+    from .pointwise import masked_fill
+    from .unary import sgn
+    g, r = grad, result
+    if dim is not None and self.ndim:
+        g, r = _unreduce(grad, self.shape, dim, keepdim), _unreduce(result, self.shape, dim, keepdim)
     if ord == 0:
         return None
     if ord == 1:
-        return g * sign(self)
+        return sgn(self) * g
     if ord == 2:
-        return g * where(eq(r, 0), 0, _a(self / r))
+        return g * masked_fill(_a(self / r), eq(r, 0), 0)
     if ord in (math.inf, -math.inf):
         mask = _inf_norm_mask(self, r)
-        return sign(self) * (g / sum_dim(mask, dim if self.ndim else (), True) * mask)
+        return sgn(self) * (g / sum_dim(mask, dim if self.ndim else (), True) * mask)
     if ord < 1:
-        scaled = sign(self) * where(eq(self, 0), 0, _a(abs(self) ** (ord - 1)))
+        scaled = sgn(self) * masked_fill(_a(abs(self) ** (ord - 1)), eq(self, 0), 0)
         return scaled * g * r ** (1 - ord)
-    scale = where(eq(r, 0), 0, _a(g / r ** (ord - 1)))
+    scale = masked_fill(_a(g / r ** (ord - 1)), eq(r, 0), 0)
     if ord < 2:
-        return sign(self) * abs(self) ** (ord - 1) * scale
+        return sgn(self) * abs(self) ** (ord - 1) * scale
     return self * abs(self) ** (ord - 2) * scale
 
 
