@@ -93,7 +93,7 @@ def _check_mv(self, vec):
         raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({k2})")
 
 
-@op("mv", tensors=2, promote=NONE, method=True,
+@op("mv", tensors=2, promote=NONE, method=True, writes=1,
     check=refuse("b", no_kernel("addmv_impl_cpu"), _check_mv))
 def mv(self, vec):
     return self @ vec
@@ -143,7 +143,8 @@ def _check_dot(self, other):
                            "respectively")
 
 
-@op("dot", tensors=2, promote=NONE, method=True, check=refuse("b", no_kernel("dot"), _check_dot))
+@op("dot", tensors=2, promote=NONE, method=True, check=refuse("b", no_kernel("dot"), _check_dot),
+    writes=1)
 def dot(self, other):
     return np.dot(self, other)
 
@@ -266,7 +267,7 @@ def _np(a):
     return a._data if isinstance(a, Tensor) else a
 
 
-@op("addmm", tensors=3, method=True, inplace=True, check=_check_addmm)
+@op("addmm", tensors=3, method=True, inplace=True, check=_check_addmm, writes=1)
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     return _scaled_sum(self, mat1 @ mat2, beta, alpha)
 

@@ -28,7 +28,7 @@ def _logical(name, ufunc):
         return ufunc(self, other)
     kernel.__name__ = name
     return op(name, tensors=2, method=True, inplace=True, differentiable=False, promote=NONE,
-              check=_tensor_other(name))(kernel)
+              check=_tensor_other(name), writes=1)(kernel)
 
 
 logical_and = _logical("logical_and", np.logical_and)
@@ -85,7 +85,7 @@ Tensor.__ior__ = lambda self, other: self.bitwise_or_(other)
 Tensor.__ixor__ = lambda self, other: self.bitwise_xor_(other)
 
 
-@op("logical_not", method=True, differentiable=False, promote=NONE)
+@op("logical_not", method=True, differentiable=False, promote=NONE, writes=1)
 def logical_not(self):
     return np.logical_not(self)
 

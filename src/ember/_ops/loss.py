@@ -53,7 +53,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _apply_reduction((input - target).abs(), reduction)
 
 
-@op("smooth_l1_loss", node="SmoothL1LossBackward0", tensors=2)
+@op("smooth_l1_loss", node="SmoothL1LossBackward0", tensors=2,
+    writes=lambda self, target, reduction, beta: int(reduction != "none") * 2)
 def _smooth_l1(self, target, reduction, beta):
     xp = get_xp(self)
     d = xp.abs(self - target)

@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import asarray_like, get_xp
 from .._compile.hooks import replayed
+from .._state import state
 from .._tensor import Tensor, _c_type_name, _wrap, checked_values
 from .registry import NONE, op
 
@@ -109,7 +110,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 # -- mean squared error -------------------------------------------------------------------------
-@op("mse_loss", tensors=2)
+@op("mse_loss", tensors=2, writes=lambda self, target, reduction: int(reduction != "none") * 2)
 def mse(self, target, reduction):
     d = self - target
     return _reduce(d * d, reduction)
@@ -405,7 +406,9 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("Class values must be smaller than num_classes.")
     out = tensor_from_array((data[..., None] == get_xp(data).arange(num_classes)).astype(
         np.int64))
-    if data.size:  # torch fills zeros (zero_) and scatters the ones (scatter_): two writes
+    if state.inference:  # (made in inference mode: an inference tensor, with no versions)
+        out._is_inference = True
+    elif data.size:  # torch fills zeros (zero_) and scatters the ones (scatter_): two writes
         out._vc = [2]
     return out
 

@@ -30,7 +30,8 @@ def _pairs(pad, ndim):
 
 
 # -- constant --------------------------------------------------------------------------------------
-@op("constant_pad_nd", promote=NONE)
+@op("constant_pad_nd", promote=NONE,
+    writes=lambda self, pad, value=0: 2 if any(pad) else 1)  # (empty, fill_, copy_ / clone)
 def constant_pad_nd(self, pad, value=0):
     xp = get_xp(self)
     key = [slice(None)] * self.ndim

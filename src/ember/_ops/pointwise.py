@@ -729,7 +729,7 @@ def _(grad, result):
     return grad / (result * 2)
 
 
-@op("abs", elementwise=True, method=("abs", "__abs__", "absolute"), inplace=True)
+@op("abs", elementwise=True, method=("abs", "__abs__", "absolute"), inplace=True, writes=1)
 def abs(self):
     if self.dtype == np.bool_:
         raise not_implemented("abs_cpu", self)

@@ -235,7 +235,7 @@ def column_stack(tensors, *, out=None):
 
 
 # -- repeating ------------------------------------------------------------------------------------
-@op("repeat", promote=NONE)
+@op("repeat", promote=NONE, writes=1)
 def _repeat(self, repeats):
     if len(repeats) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "

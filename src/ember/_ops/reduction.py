@@ -206,7 +206,7 @@ def _reduce_sum(x, axis, keepdim, dtype):
     return _reduce(get_xp(x).sum, x, axis, keepdim, dtype)
 
 
-@op("sum", promote=NONE, node="SumBackward0")
+@op("sum", promote=NONE, node="SumBackward0", writes=1)
 def sum_all(self, dtype=None):
     return _reduce_sum(self, None, False, dtype)
 
@@ -232,7 +232,7 @@ def _(self_t, dtype):
     return sum_all(self_t, dtype)
 
 
-@op("sum", promote=NONE, node="SumBackward1")
+@op("sum", promote=NONE, node="SumBackward1", writes=1)
 def sum_dim(self, dim, keepdim=False, dtype=None):
     return _reduce_sum(self, _dims(dim, self.ndim), keepdim, dtype)
 
@@ -316,7 +316,7 @@ def _check_float(x, dtype, name):
                            f"a floating point or complex dtype. Got: {_dtype_name(x)}")
 
 
-@op("mean", promote=NONE, node="MeanBackward0")
+@op("mean", promote=NONE, node="MeanBackward0", writes=2)
 def mean_all(self, dtype=None):
     _check_float(self, dtype, "mean")
     s = _reduce_sum(self, None, False, dtype)
@@ -339,7 +339,7 @@ def _(self_t, dtype):
     return mean_all(self_t, dtype)
 
 
-@op("mean", promote=NONE, node="MeanBackward1")
+@op("mean", promote=NONE, node="MeanBackward1", writes=2)
 def mean_dim(self, dim, keepdim=False, dtype=None):
     _check_float(self, dtype, "mean")
     dims = _dims(dim, self.ndim)
@@ -376,7 +376,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return mean_dim(input, dim, keepdim, dtype)
 
 
-@op("nansum", promote=NONE, node="NansumBackward0")
+@op("nansum", promote=NONE, node="NansumBackward0", writes=1)
 def _nansum(self, dim=None, keepdim=False, dtype=None):
     axis = None if dim is None else _dims(dim, self.ndim)
     return _reduce(get_xp(self).nansum, self, axis, keepdim, dtype)
@@ -419,7 +419,7 @@ def _reduce_prod(x, axis, keepdim, dtype):
     return _reduce(get_xp(x).prod, x, axis, keepdim, dtype)
 
 
-@op("prod", promote=NONE, node="ProdBackward0", quiet=True)
+@op("prod", promote=NONE, node="ProdBackward0", quiet=True, writes=1)
 def prod_all(self, dtype=None):
     return _reduce_prod(self, None, False, dtype)
 
@@ -435,7 +435,7 @@ def _(grad, self, result):
     return reshape(grad * _prod_others(reshape(self, (-1,)), 0), self.shape)
 
 
-@op("prod", promote=NONE, node="ProdBackward1", quiet=True)
+@op("prod", promote=NONE, node="ProdBackward1", quiet=True, writes=1)
 def prod_dim(self, dim, keepdim=False, dtype=None):
     return _reduce_prod(self, _dims(dim, self.ndim), keepdim, dtype)
 
@@ -485,7 +485,7 @@ Tensor.prod = prod
 # -- logsumexp ----------------------------------------------------------------------------------
 
 
-@op("logsumexp", promote=FLOAT, quiet=True, node="LogsumexpBackward0")
+@op("logsumexp", promote=FLOAT, quiet=True, node="LogsumexpBackward0", writes=1)
 def _logsumexp(self, dim, keepdim=False):
     xp = get_xp(self)
     dims = _dims(dim, self.ndim)
@@ -521,7 +521,7 @@ Tensor.logsumexp = logsumexp
 
 
 def _logical_reduction(name, ufunc):
-    @op(name, promote=NONE, differentiable=False)
+    @op(name, promote=NONE, differentiable=False, writes=1)
     def kernel(self, dim=None, keepdim=False):
         axis = None if dim is None else _dims(dim, self.ndim)
         out = getattr(get_xp(self), ufunc)(self, axis=axis, keepdims=keepdim)
@@ -557,7 +557,7 @@ Tensor.any = any
 # -- max / min ----------------------------------------------------------------------------------
 
 
-@op("max", promote=NONE, node="MaxBackward1")
+@op("max", promote=NONE, node="MaxBackward1", writes=1)
 def max_all(self):
     if self.dtype.kind == "c":
         raise not_implemented("max_all", self)
@@ -565,7 +565,7 @@ def max_all(self):
     return get_xp(self).max(self)
 
 
-@op("min", promote=NONE, node="MinBackward1")
+@op("min", promote=NONE, node="MinBackward1", writes=1)
 def min_all(self):
     if self.dtype.kind == "c":
         raise not_implemented("min_all", self)
@@ -596,13 +596,13 @@ def _arg_reduce(name, fn, self, dim, keepdim):
 
 
 @op("max", promote=NONE, node="MaxBackward0", outputs=2, diff_outputs=(True, False),
-    result_type=MaxResult)
+    result_type=MaxResult, writes=lambda self, dim, keepdim=False: 0 if keepdim else 2)
 def max_dim(self, dim, keepdim=False):
     return _arg_reduce("max", "max", self, dim, keepdim)
 
 
 @op("min", promote=NONE, node="MinBackward0", outputs=2, diff_outputs=(True, False),
-    result_type=MinResult)
+    result_type=MinResult, writes=lambda self, dim, keepdim=False: 0 if keepdim else 2)
 def min_dim(self, dim, keepdim=False):
     return _arg_reduce("min", "min", self, dim, keepdim)
 
@@ -711,7 +711,7 @@ def _amax_kernel(name, fn):
             _check_nonempty(self, name)
         return getattr(get_xp(self), fn)(self, axis=dims, keepdims=keepdim)
     kernel.__name__ = name
-    return op(name, promote=NONE, method=True)(kernel)
+    return op(name, promote=NONE, method=True, writes=1)(kernel)
 
 
 amax = _amax_kernel("amax", "max")

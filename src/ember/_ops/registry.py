@@ -392,6 +392,7 @@ class OpDef:
     out_name = None  # torch's name of the op in out= errors, when its function takes out=
     out_rule = None  # how out='s dtype must match the result's (see ember._out)
     complex_grad = False  # see op()
+    writes = 0  # see op()
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check, number_node=None):
@@ -749,7 +750,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
        check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
        elementwise=False, undefined_grads=False, complex_grad=False, checked=(),
-       number_node=None):
+       number_node=None, writes=0):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``checked``: non-tensor params that hold tensors torch saves (nll_loss's target and
@@ -774,6 +775,10 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     torch's convention where the output is complex.
     ``number_node``: the node name torch gives a call with a Python number for a tensor operand
     (its overload taking a number; that number then has no edge).
+    ``writes``: how many times torch's kernel writes its fresh result through in-place ops
+    (a number, or a function of the call's arguments): torch's autograd layer hides these
+    version bumps, except when it is skipped, for a call on inference tensors only outside
+    inference mode, whose results then show them in ``_version``.
     """
     def declare(kernel):
         opname = name or kernel.__name__
@@ -789,6 +794,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.undefined_grads = undefined_grads
         d.checked_params = frozenset(d.index[n] for n in checked)
         d.complex_grad = complex_grad or bool(view)
+        d.writes = writes
         REGISTRY[opname] = d
         methods = (opname,) if method is True else (method if isinstance(method, tuple)
                                                     else ((method,) if method else ()))
@@ -918,8 +924,30 @@ def wrapped_int(value, target):
 def _tensor_call(op, args):
     call = op.caller
     if call is None:
-        call = op.caller = _compile_caller(op)
+        call = _compile_caller(op)
+        if op.writes:
+            call = _showing_writes(op, call)
+        op.caller = call
     return call(args)
+
+
+def _showing_writes(op, call):
+    """``call`` giving its results the versions torch's kernel leaves on them when no
+    autograd layer runs (see op()'s ``writes``)."""
+    n = op.n_tensors
+
+    def caller(args):
+        out = call(args)
+        a0 = args[0]
+        if state.inference or not (isinstance(a0, Tensor) and a0._is_inference):
+            return out  # (the usual call: one attribute read more)
+        if all(a._is_inference for a in args[1:n] if isinstance(a, Tensor)):
+            writes = op.writes if type(op.writes) is int else op.writes(*args)
+            for r in (out if isinstance(out, tuple) else (out,)):
+                if isinstance(r, Tensor) and writes and not r._is_inference:
+                    r._vc = [writes]
+        return out
+    return caller
 
 
 def _compile_caller(op):

@@ -160,14 +160,14 @@ def _cum_backward(grads, self, dim, result1):
 
 @op("cummax", promote=NONE, node="CummaxBackward0", outputs=2, diff_outputs=(True, False),
     check=refuse("c", no_kernel("cummax_cpu")),
-    result_type=CummaxResult)
+    result_type=CummaxResult, writes=1)
 def _cummax(self, dim):
     return _cum_extreme(self, dim, "maximum")
 
 
 @op("cummin", promote=NONE, node="CumminBackward0", outputs=2, diff_outputs=(True, False),
     check=refuse("c", no_kernel("cummin_cpu")),
-    result_type=CumminResult)
+    result_type=CumminResult, writes=1)
 def _cummin(self, dim):
     return _cum_extreme(self, dim, "minimum")
 

@@ -541,7 +541,7 @@ unsqueeze.batched_grad("self")(view.batched_formulas[0][1])
 
 
 # -- copies and casts --------------------------------------------------------------------------
-@op("clone", elementwise=True, promote=NONE, method=True)
+@op("clone", elementwise=True, promote=NONE, method=True, writes=1)
 def clone(self, memory_format=None):
     return self.copy()
 
@@ -573,7 +573,7 @@ def _cast(x, dtype):
     return D.cast(x, dtype)
 
 
-@op("_to_copy", node="ToCopyBackward0", promote=NONE)
+@op("_to_copy", node="ToCopyBackward0", promote=NONE, writes=1)
 def to_copy(self, dtype=None, device=None, non_blocking=False, source=None):
     out = self if dtype is None or self.dtype == dtype.np else _cast(self, dtype)
     if device is not None:

@@ -122,10 +122,10 @@ def _stable_sort_kernel(self, dim=-1, descending=False):
 _NO_COMPLEX_SORT = refuse("c", lambda t: RuntimeError(" Sort does not support complex dtypes on "
                                                      "CPU"))
 _sort = op("sort", promote=NONE, node="SortBackward0", outputs=2, diff_outputs=(True, False),
-           result_type=SortResult, check=_NO_COMPLEX_SORT)(_sort_kernel)
+           result_type=SortResult, check=_NO_COMPLEX_SORT, writes=1)(_sort_kernel)
 _sort_stable = op("sort", promote=NONE, node="SortBackward1", outputs=2,
                   diff_outputs=(True, False), result_type=SortResult,
-                  check=_NO_COMPLEX_SORT)(_stable_sort_kernel)
+                  check=_NO_COMPLEX_SORT, writes=1)(_stable_sort_kernel)
 _sort.grad("self")(_sorted_back)
 _sort_stable.grad("self")(_sorted_back)
 
@@ -137,7 +137,7 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None):
     return _sort(input, dim, descending)
 
 
-@op("argsort", promote=NONE, differentiable=False)
+@op("argsort", promote=NONE, differentiable=False, writes=1)
 def _argsort(self, dim=-1, descending=False, stable=False):
     if self.ndim == 0:
         return _zero_dim(self, dim)[1]
@@ -201,7 +201,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 
 @op("kthvalue", promote=NONE, node="KthvalueBackward0", outputs=2,
     check=refuse("c", no_kernel("kthvalue_cpu")),
-    diff_outputs=(True, False), result_type=KthvalueResult)
+    diff_outputs=(True, False), result_type=KthvalueResult, writes=1)
 def _kthvalue(self, k, dim=-1, keepdim=False):
     d = _wrap_dim(dim, self.ndim)
     size = self.shape[d] if self.ndim else 1
@@ -292,7 +292,7 @@ _nanmedian.grad("self")(_evenly_distribute)
 
 @op("median", promote=NONE, node="MedianBackward1", outputs=2, diff_outputs=(True, False),
     check=refuse("c", no_kernel("median_cpu")),
-    result_type=MedianResult)
+    result_type=MedianResult, writes=1)
 def _median_with_dim(self, dim, keepdim=False):
     _check_median(self, "median")
     return _median_dim(self, dim, keepdim, False, "median")

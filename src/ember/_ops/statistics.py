@@ -79,7 +79,12 @@ def _mean_backward(grad, shape, dim, keepdim):
     return expand(_a(g / n) if n else g, shape)
 
 
-@op("var", promote=NONE, node="VarBackward0")
+def _reduces_all(self, dim=None, *rest):
+    """1 write when torch's kernel reduces every dimension (see op()'s ``writes``), else 0."""
+    return int(dim is None or len(_dims(dim, self.ndim)) == self.ndim)
+
+
+@op("var", promote=NONE, node="VarBackward0", writes=_reduces_all)
 def _var(self, dim=None, correction=1, keepdim=False):
     return _moments(self, dim, correction, keepdim, "std and var")[0]
 
@@ -89,7 +94,7 @@ def _(grad, self, dim, correction, keepdim):
     return _var_backward(grad, self, dim, correction, keepdim)
 
 
-@op("std", promote=NONE, node="StdBackward0")
+@op("std", promote=NONE, node="StdBackward0", writes=_reduces_all)
 def _std(self, dim=None, correction=1, keepdim=False):
     return get_xp(self).sqrt(_moments(self, dim, correction, keepdim, "std and var", "std")[0])
 
