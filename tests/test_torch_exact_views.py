@@ -108,6 +108,7 @@ _INFERENCE_RESULTS = {
     "tensordot": lambda t, x: t.tensordot(x, t.ones(2, 3), dims=1),
     "pairwise_distance": lambda t, x: t.nn.functional.pairwise_distance(x, x),
     "view_of_normal": lambda t, x: x.view(4),
+    "one_hot": lambda t, x: t.nn.functional.one_hot(t.tensor([0, 2])),
 }
 
 
@@ -172,4 +173,69 @@ def test_node_names_in_version_errors():
         z.add_(1)
         return (error_of(lambda: t.autograd.grad(y.exp().sum(), [x])),
                 error_of(lambda: z2.backward()))
+    same(body)
+
+
+# -- versions torch's kernels leave on their results when no autograd layer runs ---------------
+_ON_INFERENCE_INPUTS = {
+    "sum": lambda t, x: x.sum(), "sum_dim": lambda t, x: x.sum(0, keepdim=True),
+    "mean": lambda t, x: x.mean(), "mean_dim": lambda t, x: x.mean(0),
+    "nansum": lambda t, x: x.nansum(), "prod_dim": lambda t, x: x.prod(1),
+    "amax": lambda t, x: x.amax(0), "all": lambda t, x: x.all(), "any": lambda t, x: x.any(0),
+    "max": lambda t, x: x.max(), "max_dim": lambda t, x: x.max(0),
+    "min_dim_keepdim": lambda t, x: x.min(0, keepdim=True),
+    "std": lambda t, x: x.std(), "std_dim": lambda t, x: x.std(0),
+    "var_every_dim": lambda t, x: x.var((0, 1)), "var_mean": lambda t, x: t.var_mean(x),
+    "median": lambda t, x: x.median(), "median_dim": lambda t, x: x.median(0),
+    "sort": lambda t, x: x.sort(0), "argsort": lambda t, x: x.argsort(),
+    "kthvalue": lambda t, x: x.kthvalue(1, 0), "cummax": lambda t, x: x.cummax(1),
+    "logsumexp": lambda t, x: x.logsumexp(0), "clone": lambda t, x: x.clone(),
+    "double": lambda t, x: x.double(), "long": lambda t, x: x.long(),
+    "mv": lambda t, x: t.mv(x, x[0]), "dot": lambda t, x: t.dot(x[0], x[0]),
+    "addmm": lambda t, x: t.addmm(x, x, x), "mm": lambda t, x: x @ x,
+    "mse_loss": lambda t, x: t.nn.functional.mse_loss(x, x),
+    "mse_loss_none": lambda t, x: t.nn.functional.mse_loss(x, x, reduction="none"),
+    "smooth_l1_loss": lambda t, x: t.nn.functional.smooth_l1_loss(x, x),
+    "l1_loss_sum": lambda t, x: t.nn.functional.l1_loss(x, x, reduction="sum"),
+    "pad": lambda t, x: t.nn.functional.pad(x, (1, 1)),
+    "pad_zero": lambda t, x: t.nn.functional.pad(x, (0, 0)),
+    "exp": lambda t, x: x.exp(), "norm": lambda t, x: x.norm(), "abs": lambda t, x: x.abs(),
+    "logical_not": lambda t, x: t.logical_not(x), "logical_and": lambda t, x: t.logical_and(x, x),
+    "einsum_trace": lambda t, x: t.einsum("ii", x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ON_INFERENCE_INPUTS))
+def test_versions_of_results_computed_from_inference_tensors(name):
+    """torch's autograd layer hides the in-place writes its kernels make into their results,
+    except when it does not run: for inference tensors used outside inference mode."""
+    def body(t):
+        with t.inference_mode():
+            x = t.tensor([[1., 4.], [3., 2.]]) * 1
+        r = _ON_INFERENCE_INPUTS[name](t, x)
+        normal = _ON_INFERENCE_INPUTS[name](t, t.tensor([[1., 4.], [3., 2.]]))
+        rs = r if isinstance(r, tuple) else (r,)
+        return [flags(o) for o in rs], [o._version for o in (
+            normal if isinstance(normal, tuple) else (normal,))]
+    same(body)
+
+
+def test_broadcast_tensors_returns_a_tensor_of_the_common_shape_itself():
+    def body(t):
+        x = t.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        y = t.tensor([1., 2.], requires_grad=True)
+        z = x * 1
+        a, b = t.broadcast_tensors(z, y)
+        return a is z, flags(a), flags(b), flags(t.broadcast_tensors(y)[0])
+    same(body)
+
+
+def test_numpy_of_a_tensor_requiring_grad_without_grad_mode():
+    def body(t):
+        x = t.tensor([1., 2.], requires_grad=True)
+        with t.no_grad():
+            a = x.numpy().tolist()
+        with t.inference_mode():
+            b = x.numpy().tolist()
+        return a, b, error_of(lambda: x.numpy())
     same(body)

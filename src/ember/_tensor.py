@@ -276,7 +276,7 @@ class Tensor:
     def _host_array(self, force=False):
         if force:  # torch: a host copy, whatever the device and requires_grad
             return to_numpy(self._data)
-        if self._requires_grad:
+        if self._requires_grad and state.grad_enabled:  # (torch: allowed under no_grad)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if type(self._data) is not _ndarray:

@@ -48,11 +48,12 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_tensors(*tensors):
-    """Each tensor expanded to their common shape (views)."""
+    """Each tensor expanded to their common shape (views); one of that shape already is
+    returned itself, as torch's expand_outplace does."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = _broadcast_of(tensors)
-    return tuple(t.expand(shape) for t in tensors)
+    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
 
 
 def _broadcast_of(tensors):
