@@ -60,7 +60,10 @@ class ParametrizationList(ModuleList):
         with _no_grad():
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:  # torch: then it is the identity here
+                        pass
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
@@ -88,10 +91,10 @@ class ParametrizationList(ModuleList):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
             if self.is_tensor:
-                self.original.copy_(value)
+                _assign(self.original, value)
             else:
                 for i, t in enumerate(value):
-                    getattr(self, f"original{i}").copy_(t)
+                    _assign(getattr(self, f"original{i}"), t)
 
     def forward(self):
         if self.is_tensor:
@@ -109,10 +112,9 @@ def _no_grad():
 
 
 def _assign(original, new):
-    if tuple(original.shape) != tuple(new.shape):
-        original.data = new.detach()
-    else:
-        original.copy_(new)
+    """torch's ``original.set_(new)``: ``original`` takes ``new``'s memory (a tensor taken from
+    the old ``original`` before, e.g. by ``detach()``, keeps the old values)."""
+    original.data = new.detach()
 
 
 def _register(plist, name, tensor):
