@@ -239,3 +239,32 @@ def test_geqrf_and_ormqr():
 ])
 def test_geqrf_and_ormqr_errors(call):
     same(call)
+
+
+LOWRANK = {"svd": lambda t, a: t.svd_lowrank(a, q=3),
+           "svd_niter": lambda t, a: t.svd_lowrank(a.mT, q=2, niter=1),
+           "svd_M": lambda t, a: t.svd_lowrank(a, q=3, M=a[:1].detach() * 0.5),
+           "svd_batch": lambda t, a: t.svd_lowrank(a.reshape(2, 4, 5), q=2),
+           "pca": lambda t, a: t.pca_lowrank(a),
+           "pca_uncentered": lambda t, a: t.pca_lowrank(a.mT, q=3, center=False, niter=3)}
+A85 = GEN.standard_normal((8, 5))
+
+
+@pytest.mark.parametrize("case", list(LOWRANK))
+def test_lowrank(case):
+    """Same random draws and steps as torch: the same singular values and (sign-invariant)
+    factors and gradients; the signs of singular vector pairs come from linalg.svd of a wide
+    matrix, where NumPy's LAPACK and torch's may choose differently."""
+    def body(torch):
+        torch.manual_seed(7)
+        a = torch.tensor(A85, requires_grad=True)
+        U, S, V = LOWRANK[case](torch, a)
+        g, = torch.autograd.grad(S.sum() + (U[..., 0] ** 2).sum() + (V[..., 1] ** 2).sum(), a)
+        return S.detach(), U.detach().abs(), V.detach().abs(), (U * S.unsqueeze(-2)).detach(
+        ) @ V.detach().mT, g, [t.grad_fn.name() for t in (U, S, V)]
+    same(body, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{"q": 9}, {"niter": -1}])
+def test_pca_lowrank_errors(kw):
+    same(lambda torch: torch.pca_lowrank(torch.tensor(A85), **kw))
