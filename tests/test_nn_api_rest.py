@@ -178,3 +178,20 @@ LCE_ERRORS = {
 @pytest.mark.parametrize("case", list(LCE_ERRORS))
 def test_linear_cross_entropy_errors(case):
     same(lambda torch: LCE_ERRORS[case](torch, torch.nn.functional))
+
+
+TBC_ERRORS = {
+    "bias_2d": lambda t: t.conv_tbc(t.ones(5, 2, 3), t.ones(2, 3, 4), t.ones(1, 4)),
+    "input_2d": lambda t: t.conv_tbc(t.ones(2, 3), t.ones(2, 3, 4), t.ones(4)),
+    "weight_2d": lambda t: t.conv_tbc(t.ones(5, 2, 3), t.ones(3, 4), t.ones(4)),
+    "channels": lambda t: t.conv_tbc(t.ones(5, 2, 3), t.ones(2, 2, 4), t.ones(4)),
+    "bias_size": lambda t: t.conv_tbc(t.ones(5, 2, 3), t.ones(2, 3, 4), t.ones(3)),
+    "too_short": lambda t: t.conv_tbc(t.ones(5, 2, 3), t.ones(7, 3, 4), t.ones(4)),
+    "dtypes": lambda t: t.conv_tbc(t.ones(5, 2, 3), t.ones(2, 3, 4, dtype=t.double),
+                                   t.ones(4, dtype=t.double)),
+}
+
+
+@pytest.mark.parametrize("case", list(TBC_ERRORS))
+def test_conv_tbc_errors(case):
+    same(lambda torch: TBC_ERRORS[case](torch))
