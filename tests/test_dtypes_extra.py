@@ -211,3 +211,27 @@ def test_view_as_dtype_shares_memory_and_version_outside_the_graph():
         u[0] = 0
         return v.requires_grad, v.is_leaf, v._base is a, b, b._version, u._version
     same(body)
+
+
+_LIMITED_2D = [
+    "x.unsqueeze(0)", "x.T", "torch.where(m, x, x)", "x.masked_fill(m, 0)",
+    "x[torch.tensor([1, 0])]", "x.index_select(0, torch.tensor([1]))",
+    "x.gather(1, torch.tensor([[0], [1]]))", "x.max(dim=0)", "x.clamp_min(1)", "x.mean()",
+    "x.any()", "x.all()", "x.count_nonzero()", "x.clone().zero_()", "x.repeat(1, 2)",
+    "x.roll(1)", "x.tril()", "x.clone().copy_(x)", "x.sum(0)", "x.prod(1)", "x.min(dim=1)",
+    "x.amax()", "x.argsort()", "x.unique(return_counts=True)", "x.flip(0)", "x.flip(1)",
+    "x.mul(x)", "x.div(2)", "x.square()", "x.sqrt()", "x.nan_to_num()", "x.isnan()",
+    "x.isinf()", "x.isfinite()", "x.masked_select(m)", "x.nonzero()", "x.diag()", "x.trace()",
+    "x.index_put((torch.tensor([0]),), x[0])", "x.scatter(1, torch.tensor([[0], [1]]), x[:, :1])",
+    "x.std()",
+]
+
+
+@pytest.mark.parametrize("expr", _LIMITED_2D)
+@pytest.mark.parametrize("name", ["uint32", "float8_e4m3fn"])
+def test_limited_dtypes_run_and_refuse_as_torch(name, expr):
+    def body(torch):
+        x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).to(getattr(torch, name))
+        m = torch.tensor([[True, False, True], [False, True, False]])  # noqa: F841
+        return eval(expr)
+    same(body)

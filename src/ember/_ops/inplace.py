@@ -225,7 +225,7 @@ def _inplace_call(op, args, recording):
         snapshot._requires_grad = self._requires_grad
     special = opmath.special_dtype(op, args)
     if special is not None:
-        opmath.check_limited(op, special)
+        opmath.check_limited(op, special, args)
     if not (special is None and op.ufunc is not None and _ufunc_into(op, arrays, self._data)):
         try:
             out = op.kernel(*arrays) if special is None else opmath.call(op, arrays)

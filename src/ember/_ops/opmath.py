@@ -15,23 +15,44 @@ from .. import _dtype as D
 
 # Ops torch runs on its limited-support dtypes (besides views, which only move data).
 _COMMON_LIMITED = frozenset((
-    "_to_copy", "clone", "cat", "stack", "copy_", "fill", "fill_", "eq", "ne", "contiguous",
-    "index", "getitem", "setitem", "index_put", "masked_fill", "where_self", "zeros_like",
-    "ones_like", "empty_like", "full_like"))
+    "_to_copy", "clone", "cat", "stack", "copy", "fill", "eq", "ne", "contiguous", "index",
+    "getitem", "setitem", "where", "zeros_like", "ones_like", "empty_like", "full_like",
+    "index_select", "zero", "repeat", "roll", "diagonal_copy", "any", "all", "isnan"))
 _ALLOWED = {
-    "unsigned": _COMMON_LIMITED | {"mul", "bitwise_and", "bitwise_or", "bitwise_xor", "sort",
-                                   "unique", "sum", "prod", "cumsum", "cumprod", "argsort",
-                                   "true_divide", "div"},
-    "float8": _COMMON_LIMITED | {"abs"},
+    "unsigned": _COMMON_LIMITED | {
+        "mul", "bitwise_and", "bitwise_or", "bitwise_xor", "sort", "unique", "_unique2",
+        "sum", "prod", "cumsum", "cumprod", "argsort", "true_divide", "div", "nan_to_num",
+        "isinf", "isfinite",
+        # (these refuse integer input with errors of their own, as torch's do)
+        "mean", "std", "var"},
+    "float8": _COMMON_LIMITED | {"abs", "masked_select", "index_put"},
 }
-# torch's kernel names in its refusals, where ember's op name differs from the kernel's.
-_KERNEL_NAME = {"add": "add_stub", "sub": "add_stub", "max": "max_all", "min": "min_all",
-                "mul": "mul_cpu_reduced_float", "sum": "sum_cpu", "neg": "neg_cpu",
-                "abs": "abs_cpu", "clamp": "clamp_scalar_cpu", "argmax": "argmax_cpu", "argmin": "argmin_cpu",
-                "floor_divide": "div_floor_cpu", "remainder": "remainder_cpu",
-                "lt": "lt_cpu", "le": "le_cpu", "gt": "gt_cpu", "ge": "ge_cpu",
-                "flip": "flip_cpu", "nonzero": "nonzero_count_cpu",
-                "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu"}
+# torch's kernel names in its refusals, where they are not "<op>_cpu".
+_KERNEL_NAME = {
+    "add": "add_stub", "sub": "add_stub", "mul": "mul_cpu_reduced_float", "sum": "sum_cpu",
+    "mean": "sum_cpu", "amax": "max_values_cpu", "amin": "min_values_cpu",
+    "clamp": "clamp_scalar_cpu", "clamp_min": "clamp_min_scalar_cpu",
+    "clamp_max": "clamp_max_scalar_cpu", "floor_divide": "div_floor_cpu",
+    "div": "div_cpu_reduced_float", "nonzero": "nonzero_count_cpu",
+    "count_nonzero": "nonzero_count_cpu", "bitwise_left_shift": "lshift_cpu",
+    "bitwise_right_shift": "rshift_cpu", "gather": "scatter_gather_tensor_cpu",
+    "scatter": "scatter_gather_tensor_cpu", "scatter_add": "scatter_gather_tensor_cpu",
+    "prod": "prod_out_cpu", "argsort": "sorting_kernel_method_name",
+    "sort": "sorting_kernel_method_name", "_unique2": "unique", "sqrt": "sqrt_vml_cpu",
+    "exp": "exp_vml_cpu", "log": "log_vml_cpu"}
+# ... and where torch names the op itself (no "_cpu")
+_BARE = frozenset(("tril", "triu", "pow", "trace", "masked_fill", "index_put", "masked_select",
+                   "nan_to_num", "isinf", "isfinite"))
+
+
+def _kernel_name(op):
+    name = op.name.rstrip("_")
+    if name in ("max", "min"):  # the full reduction and the one over a dimension
+        return f"{name}_all" if len(op.params) == 1 else f"{name}_cpu"
+    if name in _BARE:
+        return name
+    return _KERNEL_NAME.get(name, f"{name}_cpu")
+
 
 _F32 = np.dtype(np.float32)
 
@@ -46,15 +67,40 @@ def special_dtype(op, args):
     return None
 
 
-def check_limited(op, dt):
+def refuse_limited(dtype, kernel):
+    """torch's refusal of ``kernel`` for a limited-support ``dtype`` (none for the others),
+    for the ops that do not go through the registry."""
+    if dtype in D._LIMITED:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_name}\'')
+
+
+def check_limited(op, dt, args):
     """torch's refusal of an op it has no kernel of for the limited-support dtype ``dt``."""
     if op.view or dt not in D._LIMITED:  # (promotion may have left the limited dtype)
         return
     family = "float8" if dt in D.FLOAT8 else "unsigned"
-    if op.name.rstrip("_") in _ALLOWED[family] or op.name in _ALLOWED[family]:
+    name = op.name.rstrip("_")
+    if name == "flip" and not _flips_last_dim(args):
+        return  # (torch flips other dimensions by copying, for every dtype)
+    if name in _ALLOWED[family]:
         return
-    name = _KERNEL_NAME.get(op.name.rstrip("_"), f"{op.name.rstrip('_')}_cpu")
-    raise NotImplementedError(f'"{name}" not implemented for \'{dt.scalar_name}\'')
+    if family == "float8" and name == "mul" and _all_tensors(op, args):
+        return  # (torch multiplies two float8 tensors, but not one by a number)
+    if family == "float8" and name in ("std", "var"):
+        raise RuntimeError(f"std_var_all: Unsupported dtype {dt.scalar_name}")
+    raise NotImplementedError(f'"{_kernel_name(op)}" not implemented for \'{dt.scalar_name}\'')
+
+
+def _flips_last_dim(args):
+    self, dims = args[0], args[1]
+    last = self.ndim - 1
+    return any(d % max(self.ndim, 1) == last for d in ((dims,) if isinstance(dims, int)
+                                                           else dims))
+
+
+def _all_tensors(op, args):
+    from .._tensor import Tensor
+    return all(isinstance(a, Tensor) for a in args[:op.n_tensors])
 
 
 def widened(arrays, n):

@@ -1095,7 +1095,7 @@ def _tensor_call_generic(op, args):
         if special is None:
             out = op.kernel(*_arrays(op, args, dt))
         else:
-            opmath.check_limited(op, special if dt is None else dt)
+            opmath.check_limited(op, special if dt is None else dt, args)
             out = opmath.call(op, _arrays(op, args, dt))
     except ValueError as e:
         if "broadcast" in str(e):
