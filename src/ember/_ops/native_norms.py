@@ -17,8 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import _wrap
-from .normalization import (_check_mixed_dtypes, _const, _int_tuple, _normalized, _stats,
-                            batch_norm_op)
+from .normalization import _const, _int_tuple, _normalized, _stats, checked_batch_norm
 from .registry import NONE, op
 from .statistics import _vector_norm_grad, linalg_vector_norm, norm_dim
 
@@ -39,14 +38,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
                       eps):
     """``(output, save_mean, save_invstd)``: batch normalization and, in training, the batch's
     per-channel mean and 1/sqrt(biased variance + eps) (empty tensors in evaluation)."""
-    c = input.shape[1] if input.ndim > 1 else input.shape[0]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        if t is not None and t.numel() != c:
-            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-    if not training and (running_mean is None or running_var is None):
-        raise RuntimeError("running_mean must be defined in evaluation mode")
-    _check_mixed_dtypes(input, weight, bias, running_mean, running_var)
+    # (the statistics before the running ones are updated: the output's own call does that)
     dtype = _stat_dtype(input, weight if weight is not None else running_mean)
     data = input._data
     xp = get_xp(data)
@@ -57,8 +49,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         mean, invstd = m.reshape(-1), rstd.reshape(-1)
     else:
         mean = invstd = xp.empty((0,), dtype)
-    out = batch_norm_op(input, weight, bias, running_mean, running_var, bool(training),
-                        momentum, eps)
+    out = checked_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
+                             momentum, eps)
     return out, _plain(mean), _plain(invstd)
 
 

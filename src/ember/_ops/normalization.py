@@ -167,6 +167,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
         if size == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.shape!r}")
+    return checked_batch_norm(input, weight, bias, running_mean, running_var, training,
+                              momentum, eps)
+
+
+def checked_batch_norm(input, weight, bias, running_mean, running_var, training,  # noqa: A002
+                       momentum, eps):
+    """batch_norm_op after torch's checks of the parameters and running statistics (the
+    batch norm of F.batch_norm and of ember.native_batch_norm)."""
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
