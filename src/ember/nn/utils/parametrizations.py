@@ -2,6 +2,7 @@
 parametrizations (see parametrize.py)."""
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..modules.module import Module
 from . import parametrize
@@ -210,7 +211,6 @@ def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization
     """Constrain ``module.<name>`` (a matrix or a batch of them) to have orthonormal columns
     (or rows, when wide): ``orthogonal_map`` is "matrix_exp", "cayley" or "householder" (by
     default matrix_exp for square or complex matrices, else householder)."""
-    from ..._tensor import Tensor
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
