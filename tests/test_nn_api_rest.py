@@ -195,3 +195,38 @@ TBC_ERRORS = {
 @pytest.mark.parametrize("case", list(TBC_ERRORS))
 def test_conv_tbc_errors(case):
     same(lambda torch: TBC_ERRORS[case](torch))
+
+
+def _ir(t, **kw):
+    base = dict(input=t.arange(12.).reshape(3, 4), dim=0, index=t.tensor([0, 2]),
+                source=t.arange(8.).reshape(2, 4) + 1, reduce="prod")
+    base.update(kw)
+    return t.index_reduce(**base)
+
+
+INDEX_REDUCE_CASES = {
+    "sum": lambda t: _ir(t, reduce="sum"),
+    "float_index": lambda t: _ir(t, index=t.tensor([0.0, 2.0])),
+    "index_2d": lambda t: _ir(t, index=t.tensor([[0, 2]])),
+    "index_length": lambda t: _ir(t, index=t.tensor([0])),
+    "source_shape": lambda t: _ir(t, source=t.ones(2, 3)),
+    "source_ndim": lambda t: _ir(t, source=t.ones(2, 4, 1)),
+    "out_of_range": lambda t: _ir(t, index=t.tensor([0, 3])),
+    "negative": lambda t: _ir(t, index=t.tensor([0, -1])),
+    "dtypes": lambda t: _ir(t, source=t.ones(2, 4, dtype=t.double)),
+    "dim": lambda t: _ir(t, dim=2),
+    "int_mean": lambda t: _ir(t, input=t.arange(12).reshape(3, 4), index=t.tensor([0, 0]),
+                              source=t.arange(8).reshape(2, 4) + 1, reduce="mean"),
+    "nan_amax": lambda t: _ir(t, index=t.tensor([0, 0]), reduce="amax",
+                              source=t.tensor([[float("nan"), 1, 2, 3], [1, float("nan"), 2, 3]])),
+    "bool_amax": lambda t: _ir(t, input=t.ones(3, 4, dtype=t.bool), reduce="amax",
+                               source=t.zeros(2, 4, dtype=t.bool)),
+    "zero_dim": lambda t: _ir(t, input=t.tensor(2.0), index=t.tensor([0]), source=t.tensor(3.0)),
+    "inplace": lambda t: t.ones(3, 4).index_reduce_(1, t.tensor([1, 1, 3]), t.ones(3, 3) * 2,
+                                                    "amin", include_self=False),
+}
+
+
+@pytest.mark.parametrize("case", list(INDEX_REDUCE_CASES))
+def test_index_reduce_values_and_errors(case):
+    same(lambda torch: INDEX_REDUCE_CASES[case](torch), check_warnings=False)

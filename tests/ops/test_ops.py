@@ -604,6 +604,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "getitem_tensor_index", "getitem_two_lists", "glu", "grid_sampler", "grid_sampler_2d",
     "grid_sampler_3d", "group_norm", "hfft", "hfftn", "hstack",
     "huber_loss", "ifft_complex", "index_add", "index_add_", "index_copy", "index_copy_",
+    "index_reduce", "index_reduce_", "index_reduce_method",
     "inplace_on_view", "instance_norm", "irfft", "irfft2", "irfftn", "layer_norm", "lerp", "lerp_",
     "lerp_method", "linalg_det", "linalg_householder_product", "linalg_slogdet", "linalg_solve",
     "linalg_solve_ex", "linalg_solve_triangular", "logcumsumexp", "logdet", "masked_scatter",

@@ -276,7 +276,8 @@ def _scatter_reduce(self, index, src, dim, reduce, include_self=True):
 
 
 @_scatter_reduce.grad("self", "src")
-def _(grad, self, index, src, dim, reduce, include_self, result):
+def scatter_reduce_grads(grad, self, index, src, dim, reduce, include_self, result):
+    """(d self, d src) of scatter_reduce (index_reduce's too, with its index expanded)."""
     if reduce == "sum":
         g_self, g_src = grad, _gather(grad, index, dim)
     elif reduce == "mean":

@@ -1,0 +1,91 @@
+"""index_reduce: ``source``'s slices along ``dim`` reduced (prod, mean, amax, amin) into
+``self``'s slices at ``index``.
+
+It is scatter_reduce with the index vector expanded over the other dims of ``source``, so the
+kernel and the derivative formulas are scatter_reduce's (torch's index_reduce backward is the
+same formula); the node is torch's IndexReduceBackward0.
+"""
+from __future__ import annotations
+
+import warnings
+
+from .. import _dtype as D
+from .._backend import get_xp
+from .._tensor import Tensor, _wrap
+from .indexing import (_check_index_dtype, _index_setup, _scatter_reduce, _wrap_dim,
+                       scatter_reduce_grads)
+from .registry import NONE, op
+
+__all__ = ["index_reduce"]
+_REDUCTIONS = ("prod", "mean", "amax", "amin")
+_beta_warned = False
+
+
+def _expanded(index, source, dim):
+    """The index vector broadcast over ``source``'s shape along ``dim`` (scatter's index)."""
+    raw = index._data if isinstance(index, Tensor) else index
+    src = source._data if isinstance(source, Tensor) else source
+    if src.ndim == 0:
+        out = raw.reshape(())
+    else:
+        shape = [1] * src.ndim
+        shape[dim] = raw.size
+        out = get_xp(raw).broadcast_to(raw.reshape(shape), src.shape)
+    return _wrap(out) if isinstance(source, Tensor) else out
+
+
+def _check(self, index, source, dim, reduce, include_self=True):
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    _check_index_dtype(index._data, "index_reduce_(): Expected dtype int32/int64 for index but "
+                       f"got: {D._BY_NP[index._data.dtype].scalar_name}")
+    raw = index._data.reshape(-1) if index.ndim <= 1 else index._data
+    size = self.shape[_wrap_dim(dim, self.ndim)] if self.ndim else 1
+    if raw.ndim == 1 and ((raw < 0) | (raw >= size)).any():  # negative ones too, as torch
+        raise IndexError("index out of range in self")
+    _index_setup(self._data, index._data, source._data, dim, "index_reduce_")
+    ndim = max(self.ndim, 1)
+    d = dim % ndim
+    other = [n for k, n in enumerate(self.shape) if k != d]
+    if source.ndim != self.ndim or [n for k, n in enumerate(source.shape) if k != d] != other:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(self.shape)} "
+                           f"source.shape = {list(source.shape)}")
+
+
+@op("index_reduce", tensors=3, promote=NONE, node="IndexReduceBackward0", check=_check)
+def _index_reduce(self, index, source, dim, reduce, include_self=True):
+    d = dim % max(self.ndim, 1)
+    return _scatter_reduce(self, _expanded(index, source, d), source, d, reduce, include_self)
+
+
+@_index_reduce.grad("self", "source")
+def _(grad, self, index, source, dim, reduce, include_self, result):
+    d = dim % max(self.ndim, 1)
+    return scatter_reduce_grads(grad, self, _expanded(index, source, d), source, d, reduce,
+                                include_self, result)
+
+
+def _warn_beta():
+    global _beta_warned
+    if not _beta_warned:  # once per process, as torch's TORCH_WARN_ONCE
+        _beta_warned = True
+        warnings.warn("index_reduce() is in beta and the API may change at any time.",
+                      UserWarning, stacklevel=3)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):  # noqa: A002
+    """Reduce the slices of ``source`` into those of ``input`` at ``index`` along ``dim``."""
+    _warn_beta()
+    return _index_reduce(input, index, source, dim, reduce, include_self)
+
+
+def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    _warn_beta()
+    return _index_reduce.inplace(self, index, source, dim, reduce, include_self)
+
+
+Tensor.index_reduce = (lambda self, dim, index, source, reduce, *, include_self=True:
+                       index_reduce(self, dim, index, source, reduce, include_self=include_self))
+Tensor.index_reduce_ = _index_reduce_
