@@ -114,9 +114,12 @@ def with_scalars(self, *scalars, floating=False):
     inputs of the node (``pow(x, 1.5)``, ``clamp(x, 0.5)``, ``fmod(x, 2.5)``): torch's node
     for them has one input, so the registry cannot promote them.
     """
-    if self.dtype.kind == "f" and all(type(s) is float or type(s) is int or s is None
-                                      for s in scalars):
-        return self  # a Python int or float never promotes a float tensor
+    if self.dtype.kind == "f":
+        for s in scalars:  # (a loop, not all() over a generator: this runs per op call)
+            if not (type(s) is float or type(s) is int or s is None):
+                break
+        else:
+            return self  # a Python int or float never promotes a float tensor
     key = ((D._BY_NP[self.dtype], D.DIM),) + tuple(
         (D.scalar_dtype(s), D.SCALAR) for s in scalars if s is not None)
     dt = D.result_type_of(key)
