@@ -322,37 +322,45 @@ def _qualified_name(node):
 
 
 def _compile_apply(op):
-    """Generate one op's backward for first-order passes, unrolled over its formulas.
+    """Generate one op's backward, unrolled over its formulas.
 
-    NOTE: what ``OpNode._apply_generic`` does on raw arrays, minus its loops and length
-    checks: this runs once per node in every backward. Graphs (create_graph), saved tensor
-    hooks and ops with several outputs or joint formulas take the generic path.
+    NOTE: what ``OpNode._apply_generic`` does (on raw arrays, or on Tensors in a create_graph
+    pass), minus its loops and length checks: this runs once per node in every backward.
+    Saved tensor hooks and ops with several outputs or joint formulas take the generic path.
     """
     generic = OpNode._apply_generic
     if op.n_outputs != 1 or any(len(inputs) != 1 for inputs, _, _ in op.formulas):
         return generic
-    lines = ["def apply(self, grads, graph, needed):",
-             "    if graph or self._hooked:",
-             "        return generic(self, grads, graph, needed)"]
     used = sorted({j for _, _, env_idx in op.formulas for j in env_idx})
+    # a create_graph pass unpacks saved values as Tensors (what _unpack does for these slots);
+    # an op with a data-only output (max(dim)'s indices) leaves it to the generic path
+    graph_ok = op.diff_outputs is None or all(op.diff_outputs)
+    lines = ["def apply(self, grads, graph, needed):",
+             "    if self._hooked" + ("" if graph_ok else " or graph") + ":",
+             "        return generic(self, grads, graph, needed)"]
     if used:
         lines += ["    saved = self._saved", "    if saved is None:",
                   "        return generic(self, grads, graph, needed)", "    vers = self._vers"]
+    if graph_ok:
+        lines += ["    if graph:"] + ["        " + line for line in _graph_unpack_lines(op, used)]
+        lines += ["    else:"]
+        indent = "        "
+    else:
+        indent = "    "
+    first_order = []
     for j in used:
         kind, idx = op.saved_spec[j]
         if kind == INPUT:
-            lines += [f"    e{j} = saved[{j}]", f"    v = vers[{j}]", "    if v is not None:",
-                      f"        if e{j}._vc[0] != v:",
-                      f"            unpack_input(e{j}, v, False)",
-                      f"        e{j} = e{j}._data"]
+            first_order += [f"e{j} = saved[{j}]", f"v = vers[{j}]", "if v is not None:",
+                            f"    if e{j}._vc[0] != v:",
+                            f"        unpack_input(e{j}, v, False)",
+                            f"    e{j} = e{j}._data"]
         elif kind == RESULT:
-            lines += [f"    e{j}, vc = saved[{j}]", f"    if vc[0] != vers[{j}]:",
-                      f"        unpack_output(self, {idx}, saved[{j}], vers[{j}], False)"]
-        elif kind == PARAM and idx in op.checked_params:  # (may hold a versioned tensor)
-            lines += [f"    e{j} = saved[{j}]", f"    if vers[{j}] is not None:",
-                      f"        check_param(e{j}, vers[{j}])"]
+            first_order += [f"e{j}, vc = saved[{j}]", f"if vc[0] != vers[{j}]:",
+                            f"    unpack_output(self, {idx}, saved[{j}], vers[{j}], False)"]
         else:
-            lines += [f"    e{j} = saved[{j}]"]
+            first_order += _plain_slot_lines(op, j, kind, idx)
+    lines += [indent + line for line in first_order or ["pass"]]
     lines += ["    g = grads[0]", "    nxt = self._next"]
     outs = ["None"] * op.n_tensors
     for k, ((i,), _, env_idx) in enumerate(op.formulas):
@@ -369,6 +377,30 @@ def _compile_apply(op):
     scope.update({f"f{k}": fn for k, (_, fn, _) in enumerate(op.formulas)})
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["apply"]
+
+
+def _plain_slot_lines(op, j, kind, idx):
+    """Generated lines reading saved slot ``j`` that holds no tensor input or output."""
+    if kind == PARAM and idx in op.checked_params:  # (may hold a versioned tensor)
+        return [f"e{j} = saved[{j}]", f"if vers[{j}] is not None:",
+                f"    check_param(e{j}, vers[{j}])"]
+    return [f"e{j} = saved[{j}]"]
+
+
+def _graph_unpack_lines(op, used):
+    """Generated lines reading the saved slots ``used`` as Tensors for a create_graph pass
+    (as ``OpNode._unpack(True)`` reads them)."""
+    lines = []
+    for j in used:
+        kind, idx = op.saved_spec[j]
+        if kind == INPUT:
+            lines += [f"e{j} = saved[{j}]", f"if vers[{j}] is not None:",
+                      f"    e{j} = unpack_input(e{j}, vers[{j}], True)"]
+        elif kind == RESULT:
+            lines += [f"e{j} = unpack_output(self, {idx}, saved[{j}], vers[{j}], True)"]
+        else:
+            lines += _plain_slot_lines(op, j, kind, idx)
+    return lines or ["pass"]
 
 
 def _saved_property(j):
