@@ -55,6 +55,12 @@ FALLS_BACK = {
     "istft": "the window envelope is checked with .item()",
     "linalg_ldl_factor": _NO_GRAD, "linalg_ldl_factor_ex": _NO_GRAD, "linalg_ldl_solve": _NO_GRAD,
     "linalg_cholesky_ex_failing": "its backward through the failed factorization raises",
+    "native_batch_norm": "the statistics it returns are " + _RAW,
+    "native_layer_norm": "the statistics it returns are " + _RAW,
+    "native_dropout": "its mask is drawn outside the replayed random calls",
+    **dict.fromkeys(("batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats",
+                     "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
+                     "batch_norm_backward_elemt", "batch_norm_update_stats"), _NO_GRAD),
 }
 
 
