@@ -1,0 +1,123 @@
+"""Where a compiled step's time goes: each line of a recorded program, timed on its own.
+
+    python benchmarks/replay_profile.py            # W2 (the MLP step)
+    python benchmarks/replay_profile.py w6 --top 15
+
+Builds a workload with its loss function compiled (benchmarks/workloads.py), runs it twice
+(record, then replay), and walks the recording's forward and backward programs line by line:
+each ``name = call(...)`` line's right-hand side is timed alone (best of a few repeats, CPU
+time), then run once to bind its result, so the next line sees the values a replay sees. The
+report lists the costliest lines with the kernel or formula each calls, the kernels' total,
+and a whole step next to them: the difference is what the step spends outside the kernels
+(guards, wrapping outputs, the backward node and engine pass, the optimizer's eager ops, and
+caches a kernel timed alone keeps warm), with the hand-written NumPy step where there is one.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import re
+import sys
+import time
+import timeit
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
+
+import ember  # noqa: E402
+from ember._compile.compiled import _ALL, Entry  # noqa: E402
+from workloads import NUMPY_FLOOR, WORKLOADS, make_data  # noqa: E402
+
+_ASSIGN = re.compile(r"^(\w+(?:, \w+)*) = (.+)$")
+
+
+def recorded_entry(name):
+    """A step of workload ``name`` with its loss function compiled, its recording, and the
+    input tensors a replay of it was given."""
+    step = WORKLOADS[name][3](ember, make_data(name), compiled=True)
+    step()
+    seen = {}
+    replay = Entry.replay
+
+    def spy(entry, tensors):  # (the replay's inputs are the step's own, in its closure)
+        seen[entry] = tensors
+        return replay(entry, tensors)
+    Entry.replay = spy
+    try:
+        step()
+    finally:
+        Entry.replay = replay
+    if not seen:
+        raise SystemExit(f"{name}: no replay (the function runs eagerly)")
+    return (step, *next(iter(seen.items())))
+
+
+def time_lines(fn, env, repeat):
+    """``[(microseconds, line, callee)]`` for each line of generated function ``fn`` run on
+    ``env`` (its arguments), and what the function returns."""
+    scope = dict(fn.__globals__, **env)
+    rows = []
+    for line in fn.source.splitlines()[1:]:
+        line = line.strip()
+        if line.startswith("return"):
+            return rows, eval(line[len("return"):], scope)  # noqa: S307 - generated code
+        m = _ASSIGN.match(line)
+        if m is None:  # a write or a deletion: run once, timed once
+            t0 = time.process_time()
+            exec(line, scope)  # noqa: S102 - generated code
+            rows.append(((time.process_time() - t0) * 1e6, line, ""))
+            continue
+        code = compile(m.group(2), "<line>", "eval")
+        seconds = min(timeit.repeat(lambda: eval(code, scope), number=repeat, repeat=3,  # noqa: S307
+                                    timer=time.process_time)) / repeat
+        exec(line, scope)  # noqa: S102 - generated code
+        rows.append((seconds * 1e6, line, _callee(scope, m.group(2))))
+    return rows, None
+
+
+def _callee(scope, rhs):
+    name = re.search(r"\b([kf]\d+)\(", rhs)
+    fn = scope.get(name.group(1)) if name else None
+    return "" if fn is None else f"{getattr(fn, '__module__', '')}.{fn.__qualname__}"
+
+
+def step_time(step, repeat):
+    return min(timeit.repeat(step, number=repeat, repeat=3, timer=time.process_time)) / repeat
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload", nargs="?", default="w2", choices=sorted(WORKLOADS))
+    parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--repeat", type=int, default=200)
+    args = parser.parse_args()
+    step, entry, tensors = recorded_entry(args.workload)
+    program = entry.program
+    fwd, result = time_lines(program.forward, {"tensors": tensors}, args.repeat)
+    rows = [("forward", *r) for r in fwd]
+    if program.backward is not None:
+        outs, saved = result
+        grads = [np.ones_like(outs[k]) for k in entry.grad_outputs]
+        bwd, _ = time_lines(program.backward, {"grads": grads, "saved": saved}, args.repeat)
+        rows += [("backward", *r) for r in bwd]
+    total = sum(r[1] for r in rows)
+    whole = step_time(step, max(1, args.repeat // 4)) * 1e6
+    print(f"{args.workload}: {len(rows)} program lines, kernels {total:.1f} us; whole step "
+          f"{whole:.1f} us (outside the kernels: {whole - total:.1f} us)")
+    if args.workload in NUMPY_FLOOR:
+        floor = NUMPY_FLOOR[args.workload](make_data(args.workload))
+        floor_us = step_time(floor, max(1, args.repeat // 4)) * 1e6
+        print(f"the hand-written NumPy step (benchmarks/workloads.py): {floor_us:.1f} us")
+    for part, us, line, callee in sorted(rows, key=lambda r: -r[1])[:args.top]:
+        print(f"{us:9.1f} us  {part:8s}  {line:50s}  {callee}")
+
+
+if __name__ == "__main__":
+    main()
