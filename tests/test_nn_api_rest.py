@@ -230,3 +230,50 @@ INDEX_REDUCE_CASES = {
 @pytest.mark.parametrize("case", list(INDEX_REDUCE_CASES))
 def test_index_reduce_values_and_errors(case):
     same(lambda torch: INDEX_REDUCE_CASES[case](torch), check_warnings=False)
+
+
+_SEG = np.array([1.0, 3.0, 3.0, 0.0, 2.0, 0.0, 0.0, 5.0])
+
+
+def _seg(t, reduce="sum", **kw):
+    base = dict(lengths=t.tensor([3, 2, 2, 1]))
+    base.update(kw)
+    return t.segment_reduce(t.tensor(_SEG, requires_grad=True), reduce, **base)
+
+
+SEGMENT_CASES = {
+    "no_lengths": lambda t: t.segment_reduce(t.ones(3), "sum"),
+    "reduce": lambda t: _seg(t, "avg"),
+    "total": lambda t: _seg(t, lengths=t.tensor([2, 2])),
+    "negative": lambda t: _seg(t, lengths=t.tensor([9, -1])),
+    "indices": lambda t: _seg(t, lengths=None, indices=t.tensor([0, 0, 1])),
+    "int_data": lambda t: t.segment_reduce(t.arange(8), "sum", lengths=t.tensor([3, 2, 2, 1])),
+    "float_lengths": lambda t: _seg(t, lengths=t.tensor([3.0, 2.0, 2.0, 1.0])),
+    "axis": lambda t: t.segment_reduce(t.ones(2, 3), "sum", lengths=t.tensor([1, 2]), axis=1),
+    "offsets_win": lambda t: _seg(t, offsets=t.tensor([0, 8])),
+    "unsafe": lambda t: _seg(t, lengths=t.tensor([2, 2]), unsafe=True),
+    "half": lambda t: t.segment_reduce(t.tensor(_SEG, dtype=t.half), "max",
+                                       lengths=t.tensor([3, 2, 2, 1])),
+}
+
+
+@pytest.mark.parametrize("case", list(SEGMENT_CASES))
+def test_segment_reduce_errors(case):
+    same(lambda torch: SEGMENT_CASES[case](torch))
+
+
+@pytest.mark.parametrize("reduce", ["max", "min", "prod", "mean"])
+def test_segment_reduce_gradients(reduce):
+    """Ties (split only where the gradient is positive, as torch's kernel), zeros in products,
+    and the missing second derivative."""
+    def body(torch):
+        data = torch.tensor(_SEG, requires_grad=True)
+        out = torch.segment_reduce(data, reduce, lengths=torch.tensor([3, 2, 2, 1]))
+        weights = torch.tensor(np.cos(np.arange(4.0) + 1))
+        grad, = torch.autograd.grad((out * weights).sum(), data, create_graph=True)
+        try:
+            torch.autograd.grad(grad.sum(), data)
+        except RuntimeError as e:
+            return out, grad.detach(), str(e)
+        return out, grad.detach()
+    same(body, rtol=1e-12, atol=1e-12)

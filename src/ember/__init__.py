@@ -58,6 +58,7 @@ from ._ops.pooling import *  # noqa: F401,F403
 from ._ops.grid_sample import *  # noqa: F401,F403
 from ._ops.conv_tbc import *  # noqa: F401,F403
 from ._ops.index_reduce import *  # noqa: F401,F403
+from ._ops.segment_reduce import *  # noqa: F401,F403
 from ._ops.normalization import *  # noqa: F401,F403
 from ._ops.native_norms import *  # noqa: F401,F403
 from ._ops.batch_norm_parts import *  # noqa: F401,F403
