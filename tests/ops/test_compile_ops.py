@@ -58,6 +58,7 @@ FALLS_BACK = {
     "native_batch_norm": "the statistics it returns are " + _RAW,
     "native_layer_norm": "the statistics it returns are " + _RAW,
     "native_dropout": "its mask is drawn outside the replayed random calls",
+    "geqrf": _NO_GRAD,
     **dict.fromkeys(("batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats",
                      "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
                      "batch_norm_backward_elemt", "batch_norm_update_stats"), _NO_GRAD),
