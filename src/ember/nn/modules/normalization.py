@@ -249,36 +249,36 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class LocalResponseNorm(Module):
-    """Applies local response normalization over an input signal (across channels)."""
+class _AcrossChannels(Module):
+    """The settings of a normalisation across neighbouring channels (size, alpha, beta, k)."""
 
-    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+    def __init__(self, size, alpha, beta, k):
         super().__init__()
         self.size = size
         self.alpha = alpha
         self.beta = beta
         self.k = k
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class LocalResponseNorm(_AcrossChannels):
+    """Applies local response normalization over an input signal (across channels)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input):  # noqa: A002
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
-    def extra_repr(self):
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
-
-class CrossMapLRN2d(Module):
+class CrossMapLRN2d(_AcrossChannels):
     """Local response normalisation across the channels of a 4-D input (torch's legacy
     form: its own window rule and hand-written gradient)."""
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input):  # noqa: A002
         return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self):
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
