@@ -235,3 +235,16 @@ def test_limited_dtypes_run_and_refuse_as_torch(name, expr):
         m = torch.tensor([[True, False, True], [False, True, False]])  # noqa: F841
         return eval(expr)
     same(body)
+
+
+@pytest.mark.parametrize("expr", [
+    "torch.ones(2, dtype=torch.bfloat16).numpy()", "torch.ones(2).to(torch.float8_e5m2).numpy()",
+    "__import__('numpy').asarray(torch.ones(2, dtype=torch.bfloat16))",
+    "torch.ones(2, dtype=torch.uint16).numpy().dtype.name",
+    "torch.arange(3, dtype=torch.uint64)", "torch.arange(3, dtype=torch.bfloat16)",
+    "torch.from_numpy(__import__('numpy').arange(3, dtype='uint32'))",
+    "torch.full((2,), 3.3, dtype=torch.bfloat16)", "torch.linspace(0, 1, 5, dtype=torch.bfloat16)",
+    "torch.tensor([70000.], dtype=torch.bfloat16).half()", "torch.ones(2).type(torch.BFloat16Tensor)",
+])
+def test_conversions_match_torch(expr):
+    same(lambda torch: eval(expr))

@@ -305,6 +305,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if dtype is None:
         floating = any(isinstance(v, float) for v in values)
         dtype = D.get_default_dtype() if floating else D.int64
+    D.refuse_limited(dtype, "arange_cpu")
     start, end, step = values
     n = max(0, math.ceil((end - start) / step))
     array = (start + np.arange(n, dtype=np.float64) * step) if dtype.category >= D.FLOATING \

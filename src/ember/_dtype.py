@@ -321,3 +321,17 @@ def np_finfo(npdtype):
     """NumPy's finfo of a floating storage dtype, ml_dtypes' for the dtypes it provides."""
     return _ml.finfo(npdtype) if npdtype in REDUCED_NP | FLOAT8_NP else np.finfo(npdtype)
 
+
+def refuse_limited(dt: dtype, kernel: str) -> None:
+    """torch's refusal of ``kernel`` for a limited-support dtype (none for the others), for
+    the functions that do not go through the op registry (see _ops/opmath.py)."""
+    if dt in _LIMITED:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.scalar_name}\'')
+
+
+def refuse_numpy(npdtype) -> None:
+    """torch's refusal to hand bfloat16 and float8 tensors to NumPy (which has no such
+    types)."""
+    if npdtype in REDUCED_NP or npdtype in FLOAT8_NP:
+        raise TypeError(f"Got unsupported ScalarType {_BY_NP[npdtype].scalar_name}")
+

@@ -274,6 +274,7 @@ class Tensor:
         return self._host_array(force)
 
     def _host_array(self, force=False):
+        D.refuse_numpy(self._data.dtype)
         if force:  # torch: a host copy, whatever the device and requires_grad
             return to_numpy(self._data)
         if self._requires_grad and state.grad_enabled:  # (torch: allowed under no_grad)

@@ -17,7 +17,6 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .opmath import refuse_limited
 from .pointwise import derivative_not_implemented, no_derivative
 from .reduction import return_type
 from .registry import NONE, op
@@ -33,7 +32,7 @@ def _long(a):
 def nonzero(input, *, out=None, as_tuple=False):  # noqa: A002 - torch's name
     """The indices of the non-zero elements: an (n, ndim) int64 tensor, or one 1-D tensor per
     dimension with ``as_tuple=True``."""
-    refuse_limited(input.dtype, "nonzero_count_cpu")
+    D.refuse_limited(input.dtype, "nonzero_count_cpu")
     data = input._data
     xp = get_xp(data)
     if as_tuple:

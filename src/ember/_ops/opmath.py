@@ -67,13 +67,6 @@ def special_dtype(op, args):
     return None
 
 
-def refuse_limited(dtype, kernel):
-    """torch's refusal of ``kernel`` for a limited-support ``dtype`` (none for the others),
-    for the ops that do not go through the registry."""
-    if dtype in D._LIMITED:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_name}\'')
-
-
 def check_limited(op, dt, args):
     """torch's refusal of an op it has no kernel of for the limited-support dtype ``dt``."""
     if op.view or dt not in D._LIMITED:  # (promotion may have left the limited dtype)
