@@ -66,3 +66,68 @@ def test_vector_norm_gradient_from_a_program():
         g, = t.autograd.grad(t.linalg.vector_norm(v, 3), [v], create_graph=True)
         return _names(g), g
     same(body)
+
+
+_NUMBER_OVERLOADS = {
+    "tan": lambda t, x, y: x.tan(),
+    "sqrt": lambda t, x, y: x.abs().sqrt(),
+    "expm1": lambda t, x, y: x.expm1(),
+    "log1p": lambda t, x, y: x.abs().log1p(),
+    "log2": lambda t, x, y: x.abs().log2(),
+    "log10": lambda t, x, y: x.abs().log10(),
+    "exp2": lambda t, x, y: x.exp2(),
+    "atan": lambda t, x, y: x.atan(),
+    "erf": lambda t, x, y: x.erf(),
+    "erfc": lambda t, x, y: x.erfc(),
+    "erfinv": lambda t, x, y: (x / 2).erfinv(),
+    "logaddexp": lambda t, x, y: t.logaddexp(x, y),
+    "silu": lambda t, x, y: t.nn.functional.silu(x),
+    "pow_number_base": lambda t, x, y: 2 ** x,
+    "add_alpha": lambda t, x, y: t.add(x, y, alpha=2.0),
+    "sub_alpha": lambda t, x, y: t.sub(x, y, alpha=0.5),
+    "rsub_alpha": lambda t, x, y: t.rsub(x, y, alpha=3),
+    "lerp": lambda t, x, y: t.lerp(x, y, 0.3),
+    "var": lambda t, x, y: x.var(),
+    "var_dim": lambda t, x, y: x.var(1),
+    "std": lambda t, x, y: t.std(x, 1, correction=0),
+    "std_mean_std": lambda t, x, y: t.std_mean(x, 1)[0],
+    "std_mean_mean": lambda t, x, y: t.std_mean(x, 1)[1],
+    "var_mean": lambda t, x, y: t.var_mean(x)[0] + t.var_mean(x)[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NUMBER_OVERLOADS))
+def test_number_overload_nodes(name):
+    # torch's formulas multiply, add and divide by numbers with mul.Scalar, add.Scalar and
+    # div.Scalar: MulBackward1, AddBackward1, DivBackward1
+    same(_grad_graph(_NUMBER_OVERLOADS[name]))
+
+
+def test_erfinv_gradient_from_a_program():
+    def body(t):
+        x = t.tensor([[0.88, -0.38], [-0.5, 0.2]], requires_grad=True)
+        g, = t.autograd.grad(x.erfinv().pow(2).sum(), [x], create_graph=True)
+        return _names(g), g
+    same(body, rtol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_gradient_is_its_own_node(reduction):
+    # MseLossBackwardBackward0 for the input's and the target's gradient, and torch's second
+    # derivatives through it
+    def body(t):
+        mse = t.nn.functional.mse_loss
+        return _grad_graph(lambda t, x, y: mse(x, y, reduction=reduction).sum())(t)
+    same(body)
+
+
+def test_mse_loss_per_example_gradients_under_vmap():
+    def body(t):
+        w = t.tensor([0.5, -1.0, 2.0], dtype=t.float64)
+        x = t.tensor([[1.0, 2.0, 3.0], [0.5, -0.5, 1.5]], dtype=t.float64)
+        y = t.tensor([1.0, -2.0], dtype=t.float64)
+
+        def loss(w, x, y):
+            return t.nn.functional.mse_loss((w * x).sum(), y)
+        return t.func.vmap(t.func.grad(loss), in_dims=(None, 0, 0))(w, x, y)
+    same(body)

@@ -1180,7 +1180,13 @@ def _np_mse(x, t, reduction="mean"):
             "none": lambda a: a}[reduction](d)
 
 
-row("mse_loss", F.mse_loss, "nn.functional.mse_loss", [NN.mse], _mse_samples, np_ref=_np_mse)
+row("mse_loss", F.mse_loss, "nn.functional.mse_loss", [NN.mse, NN.mse_loss_backward],
+    _mse_samples, np_ref=_np_mse)
+# mse_loss's gradient op on its own (its derivatives give third derivatives)
+row("mse_loss_backward", lambda g, x, t: NN.mse_loss_backward(g, x, t, "mean"),
+    lambda torch: lambda g, x, t: torch.ops.aten.mse_loss_backward(g, x, t, 1),
+    [NN.mse_loss_backward], lambda m: [S("mean", m(), m(2, 3), m(2, 3))],
+    np_ref=lambda g, x, t: 2.0 / x.size * (x - t) * g, public=False)
 
 
 def _linear_samples(m):
@@ -1344,12 +1350,6 @@ def bug(rows, tests, reason, samples=None, dtypes=None):
     for name in rows:
         r = _BY_NAME.get(name) or next(r for r in OP_DB if r.name == name)
         r.xfails = tuple(r.xfails) + tuple(XFail(t, reason, samples, dtypes) for t in tests)
-
-
-bug(["mse_loss"], ["test_gradgrad_vs_torch"],
-    "ember._ops.nn_ops.mse double backward for an empty input with reduction='mean': the "
-    "derivative w.r.t. the upstream gradient is NaN (grad / numel with numel == 0); torch "
-    "gives 0", samples=("empty_mean",))
 
 
 # Last, so that family tables can use everything above (row, S, Maker, bug, ...).

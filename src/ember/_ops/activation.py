@@ -13,7 +13,7 @@ import warnings
 from .. import _dtype as D
 from .._backend import get_xp, is_array
 from .._tensor import Tensor, _wrap_dim
-from .pointwise import (exp, not_implemented, sigmoid, tanh, threshold_backward, where,
+from .pointwise import (add_scalar, exp, not_implemented, sigmoid, tanh, threshold_backward, where,
                         zero_gradient)
 from .registry import op
 
@@ -300,7 +300,7 @@ def _silu(self):
 @_silu.grad("self")
 def _(grad, self):
     s = sigmoid(self)
-    return grad * (s * (self * (1 - s) + 1))
+    return grad * s * add_scalar(self * (1 - s), 1)  # torch's order (its nodes)
 
 
 def silu(input, inplace=False):

@@ -38,6 +38,8 @@ from .logical import (
 )
 from .pointwise import (
     CPP_NAME,
+    add_scalar,
+    mul_scalar,
     exp,
     inplace_with_scalars,
     inplace_without_derivative,
@@ -395,12 +397,12 @@ def logaddexp(self, other):
 
 @logaddexp.grad("self")
 def _(grad, self, other):
-    return grad / (exp(other - self) + 1)
+    return grad / add_scalar(exp(other - self), 1)
 
 
 @logaddexp.grad("other")
 def _(grad, self, other):
-    return grad / (exp(self - other) + 1)
+    return grad / add_scalar(exp(self - other), 1)
 
 
 @op("logaddexp2", elementwise=True, tensors=2, method=True, quiet=True,
@@ -562,12 +564,12 @@ def _lerp_scalar(self, end, weight):
 
 @_lerp_scalar.grad("self")
 def _(grad, weight):
-    return grad * (1 - weight)
+    return mul_scalar(grad, 1 - weight)  # a number weight: torch's mul.Scalar (its node)
 
 
 @_lerp_scalar.grad("end")
 def _(grad, weight):
-    return grad * weight
+    return mul_scalar(grad, weight)
 
 
 @op("lerp", elementwise=True, node="LerpBackward1", tensors=3, check=_lerp_check, quiet=True)

@@ -118,8 +118,35 @@ def mse(self, target, reduction):
 
 @mse.grad("self", "target")
 def _(grad, self, target, reduction):
-    d = (self - target) * 2
-    g = d * _grad_scale(grad, reduction, _numel(d))
+    # two calls, the second with its inputs swapped, as torch: create_graph records its
+    # MseLossBackwardBackward0 for each
+    return (mse_loss_backward(grad, self, target, reduction),
+            mse_loss_backward(grad, target, self, reduction))
+
+
+def _mse_norm(x, reduction):
+    """2 / numel (2 for a sum), with ``x`` of the broadcast shape (inf when it is empty)."""
+    n = _numel(x)
+    return 2.0 if reduction != "mean" else 2.0 / n if n else math.inf
+
+
+# mse_loss's gradient is an op of its own, as in torch, so that a second derivative is recorded
+# as MseLossBackwardBackward0. (No batching rule: under vmap it runs per example, where numel
+# is the example's.)
+@op("mse_loss_backward", tensors=3, node="MseLossBackwardBackward0")
+def mse_loss_backward(grad_output, self, target, reduction):
+    d = self - target
+    return _mse_norm(d, reduction) * d * grad_output
+
+
+@mse_loss_backward.grad("grad_output")
+def _(grad, self, target, reduction):
+    return mse_loss_backward(grad, self, target, reduction)  # (summed to grad_output's shape)
+
+
+@mse_loss_backward.grad("self", "target")
+def _(grad, grad_output, reduction):
+    g = _mse_norm(grad, reduction) * (grad * grad_output)  # grad: of the broadcast shape
     return g, -g
 
 

@@ -195,7 +195,7 @@ def _(grad):
 
 @add.grad("other")
 def _(grad, alpha):
-    return grad if alpha == 1 else grad * alpha
+    return grad if alpha == 1 else mul_scalar(grad, alpha)  # torch's mul.Scalar (its node)
 
 
 @add.jvp("self")
@@ -236,7 +236,7 @@ def _(grad):
 
 @sub.grad("other")
 def _(grad, alpha):
-    return -grad if alpha == 1 else grad * -alpha
+    return -grad if alpha == 1 else mul_scalar(-grad, alpha)
 
 
 @sub.jvp("self")
@@ -258,7 +258,7 @@ def rsub(self, other, alpha=1):
 
 @rsub.grad("self")
 def _(grad, alpha):
-    return -grad if alpha == 1 else grad * -alpha
+    return -grad if alpha == 1 else mul_scalar(-grad, alpha)
 
 
 @rsub.grad("other")
@@ -455,7 +455,7 @@ def _(grad, self, exponent, result):
     import math
     if self == 0:  # torch: 0 where the exponent is >= 0, result * log(0) = -inf elsewhere
         return grad * where(exponent >= 0, 0.0, result * -math.inf)
-    return grad * (result * math.log(self))
+    return grad * mul_scalar(result, math.log(self))
 
 
 def pow(self, exponent):
@@ -729,7 +729,7 @@ def sqrt(self):
 
 @sqrt.grad("self")
 def _(grad, result):
-    return grad / (result * 2)
+    return grad / mul_scalar(result, 2)
 
 
 @op("abs", elementwise=True, method=("abs", "__abs__", "absolute"), inplace=True, writes=1)

@@ -20,7 +20,7 @@ from .._backend import as_array, get_xp, special_functions
 from .._tensor import Tensor
 from . import special_numpy as SN
 from .binary import binary_with_scalars
-from .pointwise import exp, log, no_kernel, refuse
+from .pointwise import exp, log, mul_scalar, no_kernel, refuse
 from .registry import FLOAT, op
 
 _SCIPY: list = []  # [scipy.special or None], looked up once
@@ -177,7 +177,7 @@ def erf(self):
 
 @erf.grad("self")
 def _(grad, self):
-    return grad * (2 / math.sqrt(math.pi)) * exp(-self * self)
+    return mul_scalar(exp(-(self ** 2)), 2 / math.sqrt(math.pi)) * grad
 
 
 @op("erfc", elementwise=True, promote=FLOAT, method=True, inplace=True)
@@ -187,7 +187,7 @@ def erfc(self):
 
 @erfc.grad("self")
 def _(grad, self):
-    return grad * (-2 / math.sqrt(math.pi)) * exp(-self * self)
+    return mul_scalar(exp(-(self ** 2)), -2 / math.sqrt(math.pi)) * grad
 
 
 @op("erfinv", elementwise=True, promote=FLOAT, method=True, inplace=True,
@@ -198,7 +198,7 @@ def erfinv(self):
 
 @erfinv.grad("self")
 def _(grad, result):
-    return grad * (math.sqrt(math.pi) / 2) * exp(result * result)
+    return mul_scalar(exp(result ** 2), math.sqrt(math.pi) / 2) * grad
 
 
 @op("lgamma", elementwise=True, promote=FLOAT, method=True, inplace=True,

@@ -17,7 +17,7 @@ from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor, _wrap_dim
 from .registry import NONE, op
-from .pointwise import abs, eq, sign, where
+from .pointwise import abs, div_scalar, eq, mul_scalar, sign, where
 from .reduction import (_a, _dims, _dtype_name, _kept_shape, _raw, _unreduce, amax, amin,
                         mean_all, mean_dim, sum_dim)
 from .shape import expand
@@ -62,10 +62,11 @@ def _var_backward(grad, self, dim, correction, keepdim):
         if dof <= 0:
             # NOTE: 2 / 0 is inf: inf * 0 is NaN where self == mean, inf elsewhere (torch).
             return grad * where(eq(self, m), math.nan, math.inf)
-        return (2.0 / dof) * grad * (self - m)
+        return mul_scalar(grad, 2.0 / dof) * (self - m)
     dof = math.prod(shape[d] for d in _dims(dim, len(shape))) - correction
     factor = 2.0 / dof if dof else math.inf
-    return factor * _unreduce(grad, shape, dim, keepdim) * (self - mean_dim(self, dim, True))
+    return (mul_scalar(_unreduce(grad, shape, dim, keepdim), factor)
+            * (self - mean_dim(self, dim, True)))
 
 
 def _std_grad(grad, result):
@@ -76,7 +77,7 @@ def _mean_backward(grad, shape, dim, keepdim):
     dims = _dims(dim, len(shape))
     n = math.prod(shape[d] for d in dims)
     g = grad if dim is None and len(shape) else _unreduce(grad, shape, dim, keepdim)
-    return expand(_a(g / n) if n else g, shape)
+    return div_scalar(expand(g, shape), n) if n else expand(g, shape)  # torch's order
 
 
 def _reduces_all(self, dim=None, *rest):

@@ -59,6 +59,7 @@ import numpy as np
 from .._backend import asarray_like, get_xp
 from .._tensor import Tensor
 from .pointwise import (
+    add_scalar,
     complex_unsupported,
     cos,
     inplace_with_scalars,
@@ -124,7 +125,7 @@ def exp2(self):
 
 @exp2.grad("self")
 def _(grad, result):
-    return grad * (result * _LN2)
+    return mul_scalar(grad * result, _LN2)
 
 
 @op("expm1", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.expm1)
@@ -134,7 +135,7 @@ def expm1(self):
 
 @expm1.grad("self")
 def _(grad, result):
-    return grad * (result + 1)
+    return grad * add_scalar(result, 1)
 
 
 @op("log2", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.log2)
@@ -144,7 +145,7 @@ def log2(self):
 
 @log2.grad("self")
 def _(grad, self):
-    return grad / (self * _LN2)
+    return grad / mul_scalar(self, _LN2)
 
 
 @op("log10", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.log10)
@@ -154,7 +155,7 @@ def log10(self):
 
 @log10.grad("self")
 def _(grad, self):
-    return grad / (self * _LN10)
+    return grad / mul_scalar(self, _LN10)
 
 
 @op("log1p", elementwise=True, node="Log1PBackward0", promote=FLOAT, quiet=True, method=True,
@@ -165,7 +166,7 @@ def log1p(self):
 
 @log1p.grad("self")
 def _(grad, self):
-    return grad / (self + 1)
+    return grad / add_scalar(self, 1)
 
 
 @op("rsqrt", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
@@ -213,7 +214,7 @@ def tan(self):
 
 @tan.grad("self")
 def _(grad, result):
-    return grad * (result * result + 1)
+    return grad * add_scalar(result ** 2, 1)
 
 
 @op("asin", elementwise=True, promote=FLOAT, quiet=True, method=("asin", "arcsin"), inplace=True,
@@ -246,7 +247,7 @@ def atan(self):
 
 @atan.grad("self")
 def _(grad, self):
-    return grad / (self * self + 1)
+    return grad / add_scalar(self * self, 1)
 
 
 @op("sinh", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.sinh)
