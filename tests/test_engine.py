@@ -1086,6 +1086,30 @@ def run_leaves(shapes):
     return leaves
 
 
+def test_create_graph_pass_reads_saved_inputs_and_results_oracle():
+    """A create_graph pass unpacks what nodes saved as Tensors (inputs: mul, pow, mv; results:
+    tanh, exp) and checks their versions: gradients, their graph, the double backward, and the
+    error for a saved result modified in place agree with torch."""
+    def body(torch):
+        x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        W = torch.tensor([[1.0, 0.5, -0.25], [0.0, 2.0, 1.0], [-1.0, 0.0, 0.5]],
+                         dtype=torch.float64)
+        f = ((torch.tanh(W @ x) ** 2) * x.exp()).sum()
+        (g,) = torch.autograd.grad(f, [x], create_graph=True)
+        (h,) = torch.autograd.grad((g * torch.tensor([1.0, 2.0, 3.0],
+                                                     dtype=torch.float64)).sum(), [x])
+        y = x.exp()
+        z = (y * y).sum()
+        with torch.no_grad():
+            y.mul_(2)
+        try:
+            torch.autograd.grad(z, [x], create_graph=True)
+        except RuntimeError as e:
+            err = str(e)
+        return g, g.grad_fn.name(), h, err
+    same(body, rtol=1e-10)
+
+
 def test_inputs_as_a_dict_oracle():
     def body(torch):
         x = torch.tensor([1., 2.], requires_grad=True)
