@@ -277,3 +277,14 @@ def test_segment_reduce_gradients(reduce):
             return out, grad.detach(), str(e)
         return out, grad.detach()
     same(body, rtol=1e-12, atol=1e-12)
+
+
+def test_index_reduce_and_index_add_write_out():
+    def body(torch):
+        src = torch.ones(1, 4) * 2
+        out_reduce, out_add = torch.zeros(3, 4), torch.zeros(3, 4)
+        r = torch.index_reduce(torch.ones(3, 4), 0, torch.tensor([0]), src, "prod",
+                               out=out_reduce)
+        a = torch.index_add(torch.ones(3, 4), 0, torch.tensor([2]), src, out=out_add)
+        return out_reduce, out_add, r is out_reduce, a is out_add
+    same(body, check_warnings=False)

@@ -37,8 +37,9 @@ OUT_FUNCTIONS = {
     exp exp2 expm1 eye fix float_power floor floor_divide fmax fmin fmod frac frexp
     frobenius_norm full full_like gather gcd ge geqrf ger greater greater_equal gt
     hash_tensor heaviside histc histogram hsmm hspmm hstack hypot i0 igamma igammac
-    index_select inner inverse isin isneginf isposinf kron kthvalue lcm ldexp le lerp less
-    less_equal lgamma linspace log log10 log1p log2 logaddexp logaddexp2 logcumsumexp
+    index_add index_reduce index_select inner inverse isin isneginf isposinf kron
+    kthvalue lcm ldexp le lerp less less_equal lgamma linspace log log10 log1p log2
+    logaddexp logaddexp2 logcumsumexp
     logical_and logical_not logical_or logical_xor logit logspace logsumexp lstsq lt lu
     lu_solve lu_unpack masked_select matmul matrix_power matrix_rank max maximum mean min
     minimum mm mode msort mul multinomial multiply mv mvlgamma nan_to_num nanmean

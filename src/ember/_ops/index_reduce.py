@@ -75,7 +75,7 @@ def _warn_beta():
                       UserWarning, stacklevel=3)
 
 
-def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):  # noqa: A002
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):  # noqa: A002
     """Reduce the slices of ``source`` into those of ``input`` at ``index`` along ``dim``."""
     _warn_beta()
     return _index_reduce(input, index, source, dim, reduce, include_self)
