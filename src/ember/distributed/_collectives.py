@@ -72,9 +72,12 @@ def _group_rank(pg, rank, group_rank, default=0):
 
 
 def _finish(work, async_op):
+    """The Work of an ``async_op`` call; else wait for it (a backend that completed a blocking
+    call by itself returns no Work)."""
     if async_op:
         return work
-    work.wait()
+    if work is not None:
+        work.wait()
     return None
 
 
@@ -82,9 +85,22 @@ def _impl(pg, tensor):
     return pg._impl_for(tensor.device.type)
 
 
+_CHECKED_REDUCE = {}  # (RedOpType, dtype, collective) -> the op, for the checks passed
+
+
 def _check_reduce(op, tensor, name):
-    op = as_red_op(op)
-    dt = tensor.dtype
+    """``op`` as a RedOpType, after torch's checks of it against ``tensor``'s dtype (cached
+    per op and dtype that passed: small all-reduces are bound by this Python path's time)."""
+    if type(op) is RedOpType:
+        key = (op, tensor.dtype, name)
+        checked = _CHECKED_REDUCE.get(key)
+        if checked is None:
+            checked = _CHECKED_REDUCE[key] = _checked_reduce(op, tensor.dtype, name)
+        return checked
+    return _checked_reduce(as_red_op(op), tensor.dtype, name)
+
+
+def _checked_reduce(op, dt, name):
     if dt.is_complex and op not in (RedOpType.SUM, RedOpType.AVG):
         raise ValueError(f"{name} does not support {op} on complex tensors")
     if op in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and (

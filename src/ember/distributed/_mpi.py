@@ -104,3 +104,22 @@ def reduce_op(op: RedOpType, dtype: np.dtype):
     """MPI's operation for ``op`` on ``dtype`` (torch's bool reductions are logical)."""
     names = _BOOL_OPS if dtype == np.bool_ else _OPS
     return getattr(mpi(), names[op])
+
+
+_REDUCTIONS = {}
+
+
+def reduction(dtype: np.dtype, op: RedOpType):
+    """``(datatype, operation)`` with which MPI reduces ``dtype`` arrays in place by ``op``,
+    or None when its predefined operations cannot (float16, bfloat16).
+
+    Cached: a small all-reduce's time is mostly this Python path's, so it looks nothing up
+    twice.
+    """
+    key = (dtype, op)
+    try:
+        return _REDUCTIONS[key]
+    except KeyError:
+        found = (basic_type(dtype), reduce_op(op, dtype)) if reducible(dtype) else None
+        _REDUCTIONS[key] = found
+        return found

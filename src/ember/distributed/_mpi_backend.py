@@ -122,6 +122,7 @@ class MpiBackend:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
+        self._in_place = _mpi.mpi().IN_PLACE  # looked up once: small all-reduces feel it
 
     # -- plumbing --------------------------------------------------------------------------
     def _run(self, name, blocking, args, bufs, outputs, timeout, after=()):
@@ -147,8 +148,10 @@ class MpiBackend:
 
     # -- collectives -------------------------------------------------------------------------
     def allreduce(self, a, op, outputs, blocking, timeout):
-        if blocking and timeout is None and _writable_contiguous(a) and _mpi.reducible(a.dtype):
-            return self._allreduce_in_place(a, op, outputs)
+        if blocking and timeout is None and a.flags.c_contiguous and a.flags.writeable:
+            in_place = _mpi.reduction(a.dtype, op)
+            if in_place is not None:
+                return self._allreduce_in_place(a, op, in_place)
         bufs = _Buffers()
         buf = bufs.reducible(a)
         MPI = _mpi.mpi()
@@ -157,16 +160,18 @@ class MpiBackend:
         return self._run("Allreduce", blocking, args, bufs, outputs, timeout,
                          self._average(a, op))
 
-    def _allreduce_in_place(self, a, op, outputs):
-        """allreduce's common case, with none of the general path's temporaries (small
-        messages are bound by this Python path's time)."""
-        MPI = _mpi.mpi()
-        req = _check(self.comm.Iallreduce, MPI.IN_PLACE, [a, a.size, _mpi.basic_type(a.dtype)],
-                     _mpi.reduce_op(op, a.dtype))
-        _check(req.Wait)
+    def _allreduce_in_place(self, a, op, in_place):
+        """A blocking all-reduce of a contiguous array MPI reduces as it is: the common case,
+        with none of the general path's temporaries and no Work (small messages are bound by
+        this Python path's time). Returns None: the caller has nothing to wait for."""
+        datatype, mpi_op = in_place
+        try:
+            self.comm.Iallreduce(self._in_place, [a, a.size, datatype], mpi_op).Wait()
+        except _mpi.mpi().Exception as e:
+            from ._types import DistBackendError
+            raise DistBackendError(e.Get_error_string()) from None
         if op is RedOpType.AVG:
             np.divide(a, self.size, out=a, casting="unsafe")
-        return Work(None, (), outputs, "allreduce")
 
     def broadcast(self, a, root, outputs, blocking, timeout):
         bufs = _Buffers()
