@@ -108,6 +108,86 @@ def fp16_hook_matches_torch(rank, size):
             np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
 
 
+def bf16_hooks_match_torch(rank, size):
+    """The bfloat16 compression hook and wrapper give torch's gradients bit for bit."""
+    torch = _torch()
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as torch_hooks
+    for name in ("bf16_compress_hook", "bf16_compress_wrapper"):
+        theirs = torch.nn.parallel.DistributedDataParallel(_net(torch))
+        ours = EmberDDP(_net(ember))
+        with ember.no_grad():
+            for p, q in zip(ours.module.parameters(), theirs.module.parameters()):
+                p.copy_(ember.tensor(q.detach().numpy()))
+        if name == "bf16_compress_hook":
+            theirs.register_comm_hook(None, torch_hooks.bf16_compress_hook)
+            ours.register_comm_hook(None, ember_hooks.bf16_compress_hook)
+        else:
+            theirs.register_comm_hook(None, torch_hooks.bf16_compress_wrapper(
+                torch_hooks.allreduce_hook))
+            ours.register_comm_hook(None, ember_hooks.bf16_compress_wrapper(
+                ember_hooks.allreduce_hook))
+        x, y = _data(7, 4 * size)
+        part = slice(4 * rank, 4 * rank + 4)
+        torch.nn.functional.cross_entropy(theirs(torch.tensor(x[part])),
+                                          torch.tensor(y[part])).backward()
+        eF.cross_entropy(ours(ember.tensor(x[part])), ember.tensor(y[part])).backward()
+        for p, q in zip(ours.module.parameters(), theirs.module.parameters()):
+            if q.grad is not None:
+                np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy(), err_msg=name)
+
+
+def _mismatched_models(lib, rank):
+    """Models that differ across processes: in parameter count, sizes, strides."""
+    lib.manual_seed(0)
+    strided = lib.nn.Linear(4, 3)
+    if rank == 1:  # the same sizes, transposed strides
+        strided.weight = lib.nn.Parameter(lib.ones(4, 3).t())
+    return [lib.nn.Linear(4, 3, bias=rank != 1),
+            lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.Linear(3, 2 + rank)),
+            strided]
+
+
+def _construction_error(lib, model, rank, k):
+    try:
+        lib.nn.parallel.DistributedDataParallel(model)
+    except RuntimeError as e:
+        if k > 0 and rank > 0:
+            _take_part_in_states_broadcast(lib, k)
+        return str(e)
+    return None
+
+
+def _take_part_in_states_broadcast(lib, k):
+    """After its sizes check passed, process 0 broadcasts its parameters; a process whose
+    check failed takes part (with process 0's shapes) so that the processes stay in step."""
+    states = list(_mismatched_models(lib, 0)[k].parameters())
+    with lib.no_grad():
+        _broadcast_coalesced(lib, states)
+
+
+def _broadcast_coalesced(lib, states):
+    if lib is ember:
+        from ember.distributed._coalesced import broadcast_coalesced
+        broadcast_coalesced(states, 0)
+    else:
+        lib.distributed._broadcast_coalesced(lib.distributed.group.WORLD, states,
+                                             250 * 1024 * 1024, 0)
+
+
+def mismatched_models_fail_as_torchs(rank, size):
+    """DDP's constructor checks that every process has process 0's parameter count, sizes
+    and strides, with torch's errors (no TORCH_DISTRIBUTED_DEBUG needed)."""
+    torch = _torch()
+    models = zip(_mismatched_models(torch, rank), _mismatched_models(ember, rank))
+    for k, (theirs, ours) in enumerate(models):
+        expected = _construction_error(torch, theirs, rank, k)
+        got = _construction_error(ember, ours, rank, k)
+        assert got == expected, (got, expected)
+        assert (expected is None) == (rank != 1 and k > 0), expected
+        torch.distributed.barrier()
+        ember.distributed.barrier()
+
+
 def _plain_net(lib):
     lib.manual_seed(int(os.environ["PMI_RANK"]))
     return lib.nn.Sequential(lib.nn.Linear(5, 8), lib.nn.Tanh(), lib.nn.Linear(8, 3)).double()
@@ -141,4 +221,5 @@ class _nothing:
         return False
 
 
-CASES = ["training_matches_torch", "fp16_hook_matches_torch", "join_matches_torch"]
+CASES = ["training_matches_torch", "fp16_hook_matches_torch",
+         "mismatched_models_fail_as_torchs", "join_matches_torch"]

@@ -101,8 +101,8 @@ class DistributedDataParallel(Module, Joinable):
         self._divide_by_initial_world_size = True
         self._join_active = None
         self._module_buffers = [b for b in module.buffers()]
-        self._verify_same_model(params)
         if init_sync:
+            self._verify_same_model(params)
             self._sync_module_states(0)
         first_bytes = FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
         self.reducer = Reducer(params, self.process_group, self.bucket_bytes_cap, first_bytes,
@@ -167,21 +167,33 @@ class DistributedDataParallel(Module, Joinable):
 
     # -- state synchronisation -----------------------------------------------------------------
     def _verify_same_model(self, params):
+        """torch's check that every process wraps the same model: as many parameters, and
+        each with process 0's sizes and strides (raised where they differ, as torch's
+        messages say it)."""
         from ... import distributed as dist
-        shapes = [tuple(p.shape) for p in params]
-        everyone = [None] * self.process_group.size()
-        dist.all_gather_object(everyone, shapes, group=self.process_group)
         rank = self.process_group.rank()
-        for r, theirs in enumerate(everyone):
-            if len(theirs) != len(shapes):
+        mine = _shape_metadata(params)
+        everyone = [None] * self.process_group.size()
+        dist.all_gather_object(everyone, (len(params), mine), group=self.process_group)
+        for r, (count, _) in enumerate(everyone):
+            if count != len(params):
                 raise RuntimeError(f"DDP expects same model across all ranks, but Rank {rank} "
-                                   f"has {len(shapes)} params, while rank {r} has "
-                                   f"inconsistent {len(theirs)} params.")
-        for i, (mine, first) in enumerate(zip(shapes, everyone[0])):
-            if mine != first:
-                raise RuntimeError(f"[Rank {rank}]: params[{i}] in this process with sizes "
-                                   f"{list(mine)} appears not to match sizes of the same param "
-                                   "in process 0.")
+                                   f"has {len(params)} params, while rank {r} has "
+                                   f"inconsistent {count} params.")
+        control = iter(everyone[0][1])
+        # NOTE: walked position by position as torch walks process 0's metadata, so a
+        # parameter of other dimensions is reported where torch reports it.
+        for i, p in enumerate(params):
+            for n in p.shape:
+                if next(control, None) != n:
+                    raise RuntimeError(f"[{rank}]: params[{i}] in this process with sizes "
+                                       f"{list(p.shape)} appears not to match sizes of the "
+                                       "same param in process 0.")
+            for n in p.stride():
+                if next(control, None) != n:
+                    raise RuntimeError(f"params[{i}] in this process with sizes "
+                                       f"{list(p.shape)} appears not to match strides of the "
+                                       "same param in process 0.")
 
     def _sync_module_states(self, src):
         from ...distributed._coalesced import broadcast_coalesced
@@ -264,6 +276,11 @@ class DistributedDataParallel(Module, Joinable):
     @property
     def join_process_group(self):
         return self.process_group
+
+
+def _shape_metadata(params):
+    """Each parameter's sizes then strides, one flat list (what torch compares)."""
+    return [n for p in params for n in (*p.shape, *p.stride())]
 
 
 def _unique(tensors):
