@@ -85,3 +85,20 @@ ERRORS = {
 @pytest.mark.parametrize("case", list(ERRORS))
 def test_errors(case):
     same(lambda torch: ERRORS[case](torch, torch.nn.functional))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("pad", ["border", "reflection"])
+def test_nan_and_huge_coordinates_clip_to_an_edge(mode, pad):
+    """A NaN coordinate clips to the first pixel in torch's 2-D kernel and to the last in its
+    3-D one; a huge one to the nearer edge."""
+    def body(torch):
+        nan = float("nan")
+        x2 = torch.tensor(np.arange(6.0).reshape(1, 1, 2, 3) + 1)
+        g2 = torch.tensor([[[[nan, 1e30], [0.25, nan]]]], dtype=torch.double)
+        x3 = torch.tensor(np.arange(12.0).reshape(1, 1, 2, 2, 3) + 1)
+        g3 = torch.tensor([[[[[nan, 0.0, -1.0], [0.5, nan, -1.0]]]]], dtype=torch.double)
+        F = torch.nn.functional
+        return (F.grid_sample(x2, g2, mode=mode, padding_mode=pad, align_corners=True),
+                F.grid_sample(x3, g3, mode=mode, padding_mode=pad, align_corners=True))
+    same(body)

@@ -46,9 +46,13 @@ def _unnormalize(coord, size, align_corners):
     return ((coord + 1) * size - 1) / 2, size / 2
 
 
-def _clip(xp, coord, size):
-    """``coord`` clipped into [0, size - 1]; its slope is 0 where clipped (and at 0 itself)."""
-    return xp.clip(coord, 0, size - 1), (coord > 0) & (coord < size - 1)
+def _clip(xp, coord, size, nan_to_zero):
+    """``coord`` clipped into [0, size - 1]; its slope is 0 where clipped (and at 0 itself).
+    NOTE: a NaN comes out as torch's kernels give it: 0 from the 2-D one (a vector max), and
+    size - 1 from the 3-D one (std::min(size - 1, std::max(coord, 0)))."""
+    low = xp.where(coord > 0, coord, 0) if nan_to_zero else xp.where(coord < 0, 0, coord)
+    return xp.where(low < size - 1, low, size - 1).astype(coord.dtype), \
+        (coord > 0) & (coord < size - 1)
 
 
 def _reflect(xp, coord, twice_low, twice_high):
@@ -64,23 +68,24 @@ def _reflect(xp, coord, twice_low, twice_high):
     return xp.where(even, extra + low, span - extra + low), xp.where(even, sign, -sign)
 
 
-def _pad_coordinates(xp, coord, size, padding_mode, align_corners):
+def _pad_coordinates(xp, coord, size, padding_mode, align_corners, nd):
     """torch's compute_coordinates: the padding mode's clip or reflection, with its slope."""
     slope = 1
     if padding_mode == BORDER:
-        coord, inside = _clip(xp, coord, size)
+        coord, inside = _clip(xp, coord, size, nd == 2)
         slope = inside
     elif padding_mode == REFLECTION:
         twice = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
         coord, sign = _reflect(xp, coord, *twice)
-        coord, inside = _clip(xp, coord, size)
+        coord, inside = _clip(xp, coord, size, nd == 2)
         slope = sign * inside
     return coord, slope
 
 
 def _safe_index_range(xp, coord):
     """Coordinates that are not finite or overflow an int become -100 (outside), as torch's."""
-    ok = xp.isfinite(coord) & (coord <= _INT_MAX - 1) & (coord >= -_INT_MAX - 1)
+    top = min(float(_INT_MAX - 1), float(np.finfo(coord.dtype).max))  # (no overflow in half)
+    ok = xp.isfinite(coord) & (coord <= top) & (coord >= -top - 1)
     return xp.where(ok, coord, -100.0).astype(coord.dtype)
 
 
@@ -115,17 +120,17 @@ class _Axis:
     """One spatial dim of a sampling: its corners' integer positions and validity, the
     fractional coordinate ``t`` and the slope of t in the grid coordinate."""
 
-    def __init__(self, xp, coord, size, mode, padding_mode, align_corners):
+    def __init__(self, xp, coord, size, mode, padding_mode, align_corners, nd):
         self.size = size
         if mode == BICUBIC:  # the padding applies to each integer corner, not to t
             src, slope = _unnormalize(coord, size, align_corners)
             base = xp.floor(src)
             corners = [_pad_coordinates(xp, base - 1 + j, size, padding_mode,
-                                        align_corners)[0] for j in range(4)]
+                                        align_corners, nd)[0] for j in range(4)]
             corners = [_safe_index_range(xp, c) for c in corners]
         else:
             src, unnorm = _unnormalize(coord, size, align_corners)
-            src, pad_slope = _pad_coordinates(xp, src, size, padding_mode, align_corners)
+            src, pad_slope = _pad_coordinates(xp, src, size, padding_mode, align_corners, nd)
             src = _safe_index_range(xp, src)
             slope = unnorm * pad_slope
             if mode == NEAREST:
@@ -144,8 +149,8 @@ class _Axis:
 def _axes(xp, grid, spatial, mode, padding_mode, align_corners):
     """The _Axis of each spatial dim (D, H, W order); grid's last entry is x (the width)."""
     nd = len(spatial)
-    return [_Axis(xp, grid[..., nd - 1 - d], spatial[d], mode, padding_mode, align_corners)
-            for d in range(nd)]
+    return [_Axis(xp, grid[..., nd - 1 - d], spatial[d], mode, padding_mode, align_corners,
+                  nd) for d in range(nd)]
 
 
 def _corner_table(xp, axes):
