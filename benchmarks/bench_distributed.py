@@ -9,6 +9,8 @@ starts the MPI jobs itself (mpiexec from the ``distributed`` extra) and prints t
   against mpi4py's ``Allreduce(IN_PLACE, ...)`` and ``Iallreduce(IN_PLACE, ...).Wait()`` on
   the very same buffer, interleaved (ember always starts the nonblocking collective, as MPI
   does not match a blocking collective with a nonblocking one another process may make);
+* the same calls in a 1-process group, where MPI's own work is least: the time ember's
+  Python path adds per call;
 * W3 (benchmarks/workloads.py: a 2048-2048-2048-10 MLP, global batch 512, SGD) trained with
   DistributedDataParallel in 2 processes of 1 thread each (256 samples per process) against
   one process of 1 thread on the whole batch: samples per second, and the share of the
@@ -66,6 +68,32 @@ def allreduce_rows(quick):
                "mpi4py_nb": lambda a=a: comm.Iallreduce(MPI.IN_PLACE, a).Wait()}
         times = _median_seconds(fns, 3 if quick else 7, calls, comm.Barrier)
         rows.append({"bytes": nbytes, **times})
+    dist.destroy_process_group()
+    return rows
+
+
+def overhead_rows(quick):
+    """Seconds per call in a 1-process group, where MPI's own work is least: what ember's
+    Python path adds to mpi4py's (best of many rounds: the least disturbed)."""
+    import timeit
+
+    import numpy as np
+    from mpi4py import MPI
+
+    import ember
+    import ember.distributed as dist
+    dist.init_process_group("gloo")
+    comm = MPI.COMM_WORLD
+    rows = []
+    for nbytes in (1024, 65536):
+        a = np.zeros(nbytes // 4, np.float32)
+        t = ember.from_numpy(a)
+        fns = {"ember": lambda t=t: dist.all_reduce(t),
+               "mpi4py": lambda a=a: comm.Allreduce(MPI.IN_PLACE, a),
+               "mpi4py_nb": lambda a=a: comm.Iallreduce(MPI.IN_PLACE, a).Wait()}
+        rows.append({"bytes": nbytes, **{
+            name: min(timeit.repeat(f, number=2000, repeat=10 if quick else 40)) / 2000
+            for name, f in fns.items()}})
     dist.destroy_process_group()
     return rows
 
@@ -183,6 +211,14 @@ def main():
               f"{r['mpi4py_nb'] * 1e6:.1f} us | {r['bytes'] / r['ember'] / 1e9:.2f} | "
               f"{r['bytes'] / r['mpi4py'] / 1e9:.2f} | {r['mpi4py'] / r['ember']:.2f}x | "
               f"{r['mpi4py_nb'] / r['ember']:.2f}x |")
+    print("\nall_reduce in a 1-process group: the time ember's Python path adds (best of many "
+          "rounds)\n")
+    print("| size | ember | mpi4py Allreduce | mpi4py Iallreduce+Wait | ember's added time |")
+    print("|---:|---:|---:|---:|---:|")
+    for r in _run_job(1, "overhead", quick)["rows"]:
+        print(f"| {r['bytes'] // 1024} KiB | {r['ember'] * 1e6:.2f} us | "
+              f"{r['mpi4py'] * 1e6:.2f} us | {r['mpi4py_nb'] * 1e6:.2f} us | "
+              f"{(r['ember'] - r['mpi4py_nb']) * 1e6:.2f} us |")
     one = _run_job(1, "ddp", quick)
     two = _run_job(2, "ddp", quick)
     exposed = two["ddp_step_s"] - two["local_step_s"]
@@ -201,8 +237,9 @@ def main():
 if __name__ == "__main__":
     if "--part" in sys.argv:
         part = sys.argv[sys.argv.index("--part") + 1]
-        result = {"rows": allreduce_rows("--quick" in sys.argv)} if part == "allreduce" \
-            else ddp_row("--quick" in sys.argv)
+        quick = "--quick" in sys.argv
+        result = {"rows": allreduce_rows(quick)} if part == "allreduce" else \
+            {"rows": overhead_rows(quick)} if part == "overhead" else ddp_row(quick)
         if int(os.environ.get("PMI_RANK", "0")) == 0:
             print(json.dumps(result), flush=True)
     else:

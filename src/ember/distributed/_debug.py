@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ._types import DebugLevel, get_debug_level
 
+_DETAIL = DebugLevel.DETAIL  # (looked up once: every collective asks)
 _OPTIONS = ("TensorOptions(dtype=float (default), device={}, layout=Strided (default), "
             "requires_grad=false (default), pinned_memory=false (default), "
             "memory_format=(nullopt))")
@@ -44,7 +45,7 @@ class _FingerPrint:
 def check(pg, op, tensors):
     """In DETAIL mode, compare this collective with the other processes' (torch's
     ProcessGroupWrapper check)."""
-    if get_debug_level() is not DebugLevel.DETAIL:
+    if get_debug_level() is not _DETAIL:
         return
     seq = getattr(pg, "_debug_seq", 0)
     pg._debug_seq = seq + 1

@@ -40,6 +40,10 @@ class _NamedEnum(enum.Enum):
     def __index__(self):
         return self.value
 
+    # members are singletons compared by identity: the C hash spares the per-call cost of
+    # Enum's Python one where a collective looks an op up
+    __hash__ = object.__hash__
+
 
 class RedOpType(_NamedEnum):
     SUM = 0
