@@ -108,32 +108,47 @@ def fp16_hook_matches_torch(rank, size):
             np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
 
 
+class _Bucket:
+    """What torch's default hooks use of a GradBucket: its buffer."""
+
+    def __init__(self, buffer):
+        self._buffer = buffer
+
+    def buffer(self):
+        return self._buffer
+
+    def set_buffer(self, buffer):
+        self._buffer = buffer
+
+
 def bf16_hooks_match_torch(rank, size):
-    """The bfloat16 compression hook and wrapper give torch's gradients bit for bit."""
+    """The bfloat16 compression hook and wrapper give the gradients torch's own hooks make
+    of the same local gradients (torch's DDP refuses them without CUDA, so its hooks run on
+    a bucket of the concatenated local gradients here)."""
     torch = _torch()
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as torch_hooks
-    for name in ("bf16_compress_hook", "bf16_compress_wrapper"):
-        theirs = torch.nn.parallel.DistributedDataParallel(_net(torch))
-        ours = EmberDDP(_net(ember))
-        with ember.no_grad():
-            for p, q in zip(ours.module.parameters(), theirs.module.parameters()):
-                p.copy_(ember.tensor(q.detach().numpy()))
-        if name == "bf16_compress_hook":
-            theirs.register_comm_hook(None, torch_hooks.bf16_compress_hook)
-            ours.register_comm_hook(None, ember_hooks.bf16_compress_hook)
-        else:
-            theirs.register_comm_hook(None, torch_hooks.bf16_compress_wrapper(
-                torch_hooks.allreduce_hook))
-            ours.register_comm_hook(None, ember_hooks.bf16_compress_wrapper(
-                ember_hooks.allreduce_hook))
-        x, y = _data(7, 4 * size)
-        part = slice(4 * rank, 4 * rank + 4)
+    x, y = _data(7, 4 * size)
+    part = slice(4 * rank, 4 * rank + 4)
+    hooks = {"hook": (torch_hooks.bf16_compress_hook, ember_hooks.bf16_compress_hook),
+             "wrapper": (torch_hooks.bf16_compress_wrapper(torch_hooks.allreduce_hook),
+                         ember_hooks.bf16_compress_wrapper(ember_hooks.allreduce_hook))}
+    for name, (torch_hook, ember_hook) in hooks.items():
+        theirs = _plain_net(torch)
+        with torch.no_grad():  # process 0's weights, as DDP would start from
+            for q in theirs.parameters():
+                torch.distributed.broadcast(q, 0)
         torch.nn.functional.cross_entropy(theirs(torch.tensor(x[part])),
                                           torch.tensor(y[part])).backward()
+        local = torch.cat([q.grad.reshape(-1) for q in theirs.parameters()])
+        expected = torch_hook(None, _Bucket(local)).wait()
+        ours = EmberDDP(_plain_net(ember))
+        with ember.no_grad():
+            for p, q in zip(ours.module.parameters(), theirs.parameters()):
+                p.copy_(ember.tensor(q.detach().numpy()))
+        ours.register_comm_hook(None, ember_hook)
         eF.cross_entropy(ours(ember.tensor(x[part])), ember.tensor(y[part])).backward()
-        for p, q in zip(ours.module.parameters(), theirs.module.parameters()):
-            if q.grad is not None:
-                np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy(), err_msg=name)
+        got = np.concatenate([p.grad.numpy().reshape(-1) for p in ours.module.parameters()])
+        np.testing.assert_array_equal(got, expected.double().numpy(), err_msg=name)
 
 
 def _mismatched_models(lib, rank):
@@ -221,5 +236,5 @@ class _nothing:
         return False
 
 
-CASES = ["training_matches_torch", "fp16_hook_matches_torch",
+CASES = ["training_matches_torch", "fp16_hook_matches_torch", "bf16_hooks_match_torch",
          "mismatched_models_fail_as_torchs", "join_matches_torch"]

@@ -244,12 +244,8 @@ class DistributedDataParallel(Module, Joinable):
         built-in all-reduce (see distributed.algorithms.ddp_comm_hooks)."""
         if not callable(hook):
             raise TypeError("Communication hook must be callable.")
-        if getattr(hook, "__name__", "") in ("bf16_compress_hook",
-                                             "bf16_compress_wrapper_hook"):
-            from ... import _dtype
-            if not hasattr(_dtype, "bfloat16"):
-                raise TypeError("BF16 all reduce communication hook required CUDA 11+ and "
-                                "NCCL 2.10+ or XPU and XCCL")
+        # NOTE: torch refuses the bf16 hooks in builds without CUDA and NCCL 2.10+ (a
+        # TypeError); ember's MPI backend reduces bfloat16 on the CPU, so they run anywhere.
         if self.reducer.comm_hook is not None:
             raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
                                "called once.")

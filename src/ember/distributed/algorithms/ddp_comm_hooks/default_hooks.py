@@ -44,22 +44,14 @@ def fp16_compress_hook(process_group, bucket):
     return _compress_hook(ember.float16, process_group, bucket)
 
 
-def _bfloat16():
-    dtype = getattr(ember, "bfloat16", None)
-    if dtype is None:
-        raise TypeError("BF16 all reduce communication hook required CUDA 11+ and NCCL 2.10+ "
-                        "or XPU and XCCL")
-    return dtype
-
-
 def bf16_compress_hook(process_group, bucket):
-    """fp16_compress_hook with bfloat16 (needs ember's bfloat16, which ml_dtypes provides)."""
-    return _compress_hook(_bfloat16(), process_group, bucket)
+    """fp16_compress_hook with bfloat16 (float32's range, 8 bits of precision)."""
+    return _compress_hook(ember.bfloat16, process_group, bucket)
 
 
-def _compress_wrapper(dtype_of, hook):
+def _compress_wrapper(dtype, hook):
     def wrapper(hook_state, bucket):
-        bucket.set_buffer(bucket.buffer().to(dtype_of()))
+        bucket.set_buffer(bucket.buffer().to(dtype))
         fut = hook(hook_state, bucket)
 
         def decompress(fut):
@@ -74,13 +66,13 @@ def _compress_wrapper(dtype_of, hook):
 
 def fp16_compress_wrapper(hook):
     """Wrap ``hook`` so that it communicates a float16 rounding of the bucket."""
-    w = _compress_wrapper(lambda: ember.float16, hook)
+    w = _compress_wrapper(ember.float16, hook)
     w.__name__ = "fp16_compress_wrapper_hook"
     return w
 
 
 def bf16_compress_wrapper(hook):
     """Wrap ``hook`` so that it communicates a bfloat16 rounding of the bucket."""
-    w = _compress_wrapper(_bfloat16, hook)
+    w = _compress_wrapper(ember.bfloat16, hook)
     w.__name__ = "bf16_compress_wrapper_hook"
     return w
