@@ -89,7 +89,7 @@ from . import autograd
 clip = clamp
 concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative, absolute = mul, sub, div, div, neg, abs
-swapaxes = swapdims = transpose
+swapdims = transpose
 ger = outer
 from ._tensor_extras import *  # noqa: E402,F401,F403
 from ._tensor_extras import install as _install  # noqa: E402

@@ -196,6 +196,7 @@ def _to_array(data, dtype=None):
 # -- from data ----------------------------------------------------------------------------------
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (dtype inferred as torch infers it)."""
+    check_pin_memory(pin_memory)
     _dtype_arg("tensor", dtype)
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
@@ -235,13 +236,24 @@ def from_numpy(ndarray):
     return _wrap(ndarray)
 
 
+def check_pin_memory(pin_memory):
+    """torch's refusal of ``pin_memory=True`` where no accelerator is (ember's host arrays are
+    what a copy to a GPU reads, pinned or not, where one is)."""
+    if pin_memory:
+        from . import cuda
+        if not cuda.is_available():
+            raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; "
+                               "no pinned memory allocator is available on this system.")
+
+
 # -- filled -------------------------------------------------------------------------------------
 def _dtype_or_default(dtype):
     return (dtype or D.get_default_dtype()).np
 
 
 def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False):
+          requires_grad=False, pin_memory=False):
+    check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "zeros", "size")
     dt = _dtype_or_default(_dtype_arg("zeros", dtype))
     shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
@@ -251,21 +263,24 @@ def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
 
 
 def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False):
+          requires_grad=False, pin_memory=False):
+    check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "ones", "size")
     dt = _dtype_or_default(_dtype_arg("ones", dtype))
     return constant(_finish(_allocated(np.ones, _size(size), dt), None, requires_grad, device))
 
 
 def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, memory_format=None):
+          requires_grad=False, memory_format=None, pin_memory=False):
+    check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "empty", "size")
     dt = _dtype_or_default(_dtype_arg("empty", dtype))
     return constant(_finish(_allocated(np.empty, _size(size), dt), None, requires_grad, device))
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False):
+         requires_grad=False, pin_memory=False):
+    check_pin_memory(pin_memory)
     if _dtype_arg("full", dtype) is None:
         dtype = D.result_type_of(((D.scalar_dtype(fill_value), D.SCALAR),))
     array = _allocated(np.empty, _size((size,)), dtype.np)
@@ -289,14 +304,16 @@ empty_like = _like(empty)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              memory_format=None, pin_memory=False):
+    check_pin_memory(pin_memory)
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
                 device=input.device if device is None else device, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
+           requires_grad=False, pin_memory=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``."""
+    check_pin_memory(pin_memory)
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -319,22 +336,27 @@ def _check_steps(steps):
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    check_pin_memory(pin_memory)
     _check_steps(steps)
     dtype = _dtype_arg("linspace", dtype) or D.get_default_dtype()
     array = np.linspace(float(start), float(end), int(steps))
     return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    check_pin_memory(pin_memory)
     _check_steps(steps)
     dtype = _dtype_arg("logspace", dtype) or D.get_default_dtype()
     array = np.logspace(float(start), float(end), int(steps), base=base)
     return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
+    check_pin_memory(pin_memory)
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
@@ -368,6 +390,7 @@ def _like_array(input, dtype):
 def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random numbers from a uniform distribution on [0, 1)."""
+    check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "rand", "size")
     array = _new_array(_size(size), _dtype_or_default(dtype))
     values = _fill.uniform(array, 0.0, 1.0, draw_for(generator, device))
@@ -378,6 +401,7 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
 def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random numbers from the standard normal distribution."""
+    check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "randn", "size")
     array = _new_array(_size(size), _dtype_or_default(dtype))
     values = _fill.normal(array, 0.0, 1.0, draw_for(generator, device))
@@ -388,6 +412,7 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
             device=None, requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random integers drawn uniformly from [low, high)."""
+    check_pin_memory(pin_memory)
     if size is None:
         low, high, size = 0, low, high
     array = _new_array(size, (dtype or D.int64).np)
@@ -399,6 +424,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """Returns a random permutation of integers from 0 to n - 1."""
+    check_pin_memory(pin_memory)
     from ._random import cpu_generator, discrete
     dtype = dtype or D.int64
     array = _new_array((n,), dtype.np)
@@ -430,6 +456,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
            layout=None, device=None, requires_grad=False, pin_memory=False):
     """Returns a tensor of random numbers from normal distributions of the given means and
     standard deviations (tensors broadcast against each other)."""
+    check_pin_memory(pin_memory)
     from .autograd.grad_mode import no_grad
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mean_t and not std_t:
@@ -467,6 +494,7 @@ def _random_like(fill):
     @replayed
     def like(input, *args, generator=None, dtype=None, layout=None, device=None,
              requires_grad=False, memory_format=None, pin_memory=False):
+        check_pin_memory(pin_memory)
         array = _like_array(input, dtype)
         device = input.device if device is None else device
         return _finish(fill(array, *args, generator=draw_for(generator, device)), None,
@@ -501,14 +529,26 @@ def _tri_indices(row, col, offset, dtype, lower, device=None):
                             device=device))
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
+                 pin_memory=False, requires_grad=False):
     """Row and column indices of the lower triangle of a row x col matrix (2 x N)."""
-    return _tri_indices(row, col, offset, dtype, True, device)
+    check_pin_memory(pin_memory)
+    made = _tri_indices(row, col, offset, dtype, True, device)
+    if requires_grad:  # (its dtype is an integer one)
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return made
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
+                 pin_memory=False, requires_grad=False):
     """Row and column indices of the upper triangle of a row x col matrix (2 x N)."""
-    return _tri_indices(row, col, offset, dtype, False, device)
+    check_pin_memory(pin_memory)
+    made = _tri_indices(row, col, offset, dtype, False, device)
+    if requires_grad:  # (its dtype is an integer one)
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return made
 
 
 def meshgrid(*tensors, indexing=None):
@@ -554,6 +594,9 @@ def cartesian_prod(*tensors):
 def _tensor_type(self, dtype=None, non_blocking=False, **kwargs):
     """The legacy type name ('torch.FloatTensor'), or a copy cast to ``dtype`` (a dtype, a legacy
     class such as ``ember.DoubleTensor``, or its name); self when it already is of that type."""
+    for k in kwargs:  # (torch's legacy ``async`` only)
+        if k != "async":
+            raise TypeError(f"type() got an unexpected keyword argument '{k}'")
     if dtype is None:
         return self.dtype.legacy_type_name
     if isinstance(dtype, str):
@@ -575,6 +618,7 @@ def _new_sized(factory):
     """``Tensor.new_<factory>(*size, dtype=None, ...)``: self's dtype unless told otherwise."""
     def new(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
             pin_memory=False):
+        check_pin_memory(pin_memory)
         size = args_or_keyword(args, size, new.__name__, "size")
         return factory(*size, dtype=dtype or self.dtype, requires_grad=requires_grad,
                        device=self.device if device is None else device)
@@ -584,12 +628,14 @@ def _new_sized(factory):
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
               layout=None, pin_memory=False):
+    check_pin_memory(pin_memory)
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad,
                 device=self.device if device is None else device)
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
                 pin_memory=False):
+    check_pin_memory(pin_memory)
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or "

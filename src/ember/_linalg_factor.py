@@ -124,19 +124,19 @@ def _raise_ldl_info(name, info):
         raise RuntimeError(f"ember.linalg.{name}: Unknown error code: {failure[1]}.")
 
 
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):  # noqa: N803
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):  # noqa: A002
     """LDL factorization with Bunch-Kaufman pivoting: ``(LD, pivots, info)``."""
     _no_out(out)
-    result = _ldl.linalg_ldl_factor_ex(A, hermitian, check_errors)
+    result = _ldl.linalg_ldl_factor_ex(input, hermitian, check_errors)
     if check_errors:
         _raise_ldl_info("ldl_factor_ex", result.info)
     return result
 
 
-def ldl_factor(A, *, hermitian=False, out=None):  # noqa: N803
+def ldl_factor(input, *, hermitian=False, out=None):  # noqa: A002
     """LDL factorization with Bunch-Kaufman pivoting: ``(LD, pivots)``."""
     _no_out(out)
-    LD, pivots, info = _ldl.linalg_ldl_factor_ex(A, hermitian, False)
+    LD, pivots, info = _ldl.linalg_ldl_factor_ex(input, hermitian, False)
     _raise_ldl_info("ldl_factor", info)
     return _ldl.LDLFactorResult(LD, pivots)
 
@@ -148,16 +148,16 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):  # noqa: N803
 
 
 # -- eig, matrix functions ----------------------------------------------------------------
-def eig(A, *, out=None):  # noqa: N803
+def eig(input, *, out=None):  # noqa: A002
     """Eigenvalues and eigenvectors of a general square matrix (complex)."""
     _no_out(out)
-    return _eig.linalg_eig(A)
+    return _eig.linalg_eig(input)
 
 
-def eigvals(A, *, out=None):  # noqa: N803
+def eigvals(input, *, out=None):  # noqa: A002
     """Eigenvalues of a general square matrix (complex)."""
     _no_out(out)
-    return _eig.linalg_eig(A)[0]
+    return _eig.linalg_eig(input)[0]
 
 
 def matrix_exp(A):  # noqa: N803
@@ -165,35 +165,35 @@ def matrix_exp(A):  # noqa: N803
     return _eig.matrix_exp(A)
 
 
-def householder_product(A, tau, *, out=None):  # noqa: N803
+def householder_product(input, tau, *, out=None):  # noqa: A002
     """The first n columns of the product of Householder reflectors (LAPACK orgqr)."""
     _no_out(out)
-    return _eig.householder_product(A, tau)
+    return _eig.householder_product(input, tau)
 
 
-def matrix_power(A, n, *, out=None):  # noqa: N803
+def matrix_power(input, n, *, out=None):  # noqa: A002
     """``A`` to the integer power ``n`` (negative: of its inverse), by repeated squaring."""
     _no_out(out)
-    _decomp._check_matrix("linalg.matrix_power", A._data, floating=False)
+    _decomp._check_matrix("linalg.matrix_power", input._data, floating=False)
     if n == 0:
         import ember
-        eye = ember.eye(A.shape[-1], dtype=A.dtype).expand(A.shape)
-        return A.clone().copy_(eye)
+        eye = ember.eye(input.shape[-1], dtype=input.dtype).expand(input.shape)
+        return input.clone().copy_(eye)
     matmul = _matmul()
     if n < 0:
-        A = _decomp.linalg_inv(A)
+        input = _decomp.linalg_inv(input)
         if n == -1:
-            return A
+            return input
         n = -n
     if n == 1:
-        return A.clone()
+        return input.clone()
     if n in (2, 3):
-        result = matmul(A, A)
-        return result if n == 2 else matmul(result, A)
+        result = matmul(input, input)
+        return result if n == 2 else matmul(result, input)
     z = result = None
     while n > 0:  # binary powering, as torch (same products, same order)
         bit, n = n % 2, n // 2
-        z = A if z is None else matmul(z, z)
+        z = input if z is None else matmul(z, z)
         if bit:
             result = z if result is None else matmul(result, z)
     return result
@@ -224,47 +224,47 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):  # noqa: N803
     return result
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):  # noqa: N803
+def cholesky_ex(input, *, upper=False, check_errors=False, out=None):  # noqa: A002
     """Cholesky factor and ``info`` (the order of the first leading minor that is not
     positive-definite, or 0)."""
     _no_out(out)
-    L, info = _decomp.linalg_cholesky_ex(A, upper)
+    L, info = _decomp.linalg_cholesky_ex(input, upper)
     if check_errors and bool(info._data.any()):
-        _decomp._cholesky_kernel(A._data, upper, "linalg.cholesky_ex")
+        _decomp._cholesky_kernel(input._data, upper, "linalg.cholesky_ex")
     return _decomp.CholeskyExResult(L, info)
 
 
 # -- tensor equations, Vandermonde matrices --------------------------------------------------
-def tensorinv(A, ind=2, *, out=None):  # noqa: N803
+def tensorinv(input, ind=2, *, out=None):  # noqa: A002
     """The inverse of ``A`` seen as a linear map from its last dims to its first ``ind``."""
     _no_out(out)
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
-    rows, cols = A.shape[:ind], A.shape[ind:]
+    rows, cols = input.shape[:ind], input.shape[ind:]
     p, q = int(np.prod(rows)), int(np.prod(cols))
     if p != q:
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {q} != {p}")
     try:
-        inverse = _decomp.linalg_inv(A.reshape(p, q))
+        inverse = _decomp.linalg_inv(input.reshape(p, q))
     except LinAlgError as e:
         raise LinAlgError(str(e).replace("linalg.inv:", "inv:")) from None
     return inverse.reshape(*cols, *rows)
 
 
-def tensorsolve(A, B, dims=None, *, out=None):  # noqa: N803
+def tensorsolve(input, other, dims=None, *, out=None):  # noqa: A002
     """X with ``tensordot(A, X, X.ndim) == B`` (``dims``: A's dims moved to the end first)."""
     _no_out(out)
     if dims is not None:
         import ember
-        dims = [d % A.ndim for d in dims]
-        A = ember.movedim(A, dims, list(range(A.ndim - len(dims), A.ndim)))
-    rest = A.shape[B.ndim:]
-    p, q = int(np.prod(A.shape[:B.ndim])), int(np.prod(rest))
+        dims = [d % input.ndim for d in dims]
+        input = ember.movedim(input, dims, list(range(input.ndim - len(dims), input.ndim)))
+    rest = input.shape[other.ndim:]
+    p, q = int(np.prod(input.shape[:other.ndim])), int(np.prod(rest))
     if p != q:
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:])"
                            f" == prod(self.shape[:other.ndim]), but got {q} != {p}")
-    return _decomp.linalg_solve(A.reshape(p, q), B.reshape(p)).view(*rest)
+    return _decomp.linalg_solve(input.reshape(p, q), other.reshape(p)).view(*rest)
 
 
 def vander(x, *, N=None):  # noqa: N803
@@ -286,9 +286,9 @@ def torch_matrix_power(input, n):  # noqa: A002
     return matrix_power(input, n)
 
 
-def orgqr(input, tau):  # noqa: A002
-    """``torch.orgqr``: ``linalg.householder_product``."""
-    return _eig.householder_product(input, tau)
+def orgqr(input, input2):  # noqa: A002
+    """``torch.orgqr``: ``linalg.householder_product`` (``input2``: the scalar factors)."""
+    return _eig.householder_product(input, input2)
 
 
 Tensor.matrix_exp = torch_matrix_exp

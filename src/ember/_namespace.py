@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._creation import check_pin_memory
 from ._tensor import Tensor, _wrap
 from ._tensor import device as _Device
 
@@ -34,6 +35,7 @@ def _inplace_function(name):
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``input.{name}(...)``."
+    fn.__ember_forwards__ = f"ember.Tensor.{name}"  # (whose keywords it takes)
     return fn
 
 
@@ -112,6 +114,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
                   requires_grad=False):
     """A 0-dim tensor holding ``s`` (the default float dtype unless told)."""
+    check_pin_memory(pin_memory)
     from ._creation import tensor
     return tensor(s, dtype=dtype or D.get_default_dtype(), device=device,
                   requires_grad=requires_grad)
@@ -223,8 +226,10 @@ def set_flush_denormal(mode):
 
 
 # NOTE: last in the module, so that nothing here calls it in place of the builtin
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None,  # noqa: A001
+          device=None, requires_grad=False, pin_memory=False):
     """Deprecated torch.range: like arange, but ``end`` included (default float dtype)."""
+    check_pin_memory(pin_memory)
     from ._creation import tensor
     warnings.warn("ember.range is deprecated and will be removed in a future release because its "
                   "behavior is inconsistent with Python's range builtin. Instead, use "

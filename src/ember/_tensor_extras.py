@@ -15,7 +15,7 @@ from ._tensor import Tensor, _wrap, strided
 
 layout = type(strided)  # the class of ember.strided
 
-__all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'as_strided_copy', 'avg_pool1d',
+__all__ = ['layout', 'dropout', 'alpha_dropout', 'feature_alpha_dropout', 'adaptive_max_pool1d', 'alias_copy', 'as_strided_copy', 'avg_pool1d',
            'batch_norm', 'celu_', 'channel_shuffle', 'constant_pad_nd', 'detach',
            'diagonal_copy', 'dsplit', 'dropout_', 'embedding', 'embedding_bag',
            'empty_permuted', 'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm',
@@ -42,6 +42,7 @@ def _inplace_from(name, target):
         return self.copy_(result)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In place: ``self.copy_(self.{target}(...))``."
+    method.__ember_forwards__ = f"ember.Tensor.{target}"  # (whose keywords it takes)
     return method
 
 
@@ -67,6 +68,7 @@ def _copy_of(view):
         return out.clone()
     fn.__name__ = fn.__qualname__ = view + "_copy"
     fn.__doc__ = f"``input.{view}(...)`` as a new tensor (not a view)."
+    fn.__ember_forwards__ = f"ember.Tensor.{view}"  # (whose keywords it takes)
     return fn
 
 
@@ -117,7 +119,10 @@ def is_inference(input):  # noqa: A002
 
 
 def _split_helper(name, dim, min_dim):
-    def fn(input, indices_or_sections):  # noqa: A002
+    def fn(input, indices_or_sections=None, *, sections=None, indices=None):  # noqa: A002
+        from ._ops.rearrange import split_points
+        indices_or_sections = split_points(name, indices_or_sections,
+                                           {"sections": sections, "indices": indices})
         if input.dim() < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
                                f"dimension, but got a tensor with {input.dim()} dimensions!")
@@ -225,6 +230,7 @@ def _functional(name, positional=None):
         from .nn import functional as F
         return getattr(F, positional or name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
+    fn.__ember_forwards__ = f"ember.nn.functional.{positional or name}"
     return fn
 
 
@@ -290,30 +296,34 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
-def _dropout_(name):
+def _dropout(name, functional, inplace):
+    """torch's top-level dropout functions: ``(input, p, train)``, all required."""
     def fn(input, p, train):  # noqa: A002
         from .nn import functional as F
-        return getattr(F, name)(input, p, train, inplace=True)
-    fn.__name__ = fn.__qualname__ = name + "_"
+        return getattr(F, functional)(input, p, train, inplace=inplace)
+    fn.__name__ = fn.__qualname__ = name
     return fn
 
 
-dropout_ = _dropout_("dropout")
-alpha_dropout_ = _dropout_("alpha_dropout")
-feature_alpha_dropout_ = _dropout_("feature_alpha_dropout")
-feature_dropout_ = _dropout_("dropout2d")
-
-
-def feature_dropout(input, p, train):  # noqa: A002
-    from .nn import functional as F
-    return F.dropout2d(input, p, train)
+dropout = _dropout("dropout", "dropout", False)
+alpha_dropout = _dropout("alpha_dropout", "alpha_dropout", False)
+feature_alpha_dropout = _dropout("feature_alpha_dropout", "feature_alpha_dropout", False)
+feature_dropout = _dropout("feature_dropout", "dropout2d", False)
+dropout_ = _dropout("dropout_", "dropout", True)
+alpha_dropout_ = _dropout("alpha_dropout_", "alpha_dropout", True)
+feature_alpha_dropout_ = _dropout("feature_alpha_dropout_", "feature_alpha_dropout", True)
+feature_dropout_ = _dropout("feature_dropout_", "dropout2d", True)
 
 
 # -- Tensor methods ---------------------------------------------------------------------------
 def _tensor_new(self, *args, **kwargs):
     """The legacy ``x.new(...)``: a tensor of self's dtype (from data, or of a size)."""
     from ._legacy import LEGACY
-    return LEGACY[D._LEGACY_TYPE[self.dtype.name]](*args)
+    for k in kwargs:  # (device= only, where torch's legacy constructor takes it)
+        if k != "device":
+            raise TypeError(f"new() got an unexpected keyword argument '{k}'")
+    made = LEGACY[D._LEGACY_TYPE[self.dtype.name]](*args)
+    return made if kwargs.get("device") is None else made.to(kwargs["device"])
 
 
 def _sum_to_size(self, *size):

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from . import _dtype as D
+from ._creation import check_pin_memory
 
 __all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window",
            "kaiser_window"]
@@ -52,6 +53,7 @@ def _ramp(n, dt):
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
     """``alpha - beta * cos(2 pi k / (N - 1))``."""
+    check_pin_memory(pin_memory)
     def fill(n, dt):
         return np.cos(_ramp(n, dt) * dt.type(2 * math.pi / (n - 1))) * dt.type(-beta) + \
             dt.type(alpha)
@@ -61,6 +63,7 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                 pin_memory=False, requires_grad=False):
     """``0.5 - 0.5 * cos(2 pi k / (N - 1))`` (torch's Hamming window with alpha = beta = 0.5)."""
+    check_pin_memory(pin_memory)
     def fill(n, dt):
         return np.cos(_ramp(n, dt) * dt.type(2 * math.pi / (n - 1))) * dt.type(-0.5) + \
             dt.type(0.5)
@@ -70,6 +73,7 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     """``0.42 - 0.5 cos(2 pi k / (N - 1)) + 0.08 cos(4 pi k / (N - 1))``."""
+    check_pin_memory(pin_memory)
     def fill(n, dt):
         w = _ramp(n, dt) * dt.type(math.pi / (n - 1))
         return np.cos(w * dt.type(4)) * dt.type(0.08) - np.cos(w * dt.type(2)) * dt.type(0.5) \
@@ -80,6 +84,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     """A triangle: ``1 - |2k / (N - 1) - 1|``."""
+    check_pin_memory(pin_memory)
     def fill(n, dt):
         w = _ramp(n, dt) * dt.type(2.0 / (n - 1))
         half = ((n - 1) >> 1) + 1
@@ -91,6 +96,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
                   device=None, pin_memory=False, requires_grad=False):
     """``I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta)`` with ``a = (N - 1) / 2``."""
+    check_pin_memory(pin_memory)
     def fill(n, dt):
         # NOTE: torch evaluates in the dtype's "opmath" type: float32 in float32.
         alpha = (n - 1) / 2.0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype as D
+from ._creation import check_pin_memory
 from ._ops import fft as _prim
 from ._ops.complex import conj, conj_physical
 from ._ops.pad import constant_pad_nd
@@ -311,16 +312,18 @@ def _frequencies(values, n, d, dtype, requires_grad, name):
 
 
 def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False,
-            out=None):
+            out=None, pin_memory=False):
     """The sample frequencies of an ``n``-point FFT with spacing ``d``."""
+    check_pin_memory(pin_memory)
     _no_out(out)
     ramp = list(range((n + 1) // 2)) + list(range(-(n // 2), 0))
     return _frequencies(ramp, n, d, dtype, requires_grad, "fftfreq")
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False,
-             out=None):
+             out=None, pin_memory=False):
     """The sample frequencies of an ``n``-point ``rfft``."""
+    check_pin_memory(pin_memory)
     _no_out(out)
     return _frequencies(list(range(n // 2 + 1)), n, d, dtype, requires_grad, "rfftfreq")
 

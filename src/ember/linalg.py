@@ -44,14 +44,14 @@ def solve(A, B, *, left=True, out=None):  # noqa: N803
     return _decomp.linalg_solve(A, B, left)
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):  # noqa: N803
+def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=None):  # noqa: A002
     """The solution of a triangular system (only the triangle ``upper`` names is read)."""
-    return _decomp.linalg_solve_triangular(A, B, upper, left, unitriangular)
+    return _decomp.linalg_solve_triangular(input, B, upper, left, unitriangular)
 
 
-def cholesky(A, *, upper=False, out=None):  # noqa: N803
+def cholesky(input, *, upper=False, out=None):  # noqa: A002
     """Cholesky factor L (``A = L L^T``), or U with ``upper=True``."""
-    return _decomp.linalg_cholesky(A, upper)
+    return _decomp.linalg_cholesky(input, upper)
 
 
 def qr(A, mode="reduced", *, out=None):  # noqa: N803
@@ -59,14 +59,14 @@ def qr(A, mode="reduced", *, out=None):  # noqa: N803
     return _decomp.linalg_qr(A, mode)
 
 
-def eigh(A, UPLO="L", *, out=None):  # noqa: N803
+def eigh(input, UPLO="L", *, out=None):  # noqa: A002
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix."""
-    return _decomp.linalg_eigh(A, UPLO)
+    return _decomp.linalg_eigh(input, UPLO)
 
 
-def eigvalsh(A, UPLO="L", *, out=None):  # noqa: N803
+def eigvalsh(input, UPLO="L", *, out=None):  # noqa: A002
     """Eigenvalues (ascending) of a symmetric matrix."""
-    return _decomp.linalg_eigh(A, UPLO)[0]
+    return _decomp.linalg_eigh(input, UPLO)[0]
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):  # noqa: N803
@@ -79,22 +79,38 @@ def svdvals(A, *, driver=None, out=None):  # noqa: N803
     return _decomp.linalg_svd(A, False)[1]
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):  # noqa: N803
-    """Moore-Penrose pseudo-inverse."""
-    return _decomp.linalg_pinv(A, atol, rtol, hermitian)
+def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):  # noqa: A002
+    """Moore-Penrose pseudo-inverse (``rcond``: torch's older form, a relative tolerance)."""
+    if rcond is not None:
+        atol, rtol = _old_tolerance("linalg_pinv", "rcond", atol, rtol), rcond
+    return _decomp.linalg_pinv(input, atol, rtol, hermitian)
 
 
-def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
+def lstsq(input, b, rcond=None, *, driver=None):  # noqa: A002
     """Least-squares solution of ``A X = B`` (solution, residuals, rank, singular_values)."""
-    return _decomp.linalg_lstsq(A, B, rcond, driver)
+    return _decomp.linalg_lstsq(input, b, rcond, driver)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):  # noqa: N803
-    """Number of singular values above the tolerance ``max(atol, rtol * largest)``."""
-    s = svdvals(A.detach())
+def _old_tolerance(name, keyword, atol, rtol):
+    """0.0, the absolute tolerance of torch's older overloads (``rcond``, ``tol``), which take
+    neither ``atol`` nor ``rtol``."""
+    if atol is not None or rtol is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(Tensor, {keyword}, atol/rtol): {keyword} and atol/rtol are "
+                        "different overloads")
+    return 0.0
+
+
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None,  # noqa: A002
+                out=None):
+    """Number of singular values above the tolerance ``max(atol, rtol * largest)`` (``tol``:
+    torch's older form, an absolute tolerance)."""
+    if tol is not None:
+        atol, rtol = tol, _old_tolerance("linalg_matrix_rank", "tol", atol, rtol)
+    s = svdvals(input.detach())
     if rtol is None:
         rtol = 0.0 if (atol is not None and atol > 0) else (
-            max(A.shape[-2:]) * _eps(A))
+            max(input.shape[-2:]) * _eps(input))
     smax = s[..., :1] if s.shape[-1] else s.sum(-1, keepdim=True)
     tol = _products.mul(smax, rtol)
     if atol is not None:
@@ -125,11 +141,11 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):  # noqa: N803
     raise NotImplementedError("ember.linalg.diagonal needs ember.diagonal")
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
+def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
     """Vector norm of ``x`` over ``dim`` (all elements by default)."""
     if isinstance(dim, list):
         dim = tuple(dim)
-    return _reduction.linalg_vector_norm(x, ord, dim, keepdim, dtype)
+    return _reduction.linalg_vector_norm(input, ord, dim, keepdim, dtype)
 
 
 def _matrix_norm_dims(A, dim):
@@ -143,30 +159,30 @@ def _matrix_norm_dims(A, dim):
     return d
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,  # noqa: A002,N803
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,  # noqa: A002,N803
                 out=None):
     """Matrix norm: 'fro', 'nuc', or the induced norms 1, -1, 2, -2, inf, -inf."""
     kernel = getattr(_reduction, "matrix_norm", None)
     if kernel is not None and ord not in ("nuc", 2, -2):
-        return kernel(A, ord, dim, keepdim, dtype=dtype)
-    d = _matrix_norm_dims(A, dim)
+        return kernel(input, ord, dim, keepdim, dtype=dtype)
+    d = _matrix_norm_dims(input, dim)
     if dtype is not None:
-        A = A.to(dtype)
+        input = input.to(dtype)
     if ord == "fro":
-        return vector_norm(A, 2, d, keepdim)
+        return vector_norm(input, 2, d, keepdim)
     if ord not in ("nuc", 1, -1, 2, -2, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if ord in ("nuc", 2, -2):
         # torch's composition: move the matrix dims last, reduce the singular values, and
         # with keepdim put the two kept dims back in place.
-        s = svdvals(_to_last_two(A, d))
+        s = svdvals(_to_last_two(input, d))
         if ord == "nuc":
             out = _reduction.sum(s, -1, keepdim)
         else:
             out = _extreme(s, -1, ord > 0, keepdim)
         return _keep(out, d) if keepdim else out
     row_dim, col_dim = (d[0], d[1]) if ord in (1, -1) else (d[1], d[0])
-    summed = _reduction.sum(_abs(A), row_dim, keepdim=True)
+    summed = _reduction.sum(_abs(input), row_dim, keepdim=True)
     out = _extreme(summed, col_dim, ord > 0, keepdim=True)
     return out if keepdim else _squeeze_dims(out, d)
 
@@ -199,30 +215,30 @@ def _squeeze_dims(x, d):
     return x
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):  # noqa: A002,N803
+def norm(input, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):  # noqa: A002,N803
     """Vector or matrix norm, chosen by ``ord`` and ``dim`` as torch.linalg.norm does."""
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) == 2:
-        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+        return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
     if ord is not None and dim is None:
-        if A.ndim == 2:
-            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
-        if A.ndim != 1:
+        if input.ndim == 2:
+            return matrix_norm(input, ord, (-2, -1), keepdim, dtype=dtype)
+        if input.ndim != 1:
             raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input "
                                f"must be 1D or 2D. Got {A.ndim}D.")
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: Order {ord} not supported.")
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-def cond(A, p=None, *, out=None):  # noqa: N803
+def cond(input, p=None, *, out=None):  # noqa: A002
     """Condition number (2-norm: ratio of the largest to the smallest singular value)."""
     if p in (None, 2, -2):
-        s = svdvals(A)
+        s = svdvals(input)
         big, small = s[..., :1], s[..., -1:]
         return (big / small if p != -2 else small / big).squeeze(-1)
-    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+    return matrix_norm(input, p) * matrix_norm(inv(input), p)
 
 
 

@@ -251,6 +251,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     """Load an object saved with ``ember.save`` from a path or a binary file object."""
     if pickle_module is not None:
         raise ValueError("ember.load never unpickles: pickle_module is not supported")
+    for k in pickle_load_args:  # (the unpickler's keywords: nothing here is unpickled)
+        if k not in ("encoding", "errors", "fix_imports", "buffers"):
+            raise TypeError(f"Unpickler.__init__() got an unexpected keyword argument '{k}'")
     if isinstance(f, (bytes, bytearray)):
         f = io.BytesIO(f)
     if isinstance(f, (str, os.PathLike)):

@@ -94,24 +94,40 @@ log1p = _op_alias("log1p", "``log(1 + x)``, accurate near 0.")
 sinc = _op_alias("sinc", "The normalized sinc function ``sin(pi x) / (pi x)``.")
 expit = _unary(_ops.pointwise.sigmoid, "expit", "The logistic sigmoid ``1 / (1 + exp(-x))``.")
 
+def _unary_x(fn, name, doc):
+    """``_unary`` for the functions whose argument torch names ``x``."""
+    def call(x, *, out=None):
+        _no_out(out)
+        return fn(x)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    return call
+
+
 for _name in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
               "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
               "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0",
               "airy_ai"):
-    globals()[_name] = _unary(getattr(_bessel, _name), _name,
-                              getattr(_bessel, _name).kernel.__doc__)
+    _form = _unary_x if _name.startswith(("scaled", "spherical", "airy")) else _unary
+    globals()[_name] = _form(getattr(_bessel, _name), _name,
+                             getattr(_bessel, _name).kernel.__doc__)
+
+
+def _polynomial(op, name):
+    def call(x, n, *, out=None):
+        _no_out(out)
+        return op(x, n)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"The {name.replace('_', ' ')} of degree ``n`` at ``x``."
+    return call
+
 
 for _name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
               "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
               "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
               "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"):
-    def _poly_call(input, n, *, out=None, _op=getattr(_poly, _name)):  # noqa: A002
-        _no_out(out)
-        return _op(input, n)
-    _poly_call.__name__ = _poly_call.__qualname__ = _name
-    _poly_call.__doc__ = f"The {_name.replace('_', ' ')} of degree ``n`` at ``input``."
-    globals()[_name] = _poly_call
+    globals()[_name] = _polynomial(getattr(_poly, _name), _name)
 
 xlogy = _binary(_ops.binary.xlogy, "xlogy", "``input * log(other)`` (0 where input is 0).")
 xlog1py = _binary(_special.xlog1py, "xlog1py",

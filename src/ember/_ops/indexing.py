@@ -728,7 +728,9 @@ def index_put_(self, indices, values, accumulate=False):
 
 
 def _method(fn):
-    return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
+    method = lambda self, *args, **kwargs: fn(self, *args, **kwargs)  # noqa: E731
+    method.__wrapped__ = fn  # (its signature is fn's)
+    return method
 
 
 Tensor.scatter_ = _scatter_

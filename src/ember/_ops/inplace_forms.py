@@ -104,7 +104,12 @@ def as_strided_(self, size, stride, storage_offset=None):
 
 
 Tensor.t_ = t_
-Tensor.transpose_ = Tensor.swapdims_ = Tensor.swapaxes_ = transpose_
+def swapaxes_(self, axis0, axis1):
+    return transpose_(self, axis0, axis1)
+
+
+Tensor.transpose_ = Tensor.swapdims_ = transpose_
+Tensor.swapaxes_ = swapaxes_
 Tensor.unsqueeze_ = unsqueeze_
 Tensor.squeeze_ = squeeze_
 Tensor.as_strided_ = as_strided_

@@ -145,16 +145,16 @@ def _check_dot(self, other):
 
 @op("dot", tensors=2, promote=NONE, method=True, check=refuse("b", no_kernel("dot"), _check_dot),
     writes=1)
-def dot(self, other):
-    return np.dot(self, other)
+def dot(self, tensor):  # (torch's names: dot(input, tensor), _saved_tensor)
+    return np.dot(self, tensor)
 
 
 @dot.grad("self")
-def _(grad, other):
-    return grad * other
+def _(grad, tensor):
+    return grad * tensor
 
 
-@dot.grad("other")
+@dot.grad("tensor")
 def _(grad, self):
     return grad * self
 

@@ -196,7 +196,9 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 @replayed
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     """Fill with samples from the uniform distribution on [from, to)."""
-    from_ = kwargs.pop("from", from_)
+    from_ = kwargs.pop("from", from_)  # (torch's name, a Python keyword)
+    for k in kwargs:
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{k}'")
     draw = draw_for(generator, self.device)
     return _write(self, _fill.uniform(self._data, from_, to, draw), _uniform_)
 
@@ -241,6 +243,9 @@ def random_(self, *args, generator=None, **kwargs):
         low, high, node = 0, args[0], _random_to_
     else:
         named = dict(zip(("from", "to"), args))
+        for k in kwargs:
+            if k not in ("from", "to"):
+                raise TypeError(f"random_() got an unexpected keyword argument '{k}'")
         named.update(kwargs)
         if not named:
             draw = draw_for(generator, self.device)

@@ -141,9 +141,35 @@ def narrow_copy(input, dim, start, length):
     return _narrow_copy(input, d, start, int(length))
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+# torch's overloads of tensor_split (and hsplit, vsplit, dsplit) name the split points by
+# their kind: ``sections`` (an int), ``indices`` (ints), ``tensor_indices_or_sections``.
+_SPLIT_KEYWORDS = (("sections", int), ("indices", (tuple, list)),
+                   ("tensor_indices_or_sections", Tensor))
+
+
+def split_points(name, indices_or_sections, keywords):
+    """The split points of ``name`` given positionally or by one of its overloads' keywords."""
+    given = [(k, v) for k, v in keywords.items() if v is not None]
+    if indices_or_sections is not None:
+        given.insert(0, ("indices_or_sections", indices_or_sections))
+    if len(given) == 1:
+        key, value = given[0]
+        kinds = dict(_SPLIT_KEYWORDS)
+        if key not in kinds or isinstance(value, kinds[key]) and not (
+                key == "sections" and isinstance(value, bool)):
+            return value
+    got = ", ".join(["Tensor"] + [f"{k}={type(v).__name__}" for k, v in given])
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                    "expected one of:\n * (Tensor input, tuple of ints indices)\n * (Tensor "
+                    "input, Tensor tensor_indices_or_sections)\n * (Tensor input, int sections)")
+
+
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None,  # noqa: A002
+                 indices=None, tensor_indices_or_sections=None):
     """Split ``input`` into views along ``dim``: ``n`` near-equal parts or at ``indices``."""
-    ios = indices_or_sections
+    ios = split_points("tensor_split", indices_or_sections, {
+        "sections": sections, "indices": indices,
+        "tensor_indices_or_sections": tensor_indices_or_sections})
     if isinstance(ios, Tensor):
         if ios.device.type != "cpu":
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be on cpu, "

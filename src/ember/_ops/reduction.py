@@ -287,6 +287,7 @@ def _reduction_args(name, is_method):
         return target(input, *args, **kwargs)
     entry.__name__ = entry.__qualname__ = name
     entry.__doc__ = target.__doc__
+    entry.__wrapped__ = target  # (its signature is target's)
     return entry
 
 
@@ -675,7 +676,11 @@ def _(grad, indices, dim, keepdim):
 
 
 def _minmax(name, all_op, dim_op, binary):
-    def f(input, dim=None, keepdim=False, *, out=None):
+    def f(input, dim=None, keepdim=False, *, other=None, out=None):
+        if other is not None:  # max(input, other=): the elementwise overload
+            if dim is not None:
+                raise TypeError(f"{name}() got multiple values for argument 'other'")
+            dim = other
         if isinstance(dim, Tensor):
             return binary(input, dim)
         if dim is None:

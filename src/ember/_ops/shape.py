@@ -5,7 +5,7 @@ counter) with their base, as torch's views do.
 """
 from __future__ import annotations
 
-__all__ = ['cat', 'chunk', 'clone', 'flatten', 'permute', 'ravel', 'reshape', 'select', 'split',
+__all__ = ['swapaxes', 'cat', 'chunk', 'clone', 'flatten', 'permute', 'ravel', 'reshape', 'select', 'split',
            'squeeze', 'stack', 't', 'transpose', 'unbind', 'unsqueeze']
 
 import warnings
@@ -103,22 +103,22 @@ def _(grad, self_shape):
 reshape_alias.batched_grad("self")(view.batched_formulas[0][1])
 
 
-def reshape(self, *args, shape=None):
+def reshape(input, *args, shape=None):  # noqa: A002 - torch's name
     """Same data in a new shape, as torch does it: a view of a contiguous tensor, an alias with
     new strides when the strides allow it, else a copy."""
     shape = _shape_arg(args_or_keyword(args, shape, "reshape", "shape"))
-    if not isinstance(self, Tensor):
-        return self.reshape(shape)
-    if vmap_hook[0] is not None and type(self) is not Tensor:
-        return _reshape_example(self, shape)
-    data = self._data
+    if not isinstance(input, Tensor):
+        return input.reshape(shape)
+    if vmap_hook[0] is not None and type(input) is not Tensor:
+        return _reshape_example(input, shape)
+    data = input._data
     if data.flags.c_contiguous:
-        return view(self, shape)
+        return view(input, shape)
     try:
         data.reshape(infer_shape(shape, data.size), copy=False)
     except ValueError:
-        return unsafe_view(clone(self), shape)
-    return reshape_alias(self, shape)
+        return unsafe_view(clone(input), shape)
+    return reshape_alias(input, shape)
 
 
 def _reshape_example(self, shape):
@@ -168,20 +168,20 @@ Tensor.view_as = lambda self, other: view(self, other._data.shape)
 Tensor.reshape_as = lambda self, other: reshape(self, other._data.shape)
 
 
-def flatten(self, start_dim=0, end_dim=-1):
-    nd = self.ndim
+def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002 - torch's name
+    nd = input.ndim
     if nd == 0:
-        return reshape(self, (1,))
+        return reshape(input, (1,))
     s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shp = self.shape
+    shp = input.shape
     if s == e:
-        return self
+        return input
     mid = 1
     for d in shp[s:e + 1]:
         mid *= d
-    return reshape(self, tuple(shp[:s]) + (mid,) + tuple(shp[e + 1:]))
+    return reshape(input, tuple(shp[:s]) + (mid,) + tuple(shp[e + 1:]))
 
 
 Tensor.flatten = flatten
@@ -283,7 +283,7 @@ Tensor.H = property(_adjoint)
 Tensor.adjoint = lambda self: _conj_if_complex(_matrix_transpose(self, "adjoint()"))
 
 
-@op("transpose", view=True, promote=NONE, method=("transpose", "swapaxes", "swapdims"))
+@op("transpose", view=True, promote=NONE, method=("transpose", "swapdims"))
 def transpose(self, dim0, dim1):
     d0, d1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
     if self.ndim == 0:  # torch wraps dims 0 and -1 of a 0-dim tensor and returns it (a view)
@@ -294,6 +294,14 @@ def transpose(self, dim0, dim1):
 @transpose.grad("self")
 def _(grad, dim0, dim1):
     return transpose(grad, dim0, dim1)
+
+
+def swapaxes(input, axis0, axis1):  # noqa: A002 - torch's name
+    """``transpose`` under NumPy's argument names, as torch's swapaxes takes them."""
+    return transpose(input, axis0, axis1)
+
+
+Tensor.swapaxes = swapaxes
 
 
 @transpose.batched_grad("self")
@@ -340,8 +348,8 @@ def _permute_dims(dims, position):
     return _shape_arg(dims)
 
 
-def permute(self, *args, dims=None):
-    return _permute(self, _permute_dims(args_or_keyword(args, dims, "permute", "dims"), 2))
+def permute(input, *args, dims=None):  # noqa: A002 - torch's name
+    return _permute(input, _permute_dims(args_or_keyword(args, dims, "permute", "dims"), 2))
 
 
 def _permute_method(self, *args, dims=None):
@@ -514,13 +522,13 @@ def _unique_dims(dims, ndim):
     return out
 
 
-def squeeze(self, dim=None):
+def squeeze(input, dim=None):  # noqa: A002 - torch's name
     """Remove dims of size 1 (all of them, or those of ``dim``, an int or a tuple)."""
     if dim is None:
-        return _squeeze_all(self)
+        return _squeeze_all(input)
     if isinstance(dim, (tuple, list)):
-        return _squeeze_dims(self, tuple(dim))
-    return _squeeze_dim(self, dim)
+        return _squeeze_dims(input, tuple(dim))
+    return _squeeze_dim(input, dim)
 
 
 Tensor.squeeze = squeeze

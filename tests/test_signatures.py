@@ -1,0 +1,149 @@
+"""Every keyword name torch's functions and Tensor methods take, ember takes: a program that
+calls ``torch.clamp(input=x, min=0)`` or ``x.swapaxes(axis0=0, axis1=1)`` runs unchanged (see
+signature_audit.py for how both sides' names are read), and no function accepts a keyword it
+then ignores."""
+from __future__ import annotations
+
+import pytest
+
+import signature_audit as audit
+from oracle import same, torch_or_skip
+
+# torch's keyword names ember does not take yet: {public name: the names}.
+_REMAINING = {
+    'Tensor.copy_': ['other'],
+    'Tensor.expand': ['implicit'],
+    'Tensor.lstsq': ['other'],
+    'Tensor.map_': ['other'],
+    'Tensor.requires_grad_': ['mode'],
+    'Tensor.solve': ['other'],
+    'Tensor.sum_to_size': ['size'],
+    'Tensor.true_divide': ['out'],
+    'addmm': ['out_dtype'],
+    'alias_copy': ['out'],
+    'argmax': ['out'],
+    'argmin': ['out'],
+    'argsort': ['out'],
+    'as_strided_copy': ['out'],
+    'baddbmm': ['out_dtype'],
+    'batch_norm_elemt': ['out'],
+    'bmm': ['out_dtype'],
+    'detach_copy': ['out'],
+    'diagonal_copy': ['out'],
+    'expand_copy': ['implicit', 'out'],
+    'from_dlpack': ['copy', 'device'],
+    'full': ['names'],
+    'hardshrink': ['out'],
+    'index_copy': ['out'],
+    'isin': ['element', 'test_element'],
+    'linalg.lstsq': ['out'],
+    'linalg.matrix_exp': ['input', 'out'],
+    'log_softmax': ['out'],
+    'lu_solve': ['input'],
+    'mm': ['out_dtype'],
+    'nansum': ['out'],
+    'native_batch_norm': ['out'],
+    'nn.functional.hardshrink': ['out'],
+    'nn.functional.rrelu_': ['generator'],
+    'nonzero_static': ['out'],
+    'orgqr': ['out'],
+    'permute_copy': ['out'],
+    'pow': ['input'],
+    'randint_like': ['high', 'low'],
+    'result_type': ['other', 'scalar', 'scalar1', 'scalar2', 'tensor'],
+    'rrelu': ['generator'],
+    'rrelu_': ['generator'],
+    'scatter_add': ['out'],
+    'select_copy': ['out'],
+    'set_num_interop_threads': ['num'],
+    'set_num_threads': ['num'],
+    'slice_copy': ['out'],
+    'slice_scatter': ['out'],
+    'slogdet': ['out'],
+    'softmax': ['out'],
+    'split_copy': ['out'],
+    'split_with_sizes_copy': ['out', 'split_sizes'],
+    't_copy': ['out'],
+    'take': ['out'],
+    'threshold': ['out'],
+    'transpose_copy': ['out'],
+    'triangular_solve': ['input'],
+    'unbind_copy': ['out'],
+    'unfold_copy': ['out'],
+    'unsqueeze_copy': ['out'],
+    'view_as_complex_copy': ['out'],
+    'view_as_real_copy': ['out'],
+}
+
+# Functions that read their ``**kwargs`` themselves (the audit cannot see their names): a call
+# with a keyword they do not know must raise a TypeError.
+_HAND_PARSED = {
+    "Tensor.new": "x.new(2, zz=1)", "Tensor.random_": "x.random_(zz=1)",
+    "Tensor.to": "x.to(zz=1)", "Tensor.type": "x.type(torch.float64, zz=1)",
+    "Tensor.uniform_": "x.uniform_(zz=1)", "compile": "torch.compile(zz=1)",
+    "empty_like": "torch.empty_like(x, zz=1)", "ones_like": "torch.ones_like(x, zz=1)",
+    "zeros_like": "torch.zeros_like(x, zz=1)", "save": "torch.save(x, path, zz=1)",
+    "load": "torch.load(path, zz=1)",
+}
+
+
+def test_torch_keyword_names_are_taken():
+    torch = torch_or_skip()
+    found = audit.mismatches(torch)
+    for name in _HAND_PARSED:
+        if found.get(name) == [audit.UNKNOWN]:
+            del found[name]
+    changed = {k: (v, _REMAINING.get(k)) for k, v in found.items() if _REMAINING.get(k) != v}
+    fixed = sorted(set(_REMAINING) - set(found))
+    assert not changed, f"keyword names ember refuses (found, listed): {changed}"
+    assert not fixed, f"taken now, drop from _REMAINING: {fixed}"
+
+
+@pytest.mark.parametrize("name", sorted(_HAND_PARSED))
+def test_unknown_keyword_is_refused(name, tmp_path):
+    import ember
+    x = ember.zeros(2)
+    path = str(tmp_path / "x.pt")
+    ember.save(x, path)
+    with pytest.raises(TypeError, match="unexpected keyword|invalid combination"):
+        eval(_HAND_PARSED[name], {"torch": ember, "x": x, "path": path})
+
+
+# Calls by torch's keyword names that ember once refused (or took under other names).
+_CALLS = [
+    "x.swapaxes(axis0=0, axis1=1)", "torch.swapaxes(x, axis0=1, axis1=0)",
+    "x.clone().swapaxes_(axis0=0, axis1=1)", "torch.swapdims(x, dim0=0, dim1=1)",
+    "torch.dot(input=v, tensor=v)", "v.dot(tensor=v)", "torch.dot(v, v).grad_fn._saved_tensor",
+    "torch.dropout(x, p=0.0, train=True)", "torch.alpha_dropout(x, p=0.0, train=False)",
+    "torch.feature_alpha_dropout(x, 0.0, train=False)",
+    "torch.tensor_split(v, sections=2)", "torch.tensor_split(v, indices=[1])",
+    "v.tensor_split(tensor_indices_or_sections=torch.tensor(2))", "x.hsplit(sections=3)",
+    "torch.vsplit(x, indices=[1])",
+    "torch.flatten(input=x)", "torch.reshape(input=x, shape=(3, 2))",
+    "torch.permute(input=x, dims=(1, 0))", "torch.squeeze(input=x[None])",
+    "torch.max(v, other=v.flip(0))", "v.min(other=v.flip(0))", "x.max(dim=1, keepdim=True)",
+    "torch.linalg.cholesky(input=m)", "torch.linalg.vector_norm(input=x)",
+    "torch.linalg.matrix_norm(input=m)", "torch.linalg.pinv(m, rcond=0.5)",
+    "torch.linalg.pinv(m @ m.T, 0.5, True)", "torch.linalg.matrix_rank(m, tol=1.5)",
+    "torch.linalg.matrix_rank(m, 1.5)", "torch.linalg.tensorsolve(input=m, other=v[:2])",
+    "torch.linalg.solve_triangular(input=m, B=m, upper=True)",
+    "torch.linalg.lstsq(input=m, b=m).solution.round(decimals=4)", "torch.linalg.eigvalsh(input=m)",
+    "torch.special.chebyshev_polynomial_t(x=v, n=2)", "torch.special.airy_ai(x=v)",
+    "torch.special.hermite_polynomial_h(v, n=v)", "torch.orgqr(input=m, input2=v[:1])",
+    "torch.zeros(2, pin_memory=True)", "torch.ones(2, pin_memory=False)",
+    "torch.arange(3, pin_memory=True)", "torch.eye(2, pin_memory=False)",
+    "torch.tril_indices(3, 3, requires_grad=True)", "torch.logspace(0, 1, 3, layout=torch.strided)",
+    "torch.full_like(x, 2.0, pin_memory=True)", "torch.fft.fftfreq(4, pin_memory=False)",
+    "x.uniform_(zz=1)", "x.type(torch.float64, zz=1)",
+]
+
+
+@pytest.mark.parametrize("call", _CALLS)
+def test_keyword_call_as_torch(call):
+    def body(torch):
+        torch.manual_seed(0)
+        x = torch.arange(6.0).reshape(2, 3)
+        v = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        m = torch.tensor([[2.0, 1.0], [0.0, 3.0]])
+        return eval(call)
+    same(body)
