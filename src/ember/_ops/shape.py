@@ -136,30 +136,47 @@ def _view_method(self, *args, size=None, dtype=None):
     shape = args_or_keyword(args, size if dtype is None else dtype, "view",
                             "size" if dtype is None else "dtype")
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return _view_as_dtype(self, shape[0])
+        return _view_dtype(self, shape[0])
     return view(self, _shape_arg(shape))
 
 
-def _view_as_dtype(self, dtype):
-    """``view(dtype)``: the same bytes read as ``dtype``, as torch gives it: sharing memory and
-    the version counter, outside the graph (like ``detach()``); the last dimension scales by
-    the ratio of the element sizes."""
+def _view_dtype(self, dtype):
+    """``x.view(dtype)``: the same memory read as ``dtype`` (the last dim scaled by the ratio of
+    the element sizes). As in torch it is outside autograd (never requires grad, no grad_fn),
+    and, like ``detach()``, it shares its version counter with ``self``."""
     data = self._data
-    old, new = self.dtype.itemsize, dtype.itemsize
+    old, new = data.dtype.itemsize, np.dtype(dtype.np).itemsize
     if old != new:
-        what = (f"to view {self.dtype.scalar_name} as {dtype.scalar_name} (different element "
-                "sizes)")
-        if data.ndim == 0:
-            raise RuntimeError(f"self.dim() cannot be 0 {what}")
-        stride = data.strides[-1] // old if data.shape[-1] != 1 else 1
-        if stride != 1:
-            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride}")
-        if new > old and data.shape[-1] % (new // old):
-            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} {what}, but "
-                               f"got {data.shape[-1]}")
-    out = self.detach()
-    out._data = data.view(dtype.np)
-    return out
+        _check_view_dtype(self, dtype, old, new)
+    t = self.detach()
+    if data.size == 0:
+        shape = data.shape[:-1] + (data.shape[-1] * old // new,)
+        t._data = get_xp(data).empty(shape, dtype.np)
+    else:
+        t._data = data.view(dtype.np)
+    return t
+
+
+def _check_view_dtype(self, dtype, old, new):
+    """torch's conditions for viewing as a dtype of another element size."""
+    what = (f" to view {D._BY_NP[self._data.dtype].scalar_name} as {dtype.scalar_name} "
+            "(different element sizes)")
+    if self.ndim == 0:
+        raise RuntimeError("self.dim() cannot be 0" + what)
+    # (an empty tensor's strides are not torch's here: it is laid out as contiguous)
+    from .inplace_forms import _contiguous_strides
+    strides = self.stride() if self._data.size else _contiguous_strides(self.shape, 1)
+    ratio = new // old if new > old else 1  # (torch checks in this order)
+    for name, value in (("self.size(-1)", self.shape[-1]),
+                        ("self.storage_offset()", self.storage_offset())):
+        if value % ratio:
+            raise RuntimeError(f"{name} must be divisible by {ratio}{what}, but got {value}")
+    if strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1{what}, but got {strides[-1]}")
+    for i, value in enumerate(strides[:-1]):
+        if value % ratio:
+            raise RuntimeError(f"self.stride({i}) must be divisible by {ratio}{what}, but got "
+                               f"{value}")
 
 
 Tensor.view = _view_method
