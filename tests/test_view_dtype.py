@@ -4,7 +4,6 @@ never requires grad) and sharing the version counter of its source."""
 from __future__ import annotations
 
 import pytest
-
 from oracle import same
 
 _VIEWS = [

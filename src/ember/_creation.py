@@ -490,11 +490,21 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
                    values=out._data)
 
 
-def _random_like(fill):
+def _random_like(fill, **bounds):
+    """A ``*_like`` sampler; ``bounds``: the keywords of its numbers (randint_like's low, high),
+    None where not given."""
     @replayed
     def like(input, *args, generator=None, dtype=None, layout=None, device=None,
-             requires_grad=False, memory_format=None, pin_memory=False):
+             requires_grad=False, memory_format=None, pin_memory=False, **given):
         check_pin_memory(pin_memory)
+        for k in given:
+            if k not in bounds:
+                raise TypeError(f"{like.__name__}() got an unexpected keyword argument '{k}'")
+        if given:  # by keyword: each goes to its place after the positional ones
+            names = list(bounds)
+            if any(names.index(k) < len(args) for k in given):
+                raise TypeError(f"{like.__name__}() got multiple values for an argument")
+            args = tuple(args) + tuple(given.get(k) for k in names[len(args):])
         array = _like_array(input, dtype)
         device = input.device if device is None else device
         return _finish(fill(array, *args, generator=draw_for(generator, device)), None,
@@ -510,13 +520,15 @@ randn_like.__name__ = "randn_like"
 randn_like.__doc__ = "A tensor shaped like ``input`` of standard normal samples."
 
 
-def _randint_fill(array, low=0, high=None, *, generator=None):
-    if high is None:
+def _randint_fill(array, low=None, high=None, *, generator=None):
+    if high is None:  # randint_like(input, high)
+        if low is None:
+            raise TypeError("randint_like() missing 1 required positional argument: 'high'")
         low, high = 0, low
-    return _fill.random(array, low, high, generator)
+    return _fill.random(array, 0 if low is None else low, high, generator)
 
 
-randint_like = _random_like(_randint_fill)
+randint_like = _random_like(_randint_fill, low=None, high=None)
 randint_like.__name__ = "randint_like"
 randint_like.__doc__ = "A tensor shaped like ``input`` of integers drawn from [low, high)."
 

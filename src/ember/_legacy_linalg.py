@@ -69,7 +69,8 @@ def _triangular_solve_result():
     return return_type("triangular_solve", ("solution", "cloned_coefficient"))
 
 
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):  # noqa: N803
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *,  # noqa: A002,N803
+                     out=None):
     """Solve ``A X = b`` (``A^T X = b`` with ``transpose``) for a triangular ``A``; returns the
     solution and a copy of ``A``. Deprecated in favor of ``ember.linalg.solve_triangular``."""
     from . import linalg
@@ -81,19 +82,19 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
             "has its arguments reversed and does not return a copy of one of the inputs.\n"
             "X = ember.triangular_solve(B, A).solution\nshould be replaced with\n"
             "X = ember.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
-    if b.dtype != A.dtype:
+    if input.dtype != A.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{b.dtype.scalar_name} and A of type {A.dtype.scalar_name} instead.")
-    if b.ndim < 2 or A.ndim < 2 or A.shape[-1] != b.shape[-2]:
+                           f"{input.dtype.scalar_name} and A of type {A.dtype.scalar_name} instead.")
+    if input.ndim < 2 or A.ndim < 2 or A.shape[-1] != input.shape[-2]:
         raise RuntimeError(
             f"Incompatible matrix sizes for triangular_solve: each A matrix is {A.shape[-2]} by "
-            f"{A.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
+            f"{A.shape[-1]} but each b matrix is {input.shape[-2]} by {input.shape[-1]}")
     tri = A.triu() if upper else A.tril()
     if transpose:  # A^T is triangular the other way round
-        solution = linalg.solve_triangular(tri.mT, b, upper=not upper,
+        solution = linalg.solve_triangular(tri.mT, input, upper=not upper,
                                            unitriangular=unitriangular)
     else:
-        solution = linalg.solve_triangular(tri, b, upper=upper, unitriangular=unitriangular)
+        solution = linalg.solve_triangular(tri, input, upper=upper, unitriangular=unitriangular)
     return _triangular_solve_result()(solution, A.clone())
 
 

@@ -98,14 +98,14 @@ def torch_lu(A, pivot=True, get_infos=False, out=None):  # noqa: N803
     return (LU, pivots, info) if get_infos else (LU, pivots)
 
 
-def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):  # noqa: N803
+def torch_lu_solve(input, LU_data, LU_pivots, *, out=None):  # noqa: N803
     """``torch.lu_solve`` (deprecated in torch): ``linalg.lu_solve`` with reordered arguments."""
     warnings.warn(
-        "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
-        "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\n"
-        "X = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
-        "torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
-    return lu_solve(LU_data, LU_pivots, b, out=out)
+        "ember.lu_solve is deprecated in favor of ember.linalg.lu_solveand will be removed in a "
+        "future PyTorch release.\nNote that ember.linalg.lu_solve has its arguments reversed.\n"
+        "X = ember.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
+        "ember.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+    return lu_solve(LU_data, LU_pivots, input, out=out)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):  # noqa: N803

@@ -15,7 +15,7 @@ from ._tensor import Tensor, _wrap, strided
 
 layout = type(strided)  # the class of ember.strided
 
-__all__ = ['layout', 'dropout', 'alpha_dropout', 'feature_alpha_dropout', 'adaptive_max_pool1d', 'alias_copy', 'as_strided_copy', 'avg_pool1d',
+__all__ = ['layout', 'adaptive_max_pool1d', 'alias_copy', 'as_strided_copy', 'avg_pool1d',
            'batch_norm', 'celu_', 'channel_shuffle', 'constant_pad_nd', 'detach',
            'diagonal_copy', 'dsplit', 'dropout_', 'embedding', 'embedding_bag',
            'empty_permuted', 'empty_strided', 'expand_copy', 'feature_dropout', 'frobenius_norm',
@@ -29,6 +29,7 @@ __all__ = ['layout', 'dropout', 'alpha_dropout', 'feature_alpha_dropout', 'adapt
            'unsafe_split', 'unsafe_split_with_sizes', 'unsqueeze_copy', 'view_copy', 'vsplit',
            'alpha_dropout_', 'feature_alpha_dropout_', 'feature_dropout_', 'get_device',
            'layer_norm', 'group_norm']
+__all__ += ['dropout', 'alpha_dropout', 'feature_alpha_dropout']
 
 
 # -- in-place variants from out-of-place ops ----------------------------------------------------
@@ -326,8 +327,13 @@ def _tensor_new(self, *args, **kwargs):
     return made if kwargs.get("device") is None else made.to(kwargs["device"])
 
 
-def _sum_to_size(self, *size):
+def _sum_to_size(self, *size, **keyword):
     """Sum self down to ``size`` (a shape it can be broadcast from), as torch's SumBackward1."""
+    from ._size import args_or_keyword
+    for k in keyword:
+        if k != "size":
+            raise TypeError(f"sum_to_size() got an unexpected keyword argument '{k}'")
+    size = args_or_keyword(size, keyword.get("size"), "sum_to_size", "size")
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     own = tuple(self.shape)
     lead = len(own) - len(shape)

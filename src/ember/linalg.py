@@ -226,7 +226,7 @@ def norm(input, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):  # 
             return matrix_norm(input, ord, (-2, -1), keepdim, dtype=dtype)
         if input.ndim != 1:
             raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input "
-                               f"must be 1D or 2D. Got {A.ndim}D.")
+                               f"must be 1D or 2D. Got {input.ndim}D.")
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: Order {ord} not supported.")
     return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)

@@ -58,32 +58,33 @@ def _full_q(input, tau):  # noqa: A002
     return householder_product(a, tau)
 
 
-def ormqr(input, tau, other, left=True, transpose=False, *, out=None):  # noqa: A002
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):  # noqa: A002
     """``Q @ other`` (``Q^H`` with ``transpose``; ``other @ Q`` with ``left=False``) for the Q
-    of geqrf's ``(input, tau)``, without forming it in torch (here: formed, then multiplied)."""
+    of geqrf's ``(input, tau)``, without forming it in torch (here: formed, then multiplied).
+    torch's binding names tau ``input2`` and other ``input3``: so do these parameters."""
     name = "ember.ormqr"
-    if input.ndim < 2 or other.ndim < 2:
+    if input.ndim < 2 or input3.ndim < 2:
         raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
-    if other.dtype != input.dtype:
+    if input3.dtype != input.dtype:
         raise RuntimeError(f"{name}: Expected input and other to have the same dtype, but input "
                            f"has dtype{input.dtype.scalar_name} and other has dtype "
-                           f"{other.dtype.scalar_name}")
-    if tau.dtype != input.dtype:
+                           f"{input3.dtype.scalar_name}")
+    if input2.dtype != input.dtype:
         raise RuntimeError(f"{name}: Expected input and tau to have the same dtype, but input "
                            f"has dtype{input.dtype.scalar_name} and tau has dtype "
-                           f"{tau.dtype.scalar_name}")
+                           f"{input2.dtype.scalar_name}")
     side = -2 if left else -1
-    if other.shape[side] != input.shape[-2]:
+    if input3.shape[side] != input.shape[-2]:
         what = "other.shape[-2]" if left else "other.shape[-1]"
         raise RuntimeError(f"{name}: {what} must be equal to input.shape[-2]")
-    if tau.shape[-1] > input.shape[-1]:
+    if input2.shape[-1] > input.shape[-1]:
         raise RuntimeError(f"{name}: tau.shape[-1] must be less than or equal to "
                            "input.shape[-1]")
-    if tau.shape[-1] != min(other.shape[side], input.shape[-1]):
+    if input2.shape[-1] != min(input3.shape[side], input.shape[-1]):
         raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[-2], "
                            "input.shape[-1])")
-    q = _full_q(input, tau)
+    q = _full_q(input, input2)
     if transpose:
         q = mH(q)
-    return matmul(q, other) if left else matmul(other, q)
+    return matmul(q, input3) if left else matmul(input3, q)
 

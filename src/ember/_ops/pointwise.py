@@ -458,14 +458,14 @@ def _(grad, self, exponent, result):
     return grad * mul_scalar(result, math.log(self))
 
 
-def pow(self, exponent):
+def pow(input, exponent):  # noqa: A002 - torch's name
     """``self ** exponent`` for tensors or Python numbers on either side."""
-    if isinstance(exponent, Tensor) or (not isinstance(self, Tensor) and hasattr(exponent,
+    if isinstance(exponent, Tensor) or (not isinstance(input, Tensor) and hasattr(exponent,
                                                                                  "shape")):
-        if isinstance(self, Tensor) or hasattr(self, "shape"):
-            return pow_tensor(self, exponent)
-        return pow_scalar_base(self, exponent)
-    return pow_scalar(self, exponent)
+        if isinstance(input, Tensor) or hasattr(input, "shape"):
+            return pow_tensor(input, exponent)
+        return pow_scalar_base(input, exponent)
+    return pow_scalar(input, exponent)
 
 
 _pow_scalar_inplace = inplace_with_scalars(pow_scalar)

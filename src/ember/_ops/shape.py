@@ -5,8 +5,9 @@ counter) with their base, as torch's views do.
 """
 from __future__ import annotations
 
-__all__ = ['swapaxes', 'cat', 'chunk', 'clone', 'flatten', 'permute', 'ravel', 'reshape', 'select', 'split',
+__all__ = ['cat', 'chunk', 'clone', 'flatten', 'permute', 'ravel', 'reshape', 'select', 'split',
            'squeeze', 'stack', 't', 'transpose', 'unbind', 'unsqueeze']
+__all__ += ['swapaxes']
 
 import warnings
 
@@ -437,7 +438,8 @@ def _broadcast_view(a, target):
     return np.ndarray(target, a.dtype, a, 0, strides)
 
 
-def expand(self, *args, size=None):
+def expand(self, *args, size=None, implicit=False):
+    # (implicit: torch's flag for traced expansions; it changes nothing when run)
     size = args if size is None else args_or_keyword(args, size, "expand", "size")
     if not isinstance(self, Tensor):  # a first-order formula's gradient
         if (type(self) is np.ndarray and self.ndim == 0 and len(size) == 1
