@@ -201,6 +201,8 @@ _ON_INFERENCE_INPUTS = {
     "pad_zero": lambda t, x: t.nn.functional.pad(x, (0, 0)),
     "exp": lambda t, x: x.exp(), "norm": lambda t, x: x.norm(), "abs": lambda t, x: x.abs(),
     "logical_not": lambda t, x: t.logical_not(x), "logical_and": lambda t, x: t.logical_and(x, x),
+    "relu6": lambda t, x: t.nn.functional.relu6(x),
+    "hardtanh": lambda t, x: t.nn.functional.hardtanh(x),
     "einsum_trace": lambda t, x: t.einsum("ii", x),
 }
 

@@ -403,7 +403,7 @@ def logsigmoid(input):
 
 
 # -- piecewise linear ------------------------------------------------------------------------
-@op("hardtanh", elementwise=True, node="HardtanhBackward0")
+@op("hardtanh", elementwise=True, node="HardtanhBackward0", writes=1)
 def _hardtanh(self, min_val=-1.0, max_val=1.0):
     _check_hardtanh(self, min_val)
     return get_xp(self).clip(self, min_val, max_val).astype(self.dtype, copy=False)
