@@ -241,3 +241,20 @@ def test_numpy_of_a_tensor_requiring_grad_without_grad_mode():
             b = x.numpy().tolist()
         return a, b, error_of(lambda: x.numpy())
     same(body)
+
+
+def test_requires_grad_of_its_own_on_a_view_made_in_no_grad_mode():
+    """requires_grad_() on such a view gives it a gradient of its own (torch's requires_grad_
+    field), and requires_grad_(False) leaves it requiring grad through its base."""
+    def body(t):
+        x = t.tensor([-1.19, -0.25], requires_grad=True)
+        with t.no_grad():
+            v = x[1]
+            w = x[0]
+        v.requires_grad_(True)
+        v.backward()
+        (v * 2).backward()
+        w.requires_grad_(False)
+        return (flags(v), v.grad, x.grad, t.autograd.grad(v * 3, [v]), w.requires_grad,
+                error_of(lambda: t.autograd.grad(w * 3, [w])))
+    same(body)

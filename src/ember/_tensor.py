@@ -133,6 +133,9 @@ class Tensor:
     _view_multi = False
     _view_inference = False
     _following_views = None  # a base's views whose requires_grad follows its (autograd.graph)
+    # A view's own requires_grad_(True), beside what it takes from its base: with no history,
+    # it then has a gradient of its own to accumulate (torch's requires_grad_ field).
+    _own_requires_grad = False
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, *args, **kwargs):
@@ -386,8 +389,13 @@ class Tensor:
                 if _from_attribute:
                     _check_can_require_grad(dt)
                 raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        changed = self._requires_grad != bool(requires_grad)
-        self._requires_grad = bool(requires_grad)
+        flag = bool(requires_grad)
+        base = self._base
+        if base is not None:  # (no history here: torch's view requires grad through its base)
+            self._own_requires_grad = flag
+            flag = flag or base._requires_grad
+        changed = self._requires_grad != flag
+        self._requires_grad = flag
         if changed and self._following_views is not None:
             from .autograd.graph import follow_base
             follow_base(self)

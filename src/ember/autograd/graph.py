@@ -200,7 +200,8 @@ def grad_accumulator(t):
         acc = ref()
         if acc is not None:
             return acc
-    if t._base is not None and t._grad_fn is None and t._base._requires_grad:
+    if (t._base is not None and t._grad_fn is None and t._base._requires_grad
+            and not t._own_requires_grad):
         return None  # a view without history (made in no_grad mode, or before its base required
         # grad) requires grad through its base, but has no gradient of its own to accumulate
         # (torch: no grad accumulator, an edge to nothing)
@@ -237,7 +238,7 @@ def follow_base(root):
     for ref in root._following_views:
         view = ref()
         if view is not None:
-            view._requires_grad = flag or view._grad_fn is not None
+            view._requires_grad = flag or view._grad_fn is not None or view._own_requires_grad
 
 
 NO_EDGE = (None, 0)
