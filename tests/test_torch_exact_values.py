@@ -19,6 +19,7 @@ _SILENT = {
     "frac": lambda t, x, y: x.frac(),
     "lerp": lambda t, x, y: t.lerp(x, y, 0.3),
     "lerp_": lambda t, x, y: x.clone().lerp_(y, 0.5),
+    "addcmul_": lambda t, x, y: x.clone().addcmul_(x, y),
     "gelu": lambda t, x, y: t.nn.functional.gelu(x),
     "silu": lambda t, x, y: t.nn.functional.silu(x),
     "hardswish": lambda t, x, y: t.nn.functional.hardswish(x),

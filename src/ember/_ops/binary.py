@@ -641,7 +641,8 @@ def _value(x, value, kernel):
     return int(value) if x.dtype.kind in "iu" else value
 
 
-@op("addcmul", elementwise=True, tensors=3, method=True, inplace=True, check=_addc_check("addcmul"))
+@op("addcmul", elementwise=True, tensors=3, method=True, inplace=True, quiet=True,
+    check=_addc_check("addcmul"))
 def addcmul(self, tensor1, tensor2, value=1):
     return self + _value(self, value, "addcmul_cpu_out") * tensor1 * tensor2
 
