@@ -541,26 +541,23 @@ def _tri_indices(row, col, offset, dtype, lower, device=None):
                             device=device))
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
-                 pin_memory=False, requires_grad=False):
-    """Row and column indices of the lower triangle of a row x col matrix (2 x N)."""
-    check_pin_memory(pin_memory)
-    made = _tri_indices(row, col, offset, dtype, True, device)
-    if requires_grad:  # (its dtype is an integer one)
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                           "gradients")
-    return made
+def _tri_indices_factory(lower):
+    def fn(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False,
+           requires_grad=False):
+        check_pin_memory(pin_memory)
+        made = _tri_indices(row, col, offset, dtype, lower, device)
+        if requires_grad:  # (its dtype is an integer one)
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        return made
+    fn.__name__ = fn.__qualname__ = "tril_indices" if lower else "triu_indices"
+    part = "lower" if lower else "upper"
+    fn.__doc__ = f"Row and column indices of the {part} triangle of a row x col matrix (2 x N)."
+    return fn
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
-                 pin_memory=False, requires_grad=False):
-    """Row and column indices of the upper triangle of a row x col matrix (2 x N)."""
-    check_pin_memory(pin_memory)
-    made = _tri_indices(row, col, offset, dtype, False, device)
-    if requires_grad:  # (its dtype is an integer one)
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                           "gradients")
-    return made
+tril_indices = _tri_indices_factory(True)
+triu_indices = _tri_indices_factory(False)
 
 
 def meshgrid(*tensors, indexing=None):

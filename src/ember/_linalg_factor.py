@@ -160,9 +160,9 @@ def eigvals(input, *, out=None):  # noqa: A002
     return _eig.linalg_eig(input)[0]
 
 
-def matrix_exp(A):  # noqa: N803
+def matrix_exp(input):  # noqa: A002
     """The matrix exponential."""
-    return _eig.matrix_exp(A)
+    return _eig.matrix_exp(input)
 
 
 def householder_product(input, tau, *, out=None):  # noqa: A002

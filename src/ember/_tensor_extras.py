@@ -83,7 +83,13 @@ expand_copy = _copy_of("expand")
 permute_copy = _copy_of("permute")
 select_copy = _copy_of("select")
 split_copy = _copy_of("split")
-split_with_sizes_copy = _copy_of("split")
+
+
+def split_with_sizes_copy(input, split_sizes, dim=0):  # noqa: A002
+    """``input.split(split_sizes, dim)`` as new tensors (not views)."""
+    return tuple(part.clone() for part in input.split(list(split_sizes), dim))
+
+
 squeeze_copy = _copy_of("squeeze")
 t_copy = _copy_of("t")
 transpose_copy = _copy_of("transpose")
@@ -243,8 +249,15 @@ max_pool2d = _functional("max_pool2d")
 max_pool3d = _functional("max_pool3d")
 channel_shuffle = native_channel_shuffle = _functional("channel_shuffle")
 hardshrink = _functional("hardshrink")
-rrelu = _functional("rrelu")
-rrelu_ = _functional("rrelu_")
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):  # noqa: A002
+    """``torch.rrelu``: ``F.rrelu`` with torch's ``generator=`` for the slopes."""
+    from ._ops.activation import rrelu_drawn
+    return rrelu_drawn(input, lower, upper, training, False, generator)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):  # noqa: A002
+    from ._ops.activation import rrelu_drawn
+    return rrelu_drawn(input, lower, upper, training, True, generator)
 selu_ = _functional("selu_")
 celu_ = _functional("celu_")
 threshold = _functional("threshold")
@@ -378,9 +391,9 @@ def _apply_(self, callable):  # noqa: A002
     return self
 
 
-def _map_(self, tensor, callable):  # noqa: A002
+def _map_(self, other, callable):  # noqa: A002
     _check_python_map(self, "map_")
-    other = np.broadcast_to(tensor._data, self._data.shape)
+    other = np.broadcast_to(other._data, self._data.shape)
     fn = np.vectorize(callable, otypes=[self._data.dtype])
     if self._data.size:
         self._data[...] = fn(self._data, other)

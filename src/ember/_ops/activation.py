@@ -687,15 +687,20 @@ def _(grad):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: slopes drawn from U(lower, upper) for the non-positive inputs when
     training; the mean slope (lower + upper) / 2 otherwise."""
+    return rrelu_drawn(input, lower, upper, training, inplace, None)
+
+
+def rrelu_drawn(input, lower, upper, training, inplace, generator):  # noqa: A002
+    """``rrelu`` with its slopes drawn from ``generator`` (torch.rrelu's ``generator=``)."""
     noise = None
     if training:
-        noise = _rrelu_noise(input._data, lower, upper)
+        noise = _rrelu_noise(input._data, lower, upper, generator)
     if inplace:
         return _rrelu_with_noise_inplace.inplace(input, noise, lower, upper, bool(training))
     return _rrelu_with_noise(input, noise, lower, upper, bool(training))
 
 
-def _rrelu_noise(x, lower, upper):
+def _rrelu_noise(x, lower, upper, generator=None):
     """torch's training slopes: one uniform draw per non-positive element, in order; 1
     elsewhere."""
     from .._backend.device import device_of
@@ -708,17 +713,18 @@ def _rrelu_noise(x, lower, upper):
     noise = xp.ones(flat.shape, x.dtype)
     count = int(nonpositive.sum())
     if count:
-        draw = draw_for(None, device_of(x))
+        draw = draw_for(generator, device_of(x))
         if isinstance(draw, DeviceDraw):
             slopes = draw.sample("rrelu_slopes", count, x.dtype, lower, upper)
         else:
-            slopes = xp.asarray(rrelu_slopes(cpu_generator(None), count, x.dtype, lower, upper))
+            slopes = xp.asarray(rrelu_slopes(cpu_generator(generator), count, x.dtype, lower,
+                                             upper))
         noise[nonpositive] = slopes
     return noise.reshape(x.shape)
 
 
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    return rrelu(input, lower, upper, training, True)
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    return rrelu_drawn(input, lower, upper, training, True, generator)
 
 
 def tanhshrink(input):
