@@ -30,6 +30,15 @@ def _forward_unimplemented(self, *input):
                               '"forward" function')
 
 
+def _converted_parameter(param, applied, grad, fn):
+    """A new Parameter holding ``applied`` (and ``fn`` of the old gradient as its .grad)."""
+    new = Parameter(applied, param.requires_grad)
+    if grad is not None:
+        with no_grad():
+            new.grad = fn(grad).requires_grad_(grad.requires_grad)
+    return new
+
+
 def _hook_dict():
     return _HookDict()
 
@@ -383,12 +392,18 @@ class Module(StateDictMixin):
         if recurse:
             for module in self.children():
                 module._apply(fn)
+        from ... import __future__ as future  # (a from-import of it reads as Python's)
+        overwrite = (future.get_overwrite_module_params_on_conversion()
+                     and not future.get_swap_module_params_on_conversion())
         for key, param in self._parameters.items():
             if param is None:
                 continue
             with no_grad():
                 applied = fn(param)
             grad = param.grad
+            if overwrite:  # new Parameter objects, as torch.__future__ asks
+                self._parameters[key] = _converted_parameter(param, applied, grad, fn)
+                continue
             # NOTE: torch keeps the same Parameter object and swaps its data (set_data), so
             # optimizers built before .to()/.double() still hold the module's parameters.
             param._data = applied._data
