@@ -547,7 +547,7 @@ class Module(StateDictMixin):
     def compile(self, *args, **kwargs):
         """Compile this module's calls in place with ``ember.compile(self._call_impl, ...)``
         (the arguments are ember.compile's)."""
-        from ...import compile as compile_
+        from ... import compile as compile_
         object.__setattr__(self, "_compiled_call_impl",
                            compile_(self._call_impl, *args, **kwargs))
 

@@ -14,7 +14,6 @@ from ... import __future__ as _future
 from ..._tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module  # noqa: F401 - torch's parametrize has it too
-
 from ..parameter import Parameter
 
 get_swap_module_params_on_conversion = _future.get_swap_module_params_on_conversion  # as torch's
