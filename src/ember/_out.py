@@ -28,7 +28,7 @@ from ._tensor import Tensor
 OUT_FUNCTIONS = {
     "": """
     abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin
-    aminmax angle any arange arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
+    aminmax angle any arange argmax argmin arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
     asinh atan atan2 atanh baddbmm bernoulli bitwise_and bitwise_left_shift bitwise_not
     bitwise_or bitwise_right_shift bitwise_xor bmm bucketize cat ceil chain_matmul cholesky
     cholesky_inverse cholesky_solve clamp clamp_max clamp_min clip column_stack complex
@@ -104,7 +104,7 @@ _RANGE = ("The number of elements in the out tensor of shape {old} is {old_n} wh
 _CAT = "ember.cat(): input types can't be cast to the desired output type {o}"
 _DTYPE_RULES = {
     "": {**{n: ("exact", _EXACT) for n in (
-        "addmm addmv baddbmm bmm cholesky_solve cross diag gather inverse matmul max min mm "
+        "addmm addmv argmax argmin baddbmm bmm cholesky_solve cross diag gather inverse matmul max min mm "
         "msort mv scatter sort take_along_dim topk tril triu chain_matmul").split()},
          **{n: ("cast", _CAT) for n in (
              "cat column_stack concat concatenate dstack hstack row_stack stack vstack").split()},
