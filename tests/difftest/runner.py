@@ -18,8 +18,6 @@ import numpy as np
 from .program import ALL_LIVE, Program
 
 _TORCH_DOT = re.compile(r"\btorch\.(?=[A-Za-z_])")
-# where in torch's C++ sources a warning was raised: a location in torch's build, not behaviour
-_TRIGGERED = re.compile(r" \(Triggered internally at [^)]*\)")
 # Values are equal within these (rtol, atol): programs chain ops whose float summation order
 # may differ from torch's.
 TOLERANCES = {"float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2), "float32": (1e-4, 1e-5),
@@ -40,9 +38,7 @@ WARN_ONCE = ("The use of `x.T` on tensors of dimension other than 2",
 
 
 def normalise(text: str, lib) -> str:
-    if lib.__name__ != "torch":
-        return text
-    return _TORCH_DOT.sub("ember.", _TRIGGERED.sub("", text))
+    return _TORCH_DOT.sub("ember.", text) if lib.__name__ == "torch" else text
 
 
 def _attempt(fn, lib):
