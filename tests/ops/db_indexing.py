@@ -44,9 +44,10 @@ row("gather_method", method("gather"), None, [IX._gather, IX._scatter_add],
 row("take_along_dim", ember.take_along_dim, "take_along_dim", [IX._gather, SH._expand],
     lambda m: [S("dim1", m(3, 4), _i([0, 3], [1, 1], [2, 0]), 1),
                S("bcast", m(3, 1), _i([0, 0, 1, 2]), 0),
-               S("flat", m(3, 4), _i(0, 11, 5, 5)), S("neg_dim", m(2, 3), _i([2], [0]), -1)],
-    np_ref=lambda x, i, dim=None: np.take_along_axis(x, i, dim) if dim is not None
-    else x.reshape(-1)[i], dtypes=_REAL)
+               S("flat", m(3, 4), _i(0, 11, 5, 5)), S("neg_dim", m(2, 3), _i([2], [0]), -1),
+               S("wrapped", m(3, 4), _i([4], [5], [-1]), 1)],  # (taken modulo the size)
+    np_ref=lambda x, i, dim=None: np.take_along_axis(x, i % x.shape[dim], dim)
+    if dim is not None else x.reshape(-1)[i], dtypes=_REAL)
 
 
 def _np_scatter(x, dim, index, src, reduce=None):

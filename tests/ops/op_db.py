@@ -1106,12 +1106,22 @@ row("setitem_basic", _setitem, None,
 def _setitem_adv_samples(m):
     return [S("list_rows", m(3, 4), m(2, 4), [0, 2]), S("bcast", m(3, 4), m(4), [2, 0]),
             S("tensor_index", m(3, 4), m(2, 4), m.arr([1, 2], dtype="int64")),
-            S("mask", m(3, 4), m(), C(m.mask(3, 4))),
+            S("mask_rows", m(3, 4), m(4), C(m.mask(3))),
             S("pairs", m(3, 4), m(2), ([0, 1], [3, 2]))]
 
 
 row("setitem_advanced", _setitem, None, [SH._setitem_advanced, SH.zero_at, SH.clone],
     _setitem_adv_samples, np_ref=_np_setitem, dtypes=("float32", "float64", "int64"))
+
+
+def _setitem_mask_samples(m):
+    return [S("mask", m(3, 4), m(), C(m.mask(3, 4))), S("rows", m(3, 4), m(1), C(m.mask(3))),
+            S("after_int", m(3, 4), m(1, 1), (1, C(m.mask(4))))]
+
+
+# One value at one boolean mask: index_put_ runs masked_fill_ with the value as a number.
+row("setitem_mask_value", _setitem, None, [SH.index_put_masked, SH.zero_at, SH.clone],
+    _setitem_mask_samples, np_ref=_np_setitem, dtypes=("float32", "float64", "int64"))
 
 
 def _torch_zero_at(torch):

@@ -610,7 +610,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "multi_margin_loss", "nll_loss", "nn.functional.conv_tbc", "nn.functional.grid_sample",
     "orgqr", "pack_padded_sequence", "pad_reflect", "pad_replicate", "prelu", "repeat",
     "resolve_conj", "row_stack", "scaled_dot_product_attention", "setitem_advanced",
-    "setitem_basic", "sgn_complex", "sigmoid_complex", "slogdet", "smooth_l1_loss",
+    "setitem_basic", "setitem_mask_value", "sgn_complex", "sigmoid_complex", "slogdet", "smooth_l1_loss",
     "soft_margin_loss", "special_ndtr", "special_xlog1py", "stack", "std", "stft", "sum_complex",
     "take", "take_method", "tile", "tile_method", "trace", "trace_method", "var", "vstack",
     "xlogy", "xlogy_", "xlogy_method", "native_batch_norm", "native_group_norm",

@@ -600,7 +600,6 @@ def lerp(input, end, weight):
 
 
 def _lerp_(self, end, weight):
-    _lerp_check(self, end, weight)
     if isinstance(weight, Tensor):
         return _lerp_tensor.inplace(self, end, weight)
     return _lerp_scalar.inplace(self, end, weight)

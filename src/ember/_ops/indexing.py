@@ -675,7 +675,17 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     ishape[d], xshape[d] = indices.shape[d], input.shape[d]
     idx_b = broadcast_to(indices, np.broadcast_shapes(tuple(ishape), tuple(indices.shape)))
     in_b = broadcast_to(input, np.broadcast_shapes(tuple(xshape), tuple(input.shape)))
-    return _gather(in_b, idx_b, d)
+    return _gather(in_b, _wrapped_indices(idx_b, input.shape[d]), d)
+
+
+def _wrapped_indices(indices, size):
+    """torch's take_along_dim with a dim gathers at a new tensor of the indices modulo the
+    dim's size (Python's remainder: -1 is the last, ``size`` the first; a dim of size 0
+    divides by zero), so the node saves that tensor, not the indices given."""
+    data = indices._data
+    if size == 0 and data.size:
+        raise RuntimeError("ZeroDivisionError")
+    return _wrap(get_xp(data).remainder(data, max(size, 1)))
 
 
 # -- Tensor methods ------------------------------------------------------------------------------
@@ -684,10 +694,13 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     checked=("key",))
 def _index_put(self, values, key, accumulate):
     """A copy of ``self`` with ``values`` written (or, accumulating, added) at ``key``."""
-    from .shape import put_at
+    from .shape import check_put, fill_mask, fills_a_mask, put_at
     out = self.copy()
     if accumulate:
+        check_put(out, key, values)
         _accumulate(out, key, values)
+    elif fills_a_mask(key, values):
+        fill_mask(out, key, values)
     else:
         put_at(out, key, values)
     return out
@@ -711,6 +724,11 @@ def _index_put_args(self, indices, values, name):
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"{name}(): argument 'indices' must be tuple of Tensors, not "
                         f"{type(indices).__name__}")
+    for i, k in enumerate(indices):
+        if not isinstance(k, Tensor):
+            where = 0 if name.endswith("_") else 1  # (the method's self is no argument)
+            raise TypeError(f"expected Tensor as element {i} in argument {where}, but got "
+                            f"{type(k).__name__}")
     key, _ = _normalize_key(tuple(indices))
     return key, _setitem_value(self, values)
 
@@ -723,7 +741,10 @@ def index_put(input, indices, values, accumulate=False):  # noqa: A002 - torch's
 
 def index_put_(self, indices, values, accumulate=False):
     """In place: ``self[indices] = values`` (``+=`` with repeats adding up when ``accumulate``)."""
+    from .shape import fills_a_mask, index_put_masked
     key, values = _index_put_args(self, indices, values, "index_put_")
+    if not accumulate and fills_a_mask(key, values._data):
+        return index_put_masked.inplace(self, values, key)
     return _index_put.inplace(self, values, key, bool(accumulate))
 
 

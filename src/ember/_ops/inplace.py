@@ -44,7 +44,11 @@ def check_inplace(self, recording):
 
 
 def dispatch_inplace(op, args):
-    """``self.<op>_(...)``: compute, write into self, bump its version, rebase its history."""
+    """``self.<op>_(...)``: compute, write into self, bump its version, rebase its history.
+
+    Refusals in torch's order: autograd's (a view that may not be modified, a leaf), then the
+    kernel's argument checks (overlap, then shapes and dtypes), and only at the version bump,
+    after the write, an inference tensor outside inference mode."""
     self = args[0]
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.name}_(): argument 'self' must be Tensor, not "
@@ -57,9 +61,6 @@ def dispatch_inplace(op, args):
         return fw.dispatch_inplace(op, args)
     # NOTE: an integer or bool self is never part of a graph, whatever it is given
     # (``int_tensor[0:1] = float_tensor_requiring_grad`` leaves it a plain tensor, as in torch).
-    check = op.inplace_check or op.check
-    if check is not None:
-        check(*args)
     recording = (state.grad_enabled and op.differentiable
                  and (self._data.dtype.kind in "fc" or self._data.dtype in D.REDUCED_NP)
                  and _any_requires_grad(op, args))
@@ -68,6 +69,9 @@ def dispatch_inplace(op, args):
             and state.grad_enabled
             and self._base._requires_grad):
         _views.check_view_inplace(self)
+    check = op.inplace_check or op.check
+    if check is not None:
+        check(*args)
     hook = profiler_hook[0]
     if hook is not None:
         with hook(op.aten + "_", args):
@@ -98,6 +102,8 @@ def _check_no_partial_overlap(op, args):
     if op.name in _VALUE_READ_FIRST:
         return
     for a in args[1:op.n_tensors]:
+        if full and a is args[0]:  # (torch: the same tensor overlaps itself, even empty)
+            raise RuntimeError(_PARTIAL_OVERLAP)
         # (arrays of different kinds live on different devices: they cannot overlap)
         if isinstance(a, Tensor) and (full or a._data is not own) and type(a._data) is type(
                 own) and get_xp(own).may_share_memory(own, a._data):
@@ -106,7 +112,7 @@ def _check_no_partial_overlap(op, args):
 
 
 # ops that read their (0-dim) value tensor as a number before writing: no overlap to fear
-_VALUE_READ_FIRST = frozenset({"fill", "masked_fill", "index_fill"})
+_VALUE_READ_FIRST = frozenset({"fill", "masked_fill", "index_fill", "index_put_masked"})
 # ops whose source may not even be self itself (torch's assert_no_overlap)
 _NO_OVERLAP = frozenset({"index_copy", "index_add", "scatter", "scatter_add", "index_put"})
 
@@ -147,9 +153,11 @@ _INTERNAL_OVERLAP = ("unsupported operation: more than one element of the writte
                      "refers to a single memory location. Please clone() the tensor before "
                      "performing the operation.")
 # Writes torch still allows into a tensor whose elements share memory (an expanded view):
-# each writes one value per location, whatever the order. {op name: deprecation warning}.
-_OVERLAP_ALLOWED = {"fill": None, "zero": None, "masked_fill": "masked_fill_",
-                    "index_put": "index_put_"}
+# each writes one value per location, whatever the order. {op name: its deprecation warnings}
+# (index_put_ of one value at a mask warns as itself, then as the masked_fill_ it runs).
+_OVERLAP_ALLOWED = {"fill": (), "zero": (), "masked_fill": ("masked_fill_",),
+                    "index_put": ("index_put_",),
+                    "index_put_masked": ("index_put_", "masked_fill_")}
 
 
 def _written(op, arrays):
@@ -159,7 +167,7 @@ def _written(op, arrays):
     target = arrays[0]
     if op.name == "masked_fill":
         return arrays[1]
-    if op.name != "index_put":
+    if op.name not in ("index_put", "index_put_masked"):
         return True
     written = get_xp(target).zeros(target.shape, bool)
     written[arrays[2]] = True  # (index_put's key)
@@ -177,8 +185,7 @@ def _check_no_internal_overlap(op):
     elements): which of the aliased results would win is undefined."""
     if op.name not in _OVERLAP_ALLOWED:
         raise RuntimeError(_INTERNAL_OVERLAP)
-    name = _OVERLAP_ALLOWED[op.name]
-    if name is not None:
+    for name in _OVERLAP_ALLOWED[op.name]:
         what, line = (("tensor[mask] = scalar", 2450) if name == "masked_fill_"
                       else ("tensor[indices] = tensor", 976))
         warnings.warn(f"Use of {name} on expanded tensors is deprecated. Please clone() the "
@@ -393,8 +400,6 @@ def _compile_inplace(op):
              "            or not isinstance(self, Tensor) or self._base is not None",
              "            or self._is_inference):",
              f"        {general}"]
-    if (op.inplace_check or op.check) is not None:  # (the general path checks again)
-        lines.append("    check(*args)")
     lines += ["    own = self._data",
              "    if own.base is not None and 0 in own.strides:  # (an owner is never expanded)",
              f"        {general}",
@@ -423,10 +428,13 @@ def _compile_inplace(op):
     xs += [f"args[{i}]" for i in range(n, len(op.params))]
     recording = "wants and state.grad_enabled" if op.differentiable else "False"
     lines += [f"    recording = {recording}",
-              "    if recording:",
-              "        if self._grad_fn is None and self._requires_grad:",
-              "            raise RuntimeError(_LEAF_INPLACE)",
-              ] + _snapshot_lines(op, general)
+              "    if recording and self._grad_fn is None and self._requires_grad:",
+              "        raise RuntimeError(_LEAF_INPLACE)"]
+    if (op.inplace_check or op.check) is not None:  # (after autograd's refusals, as in torch)
+        lines.append("    check(*args)")
+    snapshot = _snapshot_lines(op, general)
+    if snapshot:
+        lines += ["    if recording:"] + snapshot
     lines += ["    " + line for line in _write_lines(op, xs)]
     lines += ["    vc = self._vc",
               "    if vc is None:",

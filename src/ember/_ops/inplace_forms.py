@@ -40,15 +40,13 @@ def _apply_inplace_view(d, args):
     """``self`` takes the geometry ``d``'s kernel gives it; its history (under grad) is ``d``'s
     node on top of its old one, as torch records an in-place view op."""
     self = args[0]
-    if self._is_inference and not state.inference:
-        raise RuntimeError(ERR_INFERENCE_INPLACE)
+    recording = state.grad_enabled and self._requires_grad
+    check_inplace(self, recording)  # (autograd's refusals first, as in torch)
     new = d.kernel(self._data, *args[1:])
     if compile_recording[0] is not None:  # ember.compile replays registry ops only: it stops here
         compile_recording[0].graph_break(f"{d.name} changes a tensor's geometry in place")
     fw = forward_hook[0]
     tangent = None if fw is None else fw.tangent(self)
-    recording = state.grad_enabled and self._requires_grad
-    check_inplace(self, recording)
     if recording:
         old_fn, old_nr = self._grad_fn, self._output_nr
         gained = not self._requires_grad
@@ -58,7 +56,7 @@ def _apply_inplace_view(d, args):
         if self._retains_grad:
             move_retained_grad(self, old_fn, old_nr)
     self._data = new
-    self._bump_version()
+    self._bump_version()  # (an inference tensor outside inference mode is refused here)
     if self._base is not None:  # still a view of its base, one view op further
         self._view_chain = _views.extend_chain(self._view_chain, d.view_op, args[1:])
         self._view_version = self._vc[0]

@@ -11,7 +11,7 @@ from .. import _dtype as D
 from .._backend import get_xp, masked_or_zero
 from .._backend.device import device_of, move
 from .._tensor import Tensor, _wrap
-from .registry import FLOAT, NONE, op
+from .registry import FLOAT, NONE, broadcast_error, op
 
 
 # -- helpers shared by the pointwise families ------------------------------------------------
@@ -886,7 +886,21 @@ def _(grad):
 @op("copy", elementwise=True, tensors=2, promote=NONE, inplace="copy_", node="CopyBackwards")
 def copy(self, src, non_blocking=False):
     src = move(src, device_of(self)) if type(src) is not type(self) else src  # (cross-device)
+    if src.shape != self.shape:
+        _check_copies_into(self.shape, src.shape)
     return np.broadcast_to(src, self.shape).astype(self.dtype)
+
+
+def _check_copies_into(shape, src_shape):
+    """torch's errors for a source that does not broadcast to self's shape: shapes that don't
+    broadcast at all, or whose broadcast shape is not self's."""
+    try:
+        full = np.broadcast_shapes(shape, src_shape)
+    except ValueError:
+        raise broadcast_error((np.empty(shape), np.empty(src_shape))) from None
+    if full != tuple(shape):
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(full)}")
 
 
 @copy.grad("self")

@@ -21,7 +21,6 @@ from .._compile.hooks import constant
 from .._size import args_or_keyword
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ..autograd.graph import ERR_INFERENCE_INPLACE
 from .pointwise import zero_gradient
 from .registry import NONE, index_key, op
 
@@ -834,7 +833,10 @@ def _normalize_key(key):
                 k = k._data
                 advanced = True
         elif isinstance(k, list):
-            k = constant(np.asarray(k))  # (from Python values: the same at every call)
+            k = np.asarray(k)
+            if k.dtype.kind not in "bu":  # (torch: a list not of bools indexes as int64)
+                k = k.astype(np.int64)
+            k = constant(k)  # (from Python values: the same at every call)
             advanced = True
         elif isinstance(k, np.ndarray):
             k = np.asarray(k)
@@ -911,25 +913,79 @@ Tensor.__getitem__ = getitem
 
 
 def put_at(target, key, value):
-    """``target[key] = value`` with torch's errors: for an index that does not fit (see
-    ``_torch_index_error``) and for a value that does not broadcast to the indexed shape
-    (NumPy's and CuPy's words differ by index kind)."""
+    """``target[key] = value`` as torch's index_put_ kernel writes it (see ``check_put``), an
+    index out of range being torch's IndexError."""
+    check_put(target, key, value)
     try:
         target[key] = value
     except IndexError as e:
         raise _torch_index_error(e, target.shape, key) from None
-    except ValueError:
-        indexed = tuple(target[key].shape)  # (the error path only)
-        try:
-            np.broadcast_shapes(tuple(value.shape), indexed)
-        except ValueError:
-            shape = list(np.shape(value))
-            while shape and shape[0] == 1:  # (torch drops the value's leading ones first)
-                shape = shape[1:]
-            raise RuntimeError(f"shape mismatch: value tensor of shape {shape} cannot be "
-                               "broadcast to indexing result of shape "
-                               f"{list(indexed)}") from None
-        raise
+
+
+def check_put(target, key, value):
+    """torch's checks before an index_put_ writes, in its order: the value must broadcast to
+    the indexed shape, then have target's dtype (only then are the indices read)."""
+    indexed = _indexed_shape(target.shape, key)
+    shape = tuple(np.shape(value))
+    if len(shape) > len(indexed) or any(s not in (1, n) for s, n in zip(shape[::-1],
+                                                                          indexed[::-1])):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(shape)} cannot be "
+                           f"broadcast to indexing result of shape {list(indexed)}")
+    if value.dtype != target.dtype:
+        raise RuntimeError("Index put requires the source and destination dtypes match, got "
+                           f"{D._BY_NP[target.dtype].scalar_name} for the destination and "
+                           f"{D._BY_NP[value.dtype].scalar_name} for the source.")
+
+
+def _indexed_shape(shape, key):
+    """The shape of ``x[key]`` for a key of index arrays, integers and full slices, found
+    without reading the indices: each index array stands in as zeros into a dimension of one
+    (a boolean mask as one array per dimension, of its number of True elements)."""
+    mismatch = _mask_mismatch(tuple(shape), key)
+    if mismatch is not None:
+        raise mismatch
+    dims, stand_in, d = [], [], 0
+    for k in key:
+        if _is_mask(k):
+            count = int(get_xp(k).count_nonzero(k))
+            stand_in += [np.zeros(count, np.intp)] * k.ndim
+            dims += [1] * k.ndim
+            d += k.ndim
+        else:
+            stand_in.append(np.zeros(k.shape, np.intp) if is_array(k) else
+                            (0 if isinstance(k, int) else k))
+            dims.append(1 if is_array(k) or isinstance(k, int) else shape[d])
+            d += 1
+    dims += shape[d:]
+    try:
+        return np.broadcast_to(np.empty((), np.int8), dims)[tuple(stand_in)].shape
+    except IndexError:
+        shapes = ", ".join(str(list(k.shape)) for k in key if is_array(k))
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                         f"with shapes {shapes}") from None
+
+
+def fills_a_mask(key, value):
+    """torch's canDispatchToMaskedFill: index_put_ of a one-element value (on the CPU) at one
+    boolean (or uint8) mask, the other dimensions whole, is a masked_fill_ with the value as
+    a number, which neither checks its dtype nor its overlap with the tensor written."""
+    if value.size != 1 or get_xp(value) is not np:
+        return False
+    arrays = [k for k in key if is_array(k)]
+    return (len(arrays) == 1 and (arrays[0].dtype.kind == "b" or arrays[0].dtype == np.uint8)
+            and all(is_array(k) or isinstance(k, slice) for k in key))
+
+
+def fill_mask(target, key, value):
+    """Write the one-element ``value`` where ``fills_a_mask``'s key selects, as masked_fill_
+    does: a number cast to target's dtype."""
+    from .indexing import _check_mask
+    mismatch = _mask_mismatch(tuple(target.shape), key)
+    if mismatch is not None:
+        raise mismatch
+    _check_mask(next(k for k in key if is_array(k)))
+    with np.errstate(invalid="ignore"):
+        target[key] = value.reshape(()).astype(target.dtype)
 
 
 def _setitem_kernel(self, value, key):
@@ -941,6 +997,25 @@ def _setitem_kernel(self, value, key):
     checked=("key",))
 def _setitem_advanced(self, value, key):
     return _setitem_kernel(self, value, key)
+
+
+@op("index_put_masked", tensors=2, promote=NONE, node="IndexPutBackward0",
+    aten="aten::index_put", checked=("key",))
+def index_put_masked(self, value, key):
+    """index_put_ as torch runs it when ``fills_a_mask``: through masked_fill_ (so the
+    in-place path neither checks the value's overlap with self nor its dtype)."""
+    fill_mask(self, key, value)
+    return self
+
+
+@index_put_masked.grad("self")
+def _(grad, key):
+    return zero_at(grad, key)
+
+
+@index_put_masked.grad("value")
+def _(grad, key):
+    return grad[key]
 
 
 @_setitem_advanced.grad("self")
@@ -986,7 +1061,7 @@ def _(grad, key):
 def setitem(self, key, value):
     """``self[key] = value`` as torch does it: basic indices write through the view
     ``self[key]`` (copy_, or fill_ for a 0-dim value), so the in-place rules of views apply;
-    tensor indices use index_put_."""
+    tensor indices use index_put_ on the view the key's basic indices make."""
     value = _setitem_value(self, value)
     if type(key) is bool:  # torch: x[True] is x[None]; x[False] selects nothing
         if key:
@@ -994,31 +1069,40 @@ def setitem(self, key, value):
         return
     key, advanced = _normalize_key(key)
     if advanced:
+        sliced, index = _apply_slicing(self, key)
+        index = index_key(index, getattr(key, "tensors", ()))
         sizes = tuple(value.shape)
         if sizes and sizes[0] == 1:  # torch drops the value's leading ones (a view)
             while sizes and sizes[0] == 1:
                 sizes = sizes[1:]
             value = value.view(sizes)
-        _setitem_advanced.inplace(self, value, key)
+        if fills_a_mask(index, value._data):
+            index_put_masked.inplace(sliced, value, index)
+        else:
+            _setitem_advanced.inplace(sliced, value, index)
+        _refresh_written_view(self, sliced)
     elif _tracked(self, value):
-        target = _setitem_target(self, key)
+        target, _ = _apply_slicing(self, key)
         _copy_to(target, value)
-        if target is not self and self._base is not None:
-            # NOTE: ops decide to record from _requires_grad, which a view of a base that
-            # only now requires grad (written through a sibling view) does not have yet.
-            from .views import refresh
-            refresh(self)
+        _refresh_written_view(self, target)
     else:  # nothing to record: the same writes, on the arrays (the view ops take arrays too)
-        if self._is_inference and not state.inference:
-            raise RuntimeError(ERR_INFERENCE_INPLACE)
-        target = _setitem_target(self._data, key)
-        if value._data is not target and type(value._data) is type(target) and get_xp(
-                target).may_share_memory(target, value._data):
+        target, _ = _apply_slicing(self._data, key)
+        source = _value_for(target, value._data)
+        if source is not target and type(source) is type(target) and get_xp(
+                target).may_share_memory(target, source):
             from .inplace import _PARTIAL_OVERLAP, _partial_overlap
-            if _partial_overlap(target, value._data):
+            if _partial_overlap(target, source):
                 raise RuntimeError(_PARTIAL_OVERLAP)
-        _copy_to(target, value._data)
-        self._bump_version()
+        np.copyto(target, source, casting="unsafe")
+        self._bump_version()  # (an inference tensor outside inference mode is refused here)
+
+
+def _refresh_written_view(self, target):
+    if target is not self and self._base is not None:
+        # NOTE: ops decide to record from _requires_grad, which a view of a base that
+        # only now requires grad (written through a sibling view) does not have yet.
+        from .views import refresh
+        refresh(self)
 
 
 def _tracked(self, value):
@@ -1038,50 +1122,82 @@ def _setitem_value(self, value):
     raise TypeError(f"can't assign a {name} to a {self.dtype.legacy_type_name}")
 
 
-def _setitem_target(self, key):
-    """The view ``self[key] = v`` writes through (torch's applySlicing): unlike ``self[key]``,
-    full slices and Ellipsis add no view, so the target may be ``self`` itself."""
-    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+def _apply_slicing(self, key):
+    """torch's applySlicing for ``self[key] = v``: the key's basic indices as a chain of views
+    of self (unlike ``self[key]``, full slices and Ellipsis add no view, so it may be self
+    itself), and the index of that view's dimensions its tensor indices make (full slices
+    elsewhere; None when there is no tensor index). A Python bool is an unsqueeze indexed by
+    [0] (True) or [] (False)."""
+    used = sum(k.ndim if _is_mask(k) else (0 if is_array(k) and k.ndim == 0 and k.dtype.kind
+                                           == "b" else 1)
+               for k in key if k is not None and k is not Ellipsis and type(k) is not bool)
     if used > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-    if Ellipsis in key:
-        i = key.index(Ellipsis)
-        key = key[:i] + (slice(None),) * (self.ndim - used) + key[i + 1:]
-    out, dim = self, 0
-    for k in key:
-        if k is None:
+    out, dim, index, indexed = self, 0, [], False
+    for pos, k in enumerate(key):
+        if k is Ellipsis:
+            index += [slice(None)] * (self.ndim - used)
+            dim += self.ndim - used
+        elif k is None:
             out = unsqueeze(out, dim)
+            index.append(slice(None))
+            dim += 1
+        elif type(k) is bool or (is_array(k) and k.ndim == 0 and k.dtype.kind == "b"):
+            out = unsqueeze(out, dim)
+            index.append(get_xp(k if is_array(k) else _data_of(self)).zeros(int(bool(k)),
+                                                                             np.int64))
+            indexed = True
+            dim += 1
         elif isinstance(k, slice):
             if k.step is not None and k.step < 0:
                 raise ValueError("step must be greater than zero")
             if not _whole(k, out.shape[dim]):
                 out = slice_(out, dim, k.start, k.stop, k.step)
+            index.append(slice(None))
+            dim += 1
+        elif is_array(k):
+            index.append(k)
+            indexed = True
+            dim += k.ndim if _is_mask(k) else 1
         else:
             size = out.shape[dim]
             if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size "
+                raise IndexError(f"index {k} is out of bounds for dimension {pos} with size "
                                  f"{size}")
             out = select(out, dim, k)
-            continue
-        dim += 1
-    return out
+    while index and isinstance(index[-1], slice):
+        index.pop()
+    return out, (tuple(index) if indexed else None)
+
+
+def _data_of(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _value_for(dst, src):
+    """torch's copy_to for arrays (a write nothing records): the value viewed without its
+    leading ones and expanded to ``dst``'s shape (with torch's errors) unless 0-dim or of
+    that shape already."""
+    if dst.shape == src.shape or not src.ndim:
+        return src
+    sizes = tuple(src.shape)
+    while sizes and sizes[0] == 1:
+        sizes = sizes[1:]
+    src = src.reshape(sizes)
+    return src if src.shape == dst.shape else _expand(src, tuple(dst.shape))
 
 
 def _copy_to(dst, src):
-    """torch's copy_to: copy_ a same-shape value, fill_ a 0-dim one, else expand it first.
-
-    On arrays (a write nothing records) the same steps run as NumPy copies.
-    """
-    tensors = isinstance(dst, Tensor)
+    """torch's copy_to: copy_ a same-shape value, fill_ a 0-dim one, else view it without its
+    leading ones and expand it to ``dst``'s shape (unless that view has it already) first."""
     if dst.shape != src.shape and src.ndim:
         sizes = tuple(src.shape)
         while sizes and sizes[0] == 1:  # leading 1s go, so that the value can expand
             sizes = sizes[1:]
-        src = src.view(sizes).expand(dst.shape) if tensors else _expand(src.reshape(sizes),
-                                                                         tuple(dst.shape))
-    if not tensors:
-        np.copyto(dst, src, casting="unsafe")
-    elif src.ndim == 0 and dst.ndim:
+        src = src.view(sizes)
+        if src.shape != dst.shape:
+            src = src.expand(dst.shape)
+    if src.ndim == 0 and dst.ndim:
         fill_with_tensor.inplace(dst, src)
     else:
         dst.copy_(src)
