@@ -144,3 +144,26 @@ def test_weights_only_load_refuses_numpy_values_as_torch(value, allow):
         return loaded
     torch = pytest.importorskip("torch")
     assert outcome(ember) == outcome(torch)
+
+
+def test_load_of_an_empty_or_cut_short_file_says_what_torch_says():
+    """An empty file is torch's bare EOFError; an archive cut short (its zip directory lost)
+    torch's RuntimeError, word for word."""
+    torch = pytest.importorskip("torch")
+
+    def error(lib, data):
+        try:
+            lib.load(io.BytesIO(data))
+        except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+            return type(e).__name__, str(e)
+        return None
+
+    for lib in (torch, ember):
+        saved = io.BytesIO()
+        lib.save({"w": lib.ones(64)}, saved)
+        data = saved.getvalue()
+        if lib is torch:
+            want = [error(torch, b""), error(torch, data[:len(data) // 2])]
+        else:
+            got = [error(ember, b""), error(ember, data[:len(data) // 2])]
+    assert got == want and want[0] == ("EOFError", "")

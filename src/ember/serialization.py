@@ -239,6 +239,13 @@ class _Reader:
         return self._finish(tensor._data, d)
 
 
+_DAMAGED_ARCHIVE = (
+    "PytorchStreamReader failed reading zip archive: failed finding central directory. This is "
+    "an internal miniz error. If you are seeing this error, there is a high likelihood that your "
+    "checkpoint file is corrupted. This can happen if the checkpoint was not saved properly, was "
+    "transferred incorrectly, or the file was modified after saving.")
+
+
 def _not_ember(f, why):
     name = f if isinstance(f, (str, os.PathLike)) else "the file"
     return RuntimeError(f"ember.load: {name} is not an archive written by ember.save ({why}). "
@@ -265,7 +272,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
 def _load(handle, f, map_location, weights_only):
     try:
         archive = np.load(handle, allow_pickle=False)
-    except (ValueError, OSError, zipfile.BadZipFile) as error:
+    except EOFError:  # an empty file: torch's EOFError says nothing more
+        raise EOFError() from None
+    except zipfile.BadZipFile:  # a zip archive cut short or damaged: torch's words
+        raise RuntimeError(_DAMAGED_ARCHIVE) from None
+    except (ValueError, OSError) as error:
         raise _not_ember(f, f"NumPy could not read it as an archive: {error}") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise _not_ember(f, "it holds a single array, not an archive")
