@@ -682,10 +682,10 @@ def _wrapped_indices(indices, size):
     """torch's take_along_dim with a dim gathers at a new tensor of the indices modulo the
     dim's size (Python's remainder: -1 is the last, ``size`` the first; a dim of size 0
     divides by zero), so the node saves that tensor, not the indices given."""
-    data = indices._data
-    if size == 0 and data.size:
-        raise RuntimeError("ZeroDivisionError")
-    return _wrap(get_xp(data).remainder(data, max(size, 1)))
+    if size == 0 and indices._data.size == 0:
+        return indices
+    from .binary import remainder
+    return remainder(indices, size)
 
 
 # -- Tensor methods ------------------------------------------------------------------------------

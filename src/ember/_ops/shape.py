@@ -1008,24 +1008,17 @@ def index_put_masked(self, value, key):
     return self
 
 
-@index_put_masked.grad("self")
-def _(grad, key):
+def _overwritten_grad(grad, key):
     return zero_at(grad, key)
 
 
-@index_put_masked.grad("value")
-def _(grad, key):
+def _written_grad(grad, key):
     return grad[key]
 
 
-@_setitem_advanced.grad("self")
-def _(grad, key):
-    return zero_at(grad, key)
-
-
-@_setitem_advanced.grad("value")
-def _(grad, key):
-    return grad[key]
+for _put in (_setitem_advanced, index_put_masked):
+    _put.grad("self")(_overwritten_grad)
+    _put.grad("value")(_written_grad)
 
 
 @op("fill", tensors=2, promote=NONE, node="FillBackward3")
