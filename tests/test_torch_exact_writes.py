@@ -65,6 +65,12 @@ _WRITES = {
     "expanded_mask_one_value": (_expanded, lambda t: t.tensor([True, False]), _value(2.5)),
     "expanded_mask_row": (_expanded, lambda t: t.tensor([True, False]), _value([2.5, 1, 1])),
     "expanded_index_row": (_expanded, lambda t: [0], _value([2.5, 1, 1])),
+    # a basic index writes with copy_ or fill_ of a tensor: both refuse an expanded tensor
+    "expanded_fill_all": (lambda t: t.zeros(()).expand(2, 3), lambda t: Ellipsis,
+                          lambda t, a: 3.5),
+    "expanded_fill_rows": (lambda t: t.zeros(()).expand(2, 3), lambda t: slice(0, 1),
+                           lambda t, a: 4.5),
+    "expanded_copy_row": (lambda t: t.zeros(()).expand(2, 3), lambda t: 0, _value([1., 2, 3])),
     # shape before dtype before the indices' range
     "shape_before_range": (_ints, lambda t: ([0, 1], [5, 0]), _value([2., 3, 4])),
     "dtype_before_range": (_ints, lambda t: ([0, 1], [5, 0]), _value([2., 3])),

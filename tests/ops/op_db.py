@@ -1098,7 +1098,7 @@ def _setitem_samples(m):
 # Basic indices write through the view self[key]: copy_ (after view + expand for a value that
 # broadcasts), or fill_ for a 0-dim value.
 row("setitem_basic", _setitem, None,
-    [SH.select, SH.slice_, SH.view, SH._expand, PW.copy, SH.fill_with_tensor, SH.clone],
+    [SH.select, SH.slice_, SH.view, SH._expand, PW.copy, PW.fill, SH.clone],
     _setitem_samples, np_ref=lambda x, v, k: _np_setitem(x, v, k),
     dtypes=("float32", "float64", "int64"))
 

@@ -609,10 +609,9 @@ Tensor.lerp = lerp
 Tensor.lerp_ = _lerp_
 
 
-def _addc_inplace(opdef, check):
+def _addc_inplace(opdef):
     def method(self, tensor1, tensor2, *, value=1):
-        check(self, tensor1, tensor2, value)
-        return opdef.inplace(self, tensor1, tensor2, value)
+        return opdef.inplace(self, tensor1, tensor2, value)  # (its check after autograd's)
     method.__name__ = opdef.name + "_"
     return method
 
@@ -682,5 +681,5 @@ def _(grad, tensor1, tensor2, value):
     return -grad * (value * tensor1 / (tensor2 * tensor2))
 
 
-Tensor.addcmul_ = _addc_inplace(addcmul, _addc_check("addcmul"))
-Tensor.addcdiv_ = _addc_inplace(addcdiv, _addc_check("addcdiv"))
+Tensor.addcmul_ = _addc_inplace(addcmul)
+Tensor.addcdiv_ = _addc_inplace(addcdiv)

@@ -61,6 +61,7 @@ def dispatch_inplace(op, args):
         return fw.dispatch_inplace(op, args)
     # NOTE: an integer or bool self is never part of a graph, whatever it is given
     # (``int_tensor[0:1] = float_tensor_requiring_grad`` leaves it a plain tensor, as in torch).
+    refusal = _argument_refusal(op, args)
     recording = (state.grad_enabled and op.differentiable
                  and (self._data.dtype.kind in "fc" or self._data.dtype in D.REDUCED_NP)
                  and _any_requires_grad(op, args))
@@ -69,14 +70,29 @@ def dispatch_inplace(op, args):
             and state.grad_enabled
             and self._base._requires_grad):
         _views.check_view_inplace(self)
-    check = op.inplace_check or op.check
-    if check is not None:
-        check(*args)
+    if refusal is not None:
+        raise refusal
     hook = profiler_hook[0]
     if hook is not None:
         with hook(op.aten + "_", args):
             return _inplace_call(op, args, recording)
     return _inplace_call(op, args, recording)
+
+
+def _argument_refusal(op, args):
+    """What the op's own argument check refuses, to raise after autograd's refusals (torch's
+    kernel checks come after them); a TypeError is raised at once, as torch's argument
+    parsing does, before anything else."""
+    check = op.inplace_check or op.check
+    if check is None:
+        return None
+    try:
+        check(*args)
+    except TypeError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any refusal of the kernel's, raised later
+        return e
+    return None
 
 
 def _any_requires_grad(op, args):
@@ -180,10 +196,11 @@ def has_internal_overlap(a):
     return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
 
 
-def _check_no_internal_overlap(op):
+def _check_no_internal_overlap(op, args):
     """torch refuses in-place writes into an expanded view (a zero stride over several
-    elements): which of the aliased results would win is undefined."""
-    if op.name not in _OVERLAP_ALLOWED:
+    elements): which of the aliased results would win is undefined. (fill_ with a tensor is
+    torch's copy_ of it, refused too; ``x[...] = 1.0`` is one.)"""
+    if op.name not in _OVERLAP_ALLOWED or (op.name == "fill" and isinstance(args[1], Tensor)):
         raise RuntimeError(_INTERNAL_OVERLAP)
     for name in _OVERLAP_ALLOWED[op.name]:
         what, line = (("tensor[mask] = scalar", 2450) if name == "masked_fill_"
@@ -213,7 +230,7 @@ def _inplace_call(op, args, recording):
     self = args[0]
     expanded = 0 in self._data.strides and has_internal_overlap(self._data)
     if expanded:
-        _check_no_internal_overlap(op)
+        _check_no_internal_overlap(op, args)
     if op.n_tensors > 1:
         _check_no_partial_overlap(op, args)
     arrays = _same_dtype_arrays(op, args)
@@ -429,7 +446,7 @@ def _compile_inplace(op):
     recording = "wants and state.grad_enabled" if op.differentiable else "False"
     lines += [f"    recording = {recording}",
               "    if recording and self._grad_fn is None and self._requires_grad:",
-              "        raise RuntimeError(_LEAF_INPLACE)"]
+              f"        {general}  # (it orders this refusal and the op's argument checks)"]
     if (op.inplace_check or op.check) is not None:  # (after autograd's refusals, as in torch)
         lines.append("    check(*args)")
     snapshot = _snapshot_lines(op, general)

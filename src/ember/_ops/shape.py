@@ -1021,23 +1021,6 @@ for _put in (_setitem_advanced, index_put_masked):
     _put.grad("value")(_written_grad)
 
 
-@op("fill", tensors=2, promote=NONE, node="FillBackward3")
-def fill_with_tensor(self, value):
-    """``self.fill_(value)`` with a 0-dim tensor (what ``self[key] = number`` does)."""
-    return np.full_like(self, value)
-
-
-@fill_with_tensor.grad("self")
-def _(grad):
-    return zero_gradient(grad)
-
-
-@fill_with_tensor.grad("value")
-def _(grad):
-    from .reduction import sum_all
-    return sum_all(grad)
-
-
 @op("zero_at", promote=NONE, node="ZeroAtBackward0")
 def zero_at(self, key):
     """A copy of ``self`` with ``self[key]`` zeroed: the gradient of an overwritten region."""
@@ -1081,11 +1064,13 @@ def setitem(self, key, value):
     else:  # nothing to record: the same writes, on the arrays (the view ops take arrays too)
         target, _ = _apply_slicing(self._data, key)
         source = _value_for(target, value._data)
+        from .inplace import (_INTERNAL_OVERLAP, _PARTIAL_OVERLAP, _partial_overlap,
+                              has_internal_overlap)
+        if has_internal_overlap(target):  # (torch's copy_ and fill_ of a tensor refuse it)
+            raise RuntimeError(_INTERNAL_OVERLAP)
         if source is not target and type(source) is type(target) and get_xp(
-                target).may_share_memory(target, source):
-            from .inplace import _PARTIAL_OVERLAP, _partial_overlap
-            if _partial_overlap(target, source):
-                raise RuntimeError(_PARTIAL_OVERLAP)
+                target).may_share_memory(target, source) and _partial_overlap(target, source):
+            raise RuntimeError(_PARTIAL_OVERLAP)
         np.copyto(target, source, casting="unsafe")
         self._bump_version()  # (an inference tensor outside inference mode is refused here)
 
@@ -1191,7 +1176,7 @@ def _copy_to(dst, src):
         if src.shape != dst.shape:
             src = src.expand(dst.shape)
     if src.ndim == 0 and dst.ndim:
-        fill_with_tensor.inplace(dst, src)
+        dst.fill_(src)
     else:
         dst.copy_(src)
 
