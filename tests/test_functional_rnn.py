@@ -137,3 +137,23 @@ ERRORS = [
 @pytest.mark.parametrize("call", ERRORS)
 def test_errors(call):
     same(call)
+
+
+def test_networks_take_torchs_keyword_names():
+    def body(t):
+        t.manual_seed(0)
+        x, h = t.randn(5, 2, 3), (t.zeros(1, 2, 4), t.zeros(1, 2, 4))
+        params = list(t.nn.LSTM(3, 4)._flat_weights)
+        packed = t.nn.utils.rnn.pack_padded_sequence(x, [5, 3])
+        gru_params = list(t.nn.GRU(3, 4)._flat_weights)
+        return (t.lstm(input=x, hx=h, params=params, has_biases=True, num_layers=1, dropout=0.0,
+                       train=False, bidirectional=False, batch_first=False)[0].detach(),
+                t.lstm(x, h, params, True, 1, 0.0, False, bidirectional=False,
+                       batch_first=False)[1].detach(),
+                t.lstm(data=packed.data, batch_sizes=packed.batch_sizes, hx=h, params=params,
+                       has_biases=True, num_layers=1, dropout=0.0, train=False,
+                       bidirectional=False)[0].detach(),
+                t.gru(x, h[0], gru_params, True, 1, 0.0, False, False, batch_first=False)[0].detach(),
+                t.gru(packed.data, packed.batch_sizes, h[0], params=gru_params, has_biases=True,
+                      num_layers=1, dropout=0.0, train=False, bidirectional=False)[0].detach())
+    same(body)  # (values: torch's CPU build records its oneDNN MkldnnRnnLayerBackward0 node)

@@ -73,22 +73,59 @@ def _network(mode, input, batch_sizes, hx, params, has_biases, num_layers, dropo
     return (out, h_n, c_n) if lstm else (out, h_n)
 
 
+_UNPACKED = ("input", "hx", "params", "has_biases", "num_layers", "dropout", "train",
+             "bidirectional", "batch_first")
+_PACKED = ("data", "batch_sizes", "hx", "params", "has_biases", "num_layers", "dropout", "train",
+           "bidirectional")
+
+
+def _is_packed(args, kwargs):
+    """Whether a call is the packed overload: its second argument is batch_sizes (a tensor,
+    where the other's is hx, a tensor for GRU and RNN too), so it is told by what follows."""
+    if "data" in kwargs or "batch_sizes" in kwargs:
+        return True
+    if "input" in kwargs or "batch_first" in kwargs or len(args) < 2 or \
+            not isinstance(args[1], Tensor):
+        return False
+    if len(args) >= 4:  # params, or the unpacked form's has_biases
+        return not isinstance(args[3], bool)
+    return ("params" if len(args) == 3 else "hx") in kwargs
+
+
+def _bind(name, args, kwargs):
+    """torch's two overloads, by position or keyword: (input, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional, batch_first) and the packed (data, batch_sizes,
+    hx, params, has_biases, num_layers, dropout, train, bidirectional)."""
+    packed = _is_packed(args, kwargs)
+    names = _PACKED if packed else _UNPACKED
+    values = list(args) + [kwargs.pop(n) for n in names[len(args):] if n in kwargs]
+    if kwargs or len(values) != len(names) or len(args) > len(names):
+        got = ", ".join([type(a).__name__ for a in args] +
+                        [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (Tensor data, Tensor batch_sizes, tuple of "
+                        "Tensors hx, tuple of Tensors params, bool has_biases, int num_layers, "
+                        "float dropout, bool train, bool bidirectional)\n * (Tensor input, "
+                        "tuple of Tensors hx, tuple of Tensors params, bool has_biases, int "
+                        "num_layers, float dropout, bool train, bool bidirectional, bool "
+                        "batch_first)\n")
+    return packed, values
+
+
 def _network_function(mode, name):
-    def run(input, *args):  # noqa: A002
-        # torch's two overloads: (input, hx, params, has_biases, num_layers, dropout, train,
-        # bidirectional, batch_first) and the packed (data, batch_sizes, hx, params,
-        # has_biases, num_layers, dropout, train, bidirectional).
-        if isinstance(args[0], Tensor) and len(args) == 8 and not isinstance(args[2], bool):
-            batch_sizes, hx, params, *rest = args
-            return _network(mode, input, batch_sizes, hx, params, *rest, False)
-        hx, params, *rest = args
+    def run(*args, **kwargs):
+        packed, values = _bind(name, args, kwargs)
+        if packed:
+            data, batch_sizes, hx, params, *rest = values
+            return _network(mode, data, batch_sizes, hx, params, *rest, False)
+        input, hx, params, *rest = values  # noqa: A001
         return _network(mode, input, None, hx, params, *rest)
     run.__name__ = run.__qualname__ = name
     run.__doc__ = (f"A whole {name} network (all layers and directions) from torch's flat "
                    "parameter list: ``(input, hx, params, has_biases, num_layers, dropout, "
                    "train, bidirectional, batch_first)``, or on a packed batch ``(data, "
                    "batch_sizes, hx, params, has_biases, num_layers, dropout, train, "
-                   "bidirectional)``.")
+                   "bidirectional)``, by position or keyword.")
     return run
 
 
