@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from datetime import timedelta
 
 from . import _mpi
 from ._types import Backend, set_debug_level_from_env
+
+_OUTPUT_GRACE_SECONDS = 0.3  # for mpiexec to pass on the last output before an abort
 
 
 class ProcessGroup:
@@ -230,6 +233,9 @@ def install_abort_on_error(size):
             return  # (a process this one forked is not part of the MPI job)
         sys.stderr.flush()
         sys.stdout.flush()
+        # NOTE: mpiexec's proxy forwards a process's output on its own time, and Abort ends the
+        # job at once: without a moment's pause the traceback just written can be lost.
+        time.sleep(_OUTPUT_GRACE_SECONDS)
         _mpi.mpi().COMM_WORLD.Abort(1)
 
     _world.excepthook = (previous, abort_job)
