@@ -12,15 +12,13 @@ BASE_SEED = 0
 PROGRAMS = 40
 # Programs of this run that still disagree with torch, and why (the difference and its step).
 KNOWN = {
-    14: "x[key] = v checks memory overlap before torch's shape check",
     22: "torch's gradient of sum() is an expanded tensor, and index_put_ into it warns",
-    26: "x[list] = v into an integer tensor from a float one: torch's dtype error",
 }
 
 
 def _cases():
     for k in range(PROGRAMS):
-        marks = [pytest.mark.xfail(reason=KNOWN[k], strict=False)] if k in KNOWN else []
+        marks = [pytest.mark.xfail(reason=KNOWN[k], strict=True)] if k in KNOWN else []
         yield pytest.param(program_seed(BASE_SEED, k), id=f"seed{program_seed(BASE_SEED, k)}",
                            marks=marks)
 
