@@ -106,7 +106,9 @@ reshape_alias.batched_grad("self")(view.batched_formulas[0][1])
 def reshape(input, *args, shape=None):  # noqa: A002 - torch's name
     """Same data in a new shape, as torch does it: a view of a contiguous tensor, an alias with
     new strides when the strides allow it, else a copy."""
-    shape = _shape_arg(args_or_keyword(args, shape, "reshape", "shape"))
+    # (the keyword form is checked only when given: reshape and view are on every hot path)
+    shape = _shape_arg(args if shape is None else args_or_keyword(args, shape, "reshape",
+                                                                   "shape"))
     if not isinstance(input, Tensor):
         return input.reshape(shape)
     if vmap_hook[0] is not None and type(input) is not Tensor:
@@ -133,8 +135,8 @@ def _reshape_example(self, shape):
 
 
 def _view_method(self, *args, size=None, dtype=None):
-    shape = args_or_keyword(args, size if dtype is None else dtype, "view",
-                            "size" if dtype is None else "dtype")
+    shape = args if size is None and dtype is None else args_or_keyword(
+        args, size if dtype is None else dtype, "view", "size" if dtype is None else "dtype")
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
     return view(self, _shape_arg(shape))
@@ -370,7 +372,9 @@ def permute(input, *args, dims=None):  # noqa: A002 - torch's name
 
 
 def _permute_method(self, *args, dims=None):
-    return _permute(self, _permute_dims(args_or_keyword(args, dims, "permute", "dims"), 1))
+    if dims is not None:
+        args = args_or_keyword(args, dims, "permute", "dims")
+    return _permute(self, _permute_dims(args, 1))
 
 
 Tensor.permute = _permute_method

@@ -3,6 +3,7 @@ composition here (power-average pooling, Gumbel-softmax, deprecated upsampling a
 ``*_with_indices`` forms of max pooling)."""
 from __future__ import annotations
 
+import math
 import warnings
 
 from .._ops import pooling
@@ -24,59 +25,38 @@ def assert_int_or_pair(arg, arg_name, message):
         raise AssertionError(message.format(arg_name))
 
 
-def _pair(x):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x, x)
+def _lp_pool(dims, input, norm_type, kernel_size, stride, ceil_mode):  # noqa: A002
+    """Power-average pooling over ``dims`` dimensions: (sum over the window of x^p)^(1/p),
+    torch's composite (max pooling of |x| for p = +-inf, else average pooling times the window's
+    size)."""
+    max_pool = getattr(pooling, f"max_pool{dims}d")
+    avg_pool = getattr(pooling, f"avg_pool{dims}d")
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    sizes = tuple(kernel_size) if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * dims
+    return (sign(out) * relu(out.abs())).mul(math.prod(sizes)).pow(1.0 / norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
     """Power-average pooling: (sum over the window of x^p)^(1/p)."""
-    if isinstance(norm_type, (int, float)):
-        if norm_type == float("inf"):
-            return pooling.max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-        if norm_type == -float("inf"):
-            return -pooling.max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if stride is not None:
-        out = pooling.avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = pooling.avg_pool1d(input.pow(norm_type), kernel_size, padding=0,
-                                 ceil_mode=ceil_mode)
-    return (sign(out) * relu(out.abs())).mul(kernel_size).pow(1.0 / norm_type)
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
     """2-D power-average pooling: (sum over the window of x^p)^(1/p)."""
-    kw, kh = _pair(kernel_size)
-    if isinstance(norm_type, (int, float)):
-        if norm_type == float("inf"):
-            return pooling.max_pool2d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-        if norm_type == -float("inf"):
-            return -pooling.max_pool2d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if stride is not None:
-        out = pooling.avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = pooling.avg_pool2d(input.pow(norm_type), kernel_size, padding=0,
-                                 ceil_mode=ceil_mode)
-    return (sign(out) * relu(out.abs())).mul(kw * kh).pow(1.0 / norm_type)
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
     """3-D power-average pooling: (sum over the window of x^p)^(1/p)."""
-    kd, kw, kh = _triple(kernel_size)
-    if isinstance(norm_type, (int, float)):
-        if norm_type == float("inf"):
-            return pooling.max_pool3d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-        if norm_type == -float("inf"):
-            return -pooling.max_pool3d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if stride is not None:
-        out = pooling.avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = pooling.avg_pool3d(input.pow(norm_type), kernel_size, padding=0,
-                                 ceil_mode=ceil_mode)
-    return (sign(out) * relu(out.abs())).mul(kd * kw * kh).pow(1.0 / norm_type)
-
-
-def _triple(x):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x, x, x)
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
