@@ -181,7 +181,7 @@ from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E
 from .amp.grad_scaler import GradScaler  # noqa: E402
 from . import amp  # noqa: E402
 
-_SUBMODULES = ("nn", "cuda", "profiler", "utils", "optim", "func", "linalg", "datasets",
+_SUBMODULES = ("nn", "cuda", "accelerator", "backends", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",
                "multiprocessing", "fft", "special", "signal", "cpu")
 

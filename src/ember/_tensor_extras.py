@@ -452,6 +452,12 @@ def install():
     Tensor.itemsize = property(lambda self: self.element_size())
     Tensor.nbytes = property(lambda self: self.element_size() * self.numel())
     Tensor.is_meta = property(lambda self: False)
+    # devices and layouts ember has no tensors of (programs test them to pick a code path)
+    for flag in ("is_xpu", "is_mps", "is_ipu", "is_maia", "is_mtia", "is_xla",
+                 "is_vulkan", "is_mkldnn", "is_quantized", "is_nested", "is_sparse",
+                 "is_sparse_csr"):
+        if not hasattr(Tensor, flag):
+            setattr(Tensor, flag, property(lambda self: False))
     Tensor.is_shared = lambda self: False
     Tensor.share_memory_ = lambda self: self
     Tensor.const_data_ptr = lambda self: self.data_ptr()
