@@ -83,6 +83,33 @@ def all_reduce_strided_views(rank, size):
     np.testing.assert_array_equal(t.numpy(), np.arange(12).reshape(3, 4).T)
 
 
+def all_reduce_repeated_calls(rank, size):
+    """Calls after the first of a kind take a shorter path: the same results and errors."""
+    total = sum(r + 1 for r in range(size))
+    for op, want in ((R.SUM, total), (R.AVG, total / size), (R.MAX, size)):
+        for _ in range(3):
+            t = torch.full((2, 3), rank + 1.0)
+            dist.all_reduce(t, op=op)
+            np.testing.assert_array_equal(t.numpy(), np.full((2, 3), want), err_msg=str(op))
+    base = torch.zeros(4, 6)
+    view = base[:, ::2]  # the same dtype and op, but strided: reduced through a copy
+    view += rank + 1
+    dist.all_reduce(view)
+    np.testing.assert_array_equal(base.numpy()[:, ::2], np.full((4, 3), total))
+    np.testing.assert_array_equal(base.numpy()[:, 1::2], np.zeros((4, 3)))
+    with pytest.raises(RuntimeError, match="^Cannot use ReduceOp.BAND with non-integral "
+                                           "dtype$"):
+        dist.all_reduce(torch.ones(2), op=R.BAND)
+    with pytest.raises(TypeError, match="Expected parameter `tensor` of type torch.Tensor"):
+        dist.all_reduce(np.ones(2, np.float32))
+    t = torch.ones(2)
+    dist.all_reduce(t, op=R.SUM, group=dist.group.WORLD)
+    dist.all_reduce(t, op=R.SUM, group=dist.group.WORLD)
+    assert t.tolist() == [size * size] * 2
+    work = dist.all_reduce(t, async_op=True)  # still a Work
+    assert work.wait() and t.tolist() == [size ** 3] * 2
+
+
 def broadcast_from_each_root(rank, size):
     for src in range(size):
         t = torch.full((2, 3), float(rank))
@@ -387,8 +414,8 @@ def mismatch_detail_mode(rank, size):
         dist.set_debug_level(dist.DebugLevel.OFF)
 
 
-CASES = ["all_reduce_every_op_and_dtype", "all_reduce_strided_views", "broadcast_from_each_root",
-         "reduce_to_each_root", "all_gather_variants", "reduce_scatter_variants",
+CASES = ["all_reduce_every_op_and_dtype", "all_reduce_strided_views", "all_reduce_repeated_calls",
+         "broadcast_from_each_root", "reduce_to_each_root", "all_gather_variants", "reduce_scatter_variants",
          "gather_and_scatter", "all_to_all_variants", "point_to_point",
          "barriers_and_async_work", "object_collectives", "subgroups", "timeouts",
          "torch_errors", "mismatch_detail_mode"]

@@ -122,7 +122,7 @@ class MpiBackend:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
-        self._in_place = _mpi.mpi().IN_PLACE  # looked up once: small all-reduces feel it
+        self._plans = {}  # (dtype, op) -> allreduce_plan's function
 
     # -- plumbing --------------------------------------------------------------------------
     def _run(self, name, blocking, args, bufs, outputs, timeout, after=()):
@@ -148,10 +148,10 @@ class MpiBackend:
 
     # -- collectives -------------------------------------------------------------------------
     def allreduce(self, a, op, outputs, blocking, timeout):
-        if blocking and timeout is None and a.flags.c_contiguous and a.flags.writeable:
-            in_place = _mpi.reduction(a.dtype, op)
-            if in_place is not None:
-                return self._allreduce_in_place(a, op, in_place)
+        if blocking and timeout is None and a.flags.carray:
+            run = self.allreduce_plan(a.dtype, op)
+            if run is not None:
+                return run(a)
         bufs = _Buffers()
         buf = bufs.reducible(a)
         MPI = _mpi.mpi()
@@ -160,18 +160,23 @@ class MpiBackend:
         return self._run("Allreduce", blocking, args, bufs, outputs, timeout,
                          self._average(a, op))
 
-    def _allreduce_in_place(self, a, op, in_place):
-        """A blocking all-reduce of a contiguous array MPI reduces as it is: the common case,
-        with none of the general path's temporaries and no Work (small messages are bound by
-        this Python path's time). Returns None: the caller has nothing to wait for."""
-        datatype, mpi_op = in_place
+    def allreduce_plan(self, dtype, op):
+        """A function ``run(a)`` that all-reduces an aligned, writable, contiguous array of
+        ``dtype`` by ``op`` in place and returns None once done (no Work, no temporaries),
+        or None when MPI cannot reduce ``dtype`` as it is (float16, bfloat16).
+
+        Made once per dtype and op: a small all-reduce's time is mostly its Python path's, so
+        the datatype, the operation and the bound MPI routine are looked up beforehand.
+        """
+        key = (dtype, op)
         try:
-            self.comm.Iallreduce(self._in_place, [a, a.size, datatype], mpi_op).Wait()
-        except _mpi.mpi().Exception as e:
-            from ._types import DistBackendError
-            raise DistBackendError(e.Get_error_string()) from None
-        if op is RedOpType.AVG:
-            np.divide(a, self.size, out=a, casting="unsafe")
+            return self._plans[key]
+        except KeyError:
+            pass
+        found = _mpi.reduction(dtype, op)
+        run = None if found is None else _blocking_allreduce(self.comm, self.size, op, *found)
+        self._plans[key] = run
+        return run
 
     def broadcast(self, a, root, outputs, blocking, timeout):
         bufs = _Buffers()
@@ -317,6 +322,23 @@ class MpiBackend:
         if blocking:
             work.wait()
         return work
+
+
+def _blocking_allreduce(comm, size, op, datatype, mpi_op):
+    MPI = _mpi.mpi()
+    start, in_place, mpi_error = comm.Iallreduce, MPI.IN_PLACE, MPI.Exception
+    average = op is RedOpType.AVG
+
+    def run(a):
+        try:
+            start(in_place, [a, datatype], mpi_op).Wait()
+        except mpi_error as e:
+            from ._types import DistBackendError
+            raise DistBackendError(e.Get_error_string()) from None
+        if average:
+            np.divide(a, size, out=a, casting="unsafe")
+
+    return run
 
 
 def _offsets(counts):

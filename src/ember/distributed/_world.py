@@ -58,6 +58,9 @@ class _World:
         self.pg_names = {}  # pg -> name
         self.group_count = 0
         self.excepthook = None
+        # (group argument, array type, dtype, op) -> the backend's blocking all-reduce, for
+        # the calls whose checks passed once (see _collectives.all_reduce)
+        self.allreduce_plans = {}
 
 
 _world = _World()
@@ -251,6 +254,7 @@ def destroy_process_group(group=None) -> None:
         raise AssertionError("Process group cannot be None")
     if pg not in _world.pg_map:
         raise ValueError("Invalid process group specified")
+    _world.allreduce_plans.clear()
     if group is None or pg is _world.default_pg:
         for each in list(_world.pg_map):
             _free(each)
