@@ -182,7 +182,9 @@ def pairs(torch):
 
 # Names torch's stubs or schemas list that its bindings refuse (checked by calling torch 2.13).
 NOT_TAKEN_BY_TORCH = {"Tensor.requires_grad_": {"mode"}, "set_num_threads": {"num"},
-                      "set_num_interop_threads": {"num"}, "argsort": {"out"}}
+                      "set_num_interop_threads": {"num"}, "argsort": {"out"},
+                      "Tensor.true_divide": {"out"}, "linalg.matrix_exp": {"out"},
+                      "full": {"names"}}
 
 
 def mismatches(torch):

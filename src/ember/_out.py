@@ -18,6 +18,7 @@ public functions are wrapped by ``install``.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 from . import _dtype as D
@@ -50,14 +51,19 @@ OUT_FUNCTIONS = {
     solve sort spmm sqrt square squeeze_copy sspaddmm stack std sub subtract sum svd symeig
     take_along_dim tan tanh tensordot topk triangular_solve tril triu true_divide trunc var
     vdot view_copy vstack where xlogy zeros
+    alias_copy as_strided_copy detach_copy diagonal_copy expand_copy permute_copy select_copy
+    slice_copy t_copy transpose_copy unfold_copy unsqueeze_copy view_as_complex_copy
+    view_as_real_copy split_copy split_with_sizes_copy unbind_copy hardshrink threshold
+    index_copy scatter_add slice_scatter take nansum log_softmax softmax slogdet orgqr
+    nonzero_static native_batch_norm batch_norm_elemt
     """.split(),
     "linalg": """
     cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh householder_product inv
-    inv_ex ldl_factor ldl_factor_ex ldl_solve lu lu_factor lu_factor_ex lu_solve matmul
+    inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor lu_factor_ex lu_solve matmul
     matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve solve_ex
     solve_triangular svd svdvals tensorinv tensorsolve vecdot vector_norm
     """.split(),
-    "nn.functional": ["normalize"],
+    "nn.functional": ["hardshrink", "normalize"],
 }
 
 # The name torch's error gives (the aten op that refuses), where it is not the function's own:
@@ -69,6 +75,7 @@ _ATEN_NAMES = {
          "concatenate": "cat", "diff": "sub", "divide": "div", "dstack": "cat", "fix": "trunc",
          "frobenius_norm": "norm", "ger": "mul", "hstack": "cat", "inverse": "linalg_inv_ex",
          "kron": "mul", "lu_solve": "linalg_lu_solve", "msort": "sort", "multiply": "mul",
+         "orgqr": "linalg_householder_product", "slogdet": "_linalg_slogdet",
          "nanmean": "nansum", "negative": "neg", "norm": "linalg_vector_norm", "outer": "mul",
          "qr": "linalg_qr", "row_stack": "cat", "square": "pow", "subtract": "sub",
          "svd": "_linalg_svd", "take_along_dim": "gather", "true_divide": "div",
@@ -77,6 +84,7 @@ _ATEN_NAMES = {
                "cross": "linalg_cross", "det": "_linalg_det", "eig": "linalg_eig",
                "eigh": "_linalg_eigh", "eigvalsh": "_linalg_eigh",
                "householder_product": "linalg_householder_product", "inv": "linalg_inv_ex",
+               "lstsq": "linalg_lstsq",
                "inv_ex": "linalg_inv_ex", "lu": "linalg_lu", "lu_factor": "linalg_lu_factor_ex",
                "lu_factor_ex": "linalg_lu_factor_ex", "lu_solve": "linalg_lu_solve",
                "multi_dot": "mm", "pinv": "linalg_pinv", "qr": "linalg_qr",
@@ -87,9 +95,12 @@ _ATEN_NAMES = {
                "matrix_rank": "linalg_matrix_rank", "cond": "linalg_cond"},
     "nn.functional": {"normalize": "div"},
 }
-# Factories name themselves "aten::<name>" in the error.
-_FACTORIES = frozenset("arange empty eye full full_like linspace logspace normal ones rand "
-                       "randint randn randperm range zeros".split())
+# Factories and some other ops name themselves "aten::<name>" in the error.
+_ATEN_PREFIXED = frozenset(
+    "arange empty eye full full_like linspace logspace normal ones rand randint randn randperm "
+    "range zeros alias_copy as_strided_copy diagonal_copy expand_copy permute_copy select_copy slice_copy "
+    "t_copy transpose_copy unfold_copy unsqueeze_copy view_as_complex_copy view_as_real_copy "
+    "detach_copy slice_scatter log_softmax softmax nonzero_static batch_norm_elemt".split())
 
 # How ``out``'s dtype must relate to the result's, where torch is stricter than a cast (the
 # default: "result type Float can't be cast to the desired output type Long"). ``exact``:
@@ -102,10 +113,15 @@ _RANGE = ("The number of elements in the out tensor of shape {old} is {old_n} wh
           "match the computed number of elements {new_n}. Note that this may occur as a result "
           "of rounding error. The out tensor will be resized to a tensor of shape {new}.")
 _CAT = "ember.cat(): input types can't be cast to the desired output type {o}"
+_FOUND = "Found dtype {o} but expected {r}"
 _DTYPE_RULES = {
     "": {**{n: ("exact", _EXACT) for n in (
         "addmm addmv argmax argmin baddbmm bmm cholesky_solve cross diag gather inverse matmul max min mm "
-        "msort mv scatter sort take_along_dim topk tril triu chain_matmul").split()},
+        "msort mv scatter sort take_along_dim topk tril triu chain_matmul "
+        "alias_copy as_strided_copy detach_copy diagonal_copy expand_copy permute_copy "
+        "select_copy slice_copy t_copy transpose_copy unfold_copy unsqueeze_copy "
+        "view_as_complex_copy view_as_real_copy split_with_sizes_copy unbind_copy index_copy "
+        "scatter_add slice_scatter log_softmax softmax slogdet").split()},
          **{n: ("cast", _CAT) for n in (
              "cat column_stack concat concatenate dstack hstack row_stack stack vstack").split()},
          **{n: ("compute", None) for n in "cumprod cumsum nansum prod sum".split()},
@@ -113,7 +129,16 @@ _DTYPE_RULES = {
              "empty eye full full_like linspace logspace ones rand randint randn randperm "
              "zeros").split()},
          **{n: ("factory", _RANGE) for n in ("arange", "range")},
-         **{n: ("exact", "Found dtype {o} but expected {r}") for n in "clamp clip sgn round".split()},
+         **{n: ("exact", _FOUND) for n in "clamp clip sgn round hardshrink".split()},
+         # (split_copy copies each piece into its out as ``copy_`` does: cast, never resized)
+         "split_copy": ("copy", None),
+         "take": ("exact", "take(): self and out expected to have the same dtype, but got "
+                           "self.dtype = {r} and out.dtype = {o}"),
+         "nonzero_static": ("exact", "nonzero_static: Expected out tensor to have scalar type "
+                                     "Long but got scalar type{o}"),
+         "native_batch_norm": ("exact", "expected scalar type {r} but found {o}"),
+         "orgqr": ("cast", "ember.linalg.householder_product: Expected result to be safely "
+                           "castable from {r} dtype, but got result with dtype {o}"),
          **{n: ("exact", "{name}(): self and result must have the same scalar type")
             for n in ("index_select", "masked_select")},
          **{n: ("exact", "Expected the dtype for input and out to match, but got {r} for "
@@ -142,8 +167,42 @@ _DTYPE_RULES = {
                                       "got {oc}"),
                "vecdot": ("exact", "linalg.vecdot: Expected out of dtype{r} but found {o}"),
                "pinv": ("cast", "linalg.pinv: Expected result to be safely castable from {r} "
-                                "dtype, but got result with dtype {o}")},
+                                "dtype, but got result with dtype {o}"),
+               "lstsq": ("cast", "ember.linalg.lstsq: Expected {field} to be safely castable "
+                                 "from {r} dtype, but got {field} with dtype {o}")},
+    "nn.functional": {"hardshrink": ("exact", _FOUND)},
 }
+# The names torch's dtype errors give each out (None: any dtype is taken, as for lstsq's rank).
+# (torch's check of the residuals' out names the solution)
+_OUT_FIELDS = {"linalg_lstsq": ("solution", "solution", None, "singular_values")}
+# How many leading outs torch refuses when they require grad, where it is not all of them
+# (outputs without a derivative), and ops whose out= form does not look at grad at all.
+_GRAD_CHECKED_OUTS = {"linalg_lstsq": 2, "native_batch_norm": 1}
+_GRAD_UNCHECKED = frozenset(("split_copy", "split_with_sizes_copy"))
+# Ops whose out= is resized before its dtype is checked.
+_RESIZED_FIRST = frozenset(("aten::" + n for n in (
+    "alias_copy as_strided_copy diagonal_copy expand_copy permute_copy select_copy slice_copy "
+    "t_copy transpose_copy unfold_copy unsqueeze_copy view_as_complex_copy view_as_real_copy "
+    "detach_copy slice_scatter").split())) | {"unbind_copy", "split_with_sizes_copy"}
+# Ops whose out= refuses outs that require grad but takes inputs that do (out gets no history).
+_OUT_GRAD_ONLY = frozenset(("unbind_copy",))
+# Ops whose out= kernel exists for floating dtypes only: {op: torch's kernel name}.
+_FLOAT_KERNELS = {"nansum": "nansum_cpu"}
+# Functions writing a list of pieces into a list of outs (returning None); the name torch's
+# error on a list of the wrong length gives.
+_PIECES = {"split_copy": "split_copy_Tensor_out()", "split_with_sizes_copy":
+           "split_with_sizes_copy_out", "unbind_copy": "unbind_copy_int_out"}
+# out= forms torch's CPU build lacks (it raises once the grad check has passed).
+_NOT_ON_CPU = frozenset(("aten::batch_norm_elemt",))
+# out= forms torch generates from the functional op (named "aten::<name>" in its errors, not
+# factories): inputs that require grad are allowed, and out gets a NotImplemented node on them
+# (backward through it raises "derivative for aten::<name> is not implemented").
+_GENERATED = frozenset(
+    "aten::" + n for n in (
+        "alias_copy as_strided_copy diagonal_copy expand_copy permute_copy select_copy "
+        "slice_copy t_copy transpose_copy unfold_copy unsqueeze_copy view_as_complex_copy "
+        "view_as_real_copy detach_copy slice_scatter log_softmax softmax nonzero_static "
+        "batch_norm_elemt").split())
 
 _RESIZED = ("An output with one or more elements was resized since it had shape {}, which does "
             "not match the required output shape {}. This behavior is deprecated, and in a "
@@ -154,21 +213,28 @@ _RESIZED = ("An output with one or more elements was resized since it had shape 
 
 def aten_name(namespace, name):
     """The op name torch's out= refusal gives for ``namespace.name``."""
-    if not namespace and name in _FACTORIES:
+    if not namespace and name in _ATEN_PREFIXED:
         return f"aten::{name}"
     return _ATEN_NAMES.get(namespace, {}).get(name, name)
 
 
-def call_with_out(fn, name, args, kwargs, rule=None):
+def call_with_out(fn, name, args, kwargs, rule=None, public=None):
     """``fn(*args, **kwargs)`` (without ``out``) written into ``kwargs["out"]``."""
     out = kwargs.pop("out")
     if out is None:
         return fn(*args, **kwargs)
     if rule is not None and rule[0] in ("compute", "factory") and isinstance(out, Tensor):
         kwargs.setdefault("dtype", out.dtype)
-    # NOTE: computed first, then refused if it is differentiable (torch knows that from the
-    # op's declaration and refuses before computing: only the order of two errors differs)
-    return write_out(name, fn(*args, **kwargs), out, args, kwargs, rule)
+    if name in _GENERATED or name in _OUT_GRAD_ONLY:  # (out gets no history of the call)
+        from .autograd.grad_mode import no_grad
+        with no_grad():
+            result = fn(*args, **kwargs)
+    else:
+        # NOTE: computed first, then refused if it is differentiable (torch knows that from
+        # the op's declaration and refuses before computing: only the order of two errors
+        # differs)
+        result = fn(*args, **kwargs)
+    return write_out(name, result, out, args, kwargs, rule, public)
 
 
 def _requires_grad(values):
@@ -181,40 +247,151 @@ def _requires_grad(values):
     return False
 
 
-def write_out(name, result, out, args=(), kwargs=None, rule=None):
-    """Write ``result`` (a tensor or a tuple of them) into ``out`` as torch's out= does."""
+def write_out(name, result, out, args=(), kwargs=None, rule=None, public=None):
+    """Write ``result`` (a tensor or a tuple of them) into ``out`` as torch's out= does;
+    ``public``: the function's name in torch's argument errors."""
     several = isinstance(result, tuple)
     results = result if several else (result,)
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    if len(outs) != len(results) or not all(isinstance(o, Tensor) for o in outs):
-        what = "tuple of Tensors" if several else "Tensor"
-        raise TypeError(f"{name}(): argument 'out' must be {what}")
-    if state.grad_enabled:
-        differentiable = any(r._data.dtype.kind in "fc" for r in results)
-        inputs = _requires_grad(args) or _requires_grad((kwargs or {}).values())
-        if differentiable and (inputs or _requires_grad(outs)):
-            raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
-                               "automatic differentiation, but one of the arguments requires "
-                               "grad.")
-    for r, o in zip(results, outs):
-        _write_one(name, r, o, rule)
+    _check_out_argument(name, public or name, results, out, several)
+    if name in _FLOAT_KERNELS and not outs[0].dtype.is_floating_point:
+        raise NotImplementedError(f'"{_FLOAT_KERNELS[name]}" not implemented for '
+                                  f"'{outs[0].dtype.scalar_name}'")
+    if name in _GENERATED:
+        return _write_generated(name, result, out, args, kwargs, rule)
+    if state.grad_enabled and name in _OUT_GRAD_ONLY:
+        _refuse_grad_out(name, outs)
+    elif state.grad_enabled and name not in _GRAD_UNCHECKED:
+        _refuse_grad(name, results, outs[:_GRAD_CHECKED_OUTS.get(name)], args, kwargs)
+    fields = _OUT_FIELDS.get(name, ("result",) * len(outs))
+    for r, o, field in zip(results, outs, fields):
+        _write_one(name, r, o, rule, field)
+    if name in _PIECES:
+        return None
     if not several:
         return out
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
 
 
-def _write_one(name, result, out, rule):
-    from ._ops.inplace_forms import resize_storage
+def _check_out_argument(name, public, results, out, several):
+    """torch's refusals of an ``out`` of the wrong kind or length."""
+    sequence = isinstance(out, (tuple, list))
+    outs = tuple(out) if sequence else (out,)
+    if sequence and len(outs) != len(results):
+        if name in _PIECES:
+            raise RuntimeError(f"{_PIECES[name]} expected an out= argument of size "
+                               f"{len(results)}, got size {len(outs)}")
+        if several:
+            raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
+    if len(outs) != len(results) or not all(isinstance(o, Tensor) for o in outs):
+        what = "tuple of Tensors" if several else "Tensor"
+        raise TypeError(f"{public}(): argument 'out' must be {what}, not "
+                        f"{type(out).__name__}")
+
+
+def _refuse_grad(name, results, checked_outs, args, kwargs):
+    """torch's refusal of out= while grad is recorded through a differentiable result."""
+    differentiable = any(r._data.dtype.kind in "fc" for r in results)
+    inputs = _requires_grad(args) or _requires_grad((kwargs or {}).values())
+    if differentiable and (inputs or _requires_grad(checked_outs)):
+        _refuse_grad_out(name, ())
+
+
+def _refuse_grad_out(name, outs):
+    """torch's refusal of outs that require grad (none given: refused unconditionally)."""
+    if not outs or _requires_grad(outs):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires "
+                           "grad.")
+
+
+def _write_generated(name, result, out, args, kwargs, rule):
+    """out= of an op torch generates from its functional form (see ``_GENERATED``): inputs
+    that require grad give out a node."""
+    if state.grad_enabled:
+        _refuse_grad_out(name, (out,))
+    if name in _NOT_ON_CPU and out.device.type == "cpu":
+        raise NotImplementedError(cpu_backend_error(f"{name}.out"))
+    inputs = [a for a in _tensors(args, (kwargs or {}).values()) if a._requires_grad]
+    if not (state.grad_enabled and inputs and result._data.dtype.kind in "fc"):
+        _write_one(name, result, out, rule)
+        return out
+    _write_one(name, result, out, rule, copy=False)  # checks only
+    from ._ops.inplace import dispatch_inplace
+    dispatch_inplace(_generated_writer(name, len(inputs)), (out, result, *inputs))
+    return out
+
+
+def _tensors(*groups):
+    for group in groups:
+        for v in group:
+            if isinstance(v, Tensor):
+                yield v
+            elif isinstance(v, (list, tuple)):
+                yield from _tensors(v)
+
+
+_WRITERS = {}
+
+
+def _generated_writer(name, n_inputs):
+    """The in-place op writing a result into out with a NotImplemented node on ``n_inputs``
+    inputs (kept per op name: backward's error names the op)."""
+    key = (name, n_inputs)
+    writer = _WRITERS.get(key)
+    if writer is None:
+        from ._ops.pointwise import no_derivative
+        from ._ops.registry import NONE, op
+        params = ("self", "value") + ("input", "other", "third")[:n_inputs]
+
+        def kernel(self, value, *inputs):
+            return value
+        kernel.__signature__ = inspect.Signature(
+            [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+        writer = op(f"_{name[6:]}_out_written", node="NotImplemented", aten=name,
+                    tensors=len(params), promote=NONE)(kernel)
+        for p in params:
+            writer.grad(p)(no_derivative(name[6:]))
+        _WRITERS[key] = writer
+    return writer
+
+
+def cpu_backend_error(op):
+    """torch's message for an operator its CPU build does not have (its first sentences)."""
+    return (f"Could not run '{op}' with arguments from the 'CPU' backend. This could be because "
+            "the operator doesn't exist for this backend, or was omitted during the "
+            "selective/custom build process (if using custom build).")
+
+
+def _write_one(name, result, out, rule, field="result", copy=True):
     from ._tensor import _c_type_name
     from .autograd.grad_mode import no_grad
     rdt, odt = D._BY_NP[result._data.dtype], D._BY_NP[out._data.dtype]
     kind, message = rule or ("cast", None)
-    if (rdt != odt) if kind == "exact" else not D.can_cast(rdt, odt):
+    if kind == "copy":  # copy_'s rules: any dtype, out's shape kept (broadcast into)
+        with no_grad():
+            out.copy_(result)
+        return
+    if name in _RESIZED_FIRST:
+        _resize_out(name, result, out, rule)
+    mismatch = (rdt != odt) if kind == "exact" else not D.can_cast(rdt, odt)
+    if mismatch and field is not None:  # (field None: an out torch takes in any dtype)
         if message is None or kind not in ("exact", "cast"):
             message = "result type {r} can't be cast to the desired output type {o}"
         raise RuntimeError(message.format(r=rdt.scalar_name, o=odt.scalar_name,
                                           rc=_c_type_name(rdt), oc=_c_type_name(odt),
-                                          name=name))
+                                          name=name, field=field))
+    _resize_out(name, result, out, rule)
+    if copy:
+        with no_grad():
+            out.copy_(result)
+
+
+def _resize_out(name, result, out, rule):
+    """torch's resize_output: ``out`` takes the result's shape (with torch's warning when it
+    had elements)."""
+    from ._ops.inplace_forms import resize_storage
+    kind, message = rule or ("cast", None)
     if out._data.shape != result._data.shape:
         old, new = out._data.shape, result._data.shape
         if kind == "factory":
@@ -225,18 +402,17 @@ def _write_one(name, result, out, rule):
         if text is not None:
             from ._ops.inplace import _user_stacklevel
             warnings.warn(text, UserWarning, stacklevel=_user_stacklevel())
-        resize_storage(out, tuple(result._data.shape))  # (torch's resize_output: also when
-        # out requires grad, which resize_ refuses)
-    with no_grad():
-        out.copy_(result)
+        # torch's resize_output: also when out requires grad (which resize_ refuses), and
+        # without a version bump of its own (the list outs of _PIECES are resized by resize_)
+        resize_storage(out, tuple(result._data.shape), bump=name in _PIECES)
 
 
-def with_out(fn, name, rule=None):
+def with_out(fn, name, rule=None, public=None):
     """``fn`` taking torch's ``out=`` (refused or written as torch's; see the module doc)."""
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if "out" in kwargs:
-            return call_with_out(fn, name, args, kwargs, rule)
+            return call_with_out(fn, name, args, kwargs, rule, public)
         return fn(*args, **kwargs)
     call.__wrapped_out__ = fn
     return call
@@ -255,4 +431,5 @@ def install(namespace, module_globals):
         if isinstance(fn, OpDef) and fn.out_name in (None, aten) and fn.out_rule in (None, rule):
             fn.out_name, fn.out_rule = aten, rule
         else:
-            module_globals[name] = with_out(fn, aten, rule)
+            public = f"{namespace}_{name}" if namespace in ("linalg", "fft", "special") else name
+            module_globals[name] = with_out(fn, aten, rule, public)

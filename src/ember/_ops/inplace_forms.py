@@ -129,9 +129,9 @@ def resize_(self, *args, size=None, memory_format=None):
     return resize_storage(self, _shape._shape_arg(args_or_keyword(args, size, "resize_", "size")))
 
 
-def resize_storage(self, shape):
+def resize_storage(self, shape, bump=True):
     """``resize_`` without its refusal of tensors that require grad (torch's out= resizes
-    those too)."""
+    those too, and without a version bump: ``bump=False``)."""
     if any(s < 0 for s in shape):  # (torch multiplies them as unsigned numbers)
         raise RuntimeError("numel: integer multiplication overflow")
     data = self._data
@@ -146,7 +146,8 @@ def resize_storage(self, shape):
         base = _grown_storage(owner, start, end, -(-needed // item) * item).view(data.dtype)
         start = data_address(base)
     self._data = strided_view(base, shape, _contiguous_strides(shape, item), start + offset)
-    self._bump_version()
+    if bump:
+        self._bump_version()
     return self
 
 

@@ -134,16 +134,11 @@ def native_dropout(input, p, train):  # noqa: A002
 
 
 # -- norms --------------------------------------------------------------------------------------
-_NATIVE_NORM_CPU = (
-    "Could not run 'aten::native_norm' with arguments from the 'CPU' backend. This could be "
-    "because the operator doesn't exist for this backend, or was omitted during the "
-    "selective/custom build process (if using custom build).")
-
-
 def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
     """torch's kernel for sparse tensors only: ember's tensors are dense, so it raises
     torch's error for a dense tensor (use ``ember.linalg.vector_norm``)."""
-    raise NotImplementedError(_NATIVE_NORM_CPU)
+    from .._out import cpu_backend_error
+    raise NotImplementedError(cpu_backend_error("aten::native_norm"))
 
 
 @op("norm_scalar", aten="aten::norm", promote=NONE, quiet=True, node="NormBackward0")
