@@ -252,3 +252,37 @@ def test_large_double_normals_as_torch_on_any_number_of_threads():
             same_bits(ember.randn(300_001, dtype=ember.float64).numpy(), want)
     finally:
         ember.set_num_threads(prior)
+
+
+def test_table_log_gives_the_c_librarys_bits():
+    # the double-double estimate decides the C library's rounding of log everywhere it is not
+    # within 1/32 unit of a halfway point (and asks the C library there)
+    import math
+
+    from ember._random import libm, table_log
+    if not table_log.fused_complex_multiply():
+        pytest.skip("NumPy's complex multiply is not fused here: the logl route is used")
+    rng = np.random.default_rng(3)
+    x = np.concatenate([
+        1 - rng.integers(0, 1 << 53, 40_000) * 2.0 ** -53,  # randn's 1 - u
+        1 - rng.integers(1, 1 << 20, 10_000) * 2.0 ** -53,  # next to 1, where log(x) ~ x - 1
+        1 + rng.integers(1, 1 << 20, 10_000) * 2.0 ** -52,
+        np.exp2(rng.uniform(-1074, 1024, 10_000)),  # every binade, subnormals too
+        [5e-324, 2.2250738585072014e-308, 0.5, 1.0, 2.0, 1.7976931348623157e308]])
+    want = np.array([math.log(v) for v in x.tolist()])
+    for size in (1, 2, 3, len(x)):  # pieces of one element are avoided (not fused)
+        assert np.array_equal(libm._log_from_table(x[:size]).view(np.int64),
+                              want[:size].view(np.int64))
+    special = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan])
+    got = libm._log_from_table(special)
+    assert got[0] == got[1] == -np.inf and got[3] == np.inf and np.isnan(got[[2, 4, 5]]).all()
+
+
+@pytest.mark.parametrize("size", [16, 17, 31, 1000, 65_537])
+def test_double_normals_as_torch_for_many_seeds(size):
+    torch = torch_or_skip()
+    for seed in range(6):
+        torch.manual_seed(seed)
+        ember.manual_seed(seed)
+        same_bits(ember.randn(size, dtype=ember.float64).numpy(),
+                  torch.randn(size, dtype=torch.float64).numpy())

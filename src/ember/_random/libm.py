@@ -8,12 +8,14 @@ faster routes are taken where they are shown to give the same bits:
   many builds, while its ``log`` and ``exp`` often have SIMD code of their own). Each function
   is compared with ``math`` once, on a few thousand arguments; a different implementation
   differs from the C library on a sizeable share of arguments and so never passes.
-* For ``log``, the extended-precision ``logl`` (where ``long double`` has a 64-bit mantissa, as
-  on x86 Linux): the C library's ``log`` is within 0.52 units in the last place of the exact
-  value (glibc and musl; their correctly rounded predecessors too), so wherever ``logl``'s result
-  is farther than 1/32 unit from a halfway point between two doubles, the double nearest to it
-  is the C library's answer; the few others (about one in sixteen) are asked of ``math``. This
-  route, too, is compared with ``math`` once before it is trusted.
+* For ``log``, a close estimate of the exact value: the C library's ``log`` is within 0.52 units
+  in the last place of it (glibc and musl; their correctly rounded predecessors too), so wherever
+  the estimate is farther than 1/32 unit from a halfway point between two doubles, the double
+  nearest to it is the C library's answer; the few others (about one in sixteen) are asked of
+  ``math``. The estimate is a double-double from NumPy's SIMD arithmetic (``table_log.py``,
+  within about 2**-61 of the value) where NumPy's complex multiply is fused, else the
+  extended-precision ``logl`` (where ``long double`` has a 64-bit mantissa, as on x86 Linux),
+  some three times slower. Each route, too, is compared with ``math`` once before it is trusted.
 """
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ def libm(name, x):
     x = np.asarray(x, np.float64)
     if _numpy_agrees(name):
         fn = functools.partial(_numpy_function, getattr(np, name))
+    elif name == "log" and _table_log_agrees():
+        fn = _log_from_table
     elif name == "log" and _extended_log_agrees():
         fn = _log_from_extended
     else:
@@ -87,20 +91,52 @@ def _extended_log_agrees() -> bool:
                           _one_by_one("log", x).view(np.int64))
 
 
+@functools.cache
+def _table_log_agrees() -> bool:
+    from . import table_log
+    if not table_log.fused_complex_multiply():
+        return False
+    x = _probe_arguments("log")
+    return np.array_equal(_log_from_table(x).view(np.int64),
+                          _one_by_one("log", x).view(np.int64))
+
+
+def _log_from_table(x):
+    from . import table_log
+    out, error = table_log.log_parts(x)
+    unsure = _unsure(out, error)
+    odd = ~table_log.normal_positive(x)  # zero, negative, subnormal, infinite or NaN
+    if odd.any():
+        unsure &= ~odd
+        with np.errstate(all="ignore"):
+            out[odd] = np.log(x[odd])  # -inf, NaN, inf: the C library's too
+        subnormal = odd & (x > 0) & (x < np.inf)
+        unsure |= subnormal
+    if unsure.any():
+        out[unsure] = _one_by_one("log", x[unsure])
+    return out
+
+
 def _log_from_extended(x):
     with np.errstate(all="ignore"):
         wide = np.log(x.astype(np.longdouble))
         out = wide.astype(np.float64)
-        # the rounding error (exact in long double, a few bits as a double), scaled so that it
-        # moves ``out`` to a neighbour exactly when it is not safely within the margin: the
-        # sum rounds back to ``out`` only while |error| < 0.5 / _UNSURE_SCALE units in the last
-        # place on its side (a power of two has the closer neighbour below, and so the
-        # stricter bound there, as it should)
-        error = (wide - out).astype(np.float64)
-        error *= _UNSURE_SCALE
-        error += out
-        error -= out  # zero where the sum rounded back; NaN for infinite or NaN results
-        unsure = np.abs(error, out=error) > 0
+        # the rounding error: exact in long double, a few bits as a double
+        unsure = _unsure(out, (wide - out).astype(np.float64))
     if unsure.any():
         out[unsure] = _one_by_one("log", x[unsure])
     return out
+
+
+def _unsure(out, error):
+    """Where the estimate ``out + error`` of a value lies too close to a halfway point between
+    two doubles to say which of them the C library returns (``error`` is overwritten)."""
+    with np.errstate(all="ignore"):
+        # the error scaled so that it moves ``out`` to a neighbour exactly when it is not
+        # safely within the margin: the sum rounds back to ``out`` only while |error| <
+        # 0.5 / _UNSURE_SCALE units in the last place on its side (a power of two has the
+        # closer neighbour below, and so the stricter bound there, as it should)
+        error *= _UNSURE_SCALE
+        error += out
+        error -= out  # zero where the sum rounded back; NaN for infinite or NaN results
+        return np.abs(error, out=error) > 0
