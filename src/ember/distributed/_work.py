@@ -7,6 +7,9 @@ from datetime import timedelta
 from ..futures import Future
 
 
+_SPIN_SECONDS = 1e-3  # how long a wait with a time limit polls before it sleeps
+
+
 class Pending:
     """What a Work waits on: ``wait()`` blocks until done, ``test()`` says whether it is."""
 
@@ -53,17 +56,28 @@ class Work:
         return True
 
     def _wait_until(self, limit):
-        deadline = time.monotonic() + limit.total_seconds()
+        """Poll until done (MPI cannot wait for a request with a time limit); no thread.
+
+        MPI progresses a request only inside MPI calls: it is polled without pause for the
+        first moments (a small message completes in microseconds, sooner than a sleep
+        returns), then between sleeps growing to 1 ms.
+        """
+        test = self._pending.test
+        start = time.monotonic()
+        deadline = start + limit.total_seconds()
+        spin_until = start + _SPIN_SECONDS
         pause = 1e-5
-        while not self._pending.test():
-            if time.monotonic() > deadline:
+        while not test():
+            now = time.monotonic()
+            if now > deadline:
                 # NOTE: the operation stays pending (MPI cannot cancel a collective): a later
                 # wait() may still complete it once the other processes take part.
                 ms = int(limit.total_seconds() * 1000)
                 raise RuntimeError(
                     f"Timed out waiting {ms}ms for {self._name} operation to complete")
-            time.sleep(pause)
-            pause = min(pause * 2, 1e-3)
+            if now > spin_until:
+                time.sleep(pause)
+                pause = min(pause * 2, 1e-3)
 
     def is_completed(self) -> bool:
         """Whether the operation has completed (this also lets MPI make progress on it)."""
