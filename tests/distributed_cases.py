@@ -110,6 +110,39 @@ def all_reduce_repeated_calls(rank, size):
     assert work.wait() and t.tolist() == [size ** 3] * 2
 
 
+def low_precision_reductions(rank, size):
+    """bfloat16 (which MPI cannot reduce: an operation of ember's does, in place) and float16
+    in every reduction; the values are small integers, so every order of steps is exact."""
+    for dtype in (torch.bfloat16, torch.float16):
+        for op in (R.SUM, R.AVG, R.PRODUCT, R.MIN, R.MAX):
+            mine = torch.tensor([1.0, 2.0, -3.0, 0.5, 4.0, 1.0]) + (rank % 2)
+            each = [np.array([1.0, 2.0, -3.0, 0.5, 4.0, 1.0]) + (r % 2) for r in range(size)]
+            ufunc = {R.SUM: np.add, R.AVG: np.add, R.PRODUCT: np.multiply, R.MIN: np.minimum,
+                     R.MAX: np.maximum}[op]
+            want = ufunc.reduce(each) / (size if op is R.AVG else 1)
+            t = mine.to(dtype)
+            dist.all_reduce(t, op=op)
+            assert t.dtype == dtype
+            np.testing.assert_array_equal(t.float().numpy(), want, err_msg=f"{dtype} {op}")
+            base = torch.zeros(6, 2, dtype=dtype)
+            view = base[:, 0]  # strided
+            view.copy_(mine)
+            dist.all_reduce(view, op=op, async_op=True).wait()
+            np.testing.assert_array_equal(base[:, 0].float().numpy(), want)
+            np.testing.assert_array_equal(base[:, 1].float().numpy(), np.zeros(6))
+            view.copy_(mine)
+            dist.all_reduce(view, op=op)
+            np.testing.assert_array_equal(base[:, 0].float().numpy(), want)
+            t = mine.to(dtype)
+            dist.reduce(t, dst=size - 1, op=op)
+            if rank == size - 1:
+                np.testing.assert_array_equal(t.float().numpy(), want)
+            whole = torch.cat([mine] * size).to(dtype)
+            out = torch.zeros(6, dtype=dtype)
+            dist.reduce_scatter_tensor(out, whole, op=op)
+            np.testing.assert_array_equal(out.float().numpy(), want)
+
+
 def broadcast_from_each_root(rank, size):
     for src in range(size):
         t = torch.full((2, 3), float(rank))
@@ -415,7 +448,7 @@ def mismatch_detail_mode(rank, size):
 
 
 CASES = ["all_reduce_every_op_and_dtype", "all_reduce_strided_views", "all_reduce_repeated_calls",
-         "broadcast_from_each_root", "reduce_to_each_root", "all_gather_variants", "reduce_scatter_variants",
+         "low_precision_reductions", "broadcast_from_each_root", "reduce_to_each_root", "all_gather_variants", "reduce_scatter_variants",
          "gather_and_scatter", "all_to_all_variants", "point_to_point",
          "barriers_and_async_work", "object_collectives", "subgroups", "timeouts",
          "torch_errors", "mismatch_detail_mode"]

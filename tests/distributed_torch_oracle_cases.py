@@ -236,5 +236,25 @@ class _nothing:
         return False
 
 
+def low_precision_all_reduce_matches_torch(rank, size):
+    """float16 and bfloat16 all-reduces (contiguous and strided) round as torch's gloo does,
+    on values whose sums and products are not exact in either type."""
+    torch = _torch()
+    values = np.random.default_rng(rank).standard_normal(64) * 10
+    for name in ("float16", "bfloat16"):
+        for op in ("SUM", "PRODUCT", "MIN", "MAX"):
+            theirs = torch.tensor(values).to(getattr(torch, name))
+            torch.distributed.all_reduce(theirs, op=getattr(torch.distributed.ReduceOp, op))
+            ours = ember.tensor(values).to(getattr(ember, name))
+            ember.distributed.all_reduce(ours, op=getattr(ember.distributed.ReduceOp, op))
+            strided = ember.tensor(np.stack([values, values], 1)).to(getattr(ember, name))
+            ember.distributed.all_reduce(strided[:, 1],
+                                         op=getattr(ember.distributed.ReduceOp, op))
+            want = theirs.double().numpy()
+            np.testing.assert_array_equal(ours.double().numpy(), want, err_msg=f"{name} {op}")
+            np.testing.assert_array_equal(strided[:, 1].double().numpy(), want)
+
+
 CASES = ["training_matches_torch", "fp16_hook_matches_torch", "bf16_hooks_match_torch",
-         "mismatched_models_fail_as_torchs", "join_matches_torch"]
+         "mismatched_models_fail_as_torchs", "join_matches_torch",
+         "low_precision_all_reduce_matches_torch"]

@@ -3,7 +3,8 @@
 It maps arrays to MPI buffers on their own memory: a contiguous array is passed as it is, a
 strided one as a derived datatype over its elements (MPI moves them in place). MPI's reduction
 operations are defined on predefined datatypes only, so a reduction over a strided array runs
-on a contiguous copy that is written back (``reduction_buffer``).
+on a contiguous copy that is written back; floating types MPI cannot reduce (bfloat16) are
+reduced in place by user-defined operations that call NumPy (``reduction``).
 """
 from __future__ import annotations
 
@@ -55,11 +56,6 @@ def basic_type(dtype: np.dtype):
     return t
 
 
-def reducible(dtype: np.dtype) -> bool:
-    """Whether MPI's predefined operations can reduce ``dtype`` directly."""
-    return basic_type(dtype).is_predefined
-
-
 def address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
@@ -106,12 +102,51 @@ def reduce_op(op: RedOpType, dtype: np.dtype):
     return getattr(mpi(), names[op])
 
 
+_UFUNCS = {RedOpType.SUM: np.add, RedOpType.AVG: np.add, RedOpType.PRODUCT: np.multiply,
+           RedOpType.MIN: np.minimum, RedOpType.MAX: np.maximum}
+_UFUNC_OPS = {}  # (dtype, ufunc) -> MPI operation, or None
+
+
+def _ufunc_op(dtype: np.dtype, op: RedOpType):
+    """A user-defined MPI operation applying ``op``'s NumPy ufunc to ``dtype``'s elements, for
+    a floating type MPI has no predefined reduction of (bfloat16, the float8 types; float16
+    where MPI lacks MPI_FLOAT16_T), or None where NumPy cannot reduce ``dtype`` either.
+
+    MPI reduces the arrays where they are, calling it on each pair of blocks; every step
+    rounds to ``dtype``, as torch reduces a tensor in its own type.
+    """
+    ufunc = _UFUNCS.get(op)
+    key = (dtype, ufunc)
+    if key in _UFUNC_OPS:
+        return _UFUNC_OPS[key]
+    found = None
+    if ufunc is not None and _ufunc_keeps(ufunc, dtype):
+        def apply(inbuf, inoutbuf, datatype):
+            acc = np.frombuffer(inoutbuf, dtype)
+            ufunc(np.frombuffer(inbuf, dtype), acc, out=acc)
+        try:
+            found = mpi().Op.Create(apply, commute=True)
+        except RuntimeError:  # mpi4py's table of user-defined operations (32) is full
+            found = None
+    _UFUNC_OPS[key] = found
+    return found
+
+
+def _ufunc_keeps(ufunc, dtype: np.dtype) -> bool:
+    """Whether ``ufunc`` combines two ``dtype`` arrays into one of ``dtype``."""
+    try:
+        return ufunc(np.zeros(1, dtype), np.zeros(1, dtype)).dtype == dtype
+    except (TypeError, ValueError):  # no loop for dtype
+        return False
+
+
 _REDUCTIONS = {}
 
 
 def reduction(dtype: np.dtype, op: RedOpType):
-    """``(datatype, operation)`` with which MPI reduces ``dtype`` arrays in place by ``op``,
-    or None when its predefined operations cannot (float16, bfloat16).
+    """``(datatype, operation)`` with which MPI reduces contiguous ``dtype`` arrays in place
+    by ``op``: MPI's predefined ones, or ``_ufunc_op``'s for floating types MPI does not
+    know; None when neither can (the caller reduces a float64 copy).
 
     Cached: a small all-reduce's time is mostly this Python path's, so it looks nothing up
     twice.
@@ -120,6 +155,11 @@ def reduction(dtype: np.dtype, op: RedOpType):
     try:
         return _REDUCTIONS[key]
     except KeyError:
-        found = (basic_type(dtype), reduce_op(op, dtype)) if reducible(dtype) else None
+        datatype = basic_type(dtype)
+        if datatype.is_predefined:
+            found = (datatype, reduce_op(op, dtype))
+        else:
+            user_op = _ufunc_op(dtype, op)
+            found = None if user_op is None else (datatype, user_op)
         _REDUCTIONS[key] = found
         return found

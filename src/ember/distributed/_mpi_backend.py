@@ -3,8 +3,9 @@
 Each method takes NumPy arrays (the tensors' own buffers) and returns a Work around MPI's
 nonblocking routine (``I...``); a blocking call waits for it before returning. Results are written into the given arrays in
 place: contiguous arrays and strided ones MPI can describe (``_mpi.message``) are used as
-they are; reductions, which MPI defines on contiguous predefined types only, run on a
-contiguous copy (float16 and bfloat16 on a float64 copy) that is written back.
+they are; reductions, which MPI defines on contiguous buffers only, run on a contiguous copy
+of a strided array that is written back (bfloat16 is reduced by a user-defined operation,
+see ``_mpi.reduction``).
 """
 from __future__ import annotations
 
@@ -71,17 +72,19 @@ class _Buffers:
             self.finish.append(lambda: np.copyto(a, tmp))
         return [tmp, tmp.size, _mpi.basic_type(tmp.dtype)]
 
-    def reducible(self, a, writes=True):
-        """A contiguous array of a type MPI reduces: ``a`` itself when possible."""
-        if _mpi.reducible(a.dtype):
-            if _writable_contiguous(a) or (not writes and a.flags.c_contiguous):
-                return a
-            tmp = np.ascontiguousarray(a)
-        else:  # float16 / bfloat16: exact sums and products of two values in float64
-            tmp = a.astype(np.float64)
+    def reducible(self, a, op, writes=True):
+        """``[array, count, datatype], operation``: how MPI reduces ``a`` by ``op``, on ``a``
+        itself when it is contiguous, else on a contiguous copy (a float64 one for a dtype
+        MPI cannot reduce)."""
+        found = _mpi.reduction(a.dtype, op)
+        if found is not None and (_writable_contiguous(a) or (
+                not writes and a.flags.c_contiguous)):
+            return [a, a.size, found[0]], found[1]
+        tmp = np.ascontiguousarray(a) if found is not None else a.astype(np.float64)
         if writes:
             self.finish.append(lambda: np.copyto(a, tmp, casting="unsafe"))
-        return tmp
+        datatype, mpi_op = found or _mpi.reduction(tmp.dtype, op)
+        return [tmp, tmp.size, datatype], mpi_op
 
     def contiguous_out(self, a):
         if _writable_contiguous(a):
@@ -148,22 +151,25 @@ class MpiBackend:
 
     # -- collectives -------------------------------------------------------------------------
     def allreduce(self, a, op, outputs, blocking, timeout):
-        if blocking and timeout is None and a.flags.carray:
+        if blocking and timeout is None and a.flags.writeable:
             run = self.allreduce_plan(a.dtype, op)
-            if run is not None:
+            if run is not None and a.flags.carray:
                 return run(a)
+            if run is not None:  # strided: MPI reduces contiguous buffers only
+                tmp = np.ascontiguousarray(a)
+                run(tmp)
+                np.copyto(a, tmp)
+                return None
         bufs = _Buffers()
-        buf = bufs.reducible(a)
-        MPI = _mpi.mpi()
-        args = (MPI.IN_PLACE, [buf, buf.size, _mpi.basic_type(buf.dtype)],
-                _mpi.reduce_op(op, buf.dtype))
+        spec, mpi_op = bufs.reducible(a, op)
+        args = (_mpi.mpi().IN_PLACE, spec, mpi_op)
         return self._run("Allreduce", blocking, args, bufs, outputs, timeout,
                          self._average(a, op))
 
     def allreduce_plan(self, dtype, op):
         """A function ``run(a)`` that all-reduces an aligned, writable, contiguous array of
         ``dtype`` by ``op`` in place and returns None once done (no Work, no temporaries),
-        or None when MPI cannot reduce ``dtype`` as it is (float16, bfloat16).
+        or None when MPI cannot reduce ``dtype`` (see ``_mpi.reduction``).
 
         Made once per dtype and op: a small all-reduce's time is mostly its Python path's, so
         the datatype, the operation and the bound MPI routine are looked up beforehand.
@@ -186,11 +192,9 @@ class MpiBackend:
     def reduce(self, a, root, op, outputs, blocking, timeout):
         bufs = _Buffers()
         is_root = self.rank == root
-        buf = bufs.reducible(a, writes=is_root)
+        spec, mpi_op = bufs.reducible(a, op, writes=is_root)
         MPI = _mpi.mpi()
-        spec = [buf, buf.size, _mpi.basic_type(buf.dtype)]
-        args = ((MPI.IN_PLACE, spec) if is_root else (spec, None)) + (
-            _mpi.reduce_op(op, buf.dtype), root)
+        args = ((MPI.IN_PLACE, spec) if is_root else (spec, None)) + (mpi_op, root)
         after = self._average(a, op) if is_root else []
         return self._run("Reduce", blocking, args, bufs, outputs, timeout, after)
 
@@ -217,11 +221,10 @@ class MpiBackend:
     def reduce_scatter_tensor(self, out, a, op, outputs, blocking, timeout):
         """``out`` gets this rank's block of the reduction of the ranks' ``a``."""
         bufs = _Buffers()
-        send = bufs.reducible(a, writes=False)
-        recv = bufs.reducible(out)
-        # NOTE: mpi4py counts a Reduce_scatter_block send buffer per block
-        args = ([send, recv.size, _mpi.basic_type(send.dtype)],
-                [recv, recv.size, _mpi.basic_type(recv.dtype)], _mpi.reduce_op(op, recv.dtype))
+        send, _ = bufs.reducible(a, op, writes=False)
+        recv, mpi_op = bufs.reducible(out, op)
+        send[1] = recv[1]  # NOTE: mpi4py counts a Reduce_scatter_block send buffer per block
+        args = (send, recv, mpi_op)
         return self._run("Reduce_scatter_block", blocking, args, bufs, outputs, timeout,
                          self._average(out, op))
 
