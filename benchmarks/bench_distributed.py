@@ -3,7 +3,7 @@ data-parallel.
 
     python benchmarks/bench_distributed.py [--quick]
 
-starts the MPI jobs itself (mpiexec from the ``distributed`` extra) and prints two tables:
+starts the MPI jobs itself (mpiexec from the ``distributed`` extra) and prints four tables:
 
 * all_reduce (SUM, float32, 2 processes) of 1 KiB to 64 MiB: ember's ``dist.all_reduce``
   against mpi4py's ``Allreduce(IN_PLACE, ...)`` and ``Iallreduce(IN_PLACE, ...).Wait()`` on
@@ -11,6 +11,8 @@ starts the MPI jobs itself (mpiexec from the ``distributed`` extra) and prints t
   does not match a blocking collective with a nonblocking one another process may make);
 * the same calls in a 1-process group, where MPI's own work is least: the time ember's
   Python path adds per call;
+* blocking all-reduces off that path, in 2 processes: a strided float32 view, float16,
+  bfloat16 (which MPI cannot reduce: an operation of ember's does), a group with a timeout;
 * W3 (benchmarks/workloads.py: a 2048-2048-2048-10 MLP, global batch 512, SGD) trained with
   DistributedDataParallel in 2 processes of 1 thread each (256 samples per process) against
   one process of 1 thread on the whole batch: samples per second, and the share of the
@@ -94,6 +96,40 @@ def overhead_rows(quick):
         rows.append({"bytes": nbytes, **{
             name: min(timeit.repeat(f, number=2000, repeat=10 if quick else 40)) / 2000
             for name, f in fns.items()}})
+    dist.destroy_process_group()
+    return rows
+
+
+SLOW_SIZES = [2 ** 12, 2 ** 20, 2 ** 24]  # 4 KiB, 1 MiB, 16 MiB
+
+
+def slow_path_rows(quick):
+    """Seconds per blocking all_reduce (SUM) of the calls off the contiguous float32 path:
+    a strided float32 view (every other element), float16, bfloat16, and a group with a
+    timeout; contiguous float32 alongside, interleaved."""
+    import numpy as np
+    from datetime import timedelta
+    from mpi4py import MPI
+
+    import ember
+    import ember.distributed as dist
+    dist.init_process_group("gloo")
+    timed = dist.new_group(timeout=timedelta(seconds=60))
+    rows = []
+    for nbytes in SLOW_SIZES:
+        n = nbytes // 4
+        f32 = ember.zeros(n)
+        strided = ember.zeros(2 * n)[::2]
+        f16 = ember.zeros(2 * n, dtype=ember.float16)  # the same number of bytes
+        bf16 = ember.zeros(2 * n, dtype=ember.bfloat16)
+        calls = max(2, min(300, 2 ** 26 // nbytes)) // (4 if quick else 1) or 1
+        fns = {"float32": lambda: dist.all_reduce(f32),
+               "strided": lambda: dist.all_reduce(strided),
+               "float16": lambda: dist.all_reduce(f16),
+               "bfloat16": lambda: dist.all_reduce(bf16),
+               "timeout": lambda: dist.all_reduce(f32, group=timed)}
+        times = _median_seconds(fns, 3 if quick else 7, calls, MPI.COMM_WORLD.Barrier)
+        rows.append({"bytes": nbytes, **times})
     dist.destroy_process_group()
     return rows
 
@@ -195,6 +231,10 @@ def _machine():
     return f"{model}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}"
 
 
+def _size(nbytes):
+    return f"{nbytes // 2 ** 20} MiB" if nbytes >= 2 ** 20 else f"{nbytes // 1024} KiB"
+
+
 def main():
     quick = "--quick" in sys.argv
     print(f"CPU: {_machine()}\n")
@@ -205,9 +245,7 @@ def main():
           "mpi4py GB/s | ember / Allreduce | ember / Iallreduce |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        size = (f"{r['bytes'] // 2 ** 20} MiB" if r["bytes"] >= 2 ** 20
-                else f"{r['bytes'] // 1024} KiB")
-        print(f"| {size} | {r['ember'] * 1e6:.1f} us | {r['mpi4py'] * 1e6:.1f} us | "
+        print(f"| {_size(r['bytes'])} | {r['ember'] * 1e6:.1f} us | {r['mpi4py'] * 1e6:.1f} us | "
               f"{r['mpi4py_nb'] * 1e6:.1f} us | {r['bytes'] / r['ember'] / 1e9:.2f} | "
               f"{r['bytes'] / r['mpi4py'] / 1e9:.2f} | {r['mpi4py'] / r['ember']:.2f}x | "
               f"{r['mpi4py_nb'] / r['ember']:.2f}x |")
@@ -219,6 +257,15 @@ def main():
         print(f"| {r['bytes'] // 1024} KiB | {r['ember'] * 1e6:.2f} us | "
               f"{r['mpi4py'] * 1e6:.2f} us | {r['mpi4py_nb'] * 1e6:.2f} us | "
               f"{(r['ember'] - r['mpi4py_nb']) * 1e6:.2f} us |")
+    print("\nall_reduce (SUM, 2 processes) off the contiguous float32 path: median seconds per "
+          "call (the same number of bytes in each column)\n")
+    print("| size | float32 | float32 strided (1 of 2) | float16 | bfloat16 | float32, group "
+          "with a timeout |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for r in _run_job(2, "slow_paths", quick)["rows"]:
+        print(f"| {_size(r['bytes'])} | " + " | ".join(
+            f"{r[k] * 1e6:.1f} us" for k in ("float32", "strided", "float16", "bfloat16",
+                                              "timeout")) + " |")
     one = _run_job(1, "ddp", quick)
     two = _run_job(2, "ddp", quick)
     exposed = two["ddp_step_s"] - two["local_step_s"]
@@ -238,8 +285,9 @@ if __name__ == "__main__":
     if "--part" in sys.argv:
         part = sys.argv[sys.argv.index("--part") + 1]
         quick = "--quick" in sys.argv
-        result = {"rows": allreduce_rows(quick)} if part == "allreduce" else \
-            {"rows": overhead_rows(quick)} if part == "overhead" else ddp_row(quick)
+        parts = {"allreduce": allreduce_rows, "overhead": overhead_rows,
+                 "slow_paths": slow_path_rows}
+        result = {"rows": parts[part](quick)} if part in parts else ddp_row(quick)
         if int(os.environ.get("PMI_RANK", "0")) == 0:
             print(json.dumps(result), flush=True)
     else:
