@@ -36,6 +36,20 @@ def raise_on(rank_to_fail, before_init):
     dist.all_reduce(torch.ones(3))  # waits for the failed rank forever, unless the job ends
 
 
+def fail_until_attempt(attempt):
+    """Rank 1 fails until the launcher has restarted the job ``attempt`` times."""
+    restarts = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+    dist.init_process_group("gloo")
+    if dist.get_rank() == 1 and restarts < attempt:
+        raise ValueError(f"rank 1 failed on attempt {restarts}")
+    dist.barrier()
+    sys.stdout.write(f"ATTEMPT {restarts} RANK {dist.get_rank()} GROUP_RANK "
+                     f"{os.environ['GROUP_RANK']} OF {os.environ['GROUP_WORLD_SIZE']} MAX "
+                     f"{os.environ['TORCHELASTIC_MAX_RESTARTS']}\n")
+    sys.stdout.flush()
+    dist.destroy_process_group()
+
+
 def contradicting_arguments():
     """A rank or world size that is not MPI's is an error that says how to launch."""
     mpi_rank = int(os.environ["PMI_RANK"])
@@ -113,6 +127,8 @@ if __name__ == "__main__":
         report_environment()
     elif mode in ("raise-before-init", "raise-after-init"):
         raise_on(int(sys.argv[2]), mode == "raise-before-init")
+    elif mode == "fail-until-attempt":
+        fail_until_attempt(int(sys.argv[2]))
     elif mode == "contradicting-arguments":
         contradicting_arguments()
     elif mode == "spawn-training":

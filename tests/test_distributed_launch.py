@@ -82,14 +82,84 @@ def test_rank_or_world_size_that_is_not_mpis():
                 "ember.multiprocessing.spawn") in out, out
 
 
-def test_launcher_refuses_what_mpi_cannot_do():
+@requires_mpi
+def test_launcher_restarts_the_whole_job(tmp_path):
+    """--max-restarts: a failed job runs again; an elastic --nnodes takes the machines of the
+    host file (here twice this one)."""
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost:1\nlocalhost:1\n")
+    code, out, _ = _timed(_launcher("--nnodes", "1:3", "--hostfile", str(hosts),
+                                    "--max-restarts", "2", SCRIPT, "fail-until-attempt", "1"))
+    assert code == 0, out
+    assert "ValueError: rank 1 failed on attempt 0" in out, out
+    assert "Worker group FAILED. 2/2 attempts left; will restart worker group" in out, out
+    assert "1/2 attempts left" not in out and "ATTEMPT 0" not in out, out
+    for rank in (0, 1):
+        assert f"ATTEMPT 1 RANK {rank} GROUP_RANK {rank} OF 2 MAX 2" in out, out
+
+
+@requires_mpi
+def test_launcher_gives_up_after_its_restarts():
+    code, out, _ = _timed(_launcher(
+        "--nproc-per-node", "2", "--max-restarts", "1", "--no-python", "sh", "-c",
+        'echo "attempt=$TORCHELASTIC_RESTART_COUNT rank=$RANK"; exit $RANK'))
+    assert code not in (0, None), out
+    assert out.count("Worker group FAILED. 1/1 attempts left; will restart worker group") == 1
+    for attempt in (0, 1):
+        assert f"attempt={attempt} rank=1" in out, out
+    assert "attempt=2" not in out, out
+
+
+def _refused(*args):
     from ember.distributed.run import parse_args, run
-    with pytest.raises(ValueError, match="^--nnodes > 1 needs --hostfile"):
-        run(parse_args(["--nnodes", "2", "--nproc-per-node", "2", "x.py"]))
-    with pytest.raises(ValueError, match="^elastic --nnodes 1:2 is not supported"):
-        run(parse_args(["--nnodes", "1:2", "x.py"]))
-    with pytest.raises(ValueError, match="^--max-restarts must be 0"):
-        run(parse_args(["--max-restarts", "3", "x.py"]))
+    return lambda: run(parse_args([*args, "x.py"]))
+
+
+def test_launcher_refuses_what_mpi_cannot_do(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("# two machines\nnode-a:4\nnode-b:4\n")
+    with pytest.raises(ValueError, match="^--nnodes 2 needs --hostfile"):
+        _refused("--nnodes", "2", "--nproc-per-node", "2")()
+    with pytest.raises(ValueError, match="^--nnodes 2:4 needs --hostfile"):
+        _refused("--nnodes", "2:4")()
+    with pytest.raises(ValueError, match=f"^--nnodes 3:4: the host file {hosts} lists 2 "
+                                         "machines, fewer than 3$"):
+        _refused("--nnodes", "3:4", "--hostfile", str(hosts))()
+    with pytest.raises(RuntimeError, match='^nnodes=1:2:3 is not in "MIN:MAX" format$'):
+        _refused("--nnodes", "1:2:3")()
+    with pytest.raises(AssertionError, match="^min_nodes must be > 0 and <= max_nodes, got "
+                                             "min_nodes=3, max_nodes=2$"):
+        _refused("--nnodes", "3:2")()
+    with pytest.raises(AssertionError, match="^max_restarts must be >= 0$"):
+        _refused("--max-restarts", "-1")()
+    with pytest.raises(ValueError, match="^--rdzv-backend etcd-v2 is not supported: MPI "
+                                         "starts the processes of every machine from one "
+                                         "launch"):
+        _refused("--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "etcd:2379")()
+    with pytest.raises(ValueError, match="^--standalone runs the job on this machine alone"):
+        _refused("--standalone", "--hostfile", str(hosts))()
+    with pytest.raises(ValueError, match=r"^start the launcher once, on the first machine "
+                                         r"\(--node-rank 0\)"):
+        _refused("--nnodes", "2", "--hostfile", str(hosts), "--node-rank", "1")()
+    with pytest.raises(ValueError, match=r"^with --rdzv-backend c10d, start the launcher once, "
+                                         r"on the --rdzv-endpoint machine \(node-a\), listed "
+                                         r"first in the host file \(which lists node-a first\)"):
+        _refused("--nnodes", "2", "--hostfile", str(hosts), "--rdzv-backend", "c10d",
+                 "--rdzv-endpoint", "node-a:29400")()
+
+
+def test_launcher_rendezvous_options():
+    """What the rendezvous options become in the processes' environment."""
+    from ember.distributed.run import _rendezvous, parse_args
+
+    def env(*args):
+        return _rendezvous(parse_args([*args, "x.py"]), 1)
+    assert env("--rdzv-backend", "c10d", "--rdzv-endpoint", "node-a:1234",
+               "--rdzv-id", "job7") == ("node-a", 1234, "job7")
+    assert env("--rdzv-backend", "c10d", "--rdzv-endpoint", "node-a")[:2] == ("node-a", 29400)
+    assert env("--master-addr", "10.0.0.1", "--master-port", "555")[:2] == ("10.0.0.1", 555)
+    addr, port, run_id = env("--standalone", "--rdzv-id", "ignored")
+    assert addr == "127.0.0.1" and 0 < port < 65536 and run_id != "ignored"
 
 
 @requires_mpi
