@@ -825,7 +825,7 @@ def _np_take_along(x, idx, dim, keepdim=True):
 
 
 row("take_along_dim_keep", R.take_along_dim_keep, _torch_take_along,
-    [R.take_along_dim_keep, R.take_along_dim_backward],
+    [R.take_along_dim_keep],
     lambda m: [S("keep", m(2, 3), m.idx(2, 1, high=3), 1),
                S("no_keep", m(2, 3), m.idx(3, high=2), 0, False),
                S("repeat", m(2, 3), m.idx(2, 4, high=3), 1),

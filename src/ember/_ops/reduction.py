@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import arg_extreme, as_array, get_xp, scatter_add
+from .._backend import arg_extreme, as_array, get_xp
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .registry import FLOAT, NONE, op
 from .pointwise import div_scalar, eq, exp, maximum, minimum, not_implemented, where
@@ -655,24 +655,14 @@ def _(grad, indices, dim, self_shape, keepdim):
     return take_along_dim_backward(grad, indices, dim, self_shape, keepdim)
 
 
-@op("take_along_dim_backward", promote=NONE, tensors=2, node="ScatterAddBackward0")
 def take_along_dim_backward(grad, indices, dim, sizes, keepdim=True):
-    """Add ``grad`` into zeros of ``sizes`` at ``indices`` along ``dim`` (repeats accumulate)."""
-    xp = get_xp(grad)
-    if len(sizes) == 0:
-        return xp.array(grad, copy=True).reshape(())
-    d = dim % len(sizes)
-    if not keepdim:
-        grad, indices = xp.expand_dims(grad, d), xp.expand_dims(indices, d)
-    out = xp.zeros(sizes, grad.dtype)
-    index = tuple(indices if i == d else xp.arange(n).reshape(
-        [n if j == i else 1 for j in range(indices.ndim)]) for i, n in enumerate(indices.shape))
-    return scatter_add(out, index, grad)
-
-
-@take_along_dim_backward.grad("grad")
-def _(grad, indices, dim, keepdim):
-    return take_along_dim_keep(grad, indices, dim, keepdim)
+    """Add ``grad`` into zeros of ``sizes`` at ``indices`` along ``dim`` (repeats accumulate),
+    composed as torch composes it: zeros, then scatter_add (under create_graph a
+    ScatterAddBackward0 whose first edge, the zeros, is empty)."""
+    from .indexing import _scatter_add, _zeros
+    if not keepdim and len(sizes):
+        grad, indices = unsqueeze(grad, dim), unsqueeze(indices, dim)
+    return _scatter_add(_zeros(grad, sizes), indices, grad, dim % builtins.max(len(sizes), 1))
 
 
 def _minmax(name, all_op, dim_op, binary):
