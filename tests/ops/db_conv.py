@@ -157,7 +157,8 @@ def _bn_samples(m):
 
 
 row("batch_norm", F.batch_norm, "nn.functional.batch_norm", _BN, _bn_samples, tols=_F32)
-row("layer_norm", F.layer_norm, "nn.functional.layer_norm", [NM.layer_norm_op],
+row("layer_norm", F.layer_norm, "nn.functional.layer_norm",
+    [NM.layer_norm_op, NM.native_layer_norm_backward],
     lambda m: [S("affine", m(2, 3, 4), (4,), m(4), m(4)),
                S("two_dims", m(2, 3, 4), (3, 4), m(3, 4), m(3, 4), eps=1e-3),
                S("plain", m(3, 5), [5]), S("weight_only", m(2, 4), (4,), m(4)),

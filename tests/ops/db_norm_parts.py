@@ -7,6 +7,8 @@ are CUDA kernels there, so their reference here is their definition written with
 NotImplemented nodes are checked in tests/test_norm_parts.py)."""
 from __future__ import annotations
 
+import numpy as np
+
 import ember
 from ember._ops import batch_norm_parts as BP
 from ember._ops import native_norms as NN
@@ -32,6 +34,27 @@ row("native_batch_norm", ember.native_batch_norm, "native_batch_norm", [NM.batch
 row("native_layer_norm", ember.native_layer_norm, "native_layer_norm", [NM.layer_norm_op],
     lambda m: [S("affine", m(2, 3, 4), (4,), m(4), m(4), 1e-5),
                S("two_dims", m(2, 3, 4), [3, 4], None, None, 1e-3)], tols=_F32)
+def _lnb_samples(m):
+    """native_layer_norm_backward at an input's own statistics (the input a constant: its
+    derivative treats the statistics as functions of it, which gradcheck cannot perturb)."""
+    out = []
+    for name, shape, k in (("last", (2, 3, 4), 1), ("two_dims", (2, 3), 2)):
+        x = m(*shape)
+        axes = tuple(range(len(shape) - k, len(shape)))
+        mean = x.mean(axis=axes, keepdims=True)
+        rstd = 1.0 / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + 1e-5)
+        out.append(S(name, m(*shape), C(x), C(mean.astype(x.dtype)), C(rstd.astype(x.dtype)),
+                     m(*shape[len(shape) - k:]), C(m(*shape[len(shape) - k:])),
+                     list(shape[len(shape) - k:])))
+    return out
+
+
+# layer_norm's gradient op on its own (its derivatives give third derivatives)
+row("native_layer_norm_backward", NM.native_layer_norm_backward,
+    lambda torch: lambda g, x, mean, rstd, w, b, shape: torch.ops.aten.native_layer_norm_backward(
+        g, x, shape, mean, rstd, w, b, [True, True, True]),
+    [NM.native_layer_norm_backward], _lnb_samples, tols=_F32, public=False)
+
 row("native_group_norm", ember.native_group_norm, "native_group_norm", [NM.group_norm_op],
     lambda m: [S("affine", m(2, 4, 3), m(4), m(4), 2, 4, 3, 2, 1e-5),
                S("plain", m(3, 2, 2, 2), None, None, 3, 2, 4, 1, 1e-5)], tols=_F32,

@@ -604,7 +604,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "grid_sampler_3d", "group_norm", "hfft", "hfftn", "hstack", "huber_loss", "ifft_complex",
     "index_add", "index_add_", "index_copy", "index_copy_", "index_reduce", "index_reduce_",
     "index_reduce_method", "inplace_on_view", "instance_norm", "irfft", "irfft2", "irfftn",
-    "layer_norm", "linalg_det", "linalg_householder_product", "linalg_slogdet", "linalg_solve",
+    "linalg_det", "linalg_householder_product", "linalg_slogdet", "linalg_solve",
     "linalg_solve_ex", "linalg_solve_triangular", "logcumsumexp", "logdet", "masked_scatter",
     "masked_scatter_", "matmul_complex", "mean_dim", "mul_complex", "mul_real_complex",
     "multi_margin_loss", "nll_loss", "nn.functional.conv_tbc", "nn.functional.grid_sample",
@@ -613,8 +613,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "setitem_basic", "setitem_mask_value", "sgn_complex", "sigmoid_complex", "slogdet",
     "smooth_l1_loss", "soft_margin_loss", "special_ndtr", "special_xlog1py", "stack", "std", "stft", "sum_complex",
     "take", "take_method", "tile", "tile_method", "trace", "trace_method", "var", "vstack",
-    "xlogy", "xlogy_", "xlogy_method", "native_batch_norm", "native_group_norm",
-    "native_layer_norm", "ormqr",
+    "xlogy", "xlogy_", "xlogy_method", "native_batch_norm", "native_group_norm", "ormqr",
 })
 # Rows whose node's inputs (next_functions) are other ops than torch's.
 _EDGE_NAMES_DIFFER = frozenset({

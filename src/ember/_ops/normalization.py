@@ -16,7 +16,7 @@ from .._backend import get_xp
 from .._tensor import Tensor
 from .reduction import mean, sum as _sum
 from .registry import NONE, op
-from .shape import reshape
+from .shape import expand, reshape
 
 __all__ = ["layer_norm", "group_norm"]
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
@@ -215,27 +215,80 @@ def layer_norm_op(input, weight, bias, normalized_shape, eps):  # noqa: A002
     return out
 
 
-@layer_norm_op.grad("input")
-def _(grad, input, weight, normalized_shape, eps):  # noqa: A002
-    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
-    xhat, rstd = _normalized(input, axes, eps)
-    gw = grad if weight is None else grad * weight
-    return _norm_grad_input(gw, xhat, rstd, axes)
+def _trailing(ndim, normalized_shape):
+    return tuple(range(ndim - len(normalized_shape), ndim))
 
 
-@layer_norm_op.grad("weight")
-def _(grad, input, normalized_shape, eps):  # noqa: A002
-    k = len(normalized_shape)
-    axes = tuple(range(input.ndim - k, input.ndim))
-    xhat, _ = _normalized(input, axes, eps)
-    lead = tuple(range(input.ndim - k))
-    return _sum(grad * xhat, lead) if lead else grad * xhat
+@layer_norm_op.grad("input", "weight", "bias")
+def _(grad, input, weight, bias, normalized_shape, eps):  # noqa: A002
+    # one call of torch's fused backward for the three gradients: under create_graph they
+    # share its NativeLayerNormBackwardBackward0 node, with torch's edges (the statistics are
+    # constants there: the op's own derivatives account for them)
+    m, _, rstd = _stats(_raw(input), _trailing(input.ndim, normalized_shape), eps)
+    return native_layer_norm_backward(grad, input, _const(m, input), _const(rstd, input),
+                                      weight, bias, normalized_shape)
 
 
-@layer_norm_op.grad("bias")
-def _(grad, normalized_shape):
-    lead = tuple(range(grad.ndim - len(normalized_shape)))
-    return _sum(grad, lead) if lead else grad
+# NOTE: torch computes only the gradients its output_mask asks for; this kernel skips the
+# parameters that are None (an empty array stands for their gradient).
+@op("native_layer_norm_backward", tensors=6, promote=NONE, outputs=3, undefined_grads=True,
+    node="NativeLayerNormBackwardBackward0")
+def native_layer_norm_backward(grad_out, input, mean, rstd, weight, bias,  # noqa: A002
+                               normalized_shape):
+    xp = get_xp(input)
+    axes = _trailing(input.ndim, normalized_shape)
+    lead = tuple(range(input.ndim - len(normalized_shape)))
+    xhat = (input - mean) * rstd
+    gw = grad_out if weight is None else grad_out * weight
+    gi = rstd * (gw - gw.mean(axis=axes, keepdims=True)
+                 - xhat * (gw * xhat).mean(axis=axes, keepdims=True))
+    none = xp.empty((0,), input.dtype)
+    g_weight = none if weight is None else (grad_out * xhat).sum(axis=lead)
+    g_bias = none if bias is None else grad_out.sum(axis=lead)
+    return gi.astype(input.dtype, copy=False), g_weight, g_bias
+
+
+@native_layer_norm_backward.grad("grad_out", "input", "weight")
+def _(grads, grad_out, input, mean, rstd, weight, normalized_shape):  # noqa: A002
+    gg_in, gg_weight, gg_bias = grads
+    axes = _trailing(input.ndim, normalized_shape)
+    lead = tuple(range(input.ndim - len(normalized_shape)))
+    xhat = (input - mean) * rstd
+    gw = grad_out if weight is None else grad_out * weight
+    d_out = d_in = d_weight = None
+    if gg_in is not None:
+        # the input gradient is a symmetric linear map of gw = grad_out * weight
+        p = _norm_grad_input(gg_in, xhat, rstd, axes)
+        d_out = p if weight is None else p * weight
+        d_weight = None if weight is None else _sum(grad_out * p, lead) if lead else grad_out * p
+        d_in = _input_term(gg_in, gw, xhat, rstd, axes)
+    if gg_weight is not None and weight is not None:
+        d_out = _plus(d_out, xhat * gg_weight)
+        d_in = _plus(d_in, _norm_grad_input(gg_weight * grad_out, xhat, rstd, axes))
+    if gg_bias is not None and tuple(gg_bias.shape) == tuple(normalized_shape):
+        d_out = _plus(d_out, expand(gg_bias, tuple(grad_out.shape)))
+    return d_out, d_in, d_weight
+
+
+@native_layer_norm_backward.grad("mean", "rstd", "bias")
+def _(grads):
+    # torch's node has edges to these, but they get no gradient (next_functions lists them)
+    return None, None, None
+
+
+def _plus(a, b):
+    return b if a is None else a + b
+
+
+def _input_term(a, gw, xhat, rstd, axes):
+    """d/d input of <a, input gradient> at fixed gw: the normalization's statistics move with
+    the input (d rstd/dx = -rstd^2 xhat / N, d xhat/dx = rstd (I - 1/N - xhat xhat^T / N))."""
+    def avg(v):
+        return mean(v, axes, keepdim=True)
+    m_g, m_gx, m_a, m_ax = avg(gw), avg(gw * xhat), avg(a), avg(a * xhat)
+    c = avg(a * gw) - m_a * m_g - m_ax * m_gx
+    return -(rstd * rstd) * (xhat * c + (a - m_a - xhat * m_ax) * m_gx
+                             + m_ax * (gw - m_g - xhat * m_gx))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # noqa: A002
