@@ -413,11 +413,24 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             device=None, requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random integers drawn uniformly from [low, high)."""
     check_pin_memory(pin_memory)
-    if size is None:
+    if size is None:  # randint(high, size)
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=size)
+        low, high = 0, low
+    if size is None:
+        raise TypeError(_RANDINT_FORMS.format(type(high).__name__))
     array = _new_array(size, (dtype or D.int64).np)
     values = _fill.random(array, low, high, draw_for(generator, device))
     return _finish(values, None, requires_grad, device)
+
+
+_RANDINT_FORMS = (
+    "randint() received an invalid combination of arguments - got ({}), but expected one of:\n"
+    + "".join(f" * ({first}tuple of ints size, *, {gen}Tensor out = None, torch.dtype dtype = "
+              "None, torch.layout layout = None, torch.device device = None, bool pin_memory = "
+              "False, bool requires_grad = False)\n"
+              for first in ("int high, ", "int low, int high, ")
+              for gen in ("torch.Generator generator, ", ""))).replace("torch.", "ember.")
 
 
 @replayed

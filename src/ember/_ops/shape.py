@@ -836,8 +836,8 @@ def _normalize_key(key):
                 sources.append(k)
                 k = k._data
                 advanced = True
-        elif isinstance(k, list):
-            k = np.asarray(k)
+        elif isinstance(k, (list, tuple, range)):  # (torch: any sequence indexes as a tensor)
+            k = np.asarray(list(k))
             if k.dtype.kind not in "bu":  # (torch: a list not of bools indexes as int64)
                 k = k.astype(np.int64)
             k = constant(k)  # (from Python values: the same at every call)
@@ -848,13 +848,23 @@ def _normalize_key(key):
         elif isinstance(k, (bool, np.bool_)) or is_array(k):
             advanced = True
         elif k is not None and k is not Ellipsis and not isinstance(k, slice):
-            k = k.__index__()
+            k = _as_index(k)
         out.append(k)
     if not sources:
         return tuple(out), advanced
     # the node that saves the key checks these tensors' versions at backward (as torch
     # checks the index tensors it saves)
     return index_key(out, sources), advanced
+
+
+def _as_index(k):
+    """An integer index, or torch's error for what cannot index."""
+    if isinstance(k, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not hasattr(type(k), "__index__"):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         f"Variables are valid indices (got {type(k).__name__})")
+    return k.__index__()
 
 
 def getitem(self, key):

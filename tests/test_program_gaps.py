@@ -1,0 +1,57 @@
+"""What public PyTorch programs use and ember once lacked, each against torch (see
+docs/programs.md)."""
+from __future__ import annotations
+
+import pytest
+
+from oracle import same
+
+
+@pytest.mark.parametrize("key", [
+    "range(3), [0, 2, 1]", "range(2)", "(0, 2), :", ":, (1, 3)", "range(1, 3), range(2)",
+    "range(0)", "..., range(3)",
+])
+def test_ranges_and_tuples_index_as_sequences(key):
+    def body(torch):
+        x = torch.arange(12.).reshape(3, 4).requires_grad_()
+        y = eval(f"x[{key}]", {"x": x})
+        y.pow(2).sum().backward()
+        return y, x.grad
+    same(body)
+
+
+def test_a_range_key_assigns_in_place():
+    def body(torch):
+        x = torch.zeros(3, 4)
+        x[range(3), torch.tensor([1, 0, 3])] = x.max() + 1
+        w = torch.ones(3, requires_grad=True)
+        y = torch.zeros(3, 4)
+        y[range(3), (0, 1, 2)] = w * 2
+        y.sum().backward()
+        return x, y, w.grad
+    same(body)
+
+
+@pytest.mark.parametrize("key", ["'a'", "1.5", "object()", "{1: 2}", "0, 1.5"])
+@pytest.mark.parametrize("write", [False, True])
+def test_what_cannot_index_raises_torchs_error(key, write):
+    def body(torch):
+        x = torch.ones(3, 3)
+        if write:
+            exec(f"x[{key}] = 1", {"x": x})
+        return eval(f"x[{key}]", {"x": x})
+    # (torch reads a lone string as a sequence of strings first and warns about that)
+    same(body, check_warnings=key != "'a'")
+
+
+@pytest.mark.parametrize("call", [
+    "randint(9, size=(3,))", "randint(9, (3,))", "randint(3, 9, size=(2,))",
+    "randint(high=9, size=(2,))", "randint(low=2, high=9, size=(2,))",
+    "randint(size=(2,), high=4)", "randint(9, size=(4,), dtype=torch.int32)",
+    "randint(5, size=(2, 2), generator=torch.Generator().manual_seed(3))", "randint(9)",
+])
+def test_randint_reads_each_of_torchs_argument_forms(call):
+    def body(torch):
+        torch.manual_seed(0)
+        return eval(f"torch.{call}", {"torch": torch}), torch.rand(2)
+    same(body)
