@@ -63,15 +63,31 @@ def executor():
     return _pool[0]
 
 
+def _bounds(n, min_piece):
+    """Up to ``get_num_threads()`` (lo, hi) pieces of range(n), of at least ``min_piece``."""
+    pieces = max(1, min(get_num_threads(), n // min_piece))
+    return list(itertools.pairwise([n * i // pieces for i in range(pieces + 1)]))
+
+
 def map_pieces(fn, x, min_piece):
     """``fn`` (elementwise, 1-D array to array) over ``x`` in up to ``get_num_threads()``
     pieces of at least ``min_piece`` elements, the first on the calling thread; the results
     joined in order. Worth it where ``fn`` releases the GIL for most of its time."""
-    pieces = min(get_num_threads(), len(x) // min_piece)
-    if pieces <= 1:
+    parts = [x[lo:hi] for lo, hi in _bounds(len(x), min_piece)]
+    if len(parts) == 1:
         return fn(x)
-    bounds = [len(x) * i // pieces for i in range(pieces + 1)]
-    parts = [x[lo:hi] for lo, hi in itertools.pairwise(bounds)]
     pending = [executor().submit(fn, part) for part in parts[1:]]
     results = [fn(parts[0])] + [job.result() for job in pending]
     return np.concatenate(results)
+
+
+def run_pieces(fn, n, min_piece):
+    """``fn(lo, hi)`` over range(n) in up to ``get_num_threads()`` pieces of at least
+    ``min_piece``, the first on the calling thread (for work written in place)."""
+    (first, *rest) = _bounds(n, min_piece)
+    pending = [executor().submit(fn, lo, hi) for lo, hi in rest]
+    try:
+        fn(*first)
+    finally:
+        for job in pending:
+            job.result()

@@ -36,16 +36,23 @@ _MIN_PIECE = 1 << 15  # values of log per thread, at the least
 def libm(name, x):
     """The C library's double-precision ``name`` of each element of ``x``."""
     x = np.asarray(x, np.float64)
-    if _numpy_agrees(name):
-        fn = functools.partial(_numpy_function, getattr(np, name))
-    elif name == "log" and _table_log_agrees():
-        fn = _log_from_table
-    elif name == "log" and _extended_log_agrees():
-        fn = _log_from_extended
-    else:
+    fn = elementwise(name)
+    if fn is None:
         return _one_by_one(name, x)
     # large arrays in pieces on the intra-op threads (NumPy lets go of the GIL in its loops)
     return _threads.map_pieces(fn, x.ravel(), _MIN_PIECE).reshape(x.shape)
+
+
+def elementwise(name):
+    """The fast route to the C library's ``name`` on this machine, as a function of a 1-D
+    float64 array (on the calling thread), or None where only ``math`` gives its bits."""
+    if _numpy_agrees(name):
+        return functools.partial(_numpy_function, getattr(np, name))
+    if name == "log" and _table_log_agrees():
+        return _log_from_table
+    if name == "log" and _extended_log_agrees():
+        return _log_from_extended
+    return None
 
 
 def _numpy_function(ufunc, x):

@@ -9,14 +9,17 @@ for small or strided tensors; blocks of 16 for contiguous tensors of 16 elements
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
+from .. import _threads
+
 from . import cephes
 from .cpu_capability import cephes_normals, fused_multiply_add
 from .exact_math import f32, f64, fma32, fma64, settle, to_dtype
-from .libm import libm
+from .libm import elementwise, libm
 
 _MASK24 = (1 << 24) - 1
 _MASK53 = np.uint64((1 << 53) - 1)
@@ -156,23 +159,35 @@ def _blocks(gen, count, drawn, dtype, mean, std, out):
     gen.random(drawn - count)
 
 
+_DOUBLE_ROWS = 2048  # blocks per piece of the double kernel: its arrays (1 MiB) stay in cache
+
+
 def _double_blocks(u, mean, std, out):
     """float64 blocks into ``out``: the C library's log, cos and sin, then fma(value, std,
-    mean)."""
+    mean). In pieces that stay in cache, on the intra-op threads."""
     halves = u.reshape(-1, 16).view("V64").T  # (2, rows): the first and last eight of each block
-    work = np.empty((2, halves.shape[1] * 8))
-    np.copyto(work.view("V64").reshape(halves.shape), halves)
-    first, second = work
-    np.subtract(1, first, out=first)
-    radius = libm("log", first)
-    radius *= -2
-    np.sqrt(radius, out=radius)
-    np.multiply(second, _TWO_PI, out=second)
-    np.multiply(radius, libm("cos", second), out=first)
-    np.multiply(radius, libm("sin", second), out=second)
-    if not (mean == 0 and std == 1):
-        work = fma64(work, f64(std), f64(mean))
-    np.copyto(out.reshape(-1, 16).view("V64").T, work.view("V64").reshape(halves.shape))
+    into = out.reshape(-1, 16).view("V64").T
+    log, cos, sin = (elementwise(name) or functools.partial(libm, name)
+                     for name in ("log", "cos", "sin"))
+
+    def rows(lo, hi):
+        for start in range(lo, hi, _DOUBLE_ROWS):
+            end = min(start + _DOUBLE_ROWS, hi)
+            work = np.empty((2, (end - start) * 8))
+            np.copyto(work.view("V64").reshape(2, -1), halves[:, start:end])
+            first, second = work
+            np.subtract(1, first, out=first)
+            radius = log(first)
+            radius *= -2
+            np.sqrt(radius, out=radius)
+            np.multiply(second, _TWO_PI, out=second)
+            np.multiply(radius, cos(second), out=first)
+            np.multiply(radius, sin(second), out=second)
+            if not (mean == 0 and std == 1):
+                work = fma64(work, f64(std), f64(mean))
+            np.copyto(into[:, start:end], work.view("V64").reshape(2, -1))
+
+    _threads.run_pieces(rows, halves.shape[1], _DOUBLE_ROWS)
 
 
 def _float_blocks(gen, count, mean, std, out):
