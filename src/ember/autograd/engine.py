@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import threading
 import warnings
+import weakref
 from sys import getrefcount as _refcount
 
 import numpy as np
@@ -21,6 +22,24 @@ from .._state import profiler_hook, state
 from .._tensor import Tensor, _wrap
 from . import _batched, _gc
 from .graph import AccumulateGrad, gradient_edge
+
+
+class _Borrowed(dict):
+    """Arrays by id, each with a weak reference to it: an id is reused once its array is
+    freed, and a new gradient that gets a freed one's id is not borrowed (taken for one, it
+    would be copied needlessly, and its leaf's ``.grad`` get version 1 where torch's is 0)."""
+
+    __slots__ = ()
+
+    def add(self, a):
+        try:
+            self[id(a)] = weakref.ref(a)
+        except TypeError:  # (a NumPy scalar takes no weak reference: it is kept alive)
+            self[id(a)] = lambda: a
+
+    def holds(self, a):
+        ref = self.get(id(a))
+        return ref is not None and ref() is a
 
 
 class _Task:
@@ -36,9 +55,9 @@ class _Task:
         self.run = None  # nodes that run (None: all), when only some inputs are wanted
         self.captures = {}  # node -> [(output_nr, slot)] for autograd.grad
         self.captured = []
-        # ids of gradient arrays that something else may still hold (a caller's gradient, a
+        # gradient arrays that something else may still hold (a caller's gradient, a
         # pass-through from a formula, one already stored in a .grad): never stolen.
-        self.borrowed = set()
+        self.borrowed = _Borrowed()
         self.buffers = {}
         self.deps = {}
         self.batch = batch  # batched pass: every gradient has this leading batch dimension
@@ -74,7 +93,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             continue
         if not create_graph:
             g = g._data
-            task.borrowed.add(id(g))
+            task.borrowed.add(g)
         _add_to_buffer(task, fn, nr, g)
     prev, prev_quiet = state.grad_enabled, state.quiet
     state.grad_enabled = bool(create_graph)
@@ -290,7 +309,7 @@ def _execute(task, root_nodes):
                     g0 = grads[0]
                     for o in outs:
                         if o is g0 and o is not None:  # passed through: someone else's too
-                            borrowed.add(id(o))
+                            borrowed.add(o)
                 else:
                     _note_borrowed(task, fn, outs, grads)
         elif (plain and type(fn) is AccumulateGrad and grads is not None
@@ -333,7 +352,7 @@ def _execute(task, root_nodes):
                 else:
                     old = buf[nr]
                     if (not graph and old.base is None and old.shape == g.shape
-                            and old.dtype == g.dtype and id(old) not in borrowed
+                            and old.dtype == g.dtype and not borrowed.holds(old)
                             and (type(old) is not ndarray or old.flags.writeable)
                             and not isinstance(old, np.generic)  # += would rebind a scalar
                             and _refcount(old) == 3):
@@ -421,11 +440,11 @@ def _note_borrowed(task, fn, outs, grads):
         if o is None:
             continue
         if not fresh:
-            borrowed.add(id(o))
+            borrowed.add(o)
             continue
         for g in grads:
             if o is g:
-                borrowed.add(id(o))
+                borrowed.add(o)
 
 
 def _tensor_pre_hooks(task, fn, grads):
@@ -442,7 +461,7 @@ def _tensor_pre_hooks(task, fn, grads):
                     continue
                 r = hook(g if task.graph else _wrap(g))
                 if not task.graph:
-                    task.borrowed.add(id(g))
+                    task.borrowed.add(g)
                 if r is not None:
                     grads[nr] = _hook_value(task, g, r, hook)
     retained = fn._retained
@@ -480,7 +499,7 @@ def _hook_value(task, original, r, hook):
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
     if task.graph:
         return r
-    task.borrowed.add(id(r._data))
+    task.borrowed.add(r._data)
     return r._data
 
 
@@ -527,7 +546,7 @@ def _as_tensors(task, grads):
             continue
         if type(g) is not np.ndarray:
             g = as_array(g)
-        task.borrowed.add(id(g))
+        task.borrowed.add(g)
         out.append(_wrap(g))
     return tuple(out)
 
@@ -611,13 +630,13 @@ def _accumulate(task, var, g):
         else:
             var._grad = old + g
     elif old is None:
-        if id(g) in task.borrowed or g.base is not None or not writeable(g):
+        if task.borrowed.holds(g) or g.base is not None or not writeable(g):
             g = g.copy()
-            task.borrowed.add(id(g))
+            task.borrowed.add(g)
             var._grad = _wrap(g)
             var._grad._vc = [1]
         else:
-            task.borrowed.add(id(g))
+            task.borrowed.add(g)
             var._grad = _wrap(g)
     else:
         odata = old._data
@@ -651,9 +670,9 @@ def _captured_results(task, inputs, allow_unused):
             # (sum's) stays expanded, so writing into it in place is refused as in torch. Only
             # one that user code may hold (or cannot be written) is copied.
             g = as_array(g)
-            if id(g) in task.borrowed or not writeable(g):
+            if task.borrowed.holds(g) or not writeable(g):
                 g = g.copy()
-            task.borrowed.add(id(g))
+            task.borrowed.add(g)
             g = _wrap(g)
         out.append(g)
     return tuple(out)
