@@ -14,6 +14,7 @@ from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2,
                      float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 from ._dtype import can_cast as _can_cast
+from ._overloads import NO_VALUE as _NO_VALUE, choose as _choose_overload
 from ._size import Size
 from ._tensor import Tensor, device, is_tensor, strided, typename
 from ._printing import get_printoptions, printoptions, set_printoptions
@@ -136,11 +137,24 @@ def can_cast(from_, to):
     return _can_cast(from_, to)
 
 
-def result_type(tensor1, tensor2):
-    """The dtype an op on ``tensor1`` and ``tensor2`` would produce (torch's promotion)."""
+_RESULT_TYPE_OVERLOADS = ((("Tensor", "tensor"), ("Tensor", "other")),
+                         (("Number", "scalar"), ("Tensor", "tensor")),
+                         (("Tensor", "tensor"), ("Number", "other")),
+                         (("Number", "scalar1"), ("Number", "scalar2")))
+
+
+def result_type(_first=_NO_VALUE, _second=_NO_VALUE, /, *, tensor=_NO_VALUE, other=_NO_VALUE,
+                scalar=_NO_VALUE, scalar1=_NO_VALUE, scalar2=_NO_VALUE):
+    """The dtype an op on two operands would produce (torch's promotion); torch's overloads
+    name them ``tensor``/``other``, ``scalar``/``tensor`` or ``scalar1``/``scalar2``."""
     from . import _dtype as D
+    named = {"tensor": tensor, "other": other, "scalar": scalar, "scalar1": scalar1,
+             "scalar2": scalar2}
+    named = {k: v for k, v in named.items() if v is not _NO_VALUE}
+    _, values = _choose_overload("result_type", _RESULT_TYPE_OVERLOADS, (_first, _second),
+                                 named)
     key = []
-    for a in (tensor1, tensor2):
+    for a in values:
         if isinstance(a, Tensor):
             key.append((a.dtype, D.ZERO_DIM if a.ndim == 0 else D.DIM))
         else:
@@ -169,6 +183,10 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 from ._out import install as _install_out  # noqa: E402  (once the namespace is complete)
 
 _install_out("", globals())
+
+from ._out_dtype import install as _install_out_dtype  # noqa: E402
+
+_install_out_dtype(globals())
 
 from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E402
                                 autocast_increment_nesting, clear_autocast_cache,

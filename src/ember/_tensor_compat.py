@@ -79,14 +79,24 @@ def _reinforce(self, reward):
     raise RuntimeError(_REINFORCE_REMOVED)
 
 
+def _lstsq(self, other):
+    """torch's removed method (its binding calls the argument ``other``): torch's error."""
+    return legacy.lstsq(self, other)
+
+
+def _solve(self, other):
+    """torch's removed method (its binding calls the argument ``other``): torch's error."""
+    return legacy.solve(self, other)
+
+
 def install():
     from ._ops.linalg_geqrf import geqrf, ormqr
     Tensor.geqrf = geqrf
     Tensor.ormqr = ormqr
     Tensor.eig = legacy.eig
     Tensor.symeig = legacy.symeig
-    Tensor.lstsq = legacy.lstsq
-    Tensor.solve = legacy.solve
+    Tensor.lstsq = _lstsq
+    Tensor.solve = _solve
     Tensor.triangular_solve = legacy.triangular_solve
     Tensor.resize = _resize
     Tensor.resize_as = _resize_as

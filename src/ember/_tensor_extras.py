@@ -187,14 +187,60 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return out
 
 
-def from_dlpack(ext_tensor):
-    """A tensor sharing the memory of an object that speaks DLPack (a NumPy array, ...)."""
-    return _wrap(np.from_dlpack(ext_tensor))
+def from_dlpack(ext_tensor, *, device=None, copy=None):
+    """A tensor sharing the memory of an object that speaks DLPack (a NumPy array, ...) or of
+    a DLPack capsule; ``copy=True``: a copy of it, ``device``: where the tensor goes."""
+    if not hasattr(ext_tensor, "__dlpack__"):  # a capsule (what __dlpack__() returned)
+        if device is not None or copy is not None:
+            raise AssertionError("device and copy kwargs not supported when ext_tensor is "
+                                 "already a DLPack capsule.")
+        ext_tensor = _Capsule(ext_tensor)
+    target = None
+    if device is not None:
+        from ._tensor import device as device_
+        if not isinstance(device, (str, device_)):
+            raise AssertionError(f"from_dlpack: unsupported device type: {type(device)}")
+        target = device_(device)
+        if target.type == "meta":
+            raise BufferError("Cannot pack tensors on meta")
+    result = _wrap(np.from_dlpack(ext_tensor, copy=copy))
+    return result if target is None or target.type == "cpu" else result.to(target)
+
+
+class _Capsule:
+    """A DLPack capsule as the object NumPy's from_dlpack reads (its memory is on the CPU)."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **_):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)  # (kDLCPU, device 0)
+
+
+def _tensor_dlpack(self, *, stream=-1, max_version=None, dl_device=None, copy=None):
+    """The DLPack capsule of the tensor's memory (what ``from_dlpack`` of NumPy, CuPy, torch
+    or ember reads)."""
+    if self._requires_grad:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    stream = None if stream == -1 else stream
+    return self._data.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                                 copy=copy)
+
+
+def _tensor_dlpack_device(self):
+    return self._data.__dlpack_device__()
+
+
+Tensor.__dlpack__ = _tensor_dlpack
+Tensor.__dlpack_device__ = _tensor_dlpack_device
 
 
 def to_dlpack(tensor):
-    """The tensor's array (NumPy arrays speak DLPack: ``np.from_dlpack`` takes it)."""
-    return tensor.detach().numpy()
+    """The DLPack capsule of the tensor's memory (``from_dlpack`` reads it back)."""
+    return tensor.detach().__dlpack__()
 
 
 def frobenius_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
+from .._overloads import NO_VALUE, choose
 from .._tensor import Tensor, _wrap
 from .pointwise import (
     inplace_without_derivative,
@@ -139,9 +140,25 @@ def signbit(input, *, out=None):  # noqa: A002
     return _wrap(get_xp(a).signbit(a) if a.dtype.kind == "f" else a < 0)
 
 
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
-    """Whether each element of ``elements`` is in ``test_elements``."""
-    a, b = _array(elements), _array(test_elements)
+_ISIN_OVERLOADS = ((("Tensor", "elements"), ("Tensor", "test_elements")),
+                   (("Number", "element"), ("Tensor", "test_elements")),
+                   (("Tensor", "elements"), ("Number", "test_element")))
+_ISIN_KEYWORDS = ", *, bool assume_unique = False, bool invert = False, Tensor out = None"
+
+
+def isin(_first=NO_VALUE, _second=NO_VALUE, /, *, elements=NO_VALUE, test_elements=NO_VALUE,
+         element=NO_VALUE, test_element=NO_VALUE, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` is in ``test_elements``; torch's overloads take a
+    number for one side (``element=`` or ``test_element=`` by keyword)."""
+    named = {"elements": elements, "test_elements": test_elements, "element": element,
+             "test_element": test_element}
+    named = {k: v for k, v in named.items() if v is not NO_VALUE}
+    _, values = choose("isin", _ISIN_OVERLOADS, (_first, _second), named, _ISIN_KEYWORDS)
+    for v in values:
+        if not isinstance(v, Tensor) and isinstance(v, (bool, complex)):
+            kind = "Bool" if isinstance(v, bool) else "ComplexDouble"
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {kind}")
+    a, b = _array(values[0]), _array(values[1])
     return _wrap(np.asarray(get_xp(a).isin(a, b, invert=invert)))
 
 

@@ -882,9 +882,10 @@ def _(grad):
     return zero_gradient(grad)
 
 
+# (torch's binding calls the source ``other``: its schema's ``src`` is refused by name)
 @op("copy", elementwise=True, tensors=2, promote=NONE, inplace="copy_", node="CopyBackwards")
-def copy(self, src, non_blocking=False):
-    src = move(src, device_of(self)) if type(src) is not type(self) else src  # (cross-device)
+def copy(self, other, non_blocking=False):
+    src = move(other, device_of(self)) if type(other) is not type(self) else other  # (devices)
     if src.shape != self.shape:
         _check_copies_into(self.shape, src.shape)
     return np.broadcast_to(src, self.shape).astype(self.dtype)
@@ -907,6 +908,6 @@ def _(grad):
     return zero_gradient(grad)
 
 
-@copy.grad("src")
+@copy.grad("other")
 def _(grad):
     return grad
