@@ -50,6 +50,42 @@ def test_layer_norm_parameter_gradients():
     same(body)
 
 
+def _nll(target, **kw):
+    def expr(t, x, y):
+        return t.nn.functional.nll_loss(x, t.tensor(target), **kw)
+    return expr
+
+
+def _nll_2d(t, x, y):
+    # (the reshape's gradient node feeds from NllLoss2DBackwardBackward0)
+    return t.nn.functional.nll_loss(x.reshape(1, 2, 3, 1), t.tensor([[[0], [1], [1]]]))
+
+
+_FUSED.update({
+    "nll_loss": _nll([0, 2]), "nll_loss_sum": _nll([1, 2], reduction="sum"),
+    "nll_loss_none": _nll([1, -100], reduction="none"),
+    "cross_entropy": lambda t, x, y: t.nn.functional.cross_entropy(x, t.tensor([2, 0])),
+    "nll_loss_2d": _nll_2d,
+})
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_gradient_of_nan(reduction):
+    """torch writes the upstream gradient at the target classes only: a NaN or inf there
+    reaches no other element (and ignored samples get +0.0)."""
+    def body(t):
+        x = t.tensor([[1.9, 1.43, -0.3], [0.2, -1.0, 0.5]], requires_grad=True)
+        loss = t.nn.functional.nll_loss(x, t.tensor([0, -100]), reduction=reduction)
+        upstream = t.full(loss.shape, float("nan"))
+        if reduction == "none":
+            upstream = t.tensor([float("inf"), float("nan")])
+        g, = t.autograd.grad(loss, [x], upstream)
+        y = t.tensor([-0.26, -1.0, 1.67])
+        t.pow(y, t.nn.functional.nll_loss(x, t.tensor([0]).expand(2))).sum().backward()
+        return g, x.grad
+    same(body)
+
+
 @pytest.mark.parametrize("name", sorted(_FUSED))
 def test_fused_backward_nodes(name):
     same(_grad_graph(_FUSED[name]))

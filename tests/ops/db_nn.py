@@ -234,9 +234,41 @@ def _nll_samples(m):
         S("5d_w", m(2, 4, 2, 1, 2), C(np.array([[[[0, 1]], [[2, 1]]], [[[0, 3]], [[1, 2]]]])), w)]
 
 
-row("nll_loss", F.nll_loss, "nn.functional.nll_loss", [L._nll, L._nll2d], _nll_samples)
+_NLL_BACKWARD = [L._nll, L._nll2d, L.nll_loss_backward, L.nll_loss2d_backward]
+row("nll_loss", F.nll_loss, "nn.functional.nll_loss", _NLL_BACKWARD, _nll_samples)
 row("cross_entropy", F.cross_entropy, "nn.functional.cross_entropy",
-    [L._nll, L._nll2d, A._log_softmax], _nll_samples)
+    _NLL_BACKWARD + [A._log_softmax], _nll_samples)
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _torch_nll_backward(aten_name):
+    def ref(torch):
+        def run(g, x, t, w, reduction, ignore_index=-100):
+            red = _REDUCTION_ENUM[reduction]
+            forward = getattr(torch.ops.aten, aten_name.replace("backward", "forward"))
+            total = forward(x, t, w, red, ignore_index)[1]
+            return getattr(torch.ops.aten, aten_name)(g, x, t, w, red, ignore_index, total)
+        return run
+    return ref
+
+
+def _nll_backward_samples(m):
+    t = C(np.array([0, 2, 3]))
+    w = C(m(4, low=0.5, high=2.0))
+    return [S("mean", m(), m(3, 4), t, None, "mean"), S("sum_w", m(), m(3, 4), t, w, "sum"),
+            S("none_ignore", m(3), m(3, 4), t, w, "none", 2)]
+
+
+# nll_loss's gradient ops on their own (their derivatives give third derivatives)
+row("nll_loss_backward", L.nll_loss_backward, _torch_nll_backward("nll_loss_backward"),
+    [L.nll_loss_backward], _nll_backward_samples, public=False)
+row("nll_loss2d_backward", L.nll_loss2d_backward, _torch_nll_backward("nll_loss2d_backward"),
+    [L.nll_loss2d_backward],
+    lambda m: [S("mean", m(), m(2, 3, 2, 2), C(np.array([[[0, 1], [2, 1]], [[0, 0], [1, 2]]])),
+                 None, "mean"),
+               S("none", m(2, 2, 2), m(2, 3, 2, 2),
+                 C(np.array([[[0, 1], [2, 1]], [[0, 0], [1, 2]]])), None, "none")],
+    public=False)
 
 
 def _ce_extra(m):

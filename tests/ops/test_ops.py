@@ -607,7 +607,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "linalg_det", "linalg_householder_product", "linalg_slogdet", "linalg_solve",
     "linalg_solve_ex", "linalg_solve_triangular", "logcumsumexp", "logdet", "masked_scatter",
     "masked_scatter_", "matmul_complex", "mean_dim", "mul_complex", "mul_real_complex",
-    "multi_margin_loss", "nll_loss", "nn.functional.conv_tbc", "nn.functional.grid_sample",
+    "multi_margin_loss", "nn.functional.conv_tbc", "nn.functional.grid_sample",
     "orgqr", "pack_padded_sequence", "pad_reflect", "pad_replicate", "prelu", "repeat",
     "resolve_conj", "row_stack", "scaled_dot_product_attention", "setitem_advanced",
     "setitem_basic", "setitem_mask_value", "sgn_complex", "sigmoid_complex", "slogdet",

@@ -222,11 +222,6 @@ def _nll_coeff(self, target, weight, ignore_index, reduction):
     return onehot * (neg if type(neg) is float else xp.expand_dims(neg, axis)), axis
 
 
-def _grad_per_sample(grad, reduction, axis):
-    from .shape import unsqueeze
-    return unsqueeze(grad, axis) if reduction == "none" else grad
-
-
 def _as_like(array, like):
     dt = _arr(like).dtype
     a = array.astype(dt, copy=False)
@@ -244,9 +239,34 @@ def _nll_kernel(self, target, weight, reduction, ignore_index):
     return _nll_reduce(loss, wt, safe, reduction, self.dtype)
 
 
-def _nll_grad(grad, self, target, weight, reduction, ignore_index):
+def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_index):
+    """-w[t] * grad (over the total weight for a mean) at the target classes of the samples
+    not ignored, +0.0 everywhere else: as torch's kernel, which writes only those elements
+    (a NaN or inf upstream gradient reaches no other element)."""
+    xp = get_xp(self)
     coeff, axis = _nll_coeff(self, target, weight, ignore_index, reduction)
-    return _grad_per_sample(grad, reduction, axis) * _as_like(coeff, self)
+    grad = xp.expand_dims(grad_output, axis) if reduction == "none" else grad_output
+    target = _arr(target)
+    hit = xp.expand_dims(target, axis) == xp.arange(self.shape[axis]).reshape(
+        [-1 if i == axis else 1 for i in range(self.ndim)])
+    hit &= xp.expand_dims(target != ignore_index, axis)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return xp.where(hit, coeff * grad, 0).astype(self.dtype, copy=False)
+
+
+def _nll_grad_output_grad(nll):
+    """d nll_loss_backward / d grad_output applied to ``grad``: nll_loss of ``grad`` itself
+    (the gradient is linear in grad_output)."""
+    def formula(grad, target, weight, reduction, ignore_index):
+        return nll(grad, target, weight, reduction, ignore_index)
+    return formula
+
+
+def _nll_self_grad(grad):
+    # the gradient does not depend on the input's values: zeros (an edge all the same, as torch)
+    xp = get_xp(_arr(grad))
+    zeros = xp.zeros_like(_arr(grad))
+    return zeros if is_array(grad) else _wrap(zeros)
 
 
 # NOTE: target and weight are not differentiable (torch's nll_loss has one edge, to ``self``), so
@@ -256,15 +276,38 @@ def _nll(self, target, weight, reduction, ignore_index):
     return _nll_kernel(self, target, weight, reduction, ignore_index)
 
 
-_nll.grad("self")(_nll_grad)
-
-
 @op("nll_loss2d", node="NllLoss2DBackward0", promote=NONE, checked=("target", "weight"))
 def _nll2d(self, target, weight, reduction, ignore_index):
     return _nll_kernel(self, target, weight, reduction, ignore_index)
 
 
-_nll2d.grad("self")(_nll_grad)
+# nll_loss's gradient is an op of its own, as in torch, so that create_graph records its
+# NllLossBackwardBackward0 (the gradient requires grad through its edge to the input).
+@op("nll_loss_backward", tensors=2, promote=NONE, node="NllLossBackwardBackward0",
+    checked=("target", "weight"))
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index=-100):
+    return _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_index)
+
+
+@op("nll_loss2d_backward", tensors=2, promote=NONE, node="NllLoss2DBackwardBackward0",
+    checked=("target", "weight"))
+def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_index=-100):
+    return _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_index)
+
+
+@_nll.grad("self")
+def _(grad, self, target, weight, reduction, ignore_index):
+    return nll_loss_backward(grad, self, target, weight, reduction, ignore_index)
+
+
+@_nll2d.grad("self")
+def _(grad, self, target, weight, reduction, ignore_index):
+    return nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index)
+
+
+for _fwd, _bwd in ((_nll, nll_loss_backward), (_nll2d, nll_loss2d_backward)):
+    _bwd.grad("grad_output")(_nll_grad_output_grad(_fwd))
+    _bwd.grad("self")(_nll_self_grad)
 
 
 def _check_nll(input, target, weight):
