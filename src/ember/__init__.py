@@ -121,13 +121,15 @@ def set_anomaly_enabled(enabled, check_nan=True) -> None:
 
 
 def save(obj, f, *args, **kwargs):
-    """Save tensors, state dicts and nested containers to a NumPy archive (never pickles)."""
+    """Save tensors, state dicts and nested containers (other objects pickled, as torch does)
+    to a NumPy archive."""
     from .serialization import save as save_
     return save_(obj, f, *args, **kwargs)
 
 
 def load(f, *args, **kwargs):
-    """Load what ``ember.save`` wrote; refuses anything else (nothing is ever unpickled)."""
+    """Load what ``ember.save`` wrote; refuses anything else (a pickled entry is unpickled only
+    as torch.load does: ``weights_only=False`` or allowed classes)."""
     from .serialization import load as load_
     return load_(f, *args, **kwargs)
 

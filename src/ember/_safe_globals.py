@@ -2,10 +2,11 @@
 Python's containers and numbers, and NumPy arrays and scalars only once their pickle globals
 are allowlisted, as torch's weights-only unpickler has it.
 
-ember's archives never hold pickles, so nothing here guards against code running; the rule is
-kept so that a program behaves as under torch: ``load`` of a saved NumPy array raises
-``pickle.UnpicklingError`` unless ``weights_only=False`` or ``add_safe_globals`` /
-``safe_globals`` allow ``_reconstruct``, ``ndarray``, ``dtype`` and the array's dtype class.
+The same rule decides which classes a pickled entry of an archive (a saved module) may
+name; NumPy values are stored as arrays, and the rule is kept for them so that a program
+behaves as under torch: ``load`` of a saved NumPy array raises ``pickle.UnpicklingError``
+unless ``weights_only=False`` or ``add_safe_globals`` / ``safe_globals`` allow
+``_reconstruct``, ``ndarray``, ``dtype`` and the array's dtype class.
 """
 from __future__ import annotations
 
@@ -68,16 +69,7 @@ def check_numpy(kind: str, dtype) -> None:
     needed = ([_reconstruct, np.ndarray] if kind == "ndarray" else [scalar]) + [np.dtype]
     for obj in needed:
         if not _allowed(obj):
-            raise pickle.UnpicklingError(
-                "Weights only load failed. This file can still be loaded, to do so you have two "
-                "options, \x1b[1mdo those steps only if you trust the source of the "
-                f"checkpoint\x1b[0m. \n\t(1) {_RERUN}\n\t(2) Alternatively, to load with "
-                "`weights_only=True` please check the recommended steps in the following error "
-                f"message.\n\tWeightsUnpickler error: Unsupported global: GLOBAL {_name(obj)} was"
-                " not an allowed global by default. Please use `ember.serialization."
-                f"add_safe_globals([{_name(obj)}])` or the `ember.serialization.safe_globals(["
-                f"{_name(obj)}])` context manager to allowlist this global if you trust this "
-                f"class/function.\n\n{_DOCS}")
+            raise unsupported_global(_name(obj))
     dtype_class = type(np.dtype(dtype))
     if not _allowed(dtype_class):
         raise pickle.UnpicklingError(
@@ -85,3 +77,18 @@ def check_numpy(kind: str, dtype) -> None:
             "that we can make `weights_only=True` compatible with your use case: "
             "WeightsUnpickler error: \n\nCan only build Tensor, Parameter, OrderedDict or types "
             f"allowlisted via `add_safe_globals`, but got {dtype_class}\n\n{_DOCS}")
+
+
+def unsupported_global(name: str) -> pickle.UnpicklingError:
+    """torch's error for a weights-only load that meets global ``name`` (``module.qualname``)
+    that is not allowed."""
+    return pickle.UnpicklingError(
+        "Weights only load failed. This file can still be loaded, to do so you have two "
+        "options, \x1b[1mdo those steps only if you trust the source of the "
+        f"checkpoint\x1b[0m. \n\t(1) {_RERUN}\n\t(2) Alternatively, to load with "
+        "`weights_only=True` please check the recommended steps in the following error "
+        f"message.\n\tWeightsUnpickler error: Unsupported global: GLOBAL {name} was"
+        " not an allowed global by default. Please use `ember.serialization."
+        f"add_safe_globals([{name}])` or the `ember.serialization.safe_globals(["
+        f"{name}])` context manager to allowlist this global if you trust this "
+        f"class/function.\n\n{_DOCS}")

@@ -3,8 +3,11 @@
 The archive holds one ``.npy`` entry per distinct array and a JSON manifest describing the
 object around them. Tensors are stored as torch stores them: each distinct memory block
 (storage) once, as bytes, and each tensor as its dtype, offset, shape and strides into one, so
-tensors that shared memory when saved (a view and its base) share it again when loaded. Loading never unpickles anything (``np.load(allow_pickle=False)``), so a
-file cannot run code when it is read; files that are not ember archives are refused.
+tensors that shared memory when saved (a view and its base) share it again when loaded. Other
+objects (a whole module, the program's own classes) are pickled as torch pickles them, their
+tensors kept as archive entries (see ember/_pickled.py). The archive itself is read with
+``np.load(allow_pickle=False)``; a pickled entry is unpickled only as torch.load does it: with
+``weights_only=False``, or when every class it names is allowed (``add_safe_globals``).
 
 Tensors remember the device they were saved from and come back there, unless ``load``'s
 ``map_location`` (torch's forms: a device or string, a dict from saved to wanted locations,
@@ -21,6 +24,7 @@ import zipfile
 
 import numpy as np
 
+from ._pickled import UnpicklingFailed
 from ._safe_globals import (
     add_safe_globals,
     check_numpy,
@@ -46,7 +50,8 @@ _READABLE = ("ember.save/1", _FORMAT)  # /1 stored each tensor's values as an ar
 class _Writer:
     """Turns an object into a JSON-able description, collecting arrays on the way."""
 
-    def __init__(self):
+    def __init__(self, protocol=None):
+        self.protocol = protocol
         self.arrays = {}
         self._seen = {}   # id(tensor or array) -> key, so shared tensors are stored once
 
@@ -104,18 +109,26 @@ class _Writer:
         if isinstance(obj, (list, tuple)):
             kind = "list" if isinstance(obj, list) else "tuple"
             return {"t": kind, "items": [self.describe(v) for v in obj]}
-        raise TypeError(f"ember.save cannot store an object of type {type(obj).__name__}: it "
-                        "stores tensors, NumPy arrays, numbers, strings, None and dicts, "
-                        "lists and tuples of them (use model.state_dict() for modules)")
+        return self._pickled(obj)
+
+    def _pickled(self, obj):
+        """Any other object (a whole module, an object of the program's classes) as torch
+        stores it: a pickle of its structure, its tensors kept out of the pickle as archive
+        entries it refers to (torch's persistent ids), so they load as tensors do."""
+        from ._pickled import dumps
+        data = dumps(obj, self.describe, self.protocol)
+        key = f"a{len(self.arrays)}"
+        self.arrays[key] = np.frombuffer(data, dtype=np.uint8)
+        return {"t": "pickle", "key": key}
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
     """Save ``obj`` (tensors, state dicts, optimizer state, nested containers) to ``f``, a path
     or a binary file object. Bit-exact: arrays are stored as they are."""
     if pickle_module is not None:
-        raise ValueError("ember.save writes NumPy archives and never pickles: pickle_module "
+        raise ValueError("ember.save writes NumPy archives with Python's pickle: pickle_module "
                          "is not supported")
-    writer = _Writer()
+    writer = _Writer(pickle_protocol)
     manifest = {"format": _FORMAT, "object": writer.describe(obj)}
     entries = dict(writer.arrays)
     entries[_MANIFEST] = np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8)
@@ -183,6 +196,9 @@ class _Reader:
         if kind in ("list", "tuple"):
             items = [self.build(v) for v in d["items"]]
             return items if kind == "list" else tuple(items)
+        if kind == "pickle":
+            from ._pickled import loads
+            return loads(self._array(d["key"]).tobytes(), self.build, self.weights_only)
         raise RuntimeError(f"ember.load: unknown entry kind {kind!r} in the manifest")
 
     def _key(self, d):
@@ -249,15 +265,15 @@ _DAMAGED_ARCHIVE = (
 def _not_ember(f, why):
     name = f if isinstance(f, (str, os.PathLike)) else "the file"
     return RuntimeError(f"ember.load: {name} is not an archive written by ember.save ({why}). "
-                        "ember.load reads only NumPy .npz archives with ember's manifest and "
-                        "never unpickles, so files written by torch.save or pickle are refused.")
+                        "ember.load reads only NumPy .npz archives with ember's manifest, so "
+                        "files written by torch.save or pickle are refused.")
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
          **pickle_load_args):
     """Load an object saved with ``ember.save`` from a path or a binary file object."""
     if pickle_module is not None:
-        raise ValueError("ember.load never unpickles: pickle_module is not supported")
+        raise ValueError("ember.load reads NumPy archives: pickle_module is not supported")
     for k in pickle_load_args:  # (the unpickler's keywords: nothing here is unpickled)
         if k not in ("encoding", "errors", "fix_imports", "buffers"):
             raise TypeError(f"Unpickler.__init__() got an unexpected keyword argument '{k}'")
@@ -292,6 +308,8 @@ def _load(handle, f, map_location, weights_only):
             raise _not_ember(f, f"unknown format {found!r}")
         try:
             return _Reader(archive, map_location, weights_only).build(manifest["object"])
+        except UnpicklingFailed as failed:
+            raise failed.error from None
         except (KeyError, TypeError, IndexError, AttributeError, ValueError,
                 zipfile.BadZipFile) as error:
             raise _not_ember(f, f"its manifest does not match its arrays: "
