@@ -26,6 +26,8 @@ import threading
 
 import numpy as np
 
+from .exact_math import complex_multiply_is_fused
+
 _OFFSET = 0x3FE6000000000000  # the bits of 0.6875: z in [0.6875, 1.375)
 _TABLE_BITS = 7
 _RECIPROCAL_BITS = 8  # z * c then has at most 53 + 8 bits below r's leading one
@@ -41,22 +43,10 @@ _DIGITS = 60
 
 @functools.cache
 def fused_complex_multiply() -> bool:
-    """Whether NumPy's complex128 multiply rounds its real part once, ``fma(a.re, b.re,
-    -(a.im * b.im))`` (as its SIMD loops do on x86 with FMA), checked on arrays of the sizes
-    that exercise its loops' bodies and tails, on values where a separate rounding shows.
-    (Arrays of one element take a scalar path that may round twice: ``log_parts`` never
-    multiplies such arrays.)"""
-    from .exact_math import fma64
-    rng = np.random.default_rng(12345)
-    for size in (2, 3, 8, 13, 64, 1000):
-        y, x, c = (rng.standard_normal(size) for _ in range(3))
-        z = np.empty(size, np.complex128)
-        z.real, z.imag = y, -c
-        w = np.empty(size, np.complex128)
-        w.real, w.imag = x, 1
-        if not np.array_equal(np.multiply(z, w, out=z).real, fma64(y, x, c)):
-            return False
-    return True
+    """Whether NumPy's complex128 multiply rounds its real part once (see
+    ``exact_math.complex_multiply_is_fused``). Arrays of one element take a scalar path that
+    may round twice: ``log_parts`` never multiplies such arrays."""
+    return complex_multiply_is_fused(np.complex128, (2, 3, 8, 13, 64, 1000))
 
 
 def _ln(value):
@@ -189,20 +179,24 @@ def _log_piece(w, x, hi, lo):
     error = lo
     np.add(big, back, out=error)  # the two-sum's rounding error
     half_r2 = np.multiply(r2, -0.5, out=r2)
-    np.add(s, half_r2, out=hi)
-    np.subtract(hi, s, out=s)
-    np.subtract(half_r2, s, out=s)
+    _fast_two_sum(s, half_r2, hi, s)
     np.add(error, s, out=error)
     # low parts: the rounding errors, k ln2_lo, log(1/c)_lo and the tail
     np.multiply(k, ln2_lo, out=k)
     np.add(error, k, out=error)
     np.add(error, w.log_c.imag, out=error)
     np.add(error, tail, out=error)
-    # hi + lo as the nearest double and the rest (fast two-sum)
-    np.add(hi, error, out=s)
-    np.subtract(s, hi, out=hi)
-    np.subtract(error, hi, out=error)
+    # hi + lo as the nearest double and the rest
+    _fast_two_sum(hi, error, s, error)
     np.copyto(hi, s)
+
+
+def _fast_two_sum(a, b, total, rest):
+    """``total`` = fl(a + b) and ``rest`` = a + b - total exactly, for |a| >= |b| (Dekker's
+    fast two-sum); ``a`` is overwritten, ``rest`` may be ``a`` or ``b``."""
+    np.add(a, b, out=total)
+    np.subtract(total, a, out=a)
+    np.subtract(b, a, out=rest)
 
 
 def normal_positive(x):
