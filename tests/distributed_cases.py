@@ -380,6 +380,18 @@ def timeouts(rank, size):
     if rank != 0:  # late arrivals: rank 0's pending receives complete, the job ends cleanly
         from ember.distributed._barrier import _TAG
         dist.group.WORLD._impls["cpu"].comm.Send(np.zeros(1, np.int8), dest=0, tag=_TAG)
+    fast = dist.new_group(timeout=timedelta(milliseconds=300))
+    base = torch.zeros(3, 2)
+    view = base[:, 1]  # strided: reduced through a copy MPI still owns after the timeout
+    view += rank + 1
+    if rank == 0:  # a blocking call in a group with a timeout
+        with pytest.raises(RuntimeError, match="^Timed out waiting 300ms for allreduce "
+                                               "operation to complete$"):
+            dist.all_reduce(view, group=fast)
+    else:
+        time.sleep(0.8)
+        dist.all_reduce(view, group=fast)  # rank 0's pending part arrives
+        assert view.tolist() == [size * (size + 1) / 2] * 3
 
 
 def torch_errors(rank, size):

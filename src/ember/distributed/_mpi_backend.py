@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _mpi
 from ._types import RedOpType
-from ._work import Pending, Work
+from ._work import Pending, Work, keep_until_done, wait_within
 
 
 class _Requests(Pending):
@@ -151,13 +151,13 @@ class MpiBackend:
 
     # -- collectives -------------------------------------------------------------------------
     def allreduce(self, a, op, outputs, blocking, timeout):
-        if blocking and timeout is None and a.flags.writeable:
+        if blocking and a.flags.writeable:
             run = self.allreduce_plan(a.dtype, op)
             if run is not None and a.flags.carray:
-                return run(a)
+                return run(a, timeout)
             if run is not None:  # strided: MPI reduces contiguous buffers only
                 tmp = np.ascontiguousarray(a)
-                run(tmp)
+                run(tmp, timeout)
                 np.copyto(a, tmp)
                 return None
         bufs = _Buffers()
@@ -167,9 +167,9 @@ class MpiBackend:
                          self._average(a, op))
 
     def allreduce_plan(self, dtype, op):
-        """A function ``run(a)`` that all-reduces an aligned, writable, contiguous array of
-        ``dtype`` by ``op`` in place and returns None once done (no Work, no temporaries),
-        or None when MPI cannot reduce ``dtype`` (see ``_mpi.reduction``).
+        """A function ``run(a, timeout=None)`` that all-reduces an aligned, writable,
+        contiguous array of ``dtype`` by ``op`` in place and returns None once done (no Work,
+        no temporaries), or None when MPI cannot reduce ``dtype`` (see ``_mpi.reduction``).
 
         Made once per dtype and op: a small all-reduce's time is mostly its Python path's, so
         the datatype, the operation and the bound MPI routine are looked up beforehand.
@@ -327,14 +327,26 @@ class MpiBackend:
         return work
 
 
+def _wait_within(request, timeout):
+    try:
+        wait_within(request.Test, timeout, "allreduce")
+    except RuntimeError:  # MPI still owns the request, and may still write the buffer
+        keep_until_done(Work(_Requests([request]), name="allreduce"))
+        raise
+
+
 def _blocking_allreduce(comm, size, op, datatype, mpi_op):
     MPI = _mpi.mpi()
     start, in_place, mpi_error = comm.Iallreduce, MPI.IN_PLACE, MPI.Exception
     average = op is RedOpType.AVG
 
-    def run(a):
+    def run(a, timeout=None):
         try:
-            start(in_place, [a, datatype], mpi_op).Wait()
+            request = start(in_place, [a, datatype], mpi_op)
+            if timeout is None:
+                request.Wait()
+            else:
+                _wait_within(request, timeout)
         except mpi_error as e:
             from ._types import DistBackendError
             raise DistBackendError(e.Get_error_string()) from None

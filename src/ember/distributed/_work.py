@@ -10,6 +10,41 @@ from ..futures import Future
 _SPIN_SECONDS = 1e-3  # how long a wait with a time limit polls before it sleeps
 
 
+def wait_within(test, limit, name):
+    """Poll ``test()`` until it is true, at most ``limit`` (a timedelta), then raise torch's
+    error; MPI cannot wait for a request with a time limit, and no thread is needed.
+
+    MPI progresses a request only inside MPI calls: it is polled without pause for the first
+    moments (a small message completes in microseconds, sooner than a sleep returns), then
+    between sleeps growing to 1 ms.
+    """
+    start = time.monotonic()
+    deadline = start + limit.total_seconds()
+    spin_until = start + _SPIN_SECONDS
+    pause = 1e-5
+    while not test():
+        now = time.monotonic()
+        if now > deadline:
+            # NOTE: the operation stays pending (MPI cannot cancel a collective): a later
+            # wait() may still complete it once the other processes take part.
+            ms = int(limit.total_seconds() * 1000)
+            raise RuntimeError(f"Timed out waiting {ms}ms for {name} operation to complete")
+        if now > spin_until:
+            time.sleep(pause)
+            pause = min(pause * 2, 1e-3)
+
+
+_UNFINISHED = []  # Works given up on by a wait that timed out
+
+
+def keep_until_done(work):
+    """Keep ``work`` (its MPI request and the buffers MPI may still write into) alive until
+    it completes: a timed-out wait leaves the operation pending, and the caller of a blocking
+    call that raised holds nothing of it."""
+    _UNFINISHED[:] = [w for w in _UNFINISHED if not w.is_completed()]
+    _UNFINISHED.append(work)
+
+
 class Pending:
     """What a Work waits on: ``wait()`` blocks until done, ``test()`` says whether it is."""
 
@@ -49,35 +84,18 @@ class Work:
             if limit is None:
                 self._pending.wait()
             else:
-                self._wait_until(limit)
+                try:
+                    self._wait_until(limit)
+                except RuntimeError:
+                    keep_until_done(self)
+                    raise
             self._complete()
         if self._exception is not None:
             raise self._exception
         return True
 
     def _wait_until(self, limit):
-        """Poll until done (MPI cannot wait for a request with a time limit); no thread.
-
-        MPI progresses a request only inside MPI calls: it is polled without pause for the
-        first moments (a small message completes in microseconds, sooner than a sleep
-        returns), then between sleeps growing to 1 ms.
-        """
-        test = self._pending.test
-        start = time.monotonic()
-        deadline = start + limit.total_seconds()
-        spin_until = start + _SPIN_SECONDS
-        pause = 1e-5
-        while not test():
-            now = time.monotonic()
-            if now > deadline:
-                # NOTE: the operation stays pending (MPI cannot cancel a collective): a later
-                # wait() may still complete it once the other processes take part.
-                ms = int(limit.total_seconds() * 1000)
-                raise RuntimeError(
-                    f"Timed out waiting {ms}ms for {self._name} operation to complete")
-            if now > spin_until:
-                time.sleep(pause)
-                pause = min(pause * 2, 1e-3)
+        wait_within(self._pending.test, limit, self._name)
 
     def is_completed(self) -> bool:
         """Whether the operation has completed (this also lets MPI make progress on it)."""
