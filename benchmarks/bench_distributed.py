@@ -107,8 +107,8 @@ def slow_path_rows(quick):
     """Seconds per blocking all_reduce (SUM) of the calls off the contiguous float32 path:
     a strided float32 view (every other element), float16, bfloat16, and a group with a
     timeout; contiguous float32 alongside, interleaved."""
-    import numpy as np
     from datetime import timedelta
+
     from mpi4py import MPI
 
     import ember
@@ -123,11 +123,11 @@ def slow_path_rows(quick):
         f16 = ember.zeros(2 * n, dtype=ember.float16)  # the same number of bytes
         bf16 = ember.zeros(2 * n, dtype=ember.bfloat16)
         calls = max(2, min(300, 2 ** 26 // nbytes)) // (4 if quick else 1) or 1
-        fns = {"float32": lambda: dist.all_reduce(f32),
-               "strided": lambda: dist.all_reduce(strided),
-               "float16": lambda: dist.all_reduce(f16),
-               "bfloat16": lambda: dist.all_reduce(bf16),
-               "timeout": lambda: dist.all_reduce(f32, group=timed)}
+        fns = {"float32": lambda t=f32: dist.all_reduce(t),
+               "strided": lambda t=strided: dist.all_reduce(t),
+               "float16": lambda t=f16: dist.all_reduce(t),
+               "bfloat16": lambda t=bf16: dist.all_reduce(t),
+               "timeout": lambda t=f32: dist.all_reduce(t, group=timed)}
         times = _median_seconds(fns, 3 if quick else 7, calls, MPI.COMM_WORLD.Barrier)
         rows.append({"bytes": nbytes, **times})
     dist.destroy_process_group()

@@ -6,7 +6,6 @@ from datetime import timedelta
 
 from ..futures import Future
 
-
 _SPIN_SECONDS = 1e-3  # how long a wait with a time limit polls before it sleeps
 
 
