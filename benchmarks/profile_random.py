@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from bench_random import cpu_model
 
 import ember
-from ember._random import cephes, cpu_generator, discrete, libm, sampling
+from ember._random import cephes, cpu_generator, discrete, libm, sampling, table_log
 
 
 def best(fn, rounds):
@@ -78,9 +78,11 @@ def float32_stages(n):
 def float64_stages(n):
     u = sampling.doubles(_fresh(), n)
     first, second = 1 - u[0::2], 2 * np.pi * u[1::2]
-    return [("words to 53-bit doubles (with the words)", lambda: sampling.doubles(_fresh(), n)),
-            ("log (the C library's bits)", lambda: libm.libm("log", first)),
-            ("cos and sin", lambda: (libm.libm("cos", second), libm.libm("sin", second)))]
+    stages = [("words to 53-bit doubles (with the words)", lambda: sampling.doubles(_fresh(), n)),
+              ("log (the C library's bits)", lambda: libm.libm("log", first))]
+    if libm.elementwise("log") is libm._log_from_table:
+        stages.append(("  of which the table's double-double", lambda: table_log.log_parts(first)))
+    return stages + [("cos and sin", lambda: (libm.libm("cos", second), libm.libm("sin", second)))]
 
 
 def randperm_stages(n):
