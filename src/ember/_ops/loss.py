@@ -201,27 +201,6 @@ def _nll_reduce(loss, wt, safe, reduction, dtype):
     return xp.asarray(_mean_of(total, _total_weight(wt, safe)), dtype=dtype)
 
 
-def _nll_coeff(self, target, weight, ignore_index, reduction):
-    """d loss / d input (up to the upstream gradient): -w[t] / norm at the target classes,
-    zero elsewhere (the weights in float64, the result in the input's dtype)."""
-    xp = get_xp(_arr(self))
-    shape = _arr(self).shape
-    wt, safe = _nll_terms(_arr(target), None if weight is None else _arr(weight), ignore_index,
-                          shape)
-    total = _total_weight(wt, safe)
-    if reduction == "mean" and total:  # (every sample ignored: torch's gradient is zero)
-        wt = wt / total
-    neg = 0.0 - wt  # (+0.0 where ignored, as torch has it, not -0.0)
-    axis = _class_axis(len(shape))
-    if len(shape) <= 2:  # scatter -w[t] into zeros (no one-hot mask to build)
-        coeff = xp.zeros(shape, _arr(self).dtype)
-        coeff[(xp.arange(shape[0]), safe) if len(shape) == 2 else safe] = neg
-        return coeff, axis
-    onehot = xp.expand_dims(safe, axis) == xp.arange(shape[axis]).reshape(
-        [-1 if i == axis else 1 for i in range(len(shape))])
-    return onehot * (neg if type(neg) is float else xp.expand_dims(neg, axis)), axis
-
-
 def _as_like(array, like):
     dt = _arr(like).dtype
     a = array.astype(dt, copy=False)
@@ -240,18 +219,34 @@ def _nll_kernel(self, target, weight, reduction, ignore_index):
 
 
 def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_index):
-    """-w[t] * grad (over the total weight for a mean) at the target classes of the samples
-    not ignored, +0.0 everywhere else: as torch's kernel, which writes only those elements
-    (a NaN or inf upstream gradient reaches no other element)."""
+    """torch's nll_loss_backward: zeros, and at each sample's target class ``-w[t]`` times the
+    sample's upstream gradient (for a mean: the upstream gradient over the total weight),
+    computed in the input's dtype and written there alone: other classes and ignored samples
+    stay +0.0 whatever the upstream gradient holds (NaN and inf included)."""
     xp = get_xp(self)
-    coeff, axis = _nll_coeff(self, target, weight, ignore_index, reduction)
-    grad = xp.expand_dims(grad_output, axis) if reduction == "none" else grad_output
-    target = _arr(target)
-    hit = xp.expand_dims(target, axis) == xp.arange(self.shape[axis]).reshape(
-        [-1 if i == axis else 1 for i in range(self.ndim)])
-    hit &= xp.expand_dims(target != ignore_index, axis)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return xp.where(hit, coeff * grad, 0).astype(self.dtype, copy=False)
+    dt = self.dtype
+    target, weight = _arr(target), _arr(weight)
+    wt, safe = _nll_terms(target, weight, ignore_index, self.shape)
+    w = None if weight is None else weight[safe].astype(dt, copy=False)
+    grad = grad_output.astype(dt, copy=False)
+    if reduction == "none" and target.ndim:  # (times -w: a NaN keeps its sign, as torch's)
+        values = (dt.type(-1) if w is None else -w) * grad
+    else:
+        if reduction == "mean":
+            grad = grad / dt.type(_total_weight(wt, safe))
+        values = -grad if w is None else w * -grad
+    out = xp.zeros(self.shape, dt)
+    if type(wt) is not float:  # some samples ignored: nothing is written for them
+        values = xp.where(target != ignore_index, values, dt.type(0))
+    if self.ndim == 1:
+        out[safe] = values
+    elif self.ndim == 2:
+        out[xp.arange(self.shape[0]), safe] = values
+    else:
+        axis = _class_axis(self.ndim)
+        values = xp.broadcast_to(values, safe.shape)
+        xp.put_along_axis(out, xp.expand_dims(safe, axis), xp.expand_dims(values, axis), axis)
+    return out
 
 
 def _nll_grad_output_grad(nll):
@@ -284,13 +279,13 @@ def _nll2d(self, target, weight, reduction, ignore_index):
 # nll_loss's gradient is an op of its own, as in torch, so that create_graph records its
 # NllLossBackwardBackward0 (the gradient requires grad through its edge to the input).
 @op("nll_loss_backward", tensors=2, promote=NONE, node="NllLossBackwardBackward0",
-    checked=("target", "weight"))
+    checked=("target", "weight"), quiet=True)
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index=-100):
     return _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_index)
 
 
 @op("nll_loss2d_backward", tensors=2, promote=NONE, node="NllLoss2DBackwardBackward0",
-    checked=("target", "weight"))
+    checked=("target", "weight"), quiet=True)
 def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_index=-100):
     return _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_index)
 
