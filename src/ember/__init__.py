@@ -65,6 +65,7 @@ from ._ops.native_norms import *  # noqa: F401,F403
 from ._ops.batch_norm_parts import *  # noqa: F401,F403
 from ._ops.linalg_geqrf import *  # noqa: F401,F403
 from ._lowrank import *  # noqa: F401,F403
+from ._lobpcg import lobpcg  # noqa: F401
 from ._ops.random import *  # noqa: F401,F403
 from ._ops.sampling import *  # noqa: F401,F403
 from ._ops.sampling import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,  # noqa: F401

@@ -41,3 +41,23 @@ row("svd_lowrank", _lowrank("svd_lowrank")(ember), _lowrank("svd_lowrank"), [],
     random=True)
 row("pca_lowrank", _lowrank("pca_lowrank")(ember), _lowrank("pca_lowrank"), [],
     lambda m: [S("centered", m(5, 3), 2), S("plain", m(4, 3), 2, False)], random=True)
+
+
+# -- LOBPCG (ember/_lobpcg.py) ---------------------------------------------------------------
+def _lobpcg(mod):
+    """lobpcg of the symmetric positive definite ``a a^T + 6 I`` from a fixed start, converged
+    tightly (finite differences need it): the eigenvalues and the projector ``U U^T``, which
+    does not depend on the eigenvectors' signs."""
+    def run(a, k, largest=True):
+        A = a @ a.mT + 6 * mod.eye(a.shape[-1], dtype=a.dtype)  # noqa: N806
+        X = mod.eye(a.shape[-1], k, dtype=a.dtype) + 0.25  # noqa: N806
+        E, U = mod.lobpcg(A, k=k, X=X, largest=largest, tol=1e-13)  # noqa: N806
+        return E, U @ U.mT
+    return run
+
+
+row("lobpcg", _lobpcg(ember), _lobpcg, [],
+    lambda m: [S("largest", m(7, 7), 2), S("smallest", m(6, 6), 1, False)],
+    dtypes=("float64",),
+    skips={"test_forward_ad": "with an input that requires grad, an autograd.Function "
+                              "without jvp, as torch's: forward AD raises in both"})
