@@ -118,9 +118,27 @@ def test_randint_forms():
                      t.randint(0, 2 ** 28 - 1, (3,))])
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 10, 1000, 30_000])
+@pytest.mark.parametrize("n", [0, 1, 2, 10, 512, 513, 1000, 30_000])
 def test_randperm(n):
     exact(lambda t: [t.randperm(n), t.randperm(n, dtype=t.float64)])
+
+
+def test_small_permutations_loop_as_the_reconstruction_does():
+    from ember._random.discrete import LOOPED_PERMUTATION, _fisher_yates, _swap_loop
+    rng = np.random.default_rng(1)
+    for n in (2, 3, 17, LOOPED_PERMUTATION, LOOPED_PERMUTATION + 1):
+        for high in (2 ** 32, 2):  # ordinary words, and words that draw the same positions
+            words = rng.integers(0, high, n - 1, dtype=np.uint64).astype(np.uint32)
+            assert np.array_equal(_swap_loop(words, n), _fisher_yates(words, n))
+
+
+@pytest.mark.parametrize("size", [1, 2, 127, 128, 129, 300])
+def test_one_at_a_time_normals_few_and_many(size):
+    # strided tensors take the one-at-a-time normals at any size: value by value up to 128
+    # values, with NumPy and the C library's bits for the hard ones above
+    exact(lambda t: [t.empty(2, size).t().normal_(), t.empty(2, size).t().normal_(0.5, 3.0),
+                     t.empty(size, dtype=t.float64).log_normal_(0.3, 0.7),
+                     t.empty(2, size, dtype=t.float64).t().normal_(-1.0, 0.25)])
 
 
 def _torch_large_randperm(words, n):

@@ -81,16 +81,32 @@ def normal(gen, n, dtype, mean, std, contiguous):
     if n >= 16 and contiguous:
         return _normal_blocks(gen, n, dtype, mean, std)
     pairs = _Pairs(gen, n)
-    shift = fma64 if fused_multiply_add() else (lambda z, s, m: z * s + m)
+    shift = _shift_function(mean, std)
+    if n <= _FEW:
+        return to_dtype(shift(pairs.exact_all(), std, mean), dtype)
     values = settle(shift(pairs.approx(), std, mean),
                     lambda mask: shift(pairs.exact(mask), std, mean), dtype)
     return to_dtype(values, dtype)
 
 
+# below this many values, the one-at-a-time normals are computed value by value through
+# ``math`` (the C library's bits at once) rather than with NumPy on tiny arrays, then settled
+_FEW = 128
+
+
+def _shift_function(mean, std):
+    """``z * std + mean`` as torch's kernel rounds it (one rounding where it fuses)."""
+    if std == 1 and mean == 0:  # fma(z, 1, 0): exact, but -0.0 becomes 0.0
+        return lambda z, s, m: z + 0.0
+    return fma64 if fused_multiply_add() else (lambda z, s, m: z * s + m)
+
+
 def log_normal(gen, n, dtype, mean, std):
     """``log_normal_``: exp of the one-at-a-time normals (double), cast."""
     pairs = _Pairs(gen, n)
-    shift = fma64 if fused_multiply_add() else (lambda z, s, m: z * s + m)
+    shift = _shift_function(mean, std)
+    if n <= _FEW:
+        return to_dtype(libm("exp", shift(pairs.exact_all(), std, mean)), dtype)
     with np.errstate(over="ignore"):
         approx = np.exp(shift(pairs.approx(), std, mean))
     values = settle(approx, lambda mask: libm("exp", shift(pairs.exact(mask), std, mean)),
@@ -112,7 +128,7 @@ class _Pairs:
         self.theta = _TWO_PI * u[:, 0]
         self.radius_arg = -u[:, 1]  # radius = sqrt(-2 * log1p(-u2))
         if self.fresh % 2:
-            gen.next_double_normal = self._exact_pairs(np.array([npairs - 1]))[1][0]
+            gen.next_double_normal = _pair(self.theta[-1], self.radius_arg[-1])[1]
 
     def _lay_out(self, cos, sin):
         seq = np.stack([cos, sin], 1).ravel()[:self.fresh]
@@ -127,6 +143,13 @@ class _Pairs:
         r = np.sqrt(-2.0 * libm("log1p", self.radius_arg[idx]))
         return r * libm("cos", self.theta[idx]), r * libm("sin", self.theta[idx])
 
+    def exact_all(self):
+        """Every value, exactly (value by value: for few values)."""
+        seq = [] if self.cached is None else [self.cached]
+        for theta, arg in zip(self.theta.tolist(), self.radius_arg.tolist()):
+            seq += _pair(theta, arg)
+        return np.array(seq[:len(seq) - self.fresh % 2], f64)
+
     def exact(self, mask):
         """The exact values at the positions ``mask`` selects."""
         pos = np.flatnonzero(mask) - (self.cached is not None)
@@ -136,6 +159,12 @@ class _Pairs:
         cos, sin = self._exact_pairs(pos[ok] // 2)
         out[ok] = np.where(pos[ok] % 2 == 0, cos, sin)
         return out
+
+
+def _pair(theta, radius_arg):
+    """(cos, sin) normals of one pair, through ``math`` (the C library's functions)."""
+    r = math.sqrt(-2.0 * math.log1p(radius_arg))
+    return r * math.cos(theta), r * math.sin(theta)
 
 
 def _normal_blocks(gen, n, dtype, mean, std):
