@@ -91,10 +91,10 @@ def _min_max(value):
 
 
 def _hosts(hostfile):
-    """The machines an MPICH host file lists (``host`` or ``host:slots`` lines)."""
+    """The machines a host file lists (``host``, ``host:slots`` or ``host slots=N`` lines)."""
     with open(hostfile) as f:
         lines = [line.split("#", 1)[0].strip() for line in f]
-    return [line.split(":", 1)[0] for line in lines if line]
+    return [line.split(":", 1)[0].split()[0] for line in lines if line]
 
 
 def _nnodes(args):
