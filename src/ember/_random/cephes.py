@@ -306,14 +306,25 @@ def _zero_radius(where, b, trig, mean, std, out):
 _local = threading.local()
 
 
+_KEPT_SIZES = 8  # chunk sizes whose working arrays each thread keeps (a model's layers draw
+# tensors of a few sizes in turn; making the arrays costs as much as a small draw)
+
+
 def _buffers(m):
     """Working arrays for chunks of ``m`` pairs: the calling thread's own, kept for its next
-    call, up to the size of a one-thread chunk (larger ones are made for one call)."""
+    calls (for its last few sizes), up to the size of a one-thread chunk (larger ones are made
+    for one call)."""
     if m > _CHUNK_ROWS * 8:
         return _Buffers(m)
-    b = getattr(_local, "buffers", None)
-    if b is None or b.m != m or (b.fused is np.multiply) != fused_complex_multiply():
-        b = _local.buffers = _Buffers(m)
+    kept = getattr(_local, "buffers", None)
+    if kept is None:
+        kept = _local.buffers = {}
+    b = kept.pop(m, None)
+    if b is None or (b.fused is np.multiply) != fused_complex_multiply():
+        b = _Buffers(m)
+        if len(kept) >= _KEPT_SIZES:
+            del kept[next(iter(kept))]  # the least recently used
+    kept[m] = b
     return b
 
 

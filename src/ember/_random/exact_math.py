@@ -88,8 +88,10 @@ def fma64(a, b, c):
     w = t + e
     r = s + w
     # r is the correctly rounded sum unless s + w fell exactly halfway between two doubles
+    # and w was itself rounded (where the product is exact, e == 0, w is exact, and the tie
+    # is the exact value's, which r breaks to even as it should)
     ulp = np.spacing(np.abs(r))
-    hard = (np.abs((s - r) + w) == ulp / 2) | ~np.isfinite(r)
+    hard = ((np.abs((s - r) + w) == ulp / 2) & (e != 0)) | ~np.isfinite(r)
     if hard.any():
         finite = hard & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
         r[finite] = _exact_round(a[finite], b[finite], c[finite], f64)
