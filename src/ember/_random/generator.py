@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._backend.device import as_device, default_device, resolve
 from .._compile.hooks import random_draw, replayed
 from .._state import vmap_hook
 from .cpu_generator import DEFAULT_SEED, CPUGeneratorImpl, nondeterministic_seed
@@ -211,7 +212,6 @@ class DeviceDraw:
 def draw_for(generator, device):
     """What the samplers draw from for a tensor on ``device`` (None: the default device): the
     ``generator=`` argument itself on the CPU, else a ``DeviceDraw``."""
-    from .._backend.device import as_device, default_device, resolve
     if device is None:
         device = default_device()
         if device is None:

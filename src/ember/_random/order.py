@@ -17,6 +17,8 @@ def memory_axes(array):
 
 def lay_out(values, array):
     """``values`` (1-D, in ``array``'s memory order) as an array of ``array``'s shape."""
+    if array.flags.c_contiguous:
+        return values.reshape(array.shape)
     axes = memory_axes(array)
     if axes == list(range(array.ndim)):
         return values.reshape(array.shape)

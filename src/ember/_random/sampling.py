@@ -61,6 +61,8 @@ def uniform(gen, n, dtype, low, high):
     else:
         lo, hi = f32(low), f32(high)
         values = _scale(floats(gen, n), hi - lo, lo, fma32).astype(dtype, copy=False)
+    if low == 0 and high == 1 and dtype in (f32, f64):  # (the uniforms are below 1 there)
+        return values
     top = to_dtype(np.array(high, f64), dtype)
     values[values == top] = to_dtype(np.array(low, f64), dtype)
     return values
