@@ -52,14 +52,18 @@ def _fraction_to_f32(q):
 
 def fma32(a, b, c):
     """float32 ``a * b + c`` with one rounding (arrays or scalars of float32 values)."""
-    a, b, c = np.broadcast_arrays(np.asarray(a, f32), np.asarray(b, f32), np.asarray(c, f32))
-    s = a.astype(f64) * b  # exact: 24 + 24 bits
-    s += c
+    a, b, c = (np.asarray(v, f32) for v in (a, b, c))
+    s = np.multiply(a, b, dtype=f64)  # exact: 24 + 24 bits
+    if s.shape == np.broadcast_shapes(s.shape, c.shape):
+        np.add(s, c, out=s)
+    else:
+        s = np.add(s, c, dtype=f64)
     out = s.astype(f32)
     # NOTE: rounding the double sum to float32 is a second rounding; it can only go wrong when
     # the double lands exactly halfway between two floats.
     tie = (s.view(np.int64) & 0x1FFFFFFF) == 0x10000000
     if tie.any():
+        a, b, c = np.broadcast_arrays(a, b, c)
         out[tie] = _exact_round(a[tie], b[tie], c[tie], f32)
     return out
 
