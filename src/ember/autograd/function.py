@@ -225,7 +225,10 @@ def _apply_function(cls, args, kwargs):
             else:
                 output = cls.forward(ctx, *args, **kwargs)
     finally:
-        forward_hook[0] = fw
+        # (a graph break inside forward uninstalls an ember.compile recorder, putting back
+        # what it replaced: that stays)
+        if forward_hook[0] is None and getattr(fw, "active", True):
+            forward_hook[0] = fw
         fwAD._fwd_grad_enabled[0] = fw_enabled
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
