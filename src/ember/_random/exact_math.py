@@ -84,7 +84,7 @@ def _two_product(a, b):
 
 def fma64(a, b, c):
     """float64 ``a * b + c`` with one rounding."""
-    a, b, c = (np.asarray(v, f64) for v in np.broadcast_arrays(a, b, c))
+    a, b, c = (np.asarray(v, f64) for v in (a, b, c))
     p, e = _two_product(a, b)
     s = p + c
     bb = s - p
@@ -97,6 +97,7 @@ def fma64(a, b, c):
     ulp = np.spacing(np.abs(r))
     hard = ((np.abs((s - r) + w) == ulp / 2) & (e != 0)) | ~np.isfinite(r)
     if hard.any():
+        a, b, c = np.broadcast_arrays(a, b, c)
         finite = hard & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
         r[finite] = _exact_round(a[finite], b[finite], c[finite], f64)
     return r
