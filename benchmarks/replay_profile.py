@@ -11,11 +11,18 @@ report lists the costliest lines with the kernel or formula each calls, the kern
 and a whole step next to them: the difference is what the step spends outside the kernels
 (guards, wrapping outputs, the backward node and engine pass, the optimizer's eager ops, and
 caches a kernel timed alone keeps warm), with the hand-written NumPy step where there is one.
+
+``--outside`` also splits what a step spends outside the kernels: the recording's programs
+are replaced by ones that hand back what they computed once (so the kernels cost nothing), and
+each step is timed in three parts: the compiled call (guards, wrapping the outputs, the
+backward node), ``backward()`` (the engine's pass over the compiled node and the leaves) and
+the rest of the step (its own eager code: the optimizer's update, reading the loss).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import pathlib
 import re
 import sys
@@ -32,7 +39,7 @@ sys.path.insert(0, str(HERE))
 import numpy as np  # noqa: E402
 
 import ember  # noqa: E402
-from ember._compile.compiled import _ALL, Entry  # noqa: E402
+from ember._compile.compiled import _ALL, CompiledFunction, Entry  # noqa: E402
 from workloads import NUMPY_FLOOR, WORKLOADS, make_data  # noqa: E402
 
 _ASSIGN = re.compile(r"^(\w+(?:, \w+)*) = (.+)$")
@@ -98,11 +105,52 @@ def step_time(step, repeat):
     return min(timeit.repeat(step, number=repeat, repeat=3, timer=time.process_time)) / repeat
 
 
+def outside_split(step, entry, tensors, steps):
+    """Median CPU microseconds per step of the compiled call, ``backward()`` and the rest of
+    the step, with the recording's programs handing back fixed results."""
+    program = entry.program
+    outs, saved = program.forward(tensors)
+    grads = [np.ones_like(outs[k]) for k in entry.grad_outputs]
+    fixed = program.backward(grads, saved) if program.backward is not None else None
+    parts = {"call": [], "backward": []}
+    call, backward = CompiledFunction.__call__, ember.Tensor.backward
+    generated = program.forward, program.backward
+
+    def timed(part, fn):
+        def run(*args, **kwargs):
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                parts[part][-1] += time.process_time() - t0
+        return run
+    program.forward = lambda tensors: (outs, saved)
+    program.backward = lambda grads, saved: list(fixed)
+    CompiledFunction.__call__ = timed("call", call)
+    ember.Tensor.backward = timed("backward", backward)
+    totals = []
+    try:
+        for _ in range(steps):
+            parts["call"].append(0.0)
+            parts["backward"].append(0.0)
+            t0 = time.process_time()
+            step()
+            totals.append(time.process_time() - t0)
+    finally:
+        CompiledFunction.__call__, ember.Tensor.backward = call, backward
+        program.forward, program.backward = generated
+    rest = [t - c - b for t, c, b in zip(totals, parts["call"], parts["backward"])]
+    return {k: statistics.median(v) * 1e6 for k, v in
+            (("call", parts["call"]), ("backward", parts["backward"]), ("rest", rest))}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workload", nargs="?", default="w2", choices=sorted(WORKLOADS))
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--outside", action="store_true",
+                        help="also split the time outside the kernels (programs stubbed out)")
     args = parser.parse_args()
     step, entry, tensors = recorded_entry(args.workload)
     program = entry.program
@@ -121,6 +169,11 @@ def main():
         floor = NUMPY_FLOOR[args.workload](make_data(args.workload))
         floor_us = step_time(floor, max(1, args.repeat // 4)) * 1e6
         print(f"the hand-written NumPy step (benchmarks/workloads.py): {floor_us:.1f} us")
+    if args.outside:
+        split = outside_split(step, entry, tensors, max(3, args.repeat))
+        print("outside the kernels (programs stubbed out), medians per step: compiled call "
+              f"{split['call']:.1f} us, backward() {split['backward']:.1f} us, rest of the "
+              f"step {split['rest']:.1f} us")
     for part, us, line, callee in sorted(rows, key=lambda r: -r[1])[:args.top]:
         print(f"{us:9.1f} us  {part:8s}  {line:50s}  {callee}")
 

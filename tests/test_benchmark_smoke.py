@@ -30,11 +30,14 @@ def test_replay_profile_walks_a_recording():
     """benchmarks/replay_profile.py times every line of W1's recorded programs (one repeat: the
     report's shape, not its times) and names the kernels the lines call."""
     tool = RUN.parent / "replay_profile.py"
-    done = subprocess.run([sys.executable, str(tool), "w1", "--repeat", "1", "--top", "400"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, str(tool), "w1", "--repeat", "1", "--top", "400",
+                           "--outside"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     head, *lines = done.stdout.splitlines()
     assert "program lines" in head and "whole step" in head
+    # --outside: the step with its programs stubbed out, split in three
+    (split,) = [line for line in lines if line.startswith("outside the kernels")]
+    assert all(part in split for part in ("compiled call", "backward()", "rest of the step"))
     parts = {line.split()[2] for line in lines if " us  " in line}
     assert parts == {"forward", "backward"}
     assert any("numpy.sin" in line or "ember._ops.pointwise" in line for line in lines)
