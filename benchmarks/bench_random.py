@@ -47,7 +47,19 @@ def cases(lib, n):
         f"randint(0, 1000, {n:.0e})": lambda: lib.randint(0, 1000, (n,)),
         f"randperm({n // 10:.0e})": lambda: lib.randperm(n // 10),
         "dropout(0.5) on 1000x1000": lambda: lib.nn.functional.dropout(lib.ones(1000, 1000), 0.5),
+        # small draws, where a call's fixed costs are most of its time
+        "randn(3), 1000 calls": _calls(lambda: lib.randn(3)),
+        "rand(100), 1000 calls": _calls(lambda: lib.rand(100)),
+        "randperm(100), 1000 calls": _calls(lambda: lib.randperm(100)),
+        "randn(64, 64), 1000 calls": _calls(lambda: lib.randn(64, 64)),
     }
+
+
+def _calls(fn, count=1000):
+    def run():
+        for _ in range(count):
+            fn()
+    return run
 
 
 def main(argv=None):
