@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from oracle import same
 
 _UPSTREAM = [float("nan"), float("inf"), -2.0, 0.7]
