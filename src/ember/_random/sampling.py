@@ -23,6 +23,7 @@ from .libm import elementwise, libm
 
 _MASK24 = (1 << 24) - 1
 _MASK53 = np.uint64((1 << 53) - 1)
+_FEW_DOUBLES = 32
 _TWO_PI = 2.0 * math.pi
 
 
@@ -38,6 +39,10 @@ def floats(gen, n):
 
 def doubles(gen, n):
     """float64 uniforms in [0, 1): the low 53 bits of two words each."""
+    if n <= _FEW_DOUBLES:  # (Python's integers cost less than NumPy's calls here)
+        w = gen.random(2 * n).tolist()
+        return np.array([((hi & 0x1FFFFF) << 32 | lo) * 2.0 ** -53
+                         for hi, lo in zip(w[0::2], w[1::2])], f64)
     bits = np.bitwise_and(gen.random64(n), _MASK53)
     out = bits.astype(f64)
     out *= 2.0 ** -53
