@@ -193,6 +193,14 @@ def test_poisson():
                      t.poisson(t.tensor([0., 1., 5., 9.99, 10., 100., 1e4], dtype=t.float64))])
 
 
+def test_poisson_draws_as_many_uniforms_as_torch():
+    # the uniforms come from a block drawn ahead (grown when rejections run past it); the
+    # generator must end where torch's does
+    exact(lambda t: [t.poisson(t.full((400,), 3.0)), t.poisson(t.full((300,), 10.5)),
+                     t.poisson(t.cat([t.full((3,), 9.5), t.full((200,), 0.25)])),
+                     t.poisson(t.empty(0)), t.rand(3)])
+
+
 # -- generator= arguments and states --------------------------------------------------------------
 def test_generator_arguments_leave_the_default_generator_alone():
     def body(t):

@@ -10,6 +10,7 @@ import numpy as np
 
 from .exact_math import f64
 from .order import lay_out
+from .rejection import _serial
 from .sampling import doubles, exponential
 
 # randperm switches algorithm at 2**32 // 20 (where ``word % n`` would skew visibly)
@@ -187,28 +188,29 @@ def _lgamma():
 
 def poisson(gen, rates):
     """One sample per rate (doubles): Hoermann's transformed rejection from 10 on, products
-    of uniforms below (torch's ``sample_poisson``)."""
-    out = np.empty(len(rates), f64)
-    for i, lam in enumerate(rates.tolist()):
-        out[i] = _poisson_one(gen, lam)
-    return out
+    of uniforms below (torch's ``sample_poisson``), element after element, the uniforms taken
+    from a block drawn ahead."""
+    rates = rates.tolist()
+    # uniforms per rate, about: rate + 1 below 10, two or three from 10 on
+    per_rate = 3 + int(max((r for r in rates if 0 <= r < 10), default=0.0))
+    return np.array(_serial(rates, per_rate, gen, _poisson_one), f64)
 
 
-def _poisson_one(gen, lam):
+def _poisson_one(draws, lam):
     if lam >= 10:
-        return _poisson_rejection(gen, lam)
+        return _poisson_rejection(draws, lam)
     if lam == 0:
         return 0
     enlam = math.exp(-lam)
     count, prod = 0, 1.0
     while True:
-        prod *= doubles(gen, 1)[0]
+        prod *= draws.uniform()
         if prod <= enlam:
             return count
         count += 1
 
 
-def _poisson_rejection(gen, lam):
+def _poisson_rejection(draws, lam):
     slam, loglam = math.sqrt(lam), math.log(lam)
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
@@ -216,7 +218,7 @@ def _poisson_rejection(gen, lam):
     vr = 0.9277 - 3.6224 / (b - 2)
     lgamma = _lgamma()
     while True:
-        u, v = doubles(gen, 2).tolist()
+        u, v = draws.uniform(), draws.uniform()
         u -= 0.5
         us = 0.5 - abs(u)
         k = math.floor((2 * a / us + b) * u + lam + 0.43)
