@@ -185,7 +185,10 @@ def test_multinomial():
                      t.multinomial(t.rand(2, 10, dtype=t.float64), 7, True),
                      t.multinomial(t.rand(50), 50), t.multinomial(t.rand(4, 3), 1, True),
                      t.multinomial(t.tensor([1., 0, 3, 2]), 3),
-                     t.multinomial(t.rand(6, 3).t(), 2), t.multinomial(t.rand(6, 3).t(), 4, True)])
+                     t.multinomial(t.rand(6, 3).t(), 2), t.multinomial(t.rand(6, 3).t(), 4, True),
+                     t.multinomial(t.rand(300, 7), 5, True),
+                     t.multinomial(t.rand(40, 9, dtype=t.float64), 3, True),
+                     t.multinomial(t.rand(30, 5, dtype=t.float16), 6, True)])
 
 
 def test_poisson():

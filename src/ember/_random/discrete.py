@@ -163,13 +163,15 @@ def _with_replacement(gen, probs, num_samples):
     """Binary search of uniform doubles in each row's normalised running sum (the sum kept in
     the row's dtype, float32 for float16)."""
     acc = f64 if probs.dtype == f64 else np.float32
+    # each row draws its num_samples doubles in turn: one draw of them all, row after row
+    u = doubles(gen, probs.shape[0] * num_samples).reshape(-1, num_samples)
+    cum = np.cumsum(probs.astype(acc), axis=1, dtype=acc)  # each row summed in order
+    cum /= cum[:, -1:]
+    cum[:, -1] = 1
+    cum = cum.astype(f64, copy=False)
     out = np.empty((probs.shape[0], num_samples), np.int64)
-    for i, row in enumerate(probs.astype(acc)):
-        cum = np.cumsum(row, dtype=acc)
-        cum /= cum[-1]
-        cum[-1] = 1
-        u = doubles(gen, num_samples)
-        out[i] = np.searchsorted(cum.astype(f64), u, side="left")
+    for i in range(len(out)):
+        out[i] = np.searchsorted(cum[i], u[i], side="left")
     return out
 
 
