@@ -49,8 +49,9 @@ def _lobpcg(mod):
     tightly (finite differences need it): the eigenvalues and the projector ``U U^T``, which
     does not depend on the eigenvectors' signs."""
     def run(a, k, largest=True):
-        A = a @ a.mT + 6 * mod.eye(a.shape[-1], dtype=a.dtype)  # noqa: N806
-        X = mod.eye(a.shape[-1], k, dtype=a.dtype) + 0.25  # noqa: N806
+        eye = mod.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+        A = a @ a.mT + 6 * eye  # noqa: N806
+        X = eye[:, :k] + 0.25  # noqa: N806
         E, U = mod.lobpcg(A, k=k, X=X, largest=largest, tol=1e-13)  # noqa: N806
         return E, U @ U.mT
     return run
