@@ -94,7 +94,7 @@ def edge_uniforms():
 
 
 @pytest.mark.parametrize("mean,std", [(None, None), (0.5, 2.0), (-0.0, 1.0), (0.0, 0.0),
-                                      (-3.0, 0.02)])
+                                      (-3.0, 0.02), (0.0, 0.02), (-0.0, 0.5), (0.0, 1e-30)])
 def test_float32_normals_at_edge_uniforms(mean, std):
     torch = torch_or_skip()
     edges = edge_uniforms()

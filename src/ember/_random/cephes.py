@@ -98,7 +98,13 @@ _C = {  # the operands of the kernel's steps, made once
     "half_q1": _operand(_LOG_Q1 / f32(2)), "half_q2": _operand(_HALF_Q2),
     "theta_step": _operand(_THETA_STEP), "reduce": [_operand(d) for d in _REDUCE[:2]],
     "reduce_last": np.complex64(complex(_REDUCE[2], -1)), "one_bits": _high_bits(1),
+    "zero": _operand(0),
 }
+
+# the smallest nonzero |normal| before the scaling is above 2**-38 (radius / 2 >= 2**-12.5, the
+# rotation's smallest nonzero part 2**-25.3 over all 2**24 angles): times a std of at least
+# this, no product underflows
+_NO_UNDERFLOW = f32(2.0 ** -90)
 
 _CHUNK_ROWS = 2048  # blocks of 16 per chunk on one thread: 16384 pairs, whose buffers stay in
 # cache (and are kept by each thread for its next call)
@@ -280,6 +286,14 @@ def _chunk(b, words, mean, std, out):
     if mean == 0 and std == 1:  # fma(n, 1, 0) == n but for the sign of zeros (below)
         np.multiply(n1, b.re_trig, out=n2)
         np.multiply(n1, b.im_trig, out=n1)
+    elif mean == 0 and (std == 0 or std >= _NO_UNDERFLOW):
+        # fma(n, std, 0) rounds n * std once, as the product does (it cannot fall below the
+        # subnormals there); a +0.0 mean then turns -0.0 into 0.0, as the sum does
+        np.multiply(n1, b.re_trig, out=n2)
+        np.multiply(n1, b.im_trig, out=n1)
+        np.multiply(b.normals, std, out=b.normals)
+        if not np.signbit(mean):
+            np.add(b.normals, _C["zero"], out=b.normals)
     else:  # the normals go straight into the fused step's operand: fma(n, std, mean)
         np.multiply(n1, b.re_trig, out=b.re_z[1])
         np.multiply(n1, b.im_trig, out=b.re_z[0])
