@@ -246,8 +246,10 @@ def _inversion(draws, count, prob, rs, is_f32):
         num_geom = rs(num_geom + 1)
 
 
-def _btrs(draws, count, prob, rs):
-    """Hormann's transformed rejection with squeeze (count * prob >= 10, prob <= 1/2)."""
+@functools.lru_cache(maxsize=256)
+def _btrs_constants(count, prob, is_f32):
+    """The constants of one (count, prob) pair's rejection loop (tensors often repeat a pair)."""
+    rs = _rounding(np.float32 if is_f32 else np.float64)
     stddev = rs(math.sqrt(rs(rs(count * prob) * rs(1 - prob))))
     b = 1.15 + 2.53 * stddev
     a = -0.0873 + 0.0248 * b + 0.01 * prob
@@ -256,6 +258,12 @@ def _btrs(draws, count, prob, rs):
     r = rs(prob / rs(1 - prob))
     alpha = (2.83 + 5.1 / b) * stddev
     m = math.floor(rs(rs(count + 1) * prob))
+    return b, a, c, v_r, r, alpha, m
+
+
+def _btrs(draws, count, prob, rs, is_f32):
+    """Hormann's transformed rejection with squeeze (count * prob >= 10, prob <= 1/2)."""
+    b, a, c, v_r, r, alpha, m = _btrs_constants(count, prob, is_f32)
     while True:
         u = draws.uniform() - 0.5
         v = draws.uniform()
@@ -285,12 +293,12 @@ def _binomial_one(draws, count, prob, rs, is_f32):
         return count
     if prob <= 0.5:
         if rs(count * prob) >= 10.0:
-            return _btrs(draws, count, prob, rs)
+            return _btrs(draws, count, prob, rs, is_f32)
         return _inversion(draws, count, prob, rs, is_f32)
     if prob > 0.5:
         qprob = rs(1.0 - prob)
         if rs(count * qprob) >= 10.0:
-            return rs(count - _btrs(draws, count, qprob, rs))
+            return rs(count - _btrs(draws, count, qprob, rs, is_f32))
         return rs(count - _inversion(draws, count, qprob, rs, is_f32))
     return math.nan  # a NaN probability
 
