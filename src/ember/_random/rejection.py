@@ -61,12 +61,18 @@ class _Draws:
         self.gen.next_double_normal = self.cached
 
 
+def _no_rounding(x):
+    return x
+
+
+def _to_float32(x):
+    return float(np.float32(x))
+
+
 def _rounding(dtype):
-    """A scalar_t step's rounding: to float32 for float32 tensors, none for float64."""
-    if dtype == np.float64:
-        return lambda x: x
-    f32 = np.float32
-    return lambda x: float(f32(x))
+    """A scalar_t step's rounding: to float32 for float32 tensors, none for float64 (named
+    functions: they key the caches of loop constants)."""
+    return _no_rounding if dtype == np.float64 else _to_float32
 
 
 def _serial(values, expected_per_item, generator, item):
@@ -79,16 +85,24 @@ def _serial(values, expected_per_item, generator, item):
 
 
 # -- gamma --------------------------------------------------------------------------------------
-def _gamma_one(draws, alpha, rs):
-    """torch's ``sample_gamma<scalar_t, double>`` (``rs`` rounds a scalar_t step)."""
-    scale = 1.0
+@functools.lru_cache(maxsize=256)
+def _gamma_constants(alpha, rs):
+    """(boost exponent or None, d, c) of one alpha's rejection loop (tensors often repeat an
+    alpha)."""
+    boost = None
     if alpha < 1.0:  # boost alpha: Gamma(alpha) = Gamma(alpha + 1) * U ** (1 / alpha)
-        if alpha == 0.0:
-            return 0.0
-        scale *= math.pow(1 - draws.uniform(), rs(1.0 / alpha))
+        boost = rs(1.0 / alpha)
         alpha = rs(alpha + 1.0)
     d = rs(alpha - _F32_THIRD)
-    c = 1.0 / math.sqrt(9.0 * d)
+    return boost, d, 1.0 / math.sqrt(9.0 * d)
+
+
+def _gamma_one(draws, alpha, rs):
+    """torch's ``sample_gamma<scalar_t, double>`` (``rs`` rounds a scalar_t step)."""
+    if alpha == 0.0:
+        return 0.0
+    boost, d, c = _gamma_constants(alpha, rs)
+    scale = 1.0 if boost is None else math.pow(1 - draws.uniform(), boost)
     while True:
         while True:
             x = draws.normal()
