@@ -286,3 +286,20 @@ def test_double_normals_as_torch_for_many_seeds(size):
         ember.manual_seed(seed)
         same_bits(ember.randn(size, dtype=ember.float64).numpy(),
                   torch.randn(size, dtype=torch.float64).numpy())
+
+
+@pytest.mark.parametrize("mean,std", [(-0.0, 1.0), (0.0, 1.0), (-0.0, 2.0), (0.0, 0.5),
+                                      (-0.0, 0.0)])
+def test_signed_zero_normals_as_torch(mean, std):
+    # a zero radius (u2 == 0) makes the one-at-a-time normals +-0.0; fma(z, std, mean) keeps
+    # or drops the sign as the IEEE sum does
+    torch = torch_or_skip()
+    theta_words = [int(0.4 * 2 ** 21), 0]  # u1 = 0.4: cos(2 pi u1) < 0, so z = -0.0
+    words = np.array(theta_words + [0, 0] + theta_words + [0, 0], np.uint32)
+    got, want = [], []
+    for lib, out in ((ember, got), (torch, want)):
+        for dtype in ("float64", "float32"):
+            lib.set_rng_state(lib.tensor(state_yielding(words)))
+            out.append(lib.empty(3, dtype=getattr(lib, dtype)).normal_(mean, std).numpy())
+    for a, b in zip(got, want):
+        same_bits(a, b)

@@ -91,6 +91,9 @@ def fma64(a, b, c):
     t = (p - (s - bb)) + (c - bb)  # s + t == p + c exactly
     w = t + e
     r = s + w
+    # where nothing is left to add, s is the sum, the sign of a zero included (s + 0.0 would
+    # turn -0.0 into 0.0)
+    np.copyto(r, s, where=(w == 0))
     # r is the correctly rounded sum unless s + w fell exactly halfway between two doubles
     # and w was itself rounded (where the product is exact, e == 0, w is exact, and the tie
     # is the exact value's, which r breaks to even as it should)

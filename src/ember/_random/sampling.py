@@ -103,8 +103,8 @@ _FEW = 128
 
 def _shift_function(mean, std):
     """``z * std + mean`` as torch's kernel rounds it (one rounding where it fuses)."""
-    if std == 1 and mean == 0:  # fma(z, 1, 0): exact, but -0.0 becomes 0.0
-        return lambda z, s, m: z + 0.0
+    if std == 1:  # fma(z, 1, mean): z + mean rounded once, the sum itself
+        return lambda z, s, m: z + m
     return fma64 if fused_multiply_add() else (lambda z, s, m: z * s + m)
 
 
