@@ -22,6 +22,7 @@ _object_new = object.__new__
 _ndarray = np.ndarray
 
 
+GRAD_DTYPE_OWN = object()  # (a leaf's grad_dtype when none was set: its own dtype)
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -414,6 +415,10 @@ class Tensor:
         # first (or raises, for a view that may not be rebased)
         return self.grad_fn is None
 
+    # the dtype a leaf's gradients are cast to (see ember._grad_dtype): its own dtype, a given
+    # one, or None (any)
+    _grad_dtype = GRAD_DTYPE_OWN
+
     @property
     def grad(self):
         if self._grad_fn is not None and not self._retains_grad:
@@ -426,10 +431,11 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
-            if value._data.dtype != self._data.dtype:
+            want = self.dtype if self._grad_dtype is GRAD_DTYPE_OWN else self._grad_dtype
+            if want is not None and value.dtype is not want:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_c_type_name(value.dtype)}' "
-                    f"to a tensor with grad_dtype '{self.dtype.scalar_name}'. The gradient must "
+                    f"to a tensor with grad_dtype '{want.scalar_name}'. The gradient must "
                     "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
                     "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "

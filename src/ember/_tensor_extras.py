@@ -565,3 +565,35 @@ for _name in ("put", "nonzero_static"):
 __all__ += ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
             "preserve_format", "legacy_contiguous_format", "ctc_loss",
             "set_default_tensor_type"]
+
+
+# -- a leaf's gradient dtype ----------------------------------------------------------------------
+def _get_grad_dtype(self):
+    """The dtype the engine casts this leaf's gradients to (its own unless set; None: any)."""
+    from ._tensor import GRAD_DTYPE_OWN
+    if self._grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    return self.dtype if self._grad_dtype is GRAD_DTYPE_OWN else self._grad_dtype
+
+
+def _set_grad_dtype(self, value):
+    from ._tensor import _c_type_name
+    from .autograd import engine
+    if self._grad_fn is not None:
+        self.grad  # noqa: B018 - (torch's setter reads .grad first: its warning for a non-leaf)
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    if value is not None and not isinstance(value, D.dtype):
+        raise RuntimeError("grad_dtype must be a ember.dtype or None, but got "
+                           f"{type(value).__name__}")
+    grad = self._grad
+    if grad is not None and value is not None and grad.dtype is not value:
+        raise RuntimeError(
+            f"Cannot set grad_dtype to '{value.scalar_name}' because there is already a "
+            f"gradient with dtype '{_c_type_name(grad.dtype)}'. Please clear the gradient "
+            "(.grad = None) before changing grad_dtype, or ensure the new grad_dtype matches "
+            "the existing gradient's dtype.")
+    self._grad_dtype = value
+    engine.GRAD_DTYPES_SET[0] = True
+
+
+Tensor.grad_dtype = property(_get_grad_dtype, _set_grad_dtype)

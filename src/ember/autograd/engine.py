@@ -19,9 +19,12 @@ import numpy as np
 
 from .._backend import as_array, get_xp, writeable
 from .._state import profiler_hook, state
-from .._tensor import Tensor, _wrap
+from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
 from .graph import AccumulateGrad, gradient_edge
+
+# whether some leaf was ever given a grad_dtype (until then the engine never looks)
+GRAD_DTYPES_SET = [False]
 
 
 class _Borrowed(dict):
@@ -94,6 +97,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         if not create_graph:
             g = g._data
             task.borrowed.add(g)
+        if type(fn) is AccumulateGrad:  # a leaf root: its gradient in its grad dtype
+            g = _cast_for_leaf(task, g, fn.variable)
         _add_to_buffer(task, fn, nr, g)
     prev, prev_quiet = state.grad_enabled, state.quiet
     state.grad_enabled = bool(create_graph)
@@ -291,6 +296,7 @@ def _execute(task, root_nodes):
     borrowed = task.borrowed
     ndarray = np.ndarray
     following = None  # the next node, when it is known without the queue (see below)
+    grad_dtypes = GRAD_DTYPES_SET[0]  # (some leaf may have a grad_dtype of its own)
     while True:
         if following is not None:
             fn, following = following, None
@@ -335,7 +341,10 @@ def _execute(task, root_nodes):
             g = outs[i] if outs is not None else None
             if g is not None:
                 m = meta[i]
-                if graph:  # a Tensor: validate only a shape or dtype that is not its input's
+                if grad_dtypes and type(child) is AccumulateGrad and (
+                        child.variable._grad_dtype is not GRAD_DTYPE_OWN):
+                    g = _validate(task, fn, i, g, child.variable._grad_dtype)
+                elif graph:  # a Tensor: validate only a shape or dtype that is not its input's
                     if m is not None and (g._data.shape != m[0] or g._data.dtype != m[1]):
                         g = _validate(task, fn, i, g)
                 elif type(g) is not ndarray or (
@@ -551,20 +560,21 @@ def _as_tensors(task, grads):
     return tuple(out)
 
 
-def _validate(task, fn, i, g):
-    """Bring an input gradient to its input's shape (undoing broadcasting) and dtype."""
+def _validate(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
+    """Bring an input gradient to its input's shape (undoing broadcasting) and dtype (a
+    leaf's ``grad_dtype`` when one was set: None keeps the gradient's)."""
     if task.batch is None:
-        return _validate_one(task, fn, i, g)
+        return _validate_one(task, fn, i, g, grad_dtype)
     meta = fn._meta[i] if i < len(fn._meta) else None
     if not task.graph and type(g) is not np.ndarray:
         g = as_array(g)
     if meta is None:
         return g
     g = _batched.validate(task, fn, i, g, meta[0])
-    return _cast(task, g, meta[1])
+    return _cast_to_grad_dtype(task, g, meta[1], grad_dtype)
 
 
-def _validate_one(task, fn, i, g):
+def _validate_one(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
     """``_validate`` for one example's gradient (any pass but a batched one)."""
     meta = fn._meta[i] if i < len(fn._meta) else None
     if not task.graph and type(g) is not np.ndarray:
@@ -577,7 +587,19 @@ def _validate_one(task, fn, i, g):
         check_expandable(fn, i, shape, gshape)
         from .._ops.reduction import sum_to
         g = sum_to(g, shape)
-    return _cast(task, g, dt)
+    return _cast_to_grad_dtype(task, g, dt, grad_dtype)
+
+
+def _cast_to_grad_dtype(task, g, dt, grad_dtype):
+    if grad_dtype is GRAD_DTYPE_OWN:
+        return _cast(task, g, dt)
+    return g if grad_dtype is None else _cast(task, g, grad_dtype.np)
+
+
+def _cast_for_leaf(task, g, var):
+    """A gradient for leaf ``var`` in its grad dtype (its dtype unless one was set)."""
+    want = var._grad_dtype
+    return _cast_to_grad_dtype(task, g, var._data.dtype, want)
 
 
 def _cast(task, g, dt):
