@@ -55,3 +55,21 @@ def test_randint_reads_each_of_torchs_argument_forms(call):
         torch.manual_seed(0)
         return eval(f"torch.{call}", {"torch": torch}), torch.rand(2)
     same(body)
+
+
+def test_a_custom_functions_node_prints_as_torchs():
+    def body(torch):
+        import re
+
+        class Fn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.exp()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        y = Fn.apply(torch.ones(2, requires_grad=True))
+        plain = torch.ones(1, requires_grad=True).exp()
+        return [re.sub(r"0x[0-9a-f]+", "ADDR", repr(n)) for n in (y.grad_fn, plain.grad_fn)]
+    same(body)

@@ -96,6 +96,10 @@ class BackwardCFunction(Node, FunctionCtx):
     _n_args = 0
     _out_meta = None
 
+    def __repr__(self):  # (a Python class in torch too: named with its module)
+        cls = type(self)
+        return f"<{cls.__module__}.{cls.__qualname__} object at {hex(id(self))}>"
+
     def _apply(self, grads, graph, needed):
         cls = self._forward_cls
         gs = []
