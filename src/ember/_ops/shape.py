@@ -402,16 +402,23 @@ def _expand(self, size):
                 f"The expanded size of the tensor ({s}) must match the existing size "
                 f"({self.shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: "
                 f"{list(size)}.  Tensor sizes: {list(self.shape)}")
-    target = tuple(target)
-    out = _broadcast_view(self, target)
+    return _expanded(self, tuple(target))
+
+
+def _expanded(a, target):
+    """``a`` broadcast to ``target`` as a view on its memory, as writable as ``a``.
+
+    NOTE: writable, as torch's expanded views are: the few in-place ops torch allows on them
+    (fill_, zero_, masked_fill_, index_put_) write through; the others are refused by the
+    in-place path (inplace._check_no_internal_overlap). Gradients torch makes with ``expand``
+    (sum's) are such views too, and behave so when user code writes into them.
+    """
+    out = _broadcast_view(a, target)
     if out is not None:
-        return out  # as writable as self (see below)
-    out = np.broadcast_to(self, target)
-    if type(self) is np.ndarray and self.flags.writeable:  # (CuPy's views are all writable)
-        # NOTE: writable, as torch's expanded views are: the few in-place ops torch allows on
-        # them (fill_, zero_, masked_fill_, index_put_) write through; the others are refused
-        # by the in-place path (inplace._check_no_internal_overlap).
-        out = np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=True)
+        return out
+    out = get_xp(a).broadcast_to(a, target)
+    if type(a) is np.ndarray and a.flags.writeable:  # (CuPy's views are all writable)
+        out = np.lib.stride_tricks.as_strided(a, out.shape, out.strides, writeable=True)
     return out
 
 
@@ -449,11 +456,10 @@ def expand(self, *args, size=None, implicit=False):
                 and type(size[0]) is tuple):
             # sum's, given its input's shape: one number everywhere, as a stride-0 view
             # (no strides to work out, so not _broadcast_view: half the cost on this hot path)
+            # (as writable as self: np.ndarray on a buffer keeps its writability)
             size = size[0]
-            out = np.ndarray(size, self.dtype, self, 0, (0,) * len(size))
-            out.flags.writeable = False  # as broadcast_to gives it: a gradient to read
-            return out
-        return np.broadcast_to(self, _shape_arg(size))
+            return np.ndarray(size, self.dtype, self, 0, (0,) * len(size))
+        return _expanded(self, _shape_arg(size))
     return _expand(self, _shape_arg(size))
 
 

@@ -49,7 +49,7 @@ class _Task:
     """State of one backward pass (kept local, so passes in several threads don't mix)."""
 
     __slots__ = ("graph", "retain", "useful", "run", "captures", "captured", "borrowed",
-                 "buffers", "deps", "batch")
+                 "visible", "buffers", "deps", "batch")
 
     def __init__(self, graph, retain, batch=None):
         self.graph = graph  # create_graph: gradients are Tensors
@@ -61,6 +61,9 @@ class _Task:
         # gradient arrays that something else may still hold (a caller's gradient, a
         # pass-through from a formula, one already stored in a .grad): never stolen.
         self.borrowed = _Borrowed()
+        # the Tensors user code has seen around gradient arrays (root gradients, hooks'
+        # arguments), by the array's id: autograd.grad returns that very Tensor, as torch does
+        self.visible = {}
         self.buffers = {}
         self.deps = {}
         self.batch = batch  # batched pass: every gradient has this leading batch dimension
@@ -95,6 +98,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         if g is None:
             continue
         if not create_graph:
+            task.visible[id(g._data)] = g
             g = g._data
             task.borrowed.add(g)
         if type(fn) is AccumulateGrad:  # a leaf root: its gradient in its grad dtype
@@ -468,9 +472,7 @@ def _tensor_pre_hooks(task, fn, grads):
                 g = grads[nr]
                 if g is None:
                     continue
-                r = hook(g if task.graph else _wrap(g))
-                if not task.graph:
-                    task.borrowed.add(g)
+                r = hook(g if task.graph else _visible(task, g))
                 if r is not None:
                     grads[nr] = _hook_value(task, g, r, hook)
     retained = fn._retained
@@ -509,6 +511,7 @@ def _hook_value(task, original, r, hook):
     if task.graph:
         return r
     task.borrowed.add(r._data)
+    task.visible[id(r._data)] = r
     return r._data
 
 
@@ -553,11 +556,19 @@ def _as_tensors(task, grads):
         if g is None:
             out.append(None)
             continue
-        if type(g) is not np.ndarray:
-            g = as_array(g)
-        task.borrowed.add(g)
-        out.append(_wrap(g))
+        out.append(_visible(task, g if type(g) is np.ndarray else as_array(g)))
     return tuple(out)
+
+
+def _visible(task, g):
+    """Gradient array ``g`` as a Tensor user code sees (a hook's argument, what autograd.grad
+    returns): the same Tensor each time, and never stolen into a ``.grad`` (which later
+    accumulation would change in place)."""
+    t = task.visible.get(id(g))
+    if t is None or t._data is not g:
+        t = task.visible[id(g)] = _wrap(g)
+        task.borrowed.add(g)
+    return t
 
 
 def _validate(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
@@ -646,23 +657,20 @@ def _accumulate(task, var, g):
     old = var._grad
     if task.graph:
         if old is None:
-            new = _wrap(get_xp(g._data).empty(g._data.shape, g._data.dtype))
+            new = _wrap(_grad_buffer(var._data, g._data))
             new.copy_(g)
             var._grad = new
         else:
             var._grad = old + g
     elif old is None:
-        if task.borrowed.holds(g) or g.base is not None or not writeable(g):
-            g = g.copy()
-            task.borrowed.add(g)
-            var._grad = _wrap(g)
-            var._grad._vc = [1]
-        else:
-            task.borrowed.add(g)
-            var._grad = _wrap(g)
+        if task.borrowed.holds(g) or not writeable(g) or not _obeys_layout(g, var._data):
+            g = _clone_obeying_layout(g, var._data)
+        task.borrowed.add(g._data if type(g) is Tensor else g)
+        var._grad = g if type(g) is Tensor else _wrap(g)
     else:
         odata = old._data
         if odata.shape == g.shape and writeable(odata):
+            _check_no_internal_overlap(odata)
             odata += g
             old._bump_version()
         else:
@@ -677,6 +685,55 @@ def _accumulate(task, var, g):
                 raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
 
 
+def _check_no_internal_overlap(grad_data):
+    """torch's ``+=`` into an expanded ``.grad`` (one the user set) is refused."""
+    from .._ops.inplace import _INTERNAL_OVERLAP, has_internal_overlap
+    if has_internal_overlap(grad_data):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+
+
+def _dense(a):
+    from .._ops.inplace import _dense
+    return _dense(a)
+
+
+def _obeys_layout(g, var_data):
+    """torch's obeys_layout_contract: a gradient may become ``.grad`` as it is (a view
+    included) only if it has its variable's strides over every dimension of more than one
+    element (and no zero stride elsewhere), or, for a variable whose layout is not dense,
+    if it is C-contiguous. An expanded gradient (sum's) never does."""
+    if g.flags.c_contiguous and var_data.flags.c_contiguous:  # the usual case, both dense
+        if g.strides == var_data.strides:
+            return True
+    elif not _dense(var_data):
+        return g.flags.c_contiguous
+    for n, gs, vs in zip(g.shape, g.strides, var_data.strides):
+        if gs != vs if n != 1 else gs == 0:
+            return False
+    return True
+
+
+def _grad_buffer(var_data, like):
+    """An empty array for a copied gradient: with the variable's strides if its layout is
+    dense (torch's new_empty_strided), else C-contiguous."""
+    xp = get_xp(like)
+    if _dense(var_data) and type(var_data) is type(like):
+        return xp.empty_like(var_data, dtype=like.dtype)
+    return xp.empty(like.shape, like.dtype)
+
+
+def _clone_obeying_layout(g, var_data):
+    """torch's clone_obey_contract: a copy with the variable's strides, written by ``copy_``
+    (version 1) when its layout is dense, else a contiguous clone (version 0)."""
+    if _dense(var_data):
+        out = _grad_buffer(var_data, g)
+        out[...] = g
+        t = _wrap(out)
+        t._vc = [1]
+        return t
+    return g.copy(order="C")
+
+
 def _captured_results(task, inputs, allow_unused):
     out = []
     for i, (t, g) in enumerate(zip(inputs, task.captured)):
@@ -689,13 +746,14 @@ def _captured_results(task, inputs, allow_unused):
             continue
         if not task.graph:
             # NOTE: a gradient is returned as the pass left it, as torch's: an expanded one
-            # (sum's) stays expanded, so writing into it in place is refused as in torch. Only
-            # one that user code may hold (or cannot be written) is copied.
+            # (sum's) stays expanded, so writing into it in place is refused as in torch, and
+            # one user code holds (a grad_output passed through, a hook's argument) is returned
+            # as that very Tensor. Only one that cannot be written is copied.
             g = as_array(g)
-            if task.borrowed.holds(g) or not writeable(g):
+            seen = task.visible.get(id(g))
+            if not writeable(g) and (seen is None or seen._data is not g):
                 g = g.copy()
-            task.borrowed.add(g)
-            g = _wrap(g)
+            g = _visible(task, g)
         out.append(g)
     return tuple(out)
 
