@@ -59,11 +59,14 @@ def dispatch_inplace(op, args):
     fw = forward_hook[0]
     if fw is not None:  # a forward AD level is active: the hook updates tangents too
         return fw.dispatch_inplace(op, args)
-    # NOTE: an integer or bool self is never part of a graph, whatever it is given
-    # (``int_tensor[0:1] = float_tensor_requiring_grad`` leaves it a plain tensor, as in torch).
+    # NOTE: as torch's, an integer or bool self joins the graph when what it is given requires
+    # grad (``int_tensor[...] = w`` is fill_, index_put_ or masked_fill_, which record whatever
+    # self's dtype), except through copy_ (``int_tensor[0:1] = w`` with w of the slice's
+    # shape stays a plain tensor). Most ops then refuse it (registry's set_history check).
     refusal = _argument_refusal(op, args)
     recording = (state.grad_enabled and op.differentiable
-                 and (self._data.dtype.kind in "fc" or self._data.dtype in D.REDUCED_NP)
+                 and (op.name != "copy" or self._data.dtype.kind in "fc"
+                      or self._data.dtype in D.REDUCED_NP)
                  and _any_requires_grad(op, args))
     check_inplace(self, recording)
     if (not recording and self._base is not None and (self._view_no_grad or self._view_inference)
@@ -277,6 +280,10 @@ def _inplace_call(op, args, recording):
         old_fn, old_nr = self._grad_fn, self._output_nr
         gained = not self._requires_grad
         node = _record_holding(op, args, self, snapshot, held)
+        if self._grad_fn is not node:
+            # an integer self (the recorder attaches float results only): torch's
+            # rebase_history does not look at the dtype
+            self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
         if op.unpack_plan:
             _unbump_saved_inputs(node, op, self._vc)
         if self._base is not None:

@@ -1376,6 +1376,9 @@ def _compile_recorder(op):
     elif differentiable:
         lines += ["    kind = r._data.dtype.kind", "    if kind == 'f' or r._data.dtype in REDUCED:"
                   ] + attach + ["    elif kind == 'c':", "        node.__class__ = twin"] + attach
+    if differentiable:
+        lines += ["    if not r._requires_grad and r is not args[0]:",
+                  "        integer_history(op, args, r, node)"]
     lines += ["    return node"]
     scope = {"node_cls": op.node_cls, "number_cls": op.number_cls, "Tensor": Tensor,
              "NO_EDGE": NO_EDGE,
@@ -1383,7 +1386,8 @@ def _compile_recorder(op):
              "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
              "VERSIONED": VERSIONED,
              "_sequence": _sequence, "_shape_of": _shape_of,
-             "twin": complex_twin(op.node_cls), "REDUCED": D.REDUCED_NP}
+             "twin": complex_twin(op.node_cls), "REDUCED": D.REDUCED_NP, "op": op,
+             "integer_history": integer_history}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["recorder"]
 
@@ -1461,7 +1465,25 @@ def _record_generic(op, args, results, snapshot, guarded=True):
             r._requires_grad = True
             if r._data.dtype.kind == "c" and not op.complex_grad:
                 node.__class__ = complex_twin(op.node_cls)
+        elif (diff is None or diff[k]) and r is not args[0]:
+            integer_history(op, args, r, node)
     return node
+
+
+def integer_history(op, args, result, node):
+    """An integer or bool result of a recorded call. Only an integer tensor that requires
+    grad leads here (``int_tensor[...] = w`` with w requiring grad, see
+    inplace.dispatch_inplace): torch's set_history refuses to give the result a history, so
+    most ops on such a tensor are refused; but a view of it regenerated after an in-place
+    change (torch's as_strided node, made without that check) gets its node."""
+    for a in args[:op.n_tensors]:
+        if (isinstance(a, Tensor) and a._requires_grad and a._data.dtype.kind not in "fc"
+                and a._data.dtype not in D.REDUCED_NP):
+            if op.name == "_view_of_base":
+                result._grad_fn, result._output_nr, result._requires_grad = node, 0, True
+                return
+            raise RuntimeError("Autograd not support dtype: "
+                               f"{D._BY_NP[result._data.dtype].scalar_name}")
 
 
 def _save(node, op, args, results, snapshot, guarded):

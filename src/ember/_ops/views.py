@@ -196,8 +196,9 @@ def mark_view(view_op, base, result, args, index):
     if not state.grad_enabled or not root._requires_grad:  # no node of its own ties it to root
         if root._requires_grad:
             result._requires_grad = True  # torch: a view requires grad when its base does
-        if root._data.dtype.kind in "fc":
-            register_following_view(root, result)
+        # (an integer root too: it requires grad after ``int_tensor[...] = w``, see
+        # inplace.dispatch_inplace)
+        register_following_view(root, result)
 
 
 def refresh(view):

@@ -18,6 +18,7 @@ from sys import getrefcount as _refcount
 import numpy as np
 
 from .._backend import as_array, get_xp, writeable
+from .._dtype import REDUCED_NP
 from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
@@ -94,9 +95,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         return unbatched()
     if inputs:
         _plan_inputs(task, inputs, capture)
-    for (fn, nr), g in zip(root_edges, root_grads):
+    for t, (fn, nr), g in zip(roots, root_edges, root_grads):
         if g is None:
             continue
+        _check_differentiable(t._data.dtype)
         if not create_graph:
             task.visible[id(g._data)] = g
             g = g._data
@@ -613,9 +615,22 @@ def _cast_for_leaf(task, g, var):
     return _cast_to_grad_dtype(task, g, var._data.dtype, want)
 
 
+_NOT_DIFFERENTIABLE = ('isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED at '
+                      '"/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp":998, please report '
+                      'a bug to PyTorch. ')
+
+
+def _check_differentiable(dt):
+    """A gradient for an integer tensor (one that requires grad: ``int_tensor[...] = w``) is
+    refused, with torch's own (internal) error: no gradient flows on from it."""
+    if dt.kind not in "fc" and dt not in REDUCED_NP:
+        raise RuntimeError(_NOT_DIFFERENTIABLE)
+
+
 def _cast(task, g, dt):
     gdt = g._data.dtype if task.graph else g.dtype
     if gdt != dt:
+        _check_differentiable(dt)
         if gdt.kind == "c" and dt.kind != "c":
             # A real input's share of a complex gradient is its real part (torch's
             # handle_r_to_c, done here once for every formula).
