@@ -404,10 +404,20 @@ def _run_node(task, fn, grads):
     """Hooks, capture, then the node itself; returns its input gradients (or None)."""
     if grads is None or all(g is None for g in grads):
         return None
-    grads = _tensor_pre_hooks(task, fn, grads)
+    runs = task.run is None or fn in task.run
     if task.captures and fn in task.captures:
-        _capture(task, fn, grads)
-    if task.run is not None and fn not in task.run:
+        # NOTE: as torch's engine: a node that runs has its tensor hooks called with it, after
+        # the capture (autograd.grad returns the gradient before the hooks, though they
+        # change what flows on); for one that does not run they are called before it.
+        if runs:
+            _capture(task, fn, grads)
+            grads = _tensor_pre_hooks(task, fn, grads)
+        else:
+            grads = _tensor_pre_hooks(task, fn, grads)
+            _capture(task, fn, grads)
+    else:
+        grads = _tensor_pre_hooks(task, fn, grads)
+    if not runs:
         return None
     if fn._pre_hooks:
         grads = _call_pre_hooks(task, fn, grads)
