@@ -73,8 +73,10 @@ class OpNode(Node):
     _number_overload = False  # see OpDef.number_cls
 
     def _edge_positions(self):
-        if type(self).__name__ == "NotImplemented":  # torch's has edges only where grad flows
-            return tuple(k for k, (fn, _) in enumerate(self._next) if fn is not None)
+        if type(self).__name__ == "NotImplemented":
+            # torch's has edges for the tensors that require grad: also (None, 0) for one no
+            # edge leads to (a view made in inference mode), unlike NO_EDGE (not requiring)
+            return tuple(k for k, e in enumerate(self._next) if e is not NO_EDGE)
         grad_inputs = self._op.grad_inputs()
         numbers = self._number_overload
         if not numbers and len(grad_inputs) == len(self._next):
