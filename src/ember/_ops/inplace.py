@@ -73,6 +73,8 @@ def dispatch_inplace(op, args):
             and state.grad_enabled
             and self._base._requires_grad):
         _views.check_view_inplace(self)
+    if recording:
+        _refresh_operands(op, args)
     if refusal is not None:
         raise refusal
     hook = profiler_hook[0]
@@ -80,6 +82,16 @@ def dispatch_inplace(op, args):
         with hook(op.aten + "_", args):
             return _inplace_call(op, args, recording)
     return _inplace_call(op, args, recording)
+
+
+def _refresh_operands(op, args):
+    """Regenerate the history of operands that are views of a base changed in place since,
+    before the op's own checks and the write, as torch collects a node's edges: a view that
+    may not be regenerated (made in no_grad or inference mode) is refused first."""
+    for k in range(1, op.n_tensors):
+        a = args[k]
+        if isinstance(a, Tensor) and a._base is not None:
+            _views.refresh(a)
 
 
 def _argument_refusal(op, args):
@@ -450,8 +462,9 @@ def _compile_inplace(op):
                   "    if isinstance(a1, Tensor):",
                   "        x1 = a1._data",
                   "        if x1.dtype != own.dtype or (x1 is not own and "
-                  "may_share_memory(own, x1)):",
-                  f"            {general}",
+                  "may_share_memory(own, x1)) or (a1._base is not None and "
+                  "a1._view_version != a1._vc[0]):",
+                  f"            {general}  # (a view to regenerate: before the write)",
                   "        wants = self._requires_grad or a1._requires_grad",
                   "    elif (type(a1) is float or type(a1) is int) and own.dtype.kind == 'f':",
                   f"        x1 = {scalar}",
