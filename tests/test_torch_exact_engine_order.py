@@ -2,7 +2,8 @@
 captures run after the capture when their node runs (before it otherwise); a node's edges
 (and the refusal to regenerate a stale view made in inference or no_grad mode) are taken
 before an in-place op's own checks and its write; a ``NotImplemented`` node has an edge for
-every operand that requires grad, also one no edge leads to.
+every operand that requires grad, also one no edge leads to; printing a tensor reads its
+grad_fn (regenerating a view's, or printing grad_fn=<Invalid> where that is refused).
 
 Each body runs on PyTorch 2.13 and on ember (``oracle.same``); the tests skip when torch is
 not installed.
@@ -55,4 +56,19 @@ def test_not_implemented_node_edges():
         def edges(r):
             return [None if fn is None else fn.name() for fn, _ in r.grad_fn.next_functions]
         return [edges(r) for r in (v // w, w // v, plain // w, w // plain, w // 2, w // w)]
+    same(body)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_repr_reads_grad_fn_as_torch_does(mode):
+    # a view regenerates its history when printed; one that may not be regenerated prints
+    # grad_fn=<Invalid>
+    def body(t):
+        x = t.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 2
+        regenerated = y[0:1]
+        with getattr(t, mode)():
+            stale = y[1:]
+        y.mul_(2)
+        return repr(regenerated), repr(stale)
     same(body)

@@ -342,9 +342,13 @@ class Tensor:
 
     # -- printing --------------------------------------------------------------------------
     def _repr_suffixes(self):
-        fn = self._grad_fn
-        if fn is not None:
-            out = [f"grad_fn=<{type(fn).__name__}>"]
+        try:
+            fn = self.grad_fn  # (a view regenerates its history first, as torch's repr reads)
+            name = None if fn is None else type(fn).__name__
+        except RuntimeError:  # a view whose history may not be regenerated
+            name = "Invalid"
+        if name is not None:
+            out = [f"grad_fn=<{name}>"]
         elif self._requires_grad:
             out = ["requires_grad=True"]
         else:
