@@ -127,7 +127,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     return _gather(input, index, dim, sparse_grad)
 
 
-@op("scatter_add", tensors=3, promote=NONE)
+@op("scatter_add", tensors=3, promote=NONE, writes=1)
 def _scatter_add(self, index, src, dim):
     flat, key, part = _scatter_setup(self, index, dim, src)
     out = flat.copy()
@@ -149,7 +149,7 @@ def scatter_add(input, dim, index, src):
     return _scatter_add(input, index, src, dim)
 
 
-@op("scatter", tensors=3, promote=NONE, node="ScatterBackward0")
+@op("scatter", tensors=3, promote=NONE, node="ScatterBackward0", writes=1)
 def _scatter_src(self, index, src, dim):
     flat, key, part = _scatter_setup(self, index, dim, src)
     out = flat.copy()
@@ -167,7 +167,7 @@ def _(grad, index, dim):
     return _gather(grad, index, dim)
 
 
-@op("scatter", tensors=2, promote=NONE, node="ScatterBackward1")
+@op("scatter", tensors=2, promote=NONE, node="ScatterBackward1", writes=1)
 def _scatter_value(self, index, dim, value):
     flat, key, _ = _scatter_setup(self, index, dim)
     out = flat.copy()
@@ -183,7 +183,8 @@ def _(grad, index, dim):
 _NO_SCATTER_REDUCE_GRAD = "derivative for aten::scatter is not implemented"
 
 
-@op("scatter", tensors=3, promote=NONE, node="NotImplemented", number_node="NotImplemented")
+@op("scatter", tensors=3, promote=NONE, node="NotImplemented", number_node="NotImplemented",
+    writes=1)
 def _scatter_reduce_arg(self, index, src, dim, reduce, is_value=False):
     """scatter(..., reduce='add' | 'multiply'): torch does not differentiate it either."""
     if reduce not in ("add", "multiply"):
@@ -419,7 +420,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     return _index_add(input, index, source, dim, alpha)
 
 
-@op("index_copy", tensors=3, promote=NONE)
+@op("index_copy", tensors=3, promote=NONE, writes=1)
 def _index_copy(self, index, source, dim):
     flat, index, source, d = _index_setup(self, index, source, dim, "index_copy_")
     out = flat.copy()
@@ -453,7 +454,7 @@ def _fill_setup(self, index, dim):
     return flat, _axis_key(d, index)
 
 
-@op("index_fill", tensors=2, promote=NONE, node="IndexFillBackward0")
+@op("index_fill", tensors=2, promote=NONE, node="IndexFillBackward0", writes=2)
 def _index_fill(self, index, dim, value):
     flat, key = _fill_setup(self, index, dim)
     out = flat.copy()
@@ -466,7 +467,7 @@ def _(grad, index, dim):
     return _index_fill(grad, index, dim, 0)
 
 
-@op("index_fill", tensors=3, promote=NONE, node="IndexFillBackward1")
+@op("index_fill", tensors=3, promote=NONE, node="IndexFillBackward1", writes=2)
 def _index_fill_tensor(self, index, value, dim):
     if value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
@@ -517,7 +518,7 @@ def _check_mask(mask, name="masked_fill_"):
                            f"{_C_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)}")
 
 
-@op("masked_fill", tensors=2, promote=NONE, node="MaskedFillBackward0")
+@op("masked_fill", tensors=2, promote=NONE, node="MaskedFillBackward0", writes=2)
 def _masked_fill(self, mask, value):
     _check_mask(mask)
     return get_xp(self).where(mask, value, self).astype(self.dtype, copy=False)
@@ -528,7 +529,7 @@ def _(grad, mask):
     return _masked_fill(grad, mask, 0)
 
 
-@op("masked_fill", tensors=3, promote=NONE, node="MaskedFillBackward1")
+@op("masked_fill", tensors=3, promote=NONE, node="MaskedFillBackward1", writes=2)
 def _masked_fill_tensor(self, mask, value):
     _check_mask(mask)
     if value.ndim:

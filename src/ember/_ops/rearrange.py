@@ -288,7 +288,17 @@ def _(grad, self_shape, repeats):
 
 def repeat(self, *args, repeats=None):
     """``self`` repeated ``sizes[i]`` times along each dim (new leading dims allowed)."""
-    return _repeat(self, _sizes(args_or_keyword(args, repeats, "repeat", "repeats")))
+    return _repeat_call(self, _sizes(args_or_keyword(args, repeats, "repeat", "repeats")))
+
+
+def _repeat_call(self, repeats):
+    out = _repeat(self, repeats)
+    if isinstance(self, Tensor) and self._is_inference:
+        from .views import inference_only_call, view_of_fresh
+        if inference_only_call((self,)):
+            # torch's repeat writes its result through an alias of it, and returns a view
+            return view_of_fresh(out, tuple(out.shape))
+    return out
 
 
 def tile(input, dims):
@@ -297,7 +307,7 @@ def tile(input, dims):
         raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not "
                         f"{type(dims).__name__}")
     dims = _int_tuple(dims)
-    return _repeat(input, (1,) * (input.ndim - len(dims)) + dims)
+    return _repeat_call(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
 def _tile_method(self, *args, dims=None):

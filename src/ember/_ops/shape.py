@@ -1286,7 +1286,16 @@ def stack(tensors, dim=0, *, out=None):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    return _stack.specialize(len(tensors))(*tensors, dim)
+    out = _stack.specialize(len(tensors))(*tensors, dim)
+    first = tensors[0]
+    if isinstance(first, Tensor) and first._is_inference:
+        from .views import inference_only_call, view_of_fresh
+        if inference_only_call(tensors) and _wrap_dim(dim, first.ndim + 1) < first.ndim:
+            # torch's stack is cat along dim, then a view splitting that dim
+            d = _wrap_dim(dim, first.ndim + 1)
+            shape = tuple(out.shape)
+            return view_of_fresh(out, shape[:d] + (shape[d] * shape[d + 1],) + shape[d + 2:])
+    return out
 
 
 @op("unbind", view=True, promote=NONE, outputs=-1, method=True)

@@ -411,7 +411,7 @@ def _(grad):
     return grad
 
 
-@op("nan_to_num", elementwise=True, method=True, inplace=True)
+@op("nan_to_num", elementwise=True, method=True, inplace=True, writes=1)
 def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     if self.dtype.kind != "f":
         return self.copy()

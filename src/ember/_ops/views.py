@@ -285,3 +285,22 @@ def _base_edge(base):
     from ..autograd.graph import gradient_edge
     return gradient_edge(base)
 
+
+
+def inference_only_call(tensors):
+    """Whether a call reads inference tensors only, outside inference mode: torch then runs
+    its kernel with no autograd layer, so what a composite kernel does to its fresh result
+    (views of it, in-place writes) shows (see ``view_of_fresh`` and registry op()'s
+    ``writes``)."""
+    return not state.inference and all(
+        t._is_inference for t in tensors if isinstance(t, Tensor))
+
+
+def view_of_fresh(result, base_shape):
+    """``result`` as torch's composite kernel returns it there when the kernel ends with a
+    view of a tensor it made (stack: cat, then view; repeat: its output written through an
+    alias): a view of a base of ``base_shape`` that holds the result's version."""
+    from .._tensor import _wrap
+    base = _wrap(result._data.reshape(base_shape))
+    base._vc = result._vc
+    return base.view(tuple(result.shape))
