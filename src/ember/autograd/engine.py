@@ -594,7 +594,7 @@ def _validate(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
     if meta is None:
         return g
     g = _batched.validate(task, fn, i, g, meta[0])
-    return _cast_to_grad_dtype(task, g, meta[1], grad_dtype)
+    return _cast_to_grad_dtype(task, g, meta[1], grad_dtype, _flows(fn, i))
 
 
 def _validate_one(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
@@ -610,13 +610,13 @@ def _validate_one(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
         check_expandable(fn, i, shape, gshape)
         from .._ops.reduction import sum_to
         g = sum_to(g, shape)
-    return _cast_to_grad_dtype(task, g, dt, grad_dtype)
+    return _cast_to_grad_dtype(task, g, dt, grad_dtype, _flows(fn, i))
 
 
-def _cast_to_grad_dtype(task, g, dt, grad_dtype):
+def _cast_to_grad_dtype(task, g, dt, grad_dtype, flows=True):
     if grad_dtype is GRAD_DTYPE_OWN:
-        return _cast(task, g, dt)
-    return g if grad_dtype is None else _cast(task, g, grad_dtype.np)
+        return _cast(task, g, dt, flows)
+    return g if grad_dtype is None else _cast(task, g, grad_dtype.np, flows)
 
 
 def _cast_for_leaf(task, g, var):
@@ -637,10 +637,17 @@ def _check_differentiable(dt):
         raise RuntimeError(_NOT_DIFFERENTIABLE)
 
 
-def _cast(task, g, dt):
+def _flows(fn, i):
+    nxt = fn._next
+    return i < len(nxt) and nxt[i][0] is not None
+
+
+def _cast(task, g, dt, flows=True):
+    """``g`` in dtype ``dt`` (``flows``: an edge takes it on, as torch checks only those)."""
     gdt = g._data.dtype if task.graph else g.dtype
     if gdt != dt:
-        _check_differentiable(dt)
+        if flows:
+            _check_differentiable(dt)
         if gdt.kind == "c" and dt.kind != "c":
             # A real input's share of a complex gradient is its real part (torch's
             # handle_r_to_c, done here once for every formula).
