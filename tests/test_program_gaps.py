@@ -73,3 +73,26 @@ def test_a_custom_functions_node_prints_as_torchs():
         plain = torch.ones(1, requires_grad=True).exp()
         return [re.sub(r"0x[0-9a-f]+", "ADDR", repr(n)) for n in (y.grad_fn, plain.grad_fn)]
     same(body)
+
+
+def test_vmap_of_vjp_fn_inside_the_vmap_the_vjp_was_made_in():
+    """The neural-tangent-kernel pattern: per example, a vjp, then vmap(vjp_fn) over basis
+    vectors, then a jvp along each result."""
+    def body(torch):
+        jvp, vjp, vmap = torch.func.jvp, torch.func.vjp, torch.func.vmap
+        torch.manual_seed(0)
+        w = torch.randn(3, 4)
+
+        def f(w, x):
+            return (x.unsqueeze(0) @ w.T).tanh().squeeze(0)
+
+        def ntk(x1, x2):
+            out, vjp_fn = vjp(lambda w: f(w, x1), w)
+
+            def column(vec):
+                (v,) = vjp_fn(vec)
+                return v, jvp(lambda w: f(w, x2), (w,), (v,))[1]
+            return vmap(column)(torch.eye(out.numel()))
+        x1, x2 = torch.randn(2, 4), torch.randn(5, 4)
+        return vmap(vmap(ntk, (None, 0)), (0, None))(x1, x2)
+    same(body, rtol=1e-5, atol=1e-6, check_warnings=False)  # (torch warns from its internals)

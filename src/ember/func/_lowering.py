@@ -118,12 +118,52 @@ def vjp(func, primals, has_aux, level):
     value, fn = result[0], result[1]
 
     def vjp_fn(cotangents, **kw):
+        inner = _inner_level(cotangents, level)
+        if inner:  # vmap(vjp_fn) inside the vmap the vjp was made in
+            return _vjp_of_inner_batch(fn, cotangents, level, inner, kw)
         with _below(level):
             gs = fn(_phys_tree(cotangents, level), **kw)
         return _wrap_tree(gs, level)
 
     out = (_wrap_tree(value, level), vjp_fn)
     return out + (result[2],) if has_aux else out
+
+
+def _inner_level(tree, level):
+    """The vmap level above ``level`` that ``tree``'s tensors are batched at (0: none)."""
+    from ._transforms import _flatten
+    levels = {t._level for t in _flatten(tree)[0] if type(t) is BatchedTensor}
+    above = [lv for lv in levels if lv > level]
+    return max(above) if above else 0
+
+
+def _vjp_of_inner_batch(fn, cotangents, level, inner, kw):
+    """``vjp_fn`` of a vjp made at vmap ``level``, called under an ``inner`` vmap with
+    cotangents batched there (a vmap over basis vectors inside a vmap over examples): one
+    backward pass carrying both batches, the inner batch as ``is_grads_batched``'s."""
+    from ._batching import level_size
+    from ._transforms import _flatten, _unflatten
+    leaves, spec = _flatten(cotangents)
+    n_outer, n_inner = level_size(level), level_size(inner)
+    both = []
+    for t in leaves:
+        if type(t) is BatchedTensor and t._level == inner:
+            value = t._value
+            if isinstance(value, BatchedTensor):
+                raise NotImplementedError(
+                    "vmap(vjp_fn) inside vmap: cotangents batched at both levels are not "
+                    "supported yet")
+        else:
+            value = t.unsqueeze(0).expand((n_inner,) + tuple(t.shape))
+        # (inner batch, outer batch, example): the outer batch as the vjp's outputs have it
+        both.append(BatchedTensor(value.unsqueeze(1).expand(
+            (n_inner, n_outer) + tuple(value.shape[1:])), inner))
+    with _at(inner):
+        gs = fn(_unflatten(both, spec), **kw)
+    out, out_spec = _flatten(gs)
+    # each gradient (inner, outer, ...): batched at ``level`` inside the ``inner`` batch
+    return _unflatten([BatchedTensor(BatchedTensor(g._value.movedim(0, 1), level), inner)
+                       for g in out], out_spec)
 
 
 def jvp(func, primals, tangents, has_aux, level):
