@@ -15,8 +15,8 @@ from . import graph
 from .engine import run_backward
 from .function import Function, FunctionCtx, NestedIOFunction, InplaceFunction, \
     once_differentiable
-from .grad_mode import (is_multithreading_enabled, is_view_replay_enabled,
-                        set_multithreading_enabled)
+from .grad_mode import (enforce_grad_layout_policy, is_multithreading_enabled,
+                        is_view_replay_enabled, set_multithreading_enabled)
 from .saved_tensors import SavedTensor
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
@@ -27,7 +27,8 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "is_inference_mode_enabled", "graph", "gradcheck", "gradgradcheck",
            "detect_anomaly", "set_detect_anomaly", "profiler", "InplaceFunction",
            "NestedIOFunction", "SavedTensor", "is_multithreading_enabled",
-           "is_view_replay_enabled", "set_multithreading_enabled"]
+           "is_view_replay_enabled", "set_multithreading_enabled",
+           "enforce_grad_layout_policy"]
 
 
 def _as_tuple(x):

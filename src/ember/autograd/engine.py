@@ -695,7 +695,8 @@ def _accumulate(task, var, g):
         else:
             var._grad = old + g
     elif old is None:
-        if task.borrowed.holds(g) or not writeable(g) or not _obeys_layout(g, var._data):
+        if task.borrowed.holds(g) or not writeable(g) or (
+                _layout_policy.enforce and not _obeys_layout(g, var._data)):
             g = _clone_obeying_layout(g, var._data)
         task.borrowed.add(g._data if type(g) is Tensor else g)
         var._grad = g if type(g) is Tensor else _wrap(g)
@@ -727,6 +728,13 @@ def _check_no_internal_overlap(grad_data):
 def _dense(a):
     from .._ops.inplace import _dense
     return _dense(a)
+
+
+class _LayoutPolicy(threading.local):
+    enforce = True  # (see autograd.enforce_grad_layout_policy)
+
+
+_layout_policy = _LayoutPolicy()
 
 
 def _obeys_layout(g, var_data):
