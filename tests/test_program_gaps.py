@@ -76,8 +76,8 @@ def test_a_custom_functions_node_prints_as_torchs():
 
 
 def test_vmap_of_vjp_fn_inside_the_vmap_the_vjp_was_made_in():
-    """The neural-tangent-kernel pattern: per example, a vjp, then vmap(vjp_fn) over basis
-    vectors, then a jvp along each result."""
+    """The neural-tangent-kernel pattern: per example, a vjp with respect to a dict of
+    parameters, then vmap(vjp_fn) over basis vectors, then a jvp along each result."""
     def body(torch):
         jvp, vjp, vmap = torch.func.jvp, torch.func.vjp, torch.func.vmap
         torch.manual_seed(0)
@@ -87,12 +87,25 @@ def test_vmap_of_vjp_fn_inside_the_vmap_the_vjp_was_made_in():
             return (x.unsqueeze(0) @ w.T).tanh().squeeze(0)
 
         def ntk(x1, x2):
-            out, vjp_fn = vjp(lambda w: f(w, x1), w)
+            out, vjp_fn = vjp(lambda p: f(p["w"], x1), {"w": w})
 
             def column(vec):
-                (v,) = vjp_fn(vec)
-                return v, jvp(lambda w: f(w, x2), (w,), (v,))[1]
+                vjps = vjp_fn(vec)  # ({"w": ...},): the primals' structure
+                return vjps[0]["w"], jvp(lambda p: f(p["w"], x2), ({"w": w},), vjps)[1]
             return vmap(column)(torch.eye(out.numel()))
         x1, x2 = torch.randn(2, 4), torch.randn(5, 4)
         return vmap(vmap(ntk, (None, 0)), (0, None))(x1, x2)
+    same(body, rtol=1e-5, atol=1e-6, check_warnings=False)  # (torch warns from its internals)
+
+
+def test_a_vjp_under_vmap_gives_its_primals_structure():
+    def body(torch):
+        vjp, vmap = torch.func.vjp, torch.func.vmap
+        torch.manual_seed(0)
+        params = {"w": torch.randn(3, 4), "b": torch.randn(3)}
+
+        def per_example(x, ct):
+            _, vjp_fn = vjp(lambda p: (p["w"] @ x + p["b"]).sin(), params)
+            return vjp_fn(ct)
+        return vmap(per_example)(torch.randn(5, 4), torch.randn(5, 3))
     same(body, rtol=1e-5, atol=1e-6, check_warnings=False)  # (torch warns from its internals)

@@ -120,10 +120,11 @@ def vjp(func, primals, has_aux, level):
     def vjp_fn(cotangents, **kw):
         inner = _inner_level(cotangents, level)
         if inner:  # vmap(vjp_fn) inside the vmap the vjp was made in
-            return _vjp_of_inner_batch(fn, cotangents, level, inner, kw)
-        with _below(level):
-            gs = fn(_phys_tree(cotangents, level), **kw)
-        return _wrap_tree(gs, level)
+            gs = _vjp_of_inner_batch(fn, cotangents, level, inner, kw)
+        else:
+            with _below(level):
+                gs = _wrap_tree(fn(_phys_tree(cotangents, level), **kw), level)
+        return _unflatten(list(gs), spec)  # (the primals' structure: a dict of parameters...)
 
     out = (_wrap_tree(value, level), vjp_fn)
     return out + (result[2],) if has_aux else out
@@ -160,10 +161,9 @@ def _vjp_of_inner_batch(fn, cotangents, level, inner, kw):
             (n_inner, n_outer) + tuple(value.shape[1:])), inner))
     with _at(inner):
         gs = fn(_unflatten(both, spec), **kw)
-    out, out_spec = _flatten(gs)
     # each gradient (inner, outer, ...): batched at ``level`` inside the ``inner`` batch
-    return _unflatten([BatchedTensor(BatchedTensor(g._value.movedim(0, 1), level), inner)
-                       for g in out], out_spec)
+    return [BatchedTensor(BatchedTensor(g._value.movedim(0, 1), level), inner)
+            for g in _flatten(gs)[0]]
 
 
 def jvp(func, primals, tangents, has_aux, level):
