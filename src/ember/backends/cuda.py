@@ -37,33 +37,18 @@ matmul = cuBLASModule()
 _SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 
 
-def flash_sdp_enabled() -> bool:
-    return _SDP["flash"]
+def _sdp_switch(kind):
+    """torch's query and setter of one scaled-dot-product attention kernel switch."""
+    def enabled() -> bool:
+        return _SDP[kind]
+
+    def enable(enabled: bool) -> None:
+        _SDP[kind] = enabled
+    enabled.__name__, enable.__name__ = f"{kind}_sdp_enabled", f"enable_{kind}_sdp"
+    return enabled, enable
 
 
-def enable_flash_sdp(enabled: bool) -> None:
-    _SDP["flash"] = enabled
-
-
-def mem_efficient_sdp_enabled() -> bool:
-    return _SDP["mem_efficient"]
-
-
-def enable_mem_efficient_sdp(enabled: bool) -> None:
-    _SDP["mem_efficient"] = enabled
-
-
-def math_sdp_enabled() -> bool:
-    return _SDP["math"]
-
-
-def enable_math_sdp(enabled: bool) -> None:
-    _SDP["math"] = enabled
-
-
-def cudnn_sdp_enabled() -> bool:
-    return _SDP["cudnn"]
-
-
-def enable_cudnn_sdp(enabled: bool) -> None:
-    _SDP["cudnn"] = enabled
+flash_sdp_enabled, enable_flash_sdp = _sdp_switch("flash")
+mem_efficient_sdp_enabled, enable_mem_efficient_sdp = _sdp_switch("mem_efficient")
+math_sdp_enabled, enable_math_sdp = _sdp_switch("math")
+cudnn_sdp_enabled, enable_cudnn_sdp = _sdp_switch("cudnn")
