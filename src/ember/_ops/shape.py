@@ -10,6 +10,7 @@ __all__ = ['cat', 'chunk', 'clone', 'flatten', 'permute', 'ravel', 'reshape', 's
 __all__ += ['swapaxes']
 
 import warnings
+from math import prod
 
 import numpy as np
 
@@ -31,28 +32,25 @@ def _shape_arg(shape):
     """Accept ``f(2, 3)`` and ``f((2, 3))`` like torch's size arguments."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))  # (map: a third of a generator's cost on this hot path)
 
 
 def infer_shape(shape, numel):
     """Resolve a single -1 in ``shape``, with torch's errors for impossible shapes."""
     shape = tuple(shape)
+    if -1 not in shape:
+        if prod(shape) != numel:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return shape
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    if -1 in shape:
-        known = 1
-        for s in shape:
-            if s != -1:
-                known *= s
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        return tuple(numel // known if s == -1 else s for s in shape)
-    n = 1
+    known = 1
     for s in shape:
-        n *= s
-    if n != numel:
+        if s != -1:
+            known *= s
+    if known == 0 or numel % known:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
+    return tuple(numel // known if s == -1 else s for s in shape)
 
 
 @op("view", view=True, promote=NONE)
@@ -384,24 +382,27 @@ Tensor.permute = _permute_method
 def _expand(self, size):
     size = tuple(size)
     nd = len(size)
-    if nd < self.ndim:
+    shape = self.shape  # (read once: ndarray.shape builds a new tuple on every access)
+    lead = nd - len(shape)
+    if lead < 0:
         typename = D._BY_NP[self.dtype].legacy_type_name
-        raise RuntimeError(f"expand({typename}{{{list(self.shape)}}}, size={list(size)}): "
+        raise RuntimeError(f"expand({typename}{{{list(shape)}}}, size={list(size)}): "
                            f"the number of sizes provided ({nd}) must be greater or equal to "
-                           f"the number of dimensions in the tensor ({self.ndim})")
-    lead = nd - self.ndim
+                           f"the number of dimensions in the tensor ({len(shape)})")
+    for i in range(lead):
+        if size[i] == -1:
+            raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                               f"leading, non-existing dimension {i}")
     target = list(size)
-    for i, s in enumerate(size):
+    for k, n in enumerate(shape):
+        s = size[lead + k]
         if s == -1:
-            if i < lead:
-                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
-                                   f"leading, non-existing dimension {i}")
-            target[i] = self.shape[i - lead]
-        elif i >= lead and self.shape[i - lead] not in (1, s):
+            target[lead + k] = n
+        elif n != s and n != 1:
             raise RuntimeError(
                 f"The expanded size of the tensor ({s}) must match the existing size "
-                f"({self.shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: "
-                f"{list(size)}.  Tensor sizes: {list(self.shape)}")
+                f"({n}) at non-singleton dimension {lead + k}.  Target sizes: "
+                f"{list(size)}.  Tensor sizes: {list(shape)}")
     return _expanded(self, tuple(target))
 
 
@@ -443,8 +444,9 @@ def _broadcast_view(a, target):
     if type(a) is not np.ndarray or not a.flags.c_contiguous:
         return None
     lead = len(target) - a.ndim
-    strides = (0,) * lead + tuple(st if n == t else 0 for n, t, st in
-                                  zip(a.shape, target[lead:], a.strides))
+    strides = [0] * lead  # (a loop, not a generator: this runs once per expand)
+    for n, st, t in zip(a.shape, a.strides, target[lead:]):
+        strides.append(st if n == t else 0)
     return np.ndarray(target, a.dtype, a, 0, strides)
 
 
