@@ -1036,8 +1036,11 @@ def _compile_caller(op):
               "        return again",
               "    res = _new(Tensor)",
               "    res._data = out if type(out) is ndarray else as_array(out)"]
-    if op.view:
+    if op.view == "maybe":
         lines.append("    _mark_views(op, args, (res,))")
+    elif op.view:  # (_mark_views written out for one output that is always a view)
+        lines += ["    if args[0]._is_inference:", "        _mark_views(op, args, (res,))",
+                  "    else:", "        mark_view(op, args[0], res, args, None)"]
     lines.append("    if state.grad_enabled:")
     if op.differentiable:
         cond = " or ".join(f"(isinstance(a{k}, Tensor) and a{k}._requires_grad)"
@@ -1056,6 +1059,7 @@ def _compile_caller(op):
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
              "kernel": op.kernel, "broadcast_error": broadcast_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
+             "mark_view": _views.mark_view,
              "state": state, "record": record, "np_generic": np.generic,
              "scalar_array": scalar_array, "wrapped_int": wrapped_int, "on_host": on_host,
              "across_devices": across_devices, "SPECIAL": _SPECIAL,

@@ -173,16 +173,23 @@ class CopySlices(Node):
 # -- bookkeeping used by the registry ----------------------------------------------------------
 def mark_view(view_op, base, result, args, index):
     """Make ``result`` a view of ``base``'s root, remembering how to cut it out again."""
-    root = base._base if base._base is not None else base
+    # (extend_chain and Tensor._version_counter written out: this runs once per view op)
+    parent = base._base
+    if parent is None:
+        root, chain = base, None
+    else:
+        root, chain = parent, base._view_chain or None
     result._base = root
-    result._view_chain = extend_chain(base._view_chain if base._base is not None else None,
-                                      view_op, args[1:], index)
-    result._vc = base._version_counter()
-    result._view_version = result._vc[0]
+    result._view_chain = ViewChain(chain, (view_op, tuple(args[1:]), index))
+    vc = base._vc
+    if vc is None:
+        vc = base._vc = [0]
+    result._vc = vc
+    result._view_version = vc[0]
     # torch's CreationMeta: a view made in inference mode, in no_grad mode, or by a
     # multi-output op, may not be modified in place while grad is recorded; a view of such a
     # view made without either inherits its mark (inference mode's, whatever the new view is).
-    if base._base is not None and base._view_inference:
+    if parent is not None and base._view_inference:
         result._view_inference = True
     elif state.inference:
         result._view_inference = True
@@ -190,7 +197,7 @@ def mark_view(view_op, base, result, args, index):
         result._view_no_grad = True
     elif index is not None:
         result._view_multi = True
-    elif base._base is not None:
+    elif parent is not None:
         result._view_no_grad = base._view_no_grad
         result._view_multi = base._view_multi
     if not state.grad_enabled or not root._requires_grad:  # no node of its own ties it to root
