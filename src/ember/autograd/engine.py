@@ -90,11 +90,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         root_edges.append(edge)
     if create_graph and not capture:
         _warn_reference_cycle()
-    _collect_dependencies(task, [e[0] for e in root_edges])
-    if batch is not None and not _batched.batchable(task):
-        return unbatched()
-    if inputs:
-        _plan_inputs(task, inputs, capture)
+    root_nodes = [e[0] for e in root_edges]
+    if inputs and batch is None:
+        _collect_planned(task, root_nodes, _input_targets(task, inputs, capture), capture)
+    else:
+        _collect_dependencies(task, root_nodes)
+        if batch is not None and not _batched.batchable(task):
+            return unbatched()
+        if inputs:
+            _plan_inputs(task, inputs, capture)
     for t, (fn, nr), g in zip(roots, root_edges, root_grads):
         if g is None:
             continue
@@ -189,8 +193,8 @@ def _collect_dependencies(task, root_nodes):
     task.useful = deps.keys()  # refined by _plan_inputs
 
 
-def _plan_inputs(task, inputs, capture):
-    """Mark which nodes lead to ``inputs``; only those run (torch's exec_info)."""
+def _input_targets(task, inputs, capture):
+    """The nodes that receive ``inputs``' gradients (noting which to capture)."""
     targets = set()
     for slot, t in enumerate(inputs):
         fn, nr = gradient_edge(t)
@@ -209,6 +213,12 @@ def _plan_inputs(task, inputs, capture):
             task.captures.setdefault(fn, []).append((nr, slot, t))
         targets.add(fn)
     task.captured = [None] * len(inputs)
+    return targets
+
+
+def _plan_inputs(task, inputs, capture):
+    """Mark which nodes lead to ``inputs``; only those run (torch's exec_info)."""
+    targets = _input_targets(task, inputs, capture)
     # Walk back from the inputs along reversed edges: a node runs when one of its children
     # leads to an input (a target that is also an interior node runs only then, too).
     parents = {}
@@ -229,10 +239,58 @@ def _plan_inputs(task, inputs, capture):
                 if fn not in useful:
                     useful.add(fn)
                     stack.append(fn)
+    _set_plan(task, targets, useful, run, capture)
+
+
+def _set_plan(task, targets, useful, run, capture):
     if not capture:  # backward(inputs=...): the inputs' own AccumulateGrad nodes run
         run.update(fn for fn in targets if isinstance(fn, AccumulateGrad))
     task.useful = useful
     task.run = run
+
+
+def _collect_planned(task, root_nodes, targets, capture):
+    """``_collect_dependencies`` and ``_plan_inputs`` in one depth-first walk: a node's edges
+    are counted when it is entered, and when it is left (its children all left before it: the
+    graph is acyclic) it runs if one of its children leads to an input.
+
+    NOTE: one walk instead of three (dependencies, parent lists, the walk back from the
+    inputs): the planning cost of every ``autograd.grad`` call.
+    """
+    deps = task.deps
+    for fn in root_nodes:
+        deps[fn] = 0
+    get = deps.get
+    useful, run = set(targets), set()
+    entered = set()
+    stack = list(deps)
+    push, pop = stack.append, stack.pop
+    while stack:
+        fn = pop()
+        if fn is None:  # leaving the node below the marker
+            fn = pop()
+            for nxt, _ in fn._next:
+                if nxt in useful:  # (None never is)
+                    run.add(fn)
+                    useful.add(fn)
+                    break
+            continue
+        if fn in entered:
+            continue
+        entered.add(fn)
+        push(fn)
+        push(None)
+        for nxt, _ in fn._next:
+            if nxt is not None:
+                count = get(nxt)
+                if count is None:
+                    deps[nxt] = 1
+                    push(nxt)
+                else:
+                    deps[nxt] = count + 1
+                    if nxt not in entered:  # found before but not yet walked: walk it first
+                        push(nxt)
+    _set_plan(task, targets, useful, run, capture)
 
 
 def _add_to_buffer(task, fn, nr, g):
