@@ -1072,9 +1072,13 @@ def _compile_caller(op):
 def _fast_prelude(op):
     """Generated code for the calls that need no promotion (no cast, no dtype lookup).
 
-    Tensors of one dtype, or a float tensor with a Python number: the compute dtype is the
-    tensor's own. Ends in an open ``if``/``elif`` chain; the caller adds the general ``else``.
+    One tensor of an op that never promotes, tensors of one dtype, or a float tensor with a
+    Python number: the compute dtype is the tensor's own. Ends in an open ``if``/``elif``
+    chain; the caller adds the general ``else``.
     """
+    if op.promote == NONE and op.n_tensors == 1:  # (view ops, reductions, ...: no dtype)
+        return ["a0 = args[0]", "if isinstance(a0, Tensor) and a0._data.dtype not in SPECIAL:",
+                "    x0 = a0._data"]
     if op.promote not in (SAME, FLOAT) or op.promote_from or op.n_tensors > 2:
         return None
     kinds = "FLOATS" if op.promote == FLOAT else "NATIVE"
