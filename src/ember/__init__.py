@@ -201,6 +201,9 @@ from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E
                                 set_autocast_enabled, set_autocast_gpu_dtype)
 from .amp.grad_scaler import GradScaler  # noqa: E402
 from . import amp  # noqa: E402
+from ._tensor import seal_read_only_attributes as _seal  # noqa: E402 - after every property
+_seal()
+del _seal
 
 _SUBMODULES = ("nn", "cuda", "accelerator", "backends", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",

@@ -378,7 +378,9 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
-        self.requires_grad_(bool(flag), _from_attribute=True)
+        if type(flag) is not bool:  # (torch's setter takes a bool only; requires_grad_ any)
+            raise RuntimeError("requires_grad must be a bool")
+        self.requires_grad_(flag, _from_attribute=True)
 
     def requires_grad_(self, requires_grad=True, *, _from_attribute=False):
         if self._grad_fn is not None:
@@ -654,3 +656,21 @@ def _wrap_dim(dim, ndim):
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
+
+
+def seal_read_only_attributes():
+    """Assigning to a read-only attribute (``x.T = y``, and ``x.T *= 2``, which assigns after
+    the in-place op) raises torch's AttributeError, not Python's "property has no setter".
+    Run once every module has installed its properties on Tensor."""
+    for name, attr in list(vars(Tensor).items()):
+        if isinstance(attr, property) and attr.fset is None:
+            setattr(Tensor, name, property(attr.fget, _refuse_assignment(name), attr.fdel,
+                                           attr.__doc__))
+
+
+def _refuse_assignment(name):
+    message = f"attribute '{name}' of 'ember._C.TensorBase' objects is not writable"
+
+    def refuse(self, value):
+        raise AttributeError(message)
+    return refuse
