@@ -66,6 +66,10 @@ _FUSED.update({
     "nll_loss_none": _nll([1, -100], reduction="none"),
     "cross_entropy": lambda t, x, y: t.nn.functional.cross_entropy(x, t.tensor([2, 0])),
     "nll_loss_2d": _nll_2d,
+    # where(in range, gradient, nan or 0): a NaN input gets torch's nan / 0
+    "logit": lambda t, x, y: x.logit(),
+    "logit_eps": lambda t, x, y: x.logit(0.2),
+    "logit_nan": lambda t, x, y: (x.log() * 0.3).logit(0.2),
 })
 
 

@@ -199,11 +199,12 @@ def logit(self, eps=None):
 
 @logit.grad("self")
 def _(grad, self, eps):
-    # NOTE: torch's logit_backward: 0 outside [eps, 1 - eps] (nan outside [0, 1] without eps).
+    # NOTE: torch's logit_backward: 0 outside [eps, 1 - eps] (nan outside [0, 1] without eps),
+    # and at a NaN input; the where keeps torch's operand order (WhereBackward0's edges).
     g = grad / (self * (1 - self))
     if eps is None:
-        return where((self < 0) | (self > 1), math.nan, g)
-    return where((self < eps) | (self > 1 - eps), 0.0, g)
+        return where((self >= 0) & (self <= 1), g, math.nan)
+    return where((self >= eps) & (self <= 1 - eps), g, 0.0)
 
 
 # -- trigonometric and hyperbolic --------------------------------------------------------------
