@@ -93,3 +93,30 @@ def test_nll_loss_gradient_of_nan(reduction):
 @pytest.mark.parametrize("name", sorted(_FUSED))
 def test_fused_backward_nodes(name):
     same(_grad_graph(_FUSED[name]))
+
+
+def _mm_layouts(t):
+    """mm's and addmm's gradients follow each input's layout at the call, as torch's
+    mm_mat1_backward / mm_mat2_backward: a column-major input's is computed transposed."""
+    def leaf(rows, layout):
+        x = t.tensor(rows, dtype=t.float64)
+        x = x.t().contiguous().t() if layout == "column" else x
+        return x.requires_grad_()
+    a_rows = [[0.3, -1.2, 0.7], [1.1, 0.45, -0.6]]
+    b_rows = [[0.5, 0.2], [-0.8, -0.3], [0.9, 1.3]]
+    bias = t.tensor([0.1, -0.2], dtype=t.float64, requires_grad=True)
+    seen = []
+    for la in ("row", "column"):
+        for lb in ("row", "column"):
+            a, b = leaf(a_rows, la), leaf(b_rows, lb)
+            for out in (t.mm(a, b), a @ b, t.addmm(bias, a, b, beta=0.5, alpha=2.0),
+                        t.nn.functional.linear(a, b.t(), bias), t.mm(a, b[:, :1])):
+                gs = t.autograd.grad((out * out).sum(), [a, b], create_graph=True)
+                second = t.autograd.grad(sum(g.sum() for g in gs), [a, b])
+                seen.append(([_names(g) for g in gs], [g.stride() for g in gs], list(gs),
+                             list(second)))
+    return seen
+
+
+def test_mm_gradients_follow_the_layout():
+    same(_mm_layouts)

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor
-from .pointwise import no_kernel, refuse
+from .pointwise import mul_scalar, no_kernel, refuse
 from .registry import NONE, conj_any, op
 from .shape import expand, reshape, squeeze, squeeze_result, unsqueeze, unsafe_view
 
@@ -50,14 +50,33 @@ def mm(self, mat2):
     return self @ mat2
 
 
-@mm.grad("self")
-def _(grad, mat2):
+def _column_major(strides, rows):
+    return strides[0] == 1 and strides[1] == rows
+
+
+# NOTE: as torch's mm_mat1_backward / mm_mat2_backward, a column-major input (x.t() of a
+# contiguous x) gets its gradient computed transposed, column-major like it: under
+# create_graph that is a TBackward0 of an mm.
+def _mat1_grad(grad, mat2, mat1_strides):
+    if _column_major(mat1_strides, grad.shape[0]):
+        return t(mm(mat2, t(grad)))
     return mm(grad, t(mat2))
 
 
+def _mat2_grad(grad, mat1, mat2_strides):
+    if _column_major(mat2_strides, mat1.shape[1]):
+        return t(mm(t(grad), mat1))
+    return mm(t(mat1), grad)
+
+
+@mm.grad("self")
+def _(grad, mat2, self_strides):
+    return _mat1_grad(grad, mat2, self_strides)
+
+
 @mm.grad("mat2")
-def _(grad, self):
-    return mm(t(self), grad)
+def _(grad, self, mat2_strides):
+    return _mat2_grad(grad, self, mat2_strides)
 
 
 @mm.batched_grad("self")
@@ -236,11 +255,12 @@ def _scaled_sum(bias, prod, beta, alpha):
 
 
 def _bias_grad(grad, beta):
-    return grad if beta == 1 else grad * beta
+    return _times(grad, beta)
 
 
 def _times(g, alpha):
-    return g if alpha == 1 else g * alpha
+    # torch's maybe_multiply: a multiplication by a Scalar (its node is MulBackward1)
+    return g if alpha == 1 else mul_scalar(g, alpha)
 
 
 def _check_addmm(self, mat1, mat2, beta=1, alpha=1):
@@ -276,13 +296,13 @@ addmm.grad("self")(_bias_grad)
 
 
 @addmm.grad("mat1")
-def _(grad, mat2, alpha):
-    return _times(mm(grad, t(mat2)), alpha)
+def _(grad, mat2, alpha, mat1_strides):
+    return _times(_mat1_grad(grad, mat2, mat1_strides), alpha)
 
 
 @addmm.grad("mat2")
-def _(grad, mat1, alpha):
-    return _times(mm(t(mat1), grad), alpha)
+def _(grad, mat1, alpha, mat2_strides):
+    return _times(_mat2_grad(grad, mat1, mat2_strides), alpha)
 
 
 addmm.batched_grad("self")(_bias_grad)  # the engine sums the batch of rows to self's shape

@@ -13,7 +13,7 @@ input::
 
 The formula's parameter names decide what a node saves: an input's name saves that input (with
 its version, checked when unpacked), ``result`` saves the output, ``<input>_shape`` its shape,
-any other name the forward argument of that name. Formulas use only Python operators and ember
+``<input>_strides`` its strides (in elements), any other name the forward argument of that name. Formulas use only Python operators and ember
 op functions, and every op function accepts raw arrays: given no Tensor it runs the kernel
 directly. So first-order backward runs formulas on arrays at NumPy speed, and with
 ``create_graph=True`` the engine hands the same formulas Tensors and they record a graph.
@@ -41,7 +41,7 @@ from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_s
                                       unpack_saved)
 
 # What a saved slot holds.
-INPUT, RESULT, SHAPE, PARAM, SHAPES = range(5)
+INPUT, RESULT, SHAPE, PARAM, SHAPES, STRIDES = range(6)
 # How an op decides the dtype its kernel computes in.
 SAME, FLOAT, NONE = "same", "float", "none"
 
@@ -568,6 +568,8 @@ class OpDef:
             return (RESULT, self.output_names.index(name))
         if name.endswith("_shape") and name[:-6] in self.index:
             return (SHAPE, self.index[name[:-6]])
+        if name.endswith("_strides") and name[:-8] in self.index:
+            return (STRIDES, self.index[name[:-8]])
         i = self.index[name]
         return (INPUT, i) if i < self.n_tensors else (PARAM, i)
 
@@ -1370,6 +1372,8 @@ def _compile_recorder(op):
                 lines.append(f"    if type(s{j}) in VERSIONED: v{j} = param_version(s{j})")
         elif kind == SHAPE:
             lines += [f"    s{j} = _shape_of(args[{i}])", f"    v{j} = None"]
+        elif kind == STRIDES:
+            lines += [f"    s{j} = _strides_of(args[{i}])", f"    v{j} = None"]
         else:
             lines += [f"    s{j} = tuple(_shape_of(a) for a in args[:{op.n_tensors}])",
                       f"    v{j} = None"]
@@ -1395,7 +1399,7 @@ def _compile_recorder(op):
              "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
              "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
              "VERSIONED": VERSIONED,
-             "_sequence": _sequence, "_shape_of": _shape_of,
+             "_sequence": _sequence, "_shape_of": _shape_of, "_strides_of": _strides_of,
              "twin": complex_twin(op.node_cls), "REDUCED": D.REDUCED_NP, "op": op,
              "integer_history": integer_history}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
@@ -1443,6 +1447,13 @@ VERSIONED = (Tensor, IndexKey)
 
 def _shape_of(a):
     return a._data.shape if isinstance(a, Tensor) else np.shape(a)
+
+
+def _strides_of(a):
+    """An input's strides in elements at the call (mm's gradient follows its layout)."""
+    d = a._data if isinstance(a, Tensor) else a
+    k = d.itemsize
+    return tuple(s // k for s in d.strides)
 
 
 def _record_generic(op, args, results, snapshot, guarded=True):
@@ -1529,6 +1540,8 @@ def _save(node, op, args, results, snapshot, guarded):
                 v = param_version(a)
         elif kind == SHAPE:
             saved.append(_shape_of(args[i]))
+        elif kind == STRIDES:
+            saved.append(_strides_of(args[i]))
         else:
             saved.append(tuple(_shape_of(a) for a in args[:op.n_tensors]))
         vers.append(v)
