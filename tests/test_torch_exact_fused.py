@@ -70,6 +70,11 @@ _FUSED.update({
     "logit": lambda t, x, y: x.logit(),
     "logit_eps": lambda t, x, y: x.logit(0.2),
     "logit_nan": lambda t, x, y: (x.log() * 0.3).logit(0.2),
+    # the target's gradient is the same op with the inputs swapped
+    "smooth_l1_loss": lambda t, x, y: t.nn.functional.smooth_l1_loss(x, y, beta=0.6),
+    "smooth_l1_loss_none": lambda t, x, y: t.nn.functional.smooth_l1_loss(x, y, reduction="none"),
+    "huber_loss": lambda t, x, y: t.nn.functional.huber_loss(x, y, reduction="sum", delta=0.5),
+    "huber_loss_broadcast": lambda t, x, y: t.nn.functional.huber_loss(x, y[0]),
 })
 
 

@@ -182,6 +182,7 @@ row("bilinear", F.bilinear, "nn.functional.bilinear", [],
 
 # -- losses --------------------------------------------------------------------------------------
 _RED = ("mean", "sum", "none")
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}  # (torch.ops.aten's reduction argument)
 
 
 def _pair_loss(m, **kw):
@@ -190,14 +191,29 @@ def _pair_loss(m, **kw):
 
 
 row("l1_loss", F.l1_loss, "nn.functional.l1_loss", [], _pair_loss, kinks=_KINK)
-row("smooth_l1_loss", F.smooth_l1_loss, "nn.functional.smooth_l1_loss", [L._smooth_l1],
+row("smooth_l1_loss", F.smooth_l1_loss, "nn.functional.smooth_l1_loss",
+    [L._smooth_l1, L.smooth_l1_loss_backward],
     lambda m: _pair_loss(m) + [S("beta", m(2, 3), m(2, 3), beta=0.5)],
     domain=(-1.0, 1.0))
 row("smooth_l1_loss_beta0", lambda x, t: F.smooth_l1_loss(x, t, beta=0.0),
     lambda torch: lambda x, t: torch.nn.functional.smooth_l1_loss(x, t, beta=0.0), [],
     lambda m: [S("basic", m(2, 3), m(2, 3))])
-row("huber_loss", F.huber_loss, "nn.functional.huber_loss", [L._huber],
+row("huber_loss", F.huber_loss, "nn.functional.huber_loss", [L._huber, L.huber_loss_backward],
     lambda m: _pair_loss(m) + [S("delta", m(2, 3), m(2, 3), delta=0.3)])
+
+
+def _robust_backward_samples(m):
+    return [S("mean", m(), m(2, 3), m(2, 3), "mean", 0.5),
+            S("sum_broadcast", m(), m(2, 3), m(3), "sum", 1.0),
+            S("none", m(2, 3), m(2, 3), m(2, 3), "none", 0.7)]
+
+
+# the losses' gradient ops on their own (their derivatives give third derivatives)
+for _name, _fn in (("smooth_l1_loss_backward", L.smooth_l1_loss_backward),
+                   ("huber_loss_backward", L.huber_loss_backward)):
+    row(_name, _fn, lambda torch, _name=_name: lambda g, x, t, red, w: getattr(
+        torch.ops.aten, _name)(g, x, t, _REDUCTION_ENUM[red], w),
+        [_fn], _robust_backward_samples, domain=(-1.0, 1.0), kinks=_KINK, public=False)
 
 
 def _bce_samples(m):
@@ -238,7 +254,6 @@ _NLL_BACKWARD = [L._nll, L._nll2d, L.nll_loss_backward, L.nll_loss2d_backward]
 row("nll_loss", F.nll_loss, "nn.functional.nll_loss", _NLL_BACKWARD, _nll_samples)
 row("cross_entropy", F.cross_entropy, "nn.functional.cross_entropy",
     _NLL_BACKWARD + [A._log_softmax], _nll_samples)
-_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
 
 
 def _torch_nll_backward(aten_name):

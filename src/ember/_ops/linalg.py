@@ -50,21 +50,19 @@ def mm(self, mat2):
     return self @ mat2
 
 
-def _column_major(strides, rows):
-    return strides[0] == 1 and strides[1] == rows
-
-
 # NOTE: as torch's mm_mat1_backward / mm_mat2_backward, a column-major input (x.t() of a
-# contiguous x) gets its gradient computed transposed, column-major like it: under
-# create_graph that is a TBackward0 of an mm.
+# contiguous x; strides in bytes here) gets its gradient computed transposed, column-major
+# like it: under create_graph that is a TBackward0 of an mm.
 def _mat1_grad(grad, mat2, mat1_strides):
-    if _column_major(mat1_strides, grad.shape[0]):
+    k = grad.itemsize
+    if mat1_strides[0] == k and mat1_strides[1] == k * grad.shape[0]:
         return t(mm(mat2, t(grad)))
     return mm(grad, t(mat2))
 
 
 def _mat2_grad(grad, mat1, mat2_strides):
-    if _column_major(mat2_strides, mat1.shape[1]):
+    k = grad.itemsize
+    if mat2_strides[0] == k and mat2_strides[1] == k * mat1.shape[1]:
         return t(mm(t(grad), mat1))
     return mm(t(mat1), grad)
 

@@ -20,7 +20,8 @@ from .._backend import get_xp, is_array, scatter_add
 from .._state import state
 from .._tensor import Tensor, _wrap, checked_values
 from .activation import _log_softmax, logsigmoid
-from .nn_ops import _check_target_size, _grad_scale, _numel, _reduce, reduction_enum
+from .nn_ops import (_check_target_size, _grad_scale, _numel, _reduce, broadcast_pair,
+                     reduction_enum)
 from .pointwise import abs as abs_
 from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, sigmoid, sign, where
 from .registry import NONE, op
@@ -50,6 +51,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """Mean absolute error."""
     reduction = reduction_enum(reduction, size_average, reduce)
     _check_target_size(input, target)
+    input, target = broadcast_pair(input, target)
     return _apply_reduction((input - target).abs(), reduction)
 
 
@@ -62,10 +64,51 @@ def _smooth_l1(self, target, reduction, beta):
     return _reduce(loss.astype(self.dtype, copy=False), reduction)
 
 
-@_smooth_l1.grad("self", "target")
+# smooth_l1_loss's and huber_loss's gradients are ops of their own, as in torch, so that
+# create_graph records SmoothL1LossBackwardBackward0 / HuberLossBackwardBackward0; the
+# target's gradient is the same op with the two inputs swapped, as torch's.
+@_smooth_l1.grad("self")
 def _(grad, self, target, reduction, beta):
+    return smooth_l1_loss_backward(grad, self, target, reduction, beta)
+
+
+@_smooth_l1.grad("target")
+def _(grad, self, target, reduction, beta):
+    return smooth_l1_loss_backward(grad, target, self, reduction, beta)
+
+
+def _robust_backward(grad_output, self, target, reduction, width, slope):
+    """The gradient of a loss quadratic within ``width`` of the target (slope ``slope`` per
+    unit of difference there) and linear beyond it (slope ``width * slope``)."""
+    xp = get_xp(self)
     d = self - target
-    g = where(abs_(d) < beta, d / beta, sign(d)) * _grad_scale(grad, reduction, _numel(d))
+    outer = width * slope
+    g = xp.where(d <= -width, -outer, xp.where(d >= width, outer, d * slope)) * grad_output
+    return (g / g.size if reduction == "mean" and g.size else g).astype(self.dtype, copy=False)
+
+
+def _robust_double_backward(grad, grad_output, self, target, reduction, width, slope):
+    """d/d self of <grad, _robust_backward>: the quadratic part's slope within ``width``,
+    zero beyond (target's is its negative)."""
+    d = self - target
+    g = grad * grad_output * (abs_(d) < width)
+    g = g * slope if slope != 1 else g
+    return _grad_scale(g, reduction, _numel(g))
+
+
+@op("smooth_l1_loss_backward", tensors=3, node="SmoothL1LossBackwardBackward0")
+def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+    return _robust_backward(grad_output, self, target, reduction, beta, 1.0 / beta)
+
+
+@smooth_l1_loss_backward.grad("grad_output")
+def _(grad, self, target, reduction, beta):
+    return smooth_l1_loss_backward(grad, self, target, reduction, beta)  # (summed to shape)
+
+
+@smooth_l1_loss_backward.grad("self", "target")
+def _(grad, grad_output, self, target, reduction, beta):
+    g = _robust_double_backward(grad, grad_output, self, target, reduction, beta, 1.0 / beta)
     return g, -g
 
 
@@ -77,7 +120,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:
         return l1_loss(input, target, reduction=reduction)
-    return _smooth_l1(input, target, reduction, beta)
+    return _smooth_l1(*broadcast_pair(input, target), reduction, beta)
 
 
 @op("huber_loss", node="HuberLossBackward0", tensors=2)
@@ -88,10 +131,29 @@ def _huber(self, target, reduction, delta):
     return _reduce(loss.astype(self.dtype, copy=False), reduction)
 
 
-@_huber.grad("self", "target")
+@_huber.grad("self")
 def _(grad, self, target, reduction, delta):
-    d = self - target
-    g = where(abs_(d) < delta, d, sign(d) * delta) * _grad_scale(grad, reduction, _numel(d))
+    return huber_loss_backward(grad, self, target, reduction, delta)
+
+
+@_huber.grad("target")
+def _(grad, self, target, reduction, delta):
+    return huber_loss_backward(grad, target, self, reduction, delta)
+
+
+@op("huber_loss_backward", tensors=3, node="HuberLossBackwardBackward0")
+def huber_loss_backward(grad_output, self, target, reduction, delta):
+    return _robust_backward(grad_output, self, target, reduction, delta, 1.0)
+
+
+@huber_loss_backward.grad("grad_output")
+def _(grad, self, target, reduction, delta):
+    return huber_loss_backward(grad, self, target, reduction, delta)  # (summed to shape)
+
+
+@huber_loss_backward.grad("self", "target")
+def _(grad, grad_output, self, target, reduction, delta):
+    g = _robust_double_backward(grad, grad_output, self, target, reduction, delta, 1.0)
     return g, -g
 
 
@@ -101,7 +163,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_target_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    return _huber(input, target, reduction, delta)
+    return _huber(*broadcast_pair(input, target), reduction, delta)
 
 
 # -- binary cross entropy ------------------------------------------------------------------------

@@ -158,11 +158,20 @@ def _check_target_size(input, target):
                       stacklevel=3)
 
 
+def broadcast_pair(input, target):
+    """``input`` and ``target`` expanded to one shape, as torch's pointwise losses do before
+    their kernel (a target of another shape then feeds the loss's node via ExpandBackward0)."""
+    if tuple(target.shape) == tuple(input.shape):
+        return input, target
+    from .composite import broadcast_tensors
+    return broadcast_tensors(input, target)
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error between ``input`` and ``target``."""
     reduction = reduction_enum(reduction, size_average, reduce)
     _check_target_size(input, target)
-    return mse(input, target, reduction)
+    return mse(*broadcast_pair(input, target), reduction)
 
 
 # -- linear -------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ input::
 
 The formula's parameter names decide what a node saves: an input's name saves that input (with
 its version, checked when unpacked), ``result`` saves the output, ``<input>_shape`` its shape,
-``<input>_strides`` its strides (in elements), any other name the forward argument of that name. Formulas use only Python operators and ember
+``<input>_strides`` its strides (in bytes, as the array has them), any other name the forward
+argument of that name. Formulas use only Python operators and ember
 op functions, and every op function accepts raw arrays: given no Tensor it runs the kernel
 directly. So first-order backward runs formulas on arrays at NumPy speed, and with
 ``create_graph=True`` the engine hands the same formulas Tensors and they record a graph.
@@ -1450,10 +1451,8 @@ def _shape_of(a):
 
 
 def _strides_of(a):
-    """An input's strides in elements at the call (mm's gradient follows its layout)."""
-    d = a._data if isinstance(a, Tensor) else a
-    k = d.itemsize
-    return tuple(s // k for s in d.strides)
+    """An input's strides in bytes at the call (mm's gradient follows its layout)."""
+    return a._data.strides if isinstance(a, Tensor) else a.strides
 
 
 def _record_generic(op, args, results, snapshot, guarded=True):
