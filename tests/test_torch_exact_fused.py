@@ -75,6 +75,8 @@ _FUSED.update({
     "smooth_l1_loss_none": lambda t, x, y: t.nn.functional.smooth_l1_loss(x, y, reduction="none"),
     "huber_loss": lambda t, x, y: t.nn.functional.huber_loss(x, y, reduction="sum", delta=0.5),
     "huber_loss_broadcast": lambda t, x, y: t.nn.functional.huber_loss(x, y[0]),
+    "glu": lambda t, x, y: t.nn.functional.glu(x, 0) * y[0],
+    "glu_last": lambda t, x, y: t.nn.functional.glu(x.t(), -1),
 })
 
 

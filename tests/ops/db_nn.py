@@ -133,8 +133,11 @@ row("softmin", F.softmin, "nn.functional.softmin", [A._softmax],
     lambda m: [S("dim1", m(2, 3), 1), S("dim0", m(3, 2), 0)])
 row("softmax_method", lambda x, d: x.softmax(d), None, [A._softmax],
     lambda m: [S("dim1", m(2, 3), 1)])
-row("glu", F.glu, "nn.functional.glu", [A._glu],
+row("glu", F.glu, "nn.functional.glu", [A._glu, A.glu_backward],
     lambda m: [S("last", m(2, 4)), S("dim0", m(4, 3), 0), S("vector", m(6))])
+# glu's gradient op on its own (its derivatives give third derivatives)
+row("glu_backward", A.glu_backward, lambda torch: torch.ops.aten.glu_backward, [A.glu_backward],
+    lambda m: [S("last", m(2, 2), m(2, 4), 1), S("dim0", m(2, 3), m(4, 3), 0)], public=False)
 
 # -- nn_ops --------------------------------------------------------------------------------------
 _DROP_EVAL = "eval mode returns the input itself"

@@ -600,7 +600,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "cumprod", "cumsum",
     "det_method", "div_complex", "div_true_kw", "dstack", "exp_complex", "fft_complex",
     "gaussian_nll_loss", "getitem_list", "getitem_list_col", "getitem_mask_of_self",
-    "getitem_tensor_index", "getitem_two_lists", "glu", "grid_sampler", "grid_sampler_2d",
+    "getitem_tensor_index", "getitem_two_lists", "grid_sampler", "grid_sampler_2d",
     "grid_sampler_3d", "group_norm", "hfft", "hfftn", "hstack", "ifft_complex",
     "index_add", "index_add_", "index_copy", "index_copy_", "index_reduce", "index_reduce_",
     "index_reduce_method", "inplace_on_view", "instance_norm", "irfft", "irfft2", "irfftn",

@@ -908,10 +908,44 @@ def _glu(self, dim=-1):
 
 @_glu.grad("self")
 def _(grad, self, dim):
-    from .shape import cat, split
-    a, b = split(self, self.shape[dim] // 2, dim)
+    return glu_backward(grad, self, dim)
+
+
+# glu's gradient is an op of its own, as in torch, so that create_graph records its
+# GluBackwardBackward0 (edges: the upstream gradient and the input).
+@op("glu_backward", tensors=2, node="GluBackwardBackward0")
+def glu_backward(grad_output, self, dim):
+    xp = get_xp(self)
+    a, b = xp.split(self, 2, axis=dim)
     s = sigmoid(b)
-    return cat([grad * s, grad * a * s * (1 - s)], dim)
+    return xp.concatenate([grad_output * s, grad_output * a * s * (1 - s)], axis=dim)
+
+
+def _halves(x, dim):
+    from .shape import split
+    return split(x, x.shape[dim] // 2, dim)
+
+
+@glu_backward.grad("grad_output")
+def _(grad, self, dim):
+    # the gradient is linear in grad_output: glu's gradient for an upstream of ones, times grad
+    ga, gb = _halves(grad, dim)
+    a, b = _halves(self, dim)
+    s = sigmoid(b)
+    return ga * s + gb * a * s * (1 - s)
+
+
+@glu_backward.grad("self")
+def _(grad, grad_output, self, dim):
+    from .shape import cat
+    ga, gb = _halves(grad, dim)
+    a, b = _halves(self, dim)
+    s = sigmoid(b)
+    s1 = 1 - s
+    ds = s * s1  # d sigmoid(b) / d b
+    d_a = gb * grad_output * ds
+    d_b = ga * grad_output * ds + gb * a * grad_output * (ds * s1 - s * ds)
+    return cat([d_a, d_b], dim)
 
 
 def glu(input, dim=-1):
