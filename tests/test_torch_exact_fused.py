@@ -77,6 +77,14 @@ _FUSED.update({
     "huber_loss_broadcast": lambda t, x, y: t.nn.functional.huber_loss(x, y[0]),
     "glu": lambda t, x, y: t.nn.functional.glu(x, 0) * y[0],
     "glu_last": lambda t, x, y: t.nn.functional.glu(x.t(), -1),
+    # torch's formula step by step: the mean divides last (DivBackward1)
+    "bce_with_logits": lambda t, x, y: t.nn.functional.binary_cross_entropy_with_logits(
+        x, y.sigmoid()),
+    "bce_with_logits_weights": lambda t, x, y: t.nn.functional.binary_cross_entropy_with_logits(
+        x, y.sigmoid(), weight=y[0].detach(), pos_weight=t.tensor([0.5, 2.0, 1.5],
+                                                                 dtype=t.float64)),
+    "bce_with_logits_sum": lambda t, x, y: t.nn.functional.binary_cross_entropy_with_logits(
+        x, y.sigmoid(), pos_weight=y[1].detach().abs(), reduction="sum"),
 })
 
 
@@ -127,3 +135,15 @@ def _mm_layouts(t):
 
 def test_mm_gradients_follow_the_layout():
     same(_mm_layouts)
+
+
+@pytest.mark.parametrize("name", ["weight", "pos_weight"])
+def test_bce_with_logits_refuses_differentiable_weights(name):
+    def body(t):
+        x = t.tensor([0.3, -1.2, 0.7], requires_grad=True)
+        w = t.tensor([0.5, 2.0, 1.5], requires_grad=True)
+        with t.no_grad():  # (refused only where a graph would be recorded)
+            t.nn.functional.binary_cross_entropy_with_logits(x, x.sigmoid(), **{name: w})
+        return t.nn.functional.binary_cross_entropy_with_logits(x.detach(), x.sigmoid(),
+                                                                **{name: w})
+    same(body)

@@ -70,29 +70,35 @@ def bce_with_logits(self, target, weight, pos_weight, reduction):
     return _reduce(loss, reduction)
 
 
+# NOTE: both formulas follow torch's binary_cross_entropy_with_logits_backward /
+# _target_backward step by step, so that create_graph records torch's nodes (the mean divides
+# last, by a number: DivBackward1).
 @bce_with_logits.grad("self")
 def _(grad, self, target, weight, pos_weight, reduction):
     from .pointwise import sigmoid
-    s = sigmoid(self)
     if pos_weight is None:
-        d = s - target
+        d = sigmoid(self) - target
     else:
-        d = (pos_weight * target + 1 - target) * s - pos_weight * target
-    if weight is not None:
-        d = d * weight
-    return d * _grad_scale(grad, reduction, _numel(self))
+        t = pos_weight * target
+        d = (t + 1 - target) * sigmoid(self) - t
+    return _weighted_mean(d * grad, weight, reduction, _numel(self))
 
 
 @bce_with_logits.grad("target")
 def _(grad, self, target, weight, pos_weight, reduction):
-    from .pointwise import log, sigmoid
+    from .activation import logsigmoid
     if pos_weight is None:
-        d = -self
+        d = -self * grad
     else:
-        d = -self - (pos_weight - 1) * log(sigmoid(self))
+        d = (logsigmoid(-self) - logsigmoid(self) * pos_weight) * grad
+    return _weighted_mean(d, weight, reduction, _numel(target))
+
+
+def _weighted_mean(d, weight, reduction, n):
+    from .pointwise import div_scalar
     if weight is not None:
         d = d * weight
-    return d * _grad_scale(grad, reduction, _numel(self))
+    return div_scalar(d, n) if reduction == "mean" else d
 
 
 def _numel(x):
@@ -106,6 +112,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape!r}) must be the same as input size "
                          f"({input.shape!r})")
+    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
+        if t is not None and t.requires_grad and state.grad_enabled:  # (no formula: torch's)
+            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not "
+                               f"differentiable with respect to argument '{name}'. This input "
+                               "cannot have requires_grad True.")
     return bce_with_logits(input, target, weight, pos_weight, reduction)
 
 
