@@ -61,3 +61,17 @@ def test_gelu_at_inf_as_torch_vectorized_kernel(dtype):
                 gelu(t.tensor([float("inf")], dtype=d)),
                 gelu(t.tensor([[float("inf"), 1.0], [2.0, 3.0]], dtype=d).t()))
     same(body, rtol=1e-3 if dtype == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("value", [0.5, 2.0, 1e-10])
+def test_addcmul_addcdiv_overflow_as_torch_kernel(value):
+    # torch computes self + value * t1 * t2 and self + value * t1 / t2 left to right, in the
+    # tensors' dtype: value * t1 can overflow before the division, t1 / t2 is never formed
+    def body(t):
+        big = 3e38
+        x = t.tensor([0.0, 1.0, big, -big, 0.0])
+        a = t.tensor([big, big, 2.0, 1e-30, 1e20])
+        b = t.tensor([4.0, 0.25, big, 1e-30, 1e20])
+        return (t.addcmul(x, a, b, value=value), t.addcdiv(x, a, b, value=value),
+                x.clone().addcdiv_(a, b, value=value))
+    same(body)

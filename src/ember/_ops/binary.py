@@ -663,7 +663,8 @@ def _(grad, tensor1, value):
 @op("addcdiv", elementwise=True, tensors=3, method=True, inplace=True, quiet=True,
     check=_addc_check("addcdiv"))
 def addcdiv(self, tensor1, tensor2, value=1):
-    return self + _value(self, value, "addcdiv_cpu_out") * (tensor1 / tensor2)
+    # (value * tensor1) / tensor2, in that order, as torch's kernel: the same overflows
+    return self + _value(self, value, "addcdiv_cpu_out") * tensor1 / tensor2
 
 
 @addcdiv.grad("self")
