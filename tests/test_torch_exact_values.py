@@ -75,3 +75,31 @@ def test_addcmul_addcdiv_overflow_as_torch_kernel(value):
         return (t.addcmul(x, a, b, value=value), t.addcdiv(x, a, b, value=value),
                 x.clone().addcdiv_(a, b, value=value))
     same(body)
+
+
+def test_remainder_zero_keeps_the_dividend_sign():
+    # torch's float remainder is fmod moved by the divisor: 0.0 % -1.0 is +0.0 (rsqrt: +inf)
+    def body(t):
+        a = t.tensor([0.0, -0.0, 2.0, -2.0, 3.0, -3.0, 1.5], dtype=t.float64)
+        b = t.tensor([-1.0, 1.0, -1.0, 1.0, 1.5, -1.5, -0.5], dtype=t.float64)
+        return (t.rsqrt(a % b), t.rsqrt(t.remainder(a, -1.0)), t.rsqrt(a.float() % b.float()),
+                t.signbit(t.remainder(a, b)))
+    same(body)
+
+
+def test_erfinv_saves_its_input():
+    # torch's formula computes erfinv of the saved input again: the result may change in place
+    def body(t):
+        x = t.tensor([-0.5, 0.3], dtype=t.float64, requires_grad=True)
+        y = x.erfinv()
+        y.mul_(2)
+        y.sum().backward()
+        return x.grad
+    same(body)
+
+
+def test_pairwise_distance_at_inf():
+    def body(t):
+        x = t.log(t.tensor([[0.0, 4.0], [-3.0, 4.0], [1.0, 3.0]]))
+        return t.nn.functional.pairwise_distance(x, x)
+    same(body)

@@ -172,7 +172,20 @@ def _mod(a, b, ufunc, name):
     if a.dtype.kind in "iu":
         _zero_division(b)
     with np.errstate(all="ignore"):
-        return ufunc(a, b)
+        r = ufunc(a, b)
+    return _zero_takes_dividend_sign(r, a) if ufunc is np.remainder else r
+
+
+def _zero_takes_dividend_sign(r, a):
+    """torch's float remainder is fmod, moved by the divisor when the signs differ: an exact
+    zero keeps the dividend's sign (``0.0 % -1.0`` is 0.0), where NumPy's takes the divisor's."""
+    if r.dtype.kind != "f":
+        return r
+    xp = get_xp(r)
+    zero = r == 0
+    if not zero.any():
+        return r
+    return xp.where(zero, xp.copysign(xp.zeros((), r.dtype), a), r).astype(r.dtype, copy=False)
 
 
 @op("remainder", elementwise=True, node="RemainderBackward1", tensors=2,

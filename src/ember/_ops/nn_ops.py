@@ -486,7 +486,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     from .statistics import norm_dim
     dim = max(x1.ndim, x2.ndim) - 1
     dim = max(dim, 0)
-    return norm_dim(add_scalar(x1 - x2, eps), p, (dim,), keepdim)
+    with np.errstate(all="ignore"):  # (inf - inf: torch gives nan without a word)
+        return norm_dim(add_scalar(x1 - x2, eps), p, (dim,), keepdim)
 
 
 def pdist(input, p=2):

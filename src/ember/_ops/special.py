@@ -197,8 +197,10 @@ def erfinv(self):
 
 
 @erfinv.grad("self")
-def _(grad, result):
-    return mul_scalar(exp(result ** 2), math.sqrt(math.pi) / 2) * grad
+def _(grad, self):
+    # (torch saves the input and computes erfinv again: an in-place change of the result
+    # leaves backward alone)
+    return mul_scalar(exp(erfinv(self) ** 2), math.sqrt(math.pi) / 2) * grad
 
 
 @op("lgamma", elementwise=True, promote=FLOAT, method=True, inplace=True,
