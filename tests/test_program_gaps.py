@@ -49,6 +49,7 @@ def test_what_cannot_index_raises_torchs_error(key, write):
     "randint(high=9, size=(2,))", "randint(low=2, high=9, size=(2,))",
     "randint(size=(2,), high=4)", "randint(9, size=(4,), dtype=torch.int32)",
     "randint(5, size=(2, 2), generator=torch.Generator().manual_seed(3))", "randint(9)",
+    "randint(size=(2,))", "randint(high=2)", "randint()", "randint(3, (2,), dtype=torch.int8)",
 ])
 def test_randint_reads_each_of_torchs_argument_forms(call):
     def body(torch):

@@ -409,19 +409,30 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
 
 
 @replayed
-def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False, pin_memory=False):
+def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=None,
+            layout=None, device=None, requires_grad=False, pin_memory=False):
     """Returns a tensor filled with random integers drawn uniformly from [low, high)."""
     check_pin_memory(pin_memory)
-    if size is None:  # randint(high, size)
-        low, high, size = 0, low, high
-    elif high is None:  # randint(high, size=size)
-        low, high = 0, low
-    if size is None:
-        raise TypeError(_RANDINT_FORMS.format(type(high).__name__))
+    low, high, size = _randint_bounds(low, high, size)
     array = _new_array(size, (dtype or D.int64).np)
     values = _fill.random(array, low, high, draw_for(generator, device))
     return _finish(values, None, requires_grad, device)
+
+
+def _randint_bounds(low, high, size):
+    """(low, high, size) from torch's two forms, randint(high, size) and randint(low, high,
+    size), however they were given; torch's TypeError when neither fits."""
+    if size is None and low is not None and high is not None:  # randint(high, size)
+        low, high, size = None, low, high
+    if high is None and size is not None:  # randint(high, size=size)
+        low, high = None, low
+    if high is None or size is None:
+        given = [f"{name}={type(v).__name__}, " for name, v in
+                 (("low", low), ("high", high), ("size", size)) if v is not None]
+        got = type(low).__name__ if size is None and high is None and low is not None else \
+            "".join(given)
+        raise TypeError(_RANDINT_FORMS.format(got))
+    return (0 if low is None else low), high, size
 
 
 _RANDINT_FORMS = (
