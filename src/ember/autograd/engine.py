@@ -104,7 +104,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             continue
         _check_differentiable(t._data.dtype)
         if not create_graph:
-            task.visible[id(g._data)] = g
+            task.visible[id(g._data)] = (g._data, g)
             g = g._data
             task.borrowed.add(g)
         if type(fn) is AccumulateGrad:  # a leaf root: its gradient in its grad dtype
@@ -581,7 +581,7 @@ def _hook_value(task, original, r, hook):
     if task.graph:
         return r
     task.borrowed.add(r._data)
-    task.visible[id(r._data)] = r
+    task.visible[id(r._data)] = (r._data, r)
     return r._data
 
 
@@ -634,11 +634,31 @@ def _visible(task, g):
     """Gradient array ``g`` as a Tensor user code sees (a hook's argument, what autograd.grad
     returns): the same Tensor each time, and never stolen into a ``.grad`` (which later
     accumulation would change in place)."""
-    t = task.visible.get(id(g))
-    if t is None or t._data is not g:
-        t = task.visible[id(g)] = _wrap(g)
-        task.borrowed.add(g)
+    seen = task.visible.get(id(g))
+    if seen is not None and seen[0] is g:
+        return seen[1]
+    task.borrowed.add(g)
+    t = _expanded_view(task, g) if g.base is not None and 0 in g.strides else None
+    if t is None:
+        t = _wrap(g)
+    task.visible[id(g)] = (g, t)
     return t
+
+
+def _expanded_view(task, g):
+    """An expanded gradient (sum's) as torch's: a view of the gradient it expands (its
+    ``_base``; the very tensor when user code holds it, a grad_output). None where ``g`` is
+    not a NumPy view that as_strided can give again."""
+    base = g.base
+    if type(g) is not np.ndarray or type(base) is not np.ndarray or g.dtype != base.dtype:
+        return None
+    item = g.itemsize
+    offset = g.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if offset < 0 or offset % item or any(st < 0 or st % item for st in g.strides):
+        return None
+    owner = _visible(task, base)
+    view = owner.as_strided(g.shape, [st // item for st in g.strides], offset // item)
+    return view if view._data.flags.writeable == g.flags.writeable else None
 
 
 def _validate(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
@@ -849,7 +869,7 @@ def _captured_results(task, inputs, allow_unused):
             # as that very Tensor. Only one that cannot be written is copied.
             g = as_array(g)
             seen = task.visible.get(id(g))
-            if not writeable(g) and (seen is None or seen._data is not g):
+            if not writeable(g) and (seen is None or seen[0] is not g):
                 g = g.copy()
             g = _visible(task, g)
         out.append(g)
