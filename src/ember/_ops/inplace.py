@@ -210,7 +210,11 @@ def _copies_itself(op, args):
     torch's copy_ returns before its overlap checks (the version is still bumped)."""
     if op.name != "copy" or not isinstance(args[1], Tensor):
         return False
-    a, b = args[0]._data, args[1]._data
+    return same_elements(args[0]._data, args[1]._data)
+
+
+def same_elements(a, b):
+    """Whether arrays ``a`` and ``b`` are the very same elements (one memory, one layout)."""
     return (a is b or (type(a) is type(b) and data_address(a) == data_address(b)
                        and a.strides == b.strides and a.shape == b.shape and a.dtype == b.dtype))
 

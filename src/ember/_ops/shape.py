@@ -1087,8 +1087,11 @@ def setitem(self, key, value):
         target, _ = _apply_slicing(self._data, key)
         source = _value_for(target, value._data)
         from .inplace import (_INTERNAL_OVERLAP, _PARTIAL_OVERLAP, _partial_overlap,
-                              has_internal_overlap)
+                              has_internal_overlap, same_elements)
         if has_internal_overlap(target):  # (torch's copy_ and fill_ of a tensor refuse it)
+            if same_elements(target, source):  # x[...] = x: copy_ returns before its checks
+                self._bump_version()
+                return
             raise RuntimeError(_INTERNAL_OVERLAP)
         if source is not target and type(source) is type(target) and get_xp(
                 target).may_share_memory(target, source) and _partial_overlap(target, source):
