@@ -85,6 +85,14 @@ _FUSED.update({
                                                                  dtype=t.float64)),
     "bce_with_logits_sum": lambda t, x, y: t.nn.functional.binary_cross_entropy_with_logits(
         x, y.sigmoid(), pos_weight=y[1].detach().abs(), reduction="sum"),
+    "binary_cross_entropy": lambda t, x, y: t.nn.functional.binary_cross_entropy(
+        x.sigmoid(), y.sigmoid()),
+    "binary_cross_entropy_weight": lambda t, x, y: t.nn.functional.binary_cross_entropy(
+        x.sigmoid(), y.sigmoid(), weight=t.tensor([0.5, 2.0, 1.5], dtype=t.float64),
+        reduction="none"),
+    # torch's own guards at an input of exactly 0 or 1 (finite second derivatives)
+    "binary_cross_entropy_edges": lambda t, x, y: t.nn.functional.binary_cross_entropy(
+        x.clamp(0, 1), y.sigmoid().detach(), reduction="sum"),
 })
 
 

@@ -227,14 +227,20 @@ def _bce_samples(m):
                                      no_gradcheck="log is clamped at 0 and 1")]
 
 
-_BCE_EDGE = ("ember._ops.loss binary_cross_entropy double backward at an input of exactly 0 or "
-             "1: ember differentiates (x - t) / max((1 - x) x, 1e-12) and gets about +-1e12 "
-             "there; torch's binary_cross_entropy_double_backward gives 0")
-
-
 row("binary_cross_entropy", F.binary_cross_entropy, "nn.functional.binary_cross_entropy",
-    [L._bce], _bce_samples,
-    xfails=(XFail("test_gradgrad_vs_torch", _BCE_EDGE, samples=("edges",)),))
+    [L._bce, L.binary_cross_entropy_backward], _bce_samples)
+
+
+# binary_cross_entropy's gradient op on its own (its derivatives give third derivatives)
+row("binary_cross_entropy_backward", L.binary_cross_entropy_backward,
+    lambda torch: lambda g, x, t, w, red: torch.ops.aten.binary_cross_entropy_backward(
+        g, x, t, w, _REDUCTION_ENUM[red]),
+    [L.binary_cross_entropy_backward],
+    lambda m: [S("mean", m(), m(2, 3, low=0.05, high=0.95), m(2, 3, low=0.05, high=0.95),
+                 None, "mean"),
+               S("none_weight", m(2, 3), m(2, 3, low=0.05, high=0.95),
+                 m(2, 3, low=0.05, high=0.95), C(m(3, low=0.5, high=2.0)), "none")],
+    public=False)
 
 
 def _nll_samples(m):

@@ -23,7 +23,7 @@ from .activation import _log_softmax, logsigmoid
 from .nn_ops import (_check_target_size, _grad_scale, _numel, _reduce, broadcast_pair,
                      reduction_enum)
 from .pointwise import abs as abs_
-from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, sigmoid, sign, where
+from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, sigmoid, where
 from .registry import NONE, op
 
 FUNCTIONAL = ['binary_cross_entropy', 'cosine_embedding_loss', 'cross_entropy', 'ctc_loss',
@@ -179,21 +179,64 @@ def _bce(self, target, weight, reduction):
 
 @_bce.grad("self")
 def _(grad, self, target, weight, reduction):
+    return binary_cross_entropy_backward(grad, self, target, weight, reduction)
+
+
+# binary_cross_entropy's gradient is an op of its own, as in torch, so that create_graph
+# records its BinaryCrossEntropyBackwardBackward0; its derivatives are torch's formulas (with
+# their own 1e-12 guards: finite at an input of exactly 0 or 1).
+@op("binary_cross_entropy_backward", tensors=4, node="BinaryCrossEntropyBackwardBackward0",
+    quiet=True)
+def binary_cross_entropy_backward(grad_output, self, target, weight, reduction):
+    xp = get_xp(self)
     # NOTE: torch divides by max((1 - x) * x, 1e-12) to stay finite at 0 and 1.
-    denom = (1 - self) * self
-    denom = where(denom > 1e-12, denom, 1e-12)
-    d = (self - target) / denom
+    d = grad_output * (self - target) / xp.maximum((1 - self) * self, 1e-12)
     if weight is not None:
         d = d * weight
-    return d * _grad_scale(grad, reduction, _numel(self))
+    return (d / d.size if reduction == "mean" and d.size else d).astype(self.dtype, copy=False)
+
+
+_BCE_EPS = 1e-12
+
+
+@binary_cross_entropy_backward.grad("grad_output")
+def _(grad, self, target, weight, reduction):
+    g = (self - target) / ((self + _BCE_EPS) * (1 - self + _BCE_EPS))
+    if weight is not None:
+        g = g * weight
+    g = g * grad
+    if reduction == "none":
+        return g
+    return _grad_scale(g.sum(), reduction, _numel(self))
+
+
+@binary_cross_entropy_backward.grad("self")
+def _(grad, grad_output, self, target, weight, reduction):
+    g = (self * self - 2 * self * target + target) / (
+        (self + _BCE_EPS) ** 2 * (1 - self + _BCE_EPS) ** 2) * (grad * grad_output)
+    if weight is not None:
+        g = g * weight
+    return _grad_scale(g, reduction, _numel(self))
+
+
+@binary_cross_entropy_backward.grad("target")
+def _(grad, grad_output, self, weight, reduction):
+    g = -grad * grad_output
+    if weight is not None:
+        g = g * weight
+    denom = (1 - self) * self
+    g = g / where(denom > _BCE_EPS, denom, _BCE_EPS)
+    return _grad_scale(g, reduction, _numel(self))
 
 
 @_bce.grad("target")
 def _(grad, self, weight, reduction):
-    d = log(1 - self) - log(self)
+    # torch's binary_cross_entropy_target_backward, step by step (the mean divides last)
+    from .unary import logit
+    d = -logit(self) * grad
     if weight is not None:
         d = d * weight
-    return d * _grad_scale(grad, reduction, _numel(self))
+    return div_scalar(d, _numel(self)) if reduction == "mean" else d
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
