@@ -110,3 +110,27 @@ def test_a_vjp_under_vmap_gives_its_primals_structure():
             return vjp_fn(ct)
         return vmap(per_example)(torch.randn(5, 4), torch.randn(5, 3))
     same(body, rtol=1e-5, atol=1e-6, check_warnings=False)  # (torch warns from its internals)
+
+
+@pytest.mark.parametrize("noncontig", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_gradgradcheck_draws_its_grad_outputs_as_torch(dtype, noncontig):
+    """Its random grad_outputs come from the default generator as torch's (make_tensor), so a
+    program's later random numbers are torch's too."""
+    def body(torch):
+        torch.manual_seed(0)
+        x = torch.rand(3, 2, dtype=getattr(torch, dtype), requires_grad=True)
+        ok = torch.autograd.gradgradcheck(lambda t: (t * t, t.sum() * 2), x,
+                                          gen_non_contig_grad_outputs=noncontig)
+        return ok, torch.rand(3)
+    same(body)
+
+
+def test_gradcheck_stays_a_function_when_gradgradcheck_is_used_first():
+    import subprocess
+    import sys
+    code = ("import ember; ember.autograd.gradgradcheck; "
+            "print(callable(ember.autograd.gradcheck), callable(ember.autograd.gradgradcheck))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["True", "True"]

@@ -232,6 +232,9 @@ def __getattr__(name):
     import importlib
     module_name, attr = _LAZY[name]
     module = importlib.import_module(f"{__name__}.{module_name}")
-    value = module if attr is None else getattr(module, attr)
-    globals()[name] = value
-    return value
+    # every name the module serves (importing ember.autograd.gradcheck for gradgradcheck
+    # would otherwise leave the name gradcheck bound to the module, not the function)
+    for lazy, (source, source_attr) in _LAZY.items():
+        if source == module_name:
+            globals()[lazy] = module if source_attr is None else getattr(module, source_attr)
+    return globals()[name]

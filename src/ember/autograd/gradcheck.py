@@ -203,6 +203,24 @@ def _split_outputs(func, part):
     return split
 
 
+def _random_grad_output(out, noncontiguous):
+    """A gradient for ``out`` drawn as torch's gradgradcheck draws it (make_tensor: uniform
+    in [-1, 1) from the default generator, every other element when ``noncontiguous``), so
+    that a program's later random numbers are torch's too."""
+    from .. import _dtype as D
+    from .._creation import empty
+    from .._ops.strided import view_as_real
+    dtype = out.dtype if out.dtype.category in (D.FLOATING, D.COMPLEX) else D.float64
+    shape = tuple(out.shape)
+    if noncontiguous and shape:
+        shape = shape[:-1] + (2 * shape[-1],)
+    t = empty(shape, dtype=dtype, device=out.device)
+    (view_as_real(t) if dtype.category == D.COMPLEX else t).uniform_(-1, 1)
+    if noncontiguous and t.numel() > 1:
+        t = t[..., ::2]
+    return t.requires_grad_()
+
+
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
@@ -215,9 +233,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     with enable_grad():
         outs = _outputs(func, inputs)
     if grad_outputs is None:
-        rng = np.random.default_rng(0)
-        grad_outputs = tuple(_wrap(rng.standard_normal(o._data.shape).astype(o._data.dtype))
-                             .requires_grad_() for o in outs if o._requires_grad)
+        grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs)
+                             for o in outs if o._requires_grad)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 
