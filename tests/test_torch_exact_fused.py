@@ -96,6 +96,44 @@ _FUSED.update({
 })
 
 
+def _batch_norm(training, affine):
+    def expr(t, x, y):
+        # x's three columns are the channels; y[0] its weight, y[1] its bias
+        w, b = (y[0], y[1]) if affine else (None, None)
+        rm = t.tensor([0.1, -0.2, 0.3], dtype=t.float64)
+        rv = t.tensor([0.8, 1.5, 0.6], dtype=t.float64)
+        return t.nn.functional.batch_norm(x * y, rm, rv, w, b, training=training)
+    return expr
+
+
+_FUSED.update({
+    "batch_norm_train": _batch_norm(True, False),
+    "batch_norm_train_affine": _batch_norm(True, True),
+    "batch_norm_eval": _batch_norm(False, False),
+    "batch_norm_eval_affine": _batch_norm(False, True),
+    "batch_norm_3d": lambda t, x, y: t.nn.functional.batch_norm(
+        x.reshape(1, 2, 3), None, None, y[0, :2], None, training=True),
+})
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_parameter_gradients(training):
+    """The three gradients come from one NativeBatchNormBackwardBackward0 node, with torch's
+    five edges (upstream gradient, input, weight, saved mean and inverse std)."""
+    def body(t):
+        x = t.tensor([[0.3, -1.2, 0.7], [1.1, 0.45, -0.6]], dtype=t.float64, requires_grad=True)
+        w = t.tensor([0.7, -1.3, 0.4], dtype=t.float64, requires_grad=True)
+        b = t.tensor([0.2, 0.1, -0.5], dtype=t.float64, requires_grad=True)
+        rm = t.tensor([0.1, -0.2, 0.3], dtype=t.float64)
+        rv = t.tensor([0.8, 1.5, 0.6], dtype=t.float64)
+        out = t.nn.functional.batch_norm(x, rm, rv, w, b, training=training)
+        gb, = t.autograd.grad(out.sum(), [b], create_graph=True)
+        gs = t.autograd.grad((out * out).sum(), [x, w, b], create_graph=True)
+        second = t.autograd.grad(sum((g * g).sum() for g in gs), [x, w, b], allow_unused=True)
+        return gb.requires_grad, [_names(g) for g in gs], list(gs), list(second)
+    same(body)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_nll_loss_gradient_of_nan(reduction):
     """torch writes the upstream gradient at the target classes only: a NaN or inf there

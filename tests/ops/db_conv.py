@@ -144,7 +144,7 @@ row("pixel_unshuffle", F.pixel_unshuffle, "nn.functional.pixel_unshuffle",
     lambda m: [S("basic", m(2, 2, 4, 6), 2), S("3d", m(1, 6, 3), 3)])
 
 # -- normalization ------------------------------------------------------------------------------
-_BN = [NM.batch_norm_op]
+_BN = [NM.batch_norm_op, NM.native_batch_norm_backward]
 
 
 def _bn_samples(m):

@@ -29,8 +29,40 @@ def _nbn_samples(m):
             S("no_affine", m(3, 3), None, None, None, None, True, 0.2, 1e-3)]
 
 
-row("native_batch_norm", ember.native_batch_norm, "native_batch_norm", [NM.batch_norm_op],
-    _nbn_samples, tols=_F32)
+row("native_batch_norm", ember.native_batch_norm, "native_batch_norm",
+    [NM.batch_norm_op, NM.native_batch_norm_backward], _nbn_samples, tols=_F32)
+
+
+def _nbnb_samples(m):
+    """native_batch_norm_backward at an input's own statistics in training (the input a
+    constant there: its derivative treats the statistics as functions of it, which gradcheck
+    cannot perturb), at given running statistics in eval."""
+    out = []
+    for name, shape, axes in (("train", (4, 3, 2), (0, 2)), ("train_2d", (5, 3), (0,))):
+        x = m(*shape)
+        mean = x.mean(axis=axes)
+        invstd = 1.0 / np.sqrt(x.var(axis=axes) + 1e-5)
+        out.append(S(name, m(*shape), C(x), m(3), C(mean.astype(x.dtype)),
+                     C(invstd.astype(x.dtype)), True, True))
+    # (a missing weight or bias: torch returns None there, ember an empty array; the
+    # batch_norm rows cover those cases through F.batch_norm)
+    return out + [S("eval", m(4, 3, 2), m(4, 3, 2), m(3), C(m(3)), C(m(3, low=0.5, high=2.0)),
+                    False, True)]
+
+
+def _torch_nbnb(torch):
+    def fn(g, x, w, mean, invstd, training, has_bias):
+        # torch takes the running variance in eval: 1/invstd^2 - eps gives invstd back
+        rv = None if training else invstd.pow(-2) - 1e-5
+        return torch.ops.aten.native_batch_norm_backward(
+            g, x, w, None if training else mean, rv, mean if training else None,
+            invstd if training else None, training, 1e-5, [True, w is not None, has_bias])
+    return fn
+
+
+# batch_norm's gradient op on its own (its derivatives give third derivatives)
+row("native_batch_norm_backward", NM.native_batch_norm_backward, _torch_nbnb,
+    [NM.native_batch_norm_backward], _nbnb_samples, tols=_F32, public=False)
 row("native_layer_norm", ember.native_layer_norm, "native_layer_norm", [NM.layer_norm_op],
     lambda m: [S("affine", m(2, 3, 4), (4,), m(4), m(4), 1e-5),
                S("two_dims", m(2, 3, 4), [3, 4], None, None, 1e-3)], tols=_F32)

@@ -123,39 +123,76 @@ def _const(array, like):
     return array
 
 
-def _eval_rstd(running_var, eps, like):
-    xp = get_xp(_raw(like))
-    rv = _raw(running_var)
-    rstd = (1.0 / xp.sqrt(rv + eps)).astype(rv.dtype).reshape(_channel_shape(like.ndim))
-    return _const(rstd, like)
-
-
-@batch_norm_op.grad("input")
-def _(grad, input, weight, running_mean, running_var, training, eps):  # noqa: A002
-    cs = _channel_shape(input.ndim)
-    gw = grad if weight is None else grad * reshape(weight, cs)
-    if not training:
-        return gw * _eval_rstd(running_var, eps, input)
-    axes = (0,) + tuple(range(2, input.ndim))
-    xhat, rstd = _normalized(input, axes, eps)
-    return _norm_grad_input(gw, xhat, rstd, axes)
-
-
-@batch_norm_op.grad("weight")
-def _(grad, input, running_mean, running_var, training, eps):  # noqa: A002
-    axes = (0,) + tuple(range(2, input.ndim))
+@batch_norm_op.grad("input", "weight", "bias")
+def _(grad, input, weight, bias, running_mean, running_var, training, eps):  # noqa: A002
+    # one call of torch's fused backward for the three gradients: under create_graph they
+    # share its NativeBatchNormBackwardBackward0 node, with torch's five edges (the statistics
+    # are constants there: the op's own derivatives account for them)
     if training:
-        xhat, _ = _normalized(input, axes, eps)
+        m, _, rstd = _stats(_raw(input), (0,) + tuple(range(2, input.ndim)), eps)
+        m, rstd = m.reshape(-1), rstd.reshape(-1)
     else:
-        cs = _channel_shape(input.ndim)
-        rm = _const(_raw(running_mean).reshape(cs), input)
-        xhat = (input - rm) * _eval_rstd(running_var, eps, input)
-    return _sum(grad * xhat, axes)
+        rv = _raw(running_var)
+        m, rstd = _raw(running_mean), (1.0 / get_xp(rv).sqrt(rv + eps)).astype(rv.dtype)
+    return native_batch_norm_backward(grad, input, weight, _const(m, input),
+                                      _const(rstd, input), training, bias is not None)
 
 
-@batch_norm_op.grad("bias")
-def _(grad):
-    return _sum(grad, (0,) + tuple(range(2, grad.ndim)))
+# NOTE: torch computes only the gradients its output_mask asks for; this kernel skips the
+# parameters that are None (an empty array stands for their gradient). ``mean``/``invstd``
+# are the batch's statistics in training, the running ones (1/sqrt(var + eps)) in eval.
+@op("native_batch_norm_backward", tensors=5, promote=NONE, outputs=3, undefined_grads=True,
+    node="NativeBatchNormBackwardBackward0")
+def native_batch_norm_backward(grad_out, input, weight, mean, invstd, training,  # noqa: A002
+                               has_bias):
+    xp = get_xp(input)
+    axes = (0,) + tuple(range(2, input.ndim))
+    cs = _channel_shape(input.ndim)
+    rstd = invstd.reshape(cs)
+    xhat = (input - mean.reshape(cs)) * rstd
+    gw = grad_out if weight is None else grad_out * weight.reshape(cs)
+    if training:
+        gi = rstd * (gw - gw.mean(axis=axes, keepdims=True)
+                     - xhat * (gw * xhat).mean(axis=axes, keepdims=True))
+    else:
+        gi = gw * rstd
+    none = xp.empty((0,), input.dtype)
+    g_weight = none if weight is None else (grad_out * xhat).sum(axis=axes)
+    g_bias = grad_out.sum(axis=axes) if has_bias else none
+    return gi.astype(input.dtype, copy=False), g_weight, g_bias
+
+
+@native_batch_norm_backward.grad("grad_out", "input", "weight")
+def _(grads, grad_out, input, weight, mean, invstd, training, has_bias):  # noqa: A002
+    gg_in, gg_weight, gg_bias = grads
+    axes = (0,) + tuple(range(2, input.ndim))
+    cs = _channel_shape(input.ndim)
+    rstd = reshape(invstd, cs)
+    xhat = (input - reshape(mean, cs)) * rstd
+    w = None if weight is None else reshape(weight, cs)
+    d_out = d_in = d_weight = None
+    if gg_in is not None:
+        # the input gradient is a symmetric linear map of gw = grad_out * weight
+        p = _norm_grad_input(gg_in, xhat, rstd, axes) if training else gg_in * rstd
+        d_out = p if w is None else p * w
+        d_weight = None if w is None else _sum(grad_out * p, axes)
+        if training:
+            gw = grad_out if w is None else grad_out * w
+            d_in = _input_term(gg_in, gw, xhat, rstd, axes)
+    if gg_weight is not None and w is not None:
+        gg_w = reshape(gg_weight, cs)
+        d_out = _plus(d_out, xhat * gg_w)
+        d_in = _plus(d_in, _norm_grad_input(gg_w * grad_out, xhat, rstd, axes) if training
+                     else gg_w * grad_out * rstd)
+    if gg_bias is not None and has_bias:
+        d_out = _plus(d_out, expand(reshape(gg_bias, cs), tuple(grad_out.shape)))
+    return d_out, d_in, d_weight
+
+
+@native_batch_norm_backward.grad("mean", "invstd")
+def _(grads):
+    # torch's node has edges to these, but they get no gradient (next_functions lists them)
+    return None, None
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
