@@ -103,3 +103,43 @@ def test_pairwise_distance_at_inf():
         x = t.log(t.tensor([[0.0, 4.0], [-3.0, 4.0], [1.0, 3.0]]))
         return t.nn.functional.pairwise_distance(x, x)
     same(body)
+
+
+# matrix products and convolutions at inf and nan: torch's BLAS calls are silent
+_PRODUCTS = {
+    "mm": lambda t, x, y: x @ y,
+    "matmul_nd": lambda t, x, y: t.matmul(x.expand(2, 3, 3), y),
+    "mv": lambda t, x, y: t.mv(x, y[0]),
+    "dot": lambda t, x, y: t.dot(x[0], y[1]),
+    "bmm": lambda t, x, y: t.bmm(x[None], y[None]),
+    "einsum": lambda t, x, y: t.einsum("ij,jk->ik", x, y),
+    "addmm": lambda t, x, y: t.addmm(x, x, y),
+    "baddbmm": lambda t, x, y: t.baddbmm(x[None], x[None], y[None]),
+    "conv2d": lambda t, x, y: t.nn.functional.conv2d(x[None, None], y[None, None, :2, :2]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PRODUCTS))
+def test_products_silent_at_inf_and_nan(name):
+    def body(t):
+        x = t.log(t.tensor([[0.0, 4.0, 1.0], [-3.0, 4.0, 2.0], [1.0, 3.0, 0.0]]))
+        y = t.tensor([[1.5, -2.0, 0.5], [0.25, 1.0, -1.0], [2.0, 0.0, 1.0]])
+        return _PRODUCTS[name](t, x, y)
+    same(body)
+
+
+def test_sign_of_a_nan_scalar_result():
+    # NumPy's sign of a 0-d array is a scalar: the NaN it holds becomes torch's 0 all the same
+    def body(t):
+        x = t.tensor([[float("nan"), 1.0], [2.0, 3.0]], requires_grad=True)
+        return t.sign(x.std()), t.sign(t.tensor(float("nan"), dtype=t.float64))
+    same(body)
+
+
+def test_layer_norm_of_nothing_twice_differentiated():
+    def body(t):
+        x = t.zeros(0, requires_grad=True)
+        y = t.nn.functional.layer_norm(x, x.shape[-1:])
+        (g,) = t.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+        return g
+    same(body)

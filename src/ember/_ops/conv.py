@@ -177,7 +177,7 @@ def _conv_weight(x, g, weight_size, stride, pads, dilation, groups):
 
 
 # -- ops --------------------------------------------------------------------------------------
-@op("convolution", tensors=3, promote=NONE, node="ConvolutionBackward0")
+@op("convolution", tensors=3, quiet=True, promote=NONE, node="ConvolutionBackward0")
 def convolution(input, weight, bias, stride, padding, dilation, transposed,  # noqa: A002
                 output_padding, groups):
     if transposed:

@@ -44,7 +44,7 @@ def _check_mm(self, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
 
 
-@op("mm", tensors=2, promote=NONE, method=True,
+@op("mm", tensors=2, quiet=True, promote=NONE, method=True,
     check=refuse("b", no_kernel("addmm_impl_cpu_"), _check_mm))
 def mm(self, mat2):
     return self @ mat2
@@ -110,7 +110,7 @@ def _check_mv(self, vec):
         raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({k2})")
 
 
-@op("mv", tensors=2, promote=NONE, method=True, writes=1,
+@op("mv", tensors=2, quiet=True, promote=NONE, method=True, writes=1,
     check=refuse("b", no_kernel("addmv_impl_cpu"), _check_mv))
 def mv(self, vec):
     return self @ vec
@@ -160,7 +160,7 @@ def _check_dot(self, other):
                            "respectively")
 
 
-@op("dot", tensors=2, promote=NONE, method=True, check=refuse("b", no_kernel("dot"), _check_dot),
+@op("dot", tensors=2, quiet=True, promote=NONE, method=True, check=refuse("b", no_kernel("dot"), _check_dot),
     writes=1)
 def dot(self, tensor):  # (torch's names: dot(input, tensor), _saved_tensor)
     return np.dot(self, tensor)
@@ -189,7 +189,7 @@ Tensor.outer = Tensor.ger = outer
 
 # NOTE: vdot conjugates ``self``, so it is not holomorphic in it: its formulas are written
 # in torch's convention for complex tensors (for real ones the conjugates are the identity).
-@op("vdot", tensors=2, promote=NONE, method=True, check=_check_dot, complex_grad=True)
+@op("vdot", tensors=2, quiet=True, promote=NONE, method=True, check=_check_dot, complex_grad=True)
 def vdot(self, other):
     return np.vdot(self, other)
 
@@ -218,7 +218,7 @@ def _check_bmm(self, mat2):
                            f"{_name(mat2._data)}")
 
 
-@op("bmm", tensors=2, promote=NONE, method=True, check=refuse("b", no_kernel("bmm"), _check_bmm))
+@op("bmm", tensors=2, quiet=True, promote=NONE, method=True, check=refuse("b", no_kernel("bmm"), _check_bmm))
 def bmm(self, mat2):
     return np.matmul(self, mat2)
 
@@ -285,7 +285,7 @@ def _np(a):
     return a._data if isinstance(a, Tensor) else a
 
 
-@op("addmm", tensors=3, method=True, inplace=True, check=_check_addmm, writes=1)
+@op("addmm", tensors=3, quiet=True, method=True, inplace=True, check=_check_addmm, writes=1)
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     return _scaled_sum(self, mat1 @ mat2, beta, alpha)
 
@@ -327,7 +327,7 @@ def _check_addmv(self, mat, vec, beta=1, alpha=1):
                            f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
 
 
-@op("addmv", tensors=3, method=True, inplace=True, check=_check_addmv)
+@op("addmv", tensors=3, quiet=True, method=True, inplace=True, check=_check_addmv)
 def addmv(self, mat, vec, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     return _scaled_sum(self, mat @ vec, beta, alpha)
@@ -384,7 +384,7 @@ def _check_addbmm(self, batch1, batch2, beta=1, alpha=1):
     _check_addmm_dtypes(self, batch1, batch2)
 
 
-@op("baddbmm", tensors=3, method=True, inplace=True, check=_check_baddbmm)
+@op("baddbmm", tensors=3, quiet=True, method=True, inplace=True, check=_check_baddbmm)
 def baddbmm(self, batch1, batch2, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
     return _scaled_sum(self, np.matmul(batch1, batch2), beta, alpha)
@@ -404,7 +404,7 @@ def _(grad, batch1, alpha):
     return _times(bmm(transpose(batch1, 1, 2), grad), alpha)
 
 
-@op("addbmm", tensors=3, method=True, inplace=True, check=_check_addbmm)
+@op("addbmm", tensors=3, quiet=True, method=True, inplace=True, check=_check_addbmm)
 def addbmm(self, batch1, batch2, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     prod = np.matmul(batch1, batch2).sum(0) if batch1.shape[0] else get_xp(batch1).zeros(

@@ -277,8 +277,11 @@ def native_layer_norm_backward(grad_out, input, mean, rstd, weight, bias,  # noq
     lead = tuple(range(input.ndim - len(normalized_shape)))
     xhat = (input - mean) * rstd
     gw = grad_out if weight is None else grad_out * weight
-    gi = rstd * (gw - gw.mean(axis=axes, keepdims=True)
-                 - xhat * (gw * xhat).mean(axis=axes, keepdims=True))
+    if input.size:
+        gi = rstd * (gw - gw.mean(axis=axes, keepdims=True)
+                     - xhat * (gw * xhat).mean(axis=axes, keepdims=True))
+    else:  # (NumPy's mean of nothing warns; the gradient of nothing is empty)
+        gi = xp.zeros_like(input)
     none = xp.empty((0,), input.dtype)
     g_weight = none if weight is None else (grad_out * xhat).sum(axis=lead)
     g_bias = none if bias is None else grad_out.sum(axis=lead)

@@ -763,8 +763,8 @@ def sign_of(x):
     out = xp.sign(x)
     if out.dtype.kind == "f":
         nan = xp.isnan(out)
-        if nan.any():
-            out[nan] = 0
+        if nan.any():  # (a where, not a masked write: NumPy's sign of a 0-d array is a scalar)
+            out = xp.where(nan, 0, out)
     return out
 
 
