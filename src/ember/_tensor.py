@@ -46,11 +46,29 @@ DETACHED = 1 << 62
 
 
 class DetachedCounter(list):
-    """The version counter of a non-leaf detached in place (``y.detach_()``): its values are
-    offset by ``DETACHED``, so a node that saved the tensor before (at a version below the
-    offset) fails its version check and unpacking raises torch's error, while uses saved
-    after are checked as usual and ``_version`` shows the real count. (The tensor's views keep
-    the old counter.)"""
+    """The version counter of a non-leaf detached in place (``y.detach_()``): a window on the
+    counter it shares with its views and aliases (torch keeps one counter: their ``_version``
+    sees every write), read and written offset by ``DETACHED`` for each ``detach_()``. A node
+    that saved the tensor before (at a version below the offset) fails its version check and
+    unpacking raises torch's "detached in-place" error, while uses saved after are checked as
+    usual. Only the detached tensor itself holds the window; ``shared`` is the plain counter."""
+
+    __slots__ = ("shared", "offset")
+
+    def __init__(self, shared, offset):
+        self.shared = shared
+        self.offset = offset
+
+    def __getitem__(self, i):
+        return self.shared[0] + self.offset
+
+    def __setitem__(self, i, value):
+        self.shared[0] = value - self.offset
+
+
+def shared_counter(vc):
+    """The plain counter behind ``vc`` (itself unless a DetachedCounter window)."""
+    return vc.shared if type(vc) is DetachedCounter else vc
 
 
 def _wrap(array, cls=None):
@@ -487,10 +505,12 @@ class Tensor:
     def detach_(self):
         if self._base is not None:
             raise RuntimeError(_DETACH_VIEW)
-        if self._grad_fn is not None and type(self._vc) is not DetachedCounter:
+        if self._grad_fn is not None:
             # A node that saved this tensor before now finds a version it never saw, and
             # unpacking it gives torch's "detached in-place" error (see DetachedCounter).
-            self._vc = DetachedCounter([self._version + DETACHED])
+            vc = self._vc
+            offset = vc.offset if type(vc) is DetachedCounter else 0
+            self._vc = DetachedCounter(self._version_counter(), offset + DETACHED)
         self._grad_fn = None
         changed, self._requires_grad = self._requires_grad, False
         self._output_nr = 0
@@ -537,10 +557,12 @@ class Tensor:
         return RemovableHandle(self._post_acc_hooks, hook)
 
     def _version_counter(self):
+        """The counter a new alias or view of this tensor shares (a plain one: only a tensor
+        detached in place reads it through a DetachedCounter window)."""
         vc = self._vc
         if vc is None:
             vc = self._vc = [0]
-        return vc
+        return vc.shared if type(vc) is DetachedCounter else vc
 
     @property
     def _version(self) -> int:
@@ -549,7 +571,7 @@ class Tensor:
         vc = self._vc
         if vc is None:
             return 0
-        return vc[0] - DETACHED if type(vc) is DetachedCounter else vc[0]
+        return vc.shared[0] if type(vc) is DetachedCounter else vc[0]
 
     def _bump_version(self):
         if self._is_inference:

@@ -18,7 +18,7 @@ from . import opmath
 from .. import _dtype as D
 from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state, vmap_hook
-from .._tensor import Tensor, _wrap
+from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from ..autograd.graph import follow_base, move_retained_grad
 from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
                        broadcast_error, compute_dtype, record, run_inplace, scalar_array)
@@ -301,7 +301,7 @@ def _inplace_call(op, args, recording):
             # rebase_history does not look at the dtype
             self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
         if op.unpack_plan:
-            _unbump_saved_inputs(node, op, self._vc)
+            _unbump_saved_inputs(node, op, shared_counter(self._vc))
         if self._base is not None:
             _views.rebase_view(self, node)
         elif gained and self._following_views is not None:
@@ -317,7 +317,8 @@ def _views_of_self(op, args):
     edges before bumping the version), though after it they regenerate."""
     out = []
     for a in args[1:op.n_tensors]:
-        if isinstance(a, Tensor) and a._base is not None and a._vc is args[0]._vc:
+        if isinstance(a, Tensor) and a._base is not None and (
+                shared_counter(a._vc) is shared_counter(args[0]._vc)):
             _views.refresh(a)
             out.append((a, a._view_version))
     return out
@@ -410,7 +411,7 @@ def _unbump_saved_inputs(node, op, vc):
     """
     saved, vers = node._saved, node._vers
     for j, kind, _ in op.unpack_plan:
-        if kind == INPUT and vers[j] is not None and saved[j]._vc is vc:
+        if kind == INPUT and vers[j] is not None and shared_counter(saved[j]._vc) is vc:
             vers[j] -= 1
 
 
@@ -501,10 +502,13 @@ def _compile_inplace(op):
               "        if self._retains_grad:",
               "            move_retained_grad(self, old_fn, old_nr)"]
     if n == 2 and op.unpack_plan:
-        lines += ["        if isinstance(a1, Tensor) and a1._vc is self._vc:",
-                  "            _unbump_saved_inputs(node, op, self._vc)"]
+        # (a tensor detached in place reads its counter through a DetachedCounter window)
+        lines += ["        if isinstance(a1, Tensor) and (a1._vc is self._vc or "
+                  "type(self._vc) is DetachedCounter):",
+                  "            _unbump_saved_inputs(node, op, shared_counter(self._vc))"]
     lines.append("    return self")
     scope = {"op": op, "check": op.inplace_check or op.check, "Tensor": Tensor, "state": state,
+             "DetachedCounter": DetachedCounter, "shared_counter": shared_counter,
              "SPECIAL": D.SPECIAL_NP,
              "forward_hook": forward_hook,
              "profiler_hook": profiler_hook, "dispatch_inplace": dispatch_inplace,

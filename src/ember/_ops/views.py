@@ -181,9 +181,7 @@ def mark_view(view_op, base, result, args, index):
         root, chain = parent, base._view_chain or None
     result._base = root
     result._view_chain = ViewChain(chain, (view_op, tuple(args[1:]), index))
-    vc = base._vc
-    if vc is None:
-        vc = base._vc = [0]
+    vc = base._version_counter()
     result._vc = vc
     result._view_version = vc[0]
     # torch's CreationMeta: a view made in inference mode, in no_grad mode, or by a

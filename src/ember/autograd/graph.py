@@ -14,7 +14,7 @@ import weakref
 from collections import OrderedDict
 
 from .._state import state
-from .._tensor import DETACHED, DetachedCounter, Tensor, _wrap
+from .._tensor import DetachedCounter, Tensor, _wrap
 from .saved_tensors import (SavedTensor, disable_saved_tensors_hooks,  # noqa: F401 (public)
                             increment_version, save_on_cpu, saved_tensors_hooks)
 
@@ -286,13 +286,13 @@ def unpack_input(t, version, as_tensor):
     """A saved input tensor, after checking it was not modified in place since it was saved."""
     vc = t._vc
     if vc is not None and vc[0] != version:
-        if type(vc) is DetachedCounter and version < DETACHED:
+        if type(vc) is DetachedCounter and version < vc.offset:
             raise RuntimeError(ERR_DETACHED)
         # NOTE: torch names the saved tensor's grad_fn as it is now: for a view whose base
         # was modified, the regenerated AsStridedBackward0.
         fn = t.grad_fn if t._base is not None else t._grad_fn
         if type(vc) is DetachedCounter:
-            version -= DETACHED
+            version -= vc.offset
         raise version_error(t._data, t._version, version, fn, t._output_nr)
     return t if as_tensor else t._data
 
@@ -316,7 +316,7 @@ def check_param(t, version):
             check_param(k, v)
         return
     if t._vc[0] != version:
-        raise version_error(t._data, t._vc[0], version, t._grad_fn, t._output_nr)
+        raise version_error(t._data, t._version, version, t._grad_fn, t._output_nr)
 
 
 def unpack_output(node, output_nr, saved, version, as_tensor):

@@ -1,0 +1,95 @@
+"""Version counters compared with torch: a tensor detached in place keeps sharing its counter
+with its views and aliases, while the nodes that saved it before still refuse it."""
+from __future__ import annotations
+
+import pytest
+
+from oracle import same
+
+
+def test_detach_in_place_keeps_the_shared_version_counter():
+    def body(t):
+        x = t.ones(3, requires_grad=True)
+        y = x * 2
+        alias, view = y.detach(), y[:2]
+        y.detach_()
+        y.add_(1)
+        seen = [(y._version, alias._version, view._version)]
+        alias.add_(1)
+        later_alias, later_view = y.detach(), y[1:]
+        y.mul_(2)
+        seen.append((y._version, alias._version, view._version, later_alias._version,
+                     later_view._version))
+        return seen
+    same(body)
+
+
+def _graph(t):
+    x = t.ones(3, requires_grad=True)
+    return x, x * 2
+
+
+CASES = {
+    # saved before detach_: refused whether or not it was written since
+    "input_saved_before": lambda t, x, y: (y * y, y.detach_()),
+    "input_saved_before_then_written": lambda t, x, y: (y * x, y.detach_(), y.add_(1)),
+    "input_saved_before_alias_written": lambda t, x, y: (y * x, y.detach().add_(1),
+                                                         y.detach_()),
+    # saved after detach_: the usual version check
+    "input_saved_after_then_written": lambda t, x, y: (y.detach_(), y * x, y.add_(1)),
+    # a view of the tensor saved before: the view keeps its own history
+    "view_saved_before": lambda t, x, y: (y[:2] * y[:2], y.detach_()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_saved_tensor_after_detach_in_place(case):
+    def body(t):
+        x, y = _graph(t)
+        z = CASES[case](t, x, y)[0]
+        z.sum().backward()
+        return x.grad
+    same(body)
+
+
+@pytest.mark.parametrize("written", [False, True])
+def test_saved_output_after_detach_in_place(written):
+    """An output its node saved (exp's) stays usable; a later write is still seen."""
+    def body(t):
+        x = t.ones(3, requires_grad=True)
+        e = x.exp()
+        z = e * 1
+        e.detach_()
+        if written:
+            e.add_(1)
+        z.sum().backward()
+        return x.grad
+    same(body)
+
+
+def test_saved_again_after_a_second_detach_in_place():
+    def body(t):
+        x = t.ones(3, requires_grad=True)
+        w = t.ones(3, requires_grad=True)
+        y = x * 2
+        y.detach_()
+        y.mul_(w)  # y has a history again
+        z = y * y
+        y.detach_()
+        z.sum().backward()
+        return w.grad
+    same(body)
+
+
+def test_in_place_op_reading_an_alias_of_a_tensor_detached_in_place():
+    def body(t):
+        x = t.ones(3, requires_grad=True)
+        w = t.ones(3, requires_grad=True)
+        y = x * 2
+        alias = y.detach()
+        y.detach_()
+        y.add_(w)
+        y.mul_(alias)  # alias is y's memory: saved before the write, refused at backward
+        y.sum().backward()
+        return w.grad, y._version, alias._version
+    same(body)
