@@ -143,3 +143,13 @@ def test_layer_norm_of_nothing_twice_differentiated():
         (g,) = t.autograd.grad(y.pow(2).sum(), x, create_graph=True)
         return g
     same(body)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.zeros(0).amax(-1), lambda t: t.zeros(2, 0).amax((0, -1)),
+    lambda t: t.zeros(2, 0).amin(-1), lambda t: t.zeros(2, 0).amax([-1, 0]),
+    lambda t: t.zeros(2, 0).max(-1), lambda t: t.zeros(2, 0).argmax(-1),
+    lambda t: t.zeros(0, 3).aminmax(dim=-2), lambda t: t.zeros(3, 0).aminmax(dim=-1),
+    lambda t: t.zeros(3, 2).aminmax(dim=4)])
+def test_reductions_over_an_empty_dim_name_it_as_torch(call):
+    same(call)

@@ -467,6 +467,9 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
             shape = (1,) * input.dim()
             lo, hi = lo.reshape(shape), hi.reshape(shape)
         return _aminmax(lo, hi)
+    n = input.dim()
+    if n and -n <= dim < n and input.shape[dim] == 0:  # (torch's wording, dim normalised)
+        raise IndexError(f"aminmax: Expected reduction dim {dim % n} to have non-zero size.")
     return _aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
 
 

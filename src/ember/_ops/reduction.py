@@ -90,17 +90,18 @@ def return_type(name, fields=("values", "indices")):
     return cls
 
 
-def _check_nonempty(x, name, dims=None):
-    """torch's refusals for max-like reductions over no elements."""
+def _check_nonempty(x, name, dims=None, given=None):
+    """torch's refusals for max-like reductions over no elements (the dimension named as
+    ``given`` by the caller where that differs: amax/amin show the user's -1)."""
     if dims is None:
         if x.size == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
         return
-    for d in dims:
+    for d, shown in zip(dims, dims if given is None else given):
         if x.shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(f"{name}(): Expected reduction dim {shown} to have non-zero size.")
 
 
 @op("notnan_mask", promote=NONE, differentiable=False)
@@ -704,7 +705,8 @@ def _amax_kernel(name, fn):
             raise not_implemented(f"{fn}_values_cpu", self)
         dims = _dims(dim, self.ndim)
         if self.ndim and not (isinstance(dim, (tuple, list)) and len(dim) == 0):
-            _check_nonempty(self, name, dims)
+            given = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+            _check_nonempty(self, name, tuple(d % self.ndim for d in given), given)
         else:
             _check_nonempty(self, name)
         return getattr(get_xp(self), fn)(self, axis=dims, keepdims=keepdim)
