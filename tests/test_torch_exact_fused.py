@@ -116,6 +116,20 @@ _FUSED.update({
 })
 
 
+_FUSED.update({
+    # one ConvolutionBackwardBackward0 per gradient, its edges the upstream gradient, the input
+    # and the weight (the bias's gradient too)
+    "conv1d": lambda t, x, y: t.nn.functional.conv1d(x.reshape(1, 2, 3), y.reshape(3, 2, 1),
+                                                     y[0]),
+    "conv1d_groups": lambda t, x, y: t.nn.functional.conv1d(
+        x.reshape(1, 2, 3), y.reshape(2, 1, 3), groups=2, padding=1, stride=2),
+    "conv_transpose1d": lambda t, x, y: t.nn.functional.conv_transpose1d(
+        x.reshape(1, 2, 3), y.reshape(2, 3, 1), y[1], stride=2, output_padding=1),
+    "conv2d_input_only": lambda t, x, y: t.nn.functional.conv2d(
+        x.reshape(1, 1, 2, 3), y.detach()[:, :2].reshape(2, 1, 2, 1)),
+})
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_parameter_gradients(training):
     """The three gradients come from one NativeBatchNormBackwardBackward0 node, with torch's

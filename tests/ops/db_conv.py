@@ -11,7 +11,7 @@ from ember._ops import pooling as PL
 
 from .op_db import C, S, row
 
-_CONV = [CV.convolution, CV.convolution_backward_input, CV.convolution_backward_weight]
+_CONV = [CV.convolution, CV.convolution_backward]
 _F32 = {"float32": (1e-5, 1e-5)}
 
 
@@ -58,6 +58,33 @@ row("conv_transpose1d", F.conv_transpose1d, "nn.functional.conv_transpose1d", _C
     lambda m: [S("basic", m(2, 3, 5), m(3, 2, 3), m(2), stride=2, padding=1,
                  output_padding=1),
                S("groups", m(1, 4, 4), m(4, 3, 2), m(6), groups=2, dilation=2)], tols=_F32)
+
+
+def _conv_backward_samples(m):
+    # (grad_output, input, weight, stride, padding, dilation, transposed, output_padding,
+    # groups, output_mask), the padding as (before, after) pairs: every output asked for (torch returns None for one left out, ember
+    # an empty array; the conv rows cover single gradients through F.conv*)
+    return [S("conv2d", m(2, 4, 3, 3), m(2, 3, 5, 5), m(4, 3, 3, 3), (1, 1), ((0, 0), (0, 0)),
+              (1, 1), False, (0, 0), 1, (True, True, True)),
+            S("conv1d_groups", m(1, 4, 5), m(1, 2, 9), m(4, 1, 2), (2,), ((1, 1),), (2,), False,
+              (0,), 2, (True, True, True)),
+            # (torch's own double backward of it refuses an output_padding)
+            S("transposed", m(1, 3, 4, 4), m(1, 2, 3, 3), m(2, 3, 2, 2), (2, 2), ((1, 1), (1, 1)),
+              (1, 1), True, (0, 0), 1, (True, True, True))]
+
+
+def _torch_conv_backward(torch):
+    def fn(g, x, w, stride, padding, dilation, transposed, opad, groups, mask):
+        bias_sizes = [w.shape[1] * groups if transposed else w.shape[0]]
+        return torch.ops.aten.convolution_backward(g, x, w, bias_sizes, list(stride),
+                                                   [lo for lo, _ in padding], list(dilation), transposed,
+                                                   list(opad), groups, list(mask))
+    return fn
+
+
+# the convolution's gradient op on its own (its derivatives give third derivatives)
+row("convolution_backward", CV.convolution_backward, _torch_conv_backward,
+    [CV.convolution_backward], _conv_backward_samples, tols=_F32, public=False)
 
 row("unfold", F.unfold, "nn.functional.unfold", [CV._im2col, CV._col2im],
     lambda m: [S("basic", m(2, 3, 4, 5), 2),

@@ -21,6 +21,7 @@ import numpy as np
 from .._backend import get_xp
 from .._tensor import Tensor, _wrap
 from .registry import NONE, op
+from .shape import expand, reshape
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "convolution"]
@@ -198,21 +199,29 @@ def _adjoint_padding(size, out, ksize, stride, pads, dilation):
     return tuple(size[i] - full[i] for i in range(len(ksize)))
 
 
+# Each gradient is one call of torch's fused convolution_backward, asking for its own output
+# only (torch's output_mask: a first-order pass computes no gradient it does not need). Under
+# create_graph the gradients are then ConvolutionBackwardBackward0 nodes with torch's edges
+# (upstream gradient, input, weight), the bias's too.
 @convolution.grad("input")
-def _(grad, input, weight, stride, padding, dilation, transposed, groups):  # noqa: A002
-    return convolution_backward_input(grad, input, weight, stride, padding, dilation,
-                                      transposed, groups)
+def _(grad, input, weight, stride, padding, dilation, transposed, output_padding,  # noqa: A002
+      groups):
+    return convolution_backward(grad, input, weight, stride, padding, dilation, transposed,
+                                output_padding, groups, (True, False, False))[0]
 
 
 @convolution.grad("weight")
-def _(grad, input, weight, stride, padding, dilation, transposed, groups):  # noqa: A002
-    return _weight_grad(grad, input, weight, stride, padding, dilation, transposed, groups)
+def _(grad, input, weight, stride, padding, dilation, transposed, output_padding,  # noqa: A002
+      groups):
+    return convolution_backward(grad, input, weight, stride, padding, dilation, transposed,
+                                output_padding, groups, (False, True, False))[1]
 
 
 @convolution.grad("bias")
-def _(grad):
-    from .reduction import sum as _sum
-    return _sum(grad, (0,) + tuple(range(2, grad.ndim)))
+def _(grad, input, weight, stride, padding, dilation, transposed, output_padding,  # noqa: A002
+      groups):
+    return convolution_backward(grad, input, weight, stride, padding, dilation, transposed,
+                                output_padding, groups, (False, False, True))[2]
 
 
 def _input_grad(grad, weight, input_shape, stride, padding, dilation, transposed, groups):
@@ -226,71 +235,65 @@ def _input_grad(grad, weight, input_shape, stride, padding, dilation, transposed
     return convolution(grad, weight, None, stride, padding, dilation, True, opad, groups)
 
 
-def _weight_grad(grad, input, weight, stride, padding, dilation, transposed,  # noqa: A002
-                 groups):
-    """A convolution's weight gradient (``weight`` is read for its shape)."""
+def _weight_grad(grad, input, weight_shape, stride, padding, dilation,  # noqa: A002
+                 transposed, groups):
+    """A convolution's weight gradient (raw arrays)."""
     if transposed:
-        return convolution_backward_weight(grad, input, weight, stride, padding, dilation,
-                                           groups)
-    return convolution_backward_weight(input, grad, weight, stride, padding, dilation, groups)
+        return _conv_weight(grad, input, weight_shape, stride, padding, dilation, groups)
+    return _conv_weight(input, grad, weight_shape, stride, padding, dilation, groups)
 
 
-# NOTE: as torch's convolution_backward, the gradient ops take the convolution's input and
-# weight even where they only read their shapes: a create_graph pass then records a graph
+def _spatial_axes(x):
+    return (0,) + tuple(range(2, x.ndim))
+
+
+# NOTE: as torch's convolution_backward, the op takes the convolution's input and weight even
+# for a gradient that only reads their shapes: a create_graph pass then records a graph
 # reaching them (whose derivative in them is None, as torch's), so a second derivative is a
-# graph, not a constant that does not require grad.
-@op("convolution_backward_input", tensors=3, promote=NONE)
-def convolution_backward_input(grad_output, input, weight, stride, padding,  # noqa: A002
-                               dilation, transposed, groups):
-    """The input gradient of a convolution (linear in grad_output, bilinear with weight)."""
-    return _input_grad(grad_output, weight, input.shape, stride, padding, dilation,
-                       transposed, groups)
+# graph, not a constant that does not require grad. An output the mask leaves out is empty.
+@op("convolution_backward", tensors=3, promote=NONE, outputs=3, undefined_grads=True,
+    node="ConvolutionBackwardBackward0")
+def convolution_backward(grad_output, input, weight, stride, padding, dilation,  # noqa: A002
+                         transposed, output_padding, groups, output_mask):
+    xp = get_xp(grad_output)
+    none = xp.empty((0,), grad_output.dtype)
+    gi = gw = gb = none
+    if output_mask[0]:
+        gi = _input_grad(grad_output, weight, input.shape, stride, padding, dilation,
+                         transposed, groups)
+    if output_mask[1]:
+        gw = _weight_grad(grad_output, input, weight.shape, stride, padding, dilation,
+                          transposed, groups)
+    if output_mask[2]:
+        gb = grad_output.sum(axis=_spatial_axes(grad_output))
+    return gi, gw, gb
 
 
-@convolution_backward_input.grad("grad_output")
-def _(grad, weight, grad_output_shape, stride, padding, dilation, transposed, groups):
-    # the input gradient of the adjoint convolution (transposed the other way)
-    return _input_grad(grad, weight, grad_output_shape, stride, padding, dilation,
-                       not transposed, groups)
-
-
-@convolution_backward_input.grad("weight")
-def _(grad, grad_output, weight_shape, stride, padding, dilation, transposed, groups):
-    # the weight gradient of the adjoint convolution, whose input is grad_output
-    return _weight_grad(grad, grad_output, shaped_like(weight_shape, grad), stride, padding,
-                        dilation, not transposed, groups)
-
-
-@convolution_backward_input.grad("input")
-def _(grad):
-    return None  # read for its shape only (torch's gradient here is undefined too)
-
-
-@op("convolution_backward_weight", tensors=3, promote=NONE)
-def convolution_backward_weight(input, grad_output, weight, stride, padding,  # noqa: A002
-                                dilation, groups):
-    """The weight gradient of a convolution (bilinear in input and grad_output; ``weight`` is
-    read for its shape)."""
-    return _conv_weight(input, grad_output, weight.shape, stride, padding, dilation, groups)
-
-
-@convolution_backward_weight.grad("input")
-def _(grad, grad_output, input_shape, stride, padding, dilation, groups):
-    sp = tuple(input_shape[2:])
-    ks = tuple(grad.shape[2:])
-    opad = _adjoint_padding(sp, tuple(grad_output.shape[2:]), ks, stride, padding, dilation)
-    return convolution(grad_output, grad, None, stride, padding, dilation, True, opad, groups)
-
-
-@convolution_backward_weight.grad("grad_output")
-def _(grad, input, grad_output_shape, stride, padding, dilation, groups):  # noqa: A002
-    g = convolution(input, grad, None, stride, padding, dilation, False, None, groups)
-    return _crop(g, tuple(grad_output_shape[2:]))
-
-
-@convolution_backward_weight.grad("weight")
-def _(grad):
-    return None  # read for its shape only
+@convolution_backward.grad("grad_output", "input", "weight")
+def _(grads, grad_output, input, weight, stride, padding, dilation,  # noqa: A002
+      transposed, output_padding, groups, output_mask):
+    # every gradient is linear in grad_output; <g, conv(x, w)> = <input grad(g, w), x> =
+    # <weight grad(g, x), w> gives the rest
+    gg_in, gg_w, gg_b = (g if g is not None and m else None
+                         for g, m in zip(grads, output_mask))
+    d_out = d_in = d_weight = None
+    if gg_in is not None:
+        d_out = convolution(gg_in, weight, None, stride, padding, dilation, transposed,
+                            output_padding, groups)
+        d_weight = convolution_backward(grad_output, gg_in, weight, stride, padding, dilation,
+                                        transposed, output_padding, groups,
+                                        (False, True, False))[1]
+    if gg_w is not None:
+        term = convolution(input, gg_w, None, stride, padding, dilation, transposed,
+                           output_padding, groups)
+        d_out = term if d_out is None else d_out + term
+        d_in = _input_grad(grad_output, gg_w, input.shape, stride, padding, dilation,
+                           transposed, groups)
+    if gg_b is not None:
+        term = expand(reshape(gg_b, _bias_shape(grad_output.ndim - 2)),
+                      tuple(grad_output.shape))
+        d_out = term if d_out is None else d_out + term
+    return d_out, d_in, d_weight
 
 
 def shaped_like(shape, like):
