@@ -130,6 +130,17 @@ _FUSED.update({
 })
 
 
+_FUSED.update({
+    # one PreluKernelBackwardBackward0 for both gradients (the weight's summed with keepdim,
+    # then viewed to its shape)
+    "prelu": lambda t, x, y: t.nn.functional.prelu(x, y[0] * 0.5),
+    "prelu_shared": lambda t, x, y: t.nn.functional.prelu(x, y[1, :1]),
+    "prelu_vector": lambda t, x, y: t.nn.functional.prelu(x[0] * y[1], y[0, :1]),
+    # an input of exactly 0: torch's second derivative compares with >= 0
+    "prelu_zero": lambda t, x, y: t.nn.functional.prelu(x.relu() * y, y[1]),
+})
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_parameter_gradients(training):
     """The three gradients come from one NativeBatchNormBackwardBackward0 node, with torch's

@@ -101,7 +101,13 @@ def _prelu_samples(m):
             S("vector", m(4), m(1)), S("4d", m(2, 2, 2, 2), m(2))]
 
 
-row("prelu", F.prelu, "nn.functional.prelu", [A._prelu], _prelu_samples, kinks=_KINK)
+row("prelu", F.prelu, "nn.functional.prelu", [A._prelu, A._prelu_kernel_backward],
+    _prelu_samples, kinks=_KINK)
+# prelu's gradient op on its own (its derivatives give third derivatives)
+row("_prelu_kernel_backward", A._prelu_kernel_backward,
+    lambda torch: torch.ops.aten._prelu_kernel_backward, [A._prelu_kernel_backward],
+    lambda m: [S("channels", m(2, 3, 2), m(2, 3, 2), m(1, 3, 1)),
+               S("shared", m(4), m(4), m(1))], kinks=_KINK, public=False)
 
 
 def _softmax_samples(m):

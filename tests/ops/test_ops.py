@@ -608,7 +608,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "linalg_solve_ex", "linalg_solve_triangular", "logcumsumexp", "logdet", "masked_scatter",
     "masked_scatter_", "matmul_complex", "mean_dim", "mul_complex", "mul_real_complex",
     "multi_margin_loss", "nn.functional.conv_tbc", "nn.functional.grid_sample",
-    "orgqr", "pack_padded_sequence", "pad_reflect", "pad_replicate", "prelu", "repeat",
+    "orgqr", "pack_padded_sequence", "pad_reflect", "pad_replicate", "repeat",
     "resolve_conj", "row_stack", "scaled_dot_product_attention", "setitem_advanced",
     "setitem_basic", "setitem_mask_value", "sgn_complex", "sigmoid_complex", "slogdet",
     "soft_margin_loss", "special_ndtr", "special_xlog1py", "stack", "std", "stft", "sum_complex",
@@ -617,7 +617,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
 })
 # Rows whose node's inputs (next_functions) are other ops than torch's.
 _EDGE_NAMES_DIFFER = frozenset({
-    "_standard_gamma_grad", "bilinear", "conv2d", "margin_ranking_loss", "prelu",
+    "_standard_gamma_grad", "bilinear", "conv2d", "margin_ranking_loss",
     "special_ndtr", "triplet_margin_loss",
     "native_group_norm", "ormqr",
 })

@@ -744,14 +744,49 @@ def _prelu(self, weight):
     return get_xp(self).where(self > 0, self, self * weight)
 
 
-@_prelu.grad("self")
+@_prelu.grad("self", "weight")
 def _(grad, self, weight):
-    return where(self > 0, grad, grad * weight)
+    # one call of torch's fused backward for both gradients (the weight's in the broadcast
+    # shape: autograd sums it to the weight's), so create_graph records its
+    # PreluKernelBackwardBackward0 (edges: the upstream gradient, the input, the weight)
+    return _prelu_kernel_backward(grad, self, weight)
 
 
-@_prelu.grad("weight")
-def _(grad, self):
-    return where(self > 0, 0.0, grad * self)
+@op("_prelu_kernel_backward", node="PreluKernelBackwardBackward0", tensors=3, outputs=2,
+    undefined_grads=True)
+def _prelu_kernel_backward(grad_output, self, weight):
+    xp = get_xp(self)
+    positive = self > 0
+    return (xp.where(positive, grad_output, grad_output * weight),
+            xp.where(positive, 0.0, grad_output * self).astype(self.dtype, copy=False))
+
+
+# NOTE: torch's derivatives of the backward compare with >= 0 where the kernel has > 0 (they
+# differ at an input of exactly 0); a gradient with no incoming gradient is zeros, as torch's.
+@_prelu_kernel_backward.grad("grad_output")
+def _(grads, self, weight):
+    gg_self, gg_weight = grads
+    nonnegative = self >= 0
+    if gg_self is None:
+        return where(nonnegative, 0.0, gg_weight * self)
+    other = gg_self * weight if gg_weight is None else gg_self * weight + gg_weight * self
+    return where(nonnegative, gg_self, other)
+
+
+@_prelu_kernel_backward.grad("self")
+def _(grads, grad_output, self):
+    gg_weight = grads[1]
+    if gg_weight is None:
+        return zero_gradient(self)
+    return where(self >= 0, 0.0, grad_output * gg_weight)
+
+
+@_prelu_kernel_backward.grad("weight")
+def _(grads, grad_output, self):
+    gg_self = grads[0]
+    if gg_self is None:
+        return zero_gradient(self)
+    return where(self >= 0, 0.0, grad_output * gg_self)
 
 
 def prelu(input, weight):
@@ -768,8 +803,9 @@ def prelu(input, weight):
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")
-    if input.ndim >= 2 and n != 1:
-        weight = weight.reshape([n] + [1] * (input.ndim - 2))
+    if input.ndim >= 2:
+        # (torch's shape, a shared weight too: the gradient sums to it with keepdim and no view)
+        weight = weight.reshape([1, n] + [1] * (input.ndim - 2))
     return _prelu(input, weight)
 
 
