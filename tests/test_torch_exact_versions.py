@@ -93,3 +93,34 @@ def test_in_place_op_reading_an_alias_of_a_tensor_detached_in_place():
         y.sum().backward()
         return w.grad, y._version, alias._version
     same(body)
+
+
+def test_versions_of_copied_pickled_and_loaded_tensors():
+    """torch rebuilds a tensor by setting its storage in place (version 1); a deep-copied
+    Parameter is a clone (version 0)."""
+    def body(t):
+        import copy
+        import io
+        import pickle
+
+        def loaded(obj):
+            buf = io.BytesIO()
+            t.save(obj, buf)
+            buf.seek(0)
+            return t.load(buf)
+
+        x = t.ones(3)
+        x.add_(1)
+        base = t.ones(4)
+        tensors = [x, t.ones(2, requires_grad=True), base[1:], t.arange(3),
+                   t.nn.Parameter(t.ones(2))]
+        seen = [(copy.deepcopy(a)._version, pickle.loads(pickle.dumps(a))._version,
+                 loaded(a)._version) for a in tensors]
+        lin = t.nn.Linear(2, 2)
+        both = loaded([base, base[1:]])
+        both[0].add_(1)
+        seen.append((copy.deepcopy(lin).weight._version,
+                     loaded(lin.state_dict())["weight"]._version,
+                     both[0]._version, both[1]._version))
+        return seen
+    same(body)

@@ -626,6 +626,7 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         new = _wrap(self._data.copy(), type(self))
+        new._vc = [1]  # torch sets the copied storage in place (set_): version 1
         new._requires_grad = self._requires_grad
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
@@ -645,6 +646,7 @@ def _rebuild(cls, array, requires_grad, dev=None):
         from ._backend.device import move
         array = move(array, device(dev))
     t = _wrap(array, cls)
+    t._vc = [1]  # torch rebuilds a tensor by setting its storage in place: version 1
     t._requires_grad = requires_grad
     return t
 

@@ -236,6 +236,7 @@ class _Reader:
     def _finish(self, array, d):
         from ._tensor import _wrap
         tensor = _wrap(array)
+        tensor._vc = [1]  # torch's loader sets the storage in place: version 1
         if d["parameter"]:
             from .nn.parameter import Parameter
             return Parameter(tensor, requires_grad=d["requires_grad"])

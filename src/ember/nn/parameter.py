@@ -46,7 +46,9 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(array, requires_grad):
-    return Parameter(_wrap(array), requires_grad)
+    data = _wrap(array)
+    data._vc = [1]  # unpickled as torch rebuilds it: storage set in place, version 1
+    return Parameter(data, requires_grad)
 
 
 class _BufferMeta(type):
