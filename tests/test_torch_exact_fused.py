@@ -141,6 +141,26 @@ _FUSED.update({
 })
 
 
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 0.5, 3.0, float("inf")])
+@pytest.mark.parametrize("shapes", [((3, 4), (5, 4)), ((2, 1, 3, 2), (4, 2, 2))])
+def test_cdist_gradients(p, shapes):
+    """cdist's gradients are CdistBackwardBackward0 nodes with torch's four edges (the second
+    one's last edge a clone of the transposed distances), torch's values (an inf-norm tie
+    gives each tied element the whole gradient), and their own gradient is torch's
+    NotImplementedError."""
+    def body(t):
+        gen = t.Generator().manual_seed(0)
+        x1 = t.randn(*shapes[0], generator=gen, dtype=t.float64).round().requires_grad_()
+        x2 = t.randn(*shapes[1], generator=gen, dtype=t.float64).round().requires_grad_()
+        out = t.cdist(x1, x2, p=p)
+        up = t.randn(*out.shape, generator=gen, dtype=t.float64)
+        g1, g2 = t.autograd.grad(out, [x1, x2], up, create_graph=True)
+        with pytest.raises(NotImplementedError) as err:
+            t.autograd.grad(g1.sum(), [x1])
+        return out, [_names(g) for g in (g1, g2)], g1, g2, str(err.value)
+    same(body)
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_parameter_gradients(training):
     """The three gradients come from one NativeBatchNormBackwardBackward0 node, with torch's

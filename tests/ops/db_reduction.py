@@ -13,7 +13,7 @@ from ember._ops import scan as SC
 from ember._ops import sorting as SO
 from ember._ops import statistics as ST
 
-from .op_db import ALL_REAL, DT, S, method, row
+from .op_db import ALL_REAL, DT, C, S, method, row
 
 INF = math.inf
 _TIE = "not differentiable at a tie (torch's choice of gradient is checked against torch)"
@@ -322,6 +322,22 @@ def _np_vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
 row("vector_norm", ST.vector_norm, "linalg.vector_norm",
     [ST.linalg_vector_norm, ST._inf_norm_mask], _vector_norm_samples, np_ref=_np_vector_norm,
     kinks=(0.0,), dtypes=("float32", "float64", "int64"))
+# torch's _cdist_forward (not the matrix product form it takes for p = 2 beyond 25 rows); its
+# gradient's own derivative is not implemented in torch (NotImplementedError)
+row("cdist", ember.cdist, "cdist", [ST.cdist_forward, ST.cdist_backward],
+    lambda m: [S("p2", m(3, 4), m(5, 4)), S("p1_batch", m(2, 3, 2), m(2, 4, 2), 1.0),
+               S("p_half", m(2, 3), m(3, 3), 0.5), S("p3_broadcast", m(2, 1, 2, 3), m(3, 2, 3), 3.0),
+               S("p_inf", m(3, 2), m(2, 2), INF), S("p0", m(2, 2), m(3, 2), 0.0),
+               S("no_mm", m(2, 3), m(3, 3), compute_mode="donot_use_mm_for_euclid_dist")],
+    kinks=(0.0,), dtypes=("float32", "float64"), gradgrad=False,
+    skips={"test_forward_ad": "torch has no forward-mode derivative of _cdist_forward"})
+row("_cdist_backward", ST.cdist_backward,
+    lambda torch: lambda g, x1, x2, cdist, p: torch.ops.aten._cdist_backward(g, x1, x2, p, cdist),
+    [ST.cdist_backward], lambda m: [
+        S("p2", m(3, 5), m(3, 4), m(5, 4), C(m(3, 5, low=0.5, high=2.0)), 2.0),
+        S("p_inf", m(2, 3), m(2, 2), m(3, 2), C(m(2, 3, low=0.5, high=2.0)), INF),
+        S("p_half", m(2, 3), m(2, 2), m(3, 2), C(m(2, 3, low=0.5, high=2.0)), 0.5)],
+    dtypes=("float32", "float64"), differentiable=False, public=False)
 row("norm_fn", ember.norm, "norm", [ST.linalg_vector_norm],
     lambda m: [S("p_none", m(2, 3), None), S("int_dim", m(2, 3), 2, 1),
                S("fro_dims", m(2, 3, 4), "fro", (0, 2), True), S("p_inf", m(3), INF),

@@ -154,7 +154,21 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    if _cdist_kernel_applies(x1, x2, p, compute_mode):
+        from .statistics import cdist_forward
+        return cdist_forward(x1, x2, float(p))
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+def _cdist_kernel_applies(x1, x2, p, compute_mode):
+    """Whether torch computes these distances with its _cdist_forward kernel (not the matrix
+    product form it takes for p = 2 beyond 25 rows), for inputs of one floating dtype."""
+    if x1.dtype is not x2.dtype or not x1.is_floating_point() or x1.is_complex():
+        return False
+    if p != 2 or compute_mode == "donot_use_mm_for_euclid_dist":
+        return True
+    rows = max(x1.shape[-2], x2.shape[-2])
+    return compute_mode == "use_mm_for_euclid_dist_if_necessary" and rows <= 25
 
 
 def dist(input, other, p=2):  # noqa: A002

@@ -17,7 +17,8 @@ from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor, _wrap_dim
 from .registry import NONE, op
-from .pointwise import abs, div_scalar, eq, mul_scalar, sign, where
+from .pointwise import (abs, derivative_not_implemented, div_scalar, eq, mul_scalar,
+                        no_forward_ad, sign, where)
 from .reduction import (_a, _dims, _dtype_name, _kept_shape, _raw, _unreduce, amax, amin,
                         mean_all, mean_dim, sum_dim)
 from .shape import expand
@@ -332,3 +333,70 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa
 
 
 Tensor.norm = norm
+
+
+# -- cdist's own kernels (torch's _cdist_forward / _cdist_backward) ----------------------------
+def _pair_differences(x1, x2):
+    """x1's rows minus x2's rows, (..., P, R, M), the batch dimensions broadcast."""
+    return x1[..., :, None, :] - x2[..., None, :, :]
+
+
+@op("_cdist_forward", tensors=2, promote=NONE, node="CdistBackward0")
+def cdist_forward(x1, x2, p):
+    xp = get_xp(x1, x2)
+    a = xp.abs(_pair_differences(x1, x2))
+    if p == 0:
+        return (a != 0).sum(axis=-1).astype(x1.dtype)
+    if p == 1:
+        return a.sum(axis=-1)
+    if p == 2:
+        return xp.sqrt((a * a).sum(axis=-1))
+    if math.isinf(p):
+        return a.max(axis=-1) if a.shape[-1] else a.sum(axis=-1)
+    return (a ** p).sum(axis=-1) ** (1.0 / p)
+
+
+def _last_two_swapped(x):
+    # torch's formula passes grad.mT and cdist.mT made contiguous (CloneBackward0)
+    return x.mT.contiguous() if isinstance(x, Tensor) else x.swapaxes(-1, -2)
+
+
+@cdist_forward.grad("x1")
+def _(grad, x1, x2, p, result):
+    return cdist_backward(grad, x1, x2, result, p)
+
+
+@cdist_forward.grad("x2")
+def _(grad, x1, x2, p, result):
+    return cdist_backward(_last_two_swapped(grad), x2, x1, _last_two_swapped(result), p)
+
+
+cdist_forward.jvp("x1", "x2")(no_forward_ad("_cdist_forward"))
+
+
+@op("_cdist_backward", tensors=4, promote=NONE, node="CdistBackwardBackward0")
+def cdist_backward(grad, x1, x2, cdist, p):
+    """x1's gradient in torch's formulas: each of x1's rows gets the sum over x2's rows (an
+    inf-norm tie gives every tied element the full gradient, as torch's kernel)."""
+    xp = get_xp(x1, x2)
+    d = _pair_differences(x1, x2)
+    g = grad[..., None]
+    dist = cdist[..., None]
+    with np.errstate(all="ignore"):
+        if p == 0:
+            out = xp.zeros_like(d)
+        elif p == 1:
+            out = g * xp.sign(d)
+        elif p < 1:
+            out = xp.where((d == 0) | (dist == 0), 0.0,
+                           xp.sign(d) * xp.abs(d) ** (p - 1) * g / dist ** (p - 1))
+        elif p == 2:
+            out = xp.where(dist == 0, 0.0, g * d / dist)
+        elif math.isinf(p):
+            out = g * xp.sign(d) * (xp.abs(d) == dist)
+        else:
+            out = xp.where(dist == 0, 0.0, d * xp.abs(d) ** (p - 2) * g / dist ** (p - 1))
+    return out.sum(axis=-2).astype(x1.dtype, copy=False)
+
+
+cdist_backward.grad("grad", "x1", "x2", "cdist")(derivative_not_implemented("_cdist_backward"))
