@@ -381,3 +381,10 @@ row("pad_backward", PD.pad_backward,
     [PD.pad_backward, PD.reflection_pad1d],
     lambda m: [S("reflect1d", m(1, 6), (1, 3), ((1, (2, 1, 0, 1, 2, 1)),),
                  "reflection_pad1d")], public=False)
+
+# torch.index_put (out of place): the indices are a tuple of tensors
+row("index_put", ember.index_put, "index_put", [IX._index_put],
+    lambda m: [S("rows", m(3, 2), (_i(2, 0),), m(2, 2)),
+               S("accumulate_repeats", m(3, 2), (_i(1, 1),), m(2, 2), accumulate=True),
+               S("pairs", m(2, 3), (_i(0, 1), _i(2, 0)), m(2))],
+    dtypes=_REAL)

@@ -223,7 +223,10 @@ def all_opdefs() -> dict:
     for mod in OP_MODULES:
         for value in vars(mod).values():
             if isinstance(value, OpDef):
-                found[f"{value.name}/{value.node_cls.__name__}"] = value
+                key = f"{value.name}/{value.node_cls.__name__}"
+                if found.get(key, value) is not value:  # (x[idx] = v and index_put: two ops
+                    key += f"@{mod.__name__}"            # of torch's one name and node)
+                found[key] = value
     return found
 
 
