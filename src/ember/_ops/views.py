@@ -291,7 +291,6 @@ def _base_edge(base):
     return gradient_edge(base)
 
 
-
 def inference_only_call(tensors):
     """Whether a call reads inference tensors only, outside inference mode: torch then runs
     its kernel with no autograd layer, so what a composite kernel does to its fresh result
