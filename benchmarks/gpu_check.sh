@@ -2,7 +2,8 @@
 # The checks that need a GPU, in one run of under 6 minutes: the GPU benchmark (W1..W6 against
 # torch CUDA and a hand-written CuPy floor, W3's peak GPU memory), then the cuda tests (ember's
 # CUDA results against its CPU results and against torch CUDA): first the device, module,
-# random-number, save/load, profiler and workload tests, then the op table. Needs CuPy and a
+# random-number, save/load, profiler and workload tests, then the op table, then NCCL's
+# collectives and DDP in a world of one process. Needs CuPy and a
 # GPU; torch with CUDA for the torch columns and comparisons. Prints what it ran on first and
 # stops there without a GPU. Each step has its own time limit (SIGINT first, so that pytest
 # still prints what failed); where $OUT is set, the log and the figures are written there too.
@@ -59,5 +60,7 @@ step 80 "cuda tests: devices, ember.cuda, random numbers, nn, profiler, workload
     "${pytest[@]}" -k "not op_table and not ops_match" "${workers[@]}"
 step 170 "cuda tests: the op table against the CPU and against torch CUDA" \
     "${pytest[@]}" -k "op_table or ops_match" "${workers[@]}"
+step 120 "NCCL on one GPU: collectives and DDP (needs mpi4py with an MPI library)" \
+    "$PY" -m pytest tests/test_distributed_nccl.py -m cuda -q -p no:cacheprovider -rfEs
 echo "== gpu_check: $SECONDS s, $([ $status = 0 ] && echo passed || echo FAILED)"
 exit $status
