@@ -13,9 +13,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import ember  # noqa: E402
-from run import _data  # noqa: E402
-from workloads import WORKLOADS  # noqa: E402
+from run import _data
+from workloads import WORKLOADS
+
+import ember
 
 
 def main(argv=None):
