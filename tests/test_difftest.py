@@ -48,3 +48,20 @@ def test_values_within_the_inputs_scale_agree_and_others_differ():
     assert not _arrays_close(np.array([np.nan]), np.array([0.0]), "torch.float32", (1e-4, 9.0))
     assert not _arrays_close(np.array([-0.68]), np.array([0.68]), "torch.float32", (1e-4, 2.0))
 
+
+
+def test_a_zero_tensor_gradient_is_read_as_its_zeros():
+    # torch's gradient of sgn of a real tensor is a ZeroTensor (no storage): tolist() refuses
+    # it, yet printing it shows zeros, and so must the record of what a hook received
+    torch = torch_or_skip()
+    import ember
+    from difftest.check import run_both
+    from difftest.program import Program, Step
+    program = Program(seed=0, steps=(
+        Step("t1 = torch.tensor([0.07, 2.0], requires_grad=True)", "leaf", defines=("t1",)),
+        Step("t2 = t1.sgn()", "op:sgn", defines=("t2",), uses=("t1",)),
+        Step("h3 = t2.grad_fn.register_hook(lambda gi, go: _rec('h3', gi, go))", "hook",
+             defines=("h3",), uses=("t2",)),
+        Step("t2.sum().backward()", "backward", uses=("t2",), observe=("t1",)),
+    ))
+    assert run_both(program, ember, torch) is None

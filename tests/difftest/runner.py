@@ -113,6 +113,11 @@ def _values(t, lib):
     name = str(t.dtype).split(".")[-1]
     with lib.no_grad():
         d = t.detach()
+        if getattr(d, "_is_zerotensor", bool)():
+            # NOTE: torch's gradient of sgn of a real tensor is a ZeroTensor, whose storage is
+            # never allocated: tolist() refuses it, while printing it (what a user sees) and
+            # clone() give its zeros.
+            d = d.clone()
         if name == "bfloat16":
             d, name = d.float(), "float32"
         values = d.tolist()
