@@ -55,12 +55,12 @@ def collectives():
     dist.barrier()
 
 
-def ddp_matches_plain_training():
+def ddp_matches_plain_training(**options):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 3)).double().to(DEV)
     reference = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 3)).double().to(DEV)
     reference.load_state_dict(model.state_dict())
-    ddp = DDP(model, bucket_cap_mb=1e-4)  # several buckets
+    ddp = DDP(model, bucket_cap_mb=1e-4, **options)  # several buckets
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
     for step in range(3):
@@ -83,6 +83,7 @@ def main():
     assert dist.get_backend() == "nccl" and dist.get_world_size() == 1
     collectives()
     ddp_matches_plain_training()
+    ddp_matches_plain_training(find_unused_parameters=True, gradient_as_bucket_view=True)
     dist.destroy_process_group()
     print("NCCL-SMOKE-OK")
 

@@ -98,3 +98,28 @@ def test_ddp_against_torchs_ddp(case):
                                     timeout=150, env={"MASTER_ADDR": "127.0.0.1",
                                                       "MASTER_PORT": str(_free_port())})
     _LAUNCHES["torch"].check(case)
+
+
+class _GroupOfTwo:
+    """The one thing the reducer asks its group before backward: how many share the mean."""
+
+    def size(self):
+        return 2
+
+
+def test_ddp_buckets_live_on_the_parameters_device(cuda_device):
+    """CUDA parameters get CUDA buckets (NCCL reduces them where they are): gradients are
+    scaled into them without a trip through host memory (fake_cupy refuses one)."""
+    from ember._backend import to_numpy
+    from ember.nn.parallel._reducer import Reducer
+    params = [torch.ones(3, device=cuda_device, requires_grad=True),
+              torch.ones(2, 2, device=cuda_device, requires_grad=True)]
+    reducer = Reducer(params, _GroupOfTwo(), cap_bytes=1 << 20, first_bytes=1 << 20,
+                      gradient_as_bucket_view=False, find_unused=False, static_graph=False)
+    (params[0].sum() * 2 + params[1].sum() * 4).backward()  # no reducing pass expected yet
+    (bucket,) = reducer.buckets
+    assert bucket.flat_tensor.device.type == "cuda"
+    for i in range(2):
+        reducer._copy_into_bucket(i, *reducer.where[i])
+    # (reverse parameter order: backward produces the last parameters' gradients first)
+    assert to_numpy(bucket.flat).tolist() == [2.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0]

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from ..._backend import asarray_like, get_xp, to_numpy
 from ..._tensor import _wrap
 from ...autograd.grad_mode import no_grad
 
@@ -26,7 +27,9 @@ class _Bucket:
         self.index = index
         self.indices = indices  # parameter indices, in the bucket's order
         sizes = [p._data.size for p in params]
-        self.flat_tensor = _wrap(np.zeros(sum(sizes), dtype))
+        # on the parameters' device: CUDA buckets are reduced by NCCL where they are
+        self.xp = get_xp(params[0]._data)
+        self.flat_tensor = _wrap(self.xp.zeros(sum(sizes), dtype))
         self.flat = self.flat_tensor._data
         self.views, self.view_tensors, pos = [], [], 0
         with no_grad():
@@ -46,19 +49,19 @@ class _Bucket:
 
 
 def assign_buckets(params, cap_bytes, first_bytes=FIRST_BUCKET_BYTES):
-    """Parameter indices per bucket: reverse order, one dtype per bucket, the first bucket of
-    each dtype capped at ``first_bytes`` and the others at ``cap_bytes``."""
+    """Parameter indices per bucket: reverse order, one device and dtype per bucket, the first
+    bucket of each capped at ``first_bytes`` and the others at ``cap_bytes``."""
     open_buckets, done = {}, []
     for i in reversed(range(len(params))):
         p = params[i]
-        dt = p._data.dtype
-        indices, size, cap = open_buckets.get(dt, ([], 0, first_bytes))
+        key = (type(p._data), p._data.dtype)
+        indices, size, cap = open_buckets.get(key, ([], 0, first_bytes))
         if indices and size + p._data.nbytes > cap:
-            done.append((dt, indices))
+            done.append((key[1], indices))
             indices, size, cap = [], 0, cap_bytes
         indices.append(i)
-        open_buckets[dt] = (indices, size + p._data.nbytes, cap)
-    done.extend((dt, indices) for dt, (indices, _, _) in open_buckets.items() if indices)
+        open_buckets[key] = (indices, size + p._data.nbytes, cap)
+    done.extend((key[1], indices) for key, (indices, _, _) in open_buckets.items() if indices)
     return done
 
 
@@ -91,7 +94,7 @@ class Reducer:
             for i, p in enumerate(params):
                 if p._grad is not None:  # existing gradients move into the buckets
                     b, slot = self.where[i]
-                    np.copyto(b.views[slot], p._grad._data)
+                    b.xp.copyto(b.views[slot], p._grad._data)
                     p._grad = b.view_tensors[slot]
         self.handles = [p.register_post_accumulate_grad_hook(self._hook_for(i))
                         for i, p in enumerate(params)]
@@ -159,16 +162,17 @@ class Reducer:
         g = p._grad
         view = bucket.views[slot]
         scale = None if self.comm_hook is not None else 1.0 / self.div_factor
+        xp = bucket.xp
         if g is None:
             view.fill(0)
         elif g is bucket.view_tensors[slot]:
             if scale is not None:
-                np.multiply(view, scale, out=view, casting="unsafe")
+                xp.multiply(view, scale, out=view, casting="unsafe")
         else:
             if scale is not None:
-                np.multiply(g._data, scale, out=view, casting="unsafe")
+                xp.multiply(g._data, scale, out=view, casting="unsafe")
             else:
-                np.copyto(view, g._data, casting="unsafe")
+                xp.copyto(view, g._data, casting="unsafe")
             if self.as_view:
                 p._grad = bucket.view_tensors[slot]
 
@@ -223,9 +227,10 @@ class Reducer:
         if not self.learns_unused():
             return None
         from ...distributed import _collectives as C
-        used = _wrap(self.local_used.copy())
+        # (counted on the host; reduced on the parameters' device, which the group serves)
+        used = _wrap(asarray_like(self.local_used, self.buckets[0].flat))
         C.all_reduce(used, group=self.group)
-        global_unused = used._data == 0
+        global_unused = to_numpy(used._data) == 0
         if self.static_graph:
             self.static_unused = (list(self.unused), global_unused)
         return global_unused
@@ -238,7 +243,7 @@ class Reducer:
             return
         result = f.wait()  # a communication hook's Future of the reduced bucket
         if result is not bucket.flat_tensor:
-            np.copyto(bucket.flat, result._data.reshape(-1), casting="unsafe")
+            bucket.xp.copyto(bucket.flat, result._data.reshape(-1), casting="unsafe")
 
     def _write_grad(self, index, bucket, slot):
         p = self.params[index]
@@ -248,7 +253,7 @@ class Reducer:
         elif p._grad is None:
             p._grad = _wrap(bucket.views[slot].copy())
         else:
-            np.copyto(p._grad._data, bucket.views[slot])
+            bucket.xp.copyto(p._grad._data, bucket.views[slot])
             p._grad._bump_version()
 
     # -- a joined process shadows the others' reductions -----------------------------------
@@ -263,10 +268,11 @@ class Reducer:
         for b in self.buckets:
             self._wait(b)
         for b, (flat, future) in zip(self.buckets, saved):
-            np.copyto(b.flat, flat)
+            b.xp.copyto(b.flat, flat)
             b.future = future
         if self.learns_unused():
-            C.all_reduce(_wrap(np.zeros(len(self.params), np.int32)), group=self.group)
+            zeros = self.buckets[0].xp.zeros(len(self.params), np.int32)
+            C.all_reduce(_wrap(zeros), group=self.group)
 
 
 def _reached_parameters(outputs):
