@@ -1,10 +1,14 @@
 """ember.distributed's speed: all-reduce bandwidth against raw mpi4py, and W3 trained
 data-parallel.
 
-    python benchmarks/bench_distributed.py [--quick]
+    python benchmarks/bench_distributed.py [--quick] [--latency]
 
-starts the MPI jobs itself (mpiexec from the ``distributed`` extra) and prints four tables:
+starts the MPI jobs itself (mpiexec from the ``distributed`` extra) and prints five tables
+(``--latency``: the first only):
 
+* small all-reduces' latency (best of many short rounds) in 2 processes (4 KiB and 1 MiB also
+  in 4), with ember's choice of MPICH's Iallreduce algorithm (ember.distributed._mpich_tuning)
+  and without it, against mpi4py's ``Allreduce`` and ``Iallreduce().Wait()``;
 * all_reduce (SUM, float32, 2 processes) of 1 KiB to 64 MiB: ember's ``dist.all_reduce``
   against mpi4py's ``Allreduce(IN_PLACE, ...)`` and ``Iallreduce(IN_PLACE, ...).Wait()`` on
   the very same buffer, interleaved (ember always starts the nonblocking collective, as MPI
@@ -38,18 +42,42 @@ SIZES = [2 ** k for k in range(10, 27, 2)]  # 1 KiB .. 64 MiB
 
 # -- inside the MPI processes -----------------------------------------------------------------
 
-def _median_seconds(fns, rounds, calls, barrier):
-    """Median seconds per call of each fn, rounds interleaved (same counts on every rank)."""
+def _round_seconds(fns, rounds, calls, barrier, setup=None):
+    """Seconds per call of each fn in each round, rounds interleaved (same counts on every
+    rank); ``setup[name]()`` runs before each of name's rounds, untimed."""
     samples = {name: [] for name in fns}
     names = list(fns)
+    setup = setup or {}
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
+            if name in setup:
+                setup[name]()
             barrier()
             t0 = time.perf_counter()
             for _ in range(calls):
                 fns[name]()
             samples[name].append((time.perf_counter() - t0) / calls)
+    return samples
+
+
+def _median_seconds(fns, rounds, calls, barrier, setup=None):
+    """Median seconds per call of each fn, rounds interleaved."""
+    samples = _round_seconds(fns, rounds, calls, barrier, setup)
     return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def _raw_allreduces(comm, MPI, a):
+    """mpi4py's blocking and nonblocking all-reduce of ``a``, and setups that give the
+    nonblocking one MPICH's own algorithm (``mpi4py_nb``) or the one ember chooses for its
+    size (``mpi4py_nb_ember``): MPICH's algorithm variable is the process's, and ember's
+    calls set it (ember.distributed._mpich_tuning)."""
+    from ember.distributed import _mpich_tuning
+    choice = _mpich_tuning.algorithm_choice()
+    fns = {"mpi4py": lambda: comm.Allreduce(MPI.IN_PLACE, a),
+           "mpi4py_nb": lambda: comm.Iallreduce(MPI.IN_PLACE, a).Wait(),
+           "mpi4py_nb_ember": lambda: comm.Iallreduce(MPI.IN_PLACE, a).Wait()}
+    setup = {"mpi4py_nb": choice.reset, "mpi4py_nb_ember": lambda: choice(a.nbytes)}
+    return fns, setup
 
 
 def allreduce_rows(quick):
@@ -65,11 +93,39 @@ def allreduce_rows(quick):
         a = np.zeros(nbytes // 4, np.float32)  # zeros: repeated sums stay finite
         t = ember.from_numpy(a)  # the same memory
         calls = max(2, min(300, 2 ** 26 // nbytes)) // (4 if quick else 1) or 1
-        fns = {"ember": lambda t=t: dist.all_reduce(t),
-               "mpi4py": lambda a=a: comm.Allreduce(MPI.IN_PLACE, a),
-               "mpi4py_nb": lambda a=a: comm.Iallreduce(MPI.IN_PLACE, a).Wait()}
-        times = _median_seconds(fns, 3 if quick else 7, calls, comm.Barrier)
+        raw, setup = _raw_allreduces(comm, MPI, a)
+        fns = {"ember": lambda t=t: dist.all_reduce(t), **raw}
+        times = _median_seconds(fns, 3 if quick else 7, calls, comm.Barrier, setup)
         rows.append({"bytes": nbytes, **times})
+    dist.destroy_process_group()
+    return rows
+
+
+LATENCY_SIZES = [2 ** 10, 2 ** 12, 2 ** 14, 2 ** 16, 2 ** 20]  # 1 KiB .. 1 MiB
+
+
+def latency_rows(quick):
+    """Best seconds per call over many short rounds (the rounds in which every process held
+    a core), interleaved: ember's all_reduce, mpi4py's Allreduce, and its Iallreduce+Wait
+    with MPICH's algorithm and with the one ember chooses."""
+    import numpy as np
+    from mpi4py import MPI
+
+    import ember
+    import ember.distributed as dist
+    dist.init_process_group("gloo")
+    comm = MPI.COMM_WORLD
+    sizes = [int(s) for s in os.environ.get("BENCH_LATENCY_SIZES", "").split(",") if s]
+    rows = []
+    for nbytes in sizes or LATENCY_SIZES:
+        a = np.zeros(nbytes // 4, np.float32)
+        t = ember.from_numpy(a)
+        raw, setup = _raw_allreduces(comm, MPI, a)
+        fns = {"ember": lambda t=t: dist.all_reduce(t), **raw}
+        calls = 30 if nbytes <= 2 ** 16 else 5
+        rounds = (60 if quick else 300) if nbytes <= 2 ** 16 else (20 if quick else 60)
+        samples = _round_seconds(fns, rounds, calls, comm.Barrier, setup)
+        rows.append({"bytes": nbytes, **{name: min(s) for name, s in samples.items()}})
     dist.destroy_process_group()
     return rows
 
@@ -209,10 +265,10 @@ def _buckets_alone(reducer, steps, dist):
 
 # -- the driver ------------------------------------------------------------------------------
 
-def _run_job(n, part, quick, threads=1):
+def _run_job(n, part, quick, threads=1, env=None):
     from ember.distributed._mpiexec import mpiexec_path
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads))
+               MKL_NUM_THREADS=str(threads), **(env or {}))
     cmd = [mpiexec_path(), "-n", str(n), sys.executable, os.path.abspath(__file__), "--part",
            part] + (["--quick"] if quick else [])
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, timeout=900)
@@ -235,9 +291,35 @@ def _size(nbytes):
     return f"{nbytes // 2 ** 20} MiB" if nbytes >= 2 ** 20 else f"{nbytes // 1024} KiB"
 
 
+def print_latency(quick):
+    """Small all-reduces: ember with and without its choice of MPICH's algorithm (an
+    algorithm set in the environment turns it off), 2 processes, then 4."""
+    from ember.distributed._mpich_tuning import CVAR
+    print("all_reduce, SUM, float32: best seconds per call over rounds of 30 calls (5 from "
+          "1 MiB), interleaved; ember's choice of MPICH's Iallreduce algorithm on and off\n")
+    print("| processes | size | ember | ember, MPICH's algorithm | mpi4py Allreduce | "
+          "mpi4py Iallreduce+Wait | the same, ember's algorithm | ember / Allreduce | "
+          "ember / Iallreduce | off / Allreduce |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, sizes in ((2, ""), (4, f"{2 ** 12},{2 ** 20}")):
+        env = {"BENCH_LATENCY_SIZES": sizes}
+        on = _run_job(n, "latency", quick, env=env)["rows"]
+        off = _run_job(n, "latency", quick, env={**env, CVAR: "auto"})["rows"]
+        for r, o in zip(on, off):
+            print(f"| {n} | {_size(r['bytes'])} | {r['ember'] * 1e6:.2f} us | "
+                  f"{o['ember'] * 1e6:.2f} us | {r['mpi4py'] * 1e6:.2f} us | "
+                  f"{r['mpi4py_nb'] * 1e6:.2f} us | {r['mpi4py_nb_ember'] * 1e6:.2f} us | "
+                  f"{r['mpi4py'] / r['ember']:.2f}x | {r['mpi4py_nb'] / r['ember']:.2f}x | "
+                  f"{o['mpi4py'] / o['ember']:.2f}x |")
+    print()
+
+
 def main():
     quick = "--quick" in sys.argv
     print(f"CPU: {_machine()}\n")
+    print_latency(quick)
+    if "--latency" in sys.argv:
+        return
     rows = _run_job(2, "allreduce", quick)["rows"]
     print("all_reduce, SUM, float32, 2 processes (median seconds per call; bandwidth = "
           "bytes / time)\n")
@@ -285,7 +367,7 @@ if __name__ == "__main__":
     if "--part" in sys.argv:
         part = sys.argv[sys.argv.index("--part") + 1]
         quick = "--quick" in sys.argv
-        parts = {"allreduce": allreduce_rows, "overhead": overhead_rows,
+        parts = {"allreduce": allreduce_rows, "latency": latency_rows, "overhead": overhead_rows,
                  "slow_paths": slow_path_rows}
         result = {"rows": parts[part](quick)} if part in parts else ddp_row(quick)
         if int(os.environ.get("PMI_RANK", "0")) == 0:

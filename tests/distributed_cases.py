@@ -110,6 +110,61 @@ def all_reduce_repeated_calls(rank, size):
     assert work.wait() and t.tolist() == [size ** 3] * 2
 
 
+
+def _mpich_algorithm():
+    """The Iallreduce algorithm MPICH's variable holds (its name), or None where ember does
+    not choose it (see ember.distributed._mpich_tuning)."""
+    from ember.distributed import _mpich_tuning as tuning
+    if tuning.algorithm_choice() is tuning._no_choice:
+        return None
+    cvar = tuning.ControlVariable.find(tuning._loaded_libmpi(), tuning.CVAR)
+    names = {value: name for name, value in cvar.choices().items()}
+    return names[cvar.read()]
+
+
+def all_reduce_sizes_around_the_algorithm_switch(rank, size):
+    """Small all-reduces run another MPICH algorithm than large ones: processes that mix
+    blocking and async_op calls, sizes on both sides of the switch, groups with different
+    histories and a timeout all match and give the sums (a mismatch would hang the launch)."""
+    from ember.distributed._mpich_tuning import SMALL_BYTES
+    counts = [256, SMALL_BYTES // 4, SMALL_BYTES // 4 + 1, 16384, 3, SMALL_BYTES // 4]
+    total = sum(r + 1 for r in range(size))
+    algorithm = _mpich_algorithm()
+    for k, n in enumerate(counts):
+        t = torch.full((n,), rank + 1.0)
+        if (rank + k) % 2:  # the others make the same call with the other kind
+            work = dist.all_reduce(t, async_op=True)
+            assert isinstance(work, dist.Work) and work.wait()
+        else:
+            assert dist.all_reduce(t) is None
+        np.testing.assert_array_equal(t.numpy(), np.full(n, float(total)), err_msg=str(n))
+        if algorithm is not None:
+            want = "sched_recursive_doubling" if 4 * n <= SMALL_BYTES else "auto"
+            assert _mpich_algorithm() == want, (n, _mpich_algorithm())
+    # each process's own group first: every process's last choice differs
+    own = [dist.new_group([r]) for r in range(size)]
+    mine = torch.ones(16384 if rank % 2 else 4)
+    dist.all_reduce(mine, group=own[rank])
+    timed = dist.new_group(timeout=timedelta(seconds=60))
+    t = torch.full((1024,), rank + 1.0)
+    work = dist.all_reduce(t, group=timed, async_op=rank == 0)
+    if rank == 0:
+        work.wait()
+    np.testing.assert_array_equal(t.numpy(), np.full(1024, float(total)))
+    late = dist.new_group(timeout=timedelta(milliseconds=300))
+    small = torch.ones(256)  # contiguous and small: the recursive doubling algorithm
+    if rank == 0:
+        with pytest.raises(RuntimeError, match="^Timed out waiting 300ms for allreduce "
+                                               "operation to complete$"):
+            dist.all_reduce(small, group=late)
+    else:
+        time.sleep(0.8)
+        dist.all_reduce(small, group=late)  # rank 0's pending part arrives
+        assert small.tolist() == [size] * 256
+    dist.barrier()  # (rank 0's pending all-reduce completes meanwhile)
+    for g in own + [timed, late]:
+        dist.destroy_process_group(g)
+
 def low_precision_reductions(rank, size):
     """bfloat16 (which MPI cannot reduce: an operation of ember's does, in place) and float16
     in every reduction; the values are small integers, so every order of steps is exact."""
@@ -460,6 +515,7 @@ def mismatch_detail_mode(rank, size):
 
 
 CASES = ["all_reduce_every_op_and_dtype", "all_reduce_strided_views", "all_reduce_repeated_calls",
+         "all_reduce_sizes_around_the_algorithm_switch",
          "low_precision_reductions", "broadcast_from_each_root", "reduce_to_each_root", "all_gather_variants", "reduce_scatter_variants",
          "gather_and_scatter", "all_to_all_variants", "point_to_point",
          "barriers_and_async_work", "object_collectives", "subgroups", "timeouts",

@@ -255,6 +255,26 @@ def low_precision_all_reduce_matches_torch(rank, size):
             np.testing.assert_array_equal(strided[:, 1].double().numpy(), want)
 
 
+
+def all_reduce_sizes_match_torch(rank, size):
+    """float32 all-reduces on both sides of the size where ember switches MPICH's algorithm
+    (ember.distributed._mpich_tuning), blocking and async_op: torch's gloo values."""
+    from ember.distributed._mpich_tuning import SMALL_BYTES
+    torch = _torch()
+    g = np.random.default_rng(rank)
+    for n in (256, 1024, SMALL_BYTES // 4, SMALL_BYTES // 4 + 1, 16384):
+        values = g.standard_normal(n).astype(np.float32) * 100
+        for op in ("SUM", "AVG", "MAX"):
+            theirs = torch.tensor(values)
+            torch.distributed.all_reduce(theirs, op=getattr(torch.distributed.ReduceOp, op))
+            ours = ember.tensor(values)
+            work = ember.distributed.all_reduce(ours, op=getattr(ember.distributed.ReduceOp, op),
+                                                async_op=(rank + n) % 2 == 1)
+            assert (work is None) == ((rank + n) % 2 == 0)
+            if work is not None:
+                work.wait()
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=f"{n} {op}")
+
 CASES = ["training_matches_torch", "fp16_hook_matches_torch", "bf16_hooks_match_torch",
          "mismatched_models_fail_as_torchs", "join_matches_torch",
-         "low_precision_all_reduce_matches_torch"]
+         "low_precision_all_reduce_matches_torch", "all_reduce_sizes_match_torch"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from distributed_cases import CASES
-from distributed_helpers import Launch, requires_mpi
+from distributed_helpers import Launch, env_with_src, requires_mpi, run_command
 
 import ember as torch
 import ember.distributed as dist
@@ -24,6 +24,37 @@ def _launch(size):
 @pytest.mark.parametrize("case", CASES)
 def test_collective_cases(size, case):
     _launch(size).check(case)
+
+
+_READ_CHOICE = """
+from ember.distributed import _mpi, _mpich_tuning as tuning
+if not _mpi.mpi().Get_library_version().startswith("MPICH"):
+    print("CHOICES not-MPICH")
+else:
+    cvar = tuning.ControlVariable.find(tuning._loaded_libmpi(), tuning.CVAR)
+    choice = tuning.algorithm_choice()
+    choice(1 << 20)  # a large message: ember's choice would be MPICH's auto
+    print("CHOICES", cvar.choices()[tuning.SMALL_ALGORITHM], cvar.read(),
+          choice is tuning._no_choice)
+"""
+
+
+@requires_mpi
+def test_mpich_algorithm_set_by_the_user_is_kept():
+    """ember reads MPICH's numbering of its Iallreduce algorithms from the variable's
+    description: it agrees with MPICH's own reading of the environment, which ember then leaves
+    alone (in a process of its own: importing mpi4py initialises MPI)."""
+    import sys
+
+    from ember.distributed._mpich_tuning import CVAR, SMALL_ALGORITHM
+    code, out = run_command([sys.executable, "-c", _READ_CHOICE], timeout=60,
+                            env=env_with_src({CVAR: SMALL_ALGORITHM}))
+    line = next((x for x in out.splitlines() if x.startswith("CHOICES")), "CHOICES ?")
+    if line == "CHOICES not-MPICH":
+        pytest.skip("MPICH's algorithm variable")
+    assert code == 0 and len(line.split()) == 4, out
+    value, held, kept = line.split()[1:]
+    assert value == held and kept == "True", out
 
 
 def test_errors_before_init():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _mpi
+from . import _mpi, _mpich_tuning
 from ._types import RedOpType
 from ._work import Pending, Work, keep_until_done, wait_within
 
@@ -126,6 +126,7 @@ class MpiBackend:
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self._plans = {}  # (dtype, op) -> allreduce_plan's function
+        self._algorithm = _mpich_tuning.algorithm_choice()  # by message size, before Iallreduce
 
     # -- plumbing --------------------------------------------------------------------------
     def _run(self, name, blocking, args, bufs, outputs, timeout, after=()):
@@ -163,6 +164,7 @@ class MpiBackend:
         bufs = _Buffers()
         spec, mpi_op = bufs.reducible(a, op)
         args = (_mpi.mpi().IN_PLACE, spec, mpi_op)
+        self._algorithm(spec[0].nbytes)
         return self._run("Allreduce", blocking, args, bufs, outputs, timeout,
                          self._average(a, op))
 
@@ -180,7 +182,8 @@ class MpiBackend:
         except KeyError:
             pass
         found = _mpi.reduction(dtype, op)
-        run = None if found is None else _blocking_allreduce(self.comm, self.size, op, *found)
+        run = None if found is None else _blocking_allreduce(self.comm, self.size, op,
+                                                             self._algorithm, *found)
         self._plans[key] = run
         return run
 
@@ -335,12 +338,13 @@ def _wait_within(request, timeout):
         raise
 
 
-def _blocking_allreduce(comm, size, op, datatype, mpi_op):
+def _blocking_allreduce(comm, size, op, algorithm, datatype, mpi_op):
     MPI = _mpi.mpi()
     start, in_place, mpi_error = comm.Iallreduce, MPI.IN_PLACE, MPI.Exception
     average = op is RedOpType.AVG
 
     def run(a, timeout=None):
+        algorithm(a.nbytes)
         try:
             request = start(in_place, [a, datatype], mpi_op)
             if timeout is None:

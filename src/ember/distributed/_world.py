@@ -12,7 +12,7 @@ import sys
 import time
 from datetime import timedelta
 
-from . import _mpi
+from . import _mpi, _mpich_tuning
 from ._types import Backend, set_debug_level_from_env
 
 _OUTPUT_GRACE_SECONDS = 0.3  # for mpiexec to pass on the last output before an abort
@@ -263,6 +263,7 @@ def destroy_process_group(group=None) -> None:
         _world.pg_names.clear()
         _world.group_count = 0
         _world.default_pg = None
+        _mpich_tuning.reset()
         if _world.excepthook is not None and sys.excepthook is _world.excepthook[1]:
             sys.excepthook = _world.excepthook[0]
         _world.excepthook = None
