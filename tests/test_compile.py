@@ -11,6 +11,7 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember import nn
+from oracle import error_of, norm, torch_or_skip
 
 
 def _fallbacks(record):
@@ -219,6 +220,31 @@ def test_module_training_and_eval_are_guarded():
     np.testing.assert_allclose(cm(x).detach().numpy(), model(x).detach().numpy())
     assert (train_out.detach().numpy() == 0).any()
     assert len(cm._compiled.entries) == 2
+
+
+@pytest.mark.parametrize("kind, bad", [("cross_entropy", -1), ("cross_entropy", 7),
+                                       ("nll_loss", -2), ("embedding", -1), ("embedding", 9)])
+def test_a_replay_checks_each_calls_indices_as_eager(kind, bad):
+    """Class targets and embedding indices are checked by the kernels, so a replay refuses a
+    bad one with torch's error (NumPy alone would wrap a negative index around)."""
+    torch = torch_or_skip()
+
+    def call(lib, x, w, idx):
+        if kind == "embedding":
+            return lib.nn.functional.embedding(idx, w).sum()
+        logits = x @ w
+        if kind == "nll_loss":
+            logits = logits.log_softmax(1)
+        return getattr(lib.nn.functional, kind)(logits, idx)
+    x, w = rand(5, 4), rand(4, 3, requires_grad=True, seed=1)
+    cf = ember.compile(lambda x, idx: call(ember, x, w, idx))
+    good, worse = [0, 1, 2, 0, 1], [0, 1, bad, 0, 1]
+    assert cf(x, ember.tensor(good)).item() == call(ember, x, w, ember.tensor(good)).item()
+    got = error_of(lambda: cf(x, ember.tensor(worse)))
+    tx, tw = (torch.tensor(a.detach().numpy()) for a in (x, w))
+    want = error_of(lambda: call(torch, tx, tw, torch.tensor(worse)))
+    assert want is not None and got == (want[0], norm(want[1]))
+    assert len(cf.entries) == 1  # (a replay raised: no fallback, no stale result)
 
 
 # -- graph breaks: eager from then on, one warning; fullgraph=True raises ------------------------

@@ -256,14 +256,15 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 
 # -- nll and cross entropy -----------------------------------------------------------------------
-def _nll_terms(target, weight, ignore_index, shape):
+def _nll_terms(target, weight, ignore_index, shape, all_valid=False):
     """Per-sample weights w[t] (0 where ignored) and the targets made safe for indexing.
 
     The weights are the number 1.0 when every sample counts once (no class weights, nothing
-    ignored): the usual batch then needs no weight arithmetic at all."""
+    ignored): the usual batch then needs no weight arithmetic at all. ``all_valid``: the
+    caller knows no sample is ignored."""
     xp = get_xp(target)
-    valid = target != ignore_index
-    if valid.all():  # the usual batch: nothing ignored, no masking to do
+    valid = None if all_valid else target != ignore_index
+    if all_valid or valid.all():  # the usual batch: nothing ignored, no masking to do
         if weight is None:
             return 1.0, target
         return weight.astype(np.float64)[target], target
@@ -314,7 +315,13 @@ def _as_like(array, like):
 
 def _nll_kernel(self, target, weight, reduction, ignore_index):
     target, weight = _arr(target), _arr(weight)
-    wt, safe = _nll_terms(target, weight, ignore_index, self.shape)
+    # NOTE: the targets are checked here, in the kernel, so that a compiled function's replay
+    # (which runs kernels only) checks each call's targets as eager mode does.
+    c = self.shape[_class_axis(self.ndim)]
+    in_range = _check_targets(target, c, ignore_index)
+    # (targets all in range and an ignore_index out of it: no sample is ignored)
+    wt, safe = _nll_terms(target, weight, ignore_index, self.shape,
+                          all_valid=in_range and not 0 <= ignore_index < c)
     picked = _pick(self, safe).astype(np.float64)
     if type(wt) is float:
         loss = -picked
@@ -443,20 +450,23 @@ def _sizes(t):
 
 
 def _check_targets(target, c, ignore_index):
-    data = checked_values(target)
+    """torch's IndexError for a target that is neither a class index below ``c`` nor
+    ``ignore_index``; whether every target is a class index (``target`` a Tensor or, inside a
+    kernel, its array)."""
+    data = checked_values(target) if isinstance(target, Tensor) else target
     if not data.size or (data.min() >= 0 and data.max() < c):  # the usual case, two reductions
-        return
+        return True
     bad = (data != ignore_index) & ((data < 0) | (data >= c))
     if bad.any():
         raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
+    return False
 
 
 def _nll_nd(input, target, weight, reduction, ignore_index):
     """torch's nll_loss_nd: 1-D/2-D inputs to nll_loss, 4-D to nll_loss2d, and the other ranks
     viewed as (N, C, 1, -1) for nll_loss2d (the 'none' result viewed back)."""
     c = _check_nll(input, target, weight)
-    _check_targets(target, c, ignore_index)
-    if input.ndim <= 2:
+    if input.ndim <= 2:  # (the kernel checks the targets)
         return _nll(input, target, weight, reduction, ignore_index)
     if input.ndim == 4:
         return _nll2d(input, target, weight, reduction, ignore_index)

@@ -361,7 +361,17 @@ def _embedding_grad_weight(grad, indices, num_weights, padding_idx, scale_grad_b
 
 @op("embedding", node="EmbeddingBackward0", tensors=2, promote=NONE)
 def _embedding(weight, indices, padding_idx=None, scale_grad_by_freq=False):
+    # NOTE: checked in the kernel, so that a compiled function's replay (kernels only) checks
+    # each call's indices as eager mode does (NumPy would wrap a negative one around).
+    _check_indices(indices, weight.shape[0])
     return weight[indices]
+
+
+def _check_indices(indices, n):
+    """torch's IndexError for an embedding index outside [0, n) (no negative indices)."""
+    data = checked_values(indices) if isinstance(indices, Tensor) else indices
+    if data.size and (data.min() < 0 or data.max() >= n):
+        raise IndexError("index out of range in self")
 
 
 @_embedding.grad("weight")
@@ -428,11 +438,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             padding_idx = weight.shape[0] + padding_idx
     else:
         padding_idx = -1
-    n = weight.shape[0]
-    data = checked_values(input)
-    if data.size and (data.min() < 0 or data.max() >= n):  # torch: no negative indices
-        raise IndexError("index out of range in self")
     if max_norm is not None:
+        _check_indices(input, weight.shape[0])  # (before the renorm reads the rows)
         _embedding_renorm(weight, input, max_norm, norm_type)
     return _embedding(weight, input, padding_idx, scale_grad_by_freq)
 
