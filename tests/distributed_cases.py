@@ -122,6 +122,32 @@ def _mpich_algorithm():
     return names[cvar.read()]
 
 
+def _late_group(rank):
+    """A group whose timeout is 300 ms on rank 0 and a minute elsewhere (a process's own
+    setting): the late processes of ``_late_all_reduce`` must not time out on a busy
+    machine."""
+    return dist.new_group(timeout=timedelta(milliseconds=300) if rank == 0
+                          else timedelta(seconds=60))
+
+
+def _late_all_reduce(t, group, rank):
+    """A blocking all_reduce of ``t`` in a ``_late_group`` that times out on rank 0, whose
+    pending part the others complete when they arrive late. Whether ``t`` holds the
+    result."""
+    if rank == 0:
+        with pytest.raises(RuntimeError, match="^Timed out waiting 300ms for allreduce "
+                                               "operation to complete$"):
+            dist.all_reduce(t, group=group)
+        # NOTE: MPI progresses rank 0's pending part only inside MPI calls: it waits in the
+        # barrier while the others complete the all-reduce (within their own 300 ms)
+        dist.barrier()
+        return False
+    time.sleep(0.8)
+    dist.all_reduce(t, group=group)  # rank 0's pending part arrives
+    dist.barrier()
+    return True
+
+
 def all_reduce_sizes_around_the_algorithm_switch(rank, size):
     """Small all-reduces run another MPICH algorithm than large ones: processes that mix
     blocking and async_op calls, sizes on both sides of the switch, groups with different
@@ -151,17 +177,10 @@ def all_reduce_sizes_around_the_algorithm_switch(rank, size):
     if rank == 0:
         work.wait()
     np.testing.assert_array_equal(t.numpy(), np.full(1024, float(total)))
-    late = dist.new_group(timeout=timedelta(milliseconds=300))
+    late = _late_group(rank)
     small = torch.ones(256)  # contiguous and small: the recursive doubling algorithm
-    if rank == 0:
-        with pytest.raises(RuntimeError, match="^Timed out waiting 300ms for allreduce "
-                                               "operation to complete$"):
-            dist.all_reduce(small, group=late)
-    else:
-        time.sleep(0.8)
-        dist.all_reduce(small, group=late)  # rank 0's pending part arrives
+    if _late_all_reduce(small, late, rank):
         assert small.tolist() == [size] * 256
-    dist.barrier()  # (rank 0's pending all-reduce completes meanwhile)
     for g in own + [timed, late]:
         dist.destroy_process_group(g)
 
@@ -435,17 +454,11 @@ def timeouts(rank, size):
     if rank != 0:  # late arrivals: rank 0's pending receives complete, the job ends cleanly
         from ember.distributed._barrier import _TAG
         dist.group.WORLD._impls["cpu"].comm.Send(np.zeros(1, np.int8), dest=0, tag=_TAG)
-    fast = dist.new_group(timeout=timedelta(milliseconds=300))
+    fast = _late_group(rank)
     base = torch.zeros(3, 2)
     view = base[:, 1]  # strided: reduced through a copy MPI still owns after the timeout
     view += rank + 1
-    if rank == 0:  # a blocking call in a group with a timeout
-        with pytest.raises(RuntimeError, match="^Timed out waiting 300ms for allreduce "
-                                               "operation to complete$"):
-            dist.all_reduce(view, group=fast)
-    else:
-        time.sleep(0.8)
-        dist.all_reduce(view, group=fast)  # rank 0's pending part arrives
+    if _late_all_reduce(view, fast, rank):
         assert view.tolist() == [size * (size + 1) / 2] * 3
 
 
