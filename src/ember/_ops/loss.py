@@ -454,12 +454,21 @@ def _check_targets(target, c, ignore_index):
     ``ignore_index``; whether every target is a class index (``target`` a Tensor or, inside a
     kernel, its array)."""
     data = checked_values(target) if isinstance(target, Tensor) else target
-    if not data.size or (data.min() >= 0 and data.max() < c):  # the usual case, two reductions
+    if not data.size or _below(data, c):  # the usual case
         return True
     bad = (data != ignore_index) & ((data < 0) | (data >= c))
     if bad.any():
         raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
     return False
+
+
+def _below(data, c):
+    """Whether every integer in ``data`` lies in [0, c): one reduction where the integers are
+    signed (seen as unsigned, a negative one is larger than any class count)."""
+    if data.dtype.kind == "i" and 0 <= c <= 1 << (8 * data.dtype.itemsize - 1):
+        unsigned = data.view(data.dtype.str.replace("i", "u"))
+        return bool(unsigned.max() < c)
+    return bool(data.min() >= 0 and data.max() < c)
 
 
 def _nll_nd(input, target, weight, reduction, ignore_index):
