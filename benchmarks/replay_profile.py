@@ -98,11 +98,52 @@ def time_lines(fn, env, repeat):
 def _callee(scope, rhs):
     name = re.search(r"\b([kf]\d+)\(", rhs)
     fn = scope.get(name.group(1)) if name else None
-    return "" if fn is None else f"{getattr(fn, '__module__', '')}.{fn.__qualname__}"
+    if fn is None:
+        return ""
+    code = getattr(fn, "__code__", None)
+    if code is not None and "kernel" in code.co_freevars:  # (a kernel wrapped by the registry)
+        fn = fn.__closure__[code.co_freevars.index("kernel")].cell_contents
+    return f"{getattr(fn, '__module__', '')}.{fn.__qualname__}"
 
 
 def step_time(step, repeat):
     return min(timeit.repeat(step, number=repeat, repeat=3, timer=time.process_time)) / repeat
+
+
+def mlp_products(data):
+    """The matrix products of an MLP step (W2, W3) on its own data: each layer's forward
+    product, its weight's gradient and (but the first layer's, whose input needs none) its
+    input's gradient, as ``[(label, a, b)]`` computing ``a @ b``."""
+    rs = np.random.default_rng(0)
+    hs, h = [data["x"]], data["x"]
+    for W in data["Ws"][:-1]:
+        h = np.maximum(h @ W, 0)
+        hs.append(h)
+    out = []
+    for i, W in enumerate(data["Ws"]):
+        g = rs.standard_normal((h.shape[0], W.shape[1]), dtype=np.float32)
+        out.append((f"h{i} @ W{i}", hs[i], W))
+        out.append((f"h{i}.T @ g{i}", hs[i].T, g))
+        if i:
+            out.append((f"g{i} @ W{i}.T", g, W.T))
+    return out
+
+
+def products_alone(name, repeat):
+    """CPU microseconds of the step's matrix products alone, with NumPy and (when installed)
+    with torch, one thread each."""
+    products = mlp_products(make_data(name))
+    times = {"numpy": sum(step_time(lambda a=a, b=b: a @ b, repeat) for _, a, b in products)}
+    try:
+        import torch
+    except ImportError:
+        return times
+    torch.set_num_threads(1)
+    pairs = [(torch.from_numpy(np.ascontiguousarray(a.T)).t() if not a.flags.c_contiguous
+              else torch.from_numpy(a), torch.from_numpy(np.ascontiguousarray(b.T)).t()
+              if not b.flags.c_contiguous else torch.from_numpy(b)) for _, a, b in products]
+    times["torch"] = sum(step_time(lambda a=a, b=b: a @ b, repeat) for a, b in pairs)
+    return {k: v * 1e6 for k, v in times.items()}
 
 
 def outside_split(step, entry, tensors, steps):
@@ -169,6 +210,12 @@ def main():
         floor = NUMPY_FLOOR[args.workload](make_data(args.workload))
         floor_us = step_time(floor, max(1, args.repeat // 4)) * 1e6
         print(f"the hand-written NumPy step (benchmarks/workloads.py): {floor_us:.1f} us")
+    if args.workload in ("w2", "w3"):
+        products = sum(r[1] for r in rows if ".linalg." in r[3])
+        alone = products_alone(args.workload, max(1, args.repeat // 4))
+        torch_part = (f", torch's {alone['torch']:.1f} us" if "torch" in alone else "")
+        print(f"matrix products: the program's {products:.1f} us; alone, NumPy's "
+              f"{alone['numpy']:.1f} us{torch_part}")
     if args.outside:
         split = outside_split(step, entry, tensors, max(3, args.repeat))
         print("outside the kernels (programs stubbed out), medians per step: compiled call "

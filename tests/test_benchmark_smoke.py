@@ -41,3 +41,16 @@ def test_replay_profile_walks_a_recording():
     parts = {line.split()[2] for line in lines if " us  " in line}
     assert parts == {"forward", "backward"}
     assert any("numpy.sin" in line or "ember._ops.pointwise" in line for line in lines)
+
+
+def test_replay_profile_sets_an_mlps_matrix_products_apart():
+    """On W2 the report adds the program's matrix products and the same products timed alone
+    (NumPy's, and torch's where installed), and names the kernel a registry wrapper calls."""
+    tool = RUN.parent / "replay_profile.py"
+    done = subprocess.run([sys.executable, str(tool), "w2", "--repeat", "1", "--top", "400"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (products,) = [line for line in done.stdout.splitlines()
+                   if line.startswith("matrix products")]
+    assert "the program's" in products and "alone, NumPy's" in products
+    assert any(line.rstrip().endswith("ember._ops.linalg.mm") for line in done.stdout.splitlines())
