@@ -22,7 +22,8 @@ starts the MPI jobs itself (mpiexec from the ``distributed`` extra) and prints f
   one process of 1 thread on the whole batch: samples per second, and the share of the
   gradient all-reduce time hidden behind backward: 1 - (DDP's step time - the step time of
   the same two processes computing without communicating) / the time the step's all-reduces
-  take alone.
+  take alone; and, directly, 1 - the time DDP waits for the reductions after backward's last
+  node / that same time alone.
 """
 from __future__ import annotations
 
@@ -224,13 +225,18 @@ def ddp_row(quick):
     row = {"processes": size, "threads": int(os.environ.get("OMP_NUM_THREADS", "0"))}
     # rounds alternate the two runs (a shared machine's drift hits both alike)
     times = {"ddp": [], "local": []}
+    waits = []  # per step: DDP's wait for the reductions after backward's last node
     for _ in range(2 if quick else 3):
         for name, net in (("ddp", model), ("local", local)):
+            waited = model.reducer.wait_seconds if size > 1 else 0.0
             times[name].append(_seconds_per_step(ember, F, net, x, y, steps, dist))
+            if size > 1 and name == "ddp":
+                waits.append((model.reducer.wait_seconds - waited) / (steps + 1))  # + warm
     row["samples_per_s"] = batch / statistics.median(times["ddp"])
     if size > 1:
         row["local_step_s"] = statistics.median(times["local"])
         row["ddp_step_s"] = statistics.median(times["ddp"])
+        row["end_wait_s"] = statistics.median(waits)
         row["allreduce_alone_s"] = _buckets_alone(model.reducer, steps, dist)
     dist.destroy_process_group()
     return row
@@ -362,7 +368,11 @@ def main():
           f"2 processes, seconds per step: {two['ddp_step_s'] * 1e3:.0f} ms with DDP, "
           f"{two['local_step_s'] * 1e3:.0f} ms for the same work with no communication; the "
           f"step's all-reduces alone take {two['allreduce_alone_s'] * 1e3:.0f} ms: "
-          f"{100 * hidden:.0f}% of them hidden behind backward")
+          f"{100 * hidden:.0f}% of them hidden behind backward. DDP waits "
+          f"{two['end_wait_s'] * 1e3:.1f} ms per step for the reductions after backward's "
+          f"last node (that wait also holds the processes' difference in speed): "
+          f"{100 * (1 - two['end_wait_s'] / two['allreduce_alone_s']):.0f}% hidden by that "
+          f"measure")
 
 
 if __name__ == "__main__":
