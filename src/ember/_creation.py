@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._backend import as_array, is_array
-from ._backend.device import as_device, default_device, move
+from ._backend.device import as_device, default_device, empty_on, move
 from ._compile.hooks import constant, replayed
 from ._random import fill as _fill
 from ._random.generator import (  # noqa: F401
@@ -54,8 +54,19 @@ def _checked_shape(shape, itemsize=8):
     return shape
 
 
-def _allocated(make, shape, np_dtype):
-    """``make(shape, np_dtype)``, with torch's error when the memory is not there."""
+def _meta(device):
+    """Whether a factory given ``device`` makes a meta tensor (which has no data to fill)."""
+    if device is None:
+        device = default_device()
+        return device is not None and device.type == "meta"
+    return as_device(device).type == "meta"
+
+
+def _allocated(make, shape, np_dtype, device=None):
+    """``make(shape, np_dtype)``, with torch's error when the memory is not there (on the
+    meta device, an array without data: nothing is allocated)."""
+    if _meta(device):
+        return empty_on(as_device("meta"), shape, np_dtype)
     try:
         return make(shape, np_dtype)
     except (MemoryError, ValueError) as e:
@@ -259,7 +270,8 @@ def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
     shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     if any(int(s) < 0 for s in shape):  # torch's zeros checks its sizes itself
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return constant(_finish(_allocated(np.zeros, _size(size), dt), None, requires_grad, device))
+    return constant(_finish(_allocated(np.zeros, _size(size), dt, device), None, requires_grad,
+                                    device))
 
 
 def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
@@ -267,7 +279,8 @@ def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "ones", "size")
     dt = _dtype_or_default(_dtype_arg("ones", dtype))
-    return constant(_finish(_allocated(np.ones, _size(size), dt), None, requires_grad, device))
+    return constant(_finish(_allocated(np.ones, _size(size), dt, device), None, requires_grad,
+                                    device))
 
 
 def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
@@ -275,7 +288,8 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "empty", "size")
     dt = _dtype_or_default(_dtype_arg("empty", dtype))
-    return constant(_finish(_allocated(np.empty, _size(size), dt), None, requires_grad, device))
+    return constant(_finish(_allocated(np.empty, _size(size), dt, device), None, requires_grad,
+                                    device))
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -283,7 +297,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     check_pin_memory(pin_memory)
     if _dtype_arg("full", dtype) is None:
         dtype = D.result_type_of(((D.scalar_dtype(fill_value), D.SCALAR),))
-    array = _allocated(np.empty, _size((size,)), dtype.np)
+    array = _allocated(np.empty, _size((size,)), dtype.np, device)
     array[...] = fill_value
     return constant(_finish(array, None, requires_grad, device))
 
@@ -366,14 +380,14 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 # -- random -------------------------------------------------------------------------------------
-def _new_array(size, dtype):
+def _new_array(size, dtype, device=None):
     """An uninitialised array for a random factory (torch's message for negative sizes)."""
     size = tuple(size)
     for s in size:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
-    return np.empty(size, dtype)
+    return _allocated(np.empty, size, dtype, device)
 
 
 def _like_array(input, dtype):
@@ -392,8 +406,9 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
     """Returns a tensor filled with random numbers from a uniform distribution on [0, 1)."""
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "rand", "size")
-    array = _new_array(_size(size), _dtype_or_default(dtype))
-    values = _fill.uniform(array, 0.0, 1.0, draw_for(generator, device))
+    array = _new_array(_size(size), _dtype_or_default(dtype), device)
+    values = array if _meta(device) else _fill.uniform(array, 0.0, 1.0,
+                                                        draw_for(generator, device))
     return _finish(values, None, requires_grad, device)
 
 
@@ -403,8 +418,9 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
     """Returns a tensor filled with random numbers from the standard normal distribution."""
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "randn", "size")
-    array = _new_array(_size(size), _dtype_or_default(dtype))
-    values = _fill.normal(array, 0.0, 1.0, draw_for(generator, device))
+    array = _new_array(_size(size), _dtype_or_default(dtype), device)
+    values = array if _meta(device) else _fill.normal(array, 0.0, 1.0,
+                                                       draw_for(generator, device))
     return _finish(values, None, requires_grad, device)
 
 
@@ -414,8 +430,9 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     """Returns a tensor filled with random integers drawn uniformly from [low, high)."""
     check_pin_memory(pin_memory)
     low, high, size = _randint_bounds(low, high, size)
-    array = _new_array(size, (dtype or D.int64).np)
-    values = _fill.random(array, low, high, draw_for(generator, device))
+    array = _new_array(size, (dtype or D.int64).np, device)
+    values = array if _meta(device) else _fill.random(array, low, high,
+                                                       draw_for(generator, device))
     return _finish(values, None, requires_grad, device)
 
 

@@ -154,7 +154,7 @@ def set_default_device(device):
     Tensors made from others (``*_like``, ``new_*``) and ``from_numpy`` are not affected."""
     from ._backend.device import set_default
     d = None if device is None else _Device(device)
-    if d is not None and d.type not in ("cpu", "cuda"):
+    if d is not None and d.type not in ("cpu", "cuda", "meta"):
         raise RuntimeError(f"ember has no {d.type} device available here")
     set_default(d)
 

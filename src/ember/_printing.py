@@ -232,6 +232,16 @@ def _auto_suffixes(array, dtype_name, default_float_name, dtype_prefix):
         [dtype] if dtype_name not in implicit else [])
 
 
+def meta_str(shape, *, dtype_name, default_float_name, suffixes=(), prefix="tensor(",
+             dtype_prefix="ember."):
+    """``repr`` of a meta tensor: no values, so ``...``, and always its size; its dtype
+    unless it is the default float one."""
+    every = ["device='meta'", "size=" + str(tuple(shape))]
+    if dtype_name != default_float_name:
+        every.append("dtype=" + dtype_prefix + dtype_name)
+    return _add_suffixes(prefix + "...", every + list(suffixes), len(prefix))
+
+
 def _add_suffixes(text, suffixes, indent):
     """Append ``, suffix`` items, wrapping onto a new line when one would pass linewidth."""
     parts = [text]

@@ -216,7 +216,7 @@ class Tensor:
     def get_device(self) -> int:
         """The index of the GPU holding this tensor (-1 on the CPU)."""
         dev = self.device
-        return -1 if dev.type == "cpu" else dev.index
+        return -1 if dev.index is None else dev.index  # (cpu and meta)
 
     @property
     def layout(self):
@@ -379,6 +379,11 @@ class Tensor:
         read_data("a tensor printed")
         from ._printing import tensor_str
         data = self._data  # printed from a host copy, as torch prints
+        if type(data) is not _ndarray and device_of(data).type == "meta":
+            from ._printing import meta_str
+            return meta_str(data.shape, dtype_name=self.dtype.name,
+                            default_float_name=D.get_default_dtype().name,
+                            suffixes=self._repr_suffixes())
         return tensor_str(to_numpy(data), dtype_name=self.dtype.name,
                           default_float_name=D.get_default_dtype().name,
                           suffixes=self._repr_suffixes(),

@@ -497,7 +497,8 @@ def install():
     Tensor.prelu = _ops.activation.prelu
     Tensor.itemsize = property(lambda self: self.element_size())
     Tensor.nbytes = property(lambda self: self.element_size() * self.numel())
-    Tensor.is_meta = property(lambda self: False)
+    Tensor.is_meta = property(lambda self: type(self._data) is not np.ndarray
+                              and self.device.type == "meta")
     # devices and layouts ember has no tensors of (programs test them to pick a code path)
     for flag in ("is_xpu", "is_mps", "is_ipu", "is_maia", "is_mtia", "is_xla",
                  "is_vulkan", "is_mkldnn", "is_quantized", "is_nested", "is_sparse",

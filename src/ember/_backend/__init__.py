@@ -49,6 +49,11 @@ def writeable(x) -> bool:
     return type(x) is not ndarray or x.flags.writeable
 
 
+def has_data(x) -> bool:
+    """Whether ``x`` holds values (a meta array has a shape and a dtype only)."""
+    return type(x) is ndarray or backend_of_array(x).type != "meta"
+
+
 def to_numpy(x):
     """Host copy of an array from any backend (NumPy arrays are returned as they are)."""
     if isinstance(x, ndarray):

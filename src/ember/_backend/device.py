@@ -1,7 +1,7 @@
 """Devices: where a tensor's array lives. A device is an array module plus an index.
 
 ``cpu`` is NumPy. ``cuda:n`` is CuPy on GPU n (the optional extra ``gpu``), set up on first
-use. Everything else in ember asks this module which array module serves a device, which
+use. ``meta`` holds arrays without data (``meta.py``), also set up on first use. Everything else in ember asks this module which array module serves a device, which
 device holds an array, and how to move an array between devices.
 """
 from __future__ import annotations
@@ -68,6 +68,18 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    # ``with ember.device('meta'):``: factories given no device make tensors here meanwhile.
+    def __enter__(self):
+        _entered.append(default_device())
+        set_default(self)
+        return self
+
+    def __exit__(self, *exc):
+        set_default(_entered.pop())
+
+
+_entered = []  # the default devices that ``with device(...)`` blocks replaced
+
 
 builtin_type = type
 CPU = device("cpu")
@@ -114,6 +126,21 @@ def install_cuda(backend):
         _ARRAY_BACKENDS[backend.array_type] = backend
         MODULES[backend.array_type] = backend.xp
     return old
+
+
+def meta_backend():
+    """The meta backend, installed on first use (until then, get_xp has one backend fewer to
+    look through)."""
+    global _meta
+    if _meta is None:
+        from .meta import MetaBackend
+        _meta = MetaBackend()
+        _ARRAY_BACKENDS[_meta.array_type] = _meta
+        MODULES[_meta.array_type] = _meta.xp
+    return _meta
+
+
+_meta = None
 
 
 def require_cuda():
@@ -174,6 +201,8 @@ def backend_for(dev):
                                "passing CUDA_LAUNCH_BLOCKING=1\nCompile with "
                                "`TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
         return backend
+    if dev.type == "meta":
+        return meta_backend()
     raise RuntimeError(f"ember has no {dev.type} backend (its devices are cpu and cuda)")
 
 

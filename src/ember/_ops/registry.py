@@ -1181,6 +1181,8 @@ def across_devices(op, args, inplace=False):
     problem."""
     tensors = [a for a in args[:op.n_tensors] if isinstance(a, Tensor)]
     devices = [t.device for t in tensors]
+    if any(d.type == "meta" for d in devices):
+        return _across_meta(op, args, tensors, devices, inplace)
     common = next((d for d in devices if d.type != "cpu"), None)
     if common is None or all(d == common for d in devices):
         return None
@@ -1192,6 +1194,26 @@ def across_devices(op, args, inplace=False):
     # CPU through a ToCopyBackward0 node (torch's graph has no such node).
     moved = tuple(a.to(common) if isinstance(a, Tensor) and a._data.ndim == 0
                   and type(a._data) is _ndarray and k < op.n_tensors else a
+                  for k, a in enumerate(args))
+    return op.inplace(*moved) if inplace else op(*moved)
+
+
+def _across_meta(op, args, tensors, devices, inplace):
+    """``across_devices`` where meta tensors are among the operands: torch expects every
+    tensor on the first one's device (0-dim tensors excepted, which are moved there)."""
+    if inplace and devices[0].type == "meta":  # (torch writes nothing, so takes any operand)
+        moved = tuple(a.to(devices[0]) if isinstance(a, Tensor) else a for a in args)
+        return op.inplace(*moved)
+    # (0-dim CPU tensors count as numbers, wherever they stand)
+    expected = next((d for t, d in zip(tensors, devices)
+                     if d.type != "cpu" or t._data.ndim), devices[0])
+    if all(d == expected for d in devices):
+        return None
+    for t, d in zip(tensors, devices):
+        if d != expected and not (t._data.ndim == 0 and (d.type == "cpu" or t is not args[0])):
+            raise RuntimeError(f"Tensor on device {d} is not on the expected device "
+                               f"{expected}!")
+    moved = tuple(a.to(expected) if isinstance(a, Tensor) and k < op.n_tensors else a
                   for k, a in enumerate(args))
     return op.inplace(*moved) if inplace else op(*moved)
 

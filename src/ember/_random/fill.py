@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .._backend import get_xp
+from .._backend import get_xp, has_data
 from . import sampling
 from .generator import DeviceDraw, cpu_generator, kernel_name
 from .. import _dtype as D
@@ -57,6 +57,8 @@ def _placed(values, array, generator):
 
 def _draw(array, kernel, generator, *args):
     """``kernel(gen, n, dtype, *args)`` laid out over ``array``."""
+    if not has_data(array):  # (a meta array: nothing drawn, as torch draws nothing)
+        return array
     if array.size == 0:
         return np.empty(array.shape, array.dtype)
     if isinstance(generator, DeviceDraw):

@@ -9,11 +9,13 @@ __all__ = ["convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_
 
 def skip_init(module_cls, *args, **kwargs):
     """An instance of ``module_cls`` whose parameters' values are unspecified, to be set by
-    the caller. NOTE: torch leaves the memory uninitialised; ember's NumPy arrays are made by
-    the module's own initialisation, which costs its time but gives the same contract."""
+    the caller: it is built on the meta device (its initialisation computes nothing) and
+    then given uninitialised memory on ``device`` (the CPU unless told)."""
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
-    return module_cls(*args, **kwargs)
+    final_device = kwargs.pop("device", "cpu")
+    kwargs["device"] = "meta"
+    return module_cls(*args, **kwargs).to_empty(device=final_device)
 
 
 def convert_conv2d_weight_memory_format(module, memory_format):

@@ -1,0 +1,616 @@
+"""The meta backend: arrays with a shape, a dtype and strides, and no data.
+
+A ``MetaArray`` is what a ``meta`` tensor holds. Kernels run on it unchanged: NumPy hands
+every ufunc and array function called on one to it (``__array_ufunc__`` /
+``__array_function__``), and the array module of a meta array (``META_XP``) makes meta arrays
+where NumPy would allocate. What an op gives is derived, never computed:
+
+- elementwise ufuncs and reductions work out the result's shape from their operands' shapes
+  and its dtype from a run on 0-d stand-ins (no memory, no time, whatever the size);
+- views (reshape, transpose, basic indexing, ...) are taken of a *phantom*: a NumPy array with
+  the meta array's strides over a one-element buffer, never read, so a view's strides and
+  storage offset are NumPy's own;
+- anything else (matmul, concatenate, advanced indexing, ...) runs the real NumPy function on
+  zero-strided stand-ins (one element each, broadcast to the operand's shape) and keeps only
+  the result's shape and dtype: that costs a temporary of the result's size.
+
+Values never exist: asking for one (``item()``, a host copy) raises torch's errors, and where a
+kernel branches on its data (``if xp.any(...)``) the answer is False, as torch's meta kernels
+skip data-dependent checks. Ops whose output shape depends on values (nonzero, unique,
+boolean-mask indexing) raise torch's NotImplementedError.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import types
+
+import numpy
+
+NO_DATA = "Cannot copy out of meta tensor; no data!"
+NO_ITEM = "Tensor.item() cannot be called on meta tensors"
+_UNBACKED = ("The register_meta function for ember.{}() raises unimplemented by default, as a "
+             "correct data-independent implementation does not exist. This implementation "
+             "returns a fake value, assuming all elements of the tensor are non-zero. To "
+             "enable this registration, please set 'ember.fx.experimental._config."
+             "meta_nonzero_assume_all_nonzero' to True.")
+_NO_KERNEL = ("aten::{}: attempted to run this operator with Meta tensors, but there was no "
+              "fake impl or Meta kernel registered. You may have run into this message while "
+              "using an operator with PT2 compilation APIs (torch.compile/torch.export); in "
+              "order to use this operator with those APIs you'll need to add a fake impl. "
+              "Please see the following for next steps:  https://pytorch.org/tutorials/"
+              "advanced/custom_ops_landing_page.html")
+# NumPy functions whose result's shape depends on values, and the aten op torch names.
+_DATA_DEPENDENT = {"nonzero": "nonzero", "argwhere": "nonzero", "flatnonzero": "nonzero",
+                   "unique": "_unique2", "unique_values": "_unique2",
+                   "unique_counts": "_unique2", "unique_inverse": "_unique2",
+                   "unique_all": "_unique2", "extract": "masked_select",
+                   "compress": "masked_select", "bincount": "bincount",
+                   "array_equal": "equal", "trim_zeros": "nonzero"}
+# Reductions: the reduced axes' lengths don't change the result's shape or dtype, so they
+# run on stand-ins one element long along those axes.
+_REDUCTIONS = frozenset({
+    "sum", "prod", "mean", "max", "min", "amax", "amin", "any", "all", "argmax", "argmin",
+    "std", "var", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanargmax",
+    "nanargmin", "nanstd", "nanvar", "count_nonzero", "ptp", "median", "nanmedian",
+    "average", "logsumexp"})
+# Functions and methods that return views of their first operand: taken of the phantom.
+_VIEWS = frozenset({
+    "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze", "expand_dims",
+    "broadcast_to", "diagonal", "atleast_1d", "atleast_2d", "atleast_3d", "split",
+    "array_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr", "flipud", "real", "imag",
+    "matrix_transpose", "permute_dims", "unstack"})
+
+
+def _contiguous(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class _Memory:
+    """What ``storage_of``/``data_address`` read off a CuPy-like ``.data``: byte addresses
+    counted from 0, the start of the meta storage."""
+
+    __slots__ = ("ptr", "size", "mem")
+
+    def __init__(self, ptr, size, mem=None):
+        self.ptr, self.size = ptr, size
+        self.mem = self if mem is None else mem
+
+    def __add__(self, offset):
+        return _Memory(self.ptr + int(offset), self.size, self.mem)
+
+
+class _Flags:
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata", "writeable")
+
+    def __init__(self, a):
+        probe = a.phantom()
+        self.c_contiguous = probe.flags.c_contiguous
+        self.f_contiguous = probe.flags.f_contiguous
+        self.owndata = a.base is None
+        self.writeable = True
+
+    def __getitem__(self, key):
+        return getattr(self, key.lower())
+
+
+_ZEROS = {}  # dtype -> a 0-d array of it: the one element every stand-in is made of
+_ONES = {}
+
+
+def _zero(dtype):
+    z = _ZEROS.get(dtype)
+    if z is None:
+        z = _ZEROS[dtype] = numpy.zeros((), dtype)
+        z.flags.writeable = False
+    return z
+
+
+def _one(dtype):
+    z = _ONES.get(dtype)
+    if z is None:
+        z = _ONES[dtype] = numpy.ones((), dtype)
+        z.flags.writeable = False
+    return z
+
+
+class MetaArray:
+    """An array without data: shape, dtype, byte strides and a byte offset into a storage of
+    ``nbytes`` bytes (shared by the views of one array through ``base``)."""
+
+    __slots__ = ("shape", "dtype", "strides", "offset", "base", "_storage", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, shape, dtype=float, strides=None, offset=0, base=None):
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = numpy.dtype(dtype)
+        self.strides = (_contiguous(self.shape, self.dtype.itemsize) if strides is None
+                        else tuple(int(s) for s in strides))
+        self.offset = int(offset)
+        self.base = base
+        self._storage = (math.prod(self.shape) * self.dtype.itemsize if base is None
+                         else base._storage)
+
+    # -- attributes ------------------------------------------------------------------------------
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    flags = property(_Flags)
+    data = property(lambda self: _Memory(self.offset, self._storage))
+    T = property(lambda self: self._view("transpose"))
+    mT = property(lambda self: self._view("swapaxes", -1, -2))
+    real = property(lambda self: self._view_of(numpy.real))
+    imag = property(lambda self: self._view_of(numpy.imag))
+
+    def phantom(self):
+        """A NumPy array with this array's shape and strides over one element of memory.
+        Only views may be taken of it: its elements must never be read."""
+        from . import strided_view
+        zero = _zero(self.dtype)
+        address = zero.__array_interface__["data"][0] + self.offset
+        out = strided_view(zero, self.shape, self.strides, address)
+        out.flags.writeable = False
+        return out
+
+    def standin(self):
+        """A NumPy array of this shape and dtype whose every element is one zero (its stride
+        is 0 everywhere): safe to read, costs one element."""
+        return numpy.broadcast_to(_zero(self.dtype), self.shape)
+
+    def _from_phantom(self, view):
+        """The meta view of this array that ``view`` (a view of its phantom) describes."""
+        start = _zero(self.dtype).__array_interface__["data"][0]
+        address = view.__array_interface__["data"][0]
+        return MetaArray(view.shape, view.dtype, view.strides, address - start,
+                         self.base if self.base is not None else self)
+
+    def _view_of(self, fn, *args, **kwargs):
+        out = fn(self.phantom(), *args, **kwargs)
+        if isinstance(out, (list, tuple)):
+            return type(out)(self._from_phantom(v) for v in out)
+        return self._from_phantom(out)
+
+    def _view(self, name, *args, **kwargs):
+        return self._view_of(getattr(numpy.ndarray, name), *args, **kwargs)
+
+    # -- what has no data ------------------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        raise NotImplementedError(NO_DATA)
+
+    def item(self, *args):
+        raise RuntimeError(NO_ITEM)
+
+    def tolist(self):
+        raise NotImplementedError(NO_DATA)
+
+    __float__ = __int__ = __complex__ = __index__ = item
+
+    def __bool__(self):
+        # A kernel's data-dependent branch (a check, a fast path): torch's meta kernels
+        # skip them, so the branch is not taken.
+        return False
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self):
+        return f"MetaArray(shape={self.shape}, dtype={self.dtype})"
+
+    def __copy__(self):
+        return MetaArray(self.shape, self.dtype)
+
+    def __deepcopy__(self, memo):
+        return MetaArray(self.shape, self.dtype)
+
+    def __reduce__(self):
+        return (MetaArray, (self.shape, self.dtype.str))
+
+    # -- views -----------------------------------------------------------------------------------
+    def reshape(self, *shape, order="C", copy=None):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        try:
+            return self._view_of(numpy.reshape, tuple(shape), copy=False)
+        except ValueError:  # (not expressible as a view: a copy, laid out afresh)
+            return MetaArray(self.standin().reshape(shape).shape, self.dtype)
+
+    def ravel(self, order="C"):
+        return self.reshape(-1)
+
+    def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's keyword
+        if dtype is None or numpy.dtype(dtype) == self.dtype:
+            return self._from_phantom(self.phantom())
+        return self._view_of(numpy.ndarray.view, dtype)
+
+    def __getitem__(self, key):
+        if _basic_index(key):
+            return self._view_of(operator.getitem, key)
+        parts = tuple(key) if isinstance(key, tuple) else (key,)
+        if any(getattr(p, "dtype", None) == numpy.bool_ for p in parts):
+            raise NotImplementedError(_UNBACKED.format("nonzero"))  # (a mask's count)
+        # (index arrays may come from the host, as CuPy takes them)
+        return _metas(self.standin()[_standins(parts, host_ok=True)])
+
+    def __setitem__(self, key, value):
+        # (no data to write: only the shapes are checked, as NumPy checks them)
+        target = self[key]
+        if isinstance(value, MetaArray) or getattr(value, "ndim", 0):
+            numpy.broadcast_shapes(value.shape, target.shape)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # (NumPy's protocols: __array_struct__ and the like)
+            raise AttributeError(name)
+        if name in _VIEWS:
+            return lambda *args, **kwargs: self._view(name, *args, **kwargs)
+        fn = getattr(numpy, name, None)
+        if name in _REDUCTIONS or (callable(fn) and hasattr(fn, "_implementation")):
+            return lambda *args, **kwargs: fn(self, *args, **kwargs)
+        method = getattr(numpy.ndarray, name, None)
+        if method is None:
+            raise AttributeError(f"'MetaArray' object has no attribute '{name}'")
+        return lambda *args, **kwargs: _compute(method, (self,) + args, kwargs)
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        dtype = numpy.dtype(dtype)
+        if not copy and dtype == self.dtype:
+            return self
+        return MetaArray(self.shape, dtype, _layout_like(self, self.shape, dtype.itemsize))
+
+    def copy(self, order="C"):
+        return MetaArray(self.shape, self.dtype)
+
+    def fill(self, value):
+        return None
+
+    # -- NumPy's dispatch ------------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types_, args, kwargs):
+        return _function(func, args, kwargs)
+
+    __hash__ = None
+
+
+def _binary(ufunc, reflected=False, inplace=False):
+    def op(self, other):
+        if inplace:
+            return ufunc(self, other, out=self)
+        return ufunc(other, self) if reflected else ufunc(self, other)
+    return op
+
+
+for _name, _uf in [("add", numpy.add), ("sub", numpy.subtract), ("mul", numpy.multiply),
+                   ("truediv", numpy.true_divide), ("floordiv", numpy.floor_divide),
+                   ("mod", numpy.remainder), ("pow", numpy.power), ("matmul", numpy.matmul),
+                   ("and", numpy.bitwise_and), ("or", numpy.bitwise_or),
+                   ("xor", numpy.bitwise_xor), ("lshift", numpy.left_shift),
+                   ("rshift", numpy.right_shift)]:
+    setattr(MetaArray, f"__{_name}__", _binary(_uf))
+    setattr(MetaArray, f"__r{_name}__", _binary(_uf, reflected=True))
+    setattr(MetaArray, f"__i{_name}__", _binary(_uf, inplace=True))
+for _name, _uf in [("eq", numpy.equal), ("ne", numpy.not_equal), ("lt", numpy.less),
+                   ("le", numpy.less_equal), ("gt", numpy.greater),
+                   ("ge", numpy.greater_equal)]:
+    setattr(MetaArray, f"__{_name}__", _binary(_uf))
+for _name, _uf in [("neg", numpy.negative), ("pos", numpy.positive), ("abs", numpy.absolute),
+                   ("invert", numpy.invert)]:
+    setattr(MetaArray, f"__{_name}__", lambda self, _uf=_uf: _uf(self))
+
+
+def _basic_index(key):
+    """Whether indexing with ``key`` takes a view (ints, slices, None, Ellipsis only)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(p is None or p is Ellipsis or type(p) is slice
+               or (isinstance(p, (int, numpy.integer)) and not isinstance(p, bool))
+               for p in parts)
+
+
+def _layout_like(a, shape, itemsize):
+    """Byte strides for a new array of ``shape`` made from ``a`` elementwise: ``a``'s order of
+    dimensions where ``a`` is a dense permutation of that shape (a transpose), as NumPy's and
+    torch's elementwise kernels keep it; C order otherwise."""
+    if a is None or a.shape != tuple(shape) or a.flags.c_contiguous:
+        return None
+    order = sorted(range(a.ndim), key=lambda d: -a.strides[d])
+    dense = _contiguous([shape[d] for d in order], itemsize)
+    expected = _contiguous([shape[d] for d in order], a.itemsize)
+    if any(a.strides[d] != s for d, s in zip(order, expected) if shape[d] > 1):
+        return None
+    strides = [0] * a.ndim
+    for d, s in zip(order, dense):
+        strides[d] = s
+    return tuple(strides)
+
+
+# -- running NumPy on stand-ins -----------------------------------------------------------------
+def _refuse_host(x):
+    """A CPU array among a meta call's operands: the other device's TypeError (as CuPy
+    refuses NumPy arrays), which ember reads as operands on two devices."""
+    raise TypeError(f"meta arrays do not mix with arrays of another device "
+                    f"({type(x).__name__} of shape {x.shape})")
+
+
+def _standins(x, host_ok=False):
+    """``x`` with every meta array in it replaced by its zero-strided stand-in."""
+    t = type(x)
+    if t is MetaArray:
+        return x.standin()
+    if t is numpy.ndarray:
+        if x.ndim and not host_ok:
+            _refuse_host(x)
+        return x
+    if t is list or isinstance(x, tuple):
+        return (list if t is list else tuple)(_standins(v, host_ok) for v in x)
+    return x
+
+
+def _metas(r, like=None):
+    """A NumPy result as meta arrays (shape and dtype kept, values dropped)."""
+    if isinstance(r, numpy.ndarray):
+        return MetaArray(r.shape, r.dtype, _layout_like(like, r.shape, r.dtype.itemsize))
+    if isinstance(r, numpy.generic):
+        return MetaArray((), r.dtype)
+    if type(r) is tuple or type(r) is list:
+        return type(r)(_metas(v, like) for v in r)
+    if isinstance(r, tuple) and hasattr(r, "_fields"):  # named tuples (eigh, svd, ...)
+        return type(r)(*(_metas(v, like) for v in r))
+    return r
+
+
+def _compute(fn, args, kwargs, like=None):
+    with numpy.errstate(all="ignore"):
+        return _metas(fn(*_standins(args), **{k: _standins(v) for k, v in kwargs.items()}),
+                      like)
+
+
+def _shrunk(a, axis):
+    """``a``'s stand-in with the axes in ``axis`` (all for None) one element long (none
+    long where ``a`` is empty along them, so that empty reductions still raise)."""
+    axes = range(a.ndim) if axis is None else (
+        (axis,) if isinstance(axis, (int, numpy.integer)) else axis)
+    shape = list(a.shape)
+    for d in axes:
+        d = int(d) % max(a.ndim, 1) if a.ndim else 0
+        if a.ndim:
+            shape[d] = min(shape[d], 1)
+    return numpy.broadcast_to(_zero(a.dtype), tuple(shape))
+
+
+def _reduction(func, args, kwargs):
+    a = args[0]
+    axis = kwargs.get("axis", args[1] if len(args) > 1 else None)
+    rest = {k: _standins(v) for k, v in kwargs.items()}
+    out = rest.pop("out", None) if isinstance(kwargs.get("out"), MetaArray) else None
+    with numpy.errstate(all="ignore"):
+        r = func(_shrunk(a, axis), *_standins(args[1:]), **rest)
+    return out if out is not None else _metas(r)
+
+
+def _function(func, args, kwargs):
+    name = func.__name__
+    if name in _DATA_DEPENDENT:
+        aten = _DATA_DEPENDENT[name]
+        raise NotImplementedError((_UNBACKED if aten == "nonzero" else _NO_KERNEL)
+                                  .format(aten))
+    first = args[0] if args else None
+    if type(first) is MetaArray:
+        if name in _REDUCTIONS and kwargs.get("where") is None:
+            return _reduction(func, args, kwargs)
+        if name in _VIEWS and func.__module__ == "numpy":
+            return first._view_of(func, *args[1:], **kwargs)
+        if name == "reshape":
+            return first.reshape(*args[1:2], **{k: v for k, v in kwargs.items()
+                                                 if k in ("shape", "newshape")})
+        if name == "ravel":
+            return first.reshape(-1)
+    if name in ("shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj",
+                "may_share_memory", "shares_memory"):
+        return func(*_shapeless(args), **kwargs)
+    like = first if type(first) is MetaArray else None
+    return _compute(func, args, kwargs, like)
+
+
+def _shapeless(args):
+    """Arguments for functions that read only shapes and dtypes: the stand-ins serve."""
+    return _standins(args)
+
+
+def _ufunc(ufunc, method, inputs, kwargs):
+    out = kwargs.pop("out", None)
+    if out is not None and len(out) == 1:
+        out = out[0]
+    for x in inputs:
+        if type(x) is numpy.ndarray and x.ndim:
+            _refuse_host(x)
+    if method == "__call__" and ufunc.signature is None:
+        return _elementwise(ufunc, inputs, kwargs, out)
+    if method == "at":  # (an in-place scatter: nothing to write)
+        return None
+    if method == "reduce":
+        a = inputs[0]
+        axis = kwargs.pop("axis", inputs[1] if len(inputs) > 1 else 0)
+        r = _reduction(ufunc.reduce, (a, axis) + tuple(inputs[2:]), kwargs)
+        return _into(out, r)
+    if method == "outer":
+        a, b = inputs
+        dtype = _result_dtypes(ufunc, inputs, kwargs)[0]
+        return _into(out, MetaArray(tuple(numpy.shape(a)) + tuple(numpy.shape(b)), dtype))
+    if method == "accumulate":
+        a = inputs[0]
+        dtype = ufunc.accumulate(numpy.zeros((1,), a.dtype), **{
+            k: v for k, v in kwargs.items() if k == "dtype"}).dtype
+        return _into(out, MetaArray(a.shape, dtype))
+    return _into(out, _compute(getattr(ufunc, method) if method != "__call__" else ufunc,
+                               inputs, kwargs))
+
+
+def _into(out, r):
+    if type(out) is MetaArray:
+        numpy.broadcast_shapes(out.shape, r.shape)
+        return out
+    if out is not None:
+        _refuse_host(out)
+    return r
+
+
+def _result_dtypes(ufunc, inputs, kwargs):
+    """The dtypes ``ufunc`` gives for ``inputs`` (a run on 0-d ones of their dtypes)."""
+    probes = tuple(_one(x.dtype) if isinstance(x, (MetaArray, numpy.ndarray)) else x
+                   for x in inputs)
+    with numpy.errstate(all="ignore"):
+        r = ufunc(*probes, **kwargs)
+    rs = r if ufunc.nout > 1 else (r,)
+    return [numpy.asarray(v).dtype for v in rs]
+
+
+def _elementwise(ufunc, inputs, kwargs, out):
+    shape = numpy.broadcast_shapes(*(numpy.shape(x) for x in inputs
+                                     if isinstance(x, (MetaArray, numpy.ndarray))))
+    kwargs = {k: v for k, v in kwargs.items() if k in ("dtype", "casting", "signature")}
+    dtypes = _result_dtypes(ufunc, inputs, kwargs)
+    outs = out if isinstance(out, tuple) else (out,) * len(dtypes)
+    like = next((x for x in inputs if type(x) is MetaArray and x.shape == shape), None)
+    results = []
+    for o, dt in zip(outs, dtypes):
+        if type(o) is MetaArray:
+            if numpy.broadcast_shapes(o.shape, shape) != o.shape:
+                raise ValueError(f"non-broadcastable output operand with shape {o.shape} "
+                                 f"doesn't match the broadcast shape {shape}")
+            results.append(o)
+        elif o is not None:
+            _refuse_host(o)
+        else:
+            results.append(MetaArray(shape, dt, _layout_like(like, shape, dt.itemsize)))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+# -- the array module of meta arrays ------------------------------------------------------------
+def _full_maker(name):
+    def make(shape, *args, dtype=None, order="C", **kwargs):
+        if name == "full":
+            fill = args[0] if args else kwargs.pop("fill_value")
+            dtype = dtype if dtype is not None else numpy.asarray(fill).dtype
+        elif args:
+            dtype = args[0]
+        shape = (shape,) if isinstance(shape, (int, numpy.integer)) else tuple(shape)
+        return MetaArray(shape, numpy.float64 if dtype is None else dtype)
+    make.__name__ = name
+    return make
+
+
+def _like_maker(name):
+    def like(a, *args, dtype=None, shape=None, **kwargs):
+        if name == "full_like" and dtype is None:
+            dtype = a.dtype
+        elif args and name != "full_like":
+            dtype = args[0]
+        shape = a.shape if shape is None else shape
+        return MetaArray(shape, a.dtype if dtype is None else dtype)
+    like.__name__ = name
+    return like
+
+
+def _from_host(name):
+    fn = getattr(numpy, name)
+
+    def make(*args, **kwargs):
+        if any(type(a) is MetaArray for a in args):
+            return _function(fn, args, kwargs)
+        return _metas(fn(*args, **kwargs))
+    make.__name__ = name
+    return make
+
+
+def _as_meta(a, dtype=None, *args, **kwargs):
+    """``xp.asarray``: meta arrays stay themselves (cast where asked); host values become
+    meta arrays of their shape and dtype."""
+    if type(a) is MetaArray:
+        return a if dtype is None or numpy.dtype(dtype) == a.dtype else a.astype(dtype)
+    if isinstance(a, (list, tuple)) and any(type(v) is MetaArray for v in a):
+        return _compute(numpy.asarray, (a,), {"dtype": dtype})
+    return _metas(numpy.asarray(a, dtype))
+
+
+def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
+    """``as_strided`` of a meta array: the view those strides describe (no bounds checked,
+    as NumPy checks none)."""
+    shape = x.shape if shape is None else tuple(shape)
+    strides = x.strides if strides is None else tuple(strides)
+    return MetaArray(shape, x.dtype, strides, x.offset, x.base if x.base is not None else x)
+
+
+def _sliding_window_view(x, *args, **kwargs):
+    return x._view_of(numpy.lib.stride_tricks.sliding_window_view, *args, **kwargs)
+
+
+def _module():
+    space = types.ModuleType("ember_meta_numpy", "NumPy's namespace for meta arrays.")
+    for name in ("empty", "zeros", "ones", "full"):
+        setattr(space, name, _full_maker(name))
+    for name in ("empty_like", "zeros_like", "ones_like", "full_like"):
+        setattr(space, name, _like_maker(name))
+    for name in ("arange", "linspace", "logspace", "eye", "identity", "tri", "indices",
+                 "geomspace"):
+        setattr(space, name, _from_host(name))
+    space.lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(
+        as_strided=_as_strided, sliding_window_view=_sliding_window_view))
+    space.asarray = space.array = space.asanyarray = space.ascontiguousarray = _as_meta
+
+    def __getattr__(name):  # everything else: NumPy's own, which dispatches to MetaArray
+        return getattr(numpy, name)
+    space.__getattr__ = __getattr__
+    space.ndarray = MetaArray
+    return space
+
+
+META_XP = _module()
+
+
+class MetaBackend:
+    """Serves the ``meta`` device (one device, no index)."""
+
+    type = "meta"
+    xp = META_XP
+    array_type = MetaArray
+
+    def __init__(self):
+        from .device import device
+        self.device = device("meta")
+
+    def device_of(self, array):
+        return self.device
+
+    def current_index(self):
+        return None
+
+    def index_of(self, array):
+        return None
+
+    def make(self, index, factory, *args, **kwargs):
+        return getattr(META_XP, factory)(*args, **kwargs)
+
+    def from_host(self, array, index=None, non_blocking=False):
+        """A meta array shaped as ``array`` (its layout kept where it is a dense one, as
+        torch's ``.to('meta')`` keeps it)."""
+        source = MetaArray(array.shape, array.dtype, array.strides)
+        return MetaArray(array.shape, array.dtype,
+                         _layout_like(source, array.shape, array.dtype.itemsize))
+
+    def to_host(self, array, non_blocking=False):
+        raise NotImplementedError(NO_DATA)
+
+    def copy_between(self, array, index):
+        return MetaArray(array.shape, array.dtype)

@@ -1,0 +1,221 @@
+"""The ``meta`` device against torch: tensors with a shape, a dtype and strides but no data."""
+import time
+import tracemalloc
+
+import pytest
+
+import ember
+from oracle import same
+
+
+def describe(t):
+    """What a meta tensor has: everything but values."""
+    fn = t.grad_fn
+    return (repr(t), tuple(t.shape), t.stride(), str(t.dtype), str(t.device), t.is_meta,
+            t.requires_grad, t.is_leaf, None if fn is None else type(fn).__name__)
+
+
+def test_factories():
+    same(lambda torch: [describe(t) for t in (
+        torch.empty(2, 3, device="meta"), torch.zeros(3, dtype=torch.int64, device="meta"),
+        torch.ones((), device="meta"), torch.empty(0, device="meta"),
+        torch.full((2,), 1.5, device="meta", dtype=torch.float64),
+        torch.rand(2, 3, device="meta"), torch.randn(4, device="meta", requires_grad=True),
+        torch.randint(0, 5, (3,), device="meta"), torch.arange(5, device="meta"),
+        torch.tensor([1.0, 2.0], device="meta"), torch.eye(3, device="meta", dtype=torch.bool),
+        torch.empty(2, 3, device=torch.device("meta")).new_zeros(4),
+        torch.zeros_like(torch.empty(2, 3, device="meta")),
+        torch.empty_like(torch.empty(2, 3, device="meta"), dtype=torch.complex64))])
+
+
+def test_random_factories_draw_nothing():
+    def body(torch):
+        torch.manual_seed(0)
+        torch.randn(100, device="meta")
+        torch.rand(3, device="meta")
+        return torch.randn(3)
+    same(body)
+
+
+def test_huge_tensor_costs_nothing():
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        x = ember.empty(10 ** 12, device="meta", requires_grad=True)
+        y = (x.reshape(10 ** 6, 10 ** 6).t() * 2 + 1).exp().sum(1)
+        y.sum().backward()
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert y.shape == (10 ** 6,) and x.grad.shape == (10 ** 12,) and x.grad.is_meta
+    assert peak < 50 * 2 ** 20, peak  # (a real float32 array would be 4 TB)
+    assert elapsed < 30, elapsed
+    same(lambda torch: describe(torch.empty(10 ** 12, device="meta").reshape(10 ** 6, -1)
+                                .t()[1:, ::2]))
+
+
+def test_views_and_strides():
+    def body(torch):
+        x = torch.empty(2, 3, 4, device="meta")
+        views = (x.t() if x.dim() == 2 else x.transpose(0, 2), x[:, 1:], x[1], x[..., ::2],
+                 x.permute(2, 0, 1), x.unsqueeze(1), x[None].expand(5, 2, 3, 4),
+                 x.reshape(6, 4), x.view(-1), x.flatten(1), x.narrow(2, 1, 2), x.select(1, 2),
+                 x.diagonal(0, 1, 2), x.unbind(1)[2], x.split(2, 2)[1], x.movedim(0, -1),
+                 x.squeeze(), x.mT, x.permute(2, 0, 1).reshape(4, 6))
+        return [describe(v) + (v.storage_offset(), v.is_contiguous()) for v in views]
+    same(body)
+
+
+_FORWARD = [
+    "x + 1", "x * y", "x.t() * 2", "x - y.double()", "x > 0", "x.int() // 2", "x / 2",
+    "torch.exp(x)", "x.sum()", "x.sum(0, keepdim=True)", "x.mean(1)", "x.max()", "x.max(1)",
+    "x.argmax(1)", "x.std(0)", "x.cumsum(1)", "x.sort(1)", "x.topk(2, 1)", "x @ y.t()",
+    "torch.cat([x, y])", "torch.stack([x, y], 1)", "torch.where(x > 0, x, y)",
+    "x.softmax(1)", "torch.log_softmax(x, 0)", "x.clamp(0, 1)", "x.to(torch.float16)",
+    "x.gather(1, torch.zeros(2, 2, dtype=torch.long, device='meta'))",
+    "x[torch.tensor([1, 0])]", "x.repeat(2, 1)", "x.flip(0)", "x.roll(1, 1)",
+    "torch.nn.functional.linear(x, torch.empty(4, 3, device='meta'))",
+    "torch.nn.functional.conv2d(torch.empty(1, 3, 8, 8, device='meta'), "
+    "torch.empty(4, 3, 3, 3, device='meta'), padding=1)",
+    "torch.nn.functional.max_pool2d(torch.empty(1, 3, 8, 8, device='meta'), 2)",
+    "torch.nn.functional.layer_norm(x, (3,))",
+    "torch.nn.functional.cross_entropy(x, torch.zeros(2, dtype=torch.long, device='meta'))",
+    "torch.nn.functional.embedding(torch.zeros(4, dtype=torch.long, device='meta'), x)",
+    "torch.tensor(2.0) * x", "x + torch.tensor(1.0)", "x.clone().add_(y)", "x.clone().zero_()",
+    "torch.einsum('ij,kj->ik', x, y)", "x.abs().sqrt().log1p()", "x.t().contiguous()",
+]
+
+
+@pytest.mark.parametrize("expr", _FORWARD)
+def test_op_results(expr):
+    def body(torch):
+        x = torch.empty(2, 3, device="meta")
+        y = torch.empty(2, 3, device="meta")
+        out = eval(expr)
+        outs = out if isinstance(out, tuple) else (out,)
+        return [describe(o) for o in outs]
+    same(body)
+
+
+def test_backward_gives_meta_gradients():
+    def body(torch):
+        w = torch.empty(3, 4, device="meta", requires_grad=True)
+        b = torch.zeros(4, device="meta", requires_grad=True)
+        x = torch.empty(5, 3, device="meta")
+        loss = torch.relu(x @ w + b).pow(2).mean()
+        loss.backward()
+        g, = torch.autograd.grad((x @ w).sum(), w, create_graph=True)
+        return [describe(t) for t in (loss, w.grad, b.grad, g)]
+    same(body)
+
+
+def test_data_access_errors():
+    def attempts(torch):
+        x = torch.empty(2, 3, device="meta")
+        return [lambda: x.item(), lambda: x[0, 0].item(), lambda: x.tolist(),
+                lambda: x.numpy(), lambda: x.to("cpu"), lambda: x.cpu(),
+                lambda: float(x[0, 0]), lambda: bool(x[0, 0]), lambda: int(x[0, 0]),
+                lambda: x.nonzero(), lambda: x[x > 0], lambda: torch.ones(2, 3).copy_(x),
+                lambda: x + torch.ones(2, 3), lambda: torch.ones(2, 3) + x,
+                lambda: torch.cat([x, torch.ones(2, 3)]), lambda: x.cuda()]
+
+    def body(torch):
+        out = []
+        for attempt in attempts(torch):
+            try:
+                attempt()
+                out.append(None)
+            except Exception as e:  # noqa: BLE001 - type and text are compared
+                out.append((type(e).__name__, str(e)))
+        return out
+    same(body)
+
+
+def test_printing_and_flags():
+    def body(torch):
+        x = torch.empty(2, 3, device="meta", dtype=torch.float64, requires_grad=True)
+        y = x.sum()
+        return (repr(x), str(y), repr(torch.empty(2, dtype=torch.int64, device="meta")),
+                x.is_meta, x.device.type, x.get_device(), x.is_cpu, x.is_cuda,
+                torch.empty(2).is_meta, x.data_ptr(), x.untyped_storage().nbytes())
+    same(body)
+
+
+def test_modules_on_meta():
+    def body(torch):
+        net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+        moved = net.to("meta")
+        params = [describe(p) for p in net.parameters()]
+        buffers = [describe(b) for b in net.buffers()]
+        out = describe(net(torch.empty(5, 3, device="meta")))
+        back = net.to_empty(device="cpu")
+        return (moved is net, params, buffers, out, back is net,
+                [(str(p.device), tuple(p.shape)) for p in net.parameters()])
+    same(body)
+
+
+def test_device_context_and_default_device():
+    def body(torch):
+        with torch.device("meta"):
+            lin = torch.nn.Linear(2, 3)
+            made = torch.ones(2)
+        after = torch.ones(2)
+        torch.set_default_device("meta")
+        try:
+            default = (torch.zeros(3), torch.get_default_device())
+        finally:
+            torch.set_default_device(None)
+        return (describe(lin.weight), describe(made), str(after.device),
+                describe(default[0]), str(default[1]), str(torch.get_default_device()))
+    same(body)
+
+
+def test_skip_init():
+    def body(torch):
+        lin = torch.nn.utils.skip_init(torch.nn.Linear, 4, 2)
+        conv = torch.nn.utils.skip_init(torch.nn.Conv1d, 2, 3, 3, device="meta")
+        return ([(str(p.device), tuple(p.shape), p.requires_grad) for p in lin.parameters()],
+                [describe(p) for p in conv.parameters()])
+    same(body)
+
+
+def test_functional_call_over_stacked_parameters_with_a_meta_module():
+    """A module moved to meta serves as a template: functional_call and vmap run it on real
+    stacked parameters, and the results are real."""
+    def body(torch):
+        functional_call, stack_module_state = (torch.func.functional_call,
+                                               torch.func.stack_module_state)
+        torch.manual_seed(0)
+        nets = [torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(),
+                                    torch.nn.Linear(8, 2)) for _ in range(3)]
+        params, buffers = stack_module_state(nets)
+        template = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(),
+                                       torch.nn.Linear(8, 2)).to("meta")
+        x = torch.randn(5, 4)
+
+        def run(p, b, inputs):
+            return functional_call(template, (p, b), (inputs,))
+        batched = torch.vmap(run, in_dims=(0, 0, None))(params, buffers, x)
+        looped = torch.stack([net(x) for net in nets])
+        return batched, torch.allclose(batched, looped, atol=1e-6), describe(template[0].bias)
+    same(body, rtol=1e-5, atol=1e-6)
+
+
+def test_in_place_and_copy():
+    def body(torch):
+        x = torch.empty(2, 3, device="meta")
+        y = x.clone()
+        y.copy_(torch.ones(2, 3))
+        y.mul_(torch.ones(2, 3))
+        z = torch.empty(2, 3, device="meta", requires_grad=True) * 1
+        z.add_(1)
+        return [describe(t) + (t._version,) for t in (y, z)]
+    same(body)
+
+
+def test_meta_device_needs_no_torch():
+    x = ember.empty(3, 2, device="meta")
+    assert x.is_meta and x.t().stride() == (1, 2)
+    with pytest.raises(NotImplementedError, match="no data"):
+        x.cpu()
