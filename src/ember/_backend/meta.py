@@ -21,11 +21,13 @@ boolean-mask indexing) raise torch's NotImplementedError.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import types
 
 import numpy
+from numpy.lib.stride_tricks import as_strided
 
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 NO_ITEM = "Tensor.item() cannot be called on meta tensors"
@@ -72,16 +74,16 @@ def _contiguous(shape, itemsize):
 
 class _Memory:
     """What ``storage_of``/``data_address`` read off a CuPy-like ``.data``: byte addresses
-    counted from 0, the start of the meta storage."""
+    counted from 0, the start of the meta storage (``owner``: the array owning it)."""
 
-    __slots__ = ("ptr", "size", "mem")
+    __slots__ = ("ptr", "size", "mem", "owner")
 
-    def __init__(self, ptr, size, mem=None):
-        self.ptr, self.size = ptr, size
+    def __init__(self, ptr, size, mem=None, owner=None):
+        self.ptr, self.size, self.owner = ptr, size, owner
         self.mem = self if mem is None else mem
 
     def __add__(self, offset):
-        return _Memory(self.ptr + int(offset), self.size, self.mem)
+        return _Memory(self.ptr + int(offset), self.size, self.mem, self.owner)
 
 
 class _Flags:
@@ -122,16 +124,20 @@ class MetaArray:
     """An array without data: shape, dtype, byte strides and a byte offset into a storage of
     ``nbytes`` bytes (shared by the views of one array through ``base``)."""
 
-    __slots__ = ("shape", "dtype", "strides", "offset", "base", "_storage", "__weakref__")
+    __slots__ = ("shape", "dtype", "strides", "offset", "base", "_storage", "truth",
+                 "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, shape, dtype=float, strides=None, offset=0, base=None):
+    def __init__(self, shape, dtype=float, strides=None, offset=0, base=None, memptr=None):
+        if memptr is not None:  # (xp.ndarray(shape, dtype, memptr=x.data + k, strides=...))
+            offset, base = memptr.ptr, memptr.owner
         self.shape = tuple(int(n) for n in shape)
         self.dtype = numpy.dtype(dtype)
         self.strides = (_contiguous(self.shape, self.dtype.itemsize) if strides is None
                         else tuple(int(s) for s in strides))
         self.offset = int(offset)
         self.base = base
+        self.truth = False
         self._storage = (math.prod(self.shape) * self.dtype.itemsize if base is None
                          else base._storage)
 
@@ -141,11 +147,14 @@ class MetaArray:
     itemsize = property(lambda self: self.dtype.itemsize)
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
     flags = property(_Flags)
-    data = property(lambda self: _Memory(self.offset, self._storage))
+    data = property(lambda self: _Memory(self.offset, self._storage,
+                                         owner=self.base if self.base is not None else self))
     T = property(lambda self: self._view("transpose"))
     mT = property(lambda self: self._view("swapaxes", -1, -2))
-    real = property(lambda self: self._view_of(numpy.real))
-    imag = property(lambda self: self._view_of(numpy.imag))
+    real = property(lambda self: self._view_of(numpy.real),
+                    lambda self, value: self.real.__setitem__(Ellipsis, value))
+    imag = property(lambda self: self._view_of(numpy.imag),
+                    lambda self, value: self.imag.__setitem__(Ellipsis, value))
 
     def phantom(self):
         """A NumPy array with this array's shape and strides over one element of memory.
@@ -159,8 +168,9 @@ class MetaArray:
 
     def standin(self):
         """A NumPy array of this shape and dtype whose every element is one zero (its stride
-        is 0 everywhere): safe to read, costs one element."""
-        return numpy.broadcast_to(_zero(self.dtype), self.shape)
+        is 0 everywhere): safe to read and to write (functions that fill their operands in
+        place), costs one element."""
+        return as_strided(numpy.zeros(1, self.dtype), self.shape, (0,) * len(self.shape))
 
     def _from_phantom(self, view):
         """The meta view of this array that ``view`` (a view of its phantom) describes."""
@@ -188,12 +198,23 @@ class MetaArray:
     def tolist(self):
         raise NotImplementedError(NO_DATA)
 
-    __float__ = __int__ = __complex__ = __index__ = item
+    # A kernel's number read off its data (a loop count, a count of masked elements): 0, as
+    # a meta run has no values to count (tensors' own int()/float() go through item()).
+    def __int__(self):
+        return 0
+
+    __index__ = __int__
+
+    def __float__(self):
+        return 0.0
+
+    def __complex__(self):
+        return 0j
 
     def __bool__(self):
         # A kernel's data-dependent branch (a check, a fast path): torch's meta kernels
-        # skip them, so the branch is not taken.
-        return False
+        # skip them, so the check passes: any(...) is False, all(...) is True.
+        return self.truth
 
     def __len__(self):
         if not self.shape:
@@ -244,7 +265,10 @@ class MetaArray:
         return _metas(self.standin()[_standins(parts, host_ok=True)])
 
     def __setitem__(self, key, value):
-        # (no data to write: only the shapes are checked, as NumPy checks them)
+        # (no data to write: only the shapes are checked, as NumPy checks them, where they
+        # do not depend on values as a mask's do)
+        if not _basic_index(key):
+            return
         target = self[key]
         if isinstance(value, MetaArray) or getattr(value, "ndim", 0):
             numpy.broadcast_shapes(value.shape, target.shape)
@@ -389,14 +413,22 @@ def _shrunk(a, axis):
     return numpy.broadcast_to(_zero(a.dtype), tuple(shape))
 
 
-def _reduction(func, args, kwargs):
+_ALL = frozenset({"all", "alltrue"})
+
+
+def _reduction(func, args, kwargs, every=None):
     a = args[0]
     axis = kwargs.get("axis", args[1] if len(args) > 1 else None)
     rest = {k: _standins(v) for k, v in kwargs.items()}
     out = rest.pop("out", None) if isinstance(kwargs.get("out"), MetaArray) else None
     with numpy.errstate(all="ignore"):
         r = func(_shrunk(a, axis), *_standins(args[1:]), **rest)
-    return out if out is not None else _metas(r)
+    if out is not None:
+        return out
+    r = _metas(r)
+    if type(r) is MetaArray:
+        r.truth = func.__name__ in _ALL if every is None else every
+    return r
 
 
 def _function(func, args, kwargs):
@@ -416,11 +448,39 @@ def _function(func, args, kwargs):
                                                  if k in ("shape", "newshape")})
         if name == "ravel":
             return first.reshape(-1)
-    if name in ("shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj",
-                "may_share_memory", "shares_memory"):
+    if name in ("may_share_memory", "shares_memory"):
+        return _overlap(func, *args[:2])
+    if name in ("shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj"):
         return func(*_shapeless(args), **kwargs)
     like = first if type(first) is MetaArray else None
+    if func.__module__.startswith("numpy.linalg"):
+        # (zero matrices are singular: linear algebra runs on identities of their shape)
+        with numpy.errstate(all="ignore"):
+            return _metas(func(*_identities(args), **kwargs), like)
     return _compute(func, args, kwargs, like)
+
+
+def _identities(x):
+    """``x`` with every meta array in it replaced by a stack of identity matrices (a
+    zero-strided one: one matrix of memory)."""
+    if type(x) is MetaArray:
+        if x.ndim < 2:
+            return x.standin()
+        return numpy.broadcast_to(numpy.eye(*x.shape[-2:], dtype=x.dtype), x.shape)
+    if type(x) is list or isinstance(x, tuple):
+        return type(x)(_identities(v) for v in x) if type(x) in (list, tuple) else tuple(
+            _identities(v) for v in x)
+    return _standins(x)
+
+
+def _overlap(func, a, b):
+    """``may_share_memory`` / ``shares_memory`` of meta arrays: views of one storage only,
+    told by NumPy from their phantoms (which it reads the bounds of, never the elements)."""
+    if type(a) is not MetaArray or type(b) is not MetaArray:
+        return False
+    if (a.base if a.base is not None else a) is not (b.base if b.base is not None else b):
+        return False
+    return bool(func(a.phantom(), b.phantom()))
 
 
 def _shapeless(args):
@@ -442,7 +502,8 @@ def _ufunc(ufunc, method, inputs, kwargs):
     if method == "reduce":
         a = inputs[0]
         axis = kwargs.pop("axis", inputs[1] if len(inputs) > 1 else 0)
-        r = _reduction(ufunc.reduce, (a, axis) + tuple(inputs[2:]), kwargs)
+        r = _reduction(ufunc.reduce, (a, axis) + tuple(inputs[2:]), kwargs,
+                       every=ufunc is numpy.logical_and)
         return _into(out, r)
     if method == "outer":
         a, b = inputs
@@ -495,6 +556,37 @@ def _elementwise(ufunc, inputs, kwargs, out):
         else:
             results.append(MetaArray(shape, dt, _layout_like(like, shape, dt.itemsize)))
     return results[0] if len(results) == 1 else tuple(results)
+
+
+class _OnStandins:
+    """A module of functions on arrays (SciPy's) made to take meta arrays: its ufuncs take
+    them already (``__array_ufunc__``), its other functions run on stand-ins."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        fn = getattr(self._module, name)
+        if isinstance(fn, numpy.ufunc) or not callable(fn):
+            return fn
+        return lambda *args, **kwargs: _compute(fn, args, kwargs)
+
+
+# -- random draws ---------------------------------------------------------------------------------
+def sample(kernel, *args):
+    """A random draw for a meta tensor: an array of the draw's shape and dtype, nothing drawn.
+    ``args`` are the CPU kernel's of the same name after its generator: ``(n, dtype, ...)``,
+    or the parameter arrays first (bernoulli with tensor p, poisson, gamma, ...)."""
+    if kernel == "randperm":
+        return MetaArray((args[0],), numpy.int64)
+    if kernel == "multinomial":
+        probs, num_samples = args[0], args[1]
+        return MetaArray(tuple(probs.shape[:-1]) + (num_samples,), numpy.int64)
+    first = args[0]
+    if type(first) is MetaArray:
+        dtype = next((a for a in args[1:] if isinstance(a, numpy.dtype)), first.dtype)
+        return MetaArray(first.shape, dtype)
+    return MetaArray((int(first),), args[1])
 
 
 # -- the array module of meta arrays ------------------------------------------------------------
@@ -611,6 +703,28 @@ class MetaBackend:
 
     def to_host(self, array, non_blocking=False):
         raise NotImplementedError(NO_DATA)
+
+    # -- what the other backends spell differently: nothing to write, nothing to check --------
+    def scatter_add(self, target, index, values):
+        return target
+
+    def scatter_reduce(self, name, target, index, values):
+        return target
+
+    def linalg_errors(self):
+        return contextlib.nullcontext()
+
+    def special(self):
+        """SciPy's special functions, run on meta arrays (None without SciPy, as on the
+        CPU)."""
+        try:
+            import scipy.special
+        except ImportError:
+            return None
+        return _OnStandins(scipy.special)
+
+    def linalg(self):
+        return None  # (SciPy's linear algebra reads values: ember's own kernels serve)
 
     def copy_between(self, array, index):
         return MetaArray(array.shape, array.dtype)

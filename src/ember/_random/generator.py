@@ -198,6 +198,9 @@ class DeviceDraw:
     def sample(self, kernel, *args):
         """The registered device sampler named ``kernel`` (as the CPU kernel it stands for),
         drawing from the generator on the device: ``kernel(engine.draws(device), *args)``."""
+        if self.device.type == "meta":  # (torch draws nothing for a meta tensor)
+            from .._backend.meta import sample
+            return sample(kernel, *args)
         default, samplers = _registered(_DEVICE_SAMPLING, self.device.type)
         _drawing()
         gen = default(self.device) if self.generator is None else _checked(
