@@ -297,11 +297,13 @@ def _total_weight(wt, safe):
     return float(safe.size) if type(wt) is float else wt.sum()
 
 
-def _nll_reduce(loss, wt, safe, reduction, dtype):
+def _nll_reduce(loss, wt, safe, reduction, dtype, total=None):
+    """The reduced loss; ``total``: the losses' sum, when the caller has it."""
     xp = get_xp(loss)
     if reduction == "none":
         return loss.astype(dtype)
-    total = loss.sum()
+    if total is None:
+        total = loss.sum()
     if reduction == "sum":
         return xp.asarray(total, dtype=dtype)
     return xp.asarray(_mean_of(total, _total_weight(wt, safe)), dtype=dtype)
@@ -324,6 +326,8 @@ def _nll_kernel(self, target, weight, reduction, ignore_index):
                           all_valid=in_range and not 0 <= ignore_index < c)
     picked = _pick(self, safe).astype(np.float64)
     if type(wt) is float:
+        if reduction != "none":  # (the sum negated once, not each value: the same number)
+            return _nll_reduce(picked, wt, safe, reduction, self.dtype, 0.0 - picked.sum())
         loss = -picked
     else:  # torch skips ignored samples: +0.0 there (not -0.0)
         loss = get_xp(picked).where(target != ignore_index, -(picked * wt), 0.0)
