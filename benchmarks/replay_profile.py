@@ -2,6 +2,7 @@
 
     python benchmarks/replay_profile.py            # W2 (the MLP step)
     python benchmarks/replay_profile.py w6 --top 15
+    python benchmarks/replay_profile.py w2 --in-step   # each call alone and inside whole steps
 
 Builds a workload with its loss function compiled (benchmarks/workloads.py), runs it twice
 (record, then replay), and walks the recording's forward and backward programs line by line:
@@ -110,6 +111,38 @@ def step_time(step, repeat):
     return min(timeit.repeat(step, number=repeat, repeat=3, timer=time.process_time)) / repeat
 
 
+def in_step_times(step, program, steps):
+    """Median CPU microseconds of each kernel or formula call inside whole steps, by the
+    generated function and the name it has there (``k4``, ``f21``): what a call costs among
+    the others (after the large matrix products went through the caches), where time_lines
+    times it alone and warm."""
+    samples, patched = {}, []
+
+    def timing(fn, into):
+        def timed(*args):
+            t0 = time.process_time()
+            try:
+                return fn(*args)
+            finally:
+                into.append(time.process_time() - t0)
+        return timed
+    for part, fn in (("forward", program.forward), ("backward", program.backward)):
+        if fn is None:
+            continue
+        scope = fn.__globals__
+        for name, value in list(scope.items()):
+            if re.fullmatch(r"[kf]\d+", name) and callable(value):
+                scope[name] = timing(value, samples.setdefault((part, name), []))
+                patched.append((scope, name, value))
+    try:
+        for _ in range(steps):
+            step()
+    finally:
+        for scope, name, value in patched:
+            scope[name] = value
+    return {key: statistics.median(v) * 1e6 for key, v in samples.items() if v}
+
+
 def mlp_products(data):
     """The matrix products of an MLP step (W2, W3) on its own data: each layer's forward
     product, its weight's gradient and (but the first layer's, whose input needs none) its
@@ -192,6 +225,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--outside", action="store_true",
                         help="also split the time outside the kernels (programs stubbed out)")
+    parser.add_argument("--in-step", action="store_true",
+                        help="also time each call inside whole steps (not alone)")
     args = parser.parse_args()
     step, entry, tensors = recorded_entry(args.workload)
     program = entry.program
@@ -221,8 +256,16 @@ def main():
         print("outside the kernels (programs stubbed out), medians per step: compiled call "
               f"{split['call']:.1f} us, backward() {split['backward']:.1f} us, rest of the "
               f"step {split['rest']:.1f} us")
+    inside = in_step_times(step, program, max(3, args.repeat)) if args.in_step else None
+    if inside is not None:
+        print(f"the calls inside whole steps: {sum(inside.values()):.1f} us (alone: "
+              f"{total:.1f} us); per line: alone / in the step")
     for part, us, line, callee in sorted(rows, key=lambda r: -r[1])[:args.top]:
-        print(f"{us:9.1f} us  {part:8s}  {line:50s}  {callee}")
+        name = re.search(r"\b([kf]\d+)\(", line)
+        there = None if inside is None or name is None else inside.get((part, name.group(1)))
+        both = f"{us:9.1f} us" + ("" if inside is None else
+                                   f" / {there:7.1f} us" if there is not None else " /")
+        print(f"{both}  {part:8s}  {line:50s}  {callee}")
 
 
 if __name__ == "__main__":

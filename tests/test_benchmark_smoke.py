@@ -45,12 +45,17 @@ def test_replay_profile_walks_a_recording():
 
 def test_replay_profile_sets_an_mlps_matrix_products_apart():
     """On W2 the report adds the program's matrix products and the same products timed alone
-    (NumPy's, and torch's where installed), and names the kernel a registry wrapper calls."""
+    (NumPy's, and torch's where installed), names the kernel a registry wrapper calls, and
+    (--in-step) times each call inside whole steps too."""
     tool = RUN.parent / "replay_profile.py"
-    done = subprocess.run([sys.executable, str(tool), "w2", "--repeat", "1", "--top", "400"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, str(tool), "w2", "--repeat", "1", "--top", "400",
+                           "--in-step"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     (products,) = [line for line in done.stdout.splitlines()
                    if line.startswith("matrix products")]
     assert "the program's" in products and "alone, NumPy's" in products
-    assert any(line.rstrip().endswith("ember._ops.linalg.mm") for line in done.stdout.splitlines())
+    lines = done.stdout.splitlines()
+    assert any(line.rstrip().endswith("ember._ops.linalg.mm") for line in lines)
+    assert any(line.startswith("the calls inside whole steps") for line in lines)
+    # each kernel's line: its time alone / inside the steps
+    assert sum(" us / " in line for line in lines) >= 10
