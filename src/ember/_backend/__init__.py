@@ -206,6 +206,16 @@ class _Interface:
         self.base = base
 
 
+def contiguous_strides(shape, itemsize):
+    """The byte strides of a C-contiguous array of ``shape`` (a zero-length dimension counts
+    as one, as NumPy and torch count it)."""
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
 def strided_view(x, shape, strides, address, dtype=None):
     """A view of ``x``'s storage: ``shape`` and byte ``strides`` from byte ``address``, in
     ``x``'s dtype unless told (bounds are the caller's business)."""

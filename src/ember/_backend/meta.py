@@ -29,6 +29,8 @@ import types
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
+from . import contiguous_strides, strided_view
+
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 NO_ITEM = "Tensor.item() cannot be called on meta tensors"
 _UNBACKED = ("The register_meta function for ember.{}() raises unimplemented by default, as a "
@@ -38,7 +40,7 @@ _UNBACKED = ("The register_meta function for ember.{}() raises unimplemented by 
              "meta_nonzero_assume_all_nonzero' to True.")
 _NO_KERNEL = ("aten::{}: attempted to run this operator with Meta tensors, but there was no "
               "fake impl or Meta kernel registered. You may have run into this message while "
-              "using an operator with PT2 compilation APIs (torch.compile/torch.export); in "
+              "using an operator with PT2 compilation APIs (ember.compile/ember.export); in "
               "order to use this operator with those APIs you'll need to add a fake impl. "
               "Please see the following for next steps:  https://pytorch.org/tutorials/"
               "advanced/custom_ops_landing_page.html")
@@ -64,19 +66,11 @@ _VIEWS = frozenset({
     "matrix_transpose", "permute_dims", "unstack"})
 
 
-def _contiguous(shape, itemsize):
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
 class _Memory:
     """What ``storage_of``/``data_address`` read off a CuPy-like ``.data``: byte addresses
     counted from 0, the start of the meta storage (``owner``: the array owning it)."""
 
-    __slots__ = ("ptr", "size", "mem", "owner")
+    __slots__ = ("mem", "owner", "ptr", "size")
 
     def __init__(self, ptr, size, mem=None, owner=None):
         self.ptr, self.size, self.owner = ptr, size, owner
@@ -100,32 +94,33 @@ class _Flags:
         return getattr(self, key.lower())
 
 
-_ZEROS = {}  # dtype -> a 0-d array of it: the one element every stand-in is made of
-_ONES = {}
+_CONSTANTS = {}  # (value, dtype) -> a read-only 0-d array of it
+
+
+def _constant(value, dtype):
+    """A 0-d array of ``value``: zeros are what phantoms point at, ones what dtypes are
+    probed with."""
+    z = _CONSTANTS.get((value, dtype))
+    if z is None:
+        z = _CONSTANTS[value, dtype] = numpy.full((), value, dtype)
+        z.flags.writeable = False
+    return z
 
 
 def _zero(dtype):
-    z = _ZEROS.get(dtype)
-    if z is None:
-        z = _ZEROS[dtype] = numpy.zeros((), dtype)
-        z.flags.writeable = False
-    return z
+    return _constant(0, dtype)
 
 
 def _one(dtype):
-    z = _ONES.get(dtype)
-    if z is None:
-        z = _ONES[dtype] = numpy.ones((), dtype)
-        z.flags.writeable = False
-    return z
+    return _constant(1, dtype)
 
 
 class MetaArray:
     """An array without data: shape, dtype, byte strides and a byte offset into a storage of
     ``nbytes`` bytes (shared by the views of one array through ``base``)."""
 
-    __slots__ = ("shape", "dtype", "strides", "offset", "base", "_storage", "truth",
-                 "__weakref__")
+    __slots__ = ("__weakref__", "_storage", "base", "dtype", "offset", "shape", "strides",
+                 "truth")
     __array_priority__ = 100
 
     def __init__(self, shape, dtype=float, strides=None, offset=0, base=None, memptr=None):
@@ -133,7 +128,7 @@ class MetaArray:
             offset, base = memptr.ptr, memptr.owner
         self.shape = tuple(int(n) for n in shape)
         self.dtype = numpy.dtype(dtype)
-        self.strides = (_contiguous(self.shape, self.dtype.itemsize) if strides is None
+        self.strides = (contiguous_strides(self.shape, self.dtype.itemsize) if strides is None
                         else tuple(int(s) for s in strides))
         self.offset = int(offset)
         self.base = base
@@ -159,7 +154,6 @@ class MetaArray:
     def phantom(self):
         """A NumPy array with this array's shape and strides over one element of memory.
         Only views may be taken of it: its elements must never be read."""
-        from . import strided_view
         zero = _zero(self.dtype)
         address = zero.__array_interface__["data"][0] + self.offset
         out = strided_view(zero, self.shape, self.strides, address)
@@ -250,7 +244,7 @@ class MetaArray:
     def ravel(self, order="C"):
         return self.reshape(-1)
 
-    def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's keyword
+    def view(self, dtype=None, type=None):  # (NumPy's keywords)
         if dtype is None or numpy.dtype(dtype) == self.dtype:
             return self._from_phantom(self.phantom())
         return self._view_of(numpy.ndarray.view, dtype)
@@ -349,8 +343,8 @@ def _layout_like(a, shape, itemsize):
     if a is None or a.shape != tuple(shape) or a.flags.c_contiguous:
         return None
     order = sorted(range(a.ndim), key=lambda d: -a.strides[d])
-    dense = _contiguous([shape[d] for d in order], itemsize)
-    expected = _contiguous([shape[d] for d in order], a.itemsize)
+    dense = contiguous_strides([shape[d] for d in order], itemsize)
+    expected = contiguous_strides([shape[d] for d in order], a.itemsize)
     if any(a.strides[d] != s for d, s in zip(order, expected) if shape[d] > 1):
         return None
     strides = [0] * a.ndim

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from .._backend import data_address, get_xp, storage_of, strided_view
+from .._backend import contiguous_strides, data_address, get_xp, storage_of, strided_view
 from .._size import args_or_keyword
 from .._state import forward_hook, state
 from .._state import recording as compile_recording
@@ -145,7 +145,7 @@ def resize_storage(self, shape, bump=True):
     if needed > end - start:
         base = _grown_storage(owner, start, end, -(-needed // item) * item).view(data.dtype)
         start = data_address(base)
-    self._data = strided_view(base, shape, _contiguous_strides(shape, item), start + offset)
+    self._data = strided_view(base, shape, contiguous_strides(shape, item), start + offset)
     if bump:
         self._bump_version()
     return self
@@ -159,13 +159,6 @@ def _grown_storage(owner, start, end, needed):
     grown[:end - start] = owner.reshape(-1, order="A").view(xp.uint8)
     return grown
 
-
-def _contiguous_strides(shape, item):
-    strides, step = [], item
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def resize_as_(self, the_template, memory_format=None):

@@ -143,12 +143,14 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """True when every element of ``input`` is close to ``other`` (broadcasting)."""
-    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+    # (.item(): a meta tensor has no value to give, as in torch)
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all().item())
 
 
 def equal(input, other) -> bool:
     """True when both tensors have the same shape and elements."""
-    return input.shape == other.shape and bool((input._data == other._data).all())
+    a, b = input._data, other._data
+    return input.shape == other.shape and bool(get_xp(a, b).array_equal(a, b))
 
 
 Tensor.allclose = allclose
