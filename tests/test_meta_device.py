@@ -220,3 +220,50 @@ def test_meta_device_needs_no_torch():
     assert x.is_meta and x.t().stride() == (1, 2)
     with pytest.raises(NotImplementedError, match="no data"):
         x.cpu()
+
+
+def test_load_state_dict_into_a_meta_module():
+    def body(torch):
+        with torch.device("meta"):
+            lazy = torch.nn.Linear(2, 3)
+            copied = torch.nn.Linear(2, 3)
+        source = torch.nn.Linear(2, 3)
+        lazy.load_state_dict(source.state_dict(), assign=True)
+        copied.load_state_dict(source.state_dict())  # (a no-op, with torch's warning)
+        return (str(lazy.weight.device), type(lazy.weight).__name__, lazy.weight.requires_grad,
+                torch.equal(lazy.weight, source.weight), describe(copied.weight))
+    same(body)
+
+
+def test_save_load_and_pickle():
+    def body(torch):
+        import io
+        import pickle
+        buffer = io.BytesIO()
+        x = torch.empty(2, 3, device="meta", dtype=torch.float64)
+        torch.save({"x": x, "p": torch.nn.Parameter(torch.empty(4, device="meta"))}, buffer)
+        buffer.seek(0)
+        loaded = torch.load(buffer)
+        return (describe(loaded["x"]), describe(loaded["p"]), type(loaded["p"]).__name__,
+                describe(pickle.loads(pickle.dumps(x))))
+    same(body)
+
+
+def test_layers_and_optimizers_on_meta():
+    def body(torch):
+        with torch.device("meta"):
+            lstm = torch.nn.LSTM(4, 5, batch_first=True)
+            layer = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+            emb = torch.nn.Embedding(10, 4)
+            lin = torch.nn.Linear(2, 3)
+        out, (h, c) = lstm(torch.empty(2, 7, 4, device="meta"))
+        q = torch.empty(2, 4, 8, device="meta")
+        attn = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+        opt = torch.optim.Adam(lin.parameters())
+        lin(torch.empty(4, 2, device="meta")).sum().backward()
+        opt.step()
+        return [describe(t) for t in (
+            out, h, c, layer(torch.empty(2, 5, 16, device="meta")), attn,
+            emb(torch.zeros(3, dtype=torch.long, device="meta")), lin.weight.grad,
+            opt.state[lin.weight]["exp_avg"])]
+    same(body)

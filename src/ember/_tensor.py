@@ -642,6 +642,9 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         dev = self.device
+        if dev.type == "meta":  # (no values: its shape and dtype are what there is to keep)
+            return (_rebuild_meta, (type(self), tuple(self._data.shape), self._data.dtype.str,
+                                    self._requires_grad))
         return (_rebuild, (type(self), to_numpy(self._data), self._requires_grad,
                            None if dev.type == "cpu" else str(dev)))
 
@@ -652,6 +655,13 @@ def _rebuild(cls, array, requires_grad, dev=None):
         array = move(array, device(dev))
     t = _wrap(array, cls)
     t._vc = [1]  # torch rebuilds a tensor by setting its storage in place: version 1
+    t._requires_grad = requires_grad
+    return t
+
+
+def _rebuild_meta(cls, shape, dtype, requires_grad):
+    from ._backend.device import empty_on
+    t = _wrap(empty_on(device("meta"), shape, np.dtype(dtype)), cls)
     t._requires_grad = requires_grad
     return t
 

@@ -86,6 +86,11 @@ class _Writer:
         if isinstance(obj, Tensor):
             from .nn.parameter import Parameter
             data = obj._data
+            if obj.is_meta:  # (no storage: torch saves a meta tensor's shape and dtype)
+                return {"t": "tensor", "meta": True, "shape": list(data.shape),
+                        "dtype": str(obj.dtype).split(".")[-1],
+                        "requires_grad": obj.requires_grad,
+                        "parameter": isinstance(obj, Parameter)}
             key, offset, strides = self._storage(data)
             return {"t": "tensor", "storage": key, "offset": offset,
                     "shape": list(data.shape), "strides": list(strides),
@@ -186,6 +191,11 @@ class _Reader:
             return value[()]
         if kind == "tensor" and "storage" in d:
             return self._tensor(d)
+        if kind == "tensor" and d.get("meta"):
+            from . import _dtype as D
+            from ._backend.device import device, empty_on
+            array = empty_on(device("meta"), tuple(d["shape"]), getattr(D, d["dtype"]).np)
+            return self._finish(array, d)
         if kind in ("tensor", "ndarray"):
             if d["key"] not in self._built:
                 self._built[d["key"]] = self._make(d)

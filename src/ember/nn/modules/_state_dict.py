@@ -222,6 +222,12 @@ def _load_one(module, name, key, param, input_param, assign, error_msgs):
                           f"{input_param.shape} from checkpoint, the shape in current model "
                           f"is {param.shape}.")
         return
+    if param.is_meta and not input_param.is_meta and not assign:
+        warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a "
+                      "meta parameter in the current model, which is a no-op. (Did you mean to "
+                      "pass `assign=True` to assign items in the state dictionary to their "
+                      "corresponding key in the module instead of copying them in place?)",
+                      UserWarning, stacklevel=4)
     try:
         with no_grad():
             if assign:
