@@ -86,6 +86,10 @@ class OpNode(Node):
         return tuple(k for k in range(len(self._next))
                      if k in grad_inputs and not (numbers and meta[k] is None))
 
+    def _output_positions(self):
+        diff = self._op.diff_outputs
+        return None if diff is None else tuple(k for k, d in enumerate(diff) if d)
+
     def _unpack(self, as_tensors):
         saved = self._saved
         if saved is None:

@@ -596,15 +596,23 @@ def _hook_values(task, originals, r, hook):
 
 
 def _call_pre_hooks(task, fn, grads):
+    shown = fn._output_positions()  # torch's grad_outputs: one per differentiable output
+    grads = list(grads)
     for hook in list(fn._pre_hooks.values()):
-        r = hook(_as_tensors(task, grads))
+        visible = grads if shown is None else [grads[k] for k in shown]
+        r = hook(_as_tensors(task, visible))
         if r is not None:
-            grads = _hook_values(task, grads, r, hook)
+            new = _hook_values(task, visible, r, hook)
+            for k, v in zip(range(len(grads)) if shown is None else shown, new):
+                grads[k] = v
     return grads
 
 
 def _call_post_hooks(task, fn, outs, grads):
     shown = fn._edge_positions()  # torch's grad_inputs: one per edge it has
+    grads_shown = fn._output_positions()
+    if grads_shown is not None:
+        grads = [grads[k] for k in grads_shown]
     outs = list(outs)
     for hook in list(fn._post_hooks.values()):
         visible = outs if shown is None else [outs[k] for k in shown]

@@ -108,6 +108,14 @@ class Node:
         slots torch has."""
         return None
 
+    def _output_positions(self):
+        """The positions of the node's outputs that torch's node has (None: all of them).
+
+        torch's node takes gradients only for its differentiable outputs (not for the indices
+        of ``sort`` or ``max_pool2d``); ember's keeps a slot for every output. A node hook's
+        ``grad_outputs`` show the slots torch has."""
+        return None
+
     @property
     def metadata(self) -> dict:
         if self._metadata is None:
