@@ -20,12 +20,8 @@ _LOSSES = {
 }
 
 
-# With the relaxed policy torch keeps the gradient matmul's backward gives a reshaped leaf as it
-# comes; for a 3-d leaf ember's arrives in another layout (its matmul formula differs from
-# torch's), which it keeps instead. (A transposed 2-d leaf's is torch's, now that mm's gradients
-# follow its inputs' layouts.)
-_DIFFERS = {("permuted", "matmul", False): "matmul's gradient layout: (1, 12, 4), torch's "
-                                           "(6, 3, 1)"}
+# Cases whose layout still differs from torch's, and why (none at present).
+_DIFFERS: dict = {}
 
 
 @pytest.mark.parametrize("leaf,loss,enforce", [

@@ -362,6 +362,9 @@ def _execute(task, root_nodes):
     following = None  # the next node, when it is known without the queue (see below)
     grad_dtypes = GRAD_DTYPES_SET[0]  # (some leaf may have a grad_dtype of its own)
     while True:
+        # the previous node's gradients: a reference left here would make a leaf's gradient
+        # look held by someone else (see _accumulate)
+        outs = g = old = None
         if following is not None:
             fn, following = following, None
         elif heap:
@@ -374,14 +377,8 @@ def _execute(task, root_nodes):
             outs = fn._apply(grads, graph, needed)
             if not retain:
                 fn._release()
-            if not graph:
-                if fn._fresh_outputs and len(grads) == 1:  # _note_borrowed's usual case
-                    g0 = grads[0]
-                    for o in outs:
-                        if o is g0 and o is not None:  # passed through: someone else's too
-                            borrowed.add(o)
-                else:
-                    _note_borrowed(task, fn, outs, grads)
+            if not graph and not fn._fresh_outputs:
+                _note_borrowed(task, fn, outs)
         elif (plain and type(fn) is AccumulateGrad and grads is not None
               and grads[0] is not None and fn._pre_hooks is None and fn._post_hooks is None
               and fn._retained is None and not fn.variable._hooks
@@ -505,8 +502,8 @@ def _run_node(task, fn, grads):
         outs = _call_post_hooks(task, fn, outs, grads)
     if not task.retain:
         fn._release()
-    if not task.graph:
-        _note_borrowed(task, fn, outs, grads)
+    if not task.graph and not fn._fresh_outputs:
+        _note_borrowed(task, fn, outs)
     return outs
 
 
@@ -515,19 +512,14 @@ def _capture(task, fn, grads):
         task.captured[slot] = grads[nr]
 
 
-def _note_borrowed(task, fn, outs, grads):
-    """Remember gradients a node passed through unchanged, or that user code may hold."""
-    fresh = fn._fresh_outputs
+def _note_borrowed(task, fn, outs):
+    """Remember the gradients of a node whose outputs user code may hold (a custom Function's
+    backward may return tensors it keeps). A gradient a built-in node passed through unchanged
+    is not noted: what holds it is counted when it reaches a leaf (see _accumulate)."""
     borrowed = task.borrowed
     for o in outs:
-        if o is None:
-            continue
-        if not fresh:
+        if o is not None:
             borrowed.add(o)
-            continue
-        for g in grads:
-            if o is g:
-                borrowed.add(o)
 
 
 def _tensor_pre_hooks(task, fn, grads):
@@ -536,7 +528,7 @@ def _tensor_pre_hooks(task, fn, grads):
         leaf_hooks = fn.variable._hooks
         hooks = {0: leaf_hooks} if leaf_hooks else None
     if hooks:
-        grads = list(grads)
+        grads = _own_list(grads)
         for nr, hs in hooks.items():
             for hook in list(hs.values()):
                 g = grads[nr]
@@ -555,6 +547,13 @@ def _tensor_pre_hooks(task, fn, grads):
             g = g if task.graph else _wrap(g)
             t._grad = g.clone() if t._grad is None else t._grad + g
     return grads
+
+
+def _own_list(grads):
+    """``grads`` as a list hooks' values may be written into. The list the engine popped from
+    a node's input buffer is its own and is changed in place: a copy would hold every gradient
+    twice, and a leaf's gradient would look held by someone else (see _accumulate)."""
+    return grads if type(grads) is list else list(grads)
 
 
 def _hook_name(hook):
@@ -580,7 +579,6 @@ def _hook_value(task, original, r, hook):
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
     if task.graph:
         return r
-    task.borrowed.add(r._data)
     task.visible[id(r._data)] = (r._data, r)
     return r._data
 
@@ -597,7 +595,7 @@ def _hook_values(task, originals, r, hook):
 
 def _call_pre_hooks(task, fn, grads):
     shown = fn._output_positions()  # torch's grad_outputs: one per differentiable output
-    grads = list(grads)
+    grads = _own_list(grads)
     for hook in list(fn._pre_hooks.values()):
         visible = grads if shown is None else [grads[k] for k in shown]
         r = hook(_as_tensors(task, visible))
@@ -645,7 +643,6 @@ def _visible(task, g):
     seen = task.visible.get(id(g))
     if seen is not None and seen[0] is g:
         return seen[1]
-    task.borrowed.add(g)
     t = _expanded_view(task, g) if g.base is not None and 0 in g.strides else None
     if t is None:
         t = _wrap(g)
@@ -767,6 +764,31 @@ def _expandable(shape, gshape):
     return True
 
 
+# NOTE: torch's AccumulateGrad takes a gradient over when nothing but the engine holds it
+# (its use count). A gradient the engine alone holds has these references here: the list
+# the engine popped from the node's input buffer, ``g`` in _accumulate, and getrefcount's
+# argument. One more is another holder: another node's input buffer (a gradient a node passed
+# on to two inputs), a Tensor user code sees (a root gradient, a hook's argument or return
+# value), a .grad that took it over, or a NumPy view of it.
+_OWN_REFS = 3
+
+
+def _owned(task, g, refs):
+    """Whether nothing but the engine holds gradient array ``g``, as torch's use count says.
+    A Tensor a hook received or returned around it counts only while something besides the
+    engine's map of such Tensors holds it (the map's entry holds ``g`` twice: in its tuple,
+    and as the Tensor's data)."""
+    if task.borrowed.holds(g):
+        return False
+    seen = task.visible.get(id(g))
+    if seen is not None and seen[0] is g:
+        t = seen[1]
+        if _refcount(t) > 3 or t._base is not None:  # (the entry, `t`, getrefcount's argument)
+            return False
+        refs -= 2
+    return refs <= _OWN_REFS
+
+
 def _accumulate(task, var, g):
     """Sum ``g`` into ``var.grad`` as torch's AccumulateGrad does: the first gradient is
     stolen when nobody else holds it, else copied into a new tensor (``copy_``: version 1, and
@@ -781,9 +803,14 @@ def _accumulate(task, var, g):
         else:
             var._grad = old + g
     elif old is None:
-        if task.borrowed.holds(g) or not writeable(g) or (
+        refs = _refcount(g)  # (counted before any call holds `g` on the stack)
+        if not _owned(task, g, refs) or not writeable(g) or (
                 _layout_policy.enforce and not _obeys_layout(g, var._data)):
             g = _clone_obeying_layout(g, var._data)
+        else:
+            seen = task.visible.get(id(g))
+            if seen is not None and seen[0] is g:  # the very Tensor a hook saw, as in torch
+                g = seen[1]
         task.borrowed.add(g._data if type(g) is Tensor else g)
         var._grad = g if type(g) is Tensor else _wrap(g)
     else:

@@ -1,0 +1,84 @@
+"""Which gradient becomes ``.grad`` as it is, and the versions gradients carry, as in torch.
+
+torch's AccumulateGrad takes a gradient over (``_version`` 0) when nothing but the engine
+holds it, also one a node passed through unchanged (``sub``'s, ``clone``'s, a view's) or one
+a hook received or returned and did not keep; it copies one that something else still holds
+(another input's buffer, the caller's gradient, a hook that kept it): ``copy_``, version 1.
+``F.dropout(g, 0.0)`` returns ``g`` itself, so its version is the gradient's.
+
+Each body runs on PyTorch 2.13 and on ember (``oracle.same``); the tests skip when torch is
+not installed.
+"""
+from __future__ import annotations
+
+import pytest
+from oracle import same
+
+_LOSSES = {
+    "l1_loss": lambda t, x, c: (x - c).abs().mean(),
+    "sub_then_mul": lambda t, x, c: ((x - c) * 2).sum(),
+    "add_then_mul": lambda t, x, c: ((x + c) * 2).sum(),  # one gradient for both: one copy
+    "x_plus_x": lambda t, x, c: ((x + x) * 2).sum(),
+    "view": lambda t, x, c: (x.view(3) * 2).sum(),
+    "clone": lambda t, x, c: (x.clone() * 2).sum(),
+    "unsqueeze": lambda t, x, c: (x[None] * 2).sum(),
+    "exp_plus_zero": lambda t, x, c: (x.exp() + 0).sum(),
+    "l1_functional": lambda t, x, c: t.nn.functional.l1_loss(x, c),
+}
+
+
+@pytest.mark.parametrize("loss", sorted(_LOSSES))
+def test_a_gradient_nobody_else_holds_is_taken_over(loss):
+    def body(t):
+        x = t.tensor([1., -2., 3.], requires_grad=True)
+        c = t.tensor([0.5, 0.5, 0.5], requires_grad=True)
+        _LOSSES[loss](t, x, c).backward()
+        versions = [x.grad._version, None if c.grad is None else c.grad._version]
+        return versions, x.grad, t.nn.functional.dropout(x.grad, 0.0)._version
+    same(body)
+
+
+_HOOKS = {
+    "returns_none": lambda kept: (lambda g: None),
+    "returns_new": lambda kept: (lambda g: g * 2),
+    "keeps_it": lambda kept: (lambda g: kept.append(g)),
+    "returns_kept": lambda kept: (lambda g: kept[0]),
+}
+
+
+@pytest.mark.parametrize("hook", sorted(_HOOKS))
+def test_a_leaf_hooks_gradient_is_taken_over_unless_kept(hook):
+    def body(t):
+        x = t.tensor([1., -2., 3.], requires_grad=True)
+        kept = [t.tensor([7., 8., 9.])]
+        x.register_hook(_HOOKS[hook](kept))
+        ((x - 1) * 2).sum().backward()
+        return x.grad, x.grad._version, [x.grad is k for k in kept]
+    same(body)
+
+
+def test_node_hooks_and_roots():
+    def body(t):
+        x = t.tensor([1., -2., 3.], requires_grad=True)
+        out = []
+        for register in (lambda y: y.register_hook(lambda g: None),
+                         lambda y: y.grad_fn.register_prehook(lambda go: None),
+                         lambda y: y.grad_fn.register_hook(lambda gi, go: None)):
+            x.grad = None
+            y = x * 1
+            register(y)
+            (y - 2).sum().backward()
+            out.append(x.grad._version)
+        x.grad = None
+        (x + 0).backward(t.ones(3))  # the caller's gradient: copied
+        out.append(x.grad._version)
+        x.grad = None
+        x.backward(t.ones(3))
+        out.append(x.grad._version)
+        x.grad = None
+        x.register_post_accumulate_grad_hook(lambda p: None)
+        ((x - 1) * 2).sum().backward()
+        ((x - 1) * 2).sum().backward()  # accumulated in place
+        out.append(x.grad._version)
+        return out, x.grad
+    same(body)
