@@ -82,3 +82,65 @@ def test_node_hooks_and_roots():
         out.append(x.grad._version)
         return out, x.grad
     same(body)
+
+
+_IDX = [0, 2]
+_WRITTEN = {  # torch's formula writes into a zero tensor: 1 or 2 (see _grad_versions.py)
+    "index_tensor": lambda t, x: x[t.tensor(_IDX)],
+    "index_mask": lambda t, x: x[x > 0],
+    "index_select": lambda t, x: x.index_select(1, t.tensor(_IDX)),
+    "gather": lambda t, x: x.gather(1, t.tensor([[0], [1], [3]])),
+    "take": lambda t, x: x.take(t.tensor(_IDX)),
+    "masked_select": lambda t, x: x.masked_select(x > 0),
+    "as_strided": lambda t, x: x.as_strided((2,), (1,)),
+    "max": lambda t, x: x.max(),
+    "min": lambda t, x: x.min(),
+    "median": lambda t, x: x.median(),
+    "nanmedian": lambda t, x: x.nanmedian(),
+    "max_dim": lambda t, x: x.max(1)[0],
+    "min_dim": lambda t, x: x.min(1)[0],
+    "median_dim": lambda t, x: x.median(1)[0],
+    "nanmedian_dim": lambda t, x: x.nanmedian(1)[0],
+    "kthvalue": lambda t, x: x.kthvalue(2, 1)[0],
+    "mode": lambda t, x: x.mode(1)[0],
+    "sort": lambda t, x: x.sort(1)[0],
+    "topk": lambda t, x: x.topk(2, 1)[0],
+    "cummax": lambda t, x: x.cummax(1)[0],
+    "cummin": lambda t, x: x.cummin(1)[0],
+    "trace": lambda t, x: x.trace(),
+    "maximum": lambda t, x: t.maximum(x, x.flip(0)),  # and the two gradients summed in place
+    "minimum": lambda t, x: t.minimum(x, x.flip(0)),
+    "fmax": lambda t, x: t.fmax(x, x.flip(0)),
+    "view_then_max_dim": lambda t, x: x.view(4, 3).max(1)[0],
+    "index_and_sort": lambda t, x: x[t.tensor(_IDX)] + x.sort(1)[0][:2],
+    "narrow": lambda t, x: x.narrow(1, 1, 2),  # (no write)
+    "amax": lambda t, x: x.amax(1),  # (no write)
+}
+
+
+@pytest.mark.parametrize("op", sorted(_WRITTEN))
+def test_versions_of_gradients_torch_writes_in_place(op):
+    def body(t):
+        x = t.tensor([[0.45, 1.91, -0.3, 0.7], [1.2, -0.8, 0.1, 2.5], [0.3, 0.2, -1.0, 0.9]],
+                     dtype=t.float64, requires_grad=True)
+        y = _WRITTEN[op](t, x)
+        g, = t.autograd.grad(y.sum(), x, retain_graph=True)
+        seen = []
+        x.register_hook(lambda grad: seen.append(grad._version))
+        y.sum().backward()
+        return (g._version, seen, x.grad._version, t.nn.functional.dropout(x.grad, 0.0)._version,
+                x.grad.t()._version, x.grad)
+    same(body)
+
+
+def test_shrunk_program_regenerated_view_of_a_leaf():
+    # a view of a leaf changed in place under no_grad: its history is regenerated as
+    # as_strided, whose gradient torch writes in place
+    def body(t):
+        x = t.tensor([1.74], requires_grad=True)
+        v = x.T
+        with t.no_grad():
+            t.relu_(x[:])
+        v.exp().sum().backward(retain_graph=True)
+        return x.grad._version, t.nn.functional.dropout(x.grad, 0.0)._version
+    same(body, check_warnings=False)  # (x.T of a 1-d tensor warns once per process)

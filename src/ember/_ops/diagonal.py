@@ -131,7 +131,7 @@ def _trace(self):
     return get_xp(self).trace(self, dtype=acc)
 
 
-@_trace.grad("self")
+@_trace.grad("self", writes=2)
 def _(grad, self_shape):
     from .shape import expand
     n = min(self_shape)

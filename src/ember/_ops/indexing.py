@@ -115,7 +115,7 @@ def _gather(self, index, dim, sparse_grad=False):
     return flat[_dim_index(index.reshape(index.shape or (1,)), d)].reshape(index.shape)
 
 
-@_gather.grad("self")
+@_gather.grad("self", writes=1)
 def _(grad, self, index, dim):
     # NOTE: only self's shape is needed, but torch saves self (an in-place change of it makes
     # backward raise, and saved tensor hooks see it): so does ember.
@@ -358,7 +358,7 @@ def _index_select(self, index, dim):
     return get_xp(self).take(self, index, axis=d)
 
 
-@_index_select.grad("self")
+@_index_select.grad("self", writes=1)
 def _(grad, self_shape, index, dim):
     return _index_add(_zeros(grad, self_shape), index, grad, dim, 1)
 
@@ -577,7 +577,7 @@ def _masked_select(self, mask):
     return xp.broadcast_to(self, shape)[xp.broadcast_to(mask, shape)]
 
 
-@_masked_select.grad("self")
+@_masked_select.grad("self", writes=1)
 def _(grad, self, mask):
     # The engine sums the broadcast gradient back down to self's shape. (Only its shape is
     # needed, but torch saves self.)
@@ -641,7 +641,7 @@ def _take(self, index):
     return self.reshape(-1)[index]
 
 
-@_take.grad("self")
+@_take.grad("self", writes=1)
 def _(grad, self, index):
     from .shape import reshape
     self_shape = tuple(self.shape)  # (torch saves self itself)

@@ -515,14 +515,14 @@ def maximum(self, other):
     return np.maximum(self, other)
 
 
-@maximum.grad("self")
+@maximum.grad("self", writes=1)
 def _(grad, self, other):
     # NOTE: ties split the gradient in half between the inputs, as torch does; where either
     # is NaN both get the full gradient (torch masks only where one is strictly smaller).
     return masked_fill(where(self == other, div_scalar(grad, 2), grad), self < other, 0)
 
 
-@maximum.grad("other")
+@maximum.grad("other", writes=1)
 def _(grad, self, other):
     return masked_fill(where(self == other, div_scalar(grad, 2), grad), self > other, 0)
 
@@ -533,12 +533,12 @@ def minimum(self, other):
     return np.minimum(self, other)
 
 
-@minimum.grad("self")
+@minimum.grad("self", writes=1)
 def _(grad, self, other):
     return masked_fill(where(self == other, div_scalar(grad, 2), grad), self > other, 0)
 
 
-@minimum.grad("other")
+@minimum.grad("other", writes=1)
 def _(grad, self, other):
     return masked_fill(where(self == other, div_scalar(grad, 2), grad), self < other, 0)
 

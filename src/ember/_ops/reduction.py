@@ -578,8 +578,8 @@ def min_all(self):
     return get_xp(self).min(self)
 
 
-max_all.grad("self")(_evenly_distribute)
-min_all.grad("self")(_evenly_distribute)
+max_all.grad("self", writes=1)(_evenly_distribute)
+min_all.grad("self", writes=1)(_evenly_distribute)
 
 MaxResult = return_type("max")
 MinResult = return_type("min")
@@ -616,8 +616,8 @@ def _select_back(grads, self_shape, dim, keepdim, result1):
     return value_selecting_backward(grads[0], result1, dim, self_shape, keepdim)
 
 
-max_dim.grad("self")(_select_back)
-min_dim.grad("self")(_select_back)
+max_dim.grad("self", writes=2)(_select_back)
+min_dim.grad("self", writes=2)(_select_back)
 
 
 def value_selecting_backward(grad, indices, dim, sizes, keepdim):

@@ -35,6 +35,7 @@ from . import opmath
 from .._backend import as_array, get_xp, is_array
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
+from ..autograd._grad_versions import writing
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
                               check_param, grad_accumulator, param_version,
                               unpack_data_output, unpack_input, unpack_output)
@@ -483,14 +484,18 @@ class OpDef:
         self._specialized = {}
 
     # -- declaring derivatives --------------------------------------------------------------
-    def grad(self, *inputs):
-        """Declare the derivative formula for the named input(s) (a tuple when several)."""
+    def grad(self, *inputs, writes=0):
+        """Declare the derivative formula for the named input(s) (a tuple when several).
+
+        ``writes``: how many times torch's formula writes its gradient in place (a zero
+        tensor, then ``index_put_``/``scatter_``): the version a user sees on it (see
+        autograd/_grad_versions.py)."""
         idx = tuple(self.index[n] for n in inputs)
 
         def register(fn):
             names = _parameters(fn)[0][1:]
             env_idx = tuple(self._saved_slot(n) for n in names)
-            self.formulas.append((idx, fn, env_idx))
+            self.formulas.append((idx, writing(fn, writes) if writes else fn, env_idx))
             self.recorder = self.save_guards = None  # what is saved when may have changed
             if "_apply" in vars(self.node_cls):  # regenerated with the new formula
                 delattr(self.node_cls, "_apply")

@@ -172,8 +172,8 @@ def _cummin(self, dim):
     return _cum_extreme(self, dim, "minimum")
 
 
-_cummax.grad("self")(_cum_backward)
-_cummin.grad("self")(_cum_backward)
+_cummax.grad("self", writes=2)(_cum_backward)
+_cummin.grad("self", writes=2)(_cum_backward)
 
 
 def cummax(input, dim, *, out=None):

@@ -811,7 +811,7 @@ def index(self, indices):
         raise _torch_index_error(e, self.shape, indices) from None
 
 
-@index.grad("self")
+@index.grad("self", writes=1)
 def _(grad, self_shape, indices):
     return index_backward(grad, self_shape, indices)
 

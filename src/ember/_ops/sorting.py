@@ -126,8 +126,8 @@ _sort = op("sort", promote=NONE, node="SortBackward0", outputs=2, diff_outputs=(
 _sort_stable = op("sort", promote=NONE, node="SortBackward1", outputs=2,
                   diff_outputs=(True, False), result_type=SortResult,
                   check=_NO_COMPLEX_SORT, writes=1)(_stable_sort_kernel)
-_sort.grad("self")(_sorted_back)
-_sort_stable.grad("self")(_sorted_back)
+_sort.grad("self", writes=2)(_sorted_back)
+_sort_stable.grad("self", writes=2)(_sorted_back)
 
 
 def sort(input, dim=-1, descending=False, stable=None, *, out=None):
@@ -191,7 +191,7 @@ def _topk_indices(x, k, d, largest, sorted):
     return idx
 
 
-_topk.grad("self")(_sorted_back)
+_topk.grad("self", writes=2)(_sorted_back)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
@@ -226,7 +226,7 @@ def _kthvalue(self, k, dim=-1, keepdim=False):
     return _pick(self, idx, d, keepdim)
 
 
-_kthvalue.grad("self")(_select_back)
+_kthvalue.grad("self", writes=2)(_select_back)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
@@ -286,8 +286,8 @@ def _nanmedian(self):
     return _median_all(self, True)
 
 
-_median.grad("self")(_evenly_distribute)
-_nanmedian.grad("self")(_evenly_distribute)
+_median.grad("self", writes=1)(_evenly_distribute)
+_nanmedian.grad("self", writes=1)(_evenly_distribute)
 
 
 @op("median", promote=NONE, node="MedianBackward1", outputs=2, diff_outputs=(True, False),
@@ -305,8 +305,8 @@ def _nanmedian_with_dim(self, dim, keepdim=False):
     return _median_dim(self, dim, keepdim, True, "nanmedian")
 
 
-_median_with_dim.grad("self")(_select_back)
-_nanmedian_with_dim.grad("self")(_select_back)
+_median_with_dim.grad("self", writes=2)(_select_back)
+_nanmedian_with_dim.grad("self", writes=2)(_select_back)
 
 
 def median(input, dim=None, keepdim=False, *, out=None):
@@ -379,7 +379,7 @@ def _mode_order(x, d):
     return back(orders)
 
 
-_mode.grad("self")(_select_back)
+_mode.grad("self", writes=2)(_select_back)
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):

@@ -71,7 +71,7 @@ def _as_strided(self, size, stride, storage_offset, self_geometry):
     return strided_view(self, size, [s * item for s in stride], start + storage_offset * item)
 
 
-@_as_strided.grad("self")
+@_as_strided.grad("self", writes=1)
 def _(grad, size, stride, storage_offset, self_geometry):
     return as_strided_backward(grad, self_geometry, size, stride, storage_offset)
 

@@ -82,7 +82,7 @@ def view_of_base(self, chain):
     return replay(chain, self)
 
 
-@view_of_base.grad("self")
+@view_of_base.grad("self", writes=1)
 def _(grad, self_shape, chain):
     return view_backward(grad, self_shape, chain)
 

@@ -22,6 +22,7 @@ from .._dtype import REDUCED_NP
 from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
+from ._grad_versions import _NOTES, forget, note_writes, with_version
 from .graph import AccumulateGrad, gradient_edge
 
 # whether some leaf was ever given a grad_dtype (until then the engine never looks)
@@ -121,13 +122,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             state.quiet = True
             _execute(task, [e[0] for e in root_edges])
         _run_final_callbacks(callbacks[-1])
+    except BaseException:
+        if _NOTES:
+            forget()
+        raise
     finally:
         callbacks.pop()
         state.grad_enabled, state.quiet = prev, prev_quiet
     _gc.after_backward(len(task.deps))
     if capture:
-        return _captured_results(task, inputs, allow_unused)
-    return None
+        result = _captured_results(task, inputs, allow_unused)
+    if _NOTES:  # (the versions of gradients written in place: read by now)
+        forget()
+    return result if capture else None
 
 
 _local = threading.local()
@@ -429,8 +436,10 @@ def _execute(task, root_nodes):
                         # NOTE: a gradient a formula made (not passed through, not a view, and
                         # held by nothing but this buffer: the 3 counts are the buffer, `old`
                         # and the call) is the buffer's own: sum into it, as torch's
-                        # InputBuffer does, instead of allocating a new array per use.
+                        # InputBuffer does, instead of allocating a new array per use
+                        # (and as there, that is a write the gradient's version shows).
                         old += g
+                        note_writes(old, 1)
                     else:
                         g = old + g
                         # NOTE: NumPy sums two 0-d arrays into a NumPy scalar; keep arrays.
@@ -645,7 +654,7 @@ def _visible(task, g):
         return seen[1]
     t = _expanded_view(task, g) if g.base is not None and 0 in g.strides else None
     if t is None:
-        t = _wrap(g)
+        t = with_version(_wrap(g)) if _NOTES else _wrap(g)
     task.visible[id(g)] = (g, t)
     return t
 
@@ -812,7 +821,9 @@ def _accumulate(task, var, g):
             if seen is not None and seen[0] is g:  # the very Tensor a hook saw, as in torch
                 g = seen[1]
         task.borrowed.add(g._data if type(g) is Tensor else g)
-        var._grad = g if type(g) is Tensor else _wrap(g)
+        if type(g) is not Tensor:
+            g = with_version(_wrap(g)) if _NOTES else _wrap(g)
+        var._grad = g
     else:
         odata = old._data
         if odata.shape == g.shape and writeable(odata):
