@@ -14,7 +14,7 @@ from ember._ops import strided as ST
 
 from .op_db import S, row
 
-_AS_STRIDED = [ST._as_strided, ST.as_strided_backward, ST.as_strided_backward_adjoint]
+_AS_STRIDED = [ST._as_strided, ST.as_strided_backward]
 
 
 def _np_as_strided(x, size, stride, storage_offset=0):

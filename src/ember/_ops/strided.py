@@ -73,6 +73,8 @@ def _as_strided(self, size, stride, storage_offset, self_geometry):
 
 @_as_strided.grad("self", writes=1)
 def _(grad, size, stride, storage_offset, self_geometry):
+    if isinstance(grad, Tensor):  # create_graph: the graph torch's formula records
+        return _composed_backward(grad, self_geometry, size, stride, storage_offset)
     return as_strided_backward(grad, self_geometry, size, stride, storage_offset)
 
 
@@ -151,22 +153,62 @@ def as_strided_backward(grad, self_geometry, size, stride, storage_offset):
     return _transfer(grad, pout, pin, "dst").reshape(self_geometry[0])
 
 
-@as_strided_backward.grad("grad")
-def _(grad, self_geometry, size, stride, storage_offset):
-    return as_strided_backward_adjoint(grad, self_geometry, size, stride, storage_offset)
+def _composed_backward(grad, self_geometry, size, stride, storage_offset):
+    """``as_strided_backward`` on Tensors, composed as torch's formula is, so that
+    create_graph records its nodes: output dimensions of one element squeezed and of stride 0
+    summed, the gradient copied into its place in a zero "storage" (CopySlices), or summed
+    there by index_add_ where output elements overlap, divided by how many input elements
+    share each place where those overlap, and the input's view of that storage
+    (AsStridedBackward0)."""
+    from .._creation import arange
+    in_sizes, in_strides, in_offset, _ = self_geometry
+    out_offset = in_offset if storage_offset is None else storage_offset
+    out_sizes, out_strides = [], []
+    for i in reversed(range(len(size))):
+        if size[i] == 0:
+            return grad.new_zeros(tuple(in_sizes))
+        if size[i] == 1:
+            grad = grad.squeeze(i)
+        elif stride[i] == 0:
+            grad = grad.sum(i)
+        else:
+            out_sizes.insert(0, size[i])
+            out_strides.insert(0, stride[i])
+    kept = [(n, st) for n, st in zip(in_sizes, in_strides) if n != 1]
+    if any(n == 0 for n, _ in kept):
+        return grad.new_zeros(tuple(in_sizes))
+    kept_sizes, kept_strides = [n for n, _ in kept], [st for _, st in kept]
+    shared = min(in_offset, out_offset)
+    in_offset, out_offset = in_offset - shared, out_offset - shared
+    storage = grad.new_zeros(max(_min_storage_size(kept_sizes, kept_strides, in_offset),
+                                 _min_storage_size(out_sizes, out_strides, out_offset)))
+    positions = arange(storage.numel(), device=grad.device)
+    if _maybe_overlapping(out_sizes, out_strides):
+        where = positions.as_strided(out_sizes, out_strides, out_offset).reshape(-1)
+        storage.index_add_(0, where, grad.reshape(-1))
+    else:
+        storage.as_strided(out_sizes, out_strides, out_offset).copy_(grad)
+    if _maybe_overlapping(kept_sizes, kept_strides):
+        where = positions.as_strided(kept_sizes, kept_strides, in_offset).reshape(-1)
+        count = grad.new_zeros(storage.shape)
+        count.index_add_(0, where, grad.new_ones(1).expand(where.shape))
+        storage.div_(count)
+    return storage.as_strided(tuple(in_sizes), tuple(in_strides), in_offset)
 
 
-@op("as_strided_backward_adjoint", promote=NONE, node="AsStridedBackwardAdjointBackward0")
-def as_strided_backward_adjoint(grad, self_geometry, size, stride, storage_offset):
-    """The adjoint of ``as_strided_backward`` (what double backward through it needs)."""
-    pin, pout = _input_and_output_positions(get_xp(grad), self_geometry, size, stride,
-                                            storage_offset)
-    return _transfer(grad, pin, pout, "src").reshape(tuple(size))
+def _min_storage_size(sizes, strides, offset):
+    return offset + 1 + sum((n - 1) * st for n, st in zip(sizes, strides))
 
 
-@as_strided_backward_adjoint.grad("grad")
-def _(grad, self_geometry, size, stride, storage_offset):
-    return as_strided_backward(grad, self_geometry, size, stride, storage_offset)
+def _maybe_overlapping(sizes, strides):
+    """torch's test for a strided geometry whose elements may share memory: by increasing
+    stride, each stride must pass the extent of the dimensions before it."""
+    extent = 0
+    for n, st in sorted(zip(sizes, strides), key=lambda d: d[1]):
+        if st <= extent:
+            return True
+        extent += st * (n - 1)
+    return False
 
 
 # -- complex <-> real views ---------------------------------------------------------------------
