@@ -84,6 +84,7 @@ _FORWARD = [
     "torch.nn.functional.embedding(torch.zeros(4, dtype=torch.long, device='meta'), x)",
     "torch.tensor(2.0) * x", "x + torch.tensor(1.0)", "x.clone().add_(y)", "x.clone().zero_()",
     "torch.einsum('ij,kj->ik', x, y)", "x.abs().sqrt().log1p()", "x.t().contiguous()",
+    "x.t() @ y", "torch.where(x.t() > 0, x.t(), 0.0)", "x.t().clamp(0, 1)",
 ]
 
 
@@ -138,6 +139,7 @@ def test_printing_and_flags():
         x = torch.empty(2, 3, device="meta", dtype=torch.float64, requires_grad=True)
         y = x.sum()
         return (repr(x), str(y), repr(torch.empty(2, dtype=torch.int64, device="meta")),
+                f"{y}", f"{x}",
                 x.is_meta, x.device.type, x.get_device(), x.is_cpu, x.is_cuda,
                 torch.empty(2).is_meta, x.data_ptr(), x.untyped_storage().nbytes())
     same(body)

@@ -390,8 +390,9 @@ class Tensor:
                           device=None if type(data) is _ndarray else device_of(data))
 
     def __format__(self, spec):
-        if self._data.ndim == 0:  # torch formats a 0-dim tensor as its number
-            return self.item().__format__(spec)
+        data = self._data
+        if data.ndim == 0 and (type(data) is _ndarray or device_of(data).type != "meta"):
+            return self.item().__format__(spec)  # torch formats a 0-dim tensor as its number
         return object.__format__(self, spec) if spec else repr(self)
 
     # -- autograd metadata -----------------------------------------------------------------

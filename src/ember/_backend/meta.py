@@ -5,8 +5,9 @@ every ufunc and array function called on one to it (``__array_ufunc__`` /
 ``__array_function__``), and the array module of a meta array (``META_XP``) makes meta arrays
 where NumPy would allocate. What an op gives is derived, never computed:
 
-- elementwise ufuncs and reductions work out the result's shape from their operands' shapes
-  and its dtype from a run on 0-d stand-ins (no memory, no time, whatever the size);
+- elementwise ufuncs work out the result's shape from their operands' shapes and its dtype
+  from a run on 0-d stand-ins (no memory, no time, whatever the size); reductions run on
+  stand-ins one element long along the reduced axes;
 - views (reshape, transpose, basic indexing, ...) are taken of a *phantom*: a NumPy array with
   the meta array's strides over a one-element buffer, never read, so a view's strides and
   storage offset are NumPy's own;
@@ -14,9 +15,9 @@ where NumPy would allocate. What an op gives is derived, never computed:
   zero-strided stand-ins (one element each, broadcast to the operand's shape) and keeps only
   the result's shape and dtype: that costs a temporary of the result's size.
 
-Values never exist: asking for one (``item()``, a host copy) raises torch's errors, and where a
-kernel branches on its data (``if xp.any(...)``) the answer is False, as torch's meta kernels
-skip data-dependent checks. Ops whose output shape depends on values (nonzero, unique,
+Values never exist: asking for one (``item()``, a host copy) raises torch's errors. Where a
+kernel branches on its data, ``any()`` is False and ``all()`` True (its checks pass, as torch's
+meta kernels skip data-dependent checks), and a number it reads (``int(n.max())``) is 0. Ops whose output shape depends on values (nonzero, unique,
 boolean-mask indexing) raise torch's NotImplementedError.
 """
 from __future__ import annotations
@@ -58,6 +59,8 @@ _REDUCTIONS = frozenset({
     "std", "var", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanargmax",
     "nanargmin", "nanstd", "nanvar", "count_nonzero", "ptp", "median", "nanmedian",
     "average", "logsumexp"})
+# Functions that work elementwise as ufuncs do (their results keep a transposed layout).
+_ELEMENTWISE = frozenset({"where", "clip"})
 # Functions and methods that return views of their first operand: taken of the phantom.
 _VIEWS = frozenset({
     "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze", "expand_dims",
@@ -375,23 +378,22 @@ def _standins(x, host_ok=False):
     return x
 
 
-def _metas(r, like=None):
-    """A NumPy result as meta arrays (shape and dtype kept, values dropped)."""
+def _metas(r):
+    """A NumPy result as meta arrays (shape and dtype kept, values dropped; C order)."""
     if isinstance(r, numpy.ndarray):
-        return MetaArray(r.shape, r.dtype, _layout_like(like, r.shape, r.dtype.itemsize))
+        return MetaArray(r.shape, r.dtype)
     if isinstance(r, numpy.generic):
         return MetaArray((), r.dtype)
     if type(r) is tuple or type(r) is list:
-        return type(r)(_metas(v, like) for v in r)
+        return type(r)(_metas(v) for v in r)
     if isinstance(r, tuple) and hasattr(r, "_fields"):  # named tuples (eigh, svd, ...)
-        return type(r)(*(_metas(v, like) for v in r))
+        return type(r)(*(_metas(v) for v in r))
     return r
 
 
-def _compute(fn, args, kwargs, like=None):
+def _compute(fn, args, kwargs):
     with numpy.errstate(all="ignore"):
-        return _metas(fn(*_standins(args), **{k: _standins(v) for k, v in kwargs.items()}),
-                      like)
+        return _metas(fn(*_standins(args), **{k: _standins(v) for k, v in kwargs.items()}))
 
 
 def _shrunk(a, axis):
@@ -445,13 +447,16 @@ def _function(func, args, kwargs):
     if name in ("may_share_memory", "shares_memory"):
         return _overlap(func, *args[:2])
     if name in ("shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj"):
-        return func(*_shapeless(args), **kwargs)
-    like = first if type(first) is MetaArray else None
+        return func(*_standins(args), **kwargs)  # (shapes and dtypes only)
     if func.__module__.startswith("numpy.linalg"):
         # (zero matrices are singular: linear algebra runs on identities of their shape)
         with numpy.errstate(all="ignore"):
-            return _metas(func(*_identities(args), **kwargs), like)
-    return _compute(func, args, kwargs, like)
+            return _metas(func(*_identities(args), **kwargs))
+    r = _compute(func, args, kwargs)
+    if name in _ELEMENTWISE and type(r) is MetaArray:  # (laid out as its operands, as ufuncs)
+        like = next((a for a in args if type(a) is MetaArray and a.shape == r.shape), None)
+        r.strides = _layout_like(like, r.shape, r.itemsize) or r.strides
+    return r
 
 
 def _identities(x):
@@ -461,9 +466,8 @@ def _identities(x):
         if x.ndim < 2:
             return x.standin()
         return numpy.broadcast_to(numpy.eye(*x.shape[-2:], dtype=x.dtype), x.shape)
-    if type(x) is list or isinstance(x, tuple):
-        return type(x)(_identities(v) for v in x) if type(x) in (list, tuple) else tuple(
-            _identities(v) for v in x)
+    if isinstance(x, (list, tuple)):
+        return (list if type(x) is list else tuple)(_identities(v) for v in x)
     return _standins(x)
 
 
@@ -475,11 +479,6 @@ def _overlap(func, a, b):
     if (a.base if a.base is not None else a) is not (b.base if b.base is not None else b):
         return False
     return bool(func(a.phantom(), b.phantom()))
-
-
-def _shapeless(args):
-    """Arguments for functions that read only shapes and dtypes: the stand-ins serve."""
-    return _standins(args)
 
 
 def _ufunc(ufunc, method, inputs, kwargs):
@@ -588,6 +587,8 @@ def _full_maker(name):
     def make(shape, *args, dtype=None, order="C", **kwargs):
         if name == "full":
             fill = args[0] if args else kwargs.pop("fill_value")
+            if len(args) > 1:
+                dtype = args[1]
             dtype = dtype if dtype is not None else numpy.asarray(fill).dtype
         elif args:
             dtype = args[0]
