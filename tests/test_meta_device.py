@@ -269,3 +269,32 @@ def test_layers_and_optimizers_on_meta():
             emb(torch.zeros(3, dtype=torch.long, device="meta")), lin.weight.grad,
             opt.state[lin.weight]["exp_avg"])]
     same(body)
+
+
+def test_autograd_features_on_meta():
+    """Forward mode, vmap, double backward, hooks, checkpointing, jacobians, accumulation
+    and gradient clipping all run on meta tensors and give meta results."""
+    def body(torch):
+        fw_ad = torch.autograd.forward_ad
+        x = torch.empty(3, device="meta")
+        with fw_ad.dual_level():
+            dual = fw_ad.make_dual(x, torch.empty(3, device="meta"))
+            tangent = fw_ad.unpack_dual((dual.sin() * 2).sum()).tangent
+        batched = torch.vmap(lambda a: a @ a.T)(torch.empty(4, 2, 3, device="meta"))
+        w = torch.empty(3, requires_grad=True, device="meta")
+        seen = []
+        w.register_hook(lambda g: seen.append(tuple(g.shape)))
+        g, = torch.autograd.grad((w ** 3).sum(), w, create_graph=True)
+        second, = torch.autograd.grad(g.sum(), w)
+        for _ in range(2):
+            torch.utils.checkpoint.checkpoint(lambda a: a.sin().exp(), w,
+                                              use_reentrant=False).sum().backward()
+        jac = torch.autograd.functional.jacobian(lambda a: a.sin(), x)
+        lin = torch.nn.Linear(3, 2, device="meta")
+        lin(torch.empty(1, 3, device="meta")).sum().backward()
+        norm = torch.nn.utils.clip_grad_norm_(lin.parameters(), 1.0)
+        ints = torch.empty(3, dtype=torch.int32, device="meta")
+        return ([describe(t) for t in (tangent, batched, second, w.grad, jac, norm,
+                                       lin.weight.grad, ints + 1.5, ints / 2, ints.sum())],
+                seen)
+    same(body, check_warnings=False)  # (torch warns about its own jit on first use)
