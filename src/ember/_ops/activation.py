@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp, is_array
+from .._backend import get_xp, is_array, reduce_max, reduce_sum
 from .._tensor import Tensor, _wrap_dim
 from .pointwise import (add_scalar, exp, not_implemented, sigmoid, tanh, threshold_backward, where,
                         zero_gradient)
@@ -822,10 +822,10 @@ def _softmax_kernel(x, dim, log):
     # is all NaN
     z = acc - m
     if log:
-        out = z - xp.log(xp.exp(z).sum(axis=dim, keepdims=True))
+        out = z - xp.log(reduce_sum(xp.exp(z), dim, True))
     else:
         e = xp.exp(z)
-        out = e / e.sum(axis=dim, keepdims=True)
+        out = e / reduce_sum(e, dim, True)
     return out.astype(x.dtype, copy=False)
 
 
@@ -842,7 +842,7 @@ def _max_kept(x, dim):
             and x.size >= 16 * n and x.flags.c_contiguous):
         columns = np.ascontiguousarray(x.reshape(-1, n).T)
         return np.maximum.reduce(columns, axis=0).reshape(x.shape[:-1] + (1,))
-    return x.max(axis=dim, keepdims=True)
+    return reduce_max(x, dim, True)
 
 
 def _sum_dim(x, dim):
@@ -850,7 +850,7 @@ def _sum_dim(x, dim):
     if x.ndim == 0:
         return x
     if is_array(x) and x.dtype.itemsize >= 4:  # a raw float32/64 gradient (first order):
-        return x.sum(axis=dim, keepdims=True)  # the array's own reduction, as sum's kernel
+        return reduce_sum(x, dim, True)  # the array's own reduction, as sum's kernel
     return sum_(x, dim, keepdim=True)
 
 

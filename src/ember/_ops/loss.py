@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp, is_array, scatter_add
+from .._backend import get_xp, is_array, reduce_max, reduce_sum, scatter_add
 from .._state import state
 from .._tensor import Tensor, _wrap, checked_values
 from .activation import _log_softmax, logsigmoid
@@ -327,7 +327,8 @@ def _nll_kernel(self, target, weight, reduction, ignore_index):
     picked = _pick(self, safe).astype(np.float64)
     if type(wt) is float:
         if reduction != "none":  # (the sum negated once, not each value: the same number)
-            return _nll_reduce(picked, wt, safe, reduction, self.dtype, 0.0 - picked.sum())
+            return _nll_reduce(picked, wt, safe, reduction, self.dtype,
+                               0.0 - reduce_sum(picked))
         loss = -picked
     else:  # torch skips ignored samples: +0.0 there (not -0.0)
         loss = get_xp(picked).where(target != ignore_index, -(picked * wt), 0.0)
@@ -469,10 +470,13 @@ def _check_targets(target, c, ignore_index):
 def _below(data, c):
     """Whether every integer in ``data`` lies in [0, c): one reduction where the integers are
     signed (seen as unsigned, a negative one is larger than any class count)."""
-    if data.dtype.kind == "i" and 0 <= c <= 1 << (8 * data.dtype.itemsize - 1):
-        unsigned = data.view(data.dtype.str.replace("i", "u"))
-        return bool(unsigned.max() < c)
+    unsigned = _UNSIGNED.get(data.dtype)
+    if unsigned is not None and 0 <= c <= 1 << (8 * data.dtype.itemsize - 1):
+        return bool(reduce_max(data.view(unsigned)) < c)
     return bool(data.min() >= 0 and data.max() < c)
+
+
+_UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
 def _nll_nd(input, target, weight, reduction, ignore_index):

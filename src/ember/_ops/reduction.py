@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import arg_extreme, as_array, get_xp
+from .._backend import arg_extreme, as_array, get_xp, reduce_sum
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .registry import FLOAT, NONE, op
 from .pointwise import div_scalar, eq, exp, maximum, minimum, not_implemented, where
@@ -171,12 +171,7 @@ def _sum_to_array(x, shape):
     return out.reshape(shape) if lead else out
 
 
-def _array_sum(x, axes, keepdims):
-    """``xp.sum(x, axes)``; on NumPy its ufunc's reduce, which np.sum comes to, without
-    np.sum's Python layers (the same dtypes and values)."""
-    if type(x) is np.ndarray:
-        return np.add.reduce(x, axis=axes, keepdims=keepdims)
-    return get_xp(x).sum(x, axis=axes, keepdims=keepdims)
+_array_sum = reduce_sum  # ``xp.sum(x, axes, keepdims)`` without np.sum's Python layers
 
 
 sum_to.kernel = _sum_to_array  # the array form, for code that calls kernels (ember.compile)
