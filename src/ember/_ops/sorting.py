@@ -245,9 +245,10 @@ def _median_all(x, ignore_nan):
     flat = x.reshape(-1)
     if x.dtype.kind in "fc":
         nan = xp.isnan(flat)
-        if not ignore_nan and nan.any():
-            return xp.asarray(np.nan, x.dtype)
-        flat = flat[~nan]
+        if nan.any():  # (only then: a meta array has no NaNs to drop, and no count of them)
+            if not ignore_nan:
+                return xp.asarray(np.nan, x.dtype)
+            flat = flat[~nan]
     if flat.size == 0:  # NaN (in an integer dtype: what the cast of NaN gives, as torch)
         with np.errstate(invalid="ignore"):
             return xp.asarray(np.nan).astype(x.dtype)
