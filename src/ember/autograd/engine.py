@@ -257,20 +257,54 @@ def _set_plan(task, targets, useful, run, capture):
 
 
 def _collect_planned(task, root_nodes, targets, capture):
-    """``_collect_dependencies`` and ``_plan_inputs`` in one depth-first walk: a node's edges
-    are counted when it is entered, and when it is left (its children all left before it: the
-    graph is acyclic) it runs if one of its children leads to an input.
+    """``_collect_dependencies`` and ``_plan_inputs`` for ``autograd.grad`` and
+    ``backward(inputs=)``: count each reachable node's incoming edges and find the nodes that
+    lead to an input (those run).
 
-    NOTE: one walk instead of three (dependencies, parent lists, the walk back from the
-    inputs): the planning cost of every ``autograd.grad`` call.
+    NOTE: the planning cost of every such call. The walk that counts dependencies also notes
+    the nodes with edges and whether every node without one (a leaf's AccumulateGrad) is an
+    input: then every node leads to an input (each path ends in such a node), so the nodes
+    that run are those with edges, and no second walk is needed. Otherwise (a leaf that is not
+    an input, e.g. a parameter in ``grad(out, [x])``) ``_mark_useful`` walks the graph again.
     """
     deps = task.deps
     for fn in root_nodes:
         deps[fn] = 0
     get = deps.get
+    run = set()
+    run_add = run.add
+    all_lead = True  # every node without edges is an input's
+    stack = list(deps)
+    push, pop = stack.append, stack.pop
+    while stack:
+        fn = pop()
+        inner = False
+        for nxt, _ in fn._next:
+            if nxt is not None:
+                inner = True
+                count = get(nxt)
+                if count is None:
+                    deps[nxt] = 1
+                    push(nxt)
+                else:
+                    deps[nxt] = count + 1
+        if inner:
+            run_add(fn)
+        elif all_lead and fn not in targets:
+            all_lead = False
+    if all_lead:
+        _set_plan(task, targets, run | targets, run, capture)
+    else:
+        _set_plan(task, targets, *_mark_useful(root_nodes, targets), capture)
+
+
+def _mark_useful(root_nodes, targets):
+    """The nodes that lead to ``targets`` (with the targets) and those of them that run (the
+    ones with a child that leads to a target), by one depth-first walk: a node is left after
+    its children (the graph is acyclic), so whether it leads to a target is known then."""
     useful, run = set(targets), set()
     entered = set()
-    stack = list(deps)
+    stack = list(dict.fromkeys(root_nodes))
     push, pop = stack.append, stack.pop
     while stack:
         fn = pop()
@@ -288,16 +322,9 @@ def _collect_planned(task, root_nodes, targets, capture):
         push(fn)
         push(None)
         for nxt, _ in fn._next:
-            if nxt is not None:
-                count = get(nxt)
-                if count is None:
-                    deps[nxt] = 1
-                    push(nxt)
-                else:
-                    deps[nxt] = count + 1
-                    if nxt not in entered:  # found before but not yet walked: walk it first
-                        push(nxt)
-    _set_plan(task, targets, useful, run, capture)
+            if nxt is not None and nxt not in entered:
+                push(nxt)
+    return useful, run
 
 
 def _add_to_buffer(task, fn, nr, g):
