@@ -103,7 +103,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     for t, (fn, nr), g in zip(roots, root_edges, root_grads):
         if g is None:
             continue
-        _check_differentiable(t._data.dtype)
+        dt = t._data.dtype
+        if dt.kind not in "fc":
+            _check_differentiable(dt)
         if not create_graph:
             task.visible[id(g._data)] = (g._data, g)
             g = g._data
@@ -114,14 +116,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     prev, prev_quiet = state.grad_enabled, state.quiet
     state.grad_enabled = bool(create_graph)
     callbacks = _final_callbacks()
-    callbacks.append([])
+    queued = []
+    callbacks.append(queued)
     try:
         # NOTE: one errstate for the whole pass: formulas may divide by zero where torch is
         # silent (e.g. at a kink), and entering errstate per op would cost more than the op.
         with np.errstate(all="ignore"):
             state.quiet = True
-            _execute(task, [e[0] for e in root_edges])
-        _run_final_callbacks(callbacks[-1])
+            _execute(task, root_nodes)
+        if queued:
+            _run_final_callbacks(queued)
     except BaseException:
         if _NOTES:
             forget()
@@ -422,6 +426,14 @@ def _execute(task, root_nodes):
             with fn.lock:
                 if fn.variable._requires_grad:
                     _accumulate(task, fn.variable, grads[0])
+            continue
+        elif (plain and type(fn) is AccumulateGrad and grads is not None
+              and fn in captures and fn not in run and fn._retained is None
+              and not fn.variable._hooks):
+            # an input of autograd.grad without hooks: its gradient is captured, nothing
+            # accumulated (what _run_node and _capture do for it)
+            for nr, slot, _ in captures[fn]:
+                task.captured[slot] = grads[nr]
             continue
         elif prof is not None:
             with prof(fn.name(), grads or (), fn):
