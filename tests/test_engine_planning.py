@@ -1,7 +1,7 @@
-"""The one-walk plan of autograd.grad / backward(inputs=) (engine._collect_planned) against the
-three-walk plan it replaces on the common path (_collect_dependencies + _plan_inputs, still
-used for batched passes): same dependency counts, same nodes that lead to the inputs, same
-nodes that run."""
+"""The plan of autograd.grad / backward(inputs=) (engine._collect_planned: one walk when every
+leaf reached is an input, a second one otherwise) against the three-walk plan it replaces on
+the common path (_collect_dependencies + _plan_inputs, still used for batched passes): same
+dependency counts, same nodes that lead to the inputs, same nodes that run."""
 import pytest
 from oracle import same
 
@@ -19,6 +19,7 @@ def _graphs():
     yield "diamond, two leaves", [diamond.sum()], [a, b]
     yield "interior input", [diamond.sum()], [h]
     yield "interior and leaf", [diamond.sum()], [h, a]
+    yield "interior and every leaf", [diamond.sum()], [h, a, b]
     side = (a.exp() * c).sum()  # a second root sharing a
     yield "two roots", [diamond.sum(), side], [b]
     yield "two roots, shared leaf", [diamond.sum(), side], [a]
@@ -28,6 +29,7 @@ def _graphs():
     for _ in range(50):
         chain = chain * 1.5 + b
     yield "chain", [chain.sum()], [a]
+    yield "chain, every leaf", [chain.sum()], [a, b]
     other = ember.randn(3, requires_grad=True)
     yield "unreachable input", [diamond.sum()], [other, a]
 
@@ -58,4 +60,18 @@ def test_grad_through_the_planned_walk_matches_torch():
         (gb,) = torch.autograd.grad(out, [b], create_graph=True)
         out.backward(inputs=[b])
         return ga, gh, gb, gb.grad_fn.name(), b.grad, a.grad
+    same(body)
+
+
+def test_captured_leaves_with_and_without_hooks_match_torch():
+    def body(torch):
+        x = torch.tensor([0.5, -1.0], requires_grad=True)
+        w = torch.tensor([2.0, 3.0], requires_grad=True)
+        seen = []
+        w.register_hook(lambda g: seen.append(g.clone()) or g * 2)
+        out = (x * w).sum()
+        gx, gw = torch.autograd.grad(out, [x, w], retain_graph=True)
+        (hx,) = torch.autograd.grad(out * out, [x], create_graph=True)  # w: not an input
+        (hxx,) = torch.autograd.grad(hx.sum(), [x])
+        return gx, gw, hx, hx.grad_fn.name(), hxx, x.grad, w.grad, seen
     same(body)
