@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _dtype as D
 from . import opmath
-from .._backend import as_array, get_xp, is_array
+from .._backend import as_array, fp_errors, get_xp, is_array
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from ..autograd._grad_versions import writing
@@ -707,14 +707,18 @@ def guard_operators(cls):
 def _quiet(kernel):
     """Silence NumPy's floating point warnings (torch gives inf and nan without a word).
 
-    Only for kernels likely to warn (log, division, ...): entering errstate costs about a
-    microsecond, more than a small kernel itself. Backward passes run under one errstate.
+    Only for kernels likely to warn (log, division, ...): even silenced without np.errstate's
+    per-entry setup (see _backend.fp_errors), it costs more than a small kernel. Backward
+    passes are silenced once.
     """
     def quiet_kernel(*args):
         if state.quiet:
             return kernel(*args)
-        with np.errstate(all="ignore"):
+        quiet = fp_errors.silence()
+        try:
             return kernel(*args)
+        finally:
+            fp_errors.restore(quiet)
     quiet_kernel._ember_parameters = _parameters(kernel)
     quiet_kernel.__name__ = kernel.__name__
     return quiet_kernel

@@ -17,7 +17,7 @@ from sys import getrefcount as _refcount
 
 import numpy as np
 
-from .._backend import as_array, get_xp, writeable
+from .._backend import as_array, fp_errors, get_xp, writeable
 from .._dtype import REDUCED_NP
 from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
@@ -119,11 +119,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     queued = []
     callbacks.append(queued)
     try:
-        # NOTE: one errstate for the whole pass: formulas may divide by zero where torch is
-        # silent (e.g. at a kink), and entering errstate per op would cost more than the op.
-        with np.errstate(all="ignore"):
+        # NOTE: NumPy's errors silenced once for the whole pass: formulas may divide by zero
+        # where torch is silent (e.g. at a kink), and silencing them per op would cost more
+        # than the op.
+        quiet = fp_errors.silence()
+        try:
             state.quiet = True
             _execute(task, root_nodes)
+        finally:
+            fp_errors.restore(quiet)
         if queued:
             _run_final_callbacks(queued)
     except BaseException:
