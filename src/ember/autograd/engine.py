@@ -456,10 +456,10 @@ def _execute(task, root_nodes):
                         child.variable._grad_dtype is not GRAD_DTYPE_OWN):
                     g = _validate(task, fn, i, g, child.variable._grad_dtype)
                 elif graph:  # a Tensor: validate only a shape or dtype that is not its input's
-                    if m is not None and (g._data.shape != m[0] or g._data.dtype != m[1]):
+                    if m is not None and (g._data.shape, g._data.dtype) != m:
                         g = _validate(task, fn, i, g)
-                elif type(g) is not ndarray or (
-                        m is not None and (g.shape != m[0] or g.dtype != m[1])):
+                # (m: the input's (shape, dtype), compared as one tuple)
+                elif type(g) is not ndarray or (m is not None and (g.shape, g.dtype) != m):
                     g = _validate(task, fn, i, g)
                 buf = buffers.get(child)
                 if buf is None:
