@@ -30,6 +30,8 @@ def _first_failure(info):
     """(batch index, value) of the first nonzero ``info``, or None."""
     data = info._data if isinstance(info, Tensor) else info
     flat = data.reshape(-1)
+    if not flat.any():  # (the usual case; and a meta array has no failures to count)
+        return None
     bad = np.flatnonzero(flat)
     return None if not bad.size else (int(bad[0]), int(flat[bad[0]]))
 

@@ -32,9 +32,7 @@ KNOWN = {
     **dict.fromkeys(_samples_of(
         ("segment_reduce", 19),
         ("multilabel_margin_loss", 6), ("masked_scatter", 3), ("masked_scatter_", 1),
-        ("embedding", [2]), ("linalg_lu_factor", 4), ("linalg_lu_solve_left", 1),
-        ("linalg_lu_solve_left_adjoint", 1), ("linalg_lu_solve_right", 1),
-        ("linalg_lu_solve_right_adjoint", 1), ("lu_unpack", 4), ("torch_lu_solve", 1)),
+        ("embedding", [2])),
         "ember's kernel selects elements by a mask of values (padding, pivots, "
         "frequencies), which has no meta result: torch's meta kernel needs none"),
     **dict.fromkeys(_samples_of(
@@ -42,7 +40,7 @@ KNOWN = {
         ("linalg_ldl_factor_ex", 1), ("linalg_ldl_solve", 1)),
         "ember's kernel copies its operands to the host (offsets, pivots): a meta array "
         "has nothing to copy"),
-    **dict.fromkeys(_samples_of(("linalg_lu", 4)),
+    **dict.fromkeys(_samples_of(("linalg_lu", 4), ("lu_unpack", 4)),
                     "ember's LU backward skips gradients it finds to be all zeros, and a meta "
                     "gradient has no nonzero values (torch gives a meta gradient)"),
     **dict.fromkeys(_samples_of(("index_backward", 2), ("pad_backward", 1)),
