@@ -315,15 +315,20 @@ def _as_like(array, like):
     return a if is_array(like) else _wrap(a)
 
 
-def _nll_kernel(self, target, weight, reduction, ignore_index):
-    target, weight = _arr(target), _arr(weight)
-    # NOTE: the targets are checked here, in the kernel, so that a compiled function's replay
-    # (which runs kernels only) checks each call's targets as eager mode does.
+def _checked_terms(self, target, weight, ignore_index):
+    """``_nll_terms`` after torch's check of the targets (the kernels' own, forward and
+    backward, as torch's: so a compiled function's replay, which runs kernels only, checks
+    each call's targets as eager mode does)."""
     c = self.shape[_class_axis(self.ndim)]
     in_range = _check_targets(target, c, ignore_index)
     # (targets all in range and an ignore_index out of it: no sample is ignored)
-    wt, safe = _nll_terms(target, weight, ignore_index, self.shape,
-                          all_valid=in_range and not 0 <= ignore_index < c)
+    return _nll_terms(target, weight, ignore_index, self.shape,
+                      all_valid=in_range and not 0 <= ignore_index < c)
+
+
+def _nll_kernel(self, target, weight, reduction, ignore_index):
+    target, weight = _arr(target), _arr(weight)
+    wt, safe = _checked_terms(self, target, weight, ignore_index)
     picked = _pick(self, safe).astype(np.float64)
     if type(wt) is float:
         if reduction != "none":  # (the sum negated once, not each value: the same number)
@@ -343,7 +348,7 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
     xp = get_xp(self)
     dt = self.dtype
     target, weight = _arr(target), _arr(weight)
-    wt, safe = _nll_terms(target, weight, ignore_index, self.shape)
+    wt, safe = _checked_terms(self, target, weight, ignore_index)
     w = None if weight is None else weight[safe].astype(dt, copy=False)
     grad = grad_output.astype(dt, copy=False)
     if reduction == "none" and target.ndim:  # (times -w: a NaN keeps its sign, as torch's)
