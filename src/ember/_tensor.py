@@ -237,8 +237,13 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim=None):
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
-        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+        data = self._data
+        if data.size:
+            st = tuple(s // data.itemsize for s in data.strides)
+        else:  # (NumPy's strides of an empty array are not torch's)
+            from ._backend import empty_strides
+            st = empty_strides(data)
+        return st if dim is None else st[_wrap_dim(dim, data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
         return bool(self._data.flags.c_contiguous)

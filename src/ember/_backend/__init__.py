@@ -245,3 +245,37 @@ def strided_view(x, shape, strides, address, dtype=None):
         return out.view(dtype) if out.dtype != dtype else out
     mem = x.data + (address - x.data.ptr)
     return get_xp(x).ndarray(tuple(shape), dtype, memptr=mem, strides=tuple(strides))
+
+
+class _PlacedEmpty(_Interface):
+    """The interface of an empty view that ``place_empty`` put where torch puts it."""
+
+
+def place_empty(x, shape, strides, offset, dtype=None):
+    """An empty view of ``x``'s storage (``shape`` has a 0) at element ``offset`` of that
+    storage, with element ``strides``: torch's geometry for it (elements of ``dtype``, if
+    given, else of ``x``'s dtype).
+
+    NOTE: NumPy puts an empty view at its base's start with strides of its own choosing (there
+    is no element to place), while torch's storage_offset() and strides of an empty slice
+    follow the same arithmetic as a full one's, and as_strided() starts from that offset.
+    """
+    _, start, _ = storage_of(x)
+    dtype = x.dtype if dtype is None else numpy.dtype(dtype)
+    item = dtype.itemsize
+    if not isinstance(x, ndarray):  # (CuPy: no marker, so empty_strides reads it contiguous)
+        return strided_view(x, shape, [s * item for s in strides], start + offset * item, dtype)
+    interface = {"data": (start + offset * item, not x.flags.writeable), "shape": tuple(shape),
+                 "strides": tuple(s * item for s in strides), "typestr": dtype.str,
+                 "version": 3}
+    out = numpy.asarray(_PlacedEmpty(interface, x))
+    return out.view(dtype) if out.dtype != dtype else out
+
+
+def empty_strides(x):
+    """The element strides torch gives ``x``, an array with no elements: those place_empty
+    gave it, else the contiguous strides of its shape (torch's for a fresh tensor; NumPy's own
+    strides of an empty array are 0, or its base's, whatever torch's would be)."""
+    if isinstance(getattr(x, "base", None), _PlacedEmpty):
+        return tuple(s // x.itemsize for s in x.strides)
+    return contiguous_strides(x.shape, 1)

@@ -43,6 +43,8 @@ def _apply_inplace_view(d, args):
     recording = state.grad_enabled and self._requires_grad
     check_inplace(self, recording)  # (autograd's refusals first, as in torch)
     new = d.kernel(self._data, *args[1:])
+    if new.size == 0:  # (where torch puts it: see empty_views)
+        new = _views.placed(d.view_op, self._data, new, args, None)
     if compile_recording[0] is not None:  # ember.compile replays registry ops only: it stops here
         compile_recording[0].graph_break(f"{d.name} changes a tensor's geometry in place")
     fw = forward_hook[0]
@@ -158,7 +160,6 @@ def _grown_storage(owner, start, end, needed):
     grown = xp.zeros(needed, xp.uint8)
     grown[:end - start] = owner.reshape(-1, order="A").view(xp.uint8)
     return grown
-
 
 
 def resize_as_(self, the_template, memory_format=None):

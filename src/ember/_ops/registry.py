@@ -1261,15 +1261,17 @@ def broadcast_error(operands):
 
 def _mark_views(op, args, results):
     base = args[0]
+    multi = op.n_outputs != 1
     if base._is_inference:
         # torch: an inference tensor has no autograd metadata, so what a view op makes of it
         # shares its memory but is no view (no _base, no version counter): another inference
         # tensor, in inference mode or not
-        for r in results:
+        for k, r in enumerate(results):
             if op.view != "maybe" or np.may_share_memory(r._data, base._data):
                 r._is_inference = True
+            if op.view is True and r._data.size == 0:
+                r._data = _views.placed(op, base._data, r._data, args, k if multi else None)
         return
-    multi = op.n_outputs != 1
     for k, r in enumerate(results):
         if op.view == "maybe" and not np.may_share_memory(r._data, base._data):
             continue

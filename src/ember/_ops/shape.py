@@ -149,9 +149,9 @@ def _view_dtype(self, dtype):
     if old != new:
         _check_view_dtype(self, dtype, old, new)
     t = self.detach()
-    if data.size == 0:
-        shape = data.shape[:-1] + (data.shape[-1] * old // new,)
-        t._data = get_xp(data).empty(shape, dtype.np)
+    if data.size == 0:  # (NumPy refuses some of these, and would not place them as torch)
+        from .empty_views import as_dtype
+        t._data = as_dtype(data, dtype.np)
     else:
         t._data = data.view(dtype.np)
     return t
@@ -163,9 +163,7 @@ def _check_view_dtype(self, dtype, old, new):
             "(different element sizes)")
     if self.ndim == 0:
         raise RuntimeError("self.dim() cannot be 0" + what)
-    # (an empty tensor's strides are not torch's here: it is laid out as contiguous)
-    from .inplace_forms import _contiguous_strides
-    strides = self.stride() if self._data.size else _contiguous_strides(self.shape, 1)
+    strides = self.stride()
     ratio = new // old if new > old else 1  # (torch checks in this order)
     for name, value in (("self.size(-1)", self.shape[-1]),
                         ("self.storage_offset()", self.storage_offset())):

@@ -20,6 +20,7 @@ from .._state import state
 from .._tensor import Tensor
 from ..autograd.graph import (ERR_FREED, Node, follow_base, move_retained_grad,
                               register_following_view, short_node_name)
+from .empty_views import placed
 from .inplace import has_internal_overlap
 from .registry import NONE, _sequence, op
 
@@ -52,9 +53,12 @@ def extend_chain(chain, view_op, rest, index=None):
 def replay(chain, x):
     """Cut the view described by ``chain`` out of ``x`` (an array or a Tensor of base shape)."""
     for view_op, rest, index in chain:
-        x = view_op(x, *rest)
+        out = view_op(x, *rest)
         if index is not None:
-            x = x[index]
+            out = out[index]
+        if not isinstance(out, Tensor) and out.size == 0:  # (a Tensor is placed already)
+            out = placed(view_op, x, out, (x,) + rest, index)
+        x = out
     return x
 
 
@@ -173,6 +177,8 @@ class CopySlices(Node):
 # -- bookkeeping used by the registry ----------------------------------------------------------
 def mark_view(view_op, base, result, args, index):
     """Make ``result`` a view of ``base``'s root, remembering how to cut it out again."""
+    if result._data.size == 0:  # (NumPy's address and strides of an empty view are not torch's)
+        result._data = placed(view_op, base._data, result._data, args, index)
     # (extend_chain and Tensor._version_counter written out: this runs once per view op)
     parent = base._base
     if parent is None:
