@@ -107,3 +107,23 @@ def test_regenerated_view_of_empty_slice_gradient():
         (u * torch.arange(3.0)).sum().backward()
         return x.grad, u
     same(body)
+
+
+def test_empty_data_ptr_is_zero():
+    def body(torch):
+        return [t.data_ptr() for t in (torch.zeros(0), torch.zeros(4, 3)[:, 5:],
+                                       torch.zeros(3, 0).t())]
+    same(body)
+
+
+def test_save_and_load_keep_empty_geometry():
+    def body(torch):
+        import io
+        t = torch.arange(12.0).reshape(4, 3)
+        saved = {"t": t, "v": t[:, 5:], "w": torch.zeros(0, 3).t(), "z": torch.zeros(2, 0, 3)}
+        buffer = io.BytesIO()
+        torch.save(saved, buffer)
+        buffer.seek(0)
+        loaded = torch.load(buffer)
+        return {k: _geometry(v) for k, v in loaded.items()}
+    same(body)

@@ -250,6 +250,8 @@ class Tensor:
 
     def data_ptr(self) -> int:
         read_data("Tensor.data_ptr()")
+        if self._data.size == 0:  # torch: no element, no address
+            return 0
         from ._backend import data_address
         return data_address(self._data)
 

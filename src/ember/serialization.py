@@ -65,7 +65,7 @@ class _Writer:
     def _storage(self, array):
         """(key of the bytes of ``array``'s storage, ``array``'s byte offset into them, its
         byte strides)."""
-        from ._backend import data_address, storage_of, to_numpy
+        from ._backend import data_address, empty_strides, storage_of, to_numpy
         owner, start, _ = storage_of(array)
         if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
             # memory no array owns (an ndarray made on a foreign buffer): this tensor alone
@@ -79,6 +79,8 @@ class _Writer:
             # (C or F contiguous: its bytes are one reshape and view away)
             self.arrays[key] = to_numpy(whole.reshape(-1, order="A").view(np.uint8))
         offset = 0 if start is None else data_address(array) - start
+        if array.size == 0:  # (NumPy's strides of an empty array are not torch's)
+            return key, offset, tuple(s * array.itemsize for s in empty_strides(array))
         return key, offset, array.strides
 
     def describe(self, obj):
@@ -224,7 +226,12 @@ class _Reader:
             storage = self._storage(d["storage"], d.get("device", "cpu"))
             from . import _dtype as D
             dtype = getattr(D, d["dtype"]).np
-            if type(storage) is np.ndarray:
+            if 0 in d["shape"]:  # (placed as saved: NumPy would lose its strides)
+                from ._backend import place_empty
+                item = np.dtype(dtype).itemsize
+                array = place_empty(storage, d["shape"], [s // item for s in d["strides"]],
+                                    d["offset"] // item, dtype)
+            elif type(storage) is np.ndarray:
                 array = np.ndarray(d["shape"], dtype, buffer=storage, offset=d["offset"],
                                    strides=d["strides"])
             else:  # a storage moved to a GPU: the tensor views it there

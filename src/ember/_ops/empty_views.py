@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._backend import (contiguous_strides, data_address, empty_strides, place_empty,
-                        storage_of)
+from .._backend import contiguous_strides, data_address, empty_strides, place_empty, storage_of
 from .._tensor import _wrap_dim
 
 
@@ -168,7 +167,7 @@ def _view_as_complex(shape, strides, offset, args, index):
 
 
 def _unfold(shape, strides, offset, args, index):
-    dimension, size, step = args
+    dimension, _, step = args
     if not shape:
         return [1], offset
     d = _wrap_dim(dimension, len(shape))
