@@ -30,7 +30,7 @@ def placed(view_op, base, out, args, index):
     if rule is None:
         return out
     strides, offset = geometry(base)
-    strides, offset = rule(base.shape, list(strides), offset, args[1:], index)
+    strides, offset = rule(base.shape, list(strides), offset, args[1:], index, out.shape)
     return place_empty(base, out.shape, strides, offset)
 
 
@@ -45,34 +45,34 @@ def as_dtype(x, dtype):
 
 
 # Each rule: (input shape, input strides (a list of its own), input offset, the op's other
-# arguments, the output's index for multi-output ops) -> (output strides, output offset).
-def _view(shape, strides, offset, args, index):
+# arguments, the output's index for multi-output ops, the output's shape) -> (output strides,
+# output offset).
+def _view(shape, strides, offset, args, index, out_shape):
     """view / reshape: an empty tensor keeps its strides when its shape stays, else takes the
     contiguous ones (torch's computeStride)."""
-    new = tuple(args[0])
-    return (strides if new == tuple(shape) else contiguous_strides(new, 1)), offset
+    return (strides if out_shape == shape else contiguous_strides(out_shape, 1)), offset
 
 
-def _same(shape, strides, offset, args, index):
+def _same(shape, strides, offset, args, index, out_shape):
     return strides, offset
 
 
-def _t(shape, strides, offset, args, index):
+def _t(shape, strides, offset, args, index, out_shape):
     return strides[::-1], offset
 
 
-def _transpose(shape, strides, offset, args, index):
+def _transpose(shape, strides, offset, args, index, out_shape):
     if strides:
         d0, d1 = _wrap_dim(args[0], len(shape)), _wrap_dim(args[1], len(shape))
         strides[d0], strides[d1] = strides[d1], strides[d0]
     return strides, offset
 
 
-def _permute(shape, strides, offset, args, index):
+def _permute(shape, strides, offset, args, index, out_shape):
     return [strides[_wrap_dim(d, len(shape))] for d in args[0]], offset
 
 
-def _expand(shape, strides, offset, args, index):
+def _expand(shape, strides, offset, args, index, out_shape):
     """torch's inferExpandGeometry: a dimension that grows (from 1) or is new has stride 0."""
     size = tuple(args[0])
     out = [0] * len(size)
@@ -88,7 +88,7 @@ def _expand(shape, strides, offset, args, index):
     return out, offset
 
 
-def _squeeze(shape, strides, offset, args, index):
+def _squeeze(shape, strides, offset, args, index, out_shape):
     nd = len(shape)
     if not args or args[0] is None:
         dims = range(nd)
@@ -99,7 +99,7 @@ def _squeeze(shape, strides, offset, args, index):
     return [s for d, s in enumerate(strides) if not (d in dims and shape[d] == 1)], offset
 
 
-def _unsqueeze(shape, strides, offset, args, index):
+def _unsqueeze(shape, strides, offset, args, index, out_shape):
     nd = len(shape)
     d = _wrap_dim(args[0], nd + 1)
     strides.insert(d, 1 if d >= nd else shape[d] * strides[d])
@@ -113,15 +113,15 @@ def _select_at(shape, strides, offset, d, i):
     return strides[:d] + strides[d + 1:], offset + i * strides[d]
 
 
-def _select(shape, strides, offset, args, index):
+def _select(shape, strides, offset, args, index, out_shape):
     return _select_at(shape, strides, offset, _wrap_dim(args[0], len(shape)), args[1])
 
 
-def _unbind(shape, strides, offset, args, index):
+def _unbind(shape, strides, offset, args, index, out_shape):
     return _select_at(shape, strides, offset, _wrap_dim(args[0], len(shape)), index)
 
 
-def _slice(shape, strides, offset, args, index):
+def _slice(shape, strides, offset, args, index, out_shape):
     """torch's slice: start clamped to the dimension (an empty slice of a too-large start sits
     at its end), the stride times the step."""
     d = _wrap_dim(args[0], len(shape))
@@ -133,17 +133,17 @@ def _slice(shape, strides, offset, args, index):
     return strides, offset
 
 
-def _split_with_sizes(shape, strides, offset, args, index):
+def _split_with_sizes(shape, strides, offset, args, index, out_shape):
     d = _wrap_dim(args[1], len(shape))
     return strides, offset + sum(args[0][:index]) * strides[d]
 
 
-def _split(shape, strides, offset, args, index):
+def _split(shape, strides, offset, args, index, out_shape):
     d = _wrap_dim(args[1], len(shape))
     return strides, offset + index * args[0] * strides[d]
 
 
-def _diagonal(shape, strides, offset, args, index):
+def _diagonal(shape, strides, offset, args, index, out_shape):
     """torch's diagonal: an empty diagonal (its offset beyond the matrix) stays at the start."""
     k = args[0]
     d1, d2 = _wrap_dim(args[1], len(shape)), _wrap_dim(args[2], len(shape))
@@ -154,19 +154,19 @@ def _diagonal(shape, strides, offset, args, index):
     return [s for d, s in enumerate(strides) if d not in (d1, d2)] + [diag], offset
 
 
-def _as_strided(shape, strides, offset, args, index):
+def _as_strided(shape, strides, offset, args, index, out_shape):
     return args[1], offset if args[2] is None else args[2]
 
 
-def _view_as_real(shape, strides, offset, args, index):
+def _view_as_real(shape, strides, offset, args, index, out_shape):
     return [2 * s for s in strides] + [1], 2 * offset
 
 
-def _view_as_complex(shape, strides, offset, args, index):
+def _view_as_complex(shape, strides, offset, args, index, out_shape):
     return [s // 2 for s in strides[:-1]], offset // 2
 
 
-def _unfold(shape, strides, offset, args, index):
+def _unfold(shape, strides, offset, args, index, out_shape):
     dimension, _, step = args
     if not shape:
         return [1], offset
