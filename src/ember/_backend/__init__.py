@@ -260,11 +260,14 @@ def place_empty(x, shape, strides, offset, dtype=None):
     is no element to place), while torch's storage_offset() and strides of an empty slice
     follow the same arithmetic as a full one's, and as_strided() starts from that offset.
     """
-    _, start, _ = storage_of(x)
+    _, start, end = storage_of(x)
     dtype = x.dtype if dtype is None else numpy.dtype(dtype)
     item = dtype.itemsize
-    if not isinstance(x, ndarray):  # (CuPy: no marker, so empty_strides reads it contiguous)
-        return strided_view(x, shape, [s * item for s in strides], start + offset * item, dtype)
+    if not isinstance(x, ndarray):
+        # CuPy: no marker, so empty_strides reads it contiguous, and a pointer must stay
+        # within its allocation (torch's offset can pass the end: zeros(0, 3)[:, 1:] is at 1)
+        address = min(start + offset * item, end)
+        return strided_view(x, shape, [s * item for s in strides], address, dtype)
     interface = {"data": (start + offset * item, not x.flags.writeable), "shape": tuple(shape),
                  "strides": tuple(s * item for s in strides), "typestr": dtype.str,
                  "version": 3}
