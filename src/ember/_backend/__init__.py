@@ -7,6 +7,7 @@ device, moving arrays between them) live in ``device.py``, CuPy's side in ``cuda
 from __future__ import annotations
 
 import contextlib
+import weakref
 
 import numpy
 
@@ -251,6 +252,10 @@ class _PlacedEmpty(_Interface):
     """The interface of an empty view that ``place_empty`` put where torch puts it."""
 
 
+# The arrays of other modules that place_empty made (they have no base to mark them by).
+_PLACED_ELSEWHERE = weakref.WeakValueDictionary()
+
+
 def place_empty(x, shape, strides, offset, dtype=None):
     """An empty view of ``x``'s storage (``shape`` has a 0) at element ``offset`` of that
     storage, with element ``strides``: torch's geometry for it (elements of ``dtype``, if
@@ -264,10 +269,13 @@ def place_empty(x, shape, strides, offset, dtype=None):
     dtype = x.dtype if dtype is None else numpy.dtype(dtype)
     item = dtype.itemsize
     if not isinstance(x, ndarray):
-        # CuPy: no marker, so empty_strides reads it contiguous, and a pointer must stay
-        # within its allocation (torch's offset can pass the end: zeros(0, 3)[:, 1:] is at 1)
+        # (CuPy, meta: a pointer must stay within its allocation, and torch's offset can pass
+        # its end: zeros(0, 3)[:, 1:] is at 1)
         address = min(start + offset * item, end)
-        return strided_view(x, shape, [s * item for s in strides], address, dtype)
+        out = strided_view(x, shape, [s * item for s in strides], address, dtype)
+        with contextlib.suppress(TypeError):  # (an array that takes no weak reference)
+            _PLACED_ELSEWHERE[id(out)] = out
+        return out
     interface = {"data": (start + offset * item, not x.flags.writeable), "shape": tuple(shape),
                  "strides": tuple(s * item for s in strides), "typestr": dtype.str,
                  "version": 3}
@@ -279,6 +287,6 @@ def empty_strides(x):
     """The element strides torch gives ``x``, an array with no elements: those place_empty
     gave it, else the contiguous strides of its shape (torch's for a fresh tensor; NumPy's own
     strides of an empty array are 0, or its base's, whatever torch's would be)."""
-    if isinstance(getattr(x, "base", None), _PlacedEmpty):
+    if isinstance(getattr(x, "base", None), _PlacedEmpty) or _PLACED_ELSEWHERE.get(id(x)) is x:
         return tuple(s // x.itemsize for s in x.strides)
     return contiguous_strides(x.shape, 1)
