@@ -132,3 +132,11 @@ def test_save_and_load_keep_empty_geometry():
         loaded = torch.load(buffer)
         return {k: _geometry(v) for k, v in loaded.items()}
     same(body)
+
+
+def test_empty_views_on_the_meta_device():
+    def body(torch):
+        m = torch.zeros(4, 3, device="meta")
+        return _geometry((m[:, 5:], m[2:2], m[:, 5:].t(), torch.zeros(0, 3, device="meta").t(),
+                          m[:, 5:].as_strided((2,), (1,)), m.split([4, 0])))
+    same(body)
