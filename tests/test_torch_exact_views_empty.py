@@ -4,6 +4,7 @@ arithmetic puts it (``t[5:]`` starts at the end of ``t``), so what reads that ge
 (``stride()``, ``storage_offset()``, ``as_strided``, gradients of views of it) agrees."""
 from __future__ import annotations
 
+import numpy
 import pytest
 from oracle import same
 
@@ -43,7 +44,8 @@ _EMPTY = [
     "torch.zeros(4, 3)[:, 5:].unflatten(0, (2, 2))", "torch.zeros(4, 3)[:, 5:].vsplit([1, 3])",
     "torch.zeros(3, 4)[:, 7:2]", "torch.zeros(3, 4)[:, -10:0]",
     "torch.zeros(5, 1)[3:3].squeeze_(1)", "torch.zeros(3, 0).transpose_(0, 1)",
-    "torch.zeros(6)[2:2].as_strided((2,), (1,), 1)",
+    "torch.zeros(6)[2:2].as_strided((2,), (1,), 1)", "torch.zeros(4, 3)[torch.tensor(5):]",
+    "torch.zeros(3, 0).select(0, numpy.int64(2))", "torch.zeros(4, 3)[:, 1:1:numpy.int64(2)]",
     "torch.zeros(2, 0, 4).permute(2, 0, 1).contiguous()", "torch.zeros(4, 3)[:, 5:].detach()",
     "torch.zeros(0, 3).t_()", "torch.zeros(4, 3)[:, 5:].unsqueeze_(0)",
     "torch.zeros(3, 0, dtype=torch.complex64).real",
@@ -65,8 +67,8 @@ def _geometry(t):
 @pytest.mark.parametrize("expr", _EMPTY)
 def test_empty_geometry_as_torch(expr):
     def body(torch):
-        x = torch.arange(8.0).reshape(1, 4, 2)  # noqa: F841 - read by the expression
-        return _geometry(eval(expr))
+        x = torch.arange(8.0).reshape(1, 4, 2)  # (read by some expressions)
+        return _geometry(eval(expr, {"torch": torch, "numpy": numpy, "x": x}))
     same(body)
 
 

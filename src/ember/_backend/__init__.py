@@ -268,6 +268,7 @@ def place_empty(x, shape, strides, offset, dtype=None):
     _, start, end = storage_of(x)
     dtype = x.dtype if dtype is None else numpy.dtype(dtype)
     item = dtype.itemsize
+    offset, strides = int(offset), [int(s) for s in strides]  # (NumPy integers in the rules)
     if not isinstance(x, ndarray):
         # (CuPy, meta: a pointer must stay within its allocation, and torch's offset can pass
         # its end: zeros(0, 3)[:, 1:] is at 1)
