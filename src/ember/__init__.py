@@ -60,6 +60,8 @@ from ._ops.grid_sample import *  # noqa: F401,F403
 from ._ops.conv_tbc import *  # noqa: F401,F403
 from ._ops.index_reduce import *  # noqa: F401,F403
 from ._ops.segment_reduce import *  # noqa: F401,F403
+from ._ops.sparse import *  # noqa: F401,F403
+from ._tensor import sparse_coo  # noqa: F401
 from ._ops.normalization import *  # noqa: F401,F403
 from ._ops.native_norms import *  # noqa: F401,F403
 from ._ops.batch_norm_parts import *  # noqa: F401,F403
@@ -207,7 +209,7 @@ del _seal
 
 _SUBMODULES = ("nn", "cuda", "accelerator", "backends", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",
-               "multiprocessing", "fft", "special", "signal", "cpu")
+               "multiprocessing", "fft", "special", "signal", "cpu", "sparse")
 
 
 def compile(model=None, **kwargs):  # noqa: A001 - torch's name

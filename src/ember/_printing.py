@@ -242,15 +242,17 @@ def meta_str(shape, *, dtype_name, default_float_name, suffixes=(), prefix="tens
     return _add_suffixes(prefix + "...", every + list(suffixes), len(prefix))
 
 
-def _add_suffixes(text, suffixes, indent):
-    """Append ``, suffix`` items, wrapping onto a new line when one would pass linewidth."""
+def _add_suffixes(text, suffixes, indent, force_newline=False):
+    """Append ``, suffix`` items, wrapping onto a new line when one would pass linewidth
+    (``force_newline``: the first one always starts a line, as a sparse tensor's do)."""
     parts = [text]
     # Torch's estimate of the last line's length is 2 too large; kept for identical output.
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > _OPTS["linewidth"]:
+        if force_newline or last_line_len + len(suffix) + 2 > _OPTS["linewidth"]:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2

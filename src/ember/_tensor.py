@@ -16,6 +16,7 @@ from ._backend import is_array, to_numpy
 from ._backend.device import CPU, device, device_of
 from ._compile.hooks import read_data, version_bumped
 from ._size import Size
+from ._sparse.coo import CooArray
 from ._state import state
 
 _object_new = object.__new__
@@ -310,6 +311,9 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if type(self._data) is not _ndarray:
+            if type(self._data) is CooArray:
+                raise TypeError("can't convert Sparse layout tensor to numpy. Use "
+                                "Tensor.to_dense() first.")
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         return self._data
@@ -386,6 +390,9 @@ class Tensor:
         read_data("a tensor printed")
         from ._printing import tensor_str
         data = self._data  # printed from a host copy, as torch prints
+        if type(data) is CooArray:
+            from ._sparse.printing import sparse_repr
+            return sparse_repr(self)
         if type(data) is not _ndarray and device_of(data).type == "meta":
             from ._printing import meta_str
             return meta_str(data.shape, dtype_name=self.dtype.name,
@@ -675,11 +682,15 @@ def _rebuild_meta(cls, shape, dtype, requires_grad):
 
 
 class _Layout:
+    def __init__(self, name):
+        self.name = name
+
     def __repr__(self):
-        return "ember.strided"
+        return "ember." + self.name
 
 
-strided = _Layout()
+strided = _Layout("strided")
+sparse_coo = _Layout("sparse_coo")
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",

@@ -28,13 +28,18 @@ def get_xp(*arrays):
     return numpy
 
 
+# Array types of ember's own that a kernel may return as they are (the sparse COO array).
+KEPT_ARRAY_TYPES: set = set()
+
+
 def is_array(x) -> bool:
-    return type(x) is ndarray or type(x) in MODULES or isinstance(x, ndarray)
+    return (type(x) is ndarray or type(x) in MODULES or isinstance(x, ndarray)
+            or type(x) in KEPT_ARRAY_TYPES)
 
 
 def as_array(x):
     """Normalise a kernel's result to an array (NumPy turns 0-d results into scalars)."""
-    if type(x) is ndarray or type(x) in MODULES:
+    if type(x) is ndarray or type(x) in MODULES or type(x) in KEPT_ARRAY_TYPES:
         return x
     return numpy.asarray(x)
 

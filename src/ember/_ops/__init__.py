@@ -9,5 +9,6 @@ from . import (bessel, complex, fft, linalg_eig, linalg_ldl, linalg_lu,  # noqa:
 from . import random  # noqa: F401
 from . import sampling  # noqa: F401
 from . import embedding_bag  # noqa: F401
+from . import sparse  # noqa: F401
 
 registry.guard_operators(registry.Tensor)

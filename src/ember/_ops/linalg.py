@@ -40,6 +40,8 @@ def _check_mm(self, mat2):
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                            f"{_c_name(self._data)} != {_c_name(mat2._data)}")
     (n, k), (k2, m) = self._data.shape, mat2._data.shape
+    if k != k2 and getattr(self._data, "is_sparse", False):  # (torch's sparse kernel is addmm)
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {k}, got {k2}")
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
 

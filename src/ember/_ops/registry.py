@@ -34,6 +34,7 @@ from .. import _dtype as D
 from . import opmath
 from .._backend import as_array, fp_errors, get_xp, is_array
 from .._state import forward_hook, profiler_hook, state, vmap_hook
+from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap
 from ..autograd._grad_versions import writing
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
@@ -1193,6 +1194,9 @@ def across_devices(op, args, inplace=False):
     copied to the others' device (torch lets them mix). None when devices are not the
     problem."""
     tensors = [a for a in args[:op.n_tensors] if isinstance(a, Tensor)]
+    if any(type(t._data) is CooArray for t in tensors):  # a sparse operand: its own route
+        from .sparse import route
+        return route(op, args, inplace)
     devices = [t.device for t in tensors]
     if any(d.type == "meta" for d in devices):
         return _across_meta(op, args, tensors, devices, inplace)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._backend import as_array, fp_errors, get_xp, writeable
 from .._dtype import REDUCED_NP
+from .._sparse.coo import CooArray
 from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
@@ -893,6 +894,8 @@ def _check_no_internal_overlap(grad_data):
 
 
 def _dense(a):
+    if type(a) is CooArray:
+        return False
     from .._ops.inplace import _dense
     return _dense(a)
 
@@ -908,7 +911,10 @@ def _obeys_layout(g, var_data):
     """torch's obeys_layout_contract: a gradient may become ``.grad`` as it is (a view
     included) only if it has its variable's strides over every dimension of more than one
     element (and no zero stride elsewhere), or, for a variable whose layout is not dense,
-    if it is C-contiguous. An expanded gradient (sum's) never does."""
+    if it is C-contiguous. An expanded gradient (sum's) never does. A sparse gradient
+    always may; a dense one of a sparse variable if it is C-contiguous."""
+    if type(g) is CooArray or type(var_data) is CooArray:
+        return type(g) is CooArray or g.flags.c_contiguous
     if g.flags.c_contiguous and var_data.flags.c_contiguous:  # the usual case, both dense
         if g.strides == var_data.strides:
             return True

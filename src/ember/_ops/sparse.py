@@ -1,0 +1,545 @@
+"""Sparse COO tensors: construction, conversion, products, sums and the arithmetic torch
+defines on them.
+
+A sparse tensor is a Tensor whose ``_data`` is a ``CooArray`` (``_sparse/coo.py``); the ops
+below take and give such arrays, so the registry records their nodes with torch's names and
+the engine carries sparse gradients as it carries dense ones. A dense op handed a sparse
+operand fails in its kernel; the registry then calls :func:`route`, which runs the sparse op
+torch has for it or raises torch's "Could not run 'aten::...' with arguments from the
+'SparseCPU' backend" error.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import _dtype as D
+from .._sparse import coo as C
+from .._sparse.coo import CooArray
+from .._tensor import Tensor, _wrap
+from .reduction import sum_all as _dense_sum_all
+from .registry import NONE, op
+
+__all__ = ["sparse_coo_tensor", "spmm"]
+
+
+def is_sparse(x) -> bool:
+    return type(x._data if isinstance(x, Tensor) else x) is CooArray
+
+
+def _coo(x) -> CooArray:
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _not_on_sparse(aten):
+    return NotImplementedError(
+        f"Could not run '{aten}' with arguments from the 'SparseCPU' backend. This could be "
+        "because the operator doesn't exist for this backend, or was omitted during the "
+        "selective/custom build process (if using custom build).")
+
+
+def _layout_error(fn, x):
+    kind = "sparse" if fn == "values" else "sparse coordinate"
+    return RuntimeError(f"{fn} expected {kind} tensor layout but got Strided")
+
+
+# -- construction and conversion ---------------------------------------------------------------
+@op("_sparse_coo_tensor_with_dims_and_tensors", tensors=2, promote=NONE,
+    node="SparseCooTensorWithDimsAndTensorsBackward0")
+def _make(indices, values, size, coalesced=False):
+    return CooArray(indices, values, size, coalesced)
+
+
+@_make.grad("values")
+def _(grad, indices):
+    return _entries(grad, indices)
+
+
+# NOTE: not differentiable, as torch's sparse_constructor_values_backward: under create_graph
+# the gradient of a sparse tensor's values is a constant in torch, and so it is here.
+@op("sparse_coo_entries", tensors=2, promote=NONE, differentiable=False)
+def _entries(self, indices):
+    """The values of ``self`` (sparse or dense) at each column of ``indices``."""
+    return C.lookup(self, indices)
+
+
+@op("sparse_coo_coalesce", aten="aten::coalesce", promote=NONE, node="CoalesceBackward0")
+def _coalesce(self):
+    return C.coalesce(self)
+
+
+@_coalesce.grad("self")
+def _(grad):
+    return grad
+
+
+@op("sparse_coo_to_dense", aten="aten::to_dense", promote=NONE, node="ToDenseBackward0")
+def _to_dense(self):
+    return C.to_dense(self)
+
+
+@_to_dense.grad("self")
+def _(grad, self):
+    return _mask(grad, self)
+
+
+@op("sparse_mask", tensors=2, promote=NONE, node="SparseMaskBackward0")
+def _mask(self, mask):
+    return C.mask(self, mask)
+
+
+@_mask.grad("self")
+def _(grad):
+    return _to_dense(grad)
+
+
+@op("sparse_coo_from_dense", aten="aten::to_sparse", promote=NONE, node="ToSparseBackward1")
+def _to_sparse(self):
+    return C.from_dense(self)
+
+
+@_to_sparse.grad("self")
+def _(grad):
+    return _to_dense(grad)
+
+
+@op("sparse_coo_from_dense_dim", aten="aten::to_sparse", promote=NONE,
+    node="ToSparseBackward0")
+def _to_sparse_dim(self, sparse_dim):
+    return C.from_dense(self, sparse_dim)
+
+
+@_to_sparse_dim.grad("self")
+def _(grad):
+    return _to_dense(grad)
+
+
+@op("sparse_coo_values", aten="aten::values", promote=NONE, node="ValuesBackward0")
+def _values(self):
+    return self.values
+
+
+@_values.grad("self")
+def _(grad, self):
+    return _make(_coo(self).indices, grad, _coo(self).shape, True)
+
+
+# -- products ----------------------------------------------------------------------------------
+def _mm_self_grad(grad, self, mat2):
+    # (grad @ mat2^T) at self's entries: the gradient of a sparse matrix keeps its pattern
+    return _mask(grad.mm(mat2.t()) if isinstance(grad, Tensor) else grad @ mat2.T, self)
+
+
+@op("sparse_coo_addmm", aten="aten::_sparse_addmm", tensors=2, promote=NONE,
+    node="SparseAddmmBackward0")
+def _sparse_addmm(self, mat2):
+    return C.mm(self, mat2)
+
+
+@op("sparse_coo_mm", aten="aten::mm", tensors=2, promote=NONE, node="MmBackward0")
+def _sparse_dense_mm(self, mat2):
+    return C.mm(self, mat2)
+
+
+@op("sparse_coo_mm_dense_sparse", aten="aten::mm", tensors=2, promote=NONE,
+    node="MmBackward0")
+def _dense_sparse_mm(self, mat2):
+    return C.mm_dense_sparse(self, mat2)
+
+
+for _d in (_sparse_addmm, _sparse_dense_mm):
+    _d.grad("self")(_mm_self_grad)
+    _d.grad("mat2")(lambda grad, self: _sparse_dense_mm(_t(self), grad))
+
+
+@_dense_sparse_mm.grad("self")
+def _(grad, mat2):
+    return _dense_sparse_mm(grad, _t(mat2))
+
+
+@_dense_sparse_mm.grad("mat2")
+def _(grad, self):
+    # torch gives a sparse mat2 a dense gradient here
+    return self.t().mm(grad) if isinstance(self, Tensor) else self.T @ grad
+
+
+@op("sparse_coo_t", aten="aten::t", promote=NONE, node="TBackward0")
+def _t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return C.transpose(self, 0, 1) if self.ndim == 2 else self
+
+
+@_t.grad("self")
+def _(grad):
+    return _t(grad) if is_sparse(grad) else (grad.t() if isinstance(grad, Tensor) else grad.T)
+
+
+@op("sparse_coo_transpose", aten="aten::transpose", promote=NONE, node="TransposeBackward0")
+def _transpose(self, dim0, dim1):
+    if max(dim0, dim1) >= self.sparse_dim:
+        raise _not_on_sparse("aten::transpose")  # (a dense dimension: not in ember)
+    return C.transpose(self, dim0, dim1)
+
+
+@_transpose.grad("self")
+def _(grad, dim0, dim1):
+    return _transpose(grad, dim0, dim1) if is_sparse(grad) else grad.transpose(dim0, dim1) if (
+        isinstance(grad, Tensor)) else grad.swapaxes(dim0, dim1)
+
+
+# -- arithmetic --------------------------------------------------------------------------------
+@op("sparse_coo_neg", aten="aten::neg", promote=NONE, node="NegBackward0")
+def _neg(self):
+    return C.scale(self, -1)
+
+
+@_neg.grad("self")
+def _(grad):
+    return _neg(grad) if is_sparse(grad) else -grad
+
+
+@op("sparse_coo_sub", aten="aten::sub", tensors=2, node="SubBackward0")
+def _sparse_sub(self, other, alpha=1):
+    return C.add(self, other, -alpha)
+
+
+@_sparse_sub.grad("self")
+def _(grad):
+    return grad
+
+
+@_sparse_sub.grad("other")
+def _(grad, alpha):
+    return _scale(grad, -alpha) if is_sparse(grad) else grad * -alpha
+
+
+@op("sparse_coo_add", aten="aten::add", tensors=2, node="AddBackward0")
+def _sparse_add(self, other, alpha=1):
+    return C.add(self, other, alpha)
+
+
+@_sparse_add.grad("self")
+def _(grad):
+    return grad
+
+
+@_sparse_add.grad("other")
+def _(grad, alpha):
+    return grad if alpha == 1 else _scale(grad, alpha)
+
+
+@op("sparse_coo_add_dense", aten="aten::add", tensors=2, node="AddBackward0")
+def _dense_sparse_add(self, other, alpha=1):
+    """dense + alpha * sparse (either order): a dense result."""
+    dense, sparse = (self, other) if type(other) is CooArray else (other, self)
+    out = dense.copy()
+    np.add.at(out, tuple(sparse.indices), (sparse.values * alpha).astype(out.dtype))
+    return out
+
+
+@_dense_sparse_add.grad("self")
+def _(grad, self_shape, other_shape):
+    return grad
+
+
+@_dense_sparse_add.grad("other")
+def _(grad, alpha):
+    return grad if alpha == 1 else grad * alpha
+
+
+@op("sparse_coo_mul", aten="aten::mul", tensors=1, node="MulBackward0")
+def _scale(self, other):
+    return C.scale(self, other)
+
+
+@_scale.grad("self")
+def _(grad, other):
+    return _scale(grad, other) if is_sparse(grad) else grad * other
+
+
+@op("sparse_coo_sum", aten="aten::sum", promote=NONE, node="SumBackward0")
+def _sparse_sum_all(self):
+    return self.values.sum()
+
+
+@_sparse_sum_all.grad("self")
+def _(grad, self):
+    # every position of self's pattern gets the gradient (a broadcast view, never dense)
+    shape = _coo(self).shape
+    return _mask(grad.expand(shape) if isinstance(grad, Tensor) else np.broadcast_to(
+        grad, shape), self)
+
+
+@op("_sparse_sum", promote=NONE, node="SparseSumBackward0")
+def _sparse_sum_dims(self, dims):
+    return C.sum_dims(self, dims)
+
+
+@_sparse_sum_dims.grad("self")
+def _(grad, self, dims):
+    return _sparse_sum_backward(grad, self, dims)
+
+
+@op("_sparse_sum_backward", tensors=2, promote=NONE, differentiable=False)
+def _sparse_sum_backward(grad, self, dims):
+    """The gradient of a sum over ``dims``: each entry of ``self`` gets the gradient at its
+    position with ``dims`` left out."""
+    self = C.coalesce(self)  # (one gradient per position, however often it repeats)
+    kept = [d for d in range(self.sparse_dim) if d not in dims]
+    dense_dims = [d for d in dims if d >= self.sparse_dim]
+    g = grad if type(grad) is not CooArray else C.to_dense(grad)
+    picked = g[tuple(self.indices[kept])] if kept else np.broadcast_to(
+        g, (self.nnz,) + g.shape)
+    for d in sorted(dense_dims):
+        picked = np.expand_dims(picked, d - self.sparse_dim + 1)
+    values = np.broadcast_to(picked, self.values.shape).astype(self.dtype)
+    return CooArray(self.indices, values, self.shape, self.coalesced)
+
+
+# -- the public functions ----------------------------------------------------------------------
+_WARNED = []
+_INVARIANTS_WARNING = (
+    "Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) will occur "
+    "when operating on a sparse tensor which violates the invariants, but checks incur "
+    "performance overhead. To silence this warning, explicitly opt in or out. See "
+    "`torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance.  (Triggered internally "
+    "at /__w/pytorch/pytorch/aten/src/ATen/Context.cpp:816.)")
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
+    """A sparse COO tensor with entries ``values`` at the columns of ``indices``."""
+    from .._creation import tensor as _tensor
+    if check_invariants is None and not _WARNED:
+        _WARNED.append(True)
+        warnings.warn(_INVARIANTS_WARNING, UserWarning, stacklevel=2)
+    if not isinstance(indices, Tensor):
+        indices = _tensor(np.asarray(indices))
+    if not isinstance(values, Tensor):
+        values = _tensor(values, dtype=dtype)
+    if dtype is not None and values.dtype != dtype:
+        values = values.to(dtype)
+    if indices.dtype != D.int64:
+        indices = indices.to(D.int64)
+    idx = indices._data
+    if idx.ndim != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
+    if idx.shape[1] != values.shape[0]:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
+                           f"{idx.shape[1]}, nnz from values: {values.shape[0]}")
+    dense_shape = tuple(values.shape[1:])
+    if size is None:
+        size = tuple(int(m) + 1 for m in idx.max(axis=1)) if idx.shape[1] else (0,) * len(idx)
+        size += dense_shape
+    size = tuple(int(s) for s in size)
+    if len(size) != idx.shape[0] + len(dense_shape):
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({idx.shape[0]}) + "
+                           f"dense_dim ({len(dense_shape)}), but got {len(size)}")
+    if check_invariants:
+        _check_bounds(idx, size)
+    if requires_grad:
+        values = values.detach()
+    out = _make(indices.detach(), values, size, bool(is_coalesced))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _check_bounds(idx, size):
+    for d in range(idx.shape[0]):
+        if idx.shape[1] and (idx[d].max() >= size[d] or idx[d].min() < 0):
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
+                               f"{size[d]} but found index {int(idx[d].max())}")
+
+
+def spmm(input, mat2):  # noqa: A002 - torch's name
+    """torch.spmm: a sparse or dense matrix times a dense one."""
+    from .linalg import mm
+    return mm(input, mat2)
+
+
+def sparse_mm(mat1, mat2):
+    """torch.sparse.mm: sparse x dense (a SparseAddmmBackward0 node), else mm."""
+    if is_sparse(mat1) and not is_sparse(mat2):
+        _check_mm_shapes(mat1, mat2)
+        return _sparse_addmm(mat1, mat2)
+    from .linalg import mm
+    return mm(mat1, mat2)
+
+
+def _check_mm_shapes(mat1, mat2):
+    if mat1.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError("mm: expected 2D matrices")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"expected scalar type {mat1.dtype.scalar_name} but found "
+                           f"{mat2.dtype.scalar_name}")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {mat1.shape[1]}, "
+                           f"got {mat2.shape[0]}")
+
+
+def sparse_sum(input, dim=None, dtype=None):  # noqa: A002 - torch's name
+    """torch.sparse.sum: every entry (a dense 0-dim tensor) or over ``dim``."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:
+        return _sparse_sum_all(input)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = tuple(sorted(d % input.dim() for d in dims))
+    return _sparse_sum_dims(input, dims)
+
+
+# -- dense ops handed a sparse operand ---------------------------------------------------------
+def route(op, args, inplace=False):
+    """The sparse form of a dense op's call (see the module docstring)."""
+    handler = None if inplace else _ROUTES.get(op.name)
+    if handler is not None:
+        out = handler(op, *args)
+        if out is not NotImplemented:
+            return out
+    raise _not_on_sparse(op.aten + "_" if inplace else op.aten)
+
+
+def _route_mm(op, self, mat2):
+    if is_sparse(self) and not is_sparse(mat2):
+        _check_mm_shapes(self, mat2)
+        return _sparse_dense_mm(self, mat2)
+    if is_sparse(mat2) and not is_sparse(self):
+        return _dense_sparse_mm(self, mat2)
+    return NotImplemented
+
+
+def _route_add(op, self, other, alpha=1):
+    if not isinstance(other, Tensor) or self.shape != other.shape:
+        return NotImplemented
+    if is_sparse(self) and not is_sparse(other):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                           "instead.")
+    dt = D.promote_types(self.dtype, other.dtype)
+    self, other = self.to(dt), other.to(dt)
+    if is_sparse(self) and is_sparse(other):
+        return _sparse_add(self, other, alpha)
+    return _dense_sparse_add(self, other, alpha)
+
+
+def _route_mul(op, self, other):
+    if isinstance(other, Tensor) or not is_sparse(self):
+        return NotImplemented
+    from .. import result_type
+    return _scale(self.to(result_type(self, other)), other)  # (int * 2.5 is float)
+
+
+def _route_sub(op, self, other, alpha=1):
+    if not (isinstance(other, Tensor) and is_sparse(self) and is_sparse(other)
+            and self.shape == other.shape):
+        return NotImplemented
+    dt = D.promote_types(self.dtype, other.dtype)
+    return _sparse_sub(self.to(dt), other.to(dt), alpha)
+
+
+def _route_transpose(op, self, dim0, dim1):
+    return _transpose(self, dim0 % self.dim(), dim1 % self.dim())
+
+
+def _route_sum(op, self, *args):
+    if op is not _dense_sum_all or args[0] is not None:  # (a dim or a dtype: not here)
+        return NotImplemented
+    return _sparse_sum_all(self)
+
+
+_ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_mul,
+           "t": lambda op, self: _t(self), "transpose": _route_transpose,
+           "neg": lambda op, self: _neg(self), "sum": _route_sum}
+
+
+# -- Tensor methods ----------------------------------------------------------------------------
+def _require_sparse(fn):
+    def check(self):
+        if not is_sparse(self):
+            raise _layout_error(fn, self)
+    return check
+
+
+def _tensor_to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+    if layout is not None and repr(layout) != "ember.sparse_coo":
+        raise NotImplementedError(f"to_sparse: layout {layout} is not supported by ember")
+    if is_sparse(self):
+        return self
+    if args:
+        return _to_sparse_dim(self, int(args[0]))
+    return _to_sparse(self)
+
+
+def _tensor_to_dense(self, dtype=None, *, masked_grad=None):
+    out = _to_dense(self) if is_sparse(self) else self
+    return out if dtype is None else out.to(dtype)
+
+
+def _tensor_coalesce(self):
+    _require_sparse("coalesce")(self)
+    return self if self._data.coalesced else _coalesce(self)
+
+
+def _tensor_is_coalesced(self):
+    _require_sparse("is_coalesced")(self)
+    return self._data.coalesced
+
+
+def _tensor_indices(self):
+    _require_sparse("indices")(self)
+    if not self._data.coalesced:
+        raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
+                           ".coalesce() first")
+    return _wrap(self._data.indices)
+
+
+def _tensor_values(self):
+    _require_sparse("values")(self)
+    if not self._data.coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                           ".coalesce() first")
+    return _values(self)
+
+
+def _tensor_raw_indices(self):
+    _require_sparse("_indices")(self)
+    return _wrap(self._data.indices)
+
+
+def _tensor_raw_values(self):
+    _require_sparse("_values")(self)
+    return _wrap(self._data.values)
+
+
+def _tensor_nnz(self):
+    _require_sparse("_nnz")(self)
+    return self._data.nnz
+
+
+def _tensor_coalesced_(self, coalesced):
+    _require_sparse("_coalesced_")(self)
+    self._data.coalesced = bool(coalesced)
+    return self
+
+
+def _install():
+    from .._tensor import sparse_coo, strided
+    methods = {"to_sparse": _tensor_to_sparse, "to_dense": _tensor_to_dense,
+               "coalesce": _tensor_coalesce, "is_coalesced": _tensor_is_coalesced,
+               "indices": _tensor_indices, "values": _tensor_values,
+               "_indices": _tensor_raw_indices, "_values": _tensor_raw_values,
+               "_nnz": _tensor_nnz, "_coalesced_": _tensor_coalesced_,
+               "sparse_dim": lambda self: self._data.sparse_dim if is_sparse(self) else 0,
+               "dense_dim": lambda self: (self._data.dense_dim if is_sparse(self)
+                                          else self._data.ndim)}
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+    Tensor.is_sparse = property(lambda self: type(self._data) is CooArray)
+    Tensor.layout = property(lambda self: sparse_coo if type(self._data) is CooArray
+                             else strided)
+
+
+_install()

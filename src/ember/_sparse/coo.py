@@ -1,0 +1,259 @@
+"""CooArray: the raw array of a sparse COO tensor, and the kernels on it.
+
+Like torch's COO layout it holds ``indices`` (int64, ``(sparse_dim, nnz)``) and ``values``
+(``(nnz, *dense_shape)``), the full ``shape`` and whether the entries are coalesced (sorted by
+position, no position twice). It answers what the engine and the registry ask of any array
+(``dtype``, ``shape``, ``ndim``, ``astype``, ``copy``, ``+``); anything else a dense kernel
+tries on it raises :class:`SparseOperand`, which the registry turns into the sparse op or
+torch's "Could not run 'aten::...' with arguments from the 'SparseCPU' backend" error.
+
+Sorting, merging and gathering are NumPy on the index arrays; the sparse x dense products are
+SciPy's (an optional dependency, asked for only when such a product runs).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._backend import KEPT_ARRAY_TYPES, get_xp
+
+
+class SparseOperand(TypeError, AttributeError):
+    """A dense kernel met a sparse operand. A TypeError, so that the registry's generated
+    callers hand the call to the sparse route; an AttributeError, so that ``hasattr`` and
+    ``getattr`` with a default still answer "no" for attributes a CooArray lacks."""
+
+
+class CooArray:
+    __slots__ = ("indices", "values", "shape", "coalesced")
+    is_sparse = True
+    base = None  # (never a view of another array: the engine may sum into it in place)
+
+    def __init__(self, indices, values, shape, coalesced=False):
+        self.indices = indices
+        self.values = values
+        self.shape = tuple(shape)
+        self.coalesced = coalesced
+
+    # -- what every array answers --------------------------------------------------------------
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self):
+        return self.values.itemsize
+
+    @property
+    def sparse_dim(self):
+        return self.indices.shape[0]
+
+    @property
+    def dense_dim(self):
+        return self.values.ndim - 1
+
+    @property
+    def nnz(self):
+        return self.indices.shape[1]
+
+    def astype(self, dtype, copy=True):
+        return CooArray(self.indices, self.values.astype(dtype, copy=copy), self.shape,
+                        self.coalesced)
+
+    def copy(self):
+        return CooArray(self.indices.copy(), self.values.copy(), self.shape, self.coalesced)
+
+    def __add__(self, other):  # the engine summing two gradients of one sparse input
+        if type(other) is CooArray:
+            return add(self, other)
+        raise SparseOperand("a sparse gradient met a dense one")
+
+    __radd__ = __add__
+
+    def __iadd__(self, other):  # the engine summing into a gradient it owns
+        total = self + other
+        self.indices, self.values, self.coalesced = total.indices, total.values, total.coalesced
+        return self
+
+    # -- everything else is a dense kernel that has no business here ----------------------------
+    def __getattr__(self, name):
+        raise SparseOperand(f"sparse array has no attribute {name!r}")
+
+    def __array_ufunc__(self, *args, **kwargs):
+        raise SparseOperand("a dense kernel got a sparse operand")
+
+    def __array_function__(self, *args, **kwargs):
+        raise SparseOperand("a dense kernel got a sparse operand")
+
+    def __array__(self, *args, **kwargs):
+        raise SparseOperand("a dense kernel got a sparse operand")
+
+    def __repr__(self):
+        return f"CooArray(shape={self.shape}, nnz={self.nnz}, dtype={self.dtype})"
+
+
+def _keys(indices, shape):
+    """Each entry's position in row-major order over the sparse dimensions."""
+    xp = get_xp(indices)
+    if indices.shape[1] == 0:
+        return xp.zeros(0, dtype=np.int64)
+    return xp.ravel_multi_index(tuple(indices), shape[:indices.shape[0]])
+
+
+def _unkeys(keys, shape, sparse_dim):
+    xp = get_xp(keys)
+    if keys.size == 0:
+        return xp.zeros((sparse_dim, 0), dtype=np.int64)
+    return xp.stack(xp.unravel_index(keys, shape[:sparse_dim])).astype(np.int64)
+
+
+def coalesce(a: CooArray) -> CooArray:
+    """Entries sorted by position, the values of a repeated position summed (torch's
+    coalesce; an already coalesced array is returned as it is)."""
+    if a.coalesced:
+        return a
+    xp = get_xp(a.values)
+    keys = _keys(a.indices, a.shape)
+    unique, inverse = xp.unique(keys, return_inverse=True)
+    values = xp.zeros((unique.size,) + a.values.shape[1:], dtype=a.values.dtype)
+    xp.add.at(values, inverse, a.values)
+    return CooArray(_unkeys(unique, a.shape, a.sparse_dim), values, a.shape, True)
+
+
+def to_dense(a: CooArray):
+    xp = get_xp(a.values)
+    out = xp.zeros(a.shape, dtype=a.values.dtype)
+    if a.coalesced:
+        out[tuple(a.indices)] = a.values
+    else:
+        xp.add.at(out, tuple(a.indices), a.values)
+    return out
+
+
+def from_dense(x, sparse_dim=None) -> CooArray:
+    """The nonzero entries of a dense array (torch's to_sparse: row-major, coalesced)."""
+    xp = get_xp(x)
+    sparse_dim = x.ndim if sparse_dim is None else sparse_dim
+    lead = x.reshape(x.shape[:sparse_dim] + (-1,)) if sparse_dim < x.ndim else x[..., None]
+    where = xp.nonzero(xp.any(lead != 0, axis=-1))
+    indices = xp.stack(where).astype(np.int64) if where else xp.zeros((0, 1), dtype=np.int64)
+    if sparse_dim == 0:  # a 0-dim sparse part: one entry holding the whole tensor
+        return CooArray(xp.zeros((0, 1), dtype=np.int64), x[None].copy(), x.shape, True)
+    return CooArray(indices, x[where], x.shape, True)
+
+
+def mask(dense, pattern: CooArray) -> CooArray:
+    """``dense`` at the positions of ``pattern``'s entries (torch's sparse_mask: each
+    position once, so a repeated index is not counted twice)."""
+    pattern = coalesce(pattern)
+    return CooArray(pattern.indices, dense[tuple(pattern.indices)], pattern.shape, True)
+
+
+def lookup(a: CooArray, indices):
+    """The values of ``a`` (or of a dense array) at each column of ``indices`` (zero where
+    ``a`` has no entry; every copy of a repeated index gets the same value)."""
+    if type(a) is not CooArray:
+        return a[tuple(indices)]
+    a = coalesce(a)
+    xp = get_xp(a.values)
+    have, want = _keys(a.indices, a.shape), _keys(indices, a.shape)
+    out = xp.zeros((want.size,) + a.values.shape[1:], dtype=a.values.dtype)
+    if have.size:
+        at = xp.minimum(xp.searchsorted(have, want), have.size - 1)
+        found = have[at] == want
+        out[found] = a.values[at[found]]
+    return out
+
+
+def add(a: CooArray, b: CooArray, alpha=1) -> CooArray:
+    """``a + alpha * b`` as torch's CPU kernel merges them: one walk over both entry lists
+    in their stored order, summing an entry of ``b`` into the current one of ``a`` at the
+    same position; the result is coalesced when both are."""
+    bv = b.values if alpha == 1 else b.values * alpha
+    if a.coalesced and b.coalesced:
+        return _merge_sorted(a, b, bv)
+    ka, kb = _keys(a.indices, a.shape).tolist(), _keys(b.indices, b.shape).tolist()
+    keys, parts = [], []
+    i = j = 0
+    while i < len(ka) or j < len(kb):  # NOTE: the walk of uncoalesced inputs has no
+        if j == len(kb) or (i < len(ka) and ka[i] < kb[j]):  # vectorised form
+            keys.append(ka[i])
+            parts.append(a.values[i])
+            i += 1
+        elif i == len(ka) or kb[j] < ka[i]:
+            keys.append(kb[j])
+            parts.append(bv[j])
+            j += 1
+        else:
+            keys.append(ka[i])
+            parts.append(a.values[i] + bv[j])
+            i += 1
+            j += 1
+    xp = get_xp(a.values)
+    values = (xp.stack(parts) if parts else xp.zeros((0,) + a.values.shape[1:], a.dtype))
+    return CooArray(_unkeys(xp.asarray(keys, dtype=np.int64), a.shape, a.sparse_dim),
+                    values.astype(a.dtype), a.shape, False)
+
+
+def _merge_sorted(a, b, bv):
+    xp = get_xp(a.values)
+    both = CooArray(xp.concatenate([a.indices, b.indices], axis=1),
+                    xp.concatenate([a.values, bv.astype(a.dtype)]), a.shape)
+    return coalesce(both)
+
+
+def transpose(a: CooArray, d0, d1) -> CooArray:
+    indices = a.indices.copy()
+    indices[[d0, d1]] = indices[[d1, d0]]
+    shape = list(a.shape)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    return CooArray(indices, a.values, shape, False)
+
+
+def scale(a: CooArray, factor) -> CooArray:
+    return CooArray(a.indices, (a.values * factor).astype(a.dtype), a.shape, a.coalesced)
+
+
+def sum_dims(a: CooArray, dims) -> CooArray | object:
+    """The sum over ``dims``: sparse while sparse dimensions remain, else dense."""
+    sparse = [d for d in dims if d < a.sparse_dim]
+    dense = tuple(d - a.sparse_dim + 1 for d in dims if d >= a.sparse_dim)
+    values = a.values.sum(axis=dense) if dense else a.values
+    keep = [d for d in range(a.sparse_dim) if d not in sparse]
+    shape = [n for d, n in enumerate(a.shape) if d not in dims]
+    if not keep:
+        return values.sum(axis=0)
+    return coalesce(CooArray(a.indices[keep], values, shape))
+
+
+def _scipy_matrix(a: CooArray):
+    try:
+        import scipy.sparse as sp
+    except ImportError:
+        raise ModuleNotFoundError("ember's sparse matrix products use SciPy, which is not "
+                                  "installed: pip install scipy (or ember[scipy])") from None
+    return sp.csr_array((a.values, (a.indices[0], a.indices[1])), shape=a.shape)
+
+
+def mm(a: CooArray, dense):
+    """sparse (n, k) @ dense (k, m), dense (n, m)."""
+    out = _scipy_matrix(a) @ dense
+    return np.ascontiguousarray(out, dtype=a.dtype)
+
+
+def mm_dense_sparse(dense, b: CooArray):
+    """dense (n, k) @ sparse (k, m), dense (n, m)."""
+    out = (_scipy_matrix(transpose(b, 0, 1)) @ dense.T).T
+    return np.ascontiguousarray(out, dtype=b.dtype)
+
+
+KEPT_ARRAY_TYPES.add(CooArray)

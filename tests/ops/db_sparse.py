@@ -1,0 +1,134 @@
+"""Op table rows for sparse COO tensors (ember._ops.sparse). The table compares dense
+tensors, so each row builds its sparse tensor inside: values (and a dense operand) in, a dense
+result out, through the sparse ops whose nodes and formulas the row checks. The entry
+positions repeat one position and are out of order, so coalescing is exercised."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+import ember
+from ember._ops import sparse as SP
+
+from .op_db import S, row
+
+_IDX = [[1, 0, 1, 2, 1], [2, 2, 0, 1, 2]]  # (1, 2) twice, not sorted
+_IDX2 = [[0, 1, 2], [0, 0, 1]]
+_DTYPES = ("float32", "float64")
+_NO_FORWARD_AD = "sparse ops have no forward derivatives in ember"
+_SKIPS = {"test_forward_ad": _NO_FORWARD_AD, "test_batched_grad": "no batching rules for "
+          "sparse ops in ember", "test_forward_numpy": "no NumPy reference",
+          "test_device": "ember's sparse tensors are on the CPU only"}
+
+
+def _sparse(lib, values, idx=_IDX, size=(3, 4)):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sparse invariant checks")
+        return lib.sparse_coo_tensor(lib.tensor(idx), values, size)
+
+
+def _lib(x):
+    return ember if isinstance(x, ember.Tensor) else __import__("torch")
+
+
+def _sparse_mm(v, d):
+    lib = _lib(v)
+    return lib.sparse.mm(_sparse(lib, v), d)
+
+
+def _mm(v, d):
+    return _lib(v).mm(_sparse(_lib(v), v), d)
+
+
+def _dense_mm(d, v):
+    return d @ _sparse(_lib(v), v)
+
+
+def _to_dense(v):
+    return _sparse(_lib(v), v).to_dense()
+
+
+def _coalesced_values(v):
+    return _sparse(_lib(v), v).coalesce().values()
+
+
+def _round_trip(x):
+    return x.to_sparse().to_dense()
+
+
+def _round_trip_dim(x):
+    return x.to_sparse(1).to_dense()
+
+
+def _add(v, w):
+    lib = _lib(v)
+    return lib.add(_sparse(lib, v), _sparse(lib, w, _IDX2), alpha=2).to_dense()
+
+
+def _dense_add(d, v):
+    return d + _sparse(_lib(v), v)
+
+
+def _scale(v):
+    return (_sparse(_lib(v), v) * 2.5).to_dense()
+
+
+def _sum_all(v):
+    lib = _lib(v)
+    return lib.sparse.sum(_sparse(lib, v))
+
+
+def _sum_dim(v):
+    lib = _lib(v)
+    return lib.sparse.sum(_sparse(lib, v), 1).to_dense()
+
+
+def _sub(v, w):
+    lib = _lib(v)
+    return lib.sub(_sparse(lib, v), _sparse(lib, w, _IDX2), alpha=1.5).to_dense()
+
+
+def _neg(v):
+    return (-_sparse(_lib(v), v)).to_dense()
+
+
+def _transpose(v):
+    return _sparse(_lib(v), v).transpose(1, 0).to_dense()
+
+
+def _t(v):
+    return _sparse(_lib(v), v).t().to_dense()
+
+
+def _rows(name, fn, opdefs, samples, **kw):
+    row(name, fn, None, opdefs, samples, dtypes=_DTYPES, public=False,
+        skips={**_SKIPS, **kw.pop("skips", {})}, **kw)
+
+
+_rows("sparse.mm", _sparse_mm, [SP._make, SP._sparse_addmm, SP._entries, SP._mask],
+      lambda m: [S("x", m(5), m(4, 2))])
+_rows("sparse_dense_mm", _mm, [SP._make, SP._sparse_dense_mm, SP._t],
+      lambda m: [S("x", m(5), m(4, 2))])
+_rows("dense_sparse_mm", _dense_mm, [SP._make, SP._dense_sparse_mm],
+      lambda m: [S("x", m(2, 3), m(5))])
+_rows("sparse_to_dense", _to_dense, [SP._make, SP._to_dense, SP._mask, SP._entries],
+      lambda m: [S("x", m(5))])
+_rows("sparse_coalesce_values", _coalesced_values, [SP._make, SP._coalesce, SP._values],
+      lambda m: [S("x", m(5))])
+# (no zeros in x: a finite difference there makes an entry the gradient, by torch's
+# masked to_dense, does not see)
+_rows("to_sparse", _round_trip, [SP._to_sparse, SP._to_dense], lambda m: [S("x", m(2, 3))])
+_rows("to_sparse_dim", _round_trip_dim, [SP._to_sparse_dim, SP._to_dense],
+      lambda m: [S("x", m(3, 2))])
+_rows("sparse_add", _add, [SP._make, SP._sparse_add], lambda m: [S("x", m(5), m(3))])
+_rows("dense_sparse_add", _dense_add, [SP._make, SP._dense_sparse_add],
+      lambda m: [S("x", m(3, 4), m(5))])
+_rows("sparse_mul", _scale, [SP._make, SP._scale], lambda m: [S("x", m(5))])
+_rows("sparse.sum", _sum_all, [SP._make, SP._sparse_sum_all], lambda m: [S("x", m(5))])
+_rows("sparse.sum_dim", _sum_dim, [SP._make, SP._sparse_sum_dims, SP._sparse_sum_backward],
+      lambda m: [S("x", m(5))], gradgrad=False)
+_rows("sparse_t", _t, [SP._make, SP._t], lambda m: [S("x", m(5))])
+_rows("sparse_sub", _sub, [SP._make, SP._sparse_sub], lambda m: [S("x", m(5), m(3))])
+_rows("sparse_neg", _neg, [SP._make, SP._neg], lambda m: [S("x", m(5))])
+_rows("sparse_transpose", _transpose, [SP._make, SP._transpose], lambda m: [S("x", m(5))])

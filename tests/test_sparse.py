@@ -1,0 +1,283 @@
+"""Sparse COO tensors against torch: construction, printing, conversion, products, sums,
+arithmetic, gradients (of the dense operand and of the sparse values) and the errors of ops
+torch has no sparse kernel for."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+from tests.oracle import same, torch_or_skip
+
+pytest.importorskip("scipy")
+
+
+def _quiet(body):
+    """``body`` with the sparse-invariants warning (torch gives it once per process) off."""
+    def run(torch):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sparse invariant checks")
+            return body(torch)
+    return run
+
+
+def check(body, **kw):
+    return same(_quiet(body), check_warnings=False, **kw)
+
+
+def _s(torch, coalesced=False, requires_grad=False):
+    i = torch.tensor([[0, 1, 1, 2], [2, 0, 2, 1]] if coalesced else [[1, 0, 1, 2], [2, 2, 0, 1]])
+    v = torch.tensor([3.0, 4.0, 5.0, -1.5], requires_grad=requires_grad)
+    return torch.sparse_coo_tensor(i, v, (3, 4)), v
+
+
+def _describe(s):
+    """What torch shows of a sparse tensor: its repr and every query, its dense values."""
+    return (repr(s), str(s.layout), s.is_sparse, s.is_coalesced(), s._nnz(), s.sparse_dim(),
+            s.dense_dim(), tuple(s.shape), s.dim(), str(s.dtype), s.to_dense())
+
+
+@pytest.mark.parametrize("coalesced", [False, True])
+def test_construction_and_queries(coalesced):
+    check(lambda torch: _describe(_s(torch, coalesced)[0]))
+
+
+def test_reprs():
+    def body(torch):
+        out = [repr(_s(torch, requires_grad=True)[0])]
+        out.append(repr(torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 2]]), torch.ones(2),
+                                                (3, 3), dtype=torch.int64)))
+        out.append(repr(torch.sparse_coo_tensor(torch.zeros(2, 0, dtype=torch.int64),
+                                                torch.zeros(0), (2, 2))))
+        torch.manual_seed(0)
+        out.append(repr(torch.randn(3, 3, dtype=torch.float64).to_sparse()))
+        out.append(repr(torch.tensor([[0, 1.5], [2, 0]]).to_sparse().coalesce()))
+        x = torch.tensor([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]], requires_grad=True)
+        out.append(repr(x.to_sparse()))
+        out.append(repr(torch.tensor([[0, 1.0], [0, 0]]).to_sparse(1)))
+        return out
+    check(body)
+
+
+def test_inferred_size_numpy_indices_and_dtype():
+    def body(torch):
+        edges = np.array([[0, 1], [1, 2], [3, 0]], dtype=np.int32)
+        a = torch.sparse_coo_tensor(edges.T, torch.ones(3), (4, 4), dtype=torch.int64)
+        b = torch.sparse_coo_tensor(torch.tensor([[0, 4], [1, 1]]), torch.tensor([1.0, 2.0]))
+        return repr(a), repr(b), torch.eye(4) + a
+    check(body)
+    check(lambda torch: _s(torch)[0] + torch.ones(3, 4))
+
+
+def test_coalesce_indices_values():
+    def body(torch):
+        i = torch.tensor([[1, 0, 1, 1], [2, 2, 0, 2]])
+        s = torch.sparse_coo_tensor(i, torch.tensor([1.0, 2.0, 3.0, 4.0]), (2, 3))
+        c = s.coalesce()
+        return (repr(c), c.indices(), c.values(), s._indices(), s._values(), c.is_coalesced(),
+                c.coalesce() is c)
+    check(body)
+
+
+def test_uncoalesced_indices_values_refused():
+    check(lambda torch: _s(torch)[0].indices())
+    check(lambda torch: _s(torch)[0].values())
+
+
+@pytest.mark.parametrize("method", ["indices", "values", "coalesce", "is_coalesced"])
+def test_dense_refused_by_sparse_queries(method):
+    check(lambda torch: getattr(torch.ones(2), method)())
+
+
+def test_dense_conversions_pass_through():
+    check(lambda torch: (torch.ones(2).to_dense(), torch.ones(2).sparse_dim(),
+                         torch.ones(2, 3).dense_dim(), torch.ones(2).is_sparse,
+                         str(torch.ones(2).layout)))
+
+
+@pytest.mark.parametrize("form", ["sparse.mm", "spmm", "mm", "matmul", "@", "method"])
+def test_sparse_dense_product_and_gradients(form):
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        d = torch.arange(8.0).reshape(4, 2).requires_grad_()
+        fn = {"sparse.mm": torch.sparse.mm, "spmm": torch.spmm, "mm": torch.mm,
+              "matmul": torch.matmul, "@": lambda a, b: a @ b, "method": lambda a, b: a.mm(b)}
+        out = fn[form](s, d)
+        (out * torch.tensor([1.0, -2.0])).sum().backward()
+        return out, v.grad, d.grad, out.grad_fn.name(), [
+            type(f).__name__ for f, _ in out.grad_fn.next_functions if f is not None]
+    check(body)
+
+
+def test_dense_sparse_product_gradients():
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        d = torch.arange(6.0).reshape(2, 3).requires_grad_()
+        out = d @ s
+        out.pow(2).sum().backward()
+        return out, v.grad, d.grad
+    check(body)
+
+
+def test_gradient_of_a_sparse_leaf_is_sparse_with_its_pattern():
+    def body(torch):
+        s = _s(torch)[0].requires_grad_()
+        d = torch.arange(8.0).reshape(4, 2)
+        torch.sparse.mm(s, d).sum().backward()
+        g1 = repr(s.grad)
+        s.grad = None
+        (s * 3).to_dense().sum().backward()
+        g2 = repr(s.grad)
+        s.grad = None
+        torch.mm(torch.ones(2, 3), s).sum().backward()  # torch: a dense gradient here
+        return g1, g2, s.grad, s.is_leaf
+    check(body)
+
+
+def test_two_sparse_gradients_are_summed():
+    def body(torch):
+        s = _s(torch, coalesced=True)[0].requires_grad_()
+        d = torch.arange(8.0).reshape(4, 2)
+        (torch.sparse.mm(s, d).sum() + s.to_dense().pow(2).sum()).backward()
+        return repr(s.grad)
+    check(body)
+
+
+def test_to_dense_values_coalesce_gradients():
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        c = s.coalesce()
+        out = (c.values() * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum() + s.to_dense()[1].sum()
+        out.backward()
+        names = (c.grad_fn.name(), c.values().grad_fn.name(), s.to_dense().grad_fn.name())
+        return v.grad, names
+    check(body)
+
+
+def test_to_sparse_gradient():
+    def body(torch):
+        x = torch.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -3.0]], requires_grad=True)
+        y = x.to_sparse()
+        (y.to_dense() * torch.arange(6.0).reshape(2, 3)).sum().backward()
+        return x.grad, y.grad_fn.name(), x.to_sparse(1).grad_fn.name()
+    check(body)
+
+
+def test_duplicate_indices_each_get_the_gradient():
+    def body(torch):
+        v = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 0], [1, 1, 1]]), v, (2, 2))
+        (s.to_dense() * torch.tensor([[1.0, 5.0], [7.0, 11.0]])).sum().backward()
+        return s.to_dense(), v.grad
+    check(body)
+
+
+def test_sums():
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        a = torch.sparse.sum(s)
+        b = torch.sparse.sum(s, dim=1)
+        c = torch.sparse.sum(s, dim=(0, 1))
+        (a + (b.to_dense() * torch.tensor([1.0, 2.0, 3.0])).sum() + c).backward()
+        return a, repr(b), c, v.grad
+    check(body)
+
+
+def test_arithmetic():
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        s2 = torch.sparse_coo_tensor(torch.tensor([[1, 0], [0, 0]]), torch.tensor([1.0, 2.0]),
+                                     (3, 4))
+        c = s.coalesce()
+        out = [repr(s * 2), repr(2 * s), repr(s + s2), repr(c + c), repr(s2 + s2)]
+        dense = torch.ones(3, 4) + s
+        out += [dense, dense.grad_fn.name(), repr(s.t()), s.t().grad_fn.name()]
+        (s * 2 + s2).to_dense().sum().backward()
+        return out, v.grad
+    check(body)
+
+
+def test_sparse_plus_dense_gradient():
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        d = torch.zeros(3, 4, requires_grad=True)
+        out = d + s
+        (out * torch.arange(12.0).reshape(3, 4)).sum().backward()
+        return out, v.grad, d.grad
+    check(body)
+
+
+@pytest.mark.parametrize("call", ["exp", "cos_method", "view", "sigmoid_", "softmax"])
+def test_ops_without_a_sparse_kernel(call):
+    torch = torch_or_skip()
+
+    def first_sentence(lib):
+        s = _quiet(lambda t: t.randn(2, 2).to_sparse())(lib)
+        fn = {"exp": lambda: lib.exp(s), "cos_method": lambda: s.cos(),
+              "view": lambda: s.view(4), "sigmoid_": lambda: s.sigmoid_(),
+              "softmax": lambda: lib.softmax(s, 0)}[call]
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - its type and text are compared
+            return type(e).__name__, str(e).split(". ")[0]
+        return None
+    assert first_sentence(ember) == first_sentence(torch)
+
+
+def test_product_errors():
+    check(lambda torch: torch.sparse.mm(_s(torch)[0], torch.ones(3, 2)))
+    check(lambda torch: torch.mm(_s(torch)[0], torch.ones(5, 2)))
+    check(lambda torch: torch.sparse.mm(_s(torch)[0].double(), torch.ones(4, 2)))
+
+
+def test_gradcheck_through_sparse_values():
+    def body(torch):
+        i = torch.tensor([[0, 1, 1, 2], [2, 0, 2, 1]])
+        v = torch.tensor([3.0, 4.0, 5.0, -1.5], dtype=torch.float64, requires_grad=True)
+        d = torch.arange(8.0, dtype=torch.float64).reshape(4, 2).requires_grad_()
+
+        def f(v, d):
+            return torch.sparse.mm(torch.sparse_coo_tensor(i, v, (3, 4)), d)
+        return torch.autograd.gradcheck(f, (v, d))
+    check(body)
+
+
+def test_without_scipy_the_product_says_so(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.sparse", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = ember.randn(2, 2).to_sparse()
+    with pytest.raises(ModuleNotFoundError, match="pip install scipy"):
+        ember.sparse.mm(s, ember.ones(2, 2))
+
+
+def test_to_numpy_refused():
+    check(lambda torch: _s(torch)[0].numpy())
+
+
+def test_scalar_and_mixed_dtypes_promote():
+    def body(torch):
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1, 2]), (2, 2))
+        return repr(s * 2.5), repr(2 * s), repr(s * True), repr(s.float() * 2), repr(s + s.double())
+    check(body)
+
+
+@pytest.mark.parametrize("form", ["neg", "torch.neg", "sub", "sub_alpha", "sub_self", "transpose",
+                                  "transpose_negative_dims"])
+def test_neg_sub_transpose(form):
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        s2 = torch.sparse_coo_tensor(torch.tensor([[1, 0], [0, 0]]), torch.tensor([1.0, 2.0]),
+                                     (3, 4))
+        fn = {"neg": lambda: -s, "torch.neg": lambda: torch.neg(s), "sub": lambda: s - s2,
+              "sub_alpha": lambda: torch.sub(s2, s, alpha=2), "sub_self": lambda: s - s,
+              "transpose": lambda: s.transpose(0, 1),
+              "transpose_negative_dims": lambda: torch.transpose(s, -1, 0)}
+        r = fn[form]()
+        (r.to_dense() * torch.arange(12.0).reshape(r.shape)).sum().backward()
+        return repr(r), v.grad
+    check(body)
