@@ -281,3 +281,50 @@ def test_neg_sub_transpose(form):
         (r.to_dense() * torch.arange(12.0).reshape(r.shape)).sum().backward()
         return repr(r), v.grad
     check(body)
+
+
+@pytest.mark.parametrize("method", ["_indices", "_values", "_nnz", "_coalesced_"])
+def test_dense_refused_by_sparse_internals(method):
+    torch = torch_or_skip()
+
+    def first_sentence(lib):
+        args = (True,) if method == "_coalesced_" else ()
+        try:
+            getattr(lib.ones(2), method)(*args)
+        except Exception as e:  # noqa: BLE001 - its type and text are compared
+            return type(e).__name__, str(e).split(". ")[0]
+        return None
+    assert first_sentence(ember) == first_sentence(torch)
+
+
+def test_hybrid_one_dim_empty_bool_and_float64():
+    def body(torch):
+        h = torch.sparse_coo_tensor(torch.tensor([[1, 0, 1]]),
+                                    torch.tensor([[1., 2.], [3., 4.], [5., 6.]]), (3, 2))
+        one = torch.sparse_coo_tensor(torch.tensor([[2, 0]]), torch.tensor([1., 2.]), (4,))
+        e = torch.sparse_coo_tensor(torch.zeros(2, 0, dtype=torch.long), torch.zeros(0), (2, 3))
+        b = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([True, False]),
+                                    (2, 2))
+        d = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]),
+                                    torch.tensor([1., 2.], dtype=torch.float64), (2, 2))
+        return (repr(h), repr(h.coalesce()), h.to_dense(), h.sparse_dim(), h.dense_dim(),
+                repr(torch.tensor([[0., 1.], [0., 0.], [2., 3.]]).to_sparse(1)),
+                repr(one), one.to_dense(), repr(one * 2), repr(e.coalesce()),
+                torch.sparse.mm(e, torch.ones(3, 1)), repr(torch.zeros(2, 2).to_sparse()),
+                repr(b), repr(d))
+    check(body)
+
+
+@pytest.mark.parametrize("case", ["nnz", "bounds", "ndim", "hybrid_mm"])
+def test_construction_errors(case):
+    def body(torch):
+        if case == "nnz":
+            return torch.sparse_coo_tensor(torch.tensor([[0, 1]]), torch.tensor([1., 2., 3.]), (2,))
+        if case == "bounds":
+            return torch.sparse_coo_tensor(torch.tensor([[0, 5]]), torch.tensor([1., 2.]), (2,),
+                                           check_invariants=True)
+        if case == "ndim":
+            return torch.sparse_coo_tensor(torch.tensor([[0, 1]]), torch.tensor([1., 2.]), (2, 3))
+        h = torch.sparse_coo_tensor(torch.tensor([[1, 0]]), torch.ones(2, 2), (3, 2))
+        return torch.sparse.mm(h, torch.ones(2, 2))
+    check(body)

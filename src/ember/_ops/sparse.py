@@ -39,9 +39,17 @@ def _not_on_sparse(aten):
         "selective/custom build process (if using custom build).")
 
 
-def _layout_error(fn, x):
+def _check_sparse(self, fn):
+    """torch's error for a sparse-only method called on a dense tensor."""
+    if is_sparse(self):
+        return
+    if fn.startswith("_"):  # (torch has no dense kernel for these at all)
+        raise NotImplementedError(
+            f"Could not run 'aten::{fn}' with arguments from the 'CPU' backend. This could be "
+            "because the operator doesn't exist for this backend, or was omitted during the "
+            "selective/custom build process (if using custom build).")
     kind = "sparse" if fn == "values" else "sparse coordinate"
-    return RuntimeError(f"{fn} expected {kind} tensor layout but got Strided")
+    raise RuntimeError(f"{fn} expected {kind} tensor layout but got Strided")
 
 
 # -- construction and conversion ---------------------------------------------------------------
@@ -336,8 +344,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         size += dense_shape
     size = tuple(int(s) for s in size)
     if len(size) != idx.shape[0] + len(dense_shape):
-        raise RuntimeError(f"number of dimensions must be sparse_dim ({idx.shape[0]}) + "
-                           f"dense_dim ({len(dense_shape)}), but got {len(size)}")
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) "
+                           f"= {len(size)}, sparse_dim = {idx.shape[0]}, dense_dim = "
+                           f"{len(dense_shape)}")
     if check_invariants:
         _check_bounds(idx, size)
     if requires_grad:
@@ -371,6 +380,8 @@ def sparse_mm(mat1, mat2):
 
 
 def _check_mm_shapes(mat1, mat2):
+    if mat1._data.sparse_dim != 2:
+        raise RuntimeError(f"addmm: matrices expected, got {mat1._data.sparse_dim}D tensor")
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError("mm: expected 2D matrices")
     if mat1.dtype != mat2.dtype:
@@ -456,13 +467,6 @@ _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_
 
 
 # -- Tensor methods ----------------------------------------------------------------------------
-def _require_sparse(fn):
-    def check(self):
-        if not is_sparse(self):
-            raise _layout_error(fn, self)
-    return check
-
-
 def _tensor_to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
     if layout is not None and repr(layout) != "ember.sparse_coo":
         raise NotImplementedError(f"to_sparse: layout {layout} is not supported by ember")
@@ -479,17 +483,17 @@ def _tensor_to_dense(self, dtype=None, *, masked_grad=None):
 
 
 def _tensor_coalesce(self):
-    _require_sparse("coalesce")(self)
+    _check_sparse(self, "coalesce")
     return self if self._data.coalesced else _coalesce(self)
 
 
 def _tensor_is_coalesced(self):
-    _require_sparse("is_coalesced")(self)
+    _check_sparse(self, "is_coalesced")
     return self._data.coalesced
 
 
 def _tensor_indices(self):
-    _require_sparse("indices")(self)
+    _check_sparse(self, "indices")
     if not self._data.coalesced:
         raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
                            ".coalesce() first")
@@ -497,7 +501,7 @@ def _tensor_indices(self):
 
 
 def _tensor_values(self):
-    _require_sparse("values")(self)
+    _check_sparse(self, "values")
     if not self._data.coalesced:
         raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
                            ".coalesce() first")
@@ -505,22 +509,22 @@ def _tensor_values(self):
 
 
 def _tensor_raw_indices(self):
-    _require_sparse("_indices")(self)
+    _check_sparse(self, "_indices")
     return _wrap(self._data.indices)
 
 
 def _tensor_raw_values(self):
-    _require_sparse("_values")(self)
+    _check_sparse(self, "_values")
     return _wrap(self._data.values)
 
 
 def _tensor_nnz(self):
-    _require_sparse("_nnz")(self)
+    _check_sparse(self, "_nnz")
     return self._data.nnz
 
 
 def _tensor_coalesced_(self, coalesced):
-    _require_sparse("_coalesced_")(self)
+    _check_sparse(self, "_coalesced_")
     self._data.coalesced = bool(coalesced)
     return self
 
