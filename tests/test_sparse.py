@@ -262,12 +262,13 @@ def test_to_numpy_refused():
 def test_scalar_and_mixed_dtypes_promote():
     def body(torch):
         s = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1, 2]), (2, 2))
-        return repr(s * 2.5), repr(2 * s), repr(s * True), repr(s.float() * 2), repr(s + s.double())
+        return (repr(s * 2.5), repr(2 * s), repr(s * True), repr(s.float() * 2),
+                repr(s + s.double()), repr(s / 2), repr(s.double() / 4))
     check(body)
 
 
 @pytest.mark.parametrize("form", ["neg", "torch.neg", "sub", "sub_alpha", "sub_self", "transpose",
-                                  "transpose_negative_dims"])
+                                  "transpose_negative_dims", "div"])
 def test_neg_sub_transpose(form):
     def body(torch):
         s, v = _s(torch, requires_grad=True)
@@ -275,7 +276,7 @@ def test_neg_sub_transpose(form):
                                      (3, 4))
         fn = {"neg": lambda: -s, "torch.neg": lambda: torch.neg(s), "sub": lambda: s - s2,
               "sub_alpha": lambda: torch.sub(s2, s, alpha=2), "sub_self": lambda: s - s,
-              "transpose": lambda: s.transpose(0, 1),
+              "transpose": lambda: s.transpose(0, 1), "div": lambda: s / 4,
               "transpose_negative_dims": lambda: torch.transpose(s, -1, 0)}
         r = fn[form]()
         (r.to_dense() * torch.arange(12.0).reshape(r.shape)).sum().backward()

@@ -97,6 +97,10 @@ def _transpose(v):
     return _sparse(_lib(v), v).transpose(1, 0).to_dense()
 
 
+def _divide(v):
+    return (_sparse(_lib(v), v) / 4.0).to_dense()
+
+
 def _t(v):
     return _sparse(_lib(v), v).t().to_dense()
 
@@ -132,3 +136,4 @@ _rows("sparse_t", _t, [SP._make, SP._t], lambda m: [S("x", m(5))])
 _rows("sparse_sub", _sub, [SP._make, SP._sparse_sub], lambda m: [S("x", m(5), m(3))])
 _rows("sparse_neg", _neg, [SP._make, SP._neg], lambda m: [S("x", m(5))])
 _rows("sparse_transpose", _transpose, [SP._make, SP._transpose], lambda m: [S("x", m(5))])
+_rows("sparse_div", _divide, [SP._make, SP._divide], lambda m: [S("x", m(5))])

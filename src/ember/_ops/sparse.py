@@ -268,6 +268,16 @@ def _(grad, other):
     return _scale(grad, other) if is_sparse(grad) else grad * other
 
 
+@op("sparse_coo_div", aten="aten::div", tensors=1, node="DivBackward0")
+def _divide(self, other):
+    return C.divide(self, other)
+
+
+@_divide.grad("self")
+def _(grad, other):
+    return _divide(grad, other) if is_sparse(grad) else grad / other
+
+
 @op("sparse_coo_sum", aten="aten::sum", promote=NONE, node="SumBackward0")
 def _sparse_sum_all(self):
     return self.values.sum()
@@ -443,6 +453,14 @@ def _route_mul(op, self, other):
     return _scale(self.to(result_type(self, other)), other)  # (int * 2.5 is float)
 
 
+def _route_div(op, self, other):
+    if isinstance(other, Tensor) or not is_sparse(self):
+        return NotImplemented
+    from .. import result_type
+    dt = result_type(self, other)
+    return _divide(self.to(dt if dt.is_floating_point else D.get_default_dtype()), other)
+
+
 def _route_sub(op, self, other, alpha=1):
     if not (isinstance(other, Tensor) and is_sparse(self) and is_sparse(other)
             and self.shape == other.shape):
@@ -462,6 +480,7 @@ def _route_sum(op, self, *args):
 
 
 _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_mul,
+           "div": _route_div,
            "t": lambda op, self: _t(self), "transpose": _route_transpose,
            "neg": lambda op, self: _neg(self), "sum": _route_sum}
 

@@ -223,6 +223,10 @@ def scale(a: CooArray, factor) -> CooArray:
     return CooArray(a.indices, (a.values * factor).astype(a.dtype), a.shape, a.coalesced)
 
 
+def divide(a: CooArray, divisor) -> CooArray:
+    return CooArray(a.indices, (a.values / divisor).astype(a.dtype), a.shape, a.coalesced)
+
+
 def sum_dims(a: CooArray, dims) -> CooArray | object:
     """The sum over ``dims``: sparse while sparse dimensions remain, else dense."""
     sparse = [d for d in dims if d < a.sparse_dim]
