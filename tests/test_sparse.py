@@ -329,3 +329,34 @@ def test_construction_errors(case):
         h = torch.sparse_coo_tensor(torch.tensor([[1, 0]]), torch.ones(2, 2), (3, 2))
         return torch.sparse.mm(h, torch.ones(2, 2))
     check(body)
+
+
+def test_graph_convolution_training_matches_torch():
+    """A two-layer graph convolution on a sparse normalised adjacency, trained for a few
+    steps: the pattern of pytorch/examples' gcn (built here from scratch)."""
+    def body(torch):
+        torch.manual_seed(0)
+        rng = np.random.default_rng(0)
+        n, feats, classes = 30, 12, 3
+        edges = rng.integers(0, n, (60, 2)).astype(np.int32)
+        adj = torch.sparse_coo_tensor(edges.T, torch.ones(len(edges)), (n, n), dtype=torch.int64)
+        adj = torch.eye(n) + adj
+        deg = torch.sqrt(1 / torch.sum(adj, dim=1))
+        norm = torch.diag(deg).to_sparse()
+        adj = (norm @ adj @ norm).to_sparse()
+        x = torch.tensor((rng.random((n, feats)) < 0.3).astype(np.float32)).to_sparse()
+        y = torch.tensor(rng.integers(0, classes, n))
+        w1 = torch.nn.Parameter(torch.randn(feats, 8) * 0.3)
+        w2 = torch.nn.Parameter(torch.randn(8, classes) * 0.3)
+        opt = torch.optim.Adam([w1, w2], lr=0.05)
+        losses = []
+        for _ in range(5):
+            opt.zero_grad()
+            h = torch.relu(torch.spmm(adj, torch.mm(x, w1)))
+            out = torch.nn.functional.log_softmax(torch.sparse.mm(adj, h @ w2), dim=1)
+            loss = torch.nn.functional.nll_loss(out, y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, w1.grad, w2.grad
+    check(body, rtol=1e-5, atol=1e-6)
