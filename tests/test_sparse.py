@@ -360,3 +360,17 @@ def test_graph_convolution_training_matches_torch():
             losses.append(loss.item())
         return losses, w1.grad, w2.grad
     check(body, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, (0, 1), (1, 0)])
+def test_sum_over_dims(dim):
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        r = s.sum(dim)
+        out = [repr(r), repr(torch.sum(s, dim, dtype=torch.float64))]
+        try:  # torch: an error unless every dim is summed
+            (r.to_dense() if r.is_sparse else r).sum().backward()
+        except RuntimeError as e:
+            return out, str(e)
+        return out, v.grad
+    check(body)

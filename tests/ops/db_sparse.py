@@ -101,6 +101,10 @@ def _divide(v):
     return (_sparse(_lib(v), v) / 4.0).to_dense()
 
 
+def _sum_every_dim(v):
+    return _sparse(_lib(v), v).sum((0, 1))
+
+
 def _t(v):
     return _sparse(_lib(v), v).t().to_dense()
 
@@ -137,3 +141,4 @@ _rows("sparse_sub", _sub, [SP._make, SP._sparse_sub], lambda m: [S("x", m(5), m(
 _rows("sparse_neg", _neg, [SP._make, SP._neg], lambda m: [S("x", m(5))])
 _rows("sparse_transpose", _transpose, [SP._make, SP._transpose], lambda m: [S("x", m(5))])
 _rows("sparse_div", _divide, [SP._make, SP._divide], lambda m: [S("x", m(5))])
+_rows("sparse_sum_every_dim", _sum_every_dim, [SP._make, SP._sum_dim], lambda m: [S("x", m(5))])

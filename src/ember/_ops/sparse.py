@@ -291,6 +291,21 @@ def _(grad, self):
         grad, shape), self)
 
 
+@op("sparse_coo_sum_dim", aten="aten::sum", promote=NONE, node="SumBackward1")
+def _sum_dim(self, dims):
+    """``s.sum(dim)``: torch.sparse.sum's values under the dense op's node."""
+    return C.sum_dims(self, dims)
+
+
+@_sum_dim.grad("self")
+def _(grad, self, dims):
+    if len(dims) < len(_coo(self).shape):  # torch's formula expands the sparse gradient
+        raise RuntimeError("expand is unsupported for Sparse tensors")
+    shape = _coo(self).shape
+    return _mask(grad.expand(shape) if isinstance(grad, Tensor) else np.broadcast_to(
+        grad, shape), self)
+
+
 @op("_sparse_sum", promote=NONE, node="SparseSumBackward0")
 def _sparse_sum_dims(self, dims):
     return C.sum_dims(self, dims)
@@ -474,9 +489,14 @@ def _route_transpose(op, self, dim0, dim1):
 
 
 def _route_sum(op, self, *args):
-    if op is not _dense_sum_all or args[0] is not None:  # (a dim or a dtype: not here)
+    if op is _dense_sum_all:
+        return _sparse_sum_all(self if args[0] is None else self.to(args[0]))
+    dim, keepdim, dtype = args
+    if keepdim:
         return NotImplemented
-    return _sparse_sum_all(self)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return _sum_dim(self if dtype is None else self.to(dtype),
+                    tuple(sorted({d % self.dim() for d in dims})))
 
 
 _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_mul,
