@@ -26,7 +26,7 @@ class SparseOperand(TypeError, AttributeError):
 
 
 class CooArray:
-    __slots__ = ("indices", "values", "shape", "coalesced")
+    __slots__ = ("indices", "values", "shape", "coalesced", "__weakref__")
     is_sparse = True
     base = None  # (never a view of another array: the engine may sum into it in place)
 
