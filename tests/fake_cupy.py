@@ -17,6 +17,7 @@ or call something CuPy lacks fails here as it would on a GPU:
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import itertools
@@ -93,11 +94,68 @@ def _wrap(r):
 def _forward(fn, host_ok=False):
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if _COUNTS is not None and host_ok and _holds_host_data((args, kwargs)):
+            _COUNTS["from_host"] += 1
         args = _unwrap(args, host_ok)
         kwargs = {k: _unwrap(v, host_ok) for k, v in kwargs.items()}
         with numpy.errstate(all="ignore"):  # CuPy never warns about floating point values
-            return _wrap(fn(*args, **kwargs))
+            r = fn(*args, **kwargs)
+        if _COUNTS is not None and _computed(r, fn, args, kwargs) and not (
+                fn.__name__.startswith("empty")):  # (allocations launch nothing)
+            _COUNTS["kernels"] += 1
+            _COUNTS["kernel:" + getattr(fn, "__name__", "?")] += 1
+        return _wrap(r)
     return call
+
+
+# -- counting what a GPU would be asked to do ------------------------------------------------------
+_COUNTS = None  # a Counter while counting()
+
+
+@contextlib.contextmanager
+def counting():
+    """Counts, while active, the calls that would launch a kernel on a GPU (``"kernels"``, and
+    ``"kernel:<name>"`` per function), the host -> device copies (``"from_host"``: host data
+    given to a creation function or used as an index) and the device -> host reads
+    (``"to_host"``: ``.get()``, ``.item()``, ``bool()``, ``float()``, ...; each waits for the
+    device's queue). A call counts as a kernel when it makes a new array or writes one
+    (``out=``, item assignment, scatters): views (reshape, transpose, basic slicing) do not.
+    """
+    global _COUNTS
+    previous, _COUNTS = _COUNTS, collections.Counter()
+    try:
+        yield _COUNTS
+    finally:
+        _COUNTS = previous
+
+
+def _holds_host_data(value):
+    if type(value) is numpy.ndarray or isinstance(value, numpy.generic):
+        return True
+    if type(value) in (list, tuple):
+        return any(_holds_host_data(v) for v in value)
+    if type(value) is dict:
+        return any(_holds_host_data(v) for v in value.values())
+    return False
+
+
+def _computed(r, fn, args, kwargs):
+    """Whether a call's NumPy result ``r`` is new data (or written through ``out=``), not a view
+    or one of its inputs returned as it is."""
+    if kwargs.get("out") is not None:
+        return True
+    first = r[0] if type(r) in (tuple, list) and r else r
+    if isinstance(first, numpy.generic):
+        return True
+    if type(first) is not numpy.ndarray:
+        return False
+    inputs = [a for a in (*args, getattr(fn, "__self__", None)) if type(a) is numpy.ndarray]
+    return not any(numpy.may_share_memory(first, a) for a in inputs)
+
+
+def _count_read():
+    if _COUNTS is not None:
+        _COUNTS["to_host"] += 1
 
 
 _OWNERS = weakref.WeakValueDictionary()  # id(NumPy owner) -> the stand-in array owning it
@@ -287,6 +345,7 @@ class ndarray:
 
     # -- host transfers and Python conversions ----------------------------------------------------
     def get(self, stream=None, order="C", out=None, blocking=True):
+        _count_read()
         if out is not None:
             out[...] = self._a
             return out
@@ -296,9 +355,11 @@ class ndarray:
         self._a[...] = arr
 
     def item(self):
+        _count_read()
         return self._a.item()
 
     def tolist(self):
+        _count_read()
         return self._a.tolist()
 
     def __float__(self):
@@ -311,6 +372,7 @@ class ndarray:
         return complex(self.get())
 
     def __bool__(self):
+        _count_read()
         if self._a.size == 1:
             return bool(self._a.reshape(()).item())
         if self._a.size == 0:
@@ -348,8 +410,13 @@ class ndarray:
 
     # -- indexing: index arrays may come from the host (CuPy copies them over) ---------------------
     def __getitem__(self, key):
+        _count_indexing(key)
         key = _unwrap(key, host_ok=True)
         r = self._a[key]
+        if _COUNTS is not None and (type(r) is not numpy.ndarray
+                                    or not numpy.may_share_memory(r, self._a)):
+            _COUNTS["kernels"] += 1  # advanced indexing: a gather
+            _COUNTS["kernel:getitem"] += 1
         if isinstance(r, numpy.generic):  # CuPy gives a 0-d view, not a scalar copy
             r = self._a[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
         return _wrap(r)
@@ -357,6 +424,10 @@ class ndarray:
     def __setitem__(self, key, value):
         if type(value) is numpy.ndarray and value.ndim:
             raise _unsupported(value)  # CuPy refuses assignment from host arrays (gh-2079)
+        _count_indexing(key)
+        if _COUNTS is not None:
+            _COUNTS["kernels"] += 1
+            _COUNTS["kernel:setitem"] += 1
         with numpy.errstate(all="ignore"):
             self._a[_unwrap(key, host_ok=True)] = _unwrap(value, host_ok=True)
 
@@ -394,6 +465,20 @@ class ndarray:
 
 
 # -- ufuncs ---------------------------------------------------------------------------------------
+def _count_scatter():
+    if _COUNTS is not None:
+        _COUNTS["kernels"] += 1
+        _COUNTS["kernel:scatter"] += 1
+
+
+def _count_indexing(key):
+    """Host index arrays (NumPy arrays, lists of numbers) are copied to the device."""
+    if _COUNTS is not None:
+        keys = key if type(key) is tuple else (key,)
+        if any(type(k) is list or type(k) is numpy.ndarray for k in keys):
+            _COUNTS["from_host"] += 1
+
+
 class _Ufunc:
     """A CuPy ufunc: NumPy's, with the methods CuPy has."""
 
@@ -419,6 +504,8 @@ class _Ufunc:
         if self.__name__ == "add" and a.dtype not in _ADD_AT_DTYPES:
             raise TypeError("cupy.add.at only supports int32, int64, float16, float32, "
                             "float64, uint32, uint64 as data type")
+        _count_indexing(indices)
+        _count_scatter()
         self._uf.at(_unwrap(a), _unwrap(indices, host_ok=True), _unwrap(b))
 
     def _reduction(self, method, *args, **kwargs):
@@ -441,6 +528,7 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
     if (type(obj) is ndarray and not copy and (dtype is None or obj.dtype == dtype)
             and ndmin <= obj.ndim):
         return obj
+    _count_creation(obj)
     return _wrap(numpy.array(_unwrap(obj, host_ok=True), dtype=dtype, copy=True, order=order,
                              ndmin=ndmin))
 
@@ -448,7 +536,15 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
 def asarray(a, dtype=None, order=None, *, blocking=False):
     if type(a) is ndarray:
         return a if dtype is None or a.dtype == dtype else a.astype(dtype)
+    _count_creation(a)
     return _wrap(numpy.array(_unwrap(a, host_ok=True), dtype=dtype, order=order, copy=True))
+
+
+def _count_creation(obj):
+    """A device array made from host data: one copy to the device (a kernel when the data
+    were device arrays already)."""
+    if _COUNTS is not None:
+        _COUNTS["from_host" if type(obj) is not ndarray else "kernels"] += 1
 
 
 def ascontiguousarray(a, dtype=None):
@@ -888,6 +984,8 @@ def _scatter(ufunc):
         if ufunc is numpy.add and a.dtype not in _ADD_AT_DTYPES:
             raise TypeError("cupy.add.at only supports int32, int64, float16, float32, "
                             "float64, uint32, uint64 as data type")
+        _count_indexing(slices)
+        _count_scatter()
         ufunc.at(a._a, _unwrap(slices, host_ok=True), _unwrap(value))
     return scatter
 
