@@ -138,6 +138,37 @@ def arg_extreme(x, fn, axis=None, keepdims=False):
                     xp.argmax(nan, axis=axis, keepdims=keepdims), idx)
 
 
+def launch_bound(x) -> bool:
+    """Whether ``x`` lives on a device where each array call is a kernel launch, queued behind
+    the others, and each value read on the host waits for that queue (a GPU).
+
+    Ops then choose their few-launch, read-free form: one reduction over a stacked axis rather
+    than the several cache-friendly passes NumPy prefers, a mask applied everywhere rather than
+    a host-side test for whether anything is masked."""
+    return type(x) is not ndarray and type(x) in MODULES
+
+
+_CONSTANTS = {}  # (array type, device index, key) -> a device array built from the key alone
+_MAX_CONSTANTS = 256
+
+
+def constant_like(like, key, build):
+    """``build()`` (a NumPy array that depends on the hashable ``key`` alone, e.g. index
+    tables made from shapes) on ``like``'s device; off the CPU it is copied there once per key
+    and device, and later calls share that copy (which callers must not write)."""
+    if not launch_bound(like):
+        return build()
+    backend = backend_of_array(like)
+    slot = (type(like), backend.index_of(like), key)
+    value = _CONSTANTS.get(slot)
+    if value is None:
+        if len(_CONSTANTS) >= _MAX_CONSTANTS:  # (forget the oldest: shapes seen long ago)
+            del _CONSTANTS[next(iter(_CONSTANTS))]
+        with backend.on(slot[1]):
+            value = _CONSTANTS[slot] = get_xp(like).asarray(build())
+    return value
+
+
 def device_type(x) -> str:
     """``'cpu'`` or ``'cuda'``: the device type of an array (some of torch's defaults and
     checks depend on it, e.g. linalg.lstsq's driver)."""

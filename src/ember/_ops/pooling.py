@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp, scatter_add
+from .._backend import constant_like, get_xp, launch_bound, scatter_add
 from .._state import state
 from .._tensor import Tensor
 from .conv import col2im_view, expand_param, lifted, pad_array, shaped_like, windows
@@ -161,6 +161,37 @@ def _knockout(xp, first, first_at, second, second_at):
     return xp.maximum(first, second), at
 
 
+def _stacked_max(x, ks, st, pads, dil, out):
+    """Max pooling in a few kernel launches and no host read, for a GPU: the windows copied
+    into one trailing axis of kernel offsets and reduced there, torch's NaN rule applied with a
+    mask (not a host-side test for NaNs), the index tables kept on the device."""
+    xp = get_xp(x)
+    k, width = math.prod(ks), x.shape[3]
+    stacked = _max_windows(x, ks, st, pads, dil, out).reshape(x.shape[:2] + tuple(out) + (k,))
+    arg = _window_argmax(xp, stacked)
+    rows = arg.size
+    starts = constant_like(x, ("window starts", rows, k),
+                           lambda: np.arange(rows, dtype=np.int64) * k)
+    best = stacked.reshape(-1)[arg.reshape(-1) + starts].reshape(arg.shape)
+    offsets = constant_like(x, ("pool offsets", ks, dil, width), lambda: np.array(
+        [a * dil[0] * width + b * dil[1] for a, b in np.ndindex(*ks)], np.int64))
+    corners = constant_like(x, ("pool corners", out, st, pads, width), lambda: (
+        (np.arange(out[0]) * st[0] - pads[0]).reshape(-1, 1) * width
+        + np.arange(out[1]) * st[1] - pads[1]))
+    return best, offsets[arg] + corners
+
+
+def _window_argmax(xp, stacked):
+    """The offset torch's max pooling picks along the last axis: the first maximum (strict
+    ``>``), or the last NaN where there is one (``val > max or isnan(val)``)."""
+    arg = xp.argmax(stacked, axis=-1)
+    if stacked.dtype.kind != "f":
+        return arg
+    nan = xp.isnan(stacked)
+    last_nan = (stacked.shape[-1] - 1) - xp.argmax(nan[..., ::-1], axis=-1)
+    return xp.where(nan.any(axis=-1), last_nan, arg)
+
+
 @op("max_pool2d_with_indices", promote=NONE, outputs=2, diff_outputs=(True, False),
     node="MaxPool2DWithIndicesBackward0")
 @lifted(4)
@@ -169,6 +200,8 @@ def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_m
     ks, st, pads, dil = kernel_size, stride, padding, dilation
     out = tuple(pool_out(self.shape[2 + i], ks[i], st[i], pads[i], dil[i], ceil_mode)
                 for i in range(2))
+    if launch_bound(self):
+        return _stacked_max(self, ks, st, pads, dil, out)
     nan = self.dtype.kind == "f" and bool(xp.isnan(self).any())
     if not nan and _tiles(self.shape, ks, st, pads, dil, out):
         return _tiled_max(xp, self, ks, out)
@@ -203,7 +236,8 @@ def _scatter_into_planes(grad_output, shape, indices, nd):
     rows = math.prod(grad_output.shape[:-nd])
     plane = math.prod(shape[-nd:])
     out = xp.zeros((rows, plane), grad_output.dtype)
-    base = (xp.arange(rows, dtype=np.int64) * plane).reshape(rows, 1)
+    base = constant_like(grad_output, ("plane starts", rows, plane),
+                         lambda: (np.arange(rows, dtype=np.int64) * plane).reshape(rows, 1))
     flat = (indices.reshape(rows, indices.size // max(rows, 1)) + base).ravel()
     scatter_add(out.reshape(-1), flat, grad_output.reshape(-1))
     return out.reshape(shape)
