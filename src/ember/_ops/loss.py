@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp, is_array, reduce_max, reduce_sum, scatter_add
+from .._backend import (constant_like, get_xp, is_array, launch_bound, reduce_max, reduce_sum,
+                        scatter_add)
 from .._state import state
 from .._tensor import Tensor, _wrap, checked_values
 from .activation import _log_softmax, logsigmoid
@@ -261,14 +262,19 @@ def _nll_terms(target, weight, ignore_index, shape, all_valid=False):
 
     The weights are the number 1.0 when every sample counts once (no class weights, nothing
     ignored): the usual batch then needs no weight arithmetic at all. ``all_valid``: the
-    caller knows no sample is ignored."""
+    caller knows no sample is ignored. On a GPU, where asking whether any sample is ignored
+    waits for the device, the mask is applied whatever it holds (without class weights the
+    weights are the mask itself)."""
     xp = get_xp(target)
     valid = None if all_valid else target != ignore_index
-    if all_valid or valid.all():  # the usual batch: nothing ignored, no masking to do
+    read_free = not all_valid and launch_bound(target)
+    if all_valid or (not read_free and valid.all()):  # nothing ignored, no masking to do
         if weight is None:
             return 1.0, target
         return weight.astype(np.float64)[target], target
     safe = xp.where(valid, target, 0)
+    if read_free and weight is None:
+        return valid, safe
     w = xp.ones(shape[1] if len(shape) > 1 else shape[0], np.float64) if weight is None \
         else weight.astype(np.float64)
     return w[safe] * valid, safe
@@ -284,8 +290,14 @@ def _pick(x, safe):
     if x.ndim == 1:
         return x[safe]
     if x.ndim == 2:
-        return x[xp.arange(x.shape[0]), safe]
+        return x[_row_numbers(x), safe]
     return xp.take_along_axis(x, xp.expand_dims(safe, 1), axis=1).squeeze(1)
+
+
+def _row_numbers(x):
+    """0, 1, ..., len(x) - 1 (made once per length on a GPU)."""
+    n = x.shape[0]
+    return constant_like(x, ("arange", n), lambda: np.arange(n))
 
 
 def _mean_of(total, count):
@@ -294,7 +306,7 @@ def _mean_of(total, count):
 
 
 def _total_weight(wt, safe):
-    return float(safe.size) if type(wt) is float else wt.sum()
+    return float(safe.size) if type(wt) is float else wt.sum(dtype=np.float64)
 
 
 def _nll_reduce(loss, wt, safe, reduction, dtype, total=None):
@@ -354,16 +366,18 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
     if reduction == "none" and target.ndim:  # (times -w: a NaN keeps its sign, as torch's)
         values = (dt.type(-1) if w is None else -w) * grad
     else:
-        if reduction == "mean":
-            grad = grad / dt.type(_total_weight(wt, safe))
+        if reduction == "mean":  # (a device array's total stays there: no read)
+            total = _total_weight(wt, safe)
+            grad = grad / (dt.type(total) if type(total) is float else total.astype(dt))
         values = -grad if w is None else w * -grad
     out = xp.zeros(self.shape, dt)
     if type(wt) is not float:  # some samples ignored: nothing is written for them
-        values = xp.where(target != ignore_index, values, dt.type(0))
+        kept = wt if wt.dtype == np.bool_ else target != ignore_index  # (the mask as weights)
+        values = xp.where(kept, values, dt.type(0))
     if self.ndim == 1:
         out[safe] = values
     elif self.ndim == 2:
-        out[xp.arange(self.shape[0]), safe] = values
+        out[_row_numbers(self), safe] = values
     else:
         axis = _class_axis(self.ndim)
         values = xp.broadcast_to(values, safe.shape)
