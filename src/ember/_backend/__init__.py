@@ -163,7 +163,7 @@ def constant_like(like, key, build):
     value = _CONSTANTS.get(slot)
     if value is None:
         if len(_CONSTANTS) >= _MAX_CONSTANTS:  # (forget the oldest: shapes seen long ago)
-            del _CONSTANTS[next(iter(_CONSTANTS))]
+            _CONSTANTS.pop(next(iter(_CONSTANTS)), None)
         with backend.on(slot[1]):
             value = _CONSTANTS[slot] = get_xp(like).asarray(build())
     return value

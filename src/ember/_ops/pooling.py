@@ -166,19 +166,29 @@ def _stacked_max(x, ks, st, pads, dil, out):
     into one trailing axis of kernel offsets and reduced there, torch's NaN rule applied with a
     mask (not a host-side test for NaNs), the index tables kept on the device."""
     xp = get_xp(x)
-    k, width = math.prod(ks), x.shape[3]
+    k, size = math.prod(ks), x.shape[2:]
     stacked = _max_windows(x, ks, st, pads, dil, out).reshape(x.shape[:2] + tuple(out) + (k,))
     arg = _window_argmax(xp, stacked)
     rows = arg.size
+    small = np.int32 if rows * k < 2**31 else np.int64  # (half the device memory kept)
     starts = constant_like(x, ("window starts", rows, k),
-                           lambda: np.arange(rows, dtype=np.int64) * k)
+                           lambda: np.arange(0, rows * k, k, dtype=small))
     best = stacked.reshape(-1)[arg.reshape(-1) + starts].reshape(arg.shape)
-    offsets = constant_like(x, ("pool offsets", ks, dil, width), lambda: np.array(
-        [a * dil[0] * width + b * dil[1] for a, b in np.ndindex(*ks)], np.int64))
-    corners = constant_like(x, ("pool corners", out, st, pads, width), lambda: (
-        (np.arange(out[0]) * st[0] - pads[0]).reshape(-1, 1) * width
-        + np.arange(out[1]) * st[1] - pads[1]))
+    offsets = constant_like(x, ("pool offsets", ks, dil, size),
+                            lambda: _plane_index([np.arange(ks[i]) * dil[i]
+                                                  for i in range(len(ks))], size).reshape(-1))
+    corners = constant_like(x, ("pool corners", out, st, pads, size),
+                            lambda: _plane_index([np.arange(out[i]) * st[i] - pads[i]
+                                                  for i in range(len(out))], size))
     return best, offsets[arg] + corners
+
+
+def _plane_index(coords, size):
+    """Flat positions in planes of ``size`` of the grid of per-dim ``coords`` (an outer sum)."""
+    flat = np.zeros((), np.int64)
+    for c, n in zip(coords, size):
+        flat = flat[..., None] * n + c.astype(np.int64)
+    return flat
 
 
 def _window_argmax(xp, stacked):
@@ -192,8 +202,10 @@ def _window_argmax(xp, stacked):
     return xp.where(nan.any(axis=-1), last_nan, arg)
 
 
+# (undefined_grads: the indices never get a gradient, and zeros made for them would be a
+# wasted kernel launch on a GPU)
 @op("max_pool2d_with_indices", promote=NONE, outputs=2, diff_outputs=(True, False),
-    node="MaxPool2DWithIndicesBackward0")
+    node="MaxPool2DWithIndicesBackward0", undefined_grads=True)
 @lifted(4)
 def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
     xp = get_xp(self)
@@ -323,13 +335,15 @@ def _needs_indices(input):  # noqa: A002
 
 # -- 3-D max pooling ----------------------------------------------------------------------------
 @op("max_pool3d_with_indices", promote=NONE, outputs=2, diff_outputs=(True, False),
-    node="MaxPool3DWithIndicesBackward0")
+    node="MaxPool3DWithIndicesBackward0", undefined_grads=True)
 @lifted(5)
 def max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
     xp = get_xp(self)
     ks, st, pads, dil = kernel_size, stride, padding, dilation
     size = self.shape[2:]
     out = tuple(pool_out(size[i], ks[i], st[i], pads[i], dil[i], ceil_mode) for i in range(3))
+    if launch_bound(self):
+        return _stacked_max(self, ks, st, pads, dil, out)
     win = _max_windows(self, ks, st, pads, dil, out)
     offsets = [win[(Ellipsis, *o)] for o in np.ndindex(*ks)]
     nan = self.dtype.kind == "f" and bool(xp.isnan(self).any())
