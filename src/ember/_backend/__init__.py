@@ -145,7 +145,8 @@ def launch_bound(x) -> bool:
     Ops then choose their few-launch, read-free form: one reduction over a stacked axis rather
     than the several cache-friendly passes NumPy prefers, a mask applied everywhere rather than
     a host-side test for whether anything is masked."""
-    return type(x) is not ndarray and type(x) in MODULES
+    return (type(x) is not ndarray and type(x) in MODULES
+            and backend_of_array(x).launch_bound)
 
 
 _CONSTANTS = {}  # (array type, device index, key) -> a device array built from the key alone

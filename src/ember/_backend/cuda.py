@@ -35,6 +35,7 @@ class CudaBackend:
     """CuPy on the GPUs CuPy sees."""
 
     type = "cuda"
+    launch_bound = True  # (see ember._backend.launch_bound)
 
     def __init__(self, cupy, cupyx):
         self.xp = cupy

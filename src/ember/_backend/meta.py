@@ -670,6 +670,7 @@ class MetaBackend:
     """Serves the ``meta`` device (one device, no index)."""
 
     type = "meta"
+    launch_bound = False  # (see ember._backend.launch_bound: no kernels run here)
     xp = META_XP
     array_type = MetaArray
 
