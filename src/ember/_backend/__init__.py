@@ -158,7 +158,7 @@ def constant_like(like, key, build):
     tables made from shapes) on ``like``'s device; off the CPU it is copied there once per key
     and device, and later calls share that copy (which callers must not write)."""
     if not launch_bound(like):
-        return build()
+        return build() if type(like) is ndarray else get_xp(like).asarray(build())
     backend = backend_of_array(like)
     slot = (type(like), backend.index_of(like), key)
     value = _CONSTANTS.get(slot)
