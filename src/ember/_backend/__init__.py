@@ -146,7 +146,7 @@ def launch_bound(x) -> bool:
     than the several cache-friendly passes NumPy prefers, a mask applied everywhere rather than
     a host-side test for whether anything is masked."""
     return (type(x) is not ndarray and type(x) in MODULES
-            and backend_of_array(x).launch_bound)
+            and getattr(backend_of_array(x), "launch_bound", False))
 
 
 _CONSTANTS = {}  # (array type, device index, key) -> a device array built from the key alone
