@@ -360,7 +360,11 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
     xp = get_xp(self)
     dt = self.dtype
     target, weight = _arr(target), _arr(weight)
-    wt, safe = _checked_terms(self, target, weight, ignore_index)
+    # NOTE: on a GPU the forward kernel's check of these targets stands (the node's saved
+    # target is version-checked; this op is reached through nll_loss's graph only): checking
+    # again would read the device, waiting for its queue, once more per step.
+    wt, safe = (_nll_terms(target, weight, ignore_index, self.shape) if launch_bound(self)
+                else _checked_terms(self, target, weight, ignore_index))
     w = None if weight is None else weight[safe].astype(dt, copy=False)
     grad = grad_output.astype(dt, copy=False)
     if reduction == "none" and target.ndim:  # (times -w: a NaN keeps its sign, as torch's)
