@@ -49,8 +49,9 @@ def test_max_pool2d_on_the_device_matches_the_cpu_and_torch(cuda_device, plane, 
 
 def test_max_pool2d_makes_no_host_transfer_on_the_device(cuda_device):
     counts = op_counts(ember, cuda_device, ops=("max_pool2d",))["max_pool2d"]
-    assert counts["forward"] == {"kernels": 11, "to_host": 0, "from_host": 0}
-    assert counts["backward"] == {"kernels": 3, "to_host": 0, "from_host": 0}
+    for direction, most in (("forward", 11), ("backward", 3)):
+        assert counts[direction]["to_host"] == counts[direction]["from_host"] == 0
+        assert counts[direction]["kernels"] <= most
 
 
 def test_nll_loss_backward_reads_nothing_on_the_host(cuda_device):
