@@ -374,3 +374,28 @@ def test_sum_over_dims(dim):
             return out, str(e)
         return out, v.grad
     check(body)
+
+
+@pytest.mark.parametrize("order", ["sparse_dense", "dense_sparse", "int_float"])
+def test_times_dense(order):
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        d = torch.arange(12.0).reshape(3, 4).requires_grad_()
+        if order == "int_float":
+            si = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1, 2]),
+                                         (2, 2))
+            return repr(si * torch.full((2, 2), 1.5))
+        r = s * d if order == "sparse_dense" else d * s
+        (r.to_dense() * torch.arange(12.0).reshape(3, 4)).sum().backward()
+        return repr(r), d.grad.to_dense(), v.grad  # (torch's d.grad is sparse, ember's dense)
+    check(body)
+
+
+def test_times_dense_computed_operand():
+    def body(torch):
+        v = torch.tensor([1.5, -2.0, 3.0], requires_grad=True)
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 0], [1, 0, 1]]), v, (2, 2))
+        d = torch.full((2, 2), 0.3, requires_grad=True)
+        (s * (d * 2 + 1).exp()).to_dense().sum().backward()
+        return d.grad.to_dense(), v.grad
+    check(body)

@@ -11,7 +11,7 @@ import numpy as np
 import ember
 from ember._ops import sparse as SP
 
-from .op_db import S, row
+from .op_db import C, S, row
 
 _IDX = [[1, 0, 1, 2, 1], [2, 2, 0, 1, 2]]  # (1, 2) twice, not sorted
 _IDX2 = [[0, 1, 2], [0, 0, 1]]
@@ -105,6 +105,10 @@ def _sum_every_dim(v):
     return _sparse(_lib(v), v).sum((0, 1))
 
 
+def _times_dense(v, d):
+    return (_sparse(_lib(v), v) * d).to_dense()
+
+
 def _t(v):
     return _sparse(_lib(v), v).t().to_dense()
 
@@ -142,3 +146,7 @@ _rows("sparse_neg", _neg, [SP._make, SP._neg], lambda m: [S("x", m(5))])
 _rows("sparse_transpose", _transpose, [SP._make, SP._transpose], lambda m: [S("x", m(5))])
 _rows("sparse_div", _divide, [SP._make, SP._divide], lambda m: [S("x", m(5))])
 _rows("sparse_sum_every_dim", _sum_every_dim, [SP._make, SP._sum_dim], lambda m: [S("x", m(5))])
+# (the dense operand a constant: its gradient is sparse, which the table does not compare;
+# tests/test_sparse.py compares it with torch's)
+_rows("sparse_mul_dense", _times_dense, [SP._make, SP._times],
+      lambda m: [S("x", m(5), C(np.arange(12.0).reshape(3, 4) - 5.5))])

@@ -268,6 +268,25 @@ def _(grad, other):
     return _scale(grad, other) if is_sparse(grad) else grad * other
 
 
+@op("sparse_coo_mul_dense", aten="aten::mul", tensors=2, node="MulBackward0")
+def _times(self, other):
+    """sparse * dense of one shape: sparse, on the sparse operand's entries."""
+    return C.times_at_entries(self, other)
+
+
+@_times.grad("self")
+def _(grad, other):
+    return _times(grad, other) if is_sparse(grad) else grad * other
+
+
+@_times.grad("other")
+def _(grad, self):
+    # NOTE: torch gives the dense operand a sparse gradient (self's entries times the
+    # gradient there); ember gives it dense, so that the dense nodes before it, whose
+    # formulas take dense gradients only, can run (the same numbers).
+    return _to_dense(_times(self, grad))
+
+
 @op("sparse_coo_div", aten="aten::div", tensors=1, node="DivBackward0")
 def _divide(self, other):
     return C.divide(self, other)
@@ -462,10 +481,20 @@ def _route_add(op, self, other, alpha=1):
 
 
 def _route_mul(op, self, other):
-    if isinstance(other, Tensor) or not is_sparse(self):
+    if isinstance(other, Tensor):
+        return _route_mul_tensors(self, other)
+    if not is_sparse(self):
         return NotImplemented
     from .. import result_type
     return _scale(self.to(result_type(self, other)), other)  # (int * 2.5 is float)
+
+
+def _route_mul_tensors(self, other):
+    if is_sparse(self) == is_sparse(other) or self.shape != other.shape:
+        return NotImplemented  # (sparse * sparse keeps torch's intersection: not in ember)
+    dt = D.promote_types(self.dtype, other.dtype)
+    sparse, dense = (self, other) if is_sparse(self) else (other, self)
+    return _times(sparse.to(dt), dense.to(dt))
 
 
 def _route_div(op, self, other):

@@ -223,6 +223,12 @@ def scale(a: CooArray, factor) -> CooArray:
     return CooArray(a.indices, (a.values * factor).astype(a.dtype), a.shape, a.coalesced)
 
 
+def times_at_entries(a: CooArray, other) -> CooArray:
+    """``a`` times ``other`` (dense, or sparse) where ``a`` has entries: ``a``'s pattern."""
+    factor = lookup(other, a.indices)
+    return CooArray(a.indices, (a.values * factor).astype(a.dtype), a.shape, a.coalesced)
+
+
 def divide(a: CooArray, divisor) -> CooArray:
     return CooArray(a.indices, (a.values / divisor).astype(a.dtype), a.shape, a.coalesced)
 
