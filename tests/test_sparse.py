@@ -399,3 +399,15 @@ def test_times_dense_computed_operand():
         (s * (d * 2 + 1).exp()).to_dense().sum().backward()
         return d.grad.to_dense(), v.grad
     check(body)
+
+
+@pytest.mark.parametrize("form", ["mv", "@", "method"])
+def test_matrix_vector_product(form):
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        x = torch.tensor([1.0, 2.0, -1.0, 0.5], requires_grad=True)
+        fn = {"mv": torch.mv, "@": lambda a, b: a @ b, "method": lambda a, b: a.mv(b)}[form]
+        r = fn(s, x)
+        (r * torch.tensor([1.0, -2.0, 3.0])).sum().backward()
+        return r, v.grad, x.grad
+    check(body)

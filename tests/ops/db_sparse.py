@@ -109,6 +109,10 @@ def _times_dense(v, d):
     return (_sparse(_lib(v), v) * d).to_dense()
 
 
+def _mv(v, x):
+    return _lib(v).mv(_sparse(_lib(v), v), x)
+
+
 def _t(v):
     return _sparse(_lib(v), v).t().to_dense()
 
@@ -150,3 +154,4 @@ _rows("sparse_sum_every_dim", _sum_every_dim, [SP._make, SP._sum_dim], lambda m:
 # tests/test_sparse.py compares it with torch's)
 _rows("sparse_mul_dense", _times_dense, [SP._make, SP._times],
       lambda m: [S("x", m(5), C(np.arange(12.0).reshape(3, 4) - 5.5))])
+_rows("sparse_mv", _mv, [SP._make, SP._sparse_mv], lambda m: [S("x", m(5), m(4))])

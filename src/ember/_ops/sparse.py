@@ -172,6 +172,21 @@ def _(grad, self):
     return self.t().mm(grad) if isinstance(self, Tensor) else self.T @ grad
 
 
+@op("sparse_coo_mv", aten="aten::mv", tensors=2, promote=NONE, node="MvBackward0")
+def _sparse_mv(self, vec):
+    return C.mm(self, vec[:, None])[:, 0]
+
+
+@_sparse_mv.grad("self")
+def _(grad, self, vec):
+    return _mask(grad[:, None] * vec[None, :], self)
+
+
+@_sparse_mv.grad("vec")
+def _(grad, self):
+    return _sparse_mv(_t(self), grad)
+
+
 @op("sparse_coo_t", aten="aten::t", promote=NONE, node="TBackward0")
 def _t(self):
     if self.ndim > 2:
@@ -467,6 +482,15 @@ def _route_mm(op, self, mat2):
     return NotImplemented
 
 
+def _route_mv(op, self, vec):
+    if not is_sparse(self) or is_sparse(vec):
+        return NotImplemented
+    if self.dtype != vec.dtype:
+        raise RuntimeError(f"expected scalar type {self.dtype.scalar_name} but found "
+                           f"{vec.dtype.scalar_name}")
+    return _sparse_mv(self, vec)
+
+
 def _route_add(op, self, other, alpha=1):
     if not isinstance(other, Tensor) or self.shape != other.shape:
         return NotImplemented
@@ -529,7 +553,7 @@ def _route_sum(op, self, *args):
 
 
 _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_mul,
-           "div": _route_div,
+           "div": _route_div, "mv": _route_mv,
            "t": lambda op, self: _t(self), "transpose": _route_transpose,
            "neg": lambda op, self: _neg(self), "sum": _route_sum}
 
