@@ -223,10 +223,12 @@ def test_module_training_and_eval_are_guarded():
 
 
 @pytest.mark.parametrize("kind, bad", [("cross_entropy", -1), ("cross_entropy", 7),
-                                       ("nll_loss", -2), ("embedding", -1), ("embedding", 9)])
+                                       ("nll_loss", -2), ("embedding", -1), ("embedding", 9),
+                                       ("multi_margin_loss", -1), ("multi_margin_loss", 5)])
 def test_a_replay_checks_each_calls_indices_as_eager(kind, bad):
     """Class targets and embedding indices are checked by the kernels, so a replay refuses a
-    bad one with torch's error (NumPy alone would wrap a negative index around)."""
+    bad one with torch's error, as eager mode does (NumPy alone would wrap a negative index
+    around)."""
     torch = torch_or_skip()
 
     def call(lib, x, w, idx):
@@ -244,6 +246,7 @@ def test_a_replay_checks_each_calls_indices_as_eager(kind, bad):
     tx, tw = (torch.tensor(a.detach().numpy()) for a in (x, w))
     want = error_of(lambda: call(torch, tx, tw, torch.tensor(worse)))
     assert want is not None and got == (want[0], norm(want[1]))
+    assert error_of(lambda: call(ember, x, w, ember.tensor(worse))) == got
     assert len(cf.entries) == 1  # (a replay raised: no fallback, no stale result)
 
 

@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import (constant_like, get_xp, is_array, launch_bound, reduce_max, reduce_sum,
-                        scatter_add)
+from .._backend import (constant_like, get_xp, has_data, is_array, launch_bound, reduce_max,
+                        reduce_sum, scatter_add)
 from .._state import state
 from .._tensor import Tensor, _wrap, checked_values
 from .activation import _log_softmax, logsigmoid
@@ -802,6 +802,10 @@ def _mm_parts(self, target, p, margin, weight):
 
 @op("multi_margin_loss", node="MultiMarginLossBackward0", tensors=3, promote=NONE)
 def _multi_margin(self, target, weight, p, margin, reduction):
+    # (checked in the kernel: a compiled function's replay checks each call's targets too)
+    data = checked_values(target) if isinstance(target, Tensor) else target
+    if data.size and has_data(data) and not _below(data, self.shape[-1] if self.ndim else 1):
+        raise RuntimeError("target out of range")
     z, mask, w, _ = _mm_parts(self, target, p, margin, weight)
     terms = (z ** p if p == 2 else z) * mask * w
     loss = terms.sum(axis=1) / z.shape[1]
@@ -848,7 +852,6 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if input.ndim > 2:
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
                            f"but got: {list(input.shape)}")
-    _check_targets(target, input.shape[-1], -(10 ** 18))
     return _multi_margin(input, target, weight, p, margin, reduction)
 
 
