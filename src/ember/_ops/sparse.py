@@ -559,13 +559,13 @@ _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_
 
 
 # -- Tensor methods ----------------------------------------------------------------------------
-def _tensor_to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+def _tensor_to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     if layout is not None and repr(layout) != "ember.sparse_coo":
         raise NotImplementedError(f"to_sparse: layout {layout} is not supported by ember")
     if is_sparse(self):
         return self
-    if args:
-        return _to_sparse_dim(self, int(args[0]))
+    if sparse_dim is not None:
+        return _to_sparse_dim(self, int(sparse_dim))
     return _to_sparse(self)
 
 
