@@ -1,4 +1,4 @@
-"""SparseAdam: Adam for sparse gradients (ember has no sparse layouts: dense ones refused)."""
+"""SparseAdam: Adam for sparse gradients (ember's parameters get dense ones: refused)."""
 from __future__ import annotations
 
 from .._tensor import Tensor
@@ -10,8 +10,10 @@ __all__ = ["SparseAdam"]
 class SparseAdam(Optimizer):
     """SparseAdam: a masked Adam for parameters whose gradients have a sparse layout.
 
-    NOTE: ember's gradients are dense (it has no sparse layouts), and torch refuses dense
-    gradients here: ``step`` raises torch's error for any gradient. The constructor accepts
+    NOTE: ember gives dense parameters dense gradients (``nn.Embedding(sparse=True)``
+    included; sparse COO tensors exist, see docs/sparse.md, but no op makes a dense
+    parameter's gradient sparse), and torch refuses dense gradients here: ``step`` raises
+    torch's error for any gradient. The constructor accepts
     and checks its arguments as torch does.
     """
 
