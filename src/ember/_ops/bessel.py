@@ -29,11 +29,11 @@ def _compute(x, name, own, fix=None):
     sp = special_library(x)
     fn = None if sp is None else name(sp) if callable(name) else getattr(sp, name, None)
     x64 = x.astype(np.float64)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # (the cast too: a float32 result may overflow to inf)
         out = fn(x64) if fn is not None else own(x64)
         if fix is not None:
             out = fix(x64, out)
-    return xp.asarray(out).astype(x.dtype, copy=False)
+        return xp.asarray(out).astype(x.dtype, copy=False)
 
 
 def _nan_at_inf(x, out):
@@ -159,11 +159,11 @@ def spherical_bessel_j0(self):
     """``sin(x) / x`` (1 at 0, 0 at the infinities)."""
     xp = get_xp(self)
     x = self.astype(np.float64)
-    x2 = x * x
-    # torch's Taylor polynomial below |x| = 0.5, where sin(x) / x loses digits
-    near = 1 + x2 * (-1 / 6 + x2 * (1 / 120 + x2 * (-1 / 5040 + x2 * (
-        1 / 362880 + x2 * (-1 / 39916800 + x2 * (1 / 6227020800))))))
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # (x * x overflows far from 0, where it is not used)
+        x2 = x * x
+        # torch's Taylor polynomial below |x| = 0.5, where sin(x) / x loses digits
+        near = 1 + x2 * (-1 / 6 + x2 * (1 / 120 + x2 * (-1 / 5040 + x2 * (
+            1 / 362880 + x2 * (-1 / 39916800 + x2 * (1 / 6227020800))))))
         far = xp.sin(x) / x
     out = xp.where(xp.abs(x) < 0.5, near, far)
     return xp.where(xp.isinf(x), 0.0, out).astype(self.dtype, copy=False)

@@ -380,7 +380,7 @@ def _(grad, self, other):
     return masked_fill(grad, (self <= other) | isnan(other), 0)
 
 
-@op("hypot", elementwise=True, tensors=2, method=True, inplace=True,
+@op("hypot", elementwise=True, tensors=2, method=True, inplace=True, quiet=True,
     check=refuse("c", no_kernel("hypot_cpu"), _tensor_other("hypot")))
 def hypot(self, other):
     _float_only("hypot_cpu", self)

@@ -149,7 +149,7 @@ def _(grad):
 
 
 @op("polar", tensors=2, promote=NONE, complex_grad=True, check=_complex_check,
-    elementwise=True)
+    elementwise=True, quiet=True)
 def polar(abs, angle):  # noqa: A002 - torch's names
     return complex.kernel(abs * get_xp(abs).cos(angle), abs * get_xp(abs).sin(angle))
 

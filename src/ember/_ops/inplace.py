@@ -19,6 +19,7 @@ from .. import _dtype as D
 from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
+from .quiet import quietly
 from ..autograd.graph import follow_base, move_retained_grad
 from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
                        broadcast_error, compute_dtype, record, run_inplace, scalar_array)
@@ -393,8 +394,7 @@ def _ufunc_into(op, arrays, target):
             return False
     try:
         if op.quiet:
-            with np.errstate(all="ignore"):
-                op.ufunc(*arrays[:n], out=target)
+            quietly(op.ufunc, *arrays[:n], target)
         else:
             op.ufunc(*arrays[:n], out=target)
     except ValueError:  # not broadcastable into target: let the general path raise
@@ -517,7 +517,8 @@ def _compile_inplace(op):
              "_unbump_saved_inputs": _unbump_saved_inputs, "np": np,
              "move_retained_grad": move_retained_grad, "follow_base": follow_base,
              "broadcast_error": broadcast_error,
-             "_check_inplace_shape": _check_inplace_shape, "ndarray": np.ndarray}
+             "_check_inplace_shape": _check_inplace_shape, "ndarray": np.ndarray,
+             "quietly": quietly}
     # The code is generated from the op's own declaration; named so warnings can skip it.
     exec(compile("\n".join(lines), _GENERATED, "exec"), scope)  # noqa: S102
     return scope["inplace"]
@@ -576,7 +577,7 @@ def _write_lines(op, xs):
     if op.ufunc is None:
         return kernel
     into = f"op.ufunc({', '.join(xs[:op.n_tensors])}, own)"
-    into = ["with np.errstate(all='ignore'):", "    " + into] if op.quiet else [into]
+    into = [f"quietly({into.replace('(', ', ', 1)}"] if op.quiet else [into]
     if op.n_tensors == 1:
         return into
     fits = "(type(x1) is not ndarray or x1.ndim <= own.ndim)"

@@ -136,7 +136,7 @@ def _same_dtypes(self, other, *_):
                            f"{scalar_name(other._data)}")
 
 
-@op("isclose", tensors=2, method=True, differentiable=False, check=_same_dtypes)
+@op("isclose", tensors=2, method=True, differentiable=False, check=_same_dtypes, quiet=True)
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return np.isclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 

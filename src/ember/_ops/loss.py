@@ -56,7 +56,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _apply_reduction((input - target).abs(), reduction)
 
 
-@op("smooth_l1_loss", node="SmoothL1LossBackward0", tensors=2,
+@op("smooth_l1_loss", node="SmoothL1LossBackward0", tensors=2, quiet=True,
     writes=lambda self, target, reduction, beta: int(reduction != "none") * 2)
 def _smooth_l1(self, target, reduction, beta):
     xp = get_xp(self)
@@ -124,7 +124,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _smooth_l1(*broadcast_pair(input, target), reduction, beta)
 
 
-@op("huber_loss", node="HuberLossBackward0", tensors=2)
+@op("huber_loss", node="HuberLossBackward0", tensors=2, quiet=True)
 def _huber(self, target, reduction, delta):
     xp = get_xp(self)
     d = xp.abs(self - target)

@@ -121,7 +121,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 # -- mean squared error -------------------------------------------------------------------------
-@op("mse_loss", tensors=2, writes=lambda self, target, reduction: int(reduction != "none") * 2)
+@op("mse_loss", tensors=2, quiet=True,
+    writes=lambda self, target, reduction: int(reduction != "none") * 2)
 def mse(self, target, reduction):
     d = self - target
     return _reduce(d * d, reduction)

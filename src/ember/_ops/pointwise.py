@@ -181,7 +181,7 @@ def _alpha(self, alpha):
 
 
 @op("add", elementwise=True, tensors=2, method=("add", "__add__", "__radd__"), inplace=True,
-    weak_scalars=True, ufunc=np.add)
+    weak_scalars=True, ufunc=np.add, quiet=True)
 def add(self, other, alpha=1):
     if alpha == 1 and not isinstance(alpha, bool):
         return self + other
@@ -221,7 +221,7 @@ def _sub_check(self, other, alpha=1):
 
 
 @op("sub", elementwise=True, tensors=2, method=("sub", "__sub__", "subtract"), inplace=True,
-    check=_sub_check, weak_scalars=True, ufunc=np.subtract)
+    check=_sub_check, weak_scalars=True, ufunc=np.subtract, quiet=True)
 def sub(self, other, alpha=1):
     _sub_check(self, other)
     if alpha == 1 and not isinstance(alpha, bool):
@@ -250,7 +250,7 @@ def _(other_t, alpha):
 
 
 @op("rsub", elementwise=True, tensors=2, node="RsubBackward0", number_node="RsubBackward1",
-    check=_sub_check, weak_scalars=True)
+    check=_sub_check, weak_scalars=True, quiet=True)
 def rsub(self, other, alpha=1):
     """other - alpha * self (what ``2 - x`` computes)."""
     return other - self if alpha == 1 else other - self * _alpha(self, alpha)
@@ -267,7 +267,7 @@ def _(grad):
 
 
 @op("mul", elementwise=True, tensors=2, method=("mul", "__mul__", "__rmul__", "multiply"),
-    inplace=True, weak_scalars=True, ufunc=np.multiply)
+    inplace=True, weak_scalars=True, ufunc=np.multiply, quiet=True)
 def mul(self, other):
     return self * other
 
@@ -290,7 +290,7 @@ def _(self_t, other):
 # -- a float tensor and a Python number, as torch's own formulas and ops compute it -------------
 # (mul.Scalar, div.Scalar: their nodes have one edge and torch's names, MulBackward1 and
 # DivBackward1; from Python, ``x * 2`` is mul.Tensor with a wrapped number, MulBackward0)
-@op("mul", elementwise=True, node="MulBackward1")
+@op("mul", elementwise=True, quiet=True, node="MulBackward1")
 def mul_scalar(self, other):
     return self * other
 
@@ -300,7 +300,7 @@ def _(grad, other):
     return mul_scalar(grad, other)
 
 
-@op("add", elementwise=True, node="AddBackward1")
+@op("add", elementwise=True, quiet=True, node="AddBackward1")
 def add_scalar(self, other):
     return self + other
 
@@ -629,7 +629,7 @@ def _(grad, result):
 
 # NOTE: tanh's gradient as one op, as torch has it: with create_graph it records one node
 # (TanhBackwardBackward0) instead of three, and a double backward runs one instead of three.
-@op("tanh_backward", elementwise=True, tensors=2, node="TanhBackwardBackward0")
+@op("tanh_backward", elementwise=True, quiet=True, tensors=2, node="TanhBackwardBackward0")
 def tanh_backward(grad_output, output):
     return grad_output * (1 - output * output)
 
@@ -664,7 +664,7 @@ def _(grad, result):
 
 
 # NOTE: as tanh_backward: create_graph records torch's one node (SigmoidBackwardBackward0).
-@op("sigmoid_backward", elementwise=True, tensors=2, node="SigmoidBackwardBackward0")
+@op("sigmoid_backward", elementwise=True, quiet=True, tensors=2, node="SigmoidBackwardBackward0")
 def sigmoid_backward(grad_output, output):
     return grad_output * (output * (1 - output))
 

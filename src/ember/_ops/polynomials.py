@@ -50,7 +50,7 @@ def _polynomial(name, fill):
             out = fill(x, xp.maximum(deg, 0), xp)
         return xp.where(deg < 0, 0, out).astype(x.dtype, copy=False)
     kernel.__name__ = name
-    return op(f"special_{name}", tensors=2, promote=FLOAT, differentiable=False,
+    return op(f"special_{name}", tensors=2, promote=FLOAT, differentiable=False, quiet=True,
               elementwise=True)(kernel)
 
 

@@ -202,7 +202,7 @@ def _reduce_sum(x, axis, keepdim, dtype):
     return _reduce(get_xp(x).sum, x, axis, keepdim, dtype)
 
 
-@op("sum", promote=NONE, node="SumBackward0", writes=1)
+@op("sum", promote=NONE, quiet=True, node="SumBackward0", writes=1)
 def sum_all(self, dtype=None):
     return _reduce_sum(self, None, False, dtype)
 
@@ -228,7 +228,7 @@ def _(self_t, dtype):
     return sum_all(self_t, dtype)
 
 
-@op("sum", promote=NONE, node="SumBackward1", writes=1)
+@op("sum", promote=NONE, quiet=True, node="SumBackward1", writes=1)
 def sum_dim(self, dim, keepdim=False, dtype=None):
     return _reduce_sum(self, _dims(dim, self.ndim), keepdim, dtype)
 
@@ -316,7 +316,7 @@ def _check_float(x, dtype, name):
                            f"a floating point or complex dtype. Got: {_dtype_name(x)}")
 
 
-@op("mean", promote=NONE, node="MeanBackward0", writes=2)
+@op("mean", promote=NONE, quiet=True, node="MeanBackward0", writes=2)
 def mean_all(self, dtype=None):
     _check_float(self, dtype, "mean")
     s = _reduce_sum(self, None, False, dtype)
@@ -339,7 +339,7 @@ def _(self_t, dtype):
     return mean_all(self_t, dtype)
 
 
-@op("mean", promote=NONE, node="MeanBackward1", writes=2)
+@op("mean", promote=NONE, quiet=True, node="MeanBackward1", writes=2)
 def mean_dim(self, dim, keepdim=False, dtype=None):
     _check_float(self, dtype, "mean")
     dims = _dims(dim, self.ndim)
@@ -376,7 +376,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return mean_dim(input, dim, keepdim, dtype)
 
 
-@op("nansum", promote=NONE, node="NansumBackward0", writes=1)
+@op("nansum", promote=NONE, quiet=True, node="NansumBackward0", writes=1)
 def _nansum(self, dim=None, keepdim=False, dtype=None):
     axis = None if dim is None else _dims(dim, self.ndim)
     return _reduce(get_xp(self).nansum, self, axis, keepdim, dtype)

@@ -42,7 +42,7 @@ def _scan(fn, x, dim, dtype):
     return fn(x, axis=d, dtype=acc)
 
 
-@op("cumsum", promote=NONE, node="CumsumBackward0")
+@op("cumsum", promote=NONE, quiet=True, node="CumsumBackward0")
 def _cumsum(self, dim, dtype=None):
     return _scan(get_xp(self).cumsum, self, dim, dtype)
 

@@ -1,0 +1,110 @@
+"""Floating-point edges as torch gives them: the core arithmetic silent at inf, nan and overflow
+(NumPy would warn), without touching the user's NumPy error settings.
+
+The bodies run on PyTorch 2.13 and on ember (``oracle.same`` compares values and warnings);
+those tests skip when torch is not installed.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from oracle import same
+
+import ember
+from ember._ops.quiet import quietly
+
+_INF = float("inf")
+_EDGES = [_INF, -_INF, float("nan"), 0.0, -0.0, 1.0, 3e38, -3e38]
+
+# the core arithmetic, whose NumPy ufuncs warn at inf - inf, 0 * inf and overflow
+_CORE = {
+    "add": lambda t, x, y: x + y,
+    "sub": lambda t, x, y: x - y,
+    "rsub": lambda t, x, y: 1.0 - x * 1e38,
+    "mul": lambda t, x, y: x * y,
+    "mul_number": lambda t, x, y: x * 0.0,
+    "add_number": lambda t, x, y: x + -_INF,
+    "sum": lambda t, x, y: t.stack([x, y]).sum(0),
+    "sum_all": lambda t, x, y: t.tensor([_INF, -_INF]).sum(),
+    "mean": lambda t, x, y: t.stack([x, y]).mean(0),
+    "nansum": lambda t, x, y: t.stack([x, y]).nansum(0),
+    "cumsum": lambda t, x, y: t.stack([x, y]).cumsum(0),
+    "add_": lambda t, x, y: x.clone().add_(y),
+    "sub_": lambda t, x, y: x.clone().sub_(y),
+    "mul_": lambda t, x, y: x.clone().mul_(y),
+    "isub": lambda t, x, y: x.clone().__isub__(y),
+    "hypot": lambda t, x, y: t.hypot(x, y),
+    "isclose": lambda t, x, y: t.isclose(x, y),
+    "mse_loss": lambda t, x, y: t.nn.functional.mse_loss(x, y, reduction="none"),
+    "huber_loss": lambda t, x, y: t.nn.functional.huber_loss(x, y, reduction="none"),
+    "smooth_l1_loss": lambda t, x, y: t.nn.functional.smooth_l1_loss(x, y, reduction="none"),
+    "float16_mul": lambda t, x, y: x.half() * y.half(),
+    "backward": lambda t, x, y: _grad_of_product(t, x, y),
+}
+
+
+def _grad_of_product(t, x, y):
+    x = x.clone().requires_grad_()
+    (x * y).sum().backward(t.full_like(x[0], _INF))
+    return x.grad
+
+
+@pytest.mark.parametrize("name", sorted(_CORE))
+def test_core_arithmetic_is_silent_at_inf_nan_and_overflow(name):
+    def body(t):
+        x = t.tensor([a for a in _EDGES for _ in _EDGES])
+        y = t.tensor([b for _ in _EDGES for b in _EDGES])
+        return _CORE[name](t, x, y)
+    same(body)
+
+
+def test_the_users_numpy_error_settings_are_left_alone():
+    x = ember.tensor([_INF, 0.0])
+    with np.errstate(over="raise", invalid="raise"):
+        (x - x, x * _INF, x.sum())  # torch raises nothing: neither does ember
+        with pytest.raises(FloatingPointError):
+            np.subtract(np.inf, np.inf)
+    assert np.geterr()["invalid"] == "warn"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.subtract(np.array(np.inf), np.inf)
+    assert [w.category for w in caught] == [RuntimeWarning]
+
+
+def test_silent_in_threads_at_once():
+    x = ember.tensor([_INF, -_INF] * 4000)
+    failures = []
+
+    def work():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                for _ in range(200):
+                    assert bool((x - x).isnan().all())
+            except BaseException as e:  # noqa: BLE001 - reported below
+                failures.append(e)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert failures == []
+
+
+def test_a_quiet_kernel_calling_another_runs_it_directly():
+    def outer(a):
+        return quietly(np.subtract, a, a) + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = quietly(outer, np.array([np.inf]))
+    assert np.isnan(out).all()
+
+
+def test_a_kernels_own_runtime_error_comes_through():
+    def kernel():
+        raise RuntimeError("the kernel's own")
+    with pytest.raises(RuntimeError, match="the kernel's own"):
+        quietly(kernel)
