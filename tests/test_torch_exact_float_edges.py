@@ -14,7 +14,7 @@ import pytest
 from oracle import same
 
 import ember
-from ember._ops.quiet import quietly
+from ember._quiet import quietly
 
 _INF = float("inf")
 _EDGES = [_INF, -_INF, float("nan"), 0.0, -0.0, 1.0, 3e38, -3e38]
@@ -108,3 +108,4 @@ def test_a_kernels_own_runtime_error_comes_through():
         raise RuntimeError("the kernel's own")
     with pytest.raises(RuntimeError, match="the kernel's own"):
         quietly(kernel)
+

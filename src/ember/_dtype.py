@@ -10,6 +10,8 @@ import builtins as _builtins
 
 import numpy as np
 
+from ._quiet import quietly
+
 __all__ = [
     "dtype", "float16", "half", "float32", "float", "float64", "double", "int8", "int16",
     "short", "int32", "int", "int64", "long", "uint8", "bool", "complex64", "cfloat",
@@ -314,7 +316,7 @@ def cast(array, dt: dtype):
             array.astype(np.float32).clip(-limit, limit)
     elif dt is float8_e8m0fnu and array.dtype.kind in "fiV":
         array = abs(array.astype(np.float32) if array.dtype.kind == "V" else array)
-    return array.astype(dt.np)
+    return quietly(array.astype, dt.np)  # (torch overflows to inf without a word)
 
 
 def np_finfo(npdtype):

@@ -34,7 +34,7 @@ import numpy as np
 from .. import _dtype as D
 from . import opmath
 from .._backend import as_array, get_xp, is_array
-from .quiet import inside, quiet_context, quietly
+from .._quiet import inside, quiet_context, quietly
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap
@@ -437,6 +437,13 @@ class OpDef:
     complex_grad = False  # see op()
     writes = 0  # see op()
 
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name == "kernel":
+            # What the generated caller of a quiet op runs in the quiet context: the kernel
+            # without its quiet wrapper (a replaced kernel runs as it is, also quietly).
+            object.__setattr__(self, "bare_kernel", getattr(value, "bare", value))
+
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check, number_node=None):
         self.kernel = kernel
@@ -711,6 +718,7 @@ def _quiet(kernel):
     """``kernel`` silent about floating point (torch gives inf and nan without a word): see
     quiet.py, which makes this cost some 50 ns a call."""
     quiet_kernel = functools.partial(quietly, kernel)
+    quiet_kernel.bare = kernel
     quiet_kernel._ember_parameters = _parameters(kernel)
     quiet_kernel.__name__, quiet_kernel.__doc__ = kernel.__name__, kernel.__doc__
     return quiet_kernel
@@ -824,7 +832,6 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     """
     def declare(kernel):
         opname = name or kernel.__name__
-        bare = kernel
         if quiet:
             kernel = _quiet(kernel)
         d = OpDef(kernel, opname, node, aten, tensors, promote, differentiable, view, outputs,
@@ -833,7 +840,6 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.weak_scalars = weak_scalars
         d.ufunc = ufunc
         d.quiet = quiet
-        d.bare_kernel = bare
         d.elementwise = elementwise
         d.undefined_grads = undefined_grads
         d.checked_params = frozenset(d.index[n] for n in checked)
