@@ -109,3 +109,34 @@ def test_a_kernels_own_runtime_error_comes_through():
     with pytest.raises(RuntimeError, match="the kernel's own"):
         quietly(kernel)
 
+
+# -- the sign of NaN: torch's kernels give +NaN outside the domain where NumPy gives the x86
+# default NaN (sign bit set), in float32 and float64 (float16 and bfloat16: as NumPy)
+_OUT_OF_DOMAIN = [-2.0, -_INF, -0.5, 2.5, _INF, -0.0, 0.0, 0.3]
+_NAN_SIGN = {
+    "log": lambda t, x: t.log(x),
+    "log2": lambda t, x: t.log2(x),
+    "log10": lambda t, x: t.log10(x),
+    "log1p": lambda t, x: t.log1p(x - 1),
+    "sqrt": lambda t, x: t.sqrt(x),
+    "pow_half": lambda t, x: x ** 0.5,
+    "logit": lambda t, x: t.logit(x),
+    "erfinv": lambda t, x: t.erfinv(x - 1),
+    "xlogy": lambda t, x: t.xlogy(x - 1, x),
+    "log_": lambda t, x: x.clone().log_(),
+    "sqrt_": lambda t, x: x.clone().sqrt_(),
+    "log10_": lambda t, x: x.clone().log10_(),
+    "pow_": lambda t, x: x.clone().pow_(0.5),
+    "neg_bfloat16": lambda t, x: -x.bfloat16(),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("name", sorted(_NAN_SIGN))
+def test_sign_of_nan_outside_the_domain(name, dtype):
+    def body(t):
+        x = t.tensor(_OUT_OF_DOMAIN * 5, dtype=getattr(t, dtype))  # (40: torch's vector path)
+        r = _NAN_SIGN[name](t, x)
+        r1 = _NAN_SIGN[name](t, x[:1])  # (one element: torch's scalar path)
+        return t.signbit(r), r.isnan(), t.signbit(r1), t.copysign(t.ones_like(r), r)
+    same(body)

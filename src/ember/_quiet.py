@@ -21,12 +21,20 @@ _INSIDE = contextvars.ContextVar("ember_quiet", default=False)
 inside = _INSIDE.get  # True while a kernel runs in this thread's quiet context
 
 
+def _note_invalid(kind, flag):
+    quiet_context.made_nan = True
+
+
 def _silence():
-    np.seterr(all="ignore")  # (in the new context only: seterr sets a context variable)
+    # (in the new context only: seterr sets a context variable)
+    np.seterr(all="ignore", invalid="call")
+    np.seterrcall(_note_invalid)
     _INSIDE.set(True)
 
 
 class _QuietContext(threading.local):
+    made_nan = False  # see made_nan()
+
     def __init__(self):
         # NOTE: an empty context, not a copy of the caller's: kernels read no context
         # variable but NumPy's error state.
@@ -36,6 +44,15 @@ class _QuietContext(threading.local):
 
 
 quiet_context = _QuietContext()  # this thread's: quiet_context.run(kernel, *args)
+
+
+def made_nan(ufunc, x):
+    """``(ufunc(x), whether it made a NaN of a number)``: the floating point "invalid" flag,
+    which NumPy reports after the call (in a quiet kernel; elsewhere False). A kernel that
+    must fix the NaNs it makes (their sign) pays for it only when there are some."""
+    quiet_context.made_nan = False
+    out = ufunc(x)
+    return out, quiet_context.made_nan
 
 
 def quietly(kernel, *args):

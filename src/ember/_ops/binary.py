@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import asarray_like, get_xp
 from .._tensor import Tensor
+from . import opmath
 from . import pointwise as PW
 from .logical import (
     allclose,
@@ -481,7 +482,10 @@ def _xlogy(x, y):
     xp = get_xp(x, y)
     with np.errstate(all="ignore"):
         out = xp.where(x == 0, 0, x * xp.log(y))
-    return xp.where(xp.isnan(y), np.nan, out).astype(out.dtype, copy=False)
+    nan = xp.isnan(y)
+    if out.dtype == np.float64 or opmath.reduced_now() is not None:
+        nan = nan | ((y < 0) & (x != 0))  # torch's NaN is positive there (float32's, float16's not)
+    return xp.where(nan, np.nan, out).astype(out.dtype, copy=False)
 
 
 def binary_with_scalars(name, node, kernel, grad_self, grad_other, check=None):

@@ -137,6 +137,8 @@ detach_copy.grad("self")(no_derivative("detach_copy"))
 def signbit(input, *, out=None):  # noqa: A002
     """Whether each element's sign bit is set (true for -0.0)."""
     a = input._data
+    if a.dtype.kind != "f" and D._BY_NP[a.dtype].is_floating_point:
+        a = a.astype(np.float32)  # bfloat16, float8 (exact in float32; NumPy has no signbit)
     return _wrap(get_xp(a).signbit(a) if a.dtype.kind == "f" else a < 0)
 
 

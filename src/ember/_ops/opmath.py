@@ -9,6 +9,8 @@ handful of ops in torch; every other op refuses them with torch's NotImplemented
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import _dtype as D
@@ -119,6 +121,19 @@ def rounded(out, reduced):
     return out
 
 
+class _Widening(threading.local):
+    reduced = None  # the reduced dtype whose kernel runs in float32 now, in this thread
+
+
+_widening = _Widening()
+
+
+def reduced_now():
+    """The reduced dtype (bfloat16) a kernel runs for in float32, else None: a kernel whose
+    float32 edge values differ from torch's reduced ones asks."""
+    return _widening.reduced
+
+
 def call(op, arrays):
     """Run ``op``'s kernel on ``arrays`` in torch's opmath for their reduced dtypes."""
     if op.view:
@@ -126,7 +141,11 @@ def call(op, arrays):
     wide, reduced = widened(arrays, op.n_tensors)
     if reduced is None:
         return op.kernel(*arrays)
-    out = op.kernel(*wide)
+    _widening.reduced, before = reduced, _widening.reduced
+    try:
+        out = op.kernel(*wide)
+    finally:
+        _widening.reduced = before
     k = op.index.get("dtype")
     if k is not None and k < len(arrays) and arrays[k] is not None:
         return out  # an explicit result dtype (sum(dtype=...), to(...)) is kept

@@ -10,7 +10,9 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp, masked_or_zero
 from .._backend.device import device_of, move
+from .._quiet import made_nan
 from .._tensor import Tensor, _wrap
+from . import opmath
 from .registry import FLOAT, NONE, broadcast_error, op
 
 
@@ -29,6 +31,23 @@ def zero_gradient(grad, shape=None):
     xp = get_xp(data)
     zeros = xp.zeros_like(data) if shape is None else xp.zeros(shape, data.dtype)
     return _wrap(zeros) if isinstance(grad, Tensor) else zeros
+
+
+def positive_nan(out, outside):
+    """``out`` with NaN of a clear sign bit where ``outside`` (an input outside the function's
+    domain), as torch's float32 and float64 kernels give it: NumPy's give the x86 default
+    NaN there, whose sign bit is set (``copysign`` and ``signbit`` show the difference), as
+    torch's float16 and bfloat16 ones do."""
+    if out.dtype.kind != "f" or out.dtype.itemsize < 4 or opmath.reduced_now() is not None:
+        return out
+    return get_xp(out).where(outside, np.nan, out)
+
+
+def with_positive_nan(ufunc, x):
+    """``ufunc(x)`` (log, sqrt, ...: NaN below 0) with torch's +NaN below 0 (see positive_nan),
+    at no cost where it made no NaN."""
+    out, nan = made_nan(ufunc, x)
+    return positive_nan(out, x < 0) if nan else out
 
 
 def no_derivative(name):
@@ -376,6 +395,10 @@ def int_pow(base, exponent):
     return np.asarray(out).astype(np.result_type(base, exponent), copy=False)
 
 
+# the dtypes in which torch computes x ** 0.5 as sqrt (float16 through C's pow)
+_SQRT_POWER = frozenset(np.dtype(n) for n in ("float32", "float64"))
+
+
 @op("pow", elementwise=True, node="PowBackward0", quiet=True, method=("pow", "__pow__"),
     promote=NONE)
 def pow_scalar(self, exponent):
@@ -390,6 +413,11 @@ def pow_scalar(self, exponent):
         # -inf at -0.0 and NaN at -inf, where C's pow gives inf and 0. sqrt's gradient,
         # 0.5 * x ** -0.5, is -inf at -0.0 in torch for that reason.
         return 1 / get_xp(x).sqrt(x)
+    if exponent == 0.5 and x.dtype.kind == "f":
+        if x.dtype in _SQRT_POWER:
+            return with_positive_nan(np.sqrt, x)  # (torch's sqrt)
+        # (the ufunc: ``**`` would take sqrt, where C's pow gives inf at -inf, 0 at -0.0)
+        return get_xp(x).power(x, x.dtype.type(exponent))
     return x ** exponent
 
 
@@ -582,9 +610,9 @@ def _(self_t, result):
     return self_t * result
 
 
-@op("log", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.log)
+@op("log", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
 def log(self):
-    return np.log(self)
+    return with_positive_nan(np.log, self)
 
 
 @log.grad("self")
@@ -721,9 +749,9 @@ def _(self_t, result):
     return where(result > 0, self_t, 0)
 
 
-@op("sqrt", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.sqrt)
+@op("sqrt", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
 def sqrt(self):
-    return np.sqrt(self)
+    return with_positive_nan(np.sqrt, self)
 
 
 @sqrt.grad("self")

@@ -193,7 +193,11 @@ def _(grad, self):
 @op("erfinv", elementwise=True, promote=FLOAT, method=True, inplace=True,
     check=refuse("c", no_kernel("erfinv_vml_cpu")))
 def erfinv(self):
-    return _special(self, lambda sp, x: sp.erfinv(x), _erfinv_np)
+    xp = get_xp(self)
+    out = xp.where(self == 0, self, _special(self, lambda sp, x: sp.erfinv(x), _erfinv_np))
+    if out.dtype == np.float32:  # torch's float32 NaN outside [-1, 1] has its sign bit set
+        out = xp.where(xp.abs(self) > 1, -np.nan, out)
+    return out  # (and -0.0 at -0.0)
 
 
 @erfinv.grad("self")

@@ -57,6 +57,7 @@ import math
 import numpy as np
 
 from .._backend import asarray_like, get_xp
+from .._quiet import made_nan
 from .._tensor import Tensor
 from .pointwise import (
     add_scalar,
@@ -67,6 +68,8 @@ from .pointwise import (
     mul_scalar,
     no_kernel,
     not_implemented,
+    positive_nan,
+    with_positive_nan,
     refuse,
     pow_scalar,
     sign_of,
@@ -138,9 +141,10 @@ def _(grad, result):
     return grad * add_scalar(result, 1)
 
 
-@op("log2", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.log2)
+# (no ufunc for the in-place forms: NumPy's NaN below 0 is negative, torch's positive)
+@op("log2", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
 def log2(self):
-    return np.log2(self)
+    return with_positive_nan(np.log2, self)
 
 
 @log2.grad("self")
@@ -148,9 +152,9 @@ def _(grad, self):
     return grad / mul_scalar(self, _LN2)
 
 
-@op("log10", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.log10)
+@op("log10", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)
 def log10(self):
-    return np.log10(self)
+    return with_positive_nan(np.log10, self)
 
 
 @log10.grad("self")
@@ -159,9 +163,11 @@ def _(grad, self):
 
 
 @op("log1p", elementwise=True, node="Log1PBackward0", promote=FLOAT, quiet=True, method=True,
-    inplace=True, ufunc=np.log1p)
+    inplace=True)
 def log1p(self):
-    return np.log1p(self)
+    out, nan = made_nan(np.log1p, self)
+    # torch's float64 NaN below -1 is positive (its float32 one negative, as NumPy's)
+    return positive_nan(out, self < -1) if nan and out.dtype == np.float64 else out
 
 
 @log1p.grad("self")
@@ -194,7 +200,13 @@ def logit(self, eps=None):
     x = _upcast_half(self)
     if eps is not None:
         x = np.clip(x, eps, 1 - eps)
-    return np.log(x / (1 - x)).astype(self.dtype, copy=False)
+    ratio = x / (1 - x)
+    # torch: NaN with the ratio's sign at the infinities (set; NumPy's float32 log clears
+    # it), and in float32 and float64 +NaN below 0 and above 1 (float16: -NaN, as NumPy's)
+    out = np.log(ratio)
+    if self.dtype.itemsize >= 4:  # (x is float32 for float16)
+        out = positive_nan(out, ratio < 0)
+    return np.where(ratio != ratio, ratio, out).astype(self.dtype, copy=False)
 
 
 @logit.grad("self")
