@@ -140,3 +140,15 @@ def test_sign_of_nan_outside_the_domain(name, dtype):
         r1 = _NAN_SIGN[name](t, x[:1])  # (one element: torch's scalar path)
         return t.signbit(r), r.isnan(), t.signbit(r1), t.copysign(t.ones_like(r), r)
     same(body)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_trigamma_at_its_poles_is_torchs_formula(dtype):
+    # torch's reflection pi**2 / sin(pi x)**2 with the rounded pi: large finite numbers at
+    # the negative integers (6.58e32 at -1 in float64), inf at 0, NaN at -inf
+    def body(t):
+        x = t.tensor([0.0, -0.0, -1.0, -2.0, -3.0, -10.0, -100.0, -1e6, -_INF, -1.5, 0.5, 2.0],
+                     dtype=getattr(t, dtype), requires_grad=True)
+        t.digamma(x).sum().backward()
+        return t.polygamma(1, x), x.grad, t.special.polygamma(1, x.detach()).clone().polygamma_(1)
+    same(body)

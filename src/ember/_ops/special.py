@@ -235,8 +235,36 @@ def _(grad, self):
 def _polygamma(self, n):
     # NOTE: n goes in as an array of x's kind: CuPy's polygamma compares ``n == 0`` and
     # needs an array there (a Python int gives a bool and fails).
-    return _special(self, lambda sp, x: sp.polygamma(get_xp(x).asarray(n), x),
-                    lambda x: _polygamma_np(n, x))
+    out = _special(self, lambda sp, x: sp.polygamma(get_xp(x).asarray(n), x),
+                   lambda x: _polygamma_np(n, x))
+    return _trigamma_at_poles(self, out) if n == 1 else out
+
+
+def _trigamma_at_poles(x, out):
+    """``out`` with torch's trigamma where ``x`` is a pole (0, a negative integer, -inf).
+
+    torch's formula reflects ``x < 0.5`` through ``pi**2 / sin(pi x)**2``, computed in x's
+    dtype (float16 in float32): at a negative integer, ``sin(pi x)`` of the rounded pi is
+    tiny but not 0, which gives a large finite number (6.58e32 at -1 in float64, 1.29e15 in
+    float32); -inf gives NaN.
+    """
+    xp = get_xp(x)
+    pole = (x <= 0) & (x == xp.floor(x))
+    if not pole.any():
+        return out
+    if x.dtype.itemsize < 4:
+        x = x.astype(np.float32)
+    pi = x.dtype.type(math.pi)
+    with np.errstate(all="ignore"):
+        s = xp.sin(pi * x)
+        result = -(pi * pi) / (s * s)
+        y = 1 - x
+        for _ in range(6):
+            result = result + 1 / (y * y)
+            y = y + 1
+        ixx = 1 / (y * y)
+        result = result + (1 + 1 / (2 * y) + ixx * (1 / 6 - ixx * (1 / 30 - ixx / 42))) / y
+        return xp.where(pole, -result, out).astype(out.dtype, copy=False)  # (may overflow)
 
 
 @_polygamma.grad("self")
