@@ -1113,7 +1113,7 @@ def _setitem_adv_samples(m):
             S("pairs", m(3, 4), m(2), ([0, 1], [3, 2]))]
 
 
-row("setitem_advanced", _setitem, None, [SH._setitem_advanced, SH.zero_at, SH.clone],
+row("setitem_advanced", _setitem, None, [SH._setitem_advanced, IX._index_put, SH.clone],
     _setitem_adv_samples, np_ref=_np_setitem, dtypes=("float32", "float64", "int64"))
 
 
@@ -1123,22 +1123,9 @@ def _setitem_mask_samples(m):
 
 
 # One value at one boolean mask: index_put_ runs masked_fill_ with the value as a number.
-row("setitem_mask_value", _setitem, None, [SH.index_put_masked, SH.zero_at, SH.clone],
+row("setitem_mask_value", _setitem, None, [SH.index_put_masked, IX._index_put, SH.clone],
     _setitem_mask_samples, np_ref=_np_setitem, dtypes=("float32", "float64", "int64"))
 
-
-def _torch_zero_at(torch):
-    def f(x, key):
-        y = x.clone()
-        y[key] = 0
-        return y
-    return f
-
-
-row("zero_at", SH.zero_at, _torch_zero_at, [SH.zero_at],
-    lambda m: [S("row", m(3, 4), 1), S("block", m(3, 4), (slice(0, 2), slice(1, 3))),
-               S("cols", m(3, 4), (slice(None), [0, 3]))],
-    np_ref=lambda x, k: _np_setitem(x, 0, k), public=False)
 
 # ---------------------------------------------------------------------------------------------
 # Matrix products and linear algebra: tests/ops/db_linalg.py

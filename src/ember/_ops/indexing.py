@@ -711,8 +711,8 @@ def _index_put(self, values, key, accumulate):
 def _(grad, key, accumulate):
     if accumulate:
         return grad
-    from .shape import zero_at
-    return zero_at(grad, key)
+    from .shape import _overwritten_grad
+    return _overwritten_grad(grad, key)
 
 
 @_index_put.grad("values")

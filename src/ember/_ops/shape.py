@@ -1031,7 +1031,11 @@ def index_put_masked(self, value, key):
 
 
 def _overwritten_grad(grad, key):
-    return zero_at(grad, key)
+    """torch's ``grad.index_put(key, zeros_like(value))``: its IndexPutBackward0 node under
+    create_graph, with an edge to the gradient and none to the zeros."""
+    from .indexing import _index_put
+    data = grad._data if isinstance(grad, Tensor) else grad
+    return _index_put(grad, get_xp(data).zeros((), data.dtype), key, False)
 
 
 def _written_grad(grad, key):
@@ -1041,19 +1045,6 @@ def _written_grad(grad, key):
 for _put in (_setitem_advanced, index_put_masked):
     _put.grad("self")(_overwritten_grad)
     _put.grad("value")(_written_grad)
-
-
-@op("zero_at", promote=NONE, node="ZeroAtBackward0")
-def zero_at(self, key):
-    """A copy of ``self`` with ``self[key]`` zeroed: the gradient of an overwritten region."""
-    out = self.copy()
-    out[key] = 0
-    return out
-
-
-@zero_at.grad("self")
-def _(grad, key):
-    return zero_at(grad, key)
 
 
 def setitem(self, key, value):
