@@ -446,8 +446,8 @@ def _repeat(t, b):
     """``t`` (C,) repeated ``b`` times (differentiably), as torch's repeat_if_defined."""
     if t is None:
         return None
-    from .shape import expand, unsqueeze
-    return reshape(expand(unsqueeze(t, 0), (b, t.shape[0])), (b * t.shape[0],))
+    from .rearrange import repeat
+    return repeat(t, b)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,  # noqa: A002

@@ -276,14 +276,21 @@ def _repeat(self, repeats):
 
 @_repeat.grad("self")
 def _(grad, self_shape, repeats):
+    # torch's repeat_backward step by step (its nodes under create_graph): each repeated block
+    # of the result is a copy of self, and the copies are summed back
+    from .pointwise import zero_gradient
     from .reduction import sum_dim
-    padded = (1,) * (len(repeats) - len(self_shape)) + tuple(self_shape)
-    blocks = []
-    for r, s in zip(repeats, padded):
-        blocks += [r, s]
-    # Each repeated block of the result is a copy of self: sum the copies back.
-    summed = sum_dim(reshape(grad, tuple(blocks)), tuple(range(0, len(blocks), 2)))
-    return reshape(summed, tuple(self_shape))
+    if 0 in repeats:
+        return zero_gradient(grad, tuple(self_shape))
+    for _ in range(len(repeats) - len(self_shape)):  # (new leading dims)
+        grad = sum_dim(grad, 0)
+    sizes, repeated = [], []
+    for s, r in zip(self_shape, repeats[len(repeats) - len(self_shape):]):
+        if r != 1:
+            sizes.append(r)
+            repeated.append(len(sizes) - 1)
+        sizes.append(s)
+    return sum_dim(reshape(grad, tuple(sizes)), tuple(repeated)) if repeated else grad
 
 
 def repeat(self, *args, repeats=None):
