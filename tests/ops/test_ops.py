@@ -597,7 +597,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "amax", "amin", "angle_real",
     "bilinear", "cat",
     "cat_mixed_dtypes", "column_stack", "concat_alias", "conj", "conj_method",
-    "conv2d", "conv_tbc", "cumprod", "cumsum",
+    "conv_tbc", "cumprod", "cumsum",
     "det_method", "div_complex", "div_true_kw", "dstack", "exp_complex", "fft_complex",
     "gaussian_nll_loss", "getitem_list", "getitem_list_col", "getitem_mask_of_self",
     "getitem_tensor_index", "getitem_two_lists", "grid_sampler", "grid_sampler_2d",
@@ -618,7 +618,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
 })
 # Rows whose node's inputs (next_functions) are other ops than torch's.
 _EDGE_NAMES_DIFFER = frozenset({
-    "_standard_gamma_grad", "bilinear", "conv2d", "margin_ranking_loss",
+    "_standard_gamma_grad", "bilinear", "margin_ranking_loss",
     "special_ndtr", "triplet_margin_loss",
     "native_group_norm", "ormqr",
 })

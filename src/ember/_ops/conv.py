@@ -7,8 +7,8 @@ The derivative formulas reuse the two: the gradient of a convolution w.r.t. its 
 transposed convolution and vice versa, and the weight gradient is its own bilinear op whose
 derivatives are again convolutions, so every order of derivative stays on BLAS.
 
-Padding is carried internally as ``((lo, hi), ...)`` per spatial dim, so that
-``padding='same'`` with an even kernel (asymmetric) needs no extra copy of the input.
+Padding is carried internally as ``((lo, hi), ...)`` per spatial dim; ``padding="same"``
+with an even kernel pads the input's far side first (then symmetrically), as torch does.
 """
 from __future__ import annotations
 
@@ -405,6 +405,18 @@ def _same_padding(input, weight, stride, dilation, nd):
     return tuple(pads)
 
 
+def _padded_for_same(x, pads):
+    """(input, symmetric pads) for ``padding='same'``: where a kernel is even, torch pads the
+    input's far side by the difference first (a ConstantPadNdBackward0 node, as ember)."""
+    if all(lo == hi for lo, hi in pads):
+        return x, pads
+    from .pad import pad
+    extra = []
+    for lo, hi in reversed(pads):  # (F.pad's order: the last dim first)
+        extra += [0, hi - lo]
+    return pad(x, extra), tuple((lo, lo) for lo, _ in pads)
+
+
 def _batchify(input, nd, name):
     """(batched input, was it unbatched) with torch's dimension error."""
     if input.ndim == nd + 2:
@@ -437,7 +449,7 @@ def _convnd(nd, name):
             if padding == "valid":
                 pads = ((0, 0),) * nd
             elif padding == "same":
-                pads = _same_padding(x, weight, stride, dilation, nd)
+                x, pads = _padded_for_same(x, _same_padding(x, weight, stride, dilation, nd))
             else:
                 raise RuntimeError(f"Invalid padding string: '{padding}'")
         else:
