@@ -411,3 +411,16 @@ def test_matrix_vector_product(form):
         (r * torch.tensor([1.0, -2.0, 3.0])).sum().backward()
         return r, v.grad, x.grad
     check(body)
+
+
+@pytest.mark.parametrize("fn", ["abs", "torch.abs", "relu", "F.relu"])
+def test_abs_relu(fn):
+    def body(torch):
+        v = torch.tensor([1.5, -2.0, 3.0, -1.0], requires_grad=True)
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 0, 1], [1, 0, 1, 1]]), v, (2, 2))
+        f = {"abs": lambda: s.abs(), "torch.abs": lambda: torch.abs(s),
+             "relu": lambda: s.relu(), "F.relu": lambda: torch.nn.functional.relu(s)}[fn]
+        r = f()
+        (r.to_dense() * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        return repr(r), v.grad
+    check(body)

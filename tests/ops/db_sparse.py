@@ -113,6 +113,14 @@ def _mv(v, x):
     return _lib(v).mv(_sparse(_lib(v), v), x)
 
 
+def _abs(v):
+    return _sparse(_lib(v), v).abs().to_dense()
+
+
+def _relu(v):
+    return _lib(v).relu(_sparse(_lib(v), v)).to_dense()
+
+
 def _t(v):
     return _sparse(_lib(v), v).t().to_dense()
 
@@ -155,3 +163,5 @@ _rows("sparse_sum_every_dim", _sum_every_dim, [SP._make, SP._sum_dim], lambda m:
 _rows("sparse_mul_dense", _times_dense, [SP._make, SP._times],
       lambda m: [S("x", m(5), C(np.arange(12.0).reshape(3, 4) - 5.5))])
 _rows("sparse_mv", _mv, [SP._make, SP._sparse_mv], lambda m: [S("x", m(5), m(4))])
+_rows("sparse_abs", _abs, [SP._make, SP._abs, SP._slope_times], lambda m: [S("x", m(5))])
+_rows("sparse_relu", _relu, [SP._make, SP._relu, SP._slope_times], lambda m: [S("x", m(5))])

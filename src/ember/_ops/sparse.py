@@ -302,6 +302,42 @@ def _(grad, self):
     return _to_dense(_times(self, grad))
 
 
+# -- zero-preserving elementwise ops: on the coalesced values -----------------------------------
+_SLOPES = {"abs": np.sign, "relu": lambda v: (v > 0).astype(v.dtype)}
+
+
+@op("sparse_coo_abs", aten="aten::abs", promote=NONE, node="AbsBackward0")
+def _abs(self):
+    return C.map_values(self, np.abs)
+
+
+@_abs.grad("self")
+def _(grad, self):
+    return _slope_times(grad, self, "abs")
+
+
+@op("sparse_coo_relu", aten="aten::relu", promote=NONE, node="ReluBackward0")
+def _relu(self):
+    return C.map_values(self, lambda v: np.maximum(v, 0).astype(v.dtype))
+
+
+@_relu.grad("self")
+def _(grad, self):
+    return _slope_times(grad, self, "relu")
+
+
+# NOTE: linear in grad, so differentiable in it; the slopes of abs and relu are constant
+# where they are differentiable, so nothing flows to self.
+@op("sparse_coo_slope_times", tensors=2, promote=NONE, node="SparseSlopeBackward0")
+def _slope_times(grad, self, fn):
+    return C.times_slope(grad, self, _SLOPES[fn])
+
+
+@_slope_times.grad("grad")
+def _(grad, self, fn):
+    return _slope_times(grad, self, fn)
+
+
 @op("sparse_coo_div", aten="aten::div", tensors=1, node="DivBackward0")
 def _divide(self, other):
     return C.divide(self, other)
@@ -553,6 +589,7 @@ def _route_sum(op, self, *args):
 
 
 _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_mul,
+           "abs": lambda op, self: _abs(self), "relu": lambda op, self: _relu(self),
            "div": _route_div, "mv": _route_mv,
            "t": lambda op, self: _t(self), "transpose": _route_transpose,
            "neg": lambda op, self: _neg(self), "sum": _route_sum}

@@ -229,6 +229,19 @@ def times_at_entries(a: CooArray, other) -> CooArray:
     return CooArray(a.indices, (a.values * factor).astype(a.dtype), a.shape, a.coalesced)
 
 
+def map_values(a: CooArray, fn) -> CooArray:
+    """``fn`` of each coalesced value: a zero-preserving elementwise op (abs, relu)."""
+    a = coalesce(a)
+    return CooArray(a.indices, fn(a.values), a.shape, True)
+
+
+def times_slope(grad, a: CooArray, slope) -> CooArray:
+    """``grad`` (on ``a``'s coalesced pattern) times ``slope`` of ``a``'s values there."""
+    a = coalesce(a)
+    g = lookup(grad, a.indices)
+    return CooArray(a.indices, (g * slope(a.values)).astype(g.dtype), a.shape, True)
+
+
 def divide(a: CooArray, divisor) -> CooArray:
     return CooArray(a.indices, (a.values / divisor).astype(a.dtype), a.shape, a.coalesced)
 
