@@ -331,6 +331,13 @@ row("cdist", ember.cdist, "cdist", [ST.cdist_forward, ST.cdist_backward],
                S("no_mm", m(2, 3), m(3, 3), compute_mode="donot_use_mm_for_euclid_dist")],
     kinks=(0.0,), dtypes=("float32", "float64"), gradgrad=False,
     skips={"test_forward_ad": "torch has no forward-mode derivative of _cdist_forward"})
+# p = 2 beyond 25 rows (or asked for): torch's matrix product form, _euclidean_dist
+row("cdist_mm", ember.cdist, "cdist", [ST.euclidean_dist],
+    lambda m: [S("rows_26", m(26, 3), m(4, 3)), S("rows_30_both", m(30, 2), m(27, 2)),
+               S("batch_of_one", m(1, 26, 3), m(1, 5, 3)),
+               S("asked", m(3, 4), m(5, 4), compute_mode="use_mm_for_euclid_dist")],
+    kinks=(0.0,), dtypes=("float32", "float64"),
+    skips={"test_forward_ad": "torch has no forward-mode derivative of _euclidean_dist"})
 row("_cdist_backward", ST.cdist_backward,
     lambda torch: lambda g, x1, x2, cdist, p: torch.ops.aten._cdist_backward(g, x1, x2, p, cdist),
     [ST.cdist_backward], lambda m: [

@@ -157,13 +157,33 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if _cdist_kernel_applies(x1, x2, p, compute_mode):
         from .statistics import cdist_forward
         return cdist_forward(x1, x2, float(p))
+    if _same_float(x1, x2) and p == 2 and compute_mode != "donot_use_mm_for_euclid_dist":
+        return _euclidean_cdist(x1, x2)
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+def _euclidean_cdist(x1, x2):
+    """torch's cdist for p = 2 beyond 25 rows: _euclidean_dist (matrix products) on the
+    inputs, or on their batch dims expanded and flattened, then viewed to the result's
+    shape."""
+    from .statistics import euclidean_dist
+    batch = tuple(np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2])))
+    (r1, c), r2 = x1.shape[-2:], x2.shape[-2]
+    if math.prod(batch) != 1:
+        n = math.prod(batch)
+        x1 = x1.expand(batch + (r1, c)).reshape(n, r1, c)
+        x2 = x2.expand(batch + (r2, c)).reshape(n, r2, c)
+    return euclidean_dist(x1, x2).view(batch + (r1, r2))
+
+
+def _same_float(x1, x2):
+    return x1.dtype is x2.dtype and x1.is_floating_point() and not x1.is_complex()
 
 
 def _cdist_kernel_applies(x1, x2, p, compute_mode):
     """Whether torch computes these distances with its _cdist_forward kernel (not the matrix
     product form it takes for p = 2 beyond 25 rows), for inputs of one floating dtype."""
-    if x1.dtype is not x2.dtype or not x1.is_floating_point() or x1.is_complex():
+    if not _same_float(x1, x2):
         return False
     if p != 2 or compute_mode == "donot_use_mm_for_euclid_dist":
         return True

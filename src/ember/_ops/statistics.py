@@ -374,6 +374,41 @@ def _(grad, x1, x2, p, result):
 cdist_forward.jvp("x1", "x2")(no_forward_ad("_cdist_forward"))
 
 
+@op("_euclidean_dist", tensors=2, promote=NONE, node="EuclideanDistBackward0")
+def euclidean_dist(x1, x2):
+    """torch's matrix product form of p = 2 distances (cdist beyond 25 rows): the squared
+    norms and -2 x1 . x2 in one product, clamped at 1e-30 before the square root."""
+    xp = get_xp(x1, x2)
+    n1 = (x1 * x1).sum(-1, keepdims=True)
+    n2 = (x2 * x2).sum(-1, keepdims=True)
+    a = xp.concatenate([x1 * -2, n1, xp.ones_like(n1)], -1)
+    b = xp.concatenate([x2, xp.ones_like(n2), n2], -1)
+    return xp.sqrt(xp.maximum(a @ b.swapaxes(-1, -2), x1.dtype.type(1e-30)))
+
+
+def _euclidean_ratio(grad, result):
+    from .pointwise import masked_fill
+    return masked_fill(grad / result, eq(result, 0), 0)  # (a subgradient of 0 at 0)
+
+
+@euclidean_dist.grad("x1")
+def _(grad, x1, x2, result):
+    from .linalg import matmul
+    ratio = _euclidean_ratio(grad, result)
+    return x1 * sum_dim(ratio, -1, True) - matmul(ratio, x2)
+
+
+@euclidean_dist.grad("x2")
+def _(grad, x1, x2, result):
+    from .linalg import matmul
+    from .shape import transpose, unsqueeze
+    ratio = _euclidean_ratio(grad, result)
+    return x2 * unsqueeze(sum_dim(ratio, -2), -1) - matmul(transpose(ratio, -2, -1), x1)
+
+
+euclidean_dist.jvp("x1", "x2")(no_forward_ad("_euclidean_dist"))
+
+
 @op("_cdist_backward", tensors=4, promote=NONE, node="CdistBackwardBackward0")
 def cdist_backward(grad, x1, x2, cdist, p):
     """x1's gradient in torch's formulas: each of x1's rows gets the sum over x2's rows (an
