@@ -17,7 +17,7 @@ DEV = "cuda:0"
 
 
 def close(a, b, tol=1e-12):
-    a, b = np.asarray(a.cpu().numpy(), dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a, b = np.asarray(a.detach().cpu().numpy(), np.float64), np.asarray(b, np.float64)
     assert a.shape == b.shape and np.allclose(a, b, rtol=tol, atol=tol), (a, b)
 
 
@@ -72,7 +72,7 @@ def ddp_matches_plain_training(**options):
             o.step()
     for p, q in zip(model.parameters(), reference.parameters()):
         assert p.device.type == "cuda"
-        close(p, q.cpu().numpy(), tol=1e-10)
+        close(p, q.detach().cpu().numpy(), tol=1e-10)
 
 
 def main():
