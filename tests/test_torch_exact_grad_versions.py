@@ -115,6 +115,7 @@ _WRITTEN = {  # torch's formula writes into a zero tensor: 1 or 2 (see _grad_ver
     "index_and_sort": lambda t, x: x[t.tensor(_IDX)] + x.sort(1)[0][:2],
     "narrow": lambda t, x: x.narrow(1, 1, 2),  # (no write)
     "amax": lambda t, x: x.amax(1),  # (no write)
+    "unfold": lambda t, x: x.unfold(1, 2, 1),  # (UnfoldBackward0: no write)
 }
 
 
@@ -128,8 +129,8 @@ def test_versions_of_gradients_torch_writes_in_place(op):
         seen = []
         x.register_hook(lambda grad: seen.append(grad._version))
         y.sum().backward()
-        return (g._version, seen, x.grad._version, t.nn.functional.dropout(x.grad, 0.0)._version,
-                x.grad.t()._version, x.grad)
+        return (y.grad_fn.name(), g._version, seen, x.grad._version,
+                t.nn.functional.dropout(x.grad, 0.0)._version, x.grad.t()._version, x.grad)
     same(body)
 
 

@@ -389,12 +389,9 @@ def _unfold(self, dimension, size, step):
         raise RuntimeError(f"step is {step} but must be > 0")
     if nd == 0:
         return self.reshape(1)
-    strides = list(self.stride())
-    shape = list(self.shape)
-    count = (length - size) // step + 1
-    new_shape = shape[:d] + [count] + shape[d + 1:] + [size]
-    new_strides = strides[:d] + [strides[d] * step] + strides[d + 1:] + [strides[d]]
-    return self.as_strided(tuple(new_shape), tuple(new_strides), self.storage_offset())
+    # (the unfold op, not an as_strided view: its node and gradient are torch's UnfoldBackward0)
+    from .spectral import unfold
+    return unfold(self, d, size, step)
 
 
 Tensor.unfold = _unfold

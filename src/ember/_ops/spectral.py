@@ -62,7 +62,8 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
     total = flat.shape[-1]
     if total < length:
         flat = xp.concatenate([flat, xp.zeros(lead + (length - total,), flat.dtype)], -1)
-    return xp.moveaxis(flat[..., :length], -1, d)
+    # (contiguous, as torch's zero tensor written in place: a leaf takes it over as .grad)
+    return xp.ascontiguousarray(xp.moveaxis(flat[..., :length], -1, d))
 
 
 @unfold_backward.grad("grad_in")
