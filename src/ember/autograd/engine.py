@@ -823,7 +823,24 @@ def _expandable(shape, gshape):
 # argument. One more is another holder: another node's input buffer (a gradient a node passed
 # on to two inputs), a Tensor user code sees (a root gradient, a hook's argument or return
 # value), a .grad that took it over, or a NumPy view of it.
-_OWN_REFS = 3
+def _refs_of_argument(g):
+    return _refcount(g)  # (counted as _accumulate counts its argument)
+
+
+# NOTE: measured, not written down: what the interpreter counts for a frame's argument and a
+# call's operand differs between Python versions, and a count too low would hand over a
+# gradient that something else still holds.
+_probe = [np.empty(0)]
+_OWN_REFS = _refs_of_argument(_probe[0])  # (3 on CPython 3.11)
+del _probe
+
+
+def _refs_of_entry(entry):
+    t = entry[1]
+    return _refcount(t)  # (counted as _owned counts the Tensor of a map entry)
+
+
+_ENTRY_REFS = _refs_of_entry((None, object()))
 
 
 def _owned(task, g, refs):
@@ -836,7 +853,7 @@ def _owned(task, g, refs):
     seen = task.visible.get(id(g))
     if seen is not None and seen[0] is g:
         t = seen[1]
-        if _refcount(t) > 3 or t._base is not None:  # (the entry, `t`, getrefcount's argument)
+        if _refcount(t) > _ENTRY_REFS or t._base is not None:  # (held by more than the entry)
             return False
         refs -= 2
     return refs <= _OWN_REFS
