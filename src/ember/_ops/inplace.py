@@ -188,7 +188,7 @@ _INTERNAL_OVERLAP = ("unsupported operation: more than one element of the writte
 # each writes one value per location, whatever the order. {op name: its deprecation warnings}
 # (index_put_ of one value at a mask warns as itself, then as the masked_fill_ it runs).
 _OVERLAP_ALLOWED = {"fill": (), "zero": (), "masked_fill": ("masked_fill_",),
-                    "index_put": ("index_put_",),
+                    "index_fill": ("index_fill_",), "index_put": ("index_put_",),
                     "index_put_masked": ("index_put_", "masked_fill_")}
 
 
@@ -199,6 +199,14 @@ def _written(op, arrays):
     target = arrays[0]
     if op.name == "masked_fill":
         return arrays[1]
+    if op.name == "index_fill" and target.ndim:
+        # (self, index, dim, value), or (self, index, value, dim) with a value tensor
+        dim = arrays[2] if op.n_tensors == 2 else arrays[3]
+        written = get_xp(target).zeros(target.shape, bool)
+        key = [slice(None)] * target.ndim
+        key[dim % target.ndim] = arrays[1]
+        written[tuple(key)] = True
+        return written
     if op.name not in ("index_put", "index_put_masked"):
         return True
     written = get_xp(target).zeros(target.shape, bool)
@@ -233,8 +241,9 @@ def _check_no_internal_overlap(op, args):
     if op.name not in _OVERLAP_ALLOWED or (op.name == "fill" and isinstance(args[1], Tensor)):
         raise RuntimeError(_INTERNAL_OVERLAP)
     for name in _OVERLAP_ALLOWED[op.name]:
-        what, line = (("tensor[mask] = scalar", 2450) if name == "masked_fill_"
-                      else ("tensor[indices] = tensor", 976))
+        what, line = {"masked_fill_": ("tensor[mask] = scalar", 2450),
+                      "index_fill_": ("tensor[mask] = scalar", 1913)}.get(
+                          name, ("tensor[indices] = tensor", 976))
         warnings.warn(f"Use of {name} on expanded tensors is deprecated. Please clone() the "
                       "tensor before performing this operation. This also applies to advanced "
                       f"indexing e.g. {what} (Triggered internally at /__w/pytorch/pytorch/aten/"
