@@ -36,7 +36,7 @@ def test_node_hooks_see_differentiable_outputs_only(name):
         out.grad_fn.register_hook(lambda gi, go: seen.append(("post", gi, go)))
         out.sum().backward(create_graph=name == "max_pool2d")
         return seen, x.grad
-    same(body)
+    same(body, check_warnings=False)  # (create_graph's reference-cycle warning comes once)
 
 
 def test_a_pre_hook_replaces_the_differentiable_outputs_gradients():
