@@ -11,8 +11,9 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
-from ._backend import as_array, is_array
+from ._backend import as_array, has_data, is_array
 from ._backend.device import as_device, default_device, empty_on, move
+from ._backend.layout import empty_in_order, format_order
 from ._compile.hooks import constant, replayed
 from ._random import fill as _fill
 from ._random.generator import (  # noqa: F401
@@ -305,11 +306,28 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 def _like(maker):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, **kwargs):
-        return maker(tuple(input.shape), dtype=dtype or input.dtype,
+        made = maker(tuple(input.shape), dtype=dtype or input.dtype,
                      device=input.device if device is None else device,
                      requires_grad=requires_grad, **kwargs)
+        return _laid_out_like(made, input, memory_format)
     like.__name__ = maker.__name__ + "_like"
     return like
+
+
+def _format_name(memory_format):
+    """An ``ember.memory_format``'s name (None: preserve_format, a ``*_like``'s default)."""
+    return "preserve_format" if memory_format is None else memory_format.name
+
+
+def _laid_out_like(made, input, memory_format):
+    """``made`` (a fresh contiguous tensor shaped like ``input``) laid out as torch lays out a
+    ``*_like`` result in ``memory_format``: a contiguous ``input`` costs nothing."""
+    order = format_order(input._data, _format_name(memory_format))
+    if order is None or not has_data(made._data):
+        return made
+    array = empty_in_order(made._data, order)
+    array[...] = made._data
+    return constant(_finish(array, None, made.requires_grad, made.device))
 
 
 zeros_like = _like(zeros)
@@ -320,8 +338,9 @@ empty_like = _like(empty)
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
     check_pin_memory(pin_memory)
-    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
+    made = full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
                 device=input.device if device is None else device, requires_grad=requires_grad)
+    return _laid_out_like(made, input, memory_format)
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
@@ -390,14 +409,15 @@ def _new_array(size, dtype, device=None):
     return _allocated(np.empty, size, dtype, device)
 
 
-def _like_array(input, dtype):
-    """An uninitialised host array laid out like ``input`` (torch's preserve_format: same
-    strides when ``input`` is dense, else its dimension order). For a GPU tensor it only
-    describes the draw (made on the GPU, in C order)."""
+def _like_array(input, dtype, memory_format=None):
+    """An uninitialised host array laid out as torch lays out a ``*_like`` result of
+    ``input`` in ``memory_format``. For a GPU tensor it only describes the draw (made on the
+    GPU, in C order)."""
     dt = (dtype or input.dtype).np
     if type(input._data) is not np.ndarray:
         return np.empty(input._data.shape, dt)
-    return np.empty_like(input._data, dtype=dt, order="K")
+    return empty_in_order(input._data, format_order(input._data, _format_name(memory_format)),
+                          dt)
 
 
 @replayed
@@ -546,10 +566,13 @@ def _random_like(fill, **bounds):
             if any(names.index(k) < len(args) for k in given):
                 raise TypeError(f"{like.__name__}() got multiple values for an argument")
             args = tuple(args) + tuple(given.get(k) for k in names[len(args):])
-        array = _like_array(input, dtype)
+        array = _like_array(input, dtype, memory_format)
         device = input.device if device is None else device
-        return _finish(fill(array, *args, generator=draw_for(generator, device)), None,
-                       requires_grad, device)
+        values = fill(array, *args, generator=draw_for(generator, device))
+        if values.strides != array.strides and type(values) is np.ndarray:
+            array[...] = values  # (the draw comes back in C order)
+            values = array
+        return _finish(values, None, requires_grad, device)
     return like
 
 

@@ -247,7 +247,11 @@ class Tensor:
         return st if dim is None else st[_wrap_dim(dim, data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return bool(self._data.flags.c_contiguous)
+        if memory_format is None or memory_format.name in ("contiguous_format",
+                                                             "preserve_format"):
+            return bool(self._data.flags.c_contiguous)
+        from ._backend.layout import is_in_format
+        return is_in_format(self._data.shape, self.stride(), memory_format.name)
 
     def data_ptr(self) -> int:
         read_data("Tensor.data_ptr()")

@@ -515,8 +515,9 @@ def install():
 
 # -- memory formats, layout, and a few more top-level forms --------------------------------------
 class memory_format:
-    """How a tensor's elements are laid out (ember's arrays are always row-major: the formats
-    are accepted and named, and ``contiguous()`` gives row-major memory)."""
+    """How a copy's elements are laid out: ``preserve_format`` (a dense input's strides),
+    ``contiguous_format`` (row-major), ``channels_last`` / ``channels_last_3d`` (NHWC /
+    NDHWC)."""
 
     def __init__(self, name):
         self.name = name

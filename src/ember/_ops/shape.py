@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import asarray_like, get_xp, is_array
+from .._backend.layout import copy_in_format, empty_in_order, format_order
 from .._backend.device import CPU, as_device, move, same_device
 from .._backend.device import device as Device
 from .._compile.hooks import constant
@@ -579,7 +580,9 @@ unsqueeze.batched_grad("self")(view.batched_formulas[0][1])
 # -- copies and casts --------------------------------------------------------------------------
 @op("clone", elementwise=True, promote=NONE, method=True, writes=1)
 def clone(self, memory_format=None):
-    return self.copy()
+    # (torch's preserve_format by default: a permuted input keeps its strides)
+    return copy_in_format(self, "preserve_format" if memory_format is None
+                          else memory_format.name)
 
 
 @clone.grad("self")
@@ -588,14 +591,24 @@ def _(grad):
 
 
 @clone.jvp("self")
-def _(self_t):
-    return clone(self_t)  # a copy laid out like the result (a view of it may follow)
+def _(self_t, memory_format):
+    # a copy laid out like the result (a view of it may follow)
+    return clone(self_t, memory_format=memory_format)
 
 
 def contiguous(self, memory_format=None):
-    return self if self._data.flags.c_contiguous else clone(self)
+    if memory_format is not None and memory_format.name == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if self.is_contiguous(memory_format=memory_format):
+        return self
+    return clone(self, memory_format=memory_format or _CONTIGUOUS)
 
 
+class _Contiguous:  # (ember.contiguous_format, which is made after the ops)
+    name = "contiguous_format"
+
+
+_CONTIGUOUS = _Contiguous()
 Tensor.contiguous = contiguous
 
 
@@ -609,14 +622,38 @@ def _cast(x, dtype):
     return D.cast(x, dtype)
 
 
+def _preserving(out, source):
+    """``out``, an array computed from ``source``, laid out as torch's preserve_format lays out
+    a copy of ``source`` (NumPy's order='K' differs on expanded and size-1 dimensions)."""
+    if source.flags.c_contiguous and 1 not in source.shape:
+        return out
+    laid = empty_in_order(out, format_order(source))
+    if laid.strides == out.strides:
+        return out
+    laid[...] = out
+    return laid
+
+
 @op("_to_copy", node="ToCopyBackward0", promote=NONE, writes=1)
-def to_copy(self, dtype=None, device=None, non_blocking=False, source=None):
-    out = self if dtype is None or self.dtype == dtype.np else _cast(self, dtype)
+def to_copy(self, dtype=None, device=None, non_blocking=False, source=None,
+            memory_format=None):
+    out = self if dtype is None or self.dtype == dtype.np else _preserving(_cast(self, dtype),
+                                                                          self)
     if device is not None:
         moved = move(out, device, non_blocking)
         if moved is not self:
             return moved
-    return out.copy() if out is self else out
+    out = copy_in_format(out) if out is self else out
+    return out if memory_format is None else _in_format(out, memory_format)
+
+
+def _in_format(out, memory_format):
+    """``out`` (a fresh array) laid out in ``memory_format`` (a name)."""
+    laid = empty_in_order(out, format_order(out, memory_format))
+    if laid.strides == out.strides:
+        return out
+    laid[...] = out
+    return laid
 
 
 @to_copy.grad("self")
@@ -630,7 +667,6 @@ def _parse_to(args, kwargs):
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)
     dev = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected "
@@ -651,9 +687,12 @@ def _parse_to(args, kwargs):
     return dtype, as_device(dev), non_blocking, copy
 
 
-def to(self, *args, **kwargs):
-    """Cast to a dtype and/or move to a device: ``self`` itself when nothing changes."""
+def to(self, *args, memory_format=None, **kwargs):
+    """Cast to a dtype, move to a device and/or lay out in a memory format: ``self`` itself
+    when nothing changes."""
     dtype, dev, non_blocking, copy = _parse_to(args, dict(kwargs))
+    if memory_format is not None and memory_format.name == "preserve_format":
+        memory_format = None
     if dtype is not None and dtype.np == self._data.dtype:
         dtype = None
     source = None
@@ -661,9 +700,11 @@ def to(self, *args, **kwargs):
         source = self.device
         if same_device(source, dev):
             dev = source = None
-    if dtype is None and dev is None:
+    if dtype is None and dev is None and (
+            memory_format is None or self.is_contiguous(memory_format=memory_format)):
         return clone(self) if copy else self
-    return to_copy(self, dtype, dev, non_blocking, source)
+    return to_copy(self, dtype, dev, non_blocking, source,
+                   memory_format=memory_format and memory_format.name)
 
 
 def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -688,7 +729,7 @@ Tensor.cpu = cpu
 
 def _caster(dt):
     def cast(self, memory_format=None):
-        return to(self, dt)
+        return to(self, dt, memory_format=memory_format)
     cast.__name__ = dt.name
     return cast
 

@@ -88,6 +88,19 @@ def _elementwise(op, out, tangents):
         t is None or t._data.dtype.kind == "f" for t in tangents)
 
 
+def _copy_laid_out_as(tangents, out):
+    """A copy of a batch of ``tangents`` whose dimensions lie in memory as ``out``'s do (the
+    batch outermost), so that a view of ``out`` is a view of its tangents too."""
+    from .._backend.layout import format_order
+    from .._tensor_extras import contiguous_format
+    order = format_order(out._data)
+    outer = [0] + [d + 1 for d in reversed(order)] if order is not None else None
+    if outer is None:
+        return tangents.clone(memory_format=contiguous_format)
+    laid = tangents.permute(outer).clone(memory_format=contiguous_format)
+    return laid.permute([outer.index(d) for d in range(len(outer))])
+
+
 def _elementwise_jvp(op, args, out, tangents):
     from .._ops.shape import expand
     shape = (fwAD._batch[0],) + tuple(out._data.shape)
@@ -103,7 +116,7 @@ def _elementwise_jvp(op, args, out, tangents):
         r = fn(wide, *fwAD._rule_args(fn, op, args, out))
         if isinstance(r, Tensor):
             if r is wide:  # an identity formula (clone): the tangent must be the output's own
-                r = r.clone()
+                r = _copy_laid_out_as(r, out)
             total = r if total is None else total + r
     if total is None:
         return _wrap(get_xp(out._data).zeros(shape, out._data.dtype))

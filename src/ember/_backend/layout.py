@@ -1,0 +1,98 @@
+"""Memory layouts of copies: torch's ``preserve_format``, ``contiguous_format`` and
+``channels_last`` (ember tensors are arrays, and a layout is the order of their dimensions in
+memory, innermost first).
+
+torch's rule for a copy (``clone``, the ``*_like`` factories, a dtype cast): an input whose
+elements are dense and do not overlap keeps its strides; another (gaps, expanded dimensions)
+gets compact strides in its own dimension order, found by ``infer_dense_strides``' sort: by
+stride, a tie put the smaller dimension inside, a stride of 0 compares with nothing.
+"""
+from __future__ import annotations
+
+from . import get_xp
+
+# innermost-first dimension orders of the channels-last formats (N, C, H, W[, D]), by rank
+_CHANNELS_LAST = {"channels_last": (4, (1, 3, 2, 0)), "channels_last_3d": (5, (1, 4, 3, 2, 0))}
+
+
+def _compare(shape, strides, a, b):
+    """Which of dimensions ``a`` and ``b`` lies outside (1: ``a``, -1: ``b``, 0: undecided)."""
+    sa, sb = abs(strides[a]), abs(strides[b])
+    if sa == 0 or sb == 0:
+        return 0
+    if sa != sb:
+        return 1 if sa > sb else -1
+    return 1 if shape[a] > shape[b] else 0
+
+
+def preserved_order(shape, strides):
+    """The innermost-first dimension order torch's preserve_format gives a copy of an array of
+    ``shape`` and (element or byte) ``strides``: an insertion sort that leaves undecided pairs
+    in place, starting from the C order."""
+    order = list(range(len(shape)))[::-1]
+    for i in range(1, len(order)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = _compare(shape, strides, order[k], order[j])
+            if c > 0:
+                order[k], order[j] = order[j], order[k]
+                j = k
+            elif c < 0:
+                break
+    return order
+
+
+def format_order(x, memory_format="preserve_format"):
+    """The innermost-first order of ``x``'s copy in ``memory_format`` (a name: preserve_format,
+    contiguous_format, channels_last, channels_last_3d), None for the C order."""
+    if memory_format in _CHANNELS_LAST:
+        rank, order = _CHANNELS_LAST[memory_format]
+        if x.ndim != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {memory_format} format")
+        return order
+    if memory_format == "contiguous_format" or x.ndim < 2 or (x.flags.c_contiguous
+                                                               and 1 not in x.shape):
+        return None  # (a size-1 dimension's stride may still place it elsewhere)
+    order = preserved_order(x.shape, x.strides)
+    return None if order == list(range(x.ndim))[::-1] else order
+
+
+def is_in_format(shape, strides, memory_format):
+    """Whether element ``strides`` of ``shape`` are those of ``memory_format`` (contiguous or
+    channels-last; size-1 dimensions take any stride): torch's is_contiguous(memory_format)."""
+    if memory_format not in _CHANNELS_LAST:
+        order = range(len(shape) - 1, -1, -1)
+    else:
+        rank, order = _CHANNELS_LAST[memory_format]
+        if len(shape) != rank:
+            return False
+    expected = 1
+    for d in order:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def empty_in_order(x, order, dtype=None):
+    """An uninitialised array of ``x``'s shape (and dtype unless told), on ``x``'s device,
+    laid out in innermost-first ``order`` (None: the C order)."""
+    xp = get_xp(x)
+    dtype = x.dtype if dtype is None else dtype
+    if order is None:
+        return xp.empty(x.shape, dtype)
+    outer = order[::-1]
+    out = xp.empty(tuple(x.shape[d] for d in outer), dtype)
+    return out.transpose(tuple(outer.index(d) for d in range(x.ndim)))
+
+
+def copy_in_format(x, memory_format="preserve_format"):
+    """A copy of ``x`` laid out as torch lays out a copy in ``memory_format``; a C-contiguous
+    ``x`` kept in that order costs one plain copy."""
+    order = format_order(x, memory_format)
+    if order is None:
+        return x.copy()
+    out = empty_in_order(x, order)
+    out[...] = x
+    return out
