@@ -581,8 +581,11 @@ unsqueeze.batched_grad("self")(view.batched_formulas[0][1])
 @op("clone", elementwise=True, promote=NONE, method=True, writes=1)
 def clone(self, memory_format=None):
     # (torch's preserve_format by default: a permuted input keeps its strides)
-    return copy_in_format(self, "preserve_format" if memory_format is None
-                          else memory_format.name)
+    if memory_format is None:
+        if self.flags.c_contiguous and 1 not in self.shape:  # (the common case, kept fast)
+            return self.copy()
+        return copy_in_format(self)
+    return copy_in_format(self, memory_format.name)
 
 
 @clone.grad("self")
