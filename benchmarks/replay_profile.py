@@ -22,6 +22,7 @@ the rest of the step (its own eager code: the optimizer's update, reading the lo
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import pathlib
@@ -104,7 +105,11 @@ def _callee(scope, rhs):
     code = getattr(fn, "__code__", None)
     if code is not None and "kernel" in code.co_freevars:  # (a kernel wrapped by the registry)
         fn = fn.__closure__[code.co_freevars.index("kernel")].cell_contents
-    return f"{getattr(fn, '__module__', '')}.{fn.__qualname__}"
+    fn = getattr(fn, "bare", fn)  # (a quiet kernel: the kernel it runs silenced)
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", type(fn).__name__)
+    return f"{getattr(fn, '__module__', '')}.{name}"
 
 
 def step_time(step, repeat):
