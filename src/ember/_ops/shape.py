@@ -628,7 +628,8 @@ def _cast(x, dtype):
 def _preserving(out, source):
     """``out``, an array computed from ``source``, laid out as torch's preserve_format lays out
     a copy of ``source`` (NumPy's order='K' differs on expanded and size-1 dimensions)."""
-    if source.flags.c_contiguous and 1 not in source.shape:
+    flags = getattr(source, "flags", None)  # (None: a sparse array, which has no layout)
+    if flags is None or flags.c_contiguous and 1 not in source.shape:
         return out
     laid = empty_in_order(out, format_order(source))
     if laid.strides == out.strides:
