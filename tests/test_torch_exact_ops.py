@@ -375,3 +375,12 @@ def test_masked_and_indexed_writes_into_an_expanded_view(name):
         _EXPANDED_WRITES[name](t, base.expand(2, 3), mask, index)
         return base
     same(body)
+
+
+@pytest.mark.parametrize("eq,shapes", [
+    ("ii", [(2, 3)]), ("ii", [(1, 3)]), ("iij", [(2, 3, 4)]), ("iji", [(2, 3, 4)]),
+    ("i,ii", [(3,), (1, 3)]), ("ii,i", [(1, 1), (3,)]), ("ij,ii", [(2, 2), (3, 2)])])
+def test_einsum_size_errors_of_repeated_subscripts(eq, shapes):
+    """A subscript repeated in one operand (a diagonal) is checked first, with torch's
+    message, before sizes are compared across operands."""
+    same(lambda t: t.einsum(eq, *[t.ones(s) for s in shapes]))

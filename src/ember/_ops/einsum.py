@@ -263,8 +263,15 @@ def _check_sizes(labels, ops):
         named = [c for c in lab if c != _ELLIPSIS]
         head = lab.index(_ELLIPSIS) if _ELLIPSIS in lab else len(lab)
         dims = list(range(head)) + list(range(x.dim() - (len(named) - head), x.dim()))
+        first = {}  # label -> its size where it first is in this operand
         for c, d in zip(named, dims):
             n, seen = x.shape[d], sizes.get(c, 1)
+            if c in first:  # a repeated label (a diagonal): checked as torch, before the rest
+                if n != first[c]:
+                    raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} "
+                                       f"but the sizes don't match, {n} != {first[c]}")
+                continue
+            first[c] = n
             if n != 1 and seen != 1 and n != seen:
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} "
                                    f"which does not broadcast with previously seen size {seen}")
