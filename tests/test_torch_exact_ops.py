@@ -384,3 +384,14 @@ def test_einsum_size_errors_of_repeated_subscripts(eq, shapes):
     """A subscript repeated in one operand (a diagonal) is checked first, with torch's
     message, before sizes are compared across operands."""
     same(lambda t: t.einsum(eq, *[t.ones(s) for s in shapes]))
+
+
+def test_layer_norm_of_a_row_holding_inf_is_silent():
+    """A row holding inf normalises to NaN without NumPy's warnings, forward and backward."""
+    def body(t):
+        x = t.tensor([[1.0, float("inf"), 2.0], [1.0, 2.0, 3.0]], requires_grad=True)
+        w = t.tensor([1.63, -0.36, -0.32], requires_grad=True)
+        y = t.nn.functional.layer_norm(x, (3,), w)
+        y.sum().backward()
+        return y, x.grad, w.grad
+    same(body)

@@ -237,7 +237,7 @@ def _int_tuple(shape, fn):
 
 
 # -- layer norm ---------------------------------------------------------------------------------
-@op("native_layer_norm", tensors=3, promote=NONE, node="NativeLayerNormBackward0")
+@op("native_layer_norm", tensors=3, promote=NONE, node="NativeLayerNormBackward0", quiet=True)
 def layer_norm_op(input, weight, bias, normalized_shape, eps):  # noqa: A002
     if input.dtype.kind != "f":
         from .pointwise import not_implemented
@@ -269,7 +269,7 @@ def _(grad, input, weight, bias, normalized_shape, eps):  # noqa: A002
 # NOTE: torch computes only the gradients its output_mask asks for; this kernel skips the
 # parameters that are None (an empty array stands for their gradient).
 @op("native_layer_norm_backward", tensors=6, promote=NONE, outputs=3, undefined_grads=True,
-    node="NativeLayerNormBackwardBackward0")
+    node="NativeLayerNormBackwardBackward0", quiet=True)
 def native_layer_norm_backward(grad_out, input, mean, rstd, weight, bias,  # noqa: A002
                                normalized_shape):
     xp = get_xp(input)
