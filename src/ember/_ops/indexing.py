@@ -674,9 +674,18 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     d = _wrap_dim(dim, input.ndim)
     ishape, xshape = list(input.shape), list(indices.shape)
     ishape[d], xshape[d] = indices.shape[d], input.shape[d]
-    idx_b = broadcast_to(indices, np.broadcast_shapes(tuple(ishape), tuple(indices.shape)))
-    in_b = broadcast_to(input, np.broadcast_shapes(tuple(xshape), tuple(input.shape)))
+    idx_b = broadcast_to(indices, _infer_size(ishape, indices.shape))
+    in_b = broadcast_to(input, _infer_size(xshape, input.shape))
     return _gather(in_b, _wrapped_indices(idx_b, input.shape[d]), d)
+
+
+def _infer_size(a, b):
+    """The shape ``a`` and ``b`` broadcast to, with torch's error (infer_size's) if none."""
+    try:
+        return np.broadcast_shapes(tuple(a), tuple(b))
+    except ValueError:
+        from .registry import shapes_broadcast_error
+        raise shapes_broadcast_error([a, b]) from None
 
 
 def _wrapped_indices(indices, size):

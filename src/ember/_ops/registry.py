@@ -1252,7 +1252,12 @@ def run_inplace(op, call, args):
 
 def broadcast_error(operands):
     """torch's message for operands whose shapes don't broadcast."""
-    shapes = [a.shape for a in operands if isinstance(a, Tensor) or is_array(a)]
+    return shapes_broadcast_error([a.shape for a in operands
+                                   if isinstance(a, Tensor) or is_array(a)])
+
+
+def shapes_broadcast_error(shapes):
+    """torch's message (infer_size's) for shapes that don't broadcast."""
     result = tuple(shapes[0])
     for shape in shapes[1:]:
         n = max(len(result), len(shape))

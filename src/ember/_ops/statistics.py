@@ -41,7 +41,8 @@ def _moments(x, dim, correction, keepdim, name, warn_as=None):
         dev = xa - mean
         ssq = xp.sum((dev * dev.conj()).real, axis=dims, keepdims=keepdim)
         dof = builtins.max(0, n - correction)
-        if dof == 0:
+        # torch warns on the input's numel over the output's, 0 when either is empty
+        if (n if x.size else 0) - correction <= 0:
             warnings.warn(f"{warn_as or name.split()[-1]}(): degrees of freedom is <= 0. Correction should "
                           "be strictly less than the reduction factor (input numel divided by "
                           "output numel). (Triggered internally at "
