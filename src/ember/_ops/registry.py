@@ -477,7 +477,7 @@ class OpDef:
         self.release = 0  # what _release frees: 0 nothing, 1 all, 2 the tensors only
         self.recorder = None  # generated on first use (see _compile_recorder)
         self.save_guards = None  # computed on first use (see _save_guards)
-        self.caller = None  # generated on first use (see _compile_caller)
+        self.caller = None  # generated on first use (see tensor_caller)
         self.inplace_caller = None  # generated on first use (see inplace._compile_inplace)
         self.node_name = node or f"{_camel(name)}Backward0"
         self.node_cls = type(self.node_name, (OpNode,), {"_op": self})
@@ -974,11 +974,21 @@ def wrapped_int(value, target):
 def _tensor_call(op, args):
     call = op.caller
     if call is None:
+        call = tensor_caller(op)
+    return call(args)
+
+
+def tensor_caller(op):
+    """``op.caller``, generated on first use: the one place that makes it, so that whoever
+    wraps it for a while (autocast) puts back the whole path (the versions torch's kernel
+    shows included), never a part that would outlive the wrapping."""
+    call = op.caller
+    if call is None:
         call = _compile_caller(op)
         if op.writes:
             call = _showing_writes(op, call)
         op.caller = call
-    return call(args)
+    return call
 
 
 def _showing_writes(op, call):

@@ -103,10 +103,8 @@ class _CallerSlot:
         self.op = op
 
     def get(self):
-        from .._ops.registry import _compile_caller
-        if self.op.caller is None:
-            self.op.caller = _compile_caller(self.op)
-        return self.op.caller
+        from .._ops.registry import tensor_caller
+        return tensor_caller(self.op)
 
     def set(self, value):
         self.op.caller = value
