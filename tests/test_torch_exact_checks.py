@@ -39,3 +39,50 @@ _MOMENTS = {
 @pytest.mark.parametrize("name", sorted(_MOMENTS))
 def test_degrees_of_freedom_warning(name):
     same(_MOMENTS[name])
+
+
+_EXPANDED = {"0-dim": lambda t: t.tensor(1.), "one": lambda t: t.ones(1),
+             "one_by_one": lambda t: t.ones(1, 1), "row": lambda t: t.ones(2),
+             "strided": lambda t: t.ones(3)[::2], "empty": lambda t: t.ones(0),
+             "transposed": lambda t: t.ones(2, 3).t()}
+
+
+@pytest.mark.parametrize("name", sorted(_EXPANDED))
+def test_expand_strides(name):
+    """A new dimension of size 1 gets the stride that continues the next one (NumPy's 0 is
+    not torch's); a 0-dim tensor's new dimensions all get 0."""
+    def body(t):
+        x = _EXPANDED[name](t)
+        lead = [(0,), (1,), (2,), (1, 1), (1, 2), (0, 1)]
+        return [x.expand(s + tuple(x.shape)).stride() for s in lead]
+    same(body)
+
+
+_SELF_COPIES = {  # torch's copy_ returns at once when the source is the very same elements
+    "unsqueezed": lambda t, a: a.__setitem__((None, slice(None)), a),
+    "none": lambda t, a: a.__setitem__(None, a),
+    "ellipsis": lambda t, a: a.__setitem__(Ellipsis, a),
+    "row_view": lambda t, a: a.__setitem__((None, slice(None)), a.view(1, 6)),
+    "diagonal": lambda t, a: a.view(2, 3)[:, :2].diagonal().__setitem__(
+        (None, slice(None)), a.view(2, 3)[:, :2].diagonal()),
+    # these overlap in part: torch refuses them
+    "shifted": lambda t, a: a.__setitem__(slice(0, 3), a[1:4]),
+    "transposed": lambda t, a: a.view(2, 3).copy_(a.view(3, 2).t()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SELF_COPIES))
+def test_setitem_onto_itself(name):
+    def body(t):
+        a = t.arange(6.)
+        _SELF_COPIES[name](t, a)
+        return a, a._version
+    same(body)
+
+
+def test_setitem_onto_itself_recorded():
+    def body(t):
+        b = t.ones(3, requires_grad=True).exp()
+        b[None, :] = b
+        return b, b._version, b.grad_fn.next_functions[0][0].name()
+    same(body)

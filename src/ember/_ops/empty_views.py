@@ -6,7 +6,8 @@ comes next reads it: ``storage_offset()``, ``stride()``, ``as_strided`` (which s
 input's offset). NumPy's kernels put an empty view at its base's start with strides of their
 own, so each view op's result with no elements is placed again here, from its input's torch
 geometry, by the rule of the view op that made it (``GEOMETRY``; an op without a rule keeps
-NumPy's). Views with elements never come here: NumPy's geometry is torch's for them.
+NumPy's). Views with elements never come here: NumPy's geometry is torch's for them, but for
+expand's new dimensions of size 1 (``expand_strides``, which shape.expand uses too).
 """
 from __future__ import annotations
 
@@ -73,8 +74,14 @@ def _permute(shape, strides, offset, args, index, out_shape):
 
 
 def _expand(shape, strides, offset, args, index, out_shape):
-    """torch's inferExpandGeometry: a dimension that grows (from 1) or is new has stride 0."""
-    size = tuple(args[0])
+    return expand_strides(shape, strides, tuple(args[0])), offset
+
+
+def expand_strides(shape, strides, size):
+    """torch's inferExpandGeometry: the strides of ``shape`` (with ``strides``) expanded to
+    ``size`` (-1 keeps a dimension): a dimension that grows (from 1) has stride 0, a new one
+    the size times the stride of the next unless it grows too (0 for all of a 0-dim tensor's).
+    (NumPy gives every new dimension stride 0, also one of size 1.)"""
     out = [0] * len(size)
     lead = len(size) - len(shape)
     for i in range(len(size) - 1, -1, -1):
@@ -82,10 +89,10 @@ def _expand(shape, strides, offset, args, index, out_shape):
         if d >= 0:
             n, s = shape[d], strides[d]
         else:
-            n, s = 1, (size[i + 1] * out[i + 1] if i + 1 < len(size) else 1)
+            n, s = 1, (size[i + 1] * out[i + 1] if i + 1 < len(size) else 0)
         target = n if size[i] == -1 else size[i]
         out[i] = s if n == target else 0
-    return out, offset
+    return out
 
 
 def _squeeze(shape, strides, offset, args, index, out_shape):

@@ -24,6 +24,7 @@ from .._size import args_or_keyword
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .pointwise import zero_gradient
+from .empty_views import expand_strides
 from .registry import NONE, index_key, op
 
 # -- reshaping ---------------------------------------------------------------------------------
@@ -416,10 +417,11 @@ def _expanded(a, target):
     out = _broadcast_view(a, target)
     if out is not None:
         return out
-    out = get_xp(a).broadcast_to(a, target)
-    if type(a) is np.ndarray and a.flags.writeable:  # (CuPy's views are all writable)
-        out = np.lib.stride_tricks.as_strided(a, out.shape, out.strides, writeable=True)
-    return out
+    if type(a) is np.ndarray:  # (with torch's strides: copy_ of x onto x[None] is no copy)
+        return np.lib.stride_tricks.as_strided(
+            a, target, expand_strides(a.shape, a.strides, target),
+            writeable=a.flags.writeable)
+    return get_xp(a).broadcast_to(a, target)  # (CuPy's views are all writable)
 
 
 @_expand.grad("self")
@@ -437,16 +439,12 @@ def _broadcast_view(a, target):
     """``a`` broadcast to ``target`` (a valid broadcast) as a view on its buffer, or None
     when ``a`` is not a C-contiguous NumPy array.
 
-    NOTE: strides 0 where it broadcasts, in one ndarray() call: a tenth of the cost of
-    broadcast_to (and of as_strided, which the writable case would need on top).
+    NOTE: torch's strides (0 where it broadcasts), in one ndarray() call: a tenth of the cost
+    of broadcast_to (and of as_strided, which the writable case would need on top).
     """
     if type(a) is not np.ndarray or not a.flags.c_contiguous:
         return None
-    lead = len(target) - a.ndim
-    strides = [0] * lead  # (a loop, not a generator: this runs once per expand)
-    for n, st, t in zip(a.shape, a.strides, target[lead:]):
-        strides.append(st if n == t else 0)
-    return np.ndarray(target, a.dtype, a, 0, strides)
+    return np.ndarray(target, a.dtype, a, 0, expand_strides(a.shape, a.strides, target))
 
 
 def expand(self, *args, size=None, implicit=False):
