@@ -396,3 +396,22 @@ def test_nll_loss_with_ignored_targets(targets, reduction):
         loss.sum().backward()
         return loss, x.grad, [str(v) for v in loss.detach().reshape(-1).tolist()]
     same(body)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log_softmax_gradient_matches_torch(dtype):
+    # log_softmax's backward on plain float arrays (cross-entropy's gradient) and through
+    # create_graph (its Tensor path), with rows holding inf, -inf and NaN, over dims 1 and 0
+    def body(lib):
+        F = lib.nn.functional
+        dt = getattr(lib, dtype)
+        x = lib.tensor([[1.0, 2.0, 3.0], [float("inf"), 0.0, 1.0], [-float("inf"), 0.5, 2.0],
+                        [float("nan"), 1.0, 0.0], [40.0, -40.0, 0.0]], dtype=dt,
+                       requires_grad=True)
+        t = lib.tensor([2, 0, 1, 1, 0])
+        gx, = lib.autograd.grad(F.cross_entropy(x[[0, 2, 4]], t[[0, 2, 4]]), x)
+        w = lib.arange(15, dtype=dt).reshape(5, 3) / 7
+        g0, = lib.autograd.grad((F.log_softmax(x, 0) * w).sum(), x, create_graph=True)
+        gg, = lib.autograd.grad((g0[[0, 2, 4]] ** 2).sum(), x)
+        return gx, g0, gg
+    same(body, rtol=1e-5, atol=1e-6)
