@@ -145,3 +145,73 @@ def test_shrunk_program_regenerated_view_of_a_leaf():
         v.exp().sum().backward(retain_graph=True)
         return x.grad._version, t.nn.functional.dropout(x.grad, 0.0)._version
     same(body, check_warnings=False)  # (x.T of a 1-d tensor warns once per process)
+
+
+# (take's graph-mode formula is a view of a flat sum: version 0, see docs/gradients.md)
+@pytest.mark.parametrize("op", sorted(set(_WRITTEN) - {"take"}))
+@pytest.mark.parametrize("outer", ["none", "square"])
+def test_versions_of_gradients_torch_writes_in_place_under_create_graph(op, outer):
+    # the formulas write in place whatever the mode: a gradient with no graph and one with a
+    # graph (its incoming gradient requires grad) carry the same versions as without
+    def body(t):
+        x = t.tensor([[0.45, 1.91, -0.3, 0.7], [1.2, -0.8, 0.1, 2.5], [0.3, 0.2, -1.0, 0.9]],
+                     dtype=t.float64, requires_grad=True)
+        y = _WRITTEN[op](t, x)
+        y = y if outer == "none" else y * y
+        g, = t.autograd.grad(y.sum(), x, create_graph=True)
+        versions = g._version, g.detach()._version
+        if not g.requires_grad:
+            return g, versions
+        h, = t.autograd.grad(g.sum(), x)  # the graph still works
+        return g, versions, h
+    # (node names of second derivatives are not compared here: versions and values are)
+    same(body, grad_fn=False)
+
+
+_TWO_GRADIENTS = {  # two gradients for one input, summed by the engine's input buffer
+    "mse_loss_of_itself": lambda t, x, c: t.nn.functional.mse_loss(x, x, reduction="none"),
+    "mul_by_itself": lambda t, x, c: x * x,
+    "two_nodes": lambda t, x, c: x.exp() + x.sin(),
+    "passed_through": lambda t, x, c: x + x.exp(),  # the first is the caller's: new sum
+    # broadcast from a row: summing the leading dimension is a view in torch, never summed
+    # into in place
+    "broadcast_row": lambda t, x, c: t.addcdiv(c, x[0], x[0], value=-1.95),
+    "broadcast_row_twice": lambda t, x, c: (c + x[0]) * (c * x[0]),
+    # broadcast along a dimension of one: a sum of its own, summed into in place
+    "broadcast_column": lambda t, x, c: t.addcdiv(c, x[:, :1], x[:, :1]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TWO_GRADIENTS))
+@pytest.mark.parametrize("take", ["grad", "backward"])
+def test_versions_of_two_gradients_summed(case, take):
+    def body(t):
+        x = t.tensor([[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]], requires_grad=True)
+        c = t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        y = _TWO_GRADIENTS[case](t, x, c).mean()
+        if take == "grad":
+            g, = t.autograd.grad(y, x)
+            return g, g._version, g.diagonal()._version, g.detach()._version
+        y.backward()
+        return x.grad, x.grad._version
+    same(body)
+
+
+def test_shrunk_program_two_gradients_one_captured():
+    def body(t):
+        x = t.tensor([[[-0.07, -1.65]]], requires_grad=True)
+        y = t.nn.functional.mse_loss(x, x, reduction="none")
+        gy, gx = t.autograd.grad(y.sum(), [y, x])
+        return gx, gx._version, gx.diagonal()._version, gy._version
+    same(body)
+
+
+def test_shrunk_program_regenerated_view_under_create_graph():
+    def body(t):
+        x = t.tensor([[-1.78, -0.32]], requires_grad=True)
+        v = x.transpose(-1, 1)
+        with t.inference_mode():
+            x.index_fill_(0, t.tensor([0]), 2.0)
+        gv, gx = t.autograd.grad(v.sum(), [v, x], create_graph=True)
+        return gx, gx._version, gx.detach()._version, gv._version
+    same(body)

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import arg_extreme, as_array, get_xp, reduce_sum
 from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd._grad_versions import note_view
 from .registry import FLOAT, NONE, op
 from .pointwise import div_scalar, eq, exp, maximum, minimum, not_implemented, where
 from .shape import expand, reshape, unsqueeze
@@ -165,8 +166,11 @@ def _sum_to_array(x, shape):
     lead = x.ndim - len(shape)
     if len(axes) == lead:
         # only leading dimensions: the sum has ``shape`` itself, a new array (not a reshaped
-        # view of one), which the engine keeps as a leaf's .grad without copying it
-        return as_array(_array_sum(x, axes, False))
+        # view of one), which the engine keeps as a leaf's .grad without copying it; torch's
+        # is a view, which its engine never sums a second gradient into (see note_view)
+        out = as_array(_array_sum(x, axes, False))
+        note_view(out)
+        return out
     out = as_array(_array_sum(x, axes, True))
     return out.reshape(shape) if lead else out
 

@@ -12,14 +12,26 @@ gradients adds one, and the engine gives a gradient that becomes a Tensor user c
 An array is noted by the array that owns its memory, so the views a gradient passes through
 afterwards (a ``view``'s or ``t``'s backward) keep its count, as views share torch's counter.
 The notes of a backward pass are dropped when it ends.
+
+torch's input buffer sums a second gradient into the first in place only when the first owns
+its storage alone: never into a view of another tensor. ember makes some such gradients as
+arrays of their own (``sum_to`` dropping leading dimensions, a view in torch, is a new array
+that a leaf can take over as ``.grad`` without a copy); ``note_view`` marks them so the engine
+sums out of place there too, and the gradient keeps torch's version.
+
+Under ``create_graph`` a formula's result is a Tensor: it gets the count as its version when
+it is not a view and nothing else shares its counter (no node saved it, no view or alias of
+it exists), as then nothing has seen the version that torch's in-place writes raised.
 """
 from __future__ import annotations
 
 import weakref
+from sys import getrefcount
 
 from .._backend import is_array
+from .._tensor import Tensor
 
-_NOTES: dict = {}  # id(owner array) -> (weak reference to it, count)
+_NOTES: dict = {}  # id(owner array) -> (weak reference to it, count, a view in torch)
 _LIMIT = 100_000  # (passes that never end through run_backward, e.g. a compiled replay)
 
 
@@ -29,27 +41,63 @@ def _owner(a):
 
 
 def note_writes(g, count):
-    """Note that torch's formula wrote ``count`` times into gradient ``g`` (an array; a
-    Tensor under create_graph is left alone: nodes may have saved it already)."""
+    """Note that torch's formula wrote ``count`` times into gradient ``g``: an array, or a
+    Tensor under create_graph (see _bump_unshared)."""
     if not is_array(g):
+        if count and type(g) is Tensor:
+            _bump_unshared(g, count)
         return
+    _note(g, count, False)
+
+
+def _bump_unshared(t, count):
+    """Add ``count`` to Tensor ``t``'s version if its counter is its own: one a node saved or
+    a view or alias shares stays as it is (raising it would make that node's check fail, or
+    a view take its base for changed in place)."""
+    if t._base is not None:
+        return
+    vc = t._vc
+    if vc is None:
+        t._vc = [count]
+    elif type(vc) is list and getrefcount(vc) == 3:  # (`t`, `vc` here, the argument)
+        vc[0] += count
+
+
+def note_view(g):
+    """Note that array ``g`` is, in torch, a view of another gradient's storage."""
+    _note(g, 0, True)
+
+
+def _note(g, count, view):
     owner = _owner(g)
     key = id(owner)
     seen = _NOTES.get(key)
     if seen is not None and seen[0]() is owner:
         count += seen[1]
+        view = view or seen[2]
     elif len(_NOTES) >= _LIMIT:
         _NOTES.clear()
-    _NOTES[key] = (weakref.ref(owner), count)
+    _NOTES[key] = (weakref.ref(owner), count, view)
+
+
+def _seen(g):
+    owner = _owner(g)
+    seen = _NOTES.get(id(owner))
+    return seen if seen is not None and seen[0]() is owner else None
 
 
 def writes_of(g):
     """The count noted for array ``g`` (0: none)."""
     if not is_array(g):
         return 0
-    owner = _owner(g)
-    seen = _NOTES.get(id(owner))
-    return seen[1] if seen is not None and seen[0]() is owner else 0
+    seen = _seen(g)
+    return 0 if seen is None else seen[1]
+
+
+def is_torch_view(g):
+    """Whether array ``g`` was noted as a view of another gradient in torch."""
+    seen = _seen(g)
+    return seen is not None and seen[2]
 
 
 def with_version(t):

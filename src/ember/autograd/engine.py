@@ -23,7 +23,7 @@ from .._sparse.coo import CooArray
 from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
-from ._grad_versions import _NOTES, forget, note_writes, with_version
+from ._grad_versions import _NOTES, forget, is_torch_view, note_writes, with_version
 from .graph import AccumulateGrad, gradient_edge
 
 # whether some leaf was ever given a grad_dtype (until then the engine never looks)
@@ -445,6 +445,9 @@ def _execute(task, root_nodes):
                 outs = _run_node(task, fn, grads)
         else:
             outs = _run_node(task, fn, grads)
+        # (the node's own gradients, spent now: torch's engine frees them before handing its
+        # results on, so a gradient it also passed to another node is that node's alone)
+        grads = None
         meta = fn._meta
         ready = None
         for i, (child, nr) in enumerate(fn._next):
@@ -476,12 +479,15 @@ def _execute(task, root_nodes):
                             and old.dtype == g.dtype and not borrowed.holds(old)
                             and (type(old) is not ndarray or old.flags.writeable)
                             and not isinstance(old, np.generic)  # += would rebind a scalar
-                            and _refcount(old) == 3):
+                            and _refcount(old) == 3 + _times_in(outs, old)
+                            and not (_NOTES and is_torch_view(old))):
                         # NOTE: a gradient a formula made (not passed through, not a view, and
                         # held by nothing but this buffer: the 3 counts are the buffer, `old`
-                        # and the call) is the buffer's own: sum into it, as torch's
-                        # InputBuffer does, instead of allocating a new array per use
-                        # (and as there, that is a write the gradient's version shows).
+                        # and the call, besides this node's own gradients, which torch's
+                        # engine has moved into the buffer by now) is the buffer's own: sum
+                        # into it, as torch's InputBuffer does, instead of allocating a new
+                        # array per use (and as there, that is a write the gradient's version
+                        # shows).
                         old += g
                         note_writes(old, 1)
                     else:
@@ -502,6 +508,11 @@ def _execute(task, root_nodes):
                 following = ready
             else:
                 _push_ready(heap, ready)
+
+
+def _times_in(outs, g):
+    """How many of a node's gradients ``outs`` are the very array ``g``."""
+    return 0 if outs is None else sum(1 for o in outs if o is g)
 
 
 def _push_ready(heap, child):
