@@ -46,3 +46,32 @@ def test_result_of_a_call_on_inference_tensors(call, shape, operands):
         return (r, r._version, r.is_inference(),
                 None if base is None else (tuple(base.shape), base._version))
     same(body)
+
+
+_SELECTIONS = {  # kernels that fill a 0-d, empty or one-element case, or reshape in place
+    "max_dim": lambda t, x: x.max(-1), "max_dim_keepdim": lambda t, x: x.max(0, True),
+    "min_dim": lambda t, x: x.min(0), "min_dim_keepdim": lambda t, x: x.min(-1, keepdim=True),
+    "mode": lambda t, x: x.mode(-1), "mode_keepdim": lambda t, x: x.mode(-1, True),
+    "topk": lambda t, x: x.topk(1, -1), "topk_none": lambda t, x: x.topk(0, -1),
+    "median": lambda t, x: x.median(), "nanmedian": lambda t, x: x.nanmedian(),
+    "nanmedian_dim": lambda t, x: x.nanmedian(-1),
+    "amax": lambda t, x: x.amax(-1), "amin": lambda t, x: x.amin(0),
+    "argmax_dim": lambda t, x: x.argmax(-1), "argmin_dim_keepdim": lambda t, x: x.argmin(0, True),
+    "cumsum": lambda t, x: x.cumsum(-1), "cumprod": lambda t, x: x.cumprod(0),
+    "logcumsumexp": lambda t, x: x.logcumsumexp(0),
+    "diag": lambda t, x: t.diag(x), "diag_offset": lambda t, x: t.diag(x, 1),
+    "diag_embed": lambda t, x: t.diag_embed(x), "diagflat": lambda t, x: t.diagflat(x),
+    "diagonal_copy": lambda t, x: t.diagonal_copy(x),
+}
+
+
+@pytest.mark.parametrize("call", sorted(_SELECTIONS))
+@pytest.mark.parametrize("shape", [(), (1,), (3,), (1, 1), (2, 3), (3, 1), (0, 3)])
+def test_versions_of_selections_and_scans_on_inference_tensors(call, shape):
+    def body(t):
+        with t.inference_mode():
+            x = (t.arange(float(math.prod(shape))) % 3).reshape(shape) - 1
+        r = _SELECTIONS[call](t, x)
+        rs = r if isinstance(r, tuple) else (r,)
+        return [(v, v._version, v.is_inference()) for v in rs]
+    same(body)

@@ -78,7 +78,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return _diagonal(input, offset, dim1, dim2)
 
 
-@op("diagonal_copy", promote=NONE, node="DiagonalBackward0_copy")
+@op("diagonal_copy", promote=NONE, node="DiagonalBackward0_copy", writes=1)  # (copy_)
 def _diagonal_copy(self, offset=0, dim1=0, dim2=1):
     return _diagonal_view(self, offset, dim1, dim2).copy()
 
@@ -88,7 +88,7 @@ def _(grad, self_shape, offset, dim1, dim2):
     return diagonal_backward(grad, self_shape, offset, dim1, dim2)
 
 
-@op("diag_embed", promote=NONE)
+@op("diag_embed", promote=NONE, writes=2)  # (zeros: fill_; the diagonal: copy_)
 def _diag_embed(self, offset=0, dim1=-2, dim2=-1):
     nd = self.ndim + 1
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)

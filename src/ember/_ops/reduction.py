@@ -584,6 +584,17 @@ MaxResult = return_type("max")
 MinResult = return_type("min")
 
 
+def _reshaped_writes(self, keepdim, zero_dim_writes):
+    """The writes torch's kernels of max, min and mode along a dimension leave on their fresh
+    results (see op()'s ``writes``): none for an empty input, ``zero_dim_writes`` for a 0-d one
+    (written by fill_ or copy_), else an unsqueeze_ and a squeeze_ unless ``keepdim``."""
+    if self.numel() == 0:
+        return 0
+    if self.ndim == 0:
+        return zero_dim_writes
+    return 0 if keepdim else 2
+
+
 def _arg_reduce(name, fn, self, dim, keepdim):
     """Index of the first max/min along ``dim`` (NumPy's ties and NaNs are torch's)."""
     if self.ndim == 0:
@@ -600,13 +611,15 @@ def _arg_reduce(name, fn, self, dim, keepdim):
 
 
 @op("max", promote=NONE, node="MaxBackward0", outputs=2, diff_outputs=(True, False),
-    result_type=MaxResult, writes=lambda self, dim, keepdim=False: 0 if keepdim else 2)
+    result_type=MaxResult, writes=lambda self, dim, keepdim=False: _reshaped_writes(
+        self, keepdim, 1))
 def max_dim(self, dim, keepdim=False):
     return _arg_reduce("max", "max", self, dim, keepdim)
 
 
 @op("min", promote=NONE, node="MinBackward0", outputs=2, diff_outputs=(True, False),
-    result_type=MinResult, writes=lambda self, dim, keepdim=False: 0 if keepdim else 2)
+    result_type=MinResult, writes=lambda self, dim, keepdim=False: _reshaped_writes(
+        self, keepdim, 1))
 def min_dim(self, dim, keepdim=False):
     return _arg_reduce("min", "min", self, dim, keepdim)
 
@@ -710,7 +723,8 @@ def _amax_kernel(name, fn):
             _check_nonempty(self, name)
         return getattr(get_xp(self), fn)(self, axis=dims, keepdims=keepdim)
     kernel.__name__ = name
-    return op(name, promote=NONE, method=True, writes=1)(kernel)
+    return op(name, promote=NONE, method=True,
+              writes=lambda self, dim=(), keepdim=False: int(self.numel() > 0))(kernel)
 
 
 amax = _amax_kernel("amax", "max")
@@ -744,7 +758,14 @@ def _argmax_kernel(name):
         idx = as_array(arg_extreme(self, name[3:])).astype(np.int64)
         return idx.reshape((1,) * self.ndim) if keepdim else idx
     kernel.__name__ = name
-    return op(name, promote=NONE, method=True, differentiable=False)(kernel)
+    return op(name, promote=NONE, method=True, differentiable=False,
+              writes=_arg_writes)(kernel)
+
+
+def _arg_writes(self, dim=None, keepdim=False):
+    """torch's argmax and argmin kernels fill their result with 0 in place along a dimension
+    of one element (see op()'s ``writes``)."""
+    return int(dim is not None and self.ndim > 0 and self.shape[dim] == 1)
 
 
 argmax = _argmax_kernel("argmax")

@@ -42,7 +42,13 @@ def _scan(fn, x, dim, dtype):
     return fn(x, axis=d, dtype=acc)
 
 
-@op("cumsum", promote=NONE, quiet=True, node="CumsumBackward0")
+def _filled_when_trivial(self, dim, dtype=None):
+    """torch's cumsum and cumprod kernels copy a 0-d input and fill an empty one in place
+    (see op()'s ``writes``)."""
+    return int(self.ndim == 0 or self.numel() == 0)
+
+
+@op("cumsum", promote=NONE, quiet=True, node="CumsumBackward0", writes=_filled_when_trivial)
 def _cumsum(self, dim, dtype=None):
     return _scan(get_xp(self).cumsum, self, dim, dtype)
 
@@ -59,7 +65,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
     return _cumsum(input, dim, dtype)
 
 
-@op("cumprod", promote=NONE, node="CumprodBackward0", quiet=True)
+@op("cumprod", promote=NONE, node="CumprodBackward0", quiet=True, writes=_filled_when_trivial)
 def _cumprod(self, dim, dtype=None):
     return _scan(get_xp(self).cumprod, self, dim, dtype)
 
@@ -94,7 +100,8 @@ def cumprod(input, dim, *, dtype=None, out=None):
     return _cumprod(input, dim, dtype)
 
 
-@op("logcumsumexp", promote=NONE, quiet=True, node="LogcumsumexpBackward0")
+@op("logcumsumexp", promote=NONE, quiet=True, node="LogcumsumexpBackward0",
+    writes=lambda self, dim: int(self.ndim == 0))  # (a 0-d input: copy_)
 def _logcumsumexp(self, dim):
     if self.dtype.kind not in "fc":
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '

@@ -17,6 +17,7 @@ from .reduction import (
     _check_nonempty,
     _dtype_name,
     _evenly_distribute,
+    _reshaped_writes,
     return_type,
     value_selecting_backward,
 )
@@ -158,7 +159,8 @@ def msort(input, *, out=None):
 # -- topk / kthvalue -----------------------------------------------------------------------------
 @op("topk", promote=NONE, node="TopkBackward0", outputs=2, diff_outputs=(True, False),
     check=refuse("c", lambda t: RuntimeError(" topk does not support complex dtypes on CPU")),
-    result_type=TopkResult)
+    result_type=TopkResult,
+    writes=lambda self, k, dim=-1, largest=True, sorted=True: int(self.ndim == 0))  # (copy_)
 def _topk(self, k, dim=-1, largest=True, sorted=True):
     size = self.shape[_wrap_dim(dim, self.ndim)] if self.ndim else 1
     if not 0 <= k <= size:
@@ -275,13 +277,15 @@ def _median_dim(x, dim, keepdim, ignore_nan, name):
     return _pick(x, xp.take_along_axis(order, pos, axis=d), d, keepdim)
 
 
-@op("median", promote=NONE, node="MedianBackward0", check=refuse("c", no_kernel("median_cpu")))
+@op("median", promote=NONE, node="MedianBackward0", check=refuse("c", no_kernel("median_cpu")),
+    writes=lambda self: int(self.numel() == 0))  # (an empty input: fill_ with NaN)
 def _median(self):
     _check_median(self, "median")
     return _median_all(self, False)
 
 
-@op("nanmedian", promote=NONE, node="NanmedianBackward0")
+@op("nanmedian", promote=NONE, node="NanmedianBackward0",
+    writes=lambda self: int(self.numel() == 0))
 def _nanmedian(self):
     _check_median(self, "nanmedian")
     return _median_all(self, True)
@@ -300,7 +304,7 @@ def _median_with_dim(self, dim, keepdim=False):
 
 
 @op("nanmedian", promote=NONE, node="NanmedianBackward1", outputs=2,
-    diff_outputs=(True, False), result_type=NanmedianResult)
+    diff_outputs=(True, False), result_type=NanmedianResult, writes=1)
 def _nanmedian_with_dim(self, dim, keepdim=False):
     _check_median(self, "nanmedian")
     return _median_dim(self, dim, keepdim, True, "nanmedian")
@@ -327,7 +331,8 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 # -- mode ----------------------------------------------------------------------------------------
 @op("mode", promote=NONE, node="ModeBackward0", outputs=2, diff_outputs=(True, False),
     check=refuse("c", no_kernel("mode_cpu")),
-    result_type=ModeResult)
+    result_type=ModeResult, writes=lambda self, dim=-1, keepdim=False: _reshaped_writes(
+        self, keepdim, 2))
 def _mode(self, dim=-1, keepdim=False):
     if self.ndim == 0:
         return _zero_dim(self, dim)
