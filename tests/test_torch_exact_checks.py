@@ -86,3 +86,32 @@ def test_setitem_onto_itself_recorded():
         b[None, :] = b
         return b, b._version, b.grad_fn.next_functions[0][0].name()
     same(body)
+
+
+def _sum_gradient(t):
+    x = t.ones(2, 4, requires_grad=True)
+    return x, t.autograd.grad(x.sum(), [x])[0]
+
+
+_GRADIENT_WRITES = {  # sum's gradient is an expanded view the backward pass made (no_grad)
+    "copy_tracked": lambda t, x, g: g.copy_(x * 0.7),
+    "mul_tracked": lambda t, x, g: g.mul_(x),
+    "fill_tracked": lambda t, x, g: g.fill_(x[0, 0]),
+    "row_copy_tracked": lambda t, x, g: g[0].copy_(x[0] * 2),
+    "copy_plain": lambda t, x, g: g.copy_(x.detach() * 0.7),
+    "copy_no_grad": lambda t, x, g: t.no_grad()(g.copy_)(x * 2),
+    "fill_number": lambda t, x, g: g.fill_(2.),
+    "zero": lambda t, x, g: g.zero_(),
+    "add_number": lambda t, x, g: g.add_(1.),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_GRADIENT_WRITES))
+def test_write_into_expanded_gradient(name):
+    """Autograd's refusal of a view made in no_grad mode comes before the kernel's of a
+    written-to tensor whose elements overlap."""
+    def body(t):
+        x, g = _sum_gradient(t)
+        _GRADIENT_WRITES[name](t, x, g)
+        return g, g._is_view()
+    same(body)

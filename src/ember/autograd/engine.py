@@ -726,7 +726,11 @@ def _expanded_view(task, g):
     if offset < 0 or offset % item or any(st < 0 or st % item for st in g.strides):
         return None
     owner = _visible(task, base)
-    view = owner.as_strided(g.shape, [st // item for st in g.strides], offset // item)
+    prev, state.grad_enabled = state.grad_enabled, False
+    try:  # (made by the backward pass, so a view made in no_grad mode, as torch's)
+        view = owner.as_strided(g.shape, [st // item for st in g.strides], offset // item)
+    finally:
+        state.grad_enabled = prev
     return view if view._data.flags.writeable == g.flags.writeable else None
 
 
