@@ -918,6 +918,28 @@ def _as_index(k):
     return k.__index__()
 
 
+def _check_zero_dim_key(self, key):
+    """torch's errors for a lone slice or integer (not in a tuple) indexing a 0-dim tensor."""
+    if self.ndim != 0 or isinstance(key, (tuple, bool, np.bool_, Tensor)):
+        return
+    if isinstance(key, slice):
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if isinstance(key, (int, np.integer)):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+
+
+def _check_index_count(self, key):
+    """How many of ``self``'s dimensions the normalized ``key`` indexes (a mask as many as it
+    has, a 0-dim bool none), or torch's error when that is more than ``self`` has."""
+    used = sum(k.ndim if _is_mask(k) else (0 if is_array(k) and k.ndim == 0 and k.dtype.kind
+                                           == "b" else 1)
+               for k in key if k is not None and k is not Ellipsis and type(k) is not bool)
+    if used > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    return used
+
+
 def getitem(self, key):
     """``self[key]`` as torch does it: basic indices as a chain of views, else ``index``.
 
@@ -925,12 +947,11 @@ def getitem(self, key):
     it), and a key that selects nothing else gives an alias; a lone slice is always a slice.
     """
     lone_slice = isinstance(key, slice)
+    _check_zero_dim_key(self, key)
     key, advanced = _normalize_key(key)
+    used = _check_index_count(self, key)
     if advanced:
         return index(self, key)
-    used = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if used > self.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
     if Ellipsis in key:
         i = key.index(Ellipsis)
         key = key[:i] + (slice(None),) * (self.ndim - used) + key[i + 1:]
@@ -1099,6 +1120,7 @@ def setitem(self, key, value):
         if key:
             _copy_to(unsqueeze(self, 0), value)
         return
+    _check_zero_dim_key(self, key)
     key, advanced = _normalize_key(key)
     if advanced:
         sliced, index = _apply_slicing(self, key)
@@ -1165,11 +1187,7 @@ def _apply_slicing(self, key):
     itself), and the index of that view's dimensions its tensor indices make (full slices
     elsewhere; None when there is no tensor index). A Python bool is an unsqueeze indexed by
     [0] (True) or [] (False)."""
-    used = sum(k.ndim if _is_mask(k) else (0 if is_array(k) and k.ndim == 0 and k.dtype.kind
-                                           == "b" else 1)
-               for k in key if k is not None and k is not Ellipsis and type(k) is not bool)
-    if used > self.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    used = _check_index_count(self, key)
     out, dim, index, indexed = self, 0, [], False
     for pos, k in enumerate(key):
         if k is Ellipsis:
