@@ -244,11 +244,13 @@ def layer_norm_op(input, weight, bias, normalized_shape, eps):  # noqa: A002
         raise not_implemented("LayerNormKernelImpl", input)
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     m, _, rstd = _stats(input, axes, eps)
-    out = (input - m) * rstd
+    # torch's kernel: x * rstd - mean * rstd, then the affine step with a bias of +0 when there
+    # is none (so that x == mean gives +0 whatever the weight's sign, as in torch)
+    out = input * rstd
+    out += -m * rstd
     if weight is not None:
         out *= weight
-    if bias is not None:
-        out += bias
+    out += 0 if bias is None else bias
     return out
 
 
