@@ -26,9 +26,10 @@ from .shape import expand
 # -- var / std -----------------------------------------------------------------------------------
 
 
-def _moments(x, dim, correction, keepdim, name, warn_as=None):
+def _moments(x, dim, correction, keepdim, name, warn_as=None, welford=False):
     """(variance, mean) of ``x`` over ``dim`` (None: all), in float32 for float16.
-    ``name``: the op in the dtype error; ``warn_as``: in the degrees-of-freedom warning."""
+    ``name``: the op in the dtype error; ``warn_as``: in the degrees-of-freedom warning;
+    ``welford``: the mean as torch's Welford pass leaves it (see ``_welford_infinities``)."""
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     xp = get_xp(x)
@@ -49,10 +50,22 @@ def _moments(x, dim, correction, keepdim, name, warn_as=None):
                           "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)",
                           UserWarning, stacklevel=4)
         var = ssq / dof if dof else ssq / 0.0
+    if welford and n and x.dtype.kind == "f":
+        mean = _welford_infinities(xp, x, mean, dims)
     if not keepdim:
         mean = mean.reshape(var.shape)
     real = x.real.dtype if x.dtype.kind == "c" else x.dtype
     return var.astype(real, copy=False), mean.astype(x.dtype, copy=False)
+
+
+def _welford_infinities(xp, x, mean, dims):
+    """``mean`` (kept dims) with NaN where torch's var_mean / std_mean give it: their Welford
+    pass adds ``(x - mean) / k`` element by element, so once the mean is infinite the next
+    element makes it NaN (inf - inf). An infinity anywhere but the last element visited (the
+    last along every reduced dim, whatever the strides) gives NaN; one there, that infinity."""
+    last = x[tuple(slice(-1, None) if d in dims else slice(None) for d in range(x.ndim))]
+    infs = xp.sum(xp.isinf(x), axis=dims, keepdims=True)
+    return xp.where(infs > xp.isinf(last), np.nan, mean)
 
 
 def _var_backward(grad, self, dim, correction, keepdim):
@@ -109,7 +122,7 @@ def _(grad, self, result, dim, correction, keepdim):
 
 @op("var_mean", promote=NONE, node="VarMeanBackward0", outputs=2, undefined_grads=True)
 def _var_mean(self, dim=None, correction=1, keepdim=False):
-    return _moments(self, dim, correction, keepdim, "var_mean")
+    return _moments(self, dim, correction, keepdim, "var_mean", welford=True)
 
 
 @_var_mean.grad("self")
@@ -122,7 +135,7 @@ def _(grads, self, dim, correction, keepdim):
 
 @op("std_mean", promote=NONE, node="StdMeanBackward0", outputs=2, undefined_grads=True)
 def _std_mean(self, dim=None, correction=1, keepdim=False):
-    var, mean = _moments(self, dim, correction, keepdim, "std_mean")
+    var, mean = _moments(self, dim, correction, keepdim, "std_mean", welford=True)
     return get_xp(var).sqrt(var), mean
 
 
