@@ -1,0 +1,116 @@
+"""Edge results the differential test found, each compared with PyTorch 2.13 (``oracle.same``;
+skipped without torch): indexing a 0-dim tensor with a lone slice or integer, an in-place op
+on an expanded gradient (a view made by the backward pass, in no_grad mode), the sign of
+layer_norm's zeros, and the mean var_mean / std_mean give when the input holds infinities.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracle import same
+
+_ZERO_DIM_KEYS = ["[:]", "[::2]", "[(slice(None),)]", "[..., :]", "[0]", "[np.int64(0)]",
+                  "[(0,)]", "[[0]]", "[[True]]", "[t.new_zeros(1).long()]",
+                  "[t.new_zeros(()).long()]", "[None, [0]]"]
+
+
+@pytest.mark.parametrize("key", _ZERO_DIM_KEYS)
+@pytest.mark.parametrize("write", [False, True])
+def test_zero_dim_lone_index(key, write):
+    def body(torch):
+        t = torch.tensor(0.5)
+        if write:
+            exec("t" + key + " = 1.0", {"t": t, "np": np})
+            return t
+        return eval("t" + key, {"t": t, "np": np})
+    same(body)
+
+
+@pytest.mark.parametrize("key", ["[[0], [0]]", "[0, [0]]", "[:, [0]]", "[..., [0], [1]]",
+                                 "[torch.ones(2, 2, dtype=torch.bool)]", "[None, [0], None]"])
+def test_too_many_tensor_indices(key):
+    def body(torch):
+        x = torch.ones(2)
+        return eval("x" + key, {"x": x, "torch": torch})
+    same(body)
+
+
+@pytest.mark.parametrize("how", ["autograd_grad", "hook"])
+def test_inplace_on_expanded_gradient(how):
+    # sum's gradient is an expanded view made during backward (in no_grad mode): once it
+    # requires grad, an in-place op on it with grad enabled is torch's no_grad-view error
+    def body(torch):
+        x = torch.tensor([[2.0, 1.5], [-0.5, 2.0]], requires_grad=True)
+        if how == "autograd_grad":
+            g, = torch.autograd.grad(x.sum(), [x])
+        else:
+            seen = []
+            x.register_hook(lambda grad: seen.append(grad))
+            x.sum().backward()
+            g = seen[0]
+        g.requires_grad_(True)
+        flags = (g._is_view(), g.is_leaf)
+        g.floor_()
+        return flags
+    same(body)
+
+
+@pytest.mark.parametrize("weight", [None, -1.97, 2.0])
+@pytest.mark.parametrize("bias", [None, 0.0, -0.0])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layer_norm_sign_of_zero(weight, bias, dtype):
+    # a row equal to its mean normalises to zero: torch's kernel adds a bias of +0 when there
+    # is none, so a negative weight still gives +0
+    def body(torch):
+        dt = getattr(torch, dtype)
+        x = torch.tensor([[-0.42], [1.42], [0.0], [-0.35]], dtype=dt)
+        w = None if weight is None else torch.tensor([weight], dtype=dt)
+        b = None if bias is None else torch.tensor([bias], dtype=dt)
+        y = torch.nn.functional.layer_norm(x, (1,), w, b)
+        rows = torch.nn.functional.layer_norm(torch.full((2, 3), 2.0, dtype=dt), (3,),
+                                              None if w is None else w.expand(3).clone())
+        return y, torch.signbit(y), torch.signbit(rows)
+    same(body)
+
+
+_WITH_INFINITIES = {
+    "inf_in_the_middle": [1.0, float("inf"), 2.0],
+    "inf_last": [1.0, 2.0, float("inf")],
+    "inf_first": [float("inf"), 1.0, 2.0],
+    "two_infs": [float("inf"), float("inf")],
+    "minus_inf_last": [1.0, float("-inf")],
+    "opposite_infs": [float("inf"), float("-inf")],
+    "nan_and_inf": [1.0, float("nan"), float("inf")],
+    "long_inf_last": [1.0] * 40 + [float("inf")],
+    "long_inf_early": [1.0] * 4 + [float("inf")] + [1.0] * 30,
+}
+
+
+@pytest.mark.parametrize("values", sorted(_WITH_INFINITIES))
+@pytest.mark.parametrize("fn", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_welford_mean_with_infinities(values, fn, dtype):
+    def body(torch):
+        x = torch.tensor(_WITH_INFINITIES[values], dtype=getattr(torch, dtype))
+        return getattr(torch, fn)(x), x.mean(), x.var()
+    same(body)
+
+
+@pytest.mark.parametrize("layout", ["rows", "columns", "transposed_rows", "transposed_all",
+                                    "keepdim", "expanded"])
+def test_welford_mean_with_infinities_by_dim(layout):
+    def body(torch):
+        inf = float("inf")
+        x = torch.tensor([[1.0, inf, 2.0], [3.0, 4.0, inf]], requires_grad=True)
+        if layout == "rows":
+            return torch.var_mean(x, 1)
+        if layout == "columns":
+            return torch.var_mean(x, 0)
+        if layout == "transposed_rows":
+            return torch.std_mean(x.t(), 1)
+        if layout == "transposed_all":
+            return torch.var_mean(x.t())
+        if layout == "keepdim":
+            return torch.var_mean(x, 1, keepdim=True, correction=0)
+        return torch.var_mean(torch.tensor([inf, 1.0])[:1].expand(3))
+    same(body)
