@@ -38,6 +38,20 @@ def any_tensor(t):
     return True
 
 
+def storage_is_its_own(t):
+    """Whether torch's storage under ``t`` holds no more than ``t``'s elements (or ``t`` is a
+    view, whose base's storage ember keeps as torch does). A reduced loss (``mse_loss``,
+    ``binary_cross_entropy``...) is a 0-dim tensor in a buffer of its input's size, past its
+    own element scratch values or uninitialised memory: as_strided there reads what torch
+    happened to leave."""
+    if t._base is not None:
+        return True
+    try:
+        return t.untyped_storage().nbytes() <= t.numel() * t.element_size()
+    except Exception:  # noqa: BLE001 - a tensor without storage (sgn's ZeroTensor gradient)
+        return False
+
+
 # -- makers ---------------------------------------------------------------------------------------
 def tensor(pred=is_float):
     """A live variable whose value satisfies ``pred``."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from .args import (Skip, any_tensor, broadcastable, choice, custom, dim, dims, gather_index,
                    index_tensor, is_float, is_real_num, mask_of, ndim_at_least, ndim_is,
-                   nonempty, number, same_shape, tensor, text)
+                   nonempty, number, same_shape, storage_is_its_own, tensor, text)
 
 
 @dataclass
@@ -30,6 +30,7 @@ class Op:
     weight: float = 1.0
     view: bool = False
     target: object = is_float  # in-place ops: which tensors they may write into
+    base: object = any_tensor  # view ops: which tensors in-place ops may write through them
 
     def render(self, g, first=None):
         """The call's source and the variables it reads. ``first``: ``(text, value)`` to use
@@ -49,10 +50,11 @@ class Op:
         return template.format(**{k: v[0] for k, v in env.items()}), tuple(uses)
 
 
-def op(name, templates, *, outputs=1, weight=1.0, view=False, target=is_float, **args):
+def op(name, templates, *, outputs=1, weight=1.0, view=False, target=is_float, base=any_tensor,
+       **args):
     if isinstance(templates, str):
         templates = (templates,)
-    return Op(name, templates, args, outputs, weight, view, target)
+    return Op(name, templates, args, outputs, weight, view, target, base)
 
 
 # -- makers specific to shapes and indexing ------------------------------------------------------
@@ -376,7 +378,9 @@ OPS: list[Op] = [
     op("movedim", "torch.movedim({x}, {a}, {b})", view=True, x=ANY, a=dim("x"), b=dim("x")),
     op("unflatten", "{x}.unflatten({d}, (1, -1))", view=True, x=tensor(ndim_at_least(1)),
        d=dim("x"), weight=0.4),
-    op("as_strided", "{x}.as_strided((2,), (1,))", view=True, x=tensor(nonempty()), weight=0.3),
+    op("as_strided", "{x}.as_strided((2,), (1,))", view=True,
+       x=tensor(nonempty(lambda t: is_float(t) and storage_is_its_own(t))), weight=0.3,
+       base=storage_is_its_own),
     op("detach_view", "{x}.detach()", view=True, x=ANY, weight=0.3),
     op("contiguous", ("{x}.contiguous()", "{x}.clone()", "torch.clone({x})"), x=ANY, weight=0.6),
     op("flip", ("{x}.flip({d})", "torch.roll({x}, 1, {d})", "{x}.repeat(2, *[1] * {x}.dim())",

@@ -212,6 +212,8 @@ def inplace(g):
     first, tag = (target, g.value(target)), op.name
     if g.rng.random() < 0.35:  # through a view made on the spot
         view = g.rng.choice([v for v in catalog.OPS if v.view])
+        if not view.base(first[1]):
+            raise Skip
         vexpr, _ = view.render(g, first=first)
         try:
             first = (f"({vexpr})", eval(vexpr, g.ns))  # noqa: S307 - generated source
