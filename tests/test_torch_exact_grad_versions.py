@@ -215,3 +215,39 @@ def test_shrunk_program_regenerated_view_under_create_graph():
         gv, gx = t.autograd.grad(v.sum(), [v, x], create_graph=True)
         return gx, gx._version, gx.detach()._version, gv._version
     same(body)
+
+
+_ONE_OP_TWICE = {  # the op's gradient first in the input's buffer, then the second one
+    "take": lambda t, x: x.take(t.tensor([0, 2])),
+    "index_select": lambda t, x: x.index_select(1, t.tensor([0, 2])),
+    "gather": lambda t, x: x.gather(1, t.tensor([[0], [1], [3]])),
+    "scatter": lambda t, x: x.scatter(1, t.tensor([[0], [1], [2]]), 0.0),
+    "index_fill": lambda t, x: x.index_fill(1, t.tensor([1]), 0.0),
+    "trace": lambda t, x: x.trace(),  # torch's gradient: a view, never summed into
+    "diagonal": lambda t, x: x.diagonal(),
+    "sort": lambda t, x: x.sort(1)[0],
+    "expand": lambda t, x: x[:1].expand(3, 4),
+    "view": lambda t, x: x.view(12),
+    "t": lambda t, x: x.t(),
+    "unfold": lambda t, x: x.unfold(1, 2, 1),
+    "narrow": lambda t, x: x.narrow(1, 1, 2),
+    "cumsum": lambda t, x: x.cumsum(1),
+    "exp": lambda t, x: x.exp(),
+    "sum_dim": lambda t, x: x.sum(1),
+    "pad": lambda t, x: t.nn.functional.pad(x, (1, 1)),
+    "cat": lambda t, x: t.cat([x, x]),
+    "masked_select": lambda t, x: x[x > 0],
+}
+
+
+@pytest.mark.parametrize("op", sorted(_ONE_OP_TWICE))
+@pytest.mark.parametrize("other", ["itself", "mul"])
+def test_versions_of_an_ops_gradient_summed_with_another(op, other):
+    def body(t):
+        x = t.tensor([[0.45, 1.91, -0.3, 0.7], [1.2, -0.8, 0.1, 2.5], [0.3, 0.2, -1.0, 0.9]],
+                     requires_grad=True)
+        f = _ONE_OP_TWICE[op]
+        second = f(t, x).sum() if other == "itself" else (x * 2).sum()
+        g, = t.autograd.grad(second + f(t, x).sum(), x)  # (the later node runs first)
+        return g, g._version
+    same(body)

@@ -10,6 +10,7 @@ import numpy as np
 
 from .._backend import get_xp
 from .._tensor import _wrap_dim
+from ..autograd._grad_versions import note_view
 from .registry import NONE, op
 
 
@@ -135,7 +136,9 @@ def _trace(self):
 def _(grad, self_shape):
     from .shape import expand
     n = min(self_shape)
-    return diagonal_backward(expand(grad, (n,)), self_shape, 0, 0, 1)
+    out = diagonal_backward(expand(grad, (n,)), self_shape, 0, 0, 1)
+    note_view(out)  # (torch's: a view of the flat tensor it writes the diagonal into)
+    return out
 
 
 def trace(input):

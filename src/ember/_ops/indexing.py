@@ -88,6 +88,13 @@ def _check_gather_shapes(self, index, dim, src=None):
     _check_bounds(index, sshape[dim], dim)
 
 
+def _shaped_as(out, self):
+    """A kernel's result ``out`` (computed on ``self`` seen as at least 1-D) in ``self``'s
+    shape: a 0-d view only for a 0-d ``self``, so that a gradient made so owns its memory (the
+    engine sums a second gradient into such a one in place, as torch's into its new tensor)."""
+    return out if out.shape == self.shape else out.reshape(self.shape)
+
+
 def _scatter_setup(self, index, dim, src=None):
     """Checks and the (self as >= 1-D, key, src part) a scatter kernel works with."""
     _check_index_dtype(index, "scatter(): Expected dtype int64 for index", "i")
@@ -131,7 +138,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 def _scatter_add(self, index, src, dim):
     flat, key, part = _scatter_setup(self, index, dim, src)
     out = flat.copy()
-    return _accumulate(out, key, part).reshape(self.shape)
+    return _shaped_as(_accumulate(out, key, part), self)
 
 
 @_scatter_add.grad("self")
@@ -154,7 +161,7 @@ def _scatter_src(self, index, src, dim):
     flat, key, part = _scatter_setup(self, index, dim, src)
     out = flat.copy()
     out[key] = part
-    return out.reshape(self.shape)
+    return _shaped_as(out, self)
 
 
 @_scatter_src.grad("self")
@@ -172,7 +179,7 @@ def _scatter_value(self, index, dim, value):
     flat, key, _ = _scatter_setup(self, index, dim)
     out = flat.copy()
     out[key] = value
-    return out.reshape(self.shape)
+    return _shaped_as(out, self)
 
 
 @_scatter_value.grad("self")
@@ -197,7 +204,7 @@ def _scatter_reduce_arg(self, index, src, dim, reduce, is_value=False):
         _accumulate(out, key, part)
     else:
         _reduce_at("multiply", out, key, part)
-    return out.reshape(self.shape)
+    return _shaped_as(out, self)
 
 
 @_scatter_reduce_arg.grad("self", "src")
@@ -273,7 +280,7 @@ def _scatter_reduce(self, index, src, dim, reduce, include_self=True):
         _accumulate(count, key, xp.ones(part.shape, np.int64))
         count[count == 0] = 1
         out = out // count if out.dtype.kind in "iu" else (out / count).astype(out.dtype)
-    return out.reshape(self.shape)
+    return _shaped_as(out, self)
 
 
 @_scatter_reduce.grad("self", "src")
@@ -398,7 +405,7 @@ def _index_add(self, index, source, dim, alpha=1):
     flat, index, source, d = _index_setup(self, index, source, dim, "index_add_", RuntimeError)
     out = flat.copy()
     _accumulate(out, _axis_key(d, index), source * alpha if alpha != 1 else source)
-    return out.reshape(self.shape)
+    return _shaped_as(out, self)
 
 
 @_index_add.grad("self")
@@ -425,7 +432,7 @@ def _index_copy(self, index, source, dim):
     flat, index, source, d = _index_setup(self, index, source, dim, "index_copy_")
     out = flat.copy()
     out[_axis_key(d, index)] = source
-    return out.reshape(self.shape)
+    return _shaped_as(out, self)
 
 
 @_index_copy.grad("self")
@@ -459,7 +466,7 @@ def _index_fill(self, index, dim, value):
     flat, key = _fill_setup(self, index, dim)
     out = flat.copy()
     out[key] = value
-    return out.reshape(self.shape)
+    return _shaped_as(out, self)
 
 
 @_index_fill.grad("self")
@@ -475,7 +482,7 @@ def _index_fill_tensor(self, index, value, dim):
     flat, key = _fill_setup(self, index, dim)
     out = flat.copy()
     out[key] = value
-    return out.reshape(self.shape)
+    return _shaped_as(out, self)
 
 
 @_index_fill_tensor.grad("self")
@@ -648,9 +655,16 @@ def _(grad, self, index):
     n = 1
     for s in self_shape:
         n *= s
-    flat_index = _const(grad, _data(index).reshape(-1) % max(n, 1))
-    flat = _index_add(_zeros(grad, (n,)), flat_index, reshape(grad, (-1,)), 0, 1)
-    return reshape(flat, self_shape)
+    flat_index = _data(index).reshape(-1) % max(n, 1)
+    if isinstance(grad, Tensor):  # create_graph: composed of ops, which record the graph
+        flat = _index_add(_zeros(grad, (n,)), _const(grad, flat_index), reshape(grad, (-1,)),
+                          0, 1)
+        return reshape(flat, self_shape)
+    # summed into a flat view of zeros of self's shape: the result owns its memory, as
+    # torch's (put_ into zeros), and is no view
+    out = get_xp(grad).zeros(self_shape, grad.dtype)
+    _accumulate(out.reshape(-1), flat_index, grad.reshape(-1))
+    return out
 
 
 def take(input, index):

@@ -64,8 +64,10 @@ def _bump_unshared(t, count):
 
 
 def note_view(g):
-    """Note that array ``g`` is, in torch, a view of another gradient's storage."""
-    _note(g, 0, True)
+    """Note that gradient ``g`` (an array; a Tensor is left as it is) is, in torch, a view of
+    another tensor's storage."""
+    if is_array(g):
+        _note(g, 0, True)
 
 
 def _note(g, count, view):
