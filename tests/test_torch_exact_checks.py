@@ -115,3 +115,60 @@ def test_write_into_expanded_gradient(name):
         _GRADIENT_WRITES[name](t, x, g)
         return g, g._is_view()
     same(body)
+
+
+_NUMBERS = [float("nan"), float("inf"), -float("inf"), 1e30, 70000.0, 300.0, 255.5, -0.5,
+            -255, -256, 300, 2**63, -2**63, 2**64, -2**63 - 1, True, 1 + 2j, complex("nan")]
+_TYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+          "complex64"]
+_MASK = [True, False]
+_NUMBER_WRITES = {  # each writes number v into tensor x (torch: Scalar.to<T>(), checked)
+    "masked_fill_": lambda t, x, v: x.masked_fill_(t.tensor(_MASK), v),
+    "masked_fill_empty_mask": lambda t, x, v: x.masked_fill_(t.tensor([False, False]), v),
+    "masked_fill": lambda t, x, v: x.masked_fill(t.tensor(_MASK), v),
+    "index_fill_": lambda t, x, v: x.index_fill_(0, t.tensor([1]), v),
+    "fill_": lambda t, x, v: x.fill_(v),
+    "setitem": lambda t, x, v: x.__setitem__(0, v),
+    "setitem_empty": lambda t, x, v: x.__setitem__(slice(0, 0), v),
+    "full": lambda t, x, v: t.full((2,), v, dtype=x.dtype),
+    "new_full": lambda t, x, v: x.new_full((2,), v),
+}
+_TENSOR_WRITES = {  # the value a 0-dim tensor: read as a number (checked) or copied (not)
+    "masked_fill_": lambda t, x, v: x.masked_fill_(t.tensor(_MASK), v),
+    "index_fill_": lambda t, x, v: x.index_fill_(0, t.tensor([1]), v),
+    "setitem_mask": lambda t, x, v: x.__setitem__(t.tensor(_MASK), v),
+    "fill_": lambda t, x, v: x.fill_(v),
+    "setitem": lambda t, x, v: x.__setitem__(0, v),
+}
+
+
+def _write_all(t, write, values, as_tensor):
+    out = []
+    for name in _TYPES:
+        for v in values:
+            x = t.zeros(2, dtype=getattr(t, name))
+            try:
+                r = write(t, x, t.tensor(v) if as_tensor else v)
+                got = repr((r if r is not None and r is not x else x).tolist())  # (NaN)
+                # (an integer's value after NaN or an overflow is the C cast's, unspecified)
+                out.append(got if name[0] in "bfc" or not _wild(v) else "written")
+            except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+                out.append((type(e).__name__, str(e)))
+    return out
+
+
+def _wild(v):
+    return isinstance(v, (float, complex)) and not abs(v) < 2**31
+
+
+@pytest.mark.parametrize("name", sorted(_NUMBER_WRITES))
+def test_number_out_of_range(name):
+    same(lambda t: _write_all(t, _NUMBER_WRITES[name], _NUMBERS, False))
+
+
+@pytest.mark.parametrize("name", sorted(_TENSOR_WRITES))
+def test_zero_dim_value_out_of_range(name):
+    # (a complex tensor copied into a real one: torch warns once per process)
+    values = [v for v in _NUMBERS if (type(v) is not int or -2**63 <= v < 2**63) and not (
+        type(v) is complex and name in ("fill_", "setitem"))]
+    same(lambda t: _write_all(t, _TENSOR_WRITES[name], values, True))

@@ -15,6 +15,7 @@ from ._backend import as_array, has_data, is_array
 from ._backend.device import as_device, default_device, empty_on, move
 from ._backend.layout import empty_in_order, format_order
 from ._compile.hooks import constant, replayed
+from ._info import check_scalar
 from ._random import fill as _fill
 from ._random.generator import (  # noqa: F401
     DeviceDraw,
@@ -298,6 +299,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     check_pin_memory(pin_memory)
     if _dtype_arg("full", dtype) is None:
         dtype = D.result_type_of(((D.scalar_dtype(fill_value), D.SCALAR),))
+    fill_value = check_scalar(fill_value, dtype.np)
     array = _allocated(np.empty, _size((size,)), dtype.np, device)
     array[...] = fill_value
     return constant(_finish(array, None, requires_grad, device))

@@ -66,3 +66,76 @@ class iinfo:
 
     def __hash__(self):
         return hash(("iinfo", self.dtype))
+
+
+# torch's C++ names of its element types, in "value cannot be converted to type ..."
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+            "uint64": "uint64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
+
+
+def check_scalar(value, npdtype):
+    """torch's Scalar.to<T>() (c10's checked_convert) for a number written into a tensor of
+    NumPy dtype ``npdtype`` (fill_, masked_fill_, index_fill_, full, ``x[k] = number``): a
+    value out of the type's range, NaN or an infinity into an integer type, or a complex
+    number with an imaginary part into a real type is refused. A negative integer may wrap
+    into an unsigned type, down to minus its largest value. Anything goes into bool. (An
+    integer that fits neither int64 nor uint64 is refused first, as torch's argument parser
+    does.) Returns the number to write as NumPy can write it: a bool into bool, the real part
+    of a complex number into a real type, an unsigned type's wrapped value of a negative
+    integer."""
+    v = value.item() if hasattr(value, "item") else value  # (a 0-dim array: its number)
+    if type(v) is int and not -2**63 <= v < 2**64:
+        raise OverflowError("int too big to convert" if v > 0 else
+                            "can't convert negative int to unsigned")
+    if npdtype.kind == "b":
+        return bool(v)
+    if isinstance(v, bool):
+        return value
+    if isinstance(v, complex):
+        parts = (v.real, v.imag) if npdtype.kind == "c" else (v.real,)
+        bad = npdtype.kind != "c" and v.imag != 0
+        bad = bad or any(_overflows(p, npdtype) for p in parts)
+        value = value if npdtype.kind == "c" else v.real
+    else:
+        bad = _overflows(v, npdtype)
+        if npdtype.kind == "u" and type(v) is int and v < 0 and not bad:
+            value = v % (1 << (8 * npdtype.itemsize))
+    if bad:
+        dt = D._BY_NP[npdtype]
+        name = _C_NAMES.get(dt.name) or "c10::" + dt.name.replace("float8", "Float8")
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return value
+
+
+def _overflows(v, npdtype):
+    lowest, highest, special = _limits(np.dtype(npdtype))
+    if isinstance(v, float) and not math.isfinite(v):
+        return not special(v)
+    if npdtype.kind == "u" and isinstance(v, int) and v < 0:
+        return -v > highest  # (two's complement: -1 is the largest value)
+    return v < lowest or v > highest
+
+
+_LIMITS = {}
+
+
+def _limits(npdtype):
+    """(lowest, highest, whether an infinity or NaN is representable) of a NumPy dtype."""
+    got = _LIMITS.get(npdtype)
+    if got is None:
+        if npdtype.kind in "iu":
+            info = np.iinfo(npdtype)
+            got = int(info.min), int(info.max), lambda v: False
+        else:
+            real = np.dtype(npdtype.char.lower()) if npdtype.kind == "c" else npdtype
+            info = D.np_finfo(real)
+            with np.errstate(all="ignore"):
+                kept = np.array([np.inf, np.nan], np.float64).astype(real).astype(np.float64)
+            inf_kept, nan_kept = bool(np.isinf(kept[0])), bool(np.isnan(kept[1]))
+            got = (float(info.min), float(info.max),
+                   lambda v, i=inf_kept, n=nan_kept: i if math.isinf(v) else n)
+        _LIMITS[npdtype] = got
+    return got

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .._backend import asarray_like, get_xp
+from .._info import check_scalar
 from .._backend import scatter_reduce as _reduce_at
 from .._backend import scatter_add as _accumulate
 from .._tensor import Tensor, _wrap, _wrap_dim
@@ -461,9 +462,17 @@ def _fill_setup(self, index, dim):
     return flat, _axis_key(d, index)
 
 
+def _index_fill_value(value, dtype):
+    if dtype.kind != "c" and getattr(value, "dtype", np.dtype(type(value))).kind == "c":
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
+                           "supported")
+    return check_scalar(value, dtype)
+
+
 @op("index_fill", tensors=2, promote=NONE, node="IndexFillBackward0", writes=2)
 def _index_fill(self, index, dim, value):
     flat, key = _fill_setup(self, index, dim)
+    value = _index_fill_value(value, self.dtype)
     out = flat.copy()
     out[key] = value
     return _shaped_as(out, self)
@@ -480,6 +489,7 @@ def _index_fill_tensor(self, index, value, dim):
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
     flat, key = _fill_setup(self, index, dim)
+    value = _index_fill_value(value, self.dtype)  # (torch fills with value.item())
     out = flat.copy()
     out[key] = value
     return _shaped_as(out, self)
@@ -528,6 +538,7 @@ def _check_mask(mask, name="masked_fill_"):
 @op("masked_fill", tensors=2, promote=NONE, node="MaskedFillBackward0", writes=2)
 def _masked_fill(self, mask, value):
     _check_mask(mask)
+    value = check_scalar(value, self.dtype)
     return get_xp(self).where(mask, value, self).astype(self.dtype, copy=False)
 
 
@@ -542,6 +553,7 @@ def _masked_fill_tensor(self, mask, value):
     if value.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
+    value = check_scalar(value, self.dtype)  # (torch fills with value.item())
     return get_xp(self).where(mask, value, self).astype(self.dtype, copy=False)
 
 

@@ -8,8 +8,9 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp, masked_or_zero
+from .._backend import get_xp, is_array, masked_or_zero
 from .._backend.device import device_of, move
+from .._info import check_scalar
 from .._quiet import made_nan
 from .._tensor import Tensor, _wrap
 from . import opmath
@@ -884,8 +885,12 @@ Tensor.not_equal = ne
 
 # -- filling and copying (in place only) -------------------------------------------------------
 @op("fill", tensors=2, promote=NONE, inplace="fill_", node="FillBackward3",
-    number_node="FillBackward2")
+    number_node="FillBackward2", quiet=True)  # (a NaN tensor into integers: torch is silent)
 def fill(self, value):
+    if not is_array(value):  # (a tensor's value is copied: no check)
+        value = check_scalar(value, self.dtype)
+    elif value.dtype.kind == "c" and self.dtype.kind != "c":
+        value = value.real  # (torch drops the imaginary part without a word)
     return np.full_like(self, value)
 
 

@@ -20,6 +20,7 @@ from .._backend.layout import copy_in_format, empty_in_order, format_order
 from .._backend.device import CPU, as_device, move, same_device
 from .._backend.device import device as Device
 from .._compile.hooks import constant
+from .._info import check_scalar
 from .._size import args_or_keyword
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
@@ -1070,8 +1071,9 @@ def fill_mask(target, key, value):
     if mismatch is not None:
         raise mismatch
     _check_mask(next(k for k in key if is_array(k)))
+    value = check_scalar(value.reshape(()), target.dtype)  # (masked_fill_ of value.item())
     with np.errstate(invalid="ignore"):
-        target[key] = value.reshape(()).astype(target.dtype)
+        target[key] = value.astype(target.dtype) if is_array(value) else value
 
 
 def _setitem_kernel(self, value, key):
@@ -1152,7 +1154,10 @@ def setitem(self, key, value):
         if source is not target and type(source) is type(target) and get_xp(
                 target).may_share_memory(target, source) and _partial_overlap(target, source):
             raise RuntimeError(_PARTIAL_OVERLAP)
-        np.copyto(target, source, casting="unsafe")
+        if source.dtype.kind == "c" and target.dtype.kind != "c":
+            source = source.real  # (torch drops the imaginary part without a word)
+        with np.errstate(invalid="ignore", over="ignore"):  # (NaN into integers: silent too)
+            np.copyto(target, source, casting="unsafe")
         self._bump_version()  # (an inference tensor outside inference mode is refused here)
 
 
@@ -1175,7 +1180,15 @@ def _setitem_value(self, value):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
-        return constant(_wrap(asarray_like(value, self._data, self._data.dtype)))
+        if type(value) is int and not -2**63 <= value < 2**63:  # (read as a C long long)
+            raise ValueError("Overflow when unpacking long long")
+        dtype = self._data.dtype
+        if self.dtype.is_floating_point and dtype.itemsize == 2:  # (made as a double, then cast)
+            value = check_scalar(value, np.dtype(np.float64))
+        else:
+            value = check_scalar(value, dtype)
+        with np.errstate(over="ignore"):
+            return constant(_wrap(asarray_like(value, self._data, dtype)))
     cls = type(value)
     name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
     raise TypeError(f"can't assign a {name} to a {self.dtype.legacy_type_name}")
