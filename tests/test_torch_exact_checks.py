@@ -172,3 +172,41 @@ def test_zero_dim_value_out_of_range(name):
     values = [v for v in _NUMBERS if (type(v) is not int or -2**63 <= v < 2**63) and not (
         type(v) is complex and name in ("fill_", "setitem"))]
     same(lambda t: _write_all(t, _TENSOR_WRITES[name], values, True))
+
+
+def _scatter_case(t, rng, op):
+    """A scatter into a tensor (permuted in memory half the time) with one index out of
+    bounds somewhere: what torch's kernel wrote before refusing it, and its message."""
+    nd = rng.randint(1, 4)
+    shape = [rng.randint(1, 4) for _ in range(nd)]
+    perm = rng.sample(range(nd), nd)
+    x = t.zeros([shape[p] for p in perm]).permute([perm.index(i) for i in range(nd)])
+    dim = rng.randrange(nd)
+    ishape = [rng.randint(1, s) for s in shape]
+    ishape[dim] = rng.randint(1, 4)
+    n = 1
+    for s in ishape:
+        n *= s
+    values = [rng.randrange(shape[dim]) for _ in range(n)]
+    values[rng.randrange(n)] = rng.choice([-1, shape[dim] + rng.randint(0, 3)])
+    index = t.tensor(values).reshape(ishape)
+    src = t.arange(1., n + 1).reshape(ishape)
+    try:
+        if op == "scatter_value":
+            x.scatter_(dim, index, 7.)
+        elif op == "scatter_multiply":
+            x.add_(1).scatter_(dim, index, src, reduce="multiply")
+        else:
+            getattr(x, op)(dim, index, src)
+        error = None
+    except RuntimeError as e:
+        error = str(e)
+    return error, x, x._version
+
+
+@pytest.mark.parametrize("op", ["scatter_add_", "scatter_", "scatter_value",
+                                "scatter_multiply"])
+def test_scatter_writes_before_out_of_bounds(op):
+    import random
+    same(lambda t: [_scatter_case(t, random.Random(seed), op) for seed in range(40)],
+         check_warnings=False)  # (reduce='multiply': torch's deprecation warning, once)

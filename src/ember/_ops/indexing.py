@@ -21,6 +21,7 @@ from .._backend import scatter_reduce as _reduce_at
 from .._backend import scatter_add as _accumulate
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .registry import NONE, op
+from .scatter_order import visited_before_error
 
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
 FUNCTIONAL = ["pad"]
@@ -68,7 +69,7 @@ def _check_bounds(index, size, dim, exc=RuntimeError, prefix="", negative=False)
         raise exc(f"{prefix}index {first} is out of bounds for dimension {dim} with size {size}")
 
 
-def _check_gather_shapes(self, index, dim, src=None):
+def _check_gather_shapes(self, index, dim, src=None, bounds=True):
     nd = max(self.ndim, 1)
     if max(index.ndim, 1) != nd:
         raise RuntimeError("Index tensor must have the same number of dimensions as input "
@@ -86,7 +87,8 @@ def _check_gather_shapes(self, index, dim, src=None):
             raise RuntimeError(f"Size does not match at dimension {i} expected index "
                                f"{list(index.shape)} to be no larger than self "
                                f"{list(self.shape)} apart from dimension {dim}")
-    _check_bounds(index, sshape[dim], dim)
+    if bounds:
+        _check_bounds(index, sshape[dim], dim)
 
 
 def _shaped_as(out, self):
@@ -97,20 +99,37 @@ def _shaped_as(out, self):
 
 
 def _scatter_setup(self, index, dim, src=None):
-    """Checks and the (self as >= 1-D, key, src part) a scatter kernel works with."""
+    """Checks and the (self as >= 1-D, key, src part, error) a scatter kernel works with.
+    With an index out of bounds, key and part are those of the elements torch's kernel
+    writes before it meets it, and error what it then raises (see ``_written_then``)."""
     _check_index_dtype(index, "scatter(): Expected dtype int64 for index", "i")
     d = _wrap_dim(dim, self.ndim)
-    _check_gather_shapes(self, index, d, src)
+    _check_gather_shapes(self, index, d, src, bounds=False)
+    if src is not None and src.dtype != self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     flat = self.reshape(self.shape or (1,))
     index = index.reshape(index.shape or (1,))
+    src = None if src is None else src.reshape(src.shape or (1,))
     key = _dim_index(index, d)
-    part = None
-    if src is not None:
-        if src.dtype != self.dtype:
-            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-        src = src.reshape(src.shape or (1,))
-        part = src[tuple(slice(0, n) for n in index.shape)]
-    return flat, key, part
+    part = None if src is None else src[tuple(slice(0, n) for n in index.shape)]
+    refused = visited_before_error(index, d, flat.shape[d],
+                                   [a for a in (flat, src, index) if a is not None])
+    if refused is None:
+        return flat, key, part, None
+    message, done = refused
+    xp = get_xp(index)
+    key = tuple(xp.broadcast_to(k, index.shape)[done] for k in key)
+    return flat, key, None if part is None else part[done], RuntimeError(message)
+
+
+def _written_then(error, out, self):
+    """``out`` (self's new value), or ``error`` carrying it: an in-place call writes what
+    torch's kernel wrote before it refused (inplace._inplace_call), an out-of-place one
+    just raises."""
+    if error is None:
+        return _shaped_as(out, self)
+    error.written = _shaped_as(out, self)
+    raise error
 
 
 # -- gather and the scatter family ------------------------------------------------------------------
@@ -137,9 +156,9 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 @op("scatter_add", tensors=3, promote=NONE, writes=1)
 def _scatter_add(self, index, src, dim):
-    flat, key, part = _scatter_setup(self, index, dim, src)
+    flat, key, part, error = _scatter_setup(self, index, dim, src)
     out = flat.copy()
-    return _shaped_as(_accumulate(out, key, part), self)
+    return _written_then(error, _accumulate(out, key, part), self)
 
 
 @_scatter_add.grad("self")
@@ -159,10 +178,10 @@ def scatter_add(input, dim, index, src):
 
 @op("scatter", tensors=3, promote=NONE, node="ScatterBackward0", writes=1)
 def _scatter_src(self, index, src, dim):
-    flat, key, part = _scatter_setup(self, index, dim, src)
+    flat, key, part, error = _scatter_setup(self, index, dim, src)
     out = flat.copy()
     out[key] = part
-    return _shaped_as(out, self)
+    return _written_then(error, out, self)
 
 
 @_scatter_src.grad("self")
@@ -177,10 +196,10 @@ def _(grad, index, dim):
 
 @op("scatter", tensors=2, promote=NONE, node="ScatterBackward1", writes=1)
 def _scatter_value(self, index, dim, value):
-    flat, key, _ = _scatter_setup(self, index, dim)
+    flat, key, _, error = _scatter_setup(self, index, dim)
     out = flat.copy()
     out[key] = value
-    return _shaped_as(out, self)
+    return _written_then(error, out, self)
 
 
 @_scatter_value.grad("self")
@@ -197,7 +216,7 @@ def _scatter_reduce_arg(self, index, src, dim, reduce, is_value=False):
     """scatter(..., reduce='add' | 'multiply'): torch does not differentiate it either."""
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
-    flat, key, part = _scatter_setup(self, index, dim, None if is_value else src)
+    flat, key, part, error = _scatter_setup(self, index, dim, None if is_value else src)
     if is_value:
         part = src
     out = flat.copy()
@@ -205,7 +224,7 @@ def _scatter_reduce_arg(self, index, src, dim, reduce, is_value=False):
         _accumulate(out, key, part)
     else:
         _reduce_at("multiply", out, key, part)
-    return _shaped_as(out, self)
+    return _written_then(error, out, self)
 
 
 @_scatter_reduce_arg.grad("self", "src")
@@ -266,7 +285,9 @@ def _scatter_reduce(self, index, src, dim, reduce, include_self=True):
     if reduce not in _REDUCE_UFUNCS:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    flat, key, part = _scatter_setup(self, index, dim, src)
+    flat, key, part, error = _scatter_setup(self, index, dim, src)
+    if error is not None:  # (torch's scatter_reduce kernel: not emulated, nothing written)
+        raise error
     xp = get_xp(flat)
     out = flat.copy()
     if not include_self:

@@ -296,6 +296,12 @@ def _inplace_call(op, args, recording):
             if "broadcast" in str(e):
                 raise broadcast_error(args[:op.n_tensors]) from None
             raise
+        except RuntimeError as e:  # (scatter's kernels write part before refusing, as torch's)
+            written = getattr(e, "written", None)
+            if written is not None:
+                e.written = None
+                np.copyto(self._data, written, casting="unsafe")
+            raise
         if out is not self._data:
             if np.shape(out) != self._data.shape:
                 _check_inplace_shape(self._data.shape, np.shape(out))
