@@ -62,6 +62,8 @@ _SELECTIONS = {  # kernels that fill a 0-d, empty or one-element case, or reshap
     "diag": lambda t, x: t.diag(x), "diag_offset": lambda t, x: t.diag(x, 1),
     "diag_embed": lambda t, x: t.diag_embed(x), "diagflat": lambda t, x: t.diagflat(x),
     "diagonal_copy": lambda t, x: t.diagonal_copy(x),
+    "flip_last": lambda t, x: x.flip(-1), "flip_all": lambda t, x: x.flip(tuple(range(x.dim()))),
+    "frexp": lambda t, x: t.frexp(x),
 }
 
 

@@ -62,7 +62,8 @@ def lcm(input, other, *, out=None):  # noqa: A002
     return _wrap(get_xp(a).lcm(a, b).astype(_result_dtype(input, other)))
 
 
-@op("frexp", promote=NONE, outputs=2, diff_outputs=(True, False), node="FrexpBackward0")
+@op("frexp", promote=NONE, outputs=2, diff_outputs=(True, False), node="FrexpBackward0",
+    writes=1)  # (its results are written through their out= form)
 def _frexp_op(self):
     m, e = get_xp(self).frexp(self)
     return m.astype(self.dtype), e.astype(np.int32)

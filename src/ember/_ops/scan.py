@@ -14,7 +14,14 @@ from .reduction import (_a, _acc_dtype, _dtype_name, _has_zero, return_type, sum
 from .shape import transpose, unsqueeze
 
 
-@op("flip", promote=NONE, node="FlipBackward0")
+def _flip_writes(self, dims):
+    """torch's flip kernel copies (copy_) an input with nothing to reverse: empty, or of one
+    element along every flipped dimension (see op()'s ``writes``)."""
+    n = self.ndim
+    return int(self.numel() == 0 or n == 0 or all(self.shape[d % n] == 1 for d in dims))
+
+
+@op("flip", promote=NONE, node="FlipBackward0", writes=_flip_writes)
 def flip_dims(self, dims):
     """``self`` reversed along ``dims`` (a copy, as torch.flip)."""
     if not self.ndim:
