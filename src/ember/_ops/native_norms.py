@@ -58,13 +58,13 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):  # noqa: A002
     """``(output, mean, rstd)``: layer normalization over the last dimensions, and each
     row's mean and 1/sqrt(biased variance + eps), shaped ``input.shape[:-k] + (1,) * k``."""
-    from .normalization import layer_norm
+    from .normalization import layer_norm, layer_norm_stats
     shape = _int_tuple(normalized_shape, "native_layer_norm")
     out = layer_norm(input, shape, weight, bias, eps)
     axes = tuple(range(input.ndim - len(shape), input.ndim))
     data = input._data
     with np.errstate(all="ignore"):
-        m, _, rstd = _stats(data.astype(_stat_dtype(input, weight)), axes, eps)
+        m, rstd = layer_norm_stats(data.astype(_stat_dtype(input, weight)), axes, eps)
     return out, _plain(m), _plain(rstd)
 
 

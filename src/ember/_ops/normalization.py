@@ -15,6 +15,7 @@ import numpy as np
 from .._backend import get_xp
 from .._tensor import Tensor
 from .reduction import mean, sum as _sum
+from . import layer_norm_kernels
 from .registry import NONE, op
 from .shape import expand, reshape
 
@@ -243,6 +244,9 @@ def layer_norm_op(input, weight, bias, normalized_shape, eps):  # noqa: A002
         from .pointwise import not_implemented
         raise not_implemented("LayerNormKernelImpl", input)
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    if layer_norm_kernels.exact(input, axes):
+        m, rstd = layer_norm_kernels.row_stats(input, axes, eps)
+        return layer_norm_kernels.forward(input, m, rstd, weight, bias)
     m, _, rstd = _stats(input, axes, eps)
     # torch's kernel: x * rstd - mean * rstd, then the affine step with a bias of +0 when there
     # is none (so that x == mean gives +0 whatever the weight's sign, as in torch)
@@ -254,6 +258,14 @@ def layer_norm_op(input, weight, bias, normalized_shape, eps):  # noqa: A002
     return out
 
 
+def layer_norm_stats(x, axes, eps):
+    """Each row's (mean, rstd), as the layer norm of ``x`` over ``axes`` computes them."""
+    if layer_norm_kernels.exact(x, axes):
+        return layer_norm_kernels.row_stats(x, axes, eps)
+    m, _, rstd = _stats(x, axes, eps)
+    return m, rstd
+
+
 def _trailing(ndim, normalized_shape):
     return tuple(range(ndim - len(normalized_shape), ndim))
 
@@ -263,7 +275,7 @@ def _(grad, input, weight, bias, normalized_shape, eps):  # noqa: A002
     # one call of torch's fused backward for the three gradients: under create_graph they
     # share its NativeLayerNormBackwardBackward0 node, with torch's edges (the statistics are
     # constants there: the op's own derivatives account for them)
-    m, _, rstd = _stats(_raw(input), _trailing(input.ndim, normalized_shape), eps)
+    m, rstd = layer_norm_stats(_raw(input), _trailing(input.ndim, normalized_shape), eps)
     return native_layer_norm_backward(grad, input, _const(m, input), _const(rstd, input),
                                       weight, bias, normalized_shape)
 
@@ -279,7 +291,9 @@ def native_layer_norm_backward(grad_out, input, mean, rstd, weight, bias,  # noq
     lead = tuple(range(input.ndim - len(normalized_shape)))
     xhat = (input - mean) * rstd
     gw = grad_out if weight is None else grad_out * weight
-    if input.size:
+    if layer_norm_kernels.exact(input, axes):
+        gi = layer_norm_kernels.input_grad(grad_out, input, mean, rstd, weight, axes)
+    elif input.size:
         gi = rstd * (gw - gw.mean(axis=axes, keepdims=True)
                      - xhat * (gw * xhat).mean(axis=axes, keepdims=True))
     else:  # (NumPy's mean of nothing warns; the gradient of nothing is empty)
