@@ -29,11 +29,19 @@ def preserved_order(shape, strides):
     """The innermost-first dimension order torch's preserve_format gives a copy of an array of
     ``shape`` and (element or byte) ``strides``: an insertion sort that leaves undecided pairs
     in place, starting from the C order."""
-    order = list(range(len(shape)))[::-1]
+    return insertion_sorted(list(range(len(shape)))[::-1],
+                            lambda a, b: _compare(shape, strides, a, b))
+
+
+def insertion_sorted(order, compare):
+    """``order`` (dimensions, innermost first) sorted as torch sorts dimensions (its
+    TensorIterator, infer_dense_strides): an insertion sort where ``compare(a, b)`` > 0 moves
+    ``a`` outside ``b``, < 0 stops the scan and 0 (undecided) looks further out."""
+    order = list(order)
     for i in range(1, len(order)):
         j = i
         for k in range(i - 1, -1, -1):
-            c = _compare(shape, strides, order[k], order[j])
+            c = compare(order[k], order[j])
             if c > 0:
                 order[k], order[j] = order[j], order[k]
                 j = k

@@ -16,9 +16,9 @@ import warnings
 import numpy as np
 
 from .._backend import asarray_like, get_xp
-from .._info import check_scalar
 from .._backend import scatter_reduce as _reduce_at
 from .._backend import scatter_add as _accumulate
+from .._info import check_scalar
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .registry import NONE, op
 from .scatter_order import visited_before_error

@@ -12,6 +12,7 @@ elements before raising.
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._backend.layout import insertion_sorted
 
 __all__ = ["visited_before_error"]
 
@@ -57,17 +58,8 @@ def _visiting_order(xp, shape, dim, strides, dim_innermost):
 def _sorted_dims(shape, dim, strides):
     """The dimensions of more than one element but ``dim``, innermost first, as
     TensorIterator's reorder_dimensions sorts them (an insertion sort on the strides)."""
-    perm = [d for d in reversed(range(len(shape))) if d != dim and shape[d] > 1]
-    for i in range(1, len(perm)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            swap = _should_swap(perm[d0], perm[d1], shape, strides)
-            if swap > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif swap < 0:
-                break
-    return perm
+    return insertion_sorted([d for d in reversed(range(len(shape))) if d != dim and shape[d] > 1],
+                            lambda d0, d1: _should_swap(d0, d1, shape, strides))
 
 
 def _should_swap(d0, d1, shape, strides):

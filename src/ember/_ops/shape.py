@@ -24,8 +24,8 @@ from .._info import check_scalar
 from .._size import args_or_keyword
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .pointwise import zero_gradient
 from .empty_views import expand_strides
+from .pointwise import zero_gradient
 from .registry import NONE, index_key, op
 
 # -- reshaping ---------------------------------------------------------------------------------
