@@ -63,3 +63,33 @@ def test_silence_nests():
     assert np.geterr()["divide"] == "ignore"
     fp_errors.restore(outer)
     assert np.geterr()["divide"] != "ignore"
+
+
+def test_compiled_replays_are_silent_and_keep_the_callers_error_state():
+    def f(x):
+        return (x - x.exp()) * x
+
+    def body(torch):
+        run = ember.compile(f) if torch is ember else f
+        outs = []
+        for _ in range(3):  # (ember: the recording call, then replays)
+            x = torch.tensor([float("inf"), 1e30, 0.0], requires_grad=True)
+            y = run(x)
+            y.sum().backward()
+            outs += [y, x.grad]
+        return outs
+
+    with np.errstate(all="raise"):
+        before = np.geterr()
+        same(body, grad_fn=False)  # (ember's replays have one node for the whole function)
+        assert np.geterr() == before
+
+
+def test_made_nan_notes_an_invalid_result_in_a_quiet_kernel_only():
+    def kernel(x):
+        return fp_errors.made_nan(np.sqrt, x)[1]
+    assert fp_errors.quietly(kernel, np.array([-1.0]))
+    assert not fp_errors.quietly(kernel, np.array([1.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert not kernel(np.array([-1.0]))  # (outside: NumPy's own handling, nothing noted)

@@ -2,10 +2,10 @@
 as if the region had never been entered (here: the versions torch's kernels show on results
 computed from inference tensors outside inference mode)."""
 import pytest
+from oracle import same
 
 import ember
 from ember._ops.registry import REGISTRY
-from oracle import same
 
 
 def _first_use_inside(region, op_names):

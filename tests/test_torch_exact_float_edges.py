@@ -14,7 +14,7 @@ import pytest
 from oracle import same
 
 import ember
-from ember._quiet import quietly
+from ember._backend.fp_errors import quietly
 
 _INF = float("inf")
 _EDGES = [_INF, -_INF, float("nan"), 0.0, -0.0, 1.0, 3e38, -3e38]

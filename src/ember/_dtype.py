@@ -10,7 +10,7 @@ import builtins as _builtins
 
 import numpy as np
 
-from ._quiet import quietly
+from ._backend.fp_errors import quietly
 
 __all__ = [
     "dtype", "float16", "half", "float32", "float", "float64", "double", "int8", "int16",

@@ -17,9 +17,6 @@ class _ThreadState(threading.local):
     # reads it once per recorded op); the error message of disable_saved_tensors_hooks, or None.
     saved_hooks = ()
     saved_hooks_disabled = None
-    # Inside a backward pass, which runs under one np.errstate(all="ignore"): quiet kernels
-    # need not enter their own.
-    quiet = False
 
 
 state = _ThreadState()

@@ -1,13 +1,27 @@
-"""NumPy's floating-point error handling, silenced for a stretch of kernel calls.
+"""NumPy's floating-point errors silenced where ember computes, the user's settings untouched.
 
-torch gives inf and nan without a word where NumPy warns, so ember silences NumPy's
-floating-point errors for a whole backward pass and for each call of a kernel that may warn.
-``np.errstate`` builds a new error state on every entry (about a microsecond, more than a small
-kernel); ``silence()`` sets NumPy's error-state context variable (what ``np.errstate`` sets) to
-a state built once from the current one, and ``restore(token)`` puts the previous one back.
-With a NumPy whose internals differ, both fall back to ``np.errstate``.
+torch computes ``inf - inf``, ``0 * inf`` or a sum overflowing to inf without a word; NumPy
+warns. NumPy 2 keeps its error state (what ``np.errstate`` and ``np.seterr`` set) in a context
+variable; ember never changes a state the user made, it points that variable at a silenced
+state of its own ("ignore" throughout) for as long as its code runs, in one of two ways:
+
+- ``quietly(kernel, *args)``: one kernel call, run in this thread's quiet context, a
+  ``contextvars.Context`` of ember's own whose error state is the silenced one. Entering it
+  costs some 20 ns (``np.errstate`` builds a new state on every entry, about a microsecond,
+  as much as a small ``add``). There an "invalid" error notes that the kernel made a NaN
+  (``made_nan``) instead of warning. A kernel called by a kernel already running there (an op
+  built on other ops) runs directly.
+- ``silence()`` ... ``restore(token)``: a stretch of calls (a backward pass, the replay of a
+  compiled function) in the caller's own context: users' hooks run in it and must see their
+  own context variables. Its silenced state is built from the caller's (the buffer size kept)
+  and rebuilt only when the caller's changes.
+
+CuPy reports no floating-point errors from its kernels: NumPy's state is the only one.
 """
 from __future__ import annotations
+
+import contextvars
+import threading
 
 import numpy
 
@@ -17,7 +31,60 @@ try:  # NumPy 2: the context variable np.errstate sets, and its state builder
 except ImportError:  # pragma: no cover - another NumPy layout
     _STATE = None
 
-# (the state silenced states were last built from, the silenced state built from it): one
+_INSIDE = contextvars.ContextVar("ember_quiet", default=False)
+inside = _INSIDE.get  # True while a kernel runs in this thread's quiet context
+
+
+def _note_invalid(kind, flag):
+    quiet_context.made_nan = True
+
+
+def _enter_quiet_context():
+    # (run once, inside the new context: what it sets stays there)
+    if _STATE is not None:
+        _STATE.set(_make_extobj(all="ignore", invalid="call", call=_note_invalid))
+    else:  # pragma: no cover - another NumPy layout (NumPy 2's seterr is context-local)
+        numpy.seterr(all="ignore", invalid="call")
+        numpy.seterrcall(_note_invalid)
+    _INSIDE.set(True)
+
+
+class _QuietContext(threading.local):
+    made_nan = False  # see made_nan()
+
+    def __init__(self):
+        # NOTE: an empty context, not a copy of the caller's: kernels read no context
+        # variable but NumPy's error state.
+        ctx = contextvars.Context()
+        ctx.run(_enter_quiet_context)
+        self.run = ctx.run
+
+
+quiet_context = _QuietContext()  # this thread's: quiet_context.run(kernel, *args)
+
+
+def quietly(kernel, *args):
+    """``kernel(*args)`` without NumPy's floating point warnings."""
+    # NOTE: no test for being inside on the usual path (it would cost more than the run):
+    # entering the context again fails before the kernel runs, and only then is it asked.
+    try:
+        return quiet_context.run(kernel, *args)
+    except RuntimeError:
+        if not _INSIDE.get():
+            raise  # (the kernel's own error)
+    return kernel(*args)
+
+
+def made_nan(ufunc, x):
+    """``(ufunc(x), whether it made a NaN of a number)``: the floating point "invalid" flag,
+    which NumPy reports after the call (in a quiet kernel; elsewhere False). A kernel that
+    must fix the NaNs it makes (their sign) pays for it only when there are some."""
+    quiet_context.made_nan = False
+    out = ufunc(x)
+    return out, quiet_context.made_nan
+
+
+# (the state the stretch's silenced state was last built from, that silenced state): one
 # tuple, so that threads replacing it never pair a state with another's silenced one
 _silenced = (None, None)
 
@@ -27,23 +94,22 @@ def _silence_state():
     current = _STATE.get()
     built = _silenced
     if built[0] is not current:
-        # (built from the current state: its buffer size and error callback are kept)
         built = _silenced = (current, _make_extobj(all="ignore"))
     return _STATE.set(built[1])
 
 
-def _silence_errstate():
+def _silence_errstate():  # pragma: no cover - another NumPy layout
     quiet = numpy.errstate(all="ignore")
     quiet.__enter__()
     return quiet
 
 
-def _restore_errstate(quiet):
+def _restore_errstate(quiet):  # pragma: no cover - another NumPy layout
     quiet.__exit__(None, None, None)
 
 
 if _STATE is not None:
-    silence = _silence_state
+    silence = _silence_state  # -> a token for restore()
     restore = _STATE.reset
 else:  # pragma: no cover - another NumPy layout
     silence = _silence_errstate

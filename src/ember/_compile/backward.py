@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from .._backend import as_array, get_xp, is_array
+from .._backend import as_array, fp_errors, get_xp, is_array
 from .._ops.views import CopySlices
 from .._state import state
 from ..autograd.graph import ERR_FREED, AccumulateGrad, gradient_edge
@@ -38,26 +38,27 @@ def trace(rec, outputs, grad_slots, sources):
     for fn in dict.fromkeys(fn for fn, _ in root_edges):
         if deps.get(fn, 0) == 0:
             heapq.heappush(heap, (-fn._seq, next(order), fn))
-    prev = state.grad_enabled, state.quiet
-    state.grad_enabled, state.quiet = False, True
+    prev = state.grad_enabled
+    state.grad_enabled = False
+    quiet = fp_errors.silence()
     try:
-        with np.errstate(all="ignore"):
-            while heap:
-                fn = heapq.heappop(heap)[2]
-                if fn in targets:
-                    continue  # a source's node: its gradient stays in its buffer
-                outs = _run_node(rec, fn, buffers.pop(fn, None))
-                for i, (child, nr) in enumerate(fn._next):
-                    if child is None:
-                        continue
-                    s = outs[i] if outs is not None else None
-                    if s is not None:
-                        _accumulate(rec, buffers, child, nr, _validate(rec, fn, i, s))
-                    deps[child] -= 1
-                    if deps[child] == 0:
-                        heapq.heappush(heap, (-child._seq, next(order), child))
+        while heap:
+            fn = heapq.heappop(heap)[2]
+            if fn in targets:
+                continue  # a source's node: its gradient stays in its buffer
+            outs = _run_node(rec, fn, buffers.pop(fn, None))
+            for i, (child, nr) in enumerate(fn._next):
+                if child is None:
+                    continue
+                s = outs[i] if outs is not None else None
+                if s is not None:
+                    _accumulate(rec, buffers, child, nr, _validate(rec, fn, i, s))
+                deps[child] -= 1
+                if deps[child] == 0:
+                    heapq.heappush(heap, (-child._seq, next(order), child))
     finally:
-        state.grad_enabled, state.quiet = prev
+        fp_errors.restore(quiet)
+        state.grad_enabled = prev
     found = [None] * len(sources)
     for fn, wanted in targets.items():
         buf = buffers.get(fn)

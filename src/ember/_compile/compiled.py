@@ -12,9 +12,7 @@ import functools
 import warnings
 import weakref
 
-import numpy as np
-
-from .._backend import get_xp
+from .._backend import fp_errors, get_xp
 from .._ops.registry import _sequence
 from .._state import forward_hook, profiler_hook, recording, state
 from .._tensor import Tensor
@@ -125,13 +123,11 @@ class Entry:
 
     def replay(self, tensors):
         if self.quiet:
-            prev = state.quiet
-            state.quiet = True
+            quiet = fp_errors.silence()
             try:
-                with np.errstate(all="ignore"):
-                    outs, saved = self.program.forward(tensors)
+                outs, saved = self.program.forward(tensors)
             finally:
-                state.quiet = prev
+                fp_errors.restore(quiet)
         else:
             outs, saved = self.program.forward(tensors)
         return self.finish(tensors, outs, saved)

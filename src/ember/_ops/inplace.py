@@ -19,7 +19,7 @@ from .. import _dtype as D
 from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
-from .._quiet import quietly
+from .._backend.fp_errors import quietly
 from ..autograd.graph import follow_base, move_retained_grad
 from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
                        broadcast_error, compute_dtype, record, run_inplace, scalar_array)

@@ -10,8 +10,8 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp, is_array, masked_or_zero
 from .._backend.device import device_of, move
+from .._backend.fp_errors import made_nan
 from .._info import check_scalar
-from .._quiet import made_nan
 from .._tensor import Tensor, _wrap
 from . import opmath
 from .registry import FLOAT, NONE, broadcast_error, op

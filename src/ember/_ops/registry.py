@@ -34,7 +34,7 @@ import numpy as np
 from .. import _dtype as D
 from . import opmath
 from .._backend import as_array, get_xp, is_array
-from .._quiet import inside, quiet_context, quietly
+from .._backend.fp_errors import inside, quiet_context, quietly
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap
@@ -716,7 +716,7 @@ def guard_operators(cls):
 
 def _quiet(kernel):
     """``kernel`` silent about floating point (torch gives inf and nan without a word): see
-    quiet.py, which makes this cost some 50 ns a call."""
+    _backend/fp_errors.py, which makes this cost some 50 ns a call."""
     quiet_kernel = functools.partial(quietly, kernel)
     quiet_kernel.bare = kernel
     quiet_kernel._ember_parameters = _parameters(kernel)
@@ -1050,7 +1050,7 @@ def _compile_caller(op):
         lines += ["    else:"] + ["        " + line for line in slow]
     xs = [f"x{k}" for k in range(n)] + [f"args[{i}]" for i in range(n, len(op.params))]
     call = [f"out = op.kernel({', '.join(xs)})"]
-    if op.quiet:  # (quietly() written out: see quiet.py)
+    if op.quiet:  # (quietly() written out: see _backend/fp_errors.py)
         call = ["try:", f"    out = quiet_context.run(op.bare_kernel, {', '.join(xs)})",
                 "except RuntimeError:", "    if not inside():", "        raise",
                 f"    out = op.bare_kernel({', '.join(xs)})"]

@@ -57,7 +57,7 @@ import math
 import numpy as np
 
 from .._backend import asarray_like, get_xp
-from .._quiet import made_nan
+from .._backend.fp_errors import made_nan
 from .._tensor import Tensor
 from .pointwise import (
     add_scalar,

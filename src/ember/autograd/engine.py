@@ -114,7 +114,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         if type(fn) is AccumulateGrad:  # a leaf root: its gradient in its grad dtype
             g = _cast_for_leaf(task, g, fn.variable)
         _add_to_buffer(task, fn, nr, g)
-    prev, prev_quiet = state.grad_enabled, state.quiet
+    prev = state.grad_enabled
     state.grad_enabled = bool(create_graph)
     callbacks = _final_callbacks()
     queued = []
@@ -125,7 +125,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         # than the op.
         quiet = fp_errors.silence()
         try:
-            state.quiet = True
             _execute(task, root_nodes)
         finally:
             fp_errors.restore(quiet)
@@ -137,7 +136,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         raise
     finally:
         callbacks.pop()
-        state.grad_enabled, state.quiet = prev, prev_quiet
+        state.grad_enabled = prev
     _gc.after_backward(len(task.deps))
     if capture:
         result = _captured_results(task, inputs, allow_unused)
