@@ -101,3 +101,18 @@ def test_forward_ad_through_clone_of_permuted():
             p, t = fwAD.unpack_dual(y)
             return p, t
     same(body, check_warnings=False)
+
+
+def test_elementwise_results_of_inputs_of_one_layout_keep_it():
+    """Inputs that agree on their layout (broadcast ones and numbers agree with any): the
+    result has it, as torch's. Mixed layouts differ (docs/inplace.md)."""
+    def body(torch):
+        z = torch.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)
+        xt = torch.arange(12.).reshape(3, 4).t()
+        made = {"z_z": z + z, "z_row": z * torch.arange(3.), "row_z": torch.arange(3.) - z,
+                "z_0d": z / torch.tensor(2.), "xt_col": xt + torch.arange(4.)[:, None],
+                "col_xt": torch.arange(4.)[:, None] + xt, "cmp": xt > xt,
+                "where": torch.where(xt > 3, xt, 0.5), "lerp": torch.lerp(xt, xt, 0.25),
+                "pow": xt ** xt.t().t()}
+        return {k: _layout(v) for k, v in made.items()}
+    same(body)
