@@ -278,6 +278,63 @@ def test_data_read_into_python_is_a_graph_break(how, capsys):
         ember.compile(f, fullgraph=True)(ember.ones(2))
 
 
+@pytest.mark.parametrize("how", ["backward", "grad", "step", "zero_grad", "grad_none"])
+def test_a_training_step_inside_the_function_falls_back(how):
+    # a backward pass, an optimizer's step or zero_grad, or .grad set by hand inside a compiled
+    # function: eager from then on, after one warning naming the reason, and the parameters
+    # eager mode gives. (The step on the first call finds no gradient yet: a recording of it
+    # would replay as doing nothing.)
+    def train(compiled):
+        ember.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+        params = list(model.parameters())
+        opt = ember.optim.SGD(params, lr=0.1)
+
+        def step(x, y):
+            if how == "step":
+                opt.step()  # (the previous call's gradients)
+            elif how == "zero_grad":
+                opt.zero_grad()
+            elif how == "grad_none":
+                for p in params:
+                    p.grad = None
+            loss = F.cross_entropy(model(x), y)
+            if how == "backward":
+                loss.backward()
+            elif how == "grad":
+                for p, g in zip(params, ember.autograd.grad(loss, params)):
+                    p.grad = g
+            return loss
+        if compiled:
+            step = ember.compile(step)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            for i in range(4):
+                loss = step(rand(5, 4, seed=i), ember.tensor([0, 1, 1, 0, 1]))
+                if how not in ("backward", "grad"):
+                    loss.backward()
+                if how != "step":
+                    opt.step()
+                if how in ("backward", "grad"):
+                    opt.zero_grad()
+        return [p.detach().numpy().copy() for p in params], _fallbacks(record)
+    (got, warned), (want, _) = train(True), train(False)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    reason = "a backward pass inside" if how in ("backward", "grad") else "a tensor's .grad"
+    assert len(warned) == 1 and reason in warned[0]
+
+
+def test_a_backward_pass_inside_fullgraph_raises():
+    w = ember.ones(2, requires_grad=True)
+
+    def f(x):
+        (g,) = ember.autograd.grad((x * w).sum(), [w])
+        return g
+    with pytest.raises(ember._dynamo.exc.Unsupported, match="a backward pass inside"):
+        ember.compile(f, fullgraph=True)(ember.ones(2))
+
+
 def test_a_disabled_function_is_a_graph_break():
     @ember.compiler.disable
     def helper(x):

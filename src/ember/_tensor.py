@@ -14,7 +14,7 @@ import numpy as np
 from . import _dtype as D
 from ._backend import is_array, to_numpy
 from ._backend.device import CPU, device, device_of
-from ._compile.hooks import read_data, version_bumped
+from ._compile.hooks import grad_accessed, read_data, version_bumped
 from ._size import Size
 from ._sparse.coo import CooArray
 from ._state import state
@@ -469,12 +469,14 @@ class Tensor:
 
     @property
     def grad(self):
+        grad_accessed("Tensor.grad")
         if self._grad_fn is not None and not self._retains_grad:
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
     def grad(self, value):
+        grad_accessed("Tensor.grad")
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
@@ -497,6 +499,7 @@ class Tensor:
 
     @grad.deleter
     def grad(self):
+        grad_accessed("Tensor.grad")
         self._grad = None
 
     @property

@@ -22,6 +22,25 @@ def read_data(what):
         rec.graph_break(what)
 
 
+def backward_pass(what):
+    """A backward pass (``backward()``, ``autograd.grad``) starts: inside a recorded call that
+    is a graph break (a replay runs the recorded kernels, not a pass over a graph, and the
+    function's own backward could not be recorded once its graph is used)."""
+    rec = recording[0]
+    if rec is not None:
+        rec.graph_break(f"it runs a backward pass inside ({what})")
+
+
+def grad_accessed(what):
+    """A tensor's ``.grad`` is read or set outside a backward pass (an optimizer's step or
+    ``zero_grad()``, ``p.grad = None``): what a function does then depends on, or changes,
+    state a replay neither guards nor repeats (a step that found no gradient on its first call
+    would be recorded as doing nothing), so it is a graph break."""
+    rec = recording[0]
+    if rec is not None:
+        rec.graph_break(f"it reads or sets a tensor's .grad ({what})")
+
+
 def random_draw(what):
     """A generator is drawn from: fine inside a ``replayed`` call, a graph break elsewhere
     (a replay would not draw again)."""

@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Mapping
 
 from .._backend import get_xp
+from .._compile.hooks import backward_pass
 from .._size import Size
 from .._tensor import Tensor, _wrap
 from . import graph
@@ -101,6 +102,7 @@ def _make_grads(outputs, grads):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate the gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``."""
+    backward_pass("backward()")
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
                       FutureWarning, stacklevel=2)
@@ -168,6 +170,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
     ``is_grads_batched=True``: the first dimension of every grad_output indexes a batch of
     vector-Jacobian products, computed in one backward pass (see _batched.py) and stacked."""
+    backward_pass("autograd.grad")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads="
                          "True, but got: allow_unused=False.")

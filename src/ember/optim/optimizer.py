@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
+from .._compile.hooks import grad_accessed
 from .._state import profiler_hook
 from .._state import state as _mode
 from .._tensor import Tensor, _wrap, typename
@@ -150,6 +151,7 @@ class Optimizer:
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self, *_ = args
+            grad_accessed("Optimizer.step()")
             rec = _profiled(f"Optimizer.step#{self.__class__.__name__}.step")
             if rec is not None:
                 rec.__enter__()
@@ -312,6 +314,7 @@ class Optimizer:
     # -- gradients and groups --------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized Tensors (to None by default)."""
+        grad_accessed("Optimizer.zero_grad()")
         rec = _profiled(self._zero_grad_profile_name)
         if rec is not None:
             rec.__enter__()
