@@ -401,7 +401,9 @@ _SQRT_POWER = frozenset(np.dtype(n) for n in ("float32", "float64"))
 
 
 @op("pow", elementwise=True, node="PowBackward0", quiet=True, method=("pow", "__pow__"),
-    promote=NONE)
+    promote=NONE, writes=lambda self, exponent: int(
+        (self.is_floating_point() or self.is_complex()) and exponent in (0, 1)))
+# (a floating tensor to the power 0 or 1: torch fills its result with 1 or copies the input)
 def pow_scalar(self, exponent):
     x = with_scalars(self, exponent)
     if x.dtype.kind in "iub" and not isinstance(exponent, (float, np.floating)):

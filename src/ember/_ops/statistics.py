@@ -96,8 +96,17 @@ def _mean_backward(grad, shape, dim, keepdim):
 
 
 def _reduces_all(self, dim=None, *rest):
-    """1 write when torch's kernel reduces every dimension (see op()'s ``writes``), else 0."""
-    return int(dim is None or len(_dims(dim, self.ndim)) == self.ndim)
+    """1 write when torch's kernel fills its result (see op()'s ``writes``): that of an empty
+    input (with NaN), or one of at most one element (every dimension of more than one
+    reduced), else 0."""
+    reduced = _dims(dim, self.ndim)
+    kept = math.prod(n for d, n in enumerate(self.shape) if d not in reduced)
+    return int(self.numel() == 0 or kept <= 1)
+
+
+def _empty_moments(self, *args):
+    """var_mean and std_mean fill (fill_) both results of an empty input with NaN."""
+    return int(self.numel() == 0)
 
 
 @op("var", promote=NONE, node="VarBackward0", writes=_reduces_all)
@@ -120,7 +129,8 @@ def _(grad, self, result, dim, correction, keepdim):
     return _var_backward(_std_grad(grad, result), self, dim, correction, keepdim)
 
 
-@op("var_mean", promote=NONE, node="VarMeanBackward0", outputs=2, undefined_grads=True)
+@op("var_mean", promote=NONE, node="VarMeanBackward0", outputs=2, undefined_grads=True,
+    writes=_empty_moments)
 def _var_mean(self, dim=None, correction=1, keepdim=False):
     return _moments(self, dim, correction, keepdim, "var_mean", welford=True)
 
@@ -133,7 +143,8 @@ def _(grads, self, dim, correction, keepdim):
         None if gmean is None else _mean_backward(gmean, self.shape, dim, keepdim))
 
 
-@op("std_mean", promote=NONE, node="StdMeanBackward0", outputs=2, undefined_grads=True)
+@op("std_mean", promote=NONE, node="StdMeanBackward0", outputs=2, undefined_grads=True,
+    writes=_empty_moments)
 def _std_mean(self, dim=None, correction=1, keepdim=False):
     var, mean = _moments(self, dim, correction, keepdim, "std_mean", welford=True)
     return get_xp(var).sqrt(var), mean
@@ -218,7 +229,19 @@ def _check_identity(a, ord, dim):  # noqa: A002
                                "operation does not have an identity")
 
 
-@op("linalg_vector_norm", promote=NONE, quiet=True)
+def _norm_writes(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
+    """torch's vector norm fills an empty input's result and copies (copy_) the absolute
+    values where nothing is reduced: one element, or dimensions of one (see op()'s
+    ``writes``; a 0-d input with a dim given is reduced)."""
+    if self.numel() == 0:
+        return 1
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return int(self.numel() == 1)
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return int(self.ndim > 0 and all(self.shape[d] == 1 for d in dims))
+
+
+@op("linalg_vector_norm", promote=NONE, quiet=True, writes=_norm_writes)
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
@@ -279,7 +302,7 @@ def _vector_norm_grad(grad, self, ord, dim, keepdim, result):  # noqa: A002
     return self * abs(self) ** (ord - 2) * scale
 
 
-@op("norm", promote=NONE, quiet=True, node="NormBackward1")
+@op("norm", promote=NONE, quiet=True, node="NormBackward1", writes=_norm_writes)
 def norm_dim(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
     """``at::norm(self, p, dim, keepdim)``, the norm torch's own ops call (pairwise_distance):
     linalg_vector_norm under its older name."""
