@@ -114,3 +114,46 @@ def test_welford_mean_with_infinities_by_dim(layout):
             return torch.var_mean(x, 1, keepdim=True, correction=0)
         return torch.var_mean(torch.tensor([inf, 1.0])[:1].expand(3))
     same(body)
+
+
+_FILL_DTYPES = ["int8", "uint8", "int16", "int32", "int64", "bool", "float16", "float32",
+                "float64", "complex64"]
+_LIMITED_DTYPES = ["uint16", "uint32", "uint64"]  # (fill_ and full only, in torch)
+_FILL_VALUES = [300, -1, 2 ** 40, 1e300, float("nan"), float("inf"), 2.5, -0.5, 70000.0,
+                2 ** 63, -2 ** 63 - 1, complex(1, 2)]
+_FILLS = {
+    "fill_": lambda torch, t, v: t.fill_(v),
+    "masked_fill_": lambda torch, t, v: t.masked_fill_(torch.tensor([True, False]), v),
+    "masked_fill_tensor": lambda torch, t, v: t.masked_fill_(torch.tensor([True, False]),
+                                                             torch.tensor(v)),
+    "index_fill_": lambda torch, t, v: t.index_fill_(0, torch.tensor([1]), v),
+    "setitem_number": lambda torch, t, v: t.__setitem__(0, v),
+    "setitem_mask_tensor": lambda torch, t, v: t.__setitem__(torch.tensor([False, True]),
+                                                             torch.tensor(v)),
+    "full": lambda torch, t, v: torch.full((2,), v, dtype=t.dtype),
+}
+
+
+@pytest.mark.parametrize("how", sorted(_FILLS))
+def test_number_written_into_a_dtype_that_cannot_hold_it(how):
+    # torch converts the number with a check (c10's overflows): out of range raises, NaN and
+    # inf only into float dtypes, negative integers wrap into unsigned ones
+    def body(torch):
+        out = []
+        for name in _FILL_DTYPES + (_LIMITED_DTYPES if how in ("fill_", "full") else []):
+            for v in _FILL_VALUES:
+                t = torch.zeros(2, dtype=getattr(torch, name))
+                try:
+                    r = _FILLS[how](torch, t, v)
+                    out.append(str((r if r is not None else t).tolist()))
+                except Exception as e:  # noqa: BLE001 - the error is what is compared
+                    out.append(f"{name} {v!r}: {type(e).__name__}: {e}")
+        return out
+    same(body, check_warnings=False)
+
+
+def test_limited_dtype_written_at_a_mask():
+    def body(torch):
+        t = torch.zeros(2, dtype=torch.uint16)
+        t[torch.tensor([False, True])] = torch.tensor(3)
+    same(body)

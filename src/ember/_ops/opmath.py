@@ -36,7 +36,7 @@ _KERNEL_NAME = {
     "clamp": "clamp_scalar_cpu", "clamp_min": "clamp_min_scalar_cpu",
     "clamp_max": "clamp_max_scalar_cpu", "floor_divide": "div_floor_cpu",
     "div": "div_cpu_reduced_float", "nonzero": "nonzero_count_cpu",
-    "count_nonzero": "nonzero_count_cpu", "bitwise_left_shift": "lshift_cpu",
+    "count_nonzero": "nonzero_count_cpu", "index_put_masked": "masked_fill", "bitwise_left_shift": "lshift_cpu",
     "bitwise_right_shift": "rshift_cpu", "gather": "scatter_gather_tensor_cpu",
     "scatter": "scatter_gather_tensor_cpu", "scatter_add": "scatter_gather_tensor_cpu",
     "prod": "prod_out_cpu", "argsort": "sorting_kernel_method_name",
