@@ -86,6 +86,10 @@ def check_scalar(value, npdtype):
     does.) Returns the number to write as NumPy can write it: a bool into bool, the real part
     of a complex number into a real type, an unsigned type's wrapped value of a negative
     integer."""
+    if hasattr(value, "item"):
+        from ._backend import has_data
+        if not has_data(value):  # (a meta array has no number to read, nor does torch's)
+            return value
     v = value.item() if hasattr(value, "item") else value  # (a 0-dim array: its number)
     if type(v) is int and not -2**63 <= v < 2**64:
         raise OverflowError("int too big to convert" if v > 0 else
