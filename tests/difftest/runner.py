@@ -28,9 +28,11 @@ NUMBER_TOL = (1e-4, 1e-6)  # Python floats (from .item(), ...) may come from flo
 # gradient): its rounding is then that of the inputs, not its own. So each value also passes
 # within the loosest rtol among the float inputs a step reads, times their largest magnitude.
 # A variable keeps that scale (its values keep their rounding) when a later step observes it
-# without defining it anew (detach_, an in-place op, a backward), and a step reading a variable
-# no larger than NOISE times the absolute tolerance it was compared with (rounding noise of a
-# cancellation, e.g. layer_norm of a constant row) inherits that tolerance.
+# without defining it anew (detach_, an in-place op, a backward); a step reading a variable
+# compares at least at the rtol that variable was compared with (float32's for a float64
+# result of float32 inputs), and a step reading a variable no larger than NOISE times the
+# absolute tolerance it was compared with (rounding noise of a cancellation, e.g. layer_norm
+# of a constant row) inherits that tolerance.
 NO_SCALE = (0.0, 0.0)
 NOISE = 10.0
 _CODE_CACHE: dict[str, object] = {}
@@ -285,9 +287,12 @@ def _looser(a, b):
 
 
 def _step_scale(scale, magnitudes, seen_at):
-    """A step's scale: its inputs', or the one a noise-sized input was compared with."""
+    """A step's scale: its inputs', each input's values at the rtol they were compared with
+    (a float64 result of float32 inputs keeps float32's), or the tolerance a noise-sized
+    input was compared with."""
     for name, magnitude in magnitudes.items():
         kept = seen_at.get(name, NO_SCALE)
+        scale = _looser(scale, (kept[0], magnitude))
         if magnitude <= NOISE * kept[0] * kept[1]:
             scale = _looser(scale, kept)
     return scale
