@@ -443,6 +443,15 @@ class OpDef:
             # What the generated caller of a quiet op runs in the quiet context: the kernel
             # without its quiet wrapper (a replaced kernel runs as it is, also quietly).
             object.__setattr__(self, "bare_kernel", getattr(value, "bare", value))
+        elif name in ("params", "n_tensors", "n_outputs"):
+            # read by every call (see __call__): the number of parameters, and how many
+            # leading arrays a call on raw arrays passes straight to the kernel (0: none)
+            d = self.__dict__
+            if "params" in d:
+                object.__setattr__(self, "arity", len(d["params"]))
+            n = d.get("n_tensors", 0)
+            object.__setattr__(self, "array_args",
+                               n if d.get("n_outputs") == 1 and n in (1, 2) else 0)
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check, number_node=None):
@@ -618,7 +627,7 @@ class OpDef:
         return full
 
     def __call__(self, *args, **kwargs):
-        if kwargs or len(args) != len(self.params):
+        if kwargs or len(args) != self.arity:
             if kwargs and self.out_name is not None and "out" in kwargs:
                 from .._out import call_with_out
                 return call_with_out(self, self.out_name, args, kwargs, self.out_rule)
@@ -632,10 +641,18 @@ class OpDef:
                 call = self.caller
                 if call is not None and forward_hook[0] is None and profiler_hook[0] is None:
                     return call(args)
-            elif t is _ndarray and self.n_outputs == 1 and args[0].dtype not in _SPECIAL and (
-                    self.n_tensors == 1 or (self.n_tensors == 2 and type(args[1]) is _ndarray
-                                            and args[1].dtype not in _SPECIAL)):
-                out = self.kernel(*args)
+            elif t is _ndarray and args[0].dtype not in _SPECIAL and (
+                    self.array_args == 1 or (self.array_args == 2 and type(args[1]) is _ndarray
+                                             and args[1].dtype not in _SPECIAL)):
+                if self.quiet:  # (quietly() written out: see quiet.py)
+                    try:
+                        out = quiet_context.run(self.bare_kernel, *args)
+                    except RuntimeError:
+                        if not inside():
+                            raise
+                        out = self.bare_kernel(*args)
+                else:
+                    out = self.kernel(*args)
                 return out if type(out) is _ndarray else as_array(out)
         return dispatch(self, args)
 
@@ -981,33 +998,31 @@ def _tensor_call(op, args):
 def tensor_caller(op):
     """``op.caller``, generated on first use: the one place that makes it, so that whoever
     wraps it for a while (autocast) puts back the whole path (the versions torch's kernel
-    shows included), never a part that would outlive the wrapping."""
+    shows included, see _compile_caller), never a part that would outlive the wrapping."""
     call = op.caller
     if call is None:
-        call = _compile_caller(op)
-        if op.writes:
-            call = _showing_writes(op, call)
-        op.caller = call
+        call = op.caller = _compile_caller(op)
     return call
 
 
-def _showing_writes(op, call):
-    """``call`` giving its results the versions torch's kernel leaves on them when no
-    autograd layer runs (see op()'s ``writes``)."""
-    n = op.n_tensors
+def _generic_showing_writes(op, args):
+    """``_tensor_call_generic`` for an op whose kernel writes its results in place (see
+    op()'s ``writes``): the versions torch's results show when no autograd layer runs."""
+    out = _tensor_call_generic(op, args)
+    a0 = args[0]
+    if not state.inference and isinstance(a0, Tensor) and a0._is_inference:
+        show_writes(op, args, out)
+    return out
 
-    def caller(args):
-        out = call(args)
-        a0 = args[0]
-        if state.inference or not (isinstance(a0, Tensor) and a0._is_inference):
-            return out  # (the usual call: one attribute read more)
-        if all(a._is_inference for a in args[1:n] if isinstance(a, Tensor)):
-            writes = op.writes if type(op.writes) is int else op.writes(*args)
-            for r in (out if isinstance(out, tuple) else (out,)):
-                if isinstance(r, Tensor) and writes and not r._is_inference:
-                    r._vc = [writes]
-        return out
-    return caller
+
+def show_writes(op, args, out):
+    """A call on inference tensors outside inference mode (no autograd layer runs in
+    torch): its results show the versions the kernel's in-place writes left."""
+    if all(a._is_inference for a in args[1:op.n_tensors] if isinstance(a, Tensor)):
+        writes = op.writes if type(op.writes) is int else op.writes(*args)
+        for r in (out if isinstance(out, tuple) else (out,)):
+            if isinstance(r, Tensor) and writes and not r._is_inference:
+                r._vc = [writes]
 
 
 def _compile_caller(op):
@@ -1018,7 +1033,8 @@ def _compile_caller(op):
     """
     n = op.n_tensors
     if op.n_outputs != 1 or n > 3 or n < 1 or len(op.params) > 8:
-        return lambda args: _tensor_call_generic(op, args)
+        generic = _generic_showing_writes if op.writes else _tensor_call_generic
+        return lambda args: generic(op, args)
     lines = ["def caller(args):"]
     if op.check is not None:
         lines.append("    op.check(*args)")
@@ -1085,7 +1101,11 @@ def _compile_caller(op):
         lines.append("        pass")
     # (in inference mode a view of a normal tensor is a normal tensor, as torch's)
     made = "    elif state.inference and res._base is None:" if op.view else "    elif state.inference:"
-    lines += [made, "        res._is_inference = True", "    return res"]
+    lines += [made, "        res._is_inference = True"]
+    if op.writes:  # (_generic_showing_writes' check written out)
+        lines += ["    if not state.inference and isinstance(a0, Tensor) and a0._is_inference:",
+                  "        show_writes(op, args, res)"]
+    lines.append("    return res")
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
              "kernel": op.kernel, "broadcast_error": broadcast_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
@@ -1095,7 +1115,8 @@ def _compile_caller(op):
              "scalar_array": scalar_array, "wrapped_int": wrapped_int, "on_host": on_host,
              "across_devices": across_devices, "SPECIAL": _SPECIAL,
              "FLOATS": _FLOATS, "NATIVE": D.NATIVE_NP, "NATIVE_FLOAT": D.NATIVE_FLOAT_NP,
-             "generic": _tensor_call_generic}
+             "generic": _generic_showing_writes if op.writes else _tensor_call_generic,
+             "show_writes": show_writes}
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
     return scope["caller"]
 
@@ -1110,6 +1131,11 @@ def _fast_prelude(op):
     if op.promote == NONE and op.n_tensors == 1:  # (view ops, reductions, ...: no dtype)
         return ["a0 = args[0]", "if isinstance(a0, Tensor) and a0._data.dtype not in SPECIAL:",
                 "    x0 = a0._data"]
+    if op.promote == NONE and op.n_tensors == 2:  # (mv, mm, ...: two tensors as they are)
+        return ["a0 = args[0]", "a1 = args[1]",
+                "if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
+                "a0._data.dtype not in SPECIAL and a1._data.dtype not in SPECIAL:",
+                "    x0 = a0._data", "    x1 = a1._data"]
     if op.promote not in (SAME, FLOAT) or op.promote_from or op.n_tensors > 2:
         return None
     kinds = "FLOATS" if op.promote == FLOAT else "NATIVE"
@@ -1446,14 +1472,16 @@ def _compile_recorder(op):
     lines += ["    r = results[0]"]
     attach = ["        r._grad_fn = node", "        r._output_nr = 0",
               "        r._requires_grad = True"]
+    # (an integer or bool result, which nothing attaches to, may still be refused)
+    integer = ["    elif not r._requires_grad and r is not args[0]:",
+               "        integer_history(op, args, r, node)"]
     if differentiable and op.complex_grad:
-        lines += ["    if r._data.dtype.kind in 'fc' or r._data.dtype in REDUCED:"] + attach
+        lines += ["    dt = r._data.dtype", "    if dt.kind in 'fc' or dt in REDUCED:"
+                  ] + attach + integer
     elif differentiable:
-        lines += ["    kind = r._data.dtype.kind", "    if kind == 'f' or r._data.dtype in REDUCED:"
-                  ] + attach + ["    elif kind == 'c':", "        node.__class__ = twin"] + attach
-    if differentiable:
-        lines += ["    if not r._requires_grad and r is not args[0]:",
-                  "        integer_history(op, args, r, node)"]
+        lines += ["    dt = r._data.dtype", "    kind = dt.kind",
+                  "    if kind == 'f' or dt in REDUCED:"] + attach
+        lines += ["    elif kind == 'c':", "        node.__class__ = twin"] + attach + integer
     lines += ["    return node"]
     scope = {"node_cls": op.node_cls, "number_cls": op.number_cls, "Tensor": Tensor,
              "NO_EDGE": NO_EDGE,
