@@ -17,7 +17,7 @@ import numpy as np
 
 from .._backend import get_xp, scatter_add
 from .._state import state
-from .._tensor import Tensor
+from .._tensor import DetachedCounter, Tensor
 from ..autograd.graph import (ERR_FREED, Node, follow_base, move_retained_grad,
                               register_following_view, short_node_name)
 from .empty_views import placed
@@ -187,7 +187,11 @@ def mark_view(view_op, base, result, args, index):
         root, chain = parent, base._view_chain or None
     result._base = root
     result._view_chain = ViewChain(chain, (view_op, tuple(args[1:]), index))
-    vc = base._version_counter()
+    vc = base._vc
+    if vc is None:
+        vc = base._vc = [0]
+    elif type(vc) is DetachedCounter:
+        vc = vc.shared
     result._vc = vc
     result._view_version = vc[0]
     # torch's CreationMeta: a view made in inference mode, in no_grad mode, or by a
