@@ -57,7 +57,7 @@ class _Task:
     def __init__(self, graph, retain, batch=None):
         self.graph = graph  # create_graph: gradients are Tensors
         self.retain = retain
-        self.useful = None  # nodes whose gradients lead to a wanted input
+        self.useful = None  # nodes whose gradients lead to a wanted input (None: all reached)
         self.run = None  # nodes that run (None: all), when only some inputs are wanted
         self.captures = {}  # node -> [(output_nr, slot)] for autograd.grad
         self.captured = []
@@ -260,7 +260,7 @@ def _plan_inputs(task, inputs, capture):
 def _set_plan(task, targets, useful, run, capture):
     if not capture:  # backward(inputs=...): the inputs' own AccumulateGrad nodes run
         run.update(fn for fn in targets if isinstance(fn, AccumulateGrad))
-    task.useful = useful
+    task.useful = useful  # (None: every node reached)
     task.run = run
 
 
@@ -301,7 +301,8 @@ def _collect_planned(task, root_nodes, targets, capture):
         elif all_lead and fn not in targets:
             all_lead = False
     if all_lead:
-        _set_plan(task, targets, run | targets, run, capture)
+        # (every node reached leads to an input: no formula needs to ask, see _execute)
+        _set_plan(task, targets, None, run, capture)
     else:
         _set_plan(task, targets, *_mark_useful(root_nodes, targets), capture)
 
@@ -397,6 +398,8 @@ def _execute(task, root_nodes):
     run = task.run
     captures = task.captures
     needed = task.useful if run is not None else None
+    # the nodes that run and whose gradients nobody captures (None: all), one set lookup
+    runnable = run if run is None or not captures else run - captures.keys()
     graph = task.graph
     retain = task.retain
     borrowed = task.borrowed
@@ -415,7 +418,7 @@ def _execute(task, root_nodes):
             break
         grads = buffers.pop(fn, None)
         if plain and grads is not None and fn._apply_plain and (
-                run is None or (fn in run and fn not in captures)):
+                runnable is None or fn in runnable):
             outs = fn._apply(grads, graph, needed)
             if not retain:
                 fn._release()
@@ -424,7 +427,7 @@ def _execute(task, root_nodes):
         elif (plain and type(fn) is AccumulateGrad and grads is not None
               and grads[0] is not None and fn._pre_hooks is None and fn._post_hooks is None
               and fn._retained is None and not fn.variable._hooks
-              and (run is None or (fn in run and fn not in captures))):
+              and (runnable is None or fn in runnable)):
             # the usual leaf (no hooks, its gradient not captured): what _run_node does for
             # it, without the general path's calls (a leaf has no edges to follow)
             with fn.lock:
