@@ -384,6 +384,10 @@ def _expand(self, size):
     size = tuple(size)
     nd = len(size)
     shape = self.shape  # (read once: ndarray.shape builds a new tuple on every access)
+    if not shape and type(self) is np.ndarray and -1 not in size:
+        # a 0-d array to any shape (sum's gradient): one number everywhere, stride 0 (what
+        # _expanded gives it, without working out the strides)
+        return np.ndarray(size, self.dtype, self, 0, (0,) * nd)
     lead = nd - len(shape)
     if lead < 0:
         typename = D._BY_NP[self.dtype].legacy_type_name
