@@ -644,7 +644,7 @@ class OpDef:
             elif t is _ndarray and args[0].dtype not in _SPECIAL and (
                     self.array_args == 1 or (self.array_args == 2 and type(args[1]) is _ndarray
                                              and args[1].dtype not in _SPECIAL)):
-                if self.quiet:  # (quietly() written out: see quiet.py)
+                if self.quiet:  # (quietly() written out: see _backend/fp_errors.py)
                     try:
                         out = quiet_context.run(self.bare_kernel, *args)
                     except RuntimeError:
