@@ -152,3 +152,13 @@ def test_trigamma_at_its_poles_is_torchs_formula(dtype):
         t.digamma(x).sum().backward()
         return t.polygamma(1, x), x.grad, t.special.polygamma(1, x.detach()).clone().polygamma_(1)
     same(body)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "int64", "int16"])
+def test_casts_of_edges_are_silent(dtype):
+    def body(t):
+        x = t.tensor([float("nan"), _INF, -_INF, 1e300, -1e300, 2.5], dtype=t.float64)
+        return x.to(getattr(t, dtype)), x.float().to(getattr(t, dtype))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same(body)

@@ -618,16 +618,6 @@ _CONTIGUOUS = _Contiguous()
 Tensor.contiguous = contiguous
 
 
-def _cast(x, dtype):
-    # NaN, inf or an out-of-range value cast to an integer or narrower float: torch gives its
-    # kernel's value without a word (only such casts can warn; the errstate costs a microsecond)
-    to = dtype.np
-    if x.dtype.kind in "fc" and (to.kind in "iub" or to.itemsize < x.dtype.itemsize):
-        with np.errstate(all="ignore"):
-            return D.cast(x, dtype)
-    return D.cast(x, dtype)
-
-
 def _preserving(out, source):
     """``out``, an array computed from ``source``, laid out as torch's preserve_format lays out
     a copy of ``source`` (NumPy's order='K' differs on expanded and size-1 dimensions)."""
@@ -644,7 +634,9 @@ def _preserving(out, source):
 @op("_to_copy", node="ToCopyBackward0", promote=NONE, writes=1)
 def to_copy(self, dtype=None, device=None, non_blocking=False, source=None,
             memory_format=None):
-    out = self if dtype is None or self.dtype == dtype.np else _preserving(_cast(self, dtype),
+    # (D.cast is quiet: NaN, inf or an out-of-range value cast to an integer or a narrower
+    # float gives torch's kernel's value without a word)
+    out = self if dtype is None or self.dtype == dtype.np else _preserving(D.cast(self, dtype),
                                                                           self)
     if device is not None:
         moved = move(out, device, non_blocking)
