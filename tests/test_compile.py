@@ -325,6 +325,35 @@ def test_a_training_step_inside_the_function_falls_back(how):
     assert len(warned) == 1 and reason in warned[0]
 
 
+@pytest.mark.parametrize("how", ["requires_grad_", "requires_grad", "data"])
+def test_changing_an_outside_tensors_state_inside_falls_back(how):
+    # requires_grad or .data changed outside the ops: a replay would not change it again
+    def run(compiled):
+        w = ember.tensor([1.0, 2.0], requires_grad=True)
+
+        def f(x):
+            if how == "requires_grad_":
+                w.requires_grad_(not w.requires_grad)
+            elif how == "requires_grad":
+                w.requires_grad = not w.requires_grad
+            else:
+                w.data = w.data + 1
+            return x * w
+        if compiled:
+            f = ember.compile(f)
+        out = []
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            for i in range(3):
+                y = f(ember.tensor([float(i), 1.0]))
+                out.append((y.tolist(), y.requires_grad, w.tolist(), w.requires_grad))
+        return out, _fallbacks(record)
+    (got, warned), (want, _) = run(True), run(False)
+    assert got == want
+    what = ".data" if how == "data" else "requires_grad"
+    assert len(warned) == 1 and f"it changes a tensor's {what}" in warned[0]
+
+
 def test_a_backward_pass_inside_fullgraph_raises():
     w = ember.ones(2, requires_grad=True)
 

@@ -14,7 +14,7 @@ import numpy as np
 from . import _dtype as D
 from ._backend import is_array, to_numpy
 from ._backend.device import CPU, device, device_of
-from ._compile.hooks import grad_accessed, read_data, version_bumped
+from ._compile.hooks import grad_accessed, read_data, tensor_state_set, version_bumped
 from ._size import Size
 from ._sparse.coo import CooArray
 from ._state import state
@@ -444,6 +444,8 @@ class Tensor:
             self._own_requires_grad = flag
             flag = flag or base._requires_grad
         changed = self._requires_grad != flag
+        if changed:
+            tensor_state_set("requires_grad")
         self._requires_grad = flag
         if changed and self._following_views is not None:
             from .autograd.graph import follow_base
@@ -518,6 +520,7 @@ class Tensor:
         if self._requires_grad and value.dtype.category < D.FLOATING:
             raise RuntimeError("data set to a tensor that requires gradients must be floating "
                                "point or complex dtype")
+        tensor_state_set(".data")
         self._data = value._data
 
     def detach(self):

@@ -41,6 +41,14 @@ def grad_accessed(what):
         rec.graph_break(f"it reads or sets a tensor's .grad ({what})")
 
 
+def tensor_state_set(what):
+    """A tensor's ``requires_grad`` or ``.data`` is changed outside an op: a replay runs the
+    recorded kernels only and would not change it again (nor see that it changed)."""
+    rec = recording[0]
+    if rec is not None:
+        rec.graph_break(f"it changes a tensor's {what}")
+
+
 def random_draw(what):
     """A generator is drawn from: fine inside a ``replayed`` call, a graph break elsewhere
     (a replay would not draw again)."""
