@@ -21,7 +21,7 @@ from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from .._backend.fp_errors import quietly
 from ..autograd.graph import follow_base, move_retained_grad
-from .registry import (FLOAT, INPUT, SAME, _arrays, _guards,
+from .registry import (FLOAT, GENERATED, INPUT, SAME, _arrays, _guards,
                        broadcast_error, compute_dtype, record, run_inplace, scalar_array)
 
 _ndarray = np.ndarray
@@ -252,7 +252,7 @@ def _check_no_internal_overlap(op, args):
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_GENERATED = "<ember generated>"
+_GENERATED = GENERATED
 
 
 def _user_stacklevel():

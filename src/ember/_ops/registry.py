@@ -60,6 +60,8 @@ def peek_sequence() -> int:
     return int(repr(_sequence)[6:-1])
 _ndarray = np.ndarray
 _SPECIAL = D.SPECIAL_NP
+# the file name of the code generated per op: warnings skip its frames to name the user's line
+GENERATED = "<ember generated>"
 _FLOATS = D.NATIVE_FLOAT_NP | frozenset(np.dtype(n) for n in ("complex64", "complex128"))
 REGISTRY: dict[str, "OpDef"] = {}
 
@@ -386,7 +388,7 @@ def _compile_apply(op):
     scope = {"generic": generic, "ERR_FREED": ERR_FREED, "unpack_input": unpack_input,
              "unpack_output": unpack_output, "check_param": check_param}
     scope.update({f"f{k}": fn for k, (_, fn, _) in enumerate(op.formulas)})
-    exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
+    exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
     return scope["apply"]
 
 
@@ -1117,7 +1119,7 @@ def _compile_caller(op):
              "FLOATS": _FLOATS, "NATIVE": D.NATIVE_NP, "NATIVE_FLOAT": D.NATIVE_FLOAT_NP,
              "generic": _generic_showing_writes if op.writes else _tensor_call_generic,
              "show_writes": show_writes}
-    exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
+    exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
     return scope["caller"]
 
 
@@ -1491,7 +1493,7 @@ def _compile_recorder(op):
              "_sequence": _sequence, "_shape_of": _shape_of, "_strides_of": _strides_of,
              "twin": complex_twin(op.node_cls), "REDUCED": D.REDUCED_NP, "op": op,
              "integer_history": integer_history}
-    exec("\n".join(lines), scope)  # noqa: S102 - generated from the op's own declaration
+    exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
     return scope["recorder"]
 
 

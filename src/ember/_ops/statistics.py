@@ -44,11 +44,12 @@ def _moments(x, dim, correction, keepdim, name, warn_as=None, welford=False):
         dof = builtins.max(0, n - correction)
         # torch warns on the input's numel over the output's, 0 when either is empty
         if (n if x.size else 0) - correction <= 0:
+            from .inplace import _user_stacklevel  # (the user's line, however deep the call)
             warnings.warn(f"{warn_as or name.split()[-1]}(): degrees of freedom is <= 0. Correction should "
                           "be strictly less than the reduction factor (input numel divided by "
                           "output numel). (Triggered internally at "
                           "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)",
-                          UserWarning, stacklevel=4)
+                          UserWarning, stacklevel=_user_stacklevel())
         var = ssq / dof if dof else ssq / 0.0
     if welford and n and x.dtype.kind == "f":
         mean = _welford_infinities(xp, x, mean, dims)
