@@ -81,13 +81,21 @@ def _(grad, chain):
 
 
 @op("_view_of_base", aten="aten::as_strided", promote=NONE, node="AsStridedBackward0")
-def view_of_base(self, chain):
-    """The view ``chain`` cuts out of ``self``: how a view's history is regenerated."""
+def view_of_base(self, chain, geometries=None):
+    """The view ``chain`` cuts out of ``self``: how a view's history is regenerated.
+    ``geometries``: the base's and the view's ``strided.geometry``, for create_graph."""
     return replay(chain, self)
 
 
 @view_of_base.grad("self", writes=1)
-def _(grad, self_shape, chain):
+def _(grad, self_shape, chain, geometries):
+    if isinstance(grad, Tensor) and geometries is not None:
+        # create_graph: torch regenerates the view as base.as_strided(view's geometry), so
+        # the graph its gradient records is as_strided's (CopySlices into a zero storage,
+        # then the base's view of it)
+        from .strided import _composed_backward
+        base, view = geometries
+        return _composed_backward(grad, base, view[0], view[1], view[2])
     return view_backward(grad, self_shape, chain)
 
 
@@ -235,13 +243,29 @@ def _regenerate_into(view):
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
-        regen = view_of_base(view._base, view._view_chain)
+        regen = view_of_base(view._base, view._view_chain, _geometries(view))
     finally:
         state.grad_enabled = prev
     view._grad_fn, view._output_nr = regen._grad_fn, regen._output_nr
     view._requires_grad = True
     if view._retains_grad:
         move_retained_grad(view, old_fn, old_nr)
+
+
+def _geometries(view):
+    """The strided geometry of ``view``'s base and of the view cut out of it, as torch's
+    regenerated ``as_strided`` reads them; None where they are no such geometry (a negative
+    stride, a view not in its base's memory)."""
+    from .._backend import storage_of
+    from .strided import geometry
+    base = view._base._data
+    cut = replay(view._view_chain, base)
+    if storage_of(cut)[1] != storage_of(base)[1]:
+        return None
+    geometries = geometry(base), geometry(cut)
+    if any(st < 0 for g in geometries for st in g[1]):
+        return None
+    return geometries
 
 
 _MULTI_VIEW = (" This view is the output of a function that returns multiple views. Such "
