@@ -326,12 +326,12 @@ atan2.inplace_check = refuse("c", no_kernel("atan2_cpu"),
                              lambda self, other: require_tensor("atan2_", "other", other, 1))
 
 
-@atan2.grad("self")
+@atan2.grad("self", key="self, other")  # (one joint formula in torch)
 def _(grad, self, other):
     return grad * other * _atan2_recip(self, other)
 
 
-@atan2.grad("other")
+@atan2.grad("other", key="self, other")
 def _(grad, self, other):
     return grad * -self * _atan2_recip(self, other)
 

@@ -505,18 +505,28 @@ class OpDef:
         self._specialized = {}
 
     # -- declaring derivatives --------------------------------------------------------------
-    def grad(self, *inputs, writes=0):
+    def grad(self, *inputs, writes=0, key=None):
         """Declare the derivative formula for the named input(s) (a tuple when several).
 
         ``writes``: how many times torch's formula writes its gradient in place (a zero
         tensor, then ``index_put_``/``scatter_``): the version a user sees on it (see
-        autograd/_grad_versions.py)."""
+        autograd/_grad_versions.py).
+
+        Formulas run in the sorted order of their keys, as torch's generated backward runs
+        its derivatives.yaml entries ("other" before "self"): under create_graph that is the
+        order their nodes are made in, which decides the order the engine runs them in. The
+        key is the inputs' names joined by ", "; ``key`` names torch's entry where ember
+        splits a joint one (clamp's "min, max")."""
         idx = tuple(self.index[n] for n in inputs)
+        order = key or ", ".join(inputs)
 
         def register(fn):
             names = _parameters(fn)[0][1:]
             env_idx = tuple(self._saved_slot(n) for n in names)
             self.formulas.append((idx, writing(fn, writes) if writes else fn, env_idx))
+            keys = self.__dict__.setdefault("_formula_keys", {})
+            keys[idx] = order
+            self.formulas.sort(key=lambda f: keys[f[0]])
             self.recorder = self.save_guards = None  # what is saved when may have changed
             if "_apply" in vars(self.node_cls):  # regenerated with the new formula
                 delattr(self.node_cls, "_apply")

@@ -522,13 +522,13 @@ def _(grad, self, min, max):
     return where((self >= min) & (self <= max), grad, 0)
 
 
-@clamp_tensor.grad("min")
+@clamp_tensor.grad("min", key="min, max")  # (one joint formula in torch)
 def _(grad, self, min, max):
     # NOTE: torch's clamp_backward_min_max: where min > max, min gets no gradient.
     return where(self < min if max is None else (self < min) & (min < max), grad, 0)
 
 
-@clamp_tensor.grad("max")
+@clamp_tensor.grad("max", key="min, max")
 def _(grad, self, min, max):
     return where(self > max if min is None else (self > max) | (max < min), grad, 0)
 
