@@ -33,6 +33,7 @@ from ember._ops import nn_ops as NN
 from ember._ops import pointwise as PW
 from ember._ops import reduction as R
 from ember._ops import shape as SH
+from ember._ops import strided as ST
 from ember._ops import unary as UN
 from ember._ops import views as VW
 from ember._ops.registry import OpDef
@@ -1267,7 +1268,9 @@ def _inplace_on_view(x, key, value):
 
 
 row("inplace_on_view", _inplace_on_view, None,
-    [VW.view_scatter, VW.view_of_base, VW.view_backward, PW.mul, SH.clone],
+    # (under create_graph the view's regenerated node and the base's CopySlices record
+    # as_strided's steps: view_scatter and view_backward serve first-order backward)
+    [VW.view_of_base, PW.mul, SH.clone, ST._as_strided, PW.copy],
     lambda m: [S("row", m(3, 4), 0, m(4)), S("col", m(3, 4), (slice(None), 1), 2.0),
                S("block", m(3, 4), (slice(1, None), slice(0, 2)), m(2, 2)),
                S("transposed", m(3, 4), (slice(None), slice(None, None, 2)), m(3, 1))],

@@ -23,6 +23,7 @@ from ..autograd.graph import (ERR_FREED, Node, follow_base, move_retained_grad,
 from .empty_views import placed
 from .inplace import has_internal_overlap
 from .registry import NONE, _sequence, op
+from .shape import _CONTIGUOUS, clone
 
 
 class ViewChain:
@@ -132,9 +133,10 @@ def _refuse_internal_overlap(region):
 class CopySlices(Node):
     """The base's node after an in-place op on one of its views."""
 
-    def __init__(self, base_edge, base_meta, fn, chain):
+    def __init__(self, base_edge, base_meta, fn, chain, geometries=None):
         self._fn = fn
         self._chain = chain
+        self._geometries = geometries  # (the base's, the view's), see _geometries
         self._next = (base_edge,) + fn._next[1:]
         self._meta = [base_meta] + list(fn._meta[1:])
         shown = fn._edge_positions()  # (kept: _release drops fn)
@@ -164,6 +166,8 @@ class CopySlices(Node):
         if graph:
             if base_needed:
                 _refuse_internal_overlap(replay(chain, np.empty(g.shape, g._data.dtype)))
+            if self._geometries is not None:
+                return self._apply_recorded(g, fn)
             sub = fn._apply([replay(chain, g)], True, needed)
             result = view_scatter(g, 0 if sub[0] is None else sub[0], chain)
         else:
@@ -173,6 +177,20 @@ class CopySlices(Node):
                 _refuse_internal_overlap(region)
             sub = fn._apply([region.copy()], False, needed)
             region[...] = 0 if sub[0] is None else sub[0]
+        return [result] + list(sub[1:])
+
+    def _apply_recorded(self, g, fn):
+        """The create_graph pass, in torch's recorded steps: the gradient copied into a
+        tensor of the base's geometry (CopyBackwards), the view's region of it cut out by
+        as_strided, fn run on a clone of that region, and fn's gradient for the old view
+        value copied back into it (the copy's own CopySlices)."""
+        (shape, strides, offset, _), (size, stride, view_offset, _) = self._geometries
+        result = g.new_empty_strided(shape, strides)
+        result.copy_(g)
+        region = result.as_strided(size, stride,
+                                   result.storage_offset() + view_offset - offset)
+        sub = fn._apply([clone(region, memory_format=_CONTIGUOUS)], True, None)
+        region.copy_(region.new_zeros(()) if sub[0] is None else sub[0])
         return [result] + list(sub[1:])
 
     def _release(self):
@@ -309,7 +327,9 @@ def rebase_view(view, fn):
     base = view._base
     d = base._data
     base_edge = _base_edge(base)
-    cs = CopySlices(base_edge, (d.shape, d.dtype), fn, view._view_chain)
+    # (a base whose own elements share memory has no geometry to copy a gradient into)
+    geometries = None if has_internal_overlap(d) else _geometries(view)
+    cs = CopySlices(base_edge, (d.shape, d.dtype), fn, view._view_chain, geometries)
     old_fn, old_nr = base._grad_fn, base._output_nr
     gained = not base._requires_grad
     base._grad_fn, base._output_nr, base._requires_grad = cs, 0, True
