@@ -281,11 +281,9 @@ def _inplace_call(op, args, recording):
         arrays = _arrays(op, args, dt)
     snapshot = None
     if recording and _saves_self(op, args):
-        # The formula needs self as it was before being overwritten: keep a copy that still
-        # carries self's old history, so double backward through it stays correct.
-        snapshot = _wrap(self._data.copy())
-        snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
-        snapshot._requires_grad = self._requires_grad
+        # The formula needs self as it was before being overwritten: as torch, save a clone
+        # (CloneBackward0 on self's old history, what a create_graph pass differentiates).
+        snapshot = _views.clone(self)
     special = opmath.special_dtype(op, args)
     if special is not None:
         opmath.check_limited(op, special, args)
@@ -312,6 +310,9 @@ def _inplace_call(op, args, recording):
         old_fn, old_nr = self._grad_fn, self._output_nr
         gained = not self._requires_grad
         node = _record_holding(op, args, self, snapshot, held)
+        if snapshot is not None and snapshot._grad_fn is not None:
+            # torch makes the op's node first, then the clone: numbered in that order
+            node._seq, snapshot._grad_fn._seq = snapshot._grad_fn._seq, node._seq
         if self._grad_fn is not node:
             # an integer self (the recorder attaches float results only): torch's
             # rebase_history does not look at the dtype
