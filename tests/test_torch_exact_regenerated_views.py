@@ -71,3 +71,56 @@ def test_shrunk_program():
         g, = t.autograd.grad(v.exp().sum(), [x], create_graph=True)
         return g, [(None if f is None else f.name(), n) for f, n in g.grad_fn.next_functions]
     same(body)
+
+
+_WRITES = {
+    "mul_constant": lambda t, v, o: v.mul_(2.5),
+    "sin_": lambda t, v, o: v.sin_(),
+    "mul_other": lambda t, v, o: v.mul_(o),
+    "addcmul_other": lambda t, v, o: v.addcmul_(o, o),
+    "copy_other": lambda t, v, o: v.copy_(o),
+    "fill_": lambda t, v, o: v.fill_(0.5),
+    "zero_": lambda t, v, o: v.zero_(),
+    "setitem": lambda t, v, o: v.__setitem__(0, o[0]),
+}
+_REGIONS = {
+    "row": lambda x: x[1],
+    "columns": lambda x: x[:, ::2],
+    "transposed_block": lambda x: x[1:, 1:].t(),
+}
+
+
+@pytest.mark.parametrize("region", sorted(_REGIONS))
+@pytest.mark.parametrize("write", sorted(_WRITES))
+def test_gradient_graph_through_copy_slices(write, region):
+    # The base's CopySlices under create_graph: the gradient copied into a tensor of the
+    # base's geometry (CopyBackwards), the view's region of it as_strided, the in-place op's
+    # formula run on a clone of that, its result copied back (a CopySlices of its own).
+    def body(t):
+        w = t.tensor([[1.2, -0.4, 0.3, 0.9], [0.5, -1.1, 0.7, 0.2],
+                      [-0.6, 0.8, 1.5, -0.3]], dtype=t.float64, requires_grad=True)
+        base = w.sin()  # (saves w, not its result the write changes)
+        v = _REGIONS[region](base)
+        o = t.full(v.shape, 0.7, dtype=t.float64, requires_grad=True)
+        _WRITES[write](t, v, o * 1)
+        go = t.ones(3, 4, dtype=t.float64, requires_grad=True)
+        g = t.autograd.grad(base, [w, o], go * 1.5, create_graph=True, allow_unused=True)
+        used = [x for x in g if x is not None and x.requires_grad]
+        gg = t.autograd.grad(sum((x * x).sum() for x in used), [w, o, go], allow_unused=True)
+        return g, [_tree(x.grad_fn, 6) for x in used], gg
+    same(body)
+
+
+def test_copy_slices_shrunk_program():
+    def body(t):
+        seen = []
+        x = t.tensor([[[-0.96, 1.89, 0.33], [0.29, 0.88, 1.59]],
+                      [[1.37, 1.0, 0.5], [-0.41, 0.0, -1.05]]], requires_grad=True)
+        y = t.erfc(x)
+        y[0:1, :2].index_add_(0, t.tensor([0]), t.tensor([[[-0.46, -1.32, 1.0],
+                                                              [0.79, 1.66, 0.0]]]))
+        x.register_hook(lambda g: seen.append(_tree(g.grad_fn)) or g + 1)
+        g, = t.autograd.grad(t.nn.functional.tanhshrink(y).mean(), [x], create_graph=True)
+        gg, = t.autograd.grad(g.sum(), [x])
+        return seen, g, gg
+    same(body)

@@ -50,6 +50,7 @@ from .pointwise import (
     not_implemented,
     refuse,
     require_tensor,
+    scalar_first,
     where,
     with_scalars,
     zero_gradient,
@@ -669,12 +670,12 @@ def _(grad):
 
 @addcmul.grad("tensor1")
 def _(grad, tensor2, value):
-    return grad * (tensor2 * value)
+    return grad * mul_scalar(tensor2, value)
 
 
 @addcmul.grad("tensor2")
 def _(grad, tensor1, value):
-    return grad * (tensor1 * value)
+    return grad * mul_scalar(tensor1, value)
 
 
 @op("addcdiv", elementwise=True, tensors=3, method=True, inplace=True, quiet=True,
@@ -691,12 +692,12 @@ def _(grad):
 
 @addcdiv.grad("tensor1")
 def _(grad, tensor2, value):
-    return grad * (value / tensor2)
+    return grad * scalar_first(value, tensor2, "div")
 
 
 @addcdiv.grad("tensor2")
 def _(grad, tensor1, tensor2, value):
-    return -grad * (value * tensor1 / (tensor2 * tensor2))
+    return -grad * (mul_scalar(tensor1, value) / (tensor2 * tensor2))
 
 
 Tensor.addcmul_ = _addc_inplace(addcmul)

@@ -340,6 +340,18 @@ def _(grad, other):
     return div_scalar(grad, other)
 
 
+def scalar_first(value, tensor, op_name):
+    """C++'s ``value - tensor`` / ``value / tensor`` (``op_name`` "sub" / "div") in torch's
+    formulas: a tensor filled with the number, then ``sub_`` / ``div_`` by ``tensor`` in
+    place, so a create_graph pass records SubBackward0 / DivBackward0 whose first edge is
+    None (from Python, ``value - tensor`` is rsub: RsubBackward1)."""
+    if not isinstance(tensor, Tensor):  # (arrays: first-order backward)
+        return value - tensor if op_name == "sub" else value / tensor
+    from .._creation import empty_like
+    filled = empty_like(tensor).fill_(value)
+    return getattr(filled, op_name + "_")(tensor)
+
+
 @mul.jvp("other")
 def _(other_t, self):
     return other_t * self

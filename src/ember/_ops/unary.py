@@ -72,6 +72,7 @@ from .pointwise import (
     with_positive_nan,
     refuse,
     pow_scalar,
+    scalar_first,
     sign_of,
     sin,
     sqrt,
@@ -213,7 +214,7 @@ def logit(self, eps=None):
 def _(grad, self, eps):
     # NOTE: torch's logit_backward: 0 outside [eps, 1 - eps] (nan outside [0, 1] without eps),
     # and at a NaN input; the where keeps torch's operand order (WhereBackward0's edges).
-    g = grad / (self * (1 - self))
+    g = grad / (self * scalar_first(1.0, self, "sub"))
     if eps is None:
         return where((self >= 0) & (self <= 1), g, math.nan)
     return where((self >= eps) & (self <= 1 - eps), g, 0.0)
@@ -238,7 +239,7 @@ def asin(self):
 
 @asin.grad("self")
 def _(grad, self):
-    return grad * rsqrt(-self * self + 1)
+    return grad * rsqrt(add_scalar(-self * self, 1))
 
 
 @op("acos", elementwise=True, promote=FLOAT, quiet=True, method=("acos", "arccos"), inplace=True,
@@ -249,7 +250,7 @@ def acos(self):
 
 @acos.grad("self")
 def _(grad, self):
-    return grad * -rsqrt(-self * self + 1)
+    return grad * -rsqrt(add_scalar(-self * self, 1))
 
 
 @op("atan", elementwise=True, promote=FLOAT, quiet=True, method=("atan", "arctan"), inplace=True,
@@ -291,7 +292,7 @@ def asinh(self):
 
 @asinh.grad("self")
 def _(grad, self):
-    return grad * rsqrt(self * self + 1)
+    return grad * rsqrt(add_scalar(pow_scalar(self, 2), 1))
 
 
 @op("acosh", elementwise=True, promote=FLOAT, quiet=True, method=("acosh", "arccosh"), inplace=True,
@@ -315,7 +316,7 @@ def atanh(self):
 
 @atanh.grad("self")
 def _(grad, self):
-    return grad / (1 - self * self)
+    return mul_scalar(grad, 1) / scalar_first(1, pow_scalar(self, 2), "sub")  # torch's nodes
 
 
 def _inplace_without_derivative(opdef):

@@ -1,0 +1,52 @@
+"""The graph a create_graph pass records through derivative formulas is torch's: C++'s
+``1 - x`` in a formula is a filled tensor minus ``x`` in place (SubBackward0 whose first edge
+is None), ``x * 2`` and ``x + 1`` are the Scalar overloads (MulBackward1, AddBackward1), an
+in-place op that needs its input's old value saves a clone of it (CloneBackward0), and the
+values of the gradients and of their own derivatives stay torch's.
+
+Each body runs on PyTorch 2.13 and on ember (``oracle.same``); the tests skip when torch is
+not installed.
+"""
+from __future__ import annotations
+
+import pytest
+from oracle import same
+
+_UNARY = {
+    "atanh": lambda t, x: t.atanh(x),
+    "logit": lambda t, x: t.logit(x),
+    "asin": lambda t, x: t.asin(x),
+    "acos": lambda t, x: t.acos(x),
+    "asinh": lambda t, x: t.asinh(x),
+    "addcmul": lambda t, x: t.addcmul(x, x.cos(), x.sin(), value=0.5),
+    "addcdiv": lambda t, x: t.addcdiv(x, x.cos(), x.exp(), value=0.5),
+    "sin_": lambda t, x: x.clone().sin_(),
+    "mul_self": lambda t, x: x.clone().mul_(x),
+    "pow_on_view": lambda t, x: _written_view(x),
+}
+
+
+def _written_view(x):
+    y = x.clone()
+    y[1:].pow_(2)
+    return y
+
+
+def _tree(fn, depth=7):
+    if fn is None:
+        return None
+    if depth == 0:
+        return fn.name()
+    return (fn.name(), [_tree(f, depth - 1) for f, _ in fn.next_functions])
+
+
+@pytest.mark.parametrize("name", sorted(_UNARY))
+def test_second_order_graph(name):
+    def body(t):
+        w = t.tensor([0.3, -0.2, 0.6], dtype=t.float64, requires_grad=True)
+        x = w * 1  # (an input with a node: every formula's node is then shown)
+        go = t.tensor([1.0, 0.5, -2.0], dtype=t.float64, requires_grad=True)
+        g, = t.autograd.grad(_UNARY[name](t, x), [w], go * 1, create_graph=True)
+        gg = t.autograd.grad((g * g).sum(), [w, go])
+        return g, _tree(g.grad_fn), gg
+    same(body)
