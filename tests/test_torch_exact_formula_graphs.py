@@ -50,3 +50,21 @@ def test_second_order_graph(name):
         gg = t.autograd.grad((g * g).sum(), [w, go])
         return g, _tree(g.grad_fn), gg
     same(body)
+
+
+@pytest.mark.parametrize("alpha", [1, 2.5])
+@pytest.mark.parametrize("source_shape", [(1, 4), (2, 4), ()], ids=["row", "rows", "scalar"])
+def test_index_add_source_gradient(source_shape, alpha):
+    # torch: maybe_multiply(grad.index_select(dim, index).expand_as(source), alpha), an
+    # ExpandBackward0 also where the shapes agree and MulBackward1 for alpha != 1
+    def body(t):
+        x = (t.tensor([[0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8], [0.9, 1.0, 1.1, 1.2]],
+                      dtype=t.float64) if source_shape else t.tensor(0.5, dtype=t.float64))
+        s = t.full(source_shape, 0.7, dtype=t.float64, requires_grad=True)
+        idx = t.tensor([0, 2][:source_shape[0]] if source_shape else [0])
+        out = t.index_add(x, 0, idx, s * s, alpha=alpha)
+        go = t.ones_like(out, requires_grad=True)
+        g, = t.autograd.grad(out.exp(), [s], go * 2, create_graph=True)
+        gg = t.autograd.grad((g * g).sum(), [s, go])
+        return g, _tree(g.grad_fn), gg
+    same(body)

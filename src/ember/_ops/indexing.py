@@ -437,11 +437,15 @@ def _(grad):
 
 @_index_add.grad("source")
 def _(grad, index, source_shape, dim, alpha):
+    from .pointwise import mul_scalar
     picked = _index_select(grad, index, dim)
     if len(source_shape) == 0:
-        from .shape import reshape
-        picked = reshape(picked, ())
-    return picked * alpha if alpha != 1 else picked
+        if _data(picked).ndim:  # (a 0-d source added into a vector)
+            from .shape import reshape
+            picked = reshape(picked, ())
+    elif isinstance(picked, Tensor):  # torch's expand_as(source): a node where shapes agree too
+        picked = picked.expand(source_shape)
+    return picked if alpha == 1 else mul_scalar(picked, alpha)  # (torch's maybe_multiply)
 
 
 def index_add(input, dim, index, source, *, alpha=1, out=None):
