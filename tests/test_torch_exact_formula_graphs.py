@@ -68,3 +68,35 @@ def test_index_add_source_gradient(source_shape, alpha):
         gg = t.autograd.grad((g * g).sum(), [s, go])
         return g, _tree(g.grad_fn), gg
     same(body)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_put_and_take_gradients(accumulate):
+    # put is an op of its own (PutBackward0), and take's gradient is torch's
+    # zeros_like(self).put_(index, grad, accumulate=True)
+    def body(t):
+        w = t.tensor([[0.3, -0.2, 0.6], [0.1, 0.9, -0.4]], dtype=t.float64, requires_grad=True)
+        s = t.tensor([0.5, -1.5], dtype=t.float64, requires_grad=True)
+        x = w * 1
+        put = t.put(x.t(), t.tensor([4, -1]), s * s, accumulate=accumulate)
+        taken = t.take(x, t.tensor([[0, 0], [5, 2]]))
+        written = x.clone().put_(t.tensor([1, 1] if accumulate else [1, 3]), s, accumulate)
+        out = put.exp().sum() + (taken * taken).sum() + written.sin().sum()
+        g = t.autograd.grad(out, [w, s], create_graph=True)
+        gg = t.autograd.grad(sum((v * v).sum() for v in g), [w, s])
+        return (put, put._version, written._version, g, [_tree(v.grad_fn) for v in g], gg,
+                put.grad_fn.name(), written.grad_fn.name())
+    same(body)
+
+
+@pytest.mark.parametrize("case", ["long_index", "dtype", "numel", "range", "empty"])
+def test_put_errors(case):
+    def body(t):
+        x = t.zeros(2, 3)
+        args = {"long_index": (t.tensor([0], dtype=t.int32), t.ones(1)),
+                "dtype": (t.tensor([0]), t.ones(1, dtype=t.float64)),
+                "numel": (t.tensor([0, 1, 2]), t.ones(2)),
+                "range": (t.tensor([0, -7]), t.ones(2)),
+                "empty": (t.tensor([0]), t.ones(1))}[case]
+        return (t.zeros(0) if case == "empty" else x).put_(*args)
+    same(body)

@@ -403,22 +403,6 @@ def _sum_to_size(self, *size, **keyword):
     return sum_to(self, shape)  # torch's composite: a view only to drop leading dimensions
 
 
-def _put_(self, index, source, accumulate=False):
-    """Write ``source`` at the flat ``index`` positions of self, in place."""
-    flat = self.view(-1) if self.is_contiguous() else None
-    if flat is None:
-        raise RuntimeError("put_: ember needs a contiguous self")
-    if accumulate:
-        flat.index_put_((index.reshape(-1),), source.reshape(-1), accumulate=True)
-    else:
-        flat[index.reshape(-1)] = source.reshape(-1)
-    return self
-
-
-def _put(self, index, source, accumulate=False):
-    return _put_(self.clone(), index, source, accumulate)
-
-
 def _check_python_map(self, name):
     """torch's refusals of ``apply_``/``map_``: a tensor that requires grad, a GPU tensor."""
     if self.requires_grad:
@@ -487,8 +471,7 @@ def install():
             setattr(Tensor, method, namespace[fn])
     Tensor.new = _tensor_new
     Tensor.sum_to_size = _sum_to_size
-    Tensor.put_ = _put_
-    Tensor.put = _put
+    Tensor.put = _ops.indexing._put_method
     Tensor.apply_ = _apply_
     Tensor.map_ = _map_
     Tensor.map2_ = _map2_
@@ -533,8 +516,7 @@ preserve_format = memory_format("preserve_format")
 legacy_contiguous_format = memory_format("legacy_contiguous_format")
 
 
-def put(input, index, source, accumulate=False):  # noqa: A002
-    return _put(input, index, source, accumulate)
+from ._ops.indexing import put  # noqa: E402,F401  (torch.put)
 
 
 def nonzero_static(input, *, size, fill_value=-1):  # noqa: A002

@@ -272,12 +272,37 @@ row("masked_scatter_", lambda x, *a: x.clone().masked_scatter_(*a), None,
     [IX._masked_scatter, SH.clone],
     lambda m: [S("same", m(3, 4), C(m.mask(3, 4)), m(3, 4))], np_ref=_np_masked_scatter)
 
-row("take", ember.take, "take", [IX._take, IX._index_add],
+row("take", ember.take, "take", [IX._take, IX._put],
     lambda m: [S("dup", m(3, 4), _i(0, 5, 5, 11)), S("neg", m(3, 4), _i([-1, 0], [-12, 3])),
                S("0dim", m(), _i(0, 0)), S("0dim_index", m(2, 2), C(np.array(3)))],
     np_ref=lambda x, i: x.reshape(-1)[i], dtypes=_REAL + ("bool",))
 row("take_method", method("take"), None, [IX._take], lambda m: [S("x", m(3, 4), _i(1, 1))],
     np_ref=lambda x, i: x.reshape(-1)[i])
+
+
+
+def _np_put(x, index, source, accumulate=False):
+    out = x.copy().reshape(-1)
+    flat = index.reshape(-1) % max(out.size, 1)
+    if accumulate:
+        np.add.at(out, flat, source.reshape(-1))
+    else:
+        out[flat] = source.reshape(-1)
+    return out.reshape(x.shape)
+
+
+def _put_samples(m):
+    return [S("x", m(3, 4), _i(0, 5, -1), m(3)),
+            S("accumulate_dup", m(3, 4), _i(1, 1, 7), m(3), True),
+            S("matrix_index", m(2, 3), _i([0, 1], [4, -4]), m(2, 2)),
+            S("0dim", m(), _i(0), m(1)), S("empty_index", m(2, 2), _i(), m(0))]
+
+
+row("put", ember.put, "put", [IX._put, IX._take], _put_samples, np_ref=_np_put)
+row("put_", lambda x, *a: x.clone().put_(*a), None, [IX._put, IX._take, SH.clone],
+    lambda m: [S("x", m(2, 3), _i(4, 0), m(2)), S("acc", m(2, 3), _i(2, 2), m(2), True)],
+    np_ref=_np_put)
+
 
 for _n, _np_fn in (("tril", np.tril), ("triu", np.triu)):
     _d = getattr(IX, _n)

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .._backend import asarray_like, get_xp
+from .._backend.layout import copy_in_format
 from .._backend import scatter_reduce as _reduce_at
 from .._backend import scatter_add as _accumulate
 from .._info import check_scalar
@@ -687,18 +688,15 @@ def _take(self, index):
 
 @_take.grad("self", writes=1)
 def _(grad, self, index):
-    from .shape import reshape
     self_shape = tuple(self.shape)  # (torch saves self itself)
+    if isinstance(grad, Tensor):  # create_graph: torch's zeros_like(self).put_(index, grad, True)
+        return _zeros(grad, self_shape).put_(_const(grad, _data(index)), grad, True)
+    # summed into a flat view of zeros of self's shape: the result owns its memory, as
+    # torch's (put_ into zeros), and is no view
     n = 1
     for s in self_shape:
         n *= s
     flat_index = _data(index).reshape(-1) % max(n, 1)
-    if isinstance(grad, Tensor):  # create_graph: composed of ops, which record the graph
-        flat = _index_add(_zeros(grad, (n,)), _const(grad, flat_index), reshape(grad, (-1,)),
-                          0, 1)
-        return reshape(flat, self_shape)
-    # summed into a flat view of zeros of self's shape: the result owns its memory, as
-    # torch's (put_ into zeros), and is no view
     out = get_xp(grad).zeros(self_shape, grad.dtype)
     _accumulate(out.reshape(-1), flat_index, grad.reshape(-1))
     return out
@@ -707,6 +705,77 @@ def _(grad, self, index):
 def take(input, index):
     """The elements of ``input`` (as if flattened) at ``index``, shaped like ``index``."""
     return _take(input, index)
+
+
+# -- put --------------------------------------------------------------------------------------------
+_SCALAR_NAME = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
+                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _check_put(self, index, source):
+    """torch's put_ checks, in its order."""
+    name = _SCALAR_NAME.get
+    if index.dtype != np.int64:
+        raise RuntimeError("put_(): Expected a long tensor for index, but got "
+                           f"{name(index.dtype.name, index.dtype.name)}")
+    if self.dtype != source.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {name(self.dtype.name, self.dtype.name)} and "
+                           f"source.dtype = {name(source.dtype.name, source.dtype.name)}")
+    if source.size != index.size:
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.size}, index.numel() = "
+                         f"{index.size}")
+    if self.size == 0 and index.size != 0:
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+    n = self.size
+    bad = (index < -n) | (index >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(index[bad].reshape(-1)[0])} "
+                         f"on a tensor of {n} elements.")
+
+
+@op("put", tensors=3, promote=NONE, inplace=True)
+def _put(self, index, source, accumulate=False):
+    """A copy of ``self`` with ``source`` written (or, accumulating, added) at the positions
+    ``index`` of ``self`` taken as flattened in row-major order."""
+    _check_put(self, index, source)
+    xp = get_xp(self)
+    # (torch: self.clone(preserve_format).put_(...); a NumPy scalar, one row of a batched
+    # backward, becomes an array first so that writes through its reshape reach it)
+    out = copy_in_format(xp.asarray(self))
+    if index.size == 0:
+        return out
+    target = out.reshape(1) if out.ndim == 0 else out
+    key = xp.unravel_index(index.reshape(-1) % self.size, target.shape)
+    if accumulate:
+        _accumulate(target, key, source.reshape(-1))
+    else:
+        target[key] = source.reshape(-1)
+    return out
+
+
+@_put.grad("self")
+def _(grad, index, source_shape, accumulate):
+    if accumulate:
+        return grad
+    return _put(grad, index, _zeros(grad, source_shape), False)
+
+
+@_put.grad("source")
+def _(grad, index, source_shape):
+    from .shape import reshape
+    return reshape(_take(grad, index), source_shape)
+
+
+def put(input, index, source, accumulate=False):
+    """``input`` with ``source`` written (or added) at the flat positions ``index``."""
+    return _put(input, index, source, accumulate)
+
+
+def _put_method(self, index, source, accumulate=False):
+    return _put(self, index, source, accumulate)
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
