@@ -708,21 +708,16 @@ def take(input, index):
 
 
 # -- put --------------------------------------------------------------------------------------------
-_SCALAR_NAME = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
-                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
 def _check_put(self, index, source):
     """torch's put_ checks, in its order."""
-    name = _SCALAR_NAME.get
+    from .. import _dtype as D
     if index.dtype != np.int64:
         raise RuntimeError("put_(): Expected a long tensor for index, but got "
-                           f"{name(index.dtype.name, index.dtype.name)}")
+                           f"{D._BY_NP[index.dtype].scalar_name}")
     if self.dtype != source.dtype:
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {name(self.dtype.name, self.dtype.name)} and "
-                           f"source.dtype = {name(source.dtype.name, source.dtype.name)}")
+                           f"self.dtype = {D._BY_NP[self.dtype].scalar_name} and "
+                           f"source.dtype = {D._BY_NP[source.dtype].scalar_name}")
     if source.size != index.size:
         raise IndexError("put_(): Expected source and index to have the same number of "
                          f"elements, but got source.numel() = {source.size}, index.numel() = "
