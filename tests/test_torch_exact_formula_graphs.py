@@ -18,6 +18,7 @@ _UNARY = {
     "asin": lambda t, x: t.asin(x),
     "acos": lambda t, x: t.acos(x),
     "asinh": lambda t, x: t.asinh(x),
+    "sinc": lambda t, x: t.sinc(x),
     "addcmul": lambda t, x: t.addcmul(x, x.cos(), x.sin(), value=0.5),
     "addcdiv": lambda t, x: t.addcdiv(x, x.cos(), x.exp(), value=0.5),
     "sin_": lambda t, x: x.clone().sin_(),

@@ -350,10 +350,11 @@ def sinc(self):
 
 @sinc.grad("self")
 def _(grad, self):
-    # NOTE: torch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x == 0.
-    px = self * math.pi
-    sq = self * self * math.pi
-    return where(sq == 0, 0.0, grad * (px * cos(px) - sin(px)) / sq)
+    # NOTE: torch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x == 0,
+    # in its order of operations (its nodes under create_graph, its rounding)
+    px = mul_scalar(self, math.pi)
+    sq = mul_scalar(self * self, math.pi)
+    return where(sq == 0, 0.0, grad * ((px * cos(px) - sin(px)) / sq))
 
 
 # -- rounding (zero gradient) --------------------------------------------------------------------
