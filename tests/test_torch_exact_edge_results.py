@@ -157,3 +157,19 @@ def test_limited_dtype_written_at_a_mask():
         t = torch.zeros(2, dtype=torch.uint16)
         t[torch.tensor([False, True])] = torch.tensor(3)
     same(body)
+
+
+@pytest.mark.parametrize("code", ["s.pow_(t)", "s.mul_(t)", "s.add_(t)", "s.div_(t)",
+                                  "s.atan2_(t)", "v.mul_(t)", "v.add_(t)", "v.pow_(t)",
+                                  "v.addcmul_(t, t)", "v.mul_(t[:2])", "w.mul_(t[:2])"])
+def test_inplace_saving_an_inference_tensor(code):
+    # a recorded in-place op saves what its gradient needs before its kernel runs: an inference
+    # operand it saves is refused before the kernel's shape check (add_ saves nothing)
+    def body(torch):
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        with torch.inference_mode():
+            t = torch.ones(1, 3, 3)[0, 0]
+        s, v, w = (a * 2).sum(), a * 2, torch.ones(2)
+        exec(code, {"s": s, "v": v, "w": w, "t": t})
+        return v
+    same(body)

@@ -20,7 +20,7 @@ from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from .._backend.fp_errors import quietly
-from ..autograd.graph import follow_base, move_retained_grad
+from ..autograd.graph import ERR_INFERENCE_SAVE, follow_base, move_retained_grad
 from .registry import (FLOAT, GENERATED, INPUT, SAME, _arrays, _guards,
                        broadcast_error, compute_dtype, record, run_inplace, scalar_array)
 
@@ -76,6 +76,7 @@ def dispatch_inplace(op, args):
         _views.check_view_inplace(self)
     if recording:
         _refresh_operands(op, args)
+        _refuse_saved_inference(op, args)
     if refusal is not None:
         raise refusal
     hook = profiler_hook[0]
@@ -93,6 +94,20 @@ def _refresh_operands(op, args):
         a = args[k]
         if isinstance(a, Tensor) and a._base is not None:
             _views.refresh(a)
+
+
+def _refuse_saved_inference(op, args):
+    """torch saves a recorded in-place op's operands before its kernel runs: an inference
+    tensor among those it saves (``x.mul_(t)`` saves ``t`` when ``x`` requires grad) is refused
+    before the kernel's own checks (shapes, dtypes)."""
+    guards = _guards(op)
+    for j, (kind, i) in enumerate(op.saved_spec):
+        a = args[i] if kind == INPUT and 0 < i < len(args) else None
+        if not isinstance(a, Tensor) or not a._is_inference:
+            continue
+        k = guards.get(j)
+        if k is None or (isinstance(args[k], Tensor) and args[k]._requires_grad):
+            raise RuntimeError(ERR_INFERENCE_SAVE)
 
 
 def _argument_refusal(op, args):
