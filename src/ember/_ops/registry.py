@@ -527,7 +527,8 @@ class OpDef:
             keys = self.__dict__.setdefault("_formula_keys", {})
             keys[idx] = order
             self.formulas.sort(key=lambda f: keys[f[0]])
-            self.recorder = self.save_guards = None  # what is saved when may have changed
+            # what is saved when may have changed (the generated caller records inline)
+            self.recorder = self.save_guards = self.caller = None
             if "_apply" in vars(self.node_cls):  # regenerated with the new formula
                 delattr(self.node_cls, "_apply")
             return fn
@@ -599,7 +600,7 @@ class OpDef:
             setattr(self.node_cls, f"_saved_{name}", _saved_property(j))
             if self.saved_spec[j][0] in (INPUT, RESULT):
                 setattr(self.node_cls, f"_raw_saved_{name}", raw_saved_property(j))
-            self.recorder = self.inplace_caller = None
+            self.recorder = self.inplace_caller = self.caller = None
         return self.saved_names.index(name)
 
     def _classify(self, name):
@@ -1103,12 +1104,17 @@ def _compile_caller(op):
     if op.differentiable:
         cond = " or ".join(f"(isinstance(a{k}, Tensor) and a{k}._requires_grad)"
                            for k in range(n))
-        # record() written out for the usual case (its recorder made, no anomaly mode, no
-        # saved tensor hooks)
-        lines += [f"        if {cond}:", "            rec = op.recorder",
-                  "            if rec is None or state.anomaly or state.saved_hooks:",
-                  "                record(op, args, (res,))", "            else:",
-                  "                rec(args, (res,), None)"]
+        # record() written out for the usual case (no anomaly mode, no saved tensor hooks),
+        # with the recorder's own lines (see _recorder_lines; grad() and _saved_slot make
+        # the caller again when what a node saves changes)
+        lines += [f"        if {cond}:",
+                  "            if state.anomaly or state.saved_hooks:",
+                  "                record(op, args, (res,))", "            else:"]
+        if _records_inline(op):
+            lines += ["                r = res"]
+            lines += ["            " + line for line in _recorder_lines(op, "args[0]")]
+        else:
+            lines += ["                record(op, args, (res,))"]
     else:
         lines.append("        pass")
     # (in inference mode a view of a normal tensor is a normal tensor, as torch's)
@@ -1128,7 +1134,7 @@ def _compile_caller(op):
              "across_devices": across_devices, "SPECIAL": _SPECIAL,
              "FLOATS": _FLOATS, "NATIVE": D.NATIVE_NP, "NATIVE_FLOAT": D.NATIVE_FLOAT_NP,
              "generic": _generic_showing_writes if op.writes else _tensor_call_generic,
-             "show_writes": show_writes}
+             "show_writes": show_writes, **_recorder_scope(op)}
     exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
     return scope["caller"]
 
@@ -1421,14 +1427,43 @@ def _compile_recorder(op):
 
     NOTE: this is the hottest code in ember (it runs once per recorded op). Unrolling removes
     the per-input loops and the generic dispatch on what each slot saves; the generated code
-    is exactly what the loop in ``_record_generic`` would do for this op.
+    is exactly what the loop in ``_record_generic`` would do for this op. The generated
+    Tensor path of the op has the same lines written out (see _compile_caller).
     """
-    if op.n_tensors > 4 or op.n_outputs != 1:
+    if not _records_inline(op):
         return lambda args, results, snapshot: _record_generic(op, args, results, snapshot)
-    lines = ["def recorder(args, results, snapshot):", "    node = node_cls()"]
+    lines = (["def recorder(args, results, snapshot):", "    r = results[0]"]
+             + _recorder_lines(op, "snapshot if snapshot is not None else args[0]")
+             + ["    return node"])
+    scope = _recorder_scope(op)
+    exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
+    return scope["recorder"]
+
+
+def _records_inline(op):
+    """Whether the op's recording is generated (else _record_generic does it)."""
+    return op.n_tensors <= 4 and op.n_outputs == 1
+
+
+def _recorder_scope(op):
+    return {"node_cls": op.node_cls, "number_cls": op.number_cls, "Tensor": Tensor,
+            "NO_EDGE": NO_EDGE,
+            "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
+            "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
+            "VERSIONED": VERSIONED,
+            "_sequence": _sequence, "_shape_of": _shape_of, "_strides_of": _strides_of,
+            "twin": complex_twin(op.node_cls), "REDUCED": D.REDUCED_NP, "op": op,
+            "integer_history": integer_history}
+
+
+def _recorder_lines(op, first_saved):
+    """The lines of ``record`` for one op (indented by four spaces), given ``args`` and its
+    result ``r``; they leave the node in ``node``. ``first_saved``: what a saved first input
+    is (a snapshot taken before an in-place call, or ``args[0]``)."""
+    lines = ["    node = node_cls()"]
     if op.number_cls is not None:
         numbers = " or ".join(f"not isinstance(args[{k}], Tensor)" for k in range(op.n_tensors))
-        lines[1] = f"    node = (number_cls if {numbers} else node_cls)()"
+        lines[0] = f"    node = (number_cls if {numbers} else node_cls)()"
     guards = _save_guards(op)
     saved_inputs = {i for j, (kind, i) in enumerate(op.saved_spec)
                     if kind == INPUT and j not in guards}
@@ -1461,9 +1496,9 @@ def _compile_recorder(op):
     saved, vers = [], []
     for j, (kind, i) in enumerate(op.saved_spec):
         if kind == INPUT:
-            lines += _save_input_lines(j, i, guards.get(j), i in saved_inputs)
+            lines += _save_input_lines(j, i, guards.get(j), i in saved_inputs, first_saved)
         elif kind == RESULT:
-            lines += ["    r = results[0]", "    vc = r._vc", "    if vc is None:",
+            lines += ["    vc = r._vc", "    if vc is None:",
                       "        vc = r._vc = [0]", f"    s{j} = (r._data, vc)", f"    v{j} = vc[0]"]
         elif kind == PARAM:
             lines += [f"    s{j} = args[{i}]", f"    v{j} = None"]
@@ -1479,38 +1514,29 @@ def _compile_recorder(op):
         saved.append(f"s{j}")
         vers.append(f"v{j}")
     if saved:
-        lines += [f"    node._saved = [{', '.join(saved)}]", f"    node._vers = [{', '.join(vers)}]"]
+        lines += [f"    node._saved = [{', '.join(saved)}]",
+                  f"    node._vers = [{', '.join(vers)}]"]
     differentiable = op.diff_outputs is None or op.diff_outputs[0]
-    lines += ["    r = results[0]"]
     attach = ["        r._grad_fn = node", "        r._output_nr = 0",
               "        r._requires_grad = True"]
     # (an integer or bool result, which nothing attaches to, may still be refused)
     integer = ["    elif not r._requires_grad and r is not args[0]:",
                "        integer_history(op, args, r, node)"]
     if differentiable and op.complex_grad:
-        lines += ["    dt = r._data.dtype", "    if dt.kind in 'fc' or dt in REDUCED:"
+        lines += ["    rdt = r._data.dtype", "    if rdt.kind in 'fc' or rdt in REDUCED:"
                   ] + attach + integer
     elif differentiable:
-        lines += ["    dt = r._data.dtype", "    kind = dt.kind",
-                  "    if kind == 'f' or dt in REDUCED:"] + attach
+        lines += ["    rdt = r._data.dtype", "    kind = rdt.kind",
+                  "    if kind == 'f' or rdt in REDUCED:"] + attach
         lines += ["    elif kind == 'c':", "        node.__class__ = twin"] + attach + integer
-    lines += ["    return node"]
-    scope = {"node_cls": op.node_cls, "number_cls": op.number_cls, "Tensor": Tensor,
-             "NO_EDGE": NO_EDGE,
-             "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
-             "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
-             "VERSIONED": VERSIONED,
-             "_sequence": _sequence, "_shape_of": _shape_of, "_strides_of": _strides_of,
-             "twin": complex_twin(op.node_cls), "REDUCED": D.REDUCED_NP, "op": op,
-             "integer_history": integer_history}
-    exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
-    return scope["recorder"]
+    return lines
 
 
-def _save_input_lines(j, i, guard, edge_checked):
+def _save_input_lines(j, i, guard, edge_checked, first_saved):
     """Recorder lines saving input ``i`` in slot ``j`` (only if input ``guard`` has an edge,
-    when it is not None). ``edge_checked``: the edge code already refused an inference tensor."""
-    src = "snapshot if snapshot is not None else args[0]" if i == 0 else f"args[{i}]"
+    when it is not None). ``edge_checked``: the edge code already refused an inference tensor.
+    ``first_saved``: what the first input saved is (see _recorder_lines)."""
+    src = first_saved if i == 0 else f"args[{i}]"
     body = [f"s{j} = {src}",
             f"if isinstance(s{j}, Tensor):",
             f"    vc = s{j}._vc",
