@@ -11,6 +11,12 @@ earlier), each library once and the order rotating; a phase's time is the differ
 medians of consecutive cuts. ``--counts`` adds what the load does not change: Python bytecodes
 executed (``sys.settrace`` opcode events) and Python function calls (``sys.setprofile``) per
 phase, ember only.
+
+The objects alive before timing (both libraries' modules) are frozen out of the garbage
+collector's generations (``gc.freeze()``): steps of two libraries taking turns leave the
+collector's counts uneven, and a full collection walking torch's and ember's import-time
+objects would otherwise land in whichever cut is running (one in a few hundred steps, some
+milliseconds each), which makes the phase differences swing. ``--no-freeze`` keeps them.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import pathlib  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -90,6 +97,8 @@ def main(argv=None):
     parser.add_argument("--counts", action="store_true")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--smoke", action="store_true", help="n = 64 instead of 256")
+    parser.add_argument("--no-freeze", action="store_true",
+                        help="leave the objects alive before timing in the collector's care")
     args = parser.parse_args(argv)
     data = make_data("w5", small=args.smoke)
     libs = {"ember": ember}
@@ -104,6 +113,9 @@ def main(argv=None):
            for k, fn in enumerate(cut_steps(lib, data))}
     for fn in fns.values():
         fn()
+    if not args.no_freeze:
+        gc.collect()
+        gc.freeze()
     times = interleaved(fns, args.rounds, 0.05, time.process_time)
     print(f"W5 n = {len(data['x'])}, CPU time, medians of {args.rounds} interleaved rounds; "
           f"ember from {os.path.dirname(os.path.dirname(ember.__file__))}")
