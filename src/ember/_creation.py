@@ -659,6 +659,9 @@ def meshgrid(*tensors, indexing=None):
 def cartesian_prod(*tensors):
     """Cartesian product of 1-D tensors: one row per combination."""
     from ._ops.shape import flatten, stack
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")

@@ -201,6 +201,9 @@ def renorm(input, p, dim, maxnorm):  # noqa: A002
     """Each slice along ``dim`` rescaled to p-norm at most ``maxnorm``."""
     from .pointwise import where
     from .statistics import vector_norm
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} "
+                           f"dimensions")
     if p <= 0:
         raise RuntimeError(f"renorm: non-positive-norm not supported")
     if maxnorm < 0:

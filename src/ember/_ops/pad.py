@@ -132,9 +132,10 @@ def _check_dims(input, pad):
 def _index_pad(input, pad, mode):
     nd = _check_dims(input, pad)
     pairs = _pairs(pad, input.ndim)
+    batched = input.ndim == nd + 2  # (only a batch dimension may be empty, channels may not)
     for d, left, right in pairs:
         n = input.shape[d]
-        if n == 0 or any(input.shape[i] == 0 for i in range(input.ndim - nd, input.ndim)):
+        if n == 0 or any(input.shape[i] == 0 for i in range(int(batched), input.ndim)):
             raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with "
                                f"possibly 0 batch size and other non-zero dimensions for input,"
                                f" but got: {list(input.shape)}")

@@ -328,6 +328,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         return _wrap(_repeat_index(input._data))
     x = flatten(input) if dim is None else input
     d = 0 if dim is None else _wrap_dim(dim, x.ndim)
+    if x.ndim == 0:  # (torch reads the size of dim, or unsqueezes after it, of the 0-d input)
+        if isinstance(repeats, Tensor):
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        _wrap_dim(d + 1, 0)
     if isinstance(repeats, Tensor):
         if repeats.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")

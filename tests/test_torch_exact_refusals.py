@@ -1,0 +1,47 @@
+"""Inputs torch refuses that ember used to accept: reflect and replicate padding of a tensor
+with an empty channel (or unbatched first) dimension, renorm below two dimensions,
+cartesian_prod of anything but 1-D tensors, and repeat_interleave along a dimension of a 0-d
+tensor. Each body runs on PyTorch and on ember (``oracle.same``: the same exception type and
+message, or the same result); the tests skip without torch.
+"""
+from __future__ import annotations
+
+import pytest
+from oracle import same
+
+_PAD_CASES = [((0, 3), (1, 1)), ((2, 0, 3), (1, 1)), ((0, 2, 3), (1, 1)),
+              ((2, 0, 3, 3), (1, 1, 1, 1)), ((0, 2, 3, 3), (1, 1, 1, 1)),
+              ((2, 3, 0, 3), (1, 1, 0, 0)), ((2, 0, 2, 3, 3), (1,) * 6),
+              ((0, 2, 2, 3, 3), (1,) * 6), ((3, 4), (2, 1))]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("case", _PAD_CASES, ids=str)
+def test_pad_of_empty_dimensions(mode, case):
+    shape, pad = case
+    same(lambda t: t.nn.functional.pad(t.ones(shape, requires_grad=True), pad, mode=mode))
+
+
+_CASES = {
+    "renorm_1d": lambda t: t.tensor([1.0, 2.0]).renorm(2, 0, 1.0),
+    "renorm_0d": lambda t: t.renorm(t.tensor(1.0), 2, 0, 1.0),
+    "renorm_2d": lambda t: t.tensor([[1.0, 2.0], [3.0, 4.0]]).renorm(2, 0, 1.0),
+    "cartesian_0d": lambda t: t.cartesian_prod(t.tensor(1.0), t.tensor(2.0)),
+    "cartesian_one_0d": lambda t: t.cartesian_prod(t.tensor(1.0)),
+    "cartesian_one_2d": lambda t: t.cartesian_prod(t.ones(2, 2)),
+    "cartesian_mixed": lambda t: t.cartesian_prod(t.ones(2), t.tensor(2.0)),
+    "cartesian_1d": lambda t: t.cartesian_prod(t.arange(2.0), t.arange(3.0)),
+    "repeat_interleave_0d_dim": lambda t: t.tensor(2.0).repeat_interleave(2, dim=0),
+    "repeat_interleave_0d_dim_last": lambda t: t.tensor(2.0).repeat_interleave(2, dim=-1),
+    "repeat_interleave_0d_bad_dim": lambda t: t.tensor(2.0).repeat_interleave(2, dim=1),
+    "repeat_interleave_0d_tensor": lambda t: t.tensor(2.0).repeat_interleave(
+        t.tensor([2]), dim=0),
+    "repeat_interleave_0d_flat": lambda t: t.tensor(2.0).repeat_interleave(2),
+    "repeat_interleave_0d_tensor_flat": lambda t: t.tensor(2.0).repeat_interleave(
+        t.tensor([3])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CASES))
+def test_refused_as_torch(name):
+    same(_CASES[name])
