@@ -1,8 +1,9 @@
 """Inputs torch refuses that ember used to accept: reflect and replicate padding of a tensor
 with an empty channel (or unbatched first) dimension, renorm below two dimensions,
-cartesian_prod of anything but 1-D tensors, and repeat_interleave along a dimension of a 0-d
-tensor. Each body runs on PyTorch and on ember (``oracle.same``: the same exception type and
-message, or the same result); the tests skip without torch.
+cartesian_prod of anything but 1-D tensors, repeat_interleave along a dimension of a 0-d
+tensor, and index_add of a source whose other dimensions differ from self's. Each body runs
+on PyTorch and on ember (``oracle.same``: the same exception type and message, or the same
+result); the tests skip without torch.
 """
 from __future__ import annotations
 
@@ -39,6 +40,20 @@ _CASES = {
     "repeat_interleave_0d_flat": lambda t: t.tensor(2.0).repeat_interleave(2),
     "repeat_interleave_0d_tensor_flat": lambda t: t.tensor(2.0).repeat_interleave(
         t.tensor([3])),
+    "index_add_0d_source": lambda t: t.zeros(3).index_add(0, t.tensor([1]), t.tensor(2.0)),
+    "index_add__0d_source": lambda t: t.zeros(3).index_add_(0, t.tensor(1), t.tensor(2.0)),
+    "index_add_0d_self": lambda t: t.zeros(()).index_add(0, t.tensor([0]), t.tensor([2.0])),
+    "index_add_0d_both": lambda t: t.zeros(()).index_add(0, t.tensor([0]), t.tensor(2.0)),
+    "index_add_other_dims": lambda t: t.zeros(3, 2).index_add(0, t.tensor([1]), t.ones(1, 3)),
+    "index_add_more_dims": lambda t: t.zeros(3, 2).index_add(0, t.tensor([1]),
+                                                            t.ones(1, 2, 1)),
+    "index_add_dim_beyond_source": lambda t: t.zeros(3, 1).index_add(1, t.tensor([0]),
+                                                                    t.ones(3)),
+    "index_add_ok": lambda t: t.zeros(3, 2).index_add(1, t.tensor([1]), t.ones(3, 1),
+                                                      alpha=2),
+    "index_copy_0d_source": lambda t: t.zeros(3).index_copy(0, t.tensor([1]), t.tensor(2.0)),
+    "index_reduce_other_dims": lambda t: t.zeros(3, 2).index_reduce(
+        0, t.tensor([1]), t.ones(1, 3), "prod"),
 }
 
 

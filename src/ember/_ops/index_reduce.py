@@ -12,8 +12,8 @@ import warnings
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor, _wrap
-from .indexing import (_check_index_dtype, _index_setup, _scatter_reduce, _wrap_dim,
-                       scatter_reduce_grads)
+from .indexing import (_check_index_dtype, _check_slices_match, _index_setup, _scatter_reduce,
+                       _wrap_dim, scatter_reduce_grads)
 from .registry import NONE, op
 
 __all__ = ["index_reduce"]
@@ -45,13 +45,7 @@ def _check(self, index, source, dim, reduce, include_self=True):
     if raw.ndim == 1 and ((raw < 0) | (raw >= size)).any():  # negative ones too, as torch
         raise IndexError("index out of range in self")
     _index_setup(self._data, index._data, source._data, dim, "index_reduce_")
-    ndim = max(self.ndim, 1)
-    d = dim % ndim
-    other = [n for k, n in enumerate(self.shape) if k != d]
-    if source.ndim != self.ndim or [n for k, n in enumerate(source.shape) if k != d] != other:
-        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
-                           f"specified dimension. Got self.shape = {list(self.shape)} "
-                           f"source.shape = {list(source.shape)}")
+    _check_slices_match(tuple(self.shape), tuple(source.shape), dim % max(self.ndim, 1))
 
 
 @op("index_reduce", tensors=3, promote=NONE, node="IndexReduceBackward0", check=_check)
@@ -77,13 +71,15 @@ def _warn_beta():
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):  # noqa: A002
     """Reduce the slices of ``source`` into those of ``input`` at ``index`` along ``dim``."""
-    _warn_beta()
-    return _index_reduce(input, index, source, dim, reduce, include_self)
+    result = _index_reduce(input, index, source, dim, reduce, include_self)
+    _warn_beta()  # (torch warns once its checks have passed)
+    return result
 
 
 def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    result = _index_reduce.inplace(self, index, source, dim, reduce, include_self)
     _warn_beta()
-    return _index_reduce.inplace(self, index, source, dim, reduce, include_self)
+    return result
 
 
 Tensor.index_reduce = (lambda self, dim, index, source, reduce, *, include_self=True:

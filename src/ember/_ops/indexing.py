@@ -398,6 +398,16 @@ def index_select(input, dim, index, *, out=None):
     return _index_select(input, index, dim)
 
 
+def _check_slices_match(self_shape, source_shape, d):
+    # index_add's own check (torch's index_copy broadcasts a 0-d source instead)
+    others = [n for k, n in enumerate(self_shape) if k != d]
+    if (len(source_shape) != len(self_shape)
+            or [n for k, n in enumerate(source_shape) if k != d] != others):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(self_shape)} "
+                           f"source.shape = {list(source_shape)}")
+
+
 def _index_setup(self, index, source, dim, name, exc=IndexError):
     index = index.reshape(-1) if index.ndim <= 1 else index
     if index.ndim > 1:
@@ -411,10 +421,15 @@ def _index_setup(self, index, source, dim, name, exc=IndexError):
             raise RuntimeError(f"{name}(): self ({D._BY_NP[self.dtype].scalar_name}) and "
                                f"source ({D._BY_NP[source.dtype].scalar_name}) must have the "
                                "same scalar type")
+        if 0 < source.ndim <= d:
+            raise RuntimeError(f"{name}(): Indexing dim {d} is out of bounds of the source "
+                               f"tensor with dim {source.ndim}")
         n = source.shape[d] if source.ndim else 1
         if n != index.shape[0]:
             raise RuntimeError(f"{name}(): Number of indices ({index.shape[0]}) should be equal "
                                f"to source.size(dim): ({n}), for dim: {d}")
+        if name == "index_add_":
+            _check_slices_match(self.shape, source.shape, d)
         source = source.reshape(source.shape or (1,))
     if name == "index_add_" and self.ndim <= 1:  # torch's one-dimensional kernel says less
         if ((index < 0) | (index >= flat.shape[d])).any():
