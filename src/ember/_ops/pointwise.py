@@ -272,8 +272,14 @@ def _(other_t, alpha):
 @op("rsub", elementwise=True, tensors=2, node="RsubBackward0", number_node="RsubBackward1",
     check=_sub_check, weak_scalars=True, quiet=True)
 def rsub(self, other, alpha=1):
-    """other - alpha * self (what ``2 - x`` computes)."""
-    return other - self if alpha == 1 else other - self * _alpha(self, alpha)
+    """other - alpha * self (what ``2 - x`` computes). Shapes that don't broadcast are
+    named in the order torch's kernel reads them, ``other`` first."""
+    try:
+        return other - self if alpha == 1 else other - self * _alpha(self, alpha)
+    except ValueError as e:
+        if "broadcast" in str(e):
+            raise broadcast_error((other, self)) from None
+        raise
 
 
 @rsub.grad("self")

@@ -1086,7 +1086,8 @@ def _compile_caller(op):
     lines += ["    try:"] + ["        " + line for line in call]
     lines += ["    except ValueError as e:",
               "        if 'broadcast' in str(e):",
-              f"            raise broadcast_error(args[:{n}]) from None",
+              "            raise (saved_inference_error(op, args)",
+              f"                   or broadcast_error(args[:{n}])) from None",
               "        raise",
               "    except TypeError:  # (a GPU array refusing a host one)",
               "        again = across_devices(op, args)",
@@ -1125,7 +1126,8 @@ def _compile_caller(op):
                   "        show_writes(op, args, res)"]
     lines.append("    return res")
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
-             "kernel": op.kernel, "broadcast_error": broadcast_error, "_new": object.__new__,
+             "kernel": op.kernel, "broadcast_error": broadcast_error,
+             "saved_inference_error": saved_inference_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
              "mark_view": _views.mark_view,
              "state": state, "record": record, "np_generic": np.generic,
@@ -1216,7 +1218,8 @@ def _tensor_call_generic(op, args):
             out = opmath.call(op, _arrays(op, args, dt))
     except ValueError as e:
         if "broadcast" in str(e):
-            raise broadcast_error(args[:op.n_tensors]) from None
+            raise (saved_inference_error(op, args)
+                   or broadcast_error(args[:op.n_tensors])) from None
         raise
     except TypeError:  # (a GPU array refusing a host one)
         again = across_devices(op, args)
@@ -1393,6 +1396,26 @@ def _pack_saved(node, op, results):
             saved[j] = pack_saved(results[idx], hooks, output_nr=nr)
         vers[j] = None
         node._hooked = True
+
+
+def saved_inference_error(op, args):
+    """torch's refusal to save an inference tensor, if the node of this recorded call would
+    save one, else None. torch saves a node's inputs before its kernel runs, so this comes
+    before the kernel's own errors (shapes that don't broadcast), and before any write."""
+    if not (state.grad_enabled and op.differentiable):
+        return None
+    tensors = [a for a in args[:op.n_tensors] if isinstance(a, Tensor)]
+    if not any(a._is_inference for a in tensors) or not any(a._requires_grad for a in tensors):
+        return None
+    guards = _guards(op)
+    for j, (kind, i) in enumerate(op.saved_spec):
+        a = args[i] if kind == INPUT else None
+        if not (isinstance(a, Tensor) and a._is_inference):
+            continue
+        k = guards.get(j)
+        if k is None or (isinstance(args[k], Tensor) and args[k]._requires_grad):
+            return RuntimeError(ERR_INFERENCE_SAVE)
+    return None
 
 
 def _guards(op):

@@ -922,6 +922,8 @@ def _check_zero_dim_key(self, key):
     if isinstance(key, slice):
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if isinstance(key, (int, np.integer)):
+        if key != 0:  # (torch's select checks the index against a size of 0 first)
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size 0")
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
 
