@@ -500,8 +500,7 @@ def _compile_inplace(op):
                   "        if x1.dtype != own.dtype or (x1 is not own and "
                   "may_share_memory(own, x1)) or (a1._base is not None and "
                   "a1._view_version != a1._vc[0]) or a1._is_inference:",
-                  f"            {general}  # (a view to regenerate, or an inference tensor "
-                  "to refuse: before the write)",
+                  f"            {general}  # (a view to regenerate, inference to refuse)",
                   "        wants = self._requires_grad or a1._requires_grad",
                   "    elif (type(a1) is float or type(a1) is int) and own.dtype.kind == 'f':",
                   f"        x1 = {scalar}",
