@@ -841,6 +841,11 @@ def _where(condition, self, other):
             out = masked_or_zero(condition, other, keep=False)
         if out is not None:
             return out
+    if not (is_array(self) or is_array(other)):  # two numbers: torch's dtype, not NumPy's
+        dt = D.result_type_of(((D.scalar_dtype(self), D.SCALAR),
+                               (D.scalar_dtype(other), D.SCALAR))).np
+        xp = get_xp(condition)
+        return xp.where(condition, xp.asarray(self, dt), xp.asarray(other, dt))
     return np.where(condition, self, other)
 
 

@@ -21,6 +21,7 @@ from .pointwise import (abs, derivative_not_implemented, div_scalar, eq, mul_sca
                         no_forward_ad, sign, where)
 from .reduction import (_a, _dims, _dtype_name, _kept_shape, _raw, _unreduce, amax, amin,
                         mean_all, mean_dim, sum_dim)
+from .indexing import _masked_fill
 from .shape import expand
 
 # -- var / std -----------------------------------------------------------------------------------
@@ -76,17 +77,21 @@ def _var_backward(grad, self, dim, correction, keepdim):
         dof = math.prod(shape) - correction
         m = mean_all(self)
         if dof <= 0:
-            # NOTE: 2 / 0 is inf: inf * 0 is NaN where self == mean, inf elsewhere (torch).
+            # NOTE: 2 / 0 is inf: inf * 0 is NaN where self == mean, inf elsewhere (torch),
+            # a constant of the default dtype, as torch's (a 0-dim grad of another dtype
+            # takes it, and the engine casts the gradient back: torch's ToCopyBackward0)
             return grad * where(eq(self, m), math.nan, math.inf)
         return mul_scalar(grad, 2.0 / dof) * (self - m)
     dof = math.prod(shape[d] for d in _dims(dim, len(shape))) - correction
     factor = 2.0 / dof if dof else math.inf
-    return (mul_scalar(_unreduce(grad, shape, dim, keepdim), factor)
-            * (self - mean_dim(self, dim, True)))
+    # (torch unsqueezes the gradient back only above one dimension: a 0-dim one broadcasts)
+    grad = _unreduce(grad, shape, dim, keepdim) if len(shape) > 1 else grad
+    return mul_scalar(grad, factor) * (self - mean_dim(self, dim, True))
 
 
 def _std_grad(grad, result):
-    return where(eq(result, 0), 0, _a(grad / (result * 2)))
+    """torch's std_backward: grad / (2 * std), 0 where std is 0 (masked_fill's node)."""
+    return _masked_fill(_a(grad / mul_scalar(result, 2)), eq(result, 0), 0)
 
 
 def _mean_backward(grad, shape, dim, keepdim):

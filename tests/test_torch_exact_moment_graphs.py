@@ -1,0 +1,70 @@
+"""The graph a ``create_graph`` gradient of ``std`` and ``var`` records, node by node, as
+torch's formulas build it (``std_backward``'s ``masked_fill``, ``var_backward``'s constant
+where the degrees of freedom are not positive, no unsqueeze back onto one dimension), and
+the dtype of ``where`` between two Python numbers (the default dtype, as torch's).
+
+Each body runs on PyTorch 2.13 and on ember (``oracle.same``); the tests skip without torch.
+"""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import pytest
+from oracle import same
+
+
+def _tree(fn, depth=5):
+    """The names of ``fn`` and the nodes under it, ``depth`` levels down."""
+    if fn is None:
+        return None
+    if depth == 0:
+        return fn.name()
+    return fn.name(), tuple(_tree(f, depth - 1) for f, _ in fn.next_functions)
+
+
+_INPUTS = {"0-dim": 0.22, "one": [0.22], "two": [1., 2.], "equal": [1., 1.],
+           "matrix": [[1., 3.], [2., 2.5]], "row": [[1., 3.]]}
+
+
+def _moment_graphs(t, data, dtype):
+    """Each moment's gradient and its graph, over dims and corrections (0 to 2 degrees of
+    freedom short)."""
+    out = []
+    dims = [None, 0, -1] if isinstance(data, list) else [None]
+    for fn, dim, correction in itertools.product(["std", "var"], dims, [1, 2, 3]):
+        x = t.tensor(data, dtype=getattr(t, dtype), requires_grad=True)
+        kw = {} if dim is None else {"dim": dim}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (degrees of freedom <= 0)
+            y = getattr(x, fn)(correction=correction, **kw)
+        g, = t.autograd.grad(y.sum(), x, create_graph=True)
+        out.append((fn, dim, correction, g, _tree(g.grad_fn)))
+    return out
+
+
+@pytest.mark.parametrize("data", sorted(_INPUTS))
+def test_moment_gradient_graph(data):
+    same(lambda t: _moment_graphs(t, _INPUTS[data], "float32"), check_warnings=False)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16"])
+def test_moment_gradient_graph_of_other_dtypes(dtype):
+    """A 0-dim gradient of another dtype times the default dtype's constant: torch's cast."""
+    same(lambda t: _moment_graphs(t, _INPUTS["two"], dtype), rtol=1e-3, check_warnings=False)
+
+
+def test_std_gradient_accumulated_with_create_graph():
+    def body(t):
+        x = t.tensor(0.22, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x.std().exp().sum().backward(create_graph=True)
+        return x.grad, _tree(x.grad.grad_fn)
+    same(body)
+
+
+@pytest.mark.parametrize("a, b", [(1., 2.), (1, 2), (1, 2.), (True, False), (1j, 2),
+                                  (True, 2.5), (float("nan"), float("inf"))])
+def test_where_between_two_numbers(a, b):
+    same(lambda t: t.where(t.tensor([1., 2.]) > 1, a, b))
