@@ -120,7 +120,7 @@ _STACKS = [("hstack", np.hstack), ("vstack", np.vstack), ("dstack", np.dstack),
            ("column_stack", np.column_stack), ("row_stack", np.vstack)]
 for _name, _np_fn in _STACKS:
     row(_name, getattr(ember, _name), _name if _name != "row_stack" else "vstack",
-        [SH._cat, SH.split_with_sizes],
+        [SH._cat, SH.slice_],
         lambda m: [S("vectors", [m(3), m(3)]), S("matrices", [m(2, 3), m(2, 3)]),
                    S("0dims", [m(), m()]), S("one", [m(2, 2)]), S("3d", [m(2, 2, 1), m(2, 2, 1)])],
         np_ref=_np_fn, dtypes=("float32", "float64", "int64"))

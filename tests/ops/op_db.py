@@ -1209,7 +1209,7 @@ def _cat_samples(m):
             S("with_empty", [m(0, 3), m(2, 3)]), S("kw", [m(2), m(3)], dim=0)]
 
 
-row("cat", ember.cat, "cat", [SH._cat, SH.split_with_sizes], _cat_samples,
+row("cat", ember.cat, "cat", [SH._cat, SH.slice_], _cat_samples,
     np_ref=lambda ts, dim=0: np.concatenate(ts, axis=dim),
     dtypes=("float32", "float64", "int64", "bool"))
 row("cat_mixed_dtypes", ember.cat, "cat", [SH._cat],
@@ -1226,7 +1226,7 @@ def _stack_samples(m):
             S("dim1", [m(2, 2), m(2, 2)], 1), S("0dims", [m(), m()]), S("one", [m(2)])]
 
 
-row("stack", ember.stack, "stack", [SH._stack, SH.unbind], _stack_samples,
+row("stack", ember.stack, "stack", [SH._stack, SH.select], _stack_samples,
     np_ref=lambda ts, dim=0: np.stack(ts, axis=dim),
     dtypes=("float32", "float64", "int64", "bool"))
 row("unbind", ember.unbind, "unbind", [SH.unbind, SH._stack],

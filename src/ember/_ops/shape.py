@@ -1314,10 +1314,14 @@ def _cat(tensors, dim=0):
 def _(grad, dim, shapes):
     kept = [s for s in shapes if not _legacy_empty(s)] or shapes
     d = dim % len(kept[0])
-    parts = iter(split_with_sizes(grad, [s[d] for s in kept], d))
-    if len(kept) == len(shapes):
-        return list(parts)
-    return [zero_gradient(grad, (0,)) if _legacy_empty(s) else next(parts) for s in shapes]
+    out, start = [], 0
+    for s in shapes:  # (torch narrows the gradient for each input: SliceBackward0 nodes)
+        if _legacy_empty(s):
+            out.append(zero_gradient(grad, (0,)))
+            continue
+        out.append(slice_(grad, d, start, start + s[d], 1))
+        start += s[d]
+    return out
 
 
 def cat(tensors, dim=0, *, out=None):
@@ -1341,12 +1345,14 @@ def _stack(tensors, dim=0):
 
 @_stack.grad("tensors")
 def _(grad, dim):
-    return unbind(grad, dim)
+    d = _wrap_dim(dim, grad.ndim)  # (torch selects each input's gradient: SelectBackward0)
+    return [select(grad, d, i) for i in range(grad.shape[d])]
 
 
 @_stack.batched_grad("tensors")
 def _(grad, dim):
-    return unbind(grad, _wrap_dim(dim, grad.ndim - 1) + 1)
+    d = _wrap_dim(dim, grad.ndim - 1) + 1
+    return [select(grad, d, i) for i in range(grad.shape[d])]
 
 
 def stack(tensors, dim=0, *, out=None):

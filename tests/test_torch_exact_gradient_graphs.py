@@ -1,7 +1,8 @@
-"""The graph a ``create_graph`` gradient of ``std`` and ``var`` records, node by node, as
-torch's formulas build it (``std_backward``'s ``masked_fill``, ``var_backward``'s constant
-where the degrees of freedom are not positive, no unsqueeze back onto one dimension), and
-the dtype of ``where`` between two Python numbers (the default dtype, as torch's).
+"""The graph a ``create_graph`` gradient records, node by node, as torch's formulas build
+it: ``std_backward``'s ``masked_fill``, ``var_backward``'s constant where the degrees of
+freedom are not positive and no unsqueeze back onto one dimension, ``cat``'s gradient as one
+slice per input and ``stack``'s as one select per input; and the dtype of ``where`` between
+two Python numbers (the default dtype, as torch's).
 
 Each body runs on PyTorch 2.13 and on ember (``oracle.same``); the tests skip without torch.
 """
@@ -68,3 +69,26 @@ def test_std_gradient_accumulated_with_create_graph():
                                   (True, 2.5), (float("nan"), float("inf"))])
 def test_where_between_two_numbers(a, b):
     same(lambda t: t.where(t.tensor([1., 2.]) > 1, a, b))
+
+
+_JOINS = {
+    "cat": lambda t, a, b: t.cat([a, b], 0), "cat_dim1": lambda t, a, b: t.cat([a, a], 1),
+    "cat_one": lambda t, a, b: t.cat([a], 0),
+    "cat_legacy_empty": lambda t, a, b: t.cat([t.zeros(0, requires_grad=True), a, b]),
+    "hstack": lambda t, a, b: t.hstack([a, a]), "vstack": lambda t, a, b: t.vstack([a, b]),
+    "column_stack": lambda t, a, b: t.column_stack([a, a]),
+    "block_diag": lambda t, a, b: t.block_diag(a, b),
+    "stack": lambda t, a, b: t.stack([a, a], 1), "stack_last": lambda t, a, b: t.stack([b, b], -1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_JOINS))
+def test_join_gradient_graph(name):
+    def body(t):
+        a = t.tensor([[1., 2.]], requires_grad=True)
+        b = t.tensor([[3., 4.], [5., 6.]], requires_grad=True)
+        w = t.tensor(2., requires_grad=True)
+        grads = t.autograd.grad((_JOINS[name](t, a, b) * w).sum(), [a, b], create_graph=True,
+                                allow_unused=True)
+        return [(g, None if g is None else _tree(g.grad_fn, 2)) for g in grads]
+    same(body)
