@@ -22,7 +22,7 @@ from ..autograd.graph import (ERR_FREED, Node, follow_base, move_retained_grad,
                               register_following_view, short_node_name)
 from .empty_views import placed
 from .inplace import has_internal_overlap
-from .registry import NONE, _sequence, op
+from .registry import NONE, _sequence, op, record
 from .shape import _CONTIGUOUS, clone
 
 
@@ -261,7 +261,12 @@ def _regenerate_into(view):
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
-        regen = view_of_base(view._base, view._view_chain, _geometries(view))
+        geometries = _geometries(view)
+        regen = view_of_base(view._base, view._view_chain, geometries)
+        if regen._grad_fn is None:
+            # the base no longer requires grad (detached in place): torch still regenerates
+            # the view's AsStridedBackward0, with no edge
+            record(view_of_base, (view._base, view._view_chain, geometries), (regen,))
     finally:
         state.grad_enabled = prev
     view._grad_fn, view._output_nr = regen._grad_fn, regen._output_nr
