@@ -31,6 +31,9 @@ class Op:
     view: bool = False
     target: object = is_float  # in-place ops: which tensors they may write into
     base: object = any_tensor  # view ops: which tensors in-place ops may write through them
+    # ``undefined(template, env)``: torch's result of this call is not defined (it reads
+    # memory it never wrote), so the call is not made
+    undefined: object = None
 
     def render(self, g, first=None):
         """The call's source and the variables it reads. ``first``: ``(text, value)`` to use
@@ -47,14 +50,28 @@ class Op:
             if isinstance(t, str) and t in live:
                 uses.append(t)
         template = g.rng.choice(self.templates)
+        if self.undefined is not None and self.undefined(template, env):
+            raise Skip
         return template.format(**{k: v[0] for k, v in env.items()}), tuple(uses)
 
 
 def op(name, templates, *, outputs=1, weight=1.0, view=False, target=is_float, base=any_tensor,
-       **args):
+       undefined=None, **args):
     if isinstance(templates, str):
         templates = (templates,)
-    return Op(name, templates, args, outputs, weight, view, target, base)
+    return Op(name, templates, args, outputs, weight, view, target, base, undefined)
+
+
+def _median_along_expanded(template, env):
+    """torch's median along a dimension whose stride is 0 (an expanded tensor, such as sum's
+    gradient) sorts a buffer it only partly fills: values and indices are whatever that
+    memory held (tiny denormals, zeros), different from run to run."""
+    if "median" not in template:
+        return False
+    x, d = env["x"][1], env["d"][1]
+    if not -x.dim() <= d < max(x.dim(), 1) or x.dim() == 0:
+        return False
+    return x.stride(d) == 0 and x.shape[d] > 1
 
 
 # -- makers specific to shapes and indexing ------------------------------------------------------
@@ -304,7 +321,7 @@ OPS: list[Op] = [
     op("max_dim", ("torch.max({x}, {d})", "{x}.min({d}, keepdim=True)",
                    "torch.sort({x}, {d})", "{x}.cummax({d})", "torch.median({x}, {d})",
                    "torch.std_mean({x}, {d})", "torch.var_mean({x})"),
-       outputs=2, x=REALNUM, d=dim("x")),
+       outputs=2, x=REALNUM, d=dim("x"), undefined=_median_along_expanded),
     op("topk", "torch.topk({x}, {k}, {d})", outputs=2, x=tensor(nonempty()), d=dim("x"),
        k=choice(1, 2)),
     op("argmax", ("{x}.argmax()", "{x}.argmax({d})", "torch.argmin({x}, {d}, keepdim=True)",
