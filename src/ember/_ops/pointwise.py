@@ -841,12 +841,16 @@ def _where(condition, self, other):
             out = masked_or_zero(condition, other, keep=False)
         if out is not None:
             return out
-    if not (is_array(self) or is_array(other)):  # two numbers: torch's dtype, not NumPy's
+    if type(self) in _PYTHON_NUMBERS and type(other) in _PYTHON_NUMBERS:
+        # two Python numbers: torch's dtype for them, not NumPy's (float64 for floats)
         dt = D.result_type_of(((D.scalar_dtype(self), D.SCALAR),
                                (D.scalar_dtype(other), D.SCALAR))).np
         xp = get_xp(condition)
         return xp.where(condition, xp.asarray(self, dt), xp.asarray(other, dt))
     return np.where(condition, self, other)
+
+
+_PYTHON_NUMBERS = (bool, int, float, complex)
 
 
 def _is_plus_zero(x, dtype):
