@@ -1,8 +1,9 @@
 """The graph a ``create_graph`` gradient records, node by node, as torch's formulas build
 it: ``std_backward``'s ``masked_fill``, ``var_backward``'s constant where the degrees of
 freedom are not positive and no unsqueeze back onto one dimension, ``cat``'s gradient as one
-slice per input and ``stack``'s as one select per input; and the dtype of ``where`` between
-two Python numbers (the default dtype, as torch's).
+slice per input and ``stack``'s as one select per input, ``sinc``'s quotient before the
+gradient multiplies it, a view regenerated after its base stopped requiring grad; and the
+dtype of ``where`` between two Python numbers (the default dtype, as torch's).
 
 Each body runs on PyTorch 2.13 and on ember (``oracle.same``); the tests skip without torch.
 """
@@ -91,4 +92,39 @@ def test_join_gradient_graph(name):
         grads = t.autograd.grad((_JOINS[name](t, a, b) * w).sum(), [a, b], create_graph=True,
                                 allow_unused=True)
         return [(g, None if g is None else _tree(g.grad_fn, 2)) for g in grads]
+    same(body)
+
+
+@pytest.mark.parametrize("how", ["detach_", "requires_grad_", "detach_nonleaf"])
+@pytest.mark.parametrize("write", ["index", "slice", "add_"])
+def test_view_regenerated_after_its_base_stopped_requiring_grad(how, write):
+    """A view of a base that no longer requires grad (detached in place), written through the
+    base: torch regenerates the view's AsStridedBackward0, with no edge."""
+    def body(t):
+        x = t.tensor([1.2, -0.67], requires_grad=True)
+        base = x * 1 if how == "detach_nonleaf" else x
+        v = base.view(1, -1)
+        if how == "requires_grad_":
+            base.requires_grad_(False)
+        else:
+            base.detach_()
+        if write == "index":
+            base[t.tensor([1, -1, 0])] = -0.21
+        elif write == "slice":
+            base[0:1] = -0.21
+        else:
+            base.add_(1)
+        y = v * 2
+        y.sum().backward()
+        return v, v.is_leaf, _tree(v.grad_fn), _tree(y.grad_fn), x.grad
+    same(body)
+
+
+def test_sinc_gradient_graph():
+    def body(t):
+        x = t.tensor([[-1.22, 0.0, 1.0], [-0.51, 1.0, -0.77]], requires_grad=True)
+        w = t.tensor([1., 2., 3.], requires_grad=True)
+        g, = t.autograd.grad((x.sinc() * w).sum(), [x], create_graph=True)
+        gg, = t.autograd.grad(g.sum(), [x])
+        return g, _tree(g.grad_fn, 4), gg
     same(body)
