@@ -1,9 +1,9 @@
 """Inputs torch refuses that ember used to accept: reflect and replicate padding of a tensor
 with an empty channel (or unbatched first) dimension, renorm below two dimensions,
 cartesian_prod of anything but 1-D tensors, repeat_interleave along a dimension of a 0-d
-tensor, and index_add of a source whose other dimensions differ from self's. Each body runs
-on PyTorch and on ember (``oracle.same``: the same exception type and message, or the same
-result); the tests skip without torch.
+tensor, index_add of a source whose other dimensions differ from self's, and negative sizes
+given to expand. Each body runs on PyTorch and on ember (``oracle.same``: the same exception
+type and message, or the same result); the tests skip without torch.
 """
 from __future__ import annotations
 
@@ -52,6 +52,12 @@ _CASES = {
     "index_add_ok": lambda t: t.zeros(3, 2).index_add(1, t.tensor([1]), t.ones(3, 1),
                                                       alpha=2),
     "index_copy_0d_source": lambda t: t.zeros(3).index_copy(0, t.tensor([1]), t.tensor(2.0)),
+    **{f"expand_{list(shape)}_to_{list(size)}": (
+        lambda t, shape=shape, size=size: t.ones(shape, requires_grad=True).expand(*size))
+       for shape, size in [((), (-1,)), ((), (-2,)), ((), (2, -1)), ((2,), (-1, 2)),
+                           ((2,), (-2, 2)), ((2,), (3, -2)), ((2,), (-1,)), ((2,), (-2,)),
+                           ((1,), (-3,)), ((2, 1), (2, -2)), ((2, 1), (-1, 3, -2)),
+                           ((), ()), ((), (0,)), ((1,), (0,)), ((), (3,))]},
     "index_reduce_other_dims": lambda t: t.zeros(3, 2).index_reduce(
         0, t.tensor([1]), t.ones(1, 3), "prod"),
 }

@@ -384,7 +384,7 @@ def _expand(self, size):
     size = tuple(size)
     nd = len(size)
     shape = self.shape  # (read once: ndarray.shape builds a new tuple on every access)
-    if not shape and type(self) is np.ndarray and -1 not in size:
+    if not shape and min(size, default=0) >= 0 and type(self) is np.ndarray:
         # a 0-d array to any shape (sum's gradient): one number everywhere, stride 0 (what
         # _expanded gives it, without working out the strides)
         return np.ndarray(size, self.dtype, self, 0, (0,) * nd)
@@ -394,13 +394,11 @@ def _expand(self, size):
         raise RuntimeError(f"expand({typename}{{{list(shape)}}}, size={list(size)}): "
                            f"the number of sizes provided ({nd}) must be greater or equal to "
                            f"the number of dimensions in the tensor ({len(shape)})")
-    for i in range(lead):
-        if size[i] == -1:
-            raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
-                               f"leading, non-existing dimension {i}")
+    if not shape and min(size, default=0) < 0:  # (torch's 0-d path checks no size first)
+        raise RuntimeError("numel: integer multiplication overflow")
     target = list(size)
-    for k, n in enumerate(shape):
-        s = size[lead + k]
+    for k in reversed(range(len(shape))):  # (the last dimension first, as torch checks)
+        n, s = shape[k], size[lead + k]
         if s == -1:
             target[lead + k] = n
         elif n != s and n != 1:
@@ -408,6 +406,12 @@ def _expand(self, size):
                 f"The expanded size of the tensor ({s}) must match the existing size "
                 f"({n}) at non-singleton dimension {lead + k}.  Target sizes: "
                 f"{list(size)}.  Tensor sizes: {list(shape)}")
+    for i in reversed(range(lead)):
+        if size[i] == -1:
+            raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                               f"leading, non-existing dimension {i}")
+    if min(target, default=0) < 0:  # (another negative size: torch's count of elements)
+        raise RuntimeError("numel: integer multiplication overflow")
     return _expanded(self, tuple(target))
 
 
@@ -454,6 +458,8 @@ def _broadcast_view(a, target):
 
 def expand(self, *args, size=None, implicit=False):
     # (implicit: torch's flag for traced expansions; it changes nothing when run)
+    if size is None and not args:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     size = args if size is None else args_or_keyword(args, size, "expand", "size")
     if not isinstance(self, Tensor):  # a first-order formula's gradient
         if (type(self) is np.ndarray and self.ndim == 0 and len(size) == 1
