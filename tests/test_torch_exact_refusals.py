@@ -2,8 +2,10 @@
 with an empty channel (or unbatched first) dimension, renorm below two dimensions,
 cartesian_prod of anything but 1-D tensors, repeat_interleave along a dimension of a 0-d
 tensor, index_add of a source whose other dimensions differ from self's, and negative sizes
-given to expand. Each body runs on PyTorch and on ember (``oracle.same``: the same exception
-type and message, or the same result); the tests skip without torch.
+given to expand, max_pool1d of an empty channel or length; and what ember refused where torch
+computes: linear of an input with no features. Each body runs on PyTorch and on ember
+(``oracle.same``: the same exception type and message, or the same result); the tests skip
+without torch.
 """
 from __future__ import annotations
 
@@ -66,3 +68,29 @@ _CASES = {
 @pytest.mark.parametrize("name", sorted(_CASES))
 def test_refused_as_torch(name):
     same(_CASES[name])
+
+
+_POOL_SHAPES = [(2, 0), (1, 2, 0), (1, 0, 3), (0, 3), (0, 2, 3), (2, 3), (4,), (1, 1, 1, 4)]
+
+
+@pytest.mark.parametrize("return_indices", [False, True])
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("shape", _POOL_SHAPES, ids=str)
+def test_max_pool1d_of_empty_and_wrong_dimensions(shape, requires_grad, return_indices):
+    same(lambda t: t.nn.functional.max_pool1d(t.zeros(shape, requires_grad=requires_grad), 2,
+                                              1, return_indices=return_indices))
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("case", [((0,), (2, 0)), ((0,), (0, 0)), ((3, 0), (2, 0)),
+                                  ((2, 3, 0), (2, 0)), ((2, 0, 3), (4, 3))], ids=str)
+def test_linear_with_no_input_features(case, bias):
+    # (ember refused a 1-D input with no elements: the rows it flattens to were given as -1)
+    shape, weight = case
+
+    def body(t):
+        x = t.zeros(shape, requires_grad=True)
+        out = t.nn.functional.linear(x, t.zeros(weight), t.ones(weight[0]) if bias else None)
+        out.sum().backward()
+        return out, out.grad_fn.name(), x.grad
+    same(body)

@@ -197,7 +197,8 @@ def linear(input, weight, bias=None):
             input.ndim == 3 or bias.ndim == 1):
         # NOTE: torch's _flatten_nd_linear: a contiguous input is viewed as 2-D for one addmm
         # and the result viewed back (ViewBackward0 <- AddmmBackward0 <- ViewBackward0).
-        out = addmm(bias, input.view(-1, input.shape[-1]), t(weight))
+        rows = math.prod(input.shape[:-1])  # (not -1: an input with no elements has any)
+        out = addmm(bias, input.view(rows, input.shape[-1]), t(weight))
         return out.view(tuple(input.shape[:-1]) + (out.shape[-1],))
     out = matmul(input, t(weight))
     return out if bias is None else out.add_(bias)

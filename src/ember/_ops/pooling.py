@@ -306,11 +306,19 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
                ceil_mode=False, return_indices=False):
     """Applies a 1D max pooling over an input signal composed of several input planes."""
-    if input.ndim not in (2, 3):
+    if input.ndim not in (2, 3) and return_indices:  # (torch's with-indices form's check)
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "max_pool1d)")
+    empty = input.ndim in (2, 3) and 0 in input.shape[input.ndim - 2:]  # (a batch may be)
+    if input.ndim not in (2, 3) or empty and not return_indices:
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
     ks, st, pads, dil = _pool_params(kernel_size, stride, padding, dilation, 1)
     x = unsqueeze(input, -2)
+    if empty:  # (torch's with-indices form checks as max_pool2d's)
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{list(x.shape)}")
     xb = x if x.ndim == 4 else unsqueeze(x, 0)
     _check_pool(xb, (1,) + ks, (1,) + st, (0,) + pads, (1,) + dil, ceil_mode, "max_pool1d")
     out, idx = max_pool2d_with_indices(x, (1,) + ks, (1,) + st, (0,) + pads, (1,) + dil,
