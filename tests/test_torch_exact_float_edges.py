@@ -43,7 +43,15 @@ _CORE = {
     "smooth_l1_loss": lambda t, x, y: t.nn.functional.smooth_l1_loss(x, y, reduction="none"),
     "float16_mul": lambda t, x, y: x.half() * y.half(),
     "backward": lambda t, x, y: _grad_of_product(t, x, y),
+    "glu": lambda t, x, y: t.nn.functional.glu(t.stack([x, y], -1), -1),
+    "glu_double_backward": lambda t, x, y: _glu_grads(t, x, y),
 }
+
+
+def _glu_grads(t, x, y):
+    xy = t.stack([x, y], -1).requires_grad_()
+    g, = t.autograd.grad(t.nn.functional.glu(xy, -1).sum(), xy, create_graph=True)
+    return g, t.autograd.grad(g.sum(), xy)[0]
 
 
 def _grad_of_product(t, x, y):

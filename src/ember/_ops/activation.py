@@ -967,7 +967,7 @@ Tensor.log_softmax = lambda self, dim, dtype=None: log_softmax(self, dim, dtype=
 
 
 # -- glu -------------------------------------------------------------------------------------
-@op("glu", node="GluBackward0")
+@op("glu", node="GluBackward0", quiet=True)
 def _glu(self, dim=-1):
     _floating(self, "glu_cpu")
     xp = get_xp(self)
@@ -982,7 +982,7 @@ def _(grad, self, dim):
 
 # glu's gradient is an op of its own, as in torch, so that create_graph records its
 # GluBackwardBackward0 (edges: the upstream gradient and the input).
-@op("glu_backward", tensors=2, node="GluBackwardBackward0")
+@op("glu_backward", tensors=2, node="GluBackwardBackward0", quiet=True)
 def glu_backward(grad_output, self, dim):
     xp = get_xp(self)
     a, b = xp.split(self, 2, axis=dim)
