@@ -149,3 +149,13 @@ def error_of(fn):
     except Exception as e:  # noqa: BLE001 - the type and text are what is compared
         return type(e).__name__, str(e)
     return None
+
+
+def graph_tree(fn, depth=5):
+    """The names of node ``fn`` and of the nodes under it, ``depth`` levels down (None for a
+    missing edge): what graph-structure tests compare between torch and ember."""
+    if fn is None:
+        return None
+    if depth == 0:
+        return fn.name()
+    return fn.name(), tuple(graph_tree(f, depth - 1) for f, _ in fn.next_functions)

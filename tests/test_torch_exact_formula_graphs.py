@@ -10,7 +10,7 @@ not installed.
 from __future__ import annotations
 
 import pytest
-from oracle import same
+from oracle import graph_tree, same
 
 _UNARY = {
     "atanh": lambda t, x: t.atanh(x),
@@ -33,14 +33,6 @@ def _written_view(x):
     return y
 
 
-def _tree(fn, depth=7):
-    if fn is None:
-        return None
-    if depth == 0:
-        return fn.name()
-    return (fn.name(), [_tree(f, depth - 1) for f, _ in fn.next_functions])
-
-
 @pytest.mark.parametrize("name", sorted(_UNARY))
 def test_second_order_graph(name):
     def body(t):
@@ -49,7 +41,7 @@ def test_second_order_graph(name):
         go = t.tensor([1.0, 0.5, -2.0], dtype=t.float64, requires_grad=True)
         g, = t.autograd.grad(_UNARY[name](t, x), [w], go * 1, create_graph=True)
         gg = t.autograd.grad((g * g).sum(), [w, go])
-        return g, _tree(g.grad_fn), gg
+        return g, graph_tree(g.grad_fn, 7), gg
     same(body)
 
 
@@ -67,7 +59,7 @@ def test_index_add_source_gradient(source_shape, alpha):
         go = t.ones_like(out, requires_grad=True)
         g, = t.autograd.grad(out.exp(), [s], go * 2, create_graph=True)
         gg = t.autograd.grad((g * g).sum(), [s, go])
-        return g, _tree(g.grad_fn), gg
+        return g, graph_tree(g.grad_fn, 7), gg
     same(body)
 
 
@@ -85,7 +77,8 @@ def test_put_and_take_gradients(accumulate):
         out = put.exp().sum() + (taken * taken).sum() + written.sin().sum()
         g = t.autograd.grad(out, [w, s], create_graph=True)
         gg = t.autograd.grad(sum((v * v).sum() for v in g), [w, s])
-        return (put, put._version, written._version, g, [_tree(v.grad_fn) for v in g], gg,
+        trees = [graph_tree(v.grad_fn, 7) for v in g]
+        return (put, put._version, written._version, g, trees, gg,
                 put.grad_fn.name(), written.grad_fn.name())
     same(body)
 

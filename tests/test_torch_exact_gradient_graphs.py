@@ -13,17 +13,7 @@ import itertools
 import warnings
 
 import pytest
-from oracle import same
-
-
-def _tree(fn, depth=5):
-    """The names of ``fn`` and the nodes under it, ``depth`` levels down."""
-    if fn is None:
-        return None
-    if depth == 0:
-        return fn.name()
-    return fn.name(), tuple(_tree(f, depth - 1) for f, _ in fn.next_functions)
-
+from oracle import graph_tree, same
 
 _INPUTS = {"0-dim": 0.22, "one": [0.22], "two": [1., 2.], "equal": [1., 1.],
            "matrix": [[1., 3.], [2., 2.5]], "row": [[1., 3.]]}
@@ -41,7 +31,7 @@ def _moment_graphs(t, data, dtype):
             warnings.simplefilter("ignore")  # (degrees of freedom <= 0)
             y = getattr(x, fn)(correction=correction, **kw)
         g, = t.autograd.grad(y.sum(), x, create_graph=True)
-        out.append((fn, dim, correction, g, _tree(g.grad_fn)))
+        out.append((fn, dim, correction, g, graph_tree(g.grad_fn)))
     return out
 
 
@@ -62,7 +52,7 @@ def test_std_gradient_accumulated_with_create_graph():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             x.std().exp().sum().backward(create_graph=True)
-        return x.grad, _tree(x.grad.grad_fn)
+        return x.grad, graph_tree(x.grad.grad_fn)
     same(body)
 
 
@@ -91,7 +81,7 @@ def test_join_gradient_graph(name):
         w = t.tensor(2., requires_grad=True)
         grads = t.autograd.grad((_JOINS[name](t, a, b) * w).sum(), [a, b], create_graph=True,
                                 allow_unused=True)
-        return [(g, None if g is None else _tree(g.grad_fn, 2)) for g in grads]
+        return [(g, None if g is None else graph_tree(g.grad_fn, 2)) for g in grads]
     same(body)
 
 
@@ -116,7 +106,7 @@ def test_view_regenerated_after_its_base_stopped_requiring_grad(how, write):
             base.add_(1)
         y = v * 2
         y.sum().backward()
-        return v, v.is_leaf, _tree(v.grad_fn), _tree(y.grad_fn), x.grad
+        return v, v.is_leaf, graph_tree(v.grad_fn), graph_tree(y.grad_fn), x.grad
     same(body)
 
 
@@ -126,5 +116,5 @@ def test_sinc_gradient_graph():
         w = t.tensor([1., 2., 3.], requires_grad=True)
         g, = t.autograd.grad((x.sinc() * w).sum(), [x], create_graph=True)
         gg, = t.autograd.grad(g.sum(), [x])
-        return g, _tree(g.grad_fn, 4), gg
+        return g, graph_tree(g.grad_fn, 4), gg
     same(body)

@@ -10,7 +10,7 @@ not installed.
 from __future__ import annotations
 
 import pytest
-from oracle import same
+from oracle import graph_tree, same
 
 _VIEWS = {
     "broadcast_same_shape": lambda t, x: t.broadcast_to(x, (-1, 4)),
@@ -22,15 +22,6 @@ _VIEWS = {
     "unsqueezed": lambda t, x: x.unsqueeze(0),
     "chained": lambda t, x: x.t()[1:].unsqueeze(-1),
 }
-
-
-def _tree(fn, depth=5):
-    """The names of ``fn`` and of what it leads to, ``depth`` levels deep."""
-    if fn is None:
-        return None
-    if depth == 0:
-        return fn.name()
-    return (fn.name(), [_tree(f, depth - 1) for f, _ in fn.next_functions])
 
 
 def _written_base(t, leaf):
@@ -58,7 +49,7 @@ def test_gradient_graph_through_regenerated_view(view, leaf):
             base.mul_(base)
         g, = t.autograd.grad(v.exp().sum(), [src], create_graph=True)
         gg, = t.autograd.grad((g * g).sum(), [src])
-        return v.grad_fn.name(), g, _tree(g.grad_fn), gg
+        return v.grad_fn.name(), g, graph_tree(g.grad_fn), gg
     same(body)
 
 
@@ -107,7 +98,7 @@ def test_gradient_graph_through_copy_slices(write, region):
         g = t.autograd.grad(base, [w, o], go * 1.5, create_graph=True, allow_unused=True)
         used = [x for x in g if x is not None and x.requires_grad]
         gg = t.autograd.grad(sum((x * x).sum() for x in used), [w, o, go], allow_unused=True)
-        return g, [_tree(x.grad_fn, 6) for x in used], gg
+        return g, [graph_tree(x.grad_fn, 6) for x in used], gg
     same(body)
 
 
@@ -119,7 +110,7 @@ def test_copy_slices_shrunk_program():
         y = t.erfc(x)
         y[0:1, :2].index_add_(0, t.tensor([0]), t.tensor([[[-0.46, -1.32, 1.0],
                                                               [0.79, 1.66, 0.0]]]))
-        x.register_hook(lambda g: seen.append(_tree(g.grad_fn)) or g + 1)
+        x.register_hook(lambda g: seen.append(graph_tree(g.grad_fn)) or g + 1)
         g, = t.autograd.grad(t.nn.functional.tanhshrink(y).mean(), [x], create_graph=True)
         gg, = t.autograd.grad(g.sum(), [x])
         return seen, g, gg
