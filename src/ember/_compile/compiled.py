@@ -18,7 +18,7 @@ from .._state import forward_hook, profiler_hook, recording, state
 from .._tensor import Tensor
 from ..autograd.graph import ERR_FREED, Node, gradient_edge, version_error
 from .config import config
-from .guards import Roots, _Identity, _tensor_meta, alias_pattern, flatten_args, world
+from .guards import Roots, _Identity, _tensor_meta, call_guard, flatten_args, world
 from .program import Program, _tensor_arg
 from .recorder import (
     CALL,
@@ -93,9 +93,10 @@ def _version_error(t, vc, version):
 class Entry:
     """One recording: its guards, its program, and how to wrap what the program returns."""
 
-    def __init__(self, spec, aliases, world_key, roots, program, template, out_info,
-                 sources, checked_outside, outside_plan):
-        self.spec, self.aliases, self.world_key, self.roots = spec, aliases, world_key, roots
+    def __init__(self, matches, program, template, out_info, sources, checked_outside,
+                 outside_plan):
+        # matches(spec, tensors): its guards (guards.call_guard), checked at every call
+        self.matches = matches
         self.program = program
         self.template = template
         self.out_info = out_info  # per output: (requires_grad, version, checked)
@@ -106,20 +107,9 @@ class Entry:
         self.grad_outputs = grads
         self.out_meta = ()  # (shape, dtype) of each output that requires grad
         self.source_meta = ()  # (shape, dtype) of each source
-        self.captured = []  # (outside tensor, its metadata when recorded)
         self.quiet = any(i.op is not None and i.op.quiet
                          for i in program.forward_instrs)
         self.runs_eagerly = False  # set once a create_graph pass went through a call of it
-
-    def matches(self, spec, tensors):
-        if (spec != self.spec or world() != self.world_key
-                or (len(tensors) > 1 and alias_pattern(tensors) != self.aliases)
-                or not self.roots.hold()):
-            return False
-        for t, meta in self.captured:  # (a loop: a generator costs more than these checks)
-            if _tensor_meta(t) != meta:
-                return False
-        return True
 
     def replay(self, tensors):
         if self.quiet:
@@ -282,8 +272,7 @@ class CompiledFunction:
         try:
             if forward_hook[0] is not rec and rec.broken is None:
                 rec.graph_break("the op interceptor was replaced (forward-mode AD?)")
-            entry = None if rec.broken else self._build(rec, result, tensors, spec,
-                                                         world_key, roots)
+            entry = None if rec.broken else self._build(rec, result, tensors, spec, roots)
         except _Stop:
             entry = None
         except Exception as error:  # noqa: BLE001 - e.g. the eager backward would raise too
@@ -305,7 +294,7 @@ class CompiledFunction:
                       + [rec.before_write[s] for s in entry.program.written])
         return entry.finish(tensors, outs, saved)
 
-    def _build(self, rec, result, tensors, spec, world_key, roots):
+    def _build(self, rec, result, tensors, spec, roots):
         leaves, template = _flatten_result(result)
         if leaves is None:
             rec._stop(f"it returns a {template}")
@@ -323,13 +312,13 @@ class CompiledFunction:
         outside_plan = [("in", rec.kinds[s][1]) if rec.kinds[s][0] == INPUT
                         else ("cap", rec.kinds[s][1]) for s in rec.outside]
         checked = [j for j, s in enumerate(rec.outside) if _overlaps(rec, s, saved)]
-        entry = Entry(spec, alias_pattern(tensors), world_key, roots, program, template,
-                      out_info, sources, checked, outside_plan)
-        entry.source_meta = tuple((t._data.shape, t._data.dtype) for t in source_tensors)
         # outside tensors are read afresh: what a replay assumes of them (shape, dtype,
         # strides, requires_grad: a frozen parameter gets no gradient) is guarded
-        entry.captured = [(t, _tensor_meta(t)) for s, t in rec.outside.items()
-                          if rec.kinds[s][0] == CAPTURED]
+        captured = [(t, _tensor_meta(t)) for s, t in rec.outside.items()
+                    if rec.kinds[s][0] == CAPTURED]
+        entry = Entry(call_guard(spec, tensors, captured, roots), program, template,
+                      out_info, sources, checked, outside_plan)
+        entry.source_meta = tuple((t._data.shape, t._data.dtype) for t in source_tensors)
         entry.leaf_kinds = leaf_kinds
         entry.out_meta = tuple((t._data.shape, t._data.dtype) for t in grad_outputs)
         # gradients the program hands out that are not its own new arrays (a passed-through

@@ -88,10 +88,21 @@ class _Identity:
         return id(self.obj)
 
 
-def _tensor_meta(t):
-    a = t._data
-    return (type(t), type(a), a.shape, a.dtype, a.strides, t._requires_grad, t._base is None,
-            t._is_inference, None if type(a) is np.ndarray else t.device)
+# What a recording assumes of a tensor, as an expression on the tensor ``{t}`` and its array
+# ``{a}`` (one text: _tensor_meta and the generated guards compute the same tuple).
+_TENSOR_META = ("(type({t}), type({a}), {a}.shape, {a}.dtype, {a}.strides, {t}._requires_grad, "
+                "{t}._base is None, {t}._is_inference, "
+                "None if type({a}) is ndarray else {t}.device)")
+
+
+def _meta_function():
+    scope = {"ndarray": np.ndarray}
+    text = f"def _tensor_meta(t):\n    a = t._data\n    return {_TENSOR_META.format(t='t', a='a')}\n"
+    exec(compile(text, "<ember guard>", "exec"), scope)  # noqa: S102 - the text above
+    return scope["_tensor_meta"]
+
+
+_tensor_meta = _meta_function()
 
 
 def alias_pattern(tensors):
@@ -105,6 +116,41 @@ def world():
     return (state.grad_enabled, state.inference, D.get_default_dtype())
 
 
+def call_guard(spec, tensors, captured, roots):
+    """``matches(spec, tensors)``: one recording's guard, a straight-line function. True when
+    a call's arguments (``flatten_args``) look as they did, the global modes are the same,
+    its tensor arguments share arrays as they did, the outside tensors it read (``captured``:
+    ``(tensor, _tensor_meta)`` pairs) have the same metadata, and ``roots``' guards hold."""
+    w = GuardWriter("c")
+    w.fail_if(f"spec != {w.bind(spec)}")
+    grad, inference, dtype = world()
+    mode, default = w.bind(state), w.bind(D._default)
+    w.fail_if(f"{mode}.grad_enabled != {grad!r} or {mode}.inference != {inference!r} "
+              f"or {default}[0] != {w.bind(dtype)}")
+    _alias_lines(w, alias_pattern(tensors))
+    for t, meta in captured:
+        name = w.bind(t)
+        w.fail_if(f"{_TENSOR_META.format(t=name, a=w.local(f'{name}._data'))} != "
+                  f"{w.bind(meta)}")
+    w.adopt(roots.guard)
+    return w.build("matches", "spec, tensors")
+
+
+def _alias_lines(w, aliases):
+    """The tensor arguments share arrays as ``aliases`` (see alias_pattern) says: a few
+    arguments pair by pair, more through alias_pattern."""
+    n = len(aliases)
+    if n > 4:
+        w.scope["alias_pattern"] = alias_pattern
+        w.fail_if(f"alias_pattern(tensors) != {aliases!r}")
+        return
+    arrays = [w.local(f"tensors[{k}]._data") for k in range(n)]
+    for j in range(n):
+        for i in range(j):
+            same = aliases[i] == aliases[j]
+            w.fail_if(f"{arrays[i]} is {'not ' if same else ''}{arrays[j]}")
+
+
 # -- the world around the call -----------------------------------------------------------------
 class Roots:
     """What a function reaches from outside its arguments: closure cells, globals its code
@@ -115,26 +161,19 @@ class Roots:
     def __init__(self, fn, extra=()):
         self.tensors = {}  # id(tensor) -> tensor
         self.arrays = {}  # id(array) -> the tensor holding it
-        self.checks = []  # (getter, check(value) -> bool)
+        self.guard = GuardWriter("r")  # the checks of what it reaches, as lines of code
         self.hooks = False  # some module holds forward or backward hooks
         self._seen_fns = set()
-        self._held = []  # objects whose ids the guards compare: kept alive
         for obj in extra:
-            self._add_root(lambda obj=obj: obj, obj)
+            self._add_root(None, obj)
         self._add_function(fn, 0)
+        self.hold = self.guard.build("hold", "")  # () -> True when every guard holds now
 
     def owner(self, t):
         """The outside tensor that ``t`` is, or whose array ``t`` holds (``p.detach()``)."""
         if id(t) in self.tensors:
             return t
         return self.arrays.get(id(t._data))
-
-    def hold(self):
-        """True when every guard holds now."""
-        for get, check in self.checks:
-            if not check(get()):
-                return False
-        return True
 
     # -- collecting --------------------------------------------------------------------------
     def _add_function(self, fn, depth):
@@ -144,11 +183,11 @@ class Roots:
             return
         self._seen_fns.add(id(fn))
         if self_obj is not None and not isinstance(self_obj, types.ModuleType):
-            self._add_root(lambda: self_obj, self_obj)
+            self._add_root(None, self_obj)
         code = getattr(fn, "__code__", None)
         if code is None:
             if callable(fn) and not _is_library(fn):  # a callable object (a Module...)
-                self._add_root(lambda: fn, fn)
+                self._add_root(None, fn)
             return
         if fn.__closure__:
             for cell in fn.__closure__:
@@ -156,20 +195,25 @@ class Roots:
                     value = cell.cell_contents
                 except ValueError:  # not filled yet
                     continue
-                self._add_root(lambda cell=cell: cell.cell_contents, value, depth)
+                self._add_root(f"{self.guard.bind(cell)}.cell_contents", value, depth)
         names = _global_names(code)
         g = fn.__globals__
         for name in names:
             if name in g:
                 value = g[name]
-                self._add_root(lambda g=g, name=name: g.get(name, _MISSING), value, depth,
+                self._add_root(f"{self.guard.bind(g)}.get({name!r}, _MISSING)", value, depth,
                                names)
         for defaults in (fn.__defaults__, fn.__kwdefaults__):
             if defaults:
-                self._add_root(lambda d=defaults: d, defaults, depth)
+                self._add_root(None, defaults, depth)
 
     def _add_root(self, get, value, depth=0, names=()):
-        self.checks.append((get, self._check_for(value, 0)))
+        """Guard ``value``, read again by expression ``get`` at each call (None: the root is
+        this very object, as ``self`` or a default argument tuple)."""
+        if get is None:
+            self.guard.check(self.guard.bind(value), value, 0, same=True)
+        else:
+            self.guard.check(self.guard.local(get), value, 0)
         self._index(value, 0, names, depth)
 
     def _index(self, v, level, names, fn_depth):
@@ -210,8 +254,9 @@ class Roots:
             if not _is_library(v):
                 for name in names:
                     if hasattr(v, name):
-                        self._add_root(lambda v=v, name=name: getattr(v, name, _MISSING),
-                                       getattr(v, name), fn_depth)
+                        self._add_root(
+                            f"getattr({self.guard.bind(v)}, {name!r}, _MISSING)",
+                            getattr(v, name), fn_depth)
         elif t not in _SIMPLE and hasattr(v, "__dict__") and not isinstance(v, type):
             for x in vars(v).values():
                 self._index(x, level + 1, names, fn_depth)
@@ -228,59 +273,6 @@ class Roots:
                 if isinstance(fn, types.FunctionType):
                     self._add_function(fn, fn_depth + 1)
 
-    def _check_for(self, v, level):
-        """A function telling whether a value is still ``v`` (as far as a recording cares)."""
-        t = type(v)
-        if t in _SIMPLE or t is D.dtype:
-            if t is float and math.isnan(v):  # NaN: the same object only
-                return lambda x, v=v: x is v
-            return lambda x, v=v, t=t: x is v or (type(x) is t and x == v)
-        self._held.append(v)
-        if isinstance(v, Tensor) or level >= _MAX_DEPTH:
-            return lambda x, v=v: x is v
-        from ..nn.modules.module import Module
-        if isinstance(v, Module):
-            states = [(m, _module_state(m, self._held)) for m in v.modules()]
-            return lambda x, v=v, states=states: x is v and all(
-                _module_state(m) == s for m, s in states)
-        if t is tuple or t is list:
-            if len(v) > _MAX_ITEMS:
-                return lambda x, v=v: x is v
-            if all(type(x) in _SIMPLE for x in v):
-                copy = t(v)
-                return lambda x, copy=copy, t=t: type(x) is t and x == copy
-            items = [self._check_for(x, level + 1) for x in v]
-            n = len(v)
-            return lambda x, t=t, items=items, n=n: (
-                type(x) is t and len(x) == n and _all_hold(items, x))
-        if t is dict:
-            if len(v) > _MAX_ITEMS:
-                return lambda x, v=v: x is v
-            keys = tuple(v)
-            items = [self._check_for(x, level + 1) for x in v.values()]
-            return lambda x, keys=keys, items=items: (
-                type(x) is dict and tuple(x) == keys
-                and _all_hold(items, x.values()))
-        if (t not in _SIMPLE and hasattr(v, "__dict__") and not isinstance(v, type)
-                and not isinstance(v, (types.FunctionType, types.MethodType,
-                                       types.ModuleType))
-                and not _is_library(t)):
-            attrs = dict(vars(v))
-            keys = tuple(attrs)
-            items = [self._check_for(x, level + 1) for x in attrs.values()]
-            return lambda x, v=v, keys=keys, items=items: x is v and tuple(vars(x)) == keys \
-                and _all_hold(items, vars(x).values())
-        return lambda x, v=v: x is v
-
-
-def _all_hold(checks, values):
-    """Every check holds for its value (a loop: checked at every call, where a generator in
-    all() costs more than the checks)."""
-    for check, v in zip(checks, values):
-        if not check(v):
-            return False
-    return True
-
 
 _MISSING = object()
 _MODULE_FIELDS = frozenset({
@@ -291,27 +283,136 @@ _MODULE_FIELDS = frozenset({
     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"})
 
 
-def _module_state(m, held=None):
-    """What a recording depends on in one module, as a tuple compared by ``==`` (objects by
-    id: ``held`` keeps the first snapshot's objects alive, so their ids stay theirs)."""
-    d = m.__dict__
-    objects = (list(d["_parameters"].values()) + list(d["_buffers"].values())
-               + list(d["_modules"].values()))
-    plain = []
-    for key, v in d.items():
-        if key in _MODULE_FIELDS:
-            continue
-        if type(v) in _SIMPLE:
-            plain.append((key, type(v), v))
+_HOOK_FIELDS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+class GuardWriter:
+    """Builds a straight-line guard function: one ``if <changed>: return False`` line per
+    thing a recording assumed, the objects compared by identity bound as names of its scope
+    (which keeps them alive, so no other object takes their ids). Checked at every call, this
+    costs a fraction of generic checks walking the values (no call per value)."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix  # (names of two writers' lines never clash)
+        self.lines = []
+        self.scope = {"_MISSING": _MISSING, "ndarray": np.ndarray}
+        self.count = 0
+
+    def _name(self, kind):
+        self.count += 1
+        return f"{self.prefix}{kind}{self.count}"
+
+    def bind(self, obj):
+        """A name of the scope for ``obj``."""
+        name = self._name("o")
+        self.scope[name] = obj
+        return name
+
+    def literal(self, key):
+        """``key`` written in the code (a string or small value), else bound."""
+        return repr(key) if type(key) in (str, int, bool, type(None)) else self.bind(key)
+
+    def local(self, expr):
+        """A local name holding ``expr``'s value (evaluated once, here)."""
+        name = self._name("x")
+        self.lines.append(f"{name} = {expr}")
+        return name
+
+    def fail_if(self, condition):
+        self.lines.append(f"if {condition}: return False")
+
+    def adopt(self, other):
+        """Append another writer's checks (its names stay its own)."""
+        self.lines += other.lines
+        self.scope.update(other.scope)
+
+    def build(self, name, params):
+        text = f"def {name}({params}):\n" + "".join(
+            f"    {line}\n" for line in self.lines + ["return True"])
+        exec(compile(text, "<ember guard>", "exec"), self.scope)  # noqa: S102 - generated
+        fn = self.scope[name]
+        fn.source = text  # what it checks, for readers (print(fn.source))
+        return fn
+
+    # -- what a value must still be ------------------------------------------------------------
+    def check(self, x, v, level, same=False):
+        """Lines checking that local ``x`` is still ``v`` as far as a recording cares: simple
+        values by value, lists, tuples and dicts element by element (as deep as _MAX_DEPTH),
+        modules by their state, user objects by identity and attribute by attribute, anything
+        else by identity. ``same``: ``x`` is ``v`` itself (a root held as it is)."""
+        t = type(v)
+        if t in _SIMPLE or t is D.dtype:
+            self._simple(x, v)
+            return
+        container = t is tuple or t is list or t is dict
+        if container and level < _MAX_DEPTH and len(v) <= _MAX_ITEMS:
+            self._container(x, v, level)
+            return
+        if not same:
+            self.fail_if(f"{x} is not {self.bind(v)}")
+        if container or level >= _MAX_DEPTH or isinstance(v, Tensor):
+            return
+        from ..nn.modules.module import Module
+        if isinstance(v, Module):
+            for m in v.modules():
+                self._module(m)
+        elif (hasattr(v, "__dict__") and not isinstance(v, type)
+              and not isinstance(v, (types.FunctionType, types.MethodType, types.ModuleType))
+              and not _is_library(t)):
+            self._items(self.local(f"vars({x})"), dict(vars(v)), level)
+
+    def _container(self, x, v, level):
+        t = type(v)
+        if t is dict:
+            self.fail_if(f"type({x}) is not dict")
+            self._items(x, v, level)
+        elif all(type(item) in _SIMPLE for item in v):  # (compared at once, with a copy)
+            self.fail_if(f"type({x}) is not {t.__name__} or not {x} == {self.bind(t(v))}")
         else:
-            plain.append((key, id(v)))
-            objects.append(v)
-    if held is not None:
-        held.extend(objects)
-    return (d["training"], tuple(d["_parameters"]), tuple(d["_buffers"]),
-            tuple(d["_modules"]), tuple(map(id, objects)),
-            len(d["_forward_hooks"]), len(d["_forward_pre_hooks"]),
-            len(d["_backward_hooks"]), len(d["_backward_pre_hooks"]), tuple(plain))
+            self.fail_if(f"type({x}) is not {t.__name__} or len({x}) != {len(v)}")
+            for k, item in enumerate(v):
+                self.check(self.local(f"{x}[{k}]"), item, level + 1)
+
+    def _simple(self, x, v):
+        self.fail_if(self._changed(x, v))
+
+    def _changed(self, x, v):
+        """A condition: the simple value ``x`` (an expression) is no longer ``v``."""
+        if v is None or type(v) is bool:  # (singletons)
+            return f"{x} is not {v!r}"
+        name = self.bind(v)
+        if type(v) is float and math.isnan(v):  # NaN: the same object only
+            return f"{x} is not {name}"
+        return f"({x} is not {name} and (type({x}) is not {self.bind(type(v))} or not {x} == {name}))"
+
+    def _items(self, x, d, level):
+        """Dict (or attributes) ``x`` holds the keys of ``d`` in their order, each value still
+        as recorded."""
+        self.fail_if(f"tuple({x}) != {self.bind(tuple(d))}")
+        for key, v in d.items():
+            self.check(self.local(f"{x}[{self.literal(key)}]"), v, level + 1)
+
+    def _module(self, m):
+        """One module's state: ``training``, the identity of every parameter, buffer and
+        submodule, its hooks, and its plain attributes (one condition)."""
+        d = self.local(f"{self.bind(m)}.__dict__")
+        state_of = m.__dict__
+        changed = [f"tuple({d}) != {self.bind(tuple(state_of))}",  # (none added or removed)
+                   f"not {d}['training'] == {self.literal(state_of['training'])}"]
+        for field in ("_parameters", "_buffers", "_modules"):
+            members = state_of[field]
+            x = f"{d}[{field!r}]"
+            changed += [f"tuple({x}) != {self.bind(tuple(members))}"] if members else [x]
+            changed += [f"{x}[{self.literal(k)}] is not {self.bind(v)}"
+                        for k, v in members.items()]
+        for field in _HOOK_FIELDS:
+            n = len(state_of[field])
+            changed.append(f"{d}[{field!r}]" if n == 0 else f"len({d}[{field!r}]) != {n}")
+        for key, v in state_of.items():
+            if key not in _MODULE_FIELDS:
+                changed.append(self._changed(f"{d}[{self.literal(key)}]", v) if type(v) in _SIMPLE
+                               else f"{d}[{self.literal(key)}] is not {self.bind(v)}")
+        self.fail_if(" or ".join(changed))
 
 
 def _global_names(code):

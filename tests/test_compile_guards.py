@@ -1,0 +1,157 @@
+"""ember.compile's generated guards: each thing a recording assumed, changed between calls,
+records again (or runs eagerly where docs/compile.md says so), and no call replays a stale
+result. Results are compared with the same function run eagerly."""
+from __future__ import annotations
+
+import types
+import warnings
+
+import numpy as np
+
+import ember
+from ember import nn
+
+
+def _fallbacks(record):
+    return [str(w.message) for w in record if "ember.compile" in str(w.message)]
+
+
+def _check(cf, fn, *args):
+    """The compiled call gives what the function gives eagerly."""
+    got, want = cf(*args), fn(*args)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+
+
+class _Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+        self.scale = 2.0
+        self.act = ember.tanh
+
+    def forward(self, x):
+        return self.act(self.lin(x)) * self.scale
+
+
+def test_a_modules_plain_attributes_submodules_and_buffers_are_guarded():
+    model = _Scaled()
+    cm = ember.compile(model)
+    x = ember.ones(4, 3)
+    changes = [lambda: setattr(model, "scale", 3.0),  # a number, by value
+               lambda: setattr(model, "scale", 3),  # the same value, another type
+               lambda: setattr(model, "act", ember.sigmoid),  # an object, by identity
+               lambda: setattr(model, "lin", nn.Linear(3, 2)),  # a submodule replaced
+               lambda: model.lin.register_buffer("unused", ember.zeros(1)),  # one added
+               lambda: setattr(model, "extra", 1)]  # a plain attribute added
+    _check(cm, model, x)
+    for n, change in enumerate(changes, 2):
+        change()
+        _check(cm, model, x)
+        assert len(cm._compiled.entries) == n
+    _check(cm, model, x)  # the last recording holds again
+    assert len(cm._compiled.entries) == len(changes) + 1
+
+
+def test_a_hook_added_to_a_submodule_runs_eagerly():
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    cm = ember.compile(model)
+    x = ember.ones(2, 3)
+    _check(cm, model, x)
+    model[0].register_forward_hook(lambda m, args, out: out * 10)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        _check(cm, model, x)
+    assert len(_fallbacks(record)) == 1 and "hooks" in _fallbacks(record)[0]
+
+
+def test_which_arguments_share_an_array_is_guarded():
+    def f(*xs):
+        out = xs[0] * 1
+        for k, x in enumerate(xs[1:], 2):
+            out = out + x * k
+        return out
+    x, y = ember.ones(2), ember.full((2,), 3.0)
+    for n in (3, 6):  # (pair by pair; more than four arguments: through alias_pattern)
+        cf = ember.compile(f)
+        patterns = [[x] * n, [x] + [y] * (n - 1), [y] * (n - 1) + [x], [x, y] * (n // 2)]
+        for k, args in enumerate(patterns, 1):
+            _check(cf, f, *args)
+            assert len(cf.entries) == k
+        _check(cf, f, *patterns[0])
+        assert len(cf.entries) == len(patterns)
+
+
+CONFIG = [ember.ones(2), 2.0, ("a", 1)]
+LIMIT = float("nan")
+USER_MODULE = types.ModuleType("user_settings")
+USER_MODULE.factor = 2.0
+
+
+class _Options:
+    def __init__(self):
+        self.shift = 1.0
+        self.table = {"k": [1.0, 2.0]}
+
+
+OPTIONS = _Options()
+
+
+def _reads_containers(x):
+    out = x * CONFIG[0] * CONFIG[1] + OPTIONS.shift + OPTIONS.table["k"][1]
+    return out * USER_MODULE.factor if LIMIT != LIMIT else out
+
+
+def test_containers_objects_and_module_attributes_are_guarded():
+    global LIMIT
+    cf = ember.compile(_reads_containers)
+    x = ember.ones(2)
+    changes = [lambda: CONFIG.__setitem__(1, 3.0),  # a list item
+               lambda: CONFIG.__setitem__(0, ember.full((2,), 5.0)),  # a tensor in it, by identity
+               lambda: CONFIG.__setitem__(2, ("a", 2)),  # a tuple inside
+               lambda: setattr(OPTIONS, "shift", 4.0),  # an object's attribute
+               lambda: OPTIONS.table["k"].append(9.0),  # a list in a dict in an object
+               lambda: setattr(USER_MODULE, "factor", 7.0),  # a user module's attribute
+               lambda: globals().__setitem__("LIMIT", 1.0)]  # a global NaN replaced
+    saved = (list(CONFIG), OPTIONS.shift, list(OPTIONS.table["k"]), USER_MODULE.factor, LIMIT)
+    try:
+        _check(cf, _reads_containers, x)
+        _check(cf, _reads_containers, x)  # (NaN: the same object holds)
+        assert len(cf.entries) == 1
+        for n, change in enumerate(changes, 2):
+            change()
+            _check(cf, _reads_containers, x)
+            assert len(cf.entries) == n
+    finally:
+        CONFIG[:], OPTIONS.shift, OPTIONS.table["k"][:], USER_MODULE.factor, LIMIT = saved
+
+
+def test_default_arguments_and_the_default_dtype_are_guarded():
+    def f(x, weights=[1.0, 2.0]):  # noqa: B006 - a mutable default, mutated below
+        return x * ember.tensor(weights)
+    cf = ember.compile(f)
+    x = ember.ones(2, dtype=ember.int64)
+    _check(cf, f, x)
+    f.__defaults__[0][1] = 5.0
+    _check(cf, f, x)
+    ember.set_default_dtype(ember.float64)
+    try:
+        _check(cf, f, x)  # the constant is made in the default dtype
+    finally:
+        ember.set_default_dtype(ember.float32)
+    assert len(cf.entries) == 3
+
+
+def test_a_parameters_strides_and_requires_grad_are_guarded():
+    lin = nn.Linear(3, 3)
+    cf = ember.compile(lambda x: lin(x).sum())
+    x = ember.ones(2, 3, requires_grad=True)
+    cf(x).backward()
+    with ember.no_grad():
+        lin.weight.data = lin.weight.detach().t().contiguous().t()  # other strides
+    _check(cf, lambda x: lin(x).sum(), x)
+    lin.bias.requires_grad_(False)
+    lin.bias.grad = None
+    cf(x).backward()
+    assert lin.bias.grad is None and lin.weight.grad is not None
+    assert len(cf.entries) == 3
