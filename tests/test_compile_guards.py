@@ -10,6 +10,7 @@ import numpy as np
 
 import ember
 from ember import nn
+from oracle import torch_or_skip
 
 
 def _fallbacks(record):
@@ -155,3 +156,21 @@ def test_a_parameters_strides_and_requires_grad_are_guarded():
     cf(x).backward()
     assert lin.bias.grad is None and lin.weight.grad is not None
     assert len(cf.entries) == 3
+
+
+def test_a_replay_gives_quiet_kernels_nans_as_eager_and_torch():
+    """A program runs its quiet kernels bare, silenced as a whole: NumPy warns of nothing, and
+    a kernel that fixes the sign of the NaNs it makes (log, sqrt below 0: torch's +NaN) still
+    sees them made."""
+    torch = torch_or_skip()
+    x = ember.tensor([-1.0, 4.0, -0.5], dtype=ember.float64)
+    cf = ember.compile(lambda x: (x.log(), x.sqrt(), x.log1p()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):  # (record, replay)
+            got = [t.numpy() for t in cf(x)]
+    want = [t.numpy() for t in (lambda x: (x.log(), x.sqrt(), x.log1p()))(torch.tensor(x.numpy()))]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+        np.testing.assert_allclose(g, w)
+    assert len(cf.entries) == 1

@@ -11,10 +11,12 @@ state of its own ("ignore" throughout) for as long as its code runs, in one of t
   as much as a small ``add``). There an "invalid" error notes that the kernel made a NaN
   (``made_nan``) instead of warning. A kernel called by a kernel already running there (an op
   built on other ops) runs directly.
-- ``silence()`` ... ``restore(token)``: a stretch of calls (a backward pass, the replay of a
-  compiled function) in the caller's own context: users' hooks run in it and must see their
-  own context variables. Its silenced state is built from the caller's (the buffer size kept)
-  and rebuilt only when the caller's changes.
+- ``silence()`` ... ``restore(token)``: a stretch of calls (a backward pass) in the caller's
+  own context: users' hooks run in it and must see their own context variables. Its silenced
+  state is built from the caller's (the buffer size kept) and rebuilt only when the caller's
+  changes. ``silence_noting()`` is the same with "invalid" noted as in the quiet context: a
+  stretch of kernels that would each run quietly (a compiled function's replay calls them
+  bare, one after another, with no wrapper each).
 
 CuPy reports no floating-point errors from its kernels: NumPy's state is the only one.
 """
@@ -98,8 +100,28 @@ def _silence_state():
     return _STATE.set(built[1])
 
 
+# the same for silence_noting(): (the caller's state, its silenced state that notes NaNs made)
+_noting = (None, None)
+
+
+def _silence_noting_state():
+    global _noting
+    current = _STATE.get()
+    built = _noting
+    if built[0] is not current:
+        built = _noting = (current, _make_extobj(all="ignore", invalid="call",
+                                                 call=_note_invalid))
+    return _STATE.set(built[1])
+
+
 def _silence_errstate():  # pragma: no cover - another NumPy layout
     quiet = numpy.errstate(all="ignore")
+    quiet.__enter__()
+    return quiet
+
+
+def _silence_noting_errstate():  # pragma: no cover - another NumPy layout
+    quiet = numpy.errstate(all="ignore", invalid="call", call=_note_invalid)
     quiet.__enter__()
     return quiet
 
@@ -110,7 +132,9 @@ def _restore_errstate(quiet):  # pragma: no cover - another NumPy layout
 
 if _STATE is not None:
     silence = _silence_state  # -> a token for restore()
+    silence_noting = _silence_noting_state
     restore = _STATE.reset
 else:  # pragma: no cover - another NumPy layout
     silence = _silence_errstate
+    silence_noting = _silence_noting_errstate
     restore = _restore_errstate

@@ -56,7 +56,14 @@ class CompiledFunctionBackward(Node):
             xp = get_xp(*(g for g in grads if g is not None))
             grads = [xp.zeros(m[0], m[1]) if g is None else g
                      for g, m in zip(grads, entry.out_meta)]
-        return entry.program.backward(grads, self._saved)
+        program = entry.program
+        if program.backward_quiet:
+            quiet = fp_errors.silence_noting()
+            try:
+                return program.backward(grads, self._saved)
+            finally:
+                fp_errors.restore(quiet)
+        return program.backward(grads, self._saved)
 
     def _apply_graph(self, grads):
         """A create_graph pass: the forward again on Tensors, through the ops (the call's
@@ -107,13 +114,12 @@ class Entry:
         self.grad_outputs = grads
         self.out_meta = ()  # (shape, dtype) of each output that requires grad
         self.source_meta = ()  # (shape, dtype) of each source
-        self.quiet = any(i.op is not None and i.op.quiet
-                         for i in program.forward_instrs)
+        self.quiet = program.quiet
         self.runs_eagerly = False  # set once a create_graph pass went through a call of it
 
     def replay(self, tensors):
         if self.quiet:
-            quiet = fp_errors.silence()
+            quiet = fp_errors.silence_noting()
             try:
                 outs, saved = self.program.forward(tensors)
             finally:

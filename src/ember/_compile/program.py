@@ -67,6 +67,11 @@ class Program:
         self.written = (sorted(s for s in rec.written if s < first_backward)
                         if rec.backward or source_slots else [])
         self.fresh_constants = _written_constants(rec, self.forward_instrs, outputs)
+        # the programs call quiet ops' kernels bare: a program with one runs silenced as a
+        # whole (fp_errors.silence_noting: NumPy's warnings off, NaNs made noted as in a
+        # quiet kernel's own call)
+        self.quiet = _any_quiet(self.forward_instrs)
+        self.backward_quiet = _any_quiet(self.backward_instrs)
         self.forward = _generate_forward(self)
         self.backward = _generate_backward(self) if rec.backward or source_slots else None
 
@@ -110,6 +115,10 @@ class Program:
                 if s is not None:
                     env[s] = r
         return [env[s] for s in self.outputs]
+
+
+def _any_quiet(instrs):
+    return any(i.op is not None and i.op.quiet for i in instrs)
 
 
 def _written_again(t, before):
@@ -302,7 +311,8 @@ class _Writer:
             target, value = (self.arg(a) for a in instr.args)
             return lambda outs: [f"{target}[...] = {value}"]
         op = instr.op
-        kernel, args = op.kernel, instr.args
+        # (a quiet op's kernel bare: the program runs silenced as a whole, see Program.quiet)
+        kernel, args = op.bare_kernel, instr.args
         if op.ufunc is not None and all(
                 a[0] == VALUE and type(a[1]) is not bool and a[1] == 1
                 for a in args[op.n_tensors:]):
