@@ -81,28 +81,40 @@ def _make_grads(outputs, grads):
                     f"and output[{i}] has a dtype of {o.dtype}.")
             out.append(g)
         elif g is None:
-            if o._requires_grad:
-                if o._data.size != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if o.dtype.category != 2:
-                    raise RuntimeError("grad can be implicitly created only for real scalar "
-                                       f"outputs but got {o.dtype!r}")
-                data = o._data
-                one = get_xp(data).empty(data.shape, data.dtype)
-                one.fill(1)  # (two C calls: np.ones is a Python function around them)
-                out.append(_wrap(one))
-            else:
-                out.append(None)
+            out.append(_implicit_grad(o))
         else:
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
     return out
 
 
+def _implicit_grad(o):
+    """The gradient ``backward()`` gives output ``o`` when none is given: ones, for a real
+    scalar that requires grad (None when it does not: the engine's error follows)."""
+    if not o._requires_grad:
+        return None
+    data = o._data
+    if data.size != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if data.dtype.kind != "f" and o.dtype.category != 2:  # (NumPy floats: no dtype lookup)
+        raise RuntimeError("grad can be implicitly created only for real scalar "
+                           f"outputs but got {o.dtype!r}")
+    one = get_xp(data).empty(data.shape, data.dtype)
+    one.fill(1)  # (two C calls: np.ones is a Python function around them)
+    return _wrap(one)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate the gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``."""
     backward_pass("backward()")
+    if (grad_tensors is None and inputs is None and create_graph is False
+            and grad_variables is None and isinstance(tensors, Tensor)):
+        # the usual call, ``loss.backward()``: what the general path below does for it,
+        # without its argument normalising (a fixed cost of every training step)
+        retain = False if retain_graph is None else bool(retain_graph)
+        run_backward((tensors,), (_implicit_grad(tensors),), retain, False)
+        return
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
                       FutureWarning, stacklevel=2)

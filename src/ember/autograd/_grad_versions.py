@@ -28,6 +28,8 @@ from __future__ import annotations
 import weakref
 from sys import getrefcount
 
+from numpy import ndarray
+
 from .._backend import is_array
 from .._tensor import Tensor
 
@@ -104,7 +106,14 @@ def is_torch_view(g):
 
 def with_version(t):
     """Tensor ``t`` (just made around a gradient array) with the version noted for it."""
-    count = writes_of(t._data)
+    a = t._data
+    if type(a) is ndarray:  # (writes_of for the usual array, without its calls: every leaf's)
+        base = a.base
+        owner = a if base is None or not is_array(base) else base
+        seen = _NOTES.get(id(owner))
+        count = seen[1] if seen is not None and seen[0]() is owner else 0
+    else:
+        count = writes_of(a)
     if count:
         t._vc = [count]
     return t
