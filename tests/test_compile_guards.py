@@ -3,14 +3,17 @@ records again (or runs eagerly where docs/compile.md says so), and no call repla
 result. Results are compared with the same function run eagerly."""
 from __future__ import annotations
 
+import collections
+import math
 import types
 import warnings
 
 import numpy as np
+import pytest
+from oracle import torch_or_skip
 
 import ember
 from ember import nn
-from oracle import torch_or_skip
 
 
 def _fallbacks(record):
@@ -100,7 +103,7 @@ OPTIONS = _Options()
 
 def _reads_containers(x):
     out = x * CONFIG[0] * CONFIG[1] + OPTIONS.shift + OPTIONS.table["k"][1]
-    return out * USER_MODULE.factor if LIMIT != LIMIT else out
+    return out * USER_MODULE.factor if math.isnan(LIMIT) else out
 
 
 def test_containers_objects_and_module_attributes_are_guarded():
@@ -164,13 +167,51 @@ def test_a_replay_gives_quiet_kernels_nans_as_eager_and_torch():
     sees them made."""
     torch = torch_or_skip()
     x = ember.tensor([-1.0, 4.0, -0.5], dtype=ember.float64)
-    cf = ember.compile(lambda x: (x.log(), x.sqrt(), x.log1p()))
+    def f(x):
+        return x.log(), x.sqrt(), x.log1p()
+    cf = ember.compile(f)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for _ in range(2):  # (record, replay)
             got = [t.numpy() for t in cf(x)]
-    want = [t.numpy() for t in (lambda x: (x.log(), x.sqrt(), x.log1p()))(torch.tensor(x.numpy()))]
+    want = [t.numpy() for t in f(torch.tensor(x.numpy()))]
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
         np.testing.assert_allclose(g, w)
     assert len(cf.entries) == 1
+
+
+_Pair = collections.namedtuple("_Pair", "first second")
+
+
+def _many_outputs(x, w):
+    y = (x * w).exp()  # (its backward reads y)
+    z = x.sin()
+    return {"pair": _Pair(y, [z, 2]), "same": (y, x), "sum": (y * z).sum(), "n": 3}
+
+
+def test_the_outputs_are_rebuilt_as_eager_in_every_mode():
+    """A replay wraps its arrays in the same structure eager mode returns (dicts, named tuples,
+    an input returned as it is, one tensor twice), with grad_fn, requires_grad and inference
+    as eager mode gives them, and an output its backward reads checked for in-place changes."""
+    cf = ember.compile(_many_outputs)
+    x, w = ember.ones(3), ember.full((3,), 0.5, requires_grad=True)
+    for _ in range(2):  # (record, replay)
+        got, want = cf(x, w), _many_outputs(x, w)
+        assert type(got["pair"]) is _Pair and got["n"] == 3 and got["same"][1] is x
+        assert got["same"][0] is got["pair"].first and got["pair"].second[1] == 2
+        for a, b in ((got["pair"].first, want["pair"].first), (got["sum"], want["sum"]),
+                     (got["pair"].second[0], want["pair"].second[0])):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
+            assert a.requires_grad == b.requires_grad and (a.grad_fn is None) == (b.grad_fn is None)
+        assert got["sum"].grad_fn.name() == "CompiledFunctionBackward"
+        got["pair"].first.add_(1)  # read by the backward: eager's error
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            got["sum"].backward()
+    with ember.no_grad():
+        out = cf(x, w)
+    assert out["sum"].grad_fn is None and not out["sum"].requires_grad
+    with ember.inference_mode():
+        out = cf(x, w)
+    assert out["sum"].is_inference() and not out["same"][1].is_inference()
+    assert len(cf.entries) == 3

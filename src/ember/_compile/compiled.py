@@ -13,12 +13,12 @@ import warnings
 import weakref
 
 from .._backend import fp_errors, get_xp
-from .._ops.registry import _sequence
 from .._state import forward_hook, profiler_hook, recording, state
 from .._tensor import Tensor
-from ..autograd.graph import ERR_FREED, Node, gradient_edge, version_error
+from ..autograd.graph import ERR_FREED, Node, version_error
 from .config import config
 from .guards import Roots, _Identity, _tensor_meta, call_guard, flatten_args, world
+from .outputs import generate_finish
 from .program import Program, _tensor_arg
 from .recorder import (
     CALL,
@@ -116,6 +116,8 @@ class Entry:
         self.source_meta = ()  # (shape, dtype) of each source
         self.quiet = program.quiet
         self.runs_eagerly = False  # set once a create_graph pass went through a call of it
+        # finish(tensors, outs, saved): the output arrays made tensors (outputs.py)
+        self.finish = None
 
     def replay(self, tensors):
         if self.quiet:
@@ -127,30 +129,6 @@ class Entry:
         else:
             outs, saved = self.program.forward(tensors)
         return self.finish(tensors, outs, saved)
-
-    def finish(self, tensors, outs, saved):
-        """Wrap the output arrays; outputs that require grad share one backward node."""
-        results = []
-        node = self._node(tensors, saved) if self.grad_outputs and state.grad_enabled else None
-        nr = 0
-        for a, (requires_grad, version, _) in zip(outs, self.out_info):
-            t = _object_new(Tensor)
-            t._data = a
-            if version:
-                t._vc = [version]
-            if node is not None and requires_grad:
-                t._grad_fn = node
-                t._output_nr = nr
-                t._requires_grad = True
-                nr += 1
-            elif state.inference:
-                t._is_inference = True
-            results.append(t)
-        if node is not None:  # outputs the backward reads: modified in place, it raises
-            node._checks = node._checks + [
-                (t._version_counter(), info[1], t)
-                for t, info in zip(results, self.out_info) if info[2] and t._grad_fn is node]
-        return _rebuild(self.template, self._leaves(tensors, results))
 
     def _leaves(self, tensors, results):
         leaves, env = [], None
@@ -177,32 +155,6 @@ class Entry:
                for s, (kind, k) in zip(self.program.outside_slots, self.outside_plan)}
         env.update(zip(self.program.outputs, results))
         return env
-
-    def _node(self, tensors, saved):
-        node = _object_new(CompiledFunctionBackward)
-        srcs = [tensors[k] if kind == "in" else k for kind, k in self.sources]
-        node._next = tuple([gradient_edge(t) for t in srcs])
-        node._meta = self.source_meta  # (shapes and dtypes are guarded)
-        node._seq = next(_sequence)
-        node._entry = self
-        node._saved = saved
-        # the version of every outside tensor now: the backward checks those it reads (a
-        # create_graph pass, which reads them all again, checks them all)
-        outside = []
-        for kind, k in self.outside_plan:
-            t = tensors[k] if kind == "in" else k
-            vc = t._vc
-            if vc is None:
-                vc = t._vc = [0]
-            outside.append((vc, vc[0], t))
-        node._outside = outside
-        node._checks = [outside[j] for j in self.checked_outside]
-        node._tensors = tensors
-        if len(self.grad_outputs) > 1:
-            node._out_meta = self.out_meta
-        if not self.fresh:
-            node._fresh_outputs = False
-        return node
 
 
 class CompiledFunction:
@@ -332,6 +284,7 @@ class CompiledFunction:
         own = [s for s in source_slots if s is not None]
         entry.fresh = len(own) == len(set(own)) and all(
             rec.kinds[s][0] == COMPUTED and s >= program.forward_slots for s in own)
+        entry.finish = generate_finish(entry, CompiledFunctionBackward)
         return entry
 
 

@@ -1,0 +1,154 @@
+"""A recording's ``finish(tensors, outs, saved)``: the replay's output arrays made tensors, as
+one generated straight-line function.
+
+What it does at each call (written out once per recording, so a call builds no lists or
+loops over the recording's plans): the outputs that require grad share one new
+``CompiledFunctionBackward`` node, whose edges lead to the sources' gradient edges and which
+notes the version of every outside tensor the forward read (and of each output its backward
+reads: modified in place, the backward raises eager's error); each output array becomes a new
+Tensor; and the function's result is rebuilt around them (the same tuple, list or dict as
+eager mode returned). A view among the outputs is made again through its view ops
+(``Entry._leaves``).
+"""
+from __future__ import annotations
+
+from .._ops.registry import _sequence
+from .._state import state
+from .._tensor import Tensor
+from ..autograd.graph import gradient_edge
+
+
+def generate_finish(entry, node_class):
+    """The ``finish`` of recording ``entry`` (see the module docstring)."""
+    w = _Lines(entry)
+    w.scope.update(state=state, new=object.__new__, Tensor=Tensor, Node=node_class,
+                   edge=gradient_edge, sequence=_sequence)
+    outputs = [f"r{j}" for j in range(len(entry.out_info))]
+    if entry.grad_outputs:
+        w.add("if state.grad_enabled:")
+        w.indent += 1
+        _node_lines(w, entry)
+        _output_lines(w, entry, outputs, with_node=True)
+        w.indent -= 1
+        w.add("else:")
+        w.indent += 1
+    _output_lines(w, entry, outputs, with_node=False)
+    w.indent = 1
+    w.add(f"return {_result(w, entry, outputs)}")
+    return w.build()
+
+
+class _Lines:
+    def __init__(self, entry):
+        self.entry = entry
+        self.lines = []
+        self.indent = 1
+        self.scope = {"entry": entry}
+        self.count = 0
+
+    def add(self, line):
+        self.lines.append("    " * self.indent + line)
+
+    def bind(self, obj):
+        self.count += 1
+        name = f"o{self.count}"
+        self.scope[name] = obj
+        return name
+
+    def build(self):
+        text = "def finish(tensors, outs, saved):\n" + "\n".join(self.lines) + "\n"
+        exec(compile(text, "<ember compiled>", "exec"), self.scope)  # noqa: S102 - generated
+        fn = self.scope["finish"]
+        fn.source = text  # what it runs, for readers (print(fn.source))
+        return fn
+
+
+def _tensor(w, kind, k):
+    """An input (``("in", k)``) or outside tensor (``("cap", t)``) as an expression."""
+    return f"tensors[{k}]" if kind == "in" else w.bind(k)
+
+
+def _node_lines(w, entry):
+    """The backward node: edges, metadata, and the versions of the outside tensors now."""
+    edges = "".join(f"edge({_tensor(w, kind, k)}), " for kind, k in entry.sources)
+    w.add("node = new(Node)")
+    w.add(f"node._next = ({edges})")
+    w.add(f"node._meta = {w.bind(entry.source_meta)}  # (shapes and dtypes are guarded)")
+    w.add("node._seq = next(sequence)")
+    w.add("node._entry = entry")
+    w.add("node._saved = saved")
+    w.add("node._tensors = tensors")
+    if len(entry.grad_outputs) > 1:
+        w.add(f"node._out_meta = {w.bind(entry.out_meta)}")
+    if not entry.fresh:
+        w.add("node._fresh_outputs = False")
+    # the version of every outside tensor now: the backward checks those it reads (a
+    # create_graph pass, which reads them all again, checks them all)
+    seen = []
+    for j, (kind, k) in enumerate(entry.outside_plan):
+        t = _tensor(w, kind, k)
+        w.add(f"vc{j} = {t}._vc")
+        w.add(f"if vc{j} is None:")
+        w.add(f"    vc{j} = {t}._vc = [0]")
+        seen.append(f"(vc{j}, vc{j}[0], {t})")
+    w.add(f"node._outside = outside = [{', '.join(seen)}]")
+    w.add(f"node._checks = [{''.join(f'outside[{j}], ' for j in entry.checked_outside)}]")
+
+
+def _output_lines(w, entry, outputs, with_node):
+    nr = 0
+    checks = []
+    for j, (name, (requires_grad, version, read)) in enumerate(zip(outputs, entry.out_info)):
+        w.add(f"{name} = new(Tensor)")
+        w.add(f"{name}._data = outs[{j}]")
+        if version:
+            w.add(f"{name}._vc = [{version}]")
+        if with_node and requires_grad:
+            w.add(f"{name}._grad_fn = node")
+            w.add(f"{name}._output_nr = {nr}")
+            w.add(f"{name}._requires_grad = True")
+            nr += 1
+            if read:  # (the backward reads it: modified in place, it raises)
+                checks.append(f"({name}._version_counter(), {version}, {name})")
+        elif not with_node:
+            w.add("if state.inference:")
+            w.add(f"    {name}._is_inference = True")
+    if checks:
+        w.add(f"node._checks += [{', '.join(checks)}]")
+
+
+def _result(w, entry, outputs):
+    """The expression of the function's result around the output tensors."""
+    if any(kind == "view" for kind, _ in entry.leaf_kinds):
+        # (a view made again through its view ops: the generic way)
+        return (f"{w.bind(_rebuild_with_views)}(entry, tensors, "
+                f"[{''.join(f'{r}, ' for r in outputs)}])")
+    leaves = []
+    for kind, x in entry.leaf_kinds:
+        leaves.append(outputs[x] if kind == "out" else f"tensors[{x}]" if kind == "in"
+                      else w.bind(x) if kind == "obj" else leaves[x])
+    return _template_expr(w, entry.template, leaves)
+
+
+def _template_expr(w, template, leaves):
+    kind = template[0]
+    if kind == "T":
+        return leaves[template[1]]
+    if kind == "V":
+        return w.bind(template[1])
+    if kind == "list":
+        return "[" + "".join(_template_expr(w, x, leaves) + ", " for x in template[2]) + "]"
+    if kind == "tuple":
+        items = "".join(_template_expr(w, x, leaves) + ", " for x in template[2])
+        cls = template[1]
+        if cls is tuple:
+            return f"({items})"
+        return (f"{w.bind(cls)}({items})" if hasattr(cls, "_fields")
+                else f"{w.bind(cls)}(({items}))")
+    return "{" + "".join(f"{w.bind(key)}: {_template_expr(w, x, leaves)}, "
+                         for key, x in zip(template[1], template[2])) + "}"
+
+
+def _rebuild_with_views(entry, tensors, results):
+    from .compiled import _rebuild
+    return _rebuild(entry.template, entry._leaves(tensors, results))
