@@ -3,6 +3,7 @@
     python benchmarks/replay_profile.py            # W2 (the MLP step)
     python benchmarks/replay_profile.py w6 --top 15
     python benchmarks/replay_profile.py w2 --in-step   # each call alone and inside whole steps
+    python benchmarks/replay_profile.py w1 --counts    # bytecodes and calls around the kernels
 
 Builds a workload with its loss function compiled (benchmarks/workloads.py), runs it twice
 (record, then replay), and walks the recording's forward and backward programs line by line:
@@ -12,6 +13,10 @@ report lists the costliest lines with the kernel or formula each calls, the kern
 and a whole step next to them: the difference is what the step spends outside the kernels
 (guards, wrapping outputs, the backward node and engine pass, the optimizer's eager ops, and
 caches a kernel timed alone keeps warm), with the hand-written NumPy step where there is one.
+
+``--counts`` counts the bytecodes and Python calls of one compiled call and of its
+``backward()``, and of the programs they run: what a replay adds around its kernels, in
+figures that do not move with the machine's load.
 
 ``--outside`` also splits what a step spends outside the kernels: the recording's programs
 are replaced by ones that hand back what they computed once (so the kernels cost nothing), and
@@ -228,6 +233,54 @@ def outside_split(step, entry, tensors, steps):
             (("call", parts["call"]), ("backward", parts["backward"]), ("rest", rest))}
 
 
+def traced(fn, *args):
+    """``(bytecodes, Python calls)`` of one call of ``fn`` (every frame below it counted;
+    counts do not depend on the machine's load), and what it returns."""
+    counts = [0, 0]
+
+    def trace(frame, event, arg):
+        if event == "opcode":
+            counts[0] += 1
+        elif event == "call":
+            counts[1] += 1
+            frame.f_trace_opcodes = True
+        return trace
+    sys.settrace(trace)
+    try:
+        result = fn(*args)
+    finally:
+        sys.settrace(None)
+    return counts, result
+
+
+def call_counts(step, entry, tensors):
+    """Bytecodes and Python calls of a step's compiled call and of its ``backward()``, each
+    beside the part its recorded program runs (the kernels and formulas): the difference is
+    the replay's own work (guards, output wrapping, the backward node, the engine's pass)."""
+    found = {}
+    call, backward = CompiledFunction.__call__, ember.Tensor.backward
+
+    def counted(part, fn):
+        def run(*args, **kwargs):
+            if part in found:
+                return fn(*args, **kwargs)
+            found[part], result = traced(lambda: fn(*args, **kwargs))
+            return result
+        return run
+    CompiledFunction.__call__ = counted("call", call)
+    ember.Tensor.backward = counted("backward", backward)
+    try:
+        step()
+    finally:
+        CompiledFunction.__call__, ember.Tensor.backward = call, backward
+    program = entry.program
+    found["forward program"], (outs, saved) = traced(program.forward, tensors)
+    if program.backward is not None:
+        grads = [np.ones_like(outs[k]) for k in entry.grad_outputs]
+        found["backward program"], _ = traced(program.backward, grads, saved)
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workload", nargs="?", default="w2", choices=sorted(WORKLOADS))
@@ -237,6 +290,9 @@ def main():
                         help="also split the time outside the kernels (programs stubbed out)")
     parser.add_argument("--in-step", action="store_true",
                         help="also time each call inside whole steps (not alone)")
+    parser.add_argument("--counts", action="store_true",
+                        help="also count the bytecodes and Python calls of the compiled call "
+                             "and backward(), beside their programs'")
     args = parser.parse_args()
     step, entry, tensors = recorded_entry(args.workload)
     program = entry.program
@@ -266,6 +322,14 @@ def main():
         print("outside the kernels (programs stubbed out), medians per step: compiled call "
               f"{split['call']:.1f} us, backward() {split['backward']:.1f} us, rest of the "
               f"step {split['rest']:.1f} us")
+    if args.counts:
+        counts = call_counts(step, entry, tensors)
+        for outer, inner in (("call", "forward program"), ("backward", "backward program")):
+            if outer in counts:
+                (ops, calls), (p_ops, p_calls) = counts[outer], counts.get(inner, (0, 0))
+                print(f"{outer}: {ops} bytecodes, {calls} Python calls; its program "
+                      f"{p_ops} and {p_calls}; outside the program {ops - p_ops} and "
+                      f"{calls - p_calls}")
     inside = in_step_times(step, program, max(3, args.repeat)) if args.in_step else None
     if inside is not None:
         print(f"the calls inside whole steps: {sum(inside.values()):.1f} us (alone: "

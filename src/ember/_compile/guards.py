@@ -45,8 +45,13 @@ def _is_library(obj):
 def flatten_args(args, kwargs):
     """``(tensors, spec)``: the tensors in the arguments in order, and a hashable picture of
     everything else (compared by ``==`` at each call; objects appear by identity)."""
-    tensors, spec = [], []
-    _flatten(args, tensors, spec, 0)
+    tensors, spec = [], [(tuple, len(args))]
+    for v in args:  # (the top level written out: _flatten(args, ...) without a call per tensor)
+        if isinstance(v, Tensor):
+            tensors.append(v)
+            spec.append(_tensor_meta(v))
+        else:
+            _flatten(v, tensors, spec, 1)
     if kwargs:
         _flatten(kwargs, tensors, spec, 0)
     return tensors, tuple(spec)
@@ -368,6 +373,11 @@ class GuardWriter:
             self._items(x, v, level)
         elif all(type(item) in _SIMPLE for item in v):  # (compared at once, with a copy)
             self.fail_if(f"type({x}) is not {t.__name__} or not {x} == {self.bind(t(v))}")
+        elif all(isinstance(item, Tensor) for item in v):
+            # (tensors, by identity: one condition, as a list of parameters is)
+            self.fail_if(" or ".join([f"type({x}) is not {t.__name__} or len({x}) != {len(v)}"]
+                                     + [f"{x}[{k}] is not {self.bind(item)}"
+                                        for k, item in enumerate(v)]))
         else:
             self.fail_if(f"type({x}) is not {t.__name__} or len({x}) != {len(v)}")
             for k, item in enumerate(v):
