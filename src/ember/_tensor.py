@@ -17,7 +17,7 @@ from ._backend.device import CPU, device, device_of
 from ._compile.hooks import grad_accessed, read_data, tensor_state_set, version_bumped
 from ._size import Size
 from ._sparse.coo import CooArray
-from ._state import state
+from ._state import recording, state
 
 _object_new = object.__new__
 _ndarray = np.ndarray
@@ -297,18 +297,25 @@ class Tensor:
 
     # -- conversion to Python and NumPy ----------------------------------------------------
     def item(self):
-        read_data("Tensor.item()")
-        if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+        if recording[0] is not None:  # (read_data's test written out: a loss is read per step)
+            read_data("Tensor.item()")
+        data = self._data
+        if data.size != 1:
+            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted "
                                "to Scalar")
-        return self._data.reshape(()).item()
+        return data.item() if type(data) is _ndarray else data.reshape(()).item()
 
     def tolist(self):
         read_data("Tensor.tolist()")
         return to_numpy(self._data).tolist()
 
     def numpy(self, *, force=False):
-        read_data("Tensor.numpy()")
+        if recording[0] is not None:  # (read_data's test written out)
+            read_data("Tensor.numpy()")
+        data = self._data
+        if (type(data) is _ndarray and not force and data.dtype in D.NATIVE_NP
+                and not (self._requires_grad and state.grad_enabled)):
+            return data  # (the usual call: what _host_array returns, none of its refusals)
         return self._host_array(force)
 
     def _host_array(self, force=False):
@@ -473,20 +480,28 @@ class Tensor:
     # one, or None (any)
     _grad_dtype = GRAD_DTYPE_OWN
 
+    # NOTE: an optimizer reads and resets every parameter's .grad each step: the getter and
+    # the setter test for a recording themselves (grad_accessed's test) before calling it.
     @property
     def grad(self):
-        grad_accessed("Tensor.grad")
+        if recording[0] is not None:
+            grad_accessed("Tensor.grad")
         if self._grad_fn is not None and not self._retains_grad:
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
     def grad(self, value):
-        grad_accessed("Tensor.grad")
+        if recording[0] is not None:
+            grad_accessed("Tensor.grad")
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
+            if (self._grad_dtype is GRAD_DTYPE_OWN and value._data.dtype == self._data.dtype
+                    and value._data.shape == self._data.shape):
+                self._grad = value  # (the usual value: of this tensor's dtype and shape)
+                return
             want = self.dtype if self._grad_dtype is GRAD_DTYPE_OWN else self._grad_dtype
             if want is not None and value.dtype is not want:
                 raise RuntimeError(

@@ -19,9 +19,9 @@ from .. import _dtype as D
 from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
-from .._backend.fp_errors import quietly
+from .._backend.fp_errors import inside, quiet_context, quietly
 from ..autograd.graph import ERR_INFERENCE_SAVE, follow_base, move_retained_grad
-from .registry import (FLOAT, GENERATED, INPUT, SAME, _arrays, _guards,
+from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, SAME, _MISSING, _arrays, _guards,
                        broadcast_error, compute_dtype, record, run_inplace, scalar_array)
 
 _ndarray = np.ndarray
@@ -462,6 +462,31 @@ def inplace_method(d, name):
     return method
 
 
+def inplace_operator(d, name):
+    """The augmented assignment ``name`` running op ``d`` in place (``__isub__``: ``x -= y`` is
+    ``x.sub_(y)``), straight to its generated in-place call: an update step's ``p -= lr * g``
+    skips the method's argument binding. An operand ember does not take gives NotImplemented
+    (Python then raises its TypeError), as every binary operator's does."""
+    tail = tuple(d.defaults[2:])  # (alpha=1: the operator passes only the operand)
+    assert _MISSING not in tail, f"{name}: {d.name} needs arguments the operator has not"
+
+    def operator(self, other):
+        if type(other) is not Tensor and not isinstance(other, OPERANDS):
+            return NotImplemented
+        call = d.inplace_caller
+        if call is None:
+            call = d.inplace_caller = _compile_inplace(d)
+        return run_inplace(d, call, (self, other) + tail)
+    operator.__name__ = operator.__qualname__ = name
+    operator._takes_operand = True
+    return operator
+
+
+# np.may_share_memory without its __array_function__ dispatch (a Python call, several times
+# the test itself): for two NumPy arrays, which need no dispatch.
+_host_may_share = getattr(np.may_share_memory, "_implementation", np.may_share_memory)
+
+
 def _compile_inplace(op):
     """Generate the in-place call of one op for the usual update, unrolled over its operands.
 
@@ -497,8 +522,9 @@ def _compile_inplace(op):
         lines += ["    a1 = args[1]",
                   "    if isinstance(a1, Tensor):",
                   "        x1 = a1._data",
-                  "        if x1.dtype != own.dtype or (x1 is not own and "
-                  "may_share_memory(own, x1)) or (a1._base is not None and "
+                  "        if x1.dtype != own.dtype or (x1 is not own and ("
+                  "host_may_share(own, x1) if type(own) is ndarray and type(x1) is ndarray "
+                  "else may_share_memory(own, x1))) or (a1._base is not None and "
                   "a1._view_version != a1._vc[0]) or a1._is_inference:",
                   f"            {general}  # (a view to regenerate, inference to refuse)",
                   "        wants = self._requires_grad or a1._requires_grad",
@@ -543,7 +569,8 @@ def _compile_inplace(op):
              "SPECIAL": D.SPECIAL_NP,
              "forward_hook": forward_hook,
              "profiler_hook": profiler_hook, "dispatch_inplace": dispatch_inplace,
-             "may_share_memory": np.may_share_memory, "scalar_array": scalar_array,
+             "may_share_memory": np.may_share_memory, "host_may_share": _host_may_share,
+             "scalar_array": scalar_array, "quiet_context": quiet_context, "inside": inside,
              "_LEAF_INPLACE": _LEAF_INPLACE, "record": record,
              "_unbump_saved_inputs": _unbump_saved_inputs, "np": np,
              "move_retained_grad": move_retained_grad, "follow_base": follow_base,
@@ -607,8 +634,12 @@ def _write_lines(op, xs):
                  "    raise"])
     if op.ufunc is None:
         return kernel
-    into = f"op.ufunc({', '.join(xs[:op.n_tensors])}, own)"
-    into = [f"quietly({into.replace('(', ', ', 1)}"] if op.quiet else [into]
+    operands = ", ".join(xs[:op.n_tensors])
+    into = [f"op.ufunc({operands}, own)"]
+    if op.quiet:  # (quietly() written out: see _backend/fp_errors.py)
+        into = ["try:", f"    quiet_context.run(op.ufunc, {operands}, own)",
+                "except RuntimeError:", "    if not inside():", "        raise",
+                f"    op.ufunc({operands}, own)"]
     if op.n_tensors == 1:
         return into
     fits = "(type(x1) is not ndarray or x1.ndim <= own.ndim)"

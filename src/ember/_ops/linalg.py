@@ -15,8 +15,9 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp
-from .._tensor import Tensor
+from .._backend import get_xp, is_array
+from .._state import forward_hook, profiler_hook
+from .._tensor import Tensor, typename
 from .pointwise import mul_scalar, no_kernel, refuse
 from .registry import NONE, conj_any, op
 from .shape import expand, reshape, squeeze, squeeze_result, unsqueeze, unsafe_view
@@ -46,8 +47,22 @@ def _check_mm(self, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
 
 
-@op("mm", tensors=2, quiet=True, promote=NONE, method=True,
-    check=refuse("b", no_kernel("addmm_impl_cpu_"), _check_mm))
+_check_mm_dtypes = refuse("b", no_kernel("addmm_impl_cpu_"), _check_mm)
+
+
+def _check_mm_call(self, mat2):
+    """mm's argument checks, in torch's order (a bool matrix, then dims, dtypes, shapes).
+
+    NOTE: the usual call, two matrices of one float or complex dtype whose shapes fit, passes
+    all of them: it is told apart in one test, since every matrix product runs this."""
+    a, b = self._data, mat2._data
+    if (a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and a.dtype == b.dtype
+            and a.dtype.kind in "fc"):
+        return
+    _check_mm_dtypes(self, mat2)
+
+
+@op("mm", tensors=2, quiet=True, promote=NONE, method=True, check=_check_mm_call)
 def mm(self, mat2):
     return self @ mat2
 
@@ -436,6 +451,9 @@ def matmul(input, other):  # noqa: A002 - torch's name
     of the ops torch makes it of (so its graph is torch's)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         return np.matmul(input, other)
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _refuse_operand(input, "input", 1)
+        _refuse_operand(other, "other", 2)
     a, b = input, other
     # NOTE: dim() rather than _data.ndim for anything but a plain Tensor: under vmap a
     # BatchedTensor's example has one dimension less than its array.
@@ -523,9 +541,50 @@ def _batched_matmul(a, b):
     return unsafe_view(squeeze(out, -1) if vector_rhs else out, out_shape)
 
 
-Tensor.matmul = matmul
-Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+def _refuse_operand(x, name, position, arrays=True):
+    """torch's TypeError for an operand of matmul that is not a tensor (a Python number, a
+    list, None). Arrays pass unless ``arrays`` is False: formulas call matmul on them."""
+    if not isinstance(x, Tensor) and not (arrays and is_array(x)):
+        raise TypeError(f"matmul(): argument '{name}' (position {position}) must be Tensor, "
+                        f"not {typename(x)}")
+
+
+def _matmul_method(self, other):
+    """``self.matmul(other)`` (torch counts ``other`` as its first argument)."""
+    _refuse_operand(other, "other", 1, arrays=False)
+    return matmul(self, other)
+
+
+def _matmul_operator(self, other):
+    """``self @ other``: two matrices go straight to mm's generated path (where matmul and
+    mm's dispatch would send them, two calls later); other tensors take matmul. Anything
+    else gives NotImplemented (Python then raises its TypeError), as torch's operator does:
+    it takes no number, not even a 0-dim one."""
+    if type(other) is Tensor:
+        if (type(self) is Tensor and self._data.ndim == 2 and other._data.ndim == 2
+                and forward_hook[0] is None and profiler_hook[0] is None):
+            call = mm.caller
+            if call is not None:
+                return call((self, other))
+    elif not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(self, other)
+
+
+def _rmatmul_operator(self, other):
+    """``other @ self`` for an ``other`` that is not a tensor: NotImplemented, as torch's."""
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(other, self)
+
+
+for _method, _attribute in ((_matmul_method, "matmul"), (_matmul_operator, "__matmul__"),
+                            (_rmatmul_operator, "__rmatmul__")):
+    _method.__name__ = _method.__qualname__ = _attribute
+    _method._takes_operand = True  # (guard_operators: they check their operand themselves)
+Tensor.matmul = _matmul_method
+Tensor.__matmul__ = _matmul_operator
+Tensor.__rmatmul__ = _rmatmul_operator
 
 
 # -- tensordot, inner, kron, cross, multi_dot ---------------------------------------------------

@@ -14,6 +14,7 @@ from .._backend.fp_errors import made_nan
 from .._info import check_scalar
 from .._tensor import Tensor, _wrap
 from . import opmath
+from .inplace import inplace_operator
 from .registry import FLOAT, NONE, broadcast_error, op
 
 
@@ -230,7 +231,9 @@ def _(other_t, alpha):
 
 def _sub_check(self, other, alpha=1):
     """torch's sub_check: no bool operand (a Python bool counts as a bool tensor)."""
-    a, b = _is_bool(self), _is_bool(other)
+    # (plain tensors, the usual operands of every subtraction, read without a call)
+    a = self._data.dtype.kind == "b" if type(self) is Tensor else _is_bool(self)
+    b = other._data.dtype.kind == "b" if type(other) is Tensor else _is_bool(other)
     if a and b:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
@@ -537,9 +540,9 @@ Tensor.sub_ = _sub_
 Tensor.__rpow__ = lambda self, base: pow_scalar_base(base, self)
 Tensor.__rsub__ = lambda self, other: rsub(self, other)
 Tensor.__rtruediv__ = lambda self, other: mul(reciprocal(self), other)
-Tensor.__iadd__ = lambda self, other: self.add_(other)
-Tensor.__isub__ = lambda self, other: self.sub_(other)
-Tensor.__imul__ = lambda self, other: self.mul_(other)
+Tensor.__iadd__ = inplace_operator(add, "__iadd__")
+Tensor.__isub__ = inplace_operator(sub, "__isub__")
+Tensor.__imul__ = inplace_operator(mul, "__imul__")
 Tensor.__itruediv__ = lambda self, other: self.div_(other)
 
 
@@ -733,10 +736,16 @@ def _(self_t, result):
     return self_t * (result * (1 - result))
 
 
-@op("relu", elementwise=True, method=True, inplace=True,
-    check=refuse("c", lambda t: NotImplementedError("clamp is not supported for complex types")))
+def _relu_check(self):
+    """torch's refusal of a complex relu (its kernel is clamp_min's). One test: every ReLU of
+    a network runs it."""
+    if isinstance(self, Tensor) and self._data.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+
+
+@op("relu", elementwise=True, method=True, inplace=True, check=_relu_check)
 def relu(self):
-    if self.dtype == np.bool_:
+    if self.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
     return np.maximum(self, 0)
 

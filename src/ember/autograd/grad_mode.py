@@ -10,6 +10,8 @@ import threading
 
 from .._state import state
 
+_object_new = object.__new__
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
 
@@ -86,20 +88,26 @@ def _set_grad_mode(mode):
 class no_grad(_DecoratorContextManager):
     """Context manager and decorator that disables gradient recording."""
 
+    # NOTE: a training step enters no_grad for its update: what _grad_mode, _set_grad_mode
+    # and _restore_grad_mode do is written out here, and there is no __init__ (prev is
+    # always set by __enter__ before __exit__ reads it).
+    prev = None
+
     def __new__(cls, orig_func=None):
         if orig_func is None or cls is not no_grad:
-            return super().__new__(cls)
+            return _object_new(cls)
         return cls()(orig_func)  # bare @no_grad
 
-    def __init__(self, orig_func=None):
-        self.prev = None
-
     def __enter__(self):
-        self.prev = _grad_mode()
-        _set_grad_mode(False)
+        s = state
+        self.prev = (s.grad_enabled, s.inference_grad)
+        if s.inference:
+            s.inference_grad = False
+        else:
+            s.grad_enabled = False
 
-    def __exit__(self, *exc):
-        _restore_grad_mode(self.prev)
+    def __exit__(self, exc_type, exc, tb):
+        state.grad_enabled, state.inference_grad = self.prev
 
 
 class enable_grad(_DecoratorContextManager):

@@ -1,0 +1,222 @@
+"""The Tensor-level calls of a training step, against torch: ``h @ W``, ``h + b``, ``relu``,
+``p -= lr * p.grad`` under no_grad, ``p.grad = ...``, ``.item()``, ``.numpy()``.
+
+These calls have short paths for their usual arguments (two matrices, an operand of self's
+dtype, a gradient of the tensor's dtype and shape); each case here gives them the arguments
+those paths must hand on to the general one, and compares values, versions, graphs and
+errors with torch's.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from oracle import same, torch_or_skip
+
+A = [[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]]
+B = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+
+
+@pytest.mark.parametrize("left, right, kwargs", [
+    (A, B, {}),
+    (A, B, {"dtype": "float64"}),
+    (A, A, {}),  # shapes that don't fit
+    ([[True, False]], [[True], [False]], {}),  # bool: no kernel
+    ([1.0, 2.0, 3.0], B, {}),  # 1-D @ 2-D: matmul's squeeze
+    ([[[1.0, 2.0, 3.0]]], B, {}),  # batched
+])
+def test_matmul_operator(left, right, kwargs):
+    def body(torch):
+        dt = getattr(torch, kwargs.get("dtype", "float32"))
+        if isinstance(left[0][0], bool) if isinstance(left[0], list) else False:
+            dt = torch.bool
+        x = torch.tensor(left, dtype=dt)
+        w = torch.tensor(right, dtype=dt, requires_grad=dt.is_floating_point)
+        out = x @ w
+        if out.requires_grad:
+            out.sum().backward()
+            return out, w.grad, out.grad_fn.name()
+        return out
+    same(body)
+
+
+def test_matmul_operands_that_are_not_tensors():
+    # torch's @ takes no number (not even a 0-dim NumPy one): NotImplemented, then Python's
+    # TypeError; matmul() and .matmul() name the argument
+    def body(torch):
+        x = torch.tensor(A)
+        errors = []
+        for other in (torch.tensor(B, dtype=torch.float64), 2.0, 3, True, np.float32(2), "w",
+                      None, [1.0, 2.0, 3.0]):
+            for fn in (lambda: x @ other, lambda: other @ x, lambda: torch.matmul(x, other),
+                       lambda: torch.matmul(other, x), lambda: x.matmul(other),
+                       lambda: x.__matmul__(other), lambda: x.__rmatmul__(other)):
+                try:
+                    errors.append(fn())
+                except Exception as e:  # noqa: BLE001 - the type and text are compared
+                    errors.append((type(e).__name__, str(e)))
+        return errors
+    same(body)
+
+
+def test_matmul_operator_under_autocast_and_no_grad():
+    def body(torch):
+        x = torch.tensor(A)
+        w = torch.tensor(B, requires_grad=True)
+        with torch.no_grad():
+            plain = x @ w
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            cast = x @ w
+        return plain, cast.dtype, cast.grad_fn.name()
+    same(body, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex64", "bool"])
+def test_relu(dtype):
+    def body(torch):
+        x = torch.tensor([[-1.0, 0.0, 2.0]]).to(getattr(torch, dtype))
+        return x.relu()
+    same(body)
+
+
+def test_bias_add_records_like_torch():
+    def body(torch):
+        h = torch.tensor(A, requires_grad=True) @ torch.tensor(B)
+        b = torch.tensor([0.5, -0.5], requires_grad=True)
+        out = (h + b).relu()
+        out.sum().backward()
+        return out, b.grad, out.grad_fn.name(), out.grad_fn.next_functions[0][0].name()
+    same(body)
+
+
+def test_sgd_update_under_no_grad():
+    def body(torch):
+        w = torch.tensor(B, requires_grad=True)
+        b = torch.tensor([0.5, -0.5], requires_grad=True)
+        loss = (torch.tensor(A) @ w + b).relu().sum()
+        loss.backward()
+        versions = []
+        with torch.no_grad():
+            for p in (w, b):
+                p -= 0.1 * p.grad
+                versions.append(p._version)
+                p.grad = None
+        return w, b, versions, w.grad is None, loss.item(), torch.is_grad_enabled()
+    same(body)
+
+
+@pytest.mark.parametrize("op", ["isub", "iadd", "imul"])
+def test_inplace_operators_refuse_like_torch(op):
+    def body(torch):
+        def apply(p, other):
+            if op == "isub":
+                p -= other
+            elif op == "iadd":
+                p += other
+            else:
+                p *= other
+            return p
+        errors = []
+        leaf = torch.tensor(B, requires_grad=True)
+        x = torch.ones(4)
+        cases = [
+            lambda: apply(leaf, 1.0),  # a leaf requiring grad, in grad mode
+            lambda: apply(torch.ones(2, 3), torch.ones(3, 2)),  # shapes
+            lambda: apply(torch.ones(2, 3, dtype=torch.int64), 1.5),  # result type
+            lambda: apply(torch.ones(2, 3), "s"),  # an operand ember does not take
+            lambda: apply(x[1:], x[:-1]),  # partial overlap
+            lambda: apply(torch.ones(1, 3).expand(2, 3), 1.0),  # internal overlap
+        ]
+        if op == "isub":
+            cases.append(lambda: apply(torch.ones(2, dtype=torch.bool), True))
+        for case in cases:
+            try:
+                case()
+                errors.append(None)
+            except Exception as e:  # noqa: BLE001 - the type and text are compared
+                errors.append((type(e).__name__, str(e)))
+        with torch.no_grad():
+            ok = apply(leaf, 2.0)
+        y = torch.arange(6.0)
+        apply(y, y)  # self itself as the operand: no partial overlap
+        return errors, ok, ok._version, y
+    same(body)
+
+
+def test_inplace_operator_records_in_grad_mode():
+    def body(torch):
+        w = torch.tensor(B, requires_grad=True)
+        h = w * 1.0
+        h -= torch.tensor(2.0)
+        h += w
+        h *= w
+        h.sum().backward()
+        return h, w.grad, h.grad_fn.name(), h._version
+    same(body)
+
+
+def test_no_grad_modes():
+    def body(torch):
+        seen = []
+        with torch.no_grad():
+            seen.append(torch.is_grad_enabled())
+            with torch.enable_grad():
+                seen.append(torch.is_grad_enabled())
+            seen.append(torch.is_grad_enabled())
+        seen.append(torch.is_grad_enabled())
+        with torch.inference_mode():
+            with torch.no_grad():
+                seen.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
+            seen.append(torch.is_grad_enabled())
+
+        @torch.no_grad()
+        def f():
+            return torch.is_grad_enabled()
+
+        @torch.no_grad
+        def g():
+            return torch.is_grad_enabled()
+
+        class Quiet(torch.no_grad):
+            pass
+
+        with Quiet():
+            seen.append(torch.is_grad_enabled())
+        try:
+            with torch.no_grad():
+                raise KeyError("k")
+        except KeyError:
+            seen.append(torch.is_grad_enabled())
+        return seen, f(), g(), torch.is_grad_enabled()
+    same(body)
+
+
+def test_grad_setter_item_numpy():
+    def body(torch):
+        p = torch.tensor(B, requires_grad=True)
+        out = []
+        for value in (torch.ones(3, 2), torch.ones(3, 2, dtype=torch.float64), torch.ones(2, 3),
+                      [1.0], None):
+            try:
+                p.grad = value
+                out.append(None if p.grad is None else p.grad.shape)
+            except Exception as e:  # noqa: BLE001 - the type and text are compared
+                out.append((type(e).__name__, str(e)))
+        for fn in (lambda: p.numpy(), lambda: torch.ones(2).item(),
+                   lambda: torch.tensor([[2.5]]).item(), lambda: torch.tensor(3).item()):
+            try:
+                out.append(fn())
+            except Exception as e:  # noqa: BLE001
+                out.append((type(e).__name__, str(e)))
+        with torch.no_grad():
+            out.append(p.numpy().tolist())
+        return out
+    same(body)
+
+
+def test_numpy_shares_memory():
+    torch_or_skip()
+    t = ember.ones(3)
+    t.numpy()[0] = 5.0
+    assert t[0].item() == 5.0 and np.shares_memory(t.numpy(), t._data)
