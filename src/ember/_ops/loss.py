@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ['cosine_embedding_loss', 'hinge_embedding_loss', 'kl_div', 'margin_ranking_loss',
            'poisson_nll_loss', 'triplet_margin_loss']
 
+import functools
 import math
 import warnings
 
@@ -21,6 +22,7 @@ from .._backend import (constant_like, get_xp, has_data, is_array, launch_bound,
 from .._state import state
 from .._tensor import Tensor, _wrap, checked_values
 from .activation import _log_softmax, logsigmoid
+from .nll_sum import ordered_sum
 from .nn_ops import (_check_target_size, _grad_scale, _numel, _reduce, broadcast_pair,
                      reduction_enum)
 from .pointwise import abs as abs_
@@ -295,9 +297,18 @@ def _pick(x, safe):
 
 
 def _row_numbers(x):
-    """0, 1, ..., len(x) - 1 (made once per length on a GPU)."""
+    """0, 1, ..., len(x) - 1 (made once per length, read-only)."""
     n = x.shape[0]
+    if type(x) is np.ndarray:
+        return _host_row_numbers(n)
     return constant_like(x, ("arange", n), lambda: np.arange(n))
+
+
+@functools.lru_cache(maxsize=64)
+def _host_row_numbers(n):
+    rows = np.arange(n)
+    rows.flags.writeable = False
+    return rows
 
 
 def _mean_of(total, count):
@@ -340,6 +351,8 @@ def _checked_terms(self, target, weight, ignore_index):
 
 def _nll_kernel(self, target, weight, reduction, ignore_index):
     target, weight = _arr(target), _arr(weight)
+    if type(self) is np.ndarray:
+        return _nll_on_host(self, target, weight, reduction, ignore_index)
     wt, safe = _checked_terms(self, target, weight, ignore_index)
     picked = _pick(self, safe).astype(np.float64)
     if type(wt) is float:
@@ -352,6 +365,37 @@ def _nll_kernel(self, target, weight, reduction, ignore_index):
     return _nll_reduce(loss, wt, safe, reduction, self.dtype)
 
 
+def _kept_samples(self, target, ignore_index):
+    """torch's check of the targets; then None when every sample counts (the usual batch:
+    targets in range and ignore_index outside it), else the mask of the samples that do."""
+    c = self.shape[_class_axis(self.ndim)]
+    if _check_targets(target, c, ignore_index) and not 0 <= ignore_index < c:
+        return None
+    kept = target != ignore_index
+    return None if kept.all() else kept
+
+
+def _nll_on_host(self, target, weight, reduction, ignore_index):
+    """torch's CPU kernel, value for value: the picked values (times their class weights) in
+    the input's dtype, summed in torch's order (see nll_sum), the mean divided once."""
+    dtype = self.dtype.type
+    kept = _kept_samples(self, target, ignore_index)
+    safe = target if kept is None else np.where(kept, target, 0)
+    losses = _pick(self, safe)
+    if weight is not None:
+        weights = weight.astype(self.dtype, copy=False)[safe]
+        losses = losses * weights
+    if reduction == "none":  # (torch writes +0.0 for an ignored sample)
+        return -losses if kept is None else np.where(kept, -losses, dtype(0))
+    total = dtype(0) - ordered_sum(losses.reshape(-1), None if kept is None else kept.ravel())
+    if reduction == "sum":
+        return np.asarray(total)
+    if not safe.size:  # (torch fills a quiet NaN: 0 / 0 would set its sign bit)
+        return np.asarray(dtype(math.nan))
+    return np.asarray(total / _kept_weight(dtype, None if weight is None else weights, kept,
+                                           safe.size))
+
+
 def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_index):
     """torch's nll_loss_backward: zeros, and at each sample's target class ``-w[t]`` times the
     sample's upstream gradient (for a mean: the upstream gradient over the total weight),
@@ -360,6 +404,8 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
     xp = get_xp(self)
     dt = self.dtype
     target, weight = _arr(target), _arr(weight)
+    if xp is np:
+        return _nll_backward_on_host(grad_output, self, target, weight, reduction, ignore_index)
     # NOTE: on a GPU the forward kernel's check of these targets stands (the node's saved
     # target is version-checked; this op is reached through nll_loss's graph only): checking
     # again would read the device, waiting for its queue, once more per step.
@@ -389,6 +435,41 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
     return out
 
 
+def _nll_backward_on_host(grad_output, self, target, weight, reduction, ignore_index):
+    """``_nll_backward_kernel`` on NumPy arrays: the one value of a reduced loss computed as
+    a scalar, the mean's total weight torch's (the forward's sum, see nll_sum)."""
+    dt = self.dtype
+    kept = _kept_samples(self, target, ignore_index)
+    safe = target if kept is None else np.where(kept, target, 0)
+    weights = None if weight is None else weight.astype(dt, copy=False)[safe]
+    grad = grad_output.astype(dt, copy=False)
+    if reduction == "none" and target.ndim:  # (times -w: a NaN keeps its sign, as torch's)
+        values = (dt.type(-1) if weights is None else -weights) * grad
+    else:  # (one value: a NumPy scalar's arithmetic, not a 0-d array's)
+        grad = grad[()]
+        if reduction == "mean":  # (an empty batch writes nothing: its 0 / 0 is never read)
+            grad = grad / _kept_weight(dt.type, weights, kept, safe.size)
+        values = -grad if weights is None else weights * -grad
+    if kept is not None:  # (nothing is written for an ignored sample)
+        values = np.where(kept, values, dt.type(0))
+    out = np.zeros(self.shape, dt)
+    if self.ndim == 1:
+        out[safe] = values
+    elif self.ndim == 2:
+        out[_row_numbers(self), safe] = values
+    else:
+        values = np.broadcast_to(values, safe.shape)
+        np.put_along_axis(out, np.expand_dims(safe, 1), np.expand_dims(values, 1), 1)
+    return out
+
+
+def _kept_weight(dtype, weights, kept, size):
+    """torch's total weight of the kept samples (their number when no class is weighted)."""
+    if weights is not None:
+        return ordered_sum(weights.reshape(-1), None if kept is None else kept.ravel())
+    return dtype(size if kept is None else np.count_nonzero(kept))
+
+
 def _nll_grad_output_grad(nll):
     """d nll_loss_backward / d grad_output applied to ``grad``: nll_loss of ``grad`` itself
     (the gradient is linear in grad_output)."""
@@ -406,12 +487,13 @@ def _nll_self_grad(grad):
 
 # NOTE: target and weight are not differentiable (torch's nll_loss has one edge, to ``self``), so
 # they travel as plain arguments: the kernel and the formula unwrap them with _arr.
-@op("nll_loss", node="NllLossBackward0", promote=NONE, checked=("target", "weight"))
+@op("nll_loss", node="NllLossBackward0", promote=NONE, checked=("target", "weight"), quiet=True)
 def _nll(self, target, weight, reduction, ignore_index):
     return _nll_kernel(self, target, weight, reduction, ignore_index)
 
 
-@op("nll_loss2d", node="NllLoss2DBackward0", promote=NONE, checked=("target", "weight"))
+@op("nll_loss2d", node="NllLoss2DBackward0", promote=NONE, checked=("target", "weight"),
+    quiet=True)
 def _nll2d(self, target, weight, reduction, ignore_index):
     return _nll_kernel(self, target, weight, reduction, ignore_index)
 

@@ -1,0 +1,127 @@
+"""nll_loss's sums in torch's order, so that a reduced loss, and the total weight a mean
+divides by, are torch's numbers to the last bit (host arrays: NumPy's own sums are pairwise).
+
+torch's CPU kernel adds the samples one by one, in the input's dtype (no wider accumulator),
+into eight partial sums: level 0 takes each kept sample, and after the sample at linear index
+``b`` every level ``j`` whose period ``S ** (j + 1)`` divides ``b`` is added into level
+``j + 1`` and cleared (``S`` is 16 below 2**40 samples). Ignored samples are skipped, their
+flushes too. The result is ``0 + p0 + p1 + ... + p7``, in that order.
+
+Sequential sums come from ``add.accumulate`` (a running sum is sequential by definition);
+a group of sums of equal length is one accumulate over a reshaped array.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_LEVELS = 8
+
+
+def _period(n):
+    """torch's ``1 << max(4, CeilLog2(n) / 8)`` (CeilLog2 of 0, 1 and 2 is 1)."""
+    ceil_log2 = (n - 1).bit_length() if n > 2 else 1
+    return 1 << max(4, ceil_log2 // _LEVELS)
+
+
+def _running_total(values):
+    """((v0 + v1) + v2) + ..., in ``values``' dtype (0 for none)."""
+    return np.add.accumulate(values)[-1] if values.size else _zero(values.dtype.type)
+
+
+def _sequential(values):
+    """``_running_total`` of a few values (a Python loop is quicker for up to four)."""
+    if values.size > 4:
+        return _running_total(values)
+    total = _zero(values.dtype.type)
+    for k in range(values.size):
+        total = total + values[k]
+    return total
+
+
+def _group_totals(values, size):
+    """The running total of each consecutive group of ``size`` values."""
+    return np.add.accumulate(values.reshape(-1, size), axis=1)[:, -1]
+
+
+def _finish(dtype, parts, top):
+    """0 + p0 + ... + p6 + p7, one addition at a time in ``dtype``."""
+    total = _zero(dtype)
+    for part in parts:
+        total = total + part
+    return total + top
+
+
+def _zero(dtype, _zeros={}):
+    """``dtype(0)``, made once (a NumPy scalar's constructor costs a few additions)."""
+    zero = _zeros.get(dtype)
+    if zero is None:
+        zero = _zeros[dtype] = dtype(0)
+    return zero
+
+
+def ordered_sum(values, kept=None):
+    """torch's nll_loss sum of the 1-D array ``values`` (a NumPy scalar of its dtype);
+    ``kept``: a boolean array of the samples that count (None: all of them)."""
+    dtype = values.dtype.type
+    if not values.size:
+        return _zero(dtype)
+    if kept is not None:
+        return _ordered_sum_skipping(values, kept)
+    size = _period(values.size)
+    # (the sample at index 0 flushes through every level at once: it opens the top level)
+    items, parts = values[1:], []
+    if items.size <= size * size:  # (the usual batch: levels 0 and 1 only)
+        part, groups = _level(items, size)
+        return _finish(dtype, (part, _sequential(groups)), values[0])
+    while items.size and len(parts) < _LEVELS - 1:
+        part, items = _level(items, size)
+        parts.append(part)
+    top = _running_total(np.concatenate((values[:1], items))) if items.size else values[0]
+    return _finish(dtype, parts, top)
+
+
+def _level(items, size):
+    """What stays in a level (the items after its last flush) and what it flushes into the
+    next (the totals of whole groups of ``size`` items)."""
+    whole, rest = divmod(items.size, size)
+    if not whole or not rest:
+        return (_running_total(items[whole * size:]),
+                _group_totals(items[:whole * size], size) if whole else items[:0])
+    # one accumulate: the rest padded with zeros (adding +0.0 keeps a running total's value)
+    padded = np.zeros((whole + 1) * size, items.dtype)
+    padded[:items.size] = items
+    totals = _group_totals(padded, size)
+    return totals[whole], totals[:whole]
+
+
+def _ordered_sum_skipping(values, kept):
+    """``ordered_sum`` when some samples are skipped: a level flushes only at a kept sample, so
+    its groups are as long as the skipped samples make them."""
+    dtype = values.dtype.type
+    size = _period(values.size)
+    index = np.flatnonzero(kept)
+    items, parts = values[index], []
+    for level in range(_LEVELS - 1):
+        ends = np.flatnonzero(index % size ** (level + 1) == 0)
+        if not ends.size:
+            parts.append(_running_total(items))
+            items = items[:0]
+            break
+        parts.append(_running_total(items[ends[-1] + 1:]))
+        items, index = _segment_totals(items[:ends[-1] + 1], ends), index[ends]
+    return _finish(dtype, parts, _running_total(items))
+
+
+def _segment_totals(values, ends):
+    """The running total of each segment of ``values`` ending (inclusive) at ``ends``."""
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    lengths = ends - starts + 1
+    width = int(lengths.max())
+    if lengths.size * width > 4 * values.size + 64:  # (a few long segments: one at a time)
+        return np.array([_running_total(values[a:b + 1]) for a, b in zip(starts, ends)],
+                        values.dtype)
+    # each segment a row, zeros after its end (adding +0.0 keeps a running total's value)
+    rows = np.zeros((lengths.size, width), values.dtype)
+    row_of = np.repeat(np.arange(lengths.size), lengths)
+    rows[row_of, np.arange(values.size) - starts[row_of]] = values
+    return np.add.accumulate(rows, axis=1)[:, -1]
