@@ -392,7 +392,7 @@ def _nll_on_host(self, target, weight, reduction, ignore_index):
         return np.asarray(total)
     if not safe.size:  # (torch fills a quiet NaN: 0 / 0 would set its sign bit)
         return np.asarray(dtype(math.nan))
-    return np.asarray(total / _kept_weight(dtype, None if weight is None else weights, kept,
+    return np.asarray(total / _kept_weight(None if weight is None else weights, kept,
                                            safe.size))
 
 
@@ -448,7 +448,7 @@ def _nll_backward_on_host(grad_output, self, target, weight, reduction, ignore_i
     else:  # (one value: a NumPy scalar's arithmetic, not a 0-d array's)
         grad = grad[()]
         if reduction == "mean":  # (an empty batch writes nothing: its 0 / 0 is never read)
-            grad = grad / _kept_weight(dt.type, weights, kept, safe.size)
+            grad = grad / _kept_weight(weights, kept, safe.size)
         values = -grad if weights is None else weights * -grad
     if kept is not None:  # (nothing is written for an ignored sample)
         values = np.where(kept, values, dt.type(0))
@@ -463,11 +463,12 @@ def _nll_backward_on_host(grad_output, self, target, weight, reduction, ignore_i
     return out
 
 
-def _kept_weight(dtype, weights, kept, size):
-    """torch's total weight of the kept samples (their number when no class is weighted)."""
+def _kept_weight(weights, kept, size):
+    """torch's total weight of the kept samples (their number when no class is weighted: a
+    Python int, which NumPy rounds to the dtype it divides, as torch casts it)."""
     if weights is not None:
         return ordered_sum(weights.reshape(-1), None if kept is None else kept.ravel())
-    return dtype(size if kept is None else np.count_nonzero(kept))
+    return size if kept is None else int(np.count_nonzero(kept))
 
 
 def _nll_grad_output_grad(nll):
@@ -528,27 +529,33 @@ for _fwd, _bwd in ((_nll, nll_loss_backward), (_nll2d, nll_loss2d_backward)):
 
 
 def _check_nll(input, target, weight):
-    if input.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if input.ndim != 1 and input.shape[0] != target.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+    shape, ndim = input.shape, input.ndim
+    if ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
+    if ndim != 1 and shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target "
                          f"batch_size ({target.shape[0]}).")
     if target.dtype.category >= D.FLOATING:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_name}")
-    c = input.shape[_class_axis(input.ndim)]
+    c = shape[_class_axis(ndim)]
     if weight is not None and (weight.ndim != 1 or weight.numel() != c):
         raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
-    if input.ndim == 4 and tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
-        raise RuntimeError(f"size mismatch (got input: {_sizes(input)} , target: "
-                           f"{_sizes(target)}")
-    if input.ndim > 2 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
-        raise RuntimeError(f"Expected target size {_sizes_of((input.shape[0],) + input.shape[2:])}"
-                           f", got {_sizes(target)}")
+    if ndim > 2:
+        _check_spatial_target(input, target)
     if weight is not None and weight.requires_grad and state.grad_enabled:
         raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect "
                            "to argument 'weight'. This input cannot have requires_grad True.")
     return c
+
+
+def _check_spatial_target(input, target):
+    expected = (input.shape[0],) + tuple(input.shape[2:])
+    if input.ndim == 4 and tuple(target.shape) != expected:
+        raise RuntimeError(f"size mismatch (got input: {_sizes(input)} , target: "
+                           f"{_sizes(target)}")
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {_sizes_of(expected)}, got {_sizes(target)}")
 
 
 def _sizes_of(shape):
