@@ -386,7 +386,8 @@ def _compile_apply(op):
         outs[i] = f"o{i}"
     lines += [f"    return [{', '.join(outs)}]"]
     scope = {"generic": generic, "ERR_FREED": ERR_FREED, "unpack_input": unpack_input,
-             "unpack_output": unpack_output, "check_param": check_param}
+             "unpack_output": unpack_output, "check_param": check_param, "Tensor": Tensor,
+             "_new": object.__new__, "tangents": "_saved_tangents"}
     scope.update({f"f{k}": fn for k, (_, fn, _) in enumerate(op.formulas)})
     exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
     return scope["apply"]
@@ -406,11 +407,16 @@ def _graph_unpack_lines(op, used):
     lines = []
     for j in used:
         kind, idx = op.saved_spec[j]
-        if kind == INPUT:
-            lines += [f"e{j} = saved[{j}]", f"if vers[{j}] is not None:",
-                      f"    e{j} = unpack_input(e{j}, vers[{j}], True)"]
-        elif kind == RESULT:
-            lines += [f"e{j} = unpack_output(self, {idx}, saved[{j}], vers[{j}], True)"]
+        if kind == INPUT:  # (unpack_input's check written out; it raises the error)
+            lines += [f"e{j} = saved[{j}]", f"v = vers[{j}]",
+                      f"if v is not None and e{j}._vc[0] != v:",
+                      f"    unpack_input(e{j}, v, True)"]
+        elif kind == RESULT:  # (unpack_output written out, but for forward AD's tangents)
+            lines += [f"a, vc = saved[{j}]", f"if vc[0] != vers[{j}] or tangents in self.__dict__:",
+                      f"    e{j} = unpack_output(self, {idx}, saved[{j}], vers[{j}], True)",
+                      "else:", f"    e{j} = _new(Tensor)", f"    e{j}._data = a",
+                      f"    e{j}._grad_fn = self", f"    e{j}._output_nr = {idx}",
+                      f"    e{j}._requires_grad = True", f"    e{j}._vc = vc"]
         else:
             lines += _plain_slot_lines(op, j, kind, idx)
     return lines or ["pass"]
@@ -1113,7 +1119,7 @@ def _compile_caller(op):
                   "                record(op, args, (res,))", "            else:"]
         if _records_inline(op):
             lines += ["                r = res"]
-            lines += ["            " + line for line in _recorder_lines(op, "args[0]")]
+            lines += ["            " + line for line in _recorder_lines(op, "a0", inline=True)]
         else:
             lines += ["                record(op, args, (res,))"]
     else:
@@ -1122,7 +1128,7 @@ def _compile_caller(op):
     made = "    elif state.inference and res._base is None:" if op.view else "    elif state.inference:"
     lines += [made, "        res._is_inference = True"]
     if op.writes:  # (_generic_showing_writes' check written out)
-        lines += ["    if not state.inference and isinstance(a0, Tensor) and a0._is_inference:",
+        lines += ["    if isinstance(a0, Tensor) and a0._is_inference and not state.inference:",
                   "        show_writes(op, args, res)"]
     lines.append("    return res")
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
@@ -1479,10 +1485,13 @@ def _recorder_scope(op):
             "integer_history": integer_history}
 
 
-def _recorder_lines(op, first_saved):
+def _recorder_lines(op, first_saved, inline=False):
     """The lines of ``record`` for one op (indented by four spaces), given ``args`` and its
     result ``r``; they leave the node in ``node``. ``first_saved``: what a saved first input
-    is (a snapshot taken before an in-place call, or ``args[0]``)."""
+    is (a snapshot taken before an in-place call, or the first argument). ``inline``: the
+    lines run inside the op's generated Tensor path, where ``a0``, ``a1``, ... already hold
+    the tensor arguments and a one-tensor op's ``a0`` was found to be a Tensor that requires
+    grad (so neither is done again)."""
     lines = ["    node = node_cls()"]
     if op.number_cls is not None:
         numbers = " or ".join(f"not isinstance(args[{k}], Tensor)" for k in range(op.n_tensors))
@@ -1496,22 +1505,24 @@ def _recorder_lines(op, first_saved):
         no_edge = ([f"            if a{k}._is_inference:",
                     "                raise RuntimeError(ERR_INFERENCE_SAVE)"]
                    if k in saved_inputs else [])
-        lines += [f"    a{k} = args[{k}]",
-                  f"    if isinstance(a{k}, Tensor):",
-                  f"        if a{k}._base is not None:",
-                  f"            refresh(a{k})",
-                  f"        fn = a{k}._grad_fn",
-                  "        if fn is not None:",
-                  f"            e{k} = (fn, a{k}._output_nr)",
-                  f"        elif a{k}._requires_grad:",
-                  f"            e{k} = (grad_accumulator(a{k}), 0)",
-                  "        else:"] + no_edge + [
-                  f"            e{k} = NO_EDGE",
-                  f"        d{k} = a{k}._data",
-                  f"        m{k} = (d{k}.shape, d{k}.dtype)",
-                  "    else:",
+        tensor = [f"    if a{k}._base is not None:",
+                  f"        refresh(a{k})",
+                  f"    fn = a{k}._grad_fn",
+                  "    if fn is not None:",
+                  f"        e{k} = (fn, a{k}._output_nr)",
+                  f"    elif a{k}._requires_grad:",
+                  f"        e{k} = (grad_accumulator(a{k}), 0)",
+                  "    else:"] + [line[4:] for line in no_edge] + [
                   f"        e{k} = NO_EDGE",
-                  f"        m{k} = None"]
+                  f"    d{k} = a{k}._data",
+                  f"    m{k} = (d{k}.shape, d{k}.dtype)"]
+        if inline and op.n_tensors == 1:  # (requires grad: an edge to a node, maybe None)
+            lines += tensor[:5] + ["    else:", f"        e{k} = (grad_accumulator(a{k}), 0)"]
+            lines += tensor[-2:]
+            continue
+        lines += ([f"    a{k} = args[{k}]"] if not inline else [])
+        lines += ([f"    if isinstance(a{k}, Tensor):"] + ["    " + line for line in tensor]
+                  + ["    else:", f"        e{k} = NO_EDGE", f"        m{k} = None"])
     edges = ", ".join(f"e{k}" for k in range(op.n_tensors))
     metas = ", ".join(f"m{k}" for k in range(op.n_tensors))
     lines += [f"    node._next = ({edges},)", f"    node._meta = ({metas},)",
@@ -1519,7 +1530,10 @@ def _recorder_lines(op, first_saved):
     saved, vers = [], []
     for j, (kind, i) in enumerate(op.saved_spec):
         if kind == INPUT:
-            lines += _save_input_lines(j, i, guards.get(j), i in saved_inputs, first_saved)
+            lines += _save_input_lines(j, i, guards.get(j), i in saved_inputs,
+                                       first_saved if i == 0 else
+                                       f"a{i}" if inline else f"args[{i}]",
+                                       inline and op.n_tensors == 1)
         elif kind == RESULT:
             lines += ["    vc = r._vc", "    if vc is None:",
                       "        vc = r._vc = [0]", f"    s{j} = (r._data, vc)", f"    v{j} = vc[0]"]
@@ -1555,11 +1569,10 @@ def _recorder_lines(op, first_saved):
     return lines
 
 
-def _save_input_lines(j, i, guard, edge_checked, first_saved):
-    """Recorder lines saving input ``i`` in slot ``j`` (only if input ``guard`` has an edge,
-    when it is not None). ``edge_checked``: the edge code already refused an inference tensor.
-    ``first_saved``: what the first input saved is (see _recorder_lines)."""
-    src = first_saved if i == 0 else f"args[{i}]"
+def _save_input_lines(j, i, guard, edge_checked, src, tensor=False):
+    """Recorder lines saving input ``i`` (the value ``src``) in slot ``j`` (only if input
+    ``guard`` has an edge, when it is not None). ``edge_checked``: the edge code already
+    refused an inference tensor. ``tensor``: ``src`` is known to be a Tensor."""
     body = [f"s{j} = {src}",
             f"if isinstance(s{j}, Tensor):",
             f"    vc = s{j}._vc",
@@ -1571,6 +1584,8 @@ def _save_input_lines(j, i, guard, edge_checked, first_saved):
     if not edge_checked:
         body[2:2] = [f"    if e{i} is NO_EDGE and s{j}._is_inference:",
                      "        raise RuntimeError(ERR_INFERENCE_SAVE)"]
+    if tensor and edge_checked:
+        body = [body[0]] + [line[4:] for line in body[2:6]]
     if guard is None:
         return ["    " + line for line in body]
     return ([f"    if e{guard} is not NO_EDGE:"] + ["        " + line for line in body]

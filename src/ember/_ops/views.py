@@ -25,6 +25,8 @@ from .inplace import has_internal_overlap
 from .registry import NONE, _sequence, op, record
 from .shape import _CONTIGUOUS, clone
 
+_new = object.__new__
+
 
 class ViewChain:
     """The view ops that cut a view out of its base, root first: each view adds one link to its
@@ -212,7 +214,10 @@ def mark_view(view_op, base, result, args, index):
     else:
         root, chain = parent, base._view_chain or None
     result._base = root
-    result._view_chain = ViewChain(chain, (view_op, tuple(args[1:]), index))
+    link = _new(ViewChain)  # (ViewChain(chain, ...) without its __init__'s frame)
+    link.parent = chain
+    link.link = (view_op, args[1:] if type(args) is tuple else tuple(args[1:]), index)
+    result._view_chain = link
     vc = base._vc
     if vc is None:
         vc = base._vc = [0]
@@ -223,18 +228,20 @@ def mark_view(view_op, base, result, args, index):
     # torch's CreationMeta: a view made in inference mode, in no_grad mode, or by a
     # multi-output op, may not be modified in place while grad is recorded; a view of such a
     # view made without either inherits its mark (inference mode's, whatever the new view is).
+    # (each read of the per-thread state costs as much as a few plain attributes: once each)
+    grad_enabled = state.grad_enabled
     if parent is not None and base._view_inference:
         result._view_inference = True
     elif state.inference:
         result._view_inference = True
-    elif not state.grad_enabled:
+    elif not grad_enabled:
         result._view_no_grad = True
     elif index is not None:
         result._view_multi = True
     elif parent is not None:
         result._view_no_grad = base._view_no_grad
         result._view_multi = base._view_multi
-    if not state.grad_enabled or not root._requires_grad:  # no node of its own ties it to root
+    if not grad_enabled or not root._requires_grad:  # no node of its own ties it to root
         if root._requires_grad:
             result._requires_grad = True  # torch: a view requires grad when its base does
         # (an integer root too: it requires grad after ``int_tensor[...] = w``, see
