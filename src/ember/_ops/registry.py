@@ -1174,9 +1174,8 @@ def _fast_prelude(op):
     return lines + [
         "a1 = args[1]",
         f"if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
-        f"a0._data.dtype == a1._data.dtype and a0._data.dtype in {kinds}:",
-        "    x0 = a0._data",
-        "    x1 = a1._data",
+        f"(dt0 := (x0 := a0._data).dtype) == (x1 := a1._data).dtype and dt0 in {kinds}:",
+        "    pass",
         "elif isinstance(a0, Tensor) and (type(a1) is float or type(a1) is int) and "
         "a0._data.dtype in NATIVE_FLOAT:",
         "    x0 = a0._data",
@@ -1505,7 +1504,8 @@ def _recorder_lines(op, first_saved, inline=False):
         no_edge = ([f"            if a{k}._is_inference:",
                     "                raise RuntimeError(ERR_INFERENCE_SAVE)"]
                    if k in saved_inputs else [])
-        tensor = [f"    if a{k}._base is not None:",
+        # (refresh's first test written out: a view whose base did not change since)
+        tensor = [f"    if a{k}._base is not None and a{k}._view_version != a{k}._vc[0]:",
                   f"        refresh(a{k})",
                   f"    fn = a{k}._grad_fn",
                   "    if fn is not None:",
@@ -1556,6 +1556,8 @@ def _recorder_lines(op, first_saved, inline=False):
     differentiable = op.diff_outputs is None or op.diff_outputs[0]
     attach = ["        r._grad_fn = node", "        r._output_nr = 0",
               "        r._requires_grad = True"]
+    if inline:  # (a new tensor: its output number is already the class's 0)
+        del attach[1]
     # (an integer or bool result, which nothing attaches to, may still be refused)
     integer = ["    elif not r._requires_grad and r is not args[0]:",
                "        integer_history(op, args, r, node)"]
