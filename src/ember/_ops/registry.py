@@ -1101,7 +1101,10 @@ def _compile_caller(op):
               "            raise",
               "        return again",
               "    res = _new(Tensor)",
-              "    res._data = out if type(out) is ndarray else as_array(out)"]
+              # (as_array written out for a NumPy scalar: what a full reduction gives)
+              "    if type(out) is not ndarray:",
+              "        out = asarray(out) if isinstance(out, np_generic) else as_array(out)",
+              "    res._data = out"]
     if op.view == "maybe":
         lines.append("    _mark_views(op, args, (res,))")
     elif op.view:  # (_mark_views written out for one output that is always a view)
@@ -1134,7 +1137,8 @@ def _compile_caller(op):
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
              "kernel": op.kernel, "broadcast_error": broadcast_error,
              "saved_inference_error": saved_inference_error, "_new": object.__new__,
-             "ndarray": _ndarray, "as_array": as_array, "_mark_views": _mark_views,
+             "ndarray": _ndarray, "as_array": as_array, "asarray": np.asarray,
+             "_mark_views": _mark_views,
              "mark_view": _views.mark_view,
              "state": state, "record": record, "np_generic": np.generic,
              "inside": inside, "quiet_context": quiet_context,
@@ -1541,6 +1545,10 @@ def _recorder_lines(op, first_saved, inline=False):
             lines += [f"    s{j} = args[{i}]", f"    v{j} = None"]
             if i in op.checked_params:
                 lines.append(f"    if type(s{j}) in VERSIONED: v{j} = param_version(s{j})")
+        elif kind == SHAPE and i < op.n_tensors:  # (the shape its edge's metadata holds)
+            lines += [f"    s{j} = m{i}[0]" if inline and op.n_tensors == 1 else
+                      f"    s{j} = _shape_of(args[{i}]) if m{i} is None else m{i}[0]",
+                      f"    v{j} = None"]
         elif kind == SHAPE:
             lines += [f"    s{j} = _shape_of(args[{i}])", f"    v{j} = None"]
         elif kind == STRIDES:
