@@ -718,11 +718,17 @@ def _as_operator(d, name):
     """``_as_method`` for a Python operator (``x + y``): ``other`` of a type ember does not
     take gives NotImplemented."""
     n = len(d.params)
+    tail = d.tails.get(2)  # (what bind adds to (self, other): add's alpha=1, made once)
 
     def method(self, other):
         if type(other) is not Tensor and not isinstance(other, OPERANDS):
             return NotImplemented
-        args = (self, other) if n == 2 else d.bind((self, other), None)
+        if n == 2:
+            args = (self, other)
+        elif tail is not None:
+            args = (self, other) + tail
+        else:
+            args = d.bind((self, other), None)
         if forward_hook[0] is None and profiler_hook[0] is None:
             call = d.caller
             if call is not None:
