@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ember
-from oracle import same, torch_or_skip
+from oracle import error_of, same, torch_or_skip
 
 A = [[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]]
 B = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
@@ -52,11 +52,8 @@ def test_matmul_operands_that_are_not_tensors():
             for fn in (lambda: x @ other, lambda: other @ x, lambda: torch.matmul(x, other),
                        lambda: torch.matmul(other, x), lambda: x.matmul(other),
                        lambda: x.__matmul__(other), lambda: x.__rmatmul__(other)):
-                try:
-                    errors.append(fn())
-                except Exception as e:  # noqa: BLE001 - the type and text are compared
-                    errors.append((type(e).__name__, str(e)))
-        return errors
+                errors.append(error_of(fn))
+        return errors, x.__matmul__(2.0), x.__rmatmul__(None)
     same(body)
 
 
@@ -117,7 +114,6 @@ def test_inplace_operators_refuse_like_torch(op):
             else:
                 p *= other
             return p
-        errors = []
         leaf = torch.tensor(B, requires_grad=True)
         x = torch.ones(4)
         cases = [
@@ -130,12 +126,7 @@ def test_inplace_operators_refuse_like_torch(op):
         ]
         if op == "isub":
             cases.append(lambda: apply(torch.ones(2, dtype=torch.bool), True))
-        for case in cases:
-            try:
-                case()
-                errors.append(None)
-            except Exception as e:  # noqa: BLE001 - the type and text are compared
-                errors.append((type(e).__name__, str(e)))
+        errors = [error_of(case) for case in cases]
         with torch.no_grad():
             ok = apply(leaf, 2.0)
         y = torch.arange(6.0)
@@ -198,17 +189,11 @@ def test_grad_setter_item_numpy():
         out = []
         for value in (torch.ones(3, 2), torch.ones(3, 2, dtype=torch.float64), torch.ones(2, 3),
                       [1.0], None):
-            try:
-                p.grad = value
-                out.append(None if p.grad is None else p.grad.shape)
-            except Exception as e:  # noqa: BLE001 - the type and text are compared
-                out.append((type(e).__name__, str(e)))
-        for fn in (lambda: p.numpy(), lambda: torch.ones(2).item(),
-                   lambda: torch.tensor([[2.5]]).item(), lambda: torch.tensor(3).item()):
-            try:
-                out.append(fn())
-            except Exception as e:  # noqa: BLE001
-                out.append((type(e).__name__, str(e)))
+            out.append(error_of(lambda: setattr(p, "grad", value)))
+            out.append(None if p.grad is None else p.grad.shape)
+        out.append(error_of(p.numpy))
+        out.append(error_of(torch.ones(2).item))
+        out += [torch.tensor([[2.5]]).item(), torch.tensor(3).item()]
         with torch.no_grad():
             out.append(p.numpy().tolist())
         return out
