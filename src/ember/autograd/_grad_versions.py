@@ -28,10 +28,8 @@ from __future__ import annotations
 import weakref
 from sys import getrefcount
 
-from numpy import ndarray
-
 from .._backend import is_array
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 
 _NOTES: dict = {}  # id(owner array) -> (weak reference to it, count, a view in torch)
 _LIMIT = 100_000  # (passes that never end through run_backward, e.g. a compiled replay)
@@ -106,16 +104,22 @@ def is_torch_view(g):
 
 def with_version(t):
     """Tensor ``t`` (just made around a gradient array) with the version noted for it."""
-    a = t._data
-    if type(a) is ndarray:  # (writes_of for the usual array, without its calls: every leaf's)
+    count = writes_of(t._data)
+    if count:
+        t._vc = [count]
+    return t
+
+
+def wrap_versioned(a):
+    """``with_version(_wrap(a))`` for a NumPy gradient array ``a``, in one call: the Tensor
+    that becomes a leaf's ``.grad`` when it takes ``a`` over (once per leaf and backward)."""
+    t = _wrap(a)
+    if _NOTES:
         base = a.base
         owner = a if base is None or not is_array(base) else base
         seen = _NOTES.get(id(owner))
-        count = seen[1] if seen is not None and seen[0]() is owner else 0
-    else:
-        count = writes_of(a)
-    if count:
-        t._vc = [count]
+        if seen is not None and seen[1] and seen[0]() is owner:
+            t._vc = [seen[1]]
     return t
 
 

@@ -10,6 +10,7 @@ as Tensors and the same formulas record a graph of their own.
 from __future__ import annotations
 
 import heapq
+import importlib
 import threading
 import warnings
 import weakref
@@ -24,7 +25,8 @@ from .._sparse.coo import CooArray
 from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
-from ._grad_versions import _NOTES, forget, is_torch_view, note_writes, with_version
+from ._grad_versions import (_NOTES, forget, is_torch_view, note_writes, with_version,
+                             wrap_versioned)
 from .graph import AccumulateGrad, gradient_edge
 
 # whether some leaf was ever given a grad_dtype (until then the engine never looks)
@@ -85,15 +87,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     """
     task = _Task(create_graph, retain_graph, batch)
     root_edges = []
+    root_nodes = []
     for i, t in enumerate(roots):
         edge = gradient_edge(t)
         if edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
         root_edges.append(edge)
+        root_nodes.append(edge[0])
     if create_graph and not capture:
         _warn_reference_cycle()
-    root_nodes = [e[0] for e in root_edges]
     if inputs and batch is None:
         _collect_planned(task, root_nodes, _input_targets(task, inputs, capture), capture)
     else:
@@ -114,7 +117,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             task.borrowed.add(g)
         if type(fn) is AccumulateGrad:  # a leaf root: its gradient in its grad dtype
             g = _cast_for_leaf(task, g, fn.variable)
-        _add_to_buffer(task, fn, nr, g)
+        if fn._out_meta is None and fn not in task.buffers:  # (one output: nr is 0)
+            task.buffers[fn] = [g]
+        else:
+            _add_to_buffer(task, fn, nr, g)
     prev = state.grad_enabled
     state.grad_enabled = bool(create_graph)
     callbacks = _final_callbacks()
@@ -383,9 +389,14 @@ def _execute(task, root_nodes):
     buffers = task.buffers
     heap = []
     push, pop = heapq.heappush, heapq.heappop
-    for fn in dict.fromkeys(root_nodes):  # the roots in order, as torch's GraphRoot has them
-        if deps.get(fn, 0) == 0:
-            push(heap, _entry(fn))
+    following = None  # the next node, when it is known without the queue (see below)
+    if len(root_nodes) == 1:  # (one root: all the queue would hold)
+        if deps.get(root_nodes[0], 0) == 0:
+            following = root_nodes[0]
+    else:
+        for fn in dict.fromkeys(root_nodes):  # the roots in order, as torch's GraphRoot has
+            if deps.get(fn, 0) == 0:
+                push(heap, _entry(fn))
     prof = profiler_hook[0]
     # The common case (no hooks, no profiler, no anomaly mode) runs inline; with inputs given
     # (autograd.grad), for the nodes that run and whose gradients nobody captures.
@@ -399,7 +410,6 @@ def _execute(task, root_nodes):
     retain = task.retain
     borrowed = task.borrowed
     ndarray = np.ndarray
-    following = None  # the next node, when it is known without the queue (see below)
     grad_dtypes = GRAD_DTYPES_SET[0]  # (some leaf may have a grad_dtype of its own)
     Ready = _Ready
     while True:
@@ -417,15 +427,14 @@ def _execute(task, root_nodes):
                 fn._release()
             if not graph and not fn._fresh_outputs:
                 _note_borrowed(task, fn, outs)
-        elif (plain and type(fn) is AccumulateGrad and grads is not None
-              and grads[0] is not None and fn._pre_hooks is None and fn._post_hooks is None
-              and fn._retained is None and not fn.variable._hooks
-              and (runnable is None or fn in runnable)):
+        elif (plain and fn._leaf_plain and grads is not None and grads[0] is not None
+              and not fn.variable._hooks and (runnable is None or fn in runnable)):
             # the usual leaf (no hooks, its gradient not captured): what _run_node does for
             # it, without the general path's calls (a leaf has no edges to follow)
+            var = fn.variable
             with fn.lock:
-                if fn.variable._requires_grad:
-                    _accumulate(task, fn.variable, grads[0])
+                if var._requires_grad:
+                    _accumulate(task, var, grads[0])
             continue
         elif (plain and type(fn) is AccumulateGrad and grads is not None
               and fn in captures and fn not in run and fn._retained is None
@@ -757,9 +766,21 @@ def _validate_one(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
     gshape = g._data.shape if task.graph else g.shape
     if gshape != shape:
         check_expandable(fn, i, shape, gshape)
-        from .._ops.reduction import sum_to
-        g = sum_to(g, shape)
+        g = _late("reduction.sum_to")(g, shape)
     return _cast_to_grad_dtype(task, g, dt, grad_dtype, _flows(fn, i))
+
+
+def _late(name):
+    """``ember._ops.<module>.<attr>``, for ``name`` "module.attr": imported on first use (the
+    ops import the engine), then found by one dict lookup instead of an import statement."""
+    found = _LATE.get(name)
+    if found is None:
+        module, attr = name.split(".")
+        found = _LATE[name] = getattr(importlib.import_module(f"ember._ops.{module}"), attr)
+    return found
+
+
+_LATE: dict = {}
 
 
 def _cast_to_grad_dtype(task, g, dt, grad_dtype, flows=True):
@@ -891,7 +912,7 @@ def _accumulate(task, var, g):
             # the usual first gradient, taken over as it is: what the general path below
             # does for it, in fewer calls (a fixed cost per leaf and backward)
             task.borrowed[id(g)] = weakref.ref(g)
-            var._grad = with_version(_wrap(g)) if _NOTES else _wrap(g)
+            var._grad = wrap_versioned(g)
         else:
             var._grad = _first_grad(task, var, g, refs)
     else:
@@ -950,16 +971,14 @@ def _plainly_owned(task, g, var_data):
 
 def _check_no_internal_overlap(grad_data):
     """torch's ``+=`` into an expanded ``.grad`` (one the user set) is refused."""
-    from .._ops.inplace import _INTERNAL_OVERLAP, has_internal_overlap
-    if has_internal_overlap(grad_data):
-        raise RuntimeError(_INTERNAL_OVERLAP)
+    if _late("inplace.has_internal_overlap")(grad_data):
+        raise RuntimeError(_late("inplace._INTERNAL_OVERLAP"))
 
 
 def _dense(a):
     if type(a) is CooArray:
         return False
-    from .._ops.inplace import _dense
-    return _dense(a)
+    return _late("inplace._dense")(a)
 
 
 class _LayoutPolicy(threading.local):

@@ -86,6 +86,9 @@ class Node:
     # The engine may run it without its general path: not AccumulateGrad, and never given a
     # hook or a retained output (cleared for good by the first one, even if it is removed).
     _apply_plain = True
+    # An AccumulateGrad the engine may run without its general path (cleared for good as
+    # _apply_plain is; its leaf's own hooks are checked apart, as they live on the tensor).
+    _leaf_plain = False
     _fresh_outputs = True  # its gradients are new arrays, never ones someone else holds
 
     def name(self) -> str:
@@ -133,20 +136,20 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` after the node runs; may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = _HookDict()
-            self._apply_plain = False
+            self._apply_plain = self._leaf_plain = False
         return RemovableHandle(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = _HookDict()
-            self._apply_plain = False
+            self._apply_plain = self._leaf_plain = False
         return RemovableHandle(self._pre_hooks, fn)
 
     def _add_tensor_hook(self, output_nr, fn):
         if self._tensor_hooks is None:
             self._tensor_hooks = {}
-            self._apply_plain = False
+            self._apply_plain = self._leaf_plain = False
         hooks = self._tensor_hooks.get(output_nr)
         if hooks is None:
             hooks = self._tensor_hooks[output_nr] = _HookDict()
@@ -155,7 +158,7 @@ class Node:
     def _retain(self, output_nr, tensor):
         if self._retained is None:
             self._retained = {}
-            self._apply_plain = False
+            self._apply_plain = self._leaf_plain = False
         self._retained[output_nr] = weakref.ref(tensor)
 
     def _release(self):
@@ -171,6 +174,7 @@ class AccumulateGrad(Node):
 
     _seq = sys.maxsize  # runs as soon as it is ready, like torch's
     _apply_plain = False
+    _leaf_plain = True
 
     def __init__(self, variable):
         self.variable = variable

@@ -1,0 +1,125 @@
+"""The engine's shortcuts for the usual call give what its general path gives, as torch does.
+
+``loss.backward()`` with nothing but a scalar goes around the general argument handling, a
+leaf's first gradient that nobody else holds is taken over through one check, a leaf
+without hooks is run inline, and the ready queue compares its entries in C. Each case here
+is one of those shortcuts' edges, compared with torch: errors, ``retain_graph``, ``.grad``
+identity, version and strides, hooks added to a leaf's node after a first pass, and the
+order in which leaves are reached.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracle import same
+
+
+def _mlp(lib, hooks=None):
+    """A tiny MLP's four parameters and its loss."""
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((2, 4)).astype(np.float32))
+    W1 = lib.tensor(rng.standard_normal((4, 8)).astype(np.float32), requires_grad=True)
+    b1 = lib.zeros(8, requires_grad=True)
+    W2 = lib.tensor(rng.standard_normal((8, 3)).astype(np.float32), requires_grad=True)
+    b2 = lib.zeros(3, requires_grad=True)
+    params = (W1, b1, W2, b2)
+    if hooks is not None:
+        for k, p in enumerate(params):
+            p.register_post_accumulate_grad_hook(lambda p, k=k: hooks.append(k))
+    loss = lib.nn.functional.cross_entropy(lib.relu(x @ W1 + b1) @ W2 + b2,
+                                           lib.tensor([0, 2]))
+    return params, loss
+
+
+@pytest.mark.parametrize("case", ["non-scalar", "complex", "no-grad", "int-tuple"])
+def test_implicit_gradient_errors(case):
+    def body(torch):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        if case == "non-scalar":
+            (x * 2).backward()
+        elif case == "complex":
+            (x.to(torch.complex64) * 2).sum().backward()
+        elif case == "no-grad":
+            torch.tensor(1.0).backward()
+        else:
+            torch.autograd.backward(((x * 2).sum(),), retain_graph=True)
+        return x.grad
+    same(body)
+
+
+@pytest.mark.parametrize("retain", [None, False, True])
+def test_retain_graph_on_the_plain_call(retain):
+    def body(torch):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = (x.exp() * 3).sum()
+        y.backward(retain_graph=retain)
+        first = x.grad.clone()
+        y.backward()  # a second pass: torch's error unless the graph was retained
+        return first, x.grad
+    same(body)
+
+
+def test_first_and_later_gradients_of_leaves():
+    """The first gradient taken over (version 0, the very Tensor kept after), later ones
+    added in place (one version per pass), for every parameter of a small network."""
+    def body(torch):
+        params, loss = _mlp(torch)
+        loss.backward()
+        grads = [p.grad for p in params]
+        versions = [p.grad._version for p in params]
+        params2, loss2 = _mlp(torch)
+        for p, q in zip(params, params2):
+            q.grad = p.grad
+        loss2.backward()
+        return (versions, [q.grad._version for q in params2],
+                [q.grad is g for q, g in zip(params2, grads)], [p.grad for p in params2])
+    same(body)
+
+
+def test_leaf_gradient_layout():
+    """A leaf laid out otherwise (transposed) gets its gradient copied with its strides
+    (version 1); a scalar leaf as the root gets the ones it was given."""
+    def body(torch):
+        w = torch.ones(3, 4).t().detach().requires_grad_()
+        (w * torch.arange(12.0).reshape(4, 3)).sum().backward()
+        s = torch.tensor(2.0, requires_grad=True)
+        s.backward()
+        return w.grad, w.grad.stride(), w.grad._version, s.grad, s.grad._version
+    same(body)
+
+
+def test_expanded_gradient_set_by_user():
+    def body(torch):
+        x = torch.ones(3, requires_grad=True)
+        x.grad = torch.zeros(1).expand(3)
+        (x * 2).sum().backward()
+        return x.grad
+    same(body)
+
+
+def test_hooks_added_to_a_leaf_node_after_a_pass():
+    """A leaf run inline in one pass gets the general path once its node has a hook."""
+    def body(torch):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        (x * 3).sum().backward()
+        seen = []
+        y = (x * 5).sum()
+        node = y.grad_fn.next_functions[0][0]
+        node.register_prehook(lambda g: seen.append(g[0].clone()))
+        node.register_hook(lambda gi, go: seen.append(go[0] * 2))
+        y.backward()
+        x.register_hook(lambda g: g * 10)
+        (x * 7).sum().backward()
+        return seen, x.grad
+    same(body)
+
+
+def test_order_leaves_are_reached():
+    """Leaves of equal sequence numbers come off the ready queue in torch's order."""
+    def body(torch):
+        order = []
+        _, loss = _mlp(torch, order)
+        loss.backward()
+        return order
+    same(body)
