@@ -1557,6 +1557,10 @@ def _recorder_lines(op, first_saved, inline=False):
                       f"    v{j} = None"]
         elif kind == SHAPE:
             lines += [f"    s{j} = _shape_of(args[{i}])", f"    v{j} = None"]
+        elif kind == STRIDES and i < op.n_tensors:  # (the array its edge's metadata read)
+            lines += [f"    s{j} = d{i}.strides" if inline and op.n_tensors == 1 else
+                      f"    s{j} = _strides_of(args[{i}]) if m{i} is None else d{i}.strides",
+                      f"    v{j} = None"]
         elif kind == STRIDES:
             lines += [f"    s{j} = _strides_of(args[{i}])", f"    v{j} = None"]
         else:
