@@ -7,7 +7,6 @@ from __future__ import annotations
 
 __all__ = ['celu', 'log_softmax', 'prelu', 'selu', 'softmax']
 
-import functools
 import math
 import warnings
 
@@ -916,24 +915,9 @@ def log_softmax_backward_data(grad_output, output, dim):
         # ops (cross-entropy's gradient, once per training step, runs here)
         xp = get_xp(output)
         e = xp.exp(output)
-        e *= _sums_kept(grad_output, dim)
+        e *= reduce_sum(grad_output, dim, True)
         return xp.subtract(grad_output, e, out=e)
     return grad_output - exp(output) * _sum_dim(grad_output, dim)
-
-
-def _sums_kept(x, dim):
-    """``x.sum(dim, keepdims=True)``; along the last axis of a NumPy matrix, a product with a
-    vector of ones (BLAS sums many short rows in half the time NumPy's reduction takes)."""
-    if type(x) is np.ndarray and x.ndim == 2 and dim in (1, -1):
-        return np.matmul(x, _ones(x.shape[1], x.dtype))[:, None]
-    return reduce_sum(x, dim, True)
-
-
-@functools.lru_cache(maxsize=32)
-def _ones(n, dtype):
-    ones = np.ones(n, dtype)
-    ones.flags.writeable = False
-    return ones
 
 
 def _plain_pair(a, b):

@@ -378,20 +378,20 @@ def _kept_samples(self, target, ignore_index):
 def _nll_on_host(self, target, weight, reduction, ignore_index):
     """torch's CPU kernel, value for value: the picked values (times their class weights) in
     the input's dtype, summed in torch's order (see nll_sum), the mean divided once."""
-    dtype = self.dtype.type
     kept = _kept_samples(self, target, ignore_index)
     safe = target if kept is None else np.where(kept, target, 0)
-    losses = _pick(self, safe)
+    losses = self[_host_row_numbers(len(self)), safe] if self.ndim == 2 else _pick(self, safe)
     if weight is not None:
         weights = weight.astype(self.dtype, copy=False)[safe]
         losses = losses * weights
     if reduction == "none":  # (torch writes +0.0 for an ignored sample)
-        return -losses if kept is None else np.where(kept, -losses, dtype(0))
-    total = dtype(0) - ordered_sum(losses.reshape(-1), None if kept is None else kept.ravel())
+        return -losses if kept is None else np.where(kept, -losses, 0)
+    # (0.0 - the sum: torch's total starts from +0.0, so it is never -0.0)
+    total = 0.0 - ordered_sum(losses.reshape(-1), None if kept is None else kept.ravel())
     if reduction == "sum":
         return np.asarray(total)
     if not safe.size:  # (torch fills a quiet NaN: 0 / 0 would set its sign bit)
-        return np.asarray(dtype(math.nan))
+        return np.asarray(math.nan, self.dtype)
     return np.asarray(total / _kept_weight(None if weight is None else weights, kept,
                                            safe.size))
 

@@ -23,19 +23,20 @@ def _period(n):
     return 1 << max(4, ceil_log2 // _LEVELS)
 
 
+_SMALL = 16  # the period below 2**32 samples
+
+
+def _zero(dtype, _zeros={}):
+    """``dtype(0)``, made once (a NumPy scalar's constructor costs a few additions)."""
+    zero = _zeros.get(dtype)
+    if zero is None:
+        zero = _zeros[dtype] = dtype(0)
+    return zero
+
+
 def _running_total(values):
     """((v0 + v1) + v2) + ..., in ``values``' dtype (0 for none)."""
     return np.add.accumulate(values)[-1] if values.size else _zero(values.dtype.type)
-
-
-def _sequential(values):
-    """``_running_total`` of a few values (a Python loop is quicker for up to four)."""
-    if values.size > 4:
-        return _running_total(values)
-    total = _zero(values.dtype.type)
-    for k in range(values.size):
-        total = total + values[k]
-    return total
 
 
 def _group_totals(values, size):
@@ -51,47 +52,43 @@ def _finish(dtype, parts, top):
     return total + top
 
 
-def _zero(dtype, _zeros={}):
-    """``dtype(0)``, made once (a NumPy scalar's constructor costs a few additions)."""
-    zero = _zeros.get(dtype)
-    if zero is None:
-        zero = _zeros[dtype] = dtype(0)
-    return zero
-
-
 def ordered_sum(values, kept=None):
     """torch's nll_loss sum of the 1-D array ``values`` (a NumPy scalar of its dtype);
     ``kept``: a boolean array of the samples that count (None: all of them)."""
+    n = values.size
+    if kept is None and 1 < n <= 1 + _SMALL * _SMALL:
+        return _small_ordered_sum(values)
     dtype = values.dtype.type
-    if not values.size:
+    if not n:
         return _zero(dtype)
     if kept is not None:
         return _ordered_sum_skipping(values, kept)
-    size = _period(values.size)
+    size = _period(n)
     # (the sample at index 0 flushes through every level at once: it opens the top level)
     items, parts = values[1:], []
-    if items.size <= size * size:  # (the usual batch: levels 0 and 1 only)
-        part, groups = _level(items, size)
-        return _finish(dtype, (part, _sequential(groups)), values[0])
     while items.size and len(parts) < _LEVELS - 1:
-        part, items = _level(items, size)
-        parts.append(part)
+        whole = items.size - items.size % size
+        parts.append(_running_total(items[whole:]))
+        items = _group_totals(items[:whole], size) if whole else items[:0]
     top = _running_total(np.concatenate((values[:1], items))) if items.size else values[0]
     return _finish(dtype, parts, top)
 
 
-def _level(items, size):
-    """What stays in a level (the items after its last flush) and what it flushes into the
-    next (the totals of whole groups of ``size`` items)."""
-    whole, rest = divmod(items.size, size)
-    if not whole or not rest:
-        return (_running_total(items[whole * size:]),
-                _group_totals(items[:whole * size], size) if whole else items[:0])
-    # one accumulate: the rest padded with zeros (adding +0.0 keeps a running total's value)
-    padded = np.zeros((whole + 1) * size, items.dtype)
-    padded[:items.size] = items
-    totals = _group_totals(padded, size)
-    return totals[whole], totals[:whole]
+def _small_ordered_sum(values):
+    """``ordered_sum`` of 2 to 257 values, all kept (the usual batch: two levels, two NumPy
+    calls and few Python steps: inside a training step each costs several times what it
+    costs timed alone)."""
+    whole = (values.size - 1) // _SMALL * _SMALL
+    zero = _zero(values.dtype.type)
+    level0 = values[whole + 1:]
+    total = zero + np.add.accumulate(level0)[-1] if level0.size else zero
+    if whole:  # level 1: the groups' totals, one by one
+        groups = np.add.accumulate(values[1:whole + 1].reshape(-1, _SMALL), axis=1)[:, -1]
+        level1 = groups[0]
+        for k in range(1, groups.size):
+            level1 = level1 + groups[k]
+        total = total + level1
+    return total + values[0]
 
 
 def _ordered_sum_skipping(values, kept):
