@@ -57,6 +57,18 @@ def test_matmul_operands_that_are_not_tensors():
     same(body)
 
 
+def test_matmul_operator_with_parameters_and_under_vmap():
+    def body(torch):
+        x = torch.tensor(A, requires_grad=True)
+        p = torch.nn.Parameter(torch.tensor(B))
+        out = x @ p
+        back = p.t() @ x.t()
+        (out.sum() + back.sum()).backward()
+        batched = torch.func.vmap(lambda w: x.detach() @ w)(torch.stack([p.detach(), -p.detach()]))
+        return out, back, x.grad, p.grad, out.grad_fn.name(), back.grad_fn.name(), batched
+    same(body)
+
+
 def test_matmul_operator_under_autocast_and_no_grad():
     def body(torch):
         x = torch.tensor(A)

@@ -560,14 +560,14 @@ def _matmul_operator(self, other):
     mm's dispatch would send them, two calls later); other tensors take matmul. Anything
     else gives NotImplemented (Python then raises its TypeError), as torch's operator does:
     it takes no number, not even a 0-dim one."""
-    if type(other) is Tensor:
-        if (type(self) is Tensor and self._data.ndim == 2 and other._data.ndim == 2
-                and forward_hook[0] is None and profiler_hook[0] is None):
-            call = mm.caller
-            if call is not None:
-                return call((self, other))
-    elif not isinstance(other, Tensor):
+    if not isinstance(other, Tensor):
         return NotImplemented
+    # (other may be a Parameter; inside vmap a forward hook is set and matmul decides)
+    if (type(self) is Tensor and self._data.ndim == 2 and other._data.ndim == 2
+            and forward_hook[0] is None and profiler_hook[0] is None):
+        call = mm.caller
+        if call is not None:
+            return call((self, other))
     return matmul(self, other)
 
 
