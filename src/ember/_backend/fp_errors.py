@@ -86,44 +86,28 @@ def made_nan(ufunc, x):
     return out, quiet_context.made_nan
 
 
-# (the state the stretch's silenced state was last built from, that silenced state): one
-# tuple, so that threads replacing it never pair a state with another's silenced one
-_silenced = (None, None)
+def _state_silencer(**errors):
+    """A silence(): points NumPy's error state at one with ``errors`` built from the caller's
+    state (the buffer size kept), rebuilt only when the caller's changes."""
+    # (the state it was last built from, the silenced state): one tuple, so that threads
+    # replacing it never pair a state with another's silenced one
+    built = [(None, None)]
+
+    def silence():
+        current = _STATE.get()
+        pair = built[0]
+        if pair[0] is not current:
+            pair = built[0] = (current, _make_extobj(**errors))
+        return _STATE.set(pair[1])
+    return silence
 
 
-def _silence_state():
-    global _silenced
-    current = _STATE.get()
-    built = _silenced
-    if built[0] is not current:
-        built = _silenced = (current, _make_extobj(all="ignore"))
-    return _STATE.set(built[1])
-
-
-# the same for silence_noting(): (the caller's state, its silenced state that notes NaNs made)
-_noting = (None, None)
-
-
-def _silence_noting_state():
-    global _noting
-    current = _STATE.get()
-    built = _noting
-    if built[0] is not current:
-        built = _noting = (current, _make_extobj(all="ignore", invalid="call",
-                                                 call=_note_invalid))
-    return _STATE.set(built[1])
-
-
-def _silence_errstate():  # pragma: no cover - another NumPy layout
-    quiet = numpy.errstate(all="ignore")
-    quiet.__enter__()
-    return quiet
-
-
-def _silence_noting_errstate():  # pragma: no cover - another NumPy layout
-    quiet = numpy.errstate(all="ignore", invalid="call", call=_note_invalid)
-    quiet.__enter__()
-    return quiet
+def _errstate_silencer(**errors):  # pragma: no cover - another NumPy layout
+    def silence():
+        quiet = numpy.errstate(**errors)
+        quiet.__enter__()
+        return quiet
+    return silence
 
 
 def _restore_errstate(quiet):  # pragma: no cover - another NumPy layout
@@ -131,10 +115,10 @@ def _restore_errstate(quiet):  # pragma: no cover - another NumPy layout
 
 
 if _STATE is not None:
-    silence = _silence_state  # -> a token for restore()
-    silence_noting = _silence_noting_state
+    silence = _state_silencer(all="ignore")  # -> a token for restore()
+    silence_noting = _state_silencer(all="ignore", invalid="call", call=_note_invalid)
     restore = _STATE.reset
 else:  # pragma: no cover - another NumPy layout
-    silence = _silence_errstate
-    silence_noting = _silence_noting_errstate
+    silence = _errstate_silencer(all="ignore")
+    silence_noting = _errstate_silencer(all="ignore", invalid="call", call=_note_invalid)
     restore = _restore_errstate
