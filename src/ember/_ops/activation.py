@@ -813,10 +813,12 @@ def prelu(input, weight):
 
 # -- softmax family --------------------------------------------------------------------------
 def _softmax_kernel(x, dim, log):
-    xp = get_xp(x)
     if x.ndim == 0:  # one element (NaN for NaN and infinities, as in torch)
         return _softmax_kernel(x.reshape(1), 0, log).reshape(())
-    acc = x.astype(xp.float32, copy=False) if x.dtype == xp.float16 else x
+    xp = get_xp(x)
+    # NOTE: few Python steps and no needless NumPy call (not even a no-op astype): inside a
+    # training step each costs several times what it costs timed alone
+    acc = x.astype(xp.float32) if x.dtype.type is xp.float16 else x
     if _short_rows(acc, dim):
         out = _softmax_of_short_rows(acc, log)
     else:
@@ -829,14 +831,19 @@ def _softmax_kernel(x, dim, log):
         else:
             e = xp.exp(z)
             out = e / reduce_sum(e, dim, True)
-    return out.astype(x.dtype, copy=False)
+    return out if acc is x else out.astype(x.dtype)
 
 
 def _short_rows(x, dim):
-    """Whether ``x`` is a NumPy array of many short rows along its last axis, ``dim``."""
+    """Whether ``x`` is a NumPy array of many short rows along its last axis, ``dim``.
+
+    NOTE: "many" is 128: the two copies cost two NumPy calls, each of which costs some 3 µs
+    inside a training step whatever its size (its code and NumPy's are no longer in the
+    caches after the large matrix products), which 64 rows do not win back (the (64, 10)
+    log_softmax of W2's step: 21 µs there in six calls, 25 µs in eight)."""
     n = x.shape[-1] if x.ndim >= 2 else 0
     return (type(x) is np.ndarray and dim in (-1, x.ndim - 1) and 0 < n <= 32
-            and x.size >= 16 * n and x.flags.c_contiguous)
+            and x.size >= 128 * n and x.flags.c_contiguous)
 
 
 def _softmax_of_short_rows(x, log):
@@ -844,20 +851,21 @@ def _softmax_of_short_rows(x, log):
 
     NOTE: NumPy reduces and broadcasts along a short last axis row by row, one inner loop
     per row (a (512, 10) array's maximum: 28 µs); down the columns of the transposed copy
-    every step is vectorised across the rows (the (64, 10) log_softmax of a training step:
-    some 3 µs of its 8 saved, the two copies included). Each row's sum is then sequential,
-    not NumPy's pairwise one, which for rows this short is as close to torch's.
+    every step is vectorised across the rows (a (512, 10) log_softmax: 46 -> 13 µs, the
+    copies included). Each row's sum is then sequential, not NumPy's pairwise one, which for
+    rows this short is as close to torch's.
     """
     n = x.shape[-1]
     z = np.ascontiguousarray(x.reshape(-1, n).T)
     z -= np.maximum.reduce(z, axis=0)
     e = np.exp(z)
     total = np.add.reduce(e, axis=0)
+    out = np.empty(x.shape, x.dtype)  # (the last step writes it through its transpose)
     if log:
-        out = np.subtract(z, np.log(total, out=total), out=z)
+        np.subtract(z, np.log(total, out=total), out=out.reshape(-1, n).T)
     else:
-        out = np.divide(e, total, out=e)
-    return np.ascontiguousarray(out.T).reshape(x.shape)
+        np.divide(e, total, out=out.reshape(-1, n).T)
+    return out
 
 
 def _sum_dim(x, dim):

@@ -24,6 +24,7 @@ def _period(n):
 
 
 _SMALL = 16  # the period below 2**32 samples
+SMALL_BATCH = 1 + _SMALL * _SMALL  # the most samples _small_ordered_sum takes
 
 
 def _zero(dtype, _zeros={}):
@@ -56,7 +57,7 @@ def ordered_sum(values, kept=None):
     """torch's nll_loss sum of the 1-D array ``values`` (a NumPy scalar of its dtype);
     ``kept``: a boolean array of the samples that count (None: all of them)."""
     n = values.size
-    if kept is None and 1 < n <= 1 + _SMALL * _SMALL:
+    if kept is None and 1 < n <= SMALL_BATCH:
         return _small_ordered_sum(values)
     dtype = values.dtype.type
     if not n:
