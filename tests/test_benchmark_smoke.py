@@ -31,7 +31,7 @@ def test_replay_profile_walks_a_recording():
     report's shape, not its times) and names the kernels the lines call."""
     tool = RUN.parent / "replay_profile.py"
     done = subprocess.run([sys.executable, str(tool), "w1", "--repeat", "1", "--top", "400",
-                           "--outside"], capture_output=True, text=True, timeout=300)
+                           "--outside", "--counts"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     head, *lines = done.stdout.splitlines()
     assert "program lines" in head and "whole step" in head
@@ -41,6 +41,21 @@ def test_replay_profile_walks_a_recording():
     parts = {line.split()[2] for line in lines if " us  " in line}
     assert parts == {"forward", "backward"}
     assert any("numpy.sin" in line or "ember._ops.pointwise" in line for line in lines)
+    # --counts: bytecodes of the compiled call and of backward(), their programs' apart
+    counted = [line for line in lines if line.startswith(("call:", "backward:"))]
+    assert len(counted) == 2 and all("outside the program" in line for line in counted)
+
+
+def test_replay_overhead_compares_two_checkouts():
+    """benchmarks/replay_overhead.py times compiled calls in this checkout and another, each
+    in its own process (here: this checkout twice, a few calls, one round)."""
+    tool = RUN.parent / "replay_overhead.py"
+    done = subprocess.run([sys.executable, str(tool), "--against", str(RUN.parent.parent),
+                           "--rounds", "1", "--calls", "16"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| small MLP loss, call |")]
+    assert len(rows) == 1 and len(rows[0].split("|")) == 5
 
 
 def test_replay_profile_sets_an_mlps_matrix_products_apart():
