@@ -123,3 +123,16 @@ def test_order_leaves_are_reached():
         loss.backward()
         return order
     same(body)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_broadcast_input_gradient_summed_and_cast(create_graph):
+    """A broadcast input's gradient is summed to its shape, then cast to its dtype when the
+    op promoted (the summed gradient of the same dtype returned as it is)."""
+    def body(torch):
+        b32 = torch.zeros(3, requires_grad=True)
+        b64 = torch.zeros(1, 3, dtype=torch.float64, requires_grad=True)
+        x = torch.ones(2, 3, dtype=torch.float64)
+        ((x + b32) * (x * b64 + 2)).sum().backward(create_graph=create_graph)
+        return b32.grad, b64.grad
+    same(body, grad_fn=False)

@@ -767,6 +767,8 @@ def _validate_one(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
     if gshape != shape:
         check_expandable(fn, i, shape, gshape)
         g = _late("reduction.sum_to")(g, shape)
+        if grad_dtype is GRAD_DTYPE_OWN and (g._data.dtype if task.graph else g.dtype) == dt:
+            return g  # (a broadcast input's gradient, summed: what _cast returns for it)
     return _cast_to_grad_dtype(task, g, dt, grad_dtype, _flows(fn, i))
 
 
