@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 
 
@@ -28,3 +29,36 @@ def interleaved(fns, rounds, target_s, clock=time.perf_counter):
                 fn()
             samples[name].append((clock() - t0) / n)
     return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def counts(step, prepare=None):
+    """Python bytecodes (``sys.settrace`` opcode events) and Python function calls
+    (``sys.setprofile``) of one call of ``step()``, or of ``step(prepare())`` with
+    ``prepare()`` run untraced: what the machine's load does not change."""
+    ops = calls = 0
+
+    def tracer(frame, event, arg):
+        nonlocal ops
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            ops += 1
+        return tracer
+
+    def profiler(frame, event, arg):
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    def once(hook_setter=None, hook=None):
+        args = () if prepare is None else (prepare(),)
+        if hook_setter is not None:
+            hook_setter(hook)
+        try:
+            step(*args)
+        finally:
+            if hook_setter is not None:
+                hook_setter(None)
+    once()  # (a first call warms what a step caches)
+    once(sys.settrace, tracer)
+    once(sys.setprofile, profiler)
+    return ops, calls

@@ -33,8 +33,10 @@ import numpy as np  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, os.environ.get("EMBER_SRC", str(HERE.parent / "src")))
+sys.path.insert(0, str(HERE))
 
 import ember  # noqa: E402
+from _timing import counts  # noqa: E402
 
 
 def make_step(lib, compiled):
@@ -74,36 +76,6 @@ def backward_time(forward, calls):
     return total / calls
 
 
-def counts(forward):
-    """Python bytecodes and function calls of one ``backward()``."""
-    ops = calls = 0
-
-    def tracer(frame, event, arg):
-        nonlocal ops
-        frame.f_trace_opcodes = True
-        if event == "opcode":
-            ops += 1
-        return tracer
-
-    def profiler(frame, event, arg):
-        nonlocal calls
-        if event in ("call", "c_call"):
-            calls += 1
-    loss = forward()
-    sys.settrace(tracer)
-    try:
-        loss.backward()
-    finally:
-        sys.settrace(None)
-    loss = forward()
-    sys.setprofile(profiler)
-    try:
-        loss.backward()
-    finally:
-        sys.setprofile(None)
-    return ops, calls
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
@@ -141,7 +113,8 @@ def main(argv=None):
     for (name, graph), s in samples.items():
         row = [name, graph, f"{statistics.median(s) * 1e6:.1f}"]
         if args.counts and name == "ember":
-            row += [str(c) for c in counts(cases[name, graph])]
+            row += [str(c) for c in counts(lambda loss: loss.backward(),
+                                           prepare=cases[name, graph])]
         elif args.counts:
             row += ["", ""]
         print("| " + " | ".join(row) + " |")

@@ -36,7 +36,7 @@ sys.path.insert(0, os.environ.get("EMBER_SRC", str(HERE.parent / "src")))
 sys.path.insert(0, str(HERE))
 
 import ember  # noqa: E402
-from _timing import interleaved  # noqa: E402
+from _timing import counts, interleaved  # noqa: E402
 from workloads import make_data  # noqa: E402
 
 PHASES = ("forward", "create_graph pass", "(g * v).sum()", "second pass + numpy")
@@ -60,35 +60,6 @@ def cut_steps(lib, data):
         (hv,) = lib.autograd.grad(s, [x])
         return hv.numpy()
     return [lambda k=k: up_to(k) for k in range(len(PHASES))]
-
-
-def counts(step):
-    """Python bytecodes and function calls one call of ``step`` executes."""
-    ops, calls = 0, 0
-
-    def tracer(frame, event, arg):
-        nonlocal ops
-        frame.f_trace_opcodes = True
-        if event == "opcode":
-            ops += 1
-        return tracer
-
-    def profiler(frame, event, arg):
-        nonlocal calls
-        if event in ("call", "c_call"):
-            calls += 1
-    step()
-    sys.settrace(tracer)
-    try:
-        step()
-    finally:
-        sys.settrace(None)
-    sys.setprofile(profiler)
-    try:
-        step()
-    finally:
-        sys.setprofile(None)
-    return ops, calls
 
 
 def main(argv=None):
