@@ -813,58 +813,66 @@ def prelu(input, weight):
 
 # -- softmax family --------------------------------------------------------------------------
 def _softmax_kernel(x, dim, log):
+    if (type(x) is np.ndarray and x.ndim == 2 and dim in (1, -1) and x.size
+            and x.dtype.kind == "f" and x.dtype.itemsize >= 4):
+        return _softmax_of_rows(x, log)
     if x.ndim == 0:  # one element (NaN for NaN and infinities, as in torch)
         return _softmax_kernel(x.reshape(1), 0, log).reshape(())
     xp = get_xp(x)
-    # NOTE: few Python steps and no needless NumPy call (not even a no-op astype): inside a
-    # training step each costs several times what it costs timed alone
     acc = x.astype(xp.float32) if x.dtype.type is xp.float16 else x
-    if _short_rows(acc, dim):
-        out = _softmax_of_short_rows(acc, log)
+    m = reduce_max(acc, dim, True) if acc.size else acc
+    # NOTE: shifted by the maximum even when it is infinite, as torch: a row holding inf
+    # is all NaN
+    z = acc - m
+    if log:
+        out = z - xp.log(reduce_sum(xp.exp(z), dim, True))
     else:
-        m = reduce_max(acc, dim, True) if acc.size else acc
-        # NOTE: shifted by the maximum even when it is infinite, as torch: a row holding inf
-        # is all NaN
-        z = acc - m
-        if log:
-            out = z - xp.log(reduce_sum(xp.exp(z), dim, True))
-        else:
-            e = xp.exp(z)
-            out = e / reduce_sum(e, dim, True)
+        e = xp.exp(z)
+        out = e / reduce_sum(e, dim, True)
     return out if acc is x else out.astype(x.dtype)
 
 
-def _short_rows(x, dim):
-    """Whether ``x`` is a NumPy array of many short rows along its last axis, ``dim``.
+def _softmax_of_rows(x, log):
+    """The kernel's steps on a float32/float64 NumPy matrix's rows (the usual case, written
+    out: inside a training step each Python call costs several times what it costs alone).
 
-    NOTE: "many" is 128: the two copies cost two NumPy calls, each of which costs some 3 µs
-    inside a training step whatever its size (its code and NumPy's are no longer in the
-    caches after the large matrix products), which 64 rows do not win back (the (64, 10)
-    log_softmax of W2's step: 21 µs there in six calls, 25 µs in eight)."""
-    n = x.shape[-1] if x.ndim >= 2 else 0
-    return (type(x) is np.ndarray and dim in (-1, x.ndim - 1) and 0 < n <= 32
-            and x.size >= 128 * n and x.flags.c_contiguous)
+    NOTE: NumPy reduces and broadcasts along a short last axis row by row, one inner loop
+    per row (a (512, 10) array's maximum: 28 µs). The maximum is taken down the columns of a
+    transposed copy instead (3 µs, the copy included; the same value whatever the order);
+    from 128 rows every step is (see _softmax_of_short_rows).
+    """
+    rows, n = x.shape
+    if n <= 32 and rows >= 16 and x.flags.c_contiguous:
+        if rows >= 128:
+            return _softmax_of_short_rows(x, log)
+        m = np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)[:, None]
+    else:
+        m = np.maximum.reduce(x, axis=1, keepdims=True)
+    z = np.subtract(x, m)
+    if log:
+        return np.subtract(z, np.log(np.add.reduce(np.exp(z), axis=1, keepdims=True)), out=z)
+    e = np.exp(z, out=z)
+    return np.divide(e, np.add.reduce(e, axis=1, keepdims=True), out=e)
 
 
 def _softmax_of_short_rows(x, log):
-    """The softmax kernel's steps on a transposed copy, the rows as its columns.
+    """The kernel's steps on a transposed copy of many short rows, the rows as its columns.
 
-    NOTE: NumPy reduces and broadcasts along a short last axis row by row, one inner loop
-    per row (a (512, 10) array's maximum: 28 µs); down the columns of the transposed copy
-    every step is vectorised across the rows (a (512, 10) log_softmax: 46 -> 13 µs, the
-    copies included). Each row's sum is then sequential, not NumPy's pairwise one, which for
-    rows this short is as close to torch's.
+    NOTE: there every step is vectorised across the rows (a (512, 10) log_softmax: 46 ->
+    13 µs, the copies included); the two copies cost two NumPy calls, which fewer than 128
+    rows do not win back inside a training step. Each row's sum is then sequential, not
+    NumPy's pairwise one, which for rows this short is as close to torch's.
     """
     n = x.shape[-1]
-    z = np.ascontiguousarray(x.reshape(-1, n).T)
+    z = np.ascontiguousarray(x.T)
     z -= np.maximum.reduce(z, axis=0)
     e = np.exp(z)
     total = np.add.reduce(e, axis=0)
     out = np.empty(x.shape, x.dtype)  # (the last step writes it through its transpose)
     if log:
-        np.subtract(z, np.log(total, out=total), out=out.reshape(-1, n).T)
+        np.subtract(z, np.log(total, out=total), out=out.T)
     else:
-        np.divide(e, total, out=out.reshape(-1, n).T)
+        np.divide(e, total, out=out.T)
     return out
 
 

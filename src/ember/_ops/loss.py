@@ -24,8 +24,8 @@ from .._tensor import Tensor, _wrap, checked_values
 from .activation import _log_softmax, logsigmoid
 from .nll_sum import SMALL_BATCH as _SMALL_BATCH
 from .nll_sum import _small_ordered_sum, ordered_sum
-from .nn_ops import (_check_target_size, _grad_scale, _numel, _reduce, broadcast_pair,
-                     reduction_enum)
+from .nn_ops import (_REDUCTIONS, _check_target_size, _grad_scale, _numel, _reduce,
+                     broadcast_pair, reduction_enum)
 from .pointwise import abs as abs_
 from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, sigmoid, where
 from .registry import NONE, op
@@ -647,11 +647,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """Cross entropy between logits ``input`` and class indices or class probabilities."""
-    reduction = reduction_enum(reduction, size_average, reduce)
+    if size_average is not None or reduce is not None or reduction not in _REDUCTIONS:
+        reduction = reduction_enum(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
-    if input.ndim == 0:
+    ndim = input.ndim
+    if ndim == 0:
         raise RuntimeError("cross_entropy: input tensor should be 1D or more, but got 0D")
     if target.dtype.category >= D.FLOATING and target.shape == input.shape:
         return _ce_probs(input, target, weight, reduction, label_smoothing)
@@ -659,8 +661,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return _ce_smoothed(input, target, weight, reduction, ignore_index, label_smoothing)
     # NOTE: torch's graph, not a fused node: NllLossBackward0 -> LogSoftmaxBackward0. The
     # gradient costs one extra (N, C) pass over a fused node, measured as small.
-    return _nll_nd(_log_softmax(input, _class_axis(input.ndim)), target, weight, reduction,
-                   ignore_index)
+    logp = _log_softmax(input, 1 if ndim > 1 else 0)
+    if ndim > 2:
+        return _nll_nd(logp, target, weight, reduction, ignore_index)
+    _check_nll(logp, target, weight)  # (_nll_nd's first step, written out: a call fewer)
+    return _nll(logp, target, weight, reduction, ignore_index)
 
 
 def _class_view(weight, ndim):
