@@ -74,3 +74,16 @@ def test_replay_profile_sets_an_mlps_matrix_products_apart():
     assert any(line.startswith("the calls inside whole steps") for line in lines)
     # each kernel's line: its time alone / inside the steps
     assert sum(" us / " in line for line in lines) >= 10
+
+
+def test_backward_overhead_and_hvp_phases_count_steps():
+    """benchmarks/backward_overhead.py and hvp_phases.py run (one round, ember alone) and
+    report each row's bytecodes and calls."""
+    for tool, args in (("backward_overhead.py", ["--calls", "4"]), ("hvp_phases.py", ["--smoke"])):
+        done = subprocess.run([sys.executable, str(RUN.parent / tool), "--rounds", "1",
+                               "--counts", "--no-torch", *args], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        rows = [line.split("|") for line in done.stdout.splitlines() if line.startswith("| ")]
+        counted = [r for r in rows[1:] if len(r) >= 5]  # (rows[0]: the header)
+        assert counted and all(int(r[-3]) > 0 and int(r[-2]) > 0 for r in counted), done.stdout
