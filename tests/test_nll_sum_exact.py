@@ -10,7 +10,7 @@ from oracle import same
 DTYPES = ["float16", "float32", "float64"]
 
 
-def _loss_and_grad(shape, dtype, reduction, weighted, ignore, seed, cross_entropy=False):
+def _loss_and_grad(shape, dtype, reduction, weighted, ignore, seed):
     """A body for ``same``: the loss, the input's gradient and their sign bits."""
     def body(torch):
         rs = np.random.RandomState(seed)
@@ -24,8 +24,8 @@ def _loss_and_grad(shape, dtype, reduction, weighted, ignore, seed, cross_entrop
             ignore_index = 1
         x = torch.tensor((rs.randn(*shape) * 3).astype(dtype), requires_grad=True)
         w = torch.tensor((rs.rand(c) * 2).astype(dtype)) if weighted else None
-        f = torch.nn.functional.cross_entropy if cross_entropy else torch.nn.functional.nll_loss
-        loss = f(x, torch.tensor(t), w, ignore_index=ignore_index, reduction=reduction)
+        loss = torch.nn.functional.nll_loss(x, torch.tensor(t), w, ignore_index=ignore_index,
+                                            reduction=reduction)
         up = torch.tensor(np.asarray(rs.randn(*loss.shape) * 2).astype(dtype))
         loss.backward(up)
         return loss, torch.signbit(loss), x.grad, torch.signbit(x.grad)
@@ -82,3 +82,20 @@ def test_special_values_and_empty_batches():
                            torch.tensor([1.0, -1.0])),
                 [torch.signbit(F.nll_loss(empty, none))])
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(64, 10), (512, 10), (200, 40), (5, 3)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_paths_of_a_matrix(shape, dtype):
+    """The row paths of softmax and log_softmax (few rows, many short rows: a transposed
+    copy, long rows, a transposed input) and cross_entropy's gradient through them."""
+    def body(torch):
+        rs = np.random.RandomState(shape[0])
+        x = torch.tensor((rs.randn(*shape) * 4).astype(dtype), requires_grad=True)
+        xt = torch.tensor((rs.randn(*shape[::-1]) * 4).astype(dtype)).t()
+        loss = torch.nn.functional.cross_entropy(x, torch.tensor(rs.randint(0, shape[1],
+                                                                             shape[0])))
+        loss.backward()
+        return (x.log_softmax(1), x.softmax(-1), xt.log_softmax(1), xt.softmax(1), loss,
+                x.grad)
+    same(body, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6)

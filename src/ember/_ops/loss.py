@@ -640,7 +640,8 @@ def _nll_nd(input, target, weight, reduction, ignore_index):
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood of log-probabilities ``input`` at the ``target`` classes."""
-    reduction = reduction_enum(reduction, size_average, reduce)
+    if size_average is not None or reduce is not None or reduction not in _REDUCTIONS:
+        reduction = reduction_enum(reduction, size_average, reduce)
     return _nll_nd(input, target, weight, reduction, ignore_index)
 
 
