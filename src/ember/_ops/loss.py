@@ -374,9 +374,9 @@ def _usual_batch(self, target, weight, reduction, ignore_index):
     2 to 257 rows, no class weights, a reduced loss, class indices (int64) all in range and
     ignore_index out of it, so that every sample counts once.
 
-    NOTE: the short path is the general one with its steps inlined: inside a training step
-    each Python call costs several times what it costs timed alone (W2's nll_loss kernel:
-    27 -> 19 µs there)."""
+    NOTE: the short path is the general one with its steps written out: inside a training
+    step each Python call costs several times what it costs timed alone (W2's nll_loss
+    kernel there: 26 -> 22 µs, its gradient's 11 -> 8 µs)."""
     if (weight is not None or reduction == "none" or self.ndim != 2
             or not 1 < len(self) <= _SMALL_BATCH or target.dtype.type is not np.int64):
         return False
@@ -389,8 +389,6 @@ def _kept_samples(self, target, ignore_index):
     """torch's check of the targets; then None when every sample counts (the usual batch:
     targets in range and ignore_index outside it), else the mask of the samples that do."""
     c = self.shape[1 if self.ndim > 1 else 0]
-    if not 0 <= ignore_index < c and target.size and _below(target, c):  # (the usual batch)
-        return None
     if _check_targets(target, c, ignore_index) and not 0 <= ignore_index < c:
         return None
     kept = target != ignore_index
