@@ -137,3 +137,21 @@ def test_broadcast_input_gradient_summed_and_cast(create_graph):
         return b32.grad, b64.grad
     # (create_graph's reference-cycle warning comes once per process: not compared here)
     same(body, grad_fn=False, check_warnings=False)
+
+
+def test_tensor_backward_calls_autograd_backward_as_set_on_the_module(monkeypatch):
+    """``Tensor.backward`` looks ``autograd.backward`` up at each call, as torch's does: a
+    wrapper put there (a profiler's, a test's) sees every call."""
+    import ember
+    seen = []
+    original = ember.autograd.backward
+
+    def wrapper(*args, **kwargs):
+        seen.append(args[0])
+        return original(*args, **kwargs)
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum().backward()  # (before the wrapper: the module already imported)
+    monkeypatch.setattr(ember.autograd, "backward", wrapper)
+    y = (x * 3).sum()
+    y.backward()
+    assert seen == [y] and x.grad.tolist() == [5.0, 5.0]

@@ -72,8 +72,8 @@ def shared_counter(vc):
     return vc.shared if type(vc) is DetachedCounter else vc
 
 
-# autograd.backward, once Tensor.backward has imported it (autograd imports this module)
-_AUTOGRAD_BACKWARD = [None]
+# ember.autograd, once Tensor.backward has imported it (autograd imports this module)
+_AUTOGRAD = [None]
 
 
 def _wrap(array, cls=None):
@@ -649,11 +649,12 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. graph leaves (see autograd.backward)."""
-        run = _AUTOGRAD_BACKWARD[0]
-        if run is None:  # (imported once: an import statement costs a call per backward())
-            from .autograd import backward as run
-            _AUTOGRAD_BACKWARD[0] = run
-        run(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd = _AUTOGRAD[0]
+        if autograd is None:  # (imported once: an import statement costs a call per backward())
+            from . import autograd
+            _AUTOGRAD[0] = autograd
+        # (looked up on the module at each call, as torch's: a wrapper set there is called)
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def to_dot(self, params=None, show_saved=False, show_attrs=False) -> str:
         """Graphviz DOT text of the graph behind this tensor (see ember.autograd.to_dot)."""

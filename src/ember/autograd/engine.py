@@ -778,7 +778,8 @@ def _late(name):
     found = _LATE.get(name)
     if found is None:
         module, attr = name.split(".")
-        found = _LATE[name] = getattr(importlib.import_module(f"ember._ops.{module}"), attr)
+        found = _LATE[name] = getattr(importlib.import_module(f".._ops.{module}", __package__),
+                                      attr)
     return found
 
 
