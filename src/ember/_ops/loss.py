@@ -555,33 +555,55 @@ for _fwd, _bwd in ((_nll, nll_loss_backward), (_nll2d, nll_loss2d_backward)):
 
 
 def _check_nll(input, target, weight):
+    """torch's checks of nll_loss_nd's arguments, in its order: the ranks and batch sizes and
+    a 3-D or 5-D target's size (nll_loss_nd's own), the weight's requires_grad (autograd's,
+    before the kernel's), then the kernel's: the target's rank and dtype, the weight's size,
+    and nll_loss2d's (4-D and the ranks viewed as 4-D) target size and Long-only dtype."""
     shape, ndim = input.shape, input.ndim
     if ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
-    if ndim != 1 and shape[0] != target.shape[0]:
+    if ndim != 1 and shape[0] != (target.shape[0] if target.ndim else 0):
         raise ValueError(f"Expected input batch_size ({shape[0]}) to match target "
-                         f"batch_size ({target.shape[0]}).")
-    if target.dtype.category >= D.FLOATING:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_name}")
-    c = shape[_class_axis(ndim)]
-    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
-        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
-                           f"classes but got weight tensor of shape: {list(weight.shape)}")
-    if ndim > 2:
-        _check_spatial_target(input, target)
+                         f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    spatial = ndim > 2
+    if spatial and ndim != 4 and tuple(target.shape[1:]) != tuple(shape[2:]):
+        expected = (shape[0],) + tuple(shape[2:])
+        raise RuntimeError(f"Expected target size {_sizes_of(expected)}, got {_sizes(target)}")
     if weight is not None and weight.requires_grad and state.grad_enabled:
-        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect "
-                           "to argument 'weight'. This input cannot have requires_grad True.")
+        name = "nll_loss2d_forward" if spatial else "nll_loss_forward"
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
+                           "argument 'weight'. This input cannot have requires_grad True.")
+    _check_target_rank(target, ndim)
+    dt = target.dtype
+    if dt is not D.int64 and dt is not D.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {dt.scalar_name}")
+    c = shape[_class_axis(ndim)]
+    if not spatial:
+        if ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+            raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                             f"{target.shape[0]}")
+        if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+            raise RuntimeError(f"weight tensor should be defined either for all {c} classes or "
+                               f"no classes but got weight tensor of shape: {list(weight.shape)}")
+        return c
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if ndim == 4 and tuple(target.shape) != (shape[0],) + tuple(shape[2:]):
+        raise RuntimeError(f"size mismatch (got input: {_sizes(input)} , target: "
+                           f"{_sizes(target)}")
+    if dt is not D.int64:  # (nll_loss2d takes Long targets only)
+        raise RuntimeError(f"expected scalar type Long but found {dt.scalar_name}")
     return c
 
 
-def _check_spatial_target(input, target):
-    expected = (input.shape[0],) + tuple(input.shape[2:])
-    if input.ndim == 4 and tuple(target.shape) != expected:
-        raise RuntimeError(f"size mismatch (got input: {_sizes(input)} , target: "
-                           f"{_sizes(target)}")
-    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
-        raise RuntimeError(f"Expected target size {_sizes_of(expected)}, got {_sizes(target)}")
+def _check_target_rank(target, ndim):
+    """The target's rank: at most 1 for nll_loss, 3 for nll_loss2d (a 3-D or 5-D input's
+    target is viewed as 3-D, its size checked before)."""
+    if ndim <= 2 and target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if ndim == 4 and target.ndim != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target.ndim}")
 
 
 def _sizes_of(shape):
@@ -624,6 +646,8 @@ def _nll_nd(input, target, weight, reduction, ignore_index):
     c = _check_nll(input, target, weight)
     if input.ndim <= 2:  # (the kernel checks the targets)
         return _nll(input, target, weight, reduction, ignore_index)
+    if weight is not None and weight.ndim != 1:  # (nll_loss2d reads any weight of c values)
+        weight = weight.reshape(-1)
     if input.ndim == 4:
         return _nll2d(input, target, weight, reduction, ignore_index)
     n = input.shape[0]
@@ -648,23 +672,49 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """Cross entropy between logits ``input`` and class indices or class probabilities."""
     if size_average is not None or reduce is not None or reduction not in _REDUCTIONS:
         reduction = reduction_enum(reduction, size_average, reduce)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing}")
     ndim = input.ndim
-    if ndim == 0:
-        raise RuntimeError("cross_entropy: input tensor should be 1D or more, but got 0D")
-    if target.dtype.category >= D.FLOATING and target.shape == input.shape:
+    if target.shape == input.shape:  # (torch: equal shapes mean class probabilities)
+        _check_probs(input, target, weight, ignore_index, label_smoothing)
         return _ce_probs(input, target, weight, reduction, label_smoothing)
+    if label_smoothing > 0:
+        _check_smoothing(label_smoothing)
+    if ndim == 0:  # (torch's log_softmax along dim 1)
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if label_smoothing > 0:
         return _ce_smoothed(input, target, weight, reduction, ignore_index, label_smoothing)
     # NOTE: torch's graph, not a fused node: NllLossBackward0 -> LogSoftmaxBackward0. The
     # gradient costs one extra (N, C) pass over a fused node, measured as small.
-    logp = _log_softmax(input, 1 if ndim > 1 else 0)
+    logp = _log_softmax(input, 0 if ndim == 1 else 1)
     if ndim > 2:
         return _nll_nd(logp, target, weight, reduction, ignore_index)
     _check_nll(logp, target, weight)  # (_nll_nd's first step, written out: a call fewer)
     return _nll(logp, target, weight, reduction, ignore_index)
+
+
+def _check_probs(input, target, weight, ignore_index, label_smoothing):
+    """torch's checks of class-probability targets, in its order."""
+    if not target.dtype.is_floating_point:
+        raise RuntimeError("Expected floating point type for target with class probabilities, "
+                           f"got {target.dtype.scalar_name}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    c = input.shape[_class_axis(input.ndim)]
+    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {c} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    if label_smoothing > 0:
+        _check_smoothing(label_smoothing)
+
+
+def _check_smoothing(label_smoothing):
+    """A positive label_smoothing is at most 1 (torch checks no other value: a negative or
+    NaN one is taken as none); printed as C++ prints a double."""
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing:g}")
 
 
 def _class_view(weight, ndim):
