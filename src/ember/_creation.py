@@ -28,7 +28,7 @@ from ._random.generator import (  # noqa: F401
 )
 from ._size import args_or_keyword
 from ._state import state
-from ._tensor import Tensor, _check_can_require_grad, _wrap
+from ._tensor import Tensor, _check_can_require_grad, _wrap, refuse_negative_strides
 from .random import manual_seed, seed  # noqa: F401
 
 
@@ -245,6 +245,7 @@ def from_numpy(ndarray):
     """A tensor sharing memory with ``ndarray``."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    refuse_negative_strides(ndarray)
     D.from_numpy_dtype(ndarray.dtype)
     return _wrap(ndarray)
 

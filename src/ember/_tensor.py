@@ -102,6 +102,15 @@ def checked_values(t):
     return t._data
 
 
+def refuse_negative_strides(array):
+    """torch's refusal to make a tensor share an ndarray with a negative stride."""
+    if any(s < 0 for s in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not currently supported. (You can probably work around "
+            "this by making a copy of your array  with array.copy().) ")
+
+
 def typename(obj) -> str:
     """torch.typename: ``ember.FloatTensor`` for a tensor, the qualified type name otherwise."""
     if isinstance(obj, Tensor):
@@ -337,6 +346,15 @@ class Tensor:
         read_data("a tensor converted to a NumPy array")
         a = self._host_array()
         return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc's result on a tensor (``np.sin(t)``, ``ndarray + t``) as a tensor
+        sharing it, a bool one as uint8, as torch's."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        refuse_negative_strides(array)  # (NumPy keeps an operand's reversed layout)
+        D.from_numpy_dtype(array.dtype)
+        return _wrap(array)
 
     def __len__(self):
         if self._data.ndim == 0:

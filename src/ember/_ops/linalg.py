@@ -451,9 +451,9 @@ def matmul(input, other):  # noqa: A002 - torch's name
     of the ops torch makes it of (so its graph is torch's)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         return np.matmul(input, other)
-    if type(input) is not Tensor or type(other) is not Tensor:
-        _refuse_operand(input, "input", 1)
-        _refuse_operand(other, "other", 2)
+    if type(input) is not Tensor or type(other) is not Tensor:  # (an array beside a tensor too)
+        _refuse_operand(input, "input", 1, arrays=False)
+        _refuse_operand(other, "other", 2, arrays=False)
     a, b = input, other
     # NOTE: dim() rather than _data.ndim for anything but a plain Tensor: under vmap a
     # BatchedTensor's example has one dimension less than its array.

@@ -12,10 +12,10 @@ from .._backend import get_xp, is_array, masked_or_zero
 from .._backend.device import device_of, move
 from .._backend.fp_errors import made_nan
 from .._info import check_scalar
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, typename
 from . import opmath
 from .inplace import inplace_operator
-from .registry import FLOAT, NONE, broadcast_error, op
+from .registry import FLOAT, NONE, OPERANDS, broadcast_error, op
 
 
 # -- helpers shared by the pointwise families ------------------------------------------------
@@ -178,7 +178,7 @@ def require_tensor(fn, name, value, position):
     """torch's TypeError for a Python number where a tensor argument is required."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, "
-                        f"not {type(value).__name__}")
+                        f"not {typename(value)}")
 
 
 def _is_bool(value):
@@ -539,7 +539,18 @@ Tensor.pow_ = Tensor.__ipow__ = _pow_
 Tensor.sub_ = _sub_
 Tensor.__rpow__ = lambda self, base: pow_scalar_base(base, self)
 Tensor.__rsub__ = lambda self, other: rsub(self, other)
-Tensor.__rtruediv__ = lambda self, other: mul(reciprocal(self), other)
+
+
+def _rtruediv(self, other):
+    """``other / self`` as torch's: ``self.reciprocal() * other``, the operator, so that an
+    ndarray ``other`` takes NumPy's reflected multiply (see registry.OPERANDS)."""
+    if type(other) is not Tensor and not isinstance(other, OPERANDS + (np.ndarray,)):
+        return NotImplemented
+    return reciprocal(self) * other
+
+
+_rtruediv._takes_operand = True
+Tensor.__rtruediv__ = _rtruediv
 Tensor.__iadd__ = inplace_operator(add, "__iadd__")
 Tensor.__isub__ = inplace_operator(sub, "__isub__")
 Tensor.__imul__ = inplace_operator(mul, "__imul__")

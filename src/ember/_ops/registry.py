@@ -37,7 +37,7 @@ from .._backend import as_array, get_xp, is_array
 from .._backend.fp_errors import inside, quiet_context, quietly
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._sparse.coo import CooArray
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, typename
 from ..autograd._grad_versions import writing
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
                               check_param, grad_accumulator, param_version,
@@ -694,24 +694,40 @@ def _as_method(d, name):
     def method(*args, **kwargs):
         if kwargs or len(args) != n:
             args = d.bind(args, kwargs)
-        if forward_hook[0] is None and profiler_hook[0] is None:
-            call = d.caller
-            if call is not None:
-                return call(args)
-        return dispatch(d, args)
+        try:
+            if forward_hook[0] is None and profiler_hook[0] is None:
+                call = d.caller
+                if call is not None:
+                    return call(args)
+            return dispatch(d, args)
+        except TypeError as e:  # (a try costs nothing until it catches)
+            if hasattr(e, "method_form"):
+                raise e.method_form from None
+            raise
     method.__name__ = method.__qualname__ = name
     method.__doc__ = d.kernel.__doc__
     return method
 
 
-# Python's binary operators: an operand ember does not take (None, a string, a list) makes
-# them return NotImplemented, so that Python raises its TypeError (or, for ==, compares
-# identity) as it does for torch.
+# Python's binary operators: an operand ember does not take (None, a string, a list, a NumPy
+# array) makes them return NotImplemented, so that Python raises its TypeError (or, for ==,
+# compares identity) as it does for torch. For an ndarray Python then runs the array's own
+# reflected operator: NumPy computes from the tensor's __array__ and wraps its result with
+# Tensor.__array_wrap__, torch's way (no graph: a tensor requiring grad refuses __array__).
 OPERATORS = frozenset(f"__{n}__" for n in (
     "add radd iadd sub rsub isub mul rmul imul truediv rtruediv itruediv floordiv rfloordiv "
     "ifloordiv mod rmod imod pow rpow ipow matmul rmatmul imatmul and rand iand or ror ior xor "
     "rxor ixor lshift rlshift ilshift rshift rrshift irshift eq ne lt le gt ge").split())
-OPERANDS = (Tensor, bool, int, float, complex, np.ndarray, np.generic)
+OPERANDS = (Tensor, bool, int, float, complex, np.generic)
+
+
+def foreign_operand(name, self, other):
+    """What operator ``name`` gives for an operand it does not take: NotImplemented, except
+    that ``==`` compares with an ndarray as with the tensor made from it (as torch's does)."""
+    if name == "__eq__" and isinstance(other, _ndarray):
+        from .._creation import from_numpy
+        return self.eq(from_numpy(other))
+    return NotImplemented
 
 
 def _as_operator(d, name):
@@ -722,7 +738,7 @@ def _as_operator(d, name):
 
     def method(self, other):
         if type(other) is not Tensor and not isinstance(other, OPERANDS):
-            return NotImplemented
+            return foreign_operand(name, self, other)
         if n == 2:
             args = (self, other)
         elif tail is not None:
@@ -747,9 +763,9 @@ def guard_operators(cls):
         if fn is None or getattr(fn, "_takes_operand", False):
             continue
 
-        def operator(self, other, _fn=fn):
+        def operator(self, other, _fn=fn, _name=name):
             if type(other) is not Tensor and not isinstance(other, OPERANDS):
-                return NotImplemented
+                return foreign_operand(_name, self, other)
             return _fn(self, other)
         operator.__name__ = operator.__qualname__ = name
         operator._takes_operand = True
@@ -934,6 +950,17 @@ def _raw(op, args):
     return tuple(as_array(o) for o in out)
 
 
+def not_tensor_error(op, index, value):
+    """torch's TypeError for an ndarray where a Tensor argument goes, positions counted as the
+    function form counts them (from 1 with the first argument); the method form's message
+    (from 1 after ``self``), which the method raises instead, rides along."""
+    name = "input" if index == 0 else op.params[index]
+    words = f"{op.name}(): argument '{name}' (position {{}}) must be Tensor, not {typename(value)}"
+    error = TypeError(words.format(index + 1))
+    error.method_form = TypeError(words.format(index)) if index else error
+    return error
+
+
 def compute_dtype(op, args):
     """The dtype the kernel computes in, by torch's promotion rules (None: no promotion)."""
     if op.promote == NONE:
@@ -966,11 +993,13 @@ def _fast_pair(dt, other):
 
 def _slow_result_type(op, args):
     key = []
-    for a in args[op.promote_from:op.n_tensors]:
+    for k, a in enumerate(args[op.promote_from:op.n_tensors], op.promote_from):
         if isinstance(a, Tensor):
             key.append((D._BY_NP[a._data.dtype], D.ZERO_DIM if a._data.ndim == 0 else D.DIM))
         elif isinstance(a, np.generic):  # a NumPy scalar promotes as a Python number
             key.append((D.scalar_dtype(a.item()), D.SCALAR))
+        elif isinstance(a, _ndarray):  # (raw formulas reach here only with arrays alone)
+            raise not_tensor_error(op, k, a)
         elif a is not None:
             key.append((D.scalar_dtype(a), D.SCALAR))
     return D.result_type_of(tuple(key))
