@@ -451,7 +451,7 @@ class OpDef:
             # What the generated caller of a quiet op runs in the quiet context: the kernel
             # without its quiet wrapper (a replaced kernel runs as it is, also quietly).
             object.__setattr__(self, "bare_kernel", getattr(value, "bare", value))
-        elif name in ("params", "n_tensors", "n_outputs"):
+        elif name in ("params", "n_tensors", "n_outputs", "quiet"):
             # read by every call (see __call__): the number of parameters, and how many
             # leading arrays a call on raw arrays passes straight to the kernel (0: none)
             d = self.__dict__
@@ -460,6 +460,7 @@ class OpDef:
             n = d.get("n_tensors", 0)
             object.__setattr__(self, "array_args",
                                n if d.get("n_outputs") == 1 and n in (1, 2) else 0)
+            object.__setattr__(self, "__class__", _call_class(self))
 
     def __init__(self, kernel, name, node, aten, n_tensors, promote, differentiable, view,
                  n_outputs, diff_outputs, result_type, check, number_node=None):
@@ -682,6 +683,59 @@ class OpDef:
         if call is None:
             call = self.inplace_caller = _compile_inplace(self)
         return run_inplace(self, call, args)
+
+
+_CALL_CLASSES: dict = {}
+
+
+def _call_class(op):
+    """The class whose ``__call__`` serves ``op``: ``OpDef.__call__`` with the op's number of
+    parameters, how many raw arrays go straight to its kernel, and whether that kernel is
+    quiet written in (see _compile_call); OpDef itself for an op with no tensor input."""
+    d = op.__dict__
+    if not d.get("n_tensors") or "arity" not in d:
+        return OpDef
+    key = (d["arity"], d["array_args"], bool(op.quiet))
+    cls = _CALL_CLASSES.get(key)
+    if cls is None:
+        cls = _CALL_CLASSES[key] = type("OpDef", (OpDef,), {
+            "__call__": _compile_call(*key), "__module__": OpDef.__module__,
+            "__qualname__": OpDef.__qualname__, "__doc__": OpDef.__doc__})
+    return cls
+
+
+def _compile_call(arity, array_args, quiet):
+    """``OpDef.__call__`` for ops of ``arity`` parameters at least one of which is a tensor.
+
+    NOTE: every op function call (a formula's ops, ``torch.tanh(x)``) starts here; with the
+    op's constants written in, a call reads no attribute of the op to decide its path.
+    """
+    lines = ["def __call__(self, *args, **kwargs):",
+             f"    if kwargs or len(args) != {arity}:",
+             "        return generic(self, *args, **kwargs)",
+             "    a0 = args[0]",
+             "    t = type(a0)",
+             "    if t is Tensor:",
+             "        call = self.caller",
+             "        if call is not None and forward_hook[0] is None and profiler_hook[0] is None:",
+             "            return call(args)"]
+    if array_args:
+        cond = "t is ndarray and a0.dtype not in SPECIAL"
+        if array_args == 2:
+            cond += " and type(args[1]) is ndarray and args[1].dtype not in SPECIAL"
+        run = (["try:", "    out = quiet_context.run(self.bare_kernel, *args)",
+                "except RuntimeError:", "    if not inside():", "        raise",
+                "    out = self.bare_kernel(*args)"] if quiet else
+               ["out = self.kernel(*args)"])
+        lines += [f"    elif {cond}:"] + ["        " + line for line in run]
+        lines += ["        return out if type(out) is ndarray else as_array(out)"]
+    lines.append("    return dispatch(self, args)")
+    scope = {"generic": OpDef.__call__, "Tensor": Tensor, "forward_hook": forward_hook,
+             "profiler_hook": profiler_hook, "ndarray": _ndarray, "SPECIAL": _SPECIAL,
+             "quiet_context": quiet_context, "inside": inside, "as_array": as_array,
+             "dispatch": dispatch}
+    exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - generated code
+    return scope["__call__"]
 
 
 def _as_method(d, name):
