@@ -420,14 +420,16 @@ def _execute(task, root_nodes):
         else:
             break
         grads = buffers.pop(fn, None)
-        if plain and grads is not None and fn._apply_plain and (
+        # (each test first where it fails soonest: a leaf's node is never _apply_plain, an op
+        # node never _leaf_plain)
+        if fn._apply_plain and plain and grads is not None and (
                 runnable is None or fn in runnable):
             outs = fn._apply(grads, graph, needed)
             if not retain:
                 fn._release()
             if not graph and not fn._fresh_outputs:
                 _note_borrowed(task, fn, outs)
-        elif (plain and fn._leaf_plain and grads is not None and grads[0] is not None
+        elif (fn._leaf_plain and plain and grads is not None and grads[0] is not None
               and not fn.variable._hooks and (runnable is None or fn in runnable)):
             # the usual leaf (no hooks, its gradient not captured): what _run_node does for
             # it, without the general path's calls (a leaf has no edges to follow)
