@@ -424,3 +424,32 @@ def test_abs_relu(fn):
         (r.to_dense() * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
         return repr(r), v.grad
     check(body)
+
+
+IN_PLACE = {
+    "s += s": lambda s, u: s.__iadd__(s),
+    "s.add_(u)": lambda s, u: s.add_(u),
+    "s.add_(s, alpha=2)": lambda s, u: s.add_(s, alpha=2),
+    "s *= 2": lambda s, u: s.__imul__(2),
+    "s.mul_(2.5)": lambda s, u: s.mul_(2.5),
+    "s -= u": lambda s, u: s.__isub__(u),
+    "s /= 2": lambda s, u: s.__itruediv__(2),
+    "s.add_(float64)": lambda s, u: s.add_(u.double()),
+    "long.mul_(2.5)": lambda s, u: s.long().mul_(2.5),
+    "s.add_(dense)": lambda s, u: s.add_(u.to_dense()),
+    "coalesced add_": lambda s, u: s.coalesce().add_(u.coalesce()),
+}
+
+
+@pytest.mark.parametrize("form", IN_PLACE)
+def test_in_place_arithmetic(form):
+    def body(torch):
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]),
+                                    torch.tensor([3.0, 4.0, 5.0]), (2, 3))
+        u = torch.sparse_coo_tensor(torch.tensor([[0, 0], [1, 1]]), torch.tensor([1.0, 2.0]),
+                                    (2, 3))
+        before = s._version
+        r = IN_PLACE[form](s, u)
+        return (r is s, r._version - before if r is s else None, r.is_coalesced(),
+                r._indices(), r._values(), repr(r))
+    same(body)

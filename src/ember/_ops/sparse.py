@@ -501,12 +501,42 @@ def sparse_sum(input, dim=None, dtype=None):  # noqa: A002 - torch's name
 # -- dense ops handed a sparse operand ---------------------------------------------------------
 def route(op, args, inplace=False):
     """The sparse form of a dense op's call (see the module docstring)."""
-    handler = None if inplace else _ROUTES.get(op.name)
+    if inplace:
+        out = _route_inplace(op, args)
+        if out is not NotImplemented:
+            return out
+        raise _not_on_sparse(op.aten + "_")
+    handler = _ROUTES.get(op.name)
     if handler is not None:
         out = handler(op, *args)
         if out is not NotImplemented:
             return out
-    raise _not_on_sparse(op.aten + "_" if inplace else op.aten)
+    raise _not_on_sparse(op.aten)
+
+
+def _route_inplace(op, args):
+    """``s += t``, ``s.mul_(2)``, ...: the out-of-place result's indices and values become
+    ``self``'s, as torch's sparse in-place arithmetic gives them (coalesced when the
+    out-of-place op coalesces). Not recorded: with a tensor requiring grad the call keeps
+    torch's error for an op it lacks."""
+    self = args[0]
+    if op.name not in _IN_PLACE or not is_sparse(self):
+        return NotImplemented
+    from .._state import state
+    if state.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        return NotImplemented
+    out = _ROUTES[op.name](op, *args)
+    if out is NotImplemented:
+        return out
+    if out.dtype != self.dtype:
+        if not D.can_cast(out.dtype, self.dtype):
+            raise RuntimeError(f"dtype of values ({out.dtype.scalar_name}) must match dtype of "
+                               f"sparse tensor ({self.dtype.scalar_name})")
+        out = out.to(self.dtype)
+    mine, result = self._data, out._data
+    mine.indices, mine.values, mine.coalesced = result.indices, result.values, result.coalesced
+    self._bump_version()
+    return self
 
 
 def _route_mm(op, self, mat2):
@@ -593,6 +623,7 @@ _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_
            "div": _route_div, "mv": _route_mv,
            "t": lambda op, self: _t(self), "transpose": _route_transpose,
            "neg": lambda op, self: _neg(self), "sum": _route_sum}
+_IN_PLACE = frozenset({"add", "sub", "mul", "div"})  # (torch's sparse in-place arithmetic)
 
 
 # -- Tensor methods ----------------------------------------------------------------------------
