@@ -126,3 +126,19 @@ def test_ufunc_on_tensor_wraps():
         x = torch.tensor([0.5, 2.0])
         return np.sin(x), np.greater(x, 1.0), np.add(x, np.ones(2, np.float32))
     same(body, check_warnings=False)
+
+
+IN_PLACE_AND_METHODS = {
+    "x.div": lambda x, a: x.div(a),
+    "x.add_": lambda x, a: x.add_(a),
+    "x.mul_": lambda x, a: x.mul_(a),
+    "x.sub_": lambda x, a: x.sub_(a),
+    "x.div_": lambda x, a: x.div_(a),
+}
+
+
+@pytest.mark.parametrize("call", IN_PLACE_AND_METHODS)
+def test_methods_count_positions_after_self(call):
+    def body(torch):
+        return IN_PLACE_AND_METHODS[call](torch.ones(2), np.ones(2))
+    same(body)

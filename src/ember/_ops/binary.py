@@ -55,7 +55,7 @@ from .pointwise import (
     with_scalars,
     zero_gradient,
 )
-from .registry import FLOAT, NONE, op
+from .registry import FLOAT, NONE, method_refusals, op
 from .unary import isnan
 
 
@@ -148,7 +148,8 @@ def _div_(self, other, *, rounding_mode=_UNSET):
 
 
 divide = true_divide = div
-Tensor.div = Tensor.divide = div
+Tensor.div = method_refusals(div, "div")
+Tensor.divide = div
 Tensor.div_ = Tensor.divide_ = _div_
 Tensor.true_divide_ = lambda self, other: PW.div.inplace(self, other)
 

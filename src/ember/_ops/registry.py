@@ -756,7 +756,7 @@ def _as_method(d, name):
             return dispatch(d, args)
         except TypeError as e:  # (a try costs nothing until it catches)
             if hasattr(e, "method_form"):
-                raise e.method_form from None
+                raise as_method(e, d.name) from None
             raise
     method.__name__ = method.__qualname__ = name
     method.__doc__ = d.kernel.__doc__
@@ -1006,13 +1006,35 @@ def _raw(op, args):
 
 def not_tensor_error(op, index, value):
     """torch's TypeError for an ndarray where a Tensor argument goes, positions counted as the
-    function form counts them (from 1 with the first argument); the method form's message
-    (from 1 after ``self``), which the method raises instead, rides along."""
+    function form counts them (from 1 with the first argument). ``as_method`` gives the
+    method form's (from 1 after ``self``), which methods raise instead."""
     name = "input" if index == 0 else op.params[index]
-    words = f"{op.name}(): argument '{name}' (position {{}}) must be Tensor, not {typename(value)}"
-    error = TypeError(words.format(index + 1))
-    error.method_form = TypeError(words.format(index)) if index else error
+    words = f"(): argument '{name}' (position {{}}) must be Tensor, not {typename(value)}"
+    error = TypeError(op.name + words.format(index + 1))
+    error.method_form = (words, index)
     return error
+
+
+def as_method(error, name):
+    """``error`` as method ``name`` raises it: a refused argument (``not_tensor_error``) counted
+    from 1 after ``self``; any other error unchanged."""
+    form = getattr(error, "method_form", None)
+    if form is None or not form[1]:
+        return error
+    words, index = form
+    return TypeError(name + words.format(index))
+
+
+def method_refusals(fn, name):
+    """``fn`` (a function form) as a Tensor method that refuses arguments as methods do."""
+    @functools.wraps(fn)
+    def method(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            raise as_method(e, name) from None
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
 def compute_dtype(op, args):
@@ -1398,7 +1420,9 @@ def run_inplace(op, call, args):
     """``call(args)``, an in-place call of ``op``, with torch's handling of devices."""
     try:
         return call(args)
-    except TypeError:  # (a GPU array refusing a host one)
+    except TypeError as e:  # (a GPU array refusing a host one)
+        if hasattr(e, "method_form"):  # (an ndarray operand: x.add_(a) is a method call)
+            raise as_method(e, op.name + "_") from None
         again = across_devices(op, args, inplace=True)
         if again is None:
             raise
