@@ -344,6 +344,7 @@ def _checked_terms(self, target, weight, ignore_index):
     backward, as torch's: so a compiled function's replay, which runs kernels only, checks
     each call's targets as eager mode does)."""
     c = self.shape[_class_axis(self.ndim)]
+    _check_kernel_dtypes(self, target, weight)
     in_range = _check_targets(target, c, ignore_index)
     # (targets all in range and an ignore_index out of it: no sample is ignored)
     return _nll_terms(target, weight, ignore_index, self.shape,
@@ -385,10 +386,11 @@ def _usual_batch(self, target, weight, reduction, ignore_index):
     return not 0 <= ignore_index < c and int(np.maximum.reduce(target.view(np.uint64))) < c
 
 
-def _kept_samples(self, target, ignore_index):
-    """torch's check of the targets; then None when every sample counts (the usual batch:
+def _kept_samples(self, target, weight, ignore_index):
+    """torch's checks of the dtypes and the targets; then None when every sample counts (the usual batch:
     targets in range and ignore_index outside it), else the mask of the samples that do."""
     c = self.shape[1 if self.ndim > 1 else 0]
+    _check_kernel_dtypes(self, target, weight)
     if _check_targets(target, c, ignore_index) and not 0 <= ignore_index < c:
         return None
     kept = target != ignore_index
@@ -398,7 +400,7 @@ def _kept_samples(self, target, ignore_index):
 def _nll_on_host(self, target, weight, reduction, ignore_index):
     """torch's CPU kernel, value for value: the picked values (times their class weights) in
     the input's dtype, summed in torch's order (see nll_sum), the mean divided once."""
-    kept = _kept_samples(self, target, ignore_index)
+    kept = _kept_samples(self, target, weight, ignore_index)
     safe = target if kept is None else np.where(kept, target, 0)
     losses = self[_host_row_numbers(len(self)), safe] if self.ndim == 2 else _pick(self, safe)
     if weight is not None:
@@ -465,7 +467,7 @@ def _nll_backward_on_host(grad_output, self, target, weight, reduction, ignore_i
     """``_nll_backward_kernel`` on NumPy arrays: the one value of a reduced loss computed as
     a scalar, the mean's total weight torch's (the forward's sum, see nll_sum)."""
     dt = self.dtype
-    kept = _kept_samples(self, target, ignore_index)
+    kept = _kept_samples(self, target, weight, ignore_index)
     safe = target if kept is None else np.where(kept, target, 0)
     weights = None if weight is None else weight.astype(dt, copy=False)[safe]
     grad = grad_output.astype(dt, copy=False)
@@ -558,7 +560,9 @@ def _check_nll(input, target, weight):
     """torch's checks of nll_loss_nd's arguments, in its order: the ranks and batch sizes and
     a 3-D or 5-D target's size (nll_loss_nd's own), the weight's requires_grad (autograd's,
     before the kernel's), then the kernel's: the target's rank and dtype, the weight's size,
-    and nll_loss2d's (4-D and the ranks viewed as 4-D) target size and Long-only dtype."""
+    and nll_loss2d's (4-D and the ranks viewed as 4-D) target size. The kernels check the
+    rest (see _check_kernel_dtypes): the weight's dtype, nll_loss2d's Long-only targets, then
+    the targets' range."""
     shape, ndim = input.shape, input.ndim
     if ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
@@ -574,9 +578,8 @@ def _check_nll(input, target, weight):
         raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
                            "argument 'weight'. This input cannot have requires_grad True.")
     _check_target_rank(target, ndim)
-    dt = target.dtype
-    if dt is not D.int64 and dt is not D.uint8:
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {dt.scalar_name}")
+    if target.dtype is not D.int64:
+        _check_target_dtype(target.dtype)
     c = shape[_class_axis(ndim)]
     if not spatial:
         if ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
@@ -591,8 +594,6 @@ def _check_nll(input, target, weight):
     if ndim == 4 and tuple(target.shape) != (shape[0],) + tuple(shape[2:]):
         raise RuntimeError(f"size mismatch (got input: {_sizes(input)} , target: "
                            f"{_sizes(target)}")
-    if dt is not D.int64:  # (nll_loss2d takes Long targets only)
-        raise RuntimeError(f"expected scalar type Long but found {dt.scalar_name}")
     return c
 
 
@@ -604,6 +605,32 @@ def _check_target_rank(target, ndim):
     if ndim == 4 and target.ndim != 3:
         raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
                            f"targets of dimension: {target.ndim}")
+
+
+def _check_target_dtype(dtype):
+    """torch's class indices: int64 or uint8 (an ember dtype)."""
+    if dtype is not D.int64 and dtype is not D.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{dtype.scalar_name}")
+
+
+def _check_kernel_dtypes(self, target, weight):
+    """The kernel's checks of its arrays' dtypes, before the targets' range (a compiled
+    function's replay runs kernels only): class indices, then class weights of the input's
+    dtype (torch does not promote them); nll_loss2d's kernel (4-D inputs) then reads its
+    targets as int64 alone."""
+    if target.dtype != np.int64:
+        _check_target_dtype(D.from_numpy_dtype(target.dtype))
+    if weight is not None and weight.dtype != self.dtype:
+        _refuse_dtype(self.dtype, weight.dtype)
+    if self.ndim == 4 and target.dtype != np.int64:
+        _refuse_dtype(np.dtype(np.int64), target.dtype)
+
+
+def _refuse_dtype(expected, found):
+    """torch's error for an array of another dtype than its kernel's (NumPy dtypes)."""
+    raise RuntimeError(f"expected scalar type {D.from_numpy_dtype(expected).scalar_name} but "
+                       f"found {D.from_numpy_dtype(found).scalar_name}")
 
 
 def _sizes_of(shape):
@@ -962,7 +989,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 def _mm_parts(self, target, p, margin, weight):
     """The hinge terms max(0, margin - x[y] + x[j]) (j != y) and the per-sample weights."""
     xp = get_xp(self)
-    x = self if self.ndim == 2 else self[None]
+    x = self if self.ndim == 2 else self.reshape(1, -1)
     t = target.reshape(-1)
     picked = xp.take_along_axis(x, t[:, None], axis=1)
     z = margin - picked + x
@@ -974,13 +1001,18 @@ def _mm_parts(self, target, p, margin, weight):
 @op("multi_margin_loss", node="MultiMarginLossBackward0", tensors=3, promote=NONE)
 def _multi_margin(self, target, weight, p, margin, reduction):
     # (checked in the kernel: a compiled function's replay checks each call's targets too)
+    # (torch's kernel returns before its dtype checks when the input is empty)
+    if self.size and target.dtype != np.int64:
+        _refuse_dtype(np.dtype(np.int64), target.dtype)
+    if self.size and weight is not None and weight.dtype != self.dtype:
+        _refuse_dtype(self.dtype, weight.dtype)
     data = checked_values(target) if isinstance(target, Tensor) else target
     if data.size and has_data(data) and not _below(data, self.shape[-1] if self.ndim else 1):
         raise RuntimeError("target out of range")
     z, mask, w, _ = _mm_parts(self, target, p, margin, weight)
     terms = (z ** p if p == 2 else z) * mask * w
     loss = terms.sum(axis=1) / z.shape[1]
-    if self.ndim == 1:
+    if self.ndim < 2:
         loss = loss.reshape(())
     return _reduce(loss.astype(self.dtype, copy=False), reduction)
 
@@ -995,8 +1027,8 @@ def _(grad, self, target, weight, p, margin, reduction):
     xp = get_xp(z)
     c = z.shape[1]
     sel, hot = mask * w / c, xp.arange(c)[None] == t[:, None]
-    if xr.ndim == 1:
-        sel, hot = sel[0], hot[0]
+    if xr.ndim < 2:
+        sel, hot = sel.reshape(xr.shape), hot.reshape(xr.shape)
     d = _as_like(sel, self)
     if p == 2:
         # NOTE: the square makes the derivative depend on x: written with ops, so that it
@@ -1020,10 +1052,33 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
-    if input.ndim > 2:
-        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
-                           f"but got: {list(input.shape)}")
+    if weight is not None and weight.requires_grad and state.grad_enabled:
+        raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
+    _check_multi_margin_shapes(input, target, weight)
+    if input.dtype is not D.float32 and input.dtype is not D.float64 and input.numel():
+        raise NotImplementedError(f'"multi_margin_loss_cpu_kernel" not implemented for '
+                                  f"'{input.dtype.scalar_name}'")
     return _multi_margin(input, target, weight, p, margin, reduction)
+
+
+def _check_multi_margin_shapes(input, target, weight):
+    """torch's shape checks of multi_margin_loss (before its kernel's checks of dtypes and
+    of the targets' range)."""
+    ndim, shape = input.ndim, input.shape
+    if not ((ndim == 2 and shape[1] != 0) or (ndim == 1 and shape[0] != 0) or ndim == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(shape)}")
+    frames = shape[0] if ndim == 2 else 1
+    if target.ndim > 1 or target.numel() != frames:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to "
+                           "the number of input samples (batch size). Expected target size "
+                           f"[{frames}], but got {list(target.shape)}. Input has shape "
+                           f"{list(shape)}.")
+    classes = shape[-1] if ndim else 1
+    if weight is not None and weight.numel() != classes:
+        raise RuntimeError(f"inconsistent weight size, expected {classes} but got "
+                           f"{list(weight.shape)}")
 
 
 # -- multilabel margin ---------------------------------------------------------------------------

@@ -1,0 +1,200 @@
+"""The losses' checks of their arguments against torch's: the exception type, the message and
+which check comes first when several fail (dtypes of class weights and targets, shapes,
+weights that require grad, targets out of range), on eager calls and on a compiled
+function's replay."""
+import numpy as np
+import pytest
+
+import ember
+from oracle import error_of, norm, same, torch_or_skip
+
+
+def _data(torch):
+    torch.manual_seed(0)
+    return torch.randn(4, 3), torch.tensor([0, 1, 2, 0])
+
+
+def _w(torch, n=3, dtype="float64", **kw):
+    return torch.ones(n, dtype=getattr(torch, dtype), **kw)
+
+
+# (name, body(torch, F, x, t)): each is run on torch and on ember, values or errors compared
+NLL_CASES = {
+    # class weights of another dtype than the input: torch refuses, for every rank and mode
+    "w64": lambda torch, F, x, t: F.nll_loss(x, t, weight=_w(torch)),
+    "w16": lambda torch, F, x, t: F.nll_loss(x, t, weight=_w(torch, dtype="float16")),
+    "wlong": lambda torch, F, x, t: F.nll_loss(x, t, weight=_w(torch, dtype="long")),
+    "double_input_w32": lambda torch, F, x, t: F.nll_loss(x.double(), t,
+                                                          weight=_w(torch, dtype="float32")),
+    "unbatched_w64": lambda torch, F, x, t: F.nll_loss(x[0], t[0], weight=_w(torch)),
+    "3d_w64": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4), torch.zeros(
+        2, 4, dtype=torch.long), weight=_w(torch)),
+    "4d_w64": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4, 4), torch.zeros(
+        2, 4, 4, dtype=torch.long), weight=_w(torch)),
+    "5d_w64": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4, 4, 2), torch.zeros(
+        2, 4, 4, 2, dtype=torch.long), weight=_w(torch)),
+    "empty_w64": lambda torch, F, x, t: F.nll_loss(torch.randn(0, 3), torch.zeros(
+        0, dtype=torch.long), weight=_w(torch)),
+    "none_w64": lambda torch, F, x, t: F.nll_loss(x, t, weight=_w(torch), reduction="none"),
+    "ignore_w64": lambda torch, F, x, t: F.nll_loss(x, t, weight=_w(torch), ignore_index=1),
+    "module_w64": lambda torch, F, x, t: torch.nn.NLLLoss(weight=_w(torch))(x, t),
+    # the weight's dtype is checked before the targets' range
+    "w64_out_of_range": lambda torch, F, x, t: F.nll_loss(x, torch.tensor([0, 1, 2, 5]),
+                                                          weight=_w(torch)),
+    "4d_w64_out_of_range": lambda torch, F, x, t: F.nll_loss(
+        torch.randn(2, 3, 4, 4), torch.full((2, 4, 4), 7), weight=_w(torch)),
+    "uint8_w64": lambda torch, F, x, t: F.nll_loss(x, t.to(torch.uint8), weight=_w(torch)),
+    # target dtypes: int64 or uint8 only
+    "float_target": lambda torch, F, x, t: F.nll_loss(x, t.float()),
+    "int_target": lambda torch, F, x, t: F.nll_loss(x, t.int()),
+    "short_target": lambda torch, F, x, t: F.nll_loss(x, t.short()),
+    "int8_target": lambda torch, F, x, t: F.nll_loss(x, t.to(torch.int8)),
+    "bool_target": lambda torch, F, x, t: F.nll_loss(x, t.bool()),
+    "uint8_target": lambda torch, F, x, t: F.nll_loss(x, t.to(torch.uint8)),
+    "uint8_target_4d": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4, 4), torch.ones(
+        2, 4, 4, dtype=torch.uint8), reduction="none"),
+    "int_target_w64": lambda torch, F, x, t: F.nll_loss(x, t.int(), weight=_w(torch)),
+    "int_target_4d": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4, 4), torch.zeros(
+        2, 4, 4, dtype=torch.int)),
+    "float_target_3d": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4), torch.zeros(2, 4)),
+    # order: shapes, a weight that requires grad, target dtype, weight shape
+    "float_target_wshape": lambda torch, F, x, t: F.nll_loss(x, t.float(), weight=_w(torch, 4)),
+    "wshape": lambda torch, F, x, t: F.nll_loss(x, t, weight=_w(torch, 4)),
+    "wshape_requires_grad": lambda torch, F, x, t: F.nll_loss(
+        x, t, weight=_w(torch, 4, "float32", requires_grad=True)),
+    "float_target_w_requires_grad": lambda torch, F, x, t: F.nll_loss(
+        x, t.float(), weight=_w(torch, requires_grad=True)),
+    "2d_target_float": lambda torch, F, x, t: F.nll_loss(x, torch.zeros(4, 2)),
+    "unbatched_target_size": lambda torch, F, x, t: F.nll_loss(x[0], t[:2], weight=_w(torch, 4)),
+    "unbatched_target_size_float": lambda torch, F, x, t: F.nll_loss(x[0], t[:2].float()),
+    "4d_wshape": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4, 4), torch.zeros(
+        2, 4, 4, dtype=torch.long), weight=_w(torch, 4)),
+    "3d_wshape": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4), torch.zeros(
+        2, 4, dtype=torch.long), weight=_w(torch, 4, "float32")),
+    "4d_wshape_size_mismatch": lambda torch, F, x, t: F.nll_loss(
+        torch.randn(2, 3, 4, 4), torch.zeros(2, 4, 5, dtype=torch.long), weight=_w(torch, 4)),
+    "4d_size_mismatch_float": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4, 4),
+                                                                torch.zeros(2, 4, 5)),
+    "4d_target_2d": lambda torch, F, x, t: F.nll_loss(torch.randn(2, 3, 4, 4), torch.zeros(2, 4)),
+    "4d_w_requires_grad": lambda torch, F, x, t: F.nll_loss(
+        torch.randn(2, 3, 4, 4), torch.zeros(2, 4, 5, dtype=torch.long),
+        weight=_w(torch, 3, "float32", requires_grad=True)),
+    "3d_size_mismatch_w_requires_grad": lambda torch, F, x, t: F.nll_loss(
+        torch.randn(2, 3, 4), torch.zeros(2, 5, dtype=torch.long),
+        weight=_w(torch, 3, "float32", requires_grad=True)),
+    # cross_entropy: class indices go through nll_loss; class probabilities promote
+    "ce_w64": lambda torch, F, x, t: F.cross_entropy(x, t, weight=_w(torch)),
+    "ce_half_w32": lambda torch, F, x, t: F.cross_entropy(x.half(), t,
+                                                          weight=_w(torch, dtype="float32")),
+    "ce_3d_w64": lambda torch, F, x, t: F.cross_entropy(torch.randn(2, 3, 4), torch.zeros(
+        2, 4, dtype=torch.long), weight=_w(torch)),
+    "ce_smoothing_w64": lambda torch, F, x, t: F.cross_entropy(x, t, weight=_w(torch),
+                                                               label_smoothing=0.1),
+    "ce_smoothing_none_w64": lambda torch, F, x, t: F.cross_entropy(
+        x, t, weight=_w(torch), label_smoothing=0.1, reduction="none", ignore_index=1),
+    "ce_smoothing_int_target": lambda torch, F, x, t: F.cross_entropy(x, t.int(),
+                                                                      label_smoothing=0.1),
+    "ce_smoothing_out_of_range": lambda torch, F, x, t: F.cross_entropy(x, t, label_smoothing=2.0),
+    "ce_float_target_other_shape": lambda torch, F, x, t: F.cross_entropy(x, torch.rand(4)),
+    "ce_module_w64": lambda torch, F, x, t: torch.nn.CrossEntropyLoss(weight=_w(torch))(x, t),
+    "ce_probs_w64": lambda torch, F, x, t: F.cross_entropy(x, torch.rand(4, 3), weight=_w(torch)),
+    "ce_probs_w16": lambda torch, F, x, t: F.cross_entropy(x, torch.rand(4, 3),
+                                                           weight=_w(torch, dtype="float16")),
+    "ce_probs_smoothing_w64": lambda torch, F, x, t: F.cross_entropy(
+        x, torch.rand(4, 3), weight=_w(torch), label_smoothing=0.2),
+    "ce_probs_f64_none": lambda torch, F, x, t: F.cross_entropy(x, torch.rand(4, 3).double(),
+                                                                reduction="none"),
+    "ce_probs_long": lambda torch, F, x, t: F.cross_entropy(x, torch.ones(4, 3, dtype=torch.long)),
+    "ce_probs_bool": lambda torch, F, x, t: F.cross_entropy(x, torch.ones(4, 3, dtype=torch.bool)),
+    "ce_probs_0d_long": lambda torch, F, x, t: F.cross_entropy(x[0, 0], t[0]),
+    "ce_probs_ignore_index": lambda torch, F, x, t: F.cross_entropy(x, torch.rand(4, 3),
+                                                                    ignore_index=1),
+    "ce_probs_wshape": lambda torch, F, x, t: F.cross_entropy(x, torch.rand(4, 3),
+                                                              weight=_w(torch, 4)),
+    "ce_probs_w2d": lambda torch, F, x, t: F.cross_entropy(x, torch.rand(4, 3),
+                                                           weight=torch.ones(1, 3)),
+    # multi_margin_loss: shapes, then the input's dtype, the targets', the weight's, the range
+    "mm_w64": lambda torch, F, x, t: F.multi_margin_loss(x, t, weight=_w(torch)),
+    "mm_wlong": lambda torch, F, x, t: F.multi_margin_loss(x, t, weight=_w(torch, dtype="long")),
+    "mm_double_w32": lambda torch, F, x, t: F.multi_margin_loss(
+        x.double(), t, weight=_w(torch, dtype="float32")),
+    "mm_unbatched_w64": lambda torch, F, x, t: F.multi_margin_loss(x[0], t[0], weight=_w(torch)),
+    "mm_module_w64": lambda torch, F, x, t: torch.nn.MultiMarginLoss(weight=_w(torch))(x, t),
+    "mm_w64_out_of_range": lambda torch, F, x, t: F.multi_margin_loss(
+        x, torch.tensor([0, 1, 2, 5]), weight=_w(torch)),
+    "mm_int_target": lambda torch, F, x, t: F.multi_margin_loss(x, t.int()),
+    "mm_uint8_target": lambda torch, F, x, t: F.multi_margin_loss(x, t.to(torch.uint8)),
+    "mm_float_target": lambda torch, F, x, t: F.multi_margin_loss(x, t.float()),
+    "mm_int_target_w64": lambda torch, F, x, t: F.multi_margin_loss(x, t.int(), weight=_w(torch)),
+    "mm_int_target_out_of_range": lambda torch, F, x, t: F.multi_margin_loss(
+        x, torch.tensor([0, 1, 2, 5]).int()),
+    "mm_int_target_wshape": lambda torch, F, x, t: F.multi_margin_loss(x, t.int(),
+                                                                       weight=_w(torch, 4)),
+    "mm_target_size": lambda torch, F, x, t: F.multi_margin_loss(x, t[:3].float(),
+                                                                 weight=_w(torch, 4)),
+    "mm_target_2d": lambda torch, F, x, t: F.multi_margin_loss(x, t.view(4, 1)),
+    "mm_no_classes": lambda torch, F, x, t: F.multi_margin_loss(torch.randn(4, 0), t),
+    "mm_3d": lambda torch, F, x, t: F.multi_margin_loss(torch.randn(2, 3, 4), t.int()),
+    "mm_w_requires_grad": lambda torch, F, x, t: F.multi_margin_loss(
+        x, t, weight=_w(torch, requires_grad=True)),
+    "mm_w_requires_grad_wshape": lambda torch, F, x, t: F.multi_margin_loss(
+        x, t, weight=_w(torch, 4, "float32", requires_grad=True)),
+    "mm_half": lambda torch, F, x, t: F.multi_margin_loss(x.half(), t, weight=_w(torch)),
+    "mm_bfloat16": lambda torch, F, x, t: F.multi_margin_loss(x.bfloat16(), t),
+    "mm_0d": lambda torch, F, x, t: F.multi_margin_loss(x[0, 0], t[0] * 0, p=2),
+}
+
+
+@pytest.mark.parametrize("case", NLL_CASES)
+def test_class_loss_checks_as_torch(case):
+    def body(torch):
+        x, t = _data(torch)
+        return NLL_CASES[case](torch, torch.nn.functional, x, t)
+    same(body)
+
+
+def test_weight_that_requires_grad_is_refused_only_when_grad_is_enabled():
+    def body(torch):
+        x, t = _data(torch)
+        with torch.no_grad():
+            return (torch.nn.functional.nll_loss(x, t, weight=torch.ones(3, requires_grad=True)),
+                    torch.nn.functional.multi_margin_loss(
+                        x, t, weight=torch.ones(3, requires_grad=True)))
+    same(body)
+
+
+@pytest.mark.parametrize("kind", ["cross_entropy", "nll_loss", "multi_margin_loss"])
+def test_a_compiled_function_checks_each_calls_weight_dtype(kind):
+    """A replay runs the kernels alone: they check the weight's dtype (before the targets'
+    range), so a compiled call refuses what an eager one does."""
+    torch = torch_or_skip()
+
+    def call(lib, x, t, w):
+        return getattr(lib.nn.functional, kind)(x, t, weight=w)
+    x, t = _data(ember)
+    cf = ember.compile(lambda x, t, w: call(ember, x, t, w))
+    good = ember.ones(3)
+    assert cf(x, t, good).item() == pytest.approx(call(ember, x, t, good).item())
+    for w, idx in ((ember.ones(3, dtype=ember.float64), [0, 1, 2, 0]),
+                   (ember.ones(3, dtype=ember.float64), [0, 1, 2, 5]),
+                   (ember.ones(3), [0, 1, 2, 5])):
+        target = ember.tensor(idx)
+        got = error_of(lambda: cf(x, target, w))
+        tx, tw = torch.tensor(x.numpy()), torch.tensor(w.numpy())
+        want = error_of(lambda: call(torch, tx, torch.tensor(idx), tw))
+        assert want is not None and got == (want[0], norm(want[1]))
+
+
+def test_kernel_refuses_weights_of_another_dtype_on_every_path():
+    """The nll kernels (forward and backward, host and general paths) check the weight's and
+    the targets' dtypes themselves."""
+    from ember._ops.loss import _nll_kernel, _nll_backward_kernel
+    x = np.zeros((4, 3), np.float32)
+    t = np.array([0, 1, 2, 0])
+    w64 = np.ones(3)
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        _nll_kernel(x, t, w64, "mean", -100)
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        _nll_backward_kernel(np.float32(1.0), x, t, w64, "mean", -100)
+    with pytest.raises(RuntimeError, match="Long or Byte, but got Int"):
+        _nll_kernel(x, t.astype(np.int32), None, "sum", -100)
