@@ -2,8 +2,9 @@
 with an empty channel (or unbatched first) dimension, renorm below two dimensions,
 cartesian_prod of anything but 1-D tensors, repeat_interleave along a dimension of a 0-d
 tensor, index_add of a source whose other dimensions differ from self's, and negative sizes
-given to expand, max_pool1d of an empty channel or length; and what ember refused where torch
-computes: linear of an input with no features. Each body runs on PyTorch and on ember
+given to expand, max_pool1d of an empty channel or length, <, <=, >, >= of a real tensor and
+a Python complex number; and what ember refused where torch computes: linear of an input with
+no features. Each body runs on PyTorch and on ember
 (``oracle.same``: the same exception type and message, or the same result); the tests skip
 without torch.
 """
@@ -94,3 +95,24 @@ def test_linear_with_no_input_features(case, bias):
         out.sum().backward()
         return out, out.grad_fn.name(), x.grad
     same(body)
+
+
+_ORDER_WITH_COMPLEX = {
+    "int_ge": lambda t: t.tensor([1, 2]) >= (2 + 1j),
+    "reflected_le": lambda t: (2 + 1j) <= t.tensor([1, 2]),
+    "half_gt": lambda t: t.tensor([1.0, 2.0], dtype=t.float16) > (1 + 0j),
+    "bfloat16_lt": lambda t: t.tensor([1.0], dtype=t.bfloat16) < 1j,
+    "double_lt": lambda t: t.lt(t.tensor([1.0], dtype=t.float64), 1j),
+    "bool_le": lambda t: t.le(t.tensor([True]), 0j),
+    "int_lt_": lambda t: t.tensor([1, 2]).lt_(1j),
+    "complex_tensor": lambda t: t.tensor([1 + 1j]) < t.tensor([2 + 0j]),
+    "eq_allowed": lambda t: t.tensor([1, 2]) == (2 + 0j),
+}
+
+
+@pytest.mark.parametrize("name", list(_ORDER_WITH_COMPLEX))
+def test_ordering_with_a_complex_number(name):
+    """<, <=, >, >= of a real tensor and a Python complex number: torch compares in the
+    complex result dtype, which it has no loop for."""
+    # (torch warns, once per process, that its ComplexHalf is experimental)
+    same(_ORDER_WITH_COMPLEX[name], check_warnings=name != "half_gt")

@@ -918,8 +918,24 @@ def _compare(name, ufunc, dunder):
         return ufunc(self, other)
     kernel.__name__ = name
     # NOTE: complex numbers are not ordered: torch has no loop for <, <=, >, >= on them.
-    check = None if name in ("eq", "ne") else refuse("c", no_kernel(f"{name}_cpu"))
+    check = None if name in ("eq", "ne") else _refuse_complex_order(name)
     return op(name, tensors=2, method=(name, dunder), differentiable=False, check=check)(kernel)
+
+
+def _refuse_complex_order(name):
+    """``name``'s check: a complex tensor, or a Python complex number beside a real tensor
+    (torch compares in their complex result dtype, for which it has no loop either)."""
+    refuse_tensors = refuse("c", no_kernel(f"{name}_cpu"))
+
+    def check(*args):
+        refuse_tensors(*args)
+        if any(type(a) is complex for a in args):
+            t = next(a for a in args if isinstance(a, Tensor))
+            # (float16 with a complex number is torch's complex32, which NumPy lacks)
+            common = ("ComplexHalf" if t.dtype is D.float16 else
+                      D.result_type_of(((t.dtype, D.DIM), (D.complex64, D.SCALAR))).scalar_name)
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{common}\'')
+    return check
 
 
 eq = _compare("eq", np.equal, "__eq__")
