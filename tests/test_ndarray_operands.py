@@ -142,3 +142,21 @@ def test_methods_count_positions_after_self(call):
     def body(torch):
         return IN_PLACE_AND_METHODS[call](torch.ones(2), np.ones(2))
     same(body)
+
+
+WHERE = {
+    "array other": lambda torch, c, x, a: torch.where(c, x, a),
+    "array input": lambda torch, c, x, a: torch.where(c, a, x),
+    "array and number": lambda torch, c, x, a: torch.where(c, a, 1.0),
+    "number and array": lambda torch, c, x, a: torch.where(c, 1, a),
+    "method": lambda torch, c, x, a: x.where(c, a),
+    "numbers still work": lambda torch, c, x, a: (torch.where(c, x, 2.0), x.where(c, 2)),
+}
+
+
+@pytest.mark.parametrize("call", WHERE)
+def test_where_refuses_arrays(call):
+    def body(torch):
+        x = torch.tensor([1.0, -1.0])
+        return WHERE[call](torch, x > 0, x, np.ones(2))
+    same(body)

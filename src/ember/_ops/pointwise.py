@@ -899,7 +899,48 @@ def where(condition, input=None, other=None):
     """``input`` where ``condition`` holds, else ``other`` (tensors or Python numbers)."""
     if input is None and other is None:
         return nonzero_tuple(condition)
-    return _where(condition, input, other)
+    try:
+        return _where(condition, input, other)
+    except TypeError as e:  # (formulas give arrays alone, or an array condition: they pass)
+        if hasattr(e, "method_form"):  # an ndarray beside a tensor (registry.not_tensor_error)
+            raise _where_refusal((condition, input, other), _WHERE_OVERLOADS) from None
+        raise
+
+
+# torch's where overloads, as its argument parser lists them (None: an overload it lists
+# without saying why it did not match: another number of arguments, or keyword-only ones)
+_WHERE_OVERLOADS = (("Tensor condition", None),
+                    ("Tensor condition, Tensor input, Tensor other, *, Tensor out = None", None),
+                    ("Tensor condition, Number self, Tensor other", ("T", "N", "T")),
+                    ("Tensor condition, Tensor input, Number other", ("T", "T", "N")),
+                    ("Tensor condition, Number self, Number other", ("T", "N", "N")))
+_WHERE_METHOD_OVERLOADS = (("Tensor condition, Tensor other", ("T", "T")),
+                           ("Tensor condition, Number other", ("T", "N")))
+
+
+def _where_refusal(args, overloads):
+    """torch's TypeError for where given a NumPy array (it takes tensors and numbers)."""
+    def fits(value, kind):  # (torch's message marks a number even where a Number goes)
+        return kind == "T" and isinstance(value, Tensor)
+    words = ["Tensor" if isinstance(a, Tensor) else typename(a) for a in args]
+    lines = [f"where() received an invalid combination of arguments - got ({', '.join(words)}), "
+             "but expected one of:"]
+    for signature, kinds in overloads:
+        lines.append(f" * ({signature})")
+        if kinds is not None:
+            marked = [w if fits(a, k) else f"!{w}!" for w, a, k in zip(words, args, kinds)]
+            lines.append("      didn't match because some of the arguments have invalid "
+                         f"types: ({', '.join(marked)})")
+    return TypeError("\n".join(lines) + "\n")
+
+
+def _where_method(self, condition, other):
+    try:
+        return _where(condition, self, other)
+    except TypeError as e:
+        if hasattr(e, "method_form"):
+            raise _where_refusal((condition, other), _WHERE_METHOD_OVERLOADS) from None
+        raise
 
 
 def nonzero_tuple(condition):
@@ -908,7 +949,7 @@ def nonzero_tuple(condition):
     return tuple(tensor_from_array(i) for i in np.nonzero(data))
 
 
-Tensor.where = lambda self, condition, other: _where(condition, self, other)
+Tensor.where = _where_method
 
 # -- comparisons and logic (no gradient) -------------------------------------------------------
 
