@@ -55,6 +55,23 @@ def test_huge_tensor_costs_nothing():
                                 .t()[1:, ::2]))
 
 
+def test_products_of_huge_meta_tensors_cost_nothing():
+    # (a convolution's and a matmul's results here would take terabytes if made)
+    def body(torch):
+        conv = torch.nn.Conv2d(3, 5, 2, device="meta")
+        big = torch.rand(2 ** 10, 3, 2 ** 16, 2 ** 16, device="meta")
+        a = torch.empty(7, 1, 10 ** 6, 3, device="meta")
+        b = torch.empty(5, 3, 10 ** 6, device="meta")
+        return [describe(t) for t in (conv(big), a @ b, a[0, 0] @ b[0, :, 0],
+                                      b[0, :, 0] @ b[0], torch.matmul(a, b[0]))]
+    same(body)
+
+
+def test_meta_matmul_checks_shapes():
+    same(lambda torch: torch.empty(3, 2, 4, device="meta")
+         @ torch.empty(2, 4, 5, device="meta"))
+
+
 def test_views_and_strides():
     def body(torch):
         x = torch.empty(2, 3, 4, device="meta")

@@ -507,8 +507,33 @@ def _ufunc(ufunc, method, inputs, kwargs):
         dtype = ufunc.accumulate(numpy.zeros((1,), a.dtype), **{
             k: v for k, v in kwargs.items() if k == "dtype"}).dtype
         return _into(out, MetaArray(a.shape, dtype))
+    if method == "__call__" and not any(c.isdigit() for c in ufunc.signature):
+        return _into(out, _generalized(ufunc, inputs, kwargs))
     return _into(out, _compute(getattr(ufunc, method) if method != "__call__" else ufunc,
                                inputs, kwargs))
+
+
+def _generalized(ufunc, inputs, kwargs):
+    """A generalized ufunc (matmul, vecdot, ...) of meta arrays, whatever their size: its
+    result's every length is one of its operands' (a core or a broadcast dimension), so it
+    runs on stand-ins with each distinct length replaced by a small one (0 and 1 kept, as
+    broadcasting treats them apart; equal lengths stay equal, so mismatches raise NumPy's
+    errors) and the result's lengths are mapped back."""
+    lengths = sorted({n for x in inputs if type(x) is MetaArray for n in x.shape} - {0, 1})
+    small = {n: i + 2 for i, n in enumerate(lengths)}
+    large = {v: k for k, v in small.items()}
+    small_inputs = tuple(
+        numpy.broadcast_to(_zero(x.dtype), tuple(small.get(n, n) for n in x.shape))
+        if type(x) is MetaArray else _standins(x) for x in inputs)
+    try:
+        with numpy.errstate(all="ignore"):
+            r = ufunc(*small_inputs, **{k: _standins(v) for k, v in kwargs.items()})
+    except ValueError:  # (raised again on the real lengths, which NumPy's message names)
+        return _compute(ufunc, inputs, kwargs)
+    rs = r if isinstance(r, tuple) else (r,)
+    metas = tuple(MetaArray(tuple(large.get(n, n) for n in numpy.shape(v)),
+                            numpy.asarray(v).dtype) for v in rs)
+    return metas if isinstance(r, tuple) else metas[0]
 
 
 def _into(out, r):
