@@ -5,6 +5,10 @@ importing ember stays fast.
 """
 from __future__ import annotations
 
+from ._swap_tensors import swap_tensors
+
+__all__ = ["swap_tensors"]
+
 _SUBMODULES = ("benchmark", "checkpoint", "data")
 
 
