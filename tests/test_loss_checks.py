@@ -198,3 +198,88 @@ def test_kernel_refuses_weights_of_another_dtype_on_every_path():
         _nll_backward_kernel(np.float32(1.0), x, t, w64, "mean", -100)
     with pytest.raises(RuntimeError, match="Long or Byte, but got Int"):
         _nll_kernel(x, t.astype(np.int32), None, "sum", -100)
+
+
+def _pair(torch):
+    torch.manual_seed(0)
+    return torch.rand(4, 3) * 0.8 + 0.1, torch.rand(4, 3)
+
+
+# pointwise and other losses: dtype mismatches, integer operands, shapes, weights
+OTHER_CASES = {
+    "bce_target64": lambda torch, F, x, y: F.binary_cross_entropy(x, y.double()),
+    "bce_input64": lambda torch, F, x, y: F.binary_cross_entropy(x.double(), y),
+    "bce_long_target": lambda torch, F, x, y: F.binary_cross_entropy(x, torch.ones(
+        4, 3, dtype=torch.long)),
+    "bce_long_input": lambda torch, F, x, y: F.binary_cross_entropy(torch.ones(
+        4, 3, dtype=torch.long), y),
+    "bce_long_input_out_of_range": lambda torch, F, x, y: F.binary_cross_entropy(torch.full(
+        (4, 3), 2), y),
+    "bce_w64": lambda torch, F, x, y: F.binary_cross_entropy(x, y, weight=torch.ones(
+        3, dtype=torch.float64)),
+    "bce_w16_none": lambda torch, F, x, y: F.binary_cross_entropy(x, y, reduction="none",
+                                                                  weight=torch.rand(3).half()),
+    "bce_wshape": lambda torch, F, x, y: F.binary_cross_entropy(x, y, weight=torch.ones(2)),
+    "bce_wshape_2d": lambda torch, F, x, y: F.binary_cross_entropy(x, y, weight=torch.ones(2, 1)),
+    "bce_w_larger": lambda torch, F, x, y: F.binary_cross_entropy(x, y,
+                                                                  weight=torch.ones(5, 4, 3)),
+    "bce_w_requires_grad": lambda torch, F, x, y: F.binary_cross_entropy(
+        x, y.double(), weight=torch.ones(3, requires_grad=True)),
+    "kl_long_target": lambda torch, F, x, y: F.kl_div(x.log(), torch.ones(4, 3, dtype=torch.long),
+                                                      reduction="sum"),
+    "kl_long_input": lambda torch, F, x, y: F.kl_div(torch.ones(4, 3, dtype=torch.long), y,
+                                                     reduction="sum", log_target=True),
+    "kl_bool_target": lambda torch, F, x, y: F.kl_div(x, y.bool(), reduction="sum"),
+    "mse_long_both": lambda torch, F, x, y: F.mse_loss(x.long(), y.long()),
+    "mse_bool_both": lambda torch, F, x, y: F.mse_loss(x.bool(), y.bool()),
+    "mse_long_target": lambda torch, F, x, y: F.mse_loss(x, torch.ones(4, 3, dtype=torch.long)),
+    "mse_shape": lambda torch, F, x, y: F.mse_loss(x, y[:, :2]),
+    "l1_shape": lambda torch, F, x, y: F.l1_loss(x, y[:, :2]),
+    "smooth_l1_long_both": lambda torch, F, x, y: F.smooth_l1_loss(x.long(), y.long()),
+    "smooth_l1_long_negative_beta": lambda torch, F, x, y: F.smooth_l1_loss(
+        x.long(), y.long(), beta=-1.0),
+    "huber_long_both": lambda torch, F, x, y: F.huber_loss(x.long(), y.long()),
+    "huber_long_zero_delta": lambda torch, F, x, y: F.huber_loss(x.long(), y.long(), delta=0.0),
+    "huber_target64": lambda torch, F, x, y: F.huber_loss(x, y.double(), reduction="none"),
+    "huber_half_target64": lambda torch, F, x, y: F.huber_loss(x.half(), y.double()),
+    "huber_input64": lambda torch, F, x, y: F.huber_loss(x.double(), y),
+    "soft_margin_broadcast": lambda torch, F, x, y: F.soft_margin_loss(x, y[:, :1]),
+    "soft_margin_shape": lambda torch, F, x, y: F.soft_margin_loss(x, y[:, :2]),
+    "triplet_margin_zero": lambda torch, F, x, y: F.triplet_margin_loss(x, y, y, margin=0.0),
+    "triplet_margin_negative": lambda torch, F, x, y: F.triplet_margin_loss(x, y, y, margin=-1),
+    "broadcast_tensors_message": lambda torch, F, x, y: torch.broadcast_tensors(
+        torch.ones(2, 4, 3), torch.ones(5, 1, 3)),
+    "broadcast_tensors_three": lambda torch, F, x, y: torch.broadcast_tensors(
+        torch.ones(1, 3), torch.ones(4, 1), torch.ones(2, 3)),
+}
+
+
+@pytest.mark.parametrize("case", OTHER_CASES)
+def test_other_loss_checks_as_torch(case):
+    def body(torch):
+        x, y = _pair(torch)
+        return OTHER_CASES[case](torch, torch.nn.functional, x, y)
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["l1_loss", "mse_loss", "huber_loss"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("wdtype", ["float32", "float64", "long"])
+def test_weighted_pointwise_losses_as_torch(name, reduction, wdtype):
+    """l1_loss, mse_loss and huber_loss multiply each term by ``weight`` (the mean of l1 and
+    mse divided by the weights' sum, huber's by the number of terms)."""
+    def body(torch):
+        x, y = _pair(torch)
+        x.requires_grad_()
+        w = (torch.rand(4, 3) * 3).to(getattr(torch, wdtype))
+        out = getattr(torch.nn.functional, name)(x, y, reduction=reduction, weight=w)
+        return out, torch.autograd.grad(out.sum(), x)[0]
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["l1_loss", "mse_loss", "huber_loss"])
+def test_weight_of_another_size_is_refused(name):
+    def body(torch):
+        x, y = _pair(torch)
+        return getattr(torch.nn.functional, name)(x, y, weight=torch.ones(3))
+    same(body)

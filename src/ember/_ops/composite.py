@@ -60,9 +60,26 @@ def _broadcast_of(tensors):
     try:
         return tuple(broadcast_shapes(*[t.shape for t in tensors]))
     except RuntimeError:
-        shapes = [list(t.shape) for t in tensors]
-        raise RuntimeError(f"The size of tensor a ({shapes[0][-1]}) must match the size of "
-                           f"tensor b ({shapes[1][-1]}) at non-singleton dimension 0") from None
+        shape = tuple(tensors[0].shape)
+        for t in tensors[1:]:  # (torch folds the shapes pairwise, left to right)
+            shape = _infer_size(shape, tuple(t.shape))
+        raise
+
+
+def _infer_size(a, b):
+    """torch's infer_size of two shapes: their broadcast, or its error naming the first
+    mismatching dimension from the right (numbered in the result's dimensions)."""
+    ndim = max(len(a), len(b))
+    out = []
+    for i in range(ndim):
+        size_a = a[i - ndim + len(a)] if i - ndim + len(a) >= 0 else 1
+        size_b = b[i - ndim + len(b)] if i - ndim + len(b) >= 0 else 1
+        out.append((size_a, size_b, i))
+    for size_a, size_b, i in reversed(out):
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            raise RuntimeError(f"The size of tensor a ({size_a}) must match the size of tensor "
+                               f"b ({size_b}) at non-singleton dimension {i}")
+    return tuple(size_b if size_a == 1 else size_a for size_a, size_b, _ in out)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):  # noqa: A002 - torch's name

@@ -25,7 +25,7 @@ from .activation import _log_softmax, logsigmoid
 from .nll_sum import SMALL_BATCH as _SMALL_BATCH
 from .nll_sum import _small_ordered_sum, ordered_sum
 from .nn_ops import (_REDUCTIONS, _check_target_size, _grad_scale, _numel, _reduce,
-                     broadcast_pair, reduction_enum)
+                     broadcast_pair, reduction_enum, refuse_integral, weighted_loss)
 from .pointwise import abs as abs_
 from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, sigmoid, where
 from .registry import NONE, op
@@ -56,6 +56,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     reduction = reduction_enum(reduction, size_average, reduce)
     _check_target_size(input, target)
     input, target = broadcast_pair(input, target)
+    if weight is not None:
+        return weighted_loss(lambda: (input - target).abs(), input, weight, reduction, by_weight=True)
     return _apply_reduction((input - target).abs(), reduction)
 
 
@@ -122,12 +124,15 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _check_target_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    input, target = broadcast_pair(input, target)
     if beta == 0.0:
         return l1_loss(input, target, reduction=reduction)
-    return _smooth_l1(*broadcast_pair(input, target), reduction, beta)
+    refuse_integral("smooth_l1_cpu", input, target)
+    return _smooth_l1(input, target, reduction, beta)
 
 
-@op("huber_loss", node="HuberLossBackward0", tensors=2, quiet=True)
+# (promote=NONE: torch's huber kernel writes the input's dtype whatever the target's)
+@op("huber_loss", node="HuberLossBackward0", tensors=2, promote=NONE, quiet=True)
 def _huber(self, target, reduction, delta):
     xp = get_xp(self)
     d = xp.abs(self - target)
@@ -165,9 +170,14 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Squared error below ``delta``, ``delta``-scaled absolute error above it."""
     reduction = reduction_enum(reduction)
     _check_target_size(input, target)
+    input, target = broadcast_pair(input, target)
+    if weight is not None:
+        return weighted_loss(lambda: huber_loss(input, target, "none", delta), input, weight, reduction,
+                             by_weight=False)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    return _huber(*broadcast_pair(input, target), reduction, delta)
+    refuse_integral("huber_cpu", input, target)
+    return _huber(input, target, reduction, delta)
 
 
 # -- binary cross entropy ------------------------------------------------------------------------
@@ -251,12 +261,37 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape!r}) that is different to the "
                          f"input size ({input.shape!r}) is deprecated. Please ensure they have "
                          "the same size.")
+    if weight is not None:
+        weight = _bce_weight(weight, target)
+        if weight.requires_grad and state.grad_enabled:
+            raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with "
+                               "respect to argument 'weight'. This input cannot have "
+                               "requires_grad True.")
+    if target.dtype is not input.dtype:  # (torch's kernel computes in the input's dtype)
+        raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected "
+                           f"{input.dtype.scalar_name}")
     data = input._data
     if data.size and not ((data >= 0) & (data <= 1)).all():
         raise RuntimeError("all elements of input should be between 0 and 1")
-    if weight is not None:
-        weight = weight.expand(np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+    if weight is not None and weight.dtype is not input.dtype:  # (read in the input's dtype)
+        weight = weight.to(input.dtype)
     return _bce(input, target, weight, reduction)
+
+
+def _bce_weight(weight, target):
+    """``weight`` expanded to the target's shape, with torch's errors for one that does not
+    broadcast to it."""
+    shape, wshape = tuple(target.shape), tuple(weight.shape)
+    for k in range(1, min(len(shape), len(wshape)) + 1):
+        if wshape[-k] != shape[-k] and wshape[-k] != 1 and shape[-k] != 1:
+            raise RuntimeError(f"Attempting to broadcast a dimension of length {wshape[-k]} at "
+                               f"-{k}! Mismatching argument at index 1 had {weight.shape!r}; "
+                               f"but expected shape should be broadcastable to {list(shape)}")
+    full = np.broadcast_shapes(shape, wshape)
+    if full != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(full)}")
+    return weight.expand(full)
 
 
 # -- nll and cross entropy -----------------------------------------------------------------------
@@ -802,6 +837,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "'batchmean' in the next major release.", UserWarning, stacklevel=2)
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    if input.dtype.category < D.FLOATING or target.dtype.category < D.FLOATING:
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = exp(target) * (target - input)
     else:
@@ -907,6 +944,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     from .pointwise import minimum
     from .unary import clamp_min
     reduction = reduction_enum(reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     a, pd_, n = anchor.ndim, positive.ndim, negative.ndim
     if not (a == pd_ == n):
         raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
@@ -960,9 +999,9 @@ def _(grad, self, target, reduction):
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """log(1 + exp(-target * input)), averaged."""
+    """log(1 + exp(-target * input)), averaged (a target of another shape broadcasts without
+    a warning, as torch's)."""
     reduction = reduction_enum(reduction, size_average, reduce)
-    _check_target_size(input, target)
     return _soft_margin(input, target, reduction)
 
 

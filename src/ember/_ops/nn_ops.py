@@ -180,10 +180,36 @@ def broadcast_pair(input, target):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean squared error between ``input`` and ``target``."""
-    reduction = reduction_enum(reduction, size_average, reduce)
+    """Mean squared error between ``input`` and ``target`` (each term times ``weight``, the
+    mean then divided by the weights' sum, as torch)."""
     _check_target_size(input, target)
-    return mse(*broadcast_pair(input, target), reduction)
+    reduction = reduction_enum(reduction, size_average, reduce)
+    input, target = broadcast_pair(input, target)
+    if weight is not None:
+        return weighted_loss(lambda: (input - target) ** 2, input, weight, reduction, by_weight=True)
+    refuse_integral("mse_cpu", input, target)
+    return mse(input, target, reduction)
+
+
+def refuse_integral(kernel, input, target):
+    """torch's refusal of a pointwise loss kernel for integer (or bool) operands."""
+    dt = D.promote_types(input.dtype, target.dtype)
+    if dt.category < D.FLOATING:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.scalar_name}\'')
+
+
+def weighted_loss(errors, input, weight, reduction, by_weight):
+    """torch's weighted pointwise losses (l1, mse, huber): the errors (``errors()``, computed
+    after the weight's size is checked) times ``weight`` (of the input's size), reduced; a
+    mean ``by_weight`` divides by the weights' sum."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    weighted = errors() * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    return weighted.sum() / weight.sum() if by_weight else weighted.mean()
 
 
 # -- linear -------------------------------------------------------------------------------------
