@@ -225,6 +225,27 @@ OTHER_CASES = {
                                                                   weight=torch.ones(5, 4, 3)),
     "bce_w_requires_grad": lambda torch, F, x, y: F.binary_cross_entropy(
         x, y.double(), weight=torch.ones(3, requires_grad=True)),
+    "bcel_input64": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(x.double(), y),
+    "bcel_target64_none": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(
+        x, y.double(), reduction="none"),
+    "bcel_w64_pw64": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(
+        x, y, weight=torch.rand(3).double(), pos_weight=torch.full((3,), 2.0).double()),
+    "bcel_long_pos_weight": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(
+        x, y, pos_weight=torch.full((3,), 2)),
+    "bcel_pos_weight_larger": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(
+        x, y, pos_weight=torch.ones(5, 4, 3)),
+    "bcel_weight_larger": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(
+        x, y, weight=torch.ones(5, 4, 3)),
+    "bcel_long_input": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(x.long(),
+                                                                                 y.long()),
+    "bcel_long_target_pos_weight_shape": lambda torch, F, x, y:
+        F.binary_cross_entropy_with_logits(x, y.long(), pos_weight=torch.ones(2)),
+    "bcel_long_target": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(x, y.long()),
+    "bcel_bool_target": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(x, y.bool()),
+    "bcel_weight_shape": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(
+        x, y, weight=torch.ones(2)),
+    "bcel_complex_weight": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(
+        x, y, weight=torch.ones(3, dtype=torch.cfloat)),
     "kl_long_target": lambda torch, F, x, y: F.kl_div(x.log(), torch.ones(4, 3, dtype=torch.long),
                                                       reduction="sum"),
     "kl_long_input": lambda torch, F, x, y: F.kl_div(torch.ones(4, 3, dtype=torch.long), y,
@@ -283,3 +304,17 @@ def test_weight_of_another_size_is_refused(name):
         x, y = _pair(torch)
         return getattr(torch.nn.functional, name)(x, y, weight=torch.ones(3))
     same(body)
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64")])
+def test_bce_with_logits_computes_in_the_targets_dtype(dtypes):
+    """torch's composite multiplies into (1 - target) in place: the loss has the target's
+    dtype, each gradient its own tensor's."""
+    def body(torch):
+        x, y = _pair(torch)
+        x = x.to(getattr(torch, dtypes[0])).requires_grad_()
+        y = y.to(getattr(torch, dtypes[1])).requires_grad_()
+        out = torch.nn.functional.binary_cross_entropy_with_logits(
+            x, y, pos_weight=torch.full((3,), 2.0))
+        return out, torch.autograd.grad(out, (x, y))
+    same(body, grad_fn=False)

@@ -67,7 +67,8 @@ def bce_with_logits(self, target, weight, pos_weight, reduction):
         loss = (1 - target) * self + (1 + (pos_weight - 1) * target) * sp
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    # (torch's composite computes in place in (1 - target): the target's dtype)
+    return _reduce(loss.astype(target.dtype, copy=False), reduction)
 
 
 # NOTE: both formulas follow torch's binary_cross_entropy_with_logits_backward /
@@ -117,7 +118,40 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
             raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not "
                                f"differentiable with respect to argument '{name}'. This input "
                                "cannot have requires_grad True.")
+    _check_bce_with_logits(input, target, weight, pos_weight)
     return bce_with_logits(input, target, weight, pos_weight, reduction)
+
+
+def _check_bce_with_logits(input, target, weight, pos_weight):
+    """torch's errors, in its order, from its composite's steps: log_sigmoid(input),
+    (pos_weight - 1) * target multiplied into it in place, then (1 - target) multiplied by
+    the input, and by the weight, in place (so in the target's dtype)."""
+    from .composite import _infer_size
+    if input.dtype.category < D.FLOATING:
+        raise NotImplementedError(f'"log_sigmoid_cpu" not implemented for '
+                                  f"'{input.dtype.scalar_name}'")
+    shape = tuple(input.shape)
+    if pos_weight is not None:
+        _in_place_shape(shape, _infer_size(tuple(pos_weight.shape), tuple(target.shape)))
+    if target.dtype is D.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    _in_place_dtype(D.promote_types(target.dtype, input.dtype), target.dtype)
+    if weight is not None:
+        _in_place_shape(shape, _infer_size(shape, tuple(weight.shape)))
+        _in_place_dtype(D.promote_types(target.dtype, weight.dtype), target.dtype)
+
+
+def _in_place_shape(shape, broadcast):
+    if broadcast != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast)}")
+
+
+def _in_place_dtype(result, out):
+    if not D.can_cast(result, out):
+        raise RuntimeError(f"result type {result.scalar_name} can't be cast to the desired "
+                           f"output type {out.scalar_name}")
 
 
 # -- mean squared error -------------------------------------------------------------------------
