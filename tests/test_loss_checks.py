@@ -246,6 +246,21 @@ OTHER_CASES = {
         x, y, weight=torch.ones(2)),
     "bcel_complex_weight": lambda torch, F, x, y: F.binary_cross_entropy_with_logits(
         x, y, weight=torch.ones(3, dtype=torch.cfloat)),
+    "bce_long_both": lambda torch, F, x, y: F.binary_cross_entropy(torch.full((4, 3), 2),
+                                                                   torch.ones(4, 3).long()),
+    "bce_bool_both": lambda torch, F, x, y: F.binary_cross_entropy(x.bool(), y.bool()),
+    "soft_margin_long": lambda torch, F, x, y: F.soft_margin_loss(x.int(), y.long()),
+    "soft_margin_bool": lambda torch, F, x, y: F.soft_margin_loss(x.bool(), y.bool()),
+    "ctc_half": lambda torch, F, x, y: F.ctc_loss(
+        torch.randn(6, 2, 4).log_softmax(2).half(), torch.ones(2, 3, dtype=torch.long), [6, 7],
+        [3, 3]),
+    "ctc_bfloat16": lambda torch, F, x, y: F.ctc_loss(
+        torch.randn(6, 2, 4).log_softmax(2).bfloat16(), torch.ones(2, 3, dtype=torch.long),
+        [6, 6], [3, 3]),
+    "multilabel_margin_half": lambda torch, F, x, y: F.multilabel_margin_loss(
+        x.half(), torch.zeros(4, 3, dtype=torch.int)),
+    "multilabel_margin_bfloat16": lambda torch, F, x, y: F.multilabel_margin_loss(
+        x.bfloat16(), torch.zeros(4, 3, dtype=torch.long)),
     "kl_long_target": lambda torch, F, x, y: F.kl_div(x.log(), torch.ones(4, 3, dtype=torch.long),
                                                       reduction="sum"),
     "kl_long_input": lambda torch, F, x, y: F.kl_div(torch.ones(4, 3, dtype=torch.long), y,

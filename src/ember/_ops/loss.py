@@ -270,6 +270,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.dtype is not input.dtype:  # (torch's kernel computes in the input's dtype)
         raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected "
                            f"{input.dtype.scalar_name}")
+    if input.dtype.category < D.FLOATING:
+        raise NotImplementedError(f'"binary_cross_entropy" not implemented for '
+                                  f"'{input.dtype.scalar_name}'")
     data = input._data
     if data.size and not ((data >= 0) & (data <= 1)).all():
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -1002,6 +1005,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """log(1 + exp(-target * input)), averaged (a target of another shape broadcasts without
     a warning, as torch's)."""
     reduction = reduction_enum(reduction, size_average, reduce)
+    if input.dtype.category < D.FLOATING:  # (torch's exp_ in place in -input)
+        if input.dtype is D.bool:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{input.dtype.scalar_name}")
     return _soft_margin(input, target, reduction)
 
 
@@ -1095,10 +1105,16 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect "
                            "to argument 'weight'. This input cannot have requires_grad True.")
     _check_multi_margin_shapes(input, target, weight)
-    if input.dtype is not D.float32 and input.dtype is not D.float64 and input.numel():
-        raise NotImplementedError(f'"multi_margin_loss_cpu_kernel" not implemented for '
-                                  f"'{input.dtype.scalar_name}'")
+    if input.numel():  # (torch's kernel returns before its dispatch when the input is empty)
+        _refuse_reduced_float("multi_margin_loss_cpu_kernel", input.dtype)
     return _multi_margin(input, target, weight, p, margin, reduction)
+
+
+def _refuse_reduced_float(kernel, dtype):
+    """torch's refusal of a CPU kernel written for float32 and float64 alone (Half,
+    BFloat16, integers)."""
+    if dtype is not D.float32 and dtype is not D.float64:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_name}\'')
 
 
 def _check_multi_margin_shapes(input, target, weight):
@@ -1196,9 +1212,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if not ok:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
-    if input.dtype.category < D.FLOATING:
-        raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
-                                  f"for '{input.dtype.scalar_name}'")
+    _refuse_reduced_float("multilabel_margin_loss_forward_out_frame", input.dtype)
     if target.dtype != D.int64:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_name}")
     t = target._data
@@ -1413,9 +1427,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     tg_len = _ctc_lengths(target_lengths, "target_lengths")
     batched = log_probs.ndim == 3
     lp = log_probs if batched else log_probs.unsqueeze(1)
-    if lp.dtype.category != D.FLOATING:
-        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "
-                                  f"'{lp.dtype.scalar_name}'")
+    _refuse_reduced_float("ctc_loss_cpu", lp.dtype)
     _ctc_check(lp, targets, in_len, tg_len, blank)
     targets = targets.to(D.int64)
     res = _ctc_loss(lp, targets, in_len, tg_len, blank, zero_infinity)[0]
