@@ -160,3 +160,19 @@ def test_where_refuses_arrays(call):
         x = torch.tensor([1.0, -1.0])
         return WHERE[call](torch, x > 0, x, np.ones(2))
     same(body)
+
+
+NUMPY_BOOL = {
+    "bool + np.True_": lambda torch: torch.ones(2).bool() + np.True_,
+    "int32 + np.True_": lambda torch: torch.ones(2, dtype=torch.int32) + np.True_,
+    "int64 * np.False_": lambda torch: torch.ones(2).long() * np.False_,
+    "bool & np.True_": lambda torch: torch.ones(2).bool() & np.True_,
+    "torch.add(bool, np.True_)": lambda torch: torch.add(torch.ones(2).bool(), np.True_),
+    "bool.add_(np.True_)": lambda torch: torch.ones(2).bool().add_(np.True_),
+    "bool == np.True_": lambda torch: torch.ones(2).bool() == np.True_,
+}
+
+
+@pytest.mark.parametrize("call", NUMPY_BOOL)
+def test_numpy_bool_is_a_float_number(call):
+    same(NUMPY_BOOL[call])

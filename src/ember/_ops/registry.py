@@ -1073,7 +1073,9 @@ def _slow_result_type(op, args):
         if isinstance(a, Tensor):
             key.append((D._BY_NP[a._data.dtype], D.ZERO_DIM if a._data.ndim == 0 else D.DIM))
         elif isinstance(a, np.generic):  # a NumPy scalar promotes as a Python number
-            key.append((D.scalar_dtype(a.item()), D.SCALAR))
+            # (np.bool_ as a float: torch's argument parser reads it as one)
+            key.append((D.float64 if type(a) is np.bool_ else D.scalar_dtype(a.item()),
+                        D.SCALAR))
         elif isinstance(a, _ndarray):  # (raw formulas reach here only with arrays alone)
             raise not_tensor_error(op, k, a)
         elif a is not None:
