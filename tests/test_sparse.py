@@ -452,4 +452,15 @@ def test_in_place_arithmetic(form):
         r = IN_PLACE[form](s, u)
         return (r is s, r._version - before if r is s else None, r.is_coalesced(),
                 r._indices(), r._values(), repr(r))
-    same(body)
+    check(body)
+
+
+def test_clone_records_and_copies():
+    def body(torch):
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]),
+                                    torch.tensor([3.0, 4.0, 5.0]), (2, 3), requires_grad=True)
+        c = s.clone()
+        same_values = c._values().data_ptr() == s._values().data_ptr()
+        (c.to_dense() * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return c.grad_fn.name(), c.is_coalesced(), same_values, repr(c), repr(s.grad)
+    check(body)

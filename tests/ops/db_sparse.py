@@ -125,6 +125,10 @@ def _t(v):
     return _sparse(_lib(v), v).t().to_dense()
 
 
+def _clone(v):
+    return _sparse(_lib(v), v).clone().to_dense()
+
+
 def _rows(name, fn, opdefs, samples, **kw):
     row(name, fn, None, opdefs, samples, dtypes=_DTYPES, public=False,
         skips={**_SKIPS, **kw.pop("skips", {})}, **kw)
@@ -165,3 +169,4 @@ _rows("sparse_mul_dense", _times_dense, [SP._make, SP._times],
 _rows("sparse_mv", _mv, [SP._make, SP._sparse_mv], lambda m: [S("x", m(5), m(4))])
 _rows("sparse_abs", _abs, [SP._make, SP._abs, SP._slope_times], lambda m: [S("x", m(5))])
 _rows("sparse_relu", _relu, [SP._make, SP._relu, SP._slope_times], lambda m: [S("x", m(5))])
+_rows("sparse_clone", _clone, [SP._make, SP._clone], lambda m: [S("x", m(5))])

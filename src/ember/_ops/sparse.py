@@ -213,6 +213,28 @@ def _(grad, dim0, dim1):
         isinstance(grad, Tensor)) else grad.swapaxes(dim0, dim1)
 
 
+@op("sparse_coo_clone", aten="aten::clone", promote=NONE, node="CloneBackward0")
+def _clone(self):
+    return self.copy()
+
+
+@_clone.grad("self")
+def _(grad):
+    return grad
+
+
+# the C++ names torch's refusal of a memory format gives
+_FORMAT_NAMES = {"contiguous_format": "Contiguous", "legacy_contiguous_format": "Contiguous",
+                 "channels_last": "ChannelsLast", "channels_last_3d": "ChannelsLast3d"}
+
+
+def _route_clone(op, self, memory_format=None):
+    name = getattr(memory_format, "name", "preserve_format")
+    if name != "preserve_format":
+        raise RuntimeError(f"unsupported memory format option {_FORMAT_NAMES.get(name, name)}")
+    return _clone(self)
+
+
 # -- arithmetic --------------------------------------------------------------------------------
 @op("sparse_coo_neg", aten="aten::neg", promote=NONE, node="NegBackward0")
 def _neg(self):
@@ -622,7 +644,7 @@ _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_
            "abs": lambda op, self: _abs(self), "relu": lambda op, self: _relu(self),
            "div": _route_div, "mv": _route_mv,
            "t": lambda op, self: _t(self), "transpose": _route_transpose,
-           "neg": lambda op, self: _neg(self), "sum": _route_sum}
+           "neg": lambda op, self: _neg(self), "sum": _route_sum, "clone": _route_clone}
 _IN_PLACE = frozenset({"add", "sub", "mul", "div"})  # (torch's sparse in-place arithmetic)
 
 
