@@ -1032,7 +1032,9 @@ def method_refusals(fn, name):
         try:
             return fn(*args, **kwargs)
         except TypeError as e:
-            raise as_method(e, name) from None
+            if hasattr(e, "method_form"):
+                raise as_method(e, name) from None
+            raise
     method.__name__ = method.__qualname__ = name
     return method
 
@@ -1076,7 +1078,7 @@ def _slow_result_type(op, args):
             # (np.bool_ as a float: torch's argument parser reads it as one)
             key.append((D.float64 if type(a) is np.bool_ else D.scalar_dtype(a.item()),
                         D.SCALAR))
-        elif isinstance(a, _ndarray):  # (raw formulas reach here only with arrays alone)
+        elif isinstance(a, _ndarray):  # beside a tensor (torch takes tensors and numbers)
             raise not_tensor_error(op, k, a)
         elif a is not None:
             key.append((D.scalar_dtype(a), D.SCALAR))
