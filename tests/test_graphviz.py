@@ -62,7 +62,7 @@ def test_unnamed_leaves_show_shape_and_dtype():
 def test_saved_tensors_and_attributes():
     x, w, loss = small_graph()
     lines = body(to_dot(loss, params={"x": x, "w": w}, show_saved=True, show_attrs=True))
-    assert '\tn0 [label="SumBackward0\\nself_shape: (2,)"]' in lines
+    assert '\tn0 [label="SumBackward0\\nself_sym_sizes: (2,)"]' in lines
     assert '\tn1_s0 [label="result\\n(2,) float32\\n8 B" fillcolor=orange]' in lines
     assert '\tn1_s0 -> n1 [style=dashed arrowhead=none]' in lines
     # MulBackward0 saved both inputs; they are the parameters x and w

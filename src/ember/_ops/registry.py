@@ -42,11 +42,13 @@ from ..autograd._grad_versions import writing
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
                               check_param, grad_accumulator, param_version,
                               unpack_data_output, unpack_input, unpack_output)
+from .saved_names import shown_name
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
 
 # What a saved slot holds.
 INPUT, RESULT, SHAPE, PARAM, SHAPES, STRIDES = range(6)
+_KIND_NAMES = ("input", "result", "shape", "param", "shapes", "strides")  # (saved_names.py)
 # How an op decides the dtype its kernel computes in.
 SAME, FLOAT, NONE = "same", "float", "none"
 
@@ -66,6 +68,11 @@ _FLOATS = D.NATIVE_FLOAT_NP | frozenset(np.dtype(n) for n in ("complex64", "comp
 REGISTRY: dict[str, "OpDef"] = {}
 
 
+# The private names torch's C++ nodes show in dir() (ember's nodes have some of them).
+_TORCH_NODE_PRIVATE = frozenset({"_input_metadata", "_register_hook_dict", "_sequence_nr",
+                                 "_set_sequence_nr"})
+
+
 class OpNode(Node):
     """A built-in op's backward node; subclasses are made per op with torch's node name."""
 
@@ -78,6 +85,12 @@ class OpNode(Node):
     _hooked = False  # some saved slot holds a packed value (saved tensor hooks)
 
     _number_overload = False  # see OpDef.number_cls
+
+    def __dir__(self):
+        # torch's nodes list their saved values and a few private methods; ember's own
+        # bookkeeping (_saved, _vers, _op, ...) stays usable but out of sight, as there
+        return [n for n in super().__dir__() if not n.startswith("_") or n.startswith(
+            ("__", "_saved_", "_raw_saved_")) or n in _TORCH_NODE_PRIVATE]
 
     def _edge_positions(self):
         if type(self).__name__ == "NotImplemented":
@@ -422,12 +435,33 @@ def _graph_unpack_lines(op, used):
     return lines or ["pass"]
 
 
-def _saved_property(j):
+# What torch's loss nodes show for a saved ``reduction`` (its at::Reduction enum).
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _element_strides(node, i, strides):
+    """Saved byte strides (what mm's formula reads) as torch shows them: in elements."""
+    meta = node._meta
+    dtype = next((m[1] for m in (meta[i], *meta) if m is not None), None) if i < len(meta) \
+        else None
+    item = dtype.itemsize if dtype is not None else 1
+    return tuple(s // item for s in strides)
+
+
+def _saved_property(j, name):
+    """``grad_fn._saved_<torch's name>``: slot ``j`` as torch's node returns it (a Tensor, a
+    tuple of ints, a number), converted here, at access, not when the node is recorded."""
     def getter(node):
-        if node._op.saved_spec[j][0] in (INPUT, RESULT):
+        kind, i = node._op.saved_spec[j]
+        if kind in (INPUT, RESULT):
             return node._unpack_slot(j, True)
         saved = node._saved
-        return node._kept[j] if saved is None else saved[j]
+        value = node._kept[j] if saved is None else saved[j]
+        if kind == STRIDES:
+            return _element_strides(node, i, value)
+        if name == "reduction" and type(value) is str:
+            return _REDUCTION_ENUM.get(value, value)
+        return value
     return property(getter)
 
 
@@ -604,9 +638,12 @@ class OpDef:
             freed = len(self.unpack_plan) + len(self.param_slots)  # the tensor slots
             self.release = 0 if not freed else 1 if freed == len(self.saved_spec) else 2
             j = len(self.saved_names) - 1
-            setattr(self.node_cls, f"_saved_{name}", _saved_property(j))
-            if self.saved_spec[j][0] in (INPUT, RESULT):
-                setattr(self.node_cls, f"_raw_saved_{name}", raw_saved_property(j))
+            kind = self.saved_spec[j][0]
+            shown = shown_name(self.node_name, name, _KIND_NAMES[kind], self.saved_spec[j][1])
+            if shown is not None:
+                setattr(self.node_cls, f"_saved_{shown}", _saved_property(j, name))
+            if kind in (INPUT, RESULT):
+                setattr(self.node_cls, f"_raw_saved_{shown}", raw_saved_property(j))
             self.recorder = self.inplace_caller = self.caller = None
         return self.saved_names.index(name)
 

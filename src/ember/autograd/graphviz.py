@@ -54,15 +54,14 @@ def _nbytes(t):
 
 def _saved_values(node):
     """``[(name, value)]`` a node saved for backward (values freed by backward: _FREED)."""
-    op = getattr(type(node), "_op", None)
-    if op is not None:
-        names = list(op.saved_names)
+    if getattr(type(node), "_op", None) is not None:  # by the names torch's node shows
         out = []
-        for name in names:
-            try:
-                out.append((name, getattr(node, f"_saved_{name}")))
-            except RuntimeError:
-                out.append((name, _FREED))
+        for attr in dir(node):
+            if attr.startswith("_saved_"):
+                try:
+                    out.append((attr[len("_saved_"):], getattr(node, attr)))
+                except RuntimeError:
+                    out.append((attr[len("_saved_"):], _FREED))
         return out
     if hasattr(node, "saved_tensors"):  # a custom Function's node (it is also the ctx)
         try:
