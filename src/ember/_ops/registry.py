@@ -42,7 +42,7 @@ from ..autograd._grad_versions import writing
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
                               check_param, grad_accumulator, param_version,
                               unpack_data_output, unpack_input, unpack_output)
-from .saved_names import shown_name
+from .saved_names import shown_names
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
 
@@ -435,22 +435,17 @@ def _graph_unpack_lines(op, used):
     return lines or ["pass"]
 
 
-# What torch's loss nodes show for a saved ``reduction`` (its at::Reduction enum).
-_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
-
-
 def _element_strides(node, i, strides):
     """Saved byte strides (what mm's formula reads) as torch shows them: in elements."""
-    meta = node._meta
-    dtype = next((m[1] for m in (meta[i], *meta) if m is not None), None) if i < len(meta) \
-        else None
-    item = dtype.itemsize if dtype is not None else 1
+    meta = node._meta  # (the input's dtype; mm-like ops' inputs share theirs)
+    dtype = next((m[1] for m in (*meta[i:i + 1], *meta) if m is not None), None)
+    item = 1 if dtype is None else dtype.itemsize
     return tuple(s // item for s in strides)
 
 
-def _saved_property(j, name):
-    """``grad_fn._saved_<torch's name>``: slot ``j`` as torch's node returns it (a Tensor, a
-    tuple of ints, a number), converted here, at access, not when the node is recorded."""
+def _saved_property(j, read):
+    """``grad_fn._saved_<torch's name>``: slot ``j`` as torch's node returns it (``read``
+    converts a stored shape or argument), at access, never while a node is recorded."""
     def getter(node):
         kind, i = node._op.saved_spec[j]
         if kind in (INPUT, RESULT):
@@ -459,9 +454,7 @@ def _saved_property(j, name):
         value = node._kept[j] if saved is None else saved[j]
         if kind == STRIDES:
             return _element_strides(node, i, value)
-        if name == "reduction" and type(value) is str:
-            return _REDUCTION_ENUM.get(value, value)
-        return value
+        return read(value)
     return property(getter)
 
 
@@ -638,12 +631,11 @@ class OpDef:
             freed = len(self.unpack_plan) + len(self.param_slots)  # the tensor slots
             self.release = 0 if not freed else 1 if freed == len(self.saved_spec) else 2
             j = len(self.saved_names) - 1
-            kind = self.saved_spec[j][0]
-            shown = shown_name(self.node_name, name, _KIND_NAMES[kind], self.saved_spec[j][1])
-            if shown is not None:
-                setattr(self.node_cls, f"_saved_{shown}", _saved_property(j, name))
-            if kind in (INPUT, RESULT):
-                setattr(self.node_cls, f"_raw_saved_{shown}", raw_saved_property(j))
+            kind, i = self.saved_spec[j]
+            for shown, read in shown_names(self.node_name, name, _KIND_NAMES[kind], i):
+                setattr(self.node_cls, f"_saved_{shown}", _saved_property(j, read))
+                if kind in (INPUT, RESULT):
+                    setattr(self.node_cls, f"_raw_saved_{shown}", raw_saved_property(j))
             self.recorder = self.inplace_caller = self.caller = None
         return self.saved_names.index(name)
 

@@ -10,6 +10,8 @@ The names are fixed when a formula is declared; values are converted when read
 """
 from __future__ import annotations
 
+import math
+
 # torch's names of the returns of ops with named returns, by node name; ember's results are
 # ``result`` (one output) or ``result0``, ``result1``, ... (several) in the formulas.
 _VALUES_INDICES = ("values", "indices")
@@ -34,18 +36,99 @@ RETURN_NAMES = {
 }
 
 
-def shown_name(node_name, name, kind, index):
-    """``grad_fn._saved_<this>`` for the formulas' ``name`` (saved as ``kind``: "input",
-    "result", "shape", "strides", "shapes" or "param", ``index`` its input or output
-    position), or None where torch's node keeps the value without showing it (cat's shapes).
-    """
+# What torch's node shows of an input's shape where that is not ``<input>_sym_sizes``: pieces
+# of it (``self_sym_numel``, ``weight_sym_argsize_0``, ``self_sym_argsize_minus_1``), or
+# nothing (an empty tuple) where torch's formula reads other values than ember's.
+_MEAN = ("self_sym_sizes", "self_sym_numel")
+SHAPE_SHOWN = {
+    "MeanBackward0": _MEAN, "MeanBackward1": _MEAN,
+    "AddbmmBackward0": ("batch1_sym_argsize_0", "batch1_sym_argsize_1"),
+    "EmbeddingBackward0": ("weight_sym_argsize_0",),
+    "EmbeddingBagBackward0": ("weight_sym_argsize_0",),
+    "Im2ColBackward0": ("self_sym_argsize_minus_2", "self_sym_argsize_minus_1"),
+    **dict.fromkeys((
+        "ChannelShuffleBackward0", "ConvTbcBackward0", "CumsumBackward0", "FftR2CBackward0",
+        "IndexAddBackward0", "IndexCopyBackward0", "LinalgSolveExBackward0",
+        "LuUnpackBackward0", "MaxUnpool2DBackward0", "MaxUnpool3DBackward0",
+        "NextafterBackward0", "PutBackward0", "ReflectionPad1DBackward0",
+        "ReflectionPad2DBackward0", "ReflectionPad3DBackward0", "ReplicationPad1DBackward0",
+        "ReplicationPad2DBackward0", "ReplicationPad3DBackward0", "UnsqueezeBackward0",
+        "UnsqueezeBackward1"), ()),
+}
+
+# Nodes whose ``dim`` is an ``int[]`` in torch's schema: one dim given as an int shows as a
+# 1-tuple there.
+DIM_LISTS = frozenset({
+    "AmaxBackward0", "AminBackward0", "LinalgVectorNormBackward0", "LogsumexpBackward0",
+    "MeanBackward1", "NansumBackward0", "StdBackward0", "StdMeanBackward0", "SumBackward1",
+    "VarBackward0", "VarMeanBackward0"})
+
+# Arguments that are ``int`` / ``int[]`` / ``SymInt`` in torch's schemas (not ``Scalar``):
+# torch's nodes show those through an unsigned 64-bit conversion, a -1 as 2**64 - 1.
+INT_ARGS = frozenset({
+    "dim", "dims", "dim0", "dim1", "dim2", "diagonal", "offset", "index", "start", "end",
+    "step", "padding_idx", "ignore_index", "pad", "shifts", "split_size", "split_sizes",
+    "chunks", "blank", "source_dim"})
+_UNSIGNED = 1 << 64
+
+# What torch's loss nodes show for a saved ``reduction``: its at::Reduction enum.
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _same(value):
+    return value
+
+
+def _size_piece(suffix):
+    """How ``<input>_sym_<suffix>`` is read from the input's saved shape."""
+    if suffix == "sizes":
+        return _same
+    if suffix == "numel":
+        return math.prod
+    k = int(suffix.rsplit("_", 1)[1])
+    return (lambda shape: shape[-k]) if "minus" in suffix else (lambda shape: shape[k])
+
+
+def _unsigned(value):
+    """An int argument as torch's node shows it (see INT_ARGS)."""
+    if type(value) is int and value < 0:
+        return value + _UNSIGNED
+    if type(value) in (tuple, list):
+        return tuple(_unsigned(v) for v in value)
+    return value
+
+
+def _param(node_name, name):
+    """How a saved argument reads as torch's node returns it (its lists are tuples)."""
+    def shown(value):
+        if type(value) is list:
+            value = tuple(value)
+        if name == "reduction" and type(value) is str:
+            return _REDUCTION_ENUM.get(value, value)
+        if name == "dim" and type(value) is int and node_name in DIM_LISTS:
+            value = (value,)
+        return _unsigned(value) if name in INT_ARGS else value
+    return shown
+
+
+def shown_names(node_name, name, kind, index):
+    """``[(attribute, read)]``: the ``grad_fn._saved_<attribute>`` names torch's node shows
+    the formulas' saved value ``name`` under (``kind``: "input", "result", "shape",
+    "strides", "shapes" or "param"; ``index``: its input or output position), each with how
+    the stored value reads there (strides are left to the registry: they need the dtype).
+    Empty where torch's node keeps the value without showing it (cat's shapes)."""
     if kind == "shape":
-        return name[:-len("_shape")] + "_sym_sizes"
+        base = name[:-len("_shape")]
+        shown = SHAPE_SHOWN.get(node_name, (f"{base}_sym_sizes",))
+        return [(attr, _size_piece(attr[len(base) + len("_sym_"):]))
+                for attr in shown if attr.startswith(f"{base}_sym_")]
     if kind == "strides":
-        return name[:-len("_strides")] + "_sym_strides"
+        return [(name[:-len("_strides")] + "_sym_strides", _same)]
     if kind == "shapes":
-        return None
+        return []
     if kind == "result":
         names = RETURN_NAMES.get(node_name)
-        return name if names is None else names[index]
-    return name
+        return [(name if names is None else names[index], _same)]
+    if kind == "param":
+        return [(name, _param(node_name, name))]
+    return [(name, _same)]
