@@ -42,9 +42,9 @@ from ..autograd._grad_versions import writing
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
                               check_param, grad_accumulator, param_version,
                               unpack_data_output, unpack_input, unpack_output)
-from .saved_names import shown_names
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
+from .saved_names import shown_names
 
 # What a saved slot holds.
 INPUT, RESULT, SHAPE, PARAM, SHAPES, STRIDES = range(6)
