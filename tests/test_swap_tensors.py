@@ -78,3 +78,20 @@ def test_swap_keeps_slots_apart():
             err = str(e)
         return b.tag, hasattr(a, "tag"), a.shape, b.shape, err
     same(body)
+
+
+def test_swap_sees_past_the_references_ember_keeps_itself():
+    def view_made_without_grad(torch):
+        with torch.no_grad():
+            base = torch.zeros(3)
+            v = base[1:]  # (its base keeps a weak reference to it in ember)
+        torch.utils.swap_tensors(v, torch.ones(2))
+        return v, base
+
+    def retains_grad(torch):
+        x = torch.zeros(3, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        torch.utils.swap_tensors(y, torch.ones(3))
+    same(view_made_without_grad)
+    same(retains_grad)

@@ -64,11 +64,28 @@ def _check_use_count(t, name):
                            "the tensor in other places.")
 
 
+def _retaining(t):
+    """The weak references to ``t`` that its node keeps because ``t`` retains its gradient:
+    torch's are on the tensor's C++ object, which it refuses to swap while they exist."""
+    fn = t.__dict__.get("_grad_fn")
+    retained = None if fn is None else getattr(fn, "_retained", None)
+    return [r for r in (retained or {}).values() if r() is t]
+
+
+def _weakrefs(t):
+    """The weak references to ``t`` beside ember's own (a base's list of the views that follow
+    its requires_grad, which torch keeps in C++ where ``weakref`` does not see them)."""
+    base = t.__dict__.get("_base")
+    own = list((base.__dict__.get("_following_views") or ()) if base is not None else ())
+    own.extend(_retaining(t))
+    return [r for r in weakref.getweakrefs(t) if not any(r is o for o in own)]
+
+
 def swap_tensors(t1, t2):
     """Swap the contents of the tensor objects ``t1`` and ``t2``, keeping their identities."""
-    if weakref.getweakrefs(t1):
+    if _weakrefs(t1):
         raise RuntimeError("Cannot swap t1 because it has weakref associated with it")
-    if weakref.getweakrefs(t2):
+    if _weakrefs(t2):
         raise RuntimeError("Cannot swap t2 because it has weakref associated with it")
     t1_slots = set(copyreg._slotnames(t1.__class__))
     t2_slots = set(copyreg._slotnames(t2.__class__))
@@ -76,6 +93,10 @@ def swap_tensors(t1, t2):
         raise RuntimeError("Cannot swap t1 and t2 if they have different slots")
     _check_use_count(t1, "t1")
     _check_use_count(t2, "t2")
+    for t, name in ((t1, "t1"), (t2, "t2")):
+        n = len(_retaining(t))
+        if n:
+            raise RuntimeError(f"Expected no weakrefs to {name}'s Tensor object but got  {n}")
     t1.__class__, t2.__class__ = t2.__class__, t1.__class__
     t1.__dict__, t2.__dict__ = t2.__dict__, t1.__dict__
     for slot in t1_slots:
