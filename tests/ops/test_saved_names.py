@@ -108,13 +108,12 @@ _DIFFER = frozenset({
     'nll_loss', 'nn.functional.affine_grid', 'nn.functional.conv_tbc',
     'nn.functional.fractional_max_pool2d', 'nn.functional.fractional_max_pool3d',
     'normal_tensors', 'orgqr', 'ormqr', 'pack_padded_sequence', 'pad_reflect', 'pad_replicate',
-    'pairwise_distance', 'pca_lowrank', 'pow_scalar_base', 'put', 'put_', 'rdiv_scalar',
-    'relu6', 'rfft', 'rfft2', 'rfftn', 'rmul_scalar', 'roll_method', 'rpow_operator', 'rrelu',
-    'rrelu_inplace', 'segment_reduce', 'selu', 'selu_inplace', 'setitem_advanced',
-    'setitem_mask_value', 'slogdet', 'softplus', 'sort', 'sort_method', 'sort_stable',
-    'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes', 'std', 'std_mean', 'stft',
-    'svd_lowrank', 'take_along_dim', 'topk', 'topk_method', 'torch_embedding_bag', 'torch_lu',
-    'var', 'var_mean',
+    'pairwise_distance', 'pca_lowrank', 'put', 'put_', 'relu6', 'rfft', 'rfft2', 'rfftn',
+    'roll_method', 'rrelu', 'rrelu_inplace', 'segment_reduce', 'selu', 'selu_inplace',
+    'setitem_advanced', 'setitem_mask_value', 'slogdet', 'softplus', 'sort', 'sort_method',
+    'sort_stable', 'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes', 'std',
+    'std_mean', 'stft', 'svd_lowrank', 'take_along_dim', 'topk', 'topk_method',
+    'torch_embedding_bag', 'torch_lu', 'var', 'var_mean',
 })
 
 
@@ -124,3 +123,20 @@ _DIFFER = frozenset({
 def test_saved_names_and_values(row: OpInfo):
     torch = pytest.importorskip("torch")
     assert differences(row, torch) == []
+
+
+def test_shape_nodes_and_hidden_bookkeeping():
+    """sum/mean/expand/view/squeeze show torch's sym_sizes/sym_numel, and no ``_saved``."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (torch, ember):
+        x = mod.ones(2, 1, 3, requires_grad=True)
+        nodes = [x.sum().grad_fn, x.mean().grad_fn, x.expand(4, 2, 5, 3).grad_fn,
+                 x.view(6).grad_fn, x.squeeze(1).grad_fn, (x * 2).grad_fn]
+        seen.append([(type(n).__name__, {a: getattr(n, a) if a.startswith("_saved_") else None
+                                         for a in saved_names(n)}) for n in nodes])
+    for (t_name, t_saved), (e_name, e_saved) in zip(*seen):
+        assert e_name == t_name
+        assert {k: v for k, v in e_saved.items() if not hasattr(v, "grad_fn")} == {
+            k: v for k, v in t_saved.items() if not hasattr(v, "grad_fn")}, e_name
+        assert set(e_saved) == set(t_saved), e_name

@@ -44,7 +44,7 @@ from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
                               unpack_data_output, unpack_input, unpack_output)
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
-from .saved_names import shown_names
+from .saved_names import SCALAR_INPUTS, shown_names
 
 # What a saved slot holds.
 INPUT, RESULT, SHAPE, PARAM, SHAPES, STRIDES = range(6)
@@ -435,6 +435,9 @@ def _graph_unpack_lines(op, used):
     return lines or ["pass"]
 
 
+_NUMBERS = (bool, int, float, complex)  # a Python number given for a tensor argument
+
+
 def _element_strides(node, i, strides):
     """Saved byte strides (what mm's formula reads) as torch shows them: in elements."""
     meta = node._meta  # (the input's dtype; mm-like ops' inputs share theirs)
@@ -443,13 +446,18 @@ def _element_strides(node, i, strides):
     return tuple(s // item for s in strides)
 
 
-def _saved_property(j, read):
+def _saved_property(j, read, scalar=False):
     """``grad_fn._saved_<torch's name>``: slot ``j`` as torch's node returns it (``read``
-    converts a stored shape or argument), at access, never while a node is recorded."""
+    converts a stored shape or argument; ``scalar``: a number stays one), at access, never
+    while a node is recorded."""
     def getter(node):
         kind, i = node._op.saved_spec[j]
         if kind in (INPUT, RESULT):
-            return node._unpack_slot(j, True)
+            value = node._unpack_slot(j, True)
+            if (kind == INPUT and not scalar and not node._number_overload
+                    and type(value) in _NUMBERS):
+                return _wrap(np.asarray(value))  # torch's wrapped number: a 0-dim tensor
+            return value
         saved = node._saved
         value = node._kept[j] if saved is None else saved[j]
         if kind == STRIDES:
@@ -632,9 +640,10 @@ class OpDef:
             self.release = 0 if not freed else 1 if freed == len(self.saved_spec) else 2
             j = len(self.saved_names) - 1
             kind, i = self.saved_spec[j]
+            scalar = name in SCALAR_INPUTS.get(self.node_name, ())
             for shown, read in shown_names(self.node_name, name, _KIND_NAMES[kind], i):
-                setattr(self.node_cls, f"_saved_{shown}", _saved_property(j, read))
-                if kind in (INPUT, RESULT):
+                setattr(self.node_cls, f"_saved_{shown}", _saved_property(j, read, scalar))
+                if kind in (INPUT, RESULT) and not scalar:
                     setattr(self.node_cls, f"_raw_saved_{shown}", raw_saved_property(j))
             self.recorder = self.inplace_caller = self.caller = None
         return self.saved_names.index(name)

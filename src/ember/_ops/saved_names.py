@@ -56,6 +56,11 @@ SHAPE_SHOWN = {
         "UnsqueezeBackward1"), ()),
 }
 
+# Tensor arguments that are a ``Scalar`` in torch's overload for the node (pow(2, x)): its
+# node shows the number itself and no ``_raw_saved_`` (elsewhere a number given for a tensor
+# argument shows as torch's wrapped number, a 0-dim tensor).
+SCALAR_INPUTS = {"PowBackward2": ("self",)}
+
 # Nodes whose ``dim`` is an ``int[]`` in torch's schema: one dim given as an int shows as a
 # 1-tuple there.
 DIM_LISTS = frozenset({
