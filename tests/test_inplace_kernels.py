@@ -148,3 +148,15 @@ def test_a_warning_inside_a_generated_op_call_names_the_callers_line():
         y.var(0)
         ember.std_mean(x, 0)
     assert [w.filename for w in record] == [__file__] * 3
+
+
+def test_setitem_of_a_zero_dim_value_that_shares_the_written_memory():
+    # a 0-dim value is written with fill_, which reads it first: torch checks no overlap
+    def body(t):
+        value = t.tensor(-0.01, dtype=t.float64)
+        square = value.reshape(1, 1)
+        square[-2:3:3] = value
+        row = t.arange(4.0)
+        row[1:3] = row[0]
+        return square, square._version, row
+    same(body)

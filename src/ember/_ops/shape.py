@@ -1155,7 +1155,8 @@ def setitem(self, key, value):
                 self._bump_version()
                 return
             raise RuntimeError(_INTERNAL_OVERLAP)
-        if source is not target and type(source) is type(target) and get_xp(
+        # (a 0-dim value goes to fill_, which reads it first: no overlap check there)
+        if source.ndim and source is not target and type(source) is type(target) and get_xp(
                 target).may_share_memory(target, source) and _partial_overlap(target, source):
             raise RuntimeError(_PARTIAL_OVERLAP)
         if source.dtype.kind == "c" and target.dtype.kind != "c":
