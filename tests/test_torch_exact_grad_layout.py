@@ -134,3 +134,23 @@ def test_setitem_of_an_expanded_gradient_with_itself():
                   error_of(lambda: g.copy_(g)), error_of(lambda: g.__setitem__(Ellipsis, g * 1))]
         return writes, g._version, g
     same(body)
+
+
+def test_a_permuted_gradient_is_a_view_made_in_no_grad_mode():
+    # movedim's gradient is a view of its grad_output made by backward (no_grad): an in-place
+    # op on it that grad mode would record is refused, as torch refuses it
+    def body(t):
+        x = t.tensor([0.41, 0.0], requires_grad=True)
+        y = t.lerp(x * 1, x * 1, 0.49)
+        g_x, g_y = t.autograd.grad(t.movedim(y, 0, 0).mean(), [x, y], retain_graph=True)
+        return g_y._is_view(), g_y._base, error_of(lambda: g_y.add_(y)), g_y
+    same(body)
+
+
+def test_a_zero_dim_sums_gradient_is_a_view():
+    def body(t):
+        x = t.tensor(-1.04, dtype=t.float64, requires_grad=True)
+        g, = t.autograd.grad(x.sum(), [x], retain_graph=True)
+        dropped = t.nn.functional.dropout(g, 0.0)
+        return g._is_view(), g._base, dropped._is_view(), dropped
+    same(body)

@@ -716,7 +716,7 @@ def _visible(task, g):
     seen = task.visible.get(id(g))
     if seen is not None and seen[0] is g:
         return seen[1]
-    t = _expanded_view(task, g) if g.base is not None and 0 in g.strides else None
+    t = _expanded_view(task, g) if g.base is not None else None
     if t is None:
         t = with_version(_wrap(g)) if _NOTES else _wrap(g)
     task.visible[id(g)] = (g, t)
@@ -724,9 +724,10 @@ def _visible(task, g):
 
 
 def _expanded_view(task, g):
-    """An expanded gradient (sum's) as torch's: a view of the gradient it expands (its
-    ``_base``; the very tensor when user code holds it, a grad_output). None where ``g`` is
-    not a NumPy view that as_strided can give again."""
+    """A gradient that is a view of another (sum's expansion, a 0-d sum's, a permutation's)
+    as torch's: a view of the gradient it views (its ``_base``; the very tensor when user
+    code holds it, a grad_output). None where ``g`` is not a NumPy view that as_strided can
+    give again."""
     base = g.base
     if type(g) is not np.ndarray or type(base) is not np.ndarray or g.dtype != base.dtype:
         return None
