@@ -347,3 +347,18 @@ def test_rms_norm_functional_matches_torch():
                 out.append((type(e).__name__, str(e)))
         return out
     assert same(body, rtol=1e-3, atol=1e-4).error is None
+
+
+def test_convolution_of_an_input_with_no_channels():
+    # torch's empty convolution: no channels out (the bias unused), zero gradients
+    from oracle import same
+
+    def body(t):
+        x = t.ones(2, 0, 5, dtype=t.float64, requires_grad=True)
+        w = t.ones(3, 0, 2, dtype=t.float64, requires_grad=True)
+        b = t.ones(3, dtype=t.float64, requires_grad=True)
+        y = t.nn.functional.conv1d(x, w, b, padding=1)
+        y2 = t.nn.functional.conv2d(x[..., None], w[..., None], stride=2)
+        y.sum().backward()
+        return y, y.stride(), y2, x.grad, w.grad, b.grad
+    assert same(body).error is None

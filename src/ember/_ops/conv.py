@@ -135,6 +135,8 @@ def _conv(x, w, b, stride, pads, dilation, groups):
     o, ks = w.shape[0], w.shape[2:]
     out = tuple(out_size(x.shape[2 + i], ks[i], stride[i], dilation[i], *pads[i])
                 for i in range(nd))
+    if c == 0:  # torch's empty convolution: no channels out either, and no bias
+        return xp.zeros((n, 0) + out, x.dtype)
     cols = im2col(x, ks, stride, dilation, pads, out)
     cols = cols.reshape(n, groups, cols.shape[1] // groups, cols.shape[2])
     y = xp.matmul(w.reshape(groups, o // groups, -1), cols).reshape((n, o) + out)
@@ -258,6 +260,9 @@ def convolution_backward(grad_output, input, weight, stride, padding, dilation, 
     xp = get_xp(grad_output)
     none = xp.empty((0,), grad_output.dtype)
     gi = gw = gb = none
+    if not transposed and input.shape[1] == 0:  # the empty convolution: nothing flows back
+        return tuple(xp.zeros(shape, grad_output.dtype) if m else none for m, shape in zip(
+            output_mask, (input.shape, weight.shape, weight.shape[:1])))
     if output_mask[0]:
         gi = _input_grad(grad_output, weight, input.shape, stride, padding, dilation,
                          transposed, groups)
