@@ -893,7 +893,8 @@ def _owned(task, g, refs):
     seen = task.visible.get(id(g))
     if seen is not None and seen[0] is g:
         t = seen[1]
-        if _refcount(t) > _ENTRY_REFS or t._base is not None:  # (held by more than the entry)
+        # (held by more than the entry, or an expanded view: torch copies those)
+        if _refcount(t) > _ENTRY_REFS or (t._base is not None and 0 in t._data.strides):
             return False
         refs -= 2
     return refs <= _OWN_REFS
@@ -951,6 +952,8 @@ def _first_grad(task, var, g, refs):
         seen = task.visible.get(id(g))
         if seen is not None and seen[0] is g:  # the very Tensor a hook saw, as in torch
             g = seen[1]
+            if g._base is not None:  # (torch takes a view over detached: its counter shared)
+                g = g.detach()
     task.borrowed.add(g._data if type(g) is Tensor else g)
     if type(g) is not Tensor:
         g = with_version(_wrap(g)) if _NOTES else _wrap(g)
