@@ -251,3 +251,23 @@ def test_versions_of_an_ops_gradient_summed_with_another(op, other):
         g, = t.autograd.grad(second + f(t, x).sum(), x)  # (the later node runs first)
         return g, g._version
     same(body)
+
+
+def test_binary_cross_entropy_with_logits_gradient_versions():
+    # torch's formulas write their results in place (fewer times under create_graph)
+    import itertools
+
+    def body(t):
+        versions = []
+        for pw, w, reduction, graph in itertools.product(
+                [False, True], [False, True], ["mean", "sum", "none"], [False, True]):
+            x = t.tensor([[0.3, -0.2], [1.0, 0.5]], dtype=t.float64, requires_grad=True)
+            target = t.tensor([[0.1, 0.9], [0.4, 0.5]], dtype=t.float64, requires_grad=True)
+            y = t.nn.functional.binary_cross_entropy_with_logits(
+                x, target, reduction=reduction,
+                pos_weight=t.tensor([1.5, 0.5], dtype=t.float64) if pw else None,
+                weight=t.tensor([2.0, 0.5], dtype=t.float64) if w else None)
+            gx, gt = t.autograd.grad(y.sum(), [x, target], create_graph=graph)
+            versions.append((gx._version, gt._version))
+        return versions, t.diagonal(gx, 1)._version
+    same(body)

@@ -11,6 +11,7 @@ from .._backend import asarray_like, get_xp
 from .._compile.hooks import replayed
 from .._state import state
 from .._tensor import Tensor, _c_type_name, _wrap, checked_values
+from ..autograd._grad_versions import note_writes
 from .registry import NONE, op
 
 __all__ = ['alpha_dropout', 'bilinear', 'binary_cross_entropy_with_logits', 'cosine_similarity',
@@ -82,7 +83,12 @@ def _(grad, self, target, weight, pos_weight, reduction):
     else:
         t = pos_weight * target
         d = (t + 1 - target) * sigmoid(self) - t
-    return _weighted_mean(d * grad, weight, reduction, _numel(self))
+    out = _weighted_mean(d * grad, weight, reduction, _numel(self))
+    # torch writes its result in place (sub_ or three for pos_weight, mul_ by grad and by
+    # weight) only outside grad mode; the mean's div_ always
+    first_order = not isinstance(self, Tensor)
+    writes = first_order * (2 + 2 * (pos_weight is not None) + (weight is not None))
+    return _written(out, writes + (reduction == "mean"))
 
 
 @bce_with_logits.grad("target")
@@ -92,7 +98,10 @@ def _(grad, self, target, weight, pos_weight, reduction):
         d = -self * grad
     else:
         d = (logsigmoid(-self) - logsigmoid(self) * pos_weight) * grad
-    return _weighted_mean(d, weight, reduction, _numel(target))
+    out = _weighted_mean(d, weight, reduction, _numel(target))
+    # torch's in-place writes: sub_ and mul_ for pos_weight, mul_ by weight, div_ for mean
+    return _written(out, 2 * (pos_weight is not None) + (weight is not None)
+                    + (reduction == "mean"))
 
 
 def _weighted_mean(d, weight, reduction, n):
@@ -100,6 +109,13 @@ def _weighted_mean(d, weight, reduction, n):
     if weight is not None:
         d = d * weight
     return div_scalar(d, n) if reduction == "mean" else d
+
+
+def _written(d, count):
+    """Gradient ``d`` with ``count`` in-place writes of torch's formula noted (its version)."""
+    if count:
+        note_writes(d, count)
+    return d
 
 
 def _numel(x):
