@@ -271,3 +271,18 @@ def test_binary_cross_entropy_with_logits_gradient_versions():
             versions.append((gx._version, gt._version))
         return versions, t.diagonal(gx, 1)._version
     same(body)
+
+
+def test_take_gradient_version_under_create_graph():
+    # torch's formula is zeros(...).put_(...): one write, recorded (PutBackward0) or not
+    def body(t):
+        x = t.tensor([0.38, -1.2], dtype=t.float64, requires_grad=True)
+        y = t.take(x.view(2), t.tensor([0, 0, 1]))
+        versions = []
+        for graph in (False, True):
+            g, = t.autograd.grad(y.pow(2).sum(), [x], create_graph=graph, retain_graph=True)
+            with t.inference_mode():
+                part = g[0::3]
+            versions.append((g._version, part._version))
+        return versions, g
+    same(body)

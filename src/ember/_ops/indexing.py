@@ -21,6 +21,7 @@ from .._backend import scatter_reduce as _reduce_at
 from .._backend import scatter_add as _accumulate
 from .._info import check_scalar
 from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd._grad_versions import note_writes
 from .registry import NONE, op
 from .scatter_order import visited_before_error
 
@@ -701,11 +702,11 @@ def _take(self, index):
     return self.reshape(-1)[index]
 
 
-@_take.grad("self", writes=1)
+@_take.grad("self")
 def _(grad, self, index):
     self_shape = tuple(self.shape)  # (torch saves self itself)
     if isinstance(grad, Tensor):  # create_graph: torch's zeros_like(self).put_(index, grad, True)
-        return _zeros(grad, self_shape).put_(_const(grad, _data(index)), grad, True)
+        return _zeros(grad, self_shape).put_(_const(grad, _data(index)), grad, True)  # (v1)
     # summed into a flat view of zeros of self's shape: the result owns its memory, as
     # torch's (put_ into zeros), and is no view
     n = 1
@@ -714,6 +715,7 @@ def _(grad, self, index):
     flat_index = _data(index).reshape(-1) % max(n, 1)
     out = get_xp(grad).zeros(self_shape, grad.dtype)
     _accumulate(out.reshape(-1), flat_index, grad.reshape(-1))
+    note_writes(out, 1)  # (torch's put_: version 1)
     return out
 
 
