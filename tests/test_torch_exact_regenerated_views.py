@@ -115,3 +115,15 @@ def test_copy_slices_shrunk_program():
         gg, = t.autograd.grad(g.sum(), [x])
         return seen, g, gg
     same(body)
+
+
+def test_view_of_a_base_transposed_in_place_in_inference_mode():
+    # the view is regenerated from its own geometry (as_strided), not from the view ops that
+    # made it (which the base's new layout refuses)
+    def body(t):
+        base = t.tensor([[0.0, -0.18, -1.11], [1.24, 0.95, 0.37]], requires_grad=True)
+        flat = base.ravel()
+        with t.inference_mode():
+            base.t_()
+        return flat.grad_fn.name(), flat._version, flat * 1, t.logsumexp(flat, 0)
+    same(body)

@@ -268,6 +268,7 @@ def _regenerate_into(view):
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
+        _rechain_if_base_relaid(view)
         geometries = _geometries(view)
         regen = view_of_base(view._base, view._view_chain, geometries)
         if regen._grad_fn is None:
@@ -280,6 +281,20 @@ def _regenerate_into(view):
     view._requires_grad = True
     if view._retains_grad:
         move_retained_grad(view, old_fn, old_nr)
+
+
+def _rechain_if_base_relaid(view):
+    """torch regenerates a view as an as_strided of the view's own geometry in its base's
+    storage. Where the base's layout changed in place since (``t_``, ``squeeze_``...), the
+    view ops recorded no longer cut the view out of it: that as_strided becomes the chain."""
+    from .strided import _as_strided, geometry
+    base, own = view._base._data, geometry(view._data)
+    try:
+        if geometry(replay(view._view_chain, base)) == own:
+            return
+    except RuntimeError:  # (the recorded ops refuse the base's new layout)
+        pass
+    view._view_chain = extend_chain(None, _as_strided, (own[0], own[1], own[2], geometry(base)))
 
 
 def _geometries(view):
