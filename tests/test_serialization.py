@@ -1,7 +1,9 @@
-"""ember.save / ember.load: bit-exact round trips, and refusal of anything not ember's."""
+"""ember.save / ember.load: bit-exact round trips, and refusal of anything not ember's; ops
+pickled and copied by reference, as torch's functions."""
 from __future__ import annotations
 
 import collections
+import copy
 import io
 import pickle
 
@@ -9,6 +11,7 @@ import numpy as np
 import pytest
 
 import ember
+from oracle import same
 
 
 def _roundtrip(obj, tmp_path=None):
@@ -243,3 +246,22 @@ def test_load_of_an_empty_or_cut_short_file_says_what_torch_says():
         else:
             got = [error(ember, b""), error(ember, data[:len(data) // 2])]
     assert got == want and want[0] == ("EOFError", "")
+
+
+_OP_NAMES = ["tanh", "add", "mul", "abs", "relu", "sigmoid", "exp", "squeeze", "masked_fill"]
+
+
+@pytest.mark.parametrize("name", _OP_NAMES)
+def test_ops_pickle_and_copy_by_reference(name):
+    """An op is pickled and copied as torch's functions are: by reference, so a module holding
+    one (an activation attribute) keeps that very function through deepcopy and save/load."""
+    def body(lib):
+        f = getattr(lib, name)
+        m = lib.nn.Module()
+        m.act = f
+        buf = io.BytesIO()
+        lib.save(m, buf)
+        buf.seek(0)
+        return (pickle.loads(pickle.dumps(f)) is f, copy.deepcopy(f) is f, copy.copy(f) is f,
+                copy.deepcopy(m).act is f, lib.load(buf, weights_only=False).act is f)
+    assert same(body).value == (True,) * 5

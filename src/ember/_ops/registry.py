@@ -466,6 +466,15 @@ def _saved_property(j, read, scalar=False):
     return property(getter)
 
 
+def registered_op(name, k=0):
+    """The ``k``-th op declared under ``name`` (what a pickled op is loaded as: several ops,
+    such as add's tensor and number forms, share a name)."""
+    return _DECLARED[name][k]
+
+
+_DECLARED: dict[str, list] = {}  # every declared op, by name, in the order of declaration
+
+
 class OpDef:
     """One op: kernel, dispatch metadata, derivative formulas and its node class."""
 
@@ -479,6 +488,15 @@ class OpDef:
     out_rule = None  # how out='s dtype must match the result's (see ember._out)
     complex_grad = False  # see op()
     writes = 0  # see op()
+
+    def __reduce_ex__(self, protocol):
+        # Pickled and copied by reference, as torch's functions are (copy.deepcopy of a module
+        # holding ``torch.tanh`` keeps that very function): a registered op is found again
+        # by its name.
+        key = self.__dict__.get("pickle_key")
+        if key is not None:
+            return (registered_op, key)
+        return super().__reduce_ex__(protocol)
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
@@ -996,6 +1014,9 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.complex_grad = complex_grad or bool(view)
         d.writes = writes
         REGISTRY[opname] = d
+        same_name = _DECLARED.setdefault(opname, [])
+        d.pickle_key = (opname, len(same_name))
+        same_name.append(d)
         methods = (opname,) if method is True else (method if isinstance(method, tuple)
                                                     else ((method,) if method else ()))
         for m in methods:
