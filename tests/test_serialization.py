@@ -248,7 +248,8 @@ def test_load_of_an_empty_or_cut_short_file_says_what_torch_says():
     assert got == want and want[0] == ("EOFError", "")
 
 
-_OP_NAMES = ["tanh", "add", "mul", "abs", "relu", "sigmoid", "exp", "squeeze", "masked_fill"]
+_OP_NAMES = ["tanh", "add", "mul", "abs", "relu", "sigmoid", "exp", "squeeze", "masked_fill", "div",
+             "pow", "sum", "mean", "max", "stack", "matmul", "cat"]
 
 
 @pytest.mark.parametrize("name", _OP_NAMES)

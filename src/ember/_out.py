@@ -432,4 +432,6 @@ def install(namespace, module_globals):
             fn.out_name, fn.out_rule = aten, rule
         else:
             public = f"{namespace}_{name}" if namespace in ("linalg", "fft", "special") else name
-            module_globals[name] = with_out(fn, aten, rule, public)
+            wrapped = module_globals[name] = with_out(fn, aten, rule, public)
+            # (named where it is found, as torch's functions: pickled by reference)
+            wrapped.__module__, wrapped.__qualname__ = module_globals["__name__"], name
