@@ -62,3 +62,17 @@ def counts(step, prepare=None):
     once(sys.settrace, tracer)
     once(sys.setprofile, profiler)
     return ops, calls
+
+
+def peers(ember, no_torch=False):
+    """``{"ember": ember, "torch": torch}``: torch on one thread, left out with ``no_torch``
+    or when it is not installed (the scripts then time ember alone)."""
+    libs = {"ember": ember}
+    if not no_torch:
+        try:
+            import torch
+        except ImportError:
+            return libs
+        torch.set_num_threads(1)
+        libs["torch"] = torch
+    return libs

@@ -36,7 +36,7 @@ sys.path.insert(0, os.environ.get("EMBER_SRC", str(HERE.parent / "src")))
 sys.path.insert(0, str(HERE))
 
 import ember  # noqa: E402
-from _timing import counts  # noqa: E402
+from _timing import counts, peers  # noqa: E402
 
 
 def make_step(lib, compiled):
@@ -83,14 +83,7 @@ def main(argv=None):
     parser.add_argument("--counts", action="store_true")
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args(argv)
-    libs = {"ember": ember}
-    if not args.no_torch:
-        try:
-            import torch
-            torch.set_num_threads(1)
-            libs["torch"] = torch
-        except ImportError:
-            pass
+    libs = peers(ember, args.no_torch)
     cases = {}
     for name, lib in libs.items():
         cases[name, "eager"] = make_step(lib, False)

@@ -36,7 +36,7 @@ sys.path.insert(0, os.environ.get("EMBER_SRC", str(HERE.parent / "src")))
 sys.path.insert(0, str(HERE))
 
 import ember  # noqa: E402
-from _timing import counts, interleaved  # noqa: E402
+from _timing import counts, interleaved, peers  # noqa: E402
 from workloads import make_data  # noqa: E402
 
 PHASES = ("forward", "create_graph pass", "(g * v).sum()", "second pass + numpy")
@@ -72,14 +72,7 @@ def main(argv=None):
                         help="leave the objects alive before timing in the collector's care")
     args = parser.parse_args(argv)
     data = make_data("w5", small=args.smoke)
-    libs = {"ember": ember}
-    if not args.no_torch:
-        try:
-            import torch
-            torch.set_num_threads(1)
-            libs["torch"] = torch
-        except ImportError:
-            pass
+    libs = peers(ember, args.no_torch)
     fns = {(name, k): fn for name, lib in libs.items()
            for k, fn in enumerate(cut_steps(lib, data))}
     for fn in fns.values():
