@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ember
-from oracle import same
+from oracle import same, torch_or_skip
 
 
 def _roundtrip(obj, tmp_path=None):
@@ -266,3 +266,37 @@ def test_ops_pickle_and_copy_by_reference(name):
         return (pickle.loads(pickle.dumps(f)) is f, copy.deepcopy(f) is f, copy.copy(f) is f,
                 copy.deepcopy(m).act is f, lib.load(buf, weights_only=False).act is f)
     assert same(body).value == (True,) * 5
+
+
+_NAMESPACES = ("", "nn.functional", "linalg", "special", "fft")
+
+
+def _public_callables(lib, namespace):
+    """{name: callable} of ``lib``'s namespace (``""``: the top level), classes left out."""
+    module = lib
+    for part in filter(None, namespace.split(".")):
+        module = getattr(module, part)
+    return module, {name: getattr(module, name) for name in dir(module)
+                    if not name.startswith("_") and callable(getattr(module, name))
+                    and not isinstance(getattr(module, name), type)}
+
+
+def _by_reference(fn) -> bool:
+    try:
+        return (pickle.loads(pickle.dumps(fn)) is fn and copy.copy(fn) is fn
+                and copy.deepcopy(fn) is fn)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+
+
+@pytest.mark.parametrize("namespace", _NAMESPACES)
+def test_every_public_function_pickles_by_reference_as_torch(namespace):
+    """Each public function whose torch counterpart pickles and copies by reference does too
+    (the in-place function forms such as ``abs_``, the ``*_like`` creators, ``mm``...)."""
+    torch = torch_or_skip()
+    torch_module, torch_functions = _public_callables(torch, namespace)
+    ember_module, _ = _public_callables(ember, namespace)
+    differing = [name for name, fn in sorted(torch_functions.items())
+                 if hasattr(ember_module, name) and _by_reference(fn)
+                 and not _by_reference(getattr(ember_module, name))]
+    assert differing == []

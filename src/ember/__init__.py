@@ -206,6 +206,9 @@ from . import amp  # noqa: E402
 from ._tensor import seal_read_only_attributes as _seal  # noqa: E402 - after every property
 _seal()
 del _seal
+from ._by_reference import name_where_found as _name_where_found  # noqa: E402 - after every function
+_name_where_found(globals())
+del _name_where_found
 
 _SUBMODULES = ("nn", "cuda", "accelerator", "backends", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",
