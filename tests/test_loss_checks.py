@@ -333,3 +333,77 @@ def test_bce_with_logits_computes_in_the_targets_dtype(dtypes):
             x, y, pos_weight=torch.full((3,), 2.0))
         return out, torch.autograd.grad(out, (x, y))
     same(body, grad_fn=False)
+
+
+# Operands of mixed dtypes: (loss, input's dtype, target's dtype, which require grad, kwargs).
+# torch's huber kernel writes the input's dtype and its backward refuses a target of another
+# dtype; integer inputs keep their dtype where torch's formulas do (a mean of them raises).
+MIXED_DTYPE_CASES = {
+    "huber_f32_f64_input_grad": ("huber_loss", "float32", "float64", "x", {}),
+    "huber_f32_f64_target_grad": ("huber_loss", "float32", "float64", "t", {}),
+    "huber_f64_f32_both_grad": ("huber_loss", "float64", "float32", "xt", {}),
+    "huber_f16_f32_input_grad": ("huber_loss", "float16", "float32", "x", {}),
+    "huber_f32_long_target": ("huber_loss", "float32", "int64", "x", {}),
+    "huber_f32_bool_target": ("huber_loss", "float32", "bool", "x", {}),
+    "huber_long_input_f64_target": ("huber_loss", "int64", "float64", "", {}),
+    "huber_bool_input_long_target": ("huber_loss", "bool", "int64", "", {}),
+    "huber_same_dtype_both_grad": ("huber_loss", "float64", "float64", "xt", {}),
+    "mse_f32_f64_both_grad": ("mse_loss", "float32", "float64", "xt", {}),
+    "l1_f64_f32_both_grad": ("l1_loss", "float64", "float32", "xt", {}),
+    "smooth_l1_f32_f64_both_grad": ("smooth_l1_loss", "float32", "float64", "xt", {}),
+    "bce_f32_f64_input_grad": ("binary_cross_entropy", "float32", "float64", "x", {}),
+    "kl_div_f32_f64_both_grad": ("kl_div", "float32", "float64", "xt", {}),
+    "poisson_nll_f32_f64_both_grad": ("poisson_nll_loss", "float32", "float64", "xt", {}),
+    "soft_margin_f32_f64_input_grad": ("soft_margin_loss", "float32", "float64", "x", {}),
+    "soft_margin_target_grad": ("soft_margin_loss", "float32", "float32", "t", {}),
+    "soft_margin_long_input_target_grad": ("soft_margin_loss", "int64", "float32", "t", {}),
+    "soft_margin_bool_target": ("soft_margin_loss", "float64", "bool", "x", {}),
+    "soft_margin_long_input_f64_target": ("soft_margin_loss", "int64", "float64", "", {}),
+    "soft_margin_bool_input_f32_target": ("soft_margin_loss", "bool", "float32", "", {}),
+    "hinge_long_input_mean": ("hinge_embedding_loss", "int64", "float32", "", {}),
+    "hinge_long_input_sum": ("hinge_embedding_loss", "int64", "int64", "",
+                             {"reduction": "sum"}),
+    "hinge_long_input_half_margin": ("hinge_embedding_loss", "int64", "int64", "",
+                                     {"reduction": "none", "margin": 2.5}),
+    "hinge_bool_input": ("hinge_embedding_loss", "bool", "float32", "", {}),
+    "hinge_f32_f64_both_grad": ("hinge_embedding_loss", "float32", "float64", "xt", {}),
+    "triplet_long": ("triplet_margin_loss", "int64", "int64", "", {}),
+    "triplet_long_none": ("triplet_margin_loss", "int64", "int64", "", {"reduction": "none"}),
+    "margin_ranking_bool_second": ("margin_ranking_loss", "float32", "bool", "x", {}),
+    "margin_ranking_two_bools": ("margin_ranking_loss", "bool", "bool", "", {}),
+}
+
+
+def _operand(torch, dtype, requires_grad, values):
+    if dtype == "bool":
+        values = [[v > 0.3 for v in row] for row in values]
+    elif dtype == "int64":
+        values = [[round(v) for v in row] for row in values]
+    return torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=requires_grad)
+
+
+def _call_mixed(torch, loss, x, t, kwargs):
+    F = torch.nn.functional
+    if loss in ("triplet_margin_loss", "margin_ranking_loss"):  # (the target twice)
+        return getattr(F, loss)(x, t, t, **kwargs)
+    return getattr(F, loss)(x, t, **kwargs)
+
+
+@pytest.mark.parametrize("case", list(MIXED_DTYPE_CASES))
+def test_mixed_dtype_losses_forward_and_backward_as_torch(case):
+    """The value and dtype of the forward, then what ``backward()`` gives or raises (a
+    backward's error is returned, so a forward that raises where torch's backward does fails)."""
+    loss, x_dtype, t_dtype, grads, kwargs = MIXED_DTYPE_CASES[case]
+
+    def body(torch):
+        x = _operand(torch, x_dtype, "x" in grads, [[0.25, 0.75, 0.5], [0.5, 0.125, 1.0]])
+        t = _operand(torch, t_dtype, "t" in grads, [[0.5, 0.25, 1.0], [0.75, 0.5, 0.0]])
+        out = _call_mixed(torch, loss, x, t, kwargs)
+        if not out.requires_grad:
+            return out
+        try:
+            out.backward()
+        except Exception as e:  # noqa: BLE001 - the backward's error is what is compared
+            return out.detach(), ("backward", type(e).__name__, str(e))
+        return out.detach(), x.grad, t.grad
+    same(body)

@@ -25,9 +25,10 @@ from .activation import _log_softmax, logsigmoid
 from .nll_sum import SMALL_BATCH as _SMALL_BATCH
 from .nll_sum import _small_ordered_sum, ordered_sum
 from .nn_ops import (_REDUCTIONS, _check_target_size, _grad_scale, _numel, _reduce,
-                     broadcast_pair, reduction_enum, refuse_integral, weighted_loss)
+                     broadcast_pair, reduction_enum, refuse_integral, refuse_uncastable_result,
+                     weighted_loss)
 from .pointwise import abs as abs_
-from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, sigmoid, where
+from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, neg, sigmoid, where
 from .registry import NONE, op
 
 FUNCTIONAL = ['binary_cross_entropy', 'cosine_embedding_loss', 'cross_entropy', 'ctc_loss',
@@ -40,6 +41,13 @@ FUNCTIONAL = ['binary_cross_entropy', 'cosine_embedding_loss', 'cross_entropy', 
 def _arr(x):
     """The raw array of a saved value (formulas get Tensors under create_graph)."""
     return x._data if isinstance(x, Tensor) else x
+
+
+def refuse_grad_of(function, argument, tensor):
+    """torch's refusal of an argument its loss has no derivative for, when it requires grad."""
+    if tensor.requires_grad and state.grad_enabled:
+        raise RuntimeError(f"The function '{function}' is not differentiable with respect to "
+                           f"argument '{argument}'. This input cannot have requires_grad True.")
 
 
 def _apply_reduction(loss, reduction):
@@ -91,6 +99,14 @@ def _robust_backward(grad_output, self, target, reduction, width, slope):
     outer = width * slope
     g = xp.where(d <= -width, -outer, xp.where(d >= width, outer, d * slope)) * grad_output
     return (g / g.size if reduction == "mean" and g.size else g).astype(self.dtype, copy=False)
+
+
+def _require_dtype_of(first, *others):
+    """torch's TensorIterator check that every operand has ``first``'s dtype."""
+    for other in others:
+        if other.dtype != first.dtype:
+            raise RuntimeError(f"Found dtype {D.from_numpy_dtype(other.dtype).scalar_name} but "
+                               f"expected {D.from_numpy_dtype(first.dtype).scalar_name}")
 
 
 def _robust_double_backward(grad, grad_output, self, target, reduction, width, slope):
@@ -150,8 +166,11 @@ def _(grad, self, target, reduction, delta):
     return huber_loss_backward(grad, target, self, reduction, delta)
 
 
-@op("huber_loss_backward", tensors=3, node="HuberLossBackwardBackward0")
+# (promote=NONE: torch's kernel takes its operands in the input's dtype only, so a gradient
+# through a target of another dtype raises, as torch's backward does)
+@op("huber_loss_backward", tensors=3, promote=NONE, node="HuberLossBackwardBackward0")
 def huber_loss_backward(grad_output, self, target, reduction, delta):
+    _require_dtype_of(self, target, grad_output)
     return _robust_backward(grad_output, self, target, reduction, delta, 1.0)
 
 
@@ -176,6 +195,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
                              by_weight=False)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    refuse_uncastable_result(input, target)
     refuse_integral("huber_cpu", input, target)
     return _huber(input, target, reduction, delta)
 
@@ -263,10 +283,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "the same size.")
     if weight is not None:
         weight = _bce_weight(weight, target)
-        if weight.requires_grad and state.grad_enabled:
-            raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with "
-                               "respect to argument 'weight'. This input cannot have "
-                               "requires_grad True.")
+        refuse_grad_of("binary_cross_entropy", "weight", weight)
     if target.dtype is not input.dtype:  # (torch's kernel computes in the input's dtype)
         raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected "
                            f"{input.dtype.scalar_name}")
@@ -611,10 +628,8 @@ def _check_nll(input, target, weight):
     if spatial and ndim != 4 and tuple(target.shape[1:]) != tuple(shape[2:]):
         expected = (shape[0],) + tuple(shape[2:])
         raise RuntimeError(f"Expected target size {_sizes_of(expected)}, got {_sizes(target)}")
-    if weight is not None and weight.requires_grad and state.grad_enabled:
-        name = "nll_loss2d_forward" if spatial else "nll_loss_forward"
-        raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
-                           "argument 'weight'. This input cannot have requires_grad True.")
+    if weight is not None:
+        refuse_grad_of("nll_loss2d_forward" if spatial else "nll_loss_forward", "weight", weight)
     _check_target_rank(target, ndim)
     if target.dtype is not D.int64:
         _check_target_dtype(target.dtype)
@@ -927,16 +942,21 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
                            f"target: {target.shape} ")
-    return _apply_reduction(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
+    difference = input1 - input2  # (before the target's negation, as torch's order of checks)
+    return _apply_reduction(clamp_min(-target * difference + margin, 0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """x for target 1, max(0, margin - x) for target -1."""
+    from .._creation import full_like, zeros_like
     from .unary import clamp_min
     reduction = reduction_enum(reduction, size_average, reduce)
-    margin_clamp = where(target != 1, clamp_min(margin - input, 0), 0.0)
-    self_part = where(target != -1, input, 0.0)
+    # (torch fills the margin in the input's dtype and subtracts the input in place: an integer
+    # input stays integral, and its mean raises; a bool input's subtraction raises)
+    zeros = zeros_like(input)
+    margin_clamp = where(target != 1, clamp_min(full_like(input, margin) - input, 0), zeros)
+    self_part = where(target != -1, input, zeros)
     return _apply_reduction(margin_clamp + self_part, reduction)
 
 
@@ -993,23 +1013,28 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 @op("soft_margin_loss", node="SoftMarginLossBackward0", tensors=2, quiet=True, promote=NONE)
 def _soft_margin(self, target, reduction):
     xp = get_xp(self)
-    return _reduce(xp.logaddexp(0, -target * self).astype(self.dtype, copy=False), reduction)
+    # (-(x * y), not -y * x: a bool target is taken by the forward, as torch's; the backward's
+    # negation of it raises, as torch's does)
+    return _reduce(xp.logaddexp(0, -(self * target)).astype(self.dtype, copy=False), reduction)
 
 
 @_soft_margin.grad("self")
 def _(grad, self, target, reduction):
-    return -target * sigmoid(-target * self) * _grad_scale(grad, reduction, _numel(self))
+    minus_target = neg(target)  # (torch's message for a bool target)
+    return minus_target * sigmoid(minus_target * self) * _grad_scale(grad, reduction, _numel(self))
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input)), averaged (a target of another shape broadcasts without
     a warning, as torch's)."""
     reduction = reduction_enum(reduction, size_average, reduce)
+    refuse_grad_of("soft_margin_loss", "target", target)
     if input.dtype.category < D.FLOATING:  # (torch's exp_ in place in -input)
         if input.dtype is D.bool:
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
+        refuse_uncastable_result(input, target)
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{input.dtype.scalar_name}")
     return _soft_margin(input, target, reduction)
@@ -1101,9 +1126,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
-    if weight is not None and weight.requires_grad and state.grad_enabled:
-        raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect "
-                           "to argument 'weight'. This input cannot have requires_grad True.")
+    if weight is not None:
+        refuse_grad_of("multi_margin_loss", "weight", weight)
     _check_multi_margin_shapes(input, target, weight)
     if input.numel():  # (torch's kernel returns before its dispatch when the input is empty)
         _refuse_reduced_float("multi_margin_loss_cpu_kernel", input.dtype)

@@ -248,6 +248,15 @@ def refuse_integral(kernel, input, target):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.scalar_name}\'')
 
 
+def refuse_uncastable_result(input, target):
+    """torch's refusal of a loss kernel that writes the input's dtype when the operands
+    promote to a dtype that cannot be cast back to it (an integer input, a float target)."""
+    dt = D.promote_types(input.dtype, target.dtype)
+    if not D.can_cast(dt, input.dtype):
+        raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired output "
+                           f"type {input.dtype.scalar_name}")
+
+
 def weighted_loss(errors, input, weight, reduction, by_weight):
     """torch's weighted pointwise losses (l1, mse, huber): the errors (``errors()``, computed
     after the weight's size is checked) times ``weight`` (of the input's size), reduced; a
@@ -571,8 +580,11 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     from .statistics import norm_dim
     dim = max(x1.ndim, x2.ndim) - 1
     dim = max(dim, 0)
+    diff = x1 - x2
+    if diff.dtype.category < D.FLOATING:  # (+ eps, a float: integers give the default dtype)
+        diff = diff.to(D.result_type_of(((diff.dtype, D.DIM), (D.scalar_dtype(eps), D.SCALAR))))
     with np.errstate(all="ignore"):  # (inf - inf: torch gives nan without a word)
-        return norm_dim(add_scalar(x1 - x2, eps), p, (dim,), keepdim)
+        return norm_dim(add_scalar(diff, eps), p, (dim,), keepdim)
 
 
 def pdist(input, p=2):
