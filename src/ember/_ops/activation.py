@@ -149,7 +149,7 @@ def _elu_grad(grad, x, alpha, scale, input_scale):
 
 
 @op("elu", elementwise=True, node="EluBackward0")
-def _elu(self, alpha=1.0, scale=1.0, input_scale=1.0):
+def _elu(self, alpha=1, scale=1, input_scale=1):
     return _elu_kernel(self, alpha, scale, input_scale)
 
 
@@ -159,7 +159,7 @@ def _(grad, self, alpha, scale, input_scale):
 
 
 @op("elu_", elementwise=True, node="EluBackward1")
-def _elu_inplace(self, alpha=1.0, scale=1.0, input_scale=1.0):
+def _elu_inplace(self, alpha=1, scale=1, input_scale=1):
     return _elu_kernel(self, alpha, scale, input_scale)
 
 
@@ -346,7 +346,7 @@ def _(grad, grad_output, self, beta, threshold):
     return where(z > threshold, 0.0, grad * grad_output * (s * (1 - s) * beta))
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1, threshold=20):
     """1/beta * log(1 + exp(beta * x)), linear above ``threshold``."""
     return _softplus(input, beta, threshold)
 
@@ -444,7 +444,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def relu6(input, inplace=False):
     """min(max(0, x), 6), elementwise."""
-    return _run(_hardtanh, inplace, input, 0.0, 6.0)
+    return _run(_hardtanh, inplace, input, 0, 6)
 
 
 def relu_(input):

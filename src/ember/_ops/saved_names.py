@@ -76,6 +76,10 @@ INT_ARGS = frozenset({
     "chunks", "blank", "source_dim"})
 _UNSIGNED = 1 << 64
 
+# What torch's SliceBackward0 shows for a bound left out of a Python slice: its indexing passes
+# start 0, end INT64_MAX and step 1 (``x[::2]``); ember's node keeps the slice's None.
+_SLICE_DEFAULTS = {"start": 0, "end": (1 << 63) - 1, "step": 1}
+
 # What torch's loss nodes show for a saved ``reduction``: its at::Reduction enum.
 _REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
 
@@ -110,6 +114,8 @@ def _param(node_name, name):
             value = tuple(value)
         if name == "reduction" and type(value) is str:
             return _REDUCTION_ENUM.get(value, value)
+        if value is None and node_name == "SliceBackward0":
+            value = _SLICE_DEFAULTS.get(name)
         if name == "dim" and type(value) is int and node_name in DIM_LISTS:
             value = (value,)
         return _unsigned(value) if name in INT_ARGS else value

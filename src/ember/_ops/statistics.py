@@ -27,6 +27,11 @@ from .shape import expand
 # -- var / std -----------------------------------------------------------------------------------
 
 
+def _default_correction(correction):
+    """A correction left as None (see ``_correction``) is Bessel's, 1."""
+    return 1 if correction is None else correction
+
+
 def _moments(x, dim, correction, keepdim, name, warn_as=None, welford=False):
     """(variance, mean) of ``x`` over ``dim`` (None: all), in float32 for float16.
     ``name``: the op in the dtype error; ``warn_as``: in the degrees-of-freedom warning;
@@ -34,6 +39,7 @@ def _moments(x, dim, correction, keepdim, name, warn_as=None, welford=False):
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     xp = get_xp(x)
+    correction = _default_correction(correction)
     dims = _dims(dim, x.ndim)
     n = math.prod(x.shape[d] for d in dims)
     xa = x.astype(np.float32) if x.dtype == np.float16 else x
@@ -72,6 +78,7 @@ def _welford_infinities(xp, x, mean, dims):
 
 def _var_backward(grad, self, dim, correction, keepdim):
     """torch's var_backward: 2 / (N - correction) * grad * (self - mean)."""
+    correction = _default_correction(correction)
     shape = self.shape
     if self.ndim == 0 or dim is None:
         dof = math.prod(shape) - correction
@@ -178,7 +185,9 @@ def _correction(name, dim, unbiased, keepdim, correction):
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got both "
                         "unbiased and correction")
-    if correction is None:
+    # torch's node keeps correction None (the default, 1) when none of dim, unbiased and
+    # correction is given: var(x) shows ``_saved_correction`` None, var(x, 0) shows 1
+    if correction is None and (unbiased is not None or dim is not None):
         correction = 0 if unbiased is False else 1
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None

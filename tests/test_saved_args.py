@@ -1,0 +1,52 @@
+"""The arguments a node shows as ``grad_fn._saved_<name>`` for calls the op table's samples
+leave out: slice bounds left out, var's correction given or not, activations' defaults."""
+from __future__ import annotations
+
+import pytest
+from oracle import same
+
+
+def _shown(node, *names):
+    """Each named saved argument with its type (an int and a float of one value differ)."""
+    return [(name, type(getattr(node, f"_saved_{name}")).__name__,
+             getattr(node, f"_saved_{name}")) for name in names]
+
+
+@pytest.mark.parametrize("key", ["1:3", "-3:", ":", "::2", "1:100", "-1:-3:-1"])
+def test_slice_bounds(key):
+    def body(torch):
+        x = torch.ones(6, 5, requires_grad=True)
+        return _shown(eval(f"x[{key}]").grad_fn, "start", "end", "step")  # noqa: S307
+    same(body)
+
+
+@pytest.mark.parametrize("call", [
+    "x.var()", "x.var(keepdim=True)", "x.var(0)", "x.var(dim=0)",
+    "x.var(True)", "x.var(unbiased=False)", "x.var(correction=2)", "x.std()", "x.std(1, True)",
+    "torch.var_mean(x)[0]", "torch.std_mean(x, 1)[0]", "torch.std_mean(x)[0]"])
+def test_var_correction(call):
+    def body(torch):
+        x = torch.arange(20.0).reshape(4, 5).requires_grad_()
+        out = eval(call)  # noqa: S307
+        out.sum().backward()
+        return _shown(out.grad_fn, "correction"), out, x.grad
+    same(body)
+
+
+@pytest.mark.parametrize("call, names", [
+    ("F.elu(x)", ("alpha", "scale", "input_scale")),
+    ("F.elu(x, 2)", ("alpha", "scale", "input_scale")),
+    ("F.selu(x)", ("alpha", "scale", "input_scale")),
+    ("F.relu6(x)", ("min_val", "max_val")),
+    ("F.hardtanh(x, -2.0, 2.0)", ("min_val", "max_val")),
+    ("F.softplus(x)", ("beta", "threshold")),
+    ("F.softplus(x, 2.0, 10.0)", ("beta", "threshold")),
+])
+def test_activation_scalars(call, names):
+    def body(torch):
+        F = torch.nn.functional  # noqa: N806, F841 - read by the eval
+        x = torch.linspace(-8, 8, 9, requires_grad=True)
+        out = eval(call)  # noqa: S307
+        out.sum().backward()
+        return _shown(out.grad_fn, *names), out, x.grad
+    same(body)
