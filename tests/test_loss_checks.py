@@ -407,3 +407,16 @@ def test_mixed_dtype_losses_forward_and_backward_as_torch(case):
             return out.detach(), ("backward", type(e).__name__, str(e))
         return out.detach(), x.grad, t.grad
     same(body)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_soft_margin_overflows_as_torch(dtype):
+    """torch computes exp(-y * x) then log1p: a large -y * x gives inf and a nan gradient."""
+    def body(torch):
+        x = torch.tensor([-100.0, -1000.0, 30.0, 1e-9], dtype=getattr(torch, dtype),
+                         requires_grad=True)
+        loss = torch.nn.functional.soft_margin_loss(x, torch.ones(4, dtype=x.dtype),
+                                                    reduction="none")
+        loss.sum().backward()
+        return loss.detach(), x.grad
+    same(body)

@@ -1013,15 +1013,19 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 @op("soft_margin_loss", node="SoftMarginLossBackward0", tensors=2, quiet=True, promote=NONE)
 def _soft_margin(self, target, reduction):
     xp = get_xp(self)
-    # (-(x * y), not -y * x: a bool target is taken by the forward, as torch's; the backward's
-    # negation of it raises, as torch's does)
-    return _reduce(xp.logaddexp(0, -(self * target)).astype(self.dtype, copy=False), reduction)
+    # torch's steps, each in the input's dtype: -x, times y, exp, log1p (so a large -x * y
+    # overflows to inf as torch's does; a bool target is taken here, its negation in the
+    # backward raises)
+    z = xp.exp((-self * target).astype(self.dtype, copy=False))
+    return _reduce(xp.log1p(z), reduction)
 
 
 @_soft_margin.grad("self")
 def _(grad, self, target, reduction):
-    minus_target = neg(target)  # (torch's message for a bool target)
-    return minus_target * sigmoid(minus_target * self) * _grad_scale(grad, reduction, _numel(self))
+    # torch's -y * z / (1 + z) with z = exp(-y * x): nan where z overflows, as torch's
+    z = exp(neg(target) * self)
+    return mul_scalar(target * z, -1.0) / add_scalar(z, 1.0) * _grad_scale(grad, reduction,
+                                                                           _numel(self))
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
