@@ -50,3 +50,31 @@ def test_activation_scalars(call, names):
         out.sum().backward()
         return _shown(out.grad_fn, *names), out, x.grad
     same(body)
+
+
+@pytest.mark.parametrize("call", [
+    "a.mm(b)", "b.t().mm(a.t())", "torch.addmm(c, a, b)", "F.linear(a, b.t(), c)", "a @ b"])
+def test_matmul_input_sizes(call):
+    """mm/addmm's nodes show both inputs' sizes beside their strides, either input grad-free."""
+    def body(torch):
+        F = torch.nn.functional  # noqa: N806, F841 - read by the eval
+        a = torch.ones(3, 4, requires_grad=True)
+        b, c = torch.ones(4, 2), torch.zeros(2)  # noqa: F841 - read by the eval
+        node = eval(call).grad_fn  # noqa: S307
+        return sorted((n, getattr(node, n)) for n in dir(node) if n.endswith("_sym_sizes"))
+    same(body)
+
+
+@pytest.mark.parametrize("call", [
+    "F.glu(x)", "F.glu(x, 0)", "F.glu(x, -2)", "torch.real(z)", "torch.imag(z)", "z.real",
+    "torch.real(z[0, 0])"])
+def test_dims_as_torch_saves_them(call):
+    """glu keeps its dim as given; real/imag select the wrapped last dim of view_as_real."""
+    def body(torch):
+        F = torch.nn.functional  # noqa: N806, F841 - read by the eval
+        x = torch.arange(16.0).reshape(4, 4).requires_grad_()
+        z = torch.complex(x, -x)  # noqa: F841 - read by the eval
+        out = eval(call)  # noqa: S307
+        out.sum().backward()
+        return out.grad_fn._saved_dim, out, x.grad
+    same(body)

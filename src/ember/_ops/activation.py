@@ -1056,4 +1056,4 @@ def glu(input, dim=-1):
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{input.shape[d]}")
-    return _glu(input, d)
+    return _glu(input, dim)  # (as given: torch's node shows the dim unwrapped)

@@ -460,8 +460,9 @@ def _saved_property(j, read, scalar=False):
             return value
         saved = node._saved
         value = node._kept[j] if saved is None else saved[j]
-        if kind == STRIDES:
-            return _element_strides(node, i, value)
+        if kind == STRIDES:  # (read picks the input's recorded shape or its strides)
+            meta = node._meta[i] if i < len(node._meta) else None
+            return read((None if meta is None else meta[0], _element_strides(node, i, value)))
         return read(value)
     return property(getter)
 

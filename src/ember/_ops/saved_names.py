@@ -88,6 +88,14 @@ def _same(value):
     return value
 
 
+def _first(pair):
+    return pair[0]
+
+
+def _second(pair):
+    return pair[1]
+
+
 def _size_piece(suffix):
     """How ``<input>_sym_<suffix>`` is read from the input's saved shape."""
     if suffix == "sizes":
@@ -126,15 +134,17 @@ def shown_names(node_name, name, kind, index):
     """``[(attribute, read)]``: the ``grad_fn._saved_<attribute>`` names torch's node shows
     the formulas' saved value ``name`` under (``kind``: "input", "result", "shape",
     "strides", "shapes" or "param"; ``index``: its input or output position), each with how
-    the stored value reads there (strides are left to the registry: they need the dtype).
+    the stored value reads there (strides read from the pair the registry makes of the
+    input's recorded shape and its strides in elements: those need the dtype).
     Empty where torch's node keeps the value without showing it (cat's shapes)."""
     if kind == "shape":
         base = name[:-len("_shape")]
         shown = SHAPE_SHOWN.get(node_name, (f"{base}_sym_sizes",))
         return [(attr, _size_piece(attr[len(base) + len("_sym_"):]))
                 for attr in shown if attr.startswith(f"{base}_sym_")]
-    if kind == "strides":
-        return [(name[:-len("_strides")] + "_sym_strides", _same)]
+    if kind == "strides":  # (read from (the input's shape, its strides in elements))
+        base = name[:-len("_strides")]
+        return [(f"{base}_sym_sizes", _first), (f"{base}_sym_strides", _second)]
     if kind == "shapes":
         return []
     if kind == "result":

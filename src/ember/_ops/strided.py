@@ -277,14 +277,14 @@ def real(input):
     """The real part of a complex tensor as a view (a real tensor is its own real part)."""
     if not input.dtype.is_complex:
         return input
-    return select(view_as_real(input), -1, 0)
+    return select(view_as_real(input), input.ndim, 0)  # (torch selects the wrapped dim)
 
 
 def imag(input):
     """The imaginary part of a complex tensor as a view."""
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return select(view_as_real(input), -1, 1)
+    return select(view_as_real(input), input.ndim, 1)  # (torch selects the wrapped dim)
 
 
 def _set_part(part):
