@@ -176,3 +176,118 @@ NUMPY_BOOL = {
 @pytest.mark.parametrize("call", NUMPY_BOOL)
 def test_numpy_bool_is_a_float_number(call):
     same(NUMPY_BOOL[call])
+
+
+# -- ndarrays made into tensors ----------------------------------------------------------------
+def _read_only(array):
+    array.flags.writeable = False
+    return array
+
+
+ARRAYS = {
+    "reversed": lambda: np.arange(4.0)[::-1],
+    "flipped": lambda: np.flip(np.arange(6.0).reshape(2, 3)),
+    "reversed, one element": lambda: np.arange(1.0)[::-1],
+    "reversed, empty": lambda: np.arange(0.0)[::-1],
+    "big-endian float32": lambda: np.arange(3, dtype=">f4"),
+    "big-endian int64": lambda: np.arange(3, dtype=">i8"),
+    "big-endian float64, 0-d": lambda: np.array(5.0, dtype=">f8"),
+    "big-endian reversed": lambda: np.arange(3, dtype=">f4")[::-1],
+    "strides not whole elements": lambda: np.zeros(3, dtype=[("a", "u1"), ("b", "f4")])["b"],
+    "uint16": lambda: np.arange(3, dtype=np.uint16),
+    "uint32": lambda: np.arange(3, dtype=np.uint32),
+    "uint64": lambda: np.arange(3, dtype=np.uint64),
+    "object": lambda: np.array([1, 2], dtype=object),
+    "object reversed": lambda: np.array([1, 2], dtype=object)[::-1],
+    "str": lambda: np.array(["a", "b"]),
+    "big-endian str": lambda: np.array(["a"], dtype=">U1"),
+    "bytes": lambda: np.array([b"a"]),
+    "datetime64": lambda: np.array(["2020-01-01"], dtype="datetime64[D]"),
+    "void": lambda: np.zeros(2, dtype="V4"),
+    "structured": lambda: np.zeros(2, dtype=[("a", "f4")]),
+    "longdouble": lambda: np.arange(2, dtype=np.longdouble),
+    "clongdouble": lambda: np.arange(2, dtype=np.clongdouble),
+    "Fortran order": lambda: np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+}
+CONVERSIONS = {
+    "tensor": lambda torch, a: torch.tensor(a),
+    "tensor(dtype)": lambda torch, a: torch.tensor(a, dtype=torch.float32),
+    "as_tensor": lambda torch, a: torch.as_tensor(a),
+    "as_tensor(dtype)": lambda torch, a: torch.as_tensor(a, dtype=torch.float32),
+    "asarray": lambda torch, a: torch.asarray(a),
+    "asarray(copy)": lambda torch, a: torch.asarray(a, copy=True),
+    "from_numpy": lambda torch, a: torch.from_numpy(a),
+    "Tensor": lambda torch, a: torch.Tensor(a),
+    "DoubleTensor": lambda torch, a: torch.DoubleTensor(a),
+}
+
+
+@pytest.mark.parametrize("conversion", CONVERSIONS)
+@pytest.mark.parametrize("array", ARRAYS)
+def test_ndarray_into_tensor(array, conversion):
+    """torch reads the array's memory first: a dtype it has no tensor for, strides that are
+    not whole elements, negative strides and a foreign byte order are refused even where a copy
+    follows (torch.tensor, a dtype, copy=True)."""
+    same(lambda torch: CONVERSIONS[conversion](torch, ARRAYS[array]()))
+
+
+def _warned_always(body):
+    """``body`` run with torch's once-per-process warnings given every time."""
+    def run(torch):
+        torch.set_warn_always(True)
+        try:
+            return body(torch)
+        finally:
+            torch.set_warn_always(False)
+    return run
+
+
+READ_ONLY = {
+    "tensor": lambda torch: torch.tensor(_read_only(np.arange(3.0))),
+    "as_tensor": lambda torch: torch.as_tensor(_read_only(np.arange(3.0))),
+    "as_tensor(dtype)": lambda torch: torch.as_tensor(_read_only(np.arange(3.0)), dtype=torch.float32),
+    "asarray": lambda torch: torch.asarray(_read_only(np.arange(3.0))),
+    "from_numpy": lambda torch: torch.from_numpy(_read_only(np.arange(3.0))),
+    "Tensor": lambda torch: torch.Tensor(_read_only(np.arange(3.0))),
+    "as_tensor, reversed": lambda torch: torch.as_tensor(_read_only(np.arange(3.0))[::-1]),
+    "as_tensor, object": lambda torch: torch.as_tensor(_read_only(np.array([1], dtype=object))),
+    "list of arrays": lambda torch: torch.tensor([np.ones(2), np.zeros(2)]),
+    "nested list of arrays": lambda torch: torch.as_tensor([[np.ones(2)]]),
+    "list of big-endian arrays": lambda torch: torch.tensor([np.arange(2, dtype=">f4")]),
+    "list, array second": lambda torch: torch.tensor([[1.0, 2.0], np.ones(2)]),
+    "list of 2x2 arrays": lambda torch: torch.tensor([[np.ones(2), np.ones(2)]] * 2),
+    "list of a 0-d array": lambda torch: torch.tensor([1.0, np.ones(())]),
+    "list of an empty array": lambda torch: torch.tensor([np.ones(0)]),
+}
+
+
+@pytest.mark.parametrize("call", READ_ONLY)
+def test_warnings_of_shared_and_listed_arrays(call):
+    """Sharing a read-only array warns (torch.tensor does not), and each ndarray copied out of
+    a list does."""
+    same(_warned_always(READ_ONLY[call]))
+
+
+_TWICE = """
+import sys, warnings
+import numpy as np
+lib = __import__(sys.argv[1])
+a = np.arange(3.0)
+a.flags.writeable = False
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    lib.as_tensor(a), lib.from_numpy(a), lib.tensor([np.ones(1)]), lib.tensor([np.ones(1)])
+print(len(caught))
+"""
+
+
+def test_warnings_given_once_per_process():
+    """As torch's, each of these warnings comes once in a process."""
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("torch")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    counts = [subprocess.run([sys.executable, "-c", _TWICE, lib], capture_output=True,
+                             text=True, env=env, check=True).stdout for lib in ("torch", "ember")]
+    assert counts[1] == counts[0] == "2\n"

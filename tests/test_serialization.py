@@ -294,7 +294,7 @@ def test_every_public_function_pickles_by_reference_as_torch(namespace):
     """Each public function whose torch counterpart pickles and copies by reference does too
     (the in-place function forms such as ``abs_``, the ``*_like`` creators, ``mm``...)."""
     torch = torch_or_skip()
-    torch_module, torch_functions = _public_callables(torch, namespace)
+    _, torch_functions = _public_callables(torch, namespace)
     ember_module, _ = _public_callables(ember, namespace)
     differing = [name for name, fn in sorted(torch_functions.items())
                  if hasattr(ember_module, name) and _by_reference(fn)

@@ -16,6 +16,7 @@ from ._backend.device import as_device, default_device, empty_on, move
 from ._backend.layout import empty_in_order, format_order
 from ._compile.hooks import constant, replayed
 from ._info import check_scalar
+from ._numpy_in import check_ndarray, warn_for_listed_arrays
 from ._random import fill as _fill
 from ._random.generator import (  # noqa: F401
     DeviceDraw,
@@ -28,7 +29,7 @@ from ._random.generator import (  # noqa: F401
 )
 from ._size import args_or_keyword
 from ._state import state
-from ._tensor import Tensor, _check_can_require_grad, _wrap, refuse_negative_strides
+from ._tensor import Tensor, _check_can_require_grad, _wrap
 from .random import manual_seed, seed  # noqa: F401
 
 
@@ -135,8 +136,8 @@ def _leaves(data):
 
 def _leaf_dtype(x):
     """The dtype one element brings to torch's inference (Python floats: the default dtype)."""
-    if isinstance(x, (np.generic, np.ndarray)):
-        return D.from_numpy_dtype(x.dtype)
+    if isinstance(x, (np.generic, np.ndarray)):  # (read by value: any byte order)
+        return D.from_numpy_dtype(x.dtype if x.dtype.isnative else x.dtype.newbyteorder("="))
     if isinstance(x, float):
         return D.get_default_dtype()
     if isinstance(x, complex):
@@ -181,7 +182,7 @@ def _to_array(data, dtype=None):
     if is_array(data) and not isinstance(data, np.ndarray):  # (a GPU array stays there)
         return data.copy()
     if isinstance(data, np.ndarray):
-        D.from_numpy_dtype(data.dtype)
+        check_ndarray(data, warn_if_not_writeable=False)
         return data.copy()
     if isinstance(data, np.generic):
         return np.array(data)
@@ -216,8 +217,17 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    t = _finish(_to_array(data, dtype), dtype, requires_grad, device)
+    array = _to_array(data, dtype)
+    _warn_for_listed_arrays(data, array)
+    t = _finish(array, dtype, requires_grad, device)
     return constant(t) if _python_data(data) else t
+
+
+def _warn_for_listed_arrays(data, array):
+    """torch warns for each ndarray copied out of a list (none when nothing is copied)."""
+    if isinstance(data, (list, tuple)) and array.size:
+        warn_for_listed_arrays(sum(isinstance(x, np.ndarray) for x in _leaves(data)),
+                               stacklevel=3)
 
 
 def _python_data(data):
@@ -234,10 +244,14 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data.to(**{k: v for k, v in (("dtype", dtype), ("device", device))
                           if v is not None})
+    if isinstance(data, np.ndarray):
+        check_ndarray(data, warn_if_not_writeable=True)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np) and (
             device is None or as_device(device).type == "cpu"):
-        return from_numpy(data)
-    t = _finish(_to_array(data, dtype), dtype, False, device)
+        return _wrap(data)
+    array = _to_array(data, dtype)
+    _warn_for_listed_arrays(data, array)
+    t = _finish(array, dtype, False, device)
     return constant(t) if _python_data(data) else t
 
 
@@ -245,8 +259,7 @@ def from_numpy(ndarray):
     """A tensor sharing memory with ``ndarray``."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    refuse_negative_strides(ndarray)
-    D.from_numpy_dtype(ndarray.dtype)
+    check_ndarray(ndarray, warn_if_not_writeable=True)
     return _wrap(ndarray)
 
 

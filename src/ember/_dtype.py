@@ -171,7 +171,7 @@ def from_numpy_dtype(npdtype) -> dtype:
         return _BY_NP[npdtype]
     except KeyError:
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(npdtype).name}. The only "
+            f"can't convert np.ndarray of type numpy.{np.dtype(npdtype).type.__name__}. The only "
             "supported types are: float64, float32, float16, complex64, complex128, int64, "
             "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
 

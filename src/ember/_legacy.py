@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype as D
+from ._numpy_in import check_ndarray
 from ._tensor import Tensor, _wrap
 
 
@@ -35,6 +36,8 @@ class _LegacyTensorType(type):
                 raise TypeError("new(): invalid data type 'str'")
             if not isinstance(data, (list, tuple, np.ndarray)) and not hasattr(data, "__len__"):
                 raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+            if isinstance(data, np.ndarray):
+                check_ndarray(data, warn_if_not_writeable=True)
             return _wrap(np.array(data).astype(dt.np))
         shape = tuple(int(s) for s in args) if args else (0,)
         return _wrap(np.zeros(shape, dt.np))

@@ -54,13 +54,16 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """A tensor of ``obj``, sharing its memory when it is a tensor or an array of the dtype
     asked for (and ``copy`` is not True)."""
     from ._creation import tensor
+    from ._numpy_in import check_ndarray
     if isinstance(obj, Tensor):
         out = obj if dtype is None or obj.dtype is dtype else obj.to(dtype)
         if copy and out is obj:
             out = obj.clone()
     elif isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__"):
         arr = np.asarray(obj)
-        if arr.dtype not in D._BY_NP:
+        if isinstance(obj, np.ndarray):
+            check_ndarray(arr, warn_if_not_writeable=True)
+        elif arr.dtype not in D._BY_NP:
             raise TypeError(f"can't convert np.ndarray of type {arr.dtype}.")
         if dtype is not None and arr.dtype != dtype.np:
             arr = arr.astype(dtype.np)

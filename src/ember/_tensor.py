@@ -181,6 +181,9 @@ class Tensor:
             if isinstance(src, Tensor):
                 self._data = src._data
                 return
+            if isinstance(src, np.ndarray):  # (read as torch reads it, before the cast)
+                from ._numpy_in import check_ndarray
+                check_ndarray(src, warn_if_not_writeable=True)
             self._data = src.astype(dt) if is_array(src) else np.array(src, dtype=dt)
         else:
             shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
