@@ -83,12 +83,14 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """A 1-D tensor viewing the bytes of a Python buffer (shared, not copied)."""
     view = memoryview(buffer)
     if view.readonly:
-        warnings.warn("The given buffer is not writable, and PyTorch does not support "
-                      "non-writable tensors. This means you can write to the underlying "
-                      "(supposedly non-writable) buffer using the tensor. You may want to copy "
-                      "the buffer to protect its data or make it writable before converting it "
-                      "to a tensor. This type of warning will be suppressed for the rest of "
-                      "this program.", UserWarning, stacklevel=2)
+        from ._numpy_in import warn_once
+        warn_once("The given buffer is not writable, and PyTorch does not support non-writable "
+                  "tensors. This means you can write to the underlying (supposedly "
+                  "non-writable) buffer using the tensor. You may want to copy the buffer to "
+                  "protect its data or make it writable before converting it to a tensor. This "
+                  "type of warning will be suppressed for the rest of this program. (Triggered "
+                  "internally at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:1556.)",
+                  stacklevel=2)
     length = view.nbytes
     if length <= 0:
         raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
