@@ -78,3 +78,16 @@ def test_dims_as_torch_saves_them(call):
         out.sum().backward()
         return out.grad_fn._saved_dim, out, x.grad
     same(body)
+
+
+@pytest.mark.parametrize("call, names", [
+    ("torch.diag(v)", ("dim1", "dim2", "offset")), ("torch.diag(m, -1)", ("dim1", "dim2")),
+    ("m.H", ("dim0", "dim1")), ("m.roll(1, -1)", ("dims", "shifts")),
+    ("m.roll((1, 2), (0, -1))", ("dims",))])
+def test_dims_shown_unwrapped(call, names):
+    def body(torch):
+        v, m = torch.ones(3, requires_grad=True), torch.arange(12.0).reshape(3, 4).requires_grad_()
+        out = eval(call)  # noqa: S307
+        out.sum().backward()
+        return _shown(out.grad_fn, *names), out, v.grad, m.grad
+    same(body)

@@ -84,17 +84,17 @@ def differences(row, torch):
 # formula reads (a number where torch wraps a Tensor, the input where torch saves its LU
 # factors or a derived size), or keeps a non-differentiable output as a fresh Tensor.
 _DIFFER = frozenset({
-    'H_property', 'adaptive_avg_pool2d', 'adaptive_avg_pool3d', 'addbmm', 'affine_grid_generator',
-    'as_strided', 'as_strided_', 'as_strided_method', 'avg_pool2d', 'avg_pool3d', 'batch_norm',
-    'cast_float', 'cast_half', 'cholesky_solve_direct', 'chunk', 'complex', 'conv1d', 'conv2d',
-    'conv3d', 'conv_tbc', 'conv_transpose1d', 'conv_transpose2d', 'cross_entropy', 'cummax',
-    'cummax_method', 'cummin', 'cummin_method', 'det_method', 'det_singular', 'diag', 'embedding',
-    'embedding_bag', 'fft_real', 'frexp', 'gather', 'gather_method', 'getitem_list',
-    'getitem_list_col', 'getitem_mask_of_self', 'getitem_tensor_index', 'getitem_two_lists',
-    'group_norm', 'index_add', 'index_add_', 'index_copy', 'index_copy_', 'index_put',
-    'interpolate_linear', 'interpolate_nearest', 'kthvalue', 'kthvalue_method', 'layer_norm',
-    'linalg_det', 'linalg_eigh_values', 'linalg_householder_product', 'linalg_lstsq_public',
-    'linalg_lu', 'linalg_lu_factor', 'linalg_lu_factor_ex', 'linalg_matrix_exp', 'linalg_norm',
+    'adaptive_avg_pool2d', 'adaptive_avg_pool3d', 'addbmm', 'affine_grid_generator', 'as_strided',
+    'as_strided_', 'as_strided_method', 'avg_pool2d', 'avg_pool3d', 'batch_norm', 'cast_float',
+    'cast_half', 'cholesky_solve_direct', 'chunk', 'complex', 'conv1d', 'conv2d', 'conv3d',
+    'conv_tbc', 'conv_transpose1d', 'conv_transpose2d', 'cross_entropy', 'cummax', 'cummax_method',
+    'cummin', 'cummin_method', 'det_method', 'det_singular', 'embedding', 'embedding_bag',
+    'fft_real', 'frexp', 'gather', 'gather_method', 'getitem_list', 'getitem_list_col',
+    'getitem_mask_of_self', 'getitem_tensor_index', 'getitem_two_lists', 'group_norm', 'index_add',
+    'index_add_', 'index_copy', 'index_copy_', 'index_put', 'interpolate_linear',
+    'interpolate_nearest', 'kthvalue', 'kthvalue_method', 'layer_norm', 'linalg_det',
+    'linalg_eigh_values', 'linalg_householder_product', 'linalg_lstsq_public', 'linalg_lu',
+    'linalg_lu_factor', 'linalg_lu_factor_ex', 'linalg_matrix_exp', 'linalg_norm',
     'linalg_slogdet', 'linalg_solve', 'linalg_solve_ex', 'linalg_svd_complex', 'linalg_svdvals',
     'lobpcg', 'logsigmoid', 'lu_unpack', 'matrix_exp_method', 'max_dim', 'max_dim_edge',
     'max_dim_fn', 'max_pool2d', 'max_pool3d', 'median_dim', 'min_dim', 'min_dim_edge',
@@ -103,10 +103,10 @@ _DIFFER = frozenset({
     'nn.functional.affine_grid', 'nn.functional.conv_tbc', 'nn.functional.fractional_max_pool2d',
     'nn.functional.fractional_max_pool3d', 'normal_tensors', 'orgqr', 'ormqr',
     'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pairwise_distance', 'pca_lowrank',
-    'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'roll_method', 'rrelu', 'rrelu_inplace',
-    'segment_reduce', 'setitem_advanced', 'setitem_mask_value', 'slogdet', 'sort', 'sort_method',
-    'sort_stable', 'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes', 'stft',
-    'svd_lowrank', 'take_along_dim', 'topk', 'topk_method', 'torch_embedding_bag', 'torch_lu',
+    'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace', 'segment_reduce',
+    'setitem_advanced', 'setitem_mask_value', 'slogdet', 'sort', 'sort_method', 'sort_stable',
+    'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes', 'stft', 'svd_lowrank',
+    'take_along_dim', 'topk', 'topk_method', 'torch_embedding_bag', 'torch_lu',
 })
 
 

@@ -116,7 +116,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def diag(input, diagonal=0, *, out=None):
     """A 1-D input as the diagonal of a matrix, or a matrix's diagonal as a 1-D copy."""
     if input.ndim == 1:
-        return _diag_embed(input, diagonal, 0, 1)
+        return _diag_embed(input, diagonal, -2, -1)  # (torch's node shows these dims)
     if input.ndim == 2:
         return _diagonal_copy(input, diagonal, 0, 1)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")

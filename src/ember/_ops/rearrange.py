@@ -415,8 +415,9 @@ def roll(input, shifts, dims=None):
                            f"dims:{len(dims)}")
     if dims and input.ndim == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
-    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
-    return _roll(input, shifts, dims)
+    for d in dims:
+        _wrap_dim(d, input.ndim)  # (torch's error for a dim out of range)
+    return _roll(input, shifts, dims)  # (dims as given: torch's node shows them so)
 
 
 @op("rot90", promote=NONE)

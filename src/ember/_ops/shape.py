@@ -291,7 +291,7 @@ def _adjoint(self):
         extra = (" For batches of matrices, consider using tensor.mH" if nd > 2 else "")
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{nd}-D tensor.{extra}")
-    return _conj_if_complex(transpose(self, 0, 1))
+    return _conj_if_complex(transpose(self, -2, -1))  # (the dims torch's node shows)
 
 
 Tensor.T = property(_numpy_T)
