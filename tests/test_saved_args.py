@@ -91,3 +91,15 @@ def test_dims_shown_unwrapped(call, names):
         out.sum().backward()
         return _shown(out.grad_fn, *names), out, v.grad, m.grad
     same(body)
+
+
+@pytest.mark.parametrize("call", [
+    "torch.linalg.norm(v)", "torch.linalg.norm(m)", "torch.linalg.norm(m, dim=1)",
+    "torch.linalg.norm(v, 3)", "torch.linalg.vector_norm(v)", "torch.linalg.matrix_norm(m)"])
+def test_norm_ord(call):
+    def body(torch):
+        v, m = torch.ones(3, requires_grad=True), torch.arange(12.0).reshape(3, 4).requires_grad_()
+        out = eval(call)  # noqa: S307
+        out.backward()
+        return _shown(out.grad_fn, "ord"), out, v.grad, m.grad
+    same(body)

@@ -229,7 +229,8 @@ def norm(input, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):  # 
                                f"must be 1D or 2D. Got {input.ndim}D.")
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: Order {ord} not supported.")
-    return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    # (torch passes a float 2 for no ord: its node shows _saved_ord 2.0)
+    return vector_norm(input, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 def cond(input, p=None, *, out=None):  # noqa: A002

@@ -94,7 +94,7 @@ _DIFFER = frozenset({
     'index_add_', 'index_copy', 'index_copy_', 'index_put', 'interpolate_linear',
     'interpolate_nearest', 'kthvalue', 'kthvalue_method', 'layer_norm', 'linalg_det',
     'linalg_eigh_values', 'linalg_householder_product', 'linalg_lstsq_public', 'linalg_lu',
-    'linalg_lu_factor', 'linalg_lu_factor_ex', 'linalg_matrix_exp', 'linalg_norm',
+    'linalg_lu_factor', 'linalg_lu_factor_ex', 'linalg_matrix_exp',
     'linalg_slogdet', 'linalg_solve', 'linalg_solve_ex', 'linalg_svd_complex', 'linalg_svdvals',
     'lobpcg', 'logsigmoid', 'lu_unpack', 'matrix_exp_method', 'max_dim', 'max_dim_edge',
     'max_dim_fn', 'max_pool2d', 'max_pool3d', 'median_dim', 'min_dim', 'min_dim_edge',
