@@ -16,7 +16,7 @@ def _shown(node, *names):
 def test_slice_bounds(key):
     def body(torch):
         x = torch.ones(6, 5, requires_grad=True)
-        return _shown(eval(f"x[{key}]").grad_fn, "start", "end", "step")  # noqa: S307
+        return _shown(eval(f"x[{key}]").grad_fn, "start", "end", "step")
     same(body)
 
 
@@ -27,7 +27,7 @@ def test_slice_bounds(key):
 def test_var_correction(call):
     def body(torch):
         x = torch.arange(20.0).reshape(4, 5).requires_grad_()
-        out = eval(call)  # noqa: S307
+        out = eval(call)
         out.sum().backward()
         return _shown(out.grad_fn, "correction"), out, x.grad
     same(body)
@@ -44,9 +44,9 @@ def test_var_correction(call):
 ])
 def test_activation_scalars(call, names):
     def body(torch):
-        F = torch.nn.functional  # noqa: N806, F841 - read by the eval
+        F = torch.nn.functional  # noqa: F841 - read by the eval
         x = torch.linspace(-8, 8, 9, requires_grad=True)
-        out = eval(call)  # noqa: S307
+        out = eval(call)
         out.sum().backward()
         return _shown(out.grad_fn, *names), out, x.grad
     same(body)
@@ -57,10 +57,10 @@ def test_activation_scalars(call, names):
 def test_matmul_input_sizes(call):
     """mm/addmm's nodes show both inputs' sizes beside their strides, either input grad-free."""
     def body(torch):
-        F = torch.nn.functional  # noqa: N806, F841 - read by the eval
-        a = torch.ones(3, 4, requires_grad=True)
+        F = torch.nn.functional  # noqa: F841 - read by the eval
+        a = torch.ones(3, 4, requires_grad=True)  # noqa: F841 - read by the eval
         b, c = torch.ones(4, 2), torch.zeros(2)  # noqa: F841 - read by the eval
-        node = eval(call).grad_fn  # noqa: S307
+        node = eval(call).grad_fn
         return sorted((n, getattr(node, n)) for n in dir(node) if n.endswith("_sym_sizes"))
     same(body)
 
@@ -71,10 +71,10 @@ def test_matmul_input_sizes(call):
 def test_dims_as_torch_saves_them(call):
     """glu keeps its dim as given; real/imag select the wrapped last dim of view_as_real."""
     def body(torch):
-        F = torch.nn.functional  # noqa: N806, F841 - read by the eval
+        F = torch.nn.functional  # noqa: F841 - read by the eval
         x = torch.arange(16.0).reshape(4, 4).requires_grad_()
         z = torch.complex(x, -x)  # noqa: F841 - read by the eval
-        out = eval(call)  # noqa: S307
+        out = eval(call)
         out.sum().backward()
         return out.grad_fn._saved_dim, out, x.grad
     same(body)
@@ -87,7 +87,7 @@ def test_dims_as_torch_saves_them(call):
 def test_dims_shown_unwrapped(call, names):
     def body(torch):
         v, m = torch.ones(3, requires_grad=True), torch.arange(12.0).reshape(3, 4).requires_grad_()
-        out = eval(call)  # noqa: S307
+        out = eval(call)
         out.sum().backward()
         return _shown(out.grad_fn, *names), out, v.grad, m.grad
     same(body)
@@ -99,7 +99,7 @@ def test_dims_shown_unwrapped(call, names):
 def test_norm_ord(call):
     def body(torch):
         v, m = torch.ones(3, requires_grad=True), torch.arange(12.0).reshape(3, 4).requires_grad_()
-        out = eval(call)  # noqa: S307
+        out = eval(call)
         out.backward()
         return _shown(out.grad_fn, "ord"), out, v.grad, m.grad
     same(body)
