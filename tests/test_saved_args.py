@@ -15,7 +15,7 @@ def _shown(node, *names):
 @pytest.mark.parametrize("key", ["1:3", "-3:", ":", "::2", "1:100", "-1:-3:-1"])
 def test_slice_bounds(key):
     def body(torch):
-        x = torch.ones(6, 5, requires_grad=True)
+        x = torch.ones(6, 5, requires_grad=True)  # noqa: F841 - read by the eval
         return _shown(eval(f"x[{key}]").grad_fn, "start", "end", "step")
     same(body)
 
