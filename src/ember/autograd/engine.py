@@ -411,7 +411,6 @@ def _execute(task, root_nodes):
     borrowed = task.borrowed
     ndarray = np.ndarray
     grad_dtypes = GRAD_DTYPES_SET[0]  # (some leaf may have a grad_dtype of its own)
-    Ready = _Ready
     while True:
         if following is not None:
             fn, following = following, None
@@ -504,9 +503,7 @@ def _execute(task, root_nodes):
             deps[child] = d
             if d == 0:
                 if ready is not None:
-                    entry = Ready(-ready._seq)  # (_push_ready, inline: once per node)
-                    entry.fn = ready
-                    push(heap, entry)
+                    push(heap, _entry(ready))
                 ready = child
         # (this node's gradients, passed on: a reference left here would make a leaf's
         # gradient look held by someone else, see _accumulate)
@@ -518,9 +515,7 @@ def _execute(task, root_nodes):
             if not heap:
                 following = ready
             else:
-                entry = Ready(-ready._seq)
-                entry.fn = ready
-                push(heap, entry)
+                push(heap, _entry(ready))
 
 
 def _times_in(outs, g):
@@ -918,7 +913,7 @@ def _accumulate(task, var, g):
         if refs <= _OWN_REFS and type(g) is ndarray and _plainly_owned(task, g, var._data):
             # the usual first gradient, taken over as it is: what the general path below
             # does for it, in fewer calls (a fixed cost per leaf and backward)
-            task.borrowed[id(g)] = weakref.ref(g)
+            task.borrowed.add(g)
             var._grad = wrap_versioned(g)
         else:
             var._grad = _first_grad(task, var, g, refs)
@@ -964,18 +959,9 @@ def _plainly_owned(task, g, var_data):
     """For a NumPy gradient ``g`` that only the engine's references hold (so no Tensor user
     code saw wraps it): whether ``_accumulate`` takes it over as ``.grad`` as it is (nothing
     borrowed, writable, and, when the layout policy is enforced, laid out as ``var_data``)."""
-    ref = task.borrowed.get(id(g))
-    if ref is not None and ref() is g:
+    if task.borrowed.holds(g) or not g.flags.writeable:
         return False
-    flags = g.flags
-    if not flags.writeable:
-        return False
-    if not _layout_policy.enforce:
-        return True
-    if (flags.c_contiguous and type(var_data) is ndarray and var_data.flags.c_contiguous
-            and g.strides == var_data.strides):
-        return True  # (_obeys_layout's usual case, both dense)
-    return _obeys_layout(g, var_data)
+    return not _layout_policy.enforce or _obeys_layout(g, var_data)
 
 
 def _check_no_internal_overlap(grad_data):
