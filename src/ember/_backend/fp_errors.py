@@ -77,6 +77,15 @@ def quietly(kernel, *args):
     return kernel(*args)
 
 
+def quiet_lines(result, fn, args):
+    """Lines of generated code running ``fn(args)`` as quietly() does, written out (hot paths
+    save the call): ``result`` is what the value is assigned to ("out = ", or "" for none); the
+    code's scope needs ``quiet_context`` and ``inside``."""
+    return ["try:", f"    {result}quiet_context.run({fn}, {args})", "except RuntimeError:",
+            "    if not inside():", "        raise  # (the kernel's own error)",
+            f"    {result}{fn}({args})"]
+
+
 def made_nan(ufunc, x):
     """``(ufunc(x), whether it made a NaN of a number)``: the floating point "invalid" flag,
     which NumPy reports after the call (in a quiet kernel; elsewhere False). A kernel that

@@ -19,7 +19,7 @@ from .. import _dtype as D
 from .._backend import data_address, get_xp
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
-from .._backend.fp_errors import inside, quiet_context, quietly
+from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import ERR_INFERENCE_SAVE, follow_base, move_retained_grad
 from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, SAME, _MISSING, _arrays, _guards,
                        broadcast_error, compute_dtype, record, run_inplace, scalar_array)
@@ -637,9 +637,7 @@ def _write_lines(op, xs):
     operands = ", ".join(xs[:op.n_tensors])
     into = [f"op.ufunc({operands}, own)"]
     if op.quiet:  # (quietly() written out: see _backend/fp_errors.py)
-        into = ["try:", f"    quiet_context.run(op.ufunc, {operands}, own)",
-                "except RuntimeError:", "    if not inside():", "        raise",
-                f"    op.ufunc({operands}, own)"]
+        into = quiet_lines("", "op.ufunc", f"{operands}, own")
     if op.n_tensors == 1:
         return into
     fits = "(type(x1) is not ndarray or x1.ndim <= own.ndim)"

@@ -34,7 +34,7 @@ import numpy as np
 from .. import _dtype as D
 from . import opmath
 from .._backend import as_array, get_xp, is_array
-from .._backend.fp_errors import inside, quiet_context, quietly
+from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap, typename
@@ -780,9 +780,7 @@ def _compile_call(arity, array_args, quiet):
         cond = "t is ndarray and a0.dtype not in SPECIAL"
         if array_args == 2:
             cond += " and type(args[1]) is ndarray and args[1].dtype not in SPECIAL"
-        run = (["try:", "    out = quiet_context.run(self.bare_kernel, *args)",
-                "except RuntimeError:", "    if not inside():", "        raise",
-                "    out = self.bare_kernel(*args)"] if quiet else
+        run = (quiet_lines("out = ", "self.bare_kernel", "*args") if quiet else
                ["out = self.kernel(*args)"])
         lines += [f"    elif {cond}:"] + ["        " + line for line in run]
         lines += ["        return out if type(out) is ndarray else as_array(out)"]
@@ -1261,9 +1259,7 @@ def _compile_caller(op):
     xs = [f"x{k}" for k in range(n)] + [f"args[{i}]" for i in range(n, len(op.params))]
     call = [f"out = op.kernel({', '.join(xs)})"]
     if op.quiet:  # (quietly() written out: see _backend/fp_errors.py)
-        call = ["try:", f"    out = quiet_context.run(op.bare_kernel, {', '.join(xs)})",
-                "except RuntimeError:", "    if not inside():", "        raise",
-                f"    out = op.bare_kernel({', '.join(xs)})"]
+        call = quiet_lines("out = ", "op.bare_kernel", ", ".join(xs))
     lines += ["    try:"] + ["        " + line for line in call]
     lines += ["    except ValueError as e:",
               "        if 'broadcast' in str(e):",
