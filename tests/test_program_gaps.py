@@ -134,3 +134,32 @@ def test_gradcheck_stays_a_function_when_gradgradcheck_is_used_first():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_core_classes_print_as_the_packages_own():
+    def body(torch):
+        classes = (torch.Tensor, torch.Size, torch.dtype, torch.device, torch.finfo,
+                   torch.iinfo, torch.memory_format, torch.layout)
+        return ([repr(cls) for cls in classes], repr(type(torch.ones(1))),
+                repr(type(torch.strided)), repr(type(torch.ones(2).shape)))
+    same(body)
+
+
+def test_core_classes_pickle_under_the_packages_name():
+    import pickle
+
+    import ember
+    for obj in (ember.Tensor, ember.Size, ember.dtype, ember.device, ember.finfo,
+                ember.iinfo, ember.memory_format, ember.layout, ember.Size([2, 3])):
+        assert pickle.loads(pickle.dumps(obj)) == obj
+
+
+def test_the_cross_dim_warning_names_the_callers_line():
+    import warnings
+
+    def body(torch):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            out = torch.cross(torch.tensor([0., 1., 0.]), torch.tensor([1., 0., 0.]))
+        return out, [(w.category.__name__, w.filename == __file__) for w in record]
+    same(body)

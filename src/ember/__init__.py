@@ -210,6 +210,14 @@ from ._by_reference import name_where_found as _name_where_found  # noqa: E402 -
 _name_where_found(globals())
 del _name_where_found
 
+# torch's core classes print as the package's own (``<class 'torch.Tensor'>``, ``torch.Size``);
+# pickle finds them again under that name, as each is exported here
+for _cls, _name in ((Tensor, "Tensor"), (Size, "Size"), (dtype, "dtype"), (device, "device"),
+                    (finfo, "finfo"), (iinfo, "iinfo"), (memory_format, "memory_format"),
+                    (layout, "layout")):
+    _cls.__module__, _cls.__name__, _cls.__qualname__ = __name__, _name, _name
+del _cls, _name
+
 _SUBMODULES = ("nn", "cuda", "accelerator", "backends", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",
                "multiprocessing", "fft", "special", "signal", "cpu", "sparse")

@@ -681,10 +681,11 @@ def _(grad, self, dim):
 def cross(input, other, dim=None, *, out=None):  # noqa: A002 - torch's name
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3)."""
     if dim is None:
+        from .inplace import _user_stacklevel  # the caller's line, past with_out's wrapper
         warnings.warn("Using ember.cross without specifying the dim arg is deprecated.\nPlease "
                       "either pass the dim explicitly or simply use ember.linalg.cross.\nThe "
                       "default value of dim will change to agree with that of linalg.cross in a "
-                      "future release.", UserWarning, stacklevel=2)
+                      "future release.", UserWarning, stacklevel=_user_stacklevel())
         shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return linalg_cross(input, other, dim)
