@@ -52,6 +52,18 @@ CASES = [
       'index out of range in self'),
     E('index_select_2d', lambda m: m.ones(3).index_select(0, m.zeros(2, 2, dtype=m.long)),
       IndexError, 'index_select(): Index is supposed to be a vector'),
+    # more than one dimension: dimension 1, and any dimension of an empty input, have torch's
+    # other checks
+    E('index_select_dim1_oob', lambda m: m.ones(1, 3).index_select(1, m.tensor([3, 1])),
+      RuntimeError, 'INDICES element is out of DATA bounds, id=3 axis_dim=3'),
+    E('index_select_dim1_negative', lambda m: m.ones(2, 3, 4).index_select(-2, m.tensor([-1])),
+      RuntimeError, 'INDICES element is out of DATA bounds, id=-1 axis_dim=3'),
+    E('index_select_dim2_oob', lambda m: m.ones(2, 3, 4).index_select(2, m.tensor([4])),
+      IndexError, 'index out of range in self'),
+    E('index_select_empty_oob', lambda m: m.ones(2, 0, 4).index_select(2, m.tensor([4])),
+      RuntimeError, 'INDICES element is out of DATA bounds, id=4 axis_dim=4'),
+    E('index_select_empty_dim', lambda m: m.ones(0, 3).index_select(0, m.tensor([0])),
+      RuntimeError, 'index_select(): self indexing axis dim should be positive'),
     E('index_add_oob', lambda m: m.ones(3, 4).index_add(0, m.tensor([5]), m.ones(1, 4)),
       RuntimeError, 'index 5 is out of bounds for dimension 0 with size 3'),
     E('index_add_count', lambda m: m.ones(3, 4).index_add(0, m.tensor([0, 1]), m.ones(1, 4)),

@@ -384,9 +384,23 @@ def _index_select(self, index, dim):
             raise IndexError("index out of range in self")
         return self.copy()
     d = _wrap_dim(dim, self.ndim)
-    if (index < 0).any() or (index >= self.shape[d]).any():
-        raise IndexError("index out of range in self")
+    _check_select_range(self, index, d)
     return get_xp(self).take(self, index, axis=d)
+
+
+def _check_select_range(self, index, d):
+    """torch's index_select range checks: its kernel for more than one dimension checks an
+    empty input, and dimension 1 of any input, before copying, with messages of their own."""
+    n = self.shape[d]
+    bad = (index < 0) | (index >= n)
+    if self.ndim > 1 and index.size and (self.size == 0 or d == 1):
+        if n == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        if bad.any():
+            raise RuntimeError(f"INDICES element is out of DATA bounds, "
+                               f"id={int(index[bad][0])} axis_dim={n}")
+    elif bad.any():
+        raise IndexError("index out of range in self")
 
 
 @_index_select.grad("self", writes=1)
