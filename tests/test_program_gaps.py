@@ -163,3 +163,34 @@ def test_the_cross_dim_warning_names_the_callers_line():
             out = torch.cross(torch.tensor([0., 1., 0.]), torch.tensor([1., 0., 0.]))
         return out, [(w.category.__name__, w.filename == __file__) for w in record]
     same(body)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int16", "uint8"])
+@pytest.mark.parametrize("start, end, steps", [
+    (0., 6.283185307179586, 25), (-3.141592653589793, 3.141592653589793, 2000), (-3., 7., 37),
+    (0.1, 0.7, 64), (2.7, 250.2, 101), (5., 1.5, 9), (3., 3., 4), (1., 2., 1), (0., 1., 0),
+    (1.5, 2.5, 2),
+])
+def test_linspace_values_are_torchs_to_the_last_bit(start, end, steps, dtype):
+    """torch's kernel counts up from start and down from end, each value one fused
+    multiply-add in the result's precision (NumPy's linspace rounds differently)."""
+    def body(torch):
+        return torch.linspace(start, end, steps, dtype=getattr(torch, dtype))
+    same(body, rtol=0, atol=0)
+
+
+def test_linspace_takes_0d_tensor_ends():
+    def body(torch):
+        return (torch.linspace(torch.tensor(-1.5), torch.tensor(2.25), 7, dtype=torch.float64),
+                torch.linspace(-2, 2, 5, dtype=torch.complex64))
+    same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype, value", [
+    ("uint8", -3.), ("uint8", 255.9), ("uint8", -0.5), ("int8", 300), ("int32", 1e10),
+    ("float16", 1e6),
+])
+def test_linspace_refuses_ends_out_of_the_dtypes_range(dtype, value):
+    def body(torch):
+        return torch.linspace(value, 1, 3, dtype=getattr(torch, dtype))
+    same(body)

@@ -16,6 +16,7 @@ from ._backend.device import as_device, default_device, empty_on, move
 from ._backend.layout import empty_in_order, format_order
 from ._compile.hooks import constant, replayed
 from ._info import check_scalar
+from ._linspace_values import linspace_values
 from ._numpy_in import check_ndarray, warn_for_listed_arrays
 from ._random import fill as _fill
 from ._random.generator import (  # noqa: F401
@@ -384,14 +385,22 @@ def _check_steps(steps):
         raise RuntimeError("number of steps must be non-negative")
 
 
+def _linspace_end(value, dtype):
+    """An end of the range as a Python number of the result's kind, refused as torch refuses
+    one out of the dtype's range."""
+    value = check_scalar(value.item() if isinstance(value, Tensor) else value, dtype.np)
+    return complex(value) if dtype.is_complex else float(value)
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     check_pin_memory(pin_memory)
     _check_steps(steps)
     dtype = _dtype_arg("linspace", dtype) or D.get_default_dtype()
-    array = np.linspace(float(start), float(end), int(steps))
-    return constant(_finish(array.astype(dtype.np), None, requires_grad, device))
+    array = linspace_values(_linspace_end(start, dtype), _linspace_end(end, dtype), int(steps),
+                            dtype.np)
+    return constant(_finish(array, None, requires_grad, device))
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
