@@ -194,3 +194,19 @@ def test_linspace_refuses_ends_out_of_the_dtypes_range(dtype, value):
     def body(torch):
         return torch.linspace(value, 1, 3, dtype=getattr(torch, dtype))
     same(body)
+
+
+def test_torch_functional_module():
+    def body(torch):
+        import importlib
+        F = importlib.import_module(torch.__name__ + ".functional")
+        x = torch.arange(6.).reshape(2, 3)
+        missing = []
+        for name in ("max_pool2d", "relu"):
+            try:
+                getattr(F, name)
+            except AttributeError as error:
+                missing.append(str(error))
+        return (sorted(F.__all__), F.split(x, 2, 1), F.einsum("ij->j", x), F.norm(x),
+                F.broadcast_shapes((2, 1), (3,)), F is torch.functional, missing)
+    same(body)
