@@ -183,7 +183,7 @@ def _validate(rec, fn, i, s):
         from ..autograd.engine import check_expandable
         check_expandable(fn, i, shape, a.shape)
         out = as_array(sum_to(a, shape))
-        s = _step(rec, SUM_TO, (s,), shape, out)
+        s = _step(rec, SUM_TO, (s,), (a.shape, shape), out)
         a = out
     if a.dtype != dt:
         if a.dtype.kind == "c" and dt.kind != "c":

@@ -13,9 +13,10 @@ when a create_graph pass differentiates through a compiled function.
 """
 from __future__ import annotations
 
-from .._backend import as_array
+from .._backend import as_array, reduce_sum
 from .._state import state
 from .._tensor import _wrap
+from ..autograd._grad_versions import note_view
 from .recorder import (
     ADD,
     ASSIGN,
@@ -207,7 +208,8 @@ class _Writer:
         self.kinds = kinds
         self.forward = forward  # the forward function (it has the call's tensors)
         self.lines = []
-        self.scope = {"as_array": as_array, "wrap": _wrap}
+        self.scope = {"as_array": as_array, "wrap": _wrap, "reduce_sum": reduce_sum,
+                      "note_view": note_view}
         self.count = 0
         self.names, self.free, self.n_names = {}, [], 0
         self.keep = keep
@@ -327,13 +329,30 @@ class _Writer:
     def _engine_step(self, instr):
         a = [self.ref(x[1]) for x in instr.args]
         if instr.kind == SUM_TO:
-            from .._ops.reduction import sum_to
-            rhs = f"as_array({self.bind(sum_to.kernel, 'k')}({a[0]}, {self.bind(instr.extra)}))"
-        elif instr.kind == CAST:
+            return self._sum_to(a[0], *instr.extra)
+        if instr.kind == CAST:
             rhs = f"{a[0]}.astype({self.bind(instr.extra, 'd')})"
         else:
             rhs = f"as_array({a[0]} + {a[1]})" if instr.zero_d[0] else f"{a[0]} + {a[1]}"
         return lambda outs: [f"{outs[0]} = {rhs}"]
+
+    def _sum_to(self, x, have, shape):
+        """The engine's sum of a gradient of shape ``have`` down to its input's ``shape``,
+        written out: what ``reduction._sum_to_array`` does, its axes worked out once (the
+        shapes are guarded), the same reduction called."""
+        from .._ops.reduction import _sum_to_axes
+        axes = _sum_to_axes(have, shape)
+        lead = len(have) - len(shape)
+        if not shape:  # (torch's sum(): a tensor of its own)
+            return lambda outs: [f"{outs[0]} = as_array(reduce_sum({x}, None, False))"]
+        if len(axes) == lead:
+            # only leading dimensions: the sum has ``shape`` itself, noted as the view of
+            # another tensor's storage that torch's sum would be (as _sum_to_array notes it)
+            total = f"reduce_sum({x}, {self.bind(axes)}, False)"
+            return lambda outs: [f"{outs[0]} = {total}", f"note_view({outs[0]})"]
+        total = f"reduce_sum({x}, {self.bind(axes)}, True)"  # (never a NumPy scalar)
+        total = f"{total}.reshape({self.bind(shape)})" if lead else total
+        return lambda outs: [f"{outs[0]} = {total}"]
 
     def _replayed(self, instr):
         run = self.bind(_replayed_runner(instr), "R")

@@ -167,9 +167,11 @@ def _sum_to_array(x, shape):
     if len(axes) == lead:
         # only leading dimensions: the sum has ``shape`` itself, a new array (not a reshaped
         # view of one), which the engine keeps as a leaf's .grad without copying it; torch's
-        # is a view, which its engine never sums a second gradient into (see note_view)
+        # is a view, which its engine never sums a second gradient into (see note_view),
+        # except a sum down to 0-d, torch's plain sum()
         out = as_array(_array_sum(x, axes, False))
-        note_view(out)
+        if shape:
+            note_view(out)
         return out
     out = as_array(_array_sum(x, axes, True))
     return out.reshape(shape) if lead else out

@@ -1,0 +1,50 @@
+"""ember.compile's generated programs against torch's eager mode: the engine's steps a
+backward program writes out (a gradient summed down to a broadcast input's shape) give
+torch's gradients and their versions at every replay, not only at the recording call."""
+from __future__ import annotations
+
+import pytest
+
+import ember
+from oracle import same
+
+_SHAPES = ((4,), (3, 1), (1, 4), (3, 4), ())
+
+
+def _params(torch):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((2, 3, 4), generator=g)
+    return x, [torch.randn(shape, generator=g).requires_grad_() for shape in _SHAPES]
+
+
+def test_broadcast_gradients_summed_down_at_each_replay():
+    # summed over leading dimensions only (a new array where torch makes a view), over size-1
+    # dimensions (keeping them), both, and down to 0-d; two backward passes accumulate into
+    # each .grad (in place: its version shows whether torch's gradient was a view)
+    def body(torch):
+        x, params = _params(torch)
+
+        def loss(x):
+            return sum(((x * p).tanh() * (k + 1)).sum() for k, p in enumerate(params))
+        if torch is ember:
+            loss = ember.compile(loss)  # (torch eager is the reference)
+        seen = []
+        for _ in range(3):  # the recording call, then two replays
+            loss(x).backward()
+            loss(x).backward()
+            seen.append([(p.grad.clone(), p.grad._version) for p in params])
+            for p in params:
+                p.grad = None
+        return seen
+    same(body, rtol=1e-5, atol=1e-6)
+
+
+def test_a_sum_down_to_0d_is_its_own_tensor():
+    # torch's sum_to of a gradient down to 0-d is sum(), not a view: a second gradient of the
+    # same input is added into it in place, which the .grad's version shows
+    def body(torch):
+        x, params = _params(torch)
+        s = params[-1]
+        ((x * s).tanh().sum() + (x * s).sum()).backward()
+        return s.grad, s.grad._version
+    same(body, rtol=1e-5, atol=1e-6)
