@@ -99,7 +99,8 @@ def _(grad, self_shape, chain, geometries):
         from .strided import _composed_backward
         base, view = geometries
         return _composed_backward(grad, base, view[0], view[1], view[2])
-    return view_backward(grad, self_shape, chain)
+    out = view_backward(grad, self_shape, chain)
+    return out if geometries is None else _in_zero_storage(out, *geometries)
 
 
 @op("_view_of_base_backward", aten="aten::as_strided_backward", promote=NONE,
@@ -116,6 +117,29 @@ def view_backward(grad, input_sizes, chain):
         scatter_add(out.reshape(-1), where.reshape(-1), values)
     else:
         region[...] = grad
+    return out
+
+
+def _in_zero_storage(grad, base, view):
+    """``grad`` (of the base's shape) as torch's as_strided_backward returns it: the base's
+    geometry in a zero "storage" that starts where the base or the view starts, whichever is
+    first, so a view (of that storage) that the backward pass made. Only where the base's
+    elements fill a block of memory densely (in some order of its dimensions), the only layout
+    one reshape and transpose give; else ``grad`` itself."""
+    shape, strides, offset, _ = base
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])
+    step = 1
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != step:
+            return grad
+        step *= shape[d]
+    start = offset - min(offset, view[2])
+    extent = max(start + grad.size, view[2] - min(offset, view[2]) + 1 + sum(
+        (n - 1) * st for n, st in zip(view[0], view[1])))
+    storage = get_xp(grad).zeros(extent, grad.dtype)
+    out = storage[start:start + grad.size].reshape([shape[d] for d in order])
+    out = out.transpose([order.index(d) for d in range(len(shape))])
+    out[...] = grad
     return out
 
 
