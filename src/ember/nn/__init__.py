@@ -2,6 +2,7 @@
 from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *
 from .parameter import Buffer, Parameter  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
 
 
 def factory_kwargs(kwargs):

@@ -1,4 +1,5 @@
-"""``ember.nn.parallel``: DistributedDataParallel."""
+"""``ember.nn.parallel``: DataParallel and DistributedDataParallel."""
+from .data_parallel import DataParallel, data_parallel
 from .distributed import DistributedDataParallel
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
