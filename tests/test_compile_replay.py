@@ -48,3 +48,38 @@ def test_a_sum_down_to_0d_is_its_own_tensor():
         ((x * s).tanh().sum() + (x * s).sum()).backward()
         return s.grad, s.grad._version
     same(body, rtol=1e-5, atol=1e-6)
+
+
+_USED_TWICE = {
+    "three times": lambda x, W, p: (x * p).sum() + (x * p).tanh().sum() + (x * p).exp().sum(),
+    "matrix product": lambda x, W, p: (x @ W).sum() + (x @ W).tanh().sum(),
+    "through views": lambda x, W, p: (x @ W.t().t()).sum() + (x @ W).tanh().sum(),
+    "sum of two": lambda x, W, p: ((x * p) + (x * p)).sum(),
+    "one value twice": lambda x, W, p: (lambda y: (y + y).tanh().sum())(x * p),
+    "leaf plus itself": lambda x, W, p: (p + p).tanh().sum(),
+    "leaf times itself": lambda x, W, p: (p * p * x).sum(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_USED_TWICE))
+def test_gradients_summed_inside_a_backward_program_keep_torch_versions(case):
+    # an input reached twice: eager (and torch) sums its second gradient into the first in
+    # place where the first is a formula's own array, and the .grad's version shows it; the
+    # program adds out of place and notes that write
+    def body(torch):
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn((3, 4), generator=g)
+        W = torch.randn((4, 4), generator=g).requires_grad_()
+        p = torch.randn((3, 4), generator=g).requires_grad_()
+
+        def loss(x):
+            return _USED_TWICE[case](x, W, p)
+        if torch is ember:
+            loss = ember.compile(loss)
+        seen = []
+        for _ in range(3):
+            loss(x).backward()
+            seen.append([(t.grad, t.grad._version) for t in (W, p) if t.grad is not None])
+            W.grad = p.grad = None
+        return seen
+    same(body, rtol=1e-5, atol=1e-6)

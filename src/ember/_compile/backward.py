@@ -15,9 +15,10 @@ import itertools
 
 import numpy as np
 
-from .._backend import as_array, fp_errors, get_xp, is_array
+from .._backend import as_array, fp_errors, get_xp, is_array, writeable
 from .._ops.views import CopySlices
 from .._state import state
+from ..autograd._grad_versions import is_torch_view, note_writes, writes_of
 from ..autograd.graph import ERR_FREED, AccumulateGrad, gradient_edge
 from .recorder import ADD, ASSIGN, CAST, CONST, COPY, FORMULA, SLOT, SLOTS, SUM_TO, VALUE, Instr
 
@@ -32,6 +33,7 @@ def trace(rec, outputs, grad_slots, sources):
         targets.setdefault(fn, []).append((nr, k))
     deps = _dependencies(rec, [fn for fn, _ in root_edges], targets)
     buffers = {}
+    rec.first_owned = max(grad_slots, default=len(rec.arrays) - 1) + 1  # (see _sums_in_place)
     for (fn, nr), s in zip(root_edges, grad_slots):
         _accumulate(rec, buffers, fn, nr, s)
     heap, order = [], itertools.count()
@@ -201,7 +203,25 @@ def _accumulate(rec, buffers, fn, nr, s):
     if old is None:
         buf[nr] = s
     else:
-        buf[nr] = _step(rec, ADD, (old, s), None, as_array(rec.arrays[old] + rec.arrays[s]))
+        written = writes_of(rec.arrays[old]) + 1 if _sums_in_place(rec, buffers, old, s) else 0
+        total = as_array(rec.arrays[old] + rec.arrays[s])
+        if written:
+            note_writes(total, written)  # (what a third gradient's sum finds)
+        buf[nr] = _step(rec, ADD, (old, s), written, total)
+
+
+def _sums_in_place(rec, buffers, old, s):
+    """Whether the engine's first-order pass would add gradient ``s`` into ``old`` in place
+    (engine.py: a gradient a formula made, not a view, which nothing but its buffer holds), a
+    write torch's version of the sum shows. The program adds out of place (the same values)
+    and notes that write against the sum instead."""
+    a, g = rec.arrays[old], rec.arrays[s]
+    if (old < rec.first_owned or old == s or a.base is not None or a.shape != g.shape
+            or a.dtype != g.dtype or not is_array(a) or not writeable(a) or is_torch_view(a)):
+        return False  # (below first_owned: the caller's gradients and the forward's arrays)
+    held = [x for buf in buffers.values() for x in buf if x is not None]
+    return held.count(old) == 1 and not any(
+        rec.arrays[x].base is a for x in held + [s])
 
 
 def _step(rec, kind, slots, value, out):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .._backend import as_array, reduce_sum
 from .._state import state
 from .._tensor import _wrap
-from ..autograd._grad_versions import note_view
+from ..autograd._grad_versions import note_view, note_writes
 from .recorder import (
     ADD,
     ASSIGN,
@@ -209,7 +209,7 @@ class _Writer:
         self.forward = forward  # the forward function (it has the call's tensors)
         self.lines = []
         self.scope = {"as_array": as_array, "wrap": _wrap, "reduce_sum": reduce_sum,
-                      "note_view": note_view}
+                      "note_view": note_view, "note_writes": note_writes}
         self.count = 0
         self.names, self.free, self.n_names = {}, [], 0
         self.keep = keep
@@ -332,9 +332,12 @@ class _Writer:
             return self._sum_to(a[0], *instr.extra)
         if instr.kind == CAST:
             rhs = f"{a[0]}.astype({self.bind(instr.extra, 'd')})"
-        else:
-            rhs = f"as_array({a[0]} + {a[1]})" if instr.zero_d[0] else f"{a[0]} + {a[1]}"
-        return lambda outs: [f"{outs[0]} = {rhs}"]
+            return lambda outs: [f"{outs[0]} = {rhs}"]
+        rhs = f"as_array({a[0]} + {a[1]})" if instr.zero_d[0] else f"{a[0]} + {a[1]}"
+        if not instr.extra:
+            return lambda outs: [f"{outs[0]} = {rhs}"]
+        # (eager sums into the first gradient in place: the sum shows that write)
+        return lambda outs: [f"{outs[0]} = {rhs}", f"note_writes({outs[0]}, {instr.extra})"]
 
     def _sum_to(self, x, have, shape):
         """The engine's sum of a gradient of shape ``have`` down to its input's ``shape``,

@@ -59,7 +59,8 @@ class Instr:
     ``(VALUE, value)`` (a create_graph pass calls the op again on Tensors with them);
     ``outs``: one slot per result (None where a result is an array already in a slot);
     ``bumps``: slots of outside tensors whose version an in-place write bumps;
-    ``extra``: the shapes from and to of SUM_TO, the dtype of CAST.
+    ``extra``: the shapes from and to of SUM_TO, the dtype of CAST, the writes ADD notes
+    against its sum (0: none).
     """
 
     __slots__ = (
