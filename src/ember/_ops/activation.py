@@ -17,6 +17,7 @@ from .._backend import get_xp, is_array, reduce_max, reduce_sum
 from .._tensor import Tensor, _wrap_dim
 from .pointwise import (add_scalar, exp, not_implemented, sigmoid, tanh, threshold_backward, where,
                         zero_gradient)
+from .reduction import contiguous_result
 from .registry import op
 
 FUNCTIONAL = ['celu', 'elu', 'elu_', 'gelu', 'glu', 'hardshrink', 'hardsigmoid', 'hardswish',
@@ -886,6 +887,7 @@ def _sum_dim(x, dim):
 
 
 @op("_softmax", node="SoftmaxBackward0", quiet=True)
+@contiguous_result
 def _softmax(self, dim, half_to_float=False):
     return _softmax_kernel(self, dim, False)
 
@@ -914,6 +916,7 @@ def _(grad, grad_output, output, dim):
 
 
 @op("_log_softmax", node="LogSoftmaxBackward0", quiet=True)
+@contiguous_result
 def _log_softmax(self, dim, half_to_float=False):
     return _softmax_kernel(self, dim, True)
 

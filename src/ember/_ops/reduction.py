@@ -11,6 +11,7 @@ __all__ = ['all', 'amax', 'amin', 'any', 'argmax', 'argmin', 'count_nonzero', 'l
 
 import builtins
 import collections
+import functools
 import math
 
 import numpy as np
@@ -25,6 +26,34 @@ from .shape import expand, reshape, unsqueeze
 
 
 # -- helpers shared by the reduction families ----------------------------------------------------
+
+def contiguous_result(kernel):
+    """``kernel`` with row-major (C-contiguous) results: torch allocates the results of its
+    reductions, scans and softmax contiguous whatever the input's layout, where NumPy keeps
+    the input's order. Their strides show, and so does whether a later ``view``, ``flatten``
+    or ``reshape`` of them can be a view. (Only a result of another layout is copied.)"""
+    @functools.wraps(kernel)
+    def contiguous_kernel(*args, **kwargs):
+        out = kernel(*args, **kwargs)
+        if type(out) is tuple:
+            return tuple(_row_major(a) for a in out)
+        return _row_major(out)
+    return contiguous_kernel
+
+
+def _row_major(a):
+    if a.flags.c_contiguous and (a.ndim < 2 or (1 not in a.shape and 0 not in a.shape)):
+        return a
+    # (NumPy calls an array contiguous whatever the strides of its dimensions of one element,
+    # which torch's contiguous strides give the size of the dimensions after them)
+    step, strides = a.itemsize, []
+    for n in reversed(a.shape):
+        strides.append(step)
+        step *= builtins.max(n, 1)
+    if a.flags.c_contiguous and a.strides == tuple(reversed(strides)):
+        return a
+    return get_xp(a).array(a, order="C", copy=True)
+
 def _dims(dim, ndim):
     """A sorted tuple of non-negative dims from an int, a sequence, or None (all dims).
 
@@ -235,6 +264,7 @@ def _(self_t, dtype):
 
 
 @op("sum", promote=NONE, quiet=True, node="SumBackward1", writes=1)
+@contiguous_result
 def sum_dim(self, dim, keepdim=False, dtype=None):
     return _reduce_sum(self, _dims(dim, self.ndim), keepdim, dtype)
 
@@ -346,6 +376,7 @@ def _(self_t, dtype):
 
 
 @op("mean", promote=NONE, quiet=True, node="MeanBackward1", writes=2)
+@contiguous_result
 def mean_dim(self, dim, keepdim=False, dtype=None):
     _check_float(self, dtype, "mean")
     dims = _dims(dim, self.ndim)
@@ -383,6 +414,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @op("nansum", promote=NONE, quiet=True, node="NansumBackward0", writes=1)
+@contiguous_result
 def _nansum(self, dim=None, keepdim=False, dtype=None):
     axis = None if dim is None else _dims(dim, self.ndim)
     return _reduce(get_xp(self).nansum, self, axis, keepdim, dtype)
@@ -442,6 +474,7 @@ def _(grad, self, result):
 
 
 @op("prod", promote=NONE, node="ProdBackward1", quiet=True, writes=1)
+@contiguous_result
 def prod_dim(self, dim, keepdim=False, dtype=None):
     return _reduce_prod(self, _dims(dim, self.ndim), keepdim, dtype)
 
@@ -492,6 +525,7 @@ Tensor.prod = prod
 
 
 @op("logsumexp", promote=FLOAT, quiet=True, node="LogsumexpBackward0", writes=1)
+@contiguous_result
 def _logsumexp(self, dim, keepdim=False):
     xp = get_xp(self)
     dims = _dims(dim, self.ndim)
@@ -528,6 +562,7 @@ Tensor.logsumexp = logsumexp
 
 def _logical_reduction(name, ufunc):
     @op(name, promote=NONE, differentiable=False, writes=1)
+    @contiguous_result
     def kernel(self, dim=None, keepdim=False):
         axis = None if dim is None else _dims(dim, self.ndim)
         out = getattr(get_xp(self), ufunc)(self, axis=axis, keepdims=keepdim)
@@ -551,6 +586,7 @@ def any(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's na
 
 
 @op("count_nonzero", promote=NONE, differentiable=False, method=True)
+@contiguous_result
 def count_nonzero(self, dim=None):
     """Number of non-zero elements, over ``dim`` (an int or a tuple) or all."""
     axis = None if dim is None else _dims(dim, self.ndim)
@@ -726,7 +762,8 @@ def _amax_kernel(name, fn):
         return getattr(get_xp(self), fn)(self, axis=dims, keepdims=keepdim)
     kernel.__name__ = name
     return op(name, promote=NONE, method=True,
-              writes=lambda self, dim=(), keepdim=False: int(self.numel() > 0))(kernel)
+              writes=lambda self, dim=(), keepdim=False: int(self.numel() > 0))(
+        contiguous_result(kernel))
 
 
 amax = _amax_kernel("amax", "max")

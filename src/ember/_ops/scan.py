@@ -9,8 +9,8 @@ from .._backend import accumulate, get_xp
 from .._tensor import Tensor, _wrap_dim
 from .registry import NONE, op
 from .pointwise import abs, exp, log, no_kernel, refuse, where
-from .reduction import (_a, _acc_dtype, _dtype_name, _has_zero, return_type, sum_dim,
-                        take_along_dim_backward)
+from .reduction import (_a, _acc_dtype, _dtype_name, _has_zero, contiguous_result, return_type,
+                        sum_dim, take_along_dim_backward)
 from .shape import transpose, unsqueeze
 
 
@@ -56,6 +56,7 @@ def _filled_when_trivial(self, dim, dtype=None):
 
 
 @op("cumsum", promote=NONE, quiet=True, node="CumsumBackward0", writes=_filled_when_trivial)
+@contiguous_result
 def _cumsum(self, dim, dtype=None):
     return _scan(get_xp(self).cumsum, self, dim, dtype)
 
@@ -73,6 +74,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
 
 
 @op("cumprod", promote=NONE, node="CumprodBackward0", quiet=True, writes=_filled_when_trivial)
+@contiguous_result
 def _cumprod(self, dim, dtype=None):
     return _scan(get_xp(self).cumprod, self, dim, dtype)
 
@@ -109,6 +111,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 @op("logcumsumexp", promote=NONE, quiet=True, node="LogcumsumexpBackward0",
     writes=lambda self, dim: int(self.ndim == 0))  # (a 0-d input: copy_)
+@contiguous_result
 def _logcumsumexp(self, dim):
     if self.dtype.kind not in "fc":
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
@@ -175,6 +178,7 @@ def _cum_backward(grads, self, dim, result1):
 @op("cummax", promote=NONE, node="CummaxBackward0", outputs=2, diff_outputs=(True, False),
     check=refuse("c", no_kernel("cummax_cpu")),
     result_type=CummaxResult, writes=1)
+@contiguous_result
 def _cummax(self, dim):
     return _cum_extreme(self, dim, "maximum")
 
@@ -182,6 +186,7 @@ def _cummax(self, dim):
 @op("cummin", promote=NONE, node="CumminBackward0", outputs=2, diff_outputs=(True, False),
     check=refuse("c", no_kernel("cummin_cpu")),
     result_type=CumminResult, writes=1)
+@contiguous_result
 def _cummin(self, dim):
     return _cum_extreme(self, dim, "minimum")
 

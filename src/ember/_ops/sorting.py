@@ -15,6 +15,7 @@ from . import _stl_order
 from .pointwise import no_kernel, refuse
 from .reduction import (
     _check_nonempty,
+    contiguous_result,
     _dtype_name,
     _evenly_distribute,
     _reshaped_writes,
@@ -298,6 +299,7 @@ _nanmedian.grad("self", writes=1)(_evenly_distribute)
 @op("median", promote=NONE, node="MedianBackward1", outputs=2, diff_outputs=(True, False),
     check=refuse("c", no_kernel("median_cpu")),
     result_type=MedianResult, writes=1)
+@contiguous_result
 def _median_with_dim(self, dim, keepdim=False):
     _check_median(self, "median")
     return _median_dim(self, dim, keepdim, False, "median")
@@ -305,6 +307,7 @@ def _median_with_dim(self, dim, keepdim=False):
 
 @op("nanmedian", promote=NONE, node="NanmedianBackward1", outputs=2,
     diff_outputs=(True, False), result_type=NanmedianResult, writes=1)
+@contiguous_result
 def _nanmedian_with_dim(self, dim, keepdim=False):
     _check_median(self, "nanmedian")
     return _median_dim(self, dim, keepdim, True, "nanmedian")

@@ -20,7 +20,7 @@ from .registry import NONE, op
 from .pointwise import (abs, derivative_not_implemented, div_scalar, eq, mul_scalar,
                         no_forward_ad, sign, where)
 from .reduction import (_a, _dims, _dtype_name, _kept_shape, _raw, _unreduce, amax, amin,
-                        mean_all, mean_dim, sum_dim)
+                        contiguous_result, mean_all, mean_dim, sum_dim)
 from .indexing import _masked_fill
 from .shape import expand
 
@@ -123,6 +123,7 @@ def _empty_moments(self, *args):
 
 
 @op("var", promote=NONE, node="VarBackward0", writes=_reduces_all)
+@contiguous_result
 def _var(self, dim=None, correction=1, keepdim=False):
     return _moments(self, dim, correction, keepdim, "std and var")[0]
 
@@ -133,6 +134,7 @@ def _(grad, self, dim, correction, keepdim):
 
 
 @op("std", promote=NONE, node="StdBackward0", writes=_reduces_all)
+@contiguous_result
 def _std(self, dim=None, correction=1, keepdim=False):
     return get_xp(self).sqrt(_moments(self, dim, correction, keepdim, "std and var", "std")[0])
 
@@ -144,6 +146,7 @@ def _(grad, self, result, dim, correction, keepdim):
 
 @op("var_mean", promote=NONE, node="VarMeanBackward0", outputs=2, undefined_grads=True,
     writes=_empty_moments)
+@contiguous_result
 def _var_mean(self, dim=None, correction=1, keepdim=False):
     return _moments(self, dim, correction, keepdim, "var_mean", welford=True)
 
@@ -158,6 +161,7 @@ def _(grads, self, dim, correction, keepdim):
 
 @op("std_mean", promote=NONE, node="StdMeanBackward0", outputs=2, undefined_grads=True,
     writes=_empty_moments)
+@contiguous_result
 def _std_mean(self, dim=None, correction=1, keepdim=False):
     var, mean = _moments(self, dim, correction, keepdim, "std_mean", welford=True)
     return get_xp(var).sqrt(var), mean
@@ -257,6 +261,7 @@ def _norm_writes(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
 
 
 @op("linalg_vector_norm", promote=NONE, quiet=True, writes=_norm_writes)
+@contiguous_result
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
@@ -318,6 +323,7 @@ def _vector_norm_grad(grad, self, ord, dim, keepdim, result):  # noqa: A002
 
 
 @op("norm", promote=NONE, quiet=True, node="NormBackward1", writes=_norm_writes)
+@contiguous_result
 def norm_dim(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
     """``at::norm(self, p, dim, keepdim)``, the norm torch's own ops call (pairwise_distance):
     linalg_vector_norm under its older name."""

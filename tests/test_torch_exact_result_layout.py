@@ -1,0 +1,75 @@
+"""Results laid out as torch lays them out: reductions, scans and softmax allocate their
+results contiguous whatever the input's layout (NumPy keeps the input's order), with
+torch's strides for dimensions of one element, so a later ``view``/``flatten`` of them is a
+view where torch's is.
+
+Each body runs on PyTorch 2.13 and on ember (``oracle.same``); the tests skip when torch is
+not installed.
+"""
+from __future__ import annotations
+
+import pytest
+from oracle import same
+
+_OPS = {
+    "sum": lambda t, x, d, k: x.sum(d, keepdim=k),
+    "sum_two_dims": lambda t, x, d, k: x.sum((d, (d + 1) % 3), keepdim=k),
+    "mean": lambda t, x, d, k: x.mean(d, keepdim=k),
+    "prod": lambda t, x, d, k: x.prod(d, keepdim=k),
+    "nansum": lambda t, x, d, k: x.nansum(d, keepdim=k),
+    "nanmean": lambda t, x, d, k: x.nanmean(d, keepdim=k),
+    "amax": lambda t, x, d, k: x.amax(d, keepdim=k),
+    "amin_two_dims": lambda t, x, d, k: x.amin((d, (d + 1) % 3), keepdim=k),
+    "aminmax": lambda t, x, d, k: t.aminmax(x, dim=d, keepdim=k),
+    "all": lambda t, x, d, k: x.bool().all(d, keepdim=k),
+    "any": lambda t, x, d, k: x.any(d, keepdim=k),
+    "count_nonzero": lambda t, x, d, k: t.count_nonzero(x, d),
+    "logsumexp": lambda t, x, d, k: x.logsumexp(d, keepdim=k),
+    "var": lambda t, x, d, k: x.var(d, keepdim=k),
+    "std": lambda t, x, d, k: x.std(d, keepdim=k),
+    "var_mean": lambda t, x, d, k: t.var_mean(x, d, keepdim=k),
+    "std_mean": lambda t, x, d, k: t.std_mean(x, d, keepdim=k),
+    "norm": lambda t, x, d, k: x.norm(dim=d, keepdim=k),
+    "vector_norm_1": lambda t, x, d, k: t.linalg.vector_norm(x, 1, dim=d, keepdim=k),
+    "median": lambda t, x, d, k: x.median(d, keepdim=k),
+    "nanmedian": lambda t, x, d, k: x.nanmedian(d, keepdim=k),
+    "max": lambda t, x, d, k: x.max(d, keepdim=k),
+    "cumsum": lambda t, x, d, k: x.cumsum(d),
+    "cumprod": lambda t, x, d, k: x.cumprod(d),
+    "logcumsumexp": lambda t, x, d, k: x.logcumsumexp(d),
+    "cummax": lambda t, x, d, k: x.cummax(d),
+    "softmax": lambda t, x, d, k: x.softmax(d),
+    "log_softmax": lambda t, x, d, k: x.log_softmax(d),
+}
+
+
+def _strides(out):
+    return tuple(o.stride() for o in out) if isinstance(out, tuple) else out.stride()
+
+
+@pytest.mark.parametrize("name", sorted(_OPS))
+def test_results_are_contiguous_whatever_the_inputs_layout(name):
+    def body(t):
+        permuted = (t.arange(24.).reshape(2, 3, 4) - 11.5).permute(2, 0, 1)
+        one_wide = (t.arange(6.).reshape(2, 3, 1) - 2.5).permute(1, 2, 0)
+        return [_strides(_OPS[name](t, x, d, k)) for x in (permuted, one_wide)
+                for d in range(3) for k in (False, True)]
+    same(body)
+
+
+def test_flatten_of_a_mean_over_a_moved_dimension_is_a_view():
+    def body(t):
+        x = t.tensor([[[0.92], [1.42], [-1.89]], [[-0.55], [-0.88], [-0.29]]])
+        m = t.movedim(x, -3, 2).mean(1)
+        flat = t.flatten(m, -2)
+        return m.stride(), flat._is_view(), flat
+    same(body)
+
+
+def test_reshape_of_log_softmax_over_a_transposed_input_is_a_view():
+    def body(t):
+        x = t.tensor([[[1.56, -1.28], [-0.29, -0.47], [2.0, -0.2]]]).transpose(-1, 0)
+        y = t.nn.functional.log_softmax(x, -2)
+        r = y.reshape(1, 1, 6)
+        return y.stride(), r._is_view(), r
+    same(body)
