@@ -52,6 +52,7 @@ def test_a_sum_down_to_0d_is_its_own_tensor():
 
 _USED_TWICE = {
     "three times": lambda x, W, p: (x * p).sum() + (x * p).tanh().sum() + (x * p).exp().sum(),
+    "six times": lambda x, W, p: sum((x * p * k).tanh().sum() for k in range(1, 7)),
     "matrix product": lambda x, W, p: (x @ W).sum() + (x @ W).tanh().sum(),
     "through views": lambda x, W, p: (x @ W.t().t()).sum() + (x @ W).tanh().sum(),
     "sum of two": lambda x, W, p: ((x * p) + (x * p)).sum(),

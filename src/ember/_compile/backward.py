@@ -61,6 +61,7 @@ def trace(rec, outputs, grad_slots, sources):
     finally:
         fp_errors.restore(quiet)
         state.grad_enabled = prev
+    _note_chains_once(rec.instrs)
     found = [None] * len(sources)
     for fn, wanted in targets.items():
         buf = buffers.get(fn)
@@ -208,6 +209,16 @@ def _accumulate(rec, buffers, fn, nr, s):
         if written:
             note_writes(total, written)  # (what a third gradient's sum finds)
         buf[nr] = _step(rec, ADD, (old, s), written, total)
+
+
+def _note_chains_once(instrs):
+    """A sum that the next in-place sum takes as its first gradient is seen by nothing else
+    (see _sums_in_place): only the last sum of such a chain notes the writes (it counts them
+    all), so a gradient summed from a hundred uses pays for one note, not a hundred."""
+    continued = {i.args[0][1] for i in instrs if i.kind == ADD and i.extra}
+    for instr in instrs:
+        if instr.kind == ADD and instr.extra and instr.outs[0] in continued:
+            instr.extra = 0
 
 
 def _sums_in_place(rec, buffers, old, s):
