@@ -94,3 +94,22 @@ def test_put_errors(case):
                 "empty": (t.tensor([0]), t.ones(1))}[case]
         return (t.zeros(0) if case == "empty" else x).put_(*args)
     same(body)
+
+
+@pytest.mark.parametrize("values, dim", [
+    ([[-1.58, 0.0]], -1),
+    ([1.5, 0.0, -2.0, 0.5], 0),
+    ([[0.0, 1.5], [2.0, -0.5], [1.0, 0.0]], 0),
+    ([0.0, 2.0, 0.0, 3.0], 0),
+], ids=["last_zero", "one_zero", "zero_first_and_last", "two_zeros"])
+def test_cumprod_gradient_with_zeros(values, dim):
+    # torch's formula for an input with zeros, under create_graph: slice k of zeros written
+    # (copy_) for each k, a CopySlices per k; its own derivative stays the exact one
+    def body(t):
+        x = t.tensor(values, dtype=t.float64, requires_grad=True)
+        y = x.cumprod(dim)
+        weights = t.arange(1., y.numel() + 1, dtype=t.float64).reshape(y.shape)
+        g, = t.autograd.grad((y * weights).sum(), x, create_graph=True)
+        gg, = t.autograd.grad((g * g).sum(), x)
+        return g, graph_tree(g.grad_fn, 8), gg
+    same(body)

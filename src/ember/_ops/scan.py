@@ -86,7 +86,33 @@ def _(grad, self, dim, result):
     d = dim % self.ndim
     if not _has_zero(self):
         return _reversed_cumsum(result * grad, d) / self
+    if isinstance(grad, Tensor):  # create_graph: the graph torch's formula records
+        return _cumprod_backward_graph(grad, self, d)
     return _cumprod_backward_zeros(grad, self, d)
+
+
+def _cumprod_backward_graph(grad, x, d):
+    """torch's double-differentiable gradient of cumprod with zeros in ``x``, op for op: for
+    each k, the sum over j >= k of grad_j times the product of x_0..x_j but x_k, copied into
+    slice k of zeros (a CopySlices node per k)."""
+    from .reduction import prod_dim
+    from .shape import cat, select, slice_
+    n = x.shape[d]
+    out = grad.new_zeros(tuple(x.shape))
+    ones_shape = list(x.shape)
+    ones_shape[d] = 1
+    ones = grad.new_ones(1).expand(ones_shape)
+    for k in range(n):
+        if k == 0:
+            omitted = cat([ones, cumprod(slice_(x, d, 1, n, 1), d)], d)
+        else:
+            until_k = prod_dim(slice_(x, d, 0, k, 1), d, True)
+            omitted = until_k
+            if k < n - 1:
+                from_k_plus_1 = cumprod(slice_(x, d, k + 1, n, 1), d)
+                omitted = cat([until_k, until_k.expand_as(from_k_plus_1) * from_k_plus_1], d)
+        select(out, d, k).copy_(sum_dim(slice_(grad, d, k, n, 1) * omitted, d))
+    return out
 
 
 def _cumprod_backward_zeros(grad, x, d):
