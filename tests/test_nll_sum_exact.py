@@ -84,11 +84,13 @@ def test_special_values_and_empty_batches():
     same(body, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("shape", [(64, 10), (512, 10), (200, 40), (5, 3)])
+@pytest.mark.parametrize("shape", [(64, 10), (512, 10), (200, 40), (5, 3), (20, 24),
+                                   (16, 16), (100, 32)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_softmax_paths_of_a_matrix(shape, dtype):
     """The row paths of softmax and log_softmax (few rows, many short rows: a transposed
-    copy, long rows, a transposed input) and cross_entropy's gradient through them."""
+    copy, rows summed by a matrix-vector product, long rows, a transposed input) and
+    cross_entropy's gradient through them."""
     def body(torch):
         rs = np.random.RandomState(shape[0])
         x = torch.tensor((rs.randn(*shape) * 4).astype(dtype), requires_grad=True)
