@@ -22,6 +22,9 @@ def _loss_and_grad(shape, dtype, reduction, weighted, ignore, seed):
             t.reshape(-1)[::16] = -100
         elif ignore == "a class":
             ignore_index = 1
+        elif ignore in (-1, 255):  # (an index that wraps around, one past the classes)
+            ignore_index = ignore
+            t.reshape(-1)[1::3] = ignore
         x = torch.tensor((rs.randn(*shape) * 3).astype(dtype), requires_grad=True)
         w = torch.tensor((rs.rand(c) * 2).astype(dtype)) if weighted else None
         loss = torch.nn.functional.nll_loss(x, torch.tensor(t), w, ignore_index=ignore_index,
@@ -39,6 +42,16 @@ def _loss_and_grad(shape, dtype, reduction, weighted, ignore, seed):
 def test_a_batch_reduces_as_torch(dtype, n, weighted, ignore):
     for reduction in ("mean", "sum"):
         same(_loss_and_grad((n, 5), dtype, reduction, weighted, ignore, n), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [17, 64])
+@pytest.mark.parametrize("ignore_index", [-1, 255])
+def test_ignored_samples_of_other_indices(dtype, n, ignore_index):
+    # the gradient of the usual batch is written straight into its zeros unless a sample is
+    # ignored: -1 would wrap around to the last class, 255 stops the write
+    for reduction in ("mean", "sum"):
+        same(_loss_and_grad((n, 5), dtype, reduction, False, ignore_index, n), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

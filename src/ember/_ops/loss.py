@@ -441,6 +441,22 @@ def _usual_batch(self, target, weight, reduction, ignore_index):
     return not 0 <= ignore_index < c and int(np.maximum.reduce(target.view(np.uint64))) < c
 
 
+def _usual_gradient(grad_output, self, target, weight, reduction, ignore_index):
+    """Whether nll_loss_backward's host kernel may write the usual batch's gradient straight
+    into its zeros: a reduced loss of a matrix, no class weights, int64 class indices, and an
+    ignore_index that indexing refuses (outside [-c, c)), so that a sample carrying it stops
+    the write with an IndexError (the general path then skips it).
+
+    NOTE: the targets are not checked again (a reduction fewer per step): this op is reached
+    through nll_loss's graph only, whose forward kernel checked these very targets (the
+    node's saved target is version-checked), as the GPU path relies on; a target at or above
+    c stops the write all the same."""
+    c = self.shape[-1]
+    return (weight is None and reduction != "none" and self.ndim == 2 and len(self)
+            and target.dtype.type is np.int64 and grad_output.dtype == self.dtype
+            and not -c <= ignore_index < c)
+
+
 def _kept_samples(self, target, weight, ignore_index):
     """torch's checks of the dtypes and the targets; then None when every sample counts (the usual batch:
     targets in range and ignore_index outside it), else the mask of the samples that do."""
@@ -482,12 +498,15 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
     dt = self.dtype
     target, weight = _arr(target), _arr(weight)
     if xp is np:
-        if _usual_batch(self, target, weight, reduction, ignore_index) and grad_output.dtype == dt:
+        if _usual_gradient(grad_output, self, target, weight, reduction, ignore_index):
             grad = grad_output[()]  # (a scalar's arithmetic, not a 0-d array's)
             out = np.zeros(self.shape, dt)
-            out[_host_row_numbers(len(self)), target] = -(grad / len(self)) \
-                if reduction == "mean" else -grad
-            return out
+            try:
+                out[_host_row_numbers(len(self)), target] = -(grad / len(self)) \
+                    if reduction == "mean" else -grad
+                return out
+            except IndexError:  # (an ignored sample: the general path skips it)
+                pass
         return _nll_backward_on_host(grad_output, self, target, weight, reduction, ignore_index)
     # NOTE: on a GPU the forward kernel's check of these targets stands (the node's saved
     # target is version-checked; this op is reached through nll_loss's graph only): checking
