@@ -293,3 +293,62 @@ def test_warnings_given_once_per_process():
     counts = [subprocess.run([sys.executable, "-c", _TWICE, lib], capture_output=True,
                              text=True, env=env, check=True).stdout for lib in ("torch", "ember")]
     assert counts[1] == counts[0] == "3\n"
+
+
+# -- the legacy constructors (Tensor(...), FloatTensor(...)) with NumPy values ------------------
+LEGACY_SIZES = {  # read as sizes: the memory is uninitialised, so only dtype and shape compare
+    "0-d int64": lambda: (np.array(3),),
+    "0-d uint8": lambda: (np.array(3, np.uint8),),
+    "0-d zero": lambda: (np.array(0),),
+    "np.int64": lambda: (np.int64(2),),
+    "0-d then int": lambda: (np.array(2), 3),
+    "int then 0-d": lambda: (3, np.array(2)),
+    "int then bool": lambda: (2, True),
+}
+LEGACY_DATA = {
+    "0-d float": lambda: (np.array(3.5),),
+    "0-d bool": lambda: (np.array(True),),
+    "1-d int": lambda: (np.array([1, 2]),),
+    "1-d bool": lambda: (np.array([True, False]),),
+    "2-d int32": lambda: (np.array([[1, 2], [3, 4]], np.int32),),
+    "list of 1-d arrays": lambda: ([np.array([1, 2]), np.array([3, 4])],),
+    "list, 0-d array second": lambda: ([1, np.array(2)],),
+    "list of 0-d arrays": lambda: ([np.array(1), np.array(2)],),
+    "nested 0-d array": lambda: ([[np.array(1.5)]],),
+    "object array": lambda: (np.array([1, 2], dtype=object),),
+    "negative 0-d int": lambda: (np.array(-1),),
+    "np.float64": lambda: (np.float64(2.5),),
+    "np.bool_": lambda: (np.True_,),
+    "float": lambda: (3.0,),
+    "bool": lambda: (True,),
+    "set": lambda: ({1},),
+    "0-d float then int": lambda: (np.array(2.0), 3),
+    "1-d then int": lambda: (np.array([2, 3]), 3),
+    "two arrays": lambda: (np.array([1, 2]), np.array([3, 4])),
+    "three arguments": lambda: (np.array(2.0), 3, 4),
+    "list then int": lambda: ([1, 2.0], 2),
+    "tuple then int": lambda: ((2,), 3),
+    "bool then int": lambda: (True, 2),
+    "0-d then 0-d float": lambda: (np.array(3), np.array(2.0)),
+    "int then np.bool_": lambda: (2, np.True_),
+}
+LEGACY = ("Tensor", "FloatTensor", "LongTensor", "BoolTensor", "ByteTensor")
+
+
+@pytest.mark.parametrize("cls", LEGACY)
+@pytest.mark.parametrize("args", LEGACY_SIZES)
+def test_legacy_constructor_reads_an_integer_as_a_size(args, cls):
+    """An integer with ``__index__`` (a 0-d integer ndarray, a NumPy int) is a size, as an
+    int is: ``Tensor(np.array(3))`` has three elements."""
+    same(lambda torch: (lambda t: (t.dtype, t.shape))(getattr(torch, cls)(*LEGACY_SIZES[args]())))
+
+
+@pytest.mark.parametrize("cls", LEGACY)
+@pytest.mark.parametrize("args", LEGACY_DATA)
+def test_legacy_constructor_data_and_refusals(args, cls):
+    same(lambda torch: getattr(torch, cls)(*LEGACY_DATA[args]()), check_warnings=False)
+
+
+def test_legacy_constructor_complex_data_warns():
+    same(_warned_always(lambda torch: (torch.Tensor(np.array([1 + 2j])),
+                                       torch.LongTensor(np.array(2 + 1j)))))

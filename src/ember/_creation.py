@@ -162,6 +162,16 @@ def _inferred_with_numpy(data):
     return out
 
 
+def check_nested_sizes(data):
+    """torch's error where it measures nested data and meets a 0-d ndarray: it reads the sizes
+    down the first items (``[np.array(1), 2]`` fails, ``[1, np.array(2)]`` does not)."""
+    item = data
+    while isinstance(item, (list, tuple, np.ndarray)) and len(item):
+        item = item[0]
+        if isinstance(item, np.ndarray) and item.ndim == 0:
+            raise TypeError("len() of unsized object")
+
+
 def _has_huge_int(data):
     """Whether ``data`` holds a Python int beyond int64 (NumPy would make it uint64 or an
     object; torch refuses it unless floats make the tensor floating point)."""
@@ -187,6 +197,7 @@ def _to_array(data, dtype=None):
         return data.copy()
     if isinstance(data, np.generic):
         return np.array(data)
+    check_nested_sizes(data)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         return np.stack([_to_array(x, dtype) for x in data]) if data else np.array([])
     array = np.array(data) if not _has_huge_int(data) else np.array(data, dtype=object)

@@ -175,19 +175,11 @@ class Tensor:
         # Legacy constructor: Tensor([1, 2]) or Tensor(2, 3) (uninitialised; we give zeros).
         if self.__dict__.get("_data") is not None:
             return
-        dt = D.get_default_dtype().np
-        if len(args) == 1 and not isinstance(args[0], int):
-            src = args[0]
-            if isinstance(src, Tensor):
-                self._data = src._data
-                return
-            if isinstance(src, np.ndarray):  # (read as torch reads it, before the cast)
-                from ._numpy_in import check_ndarray
-                check_ndarray(src, warn_if_not_writeable=True)
-            self._data = src.astype(dt) if is_array(src) else np.array(src, dtype=dt)
-        else:
-            shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-            self._data = np.zeros(tuple(shape), dtype=dt)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            self._data = args[0]._data
+            return
+        from ._legacy import legacy_array
+        self._data = legacy_array(args, D.get_default_dtype().np)
 
     # -- basic properties ------------------------------------------------------------------
     @property
