@@ -352,3 +352,70 @@ def test_legacy_constructor_data_and_refusals(args, cls):
 def test_legacy_constructor_complex_data_warns():
     same(_warned_always(lambda torch: (torch.Tensor(np.array([1 + 2j])),
                                        torch.LongTensor(np.array(2 + 1j)))))
+
+
+# -- ndarrays where torch's two-operand functions take a tensor or a number --------------------
+BINARY = ("pow", "float_power", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
+          "greater_equal", "less_equal", "not_equal", "remainder", "fmod", "copysign",
+          "true_divide", "floor_divide", "multiply", "xlogy", "clamp_min", "clamp_max",
+          "bitwise_and", "bitwise_left_shift", "hypot", "atan2", "arctan2", "fmax", "fmin",
+          "logaddexp", "logaddexp2", "nextafter", "ldexp", "heaviside", "igamma", "gcd",
+          "logical_and", "dist", "isclose", "polar", "complex", "special.xlogy",
+          "special.xlog1py", "special.zeta", "special.chebyshev_polynomial_t",
+          "special.hermite_polynomial_h")
+BINARY_FORMS = {
+    "f(x, a)": lambda fn, method, x, a, s: fn(x, a),
+    "f(a, x)": lambda fn, method, x, a, s: fn(a, x),
+    "f(x, 0-d a)": lambda fn, method, x, a, s: fn(x, np.array(a[0, 0])),
+    "f(x, np scalar)": lambda fn, method, x, a, s: fn(x, s),
+    "x.m(a)": lambda fn, method, x, a, s: getattr(x, method)(a),
+    "x.m_(a)": lambda fn, method, x, a, s: getattr(x, method + "_")(a),
+}
+
+
+@pytest.mark.parametrize("form", BINARY_FORMS)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_functions_refuse_ndarrays(name, form):
+    """torch's argument parser takes no ndarray: its overloads listed where a number is one,
+    else the argument named (a NumPy scalar refused too where only a tensor goes)."""
+    integral = name.startswith(("bitwise", "gcd"))
+
+    def body(torch):
+        fn = torch
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        method = name.split(".")[-1]
+        x = torch.tensor([[1, 2], [3, 4]]) if integral else torch.tensor([[1.0, 2], [3, 4]])
+        a = np.ones((2, 2), np.int64 if integral else np.float64)
+        s = np.int64(2) if integral else np.float64(2.0)
+        if form.startswith("x.") and not hasattr(x, method + ("_" if "_(" in form else "")):
+            return "no such method"
+        return BINARY_FORMS[form](fn, method, x, a, s)
+    same(body, check_warnings=False)
+
+
+def test_comparison_aliases_are_methods():
+    same(lambda torch: [getattr(torch.tensor([1.0, 2.0]), name)(torch.tensor([2.0, 1.0]))
+                        for name in ("greater", "less", "greater_equal", "less_equal",
+                                     "not_equal")])
+
+
+NUMPY_SCALARS = {
+    "x.pow(np.float64)": lambda torch: torch.ones(2).pow(np.float64(2)),
+    "x ** np.float64": lambda torch: torch.ones(2) ** np.float64(2),
+    "np.float64 ** x": lambda torch: np.float64(2) ** torch.ones(2),
+    "torch.pow(np.float64, x)": lambda torch: torch.pow(np.float64(2), torch.ones(2)),
+    "x % np.float64": lambda torch: torch.ones(2) % np.float64(2),
+    "x.fmod(np.float64)": lambda torch: torch.ones(2).fmod(np.float64(2)),
+    "x.clamp_min(np.float64)": lambda torch: torch.ones(2).clamp_min(np.float64(2)),
+    "x.copysign(np.float64)": lambda torch: torch.ones(2).copysign(np.float64(-2)),
+    "int.pow(np.True_)": lambda torch: torch.ones(2).long().pow(np.True_),
+    "int.remainder(np.True_)": lambda torch: torch.ones(2).long().remainder(np.True_),
+    "x.pow_(np.float64)": lambda torch: torch.ones(2).pow_(np.float64(2)),
+}
+
+
+@pytest.mark.parametrize("call", NUMPY_SCALARS)
+def test_numpy_scalar_is_a_python_number(call):
+    """torch's parser reads a NumPy scalar as a Python number: it does not promote."""
+    same(NUMPY_SCALARS[call])

@@ -193,6 +193,10 @@ from ._out_dtype import install as _install_out_dtype  # noqa: E402
 
 _install_out_dtype(globals())
 
+from ._numpy_operands import install as _install_numpy_operands  # noqa: E402 - after out=
+
+_install_numpy_operands(globals())
+
 from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E402
                                 autocast_increment_nesting, clear_autocast_cache,
                                 get_autocast_cpu_dtype, get_autocast_dtype,

@@ -11,6 +11,7 @@ otherwise (see ``ember._ops.special_numpy``).
 from __future__ import annotations
 
 from . import _ops
+from ._numpy_operands import refusing_arrays
 from ._ops import bessel as _bessel
 from ._ops import polynomials as _poly
 from ._ops import special as _special
@@ -127,12 +128,15 @@ for _name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_pol
               "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
               "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"):
-    globals()[_name] = _polynomial(getattr(_poly, _name), _name)
+    globals()[_name] = refusing_arrays(_polynomial(getattr(_poly, _name), _name),
+                                       f"special_{_name}")
 
 xlogy = _binary(_ops.binary.xlogy, "xlogy", "``input * log(other)`` (0 where input is 0).")
 xlog1py = _binary(_special.xlog1py, "xlog1py",
                   "``input * log1p(other)`` (0 where input is 0).")
 zeta = _binary(_special.zeta, "zeta", "The Hurwitz zeta function.")
+xlogy, xlog1py, zeta = (refusing_arrays(fn, f"special_{fn.__name__}")
+                        for fn in (xlogy, xlog1py, zeta))
 
 
 def gammainc(input, other, *, out=None):  # noqa: A002

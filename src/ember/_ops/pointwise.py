@@ -985,8 +985,8 @@ lt = _compare("lt", np.less, "__lt__")
 le = _compare("le", np.less_equal, "__le__")
 gt = _compare("gt", np.greater, "__gt__")
 ge = _compare("ge", np.greater_equal, "__ge__")
-Tensor.greater, Tensor.less, Tensor.greater_equal, Tensor.less_equal = gt, lt, ge, le
-Tensor.not_equal = ne
+Tensor.greater, Tensor.less = Tensor.gt, Tensor.lt
+Tensor.greater_equal, Tensor.less_equal, Tensor.not_equal = Tensor.ge, Tensor.le, Tensor.ne
 
 
 # -- filling and copying (in place only) -------------------------------------------------------

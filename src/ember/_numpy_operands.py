@@ -1,0 +1,164 @@
+"""NumPy arrays given to tensor functions and methods of two operands: torch's TypeErrors.
+
+torch's argument parser takes a tensor or a Python number (a NumPy scalar is one) for these
+operands, never an ndarray. A function with a number overload (``eq``, ``pow``, ``remainder``,
+``fmod``, ...) says so with its "invalid combination of arguments" message listing its
+overloads; one without (``hypot``, ``atan2``, ...) names the argument and its position (from 1
+after ``self`` in the method form). ember's functions would get there by other paths (a promotion
+of the array, a kernel, or none), so :func:`install` wraps them to refuse first.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ._tensor import Tensor, typename
+
+_OUT = ", *, Tensor out = None"
+_COMPARE = (f"Tensor input, Tensor other{_OUT}", f"Tensor input, Number other{_OUT}")
+_NUMBER_FIRST = (f"Tensor input, Tensor other{_OUT}", "Number self, Tensor other",
+                 f"Tensor input, Number other{_OUT}")
+_POW = (f"Tensor input, Tensor exponent{_OUT}", f"Number self, Tensor exponent{_OUT}",
+        f"Tensor input, Number exponent{_OUT}")
+_DIVIDE = (f"Tensor input, Tensor other{_OUT}", "Tensor input, Number other")
+_XLOGY = (f"Tensor input, Tensor other{_OUT}", f"Number self, Tensor other{_OUT}",
+          f"Tensor input, Number other{_OUT}")
+
+POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+               "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+               "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+               "laguerre_polynomial_l", "legendre_polynomial_p")
+# torch's Python signatures of the functions with a number overload (the methods take the
+# second operand of the ``Tensor input`` ones)
+OVERLOADS = {
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal",
+                     "less_equal", "not_equal", "fmod", "copysign"), _COMPARE),
+    **dict.fromkeys(("remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
+                     "bitwise_left_shift", "bitwise_right_shift"), _NUMBER_FIRST),
+    **dict.fromkeys(("pow", "float_power"), _POW),
+    **dict.fromkeys(("true_divide", "floor_divide", "multiply"), _DIVIDE),
+    **dict.fromkeys(("xlogy", "special_xlogy", "special_xlog1py", "special_zeta"), _XLOGY),
+    **{f"special_{name}": (f"Tensor x, Tensor n{_OUT}", f"Number x, Tensor n{_OUT}",
+                           f"Tensor x, Number n{_OUT}") for name in POLYNOMIALS},
+    "clamp_min": (f"Tensor input, Tensor min{_OUT}", f"Tensor input, Number min{_OUT}"),
+    "clamp_max": (f"Tensor input, Tensor max{_OUT}", f"Tensor input, Number max{_OUT}"),
+}
+# the functions that take tensors only: their parameters' names
+TENSORS_ONLY = {
+    **dict.fromkeys(("hypot", "atan2", "arctan2", "fmax", "fmin", "logaddexp", "logaddexp2",
+                     "nextafter", "ldexp", "igamma", "igammac", "gcd", "lcm", "logical_and",
+                     "logical_or", "logical_xor", "dist", "isclose"), ("input", "other")),
+    "heaviside": ("input", "values"),
+    "polar": ("abs", "angle"),
+    "complex": ("real", "imag"),
+}
+_NO_METHOD = ("polar", "complex")
+
+
+def refusal(name, args, method=False):
+    """torch's TypeError for ``name`` called with ``args`` (after ``self`` for a method, whose
+    name ends in ``_`` when in place), one of which it refuses."""
+    base = name.rstrip("_")
+    if base in OVERLOADS:
+        return TypeError(_invalid_combination(name, OVERLOADS[base], args, method))
+    k = next(k for k, a in enumerate(args[:2]) if isinstance(a, _REFUSED))
+    param = TENSORS_ONLY[base][k + 1 if method else k]
+    return TypeError(f"{name}(): argument '{param}' (position {k + 1}) must be Tensor, not "
+                     f"{typename(type(args[k]))}")
+
+
+_REFUSED = (np.ndarray, np.generic)  # (where only a tensor goes; a NumPy scalar is a number)
+
+
+def _invalid_combination(name, signatures, args, method):
+    if method:  # the second operand of each ``Tensor input, ...`` signature, alone
+        signatures = [s.split(", ")[1] for s in signatures if s.startswith("Tensor input")]
+        args = args[:1]
+    else:
+        args = args[:2]
+    lines = [f"{name}() received an invalid combination of arguments - got "
+             f"({', '.join(_kind(a) for a in args)}), but expected one of:"]
+    for signature in signatures:
+        lines.append(f" * ({signature})")
+        if "*" in signature:  # (torch explains only the signatures without keywords)
+            continue
+        kinds = [p.split()[0] for p in signature.split(", ")]
+        marked = [_kind(a) if _fits(a, kind) else f"!{_kind(a)}!" for a, kind in zip(args, kinds)]
+        lines.append("      didn't match because some of the arguments have invalid types: "
+                     f"({', '.join(marked)})")
+    return "\n".join(lines) + "\n"
+
+
+def _kind(value):
+    return "Tensor" if isinstance(value, Tensor) else typename(type(value))
+
+
+def _fits(value, kind):
+    if kind == "Tensor":
+        return isinstance(value, Tensor)
+    return isinstance(value, (bool, int, float, complex, np.generic))
+
+
+def refusing_arrays(fn, name, method=False):
+    """``fn`` raising torch's TypeError for an ndarray operand (a NumPy scalar too where only
+    a tensor goes) before it runs, and taking a NumPy scalar for a number as torch's parser
+    reads it (a Python number: ``x.pow(np.float64(2))`` stays float32)."""
+    start = 1 if method else 0
+    numbers = name.rstrip("_") in OVERLOADS
+
+    def numpy_operand(args, kwargs):
+        convert = False
+        for value in args[start:start + 2]:
+            if isinstance(value, _REFUSED):
+                if not numbers or isinstance(value, np.ndarray):
+                    raise refusal(name, args[start:], method)
+                convert = True
+        if convert:
+            args = tuple(python_number(a) if isinstance(a, np.generic) else a for a in args)
+        return fn(*args, **kwargs)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        for value in args:  # (the common call pays for these checks only)
+            if type(value) is not Tensor and isinstance(value, _REFUSED):
+                return numpy_operand(args, kwargs)
+        return fn(*args, **kwargs)
+    return call
+
+
+def python_number(value):
+    """The Python number torch's parser reads a NumPy scalar as (``np.bool_`` as a float)."""
+    return float(value) if isinstance(value, np.bool_) else value.item()
+
+
+def reading_numbers(operator):
+    """Python operator ``operator`` taking a NumPy scalar operand as a Python number (its own
+    kernel would compute in the scalar's dtype: ``x ** np.float64(2)`` stays float32)."""
+    @functools.wraps(operator)
+    def call(self, other):
+        if type(other) is not Tensor and isinstance(other, np.generic):
+            other = python_number(other)
+        return operator(self, other)
+    return call
+
+
+# the operators whose kernels take their number operand as it comes
+_NUMBER_OPERATORS = ("__pow__", "__ipow__", "__rpow__", "__mod__", "__imod__", "__rmod__")
+
+
+def install(namespace):
+    """Wrap the functions in ``namespace`` (ember's globals) and the Tensor methods of the
+    names above."""
+    for name in (*OVERLOADS, *TENSORS_ONLY):
+        if name in namespace:
+            namespace[name] = refusing_arrays(namespace[name], name)
+        if name in _NO_METHOD:
+            continue
+        for method in (name, name + "_"):
+            fn = getattr(Tensor, method, None)
+            if fn is not None:
+                setattr(Tensor, method, refusing_arrays(fn, method, True))
+    for name in _NUMBER_OPERATORS:
+        setattr(Tensor, name, reading_numbers(getattr(Tensor, name)))
