@@ -1,12 +1,13 @@
 """ember.compile's generated programs against torch's eager mode: the engine's steps a
-backward program writes out (a gradient summed down to a broadcast input's shape) give
-torch's gradients and their versions at every replay, not only at the recording call."""
+backward program writes out (a gradient summed down to a broadcast input's shape, two
+gradients of one input added) give torch's gradients and their versions at every replay,
+not only at the recording call."""
 from __future__ import annotations
 
 import pytest
+from oracle import same
 
 import ember
-from oracle import same
 
 _SHAPES = ((4,), (3, 1), (1, 4), (3, 4), ())
 
@@ -50,13 +51,17 @@ def test_a_sum_down_to_0d_is_its_own_tensor():
     same(body, rtol=1e-5, atol=1e-6)
 
 
+def _twice(y):
+    return (y + y).tanh().sum()
+
+
 _USED_TWICE = {
     "three times": lambda x, W, p: (x * p).sum() + (x * p).tanh().sum() + (x * p).exp().sum(),
     "six times": lambda x, W, p: sum((x * p * k).tanh().sum() for k in range(1, 7)),
     "matrix product": lambda x, W, p: (x @ W).sum() + (x @ W).tanh().sum(),
     "through views": lambda x, W, p: (x @ W.t().t()).sum() + (x @ W).tanh().sum(),
     "sum of two": lambda x, W, p: ((x * p) + (x * p)).sum(),
-    "one value twice": lambda x, W, p: (lambda y: (y + y).tanh().sum())(x * p),
+    "one value twice": lambda x, W, p: _twice(x * p),
     "leaf plus itself": lambda x, W, p: (p + p).tanh().sum(),
     "leaf times itself": lambda x, W, p: (p * p * x).sum(),
 }
