@@ -154,6 +154,28 @@ WHERE = {
 }
 
 
+WHERE_CONDITIONS = {
+    "array condition": lambda torch, x, c: torch.where(c, x, x),
+    "array condition, number other": lambda torch, x, c: torch.where(c, x, 1.0),
+    "array condition, numbers": lambda torch, x, c: torch.where(c, 1.0, 2.0),
+    "array condition alone": lambda torch, x, c: torch.where(c),
+    "array condition and input": lambda torch, x, c: torch.where(c, c, x),
+    "method, array condition": lambda torch, x, c: x.where(c, x),
+    "method, array condition, number": lambda torch, x, c: x.where(c, 1.0),
+    "np.True_ condition": lambda torch, x, c: torch.where(np.True_, x, x),
+    "bool condition": lambda torch, x, c: torch.where(True, x, x),
+    "tensor condition still works": lambda torch, x, c: (torch.where(x > 0, x, 1.0),
+                                                         x.where(x > 0, 2), torch.where(x > 0)),
+}
+
+
+@pytest.mark.parametrize("call", WHERE_CONDITIONS)
+def test_where_takes_only_a_tensor_condition(call):
+    def body(torch):
+        return WHERE_CONDITIONS[call](torch, torch.tensor([1.0, -1.0]), np.array([True, False]))
+    same(body)
+
+
 @pytest.mark.parametrize("call", WHERE)
 def test_where_refuses_arrays(call):
     def body(torch):

@@ -148,6 +148,22 @@ def reading_numbers(operator):
 _NUMBER_OPERATORS = ("__pow__", "__ipow__", "__rpow__", "__mod__", "__imod__", "__rmod__")
 
 
+def refusing_conditions(where):
+    """``ember.where`` taking only a tensor condition, as torch's (an ndarray, a Python or
+    NumPy bool refused; ember's own formulas call ``where`` with array conditions)."""
+    from ._ops.pointwise import _WHERE_OVERLOADS, _where_refusal
+
+    @functools.wraps(where)
+    def call(condition, input=None, other=None):  # noqa: A002 - torch's names
+        if not isinstance(condition, Tensor):
+            if input is None and other is None:
+                raise TypeError("where(): argument 'condition' (position 1) must be Tensor, "
+                                f"not {typename(type(condition))}")
+            raise _where_refusal((condition, input, other), _WHERE_OVERLOADS)
+        return where(condition, input, other)
+    return call
+
+
 def install(namespace):
     """Wrap the functions in ``namespace`` (ember's globals) and the Tensor methods of the
     names above."""
@@ -160,5 +176,6 @@ def install(namespace):
             fn = getattr(Tensor, method, None)
             if fn is not None:
                 setattr(Tensor, method, refusing_arrays(fn, method, True))
+    namespace["where"] = refusing_conditions(namespace["where"])
     for name in _NUMBER_OPERATORS:
         setattr(Tensor, name, reading_numbers(getattr(Tensor, name)))

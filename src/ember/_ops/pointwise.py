@@ -935,6 +935,8 @@ def _where_refusal(args, overloads):
 
 
 def _where_method(self, condition, other):
+    if not isinstance(condition, Tensor):  # (torch takes a tensor condition only)
+        raise _where_refusal((condition, other), _WHERE_METHOD_OVERLOADS)
     try:
         return _where(condition, self, other)
     except TypeError as e:
