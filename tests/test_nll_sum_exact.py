@@ -111,6 +111,8 @@ def test_softmax_paths_of_a_matrix(shape, dtype):
         loss = torch.nn.functional.cross_entropy(x, torch.tensor(rs.randint(0, shape[1],
                                                                              shape[0])))
         loss.backward()
+        w = torch.tensor(rs.randn(*shape).astype(dtype))
+        gs, = torch.autograd.grad((x.softmax(1) * w).sum(), x)
         return (x.log_softmax(1), x.softmax(-1), xt.log_softmax(1), xt.softmax(1), loss,
-                x.grad)
+                x.grad, gs)
     same(body, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6)

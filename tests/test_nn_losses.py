@@ -413,5 +413,6 @@ def test_log_softmax_gradient_matches_torch(dtype):
         w = lib.arange(15, dtype=dt).reshape(5, 3) / 7
         g0, = lib.autograd.grad((F.log_softmax(x, 0) * w).sum(), x, create_graph=True)
         gg, = lib.autograd.grad((g0[[0, 2, 4]] ** 2).sum(), x)
-        return gx, g0, gg
+        gs, = lib.autograd.grad((F.softmax(x, 1) * w).sum(), x)  # (softmax's on plain arrays)
+        return gx, g0, gg, gs
     same(body, rtol=1e-5, atol=1e-6)

@@ -931,6 +931,13 @@ def _(grad, result, dim):
 # derivative is recorded as SoftmaxBackwardDataBackward0 (and log_softmax's likewise).
 @op("_softmax_backward_data", tensors=2, node="SoftmaxBackwardDataBackward0", quiet=True)
 def softmax_backward_data(grad_output, output, dim):
+    if _plain_pair(grad_output, output):
+        # (the formula's operations in its order, each written into the product's fresh
+        # array: two allocations and the ops' dispatch fewer)
+        xp = get_xp(output)
+        product = xp.multiply(grad_output, output)
+        xp.subtract(grad_output, _sums_along(product, dim), out=product)
+        return xp.multiply(output, product, out=product)
     return output * (grad_output - _sum_dim(grad_output * output, dim))
 
 
