@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 
 import numpy as np
 from _timing import peers
-from workloads import LR, make_data
+from workloads import LR, make_data, mlp_model
 
 import ember
 
@@ -49,20 +49,7 @@ PHASES = ("loss (forward call)", "backward()", "copy of W0's gradient", "SGD upd
 def phased_step(lib, data, compiled, spent):
     """W2's step (workloads.mlp) with a clock read between phases, adding each phase's CPU
     time into ``spent``."""
-    F = lib.nn.functional
-    x, y = lib.tensor(data["x"]), lib.tensor(data["y"])
-    Ws = [lib.tensor(w, requires_grad=True) for w in data["Ws"]]
-    bs = [lib.tensor(b, requires_grad=True) for b in data["bs"]]
-
-    def loss_of(x, y):
-        h = x
-        for i, (W, b) in enumerate(zip(Ws, bs)):
-            h = h @ W + b
-            if i < len(Ws) - 1:
-                h = h.relu()
-        return F.cross_entropy(h, y)
-    if compiled:
-        loss_of = lib.compile(loss_of)
+    x, y, Ws, bs, loss_of = mlp_model(lib, data, compiled)
     clock = time.process_time_ns
 
     def step():

@@ -91,8 +91,8 @@ def chain(lib, data, compiled=False):
     return step
 
 
-def mlp(lib, data, compiled=False):
-    """W2 / W3: an MLP training step (ReLU, cross-entropy, SGD)."""
+def mlp_model(lib, data, compiled=False):
+    """W2 / W3's tensors and loss function (ReLU, cross-entropy): ``(x, y, Ws, bs, loss_of)``."""
     F = lib.nn.functional
     x, y = _tensor(lib, data, "x"), _tensor(lib, data, "y")
     dev = data.get("device", "cpu")
@@ -106,7 +106,12 @@ def mlp(lib, data, compiled=False):
             if i < len(Ws) - 1:
                 h = h.relu()
         return F.cross_entropy(h, y)
-    loss_of = _compiled(lib, loss_of, compiled)
+    return x, y, Ws, bs, _compiled(lib, loss_of, compiled)
+
+
+def mlp(lib, data, compiled=False):
+    """W2 / W3: an MLP training step (ReLU, cross-entropy, SGD)."""
+    x, y, Ws, bs, loss_of = mlp_model(lib, data, compiled)
 
     def step():
         loss = loss_of(x, y)

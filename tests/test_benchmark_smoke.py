@@ -87,3 +87,20 @@ def test_backward_overhead_and_hvp_phases_count_steps():
         rows = [line.split("|") for line in done.stdout.splitlines() if line.startswith("| ")]
         counted = [r for r in rows[1:] if len(r) >= 5]  # (rows[0]: the header)
         assert counted and all(int(r[-3]) > 0 and int(r[-2]) > 0 for r in counted), done.stdout
+
+
+def test_mlp_phases_times_each_phase_of_a_w2_step():
+    """benchmarks/mlp_phases.py runs (one round of two steps, ember alone) and reports each
+    phase for ember and ember.compile, and each matrix product alone."""
+    done = subprocess.run([sys.executable, str(RUN.parent / "mlp_phases.py"), "--rounds", "1",
+                           "--steps", "2", "--no-torch"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in done.stdout.splitlines()
+            if line.startswith("| ")]
+    products = [r for r in rows if "@" in r[0]]
+    headers = ("phase", "matrix product alone, µs")
+    phases = [r for r in rows if "@" not in r[0] and r[0] not in headers]
+    assert [r[0] for r in phases][-1] == "the step" and len(phases) == 6, done.stdout
+    assert all(float(v) > 0 for r in phases for v in r[1:]), done.stdout
+    assert len(products) == 5 and all(float(r[1]) > 0 for r in products), done.stdout
