@@ -38,3 +38,27 @@ def test_lerp_rounds_as_torch(dtype, weight):
 def test_lerp_of_a_program():
     same(lambda t: _bits(t, t.lerp(t.tensor(-0.3).cumprod(-1), t.tensor(0.), 0.78)),
          rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, -1, (0, 2)])
+@pytest.mark.parametrize("seed", range(4))
+def test_float16_mean_rounds_once(seed, dim):
+    """torch's float16 mean is the float32 sum divided in float32, rounded once to float16
+    (rounding the sum first, then dividing in float16, is one step off for many inputs)."""
+    rs = np.random.RandomState(seed)
+    shape = tuple(rs.randint(1, 40, size=3))
+    values = (rs.randn(*shape) * 10.0 ** rs.uniform(-3, 3) + rs.uniform(-1, 1)).astype(np.float32)
+
+    def body(t):
+        x = t.tensor(values).half()
+        means = [x.mean() if dim is None else x.mean(dim), t.tensor(values).mean(dim=dim or 0,
+                                                                                dtype=t.float16)]
+        return [_bits(t, m) for m in means]
+    same(body)
+
+
+def test_float16_mean_of_many_sizes():
+    rs = np.random.RandomState(5)
+    arrays = [(rs.randn(n) * 10.0 ** rs.uniform(-2, 2)).astype(np.float16)
+              for n in rs.randint(1, 5001, size=200)]
+    same(lambda t: [_bits(t, t.from_numpy(a).mean()) for a in arrays])

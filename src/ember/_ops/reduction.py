@@ -355,9 +355,7 @@ def _check_float(x, dtype, name):
 @op("mean", promote=NONE, quiet=True, node="MeanBackward0", writes=2)
 def mean_all(self, dtype=None):
     _check_float(self, dtype, "mean")
-    s = _reduce_sum(self, None, False, dtype)
-    return (s / self.size).astype(s.dtype) if self.size else get_xp(s).full((), np.nan,
-                                                                             s.dtype)
+    return _mean(self, None, False, dtype, self.size)
 
 
 @mean_all.grad("self")
@@ -381,7 +379,18 @@ def mean_dim(self, dim, keepdim=False, dtype=None):
     _check_float(self, dtype, "mean")
     dims = _dims(dim, self.ndim)
     n = math.prod(self.shape[d] for d in dims)
-    s = _reduce_sum(self, dims, keepdim, dtype)
+    return _mean(self, dims, keepdim, dtype, n)
+
+
+def _mean(x, axis, keepdim, dtype, n):
+    """The sum over ``axis`` divided by its ``n`` elements (NaN for none). A float16 mean is
+    torch's: the float32 sum divided in float32 and rounded once (rounding the sum first
+    would put the result one step off for many inputs)."""
+    if _acc_dtype(x, dtype) == np.float16:
+        s = get_xp(x).sum(x, axis=axis, keepdims=keepdim, dtype=np.float32)
+        out = s / np.float32(n) if n else get_xp(s).full(s.shape, np.nan, s.dtype)
+        return out.astype(np.float16)
+    s = _reduce_sum(x, axis, keepdim, dtype)
     return (s / n).astype(s.dtype) if n else get_xp(s).full(s.shape, np.nan, s.dtype)
 
 
