@@ -637,6 +637,12 @@ def _check_nll(input, target, weight):
     and nll_loss2d's (4-D and the ranks viewed as 4-D) target size. The kernels check the
     rest (see _check_kernel_dtypes): the weight's dtype, nll_loss2d's Long-only targets, then
     the targets' range."""
+    if weight is None and input.ndim == 2 and target.ndim == 1 and target.dtype is D.int64:
+        # the usual batch: every check below passes when the batch sizes agree (the shapes
+        # unpacked, not indexed: each index of a Size is a Python call)
+        (n, c), (batch,) = input.shape, target.shape
+        if n == batch:
+            return c
     shape, ndim = input.shape, input.ndim
     if ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
@@ -772,7 +778,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if size_average is not None or reduce is not None or reduction not in _REDUCTIONS:
         reduction = reduction_enum(reduction, size_average, reduce)
     ndim = input.ndim
-    if target.shape == input.shape:  # (torch: equal shapes mean class probabilities)
+    # (torch: equal shapes mean class probabilities; the ranks first, one comparison in the
+    # usual case)
+    if target.ndim == ndim and target.shape == input.shape:
         _check_probs(input, target, weight, ignore_index, label_smoothing)
         return _ce_probs(input, target, weight, reduction, label_smoothing)
     if label_smoothing > 0:
