@@ -301,3 +301,52 @@ def test_custom_function_jvp_matches_reverse():
 
     x = ember.tensor(rng.standard_normal(4), requires_grad=True)
     assert gradcheck(Cube.apply, (x,), check_forward_ad=True)
+
+
+def test_unpack_dual_primal_is_torchs_fw_primal_view():
+    # inside a dual level the primal is always a fresh alias (torch's _fw_primal), whose node
+    # is torch's generic C++ Identity, with or without a tangent; under no_grad a view with
+    # no node that still requires grad
+    def body(t):
+        fw = t.autograd.forward_ad
+        x = t.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        y = x * 2
+        out = []
+        with fw.dual_level():
+            d = fw.make_dual(y, t.ones(2, 2))
+            for v in (d.sin(), d, y, x, t.tensor(3.0)):
+                p, _ = fw.unpack_dual(v)
+                fn = p.grad_fn
+                out.append((p is v, p._is_view(), p._base is v, p.requires_grad, p._version,
+                            None if fn is None else (fn.name(), type(fn).__name__,
+                                                     [f.name() for f, _ in fn.next_functions])))
+            with t.no_grad():
+                p, _ = fw.unpack_dual(d)
+                out.append((p._is_view(), p.grad_fn is None, p.requires_grad))
+            primal, _ = fw.unpack_dual(d.exp())
+        primal.sum().backward()
+        return out, x.grad
+    same(body, check_warnings=False)  # (torch warns about torch.jit while it loads forward AD)
+
+
+_DERIVED = {
+    "logsumexp": lambda t, d: t.logsumexp(d, -1),
+    "logsumexp_keepdim": lambda t, d: t.logsumexp(d.reshape(2, 2), 1, keepdim=True),
+    "prod": lambda t, d: d.reshape(1, 4).prod(-2),
+    "stack": lambda t, d: t.stack([d, d]),
+    "sum": lambda t, d: d.sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DERIVED))
+def test_tangent_is_a_fresh_tensor(name):
+    # a non-view op's tangent is the result of its formula: no view, at the version torch's
+    # formula leaves (logsumexp's divides in place)
+    def body(t):
+        fw = t.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(t.tensor([1.51, 0.62, -0.3, 2.0]), t.tensor([0.66, -1.83, 0.5, 1.0]))
+            with t.no_grad():
+                p, tan = fw.unpack_dual(_DERIVED[name](t, d))
+            return p, tan, tan._is_view(), tan._version
+    same(body, check_warnings=False)

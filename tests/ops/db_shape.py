@@ -175,6 +175,18 @@ row("adjoint", lambda x: x.adjoint(), None, [SH.transpose],
     lambda m: [S("3d", m(2, 3, 4))], np_ref=lambda x: np.swapaxes(x, -1, -2))
 row("alias", SH.alias, lambda torch: torch.ops.aten.alias, [SH.alias],
     lambda m: [S("matrix", m(2, 3)), S("0dim", m())], np_ref=np.copy)
+
+
+def _unpacked_primal(torch):
+    """forward AD's primal as torch makes it (``_fw_primal`` needs a dual level)."""
+    def primal(x):
+        with torch.autograd.forward_ad.dual_level():
+            return torch.autograd.forward_ad.unpack_dual(x).primal
+    return primal
+
+
+row("_fw_primal", SH.fw_primal, _unpacked_primal, [SH.fw_primal],
+    lambda m: [S("matrix", m(2, 3)), S("0dim", m()), S("empty", m(0, 2))], np_ref=np.copy)
 row("swapdims_method", lambda x, a, b: x.swapdims(a, b), None, [SH.transpose],
     lambda m: [S("3d", m(2, 3, 4), 2, 0), S("0dim", m(), 0, 0)],
     np_ref=lambda x, a, b: np.swapaxes(x, a, b) if x.ndim else x)

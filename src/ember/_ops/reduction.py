@@ -559,6 +559,14 @@ def _(grad, self, result, dim, keepdim):
                                                                              keepdim)))
 
 
+@_logsumexp.jvp("self")
+def _(self_t, self, dim, keepdim):
+    # torch's logsumexp_jvp: the exp-normalized input weighs the tangent, and the weighted
+    # sum is divided in place by the weights' sum (so the tangent is at version 1)
+    weights = exp(self - amax(self, dim, True)) if self.numel() else exp(self)
+    return sum_dim(weights * self_t, dim, keepdim).div_(sum_dim(weights, dim, keepdim))
+
+
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """log(sum(exp(input))) over ``dim``, computed stably."""
     return _logsumexp(input, dim, keepdim)

@@ -77,6 +77,21 @@ def _(grad, self_shape):
     return reshape(grad, (grad.shape[0],) + tuple(self_shape))
 
 
+@op("_fw_primal", view=True, promote=NONE, node="CppFunction", elementwise=True)
+def fw_primal(self):
+    """Forward AD's primal of a tensor (``unpack_dual``): an alias of it, torch's
+    ``_fw_primal`` view, whose node is torch's generic C++ one (``Identity``)."""
+    return self.view()
+
+
+@fw_primal.grad("self")
+def _(grad):
+    return grad
+
+
+fw_primal.node_cls.name = lambda node: "torch::autograd::Identity"
+
+
 @op("_unsafe_view", node="UnsafeViewBackward0", promote=NONE)
 def unsafe_view(self, shape):
     return self.reshape(infer_shape(shape, self.size))

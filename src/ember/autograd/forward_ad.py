@@ -159,18 +159,18 @@ def unpack_dual(tensor, *, level=None):
         raise TypeError("_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
                         f"{type(tensor).__name__}")
     tangent = _tangent_of(tensor) if _fwd_grad_enabled[0] else None  # none while disabled
-    if tangent is None:
-        return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(_alias(tensor), tangent)
+    return UnpackedDualTensor(_alias(tensor, primal=True), tangent)
 
 
-def _alias(t):
-    """A view of ``t`` sharing its data and history but none of its tangent."""
-    from .._ops.shape import view
+def _alias(t, primal=False):
+    """A view of ``t`` sharing its data and history but none of its tangent: make_dual's
+    (``view``), or ``primal``, unpack_dual's (torch's ``_fw_primal``, inside a dual level
+    whether ``t`` has a tangent or not)."""
+    from .._ops.shape import fw_primal, view
     prev = forward_hook[0]
     forward_hook[0] = None
     try:
-        return view(t, tuple(t.shape))
+        return fw_primal(t) if primal else view(t, tuple(t.shape))
     finally:
         forward_hook[0] = prev
 
@@ -460,9 +460,17 @@ def _derived_jvp(op, args, out, tangents):
             jvps = [next(got) if w else None for w in wanted]
     finally:
         state.grad_enabled = prev
-    jvps = [_zeros_tangent(r) if (j is None and w) else j
+    jvps = [_zeros_tangent(r) if (j is None and w) else j if create else _fresh(j)
             for j, r, w in zip(jvps, results, wanted)]
     return jvps[0] if isinstance(out, Tensor) else jvps
+
+
+def _fresh(t):
+    """A derived tangent as torch's formula gives it: a new tensor, no view, at version 0 (the
+    gradient the derivation took may be a view of another, or summed into in place)."""
+    if t is None or (t._base is None and t._version == 0):
+        return t
+    return _wrap(t._data.copy())
 
 
 def _inner(a, b):
