@@ -210,3 +210,16 @@ def test_torch_functional_module():
         return (sorted(F.__all__), F.split(x, 2, 1), F.einsum("ij->j", x), F.norm(x),
                 F.broadcast_shapes((2, 1), (3,)), F is torch.functional, missing)
     same(body)
+
+
+def test_hook_registries_print_as_ordered_dicts():
+    def body(torch):
+        import re
+        m = torch.nn.Linear(2, 2)
+        m.register_forward_pre_hook(lambda mod, args: None)
+        m.register_forward_hook(lambda mod, args, out: None)
+        t = torch.ones(2, requires_grad=True)
+        t.register_hook(lambda g: g)
+        return [re.sub(r"0x[0-9a-f]+", "ADDR", repr(d)).split("[")[0]
+                for d in (m._forward_pre_hooks, m._forward_hooks, m._backward_hooks)]
+    same(body)

@@ -65,8 +65,9 @@ class RemovableHandle:
         self.remove()
 
 
-class _HookDict(OrderedDict):
-    """An ordered dict that can be weakly referenced (RemovableHandle needs that)."""
+# Hook registries are plain OrderedDicts, as torch's are (they print as such, and
+# RemovableHandle can reference them weakly); the name stays for pickles that carry it.
+_HookDict = OrderedDict
 
 
 class Node:
