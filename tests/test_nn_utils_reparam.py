@@ -4,6 +4,7 @@ hook-based weight_norm/spectral_norm, fuse_conv_bn_eval/fuse_linear_bn_eval, ski
 import warnings
 
 import numpy as np
+import pytest
 from oracle import same
 
 X = np.random.default_rng(0).standard_normal((4, 3))
@@ -110,3 +111,60 @@ def test_fusion_and_skip_init():
                 type(U.skip_init(torch.nn.Linear, 3, 2)).__name__,
                 U.skip_init(torch.nn.Linear, 3, 2).weight.shape)
     same(body, grad_fn=False, rtol=1e-4, atol=1e-5)
+
+
+def _odd_parametrizations(nn):
+    class Shape(nn.Module):
+        def forward(self, X):
+            return X[:2]
+
+    class Dtype(nn.Module):
+        def forward(self, X):
+            return X.double()
+
+    class NotATensor(nn.Module):
+        def forward(self, X):
+            return 1
+
+    class InverseShape(nn.Module):
+        def forward(self, X):
+            return X
+
+        def right_inverse(self, X):
+            return X[:1]
+
+    class InverseDtype(InverseShape):
+        def right_inverse(self, X):
+            return X.double()
+
+    class InverseNotATensor(InverseShape):
+        def right_inverse(self, X):
+            return 3
+    return Shape, Dtype, NotATensor, InverseShape, InverseDtype, InverseNotATensor
+
+
+@pytest.mark.parametrize("kind", range(6))
+@pytest.mark.parametrize("already_parametrized", [False, True])
+def test_parametrize_refuses_what_torch_refuses(kind, already_parametrized):
+    def body(torch):
+        P = torch.nn.utils.parametrize
+        m = torch.nn.Linear(3, 3)
+        if already_parametrized:
+            P.register_parametrization(m, "weight", torch.nn.Identity())
+        P.register_parametrization(m, "weight", _odd_parametrizations(torch.nn)[kind]())
+    same(body)
+
+
+def test_a_parametrization_runs_once_when_registered():
+    def body(torch):
+        calls = []
+
+        class Noisy(torch.nn.Module):
+            def forward(self, X):
+                calls.append(tuple(X.shape))
+                return X
+        m = torch.nn.Linear(2, 2)
+        torch.nn.utils.parametrize.register_parametrization(m, "weight", Noisy())
+        torch.nn.utils.parametrize.register_parametrization(m, "weight", Noisy())
+        return calls
+    same(body)

@@ -8,6 +8,7 @@ subclass ``Parametrized<Class>`` that holds the properties.
 """
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 
 from ... import __future__ as _future
@@ -58,6 +59,7 @@ class ParametrizationList(ModuleList):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
+        original_dtype, original_shape = original.dtype, original.shape
         new = original
         with _no_grad():
             for module in reversed(self):
@@ -66,6 +68,9 @@ class ParametrizationList(ModuleList):
                         new = module.right_inverse(new)
                     except NotImplementedError:  # torch: then it is the identity here
                         pass
+        if not isinstance(new, (Tensor, collections.abc.Sequence)):
+            raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
+                             f"(list, tuple...). Got {type(new).__name__}")
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
@@ -85,6 +90,21 @@ class ParametrizationList(ModuleList):
                 param = Parameter(t.detach(), original.requires_grad) if isinstance(
                     original, Parameter) else t.detach()
                 _register(self, f"original{i}", param)
+        if not unsafe:
+            self._check_forward(original_dtype, original_shape)
+
+    def _check_forward(self, original_dtype, original_shape):
+        """torch's consistency check: the parametrized tensor keeps the original's dtype and
+        shape (computed once here, so a parametrization runs at registration)."""
+        z = self()
+        if not isinstance(z, Tensor):
+            raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
+        for attr, before in (("dtype", original_dtype), ("shape", original_shape)):
+            if getattr(z, attr) != before:
+                raise ValueError(f"Registering a parametrization may not change the {attr} of "
+                                 f"the tensor, unless `unsafe` flag is enabled.\n"
+                                 f"unparametrized {attr}: {before}\n"
+                                 f"parametrized {attr}: {getattr(z, attr)}")
 
     def right_inverse(self, value):
         """Set the originals so that the parametrized tensor becomes ``value``."""
@@ -166,27 +186,48 @@ def type_before_parametrizations(module):
     return module.__class__.__bases__[0] if is_parametrized(module) else type(module)
 
 
+def _check_same_kind(what, tensor_name, y, x, returned):
+    """torch's refusal of a tensor of another dtype or shape than ``module.<tensor_name>``."""
+    for attr in ("dtype", "shape"):
+        if getattr(x, attr) != getattr(y, attr):
+            raise ValueError(f"{what} may not change the {attr} of the tensor, unless the "
+                             f"`unsafe` flag is enabled.\nmodule.{tensor_name}.{attr}: "
+                             f"{getattr(y, attr)}\n{returned}{attr}: {getattr(x, attr)}"
+                             if what.startswith("Registering") else
+                             f"{what} must have the same {attr} as module.{tensor_name}, unless "
+                             f"the `unsafe` flag is enabled.\nmodule.{tensor_name}.{attr}: "
+                             f"{getattr(y, attr)}\nreturned {attr}: {getattr(x, attr)}")
+
+
+def _check_appended(module, tensor_name, parametrization):
+    """torch's checks of a parametrization added to a parametrized tensor: its forward and its
+    right_inverse map tensors of the tensor's dtype and shape to such tensors."""
+    y = getattr(module, tensor_name)
+    x = parametrization(y)
+    if not isinstance(x, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(x).__name__}.")
+    _check_same_kind("Registering a parametrization", tensor_name, y, x,
+                     f"parametrization(module.{tensor_name}).")
+    if not hasattr(parametrization, "right_inverse"):
+        return
+    try:
+        z = parametrization.right_inverse(x)
+    except NotImplementedError:
+        return
+    if not isinstance(z, Tensor):
+        raise ValueError("parametrization.right_inverse must return a tensor. Got: "
+                         f"{type(z).__name__}")
+    _check_same_kind("The tensor returned by parametrization.right_inverse", tensor_name, y, z,
+                     "")
+
+
 def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
     """Make ``module.<tensor_name>`` the output of ``parametrization`` on its original."""
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
         plist = module.parametrizations[tensor_name]
         if not unsafe:
-            y = getattr(module, tensor_name)
-            x = parametrization(y)
-            if not isinstance(x, Tensor):
-                raise ValueError("A parametrization must return a tensor. Got "
-                                 f"{type(x).__name__}.")
-            if x.dtype != y.dtype:
-                raise ValueError("Registering a parametrization may not change the dtype of the "
-                                 f"tensor, unless the `unsafe` flag is enabled.\n"
-                                 f"unparametrized dtype: {y.dtype}\n"
-                                 f"parametrized dtype: {x.dtype}")
-            if tuple(x.shape) != tuple(y.shape):
-                raise ValueError("Registering a parametrization may not change the shape of "
-                                 "the tensor, unless the `unsafe` flag is enabled.\n"
-                                 f"unparametrized shape: {y.shape}\n"
-                                 f"parametrized shape: {x.shape}")
+            _check_appended(module, tensor_name, parametrization)
         plist.append(parametrization)
         plist.unsafe |= unsafe
         return module
