@@ -223,3 +223,34 @@ def test_hook_registries_print_as_ordered_dicts():
         return [re.sub(r"0x[0-9a-f]+", "ADDR", repr(d)).split("[")[0]
                 for d in (m._forward_pre_hooks, m._forward_hooks, m._backward_hooks)]
     same(body)
+
+
+def test_dist_is_one_op_with_torchs_node():
+    def body(torch):
+        torch.manual_seed(0)
+        x = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+        y = torch.randn(3, dtype=torch.float64, requires_grad=True)
+        d = torch.dist(x, y, 3)
+        gx, gy = torch.autograd.grad(d, (x, y))
+        return d, gx, gy, d.grad_fn.name(), sorted(a for a in dir(d.grad_fn)
+                                                   if a.startswith("_saved"))
+    same(body)
+
+
+@pytest.mark.parametrize("call", [
+    "torch.dist(torch.ones(3), 2.)", "torch.dist(torch.ones(3), torch.zeros(3), 'fro')",
+    "torch.dist(torch.arange(3), torch.zeros(3, dtype=torch.long))",
+    "torch.dist(torch.ones(3), torch.zeros(3, dtype=torch.float64))",
+])
+def test_dist_refuses_what_torch_refuses(call):
+    def body(torch):
+        return eval(call, {"torch": torch})
+    same(body)
+
+
+def test_dist_p0_gradient_fails_as_torchs():
+    def body(torch):
+        x = torch.randn(3, requires_grad=True)
+        y = torch.randn(3, requires_grad=True)
+        torch.dist(x, y, 0).backward()
+    same(body)

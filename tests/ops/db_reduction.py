@@ -322,6 +322,12 @@ def _np_vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
 row("vector_norm", ST.vector_norm, "linalg.vector_norm",
     [ST.linalg_vector_norm, ST._inf_norm_mask], _vector_norm_samples, np_ref=_np_vector_norm,
     kinks=(0.0,), dtypes=("float32", "float64", "int64"))
+row("dist", ember.dist, "dist", [ST.dist_op],
+    lambda m: [S("p2", m(2, 3), m(2, 3)), S("bcast_p3", m(2, 3), m(3), 3),
+               S("p1", m(4), m(4), 1), S("p_half", m(2, 3), m(2, 3), 0.5),
+               S("inf", m(2, 3), m(1, 3), INF), S("0dim", m(), m(3)),
+               S("empty", m(0, 3), m(0, 3))],
+    kinks=(0.0,), dtypes=("float32", "float64"))
 # torch's _cdist_forward (not the matrix product form it takes for p = 2 beyond 25 rows); its
 # gradient's own derivative is not implemented in torch (NotImplementedError)
 row("cdist", ember.cdist, "cdist", [ST.cdist_forward, ST.cdist_backward],

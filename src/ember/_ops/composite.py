@@ -209,9 +209,17 @@ def _cdist_kernel_applies(x1, x2, p, compute_mode):
 
 
 def dist(input, other, p=2):  # noqa: A002
-    """The p-norm of ``input - other``."""
-    from .statistics import vector_norm
-    return vector_norm(input - other, p)
+    """The p-norm of ``input - other`` (torch's argument checks, then the dist op)."""
+    from numbers import Number
+
+    from .statistics import dist_op
+    if not isinstance(other, Tensor):
+        raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    if not isinstance(p, (Number, Tensor)) or isinstance(p, complex):
+        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not "
+                        f"{type(p).__name__}")
+    return dist_op(input, other, p.item() if isinstance(p, Tensor) else p)
 
 
 def renorm(input, p, dim, maxnorm):  # noqa: A002

@@ -333,6 +333,30 @@ def norm_dim(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
 norm_dim.grad("self")(_vector_norm_grad)
 
 
+@op("dist", tensors=2, quiet=True, node="DistBackward0")
+def dist_op(self, other, p=2):
+    """torch.dist: the p-norm of ``self - other``, one op (its node is DistBackward0)."""
+    diff = self - other
+    if diff.dtype.kind not in "fc":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {D.from_numpy_dtype(diff.dtype).scalar_name} instead.")
+    return linalg_vector_norm.kernel(diff, p, None, False, None)
+
+
+@dist_op.grad("self")
+def _(grad, self, other, p, result):
+    return _vector_norm_grad(grad, self - other, p, None, False, result)
+
+
+@dist_op.grad("other")
+def _(grad, self, other, p, result):
+    g = _vector_norm_grad(grad, self - other, p, None, False, result)
+    if g is None:  # torch negates norm_backward's undefined gradient (p = 0) and fails so
+        raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in "
+                           "C++) for argument #0 'self'")
+    return -g
+
+
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
     """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default)."""
     if isinstance(dim, int):
