@@ -65,3 +65,62 @@ def test_saved_values_and_versions_checked_as_before():
     a.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         b.sum().backward()
+
+
+def _hooks_in_another_thread(torch):
+    # saved tensor hooks are per thread: a thread holding some open does not make another
+    # thread's recorded ops pack what they save
+    import threading
+    packed = []
+    entered, done = threading.Event(), threading.Event()
+
+    def other():
+        with torch.autograd.graph.saved_tensors_hooks(
+                lambda t: packed.append("other") or t, lambda t: t):
+            entered.set()
+            done.wait()
+    thread = threading.Thread(target=other)
+    thread.start()
+    entered.wait()
+    try:
+        x = torch.tensor([1.0, -2.0], requires_grad=True)
+        y = x * x
+        with torch.autograd.graph.saved_tensors_hooks(
+                lambda t: packed.append("main") or t.detach() * 2, lambda t: t):
+            z = x * x
+        w = x * x
+    finally:
+        done.set()
+        thread.join()
+    grads = [torch.autograd.grad(r.sum(), [x])[0] for r in (y, z, w)]
+    return packed, grads
+
+
+def test_saved_tensor_hooks_of_another_thread_pack_nothing_here():
+    from ember._state import record_extras
+    same(_hooks_in_another_thread)
+    assert record_extras[0] == 0  # every context left: recorded ops read no per-thread hooks
+
+
+def test_anomaly_mode_traces_only_its_own_threads_nodes():
+    import threading
+
+    from ember._state import record_extras
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    nodes = {}
+
+    def other():
+        nodes["other"] = (x * x).grad_fn
+    ember.autograd.set_detect_anomaly(True)
+    ember.autograd.set_detect_anomaly(True)  # (on twice is on once)
+    try:
+        nodes["main"] = (x * x).grad_fn
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+    finally:
+        ember.autograd.set_detect_anomaly(False)
+    nodes["after"] = (x * x).grad_fn
+    assert nodes["main"]._trace is not None
+    assert nodes["other"]._trace is None and nodes["after"]._trace is None
+    assert record_extras[0] == 0

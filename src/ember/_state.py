@@ -21,6 +21,20 @@ class _ThreadState(threading.local):
 
 state = _ThreadState()
 
+# How many threads have anomaly mode on plus how many saved tensor hook contexts are open,
+# all threads together: while it is 0, a recorded op reads neither of those per-thread values
+# (each read of the thread's state costs as much as several plain attributes). A thread that
+# ends with either still on leaves it above 0, which only sends ops to the reads.
+record_extras = [0]
+_record_extras_lock = threading.Lock()
+
+
+def count_record_extras(change):
+    """Add ``change`` (+1 or -1) to ``record_extras``: anomaly mode turned on or off in a
+    thread, a saved tensor hook context entered or left."""
+    with _record_extras_lock:
+        record_extras[0] += change
+
 # The profiler hook: None when no profiler runs (one global read per op), else a callable
 # ``hook(name, inputs) -> context manager``.
 profiler_hook = [None]

@@ -35,7 +35,7 @@ from .. import _dtype as D
 from . import opmath
 from .._backend import as_array, get_xp, is_array
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
-from .._state import forward_hook, profiler_hook, state, vmap_hook
+from .._state import forward_hook, profiler_hook, record_extras, state, vmap_hook
 from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap, typename
 from ..autograd._grad_versions import writing
@@ -65,6 +65,7 @@ _SPECIAL = D.SPECIAL_NP
 # the file name of the code generated per op: warnings skip its frames to name the user's line
 GENERATED = "<ember generated>"
 _FLOATS = D.NATIVE_FLOAT_NP | frozenset(np.dtype(n) for n in ("complex64", "complex128"))
+_FLOATING = D.NATIVE_FLOAT_NP | D.REDUCED_NP  # (a result of these dtypes takes a grad_fn)
 REGISTRY: dict[str, "OpDef"] = {}
 
 
@@ -1239,7 +1240,8 @@ def _compile_caller(op):
         slow += [f"a{k} = args[{k}]",
                  f"if isinstance(a{k}, Tensor):",
                  f"    x{k} = a{k}._data",
-                 f"    if target is not None and x{k}.dtype != target"
+                 f"    dt{k} = x{k}.dtype",
+                 f"    if target is not None and dt{k} != target"
                  + (f" and {k} >= {op.promote_from}:" if op.promote_from else ":"),
                  f"        x{k} = x{k}.astype(target)",
                  "else:",
@@ -1280,8 +1282,10 @@ def _compile_caller(op):
         lines.append("    _mark_views(op, args, (res,))")
     elif op.view:  # (_mark_views written out for one output that is always a view)
         lines += ["    if args[0]._is_inference:", "        _mark_views(op, args, (res,))",
-                  "    else:", "        mark_view(op, args[0], res, args, None)"]
-    lines.append("    if state.grad_enabled:")
+                  "        grad = state.grad_enabled",
+                  "    else:", "        grad = mark_view(op, args[0], res, args, None)"]
+    # (mark_view read the grad mode: a per-thread read costs as much as several attributes)
+    lines.append("    if grad:" if op.view and op.view != "maybe" else "    if state.grad_enabled:")
     if op.differentiable:
         cond = " or ".join(f"(isinstance(a{k}, Tensor) and a{k}._requires_grad)"
                            for k in range(n))
@@ -1289,7 +1293,7 @@ def _compile_caller(op):
         # with the recorder's own lines (see _recorder_lines; grad() and _saved_slot make
         # the caller again when what a node saves changes)
         lines += [f"        if {cond}:",
-                  "            if state.anomaly or state.saved_hooks:",
+                  "            if record_extras[0] and (state.anomaly or state.saved_hooks):",
                   "                record(op, args, (res,))", "            else:"]
         if _records_inline(op):
             lines += ["                r = res"]
@@ -1312,6 +1316,7 @@ def _compile_caller(op):
              "_mark_views": _mark_views,
              "mark_view": _views.mark_view,
              "state": state, "record": record, "np_generic": np.generic,
+             "record_extras": record_extras,
              "inside": inside, "quiet_context": quiet_context,
              "scalar_array": scalar_array, "wrapped_int": wrapped_int, "on_host": on_host,
              "across_devices": across_devices, "SPECIAL": _SPECIAL,
@@ -1327,33 +1332,36 @@ def _fast_prelude(op):
 
     One tensor of an op that never promotes, tensors of one dtype, or a float tensor with a
     Python number: the compute dtype is the tensor's own. Ends in an open ``if``/``elif``
-    chain; the caller adds the general ``else``.
+    chain; the caller adds the general ``else``. Each branch leaves a tensor argument's array
+    in ``x<k>`` and its dtype in ``dt<k>`` (the recorder's lines read them, see
+    _recorder_lines), as the general path does.
     """
     if op.promote == NONE and op.n_tensors == 1:  # (view ops, reductions, ...: no dtype)
-        return ["a0 = args[0]", "if isinstance(a0, Tensor) and a0._data.dtype not in SPECIAL:",
-                "    x0 = a0._data"]
+        return ["a0 = args[0]",
+                "if isinstance(a0, Tensor) and (dt0 := (x0 := a0._data).dtype) not in SPECIAL:",
+                "    pass"]
     if op.promote == NONE and op.n_tensors == 2:  # (mv, mm, ...: two tensors as they are)
         return ["a0 = args[0]", "a1 = args[1]",
                 "if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
-                "a0._data.dtype not in SPECIAL and a1._data.dtype not in SPECIAL:",
-                "    x0 = a0._data", "    x1 = a1._data"]
+                "(dt0 := (x0 := a0._data).dtype) not in SPECIAL and "
+                "(dt1 := (x1 := a1._data).dtype) not in SPECIAL:",
+                "    pass"]
     if op.promote not in (SAME, FLOAT) or op.promote_from or op.n_tensors > 2:
         return None
     kinds = "FLOATS" if op.promote == FLOAT else "NATIVE"
     lines = ["a0 = args[0]"]
     if op.n_tensors == 1:
-        return lines + [f"if isinstance(a0, Tensor) and a0._data.dtype in {kinds}:",
-                        "    x0 = a0._data"]
+        return lines + [f"if isinstance(a0, Tensor) and (dt0 := (x0 := a0._data).dtype) in {kinds}:",
+                        "    pass"]
     scalar = ("scalar_array(a1, x0.dtype) if type(x0) is ndarray else a1" if op.weak_scalars
               else "a1")
     return lines + [
         "a1 = args[1]",
         f"if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
-        f"(dt0 := (x0 := a0._data).dtype) == (x1 := a1._data).dtype and dt0 in {kinds}:",
+        f"(dt0 := (x0 := a0._data).dtype) == (dt1 := (x1 := a1._data).dtype) and dt0 in {kinds}:",
         "    pass",
         "elif isinstance(a0, Tensor) and (type(a1) is float or type(a1) is int) and "
-        "a0._data.dtype in NATIVE_FLOAT:",
-        "    x0 = a0._data",
+        "(dt0 := (x0 := a0._data).dtype) in NATIVE_FLOAT:",
         f"    x1 = {scalar}"]
 
 
@@ -1548,10 +1556,11 @@ def record(op, args, results, snapshot=None):
     if fast is None:
         fast = op.recorder = _compile_recorder(op)
     node = fast(args, results, snapshot)
-    if state.anomaly:
-        node._trace = traceback.format_stack()[:-3]
-    if state.saved_hooks:
-        _pack_saved(node, op, results)
+    if record_extras[0]:  # (some thread has anomaly mode on or saved tensor hooks)
+        if state.anomaly:
+            node._trace = traceback.format_stack()[:-3]
+        if state.saved_hooks:
+            _pack_saved(node, op, results)
     return node
 
 
@@ -1658,6 +1667,7 @@ def _recorder_scope(op):
             "VERSIONED": VERSIONED,
             "_sequence": _sequence, "_shape_of": _shape_of, "_strides_of": _strides_of,
             "twin": complex_twin(op.node_cls), "REDUCED": D.REDUCED_NP, "op": op,
+            "FLOATING": _FLOATING,
             "integer_history": integer_history}
 
 
@@ -1666,8 +1676,9 @@ def _recorder_lines(op, first_saved, inline=False):
     result ``r``; they leave the node in ``node``. ``first_saved``: what a saved first input
     is (a snapshot taken before an in-place call, or the first argument). ``inline``: the
     lines run inside the op's generated Tensor path, where ``a0``, ``a1``, ... already hold
-    the tensor arguments and a one-tensor op's ``a0`` was found to be a Tensor that requires
-    grad (so neither is done again)."""
+    the tensor arguments, ``dt0``, ``dt1``, ... the dtypes of those that are tensors and
+    ``out`` the result's array, and a one-tensor op's ``a0`` was found to be a Tensor that
+    requires grad (so none of it is read again: a NumPy array's ``dtype`` is a call)."""
     lines = ["    node = node_cls()"]
     if op.number_cls is not None:
         numbers = " or ".join(f"not isinstance(args[{k}], Tensor)" for k in range(op.n_tensors))
@@ -1692,7 +1703,7 @@ def _recorder_lines(op, first_saved, inline=False):
                   "    else:"] + [line[4:] for line in no_edge] + [
                   f"        e{k} = NO_EDGE",
                   f"    d{k} = a{k}._data",
-                  f"    m{k} = (d{k}.shape, d{k}.dtype)"]
+                  f"    m{k} = (d{k}.shape, {f'dt{k}' if inline else f'd{k}.dtype'})"]
         if inline and op.n_tensors == 1:  # (requires grad: an edge to a node, maybe None)
             lines += tensor[:5] + ["    else:", f"        e{k} = (grad_accumulator(a{k}), 0)"]
             lines += tensor[-2:]
@@ -1739,6 +1750,7 @@ def _recorder_lines(op, first_saved, inline=False):
         lines += [f"    node._saved = [{', '.join(saved)}]",
                   f"    node._vers = [{', '.join(vers)}]"]
     differentiable = op.diff_outputs is None or op.diff_outputs[0]
+    result_dtype = "    rdt = out.dtype" if inline else "    rdt = r._data.dtype"
     attach = ["        r._grad_fn = node", "        r._output_nr = 0",
               "        r._requires_grad = True"]
     if inline:  # (a new tensor: its output number is already the class's 0)
@@ -1746,12 +1758,13 @@ def _recorder_lines(op, first_saved, inline=False):
     # (an integer or bool result, which nothing attaches to, may still be refused)
     integer = ["    elif not r._requires_grad and r is not args[0]:",
                "        integer_history(op, args, r, node)"]
+    # (a set lookup for the usual floating dtypes first: a dtype's ``kind`` is a call)
     if differentiable and op.complex_grad:
-        lines += ["    rdt = r._data.dtype", "    if rdt.kind in 'fc' or rdt in REDUCED:"
+        lines += [result_dtype, "    if rdt in FLOATING or rdt.kind in 'fc' or rdt in REDUCED:"
                   ] + attach + integer
     elif differentiable:
-        lines += ["    rdt = r._data.dtype", "    kind = rdt.kind",
-                  "    if kind == 'f' or rdt in REDUCED:"] + attach
+        lines += [result_dtype, "    if rdt in FLOATING:"] + attach
+        lines += ["    elif (kind := rdt.kind) == 'f' or rdt in REDUCED:"] + attach
         lines += ["    elif kind == 'c':", "        node.__class__ = twin"] + attach + integer
     return lines
 

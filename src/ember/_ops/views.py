@@ -228,7 +228,8 @@ class CopySlices(Node):
 
 # -- bookkeeping used by the registry ----------------------------------------------------------
 def mark_view(view_op, base, result, args, index):
-    """Make ``result`` a view of ``base``'s root, remembering how to cut it out again."""
+    """Make ``result`` a view of ``base``'s root, remembering how to cut it out again.
+    Returns the grad mode it read (the generated caller of a view op reads it no more)."""
     if result._data.size == 0:  # (NumPy's address and strides of an empty view are not torch's)
         result._data = placed(view_op, base._data, result._data, args, index)
     # (extend_chain and Tensor._version_counter written out: this runs once per view op)
@@ -271,6 +272,7 @@ def mark_view(view_op, base, result, args, index):
         # (an integer root too: it requires grad after ``int_tensor[...] = w``, see
         # inplace.dispatch_inplace)
         register_following_view(root, result)
+    return grad_enabled
 
 
 def refresh(view):

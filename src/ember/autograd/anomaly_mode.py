@@ -19,7 +19,7 @@ import re
 import sys
 import warnings
 
-from .._state import state
+from .._state import count_record_extras, state
 
 __all__ = [
     "detect_anomaly",
@@ -48,7 +48,10 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Turn anomaly detection on or off in this thread (``torch.set_anomaly_enabled``)."""
-    state.anomaly = bool(enabled)
+    enabled = bool(enabled)
+    if enabled != state.anomaly:
+        count_record_extras(1 if enabled else -1)
+    state.anomaly = enabled
     state.anomaly_check_nan = bool(check_nan)
 
 

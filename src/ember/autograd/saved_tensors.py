@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._state import state
+from .._state import count_record_extras, state
 from .._tensor import Tensor, _wrap
 from .grad_mode import no_grad
 
@@ -157,9 +157,11 @@ class saved_tensors_hooks:
         if message is not None:
             raise RuntimeError(message)
         state.saved_hooks = state.saved_hooks + ((self.pack_hook, self.unpack_hook),)
+        count_record_extras(1)
 
     def __exit__(self, *args: object) -> None:
         state.saved_hooks = state.saved_hooks[:-1]
+        count_record_extras(-1)
 
 
 class save_on_cpu(saved_tensors_hooks):
