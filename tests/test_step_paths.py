@@ -41,6 +41,53 @@ def test_matmul_operator(left, right, kwargs):
     same(body)
 
 
+@pytest.mark.parametrize("left, right, dtypes", [
+    (A, [1.0, 2.0, 3.0], ("float32", "float32")),
+    (A, [1.0, 2.0, 3.0], ("float64", "float64")),
+    (A, [1.0, 2.0], ("float32", "float32")),  # sizes that don't fit
+    (A, [1.0, 2.0, 3.0], ("float32", "float64")),  # dtypes that differ
+    (A, [1.0, 2.0, 3.0], ("int64", "int64")),
+    (A, [1.0, 2.0, 3.0], ("complex64", "complex64")),
+    # torch checks dims, dtypes and sizes before it finds no bool kernel
+    (A, [1.0, 2.0, 3.0], ("bool", "bool")),
+    (A, [1.0, 2.0, 3.0], ("float32", "bool")),
+    (A, [1.0, 2.0, 3.0], ("bool", "float32")),
+    (A, [1.0, 2.0], ("bool", "bool")),
+    (A, [[1.0], [2.0], [3.0]], ("bool", "bool")),
+    ([[[1.0, 2.0, 3.0]]], [1.0, 2.0, 3.0], ("bool", "bool")),
+])
+def test_matrix_at_vector(left, right, dtypes):
+    # x @ v goes straight to mv's generated path, whose checks pass the usual call in one
+    # test: every other call gets torch's errors in torch's order
+    def body(torch):
+        x = torch.tensor(left).to(getattr(torch, dtypes[0]))
+        v = torch.tensor(right).to(getattr(torch, dtypes[1]))
+        errors = [error_of(fn) for fn in (lambda: x @ v, lambda: torch.mv(x, v),
+                                          lambda: x.mv(v), lambda: torch.matmul(x, v))]
+        if errors[0] is not None:
+            return errors
+        w = x.detach().requires_grad_(x.dtype.is_floating_point or x.dtype.is_complex)
+        out = w @ v
+        if out.requires_grad:
+            (g,) = torch.autograd.grad(out.abs().sum(), [w])
+            return errors, out, g, out.grad_fn.name()
+        return errors, out
+    same(body)
+
+
+def test_matrix_at_vector_under_autocast_no_grad_and_vmap():
+    def body(torch):
+        x = torch.tensor(A, requires_grad=True)
+        v = torch.tensor([1.0, 2.0, 3.0])
+        with torch.no_grad():
+            plain = x @ v
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            cast = x @ v
+        batched = torch.func.vmap(lambda u: x.detach() @ u)(torch.stack([v, -v]))
+        return plain, cast.dtype, cast.grad_fn.name(), batched
+    same(body, rtol=1e-2, atol=1e-2)
+
+
 def test_matmul_operands_that_are_not_tensors():
     # torch's @ takes no number (not even a 0-dim NumPy one): NotImplemented, then Python's
     # TypeError; matmul() and .matmul() name the argument

@@ -127,8 +127,21 @@ def _check_mv(self, vec):
         raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({k2})")
 
 
-@op("mv", tensors=2, quiet=True, promote=NONE, method=True, writes=1,
-    check=refuse("b", no_kernel("addmv_impl_cpu"), _check_mv))
+_refuse_bool_mv = refuse("b", no_kernel("addmv_impl_cpu"))
+
+
+def _check_mv_call(self, vec):
+    """mv's argument checks, in torch's order (dims, dtypes, sizes, then a bool kernel).
+    The usual call passes all of them in one test, as mm's does (_check_mm_call)."""
+    a, b = self._data, vec._data
+    if (a.ndim == 2 and b.ndim == 1 and a.shape[1] == b.shape[0]
+            and (dt := a.dtype) == b.dtype and dt in D.NATIVE_NP):
+        return
+    _check_mv(self, vec)
+    _refuse_bool_mv(self, vec)
+
+
+@op("mv", tensors=2, quiet=True, promote=NONE, method=True, writes=1, check=_check_mv_call)
 def mv(self, vec):
     return self @ vec
 
@@ -556,16 +569,17 @@ def _matmul_method(self, other):
 
 
 def _matmul_operator(self, other):
-    """``self @ other``: two matrices go straight to mm's generated path (where matmul and
-    mm's dispatch would send them, two calls later); other tensors take matmul. Anything
-    else gives NotImplemented (Python then raises its TypeError), as torch's operator does:
-    it takes no number, not even a 0-dim one."""
+    """``self @ other``: two matrices go straight to mm's generated path, a matrix and a
+    vector to mv's (where matmul and the op's dispatch would send them, two calls later);
+    other tensors take matmul. Anything else gives NotImplemented (Python then raises its
+    TypeError), as torch's operator does: it takes no number, not even a 0-dim one."""
     if not isinstance(other, Tensor):
         return NotImplemented
     # (other may be a Parameter; inside vmap a forward hook is set and matmul decides)
-    if (type(self) is Tensor and self._data.ndim == 2 and other._data.ndim == 2
+    if (type(self) is Tensor and self._data.ndim == 2
             and forward_hook[0] is None and profiler_hook[0] is None):
-        call = mm.caller
+        nd = other._data.ndim
+        call = mm.caller if nd == 2 else mv.caller if nd == 1 else None
         if call is not None:
             return call((self, other))
     return matmul(self, other)
