@@ -264,3 +264,33 @@ def test_numpy_shares_memory():
     t = ember.ones(3)
     t.numpy()[0] = 5.0
     assert t[0].item() == 5.0 and np.shares_memory(t.numpy(), t._data)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int64", "bool", "complex64"])
+def test_power_operator_and_sum(dtype):
+    # x ** <Python number> goes straight to pow_scalar's generated path (and its kernel takes
+    # a float tensor's usual exponents in one test), x.sum() straight to sum's: every other
+    # operand keeps pow()'s and the op's own rules
+    def body(torch):
+        x = torch.tensor([[0.0, -1.5, 2.0], [4.0, -0.0, 3.0]]).to(getattr(torch, dtype))
+        if x.dtype.is_floating_point or x.dtype.is_complex:
+            x.requires_grad_()
+        out = []
+        # (not here: float16 ** -0.5 at -0.0, also in the gradient of ** 0.5, and a NumPy
+        # scalar exponent, which promotes: ember's differ from torch's there)
+        halves = () if dtype == "float16" else (0.5, -0.5)
+        for e in (2, 3, 0, 1, -1, -2, 2.0, *halves, 1.5, -2.5, True, torch.tensor(2), "2",
+                  None):
+            try:
+                y = x ** e
+            except Exception as error:  # noqa: BLE001 - compared with torch's
+                out.append((type(error).__name__, str(error)))
+                continue
+            s = y.sum()
+            out.append((y, s, s.grad_fn.name() if s.grad_fn is not None else None))
+            if s.requires_grad and s.dtype.is_floating_point:
+                out.append(torch.autograd.grad(s, [x])[0])
+        p = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+        out += [p ** 2, p.sum(), (p ** 2).sum().grad_fn.name()]
+        return out
+    same(body, rtol=1e-3, atol=1e-3)

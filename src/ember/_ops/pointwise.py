@@ -12,10 +12,11 @@ from .._backend import get_xp, is_array, masked_or_zero
 from .._backend.device import device_of, move
 from .._backend.fp_errors import made_nan
 from .._info import check_scalar
+from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, _wrap, typename
 from . import opmath
 from .inplace import inplace_operator
-from .registry import FLOAT, NONE, OPERANDS, broadcast_error, op
+from .registry import FLOAT, NONE, OPERANDS, broadcast_error, foreign_operand, op
 
 
 # -- helpers shared by the pointwise families ------------------------------------------------
@@ -426,6 +427,10 @@ _SQRT_POWER = frozenset(np.dtype(n) for n in ("float32", "float64"))
         (self.is_floating_point() or self.is_complex()) and exponent in (0, 1)))
 # (a floating tensor to the power 0 or 1: torch fills its result with 1 or copies the input)
 def pow_scalar(self, exponent):
+    t = type(exponent)
+    if (t is int or t is float and exponent != 0.5 and exponent != -0.5) and (
+            self.dtype in D.NATIVE_FLOAT_NP):
+        return self ** exponent  # (the usual call, x ** 2: what the steps below come to)
     x = with_scalars(self, exponent)
     if x.dtype.kind in "iub" and not isinstance(exponent, (float, np.floating)):
         if exponent < 0 and x.dtype.kind != "b":
@@ -533,8 +538,26 @@ def _sub_(self, other, alpha=1):
     return sub.inplace(self, other, alpha)  # (sub's check runs after autograd's refusals)
 
 
+def _pow_operator(self, exponent):
+    """``self ** exponent``: a Python number (the usual ``x ** 2``) goes straight to
+    pow_scalar's generated path, where pow() and the op's call would send it, two calls
+    later; anything else goes to pow(), and an operand ember does not take gives
+    NotImplemented (what registry.guard_operators gives the other operators)."""
+    t = type(exponent)
+    if ((t is int or t is float) and type(self) is Tensor and forward_hook[0] is None
+            and profiler_hook[0] is None):
+        call = pow_scalar.caller
+        if call is not None:
+            return call((self, exponent))
+    if t is not Tensor and not isinstance(exponent, OPERANDS):
+        return foreign_operand("__pow__", self, exponent)
+    return pow(self, exponent)
+
+
+_pow_operator.__name__ = _pow_operator.__qualname__ = "__pow__"
+_pow_operator._takes_operand = True  # (guard_operators leaves it as it is)
 Tensor.pow = pow
-Tensor.__pow__ = pow
+Tensor.__pow__ = _pow_operator
 Tensor.pow_ = Tensor.__ipow__ = _pow_
 Tensor.sub_ = _sub_
 Tensor.__rpow__ = lambda self, base: pow_scalar_base(base, self)

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import arg_extreme, as_array, get_xp, reduce_sum
+from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_view
 from .registry import FLOAT, NONE, op
@@ -229,8 +230,12 @@ def _reduce(fn, x, axis, keepdim, dtype):
     return fn(x, axis=axis, keepdims=keepdim, dtype=acc)
 
 
+# the dtypes whose sum is the ufunc's own reduce (float and complex, but half precision)
+_ADD_REDUCES = frozenset(np.dtype(c) for c in "fdgFDG")
+
+
 def _reduce_sum(x, axis, keepdim, dtype):
-    if dtype is None and type(x) is np.ndarray and x.dtype.kind in "fc" and x.itemsize > 2:
+    if dtype is None and type(x) is np.ndarray and x.dtype in _ADD_REDUCES:
         # NOTE: the ufunc's own reduce: what np.sum comes to, without its Python wrapper (a
         # third of a small sum's time)
         return np.add.reduce(x, axis=axis, keepdims=keepdim)
@@ -313,7 +318,11 @@ def _reduction_args(name, is_method):
     whole = {"sum": sum_all, "mean": mean_all}[name]  # (what target does without a dim)
 
     def entry(input, *args, **kwargs):
-        if not args and not kwargs:  # x.sum(), x.mean(): the usual call, one call less
+        if not args and not kwargs:  # x.sum(), x.mean(): the usual call, two calls less
+            if type(input) is Tensor and forward_hook[0] is None and profiler_hook[0] is None:
+                call = whole.caller  # (the op's generated path, as its call would take)
+                if call is not None:
+                    return call((input, None))
             return whole(input, None)
         dim = args[0] if args else kwargs.get("dim")
         if dim is not None and not isinstance(dim, (int, tuple, list)) and not (
