@@ -350,3 +350,32 @@ def test_tangent_is_a_fresh_tensor(name):
                 p, tan = fw.unpack_dual(_DERIVED[name](t, d))
             return p, tan, tan._is_view(), tan._version
     same(body, check_warnings=False)
+
+
+def _mixed_dtype_loss_jvp(loss, dtypes, tangents):
+    def body(torch):
+        fw = torch.autograd.forward_ad
+        x = torch.tensor([0.5, -1.0, 2.0, 0.1], dtype=getattr(torch, dtypes[0]))
+        y = torch.tensor([0.2, 0.3, -0.4, 0.9], dtype=getattr(torch, dtypes[1]))
+        with fw.dual_level():
+            if tangents in ("input", "both"):
+                x = fw.make_dual(x, torch.linspace(-1, 1, 4, dtype=x.dtype))
+            if tangents in ("target", "both"):
+                y = fw.make_dual(y, torch.linspace(0.5, 2, 4, dtype=y.dtype))
+            primal, tangent = fw.unpack_dual(getattr(torch.nn.functional, loss)(x, y))
+            return primal, tangent
+    return body
+
+
+MIXED = [("float32", "float64"), ("float64", "float32"), ("float16", "float32")]
+
+
+@pytest.mark.parametrize("tangents", ["input", "target", "both"])
+@pytest.mark.parametrize("dtypes", MIXED)
+@pytest.mark.parametrize("loss", ["huber_loss", "binary_cross_entropy_with_logits"])
+def test_loss_jvp_with_mixed_dtypes(loss, dtypes, tangents):
+    """huber_loss's tangent formula fails in target's dtype first (torch computes target's
+    term first); binary_cross_entropy_with_logits' tangent keeps its formulas' dtype (float64
+    for a float64 input, where the loss is float32)."""
+    same(_mixed_dtype_loss_jvp(loss, dtypes, tangents), rtol=1e-6, atol=1e-6,
+         check_warnings=False)

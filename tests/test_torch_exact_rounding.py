@@ -62,3 +62,9 @@ def test_float16_mean_of_many_sizes():
     arrays = [(rs.randn(n) * 10.0 ** rs.uniform(-2, 2)).astype(np.float16)
               for n in rs.randint(1, 5001, size=200)]
     same(lambda t: [_bits(t, t.from_numpy(a).mean()) for a in arrays])
+
+
+def test_float16_sigmoid_rounds_once():
+    """torch's float16 sigmoid is computed in float32 and rounded once."""
+    values = (np.random.RandomState(0).randn(4000) * 4).astype(np.float16)
+    same(lambda t: _bits(t, t.from_numpy(values).sigmoid()))

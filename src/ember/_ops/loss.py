@@ -166,6 +166,22 @@ def _(grad, self, target, reduction, delta):
     return huber_loss_backward(grad, target, self, reduction, delta)
 
 
+@_huber.jvp("self")
+def _(self_t, self, target, reduction, delta):
+    # NOTE: torch's tangent formula computes target's term first, whichever tangent is given:
+    # with mixed dtypes its check, in target's dtype, is the one that fails.
+    if self.dtype is not target.dtype:
+        raise RuntimeError(f"Found dtype {self.dtype.scalar_name} but expected "
+                           f"{target.dtype.scalar_name}")
+    return _apply_reduction(huber_loss_backward(self_t, self, target, "none", delta), reduction)
+
+
+@_huber.jvp("target")
+def _(target_t, self, target, reduction, delta):
+    return _apply_reduction(huber_loss_backward(target_t, target, self, "none", delta),
+                            reduction)
+
+
 # (promote=NONE: torch's kernel takes its operands in the input's dtype only, so a gradient
 # through a target of another dtype raises, as torch's backward does)
 @op("huber_loss_backward", tensors=3, promote=NONE, node="HuberLossBackwardBackward0")

@@ -76,7 +76,7 @@ def bce_with_logits(self, target, weight, pos_weight, reduction):
 # _target_backward step by step, so that create_graph records torch's nodes (the mean divides
 # last, by a number: DivBackward1).
 @bce_with_logits.grad("self")
-def _(grad, self, target, weight, pos_weight, reduction):
+def _bce_with_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
     from .pointwise import sigmoid
     if pos_weight is None:
         d = sigmoid(self) - target
@@ -92,7 +92,7 @@ def _(grad, self, target, weight, pos_weight, reduction):
 
 
 @bce_with_logits.grad("target")
-def _(grad, self, target, weight, pos_weight, reduction):
+def _bce_with_logits_grad_target(grad, self, target, weight, pos_weight, reduction):
     from .activation import logsigmoid
     if pos_weight is None:
         d = -self * grad
@@ -102,6 +102,28 @@ def _(grad, self, target, weight, pos_weight, reduction):
     # torch's in-place writes: sub_ and mul_ for pos_weight, mul_ by weight, div_ for mean
     return _written(out, 2 * (pos_weight is not None) + (weight is not None)
                     + (reduction == "mean"))
+
+
+# torch's tangent: each input's backward formula, unreduced, with the tangent for the
+# gradient, then reduced. Its dtype is the formulas' (a float64 input's tangent of a float32
+# loss is float64, as torch's: see tangent_keeps_dtype).
+@bce_with_logits.jvp("self")
+def _(self_t, self, target, weight, pos_weight, reduction):
+    return _reduced(_bce_with_logits_grad_self(self_t, self, target, weight, pos_weight, "none"),
+                    reduction)
+
+
+@bce_with_logits.jvp("target")
+def _(target_t, self, target, weight, pos_weight, reduction):
+    return _reduced(_bce_with_logits_grad_target(target_t, self, target, weight, pos_weight,
+                                                 "none"), reduction)
+
+
+bce_with_logits.tangent_keeps_dtype = True
+
+
+def _reduced(loss, reduction):
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 
 def _weighted_mean(d, weight, reduction, n):

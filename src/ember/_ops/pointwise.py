@@ -737,6 +737,12 @@ def _(self_t, result):
 
 @op("sigmoid", elementwise=True, promote=FLOAT, method=True, inplace=True)
 def sigmoid(self):
+    if self.dtype == np.float16:  # torch computes in float32 and rounds once
+        return _sigmoid(self.astype(np.float32)).astype(np.float16)
+    return _sigmoid(self)
+
+
+def _sigmoid(self):
     if self.dtype.kind == "c":  # (no ordering of complex numbers to split on)
         return 1 / (1 + get_xp(self).exp(-self))
     # NOTE: exp(-|x|) never overflows, and each branch is exact where it is used.

@@ -373,7 +373,8 @@ def _explicit_jvp(op, rules, args, out, tangents):
         fn = rules[op.params[k]]
         r = fn(tan, *_rule_args(fn, op, args, out))
         total = r if total is None else total + r
-    return _fit(total, out)
+    # (an op whose torch formula gives its tangent a dtype of its own says so)
+    return _fit(total, out, keep_dtype=getattr(op, "tangent_keeps_dtype", False))
 
 
 _RULE_PARAMS = {}
@@ -400,8 +401,9 @@ def _shape(a):
     return tuple(a._data.shape) if isinstance(a, Tensor) else np.shape(a)
 
 
-def _fit(t, out):
-    """A tangent with ``out``'s shape and dtype (explicit rules may broadcast or promote)."""
+def _fit(t, out, keep_dtype=False):
+    """A tangent with ``out``'s shape and dtype (explicit rules may broadcast or promote;
+    ``keep_dtype``: the rule's dtype stays)."""
     if t is None:
         return None
     if not isinstance(t, Tensor):
@@ -409,7 +411,7 @@ def _fit(t, out):
     if t._data.shape != out._data.shape:
         from .._ops.shape import expand
         t = expand(t, tuple(out._data.shape)).contiguous()
-    if t._data.dtype != out._data.dtype:
+    if t._data.dtype != out._data.dtype and not keep_dtype:
         t = t.to(out.dtype)
     return t
 
