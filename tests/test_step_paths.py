@@ -294,3 +294,19 @@ def test_power_operator_and_sum(dtype):
         out += [p ** 2, p.sum(), (p ** 2).sum().grad_fn.name()]
         return out
     same(body, rtol=1e-3, atol=1e-3)
+
+
+def test_expand_of_tensors_and_sums_gradient_graph():
+    # x.expand(...) on a Tensor goes straight to expand's generated path: its sizes as every
+    # form gives them, its errors, and the expand a create_graph pass through sum records
+    def body(torch):
+        x = torch.tensor([[1.0], [2.0]], requires_grad=True)
+        p = torch.nn.Parameter(torch.tensor([3.0]))
+        out = [x.expand(2, 3), x.expand((2, 3)), x.expand(size=(3, 2, -1)), x.expand([2, 2]),
+               p.expand(4), x.expand(np.int64(2), 3)]
+        for bad in ((3, 3), (-1, -1, 2), (2,)):
+            out.append(error_of(lambda: x.expand(*bad)))
+        (g,) = torch.autograd.grad((x * x).sum(), [x], create_graph=True)
+        out += [g, g.grad_fn.name(), g.grad_fn.next_functions[0][0].name()]
+        return out
+    same(body)

@@ -485,7 +485,12 @@ def expand(self, *args, size=None, implicit=False):
             size = size[0]
             return np.ndarray(size, self.dtype, self, 0, (0,) * len(size))
         return _expanded(self, _shape_arg(size))
-    return _expand(self, _shape_arg(size))
+    size = _shape_arg(size)
+    if type(self) is Tensor and forward_hook[0] is None and profiler_hook[0] is None:
+        call = _expand.caller  # (the op's generated path, as the op's call would take: every
+        if call is not None:   # create_graph pass through a sum expands its gradient)
+            return call((self, size))
+    return _expand(self, size)
 
 
 Tensor.expand = expand
