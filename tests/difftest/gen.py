@@ -399,6 +399,43 @@ def query(g):
     return Step(f"{out} = {what.format(n=name)}", "query", (out,), (name,))
 
 
+# ops whose JVP a forward_ad step takes: pointwise ops, reductions, products, views and shape
+# ops, nn.functional (those ember and torch both have forward-mode formulas for)
+_FORWARD_AD_OPS = frozenset(
+    ["exp", "log", "sin", "tanh", "sigmoid", "sqrt", "abs", "reciprocal", "expm1", "atan",
+     "erf", "square", "relu", "add", "sub", "mul", "div", "pow", "maximum", "atan2", "hypot",
+     "operator+", "operator*", "operator/", "operator**", "reflected", "unary-", "add_alpha",
+     "clamp", "where", "lerp", "addcmul", "pow_scalar", "sum", "mean", "prod", "amax", "std",
+     "norm", "logsumexp", "cumsum", "matmul", "matmul_nd", "mv", "dot", "bmm", "addmm", "view",
+     "transpose", "t", "permute", "unsqueeze", "squeeze", "expand", "flatten", "narrow",
+     "select", "slice", "unbind", "split", "diagonal", "movedim", "contiguous", "flip", "cat",
+     "cat_self", "index", "index_select", "gather", "F.softmax", "F.normalize", "F.linear",
+     "F.layer_norm", "F.pad"])
+
+
+@feature(2)
+def forward_ad(g):
+    """A JVP: an op of a dual tensor (a variable and a tangent) inside a dual level, whose
+    primal and tangent results are kept. (The op runs under no_grad: the graph a tangent
+    records when an operand requires grad is not torch's yet, see docs/difftest.md.)"""
+    torch = g.torch
+    x = g.pick(lambda t: t.dtype in (torch.float32, torch.float64))
+    t = g.value(x)
+    op = g.rng.choice([o for o in catalog.OPS if o.name in _FORWARD_AD_OPS])
+    expr, uses = op.render(g, first=("_dual", t))
+    if op.outputs != 1:
+        raise Skip
+    primal, tangent = g.new(), g.new()
+    fwad = "torch.autograd.forward_ad"
+    dtype = str(t.dtype).rsplit(".", 1)[-1]
+    code = (f"with {fwad}.dual_level():\n"
+            f"    _dual = {fwad}.make_dual({x}, {g.literal(tuple(t.shape), dtype)})\n"
+            f"    with torch.no_grad():\n"
+            f"        {primal}, {tangent} = {fwad}.unpack_dual({expr})")
+    return Step(code, f"forward_ad:{op.name}", (primal, tangent),
+                tuple(dict.fromkeys((x,) + uses)))
+
+
 def generate(seed: int, torch) -> Program:
     """The program of ``seed``: a few inputs, then ops, in-place updates, backward passes,
     hooks, grad modes and queries, each kept only as torch ran it (errors now and then)."""
