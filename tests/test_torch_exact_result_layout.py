@@ -73,3 +73,23 @@ def test_reshape_of_log_softmax_over_a_transposed_input_is_a_view():
         r = y.reshape(1, 1, 6)
         return y.stride(), r._is_view(), r
     same(body)
+
+
+def test_sort_results_keep_the_inputs_layout():
+    # torch's sort allocates values and indices with the input's strides where it is dense
+    # (dimensions of one element included), else dense ones in its order; argsort and msort
+    # are sort
+    def body(t):
+        b = t.arange(24.).reshape(2, 3, 4).remainder(5)
+        inputs = [b.permute(2, 0, 1), b[:, ::2], b.transpose(0, 1)[:, :, 1:],
+                  b[:1].expand(3, 3, 4), b.permute(1, 0, 2)[:, :1],
+                  b.reshape(2, 3, 4, 1).permute(3, 2, 0, 1), b[0].t()]
+        out = []
+        for x in inputs:
+            for d in range(x.dim()):
+                v, i = t.sort(x, d)
+                out.append((v.stride(), i.stride(), t.argsort(x, d).stride(),
+                            t.sort(x, dim=d, stable=True)[0].stride(), v, i))
+            out.append(t.msort(x).stride())
+        return out
+    same(body)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 __all__ = ['argsort', 'kthvalue', 'median', 'mode', 'msort', 'nanmedian', 'sort', 'topk']
 
+import functools
+
 import numpy as np
 
 from .._backend import accumulate, get_xp
+from .._backend.layout import empty_in_order, format_order
 from .._tensor import Tensor, _wrap_dim
 from . import _stl_order
 from .pointwise import no_kernel, refuse
@@ -121,13 +124,35 @@ def _stable_sort_kernel(self, dim=-1, descending=False):
     return _pick(self, _order(self, d, descending), d, True)
 
 
+def _in_input_layout(kernel):
+    """``kernel`` with results laid out as its input (its strides where it is dense, else dense
+    ones in its order: a copy's preserve_format): torch's sort allocates its values and
+    indices so (and argsort and msort are sort)."""
+    @functools.wraps(kernel)
+    def laid_out(self, *args, **kwargs):
+        out = kernel(self, *args, **kwargs)
+        order = format_order(self)
+        if order is None:
+            return out
+        if type(out) is not tuple:
+            return _copy_into(empty_in_order(self, order, out.dtype), out)
+        return tuple(_copy_into(empty_in_order(self, order, o.dtype), o) for o in out)
+    return laid_out
+
+
+def _copy_into(dst, src):
+    dst[...] = src
+    return dst
+
+
 _NO_COMPLEX_SORT = refuse("c", lambda t: RuntimeError(" Sort does not support complex dtypes on "
                                                      "CPU"))
 _sort = op("sort", promote=NONE, node="SortBackward0", outputs=2, diff_outputs=(True, False),
-           result_type=SortResult, check=_NO_COMPLEX_SORT, writes=1)(_sort_kernel)
+           result_type=SortResult, check=_NO_COMPLEX_SORT, writes=1)(
+    _in_input_layout(_sort_kernel))
 _sort_stable = op("sort", promote=NONE, node="SortBackward1", outputs=2,
                   diff_outputs=(True, False), result_type=SortResult,
-                  check=_NO_COMPLEX_SORT, writes=1)(_stable_sort_kernel)
+                  check=_NO_COMPLEX_SORT, writes=1)(_in_input_layout(_stable_sort_kernel))
 _sort.grad("self", writes=2)(_sorted_back)
 _sort_stable.grad("self", writes=2)(_sorted_back)
 
@@ -140,6 +165,7 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None):
 
 
 @op("argsort", promote=NONE, differentiable=False, writes=1)
+@_in_input_layout
 def _argsort(self, dim=-1, descending=False, stable=False):
     if self.ndim == 0:
         return _zero_dim(self, dim)[1]
