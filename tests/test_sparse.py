@@ -455,6 +455,49 @@ def test_in_place_arithmetic(form):
     check(body)
 
 
+IN_PLACE_GRAD = {
+    "leaf.add_(u)": lambda s, u, x: s.add_(u),
+    "leaf.mul_(2)": lambda s, u, x: s.mul_(2),
+    "leaf.zero_()": lambda s, u, x: s.zero_(),
+    "leaf.sub_(u)": lambda s, u, x: s.sub_(u),
+    "nonleaf.add_(u)": lambda s, u, x: x.add_(u),
+    "nonleaf.sub_(u)": lambda s, u, x: x.sub_(u),
+    "nonleaf.mul_(2)": lambda s, u, x: x.mul_(2),
+    "nonleaf.div_(2)": lambda s, u, x: x.div_(2),
+    "nonleaf.neg_()": lambda s, u, x: x.neg_(),
+    "nonleaf.zero_()": lambda s, u, x: x.zero_(),
+    "nonleaf += nonleaf": lambda s, u, x: x.__iadd__(x * 3),
+    "plain.add_(grad)": lambda s, u, x: u.add_(x),
+}
+
+
+@pytest.mark.parametrize("form", IN_PLACE_GRAD)
+def test_in_place_with_grad(form):
+    """As torch's: a leaf requiring grad refuses; otherwise the in-place op is recorded (the
+    tensor takes the node of its result) and gradients flow through it."""
+    def body(torch):
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]),
+                                    torch.tensor([3.0, 4.0, 5.0]), (2, 3), requires_grad=True)
+        u = torch.sparse_coo_tensor(torch.tensor([[0, 0], [1, 1]]), torch.tensor([1.0, 2.0]),
+                                    (2, 3))
+        x = s * 2
+        r = IN_PLACE_GRAD[form](s, u, x)
+        (r.to_dense() * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return (r.grad_fn.name(), r.requires_grad, r.is_leaf, r._nnz(), r.to_dense(),
+                s.grad.to_dense())
+    check(body)
+
+
+def test_zero_without_grad():
+    def body(torch):
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]),
+                                    torch.tensor([3.0, 4.0, 5.0]), (2, 3))
+        before = s._version
+        r = s.zero_()
+        return r is s, s._version - before, s._nnz(), s.is_coalesced(), repr(s)
+    check(body)
+
+
 def test_clone_records_and_copies():
     def body(torch):
         s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]),

@@ -236,6 +236,21 @@ def _route_clone(op, self, memory_format=None):
 
 
 # -- arithmetic --------------------------------------------------------------------------------
+@op("sparse_coo_zero", aten="aten::zero", promote=NONE, node="ZeroBackward0")
+def _zero(self):
+    """No entries: what torch's ``zero_`` leaves of a sparse tensor."""
+    xp_values = self.values
+    return CooArray(self.indices[:, :0], xp_values[:0], self.shape, coalesced=True)
+
+
+@_zero.grad("self")
+def _(grad):
+    if is_sparse(grad):
+        return C.scale(_coo(grad), 0) if not isinstance(grad, Tensor) else _scale(grad, 0)
+    from .pointwise import zero_gradient
+    return zero_gradient(grad)
+
+
 @op("sparse_coo_neg", aten="aten::neg", promote=NONE, node="NegBackward0")
 def _neg(self):
     return C.scale(self, -1)
@@ -537,16 +552,18 @@ def route(op, args, inplace=False):
 
 
 def _route_inplace(op, args):
-    """``s += t``, ``s.mul_(2)``, ...: the out-of-place result's indices and values become
-    ``self``'s, as torch's sparse in-place arithmetic gives them (coalesced when the
-    out-of-place op coalesces). Not recorded: with a tensor requiring grad the call keeps
-    torch's error for an op it lacks."""
+    """``s += t``, ``s.mul_(2)``, ``s.zero_()``, ...: the out-of-place result's indices and
+    values become ``self``'s, as torch's sparse in-place arithmetic gives them (coalesced when
+    the out-of-place op coalesces). With a tensor requiring grad, as torch's: a leaf refuses,
+    else ``self`` takes the recorded result's history (``AddBackward0``, ...)."""
     self = args[0]
     if op.name not in _IN_PLACE or not is_sparse(self):
         return NotImplemented
     from .._state import state
-    if state.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args):
-        return NotImplemented
+    from .inplace import check_inplace
+    recording = state.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad
+                                           for a in args)
+    check_inplace(self, recording)
     out = _ROUTES[op.name](op, *args)
     if out is NotImplemented:
         return out
@@ -558,6 +575,8 @@ def _route_inplace(op, args):
     mine, result = self._data, out._data
     mine.indices, mine.values, mine.coalesced = result.indices, result.values, result.coalesced
     self._bump_version()
+    if recording:
+        self._grad_fn, self._output_nr, self._requires_grad = out._grad_fn, out._output_nr, True
     return self
 
 
@@ -644,8 +663,10 @@ _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_
            "abs": lambda op, self: _abs(self), "relu": lambda op, self: _relu(self),
            "div": _route_div, "mv": _route_mv,
            "t": lambda op, self: _t(self), "transpose": _route_transpose,
-           "neg": lambda op, self: _neg(self), "sum": _route_sum, "clone": _route_clone}
-_IN_PLACE = frozenset({"add", "sub", "mul", "div"})  # (torch's sparse in-place arithmetic)
+           "neg": lambda op, self: _neg(self), "sum": _route_sum, "clone": _route_clone,
+           "zero": lambda op, self: _zero(self)}
+# (torch's sparse in-place arithmetic)
+_IN_PLACE = frozenset({"add", "sub", "mul", "div", "neg", "zero"})
 
 
 # -- Tensor methods ----------------------------------------------------------------------------
