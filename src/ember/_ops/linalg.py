@@ -317,6 +317,8 @@ def _np(a):
 
 @op("addmm", tensors=3, quiet=True, method=True, inplace=True, check=_check_addmm, writes=1)
 def addmm(self, mat1, mat2, beta=1, alpha=1):
+    if beta == 1 and alpha == 1:  # (nn.Linear's call, at every replay: no helper call)
+        return mat1 @ mat2 + self
     return _scaled_sum(self, mat1 @ mat2, beta, alpha)
 
 
