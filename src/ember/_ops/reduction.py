@@ -195,16 +195,21 @@ def _sum_to_array(x, shape):
     axes = _sum_to_axes(x.shape, shape)
     lead = x.ndim - len(shape)
     if len(axes) == lead:
-        # only leading dimensions: the sum has ``shape`` itself, a new array (not a reshaped
-        # view of one), which the engine keeps as a leaf's .grad without copying it; torch's
-        # is a view, which its engine never sums a second gradient into (see note_view),
-        # except a sum down to 0-d, torch's plain sum()
-        out = as_array(_array_sum(x, axes, False))
-        if shape:
-            note_view(out)
-        return out
+        return sum_leading(x, lead)
     out = as_array(_array_sum(x, axes, True))
     return out.reshape(shape) if lead else out
+
+
+def sum_leading(x, lead):
+    """Array ``x`` summed over its first ``lead`` dimensions (``_sum_to_array`` when only
+    leading dimensions were broadcast: a bias's gradient). The sum has the remaining shape
+    itself, a new array (not a reshaped view of one), which the engine keeps as a leaf's
+    .grad without copying it; torch's is a view, which its engine never sums a second
+    gradient into (see note_view), except a sum down to 0-d, torch's plain sum()."""
+    out = as_array(_array_sum(x, tuple(range(lead)), False))
+    if lead < x.ndim:
+        note_view(out)
+    return out
 
 
 _array_sum = reduce_sum  # ``xp.sum(x, axes, keepdims)`` without np.sum's Python layers

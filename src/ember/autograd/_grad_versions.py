@@ -29,7 +29,7 @@ import weakref
 from sys import getrefcount
 
 from .._backend import is_array
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _object_new as _new, _wrap
 
 _NOTES: dict = {}  # id(owner array) -> (weak reference to it, count, a view in torch)
 _LIMIT = 100_000  # (passes that never end through run_backward, e.g. a compiled replay)
@@ -113,7 +113,8 @@ def with_version(t):
 def wrap_versioned(a):
     """``with_version(_wrap(a))`` for a NumPy gradient array ``a``, in one call: the Tensor
     that becomes a leaf's ``.grad`` when it takes ``a`` over (once per leaf and backward)."""
-    t = _wrap(a)
+    t = _new(Tensor)  # (_wrap's two lines: no call)
+    t._data = a
     if _NOTES:
         base = a.base
         owner = a if base is None or not is_array(base) else base

@@ -409,7 +409,9 @@ def _execute(task, root_nodes):
     graph = task.graph
     retain = task.retain
     borrowed = task.borrowed
+    borrowed_get = borrowed.get
     ndarray = np.ndarray
+    validate = _validate_one if task.batch is None else _validate  # (one call, not two)
     grad_dtypes = GRAD_DTYPES_SET[0]  # (some leaf may have a grad_dtype of its own)
     while True:
         if following is not None:
@@ -434,8 +436,28 @@ def _execute(task, root_nodes):
             # it, without the general path's calls (a leaf has no edges to follow)
             var = fn.variable
             with fn.lock:
-                if var._requires_grad:
-                    _accumulate(task, var, grads[0])
+                if not var._requires_grad:
+                    continue
+                g = grads[0]
+                if (var._grad is None and not graph and type(g) is ndarray
+                        and _refcount(g) <= _OWN_REFS and not var._post_acc_hooks):
+                    # the usual first gradient, only the engine's (refs counted as _accumulate
+                    # counts its argument: the buffer's list, `g`, getrefcount's): what
+                    # _accumulate and _plainly_owned do for it, written out (a fixed cost of
+                    # every leaf and backward)
+                    ref = borrowed_get(id(g))
+                    flags = g.flags
+                    if ((ref is None or ref() is not g) and flags.writeable
+                            and (not _layout_policy.enforce or (
+                                flags.c_contiguous and var._data.flags.c_contiguous
+                                and g.strides == var._data.strides)
+                                or _obeys_layout(g, var._data))):
+                        borrowed[id(g)] = weakref.ref(g)  # (as _Borrowed.add: an array)
+                        var._grad = wrap_versioned(g)
+                        g = None
+                        continue
+                g = None  # (so that _accumulate counts the references as it expects)
+                _accumulate(task, var, grads[0])
             continue
         elif (plain and type(fn) is AccumulateGrad and grads is not None
               and fn in captures and fn not in run and fn._retained is None
@@ -463,13 +485,13 @@ def _execute(task, root_nodes):
                 m = meta[i]
                 if grad_dtypes and type(child) is AccumulateGrad and (
                         child.variable._grad_dtype is not GRAD_DTYPE_OWN):
-                    g = _validate(task, fn, i, g, child.variable._grad_dtype)
+                    g = validate(task, fn, i, g, child.variable._grad_dtype)
                 elif graph:  # a Tensor: validate only a shape or dtype that is not its input's
                     if m is not None and (g._data.shape, g._data.dtype) != m:
-                        g = _validate(task, fn, i, g)
+                        g = validate(task, fn, i, g)
                 # (m: the input's (shape, dtype), compared as one tuple)
                 elif type(g) is not ndarray or (m is not None and (g.shape, g.dtype) != m):
-                    g = _validate(task, fn, i, g)
+                    g = validate(task, fn, i, g)
                 buf = buffers.get(child)
                 if buf is None:
                     if child._out_meta is None:
@@ -763,8 +785,14 @@ def _validate_one(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
     shape, dt = meta
     gshape = g._data.shape if task.graph else g.shape
     if gshape != shape:
-        check_expandable(fn, i, shape, gshape)
-        g = _late("reduction.sum_to")(g, shape)
+        lead = len(gshape) - len(shape)
+        if not task.graph and lead > 0 and gshape[lead:] == shape:
+            # only leading dimensions broadcast (a bias's gradient): expandable, and summed
+            # as sum_to sums it, without its general checks
+            g = _late("reduction.sum_leading")(g, lead)
+        else:
+            check_expandable(fn, i, shape, gshape)
+            g = _late("reduction.sum_to")(g, shape)
         if grad_dtype is GRAD_DTYPE_OWN and (g._data.dtype if task.graph else g.dtype) == dt:
             return g  # (a broadcast input's gradient, summed: what _cast returns for it)
     return _cast_to_grad_dtype(task, g, dt, grad_dtype, _flows(fn, i))
