@@ -125,6 +125,41 @@ def test_order_leaves_are_reached():
     same(body)
 
 
+FIRST_GRADIENTS = {
+    # a gradient the caller holds, passed through add to two leaves: copied into both
+    "given-shared": lambda torch, a, b, g: (a + b).backward(g),
+    # a formula's own gradient, one per leaf: taken over (version 0)
+    "made": lambda torch, a, b, g: (a * g + b * 2).sum().backward(),
+    # sum's gradient, an expanded view: copied with the leaf's strides
+    "expanded": lambda torch, a, b, g: (a.sum() + b.sum()).backward(),
+    # a transposed (non-contiguous) gradient for a contiguous leaf: copied with the leaf's
+    # strides, or kept as it is when the layout policy is relaxed
+    "transposed": lambda torch, a, b, g: ((a.t().contiguous() * g.t()).sum()
+                                          + (b * 2).sum()).backward(),
+    # a leaf that stopped requiring grad after the graph was built gets nothing
+    "stopped": lambda torch, a, b, g: (lambda y: (b.requires_grad_(False), y.backward())[1])(
+        (a * g + b * 3).sum()),
+    # a bias's gradient, summed over its leading dimension
+    "broadcast": lambda torch, a, b, g: (a * g + b[0]).sum().backward(),
+}
+
+
+@pytest.mark.parametrize("case", list(FIRST_GRADIENTS))
+@pytest.mark.parametrize("enforce", [True, False])
+def test_first_gradient_of_a_plain_leaf(case, enforce):
+    """A leaf without hooks takes its first gradient over, or copies it, as torch decides:
+    its values, identity with the given gradient, strides and version."""
+    def body(torch):
+        a = torch.arange(6.0).reshape(2, 3).requires_grad_()
+        b = torch.ones(2, 3, requires_grad=True)
+        g = torch.full((2, 3), 0.5)
+        with torch.autograd.enforce_grad_layout_policy(enforce):
+            FIRST_GRADIENTS[case](torch, a, b, g)
+        return [(p.grad, p.grad is g, p.grad.stride(), p.grad._version)
+                if p.grad is not None else None for p in (a, b)]
+    same(body)
+
+
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_broadcast_input_gradient_summed_and_cast(create_graph):
     """A broadcast input's gradient is summed to its shape, then cast to its dtype when the
