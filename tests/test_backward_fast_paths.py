@@ -160,6 +160,19 @@ def test_first_gradient_of_a_plain_leaf(case, enforce):
     same(body)
 
 
+def test_gradients_summed_over_leading_dimensions():
+    """A 0-d leaf's gradient summed from a matrix is torch's sum() (a second gradient added
+    into it in place: version 1), a vector's a view in torch (added out of place: 0)."""
+    def body(torch):
+        s = torch.tensor(1.0, requires_grad=True)
+        v = torch.ones(3, requires_grad=True)
+        x = torch.ones(2, 3)
+        # (the summed gradients made last, so they reach the leaves first)
+        ((s * 2) + (x + s).sum() + (v * 2).sum() + (x + v).sum()).backward()
+        return s.grad, s.grad._version, v.grad, v.grad._version
+    same(body)
+
+
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_broadcast_input_gradient_summed_and_cast(create_graph):
     """A broadcast input's gradient is summed to its shape, then cast to its dtype when the
