@@ -379,3 +379,34 @@ def test_loss_jvp_with_mixed_dtypes(loss, dtypes, tangents):
     for a float64 input, where the loss is float32)."""
     same(_mixed_dtype_loss_jvp(loss, dtypes, tangents), rtol=1e-6, atol=1e-6,
          check_warnings=False)
+
+
+def test_ops_of_inference_tensors_only_get_no_tangent():
+    # torch's autograd layer (forward AD's formulas too) does not see a call whose tensors are
+    # all inference tensors: a dual made of one keeps its tangent, what is computed from it
+    # alone has none (and nothing is saved, so nothing refuses)
+    def body(t):
+        fw = t.autograd.forward_ad
+        with t.inference_mode():
+            x = t.tensor([0.5, 2.0])
+        y = t.tensor([1.0, -1.0])
+        with fw.dual_level():
+            d = fw.make_dual(x, t.tensor([1.0, 0.5]))
+            out = [fw.unpack_dual(d).tangent, d.is_inference()]
+            with t.no_grad():
+                out += [fw.unpack_dual(t.atan2(d, x)).tangent, fw.unpack_dual(d.expm1()).tangent,
+                        fw.unpack_dual(t.gather(d, 0, t.tensor([1, 0]))).tangent,
+                        fw.unpack_dual(d * y).tangent]
+            out.append(fw.unpack_dual(d.relu()).tangent)
+        return out
+    same(body, check_warnings=False)
+
+
+def test_relu_tangent_at_nan():
+    # torch's relu JVP is threshold_backward of the tangent: kept where the result is not <= 0
+    def body(t):
+        fw = t.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(t.tensor([float("nan"), -1.0, 2.0, 0.0]), t.tensor([1.5, 1.0, 1.0, 1.0]))
+            return fw.unpack_dual(t.relu(d)).tangent, fw.unpack_dual(t.nn.functional.relu(d)).tangent
+    same(body, check_warnings=False)

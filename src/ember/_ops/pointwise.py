@@ -816,7 +816,9 @@ def _(grad):
 
 @relu.jvp("self")
 def _(self_t, result):
-    return where(result > 0, self_t, 0)
+    # torch's formula (threshold_backward): the tangent is kept where the result is not
+    # <= 0, so a NaN result keeps it
+    return threshold_backward(self_t, result, 0)
 
 
 @op("sqrt", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True)

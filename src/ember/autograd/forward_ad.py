@@ -215,6 +215,14 @@ def _tangent_of(t):
 
 
 # -- the per-op hook ----------------------------------------------------------------------------
+def _inference_only(op, args):
+    """Whether every tensor ``op`` reads is an inference tensor: torch's autograd layer, forward
+    AD's formulas included, does not see such a call, so its result gets no tangent (even
+    from a dual tensor made of an inference tensor)."""
+    tensors = [a for a in args[:op.n_tensors] if isinstance(a, Tensor)]
+    return bool(tensors) and all(a._is_inference for a in tensors)
+
+
 class _ForwardHook:
     """Called by the op registry for every op while a dual level is active."""
 
@@ -224,7 +232,7 @@ class _ForwardHook:
         try:
             out = dispatch(op, args)
             tangents = _input_tangents(op, args)
-            if tangents is not None and op.differentiable:
+            if tangents is not None and op.differentiable and not _inference_only(op, args):
                 _attach(out, _op_jvp(op, args, out, tangents))
         finally:
             forward_hook[0] = self
@@ -430,6 +438,10 @@ def _derived_jvp(op, args, out, tangents):
     create = state.grad_enabled and (
         any(isinstance(a, Tensor) and a._requires_grad for a in args[:op.n_tensors])
         or any(t is not None and t._requires_grad for t in tangents))
+    # (an inference tensor read by the call is only a value here: torch's formulas save
+    # nothing, so the node the derivation records must not refuse to save it)
+    args = tuple(_wrap(a._data) if isinstance(a, Tensor) and a._is_inference else a
+                 for a in args)
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
