@@ -253,3 +253,68 @@ def test_packed_sequences_match_torch(name):
     assert len(a) == len(b)
     for k, (u, v) in enumerate(zip(a, b)):
         np.testing.assert_allclose(v, u, 1e-10, 1e-12, err_msg=f"output {k}")
+
+
+def _graph_names(node, depth=3):
+    """Node names of a graph to ``depth`` (None for no edge), as nested lists."""
+    if node is None:
+        return None
+    if depth == 0:
+        return node.name()
+    return [node.name(), [_graph_names(n, depth - 1) for n, _ in node.next_functions]]
+
+
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2}, {"bidirectional": True},
+                                {"batch_first": True}, {"bias": False},
+                                {"num_layers": 2, "dropout": 0.5}])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lstm_graph_is_torchs_onednn_graph(kw, dtype):
+    """torch's CPU build runs a float32 LSTM through oneDNN: one MkldnnRnnLayerBackward0 per
+    layer and direction; float64 takes its plain recurrence (StackBackward0)."""
+    def body(torch):
+        torch.manual_seed(0)
+        m = torch.nn.LSTM(3, 4, **kw).to(getattr(torch, dtype))
+        x = torch.randn(5, 2, 3, dtype=getattr(torch, dtype), requires_grad=True)
+        out, (h, c) = m(x)
+        (out.sum() + h.sum() * 2 + c.sum() * 3).backward()
+        # (float64's own steps are compared at their top only: torch's split its gates with
+        # unsafe_split, ember's with split)
+        depth = 3 if dtype == "float32" else 1
+        return ([_graph_names(t.grad_fn, depth).__repr__().replace("torch::autograd::", "")
+                 for t in (out, h, c)], out, h, c, x.grad,
+                [p.grad for p in m.parameters()])
+    same(body, rtol=1e-5, atol=1e-6)
+
+
+def test_lstm_layer_node_saves_torchs_names():
+    def body(torch):
+        m = torch.nn.LSTM(2, 3)
+        out, _ = m(torch.ones(2, 1, 2))
+        return sorted(a for a in dir(out.grad_fn) if a.startswith("_saved"))
+    same(body)
+
+
+def test_lstm_second_derivatives_through_the_layer_node():
+    def body(torch):
+        torch.manual_seed(0)
+        m = torch.nn.LSTM(3, 4, num_layers=2)
+        x = torch.randn(4, 2, 3, requires_grad=True)
+        out, (h, c) = m(x)
+        g, = torch.autograd.grad((out ** 2).sum() + c.sum(), x, create_graph=True)
+        g.pow(2).sum().backward()
+        return g, x.grad, m.weight_hh_l0.grad
+    same(body, rtol=1e-4, atol=1e-5, grad_fn=False)
+
+
+def test_lstm_with_projections_warns_that_onednn_is_not_used():
+    import ember
+    from ember.nn.modules import rnn
+    rnn._warned_projections.clear()
+    m = ember.nn.LSTM(3, 4, proj_size=2)
+    with pytest.warns(UserWarning, match="LSTM with projections is not supported with oneDNN. "
+                                         "Using default implementation."):
+        m(ember.randn(5, 2, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m(ember.randn(5, 2, 3))  # once per process, as torch's TORCH_WARN_ONCE
+        m.double()(ember.randn(5, 2, 3, dtype=ember.float64))

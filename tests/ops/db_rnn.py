@@ -4,6 +4,7 @@ pointwise ops, the same code as the nn recurrent modules. Sizes stay tiny (gradg
 from __future__ import annotations
 
 import ember
+from ember._ops import rnn_layer as RL
 
 from .op_db import C, S, row
 
@@ -40,6 +41,25 @@ def _gates_samples(gates):
     return samples
 
 
+def _layer_samples(m):
+    """torch.mkldnn_rnn_layer's arguments: input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse,
+    batch_sizes, mode (2: LSTM), hidden_size, num_layers, has_biases, bidirectional,
+    batch_first, train."""
+    rest = ([], 2, 2, 1, True, False, False, True)
+    return [S("forward", m(3, 2, 3), m(8, 3), m(8, 2), m(8), m(8), m(2, 2), m(2, 2), False,
+              *rest),
+            S("reverse", m(2, 1, 2), m(8, 2), m(8, 2), m(8), m(8), m(1, 2), m(1, 2), True,
+              *rest)]
+
+
+# torch's oneDNN LSTM layer (float32 only in torch; ember's float64 runs its gradchecks)
+# (its fourth output, oneDNN's workspace, is left out: ember keeps none)
+row("mkldnn_rnn_layer", lambda *a: RL.mkldnn_rnn_layer(*a)[:3],
+    lambda torch: lambda *a: torch.mkldnn_rnn_layer(*a)[:3], [RL.mkldnn_rnn_layer],
+    _layer_samples, tols=_F32, dtypes=("float32",),
+    skips={"test_forward_ad": "torch has no forward-mode derivative of mkldnn_rnn_layer",
+           "test_gradgrad_vs_torch": "torch's oneDNN kernels take float32 only"},
+    public=False)  # (reached through nn.LSTM and ember.lstm, whose rows compare its nodes)
 # (second derivatives of whole networks: their cells' rows check them, at a fraction of the
 # time)
 row("lstm", ember.lstm, "lstm", [], _lstm_samples, tols=_F32, gradgrad=False)

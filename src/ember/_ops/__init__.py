@@ -10,5 +10,6 @@ from . import random  # noqa: F401
 from . import sampling  # noqa: F401
 from . import embedding_bag  # noqa: F401
 from . import sparse  # noqa: F401
+from . import rnn_layer  # noqa: F401
 
 registry.guard_operators(registry.Tensor)

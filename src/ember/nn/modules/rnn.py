@@ -13,6 +13,7 @@ import warnings
 
 from ... import _ops
 from ..._creation import empty, zeros
+from ..._dtype import float32
 from ..._ops.pointwise import relu, sigmoid, tanh
 from .. import functional as F
 from .. import init
@@ -292,13 +293,20 @@ def run_layers(mode, x, sizes, h0, c0, weights, num_layers, dirs, dropout, train
     ``weights(layer, direction)``: (w_ih, w_hh, b_ih, b_hh, w_hr), absent ones None;
     ``c0``: None but for an LSTM. Returns the output and the last states (c_n None)."""
     lstm = c0 is not None
+    onednn = lstm and _runs_on_onednn(x, sizes, weights, num_layers, dirs)
     h_last, c_last = [], []
     for layer in range(num_layers):
         outs = []
+        if onednn and not x.is_contiguous():
+            x = x.contiguous()  # (torch's oneDNN path copies a batch_first input)
         for d in range(dirs):
             k = layer * dirs + d
-            y, h, c = _direction(mode, x, sizes, h0[k], c0[k] if lstm else None,
-                                 weights(layer, d), d == 1)
+            if onednn:
+                y, h, c = _onednn_layer(x, h0[k], c0[k], weights(layer, d), d == 1,
+                                        num_layers, dirs, training)
+            else:
+                y, h, c = _direction(mode, x, sizes, h0[k], c0[k] if lstm else None,
+                                     weights(layer, d), d == 1)
             outs.append(y)
             h_last.append(h)
             c_last.append(c)
@@ -308,6 +316,38 @@ def run_layers(mode, x, sizes, h0, c0, weights, num_layers, dirs, dropout, train
     h_n = _ops.shape.stack(h_last, 0)
     c_n = _ops.shape.stack(c_last, 0) if lstm else None
     return x, h_n, c_n
+
+
+_warned_projections = []
+
+
+def _runs_on_onednn(x, sizes, weights, num_layers, dirs):
+    """Whether torch's CPU build runs this LSTM through oneDNN: float32, not packed, on the
+    CPU, not empty, oneDNN enabled, no projections (refused once with a warning)."""
+    from ... import backends
+    from ..._state import vmap_hook
+    if (sizes is not None or x.dtype != float32 or x.device.type != "cpu" or x.numel() == 0
+            or not backends.mkldnn.enabled):
+        return False
+    if vmap_hook[0] is not None:  # (torch refuses vmap here; ember batches the plain ops)
+        return False
+    if any(weights(layer, d)[4] is not None for layer in range(num_layers)
+           for d in range(dirs)):
+        if not _warned_projections:  # torch's TORCH_WARN_ONCE: once per process
+            _warned_projections.append(True)
+            warnings.warn("LSTM with projections is not supported with oneDNN. Using default "
+                          "implementation.", UserWarning, stacklevel=4)
+        return False
+    return True
+
+
+def _onednn_layer(x, h, c, weights, reverse, num_layers, dirs, training):
+    """One layer and direction as torch's mkldnn_rnn_layer (one MkldnnRnnLayerBackward0)."""
+    w_ih, w_hh, b_ih, b_hh, _ = weights
+    y, h, c, _ = _ops.rnn_layer.mkldnn_rnn_layer(
+        x, w_ih, w_hh, b_ih, b_hh, h, c, reverse, [], 2, w_hh.shape[1], num_layers,
+        b_ih is not None, dirs == 2, False, training)
+    return y, h, c
 
 
 def _direction(mode, x, sizes, h, c, weights, reverse):
