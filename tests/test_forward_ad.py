@@ -407,6 +407,8 @@ def test_relu_tangent_at_nan():
     def body(t):
         fw = t.autograd.forward_ad
         with fw.dual_level():
-            d = fw.make_dual(t.tensor([float("nan"), -1.0, 2.0, 0.0]), t.tensor([1.5, 1.0, 1.0, 1.0]))
-            return fw.unpack_dual(t.relu(d)).tangent, fw.unpack_dual(t.nn.functional.relu(d)).tangent
+            d = fw.make_dual(t.tensor([float("nan"), -1.0, 2.0, 0.0]),
+                             t.tensor([1.5, 1.0, 1.0, 1.0]))
+            return (fw.unpack_dual(t.relu(d)).tangent,
+                    fw.unpack_dual(t.nn.functional.relu(d)).tangent)
     same(body, check_warnings=False)

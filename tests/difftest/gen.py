@@ -402,11 +402,11 @@ def query(g):
 # ops whose JVP a forward_ad step takes: pointwise ops, reductions, views and shape ops,
 # nn.functional. Left out until their tangents are torch's (docs/difftest.md): the matrix
 # products, F.linear, std, norm and F.layer_norm (torch's formulas write their tangent in
-# place: its _version), pow, ** and the scans (a NaN or inf primal gives torch's tangent
-# other values), and x[key] (torch's tangent of x[...] is no view).
+# place: its _version), pow, **, atan2 and the scans (where the primal holds NaN, inf or
+# zeros torch's tangent has other values), and x[key] (torch's tangent of x[...] is no view).
 _FORWARD_AD_OPS = frozenset(
     ["exp", "log", "sin", "tanh", "sigmoid", "sqrt", "abs", "reciprocal", "expm1", "atan",
-     "erf", "square", "relu", "add", "sub", "mul", "div", "maximum", "atan2", "hypot",
+     "erf", "square", "relu", "add", "sub", "mul", "div", "maximum", "hypot",
      "operator+", "operator*", "operator/", "reflected", "unary-", "add_alpha", "clamp",
      "where", "lerp", "addcmul", "pow_scalar", "sum", "mean", "prod", "amax", "logsumexp",
      "view", "transpose", "t", "permute", "unsqueeze", "squeeze", "expand", "flatten",
@@ -421,7 +421,10 @@ def forward_ad(g):
     primal and tangent results are kept. (The op runs under no_grad: the graph a tangent
     records when an operand requires grad is not torch's yet, see docs/difftest.md.)"""
     torch = g.torch
-    x = g.pick(lambda t: t.dtype in (torch.float32, torch.float64))
+    # (a view, or an expanded tensor, as the primal: torch keeps a view's tangent in its
+    # base's, written in with copy_, whose versions, views and refusals ember's do not follow)
+    x = g.pick(lambda t: t.dtype in (torch.float32, torch.float64) and t._base is None
+               and (t.numel() <= 1 or 0 not in t.stride()))
     t = g.value(x)
     op = g.rng.choice([o for o in catalog.OPS if o.name in _FORWARD_AD_OPS])
     expr, uses = op.render(g, first=("_dual", t))
