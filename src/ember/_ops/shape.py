@@ -771,6 +771,8 @@ Tensor.type_as = lambda self, other: to(self, other.dtype)
 
 @op("select", view=True, promote=NONE, method=True)
 def select(self, dim, index):
+    if self.ndim == 0:  # (torch's check, before the dimension's)
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, self.ndim)
     size = self.shape[d]
     if not -size <= index < size:
