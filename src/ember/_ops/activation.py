@@ -841,15 +841,15 @@ def _softmax_of_rows(x, log):
     NOTE: NumPy reduces and broadcasts along a short last axis row by row, one inner loop
     per row (a (512, 10) array's maximum: 28 µs). The maximum is taken down the columns of a
     transposed copy instead (3 µs, the copy included; the same value whatever the order),
-    and short rows are summed by one matrix-vector product (see _row_sums); from 128 rows,
-    or 16 rows of at most 16 values, every step is vectorised across the rows (see
-    _softmax_of_short_rows: measured right after a W2-sized matrix product, as inside a
-    step, a (64, 10) log_softmax there takes 7.3 µs against 7.8; (64, 32) 10.4 against 9.9).
+    and short rows are summed by one matrix-vector product (see _row_sums); from 128 rows
+    every step is vectorised across the rows (see _softmax_of_short_rows). Measured right
+    after a W2-sized matrix product, as inside a step, a (64, 10) log_softmax takes 8.4 µs
+    here, 9.7 with NumPy's row sums or on the transposed copy.
     """
     rows, n = x.shape
     short = n <= _SHORT_ROW and x.flags.c_contiguous
     if short and rows >= 16:
-        if rows >= 128 or n <= 16:
+        if rows >= 128:
             return _softmax_of_short_rows(x, log)
         m = np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)[:, None]
     else:
@@ -890,9 +890,8 @@ def _softmax_of_short_rows(x, log):
 
     NOTE: there every step is vectorised across the rows (a (512, 10) log_softmax: 46 ->
     13 µs, the copies included); the two copies cost two NumPy calls, which fewer than 128
-    rows of more than 16 values do not win back inside a training step. Each row's sum is
-    then sequential, not NumPy's pairwise one, which for rows this short is as close to
-    torch's.
+    rows do not win back inside a training step. Each row's sum is then sequential, not
+    NumPy's pairwise one, which for rows this short is as close to torch's.
     """
     n = x.shape[-1]
     z = np.ascontiguousarray(x.T)
