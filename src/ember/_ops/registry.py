@@ -1253,6 +1253,10 @@ def _compile_caller(op):
                      f"(type(x{k}) is float or type(x{k}) is int) and on_host(args, {n}):",
                      f"        x{k} = scalar_array(x{k}, target)"]
     fast = _fast_prelude(op)
+    # (two tensors found by the fast prelude's first test: recorded without type tests)
+    both = fast is not None and n == 2 and "    both = True" in fast
+    if both:
+        lines.append("    both = False")
     if fast is None:
         lines += ["    " + line for line in slow]
     else:
@@ -1292,9 +1296,16 @@ def _compile_caller(op):
         # record() written out for the usual case (no anomaly mode, no saved tensor hooks),
         # with the recorder's own lines (see _recorder_lines; grad() and _saved_slot make
         # the caller again when what a node saves changes)
-        lines += [f"        if {cond}:",
-                  "            if record_extras[0] and (state.anomaly or state.saved_hooks):",
-                  "                record(op, args, (res,))", "            else:"]
+        plain = ["            if record_extras[0] and (state.anomaly or state.saved_hooks):",
+                 "                record(op, args, (res,))", "            else:"]
+        if both:  # (the recorder's lines for two tensors, then for the rest)
+            lines += ["        if both:", "            if a0._requires_grad or a1._requires_grad:"]
+            lines += ["    " + line for line in plain + ["                r = res"]]
+            lines += ["                " + line
+                      for line in _recorder_lines(op, "a0", inline=True, tensors=(0, 1))]
+            lines += [f"        elif {cond}:"] + plain
+        else:
+            lines += [f"        if {cond}:"] + plain
         if _records_inline(op):
             lines += ["                r = res"]
             lines += ["            " + line for line in _recorder_lines(op, "a0", inline=True)]
@@ -1334,7 +1345,8 @@ def _fast_prelude(op):
     Python number: the compute dtype is the tensor's own. Ends in an open ``if``/``elif``
     chain; the caller adds the general ``else``. Each branch leaves a tensor argument's array
     in ``x<k>`` and its dtype in ``dt<k>`` (the recorder's lines read them, see
-    _recorder_lines), as the general path does.
+    _recorder_lines), as the general path does; a branch that found two tensors sets
+    ``both`` (the caller records them without type tests).
     """
     if op.promote == NONE and op.n_tensors == 1:  # (view ops, reductions, ...: no dtype)
         return ["a0 = args[0]",
@@ -1345,7 +1357,7 @@ def _fast_prelude(op):
                 "if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
                 "(dt0 := (x0 := a0._data).dtype) not in SPECIAL and "
                 "(dt1 := (x1 := a1._data).dtype) not in SPECIAL:",
-                "    pass"]
+                "    both = True"]
     if op.promote not in (SAME, FLOAT) or op.promote_from or op.n_tensors > 2:
         return None
     kinds = "FLOATS" if op.promote == FLOAT else "NATIVE"
@@ -1359,7 +1371,7 @@ def _fast_prelude(op):
         "a1 = args[1]",
         f"if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
         f"(dt0 := (x0 := a0._data).dtype) == (dt1 := (x1 := a1._data).dtype) and dt0 in {kinds}:",
-        "    pass",
+        "    both = True",
         "elif isinstance(a0, Tensor) and (type(a1) is float or type(a1) is int) and "
         "(dt0 := (x0 := a0._data).dtype) in NATIVE_FLOAT:",
         f"    x1 = {scalar}"]
@@ -1671,14 +1683,16 @@ def _recorder_scope(op):
             "integer_history": integer_history}
 
 
-def _recorder_lines(op, first_saved, inline=False):
+def _recorder_lines(op, first_saved, inline=False, tensors=()):
     """The lines of ``record`` for one op (indented by four spaces), given ``args`` and its
     result ``r``; they leave the node in ``node``. ``first_saved``: what a saved first input
     is (a snapshot taken before an in-place call, or the first argument). ``inline``: the
     lines run inside the op's generated Tensor path, where ``a0``, ``a1``, ... already hold
     the tensor arguments, ``dt0``, ``dt1``, ... the dtypes of those that are tensors and
     ``out`` the result's array, and a one-tensor op's ``a0`` was found to be a Tensor that
-    requires grad (so none of it is read again: a NumPy array's ``dtype`` is a call)."""
+    requires grad (so none of it is read again: a NumPy array's ``dtype`` is a call).
+    ``tensors``: the positions of the inputs the generated path found to be Tensors (their
+    type is not tested again)."""
     lines = ["    node = node_cls()"]
     if op.number_cls is not None:
         numbers = " or ".join(f"not isinstance(args[{k}], Tensor)" for k in range(op.n_tensors))
@@ -1708,6 +1722,9 @@ def _recorder_lines(op, first_saved, inline=False):
             lines += tensor[:5] + ["    else:", f"        e{k} = (grad_accumulator(a{k}), 0)"]
             lines += tensor[-2:]
             continue
+        if k in tensors:
+            lines += tensor
+            continue
         lines += ([f"    a{k} = args[{k}]"] if not inline else [])
         lines += ([f"    if isinstance(a{k}, Tensor):"] + ["    " + line for line in tensor]
                   + ["    else:", f"        e{k} = NO_EDGE", f"        m{k} = None"])
@@ -1721,7 +1738,7 @@ def _recorder_lines(op, first_saved, inline=False):
             lines += _save_input_lines(j, i, guards.get(j), i in saved_inputs,
                                        first_saved if i == 0 else
                                        f"a{i}" if inline else f"args[{i}]",
-                                       inline and op.n_tensors == 1)
+                                       (inline and op.n_tensors == 1) or i in tensors)
         elif kind == RESULT:
             lines += ["    vc = r._vc", "    if vc is None:",
                       "        vc = r._vc = [0]", f"    s{j} = (r._data, vc)", f"    v{j} = vc[0]"]
@@ -1730,13 +1747,13 @@ def _recorder_lines(op, first_saved, inline=False):
             if i in op.checked_params:
                 lines.append(f"    if type(s{j}) in VERSIONED: v{j} = param_version(s{j})")
         elif kind == SHAPE and i < op.n_tensors:  # (the shape its edge's metadata holds)
-            lines += [f"    s{j} = m{i}[0]" if inline and op.n_tensors == 1 else
+            lines += [f"    s{j} = m{i}[0]" if (inline and op.n_tensors == 1) or i in tensors else
                       f"    s{j} = _shape_of(args[{i}]) if m{i} is None else m{i}[0]",
                       f"    v{j} = None"]
         elif kind == SHAPE:
             lines += [f"    s{j} = _shape_of(args[{i}])", f"    v{j} = None"]
         elif kind == STRIDES and i < op.n_tensors:  # (the array its edge's metadata read)
-            lines += [f"    s{j} = d{i}.strides" if inline and op.n_tensors == 1 else
+            lines += [f"    s{j} = d{i}.strides" if (inline and op.n_tensors == 1) or i in tensors else
                       f"    s{j} = _strides_of(args[{i}]) if m{i} is None else d{i}.strides",
                       f"    v{j} = None"]
         elif kind == STRIDES:
@@ -1784,8 +1801,8 @@ def _save_input_lines(j, i, guard, edge_checked, src, tensor=False):
     if not edge_checked:
         body[2:2] = [f"    if e{i} is NO_EDGE and s{j}._is_inference:",
                      "        raise RuntimeError(ERR_INFERENCE_SAVE)"]
-    if tensor and edge_checked:
-        body = [body[0]] + [line[4:] for line in body[2:6]]
+    if tensor:
+        body = [body[0]] + [line[4:] for line in body[2:-2]]
     if guard is None:
         return ["    " + line for line in body]
     return ([f"    if e{guard} is not NO_EDGE:"] + ["        " + line for line in body]
