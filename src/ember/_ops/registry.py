@@ -84,14 +84,18 @@ class OpNode(Node):
     _out_meta = None
     _kept = None  # the non-tensor saved values, once the tensors were freed
     _hooked = False  # some saved slot holds a packed value (saved tensor hooks)
+    # forward AD over this node's backward: its saved values' tangents (see forward_ad); a
+    # default here, so that a create_graph pass tests it without making the instance's dict
+    _saved_tangents = None
 
     _number_overload = False  # see OpDef.number_cls
 
     def __dir__(self):
         # torch's nodes list their saved values and a few private methods; ember's own
         # bookkeeping (_saved, _vers, _op, ...) stays usable but out of sight, as there
-        return [n for n in super().__dir__() if not n.startswith("_") or n.startswith(
-            ("__", "_saved_", "_raw_saved_")) or n in _TORCH_NODE_PRIVATE]
+        return [n for n in super().__dir__() if (not n.startswith("_") or n.startswith(
+            ("__", "_saved_", "_raw_saved_")) or n in _TORCH_NODE_PRIVATE)
+            and n != "_saved_tangents"]
 
     def _edge_positions(self):
         if type(self).__name__ == "NotImplemented":
@@ -401,7 +405,7 @@ def _compile_apply(op):
     lines += [f"    return [{', '.join(outs)}]"]
     scope = {"generic": generic, "ERR_FREED": ERR_FREED, "unpack_input": unpack_input,
              "unpack_output": unpack_output, "check_param": check_param, "Tensor": Tensor,
-             "_new": object.__new__, "tangents": "_saved_tangents"}
+             "_new": object.__new__}
     scope.update({f"f{k}": fn for k, (_, fn, _) in enumerate(op.formulas)})
     exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
     return scope["apply"]
@@ -426,7 +430,8 @@ def _graph_unpack_lines(op, used):
                       f"if v is not None and e{j}._vc[0] != v:",
                       f"    unpack_input(e{j}, v, True)"]
         elif kind == RESULT:  # (unpack_output written out, but for forward AD's tangents)
-            lines += [f"a, vc = saved[{j}]", f"if vc[0] != vers[{j}] or tangents in self.__dict__:",
+            lines += [f"a, vc = saved[{j}]",
+                      f"if vc[0] != vers[{j}] or self._saved_tangents is not None:",
                       f"    e{j} = unpack_output(self, {idx}, saved[{j}], vers[{j}], True)",
                       "else:", f"    e{j} = _new(Tensor)", f"    e{j}._data = a",
                       f"    e{j}._grad_fn = self", f"    e{j}._output_nr = {idx}",
