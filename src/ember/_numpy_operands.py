@@ -154,13 +154,13 @@ def refusing_conditions(where):
     from ._ops.pointwise import _WHERE_OVERLOADS, _where_refusal
 
     @functools.wraps(where)
-    def call(condition, input=None, other=None):  # noqa: A002 - torch's names
+    def call(condition, input=None, other=None, **kwargs):  # noqa: A002 - torch's names
         if not isinstance(condition, Tensor):
             if input is None and other is None:
                 raise TypeError("where(): argument 'condition' (position 1) must be Tensor, "
                                 f"not {typename(type(condition))}")
             raise _where_refusal((condition, input, other), _WHERE_OVERLOADS)
-        return where(condition, input, other)
+        return where(condition, input, other, **kwargs)  # (out= among them)
     return call
 
 
