@@ -67,6 +67,45 @@ def test_products_of_huge_meta_tensors_cost_nothing():
     same(body)
 
 
+def test_cat_and_advanced_indexing_cost_nothing():
+    """cat, stack and indexing with index tensors give their results' shapes without making
+    them (each result here would take tens of gigabytes)."""
+    def body(torch):
+        a = torch.empty(10 ** 5, 10 ** 5, device="meta", requires_grad=True)
+        b = torch.empty(10 ** 5, 10 ** 5, device="meta")
+        i = torch.tensor([0, 5, 7])
+        m = torch.empty(10 ** 4, dtype=torch.long, device="meta")
+        out = (torch.cat([a, b]), torch.cat([a, b], 1), torch.stack([a, b], 1), a[i],
+               a[:, i], a[i, i], a[m], a[..., m, None], a[None, m, 3], b[m][:, i])
+        out[0].sum().backward()
+        return [describe(t) for t in out] + [describe(a.grad)]
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        body(ember)
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2 ** 20, peak
+    assert elapsed < 30, elapsed
+    same(body)
+
+
+def test_meta_cat_and_indexing_check_shapes():
+    def body(torch):
+        a, b = torch.empty(3, 4, device="meta"), torch.empty(3, 5, device="meta")
+        out = []
+        for f in (lambda: torch.cat([a, b]), lambda: torch.stack([a, b]),
+                  lambda: a[torch.tensor([3])], lambda: a[0, 0, torch.tensor([0])]):
+            try:
+                out.append(describe(f()))
+            except Exception as e:  # noqa: BLE001 - the type is compared
+                out.append(type(e).__name__)
+        return out
+    same(body)
+
+
 def test_meta_matmul_checks_shapes():
     same(lambda torch: torch.empty(3, 2, 4, device="meta")
          @ torch.empty(2, 4, 5, device="meta"))

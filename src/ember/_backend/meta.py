@@ -258,8 +258,7 @@ class MetaArray:
         parts = tuple(key) if isinstance(key, tuple) else (key,)
         if any(getattr(p, "dtype", None) == numpy.bool_ for p in parts):
             raise NotImplementedError(_UNBACKED.format("nonzero"))  # (a mask's count)
-        # (index arrays may come from the host, as CuPy takes them)
-        return _metas(self.standin()[_standins(parts, host_ok=True)])
+        return _advanced_index(self, parts)
 
     def __setitem__(self, key, value):
         # (no data to write: only the shapes are checked, as NumPy checks them, where they
@@ -378,6 +377,102 @@ def _standins(x, host_ok=False):
     return x
 
 
+def _small_lengths(lengths):
+    """``{length: a small stand-in}`` for the lengths (0 and 1 kept, equal lengths equal,
+    distinct ones distinct), with the way back: NumPy's shape rules on the small lengths give
+    the small form of the result's shape."""
+    small = {n: i + 2 for i, n in enumerate(sorted(set(lengths) - {0, 1}))}
+    return small, {v: k for k, v in small.items()}
+
+
+def _small(shape, small):
+    return tuple(small.get(n, n) for n in shape)
+
+
+def _concatenation(func, args, kwargs):
+    """``concatenate`` / ``stack`` of meta arrays by their shapes: NumPy's checks and dtype
+    from a run on small stand-ins, the result's lengths from the operands' (no memory of the
+    result's size). None where the call is not one of meta arrays (the general path)."""
+    arrays = args[0] if args else kwargs.get("arrays")
+    if not isinstance(arrays, (list, tuple)) or not arrays or kwargs.get("out") is not None or any(
+            type(a) is not MetaArray for a in arrays):
+        return None
+    small, _ = _small_lengths(n for a in arrays for n in a.shape)
+    tiny = [numpy.broadcast_to(_zero(a.dtype), _small(a.shape, small)) for a in arrays]
+    try:
+        r = func(tiny, *args[1:], **{k: v for k, v in kwargs.items() if k != "arrays"})
+    except ValueError:  # (raised again on the real lengths, which NumPy's message names)
+        return None
+    axis = kwargs.get("axis", args[1] if len(args) > 1 else 0)
+    if func.__name__ == "stack":
+        shape = list(arrays[0].shape)
+        shape.insert(int(axis) % (len(shape) + 1), len(arrays))
+    elif axis is None:
+        shape = [sum(a.size for a in arrays)]
+    else:
+        shape = list(arrays[0].shape)
+        d = int(axis) % len(shape)
+        shape[d] = sum(a.shape[d] for a in arrays)
+    return MetaArray(tuple(shape), r.dtype)
+
+
+def _advanced_index(a, parts):
+    """``a[parts]`` with index arrays (from the host too, as CuPy takes them) by shapes only:
+    NumPy indexes a small stand-in (each length the result can take replaced by a small one:
+    a sliced dimension's length after slicing, an index array's lengths; an indexed dimension
+    one long, the indices 0) and the result's small lengths are mapped back. As torch's meta
+    kernel, it reads no index: one out of range is not refused."""
+    expanded = _without_ellipsis(parts, a.ndim)
+    if expanded is None:
+        return _metas(a.standin()[_standins(parts, host_ok=True)])
+    lengths, dims, tiny_parts, tiny_shape = [], iter(a.shape), [], []
+    for p in expanded:
+        if p is None or p is Ellipsis:
+            tiny_parts.append(p)
+            continue
+        n = next(dims)
+        if type(p) is slice:
+            length = len(range(*p.indices(n)))
+            lengths.append(length)
+            tiny_parts.append(("slice", length))
+        else:
+            shape = numpy.shape(p)
+            lengths.extend(shape)
+            tiny_parts.append(("int", ()) if isinstance(p, (int, numpy.integer)) else
+                              ("index", shape))
+    small, large = _small_lengths(lengths)
+    key = []
+    for p in tiny_parts:
+        if p is None or p is Ellipsis:
+            key.append(p)
+        elif p[0] == "slice":
+            tiny_shape.append(small.get(p[1], p[1]))
+            key.append(slice(None))
+        else:
+            tiny_shape.append(1)
+            key.append(0 if p[0] == "int" else numpy.zeros(_small(p[1], small), numpy.intp))
+    try:
+        r = numpy.broadcast_to(_zero(a.dtype), tuple(tiny_shape))[tuple(key)]
+    except IndexError:  # (raised again on the real lengths, which NumPy's message names)
+        return _metas(a.standin()[_standins(parts, host_ok=True)])
+    return MetaArray(tuple(large.get(n, n) for n in r.shape), a.dtype)
+
+
+def _without_ellipsis(parts, ndim):
+    """``parts`` with the dimensions its Ellipsis covers (or the missing trailing ones) as
+    full slices; None where they index more dimensions than there are (NumPy's own error
+    then)."""
+    taken = sum(1 for p in parts if p is not None and p is not Ellipsis)
+    if taken > ndim or sum(1 for p in parts if p is Ellipsis) > 1:
+        return None
+    fill = (slice(None),) * (ndim - taken)
+    k = next((k for k, p in enumerate(parts) if p is Ellipsis), None)
+    if k is None:
+        return tuple(parts) + fill
+    # (the Ellipsis kept before its slices: it parts index arrays, when it covers nothing too)
+    return tuple(parts[:k + 1]) + fill + tuple(parts[k + 1:])
+
+
 def _metas(r):
     """A NumPy result as meta arrays (shape and dtype kept, values dropped; C order)."""
     if isinstance(r, numpy.ndarray):
@@ -448,6 +543,10 @@ def _function(func, args, kwargs):
         return _overlap(func, *args[:2])
     if name in ("shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj"):
         return func(*_standins(args), **kwargs)  # (shapes and dtypes only)
+    if name in ("concatenate", "stack"):
+        r = _concatenation(func, args, kwargs)
+        if r is not None:
+            return r
     if func.__module__.startswith("numpy.linalg"):
         # (zero matrices are singular: linear algebra runs on identities of their shape)
         with numpy.errstate(all="ignore"):
