@@ -11,9 +11,11 @@ where NumPy would allocate. What an op gives is derived, never computed:
 - views (reshape, transpose, basic indexing, ...) are taken of a *phantom*: a NumPy array with
   the meta array's strides over a one-element buffer, never read, so a view's strides and
   storage offset are NumPy's own;
-- anything else (matmul, concatenate, advanced indexing, ...) runs the real NumPy function on
-  zero-strided stand-ins (one element each, broadcast to the operand's shape) and keeps only
-  the result's shape and dtype: that costs a temporary of the result's size.
+- matmul, concatenate, stack and advanced indexing run NumPy on small stand-ins (each
+  distinct length replaced by a small one) and work out the result's real lengths;
+- anything else runs the real NumPy function on zero-strided stand-ins (one element each,
+  broadcast to the operand's shape) and keeps only the result's shape and dtype: that costs
+  a temporary of the result's size.
 
 Values never exist: asking for one (``item()``, a host copy) raises torch's errors. Where a
 kernel branches on its data, ``any()`` is False and ``all()`` True (its checks pass, as torch's
