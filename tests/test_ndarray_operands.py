@@ -379,7 +379,8 @@ def test_legacy_constructor_complex_data_warns():
 # -- ndarrays where torch's two-operand functions take a tensor or a number --------------------
 BINARY = ("pow", "float_power", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
           "greater_equal", "less_equal", "not_equal", "remainder", "fmod", "copysign",
-          "true_divide", "floor_divide", "multiply", "xlogy", "clamp_min", "clamp_max",
+          "true_divide", "floor_divide", "multiply", "divide", "subtract", "xlogy",
+          "clamp_min", "clamp_max",
           "bitwise_and", "bitwise_left_shift", "hypot", "atan2", "arctan2", "fmax", "fmin",
           "logaddexp", "logaddexp2", "nextafter", "ldexp", "heaviside", "igamma", "gcd",
           "logical_and", "dist", "isclose", "polar", "complex", "special.xlogy",

@@ -45,6 +45,21 @@ OVERLOADS = {
     "clamp_min": (f"Tensor input, Tensor min{_OUT}", f"Tensor input, Number min{_OUT}"),
     "clamp_max": (f"Tensor input, Tensor max{_OUT}", f"Tensor input, Number max{_OUT}"),
 }
+_ROUNDING = "*, str rounding_mode"
+_ALPHA = "Number alpha = 1"
+OVERLOADS.update({
+    "divide": (f"Tensor input, Tensor other{_OUT}",
+               f"Tensor input, Tensor other, {_ROUNDING}, Tensor out = None",
+               "Tensor input, Number other", f"Tensor input, Number other, {_ROUNDING}"),
+    "subtract": (f"Tensor input, Tensor other, *, {_ALPHA}, Tensor out = None",
+                 f"Tensor input, Number other, {_ALPHA}"),
+})
+# the methods whose signatures are not the second operand of the functions' alone
+METHOD_OVERLOADS = {
+    "divide": ("Tensor other", f"Tensor other, {_ROUNDING}", "Number other",
+               f"Number other, {_ROUNDING}"),
+    "subtract": (f"Tensor other, *, {_ALPHA}", f"Number other, {_ALPHA}"),
+}
 # the functions that take tensors only: their parameters' names
 TENSORS_ONLY = {
     **dict.fromkeys(("hypot", "atan2", "arctan2", "fmax", "fmin", "logaddexp", "logaddexp2",
@@ -74,7 +89,8 @@ _REFUSED = (np.ndarray, np.generic)  # (where only a tensor goes; a NumPy scalar
 
 def _invalid_combination(name, signatures, args, method):
     if method:  # the second operand of each ``Tensor input, ...`` signature, alone
-        signatures = [s.split(", ")[1] for s in signatures if s.startswith("Tensor input")]
+        signatures = METHOD_OVERLOADS.get(name.rstrip("_")) or [
+            s.split(", ")[1] for s in signatures if s.startswith("Tensor input")]
         args = args[:1]
     else:
         args = args[:2]
@@ -82,9 +98,9 @@ def _invalid_combination(name, signatures, args, method):
              f"({', '.join(_kind(a) for a in args)}), but expected one of:"]
     for signature in signatures:
         lines.append(f" * ({signature})")
-        if "*" in signature:  # (torch explains only the signatures without keywords)
-            continue
         kinds = [p.split()[0] for p in signature.split(", ")]
+        if "*" in signature or len(kinds) != len(args):
+            continue  # (torch explains the signatures of as many arguments as given only)
         marked = [_kind(a) if _fits(a, kind) else f"!{_kind(a)}!" for a, kind in zip(args, kinds)]
         lines.append("      didn't match because some of the arguments have invalid types: "
                      f"({', '.join(marked)})")
