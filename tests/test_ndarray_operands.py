@@ -380,7 +380,7 @@ def test_legacy_constructor_complex_data_warns():
 BINARY = ("pow", "float_power", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
           "greater_equal", "less_equal", "not_equal", "remainder", "fmod", "copysign",
           "true_divide", "floor_divide", "multiply", "divide", "subtract", "xlogy",
-          "clamp_min", "clamp_max",
+          "clamp_min", "clamp_max", "clamp", "clip",
           "bitwise_and", "bitwise_left_shift", "hypot", "atan2", "arctan2", "fmax", "fmin",
           "logaddexp", "logaddexp2", "nextafter", "ldexp", "heaviside", "igamma", "gcd",
           "logical_and", "dist", "isclose", "polar", "complex", "special.xlogy",
@@ -435,6 +435,12 @@ NUMPY_SCALARS = {
     "int.pow(np.True_)": lambda torch: torch.ones(2).long().pow(np.True_),
     "int.remainder(np.True_)": lambda torch: torch.ones(2).long().remainder(np.True_),
     "x.pow_(np.float64)": lambda torch: torch.ones(2).pow_(np.float64(2)),
+    "torch.clamp(x, np.float64)": lambda torch: torch.clamp(torch.ones(2), np.float64(0.5)),
+    "x.clamp(max=np.float64)": lambda torch: torch.ones(2).clamp(max=np.float64(0.5)),
+    "x.pow(exponent=np.float64)": lambda torch: torch.ones(2).pow(exponent=np.float64(2)),
+    "torch.clamp(x, None, array)": lambda torch: torch.clamp(torch.ones(2), None, np.ones(2)),
+    "isclose(x, x, np.float64)": lambda torch: torch.isclose(torch.ones(2), torch.ones(2),
+                                                             np.float64(1e-5)),
 }
 
 

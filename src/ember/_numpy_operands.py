@@ -39,6 +39,9 @@ OVERLOADS = {
                      "bitwise_left_shift", "bitwise_right_shift"), _NUMBER_FIRST),
     **dict.fromkeys(("pow", "float_power"), _POW),
     **dict.fromkeys(("true_divide", "floor_divide", "multiply"), _DIVIDE),
+    **dict.fromkeys(("clamp", "clip"), (
+        f"Tensor input, Tensor min = None, Tensor max = None{_OUT}",
+        f"Tensor input, Number min = None, Number max = None{_OUT}")),
     **dict.fromkeys(("xlogy", "special_xlogy", "special_xlog1py", "special_zeta"), _XLOGY),
     **{f"special_{name}": (f"Tensor x, Tensor n{_OUT}", f"Number x, Tensor n{_OUT}",
                            f"Tensor x, Number n{_OUT}") for name in POLYNOMIALS},
@@ -56,6 +59,8 @@ OVERLOADS.update({
 })
 # the methods whose signatures are not the second operand of the functions' alone
 METHOD_OVERLOADS = {
+    **dict.fromkeys(("clamp", "clip"), ("Tensor min = None, Tensor max = None",
+                                        "Number min = None, Number max = None")),
     "divide": ("Tensor other", f"Tensor other, {_ROUNDING}", "Number other",
                f"Number other, {_ROUNDING}"),
     "subtract": (f"Tensor other, *, {_ALPHA}", f"Number other, {_ALPHA}"),
@@ -91,9 +96,6 @@ def _invalid_combination(name, signatures, args, method):
     if method:  # the second operand of each ``Tensor input, ...`` signature, alone
         signatures = METHOD_OVERLOADS.get(name.rstrip("_")) or [
             s.split(", ")[1] for s in signatures if s.startswith("Tensor input")]
-        args = args[:1]
-    else:
-        args = args[:2]
     lines = [f"{name}() received an invalid combination of arguments - got "
              f"({', '.join(_kind(a) for a in args)}), but expected one of:"]
     for signature in signatures:
@@ -126,13 +128,19 @@ def refusing_arrays(fn, name, method=False):
 
     def numpy_operand(args, kwargs):
         convert = False
-        for value in args[start:start + 2]:
-            if isinstance(value, _REFUSED):
-                if not numbers or isinstance(value, np.ndarray):
-                    raise refusal(name, args[start:], method)
-                convert = True
+        for k, value in enumerate(args[start:]):
+            if not isinstance(value, _REFUSED):
+                continue
+            # (a function of tensors only refuses NumPy values as its two operands; beyond
+            # them, as a number overload's, NumPy scalars are numbers)
+            if isinstance(value, np.ndarray) if numbers else k < 2:
+                raise refusal(name, args[start:], method)
+            convert = True
         if convert:
             args = tuple(python_number(a) if isinstance(a, np.generic) else a for a in args)
+        if kwargs and numbers:
+            kwargs = {k: python_number(v) if isinstance(v, np.generic) else v
+                      for k, v in kwargs.items()}
         return fn(*args, **kwargs)
 
     @functools.wraps(fn)
@@ -140,6 +148,9 @@ def refusing_arrays(fn, name, method=False):
         for value in args:  # (the common call pays for these checks only)
             if type(value) is not Tensor and isinstance(value, _REFUSED):
                 return numpy_operand(args, kwargs)
+        if kwargs and numbers:
+            kwargs = {k: python_number(v) if isinstance(v, np.generic) else v
+                      for k, v in kwargs.items()}
         return fn(*args, **kwargs)
     return call
 
