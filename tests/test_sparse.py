@@ -488,6 +488,19 @@ def test_in_place_with_grad(form):
     check(body)
 
 
+@pytest.mark.parametrize("form", ["mul_(2)", "zero_()", "add_(s)"])
+def test_in_place_on_the_constructors_result_refuses_backward(form):
+    """torch's constructor node saves the sparse tensor it made: written in place, its
+    backward refuses (naming a torch.sparse.FloatTensor)."""
+    def body(torch):
+        v = torch.tensor([3.0, 4.0, 5.0], requires_grad=True)
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]), v, (2, 3))
+        eval(f"s.{form}", {"s": s, "torch": torch})
+        s.to_dense().sum().backward()
+        return v.grad, s.type()
+    check(body)
+
+
 def test_zero_without_grad():
     def body(torch):
         s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]),

@@ -233,7 +233,9 @@ class Tensor:
 
     def type(self, dtype=None):
         if dtype is None:
-            return self.dtype.legacy_type_name
+            name = self.dtype.legacy_type_name
+            # (a sparse tensor's type is torch's ``torch.sparse.FloatTensor``)
+            return name.replace(".", ".sparse.", 1) if type(self._data) is CooArray else name
         return self.to(dtype)
 
     def is_floating_point(self) -> bool:

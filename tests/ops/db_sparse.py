@@ -93,6 +93,11 @@ def _neg(v):
     return (-_sparse(_lib(v), v)).to_dense()
 
 
+def _zero(v):
+    # (in place on a non-leaf, recorded; not on the constructor's result, whose node saves it)
+    return (_sparse(_lib(v), v) * 1.0).zero_().to_dense()
+
+
 def _transpose(v):
     return _sparse(_lib(v), v).transpose(1, 0).to_dense()
 
@@ -159,6 +164,7 @@ _rows("sparse.sum_dim", _sum_dim, [SP._make, SP._sparse_sum_dims, SP._sparse_sum
 _rows("sparse_t", _t, [SP._make, SP._t], lambda m: [S("x", m(5))])
 _rows("sparse_sub", _sub, [SP._make, SP._sparse_sub], lambda m: [S("x", m(5), m(3))])
 _rows("sparse_neg", _neg, [SP._make, SP._neg], lambda m: [S("x", m(5))])
+_rows("sparse_zero_", _zero, [SP._make, SP._scale, SP._zero], lambda m: [S("x", m(5))])
 _rows("sparse_transpose", _transpose, [SP._make, SP._transpose], lambda m: [S("x", m(5))])
 _rows("sparse_div", _divide, [SP._make, SP._divide], lambda m: [S("x", m(5))])
 _rows("sparse_sum_every_dim", _sum_every_dim, [SP._make, SP._sum_dim], lambda m: [S("x", m(5))])

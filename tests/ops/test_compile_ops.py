@@ -47,6 +47,7 @@ FALLS_BACK = {
     "repeat_interleave_repeats_only": _RAW, "nanmean": _RAW, "nanmean_method": _RAW,
     "rrelu_inplace": "training noise " + _RAW,
     "pack_padded_sequence": "the lengths are read with .tolist()",
+    "sparse_zero_": "a sparse tensor is written in place outside the ops",
     **dict.fromkeys(("t_", "transpose_", "swapdims_", "unsqueeze_", "squeeze_", "as_strided_"),
                     "an in-place view op changes a tensor's geometry outside the ops"),
     "mul_real_complex": _REAL_OF_COMPLEX, "irfft_of_real": _REAL_OF_COMPLEX,

@@ -60,7 +60,9 @@ def _make(indices, values, size, coalesced=False):
 
 
 @_make.grad("values")
-def _(grad, indices):
+def _(grad, indices, result):
+    # (result unused: saved as torch's node saves it, so that an in-place op on the sparse
+    # tensor makes its backward refuse, as torch's does)
     return _entries(grad, indices)
 
 

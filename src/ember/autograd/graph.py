@@ -282,6 +282,9 @@ def version_error(data, current, expected, grad_fn, output_nr):
     # NOTE: torch names a bool tensor here by its old type object, not as torch.BoolTensor
     typename = ("CPUBoolType" if data.dtype.kind == "b"
                 else D._BY_NP[data.dtype].legacy_type_name)
+    from .._sparse.coo import CooArray
+    if type(data) is CooArray:  # (a sparse tensor: torch.sparse.FloatTensor)
+        typename = typename.replace(".", ".sparse.", 1)
     msg = ("one of the variables needed for gradient computation has been modified by an "
            f"inplace operation: [{typename} {shape}]")
     if grad_fn is not None:
