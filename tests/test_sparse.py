@@ -468,6 +468,10 @@ IN_PLACE_GRAD = {
     "nonleaf.zero_()": lambda s, u, x: x.zero_(),
     "nonleaf += nonleaf": lambda s, u, x: x.__iadd__(x * 3),
     "plain.add_(grad)": lambda s, u, x: u.add_(x),
+    "nonleaf.abs_()": lambda s, u, x: x.abs_(),
+    "coalesced nonleaf.abs_()": lambda s, u, x: x.coalesce().abs_(),
+    "coalesced nonleaf.relu_()": lambda s, u, x: (-x).coalesce().relu_(),
+    "coalesced plain.relu_()": lambda s, u, x: u.coalesce().relu_() + x,
 }
 
 

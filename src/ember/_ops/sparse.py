@@ -566,6 +566,11 @@ def _route_inplace(op, args):
     recording = state.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad
                                            for a in args)
     check_inplace(self, recording)
+    if op.name in _NEEDS_COALESCED and not self._data.coalesced:
+        raise RuntimeError(f"{op.name}_ requires coalesced input")
+    if recording and op.name in _NEEDS_COALESCED:
+        # (their formulas read self as it was: as torch's, a clone of it is saved)
+        args = (_clone(self),) + tuple(args[1:])
     out = _ROUTES[op.name](op, *args)
     if out is NotImplemented:
         return out
@@ -667,8 +672,9 @@ _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_
            "t": lambda op, self: _t(self), "transpose": _route_transpose,
            "neg": lambda op, self: _neg(self), "sum": _route_sum, "clone": _route_clone,
            "zero": lambda op, self: _zero(self)}
-# (torch's sparse in-place arithmetic)
-_IN_PLACE = frozenset({"add", "sub", "mul", "div", "neg", "zero"})
+# (torch's sparse in-place arithmetic; its in-place unary ops but neg_ take coalesced input)
+_IN_PLACE = frozenset({"add", "sub", "mul", "div", "neg", "zero", "abs", "relu"})
+_NEEDS_COALESCED = frozenset({"abs", "relu"})
 
 
 # -- Tensor methods ----------------------------------------------------------------------------
