@@ -46,6 +46,14 @@ def test_a_programs_own_thresholds_are_kept(thresholds):
     assert gc.get_threshold() == (1000, 15, 15)
 
 
+def test_a_programs_own_raised_threshold_is_kept(thresholds):
+    """A program that set ember's raised thresholds itself keeps them after a small pass."""
+    _backward(10)  # (whatever an earlier test left: ember's own raise put back)
+    gc.set_threshold(*_gc.RAISED)
+    _backward(10)
+    assert gc.get_threshold() == _gc.RAISED
+
+
 def test_the_tuning_can_be_turned_off():
     code = ("import gc, ember; x = ember.ones(1, requires_grad=True); h = x\n"
             f"for _ in range({_gc.DEEP}): h = h * 1.0\n"

@@ -24,14 +24,22 @@ DEFAULT = (700, 10, 10)  # CPython's
 RAISED = (700, 10, 100)
 
 enabled = os.environ.get("EMBER_GC_TUNING", "1") not in ("0", "off", "false")
+# whether ember raised the threshold (so a pass over a small graph looks to put it back; a
+# program that raised it itself keeps it). The engine calls after_backward only after a deep
+# pass or while this is set: a small pass on CPython's default costs nothing here.
+raised = False
 
 
 def after_backward(n_nodes):
     """Adjust the thresholds to the size of the graph a backward pass just ran."""
+    global raised
     if not enabled:
         return
     if n_nodes >= DEEP:
         if gc.get_threshold() == DEFAULT:
             gc.set_threshold(*RAISED)
-    elif n_nodes < SHALLOW and gc.get_threshold() == RAISED:
-        gc.set_threshold(*DEFAULT)
+            raised = True
+    elif n_nodes < SHALLOW and raised:
+        if gc.get_threshold() == RAISED:
+            gc.set_threshold(*DEFAULT)
+        raised = False

@@ -88,11 +88,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     task = _Task(create_graph, retain_graph, batch)
     root_edges = []
     root_nodes = []
-    for i, t in enumerate(roots):
+    for t in roots:
         edge = gradient_edge(t)
         if edge[0] is None:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
-                               "a grad_fn")
+            raise RuntimeError(f"element {len(root_edges)} of tensors does not require grad "
+                               "and does not have a grad_fn")
         root_edges.append(edge)
         root_nodes.append(edge[0])
     if create_graph and not capture:
@@ -123,7 +123,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             _add_to_buffer(task, fn, nr, g)
     prev = state.grad_enabled
     state.grad_enabled = bool(create_graph)
-    callbacks = _final_callbacks()
+    callbacks = getattr(_local, "callbacks", None)  # (this thread's: see _final_callbacks)
+    if callbacks is None:
+        callbacks = _final_callbacks()
     queued = []
     callbacks.append(queued)
     try:
@@ -144,7 +146,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     finally:
         callbacks.pop()
         state.grad_enabled = prev
-    _gc.after_backward(len(task.deps))
+    if len(task.deps) >= _gc.DEEP or _gc.raised:  # (else nothing to adjust: no call)
+        _gc.after_backward(len(task.deps))
     if capture:
         result = _captured_results(task, inputs, allow_unused)
     if _NOTES:  # (the versions of gradients written in place: read by now)
