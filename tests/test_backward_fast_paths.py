@@ -125,6 +125,11 @@ def test_order_leaves_are_reached():
     same(body)
 
 
+def _stop_then_backward(leaf, loss):
+    leaf.requires_grad_(False)
+    loss.backward()
+
+
 FIRST_GRADIENTS = {
     # a gradient the caller holds, passed through add to two leaves: copied into both
     "given-shared": lambda torch, a, b, g: (a + b).backward(g),
@@ -137,8 +142,7 @@ FIRST_GRADIENTS = {
     "transposed": lambda torch, a, b, g: ((a.t().contiguous() * g.t()).sum()
                                           + (b * 2).sum()).backward(),
     # a leaf that stopped requiring grad after the graph was built gets nothing
-    "stopped": lambda torch, a, b, g: (lambda y: (b.requires_grad_(False), y.backward())[1])(
-        (a * g + b * 3).sum()),
+    "stopped": lambda torch, a, b, g: _stop_then_backward(b, (a * g + b * 3).sum()),
     # a bias's gradient, summed over its leading dimension
     "broadcast": lambda torch, a, b, g: (a * g + b[0]).sum().backward(),
 }

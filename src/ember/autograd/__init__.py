@@ -8,10 +8,12 @@ import operator
 import warnings
 from collections.abc import Mapping
 
+from numpy import empty as _np_empty, ndarray as _ndarray
+
 from .._backend import get_xp
 from .._compile.hooks import backward_pass
 from .._size import Size
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _object_new as _new
 from . import graph
 from .engine import run_backward
 from .function import Function, FunctionCtx, NestedIOFunction, InplaceFunction, \
@@ -99,9 +101,11 @@ def _implicit_grad(o):
     if data.dtype.kind != "f" and o.dtype.category != 2:  # (NumPy floats: no dtype lookup)
         raise RuntimeError("grad can be implicitly created only for real scalar "
                            f"outputs but got {o.dtype!r}")
-    one = get_xp(data).empty(data.shape, data.dtype)
+    one = (_np_empty if type(data) is _ndarray else get_xp(data).empty)(data.shape, data.dtype)
     one.fill(1)  # (two C calls: np.ones is a Python function around them)
-    return _wrap(one)
+    grad = _new(Tensor)  # (_wrap's two lines: no call)
+    grad._data = one
+    return grad
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,

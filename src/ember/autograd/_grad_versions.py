@@ -29,7 +29,7 @@ import weakref
 from sys import getrefcount
 
 from .._backend import is_array
-from .._tensor import Tensor, _object_new as _new, _wrap
+from .._tensor import Tensor, _object_new as _new
 
 _NOTES: dict = {}  # id(owner array) -> (weak reference to it, count, a view in torch)
 _LIMIT = 100_000  # (passes that never end through run_backward, e.g. a compiled replay)

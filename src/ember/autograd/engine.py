@@ -415,6 +415,7 @@ def _execute(task, root_nodes):
     borrowed_get = borrowed.get
     ndarray = np.ndarray
     validate = _validate_one if task.batch is None else _validate  # (one call, not two)
+    Ready = _Ready
     grad_dtypes = GRAD_DTYPES_SET[0]  # (some leaf may have a grad_dtype of its own)
     while True:
         if following is not None:
@@ -528,7 +529,9 @@ def _execute(task, root_nodes):
             deps[child] = d
             if d == 0:
                 if ready is not None:
-                    push(heap, _entry(ready))
+                    entry = Ready(-ready._seq)  # (_entry's lines: no call per push)
+                    entry.fn = ready
+                    push(heap, entry)
                 ready = child
         # (this node's gradients, passed on: a reference left here would make a leaf's
         # gradient look held by someone else, see _accumulate)
@@ -540,7 +543,9 @@ def _execute(task, root_nodes):
             if not heap:
                 following = ready
             else:
-                push(heap, _entry(ready))
+                entry = Ready(-ready._seq)
+                entry.fn = ready
+                push(heap, entry)
 
 
 def _times_in(outs, g):
