@@ -207,3 +207,36 @@ def test_tensor_backward_calls_autograd_backward_as_set_on_the_module(monkeypatc
     y = (x * 3).sum()
     y.backward()
     assert seen == [y] and x.grad.tolist() == [5.0, 5.0]
+
+
+GRAD_CALLS = {
+    "first-order": lambda torch, x, y: torch.autograd.grad((x * y).sum(), [x]),
+    "create_graph": lambda torch, x, y: torch.autograd.grad((x ** 3).sum(), (x,),
+                                                            create_graph=True),
+    "retained": lambda torch, x, y: _grad_twice(torch, (x.exp() * y).sum(), x),
+    "freed": lambda torch, x, y: _grad_twice(torch, (x.exp() * y).sum(), x, retain=None),
+    "unused": lambda torch, x, y: torch.autograd.grad((x * 2).sum(), [x, y]),
+    "non-scalar": lambda torch, x, y: torch.autograd.grad(x * 2, [x]),
+    "no-grad-output": lambda torch, x, y: torch.autograd.grad(y.sum(), [x]),
+    "not-a-tensor": lambda torch, x, y: torch.autograd.grad((x * 2).sum(), [x, 3]),
+    "none-input": lambda torch, x, y: torch.autograd.grad((x * 2).sum(), (x, None)),
+    "backward-not-a-tensor": lambda torch, x, y: (x * 2).sum().backward(inputs=[x, 3]),
+    "output-not-a-tensor": lambda torch, x, y: torch.autograd.grad([x.sum(), 3], [x]),
+    "backward-output-not-a-tensor": lambda torch, x, y: torch.autograd.backward([x.sum(), 3]),
+}
+
+
+def _grad_twice(torch, out, x, retain=True):
+    first = torch.autograd.grad(out, [x], retain_graph=retain)
+    return first, torch.autograd.grad(out, [x])
+
+
+@pytest.mark.parametrize("case", list(GRAD_CALLS))
+def test_usual_autograd_grad_call(case):
+    """``grad(loss, [x])`` with nothing else goes around the general argument handling:
+    the same gradients, graphs and errors as torch."""
+    def body(torch):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = torch.tensor([3.0, 4.0], requires_grad=True)
+        return GRAD_CALLS[case](torch, x, y)
+    same(body)

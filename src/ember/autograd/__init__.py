@@ -72,6 +72,8 @@ def _make_grads(outputs, grads):
     """Check user-given output gradients; make the implicit ones for scalar outputs."""
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(o, Tensor):
+            raise AssertionError("Expected output to be a ember.Tensor")
         if isinstance(g, Tensor):
             if tuple(o.shape) != tuple(g.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
@@ -187,6 +189,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     ``is_grads_batched=True``: the first dimension of every grad_output indexes a batch of
     vector-Jacobian products, computed in one backward pass (see _batched.py) and stacked."""
     backward_pass("autograd.grad")
+    if (grad_outputs is None and allow_unused is None and is_grads_batched is False
+            and materialize_grads is False and only_inputs is True
+            and (create_graph is False or create_graph is True) and isinstance(outputs, Tensor)
+            and (type(inputs) is list or type(inputs) is tuple) and inputs):
+        # the usual call, ``grad(loss, [x])`` (create_graph or not): what the general path
+        # below does for it, without its argument normalising (twice per Hessian-vector product)
+        retain = create_graph if retain_graph is None else bool(retain_graph)
+        return run_backward((outputs,), (_implicit_grad(outputs),), retain, create_graph,
+                            inputs=tuple(inputs), capture=True, allow_unused=False)
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads="
                          "True, but got: allow_unused=False.")

@@ -223,6 +223,9 @@ def _input_targets(task, inputs, capture):
     """The nodes that receive ``inputs``' gradients (noting which to capture)."""
     targets = set()
     for slot, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__}")
         fn, nr = gradient_edge(t)
         if not capture:
             # NOTE: as torch does, backward(inputs=[t]) retains t's grad: a non-leaf input gets
