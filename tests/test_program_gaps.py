@@ -254,3 +254,18 @@ def test_dist_p0_gradient_fails_as_torchs():
         y = torch.randn(3, requires_grad=True)
         torch.dist(x, y, 0).backward()
     same(body)
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 4), (8, 3, 5), (2, 6, 7, 9), (3, 2, 2, 3, 4)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_float32_batch_norm_training_output_is_torchs_to_the_last_bit(shape, affine):
+    """torch's CPU kernel: statistics summed in float64, then x * alpha + beta with fused
+    multiply-adds."""
+    def body(torch):
+        torch.manual_seed(0)
+        x = torch.randn(*shape) * 5 + 3
+        w = torch.randn(shape[1]) if affine else None
+        b = torch.randn(shape[1]) if affine else None
+        out, mean, invstd = torch.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)
+        return out, mean, invstd
+    same(body, rtol=0, atol=0)

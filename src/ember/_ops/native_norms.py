@@ -17,7 +17,8 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import _wrap
-from .normalization import _const, _int_tuple, _normalized, _stats, checked_batch_norm
+from .normalization import (_const, _int_tuple, _normalized, checked_batch_norm,
+                            training_stats)
 from .registry import NONE, op
 from .statistics import _vector_norm_grad, linalg_vector_norm, norm_dim
 
@@ -45,7 +46,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     if training:
         axes = (0,) + tuple(range(2, input.ndim))
         with np.errstate(all="ignore"):
-            m, _, rstd = _stats(data.astype(dtype), axes, eps)
+            m, _, rstd = training_stats(data.astype(dtype), axes, eps)
         mean, invstd = m.reshape(-1), rstd.reshape(-1)
     else:
         mean = invstd = xp.empty((0,), dtype)

@@ -85,8 +85,9 @@ def batch_norm_op(input, weight, bias, running_mean, running_var, training,  # n
     xp = get_xp(input)
     axes = (0,) + tuple(range(2, input.ndim))
     cs = _channel_shape(input.ndim)
+    cpu_float32 = training and _cpu_float32_kernel(input)
     if training:
-        m, var, rstd = _stats(input, axes, eps)
+        m, var, rstd = training_stats(input, axes, eps)
         if running_mean is not None or running_var is not None:
             _update_running(running_mean, running_var, m.reshape(-1), var.reshape(-1),
                             input.size // input.shape[1], momentum)
@@ -94,9 +95,52 @@ def batch_norm_op(input, weight, bias, running_mean, running_var, training,  # n
         m = _raw(running_mean).reshape(cs)
         rstd = (1.0 / xp.sqrt(_raw(running_var) + eps)).astype(input.dtype).reshape(cs)
     scale = rstd if weight is None else rstd * weight.reshape(cs)
+    if cpu_float32:
+        return _cpu_float32_affine(input, m, scale, None if bias is None else bias.reshape(cs))
     shift = -m * scale if bias is None else bias.reshape(cs) - m * scale
     # NOTE: float16 input with float32 parameters (torch's mixed CPU mode) stays float16.
     return (input * scale + shift).astype(input.dtype, copy=False)
+
+
+def _cpu_float32_kernel(x):
+    """Whether torch's CPU batch norm of ``x`` has the float32 rounding emulated below: a
+    contiguous float32 batch of images larger than 1x1 (torch reduces an (N, C) batch with its
+    channels-last kernel, whose float32 partial sums depend on the thread count: such batches,
+    and every other, keep the plain statistics)."""
+    return (get_xp(x) is np and x.dtype == np.float32 and x.size > 0 and x.flags.c_contiguous
+            and x.size // (x.shape[0] * x.shape[1]) > 1)
+
+
+def training_stats(x, axes, eps):
+    """A batch's mean, biased variance and 1/sqrt(var + eps) over ``axes`` (kept)."""
+    if _cpu_float32_kernel(x):
+        return _cpu_float32_stats(x, axes, eps)
+    return _stats(x, axes, eps)
+
+
+def _cpu_float32_stats(x, axes, eps):
+    """torch's CPU statistics of a contiguous float32 batch: the sum in float64, the mean
+    rounded to float32, the float32 squared deviations summed in float64 and rounded to float32,
+    the variance that sum over n in float32, and 1/sqrt(var + eps) in float64 rounded."""
+    n = x.size // x.shape[1]
+    m = (x.sum(axis=axes, dtype=np.float64, keepdims=True) / n).astype(np.float32)
+    d = x - m
+    var_sum = (d * d).sum(axis=axes, dtype=np.float64, keepdims=True).astype(np.float32)
+    var = var_sum / np.float32(n)
+    rstd = (1.0 / np.sqrt(var.astype(np.float64) + eps)).astype(np.float32)
+    return m, var, rstd
+
+
+def _cpu_float32_affine(x, m, scale, bias):
+    """torch's CPU kernel applies ``x * scale + shift``, ``shift = bias - m * scale``, each a
+    fused multiply-add (one rounding; emulated in float64, where the products are exact)."""
+    shift = -(m.astype(np.float64) * scale)
+    if bias is not None:
+        shift += bias
+    out = x.astype(np.float64)
+    out *= scale
+    out += shift.astype(np.float32)
+    return out.astype(np.float32)
 
 
 def _update_running(running_mean, running_var, m, var, n, momentum):
