@@ -87,26 +87,23 @@ _DIFFER = frozenset({
     'adaptive_avg_pool2d', 'adaptive_avg_pool3d', 'addbmm', 'affine_grid_generator', 'as_strided',
     'as_strided_', 'as_strided_method', 'avg_pool2d', 'avg_pool3d', 'batch_norm', 'cast_float',
     'cast_half', 'cholesky_solve_direct', 'chunk', 'complex', 'conv1d', 'conv2d', 'conv3d',
-    'conv_tbc', 'conv_transpose1d', 'conv_transpose2d', 'cross_entropy', 'cummax', 'cummax_method',
-    'cummin', 'cummin_method', 'det_method', 'det_singular', 'embedding', 'embedding_bag',
-    'fft_real', 'frexp', 'gather', 'gather_method', 'getitem_list', 'getitem_list_col',
-    'getitem_mask_of_self', 'getitem_tensor_index', 'getitem_two_lists', 'group_norm', 'index_add',
-    'index_add_', 'index_copy', 'index_copy_', 'index_put', 'interpolate_linear',
-    'interpolate_nearest', 'kthvalue', 'kthvalue_method', 'layer_norm', 'linalg_det',
+    'conv_tbc', 'conv_transpose1d', 'conv_transpose2d', 'cross_entropy', 'det_method',
+    'det_singular', 'embedding', 'embedding_bag', 'fft_real', 'gather', 'gather_method',
+    'getitem_list', 'getitem_list_col', 'getitem_mask_of_self', 'getitem_tensor_index',
+    'getitem_two_lists', 'group_norm', 'index_add', 'index_add_', 'index_copy', 'index_copy_',
+    'index_put', 'interpolate_linear', 'interpolate_nearest', 'layer_norm', 'linalg_det',
     'linalg_eigh_values', 'linalg_householder_product', 'linalg_lstsq_public', 'linalg_lu',
-    'linalg_lu_factor', 'linalg_lu_factor_ex', 'linalg_matrix_exp',
-    'linalg_slogdet', 'linalg_solve', 'linalg_solve_ex', 'linalg_svd_complex', 'linalg_svdvals',
-    'lobpcg', 'logsigmoid', 'lu_unpack', 'matrix_exp_method', 'max_dim', 'max_dim_edge',
-    'max_dim_fn', 'max_pool2d', 'max_pool3d', 'median_dim', 'min_dim', 'min_dim_edge',
-    'min_dim_fn', 'mode', 'mode_method', 'multilabel_margin_loss', 'nanmedian_dim',
-    'native_batch_norm', 'native_dropout', 'native_group_norm', 'native_layer_norm', 'nll_loss',
-    'nn.functional.affine_grid', 'nn.functional.conv_tbc', 'nn.functional.fractional_max_pool2d',
-    'nn.functional.fractional_max_pool3d', 'normal_tensors', 'orgqr', 'ormqr',
-    'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pairwise_distance', 'pca_lowrank',
-    'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace', 'segment_reduce',
-    'setitem_advanced', 'setitem_mask_value', 'slogdet', 'sort', 'sort_method', 'sort_stable',
-    'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes', 'stft', 'svd_lowrank',
-    'take_along_dim', 'topk', 'topk_method', 'torch_embedding_bag', 'torch_lu',
+    'linalg_lu_factor', 'linalg_lu_factor_ex', 'linalg_matrix_exp', 'linalg_slogdet',
+    'linalg_solve', 'linalg_solve_ex', 'linalg_svd_complex', 'linalg_svdvals', 'lobpcg',
+    'logsigmoid', 'lu_unpack', 'matrix_exp_method', 'max_pool2d', 'max_pool3d',
+    'multilabel_margin_loss', 'native_batch_norm', 'native_dropout', 'native_group_norm',
+    'native_layer_norm', 'nll_loss', 'nn.functional.affine_grid', 'nn.functional.conv_tbc',
+    'nn.functional.fractional_max_pool2d', 'nn.functional.fractional_max_pool3d', 'normal_tensors',
+    'orgqr', 'ormqr', 'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pairwise_distance',
+    'pca_lowrank', 'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace',
+    'segment_reduce', 'setitem_advanced', 'setitem_mask_value', 'slogdet', 'special_ndtr',
+    'split_fn', 'split_int', 'split_with_sizes', 'stft', 'svd_lowrank', 'take_along_dim',
+    'torch_embedding_bag', 'torch_lu',
 })
 
 
@@ -133,3 +130,30 @@ def test_shape_nodes_and_hidden_bookkeeping():
         assert {k: v for k, v in e_saved.items() if not hasattr(v, "grad_fn")} == {
             k: v for k, v in t_saved.items() if not hasattr(v, "grad_fn")}, e_name
         assert set(e_saved) == set(t_saved), e_name
+
+
+def test_saved_indices_are_the_returned_tensor():
+    """A non-differentiable output a node saves (max(dim)'s, sort's indices) reads back as the
+    very tensor the call returned, as torch's; writing to it in place makes backward refuse,
+    and saved tensor hooks see that tensor."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (torch, ember):
+        x = mod.tensor([[3., 1., 2.], [0., 5., 4.]], requires_grad=True)
+        calls = [x.max(1), x.sort(1), x.cummin(0), x.topk(2), x.kthvalue(2, 1)]
+        same = [values.grad_fn._saved_indices is indices for values, indices in calls]
+        values, indices = x.sort(1)
+        values.sum().backward()
+        grad = x.grad.tolist()
+        indices.add_(0)
+        try:
+            values.sum().backward()
+            refused = None
+        except RuntimeError as e:
+            refused = str(e).replace("torch.", "ember.")
+        packed = []
+        with mod.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t,
+                                                    lambda t: t):
+            values, indices = x.max(0)
+        seen.append((same, grad, refused, any(t is indices for t in packed)))
+    assert seen[1] == seen[0]

@@ -181,12 +181,14 @@ class OpNode(Node):
                 raise RuntimeError(f"ember saved the Python number {value!r} as a number, not "
                                    "as a tensor: there is no saved tensor to register hooks on")
             packed = pack_saved(value, hooks, hook_input=value.detach())
-        else:
+        elif self._op.diff_outputs is None or self._op.diff_outputs[idx]:
             t = _wrap(value[0])
             t._vc = value[1]
-            diff = self._op.diff_outputs is None or self._op.diff_outputs[idx]
-            packed = pack_saved(t, hooks, output_nr=idx if diff else None)
-            packed.requires_grad = diff
+            packed = pack_saved(t, hooks, output_nr=idx)
+            packed.requires_grad = True
+        else:  # (a non-differentiable output, kept as itself)
+            packed = pack_saved(value, hooks)
+            packed.requires_grad = False
         saved[j] = packed
         self._vers[j] = None
         self._hooked = True
@@ -386,6 +388,8 @@ def _compile_apply(op):
                             f"    if e{j}._vc[0] != v:",
                             f"        unpack_input(e{j}, v, False)",
                             f"    e{j} = e{j}._data"]
+        elif kind == RESULT and not graph_ok and not op.diff_outputs[idx]:
+            first_order += [f"e{j} = unpack_data_output(saved[{j}], vers[{j}], False)"]
         elif kind == RESULT:
             first_order += [f"e{j}, vc = saved[{j}]", f"if vc[0] != vers[{j}]:",
                             f"    unpack_output(self, {idx}, saved[{j}], vers[{j}], False)"]
@@ -404,8 +408,8 @@ def _compile_apply(op):
         outs[i] = f"o{i}"
     lines += [f"    return [{', '.join(outs)}]"]
     scope = {"generic": generic, "ERR_FREED": ERR_FREED, "unpack_input": unpack_input,
-             "unpack_output": unpack_output, "check_param": check_param, "Tensor": Tensor,
-             "_new": object.__new__}
+             "unpack_output": unpack_output, "unpack_data_output": unpack_data_output,
+             "check_param": check_param, "Tensor": Tensor, "_new": object.__new__}
     scope.update({f"f{k}": fn for k, (_, fn, _) in enumerate(op.formulas)})
     exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
     return scope["apply"]
@@ -1916,7 +1920,9 @@ def _save(node, op, args, results, snapshot, guarded):
             vc = r._vc
             if vc is None:
                 vc = r._vc = [0]
-            saved.append((r._data, vc))
+            # a differentiable output is kept as its array (the tensor would hold this node:
+            # a cycle); another one as the tensor itself (see unpack_data_output)
+            saved.append((r._data, vc) if op.diff_outputs is None or op.diff_outputs[i] else r)
             v = vc[0]
         elif kind == PARAM:
             a = args[i]

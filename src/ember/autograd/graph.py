@@ -354,16 +354,13 @@ def unpack_output(node, output_nr, saved, version, as_tensor):
 
 
 def unpack_data_output(saved, version, as_tensor):
-    """A saved output that is not differentiable (the indices of ``max(dim)``): checked for
-    in-place changes like any saved tensor, as torch does, but never part of the graph."""
-    array, vc = saved
+    """A saved output that is not differentiable (the indices of ``max(dim)``): kept as that
+    very tensor, as torch keeps it (it has no node, so holding it makes no reference cycle),
+    checked for in-place changes like any saved tensor, but never part of the graph."""
+    vc = saved._vc
     if vc[0] != version:
-        raise version_error(array, vc[0], version, None, 0)
-    if not as_tensor:
-        return array
-    t = _wrap(array)
-    t._vc = vc
-    return t
+        raise version_error(saved._data, vc[0], version, None, 0)
+    return saved if as_tensor else saved._data
 
 
 def is_tensor(x) -> bool:
