@@ -86,24 +86,22 @@ def differences(row, torch):
 _DIFFER = frozenset({
     'adaptive_avg_pool2d', 'adaptive_avg_pool3d', 'addbmm', 'affine_grid_generator', 'as_strided',
     'as_strided_', 'as_strided_method', 'avg_pool2d', 'avg_pool3d', 'batch_norm', 'cast_float',
-    'cast_half', 'cholesky_solve_direct', 'chunk', 'complex', 'conv1d', 'conv2d', 'conv3d',
-    'conv_tbc', 'conv_transpose1d', 'conv_transpose2d', 'cross_entropy', 'det_method',
-    'det_singular', 'embedding', 'embedding_bag', 'fft_real', 'gather', 'gather_method',
-    'getitem_list', 'getitem_list_col', 'getitem_mask_of_self', 'getitem_tensor_index',
-    'getitem_two_lists', 'group_norm', 'index_add', 'index_add_', 'index_copy', 'index_copy_',
-    'index_put', 'interpolate_linear', 'interpolate_nearest', 'layer_norm', 'linalg_det',
-    'linalg_eigh_values', 'linalg_householder_product', 'linalg_lstsq_public', 'linalg_lu',
-    'linalg_lu_factor', 'linalg_lu_factor_ex', 'linalg_matrix_exp', 'linalg_slogdet',
-    'linalg_solve', 'linalg_solve_ex', 'linalg_svd_complex', 'linalg_svdvals', 'lobpcg',
-    'logsigmoid', 'lu_unpack', 'matrix_exp_method', 'max_pool2d', 'max_pool3d',
-    'multilabel_margin_loss', 'native_batch_norm', 'native_dropout', 'native_group_norm',
-    'native_layer_norm', 'nll_loss', 'nn.functional.affine_grid', 'nn.functional.conv_tbc',
-    'nn.functional.fractional_max_pool2d', 'nn.functional.fractional_max_pool3d', 'normal_tensors',
-    'orgqr', 'ormqr', 'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pairwise_distance',
-    'pca_lowrank', 'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace',
-    'segment_reduce', 'setitem_advanced', 'setitem_mask_value', 'slogdet', 'special_ndtr',
-    'split_fn', 'split_int', 'split_with_sizes', 'stft', 'svd_lowrank', 'take_along_dim',
-    'torch_embedding_bag', 'torch_lu',
+    'cast_half', 'cholesky_solve_direct', 'chunk', 'complex', 'conv_tbc', 'cross_entropy',
+    'det_method', 'det_singular', 'embedding', 'embedding_bag', 'fft_real', 'gather',
+    'gather_method', 'getitem_list', 'getitem_list_col', 'getitem_mask_of_self',
+    'getitem_tensor_index', 'getitem_two_lists', 'group_norm', 'index_add', 'index_add_',
+    'index_copy', 'index_copy_', 'index_put', 'interpolate_linear', 'interpolate_nearest',
+    'layer_norm', 'linalg_det', 'linalg_eigh_values', 'linalg_householder_product',
+    'linalg_lstsq_public', 'linalg_lu', 'linalg_lu_factor', 'linalg_lu_factor_ex',
+    'linalg_slogdet', 'linalg_solve', 'linalg_solve_ex', 'linalg_svd_complex', 'linalg_svdvals',
+    'lobpcg', 'logsigmoid', 'lu_unpack', 'max_pool2d', 'max_pool3d', 'multilabel_margin_loss',
+    'native_batch_norm', 'native_dropout', 'native_group_norm', 'native_layer_norm', 'nll_loss',
+    'nn.functional.affine_grid', 'nn.functional.conv_tbc', 'nn.functional.fractional_max_pool2d',
+    'nn.functional.fractional_max_pool3d', 'normal_tensors', 'orgqr', 'ormqr',
+    'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pairwise_distance', 'pca_lowrank',
+    'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace', 'segment_reduce',
+    'setitem_advanced', 'setitem_mask_value', 'slogdet', 'special_ndtr', 'split_fn', 'split_int',
+    'split_with_sizes', 'stft', 'svd_lowrank', 'take_along_dim', 'torch_embedding_bag', 'torch_lu',
 })
 
 
@@ -156,4 +154,22 @@ def test_saved_indices_are_the_returned_tensor():
                                                     lambda t: t):
             values, indices = x.max(0)
         seen.append((same, grad, refused, any(t is indices for t in packed)))
+    assert seen[1] == seen[0]
+
+
+def test_convolution_node_arguments():
+    """ConvolutionBackward0 shows one padding per dimension, zeros for the output padding of
+    a convolution that is not transposed, and the bias's sizes ((0,) without a bias)."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (torch, ember):
+        F = mod.nn.functional
+        x = mod.ones(1, 2, 6, requires_grad=True)
+        w = mod.ones(3, 2, 3, requires_grad=True)
+        outs = [F.conv1d(x, w), F.conv1d(x, w, mod.ones(3), padding=2, stride=2),
+                F.conv_transpose1d(x, w.transpose(0, 1), output_padding=1, stride=2),
+                F.conv2d(x[:, :, None], w[:, :, None], padding=(0, 1), dilation=(1, 2))]
+        seen.append([{a: getattr(y.grad_fn, a) for a in saved_names(y.grad_fn)
+                      if a.startswith("_saved_") and a not in ("_saved_input", "_saved_weight")}
+                     for y in outs])
     assert seen[1] == seen[0]

@@ -44,7 +44,7 @@ from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
                               unpack_data_output, unpack_input, unpack_output)
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
-from .saved_names import SCALAR_INPUTS, shown_names
+from .saved_names import FROM_METADATA, SCALAR_INPUTS, shown_names
 
 # What a saved slot holds.
 INPUT, RESULT, SHAPE, PARAM, SHAPES, STRIDES = range(6)
@@ -473,7 +473,7 @@ def _saved_property(j, read, scalar=False):
         if kind == STRIDES:  # (read picks the input's recorded shape or its strides)
             meta = node._meta[i] if i < len(node._meta) else None
             return read((None if meta is None else meta[0], _element_strides(node, i, value)))
-        return read(value)
+        return read(value, node) if kind == PARAM else read(value)
     return property(getter)
 
 
@@ -562,7 +562,9 @@ class OpDef:
         self.caller = None  # generated on first use (see tensor_caller)
         self.inplace_caller = None  # generated on first use (see inplace._compile_inplace)
         self.node_name = node or f"{_camel(name)}Backward0"
-        self.node_cls = type(self.node_name, (OpNode,), {"_op": self})
+        self.node_cls = type(self.node_name, (OpNode,), {"_op": self, **{
+            f"_saved_{attr}": property(read)
+            for attr, read in FROM_METADATA.get(self.node_name, ())}})
         if self.node_name in _HAND_WRITTEN_NODES:
             self.node_cls.name = _qualified_name
         # A call with a Python number for a tensor operand, where torch has an overload taking

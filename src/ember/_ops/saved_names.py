@@ -56,6 +56,10 @@ SHAPE_SHOWN = {
         "UnsqueezeBackward1"), ()),
 }
 
+# Inputs torch's schema names otherwise than ember's Python signature (which is torch's
+# Python one: ``linalg.matrix_exp(A)`` binds ``self`` in torch's schema).
+INPUT_NAMES = {"LinalgMatrixExpBackward0": {"A": "self"}}
+
 # Tensor arguments that are a ``Scalar`` in torch's overload for the node (pow(2, x)): its
 # node shows the number itself and no ``_raw_saved_`` (elsewhere a number given for a tensor
 # argument shows as torch's wrapped number, a 0-dim tensor).
@@ -115,9 +119,46 @@ def _unsigned(value):
     return value
 
 
+def _symmetric_padding(value, node):
+    """ember's convolution pads each side on its own ((before, after) per dimension); torch's
+    ConvolutionBackward0 shows one padding per dimension (the same on both sides)."""
+    if type(value) in (tuple, list) and all(type(p) in (tuple, list) and len(p) == 2
+                                            and p[0] == p[1] for p in value):
+        return tuple(p[0] for p in value)
+    return value
+
+
+def _output_padding(value, node):
+    """A convolution's output padding: ember's None (not transposed) is torch's zeros."""
+    return tuple(0 for _ in node._saved_stride) if value is None else value
+
+
+# Arguments whose value torch's node shows in another form than ember's formulas read.
+_PARAM_SHOWN = {
+    ("ConvolutionBackward0", "padding"): _symmetric_padding,
+    ("ConvolutionBackward0", "output_padding"): _output_padding,
+}
+
+
+def _bias_sizes(node):
+    """torch's ``bias_sym_sizes_opt``: the bias's recorded shape, (0,) without one."""
+    meta = node._meta[2]
+    return (0,) if meta is None else tuple(meta[0])
+
+
+# Values torch's node shows that ember reads from the node's recorded input metadata (its
+# inputs' shapes), not from a saved slot: ``[(attribute, read(node))]`` by node name.
+FROM_METADATA = {"ConvolutionBackward0": [("bias_sym_sizes_opt", _bias_sizes)]}
+
+
 def _param(node_name, name):
-    """How a saved argument reads as torch's node returns it (its lists are tuples)."""
-    def shown(value):
+    """How a saved argument reads as torch's node returns it (its lists are tuples), given
+    the value and the node."""
+    special = _PARAM_SHOWN.get((node_name, name))
+    if special is not None:
+        return special
+
+    def shown(value, node):
         if type(value) is list:
             value = tuple(value)
         if name == "reduction" and type(value) is str:
@@ -134,7 +175,7 @@ def shown_names(node_name, name, kind, index):
     """``[(attribute, read)]``: the ``grad_fn._saved_<attribute>`` names torch's node shows
     the formulas' saved value ``name`` under (``kind``: "input", "result", "shape",
     "strides", "shapes" or "param"; ``index``: its input or output position), each with how
-    the stored value reads there (strides read from the pair the registry makes of the
+    the stored value reads there (an argument's read takes the node too; strides read from the pair the registry makes of the
     input's recorded shape and its strides in elements: those need the dtype).
     Empty where torch's node keeps the value without showing it (cat's shapes)."""
     if kind == "shape":
@@ -152,4 +193,4 @@ def shown_names(node_name, name, kind, index):
         return [(name if names is None else names[index], _same)]
     if kind == "param":
         return [(name, _param(node_name, name))]
-    return [(name, _same)]
+    return [(INPUT_NAMES.get(node_name, {}).get(name, name), _same)]
