@@ -293,6 +293,11 @@ def _pool_params(kernel_size, stride, padding, dilation, nd=2):
     return ks, st, expand_param(padding, nd, "padding"), expand_param(dilation, nd, "dilation")
 
 
+def _stride_as_given(stride, st):
+    """The stride an avg_pool op takes: ``()`` where none was given (the kernel size)."""
+    return () if stride is None or (not isinstance(stride, int) and len(stride) == 0) else st
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
                ceil_mode=False, return_indices=False):
     """Applies a 2D max pooling over an input signal composed of several input planes."""
@@ -479,7 +484,8 @@ def _avg_pool_adjoint(grad_output, self, ks, st, pads, ceil_mode, count_include_
 
 def _avg_pool_ops(nd):
     """avg_pool{nd}d and its adjoint, each the other's derivative (the adjoint takes the
-    pooled input for its shape, of zero derivative in it)."""
+    pooled input for its shape, of zero derivative in it). A ``stride`` of ``()`` is the
+    kernel size, as in torch's schema (whose node shows the stride as given)."""
     name = f"avg_pool{nd}d"
     node = f"AvgPool{nd}DBackward0"
 
@@ -487,14 +493,14 @@ def _avg_pool_ops(nd):
     @lifted(nd + 2)
     def forward(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
-        return _avg_pool_kernel(self, kernel_size, stride, padding, ceil_mode,
+        return _avg_pool_kernel(self, kernel_size, stride or kernel_size, padding, ceil_mode,
                                 count_include_pad, divisor_override)
 
     @op(name + "_backward", tensors=2, promote=NONE, node=f"AvgPool{nd}DBackwardBackward0")
     def adjoint(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
-        return _avg_pool_adjoint(grad_output, self, kernel_size, stride, padding, ceil_mode,
-                                 count_include_pad, divisor_override)
+        return _avg_pool_adjoint(grad_output, self, kernel_size, stride or kernel_size,
+                                 padding, ceil_mode, count_include_pad, divisor_override)
 
     @forward.grad("self")
     def _(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -529,7 +535,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # n
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     _check_pool(x, ks, st, pads, (1, 1), ceil_mode, "avg_pool2d")
-    return avg_pool2d_op(input, ks, st, pads, ceil_mode, count_include_pad, divisor_override)
+    return avg_pool2d_op(input, ks, _stride_as_given(stride, st), pads, ceil_mode,
+                          count_include_pad, divisor_override)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
@@ -554,7 +561,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # n
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     _check_pool3d(input, ks, st, pads)
-    return avg_pool3d_op(input, ks, st, pads, ceil_mode, count_include_pad, divisor_override)
+    return avg_pool3d_op(input, ks, _stride_as_given(stride, st), pads, ceil_mode,
+                          count_include_pad, divisor_override)
 
 
 def _check_pool3d(input, ks, st, pads):  # noqa: A002
