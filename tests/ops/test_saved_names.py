@@ -84,24 +84,22 @@ def differences(row, torch):
 # formula reads (a number where torch wraps a Tensor, the input where torch saves its LU
 # factors or a derived size), or keeps a non-differentiable output as a fresh Tensor.
 _DIFFER = frozenset({
-    'adaptive_avg_pool2d', 'adaptive_avg_pool3d', 'addbmm', 'affine_grid_generator', 'as_strided',
+    'adaptive_avg_pool2d', 'adaptive_avg_pool3d', 'affine_grid_generator', 'as_strided',
     'as_strided_', 'as_strided_method', 'batch_norm', 'cast_float', 'cast_half',
     'cholesky_solve_direct', 'chunk', 'complex', 'conv_tbc', 'cross_entropy', 'det_method',
     'det_singular', 'embedding', 'embedding_bag', 'fft_real', 'gather', 'gather_method',
     'getitem_list', 'getitem_list_col', 'getitem_mask_of_self', 'getitem_tensor_index',
     'getitem_two_lists', 'group_norm', 'index_add', 'index_add_', 'index_copy', 'index_copy_',
     'index_put', 'interpolate_linear', 'interpolate_nearest', 'layer_norm', 'linalg_det',
-    'linalg_eigh_values', 'linalg_householder_product', 'linalg_lstsq_public', 'linalg_lu',
-    'linalg_lu_factor', 'linalg_lu_factor_ex', 'linalg_slogdet', 'linalg_solve', 'linalg_solve_ex',
-    'linalg_svd_complex', 'linalg_svdvals', 'lobpcg', 'logsigmoid', 'lu_unpack', 'max_pool2d',
-    'max_pool3d', 'multilabel_margin_loss', 'native_batch_norm', 'native_dropout',
-    'native_group_norm', 'native_layer_norm', 'nll_loss', 'nn.functional.affine_grid',
-    'nn.functional.conv_tbc', 'nn.functional.fractional_max_pool2d',
-    'nn.functional.fractional_max_pool3d', 'normal_tensors', 'orgqr', 'ormqr',
+    'linalg_eigh_values', 'linalg_householder_product', 'linalg_lstsq_public', 'linalg_slogdet',
+    'linalg_solve', 'linalg_solve_ex', 'lobpcg', 'logsigmoid', 'max_pool2d', 'max_pool3d',
+    'multilabel_margin_loss', 'native_batch_norm', 'native_dropout', 'native_group_norm',
+    'native_layer_norm', 'nll_loss', 'nn.functional.affine_grid', 'nn.functional.conv_tbc',
+    'nn.functional.fractional_max_pool2d', 'nn.functional.fractional_max_pool3d', 'orgqr', 'ormqr',
     'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pairwise_distance', 'pca_lowrank',
     'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace', 'segment_reduce',
     'setitem_advanced', 'setitem_mask_value', 'slogdet', 'special_ndtr', 'split_fn', 'split_int',
-    'split_with_sizes', 'stft', 'svd_lowrank', 'take_along_dim', 'torch_embedding_bag', 'torch_lu',
+    'split_with_sizes', 'svd_lowrank', 'take_along_dim', 'torch_embedding_bag',
 })
 
 
@@ -172,4 +170,32 @@ def test_convolution_node_arguments():
         seen.append([{a: getattr(y.grad_fn, a) for a in saved_names(y.grad_fn)
                       if a.startswith("_saved_") and a not in ("_saved_input", "_saved_weight")}
                      for y in outs])
+    assert seen[1] == seen[0]
+
+
+def test_sizes_read_from_the_recorded_inputs():
+    """Sizes torch's nodes save that ember reads from the node's recorded input shapes: an
+    in-place squeeze's input sizes, svd's number of singular values, normal's mean sizes,
+    addbmm's and lu_unpack's sizes; and linalg.lu's pivot."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (torch, ember):
+        x = mod.ones(3, 1, 2).clone().requires_grad_()
+        y = x * 1
+        y.squeeze_(1)
+        _, s, _ = mod.linalg.svd(mod.ones(2, 5, 3, requires_grad=True), full_matrices=True)
+        vals = mod.linalg.svdvals(mod.ones(4, 2, requires_grad=True))
+        normal = mod.normal(mod.zeros(2, 1, requires_grad=True), 1.0)
+        addbmm = mod.addbmm(mod.ones(2, 5), mod.ones(3, 2, 4, requires_grad=True),
+                            mod.ones(3, 4, 5))
+        lu, piv = mod.linalg.lu_factor(mod.eye(4)[:, :3].expand(2, 4, 3))
+        _, low, _ = mod.lu_unpack(lu.requires_grad_(), piv)
+        factors = mod.linalg.lu(mod.eye(3, requires_grad=True))
+        seen.append((y.grad_fn._saved_self_sym_sizes, s.grad_fn._saved_S_sym_argsize_minus_1,
+                     vals.grad_fn._saved_S_sym_argsize_minus_1,
+                     normal.grad_fn._saved_mean_sym_sizes,
+                     addbmm.grad_fn._saved_batch2_sym_argsize_2,
+                     low.grad_fn._saved_LU_data_sym_argsize_minus_1,
+                     low.grad_fn._saved_LU_data_sym_argsize_minus_2,
+                     factors.L.grad_fn._saved_pivot))
     assert seen[1] == seen[0]

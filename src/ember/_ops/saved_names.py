@@ -146,9 +146,38 @@ def _bias_sizes(node):
     return (0,) if meta is None else tuple(meta[0])
 
 
+def _sizes_of(i, k=None):
+    """How input ``i``'s recorded shape reads (size ``k`` of it, if given)."""
+    def read(node):
+        shape = tuple(node._meta[i][0])
+        return shape if k is None else shape[k]
+    return read
+
+
+def _singular_values(node):
+    """The length of linalg_svd's S: the smaller of its input's last two sizes."""
+    return min(node._meta[0][0][-2:])
+
+
+def _pivoting(node):
+    """linalg.lu / lu_factor(_ex) refuse ``pivot=False`` (not implemented on the CPU, as
+    torch's): every recorded node pivoted."""
+    return True
+
+
 # Values torch's node shows that ember reads from the node's recorded input metadata (its
 # inputs' shapes), not from a saved slot: ``[(attribute, read(node))]`` by node name.
-FROM_METADATA = {"ConvolutionBackward0": [("bias_sym_sizes_opt", _bias_sizes)]}
+FROM_METADATA = {
+    "ConvolutionBackward0": [("bias_sym_sizes_opt", _bias_sizes)],
+    "AddbmmBackward0": [("batch2_sym_argsize_2", _sizes_of(2, 2))],
+    "LinalgSvdBackward0": [("S_sym_argsize_minus_1", _singular_values)],
+    "LuUnpackBackward0": [("LU_data_sym_argsize_minus_1", _sizes_of(0, -1)),
+                          ("LU_data_sym_argsize_minus_2", _sizes_of(0, -2))],
+    "NormalBackward1": [("mean_sym_sizes", _sizes_of(0))],
+    "SqueezeBackward4": [("self_sym_sizes", _sizes_of(0))],
+    "LinalgLuBackward0": [("pivot", _pivoting)],
+    "LinalgLuFactorExBackward0": [("pivot", _pivoting)],
+}
 
 
 def _param(node_name, name):
