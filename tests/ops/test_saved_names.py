@@ -84,22 +84,21 @@ def differences(row, torch):
 # formula reads (a number where torch wraps a Tensor, the input where torch saves its LU
 # factors or a derived size), or keeps a non-differentiable output as a fresh Tensor.
 _DIFFER = frozenset({
-    'adaptive_avg_pool2d', 'adaptive_avg_pool3d', 'affine_grid_generator', 'as_strided',
-    'as_strided_', 'as_strided_method', 'batch_norm', 'cast_float', 'cast_half',
-    'cholesky_solve_direct', 'chunk', 'complex', 'conv_tbc', 'cross_entropy', 'det_method',
-    'det_singular', 'embedding', 'embedding_bag', 'fft_real', 'gather', 'gather_method',
-    'getitem_list', 'getitem_list_col', 'getitem_mask_of_self', 'getitem_tensor_index',
-    'getitem_two_lists', 'group_norm', 'index_add', 'index_add_', 'index_copy', 'index_copy_',
-    'index_put', 'interpolate_linear', 'interpolate_nearest', 'layer_norm', 'linalg_det',
-    'linalg_eigh_values', 'linalg_householder_product', 'linalg_lstsq_public', 'linalg_slogdet',
-    'linalg_solve', 'linalg_solve_ex', 'lobpcg', 'logsigmoid', 'max_pool2d', 'max_pool3d',
-    'multilabel_margin_loss', 'native_batch_norm', 'native_dropout', 'native_group_norm',
-    'native_layer_norm', 'nll_loss', 'nn.functional.affine_grid', 'nn.functional.conv_tbc',
-    'nn.functional.fractional_max_pool2d', 'nn.functional.fractional_max_pool3d', 'orgqr', 'ormqr',
-    'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pairwise_distance', 'pca_lowrank',
-    'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace', 'segment_reduce',
-    'setitem_advanced', 'setitem_mask_value', 'slogdet', 'special_ndtr', 'split_fn', 'split_int',
-    'split_with_sizes', 'svd_lowrank', 'take_along_dim', 'torch_embedding_bag',
+    'batch_norm', 'cholesky_solve_direct', 'chunk', 'complex', 'conv_tbc', 'cross_entropy',
+    'det_method', 'det_singular', 'embedding', 'embedding_bag', 'fft_real', 'gather',
+    'gather_method', 'getitem_list', 'getitem_list_col', 'getitem_mask_of_self',
+    'getitem_tensor_index', 'getitem_two_lists', 'group_norm', 'index_add', 'index_add_',
+    'index_copy', 'index_copy_', 'index_put', 'interpolate_linear', 'interpolate_nearest',
+    'layer_norm', 'linalg_det', 'linalg_eigh_values', 'linalg_householder_product',
+    'linalg_lstsq_public', 'linalg_slogdet', 'linalg_solve', 'linalg_solve_ex', 'lobpcg',
+    'logsigmoid', 'max_pool2d', 'max_pool3d', 'multilabel_margin_loss', 'native_batch_norm',
+    'native_dropout', 'native_group_norm', 'native_layer_norm', 'nll_loss',
+    'nn.functional.conv_tbc', 'nn.functional.fractional_max_pool2d',
+    'nn.functional.fractional_max_pool3d', 'orgqr', 'ormqr', 'pack_padded_sequence', 'pad_reflect',
+    'pad_replicate', 'pca_lowrank', 'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'rrelu',
+    'rrelu_inplace', 'segment_reduce', 'setitem_advanced', 'setitem_mask_value', 'slogdet',
+    'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes', 'svd_lowrank', 'take_along_dim',
+    'torch_embedding_bag',
 })
 
 

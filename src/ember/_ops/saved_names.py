@@ -56,9 +56,20 @@ SHAPE_SHOWN = {
         "UnsqueezeBackward1"), ()),
 }
 
-# Inputs torch's schema names otherwise than ember's Python signature (which is torch's
-# Python one: ``linalg.matrix_exp(A)`` binds ``self`` in torch's schema).
-INPUT_NAMES = {"LinalgMatrixExpBackward0": {"A": "self"}}
+# Arguments torch's schema names otherwise than ember's Python signature (which is torch's
+# Python one: ``linalg.matrix_exp(A)`` binds ``self`` in torch's schema, ``at::norm``'s
+# order is ``p``).
+RENAMED = {"LinalgMatrixExpBackward0": {"A": "self"}, "NormBackward1": {"ord": "p"}}
+
+# Values ember's formulas read that torch's node does not keep (torch's formula reads other
+# values, or none): no attribute, as torch's node has none. The formulas still read them.
+NOT_SHOWN = {
+    "ToCopyBackward0": {"source"},  # (the device a moved gradient goes back to)
+    "AdaptiveAvgPool2DBackward0": {"params"}, "AdaptiveAvgPool3DBackward0": {"params"},
+    "AsStridedBackward0": {"self_geometry"}, "AsStridedBackward1": {"self_geometry"},
+    "AffineGridGeneratorBackward0": {"theta"},
+    "LinalgLstsqBackward0": {"residuals"},
+}
 
 # Tensor arguments that are a ``Scalar`` in torch's overload for the node (pow(2, x)): its
 # node shows the number itself and no ``_raw_saved_`` (elsewhere a number given for a tensor
@@ -207,6 +218,8 @@ def shown_names(node_name, name, kind, index):
     the stored value reads there (an argument's read takes the node too; strides read from the pair the registry makes of the
     input's recorded shape and its strides in elements: those need the dtype).
     Empty where torch's node keeps the value without showing it (cat's shapes)."""
+    if name in NOT_SHOWN.get(node_name, ()):
+        return []
     if kind == "shape":
         base = name[:-len("_shape")]
         shown = SHAPE_SHOWN.get(node_name, (f"{base}_sym_sizes",))
@@ -221,5 +234,5 @@ def shown_names(node_name, name, kind, index):
         names = RETURN_NAMES.get(node_name)
         return [(name if names is None else names[index], _same)]
     if kind == "param":
-        return [(name, _param(node_name, name))]
-    return [(INPUT_NAMES.get(node_name, {}).get(name, name), _same)]
+        return [(RENAMED.get(node_name, {}).get(name, name), _param(node_name, name))]
+    return [(RENAMED.get(node_name, {}).get(name, name), _same)]
