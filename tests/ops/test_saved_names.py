@@ -80,9 +80,29 @@ def differences(row, torch):
     return found
 
 
-# Rows whose nodes still show other saved values than torch's: ember saves what its own
-# formula reads (a number where torch wraps a Tensor, the input where torch saves its LU
-# factors or a derived size), or keeps a non-differentiable output as a fresh Tensor.
+# Rows whose nodes still show other saved values than torch's. In each, ember's formula reads
+# other values than torch's, and showing torch's would take saving more on every recorded
+# call (names are read at attribute access, never made while recording):
+# - torch saves what ember recomputes in backward: layer/batch/group norm's mean and rstd
+#   (result1/result2; group norm's N, C, HxW), det/slogdet/solve's LU factors and pivots
+#   (ember saves the input and result), nll_loss/cross_entropy's total_weight, logsigmoid's
+#   buffer, multilabel_margin_loss's is_target, householder_product/orgqr's result, ormqr's
+#   operands as torch's (ember's formula is written on the product's own operands);
+# - torch saves a tensor whose shape is all ember's formula reads: fft's, pad's (ember saves
+#   the gathered indices instead) and cholesky_solve's self, index_add/index_copy/put's
+#   source (and source_dim), embedding_bag/segment_reduce's offsets;
+# - arguments ember's formula does not read: split/chunk's split_size(s) (and so their
+#   self_sym_sizes, a pair with it), max_pool's and fractional_max_pool's kernel_size,
+#   stride, padding, dilation, ceil_mode, output_size, interpolate's output_size and scales
+#   (ember saves its own resolved params), gather/take_along_dim's sparse_grad, embedding's
+#   sparse, index_put's accumulate, native_dropout's p (ember saves the mask and scale);
+# - another structure: advanced indexing saves its index key (arrays, slices) where torch
+#   saves a tuple of index tensors it can pack; complex(real, imag) and special.ndtr are
+#   composed of other nodes; conv_tbc saves no bias; rrelu in evaluation has no noise
+#   (torch's node keeps an uninitialized tensor); pack_padded_sequence's batch sizes;
+#   lobpcg is a custom Function;
+# - values that differ by a sign or a random draw: eigh's eigenvectors, svd_lowrank's and
+#   pca_lowrank's U and Vh.
 _DIFFER = frozenset({
     'batch_norm', 'cholesky_solve_direct', 'chunk', 'complex', 'conv_tbc', 'cross_entropy',
     'det_method', 'det_singular', 'embedding', 'embedding_bag', 'fft_real', 'gather',
@@ -90,15 +110,14 @@ _DIFFER = frozenset({
     'getitem_tensor_index', 'getitem_two_lists', 'group_norm', 'index_add', 'index_add_',
     'index_copy', 'index_copy_', 'index_put', 'interpolate_linear', 'interpolate_nearest',
     'layer_norm', 'linalg_det', 'linalg_eigh_values', 'linalg_householder_product',
-    'linalg_lstsq_public', 'linalg_slogdet', 'linalg_solve', 'linalg_solve_ex', 'lobpcg',
-    'logsigmoid', 'max_pool2d', 'max_pool3d', 'multilabel_margin_loss', 'native_batch_norm',
-    'native_dropout', 'native_group_norm', 'native_layer_norm', 'nll_loss',
-    'nn.functional.conv_tbc', 'nn.functional.fractional_max_pool2d',
-    'nn.functional.fractional_max_pool3d', 'orgqr', 'ormqr', 'pack_padded_sequence', 'pad_reflect',
-    'pad_replicate', 'pca_lowrank', 'put', 'put_', 'rfft', 'rfft2', 'rfftn', 'rrelu',
-    'rrelu_inplace', 'segment_reduce', 'setitem_advanced', 'setitem_mask_value', 'slogdet',
-    'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes', 'svd_lowrank', 'take_along_dim',
-    'torch_embedding_bag',
+    'linalg_slogdet', 'linalg_solve', 'linalg_solve_ex', 'lobpcg', 'logsigmoid', 'max_pool2d',
+    'max_pool3d', 'multilabel_margin_loss', 'native_batch_norm', 'native_dropout',
+    'native_group_norm', 'native_layer_norm', 'nll_loss', 'nn.functional.conv_tbc',
+    'nn.functional.fractional_max_pool2d', 'nn.functional.fractional_max_pool3d', 'orgqr', 'ormqr',
+    'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pca_lowrank', 'put', 'put_', 'rfft',
+    'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace', 'segment_reduce', 'setitem_advanced',
+    'setitem_mask_value', 'slogdet', 'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes',
+    'svd_lowrank', 'take_along_dim', 'torch_embedding_bag',
 })
 
 
@@ -198,3 +217,18 @@ def test_sizes_read_from_the_recorded_inputs():
                      low.grad_fn._saved_LU_data_sym_argsize_minus_2,
                      factors.L.grad_fn._saved_pivot))
     assert seen[1] == seen[0]
+
+
+def test_rrelu_noise_reads_as_a_tensor():
+    """rrelu's saved noise (training) reads as a Tensor of torch's shape and dtype."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (torch, ember):
+        x = mod.tensor([-1.0, 2.0, -3.0], requires_grad=True)
+        for y in (mod.nn.functional.rrelu(x, training=True),
+                  mod.nn.functional.rrelu(x.clone(), training=True, inplace=True)):
+            noise = y.grad_fn._saved_noise
+            seen.append((type(y.grad_fn).__name__, isinstance(noise, mod.Tensor),
+                         tuple(noise.shape), str(noise.dtype).split(".")[1],
+                         noise[1].item()))
+    assert seen[2:] == seen[:2]

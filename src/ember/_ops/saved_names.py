@@ -144,8 +144,17 @@ def _output_padding(value, node):
     return tuple(0 for _ in node._saved_stride) if value is None else value
 
 
+def _noise_tensor(value, node):
+    """rrelu's noise, kept as the kernel drew it (an array), as torch's node shows it: a
+    Tensor (in evaluation there is none)."""
+    from .._tensor import _wrap
+    return None if value is None else _wrap(value)
+
+
 # Arguments whose value torch's node shows in another form than ember's formulas read.
 _PARAM_SHOWN = {
+    ("RreluWithNoiseBackward0", "noise"): _noise_tensor,
+    ("RreluWithNoiseBackward1", "noise"): _noise_tensor,
     ("ConvolutionBackward0", "padding"): _symmetric_padding,
     ("ConvolutionBackward0", "output_padding"): _output_padding,
 }
@@ -215,11 +224,16 @@ def shown_names(node_name, name, kind, index):
     """``[(attribute, read)]``: the ``grad_fn._saved_<attribute>`` names torch's node shows
     the formulas' saved value ``name`` under (``kind``: "input", "result", "shape",
     "strides", "shapes" or "param"; ``index``: its input or output position), each with how
-    the stored value reads there (an argument's read takes the node too; strides read from the pair the registry makes of the
-    input's recorded shape and its strides in elements: those need the dtype).
-    Empty where torch's node keeps the value without showing it (cat's shapes)."""
-    if name in NOT_SHOWN.get(node_name, ()):
-        return []
+    the stored value reads there (an argument's read takes the node too; strides read from
+    the pair the registry makes of the input's recorded shape and its strides in elements:
+    those need the dtype). Empty where torch's node keeps the value without showing it (cat's
+    shapes), or does not keep it (NOT_SHOWN)."""
+    hidden = NOT_SHOWN.get(node_name, ())
+    return [(attr, read) for attr, read in _shown_names(node_name, name, kind, index)
+            if attr not in hidden]
+
+
+def _shown_names(node_name, name, kind, index):
     if kind == "shape":
         base = name[:-len("_shape")]
         shown = SHAPE_SHOWN.get(node_name, (f"{base}_sym_sizes",))
