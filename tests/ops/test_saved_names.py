@@ -75,9 +75,18 @@ def differences(row, torch):
             elif t_kind[0] == "Tensor" and not np.allclose(
                     to_np(e_value), to_np(t_value), equal_nan=True):
                 found.append(("values", name))
-            elif t_kind[0] in ("int", "float", "bool", "tuple") and e_value != t_value:
+            elif t_kind[0] in ("int", "float", "bool", "tuple") and not _equal(e_value, t_value):
                 found.append(("values", f"{name}: torch {t_value!r}, ember {e_value!r}"))
     return found
+
+
+def _equal(e_value, t_value):
+    """Saved values of the same kind are equal (a tuple's tensors compared by value)."""
+    if type(t_value) is tuple:
+        return all(_equal(e, t) for e, t in zip(e_value, t_value))
+    if hasattr(t_value, "shape") and hasattr(t_value, "grad_fn"):
+        return np.array_equal(to_np(e_value), to_np(t_value))
+    return e_value == t_value
 
 
 # Rows whose nodes still show other saved values than torch's. In each, ember's formula reads
@@ -96,8 +105,9 @@ def differences(row, torch):
 #   stride, padding, dilation, ceil_mode, output_size, interpolate's output_size and scales
 #   (ember saves its own resolved params), gather/take_along_dim's sparse_grad, embedding's
 #   sparse, index_put's accumulate, native_dropout's p (ember saves the mask and scale);
-# - another structure: advanced indexing saves its index key (arrays, slices) where torch
-#   saves a tuple of index tensors it can pack; complex(real, imag) and special.ndtr are
+# - another structure: advanced indexing keeps its index key as arrays (read as torch's tuple
+#   of Tensors, None for a full slice) and so has no _raw_saved_indices (torch saves the index
+#   tensors, which hooks can pack); complex(real, imag) and special.ndtr are
 #   composed of other nodes; conv_tbc saves no bias; rrelu in evaluation has no noise
 #   (torch's node keeps an uninitialized tensor); pack_padded_sequence's batch sizes;
 #   lobpcg is a custom Function;
@@ -232,3 +242,19 @@ def test_rrelu_noise_reads_as_a_tensor():
                          tuple(noise.shape), str(noise.dtype).split(".")[1],
                          noise[1].item()))
     assert seen[2:] == seen[:2]
+
+
+def test_index_nodes_show_index_tensors():
+    """IndexBackward0 / IndexPutBackward0 show their indices as torch's: a tuple of Tensors,
+    None for a full slice."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (torch, ember):
+        x = mod.arange(12.).reshape(3, 4).requires_grad_()
+        y = x.clone()
+        y[[0, 2]] = 1.0
+        nodes = [x[[0, 2]].grad_fn, x[:, [0, 3]].grad_fn, x[x > 5].grad_fn,
+                 x[[0, 1], [1, 2]].grad_fn, y.grad_fn]
+        seen.append([(type(n).__name__, [None if i is None else (str(i.dtype)[6:], i.tolist())
+                                         for i in n._saved_indices]) for n in nodes])
+    assert seen[1] == seen[0]

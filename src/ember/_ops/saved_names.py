@@ -59,7 +59,8 @@ SHAPE_SHOWN = {
 # Arguments torch's schema names otherwise than ember's Python signature (which is torch's
 # Python one: ``linalg.matrix_exp(A)`` binds ``self`` in torch's schema, ``at::norm``'s
 # order is ``p``).
-RENAMED = {"LinalgMatrixExpBackward0": {"A": "self"}, "NormBackward1": {"ord": "p"}}
+RENAMED = {"LinalgMatrixExpBackward0": {"A": "self"}, "NormBackward1": {"ord": "p"},
+           "IndexPutBackward0": {"key": "indices"}}
 
 # Values ember's formulas read that torch's node does not keep (torch's formula reads other
 # values, or none): no attribute, as torch's node has none. The formulas still read them.
@@ -151,8 +152,21 @@ def _noise_tensor(value, node):
     return None if value is None else _wrap(value)
 
 
+def _index_tensors(value, node):
+    """An advanced index key as torch's index nodes show it: its index arrays as Tensors, a
+    full slice as None (torch applies any other slice, or an int, as a view first: those stay
+    as ember's single node keeps them)."""
+    from .._tensor import _wrap
+    if not isinstance(value, tuple):
+        return value
+    return tuple(None if type(k) is slice and k == slice(None) else
+                 _wrap(k) if hasattr(k, "dtype") and hasattr(k, "shape") else k for k in value)
+
+
 # Arguments whose value torch's node shows in another form than ember's formulas read.
 _PARAM_SHOWN = {
+    ("IndexBackward0", "indices"): _index_tensors,
+    ("IndexPutBackward0", "key"): _index_tensors,
     ("RreluWithNoiseBackward0", "noise"): _noise_tensor,
     ("RreluWithNoiseBackward1", "noise"): _noise_tensor,
     ("ConvolutionBackward0", "padding"): _symmetric_padding,
