@@ -154,15 +154,25 @@ def test_core_classes_pickle_under_the_packages_name():
         assert pickle.loads(pickle.dumps(obj)) == obj
 
 
-def test_the_cross_dim_warning_names_the_callers_line():
-    import warnings
+def test_the_cross_dim_warning_names_the_callers_line_once_per_process():
+    """torch warns once per process (TORCH_WARN_ONCE), at the caller's line: each library
+    runs in a fresh process, so that no earlier test has used the warning up."""
+    import subprocess
+    import sys
+    pytest.importorskip("torch")
+    code = ("import warnings, {lib} as torch\n"
+            "for _ in range(2):\n"
+            "    with warnings.catch_warnings(record=True) as record:\n"
+            "        warnings.simplefilter('always')\n"
+            "        out = torch.cross(torch.tensor([0., 1., 0.]), torch.tensor([1., 0., 0.]))\n"
+            "    print(out.tolist(), [(w.category.__name__, w.filename) for w in record])\n")
 
-    def body(torch):
-        with warnings.catch_warnings(record=True) as record:
-            warnings.simplefilter("always")
-            out = torch.cross(torch.tensor([0., 1., 0.]), torch.tensor([1., 0., 0.]))
-        return out, [(w.category.__name__, w.filename == __file__) for w in record]
-    same(body)
+    def run(lib):
+        return subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
+                              text=True, check=True).stdout
+    got = run("ember")
+    assert got == run("torch")
+    assert got.splitlines()[1].endswith("[]")  # (the second call: no warning)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int16", "uint8"])

@@ -694,14 +694,27 @@ def _(grad, self, dim):
     return linalg_cross(grad, self, dim)
 
 
+_cross_dim_warned = False
+
+
+def _warn_cross_dim_once():
+    """torch's deprecation warning for cross without ``dim``: once per process, as its
+    TORCH_WARN_ONCE, at the caller's line."""
+    global _cross_dim_warned
+    if _cross_dim_warned:
+        return
+    _cross_dim_warned = True
+    from .inplace import _user_stacklevel  # the caller's line, past with_out's wrapper
+    warnings.warn("Using ember.cross without specifying the dim arg is deprecated.\nPlease "
+                  "either pass the dim explicitly or simply use ember.linalg.cross.\nThe "
+                  "default value of dim will change to agree with that of linalg.cross in a "
+                  "future release.", UserWarning, stacklevel=_user_stacklevel())
+
+
 def cross(input, other, dim=None, *, out=None):  # noqa: A002 - torch's name
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3)."""
     if dim is None:
-        from .inplace import _user_stacklevel  # the caller's line, past with_out's wrapper
-        warnings.warn("Using ember.cross without specifying the dim arg is deprecated.\nPlease "
-                      "either pass the dim explicitly or simply use ember.linalg.cross.\nThe "
-                      "default value of dim will change to agree with that of linalg.cross in a "
-                      "future release.", UserWarning, stacklevel=_user_stacklevel())
+        _warn_cross_dim_once()
         shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return linalg_cross(input, other, dim)

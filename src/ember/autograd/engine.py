@@ -447,6 +447,7 @@ def _execute(task, root_nodes):
                     continue
                 g = grads[0]
                 if (var._grad is None and not graph and type(g) is ndarray
+                        and type(var._data) is ndarray
                         and _refcount(g) <= _OWN_REFS and not var._post_acc_hooks):
                     # the usual first gradient, only the engine's (refs counted as _accumulate
                     # counts its argument: the buffer's list, `g`, getrefcount's): what
