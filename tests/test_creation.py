@@ -6,7 +6,6 @@ checked by shape, dtype, support and moments, and seeded runs for repeatability.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -253,13 +252,6 @@ def test_poisson():
     ember.manual_seed(0)
     s = ember.poisson(ember.full((N,), 3.0))
     assert s.dtype == ember.float32 and abs(s.numpy().mean() - 3.0) < 0.03
-
-
-def test_cross_without_dim_warns():
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        ember.cross(ember.ones(3, 2), ember.ones(3, 2))
-    assert any("without specifying the dim arg is deprecated" in str(x.message) for x in w)
 
 
 @pytest.mark.parametrize("call", [
