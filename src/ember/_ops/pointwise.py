@@ -418,7 +418,8 @@ def int_pow(base, exponent):
     return np.asarray(out).astype(np.result_type(base, exponent), copy=False)
 
 
-# the dtypes in which torch computes x ** 0.5 as sqrt (float16 through C's pow)
+# the dtypes in which torch computes x ** 0.5 as sqrt and x ** -0.5 as rsqrt (float16 and
+# bfloat16 through C's pow in float32)
 _SQRT_POWER = frozenset(np.dtype(n) for n in ("float32", "float64"))
 
 
@@ -430,6 +431,10 @@ def pow_scalar(self, exponent):
     t = type(exponent)
     if (t is int or t is float and exponent != 0.5 and exponent != -0.5) and (
             self.dtype in D.NATIVE_FLOAT_NP):
+        if t is float and opmath.reduced_now() is not None:
+            # NOTE: torch rounds the exponent to bfloat16 before its float32 pow (NumPy's
+            # float16 ** rounds it to float16 as torch's float16 kernel does).
+            exponent = float(opmath.reduced_now().type(exponent))
         return self ** exponent  # (the usual call, x ** 2: what the steps below come to)
     x = with_scalars(self, exponent)
     if x.dtype.kind in "iub" and not isinstance(exponent, (float, np.floating)):
@@ -437,16 +442,17 @@ def pow_scalar(self, exponent):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if x.dtype.kind == "b":  # bool ** bool: computed in int64, True where nonzero
             return (self.astype(np.int64) ** int(exponent)).astype(np.bool_)
-    if exponent == -0.5 and x.dtype.kind == "f":
+    if (exponent == 0.5 or exponent == -0.5) and x.dtype.kind == "f":
+        if x.dtype not in _SQRT_POWER:
+            # (the ufunc: ``**`` would take sqrt or rsqrt, where C's pow gives inf at -inf
+            # and 0 at -0.0 for 0.5, inf at -0.0 and 0 at -inf for -0.5)
+            return get_xp(x).power(x, x.dtype.type(exponent))
+        if exponent == 0.5:
+            return with_positive_nan(np.sqrt, x)  # (torch's sqrt)
         # NOTE: torch computes this power as rsqrt (NumPy's ** already takes sqrt for 0.5):
         # -inf at -0.0 and NaN at -inf, where C's pow gives inf and 0. sqrt's gradient,
         # 0.5 * x ** -0.5, is -inf at -0.0 in torch for that reason.
         return 1 / get_xp(x).sqrt(x)
-    if exponent == 0.5 and x.dtype.kind == "f":
-        if x.dtype in _SQRT_POWER:
-            return with_positive_nan(np.sqrt, x)  # (torch's sqrt)
-        # (the ufunc: ``**`` would take sqrt, where C's pow gives inf at -inf, 0 at -0.0)
-        return get_xp(x).power(x, x.dtype.type(exponent))
     return x ** exponent
 
 
