@@ -258,3 +258,41 @@ def test_requires_grad_of_its_own_on_a_view_made_in_no_grad_mode():
         return (flags(v), v.grad, x.grad, t.autograd.grad(v * 3, [v]), w.requires_grad,
                 error_of(lambda: t.autograd.grad(w * 3, [w])))
     same(body)
+
+
+# (a view made in no_grad mode holds no node: torch's retain_grad takes it for a leaf and does
+# nothing, without regenerating its history, so only a later read of grad_fn raises)
+_NO_GRAD_VIEWS = {
+    "of_a_leaf_that_requires_grad_after": lambda t, x: _written_after(t, x, False),
+    "of_a_leaf_that_requires_grad_before": lambda t, x: _written_after(t, x, True),
+    "of_an_interior_tensor_written_after": lambda t, x: _interior(t, x, True),
+    "of_an_interior_tensor": lambda t, x: _interior(t, x, False),
+}
+
+
+def _written_after(t, x, required_first):
+    if required_first:
+        x.requires_grad_(True)
+    with t.no_grad():
+        v = x[:]
+    x.requires_grad_(True)
+    with t.no_grad():
+        x.clamp_min_(x.log1p())
+    return v
+
+
+def _interior(t, x, written):
+    y = x.requires_grad_(True) * 1
+    with t.no_grad():
+        v = y[1:]
+    if written:
+        y.mul_(2)
+    return v
+
+
+@pytest.mark.parametrize("name", sorted(_NO_GRAD_VIEWS))
+def test_retain_grad_on_a_view_made_in_no_grad_mode(name):
+    def body(t):
+        v = _NO_GRAD_VIEWS[name](t, t.tensor([0.47, 1.5, -0.25]))
+        return error_of(v.retain_grad), v.retains_grad, flags(v), error_of(v.retain_grad)
+    same(body)

@@ -586,8 +586,13 @@ class Tensor:
     def retain_grad(self):
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None:
+            # NOTE: torch asks whether the tensor is a leaf from the node it holds, without
+            # regenerating a view's history: a view made in no_grad mode has none, so this is
+            # a no-op for it (its base written in place since or not; grad_fn then raises).
+            return
         fn = self.grad_fn  # (a view's history regenerated first)
-        if fn is None or self._retains_grad:
+        if self._retains_grad:
             return
         self._retains_grad = True
         fn._retain(self._output_nr, self)
