@@ -105,7 +105,7 @@ def test_forward_ad_through_clone_of_permuted():
 
 def test_elementwise_results_of_inputs_of_one_layout_keep_it():
     """Inputs that agree on their layout (broadcast ones and numbers agree with any): the
-    result has it, as torch's. Mixed layouts differ (docs/inplace.md)."""
+    result has it, as torch's. (Mixed layouts: test_torch_exact_result_layout.py.)"""
     def body(torch):
         z = torch.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)
         xt = torch.arange(12.).reshape(3, 4).t()

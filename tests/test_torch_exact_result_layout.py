@@ -93,3 +93,64 @@ def test_sort_results_keep_the_inputs_layout():
             out.append(t.msort(x).stride())
         return out
     same(body)
+
+
+# -- elementwise results of inputs laid out differently -----------------------------------------
+def _layouts(t):
+    """Inputs of one (2, 3) shape (or broadcasting to it) in several layouts."""
+    return {"contiguous": t.arange(1., 7.).reshape(2, 3),
+            "transposed": t.arange(1., 7.).reshape(3, 2).t(),
+            "row": t.arange(1., 4.).reshape(1, 3), "column": t.arange(1., 3.).reshape(2, 1),
+            "expanded": t.arange(1., 4.).expand(2, 3),
+            "expanded_column": t.arange(1., 3.).reshape(2, 1).expand(2, 3),
+            "vector": t.arange(1., 4.), "scalar": t.tensor(2.),
+            "sliced": t.arange(1., 13.).reshape(2, 6)[:, ::2]}
+
+
+_ELEMENTWISE = {
+    "add": lambda t, a, b: a + b, "mul": lambda t, a, b: t.mul(a, b),
+    "lt": lambda t, a, b: a < b, "atan2": lambda t, a, b: t.atan2(a, b),
+    "logical_and": lambda t, a, b: t.logical_and(a, b),
+    "bitwise_or": lambda t, a, b: a.long() | b.long(),
+    "heaviside": lambda t, a, b: t.heaviside(a, b), "isclose": lambda t, a, b: t.isclose(a, b),
+    "where_on_a": lambda t, a, b: t.where(a > 2, a, b),
+    "where_on_b": lambda t, a, b: t.where(b > 2, a, b),
+    "addcmul_into_a": lambda t, a, b: t.addcmul(a, a, b),
+    "addcmul_into_b": lambda t, a, b: t.addcmul(b, a, b),
+    "lerp_tensor_weight": lambda t, a, b: t.lerp(a, b, b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ELEMENTWISE))
+def test_elementwise_results_take_the_first_deciding_inputs_layout(name):
+    def body(t):
+        inputs = _layouts(t)
+        return [(x, y, _ELEMENTWISE[name](t, inputs[x], inputs[y]).stride())
+                for x in inputs for y in inputs]
+    same(body)
+
+
+def test_elementwise_results_of_three_dimensional_and_channels_last_inputs():
+    def body(t):
+        c = t.arange(24.).reshape(2, 3, 4)
+        p = t.arange(24.).reshape(4, 3, 2).permute(2, 1, 0)
+        q = t.arange(24.).reshape(2, 4, 3).permute(0, 2, 1)
+        nchw = t.arange(48.).reshape(2, 3, 2, 4)
+        nhwc = nchw.contiguous(memory_format=t.channels_last)
+        pairs = [(c, p), (p, c), (q, p), (p, q), (c, q), (q, c), (nchw, nhwc), (nhwc, nchw),
+                 (nhwc, t.arange(4.)), (nhwc, t.arange(3.).reshape(3, 1, 1))]
+        return [((a * b).stride(), (b - a).stride(), t.where(a > 3, a, b).stride())
+                for a, b in pairs]
+    same(body)
+
+
+def test_the_gradient_of_a_transposed_leaf_times_a_contiguous_one():
+    # the product's layout is the gradient's: whether .grad takes it over or copies it
+    def body(t):
+        a = t.arange(6.).reshape(3, 2).t().detach().requires_grad_()
+        w = t.ones(2, 3, requires_grad=True)
+        (a * w).sum().backward()
+        b = t.arange(6.).reshape(3, 2).requires_grad_()
+        (b.t() * t.ones(2, 3)).sum().backward()
+        return [(g.stride(), g._version) for g in (a.grad, w.grad, b.grad)]
+    same(body)

@@ -104,3 +104,47 @@ def copy_in_format(x, memory_format="preserve_format"):
     out = empty_in_order(x, order)
     out[...] = x
     return out
+
+
+def _iterator_compare(shape, operands, a, b):
+    """torch's TensorIterator test of dimensions ``a`` and ``b`` over its operands, first
+    decisive one first: a stride of 0 (broadcast) decides nothing, nor a tie where ``a`` is
+    not the larger dimension (then the next operand is asked)."""
+    for strides in operands:
+        sa, sb = abs(strides[a]), abs(strides[b])
+        if sa == 0 or sb == 0:
+            continue
+        if sa != sb:
+            return 1 if sa > sb else -1
+        if shape[a] > shape[b]:
+            return 1
+    return 0
+
+
+def iterator_layout(out, inputs):
+    """``out``, an elementwise result of ``inputs`` (arrays, or numbers), laid out as torch's
+    TensorIterator lays out its result: dimensions sorted by the inputs' strides, the first
+    input deciding where they disagree (NumPy's order 'K' gives up on disagreement and takes
+    the C order). Copied only when its strides differ from those."""
+    ndim = out.ndim
+    operands, contiguous = [], True
+    for x in inputs:
+        if getattr(x, "ndim", 0) < 2:  # (one dimension alone never decides an order)
+            continue
+        contiguous = contiguous and x.flags.c_contiguous
+        lead = ndim - x.ndim  # (broadcast dimensions get stride 0, as torch's operands do)
+        operands.append((0,) * lead + tuple(0 if n == 1 and m != 1 else s for n, m, s in
+                                            zip(x.shape, out.shape[lead:], x.strides)))
+    if len(operands) < 2 or contiguous:  # (then NumPy's order is torch's: the C order)
+        return out
+    order = insertion_sorted(range(ndim - 1, -1, -1),
+                             lambda a, b: _iterator_compare(out.shape, operands, a, b))
+    strides, step = [0] * ndim, out.itemsize
+    for d in order:
+        strides[d] = step
+        step *= out.shape[d]
+    if tuple(strides) == out.strides or out.size == 0:
+        return out
+    copy = empty_in_order(out, None if order == list(range(ndim - 1, -1, -1)) else order)
+    copy[...] = out
+    return copy

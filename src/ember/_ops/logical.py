@@ -28,7 +28,7 @@ def _logical(name, ufunc):
         return ufunc(self, other)
     kernel.__name__ = name
     return op(name, tensors=2, method=True, inplace=True, differentiable=False, promote=NONE,
-              check=_tensor_other(name), writes=1)(kernel)
+              check=_tensor_other(name), writes=1, elementwise=True)(kernel)
 
 
 logical_and = _logical("logical_and", np.logical_and)
@@ -45,21 +45,21 @@ def integer_only(kernel_name, *arrays):
 
 
 @op("bitwise_and", tensors=2, method=("bitwise_and", "__and__", "__rand__"), inplace=True,
-    differentiable=False)
+    differentiable=False, elementwise=True)
 def bitwise_and(self, other):
     integer_only("bitwise_and_cpu", self, other)
     return self & other
 
 
 @op("bitwise_or", tensors=2, method=("bitwise_or", "__or__", "__ror__"), inplace=True,
-    differentiable=False)
+    differentiable=False, elementwise=True)
 def bitwise_or(self, other):
     integer_only("bitwise_or_cpu", self, other)
     return self | other
 
 
 @op("bitwise_xor", tensors=2, method=("bitwise_xor", "__xor__", "__rxor__"), inplace=True,
-    differentiable=False)
+    differentiable=False, elementwise=True)
 def bitwise_xor(self, other):
     integer_only("bitwise_xor_cpu", self, other)
     return self ^ other
@@ -136,7 +136,8 @@ def _same_dtypes(self, other, *_):
                            f"{scalar_name(other._data)}")
 
 
-@op("isclose", tensors=2, method=True, differentiable=False, check=_same_dtypes, quiet=True)
+@op("isclose", tensors=2, method=True, differentiable=False, check=_same_dtypes, quiet=True,
+    elementwise=True)
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return np.isclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 

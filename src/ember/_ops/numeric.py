@@ -90,7 +90,7 @@ def _check_heaviside(self, values):
 
 
 @op("heaviside", tensors=2, promote=NONE, node="NotImplemented", check=_check_heaviside,
-    method=True)
+    method=True, elementwise=True)
 def heaviside(self, values):
     """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it is 0."""
     xp = get_xp(self, values)

@@ -999,7 +999,8 @@ def _compare(name, ufunc, dunder):
     kernel.__name__ = name
     # NOTE: complex numbers are not ordered: torch has no loop for <, <=, >, >= on them.
     check = None if name in ("eq", "ne") else _refuse_complex_order(name)
-    return op(name, tensors=2, method=(name, dunder), differentiable=False, check=check)(kernel)
+    return op(name, tensors=2, method=(name, dunder), differentiable=False, check=check,
+              elementwise=True)(kernel)
 
 
 def _refuse_complex_order(name):

@@ -462,7 +462,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
                            f"but got {_dtype_name(x)}")
     # NOTE: torch computes nansum / count (so its grad_fn is DivBackward0).
     axis = None if dim is None else _dims(dim, x.ndim)
-    count = get_xp(x).sum(~get_xp(x).isnan(x), axis=axis, keepdims=keepdim)
+    # (laid out as torch's count: contiguous, so the division keeps the sum's layout)
+    count = _row_major(get_xp(x).sum(~get_xp(x).isnan(x), axis=axis, keepdims=keepdim))
     return _nansum(input, dim, keepdim, dtype) / _like(input, as_array(count))
 
 

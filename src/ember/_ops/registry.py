@@ -35,6 +35,7 @@ from .. import _dtype as D
 from . import opmath
 from .._backend import as_array, get_xp, is_array
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
+from .._backend.layout import iterator_layout
 from .._state import forward_hook, profiler_hook, record_extras, state, vmap_hook
 from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap, typename
@@ -1293,6 +1294,15 @@ def _compile_caller(op):
               "    if type(out) is not ndarray:",
               "        out = asarray(out) if isinstance(out, np_generic) else as_array(out)",
               "    res._data = out"]
+    if op.elementwise and n >= 2:  # (see iterator_layout: a strides test when all agree)
+        # (C-contiguous inputs give NumPy's and torch's order alike: the C order)
+        test = "not (" + " and ".join(f"(not hasattr(x{k}, 'flags') or x{k}.flags.c_contiguous)"
+                                      for k in range(n)) + ")"
+        if n == 2:
+            test = ("type(x0) is type(x1) and getattr(x0, 'strides', None) != "
+                    f"getattr(x1, 'strides', None) and {test}")
+        lines[-1:-1] = [f"    if out.ndim > 1 and {test}:",
+                        f"        out = iterator_layout(out, ({', '.join(xs[:n])}))"]
     if op.view == "maybe":
         lines.append("    _mark_views(op, args, (res,))")
     elif op.view:  # (_mark_views written out for one output that is always a view)
@@ -1333,6 +1343,7 @@ def _compile_caller(op):
     lines.append("    return res")
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
              "kernel": op.kernel, "broadcast_error": broadcast_error,
+             "iterator_layout": iterator_layout,
              "saved_inference_error": saved_inference_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "asarray": np.asarray,
              "_mark_views": _mark_views,
@@ -1438,6 +1449,9 @@ def _tensor_call_generic(op, args):
             raise
         return again
     if op.n_outputs == 1:
+        if op.elementwise and op.n_tensors >= 2 and getattr(out, "ndim", 0) > 1:
+            out = iterator_layout(out, [a._data if isinstance(a, Tensor) else a
+                                        for a in args[:op.n_tensors]])
         res = _wrap(out if type(out) is _ndarray else as_array(out))
         results = (res,)
     else:
