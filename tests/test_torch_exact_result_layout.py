@@ -118,6 +118,8 @@ _ELEMENTWISE = {
     "addcmul_into_a": lambda t, a, b: t.addcmul(a, a, b),
     "addcmul_into_b": lambda t, a, b: t.addcmul(b, a, b),
     "lerp_tensor_weight": lambda t, a, b: t.lerp(a, b, b),
+    "mse_loss_none": lambda t, a, b: t.nn.functional.mse_loss(a, b.expand(2, 3),
+                                                              reduction="none"),
 }
 
 

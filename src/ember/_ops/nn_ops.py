@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import asarray_like, get_xp
+from .._backend.layout import iterator_layout
 from .._compile.hooks import replayed
 from .._state import state
 from .._tensor import Tensor, _c_type_name, _wrap, checked_values
@@ -197,6 +198,8 @@ def _in_place_dtype(result, out):
     writes=lambda self, target, reduction: int(reduction != "none") * 2)
 def mse(self, target, reduction):
     d = self - target
+    if reduction == "none":  # (torch's loss is an elementwise result: its inputs' layout)
+        return iterator_layout(d * d, (self, target))
     return _reduce(d * d, reduction)
 
 
