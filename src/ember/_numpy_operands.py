@@ -171,8 +171,9 @@ def reading_numbers(operator):
     return call
 
 
-# the operators whose kernels take their number operand as it comes
-_NUMBER_OPERATORS = ("__pow__", "__ipow__", "__rpow__", "__mod__", "__imod__", "__rmod__")
+# the operators whose kernels take their number operand as it comes (``__pow__`` reads a
+# NumPy scalar itself, after its fast path for Python numbers: see pointwise._pow_operator)
+_NUMBER_OPERATORS = ("__ipow__", "__rpow__", "__mod__", "__imod__", "__rmod__")
 
 
 def refusing_conditions(where):

@@ -12,6 +12,7 @@ from .._backend import get_xp, is_array, masked_or_zero
 from .._backend.device import device_of, move
 from .._backend.fp_errors import made_nan
 from .._info import check_scalar
+from .._numpy_operands import python_number
 from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, _wrap, typename
 from . import opmath
@@ -555,6 +556,8 @@ def _pow_operator(self, exponent):
         call = pow_scalar.caller
         if call is not None:
             return call((self, exponent))
+    if isinstance(exponent, np.generic):  # (a NumPy scalar is a number, as torch's parser
+        return _pow_operator(self, python_number(exponent))  # reads it: x stays float32)
     if t is not Tensor and not isinstance(exponent, OPERANDS):
         return foreign_operand("__pow__", self, exponent)
     return pow(self, exponent)
