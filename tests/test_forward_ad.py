@@ -412,3 +412,63 @@ def test_relu_tangent_at_nan():
             return (fw.unpack_dual(t.relu(d)).tangent,
                     fw.unpack_dual(t.nn.functional.relu(d)).tangent)
     same(body, check_warnings=False)
+
+
+_ZERO_TERMS = {
+    "add_alpha": lambda t, d, y: t.add(d, y, alpha=1.5),
+    "add_alpha_number": lambda t, d, y: t.add(d, 2.0, alpha=-0.5),
+    "add_alpha_int": lambda t, d, y: t.add(d, y, alpha=2),
+    "add_other_dual": lambda t, d, y: t.add(y, d, alpha=1.5),
+    "sub_alpha": lambda t, d, y: t.sub(d, y, alpha=1.5),
+    "rsub_alpha": lambda t, d, y: t.rsub(y, d, alpha=1.5),
+    "addcmul": lambda t, d, y: t.addcmul(d, y, y, value=-1.64),
+    "addcmul_one": lambda t, d, y: t.addcmul(d, y, y, value=1.0),
+    "addcdiv": lambda t, d, y: t.addcdiv(y, d, y, value=1.5),
+    "addcdiv_": lambda t, d, y: y.addcdiv_(y, d, value=-0.5),
+    "addcmul_dims": lambda t, d, y: t.addcmul(d, y, y.expand(2), value=1.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ZERO_TERMS))
+def test_tangent_dtype_of_a_scaled_zero_term(name):
+    # torch's formulas scale an input's tangent by alpha or value; an input without one is a
+    # ZeroTensor there, whose product with a float is float64: so is a 0-dim result's tangent
+    def body(t):
+        fw = t.autograd.forward_ad
+        y = t.tensor(0.5)
+        with fw.dual_level():
+            d = fw.make_dual(t.tensor(1.87), t.tensor(0.27))
+            p, tan = fw.unpack_dual(_ZERO_TERMS[name](t, d, y))
+            return p, tan, tan._version
+    same(body, check_warnings=False)
+
+
+_OWN_TANGENT = {
+    "add": lambda t, d, y: t.add(d, y),
+    "add_broadcast": lambda t, d, y: d + y.reshape(1, 1),
+    "sub_broadcast": lambda t, d, y: t.sub(d, y.reshape(1)),
+    "add_": lambda t, d, y: y.add_(d),
+    "copy_": lambda t, d, y: y.copy_(d),
+    "mul_": lambda t, d, y: y.mul_(d),
+    "alias": lambda t, d, y: d[...],
+    "movedim_0d": lambda t, d, y: t.movedim(d, -1, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OWN_TANGENT))
+def test_tangent_identity(name):
+    # add's tangent is a new tensor (torch sums self_t with the other input's zeros), also
+    # where growing dimensions of one element keeps it contiguous; an in-place op on a tensor
+    # without a tangent gives it the formula's result (version 0); alias (x[...], movedim of
+    # a 0-dim tensor) passes on its input's tangent itself
+    def body(t):
+        fw = t.autograd.forward_ad
+        y = t.tensor(0.5)
+        with fw.dual_level():
+            given = t.tensor(0.27)
+            d = fw.make_dual(t.tensor(1.87), given)
+            with t.no_grad():
+                p, tan = fw.unpack_dual(_OWN_TANGENT[name](t, d, y))
+            return (tan, tan._is_view(), tan._version, tan is given,
+                    tan is fw.unpack_dual(d).tangent)
+    same(body, check_warnings=False)

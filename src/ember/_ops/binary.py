@@ -721,5 +721,8 @@ def _(grad, tensor1, tensor2, value):
     return -grad * (mul_scalar(tensor1, value) / (tensor2 * tensor2))
 
 
+# (torch's tangent formulas scale both product terms by value: see
+# forward_ad._zero_term_dtype)
+addcmul.zero_term_scalar = addcdiv.zero_term_scalar = ("value", ("tensor1", "tensor2"))
 Tensor.addcmul_ = _addc_inplace(addcmul)
 Tensor.addcdiv_ = _addc_inplace(addcdiv)

@@ -231,6 +231,9 @@ def _(other_t, alpha):
     return other_t if alpha == 1 else other_t * alpha
 
 
+add.zero_term_scalar = ("alpha", ("other",))  # (see forward_ad._zero_term_dtype)
+
+
 def _sub_check(self, other, alpha=1):
     """torch's sub_check: no bool operand (a Python bool counts as a bool tensor)."""
     # (plain tensors, the usual operands of every subtraction, read without a call)
@@ -274,6 +277,9 @@ def _(other_t, alpha):
     return -other_t if alpha == 1 else other_t * -alpha
 
 
+sub.zero_term_scalar = ("alpha", ("other",))
+
+
 @op("rsub", elementwise=True, tensors=2, node="RsubBackward0", number_node="RsubBackward1",
     check=_sub_check, weak_scalars=True, quiet=True)
 def rsub(self, other, alpha=1):
@@ -295,6 +301,9 @@ def _(grad, alpha):
 @rsub.grad("other")
 def _(grad):
     return grad
+
+
+rsub.zero_term_scalar = ("alpha", ("self",))  # (see forward_ad._zero_term_dtype)
 
 
 @op("mul", elementwise=True, tensors=2, method=("mul", "__mul__", "__rmul__", "multiply"),

@@ -332,13 +332,22 @@ def _write_tangent_inplace(t, new):
     tan = _tangent_of(t)
     if tan is None:
         base = t._base
-        if base is not None:
-            _set_tangent(base, _zeros_tangent(base))
-            tan = _tangent_of(t)
-        else:
-            tan = _zeros_tangent(t)
-            _set_tangent(t, tan)
+        if base is None:
+            # (torch's in-place formula on a tensor without a tangent gives it the formula's
+            # result as it is: a new tensor, at version 0, of the formula's dtype)
+            _set_tangent(t, new if _owned(new) else new.clone())
+            return
+        _set_tangent(base, _zeros_tangent(base))
+        tan = _tangent_of(t)
     copy.inplace(tan, new)
+
+
+def _owned(t):
+    """Whether ``t`` is a tangent no other tensor holds: no view, and no tangent of a
+    tensor of the level."""
+    if t._base is not None:
+        return False
+    return _level is None or all(u.__dict__.get("_fw_grad") is not t for u in _level.tensors)
 
 
 def _zeros_tangent(t):
@@ -360,8 +369,30 @@ def _op_jvp_one(op, args, out, tangents):
     if rules is not None and isinstance(out, Tensor):
         names = op.params
         if all(t is None or names[k] in rules for k, t in enumerate(tangents)):
-            return _explicit_jvp(op, rules, args, out, tangents)
-    return _derived_jvp(op, args, out, tangents)
+            return _zero_term_dtype(op, args, out, tangents,
+                                    _explicit_jvp(op, rules, args, out, tangents))
+    return _zero_term_dtype(op, args, out, tangents, _derived_jvp(op, args, out, tangents))
+
+
+def _zero_term_dtype(op, args, out, tangents, tan):
+    """torch's formulas multiply some inputs' tangents by a Python number of the call
+    (``maybe_multiply(other_t, alpha)`` in add's, ``value`` in addcmul's and addcdiv's), an
+    input without a tangent standing there as a ZeroTensor; a ZeroTensor's product with a
+    float reads the float as a float64 tensor rather than as a wrapped number. So where all
+    is 0-dim, the tangent of such a call is float64 (complex128), whatever the result's
+    dtype. ``op.zero_term_scalar``: (the number's name, the names of the inputs it scales)."""
+    spec = getattr(op, "zero_term_scalar", None)
+    if spec is None or not isinstance(tan, Tensor) or out._data.ndim != 0:
+        return tan
+    name, scaled = spec
+    value = args[op.index[name]]
+    if not isinstance(value, (float, np.floating)) or value == 1:
+        return tan
+    if all(op.index[n] < len(tangents) and tangents[op.index[n]] is not None for n in scaled):
+        return tan
+    from .._dtype import complex128, float64
+    wide = complex128 if tan._data.dtype.kind == "c" else float64
+    return tan.to(wide)
 
 
 def _view_jvp(op, args, tangents):
@@ -369,6 +400,8 @@ def _view_jvp(op, args, tangents):
     tan = tangents[0]
     if tan is None:
         return None
+    if op.name == "alias":  # (x[...], movedim of a 0-dim tensor) torch's alias passes its
+        return tan  # input's tangent on as it is: the same tensor, no new view of it
     return op(tan, *args[1:])
 
 
@@ -381,6 +414,8 @@ def _explicit_jvp(op, rules, args, out, tangents):
         fn = rules[op.params[k]]
         r = fn(tan, *_rule_args(fn, op, args, out))
         total = r if total is None else total + r
+    if any(total is tan for tan in tangents):  # (add's self_t: torch's sum with the other
+        total = total.clone()  # input's zeros is a new tensor)
     # (an op whose torch formula gives its tangent a dtype of its own says so)
     return _fit(total, out, keep_dtype=getattr(op, "tangent_keeps_dtype", False))
 
@@ -417,8 +452,10 @@ def _fit(t, out, keep_dtype=False):
     if not isinstance(t, Tensor):
         t = _wrap(get_xp(out._data).asarray(t, dtype=out._data.dtype))
     if t._data.shape != out._data.shape:
+        # (a new tensor, as torch's sum of the formula's terms: no view of the rule's result,
+        # even where growing dimensions of one element leaves it contiguous)
         from .._ops.shape import expand
-        t = expand(t, tuple(out._data.shape)).contiguous()
+        t = expand(t, tuple(out._data.shape)).clone()
     if t._data.dtype != out._data.dtype and not keep_dtype:
         t = t.to(out.dtype)
     return t
