@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_view
 from .registry import FLOAT, NONE, op
 from .pointwise import div_scalar, eq, exp, maximum, minimum, not_implemented, where
-from .shape import expand, reshape, unsqueeze
+from .shape import expand, expand_to, reshape, unsqueeze
 
 
 # -- helpers shared by the reduction families ----------------------------------------------------
@@ -254,7 +254,7 @@ def sum_all(self, dtype=None):
 
 @sum_all.grad("self")
 def _(grad, self_shape):
-    return expand(grad, self_shape)
+    return expand_to(grad, self_shape)
 
 
 @sum_all.batched_grad("self")
@@ -281,7 +281,7 @@ def sum_dim(self, dim, keepdim=False, dtype=None):
 
 @sum_dim.grad("self")
 def _(grad, self_shape, dim, keepdim):
-    return expand(_unreduce(grad, self_shape, dim, keepdim), self_shape)
+    return expand_to(_unreduce(grad, self_shape, dim, keepdim), self_shape)
 
 
 @sum_dim.batched_grad("self")
@@ -374,7 +374,7 @@ def mean_all(self, dtype=None):
 
 @mean_all.grad("self")
 def _(grad, self_shape):
-    return div_scalar(expand(grad, self_shape), builtins.max(math.prod(self_shape), 1))
+    return div_scalar(expand_to(grad, self_shape), builtins.max(math.prod(self_shape), 1))
 
 
 @mean_all.batched_grad("self")
@@ -414,7 +414,7 @@ def _(grad, self_shape, dim, keepdim):
     g = _unreduce(grad, self_shape, dim, keepdim)
     # NOTE: with nothing reduced (n == 0) the gradient is empty: leave the 1/n out, so that
     # its own derivative is 0 rather than 0/0 (torch gives 0).
-    g = expand(g, self_shape)
+    g = expand_to(g, self_shape)
     return div_scalar(g, n) if n else g
 
 

@@ -396,13 +396,17 @@ Tensor.permute = _permute_method
 
 @op("expand", view=True, promote=NONE)
 def _expand(self, size):
-    size = tuple(size)
-    nd = len(size)
     shape = self.shape  # (read once: ndarray.shape builds a new tuple on every access)
-    if not shape and min(size, default=0) >= 0 and type(self) is np.ndarray:
+    if not shape and type(self) is np.ndarray and -1 not in size:
         # a 0-d array to any shape (sum's gradient): one number everywhere, stride 0 (what
         # _expanded gives it, without working out the strides)
-        return np.ndarray(size, self.dtype, self, 0, (0,) * nd)
+        try:
+            return np.ndarray(size, self.dtype, self, 0, (0,) * len(size))
+        except ValueError:
+            pass  # another negative size: torch's error below (a min() over the sizes
+            # first would cost as much as the ndarray call; NumPy reads -1 as "any")
+    size = tuple(size)
+    nd = len(size)
     lead = nd - len(shape)
     if lead < 0:
         typename = D._BY_NP[self.dtype].legacy_type_name
@@ -491,6 +495,24 @@ def expand(self, *args, size=None, implicit=False):
         if call is not None:   # create_graph pass through a sum expands its gradient)
             return call((self, size))
     return _expand(self, size)
+
+
+def expand_to(self, shape):
+    """``expand(self, shape)`` for a formula's ``shape``: a tuple of ints (an input's shape, as
+    its node saved it), so none of ``expand``'s argument parsing.
+
+    NOTE: every sum's and mean's gradient; a create_graph pass takes the op's generated path
+    as ``expand`` would (the kernel still checks the sizes).
+    """
+    if type(self) is np.ndarray and not self.shape:  # (sum's first-order gradient: see expand)
+        return np.ndarray(shape, self.dtype, self, 0, (0,) * len(shape))
+    if not isinstance(self, Tensor):
+        return _expanded(self, shape)
+    if type(self) is Tensor and forward_hook[0] is None and profiler_hook[0] is None:
+        call = _expand.caller
+        if call is not None:
+            return call((self, shape))
+    return _expand(self, shape)
 
 
 Tensor.expand = expand

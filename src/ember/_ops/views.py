@@ -13,6 +13,8 @@ an in-place op ``fn`` modifies a view that is part of a graph:
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .._backend import get_xp, scatter_add
@@ -26,6 +28,7 @@ from .registry import NONE, _sequence, op, record
 from .shape import _CONTIGUOUS, clone
 
 _new = object.__new__
+_weakref = weakref.ref
 
 
 class ViewChain:
@@ -271,7 +274,15 @@ def mark_view(view_op, base, result, args, index):
             result._requires_grad = True  # torch: a view requires grad when its base does
         # (an integer root too: it requires grad after ``int_tensor[...] = w``, see
         # inplace.dispatch_inplace)
-        register_following_view(root, result)
+        # (register_following_view written out but for its pruning: every W.t() in a formula,
+        # every sum's expanded gradient)
+        views = root._following_views
+        if views is None:
+            root._following_views = [_weakref(result)]
+        elif len(views) < 64:
+            views.append(_weakref(result))
+        else:
+            register_following_view(root, result)
     return grad_enabled
 
 
