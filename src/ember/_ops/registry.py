@@ -271,6 +271,7 @@ class OpNode(Node):
     def _release(self):
         # torch frees saved tensors only: a node that saved none (sum keeps a shape, view a
         # size) can run again, and its non-tensor values stay readable.
+        # (an op's node class has the one of _RELEASES its saved values need: see _saved_slot)
         release = self._op.release
         if release:
             if release == 2 and self._saved is not None:
@@ -280,6 +281,20 @@ class OpNode(Node):
                 for j in self._op.param_slots:
                     kept[j] = None
             self._saved = None
+
+
+def _release_nothing(self):
+    """``OpNode._release`` of a node that saved no tensor."""
+
+
+def _release_saved(self):
+    """``OpNode._release`` of a node that saved tensors only."""
+    self._saved = None
+
+
+# OpNode._release by what an op's node saved (OpDef.release): the engine calls it after every
+# node of a backward without retain_graph, so each node class has its own case's
+_RELEASES = (_release_nothing, _release_saved, OpNode._release)
 
 
 class _ComplexOpNode(OpNode):
@@ -670,6 +685,7 @@ class OpDef:
                                      if k == PARAM and i in self.checked_params)
             freed = len(self.unpack_plan) + len(self.param_slots)  # the tensor slots
             self.release = 0 if not freed else 1 if freed == len(self.saved_spec) else 2
+            self.node_cls._release = _RELEASES[self.release]
             j = len(self.saved_names) - 1
             kind, i = self.saved_spec[j]
             scalar = name in SCALAR_INPUTS.get(self.node_name, ())
