@@ -310,3 +310,65 @@ def test_expand_of_tensors_and_sums_gradient_graph():
         out += [g, g.grad_fn.name(), g.grad_fn.next_functions[0][0].name()]
         return out
     same(body)
+
+
+def test_expand_of_a_0d_tensor_and_reductions_gradient_graphs():
+    # a 0-d tensor's expansion (every sum's gradient) tests its sizes by the array call, and
+    # sum's and mean's formulas expand to their input's saved shape without expand()'s parsing
+    def body(torch):
+        s = torch.tensor(2.0)
+        out = [s.expand(3), s.expand(2, 3), s.expand([4]), s.expand(0), s.expand(()),
+               s.expand(3).stride(), s.expand(3)._base is s]
+        for bad in ((-1,), (2, -1), (3, -2)):
+            out.append(error_of(lambda: s.expand(*bad)))
+        x = torch.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)
+        for f in (lambda t: t.sum(), lambda t: t.mean(), lambda t: t.sum(1).sum(),
+                  lambda t: t.mean(0).sum(), lambda t: t.sum(1, keepdim=True).sum()):
+            (g,) = torch.autograd.grad(f(torch.tanh(x)), [x], create_graph=True)
+            (h,) = torch.autograd.grad((g * g).sum(), [x])
+            out += [g, h, g.grad_fn.name()]
+            out.append([None if n is None else n.name() for n, _ in g.grad_fn.next_functions])
+        return out
+    same(body)
+
+
+def test_views_a_create_graph_pass_makes_of_tensors_not_requiring_grad():
+    # W.t() in mv's formula and sum's expanded seed: views of tensors that do not require
+    # grad, whose requires_grad follows their base's (mark_view's following views)
+    def body(torch):
+        x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        W = torch.arange(9, dtype=torch.float32).reshape(3, 3) / 10
+        seen = []
+        y = torch.tanh(W @ x)
+        y.register_hook(lambda g: seen.append((g.stride(), g._base is not None,
+                                               g.requires_grad)))
+        (g,) = torch.autograd.grad((y ** 2).sum(), [x], create_graph=True)
+        saved = g.grad_fn._saved_self
+        out = [g, seen, saved, saved._base is W, saved.requires_grad, saved.is_leaf]
+        W.requires_grad_()
+        out += [saved.requires_grad, saved.grad_fn, saved.is_leaf]
+        for _ in range(70):  # (past the count at which a base's list of views is pruned)
+            W.detach().t()
+            torch.autograd.grad((torch.tanh(W.detach() @ x) ** 2).sum(), [x], create_graph=True)
+        W.requires_grad_(False)
+        out += [saved.requires_grad, W.t().requires_grad]
+        return out
+    same(body)
+
+
+def test_what_a_backward_without_retain_graph_frees():
+    # each op's node class releases what its op saved: all of it (mul), its tensors only
+    # (pow keeps its exponent), nothing (sum keeps its shape and runs again)
+    def body(torch):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = x * torch.tensor([3.0, 4.0])
+        p = x ** 3
+        s = x.sum()
+        (y + p).sum().backward()
+        out = [error_of(lambda: y.grad_fn._saved_other), p.grad_fn._saved_exponent,
+               error_of(lambda: p.grad_fn._saved_self), error_of(lambda: y.sum().backward())]
+        s.backward()
+        s.backward()
+        out += [s.grad_fn._saved_self_sym_sizes, x.grad]
+        return out
+    same(body)
