@@ -58,6 +58,9 @@ def _no_gpu():
     "torch.cuda.profiler.start()", "torch.cuda.Event(enable_timing=True)",
     "torch.cuda.Stream()", "torch.cuda.nvtx.range_push('a')", "torch.cuda.nvtx.mark('a')",
     "torch.ones(2).pin_memory()", "torch.tensor([1.0], device='cuda:0')",
+    "torch.cuda.reset_peak_memory_stats()", "torch.cuda.reset_max_memory_allocated()",
+    "torch.cuda.reset_accumulated_memory_stats()", "torch.cuda.memory_summary()",
+    "type(torch.cuda.memory_stats()).__name__",
 ])
 def test_cuda_requests_without_a_gpu_raise_as_torchs_cpu_build(call):
     _no_gpu()
@@ -83,6 +86,21 @@ def test_cuda_queries_without_a_gpu_answer_as_torchs_cpu_build():
                 x.is_cuda, x.get_device(), str(x.device), x.is_pinned(), x.cpu() is x,
                 x.to("cpu") is x)
     same(body)
+
+
+@pytest.mark.parametrize("call", [
+    "torch.xpu.is_available()", "torch.xpu.device_count()", "torch.xpu.is_initialized()",
+    "torch.xpu.is_bf16_supported()", "torch.xpu._is_compiled()", "torch.xpu.current_device()",
+    "torch.xpu.synchronize()", "torch.xpu.get_device_name()", "torch.xpu.init()",
+    "torch.xpu.set_device(0)", "torch.xpu.initial_seed()", "torch.xpu.get_rng_state()",
+    "torch.xpu.current_stream()", "torch.xpu.manual_seed(0)", "torch.xpu.manual_seed_all(0)",
+    "torch.xpu.seed()", "torch.xpu.empty_cache()", "torch.xpu.memory_allocated()",
+    "torch.xpu.max_memory_allocated()", "torch.xpu.memory_reserved()",
+    "torch.xpu.memory_stats()", "torch.xpu.reset_peak_memory_stats()",
+    "torch.ones(2).to('xpu')",
+])
+def test_xpu_answers_as_torchs_build_without_xpu(call):
+    same(lambda torch: eval(call, {"torch": torch}))
 
 
 def test_default_cuda_device_without_a_gpu_raises_as_torchs_cpu_build():

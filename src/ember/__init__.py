@@ -224,7 +224,8 @@ del _cls, _name
 
 _SUBMODULES = ("nn", "cuda", "accelerator", "backends", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",
-               "multiprocessing", "fft", "special", "signal", "cpu", "sparse", "functional")
+               "multiprocessing", "fft", "special", "signal", "cpu", "sparse", "functional",
+               "xpu")
 
 
 def compile(model=None, **kwargs):  # noqa: A001 - torch's name

@@ -203,6 +203,8 @@ def backend_for(dev):
         return backend
     if dev.type == "meta":
         return meta_backend()
+    if dev.type == "xpu":  # torch's builds without Intel GPU support
+        raise AssertionError("Torch not compiled with XPU enabled")
     raise RuntimeError(f"ember has no {dev.type} backend (its devices are cpu and cuda)")
 
 

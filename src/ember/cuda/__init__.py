@@ -11,7 +11,8 @@ from .._backend.device import as_device, cuda_backend, require_cuda
 from . import amp, nvtx, profiler
 from .memory import (empty_cache, max_memory_allocated, max_memory_reserved, mem_get_info,
                      memory_allocated, memory_reserved, memory_stats, memory_summary,
-                     reset_max_memory_allocated, reset_peak_memory_stats)
+                     reset_accumulated_memory_stats, reset_max_memory_allocated,
+                     reset_peak_memory_stats)
 from .random import (get_rng_state, get_rng_state_all, initial_seed, manual_seed,
                      manual_seed_all, seed, seed_all, set_rng_state, set_rng_state_all)
 from .streams import (Event, Stream, StreamContext, current_stream, default_stream, stream)
@@ -23,7 +24,8 @@ __all__ = [
     "initial_seed", "is_available", "is_initialized", "manual_seed", "manual_seed_all",
     "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
     "memory_reserved", "memory_stats", "memory_summary", "nvtx", "profiler",
-    "reset_max_memory_allocated", "reset_peak_memory_stats", "seed", "seed_all",
+    "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_peak_memory_stats",
+    "seed", "seed_all",
     "set_device", "set_rng_state", "set_rng_state_all", "stream", "synchronize",
 ]
 

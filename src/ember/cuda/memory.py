@@ -8,11 +8,14 @@ the code to measure, as with torch).
 """
 from __future__ import annotations
 
+import warnings
+from collections import OrderedDict
+
 from .._backend.device import cuda_backend, require_cuda
 
 __all__ = ["empty_cache", "max_memory_allocated", "max_memory_reserved", "mem_get_info",
            "memory_allocated", "memory_reserved", "memory_stats", "memory_summary",
-           "reset_max_memory_allocated", "reset_peak_memory_stats"]
+           "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_peak_memory_stats"]
 
 
 class _Peaks:
@@ -86,16 +89,31 @@ def max_memory_reserved(device=None) -> int:
     return int(peaks.reserved)
 
 
+def _missing_binding(name):
+    """torch's CPU build fails its statistics resets reaching for a CUDA binding it lacks."""
+    return AttributeError(f"module 'ember._C' has no attribute '{name}'")
+
+
 def reset_peak_memory_stats(device=None) -> None:
     """Start the peaks over from the current figures."""
     peaks = _peaks()
-    if peaks is not None:
-        peaks.reset()
+    if peaks is None:
+        raise _missing_binding("_cuda_resetPeakMemoryStats")
+    peaks.reset()
 
 
 def reset_max_memory_allocated(device=None) -> None:
     """Start ``max_memory_allocated`` over (torch: an alias of reset_peak_memory_stats)."""
+    warnings.warn("ember.cuda.reset_max_memory_allocated now calls "
+                  "ember.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+                  FutureWarning, stacklevel=2)
     reset_peak_memory_stats(device)
+
+
+def reset_accumulated_memory_stats(device=None) -> None:
+    """Nothing is accumulated beyond the pool's figures; torch's error without a GPU."""
+    if _peaks() is None:
+        raise _missing_binding("_cuda_resetAccumulatedMemoryStats")
 
 
 def empty_cache() -> None:
@@ -113,16 +131,16 @@ def mem_get_info(device=None) -> tuple[int, int]:
     return int(free), int(total)
 
 
-def memory_stats(device=None) -> dict:
-    """The statistics above under torch's key names (empty without a GPU)."""
+def memory_stats(device=None) -> OrderedDict:
+    """The statistics above under torch's key names, sorted as torch's (empty without a GPU)."""
     peaks = _peaks()
     if peaks is None:
-        return {}
+        return OrderedDict()
     peaks.update()
-    return {"allocated_bytes.all.current": memory_allocated(),
-            "allocated_bytes.all.peak": int(peaks.allocated),
-            "reserved_bytes.all.current": memory_reserved(),
-            "reserved_bytes.all.peak": int(peaks.reserved)}
+    return OrderedDict([("allocated_bytes.all.current", memory_allocated()),
+                        ("allocated_bytes.all.peak", int(peaks.allocated)),
+                        ("reserved_bytes.all.current", memory_reserved()),
+                        ("reserved_bytes.all.peak", int(peaks.reserved))])
 
 
 def _size(n):
@@ -136,6 +154,8 @@ def _size(n):
 def memory_summary(device=None, abbreviated=False) -> str:
     """A table of the memory statistics, in the layout of torch's summary."""
     stats = memory_stats(device)
+    if not stats:  # torch's CPU build looks its first statistic up in the empty dict
+        raise KeyError("allocated_bytes.all.current")
     rule = "|" + "=" * 75 + "|"
     line = "|" + "-" * 75 + "|"
     rows = [rule, "|" + " PyTorch CUDA memory summary, device ID "
@@ -143,8 +163,8 @@ def memory_summary(device=None, abbreviated=False) -> str:
             "|" + "        Metric         | Cur Usage  | Peak Usage |".ljust(75) + "|", rule]
     for name, key in (("Allocated memory", "allocated_bytes"),
                       ("Reserved memory", "reserved_bytes")):
-        cur = stats.get(f"{key}.all.current", 0)
-        peak = stats.get(f"{key}.all.peak", 0)
+        cur = stats[f"{key}.all.current"]
+        peak = stats[f"{key}.all.peak"]
         rows.append("|" + f" {name:<22}| {_size(cur):>10} | {_size(peak):>10} |".ljust(75)
                     + "|")
     rows.append(rule)
