@@ -117,8 +117,8 @@ _FUSED.update({
 
 
 _FUSED.update({
-    # one ConvolutionBackwardBackward0 per gradient, its edges the upstream gradient, the input
-    # and the weight (the bias's gradient too)
+    # one ConvolutionBackwardBackward0 for the gradients, its edges the upstream gradient, the
+    # input and the weight (the bias's gradient too)
     "conv1d": lambda t, x, y: t.nn.functional.conv1d(x.reshape(1, 2, 3), y.reshape(3, 2, 1),
                                                      y[0]),
     "conv1d_groups": lambda t, x, y: t.nn.functional.conv1d(
@@ -128,6 +128,29 @@ _FUSED.update({
     "conv2d_input_only": lambda t, x, y: t.nn.functional.conv2d(
         x.reshape(1, 1, 2, 3), y.detach()[:, :2].reshape(2, 1, 2, 1)),
 })
+
+
+@pytest.mark.parametrize("wanted", [(0, 1, 2), (0,), (1, 2), (2,)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_convolution_gradients_share_one_node(wanted, transposed):
+    """A convolution's gradients under create_graph are outputs of one
+    ConvolutionBackwardBackward0 node (output_nr 0, 1, 2), torch's edges and values, whichever
+    of them a pass asks for; their own gradients are torch's."""
+    def body(t):
+        gen = t.Generator().manual_seed(0)
+        x = t.randn(2, 2, 4, 3, generator=gen, dtype=t.float64).requires_grad_()
+        w = t.randn(*(2, 3) if transposed else (3, 2), 2, 2, generator=gen,
+                    dtype=t.float64).requires_grad_()
+        b = t.randn(3, generator=gen, dtype=t.float64).requires_grad_()
+        conv = t.nn.functional.conv_transpose2d if transposed else t.nn.functional.conv2d
+        out = conv(x, w, b, padding=1)
+        leaves = [(x, w, b)[k] for k in wanted]
+        gs = t.autograd.grad((out * out).sum(), leaves, create_graph=True)
+        nodes = [g.grad_fn for g in gs]
+        second = t.autograd.grad(sum((g * g).sum() for g in gs), [x, w, b], allow_unused=True)
+        return ([n is nodes[0] for n in nodes], [g.output_nr for g in gs],
+                [_names(g) for g in gs], list(gs), list(second))
+    same(body)
 
 
 _FUSED.update({

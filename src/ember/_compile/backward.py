@@ -118,7 +118,8 @@ def _run_node(rec, fn, grads):
     for inputs, formula, env_idx in fn._formulas():  # (conjugated for complex outputs)
         if not any(nxt[i][0] is not None for i in inputs):
             continue
-        values = [env[j] for j in env_idx]
+        mask = tuple(nxt[i][0] is not None for i in inputs)  # (grad_input_mask)
+        values = [mask if j is None else env[j] for j in env_idx]
         args = (g_spec,) + tuple(rec.formula_arg(v) for v in values)
         r = formula(g, *values)
         results = (r,) if len(inputs) == 1 else tuple(r)

@@ -201,29 +201,16 @@ def _adjoint_padding(size, out, ksize, stride, pads, dilation):
     return tuple(size[i] - full[i] for i in range(len(ksize)))
 
 
-# Each gradient is one call of torch's fused convolution_backward, asking for its own output
-# only (torch's output_mask: a first-order pass computes no gradient it does not need). Under
-# create_graph the gradients are then ConvolutionBackwardBackward0 nodes with torch's edges
-# (upstream gradient, input, weight), the bias's too.
-@convolution.grad("input")
-def _(grad, input, weight, stride, padding, dilation, transposed, output_padding,  # noqa: A002
-      groups):
-    return convolution_backward(grad, input, weight, stride, padding, dilation, transposed,
-                                output_padding, groups, (True, False, False))[0]
-
-
-@convolution.grad("weight")
-def _(grad, input, weight, stride, padding, dilation, transposed, output_padding,  # noqa: A002
-      groups):
-    return convolution_backward(grad, input, weight, stride, padding, dilation, transposed,
-                                output_padding, groups, (False, True, False))[1]
-
-
-@convolution.grad("bias")
-def _(grad, input, weight, stride, padding, dilation, transposed, output_padding,  # noqa: A002
-      groups):
-    return convolution_backward(grad, input, weight, stride, padding, dilation, transposed,
-                                output_padding, groups, (False, False, True))[2]
+# One call of torch's fused convolution_backward for the three gradients, asking only for
+# those this pass wants (torch's output_mask: a first-order pass of a first layer computes no
+# input gradient). Under create_graph they share its ConvolutionBackwardBackward0 node, with
+# torch's edges (upstream gradient, input, weight), output_nr 0, 1 and 2.
+@convolution.grad("input", "weight", "bias")
+def _(grad, grad_input_mask, input, weight, stride, padding, dilation,  # noqa: A002
+      transposed, output_padding, groups):
+    grads = convolution_backward(grad, input, weight, stride, padding, dilation, transposed,
+                                 output_padding, groups, grad_input_mask)
+    return tuple(g if m else None for g, m in zip(grads, grad_input_mask))
 
 
 def _input_grad(grad, weight, input_shape, stride, padding, dilation, transposed, groups):

@@ -14,7 +14,9 @@ input::
 The formula's parameter names decide what a node saves: an input's name saves that input (with
 its version, checked when unpacked), ``result`` saves the output, ``<input>_shape`` its shape,
 ``<input>_strides`` its strides (in bytes, as the array has them), any other name the forward
-argument of that name. Formulas use only Python operators and ember
+argument of that name. A joint formula (several inputs) may also read ``grad_input_mask``,
+nothing saved: which of its inputs want a gradient in this pass (torch's
+``grad_input_mask``), so that one fused call computes only those. Formulas use only Python operators and ember
 op functions, and every op function accepts raw arrays: given no Tensor it runs the kernel
 directly. So first-order backward runs formulas on arrays at NumPy speed, and with
 ``create_graph=True`` the engine hands the same formulas Tensors and they record a graph.
@@ -53,6 +55,8 @@ _KIND_NAMES = ("input", "result", "shape", "param", "shapes", "strides")  # (sav
 # How an op decides the dtype its kernel computes in.
 SAME, FLOAT, NONE = "same", "float", "none"
 
+# A joint formula's parameter that is no saved value: which of its inputs want a gradient.
+MASK_NAME = "grad_input_mask"
 _MISSING = object()
 _sequence = itertools.count()
 
@@ -224,9 +228,16 @@ class OpNode(Node):
                 child = nxt[inputs[0]][0]
                 if child is None or (needed is not None and child not in needed):
                     continue
-            elif not any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
-                         for i in inputs):
-                continue
+            else:
+                mask = tuple(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
+                             for i in inputs)
+                if not any(mask):
+                    continue
+                if None in env_idx:  # the formula reads grad_input_mask
+                    r = fn(g, *[mask if j is None else env[j] for j in env_idx])
+                    for i, ri in zip(inputs, r):
+                        outs[i] = ri
+                    continue
             n = len(env_idx)
             if n == 0:
                 r = fn(g)
@@ -611,7 +622,8 @@ class OpDef:
 
         def register(fn):
             names = _parameters(fn)[0][1:]
-            env_idx = tuple(self._saved_slot(n) for n in names)
+            assert len(idx) > 1 or MASK_NAME not in names, "grad_input_mask: joint formulas only"
+            env_idx = tuple(None if n == MASK_NAME else self._saved_slot(n) for n in names)
             self.formulas.append((idx, writing(fn, writes) if writes else fn, env_idx))
             keys = self.__dict__.setdefault("_formula_keys", {})
             keys[idx] = order

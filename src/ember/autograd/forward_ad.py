@@ -492,7 +492,8 @@ def _derived_jvp(op, args, out, tangents):
         for inputs, fn, env_idx in node._formulas():
             if all(tangents[i] is None for i in inputs):
                 continue
-            r = fn(g, *[env[j] for j in env_idx])
+            mask = tuple(tangents[i] is not None for i in inputs)  # (grad_input_mask)
+            r = fn(g, *[mask if j is None else env[j] for j in env_idx])
             rs = (r,) if len(inputs) == 1 else r
             for i, ri in zip(inputs, rs):
                 tan = tangents[i]
