@@ -16,7 +16,34 @@ _FUSED = {
     "cummax": lambda t, x, y: x.cummax(1)[0],
     "cummin_0d": lambda t, x, y: x[0, 0].cummin(0)[0],
     "take_along_dim": lambda t, x, y: t.take_along_dim(x, t.tensor([[2], [0]]), 1),
+    # zeros, then _index_put_impl_ (accumulating): IndexPutImplBackward0, an empty first edge
+    "index_repeated": lambda t, x, y: x[t.tensor([1, 1, 0])] * y[0],
+    "index_columns": lambda t, x, y: x[:, [2, 0, 2]] * y,
+    "index_mask": lambda t, x, y: x[y > 0],
 }
+
+
+@pytest.mark.parametrize("key", ["tensor", "column", "ellipsis", "mask", "after_int",
+                                 "int_apart", "sliced"])
+def test_index_gradient_is_an_index_put(key):
+    """index's gradient under create_graph: torch's _index_put_impl_ into zeros, an
+    IndexPutImplBackward0 node with no edge for the zeros, its saved indices and accumulate,
+    version 1, and torch's second derivative."""
+    def body(t):
+        x = t.arange(24.0, dtype=t.float64).reshape(2, 4, 3).requires_grad_()
+        keys = {"tensor": t.tensor([1, 1]), "column": (slice(None), t.tensor([3, 0, 3])),
+                "ellipsis": (Ellipsis, t.tensor([2, 2])), "after_int": (1, t.tensor([0, 0])),
+                "mask": t.tensor([[True, False, True, True], [False, True, True, False]]),
+                # the integer and the slice are views first (x[1, :, t] is x[1][:, t])
+                "int_apart": (1, slice(None), t.tensor([0, 2, 2])),
+                "sliced": (slice(1, None), t.tensor([3, 1]), slice(None, 2))}
+        y = x[keys[key]]
+        g, = t.autograd.grad((y * y).sum(), [x], create_graph=True)
+        node = g.grad_fn
+        shown = (node._saved_accumulate, node._saved_indices) if key != "ellipsis" else ()
+        second, = t.autograd.grad((g * g).sum(), [x])
+        return y, _names(g), g._version, shown, g, second
+    same(body)
 
 
 def _layer_norm(weight, bias):

@@ -1048,10 +1048,10 @@ row("slice_backward", SH.slice_backward,
     lambda m: [S("step2", m(2, 3), (2, 5), 1, 0, 5, 2), S("dim0", m(1, 3), (3, 3), 0, 1, 2, 1),
                S("neg_dim", m(2, 2), (2, 4), -1, 2, 4, 1)],
     np_ref=None, public=False)
-_index_key_row("getitem_list", [0, 2, 0], [SH.index, SH.index_backward])
-_index_key_row("getitem_list_col", (slice(None), [0, 0, 3]), [SH.index, SH.index_backward])
-_index_key_row("getitem_two_lists", ([0, 1, 2], [1, 3, 3]), [SH.index, SH.index_backward])
-row("getitem_tensor_index", lambda x, i: x[i], None, [SH.index, SH.index_backward],
+_index_key_row("getitem_list", [0, 2, 0], [SH.index, IX._index_put_impl])
+_index_key_row("getitem_list_col", (slice(None), [0, 0, 3]), [SH.index, IX._index_put_impl])
+_index_key_row("getitem_two_lists", ([0, 1, 2], [1, 3, 3]), [SH.index, IX._index_put_impl])
+row("getitem_tensor_index", lambda x, i: x[i], None, [SH.index, IX._index_put_impl],
     lambda m: [S("1d", m(4, 2), m.idx(5, high=4)), S("2d", m(4, 2), m.idx(2, 3, high=4)),
                S("bool_mask", m(3, 2), C(m.mask(3, 2))), S("bool_rows", m(3, 2), C(m.mask(3)))],
     np_ref=lambda x, i: x[i], dtypes=("float32", "float64", "int64"))
@@ -1060,24 +1060,30 @@ row("getitem_mask_of_self", lambda x: x[x > 0], None, [SH.index, PW.gt],
     np_ref=lambda x: x[x > 0])
 
 
-def _torch_index_backward(torch):
-    def f(g, sizes, indices):
+def _torch_index_put_impl(torch):
+    def f(self, values, indices, accumulate):
         idx = tuple(torch.tensor(i) for i in indices)
-        return torch.zeros(sizes, dtype=g.dtype).index_put(idx, g, accumulate=True)
+        return torch._index_put_impl_(self.clone(), idx, values, accumulate)
     return f
 
 
-def _np_index_backward(g, sizes, indices):
-    out = np.zeros(sizes, g.dtype)
-    np.add.at(out, tuple(np.asarray(i) for i in indices), g)
+def _np_index_put_impl(self, values, indices, accumulate):
+    out = self.copy()
+    key = tuple(np.asarray(i) for i in indices)
+    if accumulate:
+        np.add.at(out, key, values)
+    else:
+        out[key] = values
     return out
 
 
-row("index_backward", SH.index_backward, _torch_index_backward,
-    [SH.index_backward, SH.index],
-    lambda m: [S("rows", m(3, 4), (3, 4), ([0, 2, 0],)),
-               S("pairs", m(3), (3, 4), ([0, 1, 0], [1, 3, 1]))],
-    np_ref=_np_index_backward, public=False)
+# index's gradient: the gradient added into zeros (IndexPutImplBackward0)
+row("_index_put_impl", IX._index_put_impl, _torch_index_put_impl,
+    [IX._index_put_impl, IX._index_put, SH.index],
+    lambda m: [S("rows", m(3, 4), m(3, 4), ([0, 2, 0],), True),
+               S("pairs", m(3, 4), m(3), ([0, 1, 0], [1, 3, 1]), True),
+               S("written", m(3, 4), m(2), ([0, 2], [1, 3]), False)],
+    np_ref=_np_index_put_impl, public=False)
 
 
 def _np_setitem(x, v, k):

@@ -43,7 +43,7 @@ KNOWN = {
     **dict.fromkeys(_samples_of(("linalg_lu", 4), ("lu_unpack", 4)),
                     "ember's LU backward skips gradients it finds to be all zeros, and a meta "
                     "gradient has no nonzero values (torch gives a meta gradient)"),
-    **dict.fromkeys(_samples_of(("index_backward", 2), ("pad_backward", 1)),
+    **dict.fromkeys(_samples_of(("pad_backward", 1)),
                     "torch's result is a CPU tensor (its host-side kernel), ember's a meta one"),
     ("native_batch_norm", 1): "in eval mode torch's meta kernel gives the saved mean and "
                               "invstd the channels' size, its CPU kernel (and ember) empty "

@@ -846,9 +846,7 @@ def _wrapped_indices(indices, size):
 
 # -- Tensor methods ------------------------------------------------------------------------------
 # -- index_put ----------------------------------------------------------------------------------
-@op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0", aten="aten::index_put",
-    checked=("key",))
-def _index_put(self, values, key, accumulate):
+def _put_copy(self, values, key, accumulate):
     """A copy of ``self`` with ``values`` written (or, accumulating, added) at ``key``."""
     from .shape import check_put, fill_mask, fills_a_mask, put_at
     out = self.copy()
@@ -862,17 +860,38 @@ def _index_put(self, values, key, accumulate):
     return out
 
 
-@_index_put.grad("self")
-def _(grad, key, accumulate):
+_index_put = op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0",
+                aten="aten::index_put", checked=("key",))(_put_copy)
+# what torch's index gradient is: the gradient put into zeros by _index_put_impl_ (accumulate,
+# so that repeated indices add up); under create_graph its IndexPutImplBackward0 node has no
+# edge for the zeros, and its derivatives are index_put's
+@op("_index_put_impl", tensors=2, promote=NONE, node="IndexPutImplBackward0",
+    aten="aten::_index_put_impl_", checked=("key",))
+def _index_put_impl(self, values, key, accumulate):
+    """A copy of ``self`` with ``values``, of the indexed shape, added (or written) at ``key``,
+    any key ``index`` takes."""
+    from .shape import put_at
+    out = self.copy()
+    if accumulate:
+        return _accumulate(out, key, values)
+    put_at(out, key, values)
+    return out
+
+
+def _put_grad_self(grad, key, accumulate):
     if accumulate:
         return grad
     from .shape import _overwritten_grad
     return _overwritten_grad(grad, key)
 
 
-@_index_put.grad("values")
-def _(grad, key):
+def _put_grad_values(grad, key):
     return grad[key]
+
+
+for _putting in (_index_put, _index_put_impl):
+    _putting.grad("self")(_put_grad_self)
+    _putting.grad("values")(_put_grad_values)
 
 
 def _index_put_args(self, indices, values, name):

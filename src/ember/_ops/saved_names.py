@@ -60,7 +60,7 @@ SHAPE_SHOWN = {
 # Python one: ``linalg.matrix_exp(A)`` binds ``self`` in torch's schema, ``at::norm``'s
 # order is ``p``).
 RENAMED = {"LinalgMatrixExpBackward0": {"A": "self"}, "NormBackward1": {"ord": "p"},
-           "IndexPutBackward0": {"key": "indices"}}
+           "IndexPutBackward0": {"key": "indices"}, "IndexPutImplBackward0": {"key": "indices"}}
 
 # Values ember's formulas read that torch's node does not keep (torch's formula reads other
 # values, or none): no attribute, as torch's node has none. The formulas still read them.
@@ -154,19 +154,40 @@ def _noise_tensor(value, node):
 
 def _index_tensors(value, node):
     """An advanced index key as torch's index nodes show it: its index arrays as Tensors, a
-    full slice as None (torch applies any other slice, or an int, as a view first: those stay
-    as ember's single node keeps them)."""
+    full slice as None, an ellipsis as a None per dimension it spans, no trailing None
+    (torch applies any other slice, or an int, as a view first: those stay as ember's single
+    node keeps them)."""
     from .._tensor import _wrap
     if not isinstance(value, tuple):
         return value
-    return tuple(None if type(k) is slice and k == slice(None) else
-                 _wrap(k) if hasattr(k, "dtype") and hasattr(k, "shape") else k for k in value)
+    shown = []
+    for k in value:
+        if k is Ellipsis:
+            shown += [None] * _ellipsis_dims(value, node)
+        elif type(k) is slice and k == slice(None):
+            shown.append(None)
+        else:
+            shown.append(_wrap(k) if hasattr(k, "dtype") and hasattr(k, "shape") else k)
+    while shown and shown[-1] is None:
+        shown.pop()
+    return tuple(shown)
+
+
+def _ellipsis_dims(key, node):
+    """How many of the indexed tensor's dimensions the ellipsis in ``key`` spans."""
+    meta = node._meta[0] if node._meta else None
+    if meta is None:
+        return 0
+    used = sum(getattr(k, "ndim", 1) if getattr(k, "dtype", None) == bool else 1
+               for k in key if k is not None and k is not Ellipsis)
+    return max(len(meta[0]) - used, 0)
 
 
 # Arguments whose value torch's node shows in another form than ember's formulas read.
 _PARAM_SHOWN = {
     ("IndexBackward0", "indices"): _index_tensors,
     ("IndexPutBackward0", "key"): _index_tensors,
+    ("IndexPutImplBackward0", "key"): _index_tensors,
     ("RreluWithNoiseBackward0", "noise"): _noise_tensor,
     ("RreluWithNoiseBackward1", "noise"): _noise_tensor,
     ("ConvolutionBackward0", "padding"): _symmetric_padding,

@@ -903,19 +903,11 @@ def index(self, indices):
 
 @index.grad("self", writes=1)
 def _(grad, self_shape, indices):
-    return index_backward(grad, self_shape, indices)
-
-
-@op("index_backward", promote=NONE, node="IndexBackwardBackward0")
-def index_backward(grad, input_sizes, indices):
-    from .._backend import scatter_add
-    out = get_xp(grad).zeros(input_sizes, grad.dtype)
-    return scatter_add(out, indices, grad)
-
-
-@index_backward.grad("grad")
-def _(grad, indices):
-    return index(grad, indices)
+    # torch's index_backward: the gradient added into zeros at the indices (_index_put_impl_)
+    from .indexing import _index_put_impl
+    data = grad._data if isinstance(grad, Tensor) else grad
+    zeros = get_xp(data).zeros(self_shape, data.dtype)
+    return _index_put_impl(zeros, grad, indices, True)
 
 
 def _normalize_key(key):
@@ -1000,7 +992,12 @@ def getitem(self, key):
     key, advanced = _normalize_key(key)
     used = _check_index_count(self, key)
     if advanced:
-        return index(self, key)
+        if not any(_is_basic(k) for k in key):
+            return index(self, key)
+        # torch applies the integers and partial slices as views first, then indexes the
+        # view with the tensors (x[1, :, t] is (x[1])[:, t], not NumPy's broadcast order)
+        sliced, idx = _apply_slicing(self, key)
+        return index(sliced, index_key(idx, getattr(key, "tensors", ())))
     if Ellipsis in key:
         i = key.index(Ellipsis)
         key = key[:i] + (slice(None),) * (self.ndim - used) + key[i + 1:]
@@ -1241,6 +1238,13 @@ def _setitem_value(self, value):
     cls = type(value)
     name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
     raise TypeError(f"can't assign a {name} to a {self.dtype.legacy_type_name}")
+
+
+def _is_basic(k):
+    """Whether key element ``k`` is an integer or a slice that may cut (a view of its own)."""
+    if isinstance(k, slice):
+        return k != slice(None)
+    return isinstance(k, (int, np.integer)) and type(k) is not bool
 
 
 def _apply_slicing(self, key):
