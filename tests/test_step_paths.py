@@ -372,3 +372,22 @@ def test_what_a_backward_without_retain_graph_frees():
         out += [s.grad_fn._saved_self_sym_sizes, x.grad]
         return out
     same(body)
+
+
+def test_a_power_of_one_is_a_copy():
+    # pow's gradient takes self ** (exponent - 1) of every x ** 2: torch copies its input for a
+    # power of 1, and so does ember for a contiguous float array (other layouts keep the power)
+    def body(torch):
+        x = torch.tensor([[1.0, -0.0, float("nan")], [float("inf"), -2.5, 3.0]],
+                         requires_grad=True)
+        out = []
+        for y in (x, x.t(), x[:, :1].expand(2, 3), x.to(torch.float16), x.double(),
+                  torch.tensor(2.0, requires_grad=True)):
+            for p in (y ** 1, y.pow(1.0), y.detach() ** 1):
+                out += [p, p.stride(), p._version, p.is_contiguous(),
+                        p.data_ptr() != y.data_ptr()]
+        out.append(torch.tensor([1, 2]) ** 1)
+        (g,) = torch.autograd.grad((x.nan_to_num() ** 2).sum(), [x], create_graph=True)
+        (h,) = torch.autograd.grad(g.sum(), [x])
+        return out + [g, h]
+    same(body)

@@ -445,6 +445,11 @@ def pow_scalar(self, exponent):
             # NOTE: torch rounds the exponent to bfloat16 before its float32 pow (NumPy's
             # float16 ** rounds it to float16 as torch's float16 kernel does).
             exponent = float(opmath.reduced_now().type(exponent))
+        if exponent == 1 and self.flags.c_contiguous:
+            # NOTE: torch copies its input for a power of 1 (what pow's gradient takes of every
+            # x ** 2); NumPy's power computes it, at four times a copy's cost. (Other layouts
+            # keep the power's: the copy would lay out broadcast dimensions differently.)
+            return self.copy()
         return self ** exponent  # (the usual call, x ** 2: what the steps below come to)
     x = with_scalars(self, exponent)
     if x.dtype.kind in "iub" and not isinstance(exponent, (float, np.floating)):
