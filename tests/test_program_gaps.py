@@ -280,3 +280,48 @@ def test_float32_batch_norm_training_output_is_torchs_to_the_last_bit(shape, aff
         out, mean, invstd = torch.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)
         return out, mean, invstd
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("call", [
+    "x.add(2, y)", "x.clone().add_(-0.5, y)", "x.sub(2, y)", "x.clone().sub_(3, y)",
+    "x.addcmul(2, y, y)", "x.clone().addcmul_(0.5, y, x)", "x.addcdiv(2, y, x)",
+    "x.clone().addcdiv_(-1, y, x)", "x.add(torch.tensor(2.), y)", "x.int().add(2, y.int())",
+    "w.add(2, y)", "x.int().add(2.5, y.int())", "x.add(True, y)",
+    # what fits neither signature: torch's TypeErrors (alpha and value are keyword-only)
+    "x.add(y, 2)", "x.clone().add_(y, 2)", "x.addcmul(y, y, 2)", "x.add(torch.ones(2), y)",
+    "x.add('a', y)", "x.sub(2, y, alpha=2)", "x.addcmul(2, y, y, value=3)",
+])
+def test_deprecated_scalar_first_method_overloads(call):
+    def body(torch):
+        x, y = torch.ones(3), torch.arange(3.)
+        w = torch.ones(3, requires_grad=True)
+        out = eval(call, {"torch": torch, "x": x, "y": y, "w": w})
+        if out.requires_grad:
+            out.sum().backward()
+        return out, w.grad
+    same(body, check_warnings=False)  # (the warning comes once per process: see below)
+
+
+def test_deprecated_overload_warns_once_per_process_at_the_callers_line():
+    """One warning for all the deprecated overloads (torch's TORCH_WARN_ONCE), naming the
+    overload that came first; each library runs in a fresh process."""
+    import re
+    import subprocess
+    import sys
+    pytest.importorskip("torch")
+    code = ("import warnings, {lib} as torch\n"
+            "p, g = torch.ones(3), torch.arange(3.)\n"
+            "for _ in range(2):\n"
+            "    with warnings.catch_warnings(record=True) as record:\n"
+            "        warnings.simplefilter('always')\n"
+            "        p.add_(-0.5, g)\n"
+            "        p.addcmul_(2, g, g)\n"
+            "    print(p.tolist(), [(w.category.__name__, str(w.message), w.filename, w.lineno)"
+            " for w in record])\n")
+
+    def run(lib):
+        return subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
+                              text=True, check=True).stdout
+    want = re.sub(r" \(Triggered internally at [^)]*\)", "", run("torch"))
+    assert run("ember") == want
+    assert "This overload of add_ is deprecated" in want

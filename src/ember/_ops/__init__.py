@@ -11,5 +11,6 @@ from . import sampling  # noqa: F401
 from . import embedding_bag  # noqa: F401
 from . import sparse  # noqa: F401
 from . import rnn_layer  # noqa: F401
+from . import deprecated_overloads  # noqa: F401  (wraps the methods the families made)
 
 registry.guard_operators(registry.Tensor)
