@@ -384,3 +384,19 @@ def test_same_batches_as_torch_with_workers():
         ours = [b[1].tolist() for b in DataLoader(Squares(13), batch_size=4, num_workers=2)]
         theirs = [b[1].tolist() for b in TorchLoader(Squares(13), batch_size=4, num_workers=2)]
     assert ours == theirs
+
+
+def test_more_workers_than_cpus_warns_when_made_and_when_iterated_as_torch(monkeypatch):
+    """torch checks the worker count in the constructor and again for every iterator, each
+    warning naming the line that checks (the loader's own)."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+
+    def warned(lib):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            loader = lib.utils.data.DataLoader(list(range(4)), num_workers=2)
+            made = len(record)
+            assert len(list(loader)) == 4
+        return made, [(w.category.__name__, str(w.message)) for w in record]
+    assert warned(ember) == warned(torch)

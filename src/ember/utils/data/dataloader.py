@@ -99,6 +99,7 @@ class DataLoader:
         self._iterator = None
         self._IterableDataset_len_called = None
         self._initialized = True
+        self.check_worker_number_rationality()  # (torch warns here and again at each iter())
 
     def _samplers(self, dataset, batch_size, shuffle, sampler, batch_sampler, drop_last,
                   generator):
@@ -192,7 +193,7 @@ class DataLoader:
         warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
                       f"total. {advice} Please be aware that excessive worker creation might "
                       "get DataLoader running slow or even freeze, lower the worker number to "
-                      "avoid potential slowness/freeze if necessary.", stacklevel=3)
+                      "avoid potential slowness/freeze if necessary.", stacklevel=2)
 
 
 def _base_seed(generator):
