@@ -372,6 +372,24 @@ class TestInferenceMode:
         same(body)
 
 
+    def test_requires_grad_of_an_inference_tensor_checks_the_dtype_first(self):
+        def body(torch):
+            with torch.inference_mode():
+                ints, floats = torch.tensor([1, 2]), torch.tensor([1.0])
+            out = []
+            for t in (ints, floats):
+                for call in (lambda: t.requires_grad_(True),
+                             lambda: setattr(t, "requires_grad", True)):
+                    try:
+                        call()
+                    except RuntimeError as e:
+                        out.append(str(e))
+            with torch.inference_mode():
+                ints.requires_grad_(False)
+                out.append(ints.requires_grad)
+            return out
+        same(body)
+
     def test_inference_tensors_oracle(self):
         def body(torch):
             def catch(f):

@@ -455,15 +455,15 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(_NON_LEAF_REQUIRES_GRAD)
             return self
-        if requires_grad:
-            if self._is_inference and not state.inference:
-                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
-                                   "InferenceMode is not allowed.")
+        if requires_grad:  # (the dtype first, as torch: an int inference tensor says so)
             dt = self.dtype
             if dt.category < D.FLOATING:
                 if _from_attribute:
                     _check_can_require_grad(dt)
                 raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            if self._is_inference and not state.inference:
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                                   "InferenceMode is not allowed.")
         flag = bool(requires_grad)
         base = self._base
         if base is not None:  # (no history here: torch's view requires grad through its base)
