@@ -182,3 +182,18 @@ def test_gradient_through_a_regenerated_view_is_a_view(case):
         return layout(g), g.storage_offset(), g._is_view(), kept._is_view(), g, error_of(
             lambda: g.add_(t.ones(1, requires_grad=True)))
     same(body)
+
+
+def test_a_gradient_summed_over_broadcast_leading_dimensions_is_a_view():
+    # torch's sum_to sums the leading dimensions keeping them, then views the sum without
+    # them: a view made in no_grad mode, which an in-place op grad mode records refuses
+    def body(t):
+        x = t.tensor([[1.18, -0.41], [0.03, 1.92], [1.05, -0.79]], requires_grad=True)
+        y = x * 1
+        z = y + t.zeros(1, 3, 2, requires_grad=True)
+        g, = t.autograd.grad(z.sum(), [y], retain_graph=True)
+        b = t.zeros(2, requires_grad=True)
+        (x + b).sum().backward()
+        return (g._is_view(), g._base, error_of(lambda: g.add_(z)), g, b.grad._is_view(),
+                b.grad)
+    same(body)

@@ -202,13 +202,15 @@ def _sum_to_array(x, shape):
 
 def sum_leading(x, lead):
     """Array ``x`` summed over its first ``lead`` dimensions (``_sum_to_array`` when only
-    leading dimensions were broadcast: a bias's gradient). The sum has the remaining shape
-    itself, a new array (not a reshaped view of one), which the engine keeps as a leaf's
-    .grad without copying it; torch's is a view, which its engine never sums a second
-    gradient into (see note_view), except a sum down to 0-d, torch's plain sum()."""
-    out = as_array(_array_sum(x, tuple(range(lead)), False))
-    if lead < x.ndim:
-        note_view(out)
+    leading dimensions were broadcast: a bias's gradient). As torch's, a view dropping the
+    leading dimensions of the sum that keeps them (autograd.grad returns it as such a view,
+    made in no_grad mode), which the engine keeps as a leaf's .grad without copying it, and
+    never sums a second gradient into (see note_view); except a sum down to 0-d, torch's
+    plain sum()."""
+    if lead == x.ndim:
+        return as_array(_array_sum(x, tuple(range(lead)), False))
+    out = _array_sum(x, tuple(range(lead)), True).reshape(x.shape[lead:])
+    note_view(out)
     return out
 
 
