@@ -182,11 +182,7 @@ row("embedding", F.embedding, "nn.functional.embedding",
 row("bilinear", F.bilinear, "nn.functional.bilinear", [],
     lambda m: [S("nobias", m(3, 2), m(3, 4), m(5, 2, 4)),
                S("bias", m(2, 3), m(2, 2), m(4, 3, 2), m(4)),
-               S("batch", m(2, 2, 3), m(2, 2, 2), m(1, 3, 2))],
-    xfails=(XFail("test_grad_fn_name", _gf(
-        "AddBackward0", "ViewBackward0", "F.bilinear with a bias: torch adds the bias inside "
-        "_trilinear and views last; ember views after the add (src/ember/_ops/nn_ops.py "
-        "bilinear)"), samples=("bias",)),))
+               S("batch", m(2, 2, 3), m(2, 2, 2), m(1, 3, 2))])
 
 
 # -- losses --------------------------------------------------------------------------------------

@@ -334,10 +334,10 @@ def bilinear(input1, input2, weight, bias=None):
     x1 = input1.reshape(-1, input1.shape[-1])
     x2 = input2.reshape(-1, input2.shape[-1])
     out = einsum("bi,oij,bj->bo", x1, weight, x2)
-    if bias is not None:
-        out = out + bias
-    # NOTE: torch folds the batch dims and views the result back (ViewBackward0).
-    return out.view(batch + (weight.shape[0],))
+    # NOTE: torch folds the batch dims, views the result back (ViewBackward0), then adds the
+    # bias (AddBackward0)
+    out = out.view(batch + (weight.shape[0],))
+    return out if bias is None else out + bias
 
 
 # -- dropout ------------------------------------------------------------------------------------
