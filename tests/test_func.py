@@ -285,3 +285,42 @@ def test_jacfwd_of_jacfwd():
         f = lambda v: (v.sin() * v.sum()).exp()  # noqa: E731
         return F.jacfwd(F.jacfwd(f))(x), F.hessian(lambda v: f(v).sum())(x)
     same(body, rtol=1e-6, atol=1e-9, grad_fn=False)
+
+
+_OF_INFERENCE = {
+    "grad": lambda F, x: F.grad(lambda v: v.sin().sum())(x),
+    "grad_and_value": lambda F, x: F.grad_and_value(lambda v: (v * v).sum())(x),
+    "vjp": lambda F, x: F.vjp(lambda v: v.log1p().sum(), x)[1](F_ONE[0]),
+    "jacrev": lambda F, x: F.jacrev(lambda v: v.exp())(x),
+    "jvp": lambda F, x: F.jvp(lambda v: v.sin(), (x,), (x * 0 + 1,)),
+    "jacfwd": lambda F, x: F.jacfwd(lambda v: v.tanh())(x),
+    "hessian": lambda F, x: F.hessian(lambda v: v.sin().sum())(x),
+}
+F_ONE = [None]
+
+
+@pytest.mark.parametrize("name", sorted(_OF_INFERENCE))
+def test_transforms_of_an_inference_tensor(name):
+    # a transform wraps its inputs: an inference tensor is differentiated as any other
+    # (ember refused requires_grad on it, and forward AD gave its ops no tangent: zeros)
+    def body(torch):
+        with torch.inference_mode():
+            x = torch.tensor([0.1, -0.95, 1.16], dtype=torch.float64)
+        F_ONE[0] = torch.tensor(1.0, dtype=torch.float64)
+        out = _OF_INFERENCE[name](torch.func, x)
+        return out, [t.is_inference() for t in (out if isinstance(out, tuple) else (out,))]
+    same(body, grad_fn=False, check_warnings=False)  # (torch's hessian warns internally)
+
+
+def test_jvp_primal_is_an_alias_of_the_output():
+    # torch's jvp returns each primal as an alias of the function's output: a view, and
+    # AliasBackward0 over the output's node where it requires grad
+    def body(torch):
+        out = []
+        for rg in (False, True):
+            x = torch.tensor([0.1, -0.95, 1.16], requires_grad=rg)
+            p, _ = torch.func.jvp(lambda v: torch.cos(v).sum(), (x,), (torch.ones(3),))
+            out += [p, p._is_view(), p.grad_fn and p.grad_fn.name(),
+                    p.grad_fn and p.grad_fn.next_functions[0][0].name()]
+        return out
+    same(body)

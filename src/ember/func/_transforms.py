@@ -11,6 +11,7 @@ import functools
 
 from .._backend import get_xp
 from .._creation import zeros, zeros_like
+from .._ops.shape import alias
 from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
 from ..autograd import grad as _autograd_grad
@@ -166,11 +167,17 @@ def _nested(leaves):
     return any(t.requires_grad or t._fw_grad is not None for t in leaves)
 
 
+def _not_inference(t):
+    """``t``, or for an inference tensor a plain tensor around its data: a transform wraps its
+    inputs (torch's functorch wrappers), so their ops are differentiated as any other's."""
+    return _wrap(t._data) if isinstance(t, Tensor) and t._is_inference else t
+
+
 def _fresh(t):
     """A copy of ``t`` to differentiate against, connected to ``t``'s own differentiation."""
     if t.requires_grad:
         return t.view_as(t)
-    new = t.detach().requires_grad_()
+    new = _not_inference(t.detach()).requires_grad_()
     tangent = fwAD._tangent_of(t)
     if tangent is not None:  # an outer jacfwd/jvp: keep pushing its tangent through
         fwAD._set_tangent(new, tangent)
@@ -316,16 +323,18 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if level:
         return _lowering.jvp(func, primals, tangents, has_aux, level)
     with fwAD.dual_level():
-        duals = [fwAD.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
+        duals = [fwAD.make_dual(_not_inference(p), t) for p, t in zip(flat_p, flat_t)]
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(duals, spec_p)), has_aux,
                                                    _JVP)
-        values, jvps = [], []
+        jvps = []
         for o in out_leaves:
             primal, tangent = fwAD.unpack_dual(o)
-            values.append(primal)
             jvps.append(zeros_like(primal) if tangent is None else tangent)
     create = _nested(flat_p) or _nested(flat_t)
-    result = (_unflatten([_finish(v, create) for v in values], out_spec),
+    # (torch returns each primal as an alias of the output: a view, AliasBackward0 where it
+    # requires grad)
+    values = [alias(o if create else o.detach()) for o in out_leaves]
+    result = (_unflatten(values, out_spec),
               _unflatten([_finish(j, create) for j in jvps], out_spec))
     return result + (_finish_tree(aux, create),) if has_aux else result
 
@@ -391,7 +400,7 @@ def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_au
         (n,) + tuple(inp.shape)))
     with fwAD.dual_level(), batched_tangents(n):
         leaves = list(in_leaves)
-        leaves[i] = fwAD.make_dual(inp, basis)
+        leaves[i] = fwAD.make_dual(_not_inference(inp), basis)
         output = func(*_replace(args, nums, _unflatten(leaves, in_spec)), **kwargs)
         out_leaves, out_spec, aux = _output_leaves(output, has_aux, _JVP)
         tans = []
@@ -480,7 +489,8 @@ def linearize(func, *primals):
                                    f"doesn't match the dtype {dtypes[idx]} of the "
                                    "corresponding primal.")
         with fwAD.dual_level():
-            duals = [fwAD.make_dual(p.detach(), t) for p, t in zip(flat_p, flat_t)]
+            duals = [fwAD.make_dual(_not_inference(p.detach()), t)
+                     for p, t in zip(flat_p, flat_t)]
             out = func(*_unflatten(duals, spec_p))
             leaves, _ = _flatten(out)
             tans = []
