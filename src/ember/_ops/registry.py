@@ -283,13 +283,11 @@ class OpNode(Node):
         # torch frees saved tensors only: a node that saved none (sum keeps a shape, view a
         # size) can run again, and its non-tensor values stay readable.
         # (an op's node class has the one of _RELEASES its saved values need: see _saved_slot)
-        release = self._op.release
-        if release:
-            if release == 2 and self._saved is not None:
+        op = self._op
+        if op.release:
+            if op.release == 2 and self._saved is not None:
                 kept = self._kept = list(self._saved)
-                for j, _, _ in self._op.unpack_plan:
-                    kept[j] = None
-                for j in self._op.param_slots:
+                for j in op.freed_slots:
                     kept[j] = None
             self._saved = None
 
@@ -583,6 +581,7 @@ class OpDef:
         self.unpack_plan = ()
         self.checked_params = frozenset()  # params holding tensors torch saves (op(checked=))
         self.param_slots = ()  # the saved slots of those (see param_version)
+        self.freed_slots = ()  # the saved slots holding tensors (unpack_plan's, param_slots)
         self.release = 0  # what _release frees: 0 nothing, 1 all, 2 the tensors only
         self.recorder = None  # generated on first use (see _compile_recorder)
         self.save_guards = None  # computed on first use (see _save_guards)
@@ -695,7 +694,8 @@ class OpDef:
                                      if k in (INPUT, RESULT))
             self.param_slots = tuple(j for j, (k, i) in enumerate(self.saved_spec)
                                      if k == PARAM and i in self.checked_params)
-            freed = len(self.unpack_plan) + len(self.param_slots)  # the tensor slots
+            self.freed_slots = _freed_slots(self)
+            freed = len(self.freed_slots)
             self.release = 0 if not freed else 1 if freed == len(self.saved_spec) else 2
             self.node_cls._release = _RELEASES[self.release]
             j = len(self.saved_names) - 1
@@ -982,6 +982,7 @@ def _specialize(d, n):
     spec.checked_params = frozenset(i + n - 1 for i in d.checked_params)
     spec.param_slots = tuple(j for j, (k, i) in enumerate(spec.saved_spec)
                              if k == PARAM and i in spec.checked_params)
+    spec.freed_slots = _freed_slots(spec)
     spec.formulas, spec.batched_formulas = (
         [(tuple(range(n)), fn if n > 1 else _only_item(fn), env) for _, fn, env in formulas]
         for formulas in (d.formulas, d.batched_formulas))
@@ -990,6 +991,12 @@ def _specialize(d, n):
     spec.recorder = spec.save_guards = None
     spec.caller = spec.inplace_caller = None
     return spec
+
+
+def _freed_slots(op):
+    """The saved slots that hold tensors (inputs, results, checked parameters): what a
+    node's ``_release`` frees, as one tuple (one loop per backward step, not two)."""
+    return tuple(j for j, _, _ in op.unpack_plan) + op.param_slots
 
 
 def _only_item(fn):
@@ -1554,12 +1561,18 @@ def run_inplace(op, call, args):
     try:
         return call(args)
     except TypeError as e:  # (a GPU array refusing a host one)
-        if hasattr(e, "method_form"):  # (an ndarray operand: x.add_(a) is a method call)
-            raise as_method(e, op.name + "_") from None
-        again = across_devices(op, args, inplace=True)
+        again = inplace_across_devices(op, args, e)
         if again is None:
             raise
         return again
+
+
+def inplace_across_devices(op, args, error):
+    """What ``run_inplace`` does when its call raised the TypeError ``error``: the call again
+    across devices, or None (then the caller raises ``error``)."""
+    if hasattr(error, "method_form"):  # (an ndarray operand: x.add_(a) is a method call)
+        raise as_method(error, op.name + "_") from None
+    return across_devices(op, args, inplace=True)
 
 
 def broadcast_error(operands):
