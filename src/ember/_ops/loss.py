@@ -653,12 +653,12 @@ def _check_nll(input, target, weight):
     and nll_loss2d's (4-D and the ranks viewed as 4-D) target size. The kernels check the
     rest (see _check_kernel_dtypes): the weight's dtype, nll_loss2d's Long-only targets, then
     the targets' range."""
-    if weight is None and input.ndim == 2 and target.ndim == 1 and target.dtype is D.int64:
-        # the usual batch: every check below passes when the batch sizes agree (the shapes
-        # unpacked, not indexed: each index of a Size is a Python call)
-        (n, c), (batch,) = input.shape, target.shape
-        if n == batch:
-            return c
+    if weight is None and type(input) is Tensor and type(target) is Tensor:
+        # the usual batch: every check below passes when the batch sizes agree (read from
+        # the arrays: each Tensor property, each Size, is a Python call)
+        a, t = input._data, target._data
+        if a.ndim == 2 and t.ndim == 1 and t.dtype == np.int64 and len(a) == len(t):
+            return a.shape[1]
     shape, ndim = input.shape, input.ndim
     if ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
@@ -806,8 +806,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if label_smoothing > 0:
         return _ce_smoothed(input, target, weight, reduction, ignore_index, label_smoothing)
     # NOTE: torch's graph, not a fused node: NllLossBackward0 -> LogSoftmaxBackward0. The
-    # gradient costs one extra (N, C) pass over a fused node, measured as small.
-    logp = _log_softmax(input, 0 if ndim == 1 else 1)
+    # gradient costs one extra (N, C) pass over a fused node, measured as small. (Every
+    # argument passed: a call of fewer goes through the op's argument binding.)
+    logp = _log_softmax(input, 0 if ndim == 1 else 1, False)
     if ndim > 2:
         return _nll_nd(logp, target, weight, reduction, ignore_index)
     _check_nll(logp, target, weight)  # (_nll_nd's first step, written out: a call fewer)
@@ -851,7 +852,7 @@ def _ce_probs(input, target, weight, reduction, label_smoothing):
     if label_smoothing > 0:
         target = add_scalar(mul_scalar(target, 1 - label_smoothing),
                             label_smoothing / n_classes)
-    terms = _log_softmax(input, axis) * target
+    terms = _log_softmax(input, axis, False) * target
     if weight is not None:
         terms = terms * _class_view(weight, input.ndim)
     if reduction == "none":
@@ -866,7 +867,7 @@ def _ce_probs(input, target, weight, reduction, label_smoothing):
 def _ce_smoothed(input, target, weight, reduction, ignore_index, eps):
     axis = _class_axis(input.ndim)
     n_classes = input.shape[axis]
-    logp = _log_softmax(input, axis)
+    logp = _log_softmax(input, axis, False)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     ignore = target == ignore_index
     terms = logp if weight is None else logp * _class_view(weight, input.ndim)
