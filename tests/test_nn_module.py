@@ -5,6 +5,7 @@ import copy
 from collections import OrderedDict
 
 import numpy as np
+import pytest
 from nn_helpers import close, copy_weights, repr_norm, to_ember, torch_mod
 from oracle import error_of, same
 
@@ -367,3 +368,48 @@ def test_state_dict_hook_apis_and_to_empty_match_torch():
         out.append([(tuple(p.shape), str(p.dtype), type(p).__name__) for p in e.parameters()])
         return out
     assert same(body).error is None
+
+
+_NON_FULL_HOOK_CASES = {
+    # a layer with parameters: its node has inputs (weight, bias) the module was not given
+    "conv": "torch.nn.Conv2d(2, 3, 3)",
+    "linear_on_a_leaf": "torch.nn.Linear(4, 2)",
+    # one op on the module's input: the hook sees every gradient, no warning
+    "relu": "torch.nn.ReLU()",
+    "two_ops": "Seq(torch.nn.Tanh(), torch.nn.Sigmoid())",
+    "tuple_of_two_nodes": "Split()",
+    "dict_out": "DictOut()",
+    "list_in": "ListIn()",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NON_FULL_HOOK_CASES))
+def test_non_full_backward_hook_warns_as_torchs(case):
+    def body(torch):
+        class Seq(torch.nn.Sequential):
+            pass
+
+        class Split(torch.nn.Module):
+            def forward(self, x):
+                return x * 2, x + 1
+
+        class DictOut(torch.nn.Module):
+            def forward(self, x):
+                return {"y": x * 2}
+
+        class ListIn(torch.nn.Module):
+            def forward(self, xs):
+                return xs[0] * 3
+        torch.manual_seed(0)
+        module = eval(_NON_FULL_HOOK_CASES[case], {"torch": torch, "Seq": Seq, "Split": Split,
+                                                   "DictOut": DictOut, "ListIn": ListIn})
+        seen = []
+        module.register_backward_hook(
+            lambda m, gi, go: seen.append([None if g is None else g.shape for g in gi]))
+        shape = (1, 2, 5, 5) if case == "conv" else (3, 4)
+        x = torch.randn(*shape, requires_grad=True)
+        y = module([x * 1] if case == "list_in" else x * 1)
+        out = y["y"] if case == "dict_out" else (y[0] if isinstance(y, tuple) else y)
+        out.sum().backward()
+        return seen
+    same(body)
