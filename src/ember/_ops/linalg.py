@@ -70,18 +70,30 @@ def mm(self, mat2):
 # NOTE: as torch's mm_mat1_backward / mm_mat2_backward, a column-major input (x.t() of a
 # contiguous x; strides in bytes here) gets its gradient computed transposed, column-major
 # like it: under create_graph that is a TBackward0 of an mm.
+# A first-order backward's gradients are NumPy arrays: the formulas then compute with `@` and
+# `.T`, what mm's and t's calls on such arrays run (their kernels), without the two op calls
+# (the engine's pass has NumPy's floating-point errors silenced already, see engine.py).
 def _mat1_grad(grad, mat2, mat1_strides):
     k = grad.itemsize
+    host = _host_pair(grad, mat2)
     if mat1_strides[0] == k and mat1_strides[1] == k * grad.shape[0]:
-        return t(mm(mat2, t(grad)))
-    return mm(grad, t(mat2))
+        return (mat2 @ grad.T).T if host else t(mm(mat2, t(grad)))
+    return grad @ mat2.T if host else mm(grad, t(mat2))
 
 
 def _mat2_grad(grad, mat1, mat2_strides):
     k = grad.itemsize
+    host = _host_pair(grad, mat1)
     if mat2_strides[0] == k and mat2_strides[1] == k * mat1.shape[1]:
-        return t(mm(t(grad), mat1))
-    return mm(t(mat1), grad)
+        return (grad.T @ mat1).T if host else t(mm(t(grad), mat1))
+    return mat1.T @ grad if host else mm(t(mat1), grad)
+
+
+def _host_pair(a, b):
+    """Two NumPy arrays (not Tensors, not a device's) of dtypes NumPy computes itself: mm's
+    call on them runs its kernel, ``a @ b``."""
+    return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype not in D.SPECIAL_NP
+            and b.dtype not in D.SPECIAL_NP)
 
 
 @mm.grad("self")

@@ -423,7 +423,8 @@ def _checked_terms(self, target, weight, ignore_index):
 
 
 def _nll_kernel(self, target, weight, reduction, ignore_index):
-    target, weight = _arr(target), _arr(weight)
+    target = _arr(target)
+    weight = None if weight is None else _arr(weight)  # (no class weights: no call)
     if type(self) is np.ndarray:
         if _usual_batch(self, target, weight, reduction, ignore_index):
             total = 0.0 - _small_ordered_sum(self[_host_row_numbers(len(self)), target])
@@ -510,10 +511,10 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
     sample's upstream gradient (for a mean: the upstream gradient over the total weight),
     computed in the input's dtype and written there alone: other classes and ignored samples
     stay +0.0 whatever the upstream gradient holds (NaN and inf included)."""
-    xp = get_xp(self)
     dt = self.dtype
-    target, weight = _arr(target), _arr(weight)
-    if xp is np:
+    target = _arr(target)
+    weight = None if weight is None else _arr(weight)  # (no class weights: no call)
+    if type(self) is np.ndarray or get_xp(self) is np:
         if _usual_gradient(grad_output, self, target, weight, reduction, ignore_index):
             grad = grad_output[()]  # (a scalar's arithmetic, not a 0-d array's)
             out = np.zeros(self.shape, dt)
@@ -524,6 +525,7 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
             except IndexError:  # (an ignored sample: the general path skips it)
                 pass
         return _nll_backward_on_host(grad_output, self, target, weight, reduction, ignore_index)
+    xp = get_xp(self)
     # NOTE: on a GPU the forward kernel's check of these targets stands (the node's saved
     # target is version-checked; this op is reached through nll_loss's graph only): checking
     # again would read the device, waiting for its queue, once more per step.

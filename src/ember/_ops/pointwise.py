@@ -824,7 +824,13 @@ def _(grad, result):
 # graph), as in torch, instead of a constant that does not require grad.
 @op("threshold_backward", elementwise=True, tensors=2)
 def threshold_backward(grad_output, self, threshold):
-    return _where.kernel(self <= threshold, 0, grad_output)
+    mask = self <= threshold
+    if type(mask) is np.ndarray and mask.size >= 4096 and type(grad_output) is np.ndarray:
+        # (ReLU's gradient in a training step: what _where does for it, without its call)
+        out = masked_or_zero(mask, grad_output, keep=False)
+        if out is not None:
+            return out
+    return _where.kernel(mask, 0, grad_output)
 
 
 @threshold_backward.grad("grad_output")
