@@ -11,6 +11,7 @@ from . import sampling  # noqa: F401
 from . import embedding_bag  # noqa: F401
 from . import sparse  # noqa: F401
 from . import rnn_layer  # noqa: F401
+from . import attention  # noqa: F401
 from . import deprecated_overloads  # noqa: F401  (wraps the methods the families made)
 
 registry.guard_operators(registry.Tensor)

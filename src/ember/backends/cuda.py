@@ -34,7 +34,8 @@ class cuBLASModule:
 
 matmul = cuBLASModule()
 
-_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+# (overrideable: a backend for out-of-tree devices; sdpa_kernel switches it with the others)
+_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True}
 
 
 def _sdp_switch(kind):

@@ -9,7 +9,7 @@ from .. import _dtype as D
 from .._creation import zeros, zeros_like
 from .._ops.linalg import baddbmm, bmm
 from .._ops.nn_ops import dropout, linear
-from .._ops.normalization import scaled_dot_product_attention
+from .._ops.attention import scaled_dot_product_attention
 from .._ops.pad import pad
 from .._ops.shape import cat
 from .._tensor import Tensor

@@ -1,0 +1,174 @@
+"""Scaled dot product attention: torch's CPU backends, written with ember ops.
+
+torch picks one of two CPU kernels, and each rounds its own way, which shows in float16 and
+bfloat16 results:
+
+- the fused *flash* kernel (the default for 4-D inputs without dropout): the scores
+  ``q @ k^T * scale`` and ``exp(s - max)`` in float32, those weights rounded to the input's
+  dtype before their product with ``v`` (accumulated in float32), and the sum divided out
+  last;
+- the *math* kernel (3-D inputs, dropout, or flash switched off): half and bfloat16 inputs
+  computed in float32 throughout, ``q`` and ``k^T`` each scaled by ``sqrt(scale)``, a softmax
+  that gives 0 (not NaN) to a row masked out entirely, one rounding at the end.
+
+Which kernels may run is read from the switches ``torch.backends.cuda.enable_*_sdp`` and
+``nn.attention.sdpa_kernel`` set; with neither allowed, torch's error.
+"""
+from __future__ import annotations
+
+import math
+
+from .._tensor import Tensor, _C_NAMES
+from .. import _dtype as D
+
+FUNCTIONAL = ["scaled_dot_product_attention"]
+
+NO_BACKEND = ("No viable backend for scaled_dot_product_attention was found. This is likely "
+              "due to turning off both the math kernel and the fused kernels.")
+_LOW = (D.float16, D.bfloat16)
+
+
+def _c_name(dtype):
+    """The dtype as torch's C++ messages name it."""
+    return _C_NAMES.get(dtype.name, "c10::BFloat16" if dtype == D.bfloat16 else dtype.name)
+
+
+def _check(query, key, value, attn_mask, dropout_p, enable_gqa):
+    """torch's argument checks (the kernels' own messages)."""
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{_c_name(query.dtype)} key.dtype: {_c_name(key.dtype)} and "
+            f"value.dtype: {_c_name(value.dtype)} instead.")
+    if attn_mask is not None and attn_mask.dtype != D.bool and \
+            not attn_mask.dtype.is_floating_point and attn_mask.dtype != query.dtype:
+        raise RuntimeError(
+            "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+            f"attn_mask.dtype: {_c_name(attn_mask.dtype)} and  query.dtype: "
+            f"{_c_name(query.dtype)} instead.")
+    if not 0 <= dropout_p <= 1:
+        raise RuntimeError(
+            f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if enable_gqa and query.dim() >= 3 and query.shape[-3] % key.shape[-3] != 0:
+        # (torch's message stops there)
+        raise RuntimeError(
+            "Number of heads in key and value must divide the number of heads in ")
+
+
+def _flash_fits(query, key, value, attn_mask, dropout_p):
+    """Whether torch's CPU flash kernel takes these inputs (its sdp_utils_cpp checks)."""
+    if dropout_p > 0 or not (query.dim() == key.dim() == value.dim() == 4):
+        return False
+    if query.dtype not in (D.float32, D.float64, D.float16, D.bfloat16):
+        return False
+    if not (query.shape[-1] == key.shape[-1] == value.shape[-1]):
+        return False
+    if query.shape[-2] == 0 or key.shape[-2] == 0 or query.shape[0] != key.shape[0]:
+        return False
+    if any(t.stride(-1) != 1 for t in (query, key, value)):
+        return False
+    return attn_mask is None or attn_mask.dim() in (2, 4)
+
+
+def _backend(query, key, value, attn_mask, dropout_p):
+    from ..backends.cuda import _SDP
+    if _SDP["flash"] and _flash_fits(query, key, value, attn_mask, dropout_p):
+        return "flash"
+    if _SDP["math"]:
+        return "math"
+    raise RuntimeError(NO_BACKEND)
+
+
+def _additive_mask(attn_mask, is_causal, n_q, n_k, like):
+    """The mask as a float tensor added to the scores (0 kept, -inf masked), or None."""
+    from .._creation import ones
+    from .pointwise import where
+    from .._compile.hooks import constant
+    if is_causal:
+        keep = constant(ones(n_q, n_k, dtype=D.bool).tril())
+        return where(keep, 0.0, float("-inf")).to(like.dtype)
+    if attn_mask is None:
+        return None
+    if attn_mask.dtype == D.bool:
+        return where(attn_mask, 0.0, float("-inf")).to(like.dtype)
+    return attn_mask
+
+
+def _grouped(query, key, value, enable_gqa):
+    """Key and value heads repeated to the query's (grouped-query attention)."""
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        n = query.shape[-3] // key.shape[-3]
+        return key.repeat_interleave(n, -3), value.repeat_interleave(n, -3)
+    return key, value
+
+
+def _math(query, key, value, mask, dropout_p, scale):
+    from .activation import softmax
+    from .linalg import matmul
+    from .pointwise import where
+    root = math.sqrt(scale)
+    scores = matmul(query * root, key.transpose(-2, -1) * root)
+    if mask is None:
+        weights = softmax(scores, -1)
+    else:
+        # torch's _safe_softmax: a row masked out entirely attends to nothing (0, not NaN);
+        # its scores are replaced before the softmax so no NaN reaches the backward either
+        scores = scores + mask
+        masked_row = (scores == float("-inf")).all(-1, keepdim=True)
+        weights = where(masked_row, 0.0, softmax(where(masked_row, 0.0, scores), -1))
+    if dropout_p > 0:
+        from .nn_ops import dropout
+        weights = dropout(weights, dropout_p)
+    return matmul(weights, value)
+
+
+def _flash(query, key, value, mask, scale, dtype):
+    from .linalg import matmul
+    from .pointwise import exp, where
+    scores = matmul(query, key.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = scores + mask
+    top = scores.amax(-1, keepdim=True).detach()
+    if mask is not None:  # a row masked out entirely: weights exp(-inf) = 0, its output 0
+        top = where(top == float("-inf"), 0.0, top)
+    weights = exp(scores - top)
+    total = weights.sum(-1, keepdim=True)
+    if dtype in _LOW:  # the kernel rounds the weights to the input's dtype for the product
+        weights = weights.to(dtype).to(D.float32)
+    if mask is not None:  # (its weights are all 0: dividing by 1 leaves its output 0)
+        total = where(total == 0, 1.0, total)
+    return matmul(weights, value) / total
+
+
+def _laid_out_as(out, query):
+    """``out`` in the query's memory order: the flash kernel writes its output that way, so
+    ``out.transpose(1, 2)`` of heads split from a (batch, seq, heads * dim) projection is
+    contiguous again (``.view`` works on it), as in torch."""
+    order = sorted(range(query.dim()), key=lambda d: -query.stride(d))
+    if order == list(range(query.dim())):
+        return out
+    back = [order.index(d) for d in range(query.dim())]
+    return out.permute(order).contiguous().permute(back)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V, computed as torch's CPU kernel for these inputs."""
+    if attn_mask is not None and type(attn_mask) is not Tensor:
+        from ..nn.attention.bias import CausalBias
+        if isinstance(attn_mask, CausalBias):
+            return attn_mask._dispatch(query, key, value, attn_mask, dropout_p, is_causal,
+                                       scale, enable_gqa)
+    _check(query, key, value, attn_mask, dropout_p, enable_gqa)
+    kernel = _backend(query, key, value, attn_mask, dropout_p)
+    dtype, original = query.dtype, query
+    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if dtype in _LOW:  # both kernels compute in float32
+        query, key, value = query.float(), key.float(), value.float()
+    key, value = _grouped(query, key, value, enable_gqa)
+    mask = _additive_mask(attn_mask, is_causal, query.shape[-2], key.shape[-2], query)
+    if kernel == "flash":
+        out = _laid_out_as(_flash(query, key, value, mask, s, dtype), original)
+    else:
+        out = _math(query, key, value, mask, dropout_p, s)
+    return out.to(dtype) if dtype in _LOW else out

@@ -1,0 +1,162 @@
+"""scaled_dot_product_attention against torch's CPU kernels, nn.attention's kernel switches and
+nn.attention.bias's causal masks."""
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import ember
+from oracle import same
+
+
+def _qkv(torch, dtype, shape_q=(2, 3, 5, 8), n_kv=None, heads_kv=None):
+    torch.manual_seed(0)
+    q = torch.rand(*shape_q, dtype=dtype)
+    kv_shape = list(shape_q)
+    if n_kv is not None:
+        kv_shape[-2] = n_kv
+    if heads_kv is not None:
+        kv_shape[-3] = heads_kv
+    return q, torch.rand(*kv_shape, dtype=dtype), torch.rand(*kv_shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("kind", ["plain", "causal", "bool_mask", "float_mask", "scale", "3d"])
+def test_sdpa_rounds_as_torchs_cpu_kernels(dtype, kind):
+    """Half and bfloat16 results to the last bit: the flash kernel rounds its weights to the
+    input's dtype before the product with v, the math kernel computes in float32."""
+    def body(torch):
+        F = torch.nn.functional
+        q, k, v = _qkv(torch, getattr(torch, dtype), n_kv=7)
+        kw = {"causal": {"is_causal": True}, "scale": {"scale": 0.3},
+              "bool_mask": {"attn_mask": torch.rand(5, 7) > 0.3},
+              "float_mask": {"attn_mask": torch.rand(5, 7, dtype=q.dtype)}}.get(kind, {})
+        if kind == "3d":
+            q, k, v = q[0], k[0], v[0]
+        return F.scaled_dot_product_attention(q, k, v, **kw)
+    tol = {"float32": 1e-6, "float64": 1e-12}.get(dtype, 0)
+    same(body, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dims", [3, 4])
+def test_sdpa_row_masked_out_entirely_gives_zeros_and_zero_gradients(dims):
+    def body(torch):
+        torch.manual_seed(0)
+        q = torch.rand(1, 1, 2, 4, requires_grad=True)
+        x = q if dims == 4 else q[0]
+        mask = torch.tensor([[False, False], [True, False]])
+        y = torch.nn.functional.scaled_dot_product_attention(x, x, x, attn_mask=mask)
+        y.sum().backward()
+        return y.detach(), q.grad
+    same(body, atol=1e-6)
+
+
+def test_sdpa_gradients_and_dropout_path():
+    def body(torch):
+        torch.manual_seed(0)
+        x = torch.rand(2, 5, 8, requires_grad=True)
+        y = torch.nn.functional.scaled_dot_product_attention(x, x, x, dropout_p=0.5)
+        y.sum().backward()
+        return y, x.grad
+    same(body, rtol=1e-5, atol=1e-6)
+
+
+def test_sdpa_grouped_query_attention():
+    def body(torch):
+        q, k, v = _qkv(torch, torch.float32, shape_q=(2, 4, 5, 8), heads_kv=2)
+        F = torch.nn.functional
+        out = [F.scaled_dot_product_attention(q, k, v, enable_gqa=True)]
+        try:
+            F.scaled_dot_product_attention(q, k[:, :1].expand(2, 3, 5, 8).contiguous(),
+                                           v[:, :1].expand(2, 3, 5, 8).contiguous(),
+                                           enable_gqa=True)
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+    same(body)
+
+
+@pytest.mark.parametrize("call", [
+    "F.scaled_dot_product_attention(q, q.double(), q)",
+    "F.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(5, 5, dtype=torch.int64))",
+    "F.scaled_dot_product_attention(q, q, q, dropout_p=1.5)",
+])
+def test_sdpa_argument_errors(call):
+    def body(torch):
+        q = torch.rand(2, 3, 5, 8)
+        return eval(call, {"torch": torch, "F": torch.nn.functional, "q": q})
+    same(body)
+
+
+def test_sdpa_output_follows_the_querys_memory_order():
+    """Heads split from one projection and transposed back can be viewed, as in torch."""
+    def body(torch):
+        torch.manual_seed(0)
+        x = torch.rand(2, 5, 12)
+        q = x.view(2, 5, 3, 4).transpose(1, 2)
+        y = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+        z = torch.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.0)
+        return y.stride(), y.transpose(1, 2).view(2, 5, 12), z.stride()
+    same(body)
+
+
+def test_sdpa_kernel_switches_and_restores_backends():
+    def body(torch):
+        SDPBackend, sdpa_kernel = torch.nn.attention.SDPBackend, torch.nn.attention.sdpa_kernel
+        cuda = torch.backends.cuda
+        q = torch.rand(1, 2, 3, 4)
+        out = [repr(SDPBackend.MATH), str(SDPBackend.FLASH_ATTENTION), int(SDPBackend.ERROR)]
+        for backends in (SDPBackend.MATH, SDPBackend.FLASH_ATTENTION,
+                         SDPBackend.EFFICIENT_ATTENTION, [SDPBackend.MATH, SDPBackend.CUDNN_ATTENTION],
+                         []):
+            with sdpa_kernel(backends) as ctx:
+                out.append((ctx, cuda.flash_sdp_enabled(), cuda.math_sdp_enabled(),
+                            cuda.mem_efficient_sdp_enabled(), cuda.cudnn_sdp_enabled()))
+                try:
+                    out.append(torch.nn.functional.scaled_dot_product_attention(q, q, q))
+                except RuntimeError as e:
+                    out.append(str(e))
+        out.append((cuda.flash_sdp_enabled(), cuda.math_sdp_enabled()))
+        try:
+            with sdpa_kernel("math"):
+                pass
+        except AssertionError as e:
+            out.append(str(e))
+        return out
+    same(body, rtol=1e-5)
+
+
+def test_causal_bias_masks():
+    def body(torch):
+        bias = importlib.import_module(torch.__name__ + ".nn.attention.bias")
+        CausalBias, CausalVariant = bias.CausalBias, bias.CausalVariant
+        causal_lower_right, causal_upper_left = bias.causal_lower_right, bias.causal_upper_left
+        F = torch.nn.functional
+        q, k, v = _qkv(torch, torch.float16, shape_q=(2, 3, 2, 8), n_kv=10)
+        upper, lower = causal_upper_left(2, 10), causal_lower_right(2, 10)
+        out = [type(upper).__name__, isinstance(lower, torch.Tensor), repr(upper), repr(lower),
+               int(upper.variant), upper.variant.name, lower.seq_len_q, lower.seq_len_kv, tuple(upper.shape),
+               F.scaled_dot_product_attention(q, k, v, upper),
+               F.scaled_dot_product_attention(q, k, v, lower),
+               F.scaled_dot_product_attention(q, k, v, is_causal=True),
+               F.scaled_dot_product_attention(q[0], k[0], v[0], lower)]
+        try:
+            F.scaled_dot_product_attention(q, k, v, upper, is_causal=True)
+        except ValueError as e:
+            out.append(str(e))
+        for make in (lambda: causal_upper_left(2, 3, 4), lambda: CausalBias(1, 2, 3)):
+            try:
+                make()
+            except AssertionError as e:
+                out.append(str(e))
+        out.append(repr(CausalBias(CausalVariant.LOWER_RIGHT, 4, 2)))  # (and its warning)
+        return out
+    same(body)
+
+
+def test_causal_bias_without_torch():
+    from ember.nn.attention.bias import causal_lower_right
+    mask = causal_lower_right(2, 4)._materialize()
+    assert mask.tolist() == [[True, True, True, False], [True, True, True, True]]
+    assert isinstance(causal_lower_right(1, 1), ember.Tensor)
