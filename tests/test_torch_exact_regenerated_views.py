@@ -127,3 +127,30 @@ def test_view_of_a_base_transposed_in_place_in_inference_mode():
             base.t_()
         return flat.grad_fn.name(), flat._version, flat * 1, t.logsumexp(flat, 0)
     same(body)
+
+
+@pytest.mark.parametrize("then", ["retained_later_write", "held_by_an_op", "released",
+                                  "second_write_of_base"])
+def test_version_error_names_the_regenerated_view(then):
+    """The result an in-place op on a view saves, changed again before backward: torch's
+    error names the view's regenerated node ("output 0 of AsStrided") while that node lives
+    (a later op's node holds it), else the op's own ("of Reciprocal")."""
+    def body(t):
+        x = t.tensor([[0.5, -1.5, 2.0], [1.25, 0.75, -0.5]], requires_grad=True)
+        base = x * 2
+        view = base.view(3, 2)
+        view.reciprocal_()
+        if then == "held_by_an_op":
+            loss = view.sum()
+            view.add_(1)
+            loss.backward()
+        elif then == "retained_later_write":
+            view.fill_(t.tensor(-1.0))
+            view.mean().backward(retain_graph=True)
+        elif then == "second_write_of_base":
+            base.mul_(3)
+            base.sum().backward()
+        else:
+            view.add_(1)
+            view.sum().backward()
+    same(body)

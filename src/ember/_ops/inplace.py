@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
@@ -21,9 +22,9 @@ from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import ERR_INFERENCE_SAVE, follow_base, move_retained_grad
-from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, SAME, _MISSING, _arrays, _guards,
-                       broadcast_error, compute_dtype, inplace_across_devices, record, run_inplace,
-                       scalar_array)
+from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, _MISSING, _arrays,
+                       _guards, broadcast_error, compute_dtype, inplace_across_devices, record,
+                       run_inplace, scalar_array)
 
 _ndarray = np.ndarray
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -337,6 +338,7 @@ def _inplace_call(op, args, recording):
             _unbump_saved_inputs(node, op, shared_counter(self._vc))
         if self._base is not None:
             _views.rebase_view(self, node)
+            _name_view_in_errors(op, node, self)
         elif gained and self._following_views is not None:
             follow_base(self)
         if self._retains_grad:
@@ -344,14 +346,27 @@ def _inplace_call(op, args, recording):
     return self
 
 
+def _name_view_in_errors(op, node, view):
+    """torch's node saving the result of an in-place op on a view names, in its version error,
+    the view's regenerated node ("output 0 of AsStrided") while that node lives (held by a
+    later op on the view, or by a later in-place op's node while the graph is retained), then
+    its own: the node keeps a weak reference to it."""
+    if any(kind == RESULT for _, kind, _ in op.unpack_plan) and view._grad_fn is not None:
+        node._view_fn_ref = weakref.ref(view._grad_fn)
+
+
 def _views_of_self(op, args):
     """The other operands that are views sharing self's storage, brought up to date before
     the write: the node's edges are their histories as they were then (torch takes the
     edges before bumping the version), though after it they regenerate."""
     out = []
+    self = args[0]
+    if self._base is not None:  # (its edge too: the node holds the view's node as it was)
+        _views.refresh(self)
+        out.append((self, self._view_version))
     for a in args[1:op.n_tensors]:
         if isinstance(a, Tensor) and a._base is not None and (
-                shared_counter(a._vc) is shared_counter(args[0]._vc)):
+                shared_counter(a._vc) is shared_counter(self._vc)):
             _views.refresh(a)
             out.append((a, a._view_version))
     return out

@@ -339,7 +339,7 @@ def unpack_output(node, output_nr, saved, version, as_tensor):
     """A saved output: rewrapped with ``node`` as its grad_fn when a graph is being built."""
     array, vc = saved
     if vc[0] != version:
-        raise version_error(array, vc[0], version, node, output_nr)
+        raise version_error(array, vc[0], version, _named_in_errors(node), output_nr)
     if not as_tensor:
         return array
     t = _wrap(array)
@@ -351,6 +351,14 @@ def unpack_output(node, output_nr, saved, version, as_tensor):
         from .forward_ad import restore_saved_tangent
         restore_saved_tangent(node, output_nr, t)
     return t
+
+
+def _named_in_errors(node):
+    """The node a version error names for ``node``'s saved output: the regenerated view node
+    an in-place op on a view kept a weak reference to, while it lives (see inplace.py)."""
+    ref = node.__dict__.get("_view_fn_ref")
+    view_fn = None if ref is None else ref()
+    return node if view_fn is None else view_fn
 
 
 def unpack_data_output(saved, version, as_tensor):
