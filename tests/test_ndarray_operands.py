@@ -81,6 +81,16 @@ FUNCTIONS = {
     "torch.matmul": lambda torch, x, a: torch.matmul(x, a),
     "torch.matmul(a, x)": lambda torch, x, a: torch.matmul(a, x),
     "x.matmul": lambda torch, x, a: x.matmul(a),
+    # a rounding mode: the overloads listed, the keyword among what was given
+    "torch.div floor": lambda torch, x, a: torch.div(x, a, rounding_mode="floor"),
+    "torch.div(a, x) trunc": lambda torch, x, a: torch.div(a, x, rounding_mode="trunc"),
+    "torch.div None": lambda torch, x, a: torch.div(x, a, rounding_mode=None),
+    "torch.div plain": lambda torch, x, a: torch.div(x, a),
+    "torch.divide floor": lambda torch, x, a: torch.divide(x, a, rounding_mode="floor"),
+    "x.div floor": lambda torch, x, a: x.div(a, rounding_mode="floor"),
+    "x.div_ trunc": lambda torch, x, a: x.div_(a, rounding_mode="trunc"),
+    "x.divide floor": lambda torch, x, a: x.divide(a, rounding_mode="floor"),
+    "NumPy scalar": lambda torch, x, a: torch.div(x, a[0, 0], rounding_mode="floor"),
 }
 
 

@@ -56,7 +56,14 @@ OVERLOADS.update({
                "Tensor input, Number other", f"Tensor input, Number other, {_ROUNDING}"),
     "subtract": (f"Tensor input, Tensor other, *, {_ALPHA}, Tensor out = None",
                  f"Tensor input, Number other, {_ALPHA}"),
+    "div": (f"Tensor input, Tensor other{_OUT}",
+            f"Tensor input, Tensor other, {_ROUNDING}, Tensor out = None",
+            f"Tensor input, Number other, {_ROUNDING}"),
 })
+# the functions whose parser names the refused argument (as TENSORS_ONLY's) unless given
+# keywords: torch.div(x, array) refuses 'other', torch.div(x, array, rounding_mode='floor')
+# lists the overloads
+_PLAIN_WITHOUT_KEYWORDS = {"div": ("input", "other")}
 # the methods whose signatures are not the second operand of the functions' alone
 METHOD_OVERLOADS = {
     **dict.fromkeys(("clamp", "clip"), ("Tensor min = None, Tensor max = None",
@@ -64,6 +71,7 @@ METHOD_OVERLOADS = {
     "divide": ("Tensor other", f"Tensor other, {_ROUNDING}", "Number other",
                f"Number other, {_ROUNDING}"),
     "subtract": (f"Tensor other, *, {_ALPHA}", f"Number other, {_ALPHA}"),
+    "div": ("Tensor other", f"Tensor other, {_ROUNDING}", f"Number other, {_ROUNDING}"),
 }
 # the functions that take tensors only: their parameters' names
 TENSORS_ONLY = {
@@ -77,14 +85,15 @@ TENSORS_ONLY = {
 _NO_METHOD = ("polar", "complex")
 
 
-def refusal(name, args, method=False):
+def refusal(name, args, method=False, kwargs=None):
     """torch's TypeError for ``name`` called with ``args`` (after ``self`` for a method, whose
-    name ends in ``_`` when in place), one of which it refuses."""
+    name ends in ``_`` when in place) and ``kwargs``, one of which it refuses."""
     base = name.rstrip("_")
-    if base in OVERLOADS:
-        return TypeError(_invalid_combination(name, OVERLOADS[base], args, method))
+    plain = _PLAIN_WITHOUT_KEYWORDS.get(base) if not kwargs else None
+    if base in OVERLOADS and plain is None:
+        return TypeError(_invalid_combination(name, OVERLOADS[base], args, method, kwargs))
     k = next(k for k, a in enumerate(args[:2]) if isinstance(a, _REFUSED))
-    param = TENSORS_ONLY[base][k + 1 if method else k]
+    param = (plain or TENSORS_ONLY[base])[k + 1 if method else k]
     return TypeError(f"{name}(): argument '{param}' (position {k + 1}) must be Tensor, not "
                      f"{typename(type(args[k]))}")
 
@@ -92,16 +101,17 @@ def refusal(name, args, method=False):
 _REFUSED = (np.ndarray, np.generic)  # (where only a tensor goes; a NumPy scalar is a number)
 
 
-def _invalid_combination(name, signatures, args, method):
+def _invalid_combination(name, signatures, args, method, kwargs=None):
     if method:  # the second operand of each ``Tensor input, ...`` signature, alone
         signatures = METHOD_OVERLOADS.get(name.rstrip("_")) or [
             s.split(", ")[1] for s in signatures if s.startswith("Tensor input")]
+    got = [_kind(a) for a in args] + [f"{k}={_kind(v)}" for k, v in (kwargs or {}).items()]
     lines = [f"{name}() received an invalid combination of arguments - got "
-             f"({', '.join(_kind(a) for a in args)}), but expected one of:"]
+             f"({', '.join(got)}), but expected one of:"]
     for signature in signatures:
         lines.append(f" * ({signature})")
         kinds = [p.split()[0] for p in signature.split(", ")]
-        if "*" in signature or len(kinds) != len(args):
+        if "*" in signature or len(kinds) != len(args) or kwargs:
             continue  # (torch explains the signatures of as many arguments as given only)
         marked = [_kind(a) if _fits(a, kind) else f"!{_kind(a)}!" for a, kind in zip(args, kinds)]
         lines.append("      didn't match because some of the arguments have invalid types: "
@@ -134,7 +144,7 @@ def refusing_arrays(fn, name, method=False):
             # (a function of tensors only refuses NumPy values as its two operands; beyond
             # them, as a number overload's, NumPy scalars are numbers)
             if isinstance(value, np.ndarray) if numbers else k < 2:
-                raise refusal(name, args[start:], method)
+                raise refusal(name, args[start:], method, kwargs)
             convert = True
         if convert:
             args = tuple(python_number(a) if isinstance(a, np.generic) else a for a in args)
