@@ -259,6 +259,17 @@ def test_generator_state_methods():
     assert ember.Generator().device == ember.device("cpu")
 
 
+def test_generator_class_prints_as_torch():
+    """The class prints as torch's (``torch._C.Generator``), and a pickled generator comes back
+    as one of it with its state."""
+    def body(torch):
+        g = torch.Generator().manual_seed(7)
+        again = pickle.loads(pickle.dumps(g))
+        return (str(type(g)), repr(g).split(" at ")[0], type(again) is torch.Generator,
+                torch.rand(3, generator=again))
+    same(body)
+
+
 def test_seed_and_initial_seed():
     s = ember.seed()
     assert 0 <= s < 2 ** 64 and ember.initial_seed() == s

@@ -289,6 +289,18 @@ def _by_reference(fn) -> bool:
         return False
 
 
+def test_every_tensor_method_pickles_by_reference_as_torch():
+    """``pickle.dumps(Tensor.eq)`` works as torch's method descriptors do: each method that
+    pickles and copies by reference in torch does in ember."""
+    torch = torch_or_skip()
+    differing = [name for name in sorted(dir(torch.Tensor))
+                 if callable(getattr(torch.Tensor, name, None)) and hasattr(ember.Tensor, name)
+                 and not isinstance(getattr(torch.Tensor, name), type)
+                 and _by_reference(getattr(torch.Tensor, name))
+                 and not _by_reference(getattr(ember.Tensor, name))]
+    assert differing == []
+
+
 @pytest.mark.parametrize("namespace", _NAMESPACES)
 def test_every_public_function_pickles_by_reference_as_torch(namespace):
     """Each public function whose torch counterpart pickles and copies by reference does too

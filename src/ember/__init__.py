@@ -23,6 +23,7 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         randint, randint_like, randn, randn_like, randperm, tensor, zeros,
                         zeros_like)
 from ._random import Generator, default_generator
+from . import _C  # noqa: F401 - (the Generator class prints as ember._C.Generator)
 from ._threads import get_num_threads, set_num_threads
 from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from . import random
@@ -221,6 +222,9 @@ for _cls, _name in ((Tensor, "Tensor"), (Size, "Size"), (dtype, "dtype"), (devic
                     (layout, "layout")):
     _cls.__module__, _cls.__name__, _cls.__qualname__ = __name__, _name, _name
 del _cls, _name
+from ._by_reference import name_methods_where_found as _name_methods  # noqa: E402
+_name_methods(Tensor)
+del _name_methods
 
 _SUBMODULES = ("nn", "cuda", "accelerator", "backends", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",

@@ -27,3 +27,12 @@ def name_where_found(module_globals) -> None:
             continue
         if not _found_again(value):
             value.__module__, value.__qualname__ = module_globals["__name__"], name
+
+
+def name_methods_where_found(cls) -> None:
+    """Name each method of ``cls`` (already named as exported) that pickle could not find
+    again after the class (``pickle.dumps(Tensor.eq)`` works, as torch's method descriptors
+    pickle)."""
+    for name, value in list(vars(cls).items()):
+        if isinstance(value, types.FunctionType) and not _found_again(value):
+            value.__module__, value.__qualname__ = cls.__module__, f"{cls.__qualname__}.{name}"
