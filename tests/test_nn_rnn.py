@@ -277,12 +277,30 @@ def test_lstm_graph_is_torchs_onednn_graph(kw, dtype):
         x = torch.randn(5, 2, 3, dtype=getattr(torch, dtype), requires_grad=True)
         out, (h, c) = m(x)
         (out.sum() + h.sum() * 2 + c.sum() * 3).backward()
-        # (float64's own steps are compared at their top only: torch's split its gates with
-        # unsafe_split, ember's with split)
-        depth = 3 if dtype == "float32" else 1
+        # (float64's steps: the projection unbound, the gates cut by unsafe_chunk)
+        depth = 3 if dtype == "float32" else 6
         return ([_graph_names(t.grad_fn, depth).__repr__().replace("torch::autograd::", "")
                  for t in (out, h, c)], out, h, c, x.grad,
                 [p.grad for p in m.parameters()])
+    same(body, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", ["GRU", "RNN", "GRUCell", "LSTMCell"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_step_by_step_graph_is_torchs(cls, dtype):
+    """The recurrences torch runs step by step: the projected input unbound once
+    (UnbindBackward0), gates cut by unsafe_chunk (UnsafeSplitBackward0)."""
+    def body(torch):
+        torch.manual_seed(0)
+        m = getattr(torch.nn, cls)(3, 4, dtype=getattr(torch, dtype))
+        cell = cls.endswith("Cell")
+        x = torch.randn(*(2, 3) if cell else (3, 2, 3), dtype=getattr(torch, dtype),
+                        requires_grad=True)
+        out = m(x)
+        out = out[0] if isinstance(out, tuple) else out
+        out.sum().backward()
+        return (_graph_names(out.grad_fn, 7).__repr__().replace("torch::autograd::", ""),
+                out, x.grad, [p.grad for p in m.parameters()])
     same(body, rtol=1e-5, atol=1e-6)
 
 

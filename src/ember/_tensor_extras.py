@@ -109,12 +109,7 @@ def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002
     return input.split(list(split_sizes), dim)
 
 
-unsafe_split = split_copy
-unsafe_split_with_sizes = split_with_sizes
-
-
-def unsafe_chunk(input, chunks, dim=0):  # noqa: A002
-    return input.chunk(chunks, dim)
+from ._ops.shape import unsafe_chunk, unsafe_split, unsafe_split_with_sizes  # noqa: E402,F401
 
 
 def detach(input):  # noqa: A002

@@ -1260,6 +1260,18 @@ row("split_fn", ember.split, "split", [SH.split_with_sizes, SH._split],
 row("chunk", lambda x, n, dim=0: x.chunk(n, dim), None, [SH._split],
     lambda m: [S("even", m(4, 3), 2), S("ragged", m(5, 2), 3), S("cols", m(2, 5), 2, 1)],
     np_ref=None)
+# split's pieces that autograd does not treat as views (UnsafeSplitBackward0, ...)
+row("unsafe_split", ember.unsafe_split, "unsafe_split", [SH.unsafe_split, SH._cat],
+    lambda m: [S("even", m(4, 3), 2), S("ragged", m(5, 2), 2), S("cols", m(2, 5), 3, 1)],
+    np_ref=lambda x, n, dim=0: tuple(np.split(x, range(n, x.shape[dim], n), axis=dim)))
+row("unsafe_split_with_sizes", ember.unsafe_split_with_sizes, "unsafe_split_with_sizes",
+    [SH.unsafe_split_with_sizes, SH._cat],
+    lambda m: [S("rows", m(4, 3), [1, 3]), S("cols", m(2, 5), [2, 2, 1], 1),
+               S("with_zero", m(3, 2), [0, 3])],
+    np_ref=lambda x, sizes, dim=0: tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim)))
+row("unsafe_chunk", lambda x, n, dim=0: x.unsafe_chunk(n, dim), None, [SH.unsafe_split],
+    lambda m: [S("even", m(4, 3), 2), S("ragged", m(5, 2), 3), S("cols", m(2, 5), 2, 1)],
+    np_ref=None)
 
 # ---------------------------------------------------------------------------------------------
 # In-place ops on views: CopySlices on the base, the view regenerated as AsStridedBackward0

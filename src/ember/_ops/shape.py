@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __all__ = ['cat', 'chunk', 'clone', 'flatten', 'permute', 'ravel', 'reshape', 'select', 'split',
            'squeeze', 'stack', 't', 'transpose', 'unbind', 'unsqueeze']
-__all__ += ['swapaxes']
+__all__ += ['swapaxes', 'unsafe_chunk', 'unsafe_split', 'unsafe_split_with_sizes']
 
 import warnings
 from math import prod
@@ -1476,6 +1476,40 @@ def _(grads, dim):
     return cat(list(grads), dim)
 
 
+# torch's unsafe_split and unsafe_split_with_sizes: split's pieces (sharing the input's memory),
+# which autograd does not treat as views (no shared version counter, no rebase when one is
+# written in place); torch's recurrent cells chunk their gates with them
+@op("unsafe_split", promote=NONE, outputs=-1, method=True, node="UnsafeSplitBackward0")
+def unsafe_split(self, split_size, dim=0):
+    return _split.kernel(self, split_size, dim)
+
+
+@op("unsafe_split_with_sizes", promote=NONE, outputs=-1, method=True,
+    node="UnsafeSplitWithSizesBackward0")
+def unsafe_split_with_sizes(self, split_sizes, dim=0):
+    return split_with_sizes.kernel(self, split_sizes, dim)
+
+
+@unsafe_split.grad("self")
+def _(grads, self_shape, split_size, dim):  # (what torch's node saves)
+    return cat(list(grads), dim)
+
+
+@unsafe_split_with_sizes.grad("self")
+def _(grads, self_shape, split_sizes, dim):
+    return cat(list(grads), dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):  # noqa: A002 - torch's name
+    """``chunk`` made of ``unsafe_split``'s pieces."""
+    size = input.shape[_wrap_dim(dim, input.ndim)]
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if size == 0:
+        return unsafe_split_with_sizes(input, [0] * chunks, dim)
+    return unsafe_split(input, -(-size // chunks), dim)
+
+
 def split(tensor, split_size_or_sections, dim=0):
     """Split into chunks of a given size (or the given list of sizes) along ``dim``."""
     if isinstance(split_size_or_sections, int):
@@ -1500,6 +1534,7 @@ def _split_method(self, split_size, dim=0):
 
 Tensor.split = _split_method
 Tensor.chunk = chunk
+Tensor.unsafe_chunk = unsafe_chunk
 
 
 # The rest of the shape family (movedim, repeat, flip, roll, stacks, ...) lives in rearrange.py.

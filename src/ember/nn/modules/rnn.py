@@ -38,22 +38,23 @@ def _dropout(x, p, training):
 
 def _rnn_step(mode, gi, h, w_hh, b_hh):
     """One time step: ``gi`` is the input projection (bias included) for this step."""
+    # (torch's cells add the input's projection to the hidden one's: the edges' order)
     gh = F.linear(h, w_hh, b_hh)
     if mode == "RNN_TANH":
-        return tanh(gi + gh)
+        return tanh(gh + gi)
     if mode == "RNN_RELU":
-        return relu(gi + gh)
-    ir, iz, in_ = _ops.shape.chunk(gi, 3, 1)
-    hr, hz, hn = _ops.shape.chunk(gh, 3, 1)
-    r = sigmoid(ir + hr)
-    z = sigmoid(iz + hz)
-    n = tanh(in_ + r * hn)
+        return relu(gh + gi)
+    ir, iz, in_ = _ops.shape.unsafe_chunk(gi, 3, 1)  # (torch's cells: UnsafeSplitBackward0)
+    hr, hz, hn = _ops.shape.unsafe_chunk(gh, 3, 1)
+    r = sigmoid(hr + ir)
+    z = sigmoid(hz + iz)
+    n = tanh(in_ + hn * r)
     return (h - n) * z + n  # torch's form of (1 - z) * n + z * h (its rounding and nodes)
 
 
 def _lstm_step(gi, h, c, w_hh, b_hh, w_hr=None):
-    gates = gi + F.linear(h, w_hh, b_hh)
-    i, f, g, o = _ops.shape.chunk(gates, 4, 1)
+    gates = F.linear(h, w_hh, b_hh) + gi
+    i, f, g, o = _ops.shape.unsafe_chunk(gates, 4, 1)
     c = sigmoid(f) * c + sigmoid(i) * tanh(g)
     h = sigmoid(o) * tanh(c)
     return (h if w_hr is None else F.linear(h, w_hr)), c
@@ -361,9 +362,11 @@ def _direction(mode, x, sizes, h, c, weights, reverse):
         for t in range(1, steps):
             starts[t] = starts[t - 1] + sizes[t - 1]
     ys = [None] * steps
+    # torch unbinds the projected steps once (UnbindBackward0)
+    gis = _ops.shape.unbind(gi, 0) if sizes is None and steps else None
     for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
         if sizes is None:
-            g, b = gi[t], None
+            g, b = gis[t], None
         else:
             b = sizes[t]
             g = gi[starts[t]:starts[t] + b]
