@@ -325,3 +325,53 @@ def test_deprecated_overload_warns_once_per_process_at_the_callers_line():
     want = re.sub(r" \(Triggered internally at [^)]*\)", "", run("torch"))
     assert run("ember") == want
     assert "This overload of add_ is deprecated" in want
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3, 4), (2, 3, 4, 5, 6), (2, 3, 1, 1),
+                                   (2, 1, 4, 4), (2, 3, 4, 5, 1)])
+@pytest.mark.parametrize("fmt", ["channels_last", "channels_last_3d", "contiguous_format",
+                                 "preserve_format"])
+def test_empty_lays_out_its_memory_format(shape, fmt):
+    def body(torch):
+        x = torch.empty(*shape, memory_format=getattr(torch, fmt), requires_grad=True)
+        y = torch.empty(shape, memory_format=getattr(torch, fmt), device="meta")
+        return x.shape, x.stride(), x.requires_grad, y.stride()
+    same(body)
+
+
+@pytest.mark.parametrize("make", [
+    "torch.empty(4, 1, 4, 4)", "torch.empty(2, 3, 1, 1)", "torch.empty(2, 1, 1, 1)",
+    "torch.empty(2, 3, 4, 4)", "torch.empty(2, 3, 4, 4).to(memory_format=torch.channels_last)",
+    "torch.empty(4, 1, 4, 4).to(memory_format=torch.channels_last)",
+    "torch.empty(2, 3, 4, 5).transpose(2, 3)", "torch.empty(3, 4).t()",
+    "torch.empty(2, 3, 4, 5).permute(0, 2, 3, 1)", "torch.empty(2, 3, 4, 5, 6)",
+    "torch.empty(2, 3, 4, 5, 6).permute(0, 2, 3, 4, 1)", "torch.empty(0, 3, 4, 4)",
+])
+@pytest.mark.parametrize("fmt", ["channels_last", "contiguous_format", "channels_last_3d"])
+def test_to_memory_format_copies_unless_the_tensor_suggests_that_format(make, fmt):
+    """torch's to() keeps the tensor itself when its suggested memory format is the one asked
+    for: an ambiguous N1HW tensor is copied into channels-last strides, a transposed matrix
+    asked for the contiguous format is returned as it is."""
+    def body(torch):
+        x = eval(make, {"torch": torch}).requires_grad_()
+        try:
+            y = x.to(memory_format=getattr(torch, fmt))
+        except RuntimeError as e:
+            return str(e)
+        strides = y.stride() if y.numel() else None  # (empty tensors' strides: see docs)
+        return y is x, strides, None if y.grad_fn is None else type(y.grad_fn).__name__
+    same(body)
+
+
+def test_module_to_memory_format_lays_out_its_4d_and_5d_tensors():
+    def body(torch):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Conv2d(8, 4, 3), torch.nn.BatchNorm2d(4),
+                                    torch.nn.Linear(2, 3))
+        out = model.to(memory_format=torch.channels_last)
+        x = torch.randint(1, 10, (2, 8, 4, 4), dtype=torch.float32)
+        x = x.to(memory_format=torch.channels_last)
+        model(x).sum().backward()
+        return (out is model, [(n, p.stride()) for n, p in model.named_parameters()],
+                model[0].weight.grad.stride(), model[0].weight.grad.sum())
+    same(body, rtol=1e-5)  # (a float32 sum of the gradient's 288 values)

@@ -316,8 +316,21 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "empty", "size")
     dt = _dtype_or_default(_dtype_arg("empty", dtype))
-    return constant(_finish(_allocated(np.empty, _size(size), dt, device), None, requires_grad,
-                                    device))
+    array = _allocated(np.empty, _size(size), dt, device)
+    if memory_format is not None:
+        array = _in_memory_format(array, memory_format)
+    return constant(_finish(array, None, requires_grad, device))
+
+
+def _in_memory_format(array, memory_format):
+    """A fresh (uninitialised) ``array`` laid out in ``memory_format``, as torch.empty makes
+    it: channels-last strides, torch's errors for a rank that format has not, and no
+    preserve_format (there is no input to preserve)."""
+    name = memory_format.name
+    if name == "preserve_format":
+        raise RuntimeError("unsupported memory format Preserve")
+    order = format_order(array, name)
+    return array if order is None else empty_in_order(array, order)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,

@@ -734,6 +734,32 @@ def _parse_to(args, kwargs):
     return dtype, as_device(dev), non_blocking, copy
 
 
+def _suggested_format(shape, strides):
+    """torch's suggest_memory_format of element ``strides``: the format ``to(memory_format=)``
+    leaves a tensor in without a copy. Only a 4-d (5-d) tensor whose strides are ordered as
+    channels-last's suggests that format; ambiguous ones (a single channel, N111) suggest the
+    contiguous format, so that ``to`` gives them channels-last strides, and a transposed
+    matrix is left as it is when asked for the contiguous format, as torch's."""
+    if len(shape) == 4 and _strides_like(shape, strides, (1, 3, 2, 0)):
+        return "channels_last"
+    if len(shape) == 5 and _strides_like(shape, strides, (1, 4, 3, 2, 0)):
+        return "channels_last_3d"
+    return "contiguous_format"
+
+
+def _strides_like(shape, strides, order):
+    """torch's is_channels_last_strides_2d_s4 (3d_s5): the strides grow along ``order``
+    (innermost first), an N111-like tie and a zero channel stride read as NCHW."""
+    if strides[1] == 0:
+        return False
+    low = 0
+    for d in order:
+        if shape[d] == 0 or strides[d] < low or (d == 0 and low == strides[1]):
+            return False
+        low = strides[d] * max(shape[d], 1)
+    return True
+
+
 def to(self, *args, memory_format=None, **kwargs):
     """Cast to a dtype, move to a device and/or lay out in a memory format: ``self`` itself
     when nothing changes."""
@@ -748,7 +774,8 @@ def to(self, *args, memory_format=None, **kwargs):
         if same_device(source, dev):
             dev = source = None
     if dtype is None and dev is None and (
-            memory_format is None or self.is_contiguous(memory_format=memory_format)):
+            memory_format is None
+            or _suggested_format(self.shape, self.stride()) == memory_format.name):
         return clone(self) if copy else self
     return to_copy(self, dtype, dev, non_blocking, source,
                    memory_format=memory_format and memory_format.name)

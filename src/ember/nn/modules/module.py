@@ -423,7 +423,9 @@ class Module(StateDictMixin):
             if k not in ("dtype", "device", "non_blocking", "memory_format"):
                 raise TypeError(f"to() received an invalid combination of arguments - got "
                                 f"unexpected keyword '{k}'")
-        dtype, device, non_blocking, _ = _parse_to(args, dict(kwargs))
+        kwargs = dict(kwargs)
+        memory_format = kwargs.pop("memory_format", None)
+        dtype, device, non_blocking, _ = _parse_to(args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
@@ -431,9 +433,15 @@ class Module(StateDictMixin):
         def convert(t):
             cast = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) \
                 else None
-            if cast is None and device is None:
+            # (as torch: a memory format applies to the 4-d and 5-d tensors, the others keep
+            # their layout)
+            layout = memory_format if memory_format is not None and t.dim() in (4, 5) else None
+            if cast is None and device is None and layout is None:
                 return t
-            return t.to(device=device, dtype=cast, non_blocking=non_blocking)
+            if layout is None:
+                return t.to(device=device, dtype=cast, non_blocking=non_blocking)
+            return t.to(device=device, dtype=cast, non_blocking=non_blocking,
+                        memory_format=layout)
         return self._apply(convert)
 
     def to_empty(self, *, device=None, recurse=True):
