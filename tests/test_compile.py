@@ -11,7 +11,7 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember import nn
-from oracle import error_of, norm, torch_or_skip
+from oracle import error_of, norm, same, torch_or_skip
 
 
 def _fallbacks(record):
@@ -785,3 +785,16 @@ def test_a_tensor_on_another_device_records_again(cuda_device):
         np.testing.assert_allclose(out.detach().cpu().numpy(), want[0], rtol=1e-6)
         np.testing.assert_allclose(xs[1].grad.cpu().numpy(), want[1][1], rtol=1e-6)
     assert len(cf.entries) == 2  # the device is guarded: one recording for each
+
+
+def test_fullgraph_error_names_its_class_as_torch():
+    """A traceback prints the error as torch's ``torch._dynamo.exc.Unsupported``."""
+    def body(torch):
+        def branchy(x):
+            return x if x.sum() > 0 else -x
+        try:
+            torch.compile(branchy, fullgraph=True)(torch.ones(2))
+        except RuntimeError as e:
+            return f"{type(e).__module__}.{type(e).__qualname__}", isinstance(
+                e, torch._dynamo.exc.Unsupported)
+    same(body, check_warnings=False)

@@ -46,6 +46,8 @@ _DATA_SHAPED = frozenset({"masked_select"})
 class Unsupported(RuntimeError):
     """What ``fullgraph=True`` raises at a graph break (``torch._dynamo.exc.Unsupported``)."""
 
+    __module__ = "ember._dynamo.exc"  # where users reach it, and where tracebacks name it
+
 
 class _Stop(Exception):
     """Recording was abandoned (a graph break); the eager run goes on."""
