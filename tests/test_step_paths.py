@@ -391,3 +391,23 @@ def test_a_power_of_one_is_a_copy():
         (h,) = torch.autograd.grad(g.sum(), [x])
         return out + [g, h]
     same(body)
+
+
+def test_tanh_and_sigmoid_gradients_and_what_autograd_grad_returns():
+    # tanh_backward and sigmoid_backward take 1 as a 0-d array of the output's dtype; a
+    # first-order autograd.grad returns a gradient array of its own without the general path
+    def body(torch):
+        out = []
+        for dtype in (torch.float16, torch.float32, torch.float64):
+            x = torch.tensor([0.5, -1.5, 3.0], dtype=dtype, requires_grad=True)
+            for f in (torch.tanh, torch.sigmoid):
+                (g,) = torch.autograd.grad(f(x).sum(), [x], create_graph=True)
+                (h,) = torch.autograd.grad((g * g).sum(), [x])
+                out += [g, h, g.grad_fn.name(), h._version, h.is_leaf]
+        x = torch.tensor([0.5, -1.5], requires_grad=True)
+        y = torch.tanh(x) * x  # (x's gradient summed in place from two uses)
+        (g,) = torch.autograd.grad(y.sum(), [x])
+        seed = torch.ones(2)
+        (same_seed,) = torch.autograd.grad(x * 1, [x], grad_outputs=seed)
+        return out + [g, g._version, same_seed is seed, same_seed._version]
+    same(body, rtol=1e-3, atol=1e-3)

@@ -25,7 +25,7 @@ from .._sparse.coo import CooArray
 from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
-from ._grad_versions import (_NOTES, forget, is_torch_view, note_writes, with_version,
+from ._grad_versions import (_NOTES, _note, forget, is_torch_view, note_writes, with_version,
                              wrap_versioned)
 from .graph import AccumulateGrad, gradient_edge
 
@@ -524,7 +524,10 @@ def _execute(task, root_nodes):
                         # array per use (and as there, that is a write the gradient's version
                         # shows).
                         old += g
-                        note_writes(old, 1)
+                        if type(old) is ndarray:  # (note_writes' array case, without its calls)
+                            _note(old, 1, False)
+                        else:
+                            note_writes(old, 1)
                     else:
                         g = old + g
                         # NOTE: NumPy sums two 0-d arrays into a NumPy scalar; keep arrays.
@@ -1078,6 +1081,14 @@ def _captured_results(task, inputs, allow_unused):
             # (sum's) stays expanded, so writing into it in place is refused as in torch, and
             # one user code holds (a grad_output passed through, a hook's argument) is returned
             # as that very Tensor. Only one that cannot be written is copied.
+            if type(g) is np.ndarray and g.base is None and g.flags.writeable:
+                # the usual one, a writable array of its own: what as_array, writeable and
+                # _visible do for it, without their calls (once per input and pass)
+                seen = task.visible.get(id(g))
+                if seen is None or seen[0] is not g:
+                    seen = task.visible[id(g)] = (g, wrap_versioned(g))
+                out.append(seen[1])
+                continue
             g = as_array(g)
             seen = task.visible.get(id(g))
             if not writeable(g) and (seen is None or seen[0] is not g):
