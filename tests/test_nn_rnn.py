@@ -304,6 +304,47 @@ def test_step_by_step_graph_is_torchs(cls, dtype):
     same(body, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("on", ["input", "weight"])
+def test_forward_ad_through_the_onednn_layer_is_refused(on):
+    """torch's oneDNN LSTM layer has no forward-mode derivative: NotImplementedError."""
+    def body(torch):
+        torch.manual_seed(0)
+        m = torch.nn.LSTM(3, 2)
+        x = torch.randn(2, 1, 3)
+        with torch.autograd.forward_ad.dual_level():
+            if on == "input":
+                x = torch.autograd.forward_ad.make_dual(x, torch.ones_like(x))
+            else:
+                w = m.weight_ih_l0.detach()
+                del m.weight_ih_l0
+                m.weight_ih_l0 = torch.autograd.forward_ad.make_dual(w, torch.ones_like(w))
+            m(x)
+    same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("cls, dtype, batched", [
+    ("LSTM", "float32", "input"), ("LSTM", "float64", "state"), ("GRU", "float32", "input"),
+    ("RNN", "float64", "input"), ("LSTM", "float32", "nothing")])
+def test_vmap_over_a_recurrent_network_is_refused(cls, dtype, batched):
+    """torch's aten::lstm (gru, rnn_tanh) has no batching rule: vmap over its input or state
+    is refused; a network of unbatched tensors inside vmap runs."""
+    def body(torch):
+        torch.manual_seed(0)
+        dt = getattr(torch, dtype)
+        m = getattr(torch.nn, cls)(3, 2, dtype=dt)
+        xs = torch.randn(4, 2, 1, 3, dtype=dt)
+
+        def f(a):
+            if batched == "input":
+                return m(a)[0]
+            if batched == "state":
+                h = a[0, :, :2].unsqueeze(0)
+                return m(torch.ones(2, 1, 3, dtype=dt), (h, h))[0]
+            return a.sum() + m(torch.ones(2, 1, 3, dtype=dt))[0].sum()
+        return torch.func.vmap(f)(xs)
+    same(body, check_warnings=False)
+
+
 def test_lstm_layer_node_saves_torchs_names():
     def body(torch):
         m = torch.nn.LSTM(2, 3)

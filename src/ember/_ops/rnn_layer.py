@@ -14,7 +14,7 @@ Outputs: the hidden state of every step ``(T, N, H)``, the last hidden and cell 
 from __future__ import annotations
 
 from .._backend import get_xp
-from .pointwise import sigmoid, tanh
+from .pointwise import no_forward_ad, sigmoid, tanh
 from .registry import NONE, op
 from .shape import cat, stack
 
@@ -94,3 +94,7 @@ def _(grads, input, weight0, weight1, weight2, weight3, hx_, cx_,  # noqa: A002
     g_bias = rows.sum(0)
     return (g_input, g_w_ih, g_w_hh, None if weight2 is None else g_bias,
             None if weight3 is None else g_bias, dh, dc)
+
+
+# torch's oneDNN layer has no forward-mode derivative
+mkldnn_rnn_layer.jvp(*_INPUTS)(no_forward_ad("mkldnn_rnn_layer"))

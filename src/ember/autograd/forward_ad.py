@@ -366,6 +366,11 @@ def _op_jvp_one(op, args, out, tangents):
     if op.view:
         return _view_jvp(op, args, tangents)
     rules = op.__dict__.get("jvp_rules")
+    if rules is not None and not isinstance(out, Tensor):
+        # an op of several outputs declares a rule only to refuse (torch's NotImplementedError)
+        for name, t in zip(op.params, tangents):
+            if t is not None and name in rules:
+                rules[name]()
     if rules is not None and isinstance(out, Tensor):
         names = op.params
         if all(t is None or names[k] in rules for k, t in enumerate(tangents)):

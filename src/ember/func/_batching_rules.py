@@ -141,7 +141,8 @@ def _self_phys(op, args, level):
 # ops whose ``dim`` is one int dimension of self
 @rule("_softmax", "_log_softmax", "glu", "cumsum", "cumprod", "logcumsumexp", "cummax",
       "cummin", "sort", "argsort", "topk", "kthvalue", "mode", "narrow_copy", "unbind",
-      "split", "split_with_sizes", "select", "slice")
+      "split", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "select",
+      "slice")
 def dim_rule(op, args, level):
     x = args[0]
     a = _self_phys(op, args, level)

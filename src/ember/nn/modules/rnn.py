@@ -294,6 +294,7 @@ def run_layers(mode, x, sizes, h0, c0, weights, num_layers, dirs, dropout, train
     ``weights(layer, direction)``: (w_ih, w_hh, b_ih, b_hh, w_hr), absent ones None;
     ``c0``: None but for an LSTM. Returns the output and the last states (c_n None)."""
     lstm = c0 is not None
+    _refuse_vmap(mode, x, sizes, h0, c0, weights, num_layers, dirs)
     onednn = lstm and _runs_on_onednn(x, sizes, weights, num_layers, dirs)
     h_last, c_last = [], []
     for layer in range(num_layers):
@@ -320,17 +321,30 @@ def run_layers(mode, x, sizes, h0, c0, weights, num_layers, dirs, dropout, train
 
 
 _warned_projections = []
+_ATEN_NAMES = {"LSTM": "lstm", "GRU": "gru", "RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}
+
+
+def _refuse_vmap(mode, x, sizes, h0, c0, weights, num_layers, dirs):
+    """torch's refusal of a recurrent network with a vmapped input, state or weight: its
+    aten::lstm (gru, rnn_tanh, rnn_relu) has no batching rule and no fallback."""
+    from ..._state import vmap_hook
+    if vmap_hook[0] is None:
+        return
+    from ...func._batched_tensor import batch_level
+    tensors = [x, h0, c0] + [w for layer in range(num_layers) for d in range(dirs)
+                             for w in weights(layer, d)]
+    if any(t is not None and batch_level(t) for t in tensors):
+        overload = "input" if sizes is None else "data"
+        raise RuntimeError(f"Batching rule not implemented for aten::{_ATEN_NAMES[mode]}."
+                           f"{overload}. We could not generate a fallback.")
 
 
 def _runs_on_onednn(x, sizes, weights, num_layers, dirs):
     """Whether torch's CPU build runs this LSTM through oneDNN: float32, not packed, on the
     CPU, not empty, oneDNN enabled, no projections (refused once with a warning)."""
     from ... import backends
-    from ..._state import vmap_hook
     if (sizes is not None or x.dtype != float32 or x.device.type != "cpu" or x.numel() == 0
             or not backends.mkldnn.enabled):
-        return False
-    if vmap_hook[0] is not None:  # (torch refuses vmap here; ember batches the plain ops)
         return False
     if any(weights(layer, d)[4] is not None for layer in range(num_layers)
            for d in range(dirs)):
