@@ -9,6 +9,7 @@ import pytest
 import ember
 import ember.nn as enn
 import ember.nn.functional as EF
+from oracle import same
 
 torch = pytest.importorskip("torch")
 tnn = torch.nn
@@ -362,3 +363,39 @@ def test_convolution_of_an_input_with_no_channels():
         y.sum().backward()
         return y, y.stride(), y2, x.grad, w.grad, b.grad
     assert same(body).error is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", [
+    "F.conv2d(cl(x4), w4)", "F.conv2d(x4, cl(w4))", "F.conv2d(x4, w4)",
+    "F.conv_transpose2d(cl(x4), w4.transpose(0, 1))", "F.conv2d(cl(x4), w4g, groups=2)",
+    "F.conv2d(cl(x4), w4d, groups=4)", "F.conv2d(x4, cl(w4[:, :, :1, :1]))",
+    "F.conv3d(cl3(x5), w5)", "F.conv3d(x5, w5)", "F.conv1d(x4[0], w4[:, :, 0])",
+    "F.conv2d(cl(x4), w4, bias)",
+])
+def test_convolution_result_is_channels_last_when_an_operand_is(case, dtype):
+    """torch's CPU convolutions write a channels-last result (and input gradient) when the
+    input or the weight suggests that format; 3-d ones only in float32."""
+    def body(torch):
+        F = torch.nn.functional
+        torch.manual_seed(0)
+        dt = getattr(torch, dtype)
+
+        def cl(t):
+            return t.to(memory_format=torch.channels_last)
+
+        def cl3(t):
+            return t.to(memory_format=torch.channels_last_3d)
+        x4 = torch.randn(2, 4, 6, 6, dtype=dt)
+        w4, w4g, w4d = (torch.randn(3, 4, 3, 3, dtype=dt), torch.randn(4, 2, 3, 3, dtype=dt),
+                        torch.randn(4, 1, 3, 3, dtype=dt))
+        x5, w5, bias = (torch.randn(2, 4, 5, 6, 6, dtype=dt),
+                        torch.randn(3, 4, 3, 3, 3, dtype=dt), torch.randn(3, dtype=dt))
+        names = {"F": F, "cl": cl, "cl3": cl3, "x4": x4, "w4": w4, "w4g": w4g, "w4d": w4d,
+                 "x5": x5, "w5": w5, "bias": bias}
+        x = x4 if "x4" in case else x5
+        x.requires_grad_()
+        out = eval(case, names)
+        out.sum().backward()
+        return out, out.stride(), x.grad.stride()
+    same(body, rtol=1e-5, atol=1e-5)

@@ -18,10 +18,11 @@ import warnings
 
 import numpy as np
 
-from .._backend import get_xp
+from .._backend import get_xp, has_data
+from .._backend.layout import empty_in_order, format_order
 from .._tensor import Tensor, _wrap
 from .registry import NONE, op
-from .shape import expand, reshape
+from .shape import _suggested_format, expand, reshape
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "convolution"]
@@ -184,8 +185,31 @@ def _conv_weight(x, g, weight_size, stride, pads, dilation, groups):
 def convolution(input, weight, bias, stride, padding, dilation, transposed,  # noqa: A002
                 output_padding, groups):
     if transposed:
-        return _conv_t(input, weight, bias, stride, padding, dilation, output_padding, groups)
-    return _conv(input, weight, bias, stride, padding, dilation, groups)
+        out = _conv_t(input, weight, bias, stride, padding, dilation, output_padding, groups)
+    else:
+        out = _conv(input, weight, bias, stride, padding, dilation, groups)
+    return _in_channels_last_if_given(out, input, weight)
+
+
+def _in_channels_last_if_given(out, input, weight):  # noqa: A002
+    """``out`` laid out channels-last when the input or the weight is, as torch's CPU
+    convolutions write it (oneDNN's and the slow kernels' rule: either operand's suggested
+    memory format; 3-d convolutions only in float32, which oneDNN runs). torch's meta kernels
+    leave the result contiguous."""
+    if not has_data(out):
+        return out
+    if out.ndim == 4:
+        name = "channels_last"
+    elif out.ndim == 5 and out.dtype == np.float32:
+        name = "channels_last_3d"
+    else:
+        return out
+    if not any(_suggested_format(a.shape, a.strides) == name for a in (input, weight)
+               if not (a.flags.c_contiguous and 1 not in a.shape)):  # (the usual operands)
+        return out
+    laid = empty_in_order(out, format_order(out, name))
+    laid[...] = out
+    return laid
 
 
 def _crop(x, size):
