@@ -13,6 +13,7 @@ import pytest
 import ember
 from ember._state import profiler_hook
 from ember.autograd import profiler as P
+from oracle import same
 
 EVALUATE = "autograd::engine::evaluate_function: "
 ACC = "torch::autograd::AccumulateGrad"
@@ -486,3 +487,19 @@ def test_op_and_node_keys_are_a_subset_of_torchs():
     assert ours <= theirs
     assert {"aten::mm", "aten::exp", "aten::mul", "aten::sum", "MmBackward0", ACC,
             EVALUATE + "MmBackward0"} <= ours
+
+
+def test_schedule_warns_once_that_each_cycle_clears_the_events():
+    def body(torch):
+        import importlib
+        importlib.import_module(torch.__name__ + ".profiler.profiler")._WARNINGS_SHOWN.clear()
+        steps = []
+        sched = torch.profiler.schedule(wait=1, warmup=1, active=2)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                    schedule=sched,
+                                    on_trace_ready=lambda p: steps.append(p.step_num)) as p:
+            for _ in range(8):
+                torch.ones(2).sin()
+                p.step()
+        return steps
+    same(body)

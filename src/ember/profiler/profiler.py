@@ -15,6 +15,16 @@ __all__ = ["ProfilerAction", "ProfilerActivity", "profile", "schedule", "support
            "tensorboard_trace_handler"]
 
 
+_WARNINGS_SHOWN = set()
+
+
+def _warn_once(message):
+    """Warn once per process, as torch's profiler does for what it says at every cycle."""
+    if message not in _WARNINGS_SHOWN:
+        _WARNINGS_SHOWN.add(message)
+        warnings.warn(message, UserWarning, stacklevel=2)
+
+
 class ProfilerActivity(enum.Enum):
     """What to record: CPU activity (ops, backward nodes, user ranges) and, on a GPU, the
     CUDA time of each (measured with CUDA events)."""
@@ -159,6 +169,10 @@ class profile:
     # -- the recording window ------------------------------------------------------------
     def prepare_trace(self):
         """Make a fresh recorder for the next cycle (kept when ``acc_events``)."""
+        if self.profiler is not None and not self.acc_events:
+            _warn_once("Warning: Profiler clears events at the end of each cycle. Only events "
+                       "from the current cycle will be reported. To keep events across "
+                       "cycles, set acc_events=True.")
         if self.profiler is None or not self.acc_events:
             cuda = ProfilerActivity.CUDA in (self.activities & supported_activities())
             self.profiler = _legacy_profile(use_kineto=True, use_device="cuda" if cuda else None,
