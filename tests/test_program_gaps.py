@@ -157,9 +157,6 @@ def test_core_classes_pickle_under_the_packages_name():
 def test_the_cross_dim_warning_names_the_callers_line_once_per_process():
     """torch warns once per process (TORCH_WARN_ONCE), at the caller's line: each library
     runs in a fresh process, so that no earlier test has used the warning up."""
-    import re
-    import subprocess
-    import sys
     pytest.importorskip("torch")
     code = ("import warnings, {lib} as torch\n"
             "for _ in range(2):\n"
@@ -167,13 +164,20 @@ def test_the_cross_dim_warning_names_the_callers_line_once_per_process():
             "        warnings.simplefilter('always')\n"
             "        out = torch.cross(torch.tensor([0., 1., 0.]), torch.tensor([1., 0., 0.]))\n"
             "    print(out.tolist(), [(w.category.__name__, str(w.message), w.filename) for w in record])\n")
-
-    def run(lib):
-        return subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
-                              text=True, check=True).stdout
-    got = run("ember").replace("ember.", "torch.")  # (the message names the package)
-    assert got == re.sub(r" \(Triggered internally at [^)]*\)", "", run("torch"))
+    got = _printed_in_a_fresh_process(code, "ember").replace("ember.", "torch.")  # (the
+    assert got == _printed_in_a_fresh_process(code, "torch")  # message names the package)
     assert got.splitlines()[1].endswith("[]")  # (the second call: no warning)
+
+
+def _printed_in_a_fresh_process(code, lib):
+    """What ``code`` (``{lib}`` standing for the library) prints in a new interpreter, torch's
+    ``(Triggered internally at ...)`` suffixes left out (ember's warnings have none)."""
+    import re
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
+                         text=True, check=True).stdout
+    return re.sub(r" \(Triggered internally at [^)]*\)", "", out)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int16", "uint8"])
@@ -305,9 +309,6 @@ def test_deprecated_scalar_first_method_overloads(call):
 def test_deprecated_overload_warns_once_per_process_at_the_callers_line():
     """One warning for all the deprecated overloads (torch's TORCH_WARN_ONCE), naming the
     overload that came first; each library runs in a fresh process."""
-    import re
-    import subprocess
-    import sys
     pytest.importorskip("torch")
     code = ("import warnings, {lib} as torch\n"
             "p, g = torch.ones(3), torch.arange(3.)\n"
@@ -318,12 +319,8 @@ def test_deprecated_overload_warns_once_per_process_at_the_callers_line():
             "        p.addcmul_(2, g, g)\n"
             "    print(p.tolist(), [(w.category.__name__, str(w.message), w.filename, w.lineno)"
             " for w in record])\n")
-
-    def run(lib):
-        return subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
-                              text=True, check=True).stdout
-    want = re.sub(r" \(Triggered internally at [^)]*\)", "", run("torch"))
-    assert run("ember") == want
+    want = _printed_in_a_fresh_process(code, "torch")
+    assert _printed_in_a_fresh_process(code, "ember") == want
     assert "This overload of add_ is deprecated" in want
 
 
