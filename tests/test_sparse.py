@@ -524,3 +524,60 @@ def test_clone_records_and_copies():
         (c.to_dense() * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
         return c.grad_fn.name(), c.is_coalesced(), same_values, repr(c), repr(s.grad)
     check(body)
+
+
+_COPY_SQRT_ADD = {
+    "copy_ dense into sparse": lambda t, s, d: s.copy_(d),
+    "copy_ sparse into dense": lambda t, s, d: d.copy_(s),
+    "copy_ sparse into dense of another shape": lambda t, s, d: t.zeros(4, 4).copy_(s),
+    "copy_ sparse into sparse": lambda t, s, d: s.copy_(
+        t.sparse_coo_tensor(t.tensor([[0], [3]]), t.tensor([9.0], dtype=t.float64), (3, 4))),
+    "copy_ sparse into sparse, growing": lambda t, s, d: s.copy_(
+        t.sparse_coo_tensor(t.tensor([[4], [3]]), t.tensor([9.0]), (5, 4))),
+    "copy_ sparse into sparse, shrinking": lambda t, s, d: s.copy_(
+        t.sparse_coo_tensor(t.tensor([[0], [0]]), t.tensor([9.0]), (1, 1))),
+    "copy_ sparse into sparse, more dims": lambda t, s, d: s.copy_(
+        t.sparse_coo_tensor(t.tensor([[0], [0], [1]]), t.tensor([9.0]), (3, 4, 2))),
+    "sqrt": lambda t, s, d: s.sqrt(),
+    "sqrt of integers": lambda t, s, d: s.to(t.int64).abs().sqrt(),
+    "sqrt_ uncoalesced": lambda t, s, d: s.sqrt_(),
+    "sqrt_": lambda t, s, d: s.coalesce().abs().sqrt_(),
+    "sqrt_ of integers": lambda t, s, d: s.to(t.int64).coalesce().sqrt_(),
+    "dense.add_(sparse)": lambda t, s, d: d.add_(s),
+    "dense.add_(sparse, alpha)": lambda t, s, d: d.add_(s, alpha=-2),
+    "dense.sub_(sparse)": lambda t, s, d: d.double().sub_(s),
+    "dense - sparse": lambda t, s, d: d - s,
+    "dense.add_(sparse) of another size": lambda t, s, d: t.zeros(4, 4).add_(s),
+    "dense + sparse of another size": lambda t, s, d: t.zeros(4, 4) + s,
+    "sparse / dense": lambda t, s, d: s / d,
+    "dense / sparse": lambda t, s, d: d / s,
+}
+
+
+@pytest.mark.parametrize("name", _COPY_SQRT_ADD)
+def test_copy_sqrt_and_dense_in_place_add(name):
+    """copy_ between layouts refused, sparse into sparse copied (resized as torch resizes);
+    sqrt (coalesced, floating) and sqrt_ (of coalesced input only); dense.add_/sub_(sparse)
+    dense, with torch's size refusal; a division by a tensor refused."""
+    def body(torch):
+        s, _ = _s(torch)
+        d = torch.arange(12.0).reshape(3, 4)
+        out = _COPY_SQRT_ADD[name](torch, s, d)
+        return out.to_dense() if out.is_sparse else out, out.is_sparse, out._version
+    check(body)
+
+
+def test_gradients_through_dense_add_and_sqrt():
+    """dense.add_(sparse)/sub_ take torch's nodes and gradients; sqrt's backward is torch's
+    refusal (its formula divides by a sparse tensor)."""
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        x = torch.ones(3, 4, requires_grad=True)
+        y = x * 2
+        y.add_(s, alpha=3)
+        y.sub_(s)
+        (y * y).sum().backward()
+        with pytest.raises(RuntimeError) as err:
+            s.sqrt().to_dense().sum().backward()
+        return y.grad_fn.name(), x.grad, v.grad, str(err.value)
+    check(body)

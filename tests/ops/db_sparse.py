@@ -134,6 +134,14 @@ def _clone(v):
     return _sparse(_lib(v), v).clone().to_dense()
 
 
+def _dense_sub(d, v):
+    return d - _sparse(_lib(v), v)
+
+
+def _sqrt(v):
+    return _sparse(_lib(v), v).sqrt().to_dense()
+
+
 def _rows(name, fn, opdefs, samples, **kw):
     row(name, fn, None, opdefs, samples, dtypes=_DTYPES, public=False,
         skips={**_SKIPS, **kw.pop("skips", {})}, **kw)
@@ -176,3 +184,8 @@ _rows("sparse_mv", _mv, [SP._make, SP._sparse_mv], lambda m: [S("x", m(5), m(4))
 _rows("sparse_abs", _abs, [SP._make, SP._abs, SP._slope_times], lambda m: [S("x", m(5))])
 _rows("sparse_relu", _relu, [SP._make, SP._relu, SP._slope_times], lambda m: [S("x", m(5))])
 _rows("sparse_clone", _clone, [SP._make, SP._clone], lambda m: [S("x", m(5))])
+_rows("dense_sparse_sub", _dense_sub, [SP._make, SP._dense_sparse_sub],
+      lambda m: [S("x", m(3, 4), m(5))])
+# (torch's sqrt of a sparse tensor has no backward: its formula divides by a sparse tensor)
+_rows("sparse_sqrt", _sqrt, [SP._make, SP._sqrt], lambda m: [S("x", np.abs(m(5)) + 0.5)],
+      differentiable=False)

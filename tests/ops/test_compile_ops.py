@@ -37,7 +37,7 @@ FALLS_BACK = {
     "rmod_operator": _NO_GRAD, "rremainder": _NO_GRAD, "_dirichlet_grad": _NO_GRAD,
     "_sample_dirichlet": _NO_GRAD, "_sample_dirichlet_certain": _NO_GRAD,
     "_standard_gamma_grad": _NO_GRAD, "_cdist_backward": _NO_GRAD, "binomial": _NO_GRAD, "binomial_certain": _NO_GRAD,
-    "heaviside": _NO_GRAD, "heaviside_": _NO_GRAD, "detach_copy": _NO_GRAD, "unique": _NO_GRAD,
+    "heaviside": _NO_GRAD, "heaviside_": _NO_GRAD, "sparse_sqrt": _NO_GRAD, "detach_copy": _NO_GRAD, "unique": _NO_GRAD,
     "unique_consecutive": _NO_GRAD, "bincount_weights": _NO_GRAD, "histogram": _NO_GRAD,
     "histogramdd": _NO_GRAD, "bernoulli": _SAMPLER, "bernoulli_": _SAMPLER,
     "poisson": _SAMPLER, "normal_tensors": _SAMPLER, "normal_": _SAMPLER, "uniform_": _SAMPLER,

@@ -1105,6 +1105,7 @@ def _(grad):
 def copy(self, other, non_blocking=False):
     src = move(other, device_of(self)) if type(other) is not type(self) else other  # (devices)
     if src.shape != self.shape:
+        np.result_type(src)  # (a sparse operand leaves the dense kernel first, as in torch)
         _check_copies_into(self.shape, src.shape)
     return np.broadcast_to(src, self.shape).astype(self.dtype)
 

@@ -312,6 +312,33 @@ def _(grad, alpha):
     return grad if alpha == 1 else grad * alpha
 
 
+@op("sparse_coo_sub_dense", aten="aten::sub", tensors=2, node="SubBackward0")
+def _dense_sparse_sub(self, other, alpha=1):
+    """dense - alpha * sparse: a dense result."""
+    out = self.copy()
+    np.add.at(out, tuple(other.indices), (other.values * -alpha).astype(out.dtype))
+    return out
+
+
+@_dense_sparse_sub.grad("self")
+def _(grad):
+    return grad
+
+
+@_dense_sparse_sub.grad("other")
+def _(grad, alpha):
+    return grad * -alpha
+
+
+def _check_same_size(self, other):
+    """torch's refusal of a dense-sparse sum of two sizes (it does not broadcast)."""
+    if self.shape != other.shape:
+        raise RuntimeError(
+            f"add: expected 'self' and 'other' to have same size, but self has size "
+            f"{list(self.shape)} while other has size {list(other.shape)} (FYI: dense-sparse "
+            "addition does not currently support broadcasting)")
+
+
 @op("sparse_coo_mul", aten="aten::mul", tensors=1, node="MulBackward0")
 def _scale(self, other):
     return C.scale(self, other)
@@ -353,6 +380,25 @@ def _abs(self):
 @_abs.grad("self")
 def _(grad, self):
     return _slope_times(grad, self, "abs")
+
+
+@op("sparse_coo_sqrt", aten="aten::sqrt", promote=NONE, node="SqrtBackward0")
+def _sqrt(self):
+    floating = self.values.dtype.kind in "fc"
+    return C.map_values(self, lambda v: np.sqrt(
+        v if floating else v.astype(D.get_default_dtype().np)).astype(
+            v.dtype if floating else D.get_default_dtype().np))
+
+
+@_sqrt.grad("self")
+def _(grad, result):
+    # torch's formula, grad / (2 * result), divides by a sparse tensor, which torch refuses
+    raise _sparse_divisor_error(_coo(result).shape)
+
+
+def _sparse_divisor_error(shape):
+    return RuntimeError("Sparse division requires a scalar or zero-dim dense tensor divisor "
+                        f"(got shape {list(shape)} for divisor)")
 
 
 @op("sparse_coo_relu", aten="aten::relu", promote=NONE, node="ReluBackward0")
@@ -540,6 +586,12 @@ def sparse_sum(input, dim=None, dtype=None):  # noqa: A002 - torch's name
 # -- dense ops handed a sparse operand ---------------------------------------------------------
 def route(op, args, inplace=False):
     """The sparse form of a dense op's call (see the module docstring)."""
+    if inplace and op.name == "copy":
+        return _route_copy(*args[:2])
+    if inplace and not is_sparse(args[0]):
+        out = _route_dense_inplace(op, args)
+        if out is not NotImplemented:
+            return out
     if inplace:
         out = _route_inplace(op, args)
         if out is not NotImplemented:
@@ -575,12 +627,85 @@ def _route_inplace(op, args):
     if out is NotImplemented:
         return out
     if out.dtype != self.dtype:
+        if op.name == "sqrt":  # (a floating result, refused as torch's dense ops refuse it)
+            raise RuntimeError(f"result type {out.dtype.scalar_name} can't be cast to the "
+                               f"desired output type {self.dtype.scalar_name}")
         if not D.can_cast(out.dtype, self.dtype):
             raise RuntimeError(f"dtype of values ({out.dtype.scalar_name}) must match dtype of "
                                f"sparse tensor ({self.dtype.scalar_name})")
         out = out.to(self.dtype)
     mine, result = self._data, out._data
     mine.indices, mine.values, mine.coalesced = result.indices, result.values, result.coalesced
+    self._bump_version()
+    if recording:
+        self._grad_fn, self._output_nr, self._requires_grad = out._grad_fn, out._output_nr, True
+    return self
+
+
+def _route_copy(self, src):
+    """``copy_`` with a sparse operand: torch copies a sparse tensor into a sparse one (its
+    size, indices and values, cast to self's dtype) and refuses a dense one either way."""
+    if is_sparse(self) != is_sparse(src):
+        def name(t):
+            typename = D._BY_NP[t._data.dtype].legacy_type_name
+            return typename.replace(".", ".sparse.", 1) if is_sparse(t) else typename
+        raise RuntimeError("copy_() between dense and sparse Tensors is not implemented! Found "
+                           f"self type = {name(self)} and src type = {name(src)}")
+    from .._state import state
+    if state.grad_enabled and (self.requires_grad or src.requires_grad):
+        raise _not_on_sparse("aten::copy_")  # (a recorded sparse copy_: not in ember)
+    mine, theirs = self._data, src._data
+    _check_resizable(mine, theirs.shape, theirs.sparse_dim)
+    mine.indices, mine.values = theirs.indices.copy(), theirs.values.astype(mine.values.dtype)
+    mine.shape, mine.coalesced = theirs.shape, theirs.coalesced
+    self._bump_version()
+    return self
+
+
+_RESIZE_OPTIONS = (
+    " on a non-empty sparse tensor is not supported.\nYou could try the following options:\n"
+    "1. If you need an empty sparse tensor of this size, call `x = ember.sparse_coo_tensor("
+    "size)`.\n2. If you need to resize this tensor, you have the following options:\n    1. "
+    "For both sparse and dense dimensions, keep the number of them constant and the size of "
+    "them non-shrinking, and then try the same call again.\n    2. Or, create a new sparse "
+    "tensor with the correct indices and values from this sparse tensor.")
+
+
+def _check_resizable(coo, shape, sparse_dim):
+    """torch's refusals to resize a sparse tensor with entries: another number of sparse
+    dimensions, or a sparse dimension that shrinks."""
+    if coo.values.shape[0] == 0:
+        return
+    if sparse_dim != coo.sparse_dim:
+        raise RuntimeError(f"changing the number of sparse dimensions (from {coo.sparse_dim} "
+                           f"to {sparse_dim})" + _RESIZE_OPTIONS)
+    old, new = list(coo.shape[:sparse_dim]), list(shape[:sparse_dim])
+    if any(n < o for o, n in zip(old, new)):
+        raise RuntimeError(f"shrinking the size of sparse dimensions (from {old} to {new})"
+                           + _RESIZE_OPTIONS)
+
+
+def _route_dense_inplace(op, args):
+    """``dense.add_(sparse)`` and ``sub_``: the out-of-place result written into ``self``,
+    which takes its history (AddBackward0, SubBackward0), as torch's."""
+    self, other = args[0], args[1] if len(args) > 1 else None
+    if op.name not in ("add", "sub") or not isinstance(other, Tensor) or not is_sparse(other):
+        return NotImplemented
+    _check_same_size(self, other)
+    dt = D.promote_types(self.dtype, other.dtype)
+    if not D.can_cast(dt, self.dtype):
+        raise RuntimeError(f"Can't convert result type {dt.scalar_name} to output "
+                           f"{self.dtype.scalar_name} in add operation")
+    from .._state import state
+    from .inplace import check_inplace
+    recording = state.grad_enabled and (self.requires_grad or other.requires_grad)
+    check_inplace(self, recording)
+    alpha = args[2] if len(args) > 2 else 1
+    fn = _dense_sparse_add if op.name == "add" else _dense_sparse_sub
+    if recording and self._base is not None:  # (a view: its base's history is rebased)
+        return self.copy_(fn(self, other.to(self.dtype), alpha))
+    out = fn(self.detach() if not recording else self, other.to(self.dtype), alpha)
+    np.copyto(self._data, out._data)
     self._bump_version()
     if recording:
         self._grad_fn, self._output_nr, self._requires_grad = out._grad_fn, out._output_nr, True
@@ -606,7 +731,11 @@ def _route_mv(op, self, vec):
 
 
 def _route_add(op, self, other, alpha=1):
-    if not isinstance(other, Tensor) or self.shape != other.shape:
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    if is_sparse(other) and not is_sparse(self):
+        _check_same_size(self, other)
+    if self.shape != other.shape:
         return NotImplemented
     if is_sparse(self) and not is_sparse(other):
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
@@ -636,6 +765,8 @@ def _route_mul_tensors(self, other):
 
 
 def _route_div(op, self, other):
+    if isinstance(other, Tensor) and (is_sparse(other) or other.dim() != 0):
+        raise _sparse_divisor_error(other.shape)
     if isinstance(other, Tensor) or not is_sparse(self):
         return NotImplemented
     from .. import result_type
@@ -644,6 +775,10 @@ def _route_div(op, self, other):
 
 
 def _route_sub(op, self, other, alpha=1):
+    if isinstance(other, Tensor) and is_sparse(other) and not is_sparse(self):
+        _check_same_size(self, other)
+        dt = D.promote_types(self.dtype, other.dtype)
+        return _dense_sparse_sub(self.to(dt), other.to(dt), alpha)
     if not (isinstance(other, Tensor) and is_sparse(self) and is_sparse(other)
             and self.shape == other.shape):
         return NotImplemented
@@ -671,10 +806,10 @@ _ROUTES = {"mm": _route_mm, "add": _route_add, "sub": _route_sub, "mul": _route_
            "div": _route_div, "mv": _route_mv,
            "t": lambda op, self: _t(self), "transpose": _route_transpose,
            "neg": lambda op, self: _neg(self), "sum": _route_sum, "clone": _route_clone,
-           "zero": lambda op, self: _zero(self)}
+           "zero": lambda op, self: _zero(self), "sqrt": lambda op, self: _sqrt(self)}
 # (torch's sparse in-place arithmetic; its in-place unary ops but neg_ take coalesced input)
-_IN_PLACE = frozenset({"add", "sub", "mul", "div", "neg", "zero", "abs", "relu"})
-_NEEDS_COALESCED = frozenset({"abs", "relu"})
+_IN_PLACE = frozenset({"add", "sub", "mul", "div", "neg", "zero", "abs", "relu", "sqrt"})
+_NEEDS_COALESCED = frozenset({"abs", "relu", "sqrt"})
 
 
 # -- Tensor methods ----------------------------------------------------------------------------
