@@ -248,3 +248,15 @@ def test_limited_dtypes_run_and_refuse_as_torch(name, expr):
 ])
 def test_conversions_match_torch(expr):
     same(lambda torch: eval(expr))
+
+
+def test_bfloat16_rsqrt_of_every_value():
+    """rsqrt of all 65,536 bfloat16 bit patterns in one tensor (torch's vectorized path:
+    1/sqrt in float32, rounded once) bit for bit, NaNs as NaNs."""
+    def body(torch):
+        bits = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16)
+        x = bits.view(torch.bfloat16)
+        r = torch.rsqrt(x)
+        nan = torch.isnan(r)
+        return r.view(torch.int16).masked_fill(nan, 0), nan
+    same(body)
