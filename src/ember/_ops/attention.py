@@ -102,20 +102,22 @@ def _grouped(query, key, value, enable_gqa):
     return key, value
 
 
-def _math(query, key, value, mask, dropout_p, scale):
+def _softmax_masked(scores, mask):
+    """softmax over the keys; with a mask, torch's _safe_softmax: a row masked out entirely
+    attends to nothing (0, not NaN), its scores replaced first so no NaN reaches the backward."""
     from .activation import softmax
-    from .linalg import matmul
     from .pointwise import where
-    root = math.sqrt(scale)
-    scores = matmul(query * root, key.transpose(-2, -1) * root)
     if mask is None:
-        weights = softmax(scores, -1)
-    else:
-        # torch's _safe_softmax: a row masked out entirely attends to nothing (0, not NaN);
-        # its scores are replaced before the softmax so no NaN reaches the backward either
-        scores = scores + mask
-        masked_row = (scores == float("-inf")).all(-1, keepdim=True)
-        weights = where(masked_row, 0.0, softmax(where(masked_row, 0.0, scores), -1))
+        return softmax(scores, -1)
+    scores = scores + mask
+    masked_row = (scores == float("-inf")).all(-1, keepdim=True)
+    return where(masked_row, 0.0, softmax(where(masked_row, 0.0, scores), -1))
+
+
+def _math(query, key, value, mask, dropout_p, scale):
+    from .linalg import matmul
+    root = math.sqrt(scale)
+    weights = _softmax_masked(matmul(query * root, key.transpose(-2, -1) * root), mask)
     if dropout_p > 0:
         from .nn_ops import dropout
         weights = dropout(weights, dropout_p)
@@ -126,6 +128,8 @@ def _flash(query, key, value, mask, scale, dtype):
     from .linalg import matmul
     from .pointwise import exp, where
     scores = matmul(query, key.transpose(-2, -1)) * scale
+    if dtype not in _LOW:  # (dividing by the sum before or after the product: rounding only)
+        return matmul(_softmax_masked(scores, mask), value)
     if mask is not None:
         scores = scores + mask
     top = scores.amax(-1, keepdim=True).detach()
@@ -133,8 +137,8 @@ def _flash(query, key, value, mask, scale, dtype):
         top = where(top == float("-inf"), 0.0, top)
     weights = exp(scores - top)
     total = weights.sum(-1, keepdim=True)
-    if dtype in _LOW:  # the kernel rounds the weights to the input's dtype for the product
-        weights = weights.to(dtype).to(D.float32)
+    # the kernel rounds the weights to the input's dtype for the product
+    weights = weights.to(dtype).to(D.float32)
     if mask is not None:  # (its weights are all 0: dividing by 1 leaves its output 0)
         total = where(total == 0, 1.0, total)
     return matmul(weights, value) / total
