@@ -8,6 +8,8 @@ not installed.
 """
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from oracle import same
 
@@ -155,4 +157,121 @@ def test_the_gradient_of_a_transposed_leaf_times_a_contiguous_one():
         b = t.arange(6.).reshape(3, 2).requires_grad_()
         (b.t() * t.ones(2, 3)).sum().backward()
         return [(g.stride(), g._version) for g in (a.grad, w.grad, b.grad)]
+    same(body)
+
+
+# -- results of one input, and out= tensors a call resizes ---------------------------------------
+def _one_input_layouts(t):
+    """Three-dimensional inputs in the layouts that tell torch's rules apart: permuted,
+    transposed, expanded, sliced, and with dimensions of one element placed by their strides."""
+    b = t.arange(1., 25.).reshape(2, 3, 4) / 7
+    return {"contiguous": b, "permuted": b.permute(2, 0, 1), "transposed": b.transpose(0, 1),
+            "mT": b.mT, "expanded": b[:1].expand(2, 3, 4), "row": b[:1, :1],
+            "sliced_column": b[:, :1].transpose(0, 1), "sliced": b[:, ::2],
+            "one_wide_permuted": b[:, :1].permute(1, 2, 0)}
+
+
+_UNARY = {
+    "neg": lambda t, x: t.neg(x), "exp": lambda t, x: x.exp(), "abs": lambda t, x: t.abs(x),
+    "sigmoid": lambda t, x: t.sigmoid(x), "clamp": lambda t, x: t.clamp(x, 0.5, 2.0),
+    "mul_number": lambda t, x: x * 2, "pow": lambda t, x: x ** 2,
+    "i0": lambda t, x: t.i0(x), "logit": lambda t, x: t.logit(x / 4),
+    "nan_to_num": lambda t, x: t.nan_to_num(x), "mvlgamma": lambda t, x: t.mvlgamma(x + 1, 2),
+    "tril": lambda t, x: t.tril(x), "triu": lambda t, x: t.triu(x, 1),
+    "squeeze_copy": lambda t, x: t.squeeze_copy(x), "alias_copy": lambda t, x: t.alias_copy(x),
+    "slice_copy": lambda t, x: t.slice_copy(x, 1, 0, 2),
+    "unsqueeze_copy": lambda t, x: t.unsqueeze_copy(x, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_UNARY))
+def test_results_of_one_input_take_torch_layout(name):
+    # TensorIterator's order for elementwise ops (dimensions of one element included), the
+    # input's layout for nan_to_num (empty_like), contiguous for tril/triu, mvlgamma and the
+    # *_copy functions
+    def body(t):
+        return [(n, _UNARY[name](t, x).stride(), _UNARY[name](t, x))
+                for n, x in _one_input_layouts(t).items()]
+    same(body)
+
+
+def _resized(t, fn, *args, dtype=None, **kwargs):
+    out = t.empty(0, dtype=dtype)
+    fn(*args, **kwargs, out=out)
+    return out.stride(), out
+
+
+_OUT_CALLS = {
+    "add": lambda t, x, y: _resized(t, t.add, x, y),
+    "mul_broadcast": lambda t, x, y: _resized(t, t.mul, x, y[0, 0]),
+    "sub_wrong_shape": lambda t, x, y: _resized_wrong(t, t.sub, x, y),
+    "atan2": lambda t, x, y: _resized(t, t.atan2, x, y),
+    "maximum": lambda t, x, y: _resized(t, t.maximum, x, y),
+    "eq": lambda t, x, y: _resized(t, t.eq, x, y, dtype=t.bool),
+    "where": lambda t, x, y: _resized(t, t.where, x > 0.5, x, y),
+    "addcmul": lambda t, x, y: _resized(t, t.addcmul, x, x, y),
+    "lerp": lambda t, x, y: _resized(t, t.lerp, x, y, 0.3),
+    "neg": lambda t, x, y: _resized(t, t.neg, x),
+    "clamp": lambda t, x, y: _resized(t, t.clamp, x, 0.5, 2.0),
+    "sigmoid": lambda t, x, y: _resized(t, t.sigmoid, x),
+    "double_output": lambda t, x, y: _resized(t, t.add, x, y, dtype=t.float64),
+    "sort": lambda t, x, y: _resized_pair(t, t.sort, x, 1),
+    "frexp": lambda t, x, y: _resized_pair(t, t.frexp, x, dtype=t.int32),
+    "sum_keepdim": lambda t, x, y: _resized(t, t.sum, x, 1, keepdim=True),
+    "cumsum": lambda t, x, y: _resized(t, t.cumsum, x, 2),
+    "matmul": lambda t, x, y: _resized(t, t.matmul, x, y.mT),
+    "cat": lambda t, x, y: _resized(t, t.cat, [x, y], 1),
+    "tril": lambda t, x, y: _resized(t, t.tril, x),
+    "permute_copy": lambda t, x, y: _resized(t, t.permute_copy, x, (1, 0, 2)),
+    "linalg_lu": lambda t, x, y: _resized_all(t, t.linalg.lu, x[..., :3, :3] + 2 * t.eye(3)),
+}
+
+
+def _resized_wrong(t, fn, *args):
+    out = t.empty(5)
+    with warnings.catch_warnings():  # (torch's deprecation warning: tested elsewhere)
+        warnings.simplefilter("ignore")
+        fn(*args, out=out)
+    return out.stride(), out
+
+
+def _resized_pair(t, fn, *args, dtype=None):
+    outs = (t.empty(0), t.empty(0, dtype=dtype or t.long))
+    fn(*args, out=outs)
+    return [(o.stride(), o) for o in outs]
+
+
+def _resized_all(t, fn, *args):
+    outs = tuple(t.empty(0) for _ in fn(*args))
+    fn(*args, out=outs)
+    return [(o.stride(), o) for o in outs]
+
+
+@pytest.mark.parametrize("name", sorted(_OUT_CALLS))
+def test_a_resized_out_takes_the_layout_torch_gives_it(name):
+    # an empty (or wrong-shaped) out= is laid out as the op's result where torch's kernel lays
+    # it out (TensorIterator's order, sort's), contiguous where torch resizes it so
+    def body(t):
+        inputs = _one_input_layouts(t)
+        pairs = [(a, b) for a in inputs for b in ("contiguous", "permuted", "row")
+                 if inputs[a].shape == inputs[b].shape or "row" in (a, b)]
+        return [(a, b, _OUT_CALLS[name](t, inputs[a], inputs[b])) for a, b in pairs]
+    same(body)
+
+
+def test_a_copied_gradient_keeps_the_variables_strides():
+    # AccumulateGrad copies a gradient that does not obey the variable's layout into
+    # new_empty_strided(variable's strides): those of its dimensions of one element too
+    def body(t):
+        b = t.arange(24.).reshape(2, 3, 4) / 10
+        leaves = [b[:1, :1], b[:, :1].permute(1, 2, 0).clone(), b.permute(2, 0, 1),
+                  b[:, :1].transpose(0, 1).clone(), t.arange(3.).reshape(1, 3).t()]
+        out = []
+        for leaf in leaves:
+            for loss in (lambda p: p.sum(), lambda p: (p.contiguous() * 3).sum(),
+                         lambda p: (p * t.ones(p.shape)).sum()):
+                p = leaf.detach().requires_grad_()
+                loss(p).backward()
+                out.append((p.stride(), p.grad.stride(), p.grad._version, p.grad))
+        return out
     same(body)

@@ -13,7 +13,7 @@ import numpy as np
 from . import _dtype as D
 from ._backend import as_array, has_data, is_array
 from ._backend.device import as_device, default_device, empty_on, move
-from ._backend.layout import empty_in_order, format_order
+from ._backend.layout import empty_in_order, empty_strided, format_order, kept_strides
 from ._compile.hooks import constant, replayed
 from ._info import check_scalar
 from ._linspace_values import linspace_values
@@ -363,10 +363,13 @@ def _format_name(memory_format):
 def _laid_out_like(made, input, memory_format):
     """``made`` (a fresh contiguous tensor shaped like ``input``) laid out as torch lays out a
     ``*_like`` result in ``memory_format``: a contiguous ``input`` costs nothing."""
-    order = format_order(input._data, _format_name(memory_format))
-    if order is None or not has_data(made._data):
+    name = _format_name(memory_format)
+    strides = kept_strides(input._data, name) if has_data(made._data) else None
+    order = format_order(input._data, name) if strides is None else None
+    if (strides is None and order is None) or not has_data(made._data):
         return made
-    array = empty_in_order(made._data, order)
+    array = (empty_strided(made._data, strides) if strides is not None
+             else empty_in_order(made._data, order))
     array[...] = made._data
     return constant(_finish(array, None, made.requires_grad, made.device))
 
@@ -465,8 +468,11 @@ def _like_array(input, dtype, memory_format=None):
     dt = (dtype or input.dtype).np
     if type(input._data) is not np.ndarray:
         return np.empty(input._data.shape, dt)
-    return empty_in_order(input._data, format_order(input._data, _format_name(memory_format)),
-                          dt)
+    name = _format_name(memory_format)
+    strides = kept_strides(input._data, name)
+    if strides is not None:
+        return empty_strided(input._data, strides, dt)
+    return empty_in_order(input._data, format_order(input._data, name), dt)
 
 
 @replayed

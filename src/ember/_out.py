@@ -22,6 +22,7 @@ import inspect
 import warnings
 
 from . import _dtype as D
+from ._backend.layout import is_dense, iterator_strides
 from ._state import state
 from ._tensor import Tensor
 
@@ -184,6 +185,12 @@ _RESIZED_FIRST = frozenset(("aten::" + n for n in (
     "alias_copy as_strided_copy diagonal_copy expand_copy permute_copy select_copy slice_copy "
     "t_copy transpose_copy unfold_copy unsqueeze_copy view_as_complex_copy view_as_real_copy "
     "detach_copy slice_scatter").split())) | {"unbind_copy", "split_with_sizes_copy"}
+# Ops whose resized out is contiguous where their result is not (LU factors, column-major as
+# LAPACK's, in torch too).
+_CONTIGUOUS_OUTS = frozenset(("lu", "linalg_lu"))
+# Ops whose resized out takes TensorIterator's layout of their input where their result is
+# laid out as the input (torch's functional form allocates it by empty_like, or clones).
+_ITERATOR_OUTS = frozenset(("frexp", "nan_to_num", "conj_physical"))
 # Ops whose out= refuses outs that require grad but takes inputs that do (out gets no history).
 _OUT_GRAD_ONLY = frozenset(("unbind_copy",))
 # Ops whose out= kernel exists for floating dtypes only: {op: torch's kernel name}.
@@ -265,7 +272,7 @@ def write_out(name, result, out, args=(), kwargs=None, rule=None, public=None):
         _refuse_grad(name, results, outs[:_GRAD_CHECKED_OUTS.get(name)], args, kwargs)
     fields = _OUT_FIELDS.get(name, ("result",) * len(outs))
     for r, o, field in zip(results, outs, fields):
-        _write_one(name, r, o, rule, field)
+        _write_one(name, r, o, rule, field, inputs=args)
     if name in _PIECES:
         return None
     if not several:
@@ -363,7 +370,7 @@ def cpu_backend_error(op):
             "selective/custom build process (if using custom build).")
 
 
-def _write_one(name, result, out, rule, field="result", copy=True):
+def _write_one(name, result, out, rule, field="result", copy=True, inputs=()):
     from ._tensor import _c_type_name
     from .autograd.grad_mode import no_grad
     rdt, odt = D._BY_NP[result._data.dtype], D._BY_NP[out._data.dtype]
@@ -373,7 +380,7 @@ def _write_one(name, result, out, rule, field="result", copy=True):
             out.copy_(result)
         return
     if name in _RESIZED_FIRST:
-        _resize_out(name, result, out, rule)
+        _resize_out(name, result, out, rule, inputs)
     mismatch = (rdt != odt) if kind == "exact" else not D.can_cast(rdt, odt)
     if mismatch and field is not None:  # (field None: an out torch takes in any dtype)
         if message is None or kind not in ("exact", "cast"):
@@ -381,15 +388,15 @@ def _write_one(name, result, out, rule, field="result", copy=True):
         raise RuntimeError(message.format(r=rdt.scalar_name, o=odt.scalar_name,
                                           rc=_c_type_name(rdt), oc=_c_type_name(odt),
                                           name=name, field=field))
-    _resize_out(name, result, out, rule)
+    _resize_out(name, result, out, rule, inputs)
     if copy:
         with no_grad():
             out.copy_(result)
 
 
-def _resize_out(name, result, out, rule):
+def _resize_out(name, result, out, rule, inputs=()):
     """torch's resize_output: ``out`` takes the result's shape (with torch's warning when it
-    had elements)."""
+    had elements), and the layout torch's out= kernel gives it (see _resized_strides)."""
     from ._ops.inplace_forms import resize_storage
     kind, message = rule or ("cast", None)
     if out._data.shape != result._data.shape:
@@ -404,7 +411,24 @@ def _resize_out(name, result, out, rule):
             warnings.warn(text, UserWarning, stacklevel=_user_stacklevel())
         # torch's resize_output: also when out requires grad (which resize_ refuses), and
         # without a version bump of its own (the list outs of _PIECES are resized by resize_)
-        resize_storage(out, tuple(result._data.shape), bump=name in _PIECES)
+        resize_storage(out, tuple(result._data.shape), bump=name in _PIECES,
+                       strides=_resized_strides(name, result._data, inputs))
+
+
+def _resized_strides(name, data, inputs):
+    """The element strides a resized ``out`` takes: torch's out= kernels that lay their
+    result out themselves (TensorIterator's elementwise ops, sort) give a resized out that
+    layout, which is ember's result's where it is dense (strides of dimensions of one element
+    included); None for the contiguous strides (those of the ops torch writes by a copy into
+    a resized out, and of results not dense)."""
+    if (not hasattr(data, "flags") or name in _GENERATED or name in _CONTIGUOUS_OUTS
+            or not is_dense(data)):  # (a sparse result has no flags)
+        return None
+    if name in _ITERATOR_OUTS and inputs and isinstance(inputs[0], Tensor):
+        strides = iterator_strides(data.shape, 1, [inputs[0]._data])
+    else:
+        strides = tuple(s // data.itemsize for s in data.strides)
+    return strides
 
 
 def with_out(fn, name, rule=None, public=None):

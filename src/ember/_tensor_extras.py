@@ -61,12 +61,17 @@ for _name, _target in _INPLACE.items():
 
 
 # -- a view, then a copy ------------------------------------------------------------------------
+def _contiguous_clone(x):
+    """torch's *_copy functions copy their view into a contiguous tensor."""
+    return x.clone(memory_format=contiguous_format)
+
+
 def _copy_of(view):
     def fn(input, *args, **kwargs):  # noqa: A002 - torch's name
         out = getattr(input, view)(*args, **kwargs)
         if isinstance(out, (tuple, list)):
-            return tuple(o.clone() for o in out)
-        return out.clone()
+            return tuple(_contiguous_clone(o) for o in out)
+        return _contiguous_clone(out)
     fn.__name__ = fn.__qualname__ = view + "_copy"
     fn.__doc__ = f"``input.{view}(...)`` as a new tensor (not a view)."
     fn.__ember_forwards__ = f"ember.Tensor.{view}"  # (whose keywords it takes)
@@ -74,7 +79,7 @@ def _copy_of(view):
 
 
 def alias_copy(input):  # noqa: A002
-    return input.clone()
+    return _contiguous_clone(input)
 
 
 as_strided_copy = _copy_of("as_strided")
@@ -87,7 +92,7 @@ split_copy = _copy_of("split")
 
 def split_with_sizes_copy(input, split_sizes, dim=0):  # noqa: A002
     """``input.split(split_sizes, dim)`` as new tensors (not views)."""
-    return tuple(part.clone() for part in input.split(list(split_sizes), dim))
+    return tuple(_contiguous_clone(part) for part in input.split(list(split_sizes), dim))
 
 
 squeeze_copy = _copy_of("squeeze")
@@ -102,7 +107,7 @@ view_copy = _copy_of("view")
 def slice_copy(input, dim=0, start=None, end=None, step=1):  # noqa: A002
     from ._ops.shape import slice_
     from ._tensor import _wrap_dim
-    return slice_(input, _wrap_dim(dim, input.dim()), start, end, step).clone()
+    return _contiguous_clone(slice_(input, _wrap_dim(dim, input.dim()), start, end, step))
 
 
 def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002

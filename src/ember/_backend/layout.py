@@ -9,7 +9,7 @@ stride, a tie put the smaller dimension inside, a stride of 0 compares with noth
 """
 from __future__ import annotations
 
-from . import get_xp
+from . import contiguous_strides, data_address, get_xp, strided_view
 
 # innermost-first dimension orders of the channels-last formats (N, C, H, W[, D]), by rank
 _CHANNELS_LAST = {"channels_last": (4, (1, 3, 2, 0)), "channels_last_3d": (5, (1, 4, 3, 2, 0))}
@@ -98,12 +98,49 @@ def empty_in_order(x, order, dtype=None):
 def copy_in_format(x, memory_format="preserve_format"):
     """A copy of ``x`` laid out as torch lays out a copy in ``memory_format``; a C-contiguous
     ``x`` kept in that order costs one plain copy."""
-    order = format_order(x, memory_format)
-    if order is None:
-        return x.copy()
-    out = empty_in_order(x, order)
+    strides = kept_strides(x, memory_format)
+    if strides is not None:
+        out = empty_strided(x, strides)
+    else:
+        order = format_order(x, memory_format)
+        if order is None:
+            return x.copy()
+        out = empty_in_order(x, order)
     out[...] = x
     return out
+
+
+def is_dense(x):
+    """torch's is_non_overlapping_and_dense: the strides of the dimensions of more than one
+    element, in increasing order, are those of a contiguous layout."""
+    expected = x.itemsize
+    for stride, n in sorted((s, n) for s, n in zip(x.strides, x.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def kept_strides(x, memory_format="preserve_format"):
+    """The element strides torch's copies and ``empty_like`` in ``memory_format`` keep from
+    ``x``: a dense ``x``'s very strides in preserve_format (those of its dimensions of one
+    element included, which an order of dimensions does not give), else None (C strides or
+    an order: see format_order)."""
+    if memory_format != "preserve_format" or x.ndim < 2 or not x.size or not is_dense(x):
+        return None
+    if x.strides == contiguous_strides(x.shape, x.itemsize):
+        return None
+    return tuple(s // x.itemsize for s in x.strides)
+
+
+def empty_strided(like, strides, dtype=None):
+    """An uninitialised array of ``like``'s shape (and dtype unless told) on its device, with
+    the element ``strides`` of a dense layout (torch's empty_strided)."""
+    xp = get_xp(like)
+    dtype = like.dtype if dtype is None else xp.dtype(dtype)
+    flat = xp.empty(like.size, dtype)
+    return strided_view(flat, like.shape, tuple(s * dtype.itemsize for s in strides),
+                        data_address(flat))
 
 
 def _iterator_compare(shape, operands, a, b):
@@ -123,28 +160,68 @@ def _iterator_compare(shape, operands, a, b):
 
 def iterator_layout(out, inputs):
     """``out``, an elementwise result of ``inputs`` (arrays, or numbers), laid out as torch's
-    TensorIterator lays out its result: dimensions sorted by the inputs' strides, the first
-    input deciding where they disagree (NumPy's order 'K' gives up on disagreement and takes
-    the C order). Copied only when its strides differ from those."""
-    ndim = out.ndim
-    operands, contiguous = [], True
+    TensorIterator lays out its result (see iterator_strides); copied only when its strides
+    differ from those."""
+    if out.size == 0:
+        return out
+    return _laid_out(out, iterator_strides(out.shape, out.itemsize, inputs))
+
+
+def iterator_strides(shape, itemsize, inputs):
+    """The byte strides torch's TensorIterator gives a result of ``shape`` of ``inputs``
+    (arrays, or numbers). Inputs all of that shape (no number, nothing broadcast) that are
+    contiguous give the C order, that are dense with equal strides give those very strides;
+    otherwise dimensions are sorted by the inputs' strides, the first input deciding where
+    they disagree (NumPy's order 'K' gives up on disagreement and takes the C order), a
+    dimension of one element placed by its stride too (NumPy puts those anywhere)."""
+    if all(getattr(x, "shape", None) == shape for x in inputs):
+        if all(x.flags.c_contiguous for x in inputs):
+            return contiguous_strides(shape, itemsize)
+        first = inputs[0]
+        if is_dense(first) and all(x.strides == first.strides and x.itemsize == first.itemsize
+                                   for x in inputs[1:]):
+            return tuple(s // first.itemsize * itemsize for s in first.strides)
+    ndim = len(shape)
+    operands, canonical = [], True
     for x in inputs:
         if getattr(x, "ndim", 0) < 2:  # (one dimension alone never decides an order)
             continue
-        contiguous = contiguous and x.flags.c_contiguous
+        canonical = canonical and x.flags.c_contiguous and (
+            1 not in x.shape or x.strides == contiguous_strides(x.shape, x.itemsize))
         lead = ndim - x.ndim  # (broadcast dimensions get stride 0, as torch's operands do)
         operands.append((0,) * lead + tuple(0 if n == 1 and m != 1 else s for n, m, s in
-                                            zip(x.shape, out.shape[lead:], x.strides)))
-    if len(operands) < 2 or contiguous:  # (then NumPy's order is torch's: the C order)
-        return out
+                                            zip(x.shape, shape[lead:], x.strides)))
+    if not operands or canonical:  # (then the sort leaves the C order)
+        return contiguous_strides(shape, itemsize)
     order = insertion_sorted(range(ndim - 1, -1, -1),
-                             lambda a, b: _iterator_compare(out.shape, operands, a, b))
-    strides, step = [0] * ndim, out.itemsize
+                             lambda a, b: _iterator_compare(shape, operands, a, b))
+    strides, step = [0] * ndim, itemsize
     for d in order:
         strides[d] = step
-        step *= out.shape[d]
-    if tuple(strides) == out.strides or out.size == 0:
+        step *= shape[d]
+    return tuple(strides)
+
+
+def _laid_out(out, strides):
+    """``out``, or a copy of it with byte ``strides`` (of a dense layout) where its own
+    differ."""
+    if strides == out.strides:
         return out
-    copy = empty_in_order(out, None if order == list(range(ndim - 1, -1, -1)) else order)
+    copy = empty_strided(out, tuple(s // out.itemsize for s in strides))
+    copy[...] = out
+    return copy
+
+
+def preserving_layout(out, x):
+    """``out``, a fresh result of ``x``'s shape, laid out as torch's ``empty_like(x)``."""
+    if x.ndim < 2 or (x.flags.c_contiguous and 1 not in x.shape):
+        return out
+    strides = kept_strides(x)
+    if strides is not None:
+        copy = empty_strided(out, strides)
+    else:
+        copy = empty_in_order(out, format_order(x))
+    if copy.strides == out.strides:
+        return out
     copy[...] = out
     return copy

@@ -24,7 +24,8 @@ def _triangle(name, kernel_name):
     def tri(self, diagonal=0):
         if self.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-        return getattr(get_xp(self), kernel_name)(self, diagonal)
+        xp = get_xp(self)  # (torch's result is contiguous whatever the input's layout)
+        return xp.ascontiguousarray(getattr(xp, kernel_name)(self, diagonal))
 
     @tri.grad("self")
     def _(grad, diagonal):

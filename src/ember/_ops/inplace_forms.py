@@ -131,9 +131,10 @@ def resize_(self, *args, size=None, memory_format=None):
     return resize_storage(self, _shape._shape_arg(args_or_keyword(args, size, "resize_", "size")))
 
 
-def resize_storage(self, shape, bump=True):
+def resize_storage(self, shape, bump=True, strides=None):
     """``resize_`` without its refusal of tensors that require grad (torch's out= resizes
-    those too, and without a version bump: ``bump=False``)."""
+    those too, and without a version bump: ``bump=False``); ``strides`` (in elements, of a
+    dense layout) in place of the contiguous ones."""
     if any(s < 0 for s in shape):  # (torch multiplies them as unsigned numbers)
         raise RuntimeError("numel: integer multiplication overflow")
     data = self._data
@@ -147,7 +148,9 @@ def resize_storage(self, shape, bump=True):
     if needed > end - start:
         base = _grown_storage(owner, start, end, -(-needed // item) * item).view(data.dtype)
         start = data_address(base)
-    self._data = strided_view(base, shape, contiguous_strides(shape, item), start + offset)
+    strides = (contiguous_strides(shape, item) if strides is None
+               else tuple(s * item for s in strides))
+    self._data = strided_view(base, shape, strides, start + offset)
     if bump:
         self._bump_version()
     return self

@@ -85,7 +85,8 @@ Tensor.__ior__ = lambda self, other: self.bitwise_or_(other)
 Tensor.__ixor__ = lambda self, other: self.bitwise_xor_(other)
 
 
-@op("logical_not", method=True, differentiable=False, promote=NONE, writes=1)
+@op("logical_not", method=True, differentiable=False, promote=NONE, writes=1,
+    elementwise=True)
 def logical_not(self):
     return np.logical_not(self)
 

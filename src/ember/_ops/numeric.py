@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
+from .._backend.layout import iterator_layout, preserving_layout
 from .._overloads import NO_VALUE, choose
 from .._tensor import Tensor, _wrap
 from .pointwise import (
@@ -65,8 +66,9 @@ def lcm(input, other, *, out=None):  # noqa: A002
 @op("frexp", promote=NONE, outputs=2, diff_outputs=(True, False), node="FrexpBackward0",
     writes=1)  # (its results are written through their out= form)
 def _frexp_op(self):
-    m, e = get_xp(self).frexp(self)
-    return m.astype(self.dtype), e.astype(np.int32)
+    m, e = get_xp(self).frexp(self)  # (torch's results: empty_like(self), preserve_format)
+    return preserving_layout(m.astype(self.dtype), self), preserving_layout(e.astype(np.int32),
+                                                                            self)
 
 
 @_frexp_op.grad("self")
@@ -140,7 +142,7 @@ def signbit(input, *, out=None):  # noqa: A002
     a = input._data
     if a.dtype.kind != "f" and D._BY_NP[a.dtype].is_floating_point:
         a = a.astype(np.float32)  # bfloat16, float8 (exact in float32; NumPy has no signbit)
-    return _wrap(get_xp(a).signbit(a) if a.dtype.kind == "f" else a < 0)
+    return _wrap(iterator_layout(get_xp(a).signbit(a) if a.dtype.kind == "f" else a < 0, (a,)))
 
 
 _ISIN_OVERLOADS = ((("Tensor", "elements"), ("Tensor", "test_elements")),

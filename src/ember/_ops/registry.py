@@ -518,6 +518,7 @@ class OpDef:
     ufunc = None  # see op()
     quiet = False
     elementwise = False  # see op()
+    iterator_layout = False  # results laid out as torch's TensorIterator's (see op())
     undefined_grads = False  # see op()
     inplace_check = None  # the in-place form's check, where torch's differs from ``check``
     out_name = None  # torch's name of the op in out= errors, when its function takes out=
@@ -1015,7 +1016,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
        check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
        elementwise=False, undefined_grads=False, complex_grad=False, checked=(),
-       number_node=None, writes=0):
+       number_node=None, writes=0, own_layout=False):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``checked``: non-tensor params that hold tensors torch saves (nll_loss's target and
@@ -1030,7 +1031,10 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     is exactly (``np.multiply`` for mul, ``np.exp`` for exp), so the in-place variant writes
     into self directly. ``elementwise=True``: each output element depends on the input
     elements at its (broadcast) position only, and so do the formulas: they work unchanged on
-    gradients with extra leading dimensions, and a batched backward runs them once per batch.
+    gradients with extra leading dimensions, and a batched backward runs them once per batch;
+    their results of inputs not laid out in the C order are laid out as torch's TensorIterator
+    lays them out (see iterator_layout), unless ``own_layout=True`` (a kernel that lays its
+    result out itself, as torch's does: clone's memory formats, nan_to_num's empty_like).
     ``undefined_grads=True`` (several outputs): formulas get None for an output that received
     no gradient, instead of zeros, as torch's do where a zero would not be neutral (the
     standard deviation's gradient of one element is 0/0).
@@ -1056,6 +1060,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.ufunc = ufunc
         d.quiet = quiet
         d.elementwise = elementwise
+        d.iterator_layout = elementwise and not view and not own_layout
         d.undefined_grads = undefined_grads
         d.checked_params = frozenset(d.index[n] for n in checked)
         d.complex_grad = complex_grad or bool(view)
@@ -1329,15 +1334,14 @@ def _compile_caller(op):
               "    if type(out) is not ndarray:",
               "        out = asarray(out) if isinstance(out, np_generic) else as_array(out)",
               "    res._data = out"]
-    if op.elementwise and n >= 2:  # (see iterator_layout: a strides test when all agree)
-        # (C-contiguous inputs give NumPy's and torch's order alike: the C order)
+    if op.iterator_layout and n >= 1:  # (see iterator_layout: a flags test when all are C)
+        # (C-contiguous inputs give NumPy's and torch's order alike: the C order; NOTE: but
+        # for the strides of dimensions of one element where a number or a broadcast input
+        # makes torch sort dimensions, not tested here to keep this path cheap)
         test = "not (" + " and ".join(f"(not hasattr(x{k}, 'flags') or x{k}.flags.c_contiguous)"
-                                      for k in range(n)) + ")"
-        if n == 2:
-            test = ("type(x0) is type(x1) and getattr(x0, 'strides', None) != "
-                    f"getattr(x1, 'strides', None) and {test}")
-        lines[-1:-1] = [f"    if out.ndim > 1 and {test}:",
-                        f"        out = iterator_layout(out, ({', '.join(xs[:n])}))"]
+                                      for k in range(n)) + ") and out.ndim > 1"
+        lines[-1:-1] = [f"    if {test}:",
+                        f"        out = iterator_layout(out, ({', '.join(xs[:n])},))"]
     if op.view == "maybe":
         lines.append("    _mark_views(op, args, (res,))")
     elif op.view:  # (_mark_views written out for one output that is always a view)
@@ -1484,7 +1488,7 @@ def _tensor_call_generic(op, args):
             raise
         return again
     if op.n_outputs == 1:
-        if op.elementwise and op.n_tensors >= 2 and getattr(out, "ndim", 0) > 1:
+        if op.iterator_layout and op.n_tensors >= 1 and getattr(out, "ndim", 0) > 1:
             out = iterator_layout(out, [a._data if isinstance(a, Tensor) else a
                                         for a in args[:op.n_tensors]])
         res = _wrap(out if type(out) is _ndarray else as_array(out))

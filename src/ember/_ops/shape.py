@@ -629,7 +629,7 @@ unsqueeze.batched_grad("self")(view.batched_formulas[0][1])
 
 
 # -- copies and casts --------------------------------------------------------------------------
-@op("clone", elementwise=True, promote=NONE, method=True, writes=1)
+@op("clone", elementwise=True, promote=NONE, method=True, writes=1, own_layout=True)
 def clone(self, memory_format=None):
     # (torch's preserve_format by default: a permuted input keeps its strides)
     if memory_format is None:

@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from .._backend import accumulate, get_xp
-from .._backend.layout import empty_in_order, format_order
+from .._backend.layout import preserving_layout
 from .._tensor import Tensor, _wrap_dim
 from . import _stl_order
 from .pointwise import no_kernel, refuse
@@ -125,24 +125,16 @@ def _stable_sort_kernel(self, dim=-1, descending=False):
 
 
 def _in_input_layout(kernel):
-    """``kernel`` with results laid out as its input (its strides where it is dense, else dense
-    ones in its order: a copy's preserve_format): torch's sort allocates its values and
+    """``kernel`` with results laid out as its input (its very strides where it is dense,
+    else dense ones in its order: torch's empty_like): torch's sort allocates its values and
     indices so (and argsort and msort are sort)."""
     @functools.wraps(kernel)
     def laid_out(self, *args, **kwargs):
         out = kernel(self, *args, **kwargs)
-        order = format_order(self)
-        if order is None:
-            return out
         if type(out) is not tuple:
-            return _copy_into(empty_in_order(self, order, out.dtype), out)
-        return tuple(_copy_into(empty_in_order(self, order, o.dtype), o) for o in out)
+            return preserving_layout(out, self)
+        return tuple(preserving_layout(o, self) for o in out)
     return laid_out
-
-
-def _copy_into(dst, src):
-    dst[...] = src
-    return dst
 
 
 _NO_COMPLEX_SORT = refuse("c", lambda t: RuntimeError(" Sort does not support complex dtypes on "

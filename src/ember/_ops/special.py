@@ -503,11 +503,12 @@ def _check_mvlgamma(self, p):
 
 
 @op("mvlgamma", elementwise=True, promote=FLOAT, method=True, inplace=True,
-    check=_check_mvlgamma)
+    check=_check_mvlgamma, own_layout=True)
 def mvlgamma(self, p):
     """The multivariate log-gamma function of dimension ``p``."""
     terms = lgamma.kernel(_mvlgamma_terms(self, p))
-    return (terms.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)).astype(self.dtype, copy=False)
+    out = (terms.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)).astype(self.dtype, copy=False)
+    return get_xp(out).ascontiguousarray(out)  # (torch's sum: contiguous whatever the input's)
 
 
 @mvlgamma.grad("self")

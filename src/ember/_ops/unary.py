@@ -58,6 +58,7 @@ import numpy as np
 
 from .._backend import asarray_like, get_xp
 from .._backend.fp_errors import made_nan
+from .._backend.layout import copy_in_format
 from .._tensor import Tensor
 from .pointwise import (
     add_scalar,
@@ -365,7 +366,7 @@ def _rounding(name, ufunc):
         return self.copy() if self.dtype.kind in "iu" else ufunc(self)
     kernel.__name__ = name
     refused = no_kernel("round_vml_cpu") if name == "round" else complex_unsupported(name)
-    d = op(name, method=True, inplace=True, check=refuse("c", refused))(kernel)
+    d = op(name, method=True, inplace=True, check=refuse("c", refused), elementwise=True)(kernel)
 
     @d.grad("self")
     def _(grad):
@@ -426,11 +427,13 @@ def _(grad):
     return grad
 
 
-@op("nan_to_num", elementwise=True, method=True, inplace=True, writes=1)
+@op("nan_to_num", elementwise=True, method=True, inplace=True, writes=1,
+    own_layout=True)
 def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
-    if self.dtype.kind != "f":
-        return self.copy()
-    return np.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
+    out = copy_in_format(self)  # (torch's result is empty_like(self): preserve_format)
+    if self.dtype.kind == "f":
+        np.nan_to_num(out, copy=False, nan=nan, posinf=posinf, neginf=neginf)
+    return out
 
 
 @nan_to_num.grad("self")
@@ -443,7 +446,7 @@ def _predicate(name, fn):
     def kernel(self):
         return fn(self)
     kernel.__name__ = name
-    return op(name, method=True, differentiable=False, promote=NONE)(kernel)
+    return op(name, method=True, differentiable=False, promote=NONE, elementwise=True)(kernel)
 
 
 def _floating(fn):

@@ -20,6 +20,7 @@ import numpy as np
 from numpy import ndarray
 
 from .._backend import as_array, fp_errors, get_xp, writeable
+from .._backend.layout import empty_strided
 from .._dtype import REDUCED_NP
 from .._sparse.coo import CooArray
 from .._state import profiler_hook, state
@@ -1047,10 +1048,12 @@ def _obeys_layout(g, var_data):
 
 def _grad_buffer(var_data, like):
     """An empty array for a copied gradient: with the variable's strides if its layout is
-    dense (torch's new_empty_strided), else C-contiguous."""
+    dense (torch's new_empty_strided: those of its dimensions of one element too), else
+    C-contiguous."""
     xp = get_xp(like)
     if _dense(var_data) and type(var_data) is type(like):
-        return xp.empty_like(var_data, dtype=like.dtype)
+        return empty_strided(var_data, tuple(s // var_data.itemsize for s in var_data.strides),
+                             like.dtype)
     return xp.empty(like.shape, like.dtype)
 
 
