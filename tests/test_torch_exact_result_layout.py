@@ -8,6 +8,8 @@ not installed.
 """
 from __future__ import annotations
 
+import itertools
+import math
 import warnings
 
 import pytest
@@ -273,5 +275,25 @@ def test_a_copied_gradient_keeps_the_variables_strides():
                 p = leaf.detach().requires_grad_()
                 loss(p).backward()
                 out.append((p.stride(), p.grad.stride(), p.grad._version, p.grad))
+        return out
+    same(body)
+
+
+def test_dimensions_of_one_element_in_views_and_results():
+    # torch places a dimension of one element by its stride: a new last dimension has stride
+    # 1, elementwise results and keepdim reductions follow TensorIterator's sort
+    def body(t):
+        b = t.arange(24.).reshape(2, 3, 4)
+        out = []
+        for x in (b, b.transpose(1, 2), b.permute(2, 0, 1), b[:, :1].permute(1, 2, 0),
+                  b[:, :, ::2], b.mT.unsqueeze(0)):
+            out.append((x.unsqueeze(-1).stride(), x[..., None].stride(), x[:, None].stride(),
+                        x[None].stride(), (x.unsqueeze(1) * 2).stride(),
+                        x.unsqueeze(-1).neg().stride(), x.sum(-1, keepdim=True).stride(),
+                        (x[:, :1] + x[:, :1]).stride(), x[:, :1].exp().stride()))
+        for shape in ((1, 3), (3, 1), (2, 1, 3), (1, 2, 1)):
+            y = t.arange(6.)[:math.prod(shape)].reshape(shape)
+            out.append([(y.permute(p).neg().stride(), y.permute(p).contiguous().stride())
+                        for p in itertools.permutations(range(y.dim()))])
         return out
     same(body)

@@ -13,6 +13,7 @@ from . import contiguous_strides, data_address, get_xp, strided_view
 
 # innermost-first dimension orders of the channels-last formats (N, C, H, W[, D]), by rank
 _CHANNELS_LAST = {"channels_last": (4, (1, 3, 2, 0)), "channels_last_3d": (5, (1, 4, 3, 2, 0))}
+_CHANNELS_LAST_OF_RANK = {4: "channels_last", 5: "channels_last_3d"}
 
 
 def _compare(shape, strides, a, b):
@@ -177,6 +178,10 @@ def iterator_strides(shape, itemsize, inputs):
     if all(getattr(x, "shape", None) == shape for x in inputs):
         if all(x.flags.c_contiguous for x in inputs):
             return contiguous_strides(shape, itemsize)
+        channels_last = _CHANNELS_LAST_OF_RANK.get(len(shape))
+        if channels_last and all(is_in_format(shape, [s // x.itemsize for s in x.strides],
+                                              channels_last) for x in inputs):
+            return _strides_in_order(shape, itemsize, _CHANNELS_LAST[channels_last][1])
         first = inputs[0]
         if is_dense(first) and all(x.strides == first.strides and x.itemsize == first.itemsize
                                    for x in inputs[1:]):
@@ -193,9 +198,13 @@ def iterator_strides(shape, itemsize, inputs):
                                             zip(x.shape, shape[lead:], x.strides)))
     if not operands or canonical:  # (then the sort leaves the C order)
         return contiguous_strides(shape, itemsize)
-    order = insertion_sorted(range(ndim - 1, -1, -1),
-                             lambda a, b: _iterator_compare(shape, operands, a, b))
-    strides, step = [0] * ndim, itemsize
+    return _strides_in_order(shape, itemsize, insertion_sorted(
+        range(ndim - 1, -1, -1), lambda a, b: _iterator_compare(shape, operands, a, b)))
+
+
+def _strides_in_order(shape, itemsize, order):
+    """The byte strides of a dense layout of ``shape`` in innermost-first ``order``."""
+    strides, step = [0] * len(shape), itemsize
     for d in order:
         strides[d] = step
         step *= shape[d]

@@ -617,7 +617,13 @@ Tensor.squeeze = squeeze
 @op("unsqueeze", view=True, promote=NONE, method=True)
 def unsqueeze(self, dim):
     d = _wrap_dim(dim, self.ndim + 1)
-    return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+    out = self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+    if d == self.ndim and d and out.strides[-1] != out.itemsize and type(out) is np.ndarray:
+        # torch gives a new last dimension stride 1 (NumPy repeats the last dimension's;
+        # NOTE: kept on other array modules, whose views of views may not be re-strided)
+        out = np.lib.stride_tricks.as_strided(out, out.shape,
+                                              out.strides[:-1] + (out.itemsize,))
+    return out
 
 
 @unsqueeze.grad("self")
