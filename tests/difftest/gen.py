@@ -309,7 +309,9 @@ def hook(g):
         # in place whose grad_fn was not read since; such views get no tensor hooks.
         name = g.pick(lambda t: (t.requires_grad or g.rng.random() < 0.05)
                       and not (t._base is not None and t._version > 0))
-        body = g.rng.choice([f"_rec({key!r}, g)", "g * 2", f"_rec({key!r}, g) or g + 1"])
+        body = g.rng.choice([f"_rec({key!r}, g)", "g * 2", f"_rec({key!r}, g) or g + 1",
+                             "g.clamp(-0.5, 0.5)", "torch.zeros_like(g)", "-g",
+                             f"_rec({key!r}, g) or g.double()", "g.sum()", "g * g"])
         code = f"{key} = {name}.register_hook(lambda g: {body})"
         return Step(code, "hook:tensor", (key,), (name,), ())
     if r < 0.55:
@@ -341,6 +343,18 @@ def retain_grad(g):
 _MODES = {"no_grad": "torch.no_grad()", "enable_grad": "torch.enable_grad()",
           "inference_mode": "torch.inference_mode()",
           "set_grad_enabled": "torch.set_grad_enabled(False)"}
+# a mode nested in another: set_grad_enabled and inference_mode(False) inside inference
+# mode, no_grad and the other way round
+_NESTED = {"inference_mode>set_grad_enabled": ("torch.inference_mode()",
+                                               "torch.set_grad_enabled(True)"),
+           "inference_mode>inference_mode(False)": ("torch.inference_mode()",
+                                                    "torch.inference_mode(False)"),
+           "no_grad>set_grad_enabled": ("torch.no_grad()", "torch.set_grad_enabled(True)"),
+           "set_grad_enabled>inference_mode": ("torch.set_grad_enabled(False)",
+                                               "torch.inference_mode()"),
+           "no_grad>inference_mode(False)": ("torch.no_grad()", "torch.inference_mode(False)"),
+           "set_grad_enabled>enable_grad": ("torch.set_grad_enabled(False)",
+                                            "torch.enable_grad()")}
 
 
 @feature(6)
@@ -354,7 +368,11 @@ def grad_mode(g):
         body = inplace(g)
         body = Step("    " + body.code, body.tag, body.defines, body.uses, body.observe)
     head = _MODES[mode]
-    if mode == "enable_grad" and g.rng.random() < 0.7:  # enable_grad inside no_grad
+    if g.rng.random() < 0.3:
+        mode = g.rng.choice(list(_NESTED))
+        outer, head = _NESTED[mode]
+        code = f"with {outer}:\n    with {head}:\n    {body.code}"
+    elif mode == "enable_grad" and g.rng.random() < 0.7:  # enable_grad inside no_grad
         code = f"with torch.no_grad():\n    with {head}:\n    {body.code}"
     else:
         code = f"with {head}:\n{body.code}"
@@ -397,6 +415,127 @@ def query(g):
                          "{n}.output_nr", "{n}.is_leaf", "{n}.grad_fn", "repr({n})",
                          "({n}._base is None)"])
     return Step(f"{out} = {what.format(n=name)}", "query", (out,), (name,))
+
+
+# -- torch.func transforms ------------------------------------------------------------------
+_FUNC_UNARY = ["exp", "sin", "cos", "tanh", "sigmoid", "atan", "abs", "relu", "square", "erf",
+               "expm1", "sinh", "log1p"]
+_SCALAR_BODIES = ["torch.{u}(v).sum()", "(torch.{u}(v) * {c}).sum()",
+                  "torch.{u}(v).pow(2).mean()", "(v * torch.{u}(v)).sum()",
+                  "(torch.{u}(v) * {y}).sum()"]
+_ROW_BODIES = ["torch.{u}(v) * {c}", "torch.{u}(v).sum()", "v.{u}() + {y}", "(v * {y}).sum()"]
+
+
+def _func_body(g, templates, x, t):
+    """A small function of ``v`` (source, the variables it captures)."""
+    template = g.rng.choice(templates)
+    uses = ()
+    y = "v"
+    if "{y}" in template:
+        y = g.pick(lambda u: u.is_floating_point() and g.broadcasts(u.shape, t.shape[1:])
+                   and u.dim() <= max(t.dim() - 1, 0), strict=False)
+        if y is None:
+            raise Skip
+        uses = (y,)
+    text = template.format(u=g.rng.choice(_FUNC_UNARY), c=g.number(), y=y)
+    return f"lambda v: {text}", uses
+
+
+@feature(2)
+def func_transform(g):
+    """A torch.func transform of a small function, run under no_grad: grad, grad_and_value,
+    vmap (of grad too), jvp, vjp, jacrev and jacfwd."""
+    x = g.pick(lambda t: t.is_floating_point())
+    t = g.value(x)
+    out = g.new()
+    r = g.rng.random()
+    if r < 0.45:
+        fn, uses = _func_body(g, _SCALAR_BODIES, x, t)
+        how = g.rng.choice(["grad", "grad", "grad_and_value", "vmap_grad"])
+        if how == "grad":
+            code, defines = f"{out} = torch.func.grad({fn})({x})", (out,)
+        elif how == "grad_and_value":
+            value = g.new()
+            code = f"{out}, {value} = torch.func.grad_and_value({fn})({x})"
+            defines = (out, value)
+        else:
+            code, defines = f"{out} = torch.func.vmap(torch.func.grad({fn}))({x})", (out,)
+    elif r < 0.7:
+        fn, uses = _func_body(g, _ROW_BODIES, x, t)
+        dims = g.rng.choice(["", "", ", in_dims=-1", ", out_dims=-1"])
+        code, defines = f"{out} = torch.func.vmap({fn}{dims})({x})", (out,)
+    else:
+        fn, uses = _func_body(g, _ROW_BODIES[:2], x, t)
+        how = g.rng.choice(["jvp", "vjp", "jacrev", "jacfwd"])
+        dtype = str(t.dtype).rsplit(".", 1)[-1]
+        if how in ("jacrev", "jacfwd"):
+            if t.numel() > 8:
+                raise Skip
+            code, defines = f"{out} = torch.func.{how}({fn})({x})", (out,)
+        elif how == "jvp":
+            tangent = g.new()
+            code = (f"{out}, {tangent} = torch.func.jvp({fn}, ({x},), "
+                    f"({g.literal(tuple(t.shape), dtype)},))")
+            defines = (out, tangent)
+        else:
+            grad = g.new()
+            code = (f"{out}, _vjp = torch.func.vjp({fn}, {x})\n"
+                    f"{grad}, = _vjp(torch.ones_like({out}))")
+            defines = (out, grad)
+    # (under no_grad: the graph outer autograd records through a transform of a tensor that
+    # requires grad is not torch's yet, see docs/difftest.md; a transform ignores no_grad)
+    tag = f"func:{code.split('(')[0].split('= ')[-1]}"
+    code = "with torch.no_grad():\n" + "\n".join("    " + line for line in code.splitlines())
+    return Step(code, tag, defines, tuple(dict.fromkeys((x,) + uses)))
+
+
+# -- custom autograd Functions -------------------------------------------------------------
+# (forward's body, backward's body, how many tensor inputs, whether it writes its input)
+_FUNCTIONS = {
+    "saves_result": ("result = x.exp()\n        ctx.save_for_backward(result)",
+                     "result, = ctx.saved_tensors\n        return g * result", 1, False),
+    "saves_input": ("ctx.save_for_backward(x)\n        result = x.sin()",
+                    "x, = ctx.saved_tensors\n        return g * x.cos()", 1, False),
+    "cube": ("ctx.save_for_backward(x)\n        result = x ** 3",
+             "x, = ctx.saved_tensors\n        return 3 * g * x ** 2", 1, False),
+    "wrong_grad": ("result = x * 2", "return g.sum()", 1, False),
+    "mark_dirty": ("x.mul_(2)\n        ctx.mark_dirty(x)\n        result = x",
+                   "return g * 2", 1, True),
+    "dirty_saved": ("x.tanh_()\n        ctx.mark_dirty(x)\n        ctx.save_for_backward(x)"
+                    "\n        result = x",
+                    "y, = ctx.saved_tensors\n        return g * (1 - y * y)", 1, True),
+    "two_inputs": ("ctx.save_for_backward(x, w)\n        result = x * w",
+                   "x, w = ctx.saved_tensors\n        return (g * w if ctx.needs_input_grad[0]"
+                   " else None,\n                g * x if ctx.needs_input_grad[1] else None)",
+                   2, False),
+}
+
+
+@feature(2)
+def custom_function(g):
+    """A custom autograd Function (its class written in the step), applied to a variable:
+    save_for_backward of an input or the result, mark_dirty, needs_input_grad."""
+    kind = g.rng.choice(list(_FUNCTIONS))
+    fwd, bwd, n, dirty = _FUNCTIONS[kind]
+    x = g.pick(lambda t: t.is_floating_point())
+    t = g.value(x)
+    uses = (x,)
+    params = "ctx, x"
+    args = x
+    if n == 2:
+        w = g.pick(lambda u: u.is_floating_point() and g.broadcasts(u.shape, t.shape),
+                   strict=False)
+        if w is None:
+            raise Skip
+        uses, params, args = (x, w), "ctx, x, w", f"{x}, {w}"
+    cls, out = g.new("Fn"), g.new()
+    code = (f"class {cls}(torch.autograd.Function):\n"
+            f"    @staticmethod\n    def forward({params}):\n        {fwd}\n"
+            f"        return result\n\n"
+            f"    @staticmethod\n    def backward(ctx, g):\n        {bwd}\n"
+            f"{out} = {cls}.apply({args})")
+    observe = (out,) + ((x, ALL_LIVE) if dirty else ())
+    return Step(code, f"function:{kind}", (out,), uses, observe)
 
 
 # ops whose JVP a forward_ad step takes: pointwise ops, reductions, views and shape ops,
