@@ -433,6 +433,27 @@ class TestCtxFeatures:
         assert str(e.value) == ("a leaf Variable that requires grad has been used in an in-place "
                                 "operation.")
 
+    def test_mark_dirty_bumps_the_version_before_refusing_a_leaf(self):
+        # torch's _mark_dirty bumps every dirty tensor's version, then the leaf check refuses
+        def body(torch):
+            class Twice(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    x.mul_(2)
+                    ctx.mark_dirty(x)
+                    return x
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g * 2
+
+            x = torch.tensor([1.0, 2.0], requires_grad=True)
+            try:
+                Twice.apply(x)
+            except RuntimeError as e:
+                return str(e), x._version, x
+        same(body)
+
     def test_returning_an_input_makes_a_new_tensor(self):
         class Id(Function):
             @staticmethod

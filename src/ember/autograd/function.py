@@ -270,12 +270,13 @@ def _connect(ctx, cls, args, arg_pos, outputs):
     ctx._arg_pos = arg_pos
     ctx._n_args = len(args)
     ctx._seq = next(_sequence)
+    for t in ctx._dirty:  # (torch's _mark_dirty bumps every dirty tensor before the checks)
+        t._bump_version()
     for t in ctx._dirty:
         if t._grad_fn is None and t._requires_grad and t._base is None:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
         check_inplace(t, True)
-        t._bump_version()
     non_diff = {id(t) for t in ctx._non_differentiable}
     meta = []
     for k, o in enumerate(outputs):
