@@ -324,3 +324,26 @@ def test_jvp_primal_is_an_alias_of_the_output():
                     p.grad_fn and p.grad_fn.next_functions[0][0].name()]
         return out
     same(body)
+
+
+def _flags(r):
+    if isinstance(r, (tuple, list)):
+        return [_flags(v) for v in r]
+    return (r, r.requires_grad, r._is_view(), r._version)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "enable_grad"])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_transform_results_flags_and_versions(mode, requires_grad):
+    # under no_grad a transform's results require no grad; grad's results are unwrapped at
+    # version 0 (the in-place sum of two gradients not shown); vjp_fn's keep their version
+    # where torch differentiates without create_graph (under no_grad)
+    def body(torch):
+        x = torch.tensor([0.5, 1.5], requires_grad=requires_grad)
+        f = lambda v: (v * torch.sinh(v)).sum()  # noqa: E731
+        with getattr(torch, mode)():
+            o, fn = torch.func.vjp(lambda v: v[0] * v, x)
+            return _flags([torch.func.grad(f)(x), torch.func.grad_and_value(f)(x),
+                           torch.func.vmap(torch.func.grad(f))(x.reshape(2, 1)), o,
+                           fn(torch.ones(2)), torch.func.jacrev(lambda v: v.sin())(x)])
+    same(body)

@@ -12,6 +12,7 @@ import functools
 from .._backend import get_xp
 from .._creation import zeros, zeros_like
 from .._ops.shape import alias
+from .._state import state
 from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
 from ..autograd import grad as _autograd_grad
@@ -163,8 +164,10 @@ def _replace(args, argnums, new):
 
 # -- inputs that can be differentiated --------------------------------------------------------
 def _nested(leaves):
-    """Whether an outer differentiation is running through these inputs."""
-    return any(t.requires_grad or t._fw_grad is not None for t in leaves)
+    """Whether an outer differentiation is running through these inputs (reverse mode only
+    where grad mode records: under no_grad a transform's results require no grad)."""
+    return any(t._fw_grad is not None for t in leaves) or (
+        state.grad_enabled and any(t.requires_grad for t in leaves))
 
 
 def _not_inference(t):
@@ -194,7 +197,10 @@ def _grads(outputs, inputs, grad_outputs, create):
 
 
 def _finish(t, create):
-    return t if create else t.detach()
+    """A result as the transform returns it: unless an outer differentiation runs, a new
+    tensor around its data, at version 0 (torch unwraps it; a gradient the formulas summed
+    into in place shows no version)."""
+    return t if create else _wrap(t._data)
 
 
 def _finish_tree(tree, create):
@@ -294,7 +300,11 @@ def vjp(func, *primals, has_aux=False):
                                                 level)
         with enable_grad():
             gs = _grads(out_leaves, fresh, ct_leaves, make_graph)
-        return _unflatten([_finish(g, make_graph) for g in gs], spec)
+        # (torch's vjp_fn differentiates with create_graph=is_grad_enabled(): under no_grad a
+        # gradient keeps the version its formulas and buffers left, else none)
+        if not make_graph:
+            gs = [_finish(g, False) if state.grad_enabled else g.detach() for g in gs]
+        return _unflatten(gs, spec)
 
     value = _unflatten([_finish(o, create) for o in out_leaves], out_spec)
     if has_aux:
