@@ -116,3 +116,22 @@ def test_ordering_with_a_complex_number(name):
     complex result dtype, which it has no loop for."""
     # (torch warns, once per process, that its ComplexHalf is experimental)
     same(_ORDER_WITH_COMPLEX[name], check_warnings=name != "half_gt")
+
+
+_DTYPE_ARGUMENT = ["x.sum(dtype=torch.int32)", "x.sum(0, dtype=torch.bool)",
+                   "x.cumsum(1, dtype=torch.int32)", "torch.nansum(x, 1, dtype=torch.int64)",
+                   "x.prod(dtype=torch.bool)", "torch.cumprod(x, 1, dtype=torch.int64)",
+                   "x.mean(dtype=torch.int64)", "torch.mean(x.detach(), 0, dtype=torch.bool)",
+                   "x.sum(dtype=torch.float64)", "x.long()", "x.to(torch.uint8)",
+                   "x.detach().sum(dtype=torch.int64)"]
+
+
+@pytest.mark.parametrize("expr", _DTYPE_ARGUMENT)
+def test_a_reduction_to_an_integer_dtype_of_a_tensor_that_requires_grad(expr):
+    # torch's set_history refuses an integer result a history ("Autograd not support
+    # dtype"), a conversion excepted; mean takes a float or complex dtype only
+    def body(torch):
+        x = torch.tensor([[0.5, 1.5], [-2.5, 3.0]], requires_grad=True)
+        r = eval(expr, {"torch": torch, "x": x})  # noqa: S307 - the expression under test
+        return r, r.requires_grad
+    same(body)

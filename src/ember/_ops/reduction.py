@@ -366,6 +366,9 @@ def _check_float(x, dtype, name):
     if dtype is None and x.dtype.kind not in "fc":
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {_dtype_name(x)}")
+    if dtype is not None and np.dtype(dtype.np).kind not in "fc":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: {dtype.scalar_name}")
 
 
 @op("mean", promote=NONE, quiet=True, node="MeanBackward0", writes=2)

@@ -1942,15 +1942,20 @@ def _record_generic(op, args, results, snapshot, guarded=True):
 
 
 def integer_history(op, args, result, node):
-    """An integer or bool result of a recorded call. Only an integer tensor that requires
-    grad leads here (``int_tensor[...] = w`` with w requiring grad, see
-    inplace.dispatch_inplace): torch's set_history refuses to give the result a history, so
-    most ops on such a tensor are refused; but a view of it regenerated after an in-place
-    change (torch's as_strided node, made without that check) gets its node."""
+    """An integer or bool result of a recorded call: of an integer tensor that requires grad
+    (``int_tensor[...] = w`` with w requiring grad, see inplace.dispatch_inplace), or of a
+    float one through a ``dtype=`` (``x.sum(dtype=torch.int64)``). torch's set_history
+    refuses to give the result a history, so such calls are refused (a conversion,
+    ``x.long()``, gives a result without history); but a view of an integer tensor
+    regenerated after an in-place change (torch's as_strided node, made without that check)
+    gets its node."""
     for a in args[:op.n_tensors]:
-        if (isinstance(a, Tensor) and a._requires_grad and a._data.dtype.kind not in "fc"
-                and a._data.dtype not in D.REDUCED_NP):
-            if op.name == "_view_of_base":
+        if isinstance(a, Tensor) and a._requires_grad:
+            if op.name == "_to_copy" and (a._data.dtype.kind in "fc"
+                                          or a._data.dtype in D.REDUCED_NP):
+                return
+            if op.name == "_view_of_base" and (a._data.dtype.kind not in "fc"
+                                               and a._data.dtype not in D.REDUCED_NP):
                 result._grad_fn, result._output_nr, result._requires_grad = node, 0, True
                 return
             raise RuntimeError("Autograd not support dtype: "
