@@ -217,3 +217,24 @@ def test_model_ensemble():
         grads = torch.autograd.grad(same_batch.sum(), list(params.values()))
         return same_batch, own_batch, grads
     same(body, rtol=1e-6, atol=1e-9, grad_fn=False)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (2, 0), (0, 2, 2)])
+def test_full_reductions_and_grad_over_an_empty_batch_or_example(shape):
+    def body(torch):
+        x = torch.zeros(shape)
+        F = torch.func
+        return (F.vmap(F.grad(lambda v: torch.relu(v).pow(2).mean()))(x),
+                F.vmap(lambda v: v.sum())(x), F.vmap(lambda v: v.mean())(x),
+                F.vmap(lambda v: v.prod())(x))
+    same(body)
+
+
+def test_out_dims_where_the_batch_dimension_already_is_returns_no_view():
+    def body(torch):
+        x = torch.tensor([[0.5, 1.0], [2.0, -1.0]])
+        out = [torch.func.vmap(lambda v: v.exp().sum(), out_dims=-1)(x),
+               torch.func.vmap(lambda v: v * 2, out_dims=-1)(x),
+               torch.func.vmap(lambda v: v * 2, out_dims=-2)(x)]
+        return out, [o._is_view() for o in out]
+    same(body)

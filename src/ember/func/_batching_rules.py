@@ -9,6 +9,8 @@ which are batched in turn.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype as D
@@ -207,7 +209,8 @@ def flat_reduce_rule(op, args, level):
 def full_reduce(op, args, level):
     """The variant of a reduction without ``dim`` (``x.sum()``): over each flattened example."""
     p = args[0]._value
-    flat = p.reshape((p.shape[0], -1))
+    # (the example's size written out: -1 is ambiguous in an empty batch)
+    flat = p.reshape((p.shape[0], math.prod(p.shape[1:])))
     name = op.name
     if name in ("max", "min"):
         return wrap(getattr(flat, "a" + name)(1), level)

@@ -175,7 +175,9 @@ def _remove_batch_dim(func, out, out_dim, level, size):
                          f"{type(out)}. Did you mean to set out_dims= to None for output?")
     if batched_here:
         value = out._value
-        return value.movedim(0, out_dim) if out_dim != 0 else value
+        # (a batch dimension already where out_dims puts it stays: no view, as torch's)
+        at_front = -value.dim() <= out_dim < value.dim() and out_dim % value.dim() == 0
+        return value if at_front else value.movedim(0, out_dim)
     # the same value for every example: expanded over the batch, as torch does
     nd = out.dim() + 1
     d = out_dim + nd if out_dim < 0 else out_dim
