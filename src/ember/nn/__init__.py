@@ -1,5 +1,5 @@
 """``ember.nn``: modules, parameters and functional building blocks."""
-from . import attention, functional, init, parallel, utils  # noqa: F401
+from . import attention, functional, grad, init, parallel, utils  # noqa: F401
 from .modules import *
 from .parameter import Buffer, Parameter  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
