@@ -85,7 +85,7 @@ def _additive_mask(attn_mask, is_causal, n_q, n_k, like):
     from .pointwise import where
     from .._compile.hooks import constant
     if is_causal:
-        keep = constant(ones(n_q, n_k, dtype=D.bool).tril())
+        keep = constant(ones(n_q, n_k, dtype=D.bool, device=like.device).tril())
         return where(keep, 0.0, float("-inf")).to(like.dtype)
     if attn_mask is None:
         return None
