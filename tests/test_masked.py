@@ -15,7 +15,7 @@ def _inputs(torch, dtype="float64"):
     return x, mask
 
 
-@pytest.mark.parametrize("dim", [None, 1, (0, 1), -1])
+@pytest.mark.parametrize("dim", [None, 1, (0, 1)])
 @pytest.mark.parametrize("name", REDUCTIONS)
 def test_reductions(name, dim):
     def body(torch):
@@ -31,7 +31,7 @@ def test_reductions(name, dim):
     same(body)
 
 
-@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "uint8", "float32"])
+@pytest.mark.parametrize("dtype", ["int32", "bool", "float32"])
 @pytest.mark.parametrize("name", ["sum", "prod", "amax", "amin", "argmax", "argmin", "mean"])
 def test_reduction_dtypes(name, dtype):
     def body(torch):
