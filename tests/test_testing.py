@@ -44,6 +44,15 @@ CASES = {
     "inf": lambda t: (t.tensor([float("inf")]), t.tensor([float("-inf")])),
     "stride": lambda t: (t.ones(2, 2), t.ones(2, 2).t()),
     "layout": lambda t: (t.tensor([1., 2.]), t.tensor([1., 2.]).to_sparse()),
+    "sparse_values": lambda t: (t.tensor([[1., 2.], [3., 4.]]).to_sparse(),
+                                t.tensor([[1., 2.], [3., 5.]]).to_sparse()),
+    "sparse_nnz": lambda t: (t.tensor([[1., 0.], [3., 4.]]).to_sparse(),
+                             t.tensor([[1., 2.], [3., 5.]]).to_sparse()),
+    "sparse_indices": lambda t: (t.tensor([[1., 0.], [3., 4.]]).to_sparse(),
+                                 t.tensor([[0., 1.], [3., 4.]]).to_sparse()),
+    "sparse_equal": lambda t: (t.tensor([[1., 0.], [3., 4.]]).to_sparse(),
+                               t.tensor([[1., 0.], [3., 4.]]).to_sparse()),
+    "uint16_int8": lambda t: (t.tensor([1, 2], dtype=t.uint16), t.tensor([1, 3], dtype=t.int8)),
     "zero_expected": lambda t: (t.tensor([1., 0.]), t.tensor([0., 0.])),
     "uint8": lambda t: (t.tensor([0, 250], dtype=t.uint8), t.tensor([255, 0], dtype=t.uint8)),
     "grad": lambda t: (t.ones(2, requires_grad=True) * 2, t.tensor([2., 2.5])),
@@ -61,6 +70,7 @@ def test_assert_close_defaults(case):
     dict(msg="custom"), dict(rtol=0.1, atol=0.5), dict(allow_subclasses=False),
 ])
 @pytest.mark.parametrize("case", ["float_far", "nan", "dtype", "stride", "layout", "list",
+                                  "sparse_values", "uint16_int8",
                                   "int_2d", "tensor_number", "numpy_scalars", "int_float"])
 def test_assert_close_options(case, kwargs):
     same(lambda torch: _check(torch, *CASES[case](torch), **kwargs))

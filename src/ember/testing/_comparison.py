@@ -16,6 +16,7 @@ _TOLERANCES = {
     "float64": (1e-7, 1e-7), "complex32": (1e-3, 1e-5), "complex64": (1.3e-6, 1e-5),
     "complex128": (1e-7, 1e-7),
 }
+_WIDE_UNSIGNED = ("ember.uint16", "ember.uint32", "ember.uint64")
 # the dtype whose tolerances a Python number is compared with
 _NUMBER_DTYPES = {int: "int64", float: "float64", complex: "complex128"}
 
@@ -168,15 +169,38 @@ def _equalized(actual, expected):
     if actual.device != expected.device:
         actual, expected = actual.cpu(), expected.cpu()
     if actual.dtype != expected.dtype:
-        dtype = ember.promote_types(actual.dtype, expected.dtype)
+        # (the unsigned types without promotion rules compare as int64)
+        a, b = (ember.int64 if str(t.dtype) in _WIDE_UNSIGNED else t.dtype
+                for t in (actual, expected))
+        dtype = ember.promote_types(a, b)
         actual, expected = actual.to(dtype), expected.to(dtype)
-    if actual.layout != ember.strided or expected.layout != ember.strided:
+    if actual.layout != expected.layout:
         actual, expected = (t.to_dense() if t.layout != ember.strided else t
                             for t in (actual, expected))
     return actual.detach(), expected.detach()
 
 
 def _compare_values(actual, expected, rtol, atol, equal_nan, path):
+    if actual.layout == ember.sparse_coo:
+        return _compare_sparse_coo(actual, expected, rtol, atol, equal_nan, path)
+    return _compare_dense(actual, expected, rtol, atol, equal_nan, path)
+
+
+def _compare_sparse_coo(actual, expected, rtol, atol, equal_nan, path):
+    """Sparse COO tensors: sparse dims and stored-value counts equal, indices equal, values
+    close (as given, without coalescing, as torch compares them)."""
+    for what, a, b in (("sparse dimensions", actual.sparse_dim(), expected.sparse_dim()),
+                       ("specified values", actual._nnz(), expected._nnz())):
+        if a != b:
+            raise _Failure(AssertionError, f"The number of {what} in sparse COO tensors does "
+                                           f"not match: {a} != {b}", path)
+    _compare_dense(actual._indices(), expected._indices(), 0, 0, equal_nan, path,
+                   "Sparse COO indices")
+    _compare_dense(actual._values(), expected._values(), rtol, atol, equal_nan, path,
+                   "Sparse COO values")
+
+
+def _compare_dense(actual, expected, rtol, atol, equal_nan, path, identifier="Tensor-likes"):
     one_byte_float = actual.dtype.is_floating_point and actual.dtype.itemsize == 1
     if one_byte_float and (rtol != 0.0 or atol != 0.0):
         raise _Failure(AssertionError, f"Rtol={rtol} and atol={atol} are not supported for "
@@ -186,20 +210,21 @@ def _compare_values(actual, expected, rtol, atol, equal_nan, path):
     if bool(matches.all()):
         return
     if actual.dim() == 0:
-        text = _scalar_message(actual.item(), expected.item(), rtol, atol)
+        scalars = "Scalars" if identifier == "Tensor-likes" else identifier
+        text = _scalar_message(actual.item(), expected.item(), rtol, atol, scalars)
     else:
-        text = _tensor_message(actual, expected, matches, rtol, atol)
+        text = _tensor_message(actual, expected, matches, rtol, atol, identifier)
     raise _Failure(AssertionError, text, path)
 
 
-def _tensor_message(actual, expected, matches, rtol, atol):
+def _tensor_message(actual, expected, matches, rtol, atol, identifier):
     total = matches.numel()
     mismatched = total - int(matches.sum())
     extra = f"Mismatched elements: {mismatched} / {total} ({mismatched / total:.1%})"
     shape = tuple(matches.shape)
     if actual.dtype.is_floating_point and actual.dtype.itemsize == 1:
         first = tuple(ember.nonzero(~matches)[0].tolist())
-        return (f"Tensor-likes are not 'equal'!\n\n{extra}\n"
+        return (f"{identifier} are not 'equal'!\n\n{extra}\n"
                 f"The first mismatched element is at index {first}.")
     a, b, same = actual.flatten(), expected.flatten(), matches.flatten()
     if not (actual.dtype.is_floating_point or actual.dtype.is_complex):
@@ -211,7 +236,7 @@ def _tensor_message(actual, expected, matches, rtol, atol):
     abs_max, abs_at = ember.max(abs_diff, 0)
     rel_max, rel_at = ember.max(rel_diff, 0)
     return _mismatch_message(
-        "Tensor-likes", extra, abs_max.item(), atol, rel_max.item(), rtol,
+        identifier, extra, abs_max.item(), atol, rel_max.item(), rtol,
         tuple(int(i) for i in np.unravel_index(int(abs_at), shape)),
         tuple(int(i) for i in np.unravel_index(int(rel_at), shape)))
 
