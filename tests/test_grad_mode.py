@@ -390,6 +390,27 @@ class TestInferenceMode:
             return out
         same(body)
 
+    def test_requires_grad_of_a_tensor_with_history(self):
+        # the setter refuses any flag on a tensor with history; requires_grad_(True) refuses
+        # an integer one (which joined the graph through x[k] = w) for its dtype
+        def body(torch):
+            w = torch.tensor(2.0, requires_grad=True)
+            ints = torch.tensor([[-3, 2, 3]])
+            ints[-1] = w
+            floats = w * 2
+            out = []
+            for t in (ints, floats):
+                for flag in (True, False):
+                    for call in (lambda: t.requires_grad_(flag),
+                                 lambda: setattr(t, "requires_grad", flag)):
+                        try:
+                            call()
+                            out.append(t.requires_grad)
+                        except RuntimeError as e:
+                            out.append(str(e))
+            return out
+        same(body)
+
     def test_inference_tensors_oracle(self):
         def body(torch):
             def catch(f):

@@ -451,9 +451,13 @@ class Tensor:
         self.requires_grad_(flag, _from_attribute=True)
 
     def requires_grad_(self, requires_grad=True, *, _from_attribute=False):
-        if self._grad_fn is not None:
-            if not requires_grad:
+        if self._grad_fn is not None:  # (torch: the setter refuses any flag, the method False
+            if not requires_grad:      # and, for True, a dtype that cannot require grad)
                 raise RuntimeError(_NON_LEAF_REQUIRES_GRAD)
+            if _from_attribute:
+                raise RuntimeError(_NON_LEAF_REQUIRES_GRAD.split(" If")[0])
+            if self.dtype.category < D.FLOATING:
+                raise RuntimeError("only Tensors of floating point dtype can require gradients")
             return self
         if requires_grad:  # (the dtype first, as torch: an int inference tensor says so)
             dt = self.dtype
