@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 import ember
-from oracle import same
+from oracle import error_of, graph_tree, same
 
 
 def _qkv(torch, dtype, shape_q=(2, 3, 5, 8), n_kv=None, heads_kv=None):
@@ -160,3 +160,71 @@ def test_causal_bias_without_torch():
     mask = causal_lower_right(2, 4)._materialize()
     assert mask.tolist() == [[True, True, True, False], [True, True, True, True]]
     assert isinstance(causal_lower_right(1, 1), ember.Tensor)
+
+
+def _leaves(torch, dtype, shape_q=(2, 4, 5, 8), heads_kv=4, n_kv=6):
+    return [t.requires_grad_() for t in _qkv(torch, dtype, shape_q, n_kv, heads_kv)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("kind", ["plain", "causal", "bool_mask", "float_mask", "gqa",
+                                  "strided"])
+def test_sdpa_graph_and_gradients(dtype, kind):
+    """The flash kernel is one node over q, k and v (no casts, masks or heads of its own in the
+    graph)."""
+    def body(torch):
+        F = torch.nn.functional
+        q, k, v = _leaves(torch, getattr(torch, dtype), heads_kv=2 if kind == "gqa" else 4)
+        mask = torch.rand(5, 6)
+        kw = {"causal": {"is_causal": True}, "gqa": {"enable_gqa": True},
+              "bool_mask": {"attn_mask": mask > 0.3},
+              "float_mask": {"attn_mask": mask.to(q.dtype)},
+              "mask_with_grad": {"attn_mask": mask.to(q.dtype).clone().requires_grad_()},
+              "dropout": {"dropout_p": 0.5}}.get(kind, {})
+        x, y, z = q, k, v
+        if kind == "3d":
+            x, y, z = q[0], k[0], v[0]
+        if kind == "strided":
+            x, y, z = (t.transpose(1, 2).contiguous().transpose(1, 2) for t in (q, k, v))
+        torch.manual_seed(0)
+        out = F.scaled_dot_product_attention(x, y, z, **kw)
+        grads = torch.autograd.grad(out.sum(), (q, k, v))
+        return graph_tree(out.grad_fn), out.detach(), grads
+    tol = {"float32": 1e-5, "float64": 1e-12}.get(dtype, 1e-2)
+    same(body, rtol=tol, atol=tol)
+
+
+def test_sdpa_flash_node_saves_torchs_arguments():
+    def body(torch):
+        q, k, v = _leaves(torch, torch.float32)
+        fn = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).grad_fn
+        return (fn.name(), fn._saved_is_causal, fn._saved_dropout_p, fn._saved_scale,
+                fn._saved_query, fn._saved_key, fn._saved_value)
+    same(body)
+
+
+def test_sdpa_flash_kernel_has_no_second_derivative_nor_forward_ad():
+    """torch's flash backward has no derivative and its forward has no forward-mode rule: a
+    second backward and a JVP fail, where a composite would silently differentiate."""
+    def body(torch):
+        F = torch.nn.functional
+        q, k, v = _leaves(torch, torch.float32)
+        dq, = torch.autograd.grad(F.scaled_dot_product_attention(q, k, v).sum(), q,
+                                  create_graph=True)
+        out = [dq.requires_grad, dq.grad_fn.name(),
+               error_of(lambda: torch.autograd.grad(dq.sum(), q))]
+        plain = [t.detach() for t in (q, k, v)]
+        out.append(error_of(lambda: torch.func.jvp(
+            lambda x: F.scaled_dot_product_attention(x, *plain[1:]), (plain[0],),
+            (torch.ones_like(plain[0]),))))
+        fwAD = torch.autograd.forward_ad
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(plain[0], torch.ones_like(plain[0]))
+            out.append(error_of(lambda: F.scaled_dot_product_attention(dual, *plain[1:])))
+        # the math kernel (3-D inputs) differentiates twice, as torch's composite does
+        x = q[0].detach().double().requires_grad_()
+        dx, = torch.autograd.grad(F.scaled_dot_product_attention(x, x, x).sum(), x,
+                                  create_graph=True)
+        out.append(torch.autograd.grad((dx * dx).sum(), x))
+        return out
+    same(body, rtol=1e-9, atol=1e-10, check_warnings=False)  # (torch.func's own warnings)

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import math
 
-from .._tensor import Tensor, _C_NAMES
+from .._tensor import Tensor, _C_NAMES, _wrap
 from .. import _dtype as D
+from .pointwise import no_forward_ad
+from .registry import NONE, op
 
 FUNCTIONAL = ["scaled_dot_product_attention"]
 
@@ -66,6 +68,8 @@ def _flash_fits(query, key, value, attn_mask, dropout_p):
     if query.shape[-2] == 0 or key.shape[-2] == 0 or query.shape[0] != key.shape[0]:
         return False
     if any(t.stride(-1) != 1 for t in (query, key, value)):
+        return False
+    if attn_mask is not None and attn_mask.requires_grad:  # (a mask's gradient: math only)
         return False
     return attn_mask is None or attn_mask.dim() in (2, 4)
 
@@ -155,6 +159,77 @@ def _laid_out_as(out, query):
     return out.permute(order).contiguous().permute(back)
 
 
+def _flash_operands(query, key, value, attn_mask, is_causal, enable_gqa):
+    """The kernel's operands as constant Tensors: q, k, v in the dtype it computes in (float32
+    for half and bfloat16), key and value heads grouped, and the additive mask."""
+    q, k, v = _wrap(query), _wrap(key), _wrap(value)
+    if q.dtype in _LOW:
+        q, k, v = q.float(), k.float(), v.float()
+    k, v = _grouped(q, k, v, enable_gqa)
+    mask = None if attn_mask is None else _wrap(attn_mask)
+    return q, k, v, _additive_mask(mask, is_causal, q.shape[-2], k.shape[-2], q)
+
+
+def _scale(query, scale):
+    return 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+
+
+# torch's CPU flash kernel, one node (its output; the logsumexp it also returns stays inside).
+# The kernel composes ember ops on constant Tensors: no graph is recorded inside it.
+@op("_scaled_dot_product_flash_attention_for_cpu", tensors=3, promote=NONE,
+    node="ScaledDotProductFlashAttentionForCpuBackward0")
+def flash_attention(query, key, value, dropout_p, is_causal, attn_mask, scale, enable_gqa,
+                    dtype):
+    """``dtype``: the inputs' (bfloat16 reaches the kernel widened to float32)."""
+    q, k, v, mask = _flash_operands(query, key, value, attn_mask, is_causal, enable_gqa)
+    out = _laid_out_as(_flash(q, k, v, mask, _scale(query, scale), dtype), _wrap(query))
+    return (out.to(dtype) if dtype in _LOW else out)._data
+
+
+@flash_attention.grad("query", "key", "value")
+def _(grad, query, key, value, dropout_p, is_causal, attn_mask, scale, enable_gqa):
+    return flash_attention_backward(grad, query, key, value, is_causal, attn_mask,
+                                    _scale(query, scale), enable_gqa)
+
+
+flash_attention.jvp("query", "key", "value")(
+    no_forward_ad("_scaled_dot_product_flash_attention_for_cpu"))
+
+
+def _ungrouped(grad, heads):
+    """A gradient of heads repeated for grouped-query attention summed back to ``heads``."""
+    if grad.shape[-3] == heads:
+        return grad
+    shape = grad.shape
+    return grad.reshape(*shape[:-3], heads, shape[-3] // heads, *shape[-2:]).sum(-3)
+
+
+@op("_scaled_dot_product_flash_attention_for_cpu_backward", tensors=4, promote=NONE,
+    outputs=3, node="NotImplemented")
+def flash_attention_backward(grad, query, key, value, is_causal, attn_mask, scale, enable_gqa):
+    """The gradients of q, k and v: the weights recomputed, in float32 for half and bfloat16."""
+    from .linalg import matmul
+    q, k, v, mask = _flash_operands(query, key, value, attn_mask, is_causal, enable_gqa)
+    g = _wrap(grad).to(q.dtype)
+    weights = _softmax_masked(matmul(q, k.transpose(-2, -1)) * scale, mask)
+    d_weights = matmul(g, v.transpose(-2, -1))
+    d_scores = weights * (d_weights - (d_weights * weights).sum(-1, keepdim=True)) * scale
+    dq = matmul(d_scores, k)
+    dk = _ungrouped(matmul(d_scores.transpose(-2, -1), q), key.shape[-3])
+    dv = _ungrouped(matmul(weights.transpose(-2, -1), g), value.shape[-3])
+    dtype = _wrap(query).dtype
+    return tuple(t.to(dtype)._data for t in (dq, dk, dv))
+
+
+def _no_second_derivative(grads):
+    # torch defines no derivative of its flash backward: a second backward through it fails
+    raise RuntimeError("derivative for aten::_scaled_dot_product_flash_attention_for_cpu_"
+                       "backward is not implemented")
+
+
+flash_attention_backward.grad("grad", "query", "key", "value")(_no_second_derivative)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, computed as torch's CPU kernel for these inputs."""
@@ -165,14 +240,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                        scale, enable_gqa)
     _check(query, key, value, attn_mask, dropout_p, enable_gqa)
     kernel = _backend(query, key, value, attn_mask, dropout_p)
-    dtype, original = query.dtype, query
-    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if kernel == "flash":
+        return flash_attention(query, key, value, dropout_p, is_causal,
+                               None if attn_mask is None else attn_mask._data, scale, enable_gqa,
+                               query.dtype)
+    s = _scale(query, scale)
+    dtype = query.dtype
     if dtype in _LOW:  # both kernels compute in float32
         query, key, value = query.float(), key.float(), value.float()
     key, value = _grouped(query, key, value, enable_gqa)
     mask = _additive_mask(attn_mask, is_causal, query.shape[-2], key.shape[-2], query)
-    if kernel == "flash":
-        out = _laid_out_as(_flash(query, key, value, mask, s, dtype), original)
-    else:
-        out = _math(query, key, value, mask, dropout_p, s)
+    out = _math(query, key, value, mask, dropout_p, s)
     return out.to(dtype) if dtype in _LOW else out
