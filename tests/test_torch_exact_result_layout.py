@@ -293,7 +293,8 @@ def test_dimensions_of_one_element_in_views_and_results():
                         (x[:, :1] + x[:, :1]).stride(), x[:, :1].exp().stride()))
         for shape in ((1, 3), (3, 1), (2, 1, 3), (1, 2, 1)):
             y = t.arange(6.)[:math.prod(shape)].reshape(shape)
-            out.append([(y.permute(p).neg().stride(), y.permute(p).contiguous().stride())
+            out.append([(y.permute(p).neg().stride(), y.permute(p).contiguous().stride(),
+                         [y.permute(p).unsqueeze(d).stride() for d in range(y.dim() + 1)])
                         for p in itertools.permutations(range(y.dim()))])
         return out
     same(body)

@@ -618,11 +618,16 @@ Tensor.squeeze = squeeze
 def unsqueeze(self, dim):
     d = _wrap_dim(dim, self.ndim + 1)
     out = self.reshape(self.shape[:d] + (1,) + self.shape[d:])
-    if d == self.ndim and d and out.strides[-1] != out.itemsize and type(out) is np.ndarray:
-        # torch gives a new last dimension stride 1 (NumPy repeats the last dimension's;
-        # NOTE: kept on other array modules, whose views of views may not be re-strided)
-        out = np.lib.stride_tricks.as_strided(out, out.shape,
-                                              out.strides[:-1] + (out.itemsize,))
+    if type(out) is np.ndarray and (1 in self.shape or (
+            d == self.ndim and d and out.strides[-1] != out.itemsize)):
+        # torch keeps every stride and gives the new dimension the one that continues the
+        # next (1 at the end); NumPy's reshape repeats the last dimension's at the end and
+        # recomputes those of dimensions of one element (NOTE: kept on other array modules,
+        # whose views of views may not be re-strided)
+        s = self.strides
+        strides = s[:d] + ((self.shape[d] * s[d]) if d < self.ndim else self.itemsize,) + s[d:]
+        if strides != out.strides:
+            out = np.lib.stride_tricks.as_strided(out, out.shape, strides)
     return out
 
 
