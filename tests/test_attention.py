@@ -168,10 +168,10 @@ def _leaves(torch, dtype, shape_q=(2, 4, 5, 8), heads_kv=4, n_kv=6):
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
 @pytest.mark.parametrize("kind", ["plain", "causal", "bool_mask", "float_mask", "gqa",
-                                  "strided"])
+                                  "strided", "3d", "mask_with_grad", "dropout"])
 def test_sdpa_graph_and_gradients(dtype, kind):
     """The flash kernel is one node over q, k and v (no casts, masks or heads of its own in the
-    graph)."""
+    graph); the math kernel's result keeps torch's composite graph (its _safe_softmax)."""
     def body(torch):
         F = torch.nn.functional
         q, k, v = _leaves(torch, getattr(torch, dtype), heads_kv=2 if kind == "gqa" else 4)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import ember.nn.functional as F
+from ember._ops import attention as AT
 from ember._ops import conv as CV
 from ember._ops import normalization as NM
 from ember._ops import pooling as PL
@@ -219,3 +220,20 @@ def _sdpa_samples(m):
 
 row("scaled_dot_product_attention", F.scaled_dot_product_attention,
     "nn.functional.scaled_dot_product_attention", [], _sdpa_samples, tols=_F32)
+
+
+def _flash_samples(m):
+    """4-D inputs without dropout: torch's CPU flash kernel."""
+    return [S("plain", m(1, 2, 3, 4), m(1, 2, 5, 4), m(1, 2, 5, 4)),
+            S("causal", m(1, 2, 4, 3), m(1, 2, 4, 3), m(1, 2, 4, 3), is_causal=True),
+            S("float_mask", m(2, 1, 3, 4), m(2, 1, 3, 4), m(2, 1, 3, 4),
+              attn_mask=C(m(3, 3)), scale=0.3),
+            S("bool_mask_gqa", m(1, 4, 3, 2), m(1, 2, 4, 2), m(1, 2, 4, 2), enable_gqa=True,
+              attn_mask=C(np.array([[True, False, True, True]] * 3)))]
+
+
+row("scaled_dot_product_attention_flash", F.scaled_dot_product_attention,
+    "nn.functional.scaled_dot_product_attention",
+    [AT.flash_attention, AT.flash_attention_backward], _flash_samples, tols=_F32,
+    gradgrad=False,  # (tests/test_attention.py checks torch's error for it)
+    skips={"test_forward_ad": "torch's flash kernel has no forward-mode rule"})

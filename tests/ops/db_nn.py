@@ -2,6 +2,8 @@
 nn_ops). Shapes stay tiny: every row runs gradcheck and gradgradcheck."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import ember.nn.functional as F
@@ -126,6 +128,12 @@ row("softmax", F.softmax, "nn.functional.softmax", [A._softmax, A.softmax_backwa
     _softmax_samples, np_ref=_np_softmax)
 row("log_softmax", F.log_softmax, "nn.functional.log_softmax",
     [A._log_softmax, A.log_softmax_backward_data], _softmax_samples)
+row("_safe_softmax", A.safe_softmax, lambda torch: torch._safe_softmax,
+    [A.safe_softmax, A.softmax_backward_data],
+    lambda m: [s for s in _softmax_samples(m) if not s.kwargs] + [
+        S("masked_row", m.arr([[0.5, -1.0, 2.0], [-math.inf, -math.inf, -math.inf]]), 1),
+        S("masked_column", m.arr([[-math.inf, 1.0], [-math.inf, 0.5]]), 0)],
+    public=False)
 # softmax's gradient ops, on their own (their derivatives give third derivatives)
 row("softmax_backward_data", lambda g, y: A.softmax_backward_data(g, y, 1),
     lambda torch: lambda g, y: torch.ops.aten._softmax_backward_data(g, y, 1, y.dtype),

@@ -125,7 +125,8 @@ _DIFFER = frozenset({
     'native_group_norm', 'native_layer_norm', 'nll_loss', 'nn.functional.conv_tbc',
     'nn.functional.fractional_max_pool2d', 'nn.functional.fractional_max_pool3d', 'orgqr', 'ormqr',
     'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pca_lowrank', 'put', 'put_', 'rfft',
-    'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace', 'segment_reduce', 'setitem_advanced',
+    'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace', 'scaled_dot_product_attention_flash',
+    'segment_reduce', 'setitem_advanced',
     'setitem_mask_value', 'slogdet', 'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes',
     'svd_lowrank', 'take_along_dim', 'torch_embedding_bag',
 })

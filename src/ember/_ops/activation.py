@@ -926,6 +926,24 @@ def _(grad, result, dim):
     return softmax_backward_data(grad, result, dim)
 
 
+@op("_safe_softmax", node="SafeSoftmaxBackward0", quiet=True)
+@contiguous_result
+def safe_softmax(self, dim):
+    """softmax, but 0 (not NaN) over a slice that is -inf throughout (attention's rows
+    masked out entirely); its gradient there is 0 too, as the formula multiplies by it."""
+    out = _softmax_kernel(self, dim, False)
+    if not out.size:
+        return out
+    xp = get_xp(out)
+    masked_out = (self == -math.inf).all(axis=dim, keepdims=True)
+    return xp.where(masked_out, out.dtype.type(0), out)
+
+
+@safe_softmax.grad("self")
+def _(grad, result, dim):
+    return softmax_backward_data(grad, result, dim)
+
+
 # Softmax's and log_softmax's gradients are ops of their own, as in torch, so that a second
 # derivative is recorded as SoftmaxBackwardDataBackward0 (and log_softmax's likewise).
 @op("_softmax_backward_data", tensors=2, node="SoftmaxBackwardDataBackward0", quiet=True)

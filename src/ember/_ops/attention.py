@@ -119,9 +119,11 @@ def _softmax_masked(scores, mask):
 
 
 def _math(query, key, value, mask, dropout_p, scale):
+    from .activation import safe_softmax
     from .linalg import matmul
     root = math.sqrt(scale)
-    weights = _softmax_masked(matmul(query * root, key.transpose(-2, -1) * root), mask)
+    scores = matmul(query * root, key.transpose(-2, -1) * root)
+    weights = safe_softmax(scores if mask is None else scores + mask, -1)
     if dropout_p > 0:
         from .nn_ops import dropout
         weights = dropout(weights, dropout_p)
