@@ -103,6 +103,7 @@ from ._device_api import *  # noqa: E402,F401,F403
 from ._legacy_linalg import *  # noqa: E402,F401,F403
 from ._tensor_compat import install as _install  # noqa: E402
 _install()
+from ._storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
 del _install
 from ._namespace import names as _names  # noqa: E402 - after every op is in the namespace
 _names(globals())

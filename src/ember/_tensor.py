@@ -7,6 +7,7 @@ declared once, in its family file, and that declaration also makes the method.
 """
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -280,7 +281,7 @@ class Tensor:
         """The memory this tensor views (shared with its views), as bytes."""
         read_data("Tensor.untyped_storage()")
         from ._storage import UntypedStorage
-        return UntypedStorage(self._data)
+        return UntypedStorage._of(self._data)
 
     def pin_memory(self, device=None):
         """A copy in page-locked host memory (``self`` if it is there already)."""
@@ -416,6 +417,14 @@ class Tensor:
             out.append(f"tangent={self._fw_grad!r}")
         return out
 
+    def _repr_prefix(self):
+        # torch prints a subclass's instances under its class name, a Parameter as a tensor
+        cls = type(self)
+        parameter = sys.modules.get("ember.nn.parameter")
+        if cls is Tensor or (parameter is not None and isinstance(self, parameter.Parameter)):
+            return "tensor("
+        return f"{cls.__name__}("
+
     def __repr__(self, *, tensor_contents=None):
         read_data("a tensor printed")
         from ._printing import tensor_str
@@ -427,10 +436,10 @@ class Tensor:
             from ._printing import meta_str
             return meta_str(data.shape, dtype_name=self.dtype.name,
                             default_float_name=D.get_default_dtype().name,
-                            suffixes=self._repr_suffixes())
+                            suffixes=self._repr_suffixes(), prefix=self._repr_prefix())
         return tensor_str(to_numpy(data), dtype_name=self.dtype.name,
                           default_float_name=D.get_default_dtype().name,
-                          suffixes=self._repr_suffixes(),
+                          suffixes=self._repr_suffixes(), prefix=self._repr_prefix(),
                           device=None if type(data) is _ndarray else device_of(data))
 
     def __format__(self, spec):

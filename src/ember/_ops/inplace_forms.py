@@ -6,6 +6,8 @@
   a node of the in-place form's own (``TBackward1``, ...) with the view op's formulas.
 - ``resize_`` / ``resize_as_`` (refused for tensors that require grad, as torch does).
 - ``fill_diagonal_``: a fill of a strided view of the diagonal, as torch writes it.
+- ``set_``: the tensor views another tensor's memory or a storage (a NotImplemented node under
+  grad, as torch records it).
 """
 from __future__ import annotations
 
@@ -196,3 +198,122 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 
 Tensor.fill_diagonal_ = fill_diagonal_
+
+
+# -- set_ -------------------------------------------------------------------------------------
+def _no_set_derivative(grad):
+    raise RuntimeError("derivative for set_ is not implemented")
+
+
+def _set_to(self, source, new):
+    return new
+
+
+def _set_to_storage(self, new):
+    return new
+
+
+_set_source = op("set_", node="NotImplemented", tensors=2, promote=NONE)(_set_to)
+_set_source.grad("self")(_no_set_derivative)
+_set_source.grad("source")(_no_set_derivative)
+_set_storage = op("set_.source_Storage", node="NotImplemented", promote=NONE)(_set_to_storage)
+_set_storage.grad("self")(_no_set_derivative)
+
+_SET_FORMS = """set_() received an invalid combination of arguments - got ({got}), but expected one of:
+ * ()
+ * (ember.Storage source)
+ * (ember.Storage source, int storage_offset, tuple of ints size, tuple of ints stride = None)
+ * (Tensor source)
+ * (Tensor source, int storage_offset, tuple of ints size, tuple of ints stride = None)
+"""
+
+
+def _set_args(args, kwargs):
+    """``(source, storage_offset, size, stride)`` from set_'s overloads (None where absent)."""
+    names = ("source", "storage_offset", "size", "stride")
+    given = dict(zip(names, args))
+    if len(args) > 4 or set(given) & set(kwargs) or set(kwargs) - set(names):
+        given = None
+    else:
+        given.update(kwargs)
+    ok = given is not None and (
+        (not given or set(given) == {"source"}) if len(given or ()) <= 1
+        else {"source", "storage_offset", "size"} <= set(given))
+    if ok and given:
+        from .._storage import is_storage
+        source = given["source"]
+        ok = (isinstance(source, Tensor) or is_storage(source)) and (
+            len(given) == 1 or (isinstance(given["storage_offset"], int)
+                                and isinstance(given["size"], (tuple, list))))
+    if not ok:
+        got = ", ".join([_type_name(a) for a in args]
+                        + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
+        raise TypeError(_SET_FORMS.format(got=got))
+    return tuple(given.get(n) for n in names)
+
+
+def _type_name(value):
+    if isinstance(value, Tensor):
+        return "Tensor"
+    cls = type(value)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+
+
+def _viewed_storage(self, source, offset, size, stride):
+    """The array viewing ``source``'s memory (a tensor's storage, or a storage) with
+    ``size``/``stride`` from element ``offset``, in self's dtype; torch's bounds check."""
+    from .._storage import UntypedStorage
+    storage = source.untyped_storage() if isinstance(source, Tensor) else source
+    if not isinstance(storage, UntypedStorage):
+        storage = storage.untyped()
+    item = self._data.itemsize
+    if size is None:  # the whole storage as one dimension
+        size, offset = (storage.nbytes() // item,), 0
+    size = tuple(int(n) for n in size)
+    stride = (tuple(int(n) for n in stride) if stride is not None
+              else tuple(s // item for s in contiguous_strides(size, item)))
+    needed = 0 if 0 in size else item * (
+        offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)))
+    if needed > storage.nbytes():
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+            f"and itemsize {item} requiring a storage size of {needed} are out of bounds for "
+            f"storage of size {storage.nbytes()}")
+    owner = storage._owner
+    return strided_view(owner, size, [s * item for s in stride],
+                        storage._start + offset * item, self._data.dtype)
+
+
+def set_(self, *args, **kwargs):
+    """``self`` views ``source``'s memory: a tensor's (its geometry too, or the given one) or a
+    storage's (``set_()``: a new empty one). Its version is bumped; under grad its history
+    becomes a NotImplemented node (backward through it raises, as torch's)."""
+    source, offset, size, stride = _set_args(args, kwargs)
+    from_tensor = isinstance(source, Tensor)
+    if from_tensor and source.dtype != self.dtype:
+        from .._tensor import _c_type_name
+        raise RuntimeError(f"Could not set tensor of type {_c_type_name(source.dtype)} to a "
+                           f"tensor of type {_c_type_name(self.dtype)}")
+    if source is None:
+        new = get_xp(self._data).zeros((0,), self._data.dtype)
+    elif from_tensor and offset is None:
+        new = source._data
+    else:
+        new = _viewed_storage(self, source, offset, size, stride)
+    recording = state.grad_enabled and (
+        self._requires_grad or (from_tensor and source._requires_grad))
+    check_inplace(self, recording)
+    if recording:
+        gained = not self._requires_grad
+        if from_tensor:
+            record(_set_source, (self, source, new), (self,))
+        else:
+            record(_set_storage, (self, new), (self,))
+        if gained and self._following_views is not None:
+            follow_base(self)
+    self._data = new
+    self._bump_version()
+    return self
+
+
+Tensor.set_ = set_
