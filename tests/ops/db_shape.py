@@ -213,3 +213,9 @@ row("as_strided_", lambda x, size, stride: x.clone().as_strided_(size, stride), 
     [IF._as_strided_, SH.clone], lambda m: [S("window", m(6), (2, 2), (1, 2))],
     np_ref=lambda x, size, stride: np.lib.stride_tricks.as_strided(
         x, size, [s * x.itemsize for s in stride]))
+# set_: backward through its NotImplemented node raises (tests/test_storage.py checks that)
+row("set_", lambda x, y: x.clone().set_(y), None, [IF._set_source, SH.clone],
+    lambda m: [S("tensor", m(3), m(2, 3))], np_ref=lambda x, y: y, differentiable=False)
+row("set_storage", lambda x, y: x.clone().set_(y.untyped_storage(), 1, (2, 2)), None,
+    [IF._set_storage, SH.clone], lambda m: [S("storage", m(3), m(6))],
+    np_ref=lambda x, y: y.reshape(-1)[1:5].reshape(2, 2), differentiable=False)

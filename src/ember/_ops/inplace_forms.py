@@ -303,6 +303,11 @@ def set_(self, *args, **kwargs):
     recording = state.grad_enabled and (
         self._requires_grad or (from_tensor and source._requires_grad))
     check_inplace(self, recording)
+    # (the kernels give the array self takes: the op's forward, as an in-place view op's)
+    new = (_set_source.kernel(self._data, source._data, new) if from_tensor
+           else _set_storage.kernel(self._data, new))
+    if compile_recording[0] is not None:  # ember.compile replays registry ops only
+        compile_recording[0].graph_break("set_ changes the memory a tensor views")
     if recording:
         gained = not self._requires_grad
         if from_tensor:
