@@ -50,6 +50,7 @@ FALLS_BACK = {
     "sparse_zero_": "a sparse tensor is written in place outside the ops",
     **dict.fromkeys(("t_", "transpose_", "swapdims_", "unsqueeze_", "squeeze_", "as_strided_"),
                     "an in-place view op changes a tensor's geometry outside the ops"),
+    **dict.fromkeys(("set_", "set_storage"), "set_ changes the memory a tensor views"),
     "mul_real_complex": _REAL_OF_COMPLEX, "irfft_of_real": _REAL_OF_COMPLEX,
     "fftn_of_real": _REAL_OF_COMPLEX, "linalg_eigvals": _REAL_OF_COMPLEX,
     "linalg_eig_vectors": _REAL_OF_COMPLEX, "linalg_svd_complex": _REAL_OF_COMPLEX,
