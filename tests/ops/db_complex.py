@@ -36,8 +36,8 @@ def _real_pair(m):
 
 # -- conjugates ----------------------------------------------------------------------------------
 row("conj", lambda z, w: ember.conj(z) * w, lambda torch: lambda z, w: torch.conj(z) * w,
-    [CX._conj, CX._conj_physical, PW.mul], _two, np_ref=lambda z, w: np.conj(z) * w)
-row("conj_method", lambda z: z.conj(), None, [CX._conj, CX._conj_physical], _one,
+    [CX._conj, PW.mul], _two, np_ref=lambda z, w: np.conj(z) * w)
+row("conj_method", lambda z: z.conj(), None, [CX._conj], _one,
     np_ref=np.conj)
 row("conj_real", ember.conj, "conj", [], lambda m: [S("vector", m(3))],
     np_ref=lambda x: x, dtypes=("float32", "float64", "int64"))

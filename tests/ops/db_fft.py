@@ -62,16 +62,16 @@ def _half_1d(m):  # Hermitian halves (irfft, hfft): n picks the output length
 row("fft_real", _fn("fft"), _ref("fft"), [_R2C] + _RESIZE, _real_1d, np_ref=_np_fft("fft"))
 row("fft_complex", _fn("fft"), _ref("fft"), [_C2C] + _RESIZE, _complex_1d,
     np_ref=_np_fft("fft"))
-row("ifft_real", _fn("ifft"), _ref("ifft"), [_R2C, CX._conj, CX._conj_physical], _real_1d,
+row("ifft_real", _fn("ifft"), _ref("ifft"), [_R2C, CX._conj], _real_1d,
     np_ref=_np_fft("ifft"))
 row("ifft_complex", _fn("ifft"), _ref("ifft"), [_C2C], _complex_1d, np_ref=_np_fft("ifft"))
 row("rfft", _fn("rfft"), _ref("rfft"), [_R2C, ST.view_as_real, SH.select], _real_1d,
     np_ref=_np_fft("rfft"))
 row("irfft", _fn("irfft"), _ref("irfft"), [_C2R, _R2C, PW.mul], _half_1d,
     np_ref=_np_fft("irfft"))
-row("hfft", _fn("hfft"), _ref("hfft"), [_C2R, _R2C, CX._conj, CX._conj_physical], _half_1d,
+row("hfft", _fn("hfft"), _ref("hfft"), [_C2R, _R2C, CX._conj], _half_1d,
     np_ref=_np_fft("hfft"))
-row("ihfft", _fn("ihfft"), _ref("ihfft"), [_R2C, CX._conj, CX._conj_physical], _real_1d,
+row("ihfft", _fn("ihfft"), _ref("ihfft"), [_R2C, CX._conj], _real_1d,
     np_ref=_np_fft("ihfft"))
 row("irfft_of_real", _fn("irfft"), _ref("irfft"), [_C2R, SH.to_copy],
     lambda m: [S("promoted", m(4))], np_ref=_np_fft("irfft"))

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._tensor import Tensor
-from .registry import FLOAT, NONE, op
+from .registry import FLOAT, NONE, conj_value, op
 
 
 @op("conj", promote=NONE, complex_grad=True)
@@ -30,7 +30,7 @@ def _conj(self):
 
 @_conj.grad("self")
 def _(grad):
-    return conj_physical(grad)
+    return conj_value(grad)  # (torch's grad.conj(): a ConjBackward0 under create_graph)
 
 
 def conj(input):  # noqa: A002 - torch's name

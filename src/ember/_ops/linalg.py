@@ -62,7 +62,8 @@ def _check_mm_call(self, mat2):
     _check_mm_dtypes(self, mat2)
 
 
-@op("mm", tensors=2, quiet=True, promote=NONE, method=True, check=_check_mm_call)
+@op("mm", tensors=2, quiet=True, promote=NONE, method=True, check=_check_mm_call,
+    conj_saved=True)
 def mm(self, mat2):
     return self @ mat2
 

@@ -204,7 +204,7 @@ def _alpha(self, alpha):
 
 
 @op("add", elementwise=True, tensors=2, method=("add", "__add__", "__radd__"), inplace=True,
-    weak_scalars=True, ufunc=np.add, quiet=True)
+    weak_scalars=True, ufunc=np.add, quiet=True, conj_saved=True)
 def add(self, other, alpha=1):
     if alpha == 1 and not isinstance(alpha, bool):
         return self + other
@@ -249,7 +249,7 @@ def _sub_check(self, other, alpha=1):
 
 
 @op("sub", elementwise=True, tensors=2, method=("sub", "__sub__", "subtract"), inplace=True,
-    check=_sub_check, weak_scalars=True, ufunc=np.subtract, quiet=True)
+    check=_sub_check, weak_scalars=True, ufunc=np.subtract, quiet=True, conj_saved=True)
 def sub(self, other, alpha=1):
     _sub_check(self, other)
     if alpha == 1 and not isinstance(alpha, bool):
@@ -307,7 +307,7 @@ rsub.zero_term_scalar = ("alpha", ("self",))  # (see forward_ad._zero_term_dtype
 
 
 @op("mul", elementwise=True, tensors=2, method=("mul", "__mul__", "__rmul__", "multiply"),
-    inplace=True, weak_scalars=True, ufunc=np.multiply, quiet=True)
+    inplace=True, weak_scalars=True, ufunc=np.multiply, quiet=True, conj_saved=True)
 def mul(self, other):
     return self * other
 
@@ -330,7 +330,7 @@ def _(self_t, other):
 # -- a float tensor and a Python number, as torch's own formulas and ops compute it -------------
 # (mul.Scalar, div.Scalar: their nodes have one edge and torch's names, MulBackward1 and
 # DivBackward1; from Python, ``x * 2`` is mul.Tensor with a wrapped number, MulBackward0)
-@op("mul", elementwise=True, quiet=True, node="MulBackward1")
+@op("mul", elementwise=True, quiet=True, node="MulBackward1", conj_saved=True)
 def mul_scalar(self, other):
     return self * other
 
@@ -340,7 +340,7 @@ def _(grad, other):
     return mul_scalar(grad, other)
 
 
-@op("add", elementwise=True, quiet=True, node="AddBackward1")
+@op("add", elementwise=True, quiet=True, node="AddBackward1", conj_saved=True)
 def add_scalar(self, other):
     return self + other
 
@@ -350,7 +350,7 @@ def _(grad):
     return grad
 
 
-@op("div", elementwise=True, node="DivBackward1", quiet=True)
+@op("div", elementwise=True, node="DivBackward1", quiet=True, conj_saved=True)
 def div_scalar(self, other):
     return self / other
 
@@ -378,7 +378,8 @@ def _(other_t, self):
 
 
 @op("div", elementwise=True, tensors=2, promote=FLOAT, quiet=True, inplace=True, weak_scalars=True,
-    ufunc=np.true_divide, method=("div", "__truediv__", "divide", "true_divide"))
+    ufunc=np.true_divide, method=("div", "__truediv__", "divide", "true_divide"),
+    conj_saved=True)
 def div(self, other):
     return self / other
 
@@ -403,7 +404,8 @@ def _(other_t, other, result):
     return -other_t * result / other
 
 
-@op("neg", elementwise=True, method=("neg", "__neg__", "negative"), inplace=True)
+@op("neg", elementwise=True, method=("neg", "__neg__", "negative"), inplace=True,
+    conj_saved=True)
 def neg(self):
     if self.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
@@ -676,7 +678,8 @@ def _(grad, result):
 
 
 # -- unary maths -------------------------------------------------------------------------------
-@op("exp", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.exp)
+@op("exp", elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True, ufunc=np.exp,
+    conj_saved=True)
 def exp(self):
     return np.exp(self)
 
@@ -726,7 +729,8 @@ def _(grad, self):
     return grad * -sin(self)
 
 
-@op("tanh", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.tanh)
+@op("tanh", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.tanh,
+    conj_saved=True)
 def tanh(self):
     return np.tanh(self)
 
@@ -773,7 +777,7 @@ def _(self_t, result):
     return self_t * (1 - result * result)
 
 
-@op("sigmoid", elementwise=True, promote=FLOAT, method=True, inplace=True)
+@op("sigmoid", elementwise=True, promote=FLOAT, method=True, inplace=True, conj_saved=True)
 def sigmoid(self):
     if self.dtype == np.float16:  # torch computes in float32 and rounds once
         return _sigmoid(self.astype(np.float32)).astype(np.float16)

@@ -249,7 +249,7 @@ def _reduce_sum(x, axis, keepdim, dtype):
     return _reduce(get_xp(x).sum, x, axis, keepdim, dtype)
 
 
-@op("sum", promote=NONE, quiet=True, node="SumBackward0", writes=1)
+@op("sum", promote=NONE, quiet=True, node="SumBackward0", writes=1, conj_saved=True)
 def sum_all(self, dtype=None):
     return _reduce_sum(self, None, False, dtype)
 
@@ -275,7 +275,7 @@ def _(self_t, dtype):
     return sum_all(self_t, dtype)
 
 
-@op("sum", promote=NONE, quiet=True, node="SumBackward1", writes=1)
+@op("sum", promote=NONE, quiet=True, node="SumBackward1", writes=1, conj_saved=True)
 @contiguous_result
 def sum_dim(self, dim, keepdim=False, dtype=None):
     return _reduce_sum(self, _dims(dim, self.ndim), keepdim, dtype)

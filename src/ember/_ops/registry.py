@@ -339,11 +339,18 @@ def conjugated(op, formulas):
     grad * conj(f'), while the formula written for real maths computes grad * f'; both are
     linear in grad, so conj(formula(conj(grad))) is torch's. A real input's share is the real
     part, which the engine takes when it casts a gradient to its input's dtype.
+
+    An op declared ``conj_saved`` has formulas whose derivative has real coefficients, so
+    conj(f'(z)) = f'(conj(z)): they run on the conjugates of their saved values instead, as
+    torch's formulas are written (``grad * other.conj()``, ``tanh_backward(grad,
+    result.conj())``), which under create_graph records torch's nodes (ConjBackward0 on a
+    saved tensor, none on the gradient) and gives torch's signed zeros.
     """
     cache = op.__dict__.setdefault("_conjugated", {})
     hit = cache.get(id(formulas))
     if hit is None or hit[0] is not formulas:
-        hit = cache[id(formulas)] = (formulas, [(idx, _conjugate_formula(fn), env)
+        wrap = _conj_saved_formula if op.conj_saved else _conjugate_formula
+        hit = cache[id(formulas)] = (formulas, [(idx, wrap(fn), env)
                                                 for idx, fn, env in formulas])
     return hit[1]
 
@@ -352,6 +359,24 @@ def _conjugate_formula(fn):
     def formula(grad, *env):
         return conj_any(fn(conj_any(grad), *env))
     return formula
+
+
+def _conj_saved_formula(fn):
+    def formula(grad, *env):
+        return fn(grad, *[conj_value(v) for v in env])
+    return formula
+
+
+def conj_value(x):
+    """A saved value's conjugate as torch's formulas take it (``self.conj()``): a complex
+    Tensor's is conj's lazy view (ConjBackward0), an array's a new array; real values and
+    non-tensor values are their own conjugates."""
+    if isinstance(x, Tensor):
+        if x._data.dtype.kind != "c":
+            return x
+        from .complex import conj
+        return conj(x)
+    return conj_any(x)
 
 
 def conj_any(x):
@@ -524,6 +549,7 @@ class OpDef:
     out_name = None  # torch's name of the op in out= errors, when its function takes out=
     out_rule = None  # how out='s dtype must match the result's (see ember._out)
     complex_grad = False  # see op()
+    conj_saved = False  # see op()
     writes = 0  # see op()
 
     def __reduce_ex__(self, protocol):
@@ -1016,7 +1042,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
        check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
        elementwise=False, undefined_grads=False, complex_grad=False, checked=(),
-       number_node=None, writes=0, own_layout=False):
+       number_node=None, writes=0, own_layout=False, conj_saved=False):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``checked``: non-tensor params that hold tensors torch saves (nll_loss's target and
@@ -1042,6 +1068,9 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     (conjugate Wirtinger: ``angle``, ``conj``, the FFTs); other ops' formulas are the
     derivative of the holomorphic extension, which ``conjugated_formulas`` turns into
     torch's convention where the output is complex.
+    ``conj_saved=True``: the formulas' derivatives have real coefficients (mul, exp, tanh,
+    mm...), so for a complex output they run on the conjugated saved values, as torch's own
+    formulas do, instead of being conjugated as a whole (see ``conjugated``).
     ``number_node``: the node name torch gives a call with a Python number for a tensor operand
     (its overload taking a number; that number then has no edge).
     ``writes``: how many times torch's kernel writes its fresh result through in-place ops
@@ -1064,6 +1093,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.undefined_grads = undefined_grads
         d.checked_params = frozenset(d.index[n] for n in checked)
         d.complex_grad = complex_grad or bool(view)
+        d.conj_saved = conj_saved
         d.writes = writes
         REGISTRY[opname] = d
         same_name = _DECLARED.setdefault(opname, [])
