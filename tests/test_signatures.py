@@ -22,7 +22,7 @@ _HAND_PARSED = {
     "zeros_like": "torch.zeros_like(x, zz=1)", "save": "torch.save(x, path, zz=1)",
     "load": "torch.load(path, zz=1)", "rand_like": "torch.rand_like(x, low=1)",
     "randn_like": "torch.randn_like(x, zz=1)", "randint_like": "torch.randint_like(x, 3, zz=1)",
-    "Tensor.sum_to_size": "x.sum_to_size(2, zz=1)",
+    "Tensor.sum_to_size": "x.sum_to_size(2, zz=1)", "Tensor.set_": "x.set_(zz=1)",
     **{f: f"torch.{f}(x, (x, x), [x], True, 1, 0.0, False, False, False, zz=1)"
        for f in ("lstm", "gru", "rnn_tanh", "rnn_relu")},
 }
