@@ -238,6 +238,17 @@ ERRORS = {
     "LayerNorm_shape": lambda m: m.nn.LayerNorm(4)(_t(m, 2, 3)),
     "GroupNorm_groups": lambda m: m.nn.GroupNorm(4, 6),
     "InstanceNorm_affine": lambda m: m.nn.InstanceNorm1d(4, affine=True)(_t(m, 2, 3, 5)),
+    # an empty spatial dimension with a batch and channels (torch computes empty batches only)
+    "conv1d_empty_padded": lambda m: m.nn.functional.conv1d(m.zeros(2, 1, 0), m.ones(2, 1, 2),
+                                                           padding=1),
+    "conv_transpose1d_empty": lambda m: m.nn.functional.conv_transpose1d(
+        m.zeros(2, 1, 0), m.ones(1, 2, 2), stride=2, padding=1),
+    "conv_transpose1d_empty_unbatched": lambda m: m.nn.functional.conv_transpose1d(
+        m.zeros(1, 0), m.ones(1, 2, 2)),
+    "conv_transpose2d_empty": lambda m: m.nn.functional.conv_transpose2d(
+        m.zeros(2, 1, 0, 3), m.ones(1, 2, 1, 1)),
+    "conv_transpose3d_empty": lambda m: m.nn.functional.conv_transpose3d(
+        m.zeros(2, 1, 3, 0, 3), m.ones(1, 2, 1, 1, 1)),
 }
 
 

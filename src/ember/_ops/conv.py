@@ -382,6 +382,7 @@ def _check_conv(input, weight, bias, stride, pads, dilation, groups, transposed,
             di_s = " ".join(f"dilation_{n}: {dilation[i]}" for i, n in enumerate(names))
             raise RuntimeError("output padding must be smaller than either stride or dilation, "
                                f"but got {op_s} {st_s} {di_s}")
+        _check_empty_spatial(input.shape, nd)
         return
     padded = [input.shape[2 + i] + pads[i][0] + pads[i][1] for i in range(nd)]
     eff = [dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(nd)]
@@ -390,6 +391,16 @@ def _check_conv(input, weight, bias, stride, pads, dilation, groups, transposed,
                            f"({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "
                            f"actual input size")
+    _check_empty_spatial(input.shape, nd)
+
+
+def _check_empty_spatial(shape, nd):
+    """torch computes an empty input only when its batch or channels are empty: one with an
+    empty spatial dimension is refused (a 1-d one shown as the 2-d input torch makes of it)."""
+    if 0 in shape[2:] and shape[0] and shape[1]:
+        shown = (*shape[:2], 1, *shape[2:]) if nd == 1 else tuple(shape)
+        raise RuntimeError("Only zero batch or zero channel inputs are supported, but got input "
+                           f"shape: [{', '.join(map(str, shown))}]")
 
 
 def _check_dtypes(input, weight, bias):  # noqa: A002
