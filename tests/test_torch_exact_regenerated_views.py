@@ -154,3 +154,18 @@ def test_version_error_names_the_regenerated_view(then):
             view.add_(1)
             view.sum().backward()
     same(body)
+
+
+def test_a_selected_view_of_a_base_squeezed_in_place_is_regenerated():
+    """x[-1] of a (1,)-shaped base that squeeze_ then makes 0-d: replaying select on the new
+    base would fail (IndexError); torch regenerates the view as an as_strided of its own
+    geometry (difftest program 22000980)."""
+    def body(t):
+        x = t.tensor([-0.53], dtype=t.float64, requires_grad=True)
+        base = x.exp()
+        view = base[-1]
+        base.squeeze_()
+        out = t.addcdiv(view, view, base, value=-1.87)
+        out.backward()
+        return out, view.grad_fn.name(), x.grad
+    same(body)

@@ -329,7 +329,8 @@ def _rechain_if_base_relaid(view):
     try:
         if geometry(replay(view._view_chain, base)) == own:
             return
-    except RuntimeError:  # (the recorded ops refuse the base's new layout)
+    except (RuntimeError, IndexError):  # (the recorded ops refuse the base's new layout:
+        # select of a base squeezed to 0-d raises IndexError)
         pass
     view._view_chain = extend_chain(None, _as_strided, (own[0], own[1], own[2], geometry(base)))
 
