@@ -347,3 +347,16 @@ def test_transform_results_flags_and_versions(mode, requires_grad):
                            torch.func.vmap(torch.func.grad(f))(x.reshape(2, 1)), o,
                            fn(torch.ones(2)), torch.func.jacrev(lambda v: v.sin())(x)])
     same(body)
+
+
+def test_jacfwd_of_an_empty_input_is_an_empty_jacobian():
+    """An input with no elements has no columns: the Jacobian is empty, shaped (*out, 0), under
+    grad mode and no_grad alike (it raised a reshape error; difftest program 22000189)."""
+    def body(torch):
+        f = torch.func.jacfwd(lambda v: torch.atan(v).sum())
+        with torch.no_grad():
+            quiet = f(torch.zeros(0, requires_grad=True))
+        both = torch.func.jacfwd(lambda v, w: torch.atan(v).sum() * w, argnums=(0, 1))(
+            torch.zeros(0), torch.ones(2))
+        return quiet, quiet.shape, both
+    same(body)

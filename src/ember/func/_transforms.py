@@ -458,7 +458,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 if columns[i] is not None:  # (numel, *out.shape) -> (*out.shape, numel)
                     row.append(columns[i][o].movedim(0, -1))
                 else:
-                    row.append(zeros_like(out).reshape(tuple(out.shape) + (0,)))
+                    row.append(out.new_zeros(tuple(out.shape) + (0,)))  # (no columns)
             blocks.append(row)
         jac = _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec)
         return (jac, _finish_tree(aux, create)) if has_aux else jac
