@@ -845,3 +845,50 @@ class TestDoubleBackward:
             h = torch.autograd.grad((gx * gw).sum(), [x, w])
             return g, g2, g3, gx, gw, h
         same(body, rtol=1e-10, grad_fn=False)
+
+
+def test_a_dirty_view_of_a_multi_output_op_is_refused_as_being_modified():
+    """The inputs' edges are collected before forward runs, as torch's: a split output that
+    forward writes in place and marks dirty is refused with torch's direct message ('is being
+    modified inplace'), not the one for a view whose base changed (difftest 22000673)."""
+    def body(torch):
+        class Tanh(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.tanh_()
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        base = torch.ones(4, 2, requires_grad=True) * 2
+        Tanh.apply(base.split(2, 0)[0])
+    same(body)
+
+
+def test_edges_are_the_inputs_history_before_forward():
+    """A view that forward writes in place (marked dirty) is connected through the history it
+    came with, as torch's Function collects its edges before forward."""
+    def body(torch):
+        class Double(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x = torch.ones(3, requires_grad=True)
+        base = x * 1
+        view = base[:2]
+        out = Double.apply(view)
+        names = [type(f).__name__ if f is not None else None
+                 for f, _ in out.grad_fn.next_functions]
+        base.sum().backward()
+        return names, out, x.grad, base.grad_fn.name()
+    same(body)

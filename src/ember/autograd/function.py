@@ -217,6 +217,9 @@ def _apply_function(cls, args, kwargs):
     arg_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     recording = state.grad_enabled and any(ctx.needs_input_grad)
+    # the inputs' edges as they are before forward runs (torch collects them first: a view
+    # that forward writes in place keeps the history it came with)
+    edges = tuple(gradient_edge(args[i]) for i in arg_pos) if recording else None
     fw = forward_hook[0]
     forward_hook[0] = None  # forward runs without forward AD; jvp gives the tangents
     fw_enabled = fwAD._fwd_grad_enabled[0]
@@ -238,7 +241,7 @@ def _apply_function(cls, args, kwargs):
     outputs = (output,) if single else output
     outputs = _prepare_outputs(ctx, args, outputs, recording)
     if recording:
-        _connect(ctx, cls, args, arg_pos, outputs)
+        _connect(ctx, cls, args, arg_pos, outputs, edges)
     else:
         _save_without_graph(ctx)
     if fw is not None:
@@ -260,12 +263,12 @@ def _prepare_outputs(ctx, args, outputs, recording):
     return tuple(out)
 
 
-def _connect(ctx, cls, args, arg_pos, outputs):
+def _connect(ctx, cls, args, arg_pos, outputs, edges):
     # NOTE: one sequence for op nodes and Function nodes, as torch's sequence_nr: the engine
     # runs ready nodes latest-created first.
     from .._ops.inplace import check_inplace
     from .._ops.registry import _sequence
-    ctx._next = tuple(gradient_edge(args[i]) for i in arg_pos)
+    ctx._next = edges
     ctx._meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in arg_pos)
     ctx._arg_pos = arg_pos
     ctx._n_args = len(args)
