@@ -86,6 +86,22 @@ def functions(torch):
 Exp, Scale, Mul, Cube = functions(ember)
 
 
+
+def _dirty_function(torch, write, backward):
+    """A Function that writes its input in place with ``write`` (``lambda x: x.mul_(2)``),
+    marks it dirty and returns it; its gradient is ``backward(g)``."""
+    class InPlace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            write(x)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return backward(g)
+    return InPlace
+
 class TestBasics:
     def test_static_forward_backward(self):
         x = leaf([0., 1.])
@@ -436,17 +452,7 @@ class TestCtxFeatures:
     def test_mark_dirty_bumps_the_version_before_refusing_a_leaf(self):
         # torch's _mark_dirty bumps every dirty tensor's version, then the leaf check refuses
         def body(torch):
-            class Twice(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    x.mul_(2)
-                    ctx.mark_dirty(x)
-                    return x
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g * 2
-
+            Twice = _dirty_function(torch, lambda x: x.mul_(2), lambda g: g * 2)
             x = torch.tensor([1.0, 2.0], requires_grad=True)
             try:
                 Twice.apply(x)
@@ -852,17 +858,7 @@ def test_a_dirty_view_of_a_multi_output_op_is_refused_as_being_modified():
     forward writes in place and marks dirty is refused with torch's direct message ('is being
     modified inplace'), not the one for a view whose base changed (difftest 22000673)."""
     def body(torch):
-        class Tanh(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                x.tanh_()
-                ctx.mark_dirty(x)
-                return x
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
-
+        Tanh = _dirty_function(torch, lambda x: x.tanh_(), lambda g: g)
         base = torch.ones(4, 2, requires_grad=True) * 2
         Tanh.apply(base.split(2, 0)[0])
     same(body)
@@ -872,17 +868,7 @@ def test_edges_are_the_inputs_history_before_forward():
     """A view that forward writes in place (marked dirty) is connected through the history it
     came with, as torch's Function collects its edges before forward."""
     def body(torch):
-        class Double(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                x.mul_(2)
-                ctx.mark_dirty(x)
-                return x
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * 2
-
+        Double = _dirty_function(torch, lambda x: x.mul_(2), lambda g: g * 2)
         x = torch.ones(3, requires_grad=True)
         base = x * 1
         view = base[:2]
