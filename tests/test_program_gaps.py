@@ -372,3 +372,23 @@ def test_module_to_memory_format_lays_out_its_4d_and_5d_tensors():
         return (out is model, [(n, p.stride()) for n, p in model.named_parameters()],
                 model[0].weight.grad.stride(), model[0].weight.grad.sum())
     same(body, rtol=1e-5)  # (a float32 sum of the gradient's 288 values)
+
+
+@pytest.mark.parametrize("form", ["Function", "InplaceFunction"])
+def test_a_legacy_function_instance_warns_and_its_call_is_refused(form):
+    # (old programs, such as the NumPy-extensions tutorial, instantiate their Function and
+    # call the instance, with forward and backward as instance methods)
+    def body(torch):
+        class Legacy(getattr(torch.autograd.function, form)):
+            def forward(self, x):
+                return x * 2
+
+        legacy = Legacy()
+        try:
+            legacy(torch.ones(2, requires_grad=True))
+        except RuntimeError as e:
+            # (the message ends with the address of torch's documentation in both libraries:
+            # its anchor is the one place where ember writes torch's name)
+            return str(e).replace("#torch.autograd.", "#")
+        return "called"
+    same(body)

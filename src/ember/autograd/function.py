@@ -181,6 +181,25 @@ class FunctionMeta(type):
 class Function(FunctionCtx, metaclass=FunctionMeta):
     """Base class for custom autograd operations (use ``apply``, never instantiate)."""
 
+    def __init__(self, *args, **kwargs):
+        # old programs instantiate their Function and call the instance (the style of
+        # non-static forward methods); torch warns here and refuses the call below
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions "
+            "are all static, so you should invoke them on the class itself. "
+            "Instantiating an autograd function will raise an "
+            "error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. "
+            "Please use new-style autograd function with static forward method. "
+            "(Example: https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
     @staticmethod
     def forward(ctx, *args, **kwargs):
         raise NotImplementedError("You must implement the forward function for custom "
@@ -423,6 +442,7 @@ def _delayed_error(values):
 
 class InplaceFunction(Function):
     def __init__(self, inplace=False):
+        super().__init__()
         self.inplace = inplace
 
 
