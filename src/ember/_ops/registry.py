@@ -1367,9 +1367,10 @@ def _compile_caller(op):
     if op.iterator_layout and n >= 1:  # (see iterator_layout: a flags test when all are C)
         # (C-contiguous inputs give NumPy's and torch's order alike: the C order; NOTE: but
         # for the strides of dimensions of one element where a number or a broadcast input
-        # makes torch sort dimensions, not tested here to keep this path cheap)
-        test = "not (" + " and ".join(f"(not hasattr(x{k}, 'flags') or x{k}.flags.c_contiguous)"
-                                      for k in range(n)) + ") and out.ndim > 1"
+        # makes torch sort dimensions, not tested here to keep this path cheap; the rank
+        # first: a result of one dimension or none has one layout, and costs one test)
+        test = "out.ndim > 1 and not (" + " and ".join(
+            f"(not hasattr(x{k}, 'flags') or x{k}.flags.c_contiguous)" for k in range(n)) + ")"
         lines[-1:-1] = [f"    if {test}:",
                         f"        out = iterator_layout(out, ({', '.join(xs[:n])},))"]
     if op.view == "maybe":
