@@ -26,8 +26,7 @@ from .._sparse.coo import CooArray
 from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
-from ._grad_versions import (_NOTES, _note, forget, is_torch_view, note_writes, with_version,
-                             wrap_versioned)
+from ._grad_versions import _NOTES, _note, forget, note_writes, with_version, wrap_versioned
 from .graph import AccumulateGrad, gradient_edge
 
 # whether some leaf was ever given a grad_dtype (until then the engine never looks)
@@ -417,6 +416,7 @@ def _execute(task, root_nodes):
     retain = task.retain
     borrowed = task.borrowed
     borrowed_get = borrowed.get
+    notes_get = _NOTES.get
     ndarray = np.ndarray
     validate = _validate_one if task.batch is None else _validate  # (one call, not two)
     Ready = _Ready
@@ -511,12 +511,18 @@ def _execute(task, root_nodes):
                     buf[nr] = g
                 else:
                     old = buf[nr]
+                    # (borrowed.holds, _times_in when the count alone settles it, and
+                    # is_torch_view written out: `old` owns its memory, so it is its own
+                    # owner in _NOTES, and the note read here serves the count below)
                     if (not graph and old.base is None and old.shape == g.shape
-                            and old.dtype == g.dtype and not borrowed.holds(old)
+                            and old.dtype == g.dtype
+                            and ((lent := borrowed_get(id(old))) is None or lent() is not old)
                             and (type(old) is not ndarray or old.flags.writeable)
                             and not isinstance(old, np.generic)  # += would rebind a scalar
-                            and _refcount(old) == 3 + _times_in(outs, old)
-                            and not (_NOTES and is_torch_view(old))):
+                            and ((refs := _refcount(old)) == 3
+                                 or refs == 3 + _times_in(outs, old))
+                            and ((seen := notes_get(id(old))) is None or seen[0]() is not old
+                                 or not seen[2])):
                         # NOTE: a gradient a formula made (not passed through, not a view, and
                         # held by nothing but this buffer: the 3 counts are the buffer, `old`
                         # and the call, besides this node's own gradients, which torch's
@@ -525,10 +531,12 @@ def _execute(task, root_nodes):
                         # array per use (and as there, that is a write the gradient's version
                         # shows).
                         old += g
-                        if type(old) is ndarray:  # (note_writes' array case, without its calls)
-                            _note(old, 1, False)
-                        else:
+                        if type(old) is not ndarray:
                             note_writes(old, 1)
+                        elif seen is not None and seen[0]() is old:  # (_note's lines)
+                            _NOTES[id(old)] = (seen[0], seen[1] + 1, False)
+                        else:
+                            _note(old, 1, False)
                     else:
                         g = old + g
                         # NOTE: NumPy sums two 0-d arrays into a NumPy scalar; keep arrays.
