@@ -12,6 +12,6 @@ from . import embedding_bag  # noqa: F401
 from . import sparse  # noqa: F401
 from . import rnn_layer  # noqa: F401
 from . import attention  # noqa: F401
-from . import deprecated_overloads  # noqa: F401  (wraps the methods the families made)
+from . import deprecated_overloads  # noqa: F401  (remakes add, sub, addcmul, addcdiv methods)
 
 registry.guard_operators(registry.Tensor)

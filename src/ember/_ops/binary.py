@@ -648,13 +648,6 @@ Tensor.lerp = lerp
 Tensor.lerp_ = _lerp_
 
 
-def _addc_inplace(opdef):
-    def method(self, tensor1, tensor2, *, value=1):
-        return opdef.inplace(self, tensor1, tensor2, value)  # (its check after autograd's)
-    method.__name__ = opdef.name + "_"
-    return method
-
-
 def _addc_check(name):
     def check(self, tensor1, tensor2, value=1):
         require_tensor(name, "tensor1", tensor1, 2)
@@ -724,5 +717,3 @@ def _(grad, tensor1, tensor2, value):
 # (torch's tangent formulas scale both product terms by value: see
 # forward_ad._zero_term_dtype)
 addcmul.zero_term_scalar = addcdiv.zero_term_scalar = ("value", ("tensor1", "tensor2"))
-Tensor.addcmul_ = _addc_inplace(addcmul)
-Tensor.addcdiv_ = _addc_inplace(addcdiv)

@@ -462,13 +462,15 @@ def _unbump_saved_inputs(node, op, vc):
             vers[j] -= 1
 
 
-def inplace_method(d, name):
-    """The Tensor method ``name`` (``mul_``) running op ``d`` in place."""
-    n = len(d.params)
+def inplace_method(d, name, bind=None):
+    """The Tensor method ``name`` (``mul_``) running op ``d`` in place (``bind``: as for
+    registry._as_method)."""
+    n = len(d.params) if bind is None else -1
+    bind = bind or d.bind
 
     def method(*args, **kwargs):
         if kwargs or len(args) != n:
-            args = d.bind(args, kwargs)
+            args = bind(args, kwargs)
         call = d.inplace_caller
         if call is None:
             call = d.inplace_caller = _compile_inplace(d)

@@ -557,10 +557,6 @@ def _pow_(self, exponent):
     return _pow_scalar_inplace(self, exponent)
 
 
-def _sub_(self, other, alpha=1):
-    return sub.inplace(self, other, alpha)  # (sub's check runs after autograd's refusals)
-
-
 def _pow_operator(self, exponent):
     """``self ** exponent``: a Python number (the usual ``x ** 2``) goes straight to
     pow_scalar's generated path, where pow() and the op's call would send it, two calls
@@ -584,7 +580,6 @@ _pow_operator._takes_operand = True  # (guard_operators leaves it as it is)
 Tensor.pow = pow
 Tensor.__pow__ = _pow_operator
 Tensor.pow_ = Tensor.__ipow__ = _pow_
-Tensor.sub_ = _sub_
 Tensor.__rpow__ = lambda self, base: pow_scalar_base(base, self)
 Tensor.__rsub__ = lambda self, other: rsub(self, other)
 

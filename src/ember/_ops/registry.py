@@ -861,16 +861,21 @@ def _compile_call(arity, array_args, quiet):
     return scope["__call__"]
 
 
-def _as_method(d, name):
+def _as_method(d, name, bind=None):
     """A Tensor method for op ``d``: ``self`` is a Tensor, so unless a forward-AD level or the
-    profiler is active the call goes straight to the op's generated Tensor path."""
-    n = len(d.params)
+    profiler is active the call goes straight to the op's generated Tensor path.
+
+    ``bind(args, kwargs)``: how the method's arguments become the op's (``d.bind`` by default,
+    and then a call that gives all of them by position skips it); one of its own sees every
+    call (see deprecated_overloads.py, whose methods take fewer by position than the op)."""
     if name in OPERATORS:
         return _as_operator(d, name)
+    n = len(d.params) if bind is None else -1
+    bind = bind or d.bind
 
     def method(*args, **kwargs):
         if kwargs or len(args) != n:
-            args = d.bind(args, kwargs)
+            args = bind(args, kwargs)
         try:
             if forward_hook[0] is None and profiler_hook[0] is None:
                 call = d.caller
