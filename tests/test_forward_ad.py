@@ -343,13 +343,18 @@ def test_tangent_is_a_fresh_tensor(name):
     # a non-view op's tangent is the result of its formula: no view, at the version torch's
     # formula leaves (logsumexp's divides in place)
     def body(t):
-        fw = t.autograd.forward_ad
-        with fw.dual_level():
-            d = fw.make_dual(t.tensor([1.51, 0.62, -0.3, 2.0]), t.tensor([0.66, -1.83, 0.5, 1.0]))
-            with t.no_grad():
-                p, tan = fw.unpack_dual(_DERIVED[name](t, d))
-            return p, tan, tan._is_view(), tan._version
+        with t.no_grad():
+            p, tan = _unpacked(t, _DERIVED[name], t.tensor([1.51, 0.62, -0.3, 2.0]),
+                               t.tensor([0.66, -1.83, 0.5, 1.0]))
+        return p, tan, tan._is_view(), tan._version
     same(body, check_warnings=False)
+
+
+def _unpacked(t, f, primal, tangent):
+    """``(primal, tangent)`` of ``f(t, dual)``, the dual tensor made of the two given."""
+    fw = t.autograd.forward_ad
+    with fw.dual_level():
+        return tuple(fw.unpack_dual(f(t, fw.make_dual(primal, tangent))))
 
 
 def _mixed_dtype_loss_jvp(loss, dtypes, tangents):
@@ -472,3 +477,24 @@ def test_tangent_identity(name):
             return (tan, tan._is_view(), tan._version, tan is given,
                     tan is fw.unpack_dual(d).tangent)
     same(body, check_warnings=False)
+
+
+_AFTER_A_WIDE_TANGENT = {
+    "sin": lambda t, d: d.sin(),
+    "sum": lambda t, d: d.sum(),
+    "mul_self": lambda t, d: d * d,
+    "plus_float32": lambda t, d: d + t.tensor([1.5, 2.0]),
+    "log_softmax": lambda t, d: d.log_softmax(0),
+    "stack": lambda t, d: t.stack([d, d.exp()]),
+    "where": lambda t, d: t.where(d > 0, d, d.cos()),
+    "tanh_of_half": lambda t, d: d.half().tanh(),
+    "abs": lambda t, d: d.abs(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_AFTER_A_WIDE_TANGENT))
+def test_a_wider_tangent_keeps_its_precision(name):
+    # torch's formulas are linear in the tangents and promote them with the primals: a float64
+    # tangent given to a float32 tensor stays float64 through the ops after it
+    same(lambda t: _unpacked(t, _AFTER_A_WIDE_TANGENT[name], t.tensor([0.3, -1.2]),
+                             t.tensor([0.55, 1.0], dtype=t.float64)), check_warnings=False)

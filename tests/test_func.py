@@ -359,4 +359,61 @@ def test_jacfwd_of_an_empty_input_is_an_empty_jacobian():
         both = torch.func.jacfwd(lambda v, w: torch.atan(v).sum() * w, argnums=(0, 1))(
             torch.zeros(0), torch.ones(2))
         return quiet, quiet.shape, both
-    same(body)
+    same(body, check_warnings=False)  # (torch warns of jit.script on its first func call)
+
+
+_NUMBER_OPERANDS = {
+    "mul": lambda v: v * -1.42,
+    "rmul": lambda v: 2.5 * v,
+    "div": lambda v: v / 3.0,
+    "rdiv": lambda v: 2.0 / v,
+    "add": lambda v: v + 1.5,
+    "sub_alpha": lambda v: v.sub(1.5, alpha=2),
+    "rsub": lambda v: 2.0 - v,  # (a Scalar in torch's rsub: the tangent stays float32)
+    "mul_int": lambda v: v * 2,
+    "mul_complex": lambda v: v * 2j,
+    "mul_bool": lambda v: v * True,
+    "div_floor": lambda v: v.div(2.0, rounding_mode="floor"),
+    "chained": lambda v: (torch_like_expm1(v) * -1.42).sin().sum(),
+    "mul_then_view": lambda v: (v * 2.0).reshape(1),
+    "mul_1d": lambda v: v.reshape(2) * 2.0,
+}
+
+
+def torch_like_expm1(v):
+    return v.expm1()
+
+
+@pytest.mark.parametrize("name", sorted(_NUMBER_OPERANDS))
+@pytest.mark.parametrize("transform", ["jvp", "jacfwd"])
+def test_tangent_dtype_of_a_number_operand(name, transform):
+    # inside torch.func's jvp (and jacfwd), torch's formulas read a Python float operand of
+    # add/sub/mul/div as a 0-dim float64 tensor, no longer a wrapped number: a 0-dim result's
+    # tangent is float64 (complex128), its primal float32 (difftest 22000400)
+    def body(t):
+        x = t.tensor(float("nan")) if name == "chained" else t.tensor(0.3)
+        if name == "mul_1d":
+            x = t.tensor([0.3, 0.4])
+        f = _NUMBER_OPERANDS[name]
+        if transform == "jacfwd":
+            return t.func.jacfwd(f)(x)
+        with t.no_grad():
+            return t.func.jvp(f, (x,), (t.full_like(x, 0.55),))
+    same(body, check_warnings=False)
+
+
+_COMPLEX_JACOBIANS = {
+    "output": (lambda v: v * 2j, lambda t: (t.tensor(0.3),)),
+    "input": (lambda v: v.abs(), lambda t: (t.tensor(0.3 + 1j),)),
+    "other_argument": (lambda v, w: v * 2, lambda t: (t.tensor(0.3), t.tensor(1j))),
+    "second_output": (lambda v: (v, v * 1j), lambda t: (t.tensor([0.3]),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_COMPLEX_JACOBIANS))
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev"])
+def test_jacobian_of_complex_refused(name, transform):
+    # torch.func computes no Jacobian of complex inputs or outputs (a silent one would be
+    # of a function torch does not differentiate this way)
+    f, args = _COMPLEX_JACOBIANS[name]
+    same(lambda t: getattr(t.func, transform)(f)(*args(t)), check_warnings=False)

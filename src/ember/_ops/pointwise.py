@@ -594,6 +594,9 @@ def _rtruediv(self, other):
 
 _rtruediv._takes_operand = True
 Tensor.__rtruediv__ = _rtruediv
+# A Python float operand of these is a float64 tensor in their tangents inside a torch.func
+# transform (see forward_ad._transform_scalar_dtype); rsub's number stays a Scalar.
+add.number_operands = sub.number_operands = mul.number_operands = div.number_operands = True
 Tensor.__iadd__ = inplace_operator(add, "__iadd__")
 Tensor.__isub__ = inplace_operator(sub, "__isub__")
 Tensor.__imul__ = inplace_operator(mul, "__imul__")

@@ -714,6 +714,9 @@ def _in_format(out, memory_format):
     return laid
 
 
+to_copy.tangent_dtype_param = "dtype"  # (see forward_ad._tangent_dtype)
+
+
 @to_copy.grad("self")
 def _(grad, source):
     # (the engine casts it back to the input's dtype; a move goes back to where it came from)

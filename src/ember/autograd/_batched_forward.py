@@ -122,4 +122,5 @@ def _elementwise_jvp(op, args, out, tangents):
         return _wrap(get_xp(out._data).zeros(shape, out._data.dtype))
     if tuple(total._data.shape) != shape:
         total = expand(total, shape).contiguous()
-    return total if total._data.dtype == out._data.dtype else total.to(out.dtype)
+    dtype = fwAD._tangent_dtype(op, args, out, tangents)
+    return total if total._data.dtype == dtype else total.to(fwAD._BY_NP[dtype])

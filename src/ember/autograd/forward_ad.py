@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._backend import get_xp
+from .._dtype import _BY_NP
 from .._state import forward_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from .grad_mode import _DecoratorContextManager
@@ -30,6 +31,8 @@ __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_du
 _current_level = -1
 _fwd_grad_enabled = [True]
 _batch = [None]  # tangents' leading batch dimension, in a batched pass (see _batched_forward)
+# Whether the active level is a torch.func transform's (jvp, jacfwd): see _transform_scalar_dtype
+_in_transform = [False]
 
 
 class _Level:
@@ -85,6 +88,18 @@ class dual_level(_DecoratorContextManager):
 
     def __exit__(self, exc_type, exc_value, traceback):
         exit_dual_level()
+
+
+class transform_level:
+    """Marks the dual level entered with it as a torch.func transform's (``jvp``,
+    ``jacfwd``), whose formulas read Python numbers as torch's functorch layer does."""
+
+    def __enter__(self):
+        self.prev = _in_transform[0]
+        _in_transform[0] = True
+
+    def __exit__(self, *exc):
+        _in_transform[0] = self.prev
 
 
 def _is_fwd_grad_enabled() -> bool:
@@ -357,8 +372,10 @@ def _zeros_tangent(t):
 
 def _op_jvp(op, args, out, tangents):
     if _batch[0] is not None:
-        return _batched_forward.op_jvp(op, args, out, tangents)
-    return _op_jvp_one(op, args, out, tangents)
+        tan = _batched_forward.op_jvp(op, args, out, tangents)
+    else:
+        tan = _op_jvp_one(op, args, out, tangents)
+    return _transform_scalar_dtype(op, args, out, tan) if _in_transform[0] else tan
 
 
 def _op_jvp_one(op, args, out, tangents):
@@ -377,6 +394,25 @@ def _op_jvp_one(op, args, out, tangents):
             return _zero_term_dtype(op, args, out, tangents,
                                     _explicit_jvp(op, rules, args, out, tangents))
     return _zero_term_dtype(op, args, out, tangents, _derived_jvp(op, args, out, tangents))
+
+
+def _transform_scalar_dtype(op, args, out, tan):
+    """Inside a torch.func transform, torch's formulas read a Python float operand of a
+    tensor-tensor op (``x * 2.5``, ``x + 1.5``: ``op.number_operands``) as a plain 0-dim
+    float64 (complex128) tensor, no longer a wrapped number: where the result is 0-dim, its
+    tangent is float64 (complex128), while the primal keeps the tensor's dtype."""
+    if not (_in_transform[0] and isinstance(tan, Tensor) and out._data.ndim == 0
+            and getattr(op, "number_operands", False)):
+        return tan
+    numbers = [a for a in args[:2] if isinstance(a, (float, complex, np.floating,
+                                                        np.complexfloating))]
+    if not numbers:
+        return tan
+    from .._dtype import complex128, float64, promote_types
+    wide = complex128 if any(isinstance(a, (complex, np.complexfloating)) for a in numbers) \
+        else float64
+    target = promote_types(_BY_NP[tan._data.dtype], wide)
+    return tan if target.np == tan._data.dtype else tan.to(target)
 
 
 def _zero_term_dtype(op, args, out, tangents, tan):
@@ -422,7 +458,8 @@ def _explicit_jvp(op, rules, args, out, tangents):
     if any(total is tan for tan in tangents):  # (add's self_t: torch's sum with the other
         total = total.clone()  # input's zeros is a new tensor)
     # (an op whose torch formula gives its tangent a dtype of its own says so)
-    return _fit(total, out, keep_dtype=getattr(op, "tangent_keeps_dtype", False))
+    return _fit(total, out, keep_dtype=getattr(op, "tangent_keeps_dtype", False),
+                dtype=_tangent_dtype(op, args, out, tangents))
 
 
 _RULE_PARAMS = {}
@@ -449,20 +486,43 @@ def _shape(a):
     return tuple(a._data.shape) if isinstance(a, Tensor) else np.shape(a)
 
 
-def _fit(t, out, keep_dtype=False):
+def _tangent_dtype(op, args, out, tangents):
+    """The dtype of ``out``'s tangent: ``out``'s, or wider where an input's tangent is of a
+    wider precision (torch's formulas, linear in the tangents, promote them with the primals:
+    a float64 tangent of a float32 tensor stays float64 through ``sin``, ``sum``, ...), except
+    where the call names the dtype (``op.tangent_dtype_param``: ``x.half()``'s is float16)."""
+    dt = out._data.dtype
+    param = getattr(op, "tangent_dtype_param", None)
+    if param is not None and args[op.index[param]] is not None:
+        return dt
+    lead = 0 if _batch[0] is None else 1
+    for t in tangents:
+        if t is None or t._data.dtype == dt or t._data.dtype.kind not in "fc":
+            continue
+        if out._data.ndim and t._data.ndim == lead:
+            continue  # (a 0-dim one does not widen a result with dimensions: torch's promotion)
+        td = t._data.dtype
+        if dt.kind != "c" and td.kind == "c":  # (a complex input of a real result: abs)
+            td = np.finfo(td).dtype
+        dt = np.promote_types(dt, td)
+    return dt
+
+
+def _fit(t, out, keep_dtype=False, dtype=None):
     """A tangent with ``out``'s shape and dtype (explicit rules may broadcast or promote;
-    ``keep_dtype``: the rule's dtype stays)."""
+    ``keep_dtype``: the rule's dtype stays; ``dtype``: this one, a wider tangent's)."""
     if t is None:
         return None
+    dtype = out._data.dtype if dtype is None else dtype
     if not isinstance(t, Tensor):
-        t = _wrap(get_xp(out._data).asarray(t, dtype=out._data.dtype))
+        t = _wrap(get_xp(out._data).asarray(t, dtype=dtype))
     if t._data.shape != out._data.shape:
         # (a new tensor, as torch's sum of the formula's terms: no view of the rule's result,
         # even where growing dimensions of one element leaves it contiguous)
         from .._ops.shape import expand
         t = expand(t, tuple(out._data.shape)).clone()
-    if t._data.dtype != out._data.dtype and not keep_dtype:
-        t = t.to(out.dtype)
+    if t._data.dtype != dtype and not keep_dtype:
+        t = t.to(_BY_NP[dtype])
     return t
 
 
@@ -490,8 +550,8 @@ def _derived_jvp(op, args, out, tangents):
         dummies = tuple(_wrap(r._data) for r in results)
         node = record_all(op, args, dummies)
         env = node._unpack(True) if op.saved_spec else ()
-        us = [_wrap(get_xp(r._data).zeros(r._data.shape, r._data.dtype)).requires_grad_(w)
-              for r, w in zip(results, wanted)]
+        us = [_wrap(get_xp(r._data).zeros(r._data.shape, _tangent_dtype(op, args, r, tangents)))
+              .requires_grad_(w) for r, w in zip(results, wanted)]
         g = us[0] if op.n_outputs == 1 else tuple(us)
         total = None
         for inputs, fn, env_idx in node._formulas():

@@ -332,7 +332,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     level = _lowering.active_level()
     if level:
         return _lowering.jvp(func, primals, tangents, has_aux, level)
-    with fwAD.dual_level():
+    with fwAD.dual_level(), fwAD.transform_level():
         duals = [fwAD.make_dual(_not_inference(p), t) for p, t in zip(flat_p, flat_t)]
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(duals, spec_p)), has_aux,
                                                    _JVP)
@@ -366,6 +366,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        _refuse_complex("jacrev", _flatten(args)[0], inputs=True)
         level = _lowering.active_level()
         if level:
             return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
@@ -377,6 +378,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             fresh = [_fresh(t) for t in in_leaves]
             output = func(*_replace(args, nums, _unflatten(fresh, in_spec)), **kwargs)
             out_leaves, out_spec, aux = _output_leaves(output, has_aux, _VJP)
+            _refuse_complex("jacrev", out_leaves, inputs=False)
             blocks = []
             for out in out_leaves:
                 rows = _rows_of_jacobian(out, fresh, create)  # one batched backward
@@ -384,6 +386,16 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         jac = _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec)
         return (jac, _finish_tree(aux, create)) if has_aux else jac
     return wrapper
+
+
+def _refuse_complex(api, leaves, inputs):
+    """torch.func's refusal of a Jacobian of complex inputs or outputs (``leaves``: the
+    arguments' or the outputs' flattened leaves, whose index the message names)."""
+    for idx, leaf in enumerate(leaves):
+        if isinstance(leaf, Tensor) and leaf.is_complex():
+            raise RuntimeError(f"{api}: Expected all {'inputs' if inputs else 'outputs'} to "
+                               f"be real but received complex tensor at flattened input idx: "
+                               f"{idx}")
 
 
 def _rows_of_jacobian(out, inputs, create):
@@ -408,7 +420,7 @@ def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_au
     n = inp.numel()
     basis = _wrap(get_xp(inp._data).eye(n, dtype=inp._data.dtype).reshape(
         (n,) + tuple(inp.shape)))
-    with fwAD.dual_level(), batched_tangents(n):
+    with fwAD.dual_level(), fwAD.transform_level(), batched_tangents(n):
         leaves = list(in_leaves)
         leaves[i] = fwAD.make_dual(_not_inference(inp), basis)
         output = func(*_replace(args, nums, _unflatten(leaves, in_spec)), **kwargs)
@@ -428,6 +440,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        _refuse_complex("jacfwd", _flatten(args)[0], inputs=True)
         level = _lowering.active_level()
         if level:  # NOTE: under vmap the Jacobian is computed in reverse mode
             return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
@@ -451,6 +464,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         if out_leaves is None:  # no input elements: evaluate once for the output structure
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "jvp(f, primals, tangents)")
             out_leaves, out_spec = _flatten(output)
+        _refuse_complex("jacfwd", out_leaves, inputs=False)
         blocks = []
         for o, out in enumerate(out_leaves):
             row = []
