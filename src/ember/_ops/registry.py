@@ -915,18 +915,14 @@ def foreign_operand(name, self, other):
 def _as_operator(d, name):
     """``_as_method`` for a Python operator (``x + y``): ``other`` of a type ember does not
     take gives NotImplemented."""
-    n = len(d.params)
-    tail = d.tails.get(2)  # (what bind adds to (self, other): add's alpha=1, made once)
+    # what bind adds to (self, other), made once: add's alpha=1, nothing to a two-parameter op
+    tail = () if len(d.params) == 2 else d.tails.get(2)
+    assert tail is not None, f"{name}: {d.name} needs arguments the operator has not"
 
     def method(self, other):
         if type(other) is not Tensor and not isinstance(other, OPERANDS):
             return foreign_operand(name, self, other)
-        if n == 2:
-            args = (self, other)
-        elif tail is not None:
-            args = (self, other) + tail
-        else:
-            args = d.bind((self, other), None)
+        args = (self, other) + tail  # (an empty tail gives the pair itself: no copy)
         if forward_hook[0] is None and profiler_hook[0] is None:
             call = d.caller
             if call is not None:
