@@ -124,3 +124,32 @@ def test_versions_of_copied_pickled_and_loaded_tensors():
                      both[0]._version, both[1]._version))
         return seen
     same(body)
+
+
+@pytest.mark.parametrize("how", ["module", "functional", "update_stats", "instance_norm"])
+def test_running_statistics_are_written_without_a_version(how):
+    # torch's CPU kernels write the running statistics' memory without counting a write: a
+    # BatchNorm's buffers keep the version their reset_parameters gave them (1) however many
+    # training steps update them; only num_batches_tracked += 1 counts. InstanceNorm copies
+    # its averaged statistics back with copy_ (one write a call).
+    def body(t):
+        x = t.tensor([[[0.32, -0.28], [0.89, 1.8], [-0.22, -1.86]],
+                      [[0.1, 0.2], [0.3, 0.4], [0.5, 0.7]]], requires_grad=True)
+        seen = []
+        if how in ("module", "instance_norm"):
+            m = (t.nn.BatchNorm1d(3, momentum=0.3) if how == "module" else
+                 t.nn.InstanceNorm1d(3, affine=True, track_running_stats=True))
+            for _ in range(2):
+                m(x)
+                seen.append((m.running_mean._version, m.running_var._version,
+                             m.num_batches_tracked._version, m.running_mean, m.running_var))
+            return seen
+        rm, rv = t.zeros(3), t.ones(3)
+        for _ in range(2):
+            if how == "functional":
+                t.nn.functional.batch_norm(x, rm, rv, training=True)
+            else:
+                t.batch_norm_update_stats(x.detach(), rm, rv, 0.1)
+            seen.append((rm._version, rv._version, rm.clone(), rv.clone()))
+        return seen
+    same(body, rtol=1e-5, atol=1e-6)

@@ -274,8 +274,8 @@ class _Writer:
 
     def _tensor(self, x):
         """Slot ``x`` as the Tensor an op takes as it is: in the forward, an input or outside
-        tensor itself (a kernel that updates it, as batch norm its running statistics, bumps
-        its version), else the array rewrapped."""
+        tensor itself (a kernel may update it, as batch norm its running statistics), else the
+        array rewrapped."""
         kind, payload = self.kinds[x]
         if self.forward and kind == INPUT:
             return f"tensors[{payload}]"

@@ -226,9 +226,11 @@ class Recorder:
         from .._ops.registry import _tensor_call
         if threading.get_ident() != self.thread:
             return _tensor_call(op, args)
-        # a kernel may update a tensor it takes as it is (batch norm's running statistics)
+        # a kernel may update a tensor it takes as it is (batch norm's running statistics,
+        # which torch's kernels write without counting a write: the op says so)
         taken = [a for a in args[op.n_tensors:] if isinstance(a, Tensor)]
         versions = [(t, _version_of(t)) for t in taken]
+        silent = _updates_taken(op, args)
         for t in taken:
             self._keep_before_write(t)
         self.depth += 1
@@ -239,7 +241,7 @@ class Recorder:
         if self.broken is None:
             try:
                 for t, v in versions:
-                    if _version_of(t) != v:  # (a constant or the function's own: not kept)
+                    if silent or _version_of(t) != v:  # (only outside tensors are kept)
                         self.written.update(s for s, u in self.outside.items()
                                             if shares_memory(u._data, t._data))
                 self._record_call(op, args, out)
@@ -492,6 +494,13 @@ def _versions(args, kwargs):
     """(tensor, its version) for the tensors among the arguments."""
     return [(a, _version_of(a)) for a in list(args) + list(kwargs.values())
             if isinstance(a, Tensor)]
+
+
+def _updates_taken(op, args):
+    """Whether ``op``'s kernel writes the tensors it takes as they are without bumping their
+    versions: ``op.updates_taken`` is True, or the name of the flag argument that says so."""
+    flag = getattr(op, "updates_taken", False)
+    return bool(args[op.index[flag]]) if isinstance(flag, str) else flag
 
 
 def _version_of(t):

@@ -20,7 +20,6 @@ __all__ = ["batch_norm_backward_elemt", "batch_norm_backward_reduce", "batch_nor
 import numpy as np
 
 from .._backend import get_xp
-from .._tensor import Tensor
 from .normalization import _raw, _stats
 from .pointwise import no_derivative
 from .registry import NONE, op
@@ -110,9 +109,7 @@ def _gather(mean, invstd, counts, running_mean, running_var, momentum, eps):
     for running, value in ((running_mean, avg), (running_var, unbiased)):
         if running is not None:
             r = _raw(running)
-            r[...] = ((1 - momentum) * r + momentum * value).astype(r.dtype)
-            if isinstance(running, Tensor):
-                running._bump_version()
+            r[...] = ((1 - momentum) * r + momentum * value).astype(r.dtype)  # (no version)
     return avg.astype(mean.dtype, copy=False), invstd_all.astype(mean.dtype, copy=False)
 
 
@@ -124,6 +121,7 @@ def _gather_counts_op(input, mean, invstd, counts, running_mean, running_var,  #
 
 
 _no_derivative(_gather_counts_op, "input", "mean", "invstd", "counts")
+_gather_counts_op.updates_taken = True  # (the running statistics, without a version)
 
 
 @op("batch_norm_gather_stats", tensors=3, promote=NONE, outputs=2, node="NotImplemented")
@@ -134,6 +132,7 @@ def _gather_op(input, mean, invstd, running_mean, running_var, momentum, eps,  #
 
 
 _no_derivative(_gather_op, "input", "mean", "invstd")
+_gather_op.updates_taken = True  # (the running statistics, without a version)
 
 
 def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var,  # noqa: A002
@@ -219,13 +218,12 @@ def _update_stats_op(input, running_mean, running_var, momentum):  # noqa: A002
     for running, value in ((running_mean, m), (running_var, unbiased)):
         if running is not None:
             r = _raw(running)
-            r[...] = (momentum * value + (1 - momentum) * r).astype(r.dtype)
-            if isinstance(running, Tensor):
-                running._bump_version()
+            r[...] = (momentum * value + (1 - momentum) * r).astype(r.dtype)  # (no version)
     return m.astype(dtype, copy=False), var.astype(dtype, copy=False)
 
 
 _no_derivative(_update_stats_op, "input")
+_update_stats_op.updates_taken = True  # (the running statistics, without a version)
 
 
 def batch_norm_update_stats(input, running_mean, running_var, momentum):  # noqa: A002

@@ -102,6 +102,11 @@ def batch_norm_op(input, weight, bias, running_mean, running_var, training,  # n
     return (input * scale + shift).astype(input.dtype, copy=False)
 
 
+# (in training its kernel updates the running statistics, without a version: see
+# _update_running)
+batch_norm_op.updates_taken = "training"
+
+
 def _cpu_float32_kernel(x):
     """Whether torch's CPU batch norm of ``x`` has the float32 rounding emulated below: a
     contiguous float32 batch of images larger than 1x1 (torch reduces an (N, C) batch with its
@@ -144,20 +149,18 @@ def _cpu_float32_affine(x, m, scale, bias):
 
 
 def _update_running(running_mean, running_var, m, var, n, momentum):
-    """torch's in-place running statistics update (unbiased variance)."""
+    """torch's in-place running statistics update (unbiased variance). Their versions stay:
+    torch's kernel writes their memory without counting a write (only a module's own
+    ``num_batches_tracked += 1`` counts)."""
     with np.errstate(all="ignore"):
         if running_mean is not None:
             rm = _raw(running_mean)
             rm *= 1 - momentum
             rm += (momentum * m).astype(rm.dtype)
-            if isinstance(running_mean, Tensor):
-                running_mean._bump_version()
         if running_var is not None:
             rv = _raw(running_var)
             rv *= 1 - momentum
             rv += (momentum * var * (n / max(n - 1, 1) if n > 1 else np.inf)).astype(rv.dtype)
-            if isinstance(running_var, Tensor):
-                running_var._bump_version()
 
 
 def _const(array, like):
