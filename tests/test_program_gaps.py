@@ -392,3 +392,42 @@ def test_a_legacy_function_instance_warns_and_its_call_is_refused(form):
             return str(e).replace("#torch.autograd.", "#")
         return "called"
     same(body)
+
+
+def test_attention_classes_live_in_torchs_modules_and_a_saved_transformer_loads():
+    # (word_language_model lists them by these paths in the safe_globals of its torch.load)
+    def body(torch):
+        import io
+        nn = torch.nn
+        torch.manual_seed(0)
+        layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+        model = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        buffer = io.BytesIO()
+        torch.save(model, buffer)
+        buffer.seek(0)
+        allowed = [nn.modules.activation.MultiheadAttention, nn.modules.container.ModuleList,
+                   nn.modules.dropout.Dropout, nn.modules.linear.Linear,
+                   nn.modules.linear.NonDynamicallyQuantizableLinear,
+                   nn.modules.normalization.LayerNorm, nn.modules.transformer.TransformerEncoder,
+                   nn.modules.transformer.TransformerEncoderLayer, nn.functional.relu]
+        with torch.serialization.safe_globals(allowed):
+            loaded = torch.load(buffer)
+        return (nn.MultiheadAttention.__module__,
+                type(loaded.layers[0].self_attn.out_proj).__module__,
+                loaded(torch.randn(3, 2, 8)))
+    same(body)
+
+
+def test_onnx_module_answers_that_no_export_is_running():
+    # (training programs import torch.onnx at the top and export only when asked)
+    def body(torch):
+        import importlib
+        onnx = importlib.import_module(torch.__name__ + ".onnx")
+        return onnx.is_in_onnx_export(), issubclass(onnx.OnnxExporterError, RuntimeError)
+    same(body)
+
+
+def test_onnx_export_is_refused_with_the_exporters_error():
+    import ember
+    with pytest.raises(ember.onnx.OnnxExporterError, match="no ONNX exporter"):
+        ember.onnx.export(ember.nn.Linear(2, 2), (ember.ones(1, 2),), "model.onnx")
