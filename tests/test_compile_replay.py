@@ -4,6 +4,7 @@ gradients of one input added) give torch's gradients and their versions at every
 not only at the recording call."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from oracle import same
 
@@ -89,3 +90,48 @@ def test_gradients_summed_inside_a_backward_program_keep_torch_versions(case):
             W.grad = p.grad = None
         return seen
     same(body, rtol=1e-5, atol=1e-6)
+
+
+def _mlp_training(compiled, steps=20, lr=0.01):
+    """W2's training step (benchmarks/workloads.py: MLP 784-256-10, ReLU, cross-entropy,
+    batch 64, plain SGD outside the compiled loss): each step's loss, gradients and
+    parameters, as bytes."""
+    rs = np.random.RandomState(2)
+    x = ember.tensor(rs.randn(64, 784).astype(np.float32))
+    y = ember.tensor(rs.randint(0, 10, 64))
+    params = [ember.tensor((rs.randn(*s) * 0.05).astype(np.float32), requires_grad=True)
+              for s in ((784, 256), (256,), (256, 10), (10,))]
+    W0, b0, W1, b1 = params
+
+    def loss_of(x, y):
+        return ember.nn.functional.cross_entropy((x @ W0 + b0).relu() @ W1 + b1, y)
+    if compiled:
+        loss_of = ember.compile(loss_of)
+    seen, kept = [], []
+    for _ in range(steps):
+        loss = loss_of(x, y)
+        loss.backward()
+        grads = [p.grad for p in params]
+        seen.append([t.detach().numpy().tobytes() for t in [loss] + grads])
+        with ember.no_grad():
+            for p in params:
+                p -= lr * p.grad
+                p.grad = None
+        seen[-1] += [p.detach().numpy().tobytes() for p in params]
+        # the loss and gradients a step handed out stay as they were: no later step writes
+        # into them
+        kept.append((loss, grads))
+        for k, (old_loss, old_grads) in enumerate(kept):
+            assert [t.detach().numpy().tobytes() for t in [old_loss] + old_grads] \
+                == seen[k][:5]
+    if compiled:
+        assert len(loss_of.entries) == 1  # one recording, then replays
+    return seen
+
+
+def test_training_steps_replay_eager_bit_for_bit():
+    # the compiled loss's replays give eager mode's losses, gradients and updated parameters
+    # to the last bit, step after step
+    compiled, eager = _mlp_training(True), _mlp_training(False)
+    for step, (c, e) in enumerate(zip(compiled, eager)):
+        assert c == e, f"step {step} differs"
