@@ -244,6 +244,27 @@ def test_linear_graph_is_torchs():
     assert same(body).error is None
 
 
+@pytest.mark.parametrize("bias", ["expanded", "strided", "0-dim", "(1, 2)", "(3, 2)"])
+def test_linear_graph_with_a_bias_torch_does_not_fuse(bias):
+    # torch's addmm path takes a contiguous bias with one dimension of more than one element;
+    # any other bias (sum's expanded gradient, a strided slice, a 0-dim tensor) is added in
+    # place after a matmul (AddBackward0, the result's version 1 or 2)
+    def body(lib):
+        w = lib.tensor([[0.85, 0.5], [-0.07, -1.72]], requires_grad=True)
+        b = {"expanded": lib.ones(1).expand(2), "strided": lib.ones(4)[::2],
+             "0-dim": lib.tensor(0.5), "(1, 2)": lib.ones(1, 2),
+             "(3, 2)": lib.ones(3, 2)}[bias].requires_grad_()
+        x = lib.tensor([[[1.96, 0.5], [0.25, -1.0], [0.0, 2.0]]] * 2, requires_grad=True)
+        seen = []
+        vs = (x, x.reshape(1, 2, 3, 2))
+        for v in vs if bias == "(3, 2)" else (x[0, 0], x[0], x.transpose(0, 1)) + vs:
+            out = lib.nn.functional.linear(v, w, b)
+            out.sum().backward()
+            seen.append((_chain(out), out._version, out, x.grad, w.grad, b.grad))
+        return seen
+    assert same(body).error is None
+
+
 def test_rrelu_nodes_and_training_gradient_match_torch():
     def body(lib):
         F = lib.nn.functional

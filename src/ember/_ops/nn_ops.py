@@ -303,8 +303,7 @@ def linear(input, weight, bias=None):
     from .shape import t
     if input.ndim == 2 and bias is not None:
         return addmm(bias, input, t(weight))
-    if bias is not None and input.ndim >= 1 and input.is_contiguous() and (
-            input.ndim == 3 or bias.ndim == 1):
+    if bias is not None and input.ndim >= 1 and input.is_contiguous() and _fusable(bias):
         # NOTE: torch's _flatten_nd_linear: a contiguous input is viewed as 2-D for one addmm
         # and the result viewed back (ViewBackward0 <- AddmmBackward0 <- ViewBackward0).
         rows = math.prod(input.shape[:-1])  # (not -1: an input with no elements has any)
@@ -312,6 +311,13 @@ def linear(input, weight, bias=None):
         return out.view(tuple(input.shape[:-1]) + (out.shape[-1],))
     out = matmul(input, t(weight))
     return out if bias is None else out.add_(bias)
+
+
+def _fusable(bias):
+    """torch's ``is_bias_likely_fusable``: a contiguous bias with one dimension, or one of
+    more than one element. Any other (expanded, strided, 0-dim) is added after a matmul, in
+    place (AddBackward0)."""
+    return (bias.ndim == 1 or sum(n != 1 for n in bias.shape) == 1) and bias.is_contiguous()
 
 
 def bilinear(input1, input2, weight, bias=None):
