@@ -172,6 +172,29 @@ def test_update_matches_torch_given_the_same_gradients(case):
                          rtol=1e-6, atol=5e-7)
 
 
+def _versions(lib, name, kwargs, steps=3):
+    """The parameter's version after each step (what the user sees of the writes a step
+    makes: torch's algorithms write it once, or twice with a decoupled weight decay...)."""
+    p = lib.nn.Parameter(lib.tensor([0.5, -1.0, 2.0]))
+    opt = getattr(lib.optim, name)([p], **kwargs)
+    seen = []
+    for _ in range(steps):
+        p.grad = p.detach() * 2
+        opt.step()
+        seen.append(p._version)
+    return seen
+
+
+@pytest.mark.parametrize("case", CASES + [("ASGD", {}), ("ASGD", {"weight_decay": 0.1}),
+                                          ("Rprop", {})], ids=_case_id)
+def test_a_step_writes_the_parameter_as_often_as_torch(case):
+    # AdamW (and decoupled weight decay in NAdam and RAdam) scales the parameter with mul_
+    # before its update, NAdam updates it with two addcdiv_, ASGD with mul_ and add_
+    torch = _torch()
+    name, kwargs = case
+    assert _versions(ember, name, kwargs) == _versions(torch, name, kwargs)
+
+
 @pytest.mark.parametrize("name,kwargs", [
     ("SGD", {"lr": 0.1, "momentum": 0.9}), ("Adam", {"lr": 0.01}),
     ("RMSprop", {"lr": 0.01, "centered": True}), ("Adagrad", {"lr": 0.1}),

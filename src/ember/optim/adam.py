@@ -85,6 +85,7 @@ class Adam(Optimizer):
                 if weight_decay != 0:
                     if decoupled:
                         param *= 1 - lr * weight_decay
+                        p._bump_version()  # (torch's param.mul_: a write of its own)
                     else:
                         grad = grad + weight_decay * param
                 param, grad = _real(param), _real(grad)

@@ -85,6 +85,7 @@ class ASGD(Optimizer):
                     grad = grad + weight_decay * param
                 eta = float(state["eta"]._data)
                 param *= 1 - lambd * eta
+                p._bump_version()  # (torch's param.mul_, then its add_: two writes)
                 param += -eta * grad
                 mu = state["mu"]._data
                 if float(mu) != 1:

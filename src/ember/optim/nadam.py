@@ -74,6 +74,7 @@ class NAdam(Optimizer):
                 if weight_decay != 0:
                     if decoupled:
                         param *= 1 - lr * weight_decay
+                        p._bump_version()  # (torch's param.mul_: a write of its own)
                     else:
                         grad = grad + weight_decay * param
                 param, grad = _real(param), _real(grad)
@@ -94,6 +95,7 @@ class NAdam(Optimizer):
                 mu_product_next = mu_product * mu_next
                 denom += eps
                 param += ((-lr * (1.0 - mu) / (1.0 - mu_product)) * grad) / denom
+                p._bump_version()  # (torch's two addcdiv_: two writes)
                 param += (((-lr * mu_next) / (1.0 - mu_product_next)) * exp_avg) / denom
                 p._bump_version()
         return loss

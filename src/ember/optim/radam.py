@@ -70,6 +70,7 @@ class RAdam(Optimizer):
                 if weight_decay != 0:
                     if decoupled:
                         param *= 1 - lr * weight_decay
+                        p._bump_version()  # (torch's param.mul_: a write of its own)
                     else:
                         grad_r = _real(grad + weight_decay * param)
                 exp_avg = _real(state["exp_avg"]._data)
