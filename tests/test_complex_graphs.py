@@ -95,3 +95,59 @@ def test_unary_gradient_node_and_signs(fn):
         g, = torch.autograd.grad(y.real.sum(), z, create_graph=True)
         return g.grad_fn.name(), repr(g), _signs(g)
     same(body)
+
+
+# Ops whose create_graph gradients torch writes with a conjugation inside a kernel or on a
+# computed value (tanh_backward's conj(1 - y^2), div's ((self / other) / other).conj(), mm's
+# mat2.t().conj(), acosh's conjugated rsqrt product), by a Scalar overload (angle's * 1j, sgn's
+# 2 * |z|), or with a real operand's share taken before the broadcast sum: (torch, z, w, x)
+_CONJUGATING = {
+    "tanh": lambda torch, z, w, x: z.tanh(),
+    "sigmoid": lambda torch, z, w, x: (z * w).sigmoid(),
+    "div": lambda torch, z, w, x: z / w,
+    "mm": lambda torch, z, w, x: z.mm(w.t()),
+    "mm_column_major": lambda torch, z, w, x: z.t().mm(w),
+    "acosh": lambda torch, z, w, x: torch.acosh(z * w),
+    "angle": lambda torch, z, w, x: (z * w).angle(),
+    "sgn": lambda torch, z, w, x: z.sgn() * w,
+    "real_broadcast": lambda torch, z, w, x: (x[:1] * z).exp(),
+}
+
+
+def _leaves(torch, values=(_Z, _W, _X)):
+    z, w = (torch.tensor(v, dtype=torch.complex128, requires_grad=True) for v in values[:2])
+    return z, w, torch.tensor(values[2], dtype=torch.float64, requires_grad=True)
+
+
+@pytest.mark.parametrize("name", sorted(_CONJUGATING))
+def test_create_graph_of_conjugating_formula(name):
+    """Node names six levels down (the output gradient's own edges included), values, the
+    second derivative through them, and gradgradcheck."""
+    def body(torch):
+        inputs = _leaves(torch)
+        y = _CONJUGATING[name](torch, *inputs)
+        go = torch.full_like(y, 0.5 - 2j if y.is_complex() else 0.75).requires_grad_()
+        got = [g for g in torch.autograd.grad(y, inputs, go, create_graph=True,
+                                              allow_unused=True) if g is not None]
+        total = sum((g * g.conj()).real.sum() if g.is_complex() else (g * g).sum()
+                    for g in got)
+        second = torch.autograd.grad(total, (*inputs, go), allow_unused=True)
+        checked = torch.autograd.gradgradcheck(
+            lambda *ts: _CONJUGATING[name](torch, *ts), tuple(
+                t.detach().requires_grad_(t.is_complex() or name == "real_broadcast")
+                for t in inputs))
+        return [graph_tree(g.grad_fn, 6) for g in got], got, second, checked
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["angle", "sgn"])
+def test_conjugating_formula_at_zero(name):
+    """angle's and sgn's gradients are 0 where the input is (torch's where / masked_fill)."""
+    def body(torch):
+        z = torch.tensor([0.3 + 0.2j, 0j, -1.5 + 0.0j], dtype=torch.complex128,
+                         requires_grad=True)
+        y = getattr(z, name)()
+        go = torch.ones_like(y) * (0.5 - 2j if y.is_complex() else 0.75)
+        g, = torch.autograd.grad(y, z, go, create_graph=True)
+        return graph_tree(g.grad_fn, 3), g, _signs(g)
+    same(body)

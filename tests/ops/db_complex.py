@@ -11,6 +11,7 @@ import numpy as np
 
 import ember
 from ember._ops import complex as CX
+from ember._ops import indexing as IX
 from ember._ops import linalg as LA
 from ember._ops import linalg_decomp as LD
 from ember._ops import pointwise as PW
@@ -57,7 +58,7 @@ row("angle_real", ember.angle, "angle", [CX.angle],
     np_ref=lambda x: np.where(x < 0, np.pi, 0.0).astype(x.dtype),
     dtypes=("float32", "float64", "int64"), kinks=(0.0,))
 row("abs_complex", ember.abs, "abs", [PW.abs, UN.sgn], _one, np_ref=np.abs)
-row("sgn_complex", ember.sgn, "sgn", [UN.sgn, PW.abs, PW._where], _one,
+row("sgn_complex", ember.sgn, "sgn", [UN.sgn, PW.abs, IX._masked_fill], _one,
     np_ref=lambda z: z / np.abs(z))
 
 # -- building complex tensors from real ones --------------------------------------------------

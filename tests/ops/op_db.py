@@ -653,13 +653,15 @@ def _isclose_samples(m):
     return out
 
 
-# the Scalar overloads torch's own formulas call (mul.Scalar, div.Scalar, add.Scalar)
+# the Scalar overloads torch's own formulas call (mul.Scalar, div.Scalar, add.Scalar, sub.Scalar)
 row("mul_scalar", lambda x: PW.mul_scalar(x, 2.5), lambda torch: lambda x: torch.ops.aten.mul.Scalar(
     x, 2.5), [PW.mul_scalar], unary, np_ref=lambda x: x * 2.5)
 row("div_scalar", lambda x: PW.div_scalar(x, 2.5), lambda torch: lambda x: torch.ops.aten.div.Scalar(
     x, 2.5), [PW.div_scalar], unary, np_ref=lambda x: x / 2.5)
 row("add_scalar", lambda x: PW.add_scalar(x, 2.5), lambda torch: lambda x: torch.ops.aten.add.Scalar(
     x, 2.5), [PW.add_scalar], unary, np_ref=lambda x: x + 2.5)
+row("sub_scalar", lambda x: PW.sub_scalar(x, 2.5), lambda torch: lambda x: torch.ops.aten.sub.Scalar(
+    x, 2.5), [PW.sub_scalar], unary, np_ref=lambda x: x - 2.5)
 
 row("isclose", ember.isclose, "isclose", [LG.isclose], _isclose_samples,
     np_ref=np.isclose, dtypes=("float32", "float64", "int64"), differentiable=False)

@@ -590,11 +590,10 @@ def test_grad_fn_name(row: OpInfo, i, dt):
 # Rows whose first derivative (computed with create_graph=True) still ends in other ops than
 # torch's: torch's formula is a backward op of its own (EluBackwardBackward0, MseLossBackward-
 # Backward0, ConvolutionBackwardBackward0...), calls a Scalar overload, or is composed
-# differently (cat's gradient: slices, not a split), or for complex tensors conjugates the
-# formula ember writes for real ones as a whole (ConjPhysicalBackward0 where torch conjugates
-# inside its formula: div, mm, acosh; ops declared ``conj_saved`` match torch's).
+# differently (cat's gradient: slices, not a split), or for complex tensors is composed
+# otherwise (the FFTs' padding and trimming).
 _GRADIENT_NAMES_DIFFER = frozenset({
-    "acosh_complex", "adaptive_max_pool2d", "adaptive_max_pool3d", "amax", "amin",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "amax", "amin",
     "angle_real", "bilinear", "conv_tbc", "cumprod", "cumsum", "det_method",
     "div_true_kw", "fft_complex", "gaussian_nll_loss", "grid_sampler", "grid_sampler_2d",
     "grid_sampler_3d", "group_norm", "ifft_complex", "index_copy", "index_copy_",
@@ -603,7 +602,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "linalg_solve_ex", "linalg_solve_triangular", "logcumsumexp", "logdet", "masked_scatter",
     "masked_scatter_", "mean_dim", "multi_margin_loss",
     "nn.functional.conv_tbc", "nn.functional.grid_sample", "orgqr", "pack_padded_sequence",
-    "pad_reflect", "pad_replicate", "scaled_dot_product_attention", "sgn_complex", "slogdet",
+    "pad_reflect", "pad_replicate", "scaled_dot_product_attention", "slogdet",
     "soft_margin_loss", "special_ndtr", "special_xlog1py", "stft", "trace", "trace_method",
     "xlogy", "xlogy_", "xlogy_method", "native_group_norm", "ormqr",
 })

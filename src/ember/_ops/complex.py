@@ -110,7 +110,8 @@ def angle(self):
 def _(grad, self):
     if _kind(self) != "c":
         return grad * 0
-    return where_zero(self, grad * self / (abs_(self) ** 2) * 1j)
+    # (torch's ``* Scalar(1j)``: mul.Scalar, MulBackward1 under create_graph)
+    return where_zero(self, mul_scalar(grad * self / (abs_(self) ** 2), 1j))
 
 
 # -- complex, polar -------------------------------------------------------------------------------
@@ -170,9 +171,13 @@ _COMPLEX = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex
 
 def sgn_backward(grad, self, result):
     """sgn's derivative for complex ``self``: only the part of ``grad`` along the unit circle
-    at ``result`` moves it, scaled by 1 / |self| (0 at the origin, as torch)."""
-    return where_zero(self, (grad - real_part(grad * conj_physical(result)) * result)
-                      / abs_(self))
+    at ``result`` moves it, scaled by 1 / |self| (0 at the origin), written as torch's
+    formula is, ``(grad - result^2 conj(grad)) / (2 |self|)`` (grad's part along the circle,
+    ``grad - Re(grad conj(result)) result``, halved twice over), filled with 0 where |self|
+    is 0, so create_graph records torch's nodes."""
+    magnitude = abs_(self)
+    along = (grad - (result * result) * conj_value(grad)) / mul_scalar(magnitude, 2.0)
+    return _masked_fill(along, magnitude == 0, 0)
 
 
 # -- helpers that work on arrays and Tensors --------------------------------------------------
@@ -208,6 +213,7 @@ Tensor.resolve_neg = resolve_neg
 Tensor.angle = lambda self: angle(self)
 
 from .pointwise import abs as abs_  # noqa: E402
-from .pointwise import where  # noqa: E402
+from .pointwise import mul_scalar, where  # noqa: E402
+from .indexing import _masked_fill  # noqa: E402
 from .strided import imag, real  # noqa: E402
 from .unary import sgn  # noqa: E402

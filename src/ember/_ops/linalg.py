@@ -19,7 +19,7 @@ from .._backend import get_xp, is_array
 from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, typename
 from .pointwise import mul_scalar, no_kernel, refuse
-from .registry import NONE, conj_any, op
+from .registry import NONE, conj_any, conj_value, op
 from .shape import expand, reshape, squeeze, squeeze_result, unsqueeze, unsafe_view
 
 
@@ -74,18 +74,21 @@ def mm(self, mat2):
 # A first-order backward's gradients are NumPy arrays: the formulas then compute with `@` and
 # `.T`, what mm's and t's calls on such arrays run (their kernels), without the two op calls
 # (the engine's pass has NumPy's floating-point errors silenced already, see engine.py).
+def _column_major(strides, rows, itemsize):
+    """Whether a matrix of ``rows`` rows with these strides (in bytes) is column-major."""
+    return strides[0] == itemsize and strides[1] == itemsize * rows
+
+
 def _mat1_grad(grad, mat2, mat1_strides):
-    k = grad.itemsize
     host = _host_pair(grad, mat2)
-    if mat1_strides[0] == k and mat1_strides[1] == k * grad.shape[0]:
+    if _column_major(mat1_strides, grad.shape[0], grad.itemsize):
         return (mat2 @ grad.T).T if host else t(mm(mat2, t(grad)))
     return grad @ mat2.T if host else mm(grad, t(mat2))
 
 
 def _mat2_grad(grad, mat1, mat2_strides):
-    k = grad.itemsize
     host = _host_pair(grad, mat1)
-    if mat2_strides[0] == k and mat2_strides[1] == k * mat1.shape[1]:
+    if _column_major(mat2_strides, mat1.shape[1], grad.itemsize):
         return (grad.T @ mat1).T if host else t(mm(t(grad), mat1))
     return mat1.T @ grad if host else mm(t(mat1), grad)
 
@@ -105,6 +108,23 @@ def _(grad, mat2, self_strides):
 @mm.grad("mat2")
 def _(grad, self, mat2_strides):
     return _mat2_grad(grad, self, mat2_strides)
+
+
+# NOTE: for a complex output, torch's mm_mat1_backward / mm_mat2_backward conjugate the other
+# matrix itself in the column-major case (what conj_saved runs) but its transpose otherwise
+# (``grad.mm(mat2.t().conj())``): under create_graph a ConjBackward0 over a TBackward0.
+@mm.complex_form("self")
+def _(grad, mat2, self_strides):
+    if _column_major(self_strides, grad.shape[0], grad.itemsize):
+        return _mat1_grad(grad, conj_value(mat2), self_strides)
+    return mm(grad, conj_value(t(mat2)))
+
+
+@mm.complex_form("mat2")
+def _(grad, self, mat2_strides):
+    if _column_major(mat2_strides, self.shape[1], grad.itemsize):
+        return _mat2_grad(grad, conj_value(self), mat2_strides)
+    return mm(conj_value(t(self)), grad)
 
 
 @mm.batched_grad("self")

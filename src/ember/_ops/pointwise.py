@@ -17,7 +17,7 @@ from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, _wrap, typename
 from . import opmath
 from .inplace import inplace_operator
-from .registry import FLOAT, NONE, OPERANDS, broadcast_error, foreign_operand, op
+from .registry import FLOAT, NONE, OPERANDS, broadcast_error, conj_value, foreign_operand, op
 
 
 # -- helpers shared by the pointwise families ------------------------------------------------
@@ -350,6 +350,16 @@ def _(grad):
     return grad
 
 
+@op("sub", elementwise=True, quiet=True, node="SubBackward1", conj_saved=True)
+def sub_scalar(self, other):
+    return self - other
+
+
+@sub_scalar.grad("self")
+def _(grad):
+    return grad
+
+
 @op("div", elementwise=True, node="DivBackward1", quiet=True, conj_saved=True)
 def div_scalar(self, other):
     return self / other
@@ -392,6 +402,11 @@ def _(grad, other):
 @div.grad("other")
 def _(grad, self, other):
     return -grad * ((self / other) / other)  # torch's formula: its nodes under create_graph
+
+
+@div.complex_form("other")
+def _(grad, self, other):
+    return -grad * conj_value((self / other) / other)  # (torch's: the quotient conjugated)
 
 
 @div.jvp("self")
@@ -728,7 +743,7 @@ def _(grad, self):
 
 
 @op("tanh", elementwise=True, promote=FLOAT, method=True, inplace=True, ufunc=np.tanh,
-    conj_saved=True)
+    complex_grad=True)
 def tanh(self):
     return np.tanh(self)
 
@@ -739,35 +754,47 @@ def _(grad, result):
 
 
 def _read_only_ones():
-    ones = {np.dtype(c): np.ones((), c) for c in "efdFD"}
+    ones = {np.dtype(c): np.ones((), c) for c in "efd"}
     for one in ones.values():
         one.flags.writeable = False
     return ones
 
 
-# 1 as a read-only 0-d NumPy array of each float and complex dtype, for the gradient kernels
+# 1 as a read-only 0-d NumPy array of each real float dtype, for the gradient kernels
 # run at every node of their op (tanh_backward, sigmoid_backward): NumPy subtracts it from an
 # array about 0.2 µs faster than the Python number, which it converts on every call, with the
 # same result (the number is taken in the array's dtype either way)
 _ONES = _read_only_ones()
 
 
+def _conj_if_complex(x):
+    """An array's complex conjugate (a real array itself), as torch's complex gradient kernels
+    take their derivative factor (tanh_backward's grad * conj(1 - y^2))."""
+    return x.conj() if x.dtype.kind == "c" else x
+
+
 # NOTE: tanh's gradient as one op, as torch has it: with create_graph it records one node
 # (TanhBackwardBackward0) instead of three, and a double backward runs one instead of three.
-@op("tanh_backward", elementwise=True, quiet=True, tensors=2, node="TanhBackwardBackward0")
+# For complex values the kernel conjugates its factor, as torch's does, so tanh's formula
+# passes the result itself (the node's second edge is tanh's, with no ConjBackward0); the
+# real NumPy arrays of a first-order backward take the first branch alone.
+@op("tanh_backward", elementwise=True, quiet=True, tensors=2, node="TanhBackwardBackward0",
+    complex_grad=True)
 def tanh_backward(grad_output, output):
-    one = _ONES.get(output.dtype, 1) if type(output) is np.ndarray else 1  # (see _ONES)
-    return grad_output * (one - output * output)
+    one = _ONES.get(output.dtype) if type(output) is np.ndarray else None  # (see _ONES)
+    if one is not None:
+        return grad_output * (one - output * output)
+    return grad_output * _conj_if_complex(1 - output * output)
 
 
 @tanh_backward.grad("grad_output")
 def _(grad, output):
-    return tanh_backward(grad, output)
+    return tanh_backward(grad, conj_value(output))
 
 
 @tanh_backward.grad("output")
 def _(grad, grad_output, output):
-    return grad * (-2 * output * grad_output)
+    return conj_value(grad) * (-2 * conj_value(output) * grad_output)
 
 
 @tanh.jvp("self")
@@ -775,7 +802,7 @@ def _(self_t, result):
     return self_t * (1 - result * result)
 
 
-@op("sigmoid", elementwise=True, promote=FLOAT, method=True, inplace=True, conj_saved=True)
+@op("sigmoid", elementwise=True, promote=FLOAT, method=True, inplace=True, complex_grad=True)
 def sigmoid(self):
     if self.dtype == np.float16:  # torch computes in float32 and rounds once
         return _sigmoid(self.astype(np.float32)).astype(np.float16)
@@ -795,21 +822,25 @@ def _(grad, result):
     return sigmoid_backward(grad, result)
 
 
-# NOTE: as tanh_backward: create_graph records torch's one node (SigmoidBackwardBackward0).
-@op("sigmoid_backward", elementwise=True, quiet=True, tensors=2, node="SigmoidBackwardBackward0")
+# NOTE: as tanh_backward: create_graph records torch's one node (SigmoidBackwardBackward0),
+# and the kernel conjugates its factor for complex values (torch's grad * conj(y (1 - y))).
+@op("sigmoid_backward", elementwise=True, quiet=True, tensors=2, node="SigmoidBackwardBackward0",
+    complex_grad=True)
 def sigmoid_backward(grad_output, output):
-    one = _ONES.get(output.dtype, 1) if type(output) is np.ndarray else 1  # (see _ONES)
-    return grad_output * (output * (one - output))
+    one = _ONES.get(output.dtype) if type(output) is np.ndarray else None  # (see _ONES)
+    if one is not None:
+        return grad_output * (output * (one - output))
+    return grad_output * _conj_if_complex(output * (1 - output))
 
 
 @sigmoid_backward.grad("grad_output")
 def _(grad, output):
-    return sigmoid_backward(grad, output)
+    return sigmoid_backward(grad, conj_value(output))
 
 
 @sigmoid_backward.grad("output")
 def _(grad, grad_output, output):
-    return grad * grad_output * (1 - 2 * output)
+    return conj_value(grad) * grad_output * (1 - 2 * conj_value(output))
 
 
 @sigmoid.jvp("self")

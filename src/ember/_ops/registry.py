@@ -342,15 +342,16 @@ def conjugated(op, formulas):
 
     An op declared ``conj_saved`` has formulas whose derivative has real coefficients, so
     conj(f'(z)) = f'(conj(z)): they run on the conjugates of their saved values instead, as
-    torch's formulas are written (``grad * other.conj()``, ``tanh_backward(grad,
-    result.conj())``), which under create_graph records torch's nodes (ConjBackward0 on a
-    saved tensor, none on the gradient) and gives torch's signed zeros.
+    torch's formulas are written (``grad * other.conj()``, ``grad * result.conj()``), which under create_graph records torch's nodes (ConjBackward0 on a
+    saved tensor, none on the gradient) and gives torch's signed zeros. A formula with a
+    complex form of its own (``OpDef.complex_form``) runs that instead.
     """
     cache = op.__dict__.setdefault("_conjugated", {})
     hit = cache.get(id(formulas))
     if hit is None or hit[0] is not formulas:
         wrap = _conj_saved_formula if op.conj_saved else _conjugate_formula
-        hit = cache[id(formulas)] = (formulas, [(idx, wrap(fn), env)
+        forms = op.__dict__.get("complex_forms", {})
+        hit = cache[id(formulas)] = (formulas, [(idx, forms.get(fn) or wrap(fn), env)
                                                 for idx, fn, env in formulas])
     return hit[1]
 
@@ -658,6 +659,23 @@ class OpDef:
             self.recorder = self.save_guards = self.caller = None
             if "_apply" in vars(self.node_cls):  # regenerated with the new formula
                 delattr(self.node_cls, "_apply")
+            return fn
+        return register
+
+    def complex_form(self, *inputs):
+        """Declare the formula for the named input(s) where the op's output is complex, in
+        torch's convention (conjugating where torch's formula does: ``((self / other) /
+        other).conj()``), for an op whose conjugated formula (see ``conjugated``) has the
+        right values but records other nodes than torch's. It takes what the op's formula
+        for those inputs takes; the op's formula (declared first) stays the real dtypes'."""
+        idx = tuple(self.index[n] for n in inputs)
+
+        def register(fn):
+            plain = [f for i, f, _ in self.formulas if i == idx]
+            assert plain and _parameters(fn)[0] == _parameters(plain[0])[0], (
+                f"{self.name}: a complex form for {inputs} takes what its formula takes")
+            self.__dict__.setdefault("complex_forms", {})[plain[0]] = fn
+            self.__dict__.pop("_conjugated", None)
             return fn
         return register
 

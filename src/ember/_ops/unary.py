@@ -76,12 +76,12 @@ from .pointwise import (
     scalar_first,
     sign_of,
     sin,
-    sqrt,
+    sub_scalar,
     where,
     with_scalars,
     zero_gradient,
 )
-from .registry import FLOAT, NONE, op
+from .registry import FLOAT, NONE, conj_value, op
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -297,16 +297,18 @@ def _(grad, self):
 
 
 @op("acosh", elementwise=True, promote=FLOAT, quiet=True, method=("acosh", "arccosh"), inplace=True,
-    ufunc=np.arccosh)
+    ufunc=np.arccosh, complex_grad=True)
 def acosh(self):
     return np.arccosh(self)
 
 
+# (torch's formulas, so create_graph records its nodes: the Scalar overloads, and for complex
+# values the conjugate of the computed derivative)
 @acosh.grad("self")
 def _(grad, self):
-    if is_complex_value(self):  # sqrt(x - 1) sqrt(x + 1): sqrt(x^2 - 1)'s branch cut differs
-        return grad / (sqrt(self - 1) * sqrt(self + 1))
-    return grad * rsqrt(self * self - 1)
+    if is_complex_value(self):  # rsqrt(x + 1) rsqrt(x - 1): rsqrt(x^2 - 1)'s branch cut differs
+        return grad * conj_value(rsqrt(add_scalar(self, 1)) * rsqrt(sub_scalar(self, 1)))
+    return grad * rsqrt(sub_scalar(self * self, 1))
 
 
 @op("atanh", elementwise=True, promote=FLOAT, quiet=True, method=("atanh", "arctanh"), inplace=True,

@@ -809,6 +809,12 @@ def _validate_one(task, fn, i, g, grad_dtype=GRAD_DTYPE_OWN):
     shape, dt = meta
     gshape = g._data.shape if task.graph else g.shape
     if gshape != shape:
+        gdt = g._data.dtype if task.graph else g.dtype
+        if gdt is not dt and gdt.kind == "c" and dt.kind != "c":
+            # a real input's share first, then the sum, in torch's order (its formula's
+            # handle_r_to_c, then validate_outputs' sum_to): under create_graph the sum is
+            # of a real tensor, and its view of the result is a ViewBackward0
+            g = g.real
         lead = len(gshape) - len(shape)
         if not task.graph and lead > 0 and gshape[lead:] == shape:
             # only leading dimensions broadcast (a bias's gradient): expandable, and summed
