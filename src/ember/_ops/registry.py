@@ -743,6 +743,7 @@ class OpDef:
             freed = len(self.freed_slots)
             self.release = 0 if not freed else 1 if freed == len(self.saved_spec) else 2
             self.node_cls._release = _RELEASES[self.release]
+            self.node_cls._releases = self.release  # (the same cases: see Node._releases)
             j = len(self.saved_names) - 1
             kind, i = self.saved_spec[j]
             scalar = name in SCALAR_INPUTS.get(self.node_name, ())

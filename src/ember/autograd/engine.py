@@ -434,8 +434,12 @@ def _execute(task, root_nodes):
         if fn._apply_plain and plain and grads is not None and (
                 runnable is None or fn in runnable):
             outs = fn._apply(grads, graph, needed)
-            if not retain:
-                fn._release()
+            if not retain:  # (_release by its class's case, see Node._releases)
+                frees = fn._releases
+                if frees == 1:
+                    fn._saved = None
+                elif frees:
+                    fn._release()
             if not graph and not fn._fresh_outputs:
                 _note_borrowed(task, fn, outs)
         elif (fn._leaf_plain and plain and grads is not None and grads[0] is not None

@@ -91,6 +91,10 @@ class Node:
     # _apply_plain is; its leaf's own hooks are checked apart, as they live on the tensor).
     _leaf_plain = False
     _fresh_outputs = True  # its gradients are new arrays, never ones someone else holds
+    # What _release frees, read by the engine's usual path (a call per node saved there): 0
+    # nothing, 1 _saved alone (the engine clears it), 2 what the class's _release does (the
+    # registry gives an op's node class its case with its _release, see OpDef._saved_slot)
+    _releases = 2
 
     def name(self) -> str:
         return type(self).__name__
