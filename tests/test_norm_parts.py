@@ -150,3 +150,52 @@ def test_native_functions_as_torchs():
 ])
 def test_native_errors(call):
     same(call)
+
+
+_EMPTY_BATCH_NORMS = {
+    "eval": lambda t, x, w, b, rm, rv: t.nn.functional.batch_norm(x, rm, rv, w, b),
+    "training": lambda t, x, w, b, rm, rv: t.nn.functional.batch_norm(x, rm, rv, w, b,
+                                                                      training=True),
+    "no_running_stats": lambda t, x, w, b, rm, rv: t.nn.functional.batch_norm(x, None, None,
+                                                                              w, b),
+    "wrong_sizes_unchecked": lambda t, x, w, b, rm, rv: t.nn.functional.batch_norm(
+        x, t.zeros(5), t.ones(5), w, b),
+    "float64_weight": lambda t, x, w, b, rm, rv: t.nn.functional.batch_norm(
+        x, rm, rv, None if w is None else w.double(), b),
+    "module": lambda t, x, w, b, rm, rv: _module_norm(t, x, rm, rv),
+    "native_training": lambda t, x, w, b, rm, rv: t.native_batch_norm(x, w, b, rm, rv, True,
+                                                                      0.1, 1e-5)[0],
+    "instance_norm": lambda t, x, w, b, rm, rv: t.nn.functional.instance_norm(x, rm, rv, w, b),
+}
+
+
+def _module_norm(t, x, rm, rv):
+    m = t.nn.BatchNorm1d(3)
+    y = m(x)
+    rm.copy_(m.running_mean)
+    rv.copy_(m.running_var)
+    return y
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 3, 0)])
+@pytest.mark.parametrize("affine", [(True, True), (True, False), (False, True), (False, False)])
+@pytest.mark.parametrize("name", sorted(_EMPTY_BATCH_NORMS))
+def test_batch_norm_of_an_empty_input(name, affine, shape):
+    # torch's batch norm of no elements is clone, times weight[0], plus bias[0], whatever the
+    # running statistics (left as they are, even in training: ember's were NaN), and its
+    # native_batch_norm refuses to train on it (difftest 22000708); instance norm's running
+    # statistics of an empty batch are NaN (ember raised ZeroDivisionError)
+    from oracle import graph_tree
+
+    def body(t):
+        x = t.zeros(shape, requires_grad=True)
+        w = t.tensor([2.0, 0.88, -1.88], requires_grad=True) if affine[0] else None
+        b = t.tensor([-0.28, 1.9, -0.01], requires_grad=True) if affine[1] else None
+        rm, rv = t.tensor([0.5, 0.0, -1.0]), t.tensor([1.0, 2.0, 0.5])
+        if name == "instance_norm" and len(shape) == 2:
+            x = t.zeros(0, 3, 4, requires_grad=True)
+        y = _EMPTY_BATCH_NORMS[name](t, x, w, b, rm, rv)
+        y.sum().backward()
+        return (y, graph_tree(y.grad_fn), x.grad, w is not None and w.grad,
+                b is not None and b.grad, rm, rv)
+    same(body, check_warnings=False)

@@ -43,6 +43,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     dtype = _stat_dtype(input, weight if weight is not None else running_mean)
     data = input._data
     xp = get_xp(data)
+    if training and data.size == 0:
+        raise RuntimeError("input tensor must have at least one element, but got input_sizes "
+                           f"= {list(input.shape)}")
     if training:
         axes = (0,) + tuple(range(2, input.ndim))
         with np.errstate(all="ignore"):

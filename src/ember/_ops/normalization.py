@@ -252,8 +252,23 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
         if size == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.shape!r}")
+    if input.numel() == 0:
+        return _batch_norm_of_nothing(input, weight, bias)
     return checked_batch_norm(input, weight, bias, running_mean, running_var, training,
                               momentum, eps)
+
+
+def _batch_norm_of_nothing(input, weight, bias):  # noqa: A002
+    """torch's batch norm of an input without elements, before any check of the other
+    arguments: a clone (no view of the input, still in the gradient chain), times
+    ``weight[0]``, plus ``bias[0]``; the running statistics stay as they are."""
+    from .shape import select
+    out = input.clone()
+    if weight is not None:
+        out = out * select(weight, 0, 0)
+    if bias is not None:
+        out = out + select(bias, 0, 0)
+    return out
 
 
 def checked_batch_norm(input, weight, bias, running_mean, running_var, training,  # noqa: A002
@@ -527,13 +542,18 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     rv = None if running_var is None else _tile(running_var, b)
     out = batch_norm(x, rm, rv, _repeat(weight, b), _repeat(bias, b), use_input_stats,
                      momentum, eps)
-    if running_mean is not None:
-        _raw(running_mean)[...] = _raw(rm).reshape(b, c).mean(0)
-        running_mean._bump_version()
-    if running_var is not None:
-        _raw(running_var)[...] = _raw(rv).reshape(b, c).mean(0)
-        running_var._bump_version()
+    for running, tiled in ((running_mean, rm), (running_var, rv)):
+        if running is not None:
+            _raw(running)[...] = _mean_of_copies(_raw(tiled), b, c)
+            running._bump_version()
     return reshape(out, tuple(input.shape))
+
+
+def _mean_of_copies(tiled, b, c):
+    """The mean of the ``b`` per-sample copies of a running statistic: NaN where there are
+    none (an empty batch), quietly, as torch's ``mean(0)``."""
+    with np.errstate(all="ignore"):
+        return tiled.reshape(b, c).sum(0) / b
 
 
 def _tile(t, b):
