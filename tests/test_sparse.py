@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ember
-from tests.oracle import same, torch_or_skip
+from tests.oracle import error_of, same, torch_or_skip
 
 pytest.importorskip("scipy")
 
@@ -551,6 +551,14 @@ _COPY_SQRT_ADD = {
     "dense + sparse of another size": lambda t, s, d: t.zeros(4, 4) + s,
     "sparse / dense": lambda t, s, d: s / d,
     "dense / sparse": lambda t, s, d: d / s,
+    "integer dense.add_(sparse)": lambda t, s, d: d.long().add_(s),
+    "integer dense.sub_(sparse)": lambda t, s, d: d.long().sub_(s, alpha=2),
+    "dense.mul_(sparse)": lambda t, s, d: d.mul_(s),
+    "dense *= coalesced sparse": lambda t, s, d: d.__imul__(s.coalesce()),
+    "float64 dense.mul_(sparse)": lambda t, s, d: d.double().mul_(s),
+    "integer dense.mul_(sparse)": lambda t, s, d: d.long().mul_(s),
+    "dense.mul_(sparse) of another size": lambda t, s, d: t.ones(4, 4).mul_(s),
+    "dense.div_(sparse)": lambda t, s, d: d.div_(s),
 }
 
 
@@ -564,6 +572,84 @@ def test_copy_sqrt_and_dense_in_place_add(name):
         d = torch.arange(12.0).reshape(3, 4)
         out = _COPY_SQRT_ADD[name](torch, s, d)
         return out.to_dense() if out.is_sparse else out, out.is_sparse, out._version
+    check(body)
+
+
+def test_gradients_through_dense_mul_():
+    """dense.mul_(sparse): MulBackward0 on the product; the dense operand's gradient has
+    torch's numbers (dense here, sparse in torch), the sparse operand's is dense as torch's."""
+    def body(torch):
+        s, v = _s(torch, requires_grad=True)
+        x = torch.ones(3, 4, requires_grad=True)
+        y = x * 2
+        y.mul_(s)
+        w = torch.arange(12.0).reshape(3, 4)
+        (y * w).sum().backward()
+        return y.grad_fn.name(), x.grad.to_dense(), v.grad, y
+    check(body)
+
+
+def _mask(torch, coalesced):
+    """A sparse (3, 4) pattern; uncoalesced, position (1, 2) is stored twice."""
+    return _s(torch, coalesced)[0] * 7
+
+
+@pytest.mark.parametrize("coalesced", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_sparse_mask_values(coalesced, dtype):
+    """dense.sparse_mask(sparse): self's values of self's dtype at mask's entries, in mask's
+    order (a repeated position repeated), coalesced when the mask is."""
+    def body(torch):
+        x = torch.arange(-5, 7).reshape(3, 4).to(getattr(torch, dtype))
+        r = x.sparse_mask(_mask(torch, coalesced))
+        return repr(r), r.is_coalesced(), r._indices(), r._values(), r.to_dense()
+    check(body)
+
+
+def test_sparse_mask_of_sparse_hybrid_and_empty():
+    def body(torch):
+        x = torch.arange(12.0).reshape(3, 4)
+        sparse_self = x.to_sparse().sparse_mask(_mask(torch, False))
+        h = torch.arange(24.0).reshape(3, 4, 2)
+        hybrid = h.sparse_mask((h % 5 == 0).double().to_sparse(2))
+        empty = x.sparse_mask(torch.sparse_coo_tensor(torch.zeros(2, 0, dtype=torch.int64),
+                                                      torch.zeros(0), (3, 4)))
+        return repr(sparse_self), repr(hybrid), repr(empty)
+    check(body)
+
+
+@pytest.mark.parametrize("coalesced", [False, True])
+def test_sparse_mask_gradients(coalesced):
+    """SparseMaskBackward0: self's gradient sums a repeated position's gradients; the mask
+    gets none (its values are never read); a sparse self gets a sparse gradient."""
+    def body(torch):
+        mask = _mask(torch, coalesced).requires_grad_()
+        x = torch.arange(12.0).reshape(3, 4).requires_grad_()
+        r = x.sparse_mask(mask)
+        w = torch.arange(12.0).reshape(3, 4) - 3
+        (r.to_dense() * w).sum().backward()
+        xs = torch.arange(12.0).reshape(3, 4).to_sparse().requires_grad_()
+        rs = xs.sparse_mask(mask)
+        torch.sparse.sum(rs).backward()
+        g, = torch.autograd.grad(torch.sparse.sum(x.sparse_mask(mask.detach())) * 2, x,
+                                 create_graph=True)  # (linear in x: no graph)
+        return (r.grad_fn.name(), len(r.grad_fn.next_functions), x.grad, mask.grad,
+                repr(xs.grad), g, g.requires_grad)
+    check(body)
+
+
+def _opening(error):
+    """An error's type and first sentences: torch's "Could not run" message goes on to list
+    its dispatch keys, which ember does not."""
+    return error[0], error[1].split(" If you are a Facebook employee")[0]
+
+
+def test_sparse_mask_errors():
+    def body(torch):
+        x = torch.ones(3, 4)
+        return [_opening(error_of(lambda: x.sparse_mask(torch.ones(3, 4)))),
+                _opening(error_of(lambda: x.to_sparse().sparse_mask(x))),
+                error_of(lambda: x.sparse_mask(torch.ones(4, 3).to_sparse()))]
     check(body)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from . import opmath
 from .. import _dtype as D
 from .._backend import data_address, get_xp
+from .._sparse.coo import CooArray
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
@@ -291,6 +292,9 @@ def _inplace_call(op, args, recording):
         _check_no_partial_overlap(op, args)
     arrays = _same_dtype_arrays(op, args)
     if arrays is None:  # operands of other dtypes: promote, and refuse what can't be cast
+        if _sparse_operand(op, args):  # (the sparse route casts and refuses as torch's)
+            from .sparse import route
+            return route(op, args, inplace=True)
         dt = compute_dtype(op, args)
         if dt is not None and not D.can_cast(dt, self.dtype):
             raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired "
@@ -383,6 +387,11 @@ def _record_holding(op, args, self, snapshot, held):
         for a, version in held:
             if a is not self:
                 a._view_version = version
+
+
+def _sparse_operand(op, args):
+    return any(isinstance(a, Tensor) and type(a._data) is CooArray
+               for a in args[1:op.n_tensors])
 
 
 def _same_dtype_arrays(op, args):

@@ -39,15 +39,19 @@ def _not_on_sparse(aten):
         "selective/custom build process (if using custom build).")
 
 
+def _not_on_dense(aten):
+    return NotImplementedError(
+        f"Could not run '{aten}' with arguments from the 'CPU' backend. This could be "
+        "because the operator doesn't exist for this backend, or was omitted during the "
+        "selective/custom build process (if using custom build).")
+
+
 def _check_sparse(self, fn):
     """torch's error for a sparse-only method called on a dense tensor."""
     if is_sparse(self):
         return
     if fn.startswith("_"):  # (torch has no dense kernel for these at all)
-        raise NotImplementedError(
-            f"Could not run 'aten::{fn}' with arguments from the 'CPU' backend. This could be "
-            "because the operator doesn't exist for this backend, or was omitted during the "
-            "selective/custom build process (if using custom build).")
+        raise _not_on_dense(f"aten::{fn}")
     kind = "sparse" if fn == "values" else "sparse coordinate"
     raise RuntimeError(f"{fn} expected {kind} tensor layout but got Strided")
 
@@ -91,7 +95,14 @@ def _to_dense(self):
 
 @_to_dense.grad("self")
 def _(grad, self):
-    return _mask(grad, self)
+    return _mask(grad, _pattern(self))
+
+
+def _pattern(x):
+    """The coalesced positions of sparse ``x`` (a Tensor when ``x`` is): where a gradient of
+    ``x`` lives, each position once however often ``x`` repeats it."""
+    coo = C.coalesce(_coo(x))
+    return _wrap(coo) if isinstance(x, Tensor) else coo
 
 
 @op("sparse_mask", tensors=2, promote=NONE, node="SparseMaskBackward0")
@@ -100,8 +111,22 @@ def _mask(self, mask):
 
 
 @_mask.grad("self")
-def _(grad):
-    return _to_dense(grad)
+def _(grad, mask):
+    # torch's sparse_mask_backward: the gradient at each of mask's entries (a repeated
+    # position's gradients add up), dense as self is
+    return _to_dense(_mask(grad, mask))
+
+
+@op("sparse_mask_of_sparse", aten="aten::sparse_mask", tensors=2, promote=NONE,
+    node="SparseMaskBackward0")
+def _mask_of_sparse(self, mask):
+    """A sparse ``self`` at mask's entries (zero where ``self`` has none)."""
+    return C.mask(self, mask)
+
+
+@_mask_of_sparse.grad("self")
+def _(grad, mask):
+    return _coalesce(_mask(grad, mask))
 
 
 @op("sparse_coo_from_dense", aten="aten::to_sparse", promote=NONE, node="ToSparseBackward1")
@@ -138,7 +163,8 @@ def _(grad, self):
 # -- products ----------------------------------------------------------------------------------
 def _mm_self_grad(grad, self, mat2):
     # (grad @ mat2^T) at self's entries: the gradient of a sparse matrix keeps its pattern
-    return _mask(grad.mm(mat2.t()) if isinstance(grad, Tensor) else grad @ mat2.T, self)
+    return _mask(grad.mm(mat2.t()) if isinstance(grad, Tensor) else grad @ mat2.T,
+                 _pattern(self))
 
 
 @op("sparse_coo_addmm", aten="aten::_sparse_addmm", tensors=2, promote=NONE,
@@ -181,7 +207,7 @@ def _sparse_mv(self, vec):
 
 @_sparse_mv.grad("self")
 def _(grad, self, vec):
-    return _mask(grad[:, None] * vec[None, :], self)
+    return _mask(grad[:, None] * vec[None, :], _pattern(self))
 
 
 @_sparse_mv.grad("vec")
@@ -368,6 +394,25 @@ def _(grad, self):
     return _to_dense(_times(self, grad))
 
 
+@op("sparse_coo_mul_into_dense", aten="aten::mul", tensors=2, promote=NONE,
+    node="MulBackward0")
+def _dense_times_sparse(self, other):
+    """dense * sparse of one shape, made dense: what ``dense.mul_(sparse)`` writes."""
+    return C.to_dense(C.times_at_entries(other, self))
+
+
+@_dense_times_sparse.grad("self")
+def _(grad, other):
+    # NOTE: torch's gradient here is sparse (on other's entries); ember's is dense (the same
+    # numbers), as for the dense operand of sparse * dense
+    return _to_dense(_times(other, grad))
+
+
+@_dense_times_sparse.grad("other")
+def _(grad, self):
+    return grad * self  # (dense, as torch's: its mul formula of two dense operands)
+
+
 # -- zero-preserving elementwise ops: on the coalesced values -----------------------------------
 _SLOPES = {"abs": np.sign, "relu": lambda v: (v > 0).astype(v.dtype)}
 
@@ -443,7 +488,7 @@ def _(grad, self):
     # every position of self's pattern gets the gradient (a broadcast view, never dense)
     shape = _coo(self).shape
     return _mask(grad.expand(shape) if isinstance(grad, Tensor) else np.broadcast_to(
-        grad, shape), self)
+        grad, shape), _pattern(self))
 
 
 @op("sparse_coo_sum_dim", aten="aten::sum", promote=NONE, node="SumBackward1")
@@ -458,7 +503,7 @@ def _(grad, self, dims):
         raise RuntimeError("expand is unsupported for Sparse tensors")
     shape = _coo(self).shape
     return _mask(grad.expand(shape) if isinstance(grad, Tensor) else np.broadcast_to(
-        grad, shape), self)
+        grad, shape), _pattern(self))
 
 
 @op("_sparse_sum", promote=NONE, node="SparseSumBackward0")
@@ -686,14 +731,26 @@ def _check_resizable(coo, shape, sparse_dim):
 
 
 def _route_dense_inplace(op, args):
-    """``dense.add_(sparse)`` and ``sub_``: the out-of-place result written into ``self``,
-    which takes its history (AddBackward0, SubBackward0), as torch's."""
+    """``dense.add_(sparse)``, ``sub_`` and ``mul_``: the out-of-place result, dense, written
+    into ``self``, which takes its history (AddBackward0, SubBackward0, MulBackward0), as
+    torch's; ``div_`` by a sparse tensor is torch's refusal."""
     self, other = args[0], args[1] if len(args) > 1 else None
-    if op.name not in ("add", "sub") or not isinstance(other, Tensor) or not is_sparse(other):
+    if not isinstance(other, Tensor) or not is_sparse(other):
         return NotImplemented
+    if op.name == "div":
+        raise _sparse_divisor_error(other.shape)
+    if op.name not in _DENSE_IN_PLACE:
+        return NotImplemented
+    if op.name == "mul" and self.shape != other.shape:
+        from .registry import broadcast_error
+        try:
+            np.broadcast_shapes(self.shape, other.shape)
+        except ValueError:
+            raise broadcast_error((self, other)) from None
+        return NotImplemented  # (torch's broadcast sparse product: not in ember)
     _check_same_size(self, other)
     dt = D.promote_types(self.dtype, other.dtype)
-    if not D.can_cast(dt, self.dtype):
+    if not D.can_cast(dt, self.dtype):  # (torch's message names add for mul_ too)
         raise RuntimeError(f"Can't convert result type {dt.scalar_name} to output "
                            f"{self.dtype.scalar_name} in add operation")
     from .._state import state
@@ -701,15 +758,26 @@ def _route_dense_inplace(op, args):
     recording = state.grad_enabled and (self.requires_grad or other.requires_grad)
     check_inplace(self, recording)
     alpha = args[2] if len(args) > 2 else 1
-    fn = _dense_sparse_add if op.name == "add" else _dense_sparse_sub
+    other = other.to(self.dtype)
     if recording and self._base is not None:  # (a view: its base's history is rebased)
-        return self.copy_(fn(self, other.to(self.dtype), alpha))
-    out = fn(self.detach() if not recording else self, other.to(self.dtype), alpha)
+        return self.copy_(_dense_in_place_result(op.name, self, other, alpha))
+    # (mul's formula reads self as it was: a clone of it, recorded, is what it saves)
+    operand = self.detach() if not recording else self.clone() if op.name == "mul" else self
+    out = _dense_in_place_result(op.name, operand, other, alpha)
     np.copyto(self._data, out._data)
     self._bump_version()
     if recording:
         self._grad_fn, self._output_nr, self._requires_grad = out._grad_fn, out._output_nr, True
     return self
+
+
+_DENSE_IN_PLACE = ("add", "sub", "mul")
+
+
+def _dense_in_place_result(name, self, other, alpha):
+    if name == "mul":
+        return _dense_times_sparse(self, other)
+    return (_dense_sparse_add if name == "add" else _dense_sparse_sub)(self, other, alpha)
 
 
 def _route_mm(op, self, mat2):
@@ -828,6 +896,18 @@ def _tensor_to_dense(self, dtype=None, *, masked_grad=None):
     return out if dtype is None else out.to(dtype)
 
 
+def _tensor_sparse_mask(self, mask):
+    """``self`` (dense or sparse) at the entries of the sparse ``mask``, whose values are
+    ignored: a sparse tensor of self's dtype with mask's indices."""
+    if not is_sparse(mask):  # (torch's sparse self asks the dense mask for its _nnz)
+        raise _not_on_dense("aten::_nnz" if is_sparse(self) else "aten::sparse_mask")
+    if self.shape != mask.shape:
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(self.shape)} but mask has size {list(mask.shape)}")
+    # (mask is not differentiable in torch: its values are never read)
+    return (_mask_of_sparse if is_sparse(self) else _mask)(self, mask.detach())
+
+
 def _tensor_coalesce(self):
     _check_sparse(self, "coalesce")
     return self if self._data.coalesced else _coalesce(self)
@@ -878,7 +958,7 @@ def _tensor_coalesced_(self, coalesced):
 def _install():
     from .._tensor import sparse_coo, strided
     methods = {"to_sparse": _tensor_to_sparse, "to_dense": _tensor_to_dense,
-               "coalesce": _tensor_coalesce, "is_coalesced": _tensor_is_coalesced,
+               "coalesce": _tensor_coalesce, "sparse_mask": _tensor_sparse_mask, "is_coalesced": _tensor_is_coalesced,
                "indices": _tensor_indices, "values": _tensor_values,
                "_indices": _tensor_raw_indices, "_values": _tensor_raw_values,
                "_nnz": _tensor_nnz, "_coalesced_": _tensor_coalesced_,

@@ -152,10 +152,11 @@ def from_dense(x, sparse_dim=None) -> CooArray:
 
 
 def mask(dense, pattern: CooArray) -> CooArray:
-    """``dense`` at the positions of ``pattern``'s entries (torch's sparse_mask: each
-    position once, so a repeated index is not counted twice)."""
-    pattern = coalesce(pattern)
-    return CooArray(pattern.indices, dense[tuple(pattern.indices)], pattern.shape, True)
+    """``dense`` (or a sparse array) at each of ``pattern``'s entries, in their order (torch's
+    sparse_mask: a position repeated in ``pattern`` is repeated in the result, which is
+    coalesced when ``pattern`` is)."""
+    return CooArray(pattern.indices, lookup(dense, pattern.indices), pattern.shape,
+                    pattern.coalesced)
 
 
 def lookup(a: CooArray, indices):
