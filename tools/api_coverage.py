@@ -46,6 +46,7 @@ MODULES = [
     ("special", "torch.special", "ember.special"),
     ("fft", "torch.fft", "ember.fft"),
     ("distributions", "torch.distributions", "ember.distributions"),
+    ("quasirandom", "torch.quasirandom", "ember.quasirandom"),
 ]
 
 # Names left out of the count: (reason, patterns); a pattern is a regular expression matched
