@@ -294,16 +294,57 @@ def test_float32_batch_norm_training_output_is_torchs_to_the_last_bit(shape, aff
     # what fits neither signature: torch's TypeErrors (alpha and value are keyword-only)
     "x.add(y, 2)", "x.clone().add_(y, 2)", "x.addcmul(y, y, 2)", "x.add(torch.ones(2), y)",
     "x.add('a', y)", "x.sub(2, y, alpha=2)", "x.addcmul(2, y, y, value=3)",
+    "x.add(1, 2, 3)", "x.add(2, y, y)", "x.addcmul(y, y, y, y)", "x.addcmul(1, y, y, y)",
+    "x.add(2, 3)",
+    # the matrix products: beta, or beta and alpha, first
+    "m.addmm(2, m, n)", "m.clone().addmm_(2, 3, n, m)", "m.addmm(torch.tensor(2.), m, n)",
+    "y.addmv(2, m, y)", "y.clone().addmv_(2, 3, m, x)", "m.addr(2, x, y)",
+    "m.clone().addr_(2, 3, y, x)", "m.addbmm(2, b, b)", "m.clone().addbmm_(2, 3, b, b)",
+    "b.baddbmm(2, b, b)", "b.clone().baddbmm_(2, 3, b, b)", "wm.addmm(-1, m, n)",
+    "m.addmm(n, m, m)", "m.addmm(2, m, n, alpha=3)", "m.addmm(2, 3, 4, m, m)", "m.addmm(2, m)",
+    "m.addmm(m, 2)", "m.addmv(2, 3, m, 4)",
+    # the functions: torch.add(x, alpha, y), torch.sub, torch.addcmul(x, value, t1, t2)
+    "torch.add(x, 2, y)", "torch.sub(x, 2, y)", "torch.add(w, -1, y)",
+    "torch.add(x, torch.tensor(2.), y)", "torch.add(x, 2, 3)", "torch.add(x, 2, y, out=z)",
+    "torch.addcmul(x, 2, y, y)", "torch.addcdiv(x, 0.5, y, x)",
+    "torch.addcmul(x, 2, y, y, out=z)", "torch.sub(x, True, y)",
+    "torch.add(x.long(), 2.5, y.long())", "torch.add(x, y, 2)", "torch.add(x, 2, y, alpha=3)",
+    "torch.add(x, 2, y, 3)", "torch.add(x, torch.ones(3), y)", "torch.addcmul(x, y, y, 2)",
+    "torch.addcmul(x, 2, y, y, value=3)", "torch.addcmul(x, 2, y, 3)",
+    "torch.addmv(y, 2, m, y)", "torch.addbmm(m, 2, 3, b, b)", "torch.addr(m, 2, x, y)",
 ])
 def test_deprecated_scalar_first_method_overloads(call):
     def body(torch):
         x, y = torch.ones(3), torch.arange(3.)
         w = torch.ones(3, requires_grad=True)
-        out = eval(call, {"torch": torch, "x": x, "y": y, "w": w})
+        m, n = torch.arange(9.).reshape(3, 3), torch.eye(3) - 1
+        wm = torch.ones(3, 3, requires_grad=True)
+        b, z = torch.arange(18.).reshape(2, 3, 3), torch.empty(0)
+        out = eval(call, {"torch": torch, "x": x, "y": y, "w": w, "m": m, "n": n, "b": b,
+                          "z": z, "wm": wm})
         if out.requires_grad:
             out.sum().backward()
-        return out, w.grad
+        return out, w.grad, wm.grad, z
     same(body, check_warnings=False)  # (the warning comes once per process: see below)
+
+
+def test_deprecated_function_overload_warns_once_per_process():
+    """The function forms' warning names torch's function signatures; it is the same one
+    warning as the methods'."""
+    pytest.importorskip("torch")
+    code = ("import warnings, {lib} as torch\n"
+            "p, g = torch.ones(3), torch.arange(3.)\n"
+            "for _ in range(2):\n"
+            "    with warnings.catch_warnings(record=True) as record:\n"
+            "        warnings.simplefilter('always')\n"
+            "        q = torch.addcmul(p, 2, g, g)\n"
+            "        p.add_(-0.5, g)\n"
+            "        r = torch.sub(p, 2, g)\n"
+            "    print(q.tolist(), r.tolist(), [(w.category.__name__, str(w.message), w.filename,"
+            " w.lineno) for w in record])\n")
+    want = _printed_in_a_fresh_process(code, "torch")
+    assert _printed_in_a_fresh_process(code, "ember") == want
+    assert "addcmul(Tensor input, Number value" in want
 
 
 def test_deprecated_overload_warns_once_per_process_at_the_callers_line():

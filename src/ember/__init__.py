@@ -212,6 +212,10 @@ from . import amp  # noqa: E402
 from ._tensor import seal_read_only_attributes as _seal  # noqa: E402 - after every property
 _seal()
 del _seal
+from ._ops.deprecated_overloads import install as _install_deprecated  # noqa: E402
+
+_install_deprecated(globals())
+del _install_deprecated
 from ._by_reference import name_where_found as _name_where_found  # noqa: E402 - after every function
 _name_where_found(globals())
 del _name_where_found
