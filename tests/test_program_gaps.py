@@ -472,3 +472,30 @@ def test_onnx_export_is_refused_with_the_exporters_error():
     import ember
     with pytest.raises(ember.onnx.OnnxExporterError, match="no ONNX exporter"):
         ember.onnx.export(ember.nn.Linear(2, 2), (ember.ones(1, 2),), "model.onnx")
+
+
+def _add_one_to_the_values(*tensors):
+    for t in tensors:
+        t.data.add_(1)
+
+
+def test_a_shared_models_parameters_are_written_by_the_process_it_is_sent_to():
+    # (Hogwild training, pytorch/examples mnist_hogwild: each process steps the one model
+    # whose parameters share_memory() put in shared memory; ember's share_memory did nothing,
+    # so the main process tested an untrained model)
+    def body(torch):
+        model = torch.nn.Linear(3, 2)
+        with torch.no_grad():
+            model.weight.fill_(0.5)
+            model.bias.zero_()
+        before = model.weight.is_shared()
+        model.share_memory()
+        moved = torch.arange(6.).reshape(2, 3).t().share_memory_()
+        context = torch.multiprocessing.get_context("spawn")
+        worker = context.Process(target=_add_one_to_the_values,
+                                 args=(model.weight, model.bias, moved))
+        worker.start()
+        worker.join()
+        return (before, model.weight.is_shared(), moved.is_shared(), moved.stride(),
+                worker.exitcode, model.weight, model.bias, moved)
+    same(body)

@@ -488,12 +488,28 @@ def install():
                  "is_sparse_csr"):
         if not hasattr(Tensor, flag):
             setattr(Tensor, flag, property(lambda self: False))
-    Tensor.is_shared = lambda self: False
-    Tensor.share_memory_ = lambda self: self
+    Tensor.is_shared = _is_shared
+    Tensor.share_memory_ = _share_memory_
     Tensor.const_data_ptr = lambda self: self.data_ptr()
     Tensor.dim_order = lambda self, *, ambiguity_check=False: tuple(
         sorted(range(self.dim()), key=lambda d: -self.stride()[d]))
     Tensor.name = None  # named tensors: ember's tensors have no names
+
+
+def _is_shared(self):
+    """Whether the tensor's values are in memory that other processes can map."""
+    from .utils.data._shared_memory import in_shared_memory
+    return isinstance(self._data, np.ndarray) and in_shared_memory(self._data)
+
+
+def _share_memory_(self):
+    """Move the values to shared memory, so that processes the tensor is sent to (Hogwild
+    workers) write the same pages; a no-op when they are there already. (Views and ``.data``
+    aliases taken before keep the old memory; torch moves the storage under them.)"""
+    if isinstance(self._data, np.ndarray) and not self.is_shared():
+        from .utils.data._shared_memory import shared_copy
+        self._data = shared_copy(self._data)
+    return self
 
 
 # -- memory formats, layout, and a few more top-level forms --------------------------------------

@@ -18,5 +18,10 @@ from .spawn import (
     start_processes,
 )
 
+# (as torch's: tensors given to a Process, a Queue or a Pipe travel in shared memory)
+from ..utils.data._shared_memory import register_reductions as _register_reductions
+
+_register_reductions()
+
 __all__ = ["ProcessContext", "ProcessException", "ProcessExitedException",
            "ProcessRaisedException", "spawn", "start_processes"] + list(_mp.__all__)

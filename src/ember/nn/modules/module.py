@@ -378,7 +378,8 @@ class Module(StateDictMixin):
                 p.grad.zero_()
 
     def share_memory(self):
-        return self
+        """Move the parameters and buffers (and gradients there are) to shared memory."""
+        return self._apply(lambda t: t.share_memory_())
 
     def apply(self, fn):
         """Apply ``fn`` recursively to every submodule (as returned by .children()) and self."""

@@ -1,6 +1,8 @@
 """Tensors cross process boundaries in shared memory, not through a pipe.
 
-A worker collates each batch straight into an anonymous shared-memory file (``memfd``); when
+``Tensor.share_memory_`` moves a tensor's values into such a block (Hogwild training shares a
+model's parameters this way: every process that receives them maps the same pages, so each
+optimizer step is seen by all). A worker collates each batch straight into an anonymous shared-memory file (``memfd``); when
 the batch is put on a multiprocessing queue, only the file's descriptor travels (through
 multiprocessing's resource sharer, as torch's ``file_descriptor`` strategy does) and the main
 process maps the same pages: no copy on either side. Small tensors, and platforms without
@@ -62,6 +64,19 @@ def shared_empty(shape, dtype):
     return np.frombuffer(block, dtype, count).reshape(shape)
 
 
+def shared_copy(array):
+    """``array``'s values in a fresh shared-memory block, laid out as ``array`` is (a dense
+    array keeps its strides); ``array`` itself where the platform has no anonymous shared
+    memory."""
+    if not CAN_SHARE:
+        return array
+    strides = np.empty_like(array, order="K").strides
+    flat = shared_empty((array.size,), array.dtype)
+    copy = np.ndarray(array.shape, array.dtype, buffer=flat, strides=strides)
+    copy[...] = array
+    return copy
+
+
 def _root(array):
     base = array
     while isinstance(base, np.ndarray):
@@ -119,10 +134,15 @@ _registered = False
 
 
 def register_reductions():
-    """Send ember tensors through multiprocessing queues and pipes in shared memory (called in
-    the loader's process and in each worker; ordinary pickling is not affected)."""
+    """Send ember tensors through multiprocessing queues, pipes and a spawned process's
+    arguments in shared memory (called when ember.multiprocessing is imported, as torch's are,
+    in the loader's process and in each worker; ordinary pickling is not affected)."""
     global _registered
     if not _registered:
         from ..._tensor import Tensor
-        reduction.ForkingPickler.register(Tensor, _reduce_tensor)
+        from ...nn.parameter import Parameter
+        # (the pickler's table is looked up by exact type: a model's Parameters need their own
+        # entry to reach a Hogwild worker in shared memory)
+        for cls in (Tensor, Parameter):
+            reduction.ForkingPickler.register(cls, _reduce_tensor)
         _registered = True
