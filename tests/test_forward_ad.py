@@ -498,3 +498,26 @@ def test_a_wider_tangent_keeps_its_precision(name):
     # tangent given to a float32 tensor stays float64 through the ops after it
     same(lambda t: _unpacked(t, _AFTER_A_WIDE_TANGENT[name], t.tensor([0.3, -1.2]),
                              t.tensor([0.55, 1.0], dtype=t.float64)), check_warnings=False)
+
+
+@pytest.mark.parametrize("index", [[0, 0, 0, 0], [0], [1]])
+def test_index_select_of_a_0dim_dual(index):
+    # torch refuses more than one index of a 0-dim tensor with a RuntimeError (ember's was an
+    # IndexError; difftest 22000711); a 0-dim tangent prints as its number in the repr
+    def body(t):
+        fw = t.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(t.tensor(0.78), t.tensor(0.25))
+            with t.no_grad():
+                out = t.index_select(d, -1, t.tensor(index))
+            return repr(out), tuple(fw.unpack_dual(out))
+    same(body, check_warnings=False)
+
+
+def test_repr_of_dual_tensors():
+    def body(t):
+        fw = t.autograd.forward_ad
+        with fw.dual_level():
+            return (repr(fw.make_dual(t.tensor(0.5), t.tensor(-1.25, dtype=t.float64))),
+                    repr(fw.make_dual(t.tensor([0.5, 1.0]), t.tensor([0.0, 2.0]))))
+    same(body, check_warnings=False)

@@ -414,7 +414,7 @@ class Tensor:
         else:
             out = []
         if self._fw_grad is not None:
-            out.append(f"tangent={self._fw_grad!r}")
+            out.append(f"tangent={self._fw_grad}")  # (format: a 0-dim one prints its number)
         return out
 
     def _repr_prefix(self):

@@ -377,7 +377,7 @@ def _index_select(self, index, dim):
     index = _vector_index(index, "index_select(): Index is supposed to be a vector")
     if self.ndim == 0:
         if index.size != 1:
-            raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                              f"{index.size} value(s)")
         _wrap_dim(dim, 0)
         if (index < 0).any() or (index >= 1).any():
