@@ -100,8 +100,7 @@ def _equal(e_value, t_value):
 # - torch saves a tensor whose shape is all ember's formula reads: fft's, pad's (ember saves
 #   the gathered indices instead) and cholesky_solve's self, index_add/index_copy/put's
 #   source (and source_dim), embedding_bag/segment_reduce's offsets;
-# - arguments ember's formula does not read: split/chunk's split_size(s) (and so their
-#   self_sym_sizes, a pair with it), max_pool's and fractional_max_pool's kernel_size,
+# - arguments ember's formula does not read: max_pool's and fractional_max_pool's kernel_size,
 #   stride, padding, dilation, ceil_mode, output_size, interpolate's output_size and scales
 #   (ember saves its own resolved params), gather/take_along_dim's sparse_grad, embedding's
 #   sparse, index_put's accumulate, native_dropout's p (ember saves the mask and scale);
@@ -114,7 +113,7 @@ def _equal(e_value, t_value):
 # - values that differ by a sign or a random draw: eigh's eigenvectors, svd_lowrank's and
 #   pca_lowrank's U and Vh.
 _DIFFER = frozenset({
-    'batch_norm', 'cholesky_solve_direct', 'chunk', 'complex', 'conv_tbc', 'cross_entropy',
+    'batch_norm', 'cholesky_solve_direct', 'complex', 'conv_tbc', 'cross_entropy',
     'det_method', 'det_singular', 'embedding', 'embedding_bag', 'fft_real', 'gather',
     'gather_method', 'getitem_list', 'getitem_list_col', 'getitem_mask_of_self',
     'getitem_tensor_index', 'getitem_two_lists', 'group_norm', 'index_add', 'index_add_',
@@ -127,8 +126,7 @@ _DIFFER = frozenset({
     'pack_padded_sequence', 'pad_reflect', 'pad_replicate', 'pca_lowrank', 'put', 'put_', 'rfft',
     'rfft2', 'rfftn', 'rrelu', 'rrelu_inplace', 'scaled_dot_product_attention_flash',
     'segment_reduce', 'setitem_advanced',
-    'setitem_mask_value', 'slogdet', 'special_ndtr', 'split_fn', 'split_int', 'split_with_sizes',
-    'svd_lowrank', 'take_along_dim', 'torch_embedding_bag',
+    'setitem_mask_value', 'slogdet', 'special_ndtr', 'svd_lowrank', 'take_along_dim', 'torch_embedding_bag',
 })
 
 
@@ -258,4 +256,48 @@ def test_index_nodes_show_index_tensors():
                  x[[0, 1], [1, 2]].grad_fn, y.grad_fn]
         seen.append([(type(n).__name__, [None if i is None else (str(i.dtype)[6:], i.tolist())
                                          for i in n._saved_indices]) for n in nodes])
+    assert seen[1] == seen[0]
+
+
+def _shown(node):
+    """A node's name and its ``_saved_*`` values (Tensors as dtype and values)."""
+    def read(value):
+        if isinstance(value, tuple):
+            return tuple(read(v) for v in value)
+        if hasattr(value, "grad_fn"):
+            return str(value.dtype).split(".")[1], value.tolist()
+        return value
+    return type(node).__name__, {a: read(getattr(node, a)) for a in saved_names(node)
+                                 if a.startswith("_saved_")}
+
+
+def test_split_nodes_show_sizes():
+    """SplitBackward0 / SplitWithSizesBackward0 show the split size(s) as given (chunk's
+    computed one, a size past the dimension's), the input's sizes and the dim as torch's."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (torch, ember):
+        x = mod.ones(5, 3, requires_grad=True)
+        sizes = [1, 4]
+        calls = [x.split(2), x.split(10), x.split(2, -1), mod.split(x, sizes), x.chunk(2),
+                 x.chunk(3, 1), x[:, :0].chunk(2, 1), x.split_with_sizes([2, 3])]
+        seen.append([_shown(pieces[0].grad_fn) for pieces in calls])
+    assert seen[1] == seen[0]
+
+
+def test_index_gradient_node_shows_indices_with_an_ellipsis():
+    """Under create_graph, an index's gradient is _index_put_impl_ into zeros: its
+    IndexPutImplBackward0 shows None for each dimension an ellipsis spans, as torch's."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (torch, ember):
+        mask = mod.tensor([[True, False, True, False]] * 3)
+        nodes = []
+        for key in [(Ellipsis, [0, 2]), (Ellipsis, mask), ([0, 1], Ellipsis, [1, 3]),
+                    (Ellipsis, [1], [0, 2]), ([1], Ellipsis)]:
+            x = mod.arange(24.).reshape(2, 3, 4).requires_grad_()
+            y = x[key]
+            g, = mod.autograd.grad(y, x, mod.ones_like(y).requires_grad_(), create_graph=True)
+            nodes.append(_shown(g.grad_fn))
+        seen.append(nodes)
     assert seen[1] == seen[0]

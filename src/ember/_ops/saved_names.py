@@ -230,6 +230,8 @@ FROM_METADATA = {
                           ("LU_data_sym_argsize_minus_2", _sizes_of(0, -2))],
     "NormalBackward1": [("mean_sym_sizes", _sizes_of(0))],
     "SqueezeBackward4": [("self_sym_sizes", _sizes_of(0))],
+    "SplitBackward0": [("self_sym_sizes", _sizes_of(0))],
+    "SplitWithSizesBackward0": [("self_sym_sizes", _sizes_of(0))],
     "LinalgLuBackward0": [("pivot", _pivoting)],
     "LinalgLuFactorExBackward0": [("pivot", _pivoting)],
 }

@@ -946,9 +946,12 @@ def index(self, indices):
 def _(grad, self_shape, indices):
     # torch's index_backward: the gradient added into zeros at the indices (_index_put_impl_)
     from .indexing import _index_put_impl
-    data = grad._data if isinstance(grad, Tensor) else grad
+    graph = isinstance(grad, Tensor)
+    data = grad._data if graph else grad
     zeros = get_xp(data).zeros(self_shape, data.dtype)
-    return _index_put_impl(zeros, grad, indices, True)
+    # (under create_graph a Tensor without history: no edge, as torch's, and the node records
+    # its shape, which its saved indices read an ellipsis's span from)
+    return _index_put_impl(_wrap(zeros) if graph else zeros, grad, indices, True)
 
 
 def _normalize_key(key):
@@ -1494,7 +1497,7 @@ def split_with_sizes(self, split_sizes, dim=0):
 
 
 @split_with_sizes.grad("self")
-def _(grads, dim):
+def _(grads, split_sizes, dim):  # (split_sizes: what torch's node saves and shows)
     return cat(list(grads), dim)
 
 
@@ -1513,7 +1516,7 @@ def _split(self, split_size, dim=0):
 
 
 @_split.grad("self")
-def _(grads, dim):
+def _(grads, split_size, dim):  # (split_size: what torch's node saves and shows)
     return cat(list(grads), dim)
 
 
