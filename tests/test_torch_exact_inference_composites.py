@@ -86,3 +86,16 @@ def test_versions_of_selections_and_scans_on_inference_tensors(call, shape):
         rs = r if isinstance(r, tuple) else (r,)
         return [(v, v._version, v.is_inference()) for v in rs]
     same(body)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "float32"])
+@pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "fix"])
+def test_versions_of_rounding_an_inference_tensor(name, dtype):
+    # torch rounds an integer tensor by copying it (copy_ into the result): outside inference
+    # mode, with no autograd layer for an inference input, that write shows as version 1
+    def body(t):
+        with t.inference_mode():
+            x = t.tensor([-3, 1, 2]).abs().to(getattr(t, dtype)) - 1
+        r = getattr(t, name)(x)
+        return r, r._version, r.is_inference(), getattr(x, name)()._version
+    same(body)

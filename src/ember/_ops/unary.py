@@ -361,6 +361,12 @@ def _(grad, self):
 
 
 # -- rounding (zero gradient) --------------------------------------------------------------------
+def _copies_integers(self):
+    """torch rounds an integer tensor by copying it into the result (copy_: one write, see
+    op()'s ``writes``)."""
+    return int(not (self.is_floating_point() or self.is_complex()))
+
+
 def _rounding(name, ufunc):
     def kernel(self):
         if self.dtype == np.bool_:
@@ -368,7 +374,8 @@ def _rounding(name, ufunc):
         return self.copy() if self.dtype.kind in "iu" else ufunc(self)
     kernel.__name__ = name
     refused = no_kernel("round_vml_cpu") if name == "round" else complex_unsupported(name)
-    d = op(name, method=True, inplace=True, check=refuse("c", refused), elementwise=True)(kernel)
+    d = op(name, method=True, inplace=True, check=refuse("c", refused), elementwise=True,
+           writes=_copies_integers)(kernel)
 
     @d.grad("self")
     def _(grad):
