@@ -211,7 +211,20 @@ def inplace(g):
     target = g.pick(op.target)
     first, tag = (target, g.value(target)), op.name
     if g.rng.random() < 0.35:  # through a view made on the spot
-        view = g.rng.choice([v for v in catalog.OPS if v.view])
+        first, names = _view_chain(g, first, 1)
+        tag = f"{op.name}@{names[0]}"
+    code, uses = op.render(g, first=first)
+    uses = tuple(dict.fromkeys((target,) + uses))
+    return Step(code, f"inplace:{tag}", (), uses, uses + (ALL_LIVE,) if "@" in tag else uses)
+
+
+def _view_chain(g, first, depth):
+    """``first`` (text, value) viewed ``depth`` times in a row: the chain's (text, value), and
+    the views' names."""
+    views = [v for v in catalog.OPS if v.view]
+    names = []
+    for _ in range(depth):
+        view = g.rng.choice(views)
         if not view.base(first[1]):
             raise Skip
         vexpr, _ = view.render(g, first=first)
@@ -219,10 +232,8 @@ def inplace(g):
             first = (f"({vexpr})", eval(vexpr, g.ns))  # noqa: S307 - generated source
         except Exception:  # noqa: BLE001 - a view torch refuses: try something else
             raise Skip from None
-        tag = f"{op.name}@{view.name}"
-    code, uses = op.render(g, first=first)
-    uses = tuple(dict.fromkeys((target,) + uses))
-    return Step(code, f"inplace:{tag}", (), uses, uses + (ALL_LIVE,) if "@" in tag else uses)
+        names.append(view.name)
+    return first, names
 
 
 @feature(4)
@@ -580,6 +591,187 @@ def forward_ad(g):
             f"        {primal}, {tangent} = {fwad}.unpack_dual({expr})")
     return Step(code, f"forward_ad:{op.name}", (primal, tangent),
                 tuple(dict.fromkeys((x,) + uses)))
+
+
+
+@feature(3)
+def view_chain(g):
+    """Two or three views in a row: written through in place, or taken right after an in-place
+    op wrote their base."""
+    op = g.rng.choices(catalog.INPLACE, [o.weight for o in catalog.INPLACE])[0]
+    target = g.pick(op.target)
+    depth = g.rng.randint(2, 3)
+    if g.rng.random() < 0.5:
+        chain, names = _view_chain(g, (target, g.value(target)), depth)
+        code, uses = op.render(g, first=chain)
+        uses = tuple(dict.fromkeys((target,) + uses))
+        return Step(code, f"view_chain:{op.name}@{'.'.join(names)}", (), uses,
+                    uses + (ALL_LIVE,))
+    if op.name == "shape_inplace":  # (the chain is made from the value before the write)
+        raise Skip
+    code, uses = op.render(g, first=(target, g.value(target)))
+    (chain, _), names = _view_chain(g, (target, g.value(target)), depth)
+    out = g.new()
+    uses = tuple(dict.fromkeys((target,) + uses))
+    return Step(f"{code}\n{out} = {chain}", f"view_chain:{'.'.join(names)}@{op.name}", (out,),
+                uses, (out,) + uses + (ALL_LIVE,))
+
+# -- torch.func transforms of transforms -----------------------------------------------------
+@feature(2)
+def func_composition(g):
+    """One torch.func transform of another (under no_grad, as ``func_transform``): second
+    derivatives (``grad`` of ``grad``, ``hessian``, ``jacrev`` of ``jacfwd``, ``jacfwd`` of
+    ``grad``), ``vmap`` of ``jvp`` or of ``vmap``, and ``grad`` over two arguments or with an
+    auxiliary output."""
+    x = g.pick(lambda t: t.is_floating_point())
+    t = g.value(x)
+    u, c = g.rng.choice(_FUNC_UNARY), g.number()
+    f = f"lambda v: (torch.{u}(v) * {c}).sum()"
+    fn = "torch.func"
+    how = g.rng.choice(["grad_grad", "hessian", "jacrev_jacfwd", "jacfwd_grad", "vmap_jvp",
+                        "vmap_vmap", "grad_argnums", "grad_aux"])
+    out, uses = g.new(), (x,)
+    defines = (out,)
+    if how == "grad_grad":  # elementwise second derivatives: vmap over the flattened input
+        g2 = f"{fn}.grad({fn}.grad(lambda v: torch.{u}(v) * {c}))"
+        code = (f"{out} = {g2}({x})" if t.dim() == 0 else
+                f"{out} = {fn}.vmap({g2})({x}.flatten())")
+    elif how in ("hessian", "jacrev_jacfwd", "jacfwd_grad"):
+        if t.numel() > 6 or t.dim() == 0 and how != "hessian":
+            raise Skip
+        call = {"hessian": f"{fn}.hessian({f})",
+                "jacrev_jacfwd": f"{fn}.jacrev({fn}.jacfwd(lambda v: torch.{u}(v) * {c}))",
+                "jacfwd_grad": f"{fn}.jacfwd({fn}.grad({f}))"}[how]
+        code = f"{out} = {call}({x})"
+    elif how == "vmap_jvp":
+        if t.dim() == 0:
+            raise Skip
+        code = (f"{out} = {fn}.vmap(lambda v: {fn}.jvp(lambda w: torch.{u}(w) * {c}, (v,), "
+                f"(torch.ones_like(v),))[1])({x})")
+    elif how == "vmap_vmap":
+        if t.dim() < 2:
+            raise Skip
+        code = f"{out} = {fn}.vmap({fn}.vmap(lambda v: torch.{u}(v).sum() * {c}))({x})"
+    elif how == "grad_argnums":
+        y = g.pick(lambda w: w.is_floating_point() and w.shape == t.shape and w.dtype == t.dtype)
+        second = g.new()
+        uses, defines = tuple(dict.fromkeys((x, y))), (out, second)
+        code = (f"{out}, {second} = {fn}.grad(lambda v, w: (torch.{u}(v) * w).sum(), "
+                f"argnums=(0, 1))({x}, {y})")
+    else:
+        aux = g.new()
+        defines = (out, aux)
+        code = (f"{out}, {aux} = {fn}.grad(lambda v: ((torch.{u}(v) * {c}).sum(), "
+                f"torch.{u}(v)), has_aux=True)({x})")
+    return Step(f"with torch.no_grad():\n    {code}", f"func:{how}", defines, uses)
+
+
+# -- nn modules with buffers -------------------------------------------------------------------
+_NORM_MODULES = ["BatchNorm1d({c}{opts})", "InstanceNorm1d({c}, affine=True, "
+                 "track_running_stats=True{opts})", "BatchNorm1d({c}, affine=False{opts})"]
+
+
+def _module_names(g):
+    return [n for n in g.live() if isinstance(g.ns[n], g.torch.nn.Module)]
+
+
+@feature(2)
+def norm_module(g):
+    """A normalisation module with running statistics (``BatchNorm1d``, ``InstanceNorm1d``
+    tracking them), made for a variable's channels and called on it in training or eval mode;
+    its parameters and buffers become variables, so later steps read and differentiate them."""
+    x = g.pick(lambda t: t.dtype in (g.torch.float32, g.torch.float64) and t.dim() in (2, 3))
+    t = g.value(x)
+    m = g.new("m")
+    momentum = g.rng.choice(["", "", ", momentum=0.5", ", momentum=None"])
+    dtype = ", dtype=torch.float64" if t.dtype == g.torch.float64 else ""
+    kind = g.rng.choice(_NORM_MODULES)
+    # (InstanceNorm1d reads a 2-d input as one unbatched (C, L) sample)
+    channels = t.shape[0] if "Instance" in kind and t.dim() == 2 else t.shape[1]
+    lines = [f"{m} = torch.nn.{kind.format(c=channels, opts=momentum + dtype)}"]
+    if g.rng.random() < 0.3:
+        lines.append(f"{m}.eval()")
+    out = g.new()
+    lines.append(f"{out} = {m}({x})")
+    names = [out]
+    for field in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
+        if "affine=False" in kind and field in ("weight", "bias"):
+            continue
+        name = g.new()
+        lines.append(f"{name} = {m}.{field}")
+        names.append(name)
+    return Step("\n".join(lines), "module:" + kind.split("(")[0], (m, *names), (x,))
+
+
+@feature(2)
+def module_again(g):
+    """A module made before called again, after switching it to training or eval mode."""
+    m = g.rng.choice(_module_names(g) or [None])
+    if m is None:
+        raise Skip
+    module = g.ns[m]
+    channels = getattr(module, "num_features", None)
+    x = g.pick(lambda t: t.is_floating_point() and t.dim() in (2, 3) and channels in t.shape[:2])
+    mode = g.rng.choice(["train()", "eval()", "train(False)"])
+    out = g.new()
+    return Step(f"{m}.{mode}\n{out} = {m}({x})", f"module_again:{type(module).__name__}",
+                (out,), (m, x), (out, ALL_LIVE))
+
+
+# -- optimizers' steps -------------------------------------------------------------------------
+_OPTIMIZERS = ["SGD({p}, lr=0.1)", "SGD({p}, lr=0.1, momentum=0.9, weight_decay=0.01)",
+               "SGD({p}, lr=0.05, momentum=0.5, nesterov=True)", "Adam({p}, lr=0.01)",
+               "Adam({p}, lr=0.01, amsgrad=True, weight_decay=0.1)", "AdamW({p}, lr=0.01)",
+               "RMSprop({p}, lr=0.01, momentum=0.5, centered=True)", "Adagrad({p}, lr=0.1)",
+               "Adamax({p})", "NAdam({p})", "RAdam({p})", "Rprop({p})", "Adadelta({p})",
+               "SGD({p}, lr=0.1, maximize=True)"]
+
+
+def _optimizer_names(g):
+    return [n for n in g.live() if isinstance(g.ns[n], g.torch.optim.Optimizer)]
+
+
+@feature(2)
+def optimizer_step(g):
+    """An optimizer over one or two leaves that require grad, and its first ``step()`` (the
+    leaves without a ``.grad`` are skipped, as in torch); or another step or ``zero_grad`` of
+    one made before."""
+    made = _optimizer_names(g)
+    if made and g.rng.random() < 0.5:
+        o = g.rng.choice(made)
+        call = g.rng.choice(["step()", "step()", "zero_grad()", "zero_grad(set_to_none=False)"])
+        return Step(f"{o}.{call}", f"optim:{call.split('(')[0]}", (), (o,), (ALL_LIVE,))
+    leaves = g.tensors(lambda t: t.requires_grad and t.is_leaf and t.is_floating_point())
+    if not leaves:
+        raise Skip
+    params = g.rng.sample(leaves, g.rng.randint(1, min(2, len(leaves))))
+    kind = g.rng.choice(_OPTIMIZERS)
+    o = g.new("o")
+    code = f"{o} = torch.optim.{kind.format(p='[' + ', '.join(params) + ']')}\n{o}.step()"
+    return Step(code, f"optim:{kind.split('(')[0]}", (o,), tuple(params), (ALL_LIVE,))
+
+
+# -- autocast regions --------------------------------------------------------------------------
+_AUTOCAST_OPS = frozenset(["matmul", "matmul_nd", "mv", "dot", "bmm", "einsum", "addmm",
+                           "tensordot", "F.linear", "F.conv1d", "F.conv2d",
+                           "F.conv_transpose1d", "F.layer_norm", "F.softmax", "sum", "exp",
+                           "operator+", "operator*", "F.loss", "F.cross_entropy"])
+
+
+@feature(2)
+def autocast_region(g):
+    """An op inside ``torch.autocast("cpu")`` (bfloat16 or float16): the ops autocast lowers
+    (matrix products, linear, convolutions) and some it leaves alone or keeps in float32;
+    sometimes inside a nested region that turns autocast off again."""
+    op = g.rng.choice([o for o in catalog.OPS if o.name in _AUTOCAST_OPS])
+    body = _op_step(g, op, "    ")
+    dtype = g.rng.choice(["torch.bfloat16", "torch.bfloat16", "torch.float16"])
+    head = f'with torch.autocast("cpu", dtype={dtype}):\n'
+    if g.rng.random() < 0.2:
+        head += '    with torch.autocast("cpu", enabled=False):\n'
+        body = Step("    " + body.code, body.tag, body.defines, body.uses, body.observe)
+    return Step(head + body.code, f"autocast:{body.tag}", body.defines, body.uses,
+                body.observe)
 
 
 def generate(seed: int, torch) -> Program:
