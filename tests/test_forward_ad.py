@@ -407,6 +407,42 @@ def test_ops_of_inference_tensors_only_get_no_tangent():
     same(body, check_warnings=False)
 
 
+@pytest.mark.parametrize("call", ["d * 0.63", "0.5 + d", "torch.add(d, 2.0, alpha=0.5)",
+                                  "d / 2", "d - 1", "2 - d", "torch.mul(d, 2)", "2 * d",
+                                  "d ** 2", "d.clamp(0.1)", "d * y", "2 / d", "d.lerp(y, 0.5)"])
+def test_a_python_number_operand_is_a_normal_tensor_beside_an_inference_dual(call):
+    # torch wraps the number of add, sub, mul and div (their Tensor overloads) in a normal
+    # tensor, so its autograd layer sees the call and the result has a tangent; ops taking a
+    # Scalar (pow, clamp, lerp's weight) or only inference tensors give none
+    def body(t):
+        fw = t.autograd.forward_ad
+        with t.inference_mode():
+            x, y = t.tensor([0.76, 0.33]) * 2, t.tensor([0.5, 0.25])
+        with fw.dual_level():
+            d = fw.make_dual(x, t.tensor([1.0, -0.84]))
+            with t.no_grad():
+                p, tangent = fw.unpack_dual(eval(call, {"torch": t, "d": d, "y": y}))
+        return p, tangent, p.is_inference()
+    same(body, check_warnings=False)
+
+
+def test_ops_in_inference_mode_get_no_tangent():
+    # in inference mode no autograd layer runs: an op of a normal dual tensor, a view of it or
+    # an in-place write into it computes no tangent (the one it had stays)
+    def body(t):
+        fw = t.autograd.forward_ad
+        x = t.tensor([0.76, 0.33])
+        with fw.dual_level():
+            d = fw.make_dual(x, t.tensor([1.0, -0.84]))
+            e = fw.make_dual(x.clone(), t.tensor([1.0, -0.84]))
+            with t.inference_mode():
+                out = [fw.unpack_dual(r).tangent for r in (d * 2, d.exp(), d[0], d.view(2, 1))]
+                e.mul_(2)
+            out += [fw.unpack_dual(e), e._version]
+        return out
+    same(body, check_warnings=False)
+
+
 def test_relu_tangent_at_nan():
     # torch's relu JVP is threshold_backward of the tangent: kept where the result is not <= 0
     def body(t):

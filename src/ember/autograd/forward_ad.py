@@ -230,11 +230,17 @@ def _tangent_of(t):
 
 
 # -- the per-op hook ----------------------------------------------------------------------------
-def _inference_only(op, args):
-    """Whether every tensor ``op`` reads is an inference tensor: torch's autograd layer, forward
-    AD's formulas included, does not see such a call, so its result gets no tangent (even
-    from a dual tensor made of an inference tensor)."""
-    tensors = [a for a in args[:op.n_tensors] if isinstance(a, Tensor)]
+def _unseen(op, args):
+    """Whether torch's autograd layer, forward AD's formulas included, does not see this call,
+    so that its result gets no tangent: in inference mode, or when every tensor it reads is an
+    inference tensor (even a dual made of one). A Python number in a tensor's place (``d *
+    0.5``, ``2 - d``) is torch's wrapped number, a normal tensor: such a call is seen."""
+    if state.inference:
+        return True
+    operands = args[:op.n_tensors]
+    if any(isinstance(a, (bool, int, float, complex)) for a in operands):
+        return False
+    tensors = [a for a in operands if isinstance(a, Tensor)]
     return bool(tensors) and all(a._is_inference for a in tensors)
 
 
@@ -247,7 +253,7 @@ class _ForwardHook:
         try:
             out = dispatch(op, args)
             tangents = _input_tangents(op, args)
-            if tangents is not None and op.differentiable and not _inference_only(op, args):
+            if tangents is not None and op.differentiable and not _unseen(op, args):
                 _attach(out, _op_jvp(op, args, out, tangents))
         finally:
             forward_hook[0] = self
@@ -258,8 +264,8 @@ class _ForwardHook:
         forward_hook[0] = None
         try:
             tangents = _input_tangents(op, args)
-            if tangents is None or not op.differentiable:
-                return dispatch_inplace(op, args)
+            if tangents is None or not op.differentiable or state.inference:
+                return dispatch_inplace(op, args)  # (in inference mode its tangent stays)
             self_ = args[0]
             old = _snapshot(self_)
             dispatch_inplace(op, args)
