@@ -23,9 +23,9 @@ from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import ERR_INFERENCE_SAVE, follow_base, move_retained_grad
-from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, _MISSING, _arrays,
-                       _guards, broadcast_error, compute_dtype, inplace_across_devices, record,
-                       run_inplace, scalar_array)
+from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, SCALAR_SCOPE, _MISSING,
+                       _arrays, _guards, broadcast_error, cached_scalar, compute_dtype,
+                       inplace_across_devices, record, run_inplace)
 
 _ndarray = np.ndarray
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -551,7 +551,7 @@ def _compile_inplace(op):
         lines.append("    wants = self._requires_grad")
         xs = ["own"]
     else:
-        scalar = ("scalar_array(a1, own.dtype) if type(own) is ndarray else a1"
+        scalar = (f"{cached_scalar('a1', 'own.dtype')} if type(own) is ndarray else a1"
                   if op.weak_scalars else "a1")
         lines += ["    a1 = args[1]",
                   "    if isinstance(a1, Tensor):",
@@ -604,7 +604,7 @@ def _compile_inplace(op):
              "forward_hook": forward_hook,
              "profiler_hook": profiler_hook, "dispatch_inplace": dispatch_inplace,
              "may_share_memory": np.may_share_memory, "host_may_share": _host_may_share,
-             "scalar_array": scalar_array, "quiet_context": quiet_context, "inside": inside,
+             **SCALAR_SCOPE, "quiet_context": quiet_context, "inside": inside,
              "_LEAF_INPLACE": _LEAF_INPLACE, "record": record,
              "_unbump_saved_inputs": _unbump_saved_inputs, "np": np,
              "move_retained_grad": move_retained_grad, "follow_base": follow_base,

@@ -1441,7 +1441,7 @@ def _compile_caller(op):
              "state": state, "record": record, "np_generic": np.generic,
              "record_extras": record_extras,
              "inside": inside, "quiet_context": quiet_context,
-             "scalar_array": scalar_array, "wrapped_int": wrapped_int, "on_host": on_host,
+             "wrapped_int": wrapped_int, "on_host": on_host, **SCALAR_SCOPE,
              "across_devices": across_devices, "SPECIAL": _SPECIAL,
              "FLOATS": _FLOATS, "NATIVE": D.NATIVE_NP, "NATIVE_FLOAT": D.NATIVE_FLOAT_NP,
              "generic": _generic_showing_writes if op.writes else _tensor_call_generic,
@@ -1477,7 +1477,7 @@ def _fast_prelude(op):
     if op.n_tensors == 1:
         return lines + [f"if isinstance(a0, Tensor) and (dt0 := (x0 := a0._data).dtype) in {kinds}:",
                         "    pass"]
-    scalar = ("scalar_array(a1, x0.dtype) if type(x0) is ndarray else a1" if op.weak_scalars
+    scalar = (f"{cached_scalar('a1', 'dt0')} if type(x0) is ndarray else a1" if op.weak_scalars
               else "a1")
     return lines + [
         "a1 = args[1]",
@@ -1515,6 +1515,17 @@ def scalar_array(value, dtype):
         arr.flags.writeable = False
         _SCALARS[key] = arr
     return arr
+
+
+def cached_scalar(value, dtype):
+    """Generated code giving ``scalar_array(value, dtype)`` (``value`` and ``dtype``: the
+    expressions), its cache read written out: a number a program uses again, as a learning
+    rate or a constant factor is, costs no call. The code's scope needs SCALAR_SCOPE."""
+    return (f"(cached if (cached := scalars_get(({value}, {dtype}))) is not None "
+            f"else scalar_array({value}, {dtype}))")
+
+
+SCALAR_SCOPE = {"scalar_array": scalar_array, "scalars_get": _SCALARS.get}
 
 
 def _tensor_call_generic(op, args):
