@@ -505,7 +505,23 @@ ERROR_BODIES = {
     "lbfgs-lr": lambda lib: lib.optim.LBFGS([lib.nn.Parameter(lib.zeros(2))], lr=-1),
     "tensor-lr": lambda lib: lib.optim.SGD([lib.nn.Parameter(lib.zeros(2))],
                                            lr=lib.tensor([0.1, 0.2])),
+    # torch's foreach Adam takes tensor hyperparameters only when capturable
+    "adam-foreach-tensor-lr": lambda lib: lib.optim.AdamW(
+        [lib.nn.Parameter(lib.zeros(2))], lr=lib.tensor(0.1), foreach=True),
+    "adam-foreach-tensor-betas": lambda lib: lib.optim.Adam(
+        [lib.nn.Parameter(lib.zeros(2))], betas=(lib.tensor(0.9), lib.tensor(0.99)),
+        foreach=True),
+    "adam-foreach-tensor-lr-set-later": lambda lib: _step_after_setting_lr(
+        lib, lib.optim.Adam, lib.tensor(0.1), foreach=True),
 }
+
+
+def _step_after_setting_lr(lib, make, lr, **kwargs):
+    p = lib.nn.Parameter(lib.zeros(2))
+    opt = make([p], **kwargs)
+    opt.param_groups[0]["lr"] = lr
+    p.grad = lib.ones(2)
+    opt.step()
 
 
 @pytest.mark.parametrize("case", sorted(ERROR_BODIES))

@@ -20,6 +20,9 @@ from .optimizer import (
 
 __all__ = ["Adam", "AdamW"]
 
+# torch's foreach kernels take only Python-number hyperparameters unless capturable
+_FOREACH_TENSOR = "{} as a Tensor is not supported for capturable=False and foreach=True"
+
 
 class Adam(Optimizer):
     """Implements the Adam algorithm (AdamW when ``decoupled_weight_decay=True``)."""
@@ -27,11 +30,15 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False) -> None:
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError(_FOREACH_TENSOR.format("lr"))
         _check_common(lr, eps=eps, betas=betas, weight_decay=weight_decay)
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")  # noqa: TRY004 - torch's type
         for i, b in enumerate(betas):
+            if isinstance(b, Tensor) and foreach and not capturable:
+                raise ValueError(_FOREACH_TENSOR.format(f"betas[{i}]"))
             if isinstance(b, Tensor) and b.numel() != 1:
                 raise ValueError(f"Tensor betas[{i}] must be 1-element")
         betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() != 0 else b
@@ -80,6 +87,8 @@ class Adam(Optimizer):
                 if maximize:
                     grad = -grad
                 _check_capturable(group, p)
+                if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
+                    raise RuntimeError(_FOREACH_TENSOR.format("lr"))
                 step = _incr(state["step"])
                 param = p._data
                 if weight_decay != 0:
