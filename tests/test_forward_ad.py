@@ -443,6 +443,22 @@ def test_ops_in_inference_mode_get_no_tangent():
     same(body, check_warnings=False)
 
 
+@pytest.mark.parametrize("call", ["d.expm1()", "d.sin()", "torch.tanh(d) * -0.43", "d.sum()",
+                                  "d.sigmoid_()", "torch.func.jvp(torch.expm1, (x,), (v,))[1]"])
+def test_bfloat16_tangents(call):
+    # a bfloat16 result has a tangent as a float32 one has (its formula's, rounded), where
+    # it had none (and torch.func.jvp gave zeros)
+    def body(t):
+        fw = t.autograd.forward_ad
+        x = t.tensor([1.5, -0.5, 0.25], dtype=t.bfloat16)
+        v = t.tensor([-1.19, -1.74, 0.5], dtype=t.bfloat16)
+        with fw.dual_level():
+            d = fw.make_dual(x.clone(), v)
+            r = eval(call, {"torch": t, "d": d, "x": x, "v": v})
+            return fw.unpack_dual(r)
+    same(body, rtol=1e-2, atol=1e-3, check_warnings=False)  # (a bfloat16 ulp is 2**-8)
+
+
 def test_relu_tangent_at_nan():
     # torch's relu JVP is threshold_backward of the tangent: kept where the result is not <= 0
     def body(t):

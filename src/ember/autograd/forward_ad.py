@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._backend import get_xp
-from .._dtype import _BY_NP
+from .._dtype import _BY_NP, FLOAT8_NP, REDUCED_NP
 from .._state import forward_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from .grad_mode import _DecoratorContextManager
@@ -230,6 +230,12 @@ def _tangent_of(t):
 
 
 # -- the per-op hook ----------------------------------------------------------------------------
+def _has_tangents(dt):
+    """Whether a result of NumPy dtype ``dt`` gets a tangent: a float or complex one, bfloat16
+    and the float8 types included (stored as ml_dtypes' types, NumPy kind 'V')."""
+    return dt.kind in "fc" or dt in REDUCED_NP or dt in FLOAT8_NP
+
+
 def _unseen(op, args):
     """Whether torch's autograd layer, forward AD's formulas included, does not see this call,
     so that its result gets no tangent: in inference mode, or when every tensor it reads is an
@@ -269,7 +275,7 @@ class _ForwardHook:
             self_ = args[0]
             old = _snapshot(self_)
             dispatch_inplace(op, args)
-            if self_._data.dtype.kind in "fc":
+            if _has_tangents(self_._data.dtype):
                 new_t = _op_jvp(op, (old,) + tuple(args[1:]), self_, tangents)
                 _write_tangent_inplace(self_, new_t)
         finally:
@@ -539,7 +545,7 @@ def _derived_jvp(op, args, out, tangents):
     from . import grad as autograd_grad
     results = (out,) if isinstance(out, Tensor) else tuple(out)
     diff = op.diff_outputs
-    wanted = [r._data.dtype.kind in "fc" and (diff is None or diff[k])
+    wanted = [_has_tangents(r._data.dtype) and (diff is None or diff[k])
               for k, r in enumerate(results)]
     if not any(wanted):
         return None
@@ -629,7 +635,7 @@ def _function_jvp(cls, ctx, args, outputs):
         raise RuntimeError(f"{cls.__name__}.jvp returned an incorrect number of tangents "
                            f"(expected {len(outputs)}, got {len(result)})")
     for o, t in zip(outputs, result):
-        if isinstance(o, Tensor) and t is not None and o._data.dtype.kind in "fc":
+        if isinstance(o, Tensor) and t is not None and _has_tangents(o._data.dtype):
             if o._fw_grad is not None:  # an input modified in place (mark_dirty)
                 from .._ops.pointwise import copy
                 if o._fw_grad is not t:
