@@ -32,6 +32,7 @@ def _params(lib):
     {"max_norm": 1.0}, {"max_norm": 1.0, "norm_type": 1}, {"max_norm": 2.0, "norm_type": "inf"},
     {"max_norm": 2.0, "norm_type": float("inf")}, {"max_norm": 100.0},
     {"max_norm": 1.0, "norm_type": 0.5}, {"max_norm": 1, "norm_type": 3},
+    {"max_norm": 1.0, "norm_type": 0}, {"max_norm": 1.0, "norm_type": -float("inf")},
     {"max_norm": 1.0, "foreach": True}, {"max_norm": 1.0, "foreach": False}],
     ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
 def test_clip_grad_norm_matches_torch(kwargs):

@@ -34,7 +34,8 @@ def _total_norm(grads, norm_type):
         norms.append(xp.asarray(n).astype(g._data.dtype))
     stacked = xp.stack(norms).astype(np.float64)
     if norm_type == 0:
-        return xp.asarray(xp.sum(stacked)).astype(norms[0].dtype)
+        # torch's 0-"norm" of the per-tensor counts: how many gradients have a nonzero entry
+        return xp.asarray(xp.count_nonzero(stacked)).astype(norms[0].dtype)
     return xp.asarray(xp.sum(stacked ** norm_type) ** (1 / norm_type)).astype(norms[0].dtype)
 
 
