@@ -573,3 +573,48 @@ def test_repr_of_dual_tensors():
             return (repr(fw.make_dual(t.tensor(0.5), t.tensor(-1.25, dtype=t.float64))),
                     repr(fw.make_dual(t.tensor([0.5, 1.0]), t.tensor([0.0, 2.0]))))
     same(body, check_warnings=False)
+
+
+_PICKS = {
+    "maximum": lambda t, x, y: t.maximum(x, y),
+    "minimum": lambda t, x, y: t.minimum(x, y),
+    "fmax": lambda t, x, y: t.fmax(x, y),
+    "fmin": lambda t, x, y: t.fmin(x, y),
+    "clamp_min": lambda t, x, y: t.clamp(x, min=y),
+    "clamp_max": lambda t, x, y: t.clamp(x, max=y),
+    "clamp_both": lambda t, x, y: t.clamp(x, min=y, max=y + 1),
+    "clamp_crossed": lambda t, x, y: t.clamp(x, min=y + 1, max=y),
+    "max": lambda t, x, y: x.max() + y.min(),
+    "maximum_broadcast": lambda t, x, y: t.maximum(x, y[:1]),
+}
+
+
+@pytest.mark.parametrize("which", ["self", "other", "both"])
+@pytest.mark.parametrize("name", sorted(_PICKS))
+def test_tangent_of_a_pick_at_nan_and_ties(name, which):
+    # torch's forward formulas of maximum, minimum, fmax and clamp compare the primals: where
+    # NaN makes no comparison true the tangent is the other input's (a signed zero without
+    # one), a tie halves maximum's; max()'s is the mean tangent of the elements equal to the
+    # result, NaN for a NaN result (ember's came from the reverse formulas, which differ
+    # there; difftest 22000926)
+    def body(t):
+        fw = t.autograd.forward_ad
+        nan = float("nan")
+        a = t.tensor([1.0, nan, 2.0, nan, 3.0, -1.0])
+        b = t.tensor([nan, 1.0, 2.0, nan, 1.0, 2.0])
+        ta = t.tensor([-0.5, 0.25, 0.75, -2.0, 1.5, -3.0])
+        tb = t.tensor([0.125, -4.0, 0.5, 8.0, -0.25, 2.5])
+        with fw.dual_level():
+            x = a if which == "other" else fw.make_dual(a, ta)
+            y = b if which == "self" else fw.make_dual(b, tb)
+            return fw.unpack_dual(_PICKS[name](t, x, y)).tangent
+    same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax"])
+def test_jacfwd_of_a_pick_at_nan(name):
+    # (jacfwd's batch of tangents takes the forward formula too, not the reverse one)
+    def body(t):
+        y = t.tensor([float("nan"), 1.0, 2.0])
+        return t.func.jacfwd(lambda v: _PICKS[name](t, v, y))(t.tensor([1.0, float("nan"), 2.0]))
+    same(body, check_warnings=False)

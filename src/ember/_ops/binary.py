@@ -367,6 +367,15 @@ def _(grad, self, other):
     return masked_fill(grad, (self >= other) | isnan(other), 0)
 
 
+@fmax.jvp("self", "other", joint=True)
+def _(tangents, self, other):
+    # (a tie gives other's tangent here, where fmax's gradient goes to self)
+    return PW.tangent_of_a_pick(tangents, (self > other) | isnan(other))
+
+
+fmax.own_jvp = True  # (see _batched_forward._elementwise)
+
+
 @op("fmin", elementwise=True, tensors=2, method=True, check=refuse("c", lambda t: RuntimeError(
     "fmin not implemented for complex tensors."), _tensor_other("fmin")))
 def fmin(self, other):

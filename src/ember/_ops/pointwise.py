@@ -651,6 +651,28 @@ def _(grad, self, other):
     return masked_fill(where(self == other, div_scalar(grad, 2), grad), self > other, 0)
 
 
+def tangent_of_a_pick(tangents, share):
+    """torch's forward formula of an op that picks one of two inputs elementwise (maximum,
+    fmax, ...): ``other_t + share * (self_t - other_t)``, ``share`` being self's part, a
+    missing tangent standing there as torch's ZeroTensor (so where NaN makes no pick, or the
+    other input is picked, self's tangent gives a zero of its sign)."""
+    self_t, other_t = tangents
+    if other_t is None:
+        return share * self_t
+    return other_t + share * (-other_t if self_t is None else self_t - other_t)
+
+
+def _share_of_self(self, other, picked, result):
+    """maximum's and minimum's share of self: 1 where ``picked``, 1/2 at a tie, 0 elsewhere
+    (where either input is NaN too), in the result's dtype."""
+    return where(self == other, 0.5, picked.to(result.dtype))
+
+
+@maximum.jvp("self", "other", joint=True)
+def _(tangents, self, other, result):
+    return tangent_of_a_pick(tangents, _share_of_self(self, other, self > other, result))
+
+
 @op("minimum", elementwise=True, tensors=2, check=refuse("c", lambda t: RuntimeError(
     "minimum not implemented for complex tensors."), _tensor_other("minimum")))
 def minimum(self, other):
@@ -675,6 +697,13 @@ def _tensor_method(opdef, name):
     method.__name__ = name
     return method
 
+
+@minimum.jvp("self", "other", joint=True)
+def _(tangents, self, other, result):
+    return tangent_of_a_pick(tangents, _share_of_self(self, other, self < other, result))
+
+
+maximum.own_jvp = minimum.own_jvp = True  # (see _batched_forward._elementwise)
 
 Tensor.maximum = _tensor_method(maximum, "maximum")
 Tensor.minimum = _tensor_method(minimum, "minimum")

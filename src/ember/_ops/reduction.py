@@ -655,6 +655,15 @@ def min_all(self):
 max_all.grad("self", writes=1)(_evenly_distribute)
 min_all.grad("self", writes=1)(_evenly_distribute)
 
+
+@max_all.jvp("self")
+@min_all.jvp("self")
+def _evenly_read(self_t, self, result):
+    """torch's evenly_read_jvp: the mean tangent of the elements equal to the result (NaN
+    where none is: a NaN result; the reverse formula counts NaNs as equal)."""
+    mask = self == result
+    return sum_all(self_t * mask) / sum_all(mask)
+
 MaxResult = return_type("max")
 MinResult = return_type("min")
 

@@ -714,11 +714,15 @@ class OpDef:
             return self.batched_formulas
         return None
 
-    def jvp(self, *inputs):
+    def jvp(self, *inputs, joint=False):
         """Declare an explicit forward-mode rule for the named input(s), overriding the one
-        ember.autograd.forward_ad derives from the grad formulas (see forward_ad.jvp_rule)."""
+        ember.autograd.forward_ad derives from the grad formulas (see forward_ad.jvp_rule).
+        ``joint``: one rule for all of them, called once with their tangents (None for one
+        without), as torch's formulas that are not a sum of one term per input."""
         def register(fn):
             rules = self.__dict__.setdefault("jvp_rules", {})
+            if joint:
+                fn.joint_inputs = inputs
             for name in inputs:
                 rules[name] = fn
             return fn

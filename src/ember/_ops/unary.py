@@ -547,6 +547,19 @@ def _(grad, self, min, max):
     return where(self > max if min is None else (self > max) | (max < min), grad, 0)
 
 
+@clamp_tensor.jvp("self", "min", "max", joint=True)
+def _(tangents, self, min, max):
+    # torch's clamp_jvp: each element takes the tangent of the input clamp picks (max's where
+    # min > max), by comparisons that NaN fails: a NaN bound passes self's tangent on
+    self_t, min_t, max_t = (0.0 if t is None else t for t in tangents)
+    if min is None:
+        return where(self < max, self_t, max_t)
+    if max is None:
+        return where(self > min, self_t, min_t)
+    inner = where(self < min, min_t, where(self > max, max_t, self_t))
+    return where(min > max, max_t, inner)
+
+
 @op("clamp_min", elementwise=True, node="ClampMinBackward0", promote=NONE)
 def _clamp_min_scalar(self, min):
     x = with_scalars(self, min)

@@ -82,7 +82,11 @@ def view_of_tangent(view, base, base_tangent):
 
 
 def _elementwise(op, out, tangents):
+    """Whether the op's tangents may come from its reverse formulas applied to the batch at
+    once (not where torch's forward formula says otherwise: ``op.own_jvp``)."""
     if not op.elementwise or not isinstance(out, Tensor) or out._data.dtype.kind != "f":
+        return False
+    if getattr(op, "own_jvp", False):
         return False
     return all(len(inputs) == 1 for inputs, _, _ in op.formulas) and all(
         t is None or t._data.dtype.kind == "f" for t in tangents)

@@ -461,10 +461,17 @@ def _view_jvp(op, args, tangents):
 def _explicit_jvp(op, rules, args, out, tangents):
     """Sum of the op's declared per-input rules ``rule(input_t, <saved names>...)``."""
     total = None
+    joint_done = set()
     for k, tan in enumerate(tangents):
         if tan is None:
             continue
         fn = rules[op.params[k]]
+        names = getattr(fn, "joint_inputs", None)
+        if names is not None:  # (one rule of several inputs' tangents, called once)
+            if fn in joint_done:
+                continue
+            joint_done.add(fn)
+            tan = tuple(_tangent_at(tangents, op.index[n]) for n in names)
         r = fn(tan, *_rule_args(fn, op, args, out))
         total = r if total is None else total + r
     if any(total is tan for tan in tangents):  # (add's self_t: torch's sum with the other
@@ -472,6 +479,10 @@ def _explicit_jvp(op, rules, args, out, tangents):
     # (an op whose torch formula gives its tangent a dtype of its own says so)
     return _fit(total, out, keep_dtype=getattr(op, "tangent_keeps_dtype", False),
                 dtype=_tangent_dtype(op, args, out, tangents))
+
+
+def _tangent_at(tangents, k):
+    return tangents[k] if k < len(tangents) else None
 
 
 _RULE_PARAMS = {}
