@@ -47,6 +47,13 @@ MODULES = [
     ("fft", "torch.fft", "ember.fft"),
     ("distributions", "torch.distributions", "ember.distributions"),
     ("quasirandom", "torch.quasirandom", "ember.quasirandom"),
+    ("random", "torch.random", "ember.random"),
+    ("testing", "torch.testing", "ember.testing"),
+    ("autograd.graph", "torch.autograd.graph", "ember.autograd.graph"),
+    ("utils.checkpoint", "torch.utils.checkpoint", "ember.utils.checkpoint"),
+    ("utils.hooks", "torch.utils.hooks", "ember.utils.hooks"),
+    ("nn.modules.utils", "torch.nn.modules.utils", "ember.nn.modules.utils"),
+    ("sparse", "torch.sparse", "ember.sparse"),
 ]
 
 # Names left out of the count: (reason, patterns); a pattern is a regular expression matched

@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 
+from ._random.generator import default_generator  # noqa: F401 - torch.random's too
 from ._random.generator import get_rng_state, initial_seed, set_rng_state
 from ._random.generator import manual_seed as _manual_seed_cpu
 from ._random.generator import seed as _seed_cpu

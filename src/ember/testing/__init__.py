@@ -1,5 +1,6 @@
-"""``ember.testing``: torch.testing's helpers for tests, ``assert_close`` and ``make_tensor``."""
-from ._comparison import assert_close
+"""``ember.testing``: torch.testing's helpers for tests, ``assert_close`` and ``make_tensor``
+(and the deprecated ``assert_allclose``)."""
+from ._comparison import assert_allclose, assert_close
 from ._creation import make_tensor
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_allclose", "assert_close", "make_tensor"]

@@ -301,3 +301,33 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
             check()
         except _Failure as failure:
             raise failure.error(msg) from None
+
+
+# assert_allclose's own default tolerances (looser than assert_close's for float32)
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5),
+                        "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """Deprecated since torch 1.12 (a FutureWarning), as torch's: ``assert_close`` without
+    the dtype check, NaNs equal by default, numbers and lists made tensors of ``actual``'s
+    dtype, and its own default tolerances."""
+    import warnings
+
+    import ember
+    warnings.warn("`ember.testing.assert_allclose()` is deprecated since 1.12 and will be "
+                  "removed in a future release. Please use `ember.testing.assert_close()` "
+                  "instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning,
+                  stacklevel=2)
+    __tracebackhide__ = True
+    if not isinstance(actual, ember.Tensor):
+        actual = ember.tensor(actual)
+    if not isinstance(expected, ember.Tensor):
+        expected = ember.tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(str(t.dtype).split(".")[-1], (0.0, 0.0))
+                 for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_device=True, check_dtype=False, check_stride=False, msg=msg or None)

@@ -23,7 +23,8 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.graph import AccumulateGrad
 from ..random import _restore, _snapshot, _snapshot_for
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["CheckpointError", "check_backward_validity", "checkpoint", "checkpoint_sequential",
+           "detach_variable", "noop_context_fn"]
 
 _WARN_REENTRANT = (
     "ember.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
@@ -51,10 +52,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
                              "use_reentrant=False.")
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        if is_grad_enabled() and not any(isinstance(a, Tensor) and a.requires_grad
-                                         for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                          stacklevel=2)
+        if is_grad_enabled():
+            check_backward_validity(args, stacklevel=3)
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
     return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs)
 
@@ -89,7 +88,12 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
 
 
 # -- use_reentrant=True -------------------------------------------------------------------------
-def _detach_inputs(inputs):
+def detach_variable(inputs):
+    """The tensors of the tuple ``inputs`` detached, each keeping its ``requires_grad`` (other
+    items as they are): the leaves a reentrant checkpoint's recomputation starts from."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
     out = []
     for inp in inputs:
         if isinstance(inp, Tensor):
@@ -99,6 +103,22 @@ def _detach_inputs(inputs):
         else:
             out.append(inp)
     return tuple(out)
+
+
+def check_backward_validity(inputs, stacklevel=2):
+    """torch's warning when no tensor among ``inputs`` requires grad."""
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=stacklevel)
+
+
+class CheckpointError(RuntimeError):
+    """torch's error for a recomputation that does not match the forward pass."""
+
+
+def noop_context_fn():
+    """The default ``context_fn`` of ``checkpoint``: no context around either pass."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 class _RngFork:
@@ -135,7 +155,7 @@ class CheckpointFunction(Function):
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t
-        detached = _detach_inputs(inputs)
+        detached = detach_variable(tuple(inputs))
         with _RngFork(ctx.fwd_rng_state), enable_grad():
             outputs = ctx.run_function(*detached)
         if isinstance(outputs, Tensor):
@@ -228,7 +248,7 @@ class _Recompute:
         from .._ops.registry import peek_sequence
         # Inputs keep their identity (saved inputs are checked against their versions), but
         # the rerun must not add to the graph of anything outside: detach the tensors.
-        args = _detach_inputs(self.args)
+        args = detach_variable(self.args)
         with _RngFork(self.rng), enable_grad(), _own_saved_hooks():
             start = peek_sequence()
             outputs = self.function(*args, **self.kwargs)

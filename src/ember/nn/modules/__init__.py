@@ -18,3 +18,12 @@ from .lazy import *  # noqa: F401,F403
 from .sync_batchnorm import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403
 from .linear_cross_entropy import *  # noqa: F401,F403
+
+
+def __getattr__(name):
+    # torch.nn.modules.utils (_pair, ...), loaded on first use: imported here it would be
+    # exported by ember.nn's ``from .modules import *`` in place of ember.nn.utils
+    if name == "utils":
+        import importlib
+        return importlib.import_module(f"{__name__}.utils")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
