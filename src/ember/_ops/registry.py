@@ -372,6 +372,8 @@ def conj_value(x):
     """A saved value's conjugate as torch's formulas take it (``self.conj()``): a complex
     Tensor's is conj's lazy view (ConjBackward0), an array's a new array; real values and
     non-tensor values are their own conjugates."""
+    if type(x) is _ndarray:  # (a first-order pass's saved values: conj_any's case, no call)
+        return x.conj() if x.dtype.kind == "c" else x
     if isinstance(x, Tensor):
         if x._data.dtype.kind != "c":
             return x
