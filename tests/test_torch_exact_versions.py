@@ -153,3 +153,22 @@ def test_running_statistics_are_written_without_a_version(how):
             seen.append((rm._version, rv._version, rm.clone(), rv.clone()))
         return seen
     same(body, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("use_input_stats", [True, False])
+def test_instance_norm_writes_its_running_statistics_only_with_input_statistics(
+        use_input_stats):
+    # torch copies the averaged statistics back only where it used the input's (training);
+    # a non-contiguous input is made contiguous, then viewed (CloneBackward0, ViewBackward0)
+    def body(t):
+        x = t.tensor([[[0.3, -1.0, 2.0], [0.5, 0.1, -0.7]],
+                      [[1.3, 1.0, 0.0], [0.2, 0.4, -0.1]]], requires_grad=True)
+        rm, rv = t.zeros(2), t.ones(2)
+        seen = []
+        for v in (x, x.transpose(0, 1).contiguous().transpose(0, 1)):
+            y = t.nn.functional.instance_norm(v, rm, rv, use_input_stats=use_input_stats)
+            below = y.grad_fn.next_functions[0][0]
+            seen.append((y, rm._version, rv._version, rm.clone(), rv.clone(),
+                         [f.name() for f, _ in below.next_functions if f is not None]))
+        return seen
+    same(body, rtol=1e-5, atol=1e-6)

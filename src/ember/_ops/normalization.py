@@ -537,13 +537,14 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             raise ValueError(f"Expected more than 1 spatial element when training, got input "
                              f"size {input.shape!r}")
     b, c = input.shape[:2]
-    x = reshape(input, (1, b * c) + tuple(input.shape[2:]))
+    # (torch's input.contiguous().view(): CloneBackward0 then ViewBackward0 where it copies)
+    x = input.contiguous().view((1, b * c) + tuple(input.shape[2:]))
     rm = None if running_mean is None else _tile(running_mean, b)
     rv = None if running_var is None else _tile(running_var, b)
     out = batch_norm(x, rm, rv, _repeat(weight, b), _repeat(bias, b), use_input_stats,
                      momentum, eps)
     for running, tiled in ((running_mean, rm), (running_var, rv)):
-        if running is not None:
+        if running is not None and use_input_stats:  # (copied back: one write, in training)
             _raw(running)[...] = _mean_of_copies(_raw(tiled), b, c)
             running._bump_version()
     return reshape(out, tuple(input.shape))
