@@ -459,11 +459,21 @@ class TestProperties:
     def test_item_on_tensor_requiring_grad_works(self):
         x = ember.tensor([1.5], requires_grad=True)
         assert x.item() == 1.5 and x.tolist() == [1.5]
-        with pytest.warns(UserWarning) as rec:
-            assert float(x) == 1.5
-        assert str(rec[0].message).startswith(
-            "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-            "behavior.\nConsider using tensor.detach() first.")
+
+    def test_scalar_of_tensor_requiring_grad_warns_as_torch(self):
+        """float() and complex() warn (int() does not), only while grad is on: torch's
+        LBFGS reads its closure's loss under no_grad silently."""
+        def body(torch):
+            x = torch.tensor([1.5], requires_grad=True)
+            torch.set_warn_always(True)  # (the warning is torch's once-per-process one)
+            try:
+                values = [float(x), int(x), complex(x)]
+                with torch.no_grad():
+                    values += [float(x), complex(x)]
+                return values
+            finally:
+                torch.set_warn_always(False)
+        same(body)
 
     def test_numpy_shares_memory(self):
         x = ember.tensor([1., 2.])

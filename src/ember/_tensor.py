@@ -136,6 +136,12 @@ def _check_can_require_grad(dt, factory=False):
                            "gradients")
 
 
+_SCALAR_OF_GRAD_TENSOR = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
+
+
 class Tensor:
     """A multi-dimensional array that records the operations applied to it.
 
@@ -368,10 +374,11 @@ class Tensor:
         read_data(f"{kind.__name__}(tensor)")
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if self._requires_grad:
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
-                          "unexpected behavior.\nConsider using tensor.detach() first.",
-                          UserWarning, stacklevel=3)
+        # torch warns (once per process) for float() and complex(), only while grad is on:
+        # under no_grad, e.g. in an optimizer step reading its closure's loss, it is silent
+        if self._requires_grad and kind is not int and state.grad_enabled:
+            from ._numpy_in import warn_once
+            warn_once(_SCALAR_OF_GRAD_TENSOR, stacklevel=3)
         return kind(self._data.reshape(()).item())
 
     def __float__(self):
