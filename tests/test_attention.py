@@ -228,3 +228,14 @@ def test_sdpa_flash_kernel_has_no_second_derivative_nor_forward_ad():
         out.append(torch.autograd.grad((dx * dx).sum(), x))
         return out
     same(body, rtol=1e-9, atol=1e-10, check_warnings=False)  # (torch.func's own warnings)
+
+
+def test_flash_output_written_in_place_refuses_backward():
+    """The flash kernel's node saves its output (as torch's): writing into it in place makes
+    backward refuse with torch's error."""
+    def body(torch):
+        q = torch.ones(1, 2, 3, 4, requires_grad=True)
+        out = torch.nn.functional.scaled_dot_product_attention(q, q * 1, q * 1)
+        out.add_(1)
+        out.sum().backward()
+    same(body)

@@ -109,7 +109,9 @@ def _equal(e_value, t_value):
 #   tensors, which hooks can pack); complex(real, imag) and special.ndtr are
 #   composed of other nodes; conv_tbc saves no bias; rrelu in evaluation has no noise
 #   (torch's node keeps an uninitialized tensor); pack_padded_sequence's batch sizes;
-#   lobpcg is a custom Function;
+#   lobpcg is a custom Function; the CPU flash attention node keeps its mask as an array
+#   and computes its logsumexp when read (no _raw_saved_attn_mask or _raw_saved_logsumexp
+#   for hooks; the values are torch's, see test_flash_attention_node_shows_output_and_lse);
 # - values that differ by a sign or a random draw: eigh's eigenvectors, svd_lowrank's and
 #   pca_lowrank's U and Vh.
 _DIFFER = frozenset({
@@ -300,4 +302,38 @@ def test_index_gradient_node_shows_indices_with_an_ellipsis():
             g, = mod.autograd.grad(y, x, mod.ones_like(y).requires_grad_(), create_graph=True)
             nodes.append(_shown(g.grad_fn))
         seen.append(nodes)
+    assert seen[1] == seen[0]
+
+
+def test_flash_attention_node_shows_output_and_lse():
+    """The CPU flash kernel's node shows the output it saves (not the returned tensor itself,
+    as torch's) and the kernel's logsumexp (float32 for bfloat16 inputs; -inf for a row
+    masked out entirely), and no enable_gqa, as torch's; its names otherwise as torch's (the
+    mask and logsumexp have no ``_raw_saved_``: ember keeps the mask as an array and computes
+    the logsumexp when read)."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(s) for s in [(1, 4, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4)])
+    mask = np.array([[True, False, False, True, False]] * 2 + [[False] * 5])
+    for mod in (torch, ember):
+        F = mod.nn.functional
+        cases = []
+        for dtype, kw in [(mod.float64, {}), (mod.float32, {"is_causal": True}),
+                          (mod.bfloat16, {"scale": 0.3}),
+                          (mod.float64, {"attn_mask": mod.from_numpy(mask)}),
+                          (mod.float32, {"enable_gqa": True})]:
+            heads = 4 if kw.get("enable_gqa") else 2
+            query, key, value = (mod.from_numpy(a[:, :heads] if a is q else a).to(dtype)
+                                 .requires_grad_() for a in (q, k, v))
+            out = F.scaled_dot_product_attention(query, key, value, **kw)
+            node = out.grad_fn
+            lse = node._saved_logsumexp
+            cases.append((type(node).__name__,
+                          [n for n in saved_names(node) if "attn_mask" not in n
+                           and n != "_raw_saved_logsumexp"],
+                          node._saved_output is out, str(lse.dtype).split(".")[1],
+                          np.round(lse.detach().float().numpy().astype(np.float64), 5).tolist(),
+                          bool((node._saved_output == out).all())))
+        seen.append(cases)
     assert seen[1] == seen[0]

@@ -188,10 +188,31 @@ def flash_attention(query, key, value, dropout_p, is_causal, attn_mask, scale, e
     return (out.to(dtype) if dtype in _LOW else out)._data
 
 
+# (result: the output, which torch's node saves too and shows as _saved_output; the backward
+# recomputes the weights from the operands)
 @flash_attention.grad("query", "key", "value")
-def _(grad, query, key, value, dropout_p, is_causal, attn_mask, scale, enable_gqa):
+def _(grad, query, key, value, dropout_p, is_causal, attn_mask, scale, enable_gqa, result):
     return flash_attention_backward(grad, query, key, value, is_causal, attn_mask,
                                     _scale(query, scale), enable_gqa)
+
+
+def flash_logsumexp(node):
+    """The flash kernel's second return, which torch's node saves (``_saved_logsumexp``): the
+    log of each query row's softmax denominator, in float32 for half and bfloat16 inputs.
+    ember's backward does not read it, so it is computed when read, from the node's saved
+    operands (a freed node refuses, as torch's), 0 for a row masked out entirely (torch's
+    kernel leaves it so)."""
+    from .linalg import matmul
+    from .pointwise import where
+    saved = {name: node._unpack_slot(j, False) for j, name in enumerate(node._op.saved_names)}
+    query = saved["query"]
+    q, k, _, mask = _flash_operands(query, saved["key"], saved["value"], saved["attn_mask"],
+                                    saved["is_causal"], saved["enable_gqa"])
+    scores = matmul(q, k.transpose(-2, -1)) * _scale(query, saved["scale"])
+    if mask is None:
+        return scores.logsumexp(-1)
+    lse = (scores + mask).logsumexp(-1)
+    return where(lse == float("-inf"), 0.0, lse)
 
 
 flash_attention.jvp("query", "key", "value")(

@@ -33,6 +33,7 @@ RETURN_NAMES = {
     "LinalgQrBackward0": ("Q", "R"),
     "LinalgSolveExBackward0": ("result", "LU", "pivots", "info"),
     "LinalgSvdBackward0": ("U", "S", "Vh"),
+    "ScaledDotProductFlashAttentionForCpuBackward0": ("output", "logsumexp"),
 }
 
 
@@ -70,6 +71,8 @@ NOT_SHOWN = {
     "AsStridedBackward0": {"self_geometry"}, "AsStridedBackward1": {"self_geometry"},
     "AffineGridGeneratorBackward0": {"theta"},
     "LinalgLstsqBackward0": {"residuals"},
+    # (grouped-query attention: torch's CPU flash kernel reads it from the shapes)
+    "ScaledDotProductFlashAttentionForCpuBackward0": {"enable_gqa"},
 }
 
 # Tensor arguments that are a ``Scalar`` in torch's overload for the node (pow(2, x)): its
@@ -214,6 +217,12 @@ def _singular_values(node):
     return min(node._meta[0][0][-2:])
 
 
+def _flash_logsumexp(node):
+    """The flash attention kernel's logsumexp, computed when read (see attention.py)."""
+    from .attention import flash_logsumexp
+    return flash_logsumexp(node)
+
+
 def _pivoting(node):
     """linalg.lu / lu_factor(_ex) refuse ``pivot=False`` (not implemented on the CPU, as
     torch's): every recorded node pivoted."""
@@ -221,7 +230,8 @@ def _pivoting(node):
 
 
 # Values torch's node shows that ember reads from the node's recorded input metadata (its
-# inputs' shapes), not from a saved slot: ``[(attribute, read(node))]`` by node name.
+# inputs' shapes), not from a saved slot, or computes when read from what the node saved (the
+# flash attention kernel's logsumexp): ``[(attribute, read(node))]`` by node name.
 FROM_METADATA = {
     "ConvolutionBackward0": [("bias_sym_sizes_opt", _bias_sizes)],
     "AddbmmBackward0": [("batch2_sym_argsize_2", _sizes_of(2, 2))],
@@ -232,6 +242,7 @@ FROM_METADATA = {
     "SqueezeBackward4": [("self_sym_sizes", _sizes_of(0))],
     "SplitBackward0": [("self_sym_sizes", _sizes_of(0))],
     "SplitWithSizesBackward0": [("self_sym_sizes", _sizes_of(0))],
+    "ScaledDotProductFlashAttentionForCpuBackward0": [("logsumexp", _flash_logsumexp)],
     "LinalgLuBackward0": [("pivot", _pivoting)],
     "LinalgLuFactorExBackward0": [("pivot", _pivoting)],
 }
