@@ -797,3 +797,22 @@ def test_capturable_on_cpu_fails_at_step_like_torch(name):
 
     err, _ = _same_error(torch, body)
     assert err[0] == "AssertionError"
+
+
+def test_rprop_of_a_0_dim_parameter_and_a_nan_gradient():
+    # torch's sign is 0 at NaN: a NaN gradient leaves the step size and the parameter as they
+    # are (NumPy's sign would spread the NaN); a 0-dim parameter steps as any other
+    torch = _torch()
+
+    def run(lib):
+        a = lib.tensor(-1.31, dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([[1.47, -0.52], [float("nan"), 1.51], [0.5, -1.54]], requires_grad=True)
+        opt = lib.optim.Rprop([a, b])
+        seen = []
+        for _ in range(3):
+            (a * 2).backward()
+            b.softmax(-1).pow(2).sum().backward()
+            opt.step()
+            seen.append([a.item(), b.tolist(), a._version, b._version])
+        return seen
+    assert repr(run(ember)) == repr(run(torch))

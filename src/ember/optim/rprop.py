@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.pointwise import sign_of
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -73,16 +74,18 @@ class Rprop(Optimizer):
                 prev, step_size = _real(state["prev"]._data), _real(state["step_size"]._data)
                 param = _real(p._data)
                 xp = get_xp(param)
-                factor = xp.sign(grad * prev)
+                # (torch's sign: 0 for NaN, so a NaN gradient leaves the step size and the
+                # parameter as they are; 0-d arrays stay arrays for the masked writes)
+                factor = xp.asarray(sign_of(grad * prev))
                 flipped = factor < 0
                 factor[factor > 0] = etaplus
                 factor[flipped] = etaminus
                 factor[factor == 0] = 1
                 step_size *= factor
                 xp.clip(step_size, step_size_min, step_size_max, out=step_size)
-                grad = grad.copy()
+                grad = xp.array(grad)
                 grad[factor == etaminus] = 0  # no move (and no memory) after a sign flip
-                param += -1 * (xp.sign(grad) * step_size)
+                param += -1 * (sign_of(grad) * step_size)
                 prev[...] = grad
                 for t in (p, state["prev"], state["step_size"]):
                     t._bump_version()
