@@ -283,13 +283,15 @@ _DAMAGED_ARCHIVE = (
 def _not_ember(f, why):
     name = f if isinstance(f, (str, os.PathLike)) else "the file"
     return RuntimeError(f"ember.load: {name} is not an archive written by ember.save ({why}). "
-                        "ember.load reads only NumPy .npz archives with ember's manifest, so "
-                        "files written by torch.save or pickle are refused.")
+                        "ember.load reads NumPy .npz archives with ember's manifest and the zip "
+                        "files of torch.save; other files (pickles, torch's legacy format) "
+                        "are refused.")
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
          **pickle_load_args):
-    """Load an object saved with ``ember.save`` from a path or a binary file object."""
+    """Load an object saved with ``ember.save`` (or with ``torch.save``) from a path or a binary
+    file object."""
     if pickle_module is not None:
         raise ValueError("ember.load reads NumPy archives: pickle_module is not supported")
     for k in pickle_load_args:  # (the unpickler's keywords: nothing here is unpickled)
@@ -304,6 +306,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
 
 
 def _load(handle, f, map_location, weights_only):
+    from . import _torch_file
+    entry = _torch_file.pickle_entry(handle)
+    if entry is not None:  # written by torch.save
+        return _torch_file.load(handle, entry, map_location, weights_only)
     try:
         archive = np.load(handle, allow_pickle=False)
     except EOFError:  # an empty file: torch's EOFError says nothing more
