@@ -520,12 +520,14 @@ def _execute(task, root_nodes):
                     # owner in _NOTES, and the note read here serves the count below)
                     if (not graph and old.base is None and old.shape == g.shape
                             and old.dtype == g.dtype
-                            and ((lent := borrowed_get(id(old))) is None or lent() is not old)
-                            and (type(old) is not ndarray or old.flags.writeable)
-                            and not isinstance(old, np.generic)  # += would rebind a scalar
+                            and ((lent := borrowed_get(key := id(old))) is None
+                                 or lent() is not old)
+                            # (a NumPy scalar: += would rebind it)
+                            and (old.flags.writeable if type(old) is ndarray
+                                 else not isinstance(old, np.generic))
                             and ((refs := _refcount(old)) == 3
                                  or refs == 3 + _times_in(outs, old))
-                            and ((seen := notes_get(id(old))) is None or seen[0]() is not old
+                            and ((seen := notes_get(key)) is None or seen[0]() is not old
                                  or not seen[2])):
                         # NOTE: a gradient a formula made (not passed through, not a view, and
                         # held by nothing but this buffer: the 3 counts are the buffer, `old`
@@ -538,7 +540,7 @@ def _execute(task, root_nodes):
                         if type(old) is not ndarray:
                             note_writes(old, 1)
                         elif seen is not None and seen[0]() is old:  # (_note's lines)
-                            _NOTES[id(old)] = (seen[0], seen[1] + 1, False)
+                            _NOTES[key] = (seen[0], seen[1] + 1, False)
                         else:
                             _note(old, 1, False)
                     else:
