@@ -667,3 +667,55 @@ def test_gradients_through_dense_add_and_sqrt():
             s.sqrt().to_dense().sum().backward()
         return y.grad_fn.name(), x.grad, v.grad, str(err.value)
     check(body)
+
+
+def _softmax_input(torch, requires_grad=False):
+    i = torch.tensor([[0, 0, 1, 2, 2, 0], [0, 2, 1, 0, 2, 0]])  # ((0, 0) twice: uncoalesced)
+    v = torch.tensor([1.0, 2.0, 3.0, 4.0, -1.0, 0.5], requires_grad=requires_grad)
+    return torch.sparse_coo_tensor(i, v, (3, 3)), v
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_sparse_softmax(name, dim):
+    """torch.sparse.softmax/log_softmax: over each line's specified entries only (the others
+    count as -inf), on the coalesced entries; SparseSoftmaxBackward0's gradient."""
+    def body(torch):
+        s, v = _softmax_input(torch, requires_grad=True)
+        r = getattr(torch.sparse, name)(s, dim)
+        (r.to_dense() * torch.arange(9.0).reshape(3, 3)).sum().backward()
+        h = torch.sparse_coo_tensor(torch.tensor([[0, 2]]), torch.tensor([[1.0, 2.0], [3.0, -4.0]]),
+                                    (3, 2), requires_grad=True)
+        rh = getattr(torch.sparse, name)(h, dim)
+        gh, = torch.autograd.grad((rh.to_dense() * torch.tensor([[1.0, 2], [3, 4], [5, 6]])).sum(),
+                                  h)
+        return repr(r), v.grad, repr(rh), repr(gh), repr(getattr(torch.sparse, name)(
+            s.detach(), dim, dtype=torch.float64))
+    check(body)
+
+
+def test_sparse_softmax_3d_negative_dim_and_errors():
+    def body(torch):
+        e3 = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [0, 0, 2], [1, 1, 0]]),
+                                     torch.tensor([1.0, -2.0, 3.0]), (2, 3, 2))
+        s, _ = _softmax_input(torch)
+        return (repr(torch.sparse.softmax(e3, 1)), repr(torch.sparse.log_softmax(e3, 2)),
+                repr(torch.sparse.softmax(s, -1)), repr(torch.sparse.softmax(s, -2)),
+                _opening(error_of(lambda: torch.sparse.softmax(torch.ones(2, 2), 0))),
+                error_of(lambda: torch.sparse.softmax(s.long(), 0)))
+    check(body)
+
+
+def test_sparse_softmax_gradient_of_a_negative_dim_is_the_mathematical_one():
+    """torch's backward of dim=-1 is not the gradient of what its forward computes (its lines'
+    gradients do not sum to zero); ember's is the gradient of dim=1, which torch gets right."""
+    torch = torch_or_skip()
+
+    def grad(lib, dim):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sparse invariant checks")
+            s, v = _softmax_input(lib, requires_grad=True)
+            (lib.sparse.softmax(s, dim).to_dense() * lib.arange(9.0).reshape(3, 3)).sum().backward()
+            return np.asarray(v.grad.tolist())
+    np.testing.assert_allclose(grad(ember, -1), grad(torch, 1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grad(ember, -1), grad(ember, 1), rtol=0, atol=0)

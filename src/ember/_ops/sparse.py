@@ -413,6 +413,50 @@ def _(grad, self):
     return grad * self  # (dense, as torch's: its mul formula of two dense operands)
 
 
+# -- torch.sparse.softmax and log_softmax: over each line's entries only -----------------------
+@op("sparse_coo_softmax", aten="aten::_sparse_softmax", promote=NONE,
+    node="SparseSoftmaxBackward0")
+def _softmax(self, dim):
+    return C.softmax(self, dim)
+
+
+@_softmax.grad("self")
+def _(grad, result, dim):
+    return _softmax_backward(grad, result, dim, False)
+
+
+@op("sparse_coo_log_softmax", aten="aten::_sparse_log_softmax", promote=NONE,
+    node="SparseLogSoftmaxBackward0")
+def _log_softmax(self, dim):
+    return C.softmax(self, dim, log=True)
+
+
+@_log_softmax.grad("self")
+def _(grad, result, dim):
+    return _softmax_backward(grad, result, dim, True)
+
+
+# NOTE: not differentiable: its gradient reaches a sparse tensor's values, whose gradient is a
+# constant under create_graph in torch as in ember (see _entries)
+@op("sparse_coo_softmax_backward", tensors=2, promote=NONE, differentiable=False)
+def _softmax_backward(grad, result, dim, log):
+    return C.softmax_backward(grad, result, dim, log)
+
+
+def sparse_softmax(input, dim, dtype=None, *, log=False):  # noqa: A002 - torch's name
+    """torch.sparse.softmax / log_softmax: a sparse result on input's coalesced entries."""
+    name = "log_softmax" if log else "softmax"
+    if not is_sparse(input):
+        raise _not_on_dense(f"aten::_sparse_{name}")
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{name}" not implemented for '
+                                  f"'{input.dtype.scalar_name}'")
+    dim = dim % input.dim() if input.dim() else 0
+    return (_log_softmax if log else _softmax)(input, dim)
+
+
 # -- zero-preserving elementwise ops: on the coalesced values -----------------------------------
 _SLOPES = {"abs": np.sign, "relu": lambda v: (v > 0).astype(v.dtype)}
 

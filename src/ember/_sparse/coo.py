@@ -281,3 +281,58 @@ def mm_dense_sparse(dense, b: CooArray):
 
 
 KEPT_ARRAY_TYPES.add(CooArray)
+
+
+def _line_ids(a: CooArray, dim):
+    """For each entry of coalesced ``a``, which line along sparse dimension ``dim`` it is on
+    (the entries that share every other sparse index), numbered from 0."""
+    xp = get_xp(a.indices)
+    others = [d for d in range(a.sparse_dim) if d != dim]
+    if not others:
+        return xp.zeros(a.indices.shape[1], dtype=np.int64), 1
+    keys = _keys(a.indices[others], tuple(a.shape[d] for d in others))
+    unique, ids = xp.unique(keys, return_inverse=True)
+    return ids.reshape(-1), unique.size
+
+
+def _line_sum(values, ids, lines):
+    xp = get_xp(values)
+    out = xp.zeros((lines,) + values.shape[1:], dtype=values.dtype)
+    xp.add.at(out, ids, values)
+    return out[ids]
+
+
+def softmax(a: CooArray, dim, log=False) -> CooArray:
+    """torch.sparse.softmax (``log``: log_softmax) of ``a`` along ``dim``: over the specified
+    entries of each line only, as if the others were -inf; coalesced."""
+    a = coalesce(a)
+    xp = get_xp(a.values)
+    v = a.values
+    if dim >= a.sparse_dim:  # (a dense dimension: every line is whole)
+        axis = dim - a.sparse_dim + 1
+        shifted = v - (v.max(axis=axis, keepdims=True) if v.size else 0)
+        total = xp.exp(shifted).sum(axis=axis, keepdims=True)
+    else:
+        ids, lines = _line_ids(a, dim)
+        peak = xp.full((lines,) + v.shape[1:], -np.inf, dtype=v.dtype)
+        xp.maximum.at(peak, ids, v)
+        shifted = v - peak[ids]
+        total = _line_sum(xp.exp(shifted), ids, lines)
+    values = shifted - xp.log(total) if log else xp.exp(shifted) / total
+    return CooArray(a.indices, values.astype(v.dtype), a.shape, True)
+
+
+def softmax_backward(grad, out: CooArray, dim, log=False):
+    """The gradient of (log_)softmax's input values, from ``grad`` (dense or sparse) at the
+    result's entries: ``y * (g - sum(g * y))`` per line, or ``g - exp(y) * sum(g)``."""
+    xp = get_xp(out.values)
+    g = lookup(grad, out.indices)
+    y = out.values
+    if dim >= out.sparse_dim:
+        axis = dim - out.sparse_dim + 1
+        total = (g if log else g * y).sum(axis=axis, keepdims=True)
+    else:
+        ids, lines = _line_ids(out, dim)
+        total = _line_sum(g if log else g * y, ids, lines)
+    values = g - xp.exp(y) * total if log else y * (g - total)
+    return CooArray(out.indices, values.astype(y.dtype), out.shape, True)

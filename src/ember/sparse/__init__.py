@@ -1,7 +1,13 @@
-"""torch.sparse: products and reductions of sparse COO tensors (see ``_ops/sparse.py``)."""
+"""torch.sparse: products, reductions and softmaxes of sparse COO tensors (see
+``_ops/sparse.py``)."""
 from __future__ import annotations
 
+import functools
+
 from .._ops.sparse import sparse_mm as mm
+from .._ops.sparse import sparse_softmax as softmax
 from .._ops.sparse import sparse_sum as sum  # noqa: A004 - torch's name
 
-__all__ = ["mm", "sum"]
+log_softmax = functools.partial(softmax, log=True)
+
+__all__ = ["log_softmax", "mm", "softmax", "sum"]
