@@ -168,3 +168,51 @@ def test_a_parametrization_runs_once_when_registered():
         torch.nn.utils.parametrize.register_parametrization(m, "weight", Noisy())
         return calls
     same(body)
+
+
+def _assignment_parametrizations(nn):
+    class Double(nn.Module):  # no right_inverse
+        def forward(self, X):
+            return 2 * X
+
+    class Halve(nn.Module):
+        def forward(self, X):
+            return X
+
+        def right_inverse(self, X):
+            return X / 2
+
+    class Split(nn.Module):  # two originals
+        def forward(self, a, b):
+            return a + b
+
+        def right_inverse(self, X):
+            return X * 0.25, X * 0.75
+
+    class SplitWrong(Split):  # assigned: its inverse gives what the originals cannot take
+        def __init__(self):
+            super().__init__()
+            self.registered = False
+
+        def right_inverse(self, X):
+            if not self.registered:
+                self.registered = True
+                return super().right_inverse(X)
+            return X.double(), X
+    return Double, Halve, Split, SplitWrong
+
+
+@pytest.mark.parametrize("chain", [(0,), (1, 0), (0, 1), (1,), (2,), (2, 1), (3,)])
+def test_assigning_a_parametrized_tensor_matches_torch(chain):
+    """Assigning runs every right_inverse in reverse order; torch refuses a parametrization
+    without one (registration alone tolerates it) and inverses that give the wrong kind."""
+    def body(torch):
+        P = torch.nn.utils.parametrize
+        torch.manual_seed(0)
+        m = torch.nn.Linear(2, 2)
+        kinds = _assignment_parametrizations(torch.nn)
+        for k in chain:
+            P.register_parametrization(m, "weight", kinds[k]())
+        m.weight = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        return m.weight, sorted((k, v) for k, v in m.state_dict().items())
+    same(body)

@@ -110,13 +110,20 @@ class ParametrizationList(ModuleList):
         """Set the originals so that the parametrized tensor becomes ``value``."""
         with _no_grad():
             for module in reversed(self):
-                if hasattr(module, "right_inverse"):
-                    value = module.right_inverse(value)
+                if not hasattr(module, "right_inverse"):
+                    # (registering skips a missing inverse; assigning cannot)
+                    raise RuntimeError(f"parametrization {type(module).__name__} does not "
+                                       "implement right_inverse.")
+                value = module.right_inverse(value)
             if self.is_tensor:
+                _check_inverse_tensor(value, self.original)
                 _assign(self.original, value)
             else:
+                _check_inverse_sequence(value, self.ntensors)
                 for i, t in enumerate(value):
-                    _assign(getattr(self, f"original{i}"), t)
+                    original = getattr(self, f"original{i}")
+                    _check_inverse_element(t, i, original)
+                    _assign(original, t)
 
     def forward(self):
         if self.is_tensor:
@@ -126,6 +133,33 @@ class ParametrizationList(ModuleList):
         for module in list(self)[1:]:
             x = module(x)
         return x
+
+
+def _check_inverse_tensor(value, original):
+    """torch's checks of what the ``right_inverse`` of an assignment gives ``original``."""
+    if not isinstance(value, Tensor):
+        raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
+    if value.dtype != original.dtype:
+        raise ValueError(f"The tensor returned by `right_inverse` has dtype {value.dtype} "
+                         f"while `original` has dtype {original.dtype}")
+
+
+def _check_inverse_sequence(value, ntensors):
+    if not isinstance(value, collections.abc.Sequence):
+        raise ValueError("'right_inverse' must return a sequence of tensors. "
+                         f"Got {type(value).__name__}.")
+    if len(value) != ntensors:
+        raise ValueError("'right_inverse' must return a sequence of tensors of length "
+                         f"{ntensors}. Got a sequence of length {len(value)}.")
+
+
+def _check_inverse_element(tensor, i, original):
+    if not isinstance(tensor, Tensor):
+        raise ValueError("'right_inverse' must return a sequence of tensors or reference-type "
+                         f"opaques. Got element {i} of type {type(tensor).__name__}.")
+    if tensor.dtype != original.dtype:
+        raise ValueError(f"Tensor {i} returned by `right_inverse` has dtype {tensor.dtype} "
+                         f"while `original{i}` has dtype {original.dtype}")
 
 
 def _no_grad():
