@@ -719,3 +719,34 @@ def test_sparse_softmax_gradient_of_a_negative_dim_is_the_mathematical_one():
             return np.asarray(v.grad.tolist())
     np.testing.assert_allclose(grad(ember, -1), grad(torch, 1), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(grad(ember, -1), grad(ember, 1), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mshape, beta, alpha", [((2, 4), 1, 1), ((4,), 2, 0.5), ((2, 1), 0, 3),
+                                                 ((2, 4), -1, 1)])
+def test_sparse_addmm(mshape, beta, alpha):
+    """torch.sparse.addmm: beta * mat + alpha * sparse @ dense, mat broadcast; one
+    SparseAddmmBackward0 node with torch's three edges and gradients."""
+    def body(torch):
+        torch.manual_seed(0)
+        i = torch.tensor([[0, 1, 1, 0], [2, 0, 2, 2]])  # (uncoalesced)
+        v = torch.tensor([3.0, 4.0, 5.0, 1.0], requires_grad=True)
+        x = torch.randn(3, 4, requires_grad=True)
+        m = torch.randn(*mshape, requires_grad=True)
+        r = torch.sparse.addmm(m, torch.sparse_coo_tensor(i, v, (2, 3)), x, beta=beta,
+                               alpha=alpha)
+        (r * torch.arange(8.0).reshape(2, 4)).sum().backward()
+        return r, [None if f is None else f.name() for f, _ in r.grad_fn.next_functions], \
+            v.grad, x.grad, m.grad
+    check(body)
+
+
+def test_sparse_addmm_beta_zero_dense_operand_and_errors():
+    def body(torch):
+        a = torch.sparse_coo_tensor(torch.tensor([[0, 1], [2, 0]]), torch.tensor([3.0, 4.0]),
+                                    (2, 3))
+        x = torch.ones(3, 4)
+        return (torch.sparse.addmm(torch.full((2, 4), float("nan")), a, x, beta=0),
+                torch.sparse.addmm(torch.ones(2, 4), a.to_dense(), x, alpha=2),
+                error_of(lambda: torch.sparse.addmm(torch.ones(3, 4), a, x)),
+                error_of(lambda: torch.sparse.addmm(torch.ones(2, 4), a, torch.ones(4, 4))))
+    check(body)

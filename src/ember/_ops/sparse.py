@@ -173,6 +173,47 @@ def _sparse_addmm(self, mat2):
     return C.mm(self, mat2)
 
 
+@op("sparse_coo_addmm_scaled", aten="aten::addmm", tensors=3, promote=NONE,
+    node="SparseAddmmBackward0")
+def _sparse_addmm_scaled(self, mat1, mat2, beta=1, alpha=1):
+    """beta * self + alpha * (sparse mat1 @ dense mat2); self broadcasts, and with beta 0 it
+    is not read (its NaNs do not reach the result), as torch's."""
+    out = C.mm(mat1, mat2)
+    if alpha != 1:
+        out = out * alpha
+    return out + beta * self if beta != 0 else out
+
+
+@_sparse_addmm_scaled.grad("self")
+def _(grad, self_shape, beta):
+    from .reduction import sum_to
+    return sum_to(grad * beta, self_shape)
+
+
+@_sparse_addmm_scaled.grad("mat1")
+def _(grad, mat1, mat2, alpha):
+    out = _mm_self_grad(grad, mat1, mat2)
+    return out if alpha == 1 else _scale(out, alpha)
+
+
+@_sparse_addmm_scaled.grad("mat2")
+def _(grad, mat1, alpha):
+    return _sparse_dense_mm(_t(mat1), grad) * alpha
+
+
+def sparse_addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
+    """torch.sparse.addmm: ``beta * mat + alpha * mat1 @ mat2`` for a sparse ``mat1`` (a
+    SparseAddmmBackward0 node), else torch.addmm."""
+    if not is_sparse(mat1) or is_sparse(mat2):
+        from .. import addmm
+        return addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
+    _check_mm_shapes(mat1, mat2)
+    shape = (mat1.shape[0], mat2.shape[1])
+    if tuple(mat.shape) != shape:
+        mat.detach().expand(shape)  # (torch's error for a mat that does not broadcast)
+    return _sparse_addmm_scaled(mat, mat1, mat2, beta, alpha)
+
+
 @op("sparse_coo_mm", aten="aten::mm", tensors=2, promote=NONE, node="MmBackward0")
 def _sparse_dense_mm(self, mat2):
     return C.mm(self, mat2)

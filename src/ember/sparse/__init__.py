@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 
+from .._ops.sparse import sparse_addmm as addmm
 from .._ops.sparse import sparse_mm as mm
 from .._ops.sparse import sparse_softmax as softmax
 from .._ops.sparse import sparse_sum as sum  # noqa: A004 - torch's name
 
 log_softmax = functools.partial(softmax, log=True)
 
-__all__ = ["log_softmax", "mm", "softmax", "sum"]
+__all__ = ["addmm", "log_softmax", "mm", "softmax", "sum"]
