@@ -275,3 +275,33 @@ def test_swap_in_optimizer_params_and_state():
         return (other, p, inside, opt.param_groups[0]["lr"], opt.param_groups[0]["params"][0] is p,
                 swap_state["state"][0]["exp_avg"], errors)
     same(body, grad_fn=False)
+
+
+def _sparse_adam_run(lib, kwargs, steps=5):
+    """SparseAdam given sparse gradients: rows of a (6, 3) table (an embedding's gradient,
+    uncoalesced, a row repeated) and single entries of a vector, some steps with none."""
+    rng = np.random.default_rng(1)
+    table = lib.nn.Parameter(lib.tensor(rng.standard_normal((6, 3)), dtype=lib.float32))
+    vec = lib.nn.Parameter(lib.tensor(rng.standard_normal(5), dtype=lib.float32))
+    opt = lib.optim.SparseAdam([table, vec], **kwargs)
+    seen = []
+    for i in range(steps):
+        rows = lib.tensor([[i % 6, (i + 2) % 6, i % 6]])
+        table.grad = lib.sparse_coo_tensor(
+            rows, lib.tensor(rng.standard_normal((3, 3)), dtype=lib.float32), (6, 3))
+        entries = lib.tensor([[0, 3]]) if i % 2 else lib.zeros(1, 0, dtype=lib.int64)
+        vec.grad = lib.sparse_coo_tensor(
+            entries, lib.tensor(rng.standard_normal(entries.shape[1]), dtype=lib.float32), (5,))
+        opt.step()
+        seen.append((table.detach().clone(), vec.detach().clone()))
+    return seen, opt.state_dict()
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"lr": 0.1, "betas": (0.5, 0.9), "maximize": True}])
+def test_sparse_adam_with_sparse_gradients(kwargs):
+    """The moments and parameters change at the gradients' positions only, by torch's
+    masked Adam; the state keeps a Python int step."""
+    import warnings
+    with warnings.catch_warnings():  # (torch's note on unchecked sparse invariants)
+        warnings.simplefilter("ignore")
+        same(lambda lib: _sparse_adam_run(lib, kwargs), check_warnings=False, atol=1e-6)

@@ -1,8 +1,18 @@
-"""SparseAdam: Adam for sparse gradients (ember's parameters get dense ones: refused)."""
+"""SparseAdam: Adam masked to the entries of sparse COO gradients (dense ones are refused)."""
 from __future__ import annotations
 
+import math
+
+from .._backend import get_xp
+from .._sparse.coo import coalesce
 from .._tensor import Tensor
-from .optimizer import Optimizer, _closure_loss, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _closure_loss,
+    _to_scalar,
+    _use_grad_for_differentiable,
+    _zeros_like,
+)
 
 __all__ = ["SparseAdam"]
 
@@ -10,11 +20,9 @@ __all__ = ["SparseAdam"]
 class SparseAdam(Optimizer):
     """SparseAdam: a masked Adam for parameters whose gradients have a sparse layout.
 
-    NOTE: ember gives dense parameters dense gradients (``nn.Embedding(sparse=True)``
-    included; sparse COO tensors exist, see docs/sparse.md, but no op makes a dense
-    parameter's gradient sparse), and torch refuses dense gradients here: ``step`` raises
-    torch's error for any gradient. The constructor accepts
-    and checks its arguments as torch does.
+    NOTE: ember's autograd gives dense parameters dense gradients (``nn.Embedding(sparse=True)``
+    included), so sparse gradients reach this optimizer only when assigned to ``.grad``
+    (``p.grad = torch.sparse_coo_tensor(...)``); a dense gradient gets torch's error.
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
@@ -38,11 +46,46 @@ class SparseAdam(Optimizer):
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
-        """Refuse the (dense) gradients, as torch does."""
+        """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps = _to_scalar(group["lr"]), group["eps"]
+            maximize = group.get("maximize", False)
             for p in group["params"]:
-                if p._grad is not None:
+                if p._grad is None:
+                    continue
+                if not p._grad.is_sparse:
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = 0  # (a Python int in torch's SparseAdam)
+                    state["exp_avg"] = _zeros_like(p)
+                    state["exp_avg_sq"] = _zeros_like(p)
+                state["step"] += 1
+                _sparse_adam_update(p, state, beta1, beta2, lr, eps, maximize)
         return loss
+
+
+def _sparse_adam_update(p, state, beta1, beta2, lr, eps, maximize):
+    """torch's single-tensor sparse Adam: the moments and the parameter change only at the
+    gradient's (coalesced) positions, each with Adam's update there."""
+    grad = coalesce(p._grad._data)
+    values = -grad.values if maximize else grad.values
+    if values.size == 0:
+        return
+    at = tuple(grad.indices)
+    exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+    old_exp_avg, old_exp_avg_sq = exp_avg[at], exp_avg_sq[at]
+    exp_avg_update = (values - old_exp_avg) * (1 - beta1)
+    exp_avg[at] += exp_avg_update
+    exp_avg_sq_update = (values ** 2 - old_exp_avg_sq) * (1 - beta2)
+    exp_avg_sq[at] += exp_avg_sq_update
+    numer = exp_avg_update + old_exp_avg
+    denom = get_xp(values).sqrt(exp_avg_sq_update + old_exp_avg_sq) + eps
+    step = state["step"]
+    step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+    p._data[at] += -step_size * (numer / denom)
+    for t in (state["exp_avg"], state["exp_avg_sq"], p):
+        t._bump_version()
