@@ -109,3 +109,10 @@ def test_init_in_place_bumps_version():
     v = w._version
     init.ones_(w)
     assert w._version > v
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 0), (2, 2, 3, 0), (2, 2, 0, 0, 3), (0, 2, 0), (2, 0, 0)])
+def test_dirac_of_empty_kernels_matches_torch(shape):
+    """torch writes the first centre and fails on the first empty spatial dimension; with no
+    channel pair to write it returns the (empty) tensor."""
+    same(lambda lib: lib.nn.init.dirac_(lib.empty(shape)))

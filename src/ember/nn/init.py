@@ -178,6 +178,9 @@ def dirac_(tensor, groups=1):
     per_group = sizes[0] // groups
     out = np.zeros(sizes)
     centre = tuple(s // 2 for s in sizes[2:])
+    empty = [k for k, s in enumerate(sizes[2:], 2) if s == 0]
+    if empty and per_group and sizes[1]:  # (torch writes the first centre and fails there)
+        raise IndexError(f"index 0 is out of bounds for dimension {empty[0]} with size 0")
     for g in range(groups):
         for d in range(min(per_group, sizes[1])):
             out[(g * per_group + d, d) + centre] = 1
