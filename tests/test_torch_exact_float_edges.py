@@ -170,3 +170,54 @@ def test_casts_of_edges_are_silent(dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         same(body)
+
+
+# piecewise activations at a signed zero: torch's kernels (x < 0 ? 0 : x, min(max(x, lo), hi),
+# an exponential branch for x <= 0) keep -0.0, whatever the tensor's size
+_AT_ZERO = {
+    "relu": lambda t, x: t.relu(x),
+    "relu_": lambda t, x: x.clone().relu_(),
+    "clamp_min": lambda t, x: x.clamp(min=0.0),
+    "clamp_max": lambda t, x: x.clamp(max=0.0),
+    "clamp_both": lambda t, x: x.clamp(0.0, 1.0),
+    "clamp_": lambda t, x: x.clone().clamp_(min=0.0),
+    "clamp_min_method": lambda t, x: x.clamp_min(0.0),
+    "clamp_max_method": lambda t, x: x.clamp_max(0.0),
+    "elu": lambda t, x: t.nn.functional.elu(x),
+    "elu_": lambda t, x: t.nn.functional.elu(x.clone(), inplace=True),
+    "selu": lambda t, x: t.nn.functional.selu(x),
+    "celu": lambda t, x: t.nn.functional.celu(x),
+    "hardtanh": lambda t, x: t.nn.functional.hardtanh(x),
+    "relu6": lambda t, x: t.nn.functional.relu6(x),
+    "leaky_relu": lambda t, x: t.nn.functional.leaky_relu(x),
+    "hardsigmoid": lambda t, x: t.nn.functional.hardsigmoid(x),
+    "hardswish": lambda t, x: t.nn.functional.hardswish(x),
+    "threshold": lambda t, x: t.nn.functional.threshold(x, 0.0, -1.0),
+}
+
+
+@pytest.mark.parametrize("size", [1, 5, 1000])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(_AT_ZERO))
+def test_sign_of_zero_through_activations(name, dtype, size):
+    def body(t):
+        values = t.tensor([-0.0, 0.0, -1.5, 1.5, -1e-30, 2.5, -4.0], dtype=getattr(t, dtype))
+        x = values.repeat(size).requires_grad_()
+        y = _AT_ZERO[name](t, x)
+        gy = t.tensor([1.0, -1.0, -0.0, 0.5, 1.0, -2.0, 0.25], dtype=x.dtype).repeat(size)
+        g, = t.autograd.grad(y, x, gy)
+        return y, t.signbit(y), g, t.signbit(g)
+    same(body, check_warnings=False)  # (signs exactly; values to rounding: exp of elu)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_hardsigmoid_rounds_as_torch(dtype):
+    # torch computes min(max(x + 3, 0), 6) / 6 and multiplies the gradient by its float32
+    # constant 1.0f / 6.0f (so a float64 gradient is 0.1666666716... times the incoming one)
+    def body(t):
+        gen = np.random.default_rng(3)
+        x = t.tensor(gen.uniform(-4, 4, 300), dtype=getattr(t, dtype), requires_grad=True)
+        y = t.nn.functional.hardsigmoid(x)
+        g, = t.autograd.grad(y, x, t.tensor(gen.standard_normal(300), dtype=x.dtype))
+        return y, g
+    same(body, rtol=0, atol=0)

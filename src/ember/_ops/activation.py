@@ -110,7 +110,7 @@ def leaky_relu_(input, negative_slope=0.01):
 def _elu_kernel(x, alpha, scale, input_scale):
     _floating(x, "elu_cpu")
     xp = get_xp(x)
-    neg = alpha * xp.expm1(xp.minimum(x, 0) * input_scale)
+    neg = alpha * xp.expm1(xp.minimum(0, x) * input_scale)  # (-0.0 stays -0.0, as torch's)
     return xp.where(x > 0, x * scale, neg * scale).astype(x.dtype, copy=False)
 
 
@@ -456,7 +456,8 @@ def relu_(input):
 @op("hardsigmoid", elementwise=True, node="HardsigmoidBackward0")
 def _hardsigmoid(self):
     _floating(self, "hardsigmoid_cpu")
-    return get_xp(self).clip(self / 6 + 0.5, 0, 1).astype(self.dtype, copy=False)
+    # (torch's kernel: min(max(x + 3, 0), 6) / 6, rounded as it rounds)
+    return (get_xp(self).clip(self + 3, 0, 6) / 6).astype(self.dtype, copy=False)
 
 
 @_hardsigmoid.grad("self")
@@ -471,7 +472,9 @@ def _(self_t, self):  # (elementwise: not derived from the backward, whose own h
 
 @op("hardsigmoid_backward", elementwise=True, tensors=2, node="NotImplemented")
 def hardsigmoid_backward(grad_output, self):
-    return get_xp(self).where((self > -3.0) & (self < 3.0), grad_output / 6, 0).astype(
+    # (torch's kernel multiplies by its constant 1.0f / 6.0f, a float32 also for float64)
+    one_sixth = grad_output.dtype.type(np.float32(1) / np.float32(6))
+    return get_xp(self).where((self > -3.0) & (self < 3.0), grad_output * one_sixth, 0).astype(
         grad_output.dtype, copy=False)
 
 

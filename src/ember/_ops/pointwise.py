@@ -888,7 +888,9 @@ def _relu_check(self):
 def relu(self):
     if self.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    return np.maximum(self, 0)
+    # (the input second: NumPy's maximum gives its second operand at a tie, so -0.0 stays
+    # -0.0, as torch's x < 0 ? 0 : x keeps it)
+    return np.maximum(0, self)
 
 
 @relu.grad("self")

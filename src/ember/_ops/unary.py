@@ -494,8 +494,10 @@ def clamp_scalar(self, min=None, max=None):
     x = with_scalars(self, min, max)
     _no_bool(x, "clamp_scalar_cpu")
     min, max = _bound(min, x), _bound(max, x)
-    out = x if min is None else np.maximum(x, min)
-    out = out if max is None else np.minimum(out, max)
+    # (the input second: NumPy gives the second operand at a tie, so clamping -0.0 to a
+    # bound of 0 keeps -0.0, as torch's min(max(x, lo), hi) does)
+    out = x if min is None else np.maximum(min, x)
+    out = out if max is None else np.minimum(max, out)
     return out if out is not self else self.copy()
 
 
@@ -564,7 +566,7 @@ def _(tangents, self, min, max):
 def _clamp_min_scalar(self, min):
     x = with_scalars(self, min)
     _no_bool(x, "clamp_min_scalar_cpu")
-    return np.maximum(x, _bound(min, x))
+    return np.maximum(_bound(min, x), x)  # (x second: -0.0 stays, see clamp_scalar)
 
 
 @_clamp_min_scalar.grad("self")
@@ -591,7 +593,7 @@ def _(grad, self, min):
 def _clamp_max_scalar(self, max):
     x = with_scalars(self, max)
     _no_bool(x, "clamp_max_scalar_cpu")
-    return np.minimum(x, _bound(max, x))
+    return np.minimum(_bound(max, x), x)
 
 
 @_clamp_max_scalar.grad("self")
