@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from .._cpu_capability import onednn_runs
 from .._backend import get_xp, is_array, reduce_max, reduce_sum
 from .._tensor import Tensor, _wrap_dim
 from .pointwise import (add_scalar, exp, not_implemented, sigmoid, tanh, threshold_backward, where,
@@ -236,16 +237,18 @@ def _gelu(self, approximate="none"):
     if approximate == "tanh":
         inner = _SQRT_2_PI * (self + _GELU_C * self * self * self)
         return (0.5 * self * (1 + xp.tanh(inner))).astype(self.dtype, copy=False)
-    if self.dtype.itemsize <= 4 and self.size > 1 and self.flags.c_contiguous:
+    if (self.dtype.itemsize <= 4 and self.size > 1 and self.flags.c_contiguous
+            and onednn_runs(self.dtype)):
         return _gelu_vectorized(self, xp)
     x = self.astype(xp.float32) if self.dtype.itemsize < 4 else self  # half: as torch, in float
     return (0.5 * x * (1 + _erf(x * _SQRT_1_2))).astype(self.dtype, copy=False)
 
 
 def _gelu_vectorized(x, xp):
-    """gelu as torch's vectorized float32 kernel computes it (the one it runs on a contiguous
-    input of more than one element; float16 goes through float32): x (1 + erf(x/sqrt 2)) / 2
-    in that order, so a huge finite x overflows to inf, and +inf gives nan."""
+    """gelu as torch's oneDNN kernel computes it (the one it runs on a contiguous input of more
+    than one element, of a type oneDNN takes on this CPU: _cpu_capability.onednn_runs; 2-byte
+    types in float32): x (1 + erf(x/sqrt 2)) / 2 in that order, so a huge finite x overflows
+    to inf, and +inf gives nan."""
     x32 = x.astype(xp.float32, copy=False)
     out = x32 * (1 + _erf(x32 * xp.float32(_SQRT_1_2))) * xp.float32(0.5)
     out[x32 == xp.inf] = xp.nan

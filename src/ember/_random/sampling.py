@@ -17,7 +17,7 @@ import numpy as np
 from .. import _threads
 
 from . import cephes
-from .cpu_capability import cephes_normals, fused_multiply_add
+from .._cpu_capability import cephes_normals, fused_multiply_add
 from .exact_math import f32, f64, fma32, fma64, settle, to_dtype
 from .libm import elementwise, libm
 

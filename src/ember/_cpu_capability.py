@@ -1,4 +1,4 @@
-"""Which of torch's CPU kernel builds this machine runs, as far as random numbers can tell.
+"""Which of torch's CPU kernels this machine runs, where their results differ at the edges.
 
 torch compiles its CPU kernels once per instruction set and picks one at run time (the
 ``ATEN_CPU_CAPABILITY`` variable can lower the choice). Two things in its random numbers depend
@@ -6,6 +6,10 @@ on it: the AVX2 and AVX-512 builds fuse multiply-adds (``x * range + from`` roun
 float32 normals of 16 elements or more come from the AVX2 kernel's Cephes polynomials. The x86
 baseline build does neither: it rounds twice and uses the C library's float functions. ARM
 builds fuse (FMA is part of the base instruction set) and use the C library.
+
+Some ops (gelu) run oneDNN's kernel on a contiguous input of more than one element, for float32
+always, and for bfloat16 and float16 only where oneDNN has native support for them on this CPU;
+oneDNN's kernel differs from torch's own at infinities.
 """
 from __future__ import annotations
 
@@ -45,3 +49,24 @@ def fused_multiply_add() -> bool:
 def cephes_normals() -> bool:
     """Whether float32 normals of 16 or more come from the AVX2 Cephes kernel here."""
     return _machine() == "x86-avx2"
+
+
+@functools.cache
+def _onednn_half_types():
+    """The 2-byte float types oneDNN computes natively here, as torch's mkldnn_bf16_device_check
+    and mkldnn_fp16_device_check decide: bfloat16 from AVX-512 (F, BW, VL, DQ), float16 from
+    AVX-512 FP16 or AMX FP16 (Sapphire Rapids; not AMD Zen 4)."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return frozenset()
+    flags = _x86_flags() or set()
+    kinds = set()
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        kinds.add("bfloat16")
+    if "avx512_fp16" in flags or "amx_fp16" in flags:
+        kinds.add("float16")
+    return frozenset(kinds)
+
+
+def onednn_runs(dtype) -> bool:
+    """Whether torch's oneDNN kernels take float arrays of ``dtype`` here."""
+    return dtype.itemsize == 4 or (dtype.itemsize == 2 and str(dtype) in _onednn_half_types())
