@@ -103,6 +103,16 @@ def test_non_leaf_grad_warning_is_torchs():
     same(body)
 
 
+def test_non_leaf_grad_assigned_is_read_without_warning():
+    """torch warns only while a non-leaf has no .grad (differentiable optimizers read the
+    .grad assigned to a cloned parameter)."""
+    def body(torch):
+        y = torch.ones(2, requires_grad=True) * 2
+        y.grad = torch.full((2,), 3.0)
+        return y.grad
+    same(body)
+
+
 # -- versions and errors after in-place ops -------------------------------------------------------
 def _detach_cases(torch):
     x = torch.ones(3, requires_grad=True)

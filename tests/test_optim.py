@@ -14,6 +14,7 @@ import pytest
 
 import ember
 import ember.optim
+from tests.oracle import same
 
 RTOL, ATOL = 1e-5, 1e-6
 
@@ -816,3 +817,36 @@ def test_rprop_of_a_0_dim_parameter_and_a_nan_gradient():
             seen.append([a.item(), b.tolist(), a._version, b._version])
         return seen
     assert repr(run(ember)) == repr(run(torch))
+
+
+def _differentiable_sgd(lib, kwargs, leaf=False, steps=3):
+    """SGD(differentiable=True) stepping a clone of ``w`` (or ``w`` itself) with gradients
+    that require grad: the loss after the steps is differentiated back to ``w`` (and a tensor
+    lr), through the momentum buffers."""
+    kwargs = dict(kwargs)
+    w = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    p = w if leaf else w.clone()
+    lr = lib.tensor(0.1, requires_grad=True) if kwargs.pop("tensor_lr", False) else 0.1
+    opt = lib.optim.SGD([p], lr=lr, differentiable=True, **kwargs)
+    for i in range(steps):
+        p.grad = lib.tensor([0.5, 1.0, -1.5], requires_grad=True) * (i + 1)
+        opt.step()
+    inputs = [w, lr] if isinstance(lr, lib.Tensor) else [w]
+    grads = lib.autograd.grad((p * p).sum(), inputs)
+    return p, grads, sorted(opt.state[p])
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True, "weight_decay": 0.1},
+    {"momentum": 0.5, "dampening": 0.3, "maximize": True}, {"tensor_lr": True}],
+    ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()) or "plain")
+@pytest.mark.parametrize("leaf", [False, True], ids=["clone", "leaf"])
+def test_differentiable_sgd_matches_torch(kwargs, leaf):
+    """torch's differentiable SGD records its update (a leaf parameter gets the in-place
+    error); reading the assigned .grad of a non-leaf does not warn."""
+    same(lambda lib: _differentiable_sgd(lib, kwargs, leaf), rtol=1e-6, atol=1e-6)
+
+
+def test_differentiable_is_refused_where_ember_updates_arrays():
+    with pytest.raises(RuntimeError, match="differentiable=True"):
+        ember.optim.Adam([ember.nn.Parameter(ember.ones(2))], differentiable=True)

@@ -521,7 +521,8 @@ class Tensor:
     def grad(self):
         if recording[0] is not None:
             grad_accessed("Tensor.grad")
-        if self._grad_fn is not None and not self._retains_grad:
+        # (torch warns only while the non-leaf has no .grad: one assigned is read silently)
+        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 

@@ -65,11 +65,11 @@ def _profiled(name):
 
 
 def _use_grad_for_differentiable(func):
-    """Run ``step`` with gradient recording off (ember's optimizers are never differentiable)."""
+    """Run ``step`` with gradient recording on only for a ``differentiable=True`` optimizer."""
     @functools.wraps(func)
     def _use_grad(self, *args, **kwargs):
         prev = _mode.grad_enabled
-        _mode.grad_enabled = False
+        _mode.grad_enabled = bool(self.defaults.get("differentiable"))
         try:
             return func(self, *args, **kwargs)
         finally:
@@ -87,6 +87,9 @@ class Optimizer:
             group doesn't specify them).
     """
 
+    # (an update recorded as Tensor ops; the others update arrays and refuse the option)
+    _supports_differentiable = False
+
     def __init__(self, params, defaults: dict) -> None:
         self.defaults = defaults
         self._optimizer_step_pre_hooks = _HookDict()
@@ -100,7 +103,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + typename(params))
-        if defaults.get("differentiable"):
+        if defaults.get("differentiable") and not self._supports_differentiable:
             raise RuntimeError("ember.optim does not support differentiable=True: optimizers "
                                "update parameter arrays in place under no_grad")
 

@@ -10,6 +10,8 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """Implements stochastic gradient descent (optionally with momentum)."""
 
+    _supports_differentiable = True
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
                  fused=None) -> None:
@@ -48,6 +50,9 @@ class SGD(Optimizer):
             weight_decay = _to_scalar(group["weight_decay"])
             momentum, dampening = group["momentum"], group["dampening"]
             nesterov, maximize = group["nesterov"], group["maximize"]
+            if group["differentiable"]:
+                _differentiable_sgd(group, self.state)
+                continue
             for p in group["params"]:
                 if p._grad is None:
                     continue
@@ -70,3 +75,28 @@ class SGD(Optimizer):
                 p._data -= lr * grad
                 p._bump_version()
         return loss
+
+
+def _differentiable_sgd(group, state):
+    """torch's single-tensor SGD as recorded Tensor ops (grad mode is on): the parameters
+    (non-leaf tensors, or a leaf's in-place error) become functions of the gradients, the
+    momentum buffers and a tensor ``lr`` that requires grad."""
+    lr, weight_decay = group["lr"], group["weight_decay"]
+    momentum, dampening = group["momentum"], group["dampening"]
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        grad = -p.grad if group["maximize"] else p.grad
+        if weight_decay != 0:
+            grad = grad.add(p, alpha=_to_scalar(weight_decay))
+        if momentum != 0:
+            buf = state[p].get("momentum_buffer")
+            if buf is None:
+                buf = state[p]["momentum_buffer"] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        if isinstance(lr, Tensor) and lr.requires_grad:
+            p.addcmul_(grad, lr, value=-1)
+        else:
+            p.add_(grad, alpha=-_to_scalar(lr))
