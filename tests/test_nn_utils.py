@@ -83,6 +83,16 @@ def test_clip_grad_value_matches_torch():
     same_ok(body)
 
 
+@pytest.mark.parametrize("foreach", [None, False, True])
+@pytest.mark.parametrize("params", ["none", "no-grads"])
+def test_clip_grad_value_without_gradients_raises_as_torch(foreach, params):
+    """torch groups the gradients by device and dtype first, which fails on an empty list."""
+    def body(lib):
+        ps = [] if params == "none" else [lib.nn.Parameter(lib.ones(2))]
+        lib.nn.utils.clip_grad_value_(ps, 1.0, foreach=foreach)
+    same(body)
+
+
 def test_parameters_to_vector_and_back_match_torch():
     def body(lib):
         a, b, c = _params(lib)

@@ -96,8 +96,12 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp the gradients of ``parameters`` in place to [-clip_value, clip_value]."""
     clip_value = float(clip_value)
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    if not grads:  # (torch groups the gradients by device first, and an empty list fails)
+        raise RuntimeError("Expected !nested_tensorlist[0].empty() to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
     with no_grad():
-        for p in _as_list(parameters):
-            if p.grad is not None:
-                np.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
-                p.grad._bump_version()
+        for grad in grads:
+            np.clip(grad._data, -clip_value, clip_value, out=grad._data)
+            grad._bump_version()
