@@ -644,6 +644,20 @@ def _opening(error):
     return error[0], error[1].split(" If you are a Facebook employee")[0]
 
 
+@pytest.mark.parametrize("sparse_self", [False, True])
+def test_sparse_mask_has_no_second_derivative(sparse_self):
+    """torch's backward of sparse_mask projects with _sparse_mask_projection, which it gives
+    no derivative: a second backward through it is refused, in ember too."""
+    def body(torch):
+        x = torch.arange(12.0).reshape(3, 4).requires_grad_()
+        self = x.to_sparse() if sparse_self else x
+        w = torch.ones(3, 4, requires_grad=True)
+        r = self.sparse_mask(_mask(torch, False))
+        g, = torch.autograd.grad((r.to_dense() * w).sum(), x, create_graph=True)
+        return g, g.grad_fn.name(), error_of(lambda: g.sum().backward())
+    check(body)
+
+
 def test_sparse_mask_errors():
     def body(torch):
         x = torch.ones(3, 4)

@@ -189,3 +189,48 @@ _rows("dense_sparse_sub", _dense_sub, [SP._make, SP._dense_sparse_sub],
 # (torch's sqrt of a sparse tensor has no backward: its formula divides by a sparse tensor)
 _rows("sparse_sqrt", _sqrt, [SP._make, SP._sqrt], lambda m: [S("x", np.abs(m(5)) + 0.5)],
       differentiable=False)
+
+
+def _sparse_mask(x, v):
+    return x.sparse_mask(_sparse(_lib(x), v)).to_dense()
+
+
+def _sparse_mask_of_sparse(x, v):
+    return x.to_sparse().sparse_mask(_sparse(_lib(x), v)).to_dense()
+
+
+def _dense_mul_(d, v):
+    return (d * 1.0).mul_(_sparse(_lib(v), v))
+
+
+def _softmax(v):
+    return _lib(v).sparse.softmax(_sparse(_lib(v), v), 1).to_dense()
+
+
+def _log_softmax(v):
+    return _lib(v).sparse.log_softmax(_sparse(_lib(v), v), 0).to_dense()
+
+
+def _sparse_addmm(m, v, d):
+    return _lib(v).sparse.addmm(m, _sparse(_lib(v), v), d, beta=0.5, alpha=2.0)
+
+
+# (the mask's values are never read: a constant)
+# (torch has no second derivative here: its backward's _sparse_mask_projection has none;
+# tests/test_sparse.py checks that both refuse it)
+_rows("sparse_mask", _sparse_mask, [SP._make, SP._mask, SP._mask_projection, SP._to_dense],
+      lambda m: [S("x", m(3, 4), C(np.arange(5.0) + 1))], gradgrad=False)
+_rows("sparse_mask_of_sparse", _sparse_mask_of_sparse,
+      [SP._make, SP._to_sparse, SP._mask_of_sparse, SP._mask_projection, SP._coalesce,
+       SP._to_dense],
+      lambda m: [S("x", m(3, 4), C(np.arange(5.0) + 1))], gradgrad=False)
+# (the dense operand a constant: torch gives it a sparse gradient, see sparse_mul_dense)
+_rows("dense_mul_sparse_", _dense_mul_, [SP._make, SP._dense_times_sparse],
+      lambda m: [S("x", C(np.arange(12.0).reshape(3, 4) - 5.5), m(5))])
+# (the gradient of a sparse tensor's values is a constant under create_graph, in torch too)
+_rows("sparse.softmax", _softmax, [SP._make, SP._softmax, SP._softmax_backward],
+      lambda m: [S("x", m(5))], gradgrad=False)
+_rows("sparse.log_softmax", _log_softmax, [SP._make, SP._log_softmax, SP._softmax_backward],
+      lambda m: [S("x", m(5))], gradgrad=False)
+_rows("sparse.addmm", _sparse_addmm, [SP._make, SP._sparse_addmm_scaled, SP._entries, SP._mask],
+      lambda m: [S("x", m(3, 2), m(5), m(4, 2))])

@@ -114,7 +114,19 @@ def _mask(self, mask):
 def _(grad, mask):
     # torch's sparse_mask_backward: the gradient at each of mask's entries (a repeated
     # position's gradients add up), dense as self is
-    return _to_dense(_mask(grad, mask))
+    return _to_dense(_mask_projection(grad, mask))
+
+
+@op("sparse_mask_projection", aten="aten::_sparse_mask_projection", tensors=2, promote=NONE,
+    node="NotImplemented")
+def _mask_projection(self, mask):
+    """sparse_mask as its backward runs it: torch defines no derivative for it."""
+    return C.mask(self, mask)
+
+
+@_mask_projection.grad("self")
+def _(grad):
+    raise RuntimeError("derivative for aten::_sparse_mask_projection is not implemented")
 
 
 @op("sparse_mask_of_sparse", aten="aten::sparse_mask", tensors=2, promote=NONE,
@@ -126,7 +138,7 @@ def _mask_of_sparse(self, mask):
 
 @_mask_of_sparse.grad("self")
 def _(grad, mask):
-    return _coalesce(_mask(grad, mask))
+    return _coalesce(_mask_projection(grad, mask))
 
 
 @op("sparse_coo_from_dense", aten="aten::to_sparse", promote=NONE, node="ToSparseBackward1")
