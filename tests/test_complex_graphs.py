@@ -34,6 +34,18 @@ _OPS = {
     "neg": lambda torch, z, w, x: -(z * w),
     "conj": lambda torch, z, w, x: torch.conj(z) * w,
     "conj_physical": lambda torch, z, w, x: torch.conj_physical(z) * w,
+    # ops that move or sum values (a gradient with no conjugation at all, as torch's)
+    "clone": lambda torch, z, w, x: z.clone() * w,
+    "cat": lambda torch, z, w, x: torch.cat([z, w.exp()], 1),
+    "stack": lambda torch, z, w, x: torch.stack([z, w]).exp(),
+    "flip": lambda torch, z, w, x: z.flip(1) * w,
+    "roll": lambda torch, z, w, x: z.roll(1, 1) * w,
+    "index": lambda torch, z, w, x: z[[1, 0]] * w,
+    "index_select": lambda torch, z, w, x: torch.index_select(z, 1, torch.tensor([2, 0, 1])) * w,
+    "repeat": lambda torch, z, w, x: z.repeat(1, 2)[:, 1:4] * w,
+    "mean": lambda torch, z, w, x: (z * w).mean(1),
+    "cumsum": lambda torch, z, w, x: (z * w).cumsum(1),
+    "to": lambda torch, z, w, x: (x.to(torch.complex128) * z).exp(),
 }
 
 # how the gradient's output gradient is made from the op's complex result y

@@ -371,7 +371,7 @@ def _vector_index(index, what):
     return index.reshape(-1)
 
 
-@op("index_select", tensors=2, promote=NONE)
+@op("index_select", tensors=2, promote=NONE, conj_saved=True)
 def _index_select(self, index, dim):
     _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
     index = _vector_index(index, "index_select(): Index is supposed to be a vector")

@@ -261,7 +261,7 @@ def column_stack(tensors, *, out=None):
 
 
 # -- repeating ------------------------------------------------------------------------------------
-@op("repeat", promote=NONE, writes=1)
+@op("repeat", promote=NONE, writes=1, conj_saved=True)
 def _repeat(self, repeats):
     if len(repeats) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
@@ -393,7 +393,7 @@ def flipud(input):
     return flip_dims(input, (0,))
 
 
-@op("roll", promote=NONE)
+@op("roll", promote=NONE, conj_saved=True)
 def _roll(self, shifts, dims):
     xp = get_xp(self)
     if not dims:

@@ -371,7 +371,8 @@ def _check_float(x, dtype, name):
                            f"either a floating point or complex dtype. Got: {dtype.scalar_name}")
 
 
-@op("mean", promote=NONE, quiet=True, node="MeanBackward0", writes=2)
+@op("mean", promote=NONE, quiet=True, node="MeanBackward0", writes=2,
+    conj_saved=True)
 def mean_all(self, dtype=None):
     _check_float(self, dtype, "mean")
     return _mean(self, None, False, dtype, self.size)
@@ -392,7 +393,8 @@ def _(self_t, dtype):
     return mean_all(self_t, dtype)
 
 
-@op("mean", promote=NONE, quiet=True, node="MeanBackward1", writes=2)
+@op("mean", promote=NONE, quiet=True, node="MeanBackward1", writes=2,
+    conj_saved=True)
 @contiguous_result
 def mean_dim(self, dim, keepdim=False, dtype=None):
     _check_float(self, dtype, "mean")

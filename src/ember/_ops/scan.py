@@ -21,7 +21,7 @@ def _flip_writes(self, dims):
     return int(self.numel() == 0 or n == 0 or all(self.shape[d % n] == 1 for d in dims))
 
 
-@op("flip", promote=NONE, node="FlipBackward0", writes=_flip_writes)
+@op("flip", promote=NONE, node="FlipBackward0", writes=_flip_writes, conj_saved=True)
 def flip_dims(self, dims):
     """``self`` reversed along ``dims`` (a copy, as torch.flip)."""
     if not self.ndim:
@@ -55,7 +55,8 @@ def _filled_when_trivial(self, dim, dtype=None):
     return int(self.ndim == 0 or self.numel() == 0)
 
 
-@op("cumsum", promote=NONE, quiet=True, node="CumsumBackward0", writes=_filled_when_trivial)
+@op("cumsum", promote=NONE, quiet=True, node="CumsumBackward0", writes=_filled_when_trivial,
+    conj_saved=True)
 @contiguous_result
 def _cumsum(self, dim, dtype=None):
     return _scan(get_xp(self).cumsum, self, dim, dtype)

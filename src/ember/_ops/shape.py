@@ -640,7 +640,8 @@ unsqueeze.batched_grad("self")(view.batched_formulas[0][1])
 
 
 # -- copies and casts --------------------------------------------------------------------------
-@op("clone", elementwise=True, promote=NONE, method=True, writes=1, own_layout=True)
+@op("clone", elementwise=True, promote=NONE, method=True, writes=1, own_layout=True,
+    conj_saved=True)
 def clone(self, memory_format=None):
     # (torch's preserve_format by default: a permuted input keeps its strides)
     if memory_format is None:
@@ -690,7 +691,7 @@ def _preserving(out, source):
     return laid
 
 
-@op("_to_copy", node="ToCopyBackward0", promote=NONE, writes=1)
+@op("_to_copy", node="ToCopyBackward0", promote=NONE, writes=1, conj_saved=True)
 def to_copy(self, dtype=None, device=None, non_blocking=False, source=None,
             memory_format=None):
     # (D.cast is quiet: NaN, inf or an out-of-range value cast to an integer or a narrower
@@ -934,7 +935,7 @@ def _mask_mismatch(shape, key):
     return None
 
 
-@op("index", promote=NONE, checked=("indices",))
+@op("index", promote=NONE, checked=("indices",), conj_saved=True)
 def index(self, indices):
     try:
         return self[indices]
@@ -1400,7 +1401,7 @@ def _check_cat(tensors, dim):
     return d
 
 
-@op("cat")
+@op("cat", conj_saved=True)
 def _cat(tensors, dim=0):
     d = _check_cat(tensors, dim)
     kept = [t for t in tensors if not _legacy_empty(t.shape)]
@@ -1431,7 +1432,7 @@ def cat(tensors, dim=0, *, out=None):
     return _cat.specialize(len(tensors))(*tensors, dim)
 
 
-@op("stack")
+@op("stack", conj_saved=True)
 def _stack(tensors, dim=0):
     shapes = {t.shape for t in tensors}
     if len(shapes) > 1:
