@@ -429,3 +429,34 @@ def test_tiled_max_pool_matches_torch_with_ties():
             out.append((y, idx, lib.autograd.grad((y * y).sum(), x)))
         return out
     assert same(body).error is None
+
+
+@pytest.mark.parametrize("shape,bias", [((4, 3), True), ((4, 3), False), ((3,), True),
+                                        ((2, 4, 3), True), ((0, 3), True)])
+def test_bilinear_graph_and_double_gradients(shape, bias):
+    # torch's bilinear is one _trilinear of the flattened inputs (TrilinearBackward0 between
+    # two views), whose gradients are _trilinear calls again: the first gradients' nodes and
+    # the second derivatives are torch's
+    from oracle import graph_tree
+
+    def body(t):
+        gen = np.random.default_rng(7)
+        x1 = t.tensor(gen.standard_normal(shape), requires_grad=True)
+        x2 = t.tensor(gen.standard_normal(shape[:-1] + (5,)), requires_grad=True)
+        w = t.tensor(gen.standard_normal((2, 3, 5)), requires_grad=True)
+        b = t.tensor(gen.standard_normal(2), requires_grad=True) if bias else None
+        y = t.nn.functional.bilinear(x1, x2, w, b)
+        firsts = t.autograd.grad((y * y).sum(), [x1, x2, w], create_graph=True)
+        seconds = t.autograd.grad(sum((g * g).sum() for g in firsts), [x1, x2, w])
+        return (y, graph_tree(y.grad_fn), [graph_tree(g.grad_fn, 2) for g in firsts],
+                [g.stride() for g in firsts], firsts, seconds)
+    same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("shapes", [((4, 3), (2, 4, 5), (5,)), ((2, 4, 3), (2, 3, 5), (2,)),
+                                    ((4, 3), (4, 5), (3,)), ((4, 3), (4, 5), (2, 2))])
+def test_bilinear_refusals(shapes):
+    def body(t):
+        a, b, bias = shapes
+        return t.nn.functional.bilinear(t.ones(a), t.ones(b), t.ones(2, 3, 5), t.ones(bias))
+    same(body)

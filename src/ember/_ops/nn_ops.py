@@ -321,29 +321,71 @@ def _fusable(bias):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """``x1^T A x2 + b`` for every output feature (weight: out x in1 x in2)."""
-    from .einsum import einsum
+    """``x1^T A x2 + b`` for every output feature (weight: out x in1 x in2): torch's
+    ``_trilinear`` of the inputs with their batch dimensions folded into one, viewed back
+    (ViewBackward0 over TrilinearBackward0), plus the bias (AddBackward0)."""
     if not input1.dtype == input2.dtype == weight.dtype:
         raise RuntimeError(f"All tensors must have the same dtype, got input1: "
                            f"{_c_type_name(input1.dtype)}, input2: {_c_type_name(input2.dtype)}, "
                            f"weight: {_c_type_name(weight.dtype)}")
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError("bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
+    for i in range(input1.ndim - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
+                               f"got {input1.shape[i]} and {input2.shape[i]}")
     if input1.shape[-1] != weight.shape[1]:
         raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
                            f"{input1.shape[-1]} but expected {weight.shape[1]}")
     if input2.shape[-1] != weight.shape[2]:
         raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
                            f"{input2.shape[-1]} but expected {weight.shape[2]}")
+    if bias is not None and bias.ndim and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0]} but expected {weight.shape[0]}")
     batch = tuple(input1.shape[:-1])
     x1 = input1.reshape(-1, input1.shape[-1])
     x2 = input2.reshape(-1, input2.shape[-1])
-    out = einsum("bi,oij,bj->bo", x1, weight, x2)
-    # NOTE: torch folds the batch dims, views the result back (ViewBackward0), then adds the
-    # bias (AddBackward0)
-    out = out.view(batch + (weight.shape[0],))
+    out = trilinear(x1, weight, x2, (1, 3), (0,), (1, 2), (2, 3))
+    out = out.reshape(batch + (weight.shape[0],))
     return out if bias is None else out + bias
+
+
+@op("_trilinear", tensors=3, promote=NONE, node="TrilinearBackward0")
+def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """torch's ``_trilinear``: the three inputs, each unsqueezed at its ``expand`` dimensions
+    to one rank, multiplied and summed over ``sumdim`` (those dimensions dropped)."""
+    rank = i1.ndim + len(expand1)
+    letters = "abcdefghijklmnopqrstuvwxyz"[:rank]
+    subscripts = ["".join(letters[d] for d in range(rank) if d not in expand)
+                  for expand in (expand1, expand2, expand3)]
+    present = set("".join(subscripts))
+    kept = [d for d in range(rank) if d not in sumdim]
+    out_letters = "".join(letters[d] for d in kept if letters[d] in present)
+    out = get_xp(i1).einsum(f"{','.join(subscripts)}->{out_letters}", i1, i2, i3,
+                            optimize=True)
+    # (a kept dimension that every input expands is of size one)
+    shape = tuple(out.shape[out_letters.index(letters[d])] if letters[d] in present else 1
+                  for d in kept)
+    return get_xp(out).ascontiguousarray(out.reshape(shape))
+
+
+# torch's _trilinear_backward: each gradient is a _trilinear of the incoming gradient (read
+# at the summed dimensions) and the other two inputs, summed over the input's own expansions
+@trilinear.grad("i1")
+def _(grad, i2, i3, expand1, expand2, expand3, sumdim):
+    return trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1)
+
+
+@trilinear.grad("i2")
+def _(grad, i1, i3, expand1, expand2, expand3, sumdim):
+    return trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2)
+
+
+@trilinear.grad("i3")
+def _(grad, i1, i2, expand1, expand2, expand3, sumdim):
+    return trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3)
 
 
 # -- dropout ------------------------------------------------------------------------------------
