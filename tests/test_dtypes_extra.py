@@ -260,3 +260,20 @@ def test_bfloat16_rsqrt_of_every_value():
         nan = torch.isnan(r)
         return r.view(torch.int16).masked_fill(nan, 0), nan
     same(body)
+
+
+@pytest.mark.parametrize("weight", ["0.5", "0.3", "-0.2", "1.3", "tensor"])
+def test_bfloat16_lerp_is_torchs(weight):
+    # torch computes bfloat16's lerp in float32 (one fused multiply-add) and rounds the result;
+    # ember refused it ("lerp_kernel_scalar" not implemented for 'BFloat16')
+    def body(t):
+        vals = [1.0, 2.0, -0.37, 5.5, 100.25, -3.0, 0.001, 7.0]
+        x = t.tensor(vals, dtype=t.bfloat16, requires_grad=True)
+        y = t.tensor(vals[::-1], dtype=t.bfloat16)
+        w = t.tensor(0.3, dtype=t.bfloat16) if weight == "tensor" else float(weight)
+        r = t.lerp(x, y, w)
+        r.sum().backward()
+        z = x.detach().clone()
+        z.lerp_(y, w)
+        return r, x.grad, z
+    same(body, rtol=0, atol=0)

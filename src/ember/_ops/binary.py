@@ -569,7 +569,8 @@ def _lerp(start, end, weight):
     return np.where(small, start + weight * diff, end - diff * (1 - weight))
 
 
-_FUSED_IN_FLOAT64 = (np.dtype(np.float16), np.dtype(np.float32))
+# (bfloat16 too: torch computes it in float32, its opmath type, and rounds the result)
+_FUSED_IN_FLOAT64 = (np.dtype(np.float16), np.dtype(np.float32), *D.REDUCED_NP)
 
 
 def _lerp_fused(start, end, weight):
@@ -596,7 +597,7 @@ def _lerp_check(self, end, weight):
                         " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
                         " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n")
     kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
-    if self._data.dtype.kind not in "fc":
+    if self._data.dtype.kind not in "fc" and self._data.dtype not in D.REDUCED_NP:
         raise not_implemented(kernel, self._data)
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t._data.dtype != self._data.dtype and (
