@@ -65,6 +65,22 @@ def test_in_place_view_op_refusals_and_views():
     same(body)
 
 
+def test_t_in_place_names_itself_in_its_refusal():
+    # torch's check of t_() names the in-place call; a leaf that requires grad is refused
+    # before it (autograd's check comes first)
+    def body(t):
+        with t.inference_mode():
+            inference = t.ones(2, 2, 2)
+        out = []
+        for x in (t.ones(2, 2, 2, requires_grad=True), inference, t.ones(2, 2, 2) * 1):
+            try:
+                x.t_()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same(body)
+
+
 def test_in_place_view_op_under_forward_ad():
     same(_forward_ad_body, check_warnings=False)  # (torch's first forward_ad use warns)
 

@@ -29,9 +29,14 @@ __all__: list[str] = []
 
 
 # -- in-place view ops ------------------------------------------------------------------------
-def _inplace_view_op(view_op, node):
-    """The in-place form of ``view_op``: same kernel and formulas, a node named ``node``."""
-    d = op(f"{view_op.name}_", node=node, promote=NONE)(view_op.kernel)
+def _transposed_in_place(self):
+    return _shape.transposed_2d(self, "t_()")
+
+
+def _inplace_view_op(view_op, node, kernel=None):
+    """The in-place form of ``view_op``: same kernel (or ``kernel``, where torch's refusals
+    name the in-place call) and formulas, a node named ``node``."""
+    d = op(f"{view_op.name}_", node=node, promote=NONE)(kernel or view_op.kernel)
     for inputs, fn, _ in view_op.formulas:
         d.grad(*[view_op.params[i] for i in inputs])(fn)
     d.view_op = view_op
@@ -69,7 +74,7 @@ def _apply_inplace_view(d, args):
     return self
 
 
-_t_ = _inplace_view_op(_shape.t, "TBackward1")
+_t_ = _inplace_view_op(_shape.t, "TBackward1", _transposed_in_place)
 _transpose_ = _inplace_view_op(_shape.transpose, "TransposeBackward1")
 _unsqueeze_ = _inplace_view_op(_shape.unsqueeze, "UnsqueezeBackward1")
 _squeeze_all_ = _inplace_view_op(_shape._squeeze_all, "SqueezeBackward3")

@@ -228,12 +228,18 @@ def ravel(input):
 Tensor.ravel = ravel
 
 
-@op("t", view=True, promote=NONE, method=True, node="TBackward0")
-def t(self):
+def transposed_2d(self, name="t()"):
+    """``self`` (an array of at most 2 dimensions) transposed; ``name``: the call torch's
+    refusal names (``t()`` or ``t_()``)."""
     if self.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+        raise RuntimeError(f"{name} expects a tensor with <= 2 dimensions, but self is "
                            f"{self.ndim}D")
     return self.T
+
+
+@op("t", view=True, promote=NONE, method=True, node="TBackward0")
+def t(self):
+    return transposed_2d(self)
 
 
 @t.grad("self")
