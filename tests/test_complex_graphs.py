@@ -34,6 +34,7 @@ _OPS = {
     "neg": lambda torch, z, w, x: -(z * w),
     "conj": lambda torch, z, w, x: torch.conj(z) * w,
     "conj_physical": lambda torch, z, w, x: torch.conj_physical(z) * w,
+    "vdot": lambda torch, z, w, x: torch.vdot(z.reshape(-1), w.reshape(-1)).expand(2),
     # ops that move or sum values (a gradient with no conjugation at all, as torch's)
     "clone": lambda torch, z, w, x: z.clone() * w,
     "cat": lambda torch, z, w, x: torch.cat([z, w.exp()], 1),

@@ -80,7 +80,7 @@ row("sum_complex", method("sum"), None, [R.sum_dim],
     lambda m: [S("dim", m.complex(2, 3), 1)], np_ref=lambda z, d: z.sum(d))
 row("matmul_complex", ember.matmul, "matmul", [LA.mm],
     lambda m: [S("mm", m.complex(2, 3), m.complex(3, 2))], np_ref=np.matmul)
-row("vdot_complex", ember.vdot, "vdot", [LA.vdot, CX._conj_physical],
+row("vdot_complex", ember.vdot, "vdot", [LA.vdot, CX._conj],
     lambda m: [S("vector", m.complex(3), m.complex(3))], np_ref=np.vdot)
 
 

@@ -19,7 +19,7 @@ from .._backend import get_xp, is_array
 from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, typename
 from .pointwise import mul_scalar, no_kernel, refuse
-from .registry import NONE, conj_any, conj_value, op
+from .registry import NONE, conj_value, op
 from .shape import expand, reshape, squeeze, squeeze_result, unsqueeze, unsafe_view
 
 
@@ -259,7 +259,7 @@ def vdot(self, other):
 
 @vdot.grad("self")
 def _(grad, other):
-    return conj_any(grad) * other
+    return conj_value(grad) * other  # (torch's grad.conj(): a ConjBackward0 under create_graph)
 
 
 @vdot.grad("other")
