@@ -32,6 +32,9 @@ CASES = [
     ("zero_dim_promotion", lambda torch, x: x.sum() * torch.ones(2, dtype=torch.float32),
      (X,), 0),
     ("where", lambda torch, x, y: torch.where(x > 0, x, y), (X, Y), 0),
+    # an example of two or more dimensions: the *_like layout is not read off its memory
+    ("like_2d", lambda torch, x: torch.ones_like(x) + torch.zeros_like(x) * x, (M,), 0),
+    ("like_2d_permuted", lambda torch, x: torch.ones_like(x.t()) * 2, (M,), 1),
     ("sum_all", lambda torch, x: x.sum(), (X,), 0),
     ("reductions", lambda torch, x: (x.mean(0), x.amax(), x.var(), x.std(0, keepdim=True),
                                      x.logsumexp(0), x.norm()), (M,), 0),

@@ -363,10 +363,12 @@ def _format_name(memory_format):
 def _laid_out_like(made, input, memory_format):
     """``made`` (a fresh contiguous tensor shaped like ``input``) laid out as torch lays out a
     ``*_like`` result in ``memory_format``: a contiguous ``input`` costs nothing."""
+    if not has_data(made._data) or not is_array(input._data):
+        return made  # (a meta result, or an example under vmap: no memory to lay out)
     name = _format_name(memory_format)
-    strides = kept_strides(input._data, name) if has_data(made._data) else None
+    strides = kept_strides(input._data, name)
     order = format_order(input._data, name) if strides is None else None
-    if (strides is None and order is None) or not has_data(made._data):
+    if strides is None and order is None:
         return made
     array = (empty_strided(made._data, strides) if strides is not None
              else empty_in_order(made._data, order))
