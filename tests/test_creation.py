@@ -264,3 +264,28 @@ def test_new_factories_take_self_dtype(call):
     t = call(torch.ones(2, dtype=torch.float64), torch)
     _same(e.detach(), t.detach())
     assert e.requires_grad == t.requires_grad
+
+
+_SIZE_ARGUMENTS = [(2.5,), (2.5, 30), (), ((2.5, 3),), (3, 2.0), (True,), ((True, 2),),
+                   ([2, 2.0],), (2, None), ((), ), ([],), (np.int64(2), 3)]
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+@pytest.mark.parametrize("args", _SIZE_ARGUMENTS, ids=repr)
+def test_factory_sizes_are_ints_as_torch(name, args):
+    # a float size is refused with torch's TypeError, never truncated (zeros(2.5) was [2])
+    from oracle import same
+
+    def body(t):
+        made = getattr(t, name)(*args)
+        return made.shape, made.dtype
+
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "rand"])
+def test_factory_takes_a_0d_integer_tensor_as_a_size(name):
+    from oracle import same
+    same(lambda t: (getattr(t, name)(t.tensor(3)).shape,
+                    getattr(t, name)((2, t.tensor(3))).shape,
+                    getattr(t, name)(t.tensor(2.0)).shape))

@@ -6,6 +6,7 @@ bit (see ``_random``), on a GPU that GPU's CUDA generator (see ``ember.cuda.rand
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -16,6 +17,7 @@ from ._backend.device import as_device, default_device, empty_on, move
 from ._backend.layout import empty_in_order, empty_strided, format_order, kept_strides
 from ._compile.hooks import constant, replayed
 from ._info import check_scalar
+from ._legacy import _is_size, _type_name
 from ._linspace_values import linspace_values
 from ._numpy_in import check_ndarray, warn_for_listed_arrays
 from ._random import fill as _fill
@@ -35,10 +37,37 @@ from .random import manual_seed, seed  # noqa: F401
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def _size(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    return _checked_shape(tuple(int(s) for s in size))
+def _size(size, fn="zeros"):
+    """The shape a factory's size arguments give (``f(2, 3)`` or ``f((2, 3))``), torch's
+    checks included."""
+    return _checked_shape(_size_ints(size, fn))
+
+
+def _size_ints(size, fn):
+    """The ints of a factory's size arguments, with torch's TypeErrors for what is not a
+    size (a float is refused, never truncated)."""
+    if fn in ("rand", "randn") and (not size or (len(size) > 1 and not _is_size(size[0]))):
+        got = ", ".join(_type_name(v) for v in size)
+        raise TypeError(_RANDOM_FORMS.format(name=fn, got=got))
+    if not size:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    first = size[0]
+    if len(size) == 1 and isinstance(first, (tuple, list)):
+        size = first
+        if size and not _is_size(size[0]):
+            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, but "
+                            f"found element of type {_type_name(size[0])} at pos 0")
+    elif not _is_size(first):
+        if len(size) > 1:
+            raise TypeError(f"{fn}() takes 1 positional argument but {len(size)} were given")
+        raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{_type_name(first)}")
+    for pos, value in enumerate(size[1:], start=2):
+        if not _is_size(value):
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {pos} "
+                            f"with error \"type must be tuple of ints,but got "
+                            f"{_type_name(value)}\"")
+    return tuple(operator.index(v) for v in size)
 
 
 _INT64_MAX = 2 ** 63 - 1
@@ -295,11 +324,11 @@ def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "zeros", "size")
     dt = _dtype_or_default(_dtype_arg("zeros", dtype))
-    shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-    if any(int(s) < 0 for s in shape):  # torch's zeros checks its sizes itself
+    shape = _size_ints(size, "zeros")
+    if any(s < 0 for s in shape):  # torch's zeros checks its sizes itself
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return constant(_finish(_allocated(np.zeros, _size(size), dt, device), None, requires_grad,
-                                    device))
+    return constant(_finish(_allocated(np.zeros, _checked_shape(shape), dt, device), None,
+                            requires_grad, device))
 
 
 def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
@@ -307,8 +336,8 @@ def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "ones", "size")
     dt = _dtype_or_default(_dtype_arg("ones", dtype))
-    return constant(_finish(_allocated(np.ones, _size(size), dt, device), None, requires_grad,
-                                    device))
+    return constant(_finish(_allocated(np.ones, _size(size, "ones"), dt, device), None,
+                            requires_grad, device))
 
 
 def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
@@ -316,7 +345,7 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "empty", "size")
     dt = _dtype_or_default(_dtype_arg("empty", dtype))
-    array = _allocated(np.empty, _size(size), dt, device)
+    array = _allocated(np.empty, _size(size, "empty"), dt, device)
     if memory_format is not None:
         array = _in_memory_format(array, memory_format)
     return constant(_finish(array, None, requires_grad, device))
@@ -483,7 +512,7 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
     """Returns a tensor filled with random numbers from a uniform distribution on [0, 1)."""
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "rand", "size")
-    array = _new_array(_size(size), _dtype_or_default(dtype), device)
+    array = _new_array(_size(size, "rand"), _dtype_or_default(dtype), device)
     values = array if _meta(device) else _fill.uniform(array, 0.0, 1.0,
                                                         draw_for(generator, device))
     return _finish(values, None, requires_grad, device)
@@ -495,7 +524,7 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
     """Returns a tensor filled with random numbers from the standard normal distribution."""
     check_pin_memory(pin_memory)
     size = args_or_keyword(args, size, "randn", "size")
-    array = _new_array(_size(size), _dtype_or_default(dtype), device)
+    array = _new_array(_size(size, "randn"), _dtype_or_default(dtype), device)
     values = array if _meta(device) else _fill.normal(array, 0.0, 1.0,
                                                        draw_for(generator, device))
     return _finish(values, None, requires_grad, device)
@@ -528,6 +557,14 @@ def _randint_bounds(low, high, size):
         raise TypeError(_RANDINT_FORMS.format(got))
     return (0 if low is None else low), high, size
 
+
+# rand's and randn's overloads (with a generator and without), as torch lists them
+_RANDOM_FORMS = (
+    "{name}() received an invalid combination of arguments - got ({got}), but expected one "
+    "of:\n" + "".join(
+        f" * (tuple of ints size, *, {gen}Tensor out = None, ember.dtype dtype = None, "
+        "ember.layout layout = None, ember.device device = None, bool pin_memory = False, "
+        "bool requires_grad = False)\n" for gen in ("ember.Generator generator, ", "")))
 
 _RANDINT_FORMS = (
     "randint() received an invalid combination of arguments - got ({}), but expected one of:\n"
