@@ -124,7 +124,16 @@ _CONJUGATING = {
     "angle": lambda torch, z, w, x: (z * w).angle(),
     "sgn": lambda torch, z, w, x: z.sgn() * w,
     "real_broadcast": lambda torch, z, w, x: (x[:1] * z).exp(),
+    # (the decompositions' formulas take x.mH as torch's, the transpose's conjugate; compared
+    # three levels down, as their formulas are composed otherwise further down: see _DEPTH)
+    "qr": lambda torch, z, w, x: sum(f.sum(0) for f in torch.linalg.qr(z.t())),
+    "cholesky": lambda torch, z, w, x: torch.linalg.cholesky(
+        z @ z.mH + torch.eye(2, dtype=z.dtype)) * w[:, :2],
 }
+
+
+# how many levels down each case's graph is compared (default 6)
+_DEPTH = {"qr": 3, "cholesky": 3}
 
 
 def _leaves(torch, values=(_Z, _W, _X)):
@@ -134,8 +143,8 @@ def _leaves(torch, values=(_Z, _W, _X)):
 
 @pytest.mark.parametrize("name", sorted(_CONJUGATING))
 def test_create_graph_of_conjugating_formula(name):
-    """Node names six levels down (the output gradient's own edges included), values, the
-    second derivative through them, and gradgradcheck."""
+    """Node names six levels down (see _DEPTH; the output gradient's own edges included),
+    values, the second derivative through them, and gradgradcheck."""
     def body(torch):
         inputs = _leaves(torch)
         y = _CONJUGATING[name](torch, *inputs)
@@ -149,7 +158,7 @@ def test_create_graph_of_conjugating_formula(name):
             lambda *ts: _CONJUGATING[name](torch, *ts), tuple(
                 t.detach().requires_grad_(t.is_complex() or name == "real_broadcast")
                 for t in inputs))
-        return [graph_tree(g.grad_fn, 6) for g in got], got, second, checked
+        return [graph_tree(g.grad_fn, _DEPTH.get(name, 6)) for g in got], got, second, checked
     same(body)
 
 

@@ -18,7 +18,7 @@ from .._backend import device_type, get_xp, linalg_errors, to_numpy
 from .._tensor import Tensor
 from .einsum import const
 from .linalg import matmul
-from .registry import NONE, conj_any, op
+from .registry import NONE, conj_any, conj_value, op
 
 
 class LinAlgError(RuntimeError):
@@ -48,8 +48,9 @@ def mT(x):
 
 
 def mH(x):
-    """The conjugate transpose (the transpose of a real matrix)."""
-    return mT(conj_any(x))
+    """The conjugate transpose (the transpose of a real matrix), as torch's ``x.mH``: the
+    transpose's conjugate (under create_graph a ConjBackward0 over a TransposeBackward0)."""
+    return conj_value(mT(x))
 
 
 def _shape(x):
