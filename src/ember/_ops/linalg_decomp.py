@@ -18,7 +18,7 @@ from .._backend import device_type, get_xp, linalg_errors, to_numpy
 from .._tensor import Tensor
 from .einsum import const
 from .linalg import matmul
-from .registry import NONE, conj_any, conj_value, op
+from .registry import NONE, conj_value, op
 
 
 class LinAlgError(RuntimeError):
