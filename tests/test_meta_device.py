@@ -354,3 +354,29 @@ def test_autograd_features_on_meta():
                                        lin.weight.grad, ints + 1.5, ints / 2, ints.sum())],
                 seen)
     same(body, check_warnings=False)  # (torch warns about its own jit on first use)
+
+
+@pytest.mark.parametrize("source, target", [("meta", None), ("meta", "cpu"), ("cpu", "meta")])
+def test_like_factories_keep_the_layout_of_a_meta_tensor(source, target):
+    # a *_like result of a meta tensor, or made on meta, is laid out as for a CPU tensor
+    def body(torch):
+        base = torch.ones(2, 3, 4, 5, device=source)
+        examples = [torch.ones(3, 4, device=source).t(), base.permute(0, 2, 3, 1),
+                    base.contiguous(memory_format=torch.channels_last), base[:, :, ::2],
+                    torch.ones(3, 1, device=source).expand(3, 4)]
+        makers = [torch.empty_like, torch.zeros_like, torch.ones_like, torch.rand_like,
+                  torch.randn_like, lambda x, **kw: torch.full_like(x, 2.0, **kw),
+                  lambda x, **kw: torch.randint_like(x, 5, **kw)]
+        device = {} if target is None else {"device": target}
+        out = []
+        for x in examples:
+            for make in makers:
+                for fmt in ({}, {"memory_format": torch.contiguous_format},
+                            {"memory_format": torch.channels_last}):
+                    try:
+                        made = make(x, **device, **fmt)
+                        out.append((made.stride(), str(made.device)))
+                    except RuntimeError as e:
+                        out.append(str(e))
+        return out
+    same(body)

@@ -392,8 +392,8 @@ def _format_name(memory_format):
 def _laid_out_like(made, input, memory_format):
     """``made`` (a fresh contiguous tensor shaped like ``input``) laid out as torch lays out a
     ``*_like`` result in ``memory_format``: a contiguous ``input`` costs nothing."""
-    if not has_data(made._data) or not is_array(input._data):
-        return made  # (a meta result, or an example under vmap: no memory to lay out)
+    if not is_array(input._data):
+        return made  # (an example under vmap: no layout to keep)
     name = _format_name(memory_format)
     strides = kept_strides(input._data, name)
     order = format_order(input._data, name) if strides is None else None
@@ -666,7 +666,11 @@ def _random_like(fill, **bounds):
         if values.strides != array.strides and type(values) is np.ndarray:
             array[...] = values  # (the draw comes back in C order)
             values = array
-        return _finish(values, None, requires_grad, device)
+        made = _finish(values, None, requires_grad, device)
+        if has_data(made._data) and has_data(input._data):
+            return made
+        # (a meta tensor on either side: the host draw's layout does not carry over)
+        return _laid_out_like(made, input, memory_format)
     return like
 
 
