@@ -185,30 +185,47 @@ class CopySlices(Node):
         chain, fn = self._chain, self._fn
         if fn is None:
             raise RuntimeError(ERR_FREED)
-        # NOTE: fn's own first edge is not part of the graph (this node replaced it), so fn
-        # must not skip its first input's gradient as "not needed": ask for all of them.
-        needed = None
         # NOTE: torch writes the view's gradient back through the view only when the base
         # needs a gradient, and refuses then if the view is an expanded one (its geometry
         # is checked on a fresh array: the incoming gradient may itself be a broadcast).
-        base_needed = self._next[0][0] is not None
+        wanted = self._wanted(needed)
+        base_needed = wanted[0]
+        # NOTE: fn's own first edge is not part of the graph (this node replaced it), so fn
+        # must not skip its first input's gradient as "not needed": ask for all of them.
+        needed = None
         if graph:
             if base_needed:
                 _refuse_internal_overlap(replay(chain, np.empty(g.shape, g._data.dtype)))
             if self._geometries is not None:
-                return self._apply_recorded(g, fn)
+                return self._keep_wanted(self._apply_recorded(g, fn, base_needed), wanted)
             sub = fn._apply([replay(chain, g)], True, needed)
-            result = view_scatter(g, 0 if sub[0] is None else sub[0], chain)
-        else:
+            result = (view_scatter(g, 0 if sub[0] is None else sub[0], chain)
+                      if base_needed else None)
+        elif base_needed:
             result = g.copy()
             region = replay(chain, result)
-            if base_needed:
-                _refuse_internal_overlap(region)
+            _refuse_internal_overlap(region)
             sub = fn._apply([region.copy()], False, needed)
             region[...] = 0 if sub[0] is None else sub[0]
-        return [result] + list(sub[1:])
+        else:
+            result = None
+            sub = fn._apply([replay(chain, g).copy()], False, needed)
+        return self._keep_wanted([result] + list(sub[1:]), wanted)
 
-    def _apply_recorded(self, g, fn):
+    def _wanted(self, needed):
+        """Which of the node's inputs get a gradient: as torch's task_should_compute_output,
+        those with an edge that leads to a wanted input (``needed`` None: every edge)."""
+        return [child is not None and (needed is None or child in needed)
+                for child, _ in self._next]
+
+    @staticmethod
+    def _keep_wanted(grads, wanted):
+        """``grads`` with None for the inputs that get none: fn computes every gradient (its
+        first edge is not in the graph), but torch's node returns (and its hooks see) only
+        the wanted ones."""
+        return [g if w else None for g, w in zip(grads, wanted)]
+
+    def _apply_recorded(self, g, fn, base_needed):
         """The create_graph pass, in torch's recorded steps: the gradient copied into a
         tensor of the base's geometry (CopyBackwards), the view's region of it cut out by
         as_strided, fn run on a clone of that region, and fn's gradient for the old view
@@ -219,6 +236,8 @@ class CopySlices(Node):
         region = result.as_strided(size, stride,
                                    result.storage_offset() + view_offset - offset)
         sub = fn._apply([clone(region, memory_format=_CONTIGUOUS)], True, None)
+        if not base_needed:
+            return [None] + list(sub[1:])
         region.copy_(region.new_zeros(()) if sub[0] is None else sub[0])
         return [result] + list(sub[1:])
 
