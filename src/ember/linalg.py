@@ -107,6 +107,10 @@ def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None,  # no
     torch's older form, an absolute tolerance)."""
     if tol is not None:
         atol, rtol = tol, _old_tolerance("linalg_matrix_rank", "tol", atol, rtol)
+    if input.ndim < 2:
+        raise RuntimeError("ember.linalg.matrix_rank: The input tensor input must have at least "
+                           "2 dimensions.")
+    _decomp.refuse_non_lapack_real(input)
     s = svdvals(input.detach())
     if rtol is None:
         rtol = 0.0 if (atol is not None and atol > 0) else (
@@ -173,6 +177,7 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,  #
     if ord not in ("nuc", 1, -1, 2, -2, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if ord in ("nuc", 2, -2):
+        _decomp.refuse_low_precision(input, name="linalg.matrix_norm")
         # torch's composition: move the matrix dims last, reduce the singular values, and
         # with keepdim put the two kept dims back in place.
         s = svdvals(_to_last_two(input, d))

@@ -18,6 +18,7 @@ from .._backend import device_type, get_xp, linalg_errors, to_numpy
 from .._tensor import Tensor
 from .einsum import const
 from .linalg import matmul
+from . import opmath
 from .registry import NONE, conj_value, op
 
 
@@ -101,9 +102,36 @@ def _check_matrix(name, a, square=True, floating=True):
     if square and a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
-    if floating and a.dtype.kind not in "fc":
+    if floating and a.dtype.kind not in "fc" and a.dtype not in D.REDUCED_NP:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_type_name(a)}")
+
+
+_LOW_PRECISION = frozenset(("Half", "BFloat16"))
+
+
+def _torch_type_name(a):
+    """The dtype torch sees for ``a`` (a Tensor, or a kernel's array): a bfloat16 op's
+    kernel runs on float32 arrays (see opmath.py)."""
+    if isinstance(a, Tensor):
+        return a.dtype.scalar_name
+    reduced = opmath.reduced_now()
+    if reduced is not None and a.dtype == np.float32:
+        return D._BY_NP[reduced].scalar_name
+    return _type_name(a)
+
+
+def refuse_low_precision(a, kernel=None, name=None):
+    """torch's LAPACK kernels exist for float, double and their complex types only (NumPy's
+    have none for float16 either): a Half or BFloat16 matrix gets the dispatcher's
+    NotImplementedError naming ``kernel``, or, with ``kernel=None``, the RuntimeError of an
+    op ``name`` that checks the dtype itself (linalg.inv, slogdet, matrix_norm)."""
+    type_name = _torch_type_name(a)
+    if type_name not in _LOW_PRECISION:
+        return
+    if kernel is None:
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {type_name}")
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{type_name}\'')
 
 
 def _batch_prefix(a, index):
@@ -139,6 +167,7 @@ def _raise_singular(name, a):
 @op("linalg_inv", promote=NONE, node="LinalgInvExBackward0")
 def linalg_inv(A):
     _check_matrix("linalg.inv", A)
+    refuse_low_precision(A, name="linalg.inv")
     try:
         with linalg_errors(A):
             return np.linalg.inv(A)
@@ -155,6 +184,7 @@ def inv_backward(grad, result):
 @op("linalg_det", promote=NONE, node="LinalgDetBackward0")
 def linalg_det(A):
     _check_matrix("linalg.det", A)
+    refuse_low_precision(A, "lu_cpu")
     return np.linalg.det(A)
 
 
@@ -197,6 +227,7 @@ def _dtype_np(x):
     result_type=LinalgSlogdetResult)
 def linalg_slogdet(A):
     _check_matrix("linalg.slogdet", A)
+    refuse_low_precision(A, name="linalg.slogdet")
     sign, logabsdet = np.linalg.slogdet(A)
     return sign.astype(A.dtype), logabsdet.astype(A.dtype)
 
@@ -214,6 +245,8 @@ def slogdet(input):  # noqa: A002 - torch's name
 
 def logdet(input):  # noqa: A002
     """Log determinant (NaN where the determinant is negative)."""
+    _check_matrix("logdet", input._data)  # (torch's checks name logdet, not slogdet)
+    refuse_low_precision(input, name="logdet")
     sign, logabsdet = linalg_slogdet(input)
     return where(sign == -1, float("nan"), logabsdet)
 
@@ -235,8 +268,9 @@ def _check_solve(A, B, left=True):
     _check_matrix("linalg.solve", A)
     if A.dtype != B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
-                           f"of type {_type_name(_data(A))} and B of type "
-                           f"{_type_name(_data(B))} instead")
+                           f"of type {_torch_type_name(A)} and B of type "
+                           f"{_torch_type_name(B)} instead")
+    refuse_low_precision(A, "lu_cpu")
     vec = _vector_rhs(A, B)
     k = B.shape[-1] if vec else B.shape[-2 if left else -1]
     if k != A.shape[-1]:
@@ -289,6 +323,7 @@ def solve_backward(grad, A, B_shape, left, result, solve):
 
 @op("linalg_solve_triangular", tensors=2, promote=NONE)
 def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
+    refuse_low_precision(self, "triangular_solve_cpu")
     A = self
     n = A.shape[-1]
     xp = get_xp(A)
@@ -312,6 +347,7 @@ def _(grad, self, upper, left, unitriangular, result):
 # -- cholesky -----------------------------------------------------------------------------------
 def _cholesky_kernel(A, upper, name):
     _check_matrix(name, A)
+    refuse_low_precision(A, "cholesky_cpu")
     try:
         with linalg_errors(A):
             L = np.linalg.cholesky(A)
@@ -370,6 +406,7 @@ def _potf2(A):
     outputs=2, diff_outputs=(True, False), result_type=CholeskyExResult)
 def linalg_cholesky_ex(A, upper=False):
     _check_matrix("linalg.cholesky_ex", A)
+    refuse_low_precision(A, "cholesky_cpu")
     xp = get_xp(A)
     try:
         with linalg_errors(A):
@@ -410,6 +447,7 @@ def _check_cholesky_solve(self, input2, upper=False):
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{_type_name(_data(self))} and A of type {_type_name(_data(input2))}"
                            " instead.")
+    refuse_low_precision(self, "cholesky_solve_cpu")
 
 
 @op("cholesky_solve", tensors=2, promote=NONE, method=True, check=_check_cholesky_solve)
@@ -430,6 +468,7 @@ def _(grad, input2, upper, result):
 def cholesky_inverse(self, upper=False):
     """A^-1 given the Cholesky factor ``self`` of A."""
     _check_matrix("cholesky_inverse", self)
+    refuse_low_precision(self, "cholesky_inverse_out_cpu")
     xp = get_xp(self)
     eye = xp.broadcast_to(xp.eye(self.shape[-1], dtype=self.dtype), self.shape)
     return _factor_solve(self, eye, upper)
@@ -453,6 +492,7 @@ def _check_qr_mode(mode):
 def linalg_qr(A, mode="reduced"):
     _check_qr_mode(mode)
     _check_matrix("linalg.qr", A, square=False)
+    refuse_low_precision(A, "geqrf_cpu")
     if mode == "r":
         return get_xp(A).empty((0,), A.dtype), np.linalg.qr(A, mode="r")
     return np.linalg.qr(A, mode=mode)
@@ -498,6 +538,7 @@ def linalg_eigh(A, UPLO="L"):  # noqa: N803 - torch's name
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _check_matrix("linalg.eigh", A)
+    refuse_low_precision(A, "linalg_eigh_cpu")
     w, v = np.linalg.eigh(A, UPLO=UPLO)
     return w, v
 
@@ -521,6 +562,7 @@ def _(grads, result0, result1):
     result_type=SVDResult)
 def linalg_svd(A, full_matrices=True):
     _check_matrix("linalg.svd", A, square=False)
+    refuse_low_precision(A, "linalg_svd_cpu")
     return tuple(np.linalg.svd(A, full_matrices=full_matrices))
 
 
@@ -588,9 +630,19 @@ def svd(input, some=True, compute_uv=True):  # noqa: A002 - torch's name
 
 
 # -- pinv and lstsq -----------------------------------------------------------------------------
+_PINV_TYPES = frozenset(("Float", "Double", "ComplexFloat", "ComplexDouble"))
+
+
+def _check_pinv(a):
+    type_name = _torch_type_name(a)
+    if a.ndim < 2 or type_name not in _PINV_TYPES:
+        raise RuntimeError(f"linalg.pinv({type_name}{{{list(a.shape)}}}): expected a tensor with "
+                           "2 or more dimensions of float, double, cfloat or cdouble types")
+
+
 @op("linalg_pinv", promote=NONE, complex_grad=True, node="LinalgPinvBackward0")
 def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
-    _check_matrix("linalg.pinv", self, square=False)
+    _check_pinv(self)
     u, s, vh = np.linalg.svd(self, full_matrices=False)
     if s.shape[-1] == 0:
         return get_xp(self).zeros(self.shape[:-2] + self.shape[-1:] + self.shape[-2:-1],
@@ -632,6 +684,12 @@ def pinverse(input, rcond=1e-15):  # noqa: A002 - torch's name
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+def refuse_non_lapack_real(a):
+    """torch's lstsq and matrix_rank compute their tolerance for float and double only."""
+    if _torch_type_name(a) in _LOW_PRECISION:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+
+
 def _check_lstsq(self, b, rcond=None, driver=None):
     if driver is not None and driver not in _LSTSQ_DRIVERS:
         raise RuntimeError("ember.linalg.lstsq: parameter `driver` should be one of (gels, "
@@ -641,6 +699,10 @@ def _check_lstsq(self, b, rcond=None, driver=None):
                            "CUDA")
     if self.ndim < 2:
         raise RuntimeError("ember.linalg.lstsq: input must have at least 2 dimensions.")
+    if self.dtype != b.dtype:
+        raise RuntimeError("ember.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {_torch_type_name(self)} and other's "
+                           f"dtype {_torch_type_name(b)}")
     vec = b.ndim == self.ndim - 1
     if self.shape[-2] != b.shape[-1 if vec else -2]:
         raise RuntimeError("ember.linalg.lstsq: input.size(-2) should match other.size(-"
@@ -651,6 +713,7 @@ def _check_lstsq(self, b, rcond=None, driver=None):
     diff_outputs=(True, True, False, False), result_type=LstsqResult)
 def linalg_lstsq(self, b, rcond=None, driver=None):
     _check_lstsq(self, b, rcond, driver)
+    refuse_non_lapack_real(self)
     driver = driver or ("gels" if device_type(self) == "cuda" else "gelsy")
     vec = b.ndim == self.ndim - 1
     B = b[..., None] if vec else b

@@ -21,7 +21,8 @@ from .. import _dtype as D
 from .._backend import get_xp, linalg_functions
 from .._tensor import Tensor
 from .linalg import matmul
-from .linalg_decomp import _check_matrix, _result, _shape, linalg_solve, mH, mT
+from .linalg_decomp import (_check_matrix, _result, _shape, linalg_solve, mH, mT,
+                            refuse_low_precision)
 from .registry import NONE, conj_any, op
 
 EigResult = _result("linalg_eig", ["eigenvalues", "eigenvectors"])
@@ -36,6 +37,7 @@ def _check_eig(A):
     _check_matrix("linalg.eig", A, floating=False)
     if A.dtype.kind not in "fc":
         raise RuntimeError(f"Unknown Complex ScalarType for {D._BY_NP[A.dtype].scalar_name}")
+    refuse_low_precision(A, "linalg_eig_out_cpu")
     if A.size and not bool(get_xp(A).isfinite(A).all()):
         raise RuntimeError("ember.linalg.eig: input tensor should not contain infs or NaNs.")
 
@@ -168,6 +170,7 @@ def _check_householder(A, tau):
     if A.dtype != tau.dtype:
         raise RuntimeError(f"{name}: tau dtype {D._BY_NP[tau.dtype].scalar_name} does not match "
                            f"input dtype {D._BY_NP[A.dtype].scalar_name}")
+    refuse_low_precision(A, "orgqr_cpu")
 
 
 def _reflector(A, i):

@@ -12,7 +12,7 @@ __all__ = ["geqrf", "ormqr"]
 
 from .._backend import get_xp
 from .linalg import matmul
-from .linalg_decomp import _result, mH
+from .linalg_decomp import _result, mH, refuse_low_precision
 from .linalg_eig import householder_product
 from .registry import NONE, op
 
@@ -39,6 +39,7 @@ def geqrf(input, *, out=None):  # noqa: A002
     if input._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"geqrf_cpu" not implemented for '
                                   f"'{input.dtype.scalar_name}'")
+    refuse_low_precision(input, "geqrf_cpu")
     return GeqrfResult(*_geqrf(input))
 
 
@@ -83,6 +84,7 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):  # no
     if input2.shape[-1] != min(input3.shape[side], input.shape[-1]):
         raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[-2], "
                            "input.shape[-1])")
+    refuse_low_precision(input, "ormqr_cpu")
     q = _full_q(input, input2)
     if transpose:
         q = mH(q)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .._backend import get_xp, linalg_functions, to_numpy
-from .linalg_decomp import _check_matrix, _result
+from .linalg_decomp import _check_matrix, _result, refuse_low_precision
 from .registry import NONE, op
 
 _ALPHA = (1 + math.sqrt(17)) / 8  # Bunch-Kaufman's pivot threshold
@@ -154,6 +154,7 @@ def _not_differentiable(name):
     diff_outputs=(True, False, False), result_type=LDLFactorExResult, complex_grad=True)
 def linalg_ldl_factor_ex(A, hermitian=False, check_errors=False):
     _check_matrix("ember.linalg.ldl_factor_ex", A)
+    refuse_low_precision(A, "ldl_factor_kernel_cpu")
     return ldl_factor_arrays(A, hermitian)
 
 
@@ -209,6 +210,7 @@ def _check_ldl_solve(LD, pivots, B, hermitian=False):
         raise RuntimeError(f"{name}: Expected LD and B to have the same dtype, but found LD of "
                            f"type {LD.dtype.scalar_name} and B of type {B.dtype.scalar_name} "
                            "instead")
+    refuse_low_precision(LD, "ldl_solve_kernel_cpu")
 
 
 @op("linalg_ldl_solve", tensors=3, promote=NONE, node="NotImplemented", complex_grad=True,

@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from .linalg import matmul
 from .linalg_decomp import (InvExResult, SolveExResult, _check_matrix, _check_solve, _result,
                             _shape, _vector_rhs, inv_backward, linalg_solve_triangular, mT,
-                            solve_backward, tril, triu)
+                            refuse_low_precision, solve_backward, tril, triu)
 from .registry import NONE, op
 
 
@@ -160,6 +160,7 @@ def _given(g):
 # -- lu_factor_ex, lu, lu_unpack ----------------------------------------------------------------
 def _check_lu(name, A):
     _check_matrix(name, A, square=False)
+    refuse_low_precision(A, "lu_cpu")
 
 
 @op("linalg_lu_factor_ex", promote=NONE, node="LinalgLuFactorExBackward0", outputs=3,
@@ -256,6 +257,7 @@ def _check_lu_solve(LU, pivots, B, left=True, adjoint=False):
         raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
+    refuse_low_precision(LU, "linalg.lu_solve_cpu")
 
 
 def _lu_solve_arrays(lu, piv, b, left, adjoint):
@@ -327,6 +329,7 @@ def _lu_info(A):
     diff_outputs=(True, False), result_type=InvExResult)
 def linalg_inv_ex(A, check_errors=False):
     _check_matrix("linalg.inv_ex", A)
+    refuse_low_precision(A, name="linalg.inv")
     info = _lu_info(A)
     if not info.any():
         return get_xp(A).linalg.inv(A), info

@@ -373,7 +373,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if a.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fc" and a.dtype not in D.REDUCED_NP:  # (bfloat16 is a float)
         raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_dtype_name(a)}")
     dim = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
