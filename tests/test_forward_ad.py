@@ -426,6 +426,34 @@ def test_a_python_number_operand_is_a_normal_tensor_beside_an_inference_dual(cal
     same(body, check_warnings=False)
 
 
+@pytest.mark.parametrize("call", [
+    "F.pad(d, (1, 1))", "F.pad(d, (1, 2), value=3.0)", "F.pad(d, (0, 0))", "F.pad(d, (-1, 0))",
+    "F.pad(d, (-1, 2))", "F.pad(d, (1, 1), mode='reflect')", "F.pad(d, (1, 1), mode='replicate')",
+    "F.pad(d, (1, 1), mode='circular')", "torch.nn.ZeroPad2d(1)(d)", "d.clone()",
+    "d.clone().fill_(1.0)", "d.to(torch.float64)", "d.float_power(2)", "torch.diag_embed(d)",
+    "torch.alias_copy(d)", "d.exp()", "torch.cat([d, d])"])
+def test_a_kernel_copying_an_inference_dual_carries_its_tangent(call):
+    # no autograd layer runs for a call on an inference dual, but torch's kernels that copy
+    # it into their fresh result with copy_ (constant padding, clone, casts) run copy_'s,
+    # which carries the tangent (and shows in _version); a dual made in inference mode, or of
+    # an inference tangent, has no tangent to carry
+    def body(t):
+        fw, out = t.autograd.forward_ad, []
+        for inference in ("p", "pt", "pd", "ptd", "t"):
+            with t.inference_mode("p" in inference):
+                x = t.arange(24.0).reshape(2, 3, 4) / 7
+            with t.inference_mode("t" in inference):
+                v = t.full((2, 3, 4), 2.0)
+            with fw.dual_level():
+                with t.inference_mode("d" in inference):
+                    d = fw.make_dual(x, v)
+                r = eval(call, {"torch": t, "F": t.nn.functional, "d": d})
+                out.append((fw.unpack_dual(r).tangent, r.is_inference(),
+                            None if r.is_inference() else r._version))
+        return out
+    same(body, check_warnings=False)
+
+
 def test_ops_in_inference_mode_get_no_tangent():
     # in inference mode no autograd layer runs: an op of a normal dual tensor, a view of it or
     # an in-place write into it computes no tangent (the one it had stays)

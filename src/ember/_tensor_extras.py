@@ -79,7 +79,9 @@ def _copy_of(view):
 
 
 def alias_copy(input):  # noqa: A002
-    return _contiguous_clone(input)
+    # torch clones an alias of ``input``: of an inference tensor outside inference mode, an
+    # alias made without autograd, whose copy carries no tangent (as a detached one)
+    return _contiguous_clone(input.detach() if input._is_inference else input)
 
 
 as_strided_copy = _copy_of("as_strided")

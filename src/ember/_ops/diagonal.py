@@ -90,7 +90,7 @@ def _(grad, self_shape, offset, dim1, dim2):
     return diagonal_backward(grad, self_shape, offset, dim1, dim2)
 
 
-@op("diag_embed", promote=NONE, writes=2)  # (zeros: fill_; the diagonal: copy_)
+@op("diag_embed", promote=NONE, writes=2, copies=True)  # (zeros: fill_; the diagonal: copy_)
 def _diag_embed(self, offset=0, dim1=-2, dim2=-1):
     nd = self.ndim + 1
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)

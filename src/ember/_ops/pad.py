@@ -30,8 +30,20 @@ def _pairs(pad, ndim):
 
 
 # -- constant --------------------------------------------------------------------------------------
-@op("constant_pad_nd", promote=NONE,
-    writes=lambda self, pad, value=0: 2 if any(pad) else 1)  # (empty, fill_, copy_ / clone)
+def _widens(self, pad, value=0):
+    """Whether torch's constant_pad_nd makes a wider result (empty, fill_, then copy_ of the
+    kept part), not a clone of a narrowed (or the very) input."""
+    return any(p > 0 for p in pad)
+
+
+def _copies_input(self, pad, value=0):
+    # (a negative pad narrows the input first: a view made without autograd, whose copy
+    # carries no tangent)
+    return not any(p < 0 for p in pad)
+
+
+@op("constant_pad_nd", promote=NONE, writes=lambda *args: 2 if _widens(*args) else 1,
+    copies=_copies_input)
 def constant_pad_nd(self, pad, value=0):
     xp = get_xp(self)
     key = [slice(None)] * self.ndim

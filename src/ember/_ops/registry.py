@@ -554,6 +554,7 @@ class OpDef:
     complex_grad = False  # see op()
     conj_saved = False  # see op()
     writes = 0  # see op()
+    copies = False  # see op()
 
     def __reduce_ex__(self, protocol):
         # Pickled and copied by reference, as torch's functions are (copy.deepcopy of a module
@@ -1068,7 +1069,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
        check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
        elementwise=False, undefined_grads=False, complex_grad=False, checked=(),
-       number_node=None, writes=0, own_layout=False, conj_saved=False):
+       number_node=None, writes=0, own_layout=False, conj_saved=False, copies=False):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``checked``: non-tensor params that hold tensors torch saves (nll_loss's target and
@@ -1103,6 +1104,10 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     (a number, or a function of the call's arguments): torch's autograd layer hides these
     version bumps, except when it is skipped, for a call on inference tensors only outside
     inference mode, whose results then show them in ``_version``.
+    ``copies``: whether torch's kernel copies ``self`` into its fresh result with ``copy_``
+    (a bool, or a function of the call's arguments; ``"whole"``: into all of it, as clone and
+    casts do): when no autograd layer runs for the call (on inference tensors outside
+    inference mode), that copy_'s own still carries the tangent of a dual ``self``.
     """
     def declare(kernel):
         opname = name or kernel.__name__
@@ -1121,6 +1126,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
         d.complex_grad = complex_grad or bool(view)
         d.conj_saved = conj_saved
         d.writes = writes
+        d.copies = copies
         REGISTRY[opname] = d
         same_name = _DECLARED.setdefault(opname, [])
         d.pickle_key = (opname, len(same_name))

@@ -647,7 +647,7 @@ unsqueeze.batched_grad("self")(view.batched_formulas[0][1])
 
 # -- copies and casts --------------------------------------------------------------------------
 @op("clone", elementwise=True, promote=NONE, method=True, writes=1, own_layout=True,
-    conj_saved=True)
+    conj_saved=True, copies="whole")
 def clone(self, memory_format=None):
     # (torch's preserve_format by default: a permuted input keeps its strides)
     if memory_format is None:
@@ -697,7 +697,8 @@ def _preserving(out, source):
     return laid
 
 
-@op("_to_copy", node="ToCopyBackward0", promote=NONE, writes=1, conj_saved=True)
+@op("_to_copy", node="ToCopyBackward0", promote=NONE, writes=1, conj_saved=True,
+    copies="whole")
 def to_copy(self, dtype=None, device=None, non_blocking=False, source=None,
             memory_format=None):
     # (D.cast is quiet: NaN, inf or an out-of-range value cast to an integer or a narrower

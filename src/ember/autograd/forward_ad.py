@@ -160,7 +160,10 @@ def make_dual(tensor, tangent, *, level=None):
                            f"size {list(tensor.shape)} while the given forward gradient is of "
                            f"size {list(tangent.shape)}.")
     dual = _alias(tensor)
-    _set_tangent(dual, tangent)
+    # (torch's make_dual sets the tangent in its autograd layer, which does not run in
+    # inference mode, nor for a call on inference tensors only: the alias then has none)
+    if not (state.inference or (tensor._is_inference and tangent._is_inference)):
+        _set_tangent(dual, tangent)
     return dual
 
 
@@ -250,6 +253,25 @@ def _unseen(op, args):
     return bool(tensors) and all(a._is_inference for a in tensors)
 
 
+def _copies_self(op, args):
+    """Whether torch's kernel, run without its autograd layer (see _unseen) outside inference
+    mode, copies ``self`` into its fresh result with ``copy_``, whose autograd layer does run
+    and carries ``self``'s tangent into the result (op()'s ``copies``)."""
+    if state.inference or not op.copies:
+        return False
+    return op.copies(*args) if callable(op.copies) else True
+
+
+def _copied_tangent(op, args, out, tangents):
+    """The tangent copy_ carries into the result of a kernel that copies ``self`` (see
+    _copies_self): into a part of it, the op's own for ``self``'s tangent alone; into the
+    whole result, a copy of that tangent, in its own dtype (``d.to(float64)``'s is float32)."""
+    if op.copies == "whole":
+        from .._ops.shape import clone
+        return clone(tangents[0])
+    return _op_jvp(op, args, out, tangents[:1] + [None] * (len(tangents) - 1))
+
+
 class _ForwardHook:
     """Called by the op registry for every op while a dual level is active."""
 
@@ -259,8 +281,11 @@ class _ForwardHook:
         try:
             out = dispatch(op, args)
             tangents = _input_tangents(op, args)
-            if tangents is not None and op.differentiable and not _unseen(op, args):
-                _attach(out, _op_jvp(op, args, out, tangents))
+            if tangents is not None and op.differentiable:
+                if not _unseen(op, args):
+                    _attach(out, _op_jvp(op, args, out, tangents))
+                elif _copies_self(op, args) and tangents[0] is not None:
+                    _attach(out, _copied_tangent(op, args, out, tangents))
         finally:
             forward_hook[0] = self
         return out
@@ -563,10 +588,11 @@ def _derived_jvp(op, args, out, tangents):
     create = state.grad_enabled and (
         any(isinstance(a, Tensor) and a._requires_grad for a in args[:op.n_tensors])
         or any(t is not None and t._requires_grad for t in tangents))
-    # (an inference tensor read by the call is only a value here: torch's formulas save
-    # nothing, so the node the derivation records must not refuse to save it)
+    # (an inference tensor read by the call, or an inference tangent, is only a value here:
+    # torch's formulas save nothing, so the graph the derivation records must not refuse it)
     args = tuple(_wrap(a._data) if isinstance(a, Tensor) and a._is_inference else a
                  for a in args)
+    tangents = [_wrap(t._data) if t is not None and t._is_inference else t for t in tangents]
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
