@@ -111,3 +111,20 @@ def test_checks_before_the_dtype_as_torch(name, dtype):
 
 def test_pinv_names_an_integer_input_as_torch():
     same(lambda t: t.linalg.pinv(t.ones(2, 2, dtype=t.int64)))
+
+
+_MIXED = [("bfloat16", "float32"), ("float32", "bfloat16"), ("float16", "float32"),
+          ("bfloat16", "float16"), ("complex64", "float32"), ("complex128", "float64"),
+          ("int16", "float32"), ("int8", "uint8")]
+
+
+@pytest.mark.parametrize("a,b", _MIXED)
+def test_matmul_dtype_mismatch_names_the_types_as_torch(a, b):
+    # (svd_lowrank and pca_lowrank of a bfloat16 matrix stop here, multiplying it by a
+    # float32 one)
+    same(lambda t: t.ones(2, 2, dtype=getattr(t, a)) @ t.ones(2, 2, dtype=getattr(t, b)))
+
+
+@pytest.mark.parametrize("name", ["svd_lowrank", "pca_lowrank"])
+def test_lowrank_of_bfloat16_as_torch(name):
+    same(lambda t: getattr(t, name)(t.ones(3, 2, dtype=t.bfloat16), 1))

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp, is_array
 from .._state import forward_hook, profiler_hook
-from .._tensor import Tensor, typename
+from .._tensor import Tensor, _c_type_name, typename
 from .pointwise import mul_scalar, no_kernel, refuse
 from .registry import NONE, conj_value, op
 from .shape import expand, reshape, squeeze, squeeze_result, unsqueeze, unsafe_view
@@ -28,8 +28,12 @@ def _name(a):
 
 
 def _c_name(a):
-    return {"Float": "float", "Double": "double", "Long": "long int", "Int": "int",
-            "Half": "c10::Half"}.get(_name(a), _name(a))
+    """torch's C++ name of ``a``'s element type, as its dtype checks print it."""
+    dt = D._BY_NP[a.dtype]
+    try:
+        return _c_type_name(dt)
+    except KeyError:  # (a limited-support dtype: its scalar name)
+        return dt.scalar_name
 
 
 def _check_mm(self, mat2):
