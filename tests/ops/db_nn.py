@@ -187,7 +187,7 @@ def _emb_samples(m):
 row("embedding", F.embedding, "nn.functional.embedding",
     [NN._embedding, NN._embedding_backward], _emb_samples,
     np_ref=lambda i, w, **k: w[i])
-row("bilinear", F.bilinear, "nn.functional.bilinear", [],
+row("bilinear", F.bilinear, "nn.functional.bilinear", [NN.trilinear],
     lambda m: [S("nobias", m(3, 2), m(3, 4), m(5, 2, 4)),
                S("bias", m(2, 3), m(2, 2), m(4, 3, 2), m(4)),
                S("batch", m(2, 2, 3), m(2, 2, 2), m(1, 3, 2))])

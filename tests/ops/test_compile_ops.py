@@ -48,6 +48,7 @@ FALLS_BACK = {
     "rrelu_inplace": "training noise " + _RAW,
     "pack_padded_sequence": "the lengths are read with .tolist()",
     "sparse_zero_": "a sparse tensor is written in place outside the ops",
+    "dense_mul_sparse_": "dense.mul_(sparse) writes its dense result into self outside the ops",
     **dict.fromkeys(("t_", "transpose_", "swapdims_", "unsqueeze_", "squeeze_", "as_strided_"),
                     "an in-place view op changes a tensor's geometry outside the ops"),
     **dict.fromkeys(("set_", "set_storage"), "set_ changes the memory a tensor views"),

@@ -347,9 +347,21 @@ def bilinear(input1, input2, weight, bias=None):
     batch = tuple(input1.shape[:-1])
     x1 = input1.reshape(-1, input1.shape[-1])
     x2 = input2.reshape(-1, input2.shape[-1])
+    x1, weight, x2 = _as_bmm_takes_them(x1, weight, x2)
     out = trilinear(x1, weight, x2, (1, 3), (0,), (1, 2), (2, 3))
     out = out.reshape(batch + (weight.shape[0],))
     return out if bias is None else out + bias
+
+
+def _as_bmm_takes_them(*tensors):
+    """The inputs as torch's _trilinear multiplies them: its kernel calls bmm through the
+    dispatcher, so under CPU autocast the products run in the lower dtype (ember's _trilinear
+    is one op, not on autocast's lists: the cast bmm would make is made here)."""
+    from ..amp import autocast_mode
+    st = autocast_mode._state
+    if st.inside or not st.enabled:
+        return tensors
+    return autocast_mode._cast_arguments("bmm", tensors, {})[0]
 
 
 @op("_trilinear", tensors=3, promote=NONE, node="TrilinearBackward0")
@@ -363,8 +375,14 @@ def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
     present = set("".join(subscripts))
     kept = [d for d in range(rank) if d not in sumdim]
     out_letters = "".join(letters[d] for d in kept if letters[d] in present)
-    out = get_xp(i1).einsum(f"{','.join(subscripts)}->{out_letters}", i1, i2, i3,
+    # (2-byte floats are multiplied and summed in float32, rounded once at the end, as
+    # torch's products accumulate them: NumPy's einsum would round every partial sum)
+    wide = i1.dtype.itemsize == 2 and i1.dtype.kind in "fV"  # (float16, bfloat16)
+    operands = [a.astype("float32") for a in (i1, i2, i3)] if wide else (i1, i2, i3)
+    out = get_xp(i1).einsum(f"{','.join(subscripts)}->{out_letters}", *operands,
                             optimize=True)
+    if wide:
+        out = out.astype(i1.dtype)
     # (a kept dimension that every input expands is of size one)
     shape = tuple(out.shape[out_letters.index(letters[d])] if letters[d] in present else 1
                   for d in kept)
