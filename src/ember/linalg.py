@@ -240,11 +240,26 @@ def norm(input, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):  # 
 
 def cond(input, p=None, *, out=None):  # noqa: A002
     """Condition number (2-norm: ratio of the largest to the smallest singular value)."""
+    _check_cond(input, p)
     if p in (None, 2, -2):
         s = svdvals(input)
         big, small = s[..., :1], s[..., -1:]
         return (big / small if p != -2 else small / big).squeeze(-1)
-    return matrix_norm(input, p) * matrix_norm(inv(input), p)
+    inverse = inv(input)  # (first, as torch's: an integer input is refused by inv)
+    return matrix_norm(input, p) * matrix_norm(inverse, p)
+
+
+def _check_cond(A, p):  # noqa: N803
+    """torch's own checks, before those of the ops it composes (svd, inv, matrix_norm)."""
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p in (None, 2, -2):
+        return
+    if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but "
+                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
 
 
 

@@ -128,3 +128,27 @@ def test_matmul_dtype_mismatch_names_the_types_as_torch(a, b):
 @pytest.mark.parametrize("name", ["svd_lowrank", "pca_lowrank"])
 def test_lowrank_of_bfloat16_as_torch(name):
     same(lambda t: getattr(t, name)(t.ones(3, 2, dtype=t.bfloat16), 1))
+
+
+# the names torch's checks give: the _ex functions' are their plain ones', cond's its own
+_CHECK_NAMES = {
+    "cholesky_ex_int": lambda t: t.linalg.cholesky_ex(t.eye(2, dtype=t.int64)),
+    "cholesky_ex_vector": lambda t: t.linalg.cholesky_ex(t.ones(3)),
+    "cholesky_ex_wide": lambda t: t.linalg.cholesky_ex(t.ones(2, 3)),
+    "inv_ex_int": lambda t: t.linalg.inv_ex(t.eye(2, dtype=t.int64)),
+    "inv_ex_wide": lambda t: t.linalg.inv_ex(t.ones(2, 3)),
+    "cond_vector": lambda t: t.linalg.cond(t.ones(3)),
+    "cond_1_vector": lambda t: t.linalg.cond(t.ones(3), 1),
+    "cond_1_wide": lambda t: t.linalg.cond(t.ones(2, 3), 1),
+    "cond_fro_wide": lambda t: t.linalg.cond(t.ones(2, 3), "fro"),
+    "cond_inf_wide": lambda t: t.linalg.cond(t.ones(2, 3), float("inf")),
+    "cond_1_int": lambda t: t.linalg.cond(t.eye(2, dtype=t.int64), 1),
+    "cond_int": lambda t: t.linalg.cond(t.eye(2, dtype=t.int64)),
+    "cond_order_3": lambda t: t.linalg.cond(t.eye(2), 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CHECK_NAMES))
+def test_linalg_checks_name_the_op_as_torch(name):
+    same(_CHECK_NAMES[name])
+

@@ -328,7 +328,7 @@ def _lu_info(A):
 @op("linalg_inv_ex", promote=NONE, node="LinalgInvExBackward0", outputs=2,
     diff_outputs=(True, False), result_type=InvExResult)
 def linalg_inv_ex(A, check_errors=False):
-    _check_matrix("linalg.inv_ex", A)
+    _check_matrix("linalg.inv", A)  # (torch's checks name linalg.inv)
     refuse_low_precision(A, name="linalg.inv")
     info = _lu_info(A)
     if not info.any():
