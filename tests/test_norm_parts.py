@@ -199,3 +199,28 @@ def test_batch_norm_of_an_empty_input(name, affine, shape):
         return (y, graph_tree(y.grad_fn), x.grad, w is not None and w.grad,
                 b is not None and b.grad, rm, rv)
     same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("shape, groups, affine", [((2, 6, 3), 3, True), ((2, 6, 3), 3, False),
+                                                   ((3, 4, 2, 2), 2, True), ((2, 4), 4, True)])
+def test_group_norm_create_graph_records_torchs_composite(shape, groups, affine):
+    # torch's group_norm derivative under create_graph is its infinitely differentiable
+    # composite (dX = a * dY + b * X + c, ...): the gradients' nodes and their inputs' are
+    # torch's, and so are the second derivatives (deeper, torch reads the forward's saved
+    # mean and rstd where ember recomputes them)
+    def body(t):
+        rng = np.random.default_rng(0)
+        x = t.tensor(rng.standard_normal(shape), requires_grad=True)
+        params = [t.tensor(rng.random(shape[1]) + 0.5, requires_grad=True) for _ in "wb"]
+        w, b = params if affine else (None, None)
+        y = t.nn.functional.group_norm(x, groups, w, b)
+        inputs = (x, w, b) if affine else (x,)
+        grads = t.autograd.grad((y ** 3).sum(), inputs, create_graph=True)
+
+        def names(f, depth):
+            if f is None or depth == 0:
+                return None if f is None else f.name()
+            return (f.name(), [names(n, depth - 1) for n, _ in f.next_functions])
+        second = t.autograd.grad(sum((g * g).sum() for g in grads), inputs)
+        return [names(g.grad_fn, 2) for g in grads], grads, second
+    same(body, rtol=1e-6, atol=1e-9)

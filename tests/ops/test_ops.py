@@ -596,7 +596,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "adaptive_max_pool2d", "adaptive_max_pool3d", "amax", "amin",
     "angle_real", "conv_tbc", "cumprod", "cumsum", "det_method",
     "div_true_kw", "fft_complex", "gaussian_nll_loss", "grid_sampler", "grid_sampler_2d",
-    "grid_sampler_3d", "group_norm", "ifft_complex", "index_copy", "index_copy_",
+    "grid_sampler_3d", "ifft_complex", "index_copy", "index_copy_",
     "index_reduce", "index_reduce_", "index_reduce_method", "irfft", "irfft2", "irfftn",
     "linalg_det", "linalg_householder_product", "linalg_slogdet", "linalg_solve",
     "linalg_solve_ex", "linalg_solve_triangular", "logcumsumexp", "logdet", "masked_scatter",

@@ -476,28 +476,70 @@ def group_norm_op(input, weight, bias, group, eps):  # noqa: A002
     return out
 
 
-def _group_xhat(input, group, eps):
-    xhat, rstd = _normalized(reshape(input, _grouped_shape(input.shape, group)), (2,), eps)
-    return xhat, rstd
+# The derivatives are torch's infinitely differentiable composite (what it records under
+# create_graph), on (N, group, channels per group, HxW) views. torch reads the forward's saved
+# mean and rstd; here they are recomputed from the input with ember ops, so that their own
+# derivatives still reach the input.
+def _grouped4(t, group):
+    n, c = t.shape[0], t.shape[1]
+    return t.reshape(n, group, c // group, math.prod(t.shape[2:]))
+
+
+def _unsqueezed(t, dim):
+    """torch's ``t.unsqueeze_(dim)`` of a fresh sum (UnsqueezeBackward1 under create_graph)."""
+    if isinstance(t, Tensor):
+        from .inplace_forms import unsqueeze_
+        return unsqueeze_(t, dim)
+    return get_xp(t).expand_dims(t, dim)
+
+
+def _group_stats(x4, eps):
+    """Each group's mean and rstd, (N, group, 1, 1), of the grouped input ``x4``."""
+    from .pointwise import sqrt
+    m = mean(x4, (2, 3), keepdim=True)
+    d = x4 - m
+    rstd = 1.0 / sqrt(mean(d * d, (2, 3), keepdim=True) + eps)
+    return m, rstd
+
+
+def _group_sums(grad, x4, group):
+    """torch's ds and db: per-channel sums of grad * x and of grad, (N, group, D, 1)."""
+    g4 = _grouped4(grad, group)
+    return g4, _unsqueezed((g4 * x4).sum(3), -1), _unsqueezed(g4.sum(3), -1)
+
+
+def _per_group(t, gamma4):
+    """Sum over a group's channels (each scaled by its weight), kept as (N, group, 1, 1)."""
+    return _unsqueezed((t if gamma4 is None else t * gamma4).sum(2), -2)
 
 
 @group_norm_op.grad("input")
 def _(grad, input, weight, group, eps):  # noqa: A002
-    gw = grad if weight is None else grad * reshape(weight, _channel_shape(input.ndim))
-    xhat, rstd = _group_xhat(input, group, eps)
-    gi = _norm_grad_input(reshape(gw, _grouped_shape(input.shape, group)), xhat, rstd, (2,))
-    return reshape(gi, tuple(input.shape))
+    x4 = _grouped4(input, group)
+    m, rstd = _group_stats(x4, eps)
+    g4, ds, db = _group_sums(grad, x4, group)
+    k = x4.shape[2] * x4.shape[3]
+    s = 1.0 / k if k else math.inf
+    gamma4 = None if weight is None else weight.reshape(1, group, x4.shape[2], 1)
+    rstd_cube = rstd * rstd * rstd
+    a = rstd if gamma4 is None else rstd * gamma4
+    b, c = _per_group(ds, gamma4), _per_group(db, gamma4)
+    b = (c * m - b) * rstd_cube * s
+    c = -b * m - c * rstd * s
+    return (a * g4 + b * x4 + c).reshape(tuple(input.shape))
 
 
 @group_norm_op.grad("weight")
-def _(grad, input, group, eps):  # noqa: A002
-    xhat, _ = _group_xhat(input, group, eps)
-    return _sum(grad * reshape(xhat, tuple(input.shape)), (0,) + tuple(range(2, input.ndim)))
+def _(grad, input, weight, group, eps):  # noqa: A002
+    x4 = _grouped4(input, group)
+    m, rstd = _group_stats(x4, eps)
+    _, ds, db = _group_sums(grad, x4, group)
+    return ((ds - db * m) * rstd).sum(0).reshape(tuple(weight.shape))
 
 
 @group_norm_op.grad("bias")
-def _(grad):
-    return _sum(grad, (0,) + tuple(range(2, grad.ndim)))
+def _(grad, bias, group):
+    return _unsqueezed(_grouped4(grad, group).sum(3), -1).sum(0).reshape(tuple(bias.shape))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):  # noqa: A002
