@@ -328,20 +328,26 @@ def test_deprecated_scalar_first_method_overloads(call):
     same(body, check_warnings=False)  # (the warning comes once per process: see below)
 
 
-def test_deprecated_function_overload_warns_once_per_process():
-    """The function forms' warning names torch's function signatures; it is the same one
-    warning as the methods'."""
-    pytest.importorskip("torch")
-    code = ("import warnings, {lib} as torch\n"
+def _warnings_twice(calls, values):
+    """A program (``{lib}`` for the library) running ``calls`` twice, printing ``values`` and
+    the warnings each round recorded (category, message, file and line)."""
+    body = "".join(f"        {call}\n" for call in calls)
+    return ("import warnings, {lib} as torch\n"
             "p, g = torch.ones(3), torch.arange(3.)\n"
             "for _ in range(2):\n"
             "    with warnings.catch_warnings(record=True) as record:\n"
             "        warnings.simplefilter('always')\n"
-            "        q = torch.addcmul(p, 2, g, g)\n"
-            "        p.add_(-0.5, g)\n"
-            "        r = torch.sub(p, 2, g)\n"
-            "    print(q.tolist(), r.tolist(), [(w.category.__name__, str(w.message), w.filename,"
+            + body +
+            f"    print({values}, [(w.category.__name__, str(w.message), w.filename,"
             " w.lineno) for w in record])\n")
+
+
+def test_deprecated_function_overload_warns_once_per_process():
+    """The function forms' warning names torch's function signatures; it is the same one
+    warning as the methods'."""
+    pytest.importorskip("torch")
+    code = _warnings_twice(["q = torch.addcmul(p, 2, g, g)", "p.add_(-0.5, g)",
+                            "r = torch.sub(p, 2, g)"], "q.tolist(), r.tolist()")
     want = _printed_in_a_fresh_process(code, "torch")
     assert _printed_in_a_fresh_process(code, "ember") == want
     assert "addcmul(Tensor input, Number value" in want
@@ -351,15 +357,7 @@ def test_deprecated_overload_warns_once_per_process_at_the_callers_line():
     """One warning for all the deprecated overloads (torch's TORCH_WARN_ONCE), naming the
     overload that came first; each library runs in a fresh process."""
     pytest.importorskip("torch")
-    code = ("import warnings, {lib} as torch\n"
-            "p, g = torch.ones(3), torch.arange(3.)\n"
-            "for _ in range(2):\n"
-            "    with warnings.catch_warnings(record=True) as record:\n"
-            "        warnings.simplefilter('always')\n"
-            "        p.add_(-0.5, g)\n"
-            "        p.addcmul_(2, g, g)\n"
-            "    print(p.tolist(), [(w.category.__name__, str(w.message), w.filename, w.lineno)"
-            " for w in record])\n")
+    code = _warnings_twice(["p.add_(-0.5, g)", "p.addcmul_(2, g, g)"], "p.tolist()")
     want = _printed_in_a_fresh_process(code, "torch")
     assert _printed_in_a_fresh_process(code, "ember") == want
     assert "This overload of add_ is deprecated" in want
