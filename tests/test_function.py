@@ -878,3 +878,38 @@ def test_edges_are_the_inputs_history_before_forward():
         base.sum().backward()
         return names, out, x.grad, base.grad_fn.name()
     same(body)
+
+
+def test_a_bfloat16_or_float8_output_takes_the_function_node():
+    """A Function's result of a reduced float dtype requires grad and is differentiated through
+    its backward, as any float result (difftest 26000574, 27000444: a bfloat16 result of an
+    autocast region gave an output that silently required no grad)."""
+    def body(torch):
+        class Double(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class ToFloat8(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.to(torch.float8_e4m3fn)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.float()
+
+        x = torch.tensor([1.5, -2.0], dtype=torch.bfloat16, requires_grad=True)
+        y = Double.apply(x)
+        y.sum().backward()
+        w = torch.tensor([0.5, 1.0], requires_grad=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = torch.mm(w[None], torch.ones(2, 2))
+        u = Double.apply(z)
+        f8 = ToFloat8.apply(w)
+        return y, x.grad, u, u.grad_fn.name(), f8.requires_grad
+    same(body)

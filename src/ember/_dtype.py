@@ -161,6 +161,15 @@ SPECIAL_NP = REDUCED_NP | FLOAT8_NP | frozenset(d.np for d in UNSIGNED_LIMITED)
 NATIVE_FLOAT_NP = frozenset(np.dtype(n) for n in ("float16", "float32", "float64"))
 NATIVE_NP = NATIVE_FLOAT_NP | frozenset(np.dtype(n) for n in (
     "complex64", "complex128", "int8", "int16", "int32", "int64", "uint8"))
+
+
+def is_differentiable_np(npdtype) -> bool:
+    """Whether a tensor of NumPy dtype ``npdtype`` can carry a gradient or a tangent: a float
+    or complex one, bfloat16 and the float8 types included (stored as ml_dtypes' types, NumPy
+    kind 'V')."""
+    return npdtype.kind in "fc" or npdtype in REDUCED_NP or npdtype in FLOAT8_NP
+
+
 _TO_COMPLEX = {"float16": complex64, "float32": complex64, "float64": complex128,
                "bfloat16": complex64}
 _TO_REAL = {"complex64": float32, "complex128": float64}

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._backend import get_xp
-from .._dtype import _BY_NP, FLOAT8_NP, REDUCED_NP
+from .._dtype import _BY_NP, is_differentiable_np
 from .._state import forward_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from .grad_mode import _DecoratorContextManager
@@ -235,8 +235,8 @@ def _tangent_of(t):
 # -- the per-op hook ----------------------------------------------------------------------------
 def _has_tangents(dt):
     """Whether a result of NumPy dtype ``dt`` gets a tangent: a float or complex one, bfloat16
-    and the float8 types included (stored as ml_dtypes' types, NumPy kind 'V')."""
-    return dt.kind in "fc" or dt in REDUCED_NP or dt in FLOAT8_NP
+    and the float8 types included."""
+    return is_differentiable_np(dt)
 
 
 def _unseen(op, args):

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .._dtype import is_differentiable_np
 from .._state import forward_hook, state
 from .._tensor import Tensor, _wrap
 from .graph import (ERR_FREED, ERR_INFERENCE_SAVE, Node, follow_base, gradient_edge,
@@ -306,7 +307,7 @@ def _connect(ctx, cls, args, arg_pos, outputs, edges):
             meta.append(((), np.float32))
             continue
         meta.append((o._data.shape, o._data.dtype))
-        if id(o) in non_diff or o._data.dtype.kind not in "fc":
+        if id(o) in non_diff or not is_differentiable_np(o._data.dtype):  # (bfloat16 too)
             o._requires_grad = False
             continue
         old_fn, old_nr = o._grad_fn, o._output_nr
@@ -418,7 +419,7 @@ def _delayed_error(values):
     node = Error(_ERR_TWICE)
     leaves = []
     for v in values:
-        if isinstance(v, Tensor) and v._data.dtype.kind in "fc":
+        if isinstance(v, Tensor) and is_differentiable_np(v._data.dtype):
             v = v.detach()
             v._requires_grad = True
         leaves.append(v)
