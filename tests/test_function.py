@@ -913,3 +913,25 @@ def test_a_bfloat16_or_float8_output_takes_the_function_node():
         f8 = ToFloat8.apply(w)
         return y, x.grad, u, u.grad_fn.name(), f8.requires_grad
     same(body)
+
+
+def test_a_dirty_input_loses_its_grad_when_the_function_is_recorded():
+    """A tensor a recorded Function marks dirty has its ``.grad`` reset, as torch's: a
+    retained gradient then accumulates from None on the next backward (difftest 26000269:
+    ember kept the old one, and the next backward added to it). Outside recording the
+    ``.grad`` stays."""
+    def body(torch):
+        Double = _dirty_function(torch, lambda x: x.mul_(2), lambda g: g * 2)
+        a = torch.tensor([0.32, -1.63, 1.7], requires_grad=True)
+        t = a * 2
+        t.retain_grad()
+        t.sum().backward(retain_graph=True)
+        before = t.grad.clone()
+        Double.apply(t)
+        reset = t.grad
+        t.sum().backward()
+        plain = torch.ones(3)
+        plain.grad = torch.ones(3)
+        Double.apply(plain)
+        return before, reset, t.grad, t.retains_grad, a.grad, plain.grad
+    same(body)

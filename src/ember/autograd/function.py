@@ -301,6 +301,7 @@ def _connect(ctx, cls, args, arg_pos, outputs, edges):
                                "operation.")
         check_inplace(t, True)
     non_diff = {id(t) for t in ctx._non_differentiable}
+    dirty = {id(t) for t in ctx._dirty}
     meta = []
     for k, o in enumerate(outputs):
         if not isinstance(o, Tensor):
@@ -317,6 +318,8 @@ def _connect(ctx, cls, args, arg_pos, outputs, edges):
         o._requires_grad = True
         if gained and o._following_views is not None:
             follow_base(o)
+        if id(o) in dirty:  # (torch resets a dirty input's .grad: the value it was for is gone)
+            o._grad = None
         if o._retains_grad:  # a dirty input's retain_grad follows its new history
             move_retained_grad(o, old_fn, old_nr)
     ctx._out_meta = tuple(meta)
