@@ -172,3 +172,30 @@ def test_instance_norm_writes_its_running_statistics_only_with_input_statistics(
                          [f.name() for f, _ in below.next_functions if f is not None]))
         return seen
     same(body, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_saves_its_running_statistics(training):
+    # torch's NativeBatchNormBackward0 saves running_mean and running_var (in training and in
+    # eval): writing one in place before backward is refused, as any saved tensor's write
+    # (difftest 26000162: ember read the new values). instance_norm normalises with copies
+    # of them, which nothing else writes.
+    def body(t):
+        seen = []
+        for write in ("mean", "var", "instance"):
+            x = t.tensor([[-0.59, -1.25], [0.5, -1.0], [0.5, -0.36], [0.76, -0.29]],
+                         requires_grad=True)
+            rm, rv = t.zeros(2), t.ones(2)
+            if write == "instance":
+                y = t.nn.functional.instance_norm(x.T[None], rm, rv,
+                                                  use_input_stats=training)
+            else:
+                y = t.nn.functional.batch_norm(x, rm, rv, training=training)
+            (rm if write == "mean" else rv).add_(1)
+            try:
+                (y * y).sum().backward()
+                seen.append(x.grad)
+            except RuntimeError as e:
+                seen.append(str(e))
+        return seen
+    same(body, rtol=1e-5, atol=1e-6)

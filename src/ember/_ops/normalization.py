@@ -79,7 +79,8 @@ def _check_mixed_dtypes(input, *params):  # noqa: A002
 
 
 # -- batch norm ---------------------------------------------------------------------------------
-@op("native_batch_norm", tensors=3, promote=NONE, node="NativeBatchNormBackward0")
+@op("native_batch_norm", tensors=3, promote=NONE, node="NativeBatchNormBackward0",
+    checked=("running_mean", "running_var"))
 def batch_norm_op(input, weight, bias, running_mean, running_var, training,  # noqa: A002
                   momentum, eps):
     xp = get_xp(input)
