@@ -9,6 +9,7 @@ as Tensors and the same formulas record a graph of their own.
 """
 from __future__ import annotations
 
+import functools
 import heapq
 import importlib
 import threading
@@ -97,7 +98,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         root_nodes.append(edge[0])
     if create_graph and not capture:
         _warn_reference_cycle()
-    if inputs and batch is None:
+    into_leaves = (not inputs and batch is None and not create_graph and len(root_nodes) == 1
+                   and _only_leaves_below(root_nodes[0]))
+    if into_leaves:
+        pass  # (no dependencies to count: each leaf is reached once, from the root)
+    elif inputs and batch is None:
         _collect_planned(task, root_nodes, _input_targets(task, inputs, capture), capture)
     else:
         _collect_dependencies(task, root_nodes)
@@ -134,7 +139,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         # than the op.
         quiet = fp_errors.silence()
         try:
-            _execute(task, root_nodes)
+            if into_leaves:
+                _execute_into_leaves(task, root_nodes[0])
+            else:
+                _execute(task, root_nodes)
         finally:
             fp_errors.restore(quiet)
         if queued:
@@ -444,33 +452,7 @@ def _execute(task, root_nodes):
                 _note_borrowed(task, fn, outs)
         elif (fn._leaf_plain and plain and grads is not None and grads[0] is not None
               and not fn.variable._hooks and (runnable is None or fn in runnable)):
-            # the usual leaf (no hooks, its gradient not captured): what _run_node does for
-            # it, without the general path's calls (a leaf has no edges to follow)
-            var = fn.variable
-            with fn.lock:
-                if not var._requires_grad:
-                    continue
-                g = grads[0]
-                if (var._grad is None and not graph and type(g) is ndarray
-                        and type(var._data) is ndarray
-                        and _refcount(g) <= _OWN_REFS and not var._post_acc_hooks):
-                    # the usual first gradient, only the engine's (refs counted as _accumulate
-                    # counts its argument: the buffer's list, `g`, getrefcount's): what
-                    # _accumulate and _plainly_owned do for it, written out (a fixed cost of
-                    # every leaf and backward)
-                    ref = borrowed_get(id(g))
-                    flags = g.flags
-                    if ((ref is None or ref() is not g) and flags.writeable
-                            and (not _layout_policy.enforce or (
-                                flags.c_contiguous and var._data.flags.c_contiguous
-                                and g.strides == var._data.strides)
-                                or _obeys_layout(g, var._data))):
-                        borrowed[id(g)] = weakref.ref(g)  # (as _Borrowed.add: an array)
-                        var._grad = wrap_versioned(g)
-                        g = None
-                        continue
-                g = None  # (so that _accumulate counts the references as it expects)
-                _accumulate(task, var, grads[0])
+            _run_plain_leaf(task, fn, grads)
             continue
         elif (plain and type(fn) is AccumulateGrad and grads is not None
               and fn in captures and fn not in run and fn._retained is None
@@ -568,6 +550,110 @@ def _execute(task, root_nodes):
                 entry = Ready(-ready._seq)
                 entry.fn = ready
                 push(heap, entry)
+
+
+def _run_plain_leaf(task, fn, grads):
+    """The usual leaf (no hooks, its gradient ``grads[0]`` not captured): what _run_node
+    does for it, without the general path's calls (a leaf has no edges to follow)."""
+    var = fn.variable
+    with fn.lock:
+        if not var._requires_grad:
+            return
+        g = grads[0]
+        if (var._grad is None and not task.graph and type(g) is ndarray
+                and type(var._data) is ndarray
+                and _refcount(g) <= _OWN_REFS and not var._post_acc_hooks):
+            # the usual first gradient, only the engine's (refs counted as _accumulate
+            # counts its argument: the buffer's list, `g`, getrefcount's): what _accumulate
+            # and _plainly_owned do for it, written out (a fixed cost of every leaf and
+            # backward)
+            borrowed = task.borrowed
+            ref = borrowed.get(id(g))
+            flags = g.flags
+            if ((ref is None or ref() is not g) and flags.writeable
+                    and (not _layout_policy.enforce or (
+                        flags.c_contiguous and var._data.flags.c_contiguous
+                        and g.strides == var._data.strides)
+                        or _obeys_layout(g, var._data))):
+                borrowed[id(g)] = weakref.ref(g)  # (as _Borrowed.add: an array)
+                var._grad = wrap_versioned(g)
+                return
+        g = None  # (so that _accumulate counts the references as it expects)
+        _accumulate(task, var, grads[0])
+
+
+def _only_leaves_below(fn):
+    """Whether node ``fn`` may run by _execute_into_leaves: no hooks on it, no profiler or
+    anomaly mode, and each of its edges leads to a leaf's AccumulateGrad (or nowhere), no
+    leaf twice (a compiled function's node into its parameters)."""
+    if not fn._apply_plain or profiler_hook[0] is not None or state.anomaly:
+        return False
+    leaves = set()
+    for child, _ in fn._next:
+        if child is not None:
+            if type(child) is not AccumulateGrad or child in leaves:
+                return False
+            leaves.add(child)
+    return True
+
+
+def _execute_into_leaves(task, fn):
+    """``_execute`` for a graph of one node whose edges all lead to distinct leaves (see
+    _only_leaves_below), in first-order backward: the node, then its leaves in the order the
+    ready queue gives them (every AccumulateGrad has the same sequence number, so the heap's
+    layout decides), without counting dependencies or going through the queue. Each leaf
+    runs as in _execute: by _run_plain_leaf, or the general path when it has hooks."""
+    grads = task.buffers.pop(fn, None)
+    if grads is None:
+        return
+    outs = fn._apply(grads, False, None)
+    if not task.retain:  # (as _execute: see Node._releases)
+        frees = fn._releases
+        if frees == 1:
+            fn._saved = None
+        elif frees:
+            fn._release()
+    if not fn._fresh_outputs:
+        _note_borrowed(task, fn, outs)
+    grads = None
+    meta = fn._meta
+    grad_dtypes = GRAD_DTYPES_SET[0]
+    ready = []  # [child, its validated gradient] per edge to a leaf, in edge order
+    for i, (child, _) in enumerate(fn._next):
+        if child is None:
+            continue
+        g = outs[i]
+        if g is not None:  # (validated as _execute validates an edge's gradient)
+            m = meta[i]
+            if grad_dtypes and child.variable._grad_dtype is not GRAD_DTYPE_OWN:
+                g = _validate_one(task, fn, i, g, child.variable._grad_dtype)
+            elif type(g) is not ndarray or (m is not None and (g.shape, g.dtype) != m):
+                g = _validate_one(task, fn, i, g)
+        ready.append([g])
+        ready.append(child)
+    outs = g = None  # (the gradients are the leaves' alone now, see _accumulate)
+    for k in _leaf_order(len(ready) // 2):
+        grads, child = ready[2 * k], ready[2 * k + 1]
+        ready[2 * k] = None
+        if grads[0] is None:
+            continue  # (a leaf given no gradient: _run_node does nothing for it)
+        if child._leaf_plain and not child.variable._hooks:
+            _run_plain_leaf(task, child, grads)
+        else:
+            _run_node(task, child, grads)
+        grads = None
+
+
+@functools.cache
+def _leaf_order(n):
+    """The order in which the ready queue gives back ``n`` leaves' nodes pushed in edge order
+    into it while empty (equal sequence numbers: heapq's algorithm, as _execute's queue)."""
+    heap = []
+    for k in range(n):
+        entry = _Ready(-AccumulateGrad._seq)
+        entry.fn = k
+        heapq.heappush(heap, entry)
+    return tuple(heapq.heappop(heap).fn for _ in range(n))
 
 
 def _times_in(outs, g):
