@@ -208,19 +208,28 @@ def jacobian(func, argnums, has_aux, args, kwargs, level):
     with _below(level):
         jac, aux = plain(summed, tuple(range(len(phys))), has_aux=True)(*phys)
     out_spec, ranks = shapes[0]
-    rows = [_unflatten([BatchedTensor(block.movedim(rank, 0), level) for block in row], spec)
+    rows = [_unflatten([BatchedTensor(_batch_first(block, rank), level) for block in row], spec)
             for row, rank in zip(jac, ranks)]
     result = _unflatten(rows, out_spec)
     return (result, aux) if has_aux else result
+
+
+def _batch_first(block, dim):
+    """``block`` with its batch dimension ``dim`` moved to the front. (Viewed in its own shape
+    at the end: torch's batched Jacobian is a view of its rows, ViewBackward0 where the graph
+    outside records it.)"""
+    moved = block.movedim(dim, 0)
+    return moved.view(moved.shape)
 
 
 def any_batched(leaves, level):
     return any(type(t) is BatchedTensor and t._level == level for t in leaves)
 
 
-def batched_cotangents(out_leaves, inputs, cotangents, spec, create, level):
+def batched_cotangents(out_leaves, inputs, cotangents, spec, create, outer, level):
     """``vmap(vjp_fn)(cotangents)`` for a ``vjp_fn`` made outside the vmap: one backward pass
-    carrying the whole batch of cotangents (``is_grads_batched``)."""
+    carrying the whole batch of cotangents (``is_grads_batched``). ``create``: the
+    ``create_graph`` asked for (None: where the levels outside, ``outer``, need it)."""
     from .._creation import zeros
     from ..autograd import grad
     from ..autograd.grad_mode import enable_grad
@@ -228,6 +237,8 @@ def batched_cotangents(out_leaves, inputs, cotangents, spec, create, level):
     from ._transforms import _unflatten
     pairs = [(o, materialize(c, level)) for o, c in zip(out_leaves, cotangents)
              if o.requires_grad]
+    if create is None:
+        create = outer.needs_graph(out_leaves + [c for _, c in pairs])
     size = level_size(level)
     grads = [None] * len(inputs)
     if pairs:
@@ -239,5 +250,5 @@ def batched_cotangents(out_leaves, inputs, cotangents, spec, create, level):
     for g, inp in zip(grads, inputs):
         if g is None:
             g = zeros((size,) + tuple(inp.shape), dtype=inp.dtype)
-        out.append(BatchedTensor(g if create else g.detach(), level))
+        out.append(BatchedTensor(outer.finish(g) if create else g.detach(), level))
     return _unflatten(out, spec)

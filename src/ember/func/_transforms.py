@@ -2,8 +2,10 @@
 
 Each transform differentiates w.r.t. fresh copies of its inputs. Where an input already takes
 part in a differentiation (it requires grad, or carries a forward-mode tangent because an outer
-``jacfwd``/``jvp`` is running), the copy stays connected to it and the derivatives are computed
-with ``create_graph=True``, which is what makes the transforms compose.
+``jacfwd``/``jvp`` is running), the copy stays connected to it. Where the function's outputs
+reach a differentiation outside the transform (through such an input, or a tensor the function
+captures), the derivatives are computed with ``create_graph=True`` and the results keep that
+graph (see _outer_graph.py), which is what makes the transforms compose.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ..autograd import forward_ad as fwAD
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 from . import _lowering
+from ._outer_graph import OuterGraph
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -163,13 +166,6 @@ def _replace(args, argnums, new):
 
 
 # -- inputs that can be differentiated --------------------------------------------------------
-def _nested(leaves):
-    """Whether an outer differentiation is running through these inputs (reverse mode only
-    where grad mode records: under no_grad a transform's results require no grad)."""
-    return any(t._fw_grad is not None for t in leaves) or (
-        state.grad_enabled and any(t.requires_grad for t in leaves))
-
-
 def _not_inference(t):
     """``t``, or for an inference tensor a plain tensor around its data: a transform wraps its
     inputs (torch's functorch wrappers), so their ops are differentiated as any other's."""
@@ -178,8 +174,8 @@ def _not_inference(t):
 
 def _fresh(t):
     """A copy of ``t`` to differentiate against, connected to ``t``'s own differentiation."""
-    if t.requires_grad:
-        return t.view_as(t)
+    if t.requires_grad:  # (an alias: its derivative passes the gradient on as it is)
+        return alias(t)
     new = _not_inference(t.detach()).requires_grad_()
     tangent = fwAD._tangent_of(t)
     if tangent is not None:  # an outer jacfwd/jvp: keep pushing its tangent through
@@ -196,19 +192,14 @@ def _grads(outputs, inputs, grad_outputs, create):
     return [zeros_like(i) if g is None else g for g, i in zip(gs, inputs)]
 
 
-def _finish(t, create):
-    """A result as the transform returns it: unless an outer differentiation runs, a new
-    tensor around its data, at version 0 (torch unwraps it; a gradient the formulas summed
-    into in place shows no version)."""
-    return t if create else _wrap(t._data)
-
-
-def _finish_tree(tree, create):
-    """``tree`` with its tensors detached unless an outer differentiation is running."""
-    if create or tree is None:
+def _finish_tree(tree, outer):
+    """``tree`` (an aux output) with its tensors detached where the outer graph (an
+    :class:`OuterGraph`) does not record through them."""
+    if tree is None:
         return tree
     leaves, spec = _flatten(tree)
-    return _unflatten([t.detach() if isinstance(t, Tensor) else t for t in leaves], spec)
+    return _unflatten([t.detach() if isinstance(t, Tensor) and not outer.reaches(t) else t
+                       for t in leaves], spec)
 
 
 def _split_aux(output, has_aux, api):
@@ -239,9 +230,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
         nums = _argnums(args, argnums)
         leaves, spec = _flatten(_select(args, nums))
         _check_tensors(leaves)
-        create = _nested(leaves)
-        with enable_grad():
-            fresh = [_fresh(t) for t in leaves]
+        outer = OuterGraph()
+        with enable_grad(), outer.running():
+            fresh = outer.own([_fresh(t) for t in leaves])
             output = func(*_replace(args, nums, _unflatten(fresh, spec)), **kwargs)
             output, aux = _split_aux(output, has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
@@ -251,11 +242,11 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"scalar Tensor, got tensor with {output.dim()} dims. Maybe "
                                    "you wanted to use the vjp or jacrev APIs instead?")
-            grads = _grads([output], fresh, [None], create)
-        grads = _unflatten([_finish(g, create) for g in grads], spec)
-        value = _finish(output, create)
+            grads = _grads([output], fresh, [None], outer.needs_graph([output]))
+        grads = _unflatten([outer.finish(g) for g in grads], spec)
+        value = outer.finish(output)
         if has_aux:
-            return grads, (value, _finish_tree(aux, create))
+            return grads, (value, _finish_tree(aux, outer))
         return grads, value
     return wrapper
 
@@ -281,9 +272,9 @@ def vjp(func, *primals, has_aux=False):
         return _lowering.vjp(func, primals, has_aux, level)
     leaves, spec = _flatten(primals)
     _check_tensors(leaves)
-    create = _nested(leaves)
-    with enable_grad():
-        fresh = [_fresh(t) for t in leaves]
+    outer = OuterGraph()
+    with enable_grad(), outer.running():
+        fresh = outer.own([_fresh(t) for t in leaves])
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(fresh, spec)), has_aux,
                                                    _VJP)
 
@@ -293,22 +284,26 @@ def vjp(func, *primals, has_aux=False):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
                                f"structure of outputs to the function. cotangents: "
                                f"{_pprint(ct_spec)}, primal output: {_pprint(out_spec)}")
-        make_graph = create if create_graph is None else create_graph
+        # (the levels outside as they are now: the outputs and the cotangents are
+        # differentiated at the grad mode of this call, as torch's vjp_fn does)
+        call_outer = OuterGraph()
+        call_outer.own(fresh)
         level = _lowering.active_level()
         if level and _lowering.any_batched(ct_leaves, level):  # vmap(vjp_fn): one pass
-            return _lowering.batched_cotangents(out_leaves, fresh, ct_leaves, spec, make_graph,
-                                                level)
+            return _lowering.batched_cotangents(out_leaves, fresh, ct_leaves, spec,
+                                                create_graph, call_outer, level)
+        make_graph = create_graph
+        if make_graph is None:
+            make_graph = call_outer.needs_graph(out_leaves + ct_leaves)
         with enable_grad():
             gs = _grads(out_leaves, fresh, ct_leaves, make_graph)
-        # (torch's vjp_fn differentiates with create_graph=is_grad_enabled(): under no_grad a
-        # gradient keeps the version its formulas and buffers left, else none)
-        if not make_graph:
-            gs = [_finish(g, False) if state.grad_enabled else g.detach() for g in gs]
+        # (under no_grad a gradient keeps the version its formulas and buffers left, else none)
+        gs = [call_outer.finish(g) if state.grad_enabled else g.detach() for g in gs]
         return _unflatten(gs, spec)
 
-    value = _unflatten([_finish(o, create) for o in out_leaves], out_spec)
+    value = _unflatten([outer.finish(o) for o in out_leaves], out_spec)
     if has_aux:
-        return value, vjp_fn, _finish_tree(aux, create)
+        return value, vjp_fn, _finish_tree(aux, outer)
     return value, vjp_fn
 
 
@@ -332,6 +327,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     level = _lowering.active_level()
     if level:
         return _lowering.jvp(func, primals, tangents, has_aux, level)
+    outer = OuterGraph()  # (no fresh leaves: everything that requires grad is outer)
     with fwAD.dual_level(), fwAD.transform_level():
         duals = [fwAD.make_dual(_not_inference(p), t) for p, t in zip(flat_p, flat_t)]
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(duals, spec_p)), has_aux,
@@ -340,24 +336,19 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         for o in out_leaves:
             primal, tangent = fwAD.unpack_dual(o)
             jvps.append(zeros_like(primal) if tangent is None else tangent)
-    create = _nested(flat_p) or _nested(flat_t)
     # (torch returns each primal as an alias of the output: a view, AliasBackward0 where it
     # requires grad)
-    values = [alias(o if create else o.detach()) for o in out_leaves]
+    values = [alias(o if outer.reaches(o) else o.detach()) for o in out_leaves]
     result = (_unflatten(values, out_spec),
-              _unflatten([_finish(j, create) for j in jvps], out_spec))
-    return result + (_finish_tree(aux, create),) if has_aux else result
+              _unflatten([outer.finish(j) for j in jvps], out_spec))
+    return result + (_finish_tree(aux, outer),) if has_aux else result
 
 
 # -- Jacobians ----------------------------------------------------------------------------------
-def _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec):
-    """Nest ``blocks[o][i]`` as torch.func does: the outputs' structure around the inputs'."""
-    rows = []
-    for o, out in enumerate(out_leaves):
-        row = [blocks[o][i].reshape(tuple(out.shape) + tuple(inp.shape))
-               for i, inp in enumerate(in_leaves)]
-        rows.append(_unflatten(row, in_spec))
-    return _unflatten(rows, out_spec)
+def _assemble(blocks, out_spec, in_spec):
+    """Nest ``blocks[o][i]``, shaped ``(*out.shape, *inp.shape)``, as torch.func does: the
+    outputs' structure around the inputs'."""
+    return _unflatten([_unflatten(row, in_spec) for row in blocks], out_spec)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
@@ -373,18 +364,21 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         nums = _argnums(args, argnums)
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)
-        create = _nested(in_leaves)
-        with enable_grad():
-            fresh = [_fresh(t) for t in in_leaves]
+        outer = OuterGraph()
+        with enable_grad(), outer.running():
+            fresh = outer.own([_fresh(t) for t in in_leaves])
             output = func(*_replace(args, nums, _unflatten(fresh, in_spec)), **kwargs)
             out_leaves, out_spec, aux = _output_leaves(output, has_aux, _VJP)
             _refuse_complex("jacrev", out_leaves, inputs=False)
+            create = outer.needs_graph(out_leaves)
             blocks = []
             for out in out_leaves:
                 rows = _rows_of_jacobian(out, fresh, create)  # one batched backward
-                blocks.append([_finish(r, create) for r in rows])
-        jac = _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec)
-        return (jac, _finish_tree(aux, create)) if has_aux else jac
+                # (torch views each block in its final shape: ViewBackward0 where recorded)
+                blocks.append([outer.finish(r).reshape(tuple(out.shape) + tuple(inp.shape))
+                               for r, inp in zip(rows, fresh)])
+        jac = _assemble(blocks, out_spec, in_spec)
+        return (jac, _finish_tree(aux, outer)) if has_aux else jac
     return wrapper
 
 
@@ -412,7 +406,7 @@ def _rows_of_jacobian(out, inputs, create):
             else g for g, inp in zip(gs, inputs)]
 
 
-def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_aux, create):
+def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_aux, outer):
     """The output tangents along every basis direction of input ``i``, in one forward pass
     (a batch of tangents): ``(outputs' tangents (numel, *out.shape), outputs, aux)``."""
     from ..autograd._batched_forward import batched_tangents
@@ -430,7 +424,7 @@ def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_au
             primal, tangent = fwAD.unpack_dual(o)
             tans.append(zeros((n,) + tuple(primal.shape), dtype=primal.dtype,
                               device=primal.device)
-                        if tangent is None else _finish(tangent, create))
+                        if tangent is None else outer.finish(tangent))
     return tans, out_leaves, out_spec, aux
 
 
@@ -451,7 +445,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         nums = _argnums(args, argnums)
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)
-        create = _nested(in_leaves)
+        outer = OuterGraph()  # (no fresh leaves: everything that requires grad is outer)
         columns = []  # columns[i][o]: tangents of output o along input i's basis, batched
         aux = out_leaves = out_spec = None
         for i, inp in enumerate(in_leaves):
@@ -459,7 +453,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 columns.append(None)
                 continue
             tans, out_leaves, out_spec, aux = _columns_of_jacobian(
-                func, args, kwargs, nums, in_leaves, in_spec, i, has_aux, create)
+                func, args, kwargs, nums, in_leaves, in_spec, i, has_aux, outer)
             columns.append(tans)
         if out_leaves is None:  # no input elements: evaluate once for the output structure
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "jvp(f, primals, tangents)")
@@ -470,13 +464,19 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             row = []
             for i, inp in enumerate(in_leaves):
                 if columns[i] is not None:  # (numel, *out.shape) -> (*out.shape, numel)
-                    row.append(columns[i][o].movedim(0, -1))
+                    row.append(_unflatten_last(columns[i][o].movedim(0, -1), inp.shape))
                 else:
-                    row.append(out.new_zeros(tuple(out.shape) + (0,)))  # (no columns)
+                    row.append(out.new_zeros(tuple(out.shape) + tuple(inp.shape)))
             blocks.append(row)
-        jac = _assemble(blocks, out_leaves, out_spec, in_leaves, in_spec)
-        return (jac, _finish_tree(aux, create)) if has_aux else jac
+        jac = _assemble(blocks, out_spec, in_spec)
+        return (jac, _finish_tree(aux, outer)) if has_aux else jac
     return wrapper
+
+
+def _unflatten_last(t, shape):
+    """``t``'s last dimension unflattened to ``shape``, as torch's jacfwd does it (a squeeze
+    for a 0-dim input: SqueezeBackward1 or ViewBackward0 where recorded)."""
+    return t.squeeze(-1) if len(shape) == 0 else t.unflatten(-1, tuple(shape))
 
 
 def hessian(func, argnums=0):

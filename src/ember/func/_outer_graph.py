@@ -1,0 +1,121 @@
+"""Which of a transform's results the outer graph records (torch's functorch levels).
+
+torch.func wraps a transform's inputs at a new level; autograd at the levels outside keeps
+recording through everything else. ember has one graph, so a transform differentiates w.r.t.
+fresh leaves of its own and then sorts its results: one whose graph reaches anything but those
+leaves (a captured tensor that requires grad, an input that does, an outer transform's leaf)
+keeps that graph, as torch's result keeps the outer levels' history; one whose graph reaches only
+the fresh leaves is, to the levels outside, a constant, and is returned without history.
+
+The fresh leaves of a transform are outer only to the transforms called inside it, while it
+runs: once it has returned, no level outside can differentiate w.r.t. them (torch unwraps
+them), so a graph that reaches them there reaches nothing outer through them.
+
+Deciding this needs the function's outputs, so a transform runs the function first and asks
+:meth:`OuterGraph.needs_graph` whether its derivatives must be recorded (``create_graph``).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+
+from .._state import state
+from .._tensor import _wrap
+from ..autograd import forward_ad as fwAD
+from ..autograd.graph import AccumulateGrad
+
+
+_calls = itertools.count(1)
+
+
+class _Running(threading.local):
+    calls = ()  # the transform calls running now in this thread, outermost first
+
+
+_running = _Running()
+
+
+class OuterGraph:
+    """The levels outside one transform call (made where the transform is called: under
+    no_grad no level outside records)."""
+
+    def __init__(self):
+        self.recording = state.grad_enabled
+        self.call = next(_calls)
+        self.enclosing = frozenset(_running.calls)  # the transform calls this one runs in
+        self.fresh = set()  # ids of the transform's own leaves (none for jvp and jacfwd)
+        self.inner_only = set()  # ids of nodes whose whole subgraph reaches only fresh leaves
+
+    def own(self, fresh):
+        """Note ``fresh`` as the transform's own leaves (and whose they are, for the
+        transforms called inside this one); returns it."""
+        for t in fresh:
+            if t.grad_fn is None:
+                self.fresh.add(id(t))
+                t._func_call = self.call
+        return fresh
+
+    def running(self):
+        """A context in which the transforms called see this one's leaves as outer."""
+        return _RunningCall(self.call)
+
+    def _is_outer_leaf(self, t):
+        if id(t) in self.fresh:
+            return False
+        owner = t.__dict__.get("_func_call")
+        return owner is None or owner in self.enclosing
+
+    def reaches(self, t):
+        """Whether the outer graph records through ``t``."""
+        if not (self.recording and t.requires_grad):
+            return False
+        fn = t.grad_fn
+        if fn is None:
+            return self._is_outer_leaf(t)
+        # (iterative: a deep graph must not exhaust the stack)
+        seen, todo = {id(fn)}, [fn]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, AccumulateGrad):
+                if self._is_outer_leaf(node.variable):
+                    return True
+                continue
+            for nxt, _ in node.next_functions:
+                if nxt is not None and id(nxt) not in seen and id(nxt) not in self.inner_only:
+                    seen.add(id(nxt))
+                    todo.append(nxt)
+        self.inner_only |= seen  # explored to the end: none of it reaches an outer leaf
+        return False
+
+    def needs_graph(self, outputs):
+        """Whether the derivatives of ``outputs`` must be recorded: an outer level
+        differentiates through them (reverse mode, or the tangents of a running jvp/jacfwd
+        that the derivative formulas carry when they run on tensors)."""
+        return (any(self.reaches(o) for o in outputs)
+                or (fwAD._level is not None
+                    and any(fwAD._tangent_of(o) is not None for o in outputs)))
+
+    def finish(self, t):
+        """A result as the transform returns it: with its graph if the outer graph records
+        through it, else a new tensor around its data at version 0 (torch unwraps it; a
+        gradient the formulas summed into in place shows no version), with the tangent of a
+        running jvp/jacfwd."""
+        if self.reaches(t):
+            return t
+        out = _wrap(t._data)
+        tangent = fwAD._tangent_of(t) if fwAD._level is not None else None
+        if tangent is not None:  # (computed on this graph: sorted as the result is)
+            fwAD._set_tangent(out, tangent if self.reaches(tangent) else _wrap(tangent._data))
+        return out
+
+
+class _RunningCall:
+    def __init__(self, call):
+        self.call = call
+
+    def __enter__(self):
+        self.prev = _running.calls
+        _running.calls = self.prev + (self.call,)
+
+    def __exit__(self, *exc):
+        _running.calls = self.prev

@@ -1,0 +1,167 @@
+"""A transform's results keep the outer graph, as torch.func's levels do: autograd outside a
+``grad``/``vjp``/``jvp``/``jacrev``/``jacfwd``/``hessian`` (nested, or under ``vmap``) records
+through the tensors the function captures that require grad, through the transform's own inputs
+that do, and through an outer transform's inputs (reverse and forward mode). Against torch 2.13:
+the results' values, flags and nodes, and the first and second derivatives that reach the
+captured tensors.
+"""
+import numpy as np
+import pytest
+from oracle import same
+
+GEN = np.random.default_rng(7)
+W = GEN.standard_normal(3)
+X = GEN.standard_normal(3)
+XB = GEN.standard_normal((4, 3))
+T = GEN.standard_normal(3)
+
+
+def _tensors(torch):
+    w = torch.tensor(W, requires_grad=True)
+    return w, torch.tensor(X), torch.tensor(XB), torch.tensor(T)
+
+
+def _leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [t for item in tree for t in _leaves(item)]
+    if isinstance(tree, dict):
+        return [t for item in tree.values() for t in _leaves(item)]
+    return [tree]
+
+
+def _derivatives(torch, results, wrt):
+    """The first and second derivatives of a loss made of ``results`` w.r.t. ``wrt`` (a
+    tuple): what a loss that adds a transform's results to other terms gets (None where
+    nothing reaches)."""
+    recorded = [t for t in _leaves(results) if t.requires_grad]
+    if not recorded:
+        return None
+    loss = sum((t * (k + 1.5)).sin().sum() for k, t in enumerate(recorded))
+    first = torch.autograd.grad(loss, wrt, create_graph=True, allow_unused=True)
+    second = [None if g is None or not g.requires_grad else
+              torch.autograd.grad((g ** 2).sum(), wrt, allow_unused=True) for g in first]
+    # (values only: the nodes a create_graph backward records are ember's formulas' own)
+    return _values(first), [_values(s) for s in second]
+
+
+def _values(grads):
+    return None if grads is None else [None if g is None else g.detach() for g in grads]
+
+
+def _ones(torch):
+    return torch.ones(3, dtype=torch.float64)
+
+
+# Each case: (torch, w, x, xb, t) -> the transform's results. ``w`` requires grad and is
+# captured by the transformed function; ``x`` and ``xb`` (a batch) do not; ``t`` is a tangent.
+CASES = {
+    "grad": lambda torch, w, x, xb, t: torch.func.grad(lambda v: (v * w).sin().sum())(x),
+    "grad_and_value": lambda torch, w, x, xb, t: torch.func.grad_and_value(
+        lambda v: (v * w).sin().sum())(x),
+    "grad_has_aux": lambda torch, w, x, xb, t: torch.func.grad(
+        lambda v: ((v * w).sum(), (v * w, v * 2)), has_aux=True)(x),
+    "grad_argnums": lambda torch, w, x, xb, t: torch.func.grad(
+        lambda a, b: (a * b * w).exp().sum(), argnums=(0, 1))(x, x * 2),
+    "grad_partly_captured": lambda torch, w, x, xb, t: torch.func.grad_and_value(
+        lambda v: (v ** 2).sum() + (v * w).sum())(x),
+    "grad_not_captured": lambda torch, w, x, xb, t: torch.func.grad_and_value(
+        lambda v: (v ** 2).sum() + (w * 3).sum())(x),
+    "vjp": lambda torch, w, x, xb, t: (lambda out: (out[0], out[1](_ones(torch))))(
+        torch.func.vjp(lambda v: (v * w).sin(), x)),
+    "vjp_captured_cotangent": lambda torch, w, x, xb, t: torch.func.vjp(
+        lambda v: v.sin(), x)[1](w * 2),
+    "jvp": lambda torch, w, x, xb, t: torch.func.jvp(lambda v: (v * w).sin(), (x,), (t,)),
+    "jvp_captured_tangent": lambda torch, w, x, xb, t: torch.func.jvp(
+        lambda v: v.sin(), (x,), (w * 1,)),
+    "jacrev": lambda torch, w, x, xb, t: torch.func.jacrev(lambda v: (v * w).sin())(x),
+    "jacrev_has_aux": lambda torch, w, x, xb, t: torch.func.jacrev(
+        lambda v: ((v * w).sin(), (v * w).sum()), has_aux=True)(x),
+    "jacfwd": lambda torch, w, x, xb, t: torch.func.jacfwd(lambda v: (v * w).sin())(x),
+    "hessian": lambda torch, w, x, xb, t: torch.func.hessian(lambda v: (v * w).sin().sum())(x),
+    "grad_of_grad": lambda torch, w, x, xb, t: torch.func.grad(
+        lambda a: torch.func.grad(lambda b: (b.sin() * w).sum())(a).pow(2).sum())(x),
+    "grad_of_grad_capturing_the_outer_input": lambda torch, w, x, xb, t: torch.func.grad(
+        lambda a: torch.func.grad(lambda b: (b * a * w).sin().sum())(a).sum())(x),
+    "jacrev_of_jacfwd": lambda torch, w, x, xb, t: torch.func.jacrev(
+        torch.func.jacfwd(lambda v: (v * w).sin()))(x),
+    "jacfwd_of_jacrev": lambda torch, w, x, xb, t: torch.func.jacfwd(
+        torch.func.jacrev(lambda v: (v * w).sin()))(x),
+    "vmap_grad": lambda torch, w, x, xb, t: torch.func.vmap(
+        torch.func.grad(lambda v: (v * w).sin().sum()))(xb),
+    "vmap_grad_and_value": lambda torch, w, x, xb, t: torch.func.vmap(
+        torch.func.grad_and_value(lambda v: (v * w).sin().sum()))(xb),
+    "vmap_vjp": lambda torch, w, x, xb, t: torch.func.vmap(
+        lambda v: torch.func.vjp(lambda u: (u * w).sin(), v)[1](_ones(torch)))(xb),
+    "vmap_jvp": lambda torch, w, x, xb, t: torch.func.vmap(
+        lambda v: torch.func.jvp(lambda u: (u * w).sin(), (v,), (_ones(torch),)))(xb),
+    "vmap_jacrev": lambda torch, w, x, xb, t: torch.func.vmap(
+        torch.func.jacrev(lambda v: (v * w).sin()))(xb),
+    "vmap_jacfwd": lambda torch, w, x, xb, t: torch.func.vmap(
+        torch.func.jacfwd(lambda v: (v * w).sin()))(xb),
+    "vmap_of_vjp_fn": lambda torch, w, x, xb, t: torch.func.vmap(
+        torch.func.vjp(lambda v: (v * w).sin(), x)[1])(xb),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_results_keep_the_graph_of_captured_tensors(name):
+    def body(torch):
+        w, x, xb, t = _tensors(torch)
+        results = CASES[name](torch, w, x, xb, t)
+        return results, _derivatives(torch, results, (w,))
+    same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_inputs_that_require_grad_are_reached_too(name):
+    def body(torch):
+        w, x, xb, t = _tensors(torch)
+        x, xb = x.requires_grad_(), xb.requires_grad_()
+        results = CASES[name](torch, w, x, xb, t)
+        return results, _derivatives(torch, results, (w, x, xb))
+    same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_no_graph_under_no_grad(name):
+    def body(torch):
+        w, x, xb, t = _tensors(torch)
+        with torch.no_grad():
+            return CASES[name](torch, w, x, xb, t)
+    same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
+
+
+# An outer transform's input captured by an inner transform: the derivatives of the inner
+# results w.r.t. it (torch's levels; ember's inner transform used to give zeros).
+NESTED = {
+    "jvp_of_grad": lambda torch, w, x, t: torch.func.jvp(
+        lambda u: torch.func.grad(lambda v: (v * u).sin().sum())(x), (w,), (t,)),
+    "jacfwd_of_grad": lambda torch, w, x, t: torch.func.jacfwd(
+        lambda u: torch.func.grad_and_value(lambda v: (v * u).sin().sum())(x))(w),
+    "jacfwd_of_vjp": lambda torch, w, x, t: torch.func.jacfwd(
+        lambda u: torch.func.vjp(lambda v: (v * u).sin(), x)[1](_ones(torch)))(w),
+    "jacfwd_of_jacrev": lambda torch, w, x, t: torch.func.jacfwd(
+        lambda u: torch.func.jacrev(lambda v: (v * u).sin())(x))(w),
+    "jacrev_of_grad": lambda torch, w, x, t: torch.func.jacrev(
+        lambda u: torch.func.grad(lambda v: (v * u).sin().sum())(x))(w),
+    "jacrev_of_jvp": lambda torch, w, x, t: torch.func.jacrev(
+        lambda u: torch.func.jvp(lambda v: (v * u).sin(), (x,), (t,))[1])(w),
+    "jacrev_of_jacfwd": lambda torch, w, x, t: torch.func.jacrev(
+        lambda u: torch.func.jacfwd(lambda v: (v * u).sin())(x))(w),
+    "grad_of_grad": lambda torch, w, x, t: torch.func.grad(
+        lambda u: torch.func.grad(lambda v: (v * u).sin().sum())(x).pow(2).sum())(w),
+    "grad_of_vmap_grad": lambda torch, w, x, t: torch.func.grad(
+        lambda u: torch.func.vmap(torch.func.grad(lambda v: (v * u).sin().sum()))(
+            torch.stack([x, 2 * x])).pow(2).sum())(w),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+@pytest.mark.parametrize("outer_requires_grad", [False, True])
+def test_inner_transforms_see_an_outer_transforms_input(name, outer_requires_grad):
+    def body(torch):
+        w, x, _, t = _tensors(torch)
+        w.requires_grad_(outer_requires_grad)
+        results = NESTED[name](torch, w, x, t)
+        return results, _derivatives(torch, results, (w,))
+    same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
