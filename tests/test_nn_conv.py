@@ -233,6 +233,10 @@ ERRORS = {
                                                         training=True),
     "ln_shape": lambda m: m.nn.functional.layer_norm(_t(m, 2, 3, 4), (3,)),
     "gn_groups": lambda m: m.nn.functional.group_norm(_t(m, 2, 6, 4), 4),
+    # (one value per group: difftest 26000229)
+    "gn_one_value": lambda m: m.nn.functional.group_norm(_t(m, 1, 1, 1), 1),
+    "gn_one_value_per_group": lambda m: m.nn.functional.group_norm(_t(m, 1, 4), 4),
+    "GroupNorm_one_value": lambda m: m.nn.GroupNorm(2, 2)(_t(m, 1, 2, 1, 1)),
     "BatchNorm2d_dim": lambda m: m.nn.BatchNorm2d(3)(_t(m, 2, 3, 4)),
     "BatchNorm1d_dim": lambda m: m.nn.BatchNorm1d(3)(_t(m, 2, 3, 4, 5)),
     "LayerNorm_shape": lambda m: m.nn.LayerNorm(4)(_t(m, 2, 3)),
@@ -410,3 +414,14 @@ def test_convolution_result_is_channels_last_when_an_operand_is(case, dtype):
         out.sum().backward()
         return out, out.stride(), x.grad.stride()
     same(body, rtol=1e-5, atol=1e-5)
+
+
+def test_group_norm_of_one_value_per_group_is_refused_by_the_functional_only():
+    """torch.nn.functional.group_norm refuses groups of one value ("Expected more than 1 value
+    per channel when training"); the aten op (torch.group_norm, torch.native_group_norm) and
+    groups of more than one value compute."""
+    def body(t):
+        x = t.tensor([[[1.5]], [[-0.5]]], requires_grad=True)
+        return (t.group_norm(x, 1), t.native_group_norm(x, None, None, 2, 1, 1, 1, 1e-5)[0],
+                t.nn.functional.group_norm(t.ones(1, 4) * x[0, 0], 2))
+    same(body)

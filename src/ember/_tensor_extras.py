@@ -354,8 +354,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,  # noq
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):  # noqa: A002
-    from .nn import functional as F
-    return F.group_norm(input, num_groups, weight, bias, eps)
+    from ._ops.normalization import checked_group_norm
+    return checked_group_norm(input, num_groups, weight, bias, eps)
 
 
 def _dropout(name, functional, inplace):

@@ -77,12 +77,12 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):  # noqa: A002
     """``(output, mean, rstd)``: group normalization of ``input`` (N, C, *) in ``group``
     groups of channels, and each group's mean and 1/sqrt(biased variance + eps), (N, group).
     All three are differentiable, as in torch."""
-    from .normalization import group_norm
+    from .normalization import checked_group_norm
     if input.numel() != N * C * HxW:
         raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  "
                            "(Could this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
-    out = group_norm(input, group, weight, bias, eps)
+    out = checked_group_norm(input, group, weight, bias, eps)
     x = input.reshape(N, group, C * HxW // group)
     if _stat_dtype(input, weight) != input._data.dtype:
         x = x.to(D._BY_NP[np.dtype(_stat_dtype(input, weight))])

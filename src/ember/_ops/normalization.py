@@ -244,15 +244,19 @@ def _(grads):
     return None, None
 
 
+def _verify_batch_size(size):
+    """torch.nn.functional's _verify_batch_size: a batch statistic over one value per channel
+    (the product of every size but the channels') is refused."""
+    if (size[0] * math.prod(size[2:]) if len(size) > 1 else 1) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {size!r}")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
                training=False, momentum=0.1, eps=1e-05):
     """Applies Batch Normalization for each channel across a batch of data."""
     if training:
-        # (torch's _verify_batch_size: the product of every size but the channels')
-        size = input.shape[0] * math.prod(input.shape[2:]) if input.ndim > 1 else 1
-        if size == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape!r}")
+        _verify_batch_size(input.shape)
     if input.numel() == 0:
         return _batch_norm_of_nothing(input, weight, bias)
     return checked_batch_norm(input, weight, bias, running_mean, running_var, training,
@@ -545,6 +549,18 @@ def _(grad, bias, group):
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):  # noqa: A002
     """Applies Group Normalization over groups of channels."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    # (torch.nn.functional's check: each group's statistic needs more than one value; the
+    # aten op, torch.group_norm, has none)
+    _verify_batch_size([input.shape[0] * input.shape[1] // num_groups, num_groups]
+                       + list(input.shape[2:]))
+    return checked_group_norm(input, num_groups, weight, bias, eps)
+
+
+def checked_group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):  # noqa: A002
+    """torch.group_norm: group norm with the aten op's checks."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
