@@ -102,8 +102,8 @@ def _equal(e_value, t_value):
 #   source (and source_dim), embedding_bag/segment_reduce's offsets;
 # - arguments ember's formula does not read: max_pool's and fractional_max_pool's kernel_size,
 #   stride, padding, dilation, ceil_mode, output_size, interpolate's output_size and scales
-#   (ember saves its own resolved params), gather/take_along_dim's sparse_grad, embedding's
-#   sparse, index_put's accumulate, native_dropout's p (ember saves the mask and scale);
+#   (ember saves its own resolved params), gather/take_along_dim's sparse_grad,
+#   index_put's accumulate, native_dropout's p (ember saves the mask and scale);
 # - another structure: advanced indexing keeps its index key as arrays (read as torch's tuple
 #   of Tensors, None for a full slice) and so has no _raw_saved_indices (torch saves the index
 #   tensors, which hooks can pack); complex(real, imag) and special.ndtr are
@@ -116,7 +116,7 @@ def _equal(e_value, t_value):
 #   pca_lowrank's U and Vh.
 _DIFFER = frozenset({
     'batch_norm', 'cholesky_solve_direct', 'complex', 'conv_tbc', 'cross_entropy',
-    'det_method', 'det_singular', 'embedding', 'embedding_bag', 'fft_real', 'gather',
+    'det_method', 'det_singular', 'embedding_bag', 'fft_real', 'gather',
     'gather_method', 'getitem_list', 'getitem_list_col', 'getitem_mask_of_self',
     'getitem_tensor_index', 'getitem_two_lists', 'group_norm', 'index_add', 'index_add_',
     'index_copy', 'index_copy_', 'index_put', 'interpolate_linear', 'interpolate_nearest',

@@ -538,7 +538,7 @@ def _embedding_grad_weight(grad, indices, num_weights, padding_idx, scale_grad_b
 
 
 @op("embedding", node="EmbeddingBackward0", tensors=2, promote=NONE)
-def _embedding(weight, indices, padding_idx=None, scale_grad_by_freq=False):
+def _embedding(weight, indices, padding_idx=None, scale_grad_by_freq=False, sparse=False):
     # NOTE: checked in the kernel, so that a compiled function's replay (kernels only) checks
     # each call's indices as eager mode does (NumPy would wrap a negative one around).
     _check_indices(indices, weight.shape[0])
@@ -553,8 +553,34 @@ def _check_indices(indices, n):
 
 
 @_embedding.grad("weight")
-def _(grad, indices, weight_shape, padding_idx, scale_grad_by_freq):
+def _(grad, indices, weight_shape, padding_idx, scale_grad_by_freq, sparse):
+    if sparse:
+        return _embedding_sparse_backward(grad, indices, weight_shape[0], padding_idx,
+                                          scale_grad_by_freq)
     return _embedding_backward(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)
+
+
+def _embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """torch's embedding_sparse_backward: a sparse COO (num_weights, dim) gradient with one
+    entry per looked-up index (repeats kept, uncoalesced), padding_idx's entries left out. Its
+    values are ``grad``'s rows, so under create_graph they keep their graph (the result's node
+    is the sparse constructor's, as torch's)."""
+    from .._backend import is_array
+    from .sparse import _make
+    if scale_grad_by_freq:
+        raise RuntimeError(
+            "embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    idx = indices if is_array(indices) else indices._data
+    dim = grad.shape[-1]
+    idx = idx.reshape(-1)
+    rows = grad.reshape(idx.shape[0], dim)
+    if padding_idx is not None and padding_idx >= 0:
+        kept = idx != padding_idx
+        idx = idx[kept]
+        rows = rows[kept if is_array(rows) else _wrap(kept)]
+    if idx.shape[0] == 0:  # (torch's empty result is made from nothing: it has no graph)
+        rows = rows.detach() if isinstance(rows, Tensor) else rows
+    return _make(idx.reshape(1, -1).astype(np.int64), rows, (num_weights, dim))
 
 
 @op("embedding_dense_backward", node="EmbeddingDenseBackwardBackward0", tensors=2,
@@ -619,7 +645,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         _check_indices(input, weight.shape[0])  # (before the renorm reads the rows)
         _embedding_renorm(weight, input, max_norm, norm_type)
-    return _embedding(weight, input, padding_idx, scale_grad_by_freq)
+    return _embedding(weight, input, padding_idx, scale_grad_by_freq, bool(sparse))
 
 
 def one_hot(tensor, num_classes=-1):

@@ -139,6 +139,12 @@ def to_dense(a: CooArray):
     return out
 
 
+def add_into_dense(dense, a: CooArray):
+    """``dense += a`` in place (each entry summed into its position, repeats each time)."""
+    get_xp(dense).add.at(dense, tuple(a.indices), a.values.astype(dense.dtype, copy=False))
+    return dense
+
+
 def from_dense(x, sparse_dim=None) -> CooArray:
     """The nonzero entries of a dense array (torch's to_sparse: row-major, coalesced)."""
     xp = get_xp(x)

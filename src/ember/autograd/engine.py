@@ -23,7 +23,7 @@ from numpy import ndarray
 from .._backend import as_array, fp_errors, get_xp, writeable
 from .._backend.layout import empty_strided
 from .._dtype import REDUCED_NP
-from .._sparse.coo import CooArray
+from .._sparse.coo import CooArray, SparseOperand, add_into_dense
 from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
@@ -506,7 +506,7 @@ def _execute(task, root_nodes):
                                  or lent() is not old)
                             # (a NumPy scalar: += would rebind it)
                             and (old.flags.writeable if type(old) is ndarray
-                                 else not isinstance(old, np.generic))
+                                 else not isinstance(old, (np.generic, CooArray)))
                             and ((refs := _refcount(old)) == 3
                                  or refs == 3 + _times_in(outs, old))
                             and ((seen := notes_get(key)) is None or seen[0]() is not old
@@ -518,15 +518,20 @@ def _execute(task, root_nodes):
                         # into it, as torch's InputBuffer does, instead of allocating a new
                         # array per use (and as there, that is a write the gradient's version
                         # shows).
-                        old += g
-                        if type(old) is not ndarray:
-                            note_writes(old, 1)
-                        elif seen is not None and seen[0]() is old:  # (_note's lines)
-                            _NOTES[key] = (seen[0], seen[1] + 1, False)
+                        try:
+                            old += g
+                        except SparseOperand:  # (a sparse one into a dense one: a new sum)
+                            buf[nr] = _sum_across_layouts(old, g)
                         else:
-                            _note(old, 1, False)
+                            if type(old) is not ndarray:
+                                note_writes(old, 1)
+                            elif seen is not None and seen[0]() is old:  # (_note's lines)
+                                _NOTES[key] = (seen[0], seen[1] + 1, False)
+                            else:
+                                _note(old, 1, False)
                     else:
-                        g = old + g
+                        g = (old + g if type(old) is ndarray and type(g) is ndarray
+                             else _buffer_sum(old, g))
                         # NOTE: NumPy sums two 0-d arrays into a NumPy scalar; keep arrays.
                         buf[nr] = g if graph or type(g) is ndarray else as_array(g)
             d = deps[child] - 1
@@ -1052,12 +1057,14 @@ def _accumulate(task, var, g):
     or out of place under create_graph."""
     old = var._grad
     if task.graph:
-        if old is None:
+        if old is None and type(g._data) is CooArray:  # (torch clones a sparse one)
+            var._grad = g.clone()
+        elif old is None:
             new = _wrap(_grad_buffer(var._data, g._data))
             new.copy_(g)
             var._grad = new
-        else:
-            var._grad = old + g
+        else:  # NOTE: torch refuses sparse + dense, so a sparse .grad goes second
+            var._grad = g + old if _is_sparse(old) and not _is_sparse(g) else old + g
     elif old is None:
         refs = _refcount(g)  # (counted before any call holds `g` on the stack)
         if refs <= _OWN_REFS and type(g) is ndarray and _plainly_owned(task, g, var._data):
@@ -1069,7 +1076,9 @@ def _accumulate(task, var, g):
             var._grad = _first_grad(task, var, g, refs)
     else:
         odata = old._data
-        if odata.shape == g.shape and writeable(odata):
+        if type(odata) is CooArray or type(g) is CooArray:
+            var._grad = _accumulate_across_layouts(old, g)
+        elif odata.shape == g.shape and writeable(odata):
             if type(odata) is not ndarray or not odata.flags.c_contiguous:
                 _check_no_internal_overlap(odata)  # (a C-contiguous array never overlaps)
             odata += g
@@ -1084,6 +1093,46 @@ def _accumulate(task, var, g):
                 if isinstance(r, Tensor):
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
                 raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+
+
+def _is_sparse(t):
+    return type(t._data if type(t) is Tensor else t) is CooArray
+
+
+def _buffer_sum(old, g):
+    """``old + g`` for two gradients of one input (Tensors under create_graph, else arrays),
+    as torch's InputBuffer sums them: after a sparse ``old`` (``g + old``: the new gradient's
+    sparse entries first, and a dense one first, as torch refuses sparse + dense), and a
+    sparse array and a dense one into a new dense array."""
+    first, second = (g, old) if _is_sparse(old) else (old, g)
+    if type(first) is Tensor:
+        return first + second
+    try:
+        return first + second
+    except SparseOperand:
+        return _sum_across_layouts(first, second)
+
+
+def _sum_across_layouts(a, b):
+    """A sparse and a dense gradient array summed into a new dense array."""
+    dense, sparse = (b, a) if type(a) is CooArray else (a, b)
+    return add_into_dense(dense.copy(), sparse)
+
+
+def _accumulate_across_layouts(old, g):
+    """The ``.grad`` after summing ``g`` into ``old`` when either is sparse, as torch's
+    AccumulateGrad: sparse into sparse or into dense in place (a version bump; sparse entries
+    appended as torch's add_ leaves them), a dense one into a sparse ``.grad`` a new dense
+    tensor (torch's ``new_grad + variable_grad``)."""
+    odata = old._data
+    if type(odata) is CooArray and type(g) is not CooArray:
+        return _wrap(add_into_dense(g.copy(), odata))
+    if type(odata) is CooArray:
+        odata += g
+    else:
+        add_into_dense(odata, g)
+    old._bump_version()
+    return old
 
 
 def _first_grad(task, var, g, refs):

@@ -37,6 +37,8 @@ class Adafactor(Optimizer):
     moment is kept as row and column means (memory O(m + n), not O(m n)); the step is
     relative to the parameter's RMS and clipped by ``d``."""
 
+    _sparse_grads_refused = "Adafactor does not support sparse gradients"
+
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,
                  weight_decay=0.0, *, foreach=None, maximize=False) -> None:
         if isinstance(lr, Tensor) and lr.numel() != 1:
@@ -81,6 +83,7 @@ class Adafactor(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
+        self._refuse_sparse_grads()
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])
             eps1, eps2 = group["eps"]

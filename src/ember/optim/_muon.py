@@ -63,6 +63,8 @@ class Muon(Optimizer):
     """Implements Muon (MomentUm Orthogonalized by Newton-schulz) for 2-D parameters: SGD
     momentum whose update matrix is replaced by the nearest semi-orthogonal matrix."""
 
+    _sparse_grads_refused = "Muon does not support sparse gradients"
+
     def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
                  ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C), eps=EPS,
                  ns_steps=DEFAULT_NS_STEPS, adjust_lr_fn=None) -> None:
@@ -90,6 +92,7 @@ class Muon(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
+        self._refuse_sparse_grads()
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])
             momentum = group["momentum"]

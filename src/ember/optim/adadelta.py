@@ -22,6 +22,8 @@ __all__ = ["Adadelta"]
 class Adadelta(Optimizer):
     """Implements the Adadelta algorithm."""
 
+    _sparse_grads_refused = "Adadelta does not support sparse gradients"
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False) -> None:
         if isinstance(lr, Tensor) and lr.numel() != 1:
@@ -52,6 +54,7 @@ class Adadelta(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
+        self._refuse_sparse_grads()
         for group in self.param_groups:
             lr, rho, eps = _to_scalar(group["lr"]), group["rho"], group["eps"]
             weight_decay, maximize = group["weight_decay"], group["maximize"]

@@ -1,4 +1,4 @@
-"""Adagrad (torch's single-tensor update, dense gradients)."""
+"""Adagrad (torch's single-tensor update; sparse COO gradients as torch's sparse path)."""
 from __future__ import annotations
 
 from .._backend import get_xp
@@ -83,6 +83,9 @@ class Adagrad(Optimizer):
                 if len(state) == 0:
                     self._init_state(p)
                 step = _incr(state["step"])
+                if p._grad.is_sparse:
+                    _sparse_adagrad_update(p, state["sum"], step, group)
+                    continue
                 grad = p._grad._data
                 if maximize:
                     grad = -grad
@@ -98,3 +101,20 @@ class Adagrad(Optimizer):
                 param += (-clr * grad) / std
                 p._bump_version()
         return loss
+
+
+def _sparse_adagrad_update(p, state_sum, step, group):
+    """torch's Adagrad for a sparse COO gradient, in its Tensor ops: the squared values summed
+    into ``state_sum`` and the parameter updated at the coalesced gradient's positions only
+    (weight_decay is refused, as in torch)."""
+    from .._ops.sparse import sparse_coo_tensor
+    if group["weight_decay"] != 0:
+        raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+    grad = -p.grad if group["maximize"] else p.grad
+    grad = grad.coalesce()
+    indices, values = grad._indices(), grad._values()
+    size = grad.size()
+    clr = _to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+    state_sum.add_(sparse_coo_tensor(indices, values.pow(2), size))
+    std_values = state_sum.sparse_mask(grad)._values().sqrt_().add_(group["eps"])
+    p.add_(sparse_coo_tensor(indices, values / std_values, size), alpha=-clr)

@@ -27,6 +27,9 @@ _FOREACH_TENSOR = "{} as a Tensor is not supported for capturable=False and fore
 class Adam(Optimizer):
     """Implements the Adam algorithm (AdamW when ``decoupled_weight_decay=True``)."""
 
+    _sparse_grads_refused = ("Adam does not support sparse gradients, please consider "
+                             "SparseAdam instead")
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False) -> None:
@@ -67,6 +70,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
+        self._refuse_sparse_grads()
         for group in self.param_groups:
             beta1, beta2 = (_to_scalar(b) for b in group["betas"])
             lr = _to_scalar(group["lr"])

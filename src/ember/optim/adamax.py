@@ -23,6 +23,8 @@ __all__ = ["Adamax"]
 class Adamax(Optimizer):
     """Implements the Adamax algorithm (a variant of Adam based on the infinity norm)."""
 
+    _sparse_grads_refused = "Adamax does not support sparse gradients"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False,
                  capturable=False) -> None:
@@ -45,6 +47,7 @@ class Adamax(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
+        self._refuse_sparse_grads()
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps = _to_scalar(group["lr"]), group["eps"]

@@ -31,6 +31,8 @@ class ASGD(Optimizer):
     a decaying step size ``eta``, and in ``state['ax']`` the running average of the iterates
     from step ``t0`` on."""
 
+    _sparse_grads_refused = "ASGD does not support sparse gradients"
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False,
                  capturable=False) -> None:
@@ -61,6 +63,7 @@ class ASGD(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
+        self._refuse_sparse_grads()
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])
             lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]

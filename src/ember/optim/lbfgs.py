@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from .._backend import get_xp
+from .._sparse.coo import CooArray, to_dense
 from .._tensor import Tensor
 from .optimizer import Optimizer, _closure_loss, _to_scalar, _unwrap, _wrap_state
 
@@ -181,7 +182,8 @@ class LBFGS(Optimizer):
             if p._grad is None:
                 views.append(get_xp(p._data).zeros(p.numel(), dtype=p._data.dtype))
             else:
-                views.append(p._grad._data.reshape(-1))
+                g = p._grad._data
+                views.append((to_dense(g) if type(g) is CooArray else g).reshape(-1))
         views = [self._flat_real(v) for v in views]
         return get_xp(views[0]).concatenate(views, 0)
 

@@ -23,6 +23,8 @@ __all__ = ["NAdam"]
 class NAdam(Optimizer):
     """Implements the NAdam algorithm."""
 
+    _sparse_grads_refused = "NAdam does not support sparse gradients"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False) -> None:
@@ -50,6 +52,7 @@ class NAdam(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
+        self._refuse_sparse_grads()
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps = _to_scalar(group["lr"]), group["eps"]

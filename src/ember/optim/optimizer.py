@@ -89,6 +89,8 @@ class Optimizer:
 
     # (an update recorded as Tensor ops; the others update arrays and refuse the option)
     _supports_differentiable = False
+    # (torch's message for a sparse gradient, in optimizers that have no sparse update)
+    _sparse_grads_refused: str | None = None
 
     def __init__(self, params, defaults: dict) -> None:
         self.defaults = defaults
@@ -117,6 +119,16 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for param_group in param_groups:
             self.add_param_group(param_group)
+
+    def _refuse_sparse_grads(self) -> None:
+        """torch's RuntimeError when a parameter has a sparse gradient and this optimizer has
+        no sparse update (checked after the closure, before any parameter changes)."""
+        if self._sparse_grads_refused is None:
+            return
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is not None and p._grad.is_sparse:
+                    raise RuntimeError(self._sparse_grads_refused)
 
     # -- pickling and copying ------------------------------------------------------------------
     def __getstate__(self) -> dict:

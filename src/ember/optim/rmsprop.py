@@ -23,6 +23,8 @@ __all__ = ["RMSprop"]
 class RMSprop(Optimizer):
     """Implements the RMSprop algorithm."""
 
+    _sparse_grads_refused = "RMSprop does not support sparse gradients"
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False) -> None:
@@ -53,6 +55,7 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
+        self._refuse_sparse_grads()
         for group in self.param_groups:
             lr, alpha, eps = _to_scalar(group["lr"]), group["alpha"], group["eps"]
             weight_decay, momentum = group["weight_decay"], group["momentum"]

@@ -27,6 +27,8 @@ class Rprop(Optimizer):
     ``etaplus`` while the sign holds and shrinks by ``etaminus`` when it flips (within
     ``step_sizes``)."""
 
+    _sparse_grads_refused = "Rprop does not support sparse gradients"
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False, differentiable=False) -> None:
         if isinstance(lr, Tensor) and lr.numel() != 1:
@@ -52,6 +54,7 @@ class Rprop(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the model)."""
         loss = _closure_loss(closure)
+        self._refuse_sparse_grads()
         for group in self.param_groups:
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]

@@ -50,11 +50,12 @@ class SGD(Optimizer):
             weight_decay = _to_scalar(group["weight_decay"])
             momentum, dampening = group["momentum"], group["dampening"]
             nesterov, maximize = group["nesterov"], group["maximize"]
-            if group["differentiable"]:
-                _differentiable_sgd(group, self.state)
-                continue
+            differentiable = group["differentiable"]
             for p in group["params"]:
                 if p._grad is None:
+                    continue
+                if differentiable or p._grad.is_sparse:
+                    _sgd_with_tensor_ops(p, group, self.state[p])
                     continue
                 grad = p._grad._data
                 if maximize:
@@ -77,26 +78,26 @@ class SGD(Optimizer):
         return loss
 
 
-def _differentiable_sgd(group, state):
-    """torch's single-tensor SGD as recorded Tensor ops (grad mode is on): the parameters
-    (non-leaf tensors, or a leaf's in-place error) become functions of the gradients, the
-    momentum buffers and a tensor ``lr`` that requires grad."""
+def _sgd_with_tensor_ops(p, group, state):
+    """torch's single-tensor SGD of ``p`` written in Tensor ops. With differentiable=True (grad
+    mode on) they are recorded: the parameters (non-leaf tensors, or a leaf's in-place error)
+    become functions of the gradients, the momentum buffers and a tensor ``lr`` that requires
+    grad. A sparse gradient takes this path too, as torch's ops on it: a sparse momentum
+    buffer, the update summed into the dense parameter, and torch's refusal of weight_decay
+    (``add(sparse, dense)``)."""
     lr, weight_decay = group["lr"], group["weight_decay"]
     momentum, dampening = group["momentum"], group["dampening"]
-    for p in group["params"]:
-        if p.grad is None:
-            continue
-        grad = -p.grad if group["maximize"] else p.grad
-        if weight_decay != 0:
-            grad = grad.add(p, alpha=_to_scalar(weight_decay))
-        if momentum != 0:
-            buf = state[p].get("momentum_buffer")
-            if buf is None:
-                buf = state[p]["momentum_buffer"] = grad.detach().clone()
-            else:
-                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-        if isinstance(lr, Tensor) and lr.requires_grad:
-            p.addcmul_(grad, lr, value=-1)
+    grad = -p.grad if group["maximize"] else p.grad
+    if weight_decay != 0:
+        grad = grad.add(p, alpha=_to_scalar(weight_decay))
+    if momentum != 0:
+        buf = state.get("momentum_buffer")
+        if buf is None:
+            buf = state["momentum_buffer"] = grad.detach().clone()
         else:
-            p.add_(grad, alpha=-_to_scalar(lr))
+            buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+        grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+    if isinstance(lr, Tensor) and lr.requires_grad and group["differentiable"]:
+        p.addcmul_(grad, lr, value=-1)
+    else:
+        p.add_(grad, alpha=-_to_scalar(lr))

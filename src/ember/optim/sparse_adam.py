@@ -18,12 +18,8 @@ __all__ = ["SparseAdam"]
 
 
 class SparseAdam(Optimizer):
-    """SparseAdam: a masked Adam for parameters whose gradients have a sparse layout.
-
-    NOTE: ember's autograd gives dense parameters dense gradients (``nn.Embedding(sparse=True)``
-    included), so sparse gradients reach this optimizer only when assigned to ``.grad``
-    (``p.grad = torch.sparse_coo_tensor(...)``); a dense gradient gets torch's error.
-    """
+    """SparseAdam: a masked Adam for parameters whose gradients have a sparse layout
+    (``nn.Embedding(sparse=True)``'s); a dense gradient gets torch's error."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
         if isinstance(lr, Tensor) and lr.numel() != 1:

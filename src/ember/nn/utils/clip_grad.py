@@ -17,8 +17,17 @@ def _as_list(tensors):
     return list(tensors)
 
 
+def _refuse_sparse(grads, aten):
+    """torch's NotImplementedError for a sparse gradient: its norm and clamp kernels are
+    dense only."""
+    if any(g.is_sparse for g in grads):
+        from ..._ops.sparse import _not_on_sparse
+        raise _not_on_sparse(aten)
+
+
 def _total_norm(grads, norm_type):
     """The norm of the norms of ``grads`` (computed in each gradient's dtype, as torch)."""
+    _refuse_sparse(grads, "aten::linalg_vector_norm")
     xp = get_xp(*(g._data for g in grads))
     if norm_type == math.inf:
         norms = [xp.max(xp.abs(g._data)) if g._data.size else xp.zeros((), g._data.dtype)
@@ -101,6 +110,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         raise RuntimeError("Expected !nested_tensorlist[0].empty() to be true, but got false.  "
                            "(Could this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
+    _refuse_sparse(grads, "aten::clamp_" if foreach is False else "aten::clamp_min_")
     with no_grad():
         for grad in grads:
             np.clip(grad._data, -clip_value, clip_value, out=grad._data)
