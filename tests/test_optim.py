@@ -819,21 +819,30 @@ def test_rprop_of_a_0_dim_parameter_and_a_nan_gradient():
     assert repr(run(ember)) == repr(run(torch))
 
 
-def _differentiable_sgd(lib, kwargs, leaf=False, steps=3):
-    """SGD(differentiable=True) stepping a clone of ``w`` (or ``w`` itself) with gradients
-    that require grad: the loss after the steps is differentiated back to ``w`` (and a tensor
-    lr), through the momentum buffers."""
+def _differentiable(lib, name, kwargs, leaf=False, steps=3, dtype=None):
+    """``name``(differentiable=True) stepping a clone of ``w`` (or ``w`` itself) with
+    gradients that require grad: the loss after the steps is differentiated back to ``w`` (and
+    to tensor hyperparameters that require grad: ``tensor_lr``, ``tensor_betas``,
+    ``tensor_weight_decay``), through the optimizer's state."""
     kwargs = dict(kwargs)
-    w = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    w = lib.tensor([1.0, -2.0, 3.0], requires_grad=True, dtype=dtype)
     p = w if leaf else w.clone()
-    lr = lib.tensor(0.1, requires_grad=True) if kwargs.pop("tensor_lr", False) else 0.1
-    opt = lib.optim.SGD([p], lr=lr, differentiable=True, **kwargs)
+    hyper = []
+    for key in ("lr", "weight_decay"):
+        if kwargs.pop(f"tensor_{key}", False):
+            kwargs[key] = lib.tensor(0.1, requires_grad=True)
+            hyper.append(kwargs[key])
+    if kwargs.pop("tensor_betas", False):
+        kwargs["betas"] = (lib.tensor(0.8, requires_grad=True),
+                           lib.tensor(0.9, requires_grad=True))
+        hyper += kwargs["betas"]
+    kwargs.setdefault("lr", 0.1)
+    opt = getattr(lib.optim, name)([p], differentiable=True, **kwargs)
     for i in range(steps):
-        p.grad = lib.tensor([0.5, 1.0, -1.5], requires_grad=True) * (i + 1)
+        p.grad = lib.tensor([0.5, 1.0, -1.5], requires_grad=True, dtype=dtype) * (i + 1)
         opt.step()
-    inputs = [w, lr] if isinstance(lr, lib.Tensor) else [w]
-    grads = lib.autograd.grad((p * p).sum(), inputs)
-    return p, grads, sorted(opt.state[p])
+    grads = lib.autograd.grad((p * p).sum(), [w, *hyper])
+    return p, grads, {k: v for k, v in opt.state[p].items()}
 
 
 @pytest.mark.parametrize("kwargs", [
@@ -844,9 +853,52 @@ def _differentiable_sgd(lib, kwargs, leaf=False, steps=3):
 def test_differentiable_sgd_matches_torch(kwargs, leaf):
     """torch's differentiable SGD records its update (a leaf parameter gets the in-place
     error); reading the assigned .grad of a non-leaf does not warn."""
-    same(lambda lib: _differentiable_sgd(lib, kwargs, leaf), rtol=1e-6, atol=1e-6)
+    same(lambda lib: _differentiable(lib, "SGD", kwargs, leaf), rtol=1e-6, atol=1e-6)
+
+
+_DIFFERENTIABLE = [
+    ("Adam", {}), ("Adam", {"tensor_lr": True}), ("Adam", {"tensor_betas": True}),
+    ("Adam", {"tensor_weight_decay": True}), ("Adam", {"weight_decay": 0.1, "maximize": True}),
+    ("Adam", {"decoupled_weight_decay": True, "weight_decay": 0.1}),
+    ("Adam", {"amsgrad": True}),  # (torch's own update then refuses the backward)
+    ("AdamW", {}), ("AdamW", {"tensor_lr": True, "amsgrad": False, "weight_decay": 0.3}),
+    ("RMSprop", {}), ("RMSprop", {"weight_decay": 0.1, "maximize": True, "alpha": 0.9}),
+    ("RMSprop", {"centered": True}), ("RMSprop", {"momentum": 0.9}),
+    ("RMSprop", {"tensor_lr": True}),  # (torch's TypeError from addcdiv_)
+    ("Adagrad", {}), ("Adagrad", {"lr_decay": 0.1, "weight_decay": 0.1, "maximize": True}),
+    ("Adagrad", {"tensor_lr": True}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", _DIFFERENTIABLE,
+                         ids=[f"{n}-" + ("-".join(f"{k}={v}" for k, v in kw.items()) or "plain")
+                              for n, kw in _DIFFERENTIABLE])
+def test_differentiable_optimizers_match_torch(name, kwargs):
+    """torch's differentiable updates: gradients flow to the initial parameters and tensor
+    hyperparameters through every step (and the updates' in-place writes are refused in
+    backward where torch's are)."""
+    same(lambda lib: _differentiable(lib, name, kwargs), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["Adam", "RMSprop", "Adagrad"])
+def test_differentiable_float64_and_leaf(name):
+    same(lambda lib: _differentiable(lib, name, {}, dtype=lib.float64), rtol=1e-10, atol=1e-12)
+    same(lambda lib: _differentiable(lib, name, {}, leaf=True))
+
+
+def test_differentiable_adam_refuses_a_step_that_requires_grad():
+    def body(torch):
+        p = torch.tensor([1.0, 2.0], requires_grad=True).clone()
+        opt = torch.optim.Adam([p], differentiable=True)
+        p.grad = torch.ones(2)
+        opt.step()
+        opt.state[p]["step"].requires_grad_()
+        opt.step()
+    same(body)
 
 
 def test_differentiable_is_refused_where_ember_updates_arrays():
     with pytest.raises(RuntimeError, match="differentiable=True"):
-        ember.optim.Adam([ember.nn.Parameter(ember.ones(2))], differentiable=True)
+        ember.optim.Adamax([ember.nn.Parameter(ember.ones(2))], differentiable=True)
+
+

@@ -8,8 +8,11 @@ from .optimizer import (
     _closure_loss,
     _full_like,
     _incr,
+    _number,
     _real,
+    _real_views,
     _scalar_tensor,
+    _squeezed,
     _to_scalar,
     _use_grad_for_differentiable,
 )
@@ -19,6 +22,8 @@ __all__ = ["Adagrad"]
 
 class Adagrad(Optimizer):
     """Implements the Adagrad algorithm."""
+
+    _supports_differentiable = True
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False,
@@ -86,6 +91,9 @@ class Adagrad(Optimizer):
                 if p._grad.is_sparse:
                     _sparse_adagrad_update(p, state["sum"], step, group)
                     continue
+                if group["differentiable"]:
+                    _differentiable_adagrad(p, state["sum"], step, group)
+                    continue
                 grad = p._grad._data
                 if maximize:
                     grad = -grad
@@ -118,3 +126,16 @@ def _sparse_adagrad_update(p, state_sum, step, group):
     state_sum.add_(sparse_coo_tensor(indices, values.pow(2), size))
     std_values = state_sum.sparse_mask(grad)._values().sqrt_().add_(group["eps"])
     p.add_(sparse_coo_tensor(indices, values / std_values, size), alpha=-clr)
+
+
+def _differentiable_adagrad(p, state_sum, step, group):
+    """torch's single-tensor Adagrad of ``p`` with differentiable=True, in recorded Tensor ops
+    (grad mode is on): the parameter becomes a function of its gradient and ``state_sum``."""
+    grad = -p.grad if group["maximize"] else p.grad
+    if group["weight_decay"] != 0:
+        grad = grad.add(p, alpha=group["weight_decay"])
+    clr = _squeezed(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+    param, grad, state_sum = _real_views(p, grad, state_sum)
+    state_sum.addcmul_(grad, grad, value=1)
+    std = state_sum.sqrt() + group["eps"]
+    param.addcdiv_(grad, std, value=-_number(clr, "addcdiv_", "value"))

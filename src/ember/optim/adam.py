@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.strided import view_as_real
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -15,6 +16,7 @@ from .optimizer import (
     _step_to_tensor,
     _to_scalar,
     _use_grad_for_differentiable,
+    _squeezed,
     _zeros_like,
 )
 
@@ -29,6 +31,7 @@ class Adam(Optimizer):
 
     _sparse_grads_refused = ("Adam does not support sparse gradients, please consider "
                              "SparseAdam instead")
+    _supports_differentiable = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
@@ -87,12 +90,18 @@ class Adam(Optimizer):
                     state["exp_avg_sq"] = _zeros_like(p)
                     if amsgrad:
                         state["max_exp_avg_sq"] = _zeros_like(p)
-                grad = p._grad._data
-                if maximize:
-                    grad = -grad
+                if group["differentiable"] and state["step"].requires_grad:
+                    raise RuntimeError("`requires_grad` is not supported for `step` in "
+                                       "differentiable mode")
                 _check_capturable(group, p)
                 if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
                     raise RuntimeError(_FOREACH_TENSOR.format("lr"))
+                if group["differentiable"]:
+                    _differentiable_adam(p, group, state)
+                    continue
+                grad = p._grad._data
+                if maximize:
+                    grad = -grad
                 step = _incr(state["step"])
                 param = p._data
                 if weight_decay != 0:
@@ -122,6 +131,47 @@ class Adam(Optimizer):
                 param += (-step_size * exp_avg) / denom
                 p._bump_version()
         return loss
+
+
+def _differentiable_adam(p, group, state):
+    """torch's single-tensor Adam of ``p`` with differentiable=True, in recorded Tensor ops
+    (grad mode is on): the parameter becomes a function of its gradient, the moments, and a
+    tensor ``lr``, ``betas`` or ``weight_decay`` that requires grad; the bias corrections are
+    0-dim tensors of the float32 step, as torch's."""
+    beta1, beta2 = (_squeezed(b) for b in group["betas"])
+    lr, weight_decay, eps = _squeezed(group["lr"]), group["weight_decay"], group["eps"]
+    grad = -p.grad if group["maximize"] else p.grad
+    exp_avg, exp_avg_sq, step = state["exp_avg"], state["exp_avg_sq"], state["step"]
+    step += 1
+    param = p
+    if weight_decay != 0:
+        if group["decoupled_weight_decay"]:
+            param.mul_(1 - lr * weight_decay)
+        elif isinstance(weight_decay, Tensor) and weight_decay.requires_grad:
+            grad = grad.addcmul_(param.clone(), weight_decay)
+        else:
+            grad = grad.add(param, alpha=_to_scalar(weight_decay))
+    if p.is_complex():
+        grad, exp_avg, exp_avg_sq, param = (view_as_real(t)
+                                            for t in (grad, exp_avg, exp_avg_sq, param))
+    exp_avg.lerp_(grad, 1 - beta1)
+    if isinstance(beta2, Tensor) and beta2.requires_grad:
+        exp_avg_sq.lerp_(grad.square(), weight=1 - beta2)  # (addcmul_ takes no Tensor value)
+    else:
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - _to_scalar(beta2))
+    bias_correction1 = 1 - beta1 ** (step.clone() if isinstance(beta1, Tensor) else step)
+    bias_correction2 = 1 - beta2 ** (step.clone() if isinstance(beta2, Tensor) else step)
+    step_size_neg = (lr / bias_correction1).neg()
+    bias_correction2_sqrt = bias_correction2.sqrt()
+    if group["amsgrad"]:
+        max_exp_avg_sq = state["max_exp_avg_sq"]
+        if p.is_complex():
+            max_exp_avg_sq = view_as_real(max_exp_avg_sq)
+        max_exp_avg_sq.copy_(max_exp_avg_sq.clone().maximum(exp_avg_sq))
+        exp_avg_sq = max_exp_avg_sq
+    denom = (exp_avg_sq.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(
+        eps / step_size_neg)
+    param.addcdiv_(exp_avg.clone(), denom)
 
 
 class AdamW(Adam):

@@ -422,6 +422,28 @@ def _to_scalar(x):
     return x
 
 
+def _squeezed(x):
+    """A hyperparameter as torch's differentiable updates read it: a Tensor stays a Tensor
+    (0-dim, so that it stays in the graph), a number stays a number."""
+    return x.squeeze() if isinstance(x, Tensor) and x.dim() != 0 else x
+
+
+def _number(x, fn, arg):
+    """``x`` where torch's op ``fn`` takes a Number: a Tensor (a tensor ``lr`` reaching
+    ``addcdiv_``'s value in a differentiable update) gets torch's TypeError."""
+    if isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' must be Number, not Tensor")
+    return x
+
+
+def _real_views(*tensors):
+    """torch.view_as_real of each tensor if the first (the parameter) is complex."""
+    if not tensors[0].is_complex():
+        return tensors
+    from .._ops.strided import view_as_real
+    return tuple(view_as_real(t) for t in tensors)
+
+
 def _closure_loss(closure):
     """Evaluate ``closure`` with grad recording on (as torch's optimizers do)."""
     if closure is None:

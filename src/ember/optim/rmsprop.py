@@ -9,8 +9,11 @@ from .optimizer import (
     _closure_loss,
     _incr,
     _lerp_,
+    _number,
     _real,
+    _real_views,
     _scalar_tensor,
+    _squeezed,
     _step_to_tensor,
     _to_scalar,
     _use_grad_for_differentiable,
@@ -24,6 +27,7 @@ class RMSprop(Optimizer):
     """Implements the RMSprop algorithm."""
 
     _sparse_grads_refused = "RMSprop does not support sparse gradients"
+    _supports_differentiable = True
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
@@ -71,10 +75,13 @@ class RMSprop(Optimizer):
                         state["momentum_buffer"] = _zeros_like(p)
                     if centered:
                         state["grad_avg"] = _zeros_like(p)
+                _check_capturable(group, p)
+                if group["differentiable"]:
+                    _differentiable_rmsprop(p, group, state)
+                    continue
                 grad = p._grad._data
                 if maximize:
                     grad = -grad
-                _check_capturable(group, p)
                 _incr(state["step"])
                 param = p._data
                 if weight_decay != 0:
@@ -100,3 +107,29 @@ class RMSprop(Optimizer):
                     param += (-lr * grad) / avg
                 p._bump_version()
         return loss
+
+
+def _differentiable_rmsprop(p, group, state):
+    """torch's single-tensor RMSprop of ``p`` with differentiable=True, in recorded Tensor ops
+    (grad mode is on): the parameter becomes a function of its gradient and the averages."""
+    alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
+    lr = _squeezed(group["lr"])
+    grad = -p.grad if group["maximize"] else p.grad
+    state["step"] += 1
+    if group["weight_decay"] != 0:
+        grad = grad.add(p, alpha=group["weight_decay"])
+    param, grad, square_avg = _real_views(p, grad, state["square_avg"])
+    square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+    if group["centered"]:
+        (grad_avg,) = _real_views(p, state["grad_avg"])[1:]
+        grad_avg.lerp_(grad, 1 - alpha)
+        avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+    else:
+        avg = square_avg.sqrt()
+    avg = avg.add(eps)  # (out of place: the sqrt is saved by the graph)
+    if momentum > 0:
+        (buf,) = _real_views(p, state["momentum_buffer"])[1:]
+        buf.mul_(momentum).addcdiv_(grad, avg)
+        param.add_(buf, alpha=-_number(lr, "add_", "alpha"))
+    else:
+        param.addcdiv_(grad, avg, value=-_number(lr, "addcdiv_", "value"))
