@@ -135,3 +135,45 @@ def test_training_steps_replay_eager_bit_for_bit():
     compiled, eager = _mlp_training(True), _mlp_training(False)
     for step, (c, e) in enumerate(zip(compiled, eager)):
         assert c == e, f"step {step} differs"
+
+
+def test_pass_through_gradients_named_again_at_each_replay():
+    """add's, sub's and clone's gradients for ``self`` (``return grad``) are not called in a
+    backward program, the gradient is named again: the leaves get torch's values, versions
+    and shared or copied gradients at every replay, also where one gradient reaches two
+    leaves or is summed with another."""
+    def body(torch):
+        g = torch.Generator().manual_seed(1)
+        a, b, c = (torch.randn(3, 4, generator=g).requires_grad_() for _ in range(3))
+        bias = torch.randn(4, generator=g).requires_grad_()
+
+        def loss(x):
+            h = (x * a + b).clone() - c + bias
+            return (h + h.clone()).sum()
+        if torch is ember:
+            loss = ember.compile(loss)
+        x = torch.randn(3, 4, generator=g)
+        seen = []
+        for _ in range(3):  # the recording call, then two replays
+            loss(x).backward()
+            seen.append([(p.grad.clone(), p.grad._version) for p in (a, b, c, bias)])
+            seen.append(b.grad.data_ptr() == c.grad.data_ptr())
+            for p in (a, b, c, bias):
+                p.grad = None
+        return seen
+    same(body)
+
+
+def test_passes_gradient_only_for_return_grad():
+    from ember._compile.program import passes_gradient
+    from ember._ops.pointwise import add, mul
+
+    def formula(op, name):
+        k = op.index[name]
+        return next(f for idx, f, _ in op.formulas if idx == (k,))
+    assert passes_gradient(formula(add, "self"))
+    assert not passes_gradient(formula(add, "other"))  # (alpha: a call)
+    assert not passes_gradient(formula(mul, "self"))
+    assert not passes_gradient(lambda grad, alpha: grad)
+    assert not passes_gradient(lambda grad: -grad)
+    assert not passes_gradient(len)

@@ -43,11 +43,15 @@ def trace(rec, outputs, grad_slots, sources):
     prev = state.grad_enabled
     state.grad_enabled = False
     quiet = fp_errors.silence()
+    reached = set()  # the sources' nodes the pass has reached
     try:
         while heap:
             fn = heapq.heappop(heap)[2]
-            if fn in targets:
-                continue  # a source's node: its gradient stays in its buffer
+            if fn in targets:  # a source's node: its gradient stays in its buffer
+                if type(fn) is AccumulateGrad:
+                    _copy_if_held(rec, buffers, fn, reached)
+                reached.add(fn)
+                continue
             outs = _run_node(rec, fn, buffers.pop(fn, None))
             for i, (child, nr) in enumerate(fn._next):
                 if child is None:
@@ -68,6 +72,23 @@ def trace(rec, outputs, grad_slots, sources):
         for nr, k in wanted:
             found[k] = None if buf is None else buf[nr]
     return found
+
+
+def _copy_if_held(rec, buffers, fn, reached):
+    """A leaf's gradient that a node still to run also holds when eager's engine reaches the
+    leaf: eager copies it into ``.grad`` (engine._accumulate: version 1), while the program
+    would hand the engine an array nothing else holds by then (the formulas have run), which
+    it takes over (version 0). The program hands over a copy noted as written once, which
+    the engine takes over with eager's version."""
+    buf = buffers[fn] if fn in buffers else ()
+    held = [x for node, b in buffers.items() if node is not fn and node not in reached
+            for x in b if x is not None]
+    for nr, s in enumerate(buf):
+        if s is None:
+            continue
+        a = rec.arrays[s]
+        if s in held or any(rec.arrays[x].base is a for x in held):
+            buf[nr] = _step(rec, COPY, (s,), 1, a.copy())
 
 
 def _dependencies(rec, roots, targets):

@@ -302,12 +302,18 @@ class _Writer:
         if kind == REPLAYED:
             return self._replayed(instr)
         if kind == FORMULA:
+            if passes_gradient(instr.fn):  # (its result is its argument: no call)
+                src = self.arg(instr.args[0])
+                return lambda outs: [] if outs[0] in (None, src) else [f"{outs[0]} = {src}"]
             call = f"{self.bind(instr.fn, 'f')}({', '.join(self.arg(a) for a in instr.args)})"
             return _results(call, instr, len(instr.outs) > 1)
         if kind in (SUM_TO, CAST, ADD):
             return self._engine_step(instr)
         if kind == COPY:
             src = self.ref(instr.args[0][1])
+            if instr.extra:  # (a leaf's gradient eager copies: the copy's version, see backward)
+                return lambda outs: [f"{outs[0]} = {src}.copy()",
+                                     f"note_writes({outs[0]}, {instr.extra})"]
             return lambda outs: [f"{outs[0]} = {src}.copy()"]
         if kind == ASSIGN:
             target, value = (self.arg(a) for a in instr.args)
@@ -383,6 +389,20 @@ class _Writer:
         fn = self.scope[name]
         fn.source = text  # what it runs, for readers (print(fn.source))
         return fn
+
+
+_IDENTITY = (lambda grad: grad).__code__
+
+
+def passes_gradient(formula):
+    """Whether derivative formula ``formula`` is ``def _(grad): return grad`` (add's, sub's,
+    clone's for ``self``...): its one parameter returned as it is, whatever the arrays. A
+    backward program names the gradient again instead of calling it (a formula that notes
+    writes or conjugates is a wrapper with code of its own, and is called)."""
+    code = getattr(formula, "__code__", None)
+    return (code is not None and code.co_code == _IDENTITY.co_code
+            and code.co_argcount == 1 and code.co_flags == _IDENTITY.co_flags
+            and not code.co_kwonlyargcount)
 
 
 def _results(call, instr, several):

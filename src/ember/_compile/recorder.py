@@ -62,7 +62,7 @@ class Instr:
     ``outs``: one slot per result (None where a result is an array already in a slot);
     ``bumps``: slots of outside tensors whose version an in-place write bumps;
     ``extra``: the shapes from and to of SUM_TO, the dtype of CAST, the writes ADD notes
-    against its sum (0: none).
+    against its sum, or COPY against its copy (0 or None: none).
     """
 
     __slots__ = (
