@@ -14,7 +14,7 @@ import pytest
 
 import ember
 import ember.optim
-from tests.oracle import same
+from tests.oracle import same, torch_or_skip
 
 RTOL, ATOL = 1e-5, 1e-6
 
@@ -825,6 +825,7 @@ def _differentiable(lib, name, kwargs, leaf=False, steps=3, dtype=None):
     to tensor hyperparameters that require grad: ``tensor_lr``, ``tensor_betas``,
     ``tensor_weight_decay``), through the optimizer's state."""
     kwargs = dict(kwargs)
+    steps = kwargs.pop("steps", steps)
     w = lib.tensor([1.0, -2.0, 3.0], requires_grad=True, dtype=dtype)
     p = w if leaf else w.clone()
     hyper = []
@@ -867,6 +868,15 @@ _DIFFERENTIABLE = [
     ("RMSprop", {"tensor_lr": True}),  # (torch's TypeError from addcdiv_)
     ("Adagrad", {}), ("Adagrad", {"lr_decay": 0.1, "weight_decay": 0.1, "maximize": True}),
     ("Adagrad", {"tensor_lr": True}),
+    ("NAdam", {}), ("NAdam", {"weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {"decoupled_weight_decay": True, "weight_decay": 0.1, "tensor_lr": True}),
+    ("RAdam", {}), ("RAdam", {"steps": 7, "betas": (0.5, 0.6)}),  # (rectified from step 6)
+    ("RAdam", {"decoupled_weight_decay": True, "weight_decay": 0.1, "maximize": True}),
+    ("Adadelta", {}), ("Adadelta", {"weight_decay": 0.1, "rho": 0.5, "maximize": True}),
+    ("Adadelta", {"tensor_lr": True}),  # (torch's TypeError from add_)
+    ("ASGD", {}), ("ASGD", {"t0": 1, "weight_decay": 0.1, "maximize": True}),
+    ("Rprop", {"steps": 1}), ("Rprop", {"steps": 1, "maximize": True}),
+    ("Rprop", {}),  # (torch's own update then refuses the backward)
 ]
 
 
@@ -880,7 +890,20 @@ def test_differentiable_optimizers_match_torch(name, kwargs):
     same(lambda lib: _differentiable(lib, name, kwargs), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["Adam", "RMSprop", "Adagrad"])
+def test_differentiable_adamax_refuses_its_own_overwritten_state():
+    """torch's differentiable Adamax writes in place into tensors its graph saved, so a second
+    step's backward is refused (ember finds another of those tensors first)."""
+    torch = torch_or_skip()
+    prefix = ("one of the variables needed for gradient computation has been modified by an "
+              "inplace operation")
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match=prefix):
+            _differentiable(lib, "Adamax", {})
+    same(lambda lib: _differentiable(lib, "Adamax", {"steps": 1, "weight_decay": 0.1}))
+
+
+@pytest.mark.parametrize("name", ["Adam", "RMSprop", "Adagrad", "NAdam", "RAdam", "Adadelta",
+                                  "ASGD"])
 def test_differentiable_float64_and_leaf(name):
     same(lambda lib: _differentiable(lib, name, {}, dtype=lib.float64), rtol=1e-10, atol=1e-12)
     same(lambda lib: _differentiable(lib, name, {}, leaf=True))
@@ -897,8 +920,28 @@ def test_differentiable_adam_refuses_a_step_that_requires_grad():
     same(body)
 
 
-def test_differentiable_is_refused_where_ember_updates_arrays():
-    with pytest.raises(RuntimeError, match="differentiable=True"):
-        ember.optim.Adamax([ember.nn.Parameter(ember.ones(2))], differentiable=True)
+def test_a_custom_optimizer_may_be_differentiable():
+    """torch's base class takes differentiable=True from any optimizer: its step decorator
+    turns grad mode on for it."""
+    def body(torch):
+        from torch.optim.optimizer import _use_grad_for_differentiable
 
+        class Plain(torch.optim.Optimizer):
+            def __init__(self, params, differentiable):
+                super().__init__(params, {"lr": 0.5, "differentiable": differentiable})
 
+            @_use_grad_for_differentiable
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        p.sub_(p.grad * group["lr"])
+                return torch.is_grad_enabled()
+
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        p = w.clone()
+        opt = Plain([p], differentiable=True)
+        p.grad = torch.tensor([1.0, -1.0])
+        enabled = opt.step()
+        return enabled, torch.autograd.grad(p.pow(2).sum(), w), Plain(
+            [torch.nn.Parameter(torch.ones(1))], differentiable=False).step()
+    same(body)

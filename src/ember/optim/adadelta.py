@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.strided import view_as_complex
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
     _check_capturable,
     _closure_loss,
     _incr,
+    _number,
     _real,
+    _real_views,
     _scalar_tensor,
+    _squeezed,
     _step_to_tensor,
     _to_scalar,
     _use_grad_for_differentiable,
@@ -67,6 +71,9 @@ class Adadelta(Optimizer):
                     state["square_avg"] = _zeros_like(p)
                     state["acc_delta"] = _zeros_like(p)
                 _check_capturable(group, p, xla=False)
+                if group["differentiable"]:
+                    _differentiable_adadelta(p, group, state)
+                    continue
                 _incr(state["step"])
                 grad = p._grad._data
                 if maximize:
@@ -89,3 +96,23 @@ class Adadelta(Optimizer):
                 param -= lr * delta
                 p._bump_version()
         return loss
+
+
+def _differentiable_adadelta(p, group, state):
+    """torch's single-tensor Adadelta of ``p`` with differentiable=True, in recorded Tensor
+    ops (grad mode is on)."""
+    rho, eps = group["rho"], group["eps"]
+    state["step"] += 1
+    grad = -p.grad if group["maximize"] else p.grad
+    if group["weight_decay"] != 0:
+        grad = grad.add(p, alpha=group["weight_decay"])
+    grad, square_avg, acc_delta = _real_views(p, grad, state["square_avg"],
+                                              state["acc_delta"])[1:]
+    square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+    std = square_avg.add(eps).sqrt_()
+    delta = acc_delta.add(eps).sqrt_().clone()  # (a copy: the sqrt is saved by the graph)
+    delta.div_(std).mul_(grad)
+    acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+    if p.is_complex():
+        delta = view_as_complex(delta)
+    p.add_(delta, alpha=-_number(_squeezed(group["lr"]), "add_", "alpha"))

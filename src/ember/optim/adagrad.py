@@ -23,7 +23,6 @@ __all__ = ["Adagrad"]
 class Adagrad(Optimizer):
     """Implements the Adagrad algorithm."""
 
-    _supports_differentiable = True
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False,

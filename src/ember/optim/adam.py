@@ -31,7 +31,6 @@ class Adam(Optimizer):
 
     _sparse_grads_refused = ("Adam does not support sparse gradients, please consider "
                              "SparseAdam instead")
-    _supports_differentiable = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,

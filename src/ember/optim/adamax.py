@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.shape import cat
 from .optimizer import (
     Optimizer,
     _check_capturable,
@@ -9,8 +10,11 @@ from .optimizer import (
     _closure_loss,
     _incr,
     _lerp_,
+    _number,
     _real,
+    _real_views,
     _scalar_tensor,
+    _squeezed,
     _step_to_tensor,
     _to_scalar,
     _use_grad_for_differentiable,
@@ -64,6 +68,9 @@ class Adamax(Optimizer):
                 if maximize:
                     grad = -grad
                 _check_capturable(group, p)
+                if group["differentiable"]:
+                    _differentiable_adamax(p, group, state)
+                    continue
                 step = _incr(state["step"])
                 param = p._data
                 if weight_decay != 0:
@@ -80,3 +87,20 @@ class Adamax(Optimizer):
                 param += (-clr * exp_avg) / exp_inf
                 p._bump_version()
         return loss
+
+
+def _differentiable_adamax(p, group, state):
+    """torch's single-tensor Adamax of ``p`` with differentiable=True, in recorded Tensor ops
+    (grad mode is on): the infinity norm is the amax of the stacked candidates, as torch's."""
+    beta1, beta2 = group["betas"]
+    grad = -p.grad if group["maximize"] else p.grad
+    state["step"] += 1
+    if group["weight_decay"] != 0:
+        grad = grad.add(p, alpha=group["weight_decay"])
+    param, grad, exp_avg, exp_inf = _real_views(p, grad, state["exp_avg"], state["exp_inf"])
+    exp_avg.lerp_(grad, 1 - beta1)
+    norm_buf = cat([exp_inf.mul_(beta2).unsqueeze(0),
+                    grad.abs().add_(group["eps"]).unsqueeze_(0)], 0)
+    exp_inf.copy_(norm_buf.amax(0))
+    clr = _squeezed(group["lr"]) / (1 - beta1 ** state["step"].item())
+    param.addcdiv_(exp_avg, exp_inf, value=-_number(clr, "addcdiv_", "value"))

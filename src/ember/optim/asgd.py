@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import as_tensor
 from .._tensor import Tensor, _wrap
 from .optimizer import (
     Optimizer,
@@ -10,8 +11,10 @@ from .optimizer import (
     _closure_loss,
     _incr,
     _real,
+    _real_views,
     _scalar_np_dtype,
     _scalar_tensor,
+    _squeezed,
     _to_scalar,
     _use_grad_for_differentiable,
     _zeros_like,
@@ -78,6 +81,9 @@ class ASGD(Optimizer):
                     state["mu"] = _scalar_tensor(1.0)
                     state["ax"] = _zeros_like(p)
                 _check_capturable(group, p, "params, mus, etas, and state_steps")
+                if group["differentiable"]:
+                    _differentiable_asgd(p, group, state)
+                    continue
                 grad = p._grad._data
                 if group["maximize"]:
                     grad = -grad
@@ -101,3 +107,25 @@ class ASGD(Optimizer):
                 _set_scalar(state["mu"], 1 / max(1, step - t0))
                 p._bump_version()
         return loss
+
+
+def _differentiable_asgd(p, group, state):
+    """torch's single-tensor ASGD of ``p`` with differentiable=True, in recorded Tensor ops
+    (grad mode is on): the average ``ax`` follows the recorded parameter."""
+    lr, lambd = _squeezed(group["lr"]), group["lambd"]
+    grad = -p.grad if group["maximize"] else p.grad
+    mu, eta = state["mu"], state["eta"]
+    param, grad, ax = _real_views(p, grad, state["ax"])
+    state["step"] += 1
+    if group["weight_decay"] != 0:
+        grad = grad.add(param, alpha=group["weight_decay"])
+    eta_value = eta.item()
+    param.mul_(1 - lambd * eta_value)
+    param.add_(grad, alpha=-eta_value)
+    if mu.item() != 1:
+        ax.add_(param.sub(ax).mul_(mu))
+    else:
+        ax.copy_(param)
+    step = state["step"].item()
+    eta.copy_(as_tensor(lr / ((1 + lambd * lr * step) ** group["alpha"])))
+    mu.copy_(as_tensor(1 / max(1, step - group["t0"])))

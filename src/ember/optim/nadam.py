@@ -7,10 +7,12 @@ from .optimizer import (
     _check_capturable,
     _check_common,
     _closure_loss,
+    _decayed_moments,
     _incr,
     _lerp_,
     _real,
     _scalar_tensor,
+    _squeezed,
     _step_to_tensor,
     _to_scalar,
     _use_grad_for_differentiable,
@@ -71,6 +73,9 @@ class NAdam(Optimizer):
                 if maximize:
                     grad = -grad
                 _check_capturable(group, p, "params, mu_products and state_steps")
+                if group["differentiable"]:
+                    _differentiable_nadam(p, group, state)
+                    continue
                 step = _incr(state["step"])
                 bias_correction2 = 1 - beta2 ** step
                 param = p._data
@@ -102,3 +107,23 @@ class NAdam(Optimizer):
                 param += (((-lr * mu_next) / (1.0 - mu_product_next)) * exp_avg) / denom
                 p._bump_version()
         return loss
+
+
+def _differentiable_nadam(p, group, state):
+    """torch's single-tensor NAdam of ``p`` with differentiable=True, in recorded Tensor ops
+    (grad mode is on); the momentum product stays the 0-dim float32 state tensor, so the
+    update's coefficients are tensors, as torch's."""
+    beta1, beta2 = group["betas"]
+    lr = _squeezed(group["lr"])
+    param, grad, exp_avg, exp_avg_sq, step = _decayed_moments(p, group, state)
+    bias_correction2 = 1 - beta2 ** step
+    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * group["momentum_decay"])))
+    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * group["momentum_decay"])))
+    mu_product = state["mu_product"]
+    mu_product *= mu
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    denom = exp_avg_sq.div(bias_correction2).sqrt().add(group["eps"])
+    mu_product_next = mu_product * mu_next
+    param.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+    param.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product_next)), denom)

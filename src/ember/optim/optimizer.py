@@ -87,8 +87,6 @@ class Optimizer:
             group doesn't specify them).
     """
 
-    # (an update recorded as Tensor ops; the others update arrays and refuse the option)
-    _supports_differentiable = False
     # (torch's message for a sparse gradient, in optimizers that have no sparse update)
     _sparse_grads_refused: str | None = None
 
@@ -105,9 +103,6 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + typename(params))
-        if defaults.get("differentiable") and not self._supports_differentiable:
-            raise RuntimeError("ember.optim does not support differentiable=True: optimizers "
-                               "update parameter arrays in place under no_grad")
 
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict] = []
@@ -442,6 +437,24 @@ def _real_views(*tensors):
         return tensors
     from .._ops.strided import view_as_real
     return tuple(view_as_real(t) for t in tensors)
+
+
+def _decayed_moments(p, group, state):
+    """The start of torch's differentiable NAdam and RAdam updates, in Tensor ops: the
+    gradient (negated to maximize), real views of a complex parameter, its gradient and
+    moments, the step counted, and weight decay (decoupled: the parameter shrunk in place;
+    else added to the gradient). Returns ``param, grad, exp_avg, exp_avg_sq, step``."""
+    grad = -p.grad if group["maximize"] else p.grad
+    param, grad, exp_avg, exp_avg_sq = _real_views(p, grad, state["exp_avg"],
+                                                   state["exp_avg_sq"])
+    state["step"] += 1
+    weight_decay = group["weight_decay"]
+    if weight_decay != 0:
+        if group["decoupled_weight_decay"]:
+            param.mul_(1 - _squeezed(group["lr"]) * weight_decay)
+        else:
+            grad = grad.add(param, alpha=weight_decay)
+    return param, grad, exp_avg, exp_avg_sq, state["step"].item()
 
 
 def _closure_loss(closure):

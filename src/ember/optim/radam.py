@@ -7,10 +7,12 @@ from .optimizer import (
     _check_capturable,
     _check_common,
     _closure_loss,
+    _decayed_moments,
     _incr,
     _lerp_,
     _real,
     _scalar_tensor,
+    _squeezed,
     _step_to_tensor,
     _to_scalar,
     _use_grad_for_differentiable,
@@ -69,6 +71,9 @@ class RAdam(Optimizer):
                 param = p._data
                 param_r, grad_r = _real(param), _real(grad)
                 _check_capturable(group, p)
+                if group["differentiable"]:
+                    _differentiable_radam(p, group, state)
+                    continue
                 step = _incr(state["step"])
                 if weight_decay != 0:
                     if decoupled:
@@ -85,11 +90,8 @@ class RAdam(Optimizer):
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
                 bias_corrected_exp_avg = exp_avg / bias_correction1
-                rho_inf = 2 / (1 - beta2) - 1
-                rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-                if rho_t > 5.0:
-                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                            / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                rect = _rectification(beta2, step)
+                if rect is not None:
                     sq = get_xp(param).sqrt(exp_avg_sq)
                     sq += eps
                     # NOTE: torch's ``float / tensor`` is ``tensor.reciprocal() * float``.
@@ -99,3 +101,32 @@ class RAdam(Optimizer):
                     param_r -= bias_corrected_exp_avg * lr
                 p._bump_version()
         return loss
+
+
+def _rectification(beta2, step):
+    """RAdam's variance rectification term at ``step``, or None while the variance of the
+    adaptive learning rate is intractable (rho_t <= 5: the step is plain momentum)."""
+    bias_correction2 = 1 - beta2 ** step
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+    if rho_t <= 5.0:
+        return None
+    return ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+
+
+def _differentiable_radam(p, group, state):
+    """torch's single-tensor RAdam of ``p`` with differentiable=True, in recorded Tensor ops
+    (grad mode is on)."""
+    beta1, beta2 = group["betas"]
+    lr = _squeezed(group["lr"])
+    param, grad, exp_avg, exp_avg_sq, step = _decayed_moments(p, group, state)
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    bias_correction2 = 1 - beta2 ** step
+    bias_corrected_exp_avg = exp_avg / (1 - beta1 ** step)
+    rect = _rectification(beta2, step)
+    if rect is not None:
+        adaptive_lr = (bias_correction2 ** 0.5) / exp_avg_sq.sqrt().add(group["eps"])
+        param.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
+    else:
+        param.add_(bias_corrected_exp_avg * lr, alpha=-1.0)

@@ -27,7 +27,6 @@ class RMSprop(Optimizer):
     """Implements the RMSprop algorithm."""
 
     _sparse_grads_refused = "RMSprop does not support sparse gradients"
-    _supports_differentiable = True
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,

@@ -11,6 +11,7 @@ from .optimizer import (
     _full_like,
     _incr,
     _real,
+    _real_views,
     _scalar_tensor,
     _step_to_tensor,
     _to_scalar,
@@ -69,6 +70,9 @@ class Rprop(Optimizer):
                     state["step_size"] = _full_like(p, complex(lr, lr) if p.is_complex()
                                                     else lr)
                 _check_capturable(group, p, "params and state_steps")
+                if group["differentiable"]:
+                    _differentiable_rprop(p, group, state)
+                    continue
                 grad = p._grad._data
                 if group["maximize"]:
                     grad = -grad
@@ -93,3 +97,22 @@ class Rprop(Optimizer):
                 for t in (p, state["prev"], state["step_size"]):
                     t._bump_version()
         return loss
+
+
+def _differentiable_rprop(p, group, state):
+    """torch's single-tensor Rprop of ``p`` with differentiable=True, in recorded Tensor ops
+    (grad mode is on)."""
+    etaminus, etaplus = group["etas"]
+    step_size_min, step_size_max = group["step_sizes"]
+    grad = -p.grad if group["maximize"] else p.grad
+    state["step"] += 1
+    param, grad, prev, step_size = _real_views(p, grad, state["prev"], state["step_size"])
+    sign = grad.mul(prev.clone()).sign()
+    sign[sign.gt(0)] = etaplus
+    sign[sign.lt(0)] = etaminus
+    sign[sign.eq(0)] = 1
+    step_size.mul_(sign).clamp_(step_size_min, step_size_max)
+    grad = grad.clone()
+    grad[sign.eq(etaminus)] = 0  # no move (and no memory) after a sign flip
+    param.addcmul_(grad.sign(), step_size, value=-1)
+    prev.copy_(grad)

@@ -10,7 +10,6 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """Implements stochastic gradient descent (optionally with momentum)."""
 
-    _supports_differentiable = True
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
