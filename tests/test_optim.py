@@ -945,3 +945,28 @@ def test_a_custom_optimizer_may_be_differentiable():
         return enabled, torch.autograd.grad(p.pow(2).sum(), w), Plain(
             [torch.nn.Parameter(torch.ones(1))], differentiable=False).step()
     same(body)
+
+
+def test_sgd_plain_step_bumps_versions_and_profiles_as_torch():
+    """SGD's usual update (no momentum, weight decay or hooks) writes the arrays and bumps
+    each parameter's version itself; hooks added later still run, and a profiler sees the
+    step's range under torch's name."""
+    torch = pytest.importorskip("torch")
+    seen = {}
+    for lib in (torch, ember):
+        w = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        b = lib.tensor([0.5], requires_grad=True)
+        opt = lib.optim.SGD([w, b], lr=0.1)
+        (w * w).sum().add(b.sum() * 3).backward()
+        opt.step()
+        versions = [w._version, b._version]
+        calls = []
+        opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+        with lib.profiler.profile() as prof:
+            opt.step()
+        names = {e.key for e in prof.key_averages()}
+        seen[lib.__name__] = (w.tolist() + b.tolist(), versions, [w._version, b._version],
+                              calls, "Optimizer.step#SGD.step" in names)
+    # (values to float32 rounding: torch's add_ with alpha may round p - lr * g once)
+    np.testing.assert_allclose(seen["ember"][0], seen["torch"][0], rtol=1e-6)
+    assert seen["ember"][1:] == seen["torch"][1:]

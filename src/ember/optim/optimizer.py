@@ -162,24 +162,29 @@ class Optimizer:
         def wrapper(*args, **kwargs):
             self, *_ = args
             grad_accessed("Optimizer.step()")
-            rec = _profiled(f"Optimizer.step#{self.__class__.__name__}.step")
+            # (the range's name and the hooks' loops only when there is one: every training
+            # step passes here)
+            rec = (None if profiler_hook[0] is None else
+                   _profiled(f"Optimizer.step#{self.__class__.__name__}.step"))
             if rec is not None:
                 rec.__enter__()
             try:
-                for pre_hook in chain(_global_optimizer_pre_hooks.values(),
-                                      self._optimizer_step_pre_hooks.values()):
-                    result = pre_hook(self, args, kwargs)
-                    if result is not None:
-                        if isinstance(result, tuple) and len(result) == 2:
-                            args, kwargs = result
-                        else:
-                            raise RuntimeError(f"{func} must return None or a tuple of "
-                                               f"(new_args, new_kwargs), but got {result}.")
+                if _global_optimizer_pre_hooks or self._optimizer_step_pre_hooks:
+                    for pre_hook in chain(_global_optimizer_pre_hooks.values(),
+                                          self._optimizer_step_pre_hooks.values()):
+                        result = pre_hook(self, args, kwargs)
+                        if result is not None:
+                            if isinstance(result, tuple) and len(result) == 2:
+                                args, kwargs = result
+                            else:
+                                raise RuntimeError(f"{func} must return None or a tuple of "
+                                                   f"(new_args, new_kwargs), but got {result}.")
                 out = func(*args, **kwargs)
                 self._optimizer_step_code()
-                for post_hook in chain(self._optimizer_step_post_hooks.values(),
-                                       _global_optimizer_post_hooks.values()):
-                    post_hook(self, args, kwargs)
+                if self._optimizer_step_post_hooks or _global_optimizer_post_hooks:
+                    for post_hook in chain(self._optimizer_step_post_hooks.values(),
+                                           _global_optimizer_post_hooks.values()):
+                        post_hook(self, args, kwargs)
                 return out
             finally:
                 if rec is not None:
