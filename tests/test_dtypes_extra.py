@@ -277,3 +277,22 @@ def test_bfloat16_lerp_is_torchs(weight):
         z.lerp_(y, w)
         return r, x.grad, z
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("write", [
+    "x[[2, 1]] = torch.tensor([1.41])", "y[[2, 1]] = x[:2]",
+    "x.index_put_((torch.tensor([1]),), torch.tensor([1.41]))",
+    "x.index_put((torch.tensor([1]),), torch.tensor([1.41]))",
+    "y.index_put_((torch.tensor([1]),), x[:1], accumulate=True)",
+    "x[torch.tensor([True, False, True, False])] = torch.tensor(1.41)",
+    "x[[0]] = x[1:2]"])
+def test_index_put_refuses_a_value_of_another_dtype_than_bfloat16(write):
+    """index_put_ of a bfloat16 tensor or value requires both dtypes to match, with torch's
+    "Index put requires the source and destination dtypes match" (difftest 26000513: the
+    bfloat16 kernel, run in float32, wrote); a mask filled with one value is masked_fill_,
+    which takes any dtype."""
+    def body(torch):
+        x, y = _bf(torch), torch.zeros(4)
+        exec(write)
+        return x, y
+    same(body)

@@ -24,6 +24,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_writes
 from .registry import NONE, op
 from .scatter_order import visited_before_error
+from .shape import check_reduced_put
 
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
 FUNCTIONAL = ["pad"]
@@ -861,7 +862,7 @@ def _put_copy(self, values, key, accumulate):
 
 
 _index_put = op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0",
-                aten="aten::index_put", checked=("key",))(_put_copy)
+                aten="aten::index_put", checked=("key",), check=check_reduced_put)(_put_copy)
 # what torch's index gradient is: the gradient put into zeros by _index_put_impl_ (accumulate,
 # so that repeated indices add up); under create_graph its IndexPutImplBackward0 node has no
 # edge for the zeros, and its derivatives are index_put's
