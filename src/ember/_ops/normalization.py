@@ -17,15 +17,11 @@ from .._tensor import Tensor
 from .reduction import mean, sum as _sum
 from . import layer_norm_kernels
 from .registry import NONE, op
-from .shape import expand, reshape
+from .shape import expand, raw as _raw, reshape
 
 __all__ = ["layer_norm", "group_norm"]
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
 FUNCTIONAL = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "local_response_norm"]
-
-
-def _raw(t):
-    return t._data if isinstance(t, Tensor) else t
 
 
 def _stats(x, axes, eps):

@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_view
 from .registry import FLOAT, NONE, op
 from .pointwise import div_scalar, eq, exp, maximum, minimum, not_implemented, where
-from .shape import expand, expand_to, reshape, unsqueeze
+from .shape import expand, expand_to, raw as _raw, reshape, unsqueeze
 
 
 # -- helpers shared by the reduction families ----------------------------------------------------
@@ -94,10 +94,6 @@ def _a(x):
     NOTE: raw formulas pass such results on to ember ops, whose raw path takes only arrays.
     """
     return x if isinstance(x, (Tensor, np.ndarray)) else as_array(x)
-
-
-def _raw(x):
-    return x._data if isinstance(x, Tensor) else x
 
 
 def _like(x, array):

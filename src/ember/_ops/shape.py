@@ -1178,13 +1178,19 @@ def _setitem_kernel(self, value, key):
     return self
 
 
+def raw(x):
+    """A tensor's array (an array stays as it is: formulas run on both)."""
+    return x._data if isinstance(x, Tensor) else x
+
+
 def check_reduced_put(self, value, key, accumulate=False):
     """``check_put`` of an index_put_ that a bfloat16 operand takes to the general path, whose
     kernel sees bfloat16 widened to float32 (opmath.py), where the dtypes would look alike: it
     is made on the tensors first. (A mask filled with one value is masked_fill_'s: no check.)"""
-    if D.REDUCED_NP.intersection((self._data.dtype, value._data.dtype)) and (
-            accumulate or not fills_a_mask(key, value._data)):
-        check_put(self._data, key, value._data)
+    self, value = raw(self), raw(value)  # (formulas also run on arrays)
+    if D.REDUCED_NP.intersection((self.dtype, value.dtype)) and (
+            accumulate or not fills_a_mask(key, value)):
+        check_put(self, key, value)
 
 
 @op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0",
