@@ -76,7 +76,15 @@ CASES = {
     "jacrev": lambda torch, w, x, xb, t: torch.func.jacrev(lambda v: (v * w).sin())(x),
     "jacrev_has_aux": lambda torch, w, x, xb, t: torch.func.jacrev(
         lambda v: ((v * w).sin(), (v * w).sum()), has_aux=True)(x),
+    "jacrev_outputs_apart": lambda torch, w, x, xb, t: torch.func.jacrev(
+        lambda v: ((v * w).sin(), v * 2, torch.ones(2, dtype=torch.float64)))(x),
+    "jacrev_argnums": lambda torch, w, x, xb, t: torch.func.jacrev(
+        lambda a, b: (a * w).sum() + b.sum(), argnums=(0, 1))(x, x[0]),
     "jacfwd": lambda torch, w, x, xb, t: torch.func.jacfwd(lambda v: (v * w).sin())(x),
+    "jacfwd_argnums": lambda torch, w, x, xb, t: torch.func.jacfwd(
+        lambda a, b, c: (a * w).sin() + b + c, argnums=(0, 1, 2))(x, x * 2, x[0]),
+    "jacfwd_outputs_apart": lambda torch, w, x, xb, t: torch.func.jacfwd(
+        lambda v: ((v * w).sin(), v * 2, torch.ones(2, dtype=torch.float64)))(x),
     "hessian": lambda torch, w, x, xb, t: torch.func.hessian(lambda v: (v * w).sin().sum())(x),
     "grad_of_grad": lambda torch, w, x, xb, t: torch.func.grad(
         lambda a: torch.func.grad(lambda b: (b.sin() * w).sum())(a).pow(2).sum())(x),
@@ -90,6 +98,8 @@ CASES = {
         torch.func.grad(lambda v: (v * w).sin().sum()))(xb),
     "vmap_grad_and_value": lambda torch, w, x, xb, t: torch.func.vmap(
         torch.func.grad_and_value(lambda v: (v * w).sin().sum()))(xb),
+    "vmap_grad_has_aux": lambda torch, w, x, xb, t: torch.func.vmap(
+        torch.func.grad(lambda v: ((v * w).sum(), (v * w, v * 2)), has_aux=True))(xb),
     "vmap_vjp": lambda torch, w, x, xb, t: torch.func.vmap(
         lambda v: torch.func.vjp(lambda u: (u * w).sin(), v)[1](_ones(torch)))(xb),
     "vmap_jvp": lambda torch, w, x, xb, t: torch.func.vmap(
@@ -148,6 +158,8 @@ NESTED = {
         lambda u: torch.func.jvp(lambda v: (v * u).sin(), (x,), (t,))[1])(w),
     "jacrev_of_jacfwd": lambda torch, w, x, t: torch.func.jacrev(
         lambda u: torch.func.jacfwd(lambda v: (v * u).sin())(x))(w),
+    "jvp_of_jacfwd": lambda torch, w, x, t: torch.func.jvp(
+        lambda u: torch.func.jacfwd(lambda v: (v * u).sin())(x), (w,), (t,)),
     "grad_of_grad": lambda torch, w, x, t: torch.func.grad(
         lambda u: torch.func.grad(lambda v: (v * u).sin().sum())(x).pow(2).sum())(w),
     "grad_of_vmap_grad": lambda torch, w, x, t: torch.func.grad(
@@ -164,4 +176,64 @@ def test_inner_transforms_see_an_outer_transforms_input(name, outer_requires_gra
         w.requires_grad_(outer_requires_grad)
         results = NESTED[name](torch, w, x, t)
         return results, _derivatives(torch, results, (w,))
+    same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
+
+
+def _model(torch):
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    model = model.double()
+    with torch.no_grad():
+        for k, p in enumerate(model.parameters()):
+            p.copy_(torch.tensor(GEN_PARAMS[k]))
+    return model
+
+
+GEN_PARAMS = [np.random.default_rng(k).standard_normal(shape)
+              for k, shape in enumerate([(4, 3), (4,), (2, 4), (2,)])]
+
+
+def _loss(torch, model):
+    def loss(params, x, y):
+        out = torch.func.functional_call(model, params, (x.unsqueeze(0),))
+        return torch.nn.functional.cross_entropy(out, y.unsqueeze(0))
+    return loss
+
+
+@pytest.mark.parametrize("wrt", ["params", "data"])
+def test_per_sample_gradients_of_parameters_that_require_grad(wrt):
+    """vmap(grad(loss)) of a functional_call with the module's own parameters (which require
+    grad): the per-example gradients stay attached to them, as torch's do."""
+    def body(torch):
+        model = _model(torch)
+        params = dict(model.named_parameters())
+        _, x, xb, _ = _tensors(torch)
+        targets = torch.tensor([0, 1, 1, 0])
+        argnums = 0 if wrt == "params" else 1
+        per_example = torch.func.vmap(torch.func.grad(_loss(torch, model), argnums=argnums),
+                                      in_dims=(None, 0, 0))(params, xb, targets)
+        return per_example, _derivatives(torch, per_example, tuple(params.values()))
+    same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
+
+
+def test_model_ensembling_keeps_the_stacked_parameters_graph():
+    def body(torch):
+        models = [_model(torch) for _ in range(3)]
+        params, buffers = torch.func.stack_module_state(models)
+        _, _, xb, _ = _tensors(torch)
+        out = torch.func.vmap(lambda p, b, x: torch.func.functional_call(models[0], (p, b), (x,)),
+                              in_dims=(0, 0, None))(params, buffers, xb)
+        grads = torch.func.vmap(torch.func.grad(
+            lambda p, x: torch.func.functional_call(models[0], p, (x,)).sin().sum()),
+            in_dims=(0, None))(params, xb)
+        return out, grads, _derivatives(torch, (out, grads), tuple(params.values()))
+    same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
+
+
+def test_hessian_of_a_model_w_r_t_its_input_reaches_the_parameters():
+    def body(torch):
+        model = _model(torch)
+        params = dict(model.named_parameters())
+        _, x, _, _ = _tensors(torch)
+        h = torch.func.hessian(lambda v: _loss(torch, model)(params, v, torch.tensor(1)))(x)
+        return h, _derivatives(torch, h, tuple(params.values()))
     same(body, rtol=1e-9, atol=1e-12, check_warnings=False)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import threading
 
+from .._ops.shape import cat
 from .._state import state
 from .._tensor import _wrap
 from ..autograd import forward_ad as fwAD
@@ -94,6 +95,16 @@ class OuterGraph:
         return (any(self.reaches(o) for o in outputs)
                 or (fwAD._level is not None
                     and any(fwAD._tangent_of(o) is not None for o in outputs)))
+
+    def finish_parts(self, parts, dim):
+        """Results torch computes as one tensor and splits along ``dim`` (a Jacobian's blocks
+        for one input, or one output): where the outer graph records through one part, it
+        records through all of them (a zero block too), as parts of that tensor."""
+        if not any(self.reaches(p) for p in parts):
+            return [self.finish(p) for p in parts]
+        if len(parts) == 1:
+            return list(parts)
+        return list(cat(parts, dim).split([p.shape[dim] for p in parts], dim))
 
     def finish(self, t):
         """A result as the transform returns it: with its graph if the outer graph records

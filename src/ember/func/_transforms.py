@@ -371,12 +371,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             out_leaves, out_spec, aux = _output_leaves(output, has_aux, _VJP)
             _refuse_complex("jacrev", out_leaves, inputs=False)
             create = outer.needs_graph(out_leaves)
-            blocks = []
-            for out in out_leaves:
-                rows = _rows_of_jacobian(out, fresh, create)  # one batched backward
-                # (torch views each block in its final shape: ViewBackward0 where recorded)
-                blocks.append([outer.finish(r).reshape(tuple(out.shape) + tuple(inp.shape))
-                               for r, inp in zip(rows, fresh)])
+            # one batched backward per output; torch computes each input's rows for all the
+            # outputs as one tensor
+            rows = [_rows_of_jacobian(out, fresh, create) for out in out_leaves]
+            by_input = [outer.finish_parts(parts, 0) for parts in zip(*rows)]
+        # (torch views each block in its final shape: ViewBackward0 where recorded)
+        blocks = [[by_input[i][o].reshape(tuple(out.shape) + tuple(inp.shape))
+                   for i, inp in enumerate(fresh)] for o, out in enumerate(out_leaves)]
         jac = _assemble(blocks, out_spec, in_spec)
         return (jac, _finish_tree(aux, outer)) if has_aux else jac
     return wrapper
@@ -406,7 +407,7 @@ def _rows_of_jacobian(out, inputs, create):
             else g for g, inp in zip(gs, inputs)]
 
 
-def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_aux, outer):
+def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_aux):
     """The output tangents along every basis direction of input ``i``, in one forward pass
     (a batch of tangents): ``(outputs' tangents (numel, *out.shape), outputs, aux)``."""
     from ..autograd._batched_forward import batched_tangents
@@ -424,7 +425,7 @@ def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_au
             primal, tangent = fwAD.unpack_dual(o)
             tans.append(zeros((n,) + tuple(primal.shape), dtype=primal.dtype,
                               device=primal.device)
-                        if tangent is None else outer.finish(tangent))
+                        if tangent is None else tangent)
     return tans, out_leaves, out_spec, aux
 
 
@@ -453,7 +454,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 columns.append(None)
                 continue
             tans, out_leaves, out_spec, aux = _columns_of_jacobian(
-                func, args, kwargs, nums, in_leaves, in_spec, i, has_aux, outer)
+                func, args, kwargs, nums, in_leaves, in_spec, i, has_aux)
             columns.append(tans)
         if out_leaves is None:  # no input elements: evaluate once for the output structure
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "jvp(f, primals, tangents)")
@@ -461,13 +462,13 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         _refuse_complex("jacfwd", out_leaves, inputs=False)
         blocks = []
         for o, out in enumerate(out_leaves):
-            row = []
-            for i, inp in enumerate(in_leaves):
-                if columns[i] is not None:  # (numel, *out.shape) -> (*out.shape, numel)
-                    row.append(_unflatten_last(columns[i][o].movedim(0, -1), inp.shape))
-                else:
-                    row.append(out.new_zeros(tuple(out.shape) + tuple(inp.shape)))
-            blocks.append(row)
+            # (numel, *out.shape) -> (*out.shape, numel): torch computes an output's columns
+            # for all the inputs as one tensor
+            row = outer.finish_parts(
+                [columns[i][o].movedim(0, -1) if columns[i] is not None
+                 else out.new_zeros(tuple(out.shape) + (0,)) for i in range(len(in_leaves))],
+                -1)
+            blocks.append([_unflatten_last(c, inp.shape) for c, inp in zip(row, in_leaves)])
         jac = _assemble(blocks, out_spec, in_spec)
         return (jac, _finish_tree(aux, outer)) if has_aux else jac
     return wrapper
