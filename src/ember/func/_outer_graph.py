@@ -45,7 +45,9 @@ class OuterGraph:
         self.call = next(_calls)
         self.enclosing = frozenset(_running.calls)  # the transform calls this one runs in
         self.fresh = set()  # ids of the transform's own leaves (none for jvp and jacfwd)
-        self.inner_only = set()  # ids of nodes whose whole subgraph reaches only fresh leaves
+        # nodes whose whole subgraph reaches only fresh leaves, by id (held, so that no new
+        # node takes the id of one freed since)
+        self.inner_only = {}
 
     def own(self, fresh):
         """Note ``fresh`` as the transform's own leaves (and whose they are, for the
@@ -74,7 +76,7 @@ class OuterGraph:
         if fn is None:
             return self._is_outer_leaf(t)
         # (iterative: a deep graph must not exhaust the stack)
-        seen, todo = {id(fn)}, [fn]
+        seen, todo = {id(fn): fn}, [fn]
         while todo:
             node = todo.pop()
             if isinstance(node, AccumulateGrad):
@@ -83,9 +85,9 @@ class OuterGraph:
                 continue
             for nxt, _ in node.next_functions:
                 if nxt is not None and id(nxt) not in seen and id(nxt) not in self.inner_only:
-                    seen.add(id(nxt))
+                    seen[id(nxt)] = nxt
                     todo.append(nxt)
-        self.inner_only |= seen  # explored to the end: none of it reaches an outer leaf
+        self.inner_only.update(seen)  # explored to the end: none of it reaches an outer leaf
         return False
 
     def needs_graph(self, outputs):
