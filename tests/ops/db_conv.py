@@ -26,6 +26,7 @@ def _conv2d_samples(m):
             S("unbatched", m(2, 4, 4), m(3, 2, 2, 2), m(3)),
             S("1x1", m(2, 3, 3, 3), m(2, 3, 1, 1), m(2)),
             S("big_kernel", m(1, 1, 4, 4), m(1, 1, 4, 4), padding=1),
+            S("groups_batch", m(3, 4, 5, 5), m(6, 2, 3, 3), m(6), padding=1, groups=2),
             S("empty_batch", m(0, 2, 4, 4), m(3, 2, 2, 2), m(3))]
 
 
@@ -50,7 +51,11 @@ def _conv_t2d_samples(m):
               dilation=2),
             S("opad_dil", m(1, 2, 3, 3), m(2, 2, 2, 2), stride=1, dilation=2,
               output_padding=1),
-            S("unbatched", m(2, 3, 3), m(2, 2, 2, 2))]
+            S("unbatched", m(2, 3, 3), m(2, 2, 2, 2)),
+            # (stride 1 runs as a plain convolution with the flipped kernel, unless the
+            # padding crops more than the kernel spans)
+            S("stride1_groups", m(2, 4, 3, 3), m(4, 2, 3, 3), m(4), padding=(1, 0), groups=2),
+            S("pad_past_kernel", m(2, 2, 5, 5), m(2, 3, 2, 2), m(3), padding=2)]
 
 
 row("conv_transpose2d", F.conv_transpose2d, "nn.functional.conv_transpose2d", _CONV,

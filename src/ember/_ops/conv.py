@@ -129,6 +129,59 @@ def _bias_shape(nd):
     return (-1,) + (1,) * nd
 
 
+# NOTE: the convolution kernels work in a channels-first layout, (C, N * positions): the whole
+# batch is then one GEMM per group (a batch of per-sample GEMMs re-reads the weight N times
+# and is slow where the positions are few, as in a network's last stages), the weight
+# gradient is one GEMM that sums over the batch inside BLAS (no (N, O, C*k) temporary), and a
+# backward pass turns its upstream gradient to that layout once for both of its GEMMs.
+def channels_first(a):
+    """(C, N * prod(spatial)) copy of an (N, C, *spatial) array."""
+    xp = get_xp(a)
+    n, c = a.shape[:2]
+    m = math.prod(a.shape[2:])
+    if n == 1:
+        return a.reshape(c, m)
+    return xp.ascontiguousarray(a.reshape(n, c, m).transpose(1, 0, 2)).reshape(c, n * m)
+
+
+def batch_first(y, n, spatial, bias=None):
+    """(N, C, *spatial) of a (C, N * prod(spatial)) array (plus ``bias`` per channel),
+    written in one pass."""
+    xp = get_xp(y)
+    c = y.shape[0]
+    src = y.reshape(c, n, math.prod(spatial)).transpose(1, 0, 2)
+    out = xp.empty((n, c, math.prod(spatial)), y.dtype)
+    if bias is None:
+        out[...] = src
+    else:
+        xp.add(src, bias.reshape(1, c, 1), out=out)
+    return out.reshape((n, c) + tuple(spatial))
+
+
+def im2col_channels_first(x, ksize, stride, dilation, pads, out):
+    """(C * prod(ksize), N * prod(out)) columns: channel, kernel offset; sample, position."""
+    nd = len(ksize)
+    x = pad_array(x, pads)
+    n, c = x.shape[:2]
+    if all(k == 1 for k in ksize) and all(s == 1 for s in stride) and tuple(out) == x.shape[2:]:
+        return channels_first(x)  # 1x1 kernels: the input already is its columns
+    w = windows(x, ksize, stride, dilation, out)
+    perm = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    return w.transpose(perm).reshape(c * math.prod(ksize), n * math.prod(out))
+
+
+def col2im_channels_first(cols, c, n, size, ksize, stride, dilation, pads, blocks):
+    """Sum (C * prod(ksize), N * prod(blocks)) columns back into an (N, C, *size) image: the
+    adjoint of ``im2col_channels_first``."""
+    nd = len(ksize)
+    cv = cols.reshape((c,) + tuple(ksize) + (n,) + tuple(blocks))
+    cv = cv.transpose((0, nd + 1) + tuple(range(1, nd + 1)) + tuple(range(nd + 2, 2 * nd + 2)))
+    y = col2im_view(cv, size, ksize, stride, dilation, pads, blocks)  # (C, N, *size)
+    out = get_xp(cols).empty((n, c) + tuple(size), cols.dtype)
+    out[...] = y.swapaxes(0, 1)
+    return out
+
+
 def _conv(x, w, b, stride, pads, dilation, groups):
     xp = get_xp(x, w)
     nd = w.ndim - 2
@@ -138,12 +191,10 @@ def _conv(x, w, b, stride, pads, dilation, groups):
                 for i in range(nd))
     if c == 0:  # torch's empty convolution: no channels out either, and no bias
         return xp.zeros((n, 0) + out, x.dtype)
-    cols = im2col(x, ks, stride, dilation, pads, out)
-    cols = cols.reshape(n, groups, cols.shape[1] // groups, cols.shape[2])
-    y = xp.matmul(w.reshape(groups, o // groups, -1), cols).reshape((n, o) + out)
-    if b is not None:
-        y += b.reshape(_bias_shape(nd))
-    return y
+    cols = im2col_channels_first(x, ks, stride, dilation, pads, out)
+    k = cols.shape[0] // groups
+    y = xp.matmul(w.reshape(groups, o // groups, k), cols.reshape(groups, k, cols.shape[1]))
+    return batch_first(y.reshape(o, cols.shape[1]), n, out, b)
 
 
 def transposed_size(size, ksize, stride, pads, dilation, output_padding):
@@ -152,32 +203,61 @@ def transposed_size(size, ksize, stride, pads, dilation, output_padding):
                  for i in range(len(ksize)))
 
 
-def _conv_t(x, w, b, stride, pads, dilation, output_padding, groups):
-    xp = get_xp(x, w)
+def _full_pads(ksize, pads, dilation, output_padding):
+    """The pads that make a stride-1 transposed convolution a plain one (None where one would
+    be negative: the transposed convolution crops more than its kernel spans)."""
+    full = tuple((dilation[i] * (k - 1) - pads[i][0],
+                  dilation[i] * (k - 1) - pads[i][1] + output_padding[i])
+                 for i, k in enumerate(ksize))
+    return full if all(lo >= 0 and hi >= 0 for lo, hi in full) else None
+
+
+def _transposed_weight(w, groups):
+    """The (C_out, C_in / groups, *ksize) weight of the plain convolution equal to a stride-1
+    transposed convolution with ``w``: in and out channels swapped per group, kernel flipped."""
+    cin, og, ks = w.shape[0], w.shape[1], w.shape[2:]
+    nd = len(ks)
+    swapped = w.reshape((groups, cin // groups, og) + tuple(ks)).swapaxes(1, 2)
+    flipped = swapped[(Ellipsis,) + (slice(None, None, -1),) * nd]
+    return get_xp(w).ascontiguousarray(flipped).reshape((groups * og, cin // groups) + tuple(ks))
+
+
+def _conv_t(x, w, b, stride, pads, dilation, output_padding, groups, x_cf=None):
+    """A transposed convolution; ``x_cf`` is ``channels_first(x)`` where the caller has it."""
     nd = w.ndim - 2
     n, cin = x.shape[:2]
     og, ks = w.shape[1], w.shape[2:]
     sp = x.shape[2:]
+    full = _full_pads(ks, pads, dilation, output_padding) if all(
+        s == 1 for s in stride) else None
+    if full is not None and cin:
+        # NOTE: at stride 1 it is the plain convolution with the flipped, transposed kernel:
+        # im2col and one GEMM with K = C_in x kernel, instead of a GEMM with K = C_in whose
+        # result is kernel-times larger and then summed back by col2im (faster throughout
+        # a ResNet's backward pass)
+        return _conv(x, _transposed_weight(w, groups), b, stride, full, dilation, groups)
     size = transposed_size(sp, ks, stride, pads, dilation, output_padding)
-    wm = w.reshape(groups, cin // groups, -1).transpose(0, 2, 1)
-    cols = xp.matmul(wm, x.reshape(n, groups, cin // groups, math.prod(sp)))
-    y = col2im(cols.reshape(n, groups * og * math.prod(ks), math.prod(sp)), size, ks, stride,
-               dilation, pads, sp)
+    x_cf = channels_first(x) if x_cf is None else x_cf
+    wm = w.reshape(groups, cin // groups, og * math.prod(ks)).transpose(0, 2, 1)
+    cols = get_xp(x, w).matmul(wm, x_cf.reshape(groups, cin // groups, x_cf.shape[1]))
+    y = col2im_channels_first(cols.reshape(groups * og * math.prod(ks), x_cf.shape[1]),
+                              groups * og, n, size, ks, stride, dilation, pads, sp)
     if b is not None:
         y += b.reshape(_bias_shape(nd))
     return y
 
 
-def _conv_weight(x, g, weight_size, stride, pads, dilation, groups):
+def _conv_weight(x, g, weight_size, stride, pads, dilation, groups, g_cf=None):
+    """The weight gradient of a convolution of ``x`` with upstream gradient ``g``; ``g_cf`` is
+    ``channels_first(g)`` where the caller has it."""
     xp = get_xp(x, g)
     o, ks = weight_size[0], tuple(weight_size[2:])
-    n = x.shape[0]
-    out = g.shape[2:]
-    cols = im2col(x, ks, stride, dilation, pads, out)
-    cols = cols.reshape(n, groups, cols.shape[1] // groups, cols.shape[2])
-    gm = g.reshape(n, groups, o // groups, math.prod(out))
-    gw = xp.matmul(gm, cols.transpose(0, 1, 3, 2))
-    return gw.sum(0).reshape(tuple(weight_size))
+    cols = im2col_channels_first(x, ks, stride, dilation, pads, g.shape[2:])
+    g_cf = channels_first(g) if g_cf is None else g_cf
+    k = cols.shape[0] // groups
+    gw = xp.matmul(g_cf.reshape(groups, o // groups, g_cf.shape[1]),
+                   cols.reshape(groups, k, cols.shape[1]).transpose(0, 2, 1))
+    return gw.reshape(tuple(weight_size))
 
 
 # -- ops --------------------------------------------------------------------------------------
@@ -248,14 +328,6 @@ def _input_grad(grad, weight, input_shape, stride, padding, dilation, transposed
     return convolution(grad, weight, None, stride, padding, dilation, True, opad, groups)
 
 
-def _weight_grad(grad, input, weight_shape, stride, padding, dilation,  # noqa: A002
-                 transposed, groups):
-    """A convolution's weight gradient (raw arrays)."""
-    if transposed:
-        return _conv_weight(grad, input, weight_shape, stride, padding, dilation, groups)
-    return _conv_weight(input, grad, weight_shape, stride, padding, dilation, groups)
-
-
 def _spatial_axes(x):
     return (0,) + tuple(range(2, x.ndim))
 
@@ -274,12 +346,25 @@ def convolution_backward(grad_output, input, weight, stride, padding, dilation, 
     if not transposed and input.shape[1] == 0:  # the empty convolution: nothing flows back
         return tuple(xp.zeros(shape, grad_output.dtype) if m else none for m, shape in zip(
             output_mask, (input.shape, weight.shape, weight.shape[:1])))
-    if output_mask[0]:
-        gi = _input_grad(grad_output, weight, input.shape, stride, padding, dilation,
-                         transposed, groups)
-    if output_mask[1]:
-        gw = _weight_grad(grad_output, input, weight.shape, stride, padding, dilation,
-                          transposed, groups)
+    if transposed:
+        if output_mask[0]:
+            gi = _input_grad(grad_output, weight, input.shape, stride, padding, dilation,
+                             transposed, groups)
+        if output_mask[1]:
+            gw = _conv_weight(grad_output, input, weight.shape, stride, padding, dilation,
+                              groups)
+    elif output_mask[0] or output_mask[1]:
+        # (both GEMMs read the upstream gradient channels-first: turned once)
+        g_cf = channels_first(grad_output)
+        if output_mask[0]:
+            opad = _adjoint_padding(tuple(input.shape[2:]), tuple(grad_output.shape[2:]),
+                                    tuple(weight.shape[2:]), stride, padding, dilation)
+            gi = _in_channels_last_if_given(
+                _conv_t(grad_output, weight, None, stride, padding, dilation, opad, groups,
+                        g_cf), grad_output, weight)
+        if output_mask[1]:
+            gw = _conv_weight(input, grad_output, weight.shape, stride, padding, dilation,
+                              groups, g_cf)
     if output_mask[2]:
         gb = grad_output.sum(axis=_spatial_axes(grad_output))
     return gi, gw, gb
