@@ -104,3 +104,19 @@ def test_mlp_phases_times_each_phase_of_a_w2_step():
     assert [r[0] for r in phases][-1] == "the step" and len(phases) == 6, done.stdout
     assert all(float(v) > 0 for r in phases for v in r[1:]), done.stdout
     assert len(products) == 5 and all(float(r[1]) > 0 for r in products), done.stdout
+
+
+def test_resnet_step_times_both_libraries_and_profiles_ember():
+    """benchmarks/resnet_step.py builds the same ResNet-18-like network in ember and torch
+    (their first losses agree) and breaks ember's step down per op."""
+    tool = RUN.parent / "resnet_step.py"
+    done = subprocess.run([sys.executable, str(tool), "--smoke", "--rounds", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ember" in done.stdout
+    if "torch" in done.stdout:
+        assert "first losses agree" in done.stdout, done.stdout
+    done = subprocess.run([sys.executable, str(tool), "--smoke", "--profile", "--steps", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ConvolutionBackward0" in done.stdout and "aten::native_batch_norm" in done.stdout
