@@ -573,14 +573,14 @@ def _run_plain_leaf(task, fn, grads):
             # and _plainly_owned do for it, written out (a fixed cost of every leaf and
             # backward)
             borrowed = task.borrowed
-            ref = borrowed.get(id(g))
+            ref = borrowed.get(key := id(g))
             flags = g.flags
             if ((ref is None or ref() is not g) and flags.writeable
                     and (not _layout_policy.enforce or (
                         flags.c_contiguous and var._data.flags.c_contiguous
                         and g.strides == var._data.strides)
                         or _obeys_layout(g, var._data))):
-                borrowed[id(g)] = weakref.ref(g)  # (as _Borrowed.add: an array)
+                borrowed[key] = weakref.ref(g)  # (as _Borrowed.add: an array)
                 var._grad = wrap_versioned(g)
                 return
         g = None  # (so that _accumulate counts the references as it expects)
