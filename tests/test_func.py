@@ -362,6 +362,21 @@ def test_jacfwd_of_an_empty_input_is_an_empty_jacobian():
     same(body, check_warnings=False)  # (torch warns of jit.script on its first func call)
 
 
+@pytest.mark.parametrize("fn", [
+    "lambda v: torch.sinh(v) * 0.5", "lambda v: v + torch.tensor(1.)", "lambda v: v / 2",
+    "lambda v: torch.atan2(v, torch.ones(3))", "lambda v: torch.fmod(v, 2.)",
+    "lambda v: v * v", "lambda v: v.exp()", "lambda v: v.sum()", "lambda v: torch.pow(v, 2)"])
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (2,)])
+def test_vmap_over_an_empty_batch_of_0_dim_examples_promotes_as_torch(fn, shape):
+    """Where a 0-dim example meets an operand that is not one (an unbatched tensor, a wrapped
+    Python number), torch finds the result dtype from the first example: over an empty batch
+    of 0-dim examples that raises its IndexError (difftest 26000319); number overloads
+    (fmod's), examples of more dimensions and batches with examples compute."""
+    def body(torch):
+        return torch.func.vmap(eval(fn))(torch.zeros(shape))
+    same(body, check_warnings=False)  # (torch warns of jit.script on its first func call)
+
+
 _NUMBER_OPERANDS = {
     "mul": lambda v: v * -1.42,
     "rmul": lambda v: 2.5 * v,

@@ -76,8 +76,28 @@ def _aligned(op, args, level):
             p = p.reshape(shape[:1] + (1,) * (rank - r) + shape[1:])
         out[k] = p
     if zero_dim_batched and op.promote != "none":
+        _refuse_empty_promotion(op, args, out, level)
         _promote_as_logical(op, args, out, n)
     return out
+
+
+# the ops whose Python number operand torch wraps into a tensor (their Tensor overload)
+_WRAPS_NUMBERS = frozenset(("add", "sub", "mul", "div", "true_divide", "floor_divide"))
+
+
+def _refuse_empty_promotion(op, args, phys, level):
+    """torch's handleScalarTypePromotion: where a batched 0-dim example meets an operand that
+    is not one (an unbatched tensor, an example of other rank, a wrapped number), the result
+    dtype is found from the batch's first example: an empty batch has none."""
+    examples = [k for k in range(op.n_tensors) if _batched(args[k], level)
+                and args[k].dim() == 0]
+    if phys[examples[0]].shape[0] != 0:
+        return
+    others = [a for k, a in enumerate(args[:op.n_tensors]) if k not in examples
+              and (isinstance(a, Tensor) or op.name in _WRAPS_NUMBERS and a is not None)]
+    if others:
+        raise IndexError("select(): index 0 out of range for tensor of size [0] at "
+                         "dimension 0")
 
 
 def _promote_as_logical(op, args, out, n):
