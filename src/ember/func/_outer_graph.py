@@ -76,17 +76,19 @@ class OuterGraph:
         if fn is None:
             return self._is_outer_leaf(t)
         # (iterative: a deep graph must not exhaust the stack)
-        seen, todo = {id(fn): fn}, [fn]
+        seen, todo, inner_only = {id(fn): fn}, [fn], self.inner_only
         while todo:
             node = todo.pop()
-            if isinstance(node, AccumulateGrad):
+            if type(node) is AccumulateGrad:
                 if self._is_outer_leaf(node.variable):
                     return True
                 continue
-            for nxt, _ in node.next_functions:
-                if nxt is not None and id(nxt) not in seen and id(nxt) not in self.inner_only:
-                    seen[id(nxt)] = nxt
-                    todo.append(nxt)
+            for nxt, _ in node._next:  # (every edge: next_functions shows torch's subset)
+                if nxt is not None:
+                    key = id(nxt)
+                    if key not in seen and key not in inner_only:
+                        seen[key] = nxt
+                        todo.append(nxt)
         self.inner_only.update(seen)  # explored to the end: none of it reaches an outer leaf
         return False
 
