@@ -241,3 +241,17 @@ def test_out_dims_where_the_batch_dimension_already_is_returns_no_view():
                torch.func.vmap(lambda v: v * 2, out_dims=-2)(x)]
         return out, [o._is_view() for o in out]
     same(body)
+
+
+def test_batched_squeeze_records_torchs_nodes():
+    # torch's batching rules: squeeze(dim) and squeeze(dims) are one squeeze of the shifted
+    # dimensions (SqueezeBackward2), squeeze() a view of the batch without the size-1 ones
+    def body(torch):
+        x = _t(torch, X).requires_grad_()
+        vmap = torch.func.vmap
+        return (vmap(lambda v: v.unsqueeze(0).squeeze(0))(x),
+                vmap(lambda v: v.unsqueeze(1).squeeze(-1))(x),
+                vmap(lambda v: v.unsqueeze(1).squeeze(0))(x),
+                vmap(lambda v: v.unsqueeze(0).squeeze((0,)))(x),
+                vmap(lambda v: v.unsqueeze(0).unsqueeze(-1).squeeze())(x))
+    same(body)

@@ -259,10 +259,12 @@ def squeeze_rule(op, args, level):
     else:
         dims = (_wrap_dim(dim, len(shape)),)
     p = x._value
-    for d in sorted(dims, reverse=True):
-        if shape[d] == 1:
-            p = p.squeeze(d + 1)
-    return wrap(p, level)
+    # (as torch's batching rules: squeeze() views the batch without the size-1 dimensions,
+    # a squeeze of given dimensions is one squeeze of those dimensions shifted past the batch;
+    # SqueezeBackward2 or ViewBackward0 where recorded)
+    if dim is None:
+        return wrap(p.view((p.shape[0],) + tuple(s for s in shape if s != 1)), level)
+    return wrap(p.squeeze(tuple(d + 1 for d in dims)), level)
 
 
 @rule("unsqueeze")
