@@ -237,3 +237,35 @@ def test_hessian_of_a_model_w_r_t_its_input_reaches_the_parameters():
         h = torch.func.hessian(lambda v: _loss(torch, model)(params, v, torch.tensor(1)))(x)
         return h, _derivatives(torch, h, tuple(params.values()))
     same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
+
+
+# ``m`` (3, 2) requires grad; the functions capture a row of it (a view), or are vmapped over
+# its rows, or take a non-leaf input computed from it.
+OF_A_MATRIX = {
+    "vmap_over_captured_rows": lambda torch, m, x: torch.func.vmap(
+        lambda r: torch.func.grad(lambda v: (v * r).sin().sum())(x))(m),
+    "vmap_of_vmap_grad_over_captured_rows": lambda torch, m, x: torch.func.vmap(
+        lambda r: torch.func.vmap(torch.func.grad(lambda v: (v * r).sin().sum()))(
+            torch.stack([x, 2 * x])))(m),
+    "grad_capturing_a_view": lambda torch, m, x: torch.func.grad(
+        lambda v: (v * m[0]).sin().sum())(x),
+    "grad_of_a_non_leaf_input": lambda torch, m, x: torch.func.grad(
+        lambda v: (v * m[0]).sin().sum())(m[1] * 1),
+    "vjp_of_a_non_leaf_input": lambda torch, m, x: torch.func.vjp(
+        lambda v: (v * m[0]).sin(), m[1] * 1)[1](torch.ones(2, dtype=torch.float64)),
+    "jacrev_of_jacrev": lambda torch, m, x: torch.func.jacrev(
+        torch.func.jacrev(lambda v: (v * m[0]).sin()))(x),
+    "jacfwd_of_jacfwd": lambda torch, m, x: torch.func.jacfwd(
+        torch.func.jacfwd(lambda v: (v * m[0]).sin()))(x),
+    "hessian_of_a_non_leaf_input": lambda torch, m, x: torch.func.hessian(
+        lambda v: (v * m[0]).sin().sum())(m[1] * 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OF_A_MATRIX))
+def test_views_rows_and_non_leaf_inputs_of_a_tensor_that_requires_grad(name):
+    def body(torch):
+        m = torch.tensor(W.reshape(3, 1) * X[:2], requires_grad=True)
+        results = OF_A_MATRIX[name](torch, m, torch.tensor(X[:2]))
+        return results, _derivatives(torch, results, (m,))
+    same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
