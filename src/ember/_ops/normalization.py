@@ -139,10 +139,21 @@ def _cpu_float32_affine(x, m, scale, bias):
     shift = -(m.astype(np.float64) * scale)
     if bias is not None:
         shift += bias
-    out = x.astype(np.float64)
-    out *= scale
-    out += shift.astype(np.float32)
-    return out.astype(np.float32)
+    shift = shift.astype(np.float32).astype(np.float64)
+    scale = scale.astype(np.float64)
+    out = np.empty_like(x)
+    # (a few samples at a time, so that the float64 products stay in cache)
+    per = max(1, _AFFINE_CHUNK // max(1, x[0].size))
+    buf = np.empty((min(per, x.shape[0]),) + x.shape[1:], np.float64)
+    for i in range(0, x.shape[0], per):
+        products = buf[:min(per, x.shape[0] - i)]
+        np.multiply(x[i:i + per], scale, out=products)
+        products += shift
+        out[i:i + per] = products
+    return out
+
+
+_AFFINE_CHUNK = 1 << 17  # float64 elements: 1 MiB
 
 
 def _update_running(running_mean, running_var, m, var, n, momentum):
@@ -194,16 +205,22 @@ def native_batch_norm_backward(grad_out, input, weight, mean, invstd, training, 
     axes = (0,) + tuple(range(2, input.ndim))
     cs = _channel_shape(input.ndim)
     rstd = invstd.reshape(cs)
-    xhat = (input - mean.reshape(cs)) * rstd
-    gw = grad_out if weight is None else grad_out * weight.reshape(cs)
+    # NOTE: per channel, gi = a * grad_out + b * (input - mean) + c, whose a, b and c follow
+    # from two sums (of grad_out, and of grad_out * (input - mean)): a few passes over the
+    # batch instead of normalizing the input and reducing twice more
+    centered = input - mean.reshape(cs)
+    sum_dy = grad_out.sum(axis=axes)
+    dot = (grad_out * centered).sum(axis=axes)
+    scale = rstd if weight is None else rstd * weight.reshape(cs)
+    gi = grad_out * scale
     if training:
-        gi = rstd * (gw - gw.mean(axis=axes, keepdims=True)
-                     - xhat * (gw * xhat).mean(axis=axes, keepdims=True))
-    else:
-        gi = gw * rstd
+        n = input.size // input.shape[1]
+        centered *= -(scale * rstd * rstd * dot.reshape(cs) / n)
+        gi += centered
+        gi -= scale * sum_dy.reshape(cs) / n
     none = xp.empty((0,), input.dtype)
-    g_weight = none if weight is None else (grad_out * xhat).sum(axis=axes)
-    g_bias = grad_out.sum(axis=axes) if has_bias else none
+    g_weight = none if weight is None else dot * invstd
+    g_bias = sum_dy if has_bias else none
     return gi.astype(input.dtype, copy=False), g_weight, g_bias
 
 
