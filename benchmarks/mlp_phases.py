@@ -3,6 +3,7 @@ ember.compile, beside each matrix product of the step timed alone in NumPy and i
 
     python benchmarks/mlp_phases.py                # CPU time per phase, medians of rounds
     python benchmarks/mlp_phases.py --rounds 15 --no-torch
+    python benchmarks/mlp_phases.py --counts       # bytecodes and calls per phase (no clock)
 
 The step is benchmarks/workloads.py's ``mlp``, cut into phases that a clock reads around:
 the loss (the forward call; for ember.compile, the compiled call: guards, the replayed
@@ -37,8 +38,8 @@ sys.path.insert(0, os.environ.get("EMBER_SRC", str(HERE.parent / "src")))
 sys.path.insert(0, str(HERE))
 
 import numpy as np
-from _timing import peers
-from workloads import LR, make_data, mlp_model
+from _timing import counts, peers
+from workloads import LR, make_data, mlp_model, numpy_mlp
 
 import ember
 
@@ -71,6 +72,53 @@ def phased_step(lib, data, compiled, spent):
             spent[k] += b - a
         return value, grad
     return step
+
+
+def phase_counts(lib, data, compiled):
+    """Python bytecodes and calls (Python and C functions) of each phase of one step, the
+    other phases run untraced around it (what the machine's load does not change)."""
+    x, y, Ws, bs, loss_of = mlp_model(lib, data, compiled)
+    held = {}
+
+    def update():
+        with lib.no_grad():
+            for p in Ws + bs:
+                p -= LR * p.grad
+                p.grad = None
+    phases = [lambda: held.update(loss=loss_of(x, y)), lambda: held["loss"].backward(),
+              lambda: held.update(grad=Ws[0].grad.numpy().copy()), update,
+              lambda: held["loss"].item()]
+    for _ in range(2):  # (untraced steps first: a step's first call records)
+        for phase in phases:
+            phase()
+    found = []
+    for k in range(len(phases)):
+        # phase k counted alone, from just after it ran: the rest of that step and the start
+        # of the next run untraced before it
+        for phase in phases[:k + 1]:
+            phase()
+        found.append(counts(lambda _, k=k: phases[k](),
+                            lambda k=k: [phase() for phase in phases[k + 1:] + phases[:k]]))
+        for phase in phases[k + 1:]:
+            phase()
+    return found
+
+
+def print_counts(data):
+    """Bytecodes and calls per phase: ember.compile's step and ember's eager one, beside the
+    NumPy floor's whole step."""
+    rows = {"ember.compile": phase_counts(ember, data, True),
+            "ember": phase_counts(ember, data, False)}
+    print("W2 step, Python bytecodes / calls (Python and C functions) per phase")
+    print("| phase | " + " | ".join(rows) + " |")
+    print("|---|" + "---|" * len(rows))
+    for k, phase in enumerate(PHASES):
+        print(f"| {phase} | " + " | ".join(f"{r[k][0]:,} / {r[k][1]}" for r in rows.values())
+              + " |")
+    print("| the step | " + " | ".join(f"{sum(o for o, _ in r):,} / {sum(c for _, c in r)}"
+                                      for r in rows.values()) + " |")
+    floor = counts(numpy_mlp(data))
+    print(f"\nthe NumPy floor's whole step: {floor[0]:,} / {floor[1]}")
 
 
 def phase_times(steps, rounds, per_round):
@@ -118,8 +166,13 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--steps", type=int, default=100, help="steps per round and peer")
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--counts", action="store_true",
+                        help="count each phase's bytecodes and calls instead of timing it")
     args = parser.parse_args(argv)
     data = make_data("w2")
+    if args.counts:
+        print_counts(data)
+        return
     libs = peers(ember, args.no_torch)
     steps = {}
     for name in ("torch", "ember"):

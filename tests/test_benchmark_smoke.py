@@ -106,6 +106,22 @@ def test_mlp_phases_times_each_phase_of_a_w2_step():
     assert len(products) == 5 and all(float(r[1]) > 0 for r in products), done.stdout
 
 
+def test_mlp_phases_counts_each_phase_of_a_w2_step():
+    """benchmarks/mlp_phases.py --counts gives each phase's bytecodes and calls, compiled and
+    eager, the phases adding up to the step, beside the NumPy floor's."""
+    done = subprocess.run([sys.executable, str(RUN.parent / "mlp_phases.py"), "--counts"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in done.stdout.splitlines()
+            if line.startswith("| ") and not line.startswith("| phase")]
+    figures = [[tuple(int(x.replace(",", "")) for x in c.split(" / ")) for c in r[1:]]
+               for r in rows]
+    assert len(figures) == 6 and all(o > 0 and c > 0 for r in figures for o, c in r), done.stdout
+    for col in range(2):  # (the step: the phases' sum)
+        assert figures[-1][col] == tuple(map(sum, zip(*(r[col] for r in figures[:-1]))))
+    assert "the NumPy floor's whole step" in done.stdout
+
+
 def test_resnet_step_times_both_libraries_and_profiles_ember():
     """benchmarks/resnet_step.py builds the same ResNet-18-like network in ember and torch
     (their first losses agree) and breaks ember's step down per op."""
