@@ -25,7 +25,7 @@ from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import ERR_INFERENCE_SAVE, follow_base, move_retained_grad
 from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, SCALAR_SCOPE, _MISSING,
                        _arrays, _guards, broadcast_error, cached_scalar, compute_dtype,
-                       inplace_across_devices, record, run_inplace)
+                       _with_slot, inplace_across_devices, record, run_inplace)
 
 _ndarray = np.ndarray
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -468,7 +468,8 @@ def _unbump_saved_inputs(node, op, vc):
     saved, vers = node._saved, node._vers
     for j, kind, _ in op.unpack_plan:
         if kind == INPUT and vers[j] is not None and shared_counter(saved[j]._vc) is vc:
-            vers[j] -= 1
+            vers = _with_slot(vers, j, vers[j] - 1)
+    node._vers = vers
 
 
 def inplace_method(d, name, bind=None):

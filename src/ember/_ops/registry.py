@@ -194,8 +194,8 @@ class OpNode(Node):
         else:  # (a non-differentiable output, kept as itself)
             packed = pack_saved(value, hooks)
             packed.requires_grad = False
-        saved[j] = packed
-        self._vers[j] = None
+        self._saved = _with_slot(saved, j, packed)
+        self._vers = _with_slot(self._vers, j, None)
         self._hooked = True
 
     def _apply(self, grads, graph, needed):
@@ -1730,7 +1730,7 @@ def record_all(op, args, results):
 def _pack_saved(node, op, results):
     """Saved tensor hooks are active: the innermost pack hook replaces each saved tensor."""
     hooks = state.saved_hooks[-1]
-    saved, vers = node._saved, node._vers
+    saved, vers = list(node._saved), list(node._vers)
     diff = op.diff_outputs
     for j, kind, idx in op.unpack_plan:
         if kind == INPUT:
@@ -1743,6 +1743,7 @@ def _pack_saved(node, op, results):
             saved[j] = pack_saved(results[idx], hooks, output_nr=nr)
         vers[j] = None
         node._hooked = True
+    node._saved, node._vers = tuple(saved), tuple(vers)
 
 
 def saved_inference_error(op, args):
@@ -1886,30 +1887,31 @@ def _recorder_lines(op, first_saved, inline=False, tensors=()):
         elif kind == RESULT:
             lines += ["    vc = r._vc", "    if vc is None:",
                       "        vc = r._vc = [0]", f"    s{j} = (r._data, vc)", f"    v{j} = vc[0]"]
+        elif kind == PARAM and i in op.checked_params:
+            lines += [f"    s{j} = args[{i}]", f"    v{j} = None",
+                      f"    if type(s{j}) in VERSIONED: v{j} = param_version(s{j})"]
         elif kind == PARAM:
-            lines += [f"    s{j} = args[{i}]", f"    v{j} = None"]
-            if i in op.checked_params:
-                lines.append(f"    if type(s{j}) in VERSIONED: v{j} = param_version(s{j})")
+            lines += [f"    s{j} = args[{i}]"]
         elif kind == SHAPE and i < op.n_tensors:  # (the shape its edge's metadata holds)
             lines += [f"    s{j} = m{i}[0]" if (inline and op.n_tensors == 1) or i in tensors else
-                      f"    s{j} = _shape_of(args[{i}]) if m{i} is None else m{i}[0]",
-                      f"    v{j} = None"]
+                      f"    s{j} = _shape_of(args[{i}]) if m{i} is None else m{i}[0]"]
         elif kind == SHAPE:
-            lines += [f"    s{j} = _shape_of(args[{i}])", f"    v{j} = None"]
+            lines += [f"    s{j} = _shape_of(args[{i}])"]
         elif kind == STRIDES and i < op.n_tensors:  # (the array its edge's metadata read)
             lines += [f"    s{j} = d{i}.strides" if (inline and op.n_tensors == 1) or i in tensors else
-                      f"    s{j} = _strides_of(args[{i}]) if m{i} is None else d{i}.strides",
-                      f"    v{j} = None"]
+                      f"    s{j} = _strides_of(args[{i}]) if m{i} is None else d{i}.strides"]
         elif kind == STRIDES:
-            lines += [f"    s{j} = _strides_of(args[{i}])", f"    v{j} = None"]
+            lines += [f"    s{j} = _strides_of(args[{i}])"]
         else:
-            lines += [f"    s{j} = tuple(_shape_of(a) for a in args[:{op.n_tensors}])",
-                      f"    v{j} = None"]
+            lines += [f"    s{j} = tuple(_shape_of(a) for a in args[:{op.n_tensors}])"]
         saved.append(f"s{j}")
-        vers.append(f"v{j}")
+        versioned = kind in (INPUT, RESULT) or (kind == PARAM and i in op.checked_params)
+        vers.append(f"v{j}" if versioned else "None")
     if saved:
-        lines += [f"    node._saved = [{', '.join(saved)}]",
-                  f"    node._vers = [{', '.join(vers)}]"]
+        # tuples, not lists: the collector untracks one holding no tensor (versions, shapes,
+        # numbers), and the versions of slots that never have one are one shared constant
+        lines += [f"    node._saved = ({', '.join(saved)},)",
+                  f"    node._vers = ({', '.join(vers)},)"]
     differentiable = op.diff_outputs is None or op.diff_outputs[0]
     result_dtype = "    rdt = out.dtype" if inline else "    rdt = r._data.dtype"
     attach = ["        r._grad_fn = node", "        r._output_nr = 0",
@@ -1995,7 +1997,7 @@ def _record_generic(op, args, results, snapshot, guarded=True):
             nxt.append(NO_EDGE)
             meta.append(None)
     node._next = tuple(nxt)
-    node._meta = meta
+    node._meta = tuple(meta)
     node._seq = next(_sequence)
     if op.saved_spec:
         _save(node, op, args, results, snapshot, guarded)
@@ -2076,8 +2078,13 @@ def _save(node, op, args, results, snapshot, guarded):
         else:
             saved.append(tuple(_shape_of(a) for a in args[:op.n_tensors]))
         vers.append(v)
-    node._saved = saved
-    node._vers = vers
+    node._saved = tuple(saved)
+    node._vers = tuple(vers)
+
+
+def _with_slot(values, j, value):
+    """A node's saved values (or their versions: a tuple) with slot ``j`` holding ``value``."""
+    return values[:j] + (value,) + values[j + 1:]
 
 
 from . import views as _views  # noqa: E402  (views declares ops through this module)
