@@ -1816,9 +1816,30 @@ def _records_inline(op):
     return op.n_tensors <= 4 and op.n_outputs == 1
 
 
+class _InternedMetas(dict):
+    """``(shape, dtype) -> ((shape, dtype),)``: one pair per value for every node's input
+    metadata, and the one-input tuple of it that a node of one tensor input holds.
+
+    A graph has a pair per input of each node, mostly of a few values; each pair or tuple a
+    node made itself would be another object the garbage collector tracks (a tuple until a
+    collection finds that it holds only untracked values). A lookup is a subscript (no call
+    unless the value is new)."""
+
+    KEPT = 4096  # distinct values kept, at most (a program of ever-new shapes starts over)
+
+    def __missing__(self, meta):
+        if len(self) >= self.KEPT:
+            self.clear()
+        one = self[meta] = (meta,)
+        return one
+
+
+_METAS = _InternedMetas()
+
+
 def _recorder_scope(op):
     return {"node_cls": op.node_cls, "number_cls": op.number_cls, "Tensor": Tensor,
-            "NO_EDGE": NO_EDGE,
+            "NO_EDGE": NO_EDGE, "METAS": _METAS,
             "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
             "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
             "VERSIONED": VERSIONED,
@@ -1862,10 +1883,12 @@ def _recorder_lines(op, first_saved, inline=False, tensors=()):
                   "    else:"] + [line[4:] for line in no_edge] + [
                   f"        e{k} = NO_EDGE",
                   f"    d{k} = a{k}._data",
-                  f"    m{k} = (d{k}.shape, {f'dt{k}' if inline else f'd{k}.dtype'})"]
+                  # (the input's (shape, dtype), one shared pair per value: see interned_meta)
+                  f"    t{k} = METAS[d{k}.shape, {f'dt{k}' if inline else f'd{k}.dtype'}]",
+                  f"    m{k} = t{k}[0]"]
         if inline and op.n_tensors == 1:  # (requires grad: an edge to a node, maybe None)
             lines += tensor[:5] + ["    else:", f"        e{k} = (grad_accumulator(a{k}), 0)"]
-            lines += tensor[-2:]
+            lines += tensor[-3:]
             continue
         if k in tensors:
             lines += tensor
@@ -1875,7 +1898,11 @@ def _recorder_lines(op, first_saved, inline=False, tensors=()):
                   + ["    else:", f"        e{k} = NO_EDGE", f"        m{k} = None"])
     edges = ", ".join(f"e{k}" for k in range(op.n_tensors))
     metas = ", ".join(f"m{k}" for k in range(op.n_tensors))
-    lines += [f"    node._next = ({edges},)", f"    node._meta = ({metas},)",
+    if op.n_tensors == 1 and ((inline and op.n_tensors == 1) or 0 in tensors):
+        metas = "t0"  # (the one tensor input's shared one-pair tuple)
+    else:
+        metas = f"({metas},)"
+    lines += [f"    node._next = ({edges},)", f"    node._meta = {metas}",
               "    node._seq = next(_sequence)"]
     saved, vers = [], []
     for j, (kind, i) in enumerate(op.saved_spec):
@@ -1992,7 +2019,7 @@ def _record_generic(op, args, results, snapshot, guarded=True):
         if isinstance(a, Tensor):
             nxt.append(_edge(a))
             d = a._data
-            meta.append((d.shape, d.dtype))
+            meta.append(_METAS[d.shape, d.dtype][0])
         else:
             nxt.append(NO_EDGE)
             meta.append(None)
