@@ -269,3 +269,19 @@ def test_views_rows_and_non_leaf_inputs_of_a_tensor_that_requires_grad(name):
         results = OF_A_MATRIX[name](torch, m, torch.tensor(X[:2]))
         return results, _derivatives(torch, results, (m,))
     same(body, rtol=1e-9, atol=1e-12, check_warnings=False)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("mode", ["no_grad", "enable_grad"])
+def test_an_input_returned_as_it_is_comes_back_itself(requires_grad, mode):
+    # torch unwraps the transform's wrapper of an input to the input itself
+    def body(torch):
+        F = torch.func
+        x = torch.tensor(X, requires_grad=requires_grad)
+        with getattr(torch, mode)():
+            results = [F.vjp(lambda v: v, x)[0], F.vjp(lambda v: (v, v * 1), x)[0][0],
+                       F.grad(lambda v: (v.sum(), v), has_aux=True)(x)[1],
+                       F.grad_and_value(lambda v: (v.sum(), v), has_aux=True)(x)[1][1],
+                       F.jacrev(lambda v: (v, {"x": v}), has_aux=True)(x)[1]["x"]]
+        return results, [r is x for r in results]
+    same(body, check_warnings=False)

@@ -45,14 +45,16 @@ class OuterGraph:
         self.call = next(_calls)
         self.enclosing = frozenset(_running.calls)  # the transform calls this one runs in
         self.fresh = set()  # ids of the transform's own leaves (none for jvp and jacfwd)
+        self.inputs = {}  # id of a fresh tensor -> the input it stands for
         # nodes whose whole subgraph reaches only fresh leaves, by id (held, so that no new
         # node takes the id of one freed since)
         self.inner_only = {}
 
-    def own(self, fresh):
+    def own(self, fresh, inputs):
         """Note ``fresh`` as the transform's own leaves (and whose they are, for the
-        transforms called inside this one); returns it."""
-        for t in fresh:
+        transforms called inside this one), standing for ``inputs``; returns it."""
+        for t, inp in zip(fresh, inputs):
+            self.inputs[id(t)] = inp
             if t.grad_fn is None:
                 self.fresh.add(id(t))
                 t._func_call = self.call
@@ -100,6 +102,14 @@ class OuterGraph:
                 or (fwAD._level is not None
                     and any(fwAD._tangent_of(o) is not None for o in outputs)))
 
+    def finish_aux(self, t):
+        """An auxiliary output as the transform returns it: as :meth:`finish`, but detached
+        where the outer graph does not record through it."""
+        inp = self.inputs.get(id(t))
+        if inp is not None:
+            return inp
+        return t if self.reaches(t) else t.detach()
+
     def finish_parts(self, parts, dim):
         """Results torch computes as one tensor and splits along ``dim`` (a Jacobian's blocks
         for one input, or one output): where the outer graph records through one part, it
@@ -114,7 +124,11 @@ class OuterGraph:
         """A result as the transform returns it: with its graph if the outer graph records
         through it, else a new tensor around its data at version 0 (torch unwraps it; a
         gradient the formulas summed into in place shows no version), with the tangent of a
-        running jvp/jacfwd."""
+        running jvp/jacfwd. A fresh tensor returned as it is gives back its input (torch
+        unwraps it to the input itself)."""
+        inp = self.inputs.get(id(t))
+        if inp is not None:
+            return inp
         if self.reaches(t):
             return t
         out = _wrap(t._data)

@@ -198,8 +198,8 @@ def _finish_tree(tree, outer):
     if tree is None:
         return tree
     leaves, spec = _flatten(tree)
-    return _unflatten([t.detach() if isinstance(t, Tensor) and not outer.reaches(t) else t
-                       for t in leaves], spec)
+    return _unflatten([outer.finish_aux(t) if isinstance(t, Tensor) else t for t in leaves],
+                      spec)
 
 
 def _split_aux(output, has_aux, api):
@@ -232,7 +232,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         _check_tensors(leaves)
         outer = OuterGraph()
         with enable_grad(), outer.running():
-            fresh = outer.own([_fresh(t) for t in leaves])
+            fresh = outer.own([_fresh(t) for t in leaves], leaves)
             output = func(*_replace(args, nums, _unflatten(fresh, spec)), **kwargs)
             output, aux = _split_aux(output, has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
@@ -274,7 +274,7 @@ def vjp(func, *primals, has_aux=False):
     _check_tensors(leaves)
     outer = OuterGraph()
     with enable_grad(), outer.running():
-        fresh = outer.own([_fresh(t) for t in leaves])
+        fresh = outer.own([_fresh(t) for t in leaves], leaves)
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(fresh, spec)), has_aux,
                                                    _VJP)
 
@@ -287,7 +287,7 @@ def vjp(func, *primals, has_aux=False):
         # (the levels outside as they are now: the outputs and the cotangents are
         # differentiated at the grad mode of this call, as torch's vjp_fn does)
         call_outer = OuterGraph()
-        call_outer.own(fresh)
+        call_outer.own(fresh, leaves)
         level = _lowering.active_level()
         if level and _lowering.any_batched(ct_leaves, level):  # vmap(vjp_fn): one pass
             return _lowering.batched_cotangents(out_leaves, fresh, ct_leaves, spec,
@@ -366,7 +366,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         _check_tensors(in_leaves)
         outer = OuterGraph()
         with enable_grad(), outer.running():
-            fresh = outer.own([_fresh(t) for t in in_leaves])
+            fresh = outer.own([_fresh(t) for t in in_leaves], in_leaves)
             output = func(*_replace(args, nums, _unflatten(fresh, in_spec)), **kwargs)
             out_leaves, out_spec, aux = _output_leaves(output, has_aux, _VJP)
             _refuse_complex("jacrev", out_leaves, inputs=False)
