@@ -255,3 +255,15 @@ def test_batched_squeeze_records_torchs_nodes():
                 vmap(lambda v: v.unsqueeze(0).squeeze((0,)))(x),
                 vmap(lambda v: v.unsqueeze(0).unsqueeze(-1).squeeze())(x))
     same(body)
+
+
+def test_an_input_returned_as_it_is_comes_back_itself():
+    # torch's batched tensor holds the input (batch dimension first), so vmap of the identity
+    # returns the input itself: no view, no PermuteBackward0
+    def body(torch):
+        x = _t(torch, X).requires_grad_()
+        vmap = torch.func.vmap
+        out = [vmap(lambda v: v)(x), vmap(lambda v: v, in_dims=-2)(x),
+               vmap(lambda v: torch.func.vjp(lambda u: u, v)[0])(x), vmap(lambda v: v * 1)(x)]
+        return out, [o is x for o in out]
+    same(body)

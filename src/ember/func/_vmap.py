@@ -136,10 +136,16 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
 def _flat_vmap(func, flat_args, flat_in_dims, args_spec, size, out_dims, randomness, kwargs):
     with level_scope(size, randomness) as level:
-        batched = [arg if d is None else BatchedTensor(arg.movedim(d, 0), level)
+        batched = [arg if d is None else BatchedTensor(_batch_first(arg, d), level)
                    for arg, d in zip(flat_args, flat_in_dims)]
         output = func(*_unflatten(batched, args_spec), **kwargs)
         return _unwrap_outputs(func, output, out_dims, level, size)
+
+
+def _batch_first(arg, dim):
+    """``arg`` with dimension ``dim`` first: ``arg`` itself where it already is (torch's
+    batched tensor holds the input, so an input returned as it is comes back itself)."""
+    return arg if dim in (0, -arg.dim()) else arg.movedim(dim, 0)
 
 
 def _unwrap_outputs(func, output, out_dims, level, size):
