@@ -454,6 +454,90 @@ def test_a_kernel_copying_an_inference_dual_carries_its_tangent(call):
     same(body, check_warnings=False)
 
 
+_INDEX = "torch.tensor([[[0, 1, 2, 0]]])"
+
+
+@pytest.mark.parametrize("call", [
+    "d.new_zeros(2, 3)", "d.new_ones(3)", "d.new_full((2,), 1.5)", "d.new_empty(2).zero_()",
+    "d.new_tensor([1.0])", "torch.rot90(d, 1, [1, 2])", "torch.rot90(d, 2, [1, 2])",
+    "torch.rot90(d, 0, [0, 1])", "torch.block_diag(d[0], d[1])",
+    "torch.block_diag(d[0], torch.ones(2, 2))", f"d.scatter(1, {_INDEX}, d[:1, :1])",
+    f"d.scatter(1, {_INDEX}, 2.0)", f"d.scatter_add(1, {_INDEX}, d[:1, :1])",
+    f"d.scatter_reduce(1, {_INDEX}, d[:1, :1], 'sum')",
+    f"d.scatter_reduce(1, {_INDEX}, d[:1, :1] * 2, 'amax')",
+    f"d.scatter_reduce(1, {_INDEX}, d[:1, :1], 'mean', include_self=False)",
+    f"d.clone().scatter_add_(1, {_INDEX}, d[:1, :1])",
+    "d.index_add(2, torch.tensor([0, 3]), d[..., :2])",
+    "d.clone().index_add_(2, torch.tensor([0, 3]), d[..., :2], alpha=2)",
+    "d.index_copy(2, torch.tensor([0, 3]), d[..., :2])",
+    "d.index_fill(2, torch.tensor([1]), 3.0)", "d.masked_scatter(d > 1, d * 2)",
+    "torch.index_put(d, (torch.tensor([1]),), d[:1])", "torch.copysign(d, -d)",
+    "torch.fmod(d, 2)", "torch.remainder(d, 1.5)", "torch.xlogy(d, 2.0)", "torch.xlogy(2.0, d)",
+    "torch.special.xlog1py(d, 2.0)", "torch.special.ndtr(d)", "d ** 2", "torch.cov(d[0])",
+    "torch.isnan(d)", "torch.std(d, 1)", "torch.median(d)", "torch.sum(d)"])
+def test_shape_and_scatter_ops_of_inference_duals(call):
+    # as above: an inference dual's call runs no autograd layer (no tangent) unless its kernel
+    # copies the dual with copy_; a normal dual's call gets torch's tangent
+    def body(t):
+        fw, out = t.autograd.forward_ad, []
+        for inference in ("", "p", "pt", "pd", "ptd", "t"):
+            with t.inference_mode("p" in inference):
+                x = t.arange(24.0).reshape(2, 3, 4) / 7
+            with t.inference_mode("t" in inference):
+                v = t.arange(24.0).reshape(2, 3, 4) - 11
+            with fw.dual_level():
+                with t.inference_mode("d" in inference):
+                    d = fw.make_dual(x, v)
+                r = eval(call, {"torch": t, "d": d})
+                out.append((fw.unpack_dual(r).tangent, r.is_inference()))
+        return out
+    same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("call", [
+    "torch.abs(d)", "d.abs()", "torch.isinf(d)", "torch.isfinite(d)", "torch.nan_to_num(d)",
+    "d.nan_to_num(posinf=1.0)", "torch.mean(d)", "d.mean(1)", "torch.std(d)", "torch.var(d)",
+    "torch.logsumexp(d, 1)", "torch.cummax(d, 1)", "torch.cummin(d, 0)", "d.kthvalue(1, 1)",
+    "torch.median(d, 1)", "torch.nanmedian(d, 0)", "torch.nn.functional.hardtanh(d)",
+    "torch.nn.functional.relu6(d)", "torch.frexp(d)", "torch.deg2rad(d)", "torch.rad2deg(d)",
+    "torch.renorm(d, 2, 0, 1.0)"])
+def test_kernels_writing_through_an_out_function_refuse_an_inference_dual(call):
+    # torch's kernels of these ops write their result with an out= function (nan_to_num_out,
+    # mean's sum_out, ...), whose autograd layer refuses a dual input: an inference primal
+    # with a tangent, outside inference mode; in inference mode, or without a tangent, they
+    # run (and in-place forms, whose layer is their own, get a tangent)
+    def body(t):
+        fw, out = t.autograd.forward_ad, []
+        with t.inference_mode():
+            x = t.tensor([[3.0, 1.0, 2.0], [0.5, 5.0, 4.0]])
+        with fw.dual_level():
+            for inference_mode, tangent in ((False, True), (True, True), (False, False)):
+                d = fw.make_dual(x, t.ones(2, 3)) if tangent else x
+                with t.inference_mode(inference_mode):
+                    r = eval(call, {"torch": t, "d": d})
+                r = r[0] if isinstance(r, tuple) else r
+                out.append((r, fw.unpack_dual(r).tangent))
+        return out
+    same(body, check_warnings=False)
+
+
+def test_sort_of_an_inference_dual_has_no_tangent():
+    # torch's sort kernel copies its input into the values (copy_ carries the tangent) and
+    # sorts them in place without autograd: its tangent is the input's, unsorted, a wrong
+    # derivative; ember gives none, as for the other calls torch's layer does not see
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ember):
+        fw = lib.autograd.forward_ad
+        with lib.inference_mode():
+            x = lib.tensor([3.0, 1.0, 2.0])
+        with fw.dual_level():
+            d = fw.make_dual(x, lib.tensor([10.0, 20.0, 30.0]))
+            tangent = fw.unpack_dual(lib.sort(d)[0]).tangent
+        assert (tangent is None) == (lib is ember)
+        if lib is torch:
+            assert tangent.tolist() == [10.0, 20.0, 30.0]  # (unsorted: not the derivative)
+
+
 def test_ops_in_inference_mode_get_no_tangent():
     # in inference mode no autograd layer runs: an op of a normal dual tensor, a view of it or
     # an in-place write into it computes no tangent (the one it had stays)
@@ -646,3 +730,62 @@ def test_jacfwd_of_a_pick_at_nan(name):
         y = t.tensor([float("nan"), 1.0, 2.0])
         return t.func.jacfwd(lambda v: _PICKS[name](t, v, y))(t.tensor([1.0, float("nan"), 2.0]))
     same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("which", ["self", "other", "both"])
+def test_copysign_tangent_is_selfs_term_only(which):
+    # torch's forward formula reads only self's tangent: with a tangent on other alone the
+    # result has none (not zeros)
+    def body(t):
+        fw = t.autograd.forward_ad
+        x, y = t.tensor([1.0, -2.0, 0.0, 3.0]), t.tensor([-1.0, 1.0, -0.0, 0.0])
+        with fw.dual_level():
+            a = fw.make_dual(x, t.ones(4)) if which != "other" else x
+            b = fw.make_dual(y, t.ones(4)) if which != "self" else y
+            return fw.unpack_dual(t.copysign(a, b)), t.func.jvp(t.copysign, (x, y), (x, y))
+    same(body)
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax"])
+def test_index_reduce_refuses_forward_ad(reduce):
+    def body(t):
+        fw = t.autograd.forward_ad
+        x = t.arange(1.0, 13.0).reshape(3, 4)
+        with fw.dual_level():
+            d = fw.make_dual(x, t.ones(3, 4))
+            t.index_reduce(d, 0, t.tensor([0, 2]), x[:2], reduce)
+    same(body, check_warnings=False)
+    same(lambda t: t.func.jvp(lambda a: a.index_reduce(
+        0, t.tensor([0, 2]), t.ones(2, 4), reduce), (t.ones(3, 4),), (t.ones(3, 4),)),
+        check_warnings=False)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_tangent_is_the_derivative(include_self):
+    # torch gives scatter_reduce(prod) no tangent (docs/gradients.md); ember's is the
+    # derivative: central differences of the forward, zeros of self and src included
+    rng = np.random.default_rng(0)
+    x0 = rng.normal(size=(3, 4))
+    x0[0, 1] = x0[2, 2] = 0.0
+    t0 = rng.normal(size=(3, 4))
+    idx = ember.tensor([[0, 1, 2, 0], [2, 0, 1, 1]])
+
+    def f(x):
+        return ember.scatter_reduce(x, 0, idx, x[:2] * 2, "prod", include_self=include_self)
+    eps = 1e-6
+    numeric = (f(ember.tensor(x0 + eps * t0)) - f(ember.tensor(x0 - eps * t0))) / (2 * eps)
+    _, tangent = ember.func.jvp(f, (ember.tensor(x0),), (ember.tensor(t0),))
+    np.testing.assert_allclose(tangent.numpy(), numeric.numpy(), atol=1e-6)
+
+
+def test_xlog1py_derivative_at_a_zero_self():
+    # the derivative in self is log1p(other) wherever other > -1, at self == 0 too (ember
+    # gave 0 there, backward and forward)
+    def body(t):
+        x = t.tensor([0.0, 1.0, 0.0, 0.0], requires_grad=True)
+        other = t.tensor([2.0, 2.0, -1.0, -3.0])
+        (g,) = t.autograd.grad(t.special.xlog1py(x, other).sum(), x)
+        (g2,) = t.autograd.grad(t.special.xlog1py(x, 0.5).sum(), x)
+        jvp = t.func.jvp(lambda a: t.special.xlog1py(a, other), (x.detach(),), (t.ones(4),))
+        return g, g2, jvp
+    same(body)

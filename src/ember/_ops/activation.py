@@ -1131,3 +1131,8 @@ def glu(input, dim=-1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{input.shape[d]}")
     return _glu(input, dim)  # (as given: torch's node shows the dim unwrapped)
+
+
+# torch's kernels that write their results through these out= functions, whose autograd
+# layer refuses an inference dual (see forward_ad._check_out_function)
+_hardtanh.out_function = "hardtanh_out"

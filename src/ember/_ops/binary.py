@@ -463,6 +463,15 @@ def _(grad):
     return zero_gradient(grad)
 
 
+@_copysign_tensor.jvp("self", "other", joint=True)
+def _(tangents, self, result):
+    # torch's tangent is self's term only: none at all when only other has one
+    self_t = tangents[0]
+    if self_t is None:
+        return None
+    return self_t * masked_fill(result / self, self == 0, 0.0)
+
+
 @op("copysign", elementwise=True, node="CopysignBackward1", promote=NONE,
     check=refuse("c", no_kernel("copysign_cpu")))
 def _copysign_scalar(self, other):
@@ -522,6 +531,7 @@ def binary_with_scalars(name, node, kernel, grad_self, grad_other, check=None):
                check=check)(number_first_kernel)
     second = op(name, elementwise=True, node=f"{node}2", promote=NONE, check=check)(
         number_second_kernel)
+    second.wraps_number = True  # (torch's Scalar_Other overloads wrap the number)
     both.grad("self")(grad_self)
     both.grad("other")(grad_other)
     first.grad("other")(grad_other)
@@ -727,3 +737,7 @@ def _(grad, tensor1, tensor2, value):
 # (torch's tangent formulas scale both product terms by value: see
 # forward_ad._zero_term_dtype)
 addcmul.zero_term_scalar = addcdiv.zero_term_scalar = ("value", ("tensor1", "tensor2"))
+
+
+# torch's fmod.Scalar and remainder.Scalar run the Tensor overload with the number wrapped
+_fmod_scalar.wraps_number = _remainder_scalar.wraps_number = True

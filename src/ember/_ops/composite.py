@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dtype as D
 from .._size import Size
 from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd.forward_ad import check_out_function
 from .reduction import return_type
 
 _aminmax = return_type("aminmax", ("min", "max"))
@@ -125,8 +126,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002
     if aweights is not None:
         w = aweights if w is None else w * aweights
     if w is None:
-        avg = x.mean(1)
         w_sum = float(n)
+        avg = x.sum(1) / w_sum  # (torch's sum over the observations, not mean's sum_out)
         norm = n - correction
     else:
         w = w.to(x.dtype)
@@ -233,6 +234,7 @@ def renorm(input, p, dim, maxnorm):  # noqa: A002
         raise RuntimeError(f"renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    check_out_function("mul_out", input)  # (torch's kernel scales the input with mul_out)
     d = _wrap_dim(dim, input.dim())
     others = tuple(k for k in range(input.dim()) if k != d)
     norm = vector_norm(input, p, others, keepdim=True)
@@ -436,11 +438,13 @@ Tensor.ldexp = ldexp
 
 
 def deg2rad(input, *, out=None):  # noqa: A002
+    check_out_function("deg2rad_out", input)
     x = input if input.is_floating_point() else input.to(D.get_default_dtype())
     return x * (math.pi / 180)
 
 
 def rad2deg(input, *, out=None):  # noqa: A002
+    check_out_function("rad2deg_out", input)
     x = input if input.is_floating_point() else input.to(D.get_default_dtype())
     return x * (180 / math.pi)
 

@@ -14,6 +14,7 @@ from .._backend import get_xp
 from .._tensor import Tensor, _wrap
 from .indexing import (_check_index_dtype, _check_slices_match, _index_setup, _scatter_reduce,
                        _wrap_dim, scatter_reduce_grads)
+from .pointwise import no_forward_ad
 from .registry import NONE, op
 
 __all__ = ["index_reduce"]
@@ -59,6 +60,9 @@ def _(grad, self, index, source, dim, reduce, include_self, result):
     d = dim % max(self.ndim, 1)
     return scatter_reduce_grads(grad, self, _expanded(index, source, d), source, d, reduce,
                                 include_self, result)
+
+
+_index_reduce.jvp("self", "source")(no_forward_ad("index_reduce"))
 
 
 def _warn_beta():

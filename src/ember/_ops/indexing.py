@@ -862,7 +862,8 @@ def _put_copy(self, values, key, accumulate):
 
 
 _index_put = op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0",
-                aten="aten::index_put", checked=("key",), check=check_reduced_put)(_put_copy)
+                aten="aten::index_put", checked=("key",), check=check_reduced_put,
+                copies=True)(_put_copy)
 # what torch's index gradient is: the gradient put into zeros by _index_put_impl_ (accumulate,
 # so that repeated indices add up); under create_graph its IndexPutImplBackward0 node has no
 # edge for the zeros, and its derivatives are index_put's

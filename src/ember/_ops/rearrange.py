@@ -420,7 +420,7 @@ def roll(input, shifts, dims=None):
     return _roll(input, shifts, dims)  # (dims as given: torch's node shows them so)
 
 
-@op("rot90", promote=NONE)
+@op("rot90", promote=NONE, copies=lambda self, k, dims: k == 0)  # (k 0: torch's clone)
 def _rot90(self, k, dims):
     return get_xp(self).rot90(self, k, axes=dims).copy()
 

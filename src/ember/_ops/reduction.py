@@ -858,3 +858,9 @@ from .statistics import (linalg_vector_norm, matrix_norm, norm, std, std_mean, v
                          var_mean, vector_norm)
 
 __all__ += ['norm', 'std', 'std_mean', 'var', 'var_mean']
+
+
+# torch's kernels that write their results through these out= functions, whose autograd
+# layer refuses an inference dual (see forward_ad._check_out_function)
+mean_all.out_function = mean_dim.out_function = "sum_out"
+_logsumexp.out_function = "logsumexp_out"

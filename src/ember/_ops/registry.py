@@ -555,6 +555,11 @@ class OpDef:
     conj_saved = False  # see op()
     writes = 0  # see op()
     copies = False  # see op()
+    # forward AD of inference duals (see ember.autograd.forward_ad): the out= function torch's
+    # kernel writes its result through (a name, or a function of the call's arguments), and
+    # whether torch runs this Scalar overload as its Tensor one with the number wrapped
+    out_function = None
+    wraps_number = False
 
     def __reduce_ex__(self, protocol):
         # Pickled and copied by reference, as torch's functions are (copy.deepcopy of a module

@@ -237,3 +237,9 @@ Tensor.cumprod = cumprod
 Tensor.logcumsumexp = logcumsumexp
 Tensor.cummax = cummax
 Tensor.cummin = cummin
+
+
+# torch's kernels that write their results through these out= functions, whose autograd
+# layer refuses an inference dual (see forward_ad._check_out_function)
+_cummax.out_function = "cummax_out"
+_cummin.out_function = "cummin_out"

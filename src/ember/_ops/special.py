@@ -20,7 +20,7 @@ from .._backend import as_array, get_xp, special_functions
 from .._tensor import Tensor
 from . import special_numpy as SN
 from .binary import binary_with_scalars
-from .pointwise import exp, log, mul_scalar, no_kernel, refuse
+from .pointwise import exp, log, masked_fill, mul_scalar, no_kernel, refuse
 from .registry import FLOAT, op
 
 _SCIPY: list = []  # [scipy.special or None], looked up once
@@ -388,7 +388,9 @@ def _xlog1py(x, y):
 
 
 def _xlog1py_grad_self(grad, self, other):
-    return grad * xlog1py(self != 0, other)
+    # NOTE: torch's formula, as xlogy's: log1p(other) scaled by grad, 0 only where self == 0
+    # and other <= -1 (at self == 0 the derivative is log1p(other), not 0)
+    return masked_fill(xlog1py(grad, other), (self == 0) & (other <= -1), 0.0)
 
 
 def _xlog1py_grad_other(grad, self, other):
@@ -515,3 +517,6 @@ def mvlgamma(self, p):
 def _(grad, self, p):
     return grad * sum(digamma(self - i / 2) for i in range(p))
 
+
+# torch's special_ndtr is composed of ops, the first of which (x * M_SQRT1_2) wraps a number
+ndtr.wraps_number = True

@@ -517,3 +517,9 @@ def cdist_backward(grad, x1, x2, cdist, p):
 
 
 cdist_backward.grad("grad", "x1", "x2", "cdist")(derivative_not_implemented("_cdist_backward"))
+
+
+# torch's kernels that write their results through these out= functions, whose autograd
+# layer refuses an inference dual (see forward_ad._check_out_function)
+_var.out_function = _std.out_function = (
+    lambda *args: "sum_out" if _reduces_all(*args) and args[0].numel() else None)

@@ -670,3 +670,9 @@ Tensor.clamp_min_ = lambda self, min: (_clamp_min_tensor.inplace(self, min)
 Tensor.clamp_max_ = lambda self, max: (_clamp_max_tensor.inplace(self, max)
                                        if isinstance(max, Tensor)
                                        else _clamp_max_scalar_(self, max))
+
+
+# torch's kernels that write their results through these out= functions, whose autograd
+# layer refuses an inference dual (see forward_ad._check_out_function)
+nan_to_num.out_function = "nan_to_num_out"
+isinf.out_function = isfinite.out_function = "abs_out"

@@ -246,6 +246,8 @@ def _unseen(op, args):
     0.5``, ``2 - d``) is torch's wrapped number, a normal tensor: such a call is seen."""
     if state.inference:
         return True
+    if op.wraps_number:  # (a Scalar overload torch writes as its Tensor one, see wraps_number)
+        return False
     operands = args[:op.n_tensors]
     if any(isinstance(a, (bool, int, float, complex)) for a in operands):
         return False
@@ -260,6 +262,32 @@ def _copies_self(op, args):
     if state.inference or not op.copies:
         return False
     return op.copies(*args) if callable(op.copies) else True
+
+
+def _refuse_out_function(name):
+    raise NotImplementedError(f"Trying to use forward AD with {name} that does not support it "
+                              "because it is an out= function")
+
+
+def _check_out_function(op, args, tangents):
+    """torch's kernels that write their result with an out= function (nan_to_num's
+    ``nan_to_num_out``, mean's ``sum_out``: an op's ``out_function``, a name or a function of
+    the call's arguments giving one or None) meet that function's autograd layer. For a call
+    torch's own autograd layer does not see (see _unseen) outside inference mode, the out=
+    function's layer refuses a ``self`` that has a tangent: torch's NotImplementedError."""
+    name = op.out_function
+    if callable(name):
+        name = name(*args)
+    if name and tangents[0] is not None:
+        _refuse_out_function(name)
+
+
+def check_out_function(name, t):
+    """What _check_out_function does for ops ember composes of others (deg2rad's
+    ``deg2rad_out``): torch's refusal when ``t`` is an inference dual with a tangent."""
+    if (forward_hook[0] is _HOOK and not state.inference and t._is_inference
+            and _tangent_of(t) is not None):
+        _refuse_out_function(name)
 
 
 def _copied_tangent(op, args, out, tangents):
@@ -281,10 +309,13 @@ class _ForwardHook:
         try:
             out = dispatch(op, args)
             tangents = _input_tangents(op, args)
-            if tangents is not None and op.differentiable:
-                if not _unseen(op, args):
+            if tangents is not None:
+                unseen = _unseen(op, args)
+                if unseen and not state.inference:
+                    _check_out_function(op, args, tangents)
+                if op.differentiable and not unseen:
                     _attach(out, _op_jvp(op, args, out, tangents))
-                elif _copies_self(op, args) and tangents[0] is not None:
+                elif op.differentiable and _copies_self(op, args) and tangents[0] is not None:
                     _attach(out, _copied_tangent(op, args, out, tangents))
         finally:
             forward_hook[0] = self
@@ -499,6 +530,8 @@ def _explicit_jvp(op, rules, args, out, tangents):
             tan = tuple(_tangent_at(tangents, op.index[n]) for n in names)
         r = fn(tan, *_rule_args(fn, op, args, out))
         total = r if total is None else total + r
+    if total is None:  # (a joint rule may give none: copysign with other's tangent alone)
+        return None
     if any(total is tan for tan in tangents):  # (add's self_t: torch's sum with the other
         total = total.clone()  # input's zeros is a new tensor)
     # (an op whose torch formula gives its tangent a dtype of its own says so)
