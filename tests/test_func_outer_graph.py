@@ -162,6 +162,11 @@ NESTED = {
         lambda u: torch.func.jacfwd(lambda v: (v * u).sin())(x), (w,), (t,)),
     "grad_of_grad": lambda torch, w, x, t: torch.func.grad(
         lambda u: torch.func.grad(lambda v: (v * u).sin().sum())(x).pow(2).sum())(w),
+    "jvp_of_hessian": lambda torch, w, x, t: torch.func.jvp(
+        lambda u: torch.func.hessian(lambda v: (v * u).sin().sum())(x), (w,), (t,)),
+    "jacfwd_of_vmap_grad": lambda torch, w, x, t: torch.func.jacfwd(
+        lambda u: torch.func.vmap(torch.func.grad(lambda v: (v * u).sin().sum()))(
+            torch.stack([x, 2 * x])))(w),
     "grad_of_vmap_grad": lambda torch, w, x, t: torch.func.grad(
         lambda u: torch.func.vmap(torch.func.grad(lambda v: (v * u).sin().sum()))(
             torch.stack([x, 2 * x])).pow(2).sum())(w),
