@@ -425,3 +425,34 @@ def test_group_norm_of_one_value_per_group_is_refused_by_the_functional_only():
         return (t.group_norm(x, 1), t.native_group_norm(x, None, None, 2, 1, 1, 1, 1e-5)[0],
                 t.nn.functional.group_norm(t.ones(1, 4) * x[0, 0], 2))
     same(body)
+
+
+@pytest.mark.parametrize("per_sample_from", [0, 10 ** 9])
+@pytest.mark.parametrize("small_weight_grad", [0, 10 ** 12])
+@pytest.mark.parametrize("case", [
+    dict(x=(3, 4, 7, 6), w=(6, 2, 3, 3), padding=1, groups=2),
+    dict(x=(2, 3, 8, 8), w=(5, 3, 3, 2), stride=2, padding=(1, 0), dilation=(1, 2)),
+    dict(x=(1, 4, 5, 5), w=(4, 4, 1, 1))])
+def test_convolution_gemm_layouts_agree_with_torch(monkeypatch, per_sample_from,
+                                                   small_weight_grad, case):
+    """Each GEMM layout of ember's convolution kernels (per-sample or over the whole batch;
+    the weight gradient summed over per-sample GEMMs or one GEMM) gives torch's values and
+    gradients; which one runs depends on sizes, forced here by the thresholds."""
+    from ember._ops import conv as CV
+    monkeypatch.setattr(CV, "_PER_SAMPLE_POSITIONS", per_sample_from)
+    monkeypatch.setattr(CV, "_SMALL_WEIGHT_GRAD", small_weight_grad)
+    rng = np.random.default_rng(0)
+    kw = {k: v for k, v in case.items() if k not in ("x", "w")}
+    x, w = rng.standard_normal(case["x"]), rng.standard_normal(case["w"])
+    b = rng.standard_normal(case["w"][0])
+    results = []
+    for lib in (torch, ember):
+        xs, ws, bs = (lib.tensor(a, requires_grad=True) for a in (x, w, b))
+        y = lib.nn.functional.conv2d(xs, ws, bs, **kw)
+        # the transposed convolution of y back (stride 1 here runs as a plain convolution)
+        z = lib.nn.functional.conv_transpose2d(y, ws, None, **kw)
+        (z * z).sum().backward()
+        results.append([y.detach().numpy(), z.detach().numpy(), xs.grad.numpy(),
+                        ws.grad.numpy(), bs.grad.numpy()])
+    for what, t, e in zip(("y", "z", "x.grad", "w.grad", "b.grad"), *results):
+        _close(e, t, "float64", what)
