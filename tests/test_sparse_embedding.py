@@ -224,3 +224,18 @@ def test_gradient_utilities_refuse_sparse_gradients(call):
             return type(e).__name__, str(e).split(". ")[0]
         return None
     assert first_sentence(ember) == first_sentence(torch) is not None
+
+
+@pytest.mark.parametrize("case", ["weight_1d", "weight_3d", "float_indices_1d_weight",
+                                  "float_indices", "padding_first", "sparse_1d"])
+def test_embedding_argument_errors(case):
+    def body(torch):
+        f = torch.nn.functional.embedding
+        return {"weight_1d": lambda: f(torch.tensor([0, 1]), torch.ones(5)),
+                "weight_3d": lambda: f(torch.tensor([0, 1]), torch.ones(5, 2, 2)),
+                "float_indices_1d_weight": lambda: f(torch.tensor([0.0]), torch.ones(5)),
+                "float_indices": lambda: f(torch.tensor([0.0]), torch.ones(5, 2)),
+                "padding_first": lambda: f(torch.tensor([0.0]), torch.ones(5), padding_idx=9),
+                "sparse_1d": lambda: f(torch.tensor([0]), torch.ones(5, requires_grad=True),
+                                       sparse=True)}[case]()
+    check(body)

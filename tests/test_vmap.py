@@ -267,3 +267,36 @@ def test_an_input_returned_as_it_is_comes_back_itself():
                vmap(lambda v: torch.func.vjp(lambda u: u, v)[0])(x), vmap(lambda v: v * 1)(x)]
         return out, [o is x for o in out]
     same(body)
+
+
+_VMAP_JVP = {
+    "sin": lambda t, a, w: t.sin(a), "product": lambda t, a, w: a * a + 1,
+    "matmul": lambda t, a, w: a @ w, "mm": lambda t, a, w: t.mm(a, w),
+    "self_matmul": lambda t, a, w: a @ a.T, "sum": lambda t, a, w: a.sum(),
+    "sum_dim": lambda t, a, w: a.sum(-1), "mean": lambda t, a, w: a.mean(0),
+    "amax": lambda t, a, w: a.amax(-1), "norm": lambda t, a, w: a.norm(),
+    "prod": lambda t, a, w: a.prod(-1), "logsumexp": lambda t, a, w: t.logsumexp(a, -1),
+    "var": lambda t, a, w: a.var(-1), "softmax": lambda t, a, w: t.softmax(a, -1),
+    "softmax_dim0": lambda t, a, w: t.nn.functional.softmax(a, dim=0),
+    "log_softmax": lambda t, a, w: t.nn.functional.log_softmax(a, dim=-1),
+    "gelu": lambda t, a, w: t.nn.functional.gelu(a),
+    "layer_norm": lambda t, a, w: t.nn.functional.layer_norm(a, (3,)),
+    "linear": lambda t, a, w: t.nn.functional.linear(a, w),
+    "cross_entropy": lambda t, a, w: t.nn.functional.cross_entropy(a, t.tensor([0, 2])),
+    "einsum": lambda t, a, w: t.einsum("ij,jk->ik", a, w),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_VMAP_JVP))
+def test_vmap_of_jvp(name):
+    """vmap over torch.func.jvp: a batch of primals with their tangents, and one primal with
+    a batch of tangents, as torch's."""
+    def body(t):
+        f = _VMAP_JVP[name]
+        x = t.arange(24.0, dtype=t.float64).reshape(4, 2, 3) / 10
+        v = t.ones(4, 2, 3, dtype=t.float64) + x
+        w = t.arange(9.0, dtype=t.float64).reshape(3, 3) / 5
+        both = t.vmap(lambda a, b: t.func.jvp(lambda z: f(t, z, w), (a,), (b,)))(x, v)
+        tangents = t.vmap(lambda b: t.func.jvp(lambda z: f(t, z, w), (x[0],), (b,)))(v)
+        return both, tangents
+    same(body, rtol=1e-10, atol=1e-12, check_warnings=False)  # (torch.jit notes of its own)

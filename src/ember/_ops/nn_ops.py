@@ -628,10 +628,6 @@ def embedding_renorm_(input, indices, max_norm, norm_type):  # noqa: A002 - torc
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Look up rows of ``weight`` by the integer indices in ``input``."""
-    if input.dtype not in (D.int64, D.int32):
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
-                           "following scalar types: Long, Int; but got "
-                           f"{input.type()} instead (while checking arguments for embedding)")
     if padding_idx is not None:
         if padding_idx > 0:
             if padding_idx >= weight.shape[0]:
@@ -642,6 +638,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             padding_idx = weight.shape[0] + padding_idx
     else:
         padding_idx = -1
+    # (torch's order: F.embedding's padding_idx asserts, then aten::embedding's checks)
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if input.dtype not in (D.int64, D.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"{input.type()} instead (while checking arguments for embedding)")
     if max_norm is not None:
         _check_indices(input, weight.shape[0])  # (before the renorm reads the rows)
         _embedding_renorm(weight, input, max_norm, norm_type)
