@@ -456,3 +456,27 @@ def test_convolution_gemm_layouts_agree_with_torch(monkeypatch, per_sample_from,
                         ws.grad.numpy(), bs.grad.numpy()])
     for what, t, e in zip(("y", "z", "x.grad", "w.grad", "b.grad"), *results):
         _close(e, t, "float64", what)
+
+
+@pytest.mark.parametrize("call", [
+    "F.interpolate(x, size=6, mode='linear')",
+    "F.interpolate(x, scale_factor=0.5, mode='linear', align_corners=True)",
+    "F.interpolate(x, size=7, mode='linear', align_corners=True)",
+    "F.interpolate(x, scale_factor=2)", "F.adaptive_avg_pool1d(x, 2)",
+    "F.interpolate(x[None], scale_factor=2, mode='bilinear')",
+    "F.adaptive_avg_pool2d(x[None], 1)"])
+@pytest.mark.parametrize("special", [float("inf"), float("nan")])
+def test_resampling_reads_only_each_outputs_own_taps(call, special):
+    """Interpolation and adaptive average pooling read, for each output element, only its own
+    source elements (linear: the two either side, a zero weight included), as torch's kernels:
+    an inf or NaN elsewhere stays out of it, in the values and in the gradients (the dense
+    product of a resampling matrix multiplied it by the zeros around, making every output NaN;
+    difftest 28000000's F.interpolate of a tangent with infinities)."""
+    def body(torch):
+        F = torch.nn.functional
+        x = torch.tensor([[[1.0, special, 2.0, 3.0, -0.5]]], dtype=torch.float64,
+                         requires_grad=True)
+        y = eval(call)
+        g, = torch.autograd.grad(y, x, torch.ones_like(y))
+        return y, g
+    same(body)

@@ -579,27 +579,54 @@ def _check_pool3d(input, ks, st, pads):  # noqa: A002
 
 
 # -- separable linear maps: adaptive average pooling, linear and nearest interpolation -----------
-def _apply_mats(x, mats, adjoint):
-    """Apply one (out, in) matrix per trailing spatial dim (their transposes if ``adjoint``)."""
+# Each trailing spatial dimension maps its n_in elements to n_out by taps: output element o is
+# the sum over k of weight[o, k] * x[index[o, k]] where valid[o, k] (None: all are). Only an
+# output's own taps are read, as torch's kernels read them, so an inf or NaN elsewhere stays out
+# of it (a dense (n_out, n_in) product multiplied it by the zeros around).
+def _apply_taps(x, taps, adjoint, in_sizes):
+    """Apply one set of taps per trailing spatial dim; ``adjoint``: their transpose, each
+    element's gradient added into its taps (``in_sizes``: the sizes it goes back to)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # (inf * 0 is NaN, silently, as torch)
+        return _apply_taps_quietly(x, taps, adjoint, in_sizes)
+
+
+def _apply_taps_quietly(x, taps, adjoint, in_sizes):
     xp = get_xp(x)
-    nd = len(mats)
-    for i, m in enumerate(mats):
-        m = xp.asarray(m.T if adjoint else m, dtype=x.dtype)
+    nd = len(taps)
+    for i, (index, weight, valid) in enumerate(taps):
         axis = x.ndim - nd + i
-        if axis == x.ndim - 1:
-            x = xp.matmul(x, m.T)
+        x = xp.moveaxis(x, axis, -1)
+        weight = xp.asarray(weight, dtype=x.dtype)
+        if adjoint:
+            out = xp.zeros(x.shape[:-1] + (in_sizes[i],), x.dtype)
+            for k in range(index.shape[1]):
+                rows = np.arange(len(index)) if valid is None else np.flatnonzero(valid[:, k])
+                scatter_add(out, (..., xp.asarray(index[rows, k])),
+                            xp.take(x, xp.asarray(rows), axis=-1) * weight[rows, k])
+        elif x.shape[-1] == 0:  # (nothing to read: zeros, as the dense product gave)
+            out = xp.zeros(x.shape[:-1] + (index.shape[0],), x.dtype)
         else:
-            x = xp.moveaxis(xp.matmul(m, xp.moveaxis(x, axis, -2)), -2, axis)
+            out = None
+            for k in range(index.shape[1]):
+                term = xp.take(x, xp.asarray(index[:, k]), axis=-1) * weight[:, k]
+                if valid is not None:
+                    term = xp.where(xp.asarray(valid[:, k]), term, 0)
+                out = term if out is None else out + term
+            if out is None:
+                out = xp.zeros(x.shape[:-1] + (0,), x.dtype)
+        x = xp.moveaxis(out, -1, axis)
     return xp.ascontiguousarray(x)
 
 
 @functools.lru_cache(maxsize=256)
-def _adaptive_matrix(n_in, n_out):
-    m = np.zeros((n_out, n_in))
-    for o in range(n_out):
-        s, e = (o * n_in) // n_out, -((-(o + 1) * n_in) // n_out)
-        m[o, s:e] = 1.0 / (e - s)
-    return m
+def _adaptive_taps(n_in, n_out):
+    o = np.arange(n_out)
+    starts, ends = (o * n_in) // n_out, -((-(o + 1) * n_in) // n_out)
+    width = int((ends - starts).max()) if n_out else 0
+    index = starts[:, None] + np.arange(width)
+    valid = index < ends[:, None]
+    weight = np.where(valid, 1.0 / np.maximum(ends - starts, 1)[:, None], 0.0)
+    return np.minimum(index, max(n_in - 1, 0)), weight, valid
 
 
 @functools.lru_cache(maxsize=256)
@@ -610,14 +637,17 @@ def _nearest_index(n_in, n_out, scale):
 
 
 @functools.lru_cache(maxsize=256)
-def _nearest_matrix(n_in, n_out, scale):
-    m = np.zeros((n_out, n_in))
-    m[np.arange(n_out), _nearest_index(n_in, n_out, scale)] = 1.0
-    return m
+def _nearest_taps(n_in, n_out, scale):
+    return _nearest_index(n_in, n_out, scale)[:, None], np.ones((n_out, 1)), None
 
 
 @functools.lru_cache(maxsize=256)
-def _linear_matrix(n_in, n_out, align_corners, scale):
+def _linear_taps(n_in, n_out, align_corners, scale):
+    """torch's two taps: the source elements either side, weighted 1 - lambda and lambda (a
+    zero weight included: inf * 0 is NaN there too). A dimension that keeps its size is
+    copied, whatever the scale (torch's kernel copies it)."""
+    if n_in == n_out:
+        return np.arange(n_out)[:, None], np.ones((n_out, 1)), None
     if align_corners:
         ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
         src = np.arange(n_out) * ratio
@@ -627,18 +657,15 @@ def _linear_matrix(n_in, n_out, align_corners, scale):
     i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     i1 = np.minimum(i0 + 1, n_in - 1)
     lam = src - i0
-    m = np.zeros((n_out, n_in))
-    np.add.at(m, (np.arange(n_out), i0), 1.0 - lam)
-    np.add.at(m, (np.arange(n_out), i1), lam)
-    return m
+    return np.stack([i0, i1], 1), np.stack([1.0 - lam, lam], 1), None
 
 
-def _mats(kind, in_sizes, out_sizes, params):
+def _taps(kind, in_sizes, out_sizes, params):
     if kind == "adaptive":
-        return [_adaptive_matrix(i, o) for i, o in zip(in_sizes, out_sizes)]
+        return [_adaptive_taps(i, o) for i, o in zip(in_sizes, out_sizes)]
     if kind == "nearest":
-        return [_nearest_matrix(i, o, s) for i, o, s in zip(in_sizes, out_sizes, params[1])]
-    return [_linear_matrix(i, o, params[0], s) for i, o, s in zip(in_sizes, out_sizes, params[1])]
+        return [_nearest_taps(i, o, s) for i, o, s in zip(in_sizes, out_sizes, params[1])]
+    return [_linear_taps(i, o, params[0], s) for i, o, s in zip(in_sizes, out_sizes, params[1])]
 
 
 def _separable(name, node, kind, nd):
@@ -656,12 +683,13 @@ def _separable(name, node, kind, nd):
                 idx = xp.asarray(_nearest_index(n_in, n_out, params[1][i]))
                 self = xp.take(self, idx, axis=self.ndim - nd + i)
             return self
-        return _apply_mats(self, _mats(kind, self.shape[-nd:], output_size, params), False)
+        return _apply_taps(self, _taps(kind, self.shape[-nd:], output_size, params), False,
+                           self.shape[-nd:])
 
     @op(name + "_backward", promote=NONE, node=node.replace("Backward0", "BackwardBackward0"))
     def adjoint(grad_output, input_size, params):
-        mats = _mats(kind, tuple(input_size[-nd:]), grad_output.shape[-nd:], params)
-        return _apply_mats(grad_output, mats, True)
+        taps = _taps(kind, tuple(input_size[-nd:]), grad_output.shape[-nd:], params)
+        return _apply_taps(grad_output, taps, True, tuple(input_size[-nd:]))
 
     if kind == "adaptive":  # torch's adaptive pooling saves its input; resampling does not
         @forward.grad("self")
@@ -681,14 +709,14 @@ def _separable(name, node, kind, nd):
 def _separable_with_input(name, node, nd):
     @op(name, promote=NONE, node=node)
     def forward(self, output_size, params):
-        return _apply_mats(self, _mats("adaptive", self.shape[-nd:], output_size, params),
-                           False)
+        return _apply_taps(self, _taps("adaptive", self.shape[-nd:], output_size, params),
+                           False, self.shape[-nd:])
 
     @op(name + "_backward", tensors=2, promote=NONE,
         node=node.replace("Backward0", "BackwardBackward0"))
     def adjoint(grad_output, self, params):
-        mats = _mats("adaptive", self.shape[-nd:], grad_output.shape[-nd:], params)
-        return _apply_mats(grad_output, mats, True)
+        taps = _taps("adaptive", self.shape[-nd:], grad_output.shape[-nd:], params)
+        return _apply_taps(grad_output, taps, True, self.shape[-nd:])
 
     @forward.grad("self")
     def _(grad, self, params):
