@@ -252,6 +252,22 @@ def probabilities(ref):
     return make
 
 
+def square():
+    """A (batch of) square matrices: a variable when one fits, else a literal (float32 or
+    float64, maybe requiring grad)."""
+    def make(g, env):
+        name = g.pick(lambda t: is_float(t) and t.dim() in (2, 3) and t.shape[-1] == t.shape[-2],
+                      strict=False)
+        if name is not None and g.rng.random() < 0.5:
+            return name, g.value(name)
+        n = g.rng.randint(1, 3)
+        shape = (n, n) if g.rng.random() < 0.7 else (2, n, n)
+        dtype = g.rng.choice(["float32", "float64"])
+        text = g.literal(shape, dtype, g.rng.random() < 0.6)
+        return text, eval(text, {"torch": g.torch})  # noqa: S307 - generated source
+    return make
+
+
 def same_dtype_tensor(ref, pred=is_float):
     return tensor(lambda u: pred(u))
 
@@ -515,6 +531,31 @@ OPS: list[Op] = [
     op("F.dropout", ("F.dropout({x}, 0.0)", "F.dropout({x}, 0.5, training=False)"), x=FLOAT,
        weight=0.3),
     op("F.glu", "F.glu({x}, {d})", x=tensor(ndim_at_least(1)), d=dim("x"), weight=0.3),
+    op("F.scaled_dot_product_attention",
+       ("F.scaled_dot_product_attention({x}, {k}, {k})",
+        "F.scaled_dot_product_attention({x}, {x}, {x}, is_causal=True)",
+        "F.scaled_dot_product_attention({x}, {k}, {x}, scale=0.5)"),
+       x=tensor(ndim_is(3)), k=operand(shape_of("x")), weight=0.5),
+    op("F.interpolate", ("F.interpolate({x}, scale_factor=2)",
+                         "F.interpolate({x}, size=5, mode='linear')",
+                         "F.interpolate({x}, scale_factor=0.5, mode='linear', "
+                         "align_corners=True)"), x=tensor(ndim_is(3)), weight=0.4),
+    op("F.kl_div", ("F.kl_div({x}.log_softmax(-1), {y}, reduction='batchmean')",
+                    "F.cross_entropy({x}, {t}, label_smoothing=0.1)",
+                    "F.cross_entropy({x}, {t}.softmax(-1))"),
+       x=tensor(ndim_is(2)), y=probabilities("x"), t=same_shape("x"), weight=0.4),
+    # -- the rest of what models commonly call ----------------------------------------------------
+    op("linalg", ("torch.linalg.inv({x})", "torch.linalg.det({x})", "torch.inverse({x})",
+                  "torch.logdet({x})", "torch.linalg.matrix_norm({x})",
+                  "torch.linalg.solve({x}, {b})"),
+       x=square(), b=operand(lambda g, env: env["x"][1].shape[:-1] + (2,)), weight=0.6),
+    op("cdist", ("torch.cdist({x}, {y})", "torch.cdist({x}, {y}, p=1)"),
+       x=tensor(ndim_is(2)), y=operand(lambda g, env: (2, env["x"][1].shape[-1])), weight=0.4),
+    op("repeat_interleave", ("{x}.repeat_interleave(2, {d})", "torch.diff({x}, dim={d})",
+                             "{x}.expand_as({y})", "torch.where({m}, {x}, 0.0)",
+                             "{x}.clip(-0.5, 0.5)", "torch.baddbmm({x}, {x}, {x}.mT)"),
+       x=tensor(ndim_at_least(1)), d=dim("x"), y=operand(lambda g, env: (2,) + tuple(
+           env["x"][1].shape)), m=mask_of("x"), weight=0.8),
 ]
 
 

@@ -703,6 +703,68 @@ def norm_module(g):
     return Step("\n".join(lines), "module:" + kind.split("(")[0], (m, *names), (x,))
 
 
+_MLPS = ["torch.nn.Linear({i}, {o})", "torch.nn.Linear({i}, {o}, bias=False)",
+         "torch.nn.Sequential(torch.nn.Linear({i}, 3), torch.nn.{act}(), torch.nn.Linear(3, {o}))",
+         "torch.nn.Sequential(torch.nn.Linear({i}, 3), torch.nn.LayerNorm(3), torch.nn.{act}(), "
+         "torch.nn.Dropout(0.0), torch.nn.Linear(3, {o}))"]
+_ACTS = ["ReLU", "Tanh", "GELU", "SiLU", "Sigmoid", "LeakyReLU"]
+
+
+@feature(2)
+def linear_module(g):
+    """A seeded model (``torch.manual_seed``, then ``nn.Linear`` or a small ``nn.Sequential``
+    MLP: its random initial weights are torch's in ember too) called on a float32 variable;
+    its parameters become variables, which backward passes, optimizers and gradient clipping
+    then use."""
+    x = g.pick(lambda t: t.dtype == g.torch.float32 and t.dim() in (1, 2, 3)
+               and 0 < t.shape[-1] <= 4)
+    m, out = g.new("m"), g.new()
+    kind = g.rng.choice(_MLPS).format(i=g.value(x).shape[-1], o=g.rng.randint(1, 3),
+                                      act=g.rng.choice(_ACTS))
+    lines = [f"torch.manual_seed({g.rng.randint(0, 99)})", f"{m} = {kind}",
+             f"{out} = {m}({x})"]
+    names = [out]
+    for field in ("weight", "bias") if kind.startswith("torch.nn.Linear") else ():
+        if "bias=False" in kind and field == "bias":
+            continue
+        names.append(g.new())
+        lines.append(f"{names[-1]} = {m}.{field}")
+    if kind.startswith("torch.nn.Sequential"):
+        names.append(g.new())
+        lines.append(f"{names[-1]} = {m}[0].weight")
+    return Step("\n".join(lines), "module:" + kind.split("(")[0].rsplit(".", 1)[-1],
+                (m, *names), (x,))
+
+
+@feature(1)
+def clip_grad(g):
+    """Gradient clipping of leaves that have a ``.grad`` (``clip_grad_norm_``, its total norm
+    kept, or ``clip_grad_value_``), as a training step does before the optimizer's."""
+    leaves = g.tensors(lambda t: t.is_leaf and t.requires_grad and t.grad is not None)
+    if not leaves:
+        raise Skip
+    params = g.rng.sample(leaves, g.rng.randint(1, min(2, len(leaves))))
+    out = g.new()
+    call = g.rng.choice([f"{out} = torch.nn.utils.clip_grad_norm_([{{p}}], {g.number(0.1, 2)})",
+                         f"{out} = torch.nn.utils.clip_grad_norm_([{{p}}], 1.0, norm_type=1)",
+                         "torch.nn.utils.clip_grad_value_([{p}], 0.5)"])
+    code = call.format(p=", ".join(params))
+    defines = (out,) if code.startswith(out) else ()
+    return Step(code, "clip_grad:" + code.split("(")[0].rsplit(".", 1)[-1], defines,
+                tuple(params), defines + (ALL_LIVE,))
+
+
+def _inputs_of(g, module):
+    """What a module made before takes: its channels (``num_features``) or, for a linear
+    model, the size of its inputs' last dimension."""
+    first = module[0] if isinstance(module, g.torch.nn.Sequential) else module
+    if hasattr(first, "in_features"):
+        return lambda t: t.dtype == first.weight.dtype and t.dim() in (1, 2, 3) \
+            and t.shape[-1] == first.in_features
+    channels = getattr(module, "num_features", None)
+    return lambda t: t.is_floating_point() and t.dim() in (2, 3) and channels in t.shape[:2]
+
+
 @feature(2)
 def module_again(g):
     """A module made before called again, after switching it to training or eval mode."""
@@ -710,8 +772,7 @@ def module_again(g):
     if m is None:
         raise Skip
     module = g.ns[m]
-    channels = getattr(module, "num_features", None)
-    x = g.pick(lambda t: t.is_floating_point() and t.dim() in (2, 3) and channels in t.shape[:2])
+    x = g.pick(_inputs_of(g, module))
     mode = g.rng.choice(["train()", "eval()", "train(False)"])
     out = g.new()
     return Step(f"{m}.{mode}\n{out} = {m}({x})", f"module_again:{type(module).__name__}",
