@@ -432,3 +432,18 @@ def test_jacobian_of_complex_refused(name, transform):
     # of a function torch does not differentiate this way)
     f, args = _COMPLEX_JACOBIANS[name]
     same(lambda t: getattr(t.func, transform)(f)(*args(t)), check_warnings=False)
+
+
+def test_nested_grad_of_a_view_made_under_no_grad():
+    """A view made in no_grad mode of a tensor that requires grad has no gradient of its own:
+    transforms of it differentiate a fresh copy, so grad(grad(f)) and vmap of it see their
+    inner level (difftest 26000547, 26000225, 27000444: second derivatives came back zeros)."""
+    def body(torch):
+        G = torch.func.grad
+        f = lambda v: torch.erf(v) * -1.88  # noqa: E731
+        x = torch.tensor([[1.05], [-0.54], [0.0]], requires_grad=True)
+        with torch.no_grad():
+            flat = x.flatten()
+            return (torch.func.vmap(G(G(f)))(flat), G(G(f))(flat[0]),
+                    G(lambda v: (v * G(f)(v)))(flat[1]))
+    same(body, check_warnings=False)  # (torch warns of jit.script on its first func call)

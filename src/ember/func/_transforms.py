@@ -19,6 +19,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
+from ..autograd.graph import grad_accumulator
 from . import _lowering
 from ._outer_graph import OuterGraph
 
@@ -172,9 +173,16 @@ def _not_inference(t):
     return _wrap(t._data) if isinstance(t, Tensor) and t._is_inference else t
 
 
+def _has_gradient_edge(t):
+    """Whether ``t`` requires grad with a gradient of its own to pass on: a view made in
+    no_grad mode of a base that requires grad has none (an alias of it would differentiate
+    into nothing, and a transform nested inside would see no outer level)."""
+    return t.requires_grad and (t.grad_fn is not None or grad_accumulator(t) is not None)
+
+
 def _fresh(t):
     """A copy of ``t`` to differentiate against, connected to ``t``'s own differentiation."""
-    if t.requires_grad:  # (an alias: its derivative passes the gradient on as it is)
+    if _has_gradient_edge(t):  # (an alias: its derivative passes the gradient on as it is)
         return alias(t)
     new = _not_inference(t.detach()).requires_grad_()
     tangent = fwAD._tangent_of(t)
