@@ -132,8 +132,7 @@ def _bias_shape(nd):
 # NOTE: the convolution kernels work in a channels-first layout, (C, N * positions): the whole
 # batch is then one GEMM per group (a batch of per-sample GEMMs re-reads the weight N times
 # and is slow where the positions are few, as in a network's last stages), the weight
-# gradient is one GEMM that sums over the batch inside BLAS (no (N, O, C*k) temporary), and a
-# backward pass turns its upstream gradient to that layout once for both of its GEMMs.
+# gradient is one GEMM that sums over the batch inside BLAS (no (N, O, C*k) temporary).
 def channels_first(a):
     """(C, N * prod(spatial)) copy of an (N, C, *spatial) array."""
     xp = get_xp(a)
@@ -238,8 +237,8 @@ def _transposed_weight(w, groups):
     return get_xp(w).ascontiguousarray(flipped).reshape((groups * og, cin // groups) + tuple(ks))
 
 
-def _conv_t(x, w, b, stride, pads, dilation, output_padding, groups, x_cf=None):
-    """A transposed convolution; ``x_cf`` is ``channels_first(x)`` where the caller has it."""
+def _conv_t(x, w, b, stride, pads, dilation, output_padding, groups):
+    """A transposed convolution on raw arrays."""
     nd = w.ndim - 2
     n, cin = x.shape[:2]
     og, ks = w.shape[1], w.shape[2:]
@@ -253,7 +252,7 @@ def _conv_t(x, w, b, stride, pads, dilation, output_padding, groups, x_cf=None):
         # a ResNet's backward pass)
         return _conv(x, _transposed_weight(w, groups), b, stride, full, dilation, groups)
     size = transposed_size(sp, ks, stride, pads, dilation, output_padding)
-    x_cf = channels_first(x) if x_cf is None else x_cf
+    x_cf = channels_first(x)
     wm = w.reshape(groups, cin // groups, og * math.prod(ks)).transpose(0, 2, 1)
     cols = get_xp(x, w).matmul(wm, x_cf.reshape(groups, cin // groups, x_cf.shape[1]))
     y = col2im_channels_first(cols.reshape(groups * og * math.prod(ks), x_cf.shape[1]),
@@ -263,9 +262,8 @@ def _conv_t(x, w, b, stride, pads, dilation, output_padding, groups, x_cf=None):
     return y
 
 
-def _conv_weight(x, g, weight_size, stride, pads, dilation, groups, g_cf=None):
-    """The weight gradient of a convolution of ``x`` with upstream gradient ``g``; ``g_cf`` is
-    ``channels_first(g)`` where the caller has it."""
+def _conv_weight(x, g, weight_size, stride, pads, dilation, groups):
+    """The weight gradient of a convolution of ``x`` with upstream gradient ``g``."""
     xp = get_xp(x, g)
     o, ks = weight_size[0], tuple(weight_size[2:])
     cols = im2col_channels_first(x, ks, stride, dilation, pads, g.shape[2:])
@@ -274,7 +272,7 @@ def _conv_weight(x, g, weight_size, stride, pads, dilation, groups, g_cf=None):
         gw = xp.matmul(g.reshape(n, groups, o // groups, p),
                        cols.reshape(groups, k, n, p).transpose(2, 0, 3, 1)).sum(0)
         return gw.reshape(tuple(weight_size))
-    g_cf = channels_first(g) if g_cf is None else g_cf
+    g_cf = channels_first(g)
     gw = xp.matmul(g_cf.reshape(groups, o // groups, n * p),
                    cols.reshape(groups, k, n * p).transpose(0, 2, 1))
     return gw.reshape(tuple(weight_size))
@@ -366,25 +364,13 @@ def convolution_backward(grad_output, input, weight, stride, padding, dilation, 
     if not transposed and input.shape[1] == 0:  # the empty convolution: nothing flows back
         return tuple(xp.zeros(shape, grad_output.dtype) if m else none for m, shape in zip(
             output_mask, (input.shape, weight.shape, weight.shape[:1])))
-    if transposed:
-        if output_mask[0]:
-            gi = _input_grad(grad_output, weight, input.shape, stride, padding, dilation,
-                             transposed, groups)
-        if output_mask[1]:
-            gw = _conv_weight(grad_output, input, weight.shape, stride, padding, dilation,
-                              groups)
-    elif output_mask[0] or output_mask[1]:
-        # (the GEMMs that read the upstream gradient channels-first share one copy)
-        g_cf = channels_first(grad_output)
-        if output_mask[0]:
-            opad = _adjoint_padding(tuple(input.shape[2:]), tuple(grad_output.shape[2:]),
-                                    tuple(weight.shape[2:]), stride, padding, dilation)
-            gi = _in_channels_last_if_given(
-                _conv_t(grad_output, weight, None, stride, padding, dilation, opad, groups,
-                        g_cf), grad_output, weight)
-        if output_mask[1]:
-            gw = _conv_weight(input, grad_output, weight.shape, stride, padding, dilation,
-                              groups, g_cf)
+    if output_mask[0]:
+        gi = _input_grad(grad_output, weight, input.shape, stride, padding, dilation,
+                         transposed, groups)
+    if output_mask[1] and transposed:
+        gw = _conv_weight(grad_output, input, weight.shape, stride, padding, dilation, groups)
+    elif output_mask[1]:
+        gw = _conv_weight(input, grad_output, weight.shape, stride, padding, dilation, groups)
     if output_mask[2]:
         gb = grad_output.sum(axis=_spatial_axes(grad_output))
     return gi, gw, gb
