@@ -15,7 +15,9 @@ the next collections of the older generations walk while the graph is alive. A c
 not depend on the machine's load.
 
 ``--counts`` (the default) adds Python bytecodes (``sys.settrace`` opcode events) and calls
-(``sys.setprofile``) of one W1 step (300 ops and backward) and one W4 step (20,000).
+(``sys.setprofile``) of one W1 step (300 ops and backward) and one W4 step (20,000), and the
+collections CPython ran per W4 step (``gc.callbacks``) with the tracked objects they walked
+(those of the generations collected, at each start), over ``--steps`` steps after two.
 """
 from __future__ import annotations
 
@@ -76,6 +78,26 @@ def objects_per_node(n):
     return created, collected
 
 
+def collections_per_step(step, steps):
+    """``{generation: (collections, objects walked)}`` per call of ``step``, averaged."""
+    seen = collections.defaultdict(lambda: [0, 0])
+
+    def callback(phase, info):
+        if phase == "start":
+            g = info["generation"]
+            seen[g][0] += 1
+            seen[g][1] += sum(len(gc.get_objects(generation=k)) for k in range(g + 1))
+    step()
+    step()  # (the thresholds ember sets after a deep pass are in place from here)
+    gc.callbacks.append(callback)
+    try:
+        for _ in range(steps):
+            step()
+    finally:
+        gc.callbacks.remove(callback)
+    return {g: (c / steps, w / steps) for g, (c, w) in sorted(seen.items())}
+
+
 def show(label, counter, n):
     total = sum(counter.values()) / n
     top = sorted(((v / n, k) for k, v in counter.items() if v / n >= 0.05), reverse=True)
@@ -86,6 +108,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=3000)
     parser.add_argument("--no-counts", action="store_true")
+    parser.add_argument("--steps", type=int, default=8, help="W4 steps watched (default 8)")
     args = parser.parse_args(argv)
     print(f"ember from {os.path.dirname(os.path.dirname(ember.__file__))}, "
           f"Python {sys.version.split()[0]}")
@@ -99,6 +122,10 @@ def main(argv=None):
         step = WORKLOADS[name][3](ember, make_data(name))
         ops, calls = counts(step)
         print(f"{name} step: {ops} bytecodes, {calls} calls")
+    seen = collections_per_step(WORKLOADS["w4"][3](ember, make_data("w4")), args.steps)
+    print(f"w4 collections per step (of {args.steps}; thresholds {gc.get_threshold()}): "
+          + ", ".join(f"generation {g}: {c:.2f} walking {w:,.0f} objects"
+                      for g, (c, w) in seen.items()))
 
 
 if __name__ == "__main__":

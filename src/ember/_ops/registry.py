@@ -1822,29 +1822,36 @@ def _records_inline(op):
 
 
 class _InternedMetas(dict):
-    """``(shape, dtype) -> ((shape, dtype),)``: one pair per value for every node's input
-    metadata, and the one-input tuple of it that a node of one tensor input holds.
+    """``key -> make(key)``, made once per key: the input metadata that nodes share.
 
-    A graph has a pair per input of each node, mostly of a few values; each pair or tuple a
-    node made itself would be another object the garbage collector tracks (a tuple until a
-    collection finds that it holds only untracked values). A lookup is a subscript (no call
-    unless the value is new)."""
+    A graph has a ``(shape, dtype)`` pair per input of each node, mostly of a few values; each
+    pair or tuple of them a node made itself would be another object the garbage collector
+    tracks (a tuple until a collection finds that it holds only untracked values). A lookup
+    is a subscript (no call unless the value is new)."""
 
     KEPT = 4096  # distinct values kept, at most (a program of ever-new shapes starts over)
 
-    def __missing__(self, meta):
+    def __init__(self, make):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key):
         if len(self) >= self.KEPT:
             self.clear()
-        one = self[meta] = (meta,)
-        return one
+        value = self[key] = self.make(key)
+        return value
 
 
-_METAS = _InternedMetas()
+# (shape, dtype) -> ((shape, dtype),): the one pair per value every node's metadata holds, and
+# the one-input tuple of it that a node of one tensor input holds as its metadata
+_METAS = _InternedMetas(lambda meta: (meta,))
+# a shared pair -> (pair, pair): the metadata of a node of two inputs alike (x * y)
+_TWICE = _InternedMetas(lambda meta: (meta, meta))
 
 
 def _recorder_scope(op):
     return {"node_cls": op.node_cls, "number_cls": op.number_cls, "Tensor": Tensor,
-            "NO_EDGE": NO_EDGE, "METAS": _METAS,
+            "NO_EDGE": NO_EDGE, "METAS": _METAS, "TWICE": _TWICE,
             "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
             "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
             "VERSIONED": VERSIONED,
@@ -1903,8 +1910,10 @@ def _recorder_lines(op, first_saved, inline=False, tensors=()):
                   + ["    else:", f"        e{k} = NO_EDGE", f"        m{k} = None"])
     edges = ", ".join(f"e{k}" for k in range(op.n_tensors))
     metas = ", ".join(f"m{k}" for k in range(op.n_tensors))
-    if op.n_tensors == 1 and ((inline and op.n_tensors == 1) or 0 in tensors):
+    if op.n_tensors == 1 and (inline or 0 in tensors):
         metas = "t0"  # (the one tensor input's shared one-pair tuple)
+    elif op.n_tensors == 2:  # (two inputs alike share their two-pair tuple too)
+        metas = f"TWICE[m0] if m0 is m1 else ({metas},)"
     else:
         metas = f"({metas},)"
     lines += [f"    node._next = ({edges},)", f"    node._meta = {metas}",
