@@ -132,8 +132,8 @@ class OpNode(Node):
             if kind == INPUT:
                 if vers[j] is not None:
                     t = saved[j]
-                    vc = t._vc
-                    if vc[0] != vers[j] or as_tensors:
+                    vc = t._vc  # (None: never written, see _save_input_lines)
+                    if (vc is not None and vc[0] != vers[j]) or as_tensors:
                         env[j] = unpack_input(t, vers[j], as_tensors)
                     else:
                         env[j] = t._data
@@ -438,7 +438,8 @@ def _compile_apply(op):
         kind, idx = op.saved_spec[j]
         if kind == INPUT:
             first_order += [f"e{j} = saved[{j}]", f"v = vers[{j}]", "if v is not None:",
-                            f"    if e{j}._vc[0] != v:",
+                            f"    vc = e{j}._vc",
+                            "    if vc is not None and vc[0] != v:",
                             f"        unpack_input(e{j}, v, False)",
                             f"    e{j} = e{j}._data"]
         elif kind == RESULT and not graph_ok and not op.diff_outputs[idx]:
@@ -483,9 +484,10 @@ def _graph_unpack_lines(op, used):
     for j in used:
         kind, idx = op.saved_spec[j]
         if kind == INPUT:  # (unpack_input's check written out; it raises the error)
-            lines += [f"e{j} = saved[{j}]", f"v = vers[{j}]",
-                      f"if v is not None and e{j}._vc[0] != v:",
-                      f"    unpack_input(e{j}, v, True)"]
+            lines += [f"e{j} = saved[{j}]", f"v = vers[{j}]", "if v is not None:",
+                      f"    vc = e{j}._vc",
+                      "    if vc is not None and vc[0] != v:",
+                      f"        unpack_input(e{j}, v, True)"]
         elif kind == RESULT:  # (unpack_output written out, but for forward AD's tangents)
             lines += [f"a, vc = saved[{j}]",
                       f"if vc[0] != vers[{j}] or self._saved_tangents is not None:",
@@ -1977,12 +1979,12 @@ def _save_input_lines(j, i, guard, edge_checked, src, tensor=False):
     """Recorder lines saving input ``i`` (the value ``src``) in slot ``j`` (only if input
     ``guard`` has an edge, when it is not None). ``edge_checked``: the edge code already
     refused an inference tensor. ``tensor``: ``src`` is known to be a Tensor."""
+    # (a tensor without a version counter was never written: its version is 0, and it gets
+    # a counter at its first write or view, which unpacking reads; the node keeps the tensor)
     body = [f"s{j} = {src}",
             f"if isinstance(s{j}, Tensor):",
             f"    vc = s{j}._vc",
-            "    if vc is None:",
-            f"        vc = s{j}._vc = [0]",
-            f"    v{j} = vc[0]",
+            f"    v{j} = 0 if vc is None else vc[0]",
             "else:",
             f"    v{j} = None"]
     if not edge_checked:
@@ -2093,10 +2095,8 @@ def _save(node, op, args, results, snapshot, guarded):
             if isinstance(a, Tensor):
                 if a._is_inference:
                     raise RuntimeError(ERR_INFERENCE_SAVE)
-                vc = a._vc
-                if vc is None:
-                    vc = a._vc = [0]
-                v = vc[0]
+                vc = a._vc  # (None: never written, see _save_input_lines)
+                v = 0 if vc is None else vc[0]
             saved.append(a)
         elif kind == RESULT:
             r = results[i]
