@@ -31,6 +31,7 @@ import collections  # noqa: E402
 import gc  # noqa: E402
 import pathlib  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -79,23 +80,33 @@ def objects_per_node(n):
 
 
 def collections_per_step(step, steps):
-    """``{generation: (collections, objects walked)}`` per call of ``step``, averaged."""
-    seen = collections.defaultdict(lambda: [0, 0])
+    """``{generation: (collections, objects walked, CPU seconds)}`` per call of ``step``,
+    averaged, and the CPU seconds of a step (the collections' included)."""
+    seen = collections.defaultdict(lambda: [0, 0, 0.0])
+    started = [0.0, 0.0]  # (this collection's start, the counting's own time so far)
 
     def callback(phase, info):
+        g = info["generation"]
         if phase == "start":
-            g = info["generation"]
+            t0 = time.process_time()
             seen[g][0] += 1
             seen[g][1] += sum(len(gc.get_objects(generation=k)) for k in range(g + 1))
+            started[0] = time.process_time()
+            started[1] += started[0] - t0
+        else:
+            seen[g][2] += time.process_time() - started[0]
     step()
     step()  # (the thresholds ember sets after a deep pass are in place from here)
     gc.callbacks.append(callback)
     try:
+        t0 = time.process_time()
         for _ in range(steps):
             step()
+        total = time.process_time() - t0 - started[1]
     finally:
         gc.callbacks.remove(callback)
-    return {g: (c / steps, w / steps) for g, (c, w) in sorted(seen.items())}
+    return ({g: (c / steps, w / steps, s / steps) for g, (c, w, s) in sorted(seen.items())},
+            total / steps)
 
 
 def show(label, counter, n):
@@ -122,10 +133,12 @@ def main(argv=None):
         step = WORKLOADS[name][3](ember, make_data(name))
         ops, calls = counts(step)
         print(f"{name} step: {ops} bytecodes, {calls} calls")
-    seen = collections_per_step(WORKLOADS["w4"][3](ember, make_data("w4")), args.steps)
-    print(f"w4 collections per step (of {args.steps}; thresholds {gc.get_threshold()}): "
-          + ", ".join(f"generation {g}: {c:.2f} walking {w:,.0f} objects"
-                      for g, (c, w) in seen.items()))
+    seen, step_s = collections_per_step(WORKLOADS["w4"][3](ember, make_data("w4")), args.steps)
+    print(f"w4 collections per step (of {args.steps}; thresholds {gc.get_threshold()}):")
+    for g, (c, w, s) in seen.items():
+        print(f"  generation {g}: {c:.2f} walking {w:,.0f} objects, {s * 1e3:.1f} ms CPU time")
+    print(f"  in all {sum(s for _, _, s in seen.values()) * 1e3:.1f} ms of a {step_s * 1e3:.0f} ms"
+          " step (CPU time, less the counting of walked objects)")
 
 
 if __name__ == "__main__":

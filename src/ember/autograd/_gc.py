@@ -1,10 +1,11 @@
 """Python's garbage collector and deep graphs.
 
 A backward graph is acyclic and freed by reference counting, yet its nodes, tensors, edge
-tuples and saved-value lists are all tracked by the cyclic garbage collector. While a deep
-graph is built (20,000 ops: about 170,000 tracked objects) each full collection walks all of
-them, and CPython runs one whenever the long-lived heap has grown by a quarter: on the W4
-chain of ``benchmarks/`` that is half of the step.
+tuples and the tuples of saved values that hold a tensor are all tracked by the cyclic garbage
+collector (``benchmarks/graph_objects.py`` counts them). While a deep graph is built (20,000
+ops: about 100,000 tracked objects) each full collection walks all of them, and CPython runs
+one whenever the long-lived heap has grown by a quarter: on the W4 chain of ``benchmarks/``
+that was half of the step.
 
 After a backward pass over a deep graph (a program that builds one, as a training loop does,
 builds the next one soon), ember raises the collector's last threshold so that a full
