@@ -124,3 +124,26 @@ def test_anomaly_mode_traces_only_its_own_threads_nodes():
     assert nodes["main"]._trace is not None
     assert nodes["other"]._trace is None and nodes["after"]._trace is None
     assert record_extras[0] == 0
+
+
+
+def test_input_metadata_stays_right_when_the_shared_table_starts_over(monkeypatch):
+    # nodes share their inputs' (shape, dtype) pairs from a table kept to a few values; once
+    # it is full it starts over, and the nodes made before keep theirs (the engine checks each
+    # gradient against them: a wrong one would refuse or misshape it)
+    from ember._ops import registry
+    monkeypatch.setattr(registry._METAS, "KEPT", 3)
+    registry._METAS.clear()  # (this test's values are then new: more than 3 of them)
+
+    def body(t):
+        x = t.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        parts = [x.sum(0), x[0].float(), x.sum(), x.reshape(3, 2), x.sum(1, keepdim=True)]
+        outs = [(p * p).sin() * p for p in parts]  # (two inputs alike: a shared two-pair tuple)
+        if t is ember:
+            for p, q in zip(parts, outs):
+                assert q.grad_fn._meta == ((tuple(p.shape), p._data.dtype),) * 2
+                assert q.grad_fn.next_functions[0][0]._meta == ((tuple(p.shape),
+                                                                 p._data.dtype),)
+            assert len(registry._METAS) <= 3
+        return t.autograd.grad(sum(q.sum() for q in outs), [x])[0]
+    same(body)

@@ -199,3 +199,29 @@ def test_batch_norm_saves_its_running_statistics(training):
                 seen.append(str(e))
         return seen
     same(body, rtol=1e-5, atol=1e-6)
+
+
+# Writes after a node saved a tensor that had no version counter yet (a fresh op result,
+# never written nor viewed: ember makes its counter at the first write or view, not at save).
+WRITES_AFTER_SAVE = {
+    "none": lambda y: None,
+    "in_place": lambda y: y.add_(1),
+    "twice": lambda y: (y.add_(1), y.sub_(1)),
+    "view_made_after": lambda y: y[:2].mul_(2),
+    "view_made_after_unwritten": lambda y: y[1:],
+    "alias_made_after": lambda y: y.detach().add_(1),
+    "detached_in_place": lambda y: y.detach_(),
+}
+
+
+@pytest.mark.parametrize("graph", [False, True])
+@pytest.mark.parametrize("write", sorted(WRITES_AFTER_SAVE))
+def test_saved_input_without_a_version_counter_then_written(write, graph):
+    def body(t):
+        x = t.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = x * 3
+        z = (y.sin() * y).sum()  # (sin and mul save y as an input)
+        WRITES_AFTER_SAVE[write](y)
+        (g,) = t.autograd.grad(z, [x], create_graph=graph)
+        return g, y._version
+    same(body)
