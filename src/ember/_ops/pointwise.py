@@ -16,6 +16,7 @@ from .._numpy_operands import python_number
 from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, _wrap, typename
 from . import opmath
+from .fused import fused_multiply_add
 from .inplace import inplace_operator
 from .registry import FLOAT, NONE, OPERANDS, broadcast_error, conj_value, foreign_operand, op
 
@@ -203,12 +204,27 @@ def _alpha(self, alpha):
     return bool(alpha) if kind == "b" else alpha
 
 
+def _scaled_add(base, scaled, alpha, subtract=False):
+    """``base + alpha * scaled`` (``-`` with ``subtract``) as torch's kernel computes it
+    (``alpha`` checked): for float tensors one fused multiply-add, ``alpha`` and a number
+    operand cast to the result's dtype first (bfloat16/float16 then computed in float32);
+    other kinds multiply, then add (an unsigned alpha is not negated: it would not fit)."""
+    arrays = [v for v in (base, scaled) if is_array(v)]
+    if any(v.dtype.kind != "f" for v in arrays):
+        return base - scaled * alpha if subtract else base + scaled * alpha
+    alpha = -alpha if subtract else alpha
+    dtype = opmath.reduced_now() or np.result_type(*arrays)
+    base, scaled = (v if is_array(v) else float(np.asarray(v, dtype=dtype))
+                    for v in (base, scaled))
+    return fused_multiply_add(scaled, float(np.asarray(alpha, dtype=dtype)), base)
+
+
 @op("add", elementwise=True, tensors=2, method=("add", "__add__", "__radd__"), inplace=True,
     weak_scalars=True, ufunc=np.add, quiet=True, conj_saved=True)
 def add(self, other, alpha=1):
     if alpha == 1 and not isinstance(alpha, bool):
         return self + other
-    return self + other * _alpha(self, alpha)
+    return _scaled_add(self, other, _alpha(self, alpha))
 
 
 @add.grad("self")
@@ -254,7 +270,7 @@ def sub(self, other, alpha=1):
     _sub_check(self, other)
     if alpha == 1 and not isinstance(alpha, bool):
         return self - other
-    return self - other * _alpha(self, alpha)
+    return _scaled_add(self, other, _alpha(self, alpha), subtract=True)
 
 
 @sub.grad("self")
@@ -286,7 +302,9 @@ def rsub(self, other, alpha=1):
     """other - alpha * self (what ``2 - x`` computes). Shapes that don't broadcast are
     named in the order torch's kernel reads them, ``other`` first."""
     try:
-        return other - self if alpha == 1 else other - self * _alpha(self, alpha)
+        if alpha == 1:
+            return other - self
+        return _scaled_add(other, self, _alpha(self, alpha), subtract=True)
     except ValueError as e:
         if "broadcast" in str(e):
             raise broadcast_error((other, self)) from None
