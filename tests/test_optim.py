@@ -970,3 +970,35 @@ def test_sgd_plain_step_bumps_versions_and_profiles_as_torch():
     # (values to float32 rounding: torch's add_ with alpha may round p - lr * g once)
     np.testing.assert_allclose(seen["ember"][0], seen["torch"][0], rtol=1e-6)
     assert seen["ember"][1:] == seen["torch"][1:]
+
+
+_BIT_EXACT = [
+    ("SGD", {"lr": 0.1}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.1, "weight_decay": 0.01,
+             "maximize": True}),
+    ("Rprop", {"lr": 0.01}),
+]
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+@pytest.mark.parametrize("name,kwargs", _BIT_EXACT)
+def test_float32_trajectory_is_torchs_bits(name, kwargs, foreach):
+    """20 float32 steps give torch's parameter bit for bit (its add(alpha=...) updates round
+    once, a fused multiply-add)."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(7)
+    start = rng.standard_normal((37, 29)).astype(np.float32)
+    grads = [rng.standard_normal((37, 29)).astype(np.float32) for _ in range(20)]
+
+    def trajectory(lib):
+        p = lib.nn.Parameter(lib.tensor(start.copy()))
+        opt = getattr(lib.optim, name)([p], foreach=foreach, **kwargs)
+        for g in grads:
+            p.grad = lib.tensor(g.copy())
+            opt.step()
+        return p.detach().numpy()
+
+    np.testing.assert_array_equal(trajectory(ember).view(np.uint32),
+                                  trajectory(torch).view(np.uint32))

@@ -42,6 +42,16 @@ def fused_multiply_add(x, y, z, dtype=None):
     return out if dtype == _F32 else out.astype(dtype)
 
 
+def add_scaled(base, scaled, alpha):
+    """``base + alpha * scaled`` for arrays, as torch's ``add(base, scaled, alpha=alpha)``
+    rounds it: float16/32/64 fused, ``alpha`` cast to their dtype; other dtypes (complex,
+    bfloat16 storage) multiply, then add."""
+    dtype = np.result_type(base, scaled)
+    if alpha == 1 or dtype not in (_F16, _F32, _F64):
+        return base + scaled if alpha == 1 else base + alpha * scaled
+    return fused_multiply_add(scaled, float(np.asarray(alpha, dtype=dtype)), base)
+
+
 def opmath_dtype(dtype):
     """The dtype torch's CPU kernels compute ``dtype`` in (float16: float32)."""
     return _F32 if dtype == _F16 else dtype

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from numpy import ndarray
 
+from .._ops.fused import add_scaled
 from .._state import recording
 from .._tensor import Tensor, _wrap
 from .optimizer import Optimizer, _closure_loss, _to_scalar, _use_grad_for_differentiable
@@ -63,8 +64,9 @@ class SGD(Optimizer):
                     continue
                 if maximize:
                     grad = -grad
+                # (torch's add(alpha=...): each update rounded once, see _ops/fused.py)
                 if weight_decay != 0:
-                    grad = grad + weight_decay * p._data
+                    grad = add_scaled(grad, p._data, weight_decay)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
@@ -73,10 +75,10 @@ class SGD(Optimizer):
                     else:
                         b = buf._data
                         b *= momentum
-                        b += (1 - dampening) * grad
+                        b[...] = add_scaled(b, grad, 1 - dampening)
                         buf._bump_version()
-                    grad = grad + momentum * buf._data if nesterov else buf._data
-                p._data -= lr * grad
+                    grad = add_scaled(grad, buf._data, momentum) if nesterov else buf._data
+                p._data[...] = add_scaled(p._data, grad, -lr)
                 if p._is_inference or recording[0] is not None:
                     p._bump_version()  # (its checks, and the compile recorder's note)
                 else:  # (its usual lines: a call fewer per parameter and step)
