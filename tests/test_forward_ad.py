@@ -789,3 +789,48 @@ def test_xlog1py_derivative_at_a_zero_self():
         jvp = t.func.jvp(lambda a: t.special.xlog1py(a, other), (x.detach(),), (t.ones(4),))
         return g, g2, jvp
     same(body)
+
+
+def test_a_dual_of_an_expanded_primal_refuses_a_tangent_of_another_layout():
+    """torch lays a tangent out as its primal, copying one of another layout into the
+    primal's strides: an expanded primal refuses that write ("more than one element of the
+    written-to tensor refers to a single memory location"), so do jvp, jacfwd and hessian of
+    it (difftest 29000116: hessian of sum's expanded gradient); a tangent expanded alike is
+    kept."""
+    def body(torch):
+        fw = torch.autograd.forward_ad
+        e = torch.tensor([[1.0]], dtype=torch.float64).expand(3, 1)
+        out = []
+        for make in (lambda: fw.make_dual(e, torch.ones(3, 1, dtype=torch.float64)),
+                     lambda: fw.make_dual(e, torch.tensor([[2.0]], dtype=torch.float64)
+                                          .expand(3, 1))):
+            with fw.dual_level():
+                try:
+                    out.append(fw.unpack_dual(make()).tangent.stride())
+                except RuntimeError as err:
+                    out.append(str(err))
+        f = lambda v: (torch.cos(v) * 1.78).sum()  # noqa: E731
+        for call in (lambda: torch.func.hessian(f)(e), lambda: torch.func.jacfwd(f)(e)):
+            try:
+                out.append(call())
+            except RuntimeError as err:
+                out.append(str(err))
+        return out
+    same(body, check_warnings=False)  # (torch warns of jit.script on its first func call)
+
+
+def test_jacfwd_inside_a_dual_level_the_user_entered_is_refused():
+    """Only one dual level at a time: torch's jacfwd (and hessian) inside ``dual_level()``
+    raises "Nested forward mode AD is not supported at the moment", as jvp does; inside a jvp
+    transform they compute."""
+    def body(torch):
+        f = lambda v: (torch.sin(v) * 2.0).sum()  # noqa: E731
+        x = torch.tensor([0.5, -1.0])
+        with torch.autograd.forward_ad.dual_level():
+            try:
+                torch.func.jacfwd(f)(x)
+            except RuntimeError as err:
+                refused = str(err)
+        inner = torch.func.jvp(lambda v: torch.func.jacfwd(f)(v), (x,), (torch.ones(2),))
+        return refused, inner
+    same(body, check_warnings=False)

@@ -159,12 +159,26 @@ def make_dual(tensor, tangent, *, level=None):
                            "that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(tensor.shape)} while the given forward gradient is of "
                            f"size {list(tangent.shape)}.")
+    _refuse_tangent_into_overlap(tensor, tangent)
     dual = _alias(tensor)
     # (torch's make_dual sets the tangent in its autograd layer, which does not run in
     # inference mode, nor for a call on inference tensors only: the alias then has none)
     if not (state.inference or (tensor._is_inference and tangent._is_inference)):
         _set_tangent(dual, tangent)
     return dual
+
+
+def _refuse_tangent_into_overlap(tensor, tangent):
+    """torch keeps a tangent laid out as its primal: one of another layout is copied into a
+    tensor of the primal's strides, which an expanded primal (several elements in one
+    location) refuses as any write into it."""
+    from .._ops.inplace import _INTERNAL_OVERLAP, has_internal_overlap
+    if vmap_hook[0] is not None or not has_internal_overlap(tensor._data):
+        return  # (under vmap an unbatched primal is expanded over the batch: ember's own)
+    strides = [(n, st) for n, st in zip(tensor._data.shape, tensor._data.strides) if n > 1]
+    theirs = [(n, st) for n, st in zip(tangent._data.shape, tangent._data.strides) if n > 1]
+    if strides != theirs:
+        raise RuntimeError(_INTERNAL_OVERLAP)
 
 
 def unpack_dual(tensor, *, level=None):

@@ -447,6 +447,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         level = _lowering.active_level()
         if level:  # NOTE: under vmap the Jacobian is computed in reverse mode
             return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
+        if fwAD._level is not None and not fwAD._in_transform[0]:
+            # (a dual level the user entered: torch's jacfwd enters one of its own)
+            raise RuntimeError("Nested forward mode AD is not supported at the moment")
         if fwAD._level is not None:
             # NOTE: inside an outer jacfwd/jvp (one dual level at a time in ember), the inner
             # Jacobian is computed in reverse mode, which the outer forward mode goes through
