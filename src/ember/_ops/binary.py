@@ -21,7 +21,7 @@ from .. import _dtype as D
 from .._backend import asarray_like, get_xp
 from .._tensor import Tensor
 from . import opmath
-from .fused import fused_multiply_add, opmath_dtype
+from .fused import add_product
 from . import pointwise as PW
 from .logical import (
     allclose,
@@ -695,14 +695,7 @@ def _value(x, value, kernel):
 @op("addcmul", elementwise=True, tensors=3, method=True, inplace=True, quiet=True,
     check=_addc_check("addcmul"))
 def addcmul(self, tensor1, tensor2, value=1):
-    value = _value(self, value, "addcmul_cpu_out")
-    dtype = np.result_type(self, tensor1, tensor2)
-    if dtype.kind != "f":
-        return self + value * tensor1 * tensor2
-    # torch's kernel: fmadd(value * tensor1, tensor2, self), value in the compute dtype
-    wide = opmath_dtype(dtype)
-    scaled = tensor1.astype(wide, copy=False) * wide.type(value)
-    return fused_multiply_add(scaled, tensor2, self, dtype)
+    return add_product(self, tensor1, tensor2, _value(self, value, "addcmul_cpu_out"))
 
 
 @addcmul.grad("self")

@@ -52,9 +52,16 @@ def add_scaled(base, scaled, alpha):
     return fused_multiply_add(scaled, float(np.asarray(alpha, dtype=dtype)), base)
 
 
-def opmath_dtype(dtype):
-    """The dtype torch's CPU kernels compute ``dtype`` in (float16: float32)."""
-    return _F32 if dtype == _F16 else dtype
+def add_product(base, tensor1, tensor2, value):
+    """``base + value * tensor1 * tensor2`` for arrays, as torch's addcmul rounds it:
+    fmadd(value * tensor1, tensor2, base), ``value`` in the dtype the kernel computes in
+    (float32 for float16); other dtypes multiply, then add."""
+    dtype = np.result_type(base, tensor1, tensor2)
+    if dtype not in (_F16, _F32, _F64):
+        return base + value * tensor1 * tensor2
+    wide = _F32 if dtype == _F16 else dtype
+    scaled = tensor1.astype(wide, copy=False) * wide.type(value)
+    return fused_multiply_add(scaled, tensor2, base, dtype)
 
 
 def _as_f32(v):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.fused import add_product, add_scaled
 from .._ops.strided import view_as_complex
 from .._tensor import Tensor
 from .optimizer import (
@@ -80,20 +81,20 @@ class Adadelta(Optimizer):
                     grad = -grad
                 param = p._data
                 if weight_decay != 0:
-                    grad = grad + weight_decay * param
+                    grad = add_scaled(grad, param, weight_decay)
                 param, grad = _real(param), _real(grad)
                 square_avg = _real(state["square_avg"]._data)
                 acc_delta = _real(state["acc_delta"]._data)
                 xp = get_xp(param)
                 square_avg *= rho
-                square_avg += (1 - rho) * grad * grad
+                square_avg[...] = add_product(square_avg, grad, grad, 1 - rho)
                 std = xp.sqrt(square_avg + eps)
                 delta = xp.sqrt(acc_delta + eps)
                 delta /= std
                 delta *= grad
                 acc_delta *= rho
-                acc_delta += (1 - rho) * delta * delta
-                param -= lr * delta
+                acc_delta[...] = add_product(acc_delta, delta, delta, 1 - rho)
+                param[...] = add_scaled(param, delta, -lr)
                 p._bump_version()
         return loss
 

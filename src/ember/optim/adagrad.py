@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.fused import add_product, add_scaled
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -98,11 +99,11 @@ class Adagrad(Optimizer):
                     grad = -grad
                 param = p._data
                 if weight_decay != 0:
-                    grad = grad + weight_decay * param
+                    grad = add_scaled(grad, param, weight_decay)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 param, grad = _real(param), _real(grad)
                 state_sum = _real(state["sum"]._data)
-                state_sum += grad * grad
+                state_sum[...] = add_product(state_sum, grad, grad, 1)
                 std = get_xp(param).sqrt(state_sum)
                 std += eps
                 param += (-clr * grad) / std

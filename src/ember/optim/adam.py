@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .._backend import get_xp
 from .._ops.strided import view_as_real
+from .._ops.fused import add_product, add_scaled
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -108,12 +109,12 @@ class Adam(Optimizer):
                         param *= 1 - lr * weight_decay
                         p._bump_version()  # (torch's param.mul_: a write of its own)
                     else:
-                        grad = grad + weight_decay * param
+                        grad = add_scaled(grad, param, weight_decay)
                 param, grad = _real(param), _real(grad)
                 exp_avg, exp_avg_sq = _real(state["exp_avg"]._data), _real(state["exp_avg_sq"]._data)
                 _lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * grad * grad
+                exp_avg_sq *= beta2  # (then torch's addcmul_, one rounding)
+                exp_avg_sq[...] = add_product(exp_avg_sq, grad, grad, 1 - beta2)
 
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.fused import add_scaled
 from .._ops.shape import cat
 from .optimizer import (
     Optimizer,
@@ -74,7 +75,7 @@ class Adamax(Optimizer):
                 step = _incr(state["step"])
                 param = p._data
                 if weight_decay != 0:
-                    grad = grad + weight_decay * param
+                    grad = add_scaled(grad, param, weight_decay)
                 param, grad = _real(param), _real(grad)
                 exp_avg, exp_inf = _real(state["exp_avg"]._data), _real(state["exp_inf"]._data)
                 xp = get_xp(param)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import as_tensor
+from .._ops.fused import add_scaled
 from .._tensor import Tensor, _wrap
 from .optimizer import (
     Optimizer,
@@ -91,11 +92,11 @@ class ASGD(Optimizer):
                 param, ax = _real(p._data), _real(state["ax"]._data)
                 grad = _real(grad)
                 if weight_decay != 0:
-                    grad = grad + weight_decay * param
+                    grad = add_scaled(grad, param, weight_decay)
                 eta = float(state["eta"]._data)
                 param *= 1 - lambd * eta
                 p._bump_version()  # (torch's param.mul_, then its add_: two writes)
-                param += -eta * grad
+                param[...] = add_scaled(param, grad, -eta)
                 mu = state["mu"]._data
                 if float(mu) != 1:
                     ax += (param - ax) * mu

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.fused import add_product, add_scaled
 from .optimizer import (
     Optimizer,
     _check_capturable,
@@ -84,7 +85,7 @@ class NAdam(Optimizer):
                         param *= 1 - lr * weight_decay
                         p._bump_version()  # (torch's param.mul_: a write of its own)
                     else:
-                        grad = grad + weight_decay * param
+                        grad = add_scaled(grad, param, weight_decay)
                 param, grad = _real(param), _real(grad)
                 exp_avg = _real(state["exp_avg"]._data)
                 exp_avg_sq = _real(state["exp_avg_sq"]._data)
@@ -98,7 +99,7 @@ class NAdam(Optimizer):
                 mu_product = float(mu_t._data)
                 _lerp_(exp_avg, grad, 1 - beta1)
                 exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * grad * grad
+                exp_avg_sq[...] = add_product(exp_avg_sq, grad, grad, 1 - beta2)
                 denom = get_xp(param).sqrt(exp_avg_sq / bias_correction2)
                 mu_product_next = mu_product * mu_next
                 denom += eps

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.fused import add_product, add_scaled
 from .optimizer import (
     Optimizer,
     _check_capturable,
@@ -80,12 +81,12 @@ class RAdam(Optimizer):
                         param *= 1 - lr * weight_decay
                         p._bump_version()  # (torch's param.mul_: a write of its own)
                     else:
-                        grad_r = _real(grad + weight_decay * param)
+                        grad_r = _real(add_scaled(grad, param, weight_decay))
                 exp_avg = _real(state["exp_avg"]._data)
                 exp_avg_sq = _real(state["exp_avg_sq"]._data)
                 _lerp_(exp_avg, grad_r, 1 - beta1)
                 exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * grad_r * grad_r
+                exp_avg_sq[...] = add_product(exp_avg_sq, grad_r, grad_r, 1 - beta2)
 
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step

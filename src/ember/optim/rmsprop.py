@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._backend import get_xp
+from .._ops.fused import add_product, add_scaled
 from .optimizer import (
     Optimizer,
     _check_capturable,
@@ -84,12 +85,12 @@ class RMSprop(Optimizer):
                 _incr(state["step"])
                 param = p._data
                 if weight_decay != 0:
-                    grad = grad + weight_decay * param
+                    grad = add_scaled(grad, param, weight_decay)
                 param, grad = _real(param), _real(grad)
                 square_avg = _real(state["square_avg"]._data)
                 xp = get_xp(param)
                 square_avg *= alpha
-                square_avg += (1 - alpha) * grad * grad
+                square_avg[...] = add_product(square_avg, grad, grad, 1 - alpha)
                 if centered:
                     grad_avg = _real(state["grad_avg"]._data)
                     _lerp_(grad_avg, grad, 1 - alpha)
@@ -101,7 +102,7 @@ class RMSprop(Optimizer):
                     buf = _real(state["momentum_buffer"]._data)
                     buf *= momentum
                     buf += grad / avg
-                    param -= lr * buf
+                    param[...] = add_scaled(param, buf, -lr)
                 else:
                     param += (-lr * grad) / avg
                 p._bump_version()
