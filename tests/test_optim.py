@@ -979,6 +979,7 @@ _BIT_EXACT = [
     ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.1, "weight_decay": 0.01,
              "maximize": True}),
     ("Rprop", {"lr": 0.01}),
+    ("Adamax", {"lr": 0.01, "weight_decay": 0.01}),
 ]
 # (ASGD's foreach path follows another formula: docs/optim.md)
 _BIT_EXACT_SINGLE = [("ASGD", {"lr": 0.01, "weight_decay": 0.01})]
@@ -1014,7 +1015,7 @@ def test_float32_trajectory_is_torchs_bits(name, kwargs, foreach):
 @pytest.mark.parametrize("name,key", [
     ("Adam", "exp_avg_sq"), ("AdamW", "exp_avg_sq"), ("NAdam", "exp_avg_sq"),
     ("RAdam", "exp_avg_sq"), ("RMSprop", "square_avg"), ("Adagrad", "sum"),
-    ("Adadelta", "square_avg"), ("Adamax", "exp_inf")])
+    ("Adadelta", "square_avg"), ("Adamax", "exp_inf"), ("Adam", "exp_avg")])
 def test_float32_gradient_statistics_are_torchs_bits(name, key, foreach):
     """The running statistics of the gradients (torch's mul_ then addcmul_, one rounding)
     equal torch's bit for bit after 20 float32 steps. (The parameters still differ where the

@@ -518,20 +518,10 @@ def _real(a):
 
 
 def _lerp_(a, b, w) -> None:
-    """``a.lerp_(b, w)`` with torch's formula, in ``a``'s dtype.
-
-    NOTE: torch computes ``a + w*(b - a)`` when ``|w| < 0.5`` and ``b - (b - a)*(1 - w)``
-    otherwise, with ``1 - w`` formed in the tensor's own precision.
-    """
-    w = float(w)
-    diff = b - a
-    if abs(w) < 0.5:
-        diff *= w
-        a += diff
-    else:
-        dt = a.dtype.type
-        diff *= dt(1) - dt(w)
-        get_xp(a).subtract(b, diff, out=a)
+    """``a.lerp_(b, w)`` with torch's formula and rounding, in ``a``'s dtype (the lerp op's
+    kernel: torch's two-sided formula, fused in float32)."""
+    from .._ops.binary import _lerp
+    a[...] = _lerp(a, b, float(w))
 
 
 def _unwrap(v):
