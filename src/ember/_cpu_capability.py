@@ -70,3 +70,8 @@ def _onednn_half_types():
 def onednn_runs(dtype) -> bool:
     """Whether torch's oneDNN kernels take float arrays of ``dtype`` here."""
     return dtype.itemsize == 4 or (dtype.itemsize == 2 and str(dtype) in _onednn_half_types())
+
+
+def is_x86() -> bool:
+    """Whether torch's CPU kernels here are the x86 ones (any instruction set)."""
+    return _machine() in ("x86-avx2", "x86")
