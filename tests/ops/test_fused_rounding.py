@@ -44,7 +44,7 @@ def test_fused_results_are_torchs_bits(name, dtype):
 
 def test_number_operand_with_alpha_fuses_as_torchs_vector_loop():
     """A Python number ``other``: torch's vectorized loop fuses; its scalar remainder loop
-    (the last elements of a thread's chunk, fewer than two vectors: 16 on AVX2) rounds
+    (the last elements of a thread's chunk, fewer than two vectors: 32 on AVX512) rounds
     ``alpha * other`` first, which ember does not copy (docs/optim.md)."""
     torch = torch_or_skip()
     a = _operands(2, "float32")[0]
