@@ -21,6 +21,9 @@ _CASES = {
     "addcmul": lambda m, a, b, c: m.addcmul(a, b, c, value=0.7),
     "addcmul_default_value": lambda m, a, b, c: m.addcmul(a, b, c),
     "addcmul_small_value": lambda m, a, b, c: a.clone().addcmul_(b, c, value=0.001),
+    "lerp_small_weight": lambda m, a, b, c: m.lerp(a, b, 0.1),
+    "lerp_large_weight": lambda m, a, b, c: m.lerp(a, b, 0.9),
+    "lerp_tensor_weight": lambda m, a, b, c: m.lerp(a, b, c - 1),
 }
 
 

@@ -21,7 +21,7 @@ from .. import _dtype as D
 from .._backend import asarray_like, get_xp
 from .._tensor import Tensor
 from . import opmath
-from .fused import add_product
+from .fused import add_product, fused_multiply_add
 from . import pointwise as PW
 from .logical import (
     allclose,
@@ -573,30 +573,29 @@ Tensor.xlogy_ = lambda self, other: (_xlogy_tensor.inplace(self, other)
 # -- interpolation and fused multiply-add ------------------------------------------------------
 def _lerp(start, end, weight):
     # NOTE: torch's two-sided formula keeps lerp exact at both ends (weight 0 and 1).
-    if start.dtype in _FUSED_IN_FLOAT64:
-        return _lerp_fused(start, end, weight)
+    if start.dtype in _FUSED_IN_FLOAT32:
+        return _lerp_fused(start, end, weight, np.float32)
+    if start.dtype == np.float64:
+        return _lerp_fused(start, end, weight, np.float64)
     small = np.abs(weight) < 0.5
     diff = end - start
     return np.where(small, start + weight * diff, end - diff * (1 - weight))
 
 
 # (bfloat16 too: torch computes it in float32, its opmath type, and rounds the result)
-_FUSED_IN_FLOAT64 = (np.dtype(np.float16), np.dtype(np.float32), *D.REDUCED_NP)
+_FUSED_IN_FLOAT32 = (np.dtype(np.float16), np.dtype(np.float32), *D.REDUCED_NP)
 
 
-def _lerp_fused(start, end, weight):
-    """torch's float kernel: the weight in float32, then one fused multiply-add,
-    ``(w or w - 1) * (end - start) + (start or end)``. In float64 the float32 product is exact
-    and the sum is rounded once more only in float32 (where both roundings meet, in about one
-    case in 2**29, the result can be one ulp off torch's)."""
+def _lerp_fused(start, end, weight, compute):
+    """torch's float kernel: the weight in the ``compute`` dtype (float32 for the half types),
+    then one fused multiply-add, ``(w or w - 1) * (end - start) + (start or end)``."""
     xp = get_xp(start)
-    f32 = np.float32
-    s, e = start.astype(f32, copy=False), end.astype(f32, copy=False)
-    w = weight.astype(f32, copy=False) if hasattr(weight, "dtype") else f32(weight)
+    s, e = start.astype(compute, copy=False), end.astype(compute, copy=False)
+    w = weight.astype(compute, copy=False) if hasattr(weight, "dtype") else compute(weight)
     small = xp.abs(w) < 0.5
-    coeff = xp.where(small, w, w - f32(1)).astype(np.float64)
-    fused = coeff * (e - s).astype(np.float64) + xp.where(small, s, e).astype(np.float64)
-    return fused.astype(f32).astype(start.dtype, copy=False)
+    coeff = xp.where(small, w, w - compute(1))
+    fused = fused_multiply_add(coeff, e - s, xp.where(small, s, e), compute)
+    return fused.astype(start.dtype, copy=False)
 
 
 def _lerp_check(self, end, weight):
