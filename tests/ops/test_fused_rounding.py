@@ -117,3 +117,16 @@ def test_integer_alpha_is_exact_integer_arithmetic():
     a, b = [3, -7, 2 ** 40], [5, 11, -3]
     expected = torch.add(torch.tensor(a), torch.tensor(b), alpha=-3)
     assert ember.add(ember.tensor(a), ember.tensor(b), alpha=-3).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("value", [1.0, 2.0 ** -140, 3e-39])
+def test_zero_dim_operands(value):
+    """0-d tensors (a Python-number operand too), on the common and the subnormal path."""
+    torch = torch_or_skip()
+    for lib_args in ((2.0,), (1e-39,)):
+        expected = torch.rsub(torch.tensor(value), *lib_args, alpha=0.3)
+        got = ember.rsub(ember.tensor(value), *lib_args, alpha=0.3)
+        assert got.item() == expected.item()
+        expected = torch.addcmul(torch.tensor(value), torch.tensor(value), torch.tensor(1.5))
+        got = ember.addcmul(ember.tensor(value), ember.tensor(value), ember.tensor(1.5))
+        assert got.item() == expected.item()

@@ -70,23 +70,31 @@ def _as_f32(v):
 
 def _fma_f32(x, y, z):
     xp = get_xp(x, y, z)
-    wide = [v.astype(_F64) if hasattr(v, "astype") else float(v) for v in (x, y, z)]
-    product = wide[0] * wide[1]  # exact: 24 + 24 bits
-    total = xp.asarray(product + wide[2])
-    return _rounded_to_odd(total, product, wide[2], xp).astype(_F32)
+    x, y = (v if hasattr(v, "dtype") else _F64.type(v) for v in (x, y))
+    total = xp.asarray(xp.multiply(x, y, dtype=_F64))  # exact: 24 + 24 bits
+    z = z.astype(_F64) if hasattr(z, "astype") else float(z)
+    if total.shape == np.broadcast_shapes(total.shape, getattr(z, "shape", ())):
+        xp.add(total, z, out=total)  # (no second temporary)
+    else:
+        total = total + z
+    return _rounded_to_odd(total, x, y, z, xp).astype(_F32)
 
 
-def _rounded_to_odd(total, a, b, xp):
-    """``total`` (= fl(a + b)) where it could round to float32 differently from the exact
-    ``a + b``: on a float32 midpoint, or in float32's subnormal range, the inexact ones move to
-    their odd neighbour so that rounding to float32 is decided by the exact sum."""
+def _rounded_to_odd(total, x, y, z, xp):
+    """``total`` (= fl(x*y + z), the product exact) where it could round to float32
+    differently from the exact value: on a float32 midpoint, or in float32's subnormal range,
+    the inexact ones move to their odd neighbour so that rounding to float32 is decided by
+    the exact sum. (In place: ``total`` is the caller's own temporary.)"""
     bits = total.view(_U64)
-    suspect = ((bits & _BELOW_F32) == _F32_MIDPOINT) | ((bits & _EXPONENT) < _F32_NORMAL)
+    part = xp.asarray(bits & _BELOW_F32)  # (an array even for a 0-d total)
+    suspect = part == _F32_MIDPOINT
+    xp.bitwise_and(bits, _EXPONENT, out=part)
+    suspect |= part < _F32_NORMAL
     if not suspect.any():
         return total
-    total = total.copy()
-    a, b = (xp.broadcast_to(xp.asarray(v, dtype=_F64), total.shape)[suspect] for v in (a, b))
-    total[suspect] = _odd_sum(total[suspect], a, b, xp)
+    x, y, z = (xp.broadcast_to(xp.asarray(v, dtype=_F64), total.shape)[suspect]
+               for v in (x, y, z))
+    total[suspect] = _odd_sum(total[suspect], x * y, z, xp)
     return total
 
 
