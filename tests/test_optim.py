@@ -985,11 +985,11 @@ _BIT_EXACT = [
 _BIT_EXACT_SINGLE = [("ASGD", {"lr": 0.01, "weight_decay": 0.01})]
 
 
-def _twenty_float32_steps(lib, name, kwargs, foreach, seed):
-    """The parameter and optimizer after 20 steps on random float32 gradients."""
+def _twenty_float32_steps(lib, name, kwargs, foreach, seed, dtype=np.float32):
+    """The parameter and optimizer after 20 steps on random float32 (``dtype``) gradients."""
     rng = np.random.default_rng(seed)
-    start = rng.standard_normal((37, 29)).astype(np.float32)
-    grads = [rng.standard_normal((37, 29)).astype(np.float32) for _ in range(20)]
+    start = rng.standard_normal((37, 29)).astype(dtype)
+    grads = [rng.standard_normal((37, 29)).astype(dtype) for _ in range(20)]
     p = lib.nn.Parameter(lib.tensor(start))
     opt = getattr(lib.optim, name)([p], foreach=foreach, **kwargs)
     for g in grads:
@@ -1025,3 +1025,13 @@ def test_float32_gradient_statistics_are_torchs_bits(name, key, foreach):
     tp, topt = _twenty_float32_steps(torch, name, {}, foreach, 8)
     np.testing.assert_array_equal(opt.state[p][key].numpy().view(np.uint32),
                                   topt.state[tp][key].numpy().view(np.uint32))
+
+
+@pytest.mark.parametrize("name,kwargs", _BIT_EXACT + _BIT_EXACT_SINGLE + [("RAdam", {})])
+def test_float64_trajectory_is_torchs_bits(name, kwargs):
+    """float64 updates are fused too (torch's double fmadd)."""
+    torch = torch_or_skip()
+    got, _ = _twenty_float32_steps(ember, name, kwargs, False, 9, np.float64)
+    expected, _ = _twenty_float32_steps(torch, name, kwargs, False, 9, np.float64)
+    np.testing.assert_array_equal(got.detach().numpy().view(np.uint64),
+                                  expected.detach().numpy().view(np.uint64))
