@@ -68,3 +68,29 @@ def test_float16_sigmoid_rounds_once():
     """torch's float16 sigmoid is computed in float32 and rounded once."""
     values = (np.random.RandomState(0).randn(4000) * 4).astype(np.float16)
     same(lambda t: _bits(t, t.from_numpy(values).sigmoid()))
+
+
+# 1.1645508316087867 rounds to float32 exactly halfway between two halves, where the tie goes
+# down; straight from float64 it is just above the tie and goes up.
+_HALF_TIE = 1.1645508316087867
+
+
+@pytest.mark.parametrize("convert", ["to", "half", "tensor", "tensor_list", "numpy"])
+def test_float64_to_float16_rounds_through_float32(convert):
+    def body(t):
+        wide = t.tensor([_HALF_TIE, -_HALF_TIE, 1 + 2 ** -11 + 2 ** -30], dtype=t.float64)
+        made = {"to": lambda: wide.to(t.float16), "half": wide.half,
+                "tensor": lambda: t.tensor(_HALF_TIE, dtype=t.float16),
+                "tensor_list": lambda: t.tensor([_HALF_TIE, 2.0], dtype=t.float16),
+                "numpy": lambda: t.as_tensor(np.array([_HALF_TIE]), dtype=t.float16)}[convert]()
+        return made.dtype, made.tolist()
+    same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e4m3fn", "float8_e5m2"])
+def test_float64_to_narrow_floats_rounds_as_torch(dtype):
+    def body(t):
+        wide = t.tensor([1 + 2 ** -8 + 2 ** -30, 1 + 2 ** -4 + 2 ** -30, 1 + 2 ** -3 + 2 ** -30],
+                        dtype=t.float64)
+        return wide.to(getattr(t, dtype)).float().tolist()
+    same(body, rtol=0, atol=0)

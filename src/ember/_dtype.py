@@ -318,13 +318,18 @@ def scalar_dtype(value) -> dtype:
 def cast(array, dt: dtype):
     """``array`` in ``dt``, converting to float8 as torch does: float8_e4m3fn saturates at its
     largest finite value (infinities included) and float8_e8m0fnu, which has no sign bit,
-    takes magnitudes. Other conversions are NumPy's ``astype``."""
+    takes magnitudes, and float64 reaches float16 through float32. Other conversions are NumPy's
+    ``astype``."""
     if dt is float8_e4m3fn and array.dtype.kind in "fiuV":
         limit = 448.0
         array = array.clip(-limit, limit) if array.dtype.kind != "V" else \
             array.astype(np.float32).clip(-limit, limit)
     elif dt is float8_e8m0fnu and array.dtype.kind in "fiV":
         array = abs(array.astype(np.float32) if array.dtype.kind == "V" else array)
+    elif dt.np == np.float16 and array.dtype == np.float64:
+        # torch's Half is built from a float: double rounds to float32 first, then to half
+        # (NumPy rounds once, which differs where the first rounding lands on a tie)
+        array = array.astype(np.float32)
     return quietly(array.astype, dt.np)  # (torch overflows to inf without a word)
 
 
