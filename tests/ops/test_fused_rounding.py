@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember._ops import fused
 from tests.oracle import torch_or_skip
 
 N = 20011  # (not a multiple of any vector width: the kernels' scalar tails are included)
@@ -130,3 +131,52 @@ def test_zero_dim_operands(value):
         expected = torch.addcmul(torch.tensor(value), torch.tensor(value), torch.tensor(1.5))
         got = ember.addcmul(ember.tensor(value), ember.tensor(value), ember.tensor(1.5))
         assert got.item() == expected.item()
+
+
+@pytest.fixture(params=["complex_multiply", "emulation"])
+def route(request, monkeypatch):
+    """Both ways to the fused result: NumPy's fused complex multiply (where this machine has
+    it) and the exact emulation of the other machines and array modules."""
+    if request.param == "emulation":
+        monkeypatch.setattr(fused, "_complex_multiply_fuses", lambda real: False)
+    return request.param
+
+
+_SPECIAL = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5e-324, 2.0 ** -1022,
+            1.5, 3.0, 1.5e-323, 1e-300, 3e38, -1e-40]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_special_values_and_signed_zeros(dtype, route):
+    """Every combination of zeros of both signs, infinities, NaN, extremes and subnormals."""
+    torch = torch_or_skip()
+    with np.errstate(all="ignore"):
+        values = np.array(_SPECIAL).astype(dtype)
+    z, x, y = (v.ravel().copy() for v in np.meshgrid(values, values, values, indexing="ij"))
+    expected = torch.addcmul(*(torch.from_numpy(v) for v in (z, x, y))).numpy()
+    got = ember.addcmul(*(ember.from_numpy(v) for v in (z, x, y))).numpy()
+    compared = np.ones(got.shape, bool)
+    if route == "emulation" and dtype == "float64":
+        # NOTE: its exact product (Dekker's splitting) needs float64's range: the products
+        # that overflow, or fall within 2**53 of the subnormals, are not compared
+        with np.errstate(all="ignore"):
+            product = np.abs(x * y)
+        compared = ((product >= 2.0 ** -969) & np.isfinite(product) | ~np.isfinite(x)
+                    | ~np.isfinite(y) | (x == 0) | (y == 0))
+    np.testing.assert_array_equal(np.isnan(got[compared]), np.isnan(expected[compared]))
+    numbers = compared & ~np.isnan(expected)  # (a NaN's sign bit is the hardware's choice)
+    np.testing.assert_array_equal(got[numbers].view(np.uint8), expected[numbers].view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("size", [2, 3, 65537, 262145])
+def test_sizes_across_blocks(dtype, size, route):
+    """Large arrays are computed in blocks; the last one may hold a single element."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(size)
+    z, x, y = (rng.standard_normal(size).astype(dtype) for _ in range(3))
+    for fn in (lambda m, z, x, y: m.addcmul(z, x, y, value=0.3),
+               lambda m, z, x, y: m.add(z, x, alpha=-0.1)):
+        expected = fn(torch, *(torch.from_numpy(v) for v in (z, x, y))).numpy()
+        got = fn(ember, *(ember.from_numpy(v) for v in (z, x, y))).numpy()
+        np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
