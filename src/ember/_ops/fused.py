@@ -20,6 +20,7 @@ single element) the exact emulation below, some 20 array passes, is used.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -83,19 +84,20 @@ def _fma_complex(x, y, z, real):
     number operand that ``real`` cannot hold exactly, fewer than two elements)."""
     if get_xp(x, y, z) is not np or not _complex_multiply_fuses(real):
         return None
-    if np.ndim(x) == 0:  # the product commutes: an array first
+    if _is_number(x):  # the product commutes: an array first
         x, y = y, x
-    if any(real.type(v) != v for v in (x, y, z) if np.ndim(v) == 0):
+    if any(real.type(v) != v for v in (x, y, z) if _is_number(v)):
         return None
-    shape = np.broadcast_shapes(*(np.shape(v) for v in (x, y, z)))
-    size = int(np.prod(shape))
+    shapes = {v.shape for v in (x, y, z) if not _is_number(v)}
+    shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)
+    size = math.prod(shape)
     if size < 2:
         return None
     out = np.empty(shape, real)
-    if any(np.shape(v) not in (shape, ()) for v in (x, y, z)):  # broadcasting: one block
+    if shapes:  # broadcasting: one block
         _fused_blocks(x, y, z, out, real, shape)
         return out
-    x, y, z = (v.reshape(-1) if np.ndim(v) else v for v in (x, y, z))
+    x, y, z = (v if _is_number(v) else v.reshape(-1) for v in (x, y, z))
     _fused_blocks(x, y, z, out.reshape(-1), real, min(_BLOCK_BYTES // (2 * real.itemsize), size))
     return out
 
@@ -106,7 +108,7 @@ def _fused_blocks(x, y, z, out, real, block):
     passes run in the cache and no large temporary is made."""
     complex_ = _COMPLEX[real]
     left = np.empty(block, complex_)
-    if np.ndim(y) == 0:
+    if _is_number(y):
         right = complex_.type(complex(float(y), -1.0))
     else:
         right = np.empty(block, complex_)
@@ -119,15 +121,20 @@ def _fused_blocks(x, y, z, out, real, block):
             stop = min(start + block, size)
             start = min(start, stop - 2)  # (a one-element block would take a scalar path)
             part, used = slice(start, stop), slice(0, stop - start)
-            _fused_block(*(v[part] if np.ndim(v) else v for v in (x, y, z)), out[part],
-                         left[used], right[used] if np.ndim(right) else right)
+            _fused_block(*(v if _is_number(v) else v[part] for v in (x, y, z)), out[part],
+                         left[used], right if _is_number(right) else right[used])
+
+
+def _is_number(v):
+    """A Python or NumPy number, or a 0-d array."""
+    return getattr(v, "ndim", 0) == 0
 
 
 def _fused_block(x, y, z, out, left, right):
     """``out = fma(x, y, z)``: ``x + i*z`` in ``left``, times ``y - i`` (``right``, a number
     or a buffer whose imaginary part is -1), real part."""
     left.real, left.imag = x, z
-    if np.ndim(right):
+    if not _is_number(right):
         right.real = y
     np.multiply(left, right, out=left)
     out[...] = left.real
