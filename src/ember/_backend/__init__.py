@@ -317,8 +317,9 @@ def place_empty(x, shape, strides, offset, dtype=None):
             _PLACED_ELSEWHERE[id(out)] = out
         return out
     interface = {"data": (start + offset * item, not x.flags.writeable), "shape": tuple(shape),
-                 "strides": tuple(s * item for s in strides), "typestr": dtype.str,
-                 "version": 3}
+                 "strides": tuple(s * item for s in strides), "version": 3,
+                 # (ml_dtypes' float8 types have no typestr NumPy reads back: raw bytes, viewed)
+                 "typestr": dtype.str if dtype.isbuiltin == 1 else f"|V{item}"}
     out = numpy.asarray(_PlacedEmpty(interface, x))
     return out.view(dtype) if out.dtype != dtype else out
 
