@@ -40,6 +40,8 @@ def _reset_affine(module):
 class _NormBase(Module):
     """Common base of batch and instance norm: affine parameters and running statistics."""
 
+    _version = 2  # torch's: the state_dict's metadata (and so its saved files) carry it
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
