@@ -5,13 +5,15 @@ from __future__ import annotations
 import collections
 import copy
 import io
+import json
 import pickle
+import zipfile
 
 import numpy as np
 import pytest
 
 import ember
-from oracle import same, torch_or_skip
+from oracle import error_of, same, torch_or_skip
 
 
 def _roundtrip(obj, tmp_path=None):
@@ -25,8 +27,9 @@ def _roundtrip(obj, tmp_path=None):
     return ember.load(path)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int8",
-                                   "uint8", "bool", "complex64", "complex128"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32",
+                                   "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool",
+                                   "complex64", "complex128", "float8_e4m3fn", "float8_e5m2"])
 @pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3)])
 def test_tensors_roundtrip_bit_exact(dtype, shape, tmp_path):
     rng = np.random.default_rng(0)
@@ -34,7 +37,8 @@ def test_tensors_roundtrip_bit_exact(dtype, shape, tmp_path):
     t = ember.from_numpy(data.copy())
     back = _roundtrip(t, tmp_path)
     assert back.dtype == t.dtype and back.shape == t.shape
-    assert back.numpy().tobytes() == data.tobytes()
+    # (bfloat16 and float8 tensors refuse .numpy(), as torch's: their array's bytes)
+    assert np.asarray(back._data).tobytes() == data.tobytes()
 
 
 def test_special_floats_and_noncontiguous_views():
@@ -203,7 +207,9 @@ def _checkpoint(torch):
             "half": torch.randn(3).half(), "empty": torch.zeros(0, 3), "scalar": torch.tensor(2.5),
             "complex": torch.randn(2, dtype=torch.complex64), "graph": torch.ones(2) * 3,
             "size": torch.Size([2, 3]), "device": torch.device("cpu"), "dtype": torch.float16,
-            "list": [1, 2.5, "a", None], "tuple": (torch.ones(1),)}
+            "list": [1, 2.5, "a", None], "tuple": (torch.ones(1),),
+            "uint16": torch.arange(3).to(torch.uint16),  # (torch's untyped storage)
+            "meta": torch.empty(2, 3, device="meta")}
 
 
 @pytest.mark.parametrize("weights_only", [True, False])
@@ -231,6 +237,108 @@ def test_load_of_a_torch_file_places_and_refuses_as_torch(tmp_path):
             return placed.weight.is_meta, type(error).__name__, str(error).split("\n")[-3:-1]
         return placed.weight.is_meta, None
     same(body)
+
+
+_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
+           "uint16", "uint32", "uint64", "bool", "complex64", "complex128", "float8_e4m3fn",
+           "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"]
+
+
+def _everything(lib):
+    """What programs save: state dicts (BatchNorm buffers, tied weights), views, a tensor of
+    each dtype, nested containers and Python values."""
+    lib.manual_seed(0)
+    first, second = lib.nn.Linear(3, 3), lib.nn.Linear(3, 3)
+    second.weight = first.weight  # tied: one storage in the file
+    model = lib.nn.Sequential(first, lib.nn.BatchNorm1d(3), second)
+    checkpoint = _checkpoint(lib)
+    checkpoint.update({
+        "tied": model.state_dict(),
+        "dtypes": {name: lib.tensor([[0.5, 1., 2.], [4., 8., 16.]]).to(getattr(lib, name))
+                   for name in _DTYPES},
+        "nested": {"a": [(1, "two", 3.5 + 1j, True), {"b": None}], 3: lib.arange(4.)[::2]},
+        "requires_grad": lib.ones(2, requires_grad=True)})
+    return checkpoint
+
+
+def _pickle_bytes(path):
+    with zipfile.ZipFile(path) as archive:
+        return archive.read(next(n for n in archive.namelist() if n.endswith("/data.pkl")))
+
+
+@pytest.mark.parametrize("weights_only", [True, False])
+def test_torch_loads_what_ember_saves_as_what_torch_saves(tmp_path, weights_only):
+    """ember.save writes torch's zip format: torch.load (weights-only included) reads it as it
+    reads torch.save's file of the same objects: values, dtypes, parameters, views sharing
+    their storage with their base, tied weights one storage; the pickle is torch's byte for
+    byte."""
+    torch = pytest.importorskip("torch")
+
+    def saved_and_loaded_by_torch(lib):
+        path = tmp_path / lib.__name__ / "checkpoint.pt"
+        path.parent.mkdir()
+        lib.save(_everything(lib), path)
+        got = torch.load(path, weights_only=weights_only)
+        tied = got["tied"]
+        shares = (tied["0.weight"].untyped_storage().data_ptr()
+                  == tied["2.weight"].untyped_storage().data_ptr())
+        got["base"][0, 1] = 100.  # the view was saved from the same memory: it sees the write
+        with zipfile.ZipFile(path) as archive:
+            records = [(info.filename, info.compress_type) for info in archive.infolist()
+                       if not info.filename.endswith("serialization_id")]
+            layout = [(name, archive.read(name)) for name, _ in records
+                      if "/data/" in name or name.endswith(("version", "byteorder",
+                                                            "alignment"))]
+        return (repr(got), got["view"].stride(), got["view"].storage_offset(), shares,
+                type(got["param"]).__name__, records, layout, _pickle_bytes(path))
+    assert saved_and_loaded_by_torch(ember) == saved_and_loaded_by_torch(torch)
+
+
+def test_ember_loads_what_ember_saves_as_torch_loads_it(tmp_path):
+    """ember.save -> ember.load round trip agrees with torch.save -> torch.load."""
+    def body(torch):
+        path = tmp_path / f"{torch.__name__}.pt"
+        torch.save(_everything(torch), path)
+        got = torch.load(path)
+        got["base"][0, 1] = 100.
+        tied = got["tied"]
+        named = [repr(got.pop(k)) for k in ("size", "device", "dtype", "meta")]
+        return (got, named, tied["0.weight"] is tied["2.weight"],
+                tied["0.weight"].data_ptr() == tied["2.weight"].data_ptr(),
+                got["view"].stride(), type(got["param"]).__name__)
+    same(body)
+
+
+def test_saving_views_of_one_storage_as_two_dtypes_raises_as_torch():
+    def error(lib):
+        a = lib.ones(4)
+        return error_of(lambda: lib.save([a, a.view(lib.int32)], io.BytesIO()))
+    torch = pytest.importorskip("torch")
+    assert error(ember) == error(torch) is not None
+
+
+def test_legacy_format_is_refused():
+    """torch's legacy (pre-zip) format is neither written nor read by ember."""
+    with pytest.raises(ValueError, match="legacy format"):
+        ember.save(ember.ones(2), io.BytesIO(), _use_new_zipfile_serialization=False)
+
+
+def test_files_of_earlier_ember_versions_still_load(tmp_path):
+    """ember.save used to write a NumPy archive with a JSON manifest; ember.load reads it."""
+    path = tmp_path / "old.pt"
+    base = np.arange(6, dtype=np.float32)
+    tensor = {"t": "tensor", "storage": "a0", "dtype": "float32", "device": "cpu",
+              "requires_grad": False, "parameter": False}
+    manifest = {"format": "ember.save/2", "object": {"t": "dict", "items": [
+        [{"t": "py", "v": "base"}, dict(tensor, offset=0, shape=[2, 3], strides=[12, 4])],
+        [{"t": "py", "v": "column"}, dict(tensor, offset=4, shape=[2], strides=[12])]]}}
+    with open(path, "wb") as handle:
+        np.savez(handle, a0=base.view(np.uint8),
+                 __ember_manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8))
+    got = ember.load(path)
+    got["base"][1, 1] = -1.
+    assert got["base"].tolist() == [[0., 1., 2.], [3., -1., 5.]]
+    assert got["column"].tolist() == [1., -1.]  # a view of the same storage again
 
 
 _NUMPY_VALUES = {"array": "np.arange(3.0)", "int_array": "np.arange(3)",

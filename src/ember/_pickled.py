@@ -1,6 +1,7 @@
-"""Objects ``ember.save`` stores as pickles (whole modules, the program's own classes), as
-torch.save does: the pickle holds the object's structure and refers to its tensors by
-persistent ids; the tensors themselves are archive entries like any other saved tensor.
+"""Objects earlier versions of ``ember.save`` stored as pickles in their NumPy archives (whole
+modules, the program's own classes): the pickle holds the object's structure and refers to its
+tensors by persistent ids; the tensors themselves are archive entries like any other saved
+tensor.
 
 ``ember.load`` unpickles such an entry only as torch.load does: with ``weights_only=False``
 (code in the file can run: only for files from a trusted source), or, with the default
@@ -23,26 +24,6 @@ _DEFAULT_ALLOWED = {
     ("builtins", "frozenset"), ("builtins", "bytearray"), ("builtins", "complex"),
     ("builtins", "slice"), ("ember.autograd.graph", "_HookDict"),
 }
-
-_TORCH_PROTOCOL = 2  # torch.serialization.DEFAULT_PROTOCOL
-
-
-class _TensorsApart(pickle.Pickler):
-    def __init__(self, file, protocol, describe):
-        super().__init__(file, protocol)
-        self.describe = describe
-
-    def persistent_id(self, obj):
-        from ._tensor import Tensor
-        return self.describe(obj) if isinstance(obj, Tensor) else None
-
-
-def dumps(obj, describe, protocol=None) -> bytes:
-    """``obj`` pickled, each tensor in it replaced by ``describe(tensor)``."""
-    out = io.BytesIO()
-    _TensorsApart(out, protocol or _TORCH_PROTOCOL, describe).dump(obj)
-    return out.getvalue()
-
 
 class _Loader(pickle.Unpickler):
     def __init__(self, file, build, weights_only):

@@ -58,6 +58,10 @@ def load(handle, entry, map_location, weights_only):
             return _Unpickler(data, reader, weights_only).load()
 
 
+def _dtype_name(dtype) -> str:
+    return str(dtype).split(".")[-1]
+
+
 class _StorageType:
     def __init__(self, dtype):
         self.dtype = dtype
@@ -81,7 +85,11 @@ class _Unpickler(pickle.Unpickler):
         module, name = _python3_name(module, name)
         if module == "torch" and name in _STORAGE_DTYPES:
             return _StorageType(_STORAGE_DTYPES[name])
-        if module == "torch._utils" and name in ("_rebuild_tensor_v2", "_rebuild_parameter",
+        if (module, name) == ("torch.storage", "UntypedStorage"):  # (its tensor names the dtype)
+            return _StorageType(None)
+        if module == "torch._utils" and name in ("_rebuild_tensor_v2", "_rebuild_tensor_v3",
+                                                 "_rebuild_meta_tensor_no_storage",
+                                                 "_rebuild_parameter",
                                                  "_rebuild_parameter_with_state"):
             return getattr(self, name)
         if module == "torch" or module.startswith("torch."):
@@ -109,13 +117,26 @@ class _Unpickler(pickle.Unpickler):
         return found
 
     def _rebuild_tensor_v2(self, storage, offset, size, stride, requires_grad,
-                           backward_hooks=None, metadata=None):
+                           backward_hooks=None, metadata=None, dtype=None):
         from . import _dtype as D
-        item = np.dtype(getattr(D, storage.dtype).np).itemsize
-        return self.reader._tensor({
-            "storage": storage.key, "device": storage.location, "dtype": storage.dtype,
+        dtype = storage.dtype if dtype is None else _dtype_name(dtype)
+        item = np.dtype(getattr(D, dtype).np).itemsize
+        return self.reader._view({
+            "storage": storage.key, "device": storage.location, "dtype": dtype,
             "offset": offset * item, "shape": list(size), "strides": [s * item for s in stride],
             "parameter": False, "requires_grad": requires_grad})
+
+    def _rebuild_tensor_v3(self, storage, offset, size, stride, requires_grad, backward_hooks,
+                           dtype, metadata=None):
+        """A tensor of a dtype without a typed storage class (uint16, float8_*): its storage
+        is untyped bytes, its dtype an argument of its own."""
+        return self._rebuild_tensor_v2(storage, offset, size, stride, requires_grad,
+                                       backward_hooks, metadata, dtype)
+
+    def _rebuild_meta_tensor_no_storage(self, dtype, size, stride, requires_grad):
+        return self.reader.build({"t": "tensor", "meta": True, "shape": list(size),
+                                  "dtype": _dtype_name(dtype), "requires_grad": requires_grad,
+                                  "parameter": False})
 
     @staticmethod
     def _rebuild_parameter(data, requires_grad, backward_hooks=None):

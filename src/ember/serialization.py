@@ -1,13 +1,17 @@
-"""``ember.save`` / ``ember.load``: tensors and nested containers in a NumPy ``.npz`` archive.
+"""``ember.save`` / ``ember.load``: tensors, nested containers and whole modules in torch.save's
+zip format (see ember/_torch_writer.py), so torch.load reads what ember.save writes and
+ember.load reads what torch.save writes (see ember/_torch_file.py).
 
-The archive holds one ``.npy`` entry per distinct array and a JSON manifest describing the
-object around them. Tensors are stored as torch stores them: each distinct memory block
-(storage) once, as bytes, and each tensor as its dtype, offset, shape and strides into one, so
-tensors that shared memory when saved (a view and its base) share it again when loaded. Other
-objects (a whole module, the program's own classes) are pickled as torch pickles them, their
-tensors kept as archive entries (see ember/_pickled.py). The archive itself is read with
-``np.load(allow_pickle=False)``; a pickled entry is unpickled only as torch.load does it: with
-``weights_only=False``, or when every class it names is allowed (``add_safe_globals``).
+Tensors are stored as torch stores them: each distinct memory block (storage) once, as bytes,
+and each tensor as its dtype, offset, shape and strides into one, so tensors that shared memory
+when saved (a view and its base) share it again when loaded. As torch.load, ``load``'s default
+(``weights_only=True``) builds tensors, containers, dtypes, devices and sizes, and other classes
+only when ``add_safe_globals`` / ``safe_globals`` allow them.
+
+Files of earlier ember versions, a NumPy ``.npz`` archive holding one ``.npy`` entry per storage
+and a JSON manifest of the object around them (other objects pickled in an entry of their own,
+see ember/_pickled.py), are still read: with ``np.load(allow_pickle=False)``, a pickled entry
+unpickled only as torch.load would.
 
 Tensors remember the device they were saved from and come back there, unless ``load``'s
 ``map_location`` (torch's forms: a device or string, a dict from saved to wanted locations,
@@ -47,103 +51,18 @@ _FORMAT = "ember.save/2"
 _READABLE = ("ember.save/1", _FORMAT)  # /1 stored each tensor's values as an array
 
 
-class _Writer:
-    """Turns an object into a JSON-able description, collecting arrays on the way."""
-
-    def __init__(self, protocol=None):
-        self.protocol = protocol
-        self.arrays = {}
-        self._seen = {}   # id(tensor or array) -> key, so shared tensors are stored once
-
-    def _store(self, obj, array):
-        key = self._seen.get(id(obj))
-        if key is None:
-            key = self._seen[id(obj)] = f"a{len(self.arrays)}"
-            self.arrays[key] = np.asarray(array, order="C")
-        return key
-
-    def _storage(self, array):
-        """(key of the bytes of ``array``'s storage, ``array``'s byte offset into them, its
-        byte strides)."""
-        from ._backend import data_address, empty_strides, storage_of, to_numpy
-        owner, start, _ = storage_of(array)
-        if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
-            # memory no array owns (an ndarray made on a foreign buffer): this tensor alone
-            owner = start = None
-            array = to_numpy(array).copy()
-        key = self._seen.get(id(owner if owner is not None else array))
-        if key is None:
-            key = f"a{len(self.arrays)}"
-            self._seen[id(owner if owner is not None else array)] = key
-            whole = owner if owner is not None else array
-            # (C or F contiguous: its bytes are one reshape and view away)
-            self.arrays[key] = to_numpy(whole.reshape(-1, order="A").view(np.uint8))
-        offset = 0 if start is None else data_address(array) - start
-        if array.size == 0:  # (NumPy's strides of an empty array are not torch's)
-            return key, offset, tuple(s * array.itemsize for s in empty_strides(array))
-        return key, offset, array.strides
-
-    def describe(self, obj):
-        from ._tensor import Tensor
-        if isinstance(obj, Tensor):
-            from .nn.parameter import Parameter
-            data = obj._data
-            if obj.is_meta:  # (no storage: torch saves a meta tensor's shape and dtype)
-                return {"t": "tensor", "meta": True, "shape": list(data.shape),
-                        "dtype": str(obj.dtype).split(".")[-1],
-                        "requires_grad": obj.requires_grad,
-                        "parameter": isinstance(obj, Parameter)}
-            key, offset, strides = self._storage(data)
-            return {"t": "tensor", "storage": key, "offset": offset,
-                    "shape": list(data.shape), "strides": list(strides),
-                    "dtype": str(obj.dtype).split(".")[-1], "device": str(obj.device),
-                    "requires_grad": obj.requires_grad,
-                    "parameter": isinstance(obj, Parameter)}
-        if isinstance(obj, np.ndarray):
-            if obj.dtype.kind in "OV":
-                raise TypeError(f"ember.save cannot store NumPy arrays of dtype {obj.dtype}")
-            return {"t": "ndarray", "key": self._store(obj, obj)}
-        if isinstance(obj, np.generic):  # (before float: np.float64 is one, but loads back
-            return {"t": "npscalar", "key": self._store(obj, np.asarray(obj))}  # as NumPy's)
-        if obj is None or isinstance(obj, (bool, int, float, str)):
-            return {"t": "py", "v": obj}
-        if isinstance(obj, complex):
-            return {"t": "complex", "v": [obj.real, obj.imag]}
-        if isinstance(obj, dict):
-            kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
-            return {"t": kind, "items": [[self.describe(k), self.describe(v)]
-                                         for k, v in obj.items()]}
-        if isinstance(obj, (list, tuple)):
-            kind = "list" if isinstance(obj, list) else "tuple"
-            return {"t": kind, "items": [self.describe(v) for v in obj]}
-        return self._pickled(obj)
-
-    def _pickled(self, obj):
-        """Any other object (a whole module, an object of the program's classes) as torch
-        stores it: a pickle of its structure, its tensors kept out of the pickle as archive
-        entries it refers to (torch's persistent ids), so they load as tensors do."""
-        from ._pickled import dumps
-        data = dumps(obj, self.describe, self.protocol)
-        key = f"a{len(self.arrays)}"
-        self.arrays[key] = np.frombuffer(data, dtype=np.uint8)
-        return {"t": "pickle", "key": key}
-
-
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
-    """Save ``obj`` (tensors, state dicts, optimizer state, nested containers) to ``f``, a path
-    or a binary file object. Bit-exact: arrays are stored as they are."""
+    """Save ``obj`` (tensors, state dicts, optimizer state, nested containers, whole modules)
+    to ``f``, a path or a binary file object, in torch.save's zip format: torch.load reads it.
+    Bit-exact: storages are stored as they are."""
     if pickle_module is not None:
-        raise ValueError("ember.save writes NumPy archives with Python's pickle: pickle_module "
-                         "is not supported")
-    writer = _Writer(pickle_protocol)
-    manifest = {"format": _FORMAT, "object": writer.describe(obj)}
-    entries = dict(writer.arrays)
-    entries[_MANIFEST] = np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8)
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as handle:  # np.savez would append ".npz" to a bare path
-            np.savez(handle, **entries)
-    else:
-        np.savez(f, **entries)
+        raise ValueError("ember.save pickles with Python's pickle: pickle_module is not "
+                         "supported")
+    if not _use_new_zipfile_serialization:
+        raise ValueError("ember.save writes torch's zip format only: torch's legacy format "
+                         "(_use_new_zipfile_serialization=False) is not supported")
+    from ._torch_writer import write
+    write(obj, f, pickle_protocol)
 
 
 _NO_CUDA = ("Attempting to deserialize object on a CUDA device but ember.cuda.is_available() "
@@ -218,28 +137,33 @@ class _Reader:
         return tuple(key) if isinstance(key, list) else key
 
     def _tensor(self, d):
-        """A tensor viewing its storage's bytes (shared with the other tensors saved from the
-        same memory); the same saved tensor twice is one tensor."""
+        """A tensor viewing its storage's bytes; the same saved tensor twice is one tensor
+        (ember's earlier archives describe it twice)."""
         key = (d["storage"], d["offset"], tuple(d["shape"]), tuple(d["strides"]), d["dtype"])
         tensor = self._built.get(key)
         if tensor is None:
-            storage = self._storage(d["storage"], d.get("device", "cpu"))
-            from . import _dtype as D
-            dtype = getattr(D, d["dtype"]).np
-            if 0 in d["shape"]:  # (placed as saved: NumPy would lose its strides)
-                from ._backend import place_empty
-                item = np.dtype(dtype).itemsize
-                array = place_empty(storage, d["shape"], [s // item for s in d["strides"]],
-                                    d["offset"] // item, dtype)
-            elif type(storage) is np.ndarray:
-                array = np.ndarray(d["shape"], dtype, buffer=storage, offset=d["offset"],
-                                   strides=d["strides"])
-            else:  # a storage moved to a GPU: the tensor views it there
-                from ._backend import data_address, strided_view
-                array = strided_view(storage, d["shape"], d["strides"],
-                                     data_address(storage) + d["offset"], dtype)
-            tensor = self._built[key] = self._finish(array, d)
+            tensor = self._built[key] = self._view(d)
         return tensor
+
+    def _view(self, d):
+        """A new tensor viewing its storage's bytes, shared with the other tensors saved from
+        the same memory (torch's files: the pickle itself says which tensors are one)."""
+        storage = self._storage(d["storage"], d.get("device", "cpu"))
+        from . import _dtype as D
+        dtype = getattr(D, d["dtype"]).np
+        if 0 in d["shape"]:  # (placed as saved: NumPy would lose its strides)
+            from ._backend import place_empty
+            item = np.dtype(dtype).itemsize
+            array = place_empty(storage, d["shape"], [s // item for s in d["strides"]],
+                                d["offset"] // item, dtype)
+        elif type(storage) is np.ndarray:
+            array = np.ndarray(d["shape"], dtype, buffer=storage, offset=d["offset"],
+                               strides=d["strides"])
+        else:  # a storage moved to a GPU: the tensor views it there
+            from ._backend import data_address, strided_view
+            array = strided_view(storage, d["shape"], d["strides"],
+                                 data_address(storage) + d["offset"], dtype)
+        return self._finish(array, d)
 
     def _storage(self, key, location):
         """The bytes of storage ``key`` where map_location sends them (moved once)."""
