@@ -791,6 +791,20 @@ def test_xlog1py_derivative_at_a_zero_self():
     same(body)
 
 
+@pytest.mark.parametrize("fn", ["xlogy", "special.xlog1py"])
+@pytest.mark.parametrize("other", [float("nan"), -float("inf"), -1.0, -0.5, 1e-300,
+                                   float("inf"), 2.0, "nan tensor"])
+def test_xlogy_self_derivative_at_zero_for_a_number_other(fn, other):
+    # torch's Scalar_Other overloads keep a 0 derivative at self == 0 unless other > bound:
+    # for a NaN number too (a NaN tensor gives NaN there); ember gave NaN for a NaN number
+    def body(t):
+        x = t.tensor([0.0, 1.0], requires_grad=True)
+        f = t.special.xlog1py if fn == "special.xlog1py" else t.xlogy
+        f(x, t.tensor(float("nan")) if other == "nan tensor" else other).sum().backward()
+        return x.grad
+    assert same(body, rtol=0, atol=0).error is None
+
+
 def test_a_dual_of_an_expanded_primal_refuses_a_tangent_of_another_layout():
     """torch lays a tangent out as its primal, copying one of another layout into the
     primal's strides: an expanded primal refuses that write ("more than one element of the

@@ -548,9 +548,18 @@ def binary_with_scalars(name, node, kernel, grad_self, grad_other, check=None):
     return call
 
 
+def at_or_below(other, bound):
+    """The ``other <= bound`` of xlogy's and xlog1py's self-derivative masks: elementwise for a
+    tensor; for a number (the Scalar_Other overloads) torch's test is ``not other > bound``,
+    which takes NaN as below, so where self == 0 the derivative stays 0."""
+    if isinstance(other, (int, float)):
+        return not other > bound
+    return other <= bound
+
+
 def _xlogy_grad_self(grad, self, other):
     # NOTE: torch's formula: log(other) scaled by grad, 0 where self == 0 and other <= 0.
-    return masked_fill(xlogy(grad, other), (self == 0) & (other <= 0), 0.0)
+    return masked_fill(xlogy(grad, other), (self == 0) & at_or_below(other, 0), 0.0)
 
 
 def _xlogy_grad_other(grad, self, other):

@@ -19,7 +19,7 @@ from .. import _dtype as D
 from .._backend import as_array, get_xp, special_functions
 from .._tensor import Tensor
 from . import special_numpy as SN
-from .binary import binary_with_scalars
+from .binary import at_or_below, binary_with_scalars
 from .pointwise import exp, log, masked_fill, mul_scalar, no_kernel, refuse
 from .registry import FLOAT, op
 
@@ -390,7 +390,7 @@ def _xlog1py(x, y):
 def _xlog1py_grad_self(grad, self, other):
     # NOTE: torch's formula, as xlogy's: log1p(other) scaled by grad, 0 only where self == 0
     # and other <= -1 (at self == 0 the derivative is log1p(other), not 0)
-    return masked_fill(xlog1py(grad, other), (self == 0) & (other <= -1), 0.0)
+    return masked_fill(xlog1py(grad, other), (self == 0) & at_or_below(other, -1), 0.0)
 
 
 def _xlog1py_grad_other(grad, self, other):
