@@ -114,9 +114,9 @@ def _fused_blocks(x, y, z, out, real, block):
         right = np.empty(block, complex_)
         right.imag = -1
     with np.errstate(all="ignore"):  # (the imaginary part, unused, may overflow)
-        if isinstance(block, tuple):
-            return _fused_block(x, y, z, out, left, right)
         size = len(out)
+        if isinstance(block, tuple) or size == block:
+            return _fused_block(x, y, z, out, left, right)
         for start in range(0, size, block):
             stop = min(start + block, size)
             start = min(start, stop - 2)  # (a one-element block would take a scalar path)
