@@ -309,6 +309,25 @@ def test_ember_loads_what_ember_saves_as_torch_loads_it(tmp_path):
     same(body)
 
 
+@pytest.mark.parametrize("weights_only", [True, False])
+def test_attributes_of_the_programs_own_on_tensors_and_parameters_are_saved_as_torchs(
+        tmp_path, weights_only):
+    """A tensor's or parameter's own attributes are kept (torch's _rebuild_from_type_v2 and
+    _rebuild_parameter_with_state): the same pickle as torch's, read back by both."""
+    torch = pytest.importorskip("torch")
+
+    def saved(lib):
+        parameter, tensor = lib.nn.Parameter(lib.ones(2)), lib.arange(3.)
+        parameter.note, tensor.label = "kept", (1, 2)
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save({"parameter": parameter, "tensor": tensor}, path)
+        loaded = [(loader.load(path, weights_only=weights_only)) for loader in (torch, ember)]
+        return _pickle_bytes(path), [(type(got["parameter"]).__name__, got["parameter"].note,
+                                      got["tensor"].label, got["tensor"].tolist())
+                                     for got in loaded]
+    assert saved(ember) == saved(torch)
+
+
 def test_saving_views_of_one_storage_as_two_dtypes_raises_as_torch():
     def error(lib):
         a = lib.ones(4)

@@ -92,6 +92,11 @@ class _Unpickler(pickle.Unpickler):
                                                  "_rebuild_parameter",
                                                  "_rebuild_parameter_with_state"):
             return getattr(self, name)
+        if (module, name) == ("torch._tensor", "_rebuild_from_type_v2"):
+            return self._rebuild_from_type_v2
+        if (module, name) == ("torch", "Tensor"):  # (allowed by torch's weights-only load)
+            from ._tensor import Tensor
+            return Tensor
         if module == "torch" or module.startswith("torch."):
             return self._ember_global("ember" + module[len("torch"):], name)
         if not self.weights_only or (module, name) in _DEFAULT_ALLOWED:
@@ -146,6 +151,22 @@ class _Unpickler(pickle.Unpickler):
     @staticmethod
     def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
         parameter = _Unpickler._rebuild_parameter(data, requires_grad)
-        for key, value in state.items():
-            setattr(parameter, key, value)
+        _set_state(parameter, state)
         return parameter
+
+    @staticmethod
+    def _rebuild_from_type_v2(func, new_type, args, state):
+        """A tensor with attributes of the program's own (``t.note = ...``), or of a subclass:
+        torch pickles its rebuild, its type and its ``__dict__``."""
+        tensor = func(*args)
+        if type(tensor) is not new_type:
+            tensor.__class__ = new_type
+        _set_state(tensor, state)
+        return tensor
+
+
+def _set_state(tensor, state):
+    """Set the attributes ``state`` (``__dict__``, or torch's ``(__dict__, slots)``) holds."""
+    for attributes in state if isinstance(state, tuple) else (state,):
+        for key, value in (attributes or {}).items():
+            setattr(tensor, key, value)

@@ -118,10 +118,23 @@ class _TorchPickler(pickle._Pickler):
         return NotImplemented
 
     def _reduce_tensor(self, tensor):
+        import ember
         from .nn.parameter import Parameter
+        # the program's own attributes (ember's own start with an underscore), kept as torch
+        # keeps a tensor's __dict__
+        state = {k: v for k, v in vars(tensor).items() if not k.startswith("_")}
         if isinstance(tensor, Parameter):
-            return (_Global("torch._utils", "_rebuild_parameter"),
-                    (tensor.detach(), tensor.requires_grad, collections.OrderedDict()))
+            args = (tensor.detach(), tensor.requires_grad, collections.OrderedDict())
+            if state:
+                return _Global("torch._utils", "_rebuild_parameter_with_state"), args + (state,)
+            return _Global("torch._utils", "_rebuild_parameter"), args
+        rebuild, args = self._reduce_plain_tensor(tensor)
+        if not state:
+            return rebuild, args
+        kind = _Global("torch", "Tensor") if type(tensor) is ember.Tensor else type(tensor)
+        return _Global("torch._tensor", "_rebuild_from_type_v2"), (rebuild, kind, args, state)
+
+    def _reduce_plain_tensor(self, tensor):
         data, dtype = tensor._data, _dtype_name(tensor.dtype)
         if tensor.is_meta:  # (no storage: its dtype, size and strides, as torch)
             return (_Global("torch._utils", "_rebuild_meta_tensor_no_storage"),
