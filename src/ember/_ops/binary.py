@@ -603,7 +603,9 @@ def _lerp_fused(start, end, weight, compute):
     w = weight.astype(compute, copy=False) if hasattr(weight, "dtype") else compute(weight)
     small = xp.abs(w) < 0.5
     coeff = xp.where(small, w, w - compute(1))
-    fused = fused_multiply_add(coeff, e - s, xp.where(small, s, e), compute)
+    # (one weight: the start or the end itself, not a copy of it)
+    base = xp.where(small, s, e) if getattr(small, "ndim", 0) else (s if small else e)
+    fused = fused_multiply_add(coeff, e - s, base, compute)
     return fused.astype(start.dtype, copy=False)
 
 
