@@ -10,7 +10,7 @@ import pytest
 
 import ember
 
-from oracle import norm, torch_or_skip
+from oracle import norm, same, torch_or_skip
 
 
 def _outcome(lib, source):
@@ -135,3 +135,31 @@ def test_malformed_archive_is_a_clear_error(tmp_path):
     path.write_bytes(b"PK\x03\x04 garbage")  # (a damaged zip: torch's words)
     with pytest.raises(RuntimeError, match="failed reading zip archive"):
         ember.load(str(path))
+
+
+_SORT_CALLS = [
+    "t.sort(d, 1, stable=True)", "t.sort(d, 1, True, stable=True)", "t.sort(d, 1, False, True)",
+    "d.sort(1, stable=True)", "d.sort(1, stable=False)", "d.sort(1, False, True)",
+    "d.sort(1, True, stable=True)", "t.sort(d, 1, stable=None)", "t.sort(d, stable=1)",
+    "t.sort(d, 1, descending=True, stable=True)", "t.sort(d, 1, True, dim=1)",
+    "t.sort(d, 1, True, True, True)", "t.argsort(d, 1, stable=True)",
+    "t.argsort(d, 1, stable=False)", "t.argsort(d, 1, True, True)",
+    "t.argsort(d, 1, True, stable=True)", "t.argsort(d, stable=None)", "t.argsort(d, 1, dim=1)",
+    "d.argsort(1, stable=True)", "d.argsort(1, True, stable=True)", "d.argsort(1, True, True)",
+    "t.msort(d, stable=True)", "t.msort(d, 0)", "d.msort(stable=True)", "d.msort(0)",
+    # the calls torch takes
+    "t.sort(d, stable=None)", "t.sort(d, dim=1, stable=False)", "t.sort(d, 1, True)",
+    "t.sort(d, descending=True, stable=True, dim=0)", "d.sort(stable=True, descending=True)",
+    "t.argsort(d, stable=True)", "t.argsort(d, dim=1, stable=False)", "d.argsort(1, True)",
+    "d.argsort(stable=True, dim=0)", "t.msort(d)", "d.msort()"]
+
+
+@pytest.mark.parametrize("call", _SORT_CALLS)
+def test_sort_overloads_take_stable_with_keywords_only(call):
+    # torch's sort/argsort overloads: (input, dim=-1, descending=False) and
+    # (input, *, stable, dim=-1, descending=False); ember took a positional dim with stable
+    def body(t):
+        d = t.tensor([[3.0, 1.0, 2.0], [1.0, 1.0, 0.0]])
+        return eval(call)  # noqa: S307 - the call is the test case
+    outcome = same(body)
+    assert outcome.error is None or outcome.error[0] == "TypeError"

@@ -149,8 +149,74 @@ _sort.grad("self", writes=2)(_sorted_back)
 _sort_stable.grad("self", writes=2)(_sorted_back)
 
 
-def sort(input, dim=-1, descending=False, stable=None, *, out=None):
+# torch's two overloads of sort and argsort: ``(input, dim=-1, descending=False)`` and
+# ``(input, *, stable, dim=-1, descending=False)``; a call that fits neither is a TypeError.
+_UNSET = object()
+_OUT_LINE = {"sort": "tuple of Tensors out = None", "argsort": "Tensor out = None"}
+
+
+def _type_word(value):
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+
+
+def _refuse_overloads(name, method, positional, named, detail):
+    """torch's TypeError for a sort/argsort call no overload takes: ``positional`` without
+    the input for a method, ``named`` the keywords given (torch lists them last given
+    first); ``detail``: the keywords torch names as why the second overload did not match."""
+    got = [_type_word(v) for v in positional] + [
+        f"{k}={_type_word(v)}" for k, v in reversed(named.items())]
+    given = "Tensor input, " if not method else ""
+    outs = ("", "") if method else (f", {_OUT_LINE[name]}", ", *, tuple of Tensors out = None"
+                                    if name == "sort" else "")
+    lines = [f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), "
+             "but expected one of:",
+             f" * ({given}*, bool stable, int dim = -1, bool descending = False{outs[0]})",
+             f" * ({given}int dim = -1, bool descending = False{outs[1]})"]
+    if detail:
+        lines.append("      didn't match because some of the keywords were incorrect: "
+                     + ", ".join(detail))
+    return TypeError("\n".join(lines) + "\n")
+
+
+def _too_many(name, method, count):
+    first = 0 if method else 1  # (the stable overload's one positional argument: input)
+    return TypeError(f"{name}() takes from {first + 1} to {first} positional arguments but "
+                     f"{count} were given")
+
+
+def _sort_arguments(name, method, input, positional, stable, dim, descending):
+    """``(dim, descending, stable)`` of a sort/argsort call (``stable`` None when not given),
+    refused as torch's argument parser refuses it: ``stable`` takes the other two as keywords
+    only, and is a bool (sort's also None when nothing else is given)."""
+    # (torch lists the keywords last given first: this order reads a stable given last right)
+    named = {k: v for k, v in (("descending", descending), ("dim", dim), ("stable", stable))
+             if v is not _UNSET}
+    shown = positional if method else (input, *positional)
+    listed = not method and name == "sort"  # (where torch's parser lists the overloads, not
+    if len(positional) > 2 + listed or (stable is not _UNSET and len(positional) > 1 + listed):
+        raise _too_many(name, method, len(shown))  # 'takes ... positional arguments')
+    if len(positional) == 3:
+        raise _refuse_overloads(name, method, shown, named, ())
+    # keywords the positional overload cannot take besides what was given by position
+    taken = ("dim", "descending")[:len(positional)]
+    incorrect = [k for k in reversed(named) if k in taken or k == "stable" and positional]
+    if incorrect or stable is not _UNSET and not (
+            isinstance(stable, bool) or stable is None and name == "sort"):
+        raise _refuse_overloads(name, method, shown, named,
+                                incorrect if method or name == "argsort" else ())
+    values = list(positional) + [named.get(k, d) for k, d in
+                                 (("dim", -1), ("descending", False))][len(positional):]
+    return values[0], values[1], None if stable is _UNSET else stable
+
+
+def sort(input, *dim_descending, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None):
     """(values, indices) of ``input`` sorted along ``dim`` (ties keep their order)."""
+    return _sorted(input, False, dim_descending, stable, dim, descending)
+
+
+def _sorted(input, method, positional, stable, dim, descending):
+    dim, descending, stable = _sort_arguments("sort", method, input, positional, stable, dim,
+                                              descending)
     if stable is not None:
         return _sort_stable(input, dim, descending)
     return _sort(input, dim, descending)
@@ -165,9 +231,15 @@ def _argsort(self, dim=-1, descending=False, stable=False):
     return order(self, _wrap_dim(dim, self.ndim), descending).astype(np.int64, copy=False)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input, *dim_descending, stable=_UNSET, dim=_UNSET, descending=_UNSET):
     """The indices that sort ``input`` along ``dim``."""
-    return _argsort(input, dim, descending, stable)
+    return _argsorted(input, False, dim_descending, stable, dim, descending)
+
+
+def _argsorted(input, method, positional, stable, dim, descending):
+    dim, descending, stable = _sort_arguments("argsort", method, input, positional, stable, dim,
+                                              descending)
+    return _argsort(input, dim, descending, bool(stable))
 
 
 def msort(input, *, out=None):
@@ -415,9 +487,22 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     return _mode(input, dim, keepdim)
 
 
-Tensor.sort = sort
-Tensor.argsort = argsort
-Tensor.msort = msort
+Tensor.sort = lambda self, *dim_descending, stable=_UNSET, dim=_UNSET, descending=_UNSET: \
+    _sorted(self, True, dim_descending, stable, dim, descending)
+Tensor.argsort = lambda self, *dim_descending, stable=_UNSET, dim=_UNSET, descending=_UNSET: \
+    _argsorted(self, True, dim_descending, stable, dim, descending)
+
+
+def _msort_method(self, *args, **kwargs):
+    # (torch's Tensor.msort is a builtin method that takes no arguments)
+    if kwargs:
+        raise TypeError("TensorBase.msort() takes no keyword arguments")
+    if args:
+        raise TypeError(f"TensorBase.msort() takes no arguments ({len(args)} given)")
+    return msort(self)
+
+
+Tensor.msort = _msort_method
 Tensor.topk = topk
 Tensor.kthvalue = kthvalue
 Tensor.median = median
