@@ -35,9 +35,18 @@ def _operands(seed, dtype):
     return a, b, np.abs(c) + np.float32(0.5)
 
 
+@pytest.fixture(params=["complex_multiply", "emulation"])
+def route(request, monkeypatch):
+    """Both ways to the fused result: NumPy's fused complex multiply (where this machine has
+    it) and the exact emulation of the other machines and array modules."""
+    if request.param == "emulation":
+        monkeypatch.setattr(fused, "_complex_multiply_fuses", lambda real: False)
+    return request.param
+
+
 @pytest.mark.parametrize("name", _CASES)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_fused_results_are_torchs_bits(name, dtype):
+def test_fused_results_are_torchs_bits(name, dtype, route):
     torch = torch_or_skip()
     fn = _CASES[name]
     arrays = _operands(0, dtype)
@@ -87,7 +96,7 @@ def _constructed(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_midpoint_products_round_once(dtype):
+def test_midpoint_products_round_once(dtype, route):
     torch = torch_or_skip()
     z, x, y = _constructed(dtype)
     expected = torch.addcmul(*(torch.tensor(v, dtype=getattr(torch, dtype)) for v in (z, x, y)))
@@ -100,7 +109,7 @@ def test_midpoint_products_round_once(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_wide_exponents_and_subnormal_results(dtype):
+def test_wide_exponents_and_subnormal_results(dtype, route):
     torch = torch_or_skip()
     rng = np.random.default_rng(3)
     span = 60 if dtype == "float32" else 400
@@ -131,15 +140,6 @@ def test_zero_dim_operands(value):
         expected = torch.addcmul(torch.tensor(value), torch.tensor(value), torch.tensor(1.5))
         got = ember.addcmul(ember.tensor(value), ember.tensor(value), ember.tensor(1.5))
         assert got.item() == expected.item()
-
-
-@pytest.fixture(params=["complex_multiply", "emulation"])
-def route(request, monkeypatch):
-    """Both ways to the fused result: NumPy's fused complex multiply (where this machine has
-    it) and the exact emulation of the other machines and array modules."""
-    if request.param == "emulation":
-        monkeypatch.setattr(fused, "_complex_multiply_fuses", lambda real: False)
-    return request.param
 
 
 _SPECIAL = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5e-324, 2.0 ** -1022,

@@ -199,11 +199,13 @@ def _two_sum_error(total, a, b):
 
 def _odd_sum(total, a, b, xp):
     """``a + b`` rounded to odd: an inexact sum takes, of its two float64 neighbours, the one
-    with an odd last bit."""
+    with an odd last bit. On the bits: truncated toward zero (one step down in magnitude
+    where the nearest rounding went up), then the last bit set where inexact."""
     error = _two_sum_error(total, a, b)
-    even = (total.view(_U64) & np.uint64(1)) == 0
-    move = (error != 0) & even & xp.isfinite(total)
-    return xp.where(move, xp.nextafter(total, xp.where(error > 0, xp.inf, -xp.inf)), total)
+    inexact = (error != 0) & xp.isfinite(total)
+    rounded_up = inexact & (xp.signbit(error) != xp.signbit(total))
+    bits = total.view(_U64) - rounded_up.astype(_U64)
+    return (bits | inexact.astype(_U64)).view(_F64)
 
 
 def _split(v):
