@@ -40,6 +40,7 @@ _COMPLEX = {_F32: np.dtype(np.complex64), _F64: np.dtype(np.complex128)}
 # a core on the AMD EPYC measured), and a block's few NumPy calls cost little next to its
 # arithmetic (float32: 131072 elements a block, float64: 65536)
 _BLOCK_BYTES = 1 << 20
+_EMULATED_BLOCK = 32768  # (its float64 temporaries: 256 KiB each)
 
 
 def fused_multiply_add(x, y, z, dtype=None):
@@ -49,10 +50,10 @@ def fused_multiply_add(x, y, z, dtype=None):
     dtype = np.result_type(x, y, z) if dtype is None else np.dtype(dtype)
     if dtype == _F64:
         out = _fma_complex(x, y, z, _F64)
-        return _fma_f64(x, y, z) if out is None else out
+        return _emulated(_fma_f64, x, y, z, _F64) if out is None else out
     x, y, z = (_as_f32(v) for v in (x, y, z))
     out = _fma_complex(x, y, z, _F32)
-    out = _fma_f32(x, y, z) if out is None else out
+    out = _emulated(_fma_f32, x, y, z, _F32) if out is None else out
     return out if dtype == _F32 else out.astype(dtype)
 
 
@@ -123,6 +124,23 @@ def _fused_blocks(x, y, z, out, real, block):
             part, used = slice(start, stop), slice(0, stop - start)
             _fused_block(*(v if _is_number(v) else v[part] for v in (x, y, z)), out[part],
                          left[used], right if _is_number(right) else right[used])
+
+
+def _emulated(kernel, x, y, z, real):
+    """``kernel(x, y, z)``, an exact emulation, in blocks of ``_EMULATED_BLOCK`` elements
+    where the arrays have one shape: its many passes then run in the cache (1M float64
+    elements on the AMD EPYC measured: 22 -> 14 ms)."""
+    shapes = {v.shape for v in (x, y, z) if not _is_number(v)}
+    size = math.prod(next(iter(shapes))) if len(shapes) == 1 else 0
+    if size <= _EMULATED_BLOCK:
+        return kernel(x, y, z)
+    out = get_xp(x, y, z).empty(shapes.pop(), real)
+    flat = out.reshape(-1)
+    x, y, z = (v if _is_number(v) else v.reshape(-1) for v in (x, y, z))
+    for start in range(0, size, _EMULATED_BLOCK):
+        part = slice(start, start + _EMULATED_BLOCK)
+        flat[part] = kernel(*(v if _is_number(v) else v[part] for v in (x, y, z)))
+    return out
 
 
 def _is_number(v):
