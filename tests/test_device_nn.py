@@ -159,7 +159,9 @@ def _leaves_of(t):
         if var is not None:
             out.append(var)
         stack.extend(nxt for nxt, _ in fn.next_functions)
-    return sorted(out, key=lambda v: (tuple(v.shape), float(v.detach().sum().item())))
+    # (by the values themselves: a sum would tie, or not, by its rounding, which differs
+    # between the CPU's torch-ordered sums and a device's own order)
+    return sorted(out, key=lambda v: (tuple(v.shape), _host(v.detach()).ravel().tolist()))
 
 
 def _opt_run(name, kwargs, dev, steps=4):

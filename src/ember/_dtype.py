@@ -329,7 +329,7 @@ def cast(array, dt: dtype):
     elif dt.np == np.float16 and array.dtype == np.float64:
         # torch's Half is built from a float: double rounds to float32 first, then to half
         # (NumPy rounds once, which differs where the first rounding lands on a tie)
-        array = array.astype(np.float32)
+        array = quietly(array.astype, np.float32)
     return quietly(array.astype, dt.np)  # (torch overflows to inf without a word)
 
 
