@@ -92,13 +92,14 @@ def refusal(name, args, method=False, kwargs=None):
     plain = _PLAIN_WITHOUT_KEYWORDS.get(base) if not kwargs else None
     if base in OVERLOADS and plain is None:
         return TypeError(_invalid_combination(name, OVERLOADS[base], args, method, kwargs))
-    k = next(k for k, a in enumerate(args[:2]) if isinstance(a, _REFUSED))
+    k = next(k for k, a in enumerate(args[:2]) if isinstance(a, _REFUSED + _NUMBERS))
     param = (plain or TENSORS_ONLY[base])[k + 1 if method else k]
     return TypeError(f"{name}(): argument '{param}' (position {k + 1}) must be Tensor, not "
                      f"{typename(type(args[k]))}")
 
 
 _REFUSED = (np.ndarray, np.generic)  # (where only a tensor goes; a NumPy scalar is a number)
+_NUMBERS = (bool, int, float, complex)
 
 
 def _invalid_combination(name, signatures, args, method, kwargs=None):
@@ -130,8 +131,8 @@ def _fits(value, kind):
 
 
 def refusing_arrays(fn, name, method=False):
-    """``fn`` raising torch's TypeError for an ndarray operand (a NumPy scalar too where only
-    a tensor goes) before it runs, and taking a NumPy scalar for a number as torch's parser
+    """``fn`` raising torch's TypeError for an ndarray operand (a NumPy scalar or a Python
+    number too where only a tensor goes) before it runs, and taking a NumPy scalar for a number as torch's parser
     reads it (a Python number: ``x.pow(np.float64(2))`` stays float32)."""
     start = 1 if method else 0
     numbers = name.rstrip("_") in OVERLOADS
@@ -139,7 +140,7 @@ def refusing_arrays(fn, name, method=False):
     def numpy_operand(args, kwargs):
         convert = False
         for k, value in enumerate(args[start:]):
-            if not isinstance(value, _REFUSED):
+            if not isinstance(value, _REFUSED + (() if numbers else _NUMBERS)):
                 continue
             # (a function of tensors only refuses NumPy values as its two operands; beyond
             # them, as a number overload's, NumPy scalars are numbers)
@@ -158,6 +159,8 @@ def refusing_arrays(fn, name, method=False):
         for value in args:  # (the common call pays for these checks only)
             if type(value) is not Tensor and isinstance(value, _REFUSED):
                 return numpy_operand(args, kwargs)
+        if not numbers and any(isinstance(v, _NUMBERS) for v in args[start:start + 2]):
+            raise refusal(name, args[start:], method, kwargs)  # (torch has no number overload)
         if kwargs and numbers:
             kwargs = {k: python_number(v) if isinstance(v, np.generic) else v
                       for k, v in kwargs.items()}
