@@ -848,3 +848,29 @@ def test_jacfwd_inside_a_dual_level_the_user_entered_is_refused():
         inner = torch.func.jvp(lambda v: torch.func.jacfwd(f)(v), (x,), (torch.ones(2),))
         return refused, inner
     same(body, check_warnings=False)
+
+
+_DUAL_LAYOUTS = {
+    "expanded": "t.ones(3, 1), t.tensor([[2.]]).expand(3, 1)",
+    "slice": "t.ones(3), t.arange(6.)[1:4]",
+    "transposed": "t.ones(2, 3), t.arange(6.).reshape(3, 2).t()",
+    "same": "t.ones(2, 3), t.arange(6.).reshape(2, 3)",
+    "transposed primal": "t.ones(3, 2).t(), t.arange(6.).reshape(2, 3)",
+    "size-1 dim": "t.ones(3, 1), t.arange(6.).reshape(3, 2)[:, :1]",
+    "requires grad": "t.ones(3, 1), t.tensor([[2.]], requires_grad=True).expand(3, 1)",
+    "view primal": "t.ones(6)[2:5], t.arange(3.)",
+}
+
+
+@pytest.mark.parametrize("case", _DUAL_LAYOUTS)
+def test_make_dual_lays_the_tangent_out_as_its_primal(case):
+    # torch copies a tangent of another layout (strides, offset, storage size) into the
+    # primal's, a view primal's into a view of a new base; ember kept it as given
+    def body(t):
+        primal, tangent = eval(_DUAL_LAYOUTS[case], {"t": t})  # noqa: S307 - the case
+        with t.autograd.forward_ad.dual_level():
+            dual = t.autograd.forward_ad.make_dual(primal, tangent)
+            kept = t.autograd.forward_ad.unpack_dual(dual).tangent
+            return (kept, kept.stride(), kept.storage_offset(), kept is tangent, kept._version,
+                    kept.grad_fn is not None and kept.grad_fn.name())
+    same(body, check_warnings=False)  # (torch's first forward-AD call warns about jit.script)

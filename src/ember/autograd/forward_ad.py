@@ -160,6 +160,8 @@ def make_dual(tensor, tangent, *, level=None):
                            f"size {list(tensor.shape)} while the given forward gradient is of "
                            f"size {list(tangent.shape)}.")
     _refuse_tangent_into_overlap(tensor, tangent)
+    if batch is None and vmap_hook[0] is None:  # (under vmap the layouts are ember's own)
+        tangent = _in_primal_layout(tensor, tangent)
     dual = _alias(tensor)
     # (torch's make_dual sets the tangent in its autograd layer, which does not run in
     # inference mode, nor for a call on inference tensors only: the alias then has none)
@@ -179,6 +181,29 @@ def _refuse_tangent_into_overlap(tensor, tangent):
     theirs = [(n, st) for n, st in zip(tangent._data.shape, tangent._data.strides) if n > 1]
     if strides != theirs:
         raise RuntimeError(_INTERNAL_OVERLAP)
+
+
+def _same_layout(a, b):
+    """torch's ``has_same_meta``: one storage offset, size, storage size, and strides wherever
+    a dimension has more than one element."""
+    return (a.storage_offset() == b.storage_offset() and a.shape == b.shape
+            and all(n <= 1 or sa == sb for n, sa, sb in zip(a.shape, a.stride(), b.stride()))
+            and a.untyped_storage().nbytes() == b.untyped_storage().nbytes())
+
+
+def _in_primal_layout(primal, tangent):
+    """``tangent`` as torch keeps it: as given when laid out as ``primal``, else copied
+    (``copy_``, recorded) into a tensor of the primal's strides, for a view primal a view of
+    a new tensor laid out as its base."""
+    if _same_layout(primal, tangent):
+        return tangent
+    base = primal._base
+    if base is None:
+        laid_out = tangent.new_empty_strided(primal.shape, primal.stride())
+    else:
+        laid_out = tangent.new_empty_strided(base.shape, base.stride()).as_strided(
+            primal.shape, primal.stride(), primal.storage_offset())
+    return laid_out.copy_(tangent)
 
 
 def unpack_dual(tensor, *, level=None):
