@@ -29,3 +29,36 @@ def _hooked_chains(torch):
 
 def test_a_new_gradient_is_stolen_after_a_hooks_gradient_is_freed():
     same(_hooked_chains)
+
+
+def _custom_function_gradients(torch):
+    class Spread(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, c, d, e):
+            return a * 1 + b * 2 + c * 3 + d * 4 + e * 5
+
+        @staticmethod
+        def backward(ctx, g):
+            kept = g * 6
+            ctx.kept = kept  # (held by the node: copied)
+            return g, g, g * 3, kept, g * 5
+
+    class Lone(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    leaves = [torch.ones(3, requires_grad=True) for _ in range(6)]
+    Spread.apply(*leaves[:5]).sum().backward()
+    Lone.apply(leaves[5]).sum().backward()
+    return [(p.grad, p.grad._version) for p in leaves]
+
+
+def test_a_custom_functions_fresh_gradient_is_stolen():
+    # torch's AccumulateGrad takes over a gradient no one else holds (use count 1): a
+    # backward's g * 3 is, its incoming g returned twice or a tensor it keeps is not
+    same(_custom_function_gradients)

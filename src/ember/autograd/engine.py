@@ -728,8 +728,9 @@ def _note_borrowed(task, fn, outs):
     backward may return tensors it keeps). A gradient a built-in node passed through unchanged
     is not noted: what holds it is counted when it reaches a leaf (see _accumulate)."""
     borrowed = task.borrowed
+    unshared = fn.__dict__.pop("_unshared", ())  # (a custom Function's fresh gradients)
     for o in outs:
-        if o is not None:
+        if o is not None and id(o) not in unshared:
             borrowed.add(o)
 
 

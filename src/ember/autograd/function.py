@@ -7,6 +7,7 @@ without recording and makes an ``ExpBackward`` node that is also the ``ctx``.
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 
 import numpy as np
@@ -88,6 +89,21 @@ class FunctionCtx:
 _NONE, _INPUT, _OUTPUT, _PACKED = range(4)
 
 
+def _unshared_gradients(result, alone):
+    """ids of the arrays of the gradients in ``result`` (a backward's) that nothing else
+    holds: returned once, the tensor held by ``result`` alone and its array by the tensor
+    alone. torch's AccumulateGrad takes such a gradient over (its use count is 1).
+    ``alone``: the backward returned one tensor, not a tuple (its caller holds it too)."""
+    ids = set()
+    for r in result:
+        # (the references: result's one, r and getrefcount's argument, and the caller's for
+        # a lone tensor; the array's: the tensor and getrefcount's argument)
+        if (isinstance(r, Tensor) and sys.getrefcount(r) == 3 + alone
+                and type(r._data) is np.ndarray and sys.getrefcount(r._data) == 2):
+            ids.add(id(r._data))
+    return ids
+
+
 class BackwardCFunction(Node, FunctionCtx):
     """The node of one custom Function call; it is also that call's ``ctx``."""
 
@@ -110,6 +126,9 @@ class BackwardCFunction(Node, FunctionCtx):
                 g = _wrap(g) if graph else g
             gs.append(g if graph or g is None else _wrap(g))
         result = cls.backward(self, *gs)
+        if not graph:
+            self._unshared = _unshared_gradients(
+                result if isinstance(result, tuple) else (result,), type(result) is not tuple)
         return self._check_result(result, graph)
 
     def _check_result(self, result, graph):
