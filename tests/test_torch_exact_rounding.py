@@ -94,3 +94,16 @@ def test_float64_to_narrow_floats_rounds_as_torch(dtype):
                         dtype=t.float64)
         return wide.to(getattr(t, dtype)).float().tolist()
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("write", ["copy_", "setitem"])
+def test_float64_written_into_float16_rounds_through_float32(write):
+    def body(t):
+        half = t.zeros(3, dtype=t.float16)
+        wide = t.tensor([_HALF_TIE, -_HALF_TIE, 1 + 2 ** -11 + 2 ** -30], dtype=t.float64)
+        if write == "copy_":
+            half.copy_(wide)
+        else:
+            half[:] = wide
+        return half.tolist()
+    same(body, rtol=0, atol=0)

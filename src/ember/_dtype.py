@@ -315,6 +315,15 @@ def scalar_dtype(value) -> dtype:
     raise TypeError(f"unsupported scalar type {t.__name__}")
 
 
+def as_half_source(array, target_np):
+    """``array`` ready to be converted to ``target_np``: float64 rounded to float32 first when
+    the target is float16, as torch's Half is built from a float (NumPy rounds once, which
+    differs where the first rounding lands on a tie; silently, as torch overflows)."""
+    if target_np == np.float16 and array.dtype == np.float64:
+        return quietly(array.astype, np.float32)
+    return array
+
+
 def cast(array, dt: dtype):
     """``array`` in ``dt``, converting to float8 as torch does: float8_e4m3fn saturates at its
     largest finite value (infinities included) and float8_e8m0fnu, which has no sign bit,
@@ -326,10 +335,8 @@ def cast(array, dt: dtype):
             array.astype(np.float32).clip(-limit, limit)
     elif dt is float8_e8m0fnu and array.dtype.kind in "fiV":
         array = abs(array.astype(np.float32) if array.dtype.kind == "V" else array)
-    elif dt.np == np.float16 and array.dtype == np.float64:
-        # torch's Half is built from a float: double rounds to float32 first, then to half
-        # (NumPy rounds once, which differs where the first rounding lands on a tie)
-        array = quietly(array.astype, np.float32)
+    else:
+        array = as_half_source(array, dt.np)
     return quietly(array.astype, dt.np)  # (torch overflows to inf without a word)
 
 

@@ -1189,7 +1189,7 @@ def copy(self, other, non_blocking=False):
     if src.shape != self.shape:
         np.result_type(src)  # (a sparse operand leaves the dense kernel first, as in torch)
         _check_copies_into(self.shape, src.shape)
-    return np.broadcast_to(src, self.shape).astype(self.dtype)
+    return D.as_half_source(np.broadcast_to(src, self.shape), self.dtype).astype(self.dtype)
 
 
 def _check_copies_into(shape, src_shape):

@@ -1269,6 +1269,7 @@ def setitem(self, key, value):
             raise RuntimeError(_PARTIAL_OVERLAP)
         if source.dtype.kind == "c" and target.dtype.kind != "c":
             source = source.real  # (torch drops the imaginary part without a word)
+        source = D.as_half_source(source, target.dtype)
         with np.errstate(invalid="ignore", over="ignore"):  # (NaN into integers: silent too)
             np.copyto(target, source, casting="unsafe")
         self._bump_version()  # (an inference tensor outside inference mode is refused here)
