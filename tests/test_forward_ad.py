@@ -874,3 +874,16 @@ def test_make_dual_lays_the_tangent_out_as_its_primal(case):
             return (kept, kept.stride(), kept.storage_offset(), kept is tangent, kept._version,
                     kept.grad_fn is not None and kept.grad_fn.name())
     same(body, check_warnings=False)  # (torch's first forward-AD call warns about jit.script)
+
+
+def test_batched_tangents_of_an_offset_as_strided_are_each_rows_own():
+    # jacfwd and forward-mode jacobian push a batch of tangents; as_strided's formula reads
+    # storage offsets, so each row must sit on a storage of its own (it read row 0 for all)
+    def body(torch):
+        x = torch.arange(12., dtype=torch.float64)
+        f = lambda v: torch.as_strided(v, (3, 3), (2, 1), 1)  # noqa: E731
+        return (torch.func.jacfwd(f)(x),
+                torch.autograd.functional.jacobian(f, x, vectorize=True,
+                                                   strategy="forward-mode"))
+    # (torch's first call of the forward-mode jacobian warns about torch.jit, whatever the op)
+    same(body, rtol=0, atol=0, check_warnings=False)

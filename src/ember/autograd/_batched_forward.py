@@ -44,7 +44,10 @@ def per_row(jvp_of, tangents):
     """``jvp_of(row tangents)`` for each row of the batch, the rows stacked per output."""
     batch = fwAD._batch[0]
     with batched_tangents(None):
-        rows = [jvp_of([None if t is None else t[b] for t in tangents]) for b in range(batch)]
+        # (each row on a storage of its own, as an ordinary tangent is: a formula that reads
+        # storage offsets, as as_strided's does, would read the batch's first row otherwise)
+        rows = [jvp_of([None if t is None else t[b].clone() for t in tangents])
+                for b in range(batch)]
     return _stack(rows)
 
 

@@ -201,8 +201,11 @@ def _in_primal_layout(primal, tangent):
     if base is None:
         laid_out = tangent.new_empty_strided(primal.shape, primal.stride())
     else:
-        laid_out = tangent.new_empty_strided(base.shape, base.stride()).as_strided(
-            primal.shape, primal.stride(), primal.storage_offset())
+        # (zeros around the view, as torch's new base tangent: an op that reads the storage
+        # beyond the view, as as_strided does, reads zeros there)
+        new_base = tangent.new_empty_strided(base.shape, base.stride())
+        new_base._data.fill(0)  # (a new tensor: zeros without a write its version counts)
+        laid_out = new_base.as_strided(primal.shape, primal.stride(), primal.storage_offset())
     return laid_out.copy_(tangent)
 
 
