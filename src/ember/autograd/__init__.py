@@ -37,7 +37,7 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
 def _as_tuple(x):
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, graph.GradientEdge)):  # (an edge is a tuple, but one item)
         return (x,)
     return tuple(x)
 
@@ -72,7 +72,9 @@ def _make_grads(outputs, grads):
     """Check user-given output gradients; make the implicit ones for scalar outputs."""
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
-        if not isinstance(o, Tensor):
+        if type(o) is graph.GradientEdge:
+            o = graph.edge_output_like(o)
+        elif not isinstance(o, Tensor):
             raise AssertionError("Expected output to be a ember.Tensor")
         if isinstance(g, Tensor):
             if tuple(o.shape) != tuple(g.shape):
@@ -235,6 +237,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                               capture=True, allow_unused=allow_unused)
     if materialize_grads:
         from .._creation import zeros
+        if any(g is None and type(i) is graph.GradientEdge for g, i in zip(result, inputs_t)):
+            raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                               "GradientEdge")
         result = tuple(zeros(lead + tuple(i.shape), dtype=i.dtype, device=i.device,
                              requires_grad=create_graph)
                        if g is None else g for g, i in zip(result, inputs_t))

@@ -28,7 +28,7 @@ from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from . import _batched, _gc
 from ._grad_versions import _NOTES, _note, forget, note_writes, with_version, wrap_versioned
-from .graph import AccumulateGrad, gradient_edge
+from .graph import AccumulateGrad, GradientEdge, edge_of, gradient_edge
 
 # whether some leaf was ever given a grad_dtype (until then the engine never looks)
 GRAD_DTYPES_SET = [False]
@@ -90,7 +90,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     root_edges = []
     root_nodes = []
     for t in roots:
-        edge = gradient_edge(t)
+        edge = edge_of(t)
         if edge[0] is None:
             raise RuntimeError(f"element {len(root_edges)} of tensors does not require grad "
                                "and does not have a grad_fn")
@@ -113,7 +113,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     for t, (fn, nr), g in zip(roots, root_edges, root_grads):
         if g is None:
             continue
-        dt = t._data.dtype
+        dt = g._data.dtype if type(t) is GradientEdge else t._data.dtype
         if dt.kind not in "fc":
             _check_differentiable(dt)
         if not create_graph:
@@ -231,11 +231,14 @@ def _input_targets(task, inputs, capture):
     """The nodes that receive ``inputs``' gradients (noting which to capture)."""
     targets = set()
     for slot, t in enumerate(inputs):
-        if not isinstance(t, Tensor):
+        if type(t) is GradientEdge:  # (the gradient flowing into that edge; nothing retained)
+            fn, nr = t.node, t.output_nr
+        elif not isinstance(t, Tensor):
             raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
                                f"{type(t).__name__}")
-        fn, nr = gradient_edge(t)
-        if not capture:
+        else:
+            fn, nr = gradient_edge(t)
+        if not capture and type(t) is not GradientEdge:
             # NOTE: as torch does, backward(inputs=[t]) retains t's grad: a non-leaf input gets
             # its .grad through retain_grad (now and in later passes), a leaf through its
             # AccumulateGrad node.

@@ -12,6 +12,7 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
+from typing import NamedTuple
 
 from .._state import state
 from .._tensor import DetachedCounter, Tensor, _wrap
@@ -272,6 +273,70 @@ def gradient_edge(t):
     if t._requires_grad:
         return (grad_accumulator(t), 0)
     return NO_EDGE
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the backward graph: the gradient flowing into input ``output_nr`` of
+    ``node`` (the gradient of the node's forward output ``output_nr``), as torch's.
+
+    ``autograd.grad`` and ``backward`` take edges as ``inputs`` (the gradient that flows into
+    the edge) and as ``outputs`` (backpropagate from there). Get one with
+    :func:`get_gradient_edge`. ``ownership_token``: torch keeps a custom Function's graph alive
+    through it; an ember node is an ordinary Python object that holds its graph itself, so
+    ember leaves it None."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+
+# (shape, dtype, device) of the outputs get_gradient_edge made edges for, by node, for
+# _make_grads: an op node with one output does not keep its output's shape itself.
+_EDGE_OUTPUTS = weakref.WeakKeyDictionary()
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge where ``tensor``'s gradient is computed: ``autograd.grad(loss, input)`` and
+    ``autograd.grad(loss, get_gradient_edge(input))`` give the same gradient."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, output_nr = gradient_edge(tensor)
+    if node is None:  # (a view of a base that requires grad, made under no_grad)
+        raise AssertionError("Expected gradient function to be set")
+    _EDGE_OUTPUTS.setdefault(node, {})[output_nr] = (tensor.shape, tensor.dtype, tensor.device)
+    return GradientEdge(node, output_nr)
+
+
+def edge_of(x):
+    """The ``(node, output_nr)`` of a tensor (its gradient_edge) or of a GradientEdge."""
+    if type(x) is GradientEdge:
+        return x.node, x.output_nr
+    return gradient_edge(x)
+
+
+def edge_output_like(edge):
+    """An uninitialised tensor with the shape, dtype and device of the forward output that
+    ``edge`` carries the gradient of: what ``_make_grads`` checks a given gradient against,
+    or makes the implicit gradient from."""
+    from .. import _creation
+    node, nr = edge.node, edge.output_nr
+    meta = _EDGE_OUTPUTS.get(node, {}).get(nr)
+    if meta is None and isinstance(node, AccumulateGrad):
+        v = node.variable
+        meta = v.shape, v.dtype, v.device
+    elif meta is None and node._out_meta is not None:
+        from .._dtype import from_numpy_dtype
+        shape, npdtype = node._out_meta[nr]
+        meta = shape, from_numpy_dtype(npdtype), None
+    if meta is None:
+        raise RuntimeError(
+            f"the shape of output {nr} of {node.name()} is not known: make the GradientEdge "
+            "with ember.autograd.graph.get_gradient_edge(tensor)")
+    shape, dtype, device = meta
+    out = _creation.empty(shape, dtype=dtype, device=device)
+    out._requires_grad = True
+    return out
 
 
 def short_node_name(node) -> str:
