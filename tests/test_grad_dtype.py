@@ -81,3 +81,20 @@ def test_grad_dtype_as_torch(name):
     # (torch warns about the create_graph reference cycle and non-leaf .grad reads as ember
     # does; the texts carry C++ locations)
     same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("want", ["float64", "float16"])
+def test_cast_gradient_is_taken_over(layout, want):
+    """A gradient cast to the leaf's grad_dtype is a new tensor only the engine holds: the
+    leaf takes it over (version 0, its strides) as torch does, its strides compared in
+    elements, not in bytes of another item size."""
+    def body(t):
+        x = t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        if layout == "transposed":
+            x = x.t()
+        x = x.detach().requires_grad_()
+        x.grad_dtype = getattr(t, want)
+        (x * 3).sum().backward()
+        return x.grad, x.grad._version, x.grad.stride()
+    same(body)

@@ -125,3 +125,86 @@ def test_compiled_node_into_parameters_as_eager():
     for a, b in zip(eager[0], compiled[0]):
         np.testing.assert_array_equal(a, b)
     assert eager[1:] == compiled[1:]
+
+
+def _function_of(t, backward):
+    """A custom Function of three tensors whose backward is ``backward(g)``."""
+    class Three(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, c):
+            return a * 1 + b * 2 + c * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return backward(t, g)
+    return Three.apply
+
+
+def _path_of(out):
+    """Whether ember's backward from ``out`` runs by the one-node path (None under torch)."""
+    if not isinstance(out, ember.Tensor):
+        return None
+    from ember.autograd import engine
+    return engine._leaves_below(out.grad_fn) is not None
+
+
+def test_edge_to_nothing_keeps_the_one_node_path():
+    """An input that does not require grad is an edge to nothing: the leaves after it keep
+    their positions in the queue's order and get their own gradients."""
+    def body(t):
+        a, c = _leaves(t, 2)
+        b = t.tensor([4.0, 5.0, 6.0])
+        log = []
+        for name, p in (("a", a), ("c", c)):
+            p.register_post_accumulate_grad_hook(lambda p, name=name: log.append(name))
+        out = _function_of(t, lambda t, g: (g * 2, g * 3, g * 4))(a, b, c)
+        path = _path_of(out)
+        _backward_from(out)
+        return log, a.grad, b.grad, c.grad, path in (None, True)
+    same(body)
+
+
+def test_one_leaf_twice_leaves_the_one_node_path():
+    """A node with two edges to one leaf sums their gradients first (the general path)."""
+    def body(t):
+        a, c = _leaves(t, 2)
+        out = _function_of(t, lambda t, g: (g * 2, g * 3, g * 4))(a, a, c)
+        path = _path_of(out)
+        _backward_from(out)
+        return a.grad, c.grad, a.grad._version, path in (None, False)
+    same(body)
+
+
+def test_edge_to_an_op_node_leaves_the_one_node_path():
+    def body(t):
+        a, b, c = _leaves(t, 3)
+        out = _function_of(t, lambda t, g: (g * 2, g * 3, g * 4))(a, b * 2, c)
+        path = _path_of(out)
+        _backward_from(out)
+        return a.grad, b.grad, c.grad, path in (None, False)
+    same(body)
+
+
+@pytest.mark.parametrize("case", ["dtype", "broadcast", "scalar", "grad_dtype"])
+def test_gradients_to_validate_on_the_one_node_path(case):
+    """Gradients that are not their input's shape and dtype (a custom Function's float64
+    gradient of a float32 leaf, one to sum over a broadcast dimension, a leaf with a
+    grad_dtype) are validated as the general path validates them."""
+    def body(t):
+        a, b, c = _leaves(t, 3)
+        if case == "grad_dtype":
+            b.grad_dtype = t.float64
+
+        def backward(t, g):
+            if case == "dtype":
+                return g * 2, (g * 3).double(), g * 4
+            if case == "broadcast":
+                return g * 2, (g * 3).expand(2, 3), g * 4
+            if case == "scalar":
+                return g * 2, g * 3, g.sum()
+            return g * 2, g * 3, g * 4
+        out = _function_of(t, backward)(a, b, c)
+        path = _path_of(out)
+        _backward_from(out)
+        return a.grad, b.grad, c.grad, [p.grad._version for p in (a, b, c)], path in (None, True)
+    same(body)

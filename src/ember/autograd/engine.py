@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import heapq
 import importlib
+import operator
 import threading
 import warnings
 import weakref
@@ -98,9 +99,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         root_nodes.append(edge[0])
     if create_graph and not capture:
         _warn_reference_cycle()
-    into_leaves = (not inputs and batch is None and not create_graph and len(root_nodes) == 1
-                   and _only_leaves_below(root_nodes[0]))
-    if into_leaves:
+    into_leaves = (None if inputs or batch is not None or create_graph or len(root_nodes) != 1
+                   else _leaves_below(root_nodes[0]))
+    if into_leaves is not None:
         pass  # (no dependencies to count: each leaf is reached once, from the root)
     elif inputs and batch is None:
         _collect_planned(task, root_nodes, _input_targets(task, inputs, capture), capture)
@@ -139,8 +140,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         # than the op.
         quiet = fp_errors.silence()
         try:
-            if into_leaves:
-                _execute_into_leaves(task, root_nodes[0])
+            if into_leaves is not None:
+                _execute_into_leaves(task, root_nodes[0], into_leaves)
             else:
                 _execute(task, root_nodes)
         finally:
@@ -560,57 +561,68 @@ def _execute(task, root_nodes):
                 push(heap, entry)
 
 
-def _run_plain_leaf(task, fn, grads):
-    """The usual leaf (no hooks, its gradient ``grads[0]`` not captured): what _run_node
-    does for it, without the general path's calls (a leaf has no edges to follow)."""
+def _run_plain_leaf(task, fn, grads, i=0):
+    """The usual leaf (no hooks, its gradient ``grads[i]`` not captured): what _run_node
+    does for it, without the general path's calls (a leaf has no edges to follow).
+    ``grads`` is the list the engine holds the gradient in (the node's buffer, or the
+    gradients of the node above it, see _execute_into_leaves): the reference counts below
+    count it once."""
     var = fn.variable
     with fn.lock:
         if not var._requires_grad:
             return
-        g = grads[0]
-        if (var._grad is None and not task.graph and type(g) is ndarray
-                and type(var._data) is ndarray
+        g = grads[i]
+        if (var._grad is None and type(g) is ndarray and not task.graph
+                and type(data := var._data) is ndarray
                 and _refcount(g) <= _OWN_REFS and not var._post_acc_hooks):
             # the usual first gradient, only the engine's (refs counted as _accumulate
-            # counts its argument: the buffer's list, `g`, getrefcount's): what _accumulate
-            # and _plainly_owned do for it, written out (a fixed cost of every leaf and
-            # backward)
+            # counts its argument: the list, `g`, getrefcount's): what _accumulate and
+            # _plainly_owned do for it, written out (a fixed cost of every leaf and backward)
             borrowed = task.borrowed
             ref = borrowed.get(key := id(g))
             flags = g.flags
             if ((ref is None or ref() is not g) and flags.writeable
                     and (not _layout_policy.enforce or (
-                        flags.c_contiguous and var._data.flags.c_contiguous
-                        and g.strides == var._data.strides)
-                        or _obeys_layout(g, var._data))):
+                        flags.c_contiguous and data.flags.c_contiguous
+                        and g.strides == data.strides)
+                        or _obeys_layout(g, data))):
                 borrowed[key] = weakref.ref(g)  # (as _Borrowed.add: an array)
                 var._grad = wrap_versioned(g)
                 return
         g = None  # (so that _accumulate counts the references as it expects)
-        _accumulate(task, var, grads[0])
+        _accumulate(task, var, grads[i])
 
 
-def _only_leaves_below(fn):
-    """Whether node ``fn`` may run by _execute_into_leaves: no hooks on it, no profiler or
-    anomaly mode, and each of its edges leads to a leaf's AccumulateGrad (or nowhere), no
-    leaf twice (a compiled function's node into its parameters)."""
-    if not fn._apply_plain or profiler_hook[0] is not None or state.anomaly:
-        return False
-    leaves = set()
-    for child, _ in fn._next:
-        if child is not None:
-            if type(child) is not AccumulateGrad or child in leaves:
-                return False
-            leaves.add(child)
-    return True
+_LEAF_ONLY = frozenset((AccumulateGrad,))
+_LEAF_OR_NOTHING = frozenset((AccumulateGrad, type(None)))
+_SHAPE_DTYPE = operator.attrgetter("shape", "dtype")
 
 
-def _execute_into_leaves(task, fn):
-    """``_execute`` for a graph of one node whose edges all lead to distinct leaves (see
-    _only_leaves_below), in first-order backward: the node, then its leaves in the order the
-    ready queue gives them (every AccumulateGrad has the same sequence number, so the heap's
-    layout decides), without counting dependencies or going through the queue. Each leaf
-    runs as in _execute: by _run_plain_leaf, or the general path when it has hooks."""
+def _leaves_below(fn):
+    """The nodes ``fn``'s edges lead to, in edge order, if ``fn`` may run by
+    _execute_into_leaves (None if not): no hooks on it, no profiler or anomaly mode, and each
+    of its edges leads to a leaf's AccumulateGrad (or nowhere), no leaf twice (a compiled
+    function's node into its parameters). Told by C calls over the edges, not a loop."""
+    nxt = fn._next
+    if not fn._apply_plain or not nxt or profiler_hook[0] is not None or state.anomaly:
+        return None
+    children = next(zip(*nxt))
+    kinds = set(map(type, children))
+    if kinds == _LEAF_ONLY:
+        distinct = len(set(children))
+    elif kinds <= _LEAF_OR_NOTHING:  # (edges to nothing: each None counted apart)
+        distinct = len(set(children)) - 1 + children.count(None)
+    else:
+        return None
+    return children if distinct == len(children) else None
+
+
+def _execute_into_leaves(task, fn, children):
+    """``_execute`` for a graph of one node whose edges all lead to distinct leaves
+    (``children``, see _leaves_below), in first-order backward: the node, then its leaves in
+    the order the ready queue gives them (every AccumulateGrad has the same sequence number,
+    so the heap's layout decides), without counting dependencies or going through the queue.
+    Each leaf runs as in _execute: by _run_plain_leaf, or the general path when it has hooks."""
     grads = task.buffers.pop(fn, None)
     if grads is None:
         return
@@ -624,32 +636,58 @@ def _execute_into_leaves(task, fn):
     if not fn._fresh_outputs:
         _note_borrowed(task, fn, outs)
     grads = None
+    # the gradients, one per edge, held by this list alone (see _accumulate)
+    gs = list(outs)
+    outs = None
+    meta = fn._meta
+    if (GRAD_DTYPES_SET[0] or set(map(type, gs)) != _ARRAYS_ONLY
+            or tuple(map(_SHAPE_DTYPE, gs)) != meta):
+        # (the usual gradients, arrays of their inputs' shapes and dtypes, told by the C
+        # calls above; otherwise each is validated as _execute validates an edge's gradient)
+        _validate_leaf_grads(task, fn, children, gs)
+    if None in children:
+        order = _leaf_edges(tuple(c is not None for c in children))
+    else:
+        order = _leaf_order(len(children))
+    for i in order:
+        if gs[i] is None:
+            continue  # (a leaf given no gradient: _run_node does nothing for it)
+        child = children[i]
+        if child._leaf_plain and not child.variable._hooks:
+            _run_plain_leaf(task, child, gs, i)
+            gs[i] = None
+        else:
+            grads = [gs[i]]
+            gs[i] = None
+            _run_node(task, child, grads)
+            grads = None
+
+
+_ARRAYS_ONLY = frozenset((ndarray,))
+
+
+def _validate_leaf_grads(task, fn, children, gs):
+    """Each edge's gradient in ``gs`` validated as _execute validates it (a leaf's grad
+    dtype, else its input's shape and dtype)."""
     meta = fn._meta
     grad_dtypes = GRAD_DTYPES_SET[0]
-    ready = []  # [child, its validated gradient] per edge to a leaf, in edge order
-    for i, (child, _) in enumerate(fn._next):
-        if child is None:
+    for i, child in enumerate(children):
+        g = gs[i]
+        if child is None or g is None:
             continue
-        g = outs[i]
-        if g is not None:  # (validated as _execute validates an edge's gradient)
-            m = meta[i]
-            if grad_dtypes and child.variable._grad_dtype is not GRAD_DTYPE_OWN:
-                g = _validate_one(task, fn, i, g, child.variable._grad_dtype)
-            elif type(g) is not ndarray or (m is not None and (g.shape, g.dtype) != m):
-                g = _validate_one(task, fn, i, g)
-        ready.append([g])
-        ready.append(child)
-    outs = g = None  # (the gradients are the leaves' alone now, see _accumulate)
-    for k in _leaf_order(len(ready) // 2):
-        grads, child = ready[2 * k], ready[2 * k + 1]
-        ready[2 * k] = None
-        if grads[0] is None:
-            continue  # (a leaf given no gradient: _run_node does nothing for it)
-        if child._leaf_plain and not child.variable._hooks:
-            _run_plain_leaf(task, child, grads)
-        else:
-            _run_node(task, child, grads)
-        grads = None
+        m = meta[i]
+        if grad_dtypes and child.variable._grad_dtype is not GRAD_DTYPE_OWN:
+            gs[i] = _validate_one(task, fn, i, g, child.variable._grad_dtype)
+        elif type(g) is not ndarray or (m is not None and (g.shape, g.dtype) != m):
+            gs[i] = _validate_one(task, fn, i, g)
+
+
+@functools.cache
+def _leaf_edges(has_leaf):
+    """``_leaf_order`` for edges some of which lead nowhere (``has_leaf``: whether each
+    leads to a leaf), as edge positions."""
+    edges = [i for i, leaf in enumerate(has_leaf) if leaf]
+    return tuple(edges[k] for k in _leaf_order(len(edges)))
 
 
 @functools.cache
@@ -1191,7 +1229,9 @@ def _obeys_layout(g, var_data):
     included) only if it has its variable's strides over every dimension of more than one
     element (and no zero stride elsewhere), or, for a variable whose layout is not dense,
     if it is C-contiguous. An expanded gradient (sum's) never does. A sparse gradient
-    always may; a dense one of a sparse variable if it is C-contiguous."""
+    always may; a dense one of a sparse variable if it is C-contiguous. Strides are compared
+    in elements, as torch's: a gradient in a leaf's ``grad_dtype`` of another item size has
+    other strides in bytes."""
     if type(g) is CooArray or type(var_data) is CooArray:
         return type(g) is CooArray or g.flags.c_contiguous
     if g.flags.c_contiguous and var_data.flags.c_contiguous:  # the usual case, both dense
@@ -1199,8 +1239,9 @@ def _obeys_layout(g, var_data):
             return True
     elif not _dense(var_data):
         return g.flags.c_contiguous
+    gsize, vsize = g.itemsize, var_data.itemsize
     for n, gs, vs in zip(g.shape, g.strides, var_data.strides):
-        if gs != vs if n != 1 else gs == 0:
+        if gs * vsize != vs * gsize if n != 1 else gs == 0:  # (gs / gsize != vs / vsize)
             return False
     return True
 
