@@ -147,3 +147,117 @@ def test_hand_built_edge_to_single_output_op_node_needs_its_shape():
     edge = ember.autograd.graph.GradientEdge(y.grad_fn, 0)
     with pytest.raises(RuntimeError, match="the shape of output 0 of SinBackward0 is not known"):
         ember.autograd.grad(edge, x, ember.ones(2))
+
+
+# -- register_multi_grad_hook -----------------------------------------------------------------
+def _flags(grads):
+    return [None if g is None else g for g in grads]
+
+
+def test_multi_grad_hook_all_documented_example():
+    def body(lib):
+        a = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+        b = lib.tensor([[.5, .5, 1.], [2., -1., 0.]], requires_grad=True)
+        c, d = a * b, a * b
+        calls = []
+        lib.autograd.graph.register_multi_grad_hook((a, b, c, d), lambda gs: calls.append(
+            [g is not None for g in gs]))
+        c.sum().backward(retain_graph=True)
+        c.sum().backward(inputs=(a,), retain_graph=True)
+        lib.autograd.grad(d.sum(), [d], retain_graph=True)
+        calls.append("leaf in grad")
+        lib.autograd.grad(c.sum(), b)  # torch's engine cannot say whether a leaf runs there
+        return calls
+    same(body)
+
+
+def test_multi_grad_hook_all_values_and_order():
+    def body(lib):
+        x = lib.tensor([1., 2.], requires_grad=True)
+        w = lib.tensor([3., -1.], requires_grad=True)
+        h = x * w
+        out = (h.exp() * x).sum()
+        log = []
+        x.register_hook(lambda g: log.append(("x", g)))
+        h.register_hook(lambda g: log.append(("h", g)))
+        handle = lib.autograd.graph.register_multi_grad_hook(
+            [x, h, w], lambda gs: log.append(("multi", list(gs))))
+        out.backward(retain_graph=True)
+        first = list(log)
+        log.clear()
+        out.backward(retain_graph=True)  # again: called once per pass
+        second = len(log)
+        handle.remove()
+        log.clear()
+        out.backward()
+        return first, second, log, type(handle).__name__
+    same(body)
+
+
+def test_multi_grad_hook_unused_tensor_and_unreached():
+    def body(lib):
+        x = lib.tensor([1., 2.], requires_grad=True)
+        y = lib.tensor([3., 4.], requires_grad=True)  # never used: None, not waited for
+        z = x.sin()
+        seen = []
+        lib.autograd.graph.register_multi_grad_hook((x, y, z), lambda gs: seen.append(
+            _flags(gs)))
+        z.sum().backward()
+        return seen
+    same(body)
+
+
+def test_multi_grad_hook_any():
+    def body(lib):
+        x = lib.tensor([1., 2.], requires_grad=True)
+        c = lib.tensor([5., 6.])  # needs no grad: skipped in "any" mode
+        h = x * 2
+        seen = []
+        handle = lib.autograd.graph.register_multi_grad_hook((x, c, h), seen.append,
+                                                             mode="any")
+        (h ** 2).sum().backward(retain_graph=True)
+        (h ** 2).sum().backward(retain_graph=True)
+        handle.remove()
+        (h ** 2).sum().backward()
+        return seen
+    same(body)
+
+
+def test_multi_grad_hook_in_grad_with_inputs():
+    def body(lib):
+        x = lib.tensor([1., 2.], requires_grad=True)
+        w = lib.tensor([0.5, 0.25], requires_grad=True)
+        h = (x * w).tanh()
+        u = x.exp()
+        out = (h * u).sum()
+        seen = []
+        lib.autograd.graph.register_multi_grad_hook((h, u), lambda gs: seen.append(
+            _flags(gs)))
+        g = lib.autograd.grad(out, [h], retain_graph=True)
+        gu = lib.autograd.grad(out, [u, h], retain_graph=True)
+        gw = lib.autograd.grad(out, [w])  # (u does not lead to w: its node does not run)
+        return seen, g, gu, gw
+    same(body)
+
+
+@pytest.mark.parametrize("case", ["bad_mode", "no_grad_tensor_all", "multi_output",
+                                  "outside_backward"])
+def test_multi_grad_hook_errors_and_edges(case):
+    def body(lib):
+        G = lib.autograd.graph
+        x = lib.tensor([1., 2., 3., 4.], requires_grad=True)
+        if case == "bad_mode":
+            return G.register_multi_grad_hook((x,), print, mode="some")
+        if case == "no_grad_tensor_all":
+            return G.register_multi_grad_hook((x, lib.ones(2)), print)
+        if case == "outside_backward":  # a hook called by hand, not by a backward pass
+            G.register_multi_grad_hook((x,), print)
+            hooks = x._backward_hooks if lib.__name__ == "torch" else x._hooks
+            return next(iter(hooks.values()))(lib.ones(4))
+        a, b = x.split(2)  # one node, two outputs: b gets no gradient in this pass
+        seen = []
+        G.register_multi_grad_hook((a, b), lambda gs: seen.append(_flags(gs)))
+        (a * 2).sum().backward(retain_graph=True)
+        (a * b).sum().backward()
+        return seen
+    same(body)

@@ -487,3 +487,21 @@ def test_accumulate_grad_node_hooks_oracle():
             log.append(str(e))
         return log, x.grad, acc.name(), acc.next_functions
     same(body)
+
+
+def test_tensor_hook_of_output_without_gradient_gets_none():
+    # the node runs (for a) but b, its other output, gets no gradient: torch calls b's hooks
+    # with None (and refuses a value in its place)
+    def body(lib):
+        x = lib.tensor([1., 2., 3., 4.], requires_grad=True)
+        a, b = x.split(2)
+        seen = []
+        b.register_hook(lambda g: seen.append(g))
+        (a * 2).sum().backward(retain_graph=True)
+        b.register_hook(lambda g: lib.ones(2))
+        try:
+            (a * 2).sum().backward()
+        except RuntimeError as e:
+            seen.append(str(e))
+        return seen, x.grad
+    same(body)

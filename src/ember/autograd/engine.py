@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import importlib
 import operator
 import threading
@@ -57,7 +58,7 @@ class _Task:
     """State of one backward pass (kept local, so passes in several threads don't mix)."""
 
     __slots__ = ("graph", "retain", "useful", "run", "captures", "captured", "borrowed",
-                 "visible", "buffers", "deps", "batch")
+                 "visible", "buffers", "deps", "batch", "roots", "queued", "number")
 
     def __init__(self, graph, retain, batch=None):
         self.graph = graph  # create_graph: gradients are Tensors
@@ -75,6 +76,8 @@ class _Task:
         self.buffers = {}
         self.deps = {}
         self.batch = batch  # batched pass: every gradient has this leading batch dimension
+        self.queued = []  # callbacks to run at the end of the pass (see queue_callback)
+        # (number: set by current_pass_id when first asked)
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), capture=False,
@@ -132,8 +135,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     callbacks = getattr(_local, "callbacks", None)  # (this thread's: see _final_callbacks)
     if callbacks is None:
         callbacks = _final_callbacks()
-    queued = []
-    callbacks.append(queued)
+    task.roots = root_nodes  # (for will_execute)
+    callbacks.append(task)
     try:
         # NOTE: NumPy's errors silenced once for the whole pass: formulas may divide by zero
         # where torch is silent (e.g. at a kink), and silencing them per op would cost more
@@ -146,8 +149,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
                 _execute(task, root_nodes)
         finally:
             fp_errors.restore(quiet)
-        if queued:
-            _run_final_callbacks(queued)
+        if task.queued:
+            _run_final_callbacks(task.queued)
     except BaseException:
         if _NOTES:
             forget()
@@ -168,11 +171,52 @@ _local = threading.local()
 
 
 def _final_callbacks():
-    """This thread's stack of callback lists, one per backward pass in progress."""
+    """This thread's stack of the backward passes in progress (each with its final callbacks,
+    and the innermost the current one)."""
     stack = getattr(_local, "callbacks", None)
     if stack is None:
         stack = _local.callbacks = []
     return stack
+
+
+_pass_numbers = itertools.count()
+
+
+def current_pass_id():
+    """The number of the backward pass running in this thread, -1 outside one (torch's
+    ``torch._C._current_graph_task_id``)."""
+    stack = getattr(_local, "callbacks", None)
+    if not stack:
+        return -1
+    task = stack[-1]
+    try:
+        return task.number
+    except AttributeError:  # (numbered when first asked: nothing to do in every pass)
+        task.number = next(_pass_numbers)
+        return task.number
+
+
+def will_execute(node):
+    """Whether the backward pass running in this thread runs ``node`` (reaches it, and in
+    ``autograd.grad`` or ``backward(inputs=...)`` needs it or captures its gradient): torch's
+    ``torch._C._will_engine_execute_node``, which register_multi_grad_hook counts with."""
+    stack = getattr(_local, "callbacks", None)
+    if not stack:
+        raise RuntimeError("_get_should_execute_nodes should only be called during the "
+                           "backward pass")
+    task = stack[-1]
+    roots = task.roots
+    if task.deps:
+        reached = node in task.deps
+    else:  # (_execute_into_leaves counts no dependencies: one root, leaves below it)
+        reached = node in roots or any(child is node for child, _ in roots[0]._next)
+    if not reached or task.run is None:
+        return reached
+    if node in task.captures and not any(child is not None for child, _ in node._next):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                           "currently running autograd.grad(). This is currently not "
+                           "supported.")
+    return node in task.run or node in task.captures
 
 
 def queue_callback(callback):
@@ -181,7 +225,7 @@ def queue_callback(callback):
     stack = getattr(_local, "callbacks", None)
     if not stack:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
-    stack[-1].append(callback)
+    stack[-1].queued.append(callback)
 
 
 def _run_final_callbacks(callbacks):
@@ -785,9 +829,9 @@ def _tensor_pre_hooks(task, fn, grads):
         for nr, hs in hooks.items():
             for hook in list(hs.values()):
                 g = grads[nr]
-                if g is None:
-                    continue
-                r = hook(g if task.graph else _visible(task, g))
+                # (torch calls a tensor's hooks with None too, when its node runs but got no
+                # gradient for it: the unused output of a split)
+                r = hook(g if task.graph or g is None else _visible(task, g))
                 if r is not None:
                     grads[nr] = _hook_value(task, g, r, hook)
     retained = fn._retained

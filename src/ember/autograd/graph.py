@@ -442,3 +442,7 @@ def unpack_data_output(saved, version, as_tensor):
 
 def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
+
+
+# (at the end: it builds on the handles and edges above)
+from .multi_grad_hook import register_multi_grad_hook  # noqa: E402,F401 (public)
