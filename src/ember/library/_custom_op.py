@@ -1,0 +1,302 @@
+"""``torch.library.custom_op``: a Python function turned into an operator of ``ember.ops``.
+
+Calling the operator takes the path torch's dispatcher takes, in its order: the arguments are
+bound to the schema; under vmap the operator's vmap rule (or a loop over the examples) runs;
+with grad mode on and an input that requires grad, the call goes through the operator's
+generated ``autograd.Function`` (``_autograd.py``); then the mutated arguments' versions are
+bumped and the kernel registered for the inputs' device runs (the fake kernel on the meta
+device), its outputs checked for aliasing as torch checks them.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+
+from .. import ops
+from .._backend import get_xp
+from .._state import recording
+from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.saved_tensors import increment_version
+from ._autograd import make_autograd_function
+from ._schema import _infer, parse_schema
+
+log = logging.getLogger(__name__)
+OPDEFS: dict = {}  # "namespace::name" -> its CustomOpDef
+
+_ALIASING = ("The output of this custom operator (1) must not also be an input to this custom "
+             "operator and (2) may not alias any inputs to this custom operator or other "
+             "returns. The most common way to trigger this error is if we have y = custom_op(x) "
+             "and y and x are the same Tensor. Please instead return a clone of the offending "
+             "output tensor(s) (e.g. return x.clone()) or refactor the custom operator to not "
+             "return y.")
+
+# torch's generated Function has no setup_context staticmethod, which its functorch
+# transforms require
+_TRANSFORMS = ("In order to use an autograd.Function with functorch transforms (vmap, grad, "
+               "jvp, jacrev, ...), it must override the setup_context staticmethod. For more "
+               "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+
+
+def in_reverse_transform():
+    """Whether a ``grad``/``vjp``/``jacrev`` of ember.func is running."""
+    from ..func._outer_graph import _running
+    return bool(_running.calls)
+
+
+def custom_op(name: str, fn=None, /, *, mutates_args, device_types=None, schema=None,
+              tags=None):
+    """Wraps a function into a custom operator (usable as a decorator)."""
+    def inner(fn):
+        if schema is None:
+            parsed = _infer(fn, mutates_args)
+        else:
+            parsed = parse_schema(schema)
+            _check_schema_mutations(parsed, mutates_args, schema)
+        namespace, opname = name.split("::")
+        result = CustomOpDef(namespace, opname, parsed, fn)
+        result.register_kernel(device_types)(fn)
+        return result
+
+    return inner if fn is None else inner(fn)
+
+
+def _check_schema_mutations(parsed, mutates_args, schema):
+    expected = {a.name for a in parsed.mutated()}
+    if expected != set(mutates_args):
+        raise ValueError(f"Attempted to create a custom op with `mutates_args={mutates_args}` "
+                         f"and `schema={schema}. The schema suggests that the op mutates "
+                         f"{expected}which is different from what was provided to us in "
+                         "`mutates_args`. Please make these consistent.")
+
+
+class CustomOpDef:
+    """A custom operator made by :func:`custom_op`: call it, or register its autograd
+    formula, fake (meta) kernel, device kernels and vmap rule."""
+
+    def __init__(self, namespace: str, name: str, schema, fn):
+        self._namespace, self._name = namespace, name
+        self._schema = str(schema)  # (unnamed, as torch keeps it: "(Tensor x) -> Tensor")
+        self._init_fn = fn
+        self._backend_fns: dict = {}
+        self._abstract_fn = None
+        self._setup_context_fn = None
+        self._backward_fn = None
+        self._vmap_fn = None
+        self._disabled_kernel: set = set()
+        if any(a.kwarg_only and a.is_tensor_like for a in schema.arguments):
+            raise NotImplementedError("custom_op with kwarg-only Tensor args. Please make your "
+                                      f"tensors not kwarg-only. Got: {name}{schema}")
+        schema.name = self._qualname
+        self._op_schema = schema
+        self._autograd_function = make_autograd_function(self)
+        self._opoverload = define_overload(schema, self._dispatch)
+        OPDEFS[self._qualname] = self
+
+    @property
+    def _qualname(self) -> str:
+        return f"{self._namespace}::{self._name}"
+
+    def __repr__(self):
+        return f"<CustomOpDef({self._qualname})>"
+
+    def __call__(self, *args, **kwargs):
+        return self._opoverload(*args, **kwargs)
+
+    # -- registrations -------------------------------------------------------------------------
+    def register_kernel(self, device_types, fn=None, /):
+        """Register ``fn`` as the operator's kernel for ``device_types`` ("cpu", "cuda"...;
+        None: every device). Usable as a decorator."""
+        def inner(fn):
+            kinds = [device_types] if device_types is None or isinstance(device_types, str) \
+                else list(device_types)
+            for kind in kinds:
+                self._backend_fns[kind] = fn
+            return fn
+
+        return inner if fn is None else inner(fn)
+
+    def register_fake(self, fn, /):
+        """Register the kernel that runs on meta tensors: it says what the outputs' shapes,
+        dtypes and devices are without computing their values."""
+        self._abstract_fn = fn
+        return fn
+
+    def register_autograd(self, backward, /, *, setup_context=None):
+        """Register ``backward(ctx, *grads)`` and ``setup_context(ctx, inputs, output)`` (with
+        ``keyword_only_inputs`` before ``output`` when the operator has keyword-only
+        arguments): the operator's derivative, as a custom ``autograd.Function``'s."""
+        if self._op_schema.is_mutable:
+            raise RuntimeError(f"Cannot register autograd formula for non-functional operator "
+                               f"{self} with schema {self._op_schema}. Please create a "
+                               "functional operator and register an autograd formula for that.")
+        self._backward_fn = backward
+        self._setup_context_fn = setup_context
+
+    def register_vmap(self, func=None):
+        """Register ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)``: how the
+        operator runs on a batch under vmap. Usable as a decorator."""
+        def register(func):
+            self._vmap_fn = func
+            return func
+
+        return register if func is None else register(func)
+
+    @contextlib.contextmanager
+    def set_kernel_enabled(self, device_type: str, enabled: bool = True):
+        """Disable (or enable again) the kernel registered for ``device_type`` within the
+        block: the function the operator was made from runs in its place."""
+        action = "enable" if enabled else "disable"
+        originally_disabled = device_type in self._disabled_kernel
+        if device_type not in self._backend_fns:
+            log.warning("Attempted to %s kernel for %s but no kernel was registered for this "
+                        "device type.", action, device_type)
+        if not enabled:
+            if originally_disabled:
+                log.warning("Attempted to disable kernel for %s but it was already disabled.",
+                            device_type)
+            self._disabled_kernel.add(device_type)
+        else:
+            if not originally_disabled:
+                log.warning("Attempted to enable kernel for  %s but it was already enabled.",
+                            device_type)
+            self._disabled_kernel.discard(device_type)
+        try:
+            yield
+        finally:
+            if originally_disabled:
+                self._disabled_kernel.add(device_type)
+            else:
+                self._disabled_kernel.discard(device_type)
+
+    # -- calling -------------------------------------------------------------------------------
+    def _dispatch(self, *args, **kwargs):
+        from ._schema import bind
+        values, keyword = bind(self._op_schema, args, kwargs)
+        rec = recording[0]
+        if rec is not None:  # (its kernel is Python of any kind: not recorded, run eagerly)
+            rec.graph_break(f"it calls the custom operator {self._qualname}")
+        from ._vmap import batched_level, call_under_vmap
+        level = batched_level(values)
+        if level:
+            return call_under_vmap(self, values, keyword, level)
+        if is_grad_enabled() and _any_requires_grad(values):
+            if in_reverse_transform():
+                raise RuntimeError(_TRANSFORMS)
+            return self._autograd_function.apply_op(values, keyword)
+        # (grad mode stays as it is in the kernel, as in torch's kernels below autograd)
+        return self._run(values, keyword)
+
+    def _run(self, values, keyword):
+        """Below autograd: bump the mutated arguments' versions, then run the kernel."""
+        for arg, value in zip(self._op_schema.arguments, values):
+            if arg.is_write:
+                increment_version(_tensors_of(value))
+        for name, value in keyword.items():
+            if any(a.name == name and a.is_write for a in self._op_schema.arguments):
+                increment_version(_tensors_of(value))
+        kind = _device_type(values, keyword)
+        if kind == "meta":
+            return self._run_fake(values, keyword)
+        kernel = self._kernel_for(kind)
+        result = kernel(*values, **keyword)
+        self._check_result(result, values, keyword)
+        return result
+
+    def _kernel_for(self, kind):
+        for key in (kind, None):
+            if key in self._backend_fns:
+                return self._init_fn if key in self._disabled_kernel \
+                    else self._backend_fns[key]
+        raise NotImplementedError(
+            f"Could not run '{self._qualname}' with arguments from the '{kind.upper()}' "
+            "backend. This could be because the operator doesn't exist for this backend, or was "
+            "omitted during the selective/custom build process (if using custom build).")
+
+    def _run_fake(self, values, keyword):
+        if self._abstract_fn is not None:
+            return self._abstract_fn(*values, **keyword)
+        if self._op_schema.is_mutable and not self._op_schema.returns:
+            return None
+        raise RuntimeError(f"There was no fake impl registered for {self}. This is necessary "
+                           "for torch.compile/export/fx tracing to work. Please use "
+                           f"`{self._init_fn.__name__}.register_fake` to add an fake impl.")
+
+    def _check_result(self, result, values, keyword):
+        schema = self._op_schema
+        if not schema.returns:
+            if result is not None:
+                raise RuntimeError(f"Expected PythonKernelHolder for {self._qualname} to return "
+                                   "None but it returned something else instead.")
+            return
+        if not schema.returns_tuple:
+            _check_return(schema.returns[0], result)
+        elif not isinstance(result, (tuple, list)):
+            raise TypeError(f"Object of type '{type(result).__name__}' is not an instance of "
+                            "'sequence'")
+        else:
+            for ret, r in zip(schema.returns, result):
+                _check_return(ret, r)
+        if not schema.is_view and _aliases(_tensors_of(result),
+                                           _tensors_of(values) + _tensors_of(keyword)):
+            module = inspect.getmodule(CustomOpDef)
+            raise RuntimeError(f"{self._name} (with implementation in {module}): {_ALIASING}")
+
+
+def define_overload(schema, fn):
+    """Put ``schema``'s operator in ``ember.ops`` (replacing one of the same name) with ``fn``
+    as its ``default`` overload."""
+    namespace, name = schema.name.split("::")
+    packet = getattr(ops, namespace)._packet(name)
+    return packet._add_overload("default", schema, fn)
+
+
+def _check_return(ret, value):
+    if ret.type == "Tensor" and not isinstance(value, Tensor):
+        raise RuntimeError(f"Unable to cast {value!r} to Tensor")
+
+
+def _tensors_of(value):
+    """The tensors in a value, a list/tuple of values or a dict of them."""
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors_of(v)]
+    return []
+
+
+def _any_requires_grad(values):
+    return any(t.requires_grad for t in _tensors_of(values))
+
+
+def _device_type(values, keyword):
+    """The device type whose kernel runs: the meta device's if any tensor is on it, else the
+    first tensor's, else the operator's device argument's."""
+    tensors = _tensors_of(values) + _tensors_of(keyword)
+    kinds = [t.device.type for t in tensors]
+    if "meta" in kinds:
+        return "meta"
+    if kinds:
+        return kinds[0]
+    from .._tensor import device
+    for v in list(values) + list(keyword.values()):
+        if isinstance(v, device):
+            return v.type
+    return "cpu"
+
+
+def _aliases(outputs, inputs):
+    """Whether an output is an input, or shares memory with an input or another output."""
+    for i, out in enumerate(outputs):
+        for other in inputs + outputs[:i]:
+            if out is other or _share_memory(out, other):
+                return True
+    return False
+
+
+def _share_memory(a, b):
+    x, y = a._data, b._data
+    return type(x) is type(y) and bool(get_xp(x).may_share_memory(x, y))
