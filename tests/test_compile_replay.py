@@ -177,3 +177,45 @@ def test_passes_gradient_only_for_return_grad():
     assert not passes_gradient(lambda grad, alpha: grad)
     assert not passes_gradient(lambda grad: -grad)
     assert not passes_gradient(len)
+
+
+def test_an_outside_leafs_edge_is_its_accumulator_at_every_replay():
+    # the output node's edges to outside leaves are kept from call to call: each replay's
+    # edge is the accumulator an eager graph of the same leaf reaches at that moment
+    W = ember.randn(3, 4, requires_grad=True)
+    b = ember.randn(4, requires_grad=True)
+    x = ember.randn(2, 3, requires_grad=True)
+    f = ember.compile(lambda x: (x @ W + b).sum())
+    for _ in range(3):
+        out = f(x)
+        eager = x @ W + b  # (the eager graph, alive beside it: the same accumulators)
+        accs = [e[0] for e in out.grad_fn.next_functions]
+        mm = eager.grad_fn.next_functions[0][0]
+        assert [type(a).__name__ for a in accs] == ["AccumulateGrad"] * 3
+        assert accs == [mm.next_functions[0][0], mm.next_functions[1][0],
+                        eager.grad_fn.next_functions[1][0]]
+        assert [a.variable for a in accs] == [x, W, b]
+        out.backward()
+    assert len(f.entries) == 1
+
+
+def test_a_leaf_swapped_between_replays_gets_its_gradient():
+    # swap_tensors gives a captured parameter another accumulator (the other tensor's): the
+    # next replay's edge is that one, and the gradient reaches the parameter as in torch
+    def body(torch):
+        g = torch.Generator().manual_seed(3)
+        W = torch.randn(3, 4, generator=g).requires_grad_()
+        x = torch.randn(2, 3, generator=g)
+
+        def loss(x):
+            return (x @ W).tanh().sum()
+        if torch is ember:
+            loss = ember.compile(loss)
+        seen = []
+        for _ in range(3):  # (the accumulator a swap poisons must not be reached again)
+            loss(x).backward()
+            seen.append(W.grad.clone())
+            W.grad = None
+            torch.utils.swap_tensors(W, torch.randn(3, 4, generator=g).requires_grad_())
+        return seen
+    same(body, rtol=1e-6, atol=1e-6)

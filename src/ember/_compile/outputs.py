@@ -70,9 +70,8 @@ def _tensor(w, kind, k):
 
 def _node_lines(w, entry):
     """The backward node: edges, metadata, and the versions of the outside tensors now."""
-    edges = "".join(f"edge({_tensor(w, kind, k)}), " for kind, k in entry.sources)
     w.add("node = new(Node)")
-    w.add(f"node._next = ({edges})")
+    _edge_lines(w, entry)
     w.add(f"node._meta = {w.bind(entry.source_meta)}  # (shapes and dtypes are guarded)")
     w.add("node._seq = next(sequence)")
     w.add("node._entry = entry")
@@ -93,6 +92,46 @@ def _node_lines(w, entry):
         seen.append(f"(vc{j}, vc{j}[0], {t})")
     w.add(f"node._outside = outside = [{', '.join(seen)}]")
     w.add(f"node._checks = [{''.join(f'outside[{j}], ' for j in entry.checked_outside)}]")
+
+
+def _edge_lines(w, entry):
+    """``node._next``: each source's gradient edge. An outside leaf's edge (its
+    AccumulateGrad node) is kept from call to call, in the function's scope, while the leaf
+    holds the same accumulator and no history (its shape, dtype, requires_grad and
+    view-ness are guarded): no call and no new tuple per call. The kept edge holds the
+    accumulator, as the last call's graph would."""
+    kept = {}  # source position -> (tensor name, edge name, accumulator-reference name)
+    for j, (kind, k) in enumerate(entry.sources):
+        if kind == "cap" and k._grad_fn is None and k._base is None:
+            kept[j] = (w.bind(k), w.bind(None), w.bind(_STALE))  # (first call: computed)
+    edges = [kept[j][1] if j in kept else f"edge({_tensor(w, kind, k)})"
+             for j, (kind, k) in enumerate(entry.sources)]
+    if not kept:
+        w.add(f"node._next = ({''.join(e + ', ' for e in edges)})")
+        return
+    whole = None if len(kept) < len(edges) else w.bind(None)
+    stale = " or ".join(f"{t}._grad_acc is not {ref} or {t}._grad_fn is not None"
+                        for t, _, ref in kept.values())
+    w.add(f"if {stale}:")
+    w.add(f"    {w.bind(_refresh_edges(w.scope, list(kept.values()), whole))}()")
+    w.add(f"node._next = {whole}" if whole is not None
+          else f"node._next = ({''.join(e + ', ' for e in edges)})")
+
+
+_STALE = object()  # no accumulator reference is this
+
+
+def _refresh_edges(scope, kept, whole):
+    """Computes the kept edges again into the generated function's scope (``whole``: the
+    name of the tuple of them all, when every edge is kept)."""
+    def refresh():
+        for t, e, ref in kept:
+            tensor = scope[t]
+            scope[e] = gradient_edge(tensor)
+            scope[ref] = tensor._grad_acc
+        if whole is not None:
+            scope[whole] = tuple(scope[e] for _, e, _ in kept)
+    return refresh
 
 
 def _output_lines(w, entry, outputs, with_node):
