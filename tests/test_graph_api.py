@@ -5,6 +5,7 @@ Each body runs on torch 2.13 and on ember (``same``): values, gradients, hook ca
 """
 import pytest
 from oracle import same
+from test_function import functions
 
 
 def _chain(lib):
@@ -261,3 +262,81 @@ def test_multi_grad_hook_errors_and_edges(case):
         (a * b).sum().backward()
         return seen
     same(body)
+
+
+# -- allow_mutation_on_saved_tensors ----------------------------------------------------------
+@pytest.mark.parametrize("case", ["documented", "untouched", "view_at_start", "saved_output",
+                                  "twice", "custom_function"])
+def test_allow_mutation_on_saved_tensors(case):
+    def body(lib):
+        G = lib.autograd.graph
+        with G.allow_mutation_on_saved_tensors() as ctx:
+            a = lib.tensor([[1., 2., 3.], [0.5, -1., 2.]], requires_grad=True)
+            b = a.clone()
+            if case == "documented":
+                out = (b ** 2).sum()
+                mutated = b.sin_()
+            elif case == "untouched":
+                out = (b.exp() * b).sum()
+                mutated = None
+            elif case == "view_at_start":  # the write goes through a view of the saved tensor
+                out = (b ** 3).sum()
+                mutated = b[0].mul_(10)
+            elif case == "saved_output":  # exp saves its result, which is then zeroed
+                e = b.exp()
+                out = (e * 2).sum()
+                mutated = e.zero_()
+            elif case == "twice":
+                out = (b * b).sum()
+                b.add_(1)
+                mutated = b.mul_(3)
+            else:
+                exp = functions(lib)[0]  # a custom Function that saves its output
+                y = exp.apply(b)
+                out = y.sum()
+                mutated = y.neg_()
+            out.backward()
+            return mutated, a.grad, type(ctx).__name__
+    same(body)
+
+
+def test_allow_mutation_errors():
+    def body(lib):
+        G = lib.autograd.graph
+        errors = []
+        with G.allow_mutation_on_saved_tensors():
+            try:
+                with G.allow_mutation_on_saved_tensors():
+                    pass
+            except RuntimeError as e:
+                errors.append(str(e))
+        with G.allow_mutation_on_saved_tensors():
+            a = lib.tensor([1., 2.], requires_grad=True)
+            out = (a.clone() ** 2).sum()
+        try:  # the context is gone, its saved tensors with it
+            out.backward()
+        except AssertionError as e:
+            errors.append(str(e))
+        b = a.clone()  # outside the context: torch's version error as usual
+        out = (b ** 2).sum()
+        b.add_(1)
+        try:
+            out.backward()
+        except RuntimeError as e:
+            errors.append(str(e)[:60])
+        return errors
+    same(body)
+
+
+def test_allow_mutation_through_view_at_offset_keeps_gradient_right():
+    # torch clones a saved tensor only when a write goes to the same data pointer (the saved
+    # tensor or a view at its start): a write through d[2:] is missed and torch's gradient is
+    # silently wrong ([2, 4, 60, 80]). ember copies every saved tensor: the right gradient.
+    import ember
+    with ember.autograd.graph.allow_mutation_on_saved_tensors():
+        a = ember.tensor([1., 2., 3., 4.], requires_grad=True)
+        d = a.clone()
+        out = (d ** 2).sum()
+        d[2:].mul_(10)
+        out.backward()
+    assert a.grad.tolist() == [2., 4., 6., 8.]

@@ -446,3 +446,4 @@ def is_tensor(x) -> bool:
 
 # (at the end: it builds on the handles and edges above)
 from .multi_grad_hook import register_multi_grad_hook  # noqa: E402,F401 (public)
+from .saved_mutation import allow_mutation_on_saved_tensors  # noqa: E402,F401 (public)
