@@ -1,4 +1,7 @@
 """``ember.ops`` namespaces and ``ember.library`` custom operators, compared with torch 2.13."""
+import warnings
+
+import numpy as np
 import pytest
 from oracle import error_of, same, torch_or_skip
 
@@ -251,3 +254,254 @@ def test_wrong_number_of_gradients():
         f(x, torch.ones(2)).sum().backward()
         return x.grad
     same(body)
+
+
+# -- mutation, aliasing, argument binding ---------------------------------------------------------
+def test_mutated_arguments_get_their_version_bumped():
+    def body(torch):
+        Tensor = torch.Tensor
+        seen = []
+
+        @torch.library.custom_op("testlib::add_one_", mutates_args={"y"})
+        def add_one_(x: Tensor, y: Tensor, *, k: int = 1) -> None:
+            seen.append(y._version)  # (bumped before the kernel runs, as torch does)
+            y.add_(k)
+
+        @torch.library.custom_op("testlib::touch_all", mutates_args="unknown")
+        def touch_all(x: Tensor, ys: list[Tensor], n: int) -> None:
+            pass
+
+        a, b, c = torch.zeros(2), torch.zeros(2), torch.zeros(1)
+        r = add_one_(a, b, k=2)
+        versions = [a._version, b._version]
+        touch_all(a, [b, c], 3)
+        return r, b, seen, versions, [a._version, b._version, c._version]
+    same(body)
+
+
+def test_register_autograd_on_a_mutating_op_is_refused():
+    def body(torch):
+        @torch.library.custom_op("testlib::inc_", mutates_args={"x"})
+        def inc_(x: torch.Tensor) -> None:
+            x.add_(1)
+
+        inc_.register_autograd(lambda ctx, g: g)
+    same(body)
+
+
+@pytest.mark.parametrize("kind", ["same", "view", "twice", "clone"])
+def test_returning_an_alias_of_an_input_or_output_is_an_error(kind):
+    def body(torch):
+        Tensor = torch.Tensor
+
+        @torch.library.custom_op(f"testlib::alias_{kind}", mutates_args=())
+        def f(x: Tensor) -> tuple[Tensor, Tensor]:
+            y = x.clone()
+            return {"same": (x, y), "view": (x.view(2), y), "twice": (y, y),
+                    "clone": (y, x.clone())}[kind]
+
+        try:
+            return f(torch.ones(2))
+        except RuntimeError as e:
+            # (the message names the module of torch's and ember's own wrapper)
+            return str(e).split(" (with implementation in")[0], str(e).split(">): ")[1]
+    same(body)
+
+
+@pytest.mark.parametrize("call", ["missing", "too_many", "too_many_positional", "bad_type", "both", "unknown_kw",
+                                  "float_for_int", "int_for_float", "kw_missing"])
+def test_argument_binding_errors_match_torch(call):
+    def body(torch):
+        Tensor = torch.Tensor
+
+        @torch.library.custom_op(f"testlib::bind_{call}", mutates_args=())
+        def f(x: Tensor, n: float, k: int = 2, *, m: bool) -> Tensor:
+            return x * n * k if m else x.clone()
+
+        x = torch.ones(1)
+        calls = {"missing": lambda: f(), "too_many": lambda: f(x, 1.0, 2, 3, m=True),
+                 "too_many_positional": lambda: f(x, 1.0, 2, True),
+                 "bad_type": lambda: f(3, 1.0, m=True), "both": lambda: f(x, 1.0, n=2, m=True),
+                 "unknown_kw": lambda: f(x, 1.0, m=True, z=1),
+                 "float_for_int": lambda: f(x, 1.0, 2.5, m=True),
+                 "int_for_float": lambda: f(x, 3, k=4, m=True), "kw_missing": lambda: f(x, 3)}
+        return calls[call]()
+    same(body)
+
+
+@pytest.mark.parametrize("ret", ["tuple_for_tensor", "tensor_for_tuple", "number_for_none",
+                                 "number_for_tensor"])
+def test_kernel_results_that_do_not_fit_the_schema(ret):
+    def body(torch):
+        Tensor = torch.Tensor
+        ops = {
+            "tuple_for_tensor": (Tensor, lambda x: (x.clone(),)),
+            "tensor_for_tuple": (tuple[Tensor, Tensor], lambda x: x.clone()),
+            "number_for_none": (None, lambda x: 3), "number_for_tensor": (Tensor, lambda x: 3)}
+        hint, kernel = ops[ret]
+
+        def f(x: Tensor):
+            return kernel(x)
+        f.__annotations__["return"] = hint
+        op = torch.library.custom_op(f"testlib::ret_{ret}", f, mutates_args=())
+        return op(torch.ones(1))
+    same(body)
+
+
+# -- kernels per device, fake kernels on the meta device ------------------------------------------
+def test_fake_kernel_runs_on_meta_tensors():
+    def body(torch):
+        op = _numpy_sin(torch, "sin_meta")
+        x = torch.ones(2, 3, device="meta")
+        try:
+            op(x)
+        except RuntimeError as e:
+            missing = str(e)
+        op.register_fake(lambda x: torch.empty_like(x))
+        y = op(x)
+        return missing, tuple(y.shape), str(y.device), y.dtype
+    same(body)
+
+
+def test_mutating_op_without_returns_needs_no_fake_kernel():
+    def body(torch):
+        @torch.library.custom_op("testlib::fill_meta_", mutates_args={"x"})
+        def fill_(x: torch.Tensor) -> None:
+            x.fill_(1)
+        x = torch.ones(2, device="meta")
+        return fill_(x), x._version
+    same(body)
+
+
+def test_register_kernel_per_device_and_set_kernel_enabled():
+    def body(torch):
+        Tensor = torch.Tensor
+
+        @torch.library.custom_op("testlib::by_device", mutates_args=())
+        def f(x: Tensor, y: Tensor) -> Tensor:
+            return x + y
+
+        ones = torch.ones(1)
+        default = f(ones, ones)
+
+        @f.register_kernel("cpu")
+        def _(x, y):
+            return x - y
+
+        cpu = f(ones, ones)
+        with f.set_kernel_enabled("cpu", False):
+            disabled = f(ones, ones)
+        return default, cpu, disabled, f(ones, ones)
+    same(body)
+
+
+def test_op_without_a_kernel_for_the_device_refuses():
+    def body(torch):
+        @torch.library.custom_op("testlib::cuda_only", mutates_args=(), device_types="cuda")
+        def f(x: torch.Tensor) -> torch.Tensor:
+            return x.clone()
+        try:
+            f(torch.ones(1))
+        except NotImplementedError as e:
+            return str(e).split(" If you are a Facebook employee")[0]
+    same(body)
+
+
+# -- vmap, func transforms, compile ---------------------------------------------------------------
+def test_vmap_without_a_rule_runs_each_example():
+    def body(torch):
+        op = _numpy_sin(torch, "sin_vmap_loop", autograd=False)
+        x = torch.arange(6.0).reshape(2, 3)
+        return torch.vmap(op)(x), torch.vmap(op, in_dims=1)(x)
+    same(body, check_warnings=False)  # (torch's performance warning is a C++ log line)
+
+
+def test_register_vmap_rule_gets_batch_size_and_in_dims():
+    def body(torch):
+        Tensor = torch.Tensor
+        seen = []
+
+        @torch.library.custom_op("testlib::mul_vmap", mutates_args=())
+        def mul(x: Tensor, y: Tensor, n: int) -> tuple[Tensor, Tensor]:
+            return x * y * n, x + n
+
+        @mul.register_vmap
+        def _(info, in_dims, x, y, n):
+            seen.append((info.batch_size, info.randomness, in_dims[1:], n))
+            x = x.movedim(in_dims[0], 0)
+            return mul(x, y, n), (0, 0)
+
+        x = torch.arange(6.0).reshape(2, 3)
+        out = torch.vmap(mul, in_dims=(0, None, None))(x, torch.full((3,), 2.0), 5)
+        return out, seen
+    same(body)
+
+
+def test_vmap_rule_with_out_dims_none_and_list_arguments():
+    def body(torch):
+        Tensor = torch.Tensor
+
+        @torch.library.custom_op("testlib::lsum_vmap", mutates_args=())
+        def lsum(xs: list[Tensor], y: Tensor) -> Tensor:
+            return sum(xs) + y
+
+        @lsum.register_vmap
+        def _(info, in_dims, xs, y):
+            assert in_dims == ([0, None], None), in_dims
+            return y * 10, None
+
+        return torch.vmap(lsum, in_dims=([0, None], None))(
+            [torch.ones(4, 3), torch.ones(3)], torch.arange(3.0))
+    same(body)
+
+
+def test_grad_transform_over_a_custom_op_refuses_as_torch():
+    def body(torch):
+        op = _numpy_sin(torch, "sin_functorch")
+        return torch.func.grad(lambda x: op(x).sum())(torch.ones(3))
+    same(body)
+
+
+def test_compiled_function_calling_a_custom_op_matches_eager():
+    def body(torch):
+        op = _numpy_sin(torch, "sin_compiled")
+        op.register_fake(lambda x: torch.empty_like(x))  # (torch.compile needs it; ember not)
+
+        def f(x):
+            return op(x * 2).sum() + x.sum()
+
+        compiled = torch.compile(f, backend="eager")
+        x = torch.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        outs = [compiled(x) for _ in range(3)]
+        outs[-1].backward()
+        return outs, x.grad
+    # (ember runs a custom op on tensors that require grad eagerly, and says so)
+    same(body, grad_fn=False, check_warnings=False)
+
+
+def test_compiled_inference_records_the_custom_op_as_one_call():
+    op = _numpy_sin(ember, "sin_replayed")
+    compiled = ember.compile(lambda x: op(x + 1) * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no graph break
+        results = [compiled(ember.tensor([float(k), 1.0])) for k in range(4)]
+    for k, r in enumerate(results):
+        # (new values at every call: the NumPy kernel ran again at every replay)
+        np.testing.assert_allclose(r.numpy(), 2 * np.sin(np.array([k + 1.0, 2.0])), rtol=1e-6)
+    assert compiled.eager is None and len(compiled.entries) == 1  # one recording, replayed
+
+
+def test_compiled_function_calling_a_mutating_custom_op_matches_eager():
+    def body(torch):
+        @torch.library.custom_op("testlib::twice_", mutates_args={"x"})
+        def twice_(x: torch.Tensor) -> None:
+            x.mul_(2)
+
+        def f(x):
+            y = x + 1
+            twice_(y)
+            return y
+
+        compiled = torch.compile(f, backend="eager")
+        return [compiled(torch.tensor([float(k)])) for k in range(3)]
+    same(body, check_warnings=False)

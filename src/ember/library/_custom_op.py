@@ -174,17 +174,24 @@ class CustomOpDef:
     def _dispatch(self, *args, **kwargs):
         from ._schema import bind
         values, keyword = bind(self._op_schema, args, kwargs)
-        rec = recording[0]
-        if rec is not None:  # (its kernel is Python of any kind: not recorded, run eagerly)
-            rec.graph_break(f"it calls the custom operator {self._qualname}")
         from ._vmap import batched_level, call_under_vmap
         level = batched_level(values)
         if level:
             return call_under_vmap(self, values, keyword, level)
+        rec = recording[0]
         if is_grad_enabled() and _any_requires_grad(values):
             if in_reverse_transform():
                 raise RuntimeError(_TRANSFORMS)
+            if rec is not None:  # (a replay could not rebuild the Function's node)
+                rec.graph_break(f"it calls the custom operator {self._qualname} on tensors "
+                                "that require grad")
             return self._autograd_function.apply_op(values, keyword)
+        if rec is not None and self._op_schema.is_mutable:
+            # (the recorder sees writes to the call's own tensor arguments, not into lists)
+            rec.graph_break(f"it calls the custom operator {self._qualname}, which mutates "
+                            "its arguments")
+        elif rec is not None:  # recorded whole, as one call that runs again at every replay
+            return rec.replayed_call(self._run_unrecorded, (values, keyword), {})
         # (grad mode stays as it is in the kernel, as in torch's kernels below autograd)
         return self._run(values, keyword)
 
@@ -204,6 +211,16 @@ class CustomOpDef:
         self._check_result(result, values, keyword)
         return result
 
+    def _run_unrecorded(self, values, keyword):
+        """``_run`` with the recorder out of sight: a replay runs the whole kernel again, so
+        what it does inside (reading values into NumPy...) is no graph break."""
+        rec = recording[0]
+        recording[0] = None
+        try:
+            return self._run(values, keyword)
+        finally:
+            recording[0] = rec
+
     def _kernel_for(self, kind):
         for key in (kind, None):
             if key in self._backend_fns:
@@ -220,7 +237,7 @@ class CustomOpDef:
         if self._op_schema.is_mutable and not self._op_schema.returns:
             return None
         raise RuntimeError(f"There was no fake impl registered for {self}. This is necessary "
-                           "for torch.compile/export/fx tracing to work. Please use "
+                           "for ember.compile/export/fx tracing to work. Please use "
                            f"`{self._init_fn.__name__}.register_fake` to add an fake impl.")
 
     def _check_result(self, result, values, keyword):

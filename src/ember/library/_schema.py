@@ -295,9 +295,13 @@ def bind(schema: FunctionSchema, args, kwargs):
     filled in) and the keyword-only ones by name; torch's errors for a call that does not fit."""
     declared = f"Declaration: {schema}"
     positional = [a for a in schema.arguments if not a.kwarg_only]
+    given = len(args) + len(kwargs)
+    if given > len(schema.arguments):
+        raise RuntimeError(f"{schema.name}() expected at most {len(schema.arguments)} "
+                           f"argument(s) but received {given} argument(s). {declared}")
     if len(args) > len(positional):
-        raise RuntimeError(f"{schema.name}() expected at most {len(positional)} argument(s) but "
-                           f"received {len(args)} argument(s). {declared}")
+        raise RuntimeError(f"{schema.name}() takes {len(positional)} positional argument(s) but "
+                           f"{len(args)} was/were given.  {declared}")
     kwargs = dict(kwargs)
     values = list(args)
     for arg in positional[:len(args)]:
