@@ -215,3 +215,60 @@ def test_the_outputs_are_rebuilt_as_eager_in_every_mode():
         out = cf(x, w)
     assert out["sum"].is_inference() and not out["same"][1].is_inference()
     assert len(cf.entries) == 3
+
+
+def test_each_argument_check_of_the_generated_guard_fires():
+    # positional tensors and numbers are checked one by one in the guard itself (no
+    # argument picture): each change below misses every recording so far and records again
+    def f(*args, **kwargs):
+        out = ember.zeros(())
+        for v in list(args) + list(kwargs.values()):
+            out = out + (v.float().sum() if isinstance(v, ember.Tensor) else v)
+        return out
+    cf = ember.compile(f, recompile_limit=32)
+    x = ember.ones(2, 3)
+    base = ember.ones(4, 3)
+    with ember.inference_mode():
+        inference = ember.ones(2, 3)
+    calls = [(x, 2.0), (x, 3.0), (x, 3), (x, True), (x,), (x, 2.0, x), (2.0, x),
+             (ember.ones(3, 2), 2.0),  # shape
+             (ember.ones(2, 3, dtype=ember.float64), 2.0),  # dtype
+             (ember.ones(3, 2).t().clone(), 2.0),  # strides (not a view)
+             (ember.ones(2, 3, requires_grad=True), 2.0),  # requires_grad
+             (base[:2], 2.0),  # a view (same shape, dtype and strides)
+             (inference, 2.0),  # an inference tensor
+             (nn.Parameter(ember.ones(2, 3)), 2.0)]  # a subclass
+    for n, args in enumerate(calls, 1):
+        _check(cf, f, *args)
+        assert len(cf.entries) == n, args
+    for args in calls:  # (each replays its own recording now)
+        _check(cf, f, *args)
+    for scale in (2.0, 2.0, 4.0):  # keyword arguments: through the argument picture
+        assert cf(x, scale=scale).item() == f(x, scale=scale).item()
+    assert len(cf.entries) == len(calls) + 2
+
+
+def test_each_outside_tensor_check_of_the_generated_guard_fires():
+    # an outside tensor's class, array type, shape, dtype, strides, requires_grad,
+    # inference-ness and view-ness are read in one call and one comparison: each changed in
+    # turn records again
+    W = ember.ones(2, 3)
+
+    def f(x):
+        return (x * W.float()).sum()
+    cf = ember.compile(f)
+    x = ember.ones(2, 3)
+    with ember.inference_mode():
+        inference = ember.ones(2, 3)
+    swaps = [ember.ones(3, 2).t().clone(),  # strides (not a view)
+             ember.ones(2, 3, dtype=ember.float64),  # dtype
+             ember.ones(1, 3),  # shape
+             ember.ones(2, 3, requires_grad=True),  # requires_grad
+             nn.Parameter(ember.ones(2, 3)),  # class
+             inference,  # inference-ness
+             ember.ones(4, 3)[1:3]]  # a view
+    _check(cf, f, x)
+    for n, other in enumerate(swaps, 2):
+        ember.utils.swap_tensors(W, other)
+        _check(cf, f, x)
+        assert len(cf.entries) == n

@@ -108,7 +108,8 @@ class Entry:
 
     def __init__(self, matches, program, template, out_info, sources, checked_outside,
                  outside_plan):
-        # matches(spec, tensors): its guards (guards.call_guard), checked at every call
+        # matches(args, kwargs): its guards (guards.call_guard), checked at every call: the
+        # call's tensor arguments, or False
         self.matches = matches
         self.program = program
         self.template = template
@@ -193,12 +194,13 @@ class CompiledFunction:
                 or forward_hook[0] is not None or profiler_hook[0] is not None
                 or state.anomaly or state.saved_hooks):
             return self.fn(*args, **kwargs)
-        tensors, spec = flatten_args(args, kwargs)
         for entry in self.entries:
-            if entry.matches(spec, tensors):
+            tensors = entry.matches(args, kwargs)
+            if tensors is not False:
                 if entry.runs_eagerly:
                     return self.fn(*args, **kwargs)
                 return entry.replay(tensors)
+        tensors, spec = flatten_args(args, kwargs)
         limit = self.recompile_limit or config.recompile_limit
         if len(self.entries) >= limit:
             if not self.limit_hit:
@@ -236,7 +238,8 @@ class CompiledFunction:
         try:
             if forward_hook[0] is not rec and rec.broken is None:
                 rec.graph_break("the op interceptor was replaced (forward-mode AD?)")
-            entry = None if rec.broken else self._build(rec, result, tensors, spec, roots)
+            entry = None if rec.broken else self._build(rec, result, (args, kwargs), tensors,
+                                                        spec, roots)
         except _Stop:
             entry = None
         except Exception as error:  # noqa: BLE001 - e.g. the eager backward would raise too
@@ -258,7 +261,7 @@ class CompiledFunction:
                       + [rec.before_write[s] for s in entry.program.written])
         return entry.finish(tensors, outs, saved)
 
-    def _build(self, rec, result, tensors, spec, roots):
+    def _build(self, rec, result, call, tensors, spec, roots):
         leaves, template = _flatten_result(result)
         if leaves is None:
             rec._stop(f"it returns a {template}")
@@ -280,7 +283,7 @@ class CompiledFunction:
         # strides, requires_grad: a frozen parameter gets no gradient) is guarded
         captured = [(t, _tensor_meta(t)) for s, t in rec.outside.items()
                     if rec.kinds[s][0] == CAPTURED]
-        entry = Entry(call_guard(spec, tensors, captured, roots), program, template,
+        entry = Entry(call_guard(*call, spec, tensors, captured, roots), program, template,
                       out_info, sources, checked, outside_plan)
         entry.source_meta = tuple((t._data.shape, t._data.dtype) for t in source_tensors)
         entry.leaf_kinds = leaf_kinds

@@ -20,6 +20,7 @@ function reads makes the guards fail, and the function is recorded again.
 from __future__ import annotations
 
 import math
+import operator
 import sys
 import types
 
@@ -95,9 +96,10 @@ class _Identity:
 
 # What a recording assumes of a tensor, as an expression on the tensor ``{t}`` and its array
 # ``{a}`` (one text: _tensor_meta and the generated guards compute the same tuple).
-_TENSOR_META = ("(type({t}), type({a}), {a}.shape, {a}.dtype, {a}.strides, {t}._requires_grad, "
-                "{t}._base is None, {t}._is_inference, "
-                "None if type({a}) is ndarray else {t}.device)")
+_META_FIELDS = ("type({t})", "type({a})", "{a}.shape", "{a}.dtype", "{a}.strides",
+                "{t}._requires_grad", "{t}._base is None", "{t}._is_inference",
+                "None if type({a}) is ndarray else {t}.device")
+_TENSOR_META = f"({', '.join(_META_FIELDS)})"
 
 
 def _meta_function():
@@ -121,35 +123,88 @@ def world():
     return (state.grad_enabled, state.inference, D.get_default_dtype())
 
 
-def call_guard(spec, tensors, captured, roots):
-    """``matches(spec, tensors)``: one recording's guard, a straight-line function. True when
-    a call's arguments (``flatten_args``) look as they did, the global modes are the same,
-    its tensor arguments share arrays as they did, the outside tensors it read (``captured``:
-    ``(tensor, _tensor_meta)`` pairs) have the same metadata, and ``roots``' guards hold."""
+def call_guard(args, kwargs, spec, tensors, captured, roots):
+    """``matches(args, kwargs)``: one recording's guard, a straight-line function. It returns
+    the call's tensor arguments (``flatten_args``'s, in order; ``args`` itself when they are
+    all tensors) when the arguments look as they did (``spec``), the global modes are the
+    same, its tensor arguments share arrays as they did, the outside tensors it read
+    (``captured``: ``(tensor, _tensor_meta)`` pairs) have the same metadata, and ``roots``'
+    guards hold; else False."""
     w = GuardWriter("c")
-    w.fail_if(f"spec != {w.bind(spec)}")
+    names = _argument_lines(w, args, kwargs, spec, len(tensors))
     grad, inference, dtype = world()
     mode, default = w.bind(state), w.bind(D._default)
     w.fail_if(f"{mode}.grad_enabled != {grad!r} or {mode}.inference != {inference!r} "
               f"or {default}[0] != {w.bind(dtype)}")
-    _alias_lines(w, alias_pattern(tensors))
+    _alias_lines(w, alias_pattern(tensors), names)
     for t, meta in captured:
-        name = w.bind(t)
-        w.fail_if(f"{_TENSOR_META.format(t=name, a=w.local(f'{name}._data'))} != "
-                  f"{w.bind(meta)}")
+        w.fail_if(_meta_changed(w, w.bind(t), meta))
     w.adopt(roots.guard)
-    return w.build("matches", "spec, tensors")
+    return w.build("matches", "args, kwargs", "tensors")
 
 
-def _alias_lines(w, aliases):
-    """The tensor arguments share arrays as ``aliases`` (see alias_pattern) says: a few
-    arguments pair by pair, more through alias_pattern."""
+def _argument_lines(w, args, kwargs, spec, n_tensors):
+    """Checks that a call's arguments look as ``args`` and ``kwargs`` did (whose picture is
+    ``spec``), binding the local ``tensors``; returns the names of the tensor arguments.
+    Positional tensors and simple values are checked one by one, without flatten_args (no
+    spec tuple, no call per tensor); anything else through flatten_args and ``spec``."""
+    if kwargs or not all(isinstance(v, Tensor) or type(v) in _SIMPLE for v in args):
+        w.scope["flatten_args"] = flatten_args
+        w.lines.append("tensors, spec = flatten_args(args, kwargs)")
+        w.fail_if(f"spec != {w.bind(spec)}")
+        return [f"tensors[{k}]" for k in range(n_tensors)]
+    w.fail_if("kwargs")
+    names = [f"p{k}" for k in range(len(args))]
+    if names:  # (a call with another number of arguments fails to unpack)
+        w.lines += ["try:", f"    {''.join(n + ', ' for n in names)}= args",
+                    "except ValueError:", "    return False"]
+    else:
+        w.fail_if("args")
+    tensor_names = []
+    for name, v in zip(names, args):
+        if isinstance(v, Tensor):  # (its type first: another object may have no _data)
+            meta = _tensor_meta(v)
+            w.fail_if(f"type({name}) is not {w.bind(meta[0])}")
+            w.fail_if(_meta_changed(w, name, meta, with_type=False))
+            tensor_names.append(name)
+        else:
+            w.fail_if(w._changed(name, v))
+    w.lines.append("tensors = args" if len(tensor_names) == len(args)
+                   else f"tensors = [{', '.join(tensor_names)}]")
+    return tensor_names
+
+
+# _tensor_meta's fields but the view-ness and the device, read in one C call (a NumPy
+# array's device is the CPU: its type says it)
+_GOT = ("__class__", "_data.__class__", "_data.shape", "_data.dtype", "_data.strides",
+        "_requires_grad", "_is_inference")
+_META_GETTER = operator.attrgetter(*_GOT)
+_META_GETTER_UNTYPED = operator.attrgetter(*_GOT[1:])
+
+
+def _meta_changed(w, t, meta, with_type=True):
+    """A condition: tensor ``t`` no longer has metadata ``meta`` (_tensor_meta's tuple);
+    ``with_type=False``: its type was checked already."""
+    if meta[1] is not np.ndarray:  # (another array type: the whole picture, device too)
+        fields = _META_FIELDS if with_type else _META_FIELDS[1:]
+        a = w.local(f"{t}._data")
+        return (f"({', '.join(fields).format(t=t, a=a)}, ) != "
+                f"{w.bind(meta if with_type else meta[1:])}")
+    getter = _META_GETTER if with_type else _META_GETTER_UNTYPED
+    recorded = meta[:6] + (meta[7],)
+    return (f"{w.bind(getter)}({t}) != {w.bind(recorded if with_type else recorded[1:])} "
+            f"or {t}._base is {'not ' if meta[6] else ''}None")
+
+
+def _alias_lines(w, aliases, names):
+    """The tensor arguments (``names``) share arrays as ``aliases`` (see alias_pattern)
+    says: a few arguments pair by pair, more through alias_pattern."""
     n = len(aliases)
     if n > 4:
         w.scope["alias_pattern"] = alias_pattern
         w.fail_if(f"alias_pattern(tensors) != {aliases!r}")
         return
-    arrays = [w.local(f"tensors[{k}]._data") for k in range(n)]
+    arrays = [w.local(f"{name}._data") for name in names] if n > 1 else []
     for j in range(n):
         for i in range(j):
             same = aliases[i] == aliases[j]
@@ -331,9 +386,9 @@ class GuardWriter:
         self.lines += other.lines
         self.scope.update(other.scope)
 
-    def build(self, name, params):
+    def build(self, name, params, result="True"):
         text = f"def {name}({params}):\n" + "".join(
-            f"    {line}\n" for line in self.lines + ["return True"])
+            f"    {line}\n" for line in self.lines + [f"return {result}"])
         exec(compile(text, "<ember guard>", "exec"), self.scope)  # noqa: S102 - generated
         fn = self.scope[name]
         fn.source = text  # what it checks, for readers (print(fn.source))
