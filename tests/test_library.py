@@ -505,3 +505,97 @@ def test_compiled_function_calling_a_mutating_custom_op_matches_eager():
         compiled = torch.compile(f, backend="eager")
         return [compiled(torch.tensor([float(k)])) for k in range(3)]
     same(body, check_warnings=False)
+
+
+# -- registration by name, Library / define / impl ------------------------------------------------
+def test_register_functions_by_name_and_by_overload():
+    def body(torch):
+        @torch.library.custom_op("testlib::by_name", mutates_args=())
+        def f(x: torch.Tensor) -> torch.Tensor:
+            return x.clone()
+
+        lib = torch.library
+        lib.register_fake("testlib::by_name")(lambda x: torch.empty_like(x).t())
+        lib.register_kernel("testlib::by_name", "cpu")(lambda x: x * 3)
+        three = f(torch.ones(1))
+        lib.register_kernel(torch.ops.testlib.by_name.default, "cpu", lambda x: x * 5)
+        five = f(torch.ones(1))
+        lib.register_autograd(f, lambda ctx, g: g * 7)
+        x = torch.ones(2, requires_grad=True)
+        f(x).sum().backward()
+        lib.register_vmap("testlib::by_name", lambda info, in_dims, x: (x * 4, in_dims[0]))
+        return (three, five, x.grad, tuple(f(torch.ones(2, 3, device="meta")).shape),
+                torch.vmap(f)(torch.ones(2, 1)))
+    same(body)
+
+
+def test_register_by_name_of_a_missing_operator():
+    def body(torch):
+        errors = []
+        for register in (lambda: torch.library.register_autograd("testlib::nothere", print),
+                         lambda: torch.library.register_fake("testlib::nothere", print)):
+            errors.append(error_of(register))
+        return errors
+    same(body)
+
+
+def test_library_define_impl_and_register_autograd():
+    def body(torch):
+        lib = torch.library.Library("testlib_def", "DEF")
+        name = lib.define("mysin(Tensor x) -> Tensor")
+        lib.impl("mysin", lambda x: x.sin() * 1, "CPU")
+        x = torch.ones(2, requires_grad=True)
+        recorded = torch.ops.testlib_def.mysin(x)  # no derivative: the kernel's ops record
+        torch.library.register_autograd(
+            "testlib_def::mysin", lambda ctx, g: g * ctx.x.cos(),
+            setup_context=lambda ctx, inputs, output: setattr(ctx, "x", inputs[0]))
+        y = torch.ops.testlib_def.mysin(x)
+        y.sum().backward()
+        errors = [error_of(lambda: lib.define("mysin(Tensor x) -> Tensor")),
+                  error_of(lambda: torch.library.Library("testlib_def", "DEF")),
+                  error_of(lambda: torch.library.Library("testlib_def", "WRONG"))]
+        errors = [(t, m.split(" Duplicate registration")[0].split("  Previous registration")[0])
+                  for t, m in errors]
+        lib._destroy()
+        return name, repr(lib), recorded, y, x.grad, errors
+    same(body)
+
+
+def test_library_fragment_define_and_impl_by_device():
+    def body(torch):
+        lib = torch.library.Library("testlib_frag", "FRAGMENT")
+        torch.library.define("testlib_frag::twice", "(Tensor x, int n=2) -> Tensor", lib=lib)
+
+        @torch.library.impl("testlib_frag::twice", "cpu", lib=lib)
+        def _(x, n=2):
+            return x * n
+
+        @torch.library.register_fake("testlib_frag::twice", lib=lib)
+        def _(x, n=2):
+            return torch.empty_like(x)
+
+        out = (torch.ops.testlib_frag.twice(torch.ones(2)),
+               torch.ops.testlib_frag.twice(torch.ones(2), 3),
+               tuple(torch.ops.testlib_frag.twice(torch.ones(2, device="meta")).shape),
+               torch.ops.testlib_frag.twice(torch.ones(2, requires_grad=True)))
+        lib._destroy()
+        return out, error_of(lambda: torch.ops.testlib_frag.twice)
+    same(body)
+
+
+def test_kernels_get_no_trailing_arguments_that_equal_their_defaults():
+    def body(torch):
+        lib = torch.library.Library("testlib_defaults", "FRAGMENT")
+        lib.define("f(Tensor x, int n=2, float a=1.5, *, int k=0) -> Tensor")
+        seen = []
+
+        def kernel(*args, **kwargs):
+            seen.append((args[1:], kwargs))
+            return args[0].clone()
+
+        lib.impl("f", kernel, "CPU")
+        f, x = torch.ops.testlib_defaults.f, torch.ones(1)
+        f(x), f(x, 2), f(x, 3), f(x, 2, 2.5), f(x, 3, 1.5), f(x, k=0), f(x, k=1), f(x, a=2.5)
+        lib._destroy()
+        return seen
+    same(body)

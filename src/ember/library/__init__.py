@@ -3,6 +3,9 @@ and vmap rule, callable as ``ember.ops.<namespace>.<name>``."""
 from __future__ import annotations
 
 from ._custom_op import CustomOpDef, custom_op
+from ._library import (Library, define, impl, register_autograd, register_fake,
+                       register_kernel, register_vmap)
 from ._schema import infer_schema
 
-__all__ = ["CustomOpDef", "custom_op", "infer_schema"]
+__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "infer_schema",
+           "register_autograd", "register_fake", "register_kernel", "register_vmap"]

@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.saved_tensors import increment_version
 from ._autograd import make_autograd_function
-from ._schema import _infer, parse_schema
+from ._schema import _NO_DEFAULT, _infer, parse_schema
 
 log = logging.getLogger(__name__)
 OPDEFS: dict = {}  # "namespace::name" -> its CustomOpDef
@@ -74,6 +74,11 @@ def _check_schema_mutations(parsed, mutates_args, schema):
 class CustomOpDef:
     """A custom operator made by :func:`custom_op`: call it, or register its autograd
     formula, fake (meta) kernel, device kernels and vmap rule."""
+
+    # An operator of Library.define without a derivative runs its kernel with autograd on, so
+    # the kernel's own ops are recorded (torch's deprecated fallback); a custom_op's goes
+    # through its generated Function, whose backward refuses without register_autograd.
+    _kernel_records = False
 
     def __init__(self, namespace: str, name: str, schema, fn):
         self._namespace, self._name = namespace, name
@@ -179,6 +184,8 @@ class CustomOpDef:
         if level:
             return call_under_vmap(self, values, keyword, level)
         rec = recording[0]
+        if self._backward_fn is None and self._kernel_records:
+            return self._run(values, keyword)  # (no derivative: autograd sees the kernel's ops)
         if is_grad_enabled() and _any_requires_grad(values):
             if in_reverse_transform():
                 raise RuntimeError(_TRANSFORMS)
@@ -204,10 +211,11 @@ class CustomOpDef:
             if any(a.name == name and a.is_write for a in self._op_schema.arguments):
                 increment_version(_tensors_of(value))
         kind = _device_type(values, keyword)
+        args, kwargs = _without_defaults(self._op_schema, values, keyword)
         if kind == "meta":
-            return self._run_fake(values, keyword)
+            return self._run_fake(args, kwargs)
         kernel = self._kernel_for(kind)
-        result = kernel(*values, **keyword)
+        result = kernel(*args, **kwargs)
         self._check_result(result, values, keyword)
         return result
 
@@ -236,6 +244,8 @@ class CustomOpDef:
             return self._abstract_fn(*values, **keyword)
         if self._op_schema.is_mutable and not self._op_schema.returns:
             return None
+        if self._init_fn is None:  # (an operator of Library.define)
+            return self._kernel_for("meta")(*values, **keyword)
         raise RuntimeError(f"There was no fake impl registered for {self}. This is necessary "
                            "for ember.compile/export/fx tracing to work. Please use "
                            f"`{self._init_fn.__name__}.register_fake` to add an fake impl.")
@@ -267,6 +277,25 @@ def define_overload(schema, fn):
     namespace, name = schema.name.split("::")
     packet = getattr(ops, namespace)._packet(name)
     return packet._add_overload("default", schema, fn)
+
+
+def _without_defaults(schema, values, keyword):
+    """The arguments as torch's dispatcher hands them to a Python kernel: trailing positional
+    ones and keyword-only ones that equal their defaults left out."""
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    n = len(values)
+    while n and _is_default(positional[n - 1], values[n - 1]):
+        n -= 1
+    kwargs = {k: v for k, v in keyword.items()
+              if not any(a.name == k and _is_default(a, v) for a in schema.arguments)}
+    return values[:n], kwargs
+
+
+def _is_default(arg, value):
+    default = arg.default
+    if default is _NO_DEFAULT or isinstance(value, Tensor):
+        return False
+    return value is default or (type(value) is type(default) and value == default)
 
 
 def _check_return(ret, value):
