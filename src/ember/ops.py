@@ -108,5 +108,9 @@ def __getattr__(name: str) -> _OpNamespace:
     """``ember.ops.<name>``: the namespace, created on first access as torch's are."""
     if name.startswith("__"):
         raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+    if name == "aten":  # (ember's own operators, by torch's names)
+        from ._ops.aten_namespace import AtenNamespace
+        namespace = globals()[name] = AtenNamespace(name)
+        return namespace
     namespace = globals()[name] = _OpNamespace(name)
     return namespace

@@ -20,11 +20,19 @@ from .._tensor import Tensor
 from ..autograd import backward as _backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.engine import current_pass_id
 from ..autograd.graph import AccumulateGrad
 from ..random import _restore, _snapshot, _snapshot_for
 
-__all__ = ["CheckpointError", "check_backward_validity", "checkpoint", "checkpoint_sequential",
-           "detach_variable", "noop_context_fn"]
+from .checkpoint_selective import (ERR_EXTRA_BACKWARD, CheckpointPolicy,  # noqa: F401
+                                   SelectiveCheckpointContext, _CachedMode,
+                                   create_selective_checkpoint_contexts)
+
+__all__ = ["CheckpointError", "CheckpointPolicy", "SelectiveCheckpointContext",
+           "check_backward_validity", "checkpoint", "checkpoint_sequential",
+           "create_selective_checkpoint_contexts", "detach_variable", "get_device_states",
+           "noop_context_fn", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop",
+           "set_device_states"]
 
 _WARN_REENTRANT = (
     "ember.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
@@ -40,14 +48,31 @@ _WARN_SEQUENTIAL = (
     "differences between the two variants.")
 
 
-def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
-               debug=False, preserve_rng_state=True, **kwargs):
-    """Checkpoint a model or part of the model: recompute its activations during backward."""
+def noop_context_fn():
+    """The default ``context_fn`` of ``checkpoint``: no context around either pass."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+# Set by set_checkpoint_early_stop and set_checkpoint_debug_enabled (None: each call's own).
+_enable_checkpoint_early_stop = None
+_checkpoint_debug_enabled = None
+_DETERMINISM_CHECKS = ("default", "none")
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
+               determinism_check="default", debug=False, early_stop=True,
+               preserve_rng_state=True, **kwargs):
+    """Checkpoint a model or part of the model: recompute its activations during backward.
+
+    ``use_reentrant=False`` runs ``function`` under the first context ``context_fn()`` returns
+    and its recomputation under the second (``create_selective_checkpoint_contexts`` makes a
+    pair that keeps some ops' results). ``early_stop`` is accepted for torch's signature:
+    ember's recomputation always runs the whole function."""
     if use_reentrant is None:
         warnings.warn(_WARN_REENTRANT, stacklevel=2)
         use_reentrant = True
     if use_reentrant:
-        if context_fn is not None or debug:
+        if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
         if kwargs:
@@ -55,7 +80,59 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
         if is_grad_enabled():
             check_backward_validity(args, stacklevel=3)
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
-    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs)
+    if _checkpoint_debug_enabled if _checkpoint_debug_enabled is not None else debug:
+        if context_fn is not noop_context_fn:
+            raise ValueError("debug=True is incompatible with non-default context_fn")
+    if determinism_check not in _DETERMINISM_CHECKS:
+        raise ValueError(f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, but "
+                         f"got {determinism_check}")
+    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs,
+                                         context_fn)
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    """Whether non-reentrant checkpoints made inside stop their recomputation once every
+    needed tensor is computed (torch's switch; ember's recomputation always runs the whole
+    function, which gives the same values)."""
+    global _enable_checkpoint_early_stop
+    try:
+        prev = _enable_checkpoint_early_stop
+        _enable_checkpoint_early_stop = enable
+        yield
+    finally:
+        _enable_checkpoint_early_stop = prev
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled):
+    """Overrides ``checkpoint``'s ``debug`` inside the block (None: each call's own)."""
+    global _checkpoint_debug_enabled
+    try:
+        prev = _checkpoint_debug_enabled
+        _checkpoint_debug_enabled = enabled
+        yield
+    finally:
+        _checkpoint_debug_enabled = prev
+
+
+def get_device_states(*args):
+    """The ids of the GPU devices of the tensors in ``args`` (in order, repeats kept, as
+    torch's) and their generators' states."""
+    ids = [a.get_device() for a in _roots(args) if a.device.type not in ("cpu", "meta")]
+    if not ids:
+        return [], []
+    from .. import cuda
+    return ids, [cuda.get_rng_state(i) for i in ids]
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Set the generator states of GPU ``devices`` (as ``get_device_states`` gave them)."""
+    if device_type == "meta":
+        return
+    from .. import cuda
+    for device, state in zip(devices, states):
+        cuda.set_rng_state(state, device)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
@@ -116,11 +193,6 @@ class CheckpointError(RuntimeError):
     """torch's error for a recomputation that does not match the forward pass."""
 
 
-def noop_context_fn():
-    """The default ``context_fn`` of ``checkpoint``: no context around either pass."""
-    return contextlib.nullcontext(), contextlib.nullcontext()
-
-
 class _RngFork:
     """Run a block with the forward pass's RNG state, then put the current state back."""
 
@@ -170,19 +242,23 @@ class CheckpointFunction(Function):
 
 
 # -- use_reentrant=False ------------------------------------------------------------------------
-def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
+def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs, context_fn):
     from .._ops.registry import peek_sequence
     from .._state import state
+    forward_context, recompute_context = context_fn()
     if not state.grad_enabled:
-        return function(*args, **kwargs)
+        with forward_context:
+            return function(*args, **kwargs)
     rng = _snapshot_for(args) if preserve_rng_state else None
     start = peek_sequence()
-    with _own_saved_hooks():
+    with _own_saved_hooks(), forward_context:
         outputs = function(*args, **kwargs)
     end = peek_sequence()
-    nodes = _nodes_between(outputs, start, end)
+    # (the nodes of results a selective checkpoint keeps keep their saved values)
+    kept = getattr(forward_context, "kept_nodes", ())
+    nodes = [n for n in _nodes_between(outputs, start, end) if n not in kept]
     if nodes:
-        frame = _Recompute(function, args, kwargs, rng, nodes)
+        frame = _Recompute(function, args, kwargs, rng, nodes, recompute_context)
         for k, node in enumerate(nodes):
             node._saved = _LazySaved(frame, k, "saved")
             node._vers = _LazySaved(frame, k, "vers")
@@ -234,14 +310,21 @@ def _nodes_between(outputs, start, end):
 class _Recompute:
     """Reruns the checkpointed function once, when a node first needs its saved values."""
 
-    def __init__(self, function, args, kwargs, rng, nodes):
+    def __init__(self, function, args, kwargs, rng, nodes, context):
         self.function, self.args, self.kwargs, self.rng = function, args, kwargs, rng
         self.n = len(nodes)
         self.values = None
+        self.context = context
 
     def get(self, k):
         if self.values is None:
             self.values = self._rerun()
+            self.pass_id = current_pass_id()
+        elif isinstance(self.context, _CachedMode) and current_pass_id() not in (
+                -1, self.pass_id) and self.context.storage:
+            # torch recomputes in each backward pass, and a selective checkpoint's kept results
+            # are handed on once
+            raise RuntimeError(ERR_EXTRA_BACKWARD)
         return self.values[k]
 
     def _rerun(self):
@@ -249,7 +332,7 @@ class _Recompute:
         # Inputs keep their identity (saved inputs are checked against their versions), but
         # the rerun must not add to the graph of anything outside: detach the tensors.
         args = detach_variable(self.args)
-        with _RngFork(self.rng), enable_grad(), _own_saved_hooks():
+        with _RngFork(self.rng), enable_grad(), _own_saved_hooks(), self.context:
             start = peek_sequence()
             outputs = self.function(*args, **self.kwargs)
             end = peek_sequence()

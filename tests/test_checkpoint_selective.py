@@ -1,0 +1,184 @@
+"""Selective activation checkpointing (``create_selective_checkpoint_contexts``,
+``CheckpointPolicy``, ``SelectiveCheckpointContext``), ``ember.ops.aten`` overloads, and the
+rest of torch.utils.checkpoint's switches, against torch 2.13."""
+import functools
+
+import numpy as np
+import pytest
+from oracle import same
+
+import ember
+from ember._ops import registry
+
+X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75], [0.1, 0.2, 0.3]])
+Y = np.array([[1.0, 0.5, -0.5], [0.0, 2.0, 1.0], [-1.0, 0.3, 0.7]])
+
+
+def fn(lib, x, y):
+    return lib.sigmoid(lib.matmul(lib.matmul(x, y), y)) * y
+
+
+def _inputs(lib):
+    return (lib.tensor(X, requires_grad=True), lib.tensor(Y, requires_grad=True))
+
+
+def _sac(lib, policy, **kw):
+    return functools.partial(lib.utils.checkpoint.create_selective_checkpoint_contexts, policy,
+                             **kw)
+
+
+@pytest.mark.parametrize("policy", ["list", "fn", "bool", "all_save", "all_recompute"])
+def test_selective_checkpoint_gradients_and_policy_calls(policy):
+    def body(lib):
+        P = lib.utils.checkpoint.CheckpointPolicy
+        mm = lib.ops.aten.mm.default
+        calls = []
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            calls.append((str(op), ctx.is_recompute, ctx.op_output.shape, len(args)))
+            if policy == "bool":
+                return op == mm
+            if policy == "all_save":
+                return P.PREFER_SAVE
+            if policy == "all_recompute":
+                return P.MUST_RECOMPUTE
+            return P.MUST_SAVE if op in (mm,) else P.PREFER_RECOMPUTE
+        x, y = _inputs(lib)
+        ctx_fn = _sac(lib, [mm] if policy == "list" else policy_fn)
+        out = lib.utils.checkpoint.checkpoint(lambda a, b: fn(lib, a, b), x, y,
+                                              use_reentrant=False, context_fn=ctx_fn)
+        forward_calls = list(calls)
+        out.sum().backward()
+        # (torch names the product's overload aten.mul.Tensor; ember's ops have one overload)
+        forward_calls = [(name.replace("mul.Tensor", "mul.default"),) + rest
+                         for name, *rest in [(c[0], *c[1:]) for c in forward_calls]]
+        return out, x.grad, y.grad, forward_calls, len(calls) - len(forward_calls)
+    same(body)
+
+
+def test_kept_results_are_not_recomputed(monkeypatch):
+    ran = []
+    real = registry.dispatch
+
+    def spy(op, args):
+        ran.append(op.aten)
+        return real(op, args)
+    x, y = _inputs(ember)
+    out = ember.utils.checkpoint.checkpoint(
+        lambda a, b: fn(ember, a, b), x, y, use_reentrant=False,
+        context_fn=_sac(ember, [ember.ops.aten.mm.default]))
+    monkeypatch.setattr(registry, "dispatch", spy)
+    out.sum().backward()
+    assert "aten::mm" not in ran and "aten::sigmoid" in ran  # the recomputation's ops
+
+    ran.clear()
+    x, y = _inputs(ember)
+    out = ember.utils.checkpoint.checkpoint(
+        lambda a, b: fn(ember, a, b), x, y, use_reentrant=False,
+        context_fn=_sac(ember, [ember.ops.aten.sigmoid.default]))
+    ran.clear()
+    out.sum().backward()
+    assert ran.count("aten::mm") == 2 and "aten::sigmoid" not in ran
+
+
+def test_kept_result_whose_inputs_are_recomputed():
+    # mm's result is kept; sin before it is recomputed (its node is reached through mm's
+    # stand-in node), and the nodes after it take mm's kept result
+    def body(lib):
+        x, y = _inputs(lib)
+
+        def f(a, b):
+            return (lib.mm(a.sin(), b).tanh() * a).sum(0)
+        out = lib.utils.checkpoint.checkpoint(f, x, y, use_reentrant=False,
+                                              context_fn=_sac(lib, [lib.ops.aten.mm.default]))
+        out.sum().backward()
+        return out, x.grad, y.grad
+    same(body)
+
+
+@pytest.mark.parametrize("case", ["second_backward", "mutated", "mutation_allowed",
+                                  "packet_in_list", "not_a_policy", "debug_with_context",
+                                  "reentrant_with_context", "determinism"])
+def test_selective_checkpoint_errors(case):
+    def body(lib):
+        C = lib.utils.checkpoint
+        x, y = _inputs(lib)
+        mm = lib.ops.aten.mm.default
+        if case == "second_backward":
+            out = C.checkpoint(lambda a, b: fn(lib, a, b), x, y, use_reentrant=False,
+                               context_fn=_sac(lib, [mm]))
+            out.sum().backward(retain_graph=True)
+            out.sum().backward()
+        if case in ("mutated", "mutation_allowed"):
+            def f(a, b):
+                z = lib.mm(a, b)
+                z.relu_()
+                return z.sin()
+            out = C.checkpoint(f, x, y, use_reentrant=False,
+                               context_fn=_sac(lib, [mm], allow_cache_entry_mutation=(
+                                   case == "mutation_allowed")))
+            out.sum().backward()
+            return x.grad, y.grad
+        if case == "packet_in_list":
+            return C.create_selective_checkpoint_contexts([lib.ops.aten.mm])
+        if case == "not_a_policy":
+            return C.create_selective_checkpoint_contexts(3)
+        if case == "debug_with_context":
+            return C.checkpoint(lambda a: a.sin(), x, use_reentrant=False, debug=True,
+                                context_fn=_sac(lib, [mm]))
+        if case == "reentrant_with_context":
+            return C.checkpoint(lambda a: a.sin(), x, use_reentrant=True,
+                                context_fn=_sac(lib, [mm]))
+        if case == "determinism":
+            return C.checkpoint(lambda a: a.sin(), x, use_reentrant=False,
+                                determinism_check="strict")
+        return x.grad
+    if case != "packet_in_list":
+        same(body)
+        return
+    # (the packet's type is named by its module: torch._ops, ember.ops)
+    err = pytest.raises(ValueError, body, ember).value
+    assert str(err).startswith("Expected op in `op_list` to be an OpOverload but got: "
+                               "aten.mm of type <class 'ember.ops.OpOverloadPacket'>.")
+    assert "change it to `ember.ops.aten.mm.default`" in str(err)
+
+
+def test_checkpoint_switches():
+    def body(lib):
+        C = lib.utils.checkpoint
+        x, y = _inputs(lib)
+        with C.set_checkpoint_early_stop(False):
+            out = C.checkpoint(lambda a, b: fn(lib, a, b), x, y, use_reentrant=False)
+        out.sum().backward()
+        with C.set_checkpoint_debug_enabled(False):  # overrides debug=True: no error
+            out2 = C.checkpoint(lambda a: a.sin(), x, use_reentrant=False, debug=True,
+                                context_fn=_sac(lib, [lib.ops.aten.mm.default]))
+        with C.set_checkpoint_debug_enabled(True):
+            try:
+                C.checkpoint(lambda a: a.sin(), x, use_reentrant=False,
+                             context_fn=_sac(lib, [lib.ops.aten.mm.default]))
+            except ValueError as e:
+                err = str(e)
+        return (x.grad, y.grad, out2, err, C.get_device_states(x, y, 3),
+                [p.name for p in C.CheckpointPolicy], C.CheckpointPolicy.MUST_SAVE.value,
+                C.SelectiveCheckpointContext(is_recompute=False).op_output)
+    same(body)
+
+
+def test_aten_namespace():
+    def body(lib):
+        aten = lib.ops.aten
+        a = lib.tensor([[1., 2.], [3., 4.]])
+        return (str(aten.mm.default), repr(aten.mm.default), str(aten.mm),
+                aten.mm.default is aten.mm.default, aten.mm.default.name(),
+                type(aten.mm.default).__name__, aten.mm.default(a, a), aten.relu_.default.name(),
+                aten.mm.default == aten.sin.default)
+    same(body)
+
+
+def test_every_overload_name_of_an_ember_op_is_its_one_overload():
+    aten = ember.ops.aten
+    assert aten.mul.Tensor is aten.mul.default and aten.add.Scalar is aten.add.default
+    assert aten.bernoulli.p is not aten.bernoulli.default  # (registered as an op of its own)
+    with pytest.raises(AttributeError, match="'_OpNamespace' 'aten' object has no attribute"):
+        aten.no_such_operator_anywhere
