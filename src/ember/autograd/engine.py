@@ -18,6 +18,7 @@ import threading
 import warnings
 import weakref
 from sys import getrefcount as _refcount
+from types import MappingProxyType
 
 import numpy as np
 from numpy import ndarray
@@ -56,18 +57,24 @@ class _Borrowed(dict):
 
 
 class _Task:
-    """State of one backward pass (kept local, so passes in several threads don't mix)."""
+    """State of one backward pass (kept local, so passes in several threads don't mix).
 
-    __slots__ = ("graph", "retain", "useful", "run", "captures", "captured", "borrowed",
-                 "visible", "buffers", "deps", "batch", "roots", "queued", "number")
+    What most passes never change has its value on the class, so a pass sets fewer
+    attributes (no __slots__: an attribute set on a pass shadows the class's)."""
+
+    useful = None  # nodes whose gradients lead to a wanted input (None: all reached)
+    run = None  # nodes that run (None: all), when only some inputs are wanted
+    # node -> [(output_nr, slot)] for autograd.grad (read-only here: _input_targets sets a
+    # pass's own)
+    captures = MappingProxyType({})
+    captured = ()
+    batch = None  # batched pass: every gradient has this leading batch dimension
+    roots = ()  # the root nodes (for will_execute)
+    # (number: set by current_pass_id when first asked)
 
     def __init__(self, graph, retain, batch=None):
         self.graph = graph  # create_graph: gradients are Tensors
         self.retain = retain
-        self.useful = None  # nodes whose gradients lead to a wanted input (None: all reached)
-        self.run = None  # nodes that run (None: all), when only some inputs are wanted
-        self.captures = {}  # node -> [(output_nr, slot)] for autograd.grad
-        self.captured = []
         # gradient arrays that something else may still hold (a caller's gradient, a
         # pass-through from a formula, one already stored in a .grad): never stolen.
         self.borrowed = _Borrowed()
@@ -76,9 +83,9 @@ class _Task:
         self.visible = {}
         self.buffers = {}
         self.deps = {}
-        self.batch = batch  # batched pass: every gradient has this leading batch dimension
         self.queued = []  # callbacks to run at the end of the pass (see queue_callback)
-        # (number: set by current_pass_id when first asked)
+        if batch is not None:
+            self.batch = batch
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), capture=False,
@@ -91,11 +98,22 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     _batched); if something in the graph needs one pass per example, ``unbatched()`` runs
     instead and its result is returned.
     """
+    if not (inputs or create_graph) and batch is None and len(roots) == 1:
+        t = roots[0]
+        fn = t._grad_fn if type(t) is Tensor and t._base is None else None
+        if fn is not None and root_grads[0] is not None:
+            leaves = _leaves_below(fn)
+            if leaves is not None:
+                _backward_into_leaves(t, fn, leaves, root_grads[0], retain_graph)
+                return None
     task = _Task(create_graph, retain_graph, batch)
     root_edges = []
     root_nodes = []
     for t in roots:
-        edge = edge_of(t)
+        if type(t) is Tensor and t._base is None and t._grad_fn is not None:
+            edge = (t._grad_fn, t._output_nr)  # (gradient_edge's usual case, without a call)
+        else:
+            edge = edge_of(t)
         if edge[0] is None:
             raise RuntimeError(f"element {len(root_edges)} of tensors does not require grad "
                                "and does not have a grad_fn")
@@ -103,11 +121,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         root_nodes.append(edge[0])
     if create_graph and not capture:
         _warn_reference_cycle()
-    into_leaves = (None if inputs or batch is not None or create_graph or len(root_nodes) != 1
-                   else _leaves_below(root_nodes[0]))
-    if into_leaves is not None:
-        pass  # (no dependencies to count: each leaf is reached once, from the root)
-    elif inputs and batch is None:
+    if inputs and batch is None:
         _collect_planned(task, root_nodes, _input_targets(task, inputs, capture), capture)
     else:
         _collect_dependencies(task, root_nodes)
@@ -116,27 +130,57 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         if inputs:
             _plan_inputs(task, inputs, capture)
     for t, (fn, nr), g in zip(roots, root_edges, root_grads):
-        if g is None:
-            continue
-        dt = g._data.dtype if type(t) is GradientEdge else t._data.dtype
-        if dt.kind not in "fc":
-            _check_differentiable(dt)
-        if not create_graph:
-            task.visible[id(g._data)] = (g._data, g)
-            g = g._data
-            task.borrowed.add(g)
-        if type(fn) is AccumulateGrad:  # a leaf root: its gradient in its grad dtype
-            g = _cast_for_leaf(task, g, fn.variable)
-        if fn._out_meta is None and fn not in task.buffers:  # (one output: nr is 0)
-            task.buffers[fn] = [g]
-        else:
-            _add_to_buffer(task, fn, nr, g)
+        if g is not None:
+            _seed_root(task, fn, nr, g._data.dtype if type(t) is GradientEdge else t._data.dtype,
+                       g)
+    task.roots = root_nodes  # (for will_execute)
+    _run_pass(task, _execute, root_nodes)
+    if capture:
+        result = _captured_results(task, inputs, allow_unused)
+    if _NOTES:  # (the versions of gradients written in place: read by now)
+        forget()
+    return result if capture else None
+
+
+def _backward_into_leaves(t, fn, leaves, g, retain):
+    """run_backward from tensor ``t`` alone, of node ``fn`` whose edges lead to ``leaves``
+    alone (see _leaves_below), given gradient ``g``, in first-order backward: no
+    dependencies to count (each leaf is reached once, from the root)."""
+    task = _Task(False, retain)
+    _seed_root(task, fn, t._output_nr, t._data.dtype, g)
+    task.roots = [fn]  # (for will_execute)
+    _run_pass(task, _execute_into_leaves, leaves)
+    if _NOTES:  # (the versions of gradients written in place: read by now)
+        forget()
+
+
+def _seed_root(task, fn, nr, dt, g):
+    """Root gradient ``g`` (a Tensor) of output ``nr`` of node ``fn``, whose forward
+    output has dtype ``dt``, into the node's input buffer."""
+    if dt.kind not in "fc":
+        _check_differentiable(dt)
+    if not task.graph:
+        data = g._data
+        task.visible[id(data)] = (data, g)
+        task.borrowed.add(data)
+        g = data
+    if type(fn) is AccumulateGrad:  # a leaf root: its gradient in its grad dtype
+        g = _cast_for_leaf(task, g, fn.variable)
+    if fn._out_meta is None and fn not in task.buffers:  # (one output: nr is 0)
+        task.buffers[fn] = [g]
+    else:
+        _add_to_buffer(task, fn, nr, g)
+
+
+def _run_pass(task, execute, arg):
+    """``execute(task, arg)`` as a backward pass: grad mode on only under create_graph, the
+    pass on this thread's stack (its final callbacks, will_execute), NumPy's floating point
+    errors silenced; the notes of gradients' versions dropped if it fails."""
     prev = state.grad_enabled
-    state.grad_enabled = bool(create_graph)
+    state.grad_enabled = bool(task.graph)
     callbacks = getattr(_local, "callbacks", None)  # (this thread's: see _final_callbacks)
     if callbacks is None:
         callbacks = _final_callbacks()
-    task.roots = root_nodes  # (for will_execute)
     callbacks.append(task)
     try:
         # NOTE: NumPy's errors silenced once for the whole pass: formulas may divide by zero
@@ -144,10 +188,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         # than the op.
         quiet = fp_errors.silence()
         try:
-            if into_leaves is not None:
-                _execute_into_leaves(task, root_nodes[0], into_leaves)
-            else:
-                _execute(task, root_nodes)
+            execute(task, arg)
         finally:
             fp_errors.restore(quiet)
         if task.queued:
@@ -161,11 +202,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
         state.grad_enabled = prev
     if len(task.deps) >= _gc.DEEP or _gc.raised:  # (else nothing to adjust: no call)
         _gc.after_backward(len(task.deps))
-    if capture:
-        result = _captured_results(task, inputs, allow_unused)
-    if _NOTES:  # (the versions of gradients written in place: read by now)
-        forget()
-    return result if capture else None
 
 
 _local = threading.local()
@@ -276,6 +312,7 @@ def _collect_dependencies(task, root_nodes):
 def _input_targets(task, inputs, capture):
     """The nodes that receive ``inputs``' gradients (noting which to capture)."""
     targets = set()
+    captures = {}
     for slot, t in enumerate(inputs):
         if type(t) is GradientEdge:  # (the gradient flowing into that edge; nothing retained)
             fn, nr = t.node, t.output_nr
@@ -296,8 +333,10 @@ def _input_targets(task, inputs, capture):
             # (made in no_grad mode): no edge leads to it, so it is unreachable, as in torch
             continue
         if capture:
-            task.captures.setdefault(fn, []).append((nr, slot, t))
+            captures.setdefault(fn, []).append((nr, slot, t))
         targets.add(fn)
+    if captures:
+        task.captures = captures
     task.captured = [None] * len(inputs)
     return targets
 
@@ -646,15 +685,16 @@ def _run_plain_leaves(task, leaves, grads, order):
                             and g.strides == data.strides)
                             or _obeys_layout(g, data))):
                     borrowed[key] = weakref.ref(g)  # (as _Borrowed.add: an array)
-                    t = _new_tensor(Tensor)
-                    t._data = g
-                    if _NOTES and g.base is None:  # (its version, if one was noted)
-                        seen = _NOTES.get(key)
-                        if seen is not None and seen[1] and seen[0]() is g:
-                            t._vc = [seen[1]]
-                    elif _NOTES:
-                        t = with_version(t)
-                    var._grad = t
+                    if _NOTES and g.base is not None:
+                        var._grad = wrap_versioned(g)  # (a view: its owner's noted version)
+                    else:
+                        t = _new_tensor(Tensor)
+                        t._data = g
+                        if _NOTES:  # (its noted version: wrap_versioned's lines)
+                            seen = _NOTES.get(key)
+                            if seen is not None and seen[1] and seen[0]() is g:
+                                t._vc = [seen[1]]
+                        var._grad = t
                     grads[i] = None
                     continue
             g = None  # (so that _accumulate counts the references as it expects)
@@ -673,8 +713,9 @@ def _leaves_below(fn):
     of its edges leads to a leaf's AccumulateGrad (or nowhere), no leaf twice (a compiled
     function's node into its parameters). Told by C calls over the edges, not a loop."""
     nxt = fn._next
-    if not fn._apply_plain or not nxt or profiler_hook[0] is not None or state.anomaly:
-        return None
+    if (not fn._apply_plain or not nxt or type(nxt[0][0]) not in _LEAF_OR_NOTHING
+            or profiler_hook[0] is not None or state.anomaly):
+        return None  # (an op's node first, the usual root of an eager graph: told at once)
     children = next(zip(*nxt))
     kinds = set(map(type, children))
     if kinds == _LEAF_ONLY:
@@ -686,12 +727,13 @@ def _leaves_below(fn):
     return children if distinct == len(children) else None
 
 
-def _execute_into_leaves(task, fn, children):
-    """``_execute`` for a graph of one node whose edges all lead to distinct leaves
-    (``children``, see _leaves_below), in first-order backward: the node, then its leaves in
+def _execute_into_leaves(task, children):
+    """``_execute`` for a graph of one node (the root) whose edges all lead to distinct
+    leaves (``children``, see _leaves_below), in first-order backward: the node, then its leaves in
     the order the ready queue gives them (every AccumulateGrad has the same sequence number,
     so the heap's layout decides), without counting dependencies or going through the queue.
     Each leaf runs as in _execute (see _run_plain_leaves)."""
+    fn = task.roots[0]
     grads = task.buffers.pop(fn, None)
     if grads is None:
         return
