@@ -80,6 +80,17 @@ def test_edge_as_output(grad):
     same(body)
 
 
+@pytest.mark.parametrize("rows", [3, 4])
+def test_batched_grads_of_edge_output(rows):
+    def body(lib):
+        x, y, _ = _chain(lib)
+        e = lib.autograd.graph.get_gradient_edge(y)
+        batched = lib.autograd.grad(e, x, lib.ones(2, rows), is_grads_batched=True,
+                                    retain_graph=True)
+        return batched, lib.autograd.grad(y, e, lib.ones(2, 3), is_grads_batched=True)
+    same(body)
+
+
 def test_implicit_grad_of_non_scalar_edge():
     def body(lib):
         x, y, _ = _chain(lib)

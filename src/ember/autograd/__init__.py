@@ -151,7 +151,12 @@ def _batch_size(outputs, grad_outputs):
         if not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
+        edge = type(o) is graph.GradientEdge
+        if edge:
+            o = graph.edge_output_like(o)
         if g.dim() == 0 or tuple(g.shape[1:]) != tuple(o.shape):
+            if edge:
+                raise RuntimeError("Batched grads are not supported with GradientEdge")
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each "
                 "grad_output as the batch dimension. The sizes of the remaining dimensions are "
