@@ -182,3 +182,16 @@ def test_every_overload_name_of_an_ember_op_is_its_one_overload():
     assert aten.bernoulli.p is not aten.bernoulli.default  # (registered as an op of its own)
     with pytest.raises(AttributeError, match="'_OpNamespace' 'aten' object has no attribute"):
         aten.no_such_operator_anywhere
+
+
+def test_device_states_round_trip(cuda_device):
+    from ember.utils.checkpoint import get_device_states, set_device_states
+    x = ember.ones(2, device=cuda_device)
+    ids, states = get_device_states(x, [x.cpu()], 5)
+    assert ids == [0] and states[0].tolist() == ember.cuda.get_rng_state(0).tolist()
+    first = ember.rand(3, device=cuda_device).tolist()
+    set_device_states(ids, states)
+    assert ember.rand(3, device=cuda_device).tolist() == first  # the same draws again
+    set_device_states(ids, states, device_type="meta")  # (torch: nothing for meta)
+    assert ember.rand(3, device=cuda_device).tolist() != first
+    assert get_device_states(x.cpu()) == ([], [])

@@ -351,3 +351,20 @@ def test_allow_mutation_through_view_at_offset_keeps_gradient_right():
         d[2:].mul_(10)
         out.backward()
     assert a.grad.tolist() == [2., 4., 6., 8.]
+
+
+def test_multi_grad_hook_on_leaves_of_one_node():
+    # a pass from one node straight into leaves (the engine's shortest path) tells the hook
+    # which leaves it reaches as a longer pass does
+    def body(lib):
+        a = lib.tensor([1., 2.], requires_grad=True)
+        b = lib.tensor([3., 4.], requires_grad=True)
+        w = lib.tensor([3., 4.], requires_grad=True)
+        seen = []
+        lib.autograd.graph.register_multi_grad_hook((a, b, w), lambda gs: seen.append(
+            _flags(gs)))
+        (a * b).backward(lib.ones(2), retain_graph=True)
+        (a * 2).sum().backward()
+        a.add(b).backward(lib.ones(2))
+        return seen
+    same(body)
