@@ -219,3 +219,49 @@ def test_a_leaf_swapped_between_replays_gets_its_gradient():
             torch.utils.swap_tensors(W, torch.randn(3, 4, generator=g).requires_grad_())
         return seen
     same(body, rtol=1e-6, atol=1e-6)
+
+
+def test_formulas_that_pass_their_arguments_on_are_resolved():
+    # ``return op(grad, result, 0)``: the backward program calls the op's kernel (or the
+    # function) itself; a formula that computes, branches or takes keywords is called
+    from ember._compile.backward import _one_call
+    from ember._ops.pointwise import add, relu
+
+    def formula(op, name):
+        k = op.index[name]
+        return next(f for idx, f, _ in op.formulas if idx == (k,))
+    assert _one_call(formula(relu, "self")) == ("threshold_backward", [0, 1, (0,)])
+    assert _one_call(formula(add, "other")) is None  # (alpha == 1 decides)
+    assert _one_call(lambda grad, x: grad * x) is None
+    assert _one_call(lambda grad, x: ember.mul(grad, other=x)) is None
+    assert _one_call(lambda grad, *xs: ember.mul(grad, *xs)) is None
+    scale = 2.0
+    assert _one_call(lambda grad: ember.mul(grad, scale)) is None  # (a closure cell)
+    assert _one_call(lambda grad, x: ember.mul(x, grad)) is None  # (an attribute's call)
+    assert _one_call(lambda grad, x: max(x, grad)) == ("max", [1, 0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_resolved_backward_program_takes_gradients_of_another_dtype(dtype):
+    # the program calls relu's, log_softmax's and nll_loss's gradient kernels itself for the
+    # gradient dtype it recorded; one of another dtype runs the formulas as recorded, and
+    # every call gives torch's gradients
+    def body(torch):
+        g = torch.Generator().manual_seed(4)
+        W = torch.randn(5, 4, generator=g).requires_grad_()
+        x = torch.randn(3, 5, generator=g)
+        y = torch.tensor([0, 3, 1])
+
+        def loss(x):
+            h = (x @ W).relu()
+            return torch.nn.functional.cross_entropy(h, y, reduction="none") * 2
+        if torch is ember:
+            loss = ember.compile(loss)
+        seen = []
+        for k in range(4):  # (recorded with float32, then the dtype asked for, then float32)
+            gdt = getattr(torch, dtype) if k == 2 else torch.float32
+            loss(x).backward(torch.ones(3, dtype=gdt))
+            seen.append(W.grad)
+            W.grad = None
+        return seen
+    same(body, rtol=1e-6, atol=1e-6)

@@ -10,12 +10,17 @@ arithmetic) run again on the new arrays.
 """
 from __future__ import annotations
 
+import dis
 import heapq
+import inspect
 import itertools
+import types
 
 import numpy as np
 
 from .._backend import as_array, fp_errors, get_xp, is_array, writeable
+from .._dtype import SPECIAL_NP
+from .._ops.registry import OpDef
 from .._ops.views import CopySlices
 from .._state import state
 from ..autograd._grad_versions import is_torch_view, note_writes, writes_of
@@ -155,9 +160,78 @@ def _run_node(rec, fn, grads):
             outs[i] = s
             out_slots.append(s)
             zero_d.append(not normal)
-        rec.instrs.append(Instr(FORMULA, None, formula, args, None, None, tuple(out_slots),
-                                tuple(zero_d)))
+        instr = Instr(FORMULA, None, formula, args, None, None, tuple(out_slots),
+                      tuple(zero_d))
+        if len(inputs) == 1 and r is not None and not zero_d[0]:
+            instr.resolved = resolve(formula, args, (g,) + tuple(values), r)
+        rec.instrs.append(instr)
     return outs
+
+
+# -- a formula that only passes its arguments on ----------------------------------------------
+def resolve(formula, args, values, result):
+    """``(function, arguments, op)`` a backward program may call in place of ``formula``
+    (whose arguments are ``args``, with values ``values``), or None.
+
+    A formula that is one call, ``return f(grad, result, 0)``, of its own parameters and
+    constants, passes them on: the program calls ``f`` itself (a frame fewer). Where ``f`` is
+    an op (relu's ``threshold_backward``, nll_loss's ``nll_loss_backward``), the op's call on
+    NumPy arrays runs its kernel (see registry._compile_call): the program calls the kernel,
+    without the op's call, when this call took that path and its result is an array of one
+    dimension or more (so the kernel's own result is that array). The path depends on the
+    arrays' types and dtypes only, which the guards and the gradients' check fix (see
+    program._generate_backward)."""
+    call = _one_call(formula)
+    if call is None:
+        return None
+    name, params = call
+    fn = formula.__globals__.get(name)
+    passed = [args[p] if type(p) is int else (VALUE, p[0]) for p in params]
+    if isinstance(fn, OpDef):
+        given = [values[p] if type(p) is int else p[0] for p in params]
+        if not (_array_path(fn, given) and type(result) is np.ndarray and result.ndim):
+            return None
+        return (fn.bare_kernel if fn.quiet else fn.kernel), tuple(passed), fn
+    if type(fn) is not types.FunctionType:
+        return None
+    return fn, tuple(passed), None
+
+
+def _array_path(op, args):
+    """Whether op ``op``'s call with positional ``args`` runs its kernel on them straight
+    (registry._compile_call's test: the op's arity, then its leading raw arrays of dtypes
+    NumPy computes itself)."""
+    n = op.__dict__.get("array_args", 0)
+    if not n or len(args) != op.arity or len(args) < n:
+        return False
+    return all(type(a) is np.ndarray and a.dtype not in SPECIAL_NP for a in args[:n])
+
+
+_PASSING = frozenset({"RESUME", "NOP", "CACHE", "PRECALL", "PUSH_NULL"})
+
+
+def _one_call(formula):
+    """``(global name, params)`` when ``formula``'s code is ``return name(p, ...)`` with each
+    argument one of its parameters (its position) or a constant (``(value,)``); else None."""
+    code = getattr(formula, "__code__", None)
+    if (code is None or formula.__closure__ or code.co_kwonlyargcount
+            or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)):
+        return None
+    steps = [i for i in dis.get_instructions(code) if i.opname not in _PASSING]
+    if len(steps) < 3 or steps[0].opname != "LOAD_GLOBAL" or steps[-1].opname != "RETURN_VALUE":
+        return None
+    call = steps[-2]
+    params = []
+    for i in steps[1:-2]:
+        if i.opname == "LOAD_FAST" and i.arg < code.co_argcount:
+            params.append(i.arg)
+        elif i.opname == "LOAD_CONST":
+            params.append((i.argval,))
+        else:
+            return None
+    if call.opname != "CALL" or call.arg != len(params):
+        return None
+    return steps[0].argval, params
 
 
 def _run_copy_slices(rec, node, g):

@@ -76,6 +76,7 @@ class Instr:
         "op",
         "outs",
         "reads",
+        "resolved",
         "targs",
         "zero_d",
     )
@@ -84,6 +85,9 @@ class Instr:
         self.kind, self.op, self.fn = kind, op, fn
         self.args, self.targs, self.kwargs = args, targs, kwargs
         self.outs, self.zero_d, self.bumps, self.extra = outs, zero_d, bumps, extra
+        # a FORMULA that is one call of another function or op: (the function or the op's
+        # kernel, its arguments, the op or None), called in its place (backward.resolve)
+        self.resolved = None
         self.reads = None  # the slots it reads (program._reads_of)
         self.grad = state.grad_enabled  # the grad mode it ran in (a call on Tensors again)
 
