@@ -599,3 +599,85 @@ def test_kernels_get_no_trailing_arguments_that_equal_their_defaults():
         lib._destroy()
         return seen
     same(body)
+
+
+# -- opcheck ----------------------------------------------------------------------------------------
+def _opcheck_results(torch, op, args, **kwargs):
+    """opcheck's results with each failure as (type name, message)."""
+    results = torch.library.opcheck(op, args, raise_exception=False, **kwargs)
+    return {k: v if isinstance(v, str) else (type(v).__name__, str(v))
+            for k, v in results.items()}
+
+
+def test_opcheck_passes_a_correct_operator():
+    def body(torch):
+        Tensor = torch.Tensor
+
+        @torch.library.custom_op("testlib::oc_good", mutates_args=())
+        def good(x: Tensor, n: int) -> Tensor:
+            return x * n
+
+        good.register_fake(lambda x, n: torch.empty_like(x))
+        good.register_autograd(lambda ctx, g: (g * ctx.n, None),
+                               setup_context=lambda ctx, inputs, output: setattr(
+                                   ctx, "n", inputs[1]))
+        x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        return (_opcheck_results(torch, good, (x, 2)),
+                _opcheck_results(torch, torch.ops.testlib.oc_good.default, (x.detach(), 2),
+                                 test_utils="ALL"))
+    same(body)
+
+
+@pytest.mark.parametrize("fault", ["undeclared_write", "fake_shape", "fake_dtype", "fake_stride",
+                                   "no_fake"])
+def test_opcheck_finds_what_torchs_finds(fault):
+    def body(torch):
+        Tensor = torch.Tensor
+
+        @torch.library.custom_op(f"testlib::oc_{fault}", mutates_args=())
+        def f(x: Tensor) -> Tensor:
+            if fault == "undeclared_write":
+                x.add_(1)
+            return x.clone()
+
+        fakes = {"undeclared_write": lambda x: torch.empty_like(x),
+                 "fake_shape": lambda x: x.new_empty(5),
+                 "fake_dtype": lambda x: torch.empty_like(x, dtype=torch.float64),
+                 "fake_stride": lambda x: torch.empty_like(x).t().contiguous().t()}
+        if fault in fakes:
+            f.register_fake(fakes[fault])
+        return _opcheck_results(torch, f, (torch.ones(3, 2),))
+    same(body)
+
+
+def test_opcheck_autograd_registration_of_a_backend_kernel():
+    def body(torch):
+        lib = torch.library.Library("testlib_oc", "FRAGMENT")
+        lib.define("noad(Tensor x) -> Tensor")
+        lib.impl("noad", lambda x: x * 2, "CPU")
+        lib.define("decomposed(Tensor x) -> Tensor")
+        lib.impl("decomposed", lambda x: x * 2, "CompositeImplicitAutograd")
+        x = torch.ones(3, requires_grad=True)
+        checks = ("test_schema", "test_autograd_registration")
+        out = (_opcheck_results(torch, torch.ops.testlib_oc.noad.default, (x,), test_utils=checks),
+               _opcheck_results(torch, torch.ops.testlib_oc.decomposed.default, (x,),
+                                test_utils=checks))
+        lib._destroy()
+        return out
+    same(body)
+
+
+def test_opcheck_argument_errors_and_raising():
+    def body(torch):
+        @torch.library.custom_op("testlib::oc_args", mutates_args=())
+        def f(x: torch.Tensor) -> torch.Tensor:
+            return x.clone()
+
+        x = torch.ones(2)
+        opcheck = torch.library.opcheck
+        return [error_of(lambda: opcheck(f, (x,), test_utils="nothing")),
+                error_of(lambda: opcheck(f, (x,), rtol=1.0)),
+                error_of(lambda: opcheck(f, (x,), test_utils="test_faketensor")),
+                # (torch names its own class: ember.ops.OpOverload here)
+                error_of(lambda: opcheck(lambda x: x, (x,)))[1].split(" must be")[0]]
+    same(body)

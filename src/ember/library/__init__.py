@@ -5,7 +5,8 @@ from __future__ import annotations
 from ._custom_op import CustomOpDef, custom_op
 from ._library import (Library, define, impl, register_autograd, register_fake,
                        register_kernel, register_vmap)
+from ._opcheck import opcheck
 from ._schema import infer_schema
 
-__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "infer_schema",
+__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "infer_schema", "opcheck",
            "register_autograd", "register_fake", "register_kernel", "register_vmap"]

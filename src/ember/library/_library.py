@@ -20,6 +20,7 @@ class _DefinedOp(CustomOpDef):
     """An operator of ``Library.define``: a schema whose kernels ``impl`` registers."""
 
     _kernel_records = True
+    _composite_implicit = False
 
     def __init__(self, namespace, name, schema, lib):
         self._lib = lib
@@ -33,6 +34,8 @@ class _DefinedOp(CustomOpDef):
             raise NotImplementedError(f"ember.library: dispatch key {key!r} is not supported "
                                       f"(supported: {', '.join(sorted(_KERNEL_KEYS))})")
         kind = _KERNEL_KEYS[key]
+        if key == "CompositeImplicitAutograd":  # (autograd differentiates its ops: opcheck)
+            self._composite_implicit = True
         if kind == "meta":
             self.register_fake(fn)
         else:
