@@ -22,7 +22,7 @@ from .._sparse.coo import CooArray
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
-from ..autograd.graph import ERR_INFERENCE_SAVE, follow_base, move_retained_grad
+from ..autograd.graph import follow_base, move_retained_grad, refuse_inference_save
 from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, SCALAR_SCOPE, _MISSING,
                        _arrays, _guards, broadcast_error, cached_scalar, compute_dtype,
                        _with_slot, inplace_across_devices, record, run_inplace)
@@ -110,7 +110,7 @@ def _refuse_saved_inference(op, args):
             continue
         k = guards.get(j)
         if k is None or (isinstance(args[k], Tensor) and args[k]._requires_grad):
-            raise RuntimeError(ERR_INFERENCE_SAVE)
+            refuse_inference_save(args)
 
 
 def _argument_refusal(op, args):

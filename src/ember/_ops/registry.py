@@ -43,8 +43,9 @@ from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap, typename
 from ..autograd._grad_versions import writing
 from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
-                              check_param, grad_accumulator, param_version,
-                              unpack_data_output, unpack_input, unpack_output)
+                              check_param, grad_accumulator, inference_save_allowed,
+                              param_version, refuse_inference_save, unpack_data_output,
+                              unpack_input, unpack_output)
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
 from .saved_names import FROM_METADATA, SCALAR_INPUTS, shown_names
@@ -1769,7 +1770,7 @@ def saved_inference_error(op, args):
             continue
         k = guards.get(j)
         if k is None or (isinstance(args[k], Tensor) and args[k]._requires_grad):
-            return RuntimeError(ERR_INFERENCE_SAVE)
+            return None if inference_save_allowed[0](args) else RuntimeError(ERR_INFERENCE_SAVE)
     return None
 
 
@@ -1855,7 +1856,7 @@ def _recorder_scope(op):
     return {"node_cls": op.node_cls, "number_cls": op.number_cls, "Tensor": Tensor,
             "NO_EDGE": NO_EDGE, "METAS": _METAS, "TWICE": _TWICE,
             "refresh": _views.refresh, "grad_accumulator": grad_accumulator,
-            "ERR_INFERENCE_SAVE": ERR_INFERENCE_SAVE, "param_version": param_version,
+            "refuse_inference_save": refuse_inference_save, "param_version": param_version,
             "VERSIONED": VERSIONED,
             "_sequence": _sequence, "_shape_of": _shape_of, "_strides_of": _strides_of,
             "twin": complex_twin(op.node_cls), "REDUCED": D.REDUCED_NP, "op": op,
@@ -1884,7 +1885,7 @@ def _recorder_lines(op, first_saved, inline=False, tensors=()):
         # _edge written out; an input the node saves may not be an inference tensor
         # (checked on the no-edge path only: such a tensor never requires grad)
         no_edge = ([f"            if a{k}._is_inference:",
-                    "                raise RuntimeError(ERR_INFERENCE_SAVE)"]
+                    "                refuse_inference_save(args)"]
                    if k in saved_inputs else [])
         # (refresh's first test written out: a view whose base did not change since)
         tensor = [f"    if a{k}._base is not None and a{k}._view_version != a{k}._vc[0]:",
@@ -1989,7 +1990,7 @@ def _save_input_lines(j, i, guard, edge_checked, src, tensor=False):
             f"    v{j} = None"]
     if not edge_checked:
         body[2:2] = [f"    if e{i} is NO_EDGE and s{j}._is_inference:",
-                     "        raise RuntimeError(ERR_INFERENCE_SAVE)"]
+                     "        refuse_inference_save(args)"]
     if tensor:
         body = [body[0]] + [line[4:] for line in body[2:-2]]
     if guard is None:
@@ -2094,7 +2095,7 @@ def _save(node, op, args, results, snapshot, guarded):
                 a = None  # only input k's gradient needs it, and input k needs none
             if isinstance(a, Tensor):
                 if a._is_inference:
-                    raise RuntimeError(ERR_INFERENCE_SAVE)
+                    refuse_inference_save(args)
                 vc = a._vc  # (None: never written, see _save_input_lines)
                 v = 0 if vc is None else vc[0]
             saved.append(a)

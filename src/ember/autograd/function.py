@@ -15,8 +15,8 @@ import numpy as np
 from .._dtype import is_differentiable_np
 from .._state import forward_hook, state
 from .._tensor import Tensor, _wrap
-from .graph import (ERR_FREED, ERR_INFERENCE_SAVE, Node, follow_base, gradient_edge,
-                    move_retained_grad, unpack_input, unpack_output)
+from .graph import (ERR_FREED, Node, follow_base, gradient_edge, move_retained_grad,
+                    refuse_inference_save, unpack_input, unpack_output)
 from .grad_mode import no_grad
 from .saved_tensors import SavedTensor, check_register, pack_saved, unpack_saved
 from . import forward_ad as fwAD
@@ -346,7 +346,7 @@ def _connect(ctx, cls, args, arg_pos, outputs, edges):
     if state.anomaly:
         import traceback
         ctx._trace = traceback.format_stack()[:-3]
-    _save(ctx, outputs)
+    _save(ctx, args, outputs)
 
 
 def _rebase_dirty_views(ctx, args, arg_pos):
@@ -366,7 +366,7 @@ def _rebase_dirty_views(ctx, args, arg_pos):
             views.rebase_view(t, ctx)
 
 
-def _save(ctx, outputs):
+def _save(ctx, args, outputs):
     """Saved outputs keep only their data and version, so ctx and outputs form no cycle."""
     to_save = ctx._to_save
     if to_save is None:
@@ -379,7 +379,7 @@ def _save(ctx, outputs):
             saved.append((_NONE, None, None))
             continue
         if t._is_inference:
-            raise RuntimeError(ERR_INFERENCE_SAVE)
+            refuse_inference_save(args)
         vc = t._version_counter()
         k = out_index.get(id(t))
         if k is None or t._grad_fn is not ctx:

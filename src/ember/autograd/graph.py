@@ -30,6 +30,20 @@ ERR_INFERENCE_SAVE = (
     "inference mode in computation tracked by autograd. To work around this, you can make a "
     "clone to get a normal tensor and use it in autograd, or use `ember.no_grad()` instead of "
     "`ember.inference_mode()`.")
+
+# ember.func's test (set when it is imported) of whether a recorded call may save an
+# inference tensor among its arguments: inside a torch.func transform whose levels alone
+# record the call (see func/_outer_graph.py), as torch's functorch levels save the tensor.
+inference_save_allowed = [lambda args: False]
+
+
+def refuse_inference_save(args):
+    """torch's refusal to save an inference tensor in a call recorded with ``args``, unless
+    only a running torch.func transform records it."""
+    if not inference_save_allowed[0](args):
+        raise RuntimeError(ERR_INFERENCE_SAVE)
+
+
 ERR_INFERENCE_INPLACE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
     "clone to get a normal tensor before doing inplace update.See "
