@@ -30,36 +30,93 @@ __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_du
 
 _current_level = -1
 _fwd_grad_enabled = [True]
+# The active level's settings (saved into its _Level while another level is active):
 _batch = [None]  # tangents' leading batch dimension, in a batched pass (see _batched_forward)
 # Whether the active level is a torch.func transform's (jvp, jacfwd): see _transform_scalar_dtype
 _in_transform = [False]
 
 
 class _Level:
-    """The tensors holding a tangent at the active level (cleared when the level exits)."""
+    """One dual level: the tensors holding a tangent at it (cleared when it exits), the
+    attribute they hold it in, and the hook its ops go through.
 
-    def __init__(self):
+    Levels nest only as torch.func's transforms nest (``jvp`` inside ``jvp``): an op at level
+    ``k`` runs, and computes its tangent formulas, through level ``k - 1``'s hook (``below``),
+    so a tangent at level ``k`` carries its own tangent at every level outside, as torch's
+    functorch wrappers do."""
+
+    def __init__(self, index, below):
+        self.index = index
+        self.attr = "_fw_grad" if index == 0 else f"_fw_grad{index}"
         self.tensors = weakref.WeakSet()
+        self.below = below  # the hook the level's ops run through (None at the first level)
+        self.hook = _ForwardHook(self)
+        self.batch, self.in_transform = None, False  # (while another level is active)
 
     def clear(self):
         for t in list(self.tensors):
-            t.__dict__.pop("_fw_grad", None)
+            t.__dict__.pop(self.attr, None)
         self.tensors = weakref.WeakSet()
 
 
-_level: _Level | None = None
+_level: _Level | None = None  # the active level (the innermost, but while a level's hook runs)
+_levels: list = []  # the levels entered, outermost first
+
+
+def _activate(level):
+    """Make ``level`` the active one; returns what :func:`_restore` puts back."""
+    global _level
+    prev = _level
+    if prev is not None:
+        prev.batch, prev.in_transform = _batch[0], _in_transform[0]
+    _level = level
+    if level is not None:
+        _batch[0], _in_transform[0] = level.batch, level.in_transform
+    return prev
+
+
+def _restore(prev):
+    global _level
+    if _level is not None:
+        _level.batch, _level.in_transform = _batch[0], _in_transform[0]
+    _level = prev
+    if prev is not None:
+        _batch[0], _in_transform[0] = prev.batch, prev.in_transform
+
+
+class _at_level:
+    """The ``with`` block runs with level number ``index`` active."""
+
+    def __init__(self, index):
+        self.level = _levels[index]
+
+    def __enter__(self):
+        self.prev = _activate(self.level) if _level is not self.level else False
+        return self.level
+
+    def __exit__(self, *exc):
+        if self.prev is not False:
+            _restore(self.prev)
 
 
 # -- levels -------------------------------------------------------------------------------------
 def enter_dual_level():
     """Enter a new forward grad level (only one may exist at a time, as in torch)."""
-    global _current_level, _level
-    if _level is not None:
+    if _levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    _level = _Level()
-    _current_level += 1
+    return _enter_level()
+
+
+def _enter_level():
+    global _current_level
+    below = _levels[-1].hook if _levels else None
+    level = _Level(len(_levels), below)
+    _activate(level)
+    _batch[0], _in_transform[0] = None, False
+    _levels.append(level)
+    _current_level = level.index
     if _fwd_grad_enabled[0]:
-        forward_hook[0] = _HOOK
+        forward_hook[0] = level.hook
     return _current_level
 
 
@@ -73,11 +130,14 @@ def exit_dual_level(*, level=None):
                            "created. This is not supported.")
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
-    forward_hook[0] = vmap_hook[0]  # an active vmap keeps the registry's slow path
-    if _level is not None:
-        _level.clear()
-    _level = None
+    if _levels:
+        _levels.pop().clear()
     _current_level = level - 1
+    outer = _levels[-1] if _levels else None
+    _level = None
+    _activate(outer)
+    # (an active vmap keeps the registry's slow path)
+    forward_hook[0] = outer.hook if outer is not None and _fwd_grad_enabled[0] else vmap_hook[0]
 
 
 class dual_level(_DecoratorContextManager):
@@ -91,15 +151,19 @@ class dual_level(_DecoratorContextManager):
 
 
 class transform_level:
-    """Marks the dual level entered with it as a torch.func transform's (``jvp``,
-    ``jacfwd``), whose formulas read Python numbers as torch's functorch layer does."""
+    """A dual level of a torch.func transform (``jvp``, ``jacfwd``), whose formulas read
+    Python numbers as torch's functorch layer does. Inside another transform's level it
+    nests (``jvp`` of ``jvp``); inside a level the user entered it is torch's error."""
 
     def __enter__(self):
-        self.prev = _in_transform[0]
+        if _levels and not _in_transform[0]:
+            raise RuntimeError("Nested forward mode AD is not supported at the moment")
+        level = _enter_level()
         _in_transform[0] = True
+        return level
 
     def __exit__(self, *exc):
-        _in_transform[0] = self.prev
+        exit_dual_level()
 
 
 def _is_fwd_grad_enabled() -> bool:
@@ -126,7 +190,7 @@ class _set_fwd_grad_enabled(_DecoratorContextManager):
 
 def _set_enabled(mode):
     _fwd_grad_enabled[0] = mode
-    forward_hook[0] = _HOOK if (mode and _level is not None) else vmap_hook[0]
+    forward_hook[0] = _levels[-1].hook if (mode and _levels) else vmap_hook[0]
 
 
 # -- dual tensors -------------------------------------------------------------------------------
@@ -141,9 +205,14 @@ def make_dual(tensor, tangent, *, level=None):
     """A new tensor aliased to ``tensor`` that carries ``tangent`` (backward differentiable)."""
     if level is None:
         level = _current_level
-    if level < 0:
+    if level < 0 or level >= len(_levels):
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
+    with _at_level(level):
+        return _make_dual(tensor, tangent, level)
+
+
+def _make_dual(tensor, tangent, level):
     if not (tensor.is_floating_point() or tensor.is_complex()):
         raise ValueError("Expected primal to be floating point or complex, but got: "
                          f"{tensor.dtype}")
@@ -210,7 +279,9 @@ def _in_primal_layout(primal, tangent):
 
 
 def unpack_dual(tensor, *, level=None):
-    """``(primal, tangent)`` of ``tensor``: a view of its primal and its tangent as is."""
+    """``(primal, tangent)`` of ``tensor``: a view of its primal and its tangent as is (at
+    ``level``, the innermost by default: the primal and the tangent keep their tangents at
+    the levels outside)."""
     if level is None:
         level = _current_level
     if level < 0:
@@ -218,8 +289,11 @@ def unpack_dual(tensor, *, level=None):
     if not isinstance(tensor, Tensor):
         raise TypeError("_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
                         f"{type(tensor).__name__}")
-    tangent = _tangent_of(tensor) if _fwd_grad_enabled[0] else None  # none while disabled
-    return UnpackedDualTensor(_alias(tensor, primal=True), tangent)
+    if level >= len(_levels):  # (a level that does not exist holds no tangent)
+        return UnpackedDualTensor(_alias(tensor, primal=True), None)
+    with _at_level(level):
+        tangent = _tangent_of(tensor) if _fwd_grad_enabled[0] else None  # none while disabled
+        return UnpackedDualTensor(_alias(tensor, primal=True), tangent)
 
 
 def _alias(t, primal=False):
@@ -228,44 +302,54 @@ def _alias(t, primal=False):
     whether ``t`` has a tangent or not)."""
     from .._ops.shape import fw_primal, view
     prev = forward_hook[0]
-    forward_hook[0] = None
+    # (through the levels outside the active one: the alias keeps its tangents there)
+    forward_hook[0] = None if _level is None else _level.below
     try:
         return fw_primal(t) if primal else view(t, tuple(t.shape))
     finally:
         forward_hook[0] = prev
 
 
-def _set_tangent(t, tangent):
+def _set_tangent(t, tangent, level=None):
+    """Give ``t`` ``tangent`` at ``level`` (the active one by default)."""
+    if level is None:
+        level = _level
+    attr = "_fw_grad" if level is None else level.attr
     # NOTE: a tensor already holding a tangent is in the level's set: adding it again would
     # compare it with itself by value (WeakSet compares referents with ==)
-    tracked = t.__dict__.get("_fw_grad") is not None
-    t._fw_grad = tangent
-    if _level is not None:
+    tracked = t.__dict__.get(attr) is not None
+    t.__dict__[attr] = tangent
+    if level is not None:
         if not tracked:
-            _level.tensors.add(t)
+            level.tensors.add(t)
         fn = t._grad_fn
         if fn is not None:
             # NOTE: a node that saved this output hands backward a new tensor around the same
             # data (graph.unpack_output); under create_graph that tensor must carry the tangent
             # too, or forward-over-reverse (hessian, jacfwd(jacrev)) loses the term.
             saved = fn.__dict__.get("_saved_tangents")
-            if saved is None or saved[0] is not _level:
-                saved = fn._saved_tangents = (_level, {})
-            saved[1][t._output_nr] = tangent
+            if saved is None or any(lv not in _levels for lv in saved):
+                saved = fn._saved_tangents = {lv: tans for lv, tans in (saved or {}).items()
+                                              if lv in _levels}
+            saved.setdefault(level, {})[t._output_nr] = tangent
 
 
 def restore_saved_tangent(node, output_nr, t):
-    """Give ``t`` (a saved output unpacked as a tensor) the tangent its original had."""
-    level, tangents = node._saved_tangents
-    if level is _level and output_nr in tangents:
-        _set_tangent(t, tangents[output_nr])
+    """Give ``t`` (a saved output unpacked as a tensor) the tangents its original had."""
+    for level, tangents in node._saved_tangents.items():
+        if level in _levels and output_nr in tangents:
+            _set_tangent(t, tangents[output_nr], level)
 
 
 def _tangent_of(t):
     """``t``'s tangent; a view that has none takes the matching view of its base's tangent."""
-    tan = t._fw_grad
-    if tan is None and t._base is not None and _level is not None:
-        base_tan = t._base._fw_grad
+    level = _level
+    if level is None:
+        return None
+    attr = level.attr
+    tan = t.__dict__.get(attr)
+    if tan is None and t._base is not None:
+        base_tan = t._base.__dict__.get(attr)
         if base_tan is not None:
             from .._ops.views import replay
             tan = (replay(t._view_chain, base_tan) if _batch[0] is None
@@ -327,7 +411,7 @@ def _check_out_function(op, args, tangents):
 def check_out_function(name, t):
     """What _check_out_function does for ops ember composes of others (deg2rad's
     ``deg2rad_out``): torch's refusal when ``t`` is an inference dual with a tangent."""
-    if (forward_hook[0] is _HOOK and not state.inference and t._is_inference
+    if (isinstance(forward_hook[0], _ForwardHook) and not state.inference and t._is_inference
             and _tangent_of(t) is not None):
         _refuse_out_function(name)
 
@@ -343,11 +427,29 @@ def _copied_tangent(op, args, out, tangents):
 
 
 class _ForwardHook:
-    """Called by the op registry for every op while a dual level is active."""
+    """Called by the op registry for every op while a dual level is active: ``level``'s.
+
+    The op and its tangent formulas run through the levels outside (``level.below``; none
+    for the first level), with this level active while its own formulas are computed."""
+
+    def __init__(self, level):
+        self.level = level
+
+    def _enter(self):
+        """Activate this hook's level, the ops running through the levels outside; returns
+        what :meth:`_leave` puts back."""
+        level = self.level
+        forward_hook[0] = level.below
+        return _activate(level) if _level is not level else False
+
+    def _leave(self, prev):
+        forward_hook[0] = self
+        if prev is not False:
+            _restore(prev)
 
     def dispatch(self, op, args):
         from .._ops.registry import dispatch
-        forward_hook[0] = None  # the op and its tangent formulas run without forward AD
+        prev = self._enter()
         try:
             out = dispatch(op, args)
             tangents = _input_tangents(op, args)
@@ -360,12 +462,12 @@ class _ForwardHook:
                 elif op.differentiable and _copies_self(op, args) and tangents[0] is not None:
                     _attach(out, _copied_tangent(op, args, out, tangents))
         finally:
-            forward_hook[0] = self
+            self._leave(prev)
         return out
 
     def dispatch_inplace(self, op, args):
         from .._ops.inplace import dispatch_inplace
-        forward_hook[0] = None
+        prev = self._enter()
         try:
             tangents = _input_tangents(op, args)
             if tangents is None or not op.differentiable or state.inference:
@@ -377,21 +479,21 @@ class _ForwardHook:
                 new_t = _op_jvp(op, (old,) + tuple(args[1:]), self_, tangents)
                 _write_tangent_inplace(self_, new_t)
         finally:
-            forward_hook[0] = self
+            self._leave(prev)
         return self_
 
     def tangent(self, t):
         """``t``'s tangent (None when it has none)."""
-        forward_hook[0] = None
+        prev = self._enter()
         try:
             return _tangent_of(t)
         finally:
-            forward_hook[0] = self
+            self._leave(prev)
 
     def view_inplace(self, t, view_op, args, tangent):
         """An in-place view op (``t_``, ``squeeze_``, ...) gave ``t`` a new geometry: its
         tangent (``tangent`` before the change) takes the same view."""
-        forward_hook[0] = None
+        prev = self._enter()
         try:
             rest = tuple(args[1:])
             if _batch[0] is None:
@@ -400,18 +502,15 @@ class _ForwardHook:
                 new = _batched_forward.per_row(lambda row: view_op(row[0], *rest), [tangent])
             _set_tangent(t, new)
         finally:
-            forward_hook[0] = self
+            self._leave(prev)
 
     def function_jvp(self, cls, ctx, args, outputs):
         """Tangents of a custom Function's outputs, from its ``jvp`` staticmethod."""
-        forward_hook[0] = None
+        prev = self._enter()
         try:
             _function_jvp(cls, ctx, args, outputs)
         finally:
-            forward_hook[0] = self
-
-
-_HOOK = _ForwardHook()
+            self._leave(prev)
 
 
 def _input_tangents(op, args):
@@ -430,10 +529,17 @@ def _input_tangents(op, args):
 
 
 def _snapshot(t):
-    """``t`` as it is now (before an in-place op), keeping its reverse-mode history."""
+    """``t`` as it is now (before an in-place op), keeping its reverse-mode history and, at
+    the levels outside the active one, a copy of its tangents (the op updates them too)."""
     snap = _wrap(t._data.copy())
     snap._grad_fn, snap._output_nr = t._grad_fn, t._output_nr
     snap._requires_grad = t._requires_grad
+    if _level is not None and _level.index:
+        for k in range(_level.index):
+            with _at_level(k):
+                tan = _tangent_of(t)
+                if tan is not None:
+                    _set_tangent(snap, _snapshot(tan))
     return snap
 
 
@@ -472,7 +578,7 @@ def _owned(t):
     tensor of the level."""
     if t._base is not None:
         return False
-    return _level is None or all(u.__dict__.get("_fw_grad") is not t for u in _level.tensors)
+    return _level is None or all(u.__dict__.get(_level.attr) is not t for u in _level.tensors)
 
 
 def _zeros_tangent(t):
@@ -660,9 +766,11 @@ def _derived_jvp(op, args, out, tangents):
               for k, r in enumerate(results)]
     if not any(wanted):
         return None
-    create = state.grad_enabled and (
+    # (inside a nested level the formulas must run on tensors, whose tangents at the levels
+    # outside they carry: jvp of jvp)
+    create = (state.grad_enabled and (
         any(isinstance(a, Tensor) and a._requires_grad for a in args[:op.n_tensors])
-        or any(t is not None and t._requires_grad for t in tangents))
+        or any(t is not None and t._requires_grad for t in tangents))) or _level.index > 0
     # (an inference tensor read by the call, or an inference tangent, is only a value here:
     # torch's formulas save nothing, so the graph the derivation records must not refuse it)
     args = tuple(_wrap(a._data) if isinstance(a, Tensor) and a._is_inference else a
@@ -672,6 +780,7 @@ def _derived_jvp(op, args, out, tangents):
     state.grad_enabled = True
     try:
         dummies = tuple(_wrap(r._data) for r in results)
+        _outer_tangents(results, dummies)
         node = record_all(op, args, dummies)
         env = node._unpack(True) if op.saved_spec else ()
         us = [_wrap(get_xp(r._data).zeros(r._data.shape, _tangent_dtype(op, args, r, tangents)))
@@ -704,6 +813,18 @@ def _derived_jvp(op, args, out, tangents):
     jvps = [_zeros_tangent(r) if (j is None and w) else j if create else _fresh(j)
             for j, r, w in zip(jvps, results, wanted)]
     return jvps[0] if isinstance(out, Tensor) else jvps
+
+
+def _outer_tangents(results, dummies):
+    """Give ``dummies`` (new tensors around ``results``' data, which the derivation records)
+    the results' tangents at the levels outside the active one, which the formulas reading a
+    result need to carry (``exp``'s tangent at an inner level, ``t * result``)."""
+    for k in range(_level.index):
+        with _at_level(k):
+            for r, d in zip(results, dummies):
+                tan = _tangent_of(r)
+                if tan is not None:
+                    _set_tangent(d, tan)
 
 
 def _fresh(t):
@@ -748,10 +869,11 @@ def _function_jvp(cls, ctx, args, outputs):
                            f"(expected {len(outputs)}, got {len(result)})")
     for o, t in zip(outputs, result):
         if isinstance(o, Tensor) and t is not None and _has_tangents(o._data.dtype):
-            if o._fw_grad is not None:  # an input modified in place (mark_dirty)
+            old = o.__dict__.get(_level.attr)
+            if old is not None:  # an input modified in place (mark_dirty)
                 from .._ops.pointwise import copy
-                if o._fw_grad is not t:
-                    copy.inplace(o._fw_grad, t)
+                if old is not t:
+                    copy.inplace(old, t)
             else:
                 _set_tangent(o, t)
 

@@ -21,8 +21,9 @@ import threading
 
 from .._ops.shape import cat
 from .._state import state
-from .._tensor import _wrap
+from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
+from ..autograd import graph as _graph
 from ..autograd.graph import AccumulateGrad
 
 
@@ -31,6 +32,7 @@ _calls = itertools.count(1)
 
 class _Running(threading.local):
     calls = ()  # the transform calls running now in this thread, outermost first
+    plain_records = False  # whether plain autograd recorded where the outermost was called
 
 
 _running = _Running()
@@ -62,7 +64,7 @@ class OuterGraph:
 
     def running(self):
         """A context in which the transforms called see this one's leaves as outer."""
-        return _RunningCall(self.call)
+        return _RunningCall(self.call, self.recording)
 
     def _is_outer_leaf(self, t):
         if id(t) in self.fresh:
@@ -131,20 +133,63 @@ class OuterGraph:
             return inp
         if self.reaches(t):
             return t
-        out = _wrap(t._data)
-        tangent = fwAD._tangent_of(t) if fwAD._level is not None else None
-        if tangent is not None:  # (computed on this graph: sorted as the result is)
-            fwAD._set_tangent(out, tangent if self.reaches(tangent) else _wrap(tangent._data))
+        return self.keep_tangent(t, _wrap(t._data))
+
+    def keep_tangent(self, t, out):
+        """``out`` (``t`` as the transform returns it) with ``t``'s tangents of the running
+        jvps/jacfwds, where it has none of its own."""
+        for k in range(len(fwAD._levels)):
+            with fwAD._at_level(k):
+                tangent = fwAD._tangent_of(t)
+                if tangent is not None and fwAD._tangent_of(out) is None:
+                    # (computed on this graph: sorted as the result is, with its own tangents
+                    # at the levels outside this one)
+                    fwAD._set_tangent(out, tangent if self.reaches(tangent) else
+                                      self.keep_tangent(tangent, _wrap(tangent._data)))
         return out
 
 
 class _RunningCall:
-    def __init__(self, call):
-        self.call = call
+    def __init__(self, call, recording):
+        self.call, self.recording = call, recording
 
     def __enter__(self):
-        self.prev = _running.calls
-        _running.calls = self.prev + (self.call,)
+        self.prev = _running.calls, _running.plain_records
+        if not self.prev[0]:
+            _running.plain_records = self.recording
+        _running.calls = self.prev[0] + (self.call,)
 
     def __exit__(self, *exc):
-        _running.calls = self.prev
+        _running.calls, _running.plain_records = self.prev
+
+
+def _transform_may_save_inference(args):
+    """Whether a call recorded with ``args`` may save an inference tensor: inside a running
+    transform, when every tensor of ``args`` that requires grad does so through the leaves of
+    running transforms only. torch's functorch levels save such a tensor at the transform's
+    level; a call that plain autograd records too (through a captured tensor that requires
+    grad, where grad mode was on outside the transforms) is refused as outside any transform."""
+    calls = _running.calls
+    if not calls:
+        return False
+    if not _running.plain_records:
+        return True
+    running = set(calls)
+    todo = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
+    seen = set()
+    while todo:
+        t = todo.pop()
+        fn = t.grad_fn if isinstance(t, Tensor) else t
+        if fn is None or type(fn) is AccumulateGrad:
+            leaf = t if fn is None else fn.variable
+            if leaf.__dict__.get("_func_call") not in running:
+                return False
+            continue
+        for nxt, _ in fn._next:
+            if nxt is not None and id(nxt) not in seen:
+                seen.add(id(nxt))
+                todo.append(nxt)
+    return True
+
+
+_graph.inference_save_allowed[0] = _transform_may_save_inference

@@ -166,6 +166,23 @@ def _replace(args, argnums, new):
     return tuple(args)
 
 
+# -- inference mode ----------------------------------------------------------------------------
+def _without_inference_mode(fn):
+    """``fn`` run with inference mode off (grad mode as it is), as torch.func's transforms
+    run the function they transform and its derivatives: under ``inference_mode`` a
+    gradient is still the function's, not zeros."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        if not state.inference:
+            return fn(*args, **kwargs)
+        state.inference = False
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            state.inference = True
+    return run
+
+
 # -- inputs that can be differentiated --------------------------------------------------------
 def _not_inference(t):
     """``t``, or for an inference tensor a plain tensor around its data: a transform wraps its
@@ -231,6 +248,7 @@ def _output_leaves(output, has_aux, api):
 def grad_and_value(func, argnums=0, has_aux=False):
     """Return a function computing the gradient of ``func`` w.r.t. ``argnums`` and its value."""
     @functools.wraps(func)
+    @_without_inference_mode
     def wrapper(*args, **kwargs):
         level = _lowering.active_level()
         if level:  # under vmap: per-example gradients from the batch's
@@ -273,6 +291,7 @@ def grad(func, argnums=0, has_aux=False):
 
 
 # -- vjp and jvp --------------------------------------------------------------------------------
+@_without_inference_mode
 def vjp(func, *primals, has_aux=False):
     """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` gives the vector-Jacobian product."""
     level = _lowering.active_level()
@@ -286,6 +305,7 @@ def vjp(func, *primals, has_aux=False):
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(fresh, spec)), has_aux,
                                                    _VJP)
 
+    @_without_inference_mode
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
         ct_leaves, ct_spec = _flatten(cotangents)
         if ct_spec != out_spec:
@@ -315,6 +335,7 @@ def vjp(func, *primals, has_aux=False):
     return value, vjp_fn
 
 
+@_without_inference_mode
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``(func(*primals), J @ tangents)`` by forward-mode AD."""
     if not isinstance(primals, tuple):
@@ -336,7 +357,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if level:
         return _lowering.jvp(func, primals, tangents, has_aux, level)
     outer = OuterGraph()  # (no fresh leaves: everything that requires grad is outer)
-    with fwAD.dual_level(), fwAD.transform_level():
+    with fwAD.transform_level():
         duals = [fwAD.make_dual(_not_inference(p), t) for p, t in zip(flat_p, flat_t)]
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(duals, spec_p)), has_aux,
                                                    _JVP)
@@ -345,8 +366,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             primal, tangent = fwAD.unpack_dual(o)
             jvps.append(zeros_like(primal) if tangent is None else tangent)
     # (torch returns each primal as an alias of the output: a view, AliasBackward0 where it
-    # requires grad)
-    values = [alias(o if outer.reaches(o) else o.detach()) for o in out_leaves]
+    # requires grad, with its tangent at an outer jvp's level)
+    values = [outer.keep_tangent(o, alias(o if outer.reaches(o) else o.detach()))
+              for o in out_leaves]
     result = (_unflatten(values, out_spec),
               _unflatten([outer.finish(j) for j in jvps], out_spec))
     return result + (_finish_tree(aux, outer),) if has_aux else result
@@ -364,6 +386,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     each output's block in one batched backward pass."""
 
     @functools.wraps(func)
+    @_without_inference_mode
     def wrapper(*args, **kwargs):
         _refuse_complex("jacrev", _flatten(args)[0], inputs=True)
         level = _lowering.active_level()
@@ -423,7 +446,7 @@ def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_au
     n = inp.numel()
     basis = _wrap(get_xp(inp._data).eye(n, dtype=inp._data.dtype).reshape(
         (n,) + tuple(inp.shape)))
-    with fwAD.dual_level(), fwAD.transform_level(), batched_tangents(n):
+    with fwAD.transform_level(), batched_tangents(n):
         leaves = list(in_leaves)
         leaves[i] = fwAD.make_dual(_not_inference(inp), basis)
         output = func(*_replace(args, nums, _unflatten(leaves, in_spec)), **kwargs)
@@ -442,6 +465,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     input, every column at once (one forward pass carrying a batch of tangents)."""
 
     @functools.wraps(func)
+    @_without_inference_mode
     def wrapper(*args, **kwargs):
         _refuse_complex("jacfwd", _flatten(args)[0], inputs=True)
         level = _lowering.active_level()
@@ -496,6 +520,7 @@ def hessian(func, argnums=0):
     return jacfwd(jacrev(func, argnums), argnums)
 
 
+@_without_inference_mode
 def linearize(func, *primals):
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product of
     ``func`` at ``primals``.
@@ -510,6 +535,7 @@ def linearize(func, *primals):
     shapes = [tuple(p.shape) for p in flat_p]
     dtypes = [p.dtype for p in flat_p]
 
+    @_without_inference_mode
     def jvp_fn(*tangents):
         flat_t, spec_t = _flatten(tangents)
         if spec_t != spec_p:

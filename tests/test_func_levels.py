@@ -1,0 +1,158 @@
+"""``ember.func`` against torch 2.13 where transforms meet inference mode, nest forward-mode
+levels (``jvp`` of ``jvp``), and ``functionalize`` / ``debug_unwrap``."""
+import numpy as np
+import pytest
+from oracle import same
+
+GEN = np.random.default_rng(3)
+A = GEN.standard_normal(3)
+B = GEN.standard_normal(3)
+
+
+def _inference(torch, values):
+    with torch.inference_mode():
+        return torch.tensor(values)
+
+
+def _under(torch, mode, fn):
+    if mode == "no_grad":
+        with torch.no_grad():
+            return fn()
+    if mode == "inference":
+        with torch.inference_mode():
+            return fn()
+    return fn()
+
+
+@pytest.mark.parametrize("mode", ["plain", "no_grad", "inference"])
+def test_transforms_save_a_captured_inference_tensor(mode):
+    # (torch's transforms save an inference tensor at their own levels; under inference
+    # mode they run the function with it off, so the gradients are not zeros)
+    def body(torch):
+        F = torch.func
+        xi = _inference(torch, A)
+        a = torch.tensor(B)
+
+        def run():
+            return (F.grad(lambda q: (q * xi).sum())(a),
+                    F.grad(lambda q: (q.exp() * xi).sum())(a),
+                    F.grad_and_value(lambda q: (q * xi).sum())(a),
+                    F.vjp(lambda q: q * xi, a)[1](torch.ones(3, dtype=a.dtype)),
+                    F.jacrev(lambda q: q * xi)(a),
+                    F.jacfwd(lambda q: q * xi)(a),
+                    F.jvp(lambda q: q * xi, (a,), (a,)),
+                    F.grad(lambda r: F.grad(lambda q: (q * q * xi).sum())(r).sum())(a),
+                    F.grad(lambda q: (q * q).sum())(xi),
+                    F.hessian(lambda q: (q ** 3 * xi).sum())(a))
+        return _under(torch, mode, run)
+    same(body, rtol=1e-10, check_warnings=False)
+
+
+@pytest.mark.parametrize("mode", ["plain", "no_grad"])
+def test_inference_tensor_saved_by_plain_autograd_inside_a_transform_is_refused(mode):
+    # (a captured tensor that requires grad makes plain autograd record the call too)
+    def body(torch):
+        F = torch.func
+        xi = _inference(torch, A)
+        w = torch.tensor(B, requires_grad=True)
+        return _under(torch, mode, lambda: F.grad(lambda q: ((q * w) * xi).sum())(
+            torch.tensor(A)))
+    same(body, check_warnings=False)
+
+
+def test_transforms_run_with_inference_mode_off():
+    def body(torch):
+        F = torch.func
+        seen = []
+
+        def probe(q):
+            seen.append((torch.is_inference_mode_enabled(), torch.is_grad_enabled()))
+            return (q * q).sum()
+        a = torch.tensor(A)
+        with torch.inference_mode():
+            out = (F.grad(probe)(a), F.jvp(probe, (a,), (a,)), F.vjp(probe, a)[0])
+        return out, [r.is_inference() for r in out[:1] + out[1]], seen
+    same(body, check_warnings=False)
+
+
+# -- jvp inside jvp (nested forward-mode levels) --------------------------------------------------
+def _xuv(torch):
+    return torch.tensor(A), torch.tensor(B), torch.tensor(A[::-1].copy())
+
+
+def _f(z):
+    return z.sin() * z.exp() + z ** 3
+
+
+def test_jvp_of_jvp():
+    # (the inner jvp's results carry the outer jvp's tangents: second-order terms)
+    def body(torch):
+        F = torch.func
+        x, u, v = _xuv(torch)
+        inner = lambda y: F.jvp(_f, (y,), (v,))  # noqa: E731
+        return (F.jvp(inner, (x,), (u,)),
+                F.jvp(lambda y: F.jvp(lambda z: (z * y).tanh(), (y * 2,), (v,)), (x,), (u,)),
+                F.jvp(lambda a: F.jvp(lambda b: F.jvp(lambda c: c.exp() * c, (b,), (v,))[1],
+                                      (a,), (u,))[1], (x,), (v,)),
+                F.jvp(lambda y: F.jvp(lambda z: (z * 2.5).sum(), (y,), (v,)),
+                      (x.float(),), (u.float(),)))
+    same(body, rtol=1e-10, check_warnings=False)
+
+
+def test_jvp_of_jvp_in_place_and_views():
+    def body(torch):
+        F = torch.func
+        x, u, v = _xuv(torch)
+
+        def g(z):
+            w = z.clone()
+            w[1:].mul_(z[:2].exp())
+            w.t_() if w.dim() == 2 else w.unsqueeze_(0)
+            return w.squeeze(0).cumsum(0)
+        return F.jvp(lambda y: F.jvp(g, (y,), (v,)), (x,), (u,))
+    same(body, rtol=1e-10, check_warnings=False)
+
+
+def test_jvp_nested_with_jacfwd_grad_and_graph():
+    def body(torch):
+        F = torch.func
+        x, u, v = _xuv(torch)
+        w = x.clone().requires_grad_()
+        nested = F.jvp(lambda y: F.jvp(_f, (y,), (v,)), (w,), (u,))
+        (nested[1][1].sum() + nested[0][0].sum()).backward()
+        return (F.jvp(F.jacfwd(_f), (x,), (u,)),
+                F.jacfwd(lambda y: F.jvp(_f, (y,), (v,))[1])(x),
+                F.grad(lambda y: F.jvp(lambda z: _f(z).sum(), (y,), (v,))[1])(x),
+                F.jvp(F.grad(lambda z: _f(z).sum()), (x,), (u,)),
+                nested, w.grad)
+    same(body, rtol=1e-10, check_warnings=False)
+
+
+def test_forward_ad_levels_do_not_nest_outside_transforms():
+    # (torch's dual_level nests neither inside jvp nor around it; unpack_dual inside jvp
+    # reads the transform's level)
+    def body(torch):
+        F, fwAD = torch.func, torch.autograd.forward_ad
+        x, u, v = _xuv(torch)
+        out = []
+
+        def dual_inside(y):
+            with fwAD.dual_level():
+                return y
+
+        def unpacked(y):
+            out.append(fwAD.unpack_dual(y))
+            return y.sin()
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, u)
+            try:
+                F.jvp(torch.sin, (d,), (v,))
+            except RuntimeError as e:
+                out.append(str(e))
+        try:
+            F.jvp(dual_inside, (x,), (v,))
+        except RuntimeError as e:
+            out.append(str(e))
+        out.append(F.jvp(unpacked, (x,), (v,)))
+        return out
+    same(body, rtol=1e-10, check_warnings=False)
