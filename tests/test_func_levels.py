@@ -156,3 +156,22 @@ def test_forward_ad_levels_do_not_nest_outside_transforms():
         out.append(F.jvp(unpacked, (x,), (v,)))
         return out
     same(body, rtol=1e-10, check_warnings=False)
+
+
+# -- vmap(jvp): a Python float operand of examples that are 0-dim ------------------------------
+def test_vmap_of_jvp_reads_a_float_operand_as_torch_does():
+    # (inside jvp, torch's formulas read ``b * 2.5`` of a 0-dim ``b`` as a float64 tensor's
+    # product: a float64 tangent; under vmap the examples' dimensions count, not the batch's)
+    def body(torch):
+        F = torch.func
+        xs = torch.tensor(A, dtype=torch.float32)
+        grid = torch.tensor(np.outer(A, B), dtype=torch.float32)
+
+        def jvp_of(fn):
+            return lambda a: F.jvp(fn, (a,), (torch.ones_like(a),))
+        return (F.vmap(jvp_of(lambda b: b * 2.5))(xs),
+                F.vmap(jvp_of(lambda b: (b + 2.5).sin() * b))(xs),
+                F.vmap(jvp_of(lambda b: 1.5 - b))(grid),
+                F.vmap(F.vmap(jvp_of(lambda b: b / 3.0)))(grid),
+                F.jvp(F.vmap(lambda b: b * 2.5), (xs,), (xs,)))
+    same(body, rtol=1e-6, check_warnings=False)

@@ -52,6 +52,9 @@ class _Level:
         self.below = below  # the hook the level's ops run through (None at the first level)
         self.hook = _ForwardHook(self)
         self.batch, self.in_transform = None, False  # (while another level is active)
+        # the vmap levels a transform's level runs beneath (vmap(jvp(f)), see func/_lowering):
+        # their batch dimensions are no dimensions to its formulas
+        self.hides_vmap = ()
 
     def clear(self):
         for t in list(self.tensors):
@@ -612,13 +615,21 @@ def _op_jvp_one(op, args, out, tangents):
     return _zero_term_dtype(op, args, out, tangents, _derived_jvp(op, args, out, tangents))
 
 
+# ember.func's count of the batch dimensions of the physical values the op now running reads
+# that belong to vmap levels hidden from the active level (``_Level.hides_vmap``)
+hidden_batch_dims = [lambda level: 0]
+
+
 def _transform_scalar_dtype(op, args, out, tan):
     """Inside a torch.func transform, torch's formulas read a Python float operand of a
     tensor-tensor op (``x * 2.5``, ``x + 1.5``: ``op.number_operands``) as a plain 0-dim
     float64 (complex128) tensor, no longer a wrapped number: where the result is 0-dim, its
-    tangent is float64 (complex128), while the primal keeps the tensor's dtype."""
-    if not (_in_transform[0] and isinstance(tan, Tensor) and out._data.ndim == 0
+    tangent is float64 (complex128), while the primal keeps the tensor's dtype. Under
+    ``vmap(jvp(f))`` a result is 0-dim when each example's is."""
+    if not (_in_transform[0] and isinstance(tan, Tensor)
             and getattr(op, "number_operands", False)):
+        return tan
+    if out._data.ndim != (hidden_batch_dims[0](_level) if _level.hides_vmap else 0):
         return tan
     numbers = [a for a in args[:2] if isinstance(a, (float, complex, np.floating,
                                                         np.complexfloating))]

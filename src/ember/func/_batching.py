@@ -137,17 +137,31 @@ def idle_forward_hook():
 
 
 # -- running an op on a batch -----------------------------------------------------------------
+# The vmap levels whose batching rules are running now, outermost first: the ops a rule calls
+# run on physical values, one batch dimension further per level (see forward AD's
+# hidden_batch_dims)
+rules_running: list[int] = []
+
+
 def call_batched(op, args, level):
     from ._batching_rules import rule_for
     rule = rule_for(op)
     if rule is None:
         return per_example(op, args, level)
-    return rule(op, args, level)
+    rules_running.append(level)
+    try:
+        return rule(op, args, level)
+    finally:
+        rules_running.pop()
 
 
 def call_batched_inplace(op, args, level):
     from ._batching_rules import inplace_rule
-    return inplace_rule(op, args, level)
+    rules_running.append(level)
+    try:
+        return inplace_rule(op, args, level)
+    finally:
+        rules_running.pop()
 
 
 def per_example(op, args, level, warn=True):

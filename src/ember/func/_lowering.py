@@ -13,10 +13,20 @@ down (``_ceiling``), where the physical values are ordinary (or outer-level batc
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..autograd import forward_ad as fwAD
 from ._batched_tensor import BatchedTensor
-from ._batching import _levels, materialize
+from ._batching import _levels, materialize, rules_running
 
 _ceiling = [None]  # the innermost vmap level a transform may see (None: all of them)
+
+
+def _hidden_batch_dims(level):
+    """How many of the batch dimensions of the physical values the op now running reads
+    belong to the vmap levels dual level ``level`` runs beneath."""
+    return sum(1 for v in rules_running if v in level.hides_vmap)
+
+
+fwAD.hidden_batch_dims[0] = _hidden_batch_dims
 
 
 def active_level():
@@ -175,6 +185,8 @@ def jvp(func, primals, tangents, has_aux, level):
     phys_t = tuple(materialize(t, level) for t in leaves_t)
 
     def physical(*p):
+        # (the batch dimension of ``level`` is none of the examples' to jvp's formulas)
+        fwAD._level.hides_vmap += (level,)
         with _at(level):
             out = func(*_unflatten([BatchedTensor(t, level) for t in p], spec))
             leaves, out_spec, aux = _output_leaves(out, has_aux, _JVP)
