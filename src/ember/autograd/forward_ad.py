@@ -452,7 +452,9 @@ class _ForwardHook:
 
     def dispatch(self, op, args):
         from .._ops.registry import dispatch
-        prev = self._enter()
+        level = self.level  # (_enter written out: this runs for every op)
+        forward_hook[0] = level.below
+        prev = _activate(level) if _level is not level else False
         try:
             out = dispatch(op, args)
             tangents = _input_tangents(op, args)
@@ -465,7 +467,9 @@ class _ForwardHook:
                 elif op.differentiable and _copies_self(op, args) and tangents[0] is not None:
                     _attach(out, _copied_tangent(op, args, out, tangents))
         finally:
-            self._leave(prev)
+            forward_hook[0] = self
+            if prev is not False:
+                _restore(prev)
         return out
 
     def dispatch_inplace(self, op, args):
@@ -626,10 +630,12 @@ def _transform_scalar_dtype(op, args, out, tan):
     float64 (complex128) tensor, no longer a wrapped number: where the result is 0-dim, its
     tangent is float64 (complex128), while the primal keeps the tensor's dtype. Under
     ``vmap(jvp(f))`` a result is 0-dim when each example's is."""
-    if not (_in_transform[0] and isinstance(tan, Tensor)
-            and getattr(op, "number_operands", False)):
+    if not (_in_transform[0] and isinstance(tan, Tensor)):
         return tan
-    if out._data.ndim != (hidden_batch_dims[0](_level) if _level.hides_vmap else 0):
+    hidden = _level.hides_vmap
+    if (out._data.ndim and not hidden) or not getattr(op, "number_operands", False):
+        return tan
+    if hidden and out._data.ndim != hidden_batch_dims[0](_level):
         return tan
     numbers = [a for a in args[:2] if isinstance(a, (float, complex, np.floating,
                                                         np.complexfloating))]
