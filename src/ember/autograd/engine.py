@@ -540,7 +540,7 @@ def _execute(task, root_nodes):
                 _note_borrowed(task, fn, outs)
         elif (fn._leaf_plain and plain and grads is not None and grads[0] is not None
               and not fn.variable._hooks and (runnable is None or fn in runnable)):
-            _run_plain_leaves(task, (fn,), grads, _FIRST)
+            _run_plain_leaf(task, fn, grads, 0)
             continue
         elif (plain and type(fn) is AccumulateGrad and grads is not None
               and fn in captures and fn not in run and fn._retained is None
@@ -645,61 +645,46 @@ def _execute(task, root_nodes):
                 push(heap, entry)
 
 
-def _run_plain_leaves(task, leaves, grads, order):
-    """Leaf node ``leaves[i]`` given gradient ``grads[i]``, for each ``i`` in ``order`` (a
-    gradient of None: nothing), each gradient dropped from ``grads`` once given. The usual
-    leaf (no hooks, its gradient not captured) runs here: what _run_node does for it, without
-    the general path's calls (a leaf has no edges to follow); one with hooks by _run_node.
-    ``grads`` is the list the engine holds the gradients in (a node's input buffer, or the
+def _run_plain_leaf(task, fn, grads, i):
+    """The usual leaf (no hooks, its gradient ``grads[i]`` not captured): what _run_node
+    does for it, without the general path's calls (a leaf has no edges to follow).
+    ``grads`` is the list the engine holds the gradient in (the leaf's input buffer, or the
     gradients of the one node above the leaves, see _execute_into_leaves): the reference
     counts below count it once."""
-    graph = task.graph
-    for i in order:
+    var = fn.variable
+    with fn.lock:
+        if not var._requires_grad:
+            return
         g = grads[i]
-        if g is None:
-            continue
-        fn = leaves[i]
-        var = fn.variable
-        if not fn._leaf_plain or var._hooks:
-            one = [g]
-            grads[i] = g = None  # (the list alone holds it, as _accumulate expects)
-            _run_node(task, fn, one)
-            continue
-        with fn.lock:
-            if not var._requires_grad:
-                grads[i] = None
-                continue
-            if (var._grad is None and type(g) is ndarray and not graph
-                    and type(data := var._data) is ndarray
-                    and _refcount(g) <= _OWN_REFS and not var._post_acc_hooks):
-                # the usual first gradient, only the engine's (refs counted as _accumulate
-                # counts its argument: the list, `g`, getrefcount's): what _accumulate,
-                # _plainly_owned and wrap_versioned do for it, written out (a fixed cost of
-                # every leaf and backward)
-                borrowed = task.borrowed
-                ref = borrowed.get(key := id(g))
-                flags = g.flags
-                if ((ref is None or ref() is not g) and flags.writeable
-                        and (not _layout_policy.enforce or (
-                            flags.c_contiguous and data.flags.c_contiguous
-                            and g.strides == data.strides)
-                            or _obeys_layout(g, data))):
-                    borrowed[key] = weakref.ref(g)  # (as _Borrowed.add: an array)
-                    if _NOTES and g.base is not None:
-                        var._grad = wrap_versioned(g)  # (a view: its owner's noted version)
-                    else:
-                        t = _new_tensor(Tensor)
-                        t._data = g
-                        if _NOTES:  # (its noted version: wrap_versioned's lines)
-                            seen = _NOTES.get(key)
-                            if seen is not None and seen[1] and seen[0]() is g:
-                                t._vc = [seen[1]]
-                        var._grad = t
-                    grads[i] = None
-                    continue
-            g = None  # (so that _accumulate counts the references as it expects)
-            _accumulate(task, var, grads[i])
-            grads[i] = None
+        if (var._grad is None and type(g) is ndarray and not task.graph
+                and type(data := var._data) is ndarray
+                and _refcount(g) <= _OWN_REFS and not var._post_acc_hooks):
+            # the usual first gradient, only the engine's (refs counted as _accumulate
+            # counts its argument: the list, `g`, getrefcount's): what _accumulate,
+            # _plainly_owned and wrap_versioned do for it, written out (a fixed cost of
+            # every leaf and backward)
+            borrowed = task.borrowed
+            ref = borrowed.get(key := id(g))
+            flags = g.flags
+            if ((ref is None or ref() is not g) and flags.writeable
+                    and (not _layout_policy.enforce or (
+                        flags.c_contiguous and data.flags.c_contiguous
+                        and g.strides == data.strides)
+                        or _obeys_layout(g, data))):
+                borrowed[key] = weakref.ref(g)  # (as _Borrowed.add: an array)
+                if _NOTES and g.base is not None:
+                    var._grad = wrap_versioned(g)  # (a view: its owner's noted version)
+                    return
+                t = _new_tensor(Tensor)
+                t._data = g
+                if _NOTES:  # (its noted version: wrap_versioned's lines)
+                    seen = _NOTES.get(key)
+                    if seen is not None and seen[1] and seen[0]() is g:
+                        t._vc = [seen[1]]
+                var._grad = t
+                return
+        g = None  # (so that _accumulate counts the references as it expects)
+        _accumulate(task, var, grads[i])
 
 
 _LEAF_ONLY = frozenset((AccumulateGrad,))
@@ -719,20 +704,20 @@ def _leaves_below(fn):
     children = next(zip(*nxt))
     kinds = set(map(type, children))
     if kinds == _LEAF_ONLY:
-        distinct = len(set(children))
-    elif kinds <= _LEAF_OR_NOTHING:  # (edges to nothing: each None counted apart)
+        return children if len(set(children)) == len(children) else None
+    if kinds <= _LEAF_OR_NOTHING:  # (edges to nothing: each None counted apart)
         distinct = len(set(children)) - 1 + children.count(None)
-    else:
-        return None
-    return children if distinct == len(children) else None
+        return children if distinct == len(children) else None
+    return None
 
 
 def _execute_into_leaves(task, children):
     """``_execute`` for a graph of one node (the root) whose edges all lead to distinct
-    leaves (``children``, see _leaves_below), in first-order backward: the node, then its leaves in
-    the order the ready queue gives them (every AccumulateGrad has the same sequence number,
-    so the heap's layout decides), without counting dependencies or going through the queue.
-    Each leaf runs as in _execute (see _run_plain_leaves)."""
+    leaves (``children``, see _leaves_below), in first-order backward: the node, then its
+    leaves in the order the ready queue gives them (every AccumulateGrad has the same
+    sequence number, so the heap's layout decides), without counting dependencies or going
+    through the queue. Each leaf runs as in _execute: by _run_plain_leaf, or the general path
+    when it has hooks."""
     fn = task.roots[0]
     grads = task.buffers.pop(fn, None)
     if grads is None:
@@ -760,10 +745,19 @@ def _execute_into_leaves(task, children):
         order = _leaf_edges(tuple(c is not None for c in children))
     else:
         order = _leaf_order(len(children))
-    _run_plain_leaves(task, children, gs, order)
+    for i in order:
+        if gs[i] is None:
+            continue  # (a leaf given no gradient: _run_node does nothing for it)
+        child = children[i]
+        if child._leaf_plain and not child.variable._hooks:
+            _run_plain_leaf(task, child, gs, i)
+        else:
+            grads = [gs[i]]
+            gs[i] = None  # (the list alone holds it, as _accumulate expects)
+            _run_node(task, child, grads)
+        gs[i] = None  # (given: a later leaf given the same array may take it over)
 
 
-_FIRST = (0,)
 _ARRAYS_ONLY = frozenset((ndarray,))
 
 
