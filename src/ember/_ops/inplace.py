@@ -25,7 +25,8 @@ from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import follow_base, move_retained_grad, refuse_inference_save
 from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, SCALAR_SCOPE, _MISSING,
                        _arrays, _guards, broadcast_error, cached_scalar, compute_dtype,
-                       _with_slot, inplace_across_devices, record, run_inplace)
+                       _with_slot, inplace_across_devices, plain_call_lines, plain_operands,
+                       record, run_inplace)
 
 _ndarray = np.ndarray
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -494,24 +495,74 @@ def inplace_operator(d, name):
     """The augmented assignment ``name`` running op ``d`` in place (``__isub__``: ``x -= y`` is
     ``x.sub_(y)``), straight to its generated in-place call: an update step's ``p -= lr * g``
     skips the method's argument binding. An operand ember does not take gives NotImplemented
-    (Python then raises its TypeError), as every binary operator's does."""
+    (Python then raises its TypeError), as every binary operator's does.
+
+    A call that records nothing (no grad mode, or no input requiring grad) on a tensor that
+    is no view, of a plain NumPy array, with a Python number or a tensor of its dtype that
+    does not overlap it, runs the ufunc into self and bumps its version, nothing else (see
+    ``_compile_operator``): every check that could refuse it passes there."""
     tail = tuple(d.defaults[2:])  # (alpha=1: the operator passes only the operand)
     assert _MISSING not in tail, f"{name}: {d.name} needs arguments the operator has not"
+    return _compile_operator(d, name, tail, plain_operands(d))
 
-    def operator(self, other):
-        if type(other) is not Tensor and not isinstance(other, OPERANDS):
-            return NotImplemented
-        call = d.inplace_caller
-        if call is None:
-            call = d.inplace_caller = _compile_inplace(d)
-        args = (self, other) + tail
-        try:  # (run_inplace's lines: a call fewer per update of a parameter)
-            return call(args)
-        except TypeError as e:  # (a GPU array refusing a host one)
-            again = inplace_across_devices(d, args, e)
-            if again is None:
-                raise
-            return again
+
+def _compile_operator(d, name, tail, plain):
+    """Generate ``inplace_operator``'s operator: the plain path for the dtypes ``plain``
+    allows (``registry.plain_operands``; none when it is None), else the op's generated
+    in-place call."""
+    lines = ["def operator(self, other):"]
+    if plain is not None:
+        pair, number = plain
+        done = ["else:", "    vc = self._vc", "    if vc is None:", "        self._vc = [1]",
+                "    else:", "        vc[0] += 1", "    return self"]
+        # (an owner's array is never expanded: one with a base, from NumPy, may be)
+        fits = "(own.base is None or 0 not in own.strides)"
+        lines += ["    if (forward_hook[0] is None and profiler_hook[0] is None"
+                  " and self._base is None and not self._is_inference):",
+                  "        own = self._data",
+                  "        if type(other) is Tensor:",
+                  "            x1 = other._data",
+                  "            if ((not (self._requires_grad or other._requires_grad)"
+                  " or not state.grad_enabled)",
+                  "                    and type(own) is ndarray and type(x1) is ndarray"
+                  " and (dt := own.dtype) == x1.dtype and dt in PAIR",
+                  f"                    and {fits} and x1.ndim <= own.ndim",
+                  "                    and not other._is_inference and (other._base is None"
+                  " or other._view_version == other._vc[0])",
+                  "                    and (x1 is own or not host_may_share(own, x1))):"]
+        lines += ["                " + line
+                  for line in plain_call_lines(d, "own", "x1", "own", ["pass"]) + done]
+        if number:
+            lines += ["        elif type(other) is float or type(other) is int:",
+                      "            if ((not self._requires_grad or not state.grad_enabled)",
+                      "                    and type(own) is ndarray and (dt := own.dtype) in "
+                      f"NUMBER and {fits}):",
+                      f"                x1 = {cached_scalar('other', 'dt')}"]
+            lines += ["                " + line
+                      for line in plain_call_lines(d, "own", "x1", "own", ["pass"]) + done]
+    lines += ["    if type(other) is not Tensor and not isinstance(other, OPERANDS):",
+              "        return NotImplemented",
+              "    call = d.inplace_caller",
+              "    if call is None:",
+              "        call = d.inplace_caller = compile_inplace(d)",
+              "    args = (self, other) + tail",
+              "    try:  # (run_inplace's lines: a call fewer per update of a parameter)",
+              "        return call(args)",
+              "    except TypeError as e:  # (a GPU array refusing a host one)",
+              "        again = inplace_across_devices(d, args, e)",
+              "        if again is None:",
+              "            raise",
+              "        return again"]
+    pair, number = plain or ((), ())
+    scope = {"d": d, "tail": tail, "PAIR": pair, "NUMBER": number, "ufunc": d.ufunc,
+             "Tensor": Tensor, "ndarray": np.ndarray, "state": state, "OPERANDS": OPERANDS,
+             "forward_hook": forward_hook, "profiler_hook": profiler_hook,
+             "host_may_share": _host_may_share, "quiet_context": quiet_context,
+             "inside": inside, "compile_inplace": _compile_inplace,
+             "inplace_across_devices": inplace_across_devices, **SCALAR_SCOPE}
+    # The code is generated from the op's own declaration; named so warnings can skip it.
+    exec(compile("\n".join(lines), _GENERATED, "exec"), scope)  # noqa: S102
+    operator = scope["operator"]
     operator.__name__ = operator.__qualname__ = name
     operator._takes_operand = True
     return operator

@@ -18,7 +18,8 @@ from .._tensor import Tensor, _wrap, typename
 from . import opmath
 from .fused import fused_multiply_add
 from .inplace import inplace_operator
-from .registry import FLOAT, NONE, OPERANDS, broadcast_error, conj_value, foreign_operand, op
+from .registry import (FLOAT, NONE, OPERANDS, broadcast_error, conj_value, foreign_operand, op,
+                       refuses_kinds)
 
 
 # -- helpers shared by the pointwise families ------------------------------------------------
@@ -250,6 +251,7 @@ def _(other_t, alpha):
 add.zero_term_scalar = ("alpha", ("other",))  # (see forward_ad._zero_term_dtype)
 
 
+@refuses_kinds("b")
 def _sub_check(self, other, alpha=1):
     """torch's sub_check: no bool operand (a Python bool counts as a bool tensor)."""
     # (plain tensors, the usual operands of every subtraction, read without a call)

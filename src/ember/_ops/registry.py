@@ -948,10 +948,14 @@ def foreign_operand(name, self, other):
 
 def _as_operator(d, name):
     """``_as_method`` for a Python operator (``x + y``): ``other`` of a type ember does not
-    take gives NotImplemented."""
+    take gives NotImplemented. An op whose kernel is its ufunc computes the calls that record
+    nothing straight away (see ``plain_operands``)."""
     # what bind adds to (self, other), made once: add's alpha=1, nothing to a two-parameter op
     tail = () if len(d.params) == 2 else d.tails.get(2)
     assert tail is not None, f"{name}: {d.name} needs arguments the operator has not"
+    plain = plain_operands(d)
+    if plain is not None:
+        return _compile_operator(d, name, tail, plain)
 
     def method(self, other):
         if type(other) is not Tensor and not isinstance(other, OPERANDS):
@@ -962,6 +966,112 @@ def _as_operator(d, name):
             if call is not None:
                 return call(args)
         return dispatch(d, args)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = d.kernel.__doc__
+    method._takes_operand = True
+    return method
+
+
+def plain_operands(op):
+    """The dtypes a binary op computes with its ufunc alone when nothing records (no grad
+    mode, or no input requiring grad): ``(for two tensors of one dtype, for a tensor with a
+    Python number)``, the dtypes the generated caller's fast prelude takes, less those the
+    op's check may refuse. None: the op has no such path (no ufunc that is its kernel at the
+    operator's defaults, a check that does not say what it refuses).
+
+    NOTE: autocast replaces ``op.caller`` of the ops it lists, which this path skips; no op
+    it lists has one (tests/ops/test_plain_operators.py checks it)."""
+    if (op.ufunc is None or op.n_tensors != 2 or op.n_outputs != 1 or op.view or op.writes
+            or op.promote not in (SAME, FLOAT) or op.promote_from):
+        return None
+    tail = () if len(op.params) == 2 else op.tails.get(2)
+    if tail is None or any(type(v) is not int or v != 1 for v in tail):
+        return None  # (the ufunc is the kernel with alpha=1 only)
+    pair = _FLOATS if op.promote == FLOAT else D.NATIVE_NP
+    number = D.NATIVE_FLOAT_NP if op.weak_scalars else frozenset()
+    if op.check is not None:
+        kinds = getattr(op.check, "refuses_kinds", None)
+        if kinds is None:
+            return None
+        pair, number = (frozenset(dt for dt in dts if dt.kind not in kinds)
+                        for dts in (pair, number))
+    return pair, number
+
+
+def refuses_kinds(kinds):
+    """Decorate an op's check that refuses only operands of the dtype kinds ``kinds`` (a
+    Python bool counting as a bool tensor): the fast paths skip it for the others."""
+    def mark(check):
+        check.refuses_kinds = kinds
+        return check
+    return mark
+
+
+def plain_call_lines(op, x0, x1, out, fallback):
+    """Generated lines computing ``op.ufunc(x0, x1[, out])`` as the generated caller's kernel
+    call does (quietly, for a quiet op), where ``plain_operands`` allows it: a ValueError
+    (shapes that do not broadcast, a read-only ``out``) runs the lines ``fallback``, from
+    before anything was written (the general path then raises torch's error)."""
+    operands = f"{x0}, {x1}" + (f", {out}" if out else "")
+    result = "" if out else "out = "
+    call = (quiet_lines(result, "ufunc", operands) if op.quiet
+            else [f"{result}ufunc({operands})"])
+    return (["try:"] + ["    " + line for line in call]
+            + ["except ValueError:  # (the general path raises torch's error)"]
+            + ["    " + line for line in fallback])
+
+
+def _compile_operator(d, name, tail, plain):
+    """Generate operator ``name`` of op ``d`` (see ``_as_operator``): a call that records
+    nothing, on plain NumPy arrays of a dtype in ``plain`` (``plain_operands``), runs the ufunc
+    and wraps its result, as the generated caller would, without its argument tuple, dtype
+    rules and recording; every other call goes the general way."""
+    pair, number = plain
+    result = ["if type(out) is not ndarray:  # (a NumPy scalar: 0-d operands)",
+              "    out = asarray(out)"]
+    if d.iterator_layout:  # (the caller's layout test, see _compile_caller)
+        result += ["if out.ndim > 1 and not (x0.flags.c_contiguous and x1.flags.c_contiguous):",
+                   "    out = iterator_layout(out, (x0, x1))"]
+    result += ["res = _new(Tensor)", "res._data = out", "return res"]
+    args = "(self, other) + tail" if tail else "(self, other)"
+    general = ["call = d.caller", "if call is not None:", f"    return call({args})"]
+    lines = ["def operator(self, other):",
+             "    if forward_hook[0] is None and profiler_hook[0] is None:",
+             "        if type(other) is Tensor:",
+             "            if (not (self._requires_grad or other._requires_grad)"
+             " or not state.grad_enabled):",
+             "                x0 = self._data",
+             "                x1 = other._data",
+             "                if (not state.inference and type(x0) is ndarray and type(x1) is "
+             "ndarray and (dt := x0.dtype) == x1.dtype and dt in PAIR):"]
+    lines += ["                    " + line
+              for line in plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
+              + ["    " + line for line in result]]
+    lines += ["            " + line for line in general]
+    if number:
+        lines += ["        elif type(other) is float or type(other) is int:",
+                  "            x0 = self._data",
+                  "            if ((not self._requires_grad or not state.grad_enabled)"
+                  " and not state.inference",
+                  "                    and type(x0) is ndarray and (dt := x0.dtype) in NUMBER):",
+                  f"                x1 = {cached_scalar('other', 'dt')}"]
+        lines += ["                " + line
+                  for line in plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
+                  + ["    " + line for line in result]]
+    lines += ["        elif not isinstance(other, OPERANDS):",
+              "            return foreign_operand(name, self, other)"]
+    lines += ["        " + line for line in general]
+    lines += ["    elif type(other) is not Tensor and not isinstance(other, OPERANDS):",
+              "        return foreign_operand(name, self, other)",
+              f"    return dispatch(d, {args})"]
+    scope = {"d": d, "name": name, "tail": tail, "PAIR": pair, "NUMBER": number,
+             "ufunc": d.ufunc, "Tensor": Tensor, "ndarray": _ndarray, "asarray": np.asarray,
+             "iterator_layout": iterator_layout, "_new": object.__new__, "state": state,
+             "forward_hook": forward_hook, "profiler_hook": profiler_hook,
+             "quiet_context": quiet_context, "inside": inside, "OPERANDS": OPERANDS,
+             "foreign_operand": foreign_operand, "dispatch": dispatch, **SCALAR_SCOPE}
+    exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
+    method = scope["operator"]
     method.__name__ = method.__qualname__ = name
     method.__doc__ = d.kernel.__doc__
     method._takes_operand = True

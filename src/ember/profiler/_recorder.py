@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 
+from .._ops.registry import GENERATED
 from .._state import profiler_hook
 from ._events import SCOPE_BACKWARD_FUNCTION, SCOPE_FUNCTION, SCOPE_USER, FunctionEvent
 
@@ -101,12 +102,13 @@ def _shape_of(a):
 
 
 def user_stack():
-    """The Python stack outside ember, innermost first, as ``file(line): function``."""
+    """The Python stack outside ember (its files and the ops' generated code), innermost
+    first, as ``file(line): function``."""
     out = []
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        if not code.co_filename.startswith(_EMBER_DIR):
+        if not code.co_filename.startswith(_EMBER_DIR) and code.co_filename != GENERATED:
             out.append(f"{code.co_filename}({frame.f_lineno}): {code.co_name}")
         frame = frame.f_back
     return out
