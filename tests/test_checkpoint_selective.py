@@ -195,3 +195,33 @@ def test_device_states_round_trip(cuda_device):
     set_device_states(ids, states, device_type="meta")  # (torch: nothing for meta)
     assert ember.rand(3, device=cuda_device).tolist() != first
     assert get_device_states(x.cpu()) == ([], [])
+
+
+def test_policy_sees_torch_ops_of_nn_modules():
+    # the op calls of a Linear / ReLU / LayerNorm / GELU block are torch's, overload for
+    # overload; keeping addmm's results gives the uncheckpointed gradients
+    def body(lib):
+        C = lib.utils.checkpoint
+        lib.manual_seed(0)
+        m = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.LayerNorm(4),
+                              lib.nn.Linear(4, 2), lib.nn.GELU()).double()
+        x = lib.tensor(X, requires_grad=True)
+        calls = []
+
+        def policy(ctx, op, *args, **kwargs):
+            calls.append(str(op))
+            return op == lib.ops.aten.addmm.default
+        out = C.checkpoint(m, x, use_reentrant=False, context_fn=_sac(lib, policy))
+        out.sum().backward()
+        return calls, out, x.grad, [p.grad for p in m.parameters()]
+    same(body)
+
+
+def test_aten_packets_of_overloads_only_and_in_place_forms():
+    aten = ember.ops.aten
+    assert str(aten.normal.Tensor_float) == "aten.normal.Tensor_float"
+    with pytest.raises(AttributeError, match="has no overload name 'default'"):
+        aten.normal.default  # (ember registers only normal's named overloads)
+    assert str(aten.relu_.default) == "aten.relu_.default"
+    with pytest.raises(AttributeError):
+        aten.mm_  # (torch has no in-place mm, nor ember a Tensor.mm_)

@@ -12,6 +12,7 @@ torch's overload names matches. An overload that ember's registry names itself (
 """
 from __future__ import annotations
 
+from .._tensor import Tensor
 from ..ops import OpOverloadPacket, _OpNamespace
 from .registry import REGISTRY, dispatch
 
@@ -26,8 +27,10 @@ class _AtenPacket(OpOverloadPacket):
         if key.startswith("_"):
             raise AttributeError(key)
         overloads = self.__dict__["_overloads"]
-        found = overloads.get(key)
-        return overloads["default"] if found is None else found
+        found = overloads.get(key, overloads.get("default"))
+        if found is None:  # (only overloads of ember's own naming: none stands for the rest)
+            return super().__getattr__(key)
+        return found
 
 
 class AtenNamespace(_OpNamespace):
@@ -46,7 +49,7 @@ class AtenNamespace(_OpNamespace):
         for op in list(REGISTRY.values()):
             name, _, overload = op.aten.partition("::")[2].partition(".")
             self._overload(name, overload or "default", op, False)
-            if not overload:
+            if not overload and hasattr(Tensor, name + "_"):  # (its in-place form)
                 self._overload(name + "_", "default", op, True)
         return True
 
