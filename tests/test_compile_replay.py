@@ -241,11 +241,11 @@ def test_formulas_that_pass_their_arguments_on_are_resolved():
     assert _one_call(lambda grad, x: max(x, grad)) == ("max", [1, 0])
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
 def test_a_resolved_backward_program_takes_gradients_of_another_dtype(dtype):
-    # the program calls relu's, log_softmax's and nll_loss's gradient kernels itself for the
-    # gradient dtype it recorded; one of another dtype runs the formulas as recorded, and
-    # every call gives torch's gradients
+    # the program calls relu's, log_softmax's and nll_loss's gradient kernels itself, for
+    # the gradient dtype it recorded; a gradient of another dtype runs eager's pass (whose
+    # first formula computes in that dtype): every call gives torch's gradients
     def body(torch):
         g = torch.Generator().manual_seed(4)
         W = torch.randn(5, 4, generator=g).requires_grad_()
@@ -265,3 +265,24 @@ def test_a_resolved_backward_program_takes_gradients_of_another_dtype(dtype):
             W.grad = None
         return seen
     same(body, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "bfloat16"])
+def test_a_gradient_of_another_dtype_gives_eagers_gradients_bit_for_bit(dtype):
+    def run(compiled):
+        g = ember.Generator().manual_seed(4)
+        W = ember.randn(5, 4, generator=g).requires_grad_()
+        x = ember.randn(3, 5, generator=g)
+
+        def loss(x):
+            return ((x @ W).tanh() * 3).sum(1) / 7
+        if compiled:
+            loss = ember.compile(loss)
+        seen = []
+        for k in range(4):
+            gdt = getattr(ember, dtype) if k == 2 else ember.float32
+            loss(x).backward(ember.full((3,), 0.3, dtype=gdt))
+            seen.append((W.grad.dtype, W.grad.detach().numpy().tobytes(), W.grad._version))
+            W.grad = None
+        return seen
+    assert run(True) == run(False)

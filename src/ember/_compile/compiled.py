@@ -14,12 +14,12 @@ import weakref
 
 from .._backend import fp_errors, get_xp
 from .._state import forward_hook, profiler_hook, recording, state
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from ..autograd.graph import ERR_FREED, Node, version_error
 from .config import config
 from .guards import Roots, _Identity, _tensor_meta, call_guard, flatten_args, world
 from .outputs import generate_finish
-from .program import Program, _tensor_arg
+from .program import OTHER_GRADIENTS, Program, _tensor_arg
 from .recorder import (
     CALL,
     CAPTURED,
@@ -60,20 +60,33 @@ class CompiledFunctionBackward(Node):
         if program.backward_quiet:
             quiet = fp_errors.silence_noting()
             try:
-                return program.backward(grads, self._saved)
+                out = program.backward(grads, self._saved)
             finally:
                 fp_errors.restore(quiet)
-        return program.backward(grads, self._saved)
+        else:
+            out = program.backward(grads, self._saved)
+        if out is OTHER_GRADIENTS:  # (not of the array types and dtypes recorded)
+            return self._apply_eager(grads)
+        return out
 
-    def _apply_graph(self, grads):
+    def _apply_eager(self, grads):
+        """Gradients of another dtype (or array type) than the program was recorded with:
+        eager's pass, whose first formulas compute in their dtype (the engine casts what
+        they give): the forward again through the ops and the engine's pass over it."""
+        wrapped = [None if g is None else _wrap(g) for g in grads]
+        return [None if r is None else r._data
+                for r in self._apply_graph(wrapped, create_graph=False)]
+
+    def _apply_graph(self, grads, create_graph=True):
         """A create_graph pass: the forward again on Tensors, through the ops (the call's
         inputs must be as they were), and the engine's create_graph pass over that graph, so
         the gradients carry a graph of their own."""
         from ..autograd.engine import run_backward
         entry = self._entry
-        # what a replay saves is not what a create_graph pass needs (that runs the forward
-        # again through the ops): later calls this recording matches run eagerly
-        entry.runs_eagerly = True
+        if create_graph:
+            # what a replay saves is not what a create_graph pass needs (that runs the
+            # forward again through the ops): later calls this recording matches run eagerly
+            entry.runs_eagerly = True
         for vc, version, t in self._outside:
             if vc[0] != version:
                 raise _version_error(t, vc, version)
@@ -84,8 +97,9 @@ class CompiledFunctionBackward(Node):
                 roots.append(outputs[k])
                 root_grads.append(g)
         srcs = [self._tensors[k] if kind == "in" else k for kind, k in entry.sources]
-        return list(run_backward(roots, root_grads, retain_graph=True, create_graph=True,
-                                 inputs=srcs, capture=True, allow_unused=True))
+        return list(run_backward(roots, root_grads, retain_graph=True,
+                                 create_graph=create_graph, inputs=srcs, capture=True,
+                                 allow_unused=True))
 
     def _release(self):
         self._saved = None

@@ -77,14 +77,10 @@ class Program:
         self.backward_quiet = (_any_quiet(self.backward_instrs)
                                or any(op.quiet for op in resolved_ops))
         self.forward = _generate_forward(self)
-        self.backward = None
-        if rec.backward or source_slots:
-            # (where the program calls an op's kernel itself, it does for gradients of the
-            # recorded array types and dtypes only: others run the formulas as recorded)
-            grads = {s: (type(rec.arrays[s]), rec.arrays[s].dtype)
-                     for s, (k, _) in enumerate(rec.kinds) if k == GRAD} if resolved_ops else {}
-            self.backward = _generate_backward(self, grads, _generate_backward(self, {}, None)
-                                               if resolved_ops else None)
+        # the array type and dtype of each output gradient the program was recorded with
+        self.grad_kinds = {s: (type(rec.arrays[s]), rec.arrays[s].dtype)
+                           for s, (k, _) in enumerate(rec.kinds) if k == GRAD}
+        self.backward = _generate_backward(self) if rec.backward or source_slots else None
 
     # -- a create_graph pass: the forward calls again, on Tensors, through the ops --------------
     def forward_ops(self, tensors, saved):
@@ -214,10 +210,9 @@ class _Writer:
     name frees the old array at once, so NumPy can hand its memory to the next result), which
     also keeps the function short to compile."""
 
-    def __init__(self, kinds, instrs, keep, forward, resolve=False):
+    def __init__(self, kinds, instrs, keep, forward):
         self.kinds = kinds
         self.forward = forward  # the forward function (it has the call's tensors)
-        self.resolve = resolve  # formulas that pass their arguments on: their callee called
         self.lines = []
         self.scope = {"as_array": as_array, "wrap": _wrap, "reduce_sum": reduce_sum,
                       "note_view": note_view, "note_writes": note_writes}
@@ -317,7 +312,7 @@ class _Writer:
                 src = self.arg(instr.args[0])
                 return lambda outs: [] if outs[0] in (None, src) else [f"{outs[0]} = {src}"]
             fn, args = instr.fn, instr.args
-            if self.resolve and instr.resolved is not None:
+            if instr.resolved is not None:
                 fn, args, _ = instr.resolved  # (what the formula calls, called itself)
             call = f"{self.bind(fn, 'f')}({', '.join(self.arg(a) for a in args)})"
             return _results(call, instr, len(instr.outs) > 1)
@@ -490,12 +485,18 @@ def _generate_forward(prog):
     return w.build("forward", "tensors")
 
 
-def _generate_backward(prog, grads, general):
-    """The backward program. ``general``: the program as recorded, which this one runs
-    instead when a gradient it is handed is not of the type and dtype in ``grads`` (slot:
-    ``(type, dtype)``); without it, formulas that pass their arguments on are called too."""
+# What a backward program returns when it is handed an output gradient of another array type
+# or dtype than it was recorded with: its steps are the engine's for the recorded ones (eager
+# computes the first formulas in the gradient's dtype, the engine casts their results), so the
+# node runs eager's pass instead (CompiledFunctionBackward._apply_eager).
+OTHER_GRADIENTS = object()
+
+
+def _generate_backward(prog):
+    """The backward program: the recorded formulas and engine steps, a formula that passes
+    its arguments on replaced by its callee (backward.resolve)."""
     keep = {x for x in prog.source_slots if x is not None}
-    w = _Writer(prog.kinds, prog.backward_instrs, keep, False, resolve=general is not None)
+    w = _Writer(prog.kinds, prog.backward_instrs, keep, False)
     for j, x in enumerate(prog.saved):
         if x in w.last or x in keep:
             w.lines.append(f"{w.out(x)} = saved[{j}]")
@@ -504,11 +505,10 @@ def _generate_backward(prog, grads, general):
             continue
         if kind == GRAD:
             w.lines.append(f"{w.out(x)} = grads[{payload}]")
-            if x in grads:
-                name, (array_type, dtype) = w.ref(x), grads[x]
-                w.lines += [f"if type({name}) is not {w.bind(array_type, 'd')} "
-                            f"or {name}.dtype != {w.bind(dtype, 'd')}:",
-                            f"    return {w.bind(general, 'g')}(grads, saved)"]
+            name, (array_type, dtype) = w.ref(x), prog.grad_kinds[x]
+            w.lines += [f"if type({name}) is not {w.bind(array_type, 'd')} "
+                        f"or {name}.dtype != {w.bind(dtype, 'd')}:",
+                        f"    return {w.bind(OTHER_GRADIENTS, 'g')}"]
         elif x >= prog.forward_slots and kind == CAPTURED:
             w.lines.append(f"{w.out(x)} = {w.bind(payload, 't')}._data")
         elif x >= prog.forward_slots and kind == CONST:
