@@ -225,3 +225,33 @@ def test_aten_packets_of_overloads_only_and_in_place_forms():
     assert str(aten.relu_.default) == "aten.relu_.default"
     with pytest.raises(AttributeError):
         aten.mm_  # (torch has no in-place mm, nor ember a Tensor.mm_)
+
+
+def test_ops_of_other_threads_are_not_the_checkpointed_functions():
+    import threading
+    calls, started, release = [], threading.Event(), threading.Event()
+
+    def other():
+        started.wait()
+        ember.mm(ember.ones(2, 2), ember.ones(2, 2))  # while the function runs: not counted
+        release.set()
+
+    def f(a):
+        started.set()
+        release.wait(10)
+        return ember.mm(a, a).sin()
+
+    def policy(ctx, op, *args):
+        calls.append(str(op))
+        return True
+    worker = threading.Thread(target=other)
+    worker.start()
+    x = ember.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    out = ember.utils.checkpoint.checkpoint(f, x, use_reentrant=False,
+                                            context_fn=_sac(ember, policy))
+    worker.join()
+    out.sum().backward()
+    assert calls == ["aten.mm.default", "aten.sin.default"]
+    plain = x.detach().requires_grad_()
+    ember.mm(plain, plain).sin().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), plain.grad.numpy())

@@ -18,6 +18,7 @@ active one is called in turn).
 from __future__ import annotations
 
 import enum
+import threading
 from collections import defaultdict
 
 from .._state import forward_hook
@@ -112,6 +113,10 @@ class _Interceptor:
         self.prev = forward_hook[0]
         forward_hook[0] = self
         self.counter = defaultdict(int)
+        # NOTE: the hook slot is the process's: ops other threads run meanwhile are not the
+        # checkpointed function's, and counting them would hand one call's kept result to
+        # another
+        self.thread = threading.get_ident()
         return self
 
     def __exit__(self, *exc):
@@ -136,6 +141,10 @@ class _Interceptor:
     def dispatch_inplace(self, op, args):
         return self.dispatch(op, args, inplace=True)
 
+    def _elsewhere(self):
+        """Whether the op being dispatched runs in another thread than the function."""
+        return threading.get_ident() != self.thread
+
     def tangent(self, t):
         return None if self.prev is None else self.prev.tangent(t)
 
@@ -157,6 +166,8 @@ class _CachingMode(_Interceptor):
 
     def dispatch(self, op, args, inplace=False):
         from .._ops.registry import peek_sequence
+        if self._elsewhere():
+            return self._run(op, args, inplace)
         first = peek_sequence()
         out = self._run(op, args, inplace)
         key, idx = self._key(op, inplace)
@@ -183,6 +194,8 @@ class _CachedMode(_Interceptor):
         self.allow_cache_entry_mutation = allow_cache_entry_mutation
 
     def dispatch(self, op, args, inplace=False):
+        if self._elsewhere():
+            return self._run(op, args, inplace)
         key, idx = self._key(op, inplace)
         func_storage = self.storage.get(key)
         if func_storage is None:
