@@ -368,3 +368,18 @@ def test_multi_grad_hook_on_leaves_of_one_node():
         a.add(b).backward(lib.ones(2))
         return seen
     same(body)
+
+
+@pytest.mark.parametrize("grad_size", [2, 3])
+def test_hand_built_edge_to_custom_function_node(grad_size):
+    # a custom Function's node knows its outputs' shapes: an edge to it built by hand works
+    # as an output, with torch's shape check
+    def body(lib):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        y = functions(lib)[0].apply(x)
+        z = (y * 2).sum()
+        e = lib.autograd.graph.GradientEdge(z.grad_fn.next_functions[0][0].next_functions[0][0],
+                                            0)
+        return (e.node.name(), lib.autograd.grad(z, e, retain_graph=True),
+                lib.autograd.grad(e, x, lib.ones(grad_size)))
+    same(body)
