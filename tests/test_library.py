@@ -681,3 +681,55 @@ def test_opcheck_argument_errors_and_raising():
                 # (torch names its own class: ember.ops.OpOverload here)
                 error_of(lambda: opcheck(lambda x: x, (x,)))[1].split(" must be")[0]]
     same(body)
+
+
+def test_mutating_op_on_tensors_that_require_grad_as_torch():
+    def body(torch):
+        @torch.library.custom_op("testlib::add_one_grad_", mutates_args={"x"})
+        def add_one_(x: torch.Tensor) -> None:
+            x.add_(1)
+
+        leaf = torch.ones(2, requires_grad=True)
+        y = leaf.clone()
+        z = y * y  # saves y: the bumped version makes its backward refuse
+        add_one_(y)
+        try:
+            z.sum().backward()
+        except RuntimeError as e:
+            err = str(e)
+        add_one_(leaf)  # (the kernel runs below autograd: a leaf is written without error)
+        return y, leaf, y._version, err
+    same(body)
+
+
+def test_register_autocast_casts_floating_inputs_on_its_device():
+    def body(torch):
+        Tensor = torch.Tensor
+        seen = []
+
+        @torch.library.custom_op("testlib::mm_autocast", mutates_args=())
+        def mm(x: Tensor, y: Tensor, n: int) -> Tensor:
+            seen.append((x.dtype, y.dtype, torch.is_autocast_enabled("cpu")))
+            return (x.float() * y.float()).to(x.dtype) * n
+
+        torch.library.register_autocast("testlib::mm_autocast", "cpu", torch.float16)
+        x, y = torch.ones(2), torch.ones(2, dtype=torch.float64)
+        i = torch.ones(2, dtype=torch.int64)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            inside = [mm(x, x, 1), mm(x, y, 2), mm(x, i, n=3)]
+        outside = mm(x, x, 1)
+        errors = [error_of(lambda: torch.library.register_autocast(mm, 3, torch.float16)),
+                  error_of(lambda: mm.register_autocast(3, torch.float16))]
+        return inside, outside, seen, errors
+    same(body)
+
+
+def test_impl_abstract_is_register_fake_with_a_warning():
+    def body(torch):
+        @torch.library.custom_op("testlib::old_fake", mutates_args=())
+        def f(x: torch.Tensor) -> torch.Tensor:
+            return x.clone()
+
+        torch.library.impl_abstract("testlib::old_fake")(lambda x: torch.empty_like(x))
+        return tuple(f(torch.ones(3, device="meta")).shape)
+    same(body)

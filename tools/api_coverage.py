@@ -54,6 +54,7 @@ MODULES = [
     ("utils.hooks", "torch.utils.hooks", "ember.utils.hooks"),
     ("nn.modules.utils", "torch.nn.modules.utils", "ember.nn.modules.utils"),
     ("sparse", "torch.sparse", "ember.sparse"),
+    ("library", "torch.library", "ember.library"),
 ]
 
 # Names left out of the count: (reason, patterns); a pattern is a regular expression matched

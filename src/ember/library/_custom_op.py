@@ -13,6 +13,7 @@ import contextlib
 import inspect
 import logging
 
+from .. import _dtype as D
 from .. import ops
 from .._backend import get_xp
 from .._state import recording
@@ -89,6 +90,7 @@ class CustomOpDef:
         self._setup_context_fn = None
         self._backward_fn = None
         self._vmap_fn = None
+        self._autocast_dtype: dict = {}  # device type -> the dtype autocast casts inputs to
         self._disabled_kernel: set = set()
         if any(a.kwarg_only and a.is_tensor_like for a in schema.arguments):
             raise NotImplementedError("custom_op with kwarg-only Tensor args. Please make your "
@@ -148,6 +150,30 @@ class CustomOpDef:
 
         return register if func is None else register(func)
 
+    def register_autocast(self, device_type: str, cast_inputs):
+        """Under autocast for ``device_type``, cast the floating-point tensor inputs on that
+        device (float64 ones excepted) to ``cast_inputs`` and run the operator with autocast
+        off, as torch's autocast rule for the operator does."""
+        from ..amp.autocast_mode import is_autocast_available
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if not is_autocast_available(device_type):
+            raise ValueError(f"Device type '{device_type}' does not support autocast.")
+        self._autocast_dtype.setdefault(device_type, cast_inputs)  # (the first one stays)
+
+    def _autocast_call(self, values, keyword):
+        """The call run by the autocast rule of an autocast-enabled device, or None."""
+        from ..amp.autocast_mode import autocast, is_autocast_enabled
+        for device_type, dtype in self._autocast_dtype.items():
+            if not is_autocast_enabled(device_type):
+                continue
+            if keyword:
+                raise AssertionError(f"Custom ops do not support kwargs yet, got "
+                                     f"{list(keyword)}")
+            with autocast(device_type, enabled=False):
+                return (self._dispatch(*_autocast_cast(values, device_type, dtype)),)
+        return None
+
     @contextlib.contextmanager
     def set_kernel_enabled(self, device_type: str, enabled: bool = True):
         """Disable (or enable again) the kernel registered for ``device_type`` within the
@@ -179,6 +205,10 @@ class CustomOpDef:
     def _dispatch(self, *args, **kwargs):
         from ._schema import bind
         values, keyword = bind(self._op_schema, args, kwargs)
+        if self._autocast_dtype:
+            ran = self._autocast_call(values, keyword)
+            if ran is not None:
+                return ran[0]
         from ._vmap import batched_level, call_under_vmap
         level = batched_level(values)
         if level:
@@ -296,6 +326,16 @@ def _is_default(arg, value):
     if default is _NO_DEFAULT or isinstance(value, Tensor):
         return False
     return value is default or (type(value) is type(default) and value == default)
+
+
+def _autocast_cast(value, device_type, dtype):
+    if isinstance(value, Tensor):
+        eligible = (value.is_floating_point() and value.device.type == device_type
+                    and value.dtype is not D.float64)
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_autocast_cast(v, device_type, dtype) for v in value)
+    return value
 
 
 def _check_return(ret, value):

@@ -3,6 +3,8 @@ string, kernels by dispatch key) and ``register_autograd``/``register_fake``/``r
 /``register_vmap`` by operator name."""
 from __future__ import annotations
 
+import warnings
+
 from .. import ops
 from ._custom_op import OPDEFS, CustomOpDef
 from ._schema import parse_schema
@@ -181,3 +183,20 @@ def register_vmap(op, func=None, /, *, lib=None):
         return func
 
     return register if func is None else register(func)
+
+
+def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None):
+    """``op``'s autocast rule: under autocast for ``device_type`` its floating-point inputs
+    are cast to ``cast_inputs`` (see CustomOpDef.register_autocast)."""
+    if not isinstance(device_type, str):  # (torch's availability check comes first here)
+        raise TypeError("_is_autocast_available(): argument 'device_type' (position 1) must be "
+                        f"str, not {type(device_type).__name__}")
+    _opdef(op).register_autocast(device_type, cast_inputs)
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    """The former name of :func:`register_fake`."""
+    warnings.warn("`ember.library.impl_abstract` was renamed to `ember.library.register_fake`. "
+                  "Please use that instead; we will remove `ember.library.impl_abstract` in a "
+                  "future version of PyTorch.", FutureWarning, stacklevel=2)
+    return register_fake(qualname, func, lib=lib, _stacklevel=_stacklevel + 1)
