@@ -175,3 +175,95 @@ def test_vmap_of_jvp_reads_a_float_operand_as_torch_does():
                 F.vmap(F.vmap(jvp_of(lambda b: b / 3.0)))(grid),
                 F.jvp(F.vmap(lambda b: b * 2.5), (xs,), (xs,)))
     same(body, rtol=1e-6, check_warnings=False)
+
+
+# -- functionalize and debug_unwrap ---------------------------------------------------------------
+def _facts(r, inp):
+    """What torch's functionalization decides about an output: its value, history, whether it
+    is the input, a view of it, and the versions."""
+    return (r, r is inp, r._is_view(), r._base is inp, r._version, inp._version)
+
+
+def test_functionalize_values_and_input_mutations():
+    def body(torch):
+        F = torch.func
+        x = torch.tensor(np.outer(A, B)[:2, :2])
+        out = []
+
+        def run(fn, *args, **kw):
+            inputs = [a.clone() for a in args]
+            r = F.functionalize(fn, **kw)(*inputs)
+            out.append((r if not isinstance(r, torch.Tensor) else _facts(r, inputs[0]),
+                        inputs, [a._version for a in inputs]))
+        run(lambda a: a.clone().add_(1), x)
+        run(lambda a: a.add_(1) * 2, x)
+        run(lambda a: (a[0].mul_(2), a)[1], x)
+        run(lambda a: a.view(-1).add_(1.5).sum(), x)
+        run(lambda a, b: b.copy_(a.sin()), x, x * 0)
+        run(lambda a: a, x)
+        run(lambda a: a[0], x)
+        run(lambda a: a.add_(1)[0], x)
+        run(lambda a: a.t(), x, remove="mutations_and_views")
+        run(lambda a: {"s": a.exp_(), "t": (a.sum(), None)}, x)
+        run(lambda a, b: a.add_(b), x, x)
+        v = x.clone()[1]
+        out.append((F.functionalize(lambda a: a.mul_(3))(v), v._base, v._base._version))
+        out.append(F.functionalize(lambda a, b=1.0: a.clone().add_(b))(x, b=2.0))
+        out.append(F.vmap(F.functionalize(lambda a: a.clone().add_(1)))(x))
+        return out
+    same(body, rtol=1e-12, check_warnings=False)
+
+
+def test_functionalize_graph():
+    # (the outputs' graph is the function's, in-place ops recorded as their out-of-place
+    # forms; a mutated input that records takes torch's one copy_ at the end)
+    def body(torch):
+        F = torch.func
+        w = torch.tensor(np.outer(A, B)[:2, :2], requires_grad=True)
+        ww = w * 1
+        r = F.functionalize(lambda a: a.mul_(2).sum())(ww)
+        g1 = torch.autograd.grad(ww.sum() + r, w)
+        ww2 = w * 1
+        r2 = F.functionalize(lambda a: a[0].mul_(2).sum())(ww2)
+        g2 = torch.autograd.grad(ww2.sum() + r2, w)
+        views = (F.functionalize(lambda a: a.view(4))(w), F.functionalize(lambda a: a.t())(w),
+                 F.functionalize(lambda a: a * 2, remove="mutations_and_views")(w))
+        y = F.functionalize(lambda a: (a * 1).mul_(3).exp())(w)
+        return (r, ww.grad_fn.name(), g1, r2, g2, [_facts(v, w) for v in views], y,
+                [n[0].name() for n in y.grad_fn.next_functions],
+                torch.autograd.grad(y.sum(), w),
+                F.grad(F.functionalize(lambda a: (a * 1).mul_(3).exp().sum()))(w.detach()),
+                F.functionalize(F.grad(lambda a: (a * 1).mul_(3).exp().sum()))(w.detach()))
+    same(body, rtol=1e-12, check_warnings=False)
+
+
+def test_functionalize_errors():
+    def body(torch):
+        F = torch.func
+        w = torch.tensor(A, requires_grad=True)
+        out = []
+        for fn in (lambda: F.functionalize(lambda a: a, remove="views"),
+                   lambda: F.functionalize(lambda a: a.add_(1))(w),
+                   lambda: F.debug_unwrap(3)):
+            try:
+                fn()
+            except (RuntimeError, TypeError) as e:
+                out.append((type(e).__name__, str(e)))
+        return out
+    same(body, check_warnings=False)
+
+
+def test_debug_unwrap():
+    def body(torch):
+        F = torch.func
+        x = torch.tensor(np.outer(A, B))
+        seen = []
+
+        def probe(a):
+            seen.append((F.debug_unwrap(a).shape, F.debug_unwrap(a, recurse=False).shape,
+                         type(F.debug_unwrap(a)) is torch.Tensor))
+            return a
+        F.vmap(F.vmap(probe))(x)
+        F.vmap(probe)(x)
+        return seen, F.debug_unwrap(x) is x
+    same(body, check_warnings=False)
