@@ -1012,9 +1012,12 @@ def _plain_pair(a, b):
     """Two float32/float64 arrays of one shape and dtype, not 0-d (a kernel may compute on
     them with the array module's own calls: no reduced-precision rounding rules apply)."""
     # (NumPy arrays, a backward pass's usual gradients, told without is_array's calls)
-    return ((type(a) is np.ndarray and type(b) is np.ndarray or is_array(a) and is_array(b))
+    return ((type(a) is _ndarray and type(b) is _ndarray or is_array(a) and is_array(b))
             and a.dtype == b.dtype and a.dtype.kind == "f" and a.dtype.itemsize >= 4
             and a.shape == b.shape and a.ndim > 0)
+
+
+_ndarray = np.ndarray
 
 
 @log_softmax_backward_data.grad("grad_output")

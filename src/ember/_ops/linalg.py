@@ -100,8 +100,11 @@ def _mat2_grad(grad, mat1, mat2_strides):
 def _host_pair(a, b):
     """Two NumPy arrays (not Tensors, not a device's) of dtypes NumPy computes itself: mm's
     call on them runs its kernel, ``a @ b``."""
-    return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype not in D.SPECIAL_NP
-            and b.dtype not in D.SPECIAL_NP)
+    return (type(a) is _ndarray and type(b) is _ndarray and a.dtype not in _SPECIAL
+            and b.dtype not in _SPECIAL)
+
+
+_ndarray, _SPECIAL = np.ndarray, D.SPECIAL_NP
 
 
 @mm.grad("self")

@@ -82,14 +82,14 @@ def _small_ordered_sum(values):
     whole = (values.size - 1) // _SMALL * _SMALL
     zero = _zero(values.dtype.type)
     level0 = values[whole + 1:]
-    total = zero + np.add.accumulate(level0)[-1] if level0.size else zero
-    if whole:  # level 1: the groups' totals, one by one
-        groups = np.add.accumulate(values[1:whole + 1].reshape(-1, _SMALL), axis=1)[:, -1]
-        level1 = groups[0]
-        for k in range(1, groups.size):
-            level1 = level1 + groups[k]
-        total = total + level1
+    total = zero + _accumulate(level0)[-1] if level0.size else zero
+    if whole:  # level 1: the groups' totals, added one by one (a running total's last)
+        groups = _accumulate(values[1:whole + 1].reshape(-1, _SMALL), axis=1)[:, -1]
+        total = total + _accumulate(groups)[-1]
     return total + values[0]
+
+
+_accumulate = np.add.accumulate
 
 
 def _ordered_sum_skipping(values, kept):
