@@ -111,7 +111,7 @@ def test_schema_errors_match_torch(case):
     same(body)
 
 
-# -- calling, autograd ------------------------------------------------------------------------------
+# -- calling, autograd ------------------------------------------------------------------------
 def _numpy_sin(torch, name, autograd=True):
     """torch's documented example: a NumPy kernel with a registered derivative."""
     import numpy as np
@@ -308,14 +308,18 @@ def test_returning_an_alias_of_an_input_or_output_is_an_error(kind):
     same(body)
 
 
-@pytest.mark.parametrize("call", ["missing", "too_many", "too_many_positional", "bad_type", "both", "unknown_kw",
-                                  "float_for_int", "int_for_float", "kw_missing"])
+@pytest.mark.parametrize("call", ["missing", "too_many", "too_many_positional", "bad_type", "both",
+                                  "unknown_kw", "float_for_int", "int_for_float", "kw_missing",
+                                  "numpy_numbers", "bool_for_int"])
 def test_argument_binding_errors_match_torch(call):
     def body(torch):
         Tensor = torch.Tensor
 
+        seen = []
+
         @torch.library.custom_op(f"testlib::bind_{call}", mutates_args=())
         def f(x: Tensor, n: float, k: int = 2, *, m: bool) -> Tensor:
+            seen.append((type(n).__name__, type(k).__name__, type(m).__name__))
             return x * n * k if m else x.clone()
 
         x = torch.ones(1)
@@ -324,8 +328,10 @@ def test_argument_binding_errors_match_torch(call):
                  "bad_type": lambda: f(3, 1.0, m=True), "both": lambda: f(x, 1.0, n=2, m=True),
                  "unknown_kw": lambda: f(x, 1.0, m=True, z=1),
                  "float_for_int": lambda: f(x, 1.0, 2.5, m=True),
-                 "int_for_float": lambda: f(x, 3, k=4, m=True), "kw_missing": lambda: f(x, 3)}
-        return calls[call]()
+                 "int_for_float": lambda: f(x, 3, k=4, m=True), "kw_missing": lambda: f(x, 3),
+                 "numpy_numbers": lambda: f(x, np.float32(2), np.int64(3), m=True),
+                 "bool_for_int": lambda: f(x, 1.0, True, m=True)}
+        return calls[call](), seen
     same(body)
 
 
@@ -601,7 +607,7 @@ def test_kernels_get_no_trailing_arguments_that_equal_their_defaults():
     same(body)
 
 
-# -- opcheck ----------------------------------------------------------------------------------------
+# -- opcheck ----------------------------------------------------------------------------------
 def _opcheck_results(torch, op, args, **kwargs):
     """opcheck's results with each failure as (type name, message)."""
     results = torch.library.opcheck(op, args, raise_exception=False, **kwargs)

@@ -29,7 +29,8 @@ class OpOverload:
         return self._op(*args, **kwargs)
 
     def __repr__(self):
-        return f"<OpOverload(op='{self.namespace}.{self._opname}', overload='{self._overloadname}')>"
+        return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
+                f"overload='{self._overloadname}')>")
 
     def __str__(self):
         return f"{self.namespace}.{self._opname}.{self._overloadname}"

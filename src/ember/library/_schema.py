@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections.abc
 import inspect
+import numbers
 import re
 import typing
 from dataclasses import dataclass
@@ -332,8 +333,8 @@ def bind(schema: FunctionSchema, args, kwargs):
     return values, keyword
 
 
-_SCALARS = {"SymInt": (int,), "float": (int, float), "bool": (bool,), "str": (str,),
-            "Scalar": (int, float, bool, complex), "ScalarType": (D.dtype,),
+_SCALARS = {"SymInt": (numbers.Integral,), "float": (numbers.Real,), "bool": (bool,),
+            "str": (str,), "Scalar": (numbers.Number,), "ScalarType": (D.dtype,),
             "Device": (device, str, int)}
 
 
@@ -351,8 +352,10 @@ def _checked(schema, arg, value, pos):
     elif _fits(base, value):
         if base == "float":
             return float(value)
+        if base == "SymInt":  # (a NumPy integer or a bool arrives as an int)
+            return int(value)
         return device(value) if base == "Device" and not isinstance(value, device) else value
-    wanted = {"SymInt": "int"}.get(base, base).replace("SymInt", "int")
+    wanted = base.replace("SymInt", "int")
     details = (f"Unable to cast {value!r} to Tensor" if base == "Tensor"
                else _PYBIND_CAST.format(type(value)))
     raise RuntimeError(f"{schema.name}() Expected a value of type '{wanted}' for argument "
@@ -364,5 +367,4 @@ def _checked(schema, arg, value, pos):
 def _fits(base, value):
     if base == "Tensor":
         return isinstance(value, Tensor)
-    return isinstance(value, _SCALARS.get(base, object)) and not (
-        base == "SymInt" and isinstance(value, bool) is False and not isinstance(value, int))
+    return isinstance(value, _SCALARS.get(base, object))
