@@ -165,6 +165,40 @@ def test_float8_conversion_saturates_as_torch(name, source):
     same(body, rtol=0, atol=0)
 
 
+_FLOAT8 = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"]
+_EDGES = [0.0, -0.0, -1.0, -3.0, float("inf"), -float("inf"), float("nan"), 1e-40, 2.0 ** -127,
+          2.0 ** -130, 1e-45, 1e-300, 3e38, 1e300, 449.0, 464.0, 61440.0, 2.0 ** -17, 0.75]
+
+
+@pytest.mark.parametrize("name", _FLOAT8)
+@pytest.mark.parametrize("source", ["float32", "float64", "float16", "bfloat16", "int64",
+                                    "bool", "python"])
+def test_float8_conversion_at_the_edges_as_torch(name, source):
+    """Zero, negatives, subnormals, infinities, NaN and values beyond the range, by ``to()``
+    and by ``tensor()``: float8_e8m0fnu's zero is its smallest value, 2**-127, not NaN."""
+    def body(torch):
+        dt = getattr(torch, name)
+        if source == "python":
+            return torch.tensor(_EDGES + [2 ** 70, -2 ** 64], dtype=dt).float()
+        if source in ("int64", "bool"):
+            v = torch.tensor([0, 1, 3, -1, 1000, 10 ** 6]).to(getattr(torch, source))
+        else:
+            v = torch.tensor(_EDGES).to(getattr(torch, source))
+        return v.to(dt).float()
+    same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", _FLOAT8)
+@pytest.mark.parametrize("target", ["int32", "int64", "uint8", "int8", "bool", "float16",
+                                    "bfloat16", "float64"])
+def test_every_float8_value_converts_as_torch(name, target):
+    """All 256 codes, NaN and infinities included (into integers as torch's float cast)."""
+    def body(torch):
+        codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+        return codes.view(getattr(torch, name)).to(getattr(torch, target))
+    same(body, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("n", [5, 40])
 @pytest.mark.parametrize("expr", [
     "torch.rand(n, dtype=torch.bfloat16)", "torch.randn(n, dtype=torch.bfloat16)",

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._backend import as_array, has_data, is_array
+from ._backend.fp_errors import quietly
 from ._backend.device import as_device, default_device, empty_on, move
 from ._backend.layout import empty_in_order, empty_strided, format_order, kept_strides
 from ._compile.hooks import constant, replayed
@@ -235,17 +236,20 @@ def _to_array(data, dtype=None):
                 isinstance(x, (float, complex)) for x in _leaves(data)):
             raise ValueError("Overflow when unpacking long long")
         if _has_huge_int(data):
-            array = array.astype(np.float64 if dtype is None else dtype.np)
+            # (a float dtype through float64, as torch parses the number: ml_dtypes' dtypes
+            # take no Python int of that size)
+            array = array.astype(np.float64 if dtype is None or dtype.is_floating_point
+                                 else dtype.np)
         else:
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     if dtype is not None:
         return array
     dt = _inferred_with_numpy(data) if isinstance(data, (list, tuple)) else None
-    if dt is not None:
-        return array.astype(dt.np, copy=False)
-    target = _infer_dtype(array, data) if array.size or array.ndim == 0 else (
-        D.get_default_dtype().np)
-    return array.astype(target, copy=False)
+    target = dt.np if dt is not None else _infer_dtype(array, data) if (
+        array.size or array.ndim == 0) else D.get_default_dtype().np
+    if array.dtype == target:
+        return array
+    return quietly(array.astype, target)  # (torch overflows to inf without a word)
 
 
 # -- from data ----------------------------------------------------------------------------------

@@ -324,6 +324,11 @@ def as_half_source(array, target_np):
     return array
 
 
+# float8 formats torch converts to integers through float32 (see cast)
+_THROUGH_FLOAT32 = frozenset(d.np for d in (float8_e4m3fn, float8_e5m2)
+                             if not isinstance(d, _NeedsMlDtypes))
+
+
 def cast(array, dt: dtype):
     """``array`` in ``dt``, converting to float8 as torch does: float8_e4m3fn saturates at its
     largest finite value (infinities included) and float8_e8m0fnu, which has no sign bit,
@@ -333,8 +338,16 @@ def cast(array, dt: dtype):
         limit = 448.0
         array = array.clip(-limit, limit) if array.dtype.kind != "V" else \
             array.astype(np.float32).clip(-limit, limit)
-    elif dt is float8_e8m0fnu and array.dtype.kind in "fiV":
-        array = abs(array.astype(np.float32) if array.dtype.kind == "V" else array)
+    elif dt is float8_e8m0fnu and array.dtype.kind in "fiubV":
+        # torch converts through float32 and keeps its exponent field: no sign, and zero
+        # (whose field is that of the subnormals) is the smallest value, 2**-127, not NaN
+        array = abs(quietly(array.astype, np.float32))
+        array[array == 0] = 2.0 ** -127
+    elif dt.np.kind in "iu" and array.dtype in _THROUGH_FLOAT32:
+        # (through float32, as torch converts them: NaN and infinities become what a
+        # float32's cast gives, where ml_dtypes' own cast writes 0, as torch does for the
+        # other float8 formats)
+        array = array.astype(np.float32)
     else:
         array = as_half_source(array, dt.np)
     return quietly(array.astype, dt.np)  # (torch overflows to inf without a word)
