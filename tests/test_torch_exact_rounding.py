@@ -107,3 +107,78 @@ def test_float64_written_into_float16_rounds_through_float32(write):
             half[:] = wide
         return half.tolist()
     same(body, rtol=0, atol=0)
+
+
+_NUMBER_WRITES = {
+    "full": lambda t, v: t.full((2,), v, dtype=t.float16),
+    "full_like": lambda t, v: t.full_like(t.zeros(2, dtype=t.float16), v),
+    "fill_": lambda t, v: t.zeros(2, dtype=t.float16).fill_(v),
+    "masked_fill": lambda t, v: t.zeros(2, dtype=t.float16).masked_fill(t.tensor([True, False]), v),
+    "index_fill": lambda t, v: t.zeros(2, dtype=t.float16).index_fill(0, t.tensor([1]), v),
+    "setitem": lambda t, v: _written(t.zeros(2, dtype=t.float16), v),
+    "add": lambda t, v: t.zeros(2, dtype=t.float16) + v,
+    "add_": lambda t, v: t.zeros(2, dtype=t.float16).add_(v),
+    "rsub": lambda t, v: v - t.zeros(2, dtype=t.float16),
+    "add_alpha": lambda t, v: t.zeros(2, dtype=t.float16).add(t.ones(2, dtype=t.float16),
+                                                               alpha=v),
+    "clamp": lambda t, v: t.full((2,), 6e4, dtype=t.float16).clamp(max=v),
+    "nan_to_num": lambda t, v: t.tensor([float("inf")] * 2, dtype=t.float16).nan_to_num(posinf=v),
+}
+
+
+def _written(x, v):
+    x[0] = v
+    x[1:] = v
+    return x
+
+
+@pytest.mark.parametrize("write", sorted(_NUMBER_WRITES))
+def test_number_into_float16_rounds_through_float32(write):
+    """torch converts a Python number to Half through a float: a number whose float32
+    rounding lands on a float16 tie rounds twice (NumPy's one rounding goes the other way)."""
+    ties = [_HALF_TIE, -_HALF_TIE, -53.546874983935936, 3 * 2 ** -20 + 2 ** -40]
+    same(lambda t: [_NUMBER_WRITES[write](t, v).tolist() for v in ties], rtol=0, atol=0)
+
+
+_SCALES = [0.1, 0.000307018679961426, -3.3, 1e3 / 7, 2049, 1 / 3]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["mul", "mul_", "div", "div_", "rdiv", "floor", "trunc",
+                                "div_none", "floor_divide"])
+def test_number_times_reduced_tensor_in_float32(dtype, op):
+    """torch's mul and div kernels take a number operand of a float16/bfloat16 tensor in
+    float32 and round the float32 result once (add and the rest round the number first)."""
+    rs = np.random.RandomState(1)
+    a = rs.randn(400).astype(np.float32)
+    ops = {"mul": lambda x, s: x * s, "mul_": lambda x, s: x.clone().mul_(s),
+           "div": lambda x, s: x / s, "div_": lambda x, s: x.clone().div_(s),
+           "rdiv": lambda x, s: s / x,
+           "floor": lambda x, s: x.div(s, rounding_mode="floor"),
+           "trunc": lambda x, s: x.clone().div_(s, rounding_mode="trunc"),
+           "div_none": lambda x, s: x.div(s, rounding_mode=None),
+           "floor_divide": lambda x, s: x // s}
+
+    def body(t):
+        x = t.tensor(a).to(getattr(t, dtype))
+        return [_bits(t, ops[op](x, s)) for s in _SCALES]
+    same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "rsub", "add_", "eq", "lt", "fmod", "remainder",
+                                "rpow"])
+def test_number_with_bfloat16_tensor_rounds_to_bfloat16(op):
+    """Other ops convert a number operand to the tensor's dtype first: bfloat16 ``x + 0.0003``
+    adds bfloat16(0.0003), not the float32 number."""
+    rs = np.random.RandomState(2)
+    a = rs.randn(400).astype(np.float32)
+    ops = {"add": lambda x, s: x + s, "sub": lambda x, s: x - s, "rsub": lambda x, s: s - x,
+           "add_": lambda x, s: x.clone().add_(s), "eq": lambda x, s: x == s,
+           "lt": lambda x, s: x < s, "fmod": lambda x, s: x.fmod(s),
+           "remainder": lambda x, s: x % s, "rpow": lambda x, s: abs(s) ** x}
+
+    def body(t):
+        x = t.tensor(a).to(t.bfloat16)
+        scales = _SCALES + [float(v) for v in a[:20]]
+        return [ops[op](x, s).float().tolist() for s in scales]
+    same(body, rtol=0, atol=0)

@@ -111,6 +111,18 @@ def check_scalar(value, npdtype):
         dt = D._BY_NP[npdtype]
         name = _C_NAMES.get(dt.name) or "c10::" + dt.name.replace("float8", "Float8")
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return half_source(value) if npdtype == np.float16 else value
+
+
+def half_source(value):
+    """A number bound for float16 as torch converts it: its Half is built from a float, so the
+    number is rounded to float32 first (NumPy rounds once, which differs where the first
+    rounding lands on a tie). Other values pass through."""
+    if type(value) is float or type(value) is int:
+        with np.errstate(over="ignore"):
+            return float(np.float32(value))
+    if getattr(value, "dtype", None) == np.float64:
+        return D.as_half_source(value, np.dtype(np.float16))
     return value
 
 

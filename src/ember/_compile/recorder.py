@@ -297,7 +297,7 @@ class Recorder:
         """The kernel's arguments as the registry prepares them (see registry._arrays and the
         generated callers): tensors cast to the compute dtype, NumPy scalars as Python
         numbers, weak scalars as cached 0-d arrays."""
-        from .._ops.registry import scalar_array
+        from .._ops.registry import number_dtype, scalar_array
         n = op.n_tensors
         kargs, targs = [], []
         for k, a in enumerate(args):
@@ -315,7 +315,7 @@ class Recorder:
                     v = a.item()
                 elif (weak and op.weak_scalars and target is not None and target.kind == "f"
                       and (type(a) is float or type(a) is int)):
-                    v = scalar_array(a, target)
+                    v = scalar_array(a, number_dtype(op, target))
                 kargs.append((VALUE, v))
             else:
                 kargs.append(spec)

@@ -95,19 +95,29 @@ def _rounded_div(a, b, mode):
     if a.dtype.kind in "iu":
         _zero_division(b)
     with np.errstate(all="ignore"):
+        if _number_of_half(a, b):  # (in float32, rounded once: see OpDef.numbers_in_opmath)
+            return _rounded_div(a.astype(np.float32), np.float32(b), mode).astype(np.float16)
         return _trunc_div(a, b) if mode == "trunc" else a // b
 
 
-@op("div", elementwise=True, node="DivBackward2", tensors=2, quiet=True)
+def _number_of_half(a, b):
+    """Whether ``b`` is a Python number dividing a float16 array ``a``: torch's kernel takes
+    it in float32 (see OpDef.numbers_in_opmath)."""
+    return a.dtype == np.float16 and (type(b) is float or type(b) is int)
+
+
+@op("div", elementwise=True, node="DivBackward2", tensors=2, quiet=True, numbers_in_opmath=True)
 def div_mode(self, other, rounding_mode):
     if rounding_mode is None:  # torch.div(..., rounding_mode=None): true division
-        return PW.div(self, other)
+        return PW.div(self, np.float32(other) if _number_of_half(self, other) else other)
     if type(other) is np.ndarray and other.dtype != self.dtype:
         # arrays of two dtypes (a formula's saved integer self and float other, as in
         # remainder's): promoted by torch's rules, never cast down to self's dtype
         dt = D.promote_types(D._BY_NP[self.dtype], D._BY_NP[other.dtype]).np
         self, other = self.astype(dt), other.astype(dt)
-    return _rounded_div(self, asarray_like(other, self, self.dtype), rounding_mode)
+    if not _number_of_half(self, other):
+        other = asarray_like(other, self, self.dtype)
+    return _rounded_div(self, other, rounding_mode)
 
 
 @div_mode.grad("self")
@@ -156,7 +166,7 @@ Tensor.true_divide_ = lambda self, other: PW.div.inplace(self, other)
 
 
 @op("floor_divide", elementwise=True, node="NotImplemented", number_node="NotImplemented",
-    tensors=2, method=("floor_divide", "__floordiv__"),
+    tensors=2, method=("floor_divide", "__floordiv__"), numbers_in_opmath=True,
     check=refuse("c", no_kernel("div_floor_cpu")))
 def floor_divide(self, other):
     return _rounded_div(asarray_like(self, other, getattr(other, "dtype", None)), other,
@@ -212,7 +222,7 @@ def _(grad, self, other):
 @op("remainder", elementwise=True, node="RemainderBackward0", promote=NONE,
     check=refuse("c", no_kernel("remainder_cpu")))
 def _remainder_scalar(self, other):
-    return _mod(with_scalars(self, other), other, np.remainder, "remainder")
+    return _mod(with_scalars(self, other), opmath.number_now(other), np.remainder, "remainder")
 
 
 @_remainder_scalar.grad("self")
@@ -272,7 +282,7 @@ def _(grad, self, other):
 @op("fmod", elementwise=True, node="FmodBackward0", promote=NONE,
     check=refuse("c", no_kernel("fmod_cpu")))
 def _fmod_scalar(self, other):
-    return _mod(with_scalars(self, other), other, np.fmod, "fmod")
+    return _mod(with_scalars(self, other), opmath.number_now(other), np.fmod, "fmod")
 
 
 @_fmod_scalar.grad("self")

@@ -25,8 +25,8 @@ from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import follow_base, move_retained_grad, refuse_inference_save
 from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, SCALAR_SCOPE, _MISSING,
                        _arrays, _guards, broadcast_error, cached_scalar, compute_dtype,
-                       _with_slot, inplace_across_devices, plain_call_lines, plain_operands,
-                       record, run_inplace)
+                       _with_slot, inplace_across_devices, number_dtype_code, plain_call_lines,
+                       plain_operands, record, run_inplace)
 
 _ndarray = np.ndarray
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -603,8 +603,8 @@ def _compile_inplace(op):
         lines.append("    wants = self._requires_grad")
         xs = ["own"]
     else:
-        scalar = (f"{cached_scalar('a1', 'own.dtype')} if type(own) is ndarray else a1"
-                  if op.weak_scalars else "a1")
+        scalar = (f"{cached_scalar('a1', number_dtype_code(op, 'own.dtype'))} "
+                  "if type(own) is ndarray else a1" if op.weak_scalars else "a1")
         lines += ["    a1 = args[1]",
                   "    if isinstance(a1, Tensor):",
                   "        x1 = a1._data",

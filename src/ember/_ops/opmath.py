@@ -98,18 +98,43 @@ def _all_tensors(op, args):
     return all(isinstance(a, Tensor) for a in args[:op.n_tensors])
 
 
-def widened(arrays, n):
+def widened(arrays, n, numbers_in_opmath=False):
     """``arrays`` with its bfloat16 operands (among the first ``n``) in float32, and the
-    reduced dtype met (None: none was)."""
+    reduced dtype met (None: none was). A Python number among them is rounded to that dtype
+    first, as torch converts a number operand to the operation's dtype, unless
+    ``numbers_in_opmath`` (mul and div: torch's kernels take the number in float32)."""
     met = None
     out = list(arrays)
+    numbers = []
     for k in range(n):
         a = out[k]
         dtype = getattr(a, "dtype", None)
         if dtype is not None and dtype in D.REDUCED_NP:
             met = dtype
             out[k] = a.astype(np.float32)
+        elif type(a) is float or type(a) is int:
+            numbers.append(k)
+    if met is not None and not numbers_in_opmath:
+        for k in numbers:
+            out[k] = number_in(out[k], met)
     return out, met
+
+
+def number_in(value, reduced):
+    """The Python number ``value`` rounded to the reduced dtype ``reduced``, as a Python float:
+    torch converts a number operand to the operation's dtype (through float32, as its
+    BFloat16 is built from a float)."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(value).astype(reduced))
+
+
+def number_now(value):
+    """``value`` (a Python number operand that never reached ``widened``, as fmod's) rounded
+    to the reduced dtype a kernel runs for now in float32; unchanged when none does."""
+    reduced = _widening.reduced
+    if reduced is None or not (type(value) is float or type(value) is int):
+        return value
+    return number_in(value, reduced)
 
 
 def rounded(out, reduced):
@@ -138,7 +163,7 @@ def call(op, arrays):
     """Run ``op``'s kernel on ``arrays`` in torch's opmath for their reduced dtypes."""
     if op.view:
         return op.kernel(*arrays)
-    wide, reduced = widened(arrays, op.n_tensors)
+    wide, reduced = widened(arrays, op.n_tensors, op.numbers_in_opmath)
     if reduced is None:
         return op.kernel(*arrays)
     _widening.reduced, before = reduced, _widening.reduced

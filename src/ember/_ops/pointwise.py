@@ -11,7 +11,7 @@ from .. import _dtype as D
 from .._backend import get_xp, is_array, masked_or_zero
 from .._backend.device import device_of, move
 from .._backend.fp_errors import made_nan
-from .._info import check_scalar
+from .._info import check_scalar, half_source
 from .._numpy_operands import python_number
 from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, _wrap, typename
@@ -215,9 +215,14 @@ def _scaled_add(base, scaled, alpha, subtract=False):
         return base - scaled * alpha if subtract else base + scaled * alpha
     alpha = -alpha if subtract else alpha
     dtype = opmath.reduced_now() or np.result_type(*arrays)
-    base, scaled = (v if is_array(v) else float(np.asarray(v, dtype=dtype))
-                    for v in (base, scaled))
-    return fused_multiply_add(scaled, float(np.asarray(alpha, dtype=dtype)), base)
+    base, scaled = (v if is_array(v) else _number_in(v, dtype) for v in (base, scaled))
+    return fused_multiply_add(scaled, _number_in(alpha, dtype), base)
+
+
+def _number_in(value, dtype):
+    """The Python number ``value`` rounded to ``dtype`` (float16 through float32, as torch's
+    Half is built from a float), as a Python number."""
+    return float(np.asarray(half_source(value) if dtype == np.float16 else value, dtype=dtype))
 
 
 @op("add", elementwise=True, tensors=2, method=("add", "__add__", "__radd__"), inplace=True,
@@ -327,9 +332,18 @@ rsub.zero_term_scalar = ("alpha", ("self",))  # (see forward_ad._zero_term_dtype
 
 
 @op("mul", elementwise=True, tensors=2, method=("mul", "__mul__", "__rmul__", "multiply"),
-    inplace=True, weak_scalars=True, ufunc=np.multiply, quiet=True, conj_saved=True)
+    inplace=True, weak_scalars=True, ufunc=np.multiply, quiet=True, conj_saved=True,
+    numbers_in_opmath=True)
 def mul(self, other):
-    return self * other
+    return in_own_dtype(self * other, self)
+
+
+def in_own_dtype(out, self):
+    """The result of mul or div in ``self``'s dtype: a float16 tensor with a number met the
+    number in float32 (see OpDef.numbers_in_opmath), and torch's kernel rounds the float32
+    result to float16 once."""
+    dtype = getattr(self, "dtype", None)
+    return out if dtype is None or out.dtype == dtype else out.astype(dtype)
 
 
 @mul.grad("self")
@@ -409,9 +423,9 @@ def _(other_t, self):
 
 @op("div", elementwise=True, tensors=2, promote=FLOAT, quiet=True, inplace=True, weak_scalars=True,
     ufunc=np.true_divide, method=("div", "__truediv__", "divide", "true_divide"),
-    conj_saved=True)
+    conj_saved=True, numbers_in_opmath=True)
 def div(self, other):
-    return self / other
+    return in_own_dtype(self / other, self)
 
 
 @div.grad("self")

@@ -72,6 +72,7 @@ _SPECIAL = D.SPECIAL_NP
 GENERATED = "<ember generated>"
 _FLOATS = D.NATIVE_FLOAT_NP | frozenset(np.dtype(n) for n in ("complex64", "complex128"))
 _FLOATING = D.NATIVE_FLOAT_NP | D.REDUCED_NP  # (a result of these dtypes takes a grad_fn)
+_HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 REGISTRY: dict[str, "OpDef"] = {}
 
 
@@ -546,6 +547,11 @@ class OpDef:
     """One op: kernel, dispatch metadata, derivative formulas and its node class."""
 
     weak_scalars = False  # see op()
+    # torch's kernel takes a Python number operand of a float16/bfloat16 tensor in float32 (its
+    # opmath type: mul, div), where others round it to the tensor's dtype first. Such an op's
+    # weak scalar for a float16 tensor is a float32 array (see number_dtype), and its kernel
+    # rounds its float32 result to float16 once; for bfloat16 see opmath.widened.
+    numbers_in_opmath = False
     ufunc = None  # see op()
     quiet = False
     elementwise = False  # see op()
@@ -989,6 +995,8 @@ def plain_operands(op):
         return None  # (the ufunc is the kernel with alpha=1 only)
     pair = _FLOATS if op.promote == FLOAT else D.NATIVE_NP
     number = D.NATIVE_FLOAT_NP if op.weak_scalars else frozenset()
+    if op.numbers_in_opmath:  # (a float16 tensor's number is float32: the kernel rounds back)
+        number = number - {_HALF}
     if op.check is not None:
         kinds = getattr(op.check, "refuses_kinds", None)
         if kinds is None:
@@ -1187,7 +1195,8 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
        view=False, outputs=1, diff_outputs=None, result_type=None, method=False, inplace=False,
        check=None, promote_from=0, quiet=False, weak_scalars=False, ufunc=None,
        elementwise=False, undefined_grads=False, complex_grad=False, checked=(),
-       number_node=None, writes=0, own_layout=False, conj_saved=False, copies=False):
+       number_node=None, writes=0, own_layout=False, conj_saved=False, copies=False,
+       numbers_in_opmath=False):
     """Declare an op from its kernel. ``tensors``: how many leading params are tensors.
 
     ``checked``: non-tensor params that hold tensors torch saves (nll_loss's target and
@@ -1198,7 +1207,8 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     memory ("maybe" when the kernel only sometimes returns a view, like reshape).
     ``weak_scalars=True`` (plain arithmetic kernels only): a Python number operand reaches the
     kernel as a cached 0-d array of the compute dtype, which NumPy handles about twice as fast
-    as a Python float and which gives the same result. ``ufunc``: the NumPy ufunc the kernel
+    as a Python float and which gives the same result. ``numbers_in_opmath``: see
+    OpDef.numbers_in_opmath. ``ufunc``: the NumPy ufunc the kernel
     is exactly (``np.multiply`` for mul, ``np.exp`` for exp), so the in-place variant writes
     into self directly. ``elementwise=True``: each output element depends on the input
     elements at its (broadcast) position only, and so do the formulas: they work unchanged on
@@ -1235,6 +1245,7 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
                   diff_outputs, result_type, check, number_node)
         d.promote_from = promote_from
         d.weak_scalars = weak_scalars
+        d.numbers_in_opmath = numbers_in_opmath
         d.ufunc = ufunc
         d.quiet = quiet
         d.elementwise = elementwise
@@ -1483,7 +1494,7 @@ def _compile_caller(op):
         if op.weak_scalars:  # (a cached NumPy 0-d array serves host operands only)
             slow += [f"    if target is not None and target.kind == 'f' and "
                      f"(type(x{k}) is float or type(x{k}) is int) and on_host(args, {n}):",
-                     f"        x{k} = scalar_array(x{k}, target)"]
+                     f"        x{k} = scalar_array(x{k}, {number_dtype_code(op, 'target')})"]
     fast = _fast_prelude(op)
     # (two tensors found by the fast prelude's first test: recorded without type tests)
     both = fast is not None and n == 2 and "    both = True" in fast
@@ -1607,8 +1618,8 @@ def _fast_prelude(op):
     if op.n_tensors == 1:
         return lines + [f"if isinstance(a0, Tensor) and (dt0 := (x0 := a0._data).dtype) in {kinds}:",
                         "    pass"]
-    scalar = (f"{cached_scalar('a1', 'dt0')} if type(x0) is ndarray else a1" if op.weak_scalars
-              else "a1")
+    scalar = (f"{cached_scalar('a1', number_dtype_code(op, 'dt0'))} if type(x0) is ndarray "
+              "else a1" if op.weak_scalars else "a1")
     return lines + [
         "a1 = args[1]",
         f"if isinstance(a0, Tensor) and isinstance(a1, Tensor) and "
@@ -1627,17 +1638,31 @@ def on_host(args, n):
     return all(type(a._data) is _ndarray for a in args[:n] if isinstance(a, Tensor))
 
 
+def number_dtype(op, dtype):
+    """The dtype a weak scalar of ``op`` is held in for a compute dtype ``dtype``: float32
+    for float16 where the op computes with the number in torch's opmath type (see
+    OpDef.numbers_in_opmath), else ``dtype``."""
+    return _SINGLE if op.numbers_in_opmath and dtype == _HALF else dtype
+
+
+def number_dtype_code(op, dtype):
+    """number_dtype(op, ``dtype``) as generated code (``dtype``: the expression); its scope
+    needs SCALAR_SCOPE."""
+    return f"(SINGLE if {dtype} == HALF else {dtype})" if op.numbers_in_opmath else dtype
+
+
 def scalar_array(value, dtype):
     """A read-only 0-d array holding the Python number ``value`` in ``dtype``, cached.
 
     Zero and NaN are never cached (0.0 == -0.0 and nan != nan as dict keys), and the cache is
-    bounded, since a schedule may feed a new number every step.
+    bounded, since a schedule may feed a new number every step. A float16 one is rounded to
+    float32 first, as torch converts a number to Half (through a float).
     """
     key = (value, dtype)
     arr = _SCALARS.get(key)
     if arr is None:
         with np.errstate(all="ignore"):
-            arr = np.asarray(value, dtype)
+            arr = np.asarray(np.float32(value) if dtype == _HALF else value, dtype)
         if value == 0 or value != value:
             return arr
         if len(_SCALARS) > 256:
@@ -1655,7 +1680,8 @@ def cached_scalar(value, dtype):
             f"else scalar_array({value}, {dtype}))")
 
 
-SCALAR_SCOPE = {"scalar_array": scalar_array, "scalars_get": _SCALARS.get}
+SCALAR_SCOPE = {"scalar_array": scalar_array, "scalars_get": _SCALARS.get, "HALF": _HALF,
+                "SINGLE": _SINGLE}
 
 
 def _tensor_call_generic(op, args):

@@ -20,7 +20,7 @@ from .._backend.layout import copy_in_format, empty_in_order, format_order
 from .._backend.device import CPU, as_device, move, same_device
 from .._backend.device import device as Device
 from .._compile.hooks import constant
-from .._info import check_scalar
+from .._info import check_scalar, half_source
 from .._size import args_or_keyword
 from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
@@ -1302,7 +1302,8 @@ def _setitem_value(self, value):
         else:
             value = check_scalar(value, dtype)
         with np.errstate(over="ignore"):
-            return constant(_wrap(asarray_like(value, self._data, dtype)))
+            return constant(_wrap(asarray_like(half_source(value) if dtype == np.float16
+                                               else value, self._data, dtype)))
     cls = type(value)
     name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
     raise TypeError(f"can't assign a {name} to a {self.dtype.legacy_type_name}")

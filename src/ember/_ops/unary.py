@@ -59,6 +59,7 @@ import numpy as np
 from .._backend import asarray_like, get_xp
 from .._backend.fp_errors import made_nan
 from .._backend.layout import copy_in_format
+from .._info import half_source
 from .._tensor import Tensor
 from .pointwise import (
     add_scalar,
@@ -440,6 +441,8 @@ def _(grad):
     own_layout=True)
 def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     out = copy_in_format(self)  # (torch's result is empty_like(self): preserve_format)
+    if self.dtype == np.float16:  # (torch's Half is built from a float)
+        nan, posinf, neginf = (half_source(v) for v in (nan, posinf, neginf))
     if self.dtype.kind == "f":
         np.nan_to_num(out, copy=False, nan=nan, posinf=posinf, neginf=neginf)
     return out
@@ -475,7 +478,10 @@ isreal = _predicate("isreal", lambda x: x.imag == 0 if x.dtype.kind == "c"
 
 # -- clamping ------------------------------------------------------------------------------------
 def _bound(bound, x):
-    """A Python-number bound in ``x``'s dtype (integers wrap, as torch casts them)."""
+    """A Python-number bound in ``x``'s dtype (integers wrap, as torch casts them; float16
+    takes it through float32, as torch's Half does)."""
+    if bound is not None and x.dtype == np.float16:
+        return half_source(bound)
     if bound is None or x.dtype.kind not in "iub":
         return bound
     return asarray_like(bound, x).astype(x.dtype)
