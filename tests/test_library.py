@@ -739,3 +739,27 @@ def test_impl_abstract_is_register_fake_with_a_warning():
         torch.library.impl_abstract("testlib::old_fake")(lambda x: torch.empty_like(x))
         return tuple(f(torch.ones(3, device="meta")).shape)
     same(body)
+
+
+def test_library_overloads_by_name_and_by_arguments():
+    def body(torch):
+        lib = torch.library.Library("testlib_overloads", "FRAGMENT")
+        lib.define("scale(Tensor x) -> Tensor")
+        lib.define("scale.by(Tensor x, float s) -> Tensor")
+        lib.impl("scale", lambda x: x * 2, "CPU")
+        lib.impl("scale.by", lambda x, s: x * s, "CPU")
+        p = torch.ops.testlib_overloads.scale
+        x = torch.ones(1, requires_grad=True)
+        torch.library.register_autograd(
+            "testlib_overloads::scale.by", lambda ctx, g: (g * ctx.s, None),
+            setup_context=lambda ctx, inputs, output: setattr(ctx, "s", inputs[1]))
+        y = p.by(x, 5.0)
+        y.backward()
+        out = (sorted(p.overloads()), str(p.by), repr(p.by), p.by.name(), p.by.__name__,
+               p(torch.ones(1)), p(torch.ones(1), 3.0), p.default(torch.ones(1)), y, x.grad,
+               error_of(lambda: p.by(torch.ones(1))), error_of(lambda: p(torch.ones(1), "a")),
+               error_of(lambda: torch.library.register_autograd("testlib_overloads::scale.no",
+                                                                print)))
+        lib._destroy()
+        return out
+    same(body)

@@ -18,7 +18,8 @@ class OpOverload:
         self._overloadname = overload_name
         self._schema = schema
         self._op = fn
-        self._name = packet._qualified_op_name
+        self._name = packet._qualified_op_name + ("" if overload_name == "default"
+                                                  else f".{overload_name}")
         self.namespace, self._opname = packet._namespace, packet.__name__
         self.__name__ = f"{self._opname}.{overload_name}"
 
@@ -64,7 +65,24 @@ class OpOverloadPacket:
                                  f"'{key}'") from None
 
     def __call__(self, *args, **kwargs):
-        return self.default(*args, **kwargs)
+        if len(self._overloads) == 1:
+            return self.default(*args, **kwargs)
+        return self._overload_for(args, kwargs)(*args, **kwargs)
+
+    def _overload_for(self, args, kwargs) -> OpOverload:
+        """The first overload whose schema takes these arguments (torch's error lists why
+        none does)."""
+        from .library._schema import bind
+        why = []
+        for overload in self._overloads.values():
+            try:
+                bind(overload._schema, args, kwargs)
+            except RuntimeError as e:
+                why.append(f"{e}\n\n")
+                continue
+            return overload
+        raise RuntimeError("Overloaded torch operator invoked from Python failed to match any "
+                           "schema:\n" + "".join(why))
 
     def __repr__(self):
         return f"<OpOverloadPacket(op='{self}')>"

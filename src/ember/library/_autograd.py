@@ -1,6 +1,6 @@
 """The ``autograd.Function`` behind a custom operator's ``register_autograd``.
 
-torch builds one Function per operator, named ``GeneratedBackwardFor_<ns>_<name>_default``
+torch builds one Function per operator, named ``GeneratedBackwardFor_<ns>_<name>_<overload>``
 (its node prints as ``...Backward``), whose forward runs the operator below autograd and calls
 ``setup_context``, and whose backward calls the registered ``backward``. An argument or return
 of type ``Tensor[]`` is flattened into the Function's tensor arguments and outputs and rebuilt
@@ -83,7 +83,8 @@ def make_autograd_function(opdef):
             return (*result, None) if isinstance(result, tuple) else (result, None)
         return (*_flatten_like_inputs(result, call.input_spec), None)
 
-    cls = type(f"GeneratedBackwardFor_{opdef._namespace}_{opdef._name}_default", (Function,),
+    name = f"GeneratedBackwardFor_{opdef._namespace}_{opdef._name}_{opdef._overload}"
+    cls = type(name, (Function,),
                {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
     def apply_op(values, keyword):

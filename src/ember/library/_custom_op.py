@@ -81,8 +81,8 @@ class CustomOpDef:
     # through its generated Function, whose backward refuses without register_autograd.
     _kernel_records = False
 
-    def __init__(self, namespace: str, name: str, schema, fn):
-        self._namespace, self._name = namespace, name
+    def __init__(self, namespace: str, name: str, schema, fn, overload: str = "default"):
+        self._namespace, self._name, self._overload = namespace, name, overload
         self._schema = str(schema)  # (unnamed, as torch keeps it: "(Tensor x) -> Tensor")
         self._init_fn = fn
         self._backend_fns: dict = {}
@@ -95,11 +95,11 @@ class CustomOpDef:
         if any(a.kwarg_only and a.is_tensor_like for a in schema.arguments):
             raise NotImplementedError("custom_op with kwarg-only Tensor args. Please make your "
                                       f"tensors not kwarg-only. Got: {name}{schema}")
-        schema.name = self._qualname
+        schema.name = self._qualname if overload == "default" else f"{self._qualname}.{overload}"
         self._op_schema = schema
         self._autograd_function = make_autograd_function(self)
-        self._opoverload = define_overload(schema, self._dispatch)
-        OPDEFS[self._qualname] = self
+        self._opoverload = define_overload(schema, self._dispatch, overload)
+        OPDEFS[schema.name] = self  # (the overload's name(): "ns::op" or "ns::op.overload")
 
     @property
     def _qualname(self) -> str:
@@ -301,12 +301,12 @@ class CustomOpDef:
             raise RuntimeError(f"{self._name} (with implementation in {module}): {_ALIASING}")
 
 
-def define_overload(schema, fn):
+def define_overload(schema, fn, overload="default"):
     """Put ``schema``'s operator in ``ember.ops`` (replacing one of the same name) with ``fn``
-    as its ``default`` overload."""
-    namespace, name = schema.name.split("::")
+    as its overload ``overload``."""
+    namespace, name = schema.op_name.split("::")
     packet = getattr(ops, namespace)._packet(name)
-    return packet._add_overload("default", schema, fn)
+    return packet._add_overload(overload, schema, fn)
 
 
 def _without_defaults(schema, values, keyword):

@@ -24,12 +24,12 @@ class _DefinedOp(CustomOpDef):
     _kernel_records = True
     _composite_implicit = False
 
-    def __init__(self, namespace, name, schema, lib):
+    def __init__(self, namespace, name, schema, lib, overload):
         self._lib = lib
-        super().__init__(namespace, name, schema, None)
+        super().__init__(namespace, name, schema, None, overload)
 
     def __repr__(self):
-        return f"{self._namespace}.{self._name}"
+        return str(self._opoverload)
 
     def _register_key(self, key, fn):
         if key not in _KERNEL_KEYS:
@@ -71,14 +71,15 @@ class Library:
         """Define the operator ``schema`` names (``"foo(Tensor x) -> Tensor"``); returns
         its name."""
         parsed = parse_schema(schema)
-        name = parsed.name
+        name = parsed.name  # "op" or "op.overload"
         qualname = f"{self.ns}::{name}"
         if qualname in OPDEFS:
             raise RuntimeError(f"Tried to register an operator ({qualname}"
                                f"{str(parsed)[len(name):]}) with the same name and overload "
                                "name multiple times. Each overload's schema should only be "
                                "registered with a single call to def().")
-        _DefinedOp(self.ns, name, parsed, self)
+        op_name, _, overload = name.partition(".")
+        _DefinedOp(self.ns, op_name, parsed, self, overload or "default")
         self._op_defs.add(qualname)
         return name
 
@@ -99,7 +100,7 @@ class Library:
         for qualname in self._op_defs:
             OPDEFS.pop(qualname, None)
             namespace, name = qualname.split("::")
-            getattr(ops, namespace)._remove(name)
+            getattr(ops, namespace)._remove(name.split(".")[0])
         self._op_defs.clear()
         if _DEF_NAMESPACES.get(self.ns) is self:
             del _DEF_NAMESPACES[self.ns]
@@ -154,7 +155,8 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None) -> None:
     """``op``'s derivative (see CustomOpDef.register_autograd); ``op`` may be a name."""
     if isinstance(op, str) and op not in OPDEFS:  # (looked up in ember.ops, as torch does)
         namespace, name = op.split("::")
-        getattr(getattr(ops, namespace), name)
+        name, _, overload = name.partition(".")
+        getattr(getattr(getattr(ops, namespace), name), overload or "default")
     _opdef(op).register_autograd(backward, setup_context=setup_context)
 
 

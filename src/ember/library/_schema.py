@@ -86,6 +86,11 @@ class FunctionSchema:
             params.append(str(a))
         return f"{self.name}({', '.join(params)}) -> {self.returns_text()}"
 
+    @property
+    def op_name(self):
+        """The operator's name without its overload: what call errors name."""
+        return self.name.split(".")[0]
+
     def returns_text(self):
         if len(self.returns) == 1 and not self.returns_tuple:
             return str(self.returns[0])
@@ -298,10 +303,10 @@ def bind(schema: FunctionSchema, args, kwargs):
     positional = [a for a in schema.arguments if not a.kwarg_only]
     given = len(args) + len(kwargs)
     if given > len(schema.arguments):
-        raise RuntimeError(f"{schema.name}() expected at most {len(schema.arguments)} "
+        raise RuntimeError(f"{schema.op_name}() expected at most {len(schema.arguments)} "
                            f"argument(s) but received {given} argument(s). {declared}")
     if len(args) > len(positional):
-        raise RuntimeError(f"{schema.name}() takes {len(positional)} positional argument(s) but "
+        raise RuntimeError(f"{schema.op_name}() takes {len(positional)} positional argument(s) but "
                            f"{len(args)} was/were given.  {declared}")
     kwargs = dict(kwargs)
     values = list(args)
@@ -316,7 +321,7 @@ def bind(schema: FunctionSchema, args, kwargs):
         elif arg.default is not _NO_DEFAULT:
             value = arg.default
         else:
-            raise RuntimeError(f"{schema.name}() is missing value for argument '{arg.name}'. "
+            raise RuntimeError(f"{schema.op_name}() is missing value for argument '{arg.name}'. "
                                f"{declared}")
         if arg.kwarg_only:
             keyword[arg.name] = value
@@ -324,7 +329,7 @@ def bind(schema: FunctionSchema, args, kwargs):
             values.append(value)
     if kwargs:
         raise RuntimeError(f"Unknown keyword argument '{next(iter(kwargs))}' for operator "
-                           f"'{schema.name}'. Schema: {schema}")
+                           f"'{schema.op_name}'. Schema: {schema}")
     for pos, (arg, value) in enumerate(zip(positional, values)):
         values[pos] = _checked(schema, arg, value, pos)
     for pos, arg in enumerate(schema.arguments):
@@ -358,7 +363,7 @@ def _checked(schema, arg, value, pos):
     wanted = base.replace("SymInt", "int")
     details = (f"Unable to cast {value!r} to Tensor" if base == "Tensor"
                else _PYBIND_CAST.format(type(value)))
-    raise RuntimeError(f"{schema.name}() Expected a value of type '{wanted}' for argument "
+    raise RuntimeError(f"{schema.op_name}() Expected a value of type '{wanted}' for argument "
                        f"'{arg.name}' but instead found type '{type(value).__name__}'.\n"
                        f"Position: {pos}\nValue: {value!r}\nDeclaration: {schema}\n"
                        f"Cast error details: {details}")
