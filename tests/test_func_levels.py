@@ -267,3 +267,41 @@ def test_debug_unwrap():
         F.vmap(probe)(x)
         return seen, F.debug_unwrap(x) is x
     same(body, check_warnings=False)
+
+
+# -- linearize: torch traces func once, its primals and captured tensors constants of the trace --
+def test_linearize_results_and_their_graph():
+    def body(torch):
+        F = torch.func
+        w = torch.tensor(B, requires_grad=True)
+        w2 = w * 2
+        x, t = torch.tensor(A), torch.tensor(B[::-1].copy())
+        out = []
+
+        def facts(r):
+            return (r, r._is_view(), r._version)
+        for fn in (lambda a: (a * w).sin(), lambda a: (a * w2).exp(), lambda a: a,
+                   lambda a: a[0], lambda a: {"s": a.sin(), "c": (a.cos(), a * 1)}):
+            value, jvp_fn = F.linearize(fn, x)
+            j = jvp_fn(t)
+            leaves = j if isinstance(j, torch.Tensor) else [j["s"], *j["c"]]
+            leaves = [leaves] if isinstance(leaves, torch.Tensor) else leaves
+            out.append((value, [facts(q) for q in leaves]))
+            if leaves[0].requires_grad:  # (no gradient reaches w: a constant of the trace)
+                out.append(torch.autograd.grad(leaves[0].sum(), w, allow_unused=True))
+        tr = t.clone().requires_grad_()
+        j = F.linearize(lambda a: (a * w2).sin(), x)[1](tr)
+        out.append((j, torch.autograd.grad(j.sum(), [tr, w], allow_unused=True)))
+        out.append(torch.autograd.grad(w2.sum(), w))  # (w2's graph not consumed by jvp_fn's)
+        xr = x.clone().requires_grad_()
+        j = F.linearize(lambda a: a.sin(), xr)[1](t)
+        out.append((j, torch.autograd.grad(j.sum(), xr, allow_unused=True)))
+        value, jvp_fn = F.linearize(lambda a, b: a * b, x, x * 2)
+        out.append(jvp_fn(t, t))
+        for bad in ((t,), (t[:1], t), (t.float(), t)):
+            try:
+                jvp_fn(*bad)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same(body, rtol=1e-12, check_warnings=False)

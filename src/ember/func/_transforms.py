@@ -527,13 +527,16 @@ def linearize(func, *primals):
 
     NOTE: torch traces ``func`` once and replays the trace; ember has no tracer, so ``jvp_fn``
     evaluates ``func`` again under forward-mode AD at the stored primals (the same values for
-    a deterministic ``func``).
+    a deterministic ``func``). As in torch's trace, the primals and the tensors ``func``
+    captures are constants there: a result records its graph (it requires grad where they
+    do) but passes no gradient to them, only to tangents that require grad.
     """
     output = func(*primals)
-    _, out_spec = _flatten(output)
+    out_leaves, out_spec = _flatten(output)
     flat_p, spec_p = _flatten(primals)
     shapes = [tuple(p.shape) for p in flat_p]
     dtypes = [p.dtype for p in flat_p]
+    captured = _nodes_of([o for o in out_leaves if isinstance(o, Tensor)])
 
     @_without_inference_mode
     def jvp_fn(*tangents):
@@ -551,16 +554,88 @@ def linearize(func, *primals):
                                    f"doesn't match the dtype {dtypes[idx]} of the "
                                    "corresponding primal.")
         with fwAD.dual_level():
-            duals = [fwAD.make_dual(_not_inference(p.detach()), t)
-                     for p, t in zip(flat_p, flat_t)]
+            duals = [fwAD.make_dual(_constant(p), t) for p, t in zip(flat_p, flat_t)]
             out = func(*_unflatten(duals, spec_p))
             leaves, _ = _flatten(out)
             tans = []
             for o in leaves:
                 primal, tangent = fwAD.unpack_dual(o)
-                tans.append(zeros_like(primal) if tangent is None else tangent)
+                tans.append(zeros_like(primal) if tangent is None else
+                            _traced_output(tangent, flat_t))
+        through_tangents = _nodes_of([t for t in flat_t if isinstance(t, Tensor)])
+        _as_constants(tans, {k: n for k, n in captured.items() if k not in through_tangents})
         return _unflatten(tans, out_spec)
     return output, jvp_fn
+
+
+def _constant(p):
+    """A primal as torch's trace holds it: a constant, requiring grad where ``p`` does."""
+    c = _not_inference(p.detach())
+    return c.detach().requires_grad_() if p.requires_grad else c
+
+
+def _nodes_of(tensors):
+    """Every node of the graph of ``tensors`` (a leaf's accumulator included), by id."""
+    nodes = {}
+    todo = [t.grad_fn if t.grad_fn is not None else grad_accumulator(t)
+            for t in tensors if t.requires_grad]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in nodes:
+            continue
+        nodes[id(node)] = node
+        todo.extend(nxt for nxt, _ in node._next if nxt is not None)
+    return nodes
+
+
+def _as_constants(results, captured):
+    """Cut the edges from ``results``' graph into ``captured`` (the graph ``func`` reached at
+    ``linearize``, but for the tangents' own), each to a constant leaf of its own (a new
+    tensor that requires grad), as torch's trace lifts the tensors ``func`` captures: the
+    gradient reaches none of them."""
+    tensors = [r for r in results if isinstance(r, Tensor)]
+    if not captured or not tensors:
+        return
+    xp = get_xp(tensors[0]._data)
+    seen = set()
+    todo = [r.grad_fn for r in tensors if r.grad_fn is not None]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen or id(node) in captured:
+            continue
+        seen.add(id(node))
+        edges = list(node._next)
+        metas = getattr(node, "_meta", None) or ()
+        for k, (nxt, _) in enumerate(edges):
+            if nxt is None:
+                continue
+            if id(nxt) not in captured:
+                todo.append(nxt)
+                continue
+            meta = metas[k] if k < len(metas) else None
+            if isinstance(meta, tuple) and len(meta) == 2:  # (the input's shape, dtype)
+                constant = _wrap(xp.zeros(meta[0], meta[1])).requires_grad_()
+                edges[k] = (grad_accumulator(constant), 0)
+        if edges != list(node._next):
+            node._next = tuple(edges)
+
+
+def _traced_output(tangent, inputs):
+    """A tangent as torch's traced program returns it: one that is an input tangent or a view
+    of one comes back as a copy (or that view of a copy), torch's graph output copied out."""
+    for t in inputs:
+        if tangent is t:
+            return _copied(t)
+        base = tangent._base
+        if base is not None and (base is t or base is t._base):
+            from .._ops.views import replay
+            return replay(tangent._view_chain, _copied(base))
+    return tangent
+
+
+def _copied(t):
+    """A new tensor laid out as ``t``, ``t`` copied into it (``copy_``: version 1)."""
+    return t.new_empty_strided(tuple(t.shape), t.stride()).copy_(t)
 
 
 def _size(shape):
