@@ -763,3 +763,15 @@ def test_library_overloads_by_name_and_by_arguments():
         lib._destroy()
         return out
     same(body)
+
+
+def test_vmap_of_a_custom_op_on_tensors_that_require_grad():
+    def body(torch):
+        op = _numpy_sin(torch, "sin_vmap_grad")
+        x = torch.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], requires_grad=True)
+        y = torch.vmap(op)(x)
+        y.sum().backward()
+        per_example = error_of(lambda: torch.vmap(torch.func.grad(lambda v: op(v).sum()))(x))
+        return y, x.grad, per_example
+    # (torch's output node is a view of its stacked examples, ember's the stack itself)
+    same(body, grad_fn=False, check_warnings=False)

@@ -100,6 +100,10 @@ class _Vmap:
         finally:
             forward_hook[0] = self
 
+    def function_jvp(self, cls, ctx, args, outputs):
+        """A custom Function ran (in the forward-AD slot, without a dual level): no tangents
+        to push."""
+
     def random_draw(self):
         """Called before a random draw: refuse it in 'error' mode."""
         if _levels and _levels[-1].randomness == "error":
