@@ -37,6 +37,15 @@ def test_ops_packet_and_overload_names():
         "AttributeError", "The underlying op of 'testlib_names.myop' has no overload name 'other'")
 
 
+def test_packet_of_overloads_without_schemas_calls_its_default():
+    packet = ember.ops.testlib_noschema._packet("op")
+    packet._add_overload("default", None, lambda x: x + 1)
+    packet._add_overload("other", None, lambda x: x + 2)
+    assert packet(1) == 2 and packet.other(1) == 3
+    p = ember.ops.aten.bernoulli  # (ember.ops.aten's packets have no schemas)
+    assert len(p.overloads()) > 1 and p(ember.full((3,), 1.0)).tolist() == [1.0, 1.0, 1.0]
+
+
 # -- custom_op: schema inference -----------------------------------------------------------------
 def _schema_of(torch, fn, mutates_args=()):
     return torch.library.custom_op(f"testlib::{fn.__name__}", fn, mutates_args=mutates_args)._schema

@@ -65,7 +65,9 @@ class OpOverloadPacket:
                                  f"'{key}'") from None
 
     def __call__(self, *args, **kwargs):
-        if len(self._overloads) == 1:
+        overloads = self._overloads.values()
+        if len(overloads) == 1 or any(o._schema is None for o in overloads):
+            # (an operator without schemas, as ember.ops.aten's, runs its default overload)
             return self.default(*args, **kwargs)
         return self._overload_for(args, kwargs)(*args, **kwargs)
 
