@@ -689,10 +689,11 @@ Tensor.lerp = lerp
 Tensor.lerp_ = _lerp_
 
 
-def _addc_check(name):
+def _addc_check(name, inplace=False):
     def check(self, tensor1, tensor2, value=1):
         require_tensor(name, "tensor1", tensor1, 2)
         require_tensor(name, "tensor2", tensor2, 3)
+        _check_number(value, name + "_" if inplace else name)
         if name == "addcdiv" and all(t._data.dtype.kind in "biu" for t in (tensor1, tensor2)):
             raise RuntimeError(
                 "Integer division with addcdiv is no longer supported, and in a future  "
@@ -705,10 +706,24 @@ def _addc_check(name):
     return check
 
 
+def _check_number(value, name):
+    """torch's parsing of a Number argument: a 0-dim tensor that requires no grad is taken
+    as its value (see _value); any other tensor is refused."""
+    if isinstance(value, Tensor) and (value.ndim or value.requires_grad):
+        raise TypeError(f"{name}(): argument 'value' must be Number, not Tensor")
+
+
+def _number(value):
+    """A Number argument's value (a 0-dim tensor's, see _check_number)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
 def _value(x, value, kernel):
-    """``value`` cast to the result's kind, as torch's kernels take it."""
+    """``value`` (a number, or a 0-dim tensor's value) cast to the result's kind, as torch's
+    kernels take it."""
     if x.dtype == np.bool_:
         raise not_implemented(kernel, x)
+    value = _number(value)
     return int(value) if x.dtype.kind in "iu" else value
 
 
@@ -725,12 +740,12 @@ def _(grad):
 
 @addcmul.grad("tensor1")
 def _(grad, tensor2, value):
-    return grad * mul_scalar(tensor2, value)
+    return grad * mul_scalar(tensor2, _number(value))
 
 
 @addcmul.grad("tensor2")
 def _(grad, tensor1, value):
-    return grad * mul_scalar(tensor1, value)
+    return grad * mul_scalar(tensor1, _number(value))
 
 
 @op("addcdiv", elementwise=True, tensors=3, method=True, inplace=True, quiet=True,
@@ -747,17 +762,19 @@ def _(grad):
 
 @addcdiv.grad("tensor1")
 def _(grad, tensor2, value):
-    return grad * scalar_first(value, tensor2, "div")
+    return grad * scalar_first(_number(value), tensor2, "div")
 
 
 @addcdiv.grad("tensor2")
 def _(grad, tensor1, tensor2, value):
-    return -grad * (mul_scalar(tensor1, value) / (tensor2 * tensor2))
+    return -grad * (mul_scalar(tensor1, _number(value)) / (tensor2 * tensor2))
 
 
 # (torch's tangent formulas scale both product terms by value: see
 # forward_ad._zero_term_dtype)
 addcmul.zero_term_scalar = addcdiv.zero_term_scalar = ("value", ("tensor1", "tensor2"))
+addcmul.inplace_check = _addc_check("addcmul", inplace=True)
+addcdiv.inplace_check = _addc_check("addcdiv", inplace=True)
 
 
 # torch's fmod.Scalar and remainder.Scalar run the Tensor overload with the number wrapped

@@ -26,6 +26,10 @@ class LinAlgError(RuntimeError):
     """A linear algebra routine failed (``torch.linalg.LinAlgError``)."""
 
 
+# (torch's class is torch._C._LinAlgError: its errors are reported by that name)
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+
+
 def _result(name, fields):
     """A named tuple printed as torch prints ``torch.return_types.<name>``."""
     from .reduction import return_type

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 from .._backend import get_xp
+from .._backend.fp_errors import quietly
 from .._tensor import Tensor
 from .reduction import mean, sum as _sum
 from . import layer_norm_kernels
@@ -90,7 +91,8 @@ def batch_norm_op(input, weight, bias, running_mean, running_var, training,  # n
                             input.size // input.shape[1], momentum)
     else:
         m = _raw(running_mean).reshape(cs)
-        rstd = (1.0 / xp.sqrt(_raw(running_var) + eps)).astype(input.dtype).reshape(cs)
+        # (a negative running variance gives NaN without a word, as torch's)
+        rstd = (1.0 / quietly(xp.sqrt, _raw(running_var) + eps)).astype(input.dtype).reshape(cs)
     scale = rstd if weight is None else rstd * weight.reshape(cs)
     if cpu_float32:
         return _cpu_float32_affine(input, m, scale, None if bias is None else bias.reshape(cs))

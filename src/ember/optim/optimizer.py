@@ -428,11 +428,16 @@ def _squeezed(x):
     return x.squeeze() if isinstance(x, Tensor) and x.dim() != 0 else x
 
 
-def _number(x, fn, arg):
-    """``x`` where torch's op ``fn`` takes a Number: a Tensor (a tensor ``lr`` reaching
-    ``addcdiv_``'s value in a differentiable update) gets torch's TypeError."""
+def _number(x, fn, arg, position=None):
+    """``x`` where torch's op ``fn`` takes a Number, as its argument parser takes it: a 0-dim
+    Tensor that requires no grad stands for its value; any other Tensor (a tensor ``lr``
+    that requires grad reaching ``addcdiv_``'s value in a differentiable update) gets torch's
+    TypeError."""
     if isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{arg}' must be Number, not Tensor")
+        if x.dim() or x.requires_grad:
+            where = "" if position is None else f" (position {position})"
+            raise TypeError(f"{fn}(): argument '{arg}'{where} must be Number, not Tensor")
+        return x.item()
     return x
 
 

@@ -10,9 +10,11 @@ from .optimizer import (
     _closure_loss,
     _full_like,
     _incr,
+    _number,
     _real,
     _real_views,
     _scalar_tensor,
+    _squeezed,
     _step_to_tensor,
     _to_scalar,
     _use_grad_for_differentiable,
@@ -64,11 +66,12 @@ class Rprop(Optimizer):
                     continue
                 state = self.state[p]
                 if len(state) == 0:
-                    lr = _to_scalar(group["lr"])
+                    lr = group["lr"]
                     state["step"] = _scalar_tensor(0.0)
                     state["prev"] = _zeros_like(p)
-                    state["step_size"] = _full_like(p, complex(lr, lr) if p.is_complex()
-                                                    else lr)
+                    state["step_size"] = _full_like(
+                        p, complex(_to_scalar(lr), _to_scalar(lr)) if p.is_complex()
+                        else _number(_squeezed(lr), "full_like", "fill_value", 2))
                 _check_capturable(group, p, "params and state_steps")
                 if group["differentiable"]:
                     _differentiable_rprop(p, group, state)
