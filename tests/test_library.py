@@ -784,3 +784,19 @@ def test_vmap_of_a_custom_op_on_tensors_that_require_grad():
         return y, x.grad, per_example
     # (torch's output node is a view of its stacked examples, ember's the stack itself)
     same(body, grad_fn=False, check_warnings=False)
+
+
+def test_factory_op_picks_its_kernel_by_its_device_argument():
+    def body(torch):
+        @torch.library.custom_op("testlib::factory", mutates_args={}, device_types="cpu")
+        def bar(device: torch.device, n: int) -> torch.Tensor:
+            return torch.ones(n)
+
+        def no_device(n: int) -> torch.Tensor:
+            return torch.ones(n)
+
+        anywhere = torch.library.custom_op("testlib::factory_any", no_device, mutates_args=())
+        return (bar("cpu", 2), error_of(lambda: bar(torch.device("meta"), 2)), anywhere(3),
+                error_of(lambda: torch.library.custom_op("testlib::factory_nodev", no_device,
+                                                         mutates_args=(), device_types="cpu")))
+    same(body)

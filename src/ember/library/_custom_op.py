@@ -91,6 +91,7 @@ class CustomOpDef:
         self._backward_fn = None
         self._vmap_fn = None
         self._autocast_dtype: dict = {}  # device type -> the dtype autocast casts inputs to
+        self._device_arg_index = None  # a factory's device argument, once it picks kernels
         self._disabled_kernel: set = set()
         if any(a.kwarg_only and a.is_tensor_like for a in schema.arguments):
             raise NotImplementedError("custom_op with kwarg-only Tensor args. Please make your "
@@ -122,6 +123,15 @@ class CustomOpDef:
                 self._backend_fns[kind] = fn
             return fn
 
+        if device_types is not None and not any(
+                a.is_tensor_like for a in self._op_schema.arguments):
+            # a factory: its device argument picks the kernel (torch's BackendSelect)
+            index = next((k for k, a in enumerate(self._op_schema.arguments)
+                          if a.type == "Device"), None)
+            if index is None:
+                raise ValueError("Functions without tensor inputs are required to have a "
+                                 "`device: ember.device` argument")
+            self._device_arg_index = index
         return inner if fn is None else inner(fn)
 
     def register_fake(self, fn, /):
@@ -241,6 +251,8 @@ class CustomOpDef:
             if any(a.name == name and a.is_write for a in self._op_schema.arguments):
                 increment_version(_tensors_of(value))
         kind = _device_type(values, keyword)
+        if self._device_arg_index is not None:
+            kind = self._selected_device(values)
         args, kwargs = _without_defaults(self._op_schema, values, keyword)
         if kind == "meta":
             return self._run_fake(args, kwargs)
@@ -258,6 +270,13 @@ class CustomOpDef:
             return self._run(values, keyword)
         finally:
             recording[0] = rec
+
+    def _selected_device(self, values):
+        kind = values[self._device_arg_index].type
+        if kind not in self._backend_fns:
+            raise RuntimeError(f"{self._name} does not have a kernel registered for {kind}. "
+                               "Please use register_kernel to do so.")
+        return kind
 
     def _kernel_for(self, kind):
         for key in (kind, None):
