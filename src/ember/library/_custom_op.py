@@ -21,7 +21,8 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.saved_tensors import increment_version
 from ._autograd import make_autograd_function
-from ._schema import _NO_DEFAULT, _infer, parse_schema
+from ._schema import _NO_DEFAULT, _infer, bind, parse_schema
+from ._vmap import batched_level, call_under_vmap
 
 log = logging.getLogger(__name__)
 OPDEFS: dict = {}  # "namespace::name" -> its CustomOpDef
@@ -213,13 +214,11 @@ class CustomOpDef:
 
     # -- calling -------------------------------------------------------------------------------
     def _dispatch(self, *args, **kwargs):
-        from ._schema import bind
         values, keyword = bind(self._op_schema, args, kwargs)
         if self._autocast_dtype:
             ran = self._autocast_call(values, keyword)
             if ran is not None:
                 return ran[0]
-        from ._vmap import batched_level, call_under_vmap
         level = batched_level(values)
         if level:
             return call_under_vmap(self, values, keyword, level)

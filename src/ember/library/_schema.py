@@ -299,15 +299,14 @@ _PYBIND_CAST = ("Unable to cast Python instance of type {} to C++ type '?' (#def
 def bind(schema: FunctionSchema, args, kwargs):
     """The call's arguments as the kernel receives them: every positional parameter (defaults
     filled in) and the keyword-only ones by name; torch's errors for a call that does not fit."""
-    declared = f"Declaration: {schema}"
     positional = [a for a in schema.arguments if not a.kwarg_only]
     given = len(args) + len(kwargs)
     if given > len(schema.arguments):
         raise RuntimeError(f"{schema.op_name}() expected at most {len(schema.arguments)} "
-                           f"argument(s) but received {given} argument(s). {declared}")
+                           f"argument(s) but received {given} argument(s). Declaration: {schema}")
     if len(args) > len(positional):
         raise RuntimeError(f"{schema.op_name}() takes {len(positional)} positional argument(s) but "
-                           f"{len(args)} was/were given.  {declared}")
+                           f"{len(args)} was/were given.  Declaration: {schema}")
     kwargs = dict(kwargs)
     values = list(args)
     for arg in positional[:len(args)]:
@@ -322,7 +321,7 @@ def bind(schema: FunctionSchema, args, kwargs):
             value = arg.default
         else:
             raise RuntimeError(f"{schema.op_name}() is missing value for argument '{arg.name}'. "
-                               f"{declared}")
+                               f"Declaration: {schema}")
         if arg.kwarg_only:
             keyword[arg.name] = value
         else:
