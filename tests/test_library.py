@@ -37,6 +37,15 @@ def test_ops_packet_and_overload_names():
         "AttributeError", "The underlying op of 'testlib_names.myop' has no overload name 'other'")
 
 
+def test_operators_survive_deepcopy_as_themselves():
+    import copy
+    torch = torch_or_skip()
+    for lib in (torch, ember):
+        overload, packet = lib.ops.aten.mm.default, lib.ops.aten.mm
+        assert copy.deepcopy(overload) is overload and copy.deepcopy(packet) is packet
+        assert copy.deepcopy({"policy": [overload]})["policy"][0] is overload
+
+
 def test_packet_of_overloads_without_schemas_calls_its_default():
     packet = ember.ops.testlib_noschema._packet("op")
     packet._add_overload("default", None, lambda x: x + 1)

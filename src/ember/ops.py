@@ -26,6 +26,9 @@ class OpOverload:
     def name(self) -> str:
         return self._name
 
+    def __deepcopy__(self, memo):  # (an operator is one object, as torch's: policies compare
+        return self               # overloads by identity)
+
     def __call__(self, *args, **kwargs):
         return self._op(*args, **kwargs)
 
@@ -54,6 +57,9 @@ class OpOverloadPacket:
 
     def overloads(self) -> list[str]:
         return list(self._overloads)
+
+    def __deepcopy__(self, memo):
+        return self
 
     def __getattr__(self, key):
         if key.startswith("__"):  # (copy, pickle and inspect probe dunders: not overloads)
