@@ -155,20 +155,23 @@ def _argument_lines(w, args, kwargs, spec, n_tensors):
         return [f"tensors[{k}]" for k in range(n_tensors)]
     w.fail_if("kwargs")
     names = [f"p{k}" for k in range(len(args))]
-    if names:  # (a call with another number of arguments fails to unpack)
-        w.lines += ["try:", f"    {''.join(n + ', ' for n in names)}= args",
-                    "except ValueError:", "    return False"]
-    else:
+    if not names:
         w.fail_if("args")
+    start = len(w.lines)
+    if names:
+        w.lines.append(f"{''.join(n + ', ' for n in names)}= args")
     tensor_names = []
     for name, v in zip(names, args):
-        if isinstance(v, Tensor):  # (its type first: another object may have no _data)
-            meta = _tensor_meta(v)
-            w.fail_if(f"type({name}) is not {w.bind(meta[0])}")
-            w.fail_if(_meta_changed(w, name, meta, with_type=False))
+        if isinstance(v, Tensor):  # (its type and array read by one getter call)
+            w.fail_if(_meta_changed(w, name, _tensor_meta(v)))
             tensor_names.append(name)
         else:
             w.fail_if(w._changed(name, v))
+    if names:
+        # (another number of arguments fails to unpack; an object in a tensor's place
+        # lacks a tensor's attributes, or gives another class first)
+        w.lines[start:] = (["try:"] + ["    " + line for line in w.lines[start:]]
+                           + ["except Exception:", "    return False"])
     w.lines.append("tensors = args" if len(tensor_names) == len(args)
                    else f"tensors = [{', '.join(tensor_names)}]")
     return tensor_names
@@ -179,20 +182,14 @@ def _argument_lines(w, args, kwargs, spec, n_tensors):
 _GOT = ("__class__", "_data.__class__", "_data.shape", "_data.dtype", "_data.strides",
         "_requires_grad", "_is_inference")
 _META_GETTER = operator.attrgetter(*_GOT)
-_META_GETTER_UNTYPED = operator.attrgetter(*_GOT[1:])
 
 
-def _meta_changed(w, t, meta, with_type=True):
-    """A condition: tensor ``t`` no longer has metadata ``meta`` (_tensor_meta's tuple);
-    ``with_type=False``: its type was checked already."""
+def _meta_changed(w, t, meta):
+    """A condition: tensor ``t`` no longer has metadata ``meta`` (_tensor_meta's tuple)."""
     if meta[1] is not np.ndarray:  # (another array type: the whole picture, device too)
-        fields = _META_FIELDS if with_type else _META_FIELDS[1:]
         a = w.local(f"{t}._data")
-        return (f"({', '.join(fields).format(t=t, a=a)}, ) != "
-                f"{w.bind(meta if with_type else meta[1:])}")
-    getter = _META_GETTER if with_type else _META_GETTER_UNTYPED
-    recorded = meta[:6] + (meta[7],)
-    return (f"{w.bind(getter)}({t}) != {w.bind(recorded if with_type else recorded[1:])} "
+        return f"{_TENSOR_META.format(t=t, a=a)} != {w.bind(meta)}"
+    return (f"{w.bind(_META_GETTER)}({t}) != {w.bind(meta[:6] + (meta[7],))} "
             f"or {t}._base is {'not ' if meta[6] else ''}None")
 
 
