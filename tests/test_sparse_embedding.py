@@ -239,3 +239,42 @@ def test_embedding_argument_errors(case):
                 "sparse_1d": lambda: f(torch.tensor([0]), torch.ones(5, requires_grad=True),
                                        sparse=True)}[case]()
     check(body)
+
+
+_WEIGHTS = {
+    "times a number": lambda t, b: b * 2.5,
+    "a number times": lambda t, b: 2.5 * b,
+    "times a tensor": lambda t, b: b * t.full((4, 3), 2.0),
+    "times a broadcast row": lambda t, b: b * t.tensor([1.0, 2.0, 3.0]),
+    "divided by a number": lambda t, b: b / 4,
+    "negated": lambda t, b: -b,
+    "twice scaled": lambda t, b: (b * 2) * 3,
+}
+
+
+@pytest.mark.parametrize("weight", sorted(_WEIGHTS))
+@pytest.mark.parametrize("how", ["backward", "grad"])
+def test_sparse_gradient_into_a_computed_weight(weight, how):
+    """An embedding whose weight is an op's result: that op's node receives the sparse
+    gradient, and its formula keeps it sparse (mul by a number or a dense tensor, division by
+    a number, neg), as torch's does; the leaf's .grad is sparse."""
+    def body(t):
+        b = t.tensor([[1.0, 2, 3], [4, 5, 6], [7, 8, 9], [1, 1, 1]], requires_grad=True)
+        out = t.nn.functional.embedding(t.tensor([0, 2, 0]), _WEIGHTS[weight](t, b),
+                                        sparse=True)
+        loss = (out * t.tensor([1.0, 2.0, 3.0])).sum()
+        if how == "grad":
+            g, = t.autograd.grad(loss, b)
+        else:
+            loss.backward()
+            g = b.grad
+        return g.layout == t.sparse_coo, g.to_dense()
+    check(body, rtol=0, atol=0)
+
+
+def test_sparse_gradient_divided_by_a_tensor_is_refused():
+    def body(t):
+        b = t.ones(4, 3, requires_grad=True)
+        out = t.nn.functional.embedding(t.tensor([0, 2]), b / t.full((4, 3), 2.0), sparse=True)
+        out.sum().backward()
+    check(body)

@@ -84,6 +84,30 @@ class CooArray:
         self.indices, self.values, self.coalesced = total.indices, total.values, total.coalesced
         return self
 
+    # A dense node's formula run on a sparse gradient (an embedding's sparse gradient into a
+    # weight computed by mul, div, neg, exp): torch's sparse mul by a number or by a dense
+    # tensor of its shape keeps the sparse entries, and so does its division by a number.
+    def __mul__(self, other):
+        if _is_number(other):
+            return CooArray(self.indices, self.values * other, self.shape, self.coalesced)
+        if type(other) is CooArray and other.shape == self.shape:
+            return times_at_entries(self, other)
+        shape = getattr(other, "shape", None)
+        if type(other) is not CooArray and shape is not None and len(shape) <= self.ndim:
+            return times_at_entries(self, get_xp(other).broadcast_to(other, self.shape))
+        raise SparseOperand("a sparse gradient met a dense one")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        if _is_number(other):
+            return CooArray(self.indices, self.values / other, self.shape, self.coalesced)
+        raise RuntimeError("Sparse division requires a scalar or zero-dim dense tensor divisor "
+                           f"(got shape {list(getattr(other, 'shape', ()))} for divisor)")
+
+    def __neg__(self):
+        return CooArray(self.indices, -self.values, self.shape, self.coalesced)
+
     # -- everything else is a dense kernel that has no business here ----------------------------
     def __getattr__(self, name):
         raise SparseOperand(f"sparse array has no attribute {name!r}")
@@ -99,6 +123,11 @@ class CooArray:
 
     def __repr__(self):
         return f"CooArray(shape={self.shape}, nnz={self.nnz}, dtype={self.dtype})"
+
+
+def _is_number(x):
+    """A Python number, a NumPy scalar or a 0-d array: what scales every entry alike."""
+    return isinstance(x, (int, float, complex, np.generic)) or getattr(x, "ndim", None) == 0
 
 
 def _keys(indices, shape):
