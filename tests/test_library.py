@@ -70,7 +70,8 @@ def test_inferred_schemas_match_torch():
                   n: int = 3, a: float = 2.5, b: bool = False, s: str = "hi",
                   lf: Optional[list[float]] = None, d: torch.dtype = torch.float32,
                   dv: torch.device = "cpu", so: Optional[int] = None,
-                  *, fs: list[float]) -> tuple[Tensor, Tensor]:
+                  sc: torch.types.Number = 2,
+                  *, fs: list[float], scs: list[torch.types.Number]) -> tuple[Tensor, Tensor]:
             raise AssertionError("not called")
 
         def writes(x: Tensor, y: Tensor, *, k: int = 1) -> None:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from .. import _dtype as D
 from .._tensor import Tensor, device
+from ..types import Number
 
 UNKNOWN_MUTATES = "unknown"
 _NO_DEFAULT = inspect.Parameter.empty
-Number = typing.Union[int, float, bool]  # torch.types.Number
 
 
 def _derived(base, name, lists, optional_elements, optional_list):
