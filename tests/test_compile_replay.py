@@ -221,6 +221,10 @@ def test_a_leaf_swapped_between_replays_gets_its_gradient():
     same(body, rtol=1e-6, atol=1e-6)
 
 
+def _scaled(grad, scale):
+    return grad * scale
+
+
 def test_formulas_that_pass_their_arguments_on_are_resolved():
     # ``return op(grad, result, 0)``: the backward program calls the op's kernel (or the
     # function) itself; a formula that computes, branches or takes keywords is called
@@ -239,6 +243,14 @@ def test_formulas_that_pass_their_arguments_on_are_resolved():
     assert _one_call(lambda grad: ember.mul(grad, scale)) is None  # (a closure cell)
     assert _one_call(lambda grad, x: ember.mul(x, grad)) is None  # (an attribute's call)
     assert _one_call(lambda grad, x: max(x, grad)) == ("max", [1, 0])
+    # a plain function is called itself, unless a parameter was left to its default
+    from ember._compile.backward import resolve
+    from ember._compile.recorder import SLOT, VALUE
+    a = np.ones(2)
+    formula = lambda grad, x, scale=2.0: _scaled(grad, scale)  # noqa: E731
+    assert resolve(formula, ((SLOT, 0, None), (SLOT, 1, None)), (a, a), a) is None
+    assert resolve(formula, ((SLOT, 0, None), (SLOT, 1, None), (VALUE, 3.0)), (a, a, 3.0),
+                   a) == (_scaled, ((SLOT, 0, None), (VALUE, 3.0)), None)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])

@@ -185,6 +185,8 @@ def resolve(formula, args, values, result):
     if call is None:
         return None
     name, params = call
+    if any(type(p) is int and p >= len(args) for p in params):
+        return None  # (a parameter left to its default)
     fn = formula.__globals__.get(name)
     passed = [args[p] if type(p) is int else (VALUE, p[0]) for p in params]
     if isinstance(fn, OpDef):
