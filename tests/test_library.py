@@ -92,7 +92,7 @@ def test_inferred_schemas_match_torch():
 
 @pytest.mark.parametrize("case", ["no_hint", "varargs", "no_return", "bad_return", "dict",
                                   "mutated_int", "unknown_name", "bad_mutates", "kwarg_tensor",
-                                  "no_namespace", "tuple_default"])
+                                  "no_namespace", "tuple_default", "list_default_none"])
 def test_schema_errors_match_torch(case):
     from typing import Optional
 
@@ -107,6 +107,7 @@ def test_schema_errors_match_torch(case):
         def mutated_int(x: Tensor, n: int) -> None: ...
         def kwarg_tensor(x: Tensor, *, k: Tensor) -> Tensor: ...
         def tuple_default(x: Tensor, n: list[int] = (1, 2)) -> Tensor: ...
+        def list_default_none(x: Tensor, k: int = 1, n: list[int] = None) -> Tensor: ...
         op = torch.library.custom_op
         calls = {
             "no_hint": lambda: op("testlib::e1", no_hint, mutates_args=()),
@@ -120,6 +121,7 @@ def test_schema_errors_match_torch(case):
             "kwarg_tensor": lambda: op("testlib::e9", kwarg_tensor, mutates_args=()),
             "no_namespace": lambda: op("e10", no_hint, mutates_args="unknown"),
             "tuple_default": lambda: op("testlib::e11", tuple_default, mutates_args=()),
+            "list_default_none": lambda: op("testlib::e12", list_default_none, mutates_args=()),
         }
         try:
             calls[case]()

@@ -94,6 +94,7 @@ class CustomOpDef:
         self._autocast_dtype: dict = {}  # device type -> the dtype autocast casts inputs to
         self._device_arg_index = None  # a factory's device argument, once it picks kernels
         self._disabled_kernel: set = set()
+        _check_list_defaults(name, schema)
         if any(a.kwarg_only and a.is_tensor_like for a in schema.arguments):
             raise NotImplementedError("custom_op with kwarg-only Tensor args. Please make your "
                                       f"tensors not kwarg-only. Got: {name}{schema}")
@@ -317,6 +318,17 @@ class CustomOpDef:
                                            _tensors_of(values) + _tensors_of(keyword)):
             module = inspect.getmodule(CustomOpDef)
             raise RuntimeError(f"{self._name} (with implementation in {module}): {_ALIASING}")
+
+
+def _check_list_defaults(name, schema):
+    """A list argument that is not Optional cannot default to None: torch's schema parser
+    refuses it, pointing at the None."""
+    for arg in schema.arguments:
+        if arg.default is None and arg.type.endswith("]"):
+            text = f"{name}{schema}"
+            column = text.index(f" {arg.name}=None") + len(arg.name) + 2
+            raise RuntimeError(f"expected [ but found 'None' here:\n{text}\n"
+                               f"{' ' * column}~~~~ <--- HERE\n")
 
 
 def define_overload(schema, fn, overload="default"):
