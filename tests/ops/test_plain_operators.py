@@ -147,11 +147,47 @@ def test_plain_path_or_general_path_as_torch(code, plain, spies):
     assert (calls == 0) == plain, f"{code!r}: the general path ran {calls} times"
 
 
+# the in-place methods: the same path, for the trailing arguments its ufunc computes
+_METHODS = [
+    ("with lib.no_grad():\n    x.sub_(y)", True),
+    ("with lib.no_grad():\n    x.sub_(0.5)", True),
+    ("with lib.no_grad():\n    w.sub_(y, alpha=1)", True),
+    ("x.sub_(y)", True),  # grad mode, nothing requires grad
+    # leaves it
+    ("with lib.no_grad():\n    x.sub_(y, alpha=2)", False),
+    ("with lib.no_grad():\n    x.sub_(y, alpha=1.0)", False),
+    ("with lib.no_grad():\n    x.sub_(y, alpha=True)", False),  # a bool alpha
+    ("with lib.no_grad():\n    i.sub_(0.5)", False),
+    ("with lib.no_grad():\n    b.sub_(b)", False),
+    ("with lib.no_grad():\n    x[0].sub_(y[1])", False),
+    ("w.sub_(y)", False),  # grad mode: the leaf's refusal
+]
+
+
+@pytest.mark.parametrize("code, plain", _METHODS)
+def test_method_plain_path_or_general_path_as_torch(code, plain, monkeypatch):
+    """``sub_``'s general paths run sub's check (bools refused), which the plain path
+    skips: a watched check tells which path a call took."""
+    torch_or_skip()
+    from ember._ops.inplace import _compile_inplace
+    sub = pointwise.sub
+    calls, sub_check = [], sub.check
+
+    def check(*args):
+        calls.append(args)
+        return sub_check(*args)
+    check.refuses_kinds = sub_check.refuses_kinds
+    monkeypatch.setattr(sub, "check", check)
+    monkeypatch.setattr(sub, "inplace_caller", _compile_inplace(sub))
+    same(_outcome(code), rtol=0, atol=0)
+    assert (not calls) == plain, f"{code!r}: the general path ran {len(calls)} times"
+
+
 def test_learning_rate_update_bit_for_bit():
     """The users' SGD update under no_grad, on the plain path: torch's values exactly."""
     torch = torch_or_skip()
     rng = np.random.default_rng(0)
-    for dtype in ("float32", "float64"):
+    for dtype in ("float16", "float32", "float64"):
         data = [rng.standard_normal(shape).astype(dtype) for shape in ((64, 32), (32,))]
         grads = [rng.standard_normal(a.shape).astype(dtype) for a in data]
         got = []

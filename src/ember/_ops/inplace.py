@@ -507,65 +507,79 @@ def inplace_operator(d, name):
 
 
 def _compile_operator(d, name, tail, plain):
-    """Generate ``inplace_operator``'s operator: the plain path for the dtypes ``plain``
-    allows (``registry.plain_operands``; none when it is None), else the op's generated
-    in-place call."""
-    lines = ["def operator(self, other):"]
-    if plain is not None:
-        pair, number = plain
-        done = ["else:", "    vc = self._vc", "    if vc is None:", "        self._vc = [1]",
-                "    else:", "        vc[0] += 1", "    return self"]
-        # (an owner's array is never expanded: one with a base, from NumPy, may be)
-        fits = "(own.base is None or 0 not in own.strides)"
-        lines += ["    if (forward_hook[0] is None and profiler_hook[0] is None"
-                  " and self._base is None and not self._is_inference):",
-                  "        own = self._data",
-                  "        if type(other) is Tensor:",
-                  "            x1 = other._data",
-                  "            if ((not (self._requires_grad or other._requires_grad)"
-                  " or not state.grad_enabled)",
-                  "                    and type(own) is ndarray and type(x1) is ndarray"
-                  " and (dt := own.dtype) == x1.dtype and dt in PAIR",
-                  f"                    and {fits} and x1.ndim <= own.ndim",
-                  "                    and not other._is_inference and (other._base is None"
-                  " or other._view_version == other._vc[0])",
-                  "                    and (x1 is own or not host_may_share(own, x1))):"]
-        lines += ["                " + line
-                  for line in plain_call_lines(d, "own", "x1", "own", ["pass"]) + done]
-        if number:
-            lines += ["        elif type(other) is float or type(other) is int:",
-                      "            if ((not self._requires_grad or not state.grad_enabled)",
-                      "                    and type(own) is ndarray and (dt := own.dtype) in "
-                      f"NUMBER and {fits}):",
-                      f"                x1 = {cached_scalar('other', 'dt')}"]
-            lines += ["                " + line
-                      for line in plain_call_lines(d, "own", "x1", "own", ["pass"]) + done]
-    lines += ["    if type(other) is not Tensor and not isinstance(other, OPERANDS):",
-              "        return NotImplemented",
-              "    call = d.inplace_caller",
-              "    if call is None:",
-              "        call = d.inplace_caller = compile_inplace(d)",
-              "    args = (self, other) + tail",
-              "    try:  # (run_inplace's lines: a call fewer per update of a parameter)",
-              "        return call(args)",
-              "    except TypeError as e:  # (a GPU array refusing a host one)",
-              "        again = inplace_across_devices(d, args, e)",
-              "        if again is None:",
-              "            raise",
-              "        return again"]
-    pair, number = plain or ((), ())
-    scope = {"d": d, "tail": tail, "PAIR": pair, "NUMBER": number, "ufunc": d.ufunc,
-             "Tensor": Tensor, "ndarray": np.ndarray, "state": state, "OPERANDS": OPERANDS,
-             "forward_hook": forward_hook, "profiler_hook": profiler_hook,
-             "host_may_share": _host_may_share, "quiet_context": quiet_context,
-             "inside": inside, "compile_inplace": _compile_inplace,
-             "inplace_across_devices": inplace_across_devices, **SCALAR_SCOPE}
+    """Generate ``inplace_operator``'s operator: the plain path (``_plain_lines``) where
+    ``plain`` allows one, else the op's generated in-place call."""
+    lines = (["def operator(self, other):"] + ["    " + line for line in _plain_lines(d, plain)]
+             + ["    if type(other) is not Tensor and not isinstance(other, OPERANDS):",
+                "        return NotImplemented",
+                "    call = d.inplace_caller",
+                "    if call is None:",
+                "        call = d.inplace_caller = compile_inplace(d)",
+                "    args = (self, other) + tail",
+                "    try:  # (run_inplace's lines: a call fewer per update of a parameter)",
+                "        return call(args)",
+                "    except TypeError as e:  # (a GPU array refusing a host one)",
+                "        again = inplace_across_devices(d, args, e)",
+                "        if again is None:",
+                "            raise",
+                "        return again"])
+    scope = {"d": d, "tail": tail, "OPERANDS": OPERANDS, "compile_inplace": _compile_inplace,
+             "inplace_across_devices": inplace_across_devices, **_plain_scope(d, plain)}
     # The code is generated from the op's own declaration; named so warnings can skip it.
     exec(compile("\n".join(lines), _GENERATED, "exec"), scope)  # noqa: S102
     operator = scope["operator"]
     operator.__name__ = operator.__qualname__ = name
     operator._takes_operand = True
     return operator
+
+
+def _plain_lines(op, plain):
+    """Generated lines of the plain in-place path of ``self`` and ``other`` (a call that
+    records nothing, on a tensor that is no view of a plain NumPy array, with a Python number
+    or a tensor of its dtype that does not overlap it, see ``registry.plain_operands``): the
+    ufunc into self and the version bump. Every check that could refuse such a call passes;
+    any other call, and a ufunc that raises before writing, goes on after these lines."""
+    if plain is None:
+        return []
+    pair, number = plain
+    done = ["else:", "    vc = self._vc", "    if vc is None:", "        self._vc = [1]",
+            "    else:", "        vc[0] += 1", "    return self"]
+    # (an owner's array is never expanded: one with a base, from NumPy, may be; an operand
+    # of more dimensions than self makes the ufunc refuse to write into it)
+    fits = "(own.base is None or 0 not in own.strides)"
+    lines = ["if (forward_hook[0] is None and profiler_hook[0] is None"
+             " and self._base is None and not self._is_inference):",
+             "    own = self._data",
+             "    if type(other) is Tensor:",
+             "        x1 = other._data",
+             "        if ((not (self._requires_grad or other._requires_grad)"
+             " or not state.grad_enabled)",
+             "                and type(own) is ndarray and type(x1) is ndarray"
+             " and (dt := own.dtype) == x1.dtype and dt in PAIR",
+             f"                and {fits}",
+             "                and not other._is_inference and (other._base is None"
+             " or other._view_version == other._vc[0])",
+             "                and (x1 is own or not host_may_share(own, x1))):"]
+    lines += ["            " + line
+              for line in plain_call_lines(op, "own", "x1", "own", ["pass"]) + done]
+    if number:
+        lines += ["    elif type(other) is float or type(other) is int:",
+                  "        if ((not self._requires_grad or not state.grad_enabled)",
+                  "                and type(own) is ndarray and (dt := own.dtype) in "
+                  f"NUMBER and {fits}):",
+                  f"            x1 = {cached_scalar('other', 'dt')}"]
+        lines += ["            " + line
+                  for line in plain_call_lines(op, "own", "x1", "own", ["pass"]) + done]
+    return lines
+
+
+def _plain_scope(op, plain):
+    """What ``_plain_lines`` read."""
+    pair, number = plain or ((), ())
+    return {"PAIR": pair, "NUMBER": number, "ufunc": op.ufunc, "Tensor": Tensor,
+            "ndarray": np.ndarray, "state": state, "forward_hook": forward_hook,
+            "profiler_hook": profiler_hook, "host_may_share": _host_may_share,
+            "quiet_context": quiet_context, "inside": inside, **SCALAR_SCOPE}
 
 
 # np.may_share_memory without its __array_function__ dispatch (a Python call, several times
@@ -588,11 +602,17 @@ def _compile_inplace(op):
         return lambda args: dispatch_inplace(op, args)
     general = "return dispatch_inplace(op, args)"
     lines = ["def inplace(args):",
-             "    self = args[0]",
-             "    if (forward_hook[0] is not None or profiler_hook[0] is not None",
-             "            or not isinstance(self, Tensor) or self._base is not None",
-             "            or self._is_inference):",
-             f"        {general}"]
+             "    self = args[0]"]
+    plain = plain_operands(op)
+    if plain is not None:  # (the plain path, for alpha=1: see plain_operands)
+        ones = "".join(f"args[{i}] == 1 and type(args[{i}]) is int and "
+                       for i in range(2, len(op.params)))
+        lines += [f"    if {ones}isinstance(self, Tensor):", "        other = args[1]"]
+        lines += ["        " + line for line in _plain_lines(op, plain)]
+    lines += ["    if (forward_hook[0] is not None or profiler_hook[0] is not None",
+              "            or not isinstance(self, Tensor) or self._base is not None",
+              "            or self._is_inference):",
+              f"        {general}"]
     lines += ["    own = self._data",
              "    if own.base is not None and 0 in own.strides:  # (an owner is never expanded)",
              f"        {general}",
@@ -650,7 +670,8 @@ def _compile_inplace(op):
                   "type(self._vc) is DetachedCounter):",
                   "            _unbump_saved_inputs(node, op, shared_counter(self._vc))"]
     lines.append("    return self")
-    scope = {"op": op, "check": op.inplace_check or op.check, "Tensor": Tensor, "state": state,
+    scope = {**_plain_scope(op, plain),
+             "op": op, "check": op.inplace_check or op.check, "Tensor": Tensor, "state": state,
              "DetachedCounter": DetachedCounter, "shared_counter": shared_counter,
              "SPECIAL": D.SPECIAL_NP,
              "forward_hook": forward_hook,

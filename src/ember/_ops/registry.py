@@ -1035,12 +1035,14 @@ def _compile_operator(d, name, tail, plain):
     and wraps its result, as the generated caller would, without its argument tuple, dtype
     rules and recording; every other call goes the general way."""
     pair, number = plain
-    result = ["if type(out) is not ndarray:  # (a NumPy scalar: 0-d operands)",
-              "    out = asarray(out)"]
-    if d.iterator_layout:  # (the caller's layout test, see _compile_caller)
-        result += ["if out.ndim > 1 and not (x0.flags.c_contiguous and x1.flags.c_contiguous):",
-                   "    out = iterator_layout(out, (x0, x1))"]
-    result += ["res = _new(Tensor)", "res._data = out", "return res"]
+
+    def result(contiguous):
+        lines = ["if type(out) is not ndarray:  # (a NumPy scalar: 0-d operands)",
+                 "    out = asarray(out)"]
+        if d.iterator_layout:  # (the caller's layout test, see _compile_caller)
+            lines += [f"if out.ndim > 1 and not {contiguous}:",
+                      "    out = iterator_layout(out, (x0, x1))"]
+        return lines + ["res = _new(Tensor)", "res._data = out", "return res"]
     args = "(self, other) + tail" if tail else "(self, other)"
     general = ["call = d.caller", "if call is not None:", f"    return call({args})"]
     lines = ["def operator(self, other):",
@@ -1054,18 +1056,20 @@ def _compile_operator(d, name, tail, plain):
              "ndarray and (dt := x0.dtype) == x1.dtype and dt in PAIR):"]
     lines += ["                    " + line
               for line in plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
-              + ["    " + line for line in result]]
+              + ["    " + line
+                 for line in result("(x0.flags.c_contiguous and x1.flags.c_contiguous)")]]
     lines += ["            " + line for line in general]
     if number:
         lines += ["        elif type(other) is float or type(other) is int:",
-                  "            x0 = self._data",
                   "            if ((not self._requires_grad or not state.grad_enabled)"
                   " and not state.inference",
-                  "                    and type(x0) is ndarray and (dt := x0.dtype) in NUMBER):",
+                  "                    and type(x0 := self._data) is ndarray"
+                  " and (dt := x0.dtype) in NUMBER):",
                   f"                x1 = {cached_scalar('other', 'dt')}"]
         lines += ["                " + line
                   for line in plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
-                  + ["    " + line for line in result]]
+                  + ["    " + line  # (a number's 0-d array is C-contiguous)
+                     for line in result("x0.flags.c_contiguous")]]
     lines += ["        elif not isinstance(other, OPERANDS):",
               "            return foreign_operand(name, self, other)"]
     lines += ["        " + line for line in general]
