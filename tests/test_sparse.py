@@ -764,3 +764,38 @@ def test_sparse_addmm_beta_zero_dense_operand_and_errors():
                 error_of(lambda: torch.sparse.addmm(torch.ones(3, 4), a, x)),
                 error_of(lambda: torch.sparse.addmm(torch.ones(2, 4), a, torch.ones(4, 4))))
     check(body)
+
+
+def _repeats(torch, n, size, seed, width=None):
+    """A sparse COO tensor of ``n`` entries at random positions below ``size`` (many repeat),
+    values of mixed magnitudes (the order of their additions shows in the last bits)."""
+    rs = np.random.RandomState(seed)
+    shape = (n,) if width is None else (n, width)
+    values = (rs.randn(*shape) * 10.0 ** rs.uniform(-3, 3, shape)).astype(np.float32)
+    return torch.sparse_coo_tensor(torch.tensor(rs.randint(0, size, (1, n))),
+                                   torch.tensor(values), (size,) + shape[1:])
+
+
+@pytest.mark.parametrize("n, size", [(5, 2), (40, 7), (300, 20), (3000, 150), (40000, 900)])
+def test_coalesce_adds_repeats_in_torchs_order(n, size):
+    """torch sorts the positions with std::sort (a radix sort from 32768 entries on) and adds
+    a repeated position's values one by one in that order."""
+    def body(torch):
+        c = _repeats(torch, n, size, seed=n, width=2).coalesce()
+        return c.indices(), c.values()
+    check(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("form", ["sum", "sum coalesced", "sparse.sum", "sparse.sum coalesced",
+                                  "sum of a dense dim"])
+def test_sum_of_all_entries_in_torchs_order(form):
+    """``s.sum()`` adds the values as stored with the dense kernel's order; torch.sparse.sum
+    adds the coalesced values (its graph: SumBackward0, ValuesBackward0, CoalesceBackward0)."""
+    def body(torch):
+        out = []
+        for seed in range(30):
+            s = _repeats(torch, 3 + seed * 2, 9, seed, width=3 if "dense" in form else None)
+            s = s.coalesce() if "coalesced" in form else s
+            out.append((torch.sparse.sum(s) if "sparse.sum" in form else s.sum()).item())
+        return out
+    check(body, rtol=0, atol=0)

@@ -246,7 +246,7 @@ def _reduce_sum(x, axis, keepdim, dtype):
     return _reduce(get_xp(x).sum, x, axis, keepdim, dtype)
 
 
-def _sum_whole(x, dtype):
+def sum_whole(x, dtype):
     """The sum of all of ``x``; a float32 or float64 one added in torch's order where it can
     be (see torch_sum_order)."""
     if dtype is None and follows_torch(x):
@@ -256,7 +256,7 @@ def _sum_whole(x, dtype):
 
 @op("sum", promote=NONE, quiet=True, node="SumBackward0", writes=1, conj_saved=True)
 def sum_all(self, dtype=None):
-    return _sum_whole(self, dtype)
+    return sum_whole(self, dtype)
 
 
 @sum_all.grad("self")
@@ -416,7 +416,7 @@ def _mean(x, axis, keepdim, dtype, n):
         s = get_xp(x).sum(x, axis=axis, keepdims=keepdim, dtype=np.float32)
         out = s / np.float32(n) if n else get_xp(s).full(s.shape, np.nan, s.dtype)
         return out.astype(np.float16)
-    s = _sum_whole(x, dtype) if axis is None else _reduce_sum(x, axis, keepdim, dtype)
+    s = sum_whole(x, dtype) if axis is None else _reduce_sum(x, axis, keepdim, dtype)
     return (s / n).astype(s.dtype) if n else get_xp(s).full(s.shape, np.nan, s.dtype)
 
 

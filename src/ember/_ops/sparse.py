@@ -18,7 +18,7 @@ from .. import _dtype as D
 from .._sparse import coo as C
 from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap
-from .reduction import sum_all as _dense_sum_all
+from .reduction import sum_all as _dense_sum_all, sum_whole
 from .registry import NONE, op
 
 __all__ = ["sparse_coo_tensor", "spmm"]
@@ -578,7 +578,8 @@ def _(grad, other):
 
 @op("sparse_coo_sum", aten="aten::sum", promote=NONE, node="SumBackward0")
 def _sparse_sum_all(self):
-    return self.values.sum()
+    # (torch sums the values as they are stored, coalesced or not, with its dense kernel)
+    return sum_whole(self.values, None)
 
 
 @_sparse_sum_all.grad("self")
@@ -719,8 +720,8 @@ def sparse_sum(input, dim=None, dtype=None):  # noqa: A002 - torch's name
     """torch.sparse.sum: every entry (a dense 0-dim tensor) or over ``dim``."""
     if dtype is not None:
         input = input.to(dtype)
-    if dim is None:
-        return _sparse_sum_all(input)
+    if dim is None:  # (torch's: the coalesced values' sum, its graph through their nodes)
+        return input.coalesce().values().sum()
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     dims = tuple(sorted(d % input.dim() for d in dims))
     return _sparse_sum_dims(input, dims)

@@ -125,6 +125,10 @@ class CooArray:
         return f"CooArray(shape={self.shape}, nnz={self.nnz}, dtype={self.dtype})"
 
 
+# torch sorts this many positions or more with a radix sort (stable), fewer with std::sort
+_RADIX_SORTED = 32768
+
+
 def _is_number(x):
     """A Python number, a NumPy scalar or a 0-d array: what scales every entry alike."""
     return isinstance(x, (int, float, complex, np.generic)) or getattr(x, "ndim", None) == 0
@@ -152,10 +156,24 @@ def coalesce(a: CooArray) -> CooArray:
         return a
     xp = get_xp(a.values)
     keys = _keys(a.indices, a.shape)
-    unique, inverse = xp.unique(keys, return_inverse=True)
-    values = xp.zeros((unique.size,) + a.values.shape[1:], dtype=a.values.dtype)
-    xp.add.at(values, inverse, a.values)
-    return CooArray(_unkeys(unique, a.shape, a.sparse_dim), values, a.shape, True)
+    if xp is not np or keys.size == 0:
+        unique, inverse = xp.unique(keys, return_inverse=True)
+        values = xp.zeros((unique.size,) + a.values.shape[1:], dtype=a.values.dtype)
+        xp.add.at(values, inverse, a.values)
+        return CooArray(_unkeys(unique, a.shape, a.sparse_dim), values, a.shape, True)
+    # torch's order: its positions sorted by std::sort (not stable: the order of a repeated
+    # position's values follows its steps; a radix sort from _RADIX_SORTED on), each first
+    # value copied and the others added to it one by one, so sums of repeats agree to the
+    # last bit
+    from .._ops._stl_order import std_sort
+    order = (std_sort(keys, "asc") if keys.size < _RADIX_SORTED
+             else np.argsort(keys, kind="stable"))
+    keys, ordered = keys[order], a.values[order]
+    first = np.ones(keys.size, dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    values = ordered[first]  # (a copy: fancy indexing)
+    np.add.at(values, np.cumsum(first)[~first] - 1, ordered[~first])
+    return CooArray(_unkeys(keys[first], a.shape, a.sparse_dim), values, a.shape, True)
 
 
 def to_dense(a: CooArray):
@@ -289,8 +307,9 @@ def sum_dims(a: CooArray, dims) -> CooArray | object:
     values = a.values.sum(axis=dense) if dense else a.values
     keep = [d for d in range(a.sparse_dim) if d not in sparse]
     shape = [n for d, n in enumerate(a.shape) if d not in dims]
-    if not keep:
-        return values.sum(axis=0)
+    if not keep:  # (the values as stored, added in torch's order where it can be)
+        from .._ops.reduction import sum_whole
+        return sum_whole(values, None) if values.ndim == 1 else values.sum(axis=0)
     return coalesce(CooArray(a.indices[keep], values, shape))
 
 
