@@ -98,3 +98,20 @@ def test_cast_gradient_is_taken_over(layout, want):
         (x * 3).sum().backward()
         return x.grad, x.grad._version, x.grad.stride()
     same(body)
+
+
+@pytest.mark.parametrize("given", ["float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("how", ["backward", "grad", "create_graph"])
+def test_root_gradient_cast_to_the_output_dtype(given, how):
+    """A root gradient of another dtype is cast to its output's dtype before the first
+    formula runs, as torch validates any node's outputs: the graph's arithmetic stays float32
+    (a float64 gradient carried through it gave other last bits)."""
+    def body(t):
+        w = t.tensor([[0.1234567, 0.7654321], [0.3, 0.9]], requires_grad=True)
+        y = (w * w).sum(0).exp()
+        g = t.tensor([1.0000001234, 0.333333333333], dtype=getattr(t, given))
+        if how == "backward":
+            y.backward(g)
+            return w.grad
+        return t.autograd.grad(y, w, g, create_graph=how == "create_graph")
+    same(body, check_warnings=False)

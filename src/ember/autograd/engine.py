@@ -166,6 +166,11 @@ def _seed_root(task, fn, nr, dt, g):
         g = data
     if type(fn) is AccumulateGrad:  # a leaf root: its gradient in its grad dtype
         g = _cast_for_leaf(task, g, fn.variable)
+    elif (g._data.dtype if task.graph else g.dtype) != dt:
+        # torch validates the root gradients as any node's outputs: cast to the output's
+        # dtype before the first formula runs (a float64 gradient of a float32 loss flows
+        # through the graph in float32)
+        g = _cast(task, g, dt)
     if fn._out_meta is None and fn not in task.buffers:  # (one output: nr is 0)
         task.buffers[fn] = [g]
     else:
