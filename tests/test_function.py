@@ -517,6 +517,32 @@ class TestCtxFeatures:
         assert seen == [[0., 0.], None]
         assert x.grad.tolist() == [4., 4.]
 
+    def test_grads_of_non_tensor_outputs_oracle(self):
+        # a non-tensor output (a number, None) gets None, materialize_grads or not; a tensor
+        # output that requires no grad gets zeros unless materialize_grads is off
+        def body(torch):
+            seen = []
+
+            class Mixed(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, mat):
+                    ctx.set_materialize_grads(mat)
+                    kept = x.detach() * 3
+                    ctx.mark_non_differentiable(kept)
+                    return x * 2, 7, None, kept, torch.ones(2), x * 5
+
+                @staticmethod
+                def backward(ctx, *grads):
+                    seen.append(grads)
+                    return grads[0], None
+
+            x = torch.tensor([1., 2.], requires_grad=True)
+            for mat in (True, False):
+                Mixed.apply(x, mat)[0].sum().backward()
+            return seen, x.grad
+
+        same(body)
+
     def test_ctx_features_oracle(self):
         def body(torch):
             seen = []

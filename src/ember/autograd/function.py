@@ -112,6 +112,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _arg_pos = ()  # positions of the forward's tensor arguments
     _n_args = 0
     _out_meta = None
+    _non_tensor_outs = frozenset()  # positions of outputs that are not tensors
 
     def __repr__(self):  # (a Python class in torch too: named with its module)
         cls = type(self)
@@ -120,7 +121,11 @@ class BackwardCFunction(Node, FunctionCtx):
     def _apply(self, grads, graph, needed):
         cls = self._forward_cls
         gs = []
-        for g, (shape, dt) in zip(grads, self._out_meta):
+        non_tensor = self._non_tensor_outs
+        for k, (g, (shape, dt)) in enumerate(zip(grads, self._out_meta)):
+            if k in non_tensor:  # (torch passes None for these, materialize_grads or not)
+                gs.append(None)
+                continue
             if g is None and self.materialize_grads:
                 g = np.zeros(shape, dt)
                 g = _wrap(g) if graph else g
@@ -325,6 +330,7 @@ def _connect(ctx, cls, args, arg_pos, outputs, edges):
     for k, o in enumerate(outputs):
         if not isinstance(o, Tensor):
             meta.append(((), np.float32))
+            ctx._non_tensor_outs |= {k}
             continue
         meta.append((o._data.shape, o._data.dtype))
         if id(o) in non_diff or not is_differentiable_np(o._data.dtype):  # (bfloat16 too)
