@@ -305,3 +305,29 @@ def test_linearize_results_and_their_graph():
                 out.append(str(e))
         return out
     same(body, rtol=1e-12, check_warnings=False)
+
+
+def test_jvp_of_jvp_through_formulas_reading_saved_results():
+    # (prod's derived tangent reads its saved result, which carries the outer tangent)
+    def body(torch):
+        F = torch.func
+        x, u, v = _xuv(torch)
+        f = lambda z: z.prod() + (z[0] * z[1:]).prod()  # noqa: E731
+        return (F.jvp(lambda y: F.jvp(f, (y,), (v,))[1], (x,), (u,)),
+                F.jvp(lambda y: F.jvp(lambda z: z.exp().cumprod(0), (y,), (v,)), (x,), (u,)),
+                F.jvp(F.jacfwd(f), (x,), (u,)), F.jacfwd(lambda y: F.jvp(f, (y,), (v,))[1])(x))
+    same(body, rtol=1e-10, check_warnings=False)
+
+
+def test_jvp_of_jvp_refuses_what_it_cannot_nest():
+    # (ember-only: these ops' nested tangents would miss second-order terms; torch computes
+    # them, ember refuses rather than give wrong values)
+    import ember
+    F = ember.func
+    x, u, v = _xuv(ember)
+    for f in (lambda z: ember.nn.functional.layer_norm(z.unsqueeze(0), (3,)),
+              lambda z: ember.nn.functional.batch_norm(z.unsqueeze(0).expand(2, 3) * z,
+                                                        None, None, training=True)):
+        with pytest.raises(NotImplementedError, match="jvp of jvp"):
+            F.jvp(lambda y: F.jvp(f, (y,), (v,))[1], (x,), (u,))
+        assert F.jvp(f, (x,), (v,))[1].shape  # (one level: supported)

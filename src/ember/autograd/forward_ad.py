@@ -429,6 +429,18 @@ def _copied_tangent(op, args, out, tangents):
     return _op_jvp(op, args, out, tangents[:1] + [None] * (len(tangents) - 1))
 
 
+# Ops whose tangents at a nested level (jvp of jvp) miss second-order terms in ember: refused
+# there rather than wrong (their first-order tangents, and forward over reverse for the norms,
+# are right)
+_NOT_NESTED = frozenset({"native_layer_norm", "native_batch_norm", "cholesky_inverse"})
+
+
+def _refuse_nested(op):
+    raise NotImplementedError(f"ember: forward-mode AD nested in another level (jvp of jvp) "
+                              f"is not supported through {op.name}: its second-order tangent "
+                              "terms are not computed. Use jvp of jacrev/vjp instead.")
+
+
 class _ForwardHook:
     """Called by the op registry for every op while a dual level is active: ``level``'s.
 
@@ -459,6 +471,8 @@ class _ForwardHook:
             out = dispatch(op, args)
             tangents = _input_tangents(op, args)
             if tangents is not None:
+                if level.index and op.name in _NOT_NESTED:
+                    _refuse_nested(op)
                 unseen = _unseen(op, args)
                 if unseen and not state.inference:
                     _check_out_function(op, args, tangents)
@@ -797,8 +811,8 @@ def _derived_jvp(op, args, out, tangents):
     state.grad_enabled = True
     try:
         dummies = tuple(_wrap(r._data) for r in results)
-        _outer_tangents(results, dummies)
         node = record_all(op, args, dummies)
+        _outer_tangents(results, dummies)  # (recorded: the node's saved results get them)
         env = node._unpack(True) if op.saved_spec else ()
         us = [_wrap(get_xp(r._data).zeros(r._data.shape, _tangent_dtype(op, args, r, tangents)))
               .requires_grad_(w) for r, w in zip(results, wanted)]
