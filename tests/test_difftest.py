@@ -11,10 +11,7 @@ from oracle import torch_or_skip
 BASE_SEED = 0
 PROGRAMS = 40
 # Programs of this run that still disagree with torch, and why (the difference and its step).
-KNOWN: dict[int, str] = {
-    15: "dtype at func:vmap_jvp: vmap of jvp through a Python float, whose 0-dim examples' "
-        "tangent torch makes float64 (docs/difftest.md)",
-}
+KNOWN: dict[int, str] = {}
 
 
 def _cases():
