@@ -180,3 +180,37 @@ def test_sizes_across_blocks(dtype, size, route):
         expected = fn(torch, *(torch.from_numpy(v) for v in (z, x, y))).numpy()
         got = fn(ember, *(ember.from_numpy(v) for v in (z, x, y))).numpy()
         np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(784, 256), (256, 10), (10,)])
+def test_shaped_and_strided_operands(dtype, shape, route):
+    """The optimizers' operands (a layer's weight and bias shapes, one block or several) and
+    transposed or sliced views: every bit as torch's."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(len(shape))
+    z, x, y = (rng.standard_normal(shape).astype(dtype) for _ in range(3))
+    views = [lambda v: v, lambda v: v.transpose(0, -1), lambda v: v[::2]]
+    for view in views:
+        for fn in (lambda m, z, x, y: m.addcmul(z, x, y, value=0.3),
+                   lambda m, z, x, y: z.clone().add_(x, alpha=-0.1),
+                   lambda m, z, x, y: m.lerp(z, x, 0.9)):
+            expected = fn(torch, *(view(torch.from_numpy(v)) for v in (z, x, y))).numpy()
+            got = fn(ember, *(view(ember.from_numpy(v)) for v in (z, x, y))).numpy()
+            np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                          np.ascontiguousarray(expected).view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_no_warning_from_the_unused_imaginary_part(dtype, route):
+    """The complex route's imaginary part (``z*y - x``) overflows where the result does not:
+    no warning, and NumPy's error state set to raise does not raise."""
+    import warnings
+    torch = torch_or_skip()
+    big = np.finfo(dtype).max / 2
+    z, x, y = (np.array(v, dtype=dtype) for v in ([-big] * 3, [big] * 3, [2.0] * 3))
+    expected = torch.addcmul(*(torch.from_numpy(v) for v in (z, x, y))).numpy()
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        got = ember.addcmul(*(ember.from_numpy(v) for v in (z, x, y))).numpy()
+    np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))

@@ -47,6 +47,9 @@ def fused_multiply_add(x, y, z, dtype=None):
     """``x * y + z`` with one rounding to ``dtype`` (by default the float dtype of the
     operands: float16, float32 or float64; float16 through float32, as torch's kernels
     compute it). A number operand is used as it is: cast it as torch casts its Scalar."""
+    out = _fma_plain(x, y, z, dtype)
+    if out is not None:
+        return out
     dtype = np.result_type(x, y, z) if dtype is None else np.dtype(dtype)
     if dtype == _F64:
         out = _fma_complex(x, y, z, _F64)
@@ -79,6 +82,37 @@ def add_product(base, tensor1, tensor2, value):
     return fused_multiply_add(scaled, tensor2, base, dtype)
 
 
+def _fma_plain(x, y, z, dtype):
+    """``fma(x, y, z)`` for the usual operands of the optimizers and of ``add_(alpha=)``,
+    without the general route's checks that cannot fail for them: ``z`` and one factor NumPy
+    arrays of one shape (two elements or more) and one dtype, float32 or float64, the other
+    factor such an array, a number of that dtype, or a Python float that it holds exactly;
+    where the fused complex multiply applies. None otherwise: the general route decides."""
+    if type(y) is np.ndarray and y.ndim and not (type(x) is np.ndarray and x.ndim):
+        x, y = y, x  # (the product commutes: the array first)
+    if type(x) is not np.ndarray or type(z) is not np.ndarray:
+        return None
+    real, shape = z.dtype, z.shape
+    if (x.dtype != real or x.shape != shape or real not in _COMPLEX or z.size < 2
+            or (dtype is not None and dtype != real)):
+        return None
+    if type(y) is float:
+        if real.type(y) != y:
+            return None
+    elif getattr(y, "dtype", None) != real or (y.ndim and y.shape != shape):
+        return None
+    if not _complex_multiply_fuses(real):
+        return None
+    out = np.empty(shape, real)
+    block = _BLOCK_BYTES // (2 * real.itemsize)
+    if z.size <= block:  # one block, in the arrays' own shape
+        _fused_block(x, y, z, out, np.empty(shape, _COMPLEX[real]), _right_factor(y, real, shape))
+    else:
+        flat_y = y if _is_number(y) else y.reshape(-1)
+        _fused_blocks(x.reshape(-1), flat_y, z.reshape(-1), out.reshape(-1), real, block)
+    return out
+
+
 def _fma_complex(x, y, z, real):
     """``fma(x, y, z)`` in ``real`` (float32/float64) through NumPy's fused complex multiply,
     or None where that route does not apply (no such multiply here, another array module, a
@@ -107,23 +141,28 @@ def _fused_blocks(x, y, z, out, real, block):
     """``out = fma(x, y, z)`` in blocks of ``block`` elements of the flat arrays, or at once
     where ``block`` is the (broadcast) shape. The buffers are reused by each block, so the
     passes run in the cache and no large temporary is made."""
+    left = np.empty(block, _COMPLEX[real])
+    right = _right_factor(y, real, block)
+    size = len(out)
+    if isinstance(block, tuple) or size == block:
+        return _fused_block(x, y, z, out, left, right)
+    for start in range(0, size, block):
+        stop = min(start + block, size)
+        start = min(start, stop - 2)  # (a one-element block would take a scalar path)
+        part, used = slice(start, stop), slice(0, stop - start)
+        _fused_block(*(v if _is_number(v) else v[part] for v in (x, y, z)), out[part],
+                     left[used], right if _is_number(right) else right[used])
+
+
+def _right_factor(y, real, shape):
+    """``y - i``: a complex number for a number ``y``, else a buffer of ``shape`` whose
+    imaginary part is -1 (its real part is set by each block)."""
     complex_ = _COMPLEX[real]
-    left = np.empty(block, complex_)
     if _is_number(y):
-        right = complex_.type(complex(float(y), -1.0))
-    else:
-        right = np.empty(block, complex_)
-        right.imag = -1
-    with np.errstate(all="ignore"):  # (the imaginary part, unused, may overflow)
-        size = len(out)
-        if isinstance(block, tuple) or size == block:
-            return _fused_block(x, y, z, out, left, right)
-        for start in range(0, size, block):
-            stop = min(start + block, size)
-            start = min(start, stop - 2)  # (a one-element block would take a scalar path)
-            part, used = slice(start, stop), slice(0, stop - start)
-            _fused_block(*(v if _is_number(v) else v[part] for v in (x, y, z)), out[part],
-                         left[used], right if _is_number(right) else right[used])
+        return complex_.type(complex(float(y), -1.0))
+    right = np.empty(shape, complex_)
+    right.imag = -1
+    return right
 
 
 def _emulated(kernel, x, y, z, real):
@@ -154,8 +193,15 @@ def _fused_block(x, y, z, out, left, right):
     left.real, left.imag = x, z
     if not _is_number(right):
         right.real = y
-    np.multiply(left, right, out=left)
+    _multiply_in_place(left, right)
     out[...] = left.real
+
+
+@np.errstate(all="ignore")  # (the imaginary part, unused, may overflow)
+def _multiply_in_place(left, right):
+    """``left *= right``. (The decorator sets NumPy's error state at less cost per call than
+    a ``with`` block: the fused route runs for every small parameter of every step.)"""
+    np.multiply(left, right, out=left)
 
 
 @functools.cache
