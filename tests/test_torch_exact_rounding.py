@@ -182,3 +182,21 @@ def test_number_with_bfloat16_tensor_rounds_to_bfloat16(op):
         scales = _SCALES + [float(v) for v in a[:20]]
         return [ops[op](x, s).float().tolist() for s in scales]
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("size", [dict(size=1), dict(size=3), dict(size=7), dict(scale_factor=1.7),
+                                  dict(scale_factor=0.5), dict(scale_factor=2)])
+@pytest.mark.parametrize("fill", ["random", "inf", "-inf"])
+def test_linear_interpolation_as_torch_computes_it(size, align_corners, fill):
+    """torch's float32 kernel: each source position and weight computed in float32 (the
+    position with one rounding), x0 * w0 + x1 * w1 fused, and a dimension that keeps its
+    size multiplied by weights 1 and 0 (inf * 0 is NaN there, forward and backward)."""
+    def body(t):
+        x = (t.tensor(np.random.RandomState(3).randn(2, 3, 3).astype(np.float32))
+             if fill == "random" else t.full((2, 3, 3), float(fill)))
+        x.requires_grad_()
+        y = t.nn.functional.interpolate(x, mode="linear", align_corners=align_corners, **size)
+        y.backward(t.full_like(y, float("inf")))
+        return _bits(t, y), [str(v) for v in x.grad.flatten().tolist()]
+    same(body, rtol=0, atol=0)

@@ -19,6 +19,7 @@ from .._backend import constant_like, get_xp, launch_bound, scatter_add
 from .._state import state
 from .._tensor import Tensor
 from .conv import col2im_view, expand_param, lifted, pad_array, shaped_like, windows
+from .fused import fused_multiply_add
 from .indexing import gather
 from .pointwise import zero_gradient
 from .registry import NONE, op
@@ -593,7 +594,10 @@ def _apply_taps(x, taps, adjoint, in_sizes):
 def _apply_taps_quietly(x, taps, adjoint, in_sizes):
     xp = get_xp(x)
     nd = len(taps)
-    for i, (index, weight, valid) in enumerate(taps):
+    # (linear interpolation, forward: the last dimension first, as torch's kernel nests them)
+    linear = not adjoint and getattr(taps, "linear", False)
+    for i in reversed(range(nd)) if linear else range(nd):
+        index, weight, valid = taps[i]
         axis = x.ndim - nd + i
         x = xp.moveaxis(x, axis, -1)
         weight = xp.asarray(weight, dtype=x.dtype)
@@ -605,6 +609,12 @@ def _apply_taps_quietly(x, taps, adjoint, in_sizes):
                             xp.take(x, xp.asarray(rows), axis=-1) * weight[rows, k])
         elif x.shape[-1] == 0:  # (nothing to read: zeros, as the dense product gave)
             out = xp.zeros(x.shape[:-1] + (index.shape[0],), x.dtype)
+        elif linear:
+            # torch's kernel in its opmath: the last dimension's pair as one fused
+            # x0 * lambda0 + (x1 * lambda1), each outer one's as (t0 * lambda0) + t1 * lambda1
+            near, far = (xp.take(x, xp.asarray(index[:, k]), axis=-1) for k in (0, 1))
+            out = (fused_multiply_add(near, weight[:, 0], far * weight[:, 1]) if i == nd - 1
+                   else fused_multiply_add(far, weight[:, 1], near * weight[:, 0]))
         else:
             out = None
             for k in range(index.shape[1]):
@@ -642,30 +652,44 @@ def _nearest_taps(n_in, n_out, scale):
 
 
 @functools.lru_cache(maxsize=256)
-def _linear_taps(n_in, n_out, align_corners, scale):
+def _linear_taps(n_in, n_out, align_corners, scale, dtype):
     """torch's two taps: the source elements either side, weighted 1 - lambda and lambda (a
-    zero weight included: inf * 0 is NaN there too). A dimension that keeps its size is
-    copied, whatever the scale (torch's kernel copies it)."""
+    zero weight included: inf * 0 is NaN there too), computed in ``dtype`` (the input's
+    opmath type, float32 or float64) as torch's kernel computes them: the source position
+    ``ratio * (o + 0.5) - 0.5`` with one rounding. A dimension that keeps its size takes
+    each element with weights 1 and 0 (torch's kernel multiplies it by both)."""
+    f = np.dtype(dtype).type
     if n_in == n_out:
-        return np.arange(n_out)[:, None], np.ones((n_out, 1)), None
+        same = np.arange(n_out)
+        return (np.stack([same, same], 1), np.stack([np.ones(n_out, dtype),
+                                                     np.zeros(n_out, dtype)], 1), None)
+    out = np.arange(n_out).astype(dtype)
     if align_corners:
-        ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-        src = np.arange(n_out) * ratio
+        ratio = f(n_in - 1) / f(n_out - 1) if n_out > 1 else f(0)
+        src = ratio * out
     else:
-        ratio = n_in / n_out if scale is None else 1.0 / scale
-        src = np.maximum((np.arange(n_out) + 0.5) * ratio - 0.5, 0.0)
+        ratio = f(1.0 / scale) if scale is not None and scale > 0 else f(n_in) / f(n_out)
+        src = fused_multiply_add(ratio, out + f(0.5), f(-0.5), dtype)
+        src = np.where(src < 0, f(0), src)
     i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-    i1 = np.minimum(i0 + 1, n_in - 1)
-    lam = src - i0
-    return np.stack([i0, i1], 1), np.stack([1.0 - lam, lam], 1), None
+    lam = np.clip(src - i0.astype(dtype), f(0), f(1))
+    i1 = i0 + (i0 < n_in - 1)
+    return np.stack([i0, i1], 1), np.stack([f(1) - lam, lam], 1).astype(dtype), None
 
 
-def _taps(kind, in_sizes, out_sizes, params):
+class _LinearTaps(list):
+    """The taps of a linear interpolation, one per dimension (see _apply_taps_quietly)."""
+    linear = True
+
+
+def _taps(kind, in_sizes, out_sizes, params, dtype=None):
     if kind == "adaptive":
         return [_adaptive_taps(i, o) for i, o in zip(in_sizes, out_sizes)]
     if kind == "nearest":
         return [_nearest_taps(i, o, s) for i, o, s in zip(in_sizes, out_sizes, params[1])]
-    return [_linear_taps(i, o, params[0], s) for i, o, s in zip(in_sizes, out_sizes, params[1])]
+    opmath = np.dtype(np.float64 if dtype == np.float64 else np.float32)
+    return _LinearTaps(_linear_taps(i, o, params[0], s, opmath)
+                       for i, o, s in zip(in_sizes, out_sizes, params[1]))
 
 
 def _separable(name, node, kind, nd):
@@ -683,12 +707,17 @@ def _separable(name, node, kind, nd):
                 idx = xp.asarray(_nearest_index(n_in, n_out, params[1][i]))
                 self = xp.take(self, idx, axis=self.ndim - nd + i)
             return self
-        return _apply_taps(self, _taps(kind, self.shape[-nd:], output_size, params), False,
-                           self.shape[-nd:])
+        taps = _taps(kind, self.shape[-nd:], output_size, params, self.dtype)
+        if kind == "linear" and self.dtype not in (np.float32, np.float64):
+            # (float16: computed in float32, torch's opmath type, and rounded once)
+            return _apply_taps(self.astype(np.float32), taps, False,
+                               self.shape[-nd:]).astype(self.dtype)
+        return _apply_taps(self, taps, False, self.shape[-nd:])
 
     @op(name + "_backward", promote=NONE, node=node.replace("Backward0", "BackwardBackward0"))
     def adjoint(grad_output, input_size, params):
-        taps = _taps(kind, tuple(input_size[-nd:]), grad_output.shape[-nd:], params)
+        taps = _taps(kind, tuple(input_size[-nd:]), grad_output.shape[-nd:], params,
+                     grad_output.dtype)
         return _apply_taps(grad_output, taps, True, tuple(input_size[-nd:]))
 
     if kind == "adaptive":  # torch's adaptive pooling saves its input; resampling does not
