@@ -5,7 +5,7 @@ import importlib
 
 import numpy as np
 import pytest
-from oracle import same
+from oracle import error_of, same
 
 import ember
 from ember import autograd
@@ -961,3 +961,94 @@ def test_a_dirty_input_loses_its_grad_when_the_function_is_recorded():
         Double.apply(plain)
         return before, reset, t.grad, t.retains_grad, a.grad, plain.grad
     same(body)
+
+
+class TestUnderVmap:
+    """A Function called under vmap runs its batching rule: its own ``vmap`` staticmethod or
+    the one ``generate_vmap_rule=True`` makes from forward, setup_context and backward."""
+
+    @staticmethod
+    def rules(torch):
+        class Twice(torch.autograd.Function):  # its own rule: ops on the physical values
+            @staticmethod
+            def forward(x):
+                return x * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def vmap(info, in_dims, x):
+                return x * 2, in_dims[0]
+
+        class MulAdd(torch.autograd.Function):  # generated rule: saved tensors, two outputs
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x, w, k):
+                return x * w * k, (x + w).exp()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, w, k = inputs
+                ctx.k = k
+                ctx.save_for_backward(x, w, output[1])
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                x, w, e = ctx.saved_tensors
+                return ga * w * ctx.k + gb * e, ga * x * ctx.k + gb * e, None
+
+        return Twice, MulAdd
+
+    def test_own_rule_oracle(self):
+        def body(torch):
+            Twice, _ = self.rules(torch)
+            x = torch.arange(6.).reshape(2, 3).requires_grad_()
+            y = torch.vmap(Twice.apply, in_dims=1)(x)
+            (y * torch.arange(6.).reshape(3, 2)).sum().backward()
+            return y, x.grad
+
+        # (not the node names: ember's batched tensors hold the batch dimension first, so the
+        # rule gets in_dims (0,) and no permute follows its mul)
+        same(body, grad_fn=False)
+
+    def test_generated_rule_oracle(self):
+        def body(torch):
+            _, MulAdd = self.rules(torch)
+            x = torch.arange(6.).reshape(3, 2).div(5).requires_grad_()
+            w = torch.tensor([0.5, -1.], requires_grad=True)  # not batched: summed gradient
+            a, b = torch.vmap(MulAdd.apply, in_dims=(1, None, None))(x, w, 3.)
+            (a * 2 + b).sum().backward()
+            return a, b, type(a.grad_fn).__name__, x.grad, w.grad
+
+        same(body)
+
+    def test_errors_oracle(self):
+        def body(torch):
+            class NoRule(torch.autograd.Function):  # (neither a vmap nor generate_vmap_rule)
+                @staticmethod
+                def forward(x):
+                    return x.sin()
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.unused = inputs
+
+            class OldStyle(torch.autograd.Function):
+                generate_vmap_rule = True
+
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 2
+
+            x = torch.ones(2, 3)
+            return (error_of(lambda: torch.vmap(NoRule.apply)(x)),
+                    error_of(lambda: torch.vmap(OldStyle.apply)(x)))
+
+        same(body)

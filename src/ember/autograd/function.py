@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .._dtype import is_differentiable_np
-from .._state import forward_hook, state
+from .._state import forward_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from .graph import (ERR_FREED, Node, follow_base, gradient_edge, move_retained_grad,
                     refuse_inference_save, unpack_input, unpack_output)
@@ -247,8 +247,23 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
+    # under vmap (see ember/func/_function_rule.py): the Function's batching rule, or one made
+    # from forward and backward
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        if vmap_hook[0] is not None:
+            from ..func._function_rule import apply_batched, batched_level
+            level = batched_level(args)
+            if level:
+                return apply_batched(cls, args, kwargs, level)
         return _apply_function(cls, args, kwargs)
 
 
