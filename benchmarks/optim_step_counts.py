@@ -2,7 +2,8 @@
 ((784, 256), (256,), (256, 10), (10,)): SGD (lr only, momentum, weight_decay) and Adam.
 
 Counted with ``_timing.counts`` (``sys.settrace`` opcode events): the machine's load does not
-move them. ``--clock cpu`` also times each step (CPU time, interleaved medians).
+move them. ``--clock cpu`` also times each step, ember's and torch's (one thread), in CPU
+time, interleaved medians.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _timing import counts, interleaved  # noqa: E402
+from _timing import counts, interleaved, peers  # noqa: E402
 
 SHAPES = ((784, 256), (256,), (256, 10), (10,))
 OPTIMIZERS = {
@@ -25,14 +26,15 @@ OPTIMIZERS = {
 }
 
 
-def step_of(ember, make):
-    """One optimizer step on W2's parameters, their gradients set once."""
+def step_of(lib, make):
+    """One optimizer step of ``lib`` (ember or torch) on W2's parameters, their gradients set
+    once."""
     rng = np.random.default_rng(0)
-    params = [ember.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+    params = [lib.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
               for s in SHAPES]
     for p in params:
-        p.grad = ember.tensor(rng.standard_normal(p.shape).astype(np.float32))
-    opt = make(ember.optim, params)
+        p.grad = lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32))
+    opt = make(lib.optim, params)
     opt.step()  # (the state made once)
     return opt.step
 
@@ -48,9 +50,11 @@ def main():
         ops, calls = counts(step)
         print(f"{name:18s} {ops:6d} bytecodes {calls:5d} calls")
     if args.clock == "cpu":
-        medians = interleaved(steps, args.rounds, 0.05, clock=time.process_time)
-        for name, s in medians.items():
-            print(f"{name:18s} {s * 1e6:9.1f} us CPU")
+        timed = {(lib_name, name): step_of(lib, make)
+                 for lib_name, lib in peers(ember).items() for name, make in OPTIMIZERS.items()}
+        medians = interleaved(timed, args.rounds, 0.05, clock=time.process_time)
+        for (lib_name, name), s in medians.items():
+            print(f"{lib_name:6s} {name:18s} {s * 1e6:9.1f} us CPU")
 
 
 if __name__ == "__main__":

@@ -106,7 +106,7 @@ def _fma_plain(x, y, z, dtype):
     out = np.empty(shape, real)
     block = _BLOCK_BYTES // (2 * real.itemsize)
     if z.size <= block:  # one block, in the arrays' own shape
-        _fused_block(x, y, z, out, np.empty(shape, _COMPLEX[real]), _right_factor(y, real, shape))
+        _fused_blocks(x, y, z, out, real, shape)
     else:
         flat_y = y if _is_number(y) else y.reshape(-1)
         _fused_blocks(x.reshape(-1), flat_y, z.reshape(-1), out.reshape(-1), real, block)
@@ -137,10 +137,13 @@ def _fma_complex(x, y, z, real):
     return out
 
 
+@np.errstate(all="ignore")  # (the imaginary part, unused, may overflow)
 def _fused_blocks(x, y, z, out, real, block):
     """``out = fma(x, y, z)`` in blocks of ``block`` elements of the flat arrays, or at once
     where ``block`` is the (broadcast) shape. The buffers are reused by each block, so the
-    passes run in the cache and no large temporary is made."""
+    passes run in the cache and no large temporary is made. (NumPy's error state is set by
+    the decorator, at less cost per call than a ``with`` block: this runs for every small
+    parameter of every optimizer step.)"""
     left = np.empty(block, _COMPLEX[real])
     right = _right_factor(y, real, block)
     size = len(out)
@@ -191,17 +194,10 @@ def _fused_block(x, y, z, out, left, right):
     """``out = fma(x, y, z)``: ``x + i*z`` in ``left``, times ``y - i`` (``right``, a number
     or a buffer whose imaginary part is -1), real part."""
     left.real, left.imag = x, z
-    if not _is_number(right):
+    if type(right) is np.ndarray:  # (else a complex number)
         right.real = y
-    _multiply_in_place(left, right)
-    out[...] = left.real
-
-
-@np.errstate(all="ignore")  # (the imaginary part, unused, may overflow)
-def _multiply_in_place(left, right):
-    """``left *= right``. (The decorator sets NumPy's error state at less cost per call than
-    a ``with`` block: the fused route runs for every small parameter of every step.)"""
     np.multiply(left, right, out=left)
+    out[...] = left.real
 
 
 @functools.cache

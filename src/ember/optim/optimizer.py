@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._compile.hooks import grad_accessed
+from .._ops.binary import _lerp
 from .._state import profiler_hook
 from .._state import state as _mode
 from .._tensor import Tensor, _wrap, typename
@@ -525,7 +526,6 @@ def _real(a):
 def _lerp_(a, b, w) -> None:
     """``a.lerp_(b, w)`` with torch's formula and rounding, in ``a``'s dtype (the lerp op's
     kernel: torch's two-sided formula, fused in float32)."""
-    from .._ops.binary import _lerp
     a[...] = _lerp(a, b, float(w))
 
 
