@@ -176,6 +176,26 @@ def test_aten_namespace():
     same(body)
 
 
+def test_aten_calls_bind_arguments_as_torch_schemas_do():
+    # positional and keyword arguments, defaults, the overload an argument selects (the p of
+    # bernoulli.p), in-place packets and ops whose registry parameters are internal (bernoulli
+    # draws, set_'s storage)
+    def body(lib):
+        aten = lib.ops.aten
+        x, y = lib.arange(6.).reshape(2, 3), lib.ones(2, 3)
+        return (aten.bernoulli(lib.full((3,), 1.0)), aten.bernoulli.default(y),
+                aten.bernoulli(y, 1.0), aten.bernoulli.p(y, 0.0), aten.set_(lib.zeros(2), y[0]),
+                aten.mul(x, other=y), aten.mul.Tensor(x, 2), aten.add(x, y, alpha=2),
+                aten.sum(x), aten.sum(x, [1], True), aten.sum.dim_IntList(x, [1]),
+                aten.mean(x, [0]), aten.max(x), aten.max(x, 1), aten.clamp(x, 1.0, 4.0),
+                aten.pow(x, 2), aten.div(x, 4, rounding_mode="floor"), aten.cat([x, y], 1),
+                aten.gather(x, 1, lib.tensor([[0], [1]])), aten.var(x, [1]),
+                aten.squeeze(lib.ones(1, 2)), aten.sort(x, 1, True), aten.relu_(x - 2),
+                aten.mul_(x.clone(), 3), aten.fill_(lib.zeros(2), 3.),
+                aten.copy_(lib.zeros(2, 3), x))
+    same(body)
+
+
 def test_every_overload_name_of_an_ember_op_is_its_one_overload():
     aten = ember.ops.aten
     assert aten.mul.Tensor is aten.mul.default and aten.add.Scalar is aten.add.default

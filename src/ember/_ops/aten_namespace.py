@@ -69,10 +69,19 @@ class AtenNamespace(_OpNamespace):
 
 
 def _runner(op, inplace):
-    if inplace:
-        from .inplace import dispatch_inplace
-        return lambda *args: dispatch_inplace(op, args)
-    return lambda *args: dispatch(op, args)
+    """What calling the overload runs: the public function of the op's name (``ember.<name>``,
+    else the ``Tensor.<name>`` method), which binds its arguments as torch's schema does; the
+    registry's op, bound by its own parameters, for an op with no public function (its
+    parameters are internal where a public function builds them: bernoulli's draws)."""
+    import ember
+    name = op.aten.partition("::")[2].partition(".")[0]
+    name = name + "_" if inplace else name
+    public = getattr(ember, name, None) if not inplace else None
+    if public is None or isinstance(public, type) or not callable(public):
+        public = getattr(Tensor, name, None)
+    if callable(public):
+        return public
+    return op.inplace if inplace else op
 
 
 def overload_of(op, inplace=False):
