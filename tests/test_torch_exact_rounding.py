@@ -200,3 +200,14 @@ def test_linear_interpolation_as_torch_computes_it(size, align_corners, fill):
         y.backward(t.full_like(y, float("inf")))
         return _bits(t, y), [str(v) for v in x.grad.flatten().tolist()]
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("slope", [0.01, 0.0123, 0.2, 1 / 3])
+def test_float16_leaky_relu_takes_its_slope_in_float32(slope):
+    def body(t):
+        x = t.tensor(np.random.RandomState(4).randn(400).astype(np.float32)).half()
+        x.requires_grad_()
+        y = t.nn.functional.leaky_relu(x, slope)
+        y.backward(t.full_like(y, 0.77))
+        return _bits(t, y), _bits(t, x.grad), y.dtype, x.grad.dtype
+    same(body, rtol=0, atol=0)

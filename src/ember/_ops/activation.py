@@ -60,7 +60,14 @@ def _run(opdef, inplace, *args):
 @op("leaky_relu", elementwise=True, node="LeakyReluBackward0")
 def _leaky_relu(self, negative_slope=0.01):
     _floating(self, "leaky_relu_cpu")
-    return get_xp(self).where(self > 0, self, self * negative_slope)
+    slope = _opmath_slope(self, negative_slope)
+    return get_xp(self).where(self > 0, self, self * slope).astype(self.dtype, copy=False)
+
+
+def _opmath_slope(x, slope):
+    """``slope`` as torch's float16 kernels take it: in float32 (their opmath type), the
+    product rounded to float16 once (NumPy would round the slope to float16 first)."""
+    return np.float32(slope) if x.dtype == np.float16 else slope
 
 
 @_leaky_relu.grad("self")
@@ -83,7 +90,9 @@ def _(grad, result, negative_slope):
 # torch's *_backward ops (see threshold_backward): second derivatives are zeros, in a graph.
 @op("leaky_relu_backward", elementwise=True, tensors=2)
 def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
-    return get_xp(self).where(self > 0, grad_output, grad_output * negative_slope)
+    slope = _opmath_slope(grad_output, negative_slope)
+    return get_xp(self).where(self > 0, grad_output, grad_output * slope).astype(
+        grad_output.dtype, copy=False)
 
 
 @leaky_relu_backward.grad("grad_output")
