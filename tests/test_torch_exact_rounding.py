@@ -211,3 +211,13 @@ def test_float16_leaky_relu_takes_its_slope_in_float32(slope):
         y.backward(t.full_like(y, 0.77))
         return _bits(t, y), _bits(t, x.grad), y.dtype, x.grad.dtype
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("value", [1, 0.3, -2.7])
+def test_float16_addcdiv_rounds_once(value):
+    def body(t):
+        rs = np.random.RandomState(5)
+        x, a, b = (t.tensor(rs.randn(400).astype(np.float32)).half() for _ in range(3))
+        return _bits(t, x.addcdiv(a, b, value=value)), _bits(t, x.clone().addcdiv_(a, b,
+                                                                                   value=value))
+    same(body, rtol=0, atol=0)

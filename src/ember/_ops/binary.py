@@ -752,7 +752,11 @@ def _(grad, tensor1, value):
     check=_addc_check("addcdiv"))
 def addcdiv(self, tensor1, tensor2, value=1):
     # (value * tensor1) / tensor2, in that order, as torch's kernel: the same overflows
-    return self + _value(self, value, "addcdiv_cpu_out") * tensor1 / tensor2
+    value = _value(self, value, "addcdiv_cpu_out")
+    if self.dtype == np.float16:  # (torch's Half kernel: in float32, rounded once)
+        wide = [a.astype(np.float32) for a in (self, tensor1, tensor2)]
+        return (wide[0] + np.float32(value) * wide[1] / wide[2]).astype(np.float16)
+    return self + value * tensor1 / tensor2
 
 
 @addcdiv.grad("self")
