@@ -93,8 +93,17 @@ def run(body, lib) -> Outcome:
             out.value = plain(body(lib), lib)
         except Exception as e:  # noqa: BLE001
             out.error = (type(e).__name__, fix(str(e)))
-    out.warnings = [(w.category.__name__, fix(str(w.message))) for w in caught]
+    out.warnings = [(w.category.__name__, fix(str(w.message))) for w in caught
+                    if not _torch_import_noise(lib, w)]
     return out
+
+
+def _torch_import_noise(lib, w):
+    """A warning torch's own modules raise once, when the body's first use imports them
+    (torch 2.13's internals decorate functions with the deprecated ``torch.jit.script``):
+    not the body's behaviour, and which test meets it first depends on the run's order."""
+    return (lib.__name__ == "torch" and issubclass(w.category, DeprecationWarning)
+            and "jit.script` is deprecated" in str(w.message))
 
 
 def assert_close(a, b, rtol=1e-6, atol=1e-7, path="value", grad_fn=True):
