@@ -497,3 +497,41 @@ def test_a_shared_models_parameters_are_written_by_the_process_it_is_sent_to():
         return (before, model.weight.is_shared(), moved.is_shared(), moved.stride(),
                 worker.exitcode, model.weight, model.bias, moved)
     same(body)
+
+
+@pytest.mark.parametrize("call", [
+    "x.sum(1, keepdims=True)", "torch.sum(x, axis=0, keepdims=True)", "x.sum(axis=(0, 1))",
+    "x.mean(axis=1, keepdims=True)", "torch.mean(x, dim=1, keepdims=True)",
+    "x.max(axis=1, keepdims=True).values", "torch.min(x, 1, keepdims=True).indices",
+    "x.amax(1, keepdims=True)", "x.argmax(axis=1)", "x.std(axis=1, keepdims=True)",
+    "torch.var_mean(x, axis=1)", "x.prod(1, keepdims=True)", "x.logsumexp(axis=1)",
+    "x.cumsum(axis=1)", "x.softmax(axis=1)", "torch.log_softmax(x, axis=0)",
+    "x.unsqueeze(axis=0)", "x[:1].squeeze(axis=0)", "torch.cat([x, x], axis=1)",
+    "torch.stack([x, x], axis=2)", "x.median(axis=1, keepdims=True).values",
+    "torch.linalg.vector_norm(x, dim=1, keepdims=True)",
+    "x.sort(axis=0, descending=True).values", "x.all(axis=1)",
+])
+def test_numpy_keyword_names(call):
+    """torch's argument parser takes NumPy's axis= and keepdims= for dim= and keepdim=."""
+    def body(torch):
+        x = torch.tensor([[1., -2., 3.], [0.5, 4., -1.]], requires_grad=True)
+        y = eval(call, {"torch": torch, "x": x})
+        y.sum().backward()
+        return y, x.grad
+    same(body)
+
+
+@pytest.mark.parametrize("call", [
+    "x.norm(dim=1, keepdims=True)", "torch.nn.functional.softmax(x, axis=1)",
+    "x.flip(axis=1)", "x.sum(1, axis=1)",
+])
+def test_numpy_keyword_names_where_torch_refuses_them(call):
+    """torch's Python-level functions take only their own names, and a dim given twice is
+    refused: TypeError in both (the messages name each library's function)."""
+    def body(torch):
+        try:
+            eval(call, {"torch": torch, "x": torch.ones(2, 3)})
+        except TypeError:
+            return "TypeError"
+        return "ran"
+    same(body)

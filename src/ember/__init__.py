@@ -209,6 +209,20 @@ from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E
                                 set_autocast_enabled, set_autocast_gpu_dtype)
 from .amp.grad_scaler import GradScaler  # noqa: E402
 from . import amp  # noqa: E402
+import sys as _sys  # noqa: E402
+from ._numpy_keywords import accept_numpy_keywords as _accept_numpy  # noqa: E402
+# the functions torch's argument parser binds take NumPy's names (axis=, keepdims=) there
+_NUMPY_NAMED = ("max", "min", "std", "var", "prod", "logsumexp", "all", "any", "cumsum",
+                "cumprod", "logcumsumexp", "cummax", "cummin", "softmax", "log_softmax",
+                "squeeze", "nansum", "nanmean", "median", "nanmedian", "mode", "kthvalue",
+                "aminmax", "quantile", "nanquantile", "sort", "argsort", "topk", "flatten",
+                "select", "narrow", "index_select", "gather", "take_along_dim", "roll",
+                "diff", "cross", "count_nonzero", "movedim", "moveaxis", "unbind",
+                "repeat_interleave", "chunk", "tensor_split")
+_accept_numpy(Tensor, _NUMPY_NAMED)
+_accept_numpy(_sys.modules[__name__], _NUMPY_NAMED + ("std_mean", "var_mean", "cat", "concat",
+                                                     "concatenate", "stack"))
+del _accept_numpy, _NUMPY_NAMED, _sys
 from ._tensor import seal_read_only_attributes as _seal  # noqa: E402 - after every property
 _seal()
 del _seal

@@ -1,6 +1,8 @@
 """``ember.linalg``: torch.linalg's functions (decompositions, solvers, norms, products)."""
 from __future__ import annotations
 
+import sys
+
 import math
 
 from ._ops import linalg as _products
@@ -266,3 +268,8 @@ def _check_cond(A, p):  # noqa: N803
 from ._out import install as _install_out  # noqa: E402  (once the namespace is complete)
 
 _install_out("linalg", globals())
+
+from ._numpy_keywords import accept_numpy_keywords as _accept_numpy  # noqa: E402
+# torch's parser binds these: they take NumPy's names too (vector_norm(x, keepdims=True))
+_accept_numpy(sys.modules[__name__], ("vector_norm", "matrix_norm", "norm"))
+del _accept_numpy

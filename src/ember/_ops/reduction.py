@@ -21,6 +21,7 @@ from .._backend import arg_extreme, as_array, get_xp, reduce_sum
 from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_view
+from .._numpy_keywords import own_keywords
 from .registry import FLOAT, NONE, op
 from .pointwise import div_scalar, eq, exp, maximum, minimum, not_implemented, where
 from .shape import expand, expand_to, raw as _raw, reshape, unsqueeze
@@ -323,6 +324,9 @@ _SIGNATURES = {
 _SIGNATURES["mean", True] = _SIGNATURES["sum", True]
 
 
+_SUM_KEYWORDS = frozenset(("input", "dim", "keepdim", "dtype", "out"))
+
+
 def _reduction_args(name, is_method):
     """The Python entry point of reduction ``name`` (torch.sum, Tensor.sum): it refuses a
     ``dim`` that is not an int or a sequence of ints with torch's TypeError."""
@@ -336,6 +340,8 @@ def _reduction_args(name, is_method):
                 if call is not None:
                     return call((input, None))
             return whole(input, None)
+        if kwargs and not _SUM_KEYWORDS.issuperset(kwargs):  # x.sum(axis=1, keepdims=True)
+            kwargs = own_keywords(kwargs, _SUM_KEYWORDS, name)
         dim = args[0] if args else kwargs.get("dim")
         if dim is not None and not isinstance(dim, (int, tuple, list)) and not (
                 isinstance(dim, Tensor)):

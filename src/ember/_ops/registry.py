@@ -33,6 +33,7 @@ import traceback
 
 import numpy as np
 
+from .._numpy_keywords import NUMPY_KEYWORDS  # (x.sum(axis=1): a keyword not the op's own)
 from .. import _dtype as D
 from . import opmath
 from .._backend import as_array, get_xp, is_array
@@ -802,7 +803,10 @@ class OpDef:
         for k, v in kwargs.items():
             i = self.index.get(k)
             if i is None:
-                raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
+                i = self.index.get(NUMPY_KEYWORDS.get(k))
+                if i is None:
+                    raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
+                k = self.params[i]
             if i < len(args):
                 raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
             full[i] = v
