@@ -535,3 +535,14 @@ def test_numpy_keyword_names_where_torch_refuses_them(call):
             return "TypeError"
         return "ran"
     same(body)
+
+
+@pytest.mark.parametrize("key", ["torch.arange(3), y", "m, torch.arange(3).reshape(3, 1), y[:2]",
+                                 "torch.tensor(1), y, m"])
+def test_index_tensors_that_do_not_broadcast(key):
+    """torch's message lists the index tensors' shapes as lists."""
+    def body(torch):
+        x = torch.zeros(4, 5, 6)
+        y, m = torch.tensor([0, 1, 2, 3]), torch.zeros(2, 4, dtype=torch.long)
+        return eval(f"x[{key}]", {"torch": torch, "x": x, "y": y, "m": m})
+    same(body)

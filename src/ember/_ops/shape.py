@@ -9,6 +9,7 @@ __all__ = ['cat', 'chunk', 'clone', 'flatten', 'permute', 'ravel', 'reshape', 's
            'squeeze', 'stack', 't', 'transpose', 'unbind', 'unsqueeze']
 __all__ += ['swapaxes', 'unsafe_chunk', 'unsafe_split', 'unsafe_split_with_sizes']
 
+import re
 import warnings
 from math import prod
 
@@ -901,7 +902,17 @@ def _torch_index_error(err, shape, key):
     mismatch = _mask_mismatch(tuple(shape), key)
     if mismatch is not None:
         return mismatch
-    return IndexError(str(err).replace(" for axis ", " for dimension "))
+    text = str(err)
+    if text.startswith(_NUMPY_BROADCAST):  # index tensors whose shapes do not broadcast
+        shapes = re.findall(r"\(([^)]*)\)", text[len(_NUMPY_BROADCAST):])
+        return IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                          "with shapes " + ", ".join(
+                              "[" + ", ".join(n.strip() for n in s.split(",") if n.strip())
+                              + "]" for s in shapes))
+    return IndexError(text.replace(" for axis ", " for dimension "))
+
+
+_NUMPY_BROADCAST = "shape mismatch: indexing arrays could not be broadcast together with shapes"
 
 
 def _is_mask(k):
