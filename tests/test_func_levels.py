@@ -109,7 +109,17 @@ def test_jvp_of_jvp_in_place_and_views():
             w[1:].mul_(z[:2].exp())
             w.t_() if w.dim() == 2 else w.unsqueeze_(0)
             return w.squeeze(0).cumsum(0)
-        return F.jvp(lambda y: F.jvp(g, (y,), (v,)), (x,), (u,))
+
+        def views_in_place(z):
+            # (each level's tangent takes the new geometry: the outer ones kept the old one)
+            w = z.exp().reshape(3, 1)
+            w.unsqueeze_(0)
+            w.transpose_(0, 2)
+            return w.sin() * (z * 1.5).reshape(1, 3).t_()
+        return (F.jvp(lambda y: F.jvp(g, (y,), (v,)), (x,), (u,)),
+                F.jvp(lambda y: F.jvp(views_in_place, (y,), (v,)), (x,), (u,)),
+                F.jvp(lambda a: F.jvp(lambda b: F.jvp(views_in_place, (b,), (v,))[1], (a,),
+                                      (u,))[1], (x,), (v,)))
     same(body, rtol=1e-10, check_warnings=False)
 
 

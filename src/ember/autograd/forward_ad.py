@@ -525,7 +525,12 @@ class _ForwardHook:
 
     def view_inplace(self, t, view_op, args, tangent):
         """An in-place view op (``t_``, ``squeeze_``, ...) gave ``t`` a new geometry: its
-        tangent (``tangent`` before the change) takes the same view."""
+        tangent (``tangent`` before the change) takes the same view, as do its tangents at
+        the levels outside (each nested level holds its own tangent of ``t``)."""
+        below = self.level.below
+        outer = None if below is None else below.tangent(t)
+        if outer is not None:
+            below.view_inplace(t, view_op, args, outer)
         prev = self._enter()
         try:
             rest = tuple(args[1:])
