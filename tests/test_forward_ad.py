@@ -912,3 +912,17 @@ def test_cholesky_inverse_tangent_is_the_derivative(upper):
     x = ember.tensor(L, requires_grad=True)
     grad, = ember.autograd.grad(f(x), x, ember.tensor(V))
     np.testing.assert_allclose((tangent * V).sum(), (grad.numpy() * T).sum(), rtol=1e-12)
+
+
+def test_logcumsumexp_tangent():
+    # (the tangent derived from its reverse formula was NaN everywhere: that formula takes
+    # log|grad| at grad = 0; forward against reverse could not see it, both were NaN)
+    def body(torch):
+        F = torch.func
+        x = torch.tensor(rng.standard_normal((2, 4)) * 3)
+        v = torch.tensor(rng.standard_normal((2, 4)))
+        f = lambda z: torch.logcumsumexp(z, 1)  # noqa: E731
+        return (F.jvp(f, (x,), (v,)), F.jvp(f, (x[0, 0],), (v[0, 0],)),
+                F.jvp(lambda y: F.jvp(f, (y,), (v,))[1], (x,), (v * 2,)),
+                F.jvp(f, (x.float(),), (v.float(),)))
+    same(body, rtol=1e-10, check_warnings=False)

@@ -182,6 +182,7 @@ CASES = [
     ("slice_backward", "step2", "slice_backward"),
     ("_index_put_impl", "rows", "_index_put_impl"),
     ("binary_cross_entropy_with_logits", "mean", "binary_cross_entropy_with_logits"),
+    ("logcumsumexp", "neg", "logcumsumexp"),
     ("mse_loss_backward", "mean", "mse_loss_backward"),
     ("split_with_sizes", "rows", "split_with_sizes"),
     ("unsafe_split", "even", "unsafe_split"),

@@ -9,8 +9,8 @@ from .._backend import accumulate, get_xp
 from .._tensor import Tensor, _wrap_dim
 from .registry import NONE, op
 from .pointwise import abs, exp, log, no_kernel, refuse, where
-from .reduction import (_a, _acc_dtype, _dtype_name, _has_zero, contiguous_result, return_type,
-                        sum_dim, take_along_dim_backward)
+from .reduction import (_a, _acc_dtype, _dtype_name, _has_zero, amax, contiguous_result,
+                        return_type, sum_dim, take_along_dim_backward)
 from .shape import transpose, unsqueeze
 
 
@@ -167,6 +167,15 @@ def _(grad, self, result, dim):
     def reverse_lcse(t):
         return flip_dims(logcumsumexp(flip_dims(t, (d,)), d), (d,))
     return exp(reverse_lcse(pos - result) + self) - exp(reverse_lcse(neg - result) + self)
+
+
+@_logcumsumexp.jvp("self")
+def _(self_t, self, dim):
+    # torch's logcumsumexp_jvp: the tangent weighed by the exp-normalized input, summed
+    # cumulatively and divided by the weights' cumulative sum (plus 1e-13, as torch's). The
+    # tangent derived from the formula above is NaN: it takes log|grad| at grad = 0.
+    weights = exp(self - amax(self, dim, True))
+    return cumsum(weights * self_t, dim).div_(cumsum(weights, dim).add_(1e-13))
 
 
 def logcumsumexp(input, dim, *, out=None):
