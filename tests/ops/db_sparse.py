@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 import ember
+from ember._ops import reduction as RD
 from ember._ops import sparse as SP
 
 from .op_db import C, S, row
@@ -77,6 +78,10 @@ def _scale(v):
 def _sum_all(v):
     lib = _lib(v)
     return lib.sparse.sum(_sparse(lib, v))
+
+
+def _sum_method(v):
+    return _sparse(_lib(v), v).sum()
 
 
 def _sum_dim(v):
@@ -166,7 +171,11 @@ _rows("sparse_add", _add, [SP._make, SP._sparse_add], lambda m: [S("x", m(5), m(
 _rows("dense_sparse_add", _dense_add, [SP._make, SP._dense_sparse_add],
       lambda m: [S("x", m(3, 4), m(5))])
 _rows("sparse_mul", _scale, [SP._make, SP._scale], lambda m: [S("x", m(5))])
-_rows("sparse.sum", _sum_all, [SP._make, SP._sparse_sum_all], lambda m: [S("x", m(5))])
+# (torch.sparse.sum sums the coalesced values, through their nodes; s.sum() the values as
+# stored, in one node)
+_rows("sparse.sum", _sum_all, [SP._make, SP._coalesce, SP._values, RD.sum_all],
+      lambda m: [S("x", m(5))])
+_rows("sparse_sum_method", _sum_method, [SP._make, SP._sparse_sum_all], lambda m: [S("x", m(5))])
 _rows("sparse.sum_dim", _sum_dim, [SP._make, SP._sparse_sum_dims, SP._sparse_sum_backward],
       lambda m: [S("x", m(5))], gradgrad=False)
 _rows("sparse_t", _t, [SP._make, SP._t], lambda m: [S("x", m(5))])

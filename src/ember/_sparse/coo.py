@@ -87,7 +87,10 @@ class CooArray:
     # A dense node's formula run on a sparse gradient (an embedding's sparse gradient into a
     # weight computed by mul, div, neg, exp): torch's sparse mul by a number or by a dense
     # tensor of its shape keeps the sparse entries, and so does its division by a number.
+    # Only inside a backward pass: a forward op's dense kernel must still refuse a sparse
+    # operand, so that the registry takes the op's sparse route (its own kernels and node).
     def __mul__(self, other):
+        _only_in_formulas()
         if _is_number(other):
             return CooArray(self.indices, self.values * other, self.shape, self.coalesced)
         if type(other) is CooArray and other.shape == self.shape:
@@ -100,12 +103,14 @@ class CooArray:
     __rmul__ = __mul__
 
     def __truediv__(self, other):
+        _only_in_formulas()
         if _is_number(other):
             return CooArray(self.indices, self.values / other, self.shape, self.coalesced)
         raise RuntimeError("Sparse division requires a scalar or zero-dim dense tensor divisor "
                            f"(got shape {list(getattr(other, 'shape', ()))} for divisor)")
 
     def __neg__(self):
+        _only_in_formulas()
         return CooArray(self.indices, -self.values, self.shape, self.coalesced)
 
     # -- everything else is a dense kernel that has no business here ----------------------------
@@ -127,6 +132,12 @@ class CooArray:
 
 # torch sorts this many positions or more with a radix sort (stable), fewer with std::sort
 _RADIX_SORTED = 32768
+
+
+def _only_in_formulas():
+    from ..autograd.engine import in_backward_pass  # (the engine imports this module)
+    if not in_backward_pass():
+        raise SparseOperand("a dense kernel met a sparse operand")
 
 
 def _is_number(x):

@@ -212,6 +212,11 @@ def _run_pass(task, execute, arg):
 _local = threading.local()
 
 
+def in_backward_pass():
+    """Whether a backward pass runs on this thread (its formulas being called)."""
+    return bool(getattr(_local, "callbacks", None))
+
+
 def _final_callbacks():
     """This thread's stack of the backward passes in progress (each with its final callbacks,
     and the innermost the current one)."""
