@@ -926,3 +926,31 @@ def test_logcumsumexp_tangent():
                 F.jvp(lambda y: F.jvp(f, (y,), (v,))[1], (x,), (v * 2,)),
                 F.jvp(f, (x.float(),), (v.float(),)))
     same(body, rtol=1e-10, check_warnings=False)
+
+
+@pytest.mark.parametrize("fn", ["xlogy", "special.xlog1py"])
+def test_xlogy_tangent_where_the_log_is_nan(fn):
+    # torch's tangent is its formula with the tangent for grad: NaN where other is below the
+    # log's domain and self != 0 (the tangent derived at grad = 0 read xlogy's own
+    # derivative mask there and gave other_t * self / other)
+    def body(t):
+        f = t.special.xlog1py if fn == "special.xlog1py" else t.xlogy
+        x = t.tensor([1.0, 0.0, 2.0, 0.0, 3.0, -1.0], dtype=t.float64)
+        y = t.tensor([-1.5, -2.0, 3.0, 0.0, -0.5, float("nan")], dtype=t.float64) - 0.5
+        u, v = t.linspace(0.5, 1.5, 6, dtype=t.float64), t.linspace(-1.0, 2.0, 6, dtype=t.float64)
+        fw = t.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.unpack_dual(f(fw.make_dual(x, u), y)).tangent
+        return (t.func.jvp(f, (x, y), (u, v)), t.func.jvp(lambda a: f(a, -2.0), (x,), (u,)),
+                t.func.jvp(lambda b: f(2.0, b), (y,), (v,)), dual)
+    same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("which", ["self", "other", "both"])
+def test_zeta_refuses_forward_ad(which):
+    def body(t):
+        x, q = t.tensor([2.0, 3.0], dtype=t.float64), t.tensor([1.5, 2.5], dtype=t.float64)
+        f = {"self": lambda a: t.special.zeta(a, 2.0), "other": lambda b: t.special.zeta(2.0, b),
+             "both": lambda b: t.special.zeta(x, b)}[which]
+        return t.func.jvp(f, (q,), (q,))
+    assert same(body, check_warnings=False).error is not None

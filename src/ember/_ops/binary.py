@@ -547,6 +547,13 @@ def binary_with_scalars(name, node, kernel, grad_self, grad_other, check=None):
     both.grad("other")(grad_other)
     first.grad("other")(grad_other)
     second.grad("self")(grad_self)
+    # torch's forward formulas are the same expressions, the tangent standing for grad (its
+    # auto_element_wise): a tangent derived from them at grad = 0 would read the masks of
+    # xlogy's own derivative there (0 where other < 0, where torch's tangent is NaN)
+    both.jvp("self")(grad_self)
+    both.jvp("other")(grad_other)
+    first.jvp("other")(grad_other)
+    second.jvp("self")(grad_self)
 
     def call(input, other):  # noqa: A002 - torch's names
         if not isinstance(input, Tensor) and not hasattr(input, "shape"):

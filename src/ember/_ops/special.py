@@ -20,7 +20,7 @@ from .._backend import as_array, get_xp, special_functions
 from .._tensor import Tensor
 from . import special_numpy as SN
 from .binary import at_or_below, binary_with_scalars
-from .pointwise import exp, log, masked_fill, mul_scalar, no_kernel, refuse
+from .pointwise import exp, log, masked_fill, mul_scalar, no_forward_ad, no_kernel, refuse
 from .registry import FLOAT, op
 
 _SCIPY: list = []  # [scipy.special or None], looked up once
@@ -422,6 +422,8 @@ zeta = binary_with_scalars("special_zeta", "SpecialZetaBackward", _zeta_kernel,
                            _zeta_grad_self, _zeta_grad_other)
 _xlog1py_tensor, _xlog1py_number_first, _xlog1py_number_second = xlog1py.ops
 _zeta_tensor, _zeta_number_first, _zeta_number_second = zeta.ops
+for _zeta_op in zeta.ops:  # (torch has no forward-mode formula for either argument)
+    _zeta_op.jvp("self", "other")(no_forward_ad("special_zeta"))
 
 
 # -- incomplete gamma functions, multivariate log-gamma ------------------------------------
