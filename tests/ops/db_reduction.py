@@ -193,6 +193,29 @@ for _name, _d, _f in [("amax", R.amax, np.max), ("amin", R.amin, np.min)]:
         np_ref=_np_amax(_f))
 
 
+def _aminmax_samples(m):
+    out = [S("all", m(2, 3)), S("all_keep", m(2, 3), keepdim=True), S("dim1", m(2, 3), 1),
+           S("keep", m(2, 3), 0, True), S("vector", m(5), -1), S("0dim", m()),
+           S("0dim_dim", m(), 0)]
+    if m.floating:
+        out += [S("ties", m.arr([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]), 1, no_gradcheck=_TIE),
+                S("ties_all", m.arr([[1.0, 3.0], [3.0, 1.0]]), no_gradcheck=_TIE),
+                S("nan", m.arr([[1.0, np.nan, 3.0], [1.0, 2.0, 0.0]]), 1,
+                  no_gradcheck="a NaN extreme")]
+    return out
+
+
+def _np_aminmax(x, dim=None, keepdim=False):
+    axis = None if (dim is None or x.ndim == 0) else dim
+    return np.min(x, axis, keepdims=keepdim), np.max(x, axis, keepdims=keepdim)
+
+
+# (the op takes dim positionally: the public function's is keyword-only)
+row("aminmax", lambda x, dim=None, keepdim=False: x.aminmax(dim=dim, keepdim=keepdim), None,
+    [R.aminmax], _aminmax_samples, np_ref=_np_aminmax,
+    dtypes=("float32", "float64", "float16", "int64", "bool"))
+
+
 def _argmax_samples(m):
     out = [S("all", m(2, 3)), S("dim1", m(2, 3), 1), S("keep", m(2, 3), 0, True),
            S("all_keep", m(2, 3), keepdim=True), S("vector", m(5), 0), S("0dim", m()),

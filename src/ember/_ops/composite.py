@@ -3,7 +3,8 @@ and second order, forward mode, batching) follow from those ops' and need no for
 
 diff, cov/corrcoef, cdist, dist, renorm, quantile/nanquantile, block_diag, diagflat,
 combinations, broadcast_tensors, the ``*_scatter`` functions, Tensor.unfold, ldexp,
-deg2rad/rad2deg, addr, trapezoid and its cumulative form, vander, aminmax.
+deg2rad/rad2deg, addr, trapezoid and its cumulative form, vander; aminmax's checks (its
+values and node are reduction.aminmax's).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from .. import _dtype as D
 from .._size import Size
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.forward_ad import check_out_function
+from .reduction import aminmax as _aminmax_op
 from .reduction import return_type
 
 _aminmax = return_type("aminmax", ("min", "max"))
@@ -525,15 +527,11 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
         if input.numel() == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
                                "the operation has no identity.")
-        lo, hi = input.amin(), input.amax()
-        if keepdim:
-            shape = (1,) * input.dim()
-            lo, hi = lo.reshape(shape), hi.reshape(shape)
-        return _aminmax(lo, hi)
+        return _aminmax(*_aminmax_op(input, None, keepdim))
     n = input.dim()
     if n and -n <= dim < n and input.shape[dim] == 0:  # (torch's wording, dim normalised)
         raise IndexError(f"aminmax: Expected reduction dim {dim % n} to have non-zero size.")
-    return _aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
+    return _aminmax(*_aminmax_op(input, dim, keepdim))
 
 
 Tensor.aminmax = aminmax

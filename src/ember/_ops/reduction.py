@@ -842,6 +842,23 @@ amax.grad("self")(_scale_by_count)
 amin.grad("self")(_scale_by_count)
 
 
+@op("aminmax", promote=NONE, outputs=2, node="AminmaxBackward0")
+def aminmax(self, dim=None, keepdim=False):
+    """``(amin, amax)`` in one op: torch records one AminmaxBackward0 node for both (the
+    caller, ember.aminmax, makes torch's checks for an empty input first)."""
+    if self.dtype.kind == "c":
+        raise not_implemented("aminmax_cpu", self)
+    dims = () if dim is None else dim
+    return amin(self, dims, keepdim), amax(self, dims, keepdim)
+
+
+@aminmax.grad("self")
+def _(grads, self, result0, result1, dim, keepdim):
+    dims = () if dim is None else dim
+    return (_scale_by_count(grads[0], self, result0, dims, keepdim)
+            + _scale_by_count(grads[1], self, result1, dims, keepdim))
+
+
 def _argmax_kernel(name):
     def kernel(self, dim=None, keepdim=False):
         if self.dtype == np.bool_:
