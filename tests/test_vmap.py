@@ -39,6 +39,8 @@ CASES = [
     ("reductions", lambda torch, x: (x.mean(0), x.amax(), x.var(), x.std(0, keepdim=True),
                                      x.logsumexp(0), x.norm()), (M,), 0),
     ("max_dim", lambda torch, x: x.max(1), (M,), 0),
+    ("aminmax", lambda torch, x: (torch.aminmax(x), torch.aminmax(x, dim=-1, keepdim=True)),
+     (M,), 0),
     ("max_min_all", lambda torch, x: (x.max(), x.min(), x.argmax(), x.prod()), (X,), 0),
     ("softmax", lambda torch, x: (torch.softmax(x, -1), torch.log_softmax(x, 0)), (M,), 0),
     ("cumsum_sort", lambda torch, x: (x.cumsum(1), x.sort(0)[0], x.topk(2)[1]), (M,), 0),

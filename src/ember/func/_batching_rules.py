@@ -173,7 +173,7 @@ def dim_rule(op, args, level):
 
 
 # reductions: dim None (all of the example), an int, or a tuple of ints
-@rule("sum", "mean", "nansum", "amax", "amin", "var", "std", "var_mean", "std_mean",
+@rule("sum", "mean", "nansum", "amax", "amin", "aminmax", "var", "std", "var_mean", "std_mean",
       "logsumexp", "all", "any", "count_nonzero", "linalg_vector_norm")
 def reduce_rule(op, args, level):
     if "dim" not in op.index:
