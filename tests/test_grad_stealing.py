@@ -5,7 +5,10 @@ where torch's is 0). A hook's returned gradient is such an array: freed once the
 ran, its id is free for the gradient that node makes."""
 from __future__ import annotations
 
+import pytest
 from oracle import same
+
+import ember
 
 
 def _hooked_chains(torch):
@@ -62,3 +65,50 @@ def test_a_custom_functions_fresh_gradient_is_stolen():
     # torch's AccumulateGrad takes over a gradient no one else holds (use count 1): a
     # backward's g * 3 is, its incoming g returned twice or a tensor it keeps is not
     same(_custom_function_gradients)
+
+
+def test_a_grad_dropped_by_a_hook_and_passed_on_is_stolen_by_the_next_leaf():
+    """A first gradient a plain leaf took over is held by its ``.grad`` alone: a hook that sets
+    that ``.grad`` to None and returns the tensor in place of another gradient hands it to
+    the next leaf, which takes it over (version 0) as torch's does."""
+    def body(t):
+        a = t.tensor([1.0, 2.0], requires_grad=True)
+        b = t.tensor([3.0, 4.0], requires_grad=True)
+        h = b.clone()  # (its node passes the hook's value on to b unchanged)
+
+        def hook(g):
+            old = a.grad
+            a.grad = None
+            return old
+        h.register_hook(hook)
+        hs = h.sum()
+        (hs + (a * 1.0).sum()).backward()  # (a's node, created last, runs first)
+        return a.grad, b.grad, b.grad._version
+    same(body)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_leaf_versions_after_a_written_gradient(compiled):
+    """A pass whose formulas wrote a gradient in place (index's, version 1 in torch) gives
+    that leaf's ``.grad`` its version and the others' none; the next pass, with no such write,
+    none at all (the engine looks versions up only while a pass noted one)."""
+    def body(t):
+        w = t.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+        b = t.tensor([1.0, 2.0], requires_grad=True)
+        idx = t.tensor([0, 2])
+
+        def indexed(w, b, idx):
+            return (w[idx] * b).sum()
+
+        def plain(w, b, idx):
+            return (w * b).sum()
+        if compiled and t is ember:
+            indexed, plain = ember.compile(indexed), ember.compile(plain)
+        versions = []
+        for loss_of in (indexed, plain, indexed):
+            for _ in range(2):  # (compiled: recorded, then replayed)
+                loss_of(w, b, idx).backward()
+                versions.append((w.grad._version, b.grad._version))
+                w.grad = b.grad = None
+        return versions
+    same(body)

@@ -34,6 +34,9 @@ from .._backend import is_array
 from .._tensor import Tensor, _object_new as _new
 
 _NOTES: dict = {}  # id(owner array) -> (weak reference to it, count, a view in torch)
+# whether some note has a count (a version to give): until then a gradient that becomes a
+# Tensor needs no lookup (most passes note only views, or nothing)
+_COUNTED = [False]
 _LIMIT = 100_000  # (passes that never end through run_backward, e.g. a compiled replay)
 
 
@@ -76,6 +79,8 @@ def _note(g, count, view):
     base = g.base  # (_owner's lines: a call fewer per note, a backward program's bias sums)
     owner = g if base is None or not is_array(base) else base
     key = id(owner)
+    if count:
+        _COUNTED[0] = True
     seen = _NOTES.get(key)
     if seen is not None and seen[0]() is owner:
         count += seen[1]
@@ -129,6 +134,7 @@ def wrap_versioned(a):
 
 def forget():
     _NOTES.clear()
+    _COUNTED[0] = False
 
 
 def writing(formula, count):

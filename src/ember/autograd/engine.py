@@ -31,7 +31,15 @@ from .._state import profiler_hook, state
 from .._tensor import GRAD_DTYPE_OWN, Tensor, _wrap
 from .._tensor import _object_new as _new_tensor
 from . import _batched, _gc
-from ._grad_versions import _NOTES, _note, forget, note_writes, with_version, wrap_versioned
+from ._grad_versions import (
+    _COUNTED,
+    _NOTES,
+    _note,
+    forget,
+    note_writes,
+    with_version,
+    wrap_versioned,
+)
 from .graph import AccumulateGrad, GradientEdge, edge_of, gradient_edge
 
 # whether some leaf was ever given a grad_dtype (until then the engine never looks)
@@ -625,6 +633,7 @@ def _execute(task, root_nodes):
                                 note_writes(old, 1)
                             elif seen is not None and seen[0]() is old:  # (_note's lines)
                                 _NOTES[key] = (seen[0], seen[1] + 1, False)
+                                _COUNTED[0] = True
                             else:
                                 _note(old, 1, False)
                     else:
@@ -662,39 +671,38 @@ def _run_plain_leaf(task, fn, grads, i):
     gradients of the one node above the leaves, see _execute_into_leaves): the reference
     counts below count it once."""
     var = fn.variable
-    with fn.lock:
+    lock = fn.lock
+    lock.acquire()  # (what ``with fn.lock`` does, in half the time: a fixed cost per leaf)
+    try:
         if not var._requires_grad:
             return
         g = grads[i]
-        if (var._grad is None and type(g) is ndarray and not task.graph
+        # the usual first gradient, only the engine's (refs counted as _accumulate counts its
+        # argument: the list, `g`, getrefcount's), laid out as its leaf: what _accumulate,
+        # _plainly_owned and wrap_versioned do for it, written out (a fixed cost of every leaf
+        # and backward), each test first where it fails soonest
+        if (var._grad is None and type(g) is ndarray and _refcount(g) <= _OWN_REFS
+                and not task.graph and not var._post_acc_hooks
                 and type(data := var._data) is ndarray
-                and _refcount(g) <= _OWN_REFS and not var._post_acc_hooks):
-            # the usual first gradient, only the engine's (refs counted as _accumulate
-            # counts its argument: the list, `g`, getrefcount's): what _accumulate,
-            # _plainly_owned and wrap_versioned do for it, written out (a fixed cost of
-            # every leaf and backward)
-            borrowed = task.borrowed
-            ref = borrowed.get(key := id(g))
+                and (id(g) not in task.borrowed or not task.borrowed.holds(g))):
             flags = g.flags
-            if ((ref is None or ref() is not g) and flags.writeable
-                    and (not _layout_policy.enforce or (
-                        flags.c_contiguous and data.flags.c_contiguous
-                        and g.strides == data.strides)
-                        or _obeys_layout(g, data))):
-                borrowed[key] = weakref.ref(g)  # (as _Borrowed.add: an array)
-                if _NOTES and g.base is not None:
-                    var._grad = wrap_versioned(g)  # (a view: its owner's noted version)
-                    return
-                t = _new_tensor(Tensor)
-                t._data = g
-                if _NOTES:  # (its noted version: wrap_versioned's lines)
-                    seen = _NOTES.get(key)
-                    if seen is not None and seen[1] and seen[0]() is g:
-                        t._vc = [seen[1]]
-                var._grad = t
+            if flags.writeable and (
+                    (flags.c_contiguous and g.strides == data.strides
+                     and data.flags.c_contiguous)
+                    or not _layout_policy.enforce or _obeys_layout(g, data)):
+                # NOTE: not noted as borrowed (as _accumulate notes it): the .grad now holds
+                # it, so any later holder is told by the reference counts, as torch's are
+                if _COUNTED[0]:  # (some gradient's version noted: its own, or its owner's)
+                    var._grad = wrap_versioned(g)
+                else:
+                    t = _new_tensor(Tensor)  # (_wrap's lines: no call)
+                    t._data = g
+                    var._grad = t
                 return
         g = None  # (so that _accumulate counts the references as it expects)
         _accumulate(task, var, grads[i])
+    finally:
+        lock.release()
 
 
 _LEAF_ONLY = frozenset((AccumulateGrad,))
