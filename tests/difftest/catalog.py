@@ -272,6 +272,30 @@ def same_dtype_tensor(ref, pred=is_float):
     return tensor(lambda u: pred(u))
 
 
+def _shape_of_index(g, env):
+    """The shape of the index chosen for a scatter (its source is that shape)."""
+    return tuple(eval(env["i"][0], {"torch": g.torch}).shape)  # noqa: S307 - generated source
+
+
+def _row_index(n):
+    """``n`` row indices of ``x`` (an int64 literal; rarely one out of range)."""
+    def make(g, env):
+        rows = env["x"][1].shape[0]
+        if not rows:
+            raise Skip
+        return g.int_literal((n,), 0, rows - 1, wrong=0.03), None
+    return make
+
+
+def _rest_along(env):
+    """What is left along the chosen dimension after a first piece of one."""
+    t, d = env["x"][1], env["d"][1]
+    if not -t.dim() <= d < t.dim() or t.shape[d] < 1:
+        raise Skip
+    return str(t.shape[d] - 1), t.shape[d] - 1
+
+
+
 FLOAT = tensor()
 MAT = tensor(ndim_is(2))
 ANY = tensor(any_tensor)
@@ -556,6 +580,115 @@ OPS: list[Op] = [
                              "{x}.clip(-0.5, 0.5)", "torch.baddbmm({x}, {x}, {x}.mT)"),
        x=tensor(ndim_at_least(1)), d=dim("x"), y=operand(lambda g, env: (2,) + tuple(
            env["x"][1].shape)), m=mask_of("x"), weight=0.8),
+    # -- what the op table offers beyond the above (reductions over several dims and keepdim,
+    # sorting's options, reduced scatters, index_put, the rest of the matrix products, norms
+    # and nn.functional options, losses) ---------------------------------------------------------
+    op("reduce_dims", ("{x}.mean({ds}, keepdim=True)", "{x}.amax({ds})",
+                       "torch.amin({x}, {ds}, keepdim=True)", "{x}.var({ds}, keepdim=True)",
+                       "torch.std({x}, {ds}, correction=2)", "torch.logsumexp({x}, {ds}, True)",
+                       "torch.linalg.vector_norm({x}, 2, {ds}, keepdim=True)",
+                       "{x}.nansum({ds})", "torch.nanmean({x}, {d}, keepdim=True)",
+                       "{x}.std({d}, keepdim=True)", "{x}.logsumexp({d}, keepdim=True)"),
+       x=FLOAT, ds=dims("x"), d=dim("x"), weight=1.5),
+    op("reduce_bool", ("{x}.all({d})", "torch.any({x}, {d}, keepdim=True)",
+                       "{x}.count_nonzero({d})", "{x}.sum({d}, keepdim=True)"),
+       x=ANY, d=dim("x"), weight=0.5),
+    op("aminmax", ("torch.aminmax({x})", "torch.aminmax({x}, dim={d})",
+                   "{x}.aminmax(dim={d}, keepdim=True)"), outputs=2, x=tensor(nonempty(is_real_num)),
+       d=dim("x"), weight=0.4),
+    op("sort_options", ("torch.sort({x}, {d}, descending=True)",
+                        "{x}.sort(stable=True, descending=True)", "torch.topk({x}, 1, {d}, largest=False)",
+                        "{x}.cummin({d})", "torch.nanmedian({x}, {d})", "torch.mode({x}, {d})",
+                        "{x}.max({d}, keepdim=True)"),
+       outputs=2, x=tensor(nonempty(is_real_num)), d=dim("x"), undefined=_median_along_expanded),
+    op("sort_values", ("torch.sort({x}, {d})[0]", "torch.topk({x}, 1, {d})[0]",
+                       "torch.msort({x})", "{x}.sort(descending=True).values"),
+       x=tensor(nonempty(is_real_num)), d=dim("x"), weight=0.6),
+    op("scatter_reduce", ("torch.scatter_reduce({x}, {d}, {i}, {s}, {r})",
+                          "{x}.scatter_reduce({d}, {i}, {s}, {r}, include_self=False)",
+                          "torch.scatter({x}, {d}, {i}, {s}, reduce='add')"),
+       x=tensor(ndim_at_least(1)), d=dim("x"), i=gather_index("x", "d"),
+       s=operand(lambda g, env: _shape_of_index(g, env)),
+       r=choice("sum", "prod", "mean", "amax", "amin")),
+    op("index_reduce", ("{x}.index_reduce(0, {i}, {s}, {r})",
+                        "{x}.index_reduce(0, {i}, {s}, {r}, include_self=False)"),
+       x=tensor(ndim_at_least(1)), i=custom(_row_index(2)),
+       s=operand(lambda g, env: (2,) + tuple(env["x"][1].shape[1:])),
+       r=choice("prod", "mean", "amax", "amin"), weight=0.4),
+    op("index_put", ("torch.index_put({x}, ({i},), {s})",
+                     "{x}.index_put(({i},), {s}, accumulate=True)",
+                     "torch.index_put({x}, ({i},), torch.tensor(1.5, dtype={x}.dtype), True)"),
+       x=tensor(ndim_at_least(1)), i=custom(_row_index(2)),
+       s=operand(lambda g, env: (2,) + tuple(env["x"][1].shape[1:]))),
+    op("masked_scatter", "{x}.masked_scatter({m}, {s})", x=FLOAT, m=mask_of("x"),
+       s=operand(shape_of("x")), weight=0.5),
+    op("split_sizes", ("{x}.split([1, {r}], {d})[{k}]", "torch.tensor_split({x}, 2, {d})[{k}]",
+                       "torch.split({x}, 1, {d})[0]", "{x}.chunk(3, {d})[-1]"),
+       view=True, x=tensor(ndim_at_least(1)), d=dim("x"),
+       r=custom(lambda g, env: _rest_along(env)), k=choice(0, 1)),
+    op("stack_like", ("torch.hstack([{x}, {y}])", "torch.vstack([{x}, {y}])",
+                      "torch.dstack([{x}, {y}])", "torch.column_stack([{x}, {y}])",
+                      "torch.cat([{x}, {y}], -1)"),
+       x=tensor(ndim_at_least(1, any_tensor)), y=same_shape("x", any_tensor), weight=0.6),
+    op("products", ("torch.addmv({v}, {x}, {w}, beta=0.5)", "torch.addr({x}, {c}, {w})",
+                    "torch.kron({x}, {x})", "torch.linalg.vecdot({x}, {w})",
+                    "torch.linalg.multi_dot([{x}, {x}.mT, {x}])",
+                    "torch.addbmm({x}, {x}[None], {x}[None].mT)", "torch.chain_matmul({x}, {x}.mT)"),
+       x=tensor(ndim_is(2)), w=operand(shape_of("x", lambda s: s[-1:])),
+       v=operand(shape_of("x", lambda s: s[:1])), c=operand(shape_of("x", lambda s: s[:1]))),
+    op("cross", ("torch.linalg.cross({x}, {y})", "torch.cross({x}, {y}, dim=-1)"),
+       x=tensor(lambda t: t.is_floating_point() and t.dim() >= 1 and t.shape[-1] == 3),
+       y=operand(shape_of("x")), weight=0.4),
+    op("clamp_bounds", ("torch.clamp({x}, {lo}, {hi})", "{x}.clamp(max={hi})",
+                        "torch.clamp_max({x}, {hi})", "{x}.clip({lo}, {hi})",
+                        "torch.where({m}, {x}, {n})", "torch.where({m}, {n}, {lo})"),
+       x=REALNUM, lo=broadcastable("x", is_real_num), hi=broadcastable("x", is_real_num),
+       m=mask_of("x"), n=number()),
+    op("norms", ("torch.linalg.norm({x})", "torch.linalg.norm({x}, {p}, {d})",
+                 "torch.dist({x}, {y}, {p})", "{x}.norm({p}, {d}, keepdim=True)",
+                 "torch.linalg.vector_norm({x}, -1, {d})", "torch.linalg.vector_norm({x}, 0)",
+                 "F.normalize({x}, 1.0, {d})"),
+       x=FLOAT, p=text("1", "2", "3", "0.5", "float('inf')", "-float('inf')"), d=dim("x"),
+       y=broadcastable("x", number=0), weight=0.8),
+    op("matrix_norms", ("torch.linalg.norm({x}, 'fro')", "torch.linalg.norm({x}, 1)",
+                        "torch.linalg.matrix_norm({x}, float('inf'))", "torch.renorm({x}, 2, 0, 1.0)",
+                        "torch.linalg.norm({x}, -1, dim=(0, 1))"),
+       x=tensor(ndim_is(2)), weight=0.5),
+    op("F.options", ("F.gelu({x}, approximate='tanh')", "F.elu({x}, 0.5)",
+                     "F.softplus({x}, 2.0, 1.0)", "F.hardtanh({x}, -0.5, 0.5)", "F.celu({x}, 2.0)",
+                     "F.rrelu({x}, training=False)", "F.threshold({x}, 0.1, -1.0)",
+                     "F.softmin({x}, {d}, dtype=torch.float64)", "F.hardshrink({x}, 0.3)",
+                     "F.glu(torch.cat([{x}, {x}], {d}), {d})"),
+       x=FLOAT, d=dim("x")),
+    op("F.losses", ("F.margin_ranking_loss({x}, {y}, {x}.sign())", "F.hinge_embedding_loss({x}, {x}.sign())",
+                    "F.soft_margin_loss({x}, {x}.sign().detach())", "F.poisson_nll_loss({x}, {y}.abs())",
+                    "F.gaussian_nll_loss({x}, {y}, {y}.abs() + 0.1)",
+                    "F.huber_loss({x}, {y}, delta=0.5)", "F.smooth_l1_loss({x}, {y}, beta=0.5)",
+                    "F.l1_loss({x}, {y}, reduction='none')",
+                    "F.kl_div({x}, {y}, reduction='sum', log_target=True)",
+                    "F.binary_cross_entropy_with_logits({x}, {y}.sigmoid(), pos_weight={y}.abs().detach())"),
+       x=FLOAT, y=same_shape("x")),
+    op("F.class_losses", ("F.cross_entropy({x}, {t}, weight={w}.detach(), ignore_index=1)",
+                          "F.nll_loss({x}, {t}, weight={w}.detach(), reduction='sum')",
+                          "F.multi_margin_loss({x}, {t})",
+                          "F.multilabel_soft_margin_loss({x}, ({x} > 0).to({x}.dtype))",
+                          "F.triplet_margin_loss({x}, {x} * 2, {x}.flip(0))",
+                          "F.cosine_embedding_loss({x}, {x}.flip(0), {s})"),
+       x=tensor(lambda t: t.is_floating_point() and t.dim() == 2 and t.shape[1] > 0),
+       t=int_vector("x", 0, 1), w=operand(shape_of("x", lambda s: s[1:])),
+       s=custom(lambda g, env: (g.rng.choice(["1", "-1"]) + " * torch.ones(%d)"
+                                % env["x"][1].shape[0], None))),
+    op("F.image", ("F.unfold({x}[None], (1, 2))", "F.pixel_shuffle({x}.repeat(4, 1, 1), 2)",
+                   "F.max_pool1d({x}, 2, return_indices=True)[1]", "F.adaptive_max_pool1d({x}, 1)",
+                   "F.lp_pool1d({x}, 2, 2)", "F.local_response_norm({x}[None], 2)",
+                   "F.avg_pool1d({x}, 2, ceil_mode=True, count_include_pad=False, padding=1)"),
+       x=tensor(ndim_is(3)), weight=0.6),
+    op("F.conv1d_options", ("F.conv1d({x}, {w}, groups={c})",
+                            "F.conv1d({x}, {w}, groups={c}, dilation=2, padding=2)",
+                            "F.conv1d({x}, {w}, {b}, groups={c}, padding='same')"),
+       x=tensor(ndim_is(3)), w=operand(lambda g, env: (env["x"][1].shape[1], 1, 2)),
+       b=operand(lambda g, env: env["x"][1].shape[1:2]),
+       c=custom(lambda g, env: (str(env["x"][1].shape[1]), None)), weight=0.4),
 ]
 
 
@@ -599,6 +732,23 @@ INPLACE: list[Op] = [
        x=tensor(ndim_at_least(1)), d=dim("x"), i=gather_index("x", "d"),
        s=custom(lambda g, env: (f"torch.ones_like({env['i'][0]}, dtype={env['x'][1].dtype})",
                                 None))),
+    op("index_put_", ("{x}.index_put_(({i},), {s})", "{x}.index_put_(({i},), {s}, accumulate=True)",
+                      "{x}.index_put_(({i},), torch.tensor(0.5, dtype={x}.dtype), True)",
+                      "{x}.put_({j}, {s}.flatten()[:2], accumulate=True)"),
+       x=tensor(ndim_at_least(1)), i=custom(_row_index(2)),
+       s=operand(lambda g, env: (2,) + tuple(env["x"][1].shape[1:])),
+       j=custom(lambda g, env: (g.int_literal((2,), 0, env["x"][1].numel() - 1), None)
+                if env["x"][1].numel() else (_skip(), None))),
+    op("scatter_reduce_", ("{x}.scatter_reduce_({d}, {i}, {s}, {r})",
+                           "{x}.scatter_reduce_({d}, {i}, {s}, {r}, include_self=False)",
+                           "{x}.index_reduce_(0, {k}, {x}[:1].exp(), 'prod')"),
+       x=tensor(ndim_at_least(1)), d=dim("x"), i=gather_index("x", "d"),
+       s=operand(lambda g, env: _shape_of_index(g, env)),
+       r=choice("sum", "prod", "mean", "amax", "amin"), k=custom(_row_index(1))),
+    op("masked_scatter_", "{x}.masked_scatter_({m}, {s})", x=FLOAT, m=mask_of("x"),
+       s=operand(shape_of("x")), weight=0.5),
+    op("clamp_tensor_", ("{x}.clamp_({lo}, {hi})", "{x}.clamp_(max={hi})", "{x}.clip_(min={lo})"),
+       x=FLOAT, lo=broadcastable("x", number=0), hi=broadcastable("x", number=0), weight=0.5),
     op("addcmul_", "{x}.addcmul_({y}, {z})", x=FLOAT, y=broadcastable("x", number=0),
        z=broadcastable("x", number=0)),
     op("F.relu_inplace", ("F.relu({x}, inplace=True)", "F.leaky_relu({x}, 0.1, inplace=True)",

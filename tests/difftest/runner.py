@@ -41,7 +41,10 @@ _CODE_CACHE: dict[str, object] = {}
 WARN_ONCE = ("The use of `x.T` on tensors of dimension other than 2",
              "Tensor.T is deprecated on 0-D tensors", "Tensor.mT is deprecated on 0-D tensors",
              "Tensor.mH is deprecated on 0-D tensors", "adjoint() is deprecated on 0-D tensors",
-             "Using backward() with create_graph=True will create a reference cycle")
+             "Using backward() with create_graph=True will create a reference cycle",
+             "The reduce argument of torch.scatter with Tensor src is deprecated",
+             "The reduce argument of ember.scatter with Tensor src is deprecated",
+             "index_reduce() is in beta")
 
 
 def normalise(text: str, lib) -> str:

@@ -7,10 +7,9 @@ same formula); the node is torch's IndexReduceBackward0.
 """
 from __future__ import annotations
 
-import warnings
-
 from .. import _dtype as D
 from .._backend import get_xp
+from .._numpy_in import warn_once
 from .._tensor import Tensor, _wrap
 from .indexing import (_check_index_dtype, _check_slices_match, _index_setup, _scatter_reduce,
                        _wrap_dim, scatter_reduce_grads)
@@ -19,7 +18,6 @@ from .registry import NONE, op
 
 __all__ = ["index_reduce"]
 _REDUCTIONS = ("prod", "mean", "amax", "amin")
-_beta_warned = False
 
 
 def _expanded(index, source, dim):
@@ -66,11 +64,10 @@ _index_reduce.jvp("self", "source")(no_forward_ad("index_reduce"))
 
 
 def _warn_beta():
-    global _beta_warned
-    if not _beta_warned:  # once per process, as torch's TORCH_WARN_ONCE
-        _beta_warned = True
-        warnings.warn("index_reduce() is in beta and the API may change at any time.",
-                      UserWarning, stacklevel=3)
+    # torch's TORCH_WARN_ONCE: once per process, every time under set_warn_always(True)
+    warn_once("index_reduce() is in beta and the API may change at any time. (Triggered "
+              "internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+              "TensorAdvancedIndexing.cpp:1523.)", 3)
 
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):  # noqa: A002

@@ -11,7 +11,6 @@ __all__ = ['diag', 'diag_embed', 'diagonal', 'gather', 'index_add', 'index_copy'
            'index_put', 'index_select', 'masked_fill', 'masked_scatter', 'masked_select', 'scatter',
            'scatter_add', 'scatter_reduce', 'take', 'take_along_dim', 'trace', 'tril', 'triu']
 
-import warnings
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from .._backend.layout import copy_in_format
 from .._backend import scatter_reduce as _reduce_at
 from .._backend import scatter_add as _accumulate
 from .._info import check_scalar
+from .._numpy_in import warn_once
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_writes
 from .registry import NONE, op
@@ -241,10 +241,11 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         src = value
     if reduce is not None:
         if isinstance(src, Tensor):
-            warnings.warn("The reduce argument of ember.scatter with Tensor src is deprecated "
-                          "and will be removed in a future PyTorch release. Use "
-                          "ember.scatter_reduce instead for more reduction options.",
-                          UserWarning, stacklevel=2)
+            warn_once("The reduce argument of ember.scatter with Tensor src is deprecated and "
+                      "will be removed in a future PyTorch release. Use ember.scatter_reduce "
+                      "instead for more reduction options. (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:225.)",
+                      2)  # torch's TORCH_WARN_ONCE
             return _scatter_reduce_arg(input, index, src, dim, reduce)
         src = asarray_like(src, input._data, input._data.dtype)
         return _scatter_reduce_arg(input, index, src, dim, reduce, True)
