@@ -954,3 +954,32 @@ def test_zeta_refuses_forward_ad(which):
              "both": lambda b: t.special.zeta(x, b)}[which]
         return t.func.jvp(f, (q,), (q,))
     assert same(body, check_warnings=False).error is not None
+
+
+@pytest.mark.parametrize("fn", ["median", "nanmedian", "max", "min"])
+@pytest.mark.parametrize("values", [[], [1.0, float("nan"), 2.0], [float("nan")] * 2,
+                                    [3.0, 1.0, 3.0, 2.0]])
+def test_evenly_read_tangent(fn, values):
+    # torch's evenly_read_jvp, sum(mask * (t / count)): 0 for an empty input (ember gave
+    # NaN), NaN where no element equals the result (median's NaN: ember gave a tangent)
+    def body(t):
+        x = t.tensor(values, dtype=t.float64)
+        return t.func.jvp(getattr(t, fn), (x,), (t.linspace(0.5, 2.0, len(values),
+                                                             dtype=t.float64),))
+    same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shapes", [((0,), (0,)), ((2, 3), (3,)), ((3,), (3,))])
+def test_mse_loss_tangent(reduction, shapes):
+    # torch's: the unreduced gradients with the tangents for grad, then reduced (an empty
+    # mean's tangent is NaN: ember's was 0)
+    def body(t):
+        a, b = (t.linspace(-1.0, 2.0, int(np.prod(s))).reshape(s) for s in shapes)
+        u, v = a * 0.5 + 1, b.double() - 2
+        f = lambda x, y: t.nn.functional.mse_loss(x, y, reduction=reduction)  # noqa: E731
+        return (t.func.jvp(f, (a, b), (u, v.float())), t.func.jvp(f, (a, b.double()), (u, v)),
+                t.func.jvp(lambda x: f(x, b), (a,), (u,)), t.func.jvp(lambda y: f(a, y), (b,), (u,)
+                                                                     if shapes[0] == shapes[1]
+                                                                     else (v.float(),)))
+    same(body, check_warnings=False)

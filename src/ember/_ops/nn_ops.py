@@ -211,6 +211,19 @@ def _(grad, self, target, reduction):
             mse_loss_backward(grad, target, self, reduction))
 
 
+@mse.jvp("self", "target", joint=True)
+def _(tangents, self, target, reduction):
+    # torch's tangent: each input's unreduced gradient with its tangent for grad, summed, then
+    # reduced (the mean of an empty input's: NaN, where the derived tangent was 0)
+    self_t, target_t = tangents
+    total = None
+    for t, a, b in ((self_t, self, target), (target_t, target, self)):
+        if t is not None:
+            term = mse_loss_backward(t, a, b, "none")
+            total = term if total is None else total + term
+    return _reduced(total, reduction)
+
+
 def _mse_norm(x, reduction):
     """2 / numel (2 for a sum), with ``x`` of the broadcast shape (inf when it is empty)."""
     n = _numel(x)

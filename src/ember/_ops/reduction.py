@@ -672,10 +672,11 @@ min_all.grad("self", writes=1)(_evenly_distribute)
 @max_all.jvp("self")
 @min_all.jvp("self")
 def _evenly_read(self_t, self, result):
-    """torch's evenly_read_jvp: the mean tangent of the elements equal to the result (NaN
-    where none is: a NaN result; the reverse formula counts NaNs as equal)."""
+    """torch's evenly_read_jvp: the mean tangent of the elements equal to the result, as
+    ``sum(mask * (self_t / count))``: NaN where none is (a NaN result; the reverse formula
+    counts NaNs as equal), 0 for an empty input (median's)."""
     mask = self == result
-    return sum_all(self_t * mask) / sum_all(mask)
+    return sum_all(mask * (self_t / sum_all(mask)))
 
 MaxResult = return_type("max")
 MinResult = return_type("min")

@@ -21,6 +21,7 @@ from .reduction import (
     contiguous_result,
     _dtype_name,
     _evenly_distribute,
+    _evenly_read,
     _reshaped_writes,
     return_type,
     value_selecting_backward,
@@ -384,6 +385,8 @@ def _nanmedian(self):
 
 _median.grad("self", writes=1)(_evenly_distribute)
 _nanmedian.grad("self", writes=1)(_evenly_distribute)
+_median.jvp("self")(_evenly_read)
+_nanmedian.jvp("self")(_evenly_read)
 
 
 @op("median", promote=NONE, node="MedianBackward1", outputs=2, diff_outputs=(True, False),
