@@ -196,6 +196,44 @@ def test_aten_calls_bind_arguments_as_torch_schemas_do():
     same(body)
 
 
+def test_aten_composite_operators_run_embers_functions():
+    # torch's operators ember writes with other ops (what selective-checkpoint policies name)
+    def body(lib):
+        aten = lib.ops.aten
+        x, w = lib.arange(6.).reshape(2, 3), lib.ones(4, 3)
+        return (aten.linear(x, w, w[:, 0]), aten.linear.default(x, w), aten.matmul(x, w.t()),
+                aten.dropout(x, 0.0, True), aten.dropout.default(x, 0.5, False),
+                aten.zeros_like(x), aten.ones_like(x, dtype=lib.int64), aten.rand_like(x).shape,
+                aten.randn_like(x).dtype, aten.full_like(x, 2.0), aten.empty_like(x).shape,
+                aten.one_hot(lib.tensor([0, 2])), aten.pad(x, [1, 1]), aten.relu6(x * 2),
+                aten.reshape(x, [3, 2]), aten.flatten(x), aten.softmax(x, 1),
+                aten.layer_norm(x, [3]), aten.dim(x), aten.size(x, 1),
+                str(aten.linear.default), str(aten.matmul), aten.linear.default.name())
+    same(body)
+
+
+def test_aten_names_are_torchs():
+    torch = pytest.importorskip("torch")
+    from ember._ops.aten_namespace import _COMPOSITE_NAMES, _FUNCTIONAL_NAMES
+    for name in sorted(_COMPOSITE_NAMES | _FUNCTIONAL_NAMES):
+        assert hasattr(torch.ops.aten, name), name
+        assert callable(getattr(ember.ops.aten, name).default), name
+
+
+@pytest.mark.parametrize("case", [
+    lambda a, x: a.mm.default(x), lambda a, x: a.mm(x, x, x), lambda a, x: a.mm(x, foo=x),
+    lambda a, x: a.relu(x, inplace=True), lambda a, x: a.sum(x, "a"),
+    lambda a, x: a.linear(x), lambda a, x: a.matmul(x), lambda a, x: a.dropout(x),
+    lambda a, x: a.zeros_like(), lambda a, x: a.rand_like(x, 3, 4, 5, 6, 7)])
+def test_aten_calls_with_wrong_arguments_raise_runtime_error(case):
+    # torch matches the arguments against the schema: RuntimeError, not the TypeError its
+    # Python functions raise (the messages differ: ember has no schemas to print)
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError):
+            case(lib.ops.aten, lib.ones(2, 2))
+
+
 def test_every_overload_name_of_an_ember_op_is_its_one_overload():
     aten = ember.ops.aten
     assert aten.mul.Tensor is aten.mul.default and aten.add.Scalar is aten.add.default

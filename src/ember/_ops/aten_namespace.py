@@ -9,12 +9,63 @@ operator is the same :class:`OpOverload` object (``ember.ops.aten.mul.Tensor is
 ember.ops.aten.mul.default``), the one ember's dispatch reports: a policy written with any of
 torch's overload names matches. An overload that ember's registry names itself (the ``p`` of
 ``aten::bernoulli.p``) is an object of its own.
+
+torch's operators that ember writes with other ops (``aten.linear``, ``aten.matmul``,
+``aten.dropout``, ``aten.zeros_like``...) are here too: calling one runs ember's public function
+of that name. ember's dispatch never reports them (it reports the ops they run), as torch's
+dispatch does not report its composite operators (linear's addmm, matmul's mm).
 """
 from __future__ import annotations
 
 from .._tensor import Tensor
 from ..ops import OpOverloadPacket, _OpNamespace
 from .registry import REGISTRY, dispatch
+
+# torch's aten operators that ember has as public functions (``ember.<name>``, else
+# ``Tensor.<name>``) but not as ops of its registry: composite ones, factories, queries.
+_COMPOSITE_NAMES = frozenset("""
+    absolute absolute_ adaptive_avg_pool1d adaptive_max_pool1d addr addr_ adjoint alias_copy
+    allclose alpha_dropout alpha_dropout_ arange arccos arccos_ arccosh arccosh_ arcsin arcsin_
+    arcsinh arcsinh_ arctan arctan2 arctan2_ arctan_ arctanh arctanh_ argwhere as_strided_copy
+    as_strided_scatter atleast_1d atleast_2d atleast_3d avg_pool1d bartlett_window batch_norm
+    bilinear blackman_window block_diag broadcast_tensors broadcast_to bucketize can_cast
+    cartesian_prod cdist chain_matmul chunk clip clip_ column_stack combinations concat
+    concatenate contiguous conv1d conv2d conv3d conv_transpose1d conv_transpose2d
+    conv_transpose3d corrcoef cosine_embedding_loss cosine_similarity cov cross ctc_loss
+    cumulative_trapezoid deg2rad deg2rad_ dense_dim det detach detach_ diag diagflat
+    diagonal_scatter diff dim divide divide_ dropout dropout_ dsplit dstack einsum
+    embedding_bag embedding_renorm_ empty empty_like empty_permuted empty_strided equal
+    expand_as expand_copy eye feature_alpha_dropout feature_alpha_dropout_ feature_dropout
+    feature_dropout_ fill_diagonal_ fix fix_ flatten fliplr flipud float_power float_power_
+    frobenius_norm full full_like gcd gcd_ ger get_device gradient greater greater_
+    greater_equal greater_equal_ grid_sampler group_norm gru gru_cell hamming_window
+    hann_window hinge_embedding_loss histc histogramdd hsplit hstack imag indices inner
+    instance_norm inverse is_coalesced is_complex is_conj is_contiguous is_floating_point
+    is_inference is_neg is_nonzero is_pinned is_same_size is_signed isin istft item
+    kaiser_window kl_div kron layer_norm lcm lcm_ ldexp ldexp_ less less_ less_equal
+    less_equal_ linspace log_softmax logdet logspace lstm lstm_cell lu_solve
+    margin_ranking_loss matmul matrix_exp matrix_power max_pool1d max_pool1d_with_indices
+    max_pool2d max_pool3d meshgrid moveaxis movedim msort multinomial multiply multiply_
+    nanmean nanquantile narrow native_channel_shuffle native_norm negative negative_ new_empty
+    new_empty_strided new_full new_ones new_zeros nonzero nonzero_static norm_except_dim
+    not_equal not_equal_ nuclear_norm numel ones ones_like orgqr ormqr outer pairwise_distance
+    pdist permute_copy pin_memory pinverse poisson_nll_loss positive prelu promote_types qr
+    quantile rad2deg rad2deg_ rand rand_like randint randint_like randn randn_like randperm
+    range ravel real renorm renorm_ repeat_interleave requires_grad_ reshape reshape_as resize
+    resize_ resize_as resize_as_ resolve_conj resolve_neg result_type retain_grad rms_norm
+    rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell row_stack rrelu rrelu_ scalar_tensor
+    searchsorted select_copy select_scatter selu selu_ signbit size slice_copy slice_inverse
+    slice_scatter slogdet softmax sparse_coo_tensor sparse_dim split_copy split_with_sizes_copy
+    square square_ squeeze_copy stft storage_offset stride subtract subtract_ sum_to_size svd
+    swapaxes swapaxes_ swapdims swapdims_ t_copy tensor_split tensordot tile to transpose_copy
+    trapezoid trapz triangular_solve tril_indices triplet_margin_loss triu_indices true_divide
+    true_divide_ type_as unbind_copy unflatten unfold_copy unsafe_chunk unsqueeze_copy vander
+    view_as view_as_complex_copy view_as_real_copy view_copy vsplit vstack zeros zeros_like
+""".split())
+# and those it has only in ember.nn.functional, whose parameters are the schema's (not
+# l1_loss's: its third is size_average, the schema's an int reduction)
+_FUNCTIONAL_NAMES = frozenset(("hardtanh_", "linear", "one_hot", "pad", "relu6",
+                               "scaled_dot_product_attention"))
 
 
 class _AtenPacket(OpOverloadPacket):
@@ -65,23 +116,47 @@ class AtenNamespace(_OpNamespace):
     def __getattr__(self, op_name):
         if not op_name.startswith("__") and self._refresh():
             return getattr(self, op_name)
+        if op_name in _COMPOSITE_NAMES or op_name in _FUNCTIONAL_NAMES:
+            packet = _AtenPacket(self.name, op_name)
+            packet._add_overload("default", None, _schema_errors(_public(op_name)))
+            setattr(self, op_name, packet)
+            self._dir.append(op_name)
+            return packet
         return super().__getattr__(op_name)
 
 
 def _runner(op, inplace):
-    """What calling the overload runs: the public function of the op's name (``ember.<name>``,
-    else the ``Tensor.<name>`` method), which binds its arguments as torch's schema does; the
-    registry's op, bound by its own parameters, for an op with no public function (its
-    parameters are internal where a public function builds them: bernoulli's draws)."""
-    import ember
+    """What calling the overload runs: the public function of the op's name (see _public),
+    which binds its arguments as torch's schema does; the registry's op, bound by its own
+    parameters, for an op with no public function (its parameters are internal where a public
+    function builds them: bernoulli's draws)."""
     name = op.aten.partition("::")[2].partition(".")[0]
-    name = name + "_" if inplace else name
-    public = getattr(ember, name, None) if not inplace else None
+    public = _public(name + "_" if inplace else name, inplace)
+    return _schema_errors(public or (op.inplace if inplace else op))
+
+
+def _public(name, method_only=False):
+    """``ember.<name>``, else the ``Tensor.<name>`` method, else (a name of
+    _FUNCTIONAL_NAMES) ``ember.nn.functional.<name>``; None if none is a function."""
+    import ember
+    public = None if method_only else getattr(ember, name, None)
     if public is None or isinstance(public, type) or not callable(public):
         public = getattr(Tensor, name, None)
-    if callable(public):
-        return public
-    return op.inplace if inplace else op
+    if public is None and name in _FUNCTIONAL_NAMES:
+        public = getattr(ember.nn.functional, name)
+    return public if callable(public) else None
+
+
+def _schema_errors(fn):
+    """``fn``, raising a RuntimeError where it raises a TypeError: torch's operators check
+    their arguments against the schema and raise RuntimeError for a missing, extra or
+    mistyped argument, where its Python functions raise TypeError."""
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            raise RuntimeError(str(e)) from None
+    return call
 
 
 def overload_of(op, inplace=False):
