@@ -24,6 +24,8 @@ bf = lib.tensor([0.1, 0.7, 3.3], dtype=lib.bfloat16)
 s = lib.tensor(2.5)
 sq = lib.arange(1., 10.).reshape(3, 3)
 w = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+u = lib.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))  # an array with a NumPy base
+m = lib.arange(1., 10.).reshape(3, 3).clone()
 """
 
 # (code, whether it stays on the plain path): in-place, under no_grad unless it says
@@ -38,6 +40,8 @@ _INPLACE = [
     ("with lib.no_grad():\n    s -= 0.5", True),  # 0-d
     ("with lib.no_grad():\n    h -= 0.1", True),
     ("with lib.no_grad():\n    x -= y[0]", True),  # a broadcast operand (a fresh view)
+    ("with lib.no_grad():\n    u -= y", True),  # self's array a NumPy view: asked for overlap
+    ("with lib.no_grad():\n    u -= y[1]", True),  # both NumPy views, apart
     # leaves it
     ("with lib.no_grad():\n    x -= y64", False),  # an operand of another dtype
     ("with lib.no_grad():\n    i -= 0.5", False),  # Float can't be cast to Long
@@ -46,7 +50,11 @@ _INPLACE = [
     ("with lib.no_grad():\n    x -= lib.ones(2, 2, 3)", False),  # does not broadcast
     ("with lib.no_grad():\n    s -= lib.ones(1)", False),  # more dimensions than self
     ("with lib.no_grad():\n    x[0] -= 1", False),  # a view: its base's counter
-    ("with lib.no_grad():\n    sq -= sq.t()", False),  # a partial overlap
+    ("with lib.no_grad():\n    sq -= sq.t()", False),  # a view
+    ("with lib.no_grad():\n    m -= m.t()", False),  # a partial overlap (torch's error)
+    ("with lib.no_grad():\n    m -= m[0]", False),  # an operand inside self (torch's error)
+    ("with lib.no_grad():\n    u -= u.t()", False),  # the same, self's array a NumPy view
+    ("with lib.no_grad():\n    x -= np.float64(0.5)", False),  # a NumPy number
     ("with lib.no_grad():\n    b -= b", False),  # bool tensors
     ("with lib.no_grad():\n    x -= True", False),  # a bool number
     ("with lib.no_grad():\n    c -= 0.5", False),  # complex with a number
@@ -89,6 +97,8 @@ _OPERATORS = [
     ("r = c * 0.5", False),
     ("r = bf * 0.5", False),
     ("r = x * lib.nn.Parameter(y)", False),
+    ("r = x * np.float64(0.5)", False),  # a NumPy number (a float subclass)
+    ("r = 2 * np.float32(0.5) * x", False),
 ]
 
 
@@ -105,12 +115,12 @@ class _Spy:
 
 def _outcome(code):
     def body(lib):
-        scope = {"lib": lib}
+        scope = {"lib": lib, "np": np}
         exec(_CASES_SETUP, scope)
         exec(code, scope)
         out = {}
         for name, value in scope.items():
-            if name in ("lib", "__builtins__"):
+            if name in ("lib", "np", "__builtins__"):
                 continue
             if hasattr(value, "_version"):
                 inference = value.is_inference()  # (which has no version)

@@ -24,7 +24,8 @@ from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import follow_base, move_retained_grad, refuse_inference_save
 from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, SCALAR_SCOPE, _MISSING,
-                       _arrays, _guards, broadcast_error, cached_scalar, compute_dtype,
+                       PYTHON_NUMBERS, _arrays, _guards, broadcast_error, cached_scalar,
+                       cached_scalar_lines, compute_dtype,
                        _with_slot, inplace_across_devices, number_dtype_code, plain_call_lines,
                        plain_operands, record, run_inplace)
 
@@ -538,7 +539,12 @@ def _plain_lines(op, plain):
     records nothing, on a tensor that is no view of a plain NumPy array, with a Python number
     or a tensor of its dtype that does not overlap it, see ``registry.plain_operands``): the
     ufunc into self and the version bump. Every check that could refuse such a call passes;
-    any other call, and a ufunc that raises before writing, goes on after these lines."""
+    any other call, and a ufunc that raises before writing, goes on after these lines.
+
+    NOTE: the usual update (``p -= lr * p.grad`` under no_grad) is the order of the tests:
+    the grad mode first (off there, where ``p`` requires grad), and the overlap test needs no
+    call when both arrays own their memory (NumPy's ``base`` is None): two such arrays are one
+    or disjoint, so only an array with a base (a view in NumPy's terms) is asked about."""
     if plain is None:
         return []
     pair, number = plain
@@ -547,29 +553,30 @@ def _plain_lines(op, plain):
     # (an owner's array is never expanded: one with a base, from NumPy, may be; an operand
     # of more dimensions than self makes the ufunc refuse to write into it)
     fits = "(own.base is None or 0 not in own.strides)"
+    apart = "(x1 is own or not host_may_share(own, x1))"
     lines = ["if (forward_hook[0] is None and profiler_hook[0] is None"
              " and self._base is None and not self._is_inference):",
              "    own = self._data",
              "    if type(other) is Tensor:",
              "        x1 = other._data",
-             "        if ((not (self._requires_grad or other._requires_grad)"
-             " or not state.grad_enabled)",
+             "        if ((not state.grad_enabled"
+             " or not (self._requires_grad or other._requires_grad))",
              "                and type(own) is ndarray and type(x1) is ndarray"
              " and (dt := own.dtype) == x1.dtype and dt in PAIR",
-             f"                and {fits}",
              "                and not other._is_inference and (other._base is None"
              " or other._view_version == other._vc[0])",
-             "                and (x1 is own or not host_may_share(own, x1))):"]
+             f"                and ((own.base is None and (x1.base is None or {apart}))",
+             f"                     or (0 not in own.strides and {apart}))):"]
     lines += ["            " + line
               for line in plain_call_lines(op, "own", "x1", "own", ["pass"]) + done]
     if number:
-        lines += ["    elif type(other) is float or type(other) is int:",
-                  "        if ((not self._requires_grad or not state.grad_enabled)",
+        lines += ["    elif type(other) in PYTHON_NUMBERS:",
+                  "        if ((not state.grad_enabled or not self._requires_grad)",
                   "                and type(own) is ndarray and (dt := own.dtype) in "
-                  f"NUMBER and {fits}):",
-                  f"            x1 = {cached_scalar('other', 'dt')}"]
+                  f"NUMBER and {fits}):"]
         lines += ["            " + line
-                  for line in plain_call_lines(op, "own", "x1", "own", ["pass"]) + done]
+                  for line in cached_scalar_lines("x1", "other", "dt")
+                  + plain_call_lines(op, "own", "x1", "own", ["pass"]) + done]
     return lines
 
 
@@ -579,7 +586,8 @@ def _plain_scope(op, plain):
     return {"PAIR": pair, "NUMBER": number, "ufunc": op.ufunc, "Tensor": Tensor,
             "ndarray": np.ndarray, "state": state, "forward_hook": forward_hook,
             "profiler_hook": profiler_hook, "host_may_share": _host_may_share,
-            "quiet_context": quiet_context, "inside": inside, **SCALAR_SCOPE}
+            "quiet_context": quiet_context, "inside": inside, "PYTHON_NUMBERS": PYTHON_NUMBERS,
+            **SCALAR_SCOPE}
 
 
 # np.may_share_memory without its __array_function__ dispatch (a Python call, several times

@@ -945,6 +945,9 @@ OPERATORS = frozenset(f"__{n}__" for n in (
     "ifloordiv mod rmod imod pow rpow ipow matmul rmatmul imatmul and rand iand or ror ior xor "
     "rxor ixor lshift rlshift ilshift rshift rrshift irshift eq ne lt le gt ge").split())
 OPERANDS = (Tensor, bool, int, float, complex, np.generic)
+# the Python numbers the plain paths take, by exact type (a bool is no int there): one set
+# lookup of ``type(other)`` instead of two tests
+PYTHON_NUMBERS = frozenset((float, int))
 
 
 def foreign_operand(name, self, other):
@@ -1041,12 +1044,14 @@ def _compile_operator(d, name, tail, plain):
     pair, number = plain
 
     def result(contiguous):
-        lines = ["if type(out) is not ndarray:  # (a NumPy scalar: 0-d operands)",
-                 "    out = asarray(out)"]
+        scalar = ["if type(out) is not ndarray:  # (a NumPy scalar: 0-d operands)",
+                  "    out = asarray(out)"]
         if d.iterator_layout:  # (the caller's layout test, see _compile_caller)
-            lines += [f"if out.ndim > 1 and not {contiguous}:",
-                      "    out = iterator_layout(out, (x0, x1))"]
-        return lines + ["res = _new(Tensor)", "res._data = out", "return res"]
+            # (an array of 2 dimensions or more is no NumPy scalar: one test for the matrices)
+            scalar = ["if out.ndim > 1:", f"    if not {contiguous}:",
+                      "        out = iterator_layout(out, (x0, x1))",
+                      "el" + scalar[0], scalar[1]]
+        return scalar + ["res = _new(Tensor)", "res._data = out", "return res"]
     args = "(self, other) + tail" if tail else "(self, other)"
     general = ["call = d.caller", "if call is not None:", f"    return call({args})"]
     lines = ["def operator(self, other):",
@@ -1064,14 +1069,14 @@ def _compile_operator(d, name, tail, plain):
                  for line in result("(x0.flags.c_contiguous and x1.flags.c_contiguous)")]]
     lines += ["            " + line for line in general]
     if number:
-        lines += ["        elif type(other) is float or type(other) is int:",
+        lines += ["        elif type(other) in PYTHON_NUMBERS:",
                   "            if ((not self._requires_grad or not state.grad_enabled)"
                   " and not state.inference",
                   "                    and type(x0 := self._data) is ndarray"
-                  " and (dt := x0.dtype) in NUMBER):",
-                  f"                x1 = {cached_scalar('other', 'dt')}"]
+                  " and (dt := x0.dtype) in NUMBER):"]
         lines += ["                " + line
-                  for line in plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
+                  for line in cached_scalar_lines("x1", "other", "dt")
+                  + plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
                   + ["    " + line  # (a number's 0-d array is C-contiguous)
                      for line in result("x0.flags.c_contiguous")]]
     lines += ["        elif not isinstance(other, OPERANDS):",
@@ -1085,7 +1090,8 @@ def _compile_operator(d, name, tail, plain):
              "iterator_layout": iterator_layout, "_new": object.__new__, "state": state,
              "forward_hook": forward_hook, "profiler_hook": profiler_hook,
              "quiet_context": quiet_context, "inside": inside, "OPERANDS": OPERANDS,
-             "foreign_operand": foreign_operand, "dispatch": dispatch, **SCALAR_SCOPE}
+             "foreign_operand": foreign_operand, "dispatch": dispatch,
+             "PYTHON_NUMBERS": PYTHON_NUMBERS, **SCALAR_SCOPE}
     exec(compile("\n".join(lines), GENERATED, "exec"), scope)  # noqa: S102 - the op's own code
     method = scope["operator"]
     method.__name__ = method.__qualname__ = name
@@ -1686,6 +1692,13 @@ def cached_scalar(value, dtype):
     rate or a constant factor is, costs no call. The code's scope needs SCALAR_SCOPE."""
     return (f"(cached if (cached := scalars_get(({value}, {dtype}))) is not None "
             f"else scalar_array({value}, {dtype}))")
+
+
+def cached_scalar_lines(target, value, dtype):
+    """``cached_scalar`` as statements assigning ``target`` (three bytecodes fewer than the
+    expression: no test of a temporary)."""
+    return [f"{target} = scalars_get(({value}, {dtype}))",
+            f"if {target} is None:", f"    {target} = scalar_array({value}, {dtype})"]
 
 
 SCALAR_SCOPE = {"scalar_array": scalar_array, "scalars_get": _SCALARS.get, "HALF": _HALF,
