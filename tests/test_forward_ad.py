@@ -983,3 +983,27 @@ def test_mse_loss_tangent(reduction, shapes):
                                                                      if shapes[0] == shapes[1]
                                                                      else (v.float(),)))
     same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("ord", [0, 0.5, 1, 1.5, 2, 3, -1, float("inf"), -float("inf")])
+def test_norm_tangent_is_torchs_norm_jvp(ord):
+    # torch's norm_jvp masks a zero norm (p >= 1) and zero elements (p < 1) to a 0 tangent,
+    # where the tangent derived from the reverse formula was NaN (p = 3, 1.5); dist's p = 0
+    # raised, its tangent is 0
+    def body(t):
+        x = t.tensor([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0]], dtype=t.float64)
+        u = t.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], dtype=t.float64)
+        z = t.complex(x, x.flip(1))
+        F = t.func
+        vn = t.linalg.vector_norm
+        out = [F.jvp(lambda a: vn(a, ord, 1), (x,), (u,)),
+               F.jvp(lambda a: vn(a, ord, (0, 1), True), (x,), (u,)),
+               F.jvp(lambda a: a.norm(ord, 1, True), (x,), (u,)),
+               F.jvp(lambda a, b: t.dist(a, b, ord), (x[1], x[0]), (u[0], u[1])),
+               F.jvp(lambda a: t.dist(a, x[0], ord), (x[0],), (u[1],)),
+               F.jvp(lambda b: t.dist(x[1], b, ord), (x[0],), (u[1],)),
+               F.jacfwd(lambda a: vn(a, ord, 1))(x)]
+        if ord > 0:
+            out.append(F.jvp(lambda a: vn(a, ord, 1), (z,), (t.complex(u, u),)))
+        return out
+    same(body, check_warnings=False)

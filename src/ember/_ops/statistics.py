@@ -322,6 +322,40 @@ def _vector_norm_grad(grad, self, ord, dim, keepdim, result):  # noqa: A002
     return self * abs(self) ** (ord - 2) * scale
 
 
+def _norm_jvp(self_t, self, ord, dim, keepdim, result):  # noqa: A002
+    """torch's norm_jvp, branch for branch: its masks (0 where the norm is 0 for p >= 1, where
+    an element is 0 for p < 1) are the tangent's, where the tangent derived from the reverse
+    formula at grad = 0 gave NaN (a zero norm of p = 3)."""
+    from .complex import conj_physical, real_part
+    from .pointwise import masked_fill
+    from .unary import sgn
+
+    def dot(a, t):  # Re(conj(a) * t)
+        return real_part(conj_physical(a) * t) if a._data.dtype.kind == "c" else a * t
+
+    def summed(x):
+        return sum_dim(x, dim, keepdim)
+    if ord == 0:
+        return result * 0
+    if ord == 1:
+        return summed(dot(sgn(self), self_t))
+    if ord == 2:
+        return masked_fill(summed(dot(self, self_t)) / result, eq(result, 0), 0)
+    if ord in (math.inf, -math.inf):
+        norm = _unreduce(result, self.shape, dim, keepdim) if self.ndim else result
+        mask = _inf_norm_mask(self, norm).to(result.dtype)
+        count = sum_dim(mask, dim, True) if self.ndim else mask
+        return summed(dot(sgn(self), self_t) * mask / count)
+    if ord < 1:
+        scale = masked_fill(abs(self) ** (ord - 1), eq(self, 0), 0)
+        return summed(scale * dot(sgn(self), self_t)) * result ** (1 - ord)
+    if ord < 2:
+        sumpow_t = summed(abs(self) ** (ord - 1) * dot(sgn(self), self_t))
+    else:
+        sumpow_t = summed(abs(self) ** (ord - 2) * dot(self, self_t))
+    return masked_fill(sumpow_t / result ** (ord - 1), eq(result, 0), 0)
+
+
 @op("norm", promote=NONE, quiet=True, node="NormBackward1", writes=_norm_writes)
 @contiguous_result
 def norm_dim(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
@@ -331,6 +365,8 @@ def norm_dim(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
 
 
 norm_dim.grad("self")(_vector_norm_grad)
+linalg_vector_norm.jvp("self")(_norm_jvp)
+norm_dim.jvp("self")(_norm_jvp)
 
 
 @op("dist", tensors=2, quiet=True, node="DistBackward0")
@@ -355,6 +391,14 @@ def _(grad, self, other, p, result):
         raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in "
                            "C++) for argument #0 'self'")
     return -g
+
+
+@dist_op.jvp("self", "other", joint=True)
+def _(tangents, self, other, p, result):
+    # torch's: norm_jvp of self - other along self_t - other_t
+    self_t, other_t = tangents
+    diff_t = -other_t if self_t is None else self_t if other_t is None else self_t - other_t
+    return _norm_jvp(diff_t, self - other, p, None, False, result)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
