@@ -9,6 +9,7 @@ from ember._ops import attention as AT
 from ember._ops import conv as CV
 from ember._ops import normalization as NM
 from ember._ops import pooling as PL
+from ember._ops import upsample as UP
 
 from .op_db import C, S, row
 
@@ -152,22 +153,52 @@ row("adaptive_avg_pool1d", F.adaptive_avg_pool1d, "nn.functional.adaptive_avg_po
 
 # -- resampling ---------------------------------------------------------------------------------
 row("interpolate_nearest", F.interpolate, "nn.functional.interpolate",
-    [PL.upsample_nearest2d, PL.upsample_nearest2d_backward, PL.upsample_nearest1d,
-     PL.upsample_nearest1d_backward],
+    [UP.upsample_nearest2d, UP.upsample_nearest2d_backward, UP.upsample_nearest1d,
+     UP.upsample_nearest1d_backward, UP.upsample_nearest3d, UP.upsample_nearest3d_backward],
     lambda m: [S("scale2", m(2, 2, 3, 4), scale_factor=2),
                S("size", m(1, 2, 5, 4), size=(3, 7)),
                S("frac_scale", m(1, 2, 4, 3), scale_factor=1.7),
                S("1d", m(2, 3, 4), scale_factor=2.5),
-               S("1d_size", m(1, 2, 5), size=3)])
+               S("1d_size", m(1, 2, 5), size=3),
+               S("3d", m(1, 2, 2, 3, 2), scale_factor=(2, 1.5, 0.6)),
+               S("3d_size", m(2, 1, 3, 2, 2), size=(2, 3, 4)),
+               S("empty_batch", m(0, 2, 3, 3), size=(4, 2))])
+row("interpolate_nearest_exact", F.interpolate, "nn.functional.interpolate",
+    [UP.upsample_nearest_exact1d, UP.upsample_nearest_exact1d_backward,
+     UP.upsample_nearest_exact2d, UP.upsample_nearest_exact2d_backward,
+     UP.upsample_nearest_exact3d, UP.upsample_nearest_exact3d_backward],
+    lambda m: [S("1d", m(2, 3, 4), scale_factor=2.5, mode="nearest-exact"),
+               S("2d", m(1, 2, 5, 4), size=(3, 7), mode="nearest-exact"),
+               S("2d_scale", m(2, 2, 3, 4), scale_factor=(1.7, 0.6), mode="nearest-exact"),
+               S("3d", m(1, 2, 2, 3, 4), size=(3, 2, 5), mode="nearest-exact")])
 row("interpolate_linear", F.interpolate, "nn.functional.interpolate",
-    [PL.upsample_bilinear2d, PL.upsample_bilinear2d_backward, PL.upsample_linear1d,
-     PL.upsample_linear1d_backward],
+    [UP.upsample_bilinear2d, UP.upsample_bilinear2d_backward, UP.upsample_linear1d,
+     UP.upsample_linear1d_backward, UP.upsample_trilinear3d, UP.upsample_trilinear3d_backward],
     lambda m: [S("bilinear", m(2, 2, 3, 4), scale_factor=2, mode="bilinear"),
                S("align", m(1, 2, 4, 3), size=(5, 7), mode="bilinear", align_corners=True),
                S("down", m(1, 2, 6, 5), scale_factor=0.6, mode="bilinear"),
                S("linear", m(2, 3, 4), size=7, mode="linear"),
                S("linear_align", m(1, 2, 5), scale_factor=1.5, mode="linear",
-                 align_corners=True)], tols=_F32)
+                 align_corners=True),
+               S("trilinear", m(1, 2, 2, 3, 2), scale_factor=(1.5, 0.7, 2), mode="trilinear"),
+               S("trilinear_align", m(1, 1, 3, 2, 2), size=(2, 4, 3), mode="trilinear",
+                 align_corners=True),
+               S("recompute", m(1, 2, 3, 4), scale_factor=1.7, mode="bilinear",
+                 recompute_scale_factor=True)], tols=_F32)
+row("interpolate_bicubic", F.interpolate, "nn.functional.interpolate",
+    [UP.upsample_bicubic2d, UP.upsample_bicubic2d_backward],
+    lambda m: [S("up", m(2, 2, 3, 4), scale_factor=2, mode="bicubic"),
+               S("align", m(1, 2, 4, 3), size=(5, 7), mode="bicubic", align_corners=True),
+               S("down", m(1, 2, 6, 5), scale_factor=(0.6, 0.8), mode="bicubic"),
+               S("same", m(1, 2, 3, 3), size=3, mode="bicubic")], tols=_F32)
+row("interpolate_area", F.interpolate, "nn.functional.interpolate",
+    [PL.adaptive_avg_pool2d_op, PL.adaptive_avg_pool2d_backward, PL.adaptive_avg_pool3d_op,
+     PL.adaptive_avg_pool3d_backward],
+    lambda m: [S("1d", m(2, 3, 7), size=3, mode="area"),
+               S("2d", m(1, 2, 5, 4), scale_factor=0.6, mode="area"),
+               S("2d_up", m(1, 2, 2, 3), size=(3, 5), mode="area"),
+               S("mean", m(2, 2, 3, 3), size=1, mode="area"),
+               S("3d", m(1, 2, 4, 3, 2), size=(2, 2, 1), mode="area")], tols=_F32)
 row("pixel_shuffle", F.pixel_shuffle, "nn.functional.pixel_shuffle",
     [PL._pixel_shuffle, PL._pixel_unshuffle],
     lambda m: [S("basic", m(2, 8, 2, 3), 2), S("3d", m(9, 2, 2), 3),

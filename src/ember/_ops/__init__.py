@@ -2,7 +2,7 @@
 from . import registry  # noqa: F401
 from . import (activation, binary, conv, indexing, linalg, linalg_decomp, loss,  # noqa: F401
                normalization, nn_ops, pointwise, pooling, reduction, scan, shape, sorting,
-               special, strided, unary, views)
+               special, strided, unary, upsample, views)
 from . import inplace_forms  # noqa: F401  (after shape and strided, whose ops it builds on)
 from . import (bessel, complex, fft, linalg_eig, linalg_ldl, linalg_lu,  # noqa: F401
                polynomials, spectral)

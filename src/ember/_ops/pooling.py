@@ -1,11 +1,11 @@
-"""Pooling, resampling (interpolate) and pixel shuffles.
+"""Pooling and pixel shuffles (resampling, F.interpolate: upsample.py).
 
 Max pooling compares the kernel offsets of a strided window view one offset at a time (a few
 vectorised passes, no per-pixel loop) and records flat input indices; its gradient scatters
 into those indices and the gradient of that scatter gathers from them, so the pair is closed
 under differentiation. Average pooling and its adjoint are a window sum and a col2im. Adaptive
-average pooling and linear / nearest interpolation are separable linear maps: one small
-matrix per spatial dim, applied with matmul; their adjoints apply the transposes.
+average pooling is a separable linear map: each output element the mean of its window, one
+spatial dim after the other; its adjoint spreads each gradient back over the window.
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from .._backend import constant_like, get_xp, launch_bound, scatter_add
 from .._state import state
 from .._tensor import Tensor
 from .conv import col2im_view, expand_param, lifted, pad_array, shaped_like, windows
-from .fused import fused_multiply_add
 from .indexing import gather
 from .pointwise import zero_gradient
 from .registry import NONE, op
@@ -29,8 +28,8 @@ __all__ = ["adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle"]
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
 FUNCTIONAL = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
               "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-              "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "interpolate",
-              "upsample", "pixel_shuffle", "pixel_unshuffle", "max_unpool1d", "max_unpool2d",
+              "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+              "pixel_shuffle", "pixel_unshuffle", "max_unpool1d", "max_unpool2d",
               "max_unpool3d"]
 
 
@@ -579,7 +578,7 @@ def _check_pool3d(input, ks, st, pads):  # noqa: A002
                            f"{ks[0]} kH: {ks[1]} kW: {ks[2]})")
 
 
-# -- separable linear maps: adaptive average pooling, linear and nearest interpolation -----------
+# -- adaptive average pooling: a separable linear map -------------------------------------------
 # Each trailing spatial dimension maps its n_in elements to n_out by taps: output element o is
 # the sum over k of weight[o, k] * x[index[o, k]] where valid[o, k] (None: all are). Only an
 # output's own taps are read, as torch's kernels read them, so an inf or NaN elsewhere stays out
@@ -594,9 +593,7 @@ def _apply_taps(x, taps, adjoint, in_sizes):
 def _apply_taps_quietly(x, taps, adjoint, in_sizes):
     xp = get_xp(x)
     nd = len(taps)
-    # (linear interpolation, forward: the last dimension first, as torch's kernel nests them)
-    linear = not adjoint and getattr(taps, "linear", False)
-    for i in reversed(range(nd)) if linear else range(nd):
+    for i in range(nd):
         index, weight, valid = taps[i]
         axis = x.ndim - nd + i
         x = xp.moveaxis(x, axis, -1)
@@ -609,12 +606,6 @@ def _apply_taps_quietly(x, taps, adjoint, in_sizes):
                             xp.take(x, xp.asarray(rows), axis=-1) * weight[rows, k])
         elif x.shape[-1] == 0:  # (nothing to read: zeros, as the dense product gave)
             out = xp.zeros(x.shape[:-1] + (index.shape[0],), x.dtype)
-        elif linear:
-            # torch's kernel in its opmath: the last dimension's pair as one fused
-            # x0 * lambda0 + (x1 * lambda1), each outer one's as (t0 * lambda0) + t1 * lambda1
-            near, far = (xp.take(x, xp.asarray(index[:, k]), axis=-1) for k in (0, 1))
-            out = (fused_multiply_add(near, weight[:, 0], far * weight[:, 1]) if i == nd - 1
-                   else fused_multiply_add(far, weight[:, 1], near * weight[:, 0]))
         else:
             out = None
             for k in range(index.shape[1]):
@@ -639,112 +630,22 @@ def _adaptive_taps(n_in, n_out):
     return np.minimum(index, max(n_in - 1, 0)), weight, valid
 
 
-@functools.lru_cache(maxsize=256)
-def _nearest_index(n_in, n_out, scale):
-    s = np.float32(n_in / n_out if scale is None else 1.0 / scale)
-    return np.minimum(np.floor(np.arange(n_out, dtype=np.float32) * s).astype(np.int64),
-                      n_in - 1)
+def _taps(in_sizes, out_sizes):
+    return [_adaptive_taps(i, o) for i, o in zip(in_sizes, out_sizes)]
 
 
-@functools.lru_cache(maxsize=256)
-def _nearest_taps(n_in, n_out, scale):
-    return _nearest_index(n_in, n_out, scale)[:, None], np.ones((n_out, 1)), None
-
-
-@functools.lru_cache(maxsize=256)
-def _linear_taps(n_in, n_out, align_corners, scale, dtype):
-    """torch's two taps: the source elements either side, weighted 1 - lambda and lambda (a
-    zero weight included: inf * 0 is NaN there too), computed in ``dtype`` (the input's
-    opmath type, float32 or float64) as torch's kernel computes them: the source position
-    ``ratio * (o + 0.5) - 0.5`` with one rounding. A dimension that keeps its size takes
-    each element with weights 1 and 0 (torch's kernel multiplies it by both)."""
-    f = np.dtype(dtype).type
-    if n_in == n_out:
-        same = np.arange(n_out)
-        return (np.stack([same, same], 1), np.stack([np.ones(n_out, dtype),
-                                                     np.zeros(n_out, dtype)], 1), None)
-    out = np.arange(n_out).astype(dtype)
-    if align_corners:
-        ratio = f(n_in - 1) / f(n_out - 1) if n_out > 1 else f(0)
-        src = ratio * out
-    else:
-        ratio = f(1.0 / scale) if scale is not None and scale > 0 else f(n_in) / f(n_out)
-        src = fused_multiply_add(ratio, out + f(0.5), f(-0.5), dtype)
-        src = np.where(src < 0, f(0), src)
-    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-    lam = np.clip(src - i0.astype(dtype), f(0), f(1))
-    i1 = i0 + (i0 < n_in - 1)
-    return np.stack([i0, i1], 1), np.stack([f(1) - lam, lam], 1).astype(dtype), None
-
-
-class _LinearTaps(list):
-    """The taps of a linear interpolation, one per dimension (see _apply_taps_quietly)."""
-    linear = True
-
-
-def _taps(kind, in_sizes, out_sizes, params, dtype=None):
-    if kind == "adaptive":
-        return [_adaptive_taps(i, o) for i, o in zip(in_sizes, out_sizes)]
-    if kind == "nearest":
-        return [_nearest_taps(i, o, s) for i, o, s in zip(in_sizes, out_sizes, params[1])]
-    opmath = np.dtype(np.float64 if dtype == np.float64 else np.float32)
-    return _LinearTaps(_linear_taps(i, o, params[0], s, opmath)
-                       for i, o, s in zip(in_sizes, out_sizes, params[1]))
-
-
-def _separable(name, node, kind, nd):
-    """A forward op and its adjoint, each the other's derivative.
-
-    The adaptive pooling's adjoint takes the pooled input (torch's does: of zero derivative
-    in it, see max_pool2d_with_indices_backward); the upsamplings' take its size."""
-    if kind == "adaptive":
-        return _separable_with_input(name, node, nd)
+def _adaptive_avg_pool(name, node, nd):
+    """The op and its adjoint, each the other's derivative. The adjoint takes the pooled input
+    (torch's does: of zero derivative in it, see max_pool2d_with_indices_backward)."""
     @op(name, promote=NONE, node=node)
     def forward(self, output_size, params):
-        if kind == "nearest":  # a gather is cheaper than a one-hot product
-            xp = get_xp(self)
-            for i, (n_in, n_out) in enumerate(zip(self.shape[-nd:], output_size)):
-                idx = xp.asarray(_nearest_index(n_in, n_out, params[1][i]))
-                self = xp.take(self, idx, axis=self.ndim - nd + i)
-            return self
-        taps = _taps(kind, self.shape[-nd:], output_size, params, self.dtype)
-        if kind == "linear" and self.dtype not in (np.float32, np.float64):
-            # (float16: computed in float32, torch's opmath type, and rounded once)
-            return _apply_taps(self.astype(np.float32), taps, False,
-                               self.shape[-nd:]).astype(self.dtype)
-        return _apply_taps(self, taps, False, self.shape[-nd:])
-
-    @op(name + "_backward", promote=NONE, node=node.replace("Backward0", "BackwardBackward0"))
-    def adjoint(grad_output, input_size, params):
-        taps = _taps(kind, tuple(input_size[-nd:]), grad_output.shape[-nd:], params,
-                     grad_output.dtype)
-        return _apply_taps(grad_output, taps, True, tuple(input_size[-nd:]))
-
-    if kind == "adaptive":  # torch's adaptive pooling saves its input; resampling does not
-        @forward.grad("self")
-        def _(grad, self, params):
-            return adjoint(grad, tuple(self.shape), params)
-    else:
-        @forward.grad("self")
-        def _(grad, self_shape, params):
-            return adjoint(grad, self_shape, params)
-
-    @adjoint.grad("grad_output")
-    def _(grad, grad_output_shape, params):
-        return forward(grad, tuple(grad_output_shape[-nd:]), params)
-    return forward, adjoint
-
-
-def _separable_with_input(name, node, nd):
-    @op(name, promote=NONE, node=node)
-    def forward(self, output_size, params):
-        return _apply_taps(self, _taps("adaptive", self.shape[-nd:], output_size, params),
+        return _apply_taps(self, _taps(self.shape[-nd:], output_size),
                            False, self.shape[-nd:])
 
     @op(name + "_backward", tensors=2, promote=NONE,
         node=node.replace("Backward0", "BackwardBackward0"))
     def adjoint(grad_output, self, params):
-        taps = _taps("adaptive", self.shape[-nd:], grad_output.shape[-nd:], params)
+        taps = _taps(self.shape[-nd:], grad_output.shape[-nd:])
         return _apply_taps(grad_output, taps, True, self.shape[-nd:])
 
     @forward.grad("self")
@@ -761,18 +662,10 @@ def _separable_with_input(name, node, nd):
     return forward, adjoint
 
 
-adaptive_avg_pool2d_op, adaptive_avg_pool2d_backward = _separable(
-    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "adaptive", 2)
-adaptive_avg_pool3d_op, adaptive_avg_pool3d_backward = _separable(
-    "adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0", "adaptive", 3)
-upsample_nearest1d, upsample_nearest1d_backward = _separable(
-    "upsample_nearest1d", "UpsampleNearest1DBackward0", "nearest", 1)
-upsample_nearest2d, upsample_nearest2d_backward = _separable(
-    "upsample_nearest2d", "UpsampleNearest2DBackward0", "nearest", 2)
-upsample_linear1d, upsample_linear1d_backward = _separable(
-    "upsample_linear1d", "UpsampleLinear1DBackward0", "linear", 1)
-upsample_bilinear2d, upsample_bilinear2d_backward = _separable(
-    "upsample_bilinear2d", "UpsampleBilinear2DBackward0", "linear", 2)
+adaptive_avg_pool2d_op, adaptive_avg_pool2d_backward = _adaptive_avg_pool(
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", 2)
+adaptive_avg_pool3d_op, adaptive_avg_pool3d_backward = _adaptive_avg_pool(
+    "adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0", 3)
 
 
 def _adaptive_size(output_size, x, nd):
@@ -927,72 +820,6 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
                                f"with dimension {d} being empty")
     out, idx = adaptive_max_pool3d_op(input, _adaptive_size(output_size, input, 3))
     return (out, idx) if return_indices else out
-
-
-# -- interpolate ----------------------------------------------------------------------------------
-_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
-
-
-def interpolate(input, size=None, scale_factor=None, mode="nearest",  # noqa: A002
-                align_corners=None, recompute_scale_factor=None, antialias=False):
-    """Down/up samples the input to the given size or by the given scale_factor."""
-    nd = input.ndim - 2
-    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: "
-                         "linear | bilinear | bicubic | trilinear")
-    if align_corners is None:
-        align_corners = False
-    if size is not None and scale_factor is not None:
-        raise ValueError("only one of size or scale_factor should be defined")
-    spatial = list(input.shape[2:])
-    if size is not None:
-        if isinstance(size, (list, tuple)):
-            if len(size) != nd:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got "
-                    f"input with spatial dimensions of {spatial} and output size of {size}. "
-                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output "
-                    "size in (o1, o2, ...,oK) format.")
-            out = tuple(int(s) for s in size)
-        else:
-            out = (int(size),) * nd
-        scales = (None,) * nd
-    elif scale_factor is not None:
-        if isinstance(scale_factor, (list, tuple)):
-            if len(scale_factor) != nd:
-                raise ValueError(
-                    "Input and scale_factor must have the same number of spatial dimensions, "
-                    f"but got input with spatial dimensions of {spatial} and scale_factor of "
-                    f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, "
-                    "...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
-            factors = tuple(float(s) for s in scale_factor)
-        else:
-            factors = (float(scale_factor),) * nd
-        out = tuple(int(math.floor(float(n) * f)) for n, f in zip(spatial, factors))
-        scales = (None,) * nd if recompute_scale_factor else factors
-    else:
-        raise ValueError("either size or scale_factor should be defined")
-    key = (mode, nd)
-    if key == ("nearest", 1):
-        return upsample_nearest1d(input, out, (None, scales))
-    if key == ("nearest", 2):
-        return upsample_nearest2d(input, out, (None, scales))
-    if key == ("linear", 1):
-        return upsample_linear1d(input, out, (align_corners, scales))
-    if key == ("bilinear", 2):
-        return upsample_bilinear2d(input, out, (align_corners, scales))
-    if mode in ("linear", "bilinear", "trilinear", "bicubic") and input.ndim in (3, 4, 5):
-        need = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}[mode]
-        if input.ndim != need:
-            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
-                                      f"{need}D input")
-    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-                              f"{input.ndim}D) for the modes: {_MODES} (got {mode})")
-
-
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa: A002
-    """Upsamples the input (deprecated alias of interpolate)."""
-    return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 # -- pixel shuffle -------------------------------------------------------------------------------

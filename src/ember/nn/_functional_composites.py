@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from .._ops import pooling
+from .._ops import pooling, upsample
 from .._ops.activation import softmax
 from .._ops.nn_ops import channel_shuffle as native_channel_shuffle
 from .._ops.pointwise import relu, sign
@@ -79,14 +79,14 @@ def upsample_nearest(input, size=None, scale_factor=None):  # noqa: A002
     """Deprecated: ``interpolate(..., mode="nearest")``."""
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", UserWarning, stacklevel=2)
-    return pooling.interpolate(input, size, scale_factor, mode="nearest")
+    return upsample.interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):  # noqa: A002
     """Deprecated: ``interpolate(..., mode="bilinear", align_corners=True)``."""
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", UserWarning, stacklevel=2)
-    return pooling.interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+    return upsample.interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002

@@ -8,7 +8,7 @@ is their union, with the functions torch writes in Python on top of them
 from __future__ import annotations
 
 from .._ops import (activation, attention, conv, conv_tbc, embedding_bag, fractional_pool,
-                    grid_sample, indexing, loss, nn_ops, normalization, pooling)
+                    grid_sample, indexing, loss, nn_ops, normalization, pooling, upsample)
 from .._ops.pointwise import relu as _relu, sigmoid, tanh  # noqa: F401
 from ._functional_attention import multi_head_attention_forward  # noqa: F401
 from ._functional_composites import *  # noqa: F403
@@ -32,7 +32,7 @@ def _collect(*families):
 
 __all__ = (["linear_cross_entropy", "multi_head_attention_forward", "relu", "sigmoid", "tanh",
             *_composites]
-           + _collect(nn_ops, activation, loss, conv, pooling, normalization, attention, indexing,
+           + _collect(nn_ops, activation, loss, conv, pooling, upsample, normalization, attention, indexing,
                       embedding_bag, grid_sample, fractional_pool, conv_tbc))
 
 from .._out import install as _install_out  # noqa: E402  (once the namespace is complete)

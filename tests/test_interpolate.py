@@ -1,0 +1,162 @@
+"""F.interpolate's modes against torch: errors, node names, and float32/float64 values and
+gradients to the last bit (torch's CPU kernels' source positions, weights and order of
+additions)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracle import same
+
+
+def _x(t, *shape, dtype="float32", seed=0):
+    values = np.random.RandomState(seed).randn(*shape).astype(dtype)
+    return t.tensor(values, requires_grad=True)
+
+
+_ERRORS = {
+    "zero_size_1d": lambda F, x: F.interpolate(x(2, 3, 4), size=0),
+    "zero_scale_1d": lambda F, x: F.interpolate(x(2, 3, 4), scale_factor=0.1, mode="linear"),
+    "zero_size_2d": lambda F, x: F.interpolate(x(2, 3, 4, 5), size=(0, 3), mode="bilinear"),
+    "zero_size_bicubic": lambda F, x: F.interpolate(x(2, 3, 4, 5), size=(3, 0),
+                                                    mode="bicubic"),
+    "zero_size_3d": lambda F, x: F.interpolate(x(1, 2, 3, 4, 5), size=(3, 0, 2),
+                                               mode="nearest-exact"),
+    "negative_size": lambda F, x: F.interpolate(x(2, 3, 4, 5), size=(-1, 2)),
+    "negative_scale": lambda F, x: F.interpolate(x(1, 1, 5), scale_factor=-0.5),
+    "empty_input_dim": lambda F, x: F.interpolate(x(2, 3, 0, 4), size=3, mode="bicubic"),
+    "empty_channels": lambda F, x: F.interpolate(x(2, 0, 4, 4), size=3, mode="bicubic"),
+    "empty_channels_3d": lambda F, x: F.interpolate(x(2, 0, 4, 4, 4), size=3,
+                                                    mode="trilinear"),
+    "both": lambda F, x: F.interpolate(x(1, 2, 4, 4), size=3, scale_factor=2),
+    "recompute_with_size": lambda F, x: F.interpolate(x(1, 2, 4, 4), size=3,
+                                                      recompute_scale_factor=True),
+    "float_size": lambda F, x: F.interpolate(x(1, 2, 4, 4), size=(3.0, 2)),
+    "align_corners_area": lambda F, x: F.interpolate(x(1, 2, 4, 4), size=3, mode="area",
+                                                     align_corners=False),
+    "align_corners_exact": lambda F, x: F.interpolate(x(1, 2, 4), size=3,
+                                                      mode="nearest-exact", align_corners=True),
+    "antialias_linear": lambda F, x: F.interpolate(x(1, 2, 4), size=3, mode="linear",
+                                                   antialias=True),
+    "antialias_5d": lambda F, x: F.interpolate(x(1, 2, 4, 4, 4), size=3, mode="bilinear",
+                                               antialias=True),
+    "bicubic_3d": lambda F, x: F.interpolate(x(1, 2, 4), size=3, mode="bicubic"),
+    "bicubic_5d": lambda F, x: F.interpolate(x(1, 2, 4, 4, 4), size=3, mode="bicubic"),
+    "trilinear_4d": lambda F, x: F.interpolate(x(1, 2, 4, 4), size=3, mode="trilinear"),
+    "linear_5d": lambda F, x: F.interpolate(x(1, 2, 4, 4, 4), size=3, mode="linear"),
+    "nearest_2d_input": lambda F, x: F.interpolate(x(2, 4), size=3),
+    "area_6d": lambda F, x: F.interpolate(x(1, 1, 2, 2, 2, 2), size=1, mode="area"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ERRORS))
+def test_errors_as_torch(case):
+    same(lambda t: _ERRORS[case](t.nn.functional, lambda *s: _x(t, *s)))
+
+
+@pytest.mark.parametrize("mode,shape", [
+    ("nearest", (2, 3, 4)), ("nearest", (2, 3, 4, 5)), ("nearest", (1, 2, 3, 4, 5)),
+    ("nearest-exact", (2, 3, 4)), ("nearest-exact", (2, 3, 4, 5)),
+    ("nearest-exact", (1, 2, 3, 4, 5)), ("linear", (2, 3, 4)), ("bilinear", (2, 3, 4, 5)),
+    ("trilinear", (1, 2, 3, 4, 5)), ("bicubic", (2, 3, 4, 5)), ("area", (2, 3, 7)),
+    ("area", (2, 3, 7, 5)), ("area", (1, 2, 3, 4, 5))])
+@pytest.mark.parametrize("size", [dict(scale_factor=1.5), dict(scale_factor=0.5), dict(size=1)])
+def test_node_names_values_and_gradients(mode, shape, size):
+    """Node names (and their backward's under create_graph), and bitwise values and
+    gradients, area's (adaptive pooling's) within rounding."""
+    def body(t):
+        x = _x(t, *shape)
+        y = t.nn.functional.interpolate(x, mode=mode, **size)
+        g = t.tensor(np.random.RandomState(1).randn(*y.shape).astype(np.float32),
+                     requires_grad=True)
+        gx, = t.autograd.grad(y, x, g, create_graph=True)
+        names = type(y.grad_fn).__name__, gx.grad_fn and type(gx.grad_fn).__name__
+        return names, y, gx
+    exact = mode in _BITWISE
+    same(body, rtol=0 if exact else 1e-6, atol=0 if exact else 1e-6)
+
+
+_BITWISE = ("nearest", "nearest-exact", "linear")
+
+
+def _random_configs(mode, nd, count, seed):
+    rs = np.random.RandomState(seed)
+    for _ in range(count):
+        shape = [int(v) for v in rs.randint(1, 7 if nd == 3 else 10, nd)]
+        kw = dict(mode=mode)
+        if mode in ("linear", "bilinear", "trilinear", "bicubic"):
+            kw["align_corners"] = bool(rs.randint(2))
+        if rs.rand() < 0.5:
+            kw["size"] = [int(v) for v in rs.randint(1, 14 if nd < 3 else 8, nd)]
+        else:
+            factors = [float(np.round(rs.uniform(0.3, 3.2), 2)) for _ in range(nd)]
+            if any(int(s * f) < 1 for s, f in zip(shape, factors)):
+                kw["size"] = [max(1, int(s * f)) for s, f in zip(shape, factors)]
+            else:
+                kw["scale_factor"] = factors
+                kw["recompute_scale_factor"] = bool(rs.rand() < 0.3)
+        yield shape, kw
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode,nd", [("nearest", 1), ("nearest", 2), ("nearest", 3),
+                                     ("nearest-exact", 1), ("nearest-exact", 2),
+                                     ("nearest-exact", 3)])
+def test_random_configurations_bitwise(mode, nd, dtype):
+    """Random sizes, scales (per dim, recomputed or not) and align_corners: values and
+    gradients are torch's to the last bit."""
+    def body(t):
+        results = []
+        for k, (shape, kw) in enumerate(_random_configs(mode, nd, 12, seed=nd)):
+            x = _x(t, 2, 2, *shape, dtype=dtype, seed=k)
+            y = t.nn.functional.interpolate(x, **kw)
+            g = np.random.RandomState(100 + k).randn(*y.shape).astype(dtype)
+            y.backward(t.tensor(g))
+            results.append((y.detach().numpy().tobytes(), x.grad.numpy().tobytes()))
+        return results
+    same(body)
+
+
+def test_nearest_forward_computes_doubled_sizes_its_backward_shortcuts():
+    """torch's nearest forward takes floor(o / scale) even where the size doubles (2 ->
+    4 at scale 2.19 reads element 0 twice); its backward's nearest_idx takes o // 2."""
+    def body(t):
+        x = _x(t, 1, 1, 2)
+        y = t.nn.functional.interpolate(x, scale_factor=2.19)
+        y.backward(t.tensor([[[1.0, 2.0, 4.0, 8.0]]]))
+        return y, x.grad
+    same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mode,shape", [("nearest", (1, 2, 3, 4, 5)),
+                                        ("nearest-exact", (2, 3, 4, 5)),
+                                        ("trilinear", (1, 2, 3, 4, 5)),
+                                        ("bicubic", (2, 3, 4, 5))])
+def test_low_precision_inputs(mode, shape, dtype):
+    def body(t):
+        x = _x(t, *shape).to(getattr(t, dtype)).detach().requires_grad_()
+        y = t.nn.functional.interpolate(x, scale_factor=1.7, mode=mode)
+        y.backward(t.ones_like(y))
+        return y, x.grad
+    same(body, rtol=1e-2, atol=1e-2)
+
+
+def test_empty_batch():
+    def body(t):
+        out = []
+        for mode, shape in [("nearest", (0, 2, 3, 3, 3)), ("bicubic", (0, 2, 3, 3)),
+                            ("nearest-exact", (0, 2, 3)), ("area", (0, 2, 4, 4))]:
+            x = _x(t, *shape)
+            y = t.nn.functional.interpolate(x, size=2, mode=mode)
+            y.sum().backward()
+            out.append((y, x.grad))
+        return out
+    same(body)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "trilinear"])
+def test_upsample_module(mode):
+    def body(t):
+        m = t.nn.Upsample(scale_factor=(2, 1.5, 0.5), mode=mode)
+        return repr(m), m(_x(t, 1, 2, 3, 4, 4))
+    same(body, rtol=1e-6, atol=1e-6)
