@@ -208,3 +208,43 @@ def test_gradients_to_validate_on_the_one_node_path(case):
         _backward_from(out)
         return a.grad, b.grad, c.grad, [p.grad._version for p in (a, b, c)], path in (None, True)
     same(body)
+
+
+@pytest.mark.parametrize("case", ["transposed gradient", "transposed leaf", "expanded gradient",
+                                  "written gradient", "root gradient passed on"])
+def test_leaves_that_leave_the_one_node_paths_take_over(case):
+    """Gradients a leaf must not take over as they are, on the one-node path (each a test
+    of its shortcut that fails and hands the leaf to the general one): laid out otherwise
+    than the leaf (copied with the leaf's strides), expanded (copied), written by its
+    formula (version 1, where it is taken over), the root gradient itself (copied)."""
+    def body(t):
+        a = t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        if case == "transposed leaf":
+            a = t.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).t().detach().requires_grad_()
+        b = t.tensor([[1.5, -2.0, 0.25], [0.5, 1.0, 2.0]], requires_grad=True)
+
+        class Two(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * 2 + b * 3
+
+            @staticmethod
+            def backward(ctx, g):
+                if case == "transposed gradient":
+                    return (g * 2).t().contiguous().t(), g * 3
+                if case == "expanded gradient":
+                    return (g * 2)[:1].expand(2, 3), g * 3
+                if case == "written gradient":
+                    z = t.zeros_like(g)
+                    z[0] = g[0] * 2
+                    z[1] = g[1] * 2
+                    return z, g * 3
+                if case == "root gradient passed on":
+                    return g, g * 3
+                return g * 2, g * 3
+        out = Two.apply(a, b)
+        path = _path_of(out)
+        _backward_from(out)
+        return ([p.grad for p in (a, b)], [p.grad.stride() for p in (a, b)],
+                [p.grad.is_contiguous() for p in (a, b)], b.grad._version, path in (None, True))
+    same(body)

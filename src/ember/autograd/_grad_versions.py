@@ -123,7 +123,7 @@ def wrap_versioned(a):
     that becomes a leaf's ``.grad`` when it takes ``a`` over (once per leaf and backward)."""
     t = _new(Tensor)  # (_wrap's two lines: no call)
     t._data = a
-    if _NOTES:
+    if _COUNTED[0]:
         base = a.base
         owner = a if base is None or not is_array(base) else base
         seen = _NOTES.get(id(owner))

@@ -155,7 +155,16 @@ def _backward_into_leaves(t, fn, leaves, g, retain):
     alone (see _leaves_below), given gradient ``g``, in first-order backward: no
     dependencies to count (each leaf is reached once, from the root)."""
     task = _Task(False, retain)
-    _seed_root(task, fn, t._output_nr, t._data.dtype, g)
+    data = g._data
+    if (type(data) is ndarray and (dt := data.dtype) is t._data.dtype and dt.kind in "fc"
+            and fn._out_meta is None):
+        # the usual root gradient (backward()'s implicit one): an array of its output's
+        # float dtype, for the node's one output (_seed_root's lines for it)
+        task.visible[id(data)] = (data, g)
+        task.borrowed[id(data)] = weakref.ref(data)  # (as _Borrowed.add: an array)
+        task.buffers[fn] = [data]
+    else:
+        _seed_root(task, fn, t._output_nr, t._data.dtype, g)
     task.roots = [fn]  # (for will_execute)
     _run_pass(task, _execute_into_leaves, leaves)
     if _NOTES:  # (the versions of gradients written in place: read by now)
@@ -191,9 +200,7 @@ def _run_pass(task, execute, arg):
     errors silenced; the notes of gradients' versions dropped if it fails."""
     prev = state.grad_enabled
     state.grad_enabled = bool(task.graph)
-    callbacks = getattr(_local, "callbacks", None)  # (this thread's: see _final_callbacks)
-    if callbacks is None:
-        callbacks = _final_callbacks()
+    callbacks = _local.callbacks
     callbacks.append(task)
     try:
         # NOTE: NumPy's errors silenced once for the whole pass: formulas may divide by zero
@@ -217,21 +224,19 @@ def _run_pass(task, execute, arg):
         _gc.after_backward(len(task.deps))
 
 
-_local = threading.local()
+class _Local(threading.local):
+    def __init__(self):  # (run in each thread at its first use: no default to test for)
+        # this thread's stack of the backward passes in progress (each with its final
+        # callbacks, and the innermost the current one)
+        self.callbacks = []
+
+
+_local = _Local()
 
 
 def in_backward_pass():
     """Whether a backward pass runs on this thread (its formulas being called)."""
-    return bool(getattr(_local, "callbacks", None))
-
-
-def _final_callbacks():
-    """This thread's stack of the backward passes in progress (each with its final callbacks,
-    and the innermost the current one)."""
-    stack = getattr(_local, "callbacks", None)
-    if stack is None:
-        stack = _local.callbacks = []
-    return stack
+    return bool(_local.callbacks)
 
 
 _pass_numbers = itertools.count()
@@ -240,7 +245,7 @@ _pass_numbers = itertools.count()
 def current_pass_id():
     """The number of the backward pass running in this thread, -1 outside one (torch's
     ``torch._C._current_graph_task_id``)."""
-    stack = getattr(_local, "callbacks", None)
+    stack = _local.callbacks
     if not stack:
         return -1
     task = stack[-1]
@@ -255,7 +260,7 @@ def will_execute(node):
     """Whether the backward pass running in this thread runs ``node`` (reaches it, and in
     ``autograd.grad`` or ``backward(inputs=...)`` needs it or captures its gradient): torch's
     ``torch._C._will_engine_execute_node``, which register_multi_grad_hook counts with."""
-    stack = getattr(_local, "callbacks", None)
+    stack = _local.callbacks
     if not stack:
         raise RuntimeError("_get_should_execute_nodes should only be called during the "
                            "backward pass")
@@ -277,7 +282,7 @@ def will_execute(node):
 def queue_callback(callback):
     """Run ``callback()`` when the current backward pass has run every node (torch's
     ``Variable._execution_engine.queue_callback``; DDP waits for its reductions so)."""
-    stack = getattr(_local, "callbacks", None)
+    stack = _local.callbacks
     if not stack:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
     stack[-1].queued.append(callback)
@@ -692,14 +697,9 @@ def _run_plain_leaf(task, fn, grads, i):
                     or not _layout_policy.enforce or _obeys_layout(g, data)):
                 # NOTE: not noted as borrowed (as _accumulate notes it): the .grad now holds
                 # it, so any later holder is told by the reference counts, as torch's are
-                if _COUNTED[0]:  # (some gradient's version noted: its own, or its owner's)
-                    var._grad = wrap_versioned(g)
-                else:
-                    t = _new_tensor(Tensor)  # (_wrap's lines: no call)
-                    t._data = g
-                    var._grad = t
+                var._grad = wrap_versioned(g)
                 return
-        g = None  # (so that _accumulate counts the references as it expects)
+        g = flags = None  # (so that _accumulate counts the references as it expects)
         _accumulate(task, var, grads[i])
     finally:
         lock.release()
@@ -763,16 +763,44 @@ def _execute_into_leaves(task, children):
         order = _leaf_edges(tuple(c is not None for c in children))
     else:
         order = _leaf_order(len(children))
+    borrowed = task.borrowed
     for i in order:
-        if gs[i] is None:
+        g = gs[i]
+        if g is None:
             continue  # (a leaf given no gradient: _run_node does nothing for it)
         child = children[i]
-        if child._leaf_plain and not child.variable._hooks:
-            _run_plain_leaf(task, child, gs, i)
-        else:
-            grads = [gs[i]]
-            gs[i] = None  # (the list alone holds it, as _accumulate expects)
+        var = child.variable
+        if not child._leaf_plain or var._hooks:
+            grads = [g]
+            gs[i] = g = None  # (the list alone holds it, as _accumulate expects)
             _run_node(task, child, grads)
+            continue
+        lock = child.lock
+        lock.acquire()
+        try:
+            # NOTE: _run_plain_leaf's usual case written out (a call fewer per leaf, in the
+            # pass of every compiled step): a first gradient only this list holds (the list,
+            # `g`, getrefcount's), laid out as its leaf; any other leaf is left to it
+            if (var._grad is None and var._requires_grad and _refcount(g) <= _OWN_REFS
+                    and type(g) is ndarray and not var._post_acc_hooks
+                    and type(data := var._data) is ndarray and id(g) not in borrowed):
+                flags = g.flags
+                if (flags.writeable and flags.c_contiguous and g.strides == data.strides
+                        and data.flags.c_contiguous):
+                    gs[i] = None
+                    if _COUNTED[0]:  # (some gradient's version noted: its own, or its owner's)
+                        var._grad = wrap_versioned(g)
+                    else:
+                        t = _new_tensor(Tensor)  # (_wrap's lines: no call)
+                        t._data = g
+                        var._grad = t
+                    continue
+        finally:
+            lock.release()
+        # (so that _run_plain_leaf counts the references as it expects: a flags object
+        # holds its array)
+        g = flags = None
+        _run_plain_leaf(task, child, gs, i)
         gs[i] = None  # (given: a later leaf given the same array may take it over)
 
 
