@@ -1007,3 +1007,23 @@ def test_norm_tangent_is_torchs_norm_jvp(ord):
             out.append(F.jvp(lambda a: vn(a, ord, 1), (z,), (t.complex(u, u),)))
         return out
     same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("matrix", [[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]],
+                                    [[2.0, 1.0], [-1.0, 3.0]], [[-1.0, 0.0], [0.0, 2.0]]])
+def test_slogdet_tangent_at_a_singular_matrix(matrix):
+    # torch's slogdet_jvp solves against A's LU: a singular A gives an inf / NaN tangent
+    # (ember's, derived from a formula that inverts A, raised linalg.inv's error)
+    def body(t):
+        a = t.tensor(matrix, dtype=t.float64)
+        e = t.tensor([[1.5, 0.5], [0.5, 1.5]], dtype=t.float64)
+        F = t.func
+
+        def slogdet_jvp(z, u):  # (torch's sign tangent of a real A: a zero tensor, unreadable)
+            (sign, logabsdet), (sign_t, logabsdet_t) = F.jvp(t.linalg.slogdet, (z,), (u,))
+            return sign, logabsdet, t.zeros(sign.shape, dtype=sign_t.dtype) + sign_t, logabsdet_t
+        return (slogdet_jvp(a, e), F.jvp(t.logdet, (a,), (e,)),
+                F.jvp(lambda z: t.linalg.slogdet(z)[1], (a.expand(2, 2, 2),), (e.expand(2, 2, 2),)),
+                F.jacfwd(lambda z: t.linalg.slogdet(z)[1])(a @ a.T + t.eye(2, dtype=t.float64)),
+                slogdet_jvp(t.complex(a, a.T) + 3 * t.eye(2), t.complex(e, -e)))
+    same(body, check_warnings=False)

@@ -233,13 +233,27 @@ def linalg_slogdet(A):
     _check_matrix("linalg.slogdet", A)
     refuse_low_precision(A, name="linalg.slogdet")
     sign, logabsdet = np.linalg.slogdet(A)
-    return sign.astype(A.dtype), logabsdet.astype(A.dtype)
+    return sign.astype(A.dtype), logabsdet.astype(A.real.dtype)  # (real for a complex A)
 
 
 @linalg_slogdet.grad("A")
 def _(grads, A):
     # Real inputs: the sign is locally constant, only logabsdet carries a gradient.
     return _mat(grads[1]) * mT(linalg_inv(A))
+
+
+@linalg_slogdet.jvp("A", joint=True)
+def _(tangents, A, result):
+    # torch's slogdet_jvp: tr(A^-1 dA) by an LU solve, no inverse, so that a singular A gives
+    # its inf / NaN tangent as torch's does (linalg_inv refuses it)
+    from .linalg_lu import linalg_lu_factor_ex, linalg_lu_solve
+    (A_t,) = tangents
+    LU, pivots, _ = linalg_lu_factor_ex(A)
+    tr = sum_dim(linalg_lu_solve(LU, pivots, A_t).diagonal(0, -2, -1), -1)
+    sign = result[0]
+    if not is_complex_value(tr):
+        return sign * 0, tr
+    return tr.imag * (1j * sign), tr.real
 
 
 def slogdet(input):  # noqa: A002 - torch's name

@@ -678,10 +678,14 @@ def _op_jvp_one(op, args, out, tangents):
         return _view_jvp(op, args, tangents)
     rules = op.__dict__.get("jvp_rules")
     if rules is not None and not isinstance(out, Tensor):
-        # an op of several outputs declares a rule only to refuse (torch's NotImplementedError)
+        # an op of several outputs declares one joint rule for all its outputs (slogdet's), or
+        # a rule only to refuse (torch's NotImplementedError)
         for name, t in zip(op.params, tangents):
             if t is not None and name in rules:
-                rules[name]()
+                fn = rules[name]
+                if getattr(fn, "joint_inputs", None) is None:
+                    fn()
+                return _explicit_jvp_outputs(op, fn, args, out, tangents)
     if rules is not None and isinstance(out, Tensor):
         names = op.params
         if all(t is None or names[k] in rules for k, t in enumerate(tangents)):
@@ -773,6 +777,14 @@ def _explicit_jvp(op, rules, args, out, tangents):
     # (an op whose torch formula gives its tangent a dtype of its own says so)
     return _fit(total, out, keep_dtype=getattr(op, "tangent_keeps_dtype", False),
                 dtype=_tangent_dtype(op, args, out, tangents))
+
+
+def _explicit_jvp_outputs(op, fn, args, out, tangents):
+    """The tangents of an op of several outputs from its joint rule, one per output (None
+    for an output without one), each of its output's shape and dtype."""
+    tan = tuple(_tangent_at(tangents, op.index[n]) for n in fn.joint_inputs)
+    results = fn(tan, *_rule_args(fn, op, args, out))
+    return [None if r is None else _fit(r, o) for r, o in zip(results, out)]
 
 
 def _tangent_at(tangents, k):
