@@ -83,6 +83,8 @@ _OPERATORS = [
     ("r = h - 0.1", True),
     ("with lib.no_grad():\n    r = w * 0.5", True),
     ("r = x * w.detach()", True),
+    ("r = 2 - x", True),  # reflected operators: a number tested first
+    ("r = 2.5 / x", True),
     # leaves it
     ("r = w * 0.5", False),  # grad mode: recorded
     ("r = x * w", False),
@@ -97,6 +99,9 @@ _OPERATORS = [
     ("r = c * 0.5", False),
     ("r = bf * 0.5", False),
     ("r = x * lib.nn.Parameter(y)", False),
+    ("with lib.no_grad():\n    r = x * lib.nn.Parameter(y)", False),  # a Tensor subclass
+    # a subclass self: the result a Tensor, as torch's
+    ("with lib.no_grad():\n    r = lib.nn.Parameter(y) * x\nkind = type(r).__name__", True),
     ("r = x * np.float64(0.5)", False),  # a NumPy number (a float subclass)
     ("r = 2 * np.float32(0.5) * x", False),
 ]

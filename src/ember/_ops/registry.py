@@ -945,6 +945,9 @@ OPERATORS = frozenset(f"__{n}__" for n in (
     "ifloordiv mod rmod imod pow rpow ipow matmul rmatmul imatmul and rand iand or ror ior xor "
     "rxor ixor lshift rlshift ilshift rshift rrshift irshift eq ne lt le gt ge").split())
 OPERANDS = (Tensor, bool, int, float, complex, np.generic)
+# the reflected operators (``2.0 * x`` calls x.__rmul__(2.0))
+REFLECTED = frozenset(name for name in OPERATORS
+                      if name.startswith("__r") and name != "__rshift__")
 # the Python numbers the plain paths take, by exact type (a bool is no int there): one set
 # lookup of ``type(other)`` instead of two tests
 PYTHON_NUMBERS = frozenset((float, int))
@@ -1044,41 +1047,46 @@ def _compile_operator(d, name, tail, plain):
     pair, number = plain
 
     def result(contiguous):
-        scalar = ["if type(out) is not ndarray:  # (a NumPy scalar: 0-d operands)",
+        # (a NumPy scalar, of 0-d operands, has ndim 0 too: read, not a type test)
+        scalar = ["if not out.ndim:  # (a NumPy scalar: 0-d operands)",
                   "    out = asarray(out)"]
         if d.iterator_layout:  # (the caller's layout test, see _compile_caller)
-            # (an array of 2 dimensions or more is no NumPy scalar: one test for the matrices)
             scalar = ["if out.ndim > 1:", f"    if not {contiguous}:",
                       "        out = iterator_layout(out, (x0, x1))",
                       "el" + scalar[0], scalar[1]]
         return scalar + ["res = _new(Tensor)", "res._data = out", "return res"]
     args = "(self, other) + tail" if tail else "(self, other)"
     general = ["call = d.caller", "if call is not None:", f"    return call({args})"]
+    tensors = ["if type(other) is Tensor:",
+               "    if (not (self._requires_grad or other._requires_grad)"
+               " or not state.grad_enabled):",
+               "        x0 = self._data",
+               "        x1 = other._data",
+               "        if (not state.inference and type(x0) is ndarray and type(x1) is "
+               "ndarray and (dt := x0.dtype) == x1.dtype and dt in PAIR):"]
+    tensors += ["            " + line
+                for line in plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
+                + ["    " + line
+                   for line in result("(x0.flags.c_contiguous and x1.flags.c_contiguous)")]]
+    tensors += ["    " + line for line in general]  # (a recorded op's usual way: no jump)
+    numbers = ["if type(other) in PYTHON_NUMBERS:",
+               "    if ((not self._requires_grad or not state.grad_enabled)"
+               " and not state.inference",
+               "            and type(x0 := self._data) is ndarray"
+               " and (dt := x0.dtype) in NUMBER):"]
+    numbers += ["        " + line
+                for line in cached_scalar_lines("x1", "other", "dt")
+                + plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
+                + ["    " + line  # (a number's 0-d array is C-contiguous)
+                   for line in result("x0.flags.c_contiguous")]]
+    # (a reflected operator, ``2.0 * x``, is called with a tensor on the left only for a
+    # subclass of Tensor: its usual operand is a number, tested first)
+    blocks = [numbers, tensors] if name in REFLECTED else [tensors, numbers] if number else [tensors]
+    chain = blocks[0] + [line if k else "el" + line
+                         for block in blocks[1:] for k, line in enumerate(block)]
     lines = ["def operator(self, other):",
-             "    if forward_hook[0] is None and profiler_hook[0] is None:",
-             "        if type(other) is Tensor:",
-             "            if (not (self._requires_grad or other._requires_grad)"
-             " or not state.grad_enabled):",
-             "                x0 = self._data",
-             "                x1 = other._data",
-             "                if (not state.inference and type(x0) is ndarray and type(x1) is "
-             "ndarray and (dt := x0.dtype) == x1.dtype and dt in PAIR):"]
-    lines += ["                    " + line
-              for line in plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
-              + ["    " + line
-                 for line in result("(x0.flags.c_contiguous and x1.flags.c_contiguous)")]]
-    lines += ["            " + line for line in general]
-    if number:
-        lines += ["        elif type(other) in PYTHON_NUMBERS:",
-                  "            if ((not self._requires_grad or not state.grad_enabled)"
-                  " and not state.inference",
-                  "                    and type(x0 := self._data) is ndarray"
-                  " and (dt := x0.dtype) in NUMBER):"]
-        lines += ["                " + line
-                  for line in cached_scalar_lines("x1", "other", "dt")
-                  + plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
-                  + ["    " + line  # (a number's 0-d array is C-contiguous)
-                     for line in result("x0.flags.c_contiguous")]]
+             "    if forward_hook[0] is None and profiler_hook[0] is None:"]
+    lines += ["        " + line for line in chain]
     lines += ["        elif not isinstance(other, OPERANDS):",
               "            return foreign_operand(name, self, other)"]
     lines += ["        " + line for line in general]
