@@ -248,3 +248,45 @@ def test_leaves_that_leave_the_one_node_paths_take_over(case):
         return ([p.grad for p in (a, b)], [p.grad.stride() for p in (a, b)],
                 [p.grad.is_contiguous() for p in (a, b)], b.grad._version, path in (None, True))
     same(body)
+
+
+@pytest.mark.parametrize("case", ["float64 gradient", "second output", "implicit"])
+def test_root_gradients_that_leave_the_one_node_shortcut(case):
+    """The root gradient the one-node path puts in the node's buffer itself only when it is
+    an array of its output's dtype for a node of one output; a gradient of another dtype
+    (cast first, so the formula runs in float32) and a node of two outputs take the general
+    seeding, with the same gradients as torch."""
+    def body(t):
+        a, b = _leaves(t, 2)
+        seen = []  # (the dtype of the gradient One's formula is given)
+
+        class Two(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * 2 + b, a - b * 3
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                return g1 * 2 + g2, g1 - g2 * 3
+
+        class One(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return (a * 2 + b).sum()
+
+            @staticmethod
+            def backward(ctx, g):
+                seen.append(g.dtype)
+                return g * 2 * t.ones(3), g * t.ones(3)
+        if case == "second output":
+            out = Two.apply(a, b)[1]
+            out.backward(t.tensor([1.0, 2.0, 3.0]))
+        elif case == "float64 gradient":
+            out = One.apply(a, b)
+            out.backward(t.tensor(0.1, dtype=t.float64))
+        else:
+            out = One.apply(a, b)
+            out.backward()
+        return (a.grad, b.grad, [p.grad._version for p in (a, b)], [str(d) for d in seen],
+                _path_of(out) in (None, True))
+    same(body)

@@ -34,8 +34,9 @@ from .._backend import is_array
 from .._tensor import Tensor, _object_new as _new
 
 _NOTES: dict = {}  # id(owner array) -> (weak reference to it, count, a view in torch)
-# whether some note has a count (a version to give): until then a gradient that becomes a
-# Tensor needs no lookup (most passes note only views, or nothing)
+# whether some note has a count (a version to give), or is not of a view (whose count a sum
+# may raise): until then a gradient that becomes a Tensor needs no lookup (most passes note
+# only views, or nothing)
 _COUNTED = [False]
 _LIMIT = 100_000  # (passes that never end through run_backward, e.g. a compiled replay)
 
@@ -71,15 +72,26 @@ def _bump_unshared(t, count):
 def note_view(g):
     """Note that gradient ``g`` (an array; a Tensor is left as it is) is, in torch, a view of
     another tensor's storage."""
-    if type(g) is ndarray or is_array(g):  # (a NumPy array, the usual one, told without a call)
-        _note(g, 0, True)
+    if type(g) is not ndarray and not is_array(g):  # (a NumPy array told without a call)
+        return
+    # (_note(g, 0, True)'s lines: a call fewer per note, a backward program's bias sums)
+    base = g.base
+    owner = g if base is None or not is_array(base) else base
+    key = id(owner)
+    seen = _NOTES.get(key)
+    if seen is not None and seen[0]() is owner:
+        _NOTES[key] = (seen[0], seen[1], True)
+        return
+    if len(_NOTES) >= _LIMIT:
+        _NOTES.clear()
+    _NOTES[key] = (weakref.ref(owner), 0, True)
 
 
 def _note(g, count, view):
     base = g.base  # (_owner's lines: a call fewer per note, a backward program's bias sums)
     owner = g if base is None or not is_array(base) else base
     key = id(owner)
-    if count:
+    if count or not view:  # (so that any note not of a view implies it: see _execute)
         _COUNTED[0] = True
     seen = _NOTES.get(key)
     if seen is not None and seen[0]() is owner:

@@ -107,13 +107,27 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     instead and its result is returned.
     """
     if not (inputs or create_graph) and batch is None and len(roots) == 1:
-        t = roots[0]
-        fn = t._grad_fn if type(t) is Tensor and t._base is None else None
-        if fn is not None and root_grads[0] is not None:
-            leaves = _leaves_below(fn)
-            if leaves is not None:
-                _backward_into_leaves(t, fn, leaves, root_grads[0], retain_graph)
-                return None
+        return backward_from(roots[0], root_grads[0], retain_graph)
+    return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
+                      allow_unused, batch, unbatched)
+
+
+def backward_from(t, g, retain):
+    """``run_backward((t,), (g,), retain, False)``: a first-order pass from one tensor into
+    the leaves' ``.grad`` (``backward()``'s usual call), by _backward_into_leaves when one
+    node's edges lead to leaves alone."""
+    fn = t._grad_fn if type(t) is Tensor and t._base is None else None
+    if fn is not None and g is not None:
+        leaves = _leaves_below(fn)
+        if leaves is not None:
+            _backward_into_leaves(t, fn, leaves, g, retain)
+            return
+    _run_graph((t,), (g,), retain, False, (), False, False, None, None)
+
+
+def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture, allow_unused,
+               batch, unbatched):
+    """run_backward's general pass (see there): dependencies counted, the ready queue."""
     task = _Task(create_graph, retain_graph, batch)
     root_edges = []
     root_nodes = []
@@ -637,8 +651,8 @@ def _execute(task, root_nodes):
                             if type(old) is not ndarray:
                                 note_writes(old, 1)
                             elif seen is not None and seen[0]() is old:  # (_note's lines)
+                                # (a note not of a view: _COUNTED is set already)
                                 _NOTES[key] = (seen[0], seen[1] + 1, False)
-                                _COUNTED[0] = True
                             else:
                                 _note(old, 1, False)
                     else:
