@@ -3,7 +3,9 @@ steps that show them, each checked against torch (``oracle.same``; skipped witho
 The docstring of each test names the run that found it."""
 from __future__ import annotations
 
-from oracle import same
+import pytest
+
+from oracle import same, torch_or_skip
 
 
 def test_batch_norm_in_eval_with_a_negative_running_variance_is_quiet():
@@ -50,4 +52,53 @@ def test_scatter_with_a_reduce_and_index_reduce_warn_once_per_process():
             finally:
                 t.set_warn_always(False)
         return out, [str(w.message).split(" (Triggered")[0] for w in later]
+    same(body)
+
+
+def test_clamp_reads_a_0_dim_tensor_beside_a_number_as_a_number():
+    """Seed 35 of the bounded run: torch's argument parser takes a 0-dim tensor that requires
+    no grad for a Number, so ``clamp(x, -2, tensor(0.69))`` is clamp's Number overload (of the
+    tensor's value and kind); ember refused the mix of a number and a tensor."""
+    def body(t):
+        x = t.tensor([[-1.95], [-0.5], [0.5]], requires_grad=True)
+        out = [t.clamp(x, -2, t.tensor(0.69, dtype=t.float16)), x.clip(t.tensor(-1), 0.25),
+               t.clamp(x.detach().long(), -2, t.tensor(0.5)),
+               t.clamp(x.detach().long(), -2, t.tensor(True)),
+               x.detach().clone().clamp_(max=t.tensor(0.0, dtype=t.float64), min=-1)]
+        out[0].sum().backward()
+        return out, x.grad
+    same(body)
+
+
+def test_clamp_refuses_a_number_beside_a_tensor_that_is_no_number():
+    """A 0-dim tensor that requires grad, or one with dimensions, is no Number: both refuse
+    the mix with a TypeError. (The listing of the arguments in torch's message follows how
+    they were passed, positionally or by keyword, which ember's does not: docs/difftest.md.)"""
+    torch = torch_or_skip()
+    import ember
+    for lib in (torch, ember):
+        x = lib.tensor([[-1.95], [-0.5], [0.5]], requires_grad=True)
+        for bound in (lib.tensor(0.69, requires_grad=True), lib.tensor([0.69])):
+            with pytest.raises(TypeError, match="clamp.. received an invalid combination"):
+                lib.clamp(x, -2, bound)
+
+
+def test_same_padding_of_an_even_kernel_warns_once_per_process():
+    """Seed 42000150: torch's warning that ``padding='same'`` with an even kernel may copy the
+    input is a TORCH_WARN_ONCE (with its internal origin); ember's came at every call."""
+    import warnings
+
+    def body(t):
+        x = t.tensor([[[-1.96, 1.39], [0.08, 1.79]]], requires_grad=True)
+        w = t.tensor([[[1.27, -0.39]], [[-1.49, 0.45]]], requires_grad=True)
+        t.nn.functional.conv1d(x, w, groups=2, padding="same")  # (the process's first warning)
+        with warnings.catch_warnings(record=True) as later:
+            warnings.simplefilter("always")
+            out = t.nn.functional.conv1d(x, w, groups=2, padding="same")
+            t.set_warn_always(True)
+            try:
+                t.nn.functional.conv1d(x, w, groups=2, padding="same")
+            finally:
+                t.set_warn_always(False)
+        return out, [str(w.message) for w in later]
     same(body)

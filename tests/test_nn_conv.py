@@ -265,8 +265,13 @@ def test_error_matches_torch(name):
 
 
 def test_same_padding_even_kernel_warns():
-    with pytest.warns(UserWarning, match="Using padding='same' with even kernel lengths"):
-        EF.conv2d(ember.zeros(1, 1, 4, 4), ember.zeros(1, 1, 2, 2), padding="same")
+    # (once per process, as torch's TORCH_WARN_ONCE; every time with warnings always on)
+    ember.set_warn_always(True)
+    try:
+        with pytest.warns(UserWarning, match="Using padding='same' with even kernel lengths"):
+            EF.conv2d(ember.zeros(1, 1, 4, 4), ember.zeros(1, 1, 2, 2), padding="same")
+    finally:
+        ember.set_warn_always(False)
 
 
 def test_conv_second_order_through_modules():

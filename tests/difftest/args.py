@@ -65,14 +65,33 @@ def broadcastable(ref, pred=is_float, number=0.2):
     """A variable that broadcasts with ``ref``'s value (mostly), or a Python number."""
     def make(g, env):
         if g.rng.random() < number:
-            v = g.number()
-            return repr(v), v
+            return scalar_operand(g)
         shape = env[ref][1].shape
         name = g.pick(lambda t: pred(t) and g.broadcasts(t.shape, shape), strict=False)
         if name is None or g.rng.random() < 0.05:  # sometimes a mismatch: an error case
             name = g.pick(pred)
         return name, g.value(name)
     return make
+
+
+def scalar_operand(g):
+    """A Python number (a float, mostly; an int or a bool now and then), or a 0-dim tensor of
+    some dtype: type promotion treats each kind differently (a number does not widen a float32
+    tensor, an int does not make an int64 tensor float, a 0-dim tensor counts below a
+    dimensioned one)."""
+    r = g.rng.random()
+    if r < 0.65:
+        v = g.number()
+        return repr(v), v
+    if r < 0.82:
+        v = g.rng.randint(-2, 3)
+        return repr(v), v
+    if r < 0.87:
+        v = g.rng.random() < 0.5
+        return repr(v), v
+    dtype = g.rng.choice(["float64", "int64", "float32", "bool", "float16"])
+    text = g.literal((), dtype)
+    return text, eval(text, {"torch": g.torch})  # noqa: S307 - generated source
 
 
 def same_shape(ref, pred=is_float):

@@ -44,7 +44,7 @@ WARN_ONCE = ("The use of `x.T` on tensors of dimension other than 2",
              "Using backward() with create_graph=True will create a reference cycle",
              "The reduce argument of torch.scatter with Tensor src is deprecated",
              "The reduce argument of ember.scatter with Tensor src is deprecated",
-             "index_reduce() is in beta")
+             "index_reduce() is in beta", "Using padding='same' with even kernel lengths")
 
 
 def normalise(text: str, lib) -> str:

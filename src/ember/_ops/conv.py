@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 
 import numpy as np
 
 from .._backend import get_xp, has_data
 from .._backend.layout import empty_in_order, format_order
+from .._numpy_in import warn_once
 from .._tensor import Tensor, _wrap
 from .registry import NONE, op
 from .shape import _suggested_format, expand, reshape
@@ -522,9 +522,10 @@ def _same_padding(input, weight, stride, dilation, nd):
         total = dilation[i] * (weight.shape[2 + i] - 1)
         pads.append((total // 2, total - total // 2))
     if any(lo != hi for lo, hi in pads):
-        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
-                      "require a zero-padded copy of the input be created", UserWarning,
-                      stacklevel=4)
+        warn_once("Using padding='same' with even kernel lengths and odd dilation may "
+                  "require a zero-padded copy of the input be created (Triggered internally "
+                  "at /__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)",
+                  4)  # torch's TORCH_WARN_ONCE
     return tuple(pads)
 
 

@@ -622,6 +622,25 @@ def _(grad, self, max):
     return where(self > max, grad, 0)
 
 
+def _as_number(bound):
+    """torch's argument parser takes a 0-dim tensor that requires no grad for a Number (its
+    value, of its dtype's kind: ``tensor(True)`` is a bool, ``tensor(0.5)`` a float)."""
+    if isinstance(bound, Tensor) and bound.ndim == 0 and not bound.requires_grad:
+        return bound.item()
+    return bound
+
+
+def _clamp_bounds(min, max):
+    """The bounds as clamp's overloads read them: both tensors (or None), or both numbers,
+    a 0-dim tensor beside a number standing for a number."""
+    tensors = [isinstance(b, Tensor) for b in (min, max) if b is not None]
+    if any(tensors) and not all(tensors):
+        numbers = _as_number(min), _as_number(max)
+        if not any(isinstance(b, Tensor) for b in numbers):
+            return numbers
+    return min, max
+
+
 def _clamp_variant(min, max):
     tensors = [isinstance(b, Tensor) for b in (min, max) if b is not None]
     if any(tensors) and not all(tensors):
@@ -638,6 +657,7 @@ def _clamp_variant(min, max):
 
 def clamp(input, min=None, max=None):
     """Clamp every element into ``[min, max]`` (bounds: Python numbers or tensors)."""
+    min, max = _clamp_bounds(min, max)
     return _clamp_variant(min, max)(input, min, max)
 
 
@@ -645,6 +665,7 @@ _clamp_scalar_ = inplace_with_scalars(clamp_scalar, n_scalars=2, cpp_names=True)
 
 
 def _clamp_(self, min=None, max=None):
+    min, max = _clamp_bounds(min, max)
     if _clamp_variant(min, max) is clamp_tensor:
         return clamp_tensor.inplace(self, min, max)
     return _clamp_scalar_(self, min, max)
