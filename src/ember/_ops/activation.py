@@ -19,6 +19,7 @@ from .._backend import get_xp, is_array, reduce_max, reduce_sum
 from .._tensor import Tensor, _wrap_dim
 from .pointwise import (add_scalar, exp, not_implemented, sigmoid, tanh, threshold_backward, where,
                         zero_gradient)
+from .opmath import half_in_float32
 from .reduction import contiguous_result
 from .registry import op
 
@@ -120,23 +121,30 @@ def leaky_relu_(input, negative_slope=0.01):
 def _elu_kernel(x, alpha, scale, input_scale):
     _floating(x, "elu_cpu")
     xp = get_xp(x)
-    neg = alpha * xp.expm1(xp.minimum(0, x) * input_scale)  # (-0.0 stays -0.0, as torch's)
-    return xp.where(x > 0, x * scale, neg * scale).astype(x.dtype, copy=False)
+    # NOTE: torch's order: one coefficient alpha * scale, in the opmath type (float32 for
+    # float16, whose result is rounded once), multiplying expm1(x * input_scale)
+    a = x.astype(np.float32) if x.dtype == np.float16 else x
+    coef = a.dtype.type(a.dtype.type(alpha) * a.dtype.type(scale))
+    neg = xp.expm1(xp.minimum(0, a) * a.dtype.type(input_scale)) * coef  # (-0.0 stays -0.0)
+    return xp.where(a > 0, a * a.dtype.type(scale), neg).astype(x.dtype, copy=False)
 
 
 # NOTE: the gradient as one op, torch's elu_backward: create_graph records one node
 # (EluBackwardBackward0, for elu, selu and celu alike) whose inputs are torch's.
 @op("elu_backward", elementwise=True, tensors=2, node="EluBackwardBackward0")
+@half_in_float32(2)
 def elu_backward(grad_output, self_or_result, alpha, scale, input_scale, is_result):
     xp = get_xp(self_or_result)
     x = self_or_result
+    # (torch's order, its coefficients in the computing dtype: alpha * scale is one)
+    real = x.dtype.type
+    coef, in_scale = real(real(alpha) * real(scale)), real(input_scale)
     if is_result:
-        neg = grad_output * (x + alpha * scale) * input_scale
+        neg = grad_output * in_scale * (x + coef)
     else:
         # exp of the clamped input, so the unused branch never overflows (inf * 0 = nan)
-        neg = grad_output * (xp.exp(xp.minimum(x, 0) * input_scale)
-                             * (alpha * scale * input_scale))
-    return xp.where(x > 0, grad_output * scale, neg)
+        neg = grad_output * in_scale * coef * xp.exp(xp.minimum(x, 0) * in_scale)
+    return xp.where(x > 0, grad_output * real(scale), neg)
 
 
 @elu_backward.grad("grad_output")
@@ -272,6 +280,7 @@ def _(grad, self, approximate):
 # NOTE: the gradients of gelu, softplus, hardswish and logsigmoid are ops of their own, as
 # torch's *_backward ops: create_graph records torch's one node (GeluBackwardBackward0, ...).
 @op("gelu_backward", elementwise=True, tensors=2, node="GeluBackwardBackward0")
+@half_in_float32(2)
 def gelu_backward(grad_output, self, approximate="none"):
     xp = get_xp(self)
     if approximate == "tanh":
@@ -308,6 +317,7 @@ def gelu(input, approximate="none"):
 
 
 @op("silu", elementwise=True, node="SiluBackward0", quiet=True)
+@half_in_float32()
 def _silu(self):
     _floating(self, "silu_cpu", complex_ok=True)
     return self * sigmoid(self)
@@ -325,6 +335,7 @@ def silu(input, inplace=False):
 
 
 @op("softplus", elementwise=True, node="SoftplusBackward0", quiet=True)
+@half_in_float32()
 def _softplus(self, beta=1.0, threshold=20.0):
     _floating(self, "softplus_cpu")
     xp = get_xp(self)
@@ -339,6 +350,7 @@ def _(grad, self, beta, threshold):
 
 
 @op("softplus_backward", elementwise=True, tensors=2, node="SoftplusBackwardBackward0")
+@half_in_float32(2)
 def softplus_backward(grad_output, self, beta, threshold):
     xp = get_xp(self)
     z = self * beta
@@ -366,6 +378,7 @@ def softplus(input, beta=1, threshold=20):
 
 
 @op("mish", elementwise=True, node="MishBackward0", quiet=True)
+@half_in_float32()
 def _mish(self):
     _floating(self, "mish_cpu")
     xp = get_xp(self)
@@ -384,6 +397,7 @@ def mish(input, inplace=False):
 
 
 @op("log_sigmoid", elementwise=True, node="LogSigmoidBackward0", quiet=True)
+@half_in_float32()
 def _logsigmoid(self):
     _floating(self, "log_sigmoid_cpu")
     xp = get_xp(self)  # torch's form: +0.0 (not -0.0) at +inf
@@ -397,9 +411,15 @@ def _(grad, self):
 
 @op("log_sigmoid_backward", elementwise=True, tensors=2, node="LogSigmoidBackwardBackward0")
 def log_sigmoid_backward(grad_output, self):
+    # NOTE: torch's kernel: its forward's buffer exp(-|x|) (in self's dtype, never
+    # overflowing), then (max_deriv - sign * buffer / (1 + buffer)) * grad in the opmath type
     xp = get_xp(self)
-    # sigmoid(-x) = exp(-logaddexp(0, x)), never overflowing
-    return (grad_output * xp.exp(-xp.logaddexp(0, self))).astype(grad_output.dtype, copy=False)
+    wide = np.float32 if self.dtype == np.float16 else self.dtype.type
+    buffer = xp.exp(-xp.abs(self)).astype(wide)
+    negative = self < 0
+    sign = xp.where(negative, wide(1), wide(-1))
+    out = (negative.astype(wide) - sign * (buffer / (1 + buffer))) * grad_output.astype(wide)
+    return out.astype(grad_output.dtype, copy=False)
 
 
 @log_sigmoid_backward.grad("grad_output")
@@ -431,6 +451,7 @@ def _(grad, self, min_val, max_val):
 
 
 @op("hardtanh_backward", elementwise=True, tensors=2)
+@half_in_float32(2)
 def hardtanh_backward(grad_output, self, min_val, max_val):
     return get_xp(self).where((self <= min_val) | (self >= max_val), 0, grad_output)
 
@@ -466,6 +487,7 @@ def relu_(input):
 
 
 @op("hardsigmoid", elementwise=True, node="HardsigmoidBackward0")
+@half_in_float32()
 def _hardsigmoid(self):
     _floating(self, "hardsigmoid_cpu")
     # (torch's kernel: min(max(x + 3, 0), 6) / 6, rounded as it rounds)
@@ -483,6 +505,7 @@ def _(self_t, self):  # (elementwise: not derived from the backward, whose own h
 
 
 @op("hardsigmoid_backward", elementwise=True, tensors=2, node="NotImplemented")
+@half_in_float32(2)
 def hardsigmoid_backward(grad_output, self):
     # (torch's kernel multiplies by its constant 1.0f / 6.0f, a float32 also for float64)
     one_sixth = grad_output.dtype.type(np.float32(1) / np.float32(6))
@@ -505,6 +528,7 @@ def hardsigmoid(input, inplace=False):
 
 
 @op("hardswish", elementwise=True, node="HardswishBackward0", quiet=True)
+@half_in_float32()
 def _hardswish(self):
     _floating(self, "hardswish_cpu")
     xp = get_xp(self)
@@ -517,6 +541,7 @@ def _(grad, self):
 
 
 @op("hardswish_backward", elementwise=True, tensors=2, node="HardswishBackwardBackward0")
+@half_in_float32(2)
 def hardswish_backward(grad_output, self):
     xp = get_xp(self)
     return xp.where(self <= -3.0, 0, xp.where(self < 3.0, grad_output * (self / 3 + 0.5),
@@ -547,6 +572,7 @@ def _check_lambd(input, lambd):
 
 
 @op("softshrink", elementwise=True, node="SoftshrinkBackward0", quiet=True)
+@half_in_float32()
 def _softshrink(self, lambd=0.5):
     _floating(self, "softshrink_check")
     xp = get_xp(self)
@@ -615,6 +641,7 @@ def hardshrink(input, lambd=0.5):
 
 
 @op("threshold", elementwise=True, node="ThresholdBackward0")
+@half_in_float32()
 def _threshold(self, threshold, value):
     if self.dtype.kind in "bc":
         raise not_implemented("threshold_cpu", self)
@@ -658,7 +685,7 @@ def _rrelu_kernel(x, noise, lower, upper, training):
     xp = get_xp(x)
     if training:
         return xp.where(x <= 0, x * _noise_of(noise), x).astype(x.dtype, copy=False)
-    return xp.where(x > 0, x, x * ((lower + upper) / 2)).astype(x.dtype, copy=False)
+    return _leaky_relu.kernel(x, (lower + upper) / 2)  # (torch's: leaky_relu's kernel)
 
 
 # NOTE: ``noise`` (the slopes drawn for a training call) is not differentiable: a plain
@@ -685,12 +712,9 @@ def _(grad, result, noise, lower, upper, training):
 
 @op("rrelu_with_noise_backward", node="RreluWithNoiseBackwardBackward0", tensors=2)
 def _rrelu_backward(grad_output, self, noise, lower, upper, training):
-    xp = get_xp(grad_output)
     if training and upper - lower > 1e-6:
         return grad_output * _noise_of(noise).astype(grad_output.dtype, copy=False)
-    slope = (lower + upper) / 2
-    return xp.where(self > 0, grad_output, grad_output * slope).astype(grad_output.dtype,
-                                                                      copy=False)
+    return leaky_relu_backward.kernel(grad_output, self, (lower + upper) / 2, False)
 
 
 @_rrelu_backward.grad("grad_output")

@@ -9,6 +9,7 @@ handful of ops in torch; every other op refuses them with torch's NotImplemented
 """
 from __future__ import annotations
 
+import functools
 import threading
 
 import numpy as np
@@ -175,3 +176,23 @@ def call(op, arrays):
     if k is not None and k < len(arrays) and arrays[k] is not None:
         return out  # an explicit result dtype (sum(dtype=...), to(...)) is kept
     return rounded(out, reduced)
+
+
+def half_in_float32(n=1):
+    """Kernel decorator: float16 arrays among the first ``n`` arguments go in as float32 and
+    the float32 results come back rounded to float16 once, as torch's CPU kernels compute
+    float16 (their opmath type is float32: a number argument meets the values in float32,
+    where NumPy would round it to float16 first, and so does every step in between)."""
+    def decorate(kernel):
+        @functools.wraps(kernel)
+        def run(*args, **kwargs):
+            if not any(getattr(a, "dtype", None) == _F16 for a in args[:n]):
+                return kernel(*args, **kwargs)
+            wide = [a.astype(_F32) if getattr(a, "dtype", None) == _F16 else a
+                    for a in args[:n]]
+            return rounded(kernel(*wide, *args[n:], **kwargs), _F16)
+        return run
+    return decorate
+
+
+_F16 = np.dtype(np.float16)
