@@ -464,6 +464,45 @@ def test_register_vmap_rule_gets_batch_size_and_in_dims():
     same(body)
 
 
+@pytest.mark.parametrize("dims", [(1, None), (-1, 0), (2, 1)])
+def test_vmap_rules_get_the_in_dims_vmap_was_given(dims):
+    # torch hands a custom op's rule (and an autograd.Function's vmap staticmethod) each vmap
+    # input as it was given, with its batch dimension (ember moved it first: in_dim 0); a
+    # value computed under vmap by an op that moves the batch first has in_dim 0
+    def body(torch):
+        Tensor = torch.Tensor
+        seen = []
+
+        def rule(info, in_dims, x, y):
+            seen.append((in_dims, tuple(x.shape), tuple(y.shape)))
+            x = x.movedim(in_dims[0], 0)
+            y = y.unsqueeze(0) if in_dims[1] is None else y.movedim(in_dims[1], 0)
+            return x * y.reshape((y.shape[0],) + (1,) * (x.dim() - y.dim()) + y.shape[1:]), 0
+
+        @torch.library.custom_op(f"testlib::in_dims_{dims[1]}_{dims[0] + 1}", mutates_args=())
+        def mul(x: Tensor, y: Tensor) -> Tensor:
+            return x * y
+        mul.register_vmap(rule)
+
+        class Mul(torch.autograd.Function):
+            forward = staticmethod(lambda x, y: x * y)
+            setup_context = staticmethod(lambda ctx, inputs, output: None)
+            vmap = staticmethod(rule)
+
+        x = torch.arange(60.0).reshape(3, 4, 5)
+        y = torch.arange(20.0).reshape(5, 4) if dims[1] == 0 else (
+            torch.arange(15.0).reshape(3, 5) if dims[1] == 1 else torch.arange(5.0))
+        outs = []
+        for f in (mul, Mul.apply):
+            if dims == (2, 1):  # (nested: the inner level's input is an outer level's value)
+                outs.append(torch.vmap(torch.vmap(f, in_dims=(1, None)), in_dims=(2, 1))(x, y))
+            else:
+                outs += [torch.vmap(f, in_dims=dims)(x, y),
+                         torch.vmap(lambda a, b: f(a * 2, b), in_dims=dims)(x, y)]
+        return outs, seen
+    assert same(body).error is None
+
+
 def test_vmap_rule_with_out_dims_none_and_list_arguments():
     def body(torch):
         Tensor = torch.Tensor

@@ -247,6 +247,27 @@ def physical(x, level):
     return None
 
 
+def torch_layout(x, level):
+    """``x``'s physical value at ``level`` as torch's batched tensor holds it, and the
+    dimension its batch lies in there: what a custom rule (``register_vmap``, an
+    autograd.Function's ``vmap``) receives. A vmap input keeps the dimension ``in_dims`` gave
+    it (``input_batch_dim``); any other value holds the batch first. (None, None) when ``x``
+    is not batched at ``level``."""
+    value = physical(x, level)
+    if value is None:
+        return None, None
+    bdim = x.__dict__.get("_bdim", 0)
+    return (value.movedim(0, bdim) if bdim else value), bdim
+
+
+def input_batch_dim(x, dim):
+    """Note that vmap input ``x`` (a BatchedTensor) holds its batch in dimension ``dim``
+    of the tensor it was given (torch's batched tensor keeps it there)."""
+    if dim:
+        x.__dict__["_bdim"] = dim
+    return x
+
+
 def batch_level(x):
     """The vmap level of ``x``, 0 when it is not batched."""
     return x._level if type(x) is BatchedTensor else 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 import collections
 
 from .._tensor import Tensor
-from ._batched_tensor import BatchedTensor, physical
+from ._batched_tensor import BatchedTensor, physical, torch_layout
 from ._batching import _levels, level_scope, rules_running
 
 VmapInfo = collections.namedtuple("VmapInfo", ["batch_size", "randomness"])
@@ -49,13 +49,14 @@ def apply_batched(cls, args, kwargs, level):
             f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
             "override and implement the vmap staticmethod or set generate_vmap_rule=True. "
             + _DOCS)
-    values, in_dims = _unwrap(args, level)
     info = VmapInfo(_levels[level - 1].size, _levels[level - 1].randomness)
     if generate:
+        values, in_dims = _unwrap(args, level)
         vmapped, out_dims = _vmapify(cls, in_dims, info)
         outputs = vmapped.apply(*values, **kwargs)
         out_dims = out_dims[0]
     else:
+        values, in_dims = _unwrap(args, level, torch_layout)
         rules_running.append(level)  # (the rule's ops run on physical values, as a rule's do)
         try:
             outputs, out_dims = cls.vmap(info, in_dims, *values, **kwargs)
@@ -64,14 +65,21 @@ def apply_batched(cls, args, kwargs, level):
     return _wrap(outputs, out_dims, level)
 
 
-def _unwrap(values, level):
+def _batch_first(value, level):
+    tensor = physical(value, level)
+    return (None, None) if tensor is None else (tensor, 0)
+
+
+def _unwrap(values, level, layout=_batch_first):
     """``values`` (a tensor, or a tuple or list of values) unbatched at ``level``, and their
-    batch dimensions (0, or None where not batched), of the same structure."""
+    batch dimensions (None where not batched), of the same structure: each tensor batch
+    first (0), or as ``layout`` lays it out (the Function's own vmap rule gets torch's
+    layout: see torch_layout)."""
     if isinstance(values, (tuple, list)):
-        pairs = [_unwrap(v, level) for v in values]
+        pairs = [_unwrap(v, level, layout) for v in values]
         return tuple(v for v, _ in pairs), tuple(d for _, d in pairs)
-    value = physical(values, level)
-    return (values, None) if value is None else (value, 0)
+    value, dim = layout(values, level)
+    return (values, None) if value is None else (value, dim)
 
 
 def _wrap(values, dims, level):

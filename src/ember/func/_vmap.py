@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from .._tensor import Tensor
-from ._batched_tensor import BatchedTensor
+from ._batched_tensor import BatchedTensor, input_batch_dim
 from ._batching import _levels, level_scope
 from ._transforms import _flatten, _unflatten
 
@@ -136,7 +136,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
 def _flat_vmap(func, flat_args, flat_in_dims, args_spec, size, out_dims, randomness, kwargs):
     with level_scope(size, randomness) as level:
-        batched = [arg if d is None else BatchedTensor(_batch_first(arg, d), level)
+        batched = [arg if d is None else input_batch_dim(
+            BatchedTensor(_batch_first(arg, d), level), d % arg.dim())
                    for arg, d in zip(flat_args, flat_in_dims)]
         output = func(*_unflatten(batched, args_spec), **kwargs)
         return _unwrap_outputs(func, output, out_dims, level, size)

@@ -2,16 +2,16 @@
 
 The rule gets ``info`` (``batch_size``, ``randomness``), ``in_dims`` (one per argument, a list
 of them for a list argument; None where not batched) and the physical arguments, and returns
-``(output, out_dims)``. ember hands physical values with their batch dimension first, so a
-batched argument's in_dim is 0 whatever ``in_dims`` vmap was given (torch passes the
-dimension where the batch lies; a rule that reads its in_dims works on both).
+``(output, out_dims)``. As torch's, a vmap input comes with the batch dimension ``in_dims``
+gave it (``vmap(op, in_dims=1)``: in_dim 1, the tensor as it was given); a value computed
+under vmap holds its batch first (in_dim 0; see func/_batched_tensor.torch_layout).
 """
 from __future__ import annotations
 
 from collections import namedtuple
 
 from .._tensor import Tensor
-from ..func._batched_tensor import BatchedTensor
+from ..func._batched_tensor import BatchedTensor, torch_layout
 from ..func._batching import _levels, in_vmap, level_size
 
 VmapInfo = namedtuple("VmapInfo", ["batch_size", "randomness"])
@@ -42,15 +42,14 @@ def call_under_vmap(opdef, values, keyword, level):
 def _unwrap(value, level):
     if isinstance(value, list):
         return [_unwrap(v, level) for v in value]
-    if type(value) is BatchedTensor and value._level == level:
-        return value._value
-    return value
+    tensor, _ = torch_layout(value, level)
+    return value if tensor is None else tensor
 
 
 def _in_dim(value, level):
     if isinstance(value, list):
         return [_in_dim(v, level) for v in value]
-    return 0 if type(value) is BatchedTensor and value._level == level else None
+    return torch_layout(value, level)[1]
 
 
 def _wrap(result, out_dims, level):
