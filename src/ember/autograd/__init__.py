@@ -8,7 +8,7 @@ import operator
 import warnings
 from collections.abc import Mapping
 
-from numpy import empty as _np_empty, ndarray as _ndarray
+from numpy import ndarray as _ndarray
 
 from .._backend import get_xp
 from .._compile.hooks import backward_pass
@@ -105,8 +105,10 @@ def _implicit_grad(o):
     if data.dtype.kind != "f" and o.dtype.category != 2:  # (NumPy floats: no dtype lookup)
         raise RuntimeError("grad can be implicitly created only for real scalar "
                            f"outputs but got {o.dtype!r}")
-    one = (_np_empty if type(data) is _ndarray else get_xp(data).empty)(data.shape, data.dtype)
-    one.fill(1)  # (two C calls: np.ones is a Python function around them)
+    # (a copy of the one element filled: two C calls, no shape or dtype to read; np.ones is
+    # a Python function around empty and fill)
+    one = data.copy() if type(data) is _ndarray else get_xp(data).empty(data.shape, data.dtype)
+    one.fill(1)
     grad = _new(Tensor)  # (_wrap's two lines: no call)
     grad._data = one
     return grad
