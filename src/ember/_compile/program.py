@@ -14,6 +14,7 @@ when a create_graph pass differentiates through a compiled function.
 from __future__ import annotations
 
 from .._backend import as_array, reduce_sum
+from .._ops.replay import PASS
 from .._state import state
 from .._tensor import _wrap
 from ..autograd._grad_versions import note_view, note_writes
@@ -72,15 +73,20 @@ class Program:
         # whole (fp_errors.silence_noting: NumPy's warnings off, NaNs made noted as in a
         # quiet kernel's own call)
         self.quiet = _any_quiet(self.forward_instrs)
-        resolved_ops = [i.resolved[2] for i in self.backward_instrs
-                        if i.resolved is not None and i.resolved[2] is not None]
-        self.backward_quiet = (_any_quiet(self.backward_instrs)
-                               or any(op.quiet for op in resolved_ops))
-        self.forward = _generate_forward(self)
+        self.forward = _generate_forward(self, rec.arrays)
         # the array type and dtype of each output gradient the program was recorded with
         self.grad_kinds = {s: (type(rec.arrays[s]), rec.arrays[s].dtype)
                            for s, (k, _) in enumerate(rec.kinds) if k == GRAD}
-        self.backward = _generate_backward(self) if rec.backward or source_slots else None
+        self.backward, formed = (_generate_backward(self, rec.arrays)
+                                 if rec.backward or source_slots else (None, ()))
+        # (the engine's pass has NumPy's errors silenced already: the backward program runs
+        # silence_noting only for the quiet kernels it calls bare, whose NaNs are noted;
+        # a replay form's callee notes none)
+        resolved_ops = [i.resolved[2] for i in self.backward_instrs
+                        if i.resolved is not None and i.resolved[2] is not None
+                        and i not in formed]
+        self.backward_quiet = (_any_quiet(self.backward_instrs)
+                               or any(op.quiet for op in resolved_ops))
 
     # -- a create_graph pass: the forward calls again, on Tensors, through the ops --------------
     def forward_ops(self, tensors, saved):
@@ -210,9 +216,11 @@ class _Writer:
     name frees the old array at once, so NumPy can hand its memory to the next result), which
     also keeps the function short to compile."""
 
-    def __init__(self, kinds, instrs, keep, forward):
+    def __init__(self, kinds, instrs, keep, forward, arrays):
         self.kinds = kinds
         self.forward = forward  # the forward function (it has the call's tensors)
+        self.arrays = arrays  # slot -> the array the recording had there (for replay forms)
+        self.formed = set()  # the FORMULA instructions written as their replay forms
         self.lines = []
         self.scope = {"as_array": as_array, "wrap": _wrap, "reduce_sum": reduce_sum,
                       "note_view": note_view, "note_writes": note_writes}
@@ -308,13 +316,18 @@ class _Writer:
         if kind == REPLAYED:
             return self._replayed(instr)
         if kind == FORMULA:
-            if passes_gradient(instr.fn):  # (its result is its argument: no call)
-                src = self.arg(instr.args[0])
-                return lambda outs: [] if outs[0] in (None, src) else [f"{outs[0]} = {src}"]
             fn, args = instr.fn, instr.args
             if instr.resolved is not None:
                 fn, args, _ = instr.resolved  # (what the formula calls, called itself)
-            call = f"{self.bind(fn, 'f')}({', '.join(self.arg(a) for a in args)})"
+            form = self._replay_form(fn, args) if len(instr.outs) == 1 else None
+            if form is not None:
+                self.formed.add(instr)
+            if passes_gradient(instr.fn) or form is not None and form[0] is PASS:
+                # (its result is its argument: no call)
+                src = self.arg(instr.args[0] if form is None else args[form[1][0]])
+                return lambda outs: [] if outs[0] in (None, src) else [f"{outs[0]} = {src}"]
+            call = (self._form_call(form, args, "f") if form is not None else
+                    f"{self.bind(fn, 'f')}({', '.join(self.arg(a) for a in args)})")
             return _results(call, instr, len(instr.outs) > 1)
         if kind in (SUM_TO, CAST, ADD):
             return self._engine_step(instr)
@@ -330,6 +343,10 @@ class _Writer:
         op = instr.op
         # (a quiet op's kernel bare: the program runs silenced as a whole, see Program.quiet)
         kernel, args = op.bare_kernel, instr.args
+        if kind != INPLACE and op.n_outputs == 1:
+            form = self._replay_form(kernel, args)
+            if form is not None and form[0] is not PASS:
+                return _results(self._form_call(form, args, "k"), instr, False)
         if op.ufunc is not None and all(
                 a[0] == VALUE and type(a[1]) is not bool and a[1] == 1
                 for a in args[op.n_tensors:]):
@@ -340,6 +357,28 @@ class _Writer:
             return lambda outs: [f"r = {call}", f"if r is not {outs[0]}:",
                                  f"    {outs[0]}[...] = r"] + bumps
         return _results(call, instr, op.n_outputs != 1)
+
+    def _replay_form(self, fn, args):
+        """``fn``'s replay form for these arguments, or None (see _ops/replay.py)."""
+        form = getattr(fn, "replay_form", None)
+        if form is None:
+            return None
+        values = []
+        for a in args:  # (the recorded values: arrays, tensor arguments as their arrays)
+            if a[0] == SLOT and a[2] is None or a[0] == TENSOR:
+                values.append(self.arrays[a[1]])
+            elif a[0] == VALUE:
+                values.append(a[1])
+            else:
+                return None
+        return form(*values)
+
+    def _form_call(self, form, args, prefix):
+        """The call a replay form names, on the arguments it picks."""
+        callee, picked = form
+        texts = [self.ref(args[k][1]) if args[k][0] == TENSOR else self.arg(args[k])
+                 for k in picked]
+        return f"{self.bind(callee, prefix)}({', '.join(texts)})"
 
     def _engine_step(self, instr):
         a = [self.ref(x[1]) for x in instr.args]
@@ -459,9 +498,9 @@ def _written_constants(rec, instrs, outputs):
             if kind == CONST and any(shares_memory(rec.arrays[s], w) for w in written)}
 
 
-def _generate_forward(prog):
+def _generate_forward(prog, arrays):
     keep = set(prog.outputs) | set(prog.saved)
-    w = _Writer(prog.kinds, prog.forward_instrs, keep, True)
+    w = _Writer(prog.kinds, prog.forward_instrs, keep, True, arrays)
     used = set(w.last) | keep
     for x in sorted(used):
         kind, payload = prog.kinds[x]
@@ -492,11 +531,11 @@ def _generate_forward(prog):
 OTHER_GRADIENTS = object()
 
 
-def _generate_backward(prog):
+def _generate_backward(prog, arrays):
     """The backward program: the recorded formulas and engine steps, a formula that passes
     its arguments on replaced by its callee (backward.resolve)."""
     keep = {x for x in prog.source_slots if x is not None}
-    w = _Writer(prog.kinds, prog.backward_instrs, keep, False)
+    w = _Writer(prog.kinds, prog.backward_instrs, keep, False, arrays)
     for j, x in enumerate(prog.saved):
         if x in w.last or x in keep:
             w.lines.append(f"{w.out(x)} = saved[{j}]")
@@ -517,4 +556,4 @@ def _generate_backward(prog):
         w.emit(i, instr)
     outs = "".join("None, " if x is None else f"{w.ref(x)}, " for x in prog.source_slots)
     w.lines.append(f"return [{outs}]")
-    return w.build("backward", "grads, saved")
+    return w.build("backward", "grads, saved"), w.formed

@@ -22,6 +22,7 @@ from .pointwise import (add_scalar, exp, not_implemented, sigmoid, tanh, thresho
 from .opmath import half_in_float32
 from .reduction import contiguous_result
 from .registry import op
+from .replay import replay_form
 
 FUNCTIONAL = ['celu', 'elu', 'elu_', 'gelu', 'glu', 'hardshrink', 'hardsigmoid', 'hardswish',
               'hardtanh', 'hardtanh_', 'leaky_relu', 'leaky_relu_', 'log_softmax', 'logsigmoid',
@@ -890,12 +891,25 @@ def _softmax_of_rows(x, log):
     if short and rows >= 16:
         if rows >= 128:
             return _softmax_of_short_rows(x, log)
-        m = np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)[:, None]
-    else:
-        m = np.maximum.reduce(x, axis=1, keepdims=True)
+        return _softmax_of_some_short_rows(_ones_column(n, x.dtype), log, x)
+    return _shifted_softmax(x, np.maximum.reduce(x, axis=1, keepdims=True), log,
+                            _ones_column(n, x.dtype) if short else None)
+
+
+def _softmax_of_some_short_rows(ones, log, x):
+    """The kernel's steps on 16 to 127 short rows of a C-contiguous matrix (``ones``: the
+    column of ones _row_sums multiplies by), the maximum taken down a transposed copy's
+    columns. (A compiled program calls it for such a matrix, its ``ones`` bound once.)"""
+    return _shifted_softmax(x, np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)[:, None],
+                            log, ones)
+
+
+def _shifted_softmax(x, m, log, ones):
+    """The rows' (log-)softmax from their maxima ``m``; the sums by a product with ``ones``
+    (short C-contiguous rows, see _row_sums) or NumPy's reduction (``ones`` None)."""
     z = np.subtract(x, m)
     e = np.exp(z) if log else np.exp(z, out=z)
-    total = _row_sums(e) if short else np.add.reduce(e, axis=1, keepdims=True)
+    total = np.add.reduce(e, axis=1, keepdims=True) if ones is None else np.matmul(e, ones)
     if log:
         return np.subtract(z, np.log(total, out=total), out=z)
     return np.divide(e, total, out=e)
@@ -1014,6 +1028,28 @@ def _log_softmax(self, dim, half_to_float=False):
     return _softmax_kernel(self, dim, True)
 
 
+@replay_form(_softmax)
+def _(self, dim, half_to_float=False):
+    return _softmax_replay_form(self, dim, False)
+
+
+@replay_form(_log_softmax)
+def _(self, dim, half_to_float=False):
+    return _softmax_replay_form(self, dim, True)
+
+
+def _softmax_replay_form(x, dim, log):
+    """A (log-)softmax kernel's call on 16 to 127 short rows of a C-contiguous float32/64
+    NumPy matrix (W2's logits): the one function its path ends in, whose result is
+    contiguous already (contiguous_result's test passes it as it is)."""
+    if (type(x) is np.ndarray and x.ndim == 2 and dim in (1, -1) and x.dtype.kind == "f"
+            and x.dtype.itemsize >= 4 and 16 <= x.shape[0] < 128 and 1 < x.shape[1] <= _SHORT_ROW
+            and x.flags.c_contiguous):
+        return functools.partial(_softmax_of_some_short_rows, _ones_column(x.shape[1], x.dtype),
+                                 log), (0,)
+    return None
+
+
 @_log_softmax.grad("self")
 def _(grad, result, dim):
     return log_softmax_backward_data(grad, result, dim)
@@ -1022,14 +1058,28 @@ def _(grad, result, dim):
 @op("_log_softmax_backward_data", tensors=2, node="LogSoftmaxBackwardDataBackward0", quiet=True)
 def log_softmax_backward_data(grad_output, output, dim):
     if _plain_pair(grad_output, output):
-        # NOTE: the same operations in the same order, the product and the difference written
-        # into exp's fresh array: two NumPy calls and two allocations fewer than through the
-        # ops (cross-entropy's gradient, once per training step, runs here)
-        xp = get_xp(output)
-        e = xp.exp(output)
-        e *= _sums_along(grad_output, dim)
-        return xp.subtract(grad_output, e, out=e)
+        return _plain_log_softmax_gradient(grad_output, output, dim, get_xp(output))
     return grad_output - exp(output) * _sum_dim(grad_output, dim)
+
+
+def _plain_log_softmax_gradient(grad_output, output, dim, xp=np):
+    """The kernel on a plain pair (see _plain_pair).
+
+    NOTE: the same operations in the same order, the product and the difference written into
+    exp's fresh array: two NumPy calls and two allocations fewer than through the ops
+    (cross-entropy's gradient, once per training step, runs here)."""
+    e = xp.exp(output)
+    e *= _sums_along(grad_output, dim)
+    return xp.subtract(grad_output, e, out=e)
+
+
+@replay_form(log_softmax_backward_data)
+def _(grad_output, output, dim):
+    # (a pair of NumPy arrays: the test depends on types, dtypes and shapes alone)
+    if type(output) is np.ndarray and type(grad_output) is np.ndarray and _plain_pair(
+            grad_output, output):
+        return _plain_log_softmax_gradient, (0, 1, 2)
+    return None
 
 
 def _sums_along(a, dim):

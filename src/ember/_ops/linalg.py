@@ -20,6 +20,7 @@ from .._state import forward_hook, profiler_hook
 from .._tensor import Tensor, _c_type_name, typename
 from .pointwise import mul_scalar, no_kernel, refuse
 from .registry import NONE, conj_value, op
+from .replay import replay_form
 from .shape import expand, reshape, squeeze, squeeze_result, unsqueeze, unsafe_view
 
 
@@ -72,6 +73,12 @@ def mm(self, mat2):
     return self @ mat2
 
 
+@replay_form(mm)
+def _(self, mat2):
+    # (``a @ b`` of two NumPy arrays is np.matmul's call: the ufunc itself, no frame)
+    return (np.matmul, (0, 1)) if _host_pair(self, mat2) else None
+
+
 # NOTE: as torch's mm_mat1_backward / mm_mat2_backward, a column-major input (x.t() of a
 # contiguous x; strides in bytes here) gets its gradient computed transposed, column-major
 # like it: under create_graph that is a TBackward0 of an mm.
@@ -86,15 +93,52 @@ def _column_major(strides, rows, itemsize):
 def _mat1_grad(grad, mat2, mat1_strides):
     host = _host_pair(grad, mat2)
     if _column_major(mat1_strides, grad.shape[0], grad.itemsize):
-        return (mat2 @ grad.T).T if host else t(mm(mat2, t(grad)))
-    return grad @ mat2.T if host else mm(grad, t(mat2))
+        return _host_mat1_grad_t(grad, mat2) if host else t(mm(mat2, t(grad)))
+    return _host_mat1_grad(grad, mat2) if host else mm(grad, t(mat2))
 
 
 def _mat2_grad(grad, mat1, mat2_strides):
     host = _host_pair(grad, mat1)
     if _column_major(mat2_strides, mat1.shape[1], grad.itemsize):
-        return (grad.T @ mat1).T if host else t(mm(t(grad), mat1))
-    return mat1.T @ grad if host else mm(t(mat1), grad)
+        return _host_mat2_grad_t(grad, mat1) if host else t(mm(t(grad), mat1))
+    return _host_mat2_grad(grad, mat1) if host else mm(t(mat1), grad)
+
+
+# The four products on NumPy arrays (a replay form calls the one its path takes).
+def _host_mat1_grad(grad, mat2):
+    return grad @ mat2.T
+
+
+def _host_mat1_grad_t(grad, mat2):
+    return (mat2 @ grad.T).T
+
+
+def _host_mat2_grad(grad, mat1):
+    return mat1.T @ grad
+
+
+def _host_mat2_grad_t(grad, mat1):
+    return (grad.T @ mat1).T
+
+
+@replay_form(_mat1_grad)
+def _(grad, mat2, mat1_strides):
+    # (the path depends on the arrays' types and dtypes, the shapes and the input's strides,
+    # a constant of the recording: the gradient's own strides play no part)
+    if not _host_pair(grad, mat2):
+        return None
+    if _column_major(mat1_strides, grad.shape[0], grad.itemsize):
+        return _host_mat1_grad_t, (0, 1)
+    return _host_mat1_grad, (0, 1)
+
+
+@replay_form(_mat2_grad)
+def _(grad, mat1, mat2_strides):
+    if not _host_pair(grad, mat1):
+        return None
+    if _column_major(mat2_strides, mat1.shape[1], grad.itemsize):
+        return _host_mat2_grad_t, (0, 1)
+    return _host_mat2_grad, (0, 1)
 
 
 def _host_pair(a, b):

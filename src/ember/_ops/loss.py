@@ -23,13 +23,14 @@ from .._state import state
 from .._tensor import Tensor, _wrap, checked_values
 from .activation import _log_softmax, logsigmoid
 from .nll_sum import SMALL_BATCH as _SMALL_BATCH
-from .nll_sum import _small_ordered_sum, ordered_sum
+from .nll_sum import _small_ordered_sum, ordered_sum, small_ordered_sum_of
 from .nn_ops import (_REDUCTIONS, _check_target_size, _grad_scale, _numel, _reduce,
                      broadcast_pair, reduction_enum, refuse_integral, refuse_uncastable_result,
                      weighted_loss)
 from .pointwise import abs as abs_
 from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, neg, sigmoid, where
 from .registry import NONE, op
+from .replay import replay_form
 
 FUNCTIONAL = ['binary_cross_entropy', 'cosine_embedding_loss', 'cross_entropy', 'ctc_loss',
               'gaussian_nll_loss', 'hinge_embedding_loss', 'huber_loss', 'kl_div', 'l1_loss',
@@ -450,12 +451,21 @@ def _usual_batch(self, target, weight, reduction, ignore_index):
     NOTE: the short path is the general one with its steps written out: inside a training
     step each Python call costs several times what it costs timed alone (W2's nll_loss
     kernel there: 26 -> 22 µs, its gradient's 11 -> 8 µs)."""
-    if (weight is not None or reduction == "none" or self.ndim != 2
-            or not 1 < len(self) <= _SMALL_BATCH or target.dtype.type is not np.int64):
+    if not _usual_batch_shape(self, target, weight, reduction, ignore_index):
         return False
-    c = self.shape[1]
     # (seen as unsigned, a negative target is larger than any class count)
-    return not 0 <= ignore_index < c and int(np.maximum.reduce(target.view(np.uint64))) < c
+    return int(_max_reduce(target.view(np.uint64))) < self.shape[1]
+
+
+def _usual_batch_shape(self, target, weight, reduction, ignore_index):
+    """_usual_batch's tests but the targets' range: of the arguments' shapes, dtypes and
+    values other than the targets'."""
+    return not (weight is not None or reduction == "none" or self.ndim != 2
+                or not 1 < len(self) <= _SMALL_BATCH or target.dtype.type is not np.int64
+                or 0 <= ignore_index < self.shape[1])
+
+
+_max_reduce = np.maximum.reduce
 
 
 def _usual_gradient(grad_output, self, target, weight, reduction, ignore_index):
@@ -516,14 +526,9 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
     weight = None if weight is None else _arr(weight)  # (no class weights: no call)
     if type(self) is np.ndarray or get_xp(self) is np:
         if _usual_gradient(grad_output, self, target, weight, reduction, ignore_index):
-            grad = grad_output[()]  # (a scalar's arithmetic, not a 0-d array's)
-            out = np.zeros(self.shape, dt)
-            try:
-                out[_host_row_numbers(len(self)), target] = -(grad / len(self)) \
-                    if reduction == "mean" else -grad
+            out = _usual_nll_gradient(grad_output, target, self.shape, dt, reduction == "mean")
+            if out is not None:
                 return out
-            except IndexError:  # (an ignored sample: the general path skips it)
-                pass
         return _nll_backward_on_host(grad_output, self, target, weight, reduction, ignore_index)
     xp = get_xp(self)
     # NOTE: on a GPU the forward kernel's check of these targets stands (the node's saved
@@ -552,6 +557,18 @@ def _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_in
         axis = _class_axis(self.ndim)
         values = xp.broadcast_to(values, safe.shape)
         xp.put_along_axis(out, xp.expand_dims(safe, axis), xp.expand_dims(values, axis), axis)
+    return out
+
+
+def _usual_nll_gradient(grad_output, target, shape, dtype, mean):
+    """The usual batch's gradient (see _usual_gradient), or None when a sample carries
+    ignore_index (the general path then skips it)."""
+    grad = grad_output[()]  # (a scalar's arithmetic, not a 0-d array's)
+    out = np.zeros(shape, dtype)
+    try:
+        out[_host_row_numbers(shape[0]), target] = -(grad / shape[0]) if mean else -grad
+    except IndexError:
+        return None
     return out
 
 
@@ -631,6 +648,47 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     checked=("target", "weight"), quiet=True)
 def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_index=-100):
     return _nll_backward_kernel(grad_output, self, target, weight, reduction, ignore_index)
+
+
+@replay_form(_nll)
+def _(self, target, weight, reduction, ignore_index):
+    # (the usual batch's path, but for the targets' range: checked at each call)
+    if not (type(self) is np.ndarray and type(target) is np.ndarray and self.ndim == 2
+            and _usual_batch_shape(self, target, weight, reduction, ignore_index)):
+        return None
+    return _usual_nll_of(len(self), self.shape[1], self.dtype.type, reduction,
+                         ignore_index), (0, 1)
+
+
+def _usual_nll_of(n, c, dtype, reduction, ignore_index):
+    """nll_loss's kernel on ``n`` rows of ``c`` classes of ``dtype`` (a NumPy matrix) with
+    int64 class indices, no weights, reduced (``_nll_kernel``'s usual batch, what it reads of
+    the arguments' shapes and dtypes worked out once)."""
+    rows, total_of = _host_row_numbers(n), small_ordered_sum_of(n, dtype)
+    mean = reduction == "mean"
+
+    def nll(self, target):
+        if int(_max_reduce(target.view(np.uint64))) < c:  # (as _usual_batch)
+            total = 0.0 - total_of(self[rows, target])
+            return np.asarray(total / n if mean else total)
+        return _nll_on_host(self, target, None, reduction, ignore_index)
+    return nll
+
+
+@replay_form(nll_loss_backward)
+def _(grad_output, self, target, weight, reduction, ignore_index=-100):
+    if not (type(self) is np.ndarray and type(target) is np.ndarray and _usual_gradient(
+            grad_output, self, target, weight, reduction, ignore_index)):
+        return None
+    shape, dtype, mean = self.shape, self.dtype, reduction == "mean"
+
+    def gradient(grad_output, self, target):
+        out = _usual_nll_gradient(grad_output, target, shape, dtype, mean)
+        if out is None:
+            return _nll_backward_on_host(grad_output, self, target, None, reduction,
+                                         ignore_index)
+        return out
+    return gradient, (0, 1, 2)
 
 
 @_nll.grad("self")

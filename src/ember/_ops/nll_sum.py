@@ -12,6 +12,8 @@ a group of sums of equal length is one accumulate over a reshaped array.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 _LEVELS = 8
@@ -79,14 +81,25 @@ def _small_ordered_sum(values):
     """``ordered_sum`` of 2 to 257 values, all kept (the usual batch: two levels, two NumPy
     calls and few Python steps: inside a training step each costs several times what it
     costs timed alone)."""
-    whole = (values.size - 1) // _SMALL * _SMALL
-    zero = _zero(values.dtype.type)
-    level0 = values[whole + 1:]
-    total = zero + _accumulate(level0)[-1] if level0.size else zero
-    if whole:  # level 1: the groups' totals, added one by one (a running total's last)
-        groups = _accumulate(values[1:whole + 1].reshape(-1, _SMALL), axis=1)[:, -1]
-        total = total + _accumulate(groups)[-1]
-    return total + values[0]
+    return small_ordered_sum_of(values.size, values.dtype.type)(values)
+
+
+@functools.lru_cache(maxsize=None)  # (at most 256 sizes per dtype)
+def small_ordered_sum_of(n, dtype):
+    """``_small_ordered_sum`` of ``n`` values of ``dtype``: its slices worked out once (a
+    compiled program binds it for its batch)."""
+    whole = (n - 1) // _SMALL * _SMALL
+    zero = _zero(dtype)
+    level0, level1 = slice(whole + 1, None), slice(1, whole + 1)
+    groups = whole // _SMALL
+
+    def total_of(values):
+        total = zero + _accumulate(values[level0])[-1] if whole + 1 < n else zero
+        if groups:  # level 1: the groups' totals, added one by one (a running total's last)
+            totals = _accumulate(values[level1].reshape(groups, _SMALL), axis=1)[:, -1]
+            total = total + _accumulate(totals)[-1]
+        return total + values[0]
+    return total_of
 
 
 _accumulate = np.add.accumulate

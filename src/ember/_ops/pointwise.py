@@ -3,6 +3,7 @@ from __future__ import annotations
 
 __all__ = ['abs', 'add', 'cos', 'div', 'eq', 'exp', 'ge', 'gt', 'le', 'log', 'lt', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'pow', 'reciprocal', 'relu', 'rsub', 'sigmoid', 'sign', 'sin', 'sqrt', 'sub', 'tanh', 'where']
 
+import functools
 import math
 
 import numpy as np
@@ -20,6 +21,7 @@ from .fused import fused_multiply_add
 from .inplace import inplace_operator
 from .registry import (FLOAT, NONE, OPERANDS, broadcast_error, conj_value, foreign_operand, op,
                        refuses_kinds)
+from .replay import PASS, replay_form
 
 
 # -- helpers shared by the pointwise families ------------------------------------------------
@@ -239,8 +241,13 @@ def _(grad):
 
 
 @add.grad("other")
-def _(grad, alpha):
+def _add_other_gradient(grad, alpha):
     return grad if alpha == 1 else mul_scalar(grad, alpha)  # torch's mul.Scalar (its node)
+
+
+@replay_form(_add_other_gradient)
+def _(grad, alpha):
+    return (PASS, (0,)) if alpha == 1 else None
 
 
 @add.jvp("self")
@@ -943,6 +950,14 @@ def relu(self):
     return np.maximum(0, self)
 
 
+@replay_form(relu)
+def _(self):
+    # (np.maximum bound to its first operand: the kernel's one call, without its frame)
+    if type(self) is np.ndarray and self.dtype.kind != "b":
+        return functools.partial(np.maximum, 0), (0,)
+    return None
+
+
 @relu.grad("self")
 def _(grad, result):
     return threshold_backward(grad, result, 0)
@@ -963,6 +978,28 @@ def threshold_backward(grad_output, self, threshold):
         if out is not None:
             return out
     return _where.kernel(mask, 0, grad_output)
+
+
+@replay_form(threshold_backward)
+def _(grad_output, self, threshold):
+    # (the masked path's tests are of types, dtypes and sizes: a program computes its words)
+    bits = _MASK_WORDS.get(grad_output.dtype.itemsize) if grad_output.dtype.kind == "f" else None
+    if (type(self) is np.ndarray and type(grad_output) is np.ndarray and bits is not None
+            and self.size >= 4096 and self.shape == grad_output.shape
+            and type(threshold) in (int, float)):
+        return functools.partial(_zero_at_or_below, bits), (0, 1, 2)
+    return None
+
+
+def _zero_at_or_below(bits, grad_output, self, threshold):
+    """threshold_backward's masked path on NumPy arrays (masked_or_zero(self <= threshold,
+    grad_output, keep=False)): each value's bits and-ed with a word that is 0 where
+    ``self <= threshold`` and all ones elsewhere, made from the mask in one call."""
+    word = np.subtract(np.less_equal(self, threshold), 1, dtype=bits)
+    return np.bitwise_and(grad_output.view(bits), word, out=word).view(grad_output.dtype)
+
+
+_MASK_WORDS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 @threshold_backward.grad("grad_output")
