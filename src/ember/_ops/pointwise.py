@@ -984,9 +984,10 @@ def threshold_backward(grad_output, self, threshold):
 def _(grad_output, self, threshold):
     # (the masked path's tests are of types, dtypes and sizes: a program computes its words)
     bits = _MASK_WORDS.get(grad_output.dtype.itemsize) if grad_output.dtype.kind == "f" else None
+    # (not float16's path: its threshold is taken in float32)
     if (type(self) is np.ndarray and type(grad_output) is np.ndarray and bits is not None
             and self.size >= 4096 and self.shape == grad_output.shape
-            and type(threshold) in (int, float)):
+            and type(threshold) in (int, float) and self.dtype != np.float16):
         return functools.partial(_zero_at_or_below, bits), (0, 1, 2)
     return None
 
