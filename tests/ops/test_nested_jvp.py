@@ -238,6 +238,11 @@ CASES = [
     ("fill_", "float", "fill"),
     ("linalg_cholesky", "3x3", "linalg_cholesky"),
     ("linalg_cholesky_ex", "spd", "linalg_cholesky_ex"),
+    ("xlogy", "zeros", "xlogy"),
+    ("median", "nan", "median"),
+    ("nanmedian", "all_nan", "nanmedian"),
+    ("mse_loss", "empty_mean", "mse_loss"),
+    ("dist", "bcast_p3", "dist"),
 ]
 # (checked by tests/test_func_levels.py: unpack_dual's primal and an MLP's matrix-vector
 # products)
