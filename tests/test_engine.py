@@ -1143,3 +1143,47 @@ def test_grad_with_batched_grad_outputs(create_graph):
         return gx, gw, gx.requires_grad
     # NOTE: the graph under the batched gradients differs (torch's vmap, ember's stack).
     same(body, grad_fn=False)
+
+
+def test_threads_accumulate_into_shared_leaves_by_both_leaf_paths():
+    """Passes in several threads into the same leaves, some by the one-node path (a custom
+    Function of the leaves: each leaf taken over or summed under its lock in the pass's own
+    loop) and some by the general loop (_run_plain_leaf): no gradient is lost, as torch's
+    AccumulateGrad mutex keeps them."""
+    class Spread(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * 2 + b * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g * 3
+
+    size = 200_000  # (NumPy releases the GIL in its loops over this many elements)
+    a, b = leaf64(np.ones(size)), leaf64(np.ones(size))
+    n, rounds = 4, 25
+    barrier = threading.Barrier(n)
+    errors = []
+
+    def work(k):
+        try:
+            barrier.wait()
+            for _ in range(rounds):
+                out = Spread.apply(a, b) if k % 2 else a * 2 + b * 3
+                out.backward(ember.ones(size, dtype=ember.float64))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # (threads switch as often as they can)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors
+    np.testing.assert_array_equal(arr(a.grad), np.full(size, 2.0 * n * rounds))
+    np.testing.assert_array_equal(arr(b.grad), np.full(size, 3.0 * n * rounds))
