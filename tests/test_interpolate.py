@@ -75,7 +75,7 @@ def test_node_names_values_and_gradients(mode, shape, size):
     same(body, rtol=0 if exact else 1e-6, atol=0 if exact else 1e-6)
 
 
-_BITWISE = ("nearest", "nearest-exact", "linear")
+_BITWISE = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "bicubic")
 
 
 def _random_configs(mode, nd, count, seed):
@@ -100,7 +100,8 @@ def _random_configs(mode, nd, count, seed):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("mode,nd", [("nearest", 1), ("nearest", 2), ("nearest", 3),
                                      ("nearest-exact", 1), ("nearest-exact", 2),
-                                     ("nearest-exact", 3)])
+                                     ("nearest-exact", 3), ("linear", 1), ("bilinear", 2),
+                                     ("trilinear", 3), ("bicubic", 2)])
 def test_random_configurations_bitwise(mode, nd, dtype):
     """Random sizes, scales (per dim, recomputed or not) and align_corners: values and
     gradients are torch's to the last bit."""
@@ -111,9 +112,45 @@ def test_random_configurations_bitwise(mode, nd, dtype):
             y = t.nn.functional.interpolate(x, **kw)
             g = np.random.RandomState(100 + k).randn(*y.shape).astype(dtype)
             y.backward(t.tensor(g))
-            results.append((y.detach().numpy().tobytes(), x.grad.numpy().tobytes()))
+            results.append((y, x.grad))
         return results
-    same(body)
+    same(body, rtol=0, atol=0)
+
+
+def test_float64_position_just_below_an_element_takes_it():
+    """torch floors a float64 source position through float32 (floorf): 4 -> 12 places
+    output 4 at 1 - 2**-53, which it takes as element 1 (weight 1 and 0)."""
+    def body(t):
+        x = _x(t, 1, 1, 4, dtype="float64")
+        y = t.nn.functional.interpolate(x, size=12, mode="linear")
+        y.backward(t.ones_like(y))
+        return y, x.grad
+    same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode,shape,size", [
+    ("bilinear", (1, 40, 3, 4), (5, 6)), ("bilinear", (2, 12, 3, 4), (5, 6)),
+    ("bilinear", (1, 5, 5, 6), (70, 60)), ("trilinear", (1, 20, 3, 4, 3), (5, 6, 7)),
+    ("nearest", (1, 5, 3, 4, 3), (6, 8, 7)), ("nearest", (1, 2, 40, 30), (80, 60)),
+    ("nearest-exact", (1, 5, 6, 4), (7, 9)), ("bicubic", (1, 5, 6, 4), (7, 9))])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_channels_and_layouts(mode, shape, size, channels_last, dtype):
+    """torch's channels-last kernel (a channels-last input of more than 3 channels, or a
+    2-d output of height + width <= 128) rounds its vector lanes and its scalar tail of
+    channels differently, and reads nearest_idx's indices; results are laid out as the
+    input."""
+    def body(t):
+        x = _x(t, *shape, dtype=dtype).detach()
+        if channels_last:
+            x = x.contiguous(memory_format=t.channels_last if x.ndim == 4
+                             else t.channels_last_3d)
+        x.requires_grad_()
+        y = t.nn.functional.interpolate(x, size=size, mode=mode)
+        g = np.random.RandomState(2).randn(*y.shape).astype(dtype)
+        y.backward(t.tensor(g))
+        return y, y.stride(), x.grad
+    same(body, rtol=0, atol=0)
 
 
 def test_nearest_forward_computes_doubled_sizes_its_backward_shortcuts():

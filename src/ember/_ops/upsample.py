@@ -20,6 +20,10 @@ from .registry import NONE, op
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _CUBIC_A = -0.75  # torch's (and OpenCV's) bicubic convolution parameter
+# The width of the vectors torch's channels-last kernel splits channels into: 8 float32 or 4
+# float64 lanes, on AVX2 and on AVX-512 machines alike (channel 8 of 12 is rounded as a
+# vector's, channel 8 of 40 as the scalar tail's, whatever the CPU reports)
+_VECTOR_BYTES = 32
 
 
 def opmath(dtype):
@@ -41,7 +45,7 @@ def _area_scale(n_in, n_out, align_corners, scale, f):
     return _scale_value(n_in, n_out, scale, f)
 
 
-def _source_positions(n_in, n_out, align_corners, scale, dtype, cubic):
+def _source_positions(n_in, n_out, align_corners, scale, dtype, cubic, fused=True):
     """Each output element's real source position; a linear one is clamped at 0 (cubic ones
     may start left of the input: their four taps are clamped instead). The half-pixel shift
     ``ratio * (o + 0.5) - 0.5`` is rounded once, as the fused multiply-add torch's compiler
@@ -51,32 +55,49 @@ def _source_positions(n_in, n_out, align_corners, scale, dtype, cubic):
     out = np.arange(n_out).astype(dtype)
     if align_corners:
         return ratio * out
-    src = fused_multiply_add(ratio, out + f(0.5), f(-0.5), dtype)
+    if fused:
+        src = fused_multiply_add(ratio, out + f(0.5), f(-0.5), dtype)
+    else:
+        src = (ratio * (out + f(0.5))).astype(dtype) - f(0.5)
     return src if cubic else np.where(src < 0, f(0), src)
 
 
 # -- taps of one dimension: (index (n_out, K), weight (n_out, K)) --------------------------------
 @functools.lru_cache(maxsize=256)
-def nearest_index(n_in, n_out, scale, exact, backward=False):
-    """torch's source element of each output: floor(o * scale) (``exact``: floor((o + 0.5) *
-    scale), a double product rounded to float32). Its nearest backward (nearest_idx) takes
-    an unchanged or doubled size as it is, o or o // 2, which its forward does not."""
-    if backward and not exact and n_out == n_in:
-        return np.arange(n_out)
-    if backward and not exact and n_out == 2 * n_in:
-        return np.arange(n_out) >> 1
-    s = _scale_value(n_in, n_out, scale, np.float32)
-    if exact:
-        pos = ((np.arange(n_out) + 0.5) * np.float64(s)).astype(np.float32)
+def nearest_index(n_in, n_out, scale, exact, dtype=None):
+    """The source element of each output, as torch computes it in one of two ways.
+
+    ``dtype`` None: UpSample.h's nearest_idx, floor(o * scale) with a float32 scale, an
+    unchanged or doubled size taken as o or o // 2 (its backward and its channels-last
+    forward), or nearest_exact_idx, floor((o + 0.5) * scale) (a double product rounded to
+    float32). Else its generic forward's helpers, in that opmath dtype: floorf(scale * o),
+    or floorf(position + 0.5) of the linear modes' half-pixel position."""
+    o = np.arange(n_out)
+    if dtype is None:
+        if not exact and n_out == n_in:
+            return o
+        if not exact and n_out == 2 * n_in:
+            return o >> 1
+        s = _scale_value(n_in, n_out, scale, np.float32)
+        pos = ((o + 0.5) * np.float64(s)).astype(np.float32) if exact else o.astype(np.float32) * s
+    elif exact:
+        src = _source_positions(n_in, n_out, False, scale, dtype, cubic=False)
+        pos = (src.astype(np.float64) + 0.5).astype(np.float32)
     else:
-        pos = np.arange(n_out, dtype=np.float32) * s
+        pos = (_scale_value(n_in, n_out, scale, dtype.type) * o.astype(dtype)).astype(np.float32)
     return np.minimum(np.floor(pos).astype(np.int64), n_in - 1)
 
 
 @functools.lru_cache(maxsize=256)
-def _nearest_taps(n_in, n_out, scale, exact, dtype, backward):
-    return (nearest_index(n_in, n_out, scale, exact, backward)[:, None],
-            np.ones((n_out, 1), dtype))
+def _nearest_taps(n_in, n_out, scale, exact, dtype):
+    """The adjoint's taps (nearest_idx's indices), each of weight 1."""
+    return nearest_index(n_in, n_out, scale, exact)[:, None], np.ones((n_out, 1), dtype)
+
+
+def _floorf(src, n_in):
+    """guard_index_and_lambda's index: floorf of the position, which rounds a float64
+    position to float32 first (1 - 2**-53 floors to 1, its fraction then clamped to 0)."""
+    return np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), n_in - 1)
 
 
 @functools.lru_cache(maxsize=256)
@@ -90,7 +111,7 @@ def _linear_taps(n_in, n_out, align_corners, scale, dtype):
         return (np.stack([same, same], 1),
                 np.stack([np.ones(n_out, dtype), np.zeros(n_out, dtype)], 1))
     src = _source_positions(n_in, n_out, align_corners, scale, dtype, cubic=False)
-    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i0 = _floorf(src, n_in)
     lam = np.clip(src - i0.astype(dtype), f(0), f(1))
     i1 = i0 + (i0 < n_in - 1)
     return np.stack([i0, i1], 1), np.stack([f(1) - lam, lam], 1).astype(dtype)
@@ -98,20 +119,22 @@ def _linear_taps(n_in, n_out, align_corners, scale, dtype):
 
 def _cubic_coefficients(t, f, fused):
     """get_cubic_upsample_coefficients: the weights of the taps at -1, 0, 1, 2 from the
-    fraction t. ``fused``: as torch's vectorised kernel file is compiled (multiply-adds
-    contracted); its backward's file computes them with separate roundings."""
+    fraction t. ``fused``: as torch's forward kernel rounds them (its compiler fuses the
+    first multiply-adds of each polynomial, not the last; found by comparing weights bit for
+    bit), else each operation rounded (its backward's file)."""
     a = f(_CUBIC_A)
 
     def near(x):  # cubic_convolution1: ((A + 2) x - (A + 3)) x x + 1
-        if fused:
-            return fused_multiply_add(fused_multiply_add(a + f(2), x, -(a + f(3))) * x, x, f(1))
-        return ((a + f(2)) * x - (a + f(3))) * x * x + f(1)
+        inner = (fused_multiply_add(a + f(2), x, -(a + f(3))) if fused
+                 else (a + f(2)) * x - (a + f(3)))
+        return inner * x * x + f(1)
 
     def far(x):  # cubic_convolution2: ((A x - 5 A) x + 8 A) x - 4 A
         if fused:
             inner = fused_multiply_add(fused_multiply_add(a, x, -(f(5) * a)), x, f(8) * a)
-            return fused_multiply_add(inner, x, -(f(4) * a))
-        return ((a * x - f(5) * a) * x + f(8) * a) * x - f(4) * a
+        else:
+            inner = (a * x - f(5) * a) * x + f(8) * a
+        return inner * x - f(4) * a
 
     rest = (f(1) - t).astype(t.dtype)
     return np.stack([far(t + f(1)), near(t), near(rest), far(rest + f(1))], 1).astype(t.dtype)
@@ -120,11 +143,10 @@ def _cubic_coefficients(t, f, fused):
 @functools.lru_cache(maxsize=256)
 def _cubic_taps(n_in, n_out, align_corners, scale, dtype, fused):
     """torch's four taps around floor(position), clamped into the input, with the cubic
-    convolution weights of the fraction (clamped to [0, 1]; the floor taken in float32, as
-    torch's floorf)."""
+    convolution weights of the fraction (clamped to [0, 1])."""
     f = dtype.type
-    src = _source_positions(n_in, n_out, align_corners, scale, dtype, cubic=True)
-    i0 = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), n_in - 1)
+    src = _source_positions(n_in, n_out, align_corners, scale, dtype, cubic=True, fused=fused)
+    i0 = _floorf(src, n_in)
     t = np.clip(src - i0.astype(dtype), f(0), f(1)).astype(dtype)
     index = np.clip(i0[:, None] - 1 + np.arange(4), 0, n_in - 1)
     return index, _cubic_coefficients(t, f, fused)
@@ -132,49 +154,114 @@ def _cubic_taps(n_in, n_out, align_corners, scale, dtype, fused):
 
 def _taps(kind, n_in, n_out, params, scale, dtype, backward=False):
     if kind in ("nearest", "nearest_exact"):
-        return _nearest_taps(n_in, n_out, scale, kind == "nearest_exact", dtype, backward)
+        return _nearest_taps(n_in, n_out, scale, kind == "nearest_exact", dtype)
     if kind == "linear":
         return _linear_taps(n_in, n_out, params, scale, dtype)
     return _cubic_taps(n_in, n_out, params, scale, dtype, not backward)
 
 
-# -- forward: one dimension after the other, the last first ---------------------------------------
+# -- forward -------------------------------------------------------------------------------------
 def _resample(x, kind, out_sizes, params, scales):
     xp = get_xp(x)
     nd = len(out_sizes)
     in_sizes = x.shape[-nd:]
+    channels_last = _channels_last_kernel(x, out_sizes)
+    layout = _is_channels_last(x)
     if kind in ("nearest", "nearest_exact"):  # a gather: copies, exact in any dtype
+        rule = None if channels_last else opmath(x.dtype)
         for i in range(nd):
-            index = nearest_index(in_sizes[i], out_sizes[i], scales[i], kind == "nearest_exact")
+            index = nearest_index(in_sizes[i], out_sizes[i], scales[i], kind == "nearest_exact",
+                                  rule)
             x = xp.take(x, xp.asarray(index), axis=x.ndim - nd + i)
-        return x
+        return _laid_out_as(x, layout)
     dtype = x.dtype
     compute = opmath(dtype)  # (float16: computed in float32, rounded once at the end)
     x = x.astype(compute, copy=False)
+    taps = [_taps(kind, in_sizes[i], out_sizes[i], params, scales[i], compute)
+            for i in range(nd)]
     with np.errstate(invalid="ignore", over="ignore"):  # (inf * 0 is NaN, silently, as torch)
-        for i in reversed(range(nd)):
-            index, weight = _taps(kind, in_sizes[i], out_sizes[i], params, scales[i], compute)
-            x = _sum_taps(xp, x, x.ndim - nd + i, index, xp.asarray(weight), kind,
-                          innermost=i == nd - 1)
-    return xp.ascontiguousarray(x).astype(dtype, copy=False)
+        if kind == "linear" and channels_last:
+            x = _linear_channels_last(xp, x, taps, dtype)
+        else:
+            for i in reversed(range(nd)):  # (the last dimension first, as torch nests them)
+                x = _sum_taps(xp, x, x.ndim - nd + i, *taps[i])
+    return _laid_out_as(x.astype(dtype, copy=False), layout)
 
 
-def _sum_taps(xp, x, axis, index, weight, kind, innermost):
-    """One dimension: sum over k of x[index[:, k]] * weight[:, k], in torch's order and
-    rounding. Linear: the last dimension's pair as one fused x0 * w0 + (x1 * w1), an outer
-    one's as (t0 * w0) + t1 * w1 fused; cubic: t0 * w0, then each further tap fused in."""
+def _channels_last_kernel(x, out_sizes):
+    """Whether torch's CPU forward takes its channels-last kernel (which rounds linear
+    interpolation its own way, and takes nearest_idx's indices): for a channels-last input of
+    more than 3 channels, and for any 2-d output of height + width <= 128."""
+    nd = len(out_sizes)
+    if nd == 1:
+        return False
+    return (x.shape[1] > 3 and _is_channels_last(x)) or (nd == 2 and sum(out_sizes) <= 128)
+
+
+def _is_channels_last(x):
+    """torch's suggest_memory_format: a 4-d or 5-d input laid out channels-last."""
+    return (x.ndim in (4, 5) and not x.flags.c_contiguous
+            and np.moveaxis(x, 1, -1).flags.c_contiguous)
+
+
+def _laid_out_as(out, channels_last):
+    """The result laid out as torch's: as its input (channels-last or contiguous)."""
+    if channels_last and out.shape[1] > 1:
+        xp = get_xp(out)
+        return xp.moveaxis(xp.ascontiguousarray(xp.moveaxis(out, 1, -1)), -1, 1)
+    return get_xp(out).ascontiguousarray(out)
+
+
+def _sum_taps(xp, x, axis, index, weight):
+    """One dimension of torch's generic kernel: sum over k of x[index[:, k]] * weight[:, k],
+    rounded as its compiler fuses t0 * w0 + t1 * w1 + ...: the first product into the
+    addition of the second (rounded), each further product into the running sum."""
     x = xp.moveaxis(x, axis, -1)
     if x.shape[-1] == 0:  # (nothing to read)
         return xp.moveaxis(xp.zeros(x.shape[:-1] + (index.shape[0],), x.dtype), -1, axis)
+    weight = xp.asarray(weight)
     taps = [xp.take(x, xp.asarray(index[:, k]), axis=-1) for k in range(index.shape[1])]
-    if kind == "linear":
-        out = (fused_multiply_add(taps[0], weight[:, 0], taps[1] * weight[:, 1]) if innermost
-               else fused_multiply_add(taps[1], weight[:, 1], taps[0] * weight[:, 0]))
-    else:
-        out = taps[0] * weight[:, 0]
-        for k in range(1, len(taps)):
-            out = fused_multiply_add(taps[k], weight[:, k], out)
-    return xp.moveaxis(out, -1, axis)
+    return xp.moveaxis(_fused_chain(taps, [weight[:, k] for k in range(len(taps))]), -1, axis)
+
+
+def _fused_chain(values, weights):
+    """v0 * w0 + v1 * w1 + ... as torch's scalar loops round it (see _sum_taps)."""
+    out = fused_multiply_add(values[0], weights[0], values[1] * weights[1])
+    for v, w in zip(values[2:], weights[2:]):
+        out = fused_multiply_add(v, w, out)
+    return out
+
+
+def _fused_chain_reversed(values, weights):
+    """The same sum as torch's Vectorized interpolate() nests it: v0 * w0 + (v1 * w1 + ...),
+    the innermost pair's last product fused into the addition of the one before."""
+    out = fused_multiply_add(values[-1], weights[-1], values[-2] * weights[-2])
+    for v, w in zip(values[-3::-1], weights[-3::-1]):
+        out = fused_multiply_add(v, w, out)
+    return out
+
+
+def _linear_channels_last(xp, x, taps, dtype):
+    """torch's channels-last (bi/tri)linear kernel: each output the sum over the 2 ** nd
+    corners (the first dim's taps slowest) of corner * (d * h * w weight product, rounded),
+    its channels in vectors of torch's width (one nesting) and a scalar tail (another)."""
+    nd = len(taps)
+    values, weights = [], []
+    for corner in np.ndindex(*(2,) * nd):
+        grid = np.ix_(*(taps[d][0][:, corner[d]] for d in range(nd)))
+        values.append(x[(Ellipsis,) + tuple(xp.asarray(g) for g in grid)])
+        product = None
+        for d in range(nd):
+            w = taps[d][1][:, corner[d]].reshape((-1,) + (1,) * (nd - 1 - d))
+            product = w if product is None else product * w
+        weights.append(xp.asarray(product))
+    out = _fused_chain(values, weights)
+    width = _VECTOR_BYTES // np.dtype(dtype if dtype in (_F32, _F64) else _F32).itemsize
+    vectors = x.shape[1] - x.shape[1] % width if dtype in (_F32, _F64) else 0
+    if vectors:
+        head = (slice(None), slice(0, vectors))
+        out[head] = _fused_chain_reversed([v[head] for v in values], weights)
+    return out
 
 
 # -- adjoint: each output's gradient into its taps, in torch's order ------------------------------
@@ -251,7 +338,7 @@ def _accumulate(xp, kind, acc, values, weights, dtype):
         for w in weights[1:]:
             product = product * w
         return fused_multiply_add(xp.asarray(product.astype(dtype)), values, acc, dtype)
-    for w in reversed(weights):  # (the y weight, then the x weight)
+    for w in weights:  # (the y weight, then the x weight)
         values = values * xp.asarray(w.astype(dtype))
     return acc + values
 
