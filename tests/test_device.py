@@ -472,3 +472,19 @@ def test_tensor_split_wants_its_index_tensor_on_the_cpu(cuda_device):
     with pytest.raises(RuntimeError, match="tensor_split expected tensor_indices_or_sections "
                                            "to be on cpu, but it's on cuda:0"):
         ember.tensor_split(x, ember.tensor([2, 4], device="cuda"))
+
+
+@pytest.mark.parametrize("own, other", [("cpu", "cuda"), ("cuda", "cpu")])
+def test_grad_from_another_device_is_refused_as_torch(cuda_device, own, other):
+    """torch's check of the device type (its wording checked against torch on the meta
+    device in test_tensor.py); a gradient on the tensor's device is taken."""
+    x = ember.ones(2, device=own, requires_grad=True)
+    with pytest.raises(RuntimeError) as e:
+        x.grad = ember.ones(2, device=other)
+    assert str(e.value) == (
+        f"attempting to assign a gradient with device type '{other}' to a tensor with device "
+        f"type '{own}'. Please ensure that the gradient and the tensor are on the same device")
+    assert x.grad is None
+    x.grad = ember.full((2,), 3.0, device=own)
+    assert x.grad.device.type == own and x.grad.tolist() == [3.0, 3.0]
+

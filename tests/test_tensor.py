@@ -675,6 +675,20 @@ class TestAutogradMetadata:
         assert str(e.value) == message
         assert x.grad is None
 
+    @pytest.mark.parametrize("code", [
+        "x.grad = lib.ones(2, device='meta')",  # another device type
+        "x.grad = lib.ones(3, device='meta')",  # the device before the size
+        "x.grad = lib.ones(2, device='meta', dtype=lib.float64)",  # the dtype before the device
+        "x = lib.ones(2, device='meta', requires_grad=True)\nx.grad = lib.ones(2)",
+        "x = lib.ones(2, device='meta', requires_grad=True)\nx.grad = lib.ones(2, device='meta')",
+    ])
+    def test_grad_setter_device_checks_as_torch(self, code):
+        def body(lib):
+            scope = {"lib": lib, "x": lib.tensor([1., 2.], requires_grad=True)}
+            exec(code, scope)
+            return scope["x"].grad.device.type
+        same(body)
+
     def test_non_leaf_grad_access_warns(self):
         x = ember.tensor([1.], requires_grad=True)
         y = x * 2

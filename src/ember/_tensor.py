@@ -77,6 +77,21 @@ def shared_counter(vc):
 _AUTOGRAD = [None]
 
 
+def _check_grad_device(dev, own):
+    """torch's refusals of a gradient assigned from another device (``own``: the tensor's)."""
+    if dev.type != own.type:
+        raise RuntimeError(
+            f"attempting to assign a gradient with device type '{dev.type}' to a tensor with "
+            f"device type '{own.type}'. Please ensure that the gradient and the tensor are on "
+            "the same device")
+    if dev.index != own.index:
+        raise RuntimeError(
+            "attempting to assign a gradient located on device with index "
+            f"'{-1 if dev.index is None else dev.index}' to a tensor located on device with "
+            f"index '{-1 if own.index is None else own.index}'. Please ensure that the "
+            "gradient and the tensor are on the same device")
+
+
 def _wrap(array, cls=None):
     """A new leaf Tensor around ``array`` (no copy). The fast constructor every op uses."""
     t = _object_new(cls or Tensor)
@@ -534,9 +549,11 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
-            if (self._grad_dtype is GRAD_DTYPE_OWN and value._data.dtype == self._data.dtype
-                    and value._data.shape == self._data.shape):
-                self._grad = value  # (the usual value: of this tensor's dtype and shape)
+            data, own = value._data, self._data
+            if (self._grad_dtype is GRAD_DTYPE_OWN and type(data) is _ndarray
+                    and type(own) is _ndarray and data.dtype == own.dtype
+                    and data.shape == own.shape):
+                self._grad = value  # (the usual value: on the CPU, of this dtype and shape)
                 return
             want = self.dtype if self._grad_dtype is GRAD_DTYPE_OWN else self._grad_dtype
             if want is not None and value.dtype is not want:
@@ -547,6 +564,7 @@ class Tensor:
                     "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
                     "and its gradient may break downstream systems that assume they match.")
+            _check_grad_device(value.device, self.device)
             if value._data.shape != self._data.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
