@@ -102,3 +102,30 @@ def test_same_padding_of_an_even_kernel_warns_once_per_process():
                 t.set_warn_always(False)
         return out, [str(w.message) for w in later]
     same(body)
+
+
+def test_index_put_writes_what_torch_visits_before_an_index_out_of_range():
+    """Seed 42000268: ``t.select(2, 0).index_put_((tensor([1, 3]),), v)`` on 3 rows: torch's
+    kernel visits the indexing result in C order, writes row 1, then raises at index 3;
+    ember wrote nothing. The error names the index tensor's position among the index
+    tensors ('dimension 1' for ``x[i, :, j]``), also when accumulating (NumPy's 'axis')."""
+    cases = [
+        lambda t, x: x.index_put_((t.tensor([1, 3]),), t.tensor([1.5, 2.5, 3.5])),
+        lambda t, x: x.index_put_((t.tensor([2, 0]), t.tensor([0, -9])), t.tensor(1.0), True),
+        lambda t, x: x.__setitem__((slice(None), t.tensor([1, 3, 0])), 7.0),
+        lambda t, x: x.__setitem__((t.tensor([[0], [1]]), t.tensor([0, 4, 1])), 5.0),
+        lambda t, x: x.__setitem__(t.tensor([1, 1, 5]), t.arange(9.0).view(3, 3) + 1),
+        lambda t, x: x.view(3, 1, 3).__setitem__((t.tensor([1, 0]), slice(None),
+                                                  t.tensor([0, 3])), 5.0),
+    ]
+
+    def body(t):
+        out = []
+        for case in cases:
+            x = t.zeros(3, 3)
+            try:
+                case(t, x)
+            except IndexError as e:
+                out.append((str(e), x.clone(), x._version))
+        return out
+    same(body)

@@ -296,25 +296,109 @@ def backward(g):
     return Step(code, "backward", (), tuple(uses), (ALL_LIVE,))
 
 
+def _some_of(g, *options):
+    """Each ``(text, chance)``'s text, with its chance (keyword arguments of a call)."""
+    return [text for text, chance in options if g.rng.random() < chance]
+
+
 @feature(5)
 def autograd_grad(g):
     name, root = _root(g)
     inputs = g.tensors(lambda t: t.requires_grad)
     k = g.rng.randint(1, min(2, len(inputs)))
     chosen = g.rng.sample(inputs, k)
-    kwargs = []
-    if g.rng.random() < 0.35:
-        kwargs.append("create_graph=True")
-    if g.rng.random() < 0.25:
-        kwargs.append("retain_graph=True")
-    if g.rng.random() < 0.4:
-        kwargs.append("allow_unused=True")
+    kwargs = _some_of(g, ("create_graph=True", 0.35), ("retain_graph=True", 0.25),
+                      ("allow_unused=True", 0.4))
     outs = tuple(g.new() for _ in chosen)
     code = (f"{', '.join(outs)}, = torch.autograd.grad({root}, [{', '.join(chosen)}]"
             + "".join(", " + k for k in kwargs) + ")")
     return Step(code, "autograd.grad", outs, tuple(dict.fromkeys([name] + chosen)),
                 outs + (ALL_LIVE,), gradients=True)
 
+
+
+def _grad_output(g, name):
+    """A gradient for the output ``name`` (of its shape and dtype), rarely None or of a
+    wrong shape (an error case)."""
+    t = g.value(name)
+    r = g.rng.random()
+    if r < 0.1:
+        return "None"
+    shape = tuple(t.shape) if r > 0.14 else tuple(t.shape) + (2,)
+    return g.literal(shape, str(t.dtype)[6:] if t.is_floating_point() else "float32")
+
+
+@feature(4)
+def autograd_grad_outputs(g):
+    """``torch.autograd.grad`` of one or two non-scalar outputs with ``grad_outputs``, with
+    ``materialize_grads`` (unused inputs' gradients are zeros), ``allow_unused``,
+    ``is_grads_batched`` (a batch of gradients for each output), or ``torch.autograd.backward``
+    of several tensors with their gradients and ``inputs``."""
+    outputs = g.tensors(lambda t: t.requires_grad)
+    if not outputs:
+        raise Skip
+    chosen_out = g.rng.sample(outputs, g.rng.randint(1, min(2, len(outputs))))
+    inputs = g.tensors(lambda t: t.requires_grad)
+    chosen_in = g.rng.sample(inputs, g.rng.randint(1, min(3, len(inputs))))
+    grads = [_grad_output(g, n) for n in chosen_out]
+    uses = tuple(dict.fromkeys(chosen_out + chosen_in))
+    outs_text, grads_text = ", ".join(chosen_out), ", ".join(grads)
+    if g.rng.random() < 0.25:
+        kwargs = []
+        if g.rng.random() < 0.5:
+            kwargs.append(f"inputs=[{', '.join(chosen_in)}]")
+        if g.rng.random() < 0.3:
+            kwargs.append("retain_graph=True")
+        code = (f"torch.autograd.backward([{outs_text}], [{grads_text}]"
+                + "".join(", " + k for k in kwargs) + ")")
+        return Step(code, "autograd.backward", (), uses, (ALL_LIVE,))
+    kwargs = []
+    r = g.rng.random()
+    if r < 0.4:
+        kwargs.append("materialize_grads=True")
+        if g.rng.random() < 0.15:
+            kwargs.append(g.rng.choice(["allow_unused=False", "allow_unused=True"]))
+    elif r < 0.6:
+        kwargs.append("allow_unused=True")
+    elif r < 0.72:  # a batch of two gradients for every output
+        batch = [f"torch.stack([{gr}, -{gr}])" if gr != "None" else gr for gr in grads]
+        grads_text = ", ".join(batch)
+        kwargs.append("is_grads_batched=True")
+    kwargs += _some_of(g, ("create_graph=True", 0.3), ("retain_graph=True", 0.3))
+    results = tuple(g.new() for _ in chosen_in)
+    code = (f"{', '.join(results)}, = torch.autograd.grad([{outs_text}], "
+            f"[{', '.join(chosen_in)}], grad_outputs=[{grads_text}]"
+            + "".join(", " + k for k in kwargs) + ")")
+    return Step(code, "autograd.grad_outputs", results, uses, results + (ALL_LIVE,),
+                gradients=True)
+
+
+@feature(2)
+def hooks_that_change(g):
+    """Node hooks that return other gradients (a pre-hook scaling what the node receives, a
+    hook replacing what it passes on), and a multi-grad hook over two tensors (``all``: once
+    with every gradient, ``any``: at the first one)."""
+    key = g.new("h")
+    r = g.rng.random()
+    if r < 0.35:
+        name = g.pick(lambda t: t.grad_fn is not None)
+        code = (f"{key} = {name}.grad_fn.register_prehook(lambda go: _rec({key!r}, go) or "
+                f"tuple(None if x is None else x * 2 for x in go))")
+        return Step(code, "hook:node_pre_returns", (key,), (name,), ())
+    if r < 0.65:
+        name = g.pick(lambda t: t.grad_fn is not None)
+        code = (f"{key} = {name}.grad_fn.register_hook(lambda gi, go: "
+                f"tuple(None if x is None else x.neg() for x in gi))")
+        return Step(code, "hook:node_returns", (key,), (name,), ())
+    names = g.tensors(lambda t: t.requires_grad)
+    if len(names) < 2:
+        raise Skip
+    pair = g.rng.sample(names, 2)
+    mode = g.rng.choice(["all", "any"])
+    fn = (f"lambda gs: _rec({key!r}, *gs)" if mode == "all" else f"lambda gr: _rec({key!r}, gr)")
+    code = (f"{key} = torch.autograd.graph.register_multi_grad_hook(({', '.join(pair)}), {fn}, "
+            f"mode={mode!r})")
+    return Step(code, "hook:multi_grad", (key,), tuple(pair), ())
 
 @feature(5)
 def hook(g):

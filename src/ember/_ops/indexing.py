@@ -854,12 +854,29 @@ def _put_copy(self, values, key, accumulate):
     out = self.copy()
     if accumulate:
         check_put(out, key, values)
-        _accumulate(out, key, values)
+        _accumulate_put(out, key, values)
     elif fills_a_mask(key, values):
         fill_mask(out, key, values)
     else:
-        put_at(out, key, values)
+        try:
+            put_at(out, key, values)
+        except IndexError as e:  # (an in-place call writes what torch's kernel wrote first)
+            e.written = out
+            raise
     return out
+
+
+def _accumulate_put(out, key, values):
+    """``out[key] += values`` (repeated indices adding up), an index out of range raising
+    torch's IndexError after the elements torch's kernel adds before it (``e.written``)."""
+    from .shape import _torch_index_error, write_visited
+    try:
+        return _accumulate(out, key, values)
+    except IndexError as e:
+        error = _torch_index_error(e, out.shape, key)
+        write_visited(out, key, values, accumulate=True)
+        error.written = out
+        raise error from None
 
 
 _index_put = op("index_put", tensors=2, promote=NONE, node="IndexPutBackward0",
@@ -876,7 +893,7 @@ def _index_put_impl(self, values, key, accumulate):
     from .shape import put_at
     out = self.copy()
     if accumulate:
-        return _accumulate(out, key, values)
+        return _accumulate_put(out, key, values)
     put_at(out, key, values)
     return out
 

@@ -317,7 +317,8 @@ def _inplace_call(op, args, recording):
             if "broadcast" in str(e):
                 raise broadcast_error(args[:op.n_tensors]) from None
             raise
-        except RuntimeError as e:  # (scatter's kernels write part before refusing, as torch's)
+        except (RuntimeError, IndexError) as e:  # (scatter's and index_put's kernels write
+            # part before refusing, as torch's)
             written = getattr(e, "written", None)
             if written is not None:
                 e.written = None

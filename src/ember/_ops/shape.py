@@ -909,7 +909,28 @@ def _torch_index_error(err, shape, key):
                           "with shapes " + ", ".join(
                               "[" + ", ".join(n.strip() for n in s.split(",") if n.strip())
                               + "]" for s in shapes))
-    return IndexError(text.replace(" for axis ", " for dimension "))
+    return _out_of_bounds(shape, key) or IndexError(text.replace(" for axis ", " for dimension "))
+
+
+def _out_of_bounds(shape, key):
+    """torch's index kernel's IndexError for the first index out of range in the order it
+    visits them (C order of the broadcast index tensors), naming the index tensor's position
+    among the key's index tensors as its 'dimension'; None for a key with a boolean mask."""
+    arrays = [(d, k) for d, k in enumerate(key) if not isinstance(k, slice)]
+    if not arrays or any(not is_array(k) or k.dtype.kind == "b" for _, k in arrays):
+        return None
+    xp = get_xp(arrays[0][1])
+    common = xp.broadcast_arrays(*(k for _, k in arrays))
+    bad = [(k < -shape[d]) | (k >= shape[d]) for (d, _), k in zip(arrays, common)]
+    first_bad = xp.stack([b.reshape(-1) for b in bad]).any(0)
+    if not first_bad.any():
+        return None
+    at = int(xp.argmax(first_bad))
+    for position, ((d, _), k, b) in enumerate(zip(arrays, common, bad)):
+        if b.reshape(-1)[at]:
+            return IndexError(f"index {int(k.reshape(-1)[at])} is out of bounds for dimension "
+                              f"{position} with size {shape[d]}")
+    return None
 
 
 _NUMPY_BROADCAST = "shape mismatch: indexing arrays could not be broadcast together with shapes"
@@ -1114,7 +1135,51 @@ def put_at(target, key, value):
     try:
         target[key] = value
     except IndexError as e:
-        raise _torch_index_error(e, target.shape, key) from None
+        error = _torch_index_error(e, target.shape, key)
+        write_visited(target, key, value)
+        raise error from None
+
+
+def write_visited(target, key, value, accumulate=False):
+    """What torch's index_put_ kernel writes before it meets an index out of range: it visits
+    the elements of the indexing result in C order and stops at the first whose index is out
+    of range (``x[t] = v`` with ``t = [1, 3]`` on 3 rows writes row 1, then raises). Those
+    elements are written (added, ``accumulate``) into ``target``; a key with a boolean mask
+    writes nothing."""
+    arrays = [(d, k) for d, k in enumerate(key) if not isinstance(k, slice)]
+    if not arrays or any(not is_array(k) or k.dtype.kind == "b" for _, k in arrays):
+        return
+    xp, shape = get_xp(target), target.shape
+    common = xp.broadcast_arrays(*(k for _, k in arrays))
+    bad = xp.zeros(common[0].shape, bool)
+    for (d, _), k in zip(arrays, common):
+        bad |= (k < -shape[d]) | (k >= shape[d])
+    dims = [d for d, _ in arrays]
+    rest = [d for d in range(len(shape)) if d not in dims]
+    # (NumPy's and torch's layout: adjacent index tensors in place, apart ones first)
+    lead = [d for d in rest if d < dims[0]] if dims == list(range(dims[0], dims[-1] + 1)) else []
+    trail = [d for d in rest if d not in lead]
+    nb = bad.ndim
+    result = tuple(shape[d] for d in lead) + bad.shape + tuple(shape[d] for d in trail)
+    bad = xp.broadcast_to(bad.reshape((1,) * len(lead) + bad.shape + (1,) * len(trail)), result)
+    count = int(xp.argmax(bad.reshape(-1)))  # (the elements before the first bad one)
+    if count == 0:
+        return
+    pos = xp.unravel_index(xp.arange(count), result)
+    coords = [None] * len(shape)
+    for i, d in enumerate(lead):
+        coords[d] = pos[i]
+    for (d, _), k in zip(arrays, common):
+        c = xp.broadcast_to(k[pos[len(lead):len(lead) + nb]], (count,))
+        coords[d] = xp.where(c < 0, c + shape[d], c)
+    for i, d in enumerate(trail):
+        coords[d] = pos[len(lead) + nb + i]
+    values = xp.broadcast_to(value, result).reshape(-1)[:count]
+    if accumulate:
+        from .._backend import scatter_add
+        scatter_add(target, tuple(coords), values)
+    else:
+        target[tuple(coords)] = values
 
 
 def check_put(target, key, value):
