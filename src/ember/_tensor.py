@@ -22,6 +22,8 @@ from ._state import recording, state
 
 _object_new = object.__new__
 _ndarray = np.ndarray
+# what numpy() hands out as it is; a complex tensor takes _host_array's tests (conj's bit)
+_PLAIN_NUMPY = D.NATIVE_NP - {np.dtype(np.complex64), np.dtype(np.complex128)}
 
 
 GRAD_DTYPE_OWN = object()  # (a leaf's grad_dtype when none was set: its own dtype)
@@ -341,7 +343,7 @@ class Tensor:
         if recording[0] is not None:  # (read_data's test written out)
             read_data("Tensor.numpy()")
         data = self._data
-        if (type(data) is _ndarray and not force and data.dtype in D.NATIVE_NP
+        if (type(data) is _ndarray and not force and data.dtype in _PLAIN_NUMPY
                 and not (self._requires_grad and state.grad_enabled)):
             return data  # (the usual call: what _host_array returns, none of its refusals)
         return self._host_array(force)
@@ -359,6 +361,9 @@ class Tensor:
                                 "Tensor.to_dense() first.")
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
+        if self.__dict__.get("_conj_bit"):  # (ember's array holds the values conjugated)
+            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
+                               "tensor.resolve_conj().numpy() instead.")
         return self._data
 
     def __array__(self, dtype=None, copy=None):

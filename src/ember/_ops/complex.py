@@ -5,8 +5,13 @@ w.r.t. ``z = x + iy`` is ``dL/dx + i dL/dy`` (the conjugate Wirtinger derivative
 The ops here are not holomorphic, so their formulas are written in that convention directly
 (``complex_grad=True``); see ``registry.conjugated`` for how holomorphic ops get it.
 
-NOTE: torch's ``conj`` is a lazy view (a conjugate bit on the same memory). ember's returns
-a new array; ``is_conj()`` still reports the bit on conj's result, as torch's does.
+NOTE: torch's ``conj`` is a lazy view (a conjugate bit on the same memory). NumPy has no
+conjugating view, so ember's holds the conjugated values in a new array, with torch's bit
+(``is_conj()``; conj of it clears the bit again; ``numpy()`` refuses it) and its input's
+version counter (an in-place write of either shows in both ``_version``, and a node that saved
+one refuses the other's change, as torch's does). What NumPy cannot give: the two do not share
+memory (a write into one does not show in the other, ``_base`` is None), and the bit is not
+carried by the views of conj's result (``x.conj()[0].is_conj()`` is False; torch's is True).
 """
 from __future__ import annotations
 
@@ -38,7 +43,10 @@ def conj(input):  # noqa: A002 - torch's name
     if not (isinstance(input, Tensor) and input._data.dtype.kind == "c"):
         return input
     out = _conj(input)
-    out._conj_bit = True
+    if not is_conj(input):  # (the conjugate of a conjugate is torch's view without the bit)
+        out._conj_bit = True
+    if not input._is_inference:  # (torch's view shares its input's version counter)
+        out._vc = input._version_counter()
     return out
 
 
