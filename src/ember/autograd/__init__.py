@@ -142,8 +142,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grads = _make_grads(tensors, grad_tensors)
     _check_counts(tensors, grad_tensors)
     retain = create_graph if retain_graph is None else bool(retain_graph)
-    inputs = inputs_t
-    run_backward(tensors, grads, retain, create_graph, inputs=inputs)
+    if inputs is None and not create_graph and len(tensors) == 1:
+        backward_from(tensors[0], grads[0], retain)
+    else:
+        run_backward(tensors, grads, retain, create_graph, inputs=inputs_t)
 
 
 def _batch_size(outputs, grad_outputs):

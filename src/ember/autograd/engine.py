@@ -96,6 +96,19 @@ class _Task:
             self.batch = batch
 
 
+def backward_from(t, g, retain):
+    """``run_backward((t,), (g,), retain, False)``: a first-order pass from one tensor into
+    the leaves' ``.grad`` (``backward()`` of one tensor without ``inputs=``), by
+    _backward_into_leaves when one node's edges lead to leaves alone."""
+    fn = t._grad_fn if type(t) is Tensor and t._base is None else None
+    if fn is not None and g is not None:
+        leaves = _leaves_below(fn)
+        if leaves is not None:
+            _backward_into_leaves(t, fn, leaves, g, retain)
+            return
+    run_backward((t,), (g,), retain, False)
+
+
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), capture=False,
                  allow_unused=False, batch=None, unbatched=None):
     """Backpropagate ``root_grads`` from ``roots``.
@@ -106,28 +119,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     _batched); if something in the graph needs one pass per example, ``unbatched()`` runs
     instead and its result is returned.
     """
-    if not (inputs or create_graph) and batch is None and len(roots) == 1:
-        return backward_from(roots[0], root_grads[0], retain_graph)
-    return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
-                      allow_unused, batch, unbatched)
-
-
-def backward_from(t, g, retain):
-    """``run_backward((t,), (g,), retain, False)``: a first-order pass from one tensor into
-    the leaves' ``.grad`` (``backward()``'s usual call), by _backward_into_leaves when one
-    node's edges lead to leaves alone."""
-    fn = t._grad_fn if type(t) is Tensor and t._base is None else None
-    if fn is not None and g is not None:
-        leaves = _leaves_below(fn)
-        if leaves is not None:
-            _backward_into_leaves(t, fn, leaves, g, retain)
-            return
-    _run_graph((t,), (g,), retain, False, (), False, False, None, None)
-
-
-def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture, allow_unused,
-               batch, unbatched):
-    """run_backward's general pass (see there): dependencies counted, the ready queue."""
     task = _Task(create_graph, retain_graph, batch)
     root_edges = []
     root_nodes = []
