@@ -1027,3 +1027,58 @@ def test_slogdet_tangent_at_a_singular_matrix(matrix):
                 F.jacfwd(lambda z: t.linalg.slogdet(z)[1])(a @ a.T + t.eye(2, dtype=t.float64)),
                 slogdet_jvp(t.complex(a, a.T) + 3 * t.eye(2), t.complex(e, -e)))
     same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("reduce", [None, "add", "sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("which", ["self", "src", "both"])
+def test_scatter_tangents(reduce, include_self, which):
+    # torch's formulas scatter the tangents as the op scatters values: a src larger than the
+    # index (ember's tangent, a gather of the index's shape, refused it); ties of amax / amin
+    # share the tangent
+    def body(t):
+        x = t.tensor([[1.0, 5.0, 2.0], [3.0, 3.0, 0.5], [2.0, 1.0, 4.0]], dtype=t.float64)
+        src = t.tensor([[3.0, 0.0, 2.0, 7.0], [1.0, 5.0, 4.0, 1.0], [6.0, 6.0, 6.0, 6.0]],
+                       dtype=t.float64)
+        idx = t.tensor([[0, 1, 2], [0, 1, 0]])
+        u, v = x.sin(), src.cos()
+        if reduce is None:
+            f = lambda a, s: a.scatter(0, idx, s)  # noqa: E731
+        elif reduce == "add":
+            f = lambda a, s: a.scatter_add(0, idx, s)  # noqa: E731
+        else:
+            f = lambda a, s: a.scatter_reduce(0, idx, s, reduce,  # noqa: E731
+                                              include_self=include_self)
+        F = t.func
+        if which == "self":
+            return F.jvp(lambda a: f(a, src), (x,), (u,))
+        if which == "src":
+            return F.jvp(lambda s: f(x, s), (src,), (v,))
+        return F.jvp(f, (x, src[:2]), (u, v[:2])), F.jvp(f, (x, src), (u, v))
+    same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_scatter_with_a_reduce_argument_refuses_forward_ad(reduce):
+    def body(t):
+        idx = t.tensor([[0, 1], [1, 0]])
+        return t.func.jvp(lambda a: t.zeros(2, 2).scatter(0, idx, a, reduce=reduce),
+                          (t.ones(2, 2),), (t.ones(2, 2),))
+    assert same(body, check_warnings=False).error is not None
+
+
+def test_scatter_reduce_prod_tangent_of_a_larger_src():
+    # (the part of src the index reads; torch gives no tangent at all: docs/gradients.md)
+    rng = np.random.default_rng(1)
+    x0, s0 = rng.normal(size=(3, 3)), rng.normal(size=(3, 4))
+    tx, ts = rng.normal(size=(3, 3)), rng.normal(size=(3, 4))
+    idx = ember.tensor([[0, 1, 2], [2, 0, 0]])
+
+    def f(x, s):
+        return ember.scatter_reduce(x, 0, idx, s, "prod")
+    eps = 1e-6
+    plus = f(ember.tensor(x0 + eps * tx), ember.tensor(s0 + eps * ts))
+    minus = f(ember.tensor(x0 - eps * tx), ember.tensor(s0 - eps * ts))
+    _, tangent = ember.func.jvp(f, (ember.tensor(x0), ember.tensor(s0)),
+                                (ember.tensor(tx), ember.tensor(ts)))
+    np.testing.assert_allclose(tangent.numpy(), ((plus - minus) / (2 * eps)).numpy(), atol=1e-6)

@@ -174,6 +174,21 @@ def _(grad, index, dim):
     return _gather(grad, index, dim)
 
 
+def _tangent_or_zeros(tangent, primal):
+    """An input's tangent, zeros where it has none (torch's ZeroTensor)."""
+    return _zeros(primal, primal.shape) if tangent is None else tangent
+
+
+# torch's forward formulas scatter the tangents as the op scatters the values (the whole of
+# src's tangent, of which the index takes its part), where the tangent derived from the
+# gradient of src (a gather of index's shape) refused a src larger than index
+@_scatter_add.jvp("self", "src", joint=True)
+def _(tangents, self, index, src, dim):
+    self_t, src_t = tangents
+    return _scatter_add(_tangent_or_zeros(self_t, self), index, _tangent_or_zeros(src_t, src),
+                        dim)
+
+
 def scatter_add(input, dim, index, src):
     """``input`` with ``src`` added at ``index`` along ``dim`` (repeated indices add up)."""
     return _scatter_add(input, index, src, dim)
@@ -195,6 +210,13 @@ def _(grad, index, dim):
 @_scatter_src.grad("src")
 def _(grad, index, dim):
     return _gather(grad, index, dim)
+
+
+@_scatter_src.jvp("self", "src", joint=True)
+def _(tangents, self, index, src, dim):
+    self_t, src_t = tangents
+    return _scatter_src(_tangent_or_zeros(self_t, self), index, _tangent_or_zeros(src_t, src),
+                        dim)
 
 
 @op("scatter", tensors=2, promote=NONE, node="ScatterBackward1", writes=1)
@@ -233,6 +255,12 @@ def _scatter_reduce_arg(self, index, src, dim, reduce, is_value=False):
 @_scatter_reduce_arg.grad("self", "src")
 def _(grad):
     raise RuntimeError(_NO_SCATTER_REDUCE_GRAD)
+
+
+@_scatter_reduce_arg.jvp("self", "src")
+def _(*_):
+    raise NotImplementedError("Trying to use forward AD with aten::scatter that does not "
+                              "support it.")
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
@@ -331,6 +359,29 @@ def scatter_reduce_grads(grad, self, index, src, dim, reduce, include_self, resu
     if not include_self:
         g_self = _scatter_value(g_self, index, dim, 0)
     return g_self, g_src
+
+
+@_scatter_reduce.jvp("self", "src", joint=True)
+def _(tangents, self, index, src, dim, reduce, include_self, result):
+    """torch's scatter_reduce_jvp for sum, mean, amax and amin (the ties of amax and amin
+    share the tangent evenly); for prod, the derivative (see docs/gradients.md): each
+    element's tangent times its partial derivative, the gradient formula's at grad = 1."""
+    self_t, src_t = (_tangent_or_zeros(t, p) for t, p in zip(tangents, (self, src)))
+    if reduce in ("sum", "mean"):
+        return _scatter_reduce(self_t, index, src_t, dim, reduce, include_self)
+    if reduce == "prod":
+        if index.ndim:  # (the part of src the index reads)
+            part = tuple(slice(0, n) for n in index.shape)
+            src, src_t = src[part], src_t[part]
+        d_self, d_src = scatter_reduce_grads(_full(result, result.shape, 1), self, index, src,
+                                             dim, reduce, include_self, result)
+        return self_t * d_self + _scatter_add(_full(result, result.shape, 0), index,
+                                              src_t * d_src, dim)
+    self_is = (self == result).to(result.dtype)
+    src_is = (src == _gather(result, index, dim)).to(result.dtype)
+    count = _scatter_reduce(self_is, index, src_is, dim, "sum", include_self)
+    return _scatter_reduce(self_t * self_is, index, src_t * src_is, dim, "sum",
+                           include_self) / count
 
 
 def _full(like, shape, value):
