@@ -243,6 +243,8 @@ CASES = [
     ("nanmedian", "all_nan", "nanmedian"),
     ("mse_loss", "empty_mean", "mse_loss"),
     ("dist", "bcast_p3", "dist"),
+    ("scatter_src", "src_bigger", "scatter"),
+    ("scatter_add", "dup_dim0", "scatter_add"),
 ]
 # (checked by tests/test_func_levels.py: unpack_dual's primal and an MLP's matrix-vector
 # products)

@@ -434,7 +434,7 @@ def _copied_tangent(op, args, out, tangents):
 # (tests/ops/test_nested_jvp.py). Every other differentiable op refuses a nested level rather
 # than risk a tangent that misses second-order terms or differs from torch's where a formula
 # meets a zero, an empty input or a NaN (native_layer_norm, native_batch_norm, cholesky_inverse,
-# cumprod, scatter, linalg_det and linalg_slogdet gave other values;
+# cumprod, scatter_reduce, linalg_det and linalg_slogdet gave other values;
 # binary_cross_entropy a float64 second-order tangent for float32 inputs); first-order
 # tangents are unaffected.
 _NESTED_VERIFIED = frozenset({
@@ -468,10 +468,10 @@ _NESTED_VERIFIED = frozenset({
     "pixel_unshuffle", "polar", "polygamma", "pow", "prod", "put", "reciprocal",
     "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "relu", "remainder", "repeat",
     "replication_pad1d", "replication_pad2d", "replication_pad3d", "roll", "rot90", "round",
-    "rrelu_with_noise", "rsqrt", "rsub", "select", "select_backward", "sgn", "sigmoid",
-    "sigmoid_backward", "sign", "silu", "sin", "sinc", "sinh", "slice", "slice_backward",
-    "smooth_l1_loss", "smooth_l1_loss_backward", "softplus", "softshrink", "sort",
-    "special_entr", "special_erfcx", "special_i0e", "special_i1", "special_i1e",
+    "rrelu_with_noise", "rsqrt", "rsub", "scatter", "scatter_add", "select", "select_backward",
+    "sgn", "sigmoid", "sigmoid_backward", "sign", "silu", "sin", "sinc", "sinh", "slice",
+    "slice_backward", "smooth_l1_loss", "smooth_l1_loss_backward", "softplus", "softshrink",
+    "sort", "special_entr", "special_erfcx", "special_i0e", "special_i1", "special_i1e",
     "special_log_ndtr", "special_ndtr", "special_ndtri", "special_xlog1py", "split",
     "split_with_sizes", "sqrt", "squeeze", "stack", "std", "std_mean", "sub", "sum", "t",
     "take", "take_along_dim", "tan", "tanh", "tanh_backward", "threshold", "threshold_", "topk",
