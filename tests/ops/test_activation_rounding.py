@@ -1,7 +1,8 @@
 """Activations and their gradients to the last bit, compared with PyTorch 2.13 (the tests skip
 without torch): float16 as torch's CPU kernels compute it (in float32, a number argument
 taken in float32 and the result rounded once), and the evaluation order of the gradient
-kernels (tanh_backward's fused 1 - y*y, sigmoid_backward's grad * (1 - y) * y)."""
+kernels (tanh_backward's fused 1 - y*y, sigmoid_backward's grad * (1 - y) * y; silu's and
+mish's first-order gradients are torch's silu_backward and mish_backward kernels)."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,11 +31,13 @@ _HALF_CASES = {
     "leaky_relu": ("leaky_relu", (0.13,)),
     "tanh": ("tanh", ()),
     "sigmoid": ("sigmoid", ()),
+    "silu": ("silu", ()),
+    "mish": ("mish", ()),
 }
 # elements (of some 40,000) where float16 results may still differ: the exponential of
 # torch's vectorized kernels and NumPy's differ in float32, rarely across a float16 rounding
 _HALF_SLACK = {"celu": 8, "softplus": 4, "elu": 4, "elu_large_alpha": 4, "selu": 4,
-               "logsigmoid": 4}
+               "logsigmoid": 4, "silu": 24, "mish": 24}
 
 
 def _half_inputs():

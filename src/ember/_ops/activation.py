@@ -321,13 +321,37 @@ def gelu(input, approximate="none"):
 @half_in_float32()
 def _silu(self):
     _floating(self, "silu_cpu", complex_ok=True)
-    return self * sigmoid(self)
+    # (torch's form; exp(-x) overflows to inf where x is very negative: -0.0, as torch's)
+    return self / (1 + get_xp(self).exp(-self))
 
 
 @_silu.grad("self")
 def _(grad, self):
+    if is_array(grad):  # (first order: torch runs its silu_backward kernel, see below)
+        return _first_order_gradient(_silu_backward_values, grad, self)
     s = sigmoid(self)
     return grad * s * add_scalar(self * (1 - s), 1)  # torch's order (its nodes)
+
+
+def _first_order_gradient(values, grad, x):
+    """``values(grad, x)`` as torch's *_backward kernel computes it when no graph is recorded
+    (silu's, mish's: their formulas use it outside grad mode): 2-byte floats in float32, the
+    result rounded once, where the formula's ops would round after every step."""
+    wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    with np.errstate(over="ignore"):  # (exp(-x) overflows to inf where sigmoid is 0)
+        out = values(grad.astype(wide.dtype, copy=False), wide, get_xp(wide))
+    return out.astype(grad.dtype, copy=False)
+
+
+def _silu_backward_values(grad, x, xp):
+    s = 1 / (1 + xp.exp(-x))
+    return grad * s * (1 + x * (1 - s))
+
+
+def _mish_backward_values(grad, x, xp):
+    s = 1 / (1 + xp.exp(-x))
+    t = xp.tanh(xp.log1p(xp.exp(x)))
+    return grad * (t + x * s * (1 - t * t))
 
 
 def silu(input, inplace=False):
@@ -388,6 +412,8 @@ def _mish(self):
 
 @_mish.grad("self")
 def _(grad, self):
+    if is_array(grad):  # (first order: torch runs its mish_backward kernel)
+        return _first_order_gradient(_mish_backward_values, grad, self)
     t = tanh(_softplus(self, 1.0, 20.0))
     return grad * (t + self * sigmoid(self) * (1 - t * t))
 
