@@ -61,6 +61,12 @@ def reduce_sum(x, axis=None, keepdims=False):
     return x.sum(axis=axis, keepdims=keepdims)
 
 
+def sum_function(x):
+    """``reduce_sum`` for arrays of ``x``'s type, as one callable ``f(a, axis, keepdims=k)``:
+    NumPy's ufunc reduction itself for a NumPy array (a compiled program binds it once)."""
+    return numpy.add.reduce if type(x) is ndarray else reduce_sum
+
+
 def reduce_max(x, axis=None, keepdims=False):
     """``x.max(axis, keepdims=keepdims)`` (NaN wins); see ``reduce_sum``."""
     if type(x) is ndarray:

@@ -13,7 +13,7 @@ when a create_graph pass differentiates through a compiled function.
 """
 from __future__ import annotations
 
-from .._backend import as_array, reduce_sum
+from .._backend import as_array, sum_function
 from .._ops.replay import PASS
 from .._state import state
 from .._tensor import _wrap
@@ -222,7 +222,7 @@ class _Writer:
         self.arrays = arrays  # slot -> the array the recording had there (for replay forms)
         self.formed = set()  # the FORMULA instructions written as their replay forms
         self.lines = []
-        self.scope = {"as_array": as_array, "wrap": _wrap, "reduce_sum": reduce_sum,
+        self.scope = {"as_array": as_array, "wrap": _wrap,
                       "note_view": note_view, "note_writes": note_writes}
         self.count = 0
         self.names, self.free, self.n_names = {}, [], 0
@@ -326,8 +326,9 @@ class _Writer:
                 # (its result is its argument: no call)
                 src = self.arg(instr.args[0] if form is None else args[form[1][0]])
                 return lambda outs: [] if outs[0] in (None, src) else [f"{outs[0]} = {src}"]
-            call = (self._form_call(form, args, "f") if form is not None else
-                    f"{self.bind(fn, 'f')}({', '.join(self.arg(a) for a in args)})")
+            if form is not None:
+                return _results(self._form_call(form, args, "f"), instr, False, arrays=True)
+            call = f"{self.bind(fn, 'f')}({', '.join(self.arg(a) for a in args)})"
             return _results(call, instr, len(instr.outs) > 1)
         if kind in (SUM_TO, CAST, ADD):
             return self._engine_step(instr)
@@ -346,7 +347,7 @@ class _Writer:
         if kind != INPLACE and op.n_outputs == 1:
             form = self._replay_form(kernel, args)
             if form is not None and form[0] is not PASS:
-                return _results(self._form_call(form, args, "k"), instr, False)
+                return _results(self._form_call(form, args, "k"), instr, False, arrays=True)
         if op.ufunc is not None and all(
                 a[0] == VALUE and type(a[1]) is not bool and a[1] == 1
                 for a in args[op.n_tensors:]):
@@ -383,7 +384,7 @@ class _Writer:
     def _engine_step(self, instr):
         a = [self.ref(x[1]) for x in instr.args]
         if instr.kind == SUM_TO:
-            return self._sum_to(a[0], *instr.extra)
+            return self._sum_to(a[0], instr.args[0][1], *instr.extra)
         if instr.kind == CAST:
             rhs = f"{a[0]}.astype({self.bind(instr.extra, 'd')})"
             return lambda outs: [f"{outs[0]} = {rhs}"]
@@ -393,21 +394,24 @@ class _Writer:
         # (eager sums into the first gradient in place: the sum shows that write)
         return lambda outs: [f"{outs[0]} = {rhs}", f"note_writes({outs[0]}, {instr.extra})"]
 
-    def _sum_to(self, x, have, shape):
+    def _sum_to(self, x, slot, have, shape):
         """The engine's sum of a gradient of shape ``have`` down to its input's ``shape``,
         written out: what ``reduction._sum_to_array`` does, its axes worked out once (the
         shapes are guarded), the same reduction called."""
         from .._ops.reduction import _sum_to_axes
         axes = _sum_to_axes(have, shape)
         lead = len(have) - len(shape)
+        # (the array's own reduction, bound: the gradient's array type is fixed, see
+        # _generate_backward)
+        sum_ = self.bind(sum_function(self.arrays[slot]), "s")
         if not shape:  # (torch's sum(): a tensor of its own)
-            return lambda outs: [f"{outs[0]} = as_array(reduce_sum({x}, None, False))"]
+            return lambda outs: [f"{outs[0]} = as_array({sum_}({x}, None, keepdims=False))"]
         if len(axes) == lead:
             # only leading dimensions: the sum has ``shape`` itself, noted as the view of
             # another tensor's storage that torch's sum would be (as _sum_to_array notes it)
-            total = f"reduce_sum({x}, {self.bind(axes)}, False)"
+            total = f"{sum_}({x}, {self.bind(axes)}, keepdims=False)"
             return lambda outs: [f"{outs[0]} = {total}", f"note_view({outs[0]})"]
-        total = f"reduce_sum({x}, {self.bind(axes)}, True)"  # (never a NumPy scalar)
+        total = f"{sum_}({x}, {self.bind(axes)}, keepdims=True)"  # (never a NumPy scalar)
         total = f"{total}.reshape({self.bind(shape)})" if lead else total
         return lambda outs: [f"{outs[0]} = {total}"]
 
@@ -453,9 +457,10 @@ def passes_gradient(formula):
             and not code.co_kwonlyargcount)
 
 
-def _results(call, instr, several):
-    """Lines binding a call's result(s), as arrays (NumPy gives 0-d results as scalars)."""
-    zero_d = instr.zero_d
+def _results(call, instr, several, arrays=False):
+    """Lines binding a call's result(s), as arrays (NumPy gives 0-d results as scalars;
+    ``arrays``: the call gives arrays, as a replay form's callee does)."""
+    zero_d = (False,) if arrays else instr.zero_d
 
     def lines(outs):
         if not several:

@@ -1089,23 +1089,40 @@ def log_softmax_backward_data(grad_output, output, dim):
 
 
 def _plain_log_softmax_gradient(grad_output, output, dim, xp=np):
-    """The kernel on a plain pair (see _plain_pair).
+    """The kernel on a plain pair (see _plain_pair)."""
+    return _log_softmax_gradient(grad_output, output, _sums_along(grad_output, dim), xp)
+
+
+def _log_softmax_gradient(grad_output, output, sums, xp):
+    """``grad_output - exp(output) * sums``.
 
     NOTE: the same operations in the same order, the product and the difference written into
     exp's fresh array: two NumPy calls and two allocations fewer than through the ops
     (cross-entropy's gradient, once per training step, runs here)."""
     e = xp.exp(output)
-    e *= _sums_along(grad_output, dim)
+    e *= sums
     return xp.subtract(grad_output, e, out=e)
 
 
 @replay_form(log_softmax_backward_data)
 def _(grad_output, output, dim):
     # (a pair of NumPy arrays: the test depends on types, dtypes and shapes alone)
-    if type(output) is np.ndarray and type(grad_output) is np.ndarray and _plain_pair(
-            grad_output, output):
-        return _plain_log_softmax_gradient, (0, 1, 2)
-    return None
+    if not (type(output) is np.ndarray and type(grad_output) is np.ndarray
+            and _plain_pair(grad_output, output)):
+        return None
+    if output.ndim == 2 and dim in (1, -1) and output.shape[1] <= _SHORT_ROW:
+        return functools.partial(_log_softmax_gradient_of_short_rows,
+                                 _ones_column(output.shape[1], output.dtype)), (0, 1, 2)
+    return _plain_log_softmax_gradient, (0, 1, 2)
+
+
+def _log_softmax_gradient_of_short_rows(ones, grad_output, output, dim):
+    """The kernel on a plain pair of short-row NumPy matrices (``ones``: their column of
+    ones): _sums_along's path, but for the output gradient's layout (the caller's), read at
+    each call."""
+    sums = (np.matmul(grad_output, ones) if grad_output.flags.c_contiguous
+            else np.add.reduce(grad_output, axis=dim, keepdims=True))
+    return _log_softmax_gradient(grad_output, output, sums, np)
 
 
 def _sums_along(a, dim):

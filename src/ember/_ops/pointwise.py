@@ -953,7 +953,7 @@ def relu(self):
 @replay_form(relu)
 def _(self):
     # (np.maximum bound to its first operand: the kernel's one call, without its frame)
-    if type(self) is np.ndarray and self.dtype.kind != "b":
+    if type(self) is np.ndarray and self.dtype.kind != "b" and self.ndim:  # (0-d: a scalar)
         return functools.partial(np.maximum, 0), (0,)
     return None
 

@@ -11,7 +11,8 @@ and a backward program checks the array type and dtype of the output gradients i
 callee): ``form(*values)`` gets the recorded call's arguments (arrays, and the arrays of
 tensor arguments) and returns ``(callee, positions)``: the program calls
 ``callee(*[arguments[k] for k in positions])`` (tensor arguments as their arrays) in place of
-``fn(*arguments)``; ``(PASS, (k,))``: the result is argument ``k`` itself (no call: a
+``fn(*arguments)`` (and takes its result as it is: a callee returns arrays, a 0-d result
+as an array); ``(PASS, (k,))``: the result is argument ``k`` itself (no call: a
 gradient formula that hands its gradient on). It returns None where the path may change from call to call. A callee
 computes what ``fn`` computes on such arguments, the same operations in the same order (the
 results are bit for bit eager's), and checks at each call what may change: the values (a
