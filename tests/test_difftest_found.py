@@ -129,3 +129,32 @@ def test_index_put_writes_what_torch_visits_before_an_index_out_of_range():
                 out.append((str(e), x.clone(), x._version))
         return out
     same(body)
+
+
+def test_a_cube_and_a_power_of_minus_two_round_as_torchs_kernel():
+    """Seed 43000167: torch's pow kernel multiplies out ``x ** 3`` (``x * x * x``, two
+    roundings) and takes ``1 / (x * x)`` for ``x ** -2``; ember's C pow rounded once, a float32
+    ulp apart (-2.3 ** 3), which ``float_power`` of the result magnified."""
+    import numpy as np
+    values = (np.random.default_rng(0).standard_normal(4000) * 3).astype(np.float32)
+
+    def body(t):
+        out = []
+        for dtype in (t.float32, t.float64):
+            x = t.tensor(values, dtype=dtype, requires_grad=True)
+            cube, inverse_square = x ** 3, t.pow(x, -2.0)
+            (x ** 4).sum().backward()  # (its gradient takes x ** 3)
+            out += [cube, inverse_square, x.clone().pow_(3), x.grad]
+        return out
+    same(body, rtol=0, atol=0)
+
+
+def test_softmin_to_a_dtype_negates_before_converting():
+    """Seed 43000196: torch's softmin with ``dtype=`` is ``(-x).softmax(dim, dtype=dtype)``, a
+    ToCopyBackward0 after NegBackward0; ember converted first."""
+    def body(t):
+        x = t.tensor([[0.99, 0.0, -0.2], [1.54, 0.72, 1.04]], requires_grad=True)
+        y = t.nn.functional.softmin(x, -1, dtype=t.float64)
+        first = y.grad_fn.next_functions[0][0]
+        return y, first.name(), first.next_functions[0][0].name()
+    same(body)

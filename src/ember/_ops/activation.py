@@ -1191,9 +1191,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-x) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim, 3)
-    if dtype is not None:
-        input = input.to(dtype)
-    return softmax(-input, dim)
+    return softmax(-input, dim, dtype=dtype)  # (torch negates first, then converts)
 
 
 Tensor.softmax = lambda self, dim, dtype=None: softmax(self, dim, dtype=dtype)

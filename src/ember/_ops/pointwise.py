@@ -508,6 +508,12 @@ def pow_scalar(self, exponent):
             # x ** 2); NumPy's power computes it, at four times a copy's cost. (Other layouts
             # keep the power's: the copy would lay out broadcast dimensions differently.)
             return self.copy()
+        if exponent == 3:
+            # NOTE: torch's kernel multiplies out a cube, x * x * x (two roundings), and
+            # takes 1 / (x * x) for a power of -2, where C's pow rounds once
+            return self * self * self
+        if exponent == -2:
+            return 1 / (self * self)
         return self ** exponent  # (the usual call, x ** 2: what the steps below come to)
     x = with_scalars(self, exponent)
     if x.dtype.kind in "iub" and not isinstance(exponent, (float, np.floating)):
