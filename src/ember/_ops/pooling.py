@@ -4,8 +4,8 @@ Max pooling compares the kernel offsets of a strided window view one offset at a
 vectorised passes, no per-pixel loop) and records flat input indices; its gradient scatters
 into those indices and the gradient of that scatter gathers from them, so the pair is closed
 under differentiation. Average pooling and its adjoint are a window sum and a col2im. Adaptive
-average pooling is a separable linear map: each output element the mean of its window, one
-spatial dim after the other; its adjoint spreads each gradient back over the window.
+average pooling sums each window in torch's order; its adjoint adds each gradient back into
+the window in torch's order.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from .indexing import gather
 from .pointwise import zero_gradient
 from .registry import NONE, op
 from .shape import squeeze, unsqueeze, view
+from .upsample import add_in_order, opmath, ordered_rounds
 
 __all__ = ["adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle"]
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
@@ -578,45 +579,65 @@ def _check_pool3d(input, ks, st, pads):  # noqa: A002
                            f"{ks[0]} kH: {ks[1]} kW: {ks[2]})")
 
 
-# -- adaptive average pooling: a separable linear map -------------------------------------------
-# Each trailing spatial dimension maps its n_in elements to n_out by taps: output element o is
-# the sum over k of weight[o, k] * x[index[o, k]] where valid[o, k] (None: all are). Only an
-# output's own taps are read, as torch's kernels read them, so an inf or NaN elsewhere stays out
-# of it (a dense (n_out, n_in) product multiplied it by the zeros around).
-def _apply_taps(x, taps, adjoint, in_sizes):
-    """Apply one set of taps per trailing spatial dim; ``adjoint``: their transpose, each
-    element's gradient added into its taps (``in_sizes``: the sizes it goes back to)."""
-    with np.errstate(invalid="ignore", over="ignore"):  # (inf * 0 is NaN, silently, as torch)
-        return _apply_taps_quietly(x, taps, adjoint, in_sizes)
-
-
-def _apply_taps_quietly(x, taps, adjoint, in_sizes):
+# -- adaptive average pooling -------------------------------------------------------------------
+# Each output element is the mean of its window (rows [o * n_in // n_out, ceil((o + 1) * n_in /
+# n_out)) per dim), computed as torch's CPU kernel computes it: the window's elements summed one
+# after the other in row-major order (in the opmath type), then divided by each dim's width in
+# turn; its backward adds g / kh / kw into the window, outputs in row-major order.
+def _adaptive_mean(x, out_sizes):
     xp = get_xp(x)
-    nd = len(taps)
-    for i in range(nd):
-        index, weight, valid = taps[i]
-        axis = x.ndim - nd + i
-        x = xp.moveaxis(x, axis, -1)
-        weight = xp.asarray(weight, dtype=x.dtype)
-        if adjoint:
-            out = xp.zeros(x.shape[:-1] + (in_sizes[i],), x.dtype)
-            for k in range(index.shape[1]):
-                rows = np.arange(len(index)) if valid is None else np.flatnonzero(valid[:, k])
-                scatter_add(out, (..., xp.asarray(index[rows, k])),
-                            xp.take(x, xp.asarray(rows), axis=-1) * weight[rows, k])
-        elif x.shape[-1] == 0:  # (nothing to read: zeros, as the dense product gave)
-            out = xp.zeros(x.shape[:-1] + (index.shape[0],), x.dtype)
-        else:
-            out = None
-            for k in range(index.shape[1]):
-                term = xp.take(x, xp.asarray(index[:, k]), axis=-1) * weight[:, k]
-                if valid is not None:
-                    term = xp.where(xp.asarray(valid[:, k]), term, 0)
-                out = term if out is None else out + term
-            if out is None:
-                out = xp.zeros(x.shape[:-1] + (0,), x.dtype)
-        x = xp.moveaxis(out, -1, axis)
-    return xp.ascontiguousarray(x)
+    nd = len(out_sizes)
+    taps = [_adaptive_taps(i, o) for i, o in zip(x.shape[-nd:], out_sizes)]
+    dtype = x.dtype
+    x = x.astype(opmath(dtype), copy=False)
+    total = xp.zeros(x.shape[:-nd] + tuple(out_sizes), x.dtype)
+    if any(s == 0 for s in x.shape[-nd:]) or total.size == 0:
+        return total.astype(dtype, copy=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for k in np.ndindex(*(t[0].shape[1] for t in taps)):
+            grid = _outer([t[0][:, k[d]] for d, t in enumerate(taps)])
+            inside = functools.reduce(np.logical_and,
+                                      _outer([t[2][:, k[d]] for d, t in enumerate(taps)]))
+            value = x[(Ellipsis,) + tuple(xp.asarray(g) for g in grid)]
+            total = total + (value if inside.all() else xp.where(xp.asarray(inside), value, 0))
+        for d, t in enumerate(taps):
+            total = total / _widths(xp, t, total.dtype, nd - 1 - d)
+    return total.astype(dtype, copy=False)
+
+
+def _adaptive_mean_adjoint(grad, in_sizes):
+    xp = get_xp(grad)
+    nd = len(in_sizes)
+    taps = tuple(_adaptive_taps(i, o) for i, o in zip(in_sizes, grad.shape[-nd:]))
+    dtype = grad.dtype
+    delta = grad.astype(opmath(dtype), copy=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for d, t in enumerate(taps):
+            delta = delta / _widths(xp, t, delta.dtype, nd - 1 - d)
+    rounds = _adaptive_rounds(tuple(in_sizes), tuple(grad.shape[-nd:]))
+    return add_in_order(delta, rounds, in_sizes, _add, delta.dtype).astype(dtype, copy=False)
+
+
+def _add(acc, values, weights, dtype):
+    return acc + values
+
+
+def _outer(vectors):
+    """Per-dim vectors shaped to broadcast against each other (np.ix_ without its reading
+    of boolean vectors as positions)."""
+    nd = len(vectors)
+    return [v.reshape((-1,) + (1,) * (nd - 1 - d)) for d, v in enumerate(vectors)]
+
+
+def _widths(xp, taps, dtype, trailing):
+    """Each window's width along one dim, in the dtype it divides (shaped for its dim)."""
+    return xp.asarray(taps[2].sum(1).astype(dtype).reshape((-1,) + (1,) * trailing))
+
+
+@functools.lru_cache(maxsize=128)
+def _adaptive_rounds(in_sizes, out_sizes):
+    taps = [_adaptive_taps(i, o) for i, o in zip(in_sizes, out_sizes)]
+    return ordered_rounds(taps, in_sizes, out_sizes)
 
 
 @functools.lru_cache(maxsize=256)
@@ -630,23 +651,17 @@ def _adaptive_taps(n_in, n_out):
     return np.minimum(index, max(n_in - 1, 0)), weight, valid
 
 
-def _taps(in_sizes, out_sizes):
-    return [_adaptive_taps(i, o) for i, o in zip(in_sizes, out_sizes)]
-
-
 def _adaptive_avg_pool(name, node, nd):
     """The op and its adjoint, each the other's derivative. The adjoint takes the pooled input
     (torch's does: of zero derivative in it, see max_pool2d_with_indices_backward)."""
     @op(name, promote=NONE, node=node)
     def forward(self, output_size, params):
-        return _apply_taps(self, _taps(self.shape[-nd:], output_size),
-                           False, self.shape[-nd:])
+        return _adaptive_mean(self, output_size)
 
     @op(name + "_backward", tensors=2, promote=NONE,
         node=node.replace("Backward0", "BackwardBackward0"))
     def adjoint(grad_output, self, params):
-        taps = _taps(self.shape[-nd:], grad_output.shape[-nd:])
-        return _apply_taps(grad_output, taps, True, self.shape[-nd:])
+        return _adaptive_mean_adjoint(grad_output, self.shape[-nd:])
 
     @forward.grad("self")
     def _(grad, self, params):

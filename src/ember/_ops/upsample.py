@@ -267,24 +267,36 @@ def _linear_channels_last(xp, x, taps, dtype):
 # -- adjoint: each output's gradient into its taps, in torch's order ------------------------------
 @functools.lru_cache(maxsize=128)
 def _contributions(kind, in_sizes, out_sizes, params, scales, dtype):
-    """torch's backward adds, for each output element in row-major order, its gradient times
-    its taps' weights into the taps' input elements. Returned grouped into rounds: in round r
-    each input element receives its r-th addition (so one vectorised step per round keeps
-    torch's order of additions for every element): [(input element, output element,
-    weights per dim)] per round. Linear and nearest order the taps with the first dim's
-    slowest; cubic's loop takes the last dim's (x) taps outermost."""
-    nd = len(out_sizes)
+    """The rounds of torch's backward additions (see ordered_rounds): linear and nearest
+    take the taps with the first dim's slowest; cubic's loop takes the last dim's (x) taps
+    outermost."""
     taps = [_taps(kind, i, o, params, s, dtype, backward=True)
             for i, o, s in zip(in_sizes, out_sizes, scales)]
+    return ordered_rounds(taps, in_sizes, out_sizes, x_outermost=kind == "cubic")
+
+
+def ordered_rounds(taps, in_sizes, out_sizes, x_outermost=False):
+    """torch's backward kernels add, for each output element in row-major order, its
+    gradient (times its taps' weights) into its taps' input elements, one tap after the
+    other. ``taps``: per dim (index (n_out, K), weight (n_out, K)[, valid (n_out, K)]).
+    Returned grouped into rounds: in round r each input element receives its r-th
+    addition, so one vectorised step per round keeps torch's order of additions for every
+    element: [(input element, output element, weights per dim)] per round."""
+    nd = len(out_sizes)
     widths = [t[0].shape[1] for t in taps]
     outs = np.indices(out_sizes).reshape(nd, -1)
-    order = list(reversed(range(nd))) if kind == "cubic" else list(range(nd))
+    order = list(reversed(range(nd))) if x_outermost else list(range(nd))
     ks = np.empty((nd, int(np.prod(widths))), np.int64)
     ks[order] = np.indices([widths[d] for d in order]).reshape(nd, -1)
-    targets = [taps[d][0][outs[d][:, None], ks[d][None, :]].ravel() for d in range(nd)]
-    weights = [taps[d][1][outs[d][:, None], ks[d][None, :]].ravel() for d in range(nd)]
+    pick = [(outs[d][:, None], ks[d][None, :]) for d in range(nd)]
+    targets = [taps[d][0][pick[d]].ravel() for d in range(nd)]
+    weights = [taps[d][1][pick[d]].ravel() for d in range(nd)]
     flat = np.ravel_multi_index(targets, in_sizes) if nd else np.zeros(0, np.int64)
     source = np.repeat(np.arange(outs.shape[1]), ks.shape[1])
+    valid = [t[2][pick[d]].ravel() for d, t in enumerate(taps) if len(t) > 2]
+    if valid:  # (an adaptive window shorter than the widest: its padding taps dropped)
+        keep = np.logical_and.reduce(valid)
+        flat, source, weights = flat[keep], source[keep], [w[keep] for w in weights]
     return _rounds(flat, source, weights)
 
 
@@ -316,14 +328,26 @@ def _resample_adjoint(grad, kind, in_sizes, params, scales):
         return xp.array(grad, copy=True)
     rounds = _contributions(kind, tuple(in_sizes), tuple(out_sizes), params, scales,
                             opmath(dtype))
-    g = grad.astype(compute, copy=False).reshape(lead + (int(np.prod(out_sizes)),))
-    acc = xp.zeros(lead + (int(np.prod(in_sizes)),), compute)
+    g = grad.astype(compute, copy=False)
+    return add_in_order(g, rounds, in_sizes, functools.partial(_accumulate, xp, kind),
+                        compute).astype(dtype, copy=False)
+
+
+def add_in_order(grad, rounds, in_sizes, accumulate, dtype):
+    """The adjoint's result: zeros of the input's spatial sizes, each output's gradient
+    added into its taps in torch's order (``rounds``: see ordered_rounds), by
+    ``accumulate(acc, values, weights, dtype)``."""
+    xp = get_xp(grad)
+    nd = len(in_sizes)
+    lead = grad.shape[:-nd]
+    g = grad.reshape(lead + (int(np.prod(grad.shape[-nd:])),))
+    acc = xp.zeros(lead + (int(np.prod(in_sizes)),), dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         for target, source, weights in rounds:
             target = xp.asarray(target)
             values = xp.take(g, xp.asarray(source), axis=-1)
-            acc[..., target] = _accumulate(xp, kind, acc[..., target], values, weights, compute)
-    return acc.reshape(lead + tuple(in_sizes)).astype(dtype, copy=False)
+            acc[..., target] = accumulate(acc[..., target], values, weights, dtype)
+    return acc.reshape(lead + tuple(in_sizes))
 
 
 def _accumulate(xp, kind, acc, values, weights, dtype):
