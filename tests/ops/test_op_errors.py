@@ -230,6 +230,11 @@ CASES = [
       'only Tensors of floating point dtype can require gradients'),
     E('item_many', lambda m: m.ones(2).item(), RuntimeError,
       'a Tensor with 2 elements cannot be converted to Scalar'),
+    E('softmax_half_to_float', lambda m: m.ops.aten._softmax(m.ones(2, 3, dtype=m.float16), 1,
+                                                              True),
+      RuntimeError, 'softmax with half to float conversion is not supported on CPU'),
+    E('log_softmax_half_to_float', lambda m: m.ops.aten._log_softmax(m.ones(2, 3), 0, True),
+      RuntimeError, 'softmax with half to float conversion is not supported on CPU'),
 ]
 
 

@@ -994,7 +994,13 @@ def _sum_dim(x, dim):
     return sum_(x, dim, keepdim=True)
 
 
-@op("_softmax", node="SoftmaxBackward0", quiet=True)
+def _refuse_half_to_float(self, dim, half_to_float=False):
+    """torch's CPU kernels of _softmax and _log_softmax have no half-to-float form."""
+    if half_to_float and isinstance(self, Tensor) and self.device.type == "cpu":
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+
+
+@op("_softmax", node="SoftmaxBackward0", quiet=True, check=_refuse_half_to_float)
 @contiguous_result
 def _softmax(self, dim, half_to_float=False):
     return _softmax_kernel(self, dim, False)
@@ -1048,7 +1054,7 @@ def _(grad, grad_output, output, dim):
             - grad_output * _sum_dim(grad * output, dim))
 
 
-@op("_log_softmax", node="LogSoftmaxBackward0", quiet=True)
+@op("_log_softmax", node="LogSoftmaxBackward0", quiet=True, check=_refuse_half_to_float)
 @contiguous_result
 def _log_softmax(self, dim, half_to_float=False):
     return _softmax_kernel(self, dim, True)
