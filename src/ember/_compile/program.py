@@ -541,9 +541,14 @@ def _generate_backward(prog, arrays):
     its arguments on replaced by its callee (backward.resolve)."""
     keep = {x for x in prog.source_slots if x is not None}
     w = _Writer(prog.kinds, prog.backward_instrs, keep, False, arrays)
-    for j, x in enumerate(prog.saved):
-        if x in w.last or x in keep:
-            w.lines.append(f"{w.out(x)} = saved[{j}]")
+    used = [x in w.last or x in keep for x in prog.saved]
+    if any(used) and not prog.written:  # (one unpacking: the tuple holds these alone)
+        names = [w.out(x) if u else "_" for x, u in zip(prog.saved, used)]
+        w.lines.append(f"{''.join(n + ', ' for n in names)}= saved")
+    else:
+        for j, (x, u) in enumerate(zip(prog.saved, used)):
+            if u:
+                w.lines.append(f"{w.out(x)} = saved[{j}]")
     for x, (kind, payload) in enumerate(prog.kinds):
         if x not in w.last and x not in keep:
             continue

@@ -680,11 +680,16 @@ def _(grad_output, self, target, weight, reduction, ignore_index=-100):
     if not (type(self) is np.ndarray and type(target) is np.ndarray and _usual_gradient(
             grad_output, self, target, weight, reduction, ignore_index)):
         return None
-    shape, dtype, mean = self.shape, self.dtype, reduction == "mean"
+    shape, dtype, n, rows = self.shape, self.dtype, len(self), _host_row_numbers(len(self))
+    mean = reduction == "mean"
 
     def gradient(grad_output, self, target):
-        out = _usual_nll_gradient(grad_output, target, shape, dtype, mean)
-        if out is None:
+        # (_usual_nll_gradient's steps, its row numbers bound)
+        grad = grad_output[()]
+        out = np.zeros(shape, dtype)
+        try:
+            out[rows, target] = -(grad / n) if mean else -grad
+        except IndexError:  # (an ignored sample: the general path skips it)
             return _nll_backward_on_host(grad_output, self, target, None, reduction,
                                          ignore_index)
         return out
