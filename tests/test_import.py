@@ -60,3 +60,16 @@ def test_import_leaves_heavy_modules_for_first_use():
             "assert nn is ember.nn and 'ember.optim' in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_submodules_torch_imports_with_the_package_are_attributes_at_first_use():
+    # torch's `import torch` loads torch.serialization and torch.storage, so programs write
+    # `torch.serialization.safe_globals(...)` with no import of their own; a fresh process
+    # whose first use is that attribute must find it.
+    torch = pytest.importorskip("torch")
+    for name in ("serialization", "storage"):
+        assert hasattr(torch, name)
+        code = (f"import ember\n"
+                f"assert ember.{name}.__name__ == 'ember.{name}'\n")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr

@@ -248,7 +248,8 @@ del _name_methods
 _SUBMODULES = ("nn", "cuda", "accelerator", "backends", "profiler", "utils", "optim", "func", "linalg", "datasets",
                "distributions", "compiler", "_dynamo", "distributed", "futures",
                "multiprocessing", "fft", "special", "signal", "cpu", "sparse", "functional",
-               "xpu", "testing", "masked", "onnx", "quasirandom", "ops", "library", "types")
+               "xpu", "testing", "masked", "onnx", "quasirandom", "ops", "library", "types",
+               "serialization", "storage")
 
 
 def compile(model=None, **kwargs):  # noqa: A001 - torch's name
