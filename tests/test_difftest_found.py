@@ -158,3 +158,34 @@ def test_softmin_to_a_dtype_negates_before_converting():
         first = y.grad_fn.next_functions[0][0]
         return y, first.name(), first.next_functions[0][0].name()
     same(body)
+
+
+def test_a_multi_grad_hook_over_the_single_root_never_fires():
+    """Seeds 40000205 and 43000343: torch's engine starts a backward pass of one root at the
+    root's node, which ``_will_engine_execute_node`` does not count, so a multi-grad hook
+    ("all") over the root tensor waits for no gradient and never fires (with a second root,
+    or below the root, it does); ember's fired."""
+    def body(t):
+        x = t.tensor([[-0.8, -1.5], [1.23, -0.73]], requires_grad=True)
+        unused = t.einsum("ij->j", x)
+        calls = []
+
+        def run(tag, tensors, go):
+            handle = t.autograd.graph.register_multi_grad_hook(
+                tensors, lambda gs: calls.append((tag, [None if g is None else g.clone()
+                                                        for g in gs])), mode="all")
+            go()
+            handle.remove()
+        gelu = t.nn.functional.gelu
+        y = gelu(x)
+        run("root", (y, unused), lambda: y.backward(t.ones(2, 2)))
+        y = gelu(x)
+        run("root, inputs", (y, x), lambda: y.backward(t.ones(2, 2), inputs=[x]))
+        y = gelu(x)
+        run("grad", (y,), lambda: t.autograd.grad(y, [x], t.ones(2, 2)))
+        y = gelu(x)
+        run("below the root", (y, unused), lambda: (y * 2).sum().backward())
+        y = gelu(x)
+        run("two roots", (y,), lambda: t.autograd.backward([y, y * 2], [t.ones(2, 2)] * 2))
+        return calls
+    same(body)

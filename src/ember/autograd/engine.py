@@ -271,6 +271,11 @@ def will_execute(node):
                            "backward pass")
     task = stack[-1]
     roots = task.roots
+    if len(roots) == 1 and node is roots[0]:
+        # torch's engine starts a pass of one root at that root's node (no GraphRoot before
+        # it), which it never counts among the nodes of the graph: a multi-grad hook ("all")
+        # over the root tensor then never fires
+        return False
     if task.deps:
         reached = node in task.deps
     else:  # (_execute_into_leaves counts no dependencies: one root, leaves below it)
