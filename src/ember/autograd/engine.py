@@ -707,7 +707,12 @@ def _run_plain_leaf(task, fn, grads, i):
                     or not _layout_policy.enforce or _obeys_layout(g, data)):
                 # NOTE: not noted as borrowed (as _accumulate notes it): the .grad now holds
                 # it, so any later holder is told by the reference counts, as torch's are
-                var._grad = wrap_versioned(g)
+                if _COUNTED[0]:  # (a version to look up: wrap_versioned's lookup)
+                    var._grad = wrap_versioned(g)
+                    return
+                t = _new_tensor(Tensor)  # (_wrap's lines: no call, a fixed cost per leaf)
+                t._data = g
+                var._grad = t
                 return
         g = flags = None  # (so that _accumulate counts the references as it expects)
         _accumulate(task, var, grads[i])
