@@ -152,7 +152,58 @@ def _cubic_taps(n_in, n_out, align_corners, scale, dtype, fused):
     return index, _cubic_coefficients(t, f, fused)
 
 
+def _aa_filter(x, cubic, f):
+    """torch's antialiasing filters (Pillow's): the triangle, or Keys' cubic with a = -0.5,
+    in the weights' dtype with every multiply-add fused (found comparing weights bit for
+    bit; get_cubic_upsample_coefficients' last steps are not)."""
+    x = abs(f(x))
+    if not cubic:
+        return f(1) - x if x < 1 else f(0)
+    a = f(-0.5)
+    if x < 1:
+        inner = fused_multiply_add(a + f(2), x, -(a + f(3))) * x
+        return f(fused_multiply_add(inner, x, f(1)))
+    if x < 2:
+        inner = fused_multiply_add(fused_multiply_add(a, x, -(f(5) * a)), x, f(8) * a)
+        return f(fused_multiply_add(inner, x, -(f(4) * a)))
+    return f(0)
+
+
+@functools.lru_cache(maxsize=256)
+def _aa_taps(n_in, n_out, align_corners, scale, dtype, cubic):
+    """_compute_indices_min_size_weights_aa: each output reads the input elements within
+    its filter's support (widened by the scale when downsampling), weights normalised to
+    sum to 1; the arithmetic in the dtype (float32 or float64) and in double where torch's
+    C++ mixes in double constants. Returns (index, weight, valid) padded to the widest."""
+    f = dtype.type
+    ratio = _area_scale(n_in, n_out, align_corners, scale, f)
+    size = 4 if cubic else 2
+    support = f(size * 0.5 * float(ratio)) if ratio >= 1 else f(size * 0.5)
+    width = int(np.ceil(support)) * 2 + 1
+    invscale = f(1.0 / float(ratio)) if ratio >= 1 else f(1)
+    index = np.zeros((n_out, width), np.int64)
+    weight = np.zeros((n_out, width), dtype)
+    valid = np.zeros((n_out, width), bool)
+    for i in range(n_out):
+        center = f(float(ratio) * (i + 0.5))
+        low = max(int(float(center - support) + 0.5), 0)
+        count = min(max(min(int(float(center + support) + 0.5), n_in) - low, 0), width)
+        ws = [_aa_filter((float(f(j + low) - center) + 0.5) * float(invscale), cubic, f)
+              for j in range(count)]
+        total = f(0)
+        for w in ws:
+            total = f(total + w)
+        if total != 0:
+            ws = [f(w / total) for w in ws]
+        index[i, :count] = low + np.arange(count)
+        weight[i, :count] = ws
+        valid[i, :count] = True
+    return np.minimum(index, n_in - 1), weight, valid
+
+
 def _taps(kind, n_in, n_out, params, scale, dtype, backward=False):
+    if kind in ("bilinear_aa", "bicubic_aa"):
+        return _aa_taps(n_in, n_out, params, scale, dtype, kind == "bicubic_aa")
     if kind in ("nearest", "nearest_exact"):
         return _nearest_taps(n_in, n_out, scale, kind == "nearest_exact", dtype)
     if kind == "linear":
@@ -180,7 +231,19 @@ def _resample(x, kind, out_sizes, params, scales):
     taps = [_taps(kind, in_sizes[i], out_sizes[i], params, scales[i], compute)
             for i in range(nd)]
     with np.errstate(invalid="ignore", over="ignore"):  # (inf * 0 is NaN, silently, as torch)
-        if kind == "linear" and channels_last:
+        if kind.endswith("_aa"):
+            # (torch resamples the last dim, then the others, skipping any that keeps its size)
+            for i in reversed(range(nd)):
+                if in_sizes[i] != out_sizes[i]:
+                    index, weight, valid = taps[i]
+                    if i < nd - 1 and out_sizes[-1] == 1:
+                        # torch's vertical pass reads its first row's taps for every row
+                        # when the rows are one element wide (its zero-stride loop then runs
+                        # along the column), a result of torch's we keep
+                        index, weight, valid = (np.repeat(t[:1], len(t), 0)
+                                                for t in (index, weight, valid))
+                    x = _sum_window(xp, x, x.ndim - nd + i, index, weight, valid)
+        elif kind == "linear" and channels_last:
             x = _linear_channels_last(xp, x, taps, dtype)
         else:
             for i in reversed(range(nd)):  # (the last dimension first, as torch nests them)
@@ -222,6 +285,21 @@ def _sum_taps(xp, x, axis, index, weight):
     weight = xp.asarray(weight)
     taps = [xp.take(x, xp.asarray(index[:, k]), axis=-1) for k in range(index.shape[1])]
     return xp.moveaxis(_fused_chain(taps, [weight[:, k] for k in range(len(taps))]), -1, axis)
+
+
+def _sum_window(xp, x, axis, index, weight, valid):
+    """One dimension of torch's antialiasing kernel: each output's taps (as many as its
+    window holds) summed one after the other, t0 * w0 rounded, each further product fused
+    into the running sum."""
+    x = xp.moveaxis(x, axis, -1)
+    count = valid.sum(1)
+    out = None
+    for k in range(index.shape[1]):
+        term = xp.take(x, xp.asarray(index[:, k]), axis=-1)
+        w = xp.asarray(weight[:, k])
+        out = (term * w if k == 0
+               else xp.where(xp.asarray(count > k), fused_multiply_add(term, w, out), out))
+    return xp.moveaxis(out, -1, axis)
 
 
 def _fused_chain(values, weights):
@@ -357,7 +435,7 @@ def _accumulate(xp, kind, acc, values, weights, dtype):
     fused multiply-adds)."""
     if kind in ("nearest", "nearest_exact"):
         return acc + values
-    if kind == "linear":
+    if kind in ("linear", "bilinear_aa", "bicubic_aa"):
         product = weights[0]
         for w in weights[1:]:
             product = product * w
@@ -410,6 +488,10 @@ upsample_trilinear3d, upsample_trilinear3d_backward = _upsample_op(
     "upsample_trilinear3d", "UpsampleTrilinear3DBackward0", "linear", 3)
 upsample_bicubic2d, upsample_bicubic2d_backward = _upsample_op(
     "upsample_bicubic2d", "UpsampleBicubic2DBackward0", "cubic", 2)
+upsample_bilinear2d_aa, upsample_bilinear2d_aa_backward = _upsample_op(
+    "_upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0", "bilinear_aa", 2)
+upsample_bicubic2d_aa, upsample_bicubic2d_aa_backward = _upsample_op(
+    "_upsample_bicubic2d_aa", "UpsampleBicubic2DAaBackward0", "bicubic_aa", 2)
 
 
 _OPS = {("nearest", 1): upsample_nearest1d, ("nearest", 2): upsample_nearest2d,
@@ -438,9 +520,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest",  # noqa: A0
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
+    if mode == "lanczos" and input.ndim == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+        raise NotImplementedError("interpolate(mode='lanczos') is not supported by ember")
     if antialias:
-        raise NotImplementedError(f"interpolate(mode={mode!r}, antialias=True) is not "
-                                  "supported by ember")
+        _check_sizes(input, out)
+        aa_op = upsample_bilinear2d_aa if mode == "bilinear" else upsample_bicubic2d_aa
+        return aa_op(input, out, align_corners, scales)
     if mode == "area" and input.ndim in (3, 4, 5):
         from . import pooling
         area = {1: pooling.adaptive_avg_pool1d, 2: pooling.adaptive_avg_pool2d,
