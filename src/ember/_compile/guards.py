@@ -182,6 +182,8 @@ def _argument_lines(w, args, kwargs, spec, n_tensors):
 _GOT = ("__class__", "_data.__class__", "_data.shape", "_data.dtype", "_data.strides",
         "_requires_grad", "_is_inference")
 _META_GETTER = operator.attrgetter(*_GOT)
+# (and ``_base``, for a tensor that is no view: None, compared in the same tuple)
+_META_GETTER_BASE = operator.attrgetter(*_GOT, "_base")
 
 
 def _meta_changed(w, t, meta):
@@ -189,8 +191,9 @@ def _meta_changed(w, t, meta):
     if meta[1] is not np.ndarray:  # (another array type: the whole picture, device too)
         a = w.local(f"{t}._data")
         return f"{_TENSOR_META.format(t=t, a=a)} != {w.bind(meta)}"
-    return (f"{w.bind(_META_GETTER)}({t}) != {w.bind(meta[:6] + (meta[7],))} "
-            f"or {t}._base is {'not ' if meta[6] else ''}None")
+    if meta[6]:  # no view: its base (None) read with the rest
+        return f"{w.bind(_META_GETTER_BASE)}({t}) != {w.bind(meta[:6] + (meta[7], None))}"
+    return f"{w.bind(_META_GETTER)}({t}) != {w.bind(meta[:6] + (meta[7],))} or {t}._base is None"
 
 
 def _alias_lines(w, aliases, names):
