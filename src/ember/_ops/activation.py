@@ -19,7 +19,7 @@ from .._backend import get_xp, is_array, reduce_max, reduce_sum
 from .._tensor import Tensor, _wrap_dim
 from .pointwise import (add_scalar, exp, not_implemented, sigmoid, tanh, threshold_backward, where,
                         zero_gradient)
-from .opmath import half_in_float32
+from .opmath import half_in_float32, number_now, reduced_now
 from .reduction import contiguous_result
 from .registry import op
 from .replay import replay_form
@@ -442,7 +442,7 @@ def log_sigmoid_backward(grad_output, self):
     # overflowing), then (max_deriv - sign * buffer / (1 + buffer)) * grad in the opmath type
     xp = get_xp(self)
     wide = np.float32 if self.dtype == np.float16 else self.dtype.type
-    buffer = xp.exp(-xp.abs(self)).astype(wide)
+    buffer = xp.exp(-xp.abs(self)).astype(reduced_now() or self.dtype).astype(wide)
     negative = self < 0
     sign = xp.where(negative, wide(1), wide(-1))
     out = (negative.astype(wide) - sign * (buffer / (1 + buffer))) * grad_output.astype(wide)
@@ -616,6 +616,7 @@ def _(grad, self, lambd):
 
 @op("softshrink_backward", elementwise=True, tensors=2)
 def softshrink_backward(grad_output, self, lambd):
+    lambd = number_now(lambd)  # (torch's kernel compares in the tensor's dtype: bfloat16's)
     return get_xp(self).where((self >= -lambd) & (self <= lambd), 0, grad_output)
 
 
@@ -638,6 +639,7 @@ def softshrink(input, lambd=0.5):
 @op("hardshrink", elementwise=True, node="HardshrinkBackward0")
 def _hardshrink(self, lambd=0.5):
     _floating(self, "hardshrink_cpu")
+    lambd = number_now(lambd)  # (torch's kernel compares in the tensor's dtype: bfloat16's)
     return get_xp(self).where((self >= -lambd) & (self <= lambd), 0, self).astype(
         self.dtype, copy=False)
 
@@ -649,6 +651,7 @@ def _(grad, self, lambd):
 
 @op("hardshrink_backward", elementwise=True, tensors=2)
 def hardshrink_backward(grad_out, self, lambd):
+    lambd = number_now(lambd)  # (as hardshrink's)
     return get_xp(self).where((self >= -lambd) & (self <= lambd), 0, grad_out)
 
 
