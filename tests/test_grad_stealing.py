@@ -112,3 +112,68 @@ def test_leaf_versions_after_a_written_gradient(compiled):
                 w.grad = b.grad = None
         return versions
     same(body)
+
+
+def _view_of_a_kept_tensor_as_gradient(torch):
+    """Custom backwards returning a view of a tensor the test holds (one and two inputs, the
+    one-node and the general leaf paths), a tensor written in place, and the kept tensor
+    itself: torch steals the view, so the .grad shares its memory and version counter."""
+    kept = torch.arange(6.0)
+    alias = torch.ones(2, 3)
+    out = []
+    for returned in (lambda g: kept.view(2, 3), lambda g: kept.view(3, 2).t(),
+                     lambda g: (g * 2).add_(1).mul_(2), lambda g: alias):
+        class Two(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * 2 + b * 3
+
+            @staticmethod
+            def backward(ctx, g):
+                return returned(g), g * 3
+
+        class One(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return returned(g)
+
+        a, b, c = (torch.ones(2, 3, requires_grad=True) for _ in range(3))
+        Two.apply(a, b).backward(torch.ones(2, 3))
+        One.apply(c).backward(torch.ones(2, 3))
+        before = [(p.grad._version, p.grad._base is None, p.grad.is_contiguous(),
+                   p.grad.data_ptr() == kept.data_ptr(), p.grad is alias) for p in (a, c)]
+        kept.add_(100)
+        alias.add_(1)
+        out.append((before, [(p.grad, p.grad._version) for p in (a, c)]))
+    return out
+
+
+def _second_gradient_into_a_stolen_view(torch):
+    """A second backward sums into the stolen view in place: into the kept tensor."""
+    kept = torch.arange(6.0)
+
+    class Two(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * 2 + b * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return kept.view(2, 3), g * 3
+
+    a, b = (torch.ones(2, 3, requires_grad=True) for _ in range(2))
+    for _ in range(2):
+        Two.apply(a, b).backward(torch.ones(2, 3))
+    return kept, kept._version, a.grad, a.grad._version
+
+
+def test_a_gradient_viewing_a_kept_tensor_shares_its_version_counter():
+    same(_view_of_a_kept_tensor_as_gradient)
+
+
+def test_a_second_gradient_sums_into_a_stolen_view_in_place():
+    same(_second_gradient_into_a_stolen_view)

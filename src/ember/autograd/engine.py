@@ -925,10 +925,17 @@ def _note_borrowed(task, fn, outs):
     backward may return tensors it keeps). A gradient a built-in node passed through unchanged
     is not noted: what holds it is counted when it reaches a leaf (see _accumulate)."""
     borrowed = task.borrowed
-    unshared = fn.__dict__.pop("_unshared", ())  # (a custom Function's fresh gradients)
+    unshared = fn.__dict__.pop("_unshared", None)  # (a custom Function's fresh gradients)
     for o in outs:
-        if o is not None and id(o) not in unshared:
+        if o is None:
+            continue
+        if unshared is None or id(o) not in unshared:
             borrowed.add(o)
+        elif (t := unshared[id(o)]) is not None:
+            # a tensor with a version counter (a view of one the user holds): the leaf takes
+            # it over as its Tensor, not as a new one around its array, so that the .grad
+            # shares the counter as torch's does (see _first_grad)
+            task.visible[id(o)] = (o, t)
 
 
 def _tensor_pre_hooks(task, fn, grads):

@@ -90,17 +90,19 @@ _NONE, _INPUT, _OUTPUT, _PACKED = range(4)
 
 
 def _unshared_gradients(result, alone):
-    """ids of the arrays of the gradients in ``result`` (a backward's) that nothing else
-    holds: returned once, the tensor held by ``result`` alone and its array by the tensor
-    alone. torch's AccumulateGrad takes such a gradient over (its use count is 1).
+    """The gradients in ``result`` (a backward's) that nothing else holds, by their arrays'
+    ids: returned once, the tensor held by ``result`` alone and its array by the tensor
+    alone. torch's AccumulateGrad takes such a gradient over (its use count is 1), and the
+    ``.grad`` it becomes shares the tensor's version counter: each id maps to the tensor when
+    it has a counter (a view of a tensor the user holds, or one written in place), else None.
     ``alone``: the backward returned one tensor, not a tuple (its caller holds it too)."""
-    ids = set()
+    ids = {}
     for r in result:
         # (the references: result's one, r and getrefcount's argument, and the caller's for
         # a lone tensor; the array's: the tensor and getrefcount's argument)
         if (isinstance(r, Tensor) and sys.getrefcount(r) == 3 + alone
                 and type(r._data) is np.ndarray and sys.getrefcount(r._data) == 2):
-            ids.add(id(r._data))
+            ids[id(r._data)] = r if r._vc is not None else None
     return ids
 
 
