@@ -189,3 +189,23 @@ def test_a_multi_grad_hook_over_the_single_root_never_fires():
         run("two roots", (y,), lambda: t.autograd.backward([y, y * 2], [t.ones(2, 2)] * 2))
         return calls
     same(body)
+
+
+def test_the_version_error_names_bfloat16_and_complex_tensors_by_their_type_objects():
+    """Seed 41000391: torch's "modified by an inplace operation" error names a bfloat16 or
+    complex tensor ``CPUBFloat16Type``, ``CPUComplexFloatType``... (as a bool one,
+    ``CPUBoolType``), the others by their legacy tensor types; ember's said
+    ``BFloat16Tensor``."""
+    def body(t):
+        messages = []
+        for dtype in (t.float32, t.float16, t.bfloat16, t.complex64, t.complex128):
+            x = t.tensor([1.0, 2.0], requires_grad=True)
+            y = x.to(dtype) * 1
+            z = y * y
+            y.add_(1)
+            try:
+                z.sum().abs().backward()
+            except RuntimeError as e:
+                messages.append(str(e))
+        return messages
+    same(body)
