@@ -1082,3 +1082,40 @@ def test_scatter_reduce_prod_tangent_of_a_larger_src():
     _, tangent = ember.func.jvp(f, (ember.tensor(x0), ember.tensor(s0)),
                                 (ember.tensor(tx), ember.tensor(ts)))
     np.testing.assert_allclose(tangent.numpy(), ((plus - minus) / (2 * eps)).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 1, -3])
+@pytest.mark.parametrize("scale_grad_by_freq", [False, True])
+def test_embedding_tangent_reads_the_padding_row(padding_idx, scale_grad_by_freq):
+    # torch's tangent is the lookup of the weight's tangent, padding row included (ember's,
+    # derived from the gradient, was 0 there)
+    def body(t):
+        w = t.arange(12.0, dtype=t.float64).reshape(4, 3)
+        idx = t.tensor([[1, 0, 1], [3, 1, 2]])
+        f = lambda a: t.nn.functional.embedding(  # noqa: E731
+            idx, a, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq)
+        return t.func.jvp(f, (w,), (w.cos(),)), t.func.jacfwd(f)(w)
+    same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("case", ["sinc", "logit", "logit_eps", "pow_self", "pow_exponent",
+                                  "pow_both", "pow_float32"])
+def test_elementwise_tangents_at_their_formulas_edges(case):
+    # torch's elementwise tangents are the gradient formulas with the tangent for grad
+    # (auto_element_wise): sinc's 0 at 0, logit's NaN outside [0, 1] and 0 outside [eps,
+    # 1 - eps], pow's masks; the tangents derived at grad = 0 gave NaN or 0 there
+    def body(t):
+        x = t.tensor([0.0, 1.0, 0.05, -1.0, 0.5], dtype=t.float64)
+        e = t.tensor([-1.0, 0.0, 2.0, 0.5, -2.0], dtype=t.float64)
+        u, v = t.linspace(0.5, 1.5, 5, dtype=t.float64), t.linspace(-1.0, 1.0, 5, dtype=t.float64)
+        F = t.func
+        base = t.tensor([0.0, 0.0, 0.0, 2.0, 0.0], dtype=t.float64)
+        return {"sinc": lambda: F.jvp(t.sinc, (x,), (u,)),
+                "logit": lambda: F.jvp(t.logit, (x,), (u,)),
+                "logit_eps": lambda: F.jvp(lambda a: t.logit(a, 0.1), (x,), (u,)),
+                "pow_self": lambda: F.jvp(lambda a: a ** e, (base,), (u,)),
+                "pow_exponent": lambda: F.jvp(lambda b: base ** b, (e,), (v,)),
+                "pow_both": lambda: F.jvp(t.pow, (base, e), (u, v)),
+                "pow_float32": lambda: F.jvp(t.pow, (base.float(), e.float()), (u, v)),
+                }[case]()
+    same(body, check_warnings=False)

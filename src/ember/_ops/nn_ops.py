@@ -573,6 +573,13 @@ def _(grad, indices, weight_shape, padding_idx, scale_grad_by_freq, sparse):
     return _embedding_backward(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)
 
 
+@_embedding.jvp("weight")
+def _(weight_t, indices, padding_idx, scale_grad_by_freq, sparse):
+    # torch's (auto_linear): the lookup of the tangent's rows, padding_idx's row too (only the
+    # gradient leaves it out, and only the gradient scales by frequency)
+    return _embedding(weight_t, indices, padding_idx, scale_grad_by_freq, sparse)
+
+
 def _embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
     """torch's embedding_sparse_backward: a sparse COO (num_weights, dim) gradient with one
     entry per looked-up index (repeats kept, uncoalesced), padding_idx's entries left out. Its

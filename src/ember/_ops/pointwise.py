@@ -572,14 +572,17 @@ def _(grad, self, exponent, result):
     return grad * where((self == 0) & (exponent >= 0), 0.0, result * log(self))
 
 
+# torch's forward formulas are its backward ones with the tangent for grad (pow_backward_self,
+# pow_backward_exponent): the same masks, exponent == 0 (else 0 ** -1 gives a NaN tangent at
+# self == 0) and self == 0 only where exponent >= 0 (0 ** -1's exponent tangent is -inf)
 @pow_tensor.jvp("self")
 def _(self_t, self, exponent):
-    return self_t * (exponent * self ** (exponent - 1))
+    return where(exponent == 0, 0.0, self_t * (exponent * self ** (exponent - 1)))
 
 
 @pow_tensor.jvp("exponent")
-def _(exponent_t, self, result):
-    return exponent_t * where(self == 0, 0.0, result * log(self))
+def _(exponent_t, self, exponent, result):
+    return exponent_t * where((self == 0) & (exponent >= 0), 0.0, result * log(self))
 
 
 @op("pow", elementwise=True, node="PowBackward2", tensors=2, quiet=True)

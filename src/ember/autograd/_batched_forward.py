@@ -109,8 +109,13 @@ def _copy_laid_out_as(tangents, out):
 
 
 def _elementwise_jvp(op, args, out, tangents):
+    """The tangent of a real elementwise op: each reverse formula (multiplication by a
+    partial derivative) applied to its input's tangent, as torch's auto_element_wise
+    forward formulas are; for a batch of tangents (``_batch``) or one."""
     from .._ops.shape import expand
-    shape = (fwAD._batch[0],) + tuple(out._data.shape)
+    batch = fwAD._batch[0]
+    head = () if batch is None else (batch,)
+    shape = head + tuple(out._data.shape)
     total = None
     for (i,), fn, _ in op.formulas:
         tan = tangents[i]
@@ -118,7 +123,8 @@ def _elementwise_jvp(op, args, out, tangents):
             continue
         lead = len(shape) - tan._data.ndim  # (batch, *in) -> (batch, 1.., *in) -> (batch, *out)
         if lead:
-            tan = tan.reshape((shape[0],) + (1,) * lead + tuple(tan._data.shape[1:]))
+            rest = tuple(tan._data.shape[len(head):])
+            tan = tan.reshape(head + (1,) * lead + rest)
         wide = expand(tan, shape)
         r = fn(wide, *fwAD._rule_args(fn, op, args, out))
         if isinstance(r, Tensor):

@@ -692,6 +692,11 @@ def _op_jvp_one(op, args, out, tangents):
         if all(t is None or names[k] in rules for k, t in enumerate(tangents)):
             return _zero_term_dtype(op, args, out, tangents,
                                     _explicit_jvp(op, rules, args, out, tangents))
+    if _batched_forward._elementwise(op, out, tangents):
+        # (the formula with the tangent for grad, not derived at grad = 0, where a formula's
+        # masks and wheres read the zero gradient: sinc's, logit's at their edges)
+        return _zero_term_dtype(op, args, out, tangents,
+                                _batched_forward._elementwise_jvp(op, args, out, tangents))
     return _zero_term_dtype(op, args, out, tangents, _derived_jvp(op, args, out, tangents))
 
 
