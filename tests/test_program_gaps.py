@@ -546,3 +546,24 @@ def test_index_tensors_that_do_not_broadcast(key):
         y, m = torch.tensor([0, 1, 2, 3]), torch.zeros(2, 4, dtype=torch.long)
         return eval(f"x[{key}]", {"torch": torch, "x": x, "y": y, "m": m})
     same(body)
+
+
+def test_fresh_inductor_cache_wraps_a_first_compiled_call():
+    # the regional compilation recipe times a compiled model's first call inside
+    # torch._inductor.utils.fresh_inductor_cache(); a CPU run leaves cache_entries empty
+    def body(torch):
+        def f(x):
+            return torch.sigmoid(x @ x.T).sum(0)
+        x = torch.arange(6.).reshape(2, 3) / 6
+        torch.compiler.reset()
+        entries = {}
+        with torch._inductor.utils.fresh_inductor_cache(entries):
+            got = torch.compile(f, backend="eager")(x)
+        try:
+            with torch._inductor.utils.fresh_inductor_cache({"kernel.so": 1}):
+                pass
+            refused = None
+        except AssertionError as e:
+            refused = str(e)
+        return got, entries, refused
+    same(body)
