@@ -227,3 +227,19 @@ def test_antialias(mode, size, align_corners, dtype):
     tol = 3e-7 if dtype == "float32" else 1e-15
     same(lambda t: body(t)[:2], rtol=tol, atol=tol)
     same(lambda t: body(t)[2], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mode,shape,size", [("bicubic", (2, 3, 4, 5), (7, 3)),
+                                             ("area", (2, 3, 7, 5), (3, 4)),
+                                             ("area", (1, 2, 5, 4, 6), (2, 3, 4))])
+def test_float16_weights_and_accumulation_as_torch(mode, shape, size):
+    """torch's generic kernel keeps float16 weights (bicubic's rounded to float16, summed in
+    float32); its adaptive average pooling backward rounds g / kh / kw and each addition to
+    float16."""
+    def body(t):
+        x = _x(t, *shape).half().detach().requires_grad_()
+        y = t.nn.functional.interpolate(x, size=size, mode=mode)
+        g = np.random.RandomState(4).randn(*y.shape).astype(np.float16)
+        y.backward(t.tensor(g))
+        return y, x.grad
+    same(body, rtol=0, atol=0)

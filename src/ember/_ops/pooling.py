@@ -600,6 +600,8 @@ def _adaptive_mean(x, out_sizes):
                                       _outer([t[2][:, k[d]] for d, t in enumerate(taps)]))
             value = x[(Ellipsis,) + tuple(xp.asarray(g) for g in grid)]
             total = total + (value if inside.all() else xp.where(xp.asarray(inside), value, 0))
+            if nd == 3 and dtype != total.dtype:  # (torch's 3-d kernel sums in float16 itself)
+                total = total.astype(dtype).astype(total.dtype)
         for d, t in enumerate(taps):
             total = total / _widths(xp, t, total.dtype, nd - 1 - d)
     return total.astype(dtype, copy=False)
@@ -615,11 +617,20 @@ def _adaptive_mean_adjoint(grad, in_sizes):
         for d, t in enumerate(taps):
             delta = delta / _widths(xp, t, delta.dtype, nd - 1 - d)
     rounds = _adaptive_rounds(tuple(in_sizes), tuple(grad.shape[-nd:]))
-    return add_in_order(delta, rounds, in_sizes, _add, delta.dtype).astype(dtype, copy=False)
+    if dtype == delta.dtype:
+        return add_in_order(delta, rounds, in_sizes, _add, dtype)
+    # (float16, bfloat16: torch's backward rounds g / kh / kw and each addition to the dtype)
+    delta = delta.astype(dtype).astype(delta.dtype)
+    return add_in_order(delta, rounds, in_sizes, functools.partial(_add_rounded, dtype),
+                        delta.dtype).astype(dtype, copy=False)
 
 
 def _add(acc, values, weights, dtype):
     return acc + values
+
+
+def _add_rounded(rounded, acc, values, weights, dtype):
+    return (acc + values).astype(rounded).astype(dtype)
 
 
 def _outer(vectors):

@@ -230,6 +230,10 @@ def _resample(x, kind, out_sizes, params, scales):
     x = x.astype(compute, copy=False)
     taps = [_taps(kind, in_sizes[i], out_sizes[i], params, scales[i], compute)
             for i in range(nd)]
+    if dtype != compute and not (kind == "linear" and channels_last):
+        # (torch's generic kernel stores the weights in the input's dtype: float16 and
+        # bfloat16 weights are rounded, the sums still run in float32)
+        taps = [(t[0], t[1].astype(dtype).astype(compute)) + tuple(t[2:]) for t in taps]
     with np.errstate(invalid="ignore", over="ignore"):  # (inf * 0 is NaN, silently, as torch)
         if kind.endswith("_aa"):
             # (torch resamples the last dim, then the others, skipping any that keeps its size)
