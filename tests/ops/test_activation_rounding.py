@@ -118,3 +118,25 @@ def test_tanh_backward_zero_dim_and_broadcast():
         assert lib.ops.aten.tanh_backward(lib.tensor(2.0), y).tolist() == [
             2 * (1 - v * v) for v in (0.25, -0.5, 0.75)]
         assert lib.ops.aten.tanh_backward(lib.tensor(2.0), lib.tensor(0.5)).item() == 1.5
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+def test_tanh_and_sigmoid_tangents_are_their_gradient_kernels(name):
+    # torch's forward-mode derivative runs the gradient kernel on the tangent: its values to
+    # the last bit (given ember's primal) and its one node
+    torch = torch_or_skip()
+    rng = np.random.default_rng(13)
+    x, t = (rng.standard_normal(5003).astype(np.float32) for _ in range(2))
+    fa = ember.autograd.forward_ad
+    with fa.dual_level():
+        out = fa.unpack_dual(getattr(ember, name)(fa.make_dual(ember.tensor(x),
+                                                               ember.tensor(t))))
+        primal, tangent = out.primal.numpy(), out.tangent.numpy()
+    want = getattr(torch.ops.aten, name + "_backward")(torch.tensor(t), torch.tensor(primal))
+    np.testing.assert_array_equal(tangent, want.numpy())
+    for lib in (torch, ember):
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(lib.tensor([0.5], requires_grad=True),
+                                                     lib.tensor([1.0], requires_grad=True))
+            node = lib.autograd.forward_ad.unpack_dual(getattr(lib, name)(dual)).tangent.grad_fn
+            assert node.name() == name.capitalize() + "BackwardBackward0"

@@ -891,8 +891,8 @@ def _(grad, grad_output, output):
 
 
 @tanh.jvp("self")
-def _(self_t, result):
-    return self_t * (1 - result * result)
+def _(self_t, result):  # (torch's: its gradient kernel on the tangent, one node)
+    return tanh_backward(self_t, conj_value(result))
 
 
 @op("sigmoid", elementwise=True, promote=FLOAT, method=True, inplace=True, complex_grad=True)
@@ -939,8 +939,8 @@ def _(grad, grad_output, output):
 
 
 @sigmoid.jvp("self")
-def _(self_t, result):
-    return self_t * (result * (1 - result))
+def _(self_t, result):  # (torch's: its gradient kernel on the tangent, one node)
+    return sigmoid_backward(self_t, conj_value(result))
 
 
 def _relu_check(self):
