@@ -243,3 +243,12 @@ def test_float16_weights_and_accumulation_as_torch(mode, shape, size):
         y.backward(t.tensor(g))
         return y, x.grad
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("call", ["upsample", "upsample_nearest", "upsample_bilinear"])
+def test_deprecated_upsample_functions_warn(call):
+    def body(t):
+        x = _x(t, 1, 2, 3, 4)
+        kw = dict(size=5) if call == "upsample_bilinear" else dict(scale_factor=2)
+        return getattr(t.nn.functional, call)(x, **kw)
+    same(body, rtol=0, atol=0)

@@ -11,6 +11,7 @@ one tap after the other), so that float32 results are torch's to the last bit.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -617,6 +618,8 @@ def _check_sizes(input, out):  # noqa: A002
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa: A002
     """Upsamples the input (deprecated alias of interpolate)."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
