@@ -60,8 +60,9 @@ def test_replay_overhead_compares_two_checkouts():
 
 def test_replay_profile_sets_an_mlps_matrix_products_apart():
     """On W2 the report adds the program's matrix products and the same products timed alone
-    (NumPy's, and torch's where installed), names the kernel a registry wrapper calls, and
-    (--in-step) times each call inside whole steps too."""
+    (NumPy's, and torch's where installed), names the function each line calls (the replay
+    forms': NumPy's matmul for the forward's products, the host product mm's gradient takes
+    for the backward's), and (--in-step) times each call inside whole steps too."""
     tool = RUN.parent / "replay_profile.py"
     done = subprocess.run([sys.executable, str(tool), "w2", "--repeat", "1", "--top", "400",
                            "--in-step"], capture_output=True, text=True, timeout=300)
@@ -70,7 +71,8 @@ def test_replay_profile_sets_an_mlps_matrix_products_apart():
                    if line.startswith("matrix products")]
     assert "the program's" in products and "alone, NumPy's" in products
     lines = done.stdout.splitlines()
-    assert any(line.rstrip().endswith("ember._ops.linalg.mm") for line in lines)
+    assert any(line.rstrip().endswith("numpy.matmul") for line in lines)
+    assert any(line.rstrip().endswith("ember._ops.linalg._host_mat2_grad") for line in lines)
     assert any(line.startswith("the calls inside whole steps") for line in lines)
     # each kernel's line: its time alone / inside the steps
     assert sum(" us / " in line for line in lines) >= 10
