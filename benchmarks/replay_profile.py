@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE))
 import numpy as np  # noqa: E402
 
 import ember  # noqa: E402
-from ember._compile.compiled import _ALL, CompiledFunction, Entry  # noqa: E402
+from ember._compile.compiled import _ALL, CompiledFunction  # noqa: E402
 from workloads import NUMPY_FLOOR, WORKLOADS, make_data  # noqa: E402
 
 _ASSIGN = re.compile(r"^(\w+(?:, \w+)*) = (.+)$")
@@ -58,16 +58,22 @@ def recorded_entry(name):
     step = WORKLOADS[name][3](ember, make_data(name), compiled=True)
     step()
     seen = {}
-    replay = Entry.replay
 
-    def spy(entry, tensors):  # (the replay's inputs are the step's own, in its closure)
-        seen[entry] = tensors
-        return replay(entry, tensors)
-    Entry.replay = spy
+    def spy(entry, replay):  # (the replay's inputs are the step's own, in its closure)
+        def replay_seen(tensors):
+            seen[entry] = tensors
+            return replay(tensors)
+        return replay_seen
+    # (each recording's replay is a generated function, an attribute of its entry)
+    entries = [e for cf in list(_ALL) for e in cf.entries]
+    replays = [e.replay for e in entries]
+    for entry, replay in zip(entries, replays):
+        entry.replay = spy(entry, replay)
     try:
         step()
     finally:
-        Entry.replay = replay
+        for entry, replay in zip(entries, replays):
+            entry.replay = replay
     if not seen:
         raise SystemExit(f"{name}: no replay (the function runs eagerly)")
     return (step, *next(iter(seen.items())))

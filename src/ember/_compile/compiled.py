@@ -18,7 +18,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd.graph import ERR_FREED, Node, version_error
 from .config import config
 from .guards import Roots, _Identity, _tensor_meta, call_guard, flatten_args, world
-from .outputs import generate_finish
+from .outputs import generate_finish, generate_replay
 from .program import OTHER_GRADIENTS, Program, _tensor_arg
 from .recorder import (
     CALL,
@@ -308,6 +308,9 @@ class CompiledFunction:
         entry.fresh = len(own) == len(set(own)) and all(
             rec.kinds[s][0] == COMPUTED and s >= program.forward_slots for s in own)
         entry.finish = generate_finish(entry, CompiledFunctionBackward)
+        # (an attribute of the entry: called in place of the method, which does the same in
+        # two calls)
+        entry.replay = generate_replay(entry, entry.finish)
         return entry
 
 

@@ -12,6 +12,7 @@ eager mode returned). A view among the outputs is made again through its view op
 """
 from __future__ import annotations
 
+from .._backend import fp_errors
 from .._ops.registry import _sequence
 from .._state import state
 from .._tensor import Tensor
@@ -36,6 +37,32 @@ def generate_finish(entry, node_class):
     w.indent = 1
     w.add(f"return {_result(w, entry, outputs)}")
     return w.build()
+
+
+def generate_replay(entry, finish):
+    """``replay(tensors)``: the forward program's lines and ``finish``'s in one function (a
+    frame and the arrays' tuples fewer per call), silenced as ``Entry.replay`` silences the
+    forward program (NumPy's errors off and NaNs noted while the kernels run)."""
+    forward = entry.program.forward
+    *body, last = forward.lines
+    assert last.startswith("return ")
+    body.append("outs, saved = " + last[len("return "):])
+    if entry.quiet:
+        body = (["quiet = silence_noting()", "try:"] + ["    " + line for line in body]
+                + ["finally:", "    restore(quiet)"])
+    text = ("def replay(tensors):\n" + "".join(f"    {line}\n" for line in body)
+            + finish.source.split("\n", 1)[1])
+    # (in finish's own scope, which its kept edges are refreshed into, see _refresh_edges)
+    scope = finish.__globals__
+    names = {k: v for k, v in forward.__globals__.items() if k != "__builtins__"}
+    names.update(silence_noting=fp_errors.silence_noting, restore=fp_errors.restore)
+    clash = [k for k in names if k in scope and scope[k] is not names[k]]
+    assert not clash, clash  # (the two generators name their objects apart)
+    scope.update(names)
+    exec(compile(text, "<ember compiled>", "exec"), scope)  # noqa: S102 - generated
+    fn = scope["replay"]
+    fn.source = text  # what it runs, for readers (print(fn.source))
+    return fn
 
 
 class _Lines:

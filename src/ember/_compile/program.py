@@ -526,7 +526,9 @@ def _generate_forward(prog, arrays):
     saved = "".join(f"{w.ref(x)}, " for x in prog.saved)
     saved += "".join(f"b{x}, " for x in prog.written)
     w.lines.append(f"return ({outs}), ({saved})")
-    return w.build("forward", "tensors")
+    fn = w.build("forward", "tensors")
+    fn.lines = w.lines  # (its body, which outputs.generate_replay writes again)
+    return fn
 
 
 # What a backward program returns when it is handed an output gradient of another array type
