@@ -799,3 +799,50 @@ def test_sum_of_all_entries_in_torchs_order(form):
             out.append((torch.sparse.sum(s) if "sparse.sum" in form else s.sum()).item())
         return out
     check(body, rtol=0, atol=0)
+
+
+def _assigned_grads(torch):
+    """``p.grad = g`` for each pairing of layouts, and the checks torch runs in order (dtype,
+    layout, size): a dense gradient for a sparse tensor has data of a different type, a
+    sparse one goes to a tensor of either layout."""
+    def sparse(shape=(3, 4), dtype=torch.float32):
+        i = torch.tensor([[1, 0, 1, 2], [2, 2, 0, 1]])
+        return torch.sparse_coo_tensor(i, torch.tensor([3.0, 4.0, 5.0, -1.5], dtype=dtype),
+                                       shape)
+
+    def assign(p, g):
+        p.grad = g
+        return str(p.grad.layout), p.grad.to_dense()
+
+    def untyped(p):  # (grad_dtype None: any dtype, the layout still checked)
+        p.grad_dtype = None
+        return p
+
+    cases = [
+        lambda: assign(sparse().requires_grad_(), torch.ones(3, 4)),
+        lambda: assign(sparse(), torch.ones(3, 4)),
+        lambda: assign(sparse().requires_grad_(), torch.ones(4, 3).t()),
+        lambda: assign(sparse().requires_grad_(), torch.ones(5)),
+        lambda: assign(sparse().requires_grad_(), torch.ones(3, 4, dtype=torch.float64)),
+        lambda: assign(untyped(sparse().requires_grad_()),
+                       torch.ones(3, 4, dtype=torch.float64)),
+        lambda: assign(sparse().requires_grad_(), sparse()),
+        lambda: assign(sparse().requires_grad_(), sparse((3, 5))),
+        lambda: assign(sparse().requires_grad_(), sparse(dtype=torch.float64)),
+        lambda: assign(torch.ones(3, 4, requires_grad=True), sparse()),
+        lambda: assign(torch.ones(3, 4), sparse().coalesce()),
+        lambda: assign(torch.ones(3, 4, requires_grad=True), sparse((3, 5))),
+        lambda: assign(untyped(torch.ones(3, 4, requires_grad=True)),
+                       sparse(dtype=torch.float64)),
+    ]
+    out = []
+    for case in cases:
+        try:
+            out.append(case())
+        except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def test_grad_assigned_across_layouts():
+    check(_assigned_grads)

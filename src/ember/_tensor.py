@@ -79,13 +79,27 @@ def shared_counter(vc):
 _AUTOGRAD = [None]
 
 
-def _check_grad_device(dev, own):
-    """torch's refusals of a gradient assigned from another device (``own``: the tensor's)."""
+def _check_grad_device_type(dev, own):
+    """torch's refusal of a gradient assigned from another kind of device (``own``: the
+    tensor's)."""
     if dev.type != own.type:
         raise RuntimeError(
             f"attempting to assign a gradient with device type '{dev.type}' to a tensor with "
             f"device type '{own.type}'. Please ensure that the gradient and the tensor are on "
             "the same device")
+
+
+def _check_grad_layout(data, own):
+    """torch's refusal of a dense gradient (array ``data``) for a sparse tensor (``own``).
+    A sparse gradient goes to a tensor of either layout (torch checks only a gradient that
+    is not sparse against the tensor's type)."""
+    if type(own) is CooArray and type(data) is not CooArray:
+        raise RuntimeError(
+            "attempting to assign a gradient to a tensor that has data of a different type")
+
+
+def _check_grad_device_index(dev, own):
+    """torch's refusal of a gradient assigned from another device of the tensor's kind."""
     if dev.index != own.index:
         raise RuntimeError(
             "attempting to assign a gradient located on device with index "
@@ -569,7 +583,11 @@ class Tensor:
                     "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
                     "and its gradient may break downstream systems that assume they match.")
-            _check_grad_device(value.device, self.device)
+            # (in torch's order: device type, layout, device index, then size)
+            dev, own_dev = value.device, self.device
+            _check_grad_device_type(dev, own_dev)
+            _check_grad_layout(data, own)
+            _check_grad_device_index(dev, own_dev)
             if value._data.shape != self._data.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
