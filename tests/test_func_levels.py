@@ -374,3 +374,19 @@ def test_jvp_of_jvp_of_an_mlp_and_of_comparisons():
             return torch.mv(w.t(), h).pow(2).mean() + (h == h.max()).sum()
         return F.jvp(lambda y: F.jvp(mlp, (y,), (v,)), (x,), (u,))
     same(body, rtol=1e-10, check_warnings=False)
+
+
+@pytest.mark.parametrize("where", ["jvp", "vmap", "jvp_aux"])
+def test_jacfwd_in_reverse_mode_refuses_with_jvps_message(where):
+    # (a jacfwd that ember computes in reverse mode, inside jvp or vmap, named vjp in its
+    # error where torch's, a forward pass, names jvp)
+    def body(torch):
+        F = torch.func
+        x = torch.tensor([1.0, 2.0])
+        if where == "jvp":
+            F.jvp(lambda y: F.jacfwd(lambda z: z.sum().item())(y), (x,), (x,))
+        elif where == "vmap":
+            F.vmap(F.jacfwd(lambda z: 3.0))(x)
+        else:
+            F.jvp(lambda y: F.jacfwd(lambda z: z.sin(), has_aux=True)(y)[0], (x,), (x,))
+    assert same(body).error is not None

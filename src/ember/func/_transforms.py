@@ -227,6 +227,17 @@ def _finish_tree(tree, outer):
                       spec)
 
 
+def _checked_as_jvp(func, has_aux):
+    """``func``, whose outputs are checked as jacfwd's jvp checks them (a jacfwd computed in
+    reverse mode refuses what torch's refuses, with its jvp message, not vjp's)."""
+    @functools.wraps(func)
+    def checked(*args, **kwargs):
+        result = func(*args, **kwargs)
+        _check_outputs(_flatten(_split_aux(result, has_aux, _JVP)[0])[0], _JVP)
+        return result
+    return checked
+
+
 def _split_aux(output, has_aux, api):
     if not has_aux:
         return output, None
@@ -470,14 +481,16 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         _refuse_complex("jacfwd", _flatten(args)[0], inputs=True)
         level = _lowering.active_level()
         if level:  # NOTE: under vmap the Jacobian is computed in reverse mode
-            return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
+            return _lowering.jacobian(_checked_as_jvp(func, has_aux), argnums, has_aux, args,
+                                      kwargs, level)
         if fwAD._level is not None and not fwAD._in_transform[0]:
             # (a dual level the user entered: torch's jacfwd enters one of its own)
             raise RuntimeError("Nested forward mode AD is not supported at the moment")
         if fwAD._level is not None:
             # NOTE: inside an outer jacfwd/jvp (one dual level at a time in ember), the inner
             # Jacobian is computed in reverse mode, which the outer forward mode goes through
-            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
+            return jacrev(_checked_as_jvp(func, has_aux), argnums, has_aux=has_aux)(
+                *args, **kwargs)
         nums = _argnums(args, argnums)
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)
