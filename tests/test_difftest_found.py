@@ -209,3 +209,17 @@ def test_the_version_error_names_bfloat16_and_complex_tensors_by_their_type_obje
                 messages.append(str(e))
         return messages
     same(body)
+
+
+def test_batch_norm_of_a_batch_with_an_infinity_is_quiet():
+    """Seed 41000184: ``BatchNorm1d`` of a float32 batch of (N, C, L) holding inf gives NaN
+    statistics, as torch's, without NumPy's "invalid value encountered in subtract"."""
+    def body(t):
+        m = t.nn.BatchNorm1d(3)
+        x = t.tensor([[[0.82, float("inf"), -0.28], [0.81, -1.72, -1.75], [2.0, 0.97, 0.5]],
+                      [[-0.48, 1.51, -0.75], [1.15, -0.55, 1.8], [0.53, 1.3, -0.25]]],
+                     requires_grad=True)
+        out = m(x)
+        out.sum().backward()
+        return out, x.grad, m.running_mean, m.running_var
+    same(body, atol=1e-6)  # (the finite channels' gradients cancel to float32 rounding)

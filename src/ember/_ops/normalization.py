@@ -127,11 +127,12 @@ def _cpu_float32_stats(x, axes, eps):
     rounded to float32, the float32 squared deviations summed in float64 and rounded to float32,
     the variance that sum over n in float32, and 1/sqrt(var + eps) in float64 rounded."""
     n = x.size // x.shape[1]
-    m = (x.sum(axis=axes, dtype=np.float64, keepdims=True) / n).astype(np.float32)
-    d = x - m
-    var_sum = (d * d).sum(axis=axes, dtype=np.float64, keepdims=True).astype(np.float32)
-    var = var_sum / np.float32(n)
-    rstd = (1.0 / np.sqrt(var.astype(np.float64) + eps)).astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):  # (inf and NaN: torch is silent)
+        m = (x.sum(axis=axes, dtype=np.float64, keepdims=True) / n).astype(np.float32)
+        d = x - m
+        var_sum = (d * d).sum(axis=axes, dtype=np.float64, keepdims=True).astype(np.float32)
+        var = var_sum / np.float32(n)
+        rstd = (1.0 / np.sqrt(var.astype(np.float64) + eps)).astype(np.float32)
     return m, var, rstd
 
 
