@@ -360,9 +360,10 @@ def autograd_grad_outputs(g):
             kwargs.append(g.rng.choice(["allow_unused=False", "allow_unused=True"]))
     elif r < 0.6:
         kwargs.append("allow_unused=True")
-    elif r < 0.72 and not any(n.startswith("h") for n in g.live()):
-        # a batch of two gradients for every output (no hooks: under vmap they would receive
-        # torch's BatchedTensors, which the record cannot read)
+    elif r < 0.72 and not any(n.startswith("h") for n in g.live()) and not g.tensors(
+            lambda t: t.retains_grad):
+        # a batch of two gradients for every output (no hooks, no retained gradients: under
+        # vmap they would receive torch's BatchedTensors, which the record cannot read)
         batch = [f"torch.stack([{gr}, -{gr}])" if gr != "None" else gr for gr in grads]
         grads_text = ", ".join(batch)
         kwargs.append("is_grads_batched=True")
