@@ -160,6 +160,29 @@ def _self_phys(op, args, level):
     return args
 
 
+def over_0dim_examples(op, args, level):
+    """``op`` over dim 0 or -1 (or a list of them) of 0-dim examples, which torch takes as the
+    example's one element: the physical ``(B,)`` tensor has no dim for it, so the examples
+    become ``(B, 1)``, the op runs over dim 1, and a result that kept that dim drops it (a
+    0-dim example gives 0-dim results, keepdim or not, as in torch)."""
+    i = op.index["dim"]
+    dim = args[i]
+    a = _self_phys(op, args, level)
+    a[0] = a[0].unsqueeze(1)
+    a[i] = _dims(dim, 0) if isinstance(dim, (tuple, list)) else _shift(dim, 0)
+    if "keepdim" in op.index:
+        a[op.index["keepdim"]] = False
+    out = op(*a)
+    if isinstance(out, tuple):
+        return wrap(tuple(o.squeeze(1) if o.dim() == 2 else o for o in out), level)
+    return wrap(out.squeeze(1) if out.dim() == 2 else out, level)
+
+
+# the ops of dim_rule that torch runs on a 0-dim tensor (dim 0 or -1: its one element)
+_SCALAR_DIM_OPS = frozenset(("_softmax", "_log_softmax", "cumsum", "cumprod", "logcumsumexp",
+                             "cummax", "cummin", "sort", "argsort", "topk", "kthvalue", "mode"))
+
+
 # ops whose ``dim`` is one int dimension of self
 @rule("_softmax", "_log_softmax", "glu", "cumsum", "cumprod", "logcumsumexp", "cummax",
       "cummin", "sort", "argsort", "topk", "kthvalue", "mode", "narrow_copy", "unbind",
@@ -167,6 +190,8 @@ def _self_phys(op, args, level):
       "slice")
 def dim_rule(op, args, level):
     x = args[0]
+    if x.dim() == 0 and op.name in _SCALAR_DIM_OPS:
+        return over_0dim_examples(op, args, level)
     a = _self_phys(op, args, level)
     a[op.index["dim"]] = _shift(args[op.index["dim"]], x.dim())
     return wrap(op(*a), level)
@@ -180,9 +205,11 @@ def reduce_rule(op, args, level):
         return full_reduce(op, args, level)
     x = args[0]
     nd = x.dim()
-    a = _self_phys(op, args, level)
     i = op.index["dim"]
     dim = args[i]
+    if nd == 0 and dim is not None and dim != () and dim != []:
+        return over_0dim_examples(op, args, level)
+    a = _self_phys(op, args, level)
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0 and op.name not in (
             "sum", "mean", "nansum")):
         dims = tuple(range(1, nd + 1))
@@ -207,6 +234,8 @@ def flat_reduce_rule(op, args, level):
     x = args[0]
     nd = x.dim()
     i = op.index["dim"]
+    if nd == 0 and args[i] is not None:
+        return over_0dim_examples(op, args, level)
     a = _self_phys(op, args, level)
     if args[i] is not None:
         a[i] = _shift(args[i], nd)
