@@ -177,3 +177,29 @@ def test_a_gradient_viewing_a_kept_tensor_shares_its_version_counter():
 
 def test_a_second_gradient_sums_into_a_stolen_view_in_place():
     same(_second_gradient_into_a_stolen_view)
+
+
+def _stolen_view_through_a_view_node(torch):
+    """The kept tensor's view goes through a view's backward before reaching the leaf: the
+    leaf takes over a view of it, sharing the kept tensor's counter (torch's views do)."""
+    kept = torch.arange(6.0)
+
+    class Two(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * 2 + b * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return kept.view(2, 3), g * 3
+
+    a = torch.ones(6, requires_grad=True)
+    b = torch.ones(2, 3, requires_grad=True)
+    Two.apply(a.view(2, 3), b).backward(torch.ones(2, 3))
+    before = a.grad._version, a.grad.data_ptr() == kept.data_ptr(), a.grad._base is None
+    kept.add_(1)
+    return before, a.grad, a.grad._version
+
+
+def test_a_view_of_a_stolen_view_shares_the_kept_tensors_counter():
+    same(_stolen_view_through_a_view_node)

@@ -38,6 +38,10 @@ _NOTES: dict = {}  # id(owner array) -> (weak reference to it, count, a view in 
 # may raise): until then a gradient that becomes a Tensor needs no lookup (most passes note
 # only views, or nothing)
 _COUNTED = [False]
+# id(owner array) -> (weak reference to it, the version counter of a tensor user code holds
+# around that memory): a custom backward's gradient that torch takes over as it is (see
+# note_counter)
+_COUNTERS: dict = {}
 _LIMIT = 100_000  # (passes that never end through run_backward, e.g. a compiled replay)
 
 
@@ -87,6 +91,18 @@ def note_view(g):
     _NOTES[key] = (weakref.ref(owner), 0, True)
 
 
+def note_counter(g, vc):
+    """Note that gradient array ``g`` is the memory of a tensor with version counter ``vc`` (a
+    custom backward returned a view of a tensor the user holds, or one written in place):
+    torch takes that tensor over as ``.grad``, and every view a node makes of it shares the
+    counter, so the ``.grad`` made around ``g`` or around such a view shares ``vc``."""
+    owner = _owner(g)
+    if len(_COUNTERS) >= _LIMIT:
+        _COUNTERS.clear()
+    _COUNTERS[id(owner)] = (weakref.ref(owner), vc)
+    _COUNTED[0] = True  # (so that each take-over looks the owner up: see wrap_versioned)
+
+
 def _note(g, count, view):
     base = g.base  # (_owner's lines: a call fewer per note, a backward program's bias sums)
     owner = g if base is None or not is_array(base) else base
@@ -123,11 +139,21 @@ def is_torch_view(g):
 
 
 def with_version(t):
-    """Tensor ``t`` (just made around a gradient array) with the version noted for it."""
+    """Tensor ``t`` (just made around a gradient array) with the version noted for it, or the
+    counter it shares (see note_counter)."""
     count = writes_of(t._data)
     if count:
         t._vc = [count]
+    if _COUNTERS:
+        _share_counter(t, t._data)
     return t
+
+
+def _share_counter(t, a):
+    owner = _owner(a)
+    kept = _COUNTERS.get(id(owner))
+    if kept is not None and kept[0]() is owner:
+        t._vc = kept[1]
 
 
 def wrap_versioned(a):
@@ -141,11 +167,14 @@ def wrap_versioned(a):
         seen = _NOTES.get(id(owner))
         if seen is not None and seen[1] and seen[0]() is owner:
             t._vc = [seen[1]]
+        if _COUNTERS:
+            _share_counter(t, a)
     return t
 
 
 def forget():
     _NOTES.clear()
+    _COUNTERS.clear()
     _COUNTED[0] = False
 
 

@@ -36,6 +36,7 @@ from ._grad_versions import (
     _NOTES,
     _note,
     forget,
+    note_counter,
     note_writes,
     with_version,
     wrap_versioned,
@@ -932,10 +933,11 @@ def _note_borrowed(task, fn, outs):
         if unshared is None or id(o) not in unshared:
             borrowed.add(o)
         elif (t := unshared[id(o)]) is not None:
-            # a tensor with a version counter (a view of one the user holds): the leaf takes
-            # it over as its Tensor, not as a new one around its array, so that the .grad
-            # shares the counter as torch's does (see _first_grad)
+            # a tensor with a version counter (a view of one the user holds): user code sees
+            # that very tensor (a hook's argument, what autograd.grad returns), and the .grad
+            # that takes it over, or a view a node makes of it, shares the counter as torch's
             task.visible[id(o)] = (o, t)
+            note_counter(o, t._vc)
 
 
 def _tensor_pre_hooks(task, fn, grads):
@@ -1061,7 +1063,7 @@ def _visible(task, g):
         return seen[1]
     t = _expanded_view(task, g) if g.base is not None else None
     if t is None:
-        t = with_version(_wrap(g)) if _NOTES else _wrap(g)
+        t = with_version(_wrap(g)) if _COUNTED[0] else _wrap(g)
     task.visible[id(g)] = (g, t)
     return t
 
@@ -1355,7 +1357,7 @@ def _first_grad(task, var, g, refs):
                 g = g.detach()
     task.borrowed.add(g._data if type(g) is Tensor else g)
     if type(g) is not Tensor:
-        g = with_version(_wrap(g)) if _NOTES else _wrap(g)
+        g = with_version(_wrap(g)) if _COUNTED[0] else _wrap(g)
     return g
 
 
