@@ -548,6 +548,7 @@ class OpDef:
     """One op: kernel, dispatch metadata, derivative formulas and its node class."""
 
     weak_scalars = False  # see op()
+    listed = False  # a list op's copy for a call of n list items (see _specialize)
     # torch's kernel takes a Python number operand of a float16/bfloat16 tensor in float32 (its
     # opmath type: mul, div), where others round it to the tensor's dtype first. Such an op's
     # weak scalar for a float16 tensor is a float32 array (see number_dtype), and its kernel
@@ -1170,6 +1171,7 @@ def _specialize(d, n):
     spec.__dict__.update(d.__dict__)
     spec.kernel = flat_kernel
     spec.n_tensors = n
+    spec.listed = True
     spec.params = [f"tensor{i}" for i in range(n)] + d.params[1:]
     spec.defaults = [_MISSING] * n + d.defaults[1:]
     spec.index = {p: i for i, p in enumerate(spec.params)}
@@ -1319,9 +1321,7 @@ def dispatch(op, args):
 def _raw(op, args):
     # NOTE: NumPy scalars count as arrays: raw formulas on 0-d inputs produce them.
     if not any(is_array(a) or isinstance(a, np.generic) for a in args[:op.n_tensors]):
-        a = args[0]
-        raise TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(a).__name__}")
+        raise not_tensor_error(op, 0, args[0])
     out = opmath.call(op, args)
     if op.n_outputs == 1:
         return out if type(out) is _ndarray else as_array(out)
@@ -1329,14 +1329,34 @@ def _raw(op, args):
 
 
 def not_tensor_error(op, index, value):
-    """torch's TypeError for an ndarray where a Tensor argument goes, positions counted as the
-    function form counts them (from 1 with the first argument). ``as_method`` gives the
-    method form's (from 1 after ``self``), which methods raise instead."""
+    """torch's TypeError for an ndarray (or another non-tensor) where a Tensor argument goes,
+    positions counted as the function form counts them (from 1 with the first argument).
+    ``as_method`` gives the method form's (from 1 after ``self``), which methods raise
+    instead."""
+    if op.listed:  # (an item of the leading tensor list: torch names the item)
+        return TypeError(f"expected Tensor as element {index} in argument 0, but got "
+                         f"{typename(value)}")
     name = "input" if index == 0 else op.params[index]
     words = f"(): argument '{name}' (position {{}}) must be Tensor, not {typename(value)}"
     error = TypeError(op.name + words.format(index + 1))
     error.method_form = (words, index)
     return error
+
+
+def refuse_non_tensor(op, args, error):
+    """Raise torch's TypeError when ``error`` (an AttributeError or TypeError out of ``op``'s
+    checks or dtype rules) comes of a non-tensor where a Tensor argument goes: the generated
+    callers read tensor attributes (``_data``) unchecked, so that the usual call pays for no
+    type test, and turn the AttributeError of a number or other object here."""
+    obj = getattr(error, "obj", None)  # (the object an AttributeError read)
+    for k, a in enumerate(args[:op.n_tensors]):
+        if isinstance(a, Tensor) or a is None:
+            continue
+        if a is obj or not isinstance(a, _NUMBERS):  # (a number goes where torch takes one)
+            raise not_tensor_error(op, k, a) from None
+
+
+_NUMBERS = (bool, int, float, complex, np.generic)
 
 
 def as_method(error, name):
@@ -1395,17 +1415,21 @@ def _fast_pair(dt, other):
 
 def _slow_result_type(op, args):
     key = []
-    for k, a in enumerate(args[op.promote_from:op.n_tensors], op.promote_from):
-        if isinstance(a, Tensor):
-            key.append((D._BY_NP[a._data.dtype], D.ZERO_DIM if a._data.ndim == 0 else D.DIM))
-        elif isinstance(a, np.generic):  # a NumPy scalar promotes as a Python number
-            # (np.bool_ as a float: torch's argument parser reads it as one)
-            key.append((D.float64 if type(a) is np.bool_ else D.scalar_dtype(a.item()),
-                        D.SCALAR))
-        elif isinstance(a, _ndarray):  # beside a tensor (torch takes tensors and numbers)
-            raise not_tensor_error(op, k, a)
-        elif a is not None:
-            key.append((D.scalar_dtype(a), D.SCALAR))
+    try:
+        for k, a in enumerate(args[op.promote_from:op.n_tensors], op.promote_from):
+            if isinstance(a, Tensor):
+                key.append((D._BY_NP[a._data.dtype], D.ZERO_DIM if a._data.ndim == 0 else D.DIM))
+            elif isinstance(a, np.generic):  # a NumPy scalar promotes as a Python number
+                # (np.bool_ as a float: torch's argument parser reads it as one)
+                key.append((D.float64 if type(a) is np.bool_ else D.scalar_dtype(a.item()),
+                            D.SCALAR))
+            elif isinstance(a, _ndarray):  # beside a tensor (torch takes tensors and numbers)
+                raise not_tensor_error(op, k, a)
+            elif a is not None:
+                key.append((D.scalar_dtype(a), D.SCALAR))
+    except TypeError as e:  # (scalar_dtype's refusal of a string, a list...: not a number)
+        refuse_non_tensor(op, args, e)
+        raise
     return D.result_type_of(tuple(key))
 
 
@@ -1494,7 +1518,7 @@ def _compile_caller(op):
         generic = _generic_showing_writes if op.writes else _tensor_call_generic
         return lambda args: generic(op, args)
     lines = ["def caller(args):"]
-    if op.check is not None:
+    if op.check is not None:  # (see _checked_first: the try costs the usual call nothing)
         lines.append("    op.check(*args)")
     # bfloat16 and the limited-support dtypes take the general path (see opmath.py)
     special = " or ".join(f"(isinstance(args[{k}], Tensor) and args[{k}]._data.dtype in SPECIAL)"
@@ -1542,6 +1566,9 @@ def _compile_caller(op):
               "        if again is None:",
               "            raise",
               "        return again",
+              "    except AttributeError as e:  # (a list op's kernel reading a non-tensor)",
+              "        refuse_non_tensor(op, args, e)",
+              "        raise",
               "    res = _new(Tensor)",
               # (as_array written out for a NumPy scalar: what a full reduction gives)
               "    if type(out) is not ndarray:",
@@ -1594,7 +1621,10 @@ def _compile_caller(op):
         lines += ["    if isinstance(a0, Tensor) and a0._is_inference and not state.inference:",
                   "        show_writes(op, args, res)"]
     lines.append("    return res")
+    if op.check is not None:
+        lines = _checked_first(lines)
     scope = {"op": op, "check": op.check, "compute_dtype": compute_dtype, "Tensor": Tensor,
+             "refuse_non_tensor": refuse_non_tensor,
              "kernel": op.kernel, "broadcast_error": broadcast_error,
              "iterator_layout": iterator_layout,
              "saved_inference_error": saved_inference_error, "_new": object.__new__,
@@ -1713,9 +1743,26 @@ SCALAR_SCOPE = {"scalar_array": scalar_array, "scalars_get": _SCALARS.get, "HALF
                 "SINGLE": _SINGLE}
 
 
+def _checked_first(lines):
+    """Generated ``lines`` (a def, the op's check, then a body that returns) with the check
+    in a try whose refusal of a non-tensor becomes torch's TypeError (refuse_non_tensor).
+
+    NOTE: the try on the check's line and the body in its ``else``: CPython 3.11 then adds
+    no instruction to the usual call (a try on a line of its own runs a NOP, and a body
+    after the handlers a jump over them)."""
+    assert lines[1] == "    op.check(*args)"
+    handler = ["    try: op.check(*args)", "    except (AttributeError, TypeError) as e:",
+               "        refuse_non_tensor(op, args, e)", "        raise", "    else:"]
+    return lines[:1] + handler + ["    " + line for line in lines[2:]]
+
+
 def _tensor_call_generic(op, args):
     if op.check is not None:
-        op.check(*args)
+        try:
+            op.check(*args)
+        except (AttributeError, TypeError) as e:
+            refuse_non_tensor(op, args, e)
+            raise
     dt = compute_dtype(op, args)
     special = opmath.special_dtype(op, args)
     try:
@@ -1734,6 +1781,9 @@ def _tensor_call_generic(op, args):
         if again is None:
             raise
         return again
+    except AttributeError as e:  # (a list op's kernel reading a non-tensor)
+        refuse_non_tensor(op, args, e)
+        raise
     if op.n_outputs == 1:
         if op.iterator_layout and op.n_tensors >= 1 and getattr(out, "ndim", 0) > 1:
             out = iterator_layout(out, [a._data if isinstance(a, Tensor) else a
