@@ -1052,3 +1052,48 @@ class TestUnderVmap:
                     error_of(lambda: torch.vmap(OldStyle.apply)(x)))
 
         same(body)
+
+
+def _threads_applying_a_function(torch):
+    """Two Functions applied in two threads, their forwards overlapping (the first ends while
+    the second runs), then a dual level in the main thread: its tangent is there."""
+    import threading
+
+    second_in_forward, first_done = threading.Event(), threading.Event()
+
+    class Waits(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, first):
+            if first:
+                second_in_forward.wait(5)
+            else:
+                second_in_forward.set()
+                first_done.wait(5)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g, _):
+            return g * 2, None
+
+    def apply(first):
+        Waits.apply(torch.ones(3, requires_grad=True), first).sum().backward()
+        if first:
+            first_done.set()
+
+    threads = [threading.Thread(target=apply, args=(True,))]
+    threads[0].start()
+    threads.append(threading.Thread(target=apply, args=(False,)))
+    threads[1].start()
+    for t in threads:
+        t.join()
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0]))
+        return fwAD.unpack_dual(dual.sin()).tangent
+
+
+def test_functions_applied_in_threads_leave_forward_ad_on():
+    """Function.apply switched forward AD off for its forward in a process-wide flag and put
+    back what it had read: overlapping threads left it off for good (every later jvp gave no
+    tangent). Without a dual level it now touches nothing."""
+    same(_threads_applying_a_function)

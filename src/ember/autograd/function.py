@@ -273,6 +273,32 @@ def _uses_setup_context(cls):
     return cls.setup_context is not Function.setup_context
 
 
+def _run_forward(ctx, cls, args, kwargs):
+    with no_grad():
+        if _uses_setup_context(cls):
+            output = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, output)
+            return output
+        return cls.forward(ctx, *args, **kwargs)
+
+
+def _run_forward_without_tangents(ctx, cls, args, kwargs):
+    """forward with forward AD off: jvp gives the outputs' tangents, and unpack_dual sees
+    none inside forward, as in torch."""
+    fw = forward_hook[0]
+    forward_hook[0] = None
+    fw_enabled = fwAD._fwd_grad_enabled[0]
+    fwAD._fwd_grad_enabled[0] = False
+    try:
+        return _run_forward(ctx, cls, args, kwargs)
+    finally:
+        # (a graph break inside forward uninstalls an ember.compile recorder, putting back
+        # what it replaced: that stays)
+        if forward_hook[0] is None and getattr(fw, "active", True):
+            forward_hook[0] = fw
+        fwAD._fwd_grad_enabled[0] = fw_enabled
+
+
 def _apply_function(cls, args, kwargs):
     ctx = cls._backward_cls()
     arg_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
@@ -281,23 +307,14 @@ def _apply_function(cls, args, kwargs):
     # the inputs' edges as they are before forward runs (torch collects them first: a view
     # that forward writes in place keeps the history it came with)
     edges = tuple(gradient_edge(args[i]) for i in arg_pos) if recording else None
-    fw = forward_hook[0]
-    forward_hook[0] = None  # forward runs without forward AD; jvp gives the tangents
-    fw_enabled = fwAD._fwd_grad_enabled[0]
-    fwAD._fwd_grad_enabled[0] = False  # (so unpack_dual sees no tangent there, as in torch)
-    try:
-        with no_grad():
-            if _uses_setup_context(cls):
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
-    finally:
-        # (a graph break inside forward uninstalls an ember.compile recorder, putting back
-        # what it replaced: that stays)
-        if forward_hook[0] is None and getattr(fw, "active", True):
-            forward_hook[0] = fw
-        fwAD._fwd_grad_enabled[0] = fw_enabled
+    fw = forward_hook[0]  # (forward AD's hook gives the outputs' tangents after forward)
+    if fw is None and not fwAD._levels:
+        # No dual level and no hook: nothing to turn off. The process-wide switches below
+        # are left alone, so that Functions applied in several threads at once cannot
+        # leave them off for good (one thread saving what another had switched off).
+        output = _run_forward(ctx, cls, args, kwargs)
+    else:
+        output = _run_forward_without_tangents(ctx, cls, args, kwargs)
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
     outputs = _prepare_outputs(ctx, args, outputs, recording)
