@@ -30,29 +30,47 @@ def test_singular_matrix_error_is_torchs_class():
     same(body)
 
 
+def _scatter_and_index_reduce_warnings(t):
+    import warnings
+    x = t.tensor([-1.62, 0.3, -1.21])
+    index = t.tensor([2, 0, 2])
+    t.scatter(x, -1, index, x, reduce="add")  # (the process's first warning)
+    x.index_reduce(0, index[:1], x[:1], "prod")
+    with warnings.catch_warnings(record=True) as later:
+        warnings.simplefilter("always")
+        out = t.scatter(x, -1, index, x, reduce="add"), x.index_reduce(0, index, x, "amax")
+        t.set_warn_always(True)
+        try:
+            t.scatter(x, 0, index, x, reduce="multiply")
+            x.index_reduce(0, index, x, "mean")
+        finally:
+            t.set_warn_always(False)
+    return out, [str(w.message).split(" (Triggered")[0] for w in later]
+
+
+def _same_in_a_fresh_process(body_name):
+    """``same(body)`` in a new Python process: a once-per-process warning's test needs a
+    process where no other test has warned it (or made Python's warning registry skip it)."""
+    import pathlib
+    import subprocess
+    import sys
+    torch_or_skip()
+    here = pathlib.Path(__file__).resolve().parent
+    code = (f"import sys; sys.path[:0] = [{str(here)!r}]\n"
+            "from oracle import same\n"
+            f"from test_difftest_found import {body_name}\n"
+            f"same({body_name})\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
 def test_scatter_with_a_reduce_and_index_reduce_warn_once_per_process():
     """Seeds 12 and 25 of the bounded run: torch's deprecation of ``scatter(..., reduce=)``
     with a tensor source and its beta warning of ``index_reduce`` are TORCH_WARN_ONCE (every
     time only under ``set_warn_always(True)``); ember's scatter warned at every call, its
     index_reduce never again even with warnings always on."""
-    import warnings
-
-    def body(t):
-        x = t.tensor([-1.62, 0.3, -1.21])
-        index = t.tensor([2, 0, 2])
-        t.scatter(x, -1, index, x, reduce="add")  # (the process's first warning, if any)
-        x.index_reduce(0, index[:1], x[:1], "prod")
-        with warnings.catch_warnings(record=True) as later:
-            warnings.simplefilter("always")
-            out = t.scatter(x, -1, index, x, reduce="add"), x.index_reduce(0, index, x, "amax")
-            t.set_warn_always(True)
-            try:
-                t.scatter(x, 0, index, x, reduce="multiply")
-                x.index_reduce(0, index, x, "mean")
-            finally:
-                t.set_warn_always(False)
-        return out, [str(w.message).split(" (Triggered")[0] for w in later]
-    same(body)
+    _same_in_a_fresh_process("_scatter_and_index_reduce_warnings")
 
 
 def test_clamp_reads_a_0_dim_tensor_beside_a_number_as_a_number():
@@ -83,25 +101,26 @@ def test_clamp_refuses_a_number_beside_a_tensor_that_is_no_number():
                 lib.clamp(x, -2, bound)
 
 
+def _same_padding_warnings(t):
+    import warnings
+    x = t.tensor([[[-1.96, 1.39], [0.08, 1.79]]], requires_grad=True)
+    w = t.tensor([[[1.27, -0.39]], [[-1.49, 0.45]]], requires_grad=True)
+    t.nn.functional.conv1d(x, w, groups=2, padding="same")  # (the process's first warning)
+    with warnings.catch_warnings(record=True) as later:
+        warnings.simplefilter("always")
+        out = t.nn.functional.conv1d(x, w, groups=2, padding="same")
+        t.set_warn_always(True)
+        try:
+            t.nn.functional.conv1d(x, w, groups=2, padding="same")
+        finally:
+            t.set_warn_always(False)
+    return out, [str(w.message) for w in later]
+
+
 def test_same_padding_of_an_even_kernel_warns_once_per_process():
     """Seed 42000150: torch's warning that ``padding='same'`` with an even kernel may copy the
     input is a TORCH_WARN_ONCE (with its internal origin); ember's came at every call."""
-    import warnings
-
-    def body(t):
-        x = t.tensor([[[-1.96, 1.39], [0.08, 1.79]]], requires_grad=True)
-        w = t.tensor([[[1.27, -0.39]], [[-1.49, 0.45]]], requires_grad=True)
-        t.nn.functional.conv1d(x, w, groups=2, padding="same")  # (the process's first warning)
-        with warnings.catch_warnings(record=True) as later:
-            warnings.simplefilter("always")
-            out = t.nn.functional.conv1d(x, w, groups=2, padding="same")
-            t.set_warn_always(True)
-            try:
-                t.nn.functional.conv1d(x, w, groups=2, padding="same")
-            finally:
-                t.set_warn_always(False)
-        return out, [str(w.message) for w in later]
-    same(body)
+    _same_in_a_fresh_process("_same_padding_warnings")
 
 
 def test_index_put_writes_what_torch_visits_before_an_index_out_of_range():
