@@ -111,6 +111,28 @@ def test_tanh_backward_of_small_outputs_is_torchs_bits():
     np.testing.assert_array_equal(got, want)
 
 
+def test_float32_tanh_backward_edge_values_are_torchs_bits():
+    # float32's own path (pointwise._float32_tanh_gradient): every exponent's values (a
+    # stride through all bit patterns), subnormals, signed zeros, NaN and inf, outputs near
+    # +-1, against gradients with NaN, inf, signed zeros, subnormals and overflowing
+    # products; the bits compared, NaN's too, on strided gradients as well
+    torch = torch_or_skip()
+    rng = np.random.default_rng(17)
+    specials = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1.0, -1.0, 1e-45,
+                         -1e-45, 1.1754942e-38, 0.125, -0.125, 3e38], np.float32)
+    near_one = (1 - rng.uniform(0, 1e-3, 20_000)).astype(np.float32)
+    y = np.concatenate([np.arange(0, 2**32, 40_009, dtype=np.uint64).astype(np.uint32)
+                        .view(np.float32), specials, near_one, -near_one])
+    g = rng.standard_normal(2 * y.size).astype(np.float32)
+    g[::2][: 7 * 1000] = np.tile(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, 3e38],
+                                          np.float32), 1000)
+    for grad in (g[::2], np.ascontiguousarray(g[::2])):
+        want = torch.ops.aten.tanh_backward(torch.tensor(grad), torch.tensor(y)).numpy()
+        with np.errstate(all="ignore"):
+            got = ember.ops.aten.tanh_backward(ember.tensor(grad), ember.tensor(y)).numpy()
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 def test_tanh_backward_zero_dim_and_broadcast():
     torch = torch_or_skip()
     for lib in (torch, ember):
