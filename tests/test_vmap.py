@@ -58,6 +58,8 @@ CASES = [
      (X, M), 0),
     ("matmul_unbatched", lambda torch, x, w: (w @ x, x @ w.t(), torch.mv(w, x)), (X, W),
      (0, None)),
+    ("addr", lambda torch, x, w: (torch.addr(w[:3], x[:3], x, beta=0.5, alpha=2),
+                                  torch.addr(x, w[:, 0], x, beta=0)), (X, W), (0, None)),
     ("linear", lambda torch, x, w: torch.nn.functional.linear(x, w, w[:, 0]), (X, W),
      (0, None)),
     ("batched_weight", lambda torch, w, x: torch.nn.functional.linear(x, w), (M, X), 0),

@@ -89,6 +89,22 @@ row("addmv", ember.addmv, "addmv", [LA.addmv, LA.mv, SH.t, SH.view],
                S("beta0", m(1), m(2, 3), m(3), beta=0)], np_ref=_np_scaled)
 row("addmv_method", lambda b, x, y, **k: b.addmv(x, y, **k), None, [LA.addmv],
     lambda m: [S("x", m(2), m(2, 3), m(3), alpha=0.5)], np_ref=_np_scaled)
+
+
+def _np_addr(b, x, y, beta=1, alpha=1):
+    prod = (alpha * x[:, None]) * y
+    return prod if beta == 0 else beta * b + prod
+
+
+row("addr", ember.addr, "addr", [LA.addr, LA.mv, SH.t],
+    lambda m: [S("x", m(2, 3), m(2), m(3)), S("row_bias", m(3), m(2), m(3)),
+               S("0dim_bias", m(), m(2), m(3)),
+               S("beta_alpha", m(2, 3), m(2), m(3), beta=0.5, alpha=-2.0),
+               S("beta0", m(2, 1), m(2), m(3), beta=0, alpha=0.5),
+               S("empty", m(0, 3), m(0), m(3))],
+    np_ref=_np_addr, dtypes=_LINALG_DTYPES)
+row("addr_method", lambda b, x, y, **k: b.addr(x, y, **k), None, [LA.addr],
+    lambda m: [S("x", m(2, 3), m(2), m(3), alpha=0.5)], np_ref=_np_addr)
 row("baddbmm", ember.baddbmm, "baddbmm", [LA.baddbmm, LA.bmm, SH.transpose],
     lambda m: [S("x", m(2, 2, 4), m(2, 2, 3), m(2, 3, 4)),
                S("bcast_bias", m(4), m(2, 2, 3), m(2, 3, 4)),

@@ -53,6 +53,17 @@ CASES = [
       'vector + matrix @ vector expected, got 1, 2, 2'),
     E('mv_dtype', lambda m: m.mv(m.ones(2, 3), m.ones(3, dtype=m.float64)), RuntimeError,
       'addmv input tensors must have the same dtype, but got Double, Float, and Double'),
+    E('addr_2d', lambda m: m.addr(m.ones(2, 3), m.ones(2, 1), m.ones(3)), RuntimeError,
+      'addr: Expected 1-D argument vec1, but got 2-D'),
+    E('addr_bias_shape', lambda m: m.addr(m.ones(3, 2), m.ones(2), m.ones(2)), RuntimeError,
+      'The expanded size of the tensor (2) must match the existing size (3) at non-singleton '
+      'dimension 0.  Target sizes: [2, 2].  Tensor sizes: [3, 2]'),
+    E('addr_bool_beta', lambda m: m.addr(m.ones(2, 2), m.ones(2), m.ones(2), beta=True),
+      RuntimeError, 'Boolean beta only supported for Boolean results.'),
+    E('addr_int_float_alpha',
+      lambda m: m.addr(m.ones(2, 2, dtype=m.int64), m.ones(2, dtype=m.int64),
+                       m.ones(2, dtype=m.int64), alpha=1.5), RuntimeError,
+      'For integral input tensors, argument alpha must not be a floating point number.'),
     E('dot_shape', lambda m: m.dot(m.ones(3), m.ones(4)), RuntimeError,
       'inconsistent tensor size, expected tensor [3] and src [4] to have the same number of '
       'elements, but got 3 and 4 elements respectively'),

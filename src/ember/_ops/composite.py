@@ -8,7 +8,7 @@ values and node are reduction.aminmax's).
 """
 from __future__ import annotations
 
-__all__ = ['addr', 'aminmax', 'as_strided_scatter', 'block_diag', 'broadcast_shapes',
+__all__ = ['aminmax', 'as_strided_scatter', 'block_diag', 'broadcast_shapes',
            'broadcast_tensors', 'cdist', 'combinations', 'corrcoef', 'cov',
            'cumulative_trapezoid', 'deg2rad', 'diagflat', 'diagonal_scatter', 'diff', 'dist',
            'ldexp', 'nanquantile', 'quantile', 'rad2deg', 'renorm', 'select_scatter',
@@ -453,24 +453,6 @@ def rad2deg(input, *, out=None):  # noqa: A002
 
 Tensor.deg2rad = deg2rad
 Tensor.rad2deg = rad2deg
-
-
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):  # noqa: A002
-    """``beta * input + alpha * outer(vec1, vec2)``."""
-    from .linalg import outer
-    if vec1.dim() != 1 or vec2.dim() != 1:
-        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
-                           if vec1.dim() != 1 else
-                           f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
-    prod = outer(vec1, vec2)
-    if alpha != 1:
-        prod = prod * alpha
-    if beta == 0:
-        return prod.expand(_broadcast_of((input, prod))).clone()
-    return prod + (input if beta == 1 else input * beta)
-
-
-Tensor.addr = addr
 
 
 def _trapezoids(y, x, dx, dim):

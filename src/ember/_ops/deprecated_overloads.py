@@ -43,7 +43,8 @@ _PRODUCTS = {"addmm": ("mat1", "mat2"), "addmv": ("mat", "vec"), "addr": ("vec1"
 _FUNCTION_FORMS = {"add": (("other",), ("alpha",)), "sub": (("other",), ("alpha",)),
                    "addcmul": (("tensor1", "tensor2"), ("value",)),
                    "addcdiv": (("tensor1", "tensor2"), ("value",)),
-                   "addmv": (("mat", "vec"), ()), "addbmm": (("batch1", "batch2"), ())}
+                   "addmv": (("mat", "vec"), ()), "addr": (("vec1", "vec2"), ()),
+                   "addbmm": (("batch1", "batch2"), ())}
 _warned = [False]  # torch's warning is one TORCH_WARN_ONCE for every deprecated overload
 
 

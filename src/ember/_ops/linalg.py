@@ -6,7 +6,7 @@ from here.
 """
 from __future__ import annotations
 
-__all__ = ['addbmm', 'addmm', 'addmv', 'baddbmm', 'bmm', 'chain_matmul', 'cross', 'dot',
+__all__ = ['addbmm', 'addmm', 'addmv', 'addr', 'baddbmm', 'bmm', 'chain_matmul', 'cross', 'dot',
            'einsum', 'inner', 'kron', 'matmul', 'mm', 'mv', 'outer', 'tensordot', 'vdot']
 
 import math
@@ -21,7 +21,7 @@ from .._tensor import Tensor, _c_type_name, typename
 from .pointwise import mul_scalar, no_kernel, refuse
 from .registry import NONE, conj_value, op
 from .replay import replay_form
-from .shape import expand, reshape, squeeze, squeeze_result, unsqueeze, unsafe_view
+from .shape import _expand, expand, reshape, squeeze, squeeze_result, unsqueeze, unsafe_view
 
 
 def _name(a):
@@ -460,6 +460,47 @@ def _(grad, vec, alpha):
 @addmv.grad("vec")
 def _(grad, mat, alpha):
     return _times(mv(t(mat), grad), alpha)
+
+
+def _check_addr(self, vec1, vec2, beta=1, alpha=1):
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    kind = np.result_type(_np(self), _np(vec1), _np(vec2)).kind
+    for name, scalar in (("beta", beta), ("alpha", alpha)):
+        if isinstance(scalar, (bool, np.bool_)) and kind != "b":
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if kind in "biu" and isinstance(scalar, (float, np.floating)):
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                               f"floating point number.")
+    _expand.kernel(_np(self), (vec1.shape[0], vec2.shape[0]))  # (torch's expand of self)
+
+
+@op("addr", tensors=3, quiet=True, method=True, inplace=True, check=_check_addr)
+def addr(self, vec1, vec2, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``, element by element as torch's kernel
+    computes it: ``(alpha * vec1[i]) * vec2[j]``, plus ``beta * input`` unless beta is 0."""
+    col, dtype = vec1[:, None], vec2.dtype
+    if dtype == np.bool_:  # torch's boolean kernel: (beta and self) or (alpha and v1 and v2)
+        prod = np.logical_and(col, vec2) if alpha else np.zeros_like(col & vec2)
+        return np.logical_or(prod, self) if beta else np.broadcast_to(prod, prod.shape).copy()
+    prod = (col if alpha == 1 else np.asarray(alpha, dtype) * col) * vec2
+    if beta == 0:
+        return np.broadcast_to(prod, prod.shape).copy()
+    return (self if beta == 1 else np.asarray(beta, dtype) * self) + prod
+
+
+addr.grad("self")(_bias_grad)
+
+
+@addr.grad("vec1")
+def _(grad, vec2, alpha):
+    return _times(mv(grad, vec2), alpha)
+
+
+@addr.grad("vec2")
+def _(grad, vec1, alpha):
+    return _times(mv(t(grad), vec1), alpha)
 
 
 def _check_batches(self, batch1, batch2, beta=1, alpha=1):

@@ -575,6 +575,17 @@ def addmm_rule(op, args, level):
     return prod + (self_ if beta == 1 else self_ * beta)
 
 
+@rule("addr")
+def addr_rule(op, args, level):
+    self_, v1, v2, beta, alpha = args
+    if v1.dim() != 1 or v2.dim() != 1:  # torch's errors, from the op itself
+        op(*(_wrap(np.zeros(tuple(t.shape))) for t in (self_, v1, v2)))
+    prod = (v1 if alpha == 1 else v1 * alpha).unsqueeze(-1) * v2  # (addr's kernel order)
+    if beta == 0:  # self is ignored, nan and inf included
+        return prod  # (self expands to prod's shape: nothing to broadcast)
+    return prod + (self_ if beta == 1 else self_ * beta)
+
+
 @rule("einsum")
 def einsum_rule(op, args, level):
     n = op.n_tensors
