@@ -179,3 +179,26 @@ def test_a_backward_program_of_forms_runs_in_the_engines_silence():
             assert fn.entries[0].program.backward_quiet is False
         return seen
     assert run(True) == run(False)
+
+
+def test_float32_tanh_gradient_called_and_bit_for_bit():
+    # tanh's float32 gradient as its callee (no kernel path, no quiet wrapper): NaN, inf,
+    # signed zeros and outputs near +-1 and below 1/8 as eager's, at every replay
+    rs = np.random.RandomState(5)
+    base = rs.randn(64).astype(np.float32) * 3
+    base[:8] = [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-40, 0.1]
+    upstream = rs.randn(64).astype(np.float32)
+    upstream[8:12] = [np.nan, -0.0, np.inf, 1e-40]
+
+    def step(compiled, k):
+        x = ember.tensor(base * (k + 1), requires_grad=True)
+        fn = (lambda x: x.tanh().tanh() * 1.0)
+        if compiled:
+            fn = step.compiled = getattr(step, "compiled", None) or ember.compile(fn)
+        out = fn(x)
+        out.backward(ember.tensor(upstream))
+        return _bits(out, x.grad)
+    _replays(step, 3)
+    program = step.compiled.entries[0].program
+    called = {getattr(v, "__name__", None) for v in program.backward.__globals__.values()}
+    assert "_float32_tanh_gradient" in called
