@@ -25,6 +25,20 @@ def _replays(step, calls):
         assert c == e, f"call {k} differs"
 
 
+def _elementwise_step(fn, base, upstream):
+    """A ``step`` for _replays: ``fn`` of ``base * (k + 1)`` (compiled once, kept as
+    ``step.compiled``), backward from ``upstream``; its output's and gradient's bits."""
+    def step(compiled, k):
+        x = ember.tensor(base * (k + 1), requires_grad=True)
+        f = fn
+        if compiled:
+            f = step.compiled = getattr(step, "compiled", None) or ember.compile(fn)
+        out = f(x)
+        out.backward(ember.tensor(upstream))
+        return _bits(out, x.grad)
+    return step
+
+
 def test_the_w2_programs_call_the_forms():
     rs = np.random.RandomState(0)
     W = ember.tensor(rs.randn(20, 10).astype(np.float32), requires_grad=True)
@@ -99,15 +113,7 @@ def test_relu_gradient_keeps_nan_and_signed_zeros():
     upstream = rs.randn(80, 64).astype(np.float32)
     upstream[1, :4] = [np.nan, -0.0, 0.0, np.inf]
 
-    def step(compiled, k):
-        x = ember.tensor(base * (k + 1), requires_grad=True)
-        fn = (lambda x: x.relu() * 1.0)
-        if compiled:
-            fn = step.compiled = getattr(step, "compiled", None) or ember.compile(fn)
-        out = fn(x)
-        out.backward(ember.tensor(upstream))
-        return _bits(out, x.grad)
-    _replays(step, 3)
+    _replays(_elementwise_step(lambda x: x.relu() * 1.0, base, upstream), 3)
 
 
 @pytest.mark.parametrize("log", [True, False])
@@ -190,14 +196,7 @@ def test_float32_tanh_gradient_called_and_bit_for_bit():
     upstream = rs.randn(64).astype(np.float32)
     upstream[8:12] = [np.nan, -0.0, np.inf, 1e-40]
 
-    def step(compiled, k):
-        x = ember.tensor(base * (k + 1), requires_grad=True)
-        fn = (lambda x: x.tanh().tanh() * 1.0)
-        if compiled:
-            fn = step.compiled = getattr(step, "compiled", None) or ember.compile(fn)
-        out = fn(x)
-        out.backward(ember.tensor(upstream))
-        return _bits(out, x.grad)
+    step = _elementwise_step(lambda x: x.tanh().tanh() * 1.0, base, upstream)
     _replays(step, 3)
     program = step.compiled.entries[0].program
     called = {getattr(v, "__name__", None) for v in program.backward.__globals__.values()}
