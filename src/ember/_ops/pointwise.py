@@ -868,7 +868,12 @@ def tanh_backward(grad_output, output):
 
 def _float32_tanh_gradient(grad_output, output):
     """tanh_backward of a float32 output and a gradient of its shape: the factor's float32
-    array multiplied in place (the product torch's kernel rounds: multiplication commutes)."""
+    array multiplied in place (the product torch's kernel rounds: multiplication commutes).
+
+    NOTE: where the output and the gradient are both NaN, the NaN kept (its payload and
+    sign) depends on the operand order and on each library's vector loops: torch keeps the
+    output's in some 16-element blocks and the gradient's in others; this keeps the
+    output's (the order before kept the gradient's). Neither matches torch throughout."""
     factor = _narrow_one_minus_square(output)
     factor *= grad_output
     return factor
