@@ -53,7 +53,7 @@ _INPLACE = {"absolute_": "abs", "multiply_": "mul", "subtract_": "sub", "negativ
             "not_equal_": "ne", "logical_not_": "logical_not", "cumsum_": "cumsum",
             "cumprod_": "cumprod", "deg2rad_": "deg2rad", "rad2deg_": "rad2deg", "gcd_": "gcd",
             "lcm_": "lcm", "ldexp_": "ldexp", "nextafter_": "nextafter",
-            "heaviside_": "heaviside", "renorm_": "renorm",
+            "heaviside_": "heaviside",
             "conj_physical_": "conj_physical"}
 for _name, _target in _INPLACE.items():
     if not hasattr(Tensor, _name):

@@ -351,6 +351,22 @@ row("dist", ember.dist, "dist", [ST.dist_op],
                S("inf", m(2, 3), m(1, 3), INF), S("0dim", m(), m(3)),
                S("empty", m(0, 3), m(0, 3))],
     kinks=(0.0,), dtypes=("float32", "float64"))
+
+
+def _np_renorm(a, p, dim, maxnorm):
+    others = tuple(k for k in range(a.ndim) if k != dim % a.ndim)
+    norm = _np_vector_norm(a, p, others, True)
+    return a * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1).astype(a.dtype)
+
+
+row("renorm", ember.renorm, "renorm", [ST.renorm, ST.linalg_vector_norm, ST._inf_norm_mask],
+    lambda m: [S("p2_dim0", m(3, 4), 2, 0, 1.5), S("p1_dim1", m(3, 4), 1, 1, 2.0),
+               S("p3_3d", m(2, 3, 2), 3, -1, 1.0), S("inf", m(3, 4), INF, 0, 1.0),
+               S("p_half", m(2, 3), 0.5, 1, 3.0), S("none_scaled", m(2, 3), 2, 0, 100.0),
+               S("empty", m(0, 3), 2, 1, 1.0)],
+    np_ref=_np_renorm, kinks=(0.0,), dtypes=("float32", "float64"))
+row("renorm_method", lambda x, *a: x.renorm(*a), None, [ST.renorm],
+    lambda m: [S("x", m(3, 4), 2, 0, 1.0)], np_ref=_np_renorm)
 # torch's _cdist_forward (not the matrix product form it takes for p = 2 beyond 25 rows); its
 # gradient's own derivative is not implemented in torch (NotImplementedError)
 row("cdist", ember.cdist, "cdist", [ST.cdist_forward, ST.cdist_backward],

@@ -64,6 +64,10 @@ CASES = [
       lambda m: m.addr(m.ones(2, 2, dtype=m.int64), m.ones(2, dtype=m.int64),
                        m.ones(2, dtype=m.int64), alpha=1.5), RuntimeError,
       'For integral input tensors, argument alpha must not be a floating point number.'),
+    E('renorm_maxnorm', lambda m: m.renorm(m.ones(2, 2), 2, 0, -1.0), RuntimeError,
+      'renorm: expected maxnorm to be >= 0 but got -1'),
+    E('renorm_p', lambda m: m.ones(2, 2).renorm(0, 0, 1.0), RuntimeError,
+      'renorm: non-positive-norm not supported'),
     E('dot_shape', lambda m: m.dot(m.ones(3), m.ones(4)), RuntimeError,
       'inconsistent tensor size, expected tensor [3] and src [4] to have the same number of '
       'elements, but got 3 and 4 elements respectively'),

@@ -25,6 +25,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.forward_ad import check_out_function
 from .reduction import aminmax as _aminmax_op
 from .reduction import return_type
+from .statistics import renorm  # noqa: F401  (one op; exported with these functions)
 
 _aminmax = return_type("aminmax", ("min", "max"))
 
@@ -223,28 +224,6 @@ def dist(input, other, p=2):  # noqa: A002
         raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not "
                         f"{type(p).__name__}")
     return dist_op(input, other, p.item() if isinstance(p, Tensor) else p)
-
-
-def renorm(input, p, dim, maxnorm):  # noqa: A002
-    """Each slice along ``dim`` rescaled to p-norm at most ``maxnorm``."""
-    from .pointwise import where
-    from .statistics import vector_norm
-    if input.dim() < 2:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} "
-                           f"dimensions")
-    if p <= 0:
-        raise RuntimeError(f"renorm: non-positive-norm not supported")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    check_out_function("mul_out", input)  # (torch's kernel scales the input with mul_out)
-    d = _wrap_dim(dim, input.dim())
-    others = tuple(k for k in range(input.dim()) if k != d)
-    norm = vector_norm(input, p, others, keepdim=True)
-    scale = where(norm > maxnorm, maxnorm / (norm + 1e-7), norm.new_ones(()))
-    return input * scale
-
-
-Tensor.renorm = renorm
 
 
 def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):  # noqa: A002

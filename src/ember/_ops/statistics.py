@@ -369,6 +369,75 @@ linalg_vector_norm.jvp("self")(_norm_jvp)
 norm_dim.jvp("self")(_norm_jvp)
 
 
+def _check_renorm(self, p, dim, maxnorm):
+    if self.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.ndim} "
+                           f"dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+
+
+def _renorm_dims(self, dim):
+    """The dimensions renorm takes each slice's norm over: all but ``dim``."""
+    d = _wrap_dim(dim, self.ndim)
+    return tuple(k for k in range(self.ndim) if k != d)
+
+
+def _renorm_norm_dtype(self):
+    """torch's accumulation dtype of renorm's norms (float for half and bfloat16), or None."""
+    return D.float32 if _raw(self).dtype in (np.float16, *D.REDUCED_NP) else None
+
+
+@op("renorm", promote=NONE, quiet=True, method=True, inplace=True, check=_check_renorm,
+    complex_grad=True)
+def renorm(self, p, dim, maxnorm):
+    """Each slice along ``dim`` scaled down to p-norm ``maxnorm`` where its norm is larger:
+    torch's kernel, ``self * (maxnorm / (norm + 1e-7) if norm > maxnorm else 1)``, the
+    factor computed in the norm's dtype and cast to ``self``'s."""
+    norm = linalg_vector_norm.kernel(self, p, _renorm_dims(self, dim), True,
+                                     _renorm_norm_dtype(self))
+    real = norm.dtype.type
+    factor = np.where(norm > real(maxnorm), real(maxnorm) / (norm + real(1e-7)), real(1))
+    return self * factor.astype(self.real.dtype)
+
+
+# torch's kernel scales the input with mul_out, whose autograd layer refuses an inference dual
+# (see forward_ad._check_out_function)
+renorm.out_function = "mul_out"
+
+
+@renorm.grad("self")
+def _renorm_grad(grad, self, p, dim, maxnorm):
+    """torch's renorm_backward, op for op so that create_graph records torch's nodes."""
+    from .complex import conj_physical, real_part
+    from .pointwise import reciprocal, where
+    dims = _renorm_dims(self, dim)
+    norm = linalg_vector_norm(self, p, dims, True, _renorm_norm_dtype(self))
+    inner = self * grad
+    if _raw(inner).dtype.kind == "c":  # (the norm is real: so is its gradient's input)
+        inner = real_part(conj_physical(self) * grad)
+    summed = sum_dim(inner, dims, True, dtype=D.from_numpy_dtype(_raw(norm).dtype))
+    nb = _vector_norm_grad(summed, self, p, dims, True, norm)
+    invnorm = reciprocal(norm + 1e-7)
+    factor = invnorm * maxnorm
+    return where(norm > maxnorm, factor * grad - (factor * invnorm) * nb, grad)
+
+
+@renorm.jvp("self")
+def _(self_t, self, p, dim, maxnorm):
+    """torch's renorm_jvp: ``factor * (t - self / (norm + 1e-7) * norm's tangent)`` where the
+    slice is scaled, ``t`` where it is not."""
+    from .pointwise import reciprocal, where
+    dims = _renorm_dims(self, dim)
+    norm = linalg_vector_norm(self, p, dims, True, _renorm_norm_dtype(self))
+    invnorm = reciprocal(norm + 1e-7)
+    factor = invnorm * maxnorm
+    norm_t = _norm_jvp(self_t, self, p, dims, True, norm)
+    return where(norm > maxnorm, factor * (self_t - self * invnorm * norm_t), self_t)
+
+
 @op("dist", tensors=2, quiet=True, node="DistBackward0")
 def dist_op(self, other, p=2):
     """torch.dist: the p-norm of ``self - other``, one op (its node is DistBackward0)."""
