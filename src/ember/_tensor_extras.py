@@ -51,7 +51,7 @@ _INPLACE = {"absolute_": "abs", "multiply_": "mul", "subtract_": "sub", "negativ
             "eq_": "eq", "ne_": "ne", "lt_": "lt", "le_": "le", "gt_": "gt", "ge_": "ge",
             "greater_": "gt", "greater_equal_": "ge", "less_": "lt", "less_equal_": "le",
             "not_equal_": "ne", "logical_not_": "logical_not", "cumsum_": "cumsum",
-            "cumprod_": "cumprod", "deg2rad_": "deg2rad", "rad2deg_": "rad2deg", "gcd_": "gcd",
+            "cumprod_": "cumprod", "gcd_": "gcd",
             "lcm_": "lcm", "ldexp_": "ldexp", "nextafter_": "nextafter",
             "heaviside_": "heaviside",
             "conj_physical_": "conj_physical"}

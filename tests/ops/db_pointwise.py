@@ -60,6 +60,8 @@ _INF = np.inf
 _unary_family("sgn", UN, np.sign, kinks=(0.0,),
               dtypes=("float32", "float64", "float16", "int64", "int32", "bool"),
               extra=_edges(0.0, -0.0, _INF, -_INF))
+_unary_family("deg2rad", UN, np.deg2rad, extra=_edges(-_INF, _INF, 1e30))
+_unary_family("rad2deg", UN, np.rad2deg, extra=_edges(-_INF, _INF, 1e30))
 _unary_family("exp2", UN, np.exp2, extra=_edges(-_INF, _INF, 100.0))
 _unary_family("expm1", UN, np.expm1, extra=_edges(-_INF, 1e-10, -1e-10))
 _unary_family("log2", UN, np.log2, domain=(0.1, 3.0), extra=_edges(0.0, -1.0, _INF))

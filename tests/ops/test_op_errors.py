@@ -68,6 +68,10 @@ CASES = [
       'renorm: expected maxnorm to be >= 0 but got -1'),
     E('renorm_p', lambda m: m.ones(2, 2).renorm(0, 0, 1.0), RuntimeError,
       'renorm: non-positive-norm not supported'),
+    E('deg2rad_complex', lambda m: m.deg2rad(m.ones(2, dtype=m.complex64)), RuntimeError,
+      'deg2rad is not supported for complex tensors.'),
+    E('rad2deg_complex', lambda m: m.ones(2, dtype=m.complex64).rad2deg(), RuntimeError,
+      'rad2deg is not supported for complex tensors.'),
     E('dot_shape', lambda m: m.dot(m.ones(3), m.ones(4)), RuntimeError,
       'inconsistent tensor size, expected tensor [3] and src [4] to have the same number of '
       'elements, but got 3 and 4 elements respectively'),

@@ -1,17 +1,17 @@
 """Composite functions: torch functions written with ember's ops, so their derivatives (first
 and second order, forward mode, batching) follow from those ops' and need no formula here.
 
-diff, cov/corrcoef, cdist, dist, renorm, quantile/nanquantile, block_diag, diagflat,
+diff, cov/corrcoef, cdist, dist, quantile/nanquantile, block_diag, diagflat,
 combinations, broadcast_tensors, the ``*_scatter`` functions, Tensor.unfold, ldexp,
-deg2rad/rad2deg, addr, trapezoid and its cumulative form, vander; aminmax's checks (its
+trapezoid and its cumulative form, vander; aminmax's checks (its
 values and node are reduction.aminmax's).
 """
 from __future__ import annotations
 
 __all__ = ['aminmax', 'as_strided_scatter', 'block_diag', 'broadcast_shapes',
            'broadcast_tensors', 'cdist', 'combinations', 'corrcoef', 'cov',
-           'cumulative_trapezoid', 'deg2rad', 'diagflat', 'diagonal_scatter', 'diff', 'dist',
-           'ldexp', 'nanquantile', 'quantile', 'rad2deg', 'renorm', 'select_scatter',
+           'cumulative_trapezoid', 'diagflat', 'diagonal_scatter', 'diff', 'dist',
+           'ldexp', 'nanquantile', 'quantile', 'renorm', 'select_scatter',
            'slice_scatter', 'trapezoid', 'trapz', 'vander']
 
 import itertools
@@ -416,22 +416,6 @@ def ldexp(input, other, *, out=None):  # noqa: A002
 
 
 Tensor.ldexp = ldexp
-
-
-def deg2rad(input, *, out=None):  # noqa: A002
-    check_out_function("deg2rad_out", input)
-    x = input if input.is_floating_point() else input.to(D.get_default_dtype())
-    return x * (math.pi / 180)
-
-
-def rad2deg(input, *, out=None):  # noqa: A002
-    check_out_function("rad2deg_out", input)
-    x = input if input.is_floating_point() else input.to(D.get_default_dtype())
-    return x * (180 / math.pi)
-
-
-Tensor.deg2rad = deg2rad
-Tensor.rad2deg = rad2deg
 
 
 def _trapezoids(y, x, dx, dim):

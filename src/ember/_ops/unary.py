@@ -7,6 +7,8 @@ Integer and bool inputs of float-valued ops compute in the default dtype (``prom
 from __future__ import annotations
 
 __all__ = [
+    'deg2rad',
+    'rad2deg',
     'acos',
     'acosh',
     'arccos',
@@ -703,3 +705,32 @@ Tensor.clamp_max_ = lambda self, max: (_clamp_max_tensor.inplace(self, max)
 # layer refuses an inference dual (see forward_ad._check_out_function)
 nan_to_num.out_function = "nan_to_num_out"
 isinf.out_function = isfinite.out_function = "abs_out"
+
+
+# -- angle conversions: torch's ops (Deg2RadBackward0, Rad2DegBackward0), each a product by a
+# constant that torch's kernel computes with mul_out and its formula with mul.Scalar ---------
+def _times_constant(x, c):
+    """``x * c`` as torch's mul by a wrapped double computes it: in float for half types."""
+    if x.dtype.itemsize < 4:  # float16, bfloat16: opmath float, then rounded once
+        return (x.astype(np.float32) * np.float32(c)).astype(x.dtype)
+    return x * x.dtype.type(c)
+
+
+def _angle_conversion(name, node, factor):
+    refused = refuse("c", lambda t: RuntimeError(f"{name} is not supported for complex tensors."))
+
+    @op(name, node=node, elementwise=True, promote=FLOAT, quiet=True, method=True, inplace=True,
+        check=refused)
+    def convert(self):
+        return _times_constant(self, factor)
+
+    @convert.grad("self")
+    def _(grad):
+        return mul_scalar(grad, factor)
+
+    convert.out_function = f"{name}_out"  # (its kernel writes with mul_out: see forward_ad)
+    return convert
+
+
+deg2rad = _angle_conversion("deg2rad", "Deg2RadBackward0", math.pi / 180)
+rad2deg = _angle_conversion("rad2deg", "Rad2DegBackward0", 180 / math.pi)
