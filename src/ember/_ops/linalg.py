@@ -484,10 +484,11 @@ def addr(self, vec1, vec2, beta=1, alpha=1):
     if dtype == np.bool_:  # torch's boolean kernel: (beta and self) or (alpha and v1 and v2)
         prod = np.logical_and(col, vec2) if alpha else np.zeros_like(col & vec2)
         return np.logical_or(prod, self) if beta else np.broadcast_to(prod, prod.shape).copy()
-    prod = (col if alpha == 1 else np.asarray(alpha, dtype) * col) * vec2
+    xp = get_xp(vec2)
+    prod = (col if alpha == 1 else xp.asarray(alpha, dtype) * col) * vec2
     if beta == 0:
-        return np.broadcast_to(prod, prod.shape).copy()
-    return (self if beta == 1 else np.asarray(beta, dtype) * self) + prod
+        return xp.broadcast_to(prod, prod.shape).copy()
+    return (self if beta == 1 else xp.asarray(beta, dtype) * self) + prod
 
 
 addr.grad("self")(_bias_grad)
