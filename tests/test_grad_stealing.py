@@ -152,10 +152,8 @@ def _view_of_a_kept_tensor_as_gradient(torch):
     return out
 
 
-def _second_gradient_into_a_stolen_view(torch):
-    """A second backward sums into the stolen view in place: into the kept tensor."""
-    kept = torch.arange(6.0)
-
+def _giving_a_view_of(torch, kept):
+    """A Function of two (2, 3) inputs whose backward gives the first a view of ``kept``."""
     class Two(torch.autograd.Function):
         @staticmethod
         def forward(ctx, a, b):
@@ -164,7 +162,14 @@ def _second_gradient_into_a_stolen_view(torch):
         @staticmethod
         def backward(ctx, g):
             return kept.view(2, 3), g * 3
+    return Two
 
+
+def _second_gradient_into_a_stolen_view(torch):
+    """A second backward sums into the stolen view in place: into the kept tensor."""
+    kept = torch.arange(6.0)
+
+    Two = _giving_a_view_of(torch, kept)
     a, b = (torch.ones(2, 3, requires_grad=True) for _ in range(2))
     for _ in range(2):
         Two.apply(a, b).backward(torch.ones(2, 3))
@@ -184,15 +189,7 @@ def _stolen_view_through_a_view_node(torch):
     leaf takes over a view of it, sharing the kept tensor's counter (torch's views do)."""
     kept = torch.arange(6.0)
 
-    class Two(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, a, b):
-            return a * 2 + b * 3
-
-        @staticmethod
-        def backward(ctx, g):
-            return kept.view(2, 3), g * 3
-
+    Two = _giving_a_view_of(torch, kept)
     a = torch.ones(6, requires_grad=True)
     b = torch.ones(2, 3, requires_grad=True)
     Two.apply(a.view(2, 3), b).backward(torch.ones(2, 3))
