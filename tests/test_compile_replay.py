@@ -52,6 +52,35 @@ def test_a_sum_down_to_0d_is_its_own_tensor():
     same(body, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("compiled_first", [True, False])
+def test_a_bias_gradient_summed_down_is_a_view_in_a_second_gradients_buffer(compiled_first):
+    # the program's sum over leading dimensions is, in torch, a view of another tensor's
+    # storage: where a non-leaf input gets a second gradient besides the program's, the
+    # engine sums the two out of place, and the leaf that takes the sum over shows torch's
+    # version, at the recording call and at each replay
+    def body(torch):
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn((2, 3, 4), generator=g)
+        p = torch.randn((4,), generator=g).requires_grad_()
+
+        def inner(x, q):
+            return (x * q).tanh().sum()
+        f = ember.compile(inner) if torch is ember else inner
+        seen = []
+        for _ in range(3):
+            q = p.clone()  # (a non-leaf: its buffer gets both gradients)
+            if compiled_first:
+                loss = f(x, q) + (q * 2).sum()
+            else:
+                other = (q * 2).sum()
+                loss = other + f(x, q)
+            loss.backward()
+            seen.append((p.grad.clone(), p.grad._version))
+            p.grad = None
+        return seen
+    same(body, rtol=1e-5, atol=1e-6)
+
+
 def _twice(y):
     return (y + y).tanh().sum()
 

@@ -13,11 +13,13 @@ when a create_graph pass differentiates through a compiled function.
 """
 from __future__ import annotations
 
+import weakref
+
 from .._backend import as_array, sum_function
 from .._ops.replay import PASS
 from .._state import state
 from .._tensor import _wrap
-from ..autograd._grad_versions import note_view, note_writes
+from ..autograd._grad_versions import _LIMIT, _NOTES, note_view, note_writes
 from .recorder import (
     ADD,
     ASSIGN,
@@ -223,7 +225,8 @@ class _Writer:
         self.formed = set()  # the FORMULA instructions written as their replay forms
         self.lines = []
         self.scope = {"as_array": as_array, "wrap": _wrap,
-                      "note_view": note_view, "note_writes": note_writes}
+                      "note_view": note_view, "note_writes": note_writes,
+                      "notes": _NOTES, "NOTES_LIMIT": _LIMIT, "ref": weakref.ref}
         self.count = 0
         self.names, self.free, self.n_names = {}, [], 0
         self.keep = keep
@@ -410,7 +413,7 @@ class _Writer:
             # only leading dimensions: the sum has ``shape`` itself, noted as the view of
             # another tensor's storage that torch's sum would be (as _sum_to_array notes it)
             total = f"{sum_}({x}, {self.bind(axes)}, keepdims=False)"
-            return lambda outs: [f"{outs[0]} = {total}", f"note_view({outs[0]})"]
+            return lambda outs: [f"{outs[0]} = {total}"] + _fresh_view_note(outs[0])
         total = f"{sum_}({x}, {self.bind(axes)}, keepdims=True)"  # (never a NumPy scalar)
         total = f"{total}.reshape({self.bind(shape)})" if lead else total
         return lambda outs: [f"{outs[0]} = {total}"]
@@ -455,6 +458,17 @@ def passes_gradient(formula):
     return (code is not None and code.co_code == _IDENTITY.co_code
             and code.co_argcount == 1 and code.co_flags == _IDENTITY.co_flags
             and not code.co_kwonlyargcount)
+
+
+def _fresh_view_note(name):
+    """Lines doing ``note_view(name)`` for the new array a reduction just bound to ``name``:
+    one that owns its memory has no live note yet (its id is new among live arrays), so its
+    note is written without note_view's call and lookups (a backward program's bias sums, at
+    every step); any other goes through note_view."""
+    return [f"if {name}.base is None and len(notes) < NOTES_LIMIT:",
+            f"    notes[id({name})] = (ref({name}), 0, True)",
+            "else:",
+            f"    note_view({name})"]
 
 
 def _results(call, instr, several, arrays=False):
