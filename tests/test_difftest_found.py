@@ -242,3 +242,39 @@ def test_batch_norm_of_a_batch_with_an_infinity_is_quiet():
         out.sum().backward()
         return out, x.grad, m.running_mean, m.running_var
     same(body, atol=1e-6)  # (the finite channels' gradients cancel to float32 rounding)
+
+
+def _error_of(call):
+    """The message ``call()`` raises (None when it returns)."""
+    try:
+        call()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def test_backward_with_a_non_leaf_input_runs_its_node():
+    """Seeds 40000148 and 40000389: ``backward(inputs=[t])`` of a non-leaf ``t`` runs t's
+    node, as torch's engine marks it needed: it computes no gradient for its children (its
+    post hook sees None) but unpacks and frees what it saved, so a version error of a saved
+    tensor is raised, and a later pass through the node refuses; ember only retained the
+    gradient."""
+    def body(t):
+        calls = []
+        x = t.tensor([-1.04, -0.86], requires_grad=True)
+        y = t.nn.functional.l1_loss(x, x, reduction="none")
+        y.grad_fn.register_prehook(lambda gs: calls.append(("pre", gs)))
+        y.grad_fn.register_hook(lambda gi, go: calls.append(("post", gi, go)))
+        t.autograd.backward([y], [t.tensor([-0.94, 0.37])], inputs=[y])
+        again = _error_of(lambda: t.autograd.grad(y.sum(), [x], retain_graph=True))
+        twice = _error_of(lambda: y.sum().backward(inputs=[y]))
+        plus = x + 1  # (saves nothing: it runs again)
+        plus.sum().backward(inputs=[plus])
+        plus.sum().backward(inputs=[plus])
+        b = x.clone()
+        c = b * b
+        b.add_(1)
+        version = _error_of(lambda: t.autograd.backward([c], [t.ones(2)], inputs=[c]))
+        return calls, y.grad, x.grad, again, twice, plus.grad, version, c.grad
+    same(body)
+

@@ -215,7 +215,7 @@ class OpNode(Node):
         if not op.saved_spec:
             env = ()
         elif self._saved is None:
-            env = self._freed_env(needed, formulas or op.formulas)
+            env = self._freed_env(formulas or op.formulas)
         else:
             env = self._unpack(graph)
         nxt = self._next
@@ -261,15 +261,16 @@ class OpNode(Node):
         """The formulas this node runs (see ``_ComplexOpNode``)."""
         return self._op.formulas
 
-    def _freed_env(self, needed, formulas):
+    def _freed_env(self, formulas):
         """The saved values after the tensors were freed (retain_graph=False): as torch, a
-        second pass raises only where a formula it runs reads a freed tensor (x + c's node runs
-        again; x * c's, which reads c, refuses)."""
+        second pass raises only where the node saved a tensor, which it does for the formulas
+        of the inputs that require grad (x + c's node runs again; x * c's, which reads c,
+        refuses). torch's node unpacks all of them whichever gradients the pass needs
+        (``backward(inputs=[y])`` runs y's node for none)."""
         tensors = {j for j, _, _ in self._op.unpack_plan}.union(self._op.param_slots)
         nxt = self._next
         for inputs, _, env_idx in formulas:
-            if any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
-                   for i in inputs) and tensors.intersection(env_idx):
+            if any(nxt[i][0] is not None for i in inputs) and tensors.intersection(env_idx):
                 raise RuntimeError(ERR_FREED)
         return self._kept or [None] * len(self._op.saved_spec)
 

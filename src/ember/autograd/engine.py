@@ -402,8 +402,12 @@ def _plan_inputs(task, inputs, capture):
 
 
 def _set_plan(task, targets, useful, run, capture):
-    if not capture:  # backward(inputs=...): the inputs' own AccumulateGrad nodes run
-        run.update(fn for fn in targets if isinstance(fn, AccumulateGrad))
+    if not capture:
+        # backward(inputs=...): the inputs' own nodes run (torch's exec_info marks them
+        # needed), a leaf's AccumulateGrad and a non-leaf's grad_fn alike: the latter computes
+        # no gradient (none of its children is needed) but frees what it saved, so a later
+        # pass through it raises, as does a version error of its saved tensors now
+        run.update(targets)
     task.useful = useful  # (None: every node reached)
     task.run = run
 
