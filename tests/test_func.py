@@ -138,6 +138,37 @@ def test_output_and_primal_type_errors_as_torch():
     same_ok(body, check_warnings=False)
 
 
+def test_aux_of_numbers_refused_as_torch():
+    """An aux output must hold only tensors: a Python int, None or a string among its leaves
+    is refused by every transform, grad after its output's own checks, the others before."""
+    def body(torch):
+        F = torch.func
+        x = torch.ones(3)
+        out = []
+        for aux in (3, 2.5, None, "ab", (x, None), [x, 2], {"a": 1}, torch.Size([3]), (),
+                    {"a": x}):
+            out += [error_of(lambda: F.jacfwd(lambda a: (a.sin(), aux), has_aux=True)(x)),
+                    error_of(lambda: F.jacrev(lambda a: (a.sin(), aux), has_aux=True)(x)),
+                    error_of(lambda: F.grad(lambda a: (a.sum(), aux), has_aux=True)(x)),
+                    error_of(lambda: F.grad_and_value(lambda a: (a.sum(), aux),
+                                                      has_aux=True)(x)),
+                    error_of(lambda: F.vjp(lambda a: (a.sin(), aux), x, has_aux=True)),
+                    error_of(lambda: F.jvp(lambda a: (a.sin(), aux), (x,), (x,),
+                                           has_aux=True)),
+                    error_of(lambda: F.vmap(F.grad(lambda a: (a.sum(), aux), has_aux=True))(
+                        x.unsqueeze(1))),
+                    error_of(lambda: F.vmap(F.jacfwd(lambda a: (a.sin(), aux), has_aux=True))(
+                        x.unsqueeze(1)))]
+        # which error comes first: grad's output check, the others' aux check
+        out += [error_of(lambda: F.grad(lambda a: (a, 3), has_aux=True)(x)),
+                error_of(lambda: F.vjp(lambda a: (3, 3), x, has_aux=True)),
+                error_of(lambda: F.jvp(lambda a: (3, 3), (x,), (x,), has_aux=True)),
+                error_of(lambda: F.jacfwd(lambda a: (3, 3), has_aux=True)(x))]
+        return out
+    out = same_ok(body, check_warnings=False).value
+    assert out[0] == ("RuntimeError", "Expected tensors, got unsupported type <class 'int'>")
+
+
 def test_tree_spec_text_in_errors_as_torch():
     def body(torch):
         F = torch.func

@@ -83,9 +83,9 @@ def _phys_leaves(args, nums, level):
     return [materialize(t, level) for t in leaves], spec
 
 
-def grad_and_value(func, argnums, has_aux, args, kwargs, level):
-    from ._transforms import _argnums, _replace, _split_aux, _unflatten
-    from ._transforms import grad_and_value as plain
+def grad_and_value(func, argnums, has_aux, args, kwargs, level, check_aux=True):
+    from ._transforms import _argnums, _check_aux, _replace, _split_aux, _unflatten
+    from ._transforms import _grad_and_value
     nums = _argnums(args, argnums)
     phys, spec = _phys_leaves(args, nums, level)
 
@@ -93,7 +93,7 @@ def grad_and_value(func, argnums, has_aux, args, kwargs, level):
         with _at(level):
             wrapped = _unflatten([BatchedTensor(t, level) for t in p], spec)
             out = func(*_replace(args, nums, wrapped), **kwargs)
-            out, aux = _split_aux(out, has_aux, "grad_and_value(f)(*args)")
+            out, aux = _split_aux(out, has_aux, "grad_and_value(f)(*args)", False)
             if not isinstance(out, Tensor):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"Tensor, got {type(out)}")
@@ -101,11 +101,14 @@ def grad_and_value(func, argnums, has_aux, args, kwargs, level):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"scalar Tensor, got tensor with {out.dim()} dims. Maybe you "
                                    "wanted to use the vjp or jacrev APIs instead?")
+            if has_aux and check_aux:
+                _check_aux(aux)
             values = materialize(out, level)
         return values.sum(), (values, aux)
 
     with _below(level):
-        grads, (_, (values, aux)) = plain(summed, tuple(range(len(phys))), True)(*phys)
+        grads, (_, (values, aux)) = _grad_and_value(summed, tuple(range(len(phys))), True,
+                                                    check_aux=False)(*phys)
     grads = _unflatten([BatchedTensor(g, level) for g in grads], spec)
     value = BatchedTensor(values, level)
     return grads, ((value, aux) if has_aux else value)
@@ -199,11 +202,11 @@ def jvp(func, primals, tangents, has_aux, level):
     return out + (result[2],) if has_aux else out
 
 
-def jacobian(func, argnums, has_aux, args, kwargs, level):
+def jacobian(func, argnums, has_aux, args, kwargs, level, check_aux=True):
     """``jacrev``/``jacfwd`` under vmap: the Jacobian of each output's sum over the batch, by
     one batched backward pass per output, its batch dimension moved back to the front."""
     from ._transforms import _argnums, _output_leaves, _replace, _unflatten, _VJP
-    from ._transforms import jacrev as plain
+    from ._transforms import _jacrev
     nums = _argnums(args, argnums)
     phys, spec = _phys_leaves(args, nums, level)
     shapes = []
@@ -212,13 +215,13 @@ def jacobian(func, argnums, has_aux, args, kwargs, level):
         with _at(level):
             wrapped = _unflatten([BatchedTensor(t, level) for t in p], spec)
             out = func(*_replace(args, nums, wrapped), **kwargs)
-            leaves, out_spec, aux = _output_leaves(out, has_aux, _VJP)
+            leaves, out_spec, aux = _output_leaves(out, has_aux, _VJP, check_aux)
             shapes[:] = [(out_spec, [o.dim() for o in leaves])]
             sums = tuple(materialize(o, level).sum(0) for o in leaves)
         return sums, aux
 
     with _below(level):
-        jac, aux = plain(summed, tuple(range(len(phys))), has_aux=True)(*phys)
+        jac, aux = _jacrev(summed, tuple(range(len(phys))), True, check_aux=False)(*phys)
     out_spec, ranks = shapes[0]
     rows = [_unflatten([BatchedTensor(_batch_first(block, rank), level) for block in row], spec)
             for row, rank in zip(jac, ranks)]

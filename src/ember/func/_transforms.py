@@ -238,18 +238,30 @@ def _checked_as_jvp(func, has_aux):
     return checked
 
 
-def _split_aux(output, has_aux, api):
+def _split_aux(output, has_aux, api, check_aux=True):
+    """``(output, aux)``; ``check_aux``: refuse an aux that is not all tensors now (grad
+    checks its output first, then its aux, as torch's)."""
     if not has_aux:
         return output, None
     if not (isinstance(output, tuple) and len(output) == 2):
         raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if "
                            "has_aux is True")
+    if check_aux:
+        _check_aux(output[1])
     return output
 
 
-def _output_leaves(output, has_aux, api):
+def _check_aux(aux):
+    """torch.func's refusal of an aux output with a leaf that is not a tensor (a number, a
+    string, None): each transform unwraps every leaf of it from its level."""
+    for leaf in _flatten(aux)[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+
+
+def _output_leaves(output, has_aux, api, check_aux=True):
     """``(output tensors, their structure, aux)`` of what a transformed function returned."""
-    output, aux = _split_aux(output, has_aux, api)
+    output, aux = _split_aux(output, has_aux, api, check_aux)
     out_leaves, out_spec = _flatten(output)
     _check_outputs(out_leaves, api)
     return out_leaves, out_spec, aux
@@ -258,12 +270,20 @@ def _output_leaves(output, has_aux, api):
 # -- grad ---------------------------------------------------------------------------------------
 def grad_and_value(func, argnums=0, has_aux=False):
     """Return a function computing the gradient of ``func`` w.r.t. ``argnums`` and its value."""
+    return _grad_and_value(func, argnums, has_aux, check_aux=True)
+
+
+def _grad_and_value(func, argnums, has_aux, check_aux):
+    """grad_and_value; ``check_aux=False`` for an aux of ember's own making (what a transform
+    under vmap carries through the transform it runs on the batch: the user's aux in it was
+    checked there)."""
     @functools.wraps(func)
     @_without_inference_mode
     def wrapper(*args, **kwargs):
         level = _lowering.active_level()
         if level:  # under vmap: per-example gradients from the batch's
-            return _lowering.grad_and_value(func, argnums, has_aux, args, kwargs, level)
+            return _lowering.grad_and_value(func, argnums, has_aux, args, kwargs, level,
+                                            check_aux)
         nums = _argnums(args, argnums)
         leaves, spec = _flatten(_select(args, nums))
         _check_tensors(leaves)
@@ -271,7 +291,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         with enable_grad(), outer.running():
             fresh = outer.own([_fresh(t) for t in leaves], leaves)
             output = func(*_replace(args, nums, _unflatten(fresh, spec)), **kwargs)
-            output, aux = _split_aux(output, has_aux, "grad_and_value(f)(*args)")
+            output, aux = _split_aux(output, has_aux, "grad_and_value(f)(*args)", False)
             if not isinstance(output, Tensor):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"Tensor, got {type(output)}")
@@ -280,6 +300,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f"scalar Tensor, got tensor with {output.dim()} dims. Maybe "
                                    "you wanted to use the vjp or jacrev APIs instead?")
             grads = _grads([output], fresh, [None], outer.needs_graph([output]))
+            if has_aux and check_aux:
+                _check_aux(aux)
         grads = _unflatten([outer.finish(g) for g in grads], spec)
         value = outer.finish(output)
         if has_aux:
@@ -395,14 +417,18 @@ def _assemble(blocks, out_spec, in_spec):
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """Return a function computing the Jacobian of ``func`` by reverse-mode AD: every row of
     each output's block in one batched backward pass."""
+    return _jacrev(func, argnums, has_aux, check_aux=True)
 
+
+def _jacrev(func, argnums, has_aux, check_aux):
+    """jacrev; ``check_aux`` as _grad_and_value's."""
     @functools.wraps(func)
     @_without_inference_mode
     def wrapper(*args, **kwargs):
         _refuse_complex("jacrev", _flatten(args)[0], inputs=True)
         level = _lowering.active_level()
         if level:
-            return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level)
+            return _lowering.jacobian(func, argnums, has_aux, args, kwargs, level, check_aux)
         nums = _argnums(args, argnums)
         in_leaves, in_spec = _flatten(_select(args, nums))
         _check_tensors(in_leaves)
@@ -410,7 +436,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         with enable_grad(), outer.running():
             fresh = outer.own([_fresh(t) for t in in_leaves], in_leaves)
             output = func(*_replace(args, nums, _unflatten(fresh, in_spec)), **kwargs)
-            out_leaves, out_spec, aux = _output_leaves(output, has_aux, _VJP)
+            out_leaves, out_spec, aux = _output_leaves(output, has_aux, _VJP, check_aux)
             _refuse_complex("jacrev", out_leaves, inputs=False)
             create = outer.needs_graph(out_leaves)
             # one batched backward per output; torch computes each input's rows for all the
