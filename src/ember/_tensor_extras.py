@@ -52,7 +52,7 @@ _INPLACE = {"absolute_": "abs", "multiply_": "mul", "subtract_": "sub", "negativ
             "greater_": "gt", "greater_equal_": "ge", "less_": "lt", "less_equal_": "le",
             "not_equal_": "ne", "logical_not_": "logical_not", "cumsum_": "cumsum",
             "cumprod_": "cumprod", "gcd_": "gcd",
-            "lcm_": "lcm", "ldexp_": "ldexp", "nextafter_": "nextafter",
+            "lcm_": "lcm", "nextafter_": "nextafter",
             "heaviside_": "heaviside",
             "conj_physical_": "conj_physical"}
 for _name, _target in _INPLACE.items():

@@ -429,6 +429,53 @@ row("copysign_", lambda a, b: a.clone().copysign_(b), None,
     dtypes=("float32", "float64", "int64"))
 
 
+
+def _np_ldexp(x, e):
+    e = np.asarray(e)
+    if e.dtype.kind in "iu":
+        return np.ldexp(x, e.astype(np.int32))
+    return x * np.exp2(e)
+
+
+def _ldexp_samples(m):
+    """Integer exponents (torch's exact kernel for floating inputs) and floating ones (its
+    composition self * pow(2, other))."""
+    exps = lambda *shape: m.idx(*shape, high=6)  # noqa: E731  (see the row of negative ones)
+    return [S("int_same", m(2, 3), exps(2, 3)), S("int_bcast", m(2, 1), exps(3)),
+            S("int_0dim_exp", m(2, 3), np.asarray(3, np.int64)),
+            S("int_0dim_self", m(), exps(4)), S("int_empty", m(0, 3), exps(3)),
+            S("int_int32", m(4), np.asarray([1, 2, 3, 0], np.int32)),
+            S("float_same", m(2, 3), m(2, 3)), S("float_bcast", m(2, 3), m(3)),
+            S("float_0dim_exp", m(2, 3), m())]
+
+
+def _ldexp_negative_samples(m):
+    out = [S("negative", m(2, 3), np.asarray([-1, -3, 2], np.int64))]
+    if m.floating:  # (results out of 2 ** e's float range: C's ldexp is exact there)
+        tiny, big = (1e-300, 1030) if m.dtype == "float64" else (1e-20, 130)
+        out.append(S("range", m.arr([1e-30, 1.0, 3.0, tiny]),
+                     np.asarray([200, -149, -150, big], np.int64),
+                     no_gradcheck="the derivative, 2 ** e, overflows"))
+    return out
+
+
+row("ldexp", ember.ldexp, "ldexp", [BI.ldexp], _ldexp_samples, np_ref=_np_ldexp,
+    dtypes=("float32", "float64", "int64"), promotion=True)
+row("ldexp_method", method("ldexp"), None, [BI.ldexp],
+    lambda m: [S("int", m(2, 3), m.idx(3, high=5)), S("float", m(2, 3), m(2, 3))],
+    np_ref=_np_ldexp)
+row("ldexp_", lambda a, b: a.clone().ldexp_(b), None, [BI.ldexp, SH.clone],
+    lambda m: [S("int", m(2, 3), m.idx(3, high=5)), S("float", m(2, 3), m(2, 3)),
+               S("float64_exp", m(2, 3), m(3, dtype="float64"))],
+    np_ref=_np_ldexp)
+# torch's gradient of ldexp(x, e) for a negative integer e is 0 (its formula takes 2 ** e with
+# an integer pow): ember's is 2 ** e, which gradcheck checks here
+row("ldexp_negative_exponents", ember.ldexp, "ldexp", [BI.ldexp], _ldexp_negative_samples,
+    np_ref=_np_ldexp,
+    skips={t: "torch's gradient is 0 for negative integer exponents" for t in (
+        "test_grad_vs_torch", "test_gradgrad_vs_torch")})
+
+
 def _np_xlogy(x, y):
     return sps.xlogy(np.asarray(x, np.float64), np.asarray(y, np.float64))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = ['addcdiv', 'addcmul', 'allclose', 'arctan2', 'atan2', 'bitwise_and',
            'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift',
            'bitwise_xor', 'copysign', 'div', 'divide', 'equal', 'float_power', 'floor_divide',
-           'fmax', 'fmin', 'fmod', 'hypot', 'isclose', 'lerp', 'logaddexp', 'logaddexp2',
+           'fmax', 'fmin', 'fmod', 'hypot', 'isclose', 'ldexp', 'lerp', 'logaddexp', 'logaddexp2',
            'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'remainder',
            'true_divide', 'xlogy']
 
@@ -57,6 +57,7 @@ from .pointwise import (
     zero_gradient,
 )
 from .registry import FLOAT, NONE, method_refusals, op
+from .shape import raw
 from .unary import isnan
 
 
@@ -790,3 +791,104 @@ addcdiv.inplace_check = _addc_check("addcdiv", inplace=True)
 
 # torch's fmod.Scalar and remainder.Scalar run the Tensor overload with the number wrapped
 _fmod_scalar.wraps_number = _remainder_scalar.wraps_number = True
+
+
+# -- ldexp: torch's op (LdexpBackward0). A floating input with integer exponents takes torch's
+# ldexp kernel (exact: 1e-30 * 2 ** 200 is finite in float32); anything else is torch's
+# composition self * pow(2, other), with 2 in self's dtype (float32 for integers) -------------
+def _kind(array):
+    """The operand kind torch's promotion sees: a 0-dim tensor or one with dimensions."""
+    return D.ZERO_DIM if array.ndim == 0 else D.DIM
+
+
+def _is_real_float(array):
+    return array.dtype.kind == "f" or array.dtype in D.REDUCED_NP
+
+
+def _ldexp_exact(self, exponents):
+    """``self * 2 ** exponents`` with C's ldexp, for integer exponents: exact but where the
+    result leaves the dtype's range. torch passes the exponents as C ints (int64 wraps) and
+    computes float16 and bfloat16 in float32, rounding once."""
+    if exponents.dtype == np.bool_:
+        raise not_implemented("ldexp_cpu_exp", exponents)
+    compute = np.float32 if self.dtype.itemsize < 4 else self.dtype
+    out = get_xp(self, exponents).ldexp(self.astype(compute, copy=False),
+                                        exponents.astype(np.int32))
+    return out.astype(self.dtype, copy=False)
+
+
+def _takes_exact_ldexp(self, other):
+    return _is_real_float(self) and other.dtype.kind in "iub"
+
+
+def _ldexp_dtypes(self, other):
+    """The dtypes of torch's composition: (``pow(two, other)``'s, the result's), two a 0-dim
+    tensor of self's dtype (float32 for integers and bool)."""
+    self_dt, other_dt = D._BY_NP[self.dtype], D._BY_NP[other.dtype]
+    two_dt = self_dt if self_dt.category >= D.FLOATING else D.float32
+    pow_dt = D.result_type_of(((two_dt, D.ZERO_DIM), (other_dt, _kind(other))))
+    return pow_dt, D.result_type_of(((self_dt, _kind(self)), (pow_dt, _kind(other))))
+
+
+def _ldexp_composite(self, other):
+    """torch's ``self * pow(two, other)``, each step in torch's result dtype."""
+    pow_dt, out_dt = _ldexp_dtypes(self, other)
+    with np.errstate(all="ignore"):
+        powers = asarray_like(2, other, pow_dt.np) ** other.astype(pow_dt.np, copy=False)
+        return self.astype(out_dt.np, copy=False) * powers.astype(out_dt.np, copy=False)
+
+
+@op("ldexp", node="LdexpBackward0", elementwise=True, tensors=2, promote=NONE, quiet=True,
+    method=True, inplace=True, conj_saved=True, check=_tensor_other("ldexp"))
+def ldexp(self, other):
+    """``self * 2 ** other``."""
+    if _takes_exact_ldexp(self, other):
+        return _ldexp_exact(self, other)
+    return _ldexp_composite(self, other)
+
+
+def _check_ldexp_inplace(self, other):
+    require_tensor("ldexp_", "other", other, 1)
+    a, b = raw(self), raw(other)
+    if _takes_exact_ldexp(a, b):
+        return
+    out_dt = _ldexp_dtypes(a, b)[1]
+    if not D.can_cast(out_dt, self.dtype):  # (torch names itself where self is integral)
+        head = "ldexp" if self.dtype.category < D.FLOATING else f"result type {out_dt.scalar_name}"
+        raise RuntimeError(f"{head} can't be cast to the desired output type "
+                           f"{self.dtype.scalar_name}")
+
+
+ldexp.inplace_check = _check_ldexp_inplace
+
+
+def _powers_of_two(other, like):
+    """``2 ** other`` in ``like``'s dtype: exact for integer exponents (torch's formula takes
+    them with an integer pow, which gives 0 for negative ones: a wrong gradient)."""
+    if raw(other).dtype.kind in "fc":
+        return PW.pow(2, other)
+    one = like.new_ones(()) if isinstance(like, Tensor) else asarray_like(1, like, like.dtype)
+    return ldexp(one, other)
+
+
+@ldexp.grad("self")
+def _(grad, other):
+    return grad * _powers_of_two(other, grad)
+
+
+@ldexp.grad("other")
+def _(grad, result):
+    return mul_scalar(grad * result, _LN2)
+
+
+@ldexp.jvp("self")
+def _(self_t, other):
+    return self_t * _powers_of_two(other, self_t)
+
+
+@ldexp.jvp("other")
+def _(other_t, result):
+    return other_t * mul_scalar(result, _LN2)
+
+
+_LN2 = float(np.log(2.0))

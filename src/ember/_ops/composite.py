@@ -2,7 +2,7 @@
 and second order, forward mode, batching) follow from those ops' and need no formula here.
 
 diff, cov/corrcoef, cdist, dist, quantile/nanquantile, block_diag, diagflat,
-combinations, broadcast_tensors, the ``*_scatter`` functions, Tensor.unfold, ldexp,
+combinations, broadcast_tensors, the ``*_scatter`` functions, Tensor.unfold,
 trapezoid and its cumulative form, vander; aminmax's checks (its
 values and node are reduction.aminmax's).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = ['aminmax', 'as_strided_scatter', 'block_diag', 'broadcast_shapes',
            'broadcast_tensors', 'cdist', 'combinations', 'corrcoef', 'cov',
            'cumulative_trapezoid', 'diagflat', 'diagonal_scatter', 'diff', 'dist',
-           'ldexp', 'nanquantile', 'quantile', 'renorm', 'select_scatter',
+           'nanquantile', 'quantile', 'renorm', 'select_scatter',
            'slice_scatter', 'trapezoid', 'trapz', 'vander']
 
 import itertools
@@ -406,16 +406,6 @@ def _unfold(self, dimension, size, step):
 
 
 Tensor.unfold = _unfold
-
-
-def ldexp(input, other, *, out=None):  # noqa: A002
-    """``input * 2 ** other``."""
-    two = other.new_full((), 2.0, dtype=D.get_default_dtype()) if not (
-        other.is_floating_point() or other.is_complex()) else other.new_full((), 2.0)
-    return input * two.pow(other)
-
-
-Tensor.ldexp = ldexp
 
 
 def _trapezoids(y, x, dx, dim):
