@@ -278,3 +278,24 @@ def test_backward_with_a_non_leaf_input_runs_its_node():
         return calls, y.grad, x.grad, again, twice, plus.grad, version, c.grad
     same(body)
 
+
+
+def test_a_root_the_pass_does_not_run_calls_no_tensor_hook():
+    """Seed 42000293: of several roots, one that leads to no input of ``autograd.grad`` (or
+    of ``backward(inputs=)``) is never queued by torch's engine: its ``retain_grad()`` and
+    tensor hooks see nothing (a sole root is queued, and they run); ember set its
+    ``.grad``."""
+    def body(t):
+        calls = []
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        p = t.tensor([3.0, 4.0], requires_grad=True)
+        b = p * 3
+        b.retain_grad()
+        b.register_hook(lambda g: calls.append(("b", g)))
+        y = x * 5
+        ones = [t.ones(2), t.ones(2)]
+        got = t.autograd.grad([b, y], [x], ones, retain_graph=True)
+        t.autograd.backward([b, y], ones, inputs=[x], retain_graph=True)
+        alone = t.autograd.grad([b], [x], ones[:1], allow_unused=True)
+        return calls, got, b.grad, x.grad, alone
+    same(body)

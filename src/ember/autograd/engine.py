@@ -873,6 +873,10 @@ def _run_node(task, fn, grads):
     if grads is None or all(g is None for g in grads):
         return None
     runs = task.run is None or fn in task.run
+    if not runs and fn not in task.captures and not _sole_root(task, fn):
+        # a node the pass neither runs nor captures from: torch's engine never queues it, so
+        # its tensor hooks (retain_grad's too) are not called
+        return None
     if task.captures and fn in task.captures:
         # NOTE: as torch's engine: a node that runs has its tensor hooks called with it, after
         # the capture (autograd.grad returns the gradient before the hooks, though they
@@ -918,6 +922,13 @@ def _run_node(task, fn, grads):
     if not task.graph and not fn._fresh_outputs:
         _note_borrowed(task, fn, outs)
     return outs
+
+
+def _sole_root(task, fn):
+    """Whether ``fn`` is the pass's one root node: torch's engine queues it without a
+    ``GraphRoot`` before it, needed or not, and so calls its tensor hooks."""
+    roots = task.roots
+    return len(roots) == 1 and roots[0] is fn
 
 
 def _capture(task, fn, grads):
