@@ -1,6 +1,7 @@
 """Interleaved timing: every peer sampled once per round, the order rotating, medians kept."""
 from __future__ import annotations
 
+import platform
 import statistics
 import sys
 import time
@@ -76,3 +77,15 @@ def peers(ember, no_torch=False):
         torch.set_num_threads(1)
         libs["torch"] = torch
     return libs
+
+
+def cpu_model():
+    """The CPU's model name (from /proc/cpuinfo where there is one)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()

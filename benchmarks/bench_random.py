@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -24,17 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 
 import ember
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+from _timing import cpu_model  # noqa: E402
 
 
 def cases(lib, n):

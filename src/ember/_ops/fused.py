@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from .._backend import get_xp
 
 _F32, _F64, _F16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
 _U64 = np.dtype(np.uint64)
+_LITTLE = sys.byteorder == "little"
 # The float64 bits below float32's mantissa, and those of a float32 midpoint.
 _BELOW_F32 = np.uint64((1 << 29) - 1)
 _F32_MIDPOINT = np.uint64(1 << 28)
@@ -288,3 +290,128 @@ def _fma_f64(x, y, z):
     out = xp.where(low == 0, high, high + low)
     # (the splitting overflows near float64's range: there, the plain result, as computed)
     return xp.where(xp.isfinite(out), out, product + z)
+
+
+# -- in place: the optimizers' updates --------------------------------------------------------
+_U32 = np.dtype(np.uint32)
+_C64 = np.dtype(np.complex64)
+# float32's -1.0 in the high (imaginary) half of a complex64's bits
+_MINUS_I_BITS = np.uint64(0xBF800000 << 32)
+
+
+def add_scaled_(out, base, scaled, alpha):
+    """``out[...] = add_scaled(base, scaled, alpha)``, torch's ``add(alpha=)`` into ``out``
+    (which may be ``base`` or ``scaled``): for float32/float64 NumPy arrays, with no
+    temporary the size of ``out``."""
+    if alpha == 1:
+        out[...] = base + scaled if type(out) is not np.ndarray else np.add(base, scaled,
+                                                                              out=out)
+        return
+    dtype = out.dtype
+    if dtype not in _COMPLEX or not _fma_into(out, scaled, float(dtype.type(alpha)), base):
+        out[...] = add_scaled(base, scaled, alpha)
+
+
+def add_product_(out, base, tensor1, tensor2, value):
+    """``out[...] = add_product(base, tensor1, tensor2, value)``, torch's ``addcmul`` into
+    ``out`` (which may be ``base``), ``value * tensor1`` made a block at a time."""
+    dtype = out.dtype
+    if dtype not in _COMPLEX or not _fma_into(out, None, tensor2, base,
+                                              (np.multiply, tensor1, dtype.type(value))):
+        out[...] = add_product(base, tensor1, tensor2, value)
+
+
+def _fma_into(out, x, y, z, x_op=None):
+    """``out[...] = fma(x, y, z)`` (one rounding), with no temporary the size of ``out``, or
+    False where that route does not apply (then nothing is written). ``out`` may be ``x`` or
+    ``z`` itself, as in torch's in-place ``add_(alpha=)``, ``addcmul_`` and ``lerp_``. With
+    ``x_op = (ufunc, a, b)`` the factor ``x`` is ``ufunc(a, b)`` (``x`` is then None; ``b``
+    may be a number of ``out``'s dtype), computed a cache-sized block at a time: addcmul's
+    ``value * tensor1`` or lerp's ``end - start`` without a pass of its own over the whole
+    arrays. ``y`` is an array or a Python float that ``out``'s dtype holds exactly. The
+    route: NumPy arrays of one shape (two elements or more), one dtype (float32 or float64),
+    C-contiguous (so that their flat views are views), where NumPy's complex multiply
+    fuses."""
+    real = out.dtype
+    if (type(out) is not np.ndarray or out.size < 2 or not _like(z, out)
+            or not (_like(x, out) if x_op is None else _like(x_op[1], out) and (
+                _like(x_op[2], out) or type(x_op[2]) is real.type))):
+        return False
+    if type(y) is np.ndarray:
+        if not _like(y, out):
+            return False
+    elif type(y) is not float or real.type(y) != y:
+        return False
+    if not _complex_multiply_fuses(real):
+        return False
+    _fused_into(x, y, z, out, x_op)
+    return True
+
+
+def _like(a, out):
+    """Whether ``a`` is a C-contiguous NumPy array of ``out``'s shape and dtype."""
+    return (type(a) is np.ndarray and a.shape == out.shape and a.dtype == out.dtype
+            and a.flags.c_contiguous)
+
+
+@np.errstate(all="ignore")  # (the imaginary part, unused, may overflow)
+def _fused_into(x, y, z, out, x_op):
+    """``out = fma(x, y, z)``, a block of ``_BLOCK_BYTES`` of complex buffer at a time over
+    flat views (never a block one element long: that would take NumPy's scalar multiply).
+    Each block reads its operands before it writes ``out``, so ``out`` may be an operand."""
+    real = out.dtype
+    kernel = _bits_block if real == _F32 and _LITTLE else _complex_block
+    size = out.size
+    block = _BLOCK_BYTES // (2 * real.itemsize)
+    if size <= block:
+        kernel(x, y, z, out, x_op)
+        return
+    x, y, z, out = (v.reshape(-1) if type(v) is np.ndarray else v for v in (x, y, z, out))
+    if x_op is not None:
+        x_op = tuple(v.reshape(-1) if type(v) is np.ndarray else v for v in x_op)
+    stops = list(range(block, size, block)) + [size]
+    if stops[-1] - stops[-2] == 1:
+        stops[-2] -= 1  # (the last block two elements long, the one before it one shorter)
+    start = 0
+    for stop in stops:
+        part = slice(start, stop)
+        kernel(x if x is None else x[part], y[part] if type(y) is np.ndarray else y, z[part],
+               out[part], x_op and tuple(v[part] if type(v) is np.ndarray else v
+                                         for v in x_op))
+        start = stop
+
+
+def _bits_block(x, y, z, out, x_op):
+    """float32 on a little-endian machine: the complex64 ``x + i*z`` made from the bits,
+    ``x``'s widened into the low halves of uint64s (a contiguous cast, about twice as fast as
+    NumPy's strided copy into ``.real``), times ``y - i``; the product's real part read back
+    by narrowing them."""
+    bits = np.empty(out.shape, _U64)
+    left = bits.view(_C64)
+    if x_op is not None:
+        x = x_op[0](x_op[1], x_op[2])  # (a block's temporary)
+    np.copyto(bits, x.view(_U32))
+    left.imag = z
+    if type(y) is np.ndarray:
+        right = np.empty(out.shape, _U64)
+        np.copyto(right, y.view(_U32))
+        np.bitwise_or(right, _MINUS_I_BITS, out=right)
+        y = right.view(_C64)
+    else:
+        y = _C64.type(complex(y, -1.0))
+    np.multiply(left, y, out=left)
+    np.copyto(out.view(_U32), bits, casting="unsafe")
+
+
+def _complex_block(x, y, z, out, x_op):
+    """float64 (or a big-endian machine): ``x + i*z`` written into a complex buffer's real
+    and imaginary parts, times ``y - i``, the real part."""
+    if x_op is not None:
+        x = x_op[0](x_op[1], x_op[2])
+    left = np.empty(out.shape, _COMPLEX[out.dtype])
+    left.real, left.imag = x, z
+    right = _right_factor(y, out.dtype, out.shape)
+    if type(right) is np.ndarray:
+        right.real = y
+    np.multiply(left, right, out=left)
+    out[...] = left.real

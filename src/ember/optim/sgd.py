@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from numpy import ndarray
 
-from .._ops.fused import add_scaled
+from .._backend import get_xp
+from .._ops.fused import add_scaled_
 from .._state import recording
 from .._tensor import Tensor, _wrap
 from .optimizer import Optimizer, _closure_loss, _to_scalar, _use_grad_for_differentiable
@@ -62,23 +63,13 @@ class SGD(Optimizer):
                 if differentiable or (type(grad) is not ndarray and g.is_sparse):
                     _sgd_with_tensor_ops(p, group, self.state[p])
                     continue
-                if maximize:
-                    grad = -grad
-                # (torch's add(alpha=...): each update rounded once, see _ops/fused.py)
-                if weight_decay != 0:
-                    grad = add_scaled(grad, p._data, weight_decay)
-                if momentum != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = _wrap(grad.copy())
-                    else:
-                        b = buf._data
-                        b *= momentum
-                        b[...] = add_scaled(b, grad, 1 - dampening)
-                        buf._bump_version()
-                    grad = add_scaled(grad, buf._data, momentum) if nesterov else buf._data
-                p._data[...] = add_scaled(p._data, grad, -lr)
+                if weight_decay == 0 and momentum == 0 and grad.dtype.kind == "f":
+                    # (-grad times -lr is grad times lr, exactly: no negated copy)
+                    add_scaled_(p._data, p._data, grad, lr if maximize else -lr)
+                else:
+                    grad = _sgd_direction(p, grad, self.state[p], weight_decay, momentum,
+                                          dampening, nesterov, maximize)
+                    add_scaled_(p._data, p._data, grad, -lr)
                 if p._is_inference or recording[0] is not None:
                     p._bump_version()  # (its checks, and the compile recorder's note)
                 else:  # (its usual lines: a call fewer per parameter and step)
@@ -88,6 +79,39 @@ class SGD(Optimizer):
                     else:
                         vc[0] += 1
         return loss
+
+
+def _sgd_direction(p, grad, state, weight_decay, momentum, dampening, nesterov, maximize):
+    """The array torch's single-tensor SGD adds to ``p`` times ``-lr``: the gradient (negated
+    to maximize), plus ``weight_decay * p``, through the momentum buffer (updated in place,
+    its version bumped by each of torch's two writes, ``mul_`` and ``add_``). Temporaries
+    only where torch makes them, and reused."""
+    xp = get_xp(grad)
+    own = None  # (a temporary of this step's, free to be written; an array even 0-dim)
+    if maximize:
+        grad = own = xp.negative(grad, out=xp.empty_like(grad))
+    if weight_decay != 0:
+        if own is None:
+            own = xp.empty_like(grad)
+        add_scaled_(own, grad, p._data, weight_decay)
+        grad = own
+    if momentum == 0:
+        return grad
+    buf = state.get("momentum_buffer")
+    if buf is None:
+        buf = state["momentum_buffer"] = _wrap(grad.copy())
+    else:
+        b = buf._data
+        b *= momentum
+        buf._bump_version()
+        add_scaled_(b, b, grad, 1 - dampening)
+        buf._bump_version()
+    if not nesterov:
+        return buf._data
+    if own is None:
+        own = xp.empty_like(grad)
+    add_scaled_(own, grad, buf._data, momentum)
+    return own
 
 
 def _sgd_with_tensor_ops(p, group, state):
