@@ -299,3 +299,27 @@ def test_a_root_the_pass_does_not_run_calls_no_tensor_hook():
         alone = t.autograd.grad([b], [x], ones[:1], allow_unused=True)
         return calls, got, b.grad, x.grad, alone
     same(body)
+
+
+def test_a_transform_under_no_grad_of_a_split_output_written_in_place():
+    """Seeds 42000250 and 42000392: a ``split`` output written in place (under no_grad, or
+    through ``detach()``) has a history that may not be read, yet under no_grad
+    ``torch.func.grad`` and ``vjp`` differentiate it (torch's wrapper never reads it); with
+    grad mode on, where the outer graph would record through it, they refuse it as torch's.
+    ember refused it under no_grad too."""
+    def body(t):
+        x = t.tensor([-0.06, 1.85, -0.03, 0.21], requires_grad=True)
+        part, other = x.split(2, 0)
+        with t.no_grad():
+            part.add_(part)
+        other.detach().clamp_(0.5, 0.53)
+        out = []
+        for v in (part, other):
+            with t.no_grad():
+                value, vjp = t.func.vjp(lambda u: t.sinh(u).sum(), v)
+                out += [value, vjp(t.ones_like(value)),
+                        t.func.grad(lambda u: (t.exp(u) * x[:2]).sum())(v),
+                        t.func.grad(t.func.grad(lambda u: t.exp(u).sum()))(v.sum())]
+            out.append(_error_of(lambda: t.func.grad(lambda u: t.exp(u).sum())(v)))
+        return out
+    same(body)

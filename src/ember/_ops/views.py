@@ -318,6 +318,15 @@ def refresh(view):
     _regenerate_into(view)
 
 
+def history_refused(view):
+    """Whether reading ``view``'s grad_fn raises (refresh's refusal): its base changed in
+    place since the view was made, and it may not be rebased (made in no_grad or inference
+    mode, or by a multi-output op such as split)."""
+    return (view._view_version != view._vc[0]
+            and (view._grad_fn is not None or view._base._requires_grad)
+            and (view._view_no_grad or view._view_multi or view._view_inference))
+
+
 def _regenerate_into(view):
     old_fn, old_nr = view._grad_fn, view._output_nr
     view._view_version = view._vc[0]

@@ -38,6 +38,12 @@ class _Running(threading.local):
 _running = _Running()
 
 
+def plain_autograd_records():
+    """Whether plain autograd records the running transforms' ops (grad mode was on where
+    the outermost of them was called)."""
+    return _running.plain_records
+
+
 class OuterGraph:
     """The levels outside one transform call (made where the transform is called: under
     no_grad no level outside records)."""

@@ -14,6 +14,7 @@ import functools
 from .._backend import get_xp
 from .._creation import zeros, zeros_like
 from .._ops.shape import alias
+from .._ops.views import history_refused
 from .._state import state
 from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
@@ -21,7 +22,7 @@ from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import grad_accumulator
 from . import _lowering
-from ._outer_graph import OuterGraph
+from ._outer_graph import OuterGraph, plain_autograd_records
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -193,8 +194,14 @@ def _not_inference(t):
 def _has_gradient_edge(t):
     """Whether ``t`` requires grad with a gradient of its own to pass on: a view made in
     no_grad mode of a base that requires grad has none (an alias of it would differentiate
-    into nothing, and a transform nested inside would see no outer level)."""
-    return t.requires_grad and (t.grad_fn is not None or grad_accumulator(t) is not None)
+    into nothing, and a transform nested inside would see no outer level). Nor has a view
+    whose history may not be read (a split output written in place): under no_grad torch's
+    wrapper differentiates it as a fresh copy (elsewhere the outer graph's record refuses
+    it, as reading its grad_fn here does)."""
+    if not t.requires_grad or (t._base is not None and not plain_autograd_records()
+                               and history_refused(t)):
+        return False
+    return t.grad_fn is not None or grad_accumulator(t) is not None
 
 
 def _fresh(t):
