@@ -156,11 +156,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
     return result if capture else None
 
 
-def _backward_into_leaves(t, fn, leaves, g, retain):
-    """run_backward from tensor ``t`` alone, of node ``fn`` whose edges lead to ``leaves``
-    alone (see _leaves_below), given gradient ``g``, in first-order backward: no
-    dependencies to count (each leaf is reached once, from the root)."""
+def _backward_into_leaves(t, fn, children, g, retain):
+    """run_backward from tensor ``t`` alone, of node ``fn`` whose edges lead to the distinct
+    leaves ``children`` alone (see _leaves_below), given gradient ``g``, in first-order
+    backward: no dependencies to count (each leaf is reached once, from the root).
+
+    NOTE: _run_pass's steps are written out around _execute_into_leaves, and the root's
+    gradient handed to it without the node's input buffer (the pass of every compiled
+    training step: two calls and a buffer fewer)."""
     task = _Task(False, retain)
+    task.roots = [fn]  # (for will_execute)
     data = g._data
     if (type(data) is ndarray and (dt := data.dtype) is t._data.dtype and dt.kind in "fc"
             and fn._out_meta is None):
@@ -168,11 +173,32 @@ def _backward_into_leaves(t, fn, leaves, g, retain):
         # float dtype, for the node's one output (_seed_root's lines for it)
         task.visible[id(data)] = (data, g)
         task.borrowed[id(data)] = weakref.ref(data)  # (as _Borrowed.add: an array)
-        task.buffers[fn] = [data]
+        grads = [data]
     else:
         _seed_root(task, fn, t._output_nr, t._data.dtype, g)
-    task.roots = [fn]  # (for will_execute)
-    _run_pass(task, _execute_into_leaves, leaves)
+        grads = task.buffers.pop(fn)
+    data = g = None
+    prev = state.grad_enabled
+    state.grad_enabled = False
+    callbacks = _local.callbacks
+    callbacks.append(task)
+    try:
+        quiet = fp_errors.silence()  # (see _run_pass)
+        try:
+            _execute_into_leaves(task, fn, grads, children)
+        finally:
+            fp_errors.restore(quiet)
+        if task.queued:
+            _run_final_callbacks(task.queued)
+    except BaseException:
+        if _NOTES:
+            forget()
+        raise
+    finally:
+        callbacks.pop()
+        state.grad_enabled = prev
+    if _gc.raised:  # (_run_pass's test: this pass counts no nodes)
+        _gc.after_backward(0)
     if _NOTES:  # (the versions of gradients written in place: read by now)
         forget()
 
@@ -749,17 +775,13 @@ def _leaves_below(fn):
     return None
 
 
-def _execute_into_leaves(task, children):
-    """``_execute`` for a graph of one node (the root) whose edges all lead to distinct
-    leaves (``children``, see _leaves_below), in first-order backward: the node, then its
-    leaves in the order the ready queue gives them (every AccumulateGrad has the same
-    sequence number, so the heap's layout decides), without counting dependencies or going
-    through the queue. Each leaf runs as in _execute: by _run_plain_leaf, or the general path
-    when it has hooks."""
-    fn = task.roots[0]
-    grads = task.buffers.pop(fn, None)
-    if grads is None:
-        return
+def _execute_into_leaves(task, fn, grads, children):
+    """``_execute`` for a graph of one node ``fn`` (the root, given its gradients ``grads``)
+    whose edges all lead to distinct leaves (``children``, see _leaves_below), in first-order
+    backward: the node, then its leaves in the order the ready queue gives them (every
+    AccumulateGrad has the same sequence number, so the heap's layout decides), without
+    counting dependencies or going through the queue. Each leaf runs as in _execute: by
+    _run_plain_leaf, or the general path when it has hooks."""
     outs = fn._apply(grads, False, None)
     if not task.retain:  # (as _execute: see Node._releases)
         frees = fn._releases
@@ -773,53 +795,68 @@ def _execute_into_leaves(task, children):
     # the gradients, one per edge, held by this list alone (see _accumulate)
     gs = list(outs)
     outs = None
-    meta = fn._meta
     if (GRAD_DTYPES_SET[0] or set(map(type, gs)) != _ARRAYS_ONLY
-            or tuple(map(_SHAPE_DTYPE, gs)) != meta):
-        # (the usual gradients, arrays of their inputs' shapes and dtypes, told by the C
-        # calls above; otherwise each is validated as _execute validates an edge's gradient)
+            or tuple(map(_SHAPE_DTYPE, gs)) != fn._meta or None in children):
+        # (the usual gradients, arrays of their inputs' shapes and dtypes for an edge each,
+        # told by the C calls above; otherwise each is validated as _execute validates an
+        # edge's gradient)
         _validate_leaf_grads(task, fn, children, gs)
-    if None in children:
-        order = _leaf_edges(tuple(c is not None for c in children))
-    else:
-        order = _leaf_order(len(children))
+        _into_leaves(task, children, gs)
+        return
     borrowed = task.borrowed
-    for i in order:
-        g = gs[i]
-        if g is None:
-            continue  # (a leaf given no gradient: _run_node does nothing for it)
+    for i in _leaf_order(len(children)):
         child = children[i]
         var = child.variable
-        if not child._leaf_plain or var._hooks:
-            grads = [g]
-            gs[i] = g = None  # (the list alone holds it, as _accumulate expects)
-            _run_node(task, child, grads)
-            continue
         lock = child.lock
         lock.acquire()
         try:
             # NOTE: _run_plain_leaf's usual case written out (a call fewer per leaf, in the
-            # pass of every compiled step): a first gradient only this list holds (the list,
-            # `g`, getrefcount's), laid out as its leaf; any other leaf is left to it
-            if (var._grad is None and var._requires_grad and _refcount(g) <= _OWN_REFS
-                    and type(g) is ndarray and not var._post_acc_hooks
-                    and type(data := var._data) is ndarray and id(g) not in borrowed):
-                flags = g.flags
-                if (flags.writeable and flags.c_contiguous and g.strides == data.strides
-                        and data.flags.c_contiguous):
-                    gs[i] = None
-                    if _COUNTED[0]:  # (some gradient's version noted: its own, or its owner's)
-                        var._grad = wrap_versioned(g)
-                    else:
-                        t = _new_tensor(Tensor)  # (_wrap's lines: no call)
-                        t._data = g
-                        var._grad = t
-                    continue
+            # pass of every compiled step): a leaf with no hooks given a first gradient only
+            # this list holds (the list, `g`, getrefcount's), laid out as its leaf; any other
+            # leaf is left to _into_leaf
+            if (var._grad is None and child._leaf_plain and not var._hooks
+                    and var._requires_grad and not var._post_acc_hooks
+                    and _refcount(g := gs[i]) <= _OWN_REFS
+                    and type(data := var._data) is ndarray and id(g) not in borrowed
+                    and g.strides == data.strides and (flags := g.flags).writeable
+                    and flags.c_contiguous and data.flags.c_contiguous):
+                gs[i] = None
+                if _COUNTED[0]:  # (some gradient's version noted: its own, or its owner's)
+                    var._grad = wrap_versioned(g)
+                else:
+                    t = _new_tensor(Tensor)  # (_wrap's lines: no call)
+                    t._data = g
+                    var._grad = t
+                continue
         finally:
             lock.release()
-        # (so that _run_plain_leaf counts the references as it expects: a flags object
-        # holds its array)
+        # (so that _into_leaf counts the references as it expects: a flags object holds its
+        # array)
         g = flags = None
+        _into_leaf(task, child, gs, i)
+
+
+def _into_leaves(task, children, gs):
+    """_execute_into_leaves's leaves, each given its gradient in ``gs`` (validated), by
+    _into_leaf: for a node's edges some of which lead nowhere, or gradients _execute's
+    checks validated."""
+    if None in children:
+        order = _leaf_edges(tuple(c is not None for c in children))
+    else:
+        order = _leaf_order(len(children))
+    for i in order:
+        if gs[i] is not None:  # (a leaf given no gradient: _run_node does nothing for it)
+            _into_leaf(task, children[i], gs, i)
+
+
+def _into_leaf(task, child, gs, i):
+    """Leaf ``child`` given gradient ``gs[i]``, as _execute runs it: by _run_plain_leaf, or
+    the general path when it has hooks."""
+    if not child._leaf_plain or child.variable._hooks:
+        grads = [gs[i]]
+        gs[i] = None  # (the list alone holds it, as _accumulate expects)
+        _run_node(task, child, grads)
+    else:
         _run_plain_leaf(task, child, gs, i)
         gs[i] = None  # (given: a later leaf given the same array may take it over)
 
