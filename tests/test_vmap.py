@@ -18,6 +18,7 @@ W = GEN.standard_normal((5, 3))
 IMG = GEN.standard_normal((4, 2, 6, 6))
 KER = GEN.standard_normal((3, 2, 3, 3))
 IDX = np.array([2, 0, 1, 1])
+NANS = np.where(GEN.random((4, 3, 3)) < 0.3, np.nan, M)
 
 
 def _t(torch, a):
@@ -87,6 +88,18 @@ CASES = [
     ("embedding", lambda torch, i, w: torch.nn.functional.embedding(i, w),
      (IDX.reshape(4, 1), W), (0, None)),
     ("in_place", lambda torch, x: x.clone().mul_(2).add_(x), (X,), 0),
+    # ops that ran once per example (or not at all) before their rules
+    ("nanmean", lambda torch, x: (x.nanmean(), torch.nanmean(x, 0, keepdim=True),
+                                  torch.nanmean(x, -1, dtype=torch.float64), x[0].nanmean(),
+                                  torch.nanmean(x[0], 0)), (NANS,), 0),
+    ("nanmean_in_dims_1", lambda torch, x: torch.nanmean(x, (0, 1)), (NANS,), 1),
+    ("trace_dist", lambda torch, m, x: (torch.trace(m), torch.dist(x, m[0]),
+                                        torch.dist(x, m[1], 1), torch.dist(x[0], x[1], 3),
+                                        torch.dist(x, m[2], float("inf"))), (M, X), 0),
+    ("trace_int", lambda torch, m: torch.trace(m), (M.astype(np.int32),), 0),
+    ("unfold", lambda torch, x: (x.unfold(0, 2, 1), x.unfold(-1, 2, 2)), (M,), 1),
+    ("frexp_nextafter", lambda torch, x, y: (torch.frexp(x), torch.nextafter(x, y),
+                                             torch.nextafter(x, y[0])), (X, Y), 0),
 ]
 
 
@@ -158,9 +171,31 @@ def test_randomness_same_and_different():
 
 def test_fallback_warns_and_is_correct():
     x = ember.tensor(M)
-    with pytest.warns(UserWarning, match="performance drop.*aten::trace"):
-        out = ember.func.vmap(ember.trace)(x)
-    np.testing.assert_allclose(out.numpy(), np.trace(M, axis1=1, axis2=2))
+    with pytest.warns(UserWarning, match="performance drop.*aten::linalg_matrix_exp"):
+        out = ember.func.vmap(ember.linalg.matrix_exp)(x)
+    np.testing.assert_allclose(out.numpy(), np.stack([ember.linalg.matrix_exp(x[i]).numpy()
+                                                      for i in range(len(M))]))
+
+
+@pytest.mark.parametrize("name", ["nanmean", "trace", "dist", "unfold", "frexp"])
+def test_rules_of_former_fallbacks_record_torchs_nodes(name):
+    """nanmean, trace, dist, unfold, frexp under vmap: one batched op each, recorded with
+    torch's nodes (nanmean's DivBackward0, trace's SumBackward1, dist's NormBackward1), and
+    their gradients are torch's."""
+    fns = {"nanmean": lambda torch, x: torch.nanmean(x, -1),
+           "trace": lambda torch, x: torch.trace(x),
+           "dist": lambda torch, x: torch.dist(x, x[0].detach() + 1, 3),
+           "unfold": lambda torch, x: x.unfold(1, 2, 1),
+           "frexp": lambda torch, x: torch.frexp(x)[0]}
+
+    def body(torch):
+        x = torch.tensor(NANS if name == "nanmean" else M, requires_grad=True)
+        out = torch.func.vmap(lambda v: fns[name](torch, v))(x)
+        out.sum().backward()
+        return out, x.grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same(body, rtol=1e-6, atol=1e-9)
 
 
 def test_per_sample_grads_and_composition():

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import arg_extreme, as_array, get_xp, reduce_sum
-from .._state import forward_hook, profiler_hook
+from .._state import forward_hook, profiler_hook, vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_view
 from .._numpy_keywords import own_keywords
@@ -479,6 +479,11 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_dtype_name(x)}")
     # NOTE: torch computes nansum / count (so its grad_fn is DivBackward0).
+    if vmap_hook[0] is not None and type(input) is not Tensor:
+        # (one example under vmap, whose array cannot be read: the count made by ops too,
+        # each batched by its rule, as torch's composite nanmean is)
+        return _nansum(input, dim, keepdim, dtype) / input.isnan().logical_not().sum(
+            dim, keepdim)
     axis = None if dim is None else _dims(dim, x.ndim)
     # (laid out as torch's count: contiguous, so the division keeps the sum's layout)
     count = _row_major(get_xp(x).sum(~get_xp(x).isnan(x), axis=axis, keepdims=keepdim))

@@ -54,7 +54,7 @@ _ELEMENTWISE = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
                 "bitwise_left_shift", "bitwise_right_shift", "isclose", "asinh", "acosh",
                 "atanh", "floor", "ceil", "trunc", "isnan", "isinf", "isposinf", "isneginf",
                 "isfinite", "isreal", "masked_fill", "same_mask", "notnan_mask", "_to_copy",
-                "linalg_vector_norm_inf_mask")
+                "linalg_vector_norm_inf_mask", "frexp", "nextafter")
 
 
 def _aligned(op, args, level):
@@ -255,6 +255,31 @@ def flat_reduce_rule(op, args, level):
     return wrap(out, level)
 
 
+@rule("trace")
+def trace_rule(op, args, level):
+    """torch's decomposition under vmap: the sum of the diagonal (SumBackward1 where
+    recorded)."""
+    x = args[0]
+    if x.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.dim()}")
+    return x.diagonal().sum()
+
+
+@rule("dist")
+def dist_rule(op, args, level):
+    """torch's decomposition under vmap: the p-norm of the difference, by ``at::norm`` over
+    each example (NormBackward1 where recorded)."""
+    from .._ops.registry import REGISTRY
+    diff = args[0] - args[1]
+    if not (diff.is_floating_point() or diff.is_complex()):  # dist's own error
+        zero = _wrap(np.zeros((), diff.dtype.np))
+        op(zero, zero, args[2])
+    p = materialize(diff, level)
+    if diff.dim() == 0:  # (a 0-dim example: its one element as a dimension)
+        p = p.unsqueeze(-1)
+    return wrap(REGISTRY["norm"](p, args[2], tuple(range(1, p.dim())), False), level)
+
+
 def full_reduce(op, args, level):
     """The variant of a reduction without ``dim`` (``x.sum()``): over each flattened example."""
     p = args[0]._value
@@ -294,6 +319,14 @@ def squeeze_rule(op, args, level):
     if dim is None:
         return wrap(p.view((p.shape[0],) + tuple(s for s in shape if s != 1)), level)
     return wrap(p.squeeze(tuple(d + 1 for d in dims)), level)
+
+
+@rule("unfold")
+def unfold_rule(op, args, level):
+    """unfold of the example's ``dimension``, one past the batch. (Tensor.unfold of a 0-dim
+    example is a reshape, which never reaches the op.)"""
+    x, dimension, size, step = args
+    return wrap(op(x._value, _shift(dimension, x.dim()), size, step), level)
 
 
 @rule("unsqueeze")
