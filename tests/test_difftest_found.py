@@ -323,3 +323,21 @@ def test_a_transform_under_no_grad_of_a_split_output_written_in_place():
             out.append(_error_of(lambda: t.func.grad(lambda u: t.exp(u).sum())(v)))
         return out
     same(body)
+
+
+def test_aminmax_of_an_inference_tensor_shows_its_kernels_writes():
+    """Seed 43000420: outside inference mode, ``aminmax`` of an inference tensor runs
+    torch's kernel alone, whose fill_ (a full reduction, a 0-d input) or unsqueeze_ and
+    squeeze_ (along a dimension, without keepdim) show in its results' versions."""
+    def body(t):
+        with t.inference_mode():
+            inputs = [t.tensor(2.0), t.tensor([[1.0, 3.0], [2.0, 0.5]]), t.zeros(2, 0),
+                      t.tensor([1, 3])]
+        versions = []
+        for x in inputs:
+            for kw in ({}, {"keepdim": True}, {"dim": 0}, {"dim": 0, "keepdim": True}):
+                if x.numel() or "dim" in kw:
+                    versions.append([r._version for r in t.aminmax(x, **kw)])
+        plain = t.tensor([1.0, 2.0], requires_grad=True)
+        return versions, [r._version for r in plain.aminmax(dim=0)]
+    same(body)

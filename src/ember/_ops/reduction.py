@@ -848,7 +848,16 @@ amax.grad("self")(_scale_by_count)
 amin.grad("self")(_scale_by_count)
 
 
-@op("aminmax", promote=NONE, outputs=2, node="AminmaxBackward0")
+def _aminmax_writes(self, dim=None, keepdim=False):
+    """The writes torch's aminmax kernels leave on their fresh results (see op()'s
+    ``writes``): a fill_ or copy_ of a full reduction or of a 0-d input, else an unsqueeze_
+    and a squeeze_ unless ``keepdim`` (an empty input's too)."""
+    if dim is None or self.ndim == 0:
+        return 1
+    return 0 if keepdim else 2
+
+
+@op("aminmax", promote=NONE, outputs=2, node="AminmaxBackward0", writes=_aminmax_writes)
 def aminmax(self, dim=None, keepdim=False):
     """``(amin, amax)`` in one op: torch records one AminmaxBackward0 node for both (the
     caller, ember.aminmax, makes torch's checks for an empty input first)."""
