@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 import ember
+import ember.nn.functional as F
 from ember._ops import indexing as IX
 from ember._ops import reduction as R
 from ember._ops import scan as SC
@@ -373,7 +374,9 @@ row("cdist", ember.cdist, "cdist", [ST.cdist_forward, ST.cdist_backward],
     lambda m: [S("p2", m(3, 4), m(5, 4)), S("p1_batch", m(2, 3, 2), m(2, 4, 2), 1.0),
                S("p_half", m(2, 3), m(3, 3), 0.5), S("p3_broadcast", m(2, 1, 2, 3), m(3, 2, 3), 3.0),
                S("p_inf", m(3, 2), m(2, 2), INF), S("p0", m(2, 2), m(3, 2), 0.0),
-               S("no_mm", m(2, 3), m(3, 3), compute_mode="donot_use_mm_for_euclid_dist")],
+               S("no_mm", m(2, 3), m(3, 3), compute_mode="donot_use_mm_for_euclid_dist"),
+               # (differences of 0 with 1 < p < 2: torch's gradient there is 0, not NaN)
+               S("p1_5_zero_diff", m.arr([[0.0, 1.0], [0.5, 2.0]]), m.arr([[0.0, 3.0]]), 1.5)],
     kinks=(0.0,), dtypes=("float32", "float64"), gradgrad=False,
     skips={"test_forward_ad": "torch has no forward-mode derivative of _cdist_forward"})
 # p = 2 beyond 25 rows (or asked for): torch's matrix product form, _euclidean_dist
@@ -389,6 +392,34 @@ row("_cdist_backward", ST.cdist_backward,
         S("p2", m(3, 5), m(3, 4), m(5, 4), C(m(3, 5, low=0.5, high=2.0)), 2.0),
         S("p_inf", m(2, 3), m(2, 2), m(3, 2), C(m(2, 3, low=0.5, high=2.0)), INF),
         S("p_half", m(2, 3), m(2, 2), m(3, 2), C(m(2, 3, low=0.5, high=2.0)), 0.5)],
+    dtypes=("float32", "float64"), differentiable=False, public=False)
+def _np_pdist(x, p=2.0):
+    i, j = np.triu_indices(x.shape[0], 1)
+    return _np_vector_norm(x[i] - x[j], p, (1,), False)
+
+
+def _pdist_samples(m):
+    return [S("p2", m(4, 3)), S("p1", m(3, 2), 1), S("p_half", m(3, 4), 0.5),
+            S("p1_5", m(4, 2), 1.5), S("p3", m(3, 3), 3.0), S("p_inf", m(3, 2), INF),
+            S("p0", m(3, 2), 0), S("transposed", m(3, 4).T, no_gradcheck=(
+                "ember's gradcheck perturbs a copy of a non-contiguous input (its flattening); "
+                "test_grad_vs_torch checks this gradient")), S("one_row", m(1, 3)),
+            S("no_columns", m(3, 0)), S("zero_diff_p1_5", m.arr([[0.0, 1.0], [0.0, 2.0],
+                                                                  [1.0, 1.0]]), 1.5)]
+
+
+# torch's _pdist_forward; its gradient's own derivative is not implemented in torch
+for _name, _fn, _ref in (("pdist", ember.pdist, "pdist"),
+                         ("nn.functional.pdist", F.pdist, "nn.functional.pdist")):
+    row(_name, _fn, _ref, [ST.pdist_forward, ST.pdist_backward, ST.cdist_backward],
+        _pdist_samples, np_ref=_np_pdist, kinks=(0.0,), gradgrad=False,
+        skips={"test_forward_ad": "torch has no forward-mode derivative of _pdist_forward"})
+row("_pdist_backward", ST.pdist_backward,
+    lambda torch: lambda g, x, pdist, p: torch.ops.aten._pdist_backward(g, x, p, pdist),
+    [ST.pdist_backward], lambda m: [
+        S("p2", m(3), m(3, 4), C(m(3, low=0.5, high=2.0)), 2.0),
+        S("p_inf", m(6), m(4, 2), C(m(6, low=0.5, high=2.0)), INF),
+        S("p_half", m(3), m(3, 2), C(m(3, low=0.5, high=2.0)), 0.5)],
     dtypes=("float32", "float64"), differentiable=False, public=False)
 row("norm_fn", ember.norm, "norm", [ST.linalg_vector_norm],
     lambda m: [S("p_none", m(2, 3), None), S("int_dim", m(2, 3), 2, 1),

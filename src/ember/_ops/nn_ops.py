@@ -727,14 +727,18 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
         return norm_dim(add_scalar(diff, eps), p, (dim,), keepdim)
 
 
-def pdist(input, p=2):
+def pdist(input, p=2):  # noqa: A002
     """Pairwise p-norm distances between the rows of a 2-D input (upper triangle)."""
-    n = input.shape[0]
-    i, j = np.triu_indices(n, 1)
-    from .._creation import tensor_from_array
-    on = input._data  # (the index pairs are made on the host and copied to input's device)
-    i, j = tensor_from_array(asarray_like(i, on)), tensor_from_array(asarray_like(j, on))
-    return (input[i] - input[j]).norm(p, 1)
+    from .statistics import pdist_forward
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    if input.dtype.itemsize < 4:  # (float16, bfloat16: torch's kernel has no loop for them)
+        raise NotImplementedError(f'"pdist" not implemented for \'{input.dtype.scalar_name}\'')
+    return pdist_forward(input.contiguous(), float(p))
 
 
 # -- packed sequences (ember.nn.utils.rnn) -------------------------------------------------------

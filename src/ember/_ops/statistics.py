@@ -538,14 +538,18 @@ def _pair_differences(x1, x2):
 
 @op("_cdist_forward", tensors=2, promote=NONE, node="CdistBackward0")
 def cdist_forward(x1, x2, p):
-    xp = get_xp(x1, x2)
-    a = xp.abs(_pair_differences(x1, x2))
+    return _norms_of_differences(get_xp(x1, x2).abs(_pair_differences(x1, x2)), p)
+
+
+def _norms_of_differences(a, p):
+    """The p-norms over the last dimension of ``a``, absolute differences (torch's distance
+    kernels: a count for p = 0, the maximum for inf)."""
     if p == 0:
-        return (a != 0).sum(axis=-1).astype(x1.dtype)
+        return (a != 0).sum(axis=-1).astype(a.dtype)
     if p == 1:
         return a.sum(axis=-1)
     if p == 2:
-        return xp.sqrt((a * a).sum(axis=-1))
+        return get_xp(a).sqrt((a * a).sum(axis=-1))
     if math.isinf(p):
         return a.max(axis=-1) if a.shape[-1] else a.sum(axis=-1)
     return (a ** p).sum(axis=-1) ** (1.0 / p)
@@ -617,7 +621,7 @@ def cdist_backward(grad, x1, x2, cdist, p):
             out = xp.zeros_like(d)
         elif p == 1:
             out = g * xp.sign(d)
-        elif p < 1:
+        elif p < 2:  # (torch's: 0 where a difference is 0, also between 1 and 2)
             out = xp.where((d == 0) | (dist == 0), 0.0,
                            xp.sign(d) * xp.abs(d) ** (p - 1) * g / dist ** (p - 1))
         elif p == 2:
@@ -630,6 +634,46 @@ def cdist_backward(grad, x1, x2, cdist, p):
 
 
 cdist_backward.grad("grad", "x1", "x2", "cdist")(derivative_not_implemented("_cdist_backward"))
+
+
+# -- pdist's own kernels (torch's _pdist_forward / _pdist_backward) ----------------------------
+def _row_pairs(x):
+    """The (i, j) row indices, i < j, in the order of pdist's result, on ``x``'s device."""
+    from .._backend import asarray_like
+    i, j = np.triu_indices(x.shape[0], 1)
+    return asarray_like(i, x), asarray_like(j, x)
+
+
+@op("_pdist_forward", promote=NONE, node="PdistBackward0")
+def pdist_forward(self, p):
+    """The p-norm distances between the rows of a 2-D ``self``, pair by pair (i < j)."""
+    i, j = _row_pairs(self)
+    return _norms_of_differences(get_xp(self).abs(self[i] - self[j]), p)
+
+
+@pdist_forward.grad("self")
+def _(grad, self, p, result):
+    return pdist_backward(grad, self, result, p)
+
+
+pdist_forward.jvp("self")(no_forward_ad("_pdist_forward"))
+
+
+@op("_pdist_backward", tensors=3, promote=NONE, node="PdistBackwardBackward0")
+def pdist_backward(grad, self, pdist, p):
+    """self's gradient in torch's formulas: cdist's of self with itself, the pairs' gradients
+    and distances set out as symmetric matrices (the diagonal's zero gradients add nothing)."""
+    xp = get_xp(self)
+    n = self.shape[0]
+    i, j = _row_pairs(self)
+    square_grad = xp.zeros((n, n), grad.dtype)
+    square_dist = xp.zeros((n, n), pdist.dtype)
+    square_grad[i, j] = square_grad[j, i] = grad
+    square_dist[i, j] = square_dist[j, i] = pdist
+    return cdist_backward.kernel(square_grad, self, self, square_dist, p)
+
+
+pdist_backward.grad("grad", "self", "pdist")(derivative_not_implemented("_pdist_backward"))
 
 
 # torch's kernels that write their results through these out= functions, whose autograd
