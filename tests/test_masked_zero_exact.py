@@ -46,3 +46,28 @@ def test_where_with_a_zero_operand_bits(case):
         out = torch.where(c, 0.0, v) if case == "zero first" else torch.where(c, v, 0.0)
         return out, torch.signbit(out), torch.isnan(out)
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_compiled_relu_gradient_bits(layout):
+    # the backward program's replay form of threshold_backward (its own mask words): torch's
+    # bits at the recording call and at each replay, for an input laid out either way
+    import ember
+
+    def body(torch):
+        up = torch.tensor(_values((64, 256), 1))
+
+        def f(x):
+            return x.relu() * 1.0
+        f = ember.compile(f) if torch is ember else f
+        grads = []
+        for k in range(3):  # (recorded, then replayed)
+            values = _values((64, 256), k)
+            if layout == "transposed":
+                x = torch.tensor(values.T.copy()).t().detach().requires_grad_()
+            else:
+                x = torch.tensor(values, requires_grad=True)
+            f(x).backward(up)
+            grads += [x.grad, torch.signbit(x.grad), torch.isnan(x.grad), x.is_contiguous()]
+        return grads
+    same(body, rtol=0, atol=0)

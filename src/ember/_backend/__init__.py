@@ -235,8 +235,13 @@ def masked_or_zero(mask, values, keep=True):
         return None
     xp = get_xp(values)
     flags = mask.view(_UINT8)
-    # 1 -> 0xff..ff (keep) and 0 -> 0, or the reverse: the subtraction wraps around.
-    word = xp.negative(flags, dtype=bits) if keep else xp.subtract(flags, 1, dtype=bits)
+    # 1 -> 0xff..ff (keep) and 0 -> 0, or the reverse: the subtraction wraps around (the
+    # flags cast to words first, then changed in place: faster than a ufunc casting as it goes)
+    word = flags.astype(bits)
+    if keep:
+        xp.negative(word, out=word)
+    else:
+        xp.subtract(word, 1, out=word)
     out = word if word.shape == values.shape else None  # (a mask broadcast: a new array)
     return xp.bitwise_and(values.view(bits), word, out=out).view(dtype)
 
