@@ -341,3 +341,31 @@ def test_aminmax_of_an_inference_tensor_shows_its_kernels_writes():
         plain = t.tensor([1.0, 2.0], requires_grad=True)
         return versions, [r._version for r in plain.aminmax(dim=0)]
     same(body)
+
+
+def test_grad_output_mismatch_messages_find_positions_as_torchs_list_index():
+    """Seed 41000230: torch's "Mismatch in shape" (and dtype) message finds its positions
+    by ``grads.index(grad)`` and ``outputs.index(out)``, which compare the tensors before
+    the match with ``==``: tensors that do not broadcast raise torch's size error, several
+    elements its ambiguous-bool error, and one equal element gives an earlier position."""
+    def body(t):
+        x = t.ones(2, requires_grad=True)
+        calls = [((t.ones(4), t.ones(3, 1)), (t.ones(4), t.ones(3, 2))),
+                 ((t.ones(2), t.ones(3)), (t.ones(2), t.ones(2))),
+                 ((t.ones(1), t.ones(1)), (None, t.ones(3))),
+                 ((t.ones(1), t.ones(2)), (t.ones(1), t.ones(2, dtype=t.complex64))),
+                 ((t.ones(1), t.ones(2)), (t.ones(1), t.ones(1)))]
+        errors = []
+        for outputs, grads in calls:
+            outputs = [o.requires_grad_() * 1 for o in outputs]
+            errors.append(_error_of(lambda: t.autograd.grad(outputs, [outputs[0]], grads)))
+            errors.append(_error_of(lambda: t.autograd.backward(outputs, grads)))
+        for grads in ((t.ones(3, 2), t.ones(3, 4)), (t.ones(3, 1, 1), t.ones(3, 2))):
+            errors.append(_error_of(lambda: t.autograd.grad([x * 1, x * 2], [x], grads,
+                                                            is_grads_batched=True)))
+        try:
+            t.autograd.grad([x.sum()], [x], [t.tensor(1.0)], is_grads_batched=True)
+        except IndexError as e:
+            errors.append(str(e))
+        return errors
+    same(body)

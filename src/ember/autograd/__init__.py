@@ -68,23 +68,34 @@ def _grads_tuple(grads, n):
     return tuple(grads)
 
 
+def _mismatch_positions(outputs, grads, o, g):
+    """The positions torch's mismatch messages give: ``grads.index(g)`` and
+    ``outputs.index(o)``, which compare with ``==`` each element before the match, so two
+    tensors that do not broadcast raise torch's size error there, and ``==`` of several
+    elements its "Boolean value of Tensor ... is ambiguous"."""
+    return grads.index(g), outputs.index(o)
+
+
 def _make_grads(outputs, grads):
     """Check user-given output gradients; make the implicit ones for scalar outputs."""
     out = []
-    for i, (o, g) in enumerate(zip(outputs, grads)):
+    for given, g in zip(outputs, grads):
+        o = given
         if type(o) is graph.GradientEdge:
             o = graph.edge_output_like(o)
         elif not isinstance(o, Tensor):
             raise AssertionError("Expected output to be a ember.Tensor")
         if isinstance(g, Tensor):
             if tuple(o.shape) != tuple(g.shape):
+                i, j = _mismatch_positions(outputs, grads, given, g)
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{g.shape!r} and output[{i}] has a shape of {o.shape!r}.")
+                                   f"{g.shape!r} and output[{j}] has a shape of {o.shape!r}.")
             if (o._data.dtype.kind == "c") != (g._data.dtype.kind == "c"):
+                i, j = _mismatch_positions(outputs, grads, given, g)
                 raise RuntimeError(
                     "For complex Tensors, both grad_output and output are required to have the "
                     f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} "
-                    f"and output[{i}] has a dtype of {o.dtype}.")
+                    f"and output[{j}] has a dtype of {o.dtype}.")
             out.append(g)
         elif g is None:
             out.append(_implicit_grad(o))
@@ -151,22 +162,25 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def _batch_size(outputs, grad_outputs):
     """The batch size of ``grad(..., is_grads_batched=True)``: the first dimension of every
     grad_output, the rest being its output's shape (torch's errors otherwise)."""
-    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+    for o, g in zip(outputs, grad_outputs):
         if not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
         edge = type(o) is graph.GradientEdge
         if edge:
             o = graph.edge_output_like(o)
-        if g.dim() == 0 or tuple(g.shape[1:]) != tuple(o.shape):
+        if g.dim() == 0:
+            g[0]  # noqa: B018 - torch reads the first example: its IndexError for a 0-d one
+        if tuple(g.shape[1:]) != tuple(o.shape):
             if edge:
                 raise RuntimeError("Batched grads are not supported with GradientEdge")
+            i, j = _mismatch_positions(outputs, grad_outputs, o, g)
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each "
                 "grad_output as the batch dimension. The sizes of the remaining dimensions are "
                 "expected to match the shape of corresponding output, but a mismatch was "
-                f"detected: grad_output[{i}] has a shape of {Size(tuple(g.shape)[1:])!r} and "
-                f"output[{i}] has a shape of {o.shape!r}. If you only want some tensors in "
+                f"detected: grad_output[{i}] has a shape of {Size(tuple(g.shape)[2:])!r} and "
+                f"output[{j}] has a shape of {o.shape!r}. If you only want some tensors in "
                 "`grad_output` to be considered batched, consider using vmap.")
     sizes = [g.shape[0] for g in grad_outputs]
     if len(set(sizes)) > 1:
