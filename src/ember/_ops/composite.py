@@ -1,7 +1,7 @@
 """Composite functions: torch functions written with ember's ops, so their derivatives (first
 and second order, forward mode, batching) follow from those ops' and need no formula here.
 
-diff, cov/corrcoef, cdist, dist, quantile/nanquantile, block_diag, diagflat,
+diff, cov/corrcoef, cdist, dist, quantile/nanquantile, diagflat,
 combinations, broadcast_tensors, the ``*_scatter`` functions, Tensor.unfold,
 trapezoid and its cumulative form, vander; aminmax's checks (its
 values and node are reduction.aminmax's).
@@ -25,7 +25,8 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.forward_ad import check_out_function
 from .reduction import aminmax as _aminmax_op
 from .reduction import return_type
-from .statistics import renorm  # noqa: F401  (one op; exported with these functions)
+from .diagonal import block_diag  # noqa: F401  (ops; exported with these functions)
+from .statistics import renorm  # noqa: F401
 
 _aminmax = return_type("aminmax", ("min", "max"))
 
@@ -293,32 +294,6 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
 
 Tensor.quantile = quantile
 Tensor.nanquantile = nanquantile
-
-
-def block_diag(*tensors):
-    """The tensors (0-, 1- or 2-D) placed along the diagonal of one matrix."""
-    from .._creation import zeros
-    from .shape import cat
-    mats = []
-    for k, t in enumerate(tensors):
-        if t.dim() > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
-                               f"dimensions. Input {k} has {t.dim()} dimensions")
-        mats.append(t.reshape(1, 1) if t.dim() == 0 else t.reshape(1, -1) if t.dim() == 1
-                    else t)
-    if not mats:
-        return zeros(1, 0)
-    dt = mats[0].dtype
-    for m in mats[1:]:
-        dt = D.promote_types(dt, m.dtype)
-    cols = sum(m.shape[1] for m in mats)
-    rows, left = [], 0
-    for m in mats:
-        r, c = m.shape
-        parts = [zeros(r, left, dtype=dt), m.to(dt), zeros(r, cols - left - c, dtype=dt)]
-        rows.append(cat(parts, 1))
-        left += c
-    return cat(rows, 0)
 
 
 def diagflat(input, offset=0):  # noqa: A002

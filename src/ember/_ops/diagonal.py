@@ -145,3 +145,58 @@ def _(grad, self_shape):
 def trace(input):
     """The sum of the main diagonal of a matrix."""
     return _trace(input)
+
+
+# -- block_diag: torch's op (BlockDiagBackward0) -------------------------------------------------
+def _block_size(shape):
+    """The (rows, columns) a block_diag input takes: a 0-dim one (1, 1), a 1-D one a row."""
+    return (1, 1) if len(shape) == 0 else (1, shape[0]) if len(shape) == 1 else shape
+
+
+@op("block_diag", node="BlockDiagBackward0", conj_saved=True)
+def block_diag_op(tensors):
+    """The tensors (0-, 1- or 2-D, one dtype) along the diagonal of one matrix."""
+    for k, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {k} has {t.ndim} dimensions")
+    sizes = [_block_size(t.shape) for t in tensors]
+    out = get_xp(*tensors).zeros(tuple(map(sum, zip(*sizes))), tensors[0].dtype)
+    row = col = 0
+    for t, (rows, cols) in zip(tensors, sizes):
+        out[row:row + rows, col:col + cols] = t.reshape(rows, cols)
+        row, col = row + rows, col + cols
+    return out
+
+
+@block_diag_op.grad("tensors")
+def _(grad, shapes):
+    """torch's block_diag_backward: each input's block of the gradient (two slices), squeezed
+    back for 0-dim and 1-D inputs (and summed to a 1-D input's shape, as torch's engine
+    does)."""
+    from .pointwise import zero_gradient
+    from .reduction import sum_dim
+    from .shape import _squeeze_dim, slice_, view
+    out, row, col = [], 0, 0
+    for shape in shapes:
+        if shape == (0,):  # (an empty 1-D input: torch's zeros({0}))
+            out.append(zero_gradient(grad, (0,)))
+            row += 1
+            continue
+        rows, cols = _block_size(shape)
+        block = slice_(slice_(grad, 0, row, row + rows, 1), 1, col, col + cols, 1)
+        for _ in range(2 - len(shape)):
+            block = _squeeze_dim(block, -1)
+        if tuple(block.shape) != tuple(shape):  # (a 1-D input's (1, n) block)
+            block = view(sum_dim(block, 0, True), shape)
+        out.append(block)
+        row, col = row + rows, col + cols
+    return out
+
+
+def block_diag(*tensors):
+    """The tensors (0-, 1- or 2-D) placed along the diagonal of one matrix."""
+    if not tensors:
+        from .._creation import zeros
+        return zeros(1, 0)
+    return block_diag_op.specialize(len(tensors))(*tensors)
