@@ -32,6 +32,19 @@ CASES = [
     ("SGD", {"lr": 0.1, "weight_decay": 1e-2, "maximize": True}),
     ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 1e-2,
              "maximize": True}),
+    ("Adam", {"lr": 1e-2}),
+    ("Adam", {"lr": 1e-2, "weight_decay": 1e-2, "maximize": True}),
+    ("Adam", {"lr": 1e-2, "betas": (0.3, 0.9)}),
+    ("Adam", {"lr": 1e-2, "amsgrad": True, "weight_decay": 1e-2}),
+    ("AdamW", {"lr": 1e-2}),
+    ("AdamW", {"lr": 1e-2, "amsgrad": True, "maximize": True}),
+    ("RMSprop", {"lr": 1e-2}),
+    ("RMSprop", {"lr": 1e-2, "momentum": 0.9, "weight_decay": 1e-2}),
+    ("RMSprop", {"lr": 1e-2, "centered": True, "maximize": True}),
+    ("RMSprop", {"lr": 1e-2, "centered": True, "momentum": 0.5, "alpha": 0.3}),
+    ("Adagrad", {"lr": 1e-1}),
+    ("Adagrad", {"lr": 1e-1, "lr_decay": 1e-2, "weight_decay": 1e-2,
+                 "initial_accumulator_value": 0.1, "maximize": True}),
 ]
 
 
@@ -46,7 +59,7 @@ def ieee_sqrt_torch(monkeypatch):
     torch = torch_or_skip()
 
     def sqrt(t):
-        return torch.from_numpy(np.sqrt(t.detach().numpy()))
+        return torch.from_numpy(np.asarray(np.sqrt(t.detach().numpy())))
 
     def sqrt_(t):
         t.copy_(sqrt(t))

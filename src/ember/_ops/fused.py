@@ -321,6 +321,19 @@ def add_product_(out, base, tensor1, tensor2, value):
         out[...] = add_product(base, tensor1, tensor2, value)
 
 
+def lerp_(start, end, weight):
+    """``start.lerp_(end, weight)`` for a number ``weight``, torch's two-sided formula (its
+    weight in ``start``'s dtype, then ``(w or w - 1) * (end - start) + (start or end)`` with
+    one rounding) written into ``start``; False where the in-place route does not apply."""
+    dtype = start.dtype
+    if dtype not in _COMPLEX:
+        return False
+    w = dtype.type(weight)
+    if abs(w) < 0.5:
+        return _fma_into(start, None, float(w), start, (np.subtract, end, start))
+    return _fma_into(start, None, float(w - dtype.type(1)), end, (np.subtract, end, start))
+
+
 def _fma_into(out, x, y, z, x_op=None):
     """``out[...] = fma(x, y, z)`` (one rounding), with no temporary the size of ``out``, or
     False where that route does not apply (then nothing is written). ``out`` may be ``x`` or

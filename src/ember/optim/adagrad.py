@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from .._backend import get_xp
-from .._ops.fused import add_product, add_scaled
+from .._ops.fused import add_product_, add_scaled
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
+    _blockwise,
     _closure_loss,
     _full_like,
     _incr,
@@ -94,21 +95,28 @@ class Adagrad(Optimizer):
                 if group["differentiable"]:
                     _differentiable_adagrad(p, state["sum"], step, group)
                     continue
-                grad = p._grad._data
-                if maximize:
-                    grad = -grad
-                param = p._data
-                if weight_decay != 0:
-                    grad = add_scaled(grad, param, weight_decay)
                 clr = lr / (1 + (step - 1) * lr_decay)
-                param, grad = _real(param), _real(grad)
-                state_sum = _real(state["sum"]._data)
-                state_sum[...] = add_product(state_sum, grad, grad, 1)
-                std = get_xp(param).sqrt(state_sum)
-                std += eps
-                param += (-clr * grad) / std
+                _blockwise(_adagrad_update, (_real(p._data), _real(p._grad._data),
+                                             _real(state["sum"]._data)),
+                           maximize, weight_decay, eps, clr)
+                state["sum"]._bump_version()  # (torch's addcmul_)
                 p._bump_version()
         return loss
+
+
+def _adagrad_update(param, grad, state_sum, maximize, weight_decay, eps, clr):
+    """torch's single-tensor Adagrad update of (a block of) the arrays, in place, with its
+    roundings."""
+    xp = get_xp(param)
+    if maximize:
+        grad = xp.negative(grad)
+    if weight_decay != 0:
+        grad = add_scaled(grad, param, weight_decay)
+    add_product_(state_sum, state_sum, grad, grad, 1)
+    std = xp.sqrt(state_sum)
+    std += eps
+    # (addcdiv_: -clr times grad, divided by std, added: three roundings)
+    param += xp.divide(xp.multiply(grad, -clr), std, out=std)
 
 
 def _sparse_adagrad_update(p, state_sum, step, group):

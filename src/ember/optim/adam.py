@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from .._backend import get_xp
 from .._ops.strided import view_as_real
-from .._ops.fused import add_product, add_scaled
+from .._ops.fused import add_product_, add_scaled
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
     _check_capturable,
+    _blockwise,
     _check_common,
     _closure_loss,
     _incr,
@@ -99,38 +100,49 @@ class Adam(Optimizer):
                 if group["differentiable"]:
                     _differentiable_adam(p, group, state)
                     continue
-                grad = p._grad._data
-                if maximize:
-                    grad = -grad
                 step = _incr(state["step"])
-                param = p._data
-                if weight_decay != 0:
-                    if decoupled:
-                        param *= 1 - lr * weight_decay
-                        p._bump_version()  # (torch's param.mul_: a write of its own)
-                    else:
-                        grad = add_scaled(grad, param, weight_decay)
-                param, grad = _real(param), _real(grad)
-                exp_avg, exp_avg_sq = _real(state["exp_avg"]._data), _real(state["exp_avg_sq"]._data)
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq *= beta2  # (then torch's addcmul_, one rounding)
-                exp_avg_sq[...] = add_product(exp_avg_sq, grad, grad, 1 - beta2)
-
+                if weight_decay != 0 and decoupled:
+                    p._data *= 1 - lr * weight_decay
+                    p._bump_version()  # (torch's param.mul_: a write of its own)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
-                step_size = lr / bias_correction1
-                bias_correction2_sqrt = bias_correction2 ** 0.5
-                xp = get_xp(param)
+                max_sq = state["max_exp_avg_sq"] if amsgrad else None
+                arrays = (p._data, p._grad._data, state["exp_avg"]._data,
+                          state["exp_avg_sq"]._data, max_sq if max_sq is None else max_sq._data)
+                _blockwise(_adam_update, tuple(_real(a) if a is not None else a for a in arrays),
+                           maximize, 0 if decoupled else weight_decay, beta1, beta2, eps,
+                           lr / bias_correction1, bias_correction2 ** 0.5)
+                # (torch's writes: lerp_; mul_ and addcmul_; maximum(out=); addcdiv_)
+                state["exp_avg"]._bump_version()
+                state["exp_avg_sq"]._bump_version()
+                state["exp_avg_sq"]._bump_version()
                 if amsgrad:
-                    max_sq = _real(state["max_exp_avg_sq"]._data)
-                    xp.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    denom = xp.sqrt(max_sq) / bias_correction2_sqrt
-                else:
-                    denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt
-                denom += eps
-                param += (-step_size * exp_avg) / denom
+                    max_sq._bump_version()
                 p._bump_version()
         return loss
+
+
+def _adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, maximize, weight_decay,
+                 beta1, beta2, eps, step_size, bias_correction2_sqrt):
+    """torch's single-tensor Adam update of (a block of) the arrays, in place, with its
+    roundings: ``weight_decay`` is the one added to the gradient (0 if decoupled)."""
+    xp = get_xp(param)
+    if maximize:
+        grad = xp.negative(grad)
+    if weight_decay != 0:
+        grad = add_scaled(grad, param, weight_decay)
+    _lerp_(exp_avg, grad, 1 - beta1)
+    exp_avg_sq *= beta2
+    add_product_(exp_avg_sq, exp_avg_sq, grad, grad, 1 - beta2)
+    if max_exp_avg_sq is not None:
+        xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+        exp_avg_sq = max_exp_avg_sq
+    denom = xp.sqrt(exp_avg_sq)
+    denom /= bias_correction2_sqrt
+    denom += eps
+    # (addcdiv_: the value times exp_avg, divided by denom, added: three roundings)
+    xp.divide(xp.multiply(exp_avg, -step_size), denom, out=denom)
+    param += denom
 
 
 def _differentiable_adam(p, group, state):

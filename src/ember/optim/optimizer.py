@@ -21,6 +21,7 @@ from .. import _dtype as D
 from .._backend import get_xp
 from .._compile.hooks import grad_accessed
 from .._ops.binary import _lerp
+from .._ops.fused import lerp_
 from .._state import profiler_hook
 from .._state import state as _mode
 from .._tensor import Tensor, _wrap, typename
@@ -525,8 +526,41 @@ def _real(a):
 
 def _lerp_(a, b, w) -> None:
     """``a.lerp_(b, w)`` with torch's formula and rounding, in ``a``'s dtype (the lerp op's
-    kernel: torch's two-sided formula, fused in float32)."""
-    a[...] = _lerp(a, b, float(w))
+    kernel: torch's two-sided formula, fused in float32), in place where it can be."""
+    if not lerp_(a, b, w):
+        a[...] = _lerp(a, b, float(w))
+
+
+# elements a block of the updates run in by ``_blockwise``: the few arrays and temporaries
+# of a block (256 KiB each in float32) stay in the cache, and a block's dozen NumPy calls
+# cost little next to its arithmetic
+_UPDATE_BLOCK = 65536
+
+
+def _blockwise(update, arrays, *args) -> None:
+    """``update(*arrays, *args)``, an elementwise update of ``arrays`` in place (None
+    entries allowed), a block of ``_UPDATE_BLOCK`` elements at a time where the arrays are
+    C-contiguous NumPy arrays of one shape: each of its passes then runs in the cache rather
+    than over the whole arrays in memory. Elsewhere at once. (No block is one element long:
+    the fused updates take their slower exact route there. 0-dim arrays are updated through
+    views of one element.)"""
+    first = arrays[0]
+    size = first.size
+    if first.ndim == 0:  # (views of one element: NumPy's ufuncs give scalars for 0-dim)
+        arrays = tuple(a if a is None else a.reshape(1) for a in arrays)
+    if type(first) is not np.ndarray or size < 2 * _UPDATE_BLOCK or not all(
+            a is None or (type(a) is np.ndarray and a.shape == first.shape
+                          and a.flags.c_contiguous) for a in arrays):
+        update(*arrays, *args)
+        return
+    flat = [None if a is None else a.reshape(-1) for a in arrays]
+    start = 0
+    while start < size:
+        stop = start + _UPDATE_BLOCK
+        if size - stop < 2:
+            stop = size
+        update(*(None if a is None else a[start:stop] for a in flat), *args)
+        start = stop
 
 
 def _unwrap(v):

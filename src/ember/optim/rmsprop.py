@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from .._backend import get_xp
-from .._ops.fused import add_product, add_scaled
+from .._ops.fused import add_product_, add_scaled, add_scaled_
 from .optimizer import (
     Optimizer,
     _check_capturable,
+    _blockwise,
     _check_common,
     _closure_loss,
     _incr,
@@ -79,34 +80,48 @@ class RMSprop(Optimizer):
                 if group["differentiable"]:
                     _differentiable_rmsprop(p, group, state)
                     continue
-                grad = p._grad._data
-                if maximize:
-                    grad = -grad
                 _incr(state["step"])
-                param = p._data
-                if weight_decay != 0:
-                    grad = add_scaled(grad, param, weight_decay)
-                param, grad = _real(param), _real(grad)
-                square_avg = _real(state["square_avg"]._data)
-                xp = get_xp(param)
-                square_avg *= alpha
-                square_avg[...] = add_product(square_avg, grad, grad, 1 - alpha)
-                if centered:
-                    grad_avg = _real(state["grad_avg"]._data)
-                    _lerp_(grad_avg, grad, 1 - alpha)
-                    avg = xp.sqrt(square_avg + (-1 * grad_avg) * grad_avg)
-                else:
-                    avg = xp.sqrt(square_avg)
-                avg += eps
-                if momentum > 0:
-                    buf = _real(state["momentum_buffer"]._data)
-                    buf *= momentum
-                    buf += grad / avg
-                    param[...] = add_scaled(param, buf, -lr)
-                else:
-                    param += (-lr * grad) / avg
+                buf, grad_avg = state.get("momentum_buffer"), state.get("grad_avg")
+                arrays = (p._data, p._grad._data, state["square_avg"]._data,
+                          grad_avg._data if centered else None,
+                          buf._data if momentum > 0 else None)
+                _blockwise(_rmsprop_update, tuple(a if a is None else _real(a) for a in arrays),
+                           maximize, weight_decay, alpha, eps, momentum, lr)
+                # (torch's writes: mul_ and addcmul_; lerp_; mul_ and addcdiv_; the update)
+                for t, writes in ((state["square_avg"], 2), (grad_avg, centered),
+                                  (buf, 2 * (momentum > 0))):
+                    for _ in range(writes):
+                        t._bump_version()
                 p._bump_version()
         return loss
+
+
+def _rmsprop_update(param, grad, square_avg, grad_avg, buf, maximize, weight_decay, alpha,
+                    eps, momentum, lr):
+    """torch's single-tensor RMSprop update of (a block of) the arrays, in place, with its
+    roundings (``grad_avg`` None unless centered, ``buf`` None without momentum)."""
+    xp = get_xp(param)
+    if maximize:
+        grad = xp.negative(grad)
+    if weight_decay != 0:
+        grad = add_scaled(grad, param, weight_decay)
+    square_avg *= alpha
+    add_product_(square_avg, square_avg, grad, grad, 1 - alpha)
+    if grad_avg is not None:
+        _lerp_(grad_avg, grad, 1 - alpha)
+        avg = xp.empty_like(square_avg)  # (torch's addcmul(value=-1): one rounding)
+        add_product_(avg, square_avg, grad_avg, grad_avg, -1)
+        xp.sqrt(avg, out=avg)
+    else:
+        avg = xp.sqrt(square_avg)
+    avg += eps
+    if buf is not None:
+        buf *= momentum
+        buf += xp.divide(grad, avg, out=avg)  # (addcdiv_ with value 1: grad / avg, added)
+        add_scaled_(param, param, buf, -lr)
+    else:
+        # (addcdiv_: -lr times grad, divided by avg, added: three roundings)
+        param += xp.divide(xp.multiply(grad, -lr), avg, out=avg)
 
 
 def _differentiable_rmsprop(p, group, state):
