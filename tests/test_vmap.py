@@ -339,3 +339,55 @@ def test_vmap_of_jvp(name):
         tangents = t.vmap(lambda b: t.func.jvp(lambda z: f(t, z, w), (x[0],), (b,)))(v)
         return both, tangents
     same(body, rtol=1e-10, atol=1e-12, check_warnings=False)  # (torch.jit notes of its own)
+
+
+# unary pointwise ops (and the arithmetic ops, whose number operand torch wraps into a tensor)
+UNARY = ["x.sin()", "x.abs()", "x.exp().neg()", "x.clone()", "x.contiguous()", "x.sigmoid()",
+         "torch.tanh(x)", "x.clamp(0, 1)", "x ** 2", "x.to(torch.float64)", "x.round(decimals=1)",
+         "torch.nn.functional.leaky_relu(x, 0.1)", "torch.nn.functional.gelu(x)",
+         "torch.nan_to_num(x, 0.5)", "x > 0", "torch.isfinite(x)", "x.sgn()", "torch.frexp(x)",
+         "x * 2", "x + 1", "torch.add(x, 2, alpha=3)", "x / 2", "x // 2", "2 - x", "x.sub(1)",
+         "torch.fmod(x, 0.5)", "x.logit(0.1)", "x.sin().cos() * 2", "torch.where(x > 0, x, 0.)"]
+
+
+@pytest.mark.parametrize("expr", UNARY)
+@pytest.mark.parametrize("in_dims,out_dims,shape", [(1, 1, (3, 4)), (-1, 0, (3, 4)),
+                                                    (1, -1, (2, 3, 2)), (0, 1, (3, 4)),
+                                                    (2, 1, (2, 3, 2))])
+def test_unary_ops_keep_the_batch_where_torch_does(expr, in_dims, out_dims, shape):
+    """torch's rule for a unary pointwise op leaves the batch in the dimension it is in: with
+    in_dims=1 and out_dims=1 the result is the op's own (no permuted view), and a batch moved
+    by out_dims is a PermuteBackward0 view of it; a binary op (a number operand included)
+    moves the batch first."""
+    def body(torch):
+        x = torch.tensor(X.reshape(shape), requires_grad=True)
+        r = torch.func.vmap(lambda x: eval(expr), in_dims=in_dims, out_dims=out_dims)(x)
+        return [(t, t._is_view(), t.stride()) for t in (r if isinstance(r, tuple) else (r,))]
+    same(body, rtol=1e-6, atol=1e-9)
+
+
+def test_function_vmap_rule_sees_the_batch_a_unary_op_left_in_place():
+    """An autograd.Function's vmap staticmethod gets the in_dims torch's batched tensor has:
+    after a unary op of an input batched in dimension 1, still 1 (the tensor as given, not a
+    batch-first copy); after a binary op, 0."""
+    def body(torch):
+        seen = []
+
+        class Mul(torch.autograd.Function):
+            forward = staticmethod(lambda x, y: x * y)
+            setup_context = staticmethod(lambda ctx, inputs, output: None)
+
+            @staticmethod
+            def vmap(info, in_dims, x, y):
+                seen.append((in_dims, tuple(x.shape), x.stride()))
+                y = y.unsqueeze(0) if in_dims[1] is None else y.movedim(in_dims[1], 0)
+                return x.movedim(in_dims[0], 0) * y, 0
+
+        x = torch.tensor(X.T.copy())  # (3, 4): a batch of 4 in dimension 1
+        outs = [torch.func.vmap(lambda a, b: Mul.apply(f(a), b), in_dims=(1, None))(
+            x, torch.arange(3.0, dtype=torch.float64))
+            for f in (lambda a: a.sin(), lambda a: -a.exp(), lambda a: a ** 2,
+                      lambda a: a.clamp(0, 1), lambda a: a * 2, lambda a: a.sum(0) + a)]
+        return outs, seen
+    out = same(body).value
+    assert out[1][0][0] == (1, None)

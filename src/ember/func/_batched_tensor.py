@@ -256,16 +256,46 @@ def torch_layout(x, level):
     value = physical(x, level)
     if value is None:
         return None, None
+    held = held_as_torch(x)
+    if held is not None:
+        return held
     bdim = x.__dict__.get("_bdim", 0)
     return (value.movedim(0, bdim) if bdim else value), bdim
 
 
-def input_batch_dim(x, dim):
+def input_batch_dim(x, dim, given=None):
     """Note that vmap input ``x`` (a BatchedTensor) holds its batch in dimension ``dim``
-    of the tensor it was given (torch's batched tensor keeps it there)."""
+    of ``given``, the tensor it was given (torch's batched tensor keeps it there)."""
     if dim:
         x.__dict__["_bdim"] = dim
+        if given is not None:
+            x.__dict__["_held"] = given
     return x
+
+
+def batched_at(held, bdim, level):
+    """A BatchedTensor at ``level`` for ``held``, a tensor whose batch lies in dimension
+    ``bdim``, as torch's batched tensor holds it: its physical value is ``held`` with the
+    batch moved first, and ``held`` itself is kept, for the ops whose torch rules leave the
+    batch where it is (unary pointwise ops) and for vmap's outputs (torch returns ``held``,
+    or ``held`` with its batch moved to ``out_dims``)."""
+    x = BatchedTensor(held.movedim(bdim, 0), level)
+    x.__dict__["_bdim"] = bdim
+    x.__dict__["_held"] = held
+    return x
+
+
+def held_as_torch(x):
+    """``(held, bdim)`` of a BatchedTensor whose batch torch holds in a dimension other than
+    the first (see batched_at), else None."""
+    held = x.__dict__.get("_held")
+    return None if held is None else (held, x.__dict__["_bdim"])
+
+
+def forget_held(x):
+    """``x``'s physical value was written in place: torch's layout is no longer kept apart
+    (torch_layout moves the batch of the physical value instead)."""
+    x.__dict__.pop("_held", None)
 
 
 def batch_level(x):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ._batched_tensor import BatchedTensor
+from ._batched_tensor import BatchedTensor, batched_at, forget_held, held_as_torch
 from ._batching import level_size, materialize, per_example, per_example_inplace, wrap
 
 RULES = {}
@@ -118,7 +118,34 @@ def _promote_as_logical(op, args, out, n):
 
 
 def elementwise(op, args, level):
+    held = _only_held_operand(op, args)
+    if held is not None:  # torch's unary pointwise rule: the batch stays where it is
+        value, bdim = held
+        out = op(value, *args[1:])
+        if isinstance(out, Tensor):
+            return batched_at(out, bdim, level)
+        return type(out)(*(batched_at(o, bdim, level) for o in out))
     return wrap(op(*_aligned(op, args, level)), level)
+
+
+# elementwise ops whose torch rules move the batch first all the same: isfinite is a
+# composition of comparisons there, log_sigmoid_forward's rule moves it, and the arithmetic
+# ops wrap a number operand into a tensor (their binary rule)
+_BATCH_FIRST_IN_TORCH = frozenset(("isfinite", "log_sigmoid", "add", "sub", "mul", "div",
+                                   "true_divide", "floor_divide"))
+
+
+def _only_held_operand(op, args):
+    """``(held, bdim)`` where ``self`` is the op's one tensor and torch holds its batch in
+    another dimension than the first (see batched_tensor.batched_at), else None."""
+    self_ = args[0]
+    held = held_as_torch(self_) if type(self_) is BatchedTensor else None
+    if held is None or op.name in _BATCH_FIRST_IN_TORCH or any(
+            isinstance(a, Tensor) for a in args[1:op.n_tensors]):
+        return None
+    if op.name == "clone" and getattr(args[1], "name", None) == "contiguous_format":
+        return None  # (torch's clone rule: a contiguous copy is laid out batch first)
+    return held
 
 
 for _name in _ELEMENTWISE:
@@ -138,9 +165,11 @@ def inplace_rule(op, args, level):
             "operator is being called inside the PyTorch framework, please file a bug report "
             "instead.")
     if op.elementwise or RULES.get(op.name) is elementwise:
+        forget_held(self_)
         new = _aligned(op, args, level)
         op.inplace(*new)
         return self_
+    forget_held(self_)
     return per_example_inplace(op, args, level)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from .._tensor import Tensor
-from ._batched_tensor import BatchedTensor, input_batch_dim
+from ._batched_tensor import BatchedTensor, held_as_torch, input_batch_dim
 from ._batching import _levels, level_scope
 from ._transforms import _flatten, _unflatten
 
@@ -137,7 +137,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 def _flat_vmap(func, flat_args, flat_in_dims, args_spec, size, out_dims, randomness, kwargs):
     with level_scope(size, randomness) as level:
         batched = [arg if d is None else input_batch_dim(
-            BatchedTensor(_batch_first(arg, d), level), d % arg.dim())
+            BatchedTensor(_batch_first(arg, d), level), d % arg.dim(), arg)
                    for arg, d in zip(flat_args, flat_in_dims)]
         output = func(*_unflatten(batched, args_spec), **kwargs)
         return _unwrap_outputs(func, output, out_dims, level, size)
@@ -181,6 +181,11 @@ def _remove_batch_dim(func, out, out_dim, level, size):
         raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
                          f"{type(out)}. Did you mean to set out_dims= to None for output?")
     if batched_here:
+        held = held_as_torch(out)
+        if held is not None:  # the batch where torch's batched tensor holds it
+            value, bdim = held
+            at_bdim = -value.dim() <= out_dim < value.dim() and out_dim % value.dim() == bdim
+            return value if at_bdim else value.movedim(bdim, out_dim)
         value = out._value
         # (a batch dimension already where out_dims puts it stays: no view, as torch's)
         at_front = -value.dim() <= out_dim < value.dim() and out_dim % value.dim() == 0
