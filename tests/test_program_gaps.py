@@ -2,6 +2,8 @@
 docs/programs.md)."""
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from oracle import same
@@ -567,3 +569,44 @@ def test_fresh_inductor_cache_wraps_a_first_compiled_call():
             refused = str(e)
         return got, entries, refused
     same(body)
+
+
+def test_jit_imports_and_eager_answers_are_torchs():
+    # (the chatbot tutorial imports script and trace from torch.jit without calling them;
+    # model code asks is_scripting() and decorates methods for the compiler)
+    def body(torch):
+        import importlib
+        jit = importlib.import_module(torch.__name__ + ".jit")
+        from_import = importlib.import_module(torch.__name__ + ".jit")
+        assert callable(from_import.script) and callable(from_import.trace)
+
+        def f(x):
+            return x * 2
+
+        x = torch.arange(3.)
+        decorated = [jit.ignore(f), jit.unused(f), jit.export(f), jit.ignore(drop=False)(f)]
+        wrapped = jit.script_if_tracing(f)
+        future = jit.fork(torch.add, x, 1)
+        return (jit.is_scripting(), jit.is_tracing(), jit.annotate(list, [x]),
+                [d is f for d in decorated], wrapped is f, wrapped.__wrapped__ is f,
+                wrapped.__name__, wrapped(x), type(future).__name__, jit.wait(future),
+                jit.Attribute(x, torch.Tensor).value, jit.Final)
+    same(body)
+
+
+@pytest.mark.parametrize("call", [lambda jit: jit.ignore(3), lambda jit: jit.ignore(drop=True)])
+def test_jit_ignore_refuses_and_warns_as_torchs(call):
+    def body(torch):
+        import importlib
+        return callable(call(importlib.import_module(torch.__name__ + ".jit")))
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["script", "trace", "save", "load"])
+def test_jit_compilation_is_refused(name):
+    import ember
+    args = {"script": (ember.nn.Linear(2, 2),), "trace": (ember.nn.Linear(2, 2), ember.ones(1, 2)),
+            "save": (ember.nn.Linear(2, 2), "m.pt"), "load": ("m.pt",)}[name]
+    with pytest.raises(RuntimeError, match="no TorchScript compiler"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (script and trace warn first)
+        getattr(ember.jit, name)(*args)

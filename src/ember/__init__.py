@@ -249,7 +249,7 @@ _SUBMODULES = ("nn", "cuda", "accelerator", "backends", "profiler", "utils", "op
                "distributions", "compiler", "_dynamo", "distributed", "futures",
                "multiprocessing", "fft", "special", "signal", "cpu", "sparse", "functional",
                "xpu", "testing", "masked", "onnx", "quasirandom", "ops", "library", "types",
-               "serialization", "storage", "_inductor")
+               "serialization", "storage", "_inductor", "jit")
 
 
 def compile(model=None, **kwargs):  # noqa: A001 - torch's name

@@ -1,0 +1,126 @@
+"""``ember.jit``: what eager programs and model libraries call from torch.jit.
+
+torch.jit compiles Python into TorchScript. Code written to be scriptable asks, while it runs
+eagerly, whether it is being scripted or traced, and marks functions for the compiler with
+decorators that leave them unchanged in eager mode; programs also import ``script`` and
+``trace`` at the top without calling them (the chatbot tutorial does). Those eager behaviours
+are torch's here. ember has no TorchScript compiler, so ``script``, ``trace``, ``save`` and
+``load`` refuse (``ember.compile`` records and replays eager code instead).
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any, Final, NamedTuple
+
+__all__ = ["Attribute", "Final", "annotate", "export", "fork", "ignore", "is_scripting",
+           "is_tracing", "load", "save", "script", "script_if_tracing", "trace", "unused", "wait"]
+
+
+class Attribute(NamedTuple):
+    """A module attribute's value with the type the compiler should give it (eager: the pair)."""
+    value: Any
+    type: Any
+
+
+def is_scripting() -> bool:
+    """Whether the running code is being compiled by TorchScript: never in ember."""
+    return False
+
+
+def is_tracing() -> bool:
+    """Whether the running code is being traced by torch.jit.trace: never in ember."""
+    return False
+
+
+def annotate(the_type, the_value):
+    """A type hint for the compiler; eagerly, the value itself."""
+    return the_value
+
+
+def export(fn):
+    """Marks a method for the compiler; eagerly, the method unchanged."""
+    return fn
+
+
+def unused(fn):
+    """Marks a function (or a property) the compiler replaces by a raise; eagerly unchanged."""
+    return fn
+
+
+def ignore(drop=False, **kwargs):
+    """Marks a function the compiler leaves to Python: ``@ignore`` or ``@ignore(drop=...)``.
+    Eagerly the function is unchanged; torch's argument checks and deprecation are kept."""
+    if callable(drop):
+        return drop
+    if not isinstance(drop, bool):
+        raise RuntimeError("Argument to @ember.jit.ignore must be a bool or a function "
+                           f"but got {drop}")
+    drop_on_export = kwargs.pop("drop_on_export", None)
+    if drop_on_export:
+        warnings.warn("ignore(drop_on_export=True) has been deprecated. TorchScript will now "
+                      "drop the function call on compilation. Use ember.jit.unused now. "
+                      f"{kwargs}", category=FutureWarning, stacklevel=2)
+    elif drop:
+        warnings.warn("ignore(True) has been deprecated. TorchScript will now drop the function "
+                      f"call on compilation. Use ember.jit.unused now. {kwargs}",
+                      category=FutureWarning, stacklevel=2)
+    return lambda fn: fn
+
+
+def script_if_tracing(fn):
+    """Scripts ``fn`` when a trace calls it: a wrapper (as torch's) that, never traced in
+    ember, calls ``fn``."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def _deprecated(name: str, advice: str) -> None:
+    # (torch 2.13 deprecates TorchScript's entry points, warning from inside torch)
+    warnings.warn(f"`ember.jit.{name}` is deprecated. {advice}", DeprecationWarning, stacklevel=3)
+
+
+def fork(func, *args, **kwargs):
+    """Runs ``func(*args, **kwargs)`` and returns a completed Future of its result, as torch's
+    fork does outside TorchScript (the call runs at once, in the caller's thread)."""
+    from .futures import Future
+    _deprecated("fork", "Please use `ember.compile` instead.")
+    future = Future()
+    future.set_result(func(*args, **kwargs))
+    return future
+
+
+def wait(future):
+    """The result of a Future that ``fork`` returned."""
+    _deprecated("wait", "Please use `ember.compile` instead.")
+    return future.wait()
+
+
+def _no_torchscript(what: str):
+    raise RuntimeError(f"ember.jit.{what}: ember has no TorchScript compiler; run the module or "
+                       "function eagerly, or record it with ember.compile")
+
+
+def script(obj=None, *args, **kwargs):
+    """Refused: ember cannot compile TorchScript."""
+    _deprecated("script", "Please switch to `ember.compile`.")
+    _no_torchscript("script")
+
+
+def trace(func, *args, **kwargs):
+    """Refused: ember cannot trace into TorchScript."""
+    _deprecated("trace", "Please switch to `ember.compile`.")
+    _no_torchscript("trace")
+
+
+def save(m, f, *args, **kwargs):
+    """Refused: ember has no TorchScript modules to save."""
+    _no_torchscript("save")
+
+
+def load(f, *args, **kwargs):
+    """Refused: ember cannot run a saved TorchScript archive."""
+    _no_torchscript("load")
+
