@@ -250,3 +250,17 @@ row("block_diag_mixed_dtypes", ember.block_diag, "block_diag", [DG.block_diag_op
     np_ref=_np_block_diag, dtypes=("float64",),
     skips={t: "float32 inputs: gradcheck needs float64" for t in (
         "test_gradcheck", "test_gradgradcheck")})
+
+
+def _np_combinations(a, r=2, with_replacement=False):
+    import itertools
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    return np.array(list(pick(a, r)), a.dtype).reshape(-1, r) if r else a[:0]
+
+
+# torch's composition (meshgrid, masked_select, stack): its nodes are those ops'
+row("combinations", ember.combinations, "combinations", [IX._masked_select, SH._stack],
+    lambda m: [S("pairs", m(4)), S("triples_replacement", m(3), 3, True), S("r1", m(3), 1),
+               S("r_over_n", m(2), 3), S("none", m(3), 0), S("empty", m(0), 2),
+               S("kw", m(3), r=2, with_replacement=True)],
+    np_ref=_np_combinations, dtypes=("float32", "float64", "int64"))

@@ -90,6 +90,10 @@ CASES = [
       'pdist only supports non-negative p values'),
     E('pdist_half', lambda m: m.pdist(m.ones(3, 2, dtype=m.float16)), NotImplementedError,
       '"pdist" not implemented for \'Half\''),
+    E('combinations_2d', lambda m: m.combinations(m.ones(2, 2)), RuntimeError,
+      'Expect a 1D vector, but got shape [2, 2]'),
+    E('combinations_negative_r', lambda m: m.combinations(m.ones(2), -1), RuntimeError,
+      'Expect a non-negative number, but got -1'),
     E('dot_shape', lambda m: m.dot(m.ones(3), m.ones(4)), RuntimeError,
       'inconsistent tensor size, expected tensor [3] and src [4] to have the same number of '
       'elements, but got 3 and 4 elements respectively'),

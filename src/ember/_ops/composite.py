@@ -14,12 +14,12 @@ __all__ = ['aminmax', 'as_strided_scatter', 'block_diag', 'broadcast_shapes',
            'nanquantile', 'quantile', 'renorm', 'select_scatter',
            'slice_scatter', 'trapezoid', 'trapz', 'vander']
 
-import itertools
 import math
 
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import asarray_like
 from .._size import Size
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.forward_ad import check_out_function
@@ -306,19 +306,34 @@ Tensor.diagflat = diagflat
 
 
 def combinations(input, r=2, with_replacement=False):  # noqa: A002
-    """The length-``r`` combinations of the elements of 1-D ``input`` (as itertools)."""
+    """The length-``r`` combinations of the elements of 1-D ``input`` (as itertools).
+
+    torch's composition, so its nodes are torch's: the ``r``-fold meshgrid of ``input`` (a
+    view and an expand each), each grid's elements where the indices ascend (masked_select),
+    stacked as columns."""
+    from .._creation import meshgrid
+    from .indexing import masked_select
+    from .shape import stack
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return input.new_zeros((0,))
-    pick = (itertools.combinations_with_replacement if with_replacement
-            else itertools.combinations)
-    idx = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    if idx.size == 0:
-        return input.new_zeros((0, r))
-    return input[_wrap(idx)]
+        return input.new_empty((0,))
+    grids = meshgrid(*[input] * r, indexing="ij")
+    mask = _wrap(asarray_like(_ascending_mask(input.shape[0], r, with_replacement), input._data))
+    return stack([masked_select(g, mask) for g in grids], 1)
+
+
+def _ascending_mask(n, r, with_replacement):
+    """torch's _triu_mask: True at the (i, j, k, ...) of ``r`` indices below ``n`` with
+    i < j < k ... (i <= j <= k ... with replacement)."""
+    grids = np.meshgrid(*[np.arange(n)] * r, indexing="ij")
+    mask = np.ones((n,) * r, bool)
+    ascends = np.less_equal if with_replacement else np.less
+    for a, b in zip(grids, grids[1:]):
+        mask &= ascends(a, b)
+    return mask
 
 
 def _scatter_into(input, src, view_of):
