@@ -159,11 +159,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
 def _backward_into_leaves(t, fn, children, g, retain):
     """run_backward from tensor ``t`` alone, of node ``fn`` whose edges lead to the distinct
     leaves ``children`` alone (see _leaves_below), given gradient ``g``, in first-order
-    backward: no dependencies to count (each leaf is reached once, from the root).
-
-    NOTE: _run_pass's steps are written out around _execute_into_leaves, and the root's
-    gradient handed to it without the node's input buffer (the pass of every compiled
-    training step: two calls and a buffer fewer)."""
+    backward: no dependencies to count (each leaf is reached once, from the root), and the
+    root's gradient handed to the node without its input buffer."""
     task = _Task(False, retain)
     task.roots = [fn]  # (for will_execute)
     data = g._data
@@ -177,28 +174,9 @@ def _backward_into_leaves(t, fn, children, g, retain):
     else:
         _seed_root(task, fn, t._output_nr, t._data.dtype, g)
         grads = task.buffers.pop(fn)
-    data = g = None
-    prev = state.grad_enabled
-    state.grad_enabled = False
-    callbacks = _local.callbacks
-    callbacks.append(task)
-    try:
-        quiet = fp_errors.silence()  # (see _run_pass)
-        try:
-            _execute_into_leaves(task, fn, grads, children)
-        finally:
-            fp_errors.restore(quiet)
-        if task.queued:
-            _run_final_callbacks(task.queued)
-    except BaseException:
-        if _NOTES:
-            forget()
-        raise
-    finally:
-        callbacks.pop()
-        state.grad_enabled = prev
-    if _gc.raised:  # (_run_pass's test: this pass counts no nodes)
-        _gc.after_backward(0)
+    # (a list the pass empties: the node's gradients are then held by the pass alone, see
+    # _execute_into_leaves)
+    _run_pass(task, _execute_into_leaves, [fn, grads, children])
     if _NOTES:  # (the versions of gradients written in place: read by now)
         forget()
 
@@ -775,13 +753,19 @@ def _leaves_below(fn):
     return None
 
 
-def _execute_into_leaves(task, fn, grads, children):
-    """``_execute`` for a graph of one node ``fn`` (the root, given its gradients ``grads``)
-    whose edges all lead to distinct leaves (``children``, see _leaves_below), in first-order
+def _execute_into_leaves(task, root):
+    """``_execute`` for a graph of one node ``fn`` (the root, given its gradients ``grads``:
+    ``root`` is ``[fn, grads, children]``) whose edges all lead to distinct leaves
+    (``children``, see _leaves_below), in first-order
     backward: the node, then its leaves in the order the ready queue gives them (every
     AccumulateGrad has the same sequence number, so the heap's layout decides), without
     counting dependencies or going through the queue. Each leaf runs as in _execute: by
     _run_plain_leaf, or the general path when it has hooks."""
+    fn, grads, children = root
+    # (the node's gradients held here alone, and dropped once it ran, as _execute drops a
+    # node's buffer: a gradient it passes on to a leaf is counted as that leaf's, see
+    # _accumulate)
+    root[1] = root = None
     outs = fn._apply(grads, False, None)
     if not task.retain:  # (as _execute: see Node._releases)
         frees = fn._releases
@@ -804,6 +788,10 @@ def _execute_into_leaves(task, fn, grads, children):
         _into_leaves(task, children, gs)
         return
     borrowed = task.borrowed
+    # (some gradient's version noted, its own or its owner's: read once, as no leaf's
+    # shortcut notes one, and a nested pass in a hook that forgets the notes leaves nothing
+    # for wrap_versioned to find)
+    counted = _COUNTED[0]
     for i in _leaf_order(len(children)):
         child = children[i]
         var = child.variable
@@ -821,7 +809,7 @@ def _execute_into_leaves(task, fn, grads, children):
                     and g.strides == data.strides and (flags := g.flags).writeable
                     and flags.c_contiguous and data.flags.c_contiguous):
                 gs[i] = None
-                if _COUNTED[0]:  # (some gradient's version noted: its own, or its owner's)
+                if counted:
                     var._grad = wrap_versioned(g)
                 else:
                     t = _new_tensor(Tensor)  # (_wrap's lines: no call)
