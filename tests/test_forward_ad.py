@@ -1119,3 +1119,39 @@ def test_elementwise_tangents_at_their_formulas_edges(case):
                 "pow_float32": lambda: F.jvp(t.pow, (base.float(), e.float()), (u, v)),
                 }[case]()
     same(body, check_warnings=False)
+
+
+STD_VAR_EDGES = {"four": [0.3, -1.2, 2.0, 0.7], "one": [1.5], "constant": [2.0, 2.0, 2.0],
+                 "nan": [1.0, float("nan"), 2.0], "inf": [1.0, float("inf"), 2.0],
+                 "both_infs": [float("inf"), float("-inf"), 1.0], "empty": [], "0-dim": 1.25}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(STD_VAR_EDGES))
+def test_std_and_var_tangents_at_their_edges_are_torchs(name, dtype):
+    """std's and var's tangents bit for bit (torch's var_jvp: var's backward formula of the
+    tangent, summed), and at the edges: std 0 (a constant input, one element with correction
+    0) has tangent 0, not 0/0; correction >= N, NaN and inf give torch's NaN and inf; an empty
+    input's mean tangent (std_mean, var_mean) is NaN."""
+    calls = [lambda v: v.var(), lambda v: v.std(), lambda v: v.var(correction=0),
+             lambda v: v.std(correction=0), lambda v: v.var(correction=2),
+             lambda v: v.std(correction=5), lambda v: v.std(correction=1.5),
+             lambda v: v.var(0, keepdim=True) if v.dim() else v.var(),
+             lambda v: v.std(-1, correction=0) if v.dim() else v.std(correction=0),
+             lambda v: v.std(unbiased=False)]
+
+    def body(torch):
+        values = STD_VAR_EDGES[name]
+        dt = getattr(torch, dtype)
+        p = torch.tensor(values, dtype=dt)
+        t = torch.tensor([0.5 * k - 1 for k in range(len(values))] if isinstance(values, list)
+                         else 2.0, dtype=dt)
+        fw, out = torch.autograd.forward_ad, []
+        for call in calls:
+            with fw.dual_level():
+                out.append(fw.unpack_dual(call(fw.make_dual(p, t))).tangent)
+            out.append(torch.func.jvp(call, (p,), (t,))[1])
+        for f in (torch.std_mean, torch.var_mean):
+            out.append(torch.func.jvp(lambda v: f(v, correction=0), (p,), (t,))[1])
+        return out
+    same(body, rtol=0, atol=0)

@@ -101,6 +101,25 @@ def _std_grad(grad, result):
     return _masked_fill(_a(grad / mul_scalar(result, 2)), eq(result, 0), 0)
 
 
+def _var_jvp(self_t, self, dim, correction, keepdim):
+    """torch's var_jvp: var's backward formula applied to the tangent, summed over ``dim``
+    (its products in that order, and at N <= correction its infinities and NaN)."""
+    complex_input = self_t.is_complex()
+    terms = _var_backward(self_t.conj() if complex_input else self_t, self, dim, correction,
+                          True)
+    if complex_input:  # (torch's handle_r_to_c: the real part)
+        terms = terms.real
+    dims = tuple(range(self.ndim)) if dim is None else tuple(_dims(dim, self.ndim))
+    return sum_dim(terms, dims, keepdim)
+
+
+def _std_jvp(self_t, self, result, dim, correction, keepdim):
+    """torch's std tangent: var's over 2 * std, 0 where std is 0 (a constant input, one
+    element without correction): not var's 0 over std's 0."""
+    tangent = _var_jvp(self_t, self, dim, correction, keepdim) / mul_scalar(result, 2)
+    return _masked_fill(tangent, eq(result, 0), 0)
+
+
 def _mean_backward(grad, shape, dim, keepdim):
     dims = _dims(dim, len(shape))
     n = math.prod(shape[d] for d in dims)
@@ -133,6 +152,9 @@ def _(grad, self, dim, correction, keepdim):
     return _var_backward(grad, self, dim, correction, keepdim)
 
 
+_var.jvp("self")(_var_jvp)
+
+
 @op("std", promote=NONE, node="StdBackward0", writes=_reduces_all)
 @contiguous_result
 def _std(self, dim=None, correction=1, keepdim=False):
@@ -142,6 +164,9 @@ def _std(self, dim=None, correction=1, keepdim=False):
 @_std.grad("self")
 def _(grad, self, result, dim, correction, keepdim):
     return _var_backward(_std_grad(grad, result), self, dim, correction, keepdim)
+
+
+_std.jvp("self")(_std_jvp)
 
 
 @op("var_mean", promote=NONE, node="VarMeanBackward0", outputs=2, undefined_grads=True,
@@ -174,6 +199,26 @@ def _(grads, self, result0, dim, correction, keepdim):
         None if gstd is None else _var_backward(_std_grad(gstd, result0), self, dim,
                                                 correction, keepdim),
         None if gmean is None else _mean_backward(gmean, self.shape, dim, keepdim))
+
+
+@_var_mean.jvp("self", joint=True)
+def _(tangents, self, dim, correction, keepdim):
+    (self_t,) = tangents
+    return (_var_jvp(self_t, self, dim, correction, keepdim),
+            _mean_of_tangent(self_t, dim, keepdim))
+
+
+@_std_mean.jvp("self", joint=True)
+def _(tangents, self, result, dim, correction, keepdim):
+    (self_t,) = tangents
+    return (_std_jvp(self_t, self, result[0], dim, correction, keepdim),
+            _mean_of_tangent(self_t, dim, keepdim))
+
+
+def _mean_of_tangent(self_t, dim, keepdim):
+    """The mean's tangent: the tangent's mean (NaN for an empty input, as torch's)."""
+    return mean_all(self_t) if dim is None and not keepdim else mean_dim(
+        self_t, tuple(range(self_t.ndim)) if dim is None else dim, keepdim)
 
 
 def _sum_defined(a, b):
