@@ -30,9 +30,15 @@ _INPLACE_FUNCTIONS = (
     "tanh_ threshold_ trunc_ xlogy_ zero_").split()
 
 
-def _inplace_function(name):
-    def fn(input, *args, **kwargs):  # noqa: A002 - torch's name
-        return getattr(input, name)(*args, **kwargs)
+def inplace_function(name, method=None):
+    """``torch.<name>(input, ...)``: ``input.<name>(...)``, or ``method(input, ...)`` when
+    given (a method as it was before something wrapped it)."""
+    if method is None:
+        def fn(input, *args, **kwargs):  # noqa: A002 - torch's name
+            return getattr(input, name)(*args, **kwargs)
+    else:
+        def fn(input, *args, **kwargs):  # noqa: A002 - torch's name
+            return method(input, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``input.{name}(...)``."
     fn.__ember_forwards__ = f"ember.Tensor.{name}"  # (whose keywords it takes)
@@ -46,7 +52,7 @@ def names(namespace):
         namespace[alias] = namespace[target]
     for name in _INPLACE_FUNCTIONS:
         if hasattr(Tensor, name) and name not in namespace:
-            namespace[name] = _inplace_function(name)
+            namespace[name] = inplace_function(name)
 
 
 # -- arrays in, tensors out ---------------------------------------------------------------------

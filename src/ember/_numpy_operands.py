@@ -83,6 +83,14 @@ TENSORS_ONLY = {
     "complex": ("real", "imag"),
 }
 _NO_METHOD = ("polar", "complex")
+# the in-place function forms torch's parser refuses as functions (of ``Tensor input``)
+_INPLACE_FUNCTIONS = ("clamp", "clip")
+
+
+class InvalidCombination(TypeError):
+    """Raised by a function whose arguments fit none of its overloads (``clamp(x, x, -2)``):
+    the wrapper :func:`refusing_arrays` put around it sees the call as it was made and raises
+    torch's TypeError for it instead, its arguments listed as they were passed."""
 
 
 def refusal(name, args, method=False, kwargs=None):
@@ -103,21 +111,65 @@ _NUMBERS = (bool, int, float, complex)
 
 
 def _invalid_combination(name, signatures, args, method, kwargs=None):
-    if method:  # the second operand of each ``Tensor input, ...`` signature, alone
-        signatures = METHOD_OVERLOADS.get(name.rstrip("_")) or [
-            s.split(", ")[1] for s in signatures if s.startswith("Tensor input")]
-    got = [_kind(a) for a in args] + [f"{k}={_kind(v)}" for k, v in (kwargs or {}).items()]
+    """torch's format_invalid_args for a function of several overloads: what was given, each
+    signature, and for one of as many parameters as arguments given why it did not match."""
+    signatures = _forms(name, signatures, method)
+    # torch collects the keywords into a std::unordered_map, whose order for a few keys
+    # (each in a bucket of its own) is the reverse of the call's
+    keys = list(reversed(kwargs or {}))
     lines = [f"{name}() received an invalid combination of arguments - got "
-             f"({', '.join(got)}), but expected one of:"]
+             f"{_given(args, kwargs, keys)}, but expected one of:"]
     for signature in signatures:
         lines.append(f" * ({signature})")
-        kinds = [p.split()[0] for p in signature.split(", ")]
-        if "*" in signature or len(kinds) != len(args) or kwargs:
-            continue  # (torch explains the signatures of as many arguments as given only)
-        marked = [_kind(a) if _fits(a, kind) else f"!{_kind(a)}!" for a, kind in zip(args, kinds)]
+        # (torch splits a parameter at its last space: "Tensor min = None" is named "None"
+        # and of no type it knows, so it matches no argument and no keyword; "*" counts)
+        params = [p.rpartition(" ")[::2] for p in signature.split(", ")]
+        if len(args) + len(keys) != len(params):
+            continue  # (torch explains the signatures of as many parameters as given only)
+        unmatched = _unmatched_keywords(params, keys)
+        if unmatched:
+            lines.append("      didn't match because some of the keywords were incorrect: "
+                         + ", ".join(unmatched))
+            continue
+        marked = []
+        for i, (kind, param) in enumerate(params):
+            value = args[i] if i < len(args) else kwargs[param]
+            shown = _kind(value) if i < len(args) else f"{param}={_kind(value)}"
+            marked.append(shown if _fits(value, kind) else f"!{shown}!")
         lines.append("      didn't match because some of the arguments have invalid types: "
                      f"({', '.join(marked)})")
     return "\n".join(lines) + "\n"
+
+
+def _forms(name, signatures, method):
+    """The signatures torch's parser lists for ``name``'s function or method form."""
+    if method:  # the second operand of each ``Tensor input, ...`` signature, alone
+        return METHOD_OVERLOADS.get(name.rstrip("_")) or [
+            s.split(", ")[1] for s in signatures if s.startswith("Tensor input")]
+    if name.endswith("_"):  # an in-place function form (torch.clamp_) takes no out=
+        return [s.replace(_OUT, "") for s in signatures]
+    return signatures
+
+
+def _most_positional(name, method):
+    """How many arguments (after ``self``) some overload of ``name`` takes positionally."""
+    return max(len(s.split(", *")[0].split(", "))
+               for s in _forms(name, OVERLOADS[name.rstrip("_")], method))
+
+
+def _given(args, kwargs, keys):
+    """torch's list of the arguments given: their types, then the keywords' (each followed
+    by ", ", which only positional arguments have it drop at the end)."""
+    given = "".join(f"{_kind(a)}, " for a in args)
+    given += "".join(f"{k}={_kind(kwargs[k])}, " for k in keys)
+    return f"({given[:-2] if args else given})"
+
+
+def _unmatched_keywords(params, keys):
+    """The keywords that name none of the last ``len(keys)`` parameters (torch's
+    _tryMatchKwargs)."""
+    names = {param for _, param in params[max(0, len(params) - len(keys)):]}
+    return [k for k in keys if k not in names]
 
 
 def _kind(value):
@@ -127,7 +179,9 @@ def _kind(value):
 def _fits(value, kind):
     if kind == "Tensor":
         return isinstance(value, Tensor)
-    return isinstance(value, (bool, int, float, complex, np.generic))
+    if kind == "Number":
+        return isinstance(value, (bool, int, float, complex, np.generic))
+    return False  # (a parameter with a default: torch's parse reads no type, see above)
 
 
 def refusing_arrays(fn, name, method=False):
@@ -136,6 +190,8 @@ def refusing_arrays(fn, name, method=False):
     reads it (a Python number: ``x.pow(np.float64(2))`` stays float32)."""
     start = 1 if method else 0
     numbers = name.rstrip("_") in OVERLOADS
+    # (more positional arguments than any overload takes: torch's parser lists them all)
+    most = start + _most_positional(name, method) if numbers else None
 
     def numpy_operand(args, kwargs):
         convert = False
@@ -161,10 +217,16 @@ def refusing_arrays(fn, name, method=False):
                 return numpy_operand(args, kwargs)
         if not numbers and any(isinstance(v, _NUMBERS) for v in args[start:start + 2]):
             raise refusal(name, args[start:], method, kwargs)  # (torch has no number overload)
+        if numbers and len(args) > most:
+            raise TypeError(_invalid_combination(name, OVERLOADS[name.rstrip("_")],
+                                                 args[start:], method, kwargs))
         if kwargs and numbers:
             kwargs = {k: python_number(v) if isinstance(v, np.generic) else v
                       for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except InvalidCombination:
+            raise refusal(name, args[start:], method, kwargs) from None
     return call
 
 
@@ -208,9 +270,14 @@ def refusing_conditions(where):
 def install(namespace):
     """Wrap the functions in ``namespace`` (ember's globals) and the Tensor methods of the
     names above."""
+    from ._namespace import inplace_function
     for name in (*OVERLOADS, *TENSORS_ONLY):
         if name in namespace:
             namespace[name] = refusing_arrays(namespace[name], name)
+        if name in _INPLACE_FUNCTIONS:  # torch.clamp_(x, ...): x.clamp_'s own function form
+            inplace = name + "_"
+            namespace[inplace] = refusing_arrays(
+                inplace_function(inplace, getattr(Tensor, inplace)), inplace)
         if name in _NO_METHOD:
             continue
         for method in (name, name + "_"):

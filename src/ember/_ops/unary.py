@@ -632,9 +632,14 @@ def _as_number(bound):
     return bound
 
 
+_BOUNDS = (Tensor, bool, int, float, complex, np.generic, type(None))
+
+
 def _clamp_bounds(min, max):
     """The bounds as clamp's overloads read them: both tensors (or None), or both numbers,
     a 0-dim tensor beside a number standing for a number."""
+    if not (isinstance(min, _BOUNDS) and isinstance(max, _BOUNDS)):
+        raise _no_clamp_overload(min, max)
     tensors = [isinstance(b, Tensor) for b in (min, max) if b is not None]
     if any(tensors) and not all(tensors):
         numbers = _as_number(min), _as_number(max)
@@ -646,15 +651,16 @@ def _clamp_bounds(min, max):
 def _clamp_variant(min, max):
     tensors = [isinstance(b, Tensor) for b in (min, max) if b is not None]
     if any(tensors) and not all(tensors):
-        got = ", ".join(f"{k}={type(v).__name__ if not isinstance(v, Tensor) else 'Tensor'}"
-                        for k, v in (("max", max), ("min", min)) if v is not None)
-        raise TypeError(f"clamp() received an invalid combination of arguments - got "
-                        f"(Tensor, {got}), but expected one of:\n"
-                        " * (Tensor input, Tensor min = None, Tensor max = None, *, "
-                        "Tensor out = None)\n"
-                        " * (Tensor input, Number min = None, Number max = None, *, "
-                        "Tensor out = None)\n")
+        raise _no_clamp_overload(min, max)
     return clamp_tensor if any(tensors) else clamp_scalar
+
+
+def _no_clamp_overload(min, max):
+    """The error for bounds that fit neither overload: the public clamp, clip and their
+    in-place forms rewrite it as torch's, listing the arguments as they were passed (see
+    _numpy_operands.refusing_arrays); this text is for a call that bypassed them."""
+    from .._numpy_operands import InvalidCombination, refusal
+    return InvalidCombination(str(refusal("clamp", (min, max), True)))
 
 
 def clamp(input, min=None, max=None):
