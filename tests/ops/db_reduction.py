@@ -9,8 +9,10 @@ import numpy as np
 import ember
 import ember.nn.functional as F
 from ember._ops import indexing as IX
+from ember._ops import pointwise as PW
 from ember._ops import reduction as R
 from ember._ops import scan as SC
+from ember._ops import shape as SH
 from ember._ops import sorting as SO
 from ember._ops import statistics as ST
 
@@ -651,3 +653,48 @@ def _mode_samples(m):
 row("mode", ember.mode, "mode", [SO._mode, IX._scatter_src], _mode_samples,
     dtypes=("float32", "float64", "int64"))
 row("mode_method", method("mode"), None, [SO._mode], lambda m: [S("dim", m(2, 3), 0)])
+
+
+def _np_sample_points(y, x, d):
+    """torch's view of ``x`` beside ``y``: a 1-D one along ``d``, a shorter one padded with
+    leading dimensions of 1 (NumPy takes the differences of a shorter ``x`` along its own
+    axis ``d``)."""
+    if x.ndim == 1:
+        return x.reshape([x.size if k == d else 1 for k in range(y.ndim)])
+    return x.reshape((1,) * (y.ndim - x.ndim) + x.shape)
+
+
+def _np_trapezoid(y, x=None, *, dx=None, dim=-1):
+    if x is None:
+        return np.trapezoid(y, dx=1.0 if dx is None else dx, axis=dim)
+    return np.trapezoid(y, _np_sample_points(y, x, dim % y.ndim), axis=dim)
+
+
+def _np_cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    d = dim % y.ndim
+    n = y.shape[d]
+    left, right = np.take(y, range(n - 1), d), np.take(y, range(1, n), d)
+    if x is None:
+        steps = 1.0 if dx is None else dx
+    else:
+        steps = np.diff(_np_sample_points(y, x, d), axis=d)
+    return np.cumsum((left + right) * steps / 2, axis=d)
+
+
+def _trapezoid_samples(m):
+    """torch's compositions: the spacing ``dx`` (a number: sums and selects), or sample
+    points ``x`` (slices of ``y`` and ``x``: 1-D along ``dim``, or broadcast)."""
+    return [S("unit", m(2, 4)), S("dx", m(3, 4), dx=0.5), S("int_dx", m(5), dx=2),
+            S("dim0", m(3, 2), dim=0), S("x_1d", m(2, 4), C(m.arr([0.0, 0.5, 1.5, 3.0]))),
+            S("x_grad", m(2, 3), m.arr([0.0, 1.0, 3.0])), S("x_same_shape", m(2, 3), m(2, 3)),
+            S("x_broadcast", m(2, 3, 4), m(3, 4), dim=1), S("x_dim0", m(3, 2), m(3), dim=0),
+            S("one_sample", m(2, 1)), S("no_samples", m(2, 0))]
+
+
+for _name in ("trapezoid", "trapz"):
+    row(_name, getattr(ember, _name), _name, [PW.mul_scalar, PW.div_scalar, SH.slice_],
+        _trapezoid_samples, np_ref=_np_trapezoid, dtypes=("float32", "float64", "int64"))
+row("cumulative_trapezoid", ember.cumulative_trapezoid, "cumulative_trapezoid",
+    [PW.mul_scalar, PW.div_scalar, SH.slice_, SC._cumsum],
+    lambda m: [s for s in _trapezoid_samples(m) if s.name != "no_samples"],
+    np_ref=_np_cumulative_trapezoid, dtypes=("float32", "float64", "int64"))

@@ -94,6 +94,31 @@ CASES = [
       'Expect a 1D vector, but got shape [2, 2]'),
     E('combinations_negative_r', lambda m: m.combinations(m.ones(2), -1), RuntimeError,
       'Expect a non-negative number, but got -1'),
+    E('trapezoid_bool', lambda m: m.trapezoid(m.ones(2, dtype=m.bool)), RuntimeError,
+      'trapezoid: received a bool input for `y`, but bool is not supported'),
+    E('trapezoid_bool_x', lambda m: m.trapezoid(m.ones(3), m.ones(3, dtype=m.bool)),
+      RuntimeError, 'trapezoid: received a bool input for `x` or `y`, but bool is not supported'),
+    E('trapz_x_length', lambda m: m.trapz(m.ones(2, 3), m.ones(2)), RuntimeError,
+      'trapezoid: There must be one `x` value for each sample point'),
+    E('cumulative_trapezoid_x_length', lambda m: m.cumulative_trapezoid(m.ones(3), m.ones(2)),
+      RuntimeError, 'cumulative_trapezoid: There must be one `x` value for each sample point'),
+    E('trapezoid_complex_dx', lambda m: m.trapezoid(m.ones(3), dx=1j), RuntimeError,
+      'trapezoid: Currently, we only support dx as a real number.'),
+    E('cumulative_trapezoid_bool', lambda m: m.cumulative_trapezoid(m.ones(2, dtype=m.bool)),
+      RuntimeError, 'cumulative_trapezoid: received a bool input for `y`, but bool is not '
+                    'supported'),
+    E('trapezoid_0dim', lambda m: m.trapezoid(m.tensor(1.0)), IndexError,
+      'Dimension specified as -1 but tensor has no dimensions'),
+    E('cumulative_trapezoid_0dim', lambda m: m.cumulative_trapezoid(m.tensor(1.0)), IndexError,
+      'slice() cannot be applied to a 0-dim tensor.'),
+    E('trapezoid_number_x', lambda m: m.trapezoid(m.ones(3), 2.0), TypeError,
+      'trapezoid() received an invalid combination of arguments - got (Tensor, float), but '
+      'expected one of:\n * (Tensor y, Tensor x, *, int dim = -1)\n * (Tensor y, *, Number dx '
+      '= 1, int dim = -1)\n'),
+    E('trapz_complex_dx', lambda m: m.trapz(m.ones(3), dx=1j), TypeError,
+      'trapz() received an invalid combination of arguments - got (Tensor, dx=complex), but '
+      'expected one of:\n * (Tensor y, *, float dx = 1, int dim = -1)\n * (Tensor y, Tensor x, '
+      '*, int dim = -1)\n'),
     E('dot_shape', lambda m: m.dot(m.ones(3), m.ones(4)), RuntimeError,
       'inconsistent tensor size, expected tensor [3] and src [4] to have the same number of '
       'elements, but got 3 and 4 elements respectively'),

@@ -398,36 +398,122 @@ def _unfold(self, dimension, size, step):
 Tensor.unfold = _unfold
 
 
-def _trapezoids(y, x, dx, dim):
-    """``(d, each interval's trapezoid area along d)``: sample points ``x`` (a tensor), a
-    spacing ``x`` (a number) or ``dx``, default 1."""
+# -- the trapezoidal rule: torch's compositions (Integration.cpp), op for op, so that their nodes
+# are torch's ---------------------------------------------------------------------------------
+_TRAPEZOID_OVERLOADS = {
+    "trapezoid": ("(Tensor y, Tensor x, *, int dim = -1)",
+                  "(Tensor y, *, Number dx = 1, int dim = -1)"),
+    "trapz": ("(Tensor y, *, float dx = 1, int dim = -1)",
+              "(Tensor y, Tensor x, *, int dim = -1)"),
+}
+_TRAPEZOID_OVERLOADS["cumulative_trapezoid"] = _TRAPEZOID_OVERLOADS["trapezoid"]
+
+
+def _invalid_combination(name, got):
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     "but expected one of:\n" + "".join(
+                         f" * {o}\n" for o in _TRAPEZOID_OVERLOADS[name]))
+
+
+def _check_trapezoid_args(name, y, x, dx):
+    """torch's TypeErrors of its argument parser: sample points that are no tensor (a spacing
+    goes by keyword), and for trapz a spacing that is no real number."""
+    if x is not None and not isinstance(x, Tensor):
+        raise _invalid_combination(name, f"Tensor, {type(x).__name__}")
+    if name == "trapz" and isinstance(dx, (bool, complex)):
+        raise _invalid_combination(name, f"Tensor, dx={type(dx).__name__}")
+
+
+def _scaled(t, c, divide=False):
+    """``t * c`` (``t / c``) as torch's C++ computes it with a number: mul.Scalar (div.Scalar),
+    MulBackward1 (DivBackward1); an integer ``t`` (no graph) promotes as Python's operator."""
+    from .pointwise import div_scalar, mul_scalar
+    if t.is_floating_point() or t.is_complex():
+        return div_scalar(t, c) if divide else mul_scalar(t, c)
+    return t / c if divide else t * c
+
+
+def _check_has_dims(y, dim):
+    if y.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+
+
+def _spacing(name, y, dx):
+    """``dx`` as the Python number torch's Scalar overload takes."""
+    if isinstance(dx, Tensor):
+        dx = dx.item()
+    if isinstance(dx, (bool, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    if y.dtype == D.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    return dx
+
+
+def _pairs_along(t, d):
+    """``t.slice(d, 0, -1)`` and ``t.slice(d, 1)``: each interval's left and right ends."""
+    from .shape import slice_
+    n = t.shape[d]
+    return slice_(t, d, 0, max(n - 1, 0), 1), slice_(t, d, 1, max(n, 1), 1)
+
+
+def _differences_of(name, y, x, d):
+    """torch's ``dx``: differences of the sample points ``x`` along ``d``, a 1-D ``x`` viewed
+    along ``d``, a shorter one padded with leading dimensions of 1."""
+    if y.dtype == D.bool or x.dtype == D.bool:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           "supported")
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[d] = x.shape[0]
+        x = x.view(shape)
+    elif x.dim() < y.dim():
+        x = x.view((1,) * (y.dim() - x.dim()) + tuple(x.shape))
+    left, right = _pairs_along(x, d)
+    return right - left
+
+
+def _trapezoid(name, y, x, dx, dim):
+    _check_trapezoid_args(name, y, x, dx)
+    _check_has_dims(y, dim)
     d = _wrap_dim(dim, y.dim())
-    n = y.shape[d]
-    mid = y.narrow(d, 1, max(n - 1, 0)) + y.narrow(d, 0, max(n - 1, 0))
-    if isinstance(x, Tensor):
-        dxs = diff(x, dim=-1 if x.dim() == 1 else dim)
-        if x.dim() == 1:
-            shape = [1] * y.dim()
-            shape[d] = n - 1
-            dxs = dxs.reshape(shape)
-        return d, mid * dxs / 2
-    step = x if x is not None else (1.0 if dx is None else dx)
-    return d, mid * (step / 2)
+    if y.shape[d] == 0:  # (no samples: 0, as NumPy's)
+        return y.new_zeros(tuple(y.shape[:d] + y.shape[d + 1:]))
+    if x is not None:
+        dxs = _differences_of("trapezoid", y, x, d)
+        left, right = _pairs_along(y, d)
+        return _scaled(((left + right) * dxs).sum(d), 2.0, divide=True)
+    step = _spacing("trapezoid", y, 1 if dx is None else dx)
+    # (torch's constants are C++ numbers: mul.Scalar and div.Scalar, MulBackward1/DivBackward1)
+    return _scaled(y.sum(d) - _scaled(y.select(d, 0) + y.select(d, -1), 0.5), step)
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim`` (sample points ``x``, or spacing ``dx``, default 1)."""
-    d, areas = _trapezoids(y, x, dx, dim)
-    return areas.sum(d)
+    return _trapezoid("trapezoid", y, x, dx, dim)
 
 
-trapz = trapezoid
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim`` (torch.trapezoid's older name)."""
+    return _trapezoid("trapz", y, x, dx, dim)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral along ``dim``."""
-    d, areas = _trapezoids(y, x, dx, dim)
-    return areas.cumsum(d)
+    _check_trapezoid_args("cumulative_trapezoid", y, x, dx)
+    if x is not None:
+        _check_has_dims(y, dim)
+        d = _wrap_dim(dim, y.dim())
+        dxs = _differences_of("cumulative_trapezoid", y, x, d)
+        left, right = _pairs_along(y, d)
+        return _scaled(((left + right) * dxs).cumsum(d), 2.0, divide=True)
+    step = _spacing("cumulative_trapezoid", y, 1 if dx is None else dx)
+    if y.dim() == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, y.dim())
+    left, right = _pairs_along(y, d)
+    return _scaled(left + right, step / 2.0).cumsum(d)
 
 
 def vander(x, N=None, increasing=False):
