@@ -3,8 +3,13 @@ the layout it arrives in where the engine may keep it, instead of following torc
 contract (docs/gradients.md); copies still follow the contract."""
 from __future__ import annotations
 
+import inspect
+import subprocess
+import sys
+import warnings
+
 import pytest
-from oracle import same
+from oracle import same, torch_or_skip
 
 _LEAVES = {
     "permuted": lambda t: t.zeros(2, 3, 4).permute(2, 0, 1),
@@ -48,3 +53,62 @@ def test_policy_is_a_setting_and_a_context():
     assert _layout_policy.enforce is False
     ember.autograd.enforce_grad_layout_policy(True)
     assert _layout_policy.enforce is True
+
+
+_SUMMED = {
+    "transposed .grad": lambda t: (t.ones(4, 3), t.ones(3, 4).t()),
+    "transposed leaf": lambda t: (t.ones(3, 4).t(), t.ones(4, 3)),
+    "size-1 dimension": lambda t: (t.ones(1, 3), t.ones(3, 1).t()),
+    "0-d": lambda t: (t.tensor(2.0), t.tensor(1.0)),
+    "contiguous": lambda t: (t.ones(2, 3), t.ones(2, 3)),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("case", sorted(_SUMMED))
+def test_a_sum_into_grad_that_breaks_the_layout_contract_warns(case, create_graph):
+    # torch checks the .grad a gradient was summed into against the layout contract and
+    # warns (TORCH_WARN_ONCE: here every time, under set_warn_always) where it does not obey
+    # it, with the sizes and strides in elements and the line of its check
+    def body(t):
+        t.set_warn_always(True)
+        try:
+            data, grad = _SUMMED[case](t)
+            p = data.detach().requires_grad_()
+            p.grad = grad
+            with warnings.catch_warnings():
+                # (create_graph's reference-cycle warning: not this test's)
+                warnings.filterwarnings("ignore", message="Using backward")
+                (p * p).sum().backward(create_graph=create_graph)
+            return p.grad.detach(), p.grad.stride()
+        finally:
+            t.set_warn_always(False)
+    same(body)
+
+
+def test_the_layout_warning_once_per_process_and_check(monkeypatch):
+    # once at each of torch's two checks (without and with create_graph), as a subprocess of
+    # torch shows; given again while set_warn_always is on, which does not use up the once
+    torch_or_skip()
+    import ember
+    from ember.autograd import engine
+
+    def script(t):
+        seen = []
+        for warn_always in (True, False, False):
+            t.set_warn_always(warn_always)
+            for create_graph in (False, False, True, True):
+                p = t.ones(4, 3).requires_grad_()
+                p.grad = t.ones(3, 4).t()
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter("always")
+                    (p * 2).sum().backward(create_graph=create_graph)
+                seen.append([str(c.message)[-12:] for c in w if "layout" in str(c.message)])
+        t.set_warn_always(False)
+        return seen
+    source = ("import warnings, torch, inspect\n" + inspect.getsource(script).replace(
+        "    def script", "def script").replace("\n    ", "\n") + "\nprint(script(torch))\n")
+    expected = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    monkeypatch.setattr(engine, "_warned_layouts", set())
+    assert repr(script(ember)) == expected

@@ -1312,6 +1312,8 @@ def _accumulate(task, var, g):
             var._grad = new
         else:  # NOTE: torch refuses sparse + dense, so a sparse .grad goes second
             var._grad = g + old if _is_sparse(old) and not _is_sparse(g) else old + g
+            if _layout_unchecked(282):
+                _check_summed_layout(var._grad._data, var._data, 282)
     elif old is None:
         refs = _refcount(g)  # (counted before any call holds `g` on the stack)
         if refs <= _OWN_REFS and type(g) is ndarray and _plainly_owned(task, g, var._data):
@@ -1332,6 +1334,8 @@ def _accumulate(task, var, g):
             old._bump_version()
         else:
             old._data = odata + g
+        if _layout_unchecked(252):
+            _check_summed_layout(old._data, var._data, 252)
     hooks = var._post_acc_hooks
     if hooks:
         for hook in list(hooks.values()):
@@ -1340,6 +1344,42 @@ def _accumulate(task, var, g):
                 if isinstance(r, Tensor):
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
                 raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+
+
+def _layout_unchecked(line):
+    """Whether a ``.grad`` gradients were summed into is still to be checked against the
+    layout contract at torch's check ``line`` (see _check_summed_layout): until that check
+    warned once, or always under ``set_warn_always(True)``."""
+    if not _layout_policy.enforce:  # (a layout the user allowed: no warning about it)
+        return False
+    if line not in _warned_layouts:
+        return True
+    from .._namespace import is_warn_always_enabled
+    return is_warn_always_enabled()
+
+
+_warned_layouts = set()  # the lines of torch's layout checks that warned (TORCH_WARN_ONCE)
+
+
+def _check_summed_layout(grad, var_data, line):
+    """torch's CHECK_RESULT after summing a gradient into a ``.grad`` (at ``line`` of its
+    accumulate_grad.h: 252 without a graph, 282 under create_graph): a warning, once per
+    process at each line, when the sum ``grad`` does not obey the layout contract of the
+    variable's ``var_data`` (not an error: a ``.grad`` the user set transposed, say)."""
+    if type(grad) is CooArray or type(var_data) is CooArray or _obeys_layout(grad, var_data):
+        return
+    from .._namespace import is_warn_always_enabled
+    if not is_warn_always_enabled():  # (torch's warning under warn_always is not its once)
+        _warned_layouts.add(line)
+
+    def layout(a):
+        return f"sizes() = {list(a.shape)}, strides() = {[s // a.itemsize for s in a.strides]}"
+    from .._ops.inplace import _user_stacklevel
+    warnings.warn("grad and param do not obey the gradient layout contract. This is not an "
+                  f"error, but may impair performance.\ngrad.{layout(grad)}\n"
+                  f"param.{layout(var_data)} (Triggered internally at "
+                  "/__w/pytorch/pytorch/torch/csrc/autograd/functions/accumulate_grad.h:"
+                  f"{line}.)", UserWarning, stacklevel=_user_stacklevel())
 
 
 def _is_sparse(t):
