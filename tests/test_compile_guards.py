@@ -258,17 +258,112 @@ def test_each_outside_tensor_check_of_the_generated_guard_fires():
         return (x * W.float()).sum()
     cf = ember.compile(f)
     x = ember.ones(2, 3)
-    with ember.inference_mode():
-        inference = ember.ones(2, 3)
-    swaps = [ember.ones(3, 2).t().clone(),  # strides (not a view)
-             ember.ones(2, 3, dtype=ember.float64),  # dtype
-             ember.ones(1, 3),  # shape
-             ember.ones(2, 3, requires_grad=True),  # requires_grad
-             nn.Parameter(ember.ones(2, 3)),  # class
-             inference,  # inference-ness
-             ember.ones(4, 3)[1:3]]  # a view
     _check(cf, f, x)
-    for n, other in enumerate(swaps, 2):
+    for n, other in enumerate(_tensor_changes(), 2):
         ember.utils.swap_tensors(W, other)
         _check(cf, f, x)
         assert len(cf.entries) == n
+
+
+def _tensor_changes():
+    """Tensors like ``ember.ones(2, 3)`` but for one thing a recording assumes of it."""
+    with ember.inference_mode():
+        inference = ember.ones(2, 3)
+    return [ember.ones(3, 2).t().clone(),  # strides (not a view)
+            ember.ones(2, 3, dtype=ember.float64),  # dtype
+            ember.ones(1, 3),  # shape
+            ember.ones(2, 3, requires_grad=True),  # requires_grad
+            nn.Parameter(ember.ones(2, 3)),  # class
+            inference,  # inference-ness
+            ember.ones(4, 3)[1:3]]  # a view
+
+
+def test_tensor_arguments_and_outside_tensors_checked_in_one_mapped_call_each_fire():
+    # all-tensor arguments and the plain outside tensors have their metadata read by one
+    # mapped getter call and compared at once: a change to any one of them, argument or
+    # outside tensor, first or last, records again (never a stale replay)
+    A, B = ember.ones(2, 3), ember.ones(2, 3)
+
+    def f(x, y):
+        return (x * A.float() + y * B.float()).sum()
+    cf = ember.compile(f, recompile_limit=64)
+    x, y = ember.ones(2, 3), ember.ones(2, 3)
+    _check(cf, f, x, y)
+    n = 1
+    for other in _tensor_changes():
+        _check(cf, f, other, y)
+        _check(cf, f, x, other)
+        n += 2
+        assert len(cf.entries) == n
+    for other in _tensor_changes():
+        ember.utils.swap_tensors(B, other)  # the last outside tensor
+        _check(cf, f, x, y)
+        n += 1
+        assert len(cf.entries) == n
+        ember.utils.swap_tensors(B, ember.ones(2, 3))
+        _check(cf, f, x, y)  # (replays the first recording again)
+        assert len(cf.entries) == n
+    for other in _tensor_changes():
+        ember.utils.swap_tensors(A, other)  # the first
+        _check(cf, f, x, y)
+        n += 1
+        assert len(cf.entries) == n
+        ember.utils.swap_tensors(A, ember.ones(2, 3))
+    # another number of arguments, an object in a tensor's place, a keyword
+    with pytest.raises(TypeError):
+        cf(x)
+    with pytest.raises(TypeError):
+        cf(x, y, x)
+    assert cf(x, 2.0).item() == f(x, 2.0).item()
+    assert cf(x, y=y).item() == f(x, y=y).item()
+    assert len(cf.entries) == n + 2
+
+
+def test_outside_tensors_are_checked_with_arguments_of_every_kind():
+    # beside numbers (checked one by one) and keywords (through the argument picture), the
+    # plain outside tensors are still read in one mapped call: changing one records again
+    W = ember.ones(2, 3)
+
+    def f(x, scale=1.0):
+        return (x * W.float()).sum() * scale
+    cf = ember.compile(f, recompile_limit=64)
+    x = ember.ones(2, 3)
+    for call in ((x, 2.0), (x,)):
+        kwargs = {"scale": 3.0} if len(call) == 1 else {}
+        got = cf(*call, **kwargs)
+        entries = len(cf.entries)
+        for other in _tensor_changes():
+            ember.utils.swap_tensors(W, other)
+            assert cf(*call, **kwargs).item() == f(*call, **kwargs).item()
+            assert len(cf.entries) == entries + 1
+            entries += 1
+            ember.utils.swap_tensors(W, ember.ones(2, 3))
+            assert cf(*call, **kwargs).item() == got.item()
+            assert len(cf.entries) == entries
+
+
+def test_a_list_of_tensors_in_a_closure_is_guarded_by_identity_and_type():
+    Ws = [ember.ones(2), ember.ones(2), ember.ones(2)]
+
+    def f(x):
+        out = x
+        for W in Ws:
+            out = out * W
+        return out.sum()
+    cf = ember.compile(f, recompile_limit=64)
+    x = ember.full((2,), 2.0)
+    _check(cf, f, x)
+    changes = [lambda: Ws.__setitem__(2, ember.full((2,), 3.0)),  # the last item replaced
+               lambda: Ws.__setitem__(0, ember.full((2,), 5.0)),  # the first
+               lambda: Ws.append(ember.full((2,), 7.0)),  # one more
+               lambda: Ws.pop(),  # one fewer (the items of the second recording)
+               lambda: Ws.reverse()]  # the same tensors, in another order
+    expected = [2, 3, 4, 4, 5]
+    for change, n in zip(changes, expected):
+        change()
+        _check(cf, f, x)
+        assert len(cf.entries) == n
+    cell = f.__closure__[0]
+    cell.cell_contents = tuple(Ws)  # the same tensors, in a tuple
+    _check(cf, f, x)
+    assert len(cf.entries) == 6

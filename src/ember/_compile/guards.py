@@ -131,28 +131,67 @@ def call_guard(args, kwargs, spec, tensors, captured, roots):
     (``captured``: ``(tensor, _tensor_meta)`` pairs) have the same metadata, and ``roots``'
     guards hold; else False."""
     w = GuardWriter("c")
-    names = _argument_lines(w, args, kwargs, spec, len(tensors))
+    # the plain tensors (NumPy arrays, no views) among the outside ones, their metadata read
+    # by one mapped getter call (with the arguments' when those are all such tensors)
+    plain = [(t, meta) for t, meta in captured if _is_plain(meta)]
+    names = _argument_lines(w, args, kwargs, spec, len(tensors), plain)
     grad, inference, dtype = world()
     mode, default = w.bind(state), w.bind(D._default)
-    w.fail_if(f"{mode}.grad_enabled != {grad!r} or {mode}.inference != {inference!r} "
+    w.fail_if(f"{w.bind(_MODES)}({mode}) != {(grad, inference)!r} "
               f"or {default}[0] != {w.bind(dtype)}")
     _alias_lines(w, alias_pattern(tensors), names)
     for t, meta in captured:
-        w.fail_if(_meta_changed(w, w.bind(t), meta))
+        if not any(t is u for u, _ in plain):
+            w.fail_if(_meta_changed(w, w.bind(t), meta))
     w.adopt(roots.guard)
     return w.build("matches", "args, kwargs", "tensors")
 
 
-def _argument_lines(w, args, kwargs, spec, n_tensors):
+_MODES = operator.attrgetter("grad_enabled", "inference")  # (world()'s modes, one C call)
+
+
+def _is_plain(meta):
+    """A NumPy array's tensor that is no view (_tensor_meta's tuple): read by
+    _META_GETTER_BASE."""
+    return meta[1] is np.ndarray and meta[6]
+
+
+def _plain_metas(w, expr, metas):
+    """A condition: the tensors of the tuple ``expr`` no longer have ``metas``
+    (_tensor_meta's tuples of plain tensors), all read in one mapped getter call."""
+    expected = [meta[:6] + (meta[7], None) for meta in metas]
+    return f"[*map({w.bind(_META_GETTER_BASE)}, {expr})] != {w.bind(expected)}"
+
+
+def _argument_lines(w, args, kwargs, spec, n_tensors, plain):
     """Checks that a call's arguments look as ``args`` and ``kwargs`` did (whose picture is
-    ``spec``), binding the local ``tensors``; returns the names of the tensor arguments.
-    Positional tensors and simple values are checked one by one, without flatten_args (no
-    spec tuple, no call per tensor); anything else through flatten_args and ``spec``."""
+    ``spec``), and that the ``plain`` outside tensors (``(tensor, _tensor_meta)`` pairs, see
+    _is_plain) have the same metadata, binding the local ``tensors``; returns the names of
+    the tensor arguments. Positional tensors and simple values are checked one by one,
+    without flatten_args (no spec tuple, no call per tensor), or all at once with the outside
+    tensors when they are all plain tensors; anything else through flatten_args and
+    ``spec``."""
+    if plain:
+        outside = w.bind(tuple(t for t, _ in plain))
+        outside_metas = [meta for _, meta in plain]
     if kwargs or not all(isinstance(v, Tensor) or type(v) in _SIMPLE for v in args):
         w.scope["flatten_args"] = flatten_args
         w.lines.append("tensors, spec = flatten_args(args, kwargs)")
         w.fail_if(f"spec != {w.bind(spec)}")
+        if plain:
+            w.fail_if(_plain_metas(w, outside, outside_metas))
         return [f"tensors[{k}]" for k in range(n_tensors)]
+    metas = [_tensor_meta(v) for v in args if isinstance(v, Tensor)]
+    if args and len(metas) == len(args) and all(_is_plain(meta) for meta in metas):
+        # (another number of arguments gives another number of tuples; an object in a
+        # tensor's place lacks a tensor's attributes, or gives another class first)
+        changed = (_plain_metas(w, f"args + {outside}", metas + outside_metas) if plain
+                   else _plain_metas(w, "args", metas))
+        w.lines += ["try:", f"    if kwargs or {changed}: return False",
+                    "except Exception:", "    return False", "tensors = args"]
+        return [f"args[{k}]" for k in range(len(args))]
+    if plain:
+        w.fail_if(_plain_metas(w, outside, outside_metas))
     w.fail_if("kwargs")
     names = [f"p{k}" for k in range(len(args))]
     if not names:
@@ -428,6 +467,12 @@ class GuardWriter:
             self._items(x, v, level)
         elif all(type(item) in _SIMPLE for item in v):  # (compared at once, with a copy)
             self.fail_if(f"type({x}) is not {t.__name__} or not {x} == {self.bind(t(v))}")
+        elif len(v) > 1 and all(isinstance(item, Tensor) for item in v):
+            # (tensors, by identity: their ids, read in one mapped call; the tensors bound
+            # keep their ids their own)
+            self.bind(tuple(v))
+            self.fail_if(f"type({x}) is not {t.__name__} "
+                         f"or [*map(id, {x})] != {self.bind([id(item) for item in v])}")
         elif all(isinstance(item, Tensor) for item in v):
             # (tensors, by identity: one condition, as a list of parameters is)
             self.fail_if(" or ".join([f"type({x}) is not {t.__name__} or len({x}) != {len(v)}"]
