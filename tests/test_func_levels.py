@@ -2,7 +2,7 @@
 levels (``jvp`` of ``jvp``), and ``functionalize`` / ``debug_unwrap``."""
 import numpy as np
 import pytest
-from oracle import same
+from oracle import error_of, same
 
 GEN = np.random.default_rng(3)
 A = GEN.standard_normal(3)
@@ -390,3 +390,36 @@ def test_jacfwd_in_reverse_mode_refuses_with_jvps_message(where):
         else:
             F.jvp(lambda y: F.jacfwd(lambda z: z.sin(), has_aux=True)(y)[0], (x,), (x,))
     assert same(body).error is not None
+
+
+def test_backward_inside_a_transform_is_refused_as_torch():
+    """backward() (the method or autograd.backward) while grad, vjp, jvp, jacrev, jacfwd,
+    hessian or vmap runs its function: torch's functorch error, also for a graph that reaches
+    only a tensor from outside; autograd.grad inside, and backward() after the transform or
+    through a vjp_fn, run."""
+    def body(torch):
+        F = torch.func
+        w = torch.ones(3, requires_grad=True)
+        x = torch.tensor([1.0, 2.0, 3.0])
+
+        def f(v):
+            y = (v * w).sum()
+            y.backward(retain_graph=True)
+            return y
+
+        def g(v):
+            torch.autograd.backward([(v * 2).sum()])
+            return (v * 2).sum()
+        out = [error_of(lambda: F.grad(f)(x)), error_of(lambda: F.vjp(f, x)),
+               error_of(lambda: F.jvp(f, (x,), (x,))), error_of(lambda: F.jacrev(f)(x)),
+               error_of(lambda: F.jacfwd(f)(x)), error_of(lambda: F.hessian(f)(x)),
+               error_of(lambda: F.vmap(f)(x.expand(2, 3))), error_of(lambda: F.grad(g)(x)),
+               error_of(lambda: F.grad(lambda v: (
+                   (w * 2).sum().backward(), (v * 2).sum())[1])(x)),
+               F.grad(lambda v: torch.autograd.grad((v * v).sum(), v, create_graph=True)[0]
+                      .sum())(x)]
+        F.grad(lambda v: (v * w).sum())(x).sum().backward()
+        F.vjp(lambda v: v * w, x)[1](torch.ones(3))[0].sum().backward()
+        return out, w.grad
+    out = same(body).value
+    assert out[0][0][0] == "RuntimeError"

@@ -125,9 +125,26 @@ def _implicit_grad(o):
     return grad
 
 
+_TRANSFORM_RUNNING = [None]  # ember.func's transform_running (imported at the first call)
+
+
+def _refuse_inside_transform():
+    """torch's refusal of backward() while a torch.func transform runs its function (its
+    functorch levels): autograd.grad is what differentiates there."""
+    running = _TRANSFORM_RUNNING[0]
+    if running is None:
+        from ..func._outer_graph import transform_running as running
+        _TRANSFORM_RUNNING[0] = running
+    if running():
+        raise RuntimeError("backward() called inside a functorch transform. This is not "
+                           "supported, please use functorch.grad or functorch.vjp instead or "
+                           "call backward() outside of functorch transforms.")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate the gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``."""
+    _refuse_inside_transform()
     backward_pass("backward()")
     if (grad_tensors is None and inputs is None and create_graph is False
             and grad_variables is None and isinstance(tensors, Tensor)):

@@ -73,8 +73,7 @@ def _activate(level):
     if prev is not None:
         prev.batch, prev.in_transform = _batch[0], _in_transform[0]
     _level = level
-    if level is not None:
-        _batch[0], _in_transform[0] = level.batch, level.in_transform
+    _show(level)
     return prev
 
 
@@ -83,8 +82,16 @@ def _restore(prev):
     if _level is not None:
         _level.batch, _level.in_transform = _batch[0], _in_transform[0]
     _level = prev
-    if prev is not None:
-        _batch[0], _in_transform[0] = prev.batch, prev.in_transform
+    _show(prev)
+
+
+def _show(level):
+    """The flags of ``level`` (no batch, not a transform's where no level is active: a
+    transform that has returned leaves no trace)."""
+    if level is None:
+        _batch[0], _in_transform[0] = None, False
+    else:
+        _batch[0], _in_transform[0] = level.batch, level.in_transform
 
 
 class _at_level:

@@ -226,6 +226,8 @@ class BatchedTensor(Tensor):
         return BatchedTensor(self._value.detach(), self._level)
 
     def backward(self, *args, **kwargs):
+        from ..autograd import _refuse_inside_transform
+        _refuse_inside_transform()  # (torch's error: a vmap level is active)
         raise RuntimeError("vmap: backward() is not supported on a tensor under vmap; use "
                            "ember.func.grad or vjp inside the vmapped function instead")
 

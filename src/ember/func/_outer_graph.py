@@ -169,6 +169,13 @@ class _RunningCall:
         _running.calls, _running.plain_records = self.prev
 
 
+def transform_running():
+    """Whether a transform is running the function it transforms now (``grad``, ``vjp``,
+    ``jacrev``, ``jvp``, ``jacfwd``, ``vmap``): torch's functorch levels are active then."""
+    from ._batching import _levels
+    return bool(_running.calls or _levels or fwAD._in_transform[0])
+
+
 def _transform_may_save_inference(args):
     """Whether a call recorded with ``args`` may save an inference tensor: inside a running
     transform, when every tensor of ``args`` that requires grad does so through the leaves of
