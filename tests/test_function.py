@@ -1072,7 +1072,7 @@ def _threads_applying_a_function(torch):
             return x * 2
 
         @staticmethod
-        def backward(ctx, g, _):
+        def backward(ctx, g):
             return g * 2, None
 
     def apply(first):
