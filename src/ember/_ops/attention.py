@@ -121,8 +121,9 @@ def _softmax_masked(scores, mask):
 def _math(query, key, value, mask, dropout_p, scale):
     from .activation import safe_softmax
     from .linalg import matmul
-    root = math.sqrt(scale)
-    scores = matmul(query * root, key.transpose(-2, -1) * root)
+    from .pointwise import mul_scalar
+    root = math.sqrt(scale)  # (torch's C++ scales by a number: mul.Scalar, MulBackward1)
+    scores = matmul(mul_scalar(query, root), mul_scalar(key.transpose(-2, -1), root))
     weights = safe_softmax(scores if mask is None else scores + mask, -1)
     if dropout_p > 0:
         from .nn_ops import dropout

@@ -1012,8 +1012,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     var = var.clone()
     with no_grad():
         var.clamp_(min=eps)
-    d = input - target
-    loss = (log(var) + d * d / var) * 0.5
+    loss = 0.5 * (log(var) + (input - target) ** 2 / var)  # (torch's F: PowBackward0)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _apply_reduction(loss, reduction)
@@ -1051,8 +1050,10 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
                            f"target: {target.shape} ")
+    from .pointwise import add_scalar
     difference = input1 - input2  # (before the target's negation, as torch's order of checks)
-    return _apply_reduction(clamp_min(-target * difference + margin, 0), reduction)
+    # (torch adds the margin as a number: add.Scalar, AddBackward1)
+    return _apply_reduction(clamp_min(add_scalar(-target * difference, margin), 0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
@@ -1073,7 +1074,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         size_average=None, reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with pairwise p-norm distances."""
     from .nn_ops import pairwise_distance
-    from .pointwise import minimum
+    from .pointwise import add_scalar, minimum
     from .unary import clamp_min
     reduction = reduction_enum(reduction, size_average, reduce)
     if margin <= 0:
@@ -1087,7 +1088,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         dist_neg = minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
-    return _apply_reduction(clamp_min(dist_pos - dist_neg + margin, 0), reduction)
+    # torch's margin + dist_pos - dist_neg: the margin added as a number first (AddBackward1)
+    return _apply_reduction(clamp_min(add_scalar(dist_pos, margin) - dist_neg, 0), reduction)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
