@@ -1,5 +1,6 @@
 """Python bytecodes and calls of one optimizer step on W2's four float32 parameters
-((784, 256), (256,), (256, 10), (10,)): SGD (lr only, momentum, weight_decay) and Adam.
+((784, 256), (256,), (256, 10), (10,)): SGD (lr only, momentum, weight_decay), Adam,
+AdamW (amsgrad), RMSprop and Adagrad.
 
 Counted with ``_timing.counts`` (``sys.settrace`` opcode events): the machine's load does not
 move them. ``--clock cpu`` also times each step, ember's and torch's (one thread), in CPU
@@ -23,6 +24,9 @@ OPTIMIZERS = {
     "SGD momentum": lambda optim, ps: optim.SGD(ps, lr=0.1, momentum=0.9),
     "SGD weight_decay": lambda optim, ps: optim.SGD(ps, lr=0.1, weight_decay=1e-4),
     "Adam": lambda optim, ps: optim.Adam(ps, lr=1e-3),
+    "AdamW amsgrad": lambda optim, ps: optim.AdamW(ps, lr=1e-3, amsgrad=True),
+    "RMSprop": lambda optim, ps: optim.RMSprop(ps, lr=1e-2),
+    "Adagrad": lambda optim, ps: optim.Adagrad(ps, lr=1e-2),
 }
 
 

@@ -345,25 +345,30 @@ def _fma_into(out, x, y, z, x_op=None):
     route: NumPy arrays of one shape (two elements or more), one dtype (float32 or float64),
     C-contiguous (so that their flat views are views), where NumPy's complex multiply
     fuses."""
-    real = out.dtype
-    if (type(out) is not np.ndarray or out.size < 2 or not _like(z, out)
-            or not (_like(x, out) if x_op is None else _like(x_op[1], out) and (
-                _like(x_op[2], out) or type(x_op[2]) is real.type))):
+    if type(out) is not np.ndarray or out.size < 2 or not out.flags.c_contiguous:
+        return False
+    shape, real = out.shape, out.dtype
+    if x_op is not None:
+        x = x_op[1]
+        if not (_like(x_op[2], shape, real) or type(x_op[2]) is real.type):
+            return False
+    # (an operand that is ``out`` itself, checked above: the usual in-place case)
+    if not ((x is out or _like(x, shape, real)) and (z is out or _like(z, shape, real))):
         return False
     if type(y) is np.ndarray:
-        if not _like(y, out):
+        if not _like(y, shape, real):
             return False
     elif type(y) is not float or real.type(y) != y:
         return False
     if not _complex_multiply_fuses(real):
         return False
-    _fused_into(x, y, z, out, x_op)
+    _fused_into(None if x_op is not None else x, y, z, out, x_op)
     return True
 
 
-def _like(a, out):
-    """Whether ``a`` is a C-contiguous NumPy array of ``out``'s shape and dtype."""
-    return (type(a) is np.ndarray and a.shape == out.shape and a.dtype == out.dtype
+def _like(a, shape, dtype):
+    """Whether ``a`` is a C-contiguous NumPy array of ``shape`` and ``dtype``."""
+    return (type(a) is np.ndarray and a.shape == shape and a.dtype == dtype
             and a.flags.c_contiguous)
 
 

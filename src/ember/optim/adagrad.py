@@ -7,11 +7,12 @@ from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
     _blockwise,
+    _bump_versions,
     _closure_loss,
     _full_like,
     _incr,
     _number,
-    _real,
+    _real_arrays,
     _real_views,
     _scalar_tensor,
     _squeezed,
@@ -96,11 +97,11 @@ class Adagrad(Optimizer):
                     _differentiable_adagrad(p, state["sum"], step, group)
                     continue
                 clr = lr / (1 + (step - 1) * lr_decay)
-                _blockwise(_adagrad_update, (_real(p._data), _real(p._grad._data),
-                                             _real(state["sum"]._data)),
+                _blockwise(_adagrad_update,
+                           _real_arrays((p._data, p._grad._data, state["sum"]._data)),
                            maximize, weight_decay, eps, clr)
-                state["sum"]._bump_version()  # (torch's addcmul_)
-                p._bump_version()
+                _bump_versions(state["sum"])  # (torch's addcmul_)
+                _bump_versions(p)
         return loss
 
 

@@ -9,11 +9,12 @@ from .optimizer import (
     Optimizer,
     _check_capturable,
     _blockwise,
+    _bump_versions,
     _check_common,
     _closure_loss,
     _incr,
     _lerp_,
-    _real,
+    _real_arrays,
     _scalar_tensor,
     _step_to_tensor,
     _to_scalar,
@@ -109,16 +110,15 @@ class Adam(Optimizer):
                 max_sq = state["max_exp_avg_sq"] if amsgrad else None
                 arrays = (p._data, p._grad._data, state["exp_avg"]._data,
                           state["exp_avg_sq"]._data, max_sq if max_sq is None else max_sq._data)
-                _blockwise(_adam_update, tuple(_real(a) if a is not None else a for a in arrays),
-                           maximize, 0 if decoupled else weight_decay, beta1, beta2, eps,
+                _blockwise(_adam_update, _real_arrays(arrays), maximize,
+                           0 if decoupled else weight_decay, beta1, beta2, eps,
                            lr / bias_correction1, bias_correction2 ** 0.5)
                 # (torch's writes: lerp_; mul_ and addcmul_; maximum(out=); addcdiv_)
-                state["exp_avg"]._bump_version()
-                state["exp_avg_sq"]._bump_version()
-                state["exp_avg_sq"]._bump_version()
+                _bump_versions(state["exp_avg"])
+                _bump_versions(state["exp_avg_sq"], 2)
                 if amsgrad:
-                    max_sq._bump_version()
-                p._bump_version()
+                    _bump_versions(max_sq)
+                _bump_versions(p)
         return loss
 
 

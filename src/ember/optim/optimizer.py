@@ -22,7 +22,7 @@ from .._backend import get_xp
 from .._compile.hooks import grad_accessed
 from .._ops.binary import _lerp
 from .._ops.fused import lerp_
-from .._state import profiler_hook
+from .._state import profiler_hook, recording
 from .._state import state as _mode
 from .._tensor import Tensor, _wrap, typename
 from ..autograd.graph import RemovableHandle, _HookDict
@@ -507,6 +507,29 @@ def _incr(t: Tensor) -> float:
     t._data += 1
     t._bump_version()
     return float(t._data)
+
+
+def _bump_versions(t: Tensor, writes: int = 1) -> None:
+    """``t._bump_version()`` once for each of torch's ``writes`` in-place writes of an
+    update; in the usual case (no inference tensor, no compile recording) in a few lines:
+    every parameter and state tensor of every step passes here."""
+    if t._is_inference or recording[0] is not None:
+        for _ in range(writes):
+            t._bump_version()
+        return
+    vc = t._vc
+    if vc is None:
+        t._vc = [writes]
+    else:
+        vc[0] += writes
+
+
+def _real_arrays(arrays):
+    """``_real`` of each array (None entries kept) where the first, the parameter's, is
+    complex; else the arrays as they are."""
+    if arrays[0].dtype.kind != "c":
+        return arrays
+    return tuple(a if a is None else _real(a) for a in arrays)
 
 
 def _zeros_like(p: Tensor) -> Tensor:

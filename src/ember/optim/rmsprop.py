@@ -7,12 +7,13 @@ from .optimizer import (
     Optimizer,
     _check_capturable,
     _blockwise,
+    _bump_versions,
     _check_common,
     _closure_loss,
     _incr,
     _lerp_,
     _number,
-    _real,
+    _real_arrays,
     _real_views,
     _scalar_tensor,
     _squeezed,
@@ -85,14 +86,15 @@ class RMSprop(Optimizer):
                 arrays = (p._data, p._grad._data, state["square_avg"]._data,
                           grad_avg._data if centered else None,
                           buf._data if momentum > 0 else None)
-                _blockwise(_rmsprop_update, tuple(a if a is None else _real(a) for a in arrays),
-                           maximize, weight_decay, alpha, eps, momentum, lr)
+                _blockwise(_rmsprop_update, _real_arrays(arrays), maximize, weight_decay, alpha,
+                           eps, momentum, lr)
                 # (torch's writes: mul_ and addcmul_; lerp_; mul_ and addcdiv_; the update)
-                for t, writes in ((state["square_avg"], 2), (grad_avg, centered),
-                                  (buf, 2 * (momentum > 0))):
-                    for _ in range(writes):
-                        t._bump_version()
-                p._bump_version()
+                _bump_versions(state["square_avg"], 2)
+                if centered:
+                    _bump_versions(grad_avg)
+                if momentum > 0:
+                    _bump_versions(buf, 2)
+                _bump_versions(p)
         return loss
 
 

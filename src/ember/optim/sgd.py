@@ -5,9 +5,14 @@ from numpy import ndarray
 
 from .._backend import get_xp
 from .._ops.fused import add_scaled_
-from .._state import recording
 from .._tensor import Tensor, _wrap
-from .optimizer import Optimizer, _closure_loss, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _bump_versions,
+    _closure_loss,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
 
 __all__ = ["SGD"]
 
@@ -70,14 +75,7 @@ class SGD(Optimizer):
                     grad = _sgd_direction(p, grad, self.state[p], weight_decay, momentum,
                                           dampening, nesterov, maximize)
                     add_scaled_(p._data, p._data, grad, -lr)
-                if p._is_inference or recording[0] is not None:
-                    p._bump_version()  # (its checks, and the compile recorder's note)
-                else:  # (its usual lines: a call fewer per parameter and step)
-                    vc = p._vc
-                    if vc is None:
-                        p._vc = [1]
-                    else:
-                        vc[0] += 1
+                _bump_versions(p)
         return loss
 
 
@@ -103,9 +101,8 @@ def _sgd_direction(p, grad, state, weight_decay, momentum, dampening, nesterov, 
     else:
         b = buf._data
         b *= momentum
-        buf._bump_version()
         add_scaled_(b, b, grad, 1 - dampening)
-        buf._bump_version()
+        _bump_versions(buf, 2)  # (torch's mul_ and add_)
     if not nesterov:
         return buf._data
     if own is None:
