@@ -86,6 +86,24 @@ def test_a_sum_into_grad_that_breaks_the_layout_contract_warns(case, create_grap
     same(body)
 
 
+@pytest.mark.parametrize("grad", ["transposed", "sparse", "none"])
+def test_a_sparse_gradient_summed_into_grad_checks_the_dense_result(grad):
+    # a sparse embedding gradient added into a dense .grad (in place) or into a sparse one
+    # (a sparse sum: not checked), as torch's CHECK_RESULT
+    def body(t):
+        t.set_warn_always(True)
+        try:
+            e = t.ones(5, 3, requires_grad=True)
+            if grad == "transposed":
+                e.grad = t.ones(3, 5).t()
+            for _ in range(1 if grad == "transposed" else 2):
+                t.nn.functional.embedding(t.tensor([1, 2]), e, sparse=True).sum().backward()
+            return str(e.grad.layout), e.grad.to_dense()
+        finally:
+            t.set_warn_always(False)
+    same(body)
+
+
 def test_the_layout_warning_once_per_process_and_check(monkeypatch):
     # once at each of torch's two checks (without and with create_graph), as a subprocess of
     # torch shows; given again while set_warn_always is on, which does not use up the once

@@ -1327,15 +1327,21 @@ def _accumulate(task, var, g):
         odata = old._data
         if type(odata) is CooArray or type(g) is CooArray:
             var._grad = _accumulate_across_layouts(old, g)
+            odata = var._grad._data
         elif odata.shape == g.shape and writeable(odata):
             if type(odata) is not ndarray or not odata.flags.c_contiguous:
                 _check_no_internal_overlap(odata)  # (a C-contiguous array never overlaps)
             odata += g
             old._bump_version()
         else:
-            old._data = odata + g
-        if _layout_unchecked(252):
-            _check_summed_layout(old._data, var._data, 252)
+            old._data = odata = odata + g
+        # (the usual .grad, a NumPy array of its C-contiguous NumPy variable's strides, obeys
+        # the contract: told without a call)
+        vdata = var._data
+        if ((type(odata) is not ndarray or type(vdata) is not ndarray
+                or odata.strides != vdata.strides or not vdata.flags.c_contiguous)
+                and _layout_unchecked(252)):
+            _check_summed_layout(odata, vdata, 252)
     hooks = var._post_acc_hooks
     if hooks:
         for hook in list(hooks.values()):
