@@ -382,3 +382,33 @@ def test_grad_output_mismatch_messages_find_positions_as_torchs_list_index():
             errors.append(str(e))
         return errors
     same(body)
+
+
+def test_argument_errors_of_registry_ops_are_torchs():
+    """torch's parser refuses None where a tensor is required (``torch.add(t, None)``, a
+    TypeError naming the argument; ember's kernel raised NumPy's error, ``bmm`` an
+    AttributeError), counts "1 positional argument" and lists missing arguments its own way;
+    scatter's shape check names ``self``, and a node's invalid gradient is numbered among
+    the edges torch's node has (scatter_add's src is 1: its index has no edge)."""
+    def body(t):
+        x = t.ones(2, 2, 2)
+        messages = []
+        for call in (lambda: t.bmm(x, None), lambda: x.bmm(None), lambda: t.add(x, None),
+                     lambda: x.add(None), lambda: t.add(None, x), lambda: t.mul(x, None),
+                     lambda: t.exp(x, 1), lambda: t.tanh(x, 1, 2), lambda: t.sigmoid(),
+                     lambda: t.atan2(),
+                     lambda: t.scatter_add(t.zeros(3), 0, t.tensor([[0, 1]]), t.ones(4)),
+                     lambda: t.zeros(3).scatter_(0, t.tensor([[0, 1]]), 1.0),
+                     lambda: t.gather(t.zeros(3), 0, t.tensor([[0, 1]]))):
+            try:
+                call()
+            except (TypeError, RuntimeError) as e:
+                messages.append((type(e).__name__, str(e)))
+        base = t.zeros(2, 3, requires_grad=True)
+        src = t.ones(2, 4, requires_grad=True)
+        try:
+            t.scatter_add(base, 1, t.tensor([[0, 1, 2, 2]]), src).sum().backward()
+        except RuntimeError as e:
+            messages.append(str(e))
+        return messages
+    same(body)

@@ -72,11 +72,13 @@ def _check_bounds(index, size, dim, exc=RuntimeError, prefix="", negative=False)
         raise exc(f"{prefix}index {first} is out of bounds for dimension {dim} with size {size}")
 
 
-def _check_gather_shapes(self, index, dim, src=None, bounds=True):
+def _check_gather_shapes(self, index, dim, src=None, bounds=True, self_name="input"):
+    """torch's checks of gather's (``self_name`` "input") and the scatters' ("self")
+    shapes."""
     nd = max(self.ndim, 1)
     if max(index.ndim, 1) != nd:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input "
-                           "tensor")
+        raise RuntimeError("Index tensor must have the same number of dimensions as "
+                           f"{self_name} tensor")
     if src is not None and max(src.ndim, 1) != nd:
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     ishape, sshape = index.shape or (1,), self.shape or (1,)
@@ -107,7 +109,7 @@ def _scatter_setup(self, index, dim, src=None):
     writes before it meets it, and error what it then raises (see ``_written_then``)."""
     _check_index_dtype(index, "scatter(): Expected dtype int64 for index", "i")
     d = _wrap_dim(dim, self.ndim)
-    _check_gather_shapes(self, index, d, src, bounds=False)
+    _check_gather_shapes(self, index, d, src, bounds=False, self_name="self")
     if src is not None and src.dtype != self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     flat = self.reshape(self.shape or (1,))

@@ -799,8 +799,8 @@ class OpDef:
                 return args + tail
         n = len(self.params)
         if len(args) > n:
-            raise TypeError(f"{self.name}() takes {n} positional arguments but {len(args)} "
-                            "were given")
+            raise TypeError(f"{self.name}() takes {n} positional argument{'s' * (n != 1)} but "
+                            f"{len(args)} {'were' if len(args) != 1 else 'was'} given")
         full = list(args) + self.defaults[len(args):]
         for k, v in kwargs.items():
             i = self.index.get(k)
@@ -812,10 +812,18 @@ class OpDef:
             if i < len(args):
                 raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
             full[i] = v
-        for i, v in enumerate(full):
-            if v is _MISSING:
-                raise TypeError(f"{self.name}() missing required argument '{self.params[i]}'")
+        if _MISSING in full:
+            raise self._missing_error(full)
         return full
+
+    def _missing_error(self, full):
+        """torch's parser's TypeError for required arguments left out (the first named
+        ``input`` in the function form; its plural is "argument" for several, as torch's)."""
+        names = [("input" if i == 0 and p == "self" else p)
+                 for i, (p, v) in enumerate(zip(self.params, full)) if v is _MISSING]
+        k = len(names)
+        return TypeError(f"{self.name}() missing {k} required positional argument"
+                         f"{'s' * (k == 1)}: " + ", ".join(f'"{n}"' for n in names))
 
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != self.arity:
@@ -1351,8 +1359,8 @@ def refuse_non_tensor(op, args, error):
     type test, and turn the AttributeError of a number or other object here."""
     obj = getattr(error, "obj", None)  # (the object an AttributeError read)
     for k, a in enumerate(args[:op.n_tensors]):
-        if isinstance(a, Tensor) or a is None:
-            continue
+        if isinstance(a, Tensor) or (a is None and op.defaults[k] is not _MISSING):
+            continue  # (None where the tensor is optional: a weight, a bias)
         if a is obj or not isinstance(a, _NUMBERS):  # (a number goes where torch takes one)
             raise not_tensor_error(op, k, a) from None
 
@@ -1428,6 +1436,8 @@ def _slow_result_type(op, args):
                 raise not_tensor_error(op, k, a)
             elif a is not None:
                 key.append((D.scalar_dtype(a), D.SCALAR))
+            elif op.defaults[k] is _MISSING:  # None where a tensor is required (add(x, None))
+                raise not_tensor_error(op, k, a)
     except TypeError as e:  # (scalar_dtype's refusal of a string, a list...: not a number)
         refuse_non_tensor(op, args, e)
         raise

@@ -1240,8 +1240,15 @@ def check_expandable(fn, i, shape, gshape):
     """torch's error for a gradient that no broadcasting of its input's shape gives."""
     if not _expandable(shape, gshape):
         raise RuntimeError(
-            f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-            f"{list(gshape)} but expected shape compatible with {list(shape)}")
+            f"Function {fn.name()} returned an invalid gradient at index {_edge_index(fn, i)} "
+            f"- got {list(gshape)} but expected shape compatible with {list(shape)}")
+
+
+def _edge_index(fn, i):
+    """Gradient slot ``i`` of ``fn`` as torch counts it: among the edges its node has (none
+    for an index or a mask: scatter_add's src is its gradient 1, not 2)."""
+    shown = fn._edge_positions()
+    return i if shown is None or i not in shown else list(shown).index(i)
 
 
 def _expandable(shape, gshape):
