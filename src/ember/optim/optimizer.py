@@ -555,9 +555,10 @@ def _lerp_(a, b, w) -> None:
 
 
 # elements a block of the updates run in by ``_blockwise``: the few arrays and temporaries
-# of a block (256 KiB each in float32) stay in the cache, and a block's dozen NumPy calls
-# cost little next to its arithmetic
-_UPDATE_BLOCK = 65536
+# of a block (512 KiB each in float32) stay in the cache, and a block's dozen NumPy calls
+# cost little next to its arithmetic (a 2048x2048 + 4096x1024 Adam step on the AMD EPYC:
+# 40 ms at once, 35 in blocks of 65536, 32 in blocks of 131072)
+_UPDATE_BLOCK = 131072
 
 
 def _blockwise(update, arrays, *args) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 from numpy import ndarray
 
 from .._backend import get_xp
-from .._ops.fused import add_scaled_
+from .._ops.fused import add_scaled, add_scaled_
 from .._tensor import Tensor, _wrap
 from .optimizer import (
     Optimizer,
+    _blockwise,
     _bump_versions,
     _closure_loss,
     _to_scalar,
@@ -72,43 +73,59 @@ class SGD(Optimizer):
                     # (-grad times -lr is grad times lr, exactly: no negated copy)
                     add_scaled_(p._data, p._data, grad, lr if maximize else -lr)
                 else:
-                    grad = _sgd_direction(p, grad, self.state[p], weight_decay, momentum,
-                                          dampening, nesterov, maximize)
-                    add_scaled_(p._data, p._data, grad, -lr)
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer") if momentum != 0 else None
+                    if momentum != 0 and buf is None:
+                        _first_momentum_step(p, grad, state, weight_decay, momentum, nesterov,
+                                             maximize, lr)
+                    else:
+                        _blockwise(_sgd_update, (p._data, grad, buf if buf is None else buf._data),
+                                   weight_decay, momentum, dampening, nesterov, maximize, lr)
+                        if buf is not None:
+                            _bump_versions(buf, 2)  # (torch's mul_ and add_)
                 _bump_versions(p)
         return loss
 
 
-def _sgd_direction(p, grad, state, weight_decay, momentum, dampening, nesterov, maximize):
-    """The array torch's single-tensor SGD adds to ``p`` times ``-lr``: the gradient (negated
-    to maximize), plus ``weight_decay * p``, through the momentum buffer (updated in place,
-    its version bumped by each of torch's two writes, ``mul_`` and ``add_``). Temporaries
-    only where torch makes them, and reused."""
+def _sgd_update(param, grad, buf, weight_decay, momentum, dampening, nesterov, maximize, lr):
+    """torch's single-tensor SGD update of (a block of) the arrays, in place: the gradient
+    (negated to maximize), plus ``weight_decay * param``, through the momentum buffer ``buf``
+    (None without momentum), times ``-lr`` added to ``param``. Temporaries only where torch
+    makes them, and reused."""
     xp = get_xp(grad)
-    own = None  # (a temporary of this step's, free to be written; an array even 0-dim)
+    own = None  # (a temporary of this step's, free to be written)
     if maximize:
-        grad = own = xp.negative(grad, out=xp.empty_like(grad))
+        grad = own = xp.negative(grad)
     if weight_decay != 0:
         if own is None:
             own = xp.empty_like(grad)
-        add_scaled_(own, grad, p._data, weight_decay)
+        add_scaled_(own, grad, param, weight_decay)
         grad = own
-    if momentum == 0:
-        return grad
-    buf = state.get("momentum_buffer")
-    if buf is None:
-        buf = state["momentum_buffer"] = _wrap(grad.copy())
-    else:
-        b = buf._data
-        b *= momentum
-        add_scaled_(b, b, grad, 1 - dampening)
-        _bump_versions(buf, 2)  # (torch's mul_ and add_)
-    if not nesterov:
-        return buf._data
-    if own is None:
-        own = xp.empty_like(grad)
-    add_scaled_(own, grad, buf._data, momentum)
-    return own
+    if buf is not None:
+        buf *= momentum
+        add_scaled_(buf, buf, grad, 1 - dampening)
+        if nesterov:
+            if own is None:
+                own = xp.empty_like(grad)
+            add_scaled_(own, grad, buf, momentum)
+            grad = own
+        else:
+            grad = buf
+    add_scaled_(param, param, grad, -lr)
+
+
+def _first_momentum_step(p, grad, state, weight_decay, momentum, nesterov, maximize, lr):
+    """SGD's first step with momentum: the buffer made, a copy of the gradient (negated to
+    maximize, plus ``weight_decay * p``), as torch's ``clone``."""
+    xp = get_xp(grad)
+    if maximize:
+        grad = xp.negative(grad, out=xp.empty_like(grad))  # (an array even 0-dim)
+    if weight_decay != 0:
+        grad = add_scaled(grad, p._data, weight_decay)
+    buf = state["momentum_buffer"] = _wrap(grad.copy())
+    if nesterov:
+        grad = add_scaled(grad, buf._data, momentum)
+    add_scaled_(p._data, p._data, grad, -lr)
 
 
 def _sgd_with_tensor_ops(p, group, state):
