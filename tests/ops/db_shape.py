@@ -11,8 +11,9 @@ from ember._ops import inplace_forms as IF
 from ember._ops import rearrange as RA
 from ember._ops import scan as SC
 from ember._ops import shape as SH
+from ember._ops import view_scatter as VS
 
-from .op_db import C, S, row
+from .op_db import C, S, method, row
 
 _REAL = ("float32", "float64", "int64", "bool")
 
@@ -264,3 +265,50 @@ row("combinations", ember.combinations, "combinations", [IX._masked_select, SH._
                S("r_over_n", m(2), 3), S("none", m(3), 0), S("empty", m(0), 2),
                S("kw", m(3), r=2, with_replacement=True)],
     np_ref=_np_combinations, dtypes=("float32", "float64", "int64"))
+
+
+
+def _np_scattered(view):
+    """A NumPy reference of a ``*_scatter`` op: ``view`` of a copy of ``a`` set to ``src``."""
+    def ref(a, src, *args, **kwargs):
+        out = a.copy()
+        view(out, *args, **kwargs)[...] = src
+        return out
+    return ref
+
+
+def _np_slice(a, dim=0, start=None, end=None, step=1):
+    return a[(slice(None),) * (dim % a.ndim) + (slice(start, end, step),)]
+
+
+def _np_select(a, dim, index):
+    return a[(slice(None),) * (dim % a.ndim) + (index, Ellipsis)]
+
+
+def _np_diagonal(a, offset=0, dim1=0, dim2=1):
+    from ember._ops.diagonal import _diagonal_view  # (a writable view, NumPy's is read-only)
+    return _diagonal_view(a, offset, dim1, dim2)
+
+
+row("slice_scatter", ember.slice_scatter, "slice_scatter", [VS.slice_scatter, SH.slice_],
+    lambda m: [S("dim1", m(3, 4), m(3, 2), 1, 1, 3), S("step", m(4, 3), m(2, 3), 0, 0, None, 2),
+               S("whole", m(2, 3), m(2, 3)), S("negative", m(3, 4), m(3, 1), -1, -1),
+               S("transposed", m(4, 3).T, m(2, 4), 0, 1, no_gradcheck=(
+                   "ember's gradcheck perturbs a copy of a non-contiguous input (its "
+                   "flattening); test_grad_vs_torch checks this gradient")), S("kw", m(3, 4), m(1, 4), start=2)],
+    np_ref=_np_scattered(_np_slice), dtypes=("float32", "float64", "int64"))
+row("select_scatter", ember.select_scatter, "select_scatter", [VS.select_scatter, SH.select],
+    lambda m: [S("dim0", m(3, 4), m(4), 0, 1), S("negative", m(3, 4), m(3), -1, -2),
+               S("0dim_src", m(3), m(), 0, 2)],
+    np_ref=_np_scattered(_np_select), dtypes=("float32", "float64", "int64"))
+row("diagonal_scatter", ember.diagonal_scatter, "diagonal_scatter",
+    [VS.diagonal_scatter, DG._diagonal],
+    lambda m: [S("main", m(3, 3), m(3)), S("offset", m(3, 4), m(3), 1),
+               S("below", m(4, 3), m(3), -1), S("dims", m(2, 3, 4), m(4, 2), 0, 0, 1)],
+    np_ref=_np_scattered(_np_diagonal), dtypes=("float32", "float64", "int64"))
+row("slice_scatter_method", method("slice_scatter"), None, [VS.slice_scatter],
+    lambda m: [S("dim1", m(3, 4), m(3, 2), 1, 1, 3)], np_ref=_np_scattered(_np_slice))
+row("select_scatter_method", method("select_scatter"), None, [VS.select_scatter],
+    lambda m: [S("dim0", m(3, 4), m(4), 0, 1)], np_ref=_np_scattered(_np_select))
+row("diagonal_scatter_method", method("diagonal_scatter"), None, [VS.diagonal_scatter],
+    lambda m: [S("offset", m(3, 4), m(3), 1)], np_ref=_np_scattered(_np_diagonal))

@@ -27,6 +27,7 @@ from .reduction import aminmax as _aminmax_op
 from .reduction import return_type
 from .diagonal import block_diag  # noqa: F401  (ops; exported with these functions)
 from .statistics import renorm  # noqa: F401
+from .view_scatter import diagonal_scatter, select_scatter, slice_scatter  # noqa: F401
 
 _aminmax = return_type("aminmax", ("min", "max"))
 
@@ -336,11 +337,11 @@ def _ascending_mask(n, r, with_replacement):
     return mask
 
 
-def _scatter_into(input, src, view_of):
-    """A copy of ``input`` with ``view_of(copy)`` replaced by ``src`` (differentiable w.r.t.
-    both, through the copy's in-place update)."""
-    out = input.clone()
-    region = view_of(out)
+def as_strided_scatter(input, src, size, stride, storage_offset=None):  # noqa: A002
+    """``input`` with ``input.as_strided(size, stride, storage_offset)`` replaced by ``src``
+    (a copy written in place: its node is CopySlices, not torch's AsStridedScatterBackward0)."""
+    out = input.contiguous().clone()
+    region = out.as_strided(size, stride, storage_offset)
     if tuple(region.shape) != tuple(src.shape):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
                            f"= {list(src.shape)}, slice size = {list(region.shape)}")
@@ -348,32 +349,6 @@ def _scatter_into(input, src, view_of):
     return out
 
 
-def slice_scatter(input, src, dim=0, start=None, end=None, step=1):  # noqa: A002
-    """``input`` with ``input[start:end:step]`` along ``dim`` replaced by ``src``."""
-    from .shape import slice_
-    return _scatter_into(input, src, lambda t: slice_(t, _wrap_dim(dim, t.dim()), start, end,
-                                                      step))
-
-
-def select_scatter(input, src, dim, index):  # noqa: A002
-    """``input`` with ``input.select(dim, index)`` replaced by ``src``."""
-    return _scatter_into(input, src, lambda t: t.select(dim, index))
-
-
-def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):  # noqa: A002
-    """``input`` with its diagonal ``(offset, dim1, dim2)`` replaced by ``src``."""
-    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
-
-
-def as_strided_scatter(input, src, size, stride, storage_offset=None):  # noqa: A002
-    """``input`` with ``input.as_strided(size, stride, storage_offset)`` replaced by ``src``."""
-    return _scatter_into(input.contiguous(), src,
-                         lambda t: t.as_strided(size, stride, storage_offset))
-
-
-Tensor.slice_scatter = slice_scatter
-Tensor.select_scatter = select_scatter
-Tensor.diagonal_scatter = diagonal_scatter
 Tensor.as_strided_scatter = as_strided_scatter
 
 

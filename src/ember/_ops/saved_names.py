@@ -55,7 +55,8 @@ SHAPE_SHOWN = {
         "NextafterBackward0", "PutBackward0", "ReflectionPad1DBackward0",
         "ReflectionPad2DBackward0", "ReflectionPad3DBackward0", "ReplicationPad1DBackward0",
         "ReplicationPad2DBackward0", "ReplicationPad3DBackward0", "UnsqueezeBackward0",
-        "UnsqueezeBackward1"), ()),
+        "UnsqueezeBackward1", "SliceScatterBackward0", "SelectScatterBackward0",
+        "DiagonalScatterBackward0"), ()),
 }
 
 # Arguments torch's schema names otherwise than ember's Python signature (which is torch's
