@@ -421,7 +421,7 @@ def _spacing(name, y, dx):
         raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
     if y.dtype == D.bool:
         raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
-    return dx
+    return float(dx)  # (torch's Scalar overloads take dx.toDouble())
 
 
 def _pairs_along(t, d):
@@ -460,8 +460,9 @@ def _trapezoid(name, y, x, dx, dim):
         left, right = _pairs_along(y, d)
         return _scaled(((left + right) * dxs).sum(d), 2.0, divide=True)
     step = _spacing("trapezoid", y, 1 if dx is None else dx)
-    # (torch's constants are C++ numbers: mul.Scalar and div.Scalar, MulBackward1/DivBackward1)
-    return _scaled(y.sum(d) - _scaled(y.select(d, 0) + y.select(d, -1), 0.5), step)
+    # (torch's constants are C++ numbers: mul.Scalar and div.Scalar, MulBackward1/DivBackward1;
+    # its dx overload takes dim as given, unwrapped, and so do the nodes it records)
+    return _scaled(y.sum(dim) - _scaled(y.select(dim, 0) + y.select(dim, -1), 0.5), step)
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
@@ -486,9 +487,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     step = _spacing("cumulative_trapezoid", y, 1 if dx is None else dx)
     if y.dim() == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    d = _wrap_dim(dim, y.dim())
-    left, right = _pairs_along(y, d)
-    return _scaled(left + right, step / 2.0).cumsum(d)
+    left, right = _pairs_along(y, dim)  # (dim as given, unwrapped: torch's dx overload)
+    return _scaled(left + right, step / 2.0).cumsum(dim)
 
 
 def vander(x, N=None, increasing=False):
