@@ -412,3 +412,22 @@ def test_argument_errors_of_registry_ops_are_torchs():
             messages.append(str(e))
         return messages
     same(body)
+
+
+def test_a_scalar_keyword_refuses_what_is_no_number():
+    """torch's schemas declare add's and sub's ``alpha`` and addcmul's ``value`` a Number:
+    ``alpha=None`` raises its TypeError (ember took it for the default 1, silently)."""
+    def body(t):
+        x = t.ones(2)
+        messages = []
+        for call in (lambda: t.add(x, x, alpha=None), lambda: t.add(x, x, alpha="a"),
+                     lambda: x.add(x, alpha=None), lambda: t.sub(x, x, alpha=None),
+                     lambda: x.clone().sub_(x, alpha=None), lambda: x.clone().add_(x, alpha=[1]),
+                     lambda: t.addcmul(x, x, x, value=None),
+                     lambda: x.addcdiv(x, x, value=t.ones(1))):
+            try:
+                call()
+            except TypeError as e:
+                messages.append(str(e))
+        return messages, x.add(x, alpha=t.tensor(2.0)), x.add_(x, alpha=2)
+    same(body)

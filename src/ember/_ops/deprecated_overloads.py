@@ -28,7 +28,7 @@ from .._tensor import Tensor
 from .binary import addcmul, addcdiv
 from .inplace import _user_stacklevel, inplace_method
 from .pointwise import add, sub
-from .registry import _as_method
+from .registry import _as_method, _parser_typename
 
 # op -> (its tensor operands besides self in the current signature, the scalar's name)
 _OVERLOADS = {add: (("other",), "alpha"), sub: (("other",), "alpha"),
@@ -123,7 +123,11 @@ def _binder(op, name):
             if not kwargs:
                 return args + tail
             if len(kwargs) == 1 and scalar in kwargs:
-                return args + (kwargs[scalar],)
+                value = kwargs[scalar]
+                if type(value) is not float and type(value) is not int and not _is_scalar(value):
+                    raise TypeError(f"{name}(): argument '{scalar}' must be Number, not "
+                                    f"{_parser_typename(value)}")
+                return args + (value,)
         if len(args) <= positional:
             return bind(args, kwargs)
         if len(args) > positional + 1:

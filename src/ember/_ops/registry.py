@@ -811,6 +811,9 @@ class OpDef:
                 k = self.params[i]
             if i < len(args):
                 raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
+            if k in _SCALAR_KEYWORDS and not _is_number(v) and _is_number(self.defaults[i]):
+                raise TypeError(f"{self.name}(): argument '{k}' must be Number, not "
+                                f"{_parser_typename(v)}")
             full[i] = v
         if _MISSING in full:
             raise self._missing_error(full)
@@ -1366,6 +1369,21 @@ def refuse_non_tensor(op, args, error):
 
 
 _NUMBERS = (bool, int, float, complex, np.generic)
+# the keywords torch's schemas declare ``Scalar`` (add's alpha, addmm's beta, addcmul's value)
+# where ember's op has a number default: torch's parser refuses anything but a Number there
+_SCALAR_KEYWORDS = frozenset(("alpha", "beta", "value"))
+
+
+def _parser_typename(v):
+    """How torch's parser names a refused argument's type (any tensor is "Tensor")."""
+    return "Tensor" if isinstance(v, Tensor) else typename(v)
+
+
+def _is_number(v):
+    """A Number to torch's parser: a Python or NumPy number, or a 0-dim tensor that requires
+    no grad."""
+    return isinstance(v, _NUMBERS) or (isinstance(v, Tensor) and v.ndim == 0
+                                       and not v.requires_grad)
 
 
 def as_method(error, name):
