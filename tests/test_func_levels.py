@@ -423,3 +423,55 @@ def test_backward_inside_a_transform_is_refused_as_torch():
         return out, w.grad
     out = same(body).value
     assert out[0][0][0] == "RuntimeError"
+
+
+def test_writing_a_captured_tensor_in_place_is_refused_as_torch():
+    """An in-place op on a tensor the transformed function captures from outside (a global,
+    a closure's, a view of one, a partial's argument, a module's buffer or parameter, the
+    module called as the function) raises torch's error under grad, vjp, jvp, jacrev, jacfwd,
+    hessian and vmap(grad); a tensor made inside, a clone, an argument of the function (a
+    buffer passed to functional_call) may be written, and vmap alone does not refuse."""
+    import functools
+
+    def body(torch):
+        F = torch.func
+        c = torch.zeros(3)
+        x = torch.tensor([1.0, 2.0, 3.0])
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("b", torch.zeros(3))
+                self.lin = torch.nn.Linear(3, 3)
+
+            def forward(self, v):
+                self.b.add_(1)
+                return self.lin(v)
+        torch.manual_seed(0)
+        m = M()
+        params, buffers = dict(m.named_parameters()), dict(m.named_buffers())
+        calls = [
+            lambda: F.grad(lambda v: (c.add_(v) * v).sum())(x),
+            lambda: F.grad(lambda v: (c.add_(1.0) * v).sum())(x),
+            lambda: F.vjp(lambda v: c.mul_(v), x),
+            lambda: F.jvp(lambda v: c.add_(v), (x,), (x,)),
+            lambda: F.jacrev(lambda v: c.add_(v))(x),
+            lambda: F.jacfwd(lambda v: c.add_(v))(x),
+            lambda: F.hessian(lambda v: (c.add_(1.0), (v ** 3).sum())[1])(x),
+            lambda: F.vmap(F.grad(lambda v: (c.add_(1.0), (v ** 3).sum())[1]))(x.expand(2, 3)),
+            lambda: F.grad(lambda v: (c.__setitem__(0, v[0]) or c).sum())(x),
+            lambda: F.grad(lambda v: (c[:2].add_(v[:2]), v.sum())[1])(x),
+            lambda: F.grad(lambda v: (c.zero_(), v.sum())[1])(x),
+            lambda: F.vjp(lambda v: (c.copy_(v), v * 2)[1], x),
+            lambda: F.grad(functools.partial(lambda w, v: (w.mul_(2), v.sum())[1], c))(x),
+            lambda: F.grad(lambda v: m(v).sum())(x),
+            lambda: F.jacrev(m)(x),
+            lambda: F.grad(lambda p, b, v: torch.func.functional_call(m, (p, b), (v,)).sum())(
+                params, buffers, x),
+            lambda: F.grad(lambda v: (torch.zeros(3).add_(v) * v).sum())(x),
+            lambda: F.grad(lambda v: (c.clone().add_(v) * v).sum())(x),
+            lambda: F.jvp(lambda v: v.clone().mul_(2), (x,), (x,)),
+            lambda: F.vmap(lambda v: (c.add_(1.0), v * 2)[1])(x.expand(2, 3))]
+        return [error_of(f) for f in calls], c
+    out = same(body).value
+    assert out[0][0][0] == "RuntimeError" and out[0][-1] is None

@@ -49,6 +49,10 @@ def check_inplace(self, recording):
         raise RuntimeError(_LEAF_INPLACE)
 
 
+# set while a torch.func transform runs its function: refuses writes to captured tensors
+captured_write_check = [None]
+
+
 def dispatch_inplace(op, args):
     """``self.<op>_(...)``: compute, write into self, bump its version, rebase its history.
 
@@ -59,6 +63,9 @@ def dispatch_inplace(op, args):
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.name}_(): argument 'self' must be Tensor, not "
                         f"{type(self).__name__}")
+    check = captured_write_check[0]
+    if check is not None:  # a torch.func transform runs its function (func/_captures.py)
+        check(op, self)
     vm = vmap_hook[0]
     if vm is not None and vm.takes(op, args):  # a BatchedTensor argument: its batching rule
         return vm.dispatch_inplace(op, args)
@@ -557,6 +564,7 @@ def _plain_lines(op, plain):
     fits = "(own.base is None or 0 not in own.strides)"
     apart = "(x1 is own or not host_may_share(own, x1))"
     lines = ["if (forward_hook[0] is None and profiler_hook[0] is None"
+             " and captured_write_check[0] is None"
              " and self._base is None and not self._is_inference):",
              "    own = self._data",
              "    if type(other) is Tensor:",
@@ -588,6 +596,7 @@ def _plain_scope(op, plain):
     return {"PAIR": pair, "NUMBER": number, "ufunc": op.ufunc, "Tensor": Tensor,
             "ndarray": np.ndarray, "state": state, "forward_hook": forward_hook,
             "profiler_hook": profiler_hook, "host_may_share": _host_may_share,
+            "captured_write_check": captured_write_check,
             "quiet_context": quiet_context, "inside": inside, "PYTHON_NUMBERS": PYTHON_NUMBERS,
             **SCALAR_SCOPE}
 
@@ -620,6 +629,7 @@ def _compile_inplace(op):
         lines += [f"    if {ones}isinstance(self, Tensor):", "        other = args[1]"]
         lines += ["        " + line for line in _plain_lines(op, plain)]
     lines += ["    if (forward_hook[0] is not None or profiler_hook[0] is not None",
+              "            or captured_write_check[0] is not None",
               "            or not isinstance(self, Tensor) or self._base is not None",
               "            or self._is_inference):",
               f"        {general}"]
@@ -684,7 +694,7 @@ def _compile_inplace(op):
              "op": op, "check": op.inplace_check or op.check, "Tensor": Tensor, "state": state,
              "DetachedCounter": DetachedCounter, "shared_counter": shared_counter,
              "SPECIAL": D.SPECIAL_NP,
-             "forward_hook": forward_hook,
+             "forward_hook": forward_hook, "captured_write_check": captured_write_check,
              "profiler_hook": profiler_hook, "dispatch_inplace": dispatch_inplace,
              "may_share_memory": np.may_share_memory, "host_may_share": _host_may_share,
              **SCALAR_SCOPE, "quiet_context": quiet_context, "inside": inside,

@@ -22,6 +22,7 @@ from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import grad_accumulator
 from . import _lowering
+from ._captures import capturing
 from ._outer_graph import OuterGraph, plain_autograd_records
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
@@ -277,7 +278,19 @@ def _output_leaves(output, has_aux, api, check_aux=True):
 # -- grad ---------------------------------------------------------------------------------------
 def grad_and_value(func, argnums=0, has_aux=False):
     """Return a function computing the gradient of ``func`` w.r.t. ``argnums`` and its value."""
-    return _grad_and_value(func, argnums, has_aux, check_aux=True)
+    return _grad_and_value(_guarded(func), argnums, has_aux, check_aux=True)
+
+
+def _guarded(func):
+    """``func``, run refusing in-place writes to the tensors it captures (torch's grad and
+    jvp levels: see _captures.py)."""
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        # (every tensor argument is the transform's own, as torch wraps them all at its
+        # level: a module's buffer passed to functional_call may be written)
+        with capturing(func, _flatten((args, kwargs))[0]):
+            return func(*args, **kwargs)
+    return run
 
 
 def _grad_and_value(func, argnums, has_aux, check_aux):
@@ -334,6 +347,7 @@ def grad(func, argnums=0, has_aux=False):
 @_without_inference_mode
 def vjp(func, *primals, has_aux=False):
     """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` gives the vector-Jacobian product."""
+    func = _guarded(func)
     level = _lowering.active_level()
     if level:
         return _lowering.vjp(func, primals, has_aux, level)
@@ -378,6 +392,7 @@ def vjp(func, *primals, has_aux=False):
 @_without_inference_mode
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``(func(*primals), J @ tangents)`` by forward-mode AD."""
+    func = _guarded(func)
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
                            "should be valid to call f(*primals).")
@@ -424,7 +439,7 @@ def _assemble(blocks, out_spec, in_spec):
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """Return a function computing the Jacobian of ``func`` by reverse-mode AD: every row of
     each output's block in one batched backward pass."""
-    return _jacrev(func, argnums, has_aux, check_aux=True)
+    return _jacrev(_guarded(func), argnums, has_aux, check_aux=True)
 
 
 def _jacrev(func, argnums, has_aux, check_aux):
@@ -507,6 +522,7 @@ def _columns_of_jacobian(func, args, kwargs, nums, in_leaves, in_spec, i, has_au
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """Return a function computing the Jacobian of ``func`` by forward-mode AD: for each
     input, every column at once (one forward pass carrying a batch of tangents)."""
+    func = _guarded(func)
 
     @functools.wraps(func)
     @_without_inference_mode

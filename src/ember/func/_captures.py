@@ -1,0 +1,90 @@
+"""The tensors a transformed function captures from outside, which torch's grad and jvp
+levels refuse to see written in place.
+
+torch wraps a transform's inputs, and everything computed while its function runs, at the
+transform's level; an in-place op whose ``self`` is not wrapped there (a tensor the function
+captured from outside, or a view of one) raises. ember does not wrap, so it finds the tensors
+the function can name itself: its closure's, the globals its code reads, the arguments of a
+``functools.partial`` and a bound method's object, and for each ``nn.Module`` among them its
+parameters and buffers. A tensor reached otherwise (through a helper the function calls) is
+not refused: the check never refuses what torch accepts.
+"""
+from __future__ import annotations
+
+import functools
+
+from .._ops import inplace as _inplace
+from .._tensor import Tensor
+
+_active: list = []  # the captured tensors (by id) of each transform whose function runs now
+
+_MESSAGE = ("During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to "
+            "call in-place operation ({}) that would mutate a captured Tensor. This is not "
+            "supported; please rewrite the function being transformed to explicitly accept "
+            "the mutated Tensor(s) as inputs.")
+
+# torch's overload names of the in-place ops (a Python number operand is wrapped: .Tensor)
+_OVERLOADS = {"add": ".Tensor", "sub": ".Tensor", "mul": ".Tensor", "div": ".Tensor",
+              "fill": ".Scalar", "masked_fill": ".Scalar"}
+
+
+def _tensors_of(obj, out):
+    from ..nn.modules.module import Module
+    if isinstance(obj, Tensor):
+        out[id(obj)] = obj
+    elif isinstance(obj, Module):
+        for t in obj.parameters():
+            out[id(t)] = t
+        for t in obj.buffers():
+            out[id(t)] = t
+
+
+def captured_by(func):
+    """The tensors ``func`` names from outside, by id."""
+    out = {}
+    while isinstance(func, functools.partial):
+        for a in (*func.args, *func.keywords.values()):
+            _tensors_of(a, out)
+        func = func.func
+    self_ = getattr(func, "__self__", None)
+    if self_ is not None:
+        _tensors_of(self_, out)
+        func = getattr(func, "__func__", func)
+    _tensors_of(func, out)  # (a module called as the function)
+    for cell in getattr(func, "__closure__", None) or ():
+        try:
+            _tensors_of(cell.cell_contents, out)
+        except ValueError:  # (an empty cell)
+            pass
+    code, names = getattr(func, "__code__", None), getattr(func, "__globals__", None)
+    if code is not None and names is not None:
+        for name in code.co_names:
+            if name in names:
+                _tensors_of(names[name], out)
+    return out
+
+
+def _refuse_captured_write(op, self):
+    """The in-place dispatcher's check while a transform's function runs."""
+    for captured in _active:
+        if id(self) in captured or (self._base is not None and id(self._base) in captured
+                                    and "_func_call" not in self.__dict__):
+            raise RuntimeError(_MESSAGE.format(f"{op.aten}_{_OVERLOADS.get(op.name, '')}"))
+
+
+class capturing:
+    """Refuse in-place writes to what ``func`` captures while the ``with`` block runs it."""
+
+    def __init__(self, func, arguments=()):
+        self.captured = captured_by(func)
+        for a in arguments:
+            self.captured.pop(id(a), None)
+
+    def __enter__(self):
+        _active.append(self.captured)
+        _inplace.captured_write_check[0] = _refuse_captured_write
+
+    def __exit__(self, *exc):
+        _active.pop()
+        if not _active:
+            _inplace.captured_write_check[0] = None
