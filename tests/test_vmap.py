@@ -391,3 +391,47 @@ def test_function_vmap_rule_sees_the_batch_a_unary_op_left_in_place():
         return outs, seen
     out = same(body).value
     assert out[1][0][0] == (1, None)
+
+
+@pytest.mark.parametrize("dims", [(0, None), (1, None), (1, 0), (-1, 1)])
+def test_generated_vmap_rule_runs_forward_on_the_batch_as_torch_holds_it(dims):
+    """A Function with generate_vmap_rule=True runs its forward on its operands as torch's
+    batched tensors hold them: a Function's vmap staticmethod called inside sees the batch in
+    the dimension vmap's in_dims gave (1, not ember's batch-first 0), an output that keeps it
+    there comes back as a permuted view, and the gradients are torch's."""
+    def body(torch):
+        seen = []
+
+        class Inner(torch.autograd.Function):
+            forward = staticmethod(lambda x: x * 2)
+            setup_context = staticmethod(lambda ctx, inputs, output: None)
+            backward = staticmethod(lambda ctx, g: g * 2)
+
+            @staticmethod
+            def vmap(info, in_dims, x):
+                seen.append((in_dims, tuple(x.shape), x.stride()))
+                return x * 2, in_dims[0]
+
+        class Gen(torch.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x, y):
+                return Inner.apply(x.sin()) * y, Inner.apply(x)
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(*inputs)
+
+            @staticmethod
+            def backward(ctx, g, g2):
+                x, y = ctx.saved_tensors
+                return g * 2 * x.cos() * y + g2 * 2, g * x.sin() * 2
+
+        x = torch.tensor(X[:3].copy(), requires_grad=True)  # (3, 3): examples of 3
+        xx = x if dims[0] else x.t()
+        y = torch.arange(3.0, dtype=torch.float64) if dims[1] is None else torch.tensor(Y[:3])
+        out = torch.func.vmap(Gen.apply, in_dims=dims)(xx, y)
+        (out[0].sum() + out[1].sum()).backward()
+        return [(o, o._is_view(), o.stride()) for o in out], seen, x.grad
+    same(body)

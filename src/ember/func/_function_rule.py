@@ -16,7 +16,7 @@ from __future__ import annotations
 import collections
 
 from .._tensor import Tensor
-from ._batched_tensor import BatchedTensor, physical, torch_layout
+from ._batched_tensor import BatchedTensor, batched_at, physical, torch_layout
 from ._batching import _levels, level_scope, rules_running
 
 VmapInfo = collections.namedtuple("VmapInfo", ["batch_size", "randomness"])
@@ -50,8 +50,8 @@ def apply_batched(cls, args, kwargs, level):
             "override and implement the vmap staticmethod or set generate_vmap_rule=True. "
             + _DOCS)
     info = VmapInfo(_levels[level - 1].size, _levels[level - 1].randomness)
-    if generate:
-        values, in_dims = _unwrap(args, level)
+    if generate:  # (the operands as torch's batched tensors hold them, as its rule's are)
+        values, in_dims = _unwrap(args, level, torch_layout)
         vmapped, out_dims = _vmapify(cls, in_dims, info)
         outputs = vmapped.apply(*values, **kwargs)
         out_dims = out_dims[0]
@@ -91,7 +91,7 @@ def _wrap(values, dims, level):
         return tuple(_wrap(v, d, level) for v, d in zip(values, dims))
     if dims is None or not isinstance(values, Tensor):
         return values
-    return BatchedTensor(values if dims == 0 else values.movedim(dims, 0), level)
+    return BatchedTensor(values, level) if dims == 0 else batched_at(values, dims, level)
 
 
 def _run_at_new_level(fn, values, dims, info):
@@ -99,7 +99,7 @@ def _run_at_new_level(fn, values, dims, info):
     what it returns unbatched, and its batch dimensions."""
     with level_scope(info.batch_size, info.randomness) as level:
         output = fn(*_wrap(values, dims, level))
-        return _unwrap(output, level)
+        return _unwrap(output, level, torch_layout)
 
 
 class _SavingCtx:
@@ -195,9 +195,10 @@ def _reduce(grad, grad_dim, in_dim, shape, size):
         if grad_dim is not None:
             grad = grad.sum(grad_dim)
     elif grad_dim is None:
-        grad = grad.unsqueeze(0).expand((size,) + tuple(grad.shape))
-    elif grad_dim != 0:
-        grad = grad.movedim(grad_dim, 0)
+        grad = grad.unsqueeze(in_dim)
+        grad = grad.expand(tuple(size if k == in_dim else n for k, n in enumerate(grad.shape)))
+    elif grad_dim != in_dim:
+        grad = grad.movedim(grad_dim, in_dim)
     if tuple(grad.shape) != tuple(shape):  # (a backward that returned a broadcast gradient)
         grad = grad.sum_to_size(shape)
     return grad
