@@ -431,3 +431,15 @@ def test_a_scalar_keyword_refuses_what_is_no_number():
                 messages.append(str(e))
         return messages, x.add(x, alpha=t.tensor(2.0)), x.add_(x, alpha=2)
     same(body)
+
+
+def test_binary_cross_entropy_takes_weight_none_by_position():
+    """Seed 42000247 of a run after 781a828: the refusal of None where a tensor is required
+    took ``binary_cross_entropy``'s weight, which its op declares without a default, for
+    one; None is refused only by a call that failed already."""
+    def body(t):
+        x = t.tensor([0.3, 0.6], dtype=t.float64, requires_grad=True)
+        y = t.tensor([0.5, 0.2], dtype=t.float64)
+        bce = t.nn.functional.binary_cross_entropy
+        return bce(x, y, None), bce(x, y, weight=None, reduction="sum"), bce(x, y)
+    same(body)

@@ -1363,7 +1363,10 @@ def refuse_non_tensor(op, args, error):
     obj = getattr(error, "obj", None)  # (the object an AttributeError read)
     for k, a in enumerate(args[:op.n_tensors]):
         if isinstance(a, Tensor) or (a is None and op.defaults[k] is not _MISSING):
-            continue  # (None where the tensor is optional: a weight, a bias)
+            # (None where the tensor is optional: a weight, a bias. An op whose parameter
+            # takes None without a default, binary_cross_entropy's weight, reaches here only
+            # when its call failed already)
+            continue
         if a is obj or not isinstance(a, _NUMBERS):  # (a number goes where torch takes one)
             raise not_tensor_error(op, k, a) from None
 
@@ -1454,8 +1457,6 @@ def _slow_result_type(op, args):
                 raise not_tensor_error(op, k, a)
             elif a is not None:
                 key.append((D.scalar_dtype(a), D.SCALAR))
-            elif op.defaults[k] is _MISSING:  # None where a tensor is required (add(x, None))
-                raise not_tensor_error(op, k, a)
     except TypeError as e:  # (scalar_dtype's refusal of a string, a list...: not a number)
         refuse_non_tensor(op, args, e)
         raise
@@ -1590,9 +1591,10 @@ def _compile_caller(op):
               "            raise (saved_inference_error(op, args)",
               f"                   or broadcast_error(args[:{n}])) from None",
               "        raise",
-              "    except TypeError:  # (a GPU array refusing a host one)",
+              "    except TypeError as e:  # (a GPU array refusing a host one)",
               "        again = across_devices(op, args)",
               "        if again is None:",
+              "            refuse_non_tensor(op, args, e)",
               "            raise",
               "        return again",
               "    except AttributeError as e:  # (a list op's kernel reading a non-tensor)",
@@ -1805,9 +1807,10 @@ def _tensor_call_generic(op, args):
             raise (saved_inference_error(op, args)
                    or broadcast_error(args[:op.n_tensors])) from None
         raise
-    except TypeError:  # (a GPU array refusing a host one)
+    except TypeError as e:  # (a GPU array refusing a host one)
         again = across_devices(op, args)
         if again is None:
+            refuse_non_tensor(op, args, e)  # (a kernel refusing None: add(x, None))
             raise
         return again
     except AttributeError as e:  # (a list op's kernel reading a non-tensor)
