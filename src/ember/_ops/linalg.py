@@ -792,8 +792,11 @@ def kron(input, other, *, out=None):  # noqa: A002 - torch's name
     nd = max(input.ndim, other.ndim)
     sa = (1,) * (nd - input.ndim) + tuple(input.shape)
     sb = (1,) * (nd - other.ndim) + tuple(other.shape)
-    a = reshape(input, tuple(x for s in sa for x in (s, 1)))
-    b = reshape(other, tuple(x for s in sb for x in (1, s)))
+    # (torch's _unsafe_view of each operand, UnsafeViewBackward0: torch's kron raises "view size
+    # is not compatible with input tensor's size and stride" where no view exists, ember's
+    # unsafe_view copies there)
+    a = unsafe_view(input, tuple(x for s in sa for x in (s, 1)))
+    b = unsafe_view(other, tuple(x for s in sb for x in (1, s)))
     return unsafe_view(mul(a, b), tuple(x * y for x, y in zip(sa, sb)))
 
 

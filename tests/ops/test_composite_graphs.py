@@ -1,0 +1,50 @@
+"""The whole graph a composition records, node by node, against torch's: the op table compares
+a result's node and the nodes one level down; torch's compositions (kron's views, combinations'
+meshgrid, the trapezoidal rule's slices, the margin losses' scalar additions) differ deeper."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+_RNG = np.random.default_rng(7)
+_M, _M2, _V = (_RNG.uniform(0.2, 0.9, s) for s in ((3, 4), (3, 4), (4,)))
+
+CASES = {
+    "kron": lambda t, a, b, v: t.kron(a, b[:2, :2]),
+    "kron_vector": lambda t, a, b, v: t.kron(a, v),
+    "combinations": lambda t, a, b, v: t.combinations(v, 3, with_replacement=True),
+    "trapezoid": lambda t, a, b, v: t.trapezoid(a, dx=0.5),
+    "trapezoid_x": lambda t, a, b, v: t.trapezoid(a, v),
+    "cumulative_trapezoid_x": lambda t, a, b, v: t.cumulative_trapezoid(a, b, dim=0),
+    "block_diag": lambda t, a, b, v: t.block_diag(a, v, v[0]),
+    "margin_ranking_loss": lambda t, a, b, v: t.nn.functional.margin_ranking_loss(a, b, a),
+    "triplet_margin_loss": lambda t, a, b, v: t.nn.functional.triplet_margin_loss(a, b, a),
+    "gaussian_nll_loss": lambda t, a, b, v: t.nn.functional.gaussian_nll_loss(a, b, a),
+    "slice_scatter": lambda t, a, b, v: t.slice_scatter(a, b[:, 1:3], 1, 1, 3),
+    "ldexp": lambda t, a, b, v: t.ldexp(a, v),
+}
+
+
+def _nodes(out):
+    """Every node of ``out``'s graph in breadth-first order (each once), by name."""
+    names, queue, seen = [], [out.grad_fn], set()
+    while queue:
+        node = queue.pop(0)
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(node.name().replace("torch::autograd::", ""))
+        queue.extend(n for n, _ in node.next_functions)
+    return names
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_graph_is_torchs(name):
+    torch = pytest.importorskip("torch")
+    graphs = []
+    for mod in (ember, torch):
+        args = [mod.tensor(a, dtype=mod.float64, requires_grad=True) for a in (_M, _M2, _V)]
+        graphs.append(_nodes(CASES[name](mod, *args)))
+    assert graphs[0] == graphs[1]
