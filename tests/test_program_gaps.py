@@ -610,3 +610,32 @@ def test_jit_compilation_is_refused(name):
     with pytest.raises(RuntimeError, match="no TorchScript compiler"), warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # (script and trace warn first)
         getattr(ember.jit, name)(*args)
+
+
+@pytest.mark.parametrize("mode, padding_idx, weighted", [
+    ("sum", None, False), ("mean", None, False), ("mean", 2, False), ("sum", 2, True)])
+def test_embedding_bag_sparse_gives_a_sparse_gradient(mode, padding_idx, weighted):
+    # (the text classification tutorial trains EmbeddingBag(sparse=True) with SGD: torch's
+    # weight gradient is a COO tensor with one entry per index; ember's was dense)
+    def body(torch):
+        torch.manual_seed(0)
+        bag = torch.nn.EmbeddingBag(10, 3, mode=mode, sparse=True, padding_idx=padding_idx)
+        text, offsets = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 4, 6])
+        weights = torch.rand(8) if weighted else None
+        bag(text, offsets, per_sample_weights=weights).pow(2).sum().backward()
+        grad = bag.weight.grad
+        before = bag.weight.detach().clone()
+        torch.optim.SGD(bag.parameters(), lr=0.5).step()
+        return (str(grad.layout), grad.is_coalesced(), grad._indices(), grad._values(),
+                bag.weight - before)
+    same(body)
+
+
+def test_torch_embedding_bag_sparse_gives_a_sparse_gradient():
+    def body(torch):
+        weight = torch.rand(6, 2, requires_grad=True)
+        out = torch.embedding_bag(weight, torch.tensor([0, 5, 5, 1]), torch.tensor([0, 2]),
+                                  False, 1, True)[0]
+        out.sum().backward()
+        return str(weight.grad.layout), weight.grad.to_dense()
+    same(body)

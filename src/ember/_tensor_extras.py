@@ -331,7 +331,7 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     max_indices)``."""
     from ._ops.embedding_bag import _embedding_bag_call
     return _embedding_bag_call(weight, indices, offsets, scale_grad_by_freq, mode,
-                               per_sample_weights, include_last_offset, padding_idx)
+                               per_sample_weights, include_last_offset, padding_idx, sparse)
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,  # noqa: A002

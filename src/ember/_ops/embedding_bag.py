@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp, scatter_add, scatter_reduce, to_numpy
-from .._tensor import Tensor, checked_values
+from .._tensor import Tensor, _wrap, checked_values
 from .pointwise import derivative_not_implemented, no_derivative, no_forward_ad
 from .registry import NONE, op
 
@@ -43,7 +43,7 @@ def _kept(indices, offset2bag, padding_idx):
 @op("_embedding_bag", tensors=4, promote=NONE, outputs=4,
     diff_outputs=(True, False, False, False), node="EmbeddingBagBackward0")
 def _embedding_bag(weight, indices, offsets, per_sample_weights, mode, include_last_offset,
-                   padding_idx, scale_grad_by_freq):
+                   padding_idx, scale_grad_by_freq, sparse=False):
     xp = get_xp(weight)
     indices, offsets = indices.astype(np.int64), offsets.astype(np.int64)
     n_bags, offset2bag = _bags(indices, offsets, include_last_offset)
@@ -82,7 +82,11 @@ def _bag_max(xp, rows, bag, row_ids, sizes):
 
 @_embedding_bag.grad("weight")
 def _(grads, indices, per_sample_weights, weight_shape, result1, result2, result3, mode,
-      padding_idx, scale_grad_by_freq):
+      padding_idx, scale_grad_by_freq, sparse):
+    if sparse:
+        return _embedding_bag_sparse_backward(grads[0], per_sample_weights, indices, result1,
+                                              result2, weight_shape[0], mode, padding_idx,
+                                              scale_grad_by_freq)
     return _embedding_bag_backward(grads[0], per_sample_weights, indices, result1, result2,
                                    result3, weight_shape[0], mode, padding_idx,
                                    scale_grad_by_freq)
@@ -117,6 +121,28 @@ def _embedding_bag_backward(grad, per_sample_weights, indices, offset2bag, bag_s
             grad.dtype)
     scatter_add(out, ids, rows)
     return out
+
+
+def _embedding_bag_sparse_backward(grad, per_sample_weights, indices, offset2bag, bag_size,
+                                   num_weights, mode, padding_idx, scale_grad_by_freq):
+    """torch's _embedding_bag_sparse_backward: each index's share of its bag's gradient (divided
+    by the bag's size for ``mean``, times its ``per_sample_weights``), handed to embedding's
+    sparse backward: a COO gradient with one entry per index, ``padding_idx``'s left out."""
+    from .._backend import is_array
+    from .nn_ops import _embedding_sparse_backward
+    values = grad if is_array(grad) else grad._data
+    xp = get_xp(values)
+    indices = indices.astype(np.int64)
+    scale = xp.ones(indices.shape[0], values.dtype)
+    if mode == 1:
+        scale = scale / xp.maximum(bag_size[offset2bag], 1).astype(values.dtype)
+    if per_sample_weights is not None:
+        scale = scale * per_sample_weights.astype(values.dtype)
+    scale = scale[:, None]
+    rows = grad[offset2bag if is_array(grad) else _wrap(offset2bag)]
+    rows = rows * (scale if is_array(grad) else _wrap(scale))
+    return _embedding_sparse_backward(rows, indices, num_weights, padding_idx,
+                                      scale_grad_by_freq)
 
 
 def _frequency_divisors(xp, indices, num_weights):
@@ -198,7 +224,7 @@ def _padding_index(padding_idx, num_weights):
 
 
 def _embedding_bag_call(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
-                        include_last_offset, padding_idx):
+                        include_last_offset, padding_idx, sparse=False):
     """torch.embedding_bag's four results, after torch's checks."""
     _check_index_dtype(indices)
     _check_index_dtype(offsets)
@@ -207,7 +233,7 @@ def _embedding_bag_call(weight, indices, offsets, scale_grad_by_freq, mode, per_
                 weight.shape[0], offsets.type())
     pad = _padding_index(padding_idx, weight.shape[0])
     return _embedding_bag(weight, indices, offsets, per_sample_weights, mode,
-                          include_last_offset, pad, scale_grad_by_freq)
+                          include_last_offset, pad, scale_grad_by_freq, bool(sparse))
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
@@ -244,7 +270,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
     return _embedding_bag_call(weight, input, offsets, scale_grad_by_freq, _MODES[mode],
-                               per_sample_weights, include_last_offset, padding_idx)[0]
+                               per_sample_weights, include_last_offset, padding_idx, sparse)[0]
 
 
 def _type_name(x):
