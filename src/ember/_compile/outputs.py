@@ -12,6 +12,8 @@ eager mode returned). A view among the outputs is made again through its view op
 """
 from __future__ import annotations
 
+import operator
+
 from .._backend import fp_errors
 from .._ops.registry import _sequence
 from .._state import state
@@ -25,16 +27,13 @@ def generate_finish(entry, node_class):
     w.scope.update(state=state, new=object.__new__, Tensor=Tensor, Node=node_class,
                    edge=gradient_edge, sequence=_sequence)
     outputs = [f"r{j}" for j in range(len(entry.out_info))]
-    if entry.grad_outputs:
-        w.add("if state.grad_enabled:")
-        w.indent += 1
+    # (written for the grad and inference modes of the recording, which its guards check:
+    # finish runs after them, or right after the recording, in those modes)
+    if entry.grad_outputs:  # (some: grad mode was on)
         _node_lines(w, entry)
         _output_lines(w, entry, outputs, with_node=True)
-        w.indent -= 1
-        w.add("else:")
-        w.indent += 1
-    _output_lines(w, entry, outputs, with_node=False)
-    w.indent = 1
+    else:
+        _output_lines(w, entry, outputs, with_node=False)
     w.add(f"return {_result(w, entry, outputs)}")
     return w.build()
 
@@ -108,17 +107,36 @@ def _node_lines(w, entry):
         w.add(f"node._out_meta = {w.bind(entry.out_meta)}")
     if not entry.fresh:
         w.add("node._fresh_outputs = False")
-    # the version of every outside tensor now: the backward checks those it reads (a
-    # create_graph pass, which reads them all again, checks them all)
-    seen = []
-    for j, (kind, k) in enumerate(entry.outside_plan):
-        t = _tensor(w, kind, k)
-        w.add(f"vc{j} = {t}._vc")
-        w.add(f"if vc{j} is None:")
-        w.add(f"    vc{j} = {t}._vc = [0]")
-        seen.append(f"(vc{j}, vc{j}[0], {t})")
-    w.add(f"node._outside = outside = [{', '.join(seen)}]")
-    w.add(f"node._checks = [{''.join(f'outside[{j}], ' for j in entry.checked_outside)}]")
+    # the version of every outside tensor now, as (counter, version, tensor): the backward
+    # checks those it reads (a create_graph pass, which reads them all again, checks them
+    # all). The counters and versions are read by mapped C calls, not line by line.
+    if not entry.outside_plan:
+        w.add("node._outside = node._checks = []")
+        return
+    w.add(f"ts = ({''.join(_tensor(w, kind, k) + ', ' for kind, k in entry.outside_plan)})")
+    w.add(f"vcs = [*map({w.bind(_COUNTER)}, ts)]")
+    w.add("if None in vcs:  # (a tensor without a counter yet: given one)")
+    w.add(f"    vcs = {w.bind(_counters)}(ts)")
+    w.add(f"node._outside = outside = [*zip(vcs, map({w.bind(_FIRST)}, vcs), ts)]")
+    checked = entry.checked_outside
+    w.add("node._checks = " + ("[]" if not checked else f"[outside[{checked[0]}]]"
+                               if len(checked) == 1
+                               else f"[*{w.bind(operator.itemgetter(*checked))}(outside)]"))
+
+
+_COUNTER = operator.attrgetter("_vc")
+_FIRST = operator.itemgetter(0)  # (a counter's version: a DetachedCounter's too)
+
+
+def _counters(tensors):
+    """Each tensor's version counter, a new one (at version 0) for a tensor without one."""
+    counters = []
+    for t in tensors:
+        vc = t._vc
+        if vc is None:
+            vc = t._vc = [0]
+        counters.append(vc)
+    return counters
 
 
 def _edge_lines(w, entry):
@@ -130,32 +148,37 @@ def _edge_lines(w, entry):
     kept = {}  # source position -> (tensor name, edge name, accumulator-reference name)
     for j, (kind, k) in enumerate(entry.sources):
         if kind == "cap" and k._grad_fn is None and k._base is None:
-            kept[j] = (w.bind(k), w.bind(None), w.bind(_STALE))  # (first call: computed)
+            kept[j] = (w.bind(k), w.bind(None), w.bind(None))  # (first call: computed)
     edges = [kept[j][1] if j in kept else f"edge({_tensor(w, kind, k)})"
              for j, (kind, k) in enumerate(entry.sources)]
     if not kept:
         w.add(f"node._next = ({''.join(e + ', ' for e in edges)})")
         return
     whole = None if len(kept) < len(edges) else w.bind(None)
-    stale = " or ".join(f"{t}._grad_acc is not {ref} or {t}._grad_fn is not None"
-                        for t, _, ref in kept.values())
-    w.add(f"if {stale}:")
-    w.add(f"    {w.bind(_refresh_edges(w.scope, list(kept.values()), whole))}()")
+    # (each kept leaf's accumulator reference and grad_fn, read in one mapped call and
+    # compared at once with the references kept and None; a weakref equals another to the
+    # same live accumulator, whose edge is the same)
+    leaves = w.bind(tuple(w.scope[t] for t, _, _ in kept.values()))
+    kept_state = w.bind(None)
+    w.add(f"if [*map({w.bind(_LEAF_STATE)}, {leaves})] != {kept_state}:")
+    w.add(f"    {w.bind(_refresh_edges(w.scope, list(kept.values()), whole, kept_state))}()")
     w.add(f"node._next = {whole}" if whole is not None
           else f"node._next = ({''.join(e + ', ' for e in edges)})")
 
 
-_STALE = object()  # no accumulator reference is this
+_LEAF_STATE = operator.attrgetter("_grad_acc", "_grad_fn")
 
 
-def _refresh_edges(scope, kept, whole):
+def _refresh_edges(scope, kept, whole, kept_state):
     """Computes the kept edges again into the generated function's scope (``whole``: the
-    name of the tuple of them all, when every edge is kept)."""
+    name of the tuple of them all, when every edge is kept; ``kept_state``: the name of the list
+    of the leaves' ``(_grad_acc, None)`` the edges were computed with)."""
     def refresh():
         for t, e, ref in kept:
             tensor = scope[t]
             scope[e] = gradient_edge(tensor)
             scope[ref] = tensor._grad_acc
+        scope[kept_state] = [(scope[ref], None) for _, _, ref in kept]
         if whole is not None:
             scope[whole] = tuple(scope[e] for _, e, _ in kept)
     return refresh
@@ -176,9 +199,8 @@ def _output_lines(w, entry, outputs, with_node):
             nr += 1
             if read:  # (the backward reads it: modified in place, it raises)
                 checks.append(f"({name}._version_counter(), {version}, {name})")
-        elif not with_node:
-            w.add("if state.inference:")
-            w.add(f"    {name}._is_inference = True")
+        elif not with_node and state.inference:  # (the recording's mode: guarded)
+            w.add(f"{name}._is_inference = True")
     if checks:
         w.add(f"node._checks += [{', '.join(checks)}]")
 
