@@ -698,3 +698,20 @@ row("cumulative_trapezoid", ember.cumulative_trapezoid, "cumulative_trapezoid",
     [PW.mul_scalar, PW.div_scalar, SH.slice_, SC._cumsum],
     lambda m: [s for s in _trapezoid_samples(m) if s.name != "no_samples"],
     np_ref=_np_cumulative_trapezoid, dtypes=("float32", "float64", "int64"))
+
+
+def _np_cov(x, *, correction=1, fweights=None, aweights=None):
+    return np.cov(x, ddof=correction, fweights=fweights, aweights=aweights)
+
+
+# torch's compositions (mean, mm, a division, then squeeze: a single variable gives 0-dim)
+row("cov", ember.cov, "cov", [],
+    lambda m: [S("matrix", m(3, 5)), S("vector", m(5)), S("one_variable", m(1, 5)),
+               S("biased", m(2, 4), correction=0),
+               S("fweights", m(2, 4), fweights=C(np.asarray([1, 2, 1, 3]))),
+               S("aweights", m(2, 4), aweights=C(m(4, low=0.5, high=2.0)))],
+    np_ref=_np_cov, dtypes=("float32", "float64"))
+row("corrcoef", ember.corrcoef, "corrcoef", [],
+    lambda m: [S("matrix", m(3, 5)), S("one_variable", m(1, 5), no_gradcheck=(
+        "c / c of a single variable: a constant 1"))],
+    np_ref=np.corrcoef, dtypes=("float32", "float64"), kinks=(0.0,))

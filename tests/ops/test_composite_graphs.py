@@ -24,6 +24,8 @@ CASES = {
     "gaussian_nll_loss": lambda t, a, b, v: t.nn.functional.gaussian_nll_loss(a, b, a),
     "slice_scatter": lambda t, a, b, v: t.slice_scatter(a, b[:, 1:3], 1, 1, 3),
     "ldexp": lambda t, a, b, v: t.ldexp(a, v),
+    "cov": lambda t, a, b, v: t.cov(a),
+    "corrcoef": lambda t, a, b, v: t.corrcoef(a),
 }
 
 

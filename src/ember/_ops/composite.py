@@ -150,7 +150,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002
     xw = xm if w is None else xm * w
     c = xw @ xm.conj().t() if x.is_complex() else xw @ xm.t()
     c = c / norm
-    return c.squeeze() if input.dim() < 2 else c
+    return c.squeeze()  # (torch's: always, so a single variable gives a 0-dim result)
 
 
 def corrcoef(input):  # noqa: A002
@@ -160,8 +160,8 @@ def corrcoef(input):  # noqa: A002
         return c / c
     d = c.diagonal()
     stddev = d.sqrt()
-    c = c / stddev.unsqueeze(1)
-    c = c / stddev.unsqueeze(0)
+    c = c / stddev.view(-1, 1)  # (torch's views, ViewBackward0)
+    c = c / stddev.view(1, -1)
     return c.clamp(-1, 1)
 
 
