@@ -594,6 +594,20 @@ def test_jit_imports_and_eager_answers_are_torchs():
     same(body)
 
 
+def test_jit_deprecations_name_the_librarys_file_as_torchs_do():
+    # (so that Python's default filters hide them from a program's output, as torch's)
+    def body(torch):
+        import importlib
+        import os
+        jit = importlib.import_module(torch.__name__ + ".jit")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            jit.wait(jit.fork(torch.add, torch.ones(1), 1))
+        home = os.path.dirname(torch.__file__)
+        return [(str(w.message), w.filename.startswith(home)) for w in caught]
+    same(body)
+
+
 @pytest.mark.parametrize("call", [lambda jit: jit.ignore(3), lambda jit: jit.ignore(drop=True)])
 def test_jit_ignore_refuses_and_warns_as_torchs(call):
     def body(torch):

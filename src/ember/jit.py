@@ -78,8 +78,9 @@ def script_if_tracing(fn):
 
 
 def _deprecated(name: str, advice: str) -> None:
-    # (torch 2.13 deprecates TorchScript's entry points, warning from inside torch)
-    warnings.warn(f"`ember.jit.{name}` is deprecated. {advice}", DeprecationWarning, stacklevel=3)
+    # (torch 2.13 deprecates TorchScript's entry points; its warnings name torch's own file,
+    # so the default filters, which show DeprecationWarnings only of __main__, hide them)
+    warnings.warn(f"`ember.jit.{name}` is deprecated. {advice}", DeprecationWarning, stacklevel=2)
 
 
 def fork(func, *args, **kwargs):
