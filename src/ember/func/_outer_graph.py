@@ -25,6 +25,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
 from ..autograd import graph as _graph
 from ..autograd.graph import AccumulateGrad
+from ._batching import _levels as _vmap_levels  # (the list itself: vmap pushes and pops it)
 
 
 _calls = itertools.count(1)
@@ -172,8 +173,7 @@ class _RunningCall:
 def transform_running():
     """Whether a transform is running the function it transforms now (``grad``, ``vjp``,
     ``jacrev``, ``jvp``, ``jacfwd``, ``vmap``): torch's functorch levels are active then."""
-    from ._batching import _levels
-    return bool(_running.calls or _levels or fwAD._in_transform[0])
+    return bool(_running.calls or _vmap_levels or fwAD._in_transform[0])
 
 
 def _transform_may_save_inference(args):
