@@ -33,6 +33,7 @@ import statistics
 import pathlib
 import re
 import sys
+import textwrap
 import time
 import timeit
 
@@ -92,16 +93,25 @@ def time_lines(fn, env, repeat):
     scope = dict(fn.__globals__, **env)
     empty = _timed(compile("None", "<line>", "eval"), scope, repeat)
     rows = []
-    checked = False
-    for line in fn.source.splitlines()[1:]:
-        if checked:  # (what the check runs when it fails)
-            checked = False
-            continue
-        line = line.strip()
-        if line.startswith("if ") and line.endswith(":"):  # the backward's gradient check
-            if eval(line[3:-1], scope):  # noqa: S307 - generated code
-                raise SystemExit(f"{line[3:-1]}: gradients not of the recorded type or dtype")
-            checked = True
+    lines = textwrap.dedent("\n".join(fn.source.splitlines()[1:])).splitlines()  # (the body)
+    k = 0
+    while k < len(lines):
+        line = lines[k].strip()
+        k += 1
+        if line.startswith("if ") and line.endswith(":"):
+            block = [lines[k - 1]]  # (an if statement: its body and any else, run as one)
+            while k < len(lines) and (lines[k][:1].isspace() or lines[k] == "else:"):
+                block.append(lines[k])
+                k += 1
+            if any(b.strip().startswith("return") for b in block):  # the gradients' check
+                if eval(line[3:-1], scope):  # noqa: S307 - generated code
+                    raise SystemExit(f"{line[3:-1]}: gradients not of the recorded type "
+                                     "or dtype")
+                continue
+            code = compile("\n".join(block), "<line>", "exec")
+            t0 = time.process_time()  # (a note written or not: run once, timed once)
+            exec(code, scope)  # noqa: S102 - generated code
+            rows.append(((time.process_time() - t0) * 1e6, line, ""))
             continue
         if line.startswith("return"):
             return rows, eval(line[len("return"):], scope)  # noqa: S307 - generated code
