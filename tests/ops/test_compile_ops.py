@@ -29,7 +29,7 @@ _REAL_OF_COMPLEX = "a real input's share of a complex gradient (its real part) i
 FALLS_BACK = {
     "getitem_0dim_tensor_index": "a 0-dim integer tensor index is read with .item()",
     "getitem_tensor_index": _MASK, "getitem_mask_of_self": _MASK, "masked_select": _MASK,
-    "combinations": _MASK,
+    "combinations": _MASK, "torch_vander": _NO_GRAD,
     "instance_norm": "the affine weight is tiled outside the ops",
     "scatter_reduce_arg": _NO_GRAD, "scatter_reduce_arg_": _NO_GRAD, "linalg_qr_r": _NO_GRAD,
     "asinh_": _NO_GRAD, "arcsinh_": _NO_GRAD, "acosh_": _NO_GRAD, "arccosh_": _NO_GRAD,

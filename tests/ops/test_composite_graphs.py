@@ -26,7 +26,21 @@ CASES = {
     "ldexp": lambda t, a, b, v: t.ldexp(a, v),
     "cov": lambda t, a, b, v: t.cov(a),
     "corrcoef": lambda t, a, b, v: t.corrcoef(a),
+    "vander": lambda t, a, b, v: t.vander(v),
+    "vander_increasing": lambda t, a, b, v: t.vander(v, 3, increasing=True),
 }
+
+
+def test_vander_gradient_raises_as_torchs():
+    """torch's vander copies cumprod's result over its saved input: its backward raises."""
+    torch = pytest.importorskip("torch")
+    messages = []
+    for mod in (ember, torch):
+        x = mod.tensor(_V, dtype=mod.float64, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            mod.autograd.grad(mod.vander(x).sum(), x)
+        messages.append(str(info.value).replace("torch.", "ember."))
+    assert messages[0] == messages[1]
 
 
 def _nodes(out):

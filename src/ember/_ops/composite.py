@@ -499,12 +499,19 @@ def vander(x, N=None, increasing=False):
     n = x.shape[0] if N is None else N
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    if n == 0:
-        return x.new_zeros((x.shape[0], 0))
-    base = x if x.is_floating_point() or x.is_complex() else x.to(D.int64)
-    cols = [base.new_ones(base.shape)] + [base] * (n - 1)
-    powers = stack(cols, 1).cumprod(1)
-    return powers if increasing else powers.flip(1)
+    # torch's composition: an empty tensor of x's dtype promoted with int64 filled with 1, x
+    # copied into columns 1..., their running product copied back (CopySlices twice), flipped
+    # unless increasing. NOTE: the second copy overwrites what cumprod saved, so a gradient
+    # through it raises torch's "modified by an inplace operation" error, as torch's does.
+    from .shape import slice_
+    dtype = D.promote_types(x.dtype, D.int64)
+    if n == 0:  # (torch returns the empty result unfilled: its version stays 0)
+        return x.new_empty((x.shape[0], 0), dtype=dtype)
+    result = x.new_empty((x.shape[0], n), dtype=dtype).fill_(1)
+    if n > 1:
+        slice_(result, 1, 1, None, 1).copy_(x.unsqueeze(1))
+        slice_(result, 1, 1, None, 1).copy_(slice_(result, 1, 1, None, 1).cumprod(1))
+    return result if increasing else result.flip(1)
 
 
 def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
