@@ -18,7 +18,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd.graph import ERR_FREED, Node, version_error
 from .config import config
 from .guards import Roots, _Identity, _tensor_meta, call_guard, flatten_args, world
-from .outputs import generate_finish, generate_replay
+from .outputs import EAGER, MISS, generate_call, generate_finish, generate_replay
 from .program import OTHER_GRADIENTS, Program, _tensor_arg
 from .recorder import (
     CALL,
@@ -136,9 +136,31 @@ class Entry:
         self.out_meta = ()  # (shape, dtype) of each output that requires grad
         self.source_meta = ()  # (shape, dtype) of each source
         self.quiet = program.quiet
-        self.runs_eagerly = False  # set once a create_graph pass went through a call of it
+        self._runs_eagerly = False  # set once a create_graph pass went through a call of it
         # finish(tensors, outs, saved): the output arrays made tensors (outputs.py)
         self.finish = None
+        # call(args, kwargs): the guards, then the replay (outputs.generate_call): the
+        # result, MISS, or EAGER for a recording that runs eagerly
+        self.call = self.call_in_two
+
+    @property
+    def runs_eagerly(self):
+        return self._runs_eagerly
+
+    @runs_eagerly.setter
+    def runs_eagerly(self, value):
+        self._runs_eagerly = value
+        if value:  # (no check of it at each call: the call itself is replaced)
+            self.call = self._call_eagerly
+
+    def _call_eagerly(self, args, kwargs):
+        return MISS if self.matches(args, kwargs) is False else EAGER
+
+    def call_in_two(self, args, kwargs):
+        """``call``'s work through ``matches`` and ``replay`` (tools that watch them call
+        this instead)."""
+        tensors = self.matches(args, kwargs)
+        return MISS if tensors is False else self.replay(tensors)
 
     def replay(self, tensors):
         if self.quiet:
@@ -209,11 +231,9 @@ class CompiledFunction:
                 or state.anomaly or state.saved_hooks):
             return self.fn(*args, **kwargs)
         for entry in self.entries:
-            tensors = entry.matches(args, kwargs)
-            if tensors is not False:
-                if entry.runs_eagerly:
-                    return self.fn(*args, **kwargs)
-                return entry.replay(tensors)
+            result = entry.call(args, kwargs)
+            if result is not MISS:
+                return self.fn(*args, **kwargs) if result is EAGER else result
         tensors, spec = flatten_args(args, kwargs)
         limit = self.recompile_limit or config.recompile_limit
         if len(self.entries) >= limit:
@@ -311,6 +331,7 @@ class CompiledFunction:
         # (an attribute of the entry: called in place of the method, which does the same in
         # two calls)
         entry.replay = generate_replay(entry, entry.finish)
+        entry.call = generate_call(entry, entry.matches, entry.replay)
         return entry
 
 

@@ -187,8 +187,8 @@ def _argument_lines(w, args, kwargs, spec, n_tensors, plain):
         # tensor's place lacks a tensor's attributes, or gives another class first)
         changed = (_plain_metas(w, f"args + {outside}", metas + outside_metas) if plain
                    else _plain_metas(w, "args", metas))
-        w.lines += ["try:", f"    if kwargs or {changed}: return False",
-                    "except Exception:", "    return False", "tensors = args"]
+        w.lines += ["try:", f"    if kwargs or {changed}: return _fail",
+                    "except Exception:", "    return _fail", "tensors = args"]
         return [f"args[{k}]" for k in range(len(args))]
     if plain:
         w.fail_if(_plain_metas(w, outside, outside_metas))
@@ -210,7 +210,7 @@ def _argument_lines(w, args, kwargs, spec, n_tensors, plain):
         # (another number of arguments fails to unpack; an object in a tensor's place
         # lacks a tensor's attributes, or gives another class first)
         w.lines[start:] = (["try:"] + ["    " + line for line in w.lines[start:]]
-                           + ["except Exception:", "    return False"])
+                           + ["except Exception:", "    return _fail"])
     w.lines.append("tensors = args" if len(tensor_names) == len(args)
                    else f"tensors = [{', '.join(tensor_names)}]")
     return tensor_names
@@ -386,15 +386,18 @@ _HOOK_FIELDS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_bac
 
 
 class GuardWriter:
-    """Builds a straight-line guard function: one ``if <changed>: return False`` line per
+    """Builds a straight-line guard function: one ``if <changed>: return _fail`` line per
     thing a recording assumed, the objects compared by identity bound as names of its scope
     (which keeps them alive, so no other object takes their ids). Checked at every call, this
-    costs a fraction of generic checks walking the values (no call per value)."""
+    costs a fraction of generic checks walking the values (no call per value). ``_fail`` is
+    False in the guard's scope; a compiled call that opens with the guard's lines (its
+    ``lines``) binds it to its own miss marker."""
 
     def __init__(self, prefix):
         self.prefix = prefix  # (names of two writers' lines never clash)
         self.lines = []
-        self.scope = {"_MISSING": _MISSING, "ndarray": np.ndarray}
+        # (_fail: what a failed check returns, see build)
+        self.scope = {"_MISSING": _MISSING, "ndarray": np.ndarray, "_fail": False}
         self.count = 0
 
     def _name(self, kind):
@@ -418,7 +421,7 @@ class GuardWriter:
         return name
 
     def fail_if(self, condition):
-        self.lines.append(f"if {condition}: return False")
+        self.lines.append(f"if {condition}: return _fail")
 
     def adopt(self, other):
         """Append another writer's checks (its names stay its own)."""
@@ -431,6 +434,7 @@ class GuardWriter:
         exec(compile(text, "<ember guard>", "exec"), self.scope)  # noqa: S102 - generated
         fn = self.scope[name]
         fn.source = text  # what it checks, for readers (print(fn.source))
+        fn.lines = list(self.lines)  # (its checks, for a function that opens with them)
         return fn
 
     # -- what a value must still be ------------------------------------------------------------

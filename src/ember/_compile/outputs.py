@@ -64,6 +64,30 @@ def generate_replay(entry, finish):
     return fn
 
 
+MISS = object()  # what a call gives when its guards fail
+EAGER = object()  # what a call gives when its guards hold but the recording runs eagerly
+
+
+def generate_call(entry, matches, replay):
+    """``call(args, kwargs)``: the guard's checks (``matches``'s lines), then ``replay``'s
+    lines on the tensors they bind, in one function (a frame and two calls fewer per call
+    than the guard's and the replay's); it gives the result, or MISS where a check fails."""
+    body = replay.source.split("\n", 1)[1]
+    text = ("def call(args, kwargs):\n" + "".join(f"    {line}\n" for line in matches.lines)
+            + body)
+    scope = replay.__globals__
+    names = {k: v for k, v in matches.__globals__.items()
+             if k not in ("__builtins__", "_fail")}
+    clash = [k for k in names if k in scope and scope[k] is not names[k]]
+    assert not clash, clash  # (the guard's writers and the replay's name their objects apart)
+    scope.update(names)
+    scope["_fail"] = MISS
+    exec(compile(text, "<ember compiled>", "exec"), scope)  # noqa: S102 - generated
+    fn = scope["call"]
+    fn.source = text  # what it runs, for readers (print(fn.source))
+    return fn
+
+
 class _Lines:
     def __init__(self, entry):
         self.entry = entry
