@@ -1,6 +1,7 @@
 """SGD: stochastic gradient descent, optionally with momentum (torch's single-tensor update)."""
 from __future__ import annotations
 
+import numpy as np
 from numpy import ndarray
 
 from .._backend import get_xp
@@ -61,7 +62,10 @@ class SGD(Optimizer):
             momentum, dampening = group["momentum"], group["dampening"]
             nesterov, maximize = group["nesterov"], group["maximize"]
             differentiable = group["differentiable"]
-            for p in group["params"]:
+            params = group["params"]
+            if weight_decay == 0 and momentum == 0 and not differentiable:
+                params = _add_small_in_one(params, lr if maximize else -lr)
+            for p in params:
                 g = p._grad
                 if g is None:
                     continue
@@ -85,6 +89,62 @@ class SGD(Optimizer):
                             _bump_versions(buf, 2)  # (torch's mul_ and add_)
                 _bump_versions(p)
         return loss
+
+
+# parameters of at most this many elements are updated together by ``_add_small_in_one``
+_SMALL = 16384
+# (and only when there are at least this many of them: fewer gain too little)
+_SMALL_COUNT = 8
+
+
+def _add_small_in_one(params, alpha):
+    """``p.add_(grad, alpha=alpha)`` for the small parameters of ``params`` at once: their
+    arrays and gradients concatenated, the fused update made once, the results copied back
+    (bit for bit each parameter's own update, with one NumPy call per parameter instead of
+    a dozen). Only float32/float64 NumPy arrays and gradients of their shape and dtype, all
+    C-contiguous, grouped by dtype; and only where no two parameters, nor a parameter and a
+    gradient, are arrays of one memory owner (so that nothing overlaps: each update may read
+    the others' arrays as they were). Returns the parameters left to update one by one."""
+    groups, rest = {}, []
+    for p in params:
+        g = p._grad
+        data = p._data
+        grad = None if g is None else g._data
+        if (g is not None and not p._is_inference and type(data) is ndarray
+                and type(grad) is ndarray and 1 < data.size <= _SMALL
+                and grad.dtype == data.dtype and data.dtype.kind == "f"
+                and grad.shape == data.shape and data.flags.c_contiguous
+                and grad.flags.c_contiguous):
+            groups.setdefault(data.dtype, []).append(p)
+        else:
+            rest.append(p)
+    for same in groups.values():
+        datas = [p._data for p in same]
+        grads = [p._grad._data for p in same]
+        owners = [_owner(d) for d in datas]
+        owner_ids = {id(o) for o in owners}
+        if (len(same) < _SMALL_COUNT or any(o is None for o in owners)
+                or len(owner_ids) != len(same)
+                or not owner_ids.isdisjoint(id(_owner(g)) for g in grads)):
+            rest.extend(same)
+            continue
+        flat = np.concatenate([d.reshape(-1) for d in datas])
+        add_scaled_(flat, flat, np.concatenate([g.reshape(-1) for g in grads]), alpha)
+        start = 0
+        for p, d in zip(same, datas):
+            stop = start + d.size
+            d.reshape(-1)[...] = flat[start:stop]
+            start = stop
+            _bump_versions(p)
+    return rest
+
+
+def _owner(a):
+    """The NumPy array that owns ``a``'s memory (``a`` itself, or the base its views lead
+    to), or None where memory is not an array's own (a buffer of another object's)."""
+    while isinstance(a.base, ndarray):
+        a = a.base
+    return a if a.base is None else None
 
 
 def _sgd_update(param, grad, buf, weight_decay, momentum, dampening, nesterov, maximize, lr):
