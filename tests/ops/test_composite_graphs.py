@@ -27,6 +27,7 @@ CASES = {
     "cov": lambda t, a, b, v: t.cov(a),
     "corrcoef": lambda t, a, b, v: t.corrcoef(a),
     "vander": lambda t, a, b, v: t.vander(v),
+    "dropout3d_2d": lambda t, a, b, v: t.nn.functional.dropout3d(a, 0.5),
     "vander_increasing": lambda t, a, b, v: t.vander(v, 3, increasing=True),
 }
 
@@ -64,3 +65,13 @@ def test_graph_is_torchs(name):
         args = [mod.tensor(a, dtype=mod.float64, requires_grad=True) for a in (_M, _M2, _V)]
         graphs.append(_nodes(CASES[name](mod, *args)))
     assert graphs[0] == graphs[1]
+
+
+def test_dropout3d_of_fewer_dimensions_drops_first_dimension_slices():
+    """torch's dropout3d takes any input but a 5-D one as unbatched: a 2-D input's rows are its
+    channels, each kept or zeroed whole (ember dropped its elements one by one)."""
+    ember.manual_seed(0)
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout3d"):
+        out = ember.nn.functional.dropout3d(ember.ones(64, 50), 0.5)
+    kept = (out != 0).sum(1)
+    assert set(kept.tolist()) <= {0, 50} and 0 < int((kept == 50).sum()) < 64

@@ -484,7 +484,9 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def _feature_dropout(input, p, training, inplace, batched_dim, name):
     _check_p(p)
-    unbatched = input.ndim == batched_dim - 1
+    # (torch's: any other number of dimensions than the batched one's is taken as unbatched,
+    # dropout3d's 2-D or 3-D inputs too, whose channels are then their first dimension)
+    unbatched = input.ndim != batched_dim
     if unbatched:
         input = input.unsqueeze(0)
     out = _dropout_impl(input, p, training, inplace, feature=True)
