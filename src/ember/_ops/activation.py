@@ -933,6 +933,15 @@ def _softmax_of_some_short_rows(ones, log, x):
                             log, ones)
 
 
+def _log_softmax_of_some_short_rows(ones, x):
+    """_softmax_of_some_short_rows's log-softmax, its NumPy calls (the same ones, so the same
+    bits) in one frame and without its choices (a compiled program calls it, its ``ones``
+    bound once)."""
+    z = np.subtract(x, np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)[:, None])
+    total = np.matmul(np.exp(z), ones)
+    return np.subtract(z, np.log(total, out=total), out=z)
+
+
 def _shifted_softmax(x, m, log, ones):
     """The rows' (log-)softmax from their maxima ``m``; the sums by a product with ``ones``
     (short C-contiguous rows, see _row_sums) or NumPy's reduction (``ones`` None)."""
@@ -1080,8 +1089,9 @@ def _softmax_replay_form(x, dim, log):
     if (type(x) is np.ndarray and x.ndim == 2 and dim in (1, -1) and x.dtype.kind == "f"
             and x.dtype.itemsize >= 4 and 16 <= x.shape[0] < 128 and 1 < x.shape[1] <= _SHORT_ROW
             and x.flags.c_contiguous):
-        return functools.partial(_softmax_of_some_short_rows, _ones_column(x.shape[1], x.dtype),
-                                 log), (0,)
+        ones = _ones_column(x.shape[1], x.dtype)
+        return (functools.partial(_log_softmax_of_some_short_rows, ones) if log
+                else functools.partial(_softmax_of_some_short_rows, ones, log)), (0,)
     return None
 
 

@@ -668,7 +668,8 @@ def _usual_nll_of(n, c, dtype, reduction, ignore_index):
     mean = reduction == "mean"
 
     def nll(self, target):
-        if int(_max_reduce(target.view(np.uint64))) < c:  # (as _usual_batch)
+        # (as _usual_batch; a NumPy uint64 against a Python int: compared exactly)
+        if _max_reduce(target.view(np.uint64)) < c:
             total = 0.0 - total_of(self[rows, target])
             return np.asarray(total / n if mean else total)
         return _nll_on_host(self, target, None, reduction, ignore_index)

@@ -91,13 +91,14 @@ def small_ordered_sum_of(n, dtype):
     whole = (n - 1) // _SMALL * _SMALL
     zero = _zero(dtype)
     level0, level1 = slice(whole + 1, None), slice(1, whole + 1)
-    groups = whole // _SMALL
+    groups = (whole // _SMALL, _SMALL)  # (the shape of level 1's groups; none: (0, 16))
+    has_level0 = whole + 1 < n
 
     def total_of(values):
-        total = zero + _accumulate(values[level0])[-1] if whole + 1 < n else zero
-        if groups:  # level 1: the groups' totals, added one by one (a running total's last)
-            totals = _accumulate(values[level1].reshape(groups, _SMALL), axis=1)[:, -1]
-            total = total + _accumulate(totals)[-1]
+        total = zero + _accumulate(values[level0])[-1] if has_level0 else zero
+        if whole:  # level 1: the groups' totals, added one by one (a running total's last)
+            total = total + _accumulate(
+                _accumulate(values[level1].reshape(groups), axis=1)[:, -1])[-1]
         return total + values[0]
     return total_of
 
