@@ -28,6 +28,10 @@ CASES = {
     "corrcoef": lambda t, a, b, v: t.corrcoef(a),
     "vander": lambda t, a, b, v: t.vander(v),
     "dropout3d_2d": lambda t, a, b, v: t.nn.functional.dropout3d(a, 0.5),
+    "local_response_norm_3d": lambda t, a, b, v: t.nn.functional.local_response_norm(
+        a.reshape(1, 3, 4), 2),
+    "local_response_norm_4d": lambda t, a, b, v: t.nn.functional.local_response_norm(
+        a.reshape(1, 3, 2, 2), 3),
     "vander_increasing": lambda t, a, b, v: t.vander(v, 3, increasing=True),
 }
 

@@ -639,28 +639,25 @@ def _tile(t, b):
 
 # -- local response norm ------------------------------------------------------------------------
 def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):  # noqa: A002
-    """Applies local response normalization over channels."""
-    from .pooling import avg_pool2d
-    from .shape import cat, squeeze
-    from .._creation import zeros
+    """Applies local response normalization over channels (torch's composition: squares
+    padded along the channels and averaged, with avg_pool2d for 3-D inputs and avg_pool3d
+    for more dimensions)."""
+    from .pad import pad
+    from .pooling import avg_pool2d, avg_pool3d
     dim = input.ndim
     if dim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
     div = input * input
-    n, c = input.shape[:2]
-    div = reshape(div, (n, 1, c, -1))
-    rest = div.shape[3]
-    lo, hi = size // 2, (size - 1) // 2
-    parts = [div]
-    if lo:
-        parts.insert(0, zeros((n, 1, lo, rest), dtype=input.dtype, device=input.device))
-    if hi:
-        parts.append(zeros((n, 1, hi, rest), dtype=input.dtype, device=input.device))
-    if len(parts) > 1:
-        div = cat(parts, 2)
-    div = squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
-    div = reshape(div, tuple(input.shape))
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = tuple(input.shape)
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = div.view(sizes)
     div = (div * alpha + k) ** beta
     return input / div
