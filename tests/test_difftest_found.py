@@ -443,3 +443,21 @@ def test_binary_cross_entropy_takes_weight_none_by_position():
         bce = t.nn.functional.binary_cross_entropy
         return bce(x, y, None), bce(x, y, weight=None, reduction="sum"), bce(x, y)
     same(body)
+
+
+def test_where_with_one_of_input_and_other_refuses():
+    """``where(c, x, None)`` (or ``None`` first, or one of them by keyword) fits none of
+    torch's overloads: its TypeError lists them, the arguments as passed; ember's gave a
+    tensor of Python objects that could not even be printed."""
+    def body(t):
+        x = t.ones(2)
+        messages = []
+        for call in (lambda: t.where(x > 0, x, None), lambda: t.where(x > 0, None, x),
+                     lambda: x.where(x > 0, None), lambda: t.where(x > 0, other=x),
+                     lambda: t.where(x > 0, input=x)):
+            try:
+                call()
+            except TypeError as e:
+                messages.append(str(e))
+        return messages, t.where(x > 0, x, 2.0), t.where(x > 0)
+    same(body)

@@ -257,7 +257,15 @@ def refusing_conditions(where):
     from ._ops.pointwise import _WHERE_OVERLOADS, _where_refusal
 
     @functools.wraps(where)
-    def call(condition, input=None, other=None, **kwargs):  # noqa: A002 - torch's names
+    def call(condition, *args, **kwargs):
+        given = args + tuple(kwargs[k] for k in ("input", "other") if k in kwargs)
+        if len(given) == 1:  # (one of input and other, by position or keyword: no overload)
+            signatures = [signature for signature, _ in _WHERE_OVERLOADS]
+            raise TypeError(_invalid_combination("where", signatures, (condition, *args), False,
+                                                 kwargs))
+        input, other = (list(args) + [None, None])[:2]  # noqa: A001 - torch's names
+        input = kwargs.pop("input", input)  # noqa: A001
+        other = kwargs.pop("other", other)
         if not isinstance(condition, Tensor):
             if input is None and other is None:
                 raise TypeError("where(): argument 'condition' (position 1) must be Tensor, "

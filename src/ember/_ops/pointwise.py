@@ -1171,6 +1171,8 @@ def where(condition, input=None, other=None):
     """``input`` where ``condition`` holds, else ``other`` (tensors or Python numbers)."""
     if input is None and other is None:
         return nonzero_tuple(condition)
+    if input is None or other is None:  # (torch's parser takes None for neither alone)
+        raise _where_refusal((condition, input, other), _WHERE_OVERLOADS)
     try:
         return _where(condition, input, other)
     except TypeError as e:  # (formulas give arrays alone, or an array condition: they pass)
@@ -1207,7 +1209,8 @@ def _where_refusal(args, overloads):
 
 
 def _where_method(self, condition, other):
-    if not isinstance(condition, Tensor):  # (torch takes a tensor condition only)
+    if not isinstance(condition, Tensor) or other is None:  # (torch takes a tensor
+        # condition only, and no None)
         raise _where_refusal((condition, other), _WHERE_METHOD_OVERLOADS)
     try:
         return _where(condition, self, other)
