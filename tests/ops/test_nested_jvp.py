@@ -25,6 +25,7 @@ CASES = [
     ("cosine_embedding_loss", "mean", "add clamp_min div mean rsub sqrt sub sum where"),
     ("ihfftn", "s", "_fft_c2c _fft_r2c conj_physical constant_pad_nd slice"),
     ("local_response_norm", "3d", "avg_pool2d constant_pad_nd pow squeeze"),
+    ("cat", "dim0", "cat"),
     ("setitem_basic", "py_scalar", "clone copy select"),
     ("rnn_relu_cell", "bias", "addmm relu t"),
     ("cross_entropy_variants", "ls_none", "_log_softmax neg nll_loss"),
