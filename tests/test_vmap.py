@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from oracle import same
+from oracle import error_of, same
 
 import ember
 
@@ -100,6 +100,8 @@ CASES = [
     ("unfold", lambda torch, x: (x.unfold(0, 2, 1), x.unfold(-1, 2, 2)), (M,), 1),
     ("frexp_nextafter", lambda torch, x, y: (torch.frexp(x), torch.nextafter(x, y),
                                              torch.nextafter(x, y[0])), (X, Y), 0),
+    ("signbit", lambda torch, x: (torch.signbit(x), (x * 0).signbit(), torch.signbit(x[0])),
+     (M,), 1),
 ]
 
 
@@ -175,6 +177,24 @@ def test_fallback_warns_and_is_correct():
         out = ember.func.vmap(ember.linalg.matrix_exp)(x)
     np.testing.assert_allclose(out.numpy(), np.stack([ember.linalg.matrix_exp(x[i]).numpy()
                                                       for i in range(len(M))]))
+
+
+def test_histc_runs_once_per_example_with_torchs_warning():
+    """histc has no batching rule in torch: each example's own range (min=max=0), its own
+    errors, and the fallback's performance warning."""
+    inf_row = np.array([[1.0, 2.0], [3.0, np.inf]])
+
+    def body(torch):
+        vmap = torch.func.vmap
+        x = torch.tensor(M)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            out = (vmap(torch.histc)(x), vmap(lambda v: v.histc(bins=4, min=-1, max=1))(x),
+                   vmap(vmap(lambda v: torch.histc(v, 3)))(x),
+                   error_of(lambda: vmap(lambda v: torch.histc(v, 2))(torch.tensor(inf_row))))
+        # (torch's text ends with the C++ place that warned)
+        return out, [str(w.message).split(" (Triggered internally")[0] for w in seen]
+    same(body)
 
 
 @pytest.mark.parametrize("name", ["nanmean", "trace", "dist", "unfold", "frexp"])

@@ -177,7 +177,13 @@ def _c_number(v, reduced):
 def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002
     """A histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0);
     values outside are ignored."""
-    data = input._data
+    return _histc_op(input, bins, min, max)
+
+
+# (an op, so that vmap runs it once per example, as torch's batched fallback does: the range
+# and the checks read each example's values)
+@op("histc", promote=NONE, differentiable=False)
+def _histc_op(data, bins, min, max):  # noqa: A002
     xp = get_xp(data)
     if data.dtype.kind != "f":
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
@@ -196,7 +202,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002
     if lo > hi:
         raise RuntimeError("ember.histc: max must be larger than min")
     counts, _ = xp.histogram(data.astype(np.float64), bins=bins, range=(lo, hi))
-    return _wrap(counts.astype(data.dtype))
+    return counts.astype(data.dtype)
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):  # noqa: A002

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
-from .._backend.layout import iterator_layout, preserving_layout
+from .._backend.layout import preserving_layout
 from .._overloads import NO_VALUE, choose
 from .._tensor import Tensor, _wrap
 from .pointwise import (
@@ -137,12 +137,18 @@ def detach_copy(self):
 detach_copy.grad("self")(no_derivative("detach_copy"))
 
 
-def signbit(input, *, out=None):  # noqa: A002
+def _check_signbit(self):
+    if self.dtype.is_complex:
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+
+
+@op("signbit", method=True, differentiable=False, promote=NONE, elementwise=True,
+    check=_check_signbit)
+def signbit(self):
     """Whether each element's sign bit is set (true for -0.0)."""
-    a = input._data
-    if a.dtype.kind != "f" and D._BY_NP[a.dtype].is_floating_point:
-        a = a.astype(np.float32)  # bfloat16, float8 (exact in float32; NumPy has no signbit)
-    return _wrap(iterator_layout(get_xp(a).signbit(a) if a.dtype.kind == "f" else a < 0, (a,)))
+    if self.dtype.kind != "f" and D._BY_NP[self.dtype].is_floating_point:
+        self = self.astype(np.float32)  # bfloat16, float8 (exact in float32; NumPy has none)
+    return get_xp(self).signbit(self) if self.dtype.kind == "f" else self < 0
 
 
 _ISIN_OVERLOADS = ((("Tensor", "elements"), ("Tensor", "test_elements")),
@@ -181,7 +187,7 @@ def unravel_index(indices, shape):
     return tuple(_wrap(np.asarray(c, dtype=np.int64)) for c in coords)
 
 
-for _name in ("gcd", "lcm", "frexp", "signbit"):
+for _name in ("gcd", "lcm", "frexp"):
     setattr(Tensor, _name, globals()[_name])
 
 
