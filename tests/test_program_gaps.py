@@ -653,3 +653,18 @@ def test_torch_embedding_bag_sparse_gives_a_sparse_gradient():
         out.sum().backward()
         return str(weight.grad.layout), weight.grad.to_dense()
     same(body)
+
+
+def test_embedding_bag_sparse_gradient_under_create_graph_refuses_its_derivative():
+    # (torch's sparse gradient keeps a graph whose derivative is not implemented; ember's
+    # backward crashed on the saved index tensors)
+    def body(torch):
+        torch.manual_seed(0)
+        bag = torch.nn.EmbeddingBag(10, 3, mode="sum", sparse=True)
+        weights = torch.rand(8, requires_grad=True)
+        out = bag(torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 4]),
+                  per_sample_weights=weights)
+        grad, = torch.autograd.grad(out.pow(2).sum(), bag.weight, create_graph=True)
+        dense = grad.to_dense()
+        return str(grad.layout), grad.requires_grad, dense, torch.autograd.grad(dense.sum(), weights)
+    same(body)

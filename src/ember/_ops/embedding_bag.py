@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp, scatter_add, scatter_reduce, to_numpy
-from .._tensor import Tensor, _wrap, checked_values
+from .._tensor import Tensor, checked_values
 from .pointwise import derivative_not_implemented, no_derivative, no_forward_ad
 from .registry import NONE, op
 
@@ -99,9 +99,19 @@ def _(grads, weight, indices, result1, padding_idx):
 
 @op("_embedding_bag_backward", tensors=6, promote=NONE, node="EmbeddingBagBackwardBackward0")
 def _embedding_bag_backward(grad, per_sample_weights, indices, offset2bag, bag_size,
-                            max_indices, num_weights, mode, padding_idx, scale_grad_by_freq):
+                            max_indices, num_weights, mode, padding_idx, scale_grad_by_freq,
+                            per_index=False):
+    """The weight's gradient; with ``per_index``, each index's share of it (one row per index,
+    unscattered: what the sparse gradient holds)."""
     xp = get_xp(grad)
     indices = indices.astype(np.int64)
+    if per_index:
+        rows = grad[offset2bag]
+        if mode == 1:
+            rows = rows / xp.maximum(bag_size[offset2bag], 1)[:, None].astype(grad.dtype)
+        if per_sample_weights is not None:
+            rows = rows * per_sample_weights[:, None]
+        return rows
     out = xp.zeros((num_weights, grad.shape[1]), grad.dtype)
     if mode == 2:
         filled = bag_size > 0
@@ -125,22 +135,12 @@ def _embedding_bag_backward(grad, per_sample_weights, indices, offset2bag, bag_s
 
 def _embedding_bag_sparse_backward(grad, per_sample_weights, indices, offset2bag, bag_size,
                                    num_weights, mode, padding_idx, scale_grad_by_freq):
-    """torch's _embedding_bag_sparse_backward: each index's share of its bag's gradient (divided
-    by the bag's size for ``mean``, times its ``per_sample_weights``), handed to embedding's
-    sparse backward: a COO gradient with one entry per index, ``padding_idx``'s left out."""
-    from .._backend import is_array
+    """torch's _embedding_bag_sparse_backward: each index's share of its bag's gradient, handed
+    to embedding's sparse backward: a COO gradient with one entry per index, ``padding_idx``'s
+    left out."""
     from .nn_ops import _embedding_sparse_backward
-    values = grad if is_array(grad) else grad._data
-    xp = get_xp(values)
-    indices = indices.astype(np.int64)
-    scale = xp.ones(indices.shape[0], values.dtype)
-    if mode == 1:
-        scale = scale / xp.maximum(bag_size[offset2bag], 1).astype(values.dtype)
-    if per_sample_weights is not None:
-        scale = scale * per_sample_weights.astype(values.dtype)
-    scale = scale[:, None]
-    rows = grad[offset2bag if is_array(grad) else _wrap(offset2bag)]
-    rows = rows * (scale if is_array(grad) else _wrap(scale))
+    rows = _embedding_bag_backward(grad, per_sample_weights, indices, offset2bag, bag_size, None,
+                                   num_weights, mode, padding_idx, scale_grad_by_freq, True)
     return _embedding_sparse_backward(rows, indices, num_weights, padding_idx,
                                       scale_grad_by_freq)
 
