@@ -135,12 +135,14 @@ def test_in_dims_out_dims_nested():
 @pytest.mark.parametrize("case", [
     "item", "control_flow", "random", "bad_in_dim", "structure", "sizes", "non_tensor",
     "randomness_arg", "chunk_size", "returns_int", "inplace_unbatched", "no_tensors",
-    "out_dims_none",
+    "out_dims_none", "add_unbatched", "add_unbatched_0dim", "add_unbatched_wider",
+    "atan2_unbatched", "bitwise_or_unbatched",
 ])
 def test_errors_match_torch(case):
     def body(torch):
         vmap = torch.func.vmap
         x, y = _t(torch, X), _t(torch, M)
+        c = torch.zeros(3)
         calls = {
             "item": lambda: vmap(lambda v: v.sum().item())(x),
             "control_flow": lambda: vmap(lambda v: v if v.sum() > 0 else -v)(x),
@@ -155,6 +157,12 @@ def test_errors_match_torch(case):
             "inplace_unbatched": lambda: vmap(lambda v: torch.ones(3).mul_(v))(x),
             "no_tensors": lambda: vmap(lambda v: v, in_dims=None)(x),
             "out_dims_none": lambda: vmap(lambda v: v, out_dims=None)(x),
+            # torch runs these in place on the physical values: a broadcast error
+            "add_unbatched": lambda: vmap(lambda v: c.add_(v))(y[0]),
+            "add_unbatched_0dim": lambda: vmap(lambda v: torch.ones(()).add_(v[0]))(x),
+            "add_unbatched_wider": lambda: vmap(lambda v: torch.ones(2, 3).add_(v, alpha=2))(x),
+            "atan2_unbatched": lambda: vmap(lambda v: torch.ones(1).atan2_(v))(x),
+            "bitwise_or_unbatched": lambda: vmap(lambda v: c.long().bitwise_or_(v.long()))(x),
         }
         return calls[case]()
     same(body, grad_fn=False)

@@ -152,10 +152,36 @@ for _name in _ELEMENTWISE:
     RULES[_name] = elementwise
 
 
+# In-place ops that torch runs straight on the physical values: an unbatched self is the
+# output of a broadcast with the batched arguments, which TensorIterator refuses
+_INPLACE_ON_PHYSICAL_IN_TORCH = frozenset(("add", "atan2", "copysign", "bitwise_and",
+                                           "bitwise_or", "bitwise_xor", "gcd"))
+
+
+def _unbatched_output_error(op, args, level):
+    """torch's error for ``self.op_(batched)`` with an unbatched ``self``: the batched
+    arguments' physical shapes (batch first, examples aligned to the widest) do not fit in
+    ``self``'s."""
+    n = op.n_tensors
+    rank = max(_logical_ndim(a) for a in args[:n] if isinstance(a, Tensor))
+    shapes = [tuple(args[0].shape)]
+    for a in args[1:n]:
+        if _batched(a, level):
+            example = tuple(a.shape)
+            shapes.append((level_size(level),) + (1,) * (rank - len(example)) + example)
+        elif isinstance(a, Tensor):
+            shapes.append(tuple(a.shape))
+    broadcast = list(np.broadcast_shapes(*shapes))
+    return RuntimeError(f"output with shape {list(shapes[0])} doesn't match the broadcast "
+                        f"shape {broadcast}")
+
+
 def inplace_rule(op, args, level):
     """``self.op_(...)`` under vmap: on self's physical value when self is batched; torch's
     error when only another argument is."""
     self_ = args[0]
+    if not _batched(self_, level) and op.name in _INPLACE_ON_PHYSICAL_IN_TORCH:
+        raise _unbatched_output_error(op, args, level)
     if not _batched(self_, level):
         raise RuntimeError(
             "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists "
