@@ -461,3 +461,23 @@ def test_where_with_one_of_input_and_other_refuses():
                 messages.append(str(e))
         return messages, t.where(x > 0, x, 2.0), t.where(x > 0)
     same(body)
+
+
+def test_add_and_sub_with_an_alpha_refuse_none_and_their_in_place_forms_too():
+    """``torch.sub(x, None, alpha=2)`` was NaN in ember (NumPy reads None as NaN where the
+    fused multiply-add casts its number operand), silently; torch refuses the None. The
+    in-place forms refuse a non-tensor operand with the method's message (``x.sub_(None)``:
+    NumPy's casting error before)."""
+    def body(t):
+        x = t.ones(2)
+        messages = []
+        for call in (lambda: t.sub(x, None, alpha=2), lambda: x.add(None, alpha=2),
+                     lambda: t.add(None, x, alpha=2), lambda: x.sub_(None, alpha=0.5),
+                     lambda: x.sub_(None), lambda: x.mul_(None), lambda: x.add_("a"),
+                     lambda: x.mul_([1, 2]), lambda: x.atan2_(None)):
+            try:
+                call()
+            except TypeError as e:
+                messages.append(str(e))
+        return messages, x
+    same(body)

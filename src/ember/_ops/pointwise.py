@@ -224,6 +224,8 @@ def _scaled_add(base, scaled, alpha, subtract=False):
 def _number_in(value, dtype):
     """The Python number ``value`` rounded to ``dtype`` (float16 through float32, as torch's
     Half is built from a float), as a Python number."""
+    if value is None:  # (NumPy reads None as NaN: add(x, None, alpha=2) was NaN, silently)
+        raise TypeError("a number is required, not None")
     return float(np.asarray(half_source(value) if dtype == np.float16 else value, dtype=dtype))
 
 

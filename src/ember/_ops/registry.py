@@ -1905,7 +1905,13 @@ def inplace_across_devices(op, args, error):
     across devices, or None (then the caller raises ``error``)."""
     if hasattr(error, "method_form"):  # (an ndarray operand: x.add_(a) is a method call)
         raise as_method(error, op.name + "_") from None
-    return across_devices(op, args, inplace=True)
+    again = across_devices(op, args, inplace=True)
+    if again is None:
+        try:  # (a kernel refusing None or another non-tensor: x.sub_(None))
+            refuse_non_tensor(op, args, error)
+        except TypeError as refusal:
+            raise as_method(refusal, op.name + "_") from None
+    return again
 
 
 def broadcast_error(operands):
