@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from oracle import error_of, same
+from oracle import error_of, graph_tree, same
 
 import ember
 
@@ -202,6 +202,19 @@ def test_histc_runs_once_per_example_with_torchs_warning():
                    error_of(lambda: vmap(lambda v: torch.histc(v, 2))(torch.tensor(inf_row))))
         # (torch's text ends with the C++ place that warned)
         return out, [str(w.message).split(" (Triggered internally")[0] for w in seen]
+    same(body)
+
+
+def test_unfold_of_0dim_examples_records_torchs_nodes():
+    """Tensor.unfold of a 0-dim tensor is torch's unfold op (UnfoldBackward0), and under vmap
+    the examples are unfolded as (B, 1) and squeezed back (SqueezeBackward1 over it)."""
+    def body(torch):
+        x = torch.tensor(X[:, 0], requires_grad=True)
+        outs = [torch.func.vmap(lambda v: v.unfold(0, 1, 1))(x),
+                torch.func.vmap(lambda v: (v * 2).unfold(-1, 1, 3))(x), x[1].unfold(0, 1, 1)]
+        g, = torch.autograd.grad(sum(o.sum() for o in outs), x, create_graph=True)
+        gg, = torch.autograd.grad(outs[2].sum() * g.sum(), x)
+        return outs, [graph_tree(o.grad_fn) for o in outs], g, gg
     same(body)
 
 

@@ -363,9 +363,8 @@ def _unfold(self, dimension, size, step):
                            f"{size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    if nd == 0:
-        return self.reshape(1)
-    # (the unfold op, not an as_strided view: its node and gradient are torch's UnfoldBackward0)
+    # (the unfold op, not an as_strided view: its node and gradient are torch's UnfoldBackward0,
+    # a 0-dim input's too)
     from .spectral import unfold
     return unfold(self, d, size, step)
 

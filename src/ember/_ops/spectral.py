@@ -31,8 +31,10 @@ def _warn_once(key, message):
 @op("unfold", view=True, promote=NONE)
 def unfold(self, dimension, size, step):
     """Frames of ``size`` elements every ``step`` along ``dimension`` (a new last dim)."""
+    if self.ndim == 0:  # (torch: a 0-dim tensor is one frame of its one element)
+        return self.reshape(1)
     xp = get_xp(self)
-    d = dimension % max(self.ndim, 1)
+    d = dimension % self.ndim
     frames = xp.lib.stride_tricks.sliding_window_view(self, size, axis=d)
     return frames[(slice(None),) * d + (slice(None, None, step),)]
 
@@ -46,6 +48,8 @@ def _(grad, self_shape, dimension, size, step):
 def unfold_backward(grad_in, input_sizes, dim, size, step):
     """Overlap-add: the sum of the frames of ``grad_in`` back into a tensor of
     ``input_sizes`` (``unfold``'s adjoint)."""
+    if not input_sizes:  # (a 0-dim input's one frame)
+        return grad_in.reshape(())
     xp = get_xp(grad_in)
     d = dim % len(input_sizes)
     frames = xp.moveaxis(grad_in, d, -2)  # (..., n_frames, size)

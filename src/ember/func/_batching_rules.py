@@ -378,9 +378,11 @@ def squeeze_rule(op, args, level):
 
 @rule("unfold")
 def unfold_rule(op, args, level):
-    """unfold of the example's ``dimension``, one past the batch. (Tensor.unfold of a 0-dim
-    example is a reshape, which never reaches the op.)"""
+    """unfold of the example's ``dimension``, one past the batch. A 0-dim example's one frame:
+    torch unfolds the examples as (B, 1) over dim 1 and squeezes that dim away."""
     x, dimension, size, step = args
+    if x.dim() == 0:
+        return wrap(op(x._value.unsqueeze(1), 1, size, step).squeeze(1), level)
     return wrap(op(x._value, _shift(dimension, x.dim()), size, step), level)
 
 
