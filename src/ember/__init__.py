@@ -55,6 +55,7 @@ from ._ops.linalg_decomp import *  # noqa: F401,F403
 from ._ops.nn_ops import *  # noqa: F401,F403
 from ._ops.activation import *  # noqa: F401,F403
 from ._ops.loss import *  # noqa: F401,F403
+from ._ops.aten_losses import *  # noqa: F401,F403  (torch.kl_div...: aten signatures)
 from ._ops.conv import *  # noqa: F401,F403
 from ._ops.pooling import *  # noqa: F401,F403
 from ._ops.grid_sample import *  # noqa: F401,F403

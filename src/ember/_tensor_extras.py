@@ -547,14 +547,6 @@ def nonzero_static(input, *, size, fill_value=-1):  # noqa: A002
     return _wrap(out)
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
-             zero_infinity=False):
-    from .nn import functional as F
-    reduction = {0: "none", 1: "mean", 2: "sum"}.get(reduction, reduction)
-    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
-                      zero_infinity)
-
-
 def set_default_tensor_type(t):
     """Deprecated: the default float dtype from a legacy type (or its name)."""
     from ._legacy import LEGACY
@@ -565,7 +557,7 @@ def set_default_tensor_type(t):
 for _name in ("put", "nonzero_static"):
     __all__.append(_name)
 __all__ += ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
-            "preserve_format", "legacy_contiguous_format", "ctc_loss",
+            "preserve_format", "legacy_contiguous_format",
             "set_default_tensor_type"]
 
 

@@ -1,0 +1,86 @@
+"""The losses of the ``torch`` namespace are aten's operators, not ``nn.functional``'s: an int
+reduction (unreduced by default), aten's positional order, torch's parser error for a string
+reduction; ``F``'s functions of the same names keep their own signatures."""
+import pytest
+
+from oracle import same
+
+
+def _inputs(torch):
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(3, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    c = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    sign = torch.randn(3, 4, generator=g, dtype=torch.float64).sign()
+    prob = torch.rand(3, 4, generator=g, dtype=torch.float64)
+    return a, b, c, sign, prob
+
+
+def _log_probs(torch):
+    g = torch.Generator().manual_seed(1)
+    lp = torch.randn(5, 2, 4, generator=g, dtype=torch.float64).log_softmax(2)
+    return lp.detach().requires_grad_(), torch.tensor([[1, 2], [1, 3]])
+
+
+# name -> the call without its reduction, as (positional arguments, keyword arguments)
+CALLS = {
+    "kl_div": lambda t, a, b, c, s, p: ((a, b.log_softmax(1).exp()), {}),
+    "margin_ranking_loss": lambda t, a, b, c, s, p: ((a, b, s, 0.3), {}),
+    "hinge_embedding_loss": lambda t, a, b, c, s, p: ((a, s, 0.7), {}),
+    "binary_cross_entropy_with_logits": lambda t, a, b, c, s, p: ((a, p, p + 0.5, None), {}),
+    "triplet_margin_loss": lambda t, a, b, c, s, p: ((a, b, c, 0.9, 2.0, 1e-6, True), {}),
+    "cosine_embedding_loss": lambda t, a, b, c, s, p: ((a, b, s[:, 0], 0.1), {}),
+    "poisson_nll_loss": lambda t, a, b, c, s, p: ((a, p, True, False, 1e-8), {}),
+    "ctc_loss": lambda t, *_: ((*_log_probs(t), [5, 5], [2, 2], 0), {}),
+}
+
+
+def _call(torch, name, **kw):
+    args, kwargs = CALLS[name](torch, *_inputs(torch))
+    return getattr(torch, name)(*args, **kwargs, **kw)
+
+
+@pytest.mark.parametrize("name", sorted(set(CALLS) - {"poisson_nll_loss"}))
+def test_default_reduction_is_none(name):
+    # (torch's binding reads aten's default at::Reduction::Mean as 0)
+    same(lambda torch: _call(torch, name))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2, 3, -1])
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_int_reduction_values_nodes_and_gradient(name, reduction):
+    def body(torch):
+        args, _ = CALLS[name](torch, *_inputs(torch))
+        loss = getattr(torch, name)(*args, reduction=reduction)
+        (grad,) = torch.autograd.grad(loss.sum(), args[0])
+        return loss, grad
+    same(body)
+
+
+@pytest.mark.parametrize("name", sorted(set(CALLS) - {"ctc_loss"}))
+@pytest.mark.parametrize("reduction", ["mean", "none", None, 1.0, True])
+def test_non_int_reduction_is_a_type_error(name, reduction):
+    def positional(torch):
+        args, _ = CALLS[name](torch, *_inputs(torch))
+        # reduction at its aten position: after every argument before it (defaults filled)
+        full = {"kl_div": 2, "margin_ranking_loss": 4, "hinge_embedding_loss": 3,
+                "binary_cross_entropy_with_logits": 4, "triplet_margin_loss": 7,
+                "cosine_embedding_loss": 4, "poisson_nll_loss": 5}[name]
+        return getattr(torch, name)(*args[:full], reduction)
+    same(positional)
+    same(lambda torch: _call(torch, name, reduction=reduction))
+
+
+def test_ctc_loss_string_reduction_is_torchs_type_error():
+    same(lambda torch: _call(torch, "ctc_loss", reduction="mean"))
+
+
+def test_kl_div_takes_log_target_by_keyword_only():
+    same(lambda torch: torch.kl_div(*_inputs(torch)[:2], 1, True))
+    same(lambda torch: torch.kl_div(_inputs(torch)[0], _inputs(torch)[0], 1, log_target=True))
+
+
+def test_functional_losses_keep_their_string_reduction():
+    same(lambda torch: torch.nn.functional.kl_div(*_inputs(torch)[:2], reduction="sum"))
+    same(lambda torch: torch.nn.functional.margin_ranking_loss(
+        *_inputs(torch)[:2], _inputs(torch)[3], reduction="mean"))
