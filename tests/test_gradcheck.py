@@ -311,3 +311,57 @@ def test_outputs_that_do_not_require_grad_are_not_checked():
         return torch.autograd.gradcheck(
             lambda x: torch.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5), (x,))
     same(body)
+
+
+class TestStridedInputs:
+    """A transposed, sliced or empty input is perturbed in place through its own strides (a
+    flattened copy would leave the function unchanged and the numerical Jacobian zero); an
+    expanded input, whose elements share memory, is refused as torch refuses it."""
+
+    def test_oracle(self):
+        def body(torch):
+            def catch(f):
+                try:
+                    return f()
+                except Exception as e:  # noqa: BLE001
+                    return (type(e).__name__, str(e))
+
+            def leaf(t):
+                return t.detach().requires_grad_()
+
+            grid = torch.tensor(np.arange(12.0).reshape(3, 4) / 7 - 0.5)
+            t = leaf(grid.t())
+            sliced = leaf(grid[:, ::2])
+            z = leaf(torch.tensor(np.arange(6.0).reshape(2, 3) / 5 + 1j).t())
+            empty = leaf(torch.zeros(0, 3, dtype=torch.float64).t())
+            size_one = leaf(torch.ones(1, 3, dtype=torch.float64).expand(4, 3)[:1])
+            expanded = leaf(torch.ones(3, 1, dtype=torch.float64).expand(3, 4))
+            before = t.detach().clone()
+            return [torch.autograd.gradcheck(lambda a: a.contiguous().sum(1), (t,)),
+                    torch.autograd.gradcheck(lambda a: (a * a).exp(), (t,), fast_mode=True),
+                    torch.autograd.gradcheck(lambda a, b: a @ b, (t, sliced)),
+                    torch.autograd.gradcheck(Square.apply, (sliced,), fast_mode=True),
+                    torch.autograd.gradcheck(WrongSquare.apply, (t,), raise_exception=False),
+                    torch.autograd.gradcheck(WrongSquare.apply, (t,), raise_exception=False,
+                                             fast_mode=True),
+                    torch.autograd.gradgradcheck(lambda a: (a * a).sin(), (t,)),
+                    torch.autograd.gradgradcheck(lambda a: a.tanh() * a, (sliced,),
+                                                 fast_mode=True),
+                    torch.autograd.gradcheck(lambda a: (a * a).exp(), (z,)),
+                    torch.autograd.gradcheck(lambda a: (a * a).abs(), (z,), fast_mode=True),
+                    torch.autograd.gradgradcheck(lambda a: a * a.conj() * a, (z,)),
+                    torch.autograd.gradcheck(lambda a: a * 2, (empty,)),
+                    torch.autograd.gradcheck(lambda a: a * 2, (size_one,)),
+                    catch(lambda: torch.autograd.gradcheck(lambda a: a * 2, (expanded,))),
+                    catch(lambda: torch.autograd.gradcheck(
+                        lambda a, b: a + b, (t, expanded.t()), fast_mode=True)),
+                    catch(lambda: torch.autograd.gradgradcheck(lambda a: a * a, (expanded,))),
+                    torch.equal(t, before), t.stride()]
+        # (torch warns about torch.jit the first time its complex checks import their helpers)
+        same(body, check_warnings=False)
+
+    def test_a_wrong_gradient_of_a_transposed_input_is_caught(self):
+        from ember.autograd.gradcheck import GradcheckError
+        x = rng_leaf((3, 2), 4).detach().t().requires_grad_()
+        with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+            autograd.gradcheck(WrongSquare.apply, (x,))

@@ -39,12 +39,14 @@ def _numerical_columns(func, inputs, wrt, out_index, eps, wirtinger):
     """Central differences per input element. ``wirtinger``: a complex input element gives
     one row ``ds/dx + i ds/dy``; otherwise two rows ``ds/dx`` and ``ds/dy``."""
     x = inputs[wrt]._data
-    flat = x.reshape(-1)  # a view: perturbing it perturbs the input in place
     cplx = x.dtype.kind == "c"
     rows = []
     with no_grad():
-        for k in range(flat.size):
-            diffs = [_difference(func, inputs, out_index, flat, k, step)
+        # Index the input's own array (a strided view for a transposed or sliced input):
+        # flattening would copy a non-contiguous one and perturb the copy. np.ndindex walks
+        # the elements in the logical row-major order of the analytical Jacobian's rows.
+        for index in np.ndindex(x.shape):
+            diffs = [_difference(func, inputs, out_index, x, index, step)
                      for step in ((eps, 1j * eps) if cplx else (eps,))]
             if cplx and wirtinger:
                 rows.append(diffs[0] + 1j * diffs[1])
@@ -54,15 +56,16 @@ def _numerical_columns(func, inputs, wrt, out_index, eps, wirtinger):
     return np.array(rows).reshape(len(rows), n_out) if rows else np.zeros((0, n_out))
 
 
-def _difference(func, inputs, out_index, flat, k, step):
-    """(f(x + step e_k) - f(x - step e_k)) / 2|step|, flattened."""
-    orig = flat[k]
+def _difference(func, inputs, out_index, x, index, step):
+    """(f(x + step e_index) - f(x - step e_index)) / 2|step|, flattened; ``x`` is the
+    input's array, perturbed in place."""
+    orig = x[index]
     values = []
     for sign in (1, -1):
-        flat[k] = orig + sign * step
+        x[index] = orig + sign * step
         out = _outputs(func, inputs)[out_index]._data
         values.append(out.astype(np.complex128 if out.dtype.kind == "c" else np.float64))
-    flat[k] = orig
+    x[index] = orig
     return ((values[0] - values[1]) / (2 * abs(step))).reshape(-1)
 
 
@@ -138,6 +141,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", UserWarning,
                           stacklevel=2)
+        _check_not_overlapping(inputs[i], i)
     outs = _outputs(func, inputs)
     if check_forward_ad:
         for o in _differentiable_outputs(outs):
@@ -160,6 +164,16 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         if not ok:
             return False
     return True
+
+
+def _check_not_overlapping(t, index):
+    """Refuse an input with a stride-0 dimension (an expanded one), as torch does: perturbing
+    one of its elements would perturb every element sharing its memory."""
+    if not all(st > 0 or sz <= 1 for st, sz in zip(t.stride(), t.shape)):
+        raise RuntimeError(f"The {index}th input has a dimension with stride 0. gradcheck only "
+                           "supports inputs that are non-overlapping to be able to compute the "
+                           "numerical gradients correctly. You should call .contiguous on the "
+                           "input before passing it to gradcheck.")
 
 
 def _differentiable_outputs(outs):
