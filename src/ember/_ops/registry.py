@@ -815,7 +815,7 @@ class OpDef:
                 raise TypeError(f"{self.name}(): argument '{k}' must be Number, not "
                                 f"{_parser_typename(v)}")
             full[i] = v
-        if _MISSING in full:
+        if any(v is _MISSING for v in full):  # (not `in`: an array argument compares by ==)
             raise self._missing_error(full)
         return full
 
