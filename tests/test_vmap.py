@@ -218,6 +218,28 @@ def test_unfold_of_0dim_examples_records_torchs_nodes():
     same(body)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("zeros", [False, True])
+def test_prod_gradients_under_transforms_are_torchs_bits(dtype, zeros):
+    """Under torch.func, prod's backward takes torch's zero-safe path (products of the other
+    elements, no division): the same bits as torch, second order and 0-dim examples too."""
+    data = np.array([[0.3, 0.7], [1.3, 0.9], [2.1, 0.11]], dtype=dtype)
+    if zeros:
+        data[0, 1] = data[1] = 0
+
+    def body(torch):
+        func = torch.func
+        x = torch.tensor(data)
+        outs = []
+        for prod in (torch.prod, lambda v: v.prod(0), lambda v: v.prod(-1, keepdim=True)):
+            first = func.grad(lambda v: prod(v).sum())
+            outs += [func.vmap(first)(x), func.vmap(func.grad(lambda v: first(v).sum()))(x),
+                     func.vmap(func.vmap(first))(x)]
+        outs.append(func.grad(lambda v: func.vmap(torch.prod)(v).sum())(x))
+        return outs
+    same(body, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("name", ["nanmean", "trace", "dist", "unfold", "frexp"])
 def test_rules_of_former_fallbacks_record_torchs_nodes(name):
     """nanmean, trace, dist, unfold, frexp under vmap: one batched op each, recorded with

@@ -513,11 +513,11 @@ def prod_all(self, dtype=None):
 def _(grad, self, result):
     if self.ndim == 0:
         return grad
-    if not _has_zero(self):
+    if not _in_transform() and not _has_zero(self):
         return grad * (result / self)
     # NOTE: with zeros, result / self is 0/0: multiply the products of the other elements,
     # as torch does (flattened, so the "other elements" are all of them).
-    return reshape(grad * _prod_others(reshape(self, (-1,)), 0), self.shape)
+    return reshape(_prod_safe_zeros_backward(grad, reshape(self, (-1,)), 0), self.shape)
 
 
 @op("prod", promote=NONE, node="ProdBackward1", quiet=True, writes=1)
@@ -531,13 +531,28 @@ def _(grad, self, result, dim, keepdim):
     if self.ndim == 0:
         return grad
     g = _unreduce(grad, self.shape, dim, keepdim)
-    if not _has_zero(self):
+    if not _in_transform() and not _has_zero(self):
         return g * (_unreduce(result, self.shape, dim, keepdim) / self)
-    return g * _prod_others(self, _wrap_dim(dim, self.ndim))
+    return _prod_safe_zeros_backward(g, self, _wrap_dim(dim, self.ndim))
 
 
 def _has_zero(x):
     return bool((_raw(x) == 0).any())
+
+
+def _in_transform():
+    """Whether a torch.func transform runs now: torch's prod_backward takes its zero-safe
+    path for functorch's wrapped tensors (isTensorSubclassLike), without dividing."""
+    from ..func._outer_graph import transform_running
+    return transform_running()
+
+
+def _prod_safe_zeros_backward(grad, x, d):
+    """torch's prod_safe_zeros_backward: ``grad`` times the products of the other elements
+    along ``d``; ``grad`` itself where there are none."""
+    if x.shape[d] == 1:
+        return grad
+    return grad * _prod_others(x, d)
 
 
 def _prod_others(x, d):
