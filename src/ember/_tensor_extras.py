@@ -160,20 +160,104 @@ def get_device(input):  # noqa: A002
 
 
 def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002
-    """Central differences inside, one-sided at the edges (NumPy's gradient), per dimension."""
-    if input.requires_grad:
-        raise RuntimeError("ember: gradient() of a tensor that requires grad has no "
-                           "derivative in ember yet")
-    dims = range(input.dim()) if dim is None else ([dim] if isinstance(dim, int) else dim)
-    dims = [d % input.dim() for d in dims]
-    if isinstance(spacing, (list, tuple)):
-        spacing = [s._data if isinstance(s, Tensor) else s for s in spacing]
+    """Central differences inside, one-sided at the edges, per dimension.
+
+    Built, as torch builds it, from slices of ``input`` combined by sub/mul/div and joined
+    by cat: autograd differentiates it, with torch's grad_fns and rounding.
+    """
+    dims, steps = _gradient_arguments(input, spacing, dim, edge_order)
+    from ._ops.shape import cat
+    return tuple(cat(_gradient_pieces(input, d, step, edge_order), d)
+                 for d, step in zip(dims, steps))
+
+
+def _gradient_arguments(input, spacing, dim, edge_order):  # noqa: A002
+    """The wrapped dims and one spacing (a number or a coordinates tensor) for each, with
+    torch's checks in torch's order."""
+    from ._ops.shape import _unique_dims
+    if input.dtype == D.uint8:
+        raise RuntimeError("ember.gradient does not support uint8 input.")
+    listed = isinstance(spacing, (list, tuple))
+    dims = range(input.dim()) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if listed and dim is None and len(spacing) != input.dim():
+        raise RuntimeError("ember.gradient expected spacing to be unspecified, a scalar, or a "
+                           "list of length equal to 'self.dim() = {}', since dim argument was "
+                           "not given, but got a list of length {}".format(input.dim(),
+                                                                           len(spacing)))
+    if listed and dim is not None and len(spacing) != len(dims):
+        raise RuntimeError("ember.gradient expected spacing to be unspecified, a scalar or it's "
+                           "spacing and dim arguments to have the same length, but got a "
+                           f"spacing argument of length {len(spacing)} and a dim argument of "
+                           f"length {len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("ember.gradient only supports edge_order=1 and edge_order=2.")
+    dims = _unique_dims(dims, input.dim())
+    if any(input.shape[d] < edge_order + 1 for d in dims):
+        raise RuntimeError("ember.gradient expected each dimension size to be at least "
+                           "edge_order+1")
+    if not listed:  # one number (or a 0-dim tensor holding one) for every dim
+        spacing = [spacing.item() if isinstance(spacing, Tensor) else spacing] * len(dims)
+    for step in spacing:
+        if isinstance(step, Tensor) and step.dim() != 1:
+            raise RuntimeError("ember.gradient expected each element of spacing to have one "
+                               f"dimension, but got an element with {step.dim()} dimensions!")
+    return dims, list(spacing)
+
+
+def _gradient_pieces(input, d, step, edge_order):  # noqa: A002
+    """(first edge, interior, last edge) of the gradient along ``d``."""
+    from ._ops.shape import slice_
+
+    def part(start, end=None):
+        return slice_(input, d, start, end, 1)
+    div_scalar, mul_scalar = _number_ops(input)
+    if isinstance(step, Tensor):
+        return _gradient_on_coordinates(input, part, d, step, edge_order)
+    # (torch's C++ divides and multiplies by the number itself: div.Scalar, mul.Scalar)
+    center = div_scalar(div_scalar(part(2) - part(0, -2), step), 2)
+    if edge_order == 1:
+        first = div_scalar(part(1, 2) - part(0, 1), step)
+        last = div_scalar(part(-1) - part(-2, -1), step)
     else:
-        spacing = [spacing] * len(dims)
-    out = np.gradient(input._data, *spacing, axis=tuple(dims), edge_order=edge_order)
-    out = out if isinstance(out, (list, tuple)) else [out]
-    dt = input.dtype if input.is_floating_point() else D.get_default_dtype()
-    return tuple(_wrap(np.asarray(o).astype(dt.np)) for o in out)
+        first = div_scalar(mul_scalar(part(0, 1), -1.5) + mul_scalar(part(1, 2), 2)
+                           - mul_scalar(part(2, 3), 0.5), step)
+        last = div_scalar(mul_scalar(part(-3, -2), 0.5) - mul_scalar(part(-2, -1), 2)
+                          + mul_scalar(part(-1), 1.5), step)
+    return first, center, last
+
+
+def _number_ops(input):  # noqa: A002
+    """Division and multiplication by a Python number as torch's C++ does them: div.Scalar
+    and mul.Scalar (DivBackward1, MulBackward1) for a tensor that can require grad; for an
+    integral one, the operators, which promote it to the default float dtype as torch does."""
+    if input.is_floating_point() or input.is_complex():
+        from ._ops.pointwise import div_scalar, mul_scalar
+        return div_scalar, mul_scalar
+    return (lambda t, n: t / n), (lambda t, n: t * n)
+
+
+def _gradient_on_coordinates(input, part, d, coords, edge_order):  # noqa: A002
+    """The pieces for samples at ``coords`` along ``d``: second-order weights of the
+    uneven neighbours inside, one- or two-step differences at the edges."""
+    h = coords.diff(1, 0)
+    h1, h2 = h[:-1], h[1:]
+    along = [1] * input.dim()
+    along[d] = -1
+    a = (-h2 / (h1 * (h1 + h2))).reshape(along)
+    b = ((h2 - h1) / (h1 * h2)).reshape(along)
+    c = (h1 / (h2 * (h1 + h2))).reshape(along)
+    center = a * part(0, -2) + b * part(1, -1) + c * part(2)
+    if edge_order == 1:
+        return (part(1, 2) - part(0, 1)) / h[0], center, (part(-1) - part(-2, -1)) / h[-1]
+    a = -(2.0 * h[0] + h[1]) / (h[0] * (h[0] + h[1]))
+    b = (h[0] + h[1]) / (h[0] * h[1])
+    c = -h[0] / (h[1] * (h[0] + h[1]))
+    first = a * part(0, 1) + b * part(1, 2) + c * part(2, 3)
+    a = h[-1] / (h[-2] * (h[-1] + h[-2]))
+    b = -(h[-1] + h[-2]) / (h[-1] * h[-2])
+    c = (2 * h[-1] + h[-2]) / (h[-1] * (h[-1] + h[-2]))
+    last = a * part(-3, -2) + b * part(-2, -1) + c * part(-1)
+    return first, center, last
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
