@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import arg_extreme, as_array, get_xp, reduce_sum
-from .._state import forward_hook, profiler_hook, vmap_hook
+from .._state import forward_hook, profiler_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_view
 from .._numpy_keywords import own_keywords
@@ -513,8 +513,14 @@ def prod_all(self, dtype=None):
 def _(grad, self, result):
     if self.ndim == 0:
         return grad
-    if not _in_transform() and not _has_zero(self):
+    zeros = 0 if _in_transform() else int((_raw(self) == 0).sum())
+    if not _in_transform() and not zeros:
         return grad * (result / self)
+    if zeros > 1 and not state.grad_enabled:
+        # (torch's shortcut: with two zeros every product of the others is zero; a fresh
+        # zero tensor, so +0.0 whatever the signs)
+        data = _raw(self)
+        return _like(self, get_xp(data).zeros(data.shape, data.dtype))
     # NOTE: with zeros, result / self is 0/0: multiply the products of the other elements,
     # as torch does (flattened, so the "other elements" are all of them).
     return reshape(_prod_safe_zeros_backward(grad, reshape(self, (-1,)), 0), self.shape)
