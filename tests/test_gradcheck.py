@@ -22,6 +22,14 @@ def rng_leaf(shape, seed, low=None):
     return ember.tensor(a, requires_grad=True)
 
 
+def catch(f):
+    """What ``f()`` returns, or the type name and message of what it raises."""
+    try:
+        return f()
+    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+        return (type(e).__name__, str(e))
+
+
 class Square(Function):
     @staticmethod
     def forward(ctx, x):
@@ -189,12 +197,6 @@ class TestGradcheck:
 
     def test_oracle(self):
         def body(torch):
-            def catch(f):
-                try:
-                    return f()
-                except Exception as e:  # noqa: BLE001
-                    return (type(e).__name__, str(e))
-
             class Bad(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, x):
@@ -268,12 +270,6 @@ class TestComplex:
 
     def test_oracle(self):
         def body(torch):
-            def catch(f):
-                try:
-                    return f()
-                except Exception as e:  # noqa: BLE001
-                    return (type(e).__name__, str(e))
-
             class WrongConj(torch.autograd.Function):
                 """z * z with the holomorphic (unconjugated) derivative: wrong for torch."""
 
@@ -320,12 +316,6 @@ class TestStridedInputs:
 
     def test_oracle(self):
         def body(torch):
-            def catch(f):
-                try:
-                    return f()
-                except Exception as e:  # noqa: BLE001
-                    return (type(e).__name__, str(e))
-
             def leaf(t):
                 return t.detach().requires_grad_()
 
@@ -340,6 +330,9 @@ class TestStridedInputs:
             return [torch.autograd.gradcheck(lambda a: a.contiguous().sum(1), (t,)),
                     torch.autograd.gradcheck(lambda a: (a * a).exp(), (t,), fast_mode=True),
                     torch.autograd.gradcheck(lambda a, b: a @ b, (t, sliced)),
+                    torch.autograd.gradcheck(lambda a: a.sin() * a, (t,), check_forward_ad=True),
+                    torch.autograd.gradcheck(lambda a: (a * a.conj()).real, (z,),
+                                             check_forward_ad=True),
                     torch.autograd.gradcheck(Square.apply, (sliced,), fast_mode=True),
                     torch.autograd.gradcheck(WrongSquare.apply, (t,), raise_exception=False),
                     torch.autograd.gradcheck(WrongSquare.apply, (t,), raise_exception=False,
