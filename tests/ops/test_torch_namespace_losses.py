@@ -84,3 +84,60 @@ def test_functional_losses_keep_their_string_reduction():
     same(lambda torch: torch.nn.functional.kl_div(*_inputs(torch)[:2], reduction="sum"))
     same(lambda torch: torch.nn.functional.margin_ranking_loss(
         *_inputs(torch)[:2], _inputs(torch)[3], reduction="mean"))
+
+
+def _a(torch, *shape):
+    g = torch.Generator().manual_seed(2)
+    return torch.randn(*shape, generator=g, dtype=torch.float64, requires_grad=True)
+
+
+# where F checks more than aten does (F's own checks before it calls the operator), and the
+# parser's errors for missing arguments
+ATEN_NOT_F = {
+    "margin_ranking_broadcasts": lambda t: t.margin_ranking_loss(
+        _a(t, 3, 4), _a(t, 4), _a(t, 3, 4).detach().sign(), 0.2, 1),
+    "triplet_zero_margin": lambda t: t.triplet_margin_loss(_a(t, 3, 4), _a(t, 3, 4) * 2,
+                                                           _a(t, 3, 4) - 1, 0.0),
+    "triplet_negative_margin": lambda t: t.triplet_margin_loss(_a(t, 3, 4), _a(t, 3, 4) * 2,
+                                                               _a(t, 3, 4) - 1, -1.0, 2.0),
+    "triplet_dimensions": lambda t: t.triplet_margin_loss(_a(t, 3, 4), _a(t, 4), _a(t, 3, 4)),
+    "bce_smaller_target": lambda t: t.binary_cross_entropy_with_logits(
+        _a(t, 3, 4), _a(t, 4).detach().sigmoid()),
+    "bce_crossed_shapes": lambda t: t.binary_cross_entropy_with_logits(
+        _a(t, 3, 1), _a(t, 1, 4).detach().sigmoid()),
+    "bce_smaller_input_forward": lambda t: t.binary_cross_entropy_with_logits(
+        _a(t, 4).detach(), _a(t, 3, 4).detach().sigmoid(), reduction=1),
+    "poisson_missing_one": lambda t: t.poisson_nll_loss(_a(t, 3), _a(t, 3), True, False, 1e-8),
+    "poisson_missing_after_keyword": lambda t: t.poisson_nll_loss(_a(t, 3), _a(t, 3), True,
+                                                                  eps=1.0),
+    "kl_div_missing_input": lambda t: t.kl_div(target=_a(t, 3)),
+    "ctc_missing": lambda t: t.ctc_loss(_a(t, 3)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ATEN_NOT_F))
+def test_aten_checks_not_functionals(case):
+    same(ATEN_NOT_F[case])
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("shapes", [((4,), (3, 4)), ((3, 1), (3, 4)), ((1, 4), (3, 4))])
+def test_bce_with_logits_input_broadcast_fails_in_backward_as_torch(shapes, reduction):
+    # torch's forward broadcasts a smaller input, its backward cannot write the gradient back
+    def body(torch):
+        x, y = _a(torch, *shapes[0]), _a(torch, *shapes[1]).detach().sigmoid()
+        loss = torch.binary_cross_entropy_with_logits(x, y, None, torch.ones(4) * 2, reduction)
+        return loss, torch.autograd.grad(loss.sum(), x)
+    same(body)
+
+
+def test_bce_with_logits_broadcast_input_has_a_tangent():
+    def body(torch):
+        import importlib
+        forward_ad = importlib.import_module(torch.__name__ + ".autograd.forward_ad")
+        x, y = _a(torch, 4).detach(), _a(torch, 3, 4).detach().sigmoid()
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(x, torch.ones_like(x))
+            loss = torch.binary_cross_entropy_with_logits(dual, y, reduction=1)
+            return forward_ad.unpack_dual(loss).tangent
+    same(body)

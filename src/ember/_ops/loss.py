@@ -1045,13 +1045,17 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     """max(0, -target * (x1 - x2) + margin)."""
-    from .unary import clamp_min
     reduction = reduction_enum(reduction, size_average, reduce)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
                            f"target: {target.shape} ")
-    from .pointwise import add_scalar
+    return margin_ranking(input1, input2, target, margin, reduction)
+
+
+def margin_ranking(input1, input2, target, margin, reduction):
+    """The aten operator (``torch.margin_ranking_loss``): its inputs broadcast."""
+    from .unary import clamp_min
     difference = input1 - input2  # (before the target's negation, as torch's order of checks)
     # (torch adds the margin as a number: add.Scalar, AddBackward1)
     return _apply_reduction(clamp_min(add_scalar(-target * difference, margin), 0), reduction)
@@ -1074,12 +1078,17 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with pairwise p-norm distances."""
-    from .nn_ops import pairwise_distance
-    from .pointwise import add_scalar, minimum
-    from .unary import clamp_min
     reduction = reduction_enum(reduction, size_average, reduce)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    return triplet_margin(anchor, positive, negative, margin, p, eps, swap, reduction)
+
+
+def triplet_margin(anchor, positive, negative, margin, p, eps, swap, reduction):
+    """The aten operator (``torch.triplet_margin_loss``): any margin, the dimensions checked."""
+    from .nn_ops import pairwise_distance
+    from .pointwise import minimum
+    from .unary import clamp_min
     a, pd_, n = anchor.ndim, positive.ndim, negative.ndim
     if not (a == pd_ == n):
         raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "

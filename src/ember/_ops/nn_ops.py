@@ -77,6 +77,14 @@ def bce_with_logits(self, target, weight, pos_weight, reduction):
 # _target_backward step by step, so that create_graph records torch's nodes (the mean divides
 # last, by a number: DivBackward1).
 @bce_with_logits.grad("self")
+def _bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
+    from .composite import _infer_size
+    # (torch's backward writes the target-shaped gradient into one of the input's shape: an
+    # input that broadcast in the forward fails here, as torch's; its tangent does not)
+    _in_place_shape(tuple(self.shape), _infer_size(tuple(self.shape), tuple(target.shape)))
+    return _bce_with_logits_grad_self(grad, self, target, weight, pos_weight, reduction)
+
+
 def _bce_with_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
     from .pointwise import sigmoid
     if pos_weight is None:
@@ -152,6 +160,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape!r}) must be the same as input size "
                          f"({input.shape!r})")
+    return checked_bce_with_logits(input, target, weight, pos_weight, reduction)
+
+
+def checked_bce_with_logits(input, target, weight, pos_weight, reduction):  # noqa: A002
+    """The aten operator (``torch.binary_cross_entropy_with_logits``): torch's refusals, then
+    the op; the input and target broadcast as far as torch's in-place steps allow."""
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
         if t is not None and t.requires_grad and state.grad_enabled:  # (no formula: torch's)
             raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not "
@@ -170,8 +184,11 @@ def _check_bce_with_logits(input, target, weight, pos_weight):
         raise NotImplementedError(f'"log_sigmoid_cpu" not implemented for '
                                   f"'{input.dtype.scalar_name}'")
     shape = tuple(input.shape)
-    if pos_weight is not None:
-        _in_place_shape(shape, _infer_size(tuple(pos_weight.shape), tuple(target.shape)))
+    if pos_weight is not None:  # (written into log_sigmoid(input): the input's shape)
+        _in_place_shape(shape, _infer_size(shape, _infer_size(tuple(pos_weight.shape),
+                                                               tuple(target.shape))))
+    shape = tuple(target.shape)  # (the loss is written into 1 - target: the target's shape)
+    _in_place_shape(shape, _infer_size(shape, tuple(input.shape)))
     if target.dtype is D.bool:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
