@@ -141,3 +141,19 @@ def test_bce_with_logits_broadcast_input_has_a_tangent():
             loss = torch.binary_cross_entropy_with_logits(dual, y, reduction=1)
             return forward_ad.unpack_dual(loss).tangent
     same(body)
+
+
+@pytest.mark.parametrize("name", sorted(set(CALLS) - {"poisson_nll_loss"}))
+def test_ops_aten_takes_the_schemas_mean_default(name):
+    # (the schema's default is at::Reduction::Mean; only the torch namespace's binding reads 0)
+    def body(torch):
+        args, _ = CALLS[name](torch, *_inputs(torch))
+        return getattr(torch.ops.aten, name)(*args)
+    same(body)
+
+
+@pytest.mark.parametrize("reduction", [0, 2])
+def test_ops_aten_takes_an_int_reduction(reduction):
+    same(lambda torch: torch.ops.aten.kl_div(*_inputs(torch)[:2], reduction))
+    same(lambda torch: torch.ops.aten.binary_cross_entropy_with_logits(
+        _inputs(torch)[0], _inputs(torch)[4], None, None, reduction))

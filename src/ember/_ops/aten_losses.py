@@ -55,31 +55,41 @@ def _required(loss):
 def _int_reduction(position, errors=_ParserErrors):
     """Give the wrapped loss F's reduction name for aten's int (its default 0 included), read
     at ``position`` (1-based, as torch's parser counts) or by keyword; a missing argument or a
-    reduction that is not an int raises ``errors``' TypeError, as torch's parser."""
+    reduction that is not an int raises ``errors``' TypeError, as torch's parser.
+
+    The wrapper's ``schema_form`` is the operator as its schema declares it, mean by default:
+    what ``ember.ops.aten.<name>`` runs (``torch.ops.aten.kl_div(a, b)`` is a mean)."""
     def decorate(loss):
-        required = _required(loss)
-
-        def name_of(reduction, where, args, kwargs):
-            if type(reduction) is not int:
-                raise errors.reduction(loss.__name__, reduction, where, args, kwargs)
-            return _REDUCTION_NAMES.get(reduction, "none")
-
-        @functools.wraps(loss)
-        def wrapper(*args, **kwargs):
-            missing = [name for name in required[len(args):] if name not in kwargs]
-            if missing:
-                raise errors.missing(loss.__name__, required, missing[0], args, kwargs)
-            if len(args) >= position:
-                named = list(args)
-                named[position - 1] = name_of(args[position - 1], position, args, kwargs)
-                args = named
-            elif "reduction" in kwargs:
-                kwargs["reduction"] = name_of(kwargs["reduction"], None, args, kwargs)
-            else:
-                kwargs["reduction"] = _REDUCTION_NAMES[0]
-            return loss(*args, **kwargs)
+        wrapper = _reading_int_reduction(loss, position, errors, _REDUCTION_NAMES[0])
+        wrapper.schema_form = _reading_int_reduction(loss, position, errors, _REDUCTION_NAMES[1])
         return wrapper
     return decorate
+
+
+def _reading_int_reduction(loss, position, errors, default):
+    """``loss`` called with an int reduction (see _int_reduction), ``default`` if none."""
+    required = _required(loss)
+
+    def name_of(reduction, where, args, kwargs):
+        if type(reduction) is not int:
+            raise errors.reduction(loss.__name__, reduction, where, args, kwargs)
+        return _REDUCTION_NAMES.get(reduction, "none")
+
+    @functools.wraps(loss)
+    def wrapper(*args, **kwargs):
+        missing = [name for name in required[len(args):] if name not in kwargs]
+        if missing:
+            raise errors.missing(loss.__name__, required, missing[0], args, kwargs)
+        if len(args) >= position:
+            named = list(args)
+            named[position - 1] = name_of(args[position - 1], position, args, kwargs)
+            args = named
+        elif "reduction" in kwargs:
+            kwargs["reduction"] = name_of(kwargs["reduction"], None, args, kwargs)
+        else:
+            kwargs["reduction"] = default
+        return loss(*args, **kwargs)
+    return wrapper
 
 
 def _functional():

@@ -144,6 +144,9 @@ def _public(name, method_only=False):
         public = getattr(Tensor, name, None)
     if public is None and name in _FUNCTIONAL_NAMES:
         public = getattr(ember.nn.functional, name)
+    # (a function whose defaults are torch's Python binding's, not the schema's, carries the
+    # schema's form: torch.kl_div(a, b) is unreduced, torch.ops.aten.kl_div(a, b) a mean)
+    public = getattr(public, "schema_form", public)
     return public if callable(public) else None
 
 
