@@ -73,3 +73,19 @@ def test_errors_match_torch():
             lambda: torch.gradient(x, spacing=[c, c]),
             lambda: torch.gradient(x.to(torch.uint8)))]
     same(body)
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_coordinates_that_require_grad_match_torch(edge_order):
+    """Coordinates are differentiated too: their graph (down to the mul.Scalar of the
+    second-order edge weights) and gradients are torch's, and gradcheck passes for them."""
+    def body(torch):
+        x = torch.tensor(SAMPLES[0], requires_grad=True)
+        c = torch.tensor(COORDS[1], requires_grad=True)
+        (g,) = torch.gradient(x, spacing=[c], edge_order=edge_order)
+        return g, graph_tree(g.grad_fn, 12), torch.autograd.grad((g * g).sum(), (x, c))
+    same(body)
+    x = ember.tensor(SAMPLES[0], requires_grad=True)
+    c = ember.tensor(COORDS[1], requires_grad=True)
+    assert ember.autograd.gradcheck(
+        lambda x, c: ember.gradient(x, spacing=[c], edge_order=edge_order), (x, c))

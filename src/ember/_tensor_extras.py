@@ -249,13 +249,14 @@ def _gradient_on_coordinates(input, part, d, coords, edge_order):  # noqa: A002
     center = a * part(0, -2) + b * part(1, -1) + c * part(2)
     if edge_order == 1:
         return (part(1, 2) - part(0, 1)) / h[0], center, (part(-1) - part(-2, -1)) / h[-1]
-    a = -(2.0 * h[0] + h[1]) / (h[0] * (h[0] + h[1]))
+    _, mul_scalar = _number_ops(h)
+    a = -(mul_scalar(h[0], 2.0) + h[1]) / (h[0] * (h[0] + h[1]))
     b = (h[0] + h[1]) / (h[0] * h[1])
     c = -h[0] / (h[1] * (h[0] + h[1]))
     first = a * part(0, 1) + b * part(1, 2) + c * part(2, 3)
     a = h[-1] / (h[-2] * (h[-1] + h[-2]))
     b = -(h[-1] + h[-2]) / (h[-1] * h[-2])
-    c = (2 * h[-1] + h[-2]) / (h[-1] * (h[-1] + h[-2]))
+    c = (mul_scalar(h[-1], 2) + h[-2]) / (h[-1] * (h[-1] + h[-2]))
     last = a * part(-3, -2) + b * part(-2, -1) + c * part(-1)
     return first, center, last
 
