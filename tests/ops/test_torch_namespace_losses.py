@@ -1,6 +1,7 @@
 """The losses of the ``torch`` namespace are aten's operators, not ``nn.functional``'s: an int
 reduction (unreduced by default), aten's positional order, torch's parser error for a string
 reduction; ``F``'s functions of the same names keep their own signatures."""
+import numpy as np
 import pytest
 
 from oracle import same
@@ -157,3 +158,32 @@ def test_ops_aten_takes_an_int_reduction(reduction):
     same(lambda torch: torch.ops.aten.kl_div(*_inputs(torch)[:2], reduction))
     same(lambda torch: torch.ops.aten.binary_cross_entropy_with_logits(
         _inputs(torch)[0], _inputs(torch)[4], None, None, reduction))
+
+
+# torch's parser: what each kind of parameter accepts, and its error for what it does not
+PARSER = {
+    "numpy_int_reduction": lambda t: t.kl_div(*_inputs(t)[:2], np.int64(2)),
+    "tensor_int_reduction": lambda t: t.kl_div(*_inputs(t)[:2], t.tensor(1)),
+    "tensor_float_reduction": lambda t: t.kl_div(*_inputs(t)[:2], t.tensor(1.5)),
+    "numpy_float_reduction": lambda t: t.kl_div(*_inputs(t)[:2], reduction=np.float64(1)),
+    "bool_margin": lambda t: t.hinge_embedding_loss(_inputs(t)[0], _inputs(t)[3], True, 2),
+    "numpy_margin": lambda t: t.hinge_embedding_loss(_inputs(t)[0], _inputs(t)[3],
+                                                     np.float64(0.5), 1),
+    "tensor_margin": lambda t: t.hinge_embedding_loss(_inputs(t)[0], _inputs(t)[3],
+                                                      t.tensor(0.5), 2),
+    "vector_margin": lambda t: t.hinge_embedding_loss(_inputs(t)[0], _inputs(t)[3],
+                                                      t.tensor([0.5, 1.0])),
+    "none_margin": lambda t: t.hinge_embedding_loss(_inputs(t)[0], _inputs(t)[3], None),
+    "string_margin": lambda t: t.margin_ranking_loss(*_inputs(t)[:3], margin="x"),
+    "int_swap": lambda t: t.triplet_margin_loss(*_inputs(t)[:3], 1.0, 2.0, 1e-6, 1),
+    "numpy_bool_log_target": lambda t: t.kl_div(*_inputs(t)[:2], log_target=np.bool_(True)),
+    "list_input": lambda t: t.kl_div([1.0], _inputs(t)[1]),
+    "int_weight": lambda t: t.binary_cross_entropy_with_logits(_inputs(t)[0], _inputs(t)[4], 3),
+    "int_log_input": lambda t: t.poisson_nll_loss(_inputs(t)[0], _inputs(t)[4], 1, False,
+                                                  1e-8, 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PARSER))
+def test_parser_accepts_and_refuses_as_torchs(case):
+    same(PARSER[case])

@@ -17,6 +17,11 @@ import functools
 import inspect
 import warnings
 
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor
+
 from .loss import margin_ranking, triplet_margin
 from .nn_ops import checked_bce_with_logits
 
@@ -25,6 +30,32 @@ __all__ = ['binary_cross_entropy_with_logits', 'cosine_embedding_loss', 'ctc_los
            'triplet_margin_loss']
 
 _REDUCTION_NAMES = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _type_name(value):
+    """The type as torch's parser names it (a C type's name carries its module: numpy's)."""
+    kind = type(value)
+    return f"numpy.{kind.__name__}" if kind.__module__.startswith("numpy") else kind.__name__
+
+
+def _is_scalar_tensor(value, integral):
+    return (isinstance(value, Tensor) and value.ndim == 0
+            and (not integral or value.dtype.category < D.FLOATING and value.dtype is not D.bool))
+
+
+# what torch's parser accepts for each kind of parameter (an annotation of the wrappers below)
+_ACCEPTS = {
+    "int": lambda v: (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                      or _is_scalar_tensor(v, True)),
+    "float": lambda v: isinstance(v, (int, float, np.number)) or _is_scalar_tensor(v, False),
+    "bool": lambda v: isinstance(v, bool),
+    "Tensor": lambda v: _is_tensor(v),
+    "Tensor | None": lambda v: v is None or _is_tensor(v),
+}
+
+
+def _is_tensor(value):
+    return isinstance(value, Tensor)
 
 
 class _ParserErrors:
@@ -40,55 +71,64 @@ class _ParserErrors:
                          + ", ".join(f'"{name}"' for name in names))
 
     @staticmethod
-    def reduction(function, reduction, position, args, kwargs):
+    def argument(function, name, kind, value, position, args, kwargs):
         where = "" if position is None else f" (position {position})"
-        return TypeError(f"{function}(): argument 'reduction'{where} must be int, not "
-                         f"{type(reduction).__name__}")
+        return TypeError(f"{function}(): argument '{name}'{where} must be "
+                         f"{kind.split(' | ')[0]}, not {_type_name(value)}")
 
 
-def _required(loss):
-    return [name for name, parameter in inspect.signature(loss).parameters.items()
-            if parameter.default is parameter.empty
-            and parameter.kind is parameter.POSITIONAL_OR_KEYWORD]
-
-
-def _int_reduction(position, errors=_ParserErrors):
-    """Give the wrapped loss F's reduction name for aten's int (its default 0 included), read
-    at ``position`` (1-based, as torch's parser counts) or by keyword; a missing argument or a
-    reduction that is not an int raises ``errors``' TypeError, as torch's parser.
+def _int_reduction(errors=_ParserErrors):
+    """The wrapped loss as torch's parser calls it: its arguments checked against their
+    annotations (a missing or mistyped one raises ``errors``' TypeError), aten's int
+    reduction (0 when left out) given to it as F's name.
 
     The wrapper's ``schema_form`` is the operator as its schema declares it, mean by default:
     what ``ember.ops.aten.<name>`` runs (``torch.ops.aten.kl_div(a, b)`` is a mean)."""
     def decorate(loss):
-        wrapper = _reading_int_reduction(loss, position, errors, _REDUCTION_NAMES[0])
-        wrapper.schema_form = _reading_int_reduction(loss, position, errors, _REDUCTION_NAMES[1])
+        wrapper = _parsing(loss, errors, _REDUCTION_NAMES[0])
+        wrapper.schema_form = _parsing(loss, errors, _REDUCTION_NAMES[1])
         return wrapper
     return decorate
 
 
-def _reading_int_reduction(loss, position, errors, default):
-    """``loss`` called with an int reduction (see _int_reduction), ``default`` if none."""
-    required = _required(loss)
+def _reduction_name(reduction, default=None):
+    """F's name for aten's int (any int but 0, 1, 2 keeps the loss unreduced)."""
+    return default if reduction is None else _REDUCTION_NAMES.get(int(reduction), "none")
 
-    def name_of(reduction, where, args, kwargs):
-        if type(reduction) is not int:
-            raise errors.reduction(loss.__name__, reduction, where, args, kwargs)
-        return _REDUCTION_NAMES.get(reduction, "none")
+
+def _parsing(loss, errors, default):
+    """``loss`` called through torch's parser (see _int_reduction), ``default`` if no
+    reduction is given."""
+    parameters = inspect.signature(loss).parameters
+    names = list(parameters)
+    kinds = {name: p.annotation for name, p in parameters.items()
+             if p.annotation is not p.empty}
+    required = [name for name, p in parameters.items()
+                if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
+
+    position_of_reduction = names.index("reduction")
+
+    def checked(name, value, position, args, kwargs):
+        kind = kinds.get(name)
+        if kind is not None and not _ACCEPTS[kind](value):
+            raise errors.argument(loss.__name__, name, kind, value, position, args, kwargs)
 
     @functools.wraps(loss)
     def wrapper(*args, **kwargs):
         missing = [name for name in required[len(args):] if name not in kwargs]
         if missing:
             raise errors.missing(loss.__name__, required, missing[0], args, kwargs)
-        if len(args) >= position:
-            named = list(args)
-            named[position - 1] = name_of(args[position - 1], position, args, kwargs)
-            args = named
-        elif "reduction" in kwargs:
-            kwargs["reduction"] = name_of(kwargs["reduction"], None, args, kwargs)
+        bound = dict(zip(names, args))
+        for position, (name, value) in enumerate(bound.items(), 1):
+            checked(name, value, position, args, kwargs)
+        for name, value in kwargs.items():
+            checked(name, value, None, args, kwargs)
+        if "reduction" in bound:
+            args = list(args)
+            args[position_of_reduction] = _reduction_name(args[position_of_reduction])
         else:
-            kwargs["reduction"] = default
-        return loss(*args, **kwargs)
+            kwargs["reduction"] = _reduction_name(kwargs.get("reduction"), default)
+        return loss(*args, **kwargs)  # (Python's error for an extra argument, as torch's)
     return wrapper
 
 
@@ -97,43 +137,50 @@ def _functional():
     return F
 
 
-@_int_reduction(3)
-def kl_div(input, target, reduction=0, *, log_target=False):  # noqa: A002
+@_int_reduction()
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *,  # noqa: A002
+           log_target: bool = False):
     with warnings.catch_warnings():  # (F's warning about 'mean' is F's, not aten's)
         warnings.simplefilter("ignore")
         return _functional().kl_div(input, target, reduction=reduction, log_target=log_target)
 
 
-@_int_reduction(5)
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+@_int_reduction()
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: int = 0):
     return margin_ranking(input1, input2, target, margin, reduction)
 
 
-@_int_reduction(4)
-def hinge_embedding_loss(input, target, margin=1.0, reduction=0):  # noqa: A002
+@_int_reduction()
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # noqa: A002
+                         reduction: int = 0):
     return _functional().hinge_embedding_loss(input, target, margin=margin, reduction=reduction)
 
 
-@_int_reduction(5)
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,  # noqa: A002
-                                     reduction=0):
+@_int_reduction()
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A002
+                                     weight: Tensor | None = None,
+                                     pos_weight: Tensor | None = None, reduction: int = 0):
     return checked_bce_with_logits(input, target, weight, pos_weight, reduction)
 
 
-@_int_reduction(8)
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False,
-                        reduction=0):
+@_int_reduction()
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                        reduction: int = 0):
     return triplet_margin(anchor, positive, negative, margin, p, eps, swap, reduction)
 
 
-@_int_reduction(5)
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+@_int_reduction()
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: int = 0):
     return _functional().cosine_embedding_loss(input1, input2, target, margin=margin,
                                                reduction=reduction)
 
 
-@_int_reduction(6)
-def poisson_nll_loss(input, target, log_input, full, eps, reduction):  # noqa: A002
+@_int_reduction()
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,  # noqa: A002
+                     eps: float, reduction: int):
     return _functional().poisson_nll_loss(input, target, log_input=log_input, full=full,
                                           eps=eps, reduction=reduction)
 
@@ -150,22 +197,20 @@ class _CtcParserErrors:
     are not repeated)."""
 
     @staticmethod
-    def reduction(function, reduction, position, args, kwargs):
-        from .._tensor import Tensor
-
+    def argument(function, name, kind, value, position, args, kwargs):
         def name(value):
-            return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+            return "Tensor" if _is_tensor(value) else type(value).__name__
         got = [name(a) for a in args] + [f"{k}={name(v)}" for k, v in kwargs.items()]
         return TypeError(f"{function}() received an invalid combination of arguments - got "
                          f"({', '.join(got)}), but expected one of:\n{_CTC_OVERLOADS}")
 
     @staticmethod
     def missing(function, required, first, args, kwargs):
-        return _CtcParserErrors.reduction(function, None, None, args, kwargs)
+        return _CtcParserErrors.argument(function, None, None, None, None, args, kwargs)
 
 
-@_int_reduction(6, errors=_CtcParserErrors)
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
-             zero_infinity=False):
+@_int_reduction(errors=_CtcParserErrors)
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: int = 0, zero_infinity: bool = False):
     return _functional().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                                   reduction, zero_infinity)
