@@ -2,12 +2,13 @@
 torch binds its aten operators there, not ``torch.nn.functional``'s functions, so they take
 aten's signatures: ``reduction`` is an int (0 none, 1 mean, 2 sum; any other value keeps the
 unreduced loss, as aten's ``apply_loss_reduction``), there are no ``size_average``/``reduce``
-flags, and a string reduction is a TypeError from torch's argument parser.
+flags, and a missing or mistyped argument (a string reduction) is the TypeError of torch's
+argument parser.
 
 NOTE: aten declares ``reduction=at::Reduction::Mean`` but torch's Python binding reads that
 default as 0, so ``torch.kl_div(a, b)`` is unreduced: the defaults here are 0 to match.
-Each wrapper runs ``nn.functional``'s loss (whose graph, node names and values are aten's)
-or, where ``F`` adds checks of its own before calling aten (margin_ranking_loss's equal
+Each wrapper runs ``nn.functional``'s loss of loss.py (whose graph, node names and values
+are aten's) or, where ``F`` adds checks of its own before calling aten (margin_ranking_loss's equal
 dimensions, triplet_margin_loss's positive margin, binary_cross_entropy_with_logits's equal
 shapes), the aten part that ``F`` calls.
 """
@@ -21,7 +22,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-
+from . import loss as functional
 from .loss import margin_ranking, triplet_margin
 from .nn_ops import checked_bce_with_logits
 
@@ -38,6 +39,10 @@ def _type_name(value):
     return f"numpy.{kind.__name__}" if kind.__module__.startswith("numpy") else kind.__name__
 
 
+def _is_tensor(value):
+    return isinstance(value, Tensor)
+
+
 def _is_scalar_tensor(value, integral):
     return (isinstance(value, Tensor) and value.ndim == 0
             and (not integral or value.dtype.category < D.FLOATING and value.dtype is not D.bool))
@@ -52,10 +57,6 @@ _ACCEPTS = {
     "Tensor": lambda v: _is_tensor(v),
     "Tensor | None": lambda v: v is None or _is_tensor(v),
 }
-
-
-def _is_tensor(value):
-    return isinstance(value, Tensor)
 
 
 class _ParserErrors:
@@ -132,17 +133,12 @@ def _parsing(loss, errors, default):
     return wrapper
 
 
-def _functional():
-    from ..nn import functional as F  # (imported late: nn imports the ember namespace)
-    return F
-
-
 @_int_reduction()
 def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *,  # noqa: A002
            log_target: bool = False):
     with warnings.catch_warnings():  # (F's warning about 'mean' is F's, not aten's)
         warnings.simplefilter("ignore")
-        return _functional().kl_div(input, target, reduction=reduction, log_target=log_target)
+        return functional.kl_div(input, target, reduction=reduction, log_target=log_target)
 
 
 @_int_reduction()
@@ -154,7 +150,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 @_int_reduction()
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # noqa: A002
                          reduction: int = 0):
-    return _functional().hinge_embedding_loss(input, target, margin=margin, reduction=reduction)
+    return functional.hinge_embedding_loss(input, target, margin=margin, reduction=reduction)
 
 
 @_int_reduction()
@@ -174,14 +170,14 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 @_int_reduction()
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: int = 0):
-    return _functional().cosine_embedding_loss(input1, input2, target, margin=margin,
+    return functional.cosine_embedding_loss(input1, input2, target, margin=margin,
                                                reduction=reduction)
 
 
 @_int_reduction()
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,  # noqa: A002
                      eps: float, reduction: int):
-    return _functional().poisson_nll_loss(input, target, log_input=log_input, full=full,
+    return functional.poisson_nll_loss(input, target, log_input=log_input, full=full,
                                           eps=eps, reduction=reduction)
 
 
@@ -212,5 +208,5 @@ class _CtcParserErrors:
 @_int_reduction(errors=_CtcParserErrors)
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
              reduction: int = 0, zero_infinity: bool = False):
-    return _functional().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+    return functional.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                                   reduction, zero_infinity)
