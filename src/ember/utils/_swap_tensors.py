@@ -30,17 +30,26 @@ def _graph_references(t):
     from .._tensor import Tensor
     from ..autograd.graph import Node
     count = 0
+    sequences = {}  # (the lists and tuples holding t: a node's saved values among them)
     for holder in gc.get_referrers(t):
         # (an object's attributes show as the object itself, or as its __dict__ once made)
         if isinstance(holder, Tensor):
             holder = holder.__dict__
         if isinstance(holder, dict) and holder.get("_base") is t:
             count += 1
-        elif isinstance(holder, (list, tuple)) and any(
-                isinstance(h, Node) or (type(h) is dict and h.get("_saved") is holder)
-                for h in gc.get_referrers(holder)):
-            count += sum(v is t for v in holder)
-    return count
+        elif isinstance(holder, (list, tuple)):
+            sequences[id(holder)] = holder
+    if not sequences:
+        return count
+    # which of them a node holds: one walk of gc's objects for them all (each walk visits
+    # every object the collector tracks, so not one walk per sequence)
+    saved = set()
+    for h in gc.get_referrers(*sequences.values()):
+        if isinstance(h, Node):
+            saved.update(id(r) for r in gc.get_referents(h) if id(r) in sequences)
+        elif type(h) is dict and id(h.get("_saved")) in sequences:
+            saved.add(id(h["_saved"]))
+    return count + sum(sum(v is t for v in sequences[i]) for i in saved)
 
 
 def _check_use_count(t, name):
