@@ -27,6 +27,10 @@ row("nextafter", ember.nextafter, "nextafter", [NU.nextafter],
     promotion=False)
 row("nextafter_", lambda a, b: a.clone().nextafter_(b), None, [NU.nextafter],
     lambda m: [S("same", m(2, 3), m(2, 3))])
+row("signbit", ember.signbit, "signbit", [NU.signbit],
+    lambda m: [S("vector", m.arr([-1.5, 0.0, 2.0, -0.0])), S("matrix", m(2, 3)),
+               S("0dim", m.arr(-3.0))],
+    dtypes=("float32", "float64", "float16", "int64"), differentiable=False)
 row("heaviside", ember.heaviside, "heaviside", [NU.heaviside],
     lambda m: [S("same", m.arr([-1, 0, 2, 0]), m.arr([5, 6, 7, 8])),
                S("bcast", m.arr([[-1, 0], [0, 3]]), m.arr([4, 5])),
@@ -59,6 +63,9 @@ row("bincount_weights", ember.bincount, "bincount", [CN._weighted_bincount],
     lambda m: [S("weights", C(m.arr([0, 1, 1, 3], "int64")), m(4)),
                S("minlength", C(m.arr([2, 0], "int64")), m(2), minlength=5)],
     differentiable=False)
+row("histc", ember.histc, "histc", [CN._histc_op],
+    lambda m: [S("bins", m(7), 3), S("range", m(6), 4, -1.0, 1.0), S("default", m(5))],
+    dtypes=("float32", "float64"), differentiable=False)
 row("histogram", ember.histogram, "histogram", [CN._histogram_op],
     lambda m: [S("bins", m(7), 3), S("range", m(6), 4, range=(-1.0, 1.0)),
                S("weight_density", m(5), 3, weight=m(5, low=0.5), density=True)],
