@@ -309,7 +309,8 @@ def _mlp_params(t):
 
 @pytest.mark.parametrize("case", ["retain_grad", "second backward", "retain_graph",
                                   "grad set", "grad set transposed", "root hook",
-                                  "leaf hook", "final callback", "hook raises"])
+                                  "leaf hook", "final callback", "hook raises",
+                                  "leaf transposed", "post-accumulate hook", "hook removed"])
 def test_compiled_loss_cases_the_one_node_path_hands_on(case):
     """What the one-node path must leave to the general steps, or keep as torch, on a
     compiled loss's node (recorded, then replayed): the loss's retained gradient, a second
@@ -330,6 +331,13 @@ def test_compiled_loss_cases_the_one_node_path_hands_on(case):
                 params[0].grad = t.ones(3, 4).t()
             elif case == "leaf hook":
                 params[2].register_hook(lambda g: g * 2)
+            elif case == "leaf transposed":  # (a .grad laid out as its leaf: a copy)
+                params[2].data = params[2].data.t().contiguous().t()
+            elif case == "post-accumulate hook":
+                params[3].register_post_accumulate_grad_hook(
+                    lambda p: log.append(p.grad.clone()))
+            elif case == "hook removed":  # (an empty set of hooks: the plain leaf's path)
+                params[1].register_hook(lambda g: g * 2).remove()
             elif case in ("final callback", "hook raises"):
                 def hook(g):
                     if case == "hook raises":
@@ -398,3 +406,28 @@ def test_compiled_loss_backward_in_threads():
             th.join()
         return [p.grad for p in params]
     same(body, rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_loss_backward_waits_for_a_leafs_lock():
+    """A backward pass whose leaf's lock another thread holds waits for it (it gives no
+    gradient while the lock is held), then gives every leaf the gradient an undisturbed pass
+    gives."""
+    import threading
+
+    params, x = _mlp_params(ember)
+    loss_of = _compiled_loss(ember, params, x)
+    loss_of(x).backward()  # (recorded; the next calls replay)
+    expected = [p.grad.numpy().copy() for p in params]
+    for p in params:
+        p.grad = None
+    loss = loss_of(x)
+    lock = loss.grad_fn.next_functions[2][0].lock
+    with lock:
+        worker = threading.Thread(target=loss.backward)
+        worker.start()
+        worker.join(0.2)
+        assert worker.is_alive()
+        assert params[2].grad is None
+    worker.join()
+    for p, e in zip(params, expected):
+        np.testing.assert_array_equal(p.grad.numpy(), e)

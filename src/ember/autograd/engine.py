@@ -17,6 +17,7 @@ import operator
 import threading
 import warnings
 import weakref
+from itertools import repeat
 from sys import getrefcount as _refcount
 from types import MappingProxyType
 
@@ -787,6 +788,67 @@ def _execute_into_leaves(task, root):
         _validate_leaf_grads(task, fn, children, gs)
         _into_leaves(task, children, gs)
         return
+    if not _took_over_at_once(task, children, gs):
+        _into_plain_leaves(task, children, gs)
+
+
+_LOCK = operator.attrgetter("lock")
+_TRY_LOCK = type(threading.Lock()).acquire
+_NO_WAIT = itertools.repeat(False)  # (acquire's `blocking`, for each lock of a mapped call)
+_UNLOCK = type(threading.Lock()).release
+_VARIABLE = operator.attrgetter("variable")
+# a leaf whose .grad may take its first gradient over at once (what _execute_into_leaves's
+# loop tests one by one): an AccumulateGrad without hooks, its leaf with no .grad, no hooks,
+# requiring grad, a C-contiguous NumPy array
+_LEAF_STATE = operator.attrgetter("_leaf_plain", "variable._grad", "variable._hooks",
+                                  "variable._post_acc_hooks", "variable._requires_grad",
+                                  "variable._data.__class__",
+                                  "variable._data.flags.c_contiguous")
+_PLAIN_LEAF = (True, None, None, None, True, ndarray, True)
+_STRIDES = operator.attrgetter("strides")
+_DATA_STRIDES = operator.attrgetter("variable._data.strides")
+_WRITEABLE_C = operator.attrgetter("flags.writeable", "flags.c_contiguous")
+
+
+def _took_over_at_once(task, children, gs):
+    """Each leaf's ``.grad`` made around its gradient in ``gs`` (arrays of its input's shape
+    and dtype, one per distinct leaf), when every leaf and gradient is the usual one (see
+    _LEAF_STATE; each gradient held by ``gs`` alone, not borrowed, writeable and laid out as
+    its leaf): the per-leaf loop's tests as mapped C calls over all leaves at once, under
+    every leaf's lock. False (nothing done) otherwise, or when another thread holds a lock."""
+    locks = [*map(_LOCK, children)]
+    # NOTE: taken without waiting, so that holding several never deadlocks with a pass in
+    # another thread that takes them in another order (which then goes leaf by leaf)
+    held = [*map(_TRY_LOCK, locks, _NO_WAIT)]
+    if False in held:
+        for lock, got in zip(locks, held):
+            if got:
+                lock.release()
+        return False
+    try:
+        n = len(gs)
+        if ([*map(_LEAF_STATE, children)] != [_PLAIN_LEAF] * n
+                or max(map(_refcount, gs)) > _MAPPED_OWN_REFS
+                or not task.borrowed.keys().isdisjoint(map(id, gs))
+                or [*map(_WRITEABLE_C, gs)] != [(True, True)] * n
+                or [*map(_STRIDES, gs)] != [*map(_DATA_STRIDES, children)]):
+            return False
+        # (no user code runs for such leaves: the order they are given their .grad in is
+        # not seen)
+        if _COUNTED[0]:  # (a version to look up: wrap_versioned's lookup)
+            grads = [*map(wrap_versioned, gs)]
+        else:  # (_wrap's lines, as mapped C calls)
+            grads = [*map(_new_tensor, repeat(Tensor, n))]
+            [*map(setattr, grads, repeat("_data"), gs)]
+        [*map(setattr, map(_VARIABLE, children), repeat("_grad"), grads)]
+        return True
+    finally:
+        [*map(_UNLOCK, locks)]
+
+
+def _into_plain_leaves(task, children, gs):
+    """_execute_into_leaves's leaves one by one (see _took_over_at_once), each by the usual
+    first gradient's lines or _into_leaf."""
     borrowed = task.borrowed
     # (some gradient's version noted, its own or its owner's: read once, as no leaf's
     # shortcut notes one, and a nested pass in a hook that forgets the notes leaves nothing
@@ -1276,6 +1338,8 @@ def _refs_of_argument(g):
 # gradient that something else still holds.
 _probe = [np.empty(0)]
 _OWN_REFS = _refs_of_argument(_probe[0])  # (3 on CPython 3.11)
+# (counted as _took_over_at_once counts each gradient of its list: 2 on CPython 3.11)
+_MAPPED_OWN_REFS = max(map(_refcount, _probe))
 del _probe
 
 
