@@ -54,3 +54,22 @@ recording = [None]
 # the registry hands every op call with a BatchedTensor argument (one global read per op call
 # on the registry's slow path only: while vmap is active the fast paths are off).
 vmap_hook = [None]
+
+# set while a torch.func transform runs its function: refuses writes to captured tensors
+# (ember/_ops/inplace.py reads it)
+captured_write_check = [None]
+
+# Whether any of forward_hook, profiler_hook, recording and captured_write_check is set: the
+# hot paths (the generated operators, a compiled function's call) test this one flag, and
+# each of those hooks only when it is on. set_hook keeps it: the only way those hooks are
+# set (tests/test_state_hooks.py checks that no other code assigns them).
+intercepted = [False]
+_hooks_lock = threading.Lock()
+
+
+def set_hook(hook, value):
+    """``hook[0] = value`` for one of the hooks ``intercepted`` watches, keeping it."""
+    with _hooks_lock:  # (two threads setting two hooks: the flag follows the last write)
+        hook[0] = value
+        intercepted[0] = not (forward_hook[0] is None and profiler_hook[0] is None
+                              and recording[0] is None and captured_write_check[0] is None)

@@ -20,7 +20,7 @@ import threading
 import numpy as np
 
 from .._backend import get_xp, is_array
-from .._state import forward_hook, recording, state
+from .._state import forward_hook, recording, set_hook, state
 from .._ops.registry import IndexKey
 from .._tensor import Tensor
 
@@ -115,12 +115,13 @@ class Recorder:
     # -- installing ---------------------------------------------------------------------------
     def install(self):
         self._saved_hooks = (forward_hook[0], recording[0])
-        forward_hook[0] = self
-        recording[0] = self
+        set_hook(forward_hook, self)
+        set_hook(recording, self)
 
     def uninstall(self):
         if recording[0] is self:
-            forward_hook[0], recording[0] = self._saved_hooks
+            set_hook(forward_hook, self._saved_hooks[0])
+            set_hook(recording, self._saved_hooks[1])
 
     @property
     def active(self):
@@ -286,12 +287,12 @@ class Recorder:
                 self.before_write[s] = u._data.copy()
 
     def _unhooked(self, fn, *args):
-        forward_hook[0] = None
+        set_hook(forward_hook, None)
         try:
             return fn(*args)
         finally:
             if recording[0] is self:
-                forward_hook[0] = self
+                set_hook(forward_hook, self)
 
     def _kernel_args(self, op, args, target, weak=True):
         """The kernel's arguments as the registry prepares them (see registry._arrays and the

@@ -19,7 +19,8 @@ from . import opmath
 from .. import _dtype as D
 from .._backend import data_address, get_xp
 from .._sparse.coo import CooArray
-from .._state import forward_hook, profiler_hook, state, vmap_hook
+from .._state import (captured_write_check, forward_hook, intercepted, profiler_hook, state,
+                      vmap_hook)
 from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import follow_base, move_retained_grad, refuse_inference_save
@@ -49,8 +50,6 @@ def check_inplace(self, recording):
         raise RuntimeError(_LEAF_INPLACE)
 
 
-# set while a torch.func transform runs its function: refuses writes to captured tensors
-captured_write_check = [None]
 
 
 def dispatch_inplace(op, args):
@@ -563,9 +562,7 @@ def _plain_lines(op, plain):
     # of more dimensions than self makes the ufunc refuse to write into it)
     fits = "(own.base is None or 0 not in own.strides)"
     apart = "(x1 is own or not host_may_share(own, x1))"
-    lines = ["if (forward_hook[0] is None and profiler_hook[0] is None"
-             " and captured_write_check[0] is None"
-             " and self._base is None and not self._is_inference):",
+    lines = ["if (not intercepted[0] and self._base is None and not self._is_inference):",
              "    own = self._data",
              "    if type(other) is Tensor:",
              "        x1 = other._data",
@@ -596,6 +593,7 @@ def _plain_scope(op, plain):
     return {"PAIR": pair, "NUMBER": number, "ufunc": op.ufunc, "Tensor": Tensor,
             "ndarray": np.ndarray, "state": state, "forward_hook": forward_hook,
             "profiler_hook": profiler_hook, "host_may_share": _host_may_share,
+            "intercepted": intercepted,
             "captured_write_check": captured_write_check,
             "quiet_context": quiet_context, "inside": inside, "PYTHON_NUMBERS": PYTHON_NUMBERS,
             **SCALAR_SCOPE}

@@ -39,7 +39,8 @@ from . import opmath
 from .._backend import as_array, get_xp, is_array
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from .._backend.layout import iterator_layout
-from .._state import forward_hook, profiler_hook, record_extras, state, vmap_hook
+from .._state import (forward_hook, intercepted, profiler_hook, record_extras, state,
+                      vmap_hook)
 from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap, typename
 from ..autograd._grad_versions import writing
@@ -1098,7 +1099,7 @@ def _compile_operator(d, name, tail, plain):
     chain = blocks[0] + [line if k else "el" + line
                          for block in blocks[1:] for k, line in enumerate(block)]
     lines = ["def operator(self, other):",
-             "    if forward_hook[0] is None and profiler_hook[0] is None:"]
+             "    if not intercepted[0] or (forward_hook[0] is None and profiler_hook[0] is None):"]
     lines += ["        " + line for line in chain]
     lines += ["        elif not isinstance(other, OPERANDS):",
               "            return foreign_operand(name, self, other)"]
@@ -1110,6 +1111,7 @@ def _compile_operator(d, name, tail, plain):
              "ufunc": d.ufunc, "Tensor": Tensor, "ndarray": _ndarray, "asarray": np.asarray,
              "iterator_layout": iterator_layout, "_new": object.__new__, "state": state,
              "forward_hook": forward_hook, "profiler_hook": profiler_hook,
+             "intercepted": intercepted,
              "quiet_context": quiet_context, "inside": inside, "OPERANDS": OPERANDS,
              "foreign_operand": foreign_operand, "dispatch": dispatch,
              "PYTHON_NUMBERS": PYTHON_NUMBERS, **SCALAR_SCOPE}

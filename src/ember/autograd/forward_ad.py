@@ -21,7 +21,7 @@ import numpy as np
 
 from .._backend import get_xp
 from .._dtype import _BY_NP, is_differentiable_np
-from .._state import forward_hook, state, vmap_hook
+from .._state import forward_hook, set_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from .grad_mode import _DecoratorContextManager
 
@@ -126,7 +126,7 @@ def _enter_level():
     _levels.append(level)
     _current_level = level.index
     if _fwd_grad_enabled[0]:
-        forward_hook[0] = level.hook
+        set_hook(forward_hook, level.hook)
     return _current_level
 
 
@@ -147,7 +147,8 @@ def exit_dual_level(*, level=None):
     _level = None
     _activate(outer)
     # (an active vmap keeps the registry's slow path)
-    forward_hook[0] = outer.hook if outer is not None and _fwd_grad_enabled[0] else vmap_hook[0]
+    set_hook(forward_hook,
+             outer.hook if outer is not None and _fwd_grad_enabled[0] else vmap_hook[0])
 
 
 class dual_level(_DecoratorContextManager):
@@ -200,7 +201,7 @@ class _set_fwd_grad_enabled(_DecoratorContextManager):
 
 def _set_enabled(mode):
     _fwd_grad_enabled[0] = mode
-    forward_hook[0] = _levels[-1].hook if (mode and _levels) else vmap_hook[0]
+    set_hook(forward_hook, _levels[-1].hook if (mode and _levels) else vmap_hook[0])
 
 
 # -- dual tensors -------------------------------------------------------------------------------
@@ -313,11 +314,11 @@ def _alias(t, primal=False):
     from .._ops.shape import fw_primal, view
     prev = forward_hook[0]
     # (through the levels outside the active one: the alias keeps its tangents there)
-    forward_hook[0] = None if _level is None else _level.below
+    set_hook(forward_hook, None if _level is None else _level.below)
     try:
         return fw_primal(t) if primal else view(t, tuple(t.shape))
     finally:
-        forward_hook[0] = prev
+        set_hook(forward_hook, prev)
 
 
 def _set_tangent(t, tangent, level=None):
@@ -514,18 +515,18 @@ class _ForwardHook:
         """Activate this hook's level, the ops running through the levels outside; returns
         what :meth:`_leave` puts back."""
         level = self.level
-        forward_hook[0] = level.below
+        set_hook(forward_hook, level.below)
         return _activate(level) if _level is not level else False
 
     def _leave(self, prev):
-        forward_hook[0] = self
+        set_hook(forward_hook, self)
         if prev is not False:
             _restore(prev)
 
     def dispatch(self, op, args):
         from .._ops.registry import dispatch
         level = self.level  # (_enter written out: this runs for every op)
-        forward_hook[0] = level.below
+        set_hook(forward_hook, level.below)
         prev = _activate(level) if _level is not level else False
         try:
             out = dispatch(op, args)
@@ -540,7 +541,7 @@ class _ForwardHook:
                 elif op.differentiable and _copies_self(op, args) and tangents[0] is not None:
                     _attach(out, _copied_tangent(op, args, out, tangents))
         finally:
-            forward_hook[0] = self
+            set_hook(forward_hook, self)
             if prev is not False:
                 _restore(prev)
         return out

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .._dtype import is_differentiable_np
-from .._state import forward_hook, state, vmap_hook
+from .._state import forward_hook, set_hook, state, vmap_hook
 from .._tensor import Tensor, _wrap
 from .graph import (ERR_FREED, Node, follow_base, gradient_edge, move_retained_grad,
                     refuse_inference_save, unpack_input, unpack_output)
@@ -286,7 +286,7 @@ def _run_forward_without_tangents(ctx, cls, args, kwargs):
     """forward with forward AD off: jvp gives the outputs' tangents, and unpack_dual sees
     none inside forward, as in torch."""
     fw = forward_hook[0]
-    forward_hook[0] = None
+    set_hook(forward_hook, None)
     fw_enabled = fwAD._fwd_grad_enabled[0]
     fwAD._fwd_grad_enabled[0] = False
     try:
@@ -295,7 +295,7 @@ def _run_forward_without_tangents(ctx, cls, args, kwargs):
         # (a graph break inside forward uninstalls an ember.compile recorder, putting back
         # what it replaced: that stays)
         if forward_hook[0] is None and getattr(fw, "active", True):
-            forward_hook[0] = fw
+            set_hook(forward_hook, fw)
         fwAD._fwd_grad_enabled[0] = fw_enabled
 
 

@@ -10,7 +10,7 @@ PyTorch's CPU build does; with CuPy and a GPU, ``emit_nvtx`` emits an NVTX range
 """
 from __future__ import annotations
 
-from .._state import profiler_hook
+from .._state import profiler_hook, set_hook
 from ..profiler._events import (
     DeviceType,
     EventList,
@@ -84,7 +84,7 @@ class emit_nvtx:
         from .._backend.device import require_cuda
         self._nvtx = require_cuda().nvtx()  # CuPy's NVTX bindings
         self._prev = profiler_hook[0]
-        profiler_hook[0] = self._hook
+        set_hook(profiler_hook, self._hook)
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
@@ -92,7 +92,7 @@ class emit_nvtx:
             return None
         from .. import cuda
         cuda.synchronize()
-        profiler_hook[0] = self._prev
+        set_hook(profiler_hook, self._prev)
         return False
 
     def _hook(self, name, args, node=None):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 
-from .._state import forward_hook, vmap_hook
+from .._state import forward_hook, set_hook, vmap_hook
 from .._tensor import Tensor
 from ._batched_tensor import BatchedTensor
 
@@ -94,11 +94,11 @@ class _Vmap:
     def _plain(self, op, args, inplace):
         from .._ops.inplace import dispatch_inplace
         from .._ops.registry import dispatch
-        forward_hook[0] = None
+        set_hook(forward_hook, None)
         try:
             return dispatch_inplace(op, args) if inplace else dispatch(op, args)
         finally:
-            forward_hook[0] = self
+            set_hook(forward_hook, self)
 
     def function_jvp(self, cls, ctx, args, outputs):
         """A custom Function ran (in the forward-AD slot, without a dual level): no tangents
@@ -125,14 +125,14 @@ class level_scope:
         self.prev_vm, self.prev_fw = vmap_hook[0], forward_hook[0]
         vmap_hook[0] = HOOK
         if forward_hook[0] is None:
-            forward_hook[0] = HOOK
+            set_hook(forward_hook, HOOK)
         return level.index
 
     def __exit__(self, *exc):
         _levels.pop()
         vmap_hook[0] = self.prev_vm
         if forward_hook[0] is HOOK:
-            forward_hook[0] = self.prev_fw
+            set_hook(forward_hook, self.prev_fw)
 
 
 def idle_forward_hook():

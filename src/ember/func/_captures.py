@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from .._ops import inplace as _inplace
+from .._state import captured_write_check, set_hook
 from .._tensor import Tensor
 
 _active: list = []  # the captured tensors (by id) of each transform whose function runs now
@@ -82,9 +82,9 @@ class capturing:
 
     def __enter__(self):
         _active.append(self.captured)
-        _inplace.captured_write_check[0] = _refuse_captured_write
+        set_hook(captured_write_check, _refuse_captured_write)
 
     def __exit__(self, *exc):
         _active.pop()
         if not _active:
-            _inplace.captured_write_check[0] = None
+            set_hook(captured_write_check, None)

@@ -16,7 +16,7 @@ import logging
 from .. import _dtype as D
 from .. import ops
 from .._backend import get_xp
-from .._state import recording
+from .._state import recording, set_hook
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.saved_tensors import increment_version
@@ -265,11 +265,11 @@ class CustomOpDef:
         """``_run`` with the recorder out of sight: a replay runs the whole kernel again, so
         what it does inside (reading values into NumPy...) is no graph break."""
         rec = recording[0]
-        recording[0] = None
+        set_hook(recording, None)
         try:
             return self._run(values, keyword)
         finally:
-            recording[0] = rec
+            set_hook(recording, rec)
 
     def _selected_device(self, values):
         kind = values[self._device_arg_index].type

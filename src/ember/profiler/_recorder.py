@@ -25,7 +25,7 @@ import threading
 import time
 
 from .._ops.registry import GENERATED
-from .._state import profiler_hook
+from .._state import profiler_hook, set_hook
 from ._events import SCOPE_BACKWARD_FUNCTION, SCOPE_FUNCTION, SCOPE_USER, FunctionEvent
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -295,12 +295,12 @@ class _Session:
             from ._memory import install_taps
             self._taps = install_taps(self)
         self.start_ns = time.perf_counter_ns()
-        profiler_hook[0] = self.hook
+        set_hook(profiler_hook, self.hook)
 
     def stop(self):
         """Remove the hook and close ranges left open (an exception unwound past them)."""
         self.end_ns = time.perf_counter_ns()
-        profiler_hook[0] = self._prev_hook
+        set_hook(profiler_hook, self._prev_hook)
         if self._taps is not None:
             self._taps()
             self._taps = None

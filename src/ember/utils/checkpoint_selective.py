@@ -21,7 +21,7 @@ import enum
 import threading
 from collections import defaultdict
 
-from .._state import forward_hook
+from .._state import forward_hook, set_hook
 from .._tensor import Tensor
 from ..autograd.graph import Node, gradient_edge
 
@@ -111,7 +111,7 @@ class _Interceptor:
 
     def __enter__(self):
         self.prev = forward_hook[0]
-        forward_hook[0] = self
+        set_hook(forward_hook, self)
         self.counter = defaultdict(int)
         # NOTE: the hook slot is the process's: ops other threads run meanwhile are not the
         # checkpointed function's, and counting them would hand one call's kept result to
@@ -120,16 +120,16 @@ class _Interceptor:
         return self
 
     def __exit__(self, *exc):
-        forward_hook[0] = self.prev
+        set_hook(forward_hook, self.prev)
 
     def _run(self, op, args, inplace):
         from .._ops.inplace import dispatch_inplace
         from .._ops.registry import dispatch
-        forward_hook[0] = self.prev
+        set_hook(forward_hook, self.prev)
         try:
             return (dispatch_inplace if inplace else dispatch)(op, args)
         finally:
-            forward_hook[0] = self
+            set_hook(forward_hook, self)
 
     def _key(self, op, inplace):
         from .._ops.aten_namespace import overload_of
