@@ -168,13 +168,18 @@ def call_batched_inplace(op, args, level):
         rules_running.pop()
 
 
+def warn_fallback(aten):
+    """torch's warning that op ``aten`` runs once per example (it has no batching rule)."""
+    warnings.warn(f"There is a performance drop because we have not yet implemented the "
+                  f"batching rule for {aten}. Please file us an issue on GitHub so that we "
+                  "can prioritize its implementation.", UserWarning, stacklevel=5)
+
+
 def per_example(op, args, level, warn=True):
     """Run ``op`` once per example of ``level`` and stack the results (ops with no rule)."""
     from .._ops.shape import stack
     if warn:
-        warnings.warn(f"There is a performance drop because we have not yet implemented the "
-                      f"batching rule for {op.aten}. Please file us an issue on GitHub so that "
-                      "we can prioritize its implementation.", UserWarning, stacklevel=4)
+        warn_fallback(op.aten)
     n = op.n_tensors
     rows = []
     for b in range(level_size(level)):
@@ -186,19 +191,22 @@ def per_example(op, args, level, warn=True):
         rows.append(op(*row))
     first = rows[0]
     if isinstance(first, Tensor):
-        return BatchedTensor(_stack_rows(stack, rows), level)
-    outs = [BatchedTensor(_stack_rows(stack, [r[i] for r in rows]), level)
+        return BatchedTensor(stack_rows(stack, rows), level)
+    outs = [BatchedTensor(stack_rows(stack, [r[i] for r in rows]), level)
             for i in range(len(first))]
     return type(first)(*outs) if hasattr(first, "_fields") else tuple(outs)
 
 
-def _stack_rows(stack, rows):
+def stack_rows(stack, rows):
     shapes = {tuple(r.shape) for r in rows}
     if len(shapes) > 1:
         raise RuntimeError("vmap: the examples' results have different shapes "
                            f"({sorted(shapes)}); an op whose output shape depends on the data "
                            "cannot be vmapped")
-    return stack(rows)
+    stacked = stack(rows)
+    # NOTE: torch's fallback views the stacked results to (batch sizes, *result): its nodes
+    # are ViewBackward0 over StackBackward0
+    return stacked.view(tuple(stacked.shape))
 
 
 def per_example_inplace(op, args, level):

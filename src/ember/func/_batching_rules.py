@@ -842,3 +842,7 @@ def nll_loss_rule(op, args, level):
         w = weight[flat_t.clamp(0, weight.shape[0] - 1)]
         count = (w * valid.to(w.dtype)).sum(1)
     return wrap(total / count, level)
+
+
+# the rules kept in files of their own register themselves on import
+from . import _distance_rules  # noqa: E402, F401
