@@ -9,6 +9,7 @@ grad share one ``CompiledFunctionBackward`` node, which runs the backward progra
 from __future__ import annotations
 
 import functools
+import operator
 import warnings
 import weakref
 
@@ -46,9 +47,10 @@ class CompiledFunctionBackward(Node):
     def _apply(self, grads, graph, needed):
         if self._saved is None:
             raise RuntimeError(ERR_FREED)
-        for vc, version, t in self._checks:
-            if vc[0] != version:
-                raise _version_error(t, vc, version)
+        checks = self._checks
+        # (each counter's version now against the one recorded, as mapped C calls)
+        if checks and [*map(_FIRST, map(_FIRST, checks))] != [*map(_SECOND, checks)]:
+            _raise_modified(checks)
         if graph:
             return self._apply_graph(grads)
         entry = self._entry
@@ -87,9 +89,7 @@ class CompiledFunctionBackward(Node):
             # what a replay saves is not what a create_graph pass needs (that runs the
             # forward again through the ops): later calls this recording matches run eagerly
             entry.runs_eagerly = True
-        for vc, version, t in self._outside:
-            if vc[0] != version:
-                raise _version_error(t, vc, version)
+        _raise_modified(self._outside)
         outputs = entry.program.forward_ops(self._tensors, self._saved)
         roots, root_grads = [], []
         for k, g in zip(entry.grad_outputs, grads):
@@ -104,6 +104,18 @@ class CompiledFunctionBackward(Node):
     def _release(self):
         self._saved = None
         self._tensors = None
+
+
+_FIRST = operator.itemgetter(0)
+_SECOND = operator.itemgetter(1)
+
+
+def _raise_modified(checks):
+    """Eager's error for the first tensor of ``checks`` (``(counter, version, tensor)`` each)
+    modified in place since the forward, if one was."""
+    for vc, version, t in checks:
+        if vc[0] != version:
+            raise _version_error(t, vc, version)
 
 
 def _zeros_for_missing(grads, out_meta):

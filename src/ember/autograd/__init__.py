@@ -15,7 +15,7 @@ from .._compile.hooks import backward_pass
 from .._size import Size
 from .._tensor import Tensor, _object_new as _new
 from . import graph
-from .engine import backward_from, run_backward
+from .engine import backward_from, implicit_backward, run_backward
 from .function import Function, FunctionCtx, NestedIOFunction, InplaceFunction, \
     once_differentiable
 from .grad_mode import (enforce_grad_layout_policy, is_multithreading_enabled,
@@ -151,7 +151,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         # the usual call, ``loss.backward()``: what the general path below does for it,
         # without its argument normalising (a fixed cost of every training step)
         retain = False if retain_graph is None else bool(retain_graph)
-        backward_from(tensors, _implicit_grad(tensors), retain)
+        if not implicit_backward(tensors, retain):
+            backward_from(tensors, _implicit_grad(tensors), retain)
         return
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",

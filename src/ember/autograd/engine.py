@@ -111,6 +111,33 @@ def backward_from(t, g, retain):
     run_backward((t,), (g,), retain, False)
 
 
+def implicit_backward(t, retain):
+    """``backward_from(t, ones, retain)`` for ``t.backward()`` with no gradient given, when
+    ``t`` is a real floating NumPy scalar (of any shape of one element) of a node whose edges
+    lead to distinct leaves alone (see _leaves_below): the implicit gradient made here as the
+    array the engine passes, with no Tensor around it (user code never sees it: nothing there
+    runs a hook that could). Returns False, having done nothing, in any other case."""
+    fn = t._grad_fn
+    if fn is None or type(t) is not Tensor or t._base is not None or fn._out_meta is not None:
+        return False
+    data = t._data
+    if type(data) is not ndarray or data.size != 1 or data.dtype.kind != "f":
+        return False
+    leaves = _leaves_below(fn)
+    if leaves is None:
+        return False
+    # (_implicit_grad's ones: a copy of the one element filled)
+    one = data.copy()
+    one.fill(1)
+    task = _Task(False, retain)
+    task.roots = [fn]  # (for will_execute)
+    task.borrowed[id(one)] = weakref.ref(one)  # (as _Borrowed.add: an array)
+    _run_pass(task, _execute_into_leaves, [fn, [one], leaves])
+    if _NOTES:  # (the versions of gradients written in place: read by now)
+        forget()
+    return True
+
+
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), capture=False,
                  allow_unused=False, batch=None, unbatched=None):
     """Backpropagate ``root_grads`` from ``roots``.
