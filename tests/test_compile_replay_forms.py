@@ -104,6 +104,30 @@ def test_nll_replays_bit_for_bit_with_ignored_samples():
     _replays(step, 3)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [9, 17, 33, 64, 100])
+def test_nll_replays_every_ordered_sum_case_bit_for_bit(n, dtype):
+    # the reduced loss's ordered sum has a closure per batch case (level 0 only, level 1
+    # only, both): each replays eager's bits (which tests/test_nll_sum_exact.py pins to torch)
+    rs = np.random.RandomState(n)
+    xs = [(rs.randn(n, 10) * 4).astype(dtype) for _ in range(3)]
+    targets = [rs.randint(0, 10, n) for _ in range(3)]
+
+    def step(compiled, k, cache={}):
+        key = (compiled, n, dtype)
+        if key not in cache:
+            W = ember.tensor(np.eye(10, dtype=dtype), requires_grad=True)
+            fn = lambda x, y: ember.nn.functional.cross_entropy(x @ W, y)  # noqa: E731
+            cache[key] = (W, ember.compile(fn) if compiled else fn)
+        W, fn = cache[key]
+        out = fn(ember.tensor(xs[k]), ember.tensor(targets[k]))
+        out.backward()
+        bits = _bits(out, W.grad)
+        W.grad = None
+        return bits
+    _replays(step, 3)
+
+
 def test_relu_gradient_keeps_nan_and_signed_zeros():
     # ReLU's gradient written as masked words: NaN inputs and gradients, -0.0 and the tie at
     # 0 as eager's where()

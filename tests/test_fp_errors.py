@@ -85,6 +85,21 @@ def test_compiled_replays_are_silent_and_keep_the_callers_error_state():
         assert np.geterr() == before
 
 
+def test_replays_follow_the_callers_error_state_as_it_changes():
+    # a replay silences NumPy from a state built from the caller's, rebuilt when that changes
+    # (the generated call tests it inline): each replay silent, the caller's state kept
+    run = ember.compile(lambda x: (x - x.exp()) * x)
+    x = ember.tensor([float("inf"), 1e30, 0.0], requires_grad=True)
+    want = run(x).detach().numpy().tobytes()
+    for errors in ({"all": "raise"}, {"over": "warn"}, {"all": "raise"}, {}, {}):
+        with np.errstate(**errors), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            before = np.geterr()
+            assert run(x).detach().numpy().tobytes() == want
+            assert np.geterr() == before
+    assert len(run.entries) == 1
+
+
 def test_made_nan_notes_an_invalid_result_in_a_quiet_kernel_only():
     def kernel(x):
         return fp_errors.made_nan(np.sqrt, x)[1]

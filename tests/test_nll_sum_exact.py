@@ -36,7 +36,7 @@ def _loss_and_grad(shape, dtype, reduction, weighted, ignore, seed):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", [1, 17, 64, 100, 257, 4097])
+@pytest.mark.parametrize("n", [1, 9, 17, 33, 64, 100, 257, 4097])  # (every level-1 case)
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("ignore", [None, "every 16th", "a class"])
 def test_a_batch_reduces_as_torch(dtype, n, weighted, ignore):

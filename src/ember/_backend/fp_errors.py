@@ -108,6 +108,7 @@ def _state_silencer(**errors):
         if pair[0] is not current:
             pair = built[0] = (current, _make_extobj(**errors))
         return _STATE.set(pair[1])
+    silence.built = built  # (read by silence_noting_lines's code)
     return silence
 
 
@@ -131,3 +132,20 @@ else:  # pragma: no cover - another NumPy layout
     silence = _errstate_silencer(all="ignore")
     silence_noting = _errstate_silencer(all="ignore", invalid="call", call=_note_invalid)
     restore = _restore_errstate
+
+
+def silence_noting_lines(token):
+    """Generated lines assigning ``token`` what ``silence_noting()`` gives, its usual case
+    written out (the caller's error state the one its silenced state was built from: NumPy's
+    two calls and no frame of its own); their scope needs ``NOTING_SCOPE``."""
+    if _STATE is None:  # pragma: no cover - another NumPy layout
+        return [f"{token} = silence_noting()"]
+    return ["_silenced = noting_built[0]",
+            f"{token} = (state_set(_silenced[1]) if state_get() is _silenced[0]"
+            " else silence_noting())"]
+
+
+NOTING_SCOPE = {"silence_noting": silence_noting, "restore": restore}
+if _STATE is not None:
+    NOTING_SCOPE.update(noting_built=silence_noting.built, state_get=_STATE.get,
+                        state_set=_STATE.set)

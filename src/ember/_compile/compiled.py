@@ -19,7 +19,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd.graph import ERR_FREED, Node, version_error
 from .config import config
 from .guards import Roots, _Identity, _tensor_meta, call_guard, flatten_args, world
-from .outputs import EAGER, MISS, generate_call, generate_finish, generate_replay
+from .outputs import MISS, generate_call, generate_finish, generate_replay
 from .program import OTHER_GRADIENTS, Program, _tensor_arg
 from .recorder import (
     CALL,
@@ -152,8 +152,9 @@ class Entry:
         # finish(tensors, outs, saved): the output arrays made tensors (outputs.py)
         self.finish = None
         # call(args, kwargs): the guards, then the replay (outputs.generate_call): the
-        # result, MISS, or EAGER for a recording that runs eagerly
+        # result, or MISS; for a recording that runs eagerly, the function's result (fn)
         self.call = self.call_in_two
+        self.fn = None  # the compiled function's own
 
     @property
     def runs_eagerly(self):
@@ -166,7 +167,7 @@ class Entry:
             self.call = self._call_eagerly
 
     def _call_eagerly(self, args, kwargs):
-        return MISS if self.matches(args, kwargs) is False else EAGER
+        return MISS if self.matches(args, kwargs) is False else self.fn(*args, **kwargs)
 
     def call_in_two(self, args, kwargs):
         """``call``'s work through ``matches`` and ``replay`` (tools that watch them call
@@ -238,17 +239,19 @@ class CompiledFunction:
         self.limit_hit = False
 
     def __call__(self, *args, **kwargs):
-        # (the usual call reads two global flags: a hook, or anomaly mode or saved tensor
+        # (the usual call reads three global flags: a hook, or anomaly mode or saved tensor
         # hooks in some thread, send it to the exact tests)
-        if (self.eager is not None or _disabled[0] or intercepted[0] or record_extras[0]) and (
-                self.eager is not None or _disabled[0] or recording[0] is not None
+        if (_disabled[0] or intercepted[0] or record_extras[0]) and (
+                _disabled[0] or recording[0] is not None
                 or forward_hook[0] is not None or profiler_hook[0] is not None
                 or state.anomaly or state.saved_hooks):
             return self.fn(*args, **kwargs)
         for entry in self.entries:
             result = entry.call(args, kwargs)
             if result is not MISS:
-                return self.fn(*args, **kwargs) if result is EAGER else result
+                return result
+        if self.eager is not None:  # (then it has no recordings: tested after them)
+            return self.fn(*args, **kwargs)
         tensors, spec = flatten_args(args, kwargs)
         limit = self.recompile_limit or config.recompile_limit
         if len(self.entries) >= limit:
@@ -334,6 +337,7 @@ class CompiledFunction:
                     if rec.kinds[s][0] == CAPTURED]
         entry = Entry(call_guard(*call, spec, tensors, captured, roots), program, template,
                       out_info, sources, checked, outside_plan)
+        entry.fn = self.fn
         entry.source_meta = tuple((t._data.shape, t._data.dtype) for t in source_tensors)
         entry.leaf_kinds = leaf_kinds
         entry.out_meta = tuple((t._data.shape, t._data.dtype) for t in grad_outputs)

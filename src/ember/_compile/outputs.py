@@ -47,14 +47,14 @@ def generate_replay(entry, finish):
     assert last.startswith("return ")
     body.append("outs, saved = " + last[len("return "):])
     if entry.quiet:
-        body = (["quiet = silence_noting()", "try:"] + ["    " + line for line in body]
-                + ["finally:", "    restore(quiet)"])
+        body = (fp_errors.silence_noting_lines("quiet") + ["try:"]
+                + ["    " + line for line in body] + ["finally:", "    restore(quiet)"])
     text = ("def replay(tensors):\n" + "".join(f"    {line}\n" for line in body)
             + finish.source.split("\n", 1)[1])
     # (in finish's own scope, which its kept edges are refreshed into, see _refresh_edges)
     scope = finish.__globals__
     names = {k: v for k, v in forward.__globals__.items() if k != "__builtins__"}
-    names.update(silence_noting=fp_errors.silence_noting, restore=fp_errors.restore)
+    names.update(fp_errors.NOTING_SCOPE)
     clash = [k for k in names if k in scope and scope[k] is not names[k]]
     assert not clash, clash  # (the two generators name their objects apart)
     scope.update(names)
@@ -65,7 +65,6 @@ def generate_replay(entry, finish):
 
 
 MISS = object()  # what a call gives when its guards fail
-EAGER = object()  # what a call gives when its guards hold but the recording runs eagerly
 
 
 def generate_call(entry, matches, replay):

@@ -936,10 +936,16 @@ def _softmax_of_some_short_rows(ones, log, x):
 def _log_softmax_of_some_short_rows(ones, x):
     """_softmax_of_some_short_rows's log-softmax, its NumPy calls (the same ones, so the same
     bits) in one frame and without its choices (a compiled program calls it, its ``ones``
-    bound once)."""
-    z = np.subtract(x, np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)[:, None])
-    total = np.matmul(np.exp(z), ones)
-    return np.subtract(z, np.log(total, out=total), out=z)
+    bound once). NumPy's functions are read from module names, the axis given by position
+    and ``[:, None]``'s index made once: a dozen bytecodes fewer at each call."""
+    z = _np_subtract(x, _np_max_reduce(_np_ascontiguous(x.T), 0)[_AS_COLUMN])
+    total = _np_matmul(_np_exp(z), ones)
+    return _np_subtract(z, _np_log(total, out=total), out=z)
+
+
+_np_subtract, _np_matmul, _np_exp, _np_log = np.subtract, np.matmul, np.exp, np.log
+_np_max_reduce, _np_ascontiguous = np.maximum.reduce, np.ascontiguousarray
+_AS_COLUMN = (slice(None), None)  # ([:, None])
 
 
 def _shifted_softmax(x, m, log, ones):

@@ -669,11 +669,14 @@ def _usual_nll_of(n, c, dtype, reduction, ignore_index):
 
     def nll(self, target):
         # (as _usual_batch; a NumPy uint64 against a Python int: compared exactly)
-        if _max_reduce(target.view(np.uint64)) < c:
+        if _max_reduce(target.view(_UINT64)) < c:
             total = 0.0 - total_of(self[rows, target])
-            return np.asarray(total / n if mean else total)
+            return _as_array(total / n if mean else total)
         return _nll_on_host(self, target, None, reduction, ignore_index)
     return nll
+
+
+_UINT64, _as_array = np.uint64, np.asarray  # (read by nll above at each call)
 
 
 @replay_form(nll_loss_backward)

@@ -94,16 +94,25 @@ def small_ordered_sum_of(n, dtype):
     groups = (whole // _SMALL, _SMALL)  # (the shape of level 1's groups; none: (0, 16))
     has_level0 = whole + 1 < n
 
-    def total_of(values):
-        total = zero + _accumulate(values[level0])[-1] if has_level0 else zero
-        if whole:  # level 1: the groups' totals, added one by one (a running total's last)
-            total = total + _accumulate(
-                _accumulate(values[level1].reshape(groups), axis=1)[:, -1])[-1]
-        return total + values[0]
+    # ((0 + level 0) + level 1) + the sample at index 0, level 1 the groups' totals added one
+    # by one (a running total's last); one closure per case, which then tests nothing
+    if not whole:  # (2 to 17 samples: level 0 only)
+        def total_of(values):
+            return zero + _accumulate(values[level0])[-1] + values[0]
+    elif not has_level0:  # (1 + 16k samples)
+        def total_of(values):
+            return (zero + _accumulate(_accumulate(values[level1].reshape(groups), 1)[_LAST])[-1]
+                    + values[0])
+    else:
+        def total_of(values):
+            return (zero + _accumulate(values[level0])[-1]
+                    + _accumulate(_accumulate(values[level1].reshape(groups), 1)[_LAST])[-1]
+                    + values[0])
     return total_of
 
 
 _accumulate = np.add.accumulate
+_LAST = (slice(None), -1)  # ([:, -1]: each group's running total's last)
 
 
 def _ordered_sum_skipping(values, kept):
