@@ -105,6 +105,10 @@ class CompiledFunctionBackward(Node):
         self._saved = None
         self._tensors = None
 
+    @property
+    def _leaves_cache(self):
+        return self._entry.leaves_cache
+
 
 _FIRST = operator.itemgetter(0)
 _SECOND = operator.itemgetter(1)
@@ -149,6 +153,12 @@ class Entry:
         self.source_meta = ()  # (shape, dtype) of each source
         self.quiet = program.quiet
         self._runs_eagerly = False  # set once a create_graph pass went through a call of it
+        # the nodes' Node._leaves_cache, when every source is an outside leaf: their edges are
+        # then one tuple from call to call (outputs._edge_lines), which the cache may hold as
+        # the function does (a tuple made per call would be kept alive until the next pass)
+        self.leaves_cache = ([(None, None)] if all(
+            kind == "cap" and k._grad_fn is None and k._base is None for kind, k in sources)
+            else None)
         # finish(tensors, outs, saved): the output arrays made tensors (outputs.py)
         self.finish = None
         # call(args, kwargs): the guards, then the replay (outputs.generate_call): the

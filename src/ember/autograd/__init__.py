@@ -13,6 +13,7 @@ from numpy import ndarray as _ndarray
 from .._backend import get_xp
 from .._compile.hooks import backward_pass
 from .._size import Size
+from .._state import recording
 from .._tensor import Tensor, _object_new as _new
 from . import graph
 from .engine import backward_from, implicit_backward, run_backward
@@ -144,15 +145,19 @@ def _refuse_inside_transform():
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate the gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``."""
-    _refuse_inside_transform()
-    backward_pass("backward()")
+    # (_refuse_inside_transform's and backward_pass's tests written out: no call in the usual
+    # case, at every training step)
+    running = _TRANSFORM_RUNNING[0]
+    if running is None or running():
+        _refuse_inside_transform()
+    if recording[0] is not None:
+        backward_pass("backward()")
     if (grad_tensors is None and inputs is None and create_graph is False
             and grad_variables is None and isinstance(tensors, Tensor)):
         # the usual call, ``loss.backward()``: what the general path below does for it,
         # without its argument normalising (a fixed cost of every training step)
         retain = False if retain_graph is None else bool(retain_graph)
-        if not implicit_backward(tensors, retain):
-            backward_from(tensors, _implicit_grad(tensors), retain)
+        implicit_backward(tensors, retain, _implicit_grad)
         return
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",

@@ -111,22 +111,23 @@ def backward_from(t, g, retain):
     run_backward((t,), (g,), retain, False)
 
 
-def implicit_backward(t, retain):
-    """``backward_from(t, ones, retain)`` for ``t.backward()`` with no gradient given, when
-    ``t`` is a real floating NumPy scalar (of any shape of one element) of a node whose edges
-    lead to distinct leaves alone (see _leaves_below): the implicit gradient made here as the
-    array the engine passes, with no Tensor around it (user code never sees it: nothing there
-    runs a hook that could). Returns False, having done nothing, in any other case."""
+def implicit_backward(t, retain, implicit_grad):
+    """``backward_from(t, implicit_grad(t), retain)``: ``t.backward()`` with no gradient
+    given. When ``t`` is a real floating NumPy scalar (of any shape of one element) of a node
+    whose edges lead to distinct leaves alone (see _leaves_below), the implicit gradient is
+    made here as the array the engine passes, with no Tensor around it (user code never sees
+    it: nothing on that path runs a hook that could)."""
     fn = t._grad_fn
-    if fn is None or type(t) is not Tensor or t._base is not None or fn._out_meta is not None:
-        return False
     data = t._data
-    if type(data) is not ndarray or data.size != 1 or data.dtype.kind != "f":
-        return False
+    if (fn is None or type(t) is not Tensor or t._base is not None or fn._out_meta is not None
+            or type(data) is not ndarray or data.size != 1 or data.dtype.kind != "f"):
+        backward_from(t, implicit_grad(t), retain)
+        return
     leaves = _leaves_below(fn)
-    if leaves is None:
-        return False
-    # (_implicit_grad's ones: a copy of the one element filled)
+    if leaves is None:  # (backward_from's general case, _leaves_below told)
+        run_backward((t,), (implicit_grad(t),), retain, False)
+        return
+    # (implicit_grad's ones: a copy of the one element filled)
     one = data.copy()
     one.fill(1)
     task = _Task(False, retain)
@@ -135,7 +136,6 @@ def implicit_backward(t, retain):
     _run_pass(task, _execute_into_leaves, [fn, [one], leaves])
     if _NOTES:  # (the versions of gradients written in place: read by now)
         forget()
-    return True
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), capture=False,
@@ -766,11 +766,28 @@ def _leaves_below(fn):
     """The nodes ``fn``'s edges lead to, in edge order, if ``fn`` may run by
     _execute_into_leaves (None if not): no hooks on it, no profiler or anomaly mode, and each
     of its edges leads to a leaf's AccumulateGrad (or nowhere), no leaf twice (a compiled
-    function's node into its parameters). Told by C calls over the edges, not a loop."""
-    nxt = fn._next
-    if (not fn._apply_plain or not nxt or type(nxt[0][0]) not in _LEAF_OR_NOTHING
-            or profiler_hook[0] is not None or state.anomaly):
+    function's node into its parameters). Told by C calls over the edges, not a loop, or
+    kept from the last pass of a node that shares its edges (see Node._leaves_cache)."""
+    if not fn._apply_plain or profiler_hook[0] is not None or state.anomaly:
+        return None
+    cache = fn._leaves_cache
+    if cache is None:
+        nxt = fn._next
+        if nxt and type(nxt[0][0]) in _LEAF_OR_NOTHING:
+            return _leaves_of(nxt)
         return None  # (an op's node first, the usual root of an eager graph: told at once)
+    # (one tuple read, so that threads replacing it never pair edges with another's leaves)
+    kept = cache[0]
+    nxt = fn._next
+    if kept[0] is not nxt:
+        kept = cache[0] = (nxt, _leaves_of(nxt))
+    return kept[1]
+
+
+def _leaves_of(nxt):
+    """_leaves_below's answer for edges ``nxt`` (the part that depends on them alone)."""
+    if not nxt or type(nxt[0][0]) not in _LEAF_OR_NOTHING:
+        return None
     children = next(zip(*nxt))
     kinds = set(map(type, children))
     if kinds == _LEAF_ONLY:
@@ -826,15 +843,18 @@ _UNLOCK = type(threading.Lock()).release
 _VARIABLE = operator.attrgetter("variable")
 # a leaf whose .grad may take its first gradient over at once (what _execute_into_leaves's
 # loop tests one by one): an AccumulateGrad without hooks, its leaf with no .grad, no hooks,
-# requiring grad, a C-contiguous NumPy array
+# requiring grad, a writeable C-contiguous NumPy array
 _LEAF_STATE = operator.attrgetter("_leaf_plain", "variable._grad", "variable._hooks",
                                   "variable._post_acc_hooks", "variable._requires_grad",
                                   "variable._data.__class__",
-                                  "variable._data.flags.c_contiguous")
-_PLAIN_LEAF = (True, None, None, None, True, ndarray, True)
-_STRIDES = operator.attrgetter("strides")
-_DATA_STRIDES = operator.attrgetter("variable._data.strides")
-_WRITEABLE_C = operator.attrgetter("flags.writeable", "flags.c_contiguous")
+                                  "variable._data.flags.c_contiguous",
+                                  "variable._data.flags.writeable")
+_PLAIN_LEAF = (True, None, None, None, True, ndarray, True, True)
+# (a gradient laid out as its plain leaf's array: the same strides, C-contiguous, writeable)
+_LAYOUT = operator.attrgetter("strides", "flags.c_contiguous", "flags.writeable")
+_DATA_LAYOUT = operator.attrgetter("variable._data.strides",
+                                   "variable._data.flags.c_contiguous",
+                                   "variable._data.flags.writeable")
 
 
 def _took_over_at_once(task, children, gs):
@@ -857,8 +877,7 @@ def _took_over_at_once(task, children, gs):
         if ([*map(_LEAF_STATE, children)] != [_PLAIN_LEAF] * n
                 or max(map(_refcount, gs)) > _MAPPED_OWN_REFS
                 or not task.borrowed.keys().isdisjoint(map(id, gs))
-                or [*map(_WRITEABLE_C, gs)] != [(True, True)] * n
-                or [*map(_STRIDES, gs)] != [*map(_DATA_STRIDES, children)]):
+                or [*map(_LAYOUT, gs)] != [*map(_DATA_LAYOUT, children)]):
             return False
         # (no user code runs for such leaves: the order they are given their .grad in is
         # not seen)

@@ -106,6 +106,10 @@ class Node:
     # _apply_plain is; its leaf's own hooks are checked apart, as they live on the tensor).
     _leaf_plain = False
     _fresh_outputs = True  # its gradients are new arrays, never ones someone else holds
+    # A list whose one item is ``(edges, leaves)``: the engine's _leaves_below for the last
+    # ``_next`` it saw of the nodes sharing the list (nodes of one recording, whose edges stay
+    # the same tuple from call to call), or None: told at each pass.
+    _leaves_cache = None
     # What _release frees, read by the engine's usual path (a call per node saved there): 0
     # nothing, 1 _saved alone (the engine clears it), 2 what the class's _release does (the
     # registry gives an op's node class its case with its _release, see OpDef._saved_slot)
