@@ -110,18 +110,4 @@ def slice_inverse(input, src, dim=0, start=None, end=None, step=1):  # noqa: A00
     return input.as_strided(src.size(), src.stride(), src.storage_offset())
 
 
-def view_as_real_copy(input):  # noqa: A002
-    """``view_as_real(input)`` as a new tensor (not a view)."""
-    from ._ops.strided import view_as_real
-    return view_as_real(input).clone()
-
-
-def view_as_complex_copy(input):  # noqa: A002
-    """``view_as_complex(input)`` as a new tensor (not a view)."""
-    from ._ops.strided import view_as_complex
-    if input.requires_grad:
-        from .autograd.grad_mode import is_grad_enabled
-        if is_grad_enabled():
-            raise RuntimeError("view_as_complex_copy does not support automatic "
-                               "differentiation for outputs with complex dtype.")
-    return view_as_complex(input).clone()
+from ._ops.view_copies import view_as_complex_copy, view_as_real_copy  # noqa: E402,F401

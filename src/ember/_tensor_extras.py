@@ -1,6 +1,6 @@
 """Tensor methods and torch functions that are other ops under another name or in another
 form: in-place variants written as ``self.copy_(out-of-place result)`` (so versions, views and
-autograd behave as for any in-place op), the ``*_copy`` functions (a view, then a copy), the
+autograd behave as for any in-place op), the ``*_copy`` functions, the
 functional forms torch keeps at its top level (``torch.batch_norm``, ``torch.embedding``,
 ...), splitting helpers, and the memory and device queries that have one answer on NumPy.
 """
@@ -60,56 +60,11 @@ for _name, _target in _INPLACE.items():
         setattr(Tensor, _name, _inplace_from(_name, _target))
 
 
-# -- a view, then a copy ------------------------------------------------------------------------
-def _contiguous_clone(x):
-    """torch's *_copy functions copy their view into a contiguous tensor."""
-    return x.clone(memory_format=contiguous_format)
-
-
-def _copy_of(view):
-    def fn(input, *args, **kwargs):  # noqa: A002 - torch's name
-        out = getattr(input, view)(*args, **kwargs)
-        if isinstance(out, (tuple, list)):
-            return tuple(_contiguous_clone(o) for o in out)
-        return _contiguous_clone(out)
-    fn.__name__ = fn.__qualname__ = view + "_copy"
-    fn.__doc__ = f"``input.{view}(...)`` as a new tensor (not a view)."
-    fn.__ember_forwards__ = f"ember.Tensor.{view}"  # (whose keywords it takes)
-    return fn
-
-
-def alias_copy(input):  # noqa: A002
-    # torch clones an alias of ``input``: of an inference tensor outside inference mode, an
-    # alias made without autograd, whose copy carries no tangent (as a detached one)
-    return _contiguous_clone(input.detach() if input._is_inference else input)
-
-
-as_strided_copy = _copy_of("as_strided")
-diagonal_copy = _copy_of("diagonal")
-expand_copy = _copy_of("expand")
-permute_copy = _copy_of("permute")
-select_copy = _copy_of("select")
-split_copy = _copy_of("split")
-
-
-def split_with_sizes_copy(input, split_sizes, dim=0):  # noqa: A002
-    """``input.split(split_sizes, dim)`` as new tensors (not views)."""
-    return tuple(_contiguous_clone(part) for part in input.split(list(split_sizes), dim))
-
-
-squeeze_copy = _copy_of("squeeze")
-t_copy = _copy_of("t")
-transpose_copy = _copy_of("transpose")
-unbind_copy = _copy_of("unbind")
-unfold_copy = _copy_of("unfold")
-unsqueeze_copy = _copy_of("unsqueeze")
-view_copy = _copy_of("view")
-
-
-def slice_copy(input, dim=0, start=None, end=None, step=1):  # noqa: A002
-    from ._ops.shape import slice_
-    from ._tensor import _wrap_dim
-    return _contiguous_clone(slice_(input, _wrap_dim(dim, input.dim()), start, end, step))
+# -- a view, then a copy: ops of their own (see _ops/view_copies.py) ---------------------------
+from ._ops.view_copies import (alias_copy, as_strided_copy, diagonal_copy,  # noqa: E402,F401
+                               expand_copy, permute_copy, select_copy, slice_copy, split_copy,
+                               split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy,
+                               unbind_copy, unfold_copy, unsqueeze_copy, view_copy)
 
 
 def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002

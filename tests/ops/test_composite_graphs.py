@@ -33,6 +33,27 @@ CASES = {
     "local_response_norm_4d": lambda t, a, b, v: t.nn.functional.local_response_norm(
         a.reshape(1, 3, 2, 2), 3),
     "vander_increasing": lambda t, a, b, v: t.vander(v, 3, increasing=True),
+    # torch's *_copy functions: one node named after the view's, no clone after a view
+    "view_copy": lambda t, a, b, v: t.view_copy(a.t(), (12,)),
+    "expand_copy": lambda t, a, b, v: t.expand_copy(v, (2, 4)),
+    "permute_copy": lambda t, a, b, v: t.permute_copy(a, (1, 0)),
+    "t_copy": lambda t, a, b, v: t.t_copy(a),
+    "transpose_copy": lambda t, a, b, v: t.transpose_copy(a, 0, 1),
+    "squeeze_copy": lambda t, a, b, v: t.squeeze_copy(a[None]),
+    "squeeze_copy_dim": lambda t, a, b, v: t.squeeze_copy(a[None], 0),
+    "squeeze_copy_dims": lambda t, a, b, v: t.squeeze_copy(a[None], (0,)),
+    "unsqueeze_copy": lambda t, a, b, v: t.unsqueeze_copy(a, 1),
+    "diagonal_copy": lambda t, a, b, v: t.diagonal_copy(a, 1),
+    "select_copy": lambda t, a, b, v: t.select_copy(a, 1, 2),
+    "slice_copy": lambda t, a, b, v: t.slice_copy(a, 1, 1, 3),
+    "unfold_copy": lambda t, a, b, v: t.unfold_copy(a, 1, 2, 1),
+    "as_strided_copy": lambda t, a, b, v: t.as_strided_copy(a, (2, 2), (1, 2), 1),
+    "alias_copy": lambda t, a, b, v: t.alias_copy(a),
+    "split_copy": lambda t, a, b, v: t.split_copy(a, 3, 1)[1],
+    "split_with_sizes_copy": lambda t, a, b, v: t.split_with_sizes_copy(a, [1, 3], 1)[1],
+    "unbind_copy": lambda t, a, b, v: t.unbind_copy(a, 1)[2],
+    "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
+        t.view_as_complex(a.reshape(3, 2, 2))),
 }
 
 
@@ -79,3 +100,26 @@ def test_dropout3d_of_fewer_dimensions_drops_first_dimension_slices():
         out = ember.nn.functional.dropout3d(ember.ones(64, 50), 0.5)
     kept = (out != 0).sum(1)
     assert set(kept.tolist()) <= {0, 50} and 0 < int((kept == 50).sum()) < 64
+
+
+_COPIES = ("view_copy", "expand_copy", "permute_copy", "t_copy", "unfold_copy",
+           "as_strided_copy", "alias_copy", "unbind_copy")
+
+
+@pytest.mark.parametrize("name", _COPIES)
+def test_copy_functions_give_no_views(name):
+    """A *_copy result is contiguous and shares no memory: writing into its input leaves it as
+    it was, and its node saves what the view's shows (torch's ``_saved_*`` values)."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (ember, torch):
+        args = [mod.tensor(a, dtype=mod.float64, requires_grad=True) for a in (_M, _M2, _V)]
+        out = CASES[name](mod, *args)
+        before = out.tolist()
+        with mod.no_grad():
+            args[0].add_(1.0)
+            args[2].add_(1.0)
+        node = out.grad_fn
+        saved = {k: getattr(node, k) for k in dir(node) if k.startswith("_saved_")}
+        seen.append((out.is_contiguous(), out._base is None, out.tolist() == before, saved))
+    assert seen[0] == seen[1] and seen[0][:3] == (True, True, True)

@@ -355,6 +355,14 @@ Tensor.as_strided_scatter = as_strided_scatter
 def _unfold(self, dimension, size, step):
     """Every slice of length ``size`` along ``dimension``, ``step`` apart, as a new last
     dimension (a view)."""
+    # (the unfold op, not an as_strided view: its node and gradient are torch's UnfoldBackward0,
+    # a 0-dim input's too)
+    from .spectral import unfold
+    return unfold(self, unfold_dimension(self, dimension, size, step), size, step)
+
+
+def unfold_dimension(self, dimension, size, step):
+    """unfold's ``dimension`` wrapped, after torch's checks of its arguments."""
     nd = self.dim()
     d = _wrap_dim(dimension, max(nd, 1))
     length = self.shape[d] if nd else 1
@@ -363,10 +371,7 @@ def _unfold(self, dimension, size, step):
                            f"{size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    # (the unfold op, not an as_strided view: its node and gradient are torch's UnfoldBackward0,
-    # a 0-dim input's too)
-    from .spectral import unfold
-    return unfold(self, d, size, step)
+    return d
 
 
 Tensor.unfold = _unfold

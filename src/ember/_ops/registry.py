@@ -50,7 +50,7 @@ from ..autograd.graph import (ERR_FREED, ERR_INFERENCE_SAVE, NO_EDGE, Node,
                               unpack_input, unpack_output)
 from ..autograd.saved_tensors import (_Packed, check_register, pack_saved, raw_saved_property,
                                       unpack_saved)
-from .saved_names import FROM_METADATA, SCALAR_INPUTS, shown_names
+from .saved_names import SCALAR_INPUTS, metadata_names, shown_names
 
 # What a saved slot holds.
 INPUT, RESULT, SHAPE, PARAM, SHAPES, STRIDES = range(6)
@@ -639,7 +639,7 @@ class OpDef:
         self.node_name = node or f"{_camel(name)}Backward0"
         self.node_cls = type(self.node_name, (OpNode,), {"_op": self, **{
             f"_saved_{attr}": property(read)
-            for attr, read in FROM_METADATA.get(self.node_name, ())}})
+            for attr, read in metadata_names(self.node_name)}})
         if self.node_name in _HAND_WRITTEN_NODES:
             self.node_cls.name = _qualified_name
         # A call with a Python number for a tensor operand, where torch has an overload taking

@@ -250,6 +250,17 @@ FROM_METADATA = {
 }
 
 
+def view_node(node_name):
+    """The node name a ``*_copy`` op's node (``ViewBackward0_copy``) shows its saved values as:
+    its view op's (torch generates both from one derivatives.yaml entry)."""
+    return node_name.removesuffix("_copy")
+
+
+def metadata_names(node_name):
+    """FROM_METADATA's ``[(attribute, read(node))]`` for a node of that name."""
+    return FROM_METADATA.get(view_node(node_name), ())
+
+
 def _param(node_name, name):
     """How a saved argument reads as torch's node returns it (its lists are tuples), given
     the value and the node."""
@@ -278,6 +289,7 @@ def shown_names(node_name, name, kind, index):
     the pair the registry makes of the input's recorded shape and its strides in elements:
     those need the dtype). Empty where torch's node keeps the value without showing it (cat's
     shapes), or does not keep it (NOT_SHOWN)."""
+    node_name = view_node(node_name)
     hidden = NOT_SHOWN.get(node_name, ())
     return [(attr, read) for attr, read in _shown_names(node_name, name, kind, index)
             if attr not in hidden]

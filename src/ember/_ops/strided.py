@@ -87,7 +87,9 @@ def _as_strided_method(self, size, stride, storage_offset=None):
     return _as_strided_call(self, size, stride, storage_offset, 1)
 
 
-def _as_strided_call(x, size, stride, storage_offset, position):
+def _as_strided_call(x, size, stride, storage_offset, position, as_strided_op=None):
+    """as_strided's arguments checked as torch's parser checks them, then ``as_strided_op``
+    (as_strided, or as_strided_copy) called with them."""
     size = _int_tuple(size, "size", position)
     stride = _int_tuple(stride, "stride", position + 1)
     if storage_offset is not None:
@@ -96,7 +98,7 @@ def _as_strided_call(x, size, stride, storage_offset, position):
                             f"must be int, not {type(storage_offset).__name__}")
         storage_offset = int(storage_offset)
     data = x._data if isinstance(x, Tensor) else x
-    return _as_strided(x, size, stride, storage_offset, geometry(data))
+    return (as_strided_op or _as_strided)(x, size, stride, storage_offset, geometry(data))
 
 
 Tensor.as_strided = _as_strided_method
