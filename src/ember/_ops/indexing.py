@@ -981,8 +981,19 @@ def _index_put_args(self, indices, values, name):
     return key, _setitem_value(self, values)
 
 
+def _batched_index_put(self, indices, values, accumulate, inplace):
+    """Under vmap, per-example indices have a batching rule of their own (the key of the
+    op holds arrays, one index for the whole batch); None otherwise."""
+    from .._state import vmap_hook
+    vm = vmap_hook[0]
+    return None if vm is None else vm.index_put(self, indices, values, accumulate, inplace)
+
+
 def index_put(input, indices, values, accumulate=False):  # noqa: A002 - torch's name
     """``input`` with ``values`` put at the tensor ``indices`` (added when ``accumulate``)."""
+    batched = _batched_index_put(input, indices, values, accumulate, False)
+    if batched is not None:
+        return batched
     key, values = _index_put_args(input, indices, values, "index_put")
     return _index_put(input, values, key, bool(accumulate))
 
@@ -990,6 +1001,9 @@ def index_put(input, indices, values, accumulate=False):  # noqa: A002 - torch's
 def index_put_(self, indices, values, accumulate=False):
     """In place: ``self[indices] = values`` (``+=`` with repeats adding up when ``accumulate``)."""
     from .shape import fills_a_mask, index_put_masked
+    batched = _batched_index_put(self, indices, values, accumulate, True)
+    if batched is not None:
+        return batched
     key, values = _index_put_args(self, indices, values, "index_put_")
     if not accumulate and fills_a_mask(key, values._data):
         return index_put_masked.inplace(self, values, key)

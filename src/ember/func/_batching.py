@@ -58,7 +58,7 @@ def materialize(x, level):
     if type(x) is BatchedTensor and x._level == level:
         return x._value
     size = level_size(level)
-    return x.unsqueeze(0).expand((size,) + tuple(x.shape))
+    return x.expand((size,) + tuple(x.shape))  # (torch's ensure_has_bdim: one ExpandBackward0)
 
 
 def top_level(op, args):
@@ -99,6 +99,14 @@ class _Vmap:
             return dispatch_inplace(op, args) if inplace else dispatch(op, args)
         finally:
             set_hook(forward_hook, self)
+
+    def index_put(self, self_, indices, values, accumulate, inplace):
+        """index_put(_) with a batched index: its own rule (None: the op's usual path)."""
+        if not isinstance(indices, (tuple, list)) or not any(
+                type(i) is BatchedTensor for i in indices):
+            return None
+        from ._indexing_rules import batched_index_put
+        return batched_index_put(self_, indices, values, accumulate, inplace)
 
     def function_jvp(self, cls, ctx, args, outputs):
         """A custom Function ran (in the forward-AD slot, without a dual level): no tangents

@@ -551,7 +551,7 @@ def stack_rule(op, args, level):
 
 # ops whose tensors all have the example's rank: the unbatched ones are expanded
 @rule("gather", "scatter_add", "scatter", "scatter_reduce", "take_along_dim", "linalg_cross",
-      "index_add", "index_copy", "index_fill", "index_select")
+      "index_select")  # (and index_add, index_copy, index_fill: see _indexing_rules.py)
 def same_rank_dim_rule(op, args, level):
     x = args[0]
     nd = x.dim()
@@ -845,4 +845,4 @@ def nll_loss_rule(op, args, level):
 
 
 # the rules kept in files of their own register themselves on import
-from . import _distance_rules  # noqa: E402, F401
+from . import _distance_rules, _indexing_rules  # noqa: E402, F401

@@ -1,0 +1,114 @@
+"""Batching rules of index_add, index_copy, index_fill and index_put, as torch's: a batched
+index (one per example) or a batched fill value, which the physical op cannot take as it is."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ._batched_tensor import batch_level
+from ._batching import level_size, materialize, wrap
+from ._batching_rules import _batched, _shift, rule, same_rank_dim_rule
+
+
+def _example(x, level, b):
+    """Example ``b`` of ``x`` at ``level`` (``x`` itself where it is not batched there)."""
+    return x._value[b] if _batched(x, level) else x
+
+
+@rule("index_add")
+def index_add_rule(op, args, level):
+    """torch's rule adds into a clone of self; with a batched index it loops over the
+    examples and stacks their index_add (StackBackward0 over IndexAddBackward0)."""
+    from .._ops.shape import stack
+    base = args[0].clone()
+    if not _batched(args[1], level):
+        return same_rank_dim_rule(op, [base] + list(args[1:]), level)
+    rows = [op(*(_example(a, level, b) if k < op.n_tensors else a
+                 for k, a in enumerate([base] + list(args[1:]))))
+            for b in range(level_size(level))]
+    return wrap(stack(rows), level)
+
+
+@rule("index_copy")
+def index_copy_rule(op, args, level):
+    """torch writes index_copy under vmap as a scatter (ScatterBackward0): the index, one
+    entry per slice of ``dim``, expanded over the source's other dimensions."""
+    from .._ops.indexing import scatter
+    self_, index, source, dim = args
+    nd = self_.dim()
+    if nd == 0 or source.dim() != nd or index.dim() > 1:
+        return same_rank_dim_rule(op, args, level)  # (each example's own checks and errors)
+    d = _shift(dim, nd)
+    phys_self = materialize(self_, level)
+    phys_index = materialize(index.reshape(-1), level)
+    shape = [1] * (nd + 1)
+    shape[0], shape[d] = phys_index.shape[0], phys_index.shape[1]
+    spread = list(phys_self.shape)  # (self's shape, but the index's length at dim)
+    spread[d] = shape[d]
+    spread = phys_index.view(tuple(shape)).expand(tuple(spread))
+    return wrap(scatter(phys_self, d, spread, materialize(source, level)), level)
+
+
+@rule("index_fill")
+def index_fill_rule(op, args, level):
+    """A batched index or fill value: torch's rule fills each example of a clone of self in
+    place, one after the other."""
+    n = op.n_tensors
+    if not any(_batched(a, level) for a in args[1:n]):  # (torch fills a clone of self)
+        return same_rank_dim_rule(op, [args[0].clone()] + list(args[1:]), level)
+    base = materialize(args[0], level).clone()
+    for b in range(level_size(level)):
+        row = [base[b]] + [_example(a, level, b) for a in args[1:n]] + list(args[n:])
+        op.inplace(*row)
+    return wrap(base, level)
+
+
+def _physical_values(values, level, indexed):
+    """The values put, expanded to the batch, with their examples' dims aligned to the
+    right of an example's indexed shape of ``indexed`` dims (where they broadcast)."""
+    values = materialize(values, level)
+    extra = indexed - (values.dim() - 1)
+    if extra > 0:
+        shape = tuple(values.shape)
+        values = values.view(shape[:1] + (1,) * extra + shape[1:])
+    return values
+
+
+def batched_index_put(self_, indices, values, accumulate, inplace):
+    """``index_put`` with per-example integer indices: torch's rule puts into the physical
+    self with an arange over the batch as one more index, before the examples' indices
+    (expanded to the batch where they are not batched). None where the indices are not all
+    integer tensors, or an in-place put would write a batch into an unbatched self."""
+    from .._creation import arange
+    from .._ops.indexing import index_put, index_put_
+    if not all(isinstance(i, Tensor) and not i.is_floating_point() and i.dtype.itemsize > 1
+               for i in indices):  # (bool and byte masks: the examples' own shapes)
+        return None
+    level = max(batch_level(t) for t in (self_, values, *indices) if isinstance(t, Tensor))
+    if inplace and not _batched(self_, level):
+        return None
+    size = level_size(level)
+    phys = [materialize(i, level) for i in indices]
+    rank = max(i.dim() for i in phys)
+    batch = arange(size, device=self_.device).view((size,) + (1,) * (rank - 1))
+    if isinstance(values, Tensor):
+        values = _physical_values(values, level, rank - 1 + self_.dim() - len(indices))
+    if inplace:
+        index_put_(self_._value, (batch, *phys), values, accumulate)
+        return self_
+    return wrap(index_put(materialize(self_, level), (batch, *phys), values, accumulate),
+                level)
+
+
+@rule("index_put")
+def index_put_rule(op, args, level):
+    """One index for all the examples (its key holds arrays): put into the physical self
+    past the batch dimension, the values aligned to the examples' indexed shape."""
+    from ._batching import per_example
+    self_, values, key, accumulate = args
+    if not all(getattr(k, "dtype", None) is not None and k.dtype.kind in "iu" for k in key):
+        return per_example(op, args, level)
+    indexed = len(np.broadcast_shapes(*(k.shape for k in key))) + self_.dim() - len(key)
+    values = _physical_values(values, level, indexed)
+    return wrap(op(materialize(self_, level), values, (slice(None),) + tuple(key), accumulate),
+                level)
