@@ -358,3 +358,110 @@ class TestStridedInputs:
         x = rng_leaf((3, 2), 4).detach().t().requires_grad_()
         with pytest.raises(GradcheckError, match="Jacobian mismatch"):
             autograd.gradcheck(WrongSquare.apply, (x,))
+
+
+# -- the options torch's gradcheck takes: each changes the outcome as in torch ------------------
+def _functions(torch):
+    """Functions whose backward is wrong in one way only some option notices."""
+    class Nondeterministic(torch.autograd.Function):
+        # (a backward whose result drifts by 1e-9 a call: the Jacobian matches, reentrancy not)
+        calls = 0
+
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            Nondeterministic.calls += 1
+            return g * (2 + Nondeterministic.calls * 1e-9)
+
+    class NotMultiplied(torch.autograd.Function):
+        # (a gradient of 1e-12 where grad_output is zero: within the Jacobian's tolerance)
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2 + (g == 0).to(g.dtype) * 1e-12
+
+    class RefusesZeroGradient(torch.autograd.Function):
+        # (a backward that cannot take output gradients that are all zero)
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            if not g.any():
+                raise RuntimeError("no gradient")
+            return g * 2
+
+    return {"nondet": Nondeterministic, "not_multiplied": NotMultiplied,
+            "refuses_zero": RefusesZeroGradient}
+
+
+_OPTION_CASES = [
+    ("nondet", {}), ("nondet", {"nondet_tol": 1e-6}), ("nondet", {"fast_mode": True}),
+    ("nondet", {"nondet_tol": 1e-6, "fast_mode": True}), ("nondet", {"raise_exception": False}),
+    ("not_multiplied", {}), ("not_multiplied", {"masked": True}),
+    ("not_multiplied", {"masked": True, "check_undefined_grad": False}),
+    ("not_multiplied", {"raise_exception": False}),
+    ("refuses_zero", {}), ("refuses_zero", {"check_undefined_grad": False}),
+    ("sin", {"check_batched_grad": True}), ("sin", {"check_backward_ad": False}),
+    ("sin", {"check_batched_grad": True, "check_backward_ad": False,
+             "check_forward_ad": True}),
+    ("sin", {"check_batched_forward_grad": True}),
+]
+
+
+@pytest.mark.parametrize("name,options", _OPTION_CASES)
+def test_gradcheck_options_change_the_outcome_as_in_torch(name, options):
+    def body(torch):
+        x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+        fn = torch.sin if name == "sin" else _functions(torch)[name].apply
+        return _linked(lambda: torch.autograd.gradcheck(fn, (x,), **options))
+    same(body)
+
+
+def _linked(check):
+    """What ``check()`` returns or raises, the link in torch's note on nondeterminism (a
+    page of torch's documentation, which ember's text keeps) left out."""
+    try:
+        return check()
+    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+        return type(e).__name__, str(e).replace("generated/torch.", "generated/")
+
+
+@pytest.mark.parametrize("options", [{}, {"check_batched_grad": True}, {"nondet_tol": 1e-6},
+                                     {"check_undefined_grad": False},
+                                     {"check_rev_over_rev": False},
+                                     {"check_rev_over_rev": False, "check_fwd_over_rev": True,
+                                      "check_undefined_grad": False}])
+def test_gradgradcheck_takes_gradchecks_options(options):
+    def body(torch):
+        x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        go = torch.tensor([1.0, 0.5, -2.0], dtype=torch.float64, requires_grad=True)
+        return torch.autograd.gradgradcheck(lambda t: t.sin() * t, (x,), (go,), **options)
+    same(body)
+
+
+def test_a_wrong_batched_formula_fails_check_batched_grad(monkeypatch):
+    # the batched backward (one pass for a batch of grad_outputs) is what check_batched_grad
+    # compares with one backward per grad_output: a batched formula that is wrong fails it
+    from ember.autograd import _batched
+    x = ember.tensor(np.array([[1.0, 2.0], [3.0, 4.0]]), requires_grad=True)
+    fn = lambda t: t.sum(0)  # noqa: E731
+    assert autograd.gradcheck(fn, (x,), check_batched_grad=True)
+    per_row = _batched.per_row
+
+    def wrong(task, node, grads, needed):
+        return [None if g is None else g * 2 for g in per_row(task, node, grads, needed)]
+    monkeypatch.setattr(_batched, "apply", wrong)
+    error = catch(lambda: autograd.gradcheck(fn, (x,), check_batched_grad=True))
+    assert error[0] == "GradcheckError"
+    assert error[1].startswith("For output 0 and input 0:\n\ngradcheck or gradgradcheck failed "
+                               "while testing batched gradient computation.")
+    assert "\n\nGot:\ntensor(" in error[1] and "\n\nExpected:\ntensor(" in error[1]
+    assert autograd.gradcheck(fn, (x,), check_batched_grad=False)

