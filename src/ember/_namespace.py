@@ -145,9 +145,9 @@ def is_signed(input):  # noqa: A002
 
 
 def fill(input, value):  # noqa: A002
-    """A copy of ``input`` filled with ``value``."""
-    return input.clone().fill_(value) if not isinstance(value, Tensor) else (
-        input * 0 + value)
+    """A copy of ``input`` filled with ``value`` (a number or a 0-dim tensor)."""
+    from ._ops.pointwise import fill_out_of_place
+    return fill_out_of_place(input, value)
 
 
 for _name in ("is_nonzero", "is_same_size", "is_signed"):

@@ -673,6 +673,10 @@ row("fill_", lambda x, v: x.clone().fill_(v), None, [PW.fill, SH.clone],
     lambda m: [S("float", m(2, 3), 2.5), S("int", m(4), 3), S("0dim_tensor", m(2, 3), m()),
                S("scalar", m(), -1.0)],
     np_ref=lambda x, v: np.full_like(x, v), dtypes=("float32", "float64", "int64"))
+row("fill", ember.fill, "fill", [PW.fill_out_of_place],
+    lambda m: [S("float", m(2, 3), 2.5), S("int", m(4), 3), S("0dim_tensor", m(2, 3), m()),
+               S("scalar", m(), -1.0), S("empty", m(0, 3), m())],
+    np_ref=lambda x, v: np.full_like(x, v), dtypes=("float32", "float64", "int64"))
 row("zero_", lambda x: x.clone().zero_(), None, [PW.zero, SH.clone], inplace_unary,
     np_ref=np.zeros_like, dtypes=("float32", "float64", "int64"))
 

@@ -52,6 +52,11 @@ CASES = {
     "split_copy": lambda t, a, b, v: t.split_copy(a, 3, 1)[1],
     "split_with_sizes_copy": lambda t, a, b, v: t.split_with_sizes_copy(a, [1, 3], 1)[1],
     "unbind_copy": lambda t, a, b, v: t.unbind_copy(a, 1)[2],
+    # torch.fill's own nodes (FillBackward0 of a number, FillBackward1 of a tensor value)
+    "fill_number": lambda t, a, b, v: t.fill(a, 2.5),
+    "fill_tensor": lambda t, a, b, v: t.fill(a, v[1]),
+    "fill_tensor_only": lambda t, a, b, v: t.fill(a.detach(), v[1]),
+    "fill__tensor": lambda t, a, b, v: a.clone().fill_(v[1]),
     "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
         t.view_as_complex(a.reshape(3, 2, 2))),
 }
@@ -123,3 +128,27 @@ def test_copy_functions_give_no_views(name):
         saved = {k: getattr(node, k) for k in dir(node) if k.startswith("_saved_")}
         seen.append((out.is_contiguous(), out._base is None, out.tolist() == before, saved))
     assert seen[0] == seen[1] and seen[0][:3] == (True, True, True)
+
+
+@pytest.mark.parametrize("fill", ["fill", "fill_"])
+def test_fill_refuses_a_value_of_dimensions(fill):
+    """torch's fill and fill_ take a 0-dim value tensor only (ember filled with a broadcast)."""
+    torch = pytest.importorskip("torch")
+    messages = []
+    for mod in (ember, torch):
+        a, v = (mod.tensor(x, dtype=mod.float64) for x in (_M, _V))
+        with pytest.raises(RuntimeError) as info:
+            mod.fill(a, v[:1]) if fill == "fill" else a.fill_(v[None, :1])
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def test_fill_gradient_reaches_its_tensor_value():
+    """The value's gradient is the sum of the output's, the input's zero, as torch's."""
+    torch = pytest.importorskip("torch")
+    grads = []
+    for mod in (ember, torch):
+        a, v = (mod.tensor(x, dtype=mod.float64, requires_grad=True) for x in (_M, _V))
+        w = mod.tensor(_M2, dtype=mod.float64)
+        grads.append([g.tolist() for g in mod.autograd.grad(mod.fill(a, v[2]), (a, v), w)])
+    assert grads[0] == grads[1]

@@ -1269,26 +1269,38 @@ Tensor.greater, Tensor.less = Tensor.gt, Tensor.lt
 Tensor.greater_equal, Tensor.less_equal, Tensor.not_equal = Tensor.ge, Tensor.le, Tensor.ne
 
 
-# -- filling and copying (in place only) -------------------------------------------------------
-@op("fill", tensors=2, promote=NONE, inplace="fill_", node="FillBackward3",
-    number_node="FillBackward2", quiet=True)  # (a NaN tensor into integers: torch is silent)
-def fill(self, value):
+# -- filling and copying -----------------------------------------------------------------------
+def _filled(self, value):
     if not is_array(value):  # (a tensor's value is copied: no check)
         value = check_scalar(value, self.dtype)
+    elif value.ndim:
+        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.ndim} dimensions.")
     elif value.dtype.kind == "c" and self.dtype.kind != "c":
         value = value.real  # (torch drops the imaginary part without a word)
     return np.full_like(self, value)
 
 
-@fill.grad("self")
-def _(grad):
+# torch.fill (FillBackward1, of a number FillBackward0) and x.fill_ (FillBackward3, 2): one
+# kernel and one derivative, under the node names of torch's four overloads
+fill = op("fill", tensors=2, promote=NONE, inplace="fill_", node="FillBackward3",
+          number_node="FillBackward2", quiet=True)(_filled)  # (a NaN tensor into integers:
+fill_out_of_place = op("fill", tensors=2, promote=NONE, node="FillBackward1",  # torch is silent)
+                       number_node="FillBackward0", quiet=True)(_filled)
+
+
+def _zero_for_self(grad):
     return zero_gradient(grad)
 
 
-@fill.grad("value")
-def _(grad):
+def _sum_for_value(grad):
     from .reduction import sum_all
     return sum_all(grad)
+
+
+for _fill in (fill, fill_out_of_place):
+    _fill.grad("self")(_zero_for_self)
+    _fill.grad("value")(_sum_for_value)
 
 
 @op("zero", elementwise=True, promote=NONE, inplace="zero_")
