@@ -464,3 +464,28 @@ def test_compiled_loss_implicit_gradients(case):
             out.append([None if p.grad is None else p.grad._version for p in params])
         return out
     same(body, rtol=1e-2, atol=1e-2)
+
+
+def test_compiled_bias_gradients_summed_with_others_as_torch():
+    """A compiled loss's bias gradients (torch's views: summed with another gradient out of
+    place) by turns on the one-node path (straight into the leaves) and in a larger graph
+    where another term's gradient of the same biases is summed with theirs: the values and
+    the ``.grad`` versions of torch's."""
+    def body(t):
+        params, x = _mlp_params(t)
+        loss_of = _compiled_loss(t, params, x)
+        out = []
+        for k in range(4):
+            for p in params:
+                p.grad = None
+            # (the other terms made first: the compiled node runs first, and its bias
+            # gradients are the ones the others are summed with)
+            other = (params[1] * 2).sum() + (params[3] ** 2).sum() if k % 2 else None
+            loss = loss_of(x)
+            if other is not None:
+                loss = other + loss
+            loss.backward()
+            out.append([p.grad for p in params])
+            out.append([p.grad._version for p in params])
+        return out
+    same(body, rtol=1e-5, atol=1e-6)

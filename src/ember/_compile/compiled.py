@@ -44,7 +44,7 @@ class CompiledFunctionBackward(Node):
 
     _saved = None
 
-    def _apply(self, grads, graph, needed):
+    def _apply(self, grads, graph, needed, into_leaves=False):
         if self._saved is None:
             raise RuntimeError(ERR_FREED)
         checks = self._checks
@@ -59,17 +59,23 @@ class CompiledFunctionBackward(Node):
                 grads = _zeros_for_missing(grads, entry.out_meta)
                 break
         program = entry.program
+        backward = program.backward_into_leaves if into_leaves else program.backward
         if program.backward_quiet:
             quiet = fp_errors.silence_noting()
             try:
-                out = program.backward(grads, self._saved)
+                out = backward(grads, self._saved)
             finally:
                 fp_errors.restore(quiet)
         else:
-            out = program.backward(grads, self._saved)
+            out = backward(grads, self._saved)
         if out is OTHER_GRADIENTS:  # (not of the array types and dtypes recorded)
             return self._apply_eager(grads)
         return out
+
+    def _apply_into_leaves(self, grads):
+        """(Node._apply_into_leaves: the program that notes no views, see
+        Program.backward_into_leaves)"""
+        return self._apply(grads, False, None, True)
 
     def _apply_eager(self, grads):
         """Gradients of another dtype (or array type) than the program was recorded with:

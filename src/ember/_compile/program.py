@@ -79,8 +79,13 @@ class Program:
         # the array type and dtype of each output gradient the program was recorded with
         self.grad_kinds = {s: (type(rec.arrays[s]), rec.arrays[s].dtype)
                            for s, (k, _) in enumerate(rec.kinds) if k == GRAD}
-        self.backward, formed = (_generate_backward(self, rec.arrays)
-                                 if rec.backward or source_slots else (None, ()))
+        self.backward, formed, noted = (_generate_backward(self, rec.arrays)
+                                        if rec.backward or source_slots else (None, (), False))
+        # the backward for a pass whose gradients go straight to distinct leaves, summed with
+        # no other (the engine's one-node pass, see Node._apply_into_leaves): the notes of the
+        # gradients that are views in torch, read by such sums alone, left out
+        self.backward_into_leaves = (_generate_backward(self, rec.arrays, False)[0] if noted
+                                     else self.backward)
         # (the engine's pass has NumPy's errors silenced already: the backward program runs
         # silence_noting only for the quiet kernels it calls bare, whose NaNs are noted;
         # a replay form's callee notes none)
@@ -218,9 +223,13 @@ class _Writer:
     name frees the old array at once, so NumPy can hand its memory to the next result), which
     also keeps the function short to compile."""
 
-    def __init__(self, kinds, instrs, keep, forward, arrays):
+    def __init__(self, kinds, instrs, keep, forward, arrays, view_notes=True):
         self.kinds = kinds
         self.forward = forward  # the forward function (it has the call's tensors)
+        # whether it notes the gradients that are views in torch (see _sum_to), and whether
+        # it wrote such a note
+        self.view_notes = view_notes
+        self.noted_views = False
         self.arrays = arrays  # slot -> the array the recording had there (for replay forms)
         self.formed = set()  # the FORMULA instructions written as their replay forms
         self.lines = []
@@ -413,6 +422,9 @@ class _Writer:
             # only leading dimensions: the sum has ``shape`` itself, noted as the view of
             # another tensor's storage that torch's sum would be (as _sum_to_array notes it)
             total = f"{sum_}({x}, {self.bind(axes)}, keepdims=False)"
+            if not self.view_notes:
+                return lambda outs: [f"{outs[0]} = {total}"]
+            self.noted_views = True
             return lambda outs: [f"{outs[0]} = {total}"] + _fresh_view_note(outs[0])
         total = f"{sum_}({x}, {self.bind(axes)}, keepdims=True)"  # (never a NumPy scalar)
         total = f"{total}.reshape({self.bind(shape)})" if lead else total
@@ -552,11 +564,13 @@ def _generate_forward(prog, arrays):
 OTHER_GRADIENTS = object()
 
 
-def _generate_backward(prog, arrays):
+def _generate_backward(prog, arrays, view_notes=True):
     """The backward program: the recorded formulas and engine steps, a formula that passes
-    its arguments on replaced by its callee (backward.resolve)."""
+    its arguments on replaced by its callee (backward.resolve). Returns it, the
+    instructions written as replay forms, and whether it notes views (``view_notes=False``:
+    it notes none, see Program.backward_into_leaves)."""
     keep = {x for x in prog.source_slots if x is not None}
-    w = _Writer(prog.kinds, prog.backward_instrs, keep, False, arrays)
+    w = _Writer(prog.kinds, prog.backward_instrs, keep, False, arrays, view_notes)
     used = [x in w.last or x in keep for x in prog.saved]
     if any(used) and not prog.written:  # (one unpacking: the tuple holds these alone)
         names = [w.out(x) if u else "_" for x, u in zip(prog.saved, used)]
@@ -582,4 +596,4 @@ def _generate_backward(prog, arrays):
         w.emit(i, instr)
     outs = "".join("None, " if x is None else f"{w.ref(x)}, " for x in prog.source_slots)
     w.lines.append(f"return [{outs}]")
-    return w.build("backward", "grads, saved"), w.formed
+    return w.build("backward", "grads, saved"), w.formed, w.noted_views

@@ -811,7 +811,8 @@ def _execute_into_leaves(task, root):
     # node's buffer: a gradient it passes on to a leaf is counted as that leaf's, see
     # _accumulate)
     root[1] = root = None
-    outs = fn._apply(grads, False, None)
+    into = fn._apply_into_leaves
+    outs = fn._apply(grads, False, None) if into is None else into(grads)
     if not task.retain:  # (as _execute: see Node._releases)
         frees = fn._releases
         if frees == 1:
@@ -841,6 +842,8 @@ _TRY_LOCK = type(threading.Lock()).acquire
 _NO_WAIT = itertools.repeat(False)  # (acquire's `blocking`, for each lock of a mapped call)
 _UNLOCK = type(threading.Lock()).release
 _VARIABLE = operator.attrgetter("variable")
+# (arguments repeated for each leaf of a mapped call, as long as its other arguments last)
+_DATA_NAME, _GRAD_NAME = repeat("_data"), repeat("_grad")
 # a leaf whose .grad may take its first gradient over at once (what _execute_into_leaves's
 # loop tests one by one): an AccumulateGrad without hooks, its leaf with no .grad, no hooks,
 # requiring grad, a writeable C-contiguous NumPy array
@@ -885,8 +888,8 @@ def _took_over_at_once(task, children, gs):
             grads = [*map(wrap_versioned, gs)]
         else:  # (_wrap's lines, as mapped C calls)
             grads = [*map(_new_tensor, repeat(Tensor, n))]
-            [*map(setattr, grads, repeat("_data"), gs)]
-        [*map(setattr, map(_VARIABLE, children), repeat("_grad"), grads)]
+            [*map(setattr, grads, _DATA_NAME, gs)]
+        [*map(setattr, map(_VARIABLE, children), _GRAD_NAME, grads)]
         return True
     finally:
         [*map(_UNLOCK, locks)]

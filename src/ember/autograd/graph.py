@@ -110,6 +110,10 @@ class Node:
     # ``_next`` it saw of the nodes sharing the list (nodes of one recording, whose edges stay
     # the same tuple from call to call), or None: told at each pass.
     _leaves_cache = None
+    # _apply(grads, False, None) for the engine's one-node pass (its gradients go straight to
+    # distinct leaves, summed with no other gradient), for a node that may then leave out
+    # what only such sums read (None: _apply is called)
+    _apply_into_leaves = None
     # What _release frees, read by the engine's usual path (a call per node saved there): 0
     # nothing, 1 _saved alone (the engine clears it), 2 what the class's _release does (the
     # registry gives an op's node class its case with its _release, see OpDef._saved_slot)
