@@ -310,7 +310,8 @@ def _mlp_params(t):
 @pytest.mark.parametrize("case", ["retain_grad", "second backward", "retain_graph",
                                   "grad set", "grad set transposed", "root hook",
                                   "leaf hook", "final callback", "hook raises",
-                                  "leaf transposed", "post-accumulate hook", "hook removed"])
+                                  "leaf transposed", "post-accumulate hook", "hook removed",
+                                  "other terms"])
 def test_compiled_loss_cases_the_one_node_path_hands_on(case):
     """What the one-node path must leave to the general steps, or keep as torch, on a
     compiled loss's node (recorded, then replayed): the loss's retained gradient, a second
@@ -322,7 +323,7 @@ def test_compiled_loss_cases_the_one_node_path_hands_on(case):
         params, x = _mlp_params(t)
         loss_of = _compiled_loss(t, params, x)
         log = []
-        for _ in range(3):
+        for k in range(3):
             for p in params:
                 p.grad = None
             if case == "grad set":
@@ -345,7 +346,15 @@ def test_compiled_loss_cases_the_one_node_path_hands_on(case):
                     t.autograd.Variable._execution_engine.queue_callback(
                         lambda: log.append("callback"))
                 params[1].register_hook(hook)
+            # (made first: the compiled node runs first, and its bias gradients, views in
+            # torch, are the ones the others' are summed with, out of place; the second
+            # pass on the one-node path)
+            other = None
+            if case == "other terms" and k != 1:
+                other = (params[1] * 2).sum() + (params[3] ** 2).sum()
             loss = loss_of(x)
+            if other is not None:
+                loss = other + loss
             if case == "retain_grad":
                 loss.retain_grad()
             elif case == "root hook":
@@ -359,6 +368,7 @@ def test_compiled_loss_cases_the_one_node_path_hands_on(case):
             loss.backward(retain_graph=case == "retain_graph")
             log.append([p.grad.clone() for p in params])
             log.append([p.grad.stride() for p in params])
+            log.append([p.grad._version for p in params])
             if case == "retain_grad":
                 log.append(loss.grad)
             if case == "second backward":
@@ -465,27 +475,3 @@ def test_compiled_loss_implicit_gradients(case):
         return out
     same(body, rtol=1e-2, atol=1e-2)
 
-
-def test_compiled_bias_gradients_summed_with_others_as_torch():
-    """A compiled loss's bias gradients (torch's views: summed with another gradient out of
-    place) by turns on the one-node path (straight into the leaves) and in a larger graph
-    where another term's gradient of the same biases is summed with theirs: the values and
-    the ``.grad`` versions of torch's."""
-    def body(t):
-        params, x = _mlp_params(t)
-        loss_of = _compiled_loss(t, params, x)
-        out = []
-        for k in range(4):
-            for p in params:
-                p.grad = None
-            # (the other terms made first: the compiled node runs first, and its bias
-            # gradients are the ones the others are summed with)
-            other = (params[1] * 2).sum() + (params[3] ** 2).sum() if k % 2 else None
-            loss = loss_of(x)
-            if other is not None:
-                loss = other + loss
-            loss.backward()
-            out.append([p.grad for p in params])
-            out.append([p.grad._version for p in params])
-        return out
-    same(body, rtol=1e-5, atol=1e-6)
