@@ -4,14 +4,17 @@ levels refuse to see written in place.
 torch wraps a transform's inputs, and everything computed while its function runs, at the
 transform's level; an in-place op whose ``self`` is not wrapped there (a tensor the function
 captured from outside, or a view of one) raises. ember does not wrap, so it finds the tensors
-the function can name itself: its closure's, the globals its code reads, the arguments of a
+the function can name: its closure's, the globals its code reads, the arguments of a
 ``functools.partial`` and a bound method's object, and for each ``nn.Module`` among them its
-parameters and buffers. A tensor reached otherwise (through a helper the function calls) is
-not refused: the check never refuses what torch accepts.
+parameters and buffers; and the same of the Python functions it can name in turn (a helper
+it calls, which writes a tensor of its own closure or a global). A tensor reached otherwise
+(an attribute of an object, an element of a list) is not refused: every tensor found exists
+before the function runs, so the check never refuses what torch accepts.
 """
 from __future__ import annotations
 
 import functools
+import types
 
 from .._state import captured_write_check, set_hook
 from .._tensor import Tensor
@@ -40,8 +43,19 @@ def _tensors_of(obj, out):
 
 
 def captured_by(func):
-    """The tensors ``func`` names from outside, by id."""
+    """The tensors ``func``, and the user functions it names, name from outside, by id."""
     out = {}
+    pending, seen = [func], set()
+    while pending:  # (a walk, not recursion: helpers may call each other)
+        f = pending.pop()
+        if id(f) not in seen:
+            seen.add(id(f))
+            pending += _named_by(f, out)
+    return out
+
+
+def _named_by(func, out):
+    """Add the tensors ``func`` names to ``out``; return the user functions it names."""
     while isinstance(func, functools.partial):
         for a in (*func.args, *func.keywords.values()):
             _tensors_of(a, out)
@@ -51,17 +65,39 @@ def captured_by(func):
         _tensors_of(self_, out)
         func = getattr(func, "__func__", func)
     _tensors_of(func, out)  # (a module called as the function)
+    named = []
     for cell in getattr(func, "__closure__", None) or ():
         try:
-            _tensors_of(cell.cell_contents, out)
+            named.append(cell.cell_contents)
         except ValueError:  # (an empty cell)
             pass
     code, names = getattr(func, "__code__", None), getattr(func, "__globals__", None)
     if code is not None and names is not None:
-        for name in code.co_names:
-            if name in names:
-                _tensors_of(names[name], out)
-    return out
+        named += [names[name] for name in _global_names(code) if name in names]
+    for obj in named:
+        _tensors_of(obj, out)
+    return [obj for obj in named if _is_user_function(obj)]
+
+
+def _global_names(code):
+    """The names ``code`` and the functions defined in it (lambdas, inner defs) read."""
+    names, codes = set(), [code]
+    while codes:
+        c = codes.pop()
+        names.update(c.co_names)
+        codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    return names
+
+
+def _is_user_function(obj):
+    """A Python function (or partial, or bound method) outside ember's own modules: ember's
+    functions write no tensor of their callers' (and walking them would cost each call)."""
+    if isinstance(obj, functools.partial):
+        return True
+    if isinstance(obj, types.MethodType):
+        obj = obj.__func__
+    return isinstance(obj, types.FunctionType) and not (
+        obj.__module__ or "").startswith("ember.")
 
 
 def _refuse_captured_write(op, self):
