@@ -57,6 +57,10 @@ CASES = {
     "fill_tensor": lambda t, a, b, v: t.fill(a, v[1]),
     "fill_tensor_only": lambda t, a, b, v: t.fill(a.detach(), v[1]),
     "fill__tensor": lambda t, a, b, v: a.clone().fill_(v[1]),
+    "as_strided_scatter": lambda t, a, b, v: t.as_strided_scatter(a, v[:2] * 2, (2,), (1,), 1),
+    "as_strided_scatter_2d": lambda t, a, b, v: a.as_strided_scatter(b[:2, :2], (2, 2), (1, 4)),
+    "as_strided_scatter_of_view": lambda t, a, b, v: t.as_strided_scatter(
+        a[1:], v[:2], (2,), (1,)),
     "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
         t.view_as_complex(a.reshape(3, 2, 2))),
 }
@@ -152,3 +156,37 @@ def test_fill_gradient_reaches_its_tensor_value():
         w = mod.tensor(_M2, dtype=mod.float64)
         grads.append([g.tolist() for g in mod.autograd.grad(mod.fill(a, v[2]), (a, v), w)])
     assert grads[0] == grads[1]
+
+
+def test_as_strided_scatter_refuses_a_strided_input_requiring_grad():
+    """torch asserts a contiguous ``input`` where it requires grad (in any grad mode); ember
+    also refuses src's gradient of another layout, which torch reads from the wrong elements."""
+    torch = pytest.importorskip("torch")
+    messages = []
+    for mod in (ember, torch):
+        a, v = (mod.tensor(x, dtype=mod.float64, requires_grad=True) for x in (_M, _V))
+        with mod.no_grad(), pytest.raises(RuntimeError) as info:
+            mod.as_strided_scatter(a.t(), v[:2], (2,), (1,), 1)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    a, v = (ember.tensor(x, dtype=ember.float64, requires_grad=True) for x in (_M, _V))
+    with pytest.raises(RuntimeError, match="contiguous input only"):
+        ember.as_strided_scatter(a.detach().t(), v[:2], (2,), (1,), 1)
+
+
+def test_as_strided_scatter_gradient_is_the_derivative():
+    """self's gradient outside the region, src's inside it (torch's gives self the region's:
+    its own gradcheck refuses it); a transposed input not requiring grad keeps its layout."""
+    a = ember.tensor(_M, dtype=ember.float64, requires_grad=True)
+    v = ember.tensor(_V[:2], dtype=ember.float64, requires_grad=True)
+    w = ember.tensor(_M2, dtype=ember.float64)
+    ga, gv = ember.autograd.grad(ember.as_strided_scatter(a, v, (2,), (3,), 1), (a, v), w)
+    expected = _M2.copy()
+    expected.flat[[1, 4]] = 0
+    assert np.array_equal(ga.numpy(), expected) and gv.tolist() == _M2.flat[[1, 4]].tolist()
+    assert ember.autograd.gradgradcheck(
+        lambda x, s: ember.as_strided_scatter(x, s, (2,), (3,), 1), (a, v))
+    torch = pytest.importorskip("torch")
+    outs = [mod.as_strided_scatter(mod.tensor(_M).t(), mod.tensor(_V[:2]), (2,), (2,), 1)
+            for mod in (ember, torch)]
+    assert outs[0].stride() == outs[1].stride() and outs[0].tolist() == outs[1].tolist()

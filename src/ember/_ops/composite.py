@@ -8,7 +8,7 @@ values and node are reduction.aminmax's).
 """
 from __future__ import annotations
 
-__all__ = ['aminmax', 'as_strided_scatter', 'block_diag', 'broadcast_shapes',
+__all__ = ['aminmax', 'block_diag', 'broadcast_shapes',
            'broadcast_tensors', 'cdist', 'combinations', 'corrcoef', 'cov',
            'cumulative_trapezoid', 'diagflat', 'diagonal_scatter', 'diff', 'dist',
            'nanquantile', 'quantile', 'renorm', 'select_scatter',
@@ -337,19 +337,6 @@ def _ascending_mask(n, r, with_replacement):
     return mask
 
 
-def as_strided_scatter(input, src, size, stride, storage_offset=None):  # noqa: A002
-    """``input`` with ``input.as_strided(size, stride, storage_offset)`` replaced by ``src``
-    (a copy written in place: its node is CopySlices, not torch's AsStridedScatterBackward0)."""
-    out = input.contiguous().clone()
-    region = out.as_strided(size, stride, storage_offset)
-    if tuple(region.shape) != tuple(src.shape):
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
-                           f"= {list(src.shape)}, slice size = {list(region.shape)}")
-    region.copy_(src)
-    return out
-
-
-Tensor.as_strided_scatter = as_strided_scatter
 
 
 def _unfold(self, dimension, size, step):

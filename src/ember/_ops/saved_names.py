@@ -71,6 +71,7 @@ NOT_SHOWN = {
     "ToCopyBackward0": {"source"},  # (the device a moved gradient goes back to)
     "AdaptiveAvgPool2DBackward0": {"params"}, "AdaptiveAvgPool3DBackward0": {"params"},
     "AsStridedBackward0": {"self_geometry"}, "AsStridedBackward1": {"self_geometry"},
+    "AsStridedScatterBackward0": {"src_sym_sizes"},  # (torch keeps src's geometry unshown)
     "AffineGridGeneratorBackward0": {"theta"},
     "LinalgLstsqBackward0": {"residuals"},
     # (grouped-query attention: torch's CPU flash kernel reads it from the shapes)

@@ -7,28 +7,43 @@ op these share memory and the version counter with their base (``view=True``).
 """
 from __future__ import annotations
 
-__all__ = ["as_strided", "view_as_real", "view_as_complex", "real", "imag"]
+__all__ = ["as_strided", "as_strided_scatter", "view_as_real", "view_as_complex", "real", "imag"]
 
 import numpy as np
 
 from .._backend import data_address, get_xp, scatter_add, storage_of, strided_view
+from .._backend.layout import copy_in_format
 from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
 from .registry import NONE, op
 from .shape import clone, select
 
 
 # -- as_strided ---------------------------------------------------------------------------------
-def _int_tuple(value, name, position):
+def _int_tuple(value, name, position, function="as_strided"):
     """``value`` as a tuple of ints, with torch's argument errors."""
     if not isinstance(value, (tuple, list)):
-        raise TypeError(f"as_strided(): argument '{name}' (position {position}) must be tuple "
+        raise TypeError(f"{function}(): argument '{name}' (position {position}) must be tuple "
                         f"of ints, not {type(value).__name__}")
     for k, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"as_strided(): argument '{name}' (position {position}) must be "
+            raise TypeError(f"{function}(): argument '{name}' (position {position}) must be "
                             f"tuple of ints, but found element of type {type(v).__name__} at "
                             f"pos {k}")
     return tuple(int(v) for v in value)
+
+
+def _strided_arguments(size, stride, storage_offset, position, function="as_strided"):
+    """``(size, stride, storage_offset)`` checked as torch's parser checks them (``position``:
+    that of ``size``)."""
+    size = _int_tuple(size, "size", position, function)
+    stride = _int_tuple(stride, "stride", position + 1, function)
+    if storage_offset is not None:
+        if isinstance(storage_offset, bool) or not isinstance(storage_offset, (int, np.integer)):
+            raise TypeError(f"{function}(): argument 'storage_offset' (position "
+                            f"{position + 2}) must be int, not {type(storage_offset).__name__}")
+        storage_offset = int(storage_offset)
+    return size, stride, storage_offset
 
 
 def geometry(x):
@@ -90,18 +105,83 @@ def _as_strided_method(self, size, stride, storage_offset=None):
 def _as_strided_call(x, size, stride, storage_offset, position, as_strided_op=None):
     """as_strided's arguments checked as torch's parser checks them, then ``as_strided_op``
     (as_strided, or as_strided_copy) called with them."""
-    size = _int_tuple(size, "size", position)
-    stride = _int_tuple(stride, "stride", position + 1)
-    if storage_offset is not None:
-        if isinstance(storage_offset, bool) or not isinstance(storage_offset, (int, np.integer)):
-            raise TypeError(f"as_strided(): argument 'storage_offset' (position {position + 2}) "
-                            f"must be int, not {type(storage_offset).__name__}")
-        storage_offset = int(storage_offset)
+    size, stride, storage_offset = _strided_arguments(size, stride, storage_offset, position)
     data = x._data if isinstance(x, Tensor) else x
     return (as_strided_op or _as_strided)(x, size, stride, storage_offset, geometry(data))
 
 
 Tensor.as_strided = _as_strided_method
+
+
+# -- as_strided_scatter -------------------------------------------------------------------------
+@op("as_strided_scatter", tensors=2, promote=NONE, node="AsStridedScatterBackward0")
+def _as_strided_scatter(self, src, size, stride, storage_offset):
+    out = copy_in_format(self)  # (torch's clone: a dense self's strides kept)
+    _, start, end = storage_of(out)
+    item = out.itemsize
+    offset = 0 if storage_offset is None else storage_offset  # (the fresh copy's own: 0)
+    _check_strided(size, stride, offset, item, end - start)
+    region = strided_view(out, size, [s * item for s in stride], start + offset * item)
+    if region.shape != src.shape:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src.shape)}, slice size = {list(region.shape)}")
+    region[...] = src
+    return out
+
+
+# NOTE: torch's formula gives self the gradient inside the region (and zeros outside it), which
+# its own gradcheck refuses; these are the derivatives: self's gradient outside the region,
+# src's inside it. Both read the region in a contiguous result (as_strided_scatter refuses
+# another layout where a gradient is wanted).
+def _fresh_contiguous(x):
+    """A C-contiguous copy of ``x`` in memory of its own (storage offset 0)."""
+    from .._tensor_extras import contiguous_format
+    return clone(x, contiguous_format)
+
+
+@_as_strided_scatter.grad("self")
+def _(grad, src_shape, size, stride, storage_offset):
+    from .pointwise import zero_gradient
+    return _as_strided_scatter(_fresh_contiguous(grad), zero_gradient(grad, src_shape), size,
+                               stride, storage_offset)
+
+
+@_as_strided_scatter.grad("src")
+def _(grad, size, stride, storage_offset):
+    return _fresh_contiguous(as_strided(_fresh_contiguous(grad), size, stride, storage_offset))
+
+
+_NOT_CONTIGUOUS = ('!self.requires_grad() || self.is_contiguous() INTERNAL ASSERT FAILED at '
+                   '"/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp":4754, please '
+                   'report a bug to PyTorch. as_strided_scatter is currently only supported for '
+                   'contiguous inputs')
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):  # noqa: A002
+    """``input`` with ``input.as_strided(size, stride, storage_offset)`` replaced by ``src``
+    (of a copy of ``input``, laid out as ``clone`` lays it out)."""
+    return _scatter_call(input, src, size, stride, storage_offset, 3)
+
+
+def _as_strided_scatter_method(self, src, size, stride, storage_offset=None):
+    return _scatter_call(self, src, size, stride, storage_offset, 2)
+
+
+def _scatter_call(x, src, size, stride, storage_offset, position):
+    size, stride, storage_offset = _strided_arguments(size, stride, storage_offset, position,
+                                                      "as_strided_scatter")
+    if isinstance(x, Tensor) and not x.is_contiguous():
+        if x.requires_grad:  # (torch's check, in any grad mode)
+            raise RuntimeError(_NOT_CONTIGUOUS)
+        if isinstance(src, Tensor) and src.requires_grad and is_grad_enabled():
+            # NOTE: torch reads src's gradient from a contiguous copy of the output's: of a
+            # result laid out otherwise, other elements' (wrong); ember refuses
+            raise RuntimeError("as_strided_scatter: the gradient of src is supported for a "
+                               "contiguous input only")
+    return _as_strided_scatter(x, src, size, stride, storage_offset)
+
+
+Tensor.as_strided_scatter = _as_strided_scatter_method
 
 
 # The gradient of as_strided, and the gradient of that: linear maps between the input's
