@@ -80,6 +80,16 @@ def _results(seeds, jobs):
             yield result
 
 
+def leave_out(names):
+    """Drop the generator features called ``names`` (before the workers fork)."""
+    from .gen import FEATURES
+    wanted = {n for n in names.split(",") if n}
+    unknown = wanted - {make.__name__ for make, _ in FEATURES}
+    if unknown:
+        raise SystemExit(f"no such feature: {', '.join(sorted(unknown))}")
+    FEATURES[:] = [(make, w) for make, w in FEATURES if make.__name__ not in wanted]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tests.difftest", description=__doc__)
     p.add_argument("--programs", type=int, default=2000)
@@ -88,7 +98,12 @@ def main(argv=None):
     p.add_argument("--shrink", type=int, default=2,
                    help="reproducers shrunk and shown per cause")
     p.add_argument("--only", type=int, help="check one program seed and print its program")
+    p.add_argument("--leave-out", default="", metavar="FEATURES",
+                   help="features the generator leaves out (comma-separated names, e.g. "
+                        "compiled_function,compiled_again: the programs of the generator "
+                        "without them)")
     args = p.parse_args(argv)
+    leave_out(args.leave_out)
     if args.only is not None:
         return _only(args.only)
     seeds = [program_seed(args.seed, k) for k in range(args.programs)]

@@ -927,6 +927,9 @@ def autocast_region(g):
                 body.observe)
 
 
+from . import compiled  # noqa: E402,F401 - its features (compiled functions) register here
+
+
 def generate(seed: int, torch) -> Program:
     """The program of ``seed``: a few inputs, then ops, in-place updates, backward passes,
     hooks, grad modes and queries, each kept only as torch ran it (errors now and then)."""

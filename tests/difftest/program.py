@@ -18,6 +18,7 @@ class Step:
     uses: tuple[str, ...] = ()  # the names it reads (removing their step removes this one)
     observe: tuple[str, ...] | None = None  # what is compared after it (None: what it defines)
     gradients: bool = False  # what it defines are gradients (autograd.grad, x.grad)
+    compiled: bool = False  # what it defines a compiled function returned (see runner.py)
 
     def observed(self) -> tuple[str, ...]:
         return self.defines if self.observe is None else self.observe
@@ -45,7 +46,9 @@ class Program:
         """The program as a script: run it with ``import torch``, then ``import ember as torch``."""
         head = ["import torch", "import torch.nn.functional as F", "",
                 "def _rec(key, *values):  # what a hook received",
-                "    print(key, *values)", ""]
+                "    print(key, *values)", "",
+                "# ember.compile, against torch's eager mode (docs/difftest.md)",
+                "_compile = torch.compile if torch.__name__ == 'ember' else (lambda f: f)", ""]
         body = [s.code for s in self.steps]
         tail = [""] + [f"# {line}" for line in note.splitlines()] if note else []
         return "\n".join(head + body + tail) + "\n"

@@ -45,6 +45,9 @@ WARN_ONCE = ("The use of `x.T` on tensors of dimension other than 2",
              "The reduce argument of torch.scatter with Tensor src is deprecated",
              "The reduce argument of ember.scatter with Tensor src is deprecated",
              "index_reduce() is in beta", "Using padding='same' with even kernel lengths")
+# ember.compile's warnings (a graph break: the function runs eagerly from now on; the recompile
+# limit): torch's side runs eagerly and has none; what is compared is that values do not change
+COMPILE_WARNINGS = ("ember.compile: ",)
 
 
 def normalise(text: str, lib) -> str:
@@ -58,7 +61,10 @@ def _attempt(fn, lib):
         return ("raises", type(e).__name__, normalise(str(e), lib))
 
 
-def snapshot(x, lib, depth=0, gradient=False):
+INTERMEDIATE_VIEW = "a view of an intermediate"
+
+
+def snapshot(x, lib, depth=0, gradient=False, known=None):
     """What a user sees of ``x``: for a tensor its dtype, shape, values, autograd flags,
     grad_fn and next_functions names, version, and (for leaves and retained tensors) its
     ``.grad``. Containers are walked; other values are kept as they are.
@@ -67,11 +73,17 @@ def snapshot(x, lib, depth=0, gradient=False):
     returns or a hook receives). Whether such a tensor is a view, and its version, follow
     from torch's buffer management (a gradient nobody else holds is taken over, else copied;
     two gradients for one input are summed in place when the buffer is free), not from
-    autograd's rules, so these two are not compared; everything else is."""
+    autograd's rules, so these two are not compared; everything else is.
+
+    ``known``: ``x`` was returned by a compiled function, and these are the ids of the
+    program's tensors. torch's eager result may be a view of one of the function's
+    intermediates, which torch.compile itself returns as a tensor of its own (where it
+    requires grad; AOTAutograd's outputs), as ember.compile does: such a view's view-ness and
+    version (its base's) are not compared."""
     if isinstance(x, lib.Tensor):
-        return _tensor_snapshot(x, lib, depth, gradient)
+        return _tensor_snapshot(x, lib, depth, gradient, known)
     if isinstance(x, (tuple, list)):
-        return tuple(snapshot(v, lib, depth, gradient) for v in x)
+        return tuple(snapshot(v, lib, depth, gradient, known) for v in x)
     if isinstance(x, lib.Size):
         return ("Size", tuple(x))
     if isinstance(x, lib.dtype):
@@ -80,6 +92,9 @@ def snapshot(x, lib, depth=0, gradient=False):
         return normalise(x, lib)
     if isinstance(x, lib.autograd.graph.Node):
         return ("Node", x.name())
+    if callable(x) and not isinstance(x, (lib.nn.Module, type)):
+        # a function, or its compiled form (ember's CompiledFunction; torch's side is eager)
+        return ("function",)
     if x is None or isinstance(x, (bool, int, float, complex)):
         return x
     return ("object", type(x).__name__)
@@ -89,7 +104,7 @@ def _node_name(fn):
     return None if fn is None else fn.name()
 
 
-def _tensor_snapshot(t, lib, depth, gradient):
+def _tensor_snapshot(t, lib, depth, gradient, known=None):
     # NOTE: torch refuses to regenerate the history of some views (a view made in no_grad
     # mode whose base was modified in place): reading grad_fn, is_leaf... raises, and the
     # exception is what is compared.
@@ -112,6 +127,8 @@ def _tensor_snapshot(t, lib, depth, gradient):
         }
         if gradient:
             del snap["is_view"], snap["_version"]
+        elif known is not None and t._base is not None and id(t._base) not in known:
+            snap["is_view"] = INTERMEDIATE_VIEW
         if depth == 0:
             grad = _attempt(lambda: t.grad, lib)
             snap["grad"] = grad if isinstance(grad, tuple) and grad[:1] == ("raises",) else (
@@ -138,7 +155,16 @@ def namespace(lib, events):
     """The globals a program runs in: ``torch`` (the library), ``F`` and the hook recorder."""
     def _rec(key, *values):
         events.append(("hook", key, snapshot(values, lib, gradient=True)))
-    return {"torch": lib, "F": lib.nn.functional, "_rec": _rec, "math": math}
+    return {"torch": lib, "F": lib.nn.functional, "_rec": _rec, "math": math,
+            "_compile": compiler(lib)}
+
+
+def compiler(lib):
+    """What a program's ``_compile(f)`` is: ember's ``torch.compile``, and on torch's side the
+    function itself. torch.compile's contract is eager's values, gradients, errors and side
+    effects; its own tracing (dynamo) wraps an error raised while tracing in a
+    ``TorchRuntimeError`` of other text, so eager mode is the reference."""
+    return lib.compile if lib.__name__ != "torch" else (lambda f: f)
 
 
 def _compiled(code):
@@ -161,7 +187,7 @@ def run_step(code, ns, lib):
             error = (type(e).__name__, normalise(str(e), lib))
     warns = tuple((w.category.__name__, normalise(str(w.message), lib)) for w in caught
                   if not issubclass(w.category, ResourceWarning)
-                  and not str(w.message).startswith(WARN_ONCE))
+                  and not str(w.message).startswith(WARN_ONCE + COMPILE_WARNINGS))
     return error, warns
 
 
@@ -172,6 +198,7 @@ def execute(program: Program, lib) -> list:
     dead: set = set()
     defined: list = []
     gradients: set = set()  # names bound to gradients (see snapshot)
+    compiled: set = set()  # names bound to what compiled functions returned (see snapshot)
     for i, step in enumerate(program.steps):
         if dead.intersection(step.uses):  # an earlier step failed (in both, or we stop there)
             dead.update(step.defines)
@@ -188,13 +215,24 @@ def execute(program: Program, lib) -> list:
         defined.extend(n for n in step.defines if n not in defined)
         if step.gradients:
             gradients.update(step.defines)
+        if step.compiled:
+            compiled.update(step.defines)
         for name in _observed(step, defined, ns):
-            events.append(("obs", name, snapshot(ns[name], lib, gradient=name in gradients)))
+            events.append(("obs", name, _observe(ns, name, lib, gradients, compiled)))
     events.append(("step", "end"))
     for name in defined:
         if name in ns and name not in dead:
-            events.append(("obs", name, snapshot(ns[name], lib, gradient=name in gradients)))
+            events.append(("obs", name, _observe(ns, name, lib, gradients, compiled)))
     return events
+
+
+def _observe(ns, name, lib, gradients, compiled):
+    known = None
+    if name in compiled:  # (a view's base is its root base: a view among them gives its own)
+        known = {id(v) for v in ns.values()}
+        known.update(id(v._base) for v in ns.values()
+                     if isinstance(v, lib.Tensor) and v._base is not None)
+    return snapshot(ns[name], lib, gradient=name in gradients, known=known)
 
 
 def input_scale(names, ns, lib):
@@ -329,6 +367,13 @@ def diff_values(e, t, path, scale=NO_SCALE):
     magnitude)`` of the step's inputs (see ``input_scale``)."""
     if isinstance(t, dict) and isinstance(e, dict):
         for key in t:
+            if key in ("grad_fn", "next_functions") and _compiled_node(e, t):
+                continue
+            if key in ("is_view", "_version") and INTERMEDIATE_VIEW in (e.get("is_view"),
+                                                                        t.get("is_view")):
+                continue
+            if key == "next_functions" and _next_functions_match(e[key], t[key]):
+                continue
             if key == "values":
                 if not _arrays_close(e[key], t[key], t["dtype"], scale):
                     return ("values", f"{path}.values", e[key], t[key])
@@ -350,6 +395,24 @@ def diff_values(e, t, path, scale=NO_SCALE):
     if type(e) is not type(t) or e != t:
         return ("value", path, e, t)
     return None
+
+
+# the node of a compiled function's outputs: torch.compile's name, where torch's eager side
+# has the op's own node (whatever else of the tensor, and of its gradient, is compared)
+COMPILED_NODE = "CompiledFunctionBackward"
+
+
+def _compiled_node(e, t):
+    """Whether ember's tensor has a compiled function's node where torch's has a node too."""
+    return e.get("grad_fn") == COMPILED_NODE and isinstance(t.get("grad_fn"), str)
+
+
+def _next_functions_match(e, t):
+    """Node names pairwise equal, a compiled function's node standing for any of torch's."""
+    if not (isinstance(e, tuple) and isinstance(t, tuple)) or len(e) != len(t):
+        return False
+    return all(a == b or (a[0] == COMPILED_NODE and b[0] is not None and a[1] == b[1])
+               for a, b in zip(e, t))
 
 
 def _floats_close(a, b):

@@ -140,6 +140,7 @@ def call_guard(args, kwargs, spec, tensors, captured, roots):
     w.fail_if(f"{w.bind(_MODES)}({mode}) != {(grad, inference)!r} "
               f"or {default}[0] != {w.bind(dtype)}")
     _alias_lines(w, alias_pattern(tensors), names)
+    _outside_alias_lines(w, tensors, names, roots)
     for t, meta in captured:
         if not any(t is u for u, _ in plain):
             w.fail_if(_meta_changed(w, w.bind(t), meta))
@@ -248,6 +249,18 @@ def _alias_lines(w, aliases, names):
         for i in range(j):
             same = aliases[i] == aliases[j]
             w.fail_if(f"{arrays[i]} is {'not ' if same else ''}{arrays[j]}")
+
+
+def _outside_alias_lines(w, tensors, names, roots):
+    """A tensor argument holding the array of a tensor the function reaches from outside (a
+    global passed as the argument, ``f(w)`` of ``def f(a): return a + w``) must hold it
+    again: the recording read both through one slot, the argument's, so another argument
+    would stand for the outside tensor too (a stale value). (No check where none did: with
+    separate slots a replay reads, and writes into, whatever arrays the two hold.)"""
+    for name, t in zip(names, tensors):
+        owner = roots.arrays.get(id(t._data))
+        if owner is not None:
+            w.fail_if(f"{name}._data is not {w.bind(owner)}._data")
 
 
 # -- the world around the call -----------------------------------------------------------------

@@ -19,7 +19,9 @@ import threading
 
 import numpy as np
 
+from .. import _dtype as D
 from .._backend import get_xp, is_array
+from .._ops import opmath
 from .._state import forward_hook, recording, set_hook, state
 from .._ops.registry import IndexKey
 from .._tensor import Tensor
@@ -327,7 +329,9 @@ class Recorder:
         from .._ops.registry import compute_dtype
         if op.name in _DATA_SHAPED or (op.name == "index" and _has_mask(args[1])):
             self._stop(f"{op.name}'s output shape depends on the values of its input")
+        self._refuse_special(op, args)
         dt = compute_dtype(op, args)
+        self._refuse_half_number(op, args, dt)
         kargs, targs = self._kernel_args(op, args, None if dt is None else dt.np)
         results = (out,) if op.n_outputs == 1 else tuple(out)
         outs, zero_d = [], []
@@ -341,6 +345,8 @@ class Recorder:
     def _record_inplace(self, op, args, before):
         from .._ops.inplace import _same_dtype_arrays
         from .._ops.registry import compute_dtype
+        self._refuse_special(op, args)
+        self._refuse_half_number(op, args, D._BY_NP.get(args[0]._data.dtype))
         self_t = args[0]
         target = self.slot_of(self_t)
         # as _inplace_call: operands of self's dtype as they are, else promoted (never weak
@@ -356,6 +362,28 @@ class Recorder:
                                      (s_copy,), (False,)))
         self.instrs.append(Instr(INPLACE, op, None, kargs, targs, None, (target,),
                                  (self_t._data.ndim == 0,), bumps))
+
+    def _refuse_special(self, op, args):
+        """A kernel call on bfloat16 (or a limited-support dtype) operands: eager runs it
+        through opmath (widened to float32, rounded back once; a sum accumulates in
+        float32), while a program calls the kernel bare, which refuses bfloat16 or
+        accumulates in it (a sum of 1000 bfloat16 values 256 instead of 500)."""
+        if not op.view and opmath.special_dtype(op, args) is not None:
+            self._stop(f"{op.name} computes in {opmath.special_dtype(op, args).scalar_name}, "
+                       "which a replay does not widen to float32 as eager mode does")
+
+    def _refuse_half_number(self, op, args, dt):
+        """mul or div (ops computing with a number in float32, OpDef.numbers_in_opmath) of a
+        float16 tensor and a Python number: the kernel meets the number in float32 and
+        rounds the result back to float16 once, as torch; the program calls it as its ufunc,
+        which gives float32 (the number held as a float32 array) or, in place, rounds the
+        number to float16 first (-0.32 * -0.37: 0.1185 where eager gives 0.1184)."""
+        # NOTE: the fix belongs to the program's choice of the ufunc (program.py, Lines.call)
+        if (op.numbers_in_opmath and op.ufunc is not None and dt is not None
+                and dt.np == np.float16
+                and any(type(a) in (int, float) for a in args[:op.n_tensors])):
+            self._stop(f"{op.name} of a float16 tensor and a number computes in float32 "
+                       "and rounds back once, which a replay's ufunc does not")
 
     def _outside_metadata(self):
         return {s: (t._grad_fn, t._requires_grad) for s, t in self.outside.items()}
