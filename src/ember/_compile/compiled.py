@@ -44,21 +44,35 @@ class CompiledFunctionBackward(Node):
 
     _saved = None
 
-    def _apply(self, grads, graph, needed, into_leaves=False):
+    def _apply(self, grads, graph, needed):
+        if graph:
+            self._check_saved()
+            return self._apply_graph(grads)
+        return self._apply_into_leaves(grads, False)
+
+    def _check_saved(self):
+        """Eager's errors for a freed graph, or a saved tensor modified in place."""
         if self._saved is None:
             raise RuntimeError(ERR_FREED)
         checks = self._checks
         # (each counter's version now against the one recorded, as mapped C calls)
         if checks and [*map(_FIRST, map(_FIRST, checks))] != [*map(_SECOND, checks)]:
             _raise_modified(checks)
-        if graph:
-            return self._apply_graph(grads)
-        entry = self._entry
+
+    def _apply_into_leaves(self, grads, into_leaves=True):
+        """_apply's first-order pass, which the engine's one-node pass calls itself
+        (Node._apply_into_leaves): then the program that notes no views (see
+        Program.backward_into_leaves)."""
+        if self._saved is None:  # (_check_saved's lines: no call, at every backward)
+            raise RuntimeError(ERR_FREED)
+        checks = self._checks
+        if checks and [*map(_FIRST, map(_FIRST, checks))] != [*map(_SECOND, checks)]:
+            _raise_modified(checks)
         for g in grads:  # (a loop: a generator in any() costs more, at every backward)
             if g is None:
-                grads = _zeros_for_missing(grads, entry.out_meta)
+                grads = _zeros_for_missing(grads, self._entry.out_meta)
                 break
-        program = entry.program
+        program = self._entry.program
         backward = program.backward_into_leaves if into_leaves else program.backward
         if program.backward_quiet:
             quiet = fp_errors.silence_noting()
@@ -71,11 +85,6 @@ class CompiledFunctionBackward(Node):
         if out is OTHER_GRADIENTS:  # (not of the array types and dtypes recorded)
             return self._apply_eager(grads)
         return out
-
-    def _apply_into_leaves(self, grads):
-        """(Node._apply_into_leaves: the program that notes no views, see
-        Program.backward_into_leaves)"""
-        return self._apply(grads, False, None, True)
 
     def _apply_eager(self, grads):
         """Gradients of another dtype (or array type) than the program was recorded with:

@@ -1039,12 +1039,14 @@ def _zero_at_or_below(bits, grad_output, self, threshold):
     grad_output, keep=False)): each value's bits and-ed with a word that is 0 where
     ``self <= threshold`` and all ones elsewhere: the mask cast to words, less one (a cast
     then an in-place subtraction: faster than a subtraction casting as it goes)."""
-    word = np.less_equal(self, threshold).astype(bits)
-    np.subtract(word, 1, out=word)  # (1 -> 0, 0 -> all ones: unsigned, it wraps around)
-    return np.bitwise_and(grad_output.view(bits), word, out=word).view(grad_output.dtype)
+    word = _less_equal(self, threshold).astype(bits)
+    _subtract(word, 1, out=word)  # (1 -> 0, 0 -> all ones: unsigned, it wraps around)
+    return _bitwise_and(grad_output.view(bits), word, out=word).view(grad_output.dtype)
 
 
 _MASK_WORDS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+# (bound once: relu's gradient, at every training step)
+_less_equal, _subtract, _bitwise_and = np.less_equal, np.subtract, np.bitwise_and
 
 
 @threshold_backward.grad("grad_output")

@@ -98,6 +98,22 @@ class _Task:
             self.batch = batch
 
 
+class _OneNodeTask(_Task):
+    """State of implicit_backward's pass (_execute_into_leaves): first-order, with no input
+    buffers to fill nor dependencies to count (read-only empty maps)."""
+
+    graph = False
+    buffers = deps = MappingProxyType({})
+
+    def __init__(self, retain, fn, one):
+        self.retain = retain
+        self.roots = [fn]  # (for will_execute)
+        # (one: the implicit gradient, as _Borrowed.add notes an array)
+        self.borrowed = _Borrowed(((id(one), weakref.ref(one)),))
+        self.visible = {}
+        self.queued = []
+
+
 def backward_from(t, g, retain):
     """``run_backward((t,), (g,), retain, False)``: a first-order pass from one tensor into
     the leaves' ``.grad`` (``backward()`` of one tensor without ``inputs=``), by
@@ -130,10 +146,7 @@ def implicit_backward(t, retain, implicit_grad):
     # (implicit_grad's ones: a copy of the one element filled)
     one = data.copy()
     one.fill(1)
-    task = _Task(False, retain)
-    task.roots = [fn]  # (for will_execute)
-    task.borrowed[id(one)] = weakref.ref(one)  # (as _Borrowed.add: an array)
-    _run_pass(task, _execute_into_leaves, [fn, [one], leaves])
+    _run_pass(_OneNodeTask(retain, fn, one), _execute_into_leaves, [fn, [one], leaves])
     if _NOTES:  # (the versions of gradients written in place: read by now)
         forget()
 
@@ -237,7 +250,7 @@ def _run_pass(task, execute, arg):
     pass on this thread's stack (its final callbacks, will_execute), NumPy's floating point
     errors silenced; the notes of gradients' versions dropped if it fails."""
     prev = state.grad_enabled
-    state.grad_enabled = bool(task.graph)
+    state.grad_enabled = True if task.graph else False  # (bool()'s, without a call)
     callbacks = _local.callbacks
     callbacks.append(task)
     try:
@@ -258,7 +271,8 @@ def _run_pass(task, execute, arg):
     finally:
         callbacks.pop()
         state.grad_enabled = prev
-    if len(task.deps) >= _gc.DEEP or _gc.raised:  # (else nothing to adjust: no call)
+    # (else nothing to adjust: no call; a one-node pass counts no dependencies)
+    if (task.deps and len(task.deps) >= _gc.DEEP) or _gc.raised:
         _gc.after_backward(len(task.deps))
 
 
@@ -833,7 +847,37 @@ def _execute_into_leaves(task, root):
         _validate_leaf_grads(task, fn, children, gs)
         _into_leaves(task, children, gs)
         return
-    if not _took_over_at_once(task, children, gs):
+    # the usual leaves and gradients (see _LEAF_STATE; each gradient held by `gs` alone, not
+    # borrowed, writeable and laid out as its leaf): the per-leaf loop's tests and .grad as
+    # mapped C calls over all leaves at once, under every leaf's lock
+    locks = [*map(_LOCK, children)]
+    # NOTE: taken without waiting, so that holding several never deadlocks with a pass in
+    # another thread that takes them in another order (this one then goes leaf by leaf)
+    held = [*map(_TRY_LOCK, locks, _NO_WAIT)]
+    if False in held:
+        for lock, got in zip(locks, held):
+            if got:
+                lock.release()
+        _into_plain_leaves(task, children, gs)
+        return
+    try:
+        n = len(gs)
+        plain = ([*map(_LEAF_STATE, children)] == [_PLAIN_LEAF] * n
+                 and max(map(_refcount, gs)) <= _MAPPED_OWN_REFS
+                 and task.borrowed.keys().isdisjoint(map(id, gs))
+                 and [*map(_LAYOUT, gs)] == [*map(_DATA_LAYOUT, children)])
+        if plain:
+            # (no user code runs for such leaves: the order they are given their .grad in
+            # is not seen)
+            if _COUNTED[0]:  # (a version to look up: wrap_versioned's lookup)
+                grads = [*map(wrap_versioned, gs)]
+            else:  # (_wrap's lines, as mapped C calls)
+                grads = [*map(_new_tensor, repeat(Tensor, n))]
+                [*map(setattr, grads, _DATA_NAME, gs)]
+            [*map(setattr, map(_VARIABLE, children), _GRAD_NAME, grads)]
+    finally:
+        [*map(_UNLOCK, locks)]
+    if not plain:
         _into_plain_leaves(task, children, gs)
 
 
@@ -860,43 +904,8 @@ _DATA_LAYOUT = operator.attrgetter("variable._data.strides",
                                    "variable._data.flags.writeable")
 
 
-def _took_over_at_once(task, children, gs):
-    """Each leaf's ``.grad`` made around its gradient in ``gs`` (arrays of its input's shape
-    and dtype, one per distinct leaf), when every leaf and gradient is the usual one (see
-    _LEAF_STATE; each gradient held by ``gs`` alone, not borrowed, writeable and laid out as
-    its leaf): the per-leaf loop's tests as mapped C calls over all leaves at once, under
-    every leaf's lock. False (nothing done) otherwise, or when another thread holds a lock."""
-    locks = [*map(_LOCK, children)]
-    # NOTE: taken without waiting, so that holding several never deadlocks with a pass in
-    # another thread that takes them in another order (which then goes leaf by leaf)
-    held = [*map(_TRY_LOCK, locks, _NO_WAIT)]
-    if False in held:
-        for lock, got in zip(locks, held):
-            if got:
-                lock.release()
-        return False
-    try:
-        n = len(gs)
-        if ([*map(_LEAF_STATE, children)] != [_PLAIN_LEAF] * n
-                or max(map(_refcount, gs)) > _MAPPED_OWN_REFS
-                or not task.borrowed.keys().isdisjoint(map(id, gs))
-                or [*map(_LAYOUT, gs)] != [*map(_DATA_LAYOUT, children)]):
-            return False
-        # (no user code runs for such leaves: the order they are given their .grad in is
-        # not seen)
-        if _COUNTED[0]:  # (a version to look up: wrap_versioned's lookup)
-            grads = [*map(wrap_versioned, gs)]
-        else:  # (_wrap's lines, as mapped C calls)
-            grads = [*map(_new_tensor, repeat(Tensor, n))]
-            [*map(setattr, grads, _DATA_NAME, gs)]
-        [*map(setattr, map(_VARIABLE, children), _GRAD_NAME, grads)]
-        return True
-    finally:
-        [*map(_UNLOCK, locks)]
-
-
 def _into_plain_leaves(task, children, gs):
-    """_execute_into_leaves's leaves one by one (see _took_over_at_once), each by the usual
+    """_execute_into_leaves's leaves one by one (when not all at once), each by the usual
     first gradient's lines or _into_leaf."""
     borrowed = task.borrowed
     # (some gradient's version noted, its own or its owner's: read once, as no leaf's
@@ -1387,7 +1396,8 @@ def _refs_of_argument(g):
 # gradient that something else still holds.
 _probe = [np.empty(0)]
 _OWN_REFS = _refs_of_argument(_probe[0])  # (3 on CPython 3.11)
-# (counted as _took_over_at_once counts each gradient of its list: 2 on CPython 3.11)
+# (counted as _execute_into_leaves counts each gradient of its list at once: 2 on CPython
+# 3.11)
 _MAPPED_OWN_REFS = max(map(_refcount, _probe))
 del _probe
 
