@@ -228,10 +228,11 @@ def execute(program: Program, lib) -> list:
 
 def _observe(ns, name, lib, gradients, compiled):
     known = None
-    if name in compiled:  # (a view's base is its root base: a view among them gives its own)
+    if name in compiled:  # (a view's base is its root base: a view among them gives its own,
+        # but not a compiled function's result, whose base may be the intermediate)
         known = {id(v) for v in ns.values()}
-        known.update(id(v._base) for v in ns.values()
-                     if isinstance(v, lib.Tensor) and v._base is not None)
+        known.update(id(v._base) for n, v in ns.items() if n not in compiled
+                     and isinstance(v, lib.Tensor) and v._base is not None)
     return snapshot(ns[name], lib, gradient=name in gradients, known=known)
 
 
