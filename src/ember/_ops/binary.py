@@ -316,6 +316,9 @@ def float_power(input, exponent):
 
 
 def _float_power_(self, exponent):
+    from .._state import vmap_hook
+    if vmap_hook[0] is not None:  # (torch refuses a batched exponent before the dtypes)
+        vmap_hook[0].check_write("aten::float_power_", self, exponent)
     cplx = self.dtype.is_complex or isinstance(exponent, complex) or (
         isinstance(exponent, Tensor) and exponent.dtype.is_complex)
     dt = D.complex128 if cplx else D.float64

@@ -64,7 +64,7 @@ def dispatch_inplace(op, args):
                         f"{type(self).__name__}")
     check = captured_write_check[0]
     if check is not None:  # a torch.func transform runs its function (func/_captures.py)
-        check(op, self)
+        check(op, args)
     vm = vmap_hook[0]
     if vm is not None and vm.takes(op, args):  # a BatchedTensor argument: its batching rule
         return vm.dispatch_inplace(op, args)

@@ -26,12 +26,16 @@ RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. P
 
 
 class Level:
-    """One active vmap: its number (1 for the outermost), batch size and randomness mode."""
+    """One active vmap: its number (1 for the outermost), batch size and randomness mode,
+    and the number torch gives it (torch counts the grad and jvp transforms running around
+    it too: vmap inside grad is level 2 there)."""
 
-    __slots__ = ("index", "size", "randomness")
+    __slots__ = ("index", "size", "randomness", "torch_index")
 
     def __init__(self, index, size, randomness):
+        from ._captures import running_transforms
         self.index, self.size, self.randomness = index, size, randomness
+        self.torch_index = index + running_transforms()
 
 
 _levels: list[Level] = []
@@ -39,6 +43,11 @@ _levels: list[Level] = []
 
 def level_size(index):
     return _levels[index - 1].size
+
+
+def torch_level(index):
+    """The number torch's messages give vmap level ``index``."""
+    return _levels[index - 1].torch_index
 
 
 def wrap(x, level):
@@ -107,6 +116,17 @@ class _Vmap:
             return None
         from ._indexing_rules import batched_index_put
         return batched_index_put(self_, indices, values, accumulate, inplace)
+
+    def check_write(self, aten, self_, *others):
+        """torch's refusal of in-place op ``aten`` writing an unbatched ``self_`` with a
+        batched argument, for in-place ops that check their arguments themselves first."""
+        from ._batched_tensor import batch_level
+        from ._batching_rules import unbatched_write_refusal
+        level = max(batch_level(t) for t in others if isinstance(t, Tensor)) if any(
+            isinstance(t, Tensor) for t in others) else 0
+        if level > batch_level(self_):
+            warn_fallback(aten + ".Tensor")  # (torch's fallback warns before it refuses)
+            raise RuntimeError(unbatched_write_refusal(aten, level))
 
     def function_jvp(self, cls, ctx, args, outputs):
         """A custom Function ran (in the forward-AD slot, without a dual level): no tangents

@@ -16,7 +16,8 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._batched_tensor import BatchedTensor, batched_at, forget_held, held_as_torch
-from ._batching import level_size, materialize, per_example, per_example_inplace, wrap
+from ._batching import (level_size, materialize, per_example, per_example_inplace, torch_level,
+                        warn_fallback, wrap)
 
 RULES = {}
 
@@ -155,7 +156,55 @@ for _name in _ELEMENTWISE:
 # In-place ops that torch runs straight on the physical values: an unbatched self is the
 # output of a broadcast with the batched arguments, which TensorIterator refuses
 _INPLACE_ON_PHYSICAL_IN_TORCH = frozenset(("add", "atan2", "copysign", "bitwise_and",
-                                           "bitwise_or", "bitwise_xor", "gcd"))
+                                           "bitwise_or", "bitwise_xor", "gcd", "lcm",
+                                           "bitwise_left_shift", "bitwise_right_shift"))
+
+
+# The in-place ops whose torch batching rules refuse an unbatched self with torch's
+# "inplace arithmetic" text (mask: masked_fill_'s batched mask; its batched value falls
+# back), and those whose rules name the op; any other op falls back per example in torch,
+# which names the aten op and the level
+_INPLACE_ARITHMETIC = frozenset(("sub", "mul", "div", "clamp_min", "clamp_max", "copy",
+                                 "logical_and", "logical_or", "logical_xor"))
+_INPLACE_RULE_NAMED = frozenset(("index_add", "index_fill", "index_put", "scatter_add",
+                                 "scatter_reduce", "fill"))
+
+
+def _inplace_name(op, args, level):
+    """How torch's refusal of ``op``'s in-place form names it (see unbatched_write_refusal)."""
+    if op.name in _INPLACE_ARITHMETIC or op.name == "masked_fill" and _batched(args[1], level):
+        return "inplace arithmetic"
+    if op.name in _INPLACE_RULE_NAMED:
+        return op.name + "_"
+    return op.aten.rstrip("_") + "_"
+
+
+# the in-place ops whose torch overload taking a tensor operand is named ``.Tensor``
+_TENSOR_OVERLOADS = frozenset(("pow", "floor_divide", "float_power", "clamp", "fmod",
+                               "remainder", "xlogy", "masked_fill"))
+
+
+def _overload(op, args):
+    """The overload of ``op``'s in-place form that these arguments call, as torch names it."""
+    if op.name.rstrip("_") in _TENSOR_OVERLOADS:
+        return ".Tensor"
+    if op.name == "lerp":
+        return ".Tensor" if isinstance(args[op.index["weight"]], Tensor) else ".Scalar"
+    if op.name == "scatter" and "reduce" not in op.index:
+        return ".src" if op.n_tensors == 3 else ".value"
+    return ""
+
+
+def unbatched_write_refusal(name, level):
+    """torch's text for an in-place op ``name`` writing an unbatched self with a batched
+    argument: its batching rules' (``inplace arithmetic``, ``index_add_``) or, for an aten
+    name, its per-example fallback's (which says at which level)."""
+    where = f"at level {torch_level(level)}" if name.startswith("aten::") else "in a vmap"
+    return (f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+            "`other` in extra_args that has more elements than `self`. This happened due to "
+            f"`other` being vmapped over but `self` not being vmapped over {where}. Please try "
+            f"to use out-of-place operators instead of {name}. If said operator is being "
+            "called inside the PyTorch framework, please file a bug report instead.")
 
 
 def _unbatched_output_error(op, args, level):
@@ -167,8 +216,10 @@ def _unbatched_output_error(op, args, level):
     shapes = [tuple(args[0].shape)]
     for a in args[1:n]:
         if _batched(a, level):
-            example = tuple(a.shape)
-            shapes.append((level_size(level),) + (1,) * (rank - len(example)) + example)
+            example, batch = tuple(a.shape), ()
+            while type(a) is BatchedTensor:  # (the batches of every level, as torch's)
+                batch, a = batch + (level_size(a._level),), a._value
+            shapes.append(batch + (1,) * (rank - len(example)) + example)
         elif isinstance(a, Tensor):
             shapes.append(tuple(a.shape))
     broadcast = list(np.broadcast_shapes(*shapes))
@@ -183,13 +234,10 @@ def inplace_rule(op, args, level):
     if not _batched(self_, level) and op.name in _INPLACE_ON_PHYSICAL_IN_TORCH:
         raise _unbatched_output_error(op, args, level)
     if not _batched(self_, level):
-        raise RuntimeError(
-            "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists "
-            "a Tensor `other` in extra_args that has more elements than `self`. This happened "
-            "due to `other` being vmapped over but `self` not being vmapped over in a vmap. "
-            "Please try to use out-of-place operators instead of inplace arithmetic. If said "
-            "operator is being called inside the PyTorch framework, please file a bug report "
-            "instead.")
+        name = _inplace_name(op, args, level)
+        if name.startswith("aten::"):  # (torch's fallback warns before it refuses)
+            warn_fallback(name + _overload(op, args))
+        raise RuntimeError(unbatched_write_refusal(name, level))
     if op.elementwise or RULES.get(op.name) is elementwise:
         forget_held(self_)
         new = _aligned(op, args, level)

@@ -28,7 +28,7 @@ _MESSAGE = ("During a grad (vjp, jvp, grad, etc) transform, the function provide
 
 # torch's overload names of the in-place ops (a Python number operand is wrapped: .Tensor)
 _OVERLOADS = {"add": ".Tensor", "sub": ".Tensor", "mul": ".Tensor", "div": ".Tensor",
-              "fill": ".Scalar", "masked_fill": ".Scalar"}
+              "copysign": ".Tensor", "fill": ".Scalar", "masked_fill": ".Scalar"}
 
 
 def _tensors_of(obj, out):
@@ -100,12 +100,32 @@ def _is_user_function(obj):
         obj.__module__ or "").startswith("ember.")
 
 
-def _refuse_captured_write(op, self):
+def _refuse_captured_write(op, args):
     """The in-place dispatcher's check while a transform's function runs."""
+    self = args[0]
     for captured in _active:
         if id(self) in captured or (self._base is not None and id(self._base) in captured
                                     and "_func_call" not in self.__dict__):
+            if _vmap_answers_first(op, args):
+                return
             raise RuntimeError(_MESSAGE.format(f"{op.aten}_{_OVERLOADS.get(op.name, '')}"))
+
+
+def _vmap_answers_first(op, args):
+    """Whether a vmap entered inside the innermost running transform takes this call (an
+    argument is batched at it): torch's innermost level answers first, with its own refusal
+    of an unbatched self."""
+    from ._batching import _levels, top_level
+    from ._batching_rules import _INPLACE_ON_PHYSICAL_IN_TORCH
+    if not _levels or _levels[-1].torch_index - _levels[-1].index != len(_active) or (
+            op.name in _INPLACE_ON_PHYSICAL_IN_TORCH):  # (torch runs those on the physical
+        return False                                  # values: the grad level answers)
+    return top_level(op, args) == _levels[-1].index
+
+
+def running_transforms():
+    """How many grad or jvp transforms are running their functions now."""
+    return len(_active)
 
 
 class capturing:

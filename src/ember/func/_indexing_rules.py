@@ -7,7 +7,8 @@ import numpy as np
 from .._tensor import Tensor
 from ._batched_tensor import batch_level
 from ._batching import level_size, materialize, wrap
-from ._batching_rules import _batched, _shift, rule, same_rank_dim_rule
+from ._batching_rules import (_batched, _shift, rule, same_rank_dim_rule,
+                              unbatched_write_refusal)
 
 
 def _example(x, level, b):
@@ -78,7 +79,7 @@ def batched_index_put(self_, indices, values, accumulate, inplace):
     """``index_put`` with per-example integer indices: torch's rule puts into the physical
     self with an arange over the batch as one more index, before the examples' indices
     (expanded to the batch where they are not batched). None where the indices are not all
-    integer tensors, or an in-place put would write a batch into an unbatched self."""
+    integer tensors."""
     from .._creation import arange
     from .._ops.indexing import index_put, index_put_
     if not all(isinstance(i, Tensor) and not i.is_floating_point() and i.dtype.itemsize > 1
@@ -86,7 +87,7 @@ def batched_index_put(self_, indices, values, accumulate, inplace):
         return None
     level = max(batch_level(t) for t in (self_, values, *indices) if isinstance(t, Tensor))
     if inplace and not _batched(self_, level):
-        return None
+        raise RuntimeError(unbatched_write_refusal("index_put_", level))
     size = level_size(level)
     phys = [materialize(i, level) for i in indices]
     rank = max(i.dim() for i in phys)
