@@ -253,3 +253,25 @@ def test_autocast_lists_no_op_with_a_plain_path():
              if plain_operands(d) is not None}
     assert plain >= {"add", "sub", "mul", "div"}
     assert not plain & listed
+
+
+def test_numbers_through_the_scalar_cache_bit_for_bit():
+    """The operators' numbers are cached 0-d arrays (registry._SCALARS, read by subscript):
+    0.0 then -0.0 (equal keys, never cached), NaN, a float16 tensor's number (rounded through
+    float32), an int, and more distinct numbers than the cache keeps: torch's bits each time."""
+    torch = torch_or_skip()
+    numbers = [0.0, -0.0, 0.0, float("nan"), 0.1, 1e-8, 3, 65504.5, 1e300] + [
+        k / 7 for k in range(300)]
+    got = []
+    for lib in (torch, ember):
+        bits = []
+        for dtype in ("float16", "float32", "float64"):
+            x = lib.tensor(np.array([-1.5, 0.0, 2.0], dtype=dtype))
+            for v in numbers:
+                y = x.clone()
+                with lib.no_grad():
+                    y -= v
+                for r in (x * v, v * x, x / (v or 1.0), y):
+                    bits.append((str(r.dtype).split(".")[-1], r.numpy().tobytes()))
+        got.append(bits)
+    assert got[1] == got[0]

@@ -1715,7 +1715,15 @@ def _fast_prelude(op):
         f"    x1 = {scalar}"]
 
 
-_SCALARS: dict = {}
+class _ScalarCache(dict):
+    """scalar_array's cache: ``_SCALARS[value, dtype]`` gives the array, made (and kept, as
+    scalar_array keeps it) on a miss: generated code reads it by one subscript, no call."""
+
+    def __missing__(self, key):
+        return scalar_array(*key)
+
+
+_SCALARS = _ScalarCache()
 
 
 def on_host(args, n):
@@ -1761,18 +1769,15 @@ def cached_scalar(value, dtype):
     """Generated code giving ``scalar_array(value, dtype)`` (``value`` and ``dtype``: the
     expressions), its cache read written out: a number a program uses again, as a learning
     rate or a constant factor is, costs no call. The code's scope needs SCALAR_SCOPE."""
-    return (f"(cached if (cached := scalars_get(({value}, {dtype}))) is not None "
-            f"else scalar_array({value}, {dtype}))")
+    return f"scalars[({value}, {dtype})]"
 
 
 def cached_scalar_lines(target, value, dtype):
-    """``cached_scalar`` as statements assigning ``target`` (three bytecodes fewer than the
-    expression: no test of a temporary)."""
-    return [f"{target} = scalars_get(({value}, {dtype}))",
-            f"if {target} is None:", f"    {target} = scalar_array({value}, {dtype})"]
+    """``cached_scalar`` as a statement assigning ``target``."""
+    return [f"{target} = {cached_scalar(value, dtype)}"]
 
 
-SCALAR_SCOPE = {"scalar_array": scalar_array, "scalars_get": _SCALARS.get, "HALF": _HALF,
+SCALAR_SCOPE = {"scalars": _SCALARS, "scalar_array": scalar_array, "HALF": _HALF,
                 "SINGLE": _SINGLE}
 
 
