@@ -285,9 +285,29 @@ def to_dlpack(tensor):
     return tensor.detach().__dlpack__()
 
 
-def frobenius_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002
-    from ._ops.statistics import vector_norm
-    return vector_norm(input, 2, dim, keepdim=keepdim)
+_FROBENIUS_WARNED = []
+
+
+def frobenius_norm(input, dim=None, keepdim=False):  # noqa: A002
+    """torch's deprecated ``at::frobenius_norm``: ``at::norm(input, 2, dim, keepdim)`` (its
+    node is NormBackward1), over at most two dimensions."""
+    from ._ops.statistics import norm_dim
+    if dim is None:  # (torch's parser: dim has no default)
+        raise TypeError('frobenius_norm() missing 1 required positional arguments: "dim"')
+    if not _FROBENIUS_WARNED:  # (torch warns once a process)
+        _FROBENIUS_WARNED.append(True)
+        warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT "
+                      "compatibility. It will be removed in a future PyTorch release. Please "
+                      "use `linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning,
+                      stacklevel=2)
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
+                           "instead.")
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {input.dtype.scalar_name} instead.")
+    return norm_dim(input, 2, dims, keepdim)
 
 
 def nuclear_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002

@@ -61,6 +61,11 @@ CASES = {
     "as_strided_scatter_2d": lambda t, a, b, v: a.as_strided_scatter(b[:2, :2], (2, 2), (1, 4)),
     "as_strided_scatter_of_view": lambda t, a, b, v: t.as_strided_scatter(
         a[1:], v[:2], (2,), (1,)),
+    # cosine_similarity: both inputs expanded where their shapes differ, the norms cloned
+    "cosine_similarity": lambda t, a, b, v: t.nn.functional.cosine_similarity(a, v),
+    "cosine_similarity_same_shapes": lambda t, a, b, v: t.cosine_similarity(a, b, dim=0),
+    "frobenius_norm": lambda t, a, b, v: t.frobenius_norm(a, (0, 1)),
+    "frobenius_norm_dim": lambda t, a, b, v: t.frobenius_norm(a, 1, keepdim=True),
     "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
         t.view_as_complex(a.reshape(3, 2, 2))),
 }
@@ -190,3 +195,36 @@ def test_as_strided_scatter_gradient_is_the_derivative():
     outs = [mod.as_strided_scatter(mod.tensor(_M).t(), mod.tensor(_V[:2]), (2,), (2,), 1)
             for mod in (ember, torch)]
     assert outs[0].stride() == outs[1].stride() and outs[0].tolist() == outs[1].tolist()
+
+
+def test_cosine_similarity_of_a_tiny_norm_as_torchs():
+    """torch clamps the norms in place outside autograd: a norm below eps still passes its
+    gradient (ember's clamp_min node stopped it); integer inputs take the common dtype."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for mod in (ember, torch):
+        a = mod.tensor([[1e-9, 0.0], [0.0, 0.0], [1.0, 2.0]], dtype=mod.float64,
+                       requires_grad=True)
+        b = mod.tensor([[1.0, 2.0], [3.0, 1.0], [1.0, -1.0]], dtype=mod.float64,
+                       requires_grad=True)
+        out = mod.nn.functional.cosine_similarity(a, b)
+        grads = mod.autograd.grad(out.sum(), (a, b))
+        mixed = mod.cosine_similarity(mod.tensor([1, 2]), mod.tensor([2.0, 3.0]), dim=0)
+        with pytest.raises(RuntimeError) as info:
+            mod.cosine_similarity(mod.tensor([1, 2]), mod.tensor([2, 3]), dim=0)
+        seen.append((out.tolist(), [g.tolist() for g in grads], mixed.item(),
+                     str(mixed.dtype).split(".")[-1], str(info.value)))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.filterwarnings("ignore:at::frobenius_norm is deprecated")
+def test_frobenius_norm_refusals_as_torchs():
+    torch = pytest.importorskip("torch")
+    for call in (lambda t, x: t.frobenius_norm(x), lambda t, x: t.frobenius_norm(x, (0, 1, 2)),
+                 lambda t, x: t.frobenius_norm(x.long(), 0)):
+        errors = []
+        for mod in (ember, torch):
+            with pytest.raises((TypeError, RuntimeError)) as info:
+                call(mod, mod.ones(2, 3, 4))
+            errors.append((info.type, str(info.value)))
+        assert errors[0] == errors[1]

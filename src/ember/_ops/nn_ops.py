@@ -722,14 +722,24 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim``."""
-    from .unary import clamp_min
-    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
-    if tuple(x1.shape) != shape:
-        x1 = x1.expand(shape)
-    if tuple(x2.shape) != shape:
-        x2 = x2.expand(shape)
-    n1 = clamp_min(x1.norm(2, dim, keepdim=True), eps)
-    n2 = clamp_min(x2.norm(2, dim, keepdim=True), eps)
+    from ..autograd.grad_mode import no_grad
+    common = D.result_type_of(tuple((x.dtype, D.DIM if x.ndim else D.ZERO_DIM)
+                                    for x in (x1, x2)))
+    if common.category != D.FLOATING:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{common.scalar_name}")
+    # (integers and bools in the common dtype: the norms take floating inputs only)
+    x1, x2 = (x.to(common) if x.dtype.category < D.FLOATING else x for x in (x1, x2))
+    if tuple(x1.shape) != tuple(x2.shape):  # (torch's expand_outplace: both, or neither)
+        shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    # NOTE: as torch: the norms cloned, then clamped in place outside autograd, so that the
+    # gradient goes through a clamped norm as through the norm (CloneBackward0, no ClampMin)
+    n1 = x1.norm(2, dim, keepdim=True).clone()
+    n2 = x2.norm(2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
