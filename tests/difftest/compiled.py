@@ -79,7 +79,7 @@ def _write_body(g, key, x, env):
     into an intermediate, a captured number, tensor or module, a seeded random draw."""
     b = _Body(g, key)
     current = ("a", env["a"])
-    module = g.rng.choice(_module_names(g) or [None]) if g.rng.random() < 0.25 else None
+    module = g.rng.choice(_module_names(g) or [None]) if g.rng.random() < 0.5 else None
     if module is not None and _safe(_inputs_of(g, g.ns[module]), env["a"]):
         b.module = module
         b.read([module])
@@ -100,21 +100,21 @@ def _write_body(g, key, x, env):
     t = current[1]
     if not isinstance(t, g.torch.Tensor):
         raise Skip
-    if extra < 0.2 and t.dtype != g.torch.bool:
+    if extra < 0.35 and t.dtype != g.torch.bool:
         b.number = (g.rng.choice(["global", "list"]), f"k{key}")
         value = g.number()
         read = b.number[1] if b.number[0] == "global" else f"{b.number[1]}[0]"
         b.head.append(f"{b.number[1]} = {value!r}" if b.number[0] == "global"
                       else f"{b.number[1]} = [{value!r}]")
         current = _line(b, env, f"{current[0]} * {read}", t * value)
-    elif extra < 0.35 and t.is_floating_point():
+    elif extra < 0.5 and t.is_floating_point():
         w = g.pick(lambda u: u.is_floating_point() and g.broadcasts(u.shape, t.shape),
                    strict=False)
         if w is not None:
             b.closure = w
             b.read([w])
             current = _line(b, env, f"{current[0]} + w", t + g.value(w))
-    elif extra < 0.45 and t.is_floating_point():
+    elif extra < 0.6 and t.is_floating_point():
         gen = f"G{key}"
         b.head.append(f"{gen} = torch.Generator().manual_seed({g.rng.randint(0, 99)})")
         draw = g.rng.choice(["torch.randn({r}.shape, generator={G}, dtype={r}.dtype)",
@@ -193,8 +193,7 @@ def _call_step(g, fn, x, b, first):
     t = g.value(x)
     if first:
         return Step(call.format(arg=x), "compile:call", (out,), (fn, x), compiled=True)
-    how = g.rng.choice(["same", "values", "other", "no_grad", "write_input", "write_captured",
-                        "number", "requires_grad", "module"])
+    how = _change(g, t, b)
     dtype = str(t.dtype).rsplit(".", 1)[-1]
     pre, arg, uses = [], x, [fn, x]
     if how == "values":
@@ -235,6 +234,22 @@ def _call_step(g, fn, x, b, first):
     observe = (out, ALL_LIVE) if pre else (out,)
     return Step(code, f"compile:{how}", (out,), tuple(dict.fromkeys(uses)), observe,
                 compiled=True)
+
+
+def _change(g, t, b):
+    """What comes before a later call: one of the changes that apply to this function (what
+    it captures, numbers and modules likelier where it has them: their guards are rarer)."""
+    options = {"same": 1, "values": 1, "other": 1, "no_grad": 1, "write_input": 1}
+    if t.is_floating_point():
+        options["requires_grad"] = 1
+    if b is not None:
+        if b.closure is not None or any(isinstance(g.value(n), g.torch.Tensor) for n in b.uses):
+            options["write_captured"] = 1.5
+        if b.number is not None:
+            options["number"] = 3
+        if b.module is not None:
+            options["module"] = 3
+    return g.rng.choices(list(options), list(options.values()))[0]
 
 
 def _captured(g, b):
