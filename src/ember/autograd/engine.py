@@ -134,14 +134,16 @@ def implicit_backward(t, retain, implicit_grad):
     made here as the array the engine passes, with no Tensor around it (user code never sees
     it: nothing on that path runs a hook that could)."""
     fn = t._grad_fn
-    data = t._data
-    if (fn is None or type(t) is not Tensor or t._base is not None or fn._out_meta is not None
-            or type(data) is not ndarray or data.size != 1 or data.dtype.kind != "f"):
+    if fn is None or type(t) is not Tensor or t._base is not None or fn._out_meta is not None:
         backward_from(t, implicit_grad(t), retain)
         return
     leaves = _leaves_below(fn)
     if leaves is None:  # (backward_from's general case, _leaves_below told)
         run_backward((t,), (implicit_grad(t),), retain, False)
+        return
+    data = t._data
+    if type(data) is not ndarray or data.size != 1 or data.dtype.kind != "f":
+        backward_from(t, implicit_grad(t), retain)  # (not a real scalar: its error, mostly)
         return
     # (implicit_grad's ones: a copy of the one element filled)
     one = data.copy()
