@@ -163,3 +163,100 @@ def test_sort_overloads_take_stable_with_keywords_only(call):
         return eval(call)  # noqa: S307 - the call is the test case
     outcome = same(body)
     assert outcome.error is None or outcome.error[0] == "TypeError"
+
+
+# -- torch's argument parser: missing, mistyped and unknown arguments --------------------------
+_MOST_USED = ["add", "mul", "sub", "div", "matmul", "mm", "bmm", "cat", "stack", "sum", "mean",
+              "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "max",
+              "min", "argmax", "zeros_like", "ones_like", "where", "clamp", "abs", "pow",
+              "transpose", "reshape", "squeeze", "unsqueeze", "flatten", "gather", "cumsum",
+              "sort", "topk", "dot", "maximum", "prod"]
+
+
+@pytest.mark.parametrize("name", _MOST_USED)
+@pytest.mark.parametrize("arguments", ["", "'a'", "T, foo=1", "None, T", "T, T, T, T, T, T"])
+def test_parser_errors_of_the_most_used_functions(name, arguments):
+    _same(f"torch.{name}({arguments})".replace("T", "torch.ones(2, 3)"))
+
+
+PRODUCTS = ["torch.bmm(B)", "torch.mm(M)", "torch.matmul(M)", "torch.bmm()", "torch.mm()",
+            "torch.bmm(B, B, foo=1)", "torch.mm(M, M, foo=1)", "torch.matmul(M, M, foo=1)",
+            "torch.bmm(B, 1)", "torch.mm(M, None)", "torch.mm(M, other=M)",
+            "torch.matmul(M, mat2=M)", "torch.bmm(B, B, out=1)", "torch.mm(M, M, torch.int64, 1)",
+            "torch.bmm(B, B, out_dtype=1)", "B.bmm()", "M.mm()", "M.matmul()", "B.bmm(1)",
+            "M.mm(None)", "M.matmul('a')", "M.mm(M, M)", "M.matmul(M, foo=M)"]
+
+
+@pytest.mark.parametrize("source", PRODUCTS)
+def test_matrix_product_parser_errors(source):
+    _same(source.replace("B", "torch.ones(2, 3, 3)").replace("M", "torch.ones(3, 3)"))
+
+
+SCANS_AND_COPIES = [
+    "torch.cumsum(X)", "X.cumsum()", "torch.cumsum()", "torch.cumsum(X, 'a')", "X.cumsum(None)",
+    "torch.cumsum(X, 1.5)", "X.cumsum(0, dtype=1)", "torch.cumsum(X, dim=0, foo=1)",
+    "torch.cumprod(X)", "X.cumprod()", "torch.cummax(X)", "X.cummin()", "torch.logcumsumexp(X)",
+    "X.logcumsumexp()", "torch.cumsum(X, axis=0)",
+    "X.copy_(None)", "X.copy_()", "X.copy_([1.0, 2.0, 3.0])", "X.copy_('a')", "X.copy_(())",
+    "X.copy_(X, 1)", "X.copy_(X, non_blocking=1)", "X.copy_(X, X)", "X.copy_(X, False, 1)",
+    "X.copy_(X, foo=1)", "X.copy_(src=X)", "X.copy_(other=X)", "X.copy_(2.5)", "X.copy_(True)",
+    "X.copy_(X, non_blocking=True)"]
+
+
+@pytest.mark.parametrize("source", SCANS_AND_COPIES)
+def test_scan_and_copy_parser_errors(source):
+    _same(source.replace("X", "torch.ones(2, 3)"))
+
+
+# -- F.ctc_loss: each invalid combination, torch's exception and text ---------------------------
+_CTC = {"LP": "torch.arange(40.).reshape(5, 2, 4).sin().log_softmax(2)",
+        "T2": "torch.tensor([[1, 2], [1, 1]])", "IL": "torch.tensor([5, 5])",
+        "TL": "torch.tensor([2, 1])"}
+CTC_LOSS = [
+    # lengths longer than the input or the targets, of the wrong size, negative
+    "F.ctc_loss(LP, T2, torch.tensor([6, 5]), TL)", "F.ctc_loss(LP, T2, torch.tensor([5, 5, 5]), TL)",
+    "F.ctc_loss(LP, T2, IL, torch.tensor([3, 1]))", "F.ctc_loss(LP, T2, IL, torch.tensor([2, 1, 1]))",
+    "F.ctc_loss(LP, T2, torch.tensor([-1, 5]), TL)", "F.ctc_loss(LP, T2, IL, torch.tensor([-1, 1]))",
+    "F.ctc_loss(LP, T2, (6, 5), (2, 1))", "F.ctc_loss(LP, T2, (5,), (2, 1))",
+    "F.ctc_loss(LP, T2, (-1, 5), (2, 1))", "F.ctc_loss(LP, T2, (5, 5), (-2, 1))",
+    "F.ctc_loss(LP, T2, IL.float(), TL)", "F.ctc_loss(LP, T2, IL[None], TL)",
+    # targets: 1-D (concatenated) and 2-D (padded) forms, wrong dimensions
+    "F.ctc_loss(LP, torch.tensor([1, 2, 1]), IL, torch.tensor([2, 2]))",
+    "F.ctc_loss(LP, T2[None], IL, TL)", "F.ctc_loss(LP, torch.tensor(1), IL, TL)",
+    "F.ctc_loss(LP[:, 0], T2, torch.tensor(5), torch.tensor(2))", "F.ctc_loss(LP[0], T2, IL, TL)",
+    "F.ctc_loss(LP[None], T2, IL, TL)", "F.ctc_loss(torch.zeros(0, 2, 4), T2, IL * 0, TL)",
+    # the blank index, the reduction, the argument types torch.ctc_loss's parser refuses
+    "F.ctc_loss(LP, T2, IL, TL, blank=4)", "F.ctc_loss(LP, T2, IL, TL, blank=-1)",
+    "F.ctc_loss(LP, T2, IL, TL, blank=1.5)", "F.ctc_loss(LP, T2, IL, TL, blank=True)",
+    "F.ctc_loss(LP, T2, IL, TL, zero_infinity=1)", "F.ctc_loss(LP, T2, IL, TL, reduction='bad')",
+    "F.ctc_loss(LP, T2, 5, 2)", "F.ctc_loss(LP[:, 0], T2[0], 5, 2)",
+    "F.ctc_loss(LP, T2, (5.0, 5), (2, 1))", "F.ctc_loss(LP, T2, [5, 5], 2)",
+    "F.ctc_loss(LP.half(), T2, IL, TL)", "F.ctc_loss(LP.int(), T2, IL, TL)",
+    "torch.ctc_loss(LP, T2, IL, TL, 0, 'mean')", "torch.ctc_loss(LP, T2, 5, 2)",
+    "torch.ctc_loss(LP, T2)", "torch.ctc_loss(LP, T2, IL, TL, blank=0.5)"]
+
+
+@pytest.mark.parametrize("source", CTC_LOSS)
+def test_ctc_loss_refusals(source):
+    for name, value in _CTC.items():
+        source = source.replace(name, value)
+    _same(source)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("targets,lengths", [
+    ("[[1, 1], [1, 1]]", "[2, 2]"),  # (input too short for a repeated label: infinite loss)
+    ("[[1, 2], [1, 1]]", "[0, 1]"),  # (an empty target)
+    ("[1, 2, 1]", "[2, 1]")])  # (the 1-D form)
+def test_ctc_loss_zero_infinity(reduction, zero_infinity, targets, lengths):
+    def body(torch):
+        lp = torch.arange(18.0, dtype=torch.float64).reshape(3, 2, 3).sin().log_softmax(2)
+        lp.requires_grad_()
+        loss = torch.nn.functional.ctc_loss(
+            lp, torch.tensor(targets), torch.tensor([2, 3]), torch.tensor(lengths),
+            reduction=reduction, zero_infinity=zero_infinity)
+        (grad,) = torch.autograd.grad(loss.sum(), lp)
+        return loss, grad
+    targets, lengths = eval(targets), eval(lengths)  # noqa: S307 - the parameters above
+    same(body)

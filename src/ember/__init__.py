@@ -224,6 +224,9 @@ _accept_numpy(Tensor, _NUMPY_NAMED)
 _accept_numpy(_sys.modules[__name__], _NUMPY_NAMED + ("std_mean", "var_mean", "cat", "concat",
                                                      "concatenate", "stack"))
 del _accept_numpy, _NUMPY_NAMED, _sys
+from ._arg_parser import install_methods as _install_parser_methods  # noqa: E402
+_install_parser_methods(Tensor)  # (torch's parser errors for the methods' refused calls)
+del _install_parser_methods
 from ._tensor import seal_read_only_attributes as _seal  # noqa: E402 - after every property
 _seal()
 del _seal
@@ -231,6 +234,10 @@ from ._ops.deprecated_overloads import install as _install_deprecated  # noqa: E
 
 _install_deprecated(globals())
 del _install_deprecated
+from ._arg_parser import install as _install_parser  # noqa: E402
+# torch's parser errors for the calls its parser refuses (a missing or mistyped argument)
+_install_parser(globals())
+del _install_parser
 from ._by_reference import name_where_found as _name_where_found  # noqa: E402 - after every function
 _name_where_found(globals())
 del _name_where_found

@@ -19,10 +19,6 @@ def _fits(value, kind):
         isinstance(value, _NUMBERS) and not isinstance(value, Tensor))
 
 
-def _kind(value):
-    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
-
-
 def choose(fname, overloads, positional, named, extra=""):
     """``(index of the overload, (first, second))`` for a call with ``positional`` values and
     ``named`` keywords (only those given); ``overloads``: ``((type, name), (type, name))``
@@ -40,26 +36,7 @@ def choose(fname, overloads, positional, named, extra=""):
 
 
 def _refusal(fname, overloads, positional, named, extra):
-    """torch's message: what it got (positional types, then keywords, last given first), each
-    overload, and, where torch says it (overloads with exactly the arguments given), why it
-    did not match."""
-    words = [_kind(v) for v in positional]
-    keywords = [f"{k}={_kind(v)}" for k, v in reversed(named.items())]
-    got = ", ".join(words + keywords) if words else "".join(f"{k}, " for k in keywords)
-    lines = [f"{fname}() received an invalid combination of arguments - got ({got}), but "
-             "expected one of:"]
-    for pair in overloads:
-        lines.append(" * (" + ", ".join(f"{k} {n}" for k, n in pair) + extra + ")")
-        if extra:
-            continue
-        names = [n for _, n in pair]
-        unknown = [k for k in reversed(named) if k not in names[len(positional):]]
-        if unknown:
-            lines.append("      didn't match because some of the keywords were incorrect: "
-                         + ", ".join(unknown))
-        elif len(positional) == 2:
-            marked = [w if _fits(v, kind) else f"!{w}!"
-                      for w, v, (kind, _) in zip(words, positional, pair)]
-            lines.append("      didn't match because some of the arguments have invalid "
-                         f"types: ({', '.join(marked)})")
-    return "\n".join(lines) + "\n"
+    """torch's message: its listing of the overloads (see _arg_parser.py)."""
+    from ._arg_parser import _listing
+    texts = ["(" + ", ".join(f"{k} {n}" for k, n in pair) + extra + ")" for pair in overloads]
+    return _listing(fname, texts, positional, named)

@@ -181,24 +181,14 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
                                           eps=eps, reduction=reduction)
 
 
-_CTC_OVERLOADS = "".join(
-    f" * (Tensor log_probs, Tensor targets, {lengths} input_lengths, {lengths} target_lengths, "
-    "int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)\n"
-    for lengths in ("tuple of ints", "Tensor"))
-
-
 class _CtcParserErrors:
-    """torch's parser error for ctc_loss's two overloads, whatever the mistake: its header,
-    naming the types given, and the overloads (the notes it adds on which arguments mismatched
-    are not repeated)."""
+    """torch's parser error for ctc_loss's two signatures (see _arg_parser.py)."""
 
     @staticmethod
     def argument(function, name, kind, value, position, args, kwargs):
-        def name(value):
-            return "Tensor" if _is_tensor(value) else type(value).__name__
-        got = [name(a) for a in args] + [f"{k}={name(v)}" for k, v in kwargs.items()]
-        return TypeError(f"{function}() received an invalid combination of arguments - got "
-                         f"({', '.join(got)}), but expected one of:\n{_CTC_OVERLOADS}")
+        from .._arg_parser import parser_error
+        from .._parser_signatures import FUNCTIONS
+        return parser_error(function, FUNCTIONS[function][0], args, kwargs)
 
     @staticmethod
     def missing(function, required, first, args, kwargs):

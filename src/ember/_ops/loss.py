@@ -1531,6 +1531,8 @@ def _ctc_lengths(lengths, name):
 
 def _ctc_check(log_probs, targets, in_len, tg_len, blank):
     where = " (while checking arguments for ctc_loss_allocate_outputs)"
+    if log_probs.numel() == 0:  # (before any other check, as torch's)
+        raise RuntimeError("log_probs tensor must not be empty")
     if log_probs.ndim != 3:
         raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.ndim}-dimensional "
                            f"tensor for argument #1 'log_probs'{where}")
@@ -1570,11 +1572,24 @@ def _ctc_check(log_probs, targets, in_len, tg_len, blank):
                                f"{log_probs.shape[0]}, but got value {v}{where}")
 
 
+def _parse_ctc_arguments(*args):
+    """F.ctc_loss hands its arguments to ``torch.ctc_loss`` in order (the reduction as aten's
+    int): torch's parser refuses there what neither of its signatures takes (lengths as one
+    int, a float or bool blank, an int zero_infinity)."""
+    from .._arg_parser import parser_error
+    from .._parser_signatures import FUNCTIONS
+    error = parser_error("ctc_loss", FUNCTIONS["ctc_loss"][0], args, {})
+    if error is not None:
+        raise error
+
+
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """The Connectionist Temporal Classification loss of ``log_probs`` (T, N, C) against
     ``targets``."""
     reduction = reduction_enum(reduction)
+    _parse_ctc_arguments(log_probs, targets, input_lengths, target_lengths, blank,
+                         _REDUCTIONS[reduction], zero_infinity)
     in_len = _ctc_lengths(input_lengths, "input_lengths")
     tg_len = _ctc_lengths(target_lengths, "target_lengths")
     batched = log_probs.ndim == 3

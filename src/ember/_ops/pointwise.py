@@ -1318,10 +1318,17 @@ def _(grad):
 # (torch's binding calls the source ``other``: its schema's ``src`` is refused by name)
 @op("copy", elementwise=True, tensors=2, promote=NONE, inplace="copy_", node="CopyBackwards")
 def copy(self, other, non_blocking=False):
+    shape = getattr(other, "shape", None)
+    if shape is None:  # (a number is a source, as torch's)
+        if not isinstance(other, (bool, int, float, complex)):  # (worded as torch's parser
+            # by the method's wrapper: _arg_parser.py)
+            raise TypeError(f"copy_(): argument 'other' must be Tensor, not "
+                            f"{type(other).__name__}")
+        shape = ()
     src = move(other, device_of(self)) if type(other) is not type(self) else other  # (devices)
-    if src.shape != self.shape:
+    if shape != self.shape:
         np.result_type(src)  # (a sparse operand leaves the dense kernel first, as in torch)
-        _check_copies_into(self.shape, src.shape)
+        _check_copies_into(self.shape, shape)
     return D.as_half_source(np.broadcast_to(src, self.shape), self.dtype).astype(self.dtype)
 
 
