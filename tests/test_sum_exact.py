@@ -1,6 +1,7 @@
 """Whole sums and means of float32 and float64 tensors on the CPU are torch's to the last bit:
 they are added in the order of torch's cascade_sum (see ember/_ops/torch_sum_order.py), up
-to torch's grain size, past which torch splits the sum between its threads."""
+to torch's grain size, past which torch splits the sum between its threads. So are sums and
+means over a contiguous tensor's last dimensions, each row added in that order."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,6 +30,28 @@ def test_whole_sum_and_mean_are_torchs_to_the_last_bit(n, dtype):
 def test_a_contiguous_tensor_of_several_dimensions_sums_as_its_elements_in_order():
     same(_whole_reductions(60, "float32", (3, 4, 5)), rtol=0, atol=0)
     same(_whole_reductions(4096, "float32", (64, 64)), rtol=0, atol=0)
+
+
+ROW_SHAPES = [(2, 6), (3, 3), (4, 5), (5, 8), (3, 10), (7, 33), (3, 100), (4, 513), (2, 3, 7),
+              (4, 2, 65), (8, 4096)]
+
+
+def _row_reductions(shape, dtype, seed):
+    def body(torch):
+        rs = np.random.RandomState(seed)
+        x = torch.tensor((rs.randn(*shape) * (1 + rs.rand(*shape) * 100)).astype(dtype))
+        last_two = tuple(range(max(0, x.ndim - 2), x.ndim))
+        return (x.sum(-1), x.mean(-1), x.sum(-1, keepdim=True), x.mean(dim=-1, keepdim=True),
+                x.sum(last_two), torch.mean(x, last_two, keepdim=True),
+                x.sum(tuple(range(x.ndim))))
+    return body
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", ROW_SHAPES)
+def test_sums_and_means_over_the_last_dims_are_torchs_to_the_last_bit(shape, dtype):
+    for seed in range(3):
+        same(_row_reductions(shape, dtype, seed), rtol=0, atol=0)
 
 
 def test_ten_batch_losses_average_as_torchs():

@@ -25,7 +25,7 @@ from .._numpy_keywords import own_keywords
 from .registry import FLOAT, NONE, op
 from .pointwise import div_scalar, eq, exp, maximum, minimum, not_implemented, where
 from .shape import expand, expand_to, raw as _raw, reshape, unsqueeze
-from .torch_sum_order import follows_torch, torch_order_sum
+from .torch_sum_order import follows_torch, follows_torch_rows, torch_order_row_sums, torch_order_sum
 
 
 # -- helpers shared by the reduction families ----------------------------------------------------
@@ -240,11 +240,29 @@ _ADD_REDUCES = frozenset(np.dtype(c) for c in "fdgFDG")
 
 
 def _reduce_sum(x, axis, keepdim, dtype):
+    if dtype is None and axis and axis[-1] == x.ndim - 1 and len(axis) == x.ndim - axis[0]:
+        in_order = _sum_of_last_dims(x, axis[0], keepdim)
+        if in_order is not None:
+            return in_order
     if dtype is None and type(x) is np.ndarray and x.dtype in _ADD_REDUCES:
         # NOTE: the ufunc's own reduce: what np.sum comes to, without its Python wrapper (a
         # third of a small sum's time)
         return np.add.reduce(x, axis=axis, keepdims=keepdim)
     return _reduce(get_xp(x).sum, x, axis, keepdim, dtype)
+
+
+def _sum_of_last_dims(x, first, keepdim):
+    """The sums over ``x``'s dims from ``first`` on in torch's order (one inner reduction of
+    each row, as torch coalesces them), or None where NumPy's order stays."""
+    lead = x.shape[:first]
+    rows = math.prod(lead)
+    if rows == 1 and follows_torch(x):
+        sums = torch_order_sum(x)
+    elif follows_torch_rows(x, rows):
+        sums = torch_order_row_sums(x, rows)
+    else:
+        return None
+    return sums.reshape(lead + (1,) * (x.ndim - first) if keepdim else lead)
 
 
 def sum_whole(x, dtype):

@@ -8,6 +8,9 @@ the elements past the last whole vector are added up, then the lanes one by one.
 elements go round four scalar accumulators. NumPy's pairwise sum rounds differently in about
 a third of the sums of even 5 or 10 float32 numbers (a loss averaged over ten batches).
 
+A sum over a contiguous tensor's last dimensions (``x.sum(-1)``, a ``mean(dim=-1)`` in a
+hand-written layer norm) is torch's inner reduction: each row is added in that same order.
+
 Beyond torch's grain size (32768 elements) torch splits the sum between its threads, so the
 order depends on their number: such sums, and any that is not of a contiguous float32 or
 float64 array on x86, keep NumPy's order.
@@ -27,6 +30,13 @@ _LEVEL_STEP = 16  # multi_row_sum's block: 1 << max(4, log2(rows) // 4), 16 belo
 def follows_torch(x) -> bool:
     """Whether ``x``'s whole sum can be added in torch's order here."""
     return (type(x) is np.ndarray and x.dtype in _LANES and 0 < x.size <= _GRAIN_SIZE
+            and x.flags.c_contiguous and is_x86())
+
+
+def follows_torch_rows(x, rows) -> bool:
+    """Whether the sums of ``x``'s ``rows`` rows (``x`` as a (rows, -1) matrix, two or more
+    rows of one or more numbers) can be added in torch's order here."""
+    return (type(x) is np.ndarray and x.dtype in _LANES and 1 < rows < x.size <= _GRAIN_SIZE
             and x.flags.c_contiguous and is_x86())
 
 
@@ -91,3 +101,22 @@ def torch_order_sum(x):
     vector = _row_sum(flat[:whole * lanes].reshape(whole, lanes))
     tail_then_lanes = np.concatenate((flat[whole * lanes:], vector)).tolist()
     return np.asarray(_scalars_in_order(tail_then_lanes, flat.dtype))
+
+
+def torch_order_row_sums(x, rows):
+    """The sums of ``x``'s ``rows`` rows (see :func:`follows_torch_rows`), each added as
+    torch's inner reduction adds a row: :func:`torch_order_sum`'s order, row by row. Returns
+    an array of ``rows`` sums."""
+    n = x.size // rows
+    # the rows' items along the leading axis, the rows along the last one, in memory order:
+    # NumPy then reduces the leading axis one item after another, for all rows at once
+    items = np.ascontiguousarray(x.reshape(rows, n).T)
+    lanes = _LANES[items.dtype]
+    if n < lanes:
+        # four scalar accumulators, as for a whole sum of so few elements
+        order = items if n <= _ACCUMULATORS else np.concatenate(
+            (items[:1], items[_ACCUMULATORS:], items[1:_ACCUMULATORS]))
+        return np.add.reduce(order, axis=0, initial=0)
+    whole = n // lanes
+    vector = _row_sum(items[:whole * lanes].reshape(whole, lanes, rows))
+    return np.add.reduce(np.concatenate((items[whole * lanes:], vector)), axis=0, initial=0)
