@@ -32,17 +32,22 @@ def _default_correction(correction):
     return 1 if correction is None else correction
 
 
-def _moments(x, dim, correction, keepdim, name, warn_as=None, welford=False):
-    """(variance, mean) of ``x`` over ``dim`` (None: all), in float32 for float16.
-    ``name``: the op in the dtype error; ``warn_as``: in the degrees-of-freedom warning;
-    ``welford``: the mean as torch's Welford pass leaves it (see ``_welford_infinities``)."""
+def _moments(x, dim, correction, keepdim, name, warn_as=None, welford=False, take_sqrt=False):
+    """(variance, mean) of ``x`` over ``dim`` (None: all); (standard deviation, mean) with
+    ``take_sqrt``. ``name``: the op in the dtype error; ``warn_as``: in the degrees-of-freedom
+    warning; ``welford``: the mean as torch's Welford pass leaves it (see
+    ``_welford_infinities``).
+
+    Real floats narrower than float64 are computed in float64 and rounded once at the end, as
+    torch's CPU kernels accumulate them in double: the rounded results are torch's (a float32
+    two-pass computation gave another last bit for half of random rows)."""
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     xp = get_xp(x)
     correction = _default_correction(correction)
     dims = _dims(dim, x.ndim)
     n = math.prod(x.shape[d] for d in dims)
-    xa = x.astype(np.float32) if x.dtype == np.float16 else x
+    xa = x.astype(np.float64) if x.dtype.kind == "f" and x.dtype.itemsize < 8 else x
     with np.errstate(all="ignore"):
         mean = xp.sum(xa, axis=dims, keepdims=True) / n if n else xp.full(
             _kept_shape(x.shape, dims), np.nan, xa.dtype)
@@ -58,12 +63,14 @@ def _moments(x, dim, correction, keepdim, name, warn_as=None, welford=False):
                           "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)",
                           UserWarning, stacklevel=_user_stacklevel())
         var = ssq / dof if dof else ssq / 0.0
+        spread = xp.sqrt(var) if take_sqrt else var
     if welford and n and x.dtype.kind == "f":
         mean = _welford_infinities(xp, x, mean, dims)
     if not keepdim:
-        mean = mean.reshape(var.shape)
+        mean = mean.reshape(spread.shape)
     real = x.real.dtype if x.dtype.kind == "c" else x.dtype
-    return var.astype(real, copy=False), mean.astype(x.dtype, copy=False)
+    with np.errstate(over="ignore"):  # (a float64 result past float32's range: inf, silently)
+        return spread.astype(real, copy=False), mean.astype(x.dtype, copy=False)
 
 
 def _welford_infinities(xp, x, mean, dims):
@@ -158,7 +165,7 @@ _var.jvp("self")(_var_jvp)
 @op("std", promote=NONE, node="StdBackward0", writes=_reduces_all)
 @contiguous_result
 def _std(self, dim=None, correction=1, keepdim=False):
-    return get_xp(self).sqrt(_moments(self, dim, correction, keepdim, "std and var", "std")[0])
+    return _moments(self, dim, correction, keepdim, "std and var", "std", take_sqrt=True)[0]
 
 
 @_std.grad("self")
@@ -188,8 +195,7 @@ def _(grads, self, dim, correction, keepdim):
     writes=_empty_moments)
 @contiguous_result
 def _std_mean(self, dim=None, correction=1, keepdim=False):
-    var, mean = _moments(self, dim, correction, keepdim, "std_mean", welford=True)
-    return get_xp(var).sqrt(var), mean
+    return _moments(self, dim, correction, keepdim, "std_mean", welford=True, take_sqrt=True)
 
 
 @_std_mean.grad("self")
