@@ -66,6 +66,16 @@ CASES = {
     "cosine_similarity_same_shapes": lambda t, a, b, v: t.cosine_similarity(a, b, dim=0),
     "frobenius_norm": lambda t, a, b, v: t.frobenius_norm(a, (0, 1)),
     "frobenius_norm_dim": lambda t, a, b, v: t.frobenius_norm(a, 1, keepdim=True),
+    # quantile as torch's quantile_compute: sort, view, gather(s), lerp_, squeeze_
+    **{f"{fn}_{mode}{form}": (lambda fn, mode, call: lambda t, a, b, v: call(
+        getattr(t, fn), t, a, mode))(fn, mode, call)
+       for fn in ("quantile", "nanquantile")
+       for mode in ("linear", "lower", "higher", "midpoint", "nearest")
+       for form, call in (
+           ("", lambda f, t, a, m: f(a, 0.3, dim=1, interpolation=m)),
+           ("_all", lambda f, t, a, m: f(a, 0.6, interpolation=m)),
+           ("_q_dim0", lambda f, t, a, m: f(a, t.tensor([0.2, 0.7], dtype=t.float64), dim=0,
+                                            keepdim=True, interpolation=m)))},
     "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
         t.view_as_complex(a.reshape(3, 2, 2))),
 }
@@ -227,4 +237,25 @@ def test_frobenius_norm_refusals_as_torchs():
             with pytest.raises((TypeError, RuntimeError)) as info:
                 call(mod, mod.ones(2, 3, 4))
             errors.append((info.type, str(info.value)))
+        assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+def test_quantile_refusals_as_torchs(fn):
+    """torch's checks in torch's order, each message saying quantile() (nanquantile's too)."""
+    torch = pytest.importorskip("torch")
+    calls = [lambda t: (t.zeros(0).long(), 0.5, {}),
+             lambda t: (t.ones(3).long(), t.ones(2, 2), {}),
+             lambda t: (t.ones(3), 1.5, {"interpolation": "x"}),
+             lambda t: (t.ones(3), 0.5, {"interpolation": "x"}),
+             lambda t: (t.ones(3), t.tensor([0.5, float("nan")]), {}),
+             lambda t: (t.ones(3), t.tensor(0.5, dtype=t.float64), {}),
+             lambda t: (t.ones(3).half(), 0.5, {})]
+    for call in calls:
+        errors = []
+        for mod in (ember, torch):
+            x, q, kw = call(mod)
+            with pytest.raises(RuntimeError) as info:
+                getattr(mod, fn)(x, q, **kw)
+            errors.append(str(info.value))
         assert errors[0] == errors[1]

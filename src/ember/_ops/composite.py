@@ -228,69 +228,88 @@ def dist(input, other, p=2):  # noqa: A002
     return dist_op(input, other, p.item() if isinstance(p, Tensor) else p)
 
 
-def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):  # noqa: A002
-    from .pointwise import where
-    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
-        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, "
-                         f"midpoint or nearest. Got {interpolation}")
-    if not input.is_floating_point():
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):  # noqa: A002
+    """torch's quantile_compute, op for op (so its nodes are torch's: sort, a view, gather,
+    lerp_ and squeeze_ in place)."""
+    from ..autograd.grad_mode import no_grad
     scalar_q = not isinstance(q, Tensor)
-    if not scalar_q and q.dtype is not input.dtype:
-        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    if scalar_q and not 0 <= q <= 1:  # (torch's number overload checks first)
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
     qt = input.new_tensor(q) if scalar_q else q
-    if qt.dim() > 1:
-        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
-    if ((qt < 0) | (qt > 1)).any():
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
-    x = input.reshape(-1) if dim is None else input
-    d = 0 if dim is None else _wrap_dim(dim, input.dim())
-    if x.dim() == 0:
-        x = x.reshape(1)
-    srt = x.sort(d)[0].movedim(d, -1)  # NaNs last
-    n = srt.shape[-1]
-    if n == 0:
-        raise IndexError(f"{name}() input tensor must be non-empty")
-    qs = qt.reshape(-1)
-    nan = srt.isnan()
+    _check_quantile(input, qt)
+    sorted_ = _sorted_rows(input, dim, keepdim)
+    with no_grad():
+        ranks = _quantile_ranks(sorted_, qt, interpolation, ignore_nan)
+    below = ranks.long()
+    values = sorted_.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = ranks.new_full(ranks.shape, 0.5) if interpolation == "midpoint" else (
+            ranks - below)
+        values.lerp_(sorted_.gather(-1, ranks.ceil_().long()), weights)
+    if qt.dim() == 0:
+        return values.squeeze_(-1)
+    return values.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
+
+
+def _check_quantile(input, q):  # noqa: A002
+    """torch's quantile_checks, in its order (its messages say quantile() for nanquantile)."""
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if q.dim() > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if q.dtype is not input.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if not ((q >= 0) & (q <= 1)).all():  # (a NaN q too)
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+
+
+def _sorted_rows(input, dim, keepdim):  # noqa: A002
+    """torch's quantile_compute: ``input`` sorted along ``dim`` (flattened without one), viewed
+    as rows of the output's shape (without q's dimension) whose last dimension is sorted."""
+    if dim is None:
+        out_shape = [1] * input.dim() if keepdim else []
+        rows = input.flatten().sort()[0]
+    else:
+        d = _wrap_dim(dim, input.dim())
+        out_shape = list(input.shape)
+        if out_shape:
+            if keepdim:
+                out_shape[d] = 1
+            else:
+                del out_shape[d]
+        rows = (input.sort()[0] if d == input.dim() - 1 else
+                input.unsqueeze(-1).transpose(d, -1).sort()[0])
+    return rows.view(out_shape + [rows.shape[-1]])
+
+
+def _quantile_ranks(sorted_, q, interpolation, ignore_nan):
+    """The (fractional) ranks of the ``q``-quantiles in each sorted row (torch's: of the
+    non-NaN values, 0 when all are NaN; or the last, NaN, one of a row holding a NaN)."""
+    nan = sorted_.isnan()
     if ignore_nan:
-        count = (~nan).sum(-1, keepdim=True).to(srt.dtype)
-        last = (count - 1).clamp(min=0)
+        ranks = q * ((~nan).sum(-1, keepdim=True) - 1)
+        ranks.masked_fill_(ranks < 0, 0)
     else:
-        last = srt.new_full(tuple(srt.shape[:-1]) + (1,), float(n - 1))
-    pos = qs * last  # (..., k)
-    if interpolation == "lower":
-        pos = pos.floor()
-    elif interpolation == "higher":
-        pos = pos.ceil()
-    elif interpolation == "nearest":
-        pos = pos.round()
-    lo = pos.floor().long().clamp(0, n - 1)
-    hi = pos.ceil().long().clamp(0, n - 1)
-    a, b = srt.gather(-1, lo), srt.gather(-1, hi)
-    if interpolation == "midpoint":
-        out = a + (b - a) * 0.5
-    elif interpolation == "linear":
-        out = a + (b - a) * (pos - lo.to(pos.dtype))
-    else:
-        out = a
-    bad = nan.all(-1, keepdim=True) if ignore_nan else nan.any(-1, keepdim=True)
-    out = where(bad, out.new_full((), float("nan")), out)
-    out = out.movedim(-1, 0)  # (k, ...)
-    if keepdim:
-        out = out.unsqueeze(d + 1) if dim is not None else out.reshape(
-            (out.shape[0],) + (1,) * input.dim())
-    return out.squeeze(0) if scalar_q or qt.dim() == 0 else out
+        last = sorted_.shape[-1] - 1
+        scaled, bad = broadcast_tensors(q * last, nan.any(-1, keepdim=True))
+        ranks = scaled.masked_fill(bad, last)
+    rounding = {"lower": "floor_", "higher": "ceil_", "nearest": "round_"}.get(interpolation)
+    return getattr(ranks, rounding)() if rounding else ranks
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):  # noqa: A002
     """The ``q``-quantiles of ``input`` (over ``dim``, or all of it)."""
-    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
+    return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):  # noqa: A002
     """``quantile`` ignoring NaNs."""
-    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+    return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
 Tensor.quantile = quantile
@@ -335,8 +354,6 @@ def _ascending_mask(n, r, with_replacement):
     for a, b in zip(grids, grids[1:]):
         mask &= ascends(a, b)
     return mask
-
-
 
 
 def _unfold(self, dimension, size, step):
