@@ -144,3 +144,22 @@ def test_index_fill_is_each_examples_index_fill(dims):
     np.testing.assert_array_equal(out.detach().numpy(), expected.detach().numpy())
     for g, e in zip(grads, expected_grads):
         np.testing.assert_array_equal(g.numpy(), e.numpy())
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape, pad", [((2, 5), (2, 1)), ((2, 4, 5), (1, 2, 2, 1))])
+def test_reflect_and_replicate_pads_of_examples_match_torch(mode, shape, pad):
+    """A reflect or replicate pad of examples (and its gradient, vmap(grad) included) pads
+    each example's own last dims (the batch is not one of them), with torch's nodes."""
+    arr = GEN.standard_normal((B,) + shape)
+
+    def body(torch):
+        x = torch.tensor(arr, requires_grad=True)
+        f = lambda v: torch.nn.functional.pad(v, pad, mode)  # noqa: E731
+        out = torch.func.vmap(f)(x)
+        per_example = torch.func.vmap(torch.func.grad(lambda v: (f(v) ** 2).sum()))(x)
+        # (the per-example gradients' own node is not compared: ember's backward under vmap
+        # records pad_backward's node where torch's views its batched result)
+        return (out, per_example.detach(), torch.autograd.grad((out * out).sum(), x),
+                graph_tree(out.grad_fn, 2))
+    same(body, rtol=1e-7, atol=1e-9)

@@ -791,10 +791,26 @@ def _convolution_batched_weight(op, args, level, spatial):
     return wrap(out, level)
 
 
+@rule("reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
+      "replication_pad2d", "replication_pad3d", "pad_backward")
+def gather_pad_rule(op, args, level):
+    """Reflect and replicate pads (and their backward) gather along the example's dims,
+    which their ``indices`` name: one past the batch in the physical value (and the batch
+    prepended to pad_backward's input sizes)."""
+    a = list(args)
+    i = op.index["indices"]
+    p = materialize(args[0], level)
+    a[0] = p.view(tuple(p.shape))  # (torch's rules view the input to their own shape)
+    a[i] = [(d + 1, idx) for d, idx in args[i]]
+    if "input_sizes" in op.index:
+        k = op.index["input_sizes"]
+        a[k] = (level_size(level),) + tuple(args[k])
+    out = op(*a)
+    return wrap(out.view(tuple(out.shape)), level)  # (and their result back)
+
+
 @rule("max_pool2d_with_indices", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
-      "upsample_nearest1d", "upsample_nearest2d", "upsample_linear1d", "upsample_bilinear2d",
-      "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
-      "replication_pad2d", "replication_pad3d")
+      "upsample_nearest1d", "upsample_nearest2d", "upsample_linear1d", "upsample_bilinear2d")
 def planes_rule(op, args, level):
     """Ops on each (C, *spatial) plane stack: the batch and the samples folded together."""
     x = args[0]
