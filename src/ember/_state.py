@@ -64,12 +64,15 @@ captured_write_check = [None]
 # each of those hooks only when it is on. set_hook keeps it: the only way those hooks are
 # set (tests/test_state_hooks.py checks that no other code assigns them).
 intercepted = [False]
-_hooks_lock = threading.Lock()
 
 
 def set_hook(hook, value):
-    """``hook[0] = value`` for one of the hooks ``intercepted`` watches, keeping it."""
-    with _hooks_lock:  # (two threads setting two hooks: the flag follows the last write)
-        hook[0] = value
-        intercepted[0] = not (forward_hook[0] is None and profiler_hook[0] is None
-                              and recording[0] is None and captured_write_check[0] is None)
+    """``hook[0] = value`` for one of the hooks ``intercepted`` watches, keeping it.
+
+    NOTE: no lock (forward-mode AD sets its hook twice per op): the flag is computed from
+    all the hooks after the write, and CPython switches threads at no instruction between
+    that computation and its store (no call, no backward jump), so the last store made
+    follows every write before it."""
+    hook[0] = value
+    intercepted[0] = not (forward_hook[0] is None and profiler_hook[0] is None
+                          and recording[0] is None and captured_write_check[0] is None)
