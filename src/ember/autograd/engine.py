@@ -17,7 +17,6 @@ import operator
 import threading
 import warnings
 import weakref
-from itertools import repeat
 from sys import getrefcount as _refcount
 from types import MappingProxyType
 
@@ -849,66 +848,6 @@ def _execute_into_leaves(task, root):
         _validate_leaf_grads(task, fn, children, gs)
         _into_leaves(task, children, gs)
         return
-    # the usual leaves and gradients (see _LEAF_STATE; each gradient held by `gs` alone, not
-    # borrowed, writeable and laid out as its leaf): the per-leaf loop's tests and .grad as
-    # mapped C calls over all leaves at once, under every leaf's lock
-    locks = [*map(_LOCK, children)]
-    # NOTE: taken without waiting, so that holding several never deadlocks with a pass in
-    # another thread that takes them in another order (this one then goes leaf by leaf)
-    held = [*map(_TRY_LOCK, locks, _NO_WAIT)]
-    if False in held:
-        for lock, got in zip(locks, held):
-            if got:
-                lock.release()
-        _into_plain_leaves(task, children, gs)
-        return
-    try:
-        n = len(gs)
-        plain = ([*map(_LEAF_STATE, children)] == [_PLAIN_LEAF] * n
-                 and max(map(_refcount, gs)) <= _MAPPED_OWN_REFS
-                 and task.borrowed.keys().isdisjoint(map(id, gs))
-                 and [*map(_LAYOUT, gs)] == [*map(_DATA_LAYOUT, children)])
-        if plain:
-            # (no user code runs for such leaves: the order they are given their .grad in
-            # is not seen)
-            if _COUNTED[0]:  # (a version to look up: wrap_versioned's lookup)
-                grads = [*map(wrap_versioned, gs)]
-            else:  # (_wrap's lines, as mapped C calls)
-                grads = [*map(_new_tensor, repeat(Tensor, n))]
-                [*map(setattr, grads, _DATA_NAME, gs)]
-            [*map(setattr, map(_VARIABLE, children), _GRAD_NAME, grads)]
-    finally:
-        [*map(_UNLOCK, locks)]
-    if not plain:
-        _into_plain_leaves(task, children, gs)
-
-
-_LOCK = operator.attrgetter("lock")
-_TRY_LOCK = type(threading.Lock()).acquire
-_NO_WAIT = itertools.repeat(False)  # (acquire's `blocking`, for each lock of a mapped call)
-_UNLOCK = type(threading.Lock()).release
-_VARIABLE = operator.attrgetter("variable")
-# (arguments repeated for each leaf of a mapped call, as long as its other arguments last)
-_DATA_NAME, _GRAD_NAME = repeat("_data"), repeat("_grad")
-# a leaf whose .grad may take its first gradient over at once (what _execute_into_leaves's
-# loop tests one by one): an AccumulateGrad without hooks, its leaf with no .grad, no hooks,
-# requiring grad, a writeable C-contiguous NumPy array
-_LEAF_STATE = operator.attrgetter("_leaf_plain", "variable._grad", "variable._hooks",
-                                  "variable._post_acc_hooks", "variable._requires_grad",
-                                  "variable._data.__class__",
-                                  "variable._data.flags.c_contiguous",
-                                  "variable._data.flags.writeable")
-_PLAIN_LEAF = (True, None, None, None, True, ndarray, True, True)
-# (a gradient laid out as its plain leaf's array: the same strides, C-contiguous, writeable)
-_LAYOUT = operator.attrgetter("strides", "flags.c_contiguous", "flags.writeable")
-_DATA_LAYOUT = operator.attrgetter("variable._data.strides",
-                                   "variable._data.flags.c_contiguous",
-                                   "variable._data.flags.writeable")
-
-
-def _into_plain_leaves(task, children, gs):
-    """_execute_into_leaves's leaves one by one (when not all at once), each by the usual
-    first gradient's lines or _into_leaf."""
     borrowed = task.borrowed
     # (some gradient's version noted, its own or its owner's: read once, as no leaf's
     # shortcut notes one, and a nested pass in a hook that forgets the notes leaves nothing
@@ -1398,9 +1337,6 @@ def _refs_of_argument(g):
 # gradient that something else still holds.
 _probe = [np.empty(0)]
 _OWN_REFS = _refs_of_argument(_probe[0])  # (3 on CPython 3.11)
-# (counted as _execute_into_leaves counts each gradient of its list at once: 2 on CPython
-# 3.11)
-_MAPPED_OWN_REFS = max(map(_refcount, _probe))
 del _probe
 
 
