@@ -260,3 +260,46 @@ def test_ctc_loss_zero_infinity(reduction, zero_infinity, targets, lengths):
         return loss, grad
     targets, lengths = eval(targets), eval(lengths)  # noqa: S307 - the parameters above
     same(body)
+
+
+# -- torch.ops.aten's losses: their schemas' errors, aten's int reduction -----------------------
+_ATEN = {"A": "torch.tensor([[0.2, 0.3], [0.4, 0.6]])", "K": "torch.tensor([0, 1])",
+         "aten.": "torch.ops.aten."}
+ATEN_LOSSES = [
+    "aten.mse_loss(A, A, 'mean')", "aten.mse_loss(A)", "aten.mse_loss()", "aten.mse_loss(A, 1)",
+    "aten.mse_loss(A, A, None)", "aten.mse_loss(A, A, 1.0)", "aten.mse_loss(A, A, 1, 2)",
+    "aten.mse_loss(A, A, foo=1)", "aten.mse_loss(A, A, 1, out=3)",
+    "aten.mse_loss(A, A, reduction='sum')", "aten.mse_loss.default(A, A, 'mean')",
+    "aten.mse_loss.default(A)", "aten.mse_loss(A, A * 2, 1)", "aten.mse_loss(A, A * 2)",
+    "aten.mse_loss(A, A * 2, reduction=2)", "aten.mse_loss(A, A * 2, 0)",
+    "aten.mse_loss(A, A * 2, True)", "aten.mse_loss.default(A, A * 2, 2)",
+    "aten.nll_loss(A, K, None, 'mean', -100)", "aten.nll_loss(A)", "aten.nll_loss(A, K, None, 1, 1.5)",
+    "aten.nll_loss(A, K, None, 2)", "aten.nll_loss(A, K, None, 5)", "aten.nll_loss(A, K)",
+    "aten.binary_cross_entropy(A, A, None, 'mean')", "aten.binary_cross_entropy(A, A, None, 2)",
+    "aten.binary_cross_entropy_with_logits(A, A, None, None, 'mean')",
+    "aten.smooth_l1_loss(A, A, 'mean')", "aten.smooth_l1_loss(A, A * 2)",
+    "aten.smooth_l1_loss(A, A * 2, 2, 0.5)", "aten.huber_loss(A, A, 'mean')", "aten.huber_loss(A)",
+    "aten.huber_loss(A, A * 3, 0, delta=0.5)", "aten.soft_margin_loss(A, A, 'mean')",
+    "aten.soft_margin_loss(A, A, 2)", "aten.multilabel_margin_loss(A, A.long(), 'mean')",
+    "aten.multi_margin_loss(A, K, 1, 1.0, None, 'mean')", "aten.multi_margin_loss(A, K, 1, 1.0, None, 2)",
+    "aten.multi_margin_loss(A, K, 2, 0.5, torch.tensor([1.0, 2.0]), 0)",
+    "aten.hinge_embedding_loss(A, A, 1.0, 'mean')", "aten.margin_ranking_loss(A, A, A, 0.0, 'mean')",
+    "aten.poisson_nll_loss(A, A, True, False, 1e-8, 'mean')",
+    "aten.binary_cross_entropy_with_logits(A, A, None, None, 2)", "aten.kl_div(A, A, 'mean')",
+    "aten.kl_div(A)", "aten.kl_div(A, A, reduction='mean')", "aten.kl_div(A, A, 1, 1)",
+    "aten.cosine_embedding_loss(A, A, A[0], 0.0, 'mean')",
+    "aten.triplet_margin_loss(A, A, A, 1.0, 2.0, 1e-6, False, 'mean')", "aten.ctc_loss(A, A)"]
+
+
+@pytest.mark.parametrize("source", ATEN_LOSSES)
+def test_aten_loss_schemas(source):
+    for name, value in _ATEN.items():
+        source = source.replace(name, value)
+    torch = torch_or_skip()
+    got = _outcome(ember, source)
+    want = _outcome(torch, source)
+    if want[0] == "ok":  # (the loss's value too: aten's int reduction)
+        env = {"torch": torch}
+        want = want + (eval(source, env).tolist(),)  # noqa: S307 - the source is the test case
+        got = got + (eval(source, {"torch": ember}).tolist(),)  # noqa: S307
+    assert got == want

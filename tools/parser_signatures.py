@@ -142,6 +142,15 @@ def _keyword_names(torch, fn):
                                        "requires_grad", "memory_format", "generator", "out"]))
 
 
+# the aten operators whose schemas ember.ops.aten matches calls against (the losses: their
+# reduction is aten's int)
+ATEN = ["mse_loss", "l1_loss", "nll_loss", "nll_loss2d", "nll_loss_nd", "binary_cross_entropy",
+        "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "soft_margin_loss",
+        "multilabel_margin_loss", "multi_margin_loss", "hinge_embedding_loss",
+        "margin_ranking_loss", "poisson_nll_loss", "cross_entropy_loss", "kl_div",
+        "cosine_embedding_loss", "triplet_margin_loss", "ctc_loss"]
+
+
 def main():
     import torch
     table = {}
@@ -177,6 +186,13 @@ def main():
             texts = tuple(t.replace("torch.", "ember.") for t in texts)
             lines.append(f"    {name!r}: ({texts!r}, {tuple(hidden)!r}),")
         lines.append("}")
+    lines.append("# {aten operator: the schema of each of its overloads, in torch's order}")
+    lines.append("ATEN_SCHEMAS = {")
+    for name in ATEN:
+        packet = getattr(torch.ops.aten, name)
+        schemas = tuple(str(getattr(packet, o)._schema) for o in packet.overloads())
+        lines.append(f"    {name!r}: {schemas!r},")
+    lines.append("}")
     TABLE.write_text("\n".join(lines) + "\n")
 
 

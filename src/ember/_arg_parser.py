@@ -122,8 +122,9 @@ _CHECKS = {
     "bool": lambda v: isinstance(v, (bool, np.bool_)),
     "str": lambda v: isinstance(v, str),
     "ember.dtype": lambda v: isinstance(v, D.dtype),
-    "tuple of Tensors": lambda v: isinstance(v, (tuple, list)) and all(
-        isinstance(t, Tensor) for t in v),
+    # (a sequence: its items are checked as it is read, "expected Tensor as element 1 in
+    # argument 0", which ember's functions raise)
+    "tuple of Tensors": lambda v: isinstance(v, (tuple, list)),
 }
 
 
@@ -413,3 +414,95 @@ def install_methods(cls):
         fn = cls.__dict__.get(name)
         if callable(fn):
             setattr(cls, name, _parsed(fn, name, texts, hidden, method=True))
+
+
+# -- torch.ops: an operator's schema matched as torch's JIT matches Python arguments ------------
+def _schema_arguments(schema):
+    """[(name, type, default or None, keyword_only)] of a schema string."""
+    inside = schema[schema.index("(") + 1:schema.rindex(") ->")]
+    out, keyword_only = [], False
+    for part in (p.strip() for p in inside.split(", ")) if inside else ():
+        if part == "*":
+            keyword_only = True
+            continue
+        declared, _, default = part.partition("=")
+        kind, _, name = declared.rpartition(" ")
+        out.append((name, kind.split("(")[0], default or None, keyword_only))
+    return out
+
+
+def _schema_type_fits(kind, value):
+    if kind.endswith("?"):
+        return value is None or _schema_type_fits(kind[:-1], value)
+    if kind == "Tensor":
+        return isinstance(value, Tensor)
+    if kind in ("int", "SymInt"):
+        return isinstance(value, (int, np.integer))
+    if kind == "float":
+        return isinstance(value, (int, float, np.integer, np.floating))
+    if kind == "bool":
+        return isinstance(value, (bool, np.bool_))
+    if kind == "Scalar":
+        return isinstance(value, (int, float, complex, np.number)) or (
+            isinstance(value, Tensor) and value.ndim == 0)
+    if kind in ("int[]", "SymInt[]") or kind.startswith(("int[", "SymInt[")):
+        return isinstance(value, (tuple, list)) and all(_is_int(v) for v in value)
+    return True  # (a kind not checked here)
+
+
+def _cast_details(kind, value):
+    if kind.rstrip("?") == "Tensor":
+        return f"Unable to cast {value!r} to Tensor"
+    return (f"Unable to cast Python instance of type {type(value)!r} to C++ type '?' (#define "
+            "PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)")
+
+
+def schema_error(schema, args, kwargs):
+    """The error torch's JIT gives matching ``args``/``kwargs`` to one operator ``schema``
+    (``aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor``), or None
+    when they match."""
+    name = schema[:schema.index("(")].split(".")[0]
+    arguments = _schema_arguments(schema)
+    n_given = len(args) + len(kwargs)
+    if n_given > len(arguments):
+        return (f"{name}() expected at most {len(arguments)} argument(s) but received "
+                f"{n_given} argument(s). Declaration: {schema}")
+    positional = sum(not kw for *_, kw in arguments)
+    if len(args) > positional:
+        return (f"{name}() takes {positional} positional argument(s) but {len(args)} "
+                f"was/were given.  Declaration: {schema}")
+    used = 0
+    for position, (pname, kind, default, _) in enumerate(arguments):
+        if position < len(args):
+            value = args[position]
+        elif pname in kwargs:
+            value = kwargs[pname]
+            used += 1
+        elif default is not None:
+            continue
+        else:
+            return f"{name}() is missing value for argument '{pname}'. Declaration: {schema}"
+        if not _schema_type_fits(kind, value):
+            shown = "int" if kind.rstrip("?") == "SymInt" else kind
+            return (f"{name}() Expected a value of type '{shown}' for argument '{pname}' but "
+                    f"instead found type '{type(value).__name__}'.\nPosition: {position}\n"
+                    f"Value: {value!r}\nDeclaration: {schema}\nCast error details: "
+                    f"{_cast_details(kind, value)}")
+    if used < len(kwargs):
+        names = [a[0] for a in arguments]
+        unknown = next(k for k in kwargs if k not in names)
+        return (f"Unknown keyword argument '{unknown}' for operator '{name}'. Schema: "
+                f"{schema}")
+    return None
+
+
+def overloads_error(schemas, args, kwargs):
+    """torch's RuntimeError for a call of an operator packet (every overload tried) that no
+    overload's schema takes, or None."""
+    errors = [schema_error(s, args, kwargs) for s in schemas]
+    if any(e is None for e in errors):
+        return None
+    if len(errors) == 1:
+        return RuntimeError(errors[0])
+    return RuntimeError("Overloaded torch operator invoked from Python failed to match any "
+                        "schema:\n" + "".join(e + "\n\n" for e in errors))

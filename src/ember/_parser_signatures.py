@@ -109,3 +109,26 @@ METHODS = {
     'sort': (('(*, bool stable, int dim = -1, bool descending = False)', '(int dim = -1, bool descending = False)'), ()),
     'topk': (('(int k, int dim?, bool largest?, bool sorted?)',), ()),
 }
+# {aten operator: the schema of each of its overloads, in torch's order}
+ATEN_SCHEMAS = {
+    'mse_loss': ('aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor', 'aten::mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)'),
+    'l1_loss': ('aten::l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor',),
+    'nll_loss': ('aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor', 'aten::nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)'),
+    'nll_loss2d': ('aten::nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor', 'aten::nll_loss2d.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)'),
+    'nll_loss_nd': ('aten::nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor',),
+    'binary_cross_entropy': ('aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor', 'aten::binary_cross_entropy.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)'),
+    'binary_cross_entropy_with_logits': ('aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor', 'aten::binary_cross_entropy_with_logits.out(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)'),
+    'smooth_l1_loss': ('aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.) -> Tensor', 'aten::smooth_l1_loss.out(Tensor self, Tensor target, int reduction=1, float beta=1., *, Tensor(a!) out) -> Tensor(a!)'),
+    'huber_loss': ('aten::huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.) -> Tensor', 'aten::huber_loss.out(Tensor self, Tensor target, int reduction=1, float delta=1., *, Tensor(a!) out) -> Tensor(a!)'),
+    'soft_margin_loss': ('aten::soft_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor', 'aten::soft_margin_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)'),
+    'multilabel_margin_loss': ('aten::multilabel_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor', 'aten::multilabel_margin_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)'),
+    'multi_margin_loss': ('aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1) -> Tensor', 'aten::multi_margin_loss.out(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)'),
+    'hinge_embedding_loss': ('aten::hinge_embedding_loss(Tensor self, Tensor target, float margin=1., int reduction=1) -> Tensor',),
+    'margin_ranking_loss': ('aten::margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=1) -> Tensor',),
+    'poisson_nll_loss': ('aten::poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor',),
+    'cross_entropy_loss': ('aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor',),
+    'kl_div': ('aten::kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor',),
+    'cosine_embedding_loss': ('aten::cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=1) -> Tensor',),
+    'triplet_margin_loss': ('aten::triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1., float p=2., float eps=9.9999999999999995e-07, bool swap=False, int reduction=1) -> Tensor',),
+    'ctc_loss': ('aten::ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor', 'aten::ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor'),
+}

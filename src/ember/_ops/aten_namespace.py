@@ -17,6 +17,8 @@ dispatch does not report its composite operators (linear's addmm, matmul's mm).
 """
 from __future__ import annotations
 
+from .._arg_parser import _schema_arguments, overloads_error, schema_error
+from .._parser_signatures import ATEN_SCHEMAS
 from .._tensor import Tensor
 from ..ops import OpOverloadPacket, _OpNamespace
 from .registry import REGISTRY, dispatch
@@ -84,6 +86,18 @@ class _AtenPacket(OpOverloadPacket):
         return found
 
 
+    def __call__(self, *args, **kwargs):
+        # (every overload's schema is tried, as torch's packet tries them: its error names
+        # each; the overloads of ember.ops.aten are one operator, run unchecked once matched)
+        schemas = ATEN_SCHEMAS.get(self.__name__)
+        if schemas is None:
+            return super().__call__(*args, **kwargs)
+        error = overloads_error(schemas, args, kwargs)
+        if error is not None:
+            raise error
+        return self.default._op.unchecked(*args, **kwargs)
+
+
 class AtenNamespace(_OpNamespace):
     """``ember.ops.aten``: filled from the op registry, again when a name is missing (ops
     declared by a module imported since)."""
@@ -118,7 +132,7 @@ class AtenNamespace(_OpNamespace):
             return getattr(self, op_name)
         if op_name in _COMPOSITE_NAMES or op_name in _FUNCTIONAL_NAMES:
             packet = _AtenPacket(self.name, op_name)
-            packet._add_overload("default", None, _schema_errors(_public(op_name)))
+            packet._add_overload("default", None, _schema_errors(_public(op_name), op_name))
             setattr(self, op_name, packet)
             self._dir.append(op_name)
             return packet
@@ -131,8 +145,9 @@ def _runner(op, inplace):
     parameters, for an op with no public function (its parameters are internal where a public
     function builds them: bernoulli's draws)."""
     name = op.aten.partition("::")[2].partition(".")[0]
-    public = _public(name + "_" if inplace else name, inplace)
-    return _schema_errors(public or (op.inplace if inplace else op))
+    name = name + "_" if inplace else name
+    public = _public(name, inplace)
+    return _schema_errors(public or (op.inplace if inplace else op), name, public is None)
 
 
 def _public(name, method_only=False):
@@ -150,16 +165,75 @@ def _public(name, method_only=False):
     return public if callable(public) else None
 
 
-def _schema_errors(fn):
+def _schema_errors(fn, name=None, registry_op=False):
     """``fn``, raising a RuntimeError where it raises a TypeError: torch's operators check
     their arguments against the schema and raise RuntimeError for a missing, extra or
-    mistyped argument, where its Python functions raise TypeError."""
-    def call(*args, **kwargs):
+    mistyped argument, where its Python functions raise TypeError.
+
+    An operator of _parser_signatures.ATEN_SCHEMAS (the losses) matches its arguments to
+    torch's schema first, with torch's errors (a string reduction is one); a registry op of
+    them (``registry_op``) is given the schema's defaults and aten's int reduction as its
+    name (0 none, 1 mean, 2 sum; another int as each of torch's kernels reads it, see
+    _OTHER_REDUCTION)."""
+    schemas = ATEN_SCHEMAS.get(name)
+
+    def unchecked(*args, **kwargs):
+        if schemas is not None and registry_op:  # (by the op's order: multi_margin_loss's
+            # weight is its third parameter, the schema's fifth)
+            named = _named_with_reduction(name, schemas[0], args, kwargs)
+            args = tuple(named.pop(p) for p in fn.params if p in named)
+            kwargs = named
         try:
             return fn(*args, **kwargs)
         except TypeError as e:
             raise RuntimeError(str(e)) from None
+    if schemas is None:
+        return unchecked
+
+    def call(*args, **kwargs):
+        error = schema_error(schemas[0], args, kwargs)
+        if error is not None:
+            raise RuntimeError(error)
+        return unchecked(*args, **kwargs)
+    call.unchecked = unchecked
     return call
+
+
+_REDUCTION_NAMES = {0: "none", 1: "mean", 2: "sum"}
+# what torch's kernel does with a reduction int other than 0, 1, 2: a sum (the kernels that
+# test for none and mean), the unreduced loss (aten's apply_loss_reduction); the others
+# (mse_loss's and smooth_l1_loss's internal assert, soft_margin_loss's first element) refuse
+_OTHER_REDUCTION = {"nll_loss": "sum", "nll_loss2d": "sum", "multilabel_margin_loss": "sum",
+                    "multi_margin_loss": "sum", "binary_cross_entropy": "none",
+                    "binary_cross_entropy_with_logits": "none", "huber_loss": "none"}
+_LITERALS = {"None": None, "False": False, "True": True}
+
+
+def _default(text):
+    """A schema's default as a Python value (``1.``, ``-100``, ``None``, ``False``)."""
+    if text in _LITERALS:
+        return _LITERALS[text]
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _named_with_reduction(name, schema, args, kwargs):
+    """The call's arguments by the schema's names, defaults filled in, the reduction named."""
+    named = dict(kwargs)
+    for position, (pname, _, default, keyword_only) in enumerate(_schema_arguments(schema)):
+        if position < len(args):
+            named[pname] = args[position]
+        elif pname not in named and default is not None and not keyword_only:
+            named[pname] = _default(default)
+    if "reduction" in named:
+        reduction = int(named["reduction"])
+        named["reduction"] = _REDUCTION_NAMES.get(reduction, _OTHER_REDUCTION.get(name))
+        if named["reduction"] is None:
+            raise RuntimeError(f"aten::{name}: reduction {reduction} is not 0 (none), 1 (mean) "
+                               "or 2 (sum)")
+    return named
 
 
 def overload_of(op, inplace=False):
