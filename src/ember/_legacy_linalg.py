@@ -73,7 +73,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                      out=None):
     """Solve ``A X = b`` (``A^T X = b`` with ``transpose``) for a triangular ``A``; returns the
     solution and a copy of ``A``. Deprecated in favor of ``ember.linalg.solve_triangular``."""
-    from . import linalg
+    from ._ops.linalg_decomp import triangular_solve as triangular_solve_op
     if not _TRIANGULAR_SOLVE_WARNED:  # torch warns once per process
         _TRIANGULAR_SOLVE_WARNED.append(True)
         warnings.warn(
@@ -89,13 +89,8 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
         raise RuntimeError(
             f"Incompatible matrix sizes for triangular_solve: each A matrix is {A.shape[-2]} by "
             f"{A.shape[-1]} but each b matrix is {input.shape[-2]} by {input.shape[-1]}")
-    tri = A.triu() if upper else A.tril()
-    if transpose:  # A^T is triangular the other way round
-        solution = linalg.solve_triangular(tri.mT, input, upper=not upper,
-                                           unitriangular=unitriangular)
-    else:
-        solution = linalg.solve_triangular(tri, input, upper=upper, unitriangular=unitriangular)
-    return _triangular_solve_result()(solution, A.clone())
+    return _triangular_solve_result()(*triangular_solve_op(input, A, upper, transpose,
+                                                           unitriangular))
 
 
 def adjoint(input):  # noqa: A002

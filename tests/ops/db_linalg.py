@@ -316,6 +316,24 @@ row("linalg_solve_triangular", ember.linalg.solve_triangular, "linalg.solve_tria
     np_ref=_np_tri_solve)
 
 
+def _np_triangular_solve(B, A, upper=True, transpose=False, unitriangular=False):
+    batch = np.broadcast_shapes(B.shape[:-2], A.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    tri = np.triu(A) if upper else np.tril(A)
+    X = _np_tri_solve(np.swapaxes(tri, -1, -2) if transpose else tri,
+                      np.broadcast_to(B, batch + B.shape[-2:]), upper != transpose,
+                      unitriangular=unitriangular)
+    return X, A
+
+
+row("triangular_solve", ember.triangular_solve, "triangular_solve", [LD.triangular_solve],
+    lambda m: [S("upper", m(3, 2), _square(m)), S("lower", m(3, 2), _square(m), upper=False),
+               S("transpose", m(3, 2), _square(m), transpose=True),
+               S("unit", m(3, 2), m(3, 3), False, False, True),
+               S("batch", m(2, 3, 1), _square(m))],
+    np_ref=_np_triangular_solve, dtypes=_F64)
+
+
 def _chol_samples(m):
     return [S("3x3", m(3, 3)), S("batch", m(2, 3, 3)), S("upper", m(3, 3), upper=True)]
 

@@ -76,6 +76,10 @@ CASES = {
            ("_all", lambda f, t, a, m: f(a, 0.6, interpolation=m)),
            ("_q_dim0", lambda f, t, a, m: f(a, t.tensor([0.2, 0.7], dtype=t.float64), dim=0,
                                             keepdim=True, interpolation=m)))},
+    # triangular_solve: one TriangularSolveBackward0 for the solution and the coefficient
+    "triangular_solve": lambda t, a, b, v: t.triangular_solve(a[:, :2], a[:, 1:].triu())[0],
+    "triangular_solve_coefficient": lambda t, a, b, v: t.triangular_solve(
+        a[:, :2], b[:, 1:], upper=False, transpose=True)[1],
     "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
         t.view_as_complex(a.reshape(3, 2, 2))),
 }

@@ -362,6 +362,50 @@ def _(grad, self, upper, left, unitriangular, result):
     return (triu(gA, k) if upper else tril(gA, -k)), gB
 
 
+def _column_major(x):
+    """A copy of ``x`` with each matrix laid out column by column (LAPACK's layout, which
+    torch's triangular_solve results keep), its batches one after another."""
+    return get_xp(x).swapaxes(get_xp(x).swapaxes(x, -1, -2).copy(), -1, -2)
+
+
+@op("triangular_solve", tensors=2, promote=NONE, outputs=2, undefined_grads=True,
+    node="TriangularSolveBackward0")
+def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):  # noqa: N803
+    """torch's deprecated triangular_solve: X of ``A X = self`` (``A^T X = self`` with
+    ``transpose``) and a copy of ``A``, both with the batch dimensions of the two, laid out
+    column-major as LAPACK leaves them in torch."""
+    xp = get_xp(self, A)
+    batch = np.broadcast_shapes(self.shape[:-2], A.shape[:-2])
+    A = xp.broadcast_to(A, batch + A.shape[-2:])
+    B = xp.broadcast_to(self, batch + self.shape[-2:])
+    X = linalg_solve_triangular.kernel(xp.swapaxes(A, -1, -2) if transpose else A, B,
+                                       upper != transpose, True, unitriangular)
+    return _column_major(X), _column_major(A)
+
+
+@triangular_solve.grad("self", "A")
+def _(grads, self, A, upper, transpose, unitriangular, result0, grad_input_mask):  # noqa: N803
+    """torch's triangular_solve_backward: the cloned coefficient's gradient goes to ``A``
+    whole; the solution's through the transposed solve."""
+    grad_x, grad_m = grads
+    grad_b = grad_a = None
+    if grad_x is not None:
+        grad_b = triangular_solve(grad_x, conj_value(A), upper, not transpose, unitriangular)[0]
+        if grad_input_mask[1]:
+            grad_a = (-matmul(conj_value(result0), mT(grad_b)) if transpose else
+                      -matmul(grad_b, mH(result0)))
+            k = int(unitriangular)
+            grad_a = triu(grad_a, k) if upper else tril(grad_a, -k)
+    from .pointwise import zero_gradient
+    if grad_a is None:
+        grad_a = zero_gradient(A)
+    if grad_b is None:
+        grad_b = zero_gradient(self)
+    if grad_input_mask[1] and grad_m is not None:
+        grad_a = grad_a + grad_m
+    return grad_b, grad_a
+
+
 # -- cholesky -----------------------------------------------------------------------------------
 def _cholesky_kernel(A, upper, name):
     _check_matrix(name, A)

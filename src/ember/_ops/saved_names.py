@@ -22,6 +22,7 @@ RETURN_NAMES = {
     "NanmedianBackward1": _VALUES_INDICES, "ModeBackward0": _VALUES_INDICES,
     "SortBackward0": _VALUES_INDICES, "SortBackward1": _VALUES_INDICES,
     "TopkBackward0": _VALUES_INDICES,
+    "TriangularSolveBackward0": ("solution", "cloned_coefficient"),
     "AminmaxBackward0": ("min", "max"),
     "FrexpBackward0": ("mantissa", "exponent"),
     "LinalgCholeskyExBackward0": ("L", "info"),
