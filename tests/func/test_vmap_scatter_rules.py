@@ -163,3 +163,24 @@ def test_reflect_and_replicate_pads_of_examples_match_torch(mode, shape, pad):
         return (out, per_example.detach(), torch.autograd.grad((out * out).sum(), x),
                 graph_tree(out.grad_fn, 2))
     same(body, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("dims", [(0, 0, 0), (0, 0, None), (None, 0, 0), (0, None, 0),
+                                  (1, 0, None)])
+def test_layer_norm_with_per_example_affine_parameters_matches_torch(dims):
+    """layer_norm whose weight or bias is batched: the examples' normalised values scaled and
+    shifted by their own parameters (the rule unpacked the one output as three: rows of
+    the result came back as a tuple), with torch's values and gradients."""
+    x_arr, w_arr, b_arr = (GEN.standard_normal(s) for s in ((B, 3, 4), (B, 4), (B, 4)))
+
+    def body(torch):
+        x = torch.tensor(np.moveaxis(x_arr, 0, dims[0] or 0).copy(), requires_grad=True)
+        w, b = (torch.tensor(a, requires_grad=True) for a in (w_arr, b_arr))
+        args = [t if d is not None else t[0] for t, d in zip((x, w, b), dims)]
+        f = lambda *a: torch.nn.functional.layer_norm(a[0], (4,), a[1], a[2])  # noqa: E731
+        out = torch.func.vmap(f, in_dims=dims)(*args)
+        per_example = torch.func.vmap(torch.func.grad(lambda *a: (f(*a) ** 2).sum(),
+                                                      argnums=(0, 1, 2)), in_dims=dims)(*args)
+        return out, per_example, torch.autograd.grad((out * out).sum(), (x, w, b))
+    # (nodes not compared: torch's rule records its own decomposition of the affine step)
+    same(body, rtol=1e-7, atol=1e-9, grad_fn=False)

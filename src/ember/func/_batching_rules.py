@@ -829,13 +829,14 @@ def planes_rule(op, args, level):
 def layer_norm_rule(op, args, level):
     if any(_batched(a, level) for a in args[1:3]):
         x, w, b, shape, eps = args
-        # per-example affine parameters: normalise without them, then scale and shift
-        out, mean, rstd = op(x, None, None, shape, eps)
+        # per-example affine parameters: normalise without them, then scale and shift (the
+        # op gives the normalised values only: its statistics are its backward's own)
+        out = op(x, None, None, shape, eps)
         if w is not None:
             out = out * w
         if b is not None:
             out = out + b
-        return out, mean, rstd
+        return out
     return wrap(op(*_self_phys(op, args, level)), level)
 
 
