@@ -9,7 +9,6 @@ grad share one ``CompiledFunctionBackward`` node, which runs the backward progra
 from __future__ import annotations
 
 import functools
-import operator
 import warnings
 import weakref
 
@@ -54,10 +53,7 @@ class CompiledFunctionBackward(Node):
         """Eager's errors for a freed graph, or a saved tensor modified in place."""
         if self._saved is None:
             raise RuntimeError(ERR_FREED)
-        checks = self._checks
-        # (each counter's version now against the one recorded, as mapped C calls)
-        if checks and [*map(_FIRST, map(_FIRST, checks))] != [*map(_SECOND, checks)]:
-            _raise_modified(checks)
+        _raise_modified(self._checks)
 
     def _apply_into_leaves(self, grads, into_leaves=True):
         """_apply's first-order pass, which the engine's one-node pass calls itself
@@ -65,9 +61,10 @@ class CompiledFunctionBackward(Node):
         Program.backward_into_leaves)."""
         if self._saved is None:  # (_check_saved's lines: no call, at every backward)
             raise RuntimeError(ERR_FREED)
-        checks = self._checks
-        if checks and [*map(_FIRST, map(_FIRST, checks))] != [*map(_SECOND, checks)]:
-            _raise_modified(checks)
+        # (a loop: mapped C calls building lists cost more for a few checks)
+        for vc, version, t in self._checks:
+            if vc[0] != version:
+                raise _version_error(t, vc, version)
         for g in grads:  # (a loop: a generator in any() costs more, at every backward)
             if g is None:
                 grads = _zeros_for_missing(grads, self._entry.out_meta)
@@ -123,10 +120,6 @@ class CompiledFunctionBackward(Node):
     @property
     def _leaves_cache(self):
         return self._entry.leaves_cache
-
-
-_FIRST = operator.itemgetter(0)
-_SECOND = operator.itemgetter(1)
 
 
 def _raise_modified(checks):
