@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from oracle import graph_tree, same
+from oracle import error_of, graph_tree, same
 
 B = 3
 GEN = np.random.default_rng(0)
@@ -184,3 +184,21 @@ def test_layer_norm_with_per_example_affine_parameters_matches_torch(dims):
         return out, per_example, torch.autograd.grad((out * out).sum(), (x, w, b))
     # (nodes not compared: torch's rule records its own decomposition of the affine step)
     same(body, rtol=1e-7, atol=1e-9, grad_fn=False)
+
+
+def test_squeeze_of_0dim_examples_matches_torch():
+    """squeeze of 0-dim examples: dim 0 or none aliases them (AliasBackward0), also under
+    vmap(grad); another dim is torch's out-of-range error (the rule squeezed a physical dim
+    the batch does not have)."""
+    def body(torch):
+        x = torch.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+        out = []
+        for f in (lambda v: v.squeeze(0), lambda v: v.squeeze((0,)), lambda v: v.squeeze(),
+                  lambda v: v.squeeze(())):
+            o = torch.func.vmap(f)(x)
+            per_example = torch.func.vmap(torch.func.grad(lambda v: (f(v) ** 2).sum()))(x)
+            out += [o, per_example, graph_tree(o.grad_fn, 2)]
+        for f in (lambda v: v.squeeze(-1), lambda v: v.squeeze((0, 0)), lambda v: v.squeeze(1)):
+            out.append(error_of(lambda: torch.func.vmap(f)(x)))
+        return out
+    same(body)

@@ -409,6 +409,8 @@ def squeeze_rule(op, args, level):
     x = args[0]
     shape = tuple(x.shape)
     dim = args[1] if len(args) > 1 else None
+    if not shape:
+        return _squeeze_0dim_examples(x, dim, level)
     if dim is None:
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
     elif isinstance(dim, (tuple, list)):
@@ -422,6 +424,17 @@ def squeeze_rule(op, args, level):
     if dim is None:
         return wrap(p.view((p.shape[0],) + tuple(s for s in shape if s != 1)), level)
     return wrap(p.squeeze(tuple(d + 1 for d in dims)), level)
+
+
+def _squeeze_0dim_examples(x, dim, level):
+    """torch's rule for 0-dim examples: dim 0 (or none) squeezes nothing and aliases the
+    examples (AliasBackward0); any other dim is out of range, in its words."""
+    from .._ops.registry import REGISTRY
+    dims = [] if dim is None else list(dim) if isinstance(dim, (tuple, list)) else [dim]
+    if dims not in ([], [0]):
+        raise RuntimeError("Dimension is out of range (expected to be in range of [-1, 0], but "
+                           f"got {dims}")
+    return wrap(REGISTRY["alias"](x._value), level)
 
 
 @rule("unfold")
