@@ -125,3 +125,22 @@ def test_replays_after_an_in_place_float16_product_with_a_number_are_eager():
         cf(x)
         return cf(x), cf(x * 3)
     same(body, grad_fn=False, check_warnings=False, rtol=0, atol=0)
+
+
+def test_a_write_into_an_empty_view_of_the_input_bumps_its_version_at_every_call():
+    """45000197: ``a.select(1, 0).masked_fill_(...)`` of an empty ``a``: eager bumps the
+    version ``a`` shares with the view, but the write touches no memory, so the replay did not
+    count it (version 2 where eager and torch give 3)."""
+    def body(t):
+        def f(a):
+            a.select(1, 0).masked_fill_(t.zeros(0, dtype=t.bool), 1.22)
+            a[1:1].add_(1)
+            return a * 2
+        x = t.zeros(0, 2)
+        cf = _compile(t)(f)
+        versions = []
+        for _ in range(3):
+            cf(x)
+            versions.append(x._version)
+        return versions
+    same(body, grad_fn=False, check_warnings=False)

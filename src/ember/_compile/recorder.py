@@ -386,7 +386,8 @@ class Recorder:
                        "and rounds back once, which a replay's ufunc does not")
 
     def _outside_metadata(self):
-        return {s: (t._grad_fn, t._requires_grad) for s, t in self.outside.items()}
+        return {s: (t._grad_fn, t._requires_grad, _version_of(t))
+                for s, t in self.outside.items()}
 
     def _outside_writes(self, array, before):
         """Slots of outside tensors whose memory a write into ``array`` touched (their
@@ -394,8 +395,12 @@ class Recorder:
         a tensor's autograd history cannot be replayed."""
         touched = []
         for s, t in self.outside.items():
-            if shares_memory(t._data, array):
-                if (t._grad_fn, t._requires_grad) != before.get(s, (None, False)):
+            was = before.get(s, (None, False, None))
+            # (or its version moved: a write into an empty view touches no memory, and
+            # eager bumps the version its base shares all the same)
+            if shares_memory(t._data, array) or (was[2] is not None
+                                                 and _version_of(t) != was[2]):
+                if (t._grad_fn, t._requires_grad) != was[:2]:
                     self._stop("an in-place op gave an input's history a new node")
                 touched.append(s)
         self.written.update(touched)
@@ -427,7 +432,7 @@ class Recorder:
         bumps = []
         for t, v in versions:
             if _version_of(t) != v:  # filled in place
-                bumps += self._outside_writes(t._data, before)
+                bumps += (s for s in self._outside_writes(t._data, before) if s not in bumps)
         results = result if isinstance(result, tuple) else (result,)
         outs, zero_d = [], []
         for r in results:
