@@ -80,6 +80,10 @@ CASES = {
     "triangular_solve": lambda t, a, b, v: t.triangular_solve(a[:, :2], a[:, 1:].triu())[0],
     "triangular_solve_coefficient": lambda t, a, b, v: t.triangular_solve(
         a[:, :2], b[:, 1:], upper=False, transpose=True)[1],
+    # torch's C++ compositions add and subtract doubles with the Scalar overloads
+    "rms_norm": lambda t, a, b, v: t.nn.functional.rms_norm(a, (4,), eps=1e-3),
+    "cosine_embedding_loss": lambda t, a, b, v: t.nn.functional.cosine_embedding_loss(
+        a, b, t.tensor([1.0, -1.0, 1.0]), margin=0.1),
     "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
         t.view_as_complex(a.reshape(3, 2, 2))),
 }

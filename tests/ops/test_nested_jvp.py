@@ -22,7 +22,8 @@ from .test_ops import (GRAD_TOLS, _ROWS, _samples, _seed, assert_close, call, dt
 CASES = [
     ("svd_lowrank", "batch", "_reshape_alias _unsafe_view bmm expand linalg_qr linalg_svd mm mul "
      "transpose unsqueeze view"),
-    ("cosine_embedding_loss", "mean", "add clamp_min div mean rsub sqrt sub sum where"),
+    ("cosine_embedding_loss", "mean", "add clamp_min div mean sqrt sub sum where"),
+    ("rsub_scalar", "matrix", "rsub"),
     ("ihfftn", "s", "_fft_c2c _fft_r2c conj_physical constant_pad_nd slice"),
     ("local_response_norm", "3d", "avg_pool2d constant_pad_nd pow squeeze"),
     ("cat", "dim0", "cat"),

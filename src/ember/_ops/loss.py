@@ -1025,6 +1025,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+    from .pointwise import add_scalar, scalar_first, sub_scalar
     from .unary import clamp_min
     reduction = reduction_enum(reduction, size_average, reduce)
     td = target.ndim
@@ -1036,12 +1037,14 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     if td == 0 and not (input1.ndim == 1 and input2.ndim == 1):
         raise RuntimeError("0D target tensor expects 1D input tensors, but found inputs with "
                            f"sizes {_sizes(input1)} and {_sizes(input2)}.")
+    # (torch's C++ composite: tensor + double and tensor - double take a Scalar, AddBackward1
+    # and SubBackward1; 1 - tensor is a filled tensor's sub_, SubBackward0)
     prod_sum = (input1 * input2).sum(td)
-    mag1 = (input1 * input1).sum(td) + 1e-12
-    mag2 = (input2 * input2).sum(td) + 1e-12
+    mag1 = add_scalar((input1 * input1).sum(td), 1e-12)
+    mag2 = add_scalar((input2 * input2).sum(td), 1e-12)
     cos = prod_sum / (mag1 * mag2).sqrt()
-    pos = where(target == 1, 1 - cos, 0.0)
-    neg = where(target == -1, clamp_min(cos - margin, 0), 0.0)
+    pos = where(target == 1, scalar_first(1, cos, "sub"), 0.0)
+    neg = where(target == -1, clamp_min(sub_scalar(cos, margin), 0), 0.0)
     return _apply_reduction(pos + neg, reduction)
 
 

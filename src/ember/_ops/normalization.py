@@ -451,6 +451,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
 def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
     """Applies Root Mean Square Layer Normalization over the last dimensions."""
     from .. import _dtype as D
+    from .pointwise import add_scalar
     from .unary import rsqrt
     shape = _int_tuple(normalized_shape, "rms_norm")
     k = len(shape)
@@ -468,7 +469,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
         eps = float(np.finfo(opmath.np).eps)
     x = input.to(opmath)
     dims = tuple(range(input.ndim - k, input.ndim))
-    r = rsqrt((x ** 2).mean(dims, keepdim=True).add_(eps))
+    # (torch's C++ add_(eps) takes a Scalar: add.Scalar's node, AddBackward1)
+    r = rsqrt(add_scalar((x ** 2).mean(dims, keepdim=True), eps))
     out = x.mul(r)
     if weight is not None:
         out = out.mul(weight)
