@@ -202,3 +202,21 @@ def test_squeeze_of_0dim_examples_matches_torch():
             out.append(error_of(lambda: torch.func.vmap(f)(x)))
         return out
     same(body)
+
+
+def test_batch_norm_training_with_shared_running_stats_is_refused_as_torch():
+    """batch_norm in training mode under vmap with running statistics that are not batched:
+    every example would update them in place in turn (ember did, silently), torch refuses;
+    without running statistics, or in eval mode, it runs."""
+    x_arr = GEN.standard_normal((2, 4, 3))
+
+    def body(torch):
+        x = torch.tensor(x_arr)
+        mean, var = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+        bn = torch.nn.functional.batch_norm
+        return (error_of(lambda: torch.func.vmap(lambda v: bn(v, mean, var, training=True))(x)),
+                mean, var, torch.func.vmap(lambda v: bn(v, None, None, training=True))(x),
+                torch.func.vmap(lambda v: bn(v, mean, var, training=False))(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the fallback's warning: not the point here)
+        same(body, rtol=1e-6, atol=1e-9, check_warnings=False)

@@ -853,6 +853,25 @@ def layer_norm_rule(op, args, level):
     return wrap(op(*_self_phys(op, args, level)), level)
 
 
+_BATCH_NORM_STATS = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which "
+    "will be updated in place, were not batched.\nIf you are using a module and do not need "
+    "eval mode, please set `track_running_stats` to be False.If you are using a prebuilt "
+    "module and do not need eval mode, please see the functorch website for resources on how "
+    "to patch your module to work with vmap")
+
+
+@rule("native_batch_norm")
+def batch_norm_rule(op, args, level):
+    """Training with running statistics shared by the examples: each example would update
+    them in turn, so torch refuses (as ember does; per-example statistics run per example)."""
+    stats = (args[op.index["running_mean"]], args[op.index["running_var"]])
+    if args[op.index["training"]] and _batched(args[0], level) and any(
+            s is not None and not _batched(s, level) for s in stats):
+        raise RuntimeError(_BATCH_NORM_STATS)
+    return per_example(op, args, level)
+
+
 @rule("native_group_norm")
 def group_norm_rule(op, args, level):
     x = args[0]
