@@ -99,3 +99,38 @@ def test_versions_of_rounding_an_inference_tensor(name, dtype):
         r = getattr(t, name)(x)
         return r, r._version, r.is_inference(), getattr(x, name)()._version
     same(body)
+
+
+@pytest.mark.parametrize("name", ["linalg.slogdet", "slogdet", "linalg.det", "det", "logdet",
+                                  "linalg.eigh", "linalg.eigvalsh"])
+@pytest.mark.parametrize("where", ["inference_input", "inference_mode", "no_grad", "grad"])
+def test_determinants_and_eigh_on_inference_tensors(name, where):
+    # slogdet's and det's kernels write their results in place once, eigh its eigenvectors:
+    # versions 1 (and 0 for the eigenvalues) on inference tensors outside inference mode;
+    # under inference_mode inference results, and backward refused where nothing requires grad
+    def body(torch):
+        fn = torch
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        a = torch.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=torch.float64)
+        if where == "inference_input":
+            with torch.inference_mode():
+                a = a.clone()
+        elif where == "grad":
+            a.requires_grad_()
+        mode = {"inference_mode": torch.inference_mode, "no_grad": torch.no_grad}.get(where)
+        if mode is None:
+            out = fn(a)
+        else:
+            with mode():
+                out = fn(a)
+        outs = out if isinstance(out, tuple) else (out,)
+        seen = [(t.is_inference(), t.requires_grad, None if t.is_inference() else t._version)
+                for t in outs]
+        try:
+            sum(t.sum() for t in outs).backward()
+            grad = a.grad
+        except RuntimeError as e:
+            grad = str(e)
+        return seen, grad, tuple(t.detach() for t in outs)
+    same(body, rtol=1e-12, atol=1e-12)

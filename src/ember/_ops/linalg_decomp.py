@@ -185,7 +185,7 @@ def inv_backward(grad, result):
     return -matmul(rt, matmul(grad, rt))
 
 
-@op("linalg_det", promote=NONE, node="LinalgDetBackward0")
+@op("linalg_det", promote=NONE, node="LinalgDetBackward0", writes=1)
 def linalg_det(A):
     _check_matrix("linalg.det", A)
     refuse_low_precision(A, "lu_cpu")
@@ -228,7 +228,7 @@ def _dtype_np(x):
 
 
 @op("linalg_slogdet", promote=NONE, node="LinalgSlogdetBackward0", outputs=2,
-    result_type=LinalgSlogdetResult)
+    result_type=LinalgSlogdetResult, writes=1)
 def linalg_slogdet(A):
     _check_matrix("linalg.slogdet", A)
     refuse_low_precision(A, name="linalg.slogdet")
@@ -595,7 +595,7 @@ def qr(input, some=True):  # noqa: A002 - torch's name
 
 # -- eigh ---------------------------------------------------------------------------------------
 @op("linalg_eigh", promote=NONE, complex_grad=True, node="LinalgEighBackward0", outputs=2,
-    result_type=EighResult)
+    result_type=EighResult, writes=(0, 1))  # (the eigenvectors are written in place)
 def linalg_eigh(A, UPLO="L"):  # noqa: N803 - torch's name
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")

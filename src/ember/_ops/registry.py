@@ -1267,7 +1267,8 @@ def op(name=None, *, node=None, aten=None, tensors=1, promote=SAME, differentiab
     ``number_node``: the node name torch gives a call with a Python number for a tensor operand
     (its overload taking a number; that number then has no edge).
     ``writes``: how many times torch's kernel writes its fresh result through in-place ops
-    (a number, or a function of the call's arguments): torch's autograd layer hides these
+    (a number, one per output in a tuple, or a function of the call's arguments giving
+    either): torch's autograd layer hides these
     version bumps, except when it is skipped, for a call on inference tensors only outside
     inference mode, whose results then show them in ``_version``.
     ``copies``: whether torch's kernel copies ``self`` into its fresh result with ``copy_``
@@ -1533,10 +1534,11 @@ def show_writes(op, args, out):
     """A call on inference tensors outside inference mode (no autograd layer runs in
     torch): its results show the versions the kernel's in-place writes left."""
     if all(a._is_inference for a in args[1:op.n_tensors] if isinstance(a, Tensor)):
-        writes = op.writes if type(op.writes) is int else op.writes(*args)
-        for r in (out if isinstance(out, tuple) else (out,)):
-            if isinstance(r, Tensor) and writes and not r._is_inference:
-                r._vc = [writes]
+        writes = op.writes if type(op.writes) in (int, tuple) else op.writes(*args)
+        outs = out if isinstance(out, tuple) else (out,)
+        for r, w in zip(outs, writes if type(writes) is tuple else (writes,) * len(outs)):
+            if isinstance(r, Tensor) and w and not r._is_inference:
+                r._vc = [w]
 
 
 def _compile_caller(op):
