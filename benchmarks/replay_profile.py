@@ -225,7 +225,7 @@ def outside_split(step, entry, tensors, steps):
     fixed = program.backward(grads, saved) if program.backward is not None else None
     parts = {"call": [], "backward": []}
     call, backward = CompiledFunction.__call__, ember.Tensor.backward
-    generated = entry.replay, entry.call, program.backward
+    generated = entry.replay, entry.call, program.backward, program.backward_into_leaves
 
     def timed(part, fn):
         def run(*args, **kwargs):
@@ -241,7 +241,8 @@ def outside_split(step, entry, tensors, steps):
     pending = []
     entry.replay = lambda tensors: entry.finish(tensors, outs, saved)  # (no forward program)
     entry.call = entry.call_in_two
-    program.backward = lambda grads, saved: pending.pop()
+    # (both backward programs: the one-node pass runs the one without view notes)
+    program.backward = program.backward_into_leaves = lambda grads, saved: pending.pop()
     CompiledFunction.__call__ = timed("call", call)
     ember.Tensor.backward = timed("backward", backward)
     totals = []
@@ -255,7 +256,8 @@ def outside_split(step, entry, tensors, steps):
             totals.append(time.process_time() - t0)
     finally:
         CompiledFunction.__call__, ember.Tensor.backward = call, backward
-        entry.replay, entry.call, program.backward = generated
+        (entry.replay, entry.call, program.backward,
+         program.backward_into_leaves) = generated
     rest = [t - c - b for t, c, b in zip(totals, parts["call"], parts["backward"])]
     return {k: statistics.median(v) * 1e6 for k, v in
             (("call", parts["call"]), ("backward", parts["backward"]), ("rest", rest))}
