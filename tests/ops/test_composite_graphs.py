@@ -84,6 +84,10 @@ CASES = {
     "rms_norm": lambda t, a, b, v: t.nn.functional.rms_norm(a, (4,), eps=1e-3),
     "cosine_embedding_loss": lambda t, a, b, v: t.nn.functional.cosine_embedding_loss(
         a, b, t.tensor([1.0, -1.0, 1.0]), margin=0.1),
+    "poisson_nll_loss_rate": lambda t, a, b, v: t.nn.functional.poisson_nll_loss(
+        a, b, log_input=False),
+    "cross_entropy_label_smoothing": lambda t, a, b, v: t.nn.functional.cross_entropy(
+        a, t.tensor([0, 3, 1]), label_smoothing=0.2, ignore_index=3),
     "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
         t.view_as_complex(a.reshape(3, 2, 2))),
 }

@@ -934,13 +934,14 @@ def _ce_probs(input, target, weight, reduction, label_smoothing):
 
 
 def _ce_smoothed(input, target, weight, reduction, ignore_index, eps):
+    from .pointwise import masked_fill
     axis = _class_axis(input.ndim)
     n_classes = input.shape[axis]
     logp = _log_softmax(input, axis, False)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     ignore = target == ignore_index
     terms = logp if weight is None else logp * _class_view(weight, input.ndim)
-    smooth = where(ignore, 0.0, -terms.sum(axis))
+    smooth = masked_fill(-terms.sum(axis), ignore, 0.0)  # (torch's masked_fill_)
     if reduction == "mean":
         if weight is not None:
             safe = where(ignore, 0, target)
@@ -982,6 +983,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Negative log likelihood of ``target`` under a Poisson distribution of rate ``input``."""
+    from .pointwise import add_scalar
     if size_average is not None or reduce is not None:
         reduction = reduction_enum(reduction, size_average, reduce)
     if reduction not in ("none", "mean", "sum"):
@@ -989,7 +991,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     if log_input:
         loss = exp(input) - target * input
     else:
-        loss = input - target * log(input + eps)
+        # (torch's C++ input + eps takes a Scalar: AddBackward1)
+        loss = input - target * log(add_scalar(input, eps))
     if full:
         stirling = target * log(target) - target + log(target * (2 * math.pi)) * 0.5
         loss = loss + where(target > 1, stirling, 0.0)
