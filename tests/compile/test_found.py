@@ -144,3 +144,42 @@ def test_a_write_into_an_empty_view_of_the_input_bumps_its_version_at_every_call
             versions.append(x._version)
         return versions
     same(body, grad_fn=False, check_warnings=False)
+
+
+@pytest.mark.xfail(strict=True, reason="CompiledFunctionBackward._apply_graph's engine pass "
+                   "goes on past its sources: here through the argument's custom Function")
+def test_create_graph_through_a_compiled_call_on_a_custom_functions_output():
+    """44000226: ``autograd.grad(cf(t3).sum(), [t3], create_graph=True)`` where ``t3`` is a
+    custom Function's output whose backward returns a 0-dim gradient: eager never runs that
+    backward; the compiled function's create_graph pass did, and its check raised."""
+    def body(t):
+        class Fn(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.sum()
+        t1 = t.tensor([-0.54, 1.0, -0.88, 0.72], requires_grad=True)
+        t3 = Fn.apply(t1)
+        cf = _compile(t)(lambda a: t.nn.functional.mse_loss(a, t1, reduction="none"))
+        g, = t.autograd.grad(cf(t3).sum(), [t3], allow_unused=True, create_graph=True)
+        return g.detach()
+    same(body, grad_fn=False, check_warnings=False)
+
+
+@pytest.mark.xfail(strict=True, reason="CompiledFunctionBackward._apply_graph runs the "
+                   "forward again through the ops, which warn again")
+def test_create_graph_through_a_compiled_call_warns_only_at_the_call():
+    """44000430: ``var`` over a dimension of one element warns at the call, as eager; the
+    create_graph backward warned again, where eager's does not."""
+    def body(t):
+        cf = _compile(t)(lambda a: a.var(2) * -1.58)
+        out = cf(t.tensor([[[-1.34]], [[0.87]]], dtype=t.float64, requires_grad=True))
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out.sum().backward(create_graph=True)
+        return [str(w.message)[:40] for w in caught if "degrees of freedom" in str(w.message)]
+    same(body, grad_fn=False, check_warnings=False)
