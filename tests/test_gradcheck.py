@@ -412,7 +412,10 @@ _OPTION_CASES = [
     ("sin", {"check_batched_grad": True}), ("sin", {"check_backward_ad": False}),
     ("sin", {"check_batched_grad": True, "check_backward_ad": False,
              "check_forward_ad": True}),
-    ("sin", {"check_batched_forward_grad": True}),
+    ("sin", {"check_batched_forward_grad": True}), ("sin", {"check_grad_dtypes": True}),
+    ("sin", {"check_grad_dtypes": True, "check_forward_ad": True}),
+    ("not_multiplied", {"fast_mode": True}), ("refuses_zero", {"fast_mode": True}),
+    ("nondet", {"check_batched_grad": True, "nondet_tol": 1e-6}),
 ]
 
 
