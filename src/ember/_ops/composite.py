@@ -148,7 +148,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002
         norm = 0.0
     xm = x - avg.unsqueeze(1)
     xw = xm if w is None else xm * w
-    c = xw @ xm.conj().t() if x.is_complex() else xw @ xm.t()
+    # (torch's mm(x, (x * w).t().conj()): the weights on the right operand, conj after t)
+    c = xm @ xw.t().conj() if x.is_complex() else xm @ xw.t()
     c = c / norm
     return c.squeeze()  # (torch's: always, so a single variable gives a 0-dim result)
 
