@@ -56,6 +56,8 @@ INDEX_OPS = [
     ("index_fill", lambda torch, x, i: torch.index_fill(x, 0, i, -1.5), (X, IDX1)),
     ("index_fill_tensor", lambda torch, x, i, v: x.index_fill(1, i, v),
      (X, IDX1, np.array(3.0))),
+    ("index_select", lambda torch, x, i: torch.index_select(x, 0, i), (X, IDX1)),
+    ("index_select_dim1", lambda torch, x, i: x.index_select(-1, i), (X, IDX1)),
     ("index_put", lambda torch, x, i, s: torch.index_put(x, (i,), s), (X, IDX1, SRC)),
     ("index_put_broadcast", lambda torch, x, i, s: x.index_put((i,), s[0]), (X, IDX1, SRC)),
     ("index_put_two", lambda torch, x, i, s: x.index_put((i, i.flip(0)), s[:, 0]),

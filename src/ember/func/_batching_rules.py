@@ -611,8 +611,8 @@ def stack_rule(op, args, level):
 
 
 # ops whose tensors all have the example's rank: the unbatched ones are expanded
-@rule("gather", "scatter_add", "scatter", "scatter_reduce", "take_along_dim", "linalg_cross",
-      "index_select")  # (and index_add, index_copy, index_fill: see _indexing_rules.py)
+@rule("gather", "scatter_add", "scatter", "scatter_reduce", "take_along_dim", "linalg_cross")
+# (and index_add, index_copy, index_fill, index_select: see _indexing_rules.py)
 def same_rank_dim_rule(op, args, level):
     x = args[0]
     nd = x.dim()

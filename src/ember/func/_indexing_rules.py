@@ -50,6 +50,25 @@ def index_copy_rule(op, args, level):
     return wrap(scatter(phys_self, d, spread, materialize(source, level)), level)
 
 
+@rule("index_select")
+def index_select_rule(op, args, level):
+    """torch gathers along the example's dim, with the index (each example's, or the one
+    expanded to the batch) spread over the example's other dims (GatherBackward0)."""
+    from .._ops.indexing import gather
+    self_, index, dim = args
+    if self_.dim() == 0 or index.dim() > 1:
+        return same_rank_dim_rule(op, args, level)  # (each example's own checks and errors)
+    d = _shift(dim, self_.dim())
+    phys_self = materialize(self_, level)
+    phys_index = materialize(index.reshape(-1), level)
+    shape = [1] * phys_self.dim()
+    shape[0], shape[d] = phys_index.shape
+    spread = list(phys_self.shape)
+    spread[d] = shape[d]
+    return wrap(gather(phys_self, d, phys_index.view(tuple(shape)).expand(tuple(spread))),
+                level)
+
+
 @rule("index_fill")
 def index_fill_rule(op, args, level):
     """A batched index or fill value: torch's rule fills each example of a clone of self in
