@@ -7,13 +7,10 @@ from oracle import same
 
 import ember
 
-B = 3
-GEN = np.random.default_rng(0)
-X = GEN.standard_normal((4, 3))
-SRC = GEN.standard_normal((2, 3))
+from .test_vmap_scatter_rules import B, IDX1, MASK, SRC, X
+
+GEN = np.random.default_rng(1)
 IDX = np.array([[0, 1, 2], [3, 0, 1]])
-IDX1 = np.array([0, 2])
-MASK = GEN.random((4, 3)) < 0.5
 
 OPS = {
     "block_diag": (lambda L, a, b: L.block_diag(a, b), (X, SRC)),
