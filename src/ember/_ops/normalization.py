@@ -188,7 +188,7 @@ def _(grad, input, weight, bias, running_mean, running_var, training, eps):  # n
     # share its NativeBatchNormBackwardBackward0 node, with torch's five edges (the statistics
     # are constants there: the op's own derivatives account for them)
     if training:
-        m, _, rstd = _stats(_raw(input), (0,) + tuple(range(2, input.ndim)), eps)
+        m, _, rstd = training_stats(_raw(input), (0,) + tuple(range(2, input.ndim)), eps)
         m, rstd = m.reshape(-1), rstd.reshape(-1)
     else:
         rv = _raw(running_var)
@@ -205,6 +205,10 @@ def _(grad, input, weight, bias, running_mean, running_var, training, eps):  # n
 def native_batch_norm_backward(grad_out, input, weight, mean, invstd, training,  # noqa: A002
                                has_bias):
     xp = get_xp(input)
+    none = xp.empty((0,), input.dtype)
+    if training and _cpu_float32_backward_kernel(input):
+        gi, g_weight, g_bias = _cpu_float32_backward(grad_out, input, weight, mean, invstd)
+        return gi, none if weight is None else g_weight, g_bias if has_bias else none
     axes = (0,) + tuple(range(2, input.ndim))
     cs = _channel_shape(input.ndim)
     rstd = invstd.reshape(cs)
@@ -221,10 +225,57 @@ def native_batch_norm_backward(grad_out, input, weight, mean, invstd, training, 
         centered *= -(scale * rstd * rstd * dot.reshape(cs) / n)
         gi += centered
         gi -= scale * sum_dy.reshape(cs) / n
-    none = xp.empty((0,), input.dtype)
     g_weight = none if weight is None else dot * invstd
     g_bias = sum_dy if has_bias else none
     return gi.astype(input.dtype, copy=False), g_weight, g_bias
+
+
+_LANES = 8  # the float32 lanes of the Vectorized sums in torch's CPU batch norm backward
+
+
+def _cpu_float32_backward_kernel(x):
+    """Whether torch's CPU batch norm backward of ``x`` in training has the float32 rounding
+    emulated below: the batches of :func:`_cpu_float32_kernel` whose planes (one sample's
+    channel) are whole vectors of 8 lanes (a plane's ragged tail is summed otherwise)."""
+    return _cpu_float32_kernel(x) and (x.size // (x.shape[0] * x.shape[1])) % _LANES == 0
+
+
+def _plane_sums(planes):
+    """torch's vec::reduce_all of each plane (the last axis, whole 8-lane vectors): the vectors
+    added into the first lane by lane, then the lanes halved by shuffles (i + i+4, then
+    i + i+2, then i + i+1)."""
+    acc = planes[..., :_LANES].copy()
+    for start in range(_LANES, planes.shape[-1], _LANES):
+        acc += planes[..., start:start + _LANES]
+    half = acc[..., :4] + acc[..., 4:]
+    quarter = half[..., :2] + half[..., 2:]
+    return quarter[..., 0] + quarter[..., 1]
+
+
+def _cpu_float32_backward(grad_out, input, weight, mean, invstd):  # noqa: A002
+    """torch's CPU batch norm backward in training of a contiguous float32 batch of images
+    (see :func:`_cpu_float32_backward_kernel`), to the last bit: per channel, each sample's
+    plane sums of ``dy`` and ``(x - mean) * dy`` in float32 vectors, added up over the
+    samples in float64; ``k = float(dotp) * invstd * invstd / n`` and ``sum / n`` in float32;
+    then ``((dy - sum / n) - (x - mean) * k) * invstd * weight`` with the first subtraction
+    and product fused (one rounding, emulated in float64, where the product is exact).
+    Returns the input, weight and bias gradients."""
+    samples, channels = input.shape[:2]
+    x = input.reshape(samples, channels, -1)
+    dy = np.ascontiguousarray(grad_out).reshape(x.shape)
+    n = samples * x.shape[2]
+    centered = x - mean.reshape(1, channels, 1)
+    sum_dy = np.add.reduce(_plane_sums(dy).astype(np.float64), axis=0)
+    dotp = np.add.reduce(_plane_sums(centered * dy).astype(np.float64), axis=0)
+    k = dotp.astype(np.float32) * invstd * invstd / np.float32(n)
+    grad_mean = (sum_dy / n).astype(np.float32).reshape(1, channels, 1)
+    fused = (dy - grad_mean).astype(np.float64)
+    fused -= centered.astype(np.float64) * k.reshape(1, channels, 1)
+    gi = fused.astype(np.float32) * invstd.reshape(1, channels, 1)
+    if weight is not None:
+        gi *= weight.reshape(1, channels, 1)
+    return (gi.reshape(input.shape), (dotp * invstd).astype(np.float32),
+            sum_dy.astype(np.float32))
 
 
 @native_batch_norm_backward.grad("grad_out", "input", "weight")
