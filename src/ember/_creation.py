@@ -380,12 +380,30 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 def _like(maker):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, **kwargs):
+        batched = _vmap_example(input)
+        if batched is not None:  # (torch's result is batched too: one for each example)
+            value, level = batched
+            return _batched(like(value, dtype=dtype, layout=layout, device=device,
+                                 requires_grad=requires_grad, memory_format=memory_format,
+                                 **kwargs), level)
         made = maker(tuple(input.shape), dtype=dtype or input.dtype,
                      device=input.device if device is None else device,
                      requires_grad=requires_grad, **kwargs)
         return _laid_out_like(made, input, memory_format)
     like.__name__ = maker.__name__ + "_like"
     return like
+
+
+def _vmap_example(input):
+    """``(physical value, level)`` of an example under vmap, else None."""
+    if is_array(input._data):
+        return None
+    return input._value, input._level
+
+
+def _batched(value, level):
+    from .func._batched_tensor import BatchedTensor
+    return BatchedTensor(value, level)
 
 
 def _format_name(memory_format):
@@ -417,6 +435,11 @@ empty_like = _like(empty)
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
     check_pin_memory(pin_memory)
+    batched = _vmap_example(input)
+    if batched is not None:  # (torch's result is batched too: one for each example)
+        return _batched(full_like(batched[0], fill_value, dtype=dtype, device=device,
+                                  requires_grad=requires_grad, memory_format=memory_format),
+                        batched[1])
     made = full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
                 device=input.device if device is None else device, requires_grad=requires_grad)
     return _laid_out_like(made, input, memory_format)

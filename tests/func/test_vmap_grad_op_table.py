@@ -24,7 +24,6 @@ _KNOWN = {
     "linalg_lu_solve_left": "no LU batching rule", "linalg_lu_solve_left_adjoint": "no LU rule",
     "linalg_lu_solve_right": "no LU batching rule", "linalg_lu_solve_right_adjoint": "no LU rule",
     "torch_lu_solve": "no LU batching rule",
-    "cosine_embedding_loss": "its composite writes an unbatched tensor in place under vmap",
     "native_layer_norm": "the op called itself with a batched weight reads memory",
     "lstm": "no batching rule for the fused RNN ops", "gru": "no RNN batching rule",
     "rnn_tanh": "no RNN batching rule", "rnn_relu": "no RNN batching rule",
