@@ -93,7 +93,26 @@ CASES = {
         a, t.tensor([0, 3, 1]), label_smoothing=0.2, ignore_index=3),
     "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
         t.view_as_complex(a.reshape(3, 2, 2))),
+    # recurrent networks split their initial states with one unbind (UnbindBackward0)
+    **{f"{cls.lower()}{suffix}": (lambda cls, kw: lambda t, a, b, v: _recurrent(
+        t, cls, a, b, **kw))(cls, kw)
+       for cls in ("LSTM", "GRU", "RNN")
+       for suffix, kw in (("", {}), ("_relu", {"nonlinearity": "relu"}))
+       if cls == "RNN" or not kw},
+    "gru_functional": lambda t, a, b, v: t.gru(
+        a.reshape(3, 1, 4), b.reshape(2, 1, 6)[:1, :, :3],
+        [b.reshape(-1)[:9].reshape(9, 1).expand(9, 4), b[:, :3].repeat(3, 1), v[:3].repeat(3),
+         v[1:].repeat(3)], True, 1, 0.0, True, False, False)[0],
 }
+
+
+def _recurrent(t, cls, a, b, **kw):
+    """A two-layer bidirectional network over ``a`` as 3 steps of 1 row, from states of ``b``."""
+    t.manual_seed(0)
+    net = getattr(t.nn, cls)(4, 3, num_layers=2, bidirectional=True, dtype=t.float64, **kw)
+    h0 = b.reshape(4, 1, 3)
+    out, h_n = net(a.reshape(3, 1, 4), (h0, h0 * 2) if cls == "LSTM" else h0)
+    return out.sum() + (h_n[1] if cls == "LSTM" else h_n).sum()
 
 
 def test_vander_gradient_raises_as_torchs():

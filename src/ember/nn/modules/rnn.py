@@ -296,6 +296,9 @@ def run_layers(mode, x, sizes, h0, c0, weights, num_layers, dirs, dropout, train
     lstm = c0 is not None
     _refuse_vmap(mode, x, sizes, h0, c0, weights, num_layers, dirs)
     onednn = lstm and _runs_on_onednn(x, sizes, weights, num_layers, dirs)
+    if not onednn:  # torch splits the states once (UnbindBackward0); oneDNN selects each
+        h0 = _ops.shape.unbind(h0, 0)
+        c0 = _ops.shape.unbind(c0, 0) if lstm else None
     h_last, c_last = [], []
     for layer in range(num_layers):
         outs = []
