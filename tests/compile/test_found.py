@@ -70,9 +70,6 @@ def test_bfloat16_calls_compute_as_eager_at_every_call(how):
     same(body, grad_fn=False, check_warnings=False)
 
 
-@pytest.mark.xfail(strict=True, reason="CompiledFunctionBackward._apply_graph runs the engine "
-                   "with inputs= the input and the captured tensor, so the input's gradient "
-                   "takes the path through the captured tensor twice")
 def test_create_graph_through_a_captured_tensor_made_from_the_input():
     """44000242: a compiled function reading a global made from its own input (``w =
     t1.max()``, ``f(t1)``): ``backward(create_graph=True)`` gave t1 the gradient through ``w``
@@ -146,8 +143,6 @@ def test_a_write_into_an_empty_view_of_the_input_bumps_its_version_at_every_call
     same(body, grad_fn=False, check_warnings=False)
 
 
-@pytest.mark.xfail(strict=True, reason="CompiledFunctionBackward._apply_graph's engine pass "
-                   "goes on past its sources: here through the argument's custom Function")
 def test_create_graph_through_a_compiled_call_on_a_custom_functions_output():
     """44000226: ``autograd.grad(cf(t3).sum(), [t3], create_graph=True)`` where ``t3`` is a
     custom Function's output whose backward returns a 0-dim gradient: eager never runs that
@@ -169,8 +164,6 @@ def test_create_graph_through_a_compiled_call_on_a_custom_functions_output():
     same(body, grad_fn=False, check_warnings=False)
 
 
-@pytest.mark.xfail(strict=True, reason="CompiledFunctionBackward._apply_graph runs the "
-                   "forward again through the ops, which warn again")
 def test_create_graph_through_a_compiled_call_warns_only_at_the_call():
     """44000430: ``var`` over a dimension of one element warns at the call, as eager; the
     create_graph backward warned again, where eager's does not."""

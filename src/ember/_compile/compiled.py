@@ -102,15 +102,19 @@ class CompiledFunctionBackward(Node):
             # forward again through the ops): later calls this recording matches run eagerly
             entry.runs_eagerly = True
         _raise_modified(self._outside)
-        outputs = entry.program.forward_ops(self._tensors, self._saved)
+        sources = [self._tensors[k] if kind == "in" else k for kind, k in entry.sources]
+        stand_ins = [_stand_in(t) for t in sources]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the call warned already: eager warns once)
+            outputs = entry.program.forward_ops(
+                self._tensors, self._saved, {id(t): s for t, s in zip(sources, stand_ins)})
         roots, root_grads = [], []
         for k, g in zip(entry.grad_outputs, grads):
             if g is not None:
                 roots.append(outputs[k])
                 root_grads.append(g)
-        srcs = [self._tensors[k] if kind == "in" else k for kind, k in entry.sources]
         return list(run_backward(roots, root_grads, retain_graph=True,
-                                 create_graph=create_graph, inputs=srcs, capture=True,
+                                 create_graph=create_graph, inputs=stand_ins, capture=True,
                                  allow_unused=True))
 
     def _release(self):
@@ -120,6 +124,21 @@ class CompiledFunctionBackward(Node):
     @property
     def _leaves_cache(self):
         return self._entry.leaves_cache
+
+
+def _stand_in(source):
+    """What a create_graph pass's forward reads in place of ``source``: an alias whose
+    history is ``source`` alone. The engine's pass, with the stand-ins as its inputs, ends at
+    them: what lies behind a source (another source, a custom Function) is the outer pass's
+    business, reached once through the node's edge, while the gradients the pass builds
+    still lead to ``source`` for a double backward."""
+    from .._ops.registry import REGISTRY
+    prev = state.grad_enabled
+    state.grad_enabled = True  # (_apply_eager's pass runs with grad mode off)
+    try:
+        return REGISTRY["alias"](source)
+    finally:
+        state.grad_enabled = prev
 
 
 def _raise_modified(checks):

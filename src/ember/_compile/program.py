@@ -96,17 +96,20 @@ class Program:
                                or any(op.quiet for op in resolved_ops))
 
     # -- a create_graph pass: the forward calls again, on Tensors, through the ops --------------
-    def forward_ops(self, tensors, saved):
+    def forward_ops(self, tensors, saved, stand_ins):
         """The program's outputs as Tensors with an eager graph: the forward calls again,
         through the ops, on the call's own input tensors (random calls give what they drew
-        the first time). A create_graph backward runs the engine on that graph."""
+        the first time). A create_graph backward runs the engine on that graph.
+        ``stand_ins`` ({id(tensor): tensor}): what the calls read in place of the input and
+        captured tensors named there."""
         env = {}
         saved_at = dict(zip(self.saved, saved))
         for s, (kind, payload) in enumerate(self.kinds):
             if kind == INPUT:
-                env[s] = tensors[payload]
+                t = tensors[payload]
+                env[s] = stand_ins.get(id(t), t)
             elif kind == CAPTURED:
-                env[s] = payload
+                env[s] = stand_ins.get(id(payload), payload)
             elif kind == CONST:
                 env[s] = _wrap(payload.copy())
         for s, before in zip(self.written, saved[len(self.saved):]):
