@@ -26,7 +26,7 @@ from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import follow_base, move_retained_grad, refuse_inference_save
 from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, SCALAR_SCOPE, _MISSING,
                        PYTHON_NUMBERS, _arrays, _guards, broadcast_error, cached_scalar,
-                       cached_scalar_lines, compute_dtype,
+                       cached_scalar_lines, compute_dtype, number_dtype, scalar_array,
                        _with_slot, inplace_across_devices, number_dtype_code, plain_call_lines,
                        plain_operands, record, run_inplace)
 
@@ -422,7 +422,10 @@ def _same_dtype_arrays(op, args):
                 return None
             out.append(a._data)
         elif (type(a) is float or type(a) is int) and dtype.kind == "f":
-            out.append(a)
+            # (as the generated caller: NumPy would round a Python number to float16 first,
+            # where torch's mul and div take it in float32)
+            out.append(scalar_array(a, number_dtype(op, dtype))
+                       if op.weak_scalars and type(own) is _ndarray else a)
         else:
             return None
     out.extend(args[op.n_tensors:])
