@@ -28,8 +28,10 @@ def _double(t, leaf, make_call):
     ``make_call(compiled)`` makes, then the gradient of that gradient's weighted sum: at the
     recording call and at a replay."""
     found = []
-    for weights in ([1.0, -2.0, 0.5], [0.25, 3.0, -1.0]):
+    for replay, weights in ((False, [1.0, -2.0, 0.5]), (True, [0.25, 3.0, -1.0])):
         cf = _compile(t)(lambda a, b: a * b * 3 + (a * b).sin() + b.exp())
+        if replay:
+            make_call(cf)
         out = make_call(cf)
         g, = t.autograd.grad(out.sum(), [leaf], create_graph=True)
         gg, = t.autograd.grad((g * t.tensor(weights)).sum(), [leaf], allow_unused=True,
@@ -129,4 +131,32 @@ def test_backward_create_graph_accumulates_each_path_once():
         first = x.grad.clone().detach()
         gg, = t.autograd.grad(x.grad.sum(), [x])
         return first, gg
+    _same_values(body)
+
+
+def test_an_input_that_views_the_other():
+    def body(t):
+        x = t.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+        def call(cf):
+            y = x[1:]
+            return cf(y, y.view(2))
+        return _double(t, x, call)
+    _same_values(body)
+
+
+def test_an_output_that_is_an_input_behind_the_other():
+    """The output is the source itself (the pass's root is its stand-in)."""
+    def body(t):
+        x = t.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        found = []
+        for replay in (False, True):
+            cf = _compile(t)(lambda a, b: (a, a * b))
+            if replay:
+                cf(x.exp(), x)
+            o1, o2 = cf(x.exp(), x)
+            g, = t.autograd.grad((o1 * o1).sum() + o2.sum(), [x], create_graph=True)
+            gg, = t.autograd.grad(g.sum(), [x])
+            found += [g.detach(), gg]
+        return found
     _same_values(body)
