@@ -514,3 +514,17 @@ def test_float16_update_by_a_number_in_a_compiled_recording_call_is_eagers():
             warnings.simplefilter("ignore")
             got = [x.numpy() for x in compiled(ember)]
         assert all(np.array_equal(g, e) and g.dtype == e.dtype for g, e in zip(got, eager))
+
+
+def test_cosine_similarity_of_shapes_that_do_not_broadcast_is_torchs_error():
+    """Seed 44000310: NumPy's ValueError where torch raises infer_size's RuntimeError."""
+    def body(t):
+        x = t.ones(3, 4, requires_grad=True)
+        out = []
+        for other, dim in ((t.ones(2, 4), 1), (t.ones(3, 5), 1), (t.ones(2, 4), 0)):
+            try:
+                t.nn.functional.cosine_similarity(x, other, dim=dim)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same(body)

@@ -731,7 +731,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     # (integers and bools in the common dtype: the norms take floating inputs only)
     x1, x2 = (x.to(common) if x.dtype.category < D.FLOATING else x for x in (x1, x2))
     if tuple(x1.shape) != tuple(x2.shape):  # (torch's expand_outplace: both, or neither)
-        shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+        from .composite import _infer_size  # (torch's error for shapes that don't broadcast)
+        shape = _infer_size(tuple(x1.shape), tuple(x2.shape))
         x1, x2 = x1.expand(shape), x2.expand(shape)
     # NOTE: as torch: the norms cloned, then clamped in place outside autograd, so that the
     # gradient goes through a clamped norm as through the norm (CloneBackward0, no ClampMin)
