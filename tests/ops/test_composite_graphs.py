@@ -93,6 +93,11 @@ CASES = {
         a, t.tensor([0, 3, 1]), label_smoothing=0.2, ignore_index=3),
     "view_as_real_copy": lambda t, a, b, v: t.view_as_real_copy(
         t.view_as_complex(a.reshape(3, 2, 2))),
+    # the inverse in LAPACK's layout: matmul's reshapes of it are aliases (ReshapeAliasBackward0)
+    "matrix_power_neg2_batch": lambda t, a, b, v: t.linalg.matrix_power(
+        a.reshape(3, 2, 2) + t.eye(2, dtype=t.float64), -2),
+    "inv_matmul_batch": lambda t, a, b, v: t.linalg.inv(
+        a.reshape(3, 2, 2) + t.eye(2, dtype=t.float64)) @ b.reshape(3, 2, 2),
     # recurrent networks split their initial states with one unbind (UnbindBackward0)
     **{f"{cls.lower()}{suffix}": (lambda cls, kw: lambda t, a, b, v: _recurrent(
         t, cls, a, b, **kw))(cls, kw)

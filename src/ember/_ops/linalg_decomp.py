@@ -173,8 +173,8 @@ def linalg_inv(A):
     _check_matrix("linalg.inv", A)
     refuse_low_precision(A, name="linalg.inv")
     try:
-        with linalg_errors(A):
-            return np.linalg.inv(A)
+        with linalg_errors(A):  # (LAPACK's layout, as torch's: its reshapes are aliases)
+            return _column_major(np.linalg.inv(A))
     except np.linalg.LinAlgError:
         _raise_singular("linalg.inv", A)
 

@@ -21,7 +21,7 @@ import numpy as np
 from .._backend import get_xp, linalg_functions
 from .._tensor import Tensor
 from .linalg import matmul
-from .linalg_decomp import (InvExResult, SolveExResult, _check_matrix, _check_solve, _result,
+from .linalg_decomp import (InvExResult, _column_major, SolveExResult, _check_matrix, _check_solve, _result,
                             _shape, _vector_rhs, inv_backward, linalg_solve_triangular, mT,
                             refuse_low_precision, solve_backward, tril, triu)
 from .registry import NONE, op
@@ -332,10 +332,11 @@ def linalg_inv_ex(A, check_errors=False):
     refuse_low_precision(A, name="linalg.inv")
     info = _lu_info(A)
     if not info.any():
-        return get_xp(A).linalg.inv(A), info
+        return _column_major(get_xp(A).linalg.inv(A)), info
     eye = get_xp(A).broadcast_to(get_xp(A).eye(A.shape[-1], dtype=A.dtype), A.shape)
     lu, piv, _ = lu_factor_arrays(A)
-    return _lu_solve_arrays(lu, piv, eye, True, False), info
+    # LAPACK's layout, as torch's result: its reshapes then record ReshapeAliasBackward0
+    return _column_major(_lu_solve_arrays(lu, piv, eye, True, False)), info
 
 
 @linalg_inv_ex.grad("A")
