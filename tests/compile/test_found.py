@@ -83,14 +83,7 @@ def test_create_graph_through_a_captured_tensor_made_from_the_input():
     same(body, grad_fn=False, check_warnings=False)
 
 
-_GENERIC_INPLACE = pytest.mark.xfail(
-    strict=True, reason="the generic in-place path (ops/inplace.py _inplace_call, taken while "
-    "a recorder or forward AD intercepts ops) writes a float16 tensor times a number with "
-    "the number rounded to float16 first: the recording's own eager call differs")
-
-
-@pytest.mark.parametrize("how", ["mul", "div", pytest.param("mul_", marks=_GENERIC_INPLACE),
-                                 pytest.param("div_", marks=_GENERIC_INPLACE)])
+@pytest.mark.parametrize("how", ["mul", "div", "mul_", "div_"])
 def test_float16_times_a_number_computes_as_eager_at_every_call(how):
     """44000168: ``r4 * k9[0]`` of a float16 ``r4`` gave float32 at the replay (the kernel
     called as its ufunc, the number a float32 array), and ``b.mul_(-0.37)`` rounded the number
