@@ -528,3 +528,25 @@ def test_cosine_similarity_of_shapes_that_do_not_broadcast_is_torchs_error():
                 out.append(str(e))
         return out
     same(body)
+
+
+def test_clamp_backward_refuses_bounds_that_broadcast_past_self_and_the_other_bound():
+    """Seed 47000172: ``clip`` of a (3,) input with bounds of shapes [] and (3, 1)
+    backpropagated where torch refuses: its clamp_backward_min_max combines two masks in place
+    (logical_and_), and the second does not fit in the first. Each of the three gradients'
+    combination is checked alone (torch computes only those asked for)."""
+    def body(t):
+        out = []
+        for wants in ((True, True, True), (False, True, False), (False, False, True)):
+            for lo, hi in (((), (3, 1)), ((3, 1), ()), ((1, 3), (3, 1)), ((3, 1), (3, 1))):
+                x = t.tensor([0.5, -1.0, 2.0], requires_grad=wants[0])
+                bounds = t.full(lo, 0.0, requires_grad=wants[1]), t.full(hi, 1.0,
+                                                                      requires_grad=wants[2])
+                y = t.clip(x, *bounds)
+                inputs = [a for a, w in zip((x,) + bounds, wants) if w]
+                try:
+                    out.append(t.autograd.grad(y.sum(), inputs))
+                except RuntimeError as e:
+                    out.append(str(e))
+        return out
+    same(body)

@@ -55,6 +55,7 @@ __all__ = [
 ]
 
 import math
+import operator
 
 import numpy as np
 
@@ -543,18 +544,32 @@ def _(grad, self, min, max):
         return where(self <= max, grad, 0)
     if max is None:
         return where(self >= min, grad, 0)
-    return where((self >= min) & (self <= max), grad, 0)
+    return where(_combined_in_place(self >= min, self <= max, operator.and_), grad, 0)
 
 
 @clamp_tensor.grad("min", key="min, max")  # (one joint formula in torch)
 def _(grad, self, min, max):
     # NOTE: torch's clamp_backward_min_max: where min > max, min gets no gradient.
-    return where(self < min if max is None else (self < min) & (min < max), grad, 0)
+    if max is None:
+        return where(self < min, grad, 0)
+    return where(_combined_in_place(self < min, min < max, operator.and_), grad, 0)
 
 
 @clamp_tensor.grad("max", key="min, max")
 def _(grad, self, min, max):
-    return where(self > max if min is None else (self > max) | (max < min), grad, 0)
+    if min is None:
+        return where(self > max, grad, 0)
+    return where(_combined_in_place(self > max, max < min, operator.or_), grad, 0)
+
+
+def _combined_in_place(mask, other, combine):
+    """``combine(mask, other)`` as torch's clamp_backward_min_max combines its two masks: in
+    place into the first (logical_and_), so that bounds whose shapes broadcast past self's
+    and the first bound's (a 0-dim min and a (3, 1) max of a (3,) input) are refused there."""
+    from .inplace import _check_inplace_shape
+    shape = tuple(mask.shape)
+    _check_inplace_shape(shape, np.broadcast_shapes(shape, tuple(other.shape)))
+    return combine(mask, other)
 
 
 @clamp_tensor.jvp("self", "min", "max", joint=True)
