@@ -98,6 +98,10 @@ CASES = {
         a.reshape(3, 2, 2) + t.eye(2, dtype=t.float64), -2),
     "inv_matmul_batch": lambda t, a, b, v: t.linalg.inv(
         a.reshape(3, 2, 2) + t.eye(2, dtype=t.float64)) @ b.reshape(3, 2, 2),
+    "svd_lowrank_batch": lambda t, a, b, v: _seeded(t).svd_lowrank(
+        t.stack([a, b]), q=2)[2],
+    "qr_svd_matmul": lambda t, a, b, v: t.linalg.qr(t.stack([a, b]).mT)[0] @ t.linalg.svd(
+        t.stack([b, a]).mT)[2],
     # recurrent networks split their initial states with one unbind (UnbindBackward0)
     **{f"{cls.lower()}{suffix}": (lambda cls, kw: lambda t, a, b, v: _recurrent(
         t, cls, a, b, **kw))(cls, kw)
@@ -109,6 +113,11 @@ CASES = {
         [b.reshape(-1)[:9].reshape(9, 1).expand(9, 4), b[:, :3].repeat(3, 1), v[:3].repeat(3),
          v[1:].repeat(3)], True, 1, 0.0, True, False, False)[0],
 }
+
+
+def _seeded(t):
+    t.manual_seed(0)
+    return t
 
 
 def _recurrent(t, cls, a, b, **kw):

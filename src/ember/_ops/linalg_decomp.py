@@ -555,9 +555,10 @@ def linalg_qr(A, mode="reduced"):
     _check_qr_mode(mode)
     _check_matrix("linalg.qr", A, square=False)
     refuse_low_precision(A, "geqrf_cpu")
+    # (Q and R in LAPACK's layout, as torch's: matmul's reshapes of them are aliases)
     if mode == "r":
-        return get_xp(A).empty((0,), A.dtype), np.linalg.qr(A, mode="r")
-    return np.linalg.qr(A, mode=mode)
+        return get_xp(A).empty((0,), A.dtype), _column_major(np.linalg.qr(A, mode="r"))
+    return tuple(_column_major(x) for x in np.linalg.qr(A, mode=mode))
 
 
 @linalg_qr.grad("A")
@@ -625,7 +626,8 @@ def _(grads, result0, result1):
 def linalg_svd(A, full_matrices=True):
     _check_matrix("linalg.svd", A, square=False)
     refuse_low_precision(A, "linalg_svd_cpu")
-    return tuple(np.linalg.svd(A, full_matrices=full_matrices))
+    U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
+    return _column_major(U), S, _column_major(Vh)  # (LAPACK's layout, as torch's)
 
 
 @linalg_svd.grad("A")
