@@ -550,3 +550,19 @@ def test_clamp_backward_refuses_bounds_that_broadcast_past_self_and_the_other_bo
                     out.append(str(e))
         return out
     same(body)
+
+
+def test_integer_division_of_an_empty_tensor_by_zero_divides_nothing():
+    """Seed 45000374: ``floor_divide`` of an empty int64 tensor by ``False`` raised torch's
+    ZeroDivisionError, which torch's kernel raises only at a zero it divides by: none here."""
+    def body(t):
+        empty, zero = t.ones(0, 3, dtype=t.int64), t.zeros(3, dtype=t.int64)
+        out = [t.floor_divide(empty, False), t.floor_divide(empty, zero), empty // 0,
+               t.div(empty, 0, rounding_mode="trunc"), t.remainder(empty, 0),
+               t.fmod(empty, zero), empty.clone().floor_divide_(False)]
+        try:
+            t.floor_divide(t.ones(2, 3, dtype=t.int64), zero)
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+    same(body)

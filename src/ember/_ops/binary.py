@@ -72,9 +72,10 @@ def _float_only(kernel_name, x):
         raise not_implemented(kernel_name, x)
 
 
-def _zero_division(other):
-    """torch's refusal of an integer division by zero."""
-    if (asarray_like(other, other) == 0).any():
+def _zero_division(self, other):
+    """torch's refusal of an integer division by zero: its kernel raises at a zero it divides
+    by, so an empty dividend (no quotient computed) is no division by zero."""
+    if self.size and (asarray_like(other, other) == 0).any():
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -94,7 +95,7 @@ def _rounded_div(a, b, mode):
     if a.dtype == np.bool_:
         raise not_implemented(f"div_{mode}_cpu", a)
     if a.dtype.kind in "iu":
-        _zero_division(b)
+        _zero_division(a, b)
     with np.errstate(all="ignore"):
         if _number_of_half(a, b):  # (in float32, rounded once: see OpDef.numbers_in_opmath)
             return _rounded_div(a.astype(np.float32), np.float32(b), mode).astype(np.float16)
@@ -185,7 +186,7 @@ def _mod(a, b, ufunc, name):
     if a.dtype == np.bool_:
         raise not_implemented(f"{name}_cpu", a)
     if a.dtype.kind in "iu":
-        _zero_division(b)
+        _zero_division(a, b)
     with np.errstate(all="ignore"):
         r = ufunc(a, b)
     return _zero_takes_dividend_sign(r, a) if ufunc is np.remainder else r
