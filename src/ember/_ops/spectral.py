@@ -177,7 +177,7 @@ def _stft(x, n_fft, hop_length, win_length, window, normalized, onesided, return
     if win < n_fft:  # the window sits in the middle of the frame
         if window is None:
             window = ones(win, dtype=x.dtype)
-        window = constant_pad_nd(window, (left, n_fft - win - left))
+        window = _centred_window(window, n_fft, left)
     if align:  # the first window starts at the first sample
         n_frames = 1 + (length - win) // hop
         frames_of = _functional_pad(frames_of, (left, left), "constant")
@@ -299,6 +299,14 @@ def _as_complex(x):
         return view_as_complex(clone(x))  # (a C-ordered copy)
 
 
+def _centred_window(window, n_fft, left):
+    """``window`` in the middle of n_fft zeros, written into them as torch's stft does (its
+    graph: CopySlices, where a pad would record ConstantPadNdBackward0)."""
+    padded = zeros(n_fft, dtype=window.dtype, device=window.device)
+    padded.narrow(0, left, window.shape[0]).copy_(window)
+    return padded
+
+
 def _functional_pad(x, pad, mode):
     from ..nn.functional import pad as functional_pad
     return functional_pad(x, pad, mode)
@@ -307,7 +315,7 @@ def _functional_pad(x, pad, mode):
 Tensor.stft = stft
 Tensor.istft = istft
 
-from .._creation import ones  # noqa: E402
+from .._creation import ones, zeros  # noqa: E402
 from .complex import resolve_conj  # noqa: E402
 from .fft import fft_c2c, fft_c2r, fft_r2c  # noqa: E402
 from .pad import constant_pad_nd  # noqa: E402
