@@ -566,3 +566,21 @@ def test_integer_division_of_an_empty_tensor_by_zero_divides_nothing():
             out.append(str(e))
         return out
     same(body)
+
+
+@pytest.mark.parametrize("shapes", [((0, 4), (0, 4), (0, 4)), ((2, 3, 0), (2, 5, 0), (2, 5, 3)),
+                                    ((2, 3, 4), (1, 0, 4), (1, 0, 3)),
+                                    ((1, 2, 3, 0), (1, 2, 4, 0), (1, 2, 4, 2)),
+                                    ((1, 1, 3, 4), (1, 1, 0, 4), (1, 1, 0, 2))])
+def test_scaled_dot_product_attention_of_empty_inputs_is_torchs(shapes):
+    """Seed 45000230: ZeroDivisionError for a query of last dimension 0 (torch's scale is then
+    1/0 = inf); with no key or an empty output torch gives zeros joined to the graph through
+    the inputs' sums times 0 (AddBackward0), which a NaN input still reaches."""
+    def body(t):
+        out = []
+        for fill in (1.0, float("nan")):
+            qkv = [t.full(s, fill, requires_grad=True) for s in shapes]
+            y = t.nn.functional.scaled_dot_product_attention(*qkv)
+            out.append((y, t.autograd.grad(y.sum(), qkv)))
+        return out
+    same(body)

@@ -173,8 +173,21 @@ def _flash_operands(query, key, value, attn_mask, is_causal, enable_gqa):
     return q, k, v, _additive_mask(mask, is_causal, q.shape[-2], k.shape[-2], q)
 
 
+def _nothing_attended(query, key, value, shape):
+    """torch's result where no key is attended to or the output is empty: zeros of the
+    output's shape, joined to the graph through the inputs' sums times 0 (AddBackward0 over
+    MulBackward1: the inputs get zero gradients, and a NaN among them still shows)."""
+    from .._creation import zeros
+    from .pointwise import mul_scalar
+    joined = mul_scalar(query.sum() + key.sum() + value.sum(), 0)
+    return zeros(shape, dtype=query.dtype, device=query.device) + joined
+
+
 def _scale(query, scale):
-    return 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if scale is not None:
+        return scale
+    size = query.shape[-1]
+    return 1.0 / math.sqrt(size) if size else math.inf  # (torch's SymFloat division: 1/0 = inf)
 
 
 # torch's CPU flash kernel, one node (its output; the logsumexp it also returns stays inside).
@@ -263,6 +276,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             return attn_mask._dispatch(query, key, value, attn_mask, dropout_p, is_causal,
                                        scale, enable_gqa)
     _check(query, key, value, attn_mask, dropout_p, enable_gqa)
+    shape = tuple(query.shape[:-1]) + tuple(value.shape[-1:])
+    if key.shape[-2] == 0 or 0 in shape:
+        return _nothing_attended(query, key, value, shape)
     kernel = _backend(query, key, value, attn_mask, dropout_p)
     if kernel == "flash":
         return flash_attention(query, key, value, dropout_p, is_causal,
