@@ -584,3 +584,31 @@ def test_scaled_dot_product_attention_of_empty_inputs_is_torchs(shapes):
             out.append((y, t.autograd.grad(y.sum(), qkv)))
         return out
     same(body)
+
+
+def test_masked_scatter_in_place_reads_a_source_sharing_self_as_it_writes():
+    """Seed 47000250: ``x.masked_scatter_(mask, x)`` read the whole source before writing, and
+    refused a source partly overlapping self: torch's loop writes the masked elements in order,
+    each read from the source as it is then (a non-contiguous source is copied first), and
+    checks no overlap."""
+    def body(t):
+        out = []
+        late = t.tensor([False, True, True, True])
+        for write in (lambda x: x.masked_scatter_(late, x),
+                      lambda x: x.masked_scatter_(late, x[:3]),
+                      lambda x: x[2:].masked_scatter_(late[:2], x[:3]),
+                      lambda x: x.masked_scatter_(late, x.flip(0)),
+                      lambda x: x.view(2, 2).t().masked_scatter_(late.view(2, 2), x),
+                      lambda x: x.view(2, 2).masked_scatter_(late.view(2, 2), x.view(2, 2).t()),
+                      lambda x: x[::2].masked_scatter_(late[:2], x),
+                      lambda x: x[0].masked_scatter_(t.tensor(True), x[1:])):
+            x = t.tensor([1.0, 2.0, 3.0, 4.0])
+            write(x)
+            out.append(x)
+        w = t.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        y = w * 1
+        y.masked_scatter_(late, y)
+        out.append((y, t.autograd.grad((y * t.arange(4.0)).sum(), w)))
+        out.append(t.masked_scatter(w, late, w))
+        return out
+    same(body)

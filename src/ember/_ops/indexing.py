@@ -755,6 +755,24 @@ def _(grad, mask, source_shape):
     return reshape(constant_pad_nd(picked, (0, n - _data(picked).shape[0]), 0), source_shape)
 
 
+def _masked_scatter_into_self(self, mask, source):
+    """masked_scatter_'s kernel: torch's loop writes self's masked elements in order, each read
+    from the source as it is then, so a (contiguous) source sharing self's memory gives the
+    elements written before; torch copies a non-contiguous source first."""
+    out = _masked_scatter.kernel(self, mask, source)  # (its checks, and the usual result)
+    if (type(self) is not np.ndarray or type(source) is not np.ndarray or out.shape != self.shape
+            or self.ndim == 0  # (one element: read before it is written)
+            or not source.flags.c_contiguous or not np.may_share_memory(self, source)):
+        return out
+    read = source.reshape(-1)  # (a view: it sees each write)
+    for k, where in enumerate(zip(*np.nonzero(np.broadcast_to(mask, self.shape)))):
+        self[where] = read[k]
+    return self
+
+
+_masked_scatter.inplace_kernel = _masked_scatter_into_self
+
+
 def masked_scatter(input, mask, source):
     """``input`` with the elements where ``mask`` is True taken, in order, from ``source``."""
     return _masked_scatter(input, mask, source)

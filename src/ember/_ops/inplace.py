@@ -157,7 +157,7 @@ def _check_no_partial_overlap(op, args):
     either coincide with the same strides (fine), are disjoint, or overlap partly."""
     own = args[0]._data
     full = op.name in _NO_OVERLAP
-    if op.name in _VALUE_READ_FIRST:
+    if op.name in _VALUE_READ_FIRST or op.name in _READ_AS_WRITTEN:
         return
     for a in args[1:op.n_tensors]:
         if full and a is args[0]:  # (torch: the same tensor overlaps itself, even empty)
@@ -171,6 +171,8 @@ def _check_no_partial_overlap(op, args):
 
 # ops that read their (0-dim) value tensor as a number before writing: no overlap to fear
 _VALUE_READ_FIRST = frozenset({"fill", "masked_fill", "index_fill", "index_put_masked"})
+# ops torch checks no overlap of: they read their source as they write (see their kernels)
+_READ_AS_WRITTEN = frozenset({"masked_scatter"})
 # ops whose source may not even be self itself (torch's assert_no_overlap)
 _NO_OVERLAP = frozenset({"index_copy", "index_add", "scatter", "scatter_add", "index_put"})
 
@@ -318,7 +320,8 @@ def _inplace_call(op, args, recording):
         opmath.check_limited(op, special, args)
     if not (special is None and op.ufunc is not None and _ufunc_into(op, arrays, self._data)):
         try:
-            out = op.kernel(*arrays) if special is None else opmath.call(op, arrays)
+            out = ((op.inplace_kernel or op.kernel)(*arrays) if special is None
+                   else opmath.call(op, arrays))
         except ValueError as e:
             if "broadcast" in str(e):
                 raise broadcast_error(args[:op.n_tensors]) from None

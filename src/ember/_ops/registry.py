@@ -562,6 +562,7 @@ class OpDef:
     iterator_layout = False  # results laid out as torch's TensorIterator's (see op())
     undefined_grads = False  # see op()
     inplace_check = None  # the in-place form's check, where torch's differs from ``check``
+    inplace_kernel = None  # the in-place form's kernel, where writing into self differs
     out_name = None  # torch's name of the op in out= errors, when its function takes out=
     out_rule = None  # how out='s dtype must match the result's (see ember._out)
     complex_grad = False  # see op()
