@@ -612,3 +612,18 @@ def test_masked_scatter_in_place_reads_a_source_sharing_self_as_it_writes():
         out.append(t.masked_scatter(w, late, w))
         return out
     same(body)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_soft_margin_loss_double_backward_is_torchs_node(reduction):
+    """Seed 46000316: create_graph recorded MulBackward0 for soft_margin_loss's gradient where
+    torch records SoftMarginLossBackwardBackward0, with its own second derivatives (in self
+    and in the incoming gradient)."""
+    def body(t):
+        x = t.tensor([0.3, -1.2, 2.0], dtype=t.float64, requires_grad=True)
+        y = t.tensor([1.0, -1.0, 1.0], dtype=t.float64)
+        loss = t.nn.functional.soft_margin_loss(x, y, reduction=reduction)
+        go = t.full(loss.shape, 1.5, dtype=t.float64, requires_grad=True)
+        g, = t.autograd.grad(loss, x, go, create_graph=True)
+        return g, t.autograd.grad((g * t.tensor([1.0, 2.0, 3.0], dtype=t.float64)).sum(), (x, go))
+    same(body)

@@ -357,7 +357,7 @@ row("triplet_margin_loss", F.triplet_margin_loss, "nn.functional.triplet_margin_
     lambda m: [S("mean", m(3, 4), m(3, 4), m(3, 4)),
                S("swap_p1", m(3, 4), m(3, 4), m(3, 4), 2.0, 1, swap=True, reduction="none")])
 row("soft_margin_loss", F.soft_margin_loss, "nn.functional.soft_margin_loss",
-    [L._soft_margin],
+    [L._soft_margin, L.soft_margin_loss_backward],
     lambda m: [S(r, m(2, 3), C(np.array([[1.0, -1.0, 1.0], [-1.0, 1.0, 1.0]])), reduction=r)
                for r in _RED])
 row("multilabel_soft_margin_loss", F.multilabel_soft_margin_loss,

@@ -610,7 +610,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "masked_scatter_", "mean_dim", "multi_margin_loss",
     "nn.functional.conv_tbc", "nn.functional.grid_sample", "orgqr", "pack_padded_sequence",
     "pad_reflect", "pad_replicate", "slogdet",
-    "soft_margin_loss", "special_ndtr", "special_xlog1py", "trace", "trace_method",
+    "special_ndtr", "special_xlog1py", "trace", "trace_method",
     "xlogy", "xlogy_", "xlogy_method", "native_group_norm", "ormqr",
 })
 # Rows whose node's inputs (next_functions) are other ops than torch's.

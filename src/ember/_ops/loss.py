@@ -1150,12 +1150,34 @@ def _soft_margin(self, target, reduction):
     return _reduce(xp.log1p(z), reduction)
 
 
+# The gradient is an op of its own, as torch's, so that create_graph records
+# SoftMarginLossBackwardBackward0 with torch's second derivatives.
 @_soft_margin.grad("self")
 def _(grad, self, target, reduction):
+    return soft_margin_loss_backward(grad, self, target, reduction)
+
+
+@op("soft_margin_loss_backward", tensors=3, quiet=True, promote=NONE,
+    node="SoftMarginLossBackwardBackward0")
+def soft_margin_loss_backward(grad_output, self, target, reduction):
     # torch's -y * z / (1 + z) with z = exp(-y * x): nan where z overflows, as torch's
+    z = get_xp(self).exp((-target * self).astype(self.dtype, copy=False))
+    g = (target * z * -1.0) / (z + 1.0) * _grad_scale(grad_output, reduction, self.size)
+    return g.astype(self.dtype, copy=False)
+
+
+@soft_margin_loss_backward.grad("grad_output")
+def _(grad, grad_output, self, target, reduction):
+    # (torch's sum of backward(1) * grad where the loss was reduced: the same values)
+    return soft_margin_loss_backward(grad, self, target, reduction)  # (summed to shape)
+
+
+@soft_margin_loss_backward.grad("self")
+def _(grad, grad_output, self, target, reduction):
+    # torch's soft_margin_loss_double_backward: y^2 z / (1 + z)^2, times grad * grad_output
     z = exp(neg(target) * self)
-    return mul_scalar(target * z, -1.0) / add_scalar(z, 1.0) * _grad_scale(grad, reduction,
-                                                                           _numel(self))
+    g = target * target * z / add_scalar(z, 1.0) / add_scalar(z, 1.0)
+    return g * _grad_scale(grad * grad_output, reduction, _numel(self))
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
