@@ -1150,6 +1150,12 @@ def _soft_margin(self, target, reduction):
     return _reduce(xp.log1p(z), reduction)
 
 
+def _refuse_bool_negation():
+    raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                       "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                       "instead.")
+
+
 # The gradient is an op of its own, as torch's, so that create_graph records
 # SoftMarginLossBackwardBackward0 with torch's second derivatives.
 @_soft_margin.grad("self")
@@ -1161,6 +1167,8 @@ def _(grad, self, target, reduction):
     node="SoftMarginLossBackwardBackward0")
 def soft_margin_loss_backward(grad_output, self, target, reduction):
     # torch's -y * z / (1 + z) with z = exp(-y * x): nan where z overflows, as torch's
+    if target.dtype == bool:  # (torch negates the target first)
+        _refuse_bool_negation()
     z = get_xp(self).exp((-target * self).astype(self.dtype, copy=False))
     g = (target * z * -1.0) / (z + 1.0) * _grad_scale(grad_output, reduction, self.size)
     return g.astype(self.dtype, copy=False)
@@ -1187,9 +1195,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     refuse_grad_of("soft_margin_loss", "target", target)
     if input.dtype.category < D.FLOATING:  # (torch's exp_ in place in -input)
         if input.dtype is D.bool:
-            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
-                               "If you are trying to invert a mask, use the `~` or "
-                               "`logical_not()` operator instead.")
+            _refuse_bool_negation()
         refuse_uncastable_result(input, target)
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{input.dtype.scalar_name}")
