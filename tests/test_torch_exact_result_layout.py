@@ -298,3 +298,41 @@ def test_dimensions_of_one_element_in_views_and_results():
                         for p in itertools.permutations(range(y.dim()))])
         return out
     same(body)
+
+
+# torch's solvers leave their solution as LAPACK does: each matrix column-major for A X = B
+# (a batch of vector solutions laid out as one matrix), row-major for X A = B
+_SOLVERS = {
+    "solve": lambda t, A, B, b, L: t.linalg.solve(A, B),
+    "solve_vector": lambda t, A, B, b, L: t.linalg.solve(A, b),
+    "solve_one_vector": lambda t, A, B, b, L: t.linalg.solve(A[0], b[0]),
+    "solve_right": lambda t, A, B, b, L: t.linalg.solve(A, B.mT, left=False),
+    "solve_broadcast": lambda t, A, B, b, L: t.linalg.solve(A[:1], B.expand(4, 2, 5, 3)),
+    "solve_ex": lambda t, A, B, b, L: t.linalg.solve_ex(A, B)[0],
+    "solve_ex_vector": lambda t, A, B, b, L: t.linalg.solve_ex(A, b)[0],
+    "solve_ex_right": lambda t, A, B, b, L: t.linalg.solve_ex(A, B.mT, left=False)[0],
+    "lu_solve": lambda t, A, B, b, L: t.linalg.lu_solve(*t.linalg.lu_factor(A), B),
+    "lu_solve_adjoint": lambda t, A, B, b, L: t.linalg.lu_solve(
+        *t.linalg.lu_factor(A), B, adjoint=True),
+    "lu_solve_right": lambda t, A, B, b, L: t.linalg.lu_solve(
+        *t.linalg.lu_factor(A), B.mT, left=False),
+    "lu_solve_broadcast": lambda t, A, B, b, L: t.linalg.lu_solve(
+        *t.linalg.lu_factor(A[0]), B),
+    "cholesky_solve": lambda t, A, B, b, L: t.cholesky_solve(B, L),
+    "cholesky_solve_upper": lambda t, A, B, b, L: t.cholesky_solve(B, L.mH, upper=True),
+    "cholesky_solve_broadcast": lambda t, A, B, b, L: t.cholesky_solve(B[0], L),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("name", sorted(_SOLVERS))
+def test_solvers_results_are_laid_out_as_lapack_leaves_them(name, dtype):
+    def body(t):
+        dt = getattr(t, dtype)
+        A = (t.arange(50.).reshape(2, 5, 5).cos() + 3 * t.eye(5)).to(dt)
+        B = t.arange(30.).reshape(2, 5, 3).sin().to(dt)
+        b = t.arange(10.).reshape(2, 5).cos().to(dt)
+        L = t.linalg.cholesky(A @ A.mH)
+        X = _SOLVERS[name](t, A, B, b, L)
+        return X.stride(), X.reshape(-1)._is_view()
+    same(body)

@@ -98,6 +98,19 @@ CASES = {
         a.reshape(3, 2, 2) + t.eye(2, dtype=t.float64), -2),
     "inv_matmul_batch": lambda t, a, b, v: t.linalg.inv(
         a.reshape(3, 2, 2) + t.eye(2, dtype=t.float64)) @ b.reshape(3, 2, 2),
+    # the solvers' solutions in torch's layout (column-major for A X = B, row-major for
+    # X A = B): matmul's reshapes of them record what torch's record
+    "solve_matmul_batch": lambda t, a, b, v: t.linalg.solve(
+        _batch_of_2x2(t, a), b.reshape(3, 2, 2)) @ b.reshape(3, 2, 2),
+    "solve_ex_right_matmul_batch": lambda t, a, b, v: t.linalg.solve_ex(
+        _batch_of_2x2(t, a), b.reshape(3, 2, 2), left=False)[0] @ b.reshape(3, 2, 2),
+    "solve_vector_matmul_batch": lambda t, a, b, v: t.linalg.solve(
+        _batch_of_2x2(t, a), b[:, :2]) @ b.reshape(2, 6),
+    "lu_solve_matmul_batch": lambda t, a, b, v: t.linalg.lu_solve(
+        *t.linalg.lu_factor(_batch_of_2x2(t, a)), b.reshape(3, 2, 2)) @ b.reshape(3, 2, 2),
+    "cholesky_solve_matmul_batch": lambda t, a, b, v: t.cholesky_solve(
+        b.reshape(3, 2, 2), t.linalg.cholesky(_batch_of_2x2(t, a) @ _batch_of_2x2(t, a).mT)
+    ) @ b.reshape(3, 2, 2),
     "svd_lowrank_batch": lambda t, a, b, v: _seeded(t).svd_lowrank(
         t.stack([a, b]), q=2)[2],
     "qr_svd_matmul": lambda t, a, b, v: t.linalg.qr(t.stack([a, b]).mT)[0] @ t.linalg.svd(
@@ -116,6 +129,11 @@ CASES = {
         [b.reshape(-1)[:9].reshape(9, 1).expand(9, 4), b[:, :3].repeat(3, 1), v[:3].repeat(3),
          v[1:].repeat(3)], True, 1, 0.0, True, False, False)[0],
 }
+
+
+def _batch_of_2x2(t, a):
+    """Three invertible 2x2 matrices of ``a``."""
+    return a.reshape(3, 2, 2) + t.eye(2, dtype=t.float64)
 
 
 def _seeded(t):

@@ -312,14 +312,26 @@ def _solve_left(A, B):
                           "singular.") from None
 
 
+def _solution_layout(X, left=True):
+    """``X`` laid out as torch's solvers leave their solution: each matrix column-major
+    (LAPACK's layout) for ``A X = B``, row-major for ``X A = B`` (the transposed system's
+    solution, transposed back); a batch of vectors is laid out as one matrix. Later reshapes
+    of it (a batched matmul's) are then aliases where torch's are."""
+    if X.ndim < 2:
+        return X
+    return _column_major(X) if left else get_xp(X).ascontiguousarray(X)
+
+
 @op("linalg_solve", tensors=2, promote=NONE, node="LinalgSolveExBackward0")
 def linalg_solve(A, B, left=True):
     _check_solve(A, B, left)
     if _vector_rhs(A, B):
-        return _solve_left(A if left else np.swapaxes(A, -1, -2), B[..., None])[..., 0]
-    if left:
-        return _solve_left(A, B)
-    return np.swapaxes(_solve_left(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2)
+        X = _solve_left(A if left else np.swapaxes(A, -1, -2), B[..., None])[..., 0]
+    elif left:
+        X = _solve_left(A, B)
+    else:
+        X = np.swapaxes(_solve_left(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2)
+    return _solution_layout(X, left)
 
 
 @linalg_solve.grad("A", "B")
@@ -515,7 +527,7 @@ def _check_cholesky_solve(self, input2, upper=False):
 @op("cholesky_solve", tensors=2, promote=NONE, method=True, check=_check_cholesky_solve)
 def cholesky_solve(self, input2, upper=False):
     """Solve A X = ``self`` given the Cholesky factor ``input2`` of A."""
-    return _factor_solve(input2, self, upper)
+    return _solution_layout(_factor_solve(input2, self, upper))
 
 
 @cholesky_solve.grad("self", "input2")

@@ -22,7 +22,8 @@ from .._backend import get_xp, linalg_functions
 from .._tensor import Tensor
 from .linalg import matmul
 from .linalg_decomp import (InvExResult, _column_major, SolveExResult, _check_matrix, _check_solve, _result,
-                            _shape, _vector_rhs, inv_backward, linalg_solve_triangular, mT,
+                            _shape, _solution_layout, _vector_rhs, inv_backward,
+                            linalg_solve_triangular, mT,
                             refuse_low_precision, solve_backward, tril, triu)
 from .registry import NONE, op
 
@@ -299,7 +300,7 @@ def _triangular(T, b, lower, unit=False):
 @op("linalg_lu_solve", tensors=3, promote=NONE, node="LinalgLuSolveBackward0",
     check=_check_lu_solve, complex_grad=True)
 def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
-    return _lu_solve_arrays(LU, pivots, B, left, adjoint)
+    return _solution_layout(_lu_solve_arrays(LU, pivots, B, left, adjoint), left)
 
 
 @linalg_lu_solve.grad("B")
@@ -352,7 +353,7 @@ def linalg_solve_ex(A, B, left=True, check_errors=False):
     vector = _vector_rhs(A, B)
     rhs = B[..., None] if vector else B
     X = _lu_solve_arrays(lu, piv, rhs, left, False)
-    return (X[..., 0] if vector else X), info
+    return _solution_layout(X[..., 0] if vector else X, left), info
 
 
 @linalg_solve_ex.grad("A", "B")
