@@ -1,5 +1,6 @@
-"""Batching rules of index_add, index_copy, index_fill and index_put, as torch's: a batched
-index (one per example) or a batched fill value, which the physical op cannot take as it is."""
+"""Batching rules of index_add, index_copy, index_fill, index_put and the view-scatter ops
+(select_scatter, slice_scatter), as torch's: a batched index (one per
+example) or a batched fill value, which the physical op cannot take as it is."""
 from __future__ import annotations
 
 import numpy as np
@@ -132,3 +133,21 @@ def index_put_rule(op, args, level):
     values = _physical_values(values, level, indexed)
     return wrap(op(materialize(self_, level), values, (slice(None),) + tuple(key), accumulate),
                 level)
+
+
+def _view_scatter(op, args, level, dims):
+    """The view-scatter ops (torch's rules, no per-example fallback): self and src expanded
+    to the batch where they are not batched, and the example's ``dims`` (positions in
+    ``args``) one past the batch, wrapped against the example's rank."""
+    self_, src = args[0], args[1]
+    rest = list(args[2:])
+    for k in dims:
+        rest[k - 2] = _shift(rest[k - 2], self_.dim())
+    return wrap(op(materialize(self_, level), materialize(src, level), *rest), level)
+
+
+@rule("select_scatter", "slice_scatter")
+def select_and_slice_scatter_rule(op, args, level):
+    """select_scatter and slice_scatter of examples: along the example's dim."""
+    return _view_scatter(op, args, level, dims=(2,))
+
