@@ -343,10 +343,12 @@ def solve_backward(grad, A, B_shape, left, result, solve):
     """Gradients of ``X = solve(A, B)``; ``solve`` solves the transposed system."""
     vec = len(B_shape) == 1 or (len(B_shape) == len(_shape(A)) - 1
                                 and tuple(B_shape) == _shape(A)[:-1])
-    gB = solve(mT(A), grad, left)
     if vec:
-        gA = -(unsqueeze(gB, -1) * unsqueeze(result, -2))
-        return (gA if left else mT(gA)), gB
+        # torch's: the vectors solved as one-column matrices, the column squeezed off after
+        gB = solve(mT(A), unsqueeze(grad, -1), left)
+        gA = -(gB * unsqueeze(result, -2))
+        return (gA if left else mT(gA)), squeeze(gB, -1)
+    gB = solve(mT(A), grad, left)
     gA = -matmul(gB, mT(result)) if left else -matmul(mT(result), gB)
     return gA, gB
 
@@ -839,4 +841,4 @@ Tensor.svd = svd
 from .._creation import zeros_like  # noqa: E402
 from .pointwise import is_complex_value, where  # noqa: E402
 from .reduction import sum_dim  # noqa: E402
-from .shape import cat, reshape, transpose, unsqueeze  # noqa: E402
+from .shape import cat, reshape, squeeze, transpose, unsqueeze  # noqa: E402
