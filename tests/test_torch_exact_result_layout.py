@@ -321,6 +321,12 @@ _SOLVERS = {
     "cholesky_solve": lambda t, A, B, b, L: t.cholesky_solve(B, L),
     "cholesky_solve_upper": lambda t, A, B, b, L: t.cholesky_solve(B, L.mH, upper=True),
     "cholesky_solve_broadcast": lambda t, A, B, b, L: t.cholesky_solve(B[0], L),
+    # solve_triangular's solution is column-major for X A = B too
+    "solve_triangular": lambda t, A, B, b, L: t.linalg.solve_triangular(A, B, upper=True),
+    "solve_triangular_right": lambda t, A, B, b, L: t.linalg.solve_triangular(
+        A, B.mT, upper=False, left=False),
+    "solve_triangular_broadcast": lambda t, A, B, b, L: t.linalg.solve_triangular(
+        A[0], B, upper=True, unitriangular=True),
 }
 
 

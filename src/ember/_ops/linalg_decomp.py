@@ -364,8 +364,10 @@ def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
     if unitriangular:
         A = A * (1 - xp.eye(n, dtype=A.dtype)) + xp.eye(n, dtype=A.dtype)
     if left:
-        return _solve_left(A, B)
-    return np.swapaxes(_solve_left(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2)
+        return _column_major(_solve_left(A, B))
+    # column-major on either side, as torch's (LAPACK's trsm writes B's copy in place)
+    return _column_major(np.swapaxes(
+        _solve_left(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2))
 
 
 @linalg_solve_triangular.grad("self", "B")
