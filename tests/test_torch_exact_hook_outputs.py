@@ -164,3 +164,18 @@ def test_an_unwanted_base_is_not_written_through_an_expanded_view():
         base[:1].expand(3).mul_(w)
         return t.autograd.grad(base.sum(), [w])
     same(body)
+
+
+def test_grad_viewing_a_view_with_an_offset_matches_torch():
+    """autograd.grad's result that views a gradient which itself starts past its storage's
+    start (diagonal_scatter's src gradient, a diagonal with an offset, reshaped by a view's
+    backward): the same elements (as_strided from the view's own offset; it read the
+    diagonal of offset 0)."""
+    def body(torch):
+        x = torch.zeros(3, 4, 5, dtype=torch.float64, requires_grad=True)
+        s = torch.zeros(3, 4, dtype=torch.float64, requires_grad=True)
+        w = torch.arange(60.0, dtype=torch.float64).reshape(3, 4, 5)
+        out = torch.diagonal_scatter(x, s.view(3, 4), 1, 1, 2)
+        g, = torch.autograd.grad(out, s, w)
+        return g, g.storage_offset(), g.stride()
+    same(body)

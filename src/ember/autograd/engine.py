@@ -1184,7 +1184,9 @@ def _expanded_view(task, g):
     owner = _visible(task, base)
     prev, state.grad_enabled = state.grad_enabled, False
     try:  # (made by the backward pass, so a view made in no_grad mode, as torch's)
-        view = owner.as_strided(g.shape, [st // item for st in g.strides], offset // item)
+        # (as_strided's offset counts from the storage's start, where the owner may not)
+        view = owner.as_strided(g.shape, [st // item for st in g.strides],
+                                owner.storage_offset() + offset // item)
     finally:
         state.grad_enabled = prev
     return view if view._data.flags.writeable == g.flags.writeable else None
