@@ -1,4 +1,4 @@
-"""Batching rules of the view-scatter ops (select_scatter, slice_scatter)
+"""Batching rules of the view-scatter ops (select_scatter, slice_scatter, diagonal_scatter)
 against torch 2.13: self, src or both batched at dim 0 or 1, negative dims included; the
 values, shapes, gradients, vmap(grad) and jacrev, and no per-example fallback warning."""
 import itertools
@@ -13,18 +13,21 @@ GEN = np.random.default_rng(1)
 X = GEN.standard_normal((4, 5))
 ROW = GEN.standard_normal(5)
 COL = GEN.standard_normal(4)
+DIAG = GEN.standard_normal(3)
 
 
 # (name, function of one example given torch and its tensors, the example arrays); torch
 # writes select_scatter and slice_scatter under vmap as a scatter (ScatterBackward0) and
-# ember as the op itself (SelectScatterBackward0, SliceScatterBackward0), so the nodes
-# are not compared
+# ember as the op itself (SelectScatterBackward0, SliceScatterBackward0), so only
+# diagonal_scatter's nodes are compared
 OPS = [
     ("select_scatter", lambda torch, x, s: torch.select_scatter(x, s, 0, 2), (X, ROW)),
     ("select_scatter_neg", lambda torch, x, s: x.select_scatter(s, -1, -2), (X, COL)),
     ("slice_scatter", lambda torch, x, s: torch.slice_scatter(x, s, 0, 1, 4, 2), (X, X[:2])),
     ("slice_scatter_neg", lambda torch, x, s: x.slice_scatter(s, -1, 2), (X, X[:, :3])),
     ("slice_scatter_default", lambda torch, x, s: torch.slice_scatter(x, s), (X, X)),
+    ("diagonal_scatter", lambda torch, x, s: torch.diagonal_scatter(x, s, 1), (X, COL)),
+    ("diagonal_scatter_neg", lambda torch, x, s: x.diagonal_scatter(s, -1, -1, -2), (X, DIAG)),
 ]
 
 

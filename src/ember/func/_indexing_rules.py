@@ -1,5 +1,5 @@
 """Batching rules of index_add, index_copy, index_fill, index_put and the view-scatter ops
-(select_scatter, slice_scatter), as torch's: a batched index (one per
+(select_scatter, slice_scatter, diagonal_scatter), as torch's: a batched index (one per
 example) or a batched fill value, which the physical op cannot take as it is."""
 from __future__ import annotations
 
@@ -151,3 +151,9 @@ def select_and_slice_scatter_rule(op, args, level):
     """select_scatter and slice_scatter of examples: along the example's dim."""
     return _view_scatter(op, args, level, dims=(2,))
 
+
+
+@rule("diagonal_scatter")
+def diagonal_scatter_rule(op, args, level):
+    """diagonal_scatter of examples: the diagonal of the example's dim1 and dim2."""
+    return _view_scatter(op, args, level, dims=(3, 4))
