@@ -321,6 +321,11 @@ _SOLVERS = {
     "cholesky_solve": lambda t, A, B, b, L: t.cholesky_solve(B, L),
     "cholesky_solve_upper": lambda t, A, B, b, L: t.cholesky_solve(B, L.mH, upper=True),
     "cholesky_solve_broadcast": lambda t, A, B, b, L: t.cholesky_solve(B[0], L),
+    # lstsq's solution: the first rows of LAPACK's column-major max(m, n)-row buffer
+    "lstsq": lambda t, A, B, b, L: t.linalg.lstsq(A, B).solution,
+    "lstsq_vector": lambda t, A, B, b, L: t.linalg.lstsq(A, b).solution,
+    "lstsq_tall": lambda t, A, B, b, L: t.linalg.lstsq(A[..., :3], B).solution,
+    "lstsq_wide": lambda t, A, B, b, L: t.linalg.lstsq(A[..., :3, :], B[..., :3, :]).solution,
     # solve_triangular's solution is column-major for X A = B too
     "solve_triangular": lambda t, A, B, b, L: t.linalg.solve_triangular(A, B, upper=True),
     "solve_triangular_right": lambda t, A, B, b, L: t.linalg.solve_triangular(

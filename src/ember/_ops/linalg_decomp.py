@@ -384,6 +384,16 @@ def _column_major(x):
     return get_xp(x).swapaxes(get_xp(x).swapaxes(x, -1, -2).copy(), -1, -2)
 
 
+def _in_lapack_rhs_buffer(X, rows):
+    """``X`` as the first rows of a column-major buffer of ``rows`` rows: LAPACK's
+    least-squares drivers overwrite the right-hand side, max(m, n) rows, with the solution,
+    and torch's solution is that view of it."""
+    xp = get_xp(X)
+    buffer = _column_major(xp.zeros(X.shape[:-2] + (rows, X.shape[-1]), X.dtype))
+    buffer[..., :X.shape[-2], :] = X
+    return buffer[..., :X.shape[-2], :]
+
+
 @op("triangular_solve", tensors=2, promote=NONE, outputs=2, undefined_grads=True,
     node="TriangularSolveBackward0")
 def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):  # noqa: N803
@@ -802,8 +812,8 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
            max(self.shape[-2:]) * np.finfo(self.dtype).eps) * s[..., :1]
     rank = (s > tol).sum(-1).astype(np.int64)
     X = linalg_pinv.kernel(self, None, rcond)
-    X = X @ B
     m, n = self.shape[-2:]
+    X = _in_lapack_rhs_buffer(X @ B, max(m, n))
     empty = get_xp(self).empty((0,), self.dtype)
     residuals = empty
     if driver != "gelsy" and m > n and np.all(rank == n):
