@@ -39,7 +39,6 @@ _KNOWN = {
     "ctc_loss": "torch's ctc_loss backward reads storage under vmap; ember's runs",
     "pack_padded_sequence": "torch reads storage under vmap; ember runs",
     "rrelu": "torch refuses rrelu_with_noise under vmap; ember runs it",
-    "as_strided_scatter": "torch refuses as_strided_scatter under vmap; ember runs it",
     "split_copy": "torch has no rule nor fallback for split_copy; ember runs it",
 }
 

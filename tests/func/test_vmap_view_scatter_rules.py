@@ -104,3 +104,13 @@ def test_wrong_src_shape_raises_as_torch(dims):
         return m.func.vmap(lambda x, s: m.select_scatter(x, s, 0, 1), in_dims=dims)(*t)
     theirs, ours = error_of(lambda: run(torch)), error_of(lambda: run(ember))
     assert theirs is not None and ours is not None and ours[0] == theirs[0], (ours, theirs)
+
+
+@pytest.mark.parametrize("dims", [(0, 0), (None, 0), (0, None), (1, None)])
+def test_as_strided_scatter_is_refused_as_torch(dims):
+    """torch has no batching rule for as_strided_scatter and raises its error."""
+    def body(torch):
+        t = [torch.tensor(_batch_of(a, d)) for a, d in zip((X, COL[:2]), dims)]
+        return torch.func.vmap(lambda x, s: torch.as_strided_scatter(x, s, (2,), (1,)),
+                               in_dims=dims)(*t)
+    same(body)

@@ -157,3 +157,11 @@ def select_and_slice_scatter_rule(op, args, level):
 def diagonal_scatter_rule(op, args, level):
     """diagonal_scatter of examples: the diagonal of the example's dim1 and dim2."""
     return _view_scatter(op, args, level, dims=(3, 4))
+
+
+@rule("as_strided_scatter")
+def as_strided_scatter_rule(op, args, level):
+    """torch has no rule for as_strided_scatter and refuses it under vmap (the examples'
+    strides say nothing of the batch's): its error, not a per-example run."""
+    raise RuntimeError(f"Error: aten::{op.name} requires special handling, and does not yet "
+                       f"have a batching rule. Feel free to file a github issue!")
