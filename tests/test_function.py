@@ -543,6 +543,42 @@ class TestCtxFeatures:
 
         same(body)
 
+    @pytest.mark.parametrize("materialize", [True, False])
+    @pytest.mark.parametrize("between", ["none", "exp"])
+    def test_backward_called_with_undefined_gradients_oracle(self, materialize, between):
+        # torch's engine calls every node it reaches: a Function below one whose backward
+        # returns None (through a built-in node or not) has its backward called, with None
+        # or with zeros as it materializes them, and its leaf gets that zero gradient
+        def body(torch):
+            seen = []
+
+            class Below(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.set_materialize_grads(materialize)
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, g):
+                    seen.append(g)
+                    return g
+
+            class DropsGradient(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, g):
+                    return None
+
+            x = torch.tensor([1., 2.], requires_grad=True)
+            y = Below.apply(x)
+            DropsGradient.apply(y.exp() if between == "exp" else y).sum().backward()
+            return seen, x.grad
+
+        same(body)
+
     def test_ctx_features_oracle(self):
         def body(torch):
             seen = []

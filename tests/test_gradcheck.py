@@ -398,8 +398,45 @@ def _functions(torch):
                 raise RuntimeError("no gradient")
             return g * 2
 
+    class MishandlesNone(torch.autograd.Function):
+        # (does arithmetic on the None an undefined output gradient arrives as)
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class NonzeroForNone(torch.autograd.Function):
+        # (gives a gradient where its output's gradient is undefined)
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return torch.ones_like(x) if g is None else g * 2
+
+    class RefusesNone(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            if g is None:
+                raise RuntimeError("no gradient")
+            return g * 2
+
     return {"nondet": Nondeterministic, "not_multiplied": NotMultiplied,
-            "refuses_zero": RefusesZeroGradient}
+            "refuses_zero": RefusesZeroGradient, "mishandles_none": MishandlesNone,
+            "nonzero_for_none": NonzeroForNone, "refuses_none": RefusesNone}
 
 
 _OPTION_CASES = [
@@ -416,7 +453,38 @@ _OPTION_CASES = [
     ("sin", {"check_grad_dtypes": True, "check_forward_ad": True}),
     ("not_multiplied", {"fast_mode": True}), ("refuses_zero", {"fast_mode": True}),
     ("nondet", {"check_batched_grad": True, "nondet_tol": 1e-6}),
+    ("mishandles_none", {}), ("mishandles_none", {"raise_exception": False}),
+    ("mishandles_none", {"check_undefined_grad": False}),
+    ("nonzero_for_none", {}), ("nonzero_for_none", {"raise_exception": False}),
+    ("nonzero_for_none", {"check_undefined_grad": False}),
+    ("refuses_none", {}), ("refuses_none", {"raise_exception": False}),
+    ("refuses_none", {"check_undefined_grad": False}),
 ]
+
+
+def test_check_undefined_grad_undefines_each_output_in_turn():
+    # with several outputs, torch's check leaves all their gradients undefined, then each
+    # one's alone (the others' zero): the backward sees each of those patterns
+    def body(torch):
+        seen = set()
+
+        class Two(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(False)
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                seen.add((ga is None, gb is None))
+                if ga is None and gb is None:
+                    return None
+                return (0 if ga is None else ga * 2) + (0 if gb is None else gb * 3)
+
+        x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        ok = torch.autograd.gradcheck(Two.apply, (x,))
+        return ok, sorted(seen)
+    same(body)
 
 
 @pytest.mark.parametrize("name,options", _OPTION_CASES)

@@ -957,7 +957,7 @@ def _times_in(outs, g):
 def _run_node(task, fn, grads):
     """Hooks, capture, then the node itself; returns its input gradients (or None)."""
     if grads is None or all(g is None for g in grads):
-        return None
+        return _run_undefined(task, fn)
     runs = task.run is None or fn in task.run
     if not runs and fn not in task.captures and not _sole_root(task, fn):
         # a node the pass neither runs nor captures from: torch's engine never queues it, so
@@ -1003,6 +1003,22 @@ def _run_node(task, fn, grads):
         # torch's post hooks see the gradients validated (shape and dtype of each input)
         outs = [None if o is None else _validate(task, fn, i, o) for i, o in enumerate(outs)]
         outs = _call_post_hooks(task, fn, outs, grads)
+    if not task.retain:
+        fn._release()
+    if not task.graph and not fn._fresh_outputs:
+        _note_borrowed(task, fn, outs)
+    return outs
+
+
+def _run_undefined(task, fn):
+    """A node reached with undefined gradients alone: a custom Function's backward is called
+    with them (torch's engine calls every node it reaches; what such a backward returns may
+    be defined), any other node gives undefined gradients and is not called."""
+    if (not fn._runs_undefined or task.batch is not None
+            or not (task.run is None or fn in task.run)):
+        return None
+    needed = task.useful if task.run is not None else None
+    outs = fn._apply([None] * _num_outputs(fn), task.graph, needed)
     if not task.retain:
         fn._release()
     if not task.graph and not fn._fresh_outputs:

@@ -111,6 +111,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls = None
     _fresh_outputs = False  # user code may return tensors it keeps: never steal them
+    _runs_undefined = True
     _arg_pos = ()  # positions of the forward's tensor arguments
     _n_args = 0
     _out_meta = None

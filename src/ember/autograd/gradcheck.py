@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from .function import Function
 from .grad_mode import enable_grad, no_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -192,10 +193,8 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
         for k, out in enumerate(checked):
             _check_batched_grad(out, k, wrt)
     _check_zero_grad_output(checked, wrt, masked)
-    if check_undefined_grad:
-        with enable_grad():  # (a graph of its own: the checks above freed theirs)
-            outs = _outputs(func, inputs)
-        _check_undefined_grad([outs[k] for k in _differentiable_outputs(outs)], wrt)
+    if check_undefined_grad:  # (graphs of its own: the checks above freed theirs)
+        _check_undefined_grad(func, inputs, wrt)
     return True
 
 
@@ -348,13 +347,44 @@ def _check_zero_grad_output(outs, wrt, masked):
             raise GradcheckError("grad is incorrect size")
 
 
-def _check_undefined_grad(outs, wrt):
-    """torch's check that backward functions take undefined output gradients: all of them
-    must give gradients that are None or zero, without a RuntimeError.
+def _check_undefined_grad(func, inputs, wrt):
+    """torch's check that backward functions take undefined output gradients: with every
+    output's gradient undefined, then (for several outputs) one at a time with the others'
+    zero, the input gradients must be None or zero, without a RuntimeError (any other
+    exception, as a backward doing arithmetic on None, propagates as in torch)."""
+    with enable_grad():
+        checked = _differentiable_outputs_of(func, inputs)
+        cases = [[_UndefinedGrad.apply(o) for o in checked]]
+        if len(checked) > 1:
+            for k in range(len(checked)):
+                outs = _differentiable_outputs_of(func, inputs)
+                cases.append([_UndefinedGrad.apply(o) if j == k else o
+                              for j, o in enumerate(outs)])
+    for outs in cases:
+        _check_undefined_grad_case(outs, wrt)
 
-    NOTE: ember's engine calls no node that receives no gradient, so the undefined gradients
-    are given as zeros here: what torch gives a Function that materializes its gradients
-    (the default) and what its built-in formulas treat alike."""
+
+def _differentiable_outputs_of(func, inputs):
+    outs = _outputs(func, inputs)
+    return [outs[k] for k in _differentiable_outputs(outs)]
+
+
+class _UndefinedGrad(Function):
+    """The identity whose backward gives an undefined (None) gradient, torch's
+    ``torch._C._functions.UndefinedGrad``: the nodes below it are reached with undefined
+    gradients, and a custom Function's backward gets None where it does not materialize
+    them."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return None
+
+
+def _check_undefined_grad_case(outs, wrt):
     import warnings
 
     from . import grad as autograd_grad
@@ -365,7 +395,7 @@ def _check_undefined_grad(outs, wrt):
                       "feature is enabled by default, but it may break existing callers of "
                       "this function. If this is true for you, you can call this function "
                       'with "check_undefined_grad=False" to disable the feature',
-                      stacklevel=4)
+                      stacklevel=2)
 
     notes = ('Please look at "Notes about undefined output gradients" in '
              '"tools/autograd/derivatives.yaml"')

@@ -106,6 +106,10 @@ class Node:
     # _apply_plain is; its leaf's own hooks are checked apart, as they live on the tensor).
     _leaf_plain = False
     _fresh_outputs = True  # its gradients are new arrays, never ones someone else holds
+    # Run even when every gradient it receives is undefined (None), as torch's engine runs
+    # every node it reaches: a custom Function's backward sees them (None, or zeros when it
+    # materializes them). A built-in formula gives undefined gradients then: it is skipped.
+    _runs_undefined = False
     # A list whose one item is ``(edges, leaves)``: the engine's _leaves_below for the last
     # ``_next`` it saw of the nodes sharing the list (nodes of one recording, whose edges stay
     # the same tuple from call to call), or None: told at each pass.
