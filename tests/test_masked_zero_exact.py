@@ -21,7 +21,7 @@ def _values(shape, seed):
     return a
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_relu_gradient_bits(dtype):
     def body(torch):
         x = torch.tensor(_values((64, 256), 0).astype(dtype), requires_grad=True)

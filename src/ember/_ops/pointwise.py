@@ -1036,17 +1036,18 @@ def _(grad_output, self, threshold):
 
 def _zero_at_or_below(bits, grad_output, self, threshold):
     """threshold_backward's masked path on NumPy arrays (masked_or_zero(self <= threshold,
-    grad_output, keep=False)): each value's bits and-ed with a word that is 0 where
-    ``self <= threshold`` and all ones elsewhere: the mask cast to words, less one (a cast
-    then an in-place subtraction: faster than a subtraction casting as it goes)."""
-    word = _less_equal(self, threshold).astype(bits)
-    _subtract(word, 1, out=word)  # (1 -> 0, 0 -> all ones: unsigned, it wraps around)
-    return _bitwise_and(grad_output.view(bits), word, out=word).view(grad_output.dtype)
+    grad_output, keep=False)): each value's bits multiplied by a word that is 0 where
+    ``self <= threshold`` and 1 elsewhere: the mask inverted in place, then cast to words (a
+    NaN in ``self`` keeps its gradient, as ``self <= threshold`` is then false)."""
+    word = _less_equal(self, threshold)
+    _invert(word, out=word)
+    word = word.astype(bits)
+    return _multiply(grad_output.view(bits), word, out=word).view(grad_output.dtype)
 
 
 _MASK_WORDS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 # (bound once: relu's gradient, at every training step)
-_less_equal, _subtract, _bitwise_and = np.less_equal, np.subtract, np.bitwise_and
+_less_equal, _invert, _multiply = np.less_equal, np.invert, np.multiply
 
 
 @threshold_backward.grad("grad_output")
