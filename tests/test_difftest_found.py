@@ -627,3 +627,27 @@ def test_soft_margin_loss_double_backward_is_torchs_node(reduction):
         g, = t.autograd.grad(loss, x, go, create_graph=True)
         return g, t.autograd.grad((g * t.tensor([1.0, 2.0, 3.0], dtype=t.float64)).sum(), (x, go))
     same(body)
+
+
+_OPTIMIZERS_NAN = ["Adam({p}, lr=0.01)", "Adam({p}, amsgrad=True, weight_decay=0.1)",
+                   "AdamW({p})", "Adam({p}, foreach=True)", "Adamax({p})", "NAdam({p})",
+                   "RAdam({p})", "Adagrad({p})", "RMSprop({p}, momentum=0.5, centered=True)",
+                   "Rprop({p})", "Adadelta({p})", "SGD({p}, lr=0.1, momentum=0.9)"]
+
+
+@pytest.mark.parametrize("kind", _OPTIMIZERS_NAN)
+def test_optimizer_steps_making_nan_are_quiet(kind):
+    """Seed 50000162: Adam's step of a float16 parameter with a zero gradient (eps rounds to
+    0 in float16, so 0/0) made torch's NaN with NumPy's "invalid value" RuntimeWarning; an
+    infinite gradient does so in most updates."""
+    def body(t):
+        out = []
+        for grad in (0.0, float("inf")):
+            p = t.tensor([1.0, -1.0, 0.0, 2.5], dtype=t.float16, requires_grad=True)
+            p.grad = t.full_like(p, grad)
+            o = eval("t.optim." + kind.format(p="[p]"))  # noqa: S307 - the table's text
+            o.step()
+            o.step()
+            out.append(p.detach().clone())
+        return out
+    same(body)

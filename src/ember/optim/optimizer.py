@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
+from .._backend.fp_errors import restore, silence
 from .._compile.hooks import grad_accessed
 from .._ops.binary import _lerp
 from .._ops.fused import lerp_
@@ -181,7 +182,14 @@ class Optimizer:
                             else:
                                 raise RuntimeError(f"{func} must return None or a tuple of "
                                                    f"(new_args, new_kwargs), but got {result}.")
-                out = func(*args, **kwargs)
+                # (the update's NumPy arithmetic without NumPy's floating point warnings, as
+                # a backward pass: torch makes a NaN of 0/0, as Adam's float16 eps rounded to
+                # 0 does, without a word)
+                quiet = silence()
+                try:
+                    out = func(*args, **kwargs)
+                finally:
+                    restore(quiet)
                 self._optimizer_step_code()
                 if self._optimizer_step_post_hooks or _global_optimizer_post_hooks:
                     for post_hook in chain(self._optimizer_step_post_hooks.values(),
