@@ -13,7 +13,7 @@ from numpy import ndarray as _ndarray
 from .._backend import get_xp
 from .._compile.hooks import backward_pass
 from .._size import Size
-from .._state import recording
+from .._state import recording, vmap_hook
 from .._tensor import Tensor, _object_new as _new
 from . import graph
 from .engine import backward_from, implicit_backward, run_backward
@@ -212,6 +212,15 @@ def _batch_size(outputs, grad_outputs):
     return sizes[0]
 
 
+def _under_vmap(outputs, inputs, grad_outputs, retain, create_graph, allow_unused,
+                is_grads_batched=False):
+    """grad's result where its grad_outputs are batched by the vmap running it (None: an
+    ordinary pass serves)."""
+    from ..func._lowering import grad_of_batched_outputs_grads
+    return grad_of_batched_outputs_grads(outputs, inputs, grad_outputs, retain, create_graph,
+                                         allow_unused, is_grads_batched)
+
+
 def _grad_rows(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                materialize_grads):
     """A batched ``grad`` as one backward pass per row: for graphs whose hooks must see each
@@ -273,14 +282,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             result = rows()
         else:
             lead = (_batch_size(outputs, grad_outputs),)
-            result = run_backward(outputs, grad_outputs, retain, create_graph, inputs=inputs_t,
-                                  capture=True, allow_unused=allow_unused, batch=lead[0],
-                                  unbatched=rows)
+            result = None if vmap_hook[0] is None else _under_vmap(
+                outputs, inputs_t, grad_outputs, retain, create_graph, allow_unused, True)
+            if result is None:
+                result = run_backward(outputs, grad_outputs, retain, create_graph,
+                                      inputs=inputs_t, capture=True, allow_unused=allow_unused,
+                                      batch=lead[0], unbatched=rows)
     else:
         grads = _make_grads(outputs, grad_outputs)
         _check_counts(outputs, grad_outputs)
-        result = run_backward(outputs, grads, retain, create_graph, inputs=inputs_t,
-                              capture=True, allow_unused=allow_unused)
+        result = None if vmap_hook[0] is None else _under_vmap(
+            outputs, inputs_t, grads, retain, create_graph, allow_unused)
+        if result is None:
+            result = run_backward(outputs, grads, retain, create_graph, inputs=inputs_t,
+                                  capture=True, allow_unused=allow_unused)
     if materialize_grads:
         from .._creation import zeros
         if any(g is None and type(i) is graph.GradientEdge for g, i in zip(result, inputs_t)):

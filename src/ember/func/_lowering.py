@@ -267,3 +267,31 @@ def batched_cotangents(out_leaves, inputs, cotangents, spec, create, outer, leve
             g = zeros((size,) + tuple(inp.shape), dtype=inp.dtype)
         out.append(BatchedTensor(outer.finish(g) if create else g.detach(), level))
     return _unflatten(out, spec)
+
+
+
+def grad_of_batched_outputs_grads(outputs, inputs, grad_outputs, retain, create, allow_unused,
+                                  is_grads_batched):
+    """``autograd.grad`` called under vmap with grad_outputs batched there, of a graph made
+    outside it (None when that is not the call): one backward pass carrying the whole batch
+    (``is_grads_batched``; where the call asked for it too, its batch and vmap's make one),
+    its gradients batched at that level. (A BatchedTensor holds no array, so the engine's
+    array formulas cannot take it as a gradient.)"""
+    from ..autograd import grad
+    from ._batched_tensor import batch_level
+    level = max((batch_level(g) for g in grad_outputs if g is not None), default=0)
+    if not level or level != len(_levels) or any(
+            batch_level(t) for t in outputs + inputs if isinstance(t, Tensor)):
+        return None
+    size = _levels[level - 1].size
+    phys = [None if g is None else materialize(g, level) for g in grad_outputs]
+    rows = grad_outputs[0].shape[0] if is_grads_batched else 0
+    if is_grads_batched:  # (vmap's batch, the call's batch, ...): one batch of both
+        phys = [g.reshape((size * rows,) + tuple(g.shape[2:])) for g in phys]
+    with _below(level):
+        grads = grad(outputs, inputs, tuple(phys), retain_graph=retain, create_graph=create,
+                     allow_unused=allow_unused, is_grads_batched=True)
+    if is_grads_batched:
+        grads = [None if g is None else g.reshape((size, rows) + tuple(g.shape[1:]))
+                 for g in grads]
+    return tuple(None if g is None else BatchedTensor(g, level) for g in grads)
