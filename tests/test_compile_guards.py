@@ -343,8 +343,21 @@ def test_outside_tensors_are_checked_with_arguments_of_every_kind():
 
 
 def test_a_list_of_tensors_in_a_closure_is_guarded_by_identity_and_type():
-    Ws = [ember.ones(2), ember.ones(2), ember.ones(2)]
+    # (a short list: item by item)
+    _check_list_guard([ember.ones(2), ember.ones(2), ember.ones(2)])
 
+
+def test_a_long_list_of_tensors_is_guarded_by_its_items_ids():
+    # a list longer than guards._CHAINED_ITEMS is compared by its items' ids, a shorter one
+    # item by item: each change to the long one records again too
+    from ember._compile.guards import _CHAINED_ITEMS
+    n = _CHAINED_ITEMS + 2
+    _check_list_guard([ember.full((2,), 1.0 + k / n) for k in range(n)])
+
+
+def _check_list_guard(Ws):
+    """Each change to the list ``Ws`` that a compiled function multiplies by records again,
+    and the same tensors replay their own recording."""
     def f(x):
         out = x
         for W in Ws:
@@ -353,7 +366,7 @@ def test_a_list_of_tensors_in_a_closure_is_guarded_by_identity_and_type():
     cf = ember.compile(f, recompile_limit=64)
     x = ember.full((2,), 2.0)
     _check(cf, f, x)
-    changes = [lambda: Ws.__setitem__(2, ember.full((2,), 3.0)),  # the last item replaced
+    changes = [lambda: Ws.__setitem__(-1, ember.full((2,), 3.0)),  # the last item replaced
                lambda: Ws.__setitem__(0, ember.full((2,), 5.0)),  # the first
                lambda: Ws.append(ember.full((2,), 7.0)),  # one more
                lambda: Ws.pop(),  # one fewer (the items of the second recording)

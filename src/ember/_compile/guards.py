@@ -33,6 +33,11 @@ from .._tensor import Tensor
 _SIMPLE = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis), slice)
 _MAX_DEPTH = 4
 _MAX_ITEMS = 2048
+# A list (tuple) of at most this many tensors is guarded item by item (``x[k] is not o``),
+# a longer one by its items' ids (``[*map(id, x)] != ids``). NOTE: the ids cost more up to
+# far longer lists (W2's two lists of two parameters: 240 ns each by ids, 80 item by item;
+# 16 items: 930 and 250): map() and the int objects id() makes each time.
+_CHAINED_ITEMS = 64
 _LIBRARIES = ("ember", "numpy", "torch", "builtins", "functools", "typing", "abc")
 
 
@@ -153,15 +158,28 @@ _MODES = operator.attrgetter("grad_enabled", "inference")  # (world()'s modes, o
 
 def _is_plain(meta):
     """A NumPy array's tensor that is no view (_tensor_meta's tuple): read by
-    _META_GETTER_BASE."""
+    _plain_meta."""
     return meta[1] is np.ndarray and meta[6]
 
 
-def _plain_metas(w, expr, metas):
-    """A condition: the tensors of the tuple ``expr`` no longer have ``metas``
-    (_tensor_meta's tuples of plain tensors), all read in one mapped getter call."""
+def _plain_metas(w, tensors, metas):
+    """A condition: the tensors named by the expressions ``tensors`` no longer have
+    ``metas`` (_tensor_meta's tuples of plain tensors), all compared at once: one list of
+    their metadata tuples, written out tensor by tensor.
+
+    NOTE: written out, each tensor's array is read once; a mapped ``attrgetter`` of the
+    same fields (fewer bytecodes) reads it for each of its four fields, and costs a third
+    more per call (W2's six tensors, about 0.5 us)."""
     expected = [meta[:6] + (meta[7], None) for meta in metas]
-    return f"[*map({w.bind(_META_GETTER_BASE)}, {expr})] != {w.bind(expected)}"
+    return f"[{', '.join(_plain_meta(w, t) for t in tensors)}] != {w.bind(expected)}"
+
+
+def _plain_meta(w, t):
+    """An expression: _META_GETTER's fields of tensor ``t`` and its ``_base`` (None for a
+    tensor that is no view, compared in the same tuple), its array read once."""
+    a = w._name("a")
+    return (f"({t}.__class__, ({a} := {t}._data).__class__, {a}.shape, {a}.dtype, "
+            f"{a}.strides, {t}._requires_grad, {t}._is_inference, {t}._base)")
 
 
 def _argument_lines(w, args, kwargs, spec, n_tensors, plain):
@@ -173,7 +191,7 @@ def _argument_lines(w, args, kwargs, spec, n_tensors, plain):
     tensors when they are all plain tensors; anything else through flatten_args and
     ``spec``."""
     if plain:
-        outside = w.bind(tuple(t for t, _ in plain))
+        outside = [w.bind(t) for t, _ in plain]
         outside_metas = [meta for _, meta in plain]
     if kwargs or not all(isinstance(v, Tensor) or type(v) in _SIMPLE for v in args):
         w.scope["flatten_args"] = flatten_args
@@ -184,13 +202,15 @@ def _argument_lines(w, args, kwargs, spec, n_tensors, plain):
         return [f"tensors[{k}]" for k in range(n_tensors)]
     metas = [_tensor_meta(v) for v in args if isinstance(v, Tensor)]
     if args and len(metas) == len(args) and all(_is_plain(meta) for meta in metas):
-        # (another number of arguments gives another number of tuples; an object in a
-        # tensor's place lacks a tensor's attributes, or gives another class first)
-        changed = (_plain_metas(w, f"args + {outside}", metas + outside_metas) if plain
-                   else _plain_metas(w, "args", metas))
-        w.lines += ["try:", f"    if kwargs or {changed}: return _fail",
+        # (another number of arguments fails to unpack; an object in a tensor's place
+        # lacks a tensor's attributes, or gives another class first)
+        names = [w._name("p") for _ in args]
+        changed = _plain_metas(w, names + (outside if plain else []),
+                               metas + (outside_metas if plain else []))
+        w.lines += ["try:", f"    {''.join(n + ', ' for n in names)}= args",
+                    f"    if kwargs or {changed}: return _fail",
                     "except Exception:", "    return _fail", "tensors = args"]
-        return [f"args[{k}]" for k in range(len(args))]
+        return names
     if plain:
         w.fail_if(_plain_metas(w, outside, outside_metas))
     w.fail_if("kwargs")
@@ -222,8 +242,6 @@ def _argument_lines(w, args, kwargs, spec, n_tensors, plain):
 _GOT = ("__class__", "_data.__class__", "_data.shape", "_data.dtype", "_data.strides",
         "_requires_grad", "_is_inference")
 _META_GETTER = operator.attrgetter(*_GOT)
-# (and ``_base``, for a tensor that is no view: None, compared in the same tuple)
-_META_GETTER_BASE = operator.attrgetter(*_GOT, "_base")
 
 
 def _meta_changed(w, t, meta):
@@ -232,7 +250,7 @@ def _meta_changed(w, t, meta):
         a = w.local(f"{t}._data")
         return f"{_TENSOR_META.format(t=t, a=a)} != {w.bind(meta)}"
     if meta[6]:  # no view: its base (None) read with the rest
-        return f"{w.bind(_META_GETTER_BASE)}({t}) != {w.bind(meta[:6] + (meta[7], None))}"
+        return f"{_plain_meta(w, t)} != {w.bind(meta[:6] + (meta[7], None))}"
     return f"{w.bind(_META_GETTER)}({t}) != {w.bind(meta[:6] + (meta[7],))} or {t}._base is None"
 
 
@@ -484,14 +502,14 @@ class GuardWriter:
             self._items(x, v, level)
         elif all(type(item) in _SIMPLE for item in v):  # (compared at once, with a copy)
             self.fail_if(f"type({x}) is not {t.__name__} or not {x} == {self.bind(t(v))}")
-        elif len(v) > 1 and all(isinstance(item, Tensor) for item in v):
-            # (tensors, by identity: their ids, read in one mapped call; the tensors bound
-            # keep their ids their own)
+        elif len(v) > _CHAINED_ITEMS and all(isinstance(item, Tensor) for item in v):
+            # (many tensors, by identity: their ids, read in one mapped call; the tensors
+            # bound keep their ids their own)
             self.bind(tuple(v))
             self.fail_if(f"type({x}) is not {t.__name__} "
                          f"or [*map(id, {x})] != {self.bind([id(item) for item in v])}")
         elif all(isinstance(item, Tensor) for item in v):
-            # (tensors, by identity: one condition, as a list of parameters is)
+            # (tensors, by identity: one condition, item by item)
             self.fail_if(" or ".join([f"type({x}) is not {t.__name__} or len({x}) != {len(v)}"]
                                      + [f"{x}[{k}] is not {self.bind(item)}"
                                         for k, item in enumerate(v)]))
