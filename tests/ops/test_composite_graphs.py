@@ -83,6 +83,24 @@ CASES = {
     "triangular_solve": lambda t, a, b, v: t.triangular_solve(a[:, :2], a[:, 1:].triu())[0],
     "triangular_solve_coefficient": lambda t, a, b, v: t.triangular_solve(
         a[:, :2], b[:, 1:], upper=False, transpose=True)[1],
+    # the triangular solvers' gradients with respect to the matrix keep its triangle with
+    # torch's triu/tril (TriuBackward0, TrilBackward0), cholesky's halves its sum by a number
+    **{f"{name}_gradient": (lambda solve: lambda t, a, b, v: _gradient_of_square(
+        t, a, lambda m: solve(t, m, b[:, :2])))(solve)
+       for name, solve in (
+           ("solve_triangular_upper", lambda t, m, r: t.linalg.solve_triangular(
+               m, r, upper=True)),
+           ("solve_triangular_lower_unit", lambda t, m, r: t.linalg.solve_triangular(
+               m, r, upper=False, unitriangular=True)),
+           ("solve_triangular_right", lambda t, m, r: t.linalg.solve_triangular(
+               m, r.mT, upper=False, left=False)),
+           ("triangular_solve", lambda t, m, r: t.triangular_solve(r, m)[0]),
+           ("triangular_solve_lower_transposed", lambda t, m, r: t.triangular_solve(
+               r, m, upper=False, transpose=True)[0]),
+           ("triangular_solve_unit", lambda t, m, r: t.triangular_solve(
+               r, m, unitriangular=True)[0]),
+           ("cholesky", lambda t, m, r: t.linalg.cholesky(m @ m.mT)),
+           ("cholesky_upper", lambda t, m, r: t.linalg.cholesky(m @ m.mT, upper=True)))},
     # torch's C++ compositions add and subtract doubles with the Scalar overloads
     "rms_norm": lambda t, a, b, v: t.nn.functional.rms_norm(a, (4,), eps=1e-3),
     "cosine_embedding_loss": lambda t, a, b, v: t.nn.functional.cosine_embedding_loss(
@@ -134,6 +152,13 @@ CASES = {
 def _batch_of_2x2(t, a):
     """Three invertible 2x2 matrices of ``a``."""
     return a.reshape(3, 2, 2) + t.eye(2, dtype=t.float64)
+
+
+def _gradient_of_square(t, a, f):
+    """The gradient (as a graph: create_graph) of ``f(m).sum()`` with respect to ``m``, a
+    well-conditioned 3x3 matrix made of ``a``."""
+    m = a[:, :3] + 2 * t.eye(3, dtype=t.float64)
+    return t.autograd.grad(f(m).sum(), m, create_graph=True)[0]
 
 
 def _seeded(t):

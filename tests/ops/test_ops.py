@@ -605,7 +605,7 @@ _GRADIENT_NAMES_DIFFER = frozenset({
     "div_true_kw", "fft_complex", "grid_sampler", "grid_sampler_2d",
     "grid_sampler_3d", "ifft_complex", "index_copy", "index_copy_",
     "index_reduce", "index_reduce_", "index_reduce_method", "irfft", "irfft2", "irfftn",
-    "linalg_det", "linalg_householder_product", "linalg_slogdet", "linalg_solve_triangular",
+    "linalg_det", "linalg_householder_product", "linalg_slogdet",
     "logcumsumexp", "logdet", "masked_scatter",
     "masked_scatter_", "mean_dim", "multi_margin_loss",
     "nn.functional.conv_tbc", "nn.functional.grid_sample", "orgqr", "pack_padded_sequence",

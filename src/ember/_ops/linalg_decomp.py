@@ -1,8 +1,9 @@
 """Matrix functions and decompositions: inv, det, slogdet, solve, cholesky, qr, eigh, svd, ...
 
 Every op takes batches (..., m, n). Derivatives are torch's (FunctionsManual.cpp), written with
-ember ops so that they differentiate again; triangular, diagonal and identity matrices are
-products with constant masks, which keeps the formulas free of ops outside this family.
+ember ops so that they differentiate again; triangles are torch's tril and triu (their nodes
+in a gradient's graph are torch's), diagonal and identity matrices products with constant
+masks.
 Decompositions carry torch's gauge caveats: eigenvector and singular vector gradients assume
 distinct eigen/singular values and a loss that does not depend on the vectors' signs.
 """
@@ -16,6 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import device_type, get_xp, linalg_errors, to_numpy
 from .._tensor import Tensor
+from .diagonal import tril, triu
 from .einsum import const
 from .linalg import matmul
 from . import opmath
@@ -60,16 +62,6 @@ def mH(x):
 
 def _shape(x):
     return tuple(x.shape)
-
-
-def tril(x, k=0):
-    m, n = _shape(x)[-2:]
-    return x * const(np.tri(m, n, k), x)
-
-
-def triu(x, k=0):
-    m, n = _shape(x)[-2:]
-    return x * const(1 - np.tri(m, n, k - 1), x)
 
 
 def diagonal(x):
@@ -458,7 +450,7 @@ def _cholesky_grad(grad, upper, result):
     L = mH(result) if upper else result
     gL = mH(grad) if upper else grad
     gA = tril(matmul(mH(L), gL))
-    gA = 0.5 * (gA + mH(tril(gA, -1)))
+    gA = mul_scalar(gA + mH(tril(gA, -1)), 0.5)  # (torch's C++ 0.5 *: MulBackward1)
     gA = linalg_solve_triangular(mH(L), gA, True, True)
     return linalg_solve_triangular(L, gA, False, False)
 
@@ -851,6 +843,6 @@ Tensor.qr = qr
 Tensor.svd = svd
 
 from .._creation import zeros_like  # noqa: E402
-from .pointwise import is_complex_value, where  # noqa: E402
+from .pointwise import is_complex_value, mul_scalar, where  # noqa: E402
 from .reduction import sum_dim  # noqa: E402
 from .shape import cat, reshape, squeeze, transpose, unsqueeze  # noqa: E402
