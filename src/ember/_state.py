@@ -17,6 +17,10 @@ class _ThreadState(threading.local):
     # reads it once per recorded op); the error message of disable_saved_tensors_hooks, or None.
     saved_hooks = ()
     saved_hooks_disabled = None
+    # __torch_function__: 0 on, 1 for modes only (DisableTorchFunctionSubclass), 2 off
+    # (DisableTorchFunction); the stack of TorchFunctionMode objects, innermost last
+    torch_function_off = 0
+    function_modes = ()
 
 
 state = _ThreadState()
@@ -59,9 +63,14 @@ vmap_hook = [None]
 # (ember/_ops/inplace.py reads it)
 captured_write_check = [None]
 
-# Whether any of forward_hook, profiler_hook, recording and captured_write_check is set: the
-# hot paths (the generated operators, a compiled function's call) test this one flag, and
-# each of those hooks only when it is on. set_hook keeps it: the only way those hooks are
+# How many TorchFunctionMode contexts are open, all threads together, or None when none is:
+# while one is, the generated operators take the op registry's general path, where the mode
+# sees each call (ember.overrides).
+function_mode = [None]
+
+# Whether any of forward_hook, profiler_hook, recording, captured_write_check and
+# function_mode is set: the hot paths (the generated operators, a compiled function's call)
+# test this one flag, and each of those hooks only when it is on. set_hook keeps it: the only way those hooks are
 # set (tests/test_state_hooks.py checks that no other code assigns them).
 intercepted = [False]
 
@@ -75,4 +84,5 @@ def set_hook(hook, value):
     follows every write before it."""
     hook[0] = value
     intercepted[0] = not (forward_hook[0] is None and profiler_hook[0] is None
-                          and recording[0] is None and captured_write_check[0] is None)
+                          and recording[0] is None and captured_write_check[0] is None
+                          and function_mode[0] is None)

@@ -466,6 +466,32 @@ class Tensor:
             return "tensor("
         return f"{cls.__name__}("
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from .overrides import _subclass_made
+        _subclass_made(cls)
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None,
+                       dispatch_device=False, dispatch_layout=False, _extra_dispatch_keys=None,
+                       storage_size=None):
+        """A ``cls`` instance sharing ``data``'s memory and version counter, a leaf
+        (detached), requiring grad if ``require_grad``."""
+        if not isinstance(cls, type):
+            raise TypeError(f"cls must be a type (got {typename(cls)})")
+        if not issubclass(cls, Tensor):
+            raise TypeError(f"Creating a Tensor subclass from a class that does not inherit "
+                            f"from Tensor is not possible. Make sure your class inherits "
+                            f"from Tensor.")
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
+                            f"not {typename(data)}")
+        t = _wrap(data._data, cls)
+        t._vc = data._version_counter()
+        if require_grad:
+            Tensor.requires_grad_(t, True)
+        return t
+
     def __repr__(self, *, tensor_contents=None):
         read_data("a tensor printed")
         from ._printing import tensor_str
@@ -760,6 +786,16 @@ class Tensor:
                                "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
+        if type(self) is not Tensor and type(self.new_empty(())) is not type(self):
+            # (torch's test: its copy is made by new_empty, which a subclass's default
+            # __torch_function__ runs with subclass dispatch off, so a plain tensor)
+            raise RuntimeError(
+                "The default implementation of __deepcopy__() for non-wrapper subclasses "
+                "only works for subclass types that implement new_empty() and for which that "
+                "function returns another instance of the same subclass. You should either "
+                "properly implement new_empty() for your subclass or override __deepcopy__() "
+                "if it is intended behavior for new_empty() to return an instance of a "
+                "different type.")
         new = _wrap(self._data.copy(), type(self))
         new._vc = [1]  # torch sets the copied storage in place (set_): version 1
         new._requires_grad = self._requires_grad
@@ -775,17 +811,22 @@ class Tensor:
         if dev.type == "meta":  # (no values: its shape and dtype are what there is to keep)
             return (_rebuild_meta, (type(self), tuple(self._data.shape), self._data.dtype.str,
                                     self._requires_grad))
+        # a subclass's own attributes travel with it (torch's _rebuild_from_type_v2)
+        extra = {k: v for k, v in self.__dict__.items() if not k.startswith("_")} if (
+            type(self) is not Tensor) else None
         return (_rebuild, (type(self), to_numpy(self._data), self._requires_grad,
-                           None if dev.type == "cpu" else str(dev)))
+                           None if dev.type == "cpu" else str(dev)) + ((extra,) if extra else ()))
 
 
-def _rebuild(cls, array, requires_grad, dev=None):
+def _rebuild(cls, array, requires_grad, dev=None, extra=None):
     if dev is not None:
         from ._backend.device import move
         array = move(array, device(dev))
     t = _wrap(array, cls)
     t._vc = [1]  # torch rebuilds a tensor by setting its storage in place: version 1
     t._requires_grad = requires_grad
+    if extra:
+        t.__dict__.update(extra)
     return t
 
 

@@ -39,8 +39,8 @@ from . import opmath
 from .._backend import as_array, get_xp, is_array
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from .._backend.layout import iterator_layout
-from .._state import (forward_hook, intercepted, profiler_hook, record_extras, state,
-                      vmap_hook)
+from .._state import (forward_hook, function_mode, intercepted, profiler_hook, record_extras,
+                      state, vmap_hook)
 from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap, typename
 from ..autograd._grad_versions import writing
@@ -575,6 +575,10 @@ class OpDef:
     out_function = None
     wraps_number = False
 
+    @property
+    def __name__(self):  # (the name a __torch_function__ reads of the op it is handed)
+        return self.name
+
     def __reduce_ex__(self, protocol):
         # Pickled and copied by reference, as torch's functions are (copy.deepcopy of a module
         # holding ``torch.tanh`` keeps that very function): a registered op is found again
@@ -1100,7 +1104,8 @@ def _compile_operator(d, name, tail, plain):
     chain = blocks[0] + [line if k else "el" + line
                          for block in blocks[1:] for k, line in enumerate(block)]
     lines = ["def operator(self, other):",
-             "    if not intercepted[0] or (forward_hook[0] is None and profiler_hook[0] is None):"]
+             "    if not intercepted[0] or (forward_hook[0] is None and profiler_hook[0] is None"
+             " and function_mode[0] is None):"]
     lines += ["        " + line for line in chain]
     lines += ["        elif not isinstance(other, OPERANDS):",
               "            return foreign_operand(name, self, other)"]
@@ -1112,7 +1117,7 @@ def _compile_operator(d, name, tail, plain):
              "ufunc": d.ufunc, "Tensor": Tensor, "ndarray": _ndarray, "asarray": np.asarray,
              "iterator_layout": iterator_layout, "_new": object.__new__, "state": state,
              "forward_hook": forward_hook, "profiler_hook": profiler_hook,
-             "intercepted": intercepted,
+             "intercepted": intercepted, "function_mode": function_mode,
              "quiet_context": quiet_context, "inside": inside, "OPERANDS": OPERANDS,
              "foreign_operand": foreign_operand, "dispatch": dispatch,
              "PYTHON_NUMBERS": PYTHON_NUMBERS, **SCALAR_SCOPE}
@@ -1514,8 +1519,11 @@ def _tensor_call(op, args):
 def tensor_caller(op):
     """``op.caller``, generated on first use: the one place that makes it, so that whoever
     wraps it for a while (autocast) puts back the whole path (the versions torch's kernel
-    shows included, see _compile_caller), never a part that would outlive the wrapping."""
-    call = op.caller
+    shows included, see _compile_caller), never a part that would outlive the wrapping.
+
+    NOTE: read from the op's own attributes: while ``__torch_function__`` dispatch is on,
+    ``op.caller`` is the path through it (ember.overrides), around this one."""
+    call = op.__dict__["caller"]
     if call is None:
         call = op.caller = _compile_caller(op)
     return call

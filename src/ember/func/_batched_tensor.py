@@ -20,6 +20,7 @@ from __future__ import annotations
 from .. import _dtype as D
 from .._size import Size
 from .._tensor import Tensor, _wrap_dim
+from ..overrides import _disabled_torch_function_impl
 
 ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
         "calling .item() on a Tensor, please try to rewrite what you're doing with other "
@@ -68,6 +69,9 @@ class BatchedTensor(Tensor):
     """One example of a batch under vmap level ``_level`` (physical value ``_value``)."""
 
     __slots__ = ()
+    # (torch's batched tensors are no Python subclass: vmap's hook sees their ops, not the
+    # __torch_function__ protocol)
+    __torch_function__ = _disabled_torch_function_impl
 
     def __init__(self, value, level):
         self.__dict__["_value"] = value

@@ -4,10 +4,14 @@ from __future__ import annotations
 __all__ = ["Buffer", "Parameter"]
 
 from .._tensor import Tensor, _wrap
+from ..overrides import _disabled_torch_function_impl
 
 
 class Parameter(Tensor):
     """A kind of Tensor that is to be considered a module parameter."""
+
+    # results of ops on parameters are plain tensors, as torch's
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -61,6 +65,8 @@ class _BufferMeta(type):
 
 class Buffer(Tensor, metaclass=_BufferMeta):
     """A kind of Tensor that a Module registers as a buffer when assigned as an attribute."""
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:

@@ -12,6 +12,7 @@ from enum import IntEnum
 
 from ... import _dtype as D
 from ..._tensor import Tensor
+from ...overrides import _disabled_torch_function_impl
 
 __all__ = ["causal_upper_left", "causal_lower_right", "CausalVariant", "CausalBias"]
 
@@ -25,6 +26,9 @@ class CausalVariant(IntEnum):
 
 class CausalBias(Tensor):
     """A causal mask kept as its variant and sequence lengths, made into a mask when needed."""
+
+    # (scaled_dot_product_attention takes it by its own test, not through __torch_function__)
+    __torch_function__ = _disabled_torch_function_impl
 
     def __init__(self, variant: CausalVariant, seq_len_q: int, seq_len_kv: int):
         if not isinstance(variant, CausalVariant):

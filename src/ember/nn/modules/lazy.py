@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 
 from ..._tensor import Tensor, _wrap
+from ...overrides import _disabled_torch_function_impl
 from ..parameter import Parameter
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
 from .linear import Linear
@@ -28,6 +29,10 @@ _NO_SHAPE = ("Can't access the shape of an uninitialized parameter or buffer. Th
 
 class _Uninitialized:
     """What an uninitialized parameter or buffer refuses: its shape and data."""
+
+    # (torch's refuses most functions in its __torch_function__; ember's refuses by the
+    # methods below, and defining one a subclass dispatches through would make every op pay)
+    __torch_function__ = _disabled_torch_function_impl
 
     @property
     def shape(self):

@@ -1,0 +1,562 @@
+"""``__torch_function__``: Tensor subclasses, tensor-like objects and TorchFunctionMode.
+
+torch's protocol: a call whose arguments include an object whose type defines
+``__torch_function__`` (a Tensor subclass, or any class) hands the call to that method,
+``cls.__torch_function__(func, types, args, kwargs)``; the default one, ``Tensor``'s, runs the
+call with subclass dispatch disabled and returns its tensors as the most derived subclass.
+An active :class:`TorchFunctionMode` sees every call first.
+
+Where ember dispatches (nothing of it runs for plain Tensors and Parameters until a Tensor
+subclass with ``__torch_function__`` behaviour is defined or a mode entered):
+
+- every op of the registry, whatever calls it (``ember.add``, ``Tensor.add``, ``x + y``,
+  ``nn.functional``, ember's own composites): the op's Tensor path, ``op.caller``, becomes a
+  property that routes a call with such arguments here (``route_ops``). ``func`` is then the op
+  itself (its ``__name__`` torch's name), called with the op's arguments;
+- every public method, operator and property of a Tensor subclass (``y.add(1)``, ``y + 1``,
+  ``y[0]``, ``y.T``): the subclass gets methods that dispatch with ``func`` torch's
+  (``Tensor.add``, ``Tensor.__getitem__``, ``Tensor.T.__get__``), installed when the class is
+  made, so that ``Tensor``'s own methods stay as they are;
+- the ``ember.*`` functions of torch's parser, for objects that are not tensors (torch's
+  ``ScalarTensor`` example): a call that failed on them is handed to their
+  ``__torch_function__`` with ``func`` the public function.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import threading
+import warnings
+
+from ._state import function_mode, set_hook, state
+from ._tensor import Tensor
+
+__all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
+           "handle_torch_function", "has_torch_function", "has_torch_function_unary",
+           "has_torch_function_variadic", "is_tensor_like", "is_tensor_method_or_property",
+           "wrap_torch_function", "TorchFunctionMode", "enable_reentrant_dispatch",
+           "get_default_nowrap_functions", "resolve_name"]
+
+# -- the switches -------------------------------------------------------------------------------
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """The ``__torch_function__`` of a type that takes no part in the protocol (Parameter):
+    the call runs as for a plain Tensor."""
+    with DisableTorchFunctionSubclass():
+        return func(*args, **(kwargs or {}))
+
+
+class _Disabled:
+    """Context manager setting ``state.torch_function_off`` to at least ``level``."""
+
+    level = 0
+
+    def __enter__(self):
+        self._before = state.torch_function_off
+        state.torch_function_off = max(self._before, self.level)
+        return self
+
+    def __exit__(self, *exc):
+        state.torch_function_off = self._before
+        return False
+
+
+class DisableTorchFunctionSubclass(_Disabled):
+    """Within it, Tensor subclasses' ``__torch_function__`` is not called (modes still are)."""
+
+    level = 1
+
+
+class DisableTorchFunction(_Disabled):
+    """Within it, neither ``__torch_function__`` nor TorchFunctionMode is called."""
+
+    level = 2
+
+
+def _is_torch_function_enabled() -> bool:
+    return state.torch_function_off == 0
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    return state.torch_function_off < 2 and bool(state.function_modes)
+
+
+# -- who overrides --------------------------------------------------------------------------------
+def _overrides(cls) -> bool:
+    """Whether objects of type ``cls`` take part in the protocol (a plain Tensor does not: its
+    default ``__torch_function__`` is the plain call; nor a type that disabled it)."""
+    if cls is Tensor:
+        return False
+    method = getattr(cls, "__torch_function__", None)
+    return method is not None and method is not _disabled_torch_function_impl
+
+
+_PLAIN = frozenset((Tensor, int, float, bool, complex, str, type(None)))
+
+
+def _get_overloaded_args(relevant_args, get_type_fn=type):
+    """The arguments whose types override, one per type, a subclass before its bases (in
+    which order their ``__torch_function__`` is tried)."""
+    types, out = [], []
+    for arg in relevant_args:
+        cls = get_type_fn(arg)
+        if cls in _PLAIN or cls in types or not _overrides(cls):
+            continue
+        index = len(out)
+        for k, old in enumerate(out):
+            if issubclass(cls, get_type_fn(old)):
+                index = k
+                break
+        types.append(cls)
+        out.insert(index, arg)
+    return out
+
+
+def _flat(args, kwargs=None):
+    """The arguments a call's dispatch looks at: each one, and the items of a list or tuple
+    (``cat([x, y])``), as torch's parser reads its Tensor and TensorList parameters."""
+    for a in args:
+        if type(a) in (list, tuple):
+            yield from a
+        else:
+            yield a
+    if kwargs:
+        yield from _flat(kwargs.values())
+
+
+def has_torch_function(relevant_args) -> bool:
+    """Whether a call with ``relevant_args`` would be handed to ``__torch_function__``."""
+    off = state.torch_function_off
+    if off == 2:
+        return False
+    if state.function_modes:
+        return True
+    return off == 0 and any(_overrides(type(a)) for a in relevant_args)
+
+
+def has_torch_function_unary(obj) -> bool:
+    """``has_torch_function((obj,))``."""
+    return has_torch_function((obj,))
+
+
+def has_torch_function_variadic(*args) -> bool:
+    """``has_torch_function(args)``."""
+    return has_torch_function(args)
+
+
+def is_tensor_like(inp) -> bool:
+    """Whether ``inp`` is a Tensor or an object whose type defines ``__torch_function__``."""
+    return type(inp) is Tensor or hasattr(inp, "__torch_function__")
+
+
+def _qualified_name(func):
+    from ._ops.registry import OpDef
+    if isinstance(func, OpDef):
+        return f"ember.{func.name}"
+    owner = getattr(func, "__self__", None)  # (a property's __get__)
+    if isinstance(owner, property) and owner.fget is not None:
+        return f"ember.Tensor.{owner.fget.__name__}.__get__"
+    module = getattr(func, "__module__", None) or "ember"
+    return f"{module}.{getattr(func, '__qualname__', getattr(func, '__name__', func))}"
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Call ``public_api(*args, **kwargs)`` through the ``__torch_function__`` of the modes
+    and of the overriding types among ``relevant_args``: the first result that is not
+    NotImplemented, else torch's TypeError."""
+    overloaded = _get_overloaded_args(relevant_args) if state.torch_function_off == 0 else []
+    return _handle(public_api, overloaded, args, kwargs, python=True)
+
+
+def _handle(public_api, overloaded, args, kwargs, python=False):
+    """``handle_torch_function`` with the overriding arguments found, ``kwargs`` None where
+    torch's C functions hand None (no keyword given); the error when every handler returned
+    NotImplemented is torch's C functions' unless ``python``."""
+    types = tuple(map(type, overloaded))
+    mode_on = _is_torch_function_mode_enabled()
+    if mode_on:
+        with _pop_mode_temporarily() as mode:
+            result = mode.__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    for arg in overloaded:
+        method = arg.__torch_function__
+        if getattr(method, "__self__", None) is arg:
+            warnings.warn("Defining your `__torch_function__ as a plain method is deprecated and "
+                          "will be an error in future, please define it as a classmethod.",
+                          DeprecationWarning, stacklevel=2)
+        result = method(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    if not python:
+        lines = [f"  - mode object {_get_current_function_mode()!r}"] if mode_on else []
+        lines += [f"  - tensor subclass {type(a)!r}" for a in overloaded]
+        raise TypeError(f"Multiple dispatch failed for '{_qualified_name(public_api)}'; all "
+                        "__torch_function__ handlers returned NotImplemented:\n\n"
+                        + "".join(line + "\n" for line in lines)
+                        + "\nFor more information, try re-running with "
+                        "TORCH_LOGS=not_implemented")
+    msg = (f"no implementation found for '{_qualified_name(public_api)}' on types that "
+           f"implement __torch_function__: {[type(a) for a in overloaded]}")
+    if mode_on:
+        msg += f" nor in mode {_get_current_function_mode()}"
+    raise TypeError(msg)
+
+
+def _dispatched(func, args, kwargs):
+    """``func(*args, **kwargs)``, through ``__torch_function__`` where the call has an
+    overriding argument or a mode is on."""
+    off = state.torch_function_off
+    if off < 2:
+        overloaded = _get_overloaded_args(_flat(args, kwargs)) if off == 0 else ()
+        if overloaded or state.function_modes:
+            return _handle(func, overloaded, args, kwargs or None)
+    return func(*args, **(kwargs or {}))
+
+
+# -- the default: Tensor.__torch_function__ --------------------------------------------------
+@functools.cache
+def get_default_nowrap_functions():
+    """The functions whose results the default ``__torch_function__`` leaves as they are."""
+    # (torch's _base and _grad too: ember's are plain attributes, read without dispatch)
+    return frozenset((vars(Tensor)["grad"].__get__,))
+
+
+def _convert(ret, cls):
+    """``ret``'s tensors (also inside tuples and lists) as instances of ``cls``."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        ret = ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        make = getattr(type(ret), "_make", None)  # (a named tuple: torch's return types)
+        ret = make(items) if make is not None else type(ret)(items)
+    return ret
+
+
+def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
+    """Run ``func`` without subclass dispatch, its tensors returned as ``cls`` (but for the
+    functions of ``get_default_nowrap_functions``, as ``.grad``: a plain Tensor)."""
+    if kwargs is None:
+        kwargs = {}
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    with DisableTorchFunctionSubclass():
+        ret = func(*args, **kwargs)
+        if func in get_default_nowrap_functions():
+            return ret
+        return _convert(ret, cls)
+
+
+Tensor.__torch_function__ = classmethod(_tensor_torch_function)
+
+
+# -- modes --------------------------------------------------------------------------------------
+_mode_count = [0]
+_mode_lock = threading.Lock()
+
+
+def _count_modes(change):
+    with _mode_lock:
+        _mode_count[0] += change
+        set_hook(function_mode, _mode_count[0] or None)
+    if change > 0:
+        route_ops()
+
+
+def _push_mode(mode):
+    state.function_modes = state.function_modes + (mode,)
+    _count_modes(1)
+
+
+def _pop_mode():
+    modes = state.function_modes
+    if not modes:
+        raise RuntimeError("Trying to pop from an empty mode stack")
+    state.function_modes = modes[:-1]
+    _count_modes(-1)
+    return modes[-1]
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    mode = _pop_mode()
+    try:
+        yield mode
+    finally:
+        _push_mode(mode)
+
+
+def _get_current_function_mode():
+    """The innermost active TorchFunctionMode, or None."""
+    modes = state.function_modes
+    return modes[-1] if modes else None
+
+
+def _len_torch_function_stack():
+    return len(state.function_modes)
+
+
+def _get_function_stack_at(i):
+    return state.function_modes[i]
+
+
+_push_on_torch_function_stack = _push_mode
+_pop_torch_function_stack = _pop_mode
+
+
+def _get_current_function_mode_stack():
+    """The active TorchFunctionModes, outermost first."""
+    return list(state.function_modes)
+
+
+class TorchFunctionMode:
+    """A context manager whose ``__torch_function__(func, types, args, kwargs)`` sees every
+    call of the protocol made within it (the mode itself off while it runs)."""
+
+    def __init__(self):
+        pass
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        _pop_mode()
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just "
+                      "`with Mode()`", stacklevel=2)
+        return cls(*args, **kwargs)
+
+
+class _NoOpMode(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def enable_reentrant_dispatch():
+    """Kept for torch's API: ember's dispatch needs no re-entrancy guard."""
+    yield
+
+
+def wrap_torch_function(dispatcher):
+    """Decorate a function so that it takes part in the protocol: ``dispatcher`` (called
+    with the same arguments) returns the arguments to look at."""
+    def inner(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant):
+                return handle_torch_function(wrapped, relevant, *args, **kwargs)
+            return func(*args, **kwargs)
+        return wrapped
+    return inner
+
+
+# -- where ember dispatches: the ops ----------------------------------------------------------
+_ops_routed = [False]
+
+
+def route_ops():
+    """From now on, every op call on tensors passes ``_op_call`` (what a Tensor subclass with
+    ``__torch_function__`` behaviour, or a mode, needs): ``op.caller``, the op's Tensor path
+    every caller takes, becomes a property giving the path through it. Until then no op
+    pays anything for the protocol."""
+    if _ops_routed[0]:
+        return
+    from ._ops.registry import OpDef
+
+    def get(op):
+        call = op.__dict__.get("_torch_function_caller")
+        if call is None or call.op is not op:  # (a list op's copy has its own)
+            call = _op_caller(op)
+            op.__dict__["_torch_function_caller"] = call
+        return call
+
+    def set_(op, value):
+        op.__dict__["caller"] = value
+
+    def get_inplace(op):
+        call = op.__dict__.get("_torch_function_inplace")
+        if call is None or call.op is not op:
+            call = _inplace_caller(op)
+            op.__dict__["_torch_function_inplace"] = call
+        return call
+
+    def set_inplace(op, value):
+        op.__dict__["inplace_caller"] = value
+    OpDef.caller = property(get, set_, doc="The op's Tensor path, through __torch_function__.")
+    OpDef.inplace_caller = property(get_inplace, set_inplace,
+                                    doc="The op's in-place path, through __torch_function__.")
+    _ops_routed[0] = True
+
+
+def _routed(op, func, real):
+    """``op``'s path ``real(args)`` (its Tensor path, or in-place path), through
+    ``__torch_function__`` for a call with overriding arguments or under a mode, ``func`` the
+    function the handlers see."""
+    def call(args):
+        off = state.torch_function_off
+        if off < 2:
+            overloaded = _op_overloaded(args) if off == 0 else ()
+            if overloaded or state.function_modes:
+                return _handle(func, overloaded, _given(op, args), None)
+        return real(op)(args)
+    call.op = op
+    return call
+
+
+def _op_caller(op):
+    from ._ops.registry import tensor_caller
+    return _routed(op, op, tensor_caller)
+
+
+def _inplace_caller(op):
+    def inplace(*args, **kwargs):  # (what the handlers see of x.add_(y): "add_")
+        return op.inplace(*args, **kwargs)
+    inplace.__name__ = inplace.__qualname__ = op.name + "_"
+    inplace.__module__ = "ember.Tensor"
+    return _routed(op, inplace, _real_inplace_caller)
+
+
+def _real_inplace_caller(op):
+    from ._ops.inplace import _compile_inplace
+    call = op.__dict__["inplace_caller"]
+    if call is None:
+        call = op.inplace_caller = _compile_inplace(op)
+    return call
+
+
+def _op_overloaded(args):
+    for a in args:
+        cls = type(a)
+        if cls not in _PLAIN and (cls in (list, tuple) or _overrides(cls)):
+            return _get_overloaded_args(_flat(args))
+    return ()
+
+
+def _given(op, args):
+    """An op's full arguments less the trailing ones left at their defaults (the call as
+    written, usually: ``add(x, y)``, not ``add(x, y, 1)``)."""
+    defaults = getattr(op, "defaults", None)
+    n = len(args)
+    if defaults is None or len(defaults) != n:
+        return args
+    while n and args[n - 1] is defaults[n - 1]:
+        n -= 1
+    return args[:n]
+
+
+# -- where ember dispatches: a Tensor subclass's methods ----------------------------------------
+# the special methods of Tensor that dispatch on a subclass, as torch's do (its public methods
+# and properties all do)
+_SPECIAL = frozenset(f"__{n}__" for n in (
+    "add radd iadd sub rsub isub mul rmul imul truediv rtruediv itruediv floordiv rfloordiv "
+    "ifloordiv mod rmod imod pow rpow ipow matmul rmatmul imatmul and rand iand or ror ior xor "
+    "rxor ixor lshift rlshift ilshift rshift rrshift irshift eq ne lt le gt ge neg pos abs "
+    "invert getitem setitem repr format len iter contains reversed bool float int index "
+    "complex deepcopy").split())
+# public names that do not dispatch in torch either
+_NOT_DISPATCHED = frozenset(("as_subclass", "__torch_function__"))
+
+
+# the operators whose call torch's handler sees as a method's (x + y as Tensor.add(x, y)):
+# those torch's C tensor implements with that method's parser
+_OPERATOR_METHODS = {
+    "__add__": "add", "__radd__": "add", "__mul__": "mul", "__rmul__": "mul", "__sub__": "sub",
+    "__truediv__": "div", "__floordiv__": "floor_divide", "__mod__": "remainder",
+    "__pow__": "pow", "__matmul__": "matmul", "__and__": "bitwise_and",
+    "__rand__": "bitwise_and", "__or__": "bitwise_or", "__ror__": "bitwise_or",
+    "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor", "__iadd__": "add_",
+    "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_",
+    "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
+}
+_REFLECTED = frozenset(("__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__"))
+
+
+def _tensor_attributes():
+    """(name, attribute) of Tensor's methods and properties that dispatch on a subclass."""
+    for name, attr in vars(Tensor).items():
+        if (name.startswith("_") and name not in _SPECIAL) or name in _NOT_DISPATCHED:
+            continue
+        if isinstance(attr, property) or (inspect.isfunction(attr)
+                                          or inspect.isbuiltin(attr)):
+            yield name, attr
+
+
+def _static_lookup(cls, name):
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            return base.__dict__[name]
+    return None
+
+
+def _subclass_made(cls):
+    """``Tensor.__init_subclass__``: a subclass that takes part in the protocol gets
+    Tensor's methods and properties that dispatch, where it does not define its own (its
+    subclasses inherit them), and the ops start dispatching."""
+    if not _overrides(cls):
+        return
+    if "_dispatches_torch_function" not in vars(cls) and not any(
+            getattr(b, "_dispatches_torch_function", False) for b in cls.__mro__[1:]):
+        for name, attr in _tensor_attributes():
+            if _static_lookup(cls, name) is attr:
+                setattr(cls, name, _dispatching(name, attr))
+        cls._dispatches_torch_function = True
+    route_ops()
+
+
+def _dispatching(name, attr):
+    """Tensor's method or property ``attr`` dispatching through ``__torch_function__``."""
+    if isinstance(attr, property):
+        get = attr.__get__
+
+        def getter(self):
+            return _dispatched(get, (self,), None)
+        return property(getter, attr.fset, attr.fdel, attr.__doc__)
+    from ._ops.registry import OPERANDS, OPERATORS, foreign_operand
+    if name in OPERATORS:
+        def operator(self, other):
+            # an operand ember does not take, nor its __torch_function__: NotImplemented, as
+            # Tensor's operator gives (``y == None`` compares identities)
+            if not (isinstance(other, OPERANDS) or _overrides(type(other))):
+                return foreign_operand(name, self, other)
+            if method is None:
+                return _dispatched(attr, (self, other), None)
+            # (Python calls a subclass's reflected operator first, x + y as y.__radd__(x):
+            # torch's handler sees add(x, y), a tensor on the left kept there)
+            pair = (other, self) if name in _REFLECTED and isinstance(other, Tensor) else (
+                self, other)
+            return _dispatched(method, pair, None)
+        method = vars(Tensor).get(_OPERATOR_METHODS.get(name, ""))
+        operator.__name__ = operator.__qualname__ = name
+        operator.__doc__ = attr.__doc__
+        return operator
+
+    if name == "__repr__":  # (torch's, in Python, hands its keyword on)
+        def method(self, *, tensor_contents=None):
+            return _dispatched(attr, (self,), {"tensor_contents": tensor_contents})
+        functools.update_wrapper(method, attr)
+        return method
+
+    @functools.wraps(attr)
+    def method(*args, **kwargs):
+        return _dispatched(attr, args, kwargs)
+    return method
+
+
+# -- where ember dispatches: objects that are not tensors ---------------------------------------
+def foreign_overloaded(args, kwargs):
+    """The arguments of a call that are no Tensor but define ``__torch_function__`` (a call
+    that failed on them is handed to them: see _arg_parser._parsed)."""
+    if state.torch_function_off:
+        return ()
+    return [a for a in _get_overloaded_args(_flat(args, kwargs)) if not isinstance(a, Tensor)]

@@ -1,0 +1,196 @@
+"""Tensor subclasses and ``__torch_function__`` as in torch: results keep the most derived
+subclass among the arguments (functions, methods, operators, indexing, nn.functional), a
+Parameter's stay plain, ``.grad`` stays plain, and a subclass's own ``__torch_function__``
+sees torch's functions. Each body runs on torch and on ember (see oracle.py)."""
+import copy
+import pickle
+
+import ember
+
+from oracle import same
+
+
+def _subclass(torch):
+    class M(torch.Tensor):
+        pass
+    return M
+
+
+def _names(*values):
+    """The type names of ``values``, into tuples and lists."""
+    return [(_names(*v) if isinstance(v, (tuple, list)) else type(v).__name__) for v in values]
+
+
+def test_results_keep_the_subclass():
+    def body(torch):
+        M = _subclass(torch)
+        x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = x.as_subclass(M)
+        plain = torch.ones(3)
+        return _names(
+            y, y + 1, 1 + y, plain + y, y * plain, y @ plain, -y, y ** 2, 2 ** y, y == 1,
+            y.sum(), y.exp(), torch.add(y, 1), torch.add(plain, y), torch.exp(y),
+            torch.cat([plain, y]), torch.stack([y, plain]), torch.where(y > 0, y, plain),
+            y[0], y[1:], y[[0, 2]], y.view(3, 1).T, y.data, y.detach(), y.clone(), y.float(), y.view(3, 1),
+            y.split(2), y.max(0), y.max(0).values, y.sort(), y.unbind(),
+            torch.nn.functional.relu(y), torch.nn.functional.linear(y, torch.ones(2, 3)),
+            torch.nn.functional.softmax(y, 0), y.shape, y.size(), y.tolist(), y.dim())
+    same(body)
+
+
+def test_in_place_results():
+    def body(torch):
+        M = _subclass(torch)
+        y = torch.ones(2).as_subclass(M)
+        t = torch.ones(2)
+        u = t.add_(y)
+        v = torch.ones(2)
+        v -= y
+        w = y.mul_(2)
+        y += 1
+        return _names(u, v, w, y), u is t, w is y, t, y, u._version == t._version
+    same(body)
+
+
+def test_graph_through_a_subclass():
+    def body(torch):
+        M = _subclass(torch)
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x.as_subclass(M)
+        z = (y * y).sum()
+        z.backward()
+        w = torch.ones(3).as_subclass(M).requires_grad_()
+        (w * 2).sum().backward()
+        return (_names(y, z, x.grad, w, w.grad), x.grad, w.grad, y.grad_fn.name(),
+                z.grad_fn.name(), [n.name() for n, _ in z.grad_fn.next_functions], y.is_leaf,
+                w.is_leaf, w.grad_fn, repr(y), repr(w), repr(y[0]))
+    same(body)
+
+
+def test_parameters_and_buffers_give_plain_tensors():
+    def body(torch):
+        p = torch.nn.Parameter(torch.ones(2))
+        q = torch.nn.Parameter(torch.ones(2)).as_subclass(torch.nn.Parameter)
+        b = torch.nn.Buffer(torch.ones(2))
+        return _names(p + 1, p.sum(), p[0], torch.exp(p), p.detach(), q * 2, b + 1,
+                      torch.nn.functional.relu(p))
+    same(body)
+
+
+def test_the_most_derived_subclass_wins():
+    def body(torch):
+        class A(torch.Tensor):
+            pass
+
+        class B(A):
+            pass
+        a = torch.ones(2).as_subclass(A)
+        b = torch.ones(2).as_subclass(B)
+        return _names(a + b, b + a, torch.add(a, b), torch.cat([a, b]), b.sum(), a * 2)
+    same(body)
+
+
+def test_disable_torch_function_subclass():
+    def body(torch):
+        M = _subclass(torch)
+        y = torch.ones(2).as_subclass(M)
+        with torch._C.DisableTorchFunctionSubclass():
+            inside = _names(y + 1, y.sum(), torch.add(y, 1), y[0])
+            on = torch._C._is_torch_function_enabled()
+        with torch._C.DisableTorchFunction():
+            off = _names(y + 1, y.exp())
+        return inside, off, on, torch._C._is_torch_function_enabled(), _names(y + 1)
+    same(body)
+
+
+def test_a_custom_torch_function_sees_the_methods():
+    def body(torch):
+        seen = []
+
+        class L(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append((func.__name__, [type(a).__name__ for a in args], kwargs))
+                return super().__torch_function__(func, types, args, kwargs)
+        t = torch.ones(2).as_subclass(L)
+        results = _names(t + 1, 1 + t, torch.ones(2) + t, t * t, t.sum(), t.exp(), t.mT if False else t.data,
+                         t.requires_grad_(), t.grad, t.shape, t == 1)
+        repr(t)
+        return results, seen
+    same(body)
+
+
+def test_a_torch_function_that_changes_results():
+    def body(torch):
+        class Doubled(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                out = super().__torch_function__(func, types, args, kwargs)
+                if func is torch.Tensor.add:
+                    return out * 2
+                return out
+        d = torch.tensor([1.0, 2.0]).as_subclass(Doubled)
+        return d + 1, d.add(1), _names(d + 1), d.sub(1)
+    same(body)
+
+
+def test_not_implemented_everywhere_raises_torchs_type_error():
+    def body(torch):
+        class Refuses(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return NotImplemented
+        r = torch.ones(2).as_subclass(Refuses)
+        try:
+            r.exp()
+        except TypeError as e:
+            return str(e)
+    same(body)
+
+
+def test_disabled_impl_and_make_subclass():
+    def body(torch):
+        class Plain(torch.Tensor):
+            __torch_function__ = torch._C._disabled_torch_function_impl
+        M = _subclass(torch)
+        p = torch.ones(2).as_subclass(Plain)
+        base = torch.ones(2, requires_grad=True) * 1
+        m = torch.Tensor._make_subclass(M, base)
+        g = torch.Tensor._make_subclass(M, torch.ones(2), True)
+        base.data.add_(1)
+        return (_names(p, p + 1, p.sum(), m, m + 1, g), m.grad_fn, m.requires_grad,
+                g.requires_grad, g.is_leaf, m, m._version == base._version)
+    same(body)
+
+
+def test_pickle_keeps_the_subclass_and_its_attributes():
+    y = ember.ones(2).as_subclass(Tagged)  # (a module-level class pickles by reference)
+    y.tag = "kept"
+    back = pickle.loads(pickle.dumps(y))
+    assert type(back) is Tagged and back.tag == "kept" and back.tolist() == [1.0, 1.0]
+
+
+class Tagged(ember.Tensor):
+    pass
+
+
+def test_deepcopy_of_a_subclass_refuses_as_torchs():
+    def body(torch):
+        M = _subclass(torch)
+        try:
+            copy.deepcopy(torch.ones(2).as_subclass(M))
+        except RuntimeError as e:
+            return str(e)
+    same(body)
+
+
+def test_subclass_dispatch_costs_plain_tensors_nothing_until_needed():
+    """The op registry's path of plain tensors is untouched until a subclass with
+    __torch_function__ behaviour exists (the routing flag stays off for ember's own)."""
+    from ember import overrides
+    from ember._ops.registry import OpDef
+    assert overrides._ops_routed[0]  # (this module defines subclasses)
+    assert isinstance(OpDef.__dict__["caller"], property)
+    for cls in (ember.nn.Parameter, ember.nn.UninitializedBuffer,
+                ember.nn.UninitializedParameter):
+        assert not overrides._overrides(cls)
