@@ -475,3 +475,33 @@ def test_compiled_loss_implicit_gradients(case):
         return out
     same(body, rtol=1e-2, atol=1e-2)
 
+
+
+@pytest.mark.parametrize("case", ["one leaf", "two leaves", "a leaf and a product"])
+def test_compiled_loss_that_hands_on_the_implicit_gradient(case):
+    """A compiled loss whose backward program hands the implicit gradient itself to its
+    leaves (add passes its gradient on): no leaf takes that array over (the pass's own
+    array, which its task does not note as borrowed: implicit_backward holds it), each
+    ``.grad`` is an array of its own, with torch's values and versions, accumulated after
+    the first call."""
+    def body(t):
+        a = t.tensor(1.5, requires_grad=True)
+        b = t.tensor(-2.0, requires_grad=True)
+
+        def loss_of(a, b):
+            if case == "one leaf":
+                return a + 0.0
+            if case == "two leaves":
+                return a + b
+            return a + b * 3.0
+        fn = t.compile(loss_of) if isinstance(a, ember.Tensor) else loss_of
+        out = []
+        for _ in range(3):  # (recorded, then replayed)
+            fn(a, b).backward()
+            out.append([p.grad for p in (a, b)])
+            out.append([None if p.grad is None else p.grad._version for p in (a, b)])
+        if b.grad is not None:  # (an array of its own: writing one leaves the other)
+            a.grad.add_(10.0)
+            out.append([a.grad, b.grad])
+        return out
+    same(body)

@@ -65,12 +65,11 @@ class _Borrowed(dict):
         return ref is not None and ref() is a
 
 
-class _Task:
-    """State of one backward pass (kept local, so passes in several threads don't mix).
+class _PassDefaults:
+    """What most backward passes never change, on the class (a pass sets only what it
+    changes: its attribute then shadows the class's)."""
 
-    What most passes never change has its value on the class, so a pass sets fewer
-    attributes (no __slots__: an attribute set on a pass shadows the class's)."""
-
+    __slots__ = ()
     useful = None  # nodes whose gradients lead to a wanted input (None: all reached)
     run = None  # nodes that run (None: all), when only some inputs are wanted
     # node -> [(output_nr, slot)] for autograd.grad (read-only here: _input_targets sets a
@@ -80,6 +79,11 @@ class _Task:
     batch = None  # batched pass: every gradient has this leading batch dimension
     roots = ()  # the root nodes (for will_execute)
     # (number: set by current_pass_id when first asked)
+
+
+class _Task(_PassDefaults):
+    """State of one backward pass (kept local, so passes in several threads don't mix); an
+    instance dictionary (no __slots__) holds what the pass sets."""
 
     def __init__(self, graph, retain, batch=None):
         self.graph = graph  # create_graph: gradients are Tensors
@@ -97,18 +101,23 @@ class _Task:
             self.batch = batch
 
 
-class _OneNodeTask(_Task):
+class _OneNodeTask(_PassDefaults):
     """State of implicit_backward's pass (_execute_into_leaves): first-order, with no input
-    buffers to fill nor dependencies to count (read-only empty maps)."""
+    buffers to fill nor dependencies to count (read-only empty maps). Slots, not a
+    dictionary: made at every ``loss.backward()`` of a compiled step."""
 
+    __slots__ = ("retain", "roots", "borrowed", "visible", "queued", "number")
     graph = False
     buffers = deps = MappingProxyType({})
 
-    def __init__(self, retain, fn, one):
+    def __init__(self, retain, fn):
         self.retain = retain
         self.roots = [fn]  # (for will_execute)
-        # (one: the implicit gradient, as _Borrowed.add notes an array)
-        self.borrowed = _Borrowed(((id(one), weakref.ref(one)),))
+        # NOTE: the implicit gradient is not noted as borrowed (as _Task's root gradients
+        # are): implicit_backward holds it until the pass ends, so its reference count alone
+        # keeps every leaf from taking it over (_accumulate asks the task only of a gradient
+        # nothing else holds).
+        self.borrowed = _Borrowed()
         self.visible = {}
         self.queued = []
 
@@ -147,7 +156,7 @@ def implicit_backward(t, retain, implicit_grad):
     # (implicit_grad's ones: a copy of the one element filled)
     one = data.copy()
     one.fill(1)
-    _run_pass(_OneNodeTask(retain, fn, one), _execute_into_leaves, [fn, [one], leaves])
+    _run_pass(_OneNodeTask(retain, fn), _execute_into_leaves, [fn, [one], leaves])
     if _NOTES:  # (the versions of gradients written in place: read by now)
         forget()
 
