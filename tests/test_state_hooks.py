@@ -14,7 +14,7 @@ from ember import _state
 
 from oracle import same, torch_or_skip
 
-_HOOKS = ("forward_hook", "profiler_hook", "recording", "captured_write_check")
+_HOOKS = ("forward_hook", "profiler_hook", "recording", "captured_write_check", "function_mode")
 
 
 def test_no_code_sets_a_hook_but_set_hook():

@@ -31,7 +31,8 @@ def test_results_keep_the_subclass():
             y, y + 1, 1 + y, plain + y, y * plain, y @ plain, -y, y ** 2, 2 ** y, y == 1,
             y.sum(), y.exp(), torch.add(y, 1), torch.add(plain, y), torch.exp(y),
             torch.cat([plain, y]), torch.stack([y, plain]), torch.where(y > 0, y, plain),
-            y[0], y[1:], y[[0, 2]], y.view(3, 1).T, y.data, y.detach(), y.clone(), y.float(), y.view(3, 1),
+            y[0], y[1:], y[[0, 2]], y.view(3, 1).T, y.data, y.detach(), y.clone(), y.float(),
+            y.view(3, 1),
             y.split(2), y.max(0), y.max(0).values, y.sort(), y.unbind(),
             torch.nn.functional.relu(y), torch.nn.functional.linear(y, torch.ones(2, 3)),
             torch.nn.functional.softmax(y, 0), y.shape, y.size(), y.tolist(), y.dim())
@@ -113,7 +114,7 @@ def test_a_custom_torch_function_sees_the_methods():
                 seen.append((func.__name__, [type(a).__name__ for a in args], kwargs))
                 return super().__torch_function__(func, types, args, kwargs)
         t = torch.ones(2).as_subclass(L)
-        results = _names(t + 1, 1 + t, torch.ones(2) + t, t * t, t.sum(), t.exp(), t.mT if False else t.data,
+        results = _names(t + 1, 1 + t, torch.ones(2) + t, t * t, t.sum(), t.exp(), t.data,
                          t.requires_grad_(), t.grad, t.shape, t == 1)
         repr(t)
         return results, seen

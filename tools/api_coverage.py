@@ -29,6 +29,7 @@ MODULES = [
     ("Tensor", "torch.Tensor", "ember.Tensor"),
     ("nn", "torch.nn", "ember.nn"),
     ("nn.functional", "torch.nn.functional", "ember.nn.functional"),
+    ("overrides", "torch.overrides", "ember.overrides"),
     ("nn.init", "torch.nn.init", "ember.nn.init"),
     ("nn.utils", "torch.nn.utils", "ember.nn.utils"),
     ("nn.utils.parametrize", "torch.nn.utils.parametrize", "ember.nn.utils.parametrize"),
@@ -97,9 +98,8 @@ EXCLUDED = [
         r"ScriptModuleSerializer", r"set_", r"is_set_to", r"record_stream",
     ]),
     ("dispatcher and __torch_function__ internals", [
-        r"DispatchKey\w*", r"ExcludeDispatchKeyGuard", r"DisableTorchFunction\w*", r"Tag",
-        r"classproperty", r"handle_torch_function", r"has_torch_function\w*",
-        r"is_tensor_like", r"as_subclass", r"hash_tensor", r"thread_safe_generator",
+        r"DispatchKey\w*", r"ExcludeDispatchKeyGuard", r"Tag",
+        r"classproperty", r"hash_tensor", r"thread_safe_generator",
     ]),
     ("other accelerators and their libraries (CUDA itself is ember.cuda's)", [
         r"cudnn_\w+", r"miopen_\w+", r"mkldnn_\w+", r"to_mkldnn", r"is_mkldnn", r"\w*vulkan\w*",

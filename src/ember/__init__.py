@@ -211,6 +211,7 @@ from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E
 from .amp.grad_scaler import GradScaler  # noqa: E402
 from . import amp  # noqa: E402
 from . import overrides  # noqa: E402
+from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
 import sys as _sys  # noqa: E402
 from ._numpy_keywords import accept_numpy_keywords as _accept_numpy  # noqa: E402
 # the functions torch's argument parser binds take NumPy's names (axis=, keepdims=) there

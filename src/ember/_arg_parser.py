@@ -22,6 +22,7 @@ import numpy as np
 from . import _dtype as D
 from ._numpy_keywords import NUMPY_KEYWORDS
 from ._tensor import Tensor
+from .overrides import foreign_overloaded, handle_foreign
 
 _NUMPY_NAMES = {}
 for _numpy, _own in NUMPY_KEYWORDS.items():
@@ -390,11 +391,16 @@ def _parsed(fn, name, texts, hidden, method):
         try:
             return fn(*args, **kwargs)
         except Exception:
-            error = parser_error(name, texts, args[1:] if method else args, kwargs,
-                                 hidden=hidden, numbers_as_tensors=numbers)
-            if error is None:
-                raise
-            raise error from None
+            foreign = foreign_overloaded(args, kwargs)
+            if not foreign:
+                error = parser_error(name, texts, args[1:] if method else args, kwargs,
+                                     hidden=hidden, numbers_as_tensors=numbers)
+                if error is None:
+                    raise
+                raise error from None
+        # an argument that is no tensor but has a __torch_function__ (torch's parser hands
+        # the call to it first; ember's failed call, having changed nothing, shows it here)
+        return handle_foreign(call, foreign, args, kwargs)
     return call
 
 

@@ -35,8 +35,9 @@ from ._tensor import Tensor
 __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
            "handle_torch_function", "has_torch_function", "has_torch_function_unary",
            "has_torch_function_variadic", "is_tensor_like", "is_tensor_method_or_property",
-           "wrap_torch_function", "TorchFunctionMode", "enable_reentrant_dispatch",
-           "get_default_nowrap_functions", "resolve_name"]
+           "wrap_torch_function", "TorchFunctionMode", "BaseTorchFunctionMode",
+           "enable_reentrant_dispatch", "get_default_nowrap_functions", "resolve_name",
+           "DisableTorchFunction", "DisableTorchFunctionSubclass"]
 
 # -- the switches -------------------------------------------------------------------------------
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -149,7 +150,9 @@ def is_tensor_like(inp) -> bool:
     return type(inp) is Tensor or hasattr(inp, "__torch_function__")
 
 
-def _qualified_name(func):
+def _qualified_name(func, python=False):
+    """How torch's error names ``func``: its C functions by their qualified names
+    (``torch.Tensor.exp``), a Python function by its module and name."""
     from ._ops.registry import OpDef
     if isinstance(func, OpDef):
         return f"ember.{func.name}"
@@ -157,7 +160,8 @@ def _qualified_name(func):
     if isinstance(owner, property) and owner.fget is not None:
         return f"ember.Tensor.{owner.fget.__name__}.__get__"
     module = getattr(func, "__module__", None) or "ember"
-    return f"{module}.{getattr(func, '__qualname__', getattr(func, '__name__', func))}"
+    name = getattr(func, "__name__", func)
+    return f"{module}.{name if python else getattr(func, '__qualname__', name)}"
 
 
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
@@ -196,7 +200,7 @@ def _handle(public_api, overloaded, args, kwargs, python=False):
                         + "".join(line + "\n" for line in lines)
                         + "\nFor more information, try re-running with "
                         "TORCH_LOGS=not_implemented")
-    msg = (f"no implementation found for '{_qualified_name(public_api)}' on types that "
+    msg = (f"no implementation found for '{_qualified_name(public_api, True)}' on types that "
            f"implement __torch_function__: {[type(a) for a in overloaded]}")
     if mode_on:
         msg += f" nor in mode {_get_current_function_mode()}"
@@ -335,7 +339,9 @@ class TorchFunctionMode:
         return cls(*args, **kwargs)
 
 
-class _NoOpMode(TorchFunctionMode):
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A mode that runs every call as it is (a base to override a few functions on)."""
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         return func(*args, **(kwargs or {}))
 
@@ -560,3 +566,122 @@ def foreign_overloaded(args, kwargs):
     if state.torch_function_off:
         return ()
     return [a for a in _get_overloaded_args(_flat(args, kwargs)) if not isinstance(a, Tensor)]
+
+
+def handle_foreign(func, overloaded, args, kwargs):
+    """A failed call of ``func`` with arguments ``overloaded`` (see foreign_overloaded) handed
+    to their ``__torch_function__``."""
+    return _handle(func, overloaded, args, kwargs or None)
+
+
+# -- what can be overridden ---------------------------------------------------------------------
+# ember's public functions that take no tensor to dispatch on (factories, settings, checks of
+# a type): torch lists them in get_ignored_functions
+_IGNORED = (
+    "arange range linspace logspace eye empty empty_like empty_strided full full_like zeros "
+    "zeros_like ones ones_like rand rand_like randn randn_like randint randint_like randperm "
+    "tensor as_tensor as_strided_copy from_numpy frombuffer asarray scalar_tensor "
+    "sparse_coo_tensor "
+    "tril_indices triu_indices normal poisson bernoulli manual_seed seed initial_seed "
+    "get_rng_state set_rng_state is_tensor is_storage is_floating_point is_complex "
+    "set_default_dtype get_default_dtype set_default_device get_default_device "
+    "set_grad_enabled is_grad_enabled no_grad enable_grad inference_mode is_inference_mode_enabled "
+    "set_printoptions get_num_threads set_num_threads promote_types result_type can_cast "
+    "compile load save typename use_deterministic_algorithms "
+    "are_deterministic_algorithms_enabled hann_window hamming_window bartlett_window "
+    "blackman_window kaiser_window").split()
+
+
+def _public_callables(namespace):
+    for name in dir(namespace):
+        if name.startswith("_"):
+            continue
+        attr = getattr(namespace, name, None)
+        if callable(attr) and not isinstance(attr, type) and not inspect.ismodule(attr):
+            yield name, attr
+
+
+@functools.cache
+def get_ignored_functions():
+    """The public functions that ``__torch_function__`` cannot override."""
+    import ember
+    out = {f for name in _IGNORED if callable(f := getattr(ember, name, None))}
+    out |= {vars(Tensor)[n] for n in ("as_subclass", "_make_subclass", "__init_subclass__",
+                                      "__torch_function__") if n in vars(Tensor)}
+    return frozenset(out)
+
+
+def _namespaces():
+    import ember
+    from ember import fft, linalg, special
+    from ember.nn import functional
+    return {ember: "ember", functional: "ember.nn.functional", linalg: "ember.linalg",
+            fft: "ember.fft", special: "ember.special", Tensor: "ember.Tensor"}
+
+
+@functools.cache
+def _overridable():
+    """{namespace: {name: function}} of what ``__torch_function__`` can override; a Tensor
+    property is there as its ``__get__``."""
+    ignored = get_ignored_functions()
+    out = {}
+    for namespace in _namespaces():
+        found = {}
+        if namespace is Tensor:
+            for name, attr in vars(Tensor).items():
+                if name.startswith("_") and name not in _SPECIAL:
+                    continue
+                if isinstance(attr, property):
+                    found[name] = attr.__get__
+                elif callable(attr) and attr not in ignored and not isinstance(
+                        attr, (type, classmethod, staticmethod)):
+                    found[name] = attr
+        else:
+            found = {n: f for n, f in _public_callables(namespace) if f not in ignored}
+        out[namespace] = found
+    return out
+
+
+def get_overridable_functions():
+    """``{namespace: [functions]}`` of the functions ``__torch_function__`` can override."""
+    return {ns: list(found.values()) for ns, found in _overridable().items()}
+
+
+@functools.cache
+def _tensor_methods():
+    return frozenset(_overridable()[Tensor].values())
+
+
+def is_tensor_method_or_property(func) -> bool:
+    """Whether ``func`` is a Tensor method or a Tensor property's ``__get__``."""
+    return func in _tensor_methods() or getattr(func, "__name__", None) == "__get__"
+
+
+def resolve_name(f):
+    """The name ``f`` has in its namespace (``ember.add``, ``ember.Tensor.add``), or None."""
+    for namespace, prefix in _namespaces().items():
+        for name, g in _overridable()[namespace].items():
+            if g is f or (g == f and getattr(f, "__name__", None) == "__get__"):
+                return f"{prefix}.{name}"
+    return None
+
+
+def get_testing_overrides():
+    """``{function: dummy}`` for every overridable function: a dummy takes the function's
+    arguments and returns -1 (a test's stand-in for an override)."""
+    out = {}
+    for found in _overridable().values():
+        for f in found.values():
+            out[f] = _dummy(f)
+    return out
+
+
+def _dummy(f):
+    def dummy(*args, **kwargs):
+        return -1
+    try:
+        dummy.__signature__ = inspect.signature(f)
+    except (TypeError, ValueError):  # (a builtin without one)
+        pass
+    dummy.__name__ = dummy.__qualname__ = getattr(f, "__name__", "dummy")
+    return dummy

@@ -1342,6 +1342,10 @@ def dispatch(op, args):
 def _raw(op, args):
     # NOTE: NumPy scalars count as arrays: raw formulas on 0-d inputs produce them.
     if not any(is_array(a) or isinstance(a, np.generic) for a in args[:op.n_tensors]):
+        from ..overrides import foreign_overloaded, handle_foreign
+        foreign = foreign_overloaded(args, None)
+        if foreign:  # (no tensor, but an object with a __torch_function__: its call)
+            return handle_foreign(op, foreign, args, None)
         raise not_tensor_error(op, 0, args[0])
     out = opmath.call(op, args)
     if op.n_outputs == 1:
