@@ -221,3 +221,57 @@ def test_float16_addcdiv_rounds_once(value):
         return _bits(t, x.addcdiv(a, b, value=value)), _bits(t, x.clone().addcdiv_(a, b,
                                                                                    value=value))
     same(body, rtol=0, atol=0)
+
+
+_HALF_ALPHA_FORMS = {
+    "tensor": lambda t, a, b, c, alpha: t.add(a, b, alpha=alpha),
+    "sub": lambda t, a, b, c, alpha: t.sub(a, b, alpha=alpha),
+    "number": lambda t, a, b, c, alpha: t.add(a, 2.7, alpha=alpha),
+    "sub_number": lambda t, a, b, c, alpha: t.sub(a, 2.7, alpha=alpha),
+    "rsub": lambda t, a, b, c, alpha: t.rsub(a, 2.7, alpha=alpha),
+    "in_place": lambda t, a, b, c, alpha: a.clone().add_(b, alpha=alpha),
+    "in_place_sub": lambda t, a, b, c, alpha: a.clone().sub_(b, alpha=alpha),
+    "in_place_number": lambda t, a, b, c, alpha: a.clone().add_(2.7, alpha=alpha),
+    "rows": lambda t, a, b, c, alpha: t.add(c, c[0], alpha=alpha),
+    "columns": lambda t, a, b, c, alpha: t.add(c, c[:, :1], alpha=alpha),
+    "in_place_rows": lambda t, a, b, c, alpha: c.clone().sub_(c[1], alpha=alpha),
+    "transposed": lambda t, a, b, c, alpha: t.add(c.t(), c.t().contiguous(), alpha=alpha),
+    "both_transposed": lambda t, a, b, c, alpha: t.add(c.t(), c.t() * 2, alpha=alpha),
+    "strided": lambda t, a, b, c, alpha: t.add(c[:, ::2], c[:, 1::2], alpha=alpha),
+    "0-dim": lambda t, a, b, c, alpha: t.add(a[3], b[5], alpha=alpha),
+}
+
+
+@pytest.mark.parametrize("alpha", [0.1, -1.7, 1 / 3])
+@pytest.mark.parametrize("form", sorted(_HALF_ALPHA_FORMS))
+def test_float16_add_with_alpha_rounds_as_torch(form, alpha):
+    # torch's float16 add/sub with alpha: one fused multiply-add in float32 in its vectorized
+    # loop, float16 arithmetic (two roundings) in its scalar loop, which runs the last
+    # elements of each row (the rows of strided operands whole)
+    rs = np.random.RandomState(3)
+    scale = rs.choice([1e-3, 1.0, 100.0, 1000.0], 3 * 1000)
+    a, b, c = (rs.randn(n) * scale[:n] for n in (1000, 1000, 37 * 46))
+
+    def body(t):
+        ta, tb = (t.tensor(v, dtype=t.float16) for v in (a, b))
+        tc = t.tensor(c, dtype=t.float16).reshape(37, 46)
+        return _bits(t, _HALF_ALPHA_FORMS[form](t, ta, tb, tc, alpha))
+    same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_float16_add_with_alpha_of_many_elements_split_among_threads(threads):
+    # from 32768 elements torch's iteration is split among its threads, each range ending in
+    # its own scalar loop
+    rs = np.random.RandomState(4)
+    a, b = rs.randn(2, 70001) * rs.choice([1e-3, 1.0, 100.0], (2, 70001))
+
+    def body(t):
+        before = t.get_num_threads()
+        t.set_num_threads(threads)
+        try:
+            x, y = (t.tensor(v, dtype=t.float16) for v in (a, b))
+            return _bits(t, t.add(x, y, alpha=0.1)), _bits(t, t.sub(x, 3.3, alpha=-1.7))
+        finally:
+            t.set_num_threads(before)
+    same(body, rtol=0, atol=0)

@@ -9,6 +9,8 @@ stride, a tie put the smaller dimension inside, a stride of 0 compares with noth
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import contiguous_strides, data_address, get_xp, strided_view
 
 # innermost-first dimension orders of the channels-last formats (N, C, H, W[, D]), by rank
@@ -234,3 +236,85 @@ def preserving_layout(out, x):
         return out
     copy[...] = out
     return copy
+
+
+# torch's CPU elementwise loops (cpu_kernel_vec): each inner row of the iteration runs its
+# vectorized loop over whole steps of _VECTOR_STEP elements and its scalar loop over the rest;
+# rows of strided operands run the scalar loop whole. The step, 2 * Vectorized<Half>::size()
+# of torch 2.13's CPU build, was measured element by element (float16 add with alpha).
+_VECTOR_STEP = 32
+_GRAIN_SIZE = 32768  # torch's at::internal::GRAIN_SIZE: smaller iterations run on one thread
+
+
+def scalar_loop_mask(shape, inputs, threads):
+    """A boolean array of ``shape``: the elements torch's CPU elementwise kernel over
+    ``inputs`` (arrays of one dtype, or numbers) computes in its scalar loop rather than its
+    vectorized one, as its TensorIterator lays the iteration out: the dimensions sorted by the
+    inputs' strides and coalesced where every operand (the result too) steps through them as
+    one, the iteration split among ``threads`` threads (one range each) where it has
+    ``_GRAIN_SIZE`` elements or more, each range's rows running one loop each."""
+    numel = int(np.prod(shape, dtype=np.int64))
+    ndim = len(shape)
+    operands = []
+    for x in inputs:  # element strides, 0 where broadcast (a number: 0 everywhere)
+        xs = getattr(x, "shape", ())
+        lead = ndim - len(xs)
+        operands.append((0,) * lead + tuple(
+            0 if n == 1 else s // x.itemsize
+            for n, s in zip(xs, getattr(x, "strides", ()))))
+    order = insertion_sorted(range(ndim - 1, -1, -1),
+                             lambda a, b: _iterator_compare(shape, operands, a, b))
+    arrays = [x for x in inputs if getattr(x, "ndim", 0)]
+    itemsize = arrays[0].itemsize if arrays else 1
+    out = tuple(s // itemsize for s in iterator_strides(tuple(shape), itemsize, inputs))
+    sizes, strides = _coalesced(shape, [out] + operands, order)
+    row = sizes[0] if sizes else 1
+    inner = [s[0] if s else 0 for s in strides]
+    vectorized = all(s == 1 for s in inner) or (
+        inner[0] == 1 and sum(s == 0 for s in inner[1:]) == 1
+        and all(s in (0, 1) for s in inner[1:]))
+    i = np.arange(numel, dtype=np.int64)
+    if vectorized:
+        start = (i // row) * row
+        end = start + row
+        if numel >= _GRAIN_SIZE and threads > 1:
+            chunk = -(-numel // min(threads, -(-numel // _GRAIN_SIZE)))
+            start = np.maximum(start, (i // chunk) * chunk)
+            end = np.minimum(end, (i // chunk + 1) * chunk)
+        length = end - start
+        in_tail = (i - start) >= length - length % _VECTOR_STEP
+    else:
+        in_tail = np.ones(numel, bool)
+    # each element's place in the iteration: its index along the sorted dimensions
+    place = np.zeros(shape, np.int64)
+    step = 1
+    for d in order:
+        index = np.arange(shape[d], dtype=np.int64).reshape(
+            (-1,) + (1,) * (ndim - 1 - d)) * step
+        place = place + index
+        step *= shape[d]
+    return in_tail[place]
+
+
+def _coalesced(shape, operands, order):
+    """torch's coalesce_dimensions over the dimensions in ``order`` (innermost first): the
+    sizes and each operand's strides of the dimensions left, innermost first."""
+    sizes = [shape[d] for d in order]
+    strides = [[s[d] for d in order] for s in operands]
+    if not sizes:
+        return sizes, strides
+    prev = 0
+    for dim in range(1, len(sizes)):
+        if sizes[prev] == 1 or sizes[dim] == 1 or all(
+                sizes[prev] * s[prev] == s[dim] for s in strides):
+            if sizes[prev] == 1:
+                for s in strides:
+                    s[prev] = s[dim]
+            sizes[prev] *= sizes[dim]
+        else:
+            prev += 1
+            if prev != dim:
+                for s in strides:
+                    s[prev] = s[dim]
+                sizes[prev] = sizes[dim]
+    return sizes[:prev + 1], [s[:prev + 1] for s in strides]

@@ -11,6 +11,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp, is_array, masked_or_zero
 from .._backend.device import device_of, move
+from .._backend.layout import scalar_loop_mask
 from .._backend.fp_errors import made_nan
 from .._info import check_scalar, half_source
 from .._numpy_operands import python_number
@@ -218,7 +219,26 @@ def _scaled_add(base, scaled, alpha, subtract=False):
     alpha = -alpha if subtract else alpha
     dtype = opmath.reduced_now() or np.result_type(*arrays)
     base, scaled = (v if is_array(v) else _number_in(v, dtype) for v in (base, scaled))
-    return fused_multiply_add(scaled, _number_in(alpha, dtype), base)
+    out = fused_multiply_add(scaled, _number_in(alpha, dtype), base)
+    if dtype == np.float16 and get_xp(*arrays) is np:
+        _half_scalar_loop(out, base, scaled, _number_in(alpha, dtype))
+    return out
+
+
+def _half_scalar_loop(out, base, scaled, alpha):
+    """torch's float16 add with alpha computes most elements in float32 with one fused
+    multiply-add (its vectorized loop), but the rest of each row (and rows of strided
+    operands whole) in its scalar loop, in float16 arithmetic: ``alpha * scaled`` rounded to
+    float16, then the sum rounded again. Those elements are recomputed so (in place)."""
+    from .._threads import get_num_threads
+    mask = scalar_loop_mask(out.shape, (base, scaled), get_num_threads())
+    if not mask.any():
+        return
+    half = np.float16
+    b, s = (np.broadcast_to(v, out.shape)[mask] if is_array(v) else half(v)
+            for v in (base, scaled))
+    with np.errstate(all="ignore"):  # (an overflow is torch's inf, silently)
+        out[mask] = b + half(alpha) * s
 
 
 def _number_in(value, dtype):
