@@ -651,3 +651,23 @@ def test_optimizer_steps_making_nan_are_quiet(kind):
             out.append(p.detach().clone())
         return out
     same(body)
+
+
+def _reduced_by_0_dim_tensors(t):
+    out = []
+    for dtype in (t.float16, t.bfloat16):
+        a = t.tensor([5.25, 1.0, -3.3, 0.7, 1234.0, 0.001], dtype=dtype)
+        w = a.detach().clone().requires_grad_()
+        for c in (t.tensor(0.157978), t.tensor(0.157978, dtype=t.float64), t.tensor(2049)):
+            out += [a * c, a / c, a.clone().mul_(c), a.clone().div_(c), c * a, c / a,
+                    t.floor_divide(a, c), w * c, w / c]
+    return out
+
+
+def test_float16_and_bfloat16_times_a_0_dim_tensor_round_once():
+    """Seed 52000373 (clip_grad_norm_ scaling float16 gradients by its float32 coefficient):
+    torch's mul and div read a 0-dim other operand of a float16 or bfloat16 computation in
+    float32 (TensorIterator's scalar, as a Python number) and round the product once; ember
+    rounded the 0-dim tensor to float16 first (0.8291 for torch's 0.8296)."""
+    same(_reduced_by_0_dim_tensors, rtol=0, atol=0)
+

@@ -169,3 +169,24 @@ def test_create_graph_through_a_compiled_call_warns_only_at_the_call():
             out.sum().backward(create_graph=True)
         return [str(w.message)[:40] for w in caught if "degrees of freedom" in str(w.message)]
     same(body, grad_fn=False, check_warnings=False)
+
+
+def test_float16_times_a_0_dim_tensor_replays_eagers_single_rounding():
+    """52000373's root in compiled calls: a float16 tensor times or divided by a 0-dim
+    float32 tensor reads it in float32 and rounds once (torch's scalar operand); a replay's
+    ufunc would round the 0-dim tensor to float16 first, so such a call is not replayed."""
+    import warnings
+
+    def body(t):
+        c = t.tensor(0.157978)
+
+        def f(x):
+            y = x * c / c
+            y.mul_(c)
+            return y
+        cf = _compile(t)(f)
+        a = t.tensor([5.25, 1234.0, -3.3], dtype=t.float16)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return [cf(a), cf(a), cf(a * 2)]
+    same(body, rtol=0, atol=0, grad_fn=False)

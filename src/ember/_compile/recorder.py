@@ -379,9 +379,12 @@ class Recorder:
         which gives float32 (the number held as a float32 array) or, in place, rounds the
         number to float16 first (-0.32 * -0.37: 0.1185 where eager gives 0.1184)."""
         # NOTE: the fix belongs to the program's choice of the ufunc (program.py, Lines.call)
+        # (a 0-dim other tensor of another dtype is such a number too: see
+        # registry.scalar_operand_dtype)
         if (op.numbers_in_opmath and op.ufunc is not None and dt is not None
                 and dt.np == np.float16
-                and any(type(a) in (int, float) for a in args[:op.n_tensors])):
+                and (any(type(a) in (int, float) for a in args[:op.n_tensors])
+                     or _scalar_operand(op, args, dt.np))):
             self._stop(f"{op.name} of a float16 tensor and a number computes in float32 "
                        "and rounds back once, which a replay's ufunc does not")
 
@@ -549,3 +552,12 @@ def _version_of(t):
 def _is_generator(obj):
     from .._creation import Generator
     return isinstance(obj, Generator)
+
+
+def _scalar_operand(op, args, target):
+    """Whether ``op``'s other operand is a 0-dim tensor its kernel reads in float32 for a
+    computation in ``target`` (registry.scalar_operand_dtype)."""
+    from .._ops.registry import scalar_operand_dtype
+    other = args[1] if op.n_tensors > 1 else None
+    return (isinstance(other, Tensor) and other._data.dtype != target
+            and scalar_operand_dtype(op, 1, other._data, target) != target)

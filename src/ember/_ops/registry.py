@@ -1486,13 +1486,26 @@ def _arrays(op, args, dt):
         if isinstance(a, Tensor):
             a = a._data
             if target is not None and a.dtype != target and k >= op.promote_from:
-                a = a.astype(target)
+                a = a.astype(scalar_operand_dtype(op, k, a, target))
             out[k] = a
         elif isinstance(a, np.generic):  # a NumPy scalar is a Python number to torch
             out[k] = a.item()
         if type(out[k]) is int and target is not None and target.kind in "iu":
             out[k] = wrapped_int(out[k], target)
     return out
+
+
+def scalar_operand_dtype(op, k, a, target):
+    """The dtype ``a``, the ``k``-th operand, is cast to for a kernel computing in
+    ``target``: ``target``, except a 0-dim other operand of mul or div (numbers_in_opmath)
+    of a float16 or bfloat16 computation, which torch's kernel reads as a scalar in float32
+    (TensorIterator's original_scalar_value: ``half * tensor(0.158)`` is not rounded twice).
+    (bfloat16 kernels run in float32 and round once, see opmath.call; a float16 one does
+    where it takes its numbers as weak scalars: mul's and div's in_own_dtype.)"""
+    if (k == 1 and a.ndim == 0 and op.numbers_in_opmath
+            and (target in D.REDUCED_NP or target == _HALF and op.weak_scalars)):
+        return _SINGLE
+    return target
 
 
 _INT_RANGES: dict = {}
@@ -1579,7 +1592,8 @@ def _compile_caller(op):
                  f"    dt{k} = x{k}.dtype",
                  f"    if target is not None and dt{k} != target"
                  + (f" and {k} >= {op.promote_from}:" if op.promote_from else ":"),
-                 f"        x{k} = x{k}.astype(target)",
+                 f"        x{k} = x{k}.astype(target)" if k != 1 or not op.numbers_in_opmath else
+                 f"        x{k} = x{k}.astype(scalar_operand_dtype(op, {k}, x{k}, target))",
                  "else:",
                  f"    x{k} = a{k}.item() if isinstance(a{k}, np_generic) else a{k}",
                  f"    if type(x{k}) is int and target is not None and target.kind in 'iu':",
@@ -1683,6 +1697,7 @@ def _compile_caller(op):
              "record_extras": record_extras,
              "inside": inside, "quiet_context": quiet_context,
              "wrapped_int": wrapped_int, "on_host": on_host, **SCALAR_SCOPE,
+             "scalar_operand_dtype": scalar_operand_dtype,
              "across_devices": across_devices, "SPECIAL": _SPECIAL,
              "FLOATS": _FLOATS, "NATIVE": D.NATIVE_NP, "NATIVE_FLOAT": D.NATIVE_FLOAT_NP,
              "generic": _generic_showing_writes if op.writes else _tensor_call_generic,
