@@ -671,3 +671,18 @@ def test_float16_and_bfloat16_times_a_0_dim_tensor_round_once():
     rounded the 0-dim tensor to float16 first (0.8291 for torch's 0.8296)."""
     same(_reduced_by_0_dim_tensors, rtol=0, atol=0)
 
+
+@pytest.mark.parametrize("norm_type", [1.0, 2.0, 0.0, float("inf"), 3.0])
+def test_clip_grad_norm_of_gradients_of_two_dtypes_is_in_their_promoted_dtype(norm_type):
+    """Seed 52000373: the total norm of a float32 and a float64 gradient is torch.stack's
+    promotion of the norms (float64); ember gave the first gradient's dtype."""
+    def body(t):
+        out = []
+        for d1, d2 in [(t.float32, t.float64), (t.float16, t.bfloat16), (t.float16, t.float32)]:
+            a = t.tensor([1.0, -2.0, 3.5], dtype=d1, requires_grad=True)
+            b = t.tensor([0.5, 0.25], dtype=d2, requires_grad=True)
+            a.grad, b.grad = a.detach() * 1.5, b.detach() * 2
+            total = t.nn.utils.clip_grad_norm_([a, b], 1.0, norm_type=norm_type)
+            out.append((total, a.grad, b.grad))
+        return out
+    same(body, rtol=1e-6)

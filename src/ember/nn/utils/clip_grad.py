@@ -1,12 +1,14 @@
 """Gradient clipping, as torch.nn.utils.clip_grad."""
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
 import numpy as np
 
 from ..._backend import as_array, get_xp
+from ..._dtype import from_numpy_dtype, promote_types
 from ..._tensor import Tensor, _wrap
 from ...autograd.grad_mode import no_grad
 
@@ -32,20 +34,29 @@ def _total_norm(grads, norm_type):
     if norm_type == math.inf:
         norms = [xp.max(xp.abs(g._data)) if g._data.size else xp.zeros((), g._data.dtype)
                  for g in grads]
-        return xp.max(xp.stack(norms)) if norms else None
+        return xp.max(_stacked(xp, norms)) if norms else None
     if norm_type == -math.inf:
         norms = [xp.min(xp.abs(g._data)) for g in grads]
-        return xp.min(xp.stack(norms))
+        return xp.min(_stacked(xp, norms))
     norms = []
     for g in grads:
         a = xp.abs(g._data.astype(np.float64))
         n = xp.count_nonzero(a) if norm_type == 0 else xp.sum(a ** norm_type) ** (1 / norm_type)
         norms.append(xp.asarray(n).astype(g._data.dtype))
-    stacked = xp.stack(norms).astype(np.float64)
+    stacked = _stacked(xp, norms)
+    dtype = stacked.dtype
+    stacked = stacked.astype(np.float64)
     if norm_type == 0:
         # torch's 0-"norm" of the per-tensor counts: how many gradients have a nonzero entry
-        return xp.asarray(xp.count_nonzero(stacked)).astype(norms[0].dtype)
-    return xp.asarray(xp.sum(stacked ** norm_type) ** (1 / norm_type)).astype(norms[0].dtype)
+        return xp.asarray(xp.count_nonzero(stacked)).astype(dtype)
+    return xp.asarray(xp.sum(stacked ** norm_type) ** (1 / norm_type)).astype(dtype)
+
+
+def _stacked(xp, norms):
+    """The norms stacked as torch.stack does: in their promoted dtype (a float32 and a
+    float64 gradient's total norm is a float64)."""
+    dtype = functools.reduce(promote_types, (from_numpy_dtype(n.dtype) for n in norms))
+    return xp.stack([n.astype(dtype.np) for n in norms])
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
@@ -79,8 +90,9 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         coef = xp.where(coef > 1.0, xp.asarray(1.0, coef.dtype), coef)
         with no_grad():
             for g in grads:
-                g._data *= coef.astype(g._data.dtype)
-                g._bump_version()
+                # (torch's mul_ by the 0-dim coefficient: a float16 gradient's product is
+                # computed in float32 and rounded once)
+                g.mul_(_wrap(coef))
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
