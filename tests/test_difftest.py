@@ -65,3 +65,46 @@ def test_a_zero_tensor_gradient_is_read_as_its_zeros():
         Step("t2.sum().backward()", "backward", uses=("t2",), observe=("t1",)),
     ))
     assert run_both(program, ember, torch) is None
+
+
+def _agrees(*lines):
+    """Whether the program of ``lines`` (source, tag, defines, uses, observe, compiled)
+    agrees between torch and ember."""
+    torch = torch_or_skip()
+    import ember
+    from difftest.check import run_both
+    from difftest.program import ALL_LIVE, Program, Step
+    steps = []
+    for code, defines, uses, observe, compiled in lines:
+        observe = None if observe is None else tuple(ALL_LIVE if o == "*" else o
+                                                     for o in observe)
+        steps.append(Step(code, "step", defines, uses, observe, compiled=compiled))
+    return run_both(Program(seed=0, steps=tuple(steps)), ember, torch)
+
+
+_COMPILED_VIEW = (
+    "def f3(a):\n    r1 = torch.where(torch.tensor([False, True]), a, 1.5)\n"
+    "    return r1[:]\ncf3 = _compile(f3)")
+
+
+def test_a_view_of_a_compiled_result_that_eager_gives_as_a_view_keeps_it_uncompared():
+    """Seeds 51000335, 49000395: a view taken of a compiled function's result (a view of one
+    of the function's intermediates in torch's eager run) shares that intermediate as its
+    base, which made the result's base look like a program variable's: its view-ness was
+    compared again at the next observation."""
+    assert _agrees(("t1 = torch.tensor([0.5, -1.0], requires_grad=True)", ("t1",), (), None,
+                    False),
+                   (_COMPILED_VIEW, ("cf3",), (), None, False),
+                   ("t4 = cf3(t1)", ("t4",), ("cf3", "t1"), None, True),
+                   ("t5 = t4.view(1, 2)", ("t5",), ("t4",), ("t5", "*"), False)) is None
+
+
+def test_a_compiled_result_eager_gives_as_a_view_written_through_a_view():
+    """Seed 51000257: written into through a view, torch's result (a view) takes the view's
+    regenerated node, ember's (a tensor of its own) CopySlices: both follow from its
+    view-ness, which is not compared."""
+    assert _agrees(("t1 = torch.tensor([0.5, -1.0], requires_grad=True)", ("t1",), (), None,
+                    False),
+                   (_COMPILED_VIEW, ("cf3",), (), None, False),
+                   ("t4 = cf3(t1)", ("t4",), ("cf3", "t1"), None, True),
+                   ("t4.unsqueeze(0).mul_(2)", (), ("t4",), ("t4", "*"), False)) is None

@@ -755,7 +755,12 @@ def func_composition(g):
         defines = (out, aux)
         code = (f"{out}, {aux} = {fn}.grad(lambda v: ((torch.{u}(v) * {c}).sum(), "
                 f"torch.{u}(v)), has_aux=True)({x})")
-    return Step(f"with torch.no_grad():\n    {code}", f"func:{how}", defines, uses)
+    # (what grad, hessian and jacobians return are gradients: whether they are views follows
+    # torch's buffers, as an autograd.grad's; vmap of grad of grad of abs gives a ZeroTensor's
+    # zeros expanded over the batch, a view)
+    gradients = how not in ("vmap_jvp", "vmap_vmap", "grad_aux")
+    return Step(f"with torch.no_grad():\n    {code}", f"func:{how}", defines, uses,
+                gradients=gradients)
 
 
 # -- nn modules with buffers -------------------------------------------------------------------

@@ -229,10 +229,14 @@ def execute(program: Program, lib) -> list:
 def _observe(ns, name, lib, gradients, compiled):
     known = None
     if name in compiled:  # (a view's base is its root base: a view among them gives its own,
-        # but not a compiled function's result, whose base may be the intermediate)
+        # but not a compiled function's result, whose base may be the intermediate; nor a view
+        # defined after it, which may be a view of that result, of the same root base)
         known = {id(v) for v in ns.values()}
-        known.update(id(v._base) for n, v in ns.items() if n not in compiled
-                     and isinstance(v, lib.Tensor) and v._base is not None)
+        for n, v in ns.items():  # (in the order the program bound them)
+            if n == name:
+                break
+            if n not in compiled and isinstance(v, lib.Tensor) and v._base is not None:
+                known.add(id(v._base))
     return snapshot(ns[name], lib, gradient=name in gradients, known=known)
 
 
@@ -368,7 +372,8 @@ def diff_values(e, t, path, scale=NO_SCALE):
     magnitude)`` of the step's inputs (see ``input_scale``)."""
     if isinstance(t, dict) and isinstance(e, dict):
         for key in t:
-            if key in ("grad_fn", "next_functions") and _compiled_node(e, t):
+            if key in ("grad_fn", "next_functions") and (_compiled_node(e, t)
+                                                         or _written_view_node(e, t)):
                 continue
             if key in ("is_view", "_version") and INTERMEDIATE_VIEW in (e.get("is_view"),
                                                                         t.get("is_view")):
@@ -406,6 +411,16 @@ COMPILED_NODE = "CompiledFunctionBackward"
 def _compiled_node(e, t):
     """Whether ember's tensor has a compiled function's node where torch's has a node too."""
     return e.get("grad_fn") == COMPILED_NODE and isinstance(t.get("grad_fn"), str)
+
+
+def _written_view_node(e, t):
+    """Whether torch's tensor is a compiled function's result that eager returns as a view of
+    an intermediate (INTERMEDIATE_VIEW), written into through a view of it: torch's node is
+    then the view's (regenerated, AsStridedBackward0), ember's result is a tensor of its own,
+    whose node after the write is CopySlices; each follows from the view-ness, which is not
+    compared."""
+    return (t.get("is_view") == INTERMEDIATE_VIEW
+            and e.get("grad_fn") == "torch::autograd::CopySlices")
 
 
 def _next_functions_match(e, t):
