@@ -279,6 +279,9 @@ def __getattr__(name):
         from .nn import _functional_rnn
         fn = globals()[name] = getattr(_functional_rnn, name)
         return fn
+    if name == "Future":  # (torch.Future: the class of torch.futures' futures)
+        from .futures import Future
+        return Future
     if name in _SUBMODULES:
         import importlib
         module = importlib.import_module(f"{__name__}.{name}")

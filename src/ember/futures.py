@@ -8,11 +8,15 @@ communication instead of sleeping.
 from __future__ import annotations
 
 import threading
+from typing import Generic, TypeVar
 
 __all__ = ["Future", "collect_all", "wait_all"]
 
+T = TypeVar("T")
 
-class Future:
+
+# (Generic, as torch's: annotations such as ``Future[Tensor]`` subscript the class)
+class Future(Generic[T]):
     """The result of an asynchronous computation; callbacks run when it completes."""
 
     def __init__(self, *, devices=None):

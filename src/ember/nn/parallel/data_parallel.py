@@ -9,7 +9,6 @@ torch's.
 """
 from __future__ import annotations
 
-import warnings
 from itertools import chain
 
 from ... import cuda
@@ -17,53 +16,13 @@ from ..._backend.device import device as _device
 from ..._tensor import Tensor
 from ..modules.module import Module
 from ..utils.stateless import functional_call
+from .scatter_gather import gather, scatter_kwargs
 
 __all__ = ["DataParallel", "data_parallel"]
 
 
 def _index(d) -> int:
     return d if isinstance(d, int) else _device(d).index or 0
-
-
-def _scatter(obj, devices, dim):
-    """``obj`` split per device: tensors chunked along ``dim``, containers recursively, other
-    values repeated (as many parts as the smallest tensor split gives)."""
-    if isinstance(obj, Tensor):
-        return [c.to(f"cuda:{d}") for c, d in zip(obj.chunk(len(devices), dim), devices)]
-    if isinstance(obj, (tuple, list)) and obj:
-        parts = list(zip(*(_scatter(o, devices, dim) for o in obj)))
-        return [type(obj)(p) if isinstance(obj, list) else tuple(p) for p in parts]
-    if isinstance(obj, dict) and obj:
-        keys = list(obj)
-        return [dict(zip(keys, p)) for p in zip(*(_scatter(obj[k], devices, dim) for k in keys))]
-    return [obj for _ in devices]
-
-
-def _scatter_kwargs(inputs, kwargs, devices, dim):
-    scattered = _scatter(inputs, devices, dim) if inputs else []
-    scattered_kw = _scatter(kwargs, devices, dim) if kwargs else []
-    n = max(len(scattered), len(scattered_kw))
-    scattered += [()] * (n - len(scattered))
-    scattered_kw += [{}] * (n - len(scattered_kw))
-    return tuple(scattered), tuple(scattered_kw)
-
-
-def _gather(outputs, target, dim):
-    """The per-device outputs joined on device ``target`` along ``dim``."""
-    first = outputs[0]
-    if isinstance(first, Tensor):
-        moved = [o.to(f"cuda:{target}") for o in outputs]
-        if all(o.dim() == 0 for o in moved):
-            warnings.warn("Was asked to gather along dimension 0, but all input tensors were "
-                          "scalars; will instead unsqueeze and return a vector.")
-            moved, dim = [o.view(1) for o in moved], 0
-        from ... import cat
-        return cat(moved, dim)
-    if first is None:
-        return None
-    if isinstance(first, dict):
-        return type(first)((k, _gather([o[k] for o in outputs], target, dim)) for k in first)
-    return type(first)(_gather(list(parts), target, dim) for parts in zip(*outputs))
 
 
 class DataParallel(Module):
@@ -95,14 +54,14 @@ class DataParallel(Module):
                 raise RuntimeError("module must have its parameters and buffers on device "
                                    f"{self.src_device_obj} (device_ids[0]) but found one of "
                                    f"them on device: {t.device}")
-        inputs, module_kwargs = _scatter_kwargs(inputs, kwargs, self.device_ids, self.dim)
+        inputs, module_kwargs = scatter_kwargs(inputs, kwargs, self.device_ids, self.dim)
         if not inputs and not module_kwargs:
             inputs, module_kwargs = ((),), ({},)
         if len(self.device_ids) == 1:
             return self.module(*inputs[0], **module_kwargs[0])
         outputs = [self._replica_call(d, args, kw) for d, args, kw
                    in zip(self.device_ids, inputs, module_kwargs)]
-        return _gather(outputs, self.output_device, self.dim)
+        return gather(outputs, self.output_device, self.dim)
 
     def _replica_call(self, index, args, kwargs):
         """The module on device ``index``: device 0's replica is the module itself (its
