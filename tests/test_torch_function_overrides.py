@@ -119,10 +119,17 @@ def test_handle_torch_function_and_wrap_torch_function():
             @classmethod
             def __torch_function__(cls, func, types, args=(), kwargs=None):
                 return NotImplemented
+        def added(a, b):  # (a plain tensor among the relevant arguments: its handler too)
+            if o.has_torch_function((a, b)):
+                return o.handle_torch_function(added, (a, b), a, b)
+            return a + b
         m = torch.ones(2).as_subclass(M)
         r = torch.ones(2).as_subclass(Refuses)
         results = [type(scaled(m, scale=3)).__name__, scaled(m, scale=3),
-                   type(twice(m)).__name__, type(twice(torch.ones(2))).__name__]
+                   type(twice(m)).__name__, type(twice(torch.ones(2))).__name__,
+                   type(added(torch.ones(2), m)).__name__,
+                   type(added(torch.ones(2), r)).__name__,
+                   [type(a).__name__ for a in o._get_overloaded_args([torch.ones(1), m])]]
         return results, seen, _error(lambda: twice(r))
     same(body)
 

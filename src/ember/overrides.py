@@ -93,15 +93,23 @@ def _overrides(cls) -> bool:
 
 
 _PLAIN = frozenset((Tensor, int, float, bool, complex, str, type(None)))
+_PLAIN_NOT_TENSOR = _PLAIN - {Tensor}
 
 
-def _get_overloaded_args(relevant_args, get_type_fn=type):
-    """The arguments whose types override, one per type, a subclass before its bases (in
-    which order their ``__torch_function__`` is tried)."""
+def _get_overloaded_args(relevant_args, get_type_fn=None):
+    """The arguments whose types define ``__torch_function__``, one per type, a subclass
+    before its bases (in which order their ``__torch_function__`` is tried): a plain Tensor
+    too, as torch's Python helper (its default handler runs the call)."""
+    return _overloaded(relevant_args, get_type_fn or type, _PLAIN_NOT_TENSOR)
+
+
+def _overloaded(relevant_args, get_type_fn=type, plain=_PLAIN):
+    """``_get_overloaded_args`` less the types in ``plain`` (a plain Tensor, where torch's C
+    functions leave it out)."""
     types, out = [], []
     for arg in relevant_args:
         cls = get_type_fn(arg)
-        if cls in _PLAIN or cls in types or not _overrides(cls):
+        if cls in plain or cls in types or (cls is not Tensor and not _overrides(cls)):
             continue
         index = len(out)
         for k, old in enumerate(out):
@@ -212,7 +220,7 @@ def _dispatched(func, args, kwargs):
     overriding argument or a mode is on."""
     off = state.torch_function_off
     if off < 2:
-        overloaded = _get_overloaded_args(_flat(args, kwargs)) if off == 0 else ()
+        overloaded = _overloaded(_flat(args, kwargs)) if off == 0 else ()
         if overloaded or state.function_modes:
             return _handle(func, overloaded, args, kwargs or None)
     return func(*args, **(kwargs or {}))
@@ -444,7 +452,7 @@ def _op_overloaded(args):
     for a in args:
         cls = type(a)
         if cls not in _PLAIN and (cls in (list, tuple) or _overrides(cls)):
-            return _get_overloaded_args(_flat(args))
+            return _overloaded(_flat(args))
     return ()
 
 
@@ -565,7 +573,7 @@ def foreign_overloaded(args, kwargs):
     that failed on them is handed to them: see _arg_parser._parsed)."""
     if state.torch_function_off:
         return ()
-    return [a for a in _get_overloaded_args(_flat(args, kwargs)) if not isinstance(a, Tensor)]
+    return [a for a in _overloaded(_flat(args, kwargs)) if not isinstance(a, Tensor)]
 
 
 def handle_foreign(func, overloaded, args, kwargs):
