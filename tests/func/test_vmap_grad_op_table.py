@@ -1,7 +1,8 @@
 """vmap(grad(f)) of every differentiable row of the op table (its first float64 sample, summed
 into a scalar) against torch 2.13: each per-example gradient's shape, dtype, requires_grad
-and grad_fn. (Their ``_is_view()`` is not compared: torch's batched backward hands back
-expanded views where a formula expands, ember's gives fresh tensors.)"""
+and grad_fn. (Their ``_is_view()`` is not compared here: see test_grad_result_views.py; where
+torch's batching rules or its per-example fallback end a gradient in a view and ember's
+physical formulas do not, or the reverse, the two still part ways.)"""
 import warnings
 
 import pytest

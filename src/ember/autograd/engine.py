@@ -1206,6 +1206,8 @@ def _expanded_view(task, g):
     code holds it, a grad_output). None where ``g`` is not a NumPy view that as_strided can
     give again."""
     base = g.base
+    if type(base) is not np.ndarray:  # (NumPy's as_strided hangs its view off a DummyArray
+        base = getattr(base, "base", None)  # holding the array viewed: an expansion's)
     if type(g) is not np.ndarray or type(base) is not np.ndarray or g.dtype != base.dtype:
         return None
     item = g.itemsize

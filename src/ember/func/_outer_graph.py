@@ -140,7 +140,7 @@ class OuterGraph:
             return inp
         if self.reaches(t):
             return t
-        return self.keep_tangent(t, _wrap(t._data))
+        return self.keep_tangent(t, _unwrapped(t))
 
     def keep_tangent(self, t, out):
         """``out`` (``t`` as the transform returns it) with ``t``'s tangents of the running
@@ -154,6 +154,19 @@ class OuterGraph:
                     fwAD._set_tangent(out, tangent if self.reaches(tangent) else
                                       self.keep_tangent(tangent, _wrap(tangent._data)))
         return out
+
+
+def _unwrapped(t):
+    """A new tensor around ``t``'s data at version 0; a view (sum's expanded gradient, a
+    reshaped one) stays a view, of its base unwrapped, as torch's unwrapped result does."""
+    base = t._base
+    if base is None or base.dtype != t.dtype:  # (.real of a complex: a tensor of its own)
+        return _wrap(t._data)
+    prev, state.grad_enabled = state.grad_enabled, False
+    try:
+        return _wrap(base._data).as_strided(tuple(t.shape), t.stride(), t.storage_offset())
+    finally:
+        state.grad_enabled = prev
 
 
 class _RunningCall:
