@@ -686,3 +686,31 @@ def test_clip_grad_norm_of_gradients_of_two_dtypes_is_in_their_promoted_dtype(no
             out.append((total, a.grad, b.grad))
         return out
     same(body, rtol=1e-6)
+
+
+def test_scatter_reduce_index_reduce_and_put_refuse_self_as_their_source():
+    """Seed 52000397: ``t9.scatter_reduce_(-1, i, t9, 'amin', include_self=False)`` under
+    no_grad: torch's scatter_reduce_, index_reduce_ and put_ assert that the source does not
+    overlap self at all, self itself included; ember wrote self into itself."""
+    import warnings
+
+    def body(t):
+        out = []
+        i3 = t.tensor([1, 0, 2])
+        for write in (lambda s, src: s.scatter_reduce_(0, i3, src, "amin", include_self=False),
+                      lambda s, src: s.scatter_reduce_(0, i3, src, "sum"),
+                      lambda s, src: s.index_reduce_(0, i3, src, "prod"),
+                      lambda s, src: s.put_(i3, src),
+                      lambda s, src: s.put_(i3, src, accumulate=True)):
+            for source in (lambda b: b[:3], lambda b: b[1:4], lambda b: b[3:6],
+                           lambda b: b[:3].clone()):
+                b = t.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # (index_reduce's beta warning)
+                        write(b[:3], source(b))
+                    out.append(b)
+                except RuntimeError as e:
+                    out.append(str(e))
+        return out
+    same(body)

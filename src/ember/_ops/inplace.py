@@ -174,7 +174,8 @@ _VALUE_READ_FIRST = frozenset({"fill", "masked_fill", "index_fill", "index_put_m
 # ops torch checks no overlap of: they read their source as they write (see their kernels)
 _READ_AS_WRITTEN = frozenset({"masked_scatter"})
 # ops whose source may not even be self itself (torch's assert_no_overlap)
-_NO_OVERLAP = frozenset({"index_copy", "index_add", "scatter", "scatter_add", "index_put"})
+_NO_OVERLAP = frozenset({"index_copy", "index_add", "scatter", "scatter_add", "index_put",
+                         "scatter_reduce", "index_reduce", "put"})
 
 
 def _dense(a):
