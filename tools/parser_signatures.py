@@ -30,13 +30,14 @@ FUNCTIONS = [
     "baddbmm", "permute", "narrow", "index_select", "masked_fill", "split", "chunk", "clone",
     "neg", "sin", "cos", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "std",
     "var", "prod", "all", "any", "flip", "roll", "tril", "triu", "diag", "einsum",
-    "ctc_loss",
+    "ctc_loss", "lerp",
 ]
 # (not the methods every model calls, view, reshape, add...: a wrapped method costs a frame)
 METHODS = [
     "copy_", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "mm", "bmm", "matmul",
     "softmax", "log_softmax", "masked_fill", "masked_fill_", "index_select", "gather",
     "clamp", "fill_", "type_as", "view_as", "expand_as", "narrow", "flatten", "sort", "topk",
+    "lerp", "lerp_",
 ]
 
 

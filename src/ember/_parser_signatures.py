@@ -82,6 +82,7 @@ FUNCTIONS = {
     'triu': (('(Tensor input, int diagonal?, *, Tensor out = None)',), ()),
     'diag': (('(Tensor input, int diagonal?, *, Tensor out = None)',), ()),
     'ctc_loss': (('(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)', '(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)'), ()),
+    'lerp': (('(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)', '(Tensor input, Tensor end, Number weight, *, Tensor out = None)'), ()),
 }
 METHODS = {
     'copy_': (('(Tensor other, bool non_blocking = False)',), ('(Tensor other, bool async = False)',)),
@@ -108,6 +109,8 @@ METHODS = {
     'flatten': (('(int start_dim?, int end_dim?)',), ()),
     'sort': (('(*, bool stable, int dim = -1, bool descending = False)', '(int dim = -1, bool descending = False)'), ()),
     'topk': (('(int k, int dim?, bool largest?, bool sorted?)',), ()),
+    'lerp': (('(Tensor end, Tensor weight)', '(Tensor end, Number weight)'), ()),
+    'lerp_': (('(Tensor end, Tensor weight)', '(Tensor end, Number weight)'), ()),
 }
 # {aten operator: the schema of each of its overloads, in torch's order}
 ATEN_SCHEMAS = {

@@ -15,6 +15,8 @@ __all__ = ['addcdiv', 'addcmul', 'allclose', 'arctan2', 'atan2', 'bitwise_and',
            'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'remainder',
            'true_divide', 'xlogy']
 
+import numbers
+
 import numpy as np
 
 from .. import _dtype as D
@@ -639,9 +641,17 @@ def _lerp_check(self, end, weight):
                         "but expected one of:\n"
                         " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
                         " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n")
+    if not isinstance(weight, (Tensor, numbers.Number)):
+        # (a None weight, which NumPy would read as NaN: the caller's argument parser gives
+        # torch's TypeError in place of this one)
+        raise TypeError(f"lerp(): weight must be a Tensor or a number, not "
+                        f"{type(weight).__name__}")
     kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
     if self._data.dtype.kind not in "fc" and self._data.dtype not in D.REDUCED_NP:
         raise not_implemented(kernel, self._data)
+    if isinstance(weight, numbers.Complex) and weight.imag and self._data.dtype.kind != "c":
+        raise RuntimeError(f"value cannot be converted to type {CPP_NAME[self.dtype.name]} "
+                           "without overflow")
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t._data.dtype != self._data.dtype and (
                 name == "end" or t._data.ndim > 0):
@@ -688,13 +698,22 @@ def lerp(input, end, weight):
     """``input + weight * (end - input)`` (weight a Python number or a tensor)."""
     if isinstance(weight, Tensor):
         return _lerp_tensor(input, end, weight)
-    return _lerp_scalar(input, end, weight)
+    return _lerp_scalar(input, end, _real_weight(input, weight))
 
 
 def _lerp_(self, end, weight):
     if isinstance(weight, Tensor):
         return _lerp_tensor.inplace(self, end, weight)
-    return _lerp_scalar.inplace(self, end, weight)
+    return _lerp_scalar.inplace(self, end, _real_weight(self, weight))
+
+
+def _real_weight(input, weight):
+    """A complex number weight with no imaginary part is its real part for a real ``input``
+    (torch converts the Scalar; one with an imaginary part is refused by _lerp_check)."""
+    if (isinstance(weight, complex) and not weight.imag and isinstance(input, Tensor)
+            and input._data.dtype.kind != "c"):
+        return weight.real
+    return weight
 
 
 Tensor.lerp = lerp

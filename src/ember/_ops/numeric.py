@@ -165,9 +165,14 @@ def isin(_first=NO_VALUE, _second=NO_VALUE, /, *, elements=NO_VALUE, test_elemen
              "test_element": test_element}
     named = {k: v for k, v in named.items() if v is not NO_VALUE}
     _, values = choose("isin", _ISIN_OVERLOADS, (_first, _second), named, _ISIN_KEYWORDS)
-    for v in values:
-        if not isinstance(v, Tensor) and isinstance(v, (bool, complex)):
+    for v in values:  # (elements first: torch's check names the first refused dtype)
+        if isinstance(v, Tensor):
+            kind = v.dtype.scalar_name if v._data.dtype.kind in "bc" else None
+        elif isinstance(v, (bool, complex)):
             kind = "Bool" if isinstance(v, bool) else "ComplexDouble"
+        else:
+            kind = None
+        if kind is not None:
             raise RuntimeError(f"Unsupported input type encountered for isin(): {kind}")
     a, b = _array(values[0]), _array(values[1])
     return _wrap(np.asarray(get_xp(a).isin(a, b, invert=invert)))

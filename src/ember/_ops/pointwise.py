@@ -61,9 +61,15 @@ def with_positive_nan(ufunc, x):
 
 def no_derivative(name):
     """The formula of an op torch records under a ``NotImplemented`` node: backward through it
-    raises (torch's ``not_implemented`` derivatives, e.g. heaviside's)."""
+    raises (torch's ``not_implemented`` derivatives, e.g. heaviside's), and so does forward
+    mode, with torch's NotImplementedError."""
     def formula(grad):
         raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    def refuse_forward(*_):  # (the registry declares it the inputs' forward-mode rule)
+        raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does not "
+                                  "support it.")
+    formula.forward_refusal = refuse_forward
     return formula
 
 
@@ -178,7 +184,8 @@ def inplace_with_scalars(opdef, n_scalars=1, floating=False, cpp_names=False):
 # C++ type names torch prints in some dtype checks (lerp's "expected dtype float ...").
 CPP_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}
+            "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>", "bfloat16": "c10::BFloat16"}
 
 
 def require_tensor(fn, name, value, position):

@@ -678,6 +678,9 @@ class OpDef:
             assert len(idx) > 1 or MASK_NAME not in names, "grad_input_mask: joint formulas only"
             env_idx = tuple(None if n == MASK_NAME else self._saved_slot(n) for n in names)
             self.formulas.append((idx, writing(fn, writes) if writes else fn, env_idx))
+            refusal = getattr(fn, "forward_refusal", None)
+            if refusal is not None:  # (no_derivative's: forward mode refuses these inputs too)
+                self.jvp(*inputs)(refusal)
             keys = self.__dict__.setdefault("_formula_keys", {})
             keys[idx] = order
             self.formulas.sort(key=lambda f: keys[f[0]])
