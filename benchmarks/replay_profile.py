@@ -23,6 +23,10 @@ are replaced by ones that hand back what they computed once (so the kernels cost
 each step is timed in three parts: the compiled call (guards, wrapping the outputs, the
 backward node), ``backward()`` (the engine's pass over the compiled node and the leaves) and
 the rest of the step (its own eager code: the optimizer's update, reading the loss).
+``--outside --cold`` runs the real backward program inside ``backward()`` instead and takes
+its time out: the engine's pass then runs where it runs in a step, right after the program's
+last matrix product, with the caches that product left (W2: about three times the engine's
+time with the program stubbed out).
 """
 from __future__ import annotations
 
@@ -216,14 +220,15 @@ def products_alone(name, repeat):
     return {k: v * 1e6 for k, v in times.items()}
 
 
-def outside_split(step, entry, tensors, steps):
+def outside_split(step, entry, tensors, steps, cold=False):
     """Median CPU microseconds per step of the compiled call, ``backward()`` and the rest of
-    the step, with the recording's programs handing back fixed results."""
+    the step, with the recording's programs handing back fixed results (``cold``: the real
+    backward program runs in ``backward()``, its own time taken out)."""
     program = entry.program
     outs, saved = program.forward(tensors)
     grads = [np.ones_like(outs[k]) for k in entry.grad_outputs]
     fixed = program.backward(grads, saved) if program.backward is not None else None
-    parts = {"call": [], "backward": []}
+    parts = {"call": [], "backward": [], "program": []}
     call, backward = CompiledFunction.__call__, ember.Tensor.backward
     generated = entry.replay, entry.call, program.backward, program.backward_into_leaves
 
@@ -243,6 +248,9 @@ def outside_split(step, entry, tensors, steps):
     entry.call = entry.call_in_two
     # (both backward programs: the one-node pass runs the one without view notes)
     program.backward = program.backward_into_leaves = lambda grads, saved: pending.pop()
+    if cold and fixed is not None:
+        program.backward = timed("program", generated[2])
+        program.backward_into_leaves = timed("program", generated[3])
     CompiledFunction.__call__ = timed("call", call)
     ember.Tensor.backward = timed("backward", backward)
     totals = []
@@ -250,6 +258,7 @@ def outside_split(step, entry, tensors, steps):
         for _ in range(steps):
             parts["call"].append(0.0)
             parts["backward"].append(0.0)
+            parts["program"].append(0.0)
             pending[:] = [[g.copy() for g in fixed]] if fixed is not None else []
             t0 = time.process_time()
             step()
@@ -259,8 +268,9 @@ def outside_split(step, entry, tensors, steps):
         (entry.replay, entry.call, program.backward,
          program.backward_into_leaves) = generated
     rest = [t - c - b for t, c, b in zip(totals, parts["call"], parts["backward"])]
+    engine = [b - p for b, p in zip(parts["backward"], parts["program"])]
     return {k: statistics.median(v) * 1e6 for k, v in
-            (("call", parts["call"]), ("backward", parts["backward"]), ("rest", rest))}
+            (("call", parts["call"]), ("backward", engine), ("rest", rest))}
 
 
 def traced(fn, *args):
@@ -318,6 +328,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--outside", action="store_true",
                         help="also split the time outside the kernels (programs stubbed out)")
+    parser.add_argument("--cold", action="store_true",
+                        help="with --outside: the real backward program in backward(), its "
+                             "time taken out (the engine after its matrix products)")
     parser.add_argument("--in-step", action="store_true",
                         help="also time each call inside whole steps (not alone)")
     parser.add_argument("--counts", action="store_true",
@@ -348,9 +361,11 @@ def main():
         print(f"matrix products: the program's {products:.1f} us; alone, NumPy's "
               f"{alone['numpy']:.1f} us{torch_part}")
     if args.outside:
-        split = outside_split(step, entry, tensors, max(3, args.repeat))
+        split = outside_split(step, entry, tensors, max(3, args.repeat), args.cold)
+        which = ("backward() without its real program's time" if args.cold
+                 else "backward()")
         print("outside the kernels (programs stubbed out), medians per step: compiled call "
-              f"{split['call']:.1f} us, backward() {split['backward']:.1f} us, rest of the "
+              f"{split['call']:.1f} us, {which} {split['backward']:.1f} us, rest of the "
               f"step {split['rest']:.1f} us")
     if args.counts:
         counts = call_counts(step, entry, tensors)
