@@ -714,3 +714,22 @@ def test_scatter_reduce_index_reduce_and_put_refuse_self_as_their_source():
                     out.append(str(e))
         return out
     same(body)
+
+
+def test_lerp_names_a_bfloat16_or_complex_operand_in_its_dtype_error():
+    """Seed 49000424: ``t.lerp_(u, 0.5)`` of a float32 ``t`` and a bfloat16 ``u`` (an autocast
+    result) raised a KeyError where torch names c10::BFloat16 in its dtype error."""
+    def body(t):
+        out = []
+        x = t.tensor([[0.32], [0.5]])
+        for dtype in (t.bfloat16, t.float16, t.float64, t.complex64):
+            u = t.tensor([[0.1, 0.2]]).to(dtype)
+            for call in (lambda: x.clone().lerp_(u, 0.5), lambda: t.lerp(x, u, 0.5),
+                         lambda: x.clone().lerp_(x, u)):
+                try:
+                    call()
+                except RuntimeError as e:
+                    out.append(str(e))
+        return out
+    same(body)
+

@@ -16,7 +16,7 @@ from .._backend.fp_errors import made_nan
 from .._info import check_scalar, half_source
 from .._numpy_operands import python_number
 from .._state import forward_hook, profiler_hook
-from .._tensor import Tensor, _wrap, typename
+from .._tensor import _C_NAMES, Tensor, _wrap, typename
 from . import opmath
 from .fused import fused_multiply_add
 from .inplace import inplace_operator
@@ -181,11 +181,9 @@ def inplace_with_scalars(opdef, n_scalars=1, floating=False, cpp_names=False):
     return method
 
 
-# C++ type names torch prints in some dtype checks (lerp's "expected dtype float ...").
-CPP_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>", "bfloat16": "c10::BFloat16"}
+# C++ type names torch prints in some dtype checks (lerp's "expected dtype float ..."): the
+# tensor module's, bfloat16 and complex ones included
+CPP_NAME = _C_NAMES
 
 
 def require_tensor(fn, name, value, position):
