@@ -733,3 +733,22 @@ def test_lerp_names_a_bfloat16_or_complex_operand_in_its_dtype_error():
         return out
     same(body)
 
+
+def test_expand_to_fewer_dimensions_names_the_tensor_as_torch_prints_it():
+    """Seed 49000156: ``t1[-2] = t2`` (a 3-element bfloat16 tensor into one element) refused
+    as torch, but named ember.BFloat16Tensor where torch's toString gives CPUBFloat16Type (as
+    for bool and complex tensors)."""
+    def body(t):
+        out = []
+        for dtype in (t.float32, t.bfloat16, t.float16, t.int64, t.bool, t.complex64):
+            try:
+                t.zeros(3, dtype=dtype).expand(())
+            except RuntimeError as e:
+                out.append(str(e))
+        x = t.tensor([-0.8, 0.8, -0.71])
+        try:
+            x[-2] = t.tensor([-0.37, 1.0, 1.47], dtype=t.bfloat16)
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+    same(body)

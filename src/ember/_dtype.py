@@ -39,6 +39,7 @@ _LEGACY_TYPE = {
     "float8_e8m0fnu": "Float8_e8m0fnuTensor",
 }
 # What torch calls a scalar type in its messages ("result type Float can't be cast ...").
+_NAMED_BY_TYPE_OBJECT = frozenset(("Bool", "BFloat16", "ComplexFloat", "ComplexDouble"))
 _SCALAR_NAME = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
     "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
@@ -79,6 +80,15 @@ class dtype:
     @property
     def legacy_type_name(self) -> str:
         return "ember." + _LEGACY_TYPE[self.name]
+
+    @property
+    def type_string(self) -> str:
+        """What torch's ``Tensor::toString()`` names a CPU tensor of this dtype in its
+        messages: a bool, bfloat16 or complex one by its old type object (CPUBoolType), the
+        others by their legacy tensor type (torch.FloatTensor)."""
+        if self.scalar_name in _NAMED_BY_TYPE_OBJECT:
+            return f"CPU{self.scalar_name}Type"
+        return self.legacy_type_name
 
     @property
     def scalar_name(self) -> str:

@@ -416,7 +416,7 @@ def _expand(self, size):
     nd = len(size)
     lead = nd - len(shape)
     if lead < 0:
-        typename = D._BY_NP[self.dtype].legacy_type_name
+        typename = D._BY_NP[self.dtype].type_string
         raise RuntimeError(f"expand({typename}{{{list(shape)}}}, size={list(size)}): "
                            f"the number of sizes provided ({nd}) must be greater or equal to "
                            f"the number of dimensions in the tensor ({len(shape)})")

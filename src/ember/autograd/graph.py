@@ -371,17 +371,12 @@ def short_node_name(node) -> str:
     return re.sub(r"Backward(0|(\d*))$", r"\2", node.name())
 
 
-_NAMED_BY_TYPE_OBJECT = frozenset(("Bool", "BFloat16", "ComplexFloat", "ComplexDouble"))
-
-
 def version_error(data, current, expected, grad_fn, output_nr):
     shape = list(data.shape)
     from .. import _dtype as D
     # NOTE: torch names a bool, bfloat16 or complex tensor here by its old type object
     # (CPUBoolType, not torch.BoolTensor), the others by their legacy tensor type
-    dtype = D._BY_NP[data.dtype]
-    typename = (f"CPU{dtype.scalar_name}Type" if dtype.scalar_name in _NAMED_BY_TYPE_OBJECT
-                else dtype.legacy_type_name)
+    typename = D._BY_NP[data.dtype].type_string
     from .._sparse.coo import CooArray
     if type(data) is CooArray:  # (a sparse tensor: torch.sparse.FloatTensor)
         typename = typename.replace(".", ".sparse.", 1)
