@@ -187,3 +187,75 @@ PARSER = {
 @pytest.mark.parametrize("case", sorted(PARSER))
 def test_parser_accepts_and_refuses_as_torchs(case):
     same(PARSER[case])
+
+
+def _aten_loss_inputs(torch):
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(3, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    x4 = torch.randn(2, 3, 2, 2, generator=g, dtype=torch.float64).log_softmax(1)
+    return x, y, torch.tensor([0, 3, 1]), x4.detach().requires_grad_(), torch.tensor(
+        [[[0, 1], [2, 1]], [[1, 1], [0, 2]]])
+
+
+# ember.ops.aten's operators that torch binds nowhere else: the schema's arguments (an int
+# reduction, mean by default; another int as each kernel reads it), values, graphs and errors
+ATEN_ONLY = {
+    "l1_loss": lambda a, x, y, t, x4, t4: a.l1_loss(x, y),
+    "l1_loss_none": lambda a, x, y, t, x4, t4: a.l1_loss(x, y, 0),
+    "l1_loss_sum": lambda a, x, y, t, x4, t4: a.l1_loss(x, y, 2),
+    "l1_loss_other_int": lambda a, x, y, t, x4, t4: a.l1_loss(x, y, -1),
+    "l1_loss_broadcast": lambda a, x, y, t, x4, t4: a.l1_loss(x, y[:, :1]),
+    "l1_loss_string": lambda a, x, y, t, x4, t4: a.l1_loss(x, y, "mean"),
+    "l1_loss_default": lambda a, x, y, t, x4, t4: a.l1_loss.default(x, y, 2),
+    "cross_entropy_loss": lambda a, x, y, t, x4, t4: a.cross_entropy_loss(x, t),
+    "cross_entropy_loss_weight": lambda a, x, y, t, x4, t4: a.cross_entropy_loss(
+        x, t, y[0].abs(), 1, 3),
+    "cross_entropy_loss_smoothing": lambda a, x, y, t, x4, t4: a.cross_entropy_loss(
+        x, t, None, 0, -100, 0.2),
+    "cross_entropy_loss_keywords": lambda a, x, y, t, x4, t4: a.cross_entropy_loss(
+        x, t, label_smoothing=0.1, reduction=2),
+    "cross_entropy_loss_probabilities": lambda a, x, y, t, x4, t4: a.cross_entropy_loss(
+        x, y.softmax(1)),
+    "cross_entropy_loss_other_int": lambda a, x, y, t, x4, t4: a.cross_entropy_loss(
+        x, t, None, 3),
+    "cross_entropy_loss_other_int_smoothing": lambda a, x, y, t, x4, t4: a.cross_entropy_loss(
+        x, t, None, 3, -100, 0.1),
+    "cross_entropy_loss_other_int_probabilities": lambda a, x, y, t, x4, t4:
+        a.cross_entropy_loss(x, y.softmax(1), None, -1),
+    "cross_entropy_loss_out_of_range": lambda a, x, y, t, x4, t4: a.cross_entropy_loss(x, t + 4),
+    "cross_entropy_loss_float_indices": lambda a, x, y, t, x4, t4: a.cross_entropy_loss(
+        x, t.double()[:2]),
+    "nll_loss_nd": lambda a, x, y, t, x4, t4: a.nll_loss_nd(x.log_softmax(1), t),
+    "nll_loss_nd_spatial": lambda a, x, y, t, x4, t4: a.nll_loss_nd(x4, t4, None, 2, 1),
+    "nll_loss_nd_other_int": lambda a, x, y, t, x4, t4: a.nll_loss_nd(x4, t4, None, 3),
+    "nll_loss_nd_5d": lambda a, x, y, t, x4, t4: a.nll_loss_nd(x4[None], t4[None]),
+    "nll_loss_nd_0d": lambda a, x, y, t, x4, t4: a.nll_loss_nd(x[0, 0], t[0]),
+    "nll_loss_nd_batch": lambda a, x, y, t, x4, t4: a.nll_loss_nd(x, t[:2]),
+    "nll_loss2d": lambda a, x, y, t, x4, t4: a.nll_loss2d(x4, t4),
+    "nll_loss2d_none_ignore": lambda a, x, y, t, x4, t4: a.nll_loss2d(x4, t4, None, 0, 1),
+    "nll_loss2d_other_int": lambda a, x, y, t, x4, t4: a.nll_loss2d(x4, t4, None, 3),
+    "nll_loss2d_of_2d": lambda a, x, y, t, x4, t4: a.nll_loss2d(x.log_softmax(1), t),
+    "nll_loss2d_of_5d": lambda a, x, y, t, x4, t4: a.nll_loss2d(x4[None], t4),
+    "nll_loss2d_target_size": lambda a, x, y, t, x4, t4: a.nll_loss2d(x4, t4[:, :1]),
+    "smooth_l1_loss": lambda a, x, y, t, x4, t4: a.smooth_l1_loss(x, y),
+    "smooth_l1_loss_beta": lambda a, x, y, t, x4, t4: a.smooth_l1_loss(x, y, 0, 0.5),
+    "smooth_l1_loss_beta_0": lambda a, x, y, t, x4, t4: a.smooth_l1_loss(x, y, 2, 0.0),
+    "smooth_l1_loss_negative_beta": lambda a, x, y, t, x4, t4: a.smooth_l1_loss(x, y, 1, -1.0),
+    "huber_loss": lambda a, x, y, t, x4, t4: a.huber_loss(x, y),
+    "huber_loss_delta": lambda a, x, y, t, x4, t4: a.huber_loss(x, y, 2, 0.5),
+    "huber_loss_delta_keyword": lambda a, x, y, t, x4, t4: a.huber_loss(x, y, delta=2.0),
+    "huber_loss_other_int": lambda a, x, y, t, x4, t4: a.huber_loss(x, y, 3),
+    "huber_loss_zero_delta": lambda a, x, y, t, x4, t4: a.huber_loss(x, y, 1, 0.0),
+    "huber_loss_negative_delta": lambda a, x, y, t, x4, t4: a.huber_loss(x, y, 1, -1.0),
+    "huber_loss_shapes": lambda a, x, y, t, x4, t4: a.huber_loss(x, y[:2]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATEN_ONLY))
+def test_ops_aten_losses_of_the_schema(name):
+    def body(torch):
+        inputs = _aten_loss_inputs(torch)
+        loss = ATEN_ONLY[name](torch.ops.aten, *inputs)
+        return loss, torch.autograd.grad(loss.sum(), (inputs[0], inputs[3]), allow_unused=True)
+    same(body)

@@ -200,3 +200,77 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
              reduction: int = 0, zero_infinity: bool = False):
     return functional.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                                   reduction, zero_infinity)
+
+
+# -- the operators ember.ops.aten alone has (torch.ops.aten.l1_loss...) ----------------------
+# Their arguments are checked against torch's schema first (aten_namespace.py), so these take
+# the schema's: an int reduction, defaults as declared (mean).
+def _aten_reduction(name, reduction, other):
+    """F's name for aten's int ``reduction``; ``other``: what the kernel does with another
+    int (None: it refuses it)."""
+    reduction = int(reduction)
+    named = _REDUCTION_NAMES.get(reduction, other)
+    if named is None:
+        raise RuntimeError(f"aten::{name}: reduction {reduction} is not 0 (none), 1 (mean) or "
+                           "2 (sum)")
+    return named
+
+
+def _quietly(loss, *args, **kwargs):
+    """F's loss without F's own warnings (a target size that broadcasts: aten warns not)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return loss(*args, **kwargs)
+
+
+def aten_l1_loss(self, target, reduction=1):
+    return _quietly(functional.l1_loss, self, target,
+                    reduction=_aten_reduction("l1_loss", reduction, "none"))
+
+
+def aten_smooth_l1_loss(self, target, reduction=1, beta=1.0):
+    return functional.smooth_l1_of(self, target,
+                                   _aten_reduction("smooth_l1_loss", reduction, None), beta,
+                                   l1_at_zero=False)
+
+
+def aten_huber_loss(self, target, reduction=1, delta=1.0):
+    return _quietly(functional.huber_loss, self, target, delta=delta,
+                    reduction=_aten_reduction("huber_loss", reduction, "none"))
+
+
+def aten_nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
+    return functional.nll_loss(self, target, weight, ignore_index=ignore_index,
+                               reduction=_aten_reduction("nll_loss_nd", reduction, "sum"))
+
+
+def aten_nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
+    """nll_loss2d itself: a 3-D target and a 4-D input only (nll_loss_nd views the other
+    ranks as those)."""
+    if target.ndim != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target.ndim}")
+    if self.ndim != 4:
+        raise RuntimeError("only batches of spatial inputs supported (4D tensors), but got "
+                           f"input of dimension: {self.ndim}")
+    return functional.nll_loss(self, target, weight, ignore_index=ignore_index,
+                               reduction=_aten_reduction("nll_loss2d", reduction, "sum"))
+
+
+def aten_cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100,
+                            label_smoothing=0.0):
+    """cross_entropy_loss: another int reduction is a sum where the loss is nll_loss's (class
+    indices, no smoothing), refused where cross_entropy reduces it itself."""
+    reduction = int(reduction)
+    if reduction not in _REDUCTION_NAMES and (label_smoothing > 0
+                                              or target.dtype.is_floating_point):
+        raise RuntimeError(f"Invalid reduction type encountered in cross_entropy: {reduction}")
+    return functional.cross_entropy(
+        self, target, weight, ignore_index=ignore_index, label_smoothing=label_smoothing,
+        reduction=_aten_reduction("cross_entropy_loss", reduction, "sum"))
+
+
+# {aten name: the operator as ember.ops.aten runs it}
+ATEN_FORMS = {"l1_loss": aten_l1_loss, "smooth_l1_loss": aten_smooth_l1_loss,
+              "huber_loss": aten_huber_loss, "nll_loss_nd": aten_nll_loss_nd,
+              "nll_loss2d": aten_nll_loss2d, "cross_entropy_loss": aten_cross_entropy_loss}

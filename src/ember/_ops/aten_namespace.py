@@ -130,7 +130,8 @@ class AtenNamespace(_OpNamespace):
     def __getattr__(self, op_name):
         if not op_name.startswith("__") and self._refresh():
             return getattr(self, op_name)
-        if op_name in _COMPOSITE_NAMES or op_name in _FUNCTIONAL_NAMES:
+        if (op_name in _COMPOSITE_NAMES or op_name in _FUNCTIONAL_NAMES
+                or op_name in _aten_forms()):
             packet = _AtenPacket(self.name, op_name)
             packet._add_overload("default", None, _schema_errors(_public(op_name), op_name))
             setattr(self, op_name, packet)
@@ -154,6 +155,9 @@ def _public(name, method_only=False):
     """``ember.<name>``, else the ``Tensor.<name>`` method, else (a name of
     _FUNCTIONAL_NAMES) ``ember.nn.functional.<name>``; None if none is a function."""
     import ember
+    form = _aten_forms().get(name)
+    if form is not None:  # (an operator of the schema's arguments that ember has not public)
+        return form
     public = None if method_only else getattr(ember, name, None)
     if public is None or isinstance(public, type) or not callable(public):
         public = getattr(Tensor, name, None)
@@ -163,6 +167,12 @@ def _public(name, method_only=False):
     # schema's form: torch.kl_div(a, b) is unreduced, torch.ops.aten.kl_div(a, b) a mean)
     public = getattr(public, "schema_form", public)
     return public if callable(public) else None
+
+
+def _aten_forms():
+    """aten_losses.ATEN_FORMS (imported on first use: it imports the losses)."""
+    from .aten_losses import ATEN_FORMS
+    return ATEN_FORMS
 
 
 def _schema_errors(fn, name=None, registry_op=False):

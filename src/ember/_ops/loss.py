@@ -75,7 +75,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def _smooth_l1(self, target, reduction, beta):
     xp = get_xp(self)
     d = xp.abs(self - target)
-    loss = xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    # (a beta of 0, which aten's operator takes: no quadratic part)
+    loss = xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta else d
     return _reduce(loss.astype(self.dtype, copy=False), reduction)
 
 
@@ -92,12 +93,13 @@ def _(grad, self, target, reduction, beta):
     return smooth_l1_loss_backward(grad, target, self, reduction, beta)
 
 
-def _robust_backward(grad_output, self, target, reduction, width, slope):
+def _robust_backward(grad_output, self, target, reduction, width, slope, outer=None):
     """The gradient of a loss quadratic within ``width`` of the target (slope ``slope`` per
-    unit of difference there) and linear beyond it (slope ``width * slope``)."""
+    unit of difference there) and linear beyond it (slope ``outer``, by default ``width *
+    slope``)."""
     xp = get_xp(self)
     d = self - target
-    outer = width * slope
+    outer = width * slope if outer is None else outer
     g = xp.where(d <= -width, -outer, xp.where(d >= width, outer, d * slope)) * grad_output
     return (g / g.size if reduction == "mean" and g.size else g).astype(self.dtype, copy=False)
 
@@ -121,7 +123,12 @@ def _robust_double_backward(grad, grad_output, self, target, reduction, width, s
 
 @op("smooth_l1_loss_backward", tensors=3, node="SmoothL1LossBackwardBackward0")
 def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
-    return _robust_backward(grad_output, self, target, reduction, beta, 1.0 / beta)
+    return _robust_backward(grad_output, self, target, reduction, beta, _inverse(beta), 1.0)
+
+
+def _inverse(beta):
+    """smooth_l1's slope within ``beta``: none for a beta of 0 (no quadratic part)."""
+    return 1.0 / beta if beta else 0.0
 
 
 @smooth_l1_loss_backward.grad("grad_output")
@@ -131,7 +138,7 @@ def _(grad, self, target, reduction, beta):
 
 @smooth_l1_loss_backward.grad("self", "target")
 def _(grad, grad_output, self, target, reduction, beta):
-    g = _robust_double_backward(grad, grad_output, self, target, reduction, beta, 1.0 / beta)
+    g = _robust_double_backward(grad, grad_output, self, target, reduction, beta, _inverse(beta))
     return g, -g
 
 
@@ -139,10 +146,16 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """Squared error below ``beta``, absolute error above it."""
     reduction = reduction_enum(reduction, size_average, reduce)
     _check_target_size(input, target)
+    return smooth_l1_of(input, target, reduction, beta, l1_at_zero=True)
+
+
+def smooth_l1_of(input, target, reduction, beta, l1_at_zero):  # noqa: A002
+    """aten's smooth_l1_loss (its checks, then the op); ``l1_at_zero``: a ``beta`` of 0 is
+    l1_loss, as F computes it (aten's operator runs its own kernel)."""
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     input, target = broadcast_pair(input, target)
-    if beta == 0.0:
+    if beta == 0.0 and l1_at_zero:
         return l1_loss(input, target, reduction=reduction)
     refuse_integral("smooth_l1_cpu", input, target)
     return _smooth_l1(input, target, reduction, beta)
