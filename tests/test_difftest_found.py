@@ -752,3 +752,38 @@ def test_expand_to_fewer_dimensions_names_the_tensor_as_torch_prints_it():
             out.append(str(e))
         return out
     same(body)
+
+
+def test_mark_dirty_of_a_leaf_view_refuses_it_as_a_leaf():
+    """Seed 49000439 (with --leave-out compiled_function,compiled_again): a Function marking
+    dirty a view that is a leaf requiring grad (what torch.func.hessian returned under
+    no_grad, then requires_grad_()) raised the no_grad-view error where torch's set_history
+    refuses a leaf first; views made in no_grad mode of a tensor requiring grad too."""
+    def body(t):
+        class Fn(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        w = t.tensor([1.0, 2.0], requires_grad=True)
+
+        def no_grad_view(base):
+            with t.no_grad():
+                return base[:1]
+        out = []
+        for make in (lambda: w, lambda: w[:1], lambda: (w * 1)[:1],
+                     lambda: no_grad_view(t.tensor([1.0, 2.0])).requires_grad_(),
+                     lambda: no_grad_view(w), lambda: no_grad_view(w * 1),
+                     lambda: t.tensor([1.0, 2.0])[:1].requires_grad_()):
+            try:
+                y = Fn.apply(make())
+                out.append(y.grad_fn.name())
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same(body)

@@ -355,7 +355,10 @@ def _connect(ctx, cls, args, arg_pos, outputs, edges):
     for t in ctx._dirty:  # (torch's _mark_dirty bumps every dirty tensor before the checks)
         t._bump_version()
     for t in ctx._dirty:
-        if t._grad_fn is None and t._requires_grad and t._base is None:
+        # (torch's set_history checks a leaf first: a view without a node of its own too,
+        # made in no_grad mode or of a base that requires no grad)
+        if t._requires_grad and t._grad_fn is None and (
+                t._base is None or t._view_no_grad or not t._base._requires_grad):
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
         check_inplace(t, True)
