@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
+from .._state import vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .pointwise import derivative_not_implemented, no_derivative
 from .reduction import return_type
@@ -33,6 +34,9 @@ def nonzero(input, *, out=None, as_tuple=False):  # noqa: A002 - torch's name
     """The indices of the non-zero elements: an (n, ndim) int64 tensor, or one 1-D tensor per
     dimension with ``as_tuple=True``."""
     D.refuse_limited(input.dtype, "nonzero_count_cpu")
+    vm = vmap_hook[0]
+    if vm is not None:  # (torch's refusal under vmap: each example's count differs)
+        vm.refuse_dynamic_shape("aten::nonzero", input, fallback=not as_tuple)
     data = input._data
     xp = get_xp(data)
     if as_tuple:

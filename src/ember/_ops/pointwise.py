@@ -15,7 +15,7 @@ from .._backend.layout import scalar_loop_mask
 from .._backend.fp_errors import made_nan
 from .._info import check_scalar, half_source
 from .._numpy_operands import python_number
-from .._state import forward_hook, profiler_hook
+from .._state import forward_hook, profiler_hook, vmap_hook
 from .._tensor import _C_NAMES, Tensor, _wrap, typename
 from . import opmath
 from .fused import fused_multiply_add
@@ -1200,6 +1200,9 @@ def _(grad, condition):
 def where(condition, input=None, other=None):
     """``input`` where ``condition`` holds, else ``other`` (tensors or Python numbers)."""
     if input is None and other is None:
+        vm = vmap_hook[0]
+        if vm is not None:  # (torch's refusal under vmap: each example's count differs)
+            vm.refuse_dynamic_shape("aten::where", condition)
         return nonzero_tuple(condition)
     if input is None or other is None:  # (torch's parser takes None for neither alone)
         raise _where_refusal((condition, input, other), _WHERE_OVERLOADS)

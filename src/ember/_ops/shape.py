@@ -1071,6 +1071,9 @@ def getitem(self, key):
     Within a tuple key, a slice that keeps its whole dimension is no view at all (torch skips
     it), and a key that selects nothing else gives an alias; a lone slice is always a slice.
     """
+    vm = vmap_hook[0]
+    if vm is not None and (out := vm.getitem(self, key)) is not None:
+        return out  # (a batched index tensor: the vmap's rule)
     lone_slice = isinstance(key, slice)
     _check_zero_dim_key(self, key)
     key, advanced = _normalize_key(key)
@@ -1305,6 +1308,9 @@ def setitem(self, key, value):
     """``self[key] = value`` as torch does it: basic indices write through the view
     ``self[key]`` (copy_, or fill_ for a 0-dim value), so the in-place rules of views apply;
     tensor indices use index_put_ on the view the key's basic indices make."""
+    vm = vmap_hook[0]
+    if vm is not None and vm.setitem(self, key, value):
+        return  # (a batched index tensor: the vmap's rule)
     value = _setitem_value(self, value)
     if type(key) is bool:  # torch: x[True] is x[None]; x[False] selects nothing
         if key:

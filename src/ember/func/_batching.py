@@ -117,6 +117,27 @@ class _Vmap:
         from ._indexing_rules import batched_index_put
         return batched_index_put(self_, indices, values, accumulate, inplace)
 
+    def getitem(self, self_, key):
+        """``self_[key]`` with a batched index tensor: its own rule (None: the usual path)."""
+        from ._indexing_rules import batched_getitem
+        return batched_getitem(self_, key)
+
+    def setitem(self, self_, key, value):
+        """``self_[key] = value`` with a batched index tensor (False: the usual path)."""
+        from ._indexing_rules import batched_setitem
+        return batched_setitem(self_, key, value)
+
+    def refuse_dynamic_shape(self, aten, x, fallback=True):
+        """torch's refusal of op ``aten``, whose result's shape depends on the data, on a
+        batched ``x`` (``fallback=False``: nonzero(as_tuple=True), which torch refuses as an
+        op with neither rule nor fallback)."""
+        if type(x) is BatchedTensor:
+            from ._indexing_rules import dynamic_shape_refusal
+            if not fallback:
+                raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We "
+                                   "could not generate a fallback.")
+            raise dynamic_shape_refusal(aten)
+
     def check_write(self, aten, self_, *others):
         """torch's refusal of in-place op ``aten`` writing an unbatched ``self_`` with a
         batched argument, for in-place ops that check their arguments themselves first."""

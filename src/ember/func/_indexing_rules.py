@@ -3,6 +3,8 @@
 example) or a batched fill value, which the physical op cannot take as it is."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .._tensor import Tensor
@@ -165,3 +167,129 @@ def as_strided_scatter_rule(op, args, level):
     strides say nothing of the batch's): its error, not a per-example run."""
     raise RuntimeError(f"Error: aten::{op.name} requires special handling, and does not yet "
                        f"have a batching rule. Feel free to file a github issue!")
+
+
+# -- x[i] and x[i] = v with per-example index tensors -------------------------------------------
+_MASK_UNDER_VMAP = ("vmap: We do not support batching operators that can support dynamic shape. "
+                    "Attempting to batch over indexing with a boolean mask.")
+
+
+def _key_level(self_, key):
+    """The innermost vmap level a tensor of ``key`` is batched at, if above ``self_``'s
+    (0: none is, and the op's usual rules serve)."""
+    level = max((batch_level(k) for k in key if isinstance(k, Tensor)), default=0)
+    return level if level > batch_level(self_) or level and _batched(self_, level) else 0
+
+
+def _refuse_masks(key, level):
+    for k in key:
+        if _batched(k, level) and not k.is_floating_point() and k.dtype.itemsize == 1:
+            raise RuntimeError(_MASK_UNDER_VMAP)  # (bool and uint8 masks: data-dependent)
+
+
+def _plain_key(key):
+    """Whether ``key`` holds only integers, slices, None, Ellipsis and integer tensors (what
+    one physical index with an arange over the batch can take)."""
+    return all(k is None or k is Ellipsis or isinstance(k, slice) or (
+        isinstance(k, int) and not isinstance(k, bool)) or (
+        isinstance(k, Tensor) and not k.is_floating_point() and k.dtype.itemsize > 1)
+        for k in key)
+
+
+def _block_position(key, ndim, level):
+    """Where torch puts the dims of ``key``'s tensor indices in an example's result: after the
+    dims of the slices and None before them when they are adjacent (integers, applied first
+    as views, come between them without parting them), else first (0)."""
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    kinds = []
+    for k in key:
+        if k is Ellipsis:
+            kinds += ["slice"] * (ndim - used)
+        elif k is None or isinstance(k, slice):
+            kinds.append("slice")
+        elif isinstance(k, Tensor) and (_batched(k, level) or k.dim()):
+            kinds.append("tensor")
+    first = kinds.index("tensor")
+    last = len(kinds) - 1 - kinds[::-1].index("tensor")
+    return first if all(k == "tensor" for k in kinds[first:last + 1]) else 0
+
+
+def batched_getitem(self_, key):
+    """``self_[key]`` with per-example index tensors (None where no index is batched above
+    self): torch's rule, one index of the physical self with an arange over the batch before
+    the examples' indices (aligned to the right of their broadcast rank), the dims of the
+    indices then moved where the example's result has them."""
+    from .._creation import arange
+    from .._ops.shape import stack
+    key = key if isinstance(key, tuple) else (key,)
+    level = _key_level(self_, key)
+    if not level:
+        return None
+    _refuse_masks(key, level)
+    size = level_size(level)
+    phys_self = materialize(self_, level)
+    if not _plain_key(key):  # (lists, masks that are not batched: each example's own)
+        return wrap(stack([phys_self[b][tuple(_example(k, level, b) for k in key)]
+                           for b in range(size)]), level)
+    rank = max(k.dim() for k in key if isinstance(k, Tensor))
+    phys_key = [arange(size, device=phys_self.device).view((size,) + (1,) * rank)]
+    for k in key:
+        if _batched(k, level):
+            k = k._value.view((size,) + (1,) * (rank - k.dim()) + tuple(k.shape))
+        phys_key.append(k)
+    try:
+        out = phys_self[tuple(phys_key)]
+    except IndexError as e:  # (an example's dim, as the example's own indexing names it)
+        raise IndexError(re.sub(r"dimension (\d+)", lambda m: f"dimension {int(m[1]) - 1}",
+                                str(e), count=1)) from None
+    at = _block_position(key, self_.dim(), level)
+    if at:  # (NumPy's order puts the indices' dims first, after the batch)
+        out = out.movedim(tuple(range(1, 1 + rank)), tuple(range(1 + at, 1 + at + rank)))
+    return wrap(out, level)
+
+
+def batched_setitem(self_, key, value):
+    """``self_[key] = value`` with per-example index tensors: written into each example of
+    the physical self in turn (False where no index is batched above self); torch's refusal
+    where self is not batched at the index's level."""
+    key = key if isinstance(key, tuple) else (key,)
+    level = _key_level(self_, key)
+    if not level:
+        return False
+    if not _batched(self_, level):
+        raise RuntimeError(unbatched_write_refusal("index_put_", level))
+    _refuse_masks(key, level)
+    phys_self = self_._value
+    for b in range(level_size(level)):
+        phys_self[b][tuple(_example(k, level, b) for k in key)] = (
+            _example(value, level, b) if isinstance(value, Tensor) else value)
+    return True
+
+
+# -- ops whose result's shape depends on the data: torch's refusals -----------------------------
+def dynamic_shape_refusal(aten):
+    return RuntimeError("vmap: We do not support batching operators that can output dynamic "
+                        f"shape. Attempted to vmap over {aten}. Please file an issue at "
+                        "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
+@rule("_unique2", "unique_dim", "unique_consecutive")
+def unique_rule(op, args, level):
+    raise dynamic_shape_refusal(f"aten::{op.name}")
+
+
+@rule("masked_select")
+def masked_select_rule(op, args, level):
+    """A mask shared by the examples selects as many elements from each: the physical self
+    and mask broadcast to the batch, selected, one row per example. A batched mask: torch's
+    refusal."""
+    self_, mask = args[0], args[1]
+    if _batched(mask, level):
+        raise RuntimeError("vmap: Attempted to vmap over `mask` in ember.masked_select(self, "
+                           "mask) We cannot support this because for each batch this would "
+                           "return a differently shaped Tensor. Please file an issue at "
+                           "https://github.com/pytorch/pytorch/issues if you need this feature.")
+    size = level_size(level)
+    shape = (size,) + tuple(np.broadcast_shapes(tuple(self_.shape), tuple(mask.shape)))
+    selected = op(self_._value.expand(shape), mask.expand(shape))
+    return wrap(selected.view((size, -1)), level)
