@@ -191,6 +191,23 @@ _FUSED.update({
 })
 
 
+@pytest.mark.parametrize("mode", ["use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist",
+                                  "use_mm_for_euclid_dist_if_necessary"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cdist_of_identical_rows(mode, dtype):
+    """Identical rows are 0 apart in the matrix product form too (torch clamps the squared
+    distances at 0), so their gradient is the subgradient 0, not the ratio of a tiny
+    distance (which cancellation made 0.75 for 0.7071, or 0 in float32)."""
+    def body(t):
+        x = t.tensor([[1.0, 2.0], [1.0, 2.0], [3.0, 0.5]], dtype=getattr(t, dtype),
+                     requires_grad=True)
+        y = t.tensor([[1.0, 2.0], [0.0, 1.0]], dtype=getattr(t, dtype), requires_grad=True)
+        out = t.cdist(x, y, compute_mode=mode)
+        same_x = t.cdist(x, x, compute_mode=mode)
+        return out, t.autograd.grad(out.sum(), (x, y)), t.autograd.grad(same_x.sum(), x)
+    same(body)
+
+
 @pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 0.5, 3.0, float("inf")])
 @pytest.mark.parametrize("shapes", [((3, 4), (5, 4)), ((2, 1, 3, 2), (4, 2, 2))])
 def test_cdist_gradients(p, shapes):

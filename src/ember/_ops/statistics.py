@@ -627,13 +627,15 @@ cdist_forward.jvp("x1", "x2")(no_forward_ad("_cdist_forward"))
 @op("_euclidean_dist", tensors=2, promote=NONE, node="EuclideanDistBackward0")
 def euclidean_dist(x1, x2):
     """torch's matrix product form of p = 2 distances (cdist beyond 25 rows): the squared
-    norms and -2 x1 . x2 in one product, clamped at 1e-30 before the square root."""
+    norms and -2 x1 . x2 in one product, clamped at 0 before the square root (so identical
+    rows are 0 apart, and their gradient is the subgradient 0, not the ratio of a tiny
+    distance)."""
     xp = get_xp(x1, x2)
     n1 = (x1 * x1).sum(-1, keepdims=True)
     n2 = (x2 * x2).sum(-1, keepdims=True)
     a = xp.concatenate([x1 * -2, n1, xp.ones_like(n1)], -1)
     b = xp.concatenate([x2, xp.ones_like(n2), n2], -1)
-    return xp.sqrt(xp.maximum(a @ b.swapaxes(-1, -2), x1.dtype.type(1e-30)))
+    return xp.sqrt(xp.maximum(a @ b.swapaxes(-1, -2), x1.dtype.type(0)))
 
 
 def _euclidean_ratio(grad, result):
