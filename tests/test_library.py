@@ -573,6 +573,50 @@ def test_compiled_function_calling_a_mutating_custom_op_matches_eager():
     same(body, check_warnings=False)
 
 
+
+def test_fullgraph_compile_of_a_custom_op_writing_its_tensor_arguments():
+    # (the custom operators tutorial's numpy_sin(x, out) under compile(fullgraph=True))
+    def body(torch):
+        @torch.library.custom_op("testlib::sin_into", mutates_args={"output"})
+        def sin_into(input: torch.Tensor, output: torch.Tensor) -> None:
+            np.sin(input.numpy(), out=output.numpy())
+
+        @torch.compile(fullgraph=True, backend="eager")
+        def fresh(x):
+            out = torch.empty(3)
+            sin_into(x, out)
+            return out
+
+        @torch.compile(fullgraph=True, backend="eager")
+        def given(x, out):
+            sin_into(x + 1, out)
+            return out * 2
+
+        results = []
+        for k in range(3):
+            x = torch.tensor([0.5, 1.0, 2.0]) * (k + 1)
+            out = torch.zeros(3)
+            results.append((fresh(x), given(x, out), out))
+        return results
+    same(body)
+
+
+def test_a_custom_op_writing_a_tensor_argument_is_recorded_and_replayed():
+    op = ember.library.custom_op("testlib::add_one_into", mutates_args={"out"})(_add_one_into)
+    compiled = ember.compile(lambda x, out: op(x * 2, out))
+    outs = [ember.zeros(2) for _ in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no graph break
+        for k, out in enumerate(outs):
+            compiled(ember.tensor([float(k), 1.0]), out)
+    for k, out in enumerate(outs):  # (each call's own tensor written, at every replay)
+        np.testing.assert_array_equal(out.numpy(), [2.0 * k + 1, 3.0])
+    assert compiled.eager is None and len(compiled.entries) == 1
+
+
+def _add_one_into(x: ember.Tensor, out: ember.Tensor) -> None:
+    np.add(x.numpy(), 1, out=out.numpy())
+
 # -- registration by name, Library / define / impl ------------------------------------------------
 def test_register_functions_by_name_and_by_overload():
     def body(torch):
