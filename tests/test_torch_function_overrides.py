@@ -141,7 +141,8 @@ def _logging_mode(torch):
             self.seen = []
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.seen.append((func.__name__, [type(a).__name__ for a in args]))
+            self.seen.append((func.__name__, type(args).__name__,
+                              [type(a).__name__ for a in args]))
             return func(*args, **(kwargs or {}))
     return Log
 

@@ -461,11 +461,10 @@ def _given(op, args):
     written, usually: ``add(x, y)``, not ``add(x, y, 1)``)."""
     defaults = getattr(op, "defaults", None)
     n = len(args)
-    if defaults is None or len(defaults) != n:
-        return args
-    while n and args[n - 1] is defaults[n - 1]:
-        n -= 1
-    return args[:n]
+    if defaults is not None and len(defaults) == n:
+        while n and args[n - 1] is defaults[n - 1]:
+            n -= 1
+    return tuple(args[:n])  # (a call whose keywords were bound passes a list)
 
 
 # -- where ember dispatches: a Tensor subclass's methods ----------------------------------------
