@@ -787,3 +787,20 @@ def test_mark_dirty_of_a_leaf_view_refuses_it_as_a_leaf():
                 out.append(str(e))
         return out
     same(body)
+
+
+def test_pow_of_a_number_renorm_and_histc_of_inference_tensors_show_their_writes():
+    """Seeds 51000197 (``2 ** t4``) and 49000273 (renorm, run without compiled steps): called
+    outside inference mode on an inference tensor, torch's kernels run with no autograd layer
+    and their results show the fill_ or copy_ they write through (version 1; histc's 2); ember
+    showed these only for ops whose first operand is a tensor, and not for these three."""
+    def body(t):
+        with t.inference_mode():
+            x = t.tensor([[0.42, -1.35], [0.3, 0.2]]) * 1
+            n = t.tensor([1, 2])
+        y = t.tensor([[0.42, -1.35], [0.3, 0.2]])
+        made = [2 ** x, t.pow(1, x), t.pow(2.5, n), t.pow(t.tensor(2.0), x), x.renorm(2, 0, 1.0),
+                t.renorm(x.double(), 1, 1, 0.5), x.histc(3), x.histc(3, 0, 1), 2 ** y,
+                y.renorm(2, 0, 1.0), y.histc(3)]
+        return [(r, r._version) for r in made]
+    same(body)

@@ -186,7 +186,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002
 
 # (an op, so that vmap runs it once per example, as torch's batched fallback does: the range
 # and the checks read each example's values)
-@op("histc", promote=NONE, differentiable=False)
+@op("histc", promote=NONE, differentiable=False, writes=2)
 def _histc_op(data, bins, min, max):  # noqa: A002
     xp = get_xp(data)
     if data.dtype.kind != "f":

@@ -612,7 +612,7 @@ def _(exponent_t, self, exponent, result):
     return exponent_t * where((self == 0) & (exponent >= 0), 0.0, result * log(self))
 
 
-@op("pow", elementwise=True, node="PowBackward2", tensors=2, quiet=True)
+@op("pow", elementwise=True, node="PowBackward2", tensors=2, quiet=True, writes=1)  # (fill_)
 def pow_scalar_base(self, exponent):
     """``self ** exponent`` for a Python-number base (what ``2 ** x`` computes)."""
     if exponent.dtype.kind == "b":

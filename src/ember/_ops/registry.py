@@ -1554,15 +1554,17 @@ def _generic_showing_writes(op, args):
     op()'s ``writes``): the versions torch's results show when no autograd layer runs."""
     out = _tensor_call_generic(op, args)
     a0 = args[0]
-    if not state.inference and isinstance(a0, Tensor) and a0._is_inference:
+    if not state.inference and (not isinstance(a0, Tensor) or a0._is_inference):
         show_writes(op, args, out)
     return out
 
 
 def show_writes(op, args, out):
     """A call on inference tensors outside inference mode (no autograd layer runs in
-    torch): its results show the versions the kernel's in-place writes left."""
-    if all(a._is_inference for a in args[1:op.n_tensors] if isinstance(a, Tensor)):
+    torch): its results show the versions the kernel's in-place writes left. (The first
+    operand may be a number: pow's base in ``2 ** x``.)"""
+    tensors = [a for a in args[:op.n_tensors] if isinstance(a, Tensor)]
+    if tensors and all(a._is_inference for a in tensors):
         writes = op.writes if type(op.writes) in (int, tuple) else op.writes(*args)
         outs = out if isinstance(out, tuple) else (out,)
         for r, w in zip(outs, writes if type(writes) is tuple else (writes,) * len(outs)):
@@ -1683,7 +1685,7 @@ def _compile_caller(op):
     made = "    elif state.inference and res._base is None:" if op.view else "    elif state.inference:"
     lines += [made, "        res._is_inference = True"]
     if op.writes:  # (_generic_showing_writes' check written out)
-        lines += ["    if isinstance(a0, Tensor) and a0._is_inference and not state.inference:",
+        lines += ["    if (not isinstance(a0, Tensor) or a0._is_inference) and not state.inference:",
                   "        show_writes(op, args, res)"]
     lines.append("    return res")
     if op.check is not None:

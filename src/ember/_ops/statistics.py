@@ -442,7 +442,7 @@ def _renorm_norm_dtype(self):
 
 
 @op("renorm", promote=NONE, quiet=True, method=True, inplace=True, check=_check_renorm,
-    complex_grad=True)
+    complex_grad=True, writes=1)
 def renorm(self, p, dim, maxnorm):
     """Each slice along ``dim`` scaled down to p-norm ``maxnorm`` where its norm is larger:
     torch's kernel, ``self * (maxnorm / (norm + 1e-7) if norm > maxnorm else 1)``, the
