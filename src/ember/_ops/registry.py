@@ -1751,14 +1751,27 @@ def _fast_prelude(op):
 
 
 class _ScalarCache(dict):
-    """scalar_array's cache: ``_SCALARS[value, dtype]`` gives the array, made (and kept, as
-    scalar_array keeps it) on a miss: generated code reads it by one subscript, no call."""
+    """scalar_array's cache of one dtype: ``_SCALARS[dtype][value]`` gives the array, made
+    (and kept, as scalar_array keeps it) on a miss: generated code reads it by two
+    subscripts, no call (and no key tuple: a third cheaper than ``[value, dtype]``)."""
 
-    def __missing__(self, key):
-        return scalar_array(*key)
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+
+    def __missing__(self, value):
+        return scalar_array(value, self.dtype)
 
 
-_SCALARS = _ScalarCache()
+class _ScalarCaches(dict):
+    """The dtypes' caches, each made on its first read."""
+
+    def __missing__(self, dtype):
+        cache = self[dtype] = _ScalarCache(dtype)
+        return cache
+
+
+_SCALARS = _ScalarCaches()
 
 
 def on_host(args, n):
@@ -1786,17 +1799,17 @@ def scalar_array(value, dtype):
     bounded, since a schedule may feed a new number every step. A float16 one is rounded to
     float32 first, as torch converts a number to Half (through a float).
     """
-    key = (value, dtype)
-    arr = _SCALARS.get(key)
+    cache = _SCALARS[dtype]
+    arr = cache.get(value)
     if arr is None:
         with np.errstate(all="ignore"):
             arr = np.asarray(np.float32(value) if dtype == _HALF else value, dtype)
         if value == 0 or value != value:
             return arr
-        if len(_SCALARS) > 256:
-            _SCALARS.clear()
+        if len(cache) > 256:
+            cache.clear()
         arr.flags.writeable = False
-        _SCALARS[key] = arr
+        cache[value] = arr
     return arr
 
 
@@ -1804,7 +1817,7 @@ def cached_scalar(value, dtype):
     """Generated code giving ``scalar_array(value, dtype)`` (``value`` and ``dtype``: the
     expressions), its cache read written out: a number a program uses again, as a learning
     rate or a constant factor is, costs no call. The code's scope needs SCALAR_SCOPE."""
-    return f"scalars[({value}, {dtype})]"
+    return f"scalars[{dtype}][{value}]"
 
 
 def cached_scalar_lines(target, value, dtype):
