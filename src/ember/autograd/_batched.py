@@ -35,7 +35,28 @@ def apply(task, fn, grads, needed):
     formulas = None if op is None or op.n_outputs != 1 else op.batched()
     if formulas is not None:
         return fn._apply_generic(grads, task.graph, needed, formulas)
+    if getattr(fn, "_forward_cls", None) is not None:
+        return vmapped_function(task, fn, grads, needed)
     return per_row(task, fn, grads, needed)
+
+
+def vmapped_function(task, fn, grads, needed):
+    """A custom Function's backward run once under vmap, its gradients batched, as torch's
+    batched backward runs it: what cannot be vmapped there (``.numpy()``, ``.item()``,
+    data-dependent control flow) raises as in torch, where running it per row would pass."""
+    from .._tensor import Tensor, _wrap
+    from ..func import vmap
+    wrapped = [None if g is None else (g if task.graph else _wrap(g)) for g in grads]
+    gave = []
+
+    def backward(*gs):
+        result = fn._apply(list(gs), True, needed)
+        gave[:] = [r is not None for r in result]
+        return tuple(r for r in result if r is not None)
+    out = iter(vmap(backward, in_dims=tuple(None if g is None else 0 for g in wrapped))(
+        *wrapped))
+    result = [next(out) if g else None for g in gave]
+    return [r if task.graph or not isinstance(r, Tensor) else r._data for r in result]
 
 
 def per_row(task, fn, grads, needed):
