@@ -804,3 +804,25 @@ def test_pow_of_a_number_renorm_and_histc_of_inference_tensors_show_their_writes
                 y.renorm(2, 0, 1.0), y.histc(3)]
         return [(r, r._version) for r in made]
     same(body)
+
+
+@pytest.mark.parametrize("rows", [2, 30])
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, float("inf")])
+def test_cdist_refuses_inputs_of_two_dtypes_and_reduced_floats_as_torch(rows, p):
+    """Seed 51000390: ``cdist`` of a float64 and a float32 tensor computed, where torch's
+    distance kernel refuses ("expected scalar type Double but found Float"), its matrix
+    product form too (p = 2 beyond 25 rows), and its kernel has no float16 or bfloat16."""
+    def body(t):
+        out = []
+        dtypes = (t.float32, t.float64, t.float16, t.bfloat16, t.int64)
+        for d1 in dtypes:
+            for d2 in dtypes:
+                x = (t.arange(rows * 4) % 5).reshape(rows, 4).to(d1)
+                y = (t.arange(12) % 3).reshape(3, 4).to(d2)
+                try:
+                    out.append(t.cdist(x, y, p=p).dtype)
+                except (RuntimeError, NotImplementedError) as e:
+                    out.append((type(e).__name__, str(e)))
+        out.append(t.cdist(t.zeros(0, 4, dtype=t.float64), t.zeros(3, 4), p=p))
+        return out
+    same(body)

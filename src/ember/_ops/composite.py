@@ -176,14 +176,44 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{x.dtype.scalar_name}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    _refuse_cdist_dtypes(x1, x2, p, compute_mode)
     if _cdist_kernel_applies(x1, x2, p, compute_mode):
         from .statistics import cdist_forward
         return cdist_forward(x1, x2, float(p))
     if _same_float(x1, x2) and p == 2 and compute_mode != "donot_use_mm_for_euclid_dist":
         return _euclidean_cdist(x1, x2)
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+def _refuse_cdist_dtypes(x1, x2, p, compute_mode):
+    """torch's refusals of the inputs' float dtypes, unless the result is empty (returned
+    before any kernel runs): two dtypes in its matrix product form (p = 2 beyond 25 rows),
+    else its distance kernel's, which dispatches on x1's dtype (no float16 or bfloat16) and
+    reads x2 as that."""
+    from .._tensor import _c_type_name
+    try:
+        batch = np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    except ValueError:
+        return  # (torch's error for the batch shapes, later)
+    if 0 in (x1.shape[-2], x2.shape[-2], x1.shape[-1], math.prod(batch)):
+        return
+    rows = max(x1.shape[-2], x2.shape[-2])
+    mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode == "use_mm_for_euclid_dist_if_necessary" and rows > 25))
+    if mm and x1.dtype is not x2.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_c_type_name(x1.dtype)} != {_c_type_name(x2.dtype)}")
+    if not mm and x1.dtype in (D.float16, D.bfloat16):
+        raise NotImplementedError(f"\"cdist\" not implemented for '{x1.dtype.scalar_name}'")
+    if x1.dtype is not x2.dtype:
+        raise RuntimeError(f"expected scalar type {x1.dtype.scalar_name} but found "
+                           f"{x2.dtype.scalar_name}")
 
 
 def _euclidean_cdist(x1, x2):
