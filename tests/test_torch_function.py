@@ -164,6 +164,31 @@ def test_disabled_impl_and_make_subclass():
     same(body)
 
 
+def test_subclasses_made_in_new_as_torchs_notes_make_them():
+    def body(torch):
+        class Extra(torch.Tensor):
+            @staticmethod
+            def __new__(cls, x, extra, *args, **kwargs):
+                return super().__new__(cls, x, *args, **kwargs)
+
+            def __init__(self, x, extra):
+                self.extra = extra
+
+        class Wrapping(torch.Tensor):
+            @staticmethod
+            def __new__(cls, data):
+                return torch.Tensor._make_subclass(cls, data, data.requires_grad)
+        e = Extra(torch.ones(2), "meta")
+        w = Wrapping(torch.ones(2, requires_grad=True))
+        (w * 2).sum().backward()
+        M = _subclass(torch)
+        return (_names(e, e + 1, w, w * 2, w.grad, M([1.0, 2.0]), M(2, 3), M(torch.ones(2)),
+                       torch.Tensor.__new__(M, torch.ones(2))),
+                e.extra, getattr(e + 1, "extra", None), w.requires_grad, w.is_leaf, w.grad,
+                M([1.0, 2.0]))
+    same(body)
+
+
 def test_pickle_keeps_the_subclass_and_its_attributes():
     y = ember.ones(2).as_subclass(Tagged)  # (a module-level class pickles by reference)
     y.tag = "kept"

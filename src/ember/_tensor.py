@@ -209,6 +209,13 @@ class Tensor:
     _own_requires_grad = False
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operator
 
+    def __new__(cls, *args, **kwargs):
+        # (a subclass's ``super().__new__(cls, data)``, torch's way of making one: its own
+        # __init__ may then take other arguments. Ops make tensors without this, see _wrap)
+        t = _object_new(cls)
+        Tensor.__init__(t, *args, **kwargs)
+        return t
+
     def __init__(self, *args, **kwargs):
         # Legacy constructor: Tensor([1, 2]) or Tensor(2, 3) (uninitialised; we give zeros).
         if self.__dict__.get("_data") is not None:

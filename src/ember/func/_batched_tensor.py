@@ -73,6 +73,9 @@ class BatchedTensor(Tensor):
     # __torch_function__ protocol)
     __torch_function__ = _disabled_torch_function_impl
 
+    def __new__(cls, value, level):
+        return object.__new__(cls)  # (its data is its value's: no legacy constructor)
+
     def __init__(self, value, level):
         self.__dict__["_value"] = value
         self.__dict__["_level"] = level
