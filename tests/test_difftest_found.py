@@ -826,3 +826,28 @@ def test_cdist_refuses_inputs_of_two_dtypes_and_reduced_floats_as_torch(rows, p)
         out.append(t.cdist(t.zeros(0, 4, dtype=t.float64), t.zeros(3, 4), p=p))
         return out
     same(body)
+
+
+def test_index_reduce_without_self_names_the_index_out_of_bounds():
+    """Seed 52000362: ``index_reduce(0, tensor([2, 0]), t7, 'amax', include_self=False)`` of
+    two rows: torch fills the indexed slices with the identity first (index_fill_), whose
+    check names the index ("index 2 is out of bounds for dimension 0 with size 2"); ember gave
+    the message of include_self=True's kernel."""
+    import warnings
+
+    def body(t):
+        out = []
+        x = t.tensor([[1.0], [2.0]])
+        for dim, idx, source in ((0, [2, 0], x), (0, [-3, 0], x), (0, [0, 5], x),
+                                 (0, [-1, 0], x), (-2, [0, 3], x), (1, [0, 1], t.ones(2, 2)),
+                                 (-1, [1, -2], t.ones(2, 2))):
+            for include_self in (True, False):
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # (its beta warning)
+                        out.append(x.index_reduce(dim, t.tensor(idx), source, "amax",
+                                                  include_self=include_self))
+                except IndexError as e:
+                    out.append(str(e))
+        return out
+    same(body)

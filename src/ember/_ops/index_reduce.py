@@ -42,6 +42,11 @@ def _check(self, index, source, dim, reduce, include_self=True):
     raw = index._data.reshape(-1) if index.ndim <= 1 else index._data
     size = self.shape[_wrap_dim(dim, self.ndim)] if self.ndim else 1
     if raw.ndim == 1 and ((raw < 0) | (raw >= size)).any():  # negative ones too, as torch
+        if not include_self:  # (torch's index_fill_ of the identity runs first, and refuses)
+            bad = raw[(raw < -size) | (raw >= size)]
+            if bad.size:
+                raise IndexError(f"index {int(bad[0])} is out of bounds for dimension "
+                                 f"{_wrap_dim(dim, max(self.ndim, 1))} with size {size}")
         raise IndexError("index out of range in self")
     _index_setup(self._data, index._data, source._data, dim, "index_reduce_")
     _check_slices_match(tuple(self.shape), tuple(source.shape), dim % max(self.ndim, 1))
