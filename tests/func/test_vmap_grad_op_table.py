@@ -19,7 +19,6 @@ _KNOWN = {
     "index_reduce_": "in-place index_reduce_ under vmap(grad): a saved tensor is modified",
     "scatter_reduce_": "in-place scatter_reduce_ under vmap(grad): a saved tensor is modified",
     "pad_circular": "circular pad under vmap writes an unbatched tensor in place",
-    "logdet": "logdet's backward under vmap: where() given a float condition",
     "linalg_lstsq": "lstsq's backward under vmap: mismatched batch shapes",
     "linalg_lu_factor": "no batching rule for the LU ops", "lu_unpack": "no LU batching rule",
     "linalg_lu_solve_left": "no LU batching rule", "linalg_lu_solve_left_adjoint": "no LU rule",

@@ -113,7 +113,7 @@ def _promote_as_logical(op, args, out, n):
     dt = compute_dtype(op, stand_ins)
     if dt is None:
         return
-    for k in range(n):
+    for k in range(op.promote_from, n):  # (where's condition takes no part in promotion)
         if isinstance(out[k], Tensor) and out[k].dtype != dt:
             out[k] = out[k].to(dt)
 
