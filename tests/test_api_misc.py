@@ -268,3 +268,29 @@ def test_lowrank(case):
 @pytest.mark.parametrize("kw", [{"q": 9}, {"niter": -1}])
 def test_pca_lowrank_errors(kw):
     same(lambda torch: torch.pca_lowrank(torch.tensor(A85), **kw))
+
+
+def test_the_conjugate_bit_as_torchs():
+    # what ember's copy with the conjugate bit shares with torch's lazy conjugate view (see
+    # docs/torch_api.md for the rest): the flag, its resolution, values, and the refusals
+    def body(torch):
+        x = torch.tensor([1 + 2j, 3 - 1j])
+        y = x.conj()
+        plain = torch.tensor([1.0, 2.0]).conj()
+        return (y.is_conj(), y.conj().is_conj(), y.resolve_conj().is_conj(),
+                x.conj_physical().is_conj(), y, y.tolist(), repr(y), y.real, y.imag,
+                torch.view_as_real_copy(y), torch.view_as_real(y.resolve_conj()),
+                plain.is_conj(), plain._is_view(), x.resolve_conj() is x)
+    same(body)
+
+
+@pytest.mark.parametrize("refusal", ["numpy", "view_as_real", "aten_view_as_real"])
+def test_a_conjugated_tensor_refused_as_torch(refusal):
+    def body(torch):
+        y = torch.tensor([1 + 2j, 3 - 1j]).conj()
+        if refusal == "numpy":
+            return y.numpy()
+        if refusal == "view_as_real":
+            return torch.view_as_real(y)
+        return torch.ops.aten.view_as_real(y)
+    same(body)

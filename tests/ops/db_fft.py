@@ -65,7 +65,7 @@ row("fft_complex", _fn("fft"), _ref("fft"), [_C2C] + _RESIZE, _complex_1d,
 row("ifft_real", _fn("ifft"), _ref("ifft"), [_R2C, CX._conj], _real_1d,
     np_ref=_np_fft("ifft"))
 row("ifft_complex", _fn("ifft"), _ref("ifft"), [_C2C], _complex_1d, np_ref=_np_fft("ifft"))
-row("rfft", _fn("rfft"), _ref("rfft"), [_R2C, ST.view_as_real, SH.select], _real_1d,
+row("rfft", _fn("rfft"), _ref("rfft"), [_R2C, ST._view_as_real, SH.select], _real_1d,
     np_ref=_np_fft("rfft"))
 row("irfft", _fn("irfft"), _ref("irfft"), [_C2R, _R2C, PW.mul], _half_1d,
     np_ref=_np_fft("irfft"))

@@ -300,9 +300,27 @@ _SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Cha
                  "uint8": "Byte", "bool": "Bool", "float16": "Half"}
 
 
-@op("view_as_real", view=True, promote=NONE, node="ViewAsRealBackward0")
-def view_as_real(self):
+def _refuse_conjugated(self):
+    """torch's view_as_real refuses a tensor with the conjugate bit: its view would show the
+    unconjugated values (ember's array holds them conjugated, so the view would not be the
+    alias torch's is)."""
+    if self.__dict__.get("_conj_bit"):
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To "
+                           "resolve the conjugate tensor so you can view it as real, use "
+                           "self.resolve_conj(); however, be warned that the resulting tensor "
+                           "will NOT alias the original.")
+
+
+def view_as_real(input):  # noqa: A002
     """A real view of a complex tensor: a last dimension of size 2 holds (real, imag)."""
+    _refuse_conjugated(input)
+    return _view_as_real(input)
+
+
+@op("view_as_real", view=True, promote=NONE, node="ViewAsRealBackward0")
+def _view_as_real(self):
+    """view_as_real's op (real and imag view a conjugated tensor through it: ember's array
+    holds the conjugated values)."""
     real = _REAL_OF.get(self.dtype)
     if real is None:
         raise RuntimeError("view_as_real is only supported for complex tensors")
@@ -311,7 +329,7 @@ def view_as_real(self):
     return self[..., None].view(real)
 
 
-@view_as_real.grad("self")
+@_view_as_real.grad("self")
 def _(grad):
     return view_as_complex(clone(grad))
 
@@ -352,21 +370,21 @@ def _check_complex_layout(x):
 
 @view_as_complex.grad("self")
 def _(grad):
-    return view_as_real(grad)
+    return _view_as_real(grad)
 
 
 def real(input):
     """The real part of a complex tensor as a view (a real tensor is its own real part)."""
     if not input.dtype.is_complex:
         return input
-    return select(view_as_real(input), input.ndim, 0)  # (torch selects the wrapped dim)
+    return select(_view_as_real(input), input.ndim, 0)  # (torch selects the wrapped dim)
 
 
 def imag(input):
     """The imaginary part of a complex tensor as a view."""
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return select(view_as_real(input), input.ndim, 1)  # (torch selects the wrapped dim)
+    return select(_view_as_real(input), input.ndim, 1)  # (torch selects the wrapped dim)
 
 
 def _set_part(part):

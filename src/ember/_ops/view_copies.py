@@ -16,7 +16,7 @@ from .shape import (_expand, _permute, _permute_dims, _shape_arg, _split, _squee
 from .composite import unfold_dimension
 from .diagonal import _diagonal_copy
 from .spectral import unfold as _unfold
-from .strided import _as_strided, _as_strided_call, view_as_complex, view_as_real
+from .strided import _as_strided, _as_strided_call, _view_as_real, view_as_complex
 
 __all__ = ["alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "permute_copy", "select_copy",
            "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
@@ -77,7 +77,7 @@ _alias_copy = copy_of_view(alias)
 _split_copy = copy_of_view(_split)
 _split_with_sizes_copy = copy_of_view(split_with_sizes)
 _unbind_copy = copy_of_view(unbind)
-_view_as_real_copy = copy_of_view(view_as_real)
+_view_as_real_copy = copy_of_view(_view_as_real)
 _view_as_complex_copy = copy_of_view(view_as_complex)
 
 
