@@ -482,6 +482,20 @@ class TestProperties:
         n[0] = 10.
         assert x.tolist() == [10., 2.]
 
+    @pytest.mark.parametrize("to_array", [ember.Tensor.numpy, np.asarray],
+                             ids=["numpy", "asarray"])
+    def test_numpy_is_a_new_array_object(self, to_array):
+        """torch hands out a new ndarray each time, sharing the tensor's memory: reshaping it
+        or making it read-only in place leaves the tensor as it was."""
+        x = ember.arange(12.).reshape(3, 4)
+        n = to_array(x)
+        assert n is not to_array(x) and np.shares_memory(n, to_array(x))
+        n.shape = (4, 3)
+        n.flags.writeable = False
+        assert x.shape == (3, 4) and x.numpy().flags.writeable
+        x.add_(1)
+        assert n[0].tolist() == [1., 2., 3.]
+
     def test_numpy_requires_grad_error(self):
         x = ember.tensor([1.], requires_grad=True)
         with pytest.raises(RuntimeError) as e:

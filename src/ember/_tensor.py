@@ -366,7 +366,7 @@ class Tensor:
         data = self._data
         if (type(data) is _ndarray and not force and data.dtype in _PLAIN_NUMPY
                 and not (self._requires_grad and state.grad_enabled)):
-            return data  # (the usual call: what _host_array returns, none of its refusals)
+            return data.view()  # (the usual call: what _host_array returns, no refusal)
         return self._host_array(force)
 
     def _host_array(self, force=False):
@@ -385,7 +385,9 @@ class Tensor:
         if self.__dict__.get("_conj_bit"):  # (ember's array holds the values conjugated)
             raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
                                "tensor.resolve_conj().numpy() instead.")
-        return self._data
+        # a new array object on the tensor's memory, as torch's: setting its shape, strides or
+        # flags leaves the tensor as it is (writes to its elements reach the tensor)
+        return self._data.view()
 
     def __array__(self, dtype=None, copy=None):
         read_data("a tensor converted to a NumPy array")
