@@ -310,6 +310,30 @@ def test_ctc_loss_matches_torch(reduction):
     same_ok(body, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_ctc_loss_of_targets_holding_the_blank(reduction, zero_infinity):
+    # a target that ends in the blank class: torch's kernel keeps only the last label's term
+    # for the blank at the last step (its gradient there does not sum to zero); a blank
+    # elsewhere in the target is an ordinary label
+    cases = [([[1, 0], [2, 3], [0, 0]], [6, 5, 6], [2, 2, 2], 0),
+             ([[0, 1], [2, 0], [3, 3]], [6, 6, 4], [2, 2, 1], 0),
+             ([[1, 4], [4, 4], [2, 4]], [6, 6, 6], [2, 1, 2], 4),
+             ([[0, 0, 0], [1, 0, 1], [0, 2, 0]], [6, 6, 6], [3, 3, 3], 0)]
+
+    def body(torch):
+        rs = np.random.RandomState(0)
+        lp = torch.tensor(rs.randn(6, 3, 5)).log_softmax(2).detach().requires_grad_()
+        results = []
+        for targets, in_len, tg_len, blank in cases:
+            out = torch.nn.functional.ctc_loss(lp, torch.tensor(targets), in_len, tg_len,
+                                               blank=blank, reduction=reduction,
+                                               zero_infinity=zero_infinity)
+            results.append((out, torch.autograd.grad(out.sum(), lp)[0]))
+        return results
+    same(body)
+
+
 def test_ctc_loss_infinities_empty_targets_and_padding_match_torch():
     def body(lib):
         F = lib.nn.functional

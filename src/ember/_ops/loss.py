@@ -1524,11 +1524,26 @@ def _ctc_grad(grad_out, lp, lab, skip, in_len, tg_len, nll, alpha, zero_infinity
     onehot = (lab[:, :, None] == xp.arange(classes)[None, None, :]).astype(np.float64)
     with np.errstate(all="ignore"):
         lcab = xp.log(xp.einsum("tns,nsc->tnc", xp.exp(ab - m), onehot)) + m
+        _last_label_blank_quirk(lcab, ab, lab, in_len, tg_len)
         grad = (xp.exp(lp) - xp.exp(lcab + nll[None, :, None] - lp)) * grad_out[None, :, None]
     keep = xp.arange(steps)[:, None] < in_len[None, :]
     if zero_infinity:
         keep = keep & (nll != np.inf)[None, :]
     return xp.where(keep[:, :, None], grad, 0.0)
+
+
+def _last_label_blank_quirk(lcab, ab, lab, in_len, tg_len):
+    """torch's kernel at a sample's last step sets the blank's term from the final blank
+    (s = 2L), then the last label's term (s = 2L - 1) without adding, assuming that label is
+    no blank: a target ending in the blank class keeps the last label's term alone there (its
+    gradient then does not sum to zero). In place."""
+    blank = lab[:, 0]
+    n = np.arange(len(tg_len))
+    last = 2 * tg_len - 1
+    hit = (tg_len > 0) & (in_len > 0)
+    hit = hit & (lab[n, np.maximum(last, 0)] == blank)
+    for k in np.nonzero(hit)[0]:
+        lcab[in_len[k] - 1, k, blank[k]] = ab[in_len[k] - 1, k, last[k]]
 
 
 @op("_ctc_loss", node="CtcLossBackward0", promote=NONE, outputs=2, diff_outputs=(True, False))
