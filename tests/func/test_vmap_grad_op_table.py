@@ -27,9 +27,6 @@ _KNOWN = {
     "native_layer_norm": "the op called itself with a batched weight reads memory",
     "lstm": "no batching rule for the fused RNN ops", "gru": "no RNN batching rule",
     "rnn_tanh": "no RNN batching rule", "rnn_relu": "no RNN batching rule",
-    "t_": "in-place view ops under vmap", "transpose_": "in-place view ops under vmap",
-    "swapdims_": "in-place view ops under vmap", "unsqueeze_": "in-place view ops under vmap",
-    "squeeze_": "in-place view ops under vmap",
     "as_strided": "as_strided under vmap", "as_strided_method": "as_strided under vmap",
     "as_strided_copy": "as_strided under vmap",
     # torch refuses, ember runs

@@ -15,7 +15,7 @@ import math
 
 from .._backend import contiguous_strides, data_address, get_xp, storage_of, strided_view
 from .._size import args_or_keyword
-from .._state import forward_hook, state
+from .._state import forward_hook, state, vmap_hook
 from .._state import recording as compile_recording
 from .._tensor import Tensor
 from ..autograd.graph import ERR_INFERENCE_INPLACE, follow_base, move_retained_grad
@@ -47,6 +47,9 @@ def _apply_inplace_view(d, args):
     """``self`` takes the geometry ``d``'s kernel gives it; its history (under grad) is ``d``'s
     node on top of its old one, as torch records an in-place view op."""
     self = args[0]
+    vm = vmap_hook[0]
+    if vm is not None and (out := vm.inplace_view(d, args)) is not None:
+        return out  # (an example under vmap: its physical value takes the geometry)
     recording = state.grad_enabled and self._requires_grad
     check_inplace(self, recording)  # (autograd's refusals first, as in torch)
     new = d.kernel(self._data, *args[1:])

@@ -127,6 +127,18 @@ class _Vmap:
         from ._indexing_rules import batched_setitem
         return batched_setitem(self_, key, value)
 
+    def tangent(self, t):
+        """No dual level is active: no tensor has a tangent (in-place view ops ask)."""
+        return None
+
+    def inplace_view(self, d, args):
+        """In-place view op ``d`` (t_, transpose_, ...) of an example: its rule (None: the
+        usual path)."""
+        if type(args[0]) is not BatchedTensor:
+            return None
+        from ._batching_rules import inplace_view
+        return inplace_view(d, args)
+
     def refuse_dynamic_shape(self, aten, x, fallback=True):
         """torch's refusal of op ``aten``, whose result's shape depends on the data, on a
         batched ``x`` (``fallback=False``: nonzero(as_tuple=True), which torch refuses as an

@@ -943,3 +943,32 @@ def nll_loss_rule(op, args, level):
 
 # the rules kept in files of their own register themselves on import
 from . import _distance_rules, _indexing_rules  # noqa: E402, F401
+
+
+# -- in-place view ops (t_, transpose_, unsqueeze_, squeeze_) -----------------------------------
+def inplace_view(d, args):
+    """An in-place view op of an example: the physical value takes the example's new geometry
+    in place, its dims one past the batch (None: as_strided_, which keeps its usual path)."""
+    self_, rest = args[0], args[1:]
+    name, nd, phys = d.view_op.name, self_.dim(), self_._value
+    shape = tuple(self_.shape)
+    forget_held(self_)
+    if name == "t":
+        if nd == 2:
+            phys.transpose_(1, 2)
+        elif nd > 2:
+            from .._ops.shape import transposed_2d
+            transposed_2d(self_, "t_()")  # (its error for more than two dims)
+    elif name == "transpose":
+        phys.transpose_(_shift(rest[0], max(nd, 1)), _shift(rest[1], max(nd, 1)))
+    elif name == "unsqueeze":
+        phys.unsqueeze_(_shift(rest[0], nd + 1))
+    elif name == "squeeze":  # (all dims, one, or several)
+        dims = range(nd) if not rest else (
+            rest[0] if isinstance(rest[0], tuple) else (rest[0],))
+        dims = tuple(_shift(k, max(nd, 1)) for k in dims if nd and shape[_wrap_dim(k, nd)] == 1)
+        if dims:
+            phys.squeeze_(dims)
+    else:
+        return None
+    return self_
