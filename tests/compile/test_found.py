@@ -190,3 +190,34 @@ def test_float16_times_a_0_dim_tensor_replays_eagers_single_rounding():
             warnings.simplefilter("ignore")
             return [cf(a), cf(a), cf(a * 2)]
     same(body, rtol=0, atol=0, grad_fn=False)
+
+
+def test_create_graph_gradients_through_a_compiled_call_lead_to_the_sources():
+    """49000337, 52000232: the gradients a create_graph pass through a compiled call builds
+    led to an alias of each source (the pass's stand-in: AliasBackward0 in next_functions),
+    where eager's lead to the source's own node or AccumulateGrad."""
+    import warnings
+
+    def body(t):
+        def tree(fn, depth=4):
+            if fn is None or depth == 0:
+                return None if fn is None else fn.name()
+            return fn.name(), tuple(tree(f, depth - 1) for f, _ in fn.next_functions)
+        out = []
+        t2 = t.tensor([[-0.8, 0.3, 0.5]], requires_grad=True)
+        cf = _compile(t)(lambda a: t.nn.functional.hardshrink(a, 0.3) * 1.41)
+        t1 = t.tensor([0.5, -1.27, 1.0], requires_grad=True)
+        t3 = t.stack([t1, t1], 0)
+        t10 = t3 * 2
+        cf2 = _compile(t)(lambda a: t.div(a, t3).clamp(max=0.37) * 0.61)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(2):
+                g, = t.autograd.grad(cf(t2).sum(), [t2], create_graph=True)
+                out += [tree(g.grad_fn), g, t.autograd.grad((g * t2).sum(), t2)]
+                g, = t.autograd.grad(cf2(t10).sum(), [t10], create_graph=True,
+                                     retain_graph=True)
+                out += [tree(g.grad_fn), g, t.autograd.grad((g * t10).sum(), [t10, t1],
+                                                            retain_graph=True)]
+        return out
+    same(body, grad_fn=False)

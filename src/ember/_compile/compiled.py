@@ -113,9 +113,14 @@ class CompiledFunctionBackward(Node):
             if g is not None:
                 roots.append(outputs[k])
                 root_grads.append(g)
-        return list(run_backward(roots, root_grads, retain_graph=True,
-                                 create_graph=create_graph, inputs=stand_ins, capture=True,
-                                 allow_unused=True))
+        from .._ops.registry import _sequence
+        start = next(_sequence)
+        grads = list(run_backward(roots, root_grads, retain_graph=True,
+                                  create_graph=create_graph, inputs=stand_ins, capture=True,
+                                  allow_unused=True))
+        if create_graph:
+            _past_stand_ins(grads, stand_ins, sources, start)
+        return grads
 
     def _release(self):
         self._saved = None
@@ -139,6 +144,29 @@ def _stand_in(source):
         return REGISTRY["alias"](source)
     finally:
         state.grad_enabled = prev
+
+
+def _past_stand_ins(grads, stand_ins, sources, start):
+    """The graphs of a create_graph pass's gradients (the nodes made since sequence number
+    ``start``) with their edges to a stand-in's alias node led to its source's edge instead,
+    as eager's gradients lead to the source itself (torch's next_functions show no alias)."""
+    from ..autograd.graph import gradient_edge
+    edges = {id(s._grad_fn): gradient_edge(t) for s, t in zip(stand_ins, sources)
+             if s._grad_fn is not None}
+    seen = set()
+    todo = [g._grad_fn for g in grads if g is not None and g._grad_fn is not None]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen or id(node) in edges or getattr(node, "_seq", 0) < start:
+            continue
+        seen.add(id(node))
+        nexts = getattr(node, "_next", None)
+        if not nexts:
+            continue
+        if any(e[0] is not None and id(e[0]) in edges for e in nexts):
+            node._next = tuple(edges[id(e[0])] if e[0] is not None and id(e[0]) in edges
+                               else e for e in nexts)
+        todo.extend(e[0] for e in node._next if e[0] is not None)
 
 
 def _raise_modified(checks):
