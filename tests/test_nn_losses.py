@@ -409,6 +409,23 @@ def test_ctc_loss_errors_match_torch(case):
     assert same(body).error is not None
 
 
+@pytest.mark.parametrize("bad", [-2, -6, 5, 7])
+@pytest.mark.parametrize("concatenated", [False, True])
+def test_ctc_loss_refuses_targets_outside_the_classes(bad, concatenated):
+    """torch's kernel reads such a target from memory beside its row (no defined result);
+    ember refuses it as nll_loss does, where NumPy's wrap-around would have read a class from
+    the row's other end (-2 read class 3: a loss, no error). Padding past a sample's length
+    is never read, whatever it holds."""
+    F = ember.nn.functional
+    lp = ember.tensor(LP).log_softmax(2)
+    rows = [[1, bad, 2], [3, 1, bad]]
+    targets = ember.tensor([1, bad, 2, 3, 1] if concatenated else rows)
+    with pytest.raises(IndexError, match=f"^Target {bad} is out of bounds.$"):
+        F.ctc_loss(lp, targets, [6, 5], [3, 2])
+    padded = ember.tensor([[1, 2, 2], [3, 1, bad]])
+    assert F.ctc_loss(lp, padded, [6, 5], [3, 2]).isfinite()
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("targets", [[-100, -100], [1, -100], [2, 0]])
 def test_nll_loss_with_ignored_targets(targets, reduction):

@@ -1550,6 +1550,9 @@ def _last_label_blank_quirk(lcab, ab, lab, in_len, tg_len):
 def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
     xp = get_xp(log_probs)
     lab, skip, tg_len = _ctc_labels(xp, _arr(targets), target_lengths, blank)
+    # torch's kernel reads a target outside [0, C) from memory beside the row; NumPy would
+    # wrap a negative one around silently: refused, as nll_loss refuses it
+    _check_targets(lab, log_probs.shape[2], blank)
     in_len = xp.asarray(np.asarray(input_lengths, dtype=np.int64))
     nll, alpha = _ctc_alpha(log_probs.astype(np.float64), lab, skip, in_len, tg_len)
     return nll.astype(log_probs.dtype), alpha.transpose(1, 0, 2).astype(log_probs.dtype)
