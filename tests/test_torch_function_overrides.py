@@ -257,3 +257,36 @@ def test_the_mode_flag_is_on_while_a_mode_is():
 class _NoOp(ember.overrides.TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         return func(*args, **(kwargs or {}))
+
+
+def test_broadcast_all_takes_tensor_like_objects():
+    def body(torch):
+        ScalarTensor = _scalar_tensor(torch)
+        broadcast_all = torch.distributions.utils.broadcast_all
+        seen = []
+
+        class Logged(ScalarTensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append((func.__name__, [type(a).__name__ for a in args], kwargs))
+                return "handled"
+
+        class M(torch.Tensor):
+            pass
+        m = torch.ones(2, 1).as_subclass(M)
+        return (_error(lambda: broadcast_all(ScalarTensor(2, 1), 1.0)),
+                broadcast_all(Logged(2, 1), 1.0), broadcast_all(Logged(2, 1), torch.ones(3)),
+                [type(t).__name__ for t in broadcast_all(m, 1.0, torch.zeros(3))],
+                broadcast_all(m, 1.0, torch.zeros(3)), seen,
+                _error(lambda: torch.broadcast_tensors(ScalarTensor(2, 1), torch.ones(1))))
+    same(body)
+
+
+def test_broadcast_all_refuses_other_objects():
+    def body(torch):
+        broadcast_all = torch.distributions.utils.broadcast_all
+        try:
+            broadcast_all(torch.ones(1), [1.0])
+        except ValueError as e:
+            return str(e), broadcast_all(2, 3.5), broadcast_all(torch.ones(2, dtype=torch.float64), 1)
+    same(body)

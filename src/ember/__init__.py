@@ -240,6 +240,8 @@ from ._arg_parser import install as _install_parser  # noqa: E402
 # torch's parser errors for the calls its parser refuses (a missing or mistyped argument)
 _install_parser(globals())
 del _install_parser
+# (torch.functional's functions are named there, broadcast_tensors in its handlers' calls)
+from . import functional  # noqa: E402
 from ._by_reference import name_where_found as _name_where_found  # noqa: E402 - after every function
 _name_where_found(globals())
 del _name_where_found

@@ -23,6 +23,7 @@ from .._backend import asarray_like
 from .._size import Size
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd.forward_ad import check_out_function
+from ..overrides import handle_torch_function, has_torch_function
 from .reduction import aminmax as _aminmax_op
 from .reduction import return_type
 from .diagonal import block_diag  # noqa: F401  (ops; exported with these functions)
@@ -56,10 +57,15 @@ def broadcast_shapes(*shapes):
 def broadcast_tensors(*tensors):
     """Each tensor expanded to their common shape (views); one of that shape already is
     returned itself, as torch's expand_outplace does."""
+    if has_torch_function(tensors):  # (torch.functional's: a Python function that dispatches)
+        return handle_torch_function(broadcast_tensors, tensors, *tensors)
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = _broadcast_of(tensors)
     return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
+
+
+broadcast_tensors.__module__ = "ember.functional"  # (where torch writes it: its handlers' name)
 
 
 def _broadcast_of(tensors):

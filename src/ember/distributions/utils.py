@@ -13,6 +13,7 @@ import ember
 from .._ops.registry import broadcast_error
 from .._size import Size
 from .._tensor import Tensor
+from ..overrides import is_tensor_like
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
@@ -48,16 +49,19 @@ def broadcast_tensors(*tensors):
 
 
 def broadcast_all(*values):
-    """Broadcast numbers and tensors to one shape; numbers become tensors of the first
-    tensor's dtype and device (the default dtype when there is no tensor)."""
-    if not all(isinstance(v, (Tensor, Number)) for v in values):
+    """Broadcast numbers and tensor-like values (tensors, objects with a
+    ``__torch_function__``) to one shape with ``ember.broadcast_tensors``; numbers become
+    tensors of the first tensor's dtype and device (the default dtype when there is no
+    tensor)."""
+    if not all(is_tensor_like(v) or isinstance(v, Number) for v in values):
         raise ValueError("Input arguments must all be instances of Number, ember.Tensor or "
                          "objects implementing __torch_function__.")
-    like = next((v for v in values if isinstance(v, Tensor)), None)
-    options = ({"dtype": like.dtype, "device": like.device} if like is not None
-               else {"dtype": ember.get_default_dtype()})
-    tensors = [v if isinstance(v, Tensor) else ember.tensor(v, **options) for v in values]
-    return broadcast_tensors(*tensors)
+    if not all(is_tensor_like(v) for v in values):
+        like = next((v for v in values if isinstance(v, Tensor)), None)
+        options = ({"dtype": like.dtype, "device": like.device} if like is not None
+                   else {"dtype": ember.get_default_dtype()})
+        values = [v if is_tensor_like(v) else ember.tensor(v, **options) for v in values]
+    return ember.broadcast_tensors(*values)
 
 
 def _standard_normal(shape, dtype, device):
