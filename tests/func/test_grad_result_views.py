@@ -13,6 +13,8 @@ _FUNCTIONS = {
     "sum_of_sum_dim": lambda v: v.sum(1).sum(),
     "exp_of_sum": lambda v: v.sum((1, 2)).exp().sum(),
     "square": lambda v: (v * v).sum(),
+    "mean": lambda v: v.mean(),  # (a fresh gradient: no view under vmap either)
+    "sum_unsqueezed": lambda v: v.unsqueeze(0).sum(),
     "matmul": lambda v: (v @ v.mT).sum(),
 }
 
@@ -26,7 +28,8 @@ def _facts(lib, f):
     leaf = x.clone().requires_grad_()
     return (_view_facts(lib.autograd.grad(f(leaf), leaf)[0]),
             _view_facts(lib.func.grad(f)(x)),
-            lib.func.vmap(lib.func.grad(lambda v: f(v[None])))(x)._is_view())
+            lib.func.vmap(lib.func.grad(lambda v: f(v[None])))(x)._is_view(),
+            lib.func.vmap(lib.func.grad(f))(lib.stack([x, x * 2]))._is_view())
 
 
 @pytest.mark.parametrize("name", list(_FUNCTIONS))

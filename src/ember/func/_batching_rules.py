@@ -386,9 +386,14 @@ def dist_rule(op, args, level):
 def full_reduce(op, args, level):
     """The variant of a reduction without ``dim`` (``x.sum()``): over each flattened example."""
     p = args[0]._value
+    name = op.name
+    if name in ("sum", "mean", "nansum") and p.dim() > 1:
+        # torch's rule reduces the example's dims themselves (SumBackward1 over the input,
+        # no view: a gradient that ends in one where torch's does not)
+        dtype = args[op.index["dtype"]] if "dtype" in op.index else None
+        return wrap(getattr(p, name)(tuple(range(1, p.dim())), dtype=dtype), level)
     # (the example's size written out: -1 is ambiguous in an empty batch)
     flat = p.reshape((p.shape[0], math.prod(p.shape[1:])))
-    name = op.name
     if name in ("max", "min"):
         return wrap(getattr(flat, "a" + name)(1), level)
     if name in ("median", "nanmedian"):
