@@ -220,3 +220,22 @@ def test_subclass_dispatch_costs_plain_tensors_nothing_until_needed():
     for cls in (ember.nn.Parameter, ember.nn.UninitializedBuffer,
                 ember.nn.UninitializedParameter):
         assert not overrides._overrides(cls)
+
+
+def test_an_ops_path_read_then_put_back_while_routed():
+    """``saved = op.caller; op.caller = other; op.caller = saved`` (monkeypatch's undo, a
+    wrapper's restore) while dispatch is routed hands the routed path back: the op must take
+    its own generated path again, not the routed one calling itself."""
+    from ember import overrides
+    from ember._ops import pointwise
+    assert overrides._ops_routed[0]  # (this module defines subclasses)
+    x = ember.tensor([1.0, 2.0])
+    for attr in ("caller", "inplace_caller"):
+        saved = getattr(pointwise.add, attr)
+        setattr(pointwise.add, attr, None)
+        setattr(pointwise.add, attr, saved)
+    y = x + 1
+    y += x
+    assert y.tolist() == [3.0, 5.0] and type(y) is ember.Tensor
+    M = type("M", (ember.Tensor,), {})
+    assert type(x.as_subclass(M) + 1) is M

@@ -395,6 +395,12 @@ def route_ops():
         return call
 
     def set_(op, value):
+        # putting back what was read (``saved = op.caller; ...; op.caller = saved``, as
+        # monkeypatch does) hands in the routed path itself: the op's own path is then the
+        # generated one again (made anew on its next call), never the routed path, which
+        # would call itself
+        if value is not None and value is op.__dict__.get("_torch_function_caller"):
+            value = None
         op.__dict__["caller"] = value
 
     def get_inplace(op):
@@ -405,6 +411,8 @@ def route_ops():
         return call
 
     def set_inplace(op, value):
+        if value is not None and value is op.__dict__.get("_torch_function_inplace"):
+            value = None  # (as set_ above)
         op.__dict__["inplace_caller"] = value
     OpDef.caller = property(get, set_, doc="The op's Tensor path, through __torch_function__.")
     OpDef.inplace_caller = property(get_inplace, set_inplace,
