@@ -3,6 +3,7 @@ subclass among the arguments (functions, methods, operators, indexing, nn.functi
 Parameter's stay plain, ``.grad`` stays plain, and a subclass's own ``__torch_function__``
 sees torch's functions. Each body runs on torch and on ember (see oracle.py)."""
 import copy
+import inspect
 import pickle
 
 import ember
@@ -239,3 +240,98 @@ def test_an_ops_path_read_then_put_back_while_routed():
     assert y.tolist() == [3.0, 5.0] and type(y) is ember.Tensor
     M = type("M", (ember.Tensor,), {})
     assert type(x.as_subclass(M) + 1) is M
+
+
+def _functional_calls(torch, x, target, zeros):
+    """nn.functional functions torch writes in Python, called in several ways."""
+    F = torch.nn.functional
+    return [F.relu(x), F.relu(x, inplace=False), F.softmax(x, 1), F.log_softmax(x, dim=0),
+            F.dropout(x, 0.0, True), F.layer_norm(x, (3,)), F.cross_entropy(x, target),
+            F.mse_loss(x, zeros, reduction="sum"), F.leaky_relu(x, 0.2), F.pad(x, (1, 1)),
+            F.nll_loss(x, target)]
+
+
+def test_a_subclass_sees_nn_functional_functions():
+    def body(torch):
+        F = torch.nn.functional
+        seen = []
+
+        class L(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                public = getattr(F, getattr(func, "__name__", ""), None) is func
+                seen.append((func.__name__, public, [type(a).__name__ for a in args], kwargs))
+                return super().__torch_function__(func, types, args, kwargs)
+        x = torch.tensor([[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]]).as_subclass(L)
+        results = _functional_calls(torch, x, torch.tensor([0, 2]), torch.zeros(2, 3))
+        return results, _names(*results), seen[:]
+    same(body)
+
+
+def test_a_mode_sees_nn_functional_functions():
+    def body(torch):
+        F = torch.nn.functional
+        seen = []
+
+        class Log(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append((func.__name__, getattr(F, func.__name__, None) is func,
+                             [type(a).__name__ for a in args], kwargs))
+                if func is F.softmax:  # (a handler may replace the function's result)
+                    return "softmax replaced"
+                return func(*args, **(kwargs or {}))
+        x = torch.tensor([[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]], requires_grad=True)
+        target, zeros = torch.tensor([0, 2]), torch.zeros(2, 3)  # (a mode sees no factory)
+        with Log():
+            results = _functional_calls(torch, x, target, zeros)
+        results[-1].backward()
+        return results, seen, x.grad
+    same(body)
+
+
+def test_an_object_with_torch_function_gets_nn_functional_calls():
+    def body(torch):
+        F = torch.nn.functional
+        handled = {}
+
+        class Scalar:  # (torch's ScalarTensor example's pattern)
+            def __init__(self, value):
+                self.value = value
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if func not in handled:
+                    return NotImplemented
+                return handled[func](*args, **(kwargs or {}))
+        handled[F.relu] = lambda input, inplace=False: Scalar(max(input.value, 0.0))
+
+        class Routed(torch.Tensor):  # (ember hands such objects the functions once a
+            @classmethod            # subclass or a mode needed dispatch: see overrides.md)
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return super().__torch_function__(func, types, args, kwargs)
+        errors = []
+        for call in (lambda: F.softmax(Scalar(1.0), 0),
+                     lambda: F.mse_loss(Scalar(1.0), torch.ones(1)),
+                     lambda: F.layer_norm(torch.ones(2), (2,), weight=Scalar(1.0))):
+            try:
+                call()
+            except TypeError as e:
+                errors.append(str(e).replace(".<locals>", "").split("'")[:2]
+                              + [str(e).split(": ", 1)[1].count("class")])
+        return F.relu(Scalar(-2.0)).value, F.relu(Scalar(3.0)).value, errors
+    same(body)
+
+
+def test_nn_functional_costs_plain_tensors_nothing_until_needed():
+    """nn.functional's functions run their own code until dispatch is routed; then the same
+    function objects dispatch (a default argument holding one still finds it)."""
+    from ember import overrides
+    from ember._ops import activation
+    F = ember.nn.functional
+    assert overrides._ops_routed[0]  # (this module defines subclasses)
+    assert F.softmax is activation.softmax
+    assert F.softmax.__code__ is overrides._calls_dispatching.__code__
+    assert str(inspect.signature(F.softmax)) == "(input, dim=None, _stacklevel=3, dtype=None)"
+    assert set(overrides._FUNCTIONAL) <= set(F.__all__)
+    layer = ember.nn.TransformerEncoderLayer(8, 2)  # (its default activation is F.relu)
+    assert layer.activation is F.relu and layer.activation_relu_or_gelu == 1

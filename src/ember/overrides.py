@@ -27,6 +27,7 @@ import contextlib
 import functools
 import inspect
 import threading
+import types
 import warnings
 
 from ._state import function_mode, set_hook, state
@@ -418,6 +419,7 @@ def route_ops():
     OpDef.inplace_caller = property(get_inplace, set_inplace,
                                     doc="The op's in-place path, through __torch_function__.")
     _ops_routed[0] = True
+    route_functional()
 
 
 def _routed(op, func, real):
@@ -473,6 +475,104 @@ def _given(op, args):
         while n and args[n - 1] is defaults[n - 1]:
             n -= 1
     return tuple(args[:n])  # (a call whose keywords were bound passes a list)
+
+
+# -- where ember dispatches: nn.functional's Python functions ----------------------------------
+# The nn.functional functions torch writes in Python, with has_torch_function at their top:
+# {name: (the parameters whose types are looked at, how many parameters its
+# handle_torch_function call passes by position)}; the rest it passes by keyword, as here.
+# (normalize, whose out= wrapper is a closure, is not among them: see route_functional)
+_FUNCTIONAL = {
+    **dict.fromkeys((
+        "alpha_dropout celu dropout dropout1d dropout2d dropout3d elu feature_alpha_dropout glu "
+        "hardsigmoid hardswish hardtanh leaky_relu log_softmax mish relu relu6 rrelu selu silu "
+        "softmax softmin softsign tanhshrink").split(), (("input",), 1)),
+    **dict.fromkeys((
+        "adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d_with_indices "
+        "adaptive_max_pool2d_with_indices adaptive_max_pool3d_with_indices "
+        "local_response_norm max_pool1d_with_indices max_pool2d_with_indices "
+        "max_pool3d_with_indices pad unfold").split(), (("input",), 2)),
+    **dict.fromkeys("fold lp_pool1d lp_pool2d lp_pool3d max_unpool1d max_unpool2d "
+                    "max_unpool3d".split(), (("input",), 3)),
+    **dict.fromkeys("hinge_embedding_loss kl_div multilabel_margin_loss poisson_nll_loss "
+                    "smooth_l1_loss soft_margin_loss".split(), (("input", "target"), 2)),
+    **dict.fromkeys("binary_cross_entropy cross_entropy huber_loss mse_loss multi_margin_loss "
+                    "multilabel_soft_margin_loss nll_loss".split(),
+                    (("input", "target", "weight"), 2)),
+    **dict.fromkeys(("cosine_embedding_loss", "margin_ranking_loss"),
+                    (("input1", "input2", "target"), 3)),
+    **dict.fromkeys(("triplet_margin_loss", "triplet_margin_with_distance_loss"),
+                    (("anchor", "positive", "negative"), 3)),
+    **dict.fromkeys(("fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"),
+                    (("input", "_random_samples"), 2)),
+    "affine_grid": (("theta",), 2),
+    "batch_norm": (("input", "running_mean", "running_var", "weight", "bias"), 3),
+    "instance_norm": (("input", "running_mean", "running_var", "weight", "bias"), 1),
+    "binary_cross_entropy_with_logits": (("input", "target", "weight", "pos_weight"), 2),
+    "ctc_loss": (("log_probs", "targets", "input_lengths", "target_lengths"), 4),
+    "embedding": (("input", "weight"), 2),
+    "embedding_bag": (("input", "weight", "offsets", "per_sample_weights"), 2),
+    "gaussian_nll_loss": (("input", "target", "var"), 3),
+    "grid_sample": (("input", "grid"), 2),
+    "group_norm": (("input", "weight", "bias"), 2),
+    "gumbel_softmax": (("logits",), 1),
+    "layer_norm": (("input", "weight", "bias"), 2),
+    "linear_cross_entropy": (("input", "linear_weight", "target", "linear_bias", "weight"), 3),
+    "rms_norm": (("input", "weight"), 2),
+}
+
+
+def route_functional():
+    """``route_ops`` for nn.functional: each function of ``_FUNCTIONAL`` starts handing a call
+    with an overriding argument, or any call under a mode, to the handlers with ``func``
+    itself, as torch's does (until then its calls pay nothing). The function object stays
+    the same (a default argument ``activation=F.relu`` or a handler's table still finds it):
+    its code becomes a call of the dispatching path, which runs a copy of its own."""
+    from .nn import functional
+    for name, (relevant, n_positional) in _FUNCTIONAL.items():
+        public = getattr(functional, name)
+        if public.__closure__ or not public.__module__.startswith("ember."):
+            continue  # (not ember's function: one a test put in its place, say)
+        own = types.FunctionType(public.__code__, public.__globals__, name,
+                                 public.__defaults__, public.__closure__)
+        own.__kwdefaults__ = public.__kwdefaults__
+        own.__dict__.update(vars(public))
+        own.__qualname__, own.__doc__ = public.__qualname__, public.__doc__
+        public.__wrapped__ = own  # (its signature, for inspect)
+        public.__code__ = _calls_dispatching.__code__
+        public.__defaults__ = None
+        public.__kwdefaults__ = {
+            "_dispatching": _functional_dispatching(public, own, relevant, n_positional)}
+        public.__module__ = functional.__name__  # (the name torch's error gives)
+
+
+def _calls_dispatching(*args, _dispatching, **kwargs):
+    """The code of a routed nn.functional function (``_dispatching`` its own keyword default:
+    code with no free variables fits any function)."""
+    return _dispatching(*args, **kwargs)
+
+
+def _functional_dispatching(public, fn, relevant, n_positional):
+    """``fn`` dispatching through ``__torch_function__`` as torch's Python function
+    ``public`` does: the handlers see ``public``, called as torch's calls
+    ``handle_torch_function`` (its first ``n_positional`` parameters by position, the others
+    by keyword)."""
+    signature = inspect.signature(fn)
+    names = list(signature.parameters)
+
+    def dispatching(*args, **kwargs):
+        off = state.torch_function_off
+        if off < 2 and (state.function_modes or off == 0 and _overloaded(_flat(args, kwargs))):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            given = bound.arguments
+            relevant_args = tuple(given[n] for n in relevant)
+            if has_torch_function(relevant_args):
+                return handle_torch_function(
+                    public, relevant_args, *(given[n] for n in names[:n_positional]),
+                    **{n: given[n] for n in names[n_positional:]})
+        return fn(*args, **kwargs)
+    return dispatching
 
 
 # -- where ember dispatches: a Tensor subclass's methods ----------------------------------------
