@@ -190,6 +190,6 @@ GEOMETRY = {
     "_squeeze_all": _squeeze, "_squeeze_dim": _squeeze, "_squeeze_dims": _squeeze,
     "_squeezed": _squeeze, "unsqueeze": _unsqueeze, "select": _select, "unbind": _unbind,
     "slice_": _slice, "split_with_sizes": _split_with_sizes, "_split": _split,
-    "_diagonal": _diagonal, "_as_strided": _as_strided, "view_as_real": _view_as_real,
+    "_diagonal": _diagonal, "_as_strided": _as_strided, "_view_as_real": _view_as_real,
     "view_as_complex": _view_as_complex, "unfold": _unfold,
 }
