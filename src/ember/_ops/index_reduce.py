@@ -7,12 +7,14 @@ same formula); the node is torch's IndexReduceBackward0.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _dtype as D
 from .._backend import get_xp
 from .._numpy_in import warn_once
 from .._tensor import Tensor, _wrap
-from .indexing import (_check_index_dtype, _check_slices_match, _index_setup, _scatter_reduce,
-                       _wrap_dim, scatter_reduce_grads)
+from .indexing import (_REDUCE_UFUNCS, _check_index_dtype, _check_slices_match, _index_setup,
+                       _reduce_identity, _scatter_reduce, _wrap_dim, scatter_reduce_grads)
 from .pointwise import no_forward_ad
 from .registry import NONE, op
 
@@ -66,6 +68,37 @@ def _(grad, self, index, source, dim, reduce, include_self, result):
 
 
 _index_reduce.jvp("self", "source")(no_forward_ad("index_reduce"))
+
+
+def _index_reduce_into_self(self, index, source, dim, reduce, include_self=True):
+    """index_reduce_'s kernel: torch's fills self's indexed slices with the reduction's
+    identity (without include_self), then reduces ``source``'s slices into them one after the
+    other, each read as it is then: a source sharing self's memory gives the values written
+    before (and the identity), and only then divides the means by their counts."""
+    out = _index_reduce.kernel(self, index, source, dim, reduce, include_self)
+    if (type(self) is not np.ndarray or type(source) is not np.ndarray
+            or not np.may_share_memory(self, source)):
+        return out
+    d = dim % max(self.ndim, 1)
+    target = self.reshape(1) if self.ndim == 0 else self  # (a view: writes reach self)
+    read = source.reshape(1) if source.ndim == 0 else source
+    rows = index.reshape(-1)
+    if not include_self:
+        np.moveaxis(target, d, 0)[rows] = _reduce_identity(reduce, self.dtype)
+    combine = getattr(np, _REDUCE_UFUNCS[reduce])
+    for i, row in enumerate(rows.tolist()):
+        into = np.moveaxis(target, d, 0)[row:row + 1]  # (slices: views, even of 1-D arrays)
+        into[...] = combine(into, np.moveaxis(read, d, 0)[i:i + 1])
+    if reduce == "mean":
+        count = np.zeros(target.shape[d], np.int64)
+        np.add.at(count, rows, 1)
+        count = np.maximum(count + (1 if include_self else 0), 1)
+        count = count.reshape((-1,) + (1,) * (target.ndim - 1 - d))
+        target[...] = target // count if self.dtype.kind in "iu" else target / count
+    return self
+
+
+_index_reduce.inplace_kernel = _index_reduce_into_self
 
 
 def _warn_beta():

@@ -1,0 +1,54 @@
+"""index_reduce_ and put_ where what they read shares self's memory, and their refusals in
+torch's order, each checked against torch (``oracle.same``; skipped without torch)."""
+from __future__ import annotations
+
+import pytest
+
+from oracle import same
+
+_REDUCES = ("mean", "prod", "amax", "amin")
+
+
+def _reduce_into_overlap(reduce, include_self, dtype, self_rows, source_rows, index, dim):
+    """``base``'s ``self_rows`` reduced in place from ``base``'s ``source_rows`` (a strided
+    view sharing elements with them) along ``dim``; the whole base is the result."""
+    def body(t):
+        base = t.arange(24, dtype=getattr(t, dtype)).reshape(6, 4) + 1
+        if dim == 0:
+            base = base[:, 0].contiguous()  # (1-D: torch's element-by-element loop)
+            target, source = base[self_rows], base[source_rows]
+        else:
+            target, source = base[:, self_rows], base[:, source_rows]
+        target.index_reduce_(dim if dim == 0 else 1, t.tensor(index), source, reduce,
+                             include_self=include_self)
+        return base
+    return body
+
+
+@pytest.mark.parametrize("reduce", _REDUCES)
+@pytest.mark.parametrize("include_self", [False, True])
+@pytest.mark.parametrize("self_rows, source_rows, index", [
+    (slice(0, 3), slice(0, 6, 2), [0, 1, 2]),   # the tester's case: torch's [0, 0, 5]
+    (slice(0, 3), slice(0, 6, 2), [2, 1, 0]),
+    (slice(0, 3), slice(0, 6, 2), [0, 0, 1]),
+    (slice(3, 6), slice(0, 6, 2), [0, 1, 2]),   # reads what the previous step wrote
+    (slice(0, 3), slice(1, 6, 2), [2, 0, 2]),
+])
+def test_index_reduce_inplace_reads_an_overlapping_source_as_written(
+        reduce, include_self, self_rows, source_rows, index):
+    """Seed of the random-program tester: torch fills self's indexed elements with the
+    reduction's identity first (without include_self), then reduces source's elements in
+    order, each read as it is then, and divides the means last."""
+    same(_reduce_into_overlap(reduce, include_self, "float64", self_rows, source_rows, index,
+                              0), check_warnings=False)
+
+
+@pytest.mark.parametrize("reduce", _REDUCES)
+@pytest.mark.parametrize("include_self", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_index_reduce_inplace_reads_overlapping_source_slices_as_written(
+        reduce, include_self, dtype):
+    """Slices along dim 1 of a 2-D base: each source column is read after the columns before
+    it were reduced into self."""
+    same(_reduce_into_overlap(reduce, include_self, dtype, slice(2, 4), slice(0, 4, 2),
+                              [1, 0], 1), check_warnings=False)
