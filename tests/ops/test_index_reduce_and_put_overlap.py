@@ -52,3 +52,18 @@ def test_index_reduce_inplace_reads_overlapping_source_slices_as_written(
     it were reduced into self."""
     same(_reduce_into_overlap(reduce, include_self, dtype, slice(2, 4), slice(0, 4, 2),
                               [1, 0], 1), check_warnings=False)
+
+
+@pytest.mark.parametrize("case", [
+    lambda t, x: x.put_(t.tensor([0, 1]), x),                  # self, of the wrong size
+    lambda t, x: x.put_(t.tensor([0, 1]), x[1:]),              # a view of it, the same
+    lambda t, x: x.put_(t.tensor([0, 1], dtype=t.int32), x),   # an index that is not long
+    lambda t, x: x[:0].put_(t.tensor([0]), x[:1]),             # into an empty tensor
+    lambda t, x: t.put(x, t.tensor([0, 1]), x),                # the out-of-place form
+    lambda t, x: x.put_(t.tensor([0, 1]), x[1:3]),             # the right size: overlap
+    lambda t, x: x.put_(t.tensor([0, 1, 2, 9]), x),            # overlap before the range
+])
+def test_put_checks_its_arguments_before_the_overlap_of_its_source(case):
+    """torch's put_ checks the index's dtype, the dtypes, the sizes and an empty self before
+    it refuses a source sharing self's memory (and that before an index out of range)."""
+    same(lambda t: case(t, t.arange(4.)))

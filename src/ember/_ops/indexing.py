@@ -812,9 +812,11 @@ def take(input, index):
 
 
 # -- put --------------------------------------------------------------------------------------------
-def _check_put(self, index, source):
-    """torch's put_ checks, in its order."""
+def _check_put(self, index, source, accumulate=False):
+    """torch's put_ argument checks, in its order: before its overlap checks (a source of the
+    wrong size that is self itself is refused for its size)."""
     from .. import _dtype as D
+    self, index, source = _data(self), _data(index), _data(source)
     if index.dtype != np.int64:
         raise RuntimeError("put_(): Expected a long tensor for index, but got "
                            f"{D._BY_NP[index.dtype].scalar_name}")
@@ -828,6 +830,10 @@ def _check_put(self, index, source):
                          f"{index.size}")
     if self.size == 0 and index.size != 0:
         raise IndexError("put_(): Tried to put elements into an empty tensor")
+
+
+def _check_put_range(self, index):
+    """torch's put_ kernel's check, after the overlap checks."""
     n = self.size
     bad = (index < -n) | (index >= n)
     if bad.any():
@@ -835,11 +841,11 @@ def _check_put(self, index, source):
                          f"on a tensor of {n} elements.")
 
 
-@op("put", tensors=3, promote=NONE, inplace=True)
+@op("put", tensors=3, promote=NONE, inplace=True, check=_check_put)
 def _put(self, index, source, accumulate=False):
     """A copy of ``self`` with ``source`` written (or, accumulating, added) at the positions
     ``index`` of ``self`` taken as flattened in row-major order."""
-    _check_put(self, index, source)
+    _check_put_range(self, index)
     xp = get_xp(self)
     # (torch: self.clone(preserve_format).put_(...); a NumPy scalar, one row of a batched
     # backward, becomes an array first so that writes through its reshape reach it)
