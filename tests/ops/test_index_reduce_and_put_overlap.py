@@ -67,3 +67,30 @@ def test_put_checks_its_arguments_before_the_overlap_of_its_source(case):
     """torch's put_ checks the index's dtype, the dtypes, the sizes and an empty self before
     it refuses a source sharing self's memory (and that before an index out of range)."""
     same(lambda t: case(t, t.arange(4.)))
+
+
+@pytest.mark.parametrize("shape, dim, source", [((0,), 0, (1,)), ((0, 3), 0, (1, 3)),
+                                                ((2, 0), -1, (2, 1)), ((0, 2, 3), 0, (1, 2, 3))])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_index_reduce_of_an_empty_self_refuses_with_torchs_error(shape, dim, source,
+                                                                 include_self, dtype):
+    """torch's kernel: without include_self, index_fill_ views self with the indexed dim of
+    stride 0, which its empty storage refuses (setStorage); with it, a self of more than one
+    dim has its first slice selected before any index is checked."""
+    def body(t):
+        dt = getattr(t, dtype)
+        return t.ones(shape, dtype=dt).index_reduce_(dim, t.tensor([0]), t.ones(source, dtype=dt),
+                                                     "amax", include_self=include_self)
+    same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("stop", [1, 2])
+def test_index_reduce_of_an_empty_view_fills_what_its_storage_holds(stop):
+    """An empty view whose storage holds the filled elements: index_fill_'s own index check
+    (row 1); past the storage's end, the setStorage refusal (row 2)."""
+    def body(t):
+        base = t.ones(2, 3)
+        base[stop:stop].index_reduce_(0, t.tensor([0]), t.ones(1, 3), "prod", include_self=False)
+        return base
+    same(body, check_warnings=False)

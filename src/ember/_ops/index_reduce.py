@@ -17,6 +17,7 @@ from .indexing import (_REDUCE_UFUNCS, _check_index_dtype, _check_slices_match, 
                        _reduce_identity, _scatter_reduce, _wrap_dim, scatter_reduce_grads)
 from .pointwise import no_forward_ad
 from .registry import NONE, op
+from .strided import _check_strided
 
 __all__ = ["index_reduce"]
 _REDUCTIONS = ("prod", "mean", "amax", "amin")
@@ -45,13 +46,29 @@ def _check(self, index, source, dim, reduce, include_self=True):
     size = self.shape[_wrap_dim(dim, self.ndim)] if self.ndim else 1
     if raw.ndim == 1 and ((raw < 0) | (raw >= size)).any():  # negative ones too, as torch
         if not include_self:  # (torch's index_fill_ of the identity runs first, and refuses)
+            if size == 0:
+                _refuse_filling_empty(self, raw.size, _wrap_dim(dim, max(self.ndim, 1)))
             bad = raw[(raw < -size) | (raw >= size)]
             if bad.size:
                 raise IndexError(f"index {int(bad[0])} is out of bounds for dimension "
                                  f"{_wrap_dim(dim, max(self.ndim, 1))} with size {size}")
+        if size == 0 and self.ndim > 1:  # (torch's kernel selects self's first slice first)
+            d = _wrap_dim(dim, self.ndim)
+            raise IndexError(f"select(): index 0 out of range for tensor of size "
+                             f"{list(self.shape)} at dimension {d}")
         raise IndexError("index out of range in self")
     _index_setup(self._data, index._data, source._data, dim, "index_reduce_")
     _check_slices_match(tuple(self.shape), tuple(source.shape), dim % max(self.ndim, 1))
+
+
+def _refuse_filling_empty(self, n, dim):
+    """torch's index_fill_ of an empty ``dim`` views self with that dim ``n`` long and of
+    stride 0, which the storage refuses unless it holds the elements that view reaches."""
+    size = list(self.shape)
+    stride = list(self.stride())
+    size[dim], stride[dim] = n, 0
+    _check_strided(size, stride, self.storage_offset(), self._data.itemsize,
+                   self.untyped_storage().nbytes())
 
 
 @op("index_reduce", tensors=3, promote=NONE, node="IndexReduceBackward0", check=_check)
