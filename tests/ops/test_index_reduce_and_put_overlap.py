@@ -94,3 +94,16 @@ def test_index_reduce_of_an_empty_view_fills_what_its_storage_holds(stop):
         base[stop:stop].index_reduce_(0, t.tensor([0]), t.ones(1, 3), "prod", include_self=False)
         return base
     same(body, check_warnings=False)
+
+
+@pytest.mark.parametrize("case", [
+    lambda t: t.ones(3).put_(t.tensor([0]), 1.0),
+    lambda t: t.ones(3).put_([0], t.ones(1)),
+    lambda t: t.ones(3).put(t.tensor([0]), 1.0),               # counted after self
+    lambda t: t.put(t.ones(3), t.tensor([0]), 1.0),
+    lambda t: t.ones(3).put(t.tensor([0]), t.tensor([2.0]), accumulate=True),
+])
+def test_put_refuses_a_non_tensor_as_torchs_parser(case):
+    """put_ and put refuse a number or a list where a tensor goes with torch's TypeError,
+    naming the argument and its position (after self, for the methods)."""
+    same(case)

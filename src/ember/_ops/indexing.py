@@ -22,7 +22,7 @@ from .._info import check_scalar
 from .._numpy_in import warn_once
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_writes
-from .registry import NONE, op
+from .registry import NONE, method_refusals, op
 from .scatter_order import visited_before_error
 from .shape import check_reduced_put
 
@@ -816,6 +816,11 @@ def _check_put(self, index, source, accumulate=False):
     """torch's put_ argument checks, in its order: before its overlap checks (a source of the
     wrong size that is self itself is refused for its size)."""
     from .. import _dtype as D
+    from .registry import refuse_non_tensor
+    for a in (self, index, source):  # (the in-place path raises this TypeError at once)
+        if not hasattr(a, "dtype"):
+            refuse_non_tensor(_put, (self, index, source, accumulate),
+                              AttributeError(name="dtype", obj=a))
     self, index, source = _data(self), _data(index), _data(source)
     if index.dtype != np.int64:
         raise RuntimeError("put_(): Expected a long tensor for index, but got "
@@ -879,8 +884,7 @@ def put(input, index, source, accumulate=False):
     return _put(input, index, source, accumulate)
 
 
-def _put_method(self, index, source, accumulate=False):
-    return _put(self, index, source, accumulate)
+_put_method = method_refusals(put, "put")  # (refused arguments counted after self)
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
