@@ -107,3 +107,20 @@ def test_put_refuses_a_non_tensor_as_torchs_parser(case):
     """put_ and put refuse a number or a list where a tensor goes with torch's TypeError,
     naming the argument and its position (after self, for the methods)."""
     same(case)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("case", [
+    lambda t, s: t.ones(3, 2).index_reduce_(0, t.tensor([5, 0]), t.ones(2, 3), "prod", **s),
+    lambda t, s: t.ones(3).index_reduce_(0, t.tensor([5, 0]), t.ones(3), "prod", **s),
+    lambda t, s: t.ones(3).index_reduce_(0, t.tensor([5]), t.ones(1).double(), "prod", **s),
+    lambda t, s: t.ones(()).index_reduce_(0, t.tensor([1]), t.ones(1), "prod", **s),
+    lambda t, s: t.ones(()).index_reduce_(0, t.tensor([1]), t.ones(()), "prod", **s),
+    lambda t, s: t.ones(3).index_reduce_(0, t.tensor([0]), 1.0, "sum", **s),
+    lambda t, s: t.ones(3).index_reduce(0, [0], t.ones(1), "prod", **s),
+    lambda t, s: t.index_reduce(t.ones(3), 0, t.tensor([0]), 1.0, "prod", **s),
+])
+def test_index_reduce_checks_its_arguments_before_its_index_range(case, include_self):
+    """torch's order: the parser's refusal of a non-tensor, the meta function's of the
+    sizes and dtypes, and only then the kernel's of an index out of range."""
+    same(lambda t: case(t, {"include_self": include_self}), check_warnings=False)

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp
 from .._numpy_in import warn_once
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, typename
 from .indexing import (_REDUCE_UFUNCS, _check_index_dtype, _check_slices_match, _index_setup,
                        _reduce_identity, _scatter_reduce, _wrap_dim, scatter_reduce_grads)
 from .pointwise import no_forward_ad
@@ -37,11 +37,15 @@ def _expanded(index, source, dim):
 
 
 def _check(self, index, source, dim, reduce, include_self=True):
+    """torch's refusals in its order: the argument parser's, the reduce's, the meta function's
+    (index, dtypes, sizes), then the kernel's (the identity's index_fill_, the index range)."""
     if reduce not in _REDUCTIONS:
         raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
     _check_index_dtype(index._data, "index_reduce_(): Expected dtype int32/int64 for index but "
                        f"got: {D._BY_NP[index._data.dtype].scalar_name}")
+    _index_setup(self._data, index._data, source._data, dim, "index_reduce_", bounds=False)
+    _check_slices_match(tuple(self.shape), tuple(source.shape), dim % max(self.ndim, 1))
     raw = index._data.reshape(-1) if index.ndim <= 1 else index._data
     size = self.shape[_wrap_dim(dim, self.ndim)] if self.ndim else 1
     if raw.ndim == 1 and ((raw < 0) | (raw >= size)).any():  # negative ones too, as torch
@@ -57,8 +61,6 @@ def _check(self, index, source, dim, reduce, include_self=True):
             raise IndexError(f"select(): index 0 out of range for tensor of size "
                              f"{list(self.shape)} at dimension {d}")
         raise IndexError("index out of range in self")
-    _index_setup(self._data, index._data, source._data, dim, "index_reduce_")
-    _check_slices_match(tuple(self.shape), tuple(source.shape), dim % max(self.ndim, 1))
 
 
 def _refuse_filling_empty(self, n, dim):
@@ -125,19 +127,35 @@ def _warn_beta():
               "TensorAdvancedIndexing.cpp:1523.)", 3)
 
 
+def _refuse_non_tensors(name, arguments):
+    """torch's argument parser: each of ``arguments`` ((name, position, value), positions as
+    the public signature counts them) must be a Tensor."""
+    for arg, position, value in arguments:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {typename(value)}")
+
+
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):  # noqa: A002
     """Reduce the slices of ``source`` into those of ``input`` at ``index`` along ``dim``."""
+    _refuse_non_tensors("index_reduce", (("input", 1, input), ("index", 3, index),
+                                         ("source", 4, source)))
     result = _index_reduce(input, index, source, dim, reduce, include_self)
     _warn_beta()  # (torch warns once its checks have passed)
     return result
 
 
 def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    _refuse_non_tensors("index_reduce_", (("index", 2, index), ("source", 3, source)))
     result = _index_reduce.inplace(self, index, source, dim, reduce, include_self)
     _warn_beta()
     return result
 
 
-Tensor.index_reduce = (lambda self, dim, index, source, reduce, *, include_self=True:
-                       index_reduce(self, dim, index, source, reduce, include_self=include_self))
+def _index_reduce_method(self, dim, index, source, reduce, *, include_self=True):
+    _refuse_non_tensors("index_reduce", (("index", 2, index), ("source", 3, source)))
+    return index_reduce(self, dim, index, source, reduce, include_self=include_self)
+
+
+Tensor.index_reduce = _index_reduce_method
 Tensor.index_reduce_ = _index_reduce_

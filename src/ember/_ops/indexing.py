@@ -478,7 +478,9 @@ def _check_slices_match(self_shape, source_shape, d):
                            f"source.shape = {list(source_shape)}")
 
 
-def _index_setup(self, index, source, dim, name, exc=IndexError):
+def _index_setup(self, index, source, dim, name, exc=IndexError, bounds=True):
+    """torch's index_func_meta_impl checks (and, with ``bounds``, the index range); the self
+    and source of the kernel, with the index as a vector and the wrapped dim."""
     index = index.reshape(-1) if index.ndim <= 1 else index
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: "
@@ -504,7 +506,8 @@ def _index_setup(self, index, source, dim, name, exc=IndexError):
     if name == "index_add_" and self.ndim <= 1:  # torch's one-dimensional kernel says less
         if ((index < 0) | (index >= flat.shape[d])).any():
             raise IndexError("index out of range in self")
-    _check_bounds(index, flat.shape[d], d, exc, "" if exc is RuntimeError else f"{name}(): ")
+    if bounds:
+        _check_bounds(index, flat.shape[d], d, exc, "" if exc is RuntimeError else f"{name}(): ")
     return flat, index, source, d
 
 
