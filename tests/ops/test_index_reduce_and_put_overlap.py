@@ -124,3 +124,17 @@ def test_index_reduce_checks_its_arguments_before_its_index_range(case, include_
     """torch's order: the parser's refusal of a non-tensor, the meta function's of the
     sizes and dtypes, and only then the kernel's of an index out of range."""
     same(lambda t: case(t, {"include_self": include_self}), check_warnings=False)
+
+
+@pytest.mark.parametrize("case", [
+    lambda t: t.ones(2, 3)[1:1].index_reduce(0, t.tensor([0]), t.ones(1, 3), "prod",
+                                             include_self=False),
+    lambda t: t.ones(3, 2).t()[:, 1:1].index_reduce(1, t.tensor([0]), t.ones(2, 1), "amin",
+                                                    include_self=False),
+    lambda t: t.ones(3, 2).t()[:, 3:3].index_reduce_(1, t.tensor([0]), t.ones(2, 1), "amin",
+                                                     include_self=False),
+])
+def test_index_reduce_of_an_empty_view_fills_its_result(case):
+    """Out of place, torch's index_fill_ views a new empty result (no storage, contiguous
+    strides), whatever storage the input view has; in place, self's storage."""
+    same(case, check_warnings=False)

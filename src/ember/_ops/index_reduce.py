@@ -7,10 +7,12 @@ same formula); the node is torch's IndexReduceBackward0.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import get_xp
+from .._backend import contiguous_strides, get_xp
 from .._numpy_in import warn_once
 from .._tensor import Tensor, _wrap, typename
 from .indexing import (_REDUCE_UFUNCS, _check_index_dtype, _check_slices_match, _index_setup,
@@ -36,7 +38,7 @@ def _expanded(index, source, dim):
     return _wrap(out) if isinstance(source, Tensor) else out
 
 
-def _check(self, index, source, dim, reduce, include_self=True):
+def _check(self, index, source, dim, reduce, include_self=True, *, into_self=False):
     """torch's refusals in its order: the argument parser's, the reduce's, the meta function's
     (index, dtypes, sizes), then the kernel's (the identity's index_fill_, the index range)."""
     if reduce not in _REDUCTIONS:
@@ -51,7 +53,8 @@ def _check(self, index, source, dim, reduce, include_self=True):
     if raw.ndim == 1 and ((raw < 0) | (raw >= size)).any():  # negative ones too, as torch
         if not include_self:  # (torch's index_fill_ of the identity runs first, and refuses)
             if size == 0:
-                _refuse_filling_empty(self, raw.size, _wrap_dim(dim, max(self.ndim, 1)))
+                _refuse_filling_empty(self, raw.size, _wrap_dim(dim, max(self.ndim, 1)),
+                                      into_self)
             bad = raw[(raw < -size) | (raw >= size)]
             if bad.size:
                 raise IndexError(f"index {int(bad[0])} is out of bounds for dimension "
@@ -63,14 +66,19 @@ def _check(self, index, source, dim, reduce, include_self=True):
         raise IndexError("index out of range in self")
 
 
-def _refuse_filling_empty(self, n, dim):
-    """torch's index_fill_ of an empty ``dim`` views self with that dim ``n`` long and of
-    stride 0, which the storage refuses unless it holds the elements that view reaches."""
+def _refuse_filling_empty(self, n, dim, into_self):
+    """torch's index_fill_ of an empty ``dim`` views the result with that dim ``n`` long and
+    of stride 0, which its storage refuses unless it holds the elements that view reaches:
+    self's (in place), or a new empty contiguous tensor's (which holds none)."""
+    item = self._data.itemsize
     size = list(self.shape)
-    stride = list(self.stride())
+    if into_self:
+        stride, offset = list(self.stride()), self.storage_offset()
+        held = self.untyped_storage().nbytes()
+    else:
+        stride, offset, held = [s // item for s in contiguous_strides(size, item)], 0, 0
     size[dim], stride[dim] = n, 0
-    _check_strided(size, stride, self.storage_offset(), self._data.itemsize,
-                   self.untyped_storage().nbytes())
+    _check_strided(size, stride, offset, item, held)
 
 
 @op("index_reduce", tensors=3, promote=NONE, node="IndexReduceBackward0", check=_check)
@@ -87,6 +95,7 @@ def _(grad, self, index, source, dim, reduce, include_self, result):
 
 
 _index_reduce.jvp("self", "source")(no_forward_ad("index_reduce"))
+_index_reduce.inplace_check = functools.partial(_check, into_self=True)
 
 
 def _index_reduce_into_self(self, index, source, dim, reduce, include_self=True):
