@@ -98,3 +98,37 @@ _LERP = {
 @pytest.mark.parametrize("name", sorted(_LERP))
 def test_lerp_arguments(name):
     same(lambda t: _LERP[name](t, t.tensor([1.0, 2.0, 3.0]), t.tensor([4.0, 5.0, 6.0])))
+
+
+# the scatter family given a number, list or string where its parser wants a tensor (or the
+# reverse), and failing calls with the keywords each takes (those must keep their own error)
+_SCATTER_FAMILY = {
+    "scatter_add_number": lambda t, x, i: x.scatter_add_(0, i, 1.0),
+    "scatter_add_out_of_place": lambda t, x, i: x.scatter_add(0, i, 1.0),
+    "scatter_add_function": lambda t, x, i: t.scatter_add(x, 0, i, 1.0),
+    "scatter_list_index": lambda t, x, i: x.scatter_(0, [0], 1.0),
+    "scatter_reduce_string": lambda t, x, i: x.scatter_(0, i, 1.0, reduce=3),
+    "scatter_reduce_number_src": lambda t, x, i: x.scatter_reduce_(0, i, 2.0, "sum"),
+    "scatter_reduce_bad_include_self": lambda t, x, i: x.scatter_reduce(
+        0, i, t.ones(1), "sum", include_self=t.ones(2)),
+    "index_copy_list_index": lambda t, x, i: x.index_copy_(0, [0], t.ones(1)),
+    "index_copy_number": lambda t, x, i: t.index_copy(x, 0, i, 2.0),
+    "index_fill_string": lambda t, x, i: x.index_fill(0, i, "a"),
+    "index_fill_list": lambda t, x, i: x.index_fill_(0, [0], 1.0),
+    "masked_scatter_number": lambda t, x, i: x.masked_scatter_(x > 0, 1.0),
+    "masked_scatter_function": lambda t, x, i: t.masked_scatter(x, x > 0, [1.0]),
+    "take_along_dim_list": lambda t, x, i: x.take_along_dim([0], 0),
+    # (valid keywords on calls that fail for another reason: ember's check stands)
+    "scatter_reduce_shape": lambda t, x, i: x.scatter_reduce_(0, i, t.ones(2, 2), "sum",
+                                                             include_self=False),
+    "scatter_reduce_keyword_shape": lambda t, x, i: x.scatter_(0, t.tensor([[0]]), 2.0,
+                                                              reduce="add"),
+    "take_along_dim_keyword": lambda t, x, i: t.take_along_dim(x, t.ones(1), dim=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SCATTER_FAMILY))
+def test_scatter_family_argument_errors(name):
+    def body(t):
+        return _SCATTER_FAMILY[name](t, t.ones(3), t.tensor([0]))
+    assert same(body).error is not None

@@ -30,14 +30,18 @@ FUNCTIONS = [
     "baddbmm", "permute", "narrow", "index_select", "masked_fill", "split", "chunk", "clone",
     "neg", "sin", "cos", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "std",
     "var", "prod", "all", "any", "flip", "roll", "tril", "triu", "diag", "einsum",
-    "ctc_loss", "lerp",
+    "ctc_loss", "lerp", "scatter", "scatter_add", "scatter_reduce", "index_copy",
+    "index_fill", "masked_scatter", "take_along_dim",
 ]
-# (not the methods every model calls, view, reshape, add...: a wrapped method costs a frame)
+# (not the methods every model calls, view, reshape, add...: a wrapped method costs a frame;
+# not index_add: its keyword alpha is not in what torch prints or torch.overrides names)
 METHODS = [
     "copy_", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "mm", "bmm", "matmul",
     "softmax", "log_softmax", "masked_fill", "masked_fill_", "index_select", "gather",
     "clamp", "fill_", "type_as", "view_as", "expand_as", "narrow", "flatten", "sort", "topk",
-    "lerp", "lerp_",
+    "lerp", "lerp_", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
+    "scatter_reduce_", "index_copy", "index_copy_", "index_fill",
+    "index_fill_", "masked_scatter", "masked_scatter_", "take_along_dim",
 ]
 
 

@@ -83,6 +83,13 @@ FUNCTIONS = {
     'diag': (('(Tensor input, int diagonal?, *, Tensor out = None)',), ()),
     'ctc_loss': (('(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)', '(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)'), ()),
     'lerp': (('(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)', '(Tensor input, Tensor end, Number weight, *, Tensor out = None)'), ()),
+    'scatter': (('(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)', '(Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = None)', '(Tensor input, int dim, Tensor index, Number value, *, Tensor out = None)', '(Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None)'), ()),
+    'scatter_add': (('(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)',), ()),
+    'scatter_reduce': (('(Tensor input, int dim, Tensor index, Tensor src, str reduce, *, bool include_self?, Tensor out = None)',), ()),
+    'index_copy': (('(Tensor input, int dim, Tensor index, Tensor source, *, Tensor out = None)',), ()),
+    'index_fill': (('(Tensor input, int dim, Tensor index, Tensor value)', '(Tensor input, int dim, Tensor index, Number value)'), ()),
+    'masked_scatter': (('(Tensor input, Tensor mask, Tensor source)',), ()),
+    'take_along_dim': (('(Tensor input, Tensor indices, int dim = None, *, Tensor out = None)',), ()),
 }
 METHODS = {
     'copy_': (('(Tensor other, bool non_blocking = False)',), ('(Tensor other, bool async = False)',)),
@@ -111,6 +118,19 @@ METHODS = {
     'topk': (('(int k, int dim?, bool largest?, bool sorted?)',), ()),
     'lerp': (('(Tensor end, Tensor weight)', '(Tensor end, Number weight)'), ()),
     'lerp_': (('(Tensor end, Tensor weight)', '(Tensor end, Number weight)'), ()),
+    'scatter': (('(int dim, Tensor index, Tensor src)', '(int dim, Tensor index, Tensor src, *, str reduce)', '(int dim, Tensor index, Number value)', '(int dim, Tensor index, Number value, *, str reduce)'), ()),
+    'scatter_': (('(int dim, Tensor index, Tensor src)', '(int dim, Tensor index, Tensor src, *, str reduce)', '(int dim, Tensor index, Number value)', '(int dim, Tensor index, Number value, *, str reduce)'), ()),
+    'scatter_add': (('(int dim, Tensor index, Tensor src)',), ()),
+    'scatter_add_': (('(int dim, Tensor index, Tensor src)',), ()),
+    'scatter_reduce': (('(int dim, Tensor index, Tensor src, str reduce, *, bool include_self?)',), ()),
+    'scatter_reduce_': (('(int dim, Tensor index, Tensor src, str reduce, *, bool include_self?)',), ()),
+    'index_copy': (('(int dim, Tensor index, Tensor source)',), ()),
+    'index_copy_': (('(int dim, Tensor index, Tensor source)',), ()),
+    'index_fill': (('(int dim, Tensor index, Tensor value)', '(int dim, Tensor index, Number value)'), ()),
+    'index_fill_': (('(int dim, Tensor index, Tensor value)', '(int dim, Tensor index, Number value)'), ()),
+    'masked_scatter': (('(Tensor mask, Tensor source)',), ()),
+    'masked_scatter_': (('(Tensor mask, Tensor source)',), ()),
+    'take_along_dim': (('(Tensor indices, int dim = None)',), ()),
 }
 # {aten operator: the schema of each of its overloads, in torch's order}
 ATEN_SCHEMAS = {
