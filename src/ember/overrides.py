@@ -387,12 +387,23 @@ def route_ops():
     if _ops_routed[0]:
         return
     from ._ops.registry import OpDef
+    OpDef.caller = _routed_path("caller", "_torch_function_caller", _op_caller,
+                                "The op's Tensor path, through __torch_function__.")
+    OpDef.inplace_caller = _routed_path("inplace_caller", "_torch_function_inplace",
+                                        _inplace_caller,
+                                        "The op's in-place path, through __torch_function__.")
+    _ops_routed[0] = True
+    route_functional()
 
+
+def _routed_path(attr, cached, make, doc):
+    """An OpDef attribute (``caller`` or ``inplace_caller``) as a property: reading it gives
+    the path through ``__torch_function__`` (``make(op)``, kept in ``cached``), writing it sets
+    the op's own path, which that routed path calls."""
     def get(op):
-        call = op.__dict__.get("_torch_function_caller")
+        call = op.__dict__.get(cached)
         if call is None or call.op is not op:  # (a list op's copy has its own)
-            call = _op_caller(op)
-            op.__dict__["_torch_function_caller"] = call
+            call = op.__dict__[cached] = make(op)
         return call
 
     def set_(op, value):
@@ -400,26 +411,10 @@ def route_ops():
         # monkeypatch does) hands in the routed path itself: the op's own path is then the
         # generated one again (made anew on its next call), never the routed path, which
         # would call itself
-        if value is not None and value is op.__dict__.get("_torch_function_caller"):
+        if value is not None and value is op.__dict__.get(cached):
             value = None
-        op.__dict__["caller"] = value
-
-    def get_inplace(op):
-        call = op.__dict__.get("_torch_function_inplace")
-        if call is None or call.op is not op:
-            call = _inplace_caller(op)
-            op.__dict__["_torch_function_inplace"] = call
-        return call
-
-    def set_inplace(op, value):
-        if value is not None and value is op.__dict__.get("_torch_function_inplace"):
-            value = None  # (as set_ above)
-        op.__dict__["inplace_caller"] = value
-    OpDef.caller = property(get, set_, doc="The op's Tensor path, through __torch_function__.")
-    OpDef.inplace_caller = property(get_inplace, set_inplace,
-                                    doc="The op's in-place path, through __torch_function__.")
-    _ops_routed[0] = True
-    route_functional()
+        op.__dict__[attr] = value
+    return property(get, set_, doc=doc)
 
 
 def _routed(op, func, real):
