@@ -851,3 +851,32 @@ def test_index_reduce_without_self_names_the_index_out_of_bounds():
                     out.append(str(e))
         return out
     same(body)
+
+
+def test_adaptive_avg_pool_to_one_value_is_a_mean_before_any_dim_check():
+    """Seed 54000171: ``F.adaptive_avg_pool2d(a, 1)`` of a (2, 4) tensor, in a compiled
+    function: torch pools any input of two or more dims to one value per plane as
+    ``mean((-1, -2), keepdim=True)`` before checking for 3 or 4 dims (an empty one: NaN; fewer
+    dims: mean's IndexError), ``adaptive_avg_pool3d`` so too, and a tuple size needs more
+    input dims than it has (the functional's ValueError); ember refused every 2-D input."""
+    def body(t):
+        F = t.nn.functional
+        x = t.arange(60.0).reshape(3, 4, 5).requires_grad_()
+        out = []
+        for f, inputs, sizes in (
+                (F.adaptive_avg_pool2d, (x[0, 0], x[0], x, x[None, None], t.ones(2, 0)),
+                 (1, (1, 1), (1, None), 2, (1,), (1, 1, 1))),
+                (F.adaptive_avg_pool3d, (x[0], x, x[None, None, None], t.ones(2, 0, 3, 3)),
+                 (1, (1, 1, 1), (1, 1), (None, 1, 1))),
+                (F.adaptive_avg_pool1d, (x[0, 0], x[0], x, x[None]), (1, 2))):
+            for a in inputs:
+                for size in sizes:
+                    try:
+                        r = f(a, size)
+                        out.append((r, r.grad_fn.next_functions[0][0].name()
+                                    if r.grad_fn is not None else None))
+                    except (RuntimeError, IndexError, ValueError) as e:
+                        out.append((type(e).__name__, str(e)))
+        r = F.adaptive_avg_pool2d(x[0], 1)
+        return out, t.autograd.grad(r.sum(), x)
+    same(body)

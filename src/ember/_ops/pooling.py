@@ -701,20 +701,42 @@ def _adaptive_size(output_size, x, nd):
     return tuple(x.shape[-nd + i] if s is None else int(s) for i, s in enumerate(size))
 
 
+def _pooled_size(output_size, input, nd):  # noqa: A002
+    """An adaptive pooling's output size as torch's functional takes it: a tuple of sizes
+    needs more input dims than it has (``_list_with_default``'s ValueError), None keeps the
+    input's size."""
+    from ..nn.modules.utils import _list_with_default
+    _list_with_default(output_size, tuple(input.shape))
+    if not isinstance(output_size, int) and len(output_size) != nd:
+        raise RuntimeError(f"adaptive_avg_pool{nd}d: output_size must be {nd}")
+    return _adaptive_size(output_size, input, nd)
+
+
+def _mean_shortcut(input, nd):  # noqa: A002
+    """torch's adaptive average pooling to one value per plane, before any check of the
+    input's dims: the mean over the last ``nd`` dims (MeanBackward1), so any input with that
+    many dims pools (a 2-D one in adaptive_avg_pool2d, an empty one: NaN), and fewer raise
+    mean's IndexError."""
+    from .reduction import mean
+    return mean(input, tuple(range(-1, -nd - 1, -1)), keepdim=True)
+
+
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     """Applies a 2D adaptive average pooling over an input signal."""
+    size = _pooled_size(output_size, input, 2)
+    if size == (1, 1):
+        return _mean_shortcut(input, 2)
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{list(input.shape)}")
-    size = _adaptive_size(output_size, input, 2)
-    if size == (1, 1):  # torch's shortcut: a mean (MeanBackward1)
-        from .reduction import mean
-        return mean(input, (-1, -2), keepdim=True)
     return adaptive_avg_pool2d_op(input, size, None)
 
 
 def adaptive_avg_pool3d(input, output_size):  # noqa: A002
     """Applies a 3D adaptive average pooling over an input signal."""
+    size = _pooled_size(output_size, input, 3)
+    if size == (1, 1, 1):
+        return _mean_shortcut(input, 3)
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
@@ -723,20 +745,15 @@ def adaptive_avg_pool3d(input, output_size):  # noqa: A002
             raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for "
                                f"non-batch dimensions, but input has sizes {list(input.shape)} "
                                f"with dimension {d} being empty")
-    if not isinstance(output_size, int) and len(output_size) != 3:
-        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
-    size = _adaptive_size(output_size, input, 3)
-    if size == (1, 1, 1):  # torch's shortcut: a mean (MeanBackward1)
-        from .reduction import mean
-        return mean(input, (-1, -2, -3), keepdim=True)
     return adaptive_avg_pool3d_op(input, size, None)
 
 
 def adaptive_avg_pool1d(input, output_size):  # noqa: A002
     """Applies a 1D adaptive average pooling over an input signal."""
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got "
-                           f"{list(input.shape)}")
+    if input.ndim not in (2, 3):  # (torch's checkDimRange)
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "adaptive_avg_pool1d)")
     size = _adaptive_size(output_size, input, 1)
     return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), (1,) + size), -2)
 
