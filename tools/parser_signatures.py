@@ -31,17 +31,27 @@ FUNCTIONS = [
     "neg", "sin", "cos", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "std",
     "var", "prod", "all", "any", "flip", "roll", "tril", "triu", "diag", "einsum",
     "ctc_loss", "lerp", "scatter", "scatter_add", "scatter_reduce", "index_copy",
-    "index_fill", "masked_scatter", "take_along_dim",
+    "index_fill", "masked_scatter", "take_along_dim", "index_add", "index_put", "diag_embed",
+    "addcmul", "addcdiv", "masked_select", "take", "kthvalue", "bucketize", "searchsorted",
+    "histc", "bincount", "repeat_interleave", "tensordot", "atan2", "fmod", "remainder",
+    "full_like", "rand_like", "split_with_sizes", "unbind", "movedim", "select", "cross",
+    "trace",
 ]
-# (not the methods every model calls, view, reshape, add...: a wrapped method costs a frame;
-# not index_add: its keyword alpha is not in what torch prints or torch.overrides names)
+# (a method the registry makes reads the table only when a call fails; another is wrapped,
+# which costs it a frame: not the methods every model calls, view, reshape, add...)
 METHODS = [
     "copy_", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "mm", "bmm", "matmul",
     "softmax", "log_softmax", "masked_fill", "masked_fill_", "index_select", "gather",
     "clamp", "fill_", "type_as", "view_as", "expand_as", "narrow", "flatten", "sort", "topk",
     "lerp", "lerp_", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
     "scatter_reduce_", "index_copy", "index_copy_", "index_fill",
-    "index_fill_", "masked_scatter", "masked_scatter_", "take_along_dim",
+    "index_fill_", "masked_scatter", "masked_scatter_", "take_along_dim", "index_put_",
+    "index_put", "index_add_", "index_add", "pow_", "pow", "unfold", "view", "expand",
+    "diag_embed", "addcmul_", "addcmul", "addcdiv_", "addcdiv", "add", "add_", "sub_", "mul_",
+    "div_", "clamp_", "reshape", "permute", "transpose", "repeat", "flip", "roll", "select",
+    "squeeze", "unsqueeze", "sum", "mean", "masked_select", "put_", "take", "tril", "triu",
+    "diagonal", "movedim", "split", "chunk", "tile", "new_zeros", "new_full", "argmax", "max",
+    "prod", "std", "var", "norm", "renorm", "dist", "cross", "kthvalue", "index_reduce_",
 ]
 
 
@@ -51,6 +61,12 @@ HIDDEN = {
     ("FUNCTIONS", "add"): ["(Tensor input, Number alpha, Tensor other, *, Tensor out = None)"],
     ("FUNCTIONS", "sub"): ["(Tensor input, Number alpha, Tensor other, *, Tensor out = None)"],
     ("METHODS", "copy_"): ["(Tensor other, bool async = False)"],
+    **{("FUNCTIONS", name): [
+        "(Tensor input, Number value, Tensor tensor1, Tensor tensor2, *, Tensor out = None)"]
+       for name in ("addcmul", "addcdiv")},
+    **{("METHODS", name): ["(Number value, Tensor tensor1, Tensor tensor2)"]
+       for name in ("addcmul", "addcmul_", "addcdiv", "addcdiv_")},
+    **{("METHODS", name): ["(Number alpha, Tensor other)"] for name in ("add", "add_", "sub_")},
 }
 
 
@@ -139,12 +155,23 @@ def _entry(name, call, keyword_names, torch):
     return [_single(name, call, keyword_names, torch)], False
 
 
-def _keyword_names(torch, fn):
-    # (torch.overrides leaves out some keyword-only ones: out, often; the usual ones are tried)
+def _keyword_names(torch, fn, name):
+    # (torch.overrides leaves out some keyword-only ones: out, often, and index_add's alpha;
+    # aten's schemas name the others, and the usual ones are tried)
     lam = torch.overrides.get_testing_overrides().get(fn)
     named = list(inspect.signature(lam).parameters) if lam is not None else []
-    return list(dict.fromkeys(named + ["dtype", "layout", "device", "pin_memory",
-                                       "requires_grad", "memory_format", "generator", "out"]))
+    return list(dict.fromkeys(named + _schema_keywords(torch, name)
+                              + ["dtype", "layout", "device", "pin_memory", "requires_grad",
+                                 "memory_format", "generator", "out"]))
+
+
+def _schema_keywords(torch, name):
+    """The keyword-only arguments of aten operator ``name``'s overloads, in their order."""
+    packet = getattr(torch.ops.aten, name, None)
+    if packet is None or not hasattr(packet, "overloads"):
+        return []
+    return [a.name for o in packet.overloads()
+            for a in getattr(packet, o)._schema.arguments if a.kwarg_only]
 
 
 # the aten operators whose schemas ember.ops.aten matches calls against (the losses: their
@@ -169,7 +196,7 @@ def main():
                 fn = getattr(torch.Tensor, name)
                 call = getattr(torch.ones(2, 2), name)
             try:
-                texts, hidden = _entry(name, call, _keyword_names(torch, fn), torch)
+                texts, hidden = _entry(name, call, _keyword_names(torch, fn, name), torch)
             except LookupError as e:
                 print(f"skipped {kind.lower()[:-1]} {name}: {e}", file=sys.stderr)
                 continue

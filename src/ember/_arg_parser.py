@@ -15,6 +15,7 @@ printed signatures: a parameter with a default never matches there, so it is mar
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -373,53 +374,84 @@ _NUMBERS_AS_TENSORS = frozenset((
 _PARSED_FIRST = {"copy_": 2}
 
 
-def _parsed(fn, name, texts, hidden, method):
+def refusal(name, args, kwargs, method):
+    """torch's parser error for ``name(*args, **kwargs)`` (a Tensor method's, with ``self``
+    first in ``args``, when ``method``), or None when its signatures take the call or
+    _parser_signatures.py has none for ``name``."""
+    from ._parser_signatures import FUNCTIONS, METHODS
+    entry = (METHODS if method else FUNCTIONS).get(name)
+    if entry is None:
+        return None
+    texts, hidden = entry
+    return parser_error(name, texts, args[1:] if method else args, kwargs, hidden=hidden,
+                        numbers_as_tensors=name in _NUMBERS_AS_TENSORS)
+
+
+def failed_call(fn, name, args, kwargs, method):
+    """In the ``except`` of a failed call of ``fn`` (function or method ``name``): the call
+    handed to an argument's ``__torch_function__`` (torch's parser hands the call to it
+    first; ember's failed call, having changed nothing, shows it here), else torch's parser
+    error where its parser refuses the call, else the error being handled, raised again (a
+    method's refused argument counted from 1 after ``self``: see registry.as_method)."""
+    foreign = foreign_overloaded(args, kwargs)
+    if foreign:
+        return handle_foreign(fn, foreign, args, kwargs)
+    error = refusal(name, args, kwargs, method)
+    if error is None and method:
+        from ._ops.registry import as_method
+        error = as_method(sys.exc_info()[1], name)
+        if error is sys.exc_info()[1]:
+            error = None
+    if error is None:
+        raise  # noqa: PLE0704 - called in an except clause: the error it handles
+    try:
+        raise error from None
+    finally:
+        # (this frame is in the error's traceback: holding the error, it would keep the
+        # arguments alive until a collection, where a gradient's refcount matters)
+        del error
+
+
+def _parsed(fn, name, method):
     """``fn`` raising torch's parser error, where torch's parser refuses the call, in place of
     whatever ember's own binding or checks raise for it (a successful call pays one frame and
     no parsing: only a failed call is read against the signatures, but for the functions of
     _PARSED_FIRST)."""
-    numbers = name in _NUMBERS_AS_TENSORS
     unparsed = _PARSED_FIRST.get(name)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if unparsed is not None and (kwargs or len(args) > unparsed):
-            error = parser_error(name, texts, args[1:] if method else args, kwargs,
-                                 hidden=hidden, numbers_as_tensors=numbers)
+            error = refusal(name, args, kwargs, method)
             if error is not None:
                 raise error
         try:
             return fn(*args, **kwargs)
         except Exception:
-            foreign = foreign_overloaded(args, kwargs)
-            if not foreign:
-                error = parser_error(name, texts, args[1:] if method else args, kwargs,
-                                     hidden=hidden, numbers_as_tensors=numbers)
-                if error is None:
-                    raise
-                raise error from None
-        # an argument that is no tensor but has a __torch_function__ (torch's parser hands
-        # the call to it first; ember's failed call, having changed nothing, shows it here)
-        return handle_foreign(call, foreign, args, kwargs)
+            return failed_call(call, name, args, kwargs, method)
     return call
 
 
 def install(module_globals):
     """The torch-namespace functions of _parser_signatures.py, raising torch's parser errors."""
     from ._parser_signatures import FUNCTIONS
-    for name, (texts, hidden) in FUNCTIONS.items():
+    for name in FUNCTIONS:
         fn = module_globals.get(name)
         if callable(fn):
-            module_globals[name] = _parsed(fn, name, texts, hidden, method=False)
+            module_globals[name] = _parsed(fn, name, method=False)
 
 
 def install_methods(cls):
-    """The Tensor methods of _parser_signatures.py, raising torch's parser errors."""
+    """The Tensor methods of _parser_signatures.py, raising torch's parser errors (the methods
+    the registry makes, marked ``parses_on_failure``, read the table in their own failure
+    path: they are left as they are, at no cost to a call that succeeds, but for those of
+    _PARSED_FIRST)."""
     from ._parser_signatures import METHODS
-    for name, (texts, hidden) in METHODS.items():
+    for name in METHODS:
         fn = cls.__dict__.get(name)
-        if callable(fn):
-            setattr(cls, name, _parsed(fn, name, texts, hidden, method=True))
+        if callable(fn) and (name in _PARSED_FIRST
+                             or not getattr(fn, "parses_on_failure", False)):
+            setattr(cls, name, _parsed(fn, name, method=True))
 
 
 # -- torch.ops: an operator's schema matched as torch's JIT matches Python arguments ------------

@@ -25,6 +25,7 @@ from .._tensor import DetachedCounter, Tensor, _wrap, shared_counter
 from .._backend.fp_errors import inside, quiet_context, quiet_lines, quietly
 from ..autograd.graph import follow_base, move_retained_grad, refuse_inference_save
 from .registry import (FLOAT, GENERATED, INPUT, OPERANDS, RESULT, SAME, SCALAR_SCOPE, _MISSING,
+                       method_failed,
                        PYTHON_NUMBERS, _arrays, _guards, broadcast_error, cached_scalar,
                        cached_scalar_lines, compute_dtype, number_dtype, scalar_array,
                        _with_slot, inplace_across_devices, number_dtype_code, plain_call_lines,
@@ -495,14 +496,19 @@ def inplace_method(d, name, bind=None):
     bind = bind or d.bind
 
     def method(*args, **kwargs):
-        if kwargs or len(args) != n:
-            args = bind(args, kwargs)
-        call = d.inplace_caller
-        if call is None:
-            call = d.inplace_caller = _compile_inplace(d)
-        return run_inplace(d, call, args)
+        try:  # (a try costs nothing until it catches)
+            call = d.inplace_caller
+            if call is None:
+                call = d.inplace_caller = _compile_inplace(d)
+            if kwargs or len(args) != n:
+                # (the bound arguments under another name: a failure reads those given)
+                return run_inplace(d, call, bind(args, kwargs))
+            return run_inplace(d, call, args)
+        except Exception:  # noqa: BLE001 - a failed call, read against torch's parser
+            return method_failed(method, name, args, kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = d.kernel.__doc__
+    method.parses_on_failure = True  # (see _arg_parser.install_methods)
     return method
 
 

@@ -940,21 +940,34 @@ def _as_method(d, name, bind=None):
     bind = bind or d.bind
 
     def method(*args, **kwargs):
-        if kwargs or len(args) != n:
-            args = bind(args, kwargs)
-        try:
+        try:  # (a try costs nothing until it catches)
+            if kwargs or len(args) != n:
+                # (the bound arguments under another name: a failure reads those given)
+                bound = bind(args, kwargs)
+                if forward_hook[0] is None and profiler_hook[0] is None:
+                    call = d.caller
+                    if call is not None:
+                        return call(bound)
+                return dispatch(d, bound)
             if forward_hook[0] is None and profiler_hook[0] is None:
                 call = d.caller
                 if call is not None:
                     return call(args)
             return dispatch(d, args)
-        except TypeError as e:  # (a try costs nothing until it catches)
-            if hasattr(e, "method_form"):
-                raise as_method(e, d.name) from None
-            raise
+        except Exception:  # noqa: BLE001 - a failed call, read against torch's parser
+            return method_failed(method, name, args, kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = d.kernel.__doc__
+    method.parses_on_failure = True  # (see _arg_parser.install_methods)
     return method
+
+
+def method_failed(method, name, args, kwargs):
+    """In the ``except`` of Tensor method ``name``'s failed call (``args``: ``self`` and the
+    arguments given): _arg_parser.failed_call's error (imported here, at the first failure:
+    the parser module is made after the ops)."""
+    from .._arg_parser import failed_call
+    return failed_call(method, name, args, kwargs, True)
 
 
 # Python's binary operators: an operand ember does not take (None, a string, a list, a NumPy
@@ -1421,11 +1434,10 @@ def method_refusals(fn, name):
     def method(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except TypeError as e:
-            if hasattr(e, "method_form"):
-                raise as_method(e, name) from None
-            raise
+        except Exception:  # noqa: BLE001 - a failed call, read against torch's parser
+            return method_failed(method, name, args, kwargs)
     method.__name__ = method.__qualname__ = name
+    method.parses_on_failure = True
     return method
 
 
