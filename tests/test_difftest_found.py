@@ -880,3 +880,32 @@ def test_adaptive_avg_pool_to_one_value_is_a_mean_before_any_dim_check():
         r = F.adaptive_avg_pool2d(x[0], 1)
         return out, t.autograd.grad(r.sum(), x)
     same(body)
+
+
+def test_transposed_convolution_with_an_empty_output_refuses_in_torchs_slow_kernels():
+    """Seed 55000302: ``F.conv_transpose1d`` of a float64 (4, 1, 1) input with a kernel of 2
+    and ``padding=1`` (an output of length 0) under autocast: torch's slow kernel (float64,
+    float16, float32 for one small image) refuses it ("Output size is too small", sizes of the
+    2-d problem a 1-d one becomes); oneDNN's (bfloat16, a float32 batch, groups) return the
+    empty result and refuse a negative size, as does an empty batch. ember returned an empty
+    result for every dtype, and NumPy's ValueError for a negative size."""
+    def body(t):
+        F = t.nn.functional
+        out = []
+        for dtype in (t.float64, t.float32, t.float16, t.bfloat16):
+            for n, c, groups, kw in ((1, 2, 1, {}), (4, 2, 1, {}), (1, 2, 2, {}),
+                                     (1, 2, 1, {"padding": 3}), (4, 2, 1, {"padding": 3}),
+                                     (1, 2, 1, {"dilation": 2, "padding": 2}),
+                                     (1, 2, 1, {"stride": 2, "output_padding": 1, "padding": 2}),
+                                     (0, 2, 1, {"padding": 2})):
+                x = t.ones(n, c, 1, dtype=dtype)
+                w = t.ones(c, 1, 2, dtype=dtype)
+                for f, a, b in ((F.conv_transpose1d, x, w),
+                                (F.conv_transpose2d, x[..., None], w[..., None]),
+                                (F.conv_transpose3d, x[..., None, None], w[..., None, None])):
+                    try:
+                        out.append(f(a, b, groups=groups, **{"padding": 1, **kw}).shape)
+                    except RuntimeError as e:
+                        out.append(str(e))
+        return out
+    same(body)

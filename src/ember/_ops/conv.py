@@ -479,6 +479,7 @@ def _check_conv(input, weight, bias, stride, pads, dilation, groups, transposed,
             raise RuntimeError("output padding must be smaller than either stride or dilation, "
                                f"but got {op_s} {st_s} {di_s}")
         _check_empty_spatial(input.shape, nd)
+        _check_transposed_output(input, weight, stride, pads, dilation, groups, opad)
         return
     padded = [input.shape[2 + i] + pads[i][0] + pads[i][1] for i in range(nd)]
     eff = [dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(nd)]
@@ -488,6 +489,54 @@ def _check_conv(input, weight, bias, stride, pads, dilation, groups, transposed,
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "
                            f"actual input size")
     _check_empty_spatial(input.shape, nd)
+
+
+def _check_transposed_output(input, weight, stride, pads, dilation, groups, opad):  # noqa: A002
+    """A transposed convolution whose output is empty or negative along a spatial dim, as
+    torch's CPU kernels take it: its slow ones (float64, float16, float32 where it does not
+    take oneDNN) refuse it, with the sizes of the 2-d or 3-d problem a 1-d one is made into;
+    oneDNN's (bfloat16, float32 for most shapes) give an empty result, and refuse a negative
+    size; an empty batch is refused a negative size by the result's allocation."""
+    nd = weight.ndim - 2
+    shape = input.shape
+    out = [(shape[2 + i] - 1) * stride[i] - 2 * pads[i][0]
+           + dilation[i] * (weight.shape[2 + i] - 1) + opad[i] + 1 for i in range(nd)]
+    if min(out) >= 1:
+        return
+    lifted = [1] if nd == 1 else []  # (a 1-d problem is a 2-d one of height 1)
+    if not shape[0] or not shape[1]:
+        if min(out) < 0:
+            full = [shape[0], weight.shape[1] * groups] + lifted + out
+            at = next(i for i, v in enumerate(full) if v < 0)
+            raise RuntimeError(f"invalid shape dimension {full[at]} at index {at} of shape "
+                               f"{_size_list(full)}")
+        return
+    if _takes_onednn(input, weight, stride, groups, opad):
+        if min(out) < 0:
+            raise RuntimeError("could not construct a memory descriptor using a format tag")
+        return
+    sizes, out = lifted + list(shape[2:]), lifted + out
+    raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, sizes))}). "
+                       f"Calculated output size per channel: ({' x '.join(map(str, out))}). "
+                       "Output size is too small")
+
+
+def _takes_onednn(input, weight, stride, groups, opad):  # noqa: A002
+    """Whether torch's CPU convolution runs a transposed convolution with oneDNN (its
+    ``use_mkldnn``, for a build with more than one thread): bfloat16 always, float32 for a
+    batch, groups, large kernels or a large input; never with an output padding as large as
+    the stride."""
+    if any(p >= s for p, s in zip(opad, stride)):
+        return False
+    if input.dtype.scalar_name == "BFloat16":
+        return True
+    if input.dtype.scalar_name != "Float":
+        return False
+    spatial = list(input.shape[2:]) if input.ndim > 3 else [1] + list(input.shape[2:])
+    kernel = list(weight.shape[2:]) if weight.ndim > 3 else [1] + list(weight.shape[2:])
+    planes = input.shape[0] * input.shape[1] * spatial[0] * spatial[1]
+    return (groups > 1 or (kernel[-1] > 3 and kernel[-2] > 3) or input.shape[0] > 1
+            or planes > 20480)
 
 
 def _check_empty_spatial(shape, nd):
