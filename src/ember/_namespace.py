@@ -81,7 +81,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     if device is not None:
         out = out.to(device)  # (the same tensor when it is there already)
     if requires_grad:
-        out.requires_grad_()
+        out._set_requires_grad()
     return out
 
 
@@ -118,7 +118,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
         arr = arr.copy()
     out = _wrap(arr)
     if requires_grad:
-        out.requires_grad_()
+        out._set_requires_grad()
     return out
 
 

@@ -38,6 +38,12 @@ _NON_LEAF_REQUIRES_GRAD = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use "
     "var_no_grad = var.detach().")
+_REQUIRES_GRAD_IN_TRANSFORM = (
+    "You are attempting to call Tensor.requires_grad_() (or perhaps using "
+    "ember.autograd.functional.* APIs) inside of a function being transformed by a functorch "
+    "transform. This is unsupported, please attempt to use the functorch transforms (e.g. "
+    "grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function being "
+    "transformed instead.")
 _DETACH_VIEW = (
     "Can't detach views in-place. Use detach() instead. If you are using "
     "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
@@ -498,7 +504,7 @@ class Tensor:
         t = _wrap(data._data, cls)
         t._vc = data._version_counter()
         if require_grad:
-            Tensor.requires_grad_(t, True)
+            Tensor._set_requires_grad(t, True)
         return t
 
     def __repr__(self, *, tensor_contents=None):
@@ -533,13 +539,23 @@ class Tensor:
     def requires_grad(self, flag):
         if type(flag) is not bool:  # (torch's setter takes a bool only; requires_grad_ any)
             raise RuntimeError("requires_grad must be a bool")
-        self.requires_grad_(flag, _from_attribute=True)
+        self._set_requires_grad(flag, from_attribute=True)
 
-    def requires_grad_(self, requires_grad=True, *, _from_attribute=False):
+    def requires_grad_(self, requires_grad=True):
+        # NOTE: torch refuses the method (not the attribute, nor a factory's or Parameter's
+        # requires_grad) while a torch.func transform runs: the tensors there are its wrappers
+        from .autograd import _transform_is_running
+        if _transform_is_running():
+            raise RuntimeError(_REQUIRES_GRAD_IN_TRANSFORM)
+        return self._set_requires_grad(requires_grad)
+
+    def _set_requires_grad(self, requires_grad=True, from_attribute=False):
+        """requires_grad_ as the factories, Parameter and the transforms themselves set it
+        (torch sets it in C++ there, never refused inside a transform)."""
         if self._grad_fn is not None:  # (torch: the setter refuses any flag, the method False
             if not requires_grad:      # and, for True, a dtype that cannot require grad)
                 raise RuntimeError(_NON_LEAF_REQUIRES_GRAD)
-            if _from_attribute:
+            if from_attribute:
                 raise RuntimeError(_NON_LEAF_REQUIRES_GRAD.split(" If")[0])
             if self.dtype.category < D.FLOATING:
                 raise RuntimeError("only Tensors of floating point dtype can require gradients")
@@ -547,7 +563,7 @@ class Tensor:
         if requires_grad:  # (the dtype first, as torch: an int inference tensor says so)
             dt = self.dtype
             if dt.category < D.FLOATING:
-                if _from_attribute:
+                if from_attribute:
                     _check_can_require_grad(dt)
                 raise RuntimeError("only Tensors of floating point dtype can require gradients")
             if self._is_inference and not state.inference:
@@ -651,6 +667,10 @@ class Tensor:
         if self._requires_grad and value.dtype.category < D.FLOATING:
             raise RuntimeError("data set to a tensor that requires gradients must be floating "
                                "point or complex dtype")
+        from .autograd import _transform_is_running
+        if _transform_is_running():
+            from .func._outer_graph import refuse_data_write
+            refuse_data_write(self)
         tensor_state_set(".data")
         self._data = value._data
 

@@ -225,7 +225,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     base = zeros(max(span, 0), dtype=dt, device=device)
     out = base.as_strided(tuple(size), tuple(stride)).detach()
     if requires_grad:
-        out.requires_grad_()
+        out._set_requires_grad()
     return out
 
 
@@ -337,7 +337,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     from ._creation import zeros
     physical = zeros(tuple(size[d] for d in order), dtype=dtype, device=device)
     out = physical.permute(tuple(order.index(d) for d in range(len(size)))).detach()
-    return out.requires_grad_() if requires_grad else out
+    return out._set_requires_grad() if requires_grad else out
 
 
 def _functional(name, positional=None):

@@ -308,7 +308,7 @@ def _frequencies(values, n, d, dtype, requires_grad, name):
     # NOTE: torch multiplies the integer ramp by 1 / (n * d) rounded to the dtype.
     step = np.asarray(1.0 / (n * d)).astype(dt.np)
     out = tensor(np.asarray(values).astype(dt.np) * step, dtype=dt)
-    return out.requires_grad_(requires_grad)
+    return out._set_requires_grad(requires_grad)
 
 
 def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False,

@@ -677,7 +677,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         values = values.detach()
     out = _make(indices.detach(), values, size, bool(is_coalesced))
     if requires_grad:
-        out.requires_grad_(True)
+        out._set_requires_grad(True)
     return out
 
 

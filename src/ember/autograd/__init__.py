@@ -129,14 +129,20 @@ def _implicit_grad(o):
 _TRANSFORM_RUNNING = [None]  # ember.func's transform_running (imported at the first call)
 
 
-def _refuse_inside_transform():
-    """torch's refusal of backward() while a torch.func transform runs its function (its
-    functorch levels): autograd.grad is what differentiates there."""
+def _transform_is_running():
+    """Whether a torch.func transform runs its function now (its functorch levels are
+    active)."""
     running = _TRANSFORM_RUNNING[0]
     if running is None:
         from ..func._outer_graph import transform_running as running
         _TRANSFORM_RUNNING[0] = running
-    if running():
+    return running()
+
+
+def _refuse_inside_transform():
+    """torch's refusal of backward() while a torch.func transform runs its function (its
+    functorch levels): autograd.grad is what differentiates there."""
+    if _transform_is_running():
         raise RuntimeError("backward() called inside a functorch transform. This is not "
                            "supported, please use functorch.grad or functorch.vjp instead or "
                            "call backward() outside of functorch transforms.")

@@ -898,7 +898,7 @@ def _derived_jvp(op, args, out, tangents):
         _outer_tangents(results, dummies)  # (recorded: the node's saved results get them)
         env = node._unpack(True) if op.saved_spec else ()
         us = [_wrap(get_xp(r._data).zeros(r._data.shape, _tangent_dtype(op, args, r, tangents)))
-              .requires_grad_(w) for r, w in zip(results, wanted)]
+              ._set_requires_grad(w) for r, w in zip(results, wanted)]
         g = us[0] if op.n_outputs == 1 else tuple(us)
         total = None
         for inputs, fn, env_idx in node._formulas():

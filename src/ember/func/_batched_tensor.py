@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .._size import Size
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _check_can_require_grad, _wrap_dim
 from ..overrides import _disabled_torch_function_impl
 
 ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
@@ -195,14 +195,21 @@ class BatchedTensor(Tensor):
     # -- autograd: the physical value's ------------------------------------------------------
     @property
     def requires_grad(self):
-        return self._value.requires_grad
+        flag = self.__dict__.get("_wrapper_requires_grad")
+        return self._value.requires_grad if flag is None else flag
 
     @requires_grad.setter
     def requires_grad(self, flag):
-        self.requires_grad_(flag)
+        # NOTE: torch sets the flag of its batched tensor alone, a wrapper no op records
+        # through: the function reads it back, its ops and results do not require grad
+        if type(flag) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        if flag:
+            _check_can_require_grad(self.dtype)
+        self.__dict__["_wrapper_requires_grad"] = flag
 
-    def requires_grad_(self, requires_grad=True, *, _from_attribute=False):
-        self._value.requires_grad_(requires_grad)
+    def _set_requires_grad(self, requires_grad=True, from_attribute=False):
+        self._value._set_requires_grad(requires_grad, from_attribute)
         return self
 
     @property
@@ -227,7 +234,16 @@ class BatchedTensor(Tensor):
 
     @property
     def data(self):
-        return BatchedTensor(self._value.data, self._level)
+        raise RuntimeError("accessing `data` under vmap transform is not allowed")
+
+    @data.setter
+    def data(self, value):
+        from ._outer_graph import refuse_data_write
+        value = self._value
+        while type(value) is BatchedTensor:
+            value = value._value
+        refuse_data_write(value, self._level)  # (a grad inside this vmap: its wrapper's error)
+        raise RuntimeError("mutating directly with `.data` under vmap transform is not allowed.")
 
     def detach(self):
         return BatchedTensor(self._value.detach(), self._level)

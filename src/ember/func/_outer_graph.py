@@ -67,7 +67,20 @@ class OuterGraph:
             if t.grad_fn is None:
                 self.fresh.add(id(t))
                 t._func_call = self.call
+                # (the vmap levels it lies inside: under vmap(grad(f)) f's tensors are the
+                # grad's wrappers, under grad(vmap(f)) they are batched)
+                t._func_vmap_depth = len(_vmap_levels)
         return fresh
+
+    def mark_inputs(self, inputs):
+        """Note ``inputs`` as the transform's own tensors (jvp's duals) without
+        differentiating w.r.t. them: where the function makes one require grad
+        (``x.requires_grad = True``), torch records that on its wrapper, which no level
+        outside sees."""
+        for t in inputs:
+            if t.grad_fn is None:
+                t._func_call = self.call
+        return inputs
 
     def running(self):
         """A context in which the transforms called see this one's leaves as outer."""
@@ -201,21 +214,41 @@ def _transform_may_save_inference(args):
     if not _running.plain_records:
         return True
     running = set(calls)
+    return all(leaf.__dict__.get("_func_call") in running for leaf in _graph_leaves(args))
+
+
+def _graph_leaves(args):
+    """The leaves that the graphs of the tensors among ``args`` that require grad reach
+    (iterative: a deep graph must not exhaust the stack)."""
     todo = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
     seen = set()
     while todo:
         t = todo.pop()
         fn = t.grad_fn if isinstance(t, Tensor) else t
         if fn is None or type(fn) is AccumulateGrad:
-            leaf = t if fn is None else fn.variable
-            if leaf.__dict__.get("_func_call") not in running:
-                return False
+            yield t if fn is None else fn.variable
             continue
         for nxt, _ in fn._next:
             if nxt is not None and id(nxt) not in seen:
                 seen.add(id(nxt))
                 todo.append(nxt)
-    return True
+
+
+def refuse_data_write(t, vmap_level=0):
+    """torch's refusal of ``t.data = ...`` where ``t`` is, in torch, a wrapper of a running
+    grad, vjp, jacrev, jvp or jacfwd (one of its inputs, or computed from them), one made
+    inside vmap level ``vmap_level`` where ``t`` is batched. (A tensor that a factory made
+    inside the function is one too in torch; ember cannot tell it from a captured one and
+    lets it be written.)"""
+    running = set(_running.calls)
+    wrapped = (running and any(leaf.__dict__.get("_func_call") in running
+                               and leaf.__dict__.get("_func_vmap_depth", 0) >= vmap_level
+                               for leaf in _graph_leaves((t,))))
+    if not vmap_level:
+        wrapped = wrapped or (fwAD._in_transform[0] and fwAD._tangent_of(t) is not None)
+    if wrapped:
+        raise RuntimeError("mutating directly with `.data` inside functorch transform is not "
+                           "allowed.")
 
 
 _graph.inference_save_allowed[0] = _transform_may_save_inference

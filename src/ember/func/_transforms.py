@@ -209,7 +209,7 @@ def _fresh(t):
     """A copy of ``t`` to differentiate against, connected to ``t``'s own differentiation."""
     if _has_gradient_edge(t):  # (an alias: its derivative passes the gradient on as it is)
         return alias(t)
-    new = _not_inference(t.detach()).requires_grad_()
+    new = _not_inference(t.detach())._set_requires_grad()
     tangent = fwAD._tangent_of(t)
     if tangent is not None:  # an outer jacfwd/jvp: keep pushing its tangent through
         fwAD._set_tangent(new, tangent)
@@ -413,7 +413,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         return _lowering.jvp(func, primals, tangents, has_aux, level)
     outer = OuterGraph()  # (no fresh leaves: everything that requires grad is outer)
     with fwAD.transform_level():
-        duals = [fwAD.make_dual(_not_inference(p), t) for p, t in zip(flat_p, flat_t)]
+        duals = outer.mark_inputs([fwAD.make_dual(_not_inference(p), t)
+                                   for p, t in zip(flat_p, flat_t)])
         out_leaves, out_spec, aux = _output_leaves(func(*_unflatten(duals, spec_p)), has_aux,
                                                    _JVP)
         jvps = []
@@ -633,7 +634,7 @@ def linearize(func, *primals):
 def _constant(p):
     """A primal as torch's trace holds it: a constant, requiring grad where ``p`` does."""
     c = _not_inference(p.detach())
-    return c.detach().requires_grad_() if p.requires_grad else c
+    return c.detach()._set_requires_grad() if p.requires_grad else c
 
 
 def _nodes_of(tensors):
@@ -676,7 +677,7 @@ def _as_constants(results, captured):
                 continue
             meta = metas[k] if k < len(metas) else None
             if isinstance(meta, tuple) and len(meta) == 2:  # (the input's shape, dtype)
-                constant = _wrap(xp.zeros(meta[0], meta[1])).requires_grad_()
+                constant = _wrap(xp.zeros(meta[0], meta[1]))._set_requires_grad()
                 edges[k] = (grad_accumulator(constant), 0)
         if edges != list(node._next):
             node._next = tuple(edges)

@@ -26,7 +26,7 @@ class Parameter(Tensor):
         p = _wrap(data._data, cls)
         p._vc = data._version_counter()
         if requires_grad:
-            p.requires_grad_(True)
+            p._set_requires_grad(True)
         return p
 
     def __init__(self, data=None, requires_grad=True):
