@@ -21,6 +21,7 @@ from ..autograd import forward_ad as fwAD
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import grad_accumulator
+from ..utils._pytree import _treespec_text
 from . import _lowering
 from ._captures import capturing
 from ._outer_graph import OuterGraph, plain_autograd_records
@@ -41,16 +42,8 @@ class _Spec:
 
     def __repr__(self, indent=0):
         # NOTE: torch's pytree TreeSpec text, line breaks and indentation included.
-        if self.kind is None:
-            return "*"
-        inner = ""
-        if self.children:
-            indent += 2
-            inner = self.children[0].__repr__(indent)
-            inner += "," if len(self.children) > 1 else ""
-            inner += ",".join("\n" + " " * indent + c.__repr__(indent)
-                              for c in self.children[1:])
-        return f"TreeSpec({self.kind.__name__}, {self.keys!r}, [{inner}])"
+        return "*" if self.kind is None else _treespec_text(self.kind, self.keys, self.children,
+                                                           indent)
 
 
 _LEAF = _Spec(None)
