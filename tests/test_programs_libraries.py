@@ -2,11 +2,15 @@
 import and in their calls, each against torch (see docs/programs.md)."""
 from __future__ import annotations
 
+import collections
 import importlib
 import os
 import subprocess
 import sys
 import typing
+import warnings
+
+import pytest
 
 from oracle import error_of, same, torch_or_skip
 
@@ -69,3 +73,150 @@ def test_log_api_usage_once_prints_each_event_once_when_asked_at_start():
     assert events("ember", True) == ["PYTORCH_API_USAGE tests.event",
                                      "PYTORCH_API_USAGE tests.other",
                                      "PYTORCH_API_USAGE tests.late"]
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+class Triple(tuple):
+    """A tuple subclass that is not a named tuple: a leaf to torch's pytree."""
+
+
+def _pytree(torch):
+    return importlib.import_module(torch.__name__ + ".utils._pytree")
+
+
+def test_pytree_flattens_and_rebuilds_as_torchs():
+    # (x-transformers imports tree_flatten, tree_unflatten and tree_map from torch.utils._pytree)
+    def body(torch):
+        pt = _pytree(torch)
+        x = torch.arange(3.)
+        tree = (x, [1, None, "s"], {"b": x * 2, "a": Pair(3, (4,))},
+                collections.OrderedDict(k=5), collections.defaultdict(list, d=[6]),
+                collections.deque([7, 8], maxlen=4), Triple((9, 10)), torch.max(x, 0), ())
+        leaves, spec = pt.tree_flatten(tree)
+        again = pt.tree_unflatten(leaves, spec)
+        return (leaves, repr(spec), pt.treespec_pprint(spec), spec.num_leaves, spec.num_nodes,
+                spec.num_children, spec.is_leaf(), spec.child(5).context, repr(again),
+                type(again[7]).__name__, again[4].default_factory, again[5].maxlen,
+                pt.tree_leaves(tree) == leaves, pt.tree_structure(tree) == spec,
+                pt.tree_structure([1, 2]) == pt.tree_structure([3, 4]),
+                pt.tree_structure([1, 2]) == pt.tree_structure((3, 4)),
+                hash(pt.tree_structure({"a": [1]})) == hash(pt.tree_structure({"a": [2]})),
+                repr(pt.tree_flatten(None)), repr(pt.tree_flatten(x)), pt.tree_is_leaf([1]),
+                pt.tree_is_leaf([1], is_leaf=lambda t: isinstance(t, list)),
+                repr(pt.tree_flatten([[1], [2]], is_leaf=lambda t: t == [2])))
+    same(body)
+
+
+def test_pytree_maps_as_torchs():
+    def body(torch):
+        pt = _pytree(torch)
+        x = torch.ones(2, requires_grad=True)
+        tree = {"h": [x * 2, x * 3], "n": 4, "c": (x, None)}
+        detached = pt.tree_map(lambda t: t.detach() if torch.is_tensor(t) else t, tree)
+        seen = []
+        return (detached, pt.tree_map(lambda a, b: [a, b], [1, (2, 3)], [[4], ({"z": 5}, 6)]),
+                pt.tree_map_only(int, lambda v: v + 1, [1, "a", (2.0, 3)]),
+                pt.tree_map_only(torch.Tensor, lambda t: t.sum(), tree),
+                pt.tree_map_(seen.append, [1, (2, 3)]), seen,
+                pt.tree_all(lambda v: v > 0, [1, (2, 3)]), pt.tree_any(lambda v: v > 2, [1, (2,)]),
+                pt.tree_all_only(int, lambda v: v > 0, [1, "a"]),
+                pt.tree_any_only(str, lambda v: v == "a", [1, "a"]),
+                list(pt.tree_iter({"a": [1, 2], "b": 3})),
+                pt.tree_map(lambda a, b: a + b, {"a": 1, "b": 2},
+                            collections.OrderedDict(b=20, a=10)))
+    same(body)
+
+
+@pytest.mark.parametrize("call", [
+    lambda pt: pt.tree_map(lambda a, b: a, [1, 2], [1, 2, 3]),
+    lambda pt: pt.tree_map(lambda a, b: a, [1, 2], (1, 2)),
+    lambda pt: pt.tree_map(lambda a, b: a, {"a": 1}, {"b": 1}),
+    lambda pt: pt.tree_map(lambda a, b: a, Pair(1, 2), (1, 2)),
+    lambda pt: pt.tree_unflatten([1], pt.tree_structure([1, 2])),
+    lambda pt: pt.tree_unflatten([1], [2]),
+    lambda pt: pt.register_pytree_node(list, lambda x: (x, None), lambda v, c: v),
+    lambda pt: pt.tree_map_only(3, lambda v: v, [1]),
+])
+def test_pytree_refuses_as_torchs(call):
+    def body(torch):
+        return call(_pytree(torch))
+    same(body)
+
+
+def test_pytree_registered_node_type():
+    class Box:
+        def __init__(self, items, label):
+            self.items, self.label = items, label
+
+    def body(torch):
+        pt = _pytree(torch)
+        if Box not in pt.SUPPORTED_NODES:  # (one registry per library, kept across runs)
+            pt.register_pytree_node(Box, lambda b: (list(b.items), b.label),
+                                    lambda values, label: Box(values, label))
+        leaves, spec = pt.tree_flatten([Box([1, (2, 3)], "L"), 4])
+        rebuilt = pt.tree_unflatten([v * 10 for v in leaves], spec)
+        mapped = pt.tree_map(lambda v: -v, Box([5], "M"))
+        return (leaves, repr(spec).replace(Box.__qualname__, "Box"), rebuilt[0].items,
+                rebuilt[0].label, mapped.items, error_of(lambda: pt.tree_map(
+                    lambda a, b: a, Box([1], "L"), Box([1], "K"))))
+    same(body)
+
+
+def test_script_of_a_function_runs_it_as_torchs_compiled_function_does():
+    # (x-transformers decorates a helper with @torch.jit.script at import)
+    def body(torch):
+        jit = importlib.import_module(torch.__name__ + ".jit")
+        Tensor = torch.Tensor
+
+        def softclamp(t: Tensor, value: float):
+            """Clamps softly."""
+            return (t / value).tanh() * value
+
+        def untyped(a, b):
+            return a + b
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            scripted, plain = jit.script(softclamp), jit.script(untyped)
+            again = jit.script(scripted)
+        x = torch.tensor([3., -1.], requires_grad=True)
+        y = scripted(x, 2.0)
+        y.sum().backward()
+        return (y.detach(), x.grad, scripted(x, value=2).detach(), again is scripted,
+                isinstance(scripted, jit.ScriptFunction), scripted.name,
+                scripted.qualified_name.rsplit(".", 1)[-1], scripted.__doc__,
+                plain(torch.ones(1), torch.ones(1)),
+                [error_of(call)[0] for call in (lambda: scripted(1.0, 2.0),
+                                                lambda: plain(torch.ones(1), 2))],
+                [error_of(call)[1].splitlines()[:3] for call in (lambda: scripted(1.0, 2.0),
+                                                                 lambda: plain(torch.ones(1), 2))])
+    same(body, grad_fn=False)  # (TorchScript's product is MulBackward1, ember's eager one not)
+
+
+def test_allow_in_graph_returns_what_it_is_given():
+    # (einx marks its operations with it when it first runs)
+    def body(torch):
+        def f(x):
+            return x + 1
+
+        compiler, dynamo = (importlib.import_module(torch.__name__ + name)
+                            for name in (".compiler", "._dynamo"))
+        return (compiler.allow_in_graph(f) is f, compiler.allow_in_graph([f, f]) == [f, f],
+                compiler.allow_in_graph((f,)) == [f], dynamo.allow_in_graph(f) is f,
+                error_of(lambda: compiler.allow_in_graph(3)))
+    same(body)
+
+
+def test_script_needs_the_functions_source_as_torchs():
+    def body(torch):
+        jit = importlib.import_module(torch.__name__ + ".jit")
+        no_source = eval("lambda x: x")  # (no file holds its source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            kind, message = error_of(lambda: jit.script(no_source))
+        return kind, message.startswith("Can't get source for <function <lambda> at 0x"), \
+            message.endswith("TorchScript requires source access in order to carry out "
+                             "compilation, make sure original .py files are available.")
+    same(body)

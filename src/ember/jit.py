@@ -4,17 +4,21 @@ torch.jit compiles Python into TorchScript. Code written to be scriptable asks, 
 eagerly, whether it is being scripted or traced, and marks functions for the compiler with
 decorators that leave them unchanged in eager mode; programs also import ``script`` and
 ``trace`` at the top without calling them (the chatbot tutorial does). Those eager behaviours
-are torch's here. ember has no TorchScript compiler, so ``script``, ``trace``, ``save`` and
-``load`` refuse (``ember.compile`` records and replays eager code instead).
+are torch's here. ember has no TorchScript compiler: ``script`` of a function runs it as
+Python (libraries script small helpers when they load), while ``trace``, ``save``, ``load`` and
+``script`` of a module refuse (``ember.compile`` records and replays eager code instead).
 """
 from __future__ import annotations
 
 import functools
+import inspect
+import typing
 import warnings
 from typing import Any, Final, NamedTuple
 
-__all__ = ["Attribute", "Final", "annotate", "export", "fork", "ignore", "is_scripting",
-           "is_tracing", "load", "save", "script", "script_if_tracing", "trace", "unused", "wait"]
+__all__ = ["Attribute", "Final", "ScriptFunction", "annotate", "export", "fork", "ignore",
+           "is_scripting", "is_tracing", "load", "save", "script", "script_if_tracing", "trace",
+           "unused", "wait"]
 
 
 class Attribute(NamedTuple):
@@ -104,9 +108,72 @@ def _no_torchscript(what: str):
                        "function eagerly, or record it with ember.compile")
 
 
+class ScriptFunction:
+    """What ``script`` gives for a function (libraries script small helpers at import:
+    x-transformers' ``softclamp``). ember has no TorchScript compiler, so the function runs as
+    Python; a call checks what TorchScript types as a Tensor (a parameter annotated ``Tensor``
+    or not annotated) as the compiled function does, and the compiled forms (``graph``,
+    ``code``, ``save``) are refused."""
+
+    def __init__(self, fn):
+        try:
+            inspect.getsourcelines(fn)
+        except OSError as e:  # (torch's compiler reads the source)
+            raise OSError(f"Can't get source for {fn}. TorchScript requires source access in "
+                          "order to carry out compilation, make sure original .py files are "
+                          "available.") from e
+        self._fn = fn
+        self._signature = inspect.signature(fn)
+        self._tensor_parameters = _tensor_parameters(fn, self._signature)
+        self.name = fn.__name__
+        self.qualified_name = f"__torch__.{fn.__qualname__}"
+        self.__doc__ = fn.__doc__
+
+    def __call__(self, *args, **kwargs):
+        from ._tensor import Tensor
+        bound = self._signature.bind(*args, **kwargs)
+        for position, (name, value) in enumerate(bound.arguments.items()):
+            if name in self._tensor_parameters and not isinstance(value, Tensor):
+                typed = self._tensor_parameters[name]
+                inferred = (f"\nInferred '{name}' to be of type 'Tensor' because it was not "
+                            "annotated with an explicit type." if "inferred" in typed else "")
+                raise RuntimeError(f"{self.name}() Expected a value of type '{typed}' for "
+                                   f"argument '{name}' but instead found type "
+                                   f"'{type(value).__name__}'.{inferred}\nPosition: {position}"
+                                   f"\nValue: {value!r}")
+        return self._fn(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in ("graph", "code", "inlined_graph", "schema", "save", "graph_for"):
+            _no_torchscript(f"ScriptFunction.{name}")
+        raise AttributeError(f"'ScriptFunction' object has no attribute '{name}'")
+
+
+def _tensor_parameters(fn, signature):
+    """The parameters TorchScript types as Tensors, each with the type its errors name:
+    ``Tensor`` where annotated so, ``Tensor (inferred)`` where not annotated."""
+    from ._tensor import Tensor
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # (an annotation naming what the function's module cannot resolve)
+        hints = dict(getattr(fn, "__annotations__", {}))
+    typed = {}
+    for name in signature.parameters:
+        if name not in hints:
+            typed[name] = "Tensor (inferred)"
+        elif hints[name] is Tensor or hints[name] in ("Tensor", "torch.Tensor"):
+            typed[name] = "Tensor"
+    return typed
+
+
 def script(obj=None, *args, **kwargs):
-    """Refused: ember cannot compile TorchScript."""
+    """A function runs as Python behind a :class:`ScriptFunction`; modules and classes are
+    refused: ember cannot compile TorchScript."""
     _deprecated("script", "Please switch to `ember.compile`.")
+    if isinstance(obj, ScriptFunction):
+        return obj
+    if inspect.isfunction(obj):
+        return ScriptFunction(obj)
     _no_torchscript("script")
 
 
