@@ -505,3 +505,73 @@ def test_compiled_loss_that_hands_on_the_implicit_gradient(case):
             out.append([a.grad, b.grad])
         return out
     same(body)
+
+
+def test_compiled_output_gradient_of_another_shape_runs_eagers_pass():
+    """An output gradient of another shape than the recording's (the output's ``.data``
+    replaced): the backward program hands it to eager's pass, whose gradients the one-node
+    path validates (the node vouches for its program's alone, see Node._usual_grads):
+    eager's error, as torch's (the program used to run its products on it: NumPy's matmul
+    error)."""
+    vouched = []  # (ember's nodes: whether each vouched for its gradients)
+
+    def body(t):
+        W = t.ones(3, 2, requires_grad=True)
+        b = t.ones(2, requires_grad=True)
+        x = t.ones(4, 3)
+
+        def f(x):
+            return x @ W + b
+        fn = t.compile(f) if t is ember else f
+        out = []
+        for k in range(3):  # (recorded, replayed, then the unusual gradient)
+            y = fn(x)
+            g = t.ones(4, 2)
+            if k == 2:
+                y.data = t.ones(1, 2) * 2
+                g = t.ones(1, 2)
+            try:
+                y.backward(g)
+            except RuntimeError as e:
+                out.append(str(e)[str(e).index("invalid gradient"):])
+            if t is ember:
+                vouched.append(y.grad_fn._usual_grads)
+            out.append([W.grad, b.grad])
+            W.grad = b.grad = None
+        return out
+    # (ember eager names the node in its message, torch does not: compared from there on)
+    same(body)
+    assert vouched == [True, True, False]
+
+
+def test_compiled_node_vouches_for_its_gradients_as_recorded():
+    """A recording whose program hands every source an array of its shape and dtype vouches
+    for them (the one-node path then takes them without a look); one where a source gets no
+    gradient does not (the engine looks, and gives that leaf nothing); torch's gradients
+    either way."""
+    vouched = []
+
+    def body(t):
+        W = t.ones(3, 2, requires_grad=True)
+        b = t.ones(2, requires_grad=True)
+        s = t.tensor(2.0, requires_grad=True)
+        x = t.ones(4, 3)
+
+        def every(x):
+            return (x @ W + b).sum() * s
+
+        def one_left(x):
+            return (x @ W).sum() * s + (b > 0).sum()
+        out = []
+        for f in (every, one_left):
+            fn = t.compile(f) if t is ember else f
+            for _ in range(2):  # (recorded, then replayed)
+                loss = fn(x)
+                loss.backward()
+                if t is ember:
+                    vouched.append((fn.entries[0].usual_grads, loss.grad_fn._usual_grads))
+                out.append([W.grad, b.grad, s.grad])
+                W.grad = b.grad = s.grad = None
+        return out
+    same(body)
+    assert vouched == [(True, True)] * 2 + [(False, False)] * 2

@@ -12,6 +12,8 @@ import functools
 import warnings
 import weakref
 
+import numpy as np
+
 from .._backend import fp_errors, get_xp
 from .._state import forward_hook, intercepted, profiler_hook, record_extras, recording, state
 from .._tensor import Tensor, _wrap
@@ -19,7 +21,7 @@ from ..autograd.graph import ERR_FREED, Node, version_error
 from .config import config
 from .guards import Roots, _Identity, _tensor_meta, call_guard, flatten_args, world
 from .outputs import MISS, generate_call, generate_finish, generate_replay
-from .program import OTHER_GRADIENTS, Program, _tensor_arg
+from .program import OTHER_GRADIENTS, Program, _reads, _tensor_arg
 from .recorder import (
     CALL,
     CAPTURED,
@@ -42,6 +44,9 @@ class CompiledFunctionBackward(Node):
     backward program (torch's node of the same name)."""
 
     _saved = None
+    # (Node._usual_grads: what the program hands back is, see Entry.usual_grads; a node of a
+    # recording that cannot tell, or one whose gradients ran eager's pass, says False)
+    _usual_grads = True
 
     def _apply(self, grads, graph, needed):
         if graph:
@@ -79,7 +84,8 @@ class CompiledFunctionBackward(Node):
                 fp_errors.restore(quiet)
         else:
             out = backward(grads, self._saved)
-        if out is OTHER_GRADIENTS:  # (not of the array types and dtypes recorded)
+        if out is OTHER_GRADIENTS:  # (not of the array types, dtypes and shapes recorded)
+            self._usual_grads = False
             return self._apply_eager(grads)
         return out
 
@@ -206,6 +212,12 @@ class Entry:
         self.grad_outputs = grads
         self.out_meta = ()  # (shape, dtype) of each output that requires grad
         self.source_meta = ()  # (shape, dtype) of each source
+        # whether each gradient the backward program hands back is an ndarray of its source's
+        # shape and dtype (Node._usual_grads): so it was when recorded, and a replay runs the
+        # same kernels on arrays of the same types, shapes and dtypes (the guards fix the
+        # inputs', the program checks the output gradients', and it reads no outside tensor
+        # afresh), whose results' types, shapes and dtypes follow from those alone
+        self.usual_grads = False
         self.quiet = program.quiet
         self._runs_eagerly = False  # set once a create_graph pass went through a call of it
         # the nodes' Node._leaves_cache, when every source is an outside leaf: their edges are
@@ -406,6 +418,7 @@ class CompiledFunction:
         entry.source_meta = tuple((t._data.shape, t._data.dtype) for t in source_tensors)
         entry.leaf_kinds = leaf_kinds
         entry.out_meta = tuple((t._data.shape, t._data.dtype) for t in grad_outputs)
+        entry.usual_grads = _usual_grads(rec, program, source_slots, entry.source_meta)
         # gradients the program hands out that are not its own new arrays (a passed-through
         # output gradient, one array for two sources): the engine must not keep them
         own = [s for s in source_slots if s is not None]
@@ -417,6 +430,20 @@ class CompiledFunction:
         entry.replay = generate_replay(entry, entry.finish)
         entry.call = generate_call(entry, entry.matches, entry.replay)
         return entry
+
+
+def _usual_grads(rec, program, source_slots, source_meta):
+    """Entry.usual_grads: each source's gradient, as recorded, an ndarray of its shape and
+    dtype, and no outside tensor read afresh by the backward program (its array may have been
+    replaced since the forward ran, by one of another shape)."""
+    if any(s >= program.forward_slots and rec.kinds[s][0] == CAPTURED
+           for s in _reads(program.backward_instrs)):
+        return False
+    for s, (shape, dtype) in zip(source_slots, source_meta):
+        a = None if s is None else rec.arrays[s]
+        if type(a) is not np.ndarray or a.shape != shape or a.dtype != dtype:
+            return False
+    return len(source_slots) == len(source_meta)
 
 
 def _classify_outputs(rec, leaves, tensors):

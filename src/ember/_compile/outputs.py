@@ -129,6 +129,8 @@ def _node_lines(w, entry):
         w.add(f"node._out_meta = {w.bind(entry.out_meta)}")
     if not entry.fresh:
         w.add("node._fresh_outputs = False")
+    if not entry.usual_grads:
+        w.add("node._usual_grads = False")
     # the version of every outside tensor now, as (counter, version, tensor): the backward
     # checks those it reads (a create_graph pass, which reads them all again, checks them
     # all). NOTE: written out tensor by tensor: mapped attrgetter/itemgetter calls and a

@@ -76,8 +76,9 @@ class Program:
         # quiet kernel's own call)
         self.quiet = _any_quiet(self.forward_instrs)
         self.forward = _generate_forward(self, rec.arrays)
-        # the array type and dtype of each output gradient the program was recorded with
-        self.grad_kinds = {s: (type(rec.arrays[s]), rec.arrays[s].dtype)
+        # the array type, dtype and shape of each output gradient the program was recorded
+        # with
+        self.grad_kinds = {s: (type(rec.arrays[s]), rec.arrays[s].dtype, rec.arrays[s].shape)
                            for s, (k, _) in enumerate(rec.kinds) if k == GRAD}
         self.backward, formed, noted = (_generate_backward(self, rec.arrays)
                                         if rec.backward or source_slots else (None, (), False))
@@ -563,7 +564,10 @@ def _generate_forward(prog, arrays):
 # What a backward program returns when it is handed an output gradient of another array type
 # or dtype than it was recorded with: its steps are the engine's for the recorded ones (eager
 # computes the first formulas in the gradient's dtype, the engine casts their results), so the
-# node runs eager's pass instead (CompiledFunctionBackward._apply_eager).
+# node runs eager's pass instead (CompiledFunctionBackward._apply_eager). So it does for a
+# gradient of another shape (an output whose ``.data`` was replaced by one of another shape):
+# the program's results then have the shapes and dtypes it recorded, which the engine's
+# one-node pass takes without a look (see Entry.usual_grads).
 OTHER_GRADIENTS = object()
 
 
@@ -587,9 +591,10 @@ def _generate_backward(prog, arrays, view_notes=True):
             continue
         if kind == GRAD:
             w.lines.append(f"{w.out(x)} = grads[{payload}]")
-            name, (array_type, dtype) = w.ref(x), prog.grad_kinds[x]
+            name, (array_type, dtype, shape) = w.ref(x), prog.grad_kinds[x]
             w.lines += [f"if type({name}) is not {w.bind(array_type, 'd')} "
-                        f"or {name}.dtype != {w.bind(dtype, 'd')}:",
+                        f"or {name}.dtype != {w.bind(dtype, 'd')} "
+                        f"or {name}.shape != {w.bind(shape, 'd')}:",
                         f"    return {w.bind(OTHER_GRADIENTS, 'g')}"]
         elif x >= prog.forward_slots and kind == CAPTURED:
             w.lines.append(f"{w.out(x)} = {w.bind(payload, 't')}._data")

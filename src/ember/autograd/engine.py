@@ -847,9 +847,11 @@ def _execute_into_leaves(task, root):
     # the gradients, one per edge, held by this list alone (see _accumulate)
     gs = list(outs)
     outs = None
-    if GRAD_DTYPES_SET[0] or None in children or not _usual_leaf_grads(gs, fn._meta):
-        # (the usual gradients, arrays of their inputs' shapes and dtypes for an edge each;
-        # otherwise each is validated as _execute validates an edge's gradient)
+    if GRAD_DTYPES_SET[0] or None in children or not (
+            fn._usual_grads or _usual_leaf_grads(gs, fn._meta)):
+        # (the usual gradients, arrays of their inputs' shapes and dtypes for an edge each,
+        # which a node may vouch for (Node._usual_grads); otherwise each is validated as
+        # _execute validates an edge's gradient)
         _validate_leaf_grads(task, fn, children, gs)
         _into_leaves(task, children, gs)
         return

@@ -118,6 +118,11 @@ class Node:
     # distinct leaves, summed with no other gradient), for a node that may then leave out
     # what only such sums read (None: _apply is called)
     _apply_into_leaves = None
+    # Whether what _apply_into_leaves handed back is, by construction, one ndarray per edge of
+    # the shape and dtype _meta gives it (the engine's one-node pass then takes it without a
+    # look: after a compiled node's program, whose last large product has emptied the caches,
+    # the look cost 1-2 us of a step)
+    _usual_grads = False
     # What _release frees, read by the engine's usual path (a call per node saved there): 0
     # nothing, 1 _saved alone (the engine clears it), 2 what the class's _release does (the
     # registry gives an op's node class its case with its _release, see OpDef._saved_slot)
