@@ -335,3 +335,101 @@ def test_nn_functional_costs_plain_tensors_nothing_until_needed():
     assert set(overrides._FUNCTIONAL) <= set(F.__all__)
     layer = ember.nn.TransformerEncoderLayer(8, 2)  # (its default activation is F.relu)
     assert layer.activation is F.relu and layer.activation_relu_or_gelu == 1
+
+
+def _public_calls(torch, x, y, w):
+    """Calls of torch's C functions (of torch, nn.functional, linalg, special, fft) with a
+    subclass among their arguments, given by position and by keyword."""
+    F = torch.nn.functional
+    return [torch.add(y, 1, alpha=2), torch.add(y, 1), torch.add(x, other=y),
+            torch.cat([x, y]), torch.cat((x, y), dim=1), torch.stack([y, y]),
+            F.linear(y, w), F.linear(y, w, bias=torch.ones(4)), torch.sum(y, dim=0),
+            torch.sum(y, 0, keepdim=True), torch.exp(y), torch.mm(y, w.t()),
+            torch.matmul(y, w.t()), torch.clamp(y, min=0), torch.max(y, dim=1),
+            torch.mean(y), torch.where(x > 0, y, 0.0), F.gelu(y, approximate="tanh"),
+            torch.linalg.vector_norm(y, ord=2), torch.special.expit(y), torch.fft.fft(y),
+            torch.add(y, 1, out=torch.empty(2, 3)), torch.zeros_like(y)]
+
+
+def _public_names(torch):
+    F = torch.nn.functional
+    return {torch.add: "add", torch.cat: "cat", torch.stack: "stack", F.linear: "linear",
+            torch.sum: "sum", torch.exp: "exp", torch.mm: "mm", torch.matmul: "matmul",
+            torch.clamp: "clamp", torch.max: "max", torch.mean: "mean", torch.where: "where",
+            F.gelu: "gelu", torch.linalg.vector_norm: "linalg.vector_norm",
+            torch.special.expit: "special.expit", torch.fft.fft: "fft.fft",
+            torch.zeros_like: "zeros_like"}
+
+
+def test_handlers_see_the_public_function_with_the_calls_own_arguments():
+    """A handler keyed by torch's public functions (a HANDLED_FUNCTIONS table) finds them:
+    ``func`` is the function called, with its arguments as given (``add(y, 1)`` and
+    ``{'alpha': 2}``, ``cat([x, y])``; ``F.linear``, not the ops it runs)."""
+    def body(torch):
+        names, seen = _public_names(torch), []
+
+        class L(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append((names.get(func, "other"), _names(*args),
+                             kwargs if kwargs is None else {k: _names(v) for k, v in
+                                                            kwargs.items()}))
+                return super().__torch_function__(func, types, args, kwargs)
+        x = torch.tensor([[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]])
+        results = _public_calls(torch, x, x.as_subclass(L), torch.ones(4, 3))
+        return results, _names(*results), seen
+    same(body)
+
+
+def test_a_table_of_public_functions_runs_the_call_unwrapped():
+    """A wrapper subclass's handler (torch's notes' pattern): its table keyed by the public
+    functions, the call run on plain tensors with ``func(*args, **kwargs)`` under
+    DisableTorchFunctionSubclass, gives torch's values; an unknown function falls back."""
+    def body(torch):
+        F = torch.nn.functional
+        handled = {torch.add: "add", torch.cat: "cat", F.linear: "linear", torch.sum: "sum"}
+        hits = []
+
+        class W(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if func not in handled:
+                    return super().__torch_function__(func, types, args, kwargs)
+                hits.append(handled[func])
+                plain = [a.as_subclass(torch.Tensor) if isinstance(a, W) else a
+                         for a in args]
+                with torch._C.DisableTorchFunctionSubclass():
+                    return func(*plain, **(kwargs or {})) * 10
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        y = x.as_subclass(W)
+        out = [torch.add(y, 1, alpha=2), torch.cat([y, x]), F.linear(y, torch.eye(2)),
+               torch.sum(y, dim=1), torch.exp(y)]
+        out[0].sum().backward()
+        return out, _names(*out), hits, x.grad
+    same(body)
+
+
+def test_public_functions_cost_nothing_until_dispatch_is_routed():
+    """In a process with no subclass and no mode, ember's public functions run their own
+    code; once routed, the same objects (a table keyed before still finds them) dispatch."""
+    import subprocess
+    import sys
+    code = (
+        "import ember\n"
+        "from ember import overrides\n"
+        "F = ember.nn.functional\n"
+        "fns = (ember.add, ember.cat, F.linear, F.relu, ember.linalg.vector_norm)\n"
+        "codes = [f.__code__ for f in fns]\n"
+        "assert not overrides._ops_routed[0]\n"
+        "assert all('_dispatching' not in (f.__kwdefaults__ or ()) for f in fns)\n"
+        "M = type('M', (ember.Tensor,), {})\n"
+        "assert overrides._ops_routed[0]\n"
+        "assert fns == (ember.add, ember.cat, F.linear, F.relu, ember.linalg.vector_norm)\n"
+        "assert all('_dispatching' in f.__kwdefaults__ for f in fns)\n"
+        "assert [f.__wrapped__.__code__ for f in fns] == codes\n"
+        "assert '_dispatching' not in (ember.manual_seed.__kwdefaults__ or ())\n"
+        "print(ember.add(ember.ones(2), 1, alpha=2).tolist())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[3.0,", "3.0]"]

@@ -216,15 +216,27 @@ def _handle(public_api, overloaded, args, kwargs, python=False):
     raise TypeError(msg)
 
 
-def _dispatched(func, args, kwargs):
+def _dispatched(func, args, kwargs, run=None):
     """``func(*args, **kwargs)``, through ``__torch_function__`` where the call has an
-    overriding argument or a mode is on."""
+    overriding argument or a mode is on (the handlers see ``func``; ``run``, if given, is
+    what runs the call otherwise)."""
     off = state.torch_function_off
     if off < 2:
-        overloaded = _overloaded(_flat(args, kwargs)) if off == 0 else ()
+        overloaded = _call_overloaded(args, kwargs) if off == 0 else ()
         if overloaded or state.function_modes:
             return _handle(func, overloaded, args, kwargs or None)
-    return func(*args, **(kwargs or {}))
+    return (run or func)(*args, **(kwargs or {}))
+
+
+def _call_overloaded(args, kwargs=None):
+    """``_overloaded`` of a call's arguments, after a look at their types that finds none in
+    most calls (plain tensors and numbers) without flattening them."""
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        cls = type(a)
+        if cls not in _PLAIN and (_overrides(cls) if cls not in (list, tuple) else any(
+                type(b) not in _PLAIN and _overrides(type(b)) for b in a)):
+            return _overloaded(_flat(args, kwargs))
+    return ()
 
 
 # -- the default: Tensor.__torch_function__ --------------------------------------------------
@@ -393,7 +405,7 @@ def route_ops():
                                         _inplace_caller,
                                         "The op's in-place path, through __torch_function__.")
     _ops_routed[0] = True
-    route_functional()
+    route_public()
 
 
 def _routed_path(attr, cached, make, doc):
@@ -424,7 +436,7 @@ def _routed(op, func, real):
     def call(args):
         off = state.torch_function_off
         if off < 2:
-            overloaded = _op_overloaded(args) if off == 0 else ()
+            overloaded = _call_overloaded(args) if off == 0 else ()
             if overloaded or state.function_modes:
                 return _handle(func, overloaded, _given(op, args), None)
         return real(op)(args)
@@ -453,14 +465,6 @@ def _real_inplace_caller(op):
     return call
 
 
-def _op_overloaded(args):
-    for a in args:
-        cls = type(a)
-        if cls not in _PLAIN and (cls in (list, tuple) or _overrides(cls)):
-            return _overloaded(_flat(args))
-    return ()
-
-
 def _given(op, args):
     """An op's full arguments less the trailing ones left at their defaults (the call as
     written, usually: ``add(x, y)``, not ``add(x, y, 1)``)."""
@@ -476,7 +480,7 @@ def _given(op, args):
 # The nn.functional functions torch writes in Python, with has_torch_function at their top:
 # {name: (the parameters whose types are looked at, how many parameters its
 # handle_torch_function call passes by position)}; the rest it passes by keyword, as here.
-# (normalize, whose out= wrapper is a closure, is not among them: see route_functional)
+# (the others, C functions in torch, hand the call as given: see route_public)
 _FUNCTIONAL = {
     **dict.fromkeys((
         "alpha_dropout celu dropout dropout1d dropout2d dropout3d elu feature_alpha_dropout glu "
@@ -517,34 +521,107 @@ _FUNCTIONAL = {
 }
 
 
-def route_functional():
-    """``route_ops`` for nn.functional: each function of ``_FUNCTIONAL`` starts handing a call
-    with an overriding argument, or any call under a mode, to the handlers with ``func``
-    itself, as torch's does (until then its calls pay nothing). The function object stays
-    the same (a default argument ``activation=F.relu`` or a handler's table still finds it):
-    its code becomes a call of the dispatching path, which runs a copy of its own."""
+def route_public():
+    """``route_ops`` for the public functions (``ember.*``, ``nn.functional``, ``linalg``,
+    ``fft``, ``special``): each starts handing a call with an overriding argument, or any call
+    under a mode, to the handlers with ``func`` itself, called with the call's own arguments,
+    as torch's functions do (until then their calls pay nothing). nn.functional's functions of
+    ``_FUNCTIONAL`` pass them as torch's Python functions pass them; the others as given (as
+    torch's C functions do: ``add(y, 1)``, ``{'alpha': 2}``), all but those torch runs
+    without dispatch (``_RUN_WITHOUT_DISPATCH``)."""
     from .nn import functional
     for name, (relevant, n_positional) in _FUNCTIONAL.items():
         public = getattr(functional, name)
-        if public.__closure__ or not public.__module__.startswith("ember."):
-            continue  # (not ember's function: one a test put in its place, say)
-        own = types.FunctionType(public.__code__, public.__globals__, name,
-                                 public.__defaults__, public.__closure__)
-        own.__kwdefaults__ = public.__kwdefaults__
-        own.__dict__.update(vars(public))
-        own.__qualname__, own.__doc__ = public.__qualname__, public.__doc__
-        public.__wrapped__ = own  # (its signature, for inspect)
-        public.__code__ = _calls_dispatching.__code__
-        public.__defaults__ = None
-        public.__kwdefaults__ = {
-            "_dispatching": _functional_dispatching(public, own, relevant, n_positional)}
-        public.__module__ = functional.__name__  # (the name torch's error gives)
+        if _route(public, lambda public, own: _functional_dispatching(
+                public, own, relevant, n_positional)):
+            public.__module__ = functional.__name__  # (the name torch's error gives)
+    for namespace, prefix in _namespaces().items():
+        left_out = _RUN_WITHOUT_DISPATCH.get(prefix, ())
+        for name, public in _public_callables(namespace) if namespace is not Tensor else ():
+            if name not in left_out:
+                _route(public, _public_dispatching)
+
+
+# the public functions that torch runs without dispatch (settings, Python helpers), by
+# namespace: they stay as they are
+_RUN_WITHOUT_DISPATCH = {
+    "ember": frozenset((
+        "are_deterministic_algorithms_enabled autocast_decrement_nesting "
+        "autocast_increment_nesting broadcast_shapes clear_autocast_cache compile eig "
+        "from_dlpack get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype "
+        "get_default_device get_default_dtype get_deterministic_debug_mode get_device_module "
+        "get_float32_matmul_precision get_num_interop_threads get_num_threads get_printoptions "
+        "get_rng_state initial_seed is_anomaly_check_nan_enabled is_anomaly_enabled "
+        "is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled "
+        "is_deterministic_algorithms_warn_only_enabled is_grad_enabled "
+        "is_inference_mode_enabled is_storage is_tensor is_warn_always_enabled load lstsq "
+        "manual_seed matrix_rank save seed set_anomaly_enabled set_autocast_cache_enabled "
+        "set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype "
+        "set_autocast_enabled set_autocast_gpu_dtype set_default_device set_default_dtype "
+        "set_default_tensor_type set_deterministic_debug_mode set_flush_denormal "
+        "set_float32_matmul_precision set_grad_enabled set_num_interop_threads "
+        "set_num_threads set_printoptions set_rng_state set_warn_always solve symeig "
+        "to_dlpack typename use_deterministic_algorithms vmap").split()),
+    "ember.nn.functional": frozenset(
+        ("assert_int_or_pair", "upsample", "upsample_bilinear", "upsample_nearest")),
+    "ember.fft": frozenset(("check_pin_memory",)),
+    "ember.special": frozenset(("refusing_arrays",)),
+}
+
+
+def _route(public, make):
+    """Make ``public`` (a function of ember's) run ``make(public, own)``, where ``own`` is a
+    copy of it: the function object stays the same (a default argument ``activation=F.relu``
+    or a handler's table still finds it), its code becomes a call of the dispatching path.
+    False for what is left as it is: not a Python function of ember's, one routed already,
+    one that dispatches itself (``broadcast_tensors``)."""
+    if (type(public) is not types.FunctionType
+            or not (public.__module__ or "").startswith(("ember.", "ember"))
+            or "_dispatching" in (public.__kwdefaults__ or ())
+            or "has_torch_function" in public.__code__.co_names):
+        return False
+    own = types.FunctionType(public.__code__, public.__globals__, public.__name__,
+                             public.__defaults__, public.__closure__)
+    own.__kwdefaults__ = public.__kwdefaults__
+    own.__dict__.update(vars(public))
+    own.__qualname__, own.__doc__ = public.__qualname__, public.__doc__
+    public.__wrapped__ = own  # (its signature, for inspect)
+    public.__code__ = _calls_dispatching_code(len(public.__code__.co_freevars))
+    public.__defaults__ = None
+    public.__kwdefaults__ = {"_dispatching": make(public, own)}
+    return True
 
 
 def _calls_dispatching(*args, _dispatching, **kwargs):
-    """The code of a routed nn.functional function (``_dispatching`` its own keyword default:
-    code with no free variables fits any function)."""
+    """The code of a routed public function (``_dispatching`` its own keyword default: code
+    with no free variables fits any function)."""
     return _dispatching(*args, **kwargs)
+
+
+@functools.cache
+def _calls_dispatching_code(n_free):
+    """``_calls_dispatching``'s code for a function with ``n_free`` free variables (a closure,
+    such as the functions that raise torch's parser errors): Python replaces a function's code
+    only with code of as many, which this code names and never reads."""
+    if not n_free:
+        return _calls_dispatching.__code__
+    names = ", ".join(f"_free{i}" for i in range(n_free))
+    source = (f"def outer():\n    {names} = {(None,) * n_free}\n"
+              "    def _calls_dispatching(*args, _dispatching, **kwargs):\n"
+              f"        if False:\n            ({names},)\n"
+              "        return _dispatching(*args, **kwargs)\n"
+              "    return _calls_dispatching\n")
+    scope = {}
+    exec(compile(source, __file__, "exec"), scope)  # noqa: S102 - generated code
+    return scope["outer"]().__code__
+
+
+def _public_dispatching(public, own):
+    """``own`` dispatching as torch's C function ``public`` does: the handlers see
+    ``public`` with the call's own arguments (``kwargs`` None when none is given)."""
+    def dispatching(*args, **kwargs):
+        return _dispatched(public, args, kwargs, own)
+    return dispatching
 
 
 def _functional_dispatching(public, fn, relevant, n_positional):
