@@ -221,3 +221,20 @@ def test_create_graph_gradients_through_a_compiled_call_lead_to_the_sources():
                                                             retain_graph=True)]
         return out
     same(body, grad_fn=False)
+
+
+def test_an_empty_view_of_the_argument_is_returned_as_a_view():
+    """56000289: ``a.unbind(0)[1]`` of a (2, 0) argument: an empty view shares no memory with
+    its base, so the recording took it for a tensor of its own, and each call returned a
+    tensor that was no view (eager's is a view of the argument, as torch.compile's)."""
+    def body(t):
+        out = []
+        for f in (lambda a: a.unbind(0)[1], lambda a: a[1:, :0],
+                  lambda a: a.transpose(0, 1)[..., 0]):
+            cf = _compile(t)(f)
+            for x in (t.zeros(2, 0), t.zeros(2, 0, 3), t.zeros(2, 0, requires_grad=True)):
+                for _ in range(3):
+                    r = cf(x)
+                    out.append((r, r._base is not None, r._version, x._version))
+        return out
+    same(body)

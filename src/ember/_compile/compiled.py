@@ -477,13 +477,16 @@ def _classify_outputs(rec, leaves, tensors):
         if kind not in (COMPUTED, CONST):  # (a constant is copied at each replay)
             rec._stop("it returns an input's or outside tensor's data in a new tensor")
         a = t._data
-        if t._base is not None and any(shares_memory(a, rec.arrays[b]) for b in bases):
+        # (an empty view shares no memory: its view calls alone say what it is a view of)
+        if t._base is not None and (a.size == 0 or any(shares_memory(a, rec.arrays[b])
+                                                      for b in bases)):
             chain = _view_chain(rec, producer, s, bases)
-            if chain is None:
+            if chain is not None:
+                kinds.append(("view", chain))
+                continue
+            if a.size:
                 rec._stop("an output shares memory with an input or another output, other "
                           "than as a view of it")
-            kinds.append(("view", chain))
-            continue
         kinds.append(("out", len(out_slots)))
         bases[s] = None
         out_slots.append(s)
