@@ -600,6 +600,13 @@ from ._ops.indexing import put  # noqa: E402,F401  (torch.put)
 def nonzero_static(input, *, size, fill_value=-1):  # noqa: A002
     """``nonzero`` cut or padded (with ``fill_value``) to ``size`` rows."""
     from ._ops.counting import nonzero
+    from ._state import vmap_hook
+    vm = vmap_hook[0]
+    if vm is not None:  # (torch has no rule for it: its fallback, not nonzero's refusal)
+        out = vm.per_example_call("aten::nonzero_static", nonzero_static, input, size=size,
+                                  fill_value=fill_value)
+        if out is not None:
+            return out
     found = nonzero(input)._data
     out = np.full((size, found.shape[1]), fill_value, dtype=np.int64)
     k = min(size, found.shape[0])

@@ -150,6 +150,25 @@ class _Vmap:
                                    "could not generate a fallback.")
             raise dynamic_shape_refusal(aten)
 
+    def per_example_call(self, aten, fn, x, composite=False, **kwargs):
+        """``fn(x, **kwargs)``, a function outside the op registry that torch runs through its
+        per-example fallback (``aten``: argwhere, nonzero_static), on each example of a
+        batched ``x``, the results stacked; None where ``x`` is not batched, or where op
+        ``aten`` is ``composite`` and a grad or jvp runs inside ``x``'s vmap (torch's autograd
+        layer decomposes it there: argwhere into nonzero)."""
+        if type(x) is not BatchedTensor:
+            return None
+        if composite:
+            from ._captures import running_transforms
+            level = _levels[x._level - 1]
+            if running_transforms() > level.torch_index - level.index:
+                return None
+        from .._ops.shape import stack
+        warn_fallback(aten)
+        value = x._value
+        rows = [fn(value[b], **kwargs) for b in range(level_size(x._level))]
+        return BatchedTensor(stack_rows(stack, rows), x._level)
+
     def check_write(self, aten, self_, *others):
         """torch's refusal of in-place op ``aten`` writing an unbatched ``self_`` with a
         batched argument, for in-place ops that check their arguments themselves first."""
@@ -259,12 +278,7 @@ def per_example(op, args, level, warn=True):
 
 
 def stack_rows(stack, rows):
-    shapes = {tuple(r.shape) for r in rows}
-    if len(shapes) > 1:
-        raise RuntimeError("vmap: the examples' results have different shapes "
-                           f"({sorted(shapes)}); an op whose output shape depends on the data "
-                           "cannot be vmapped")
-    stacked = stack(rows)
+    stacked = stack(rows)  # (examples' results of different shapes: stack's error, as torch's)
     # NOTE: torch's fallback views the stacked results to (batch sizes, *result): its nodes
     # are ViewBackward0 over StackBackward0
     return stacked.view(tuple(stacked.shape))
