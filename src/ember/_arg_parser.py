@@ -363,15 +363,34 @@ def _marked(arguments, args, kwargs):
     return _joined(words, len(args))
 
 
-# the functions whose Tensor parameters take Python numbers too (torch wraps them)
+# the functions whose Tensor parameters take Python numbers too (torch wraps them; torch's
+# should_allow_numbers_as_tensors: not the comparisons, whose "Number other" signatures take a
+# number second, and nothing first)
 _NUMBERS_AS_TENSORS = frozenset((
-    "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "eq", "ne", "lt", "le", "gt",
-    "ge", "copy_"))
+    "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "copy_"))
 
 
-# the functions that take more than torch's parser does (copy_'s non_blocking of any type):
-# {name: how many leading positional arguments a call may have unparsed}
-_PARSED_FIRST = {"copy_": 2}
+_NOT_TENSORS = frozenset((bool, int, float, complex, str, type(None)))
+_NONE = frozenset((type(None),))
+# the functions and methods that take more than torch's parser does, so that a call of them
+# is parsed before it runs when it has what they take too widely: {name: ((position, the
+# types there that have it parsed, None for any), ...)}. A position counts a method's self.
+# (copy_'s non_blocking of any type; a number or None for a tensor, the comparisons' number
+# first, scatter's None for src; None for a dim, ember's default for "no dim"; a float for an
+# int; a tensor for a list of ints)
+_PARSED_FIRST = {
+    "copy_": ((2, None),),
+    **dict.fromkeys(("eq", "ne"), ((0, _NOT_TENSORS), (1, _NONE))),
+    **dict.fromkeys(("lt", "le", "gt", "ge", "maximum", "minimum", "bucketize"),
+                    ((0, _NOT_TENSORS),)),
+    "searchsorted": ((1, _NOT_TENSORS),),
+    **dict.fromkeys(("scatter", "scatter_", "index_copy", "index_copy_"), ((3, _NONE),)),
+    **dict.fromkeys(("softmax", "log_softmax", "max", "min", "prod"), ((1, _NONE),)),
+    "squeeze": ((1, _NONE | {float}),),
+    **dict.fromkeys(("tril", "triu", "repeat_interleave"), ((1, {float}),)),
+    **dict.fromkeys(("narrow", "renorm"), ((2, {float}),)),
+    **dict.fromkeys(("repeat", "tile"), ((1, {Tensor}),)),
+}
 
 
 def refusal(name, args, kwargs, method):
@@ -417,14 +436,33 @@ def _parsed(fn, name, method):
     whatever ember's own binding or checks raise for it (a successful call pays one frame and
     no parsing: only a failed call is read against the signatures, but for the functions of
     _PARSED_FIRST)."""
-    unparsed = _PARSED_FIRST.get(name)
+    if name in _PARSED_FIRST:
+        return _parsed_first(fn, name, method)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if unparsed is not None and (kwargs or len(args) > unparsed):
-            error = refusal(name, args, kwargs, method)
-            if error is not None:
-                raise error
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            return failed_call(call, name, args, kwargs, method)
+    return call
+
+
+def _parsed_first(fn, name, method):
+    """_parsed's ``fn``, parsed first when a call has, at a position _PARSED_FIRST names, a
+    value of a type that ``fn`` takes too widely (or, for copy_, any keyword)."""
+    places = _PARSED_FIRST[name]
+    keywords = any(suspects is None for _, suspects in places)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        for position, suspects in places:
+            if (len(args) > position and (suspects is None or type(args[position]) in suspects)
+                    or kwargs and keywords):
+                error = refusal(name, args, kwargs, method)
+                if error is not None:
+                    raise error
+                break
         try:
             return fn(*args, **kwargs)
         except Exception:

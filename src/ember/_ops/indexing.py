@@ -1008,6 +1008,9 @@ def _index_put_args(self, indices, values, name):
             where = 0 if name.endswith("_") else 1  # (the method's self is no argument)
             raise TypeError(f"expected Tensor as element {i} in argument {where}, but got "
                             f"{type(k).__name__}")
+    if not isinstance(values, Tensor):  # (x[i] = 1.0 takes a number; index_put_ does not)
+        raise TypeError(f"{name}(): argument 'values' must be Tensor, not "
+                        f"{type(values).__name__}")
     key, _ = _normalize_key(tuple(indices))
     return key, _setitem_value(self, values)
 

@@ -1530,8 +1530,16 @@ def _(grad, dim, shapes):
     return out
 
 
+def _check_tensor_list(name, tensors):
+    """A tensor is iterable, but torch's parser takes no tensor for a tuple of Tensors (the
+    caller's wrapper words the error as torch's parser does, see _arg_parser)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, not Tensor")
+
+
 def cat(tensors, dim=0, *, out=None):
     """Concatenate tensors along an existing dimension."""
+    _check_tensor_list("cat", tensors)
     tensors = list(tensors)
     if not tensors:
         raise ValueError("ember.cat(): expected a non-empty list of Tensors")
@@ -1563,6 +1571,7 @@ def _(grad, dim):
 
 def stack(tensors, dim=0, *, out=None):
     """Join tensors along a new dimension."""
+    _check_tensor_list("stack", tensors)
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
