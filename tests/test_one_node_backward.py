@@ -575,3 +575,40 @@ def test_compiled_node_vouches_for_its_gradients_as_recorded():
         return out
     same(body)
     assert vouched == [(True, True)] * 2 + [(False, False)] * 2
+
+
+@pytest.mark.parametrize("path", ["one node", "general"])
+def test_compiled_node_frees_its_saved_arrays_after_backward(path):
+    """A backward without retain_graph frees what the compiled node saved (the engine clears
+    it on the one-node path, the node's _release on the general one), and a second backward
+    or a create_graph one then raises torch's error; with retain_graph it keeps them."""
+    import gc
+    import weakref
+
+    def body(t):
+        params, x = _mlp_params(t)
+        loss_of = _compiled_loss(t, params, x)
+        out = []
+        for k in range(3):  # (recorded, then replayed)
+            loss = loss_of(x)
+            if path == "general":
+                loss = loss + (params[3] ** 2).sum()
+            if t is ember:
+                node = loss.grad_fn if path == "one node" else loss.grad_fn.next_functions[0][0]
+                kept = [weakref.ref(a) for a in node._saved
+                        if type(a) is np.ndarray and a.base is None]
+                made = [r for r in kept if not any(r() is p._data for p in params + [x])]
+            loss.backward(retain_graph=k == 1)
+            if t is ember:
+                gc.collect()
+                out.append(bool(made) and all((r() is None) is (k != 1) for r in made))
+            else:
+                out.append(True)
+            for create_graph in (False, True):
+                try:
+                    t.autograd.grad(loss, params[0], create_graph=create_graph)
+                    out.append("ran")
+                except RuntimeError as e:
+                    out.append(str(e))
+        return out
+    same(body)
