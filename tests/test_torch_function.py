@@ -433,3 +433,110 @@ def test_public_functions_cost_nothing_until_dispatch_is_routed():
                           timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[3.0,", "3.0]"]
+
+
+def _small_program(torch):
+    """Factories, indexing, methods, operators and an MLP's forward and backward on plain
+    tensors."""
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    x = torch.tensor([[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]])
+    made = [torch.ones(2, 3), torch.zeros(2), torch.arange(3), torch.eye(2),
+            torch.full((2,), 1.0), torch.zeros_like(x), torch.linspace(0, 1, 3)]
+    indexed = [x[0], x[:, 1], x[[0, 1]], x[x > 0]]
+    x[0, 0] = 2.0
+    methods = [x.detach(), x.clone(), x.sum(), x.t(), x.view(6), x.reshape(3, 2), x.size(),
+               x.shape, x.dim(), x.numel(), x.float(), x.to(torch.float64), x.contiguous(),
+               x.softmax(1), x.mean(0), x.exp(), x.relu()]
+    operators = [x + 1, 1 + x, x - 1, 2 * x, x / 2, x ** 2, x @ x.t(), -x, x > 0, x == x,
+                 x != 1, x <= 0, abs(x), torch.add(x, 1), torch.cat([x, x])]
+    w1 = torch.ones(4, 3, requires_grad=True)
+    w2 = torch.ones(2, 4, requires_grad=True)
+    loss = F.cross_entropy(F.linear(torch.relu(F.linear(x, w1)), w2), torch.tensor([0, 1]))
+    loss.backward()
+    return made, indexed, methods, operators, loss.item(), w1.grad
+
+
+def test_a_mode_sees_a_programs_functions_and_methods_as_torchs():
+    """On plain tensors a mode sees what torch's sees: factories (``ones``), indexing
+    (``Tensor.__getitem__``), methods (``Tensor.detach``), operators (``x + 1`` as
+    ``Tensor.add``), properties (``Tensor.shape.__get__``), ``F.linear``, not ember's ops."""
+    def body(torch):
+        seen = []
+
+        class Log(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append(torch.overrides.resolve_name(func) or func.__name__)
+                return func(*args, **(kwargs or {}))
+        with Log():
+            results = _small_program(torch)
+        return results, seen
+    same(body)
+
+
+def test_a_mode_handler_finds_tensors_methods_by_identity():
+    """``func is Tensor.add`` (a table keyed by Tensor's methods) holds in a mode's handler;
+    a handler may replace a method's or an operator's result."""
+    def body(torch):
+        class Doubling(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                return out * 2 if func in (torch.Tensor.add, torch.Tensor.__getitem__) else out
+        x = torch.tensor([1.0, 2.0])
+        with Doubling():
+            inside = [x + 1, x.add(1), x[0], x.sub(1), torch.Tensor.add(x, 1)]
+        return inside, x + 1, x[0]
+    same(body)
+
+
+def test_subclass_operators_seen_as_torchs():
+    """A subclass's operators are seen as the functions torch's are (``y > 0`` as
+    ``Tensor.gt``, ``-y`` as ``Tensor.neg``, ``i & 1`` as ``Tensor.__and__``)."""
+    def body(torch):
+        seen = []
+
+        class S(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(torch.overrides.resolve_name(func) or func.__name__)
+                return super().__torch_function__(func, types, args, kwargs)
+        x = torch.tensor([1.0, 2.0]).as_subclass(S)
+        i = torch.tensor([1, 2]).as_subclass(S)
+        out = [x + 1, 1 + x, x - 1, 1 - x, x * 2, x / 2, 2 / x, x // 2, x % 2, x ** 2,
+               2 ** x, x @ x, i & 1, 1 & i, i | 1, i ^ 1, i << 1, i >> 1, x == 1, x != 1,
+               x < 1, x <= 1, x > 1, x >= 1, -x, +x, abs(x), ~i]
+        x += 1
+        x //= 1
+        x **= 1
+        i &= 1
+        i |= 1
+        return out, seen
+    same(body)
+
+
+def test_tensor_methods_cost_nothing_outside_a_mode():
+    """Tensor's own methods and properties dispatch only while a mode is open: the same
+    objects run their own code before the first mode and after the last one closes."""
+    from ember import overrides
+    add, getitem, shape = (ember.Tensor.add, ember.Tensor.__getitem__,
+                           vars(ember.Tensor)["shape"].fget)
+    codes = [f.__code__ for f in (add, getitem, shape)]
+    with _LoggingMode() as mode:
+        with _LoggingMode():
+            x = ember.ones(2)
+        assert [f.__code__ for f in (add, getitem, shape)] != codes
+        x.add(1), x[0], x.shape
+    assert mode.seen[-3:] == [add, getitem, vars(ember.Tensor)["shape"].__get__]
+    assert (ember.Tensor.add, ember.Tensor.__getitem__) == (add, getitem)
+    assert [f.__code__ for f in (add, getitem, shape)] == codes
+    assert overrides._mode_count[0] == 0
+
+
+class _LoggingMode(ember.overrides.TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.seen.append(func)
+        return func(*args, **(kwargs or {}))

@@ -9,14 +9,19 @@ An active :class:`TorchFunctionMode` sees every call first.
 Where ember dispatches (nothing of it runs for plain Tensors and Parameters until a Tensor
 subclass with ``__torch_function__`` behaviour is defined or a mode entered):
 
-- every op of the registry, whatever calls it (``ember.add``, ``Tensor.add``, ``x + y``,
-  ``nn.functional``, ember's own composites): the op's Tensor path, ``op.caller``, becomes a
-  property that routes a call with such arguments here (``route_ops``). ``func`` is then the op
-  itself (its ``__name__`` torch's name), called with the op's arguments;
+- every public function (``ember.add``, ``F.linear``, ``linalg``, ``fft``, ``special``): the
+  function object's code becomes a call of its dispatching path (``route_public``), ``func``
+  the function itself with the call's own arguments, as torch's;
+- every op of the registry, whatever calls it (``Tensor.add``, ``x + y``, ember's own
+  composites): the op's Tensor path, ``op.caller``, becomes a property that routes a call with
+  such arguments here (``route_ops``). ``func`` is then the op itself (its ``__name__`` torch's
+  name), called with the op's arguments: what a handler sees of an op reached by no public
+  function nor subclass method;
 - every public method, operator and property of a Tensor subclass (``y.add(1)``, ``y + 1``,
   ``y[0]``, ``y.T``): the subclass gets methods that dispatch with ``func`` torch's
   (``Tensor.add``, ``Tensor.__getitem__``, ``Tensor.T.__get__``), installed when the class is
-  made, so that ``Tensor``'s own methods stay as they are;
+  made, so that ``Tensor``'s own methods stay as they are; while a mode is open, Tensor's own
+  dispatch the same way (``_route_tensor``);
 - the ``ember.*`` functions of torch's parser, for objects that are not tensors (torch's
   ``ScalarTensor`` example): a call that failed on them is handed to their
   ``__torch_function__`` with ``func`` the public function.
@@ -283,11 +288,16 @@ _mode_lock = threading.Lock()
 
 
 def _count_modes(change):
-    with _mode_lock:
-        _mode_count[0] += change
-        set_hook(function_mode, _mode_count[0] or None)
+    """Count the modes open (all threads together): while one is, the generated operators
+    take their general path and Tensor's own methods dispatch (see _route_tensor)."""
     if change > 0:
         route_ops()
+    with _mode_lock:
+        before = _mode_count[0]
+        _mode_count[0] += change
+        set_hook(function_mode, _mode_count[0] or None)
+        if not before or not _mode_count[0]:
+            _route_tensor(bool(_mode_count[0]))
 
 
 def _push_mode(mode):
@@ -306,11 +316,16 @@ def _pop_mode():
 
 @contextlib.contextmanager
 def _pop_mode_temporarily():
-    mode = _pop_mode()
+    """The innermost mode off while its handler runs (not counted as closed: Tensor's methods
+    stay routed, see _count_modes)."""
+    modes = state.function_modes
+    if not modes:
+        raise RuntimeError("Trying to pop from an empty mode stack")
+    state.function_modes = modes[:-1]
     try:
-        yield mode
+        yield modes[-1]
     finally:
-        _push_mode(mode)
+        state.function_modes = state.function_modes + modes[-1:]
 
 
 def _get_current_function_mode():
@@ -574,12 +589,12 @@ def _route(public, make):
     copy of it: the function object stays the same (a default argument ``activation=F.relu``
     or a handler's table still finds it), its code becomes a call of the dispatching path.
     False for what is left as it is: not a Python function of ember's, one routed already,
-    one that dispatches itself (``broadcast_tensors``)."""
+    one that dispatches itself (``broadcast_tensors``); ``own`` otherwise."""
     if (type(public) is not types.FunctionType
             or not (public.__module__ or "").startswith(("ember.", "ember"))
             or "_dispatching" in (public.__kwdefaults__ or ())
             or "has_torch_function" in public.__code__.co_names):
-        return False
+        return None
     own = types.FunctionType(public.__code__, public.__globals__, public.__name__,
                              public.__defaults__, public.__closure__)
     own.__kwdefaults__ = public.__kwdefaults__
@@ -589,7 +604,7 @@ def _route(public, make):
     public.__code__ = _calls_dispatching_code(len(public.__code__.co_freevars))
     public.__defaults__ = None
     public.__kwdefaults__ = {"_dispatching": make(public, own)}
-    return True
+    return own
 
 
 def _calls_dispatching(*args, _dispatching, **kwargs):
@@ -664,13 +679,13 @@ _NOT_DISPATCHED = frozenset(("as_subclass", "__torch_function__"))
 # those torch's C tensor implements with that method's parser
 _OPERATOR_METHODS = {
     "__add__": "add", "__radd__": "add", "__mul__": "mul", "__rmul__": "mul", "__sub__": "sub",
-    "__truediv__": "div", "__floordiv__": "floor_divide", "__mod__": "remainder",
-    "__pow__": "pow", "__matmul__": "matmul", "__and__": "bitwise_and",
-    "__rand__": "bitwise_and", "__or__": "bitwise_or", "__ror__": "bitwise_or",
-    "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor", "__iadd__": "add_",
-    "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
-    "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_",
-    "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
+    "__truediv__": "div", "__mod__": "remainder", "__matmul__": "matmul",
+    "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
+    "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+    "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_", "__imod__": "remainder_",
+    # (unary)
+    "__neg__": "neg", "__pos__": "positive", "__abs__": "abs",
 }
 _REFLECTED = frozenset(("__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__"))
 
@@ -739,11 +754,52 @@ def _dispatching(name, attr):
             return _dispatched(attr, (self,), {"tensor_contents": tensor_contents})
         functools.update_wrapper(method, attr)
         return method
+    seen = vars(Tensor).get(_OPERATOR_METHODS.get(name, ""), attr)  # (-y as Tensor.neg)
 
     @functools.wraps(attr)
     def method(*args, **kwargs):
-        return _dispatched(attr, args, kwargs)
+        return _dispatched(seen, args, kwargs)
     return method
+
+
+def _route_tensor(on):
+    """What a mode needs of a plain tensor's methods, operators and properties: while one is
+    open (``on``), Tensor's own (the same objects: ``func is Tensor.add`` holds in a handler)
+    hand a call under a mode, or with an overriding argument, to the handlers as a subclass's
+    do (``x + 1`` as ``Tensor.add``, ``x[0]`` as ``Tensor.__getitem__``, ``x.shape`` as
+    ``Tensor.shape.__get__``); once the last mode is closed they run their own code again, at
+    no cost. Each function's two states are made once: switching sets its code."""
+    if not _tensor_routes:
+        if not on:
+            return
+        for name, attr in _tensor_attributes():
+            public = attr.fget if isinstance(attr, property) else attr
+            dispatching = _dispatching(name, attr)
+            own = _route(public, lambda public, own, d=getattr(dispatching, "fget", dispatching):
+                         _tensor_dispatching(d, own))
+            if own is not None:
+                _tensor_routes.append((public, own, (public.__code__, public.__defaults__,
+                                                     public.__kwdefaults__)))
+        return
+    for public, own, routed in _tensor_routes:
+        public.__code__, public.__defaults__, public.__kwdefaults__ = routed if on else (
+            own.__code__, own.__defaults__, own.__kwdefaults__)
+
+
+# (function, its own copy, its routed (code, defaults, kwdefaults)) of Tensor's methods and
+# property getters, made when the first mode is entered
+_tensor_routes = []
+
+
+def _tensor_dispatching(dispatching, own):
+    """``own``, a Tensor method's own code, with a call that needs dispatch sent to
+    ``dispatching`` (what a subclass's method runs) instead."""
+    def call(*args, **kwargs):
+        off = state.torch_function_off
+        if off < 2 and (state.function_modes or off == 0 and _call_overloaded(args, kwargs)):
+            return dispatching(*args, **kwargs)
+        return own(*args, **kwargs)
+    return call
 
 
 # -- where ember dispatches: objects that are not tensors ---------------------------------------
@@ -845,12 +901,34 @@ def is_tensor_method_or_property(func) -> bool:
 
 
 def resolve_name(f):
-    """The name ``f`` has in its namespace (``ember.add``, ``ember.Tensor.add``), or None."""
+    """The name ``f`` has in its namespace (``ember.add``, ``ember.ones``, ``ember.Tensor.add``,
+    ``ember.Tensor.shape.__get__``), or None."""
+    try:
+        return _names_of_functions().get(f)
+    except TypeError:  # (unhashable)
+        return None
+
+
+@functools.cache
+def _names_of_functions():
+    """{function: its name} over the namespaces, the functions torch cannot override too (a
+    mode sees ``ember.ones``); a Tensor property as its ``__get__``."""
+    index = {}
     for namespace, prefix in _namespaces().items():
-        for name, g in _overridable()[namespace].items():
-            if g is f or (g == f and getattr(f, "__name__", None) == "__get__"):
-                return f"{prefix}.{name}"
-    return None
+        if namespace is Tensor:
+            found = [(n + ".__get__" if isinstance(a, property) else n,
+                      a.__get__ if isinstance(a, property) else a)
+                     for n, a in vars(Tensor).items()
+                     if (not n.startswith("_") or n in _SPECIAL) and callable(
+                         a.__get__ if isinstance(a, property) else a)
+                     and not isinstance(a, (type, classmethod, staticmethod))]
+        else:
+            found = _public_callables(namespace)
+        names = {}
+        for name, f in found:  # (aliases, ``dim`` and ``ndimension``: the first)
+            names.setdefault(f, f"{prefix}.{name}")
+        index.update(names)  # (a function of two namespaces: the last one's, as torch's)
+    return index
 
 
 def get_testing_overrides():
