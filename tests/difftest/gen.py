@@ -210,15 +210,57 @@ def _op_step(g, op, indent=""):
     return Step(f"{indent}{', '.join(names)} = {expr}", f"op:{op.name}", names, uses)
 
 
+def _memory(t):
+    """The bytes ``t`` spans in its storage: (storage, first, last), or None when empty."""
+    if t.numel() == 0:
+        return None
+    span = sum((n - 1) * abs(st) for n, st in zip(t.shape, t.stride()))
+    first = t.data_ptr()
+    return t.untyped_storage().data_ptr(), first, first + (span + 1) * t.element_size()
+
+
+def _reads_what_it_writes(g, written, uses):
+    """Whether an operand among ``uses`` shares memory with ``written`` (the tensor an in-place
+    op writes) without being the same elements: such an op reads values it has already
+    written, in an order of torch's kernel (its vector width), where torch does not refuse it
+    (53000298: ``t3.mul_(t3.narrow(1, 0, 1))``; 56000276: ``t1[...].copy_(t1[:, 0])``)."""
+    span = _memory(written)
+    for name in uses:
+        u = g.value(name)
+        if not isinstance(u, g.torch.Tensor) or span is None:
+            continue
+        other = _memory(u)
+        same = (u.data_ptr() == written.data_ptr() and u.shape == written.shape
+                and u.stride() == written.stride())
+        if other and other[0] == span[0] and other[1] < span[2] and span[1] < other[2] \
+                and not same:
+            return True
+    return False
+
+
+def _a_gradients_layout(g, name):
+    """Whether ``name`` is a gradient (autograd.grad's, torch.func's) that torch holds as
+    zeros expanded (stride 0): an in-place op refuses to write it ("more than one element of
+    the written-to tensor refers to a single memory location"), ember's gradient is a tensor of
+    its own (a gradient's layout follows torch's buffers, not autograd's rules; 55000220)."""
+    grads = {n for s in g.steps if s.gradients for n in s.defines}
+    t = g.value(name)
+    return name in grads and any(st == 0 and n > 1 for n, st in zip(t.shape, t.stride()))
+
+
 @feature(10)
 def inplace(g):
     op = g.rng.choices(catalog.INPLACE, [o.weight for o in catalog.INPLACE])[0]
     target = g.pick(op.target)
+    if _a_gradients_layout(g, target):
+        raise Skip
     first, tag = (target, g.value(target)), op.name
     if g.rng.random() < 0.35:  # through a view made on the spot
         first, names = _view_chain(g, first, 1)
         tag = f"{op.name}@{names[0]}"
     code, uses = op.render(g, first=first)
+    if _reads_what_it_writes(g, first[1], uses):
+        raise Skip
     uses = tuple(dict.fromkeys((target,) + uses))
     return Step(code, f"inplace:{tag}", (), uses, uses + (ALL_LIVE,) if "@" in tag else uses)
 
@@ -245,6 +287,8 @@ def _view_chain(g, first, depth):
 def setitem(g):
     target = g.pick(lambda t: t.dim() >= 1)
     t = g.value(target)
+    if _a_gradients_layout(g, target):
+        raise Skip
     key = catalog.index_key(g, t)
     value = g.number() if g.rng.random() < 0.4 else None
     uses = (target,)
@@ -253,6 +297,8 @@ def setitem(g):
                                                    t.is_floating_point()), strict=False)
         if src is None:
             value = g.number()
+        elif _reads_what_it_writes(g, t, (src,)):
+            raise Skip
         else:
             uses = (target, src)
             value_text = src
@@ -692,16 +738,22 @@ def view_chain(g):
     op wrote their base."""
     op = g.rng.choices(catalog.INPLACE, [o.weight for o in catalog.INPLACE])[0]
     target = g.pick(op.target)
+    if _a_gradients_layout(g, target):
+        raise Skip
     depth = g.rng.randint(2, 3)
     if g.rng.random() < 0.5:
         chain, names = _view_chain(g, (target, g.value(target)), depth)
         code, uses = op.render(g, first=chain)
+        if _reads_what_it_writes(g, chain[1], uses):
+            raise Skip
         uses = tuple(dict.fromkeys((target,) + uses))
         return Step(code, f"view_chain:{op.name}@{'.'.join(names)}", (), uses,
                     uses + (ALL_LIVE,))
     if op.name == "shape_inplace":  # (the chain is made from the value before the write)
         raise Skip
     code, uses = op.render(g, first=(target, g.value(target)))
+    if _reads_what_it_writes(g, g.value(target), uses):
+        raise Skip
     (chain, _), names = _view_chain(g, (target, g.value(target)), depth)
     out = g.new()
     uses = tuple(dict.fromkeys((target,) + uses))

@@ -62,9 +62,13 @@ def _attempt(fn, lib):
 
 
 INTERMEDIATE_VIEW = "a view of an intermediate"
+# a view the program took of a compiled function's result: its base is torch's intermediate
+# where ember's is the result itself (INTERMEDIATE_VIEW), so after a write into the result the
+# node it leads to is the base's CopySlices in torch, the write's node in ember (55000220)
+VIEW_OF_COMPILED = "view of a compiled result"
 
 
-def snapshot(x, lib, depth=0, gradient=False, known=None):
+def snapshot(x, lib, depth=0, gradient=False, known=None, of_compiled=False):
     """What a user sees of ``x``: for a tensor its dtype, shape, values, autograd flags,
     grad_fn and next_functions names, version, and (for leaves and retained tensors) its
     ``.grad``. Containers are walked; other values are kept as they are.
@@ -79,11 +83,14 @@ def snapshot(x, lib, depth=0, gradient=False, known=None):
     program's tensors. torch's eager result may be a view of one of the function's
     intermediates, which torch.compile itself returns as a tensor of its own (where it
     requires grad; AOTAutograd's outputs), as ember.compile does: such a view's view-ness and
-    version (its base's) are not compared."""
+    version (its base's) are not compared.
+
+    ``of_compiled``: ``x`` is a view the program took of a compiled function's result (see
+    ``_observe``)."""
     if isinstance(x, lib.Tensor):
-        return _tensor_snapshot(x, lib, depth, gradient, known)
+        return _tensor_snapshot(x, lib, depth, gradient, known, of_compiled)
     if isinstance(x, (tuple, list)):
-        return tuple(snapshot(v, lib, depth, gradient, known) for v in x)
+        return tuple(snapshot(v, lib, depth, gradient, known, of_compiled) for v in x)
     if isinstance(x, lib.Size):
         return ("Size", tuple(x))
     if isinstance(x, lib.dtype):
@@ -104,7 +111,7 @@ def _node_name(fn):
     return None if fn is None else fn.name()
 
 
-def _tensor_snapshot(t, lib, depth, gradient, known=None):
+def _tensor_snapshot(t, lib, depth, gradient, known=None, of_compiled=False):
     # NOTE: torch refuses to regenerate the history of some views (a view made in no_grad
     # mode whose base was modified in place): reading grad_fn, is_leaf... raises, and the
     # exception is what is compared.
@@ -129,6 +136,8 @@ def _tensor_snapshot(t, lib, depth, gradient, known=None):
             del snap["is_view"], snap["_version"]
         elif known is not None and t._base is not None and id(t._base) not in known:
             snap["is_view"] = INTERMEDIATE_VIEW
+        if of_compiled:
+            snap[VIEW_OF_COMPILED] = True
         if depth == 0:
             grad = _attempt(lambda: t.grad, lib)
             snap["grad"] = grad if isinstance(grad, tuple) and grad[:1] == ("raises",) else (
@@ -237,7 +246,16 @@ def _observe(ns, name, lib, gradients, compiled):
                 break
             if n not in compiled and isinstance(v, lib.Tensor) and v._base is not None:
                 known.add(id(v._base))
-    return snapshot(ns[name], lib, gradient=name in gradients, known=known)
+    return snapshot(ns[name], lib, gradient=name in gradients, known=known,
+                    of_compiled=_views_a_compiled_result(ns, name, lib, compiled))
+
+
+def _views_a_compiled_result(ns, name, lib, compiled):
+    t = ns[name]
+    if name in compiled or not isinstance(t, lib.Tensor) or t._base is None:
+        return False
+    results = [ns[n] for n in compiled if isinstance(ns.get(n), lib.Tensor)]
+    return any(t._base is r or (r._base is not None and t._base is r._base) for r in results)
 
 
 def input_scale(names, ns, lib):
@@ -378,7 +396,8 @@ def diff_values(e, t, path, scale=NO_SCALE):
             if key in ("is_view", "_version") and INTERMEDIATE_VIEW in (e.get("is_view"),
                                                                         t.get("is_view")):
                 continue
-            if key == "next_functions" and _next_functions_match(e[key], t[key]):
+            if key == "next_functions" and (_next_functions_match(e[key], t[key])
+                                            or t.get(VIEW_OF_COMPILED)):
                 continue
             if key == "values":
                 if not _arrays_close(e[key], t[key], t["dtype"], scale):
@@ -415,12 +434,11 @@ def _compiled_node(e, t):
 
 def _written_view_node(e, t):
     """Whether torch's tensor is a compiled function's result that eager returns as a view of
-    an intermediate (INTERMEDIATE_VIEW), written into through a view of it: torch's node is
-    then the view's (regenerated, AsStridedBackward0), ember's result is a tensor of its own,
-    whose node after the write is CopySlices; each follows from the view-ness, which is not
-    compared."""
-    return (t.get("is_view") == INTERMEDIATE_VIEW
-            and e.get("grad_fn") == "torch::autograd::CopySlices")
+    an intermediate (INTERMEDIATE_VIEW), written into since: torch's node is then the view's
+    (regenerated: AsStridedBackward0 or the view op's), ember's result is a tensor of its own,
+    whose node after the write is the in-place op's (CopySlices through a view of it); each
+    follows from the view-ness, which is not compared."""
+    return t.get("is_view") == INTERMEDIATE_VIEW and e.get("is_view") is False
 
 
 def _next_functions_match(e, t):
