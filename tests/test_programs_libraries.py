@@ -220,3 +220,18 @@ def test_script_needs_the_functions_source_as_torchs():
             message.endswith("TorchScript requires source access in order to carry out "
                              "compilation, make sure original .py files are available.")
     same(body)
+
+
+def test_what_pyro_reads_from_torch_at_import():
+    # (pyro's ParamStore annotates with serialization.MAP_LOCATION; its distributions skip
+    # checks while _C._get_tracing_state() says a trace runs; it filters jit.TracerWarning)
+    def body(torch):
+        serialization = importlib.import_module(torch.__name__ + ".serialization")
+        jit = importlib.import_module(torch.__name__ + ".jit")
+        callable_type, *others = typing.get_args(serialization.MAP_LOCATION)
+        with warnings.catch_warnings():
+            jit.TracerWarning.ignore_lib_warnings()
+            warnings.warn("traced", jit.TracerWarning)  # (from the caller's module: kept)
+        return (typing.get_origin(callable_type).__name__, [str(t) for t in others],
+                torch._C._get_tracing_state(), jit.TracerWarning.__mro__[1:])
+    same(body)

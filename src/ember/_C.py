@@ -35,4 +35,11 @@ def _log_api_usage_once(*args):
         _logged_api_usage.add(event)
         print(f"PYTORCH_API_USAGE {event}", file=sys.stderr)
 
+
+def _get_tracing_state():
+    """The state of the torch.jit trace being recorded: None, as ember never traces (pyro
+    checks it before data-dependent validation)."""
+    return None
+
+
 __all__ = ["Generator"]

@@ -16,9 +16,9 @@ import typing
 import warnings
 from typing import Any, Final, NamedTuple
 
-__all__ = ["Attribute", "Final", "ScriptFunction", "annotate", "export", "fork", "ignore",
-           "is_scripting", "is_tracing", "load", "save", "script", "script_if_tracing", "trace",
-           "unused", "wait"]
+__all__ = ["Attribute", "Final", "ScriptFunction", "TracerWarning", "annotate", "export", "fork",
+           "ignore", "is_scripting", "is_tracing", "load", "save", "script", "script_if_tracing",
+           "trace", "unused", "wait"]
 
 
 class Attribute(NamedTuple):
@@ -101,6 +101,16 @@ def wait(future):
     """The result of a Future that ``fork`` returned."""
     _deprecated("wait", "Please use `ember.compile` instead.")
     return future.wait()
+
+
+class TracerWarning(Warning):
+    """The warning category of torch.jit.trace's warnings; programs filter it (pyro ignores it
+    around its jitted ELBOs). ember never traces, so none is raised."""
+
+    @staticmethod
+    def ignore_lib_warnings():
+        # (torch ignores the library's own trace warnings, outside its jit package)
+        warnings.filterwarnings("ignore", category=TracerWarning, module="ember.(?!jit)")
 
 
 def _no_torchscript(what: str):

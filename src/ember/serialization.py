@@ -25,10 +25,13 @@ import io
 import json
 import os
 import zipfile
+from collections.abc import Callable
 
 import numpy as np
 
 from ._pickled import UnpicklingFailed
+from ._tensor import device
+from .types import Storage
 from ._safe_globals import (
     add_safe_globals,
     check_numpy,
@@ -45,6 +48,9 @@ __all__ = [
     "safe_globals",
     "save",
 ]
+
+# the type of load's map_location, as annotations name it (pyro's ParamStore.load)
+MAP_LOCATION = Callable[[Storage, str], Storage] | device | str | dict[str, str] | None
 
 _MANIFEST = "__ember_manifest__"
 _FORMAT = "ember.save/2"
