@@ -909,3 +909,27 @@ def test_transposed_convolution_with_an_empty_output_refuses_in_torchs_slow_kern
                         out.append(str(e))
         return out
     same(body)
+
+
+def test_elementwise_out_partly_overlapping_an_input_refuses_before_resizing():
+    """Found while the generator grew its ``out=`` steps: ``torch.add(x, 1, out=x[0])`` of a
+    (2, 3) ``x``: torch's TensorIterator refuses an out that partly overlaps an input, as an
+    in-place op does, before it resizes out; ember resized the view ``x[0]`` to (2, 3) and
+    wrote the result over all of ``x``, silently. Disjoint views, the input itself and
+    layouts torch cannot judge (not dense) are written."""
+    def body(t):
+        out = []
+        for e in ("t.exp(x, out=x[0])", "t.add(x, 1, out=x[0])", "t.exp(x, out=x.t())",
+                  "t.pow(x, 2, out=x[:, :2])", "t.where(x > 2, x, 0.5 * x, out=x[1])",
+                  "t.clamp(x, 2, 4, out=x.view(3, 2))", "t.mul(x[0], x[1], out=x[1, :2])",
+                  "t.exp(x, out=x)", "t.add(x[0], 1, out=x[1])", "t.exp(x[:, 1:], out=x[:, :2])",
+                  "t.maximum(x, x[0], out=x)", "t.sin(x, out=y[0])"):
+            x = t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+            y = t.zeros(2, 3)
+            try:
+                r = eval(e)  # noqa: S307 - the calls above
+                out.append((r, x, y, x._version))
+            except RuntimeError as err:
+                out.append((str(err), x, x._version))
+        return out
+    same(body, check_warnings=False)
