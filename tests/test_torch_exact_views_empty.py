@@ -142,3 +142,28 @@ def test_empty_views_on_the_meta_device():
         return _geometry((m[:, 5:], m[2:2], m[:, 5:].t(), torch.zeros(0, 3, device="meta").t(),
                           m[:, 5:].as_strided((2,), (1,)), m.split([4, 0])))
     same(body)
+
+
+# index_fill_ views self (out of place, its new copy) with the dim as long as the index and of
+# stride 0 before filling: an empty dim reaches past the storage unless self is a view with
+# memory after it; a fill of no element reads no index
+_FILL_EMPTY = [
+    "torch.zeros(0).index_fill_(0, torch.tensor([0]), 1.0)",
+    "torch.zeros(0).index_fill_(0, torch.tensor([1, 2]), 1.0)",
+    "torch.zeros(0).index_fill_(0, torch.tensor([-1]), torch.tensor(2.0))",
+    "torch.zeros(0).index_fill(0, torch.tensor([0]), 1.0)",
+    "torch.zeros(0).index_fill_(0, torch.tensor([], dtype=torch.int64), 1.0)",
+    "torch.zeros(0, 3).index_fill_(0, torch.tensor([0]), 1.0)",
+    "torch.zeros(2, 0, 3).index_fill_(1, torch.tensor([1]), 1.0)",
+    "torch.zeros(2, 0, 3).index_fill_(2, torch.tensor([1]), 1.0)",
+    "torch.zeros(3, 0).index_fill_(0, torch.tensor([5]), 1.0)",
+    "torch.zeros(5)[5:].index_fill_(0, torch.tensor([0]), 1.0)",
+    "torch.zeros(5)[5:].index_fill(0, torch.tensor([0]), 1.0)",
+    "torch.zeros(5)[2:2].index_fill_(0, torch.tensor([0]), 1.0)",
+    "torch.zeros(5)[:0].index_fill_(0, torch.tensor([0]), 1.0)",
+]
+
+
+@pytest.mark.parametrize("expr", _FILL_EMPTY)
+def test_index_fill_of_an_empty_dim(expr):
+    same(lambda torch: eval(expr, {"torch": torch}))  # noqa: S307 - the table's text

@@ -12,14 +12,14 @@ import functools
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import contiguous_strides, get_xp
+from .._backend import get_xp
 from .._numpy_in import warn_once
 from .._tensor import Tensor, _wrap, typename
 from .indexing import (_REDUCE_UFUNCS, _check_index_dtype, _check_slices_match, _index_setup,
                        _reduce_identity, _scatter_reduce, _wrap_dim, scatter_reduce_grads)
 from .pointwise import no_forward_ad
 from .registry import NONE, op
-from .strided import _check_strided
+from .strided import refuse_filling_empty
 
 __all__ = ["index_reduce"]
 _REDUCTIONS = ("prod", "mean", "amax", "amin")
@@ -53,7 +53,7 @@ def _check(self, index, source, dim, reduce, include_self=True, *, into_self=Fal
     if raw.ndim == 1 and ((raw < 0) | (raw >= size)).any():  # negative ones too, as torch
         if not include_self:  # (torch's index_fill_ of the identity runs first, and refuses)
             if size == 0:
-                _refuse_filling_empty(self, raw.size, _wrap_dim(dim, max(self.ndim, 1)),
+                refuse_filling_empty(self, raw.size, _wrap_dim(dim, max(self.ndim, 1)),
                                       into_self)
             bad = raw[(raw < -size) | (raw >= size)]
             if bad.size:
@@ -64,21 +64,6 @@ def _check(self, index, source, dim, reduce, include_self=True, *, into_self=Fal
             raise IndexError(f"select(): index 0 out of range for tensor of size "
                              f"{list(self.shape)} at dimension {d}")
         raise IndexError("index out of range in self")
-
-
-def _refuse_filling_empty(self, n, dim, into_self):
-    """torch's index_fill_ of an empty ``dim`` views the result with that dim ``n`` long and
-    of stride 0, which its storage refuses unless it holds the elements that view reaches:
-    self's (in place), or a new empty contiguous tensor's (which holds none)."""
-    item = self._data.itemsize
-    size = list(self.shape)
-    if into_self:
-        stride, offset = list(self.stride()), self.storage_offset()
-        held = self.untyped_storage().nbytes()
-    else:
-        stride, offset, held = [s // item for s in contiguous_strides(size, item)], 0, 0
-    size[dim], stride[dim] = n, 0
-    _check_strided(size, stride, offset, item, held)
 
 
 @op("index_reduce", tensors=3, promote=NONE, node="IndexReduceBackward0", check=_check)

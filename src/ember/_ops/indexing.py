@@ -24,6 +24,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd._grad_versions import note_writes
 from .registry import NONE, method_refusals, op
 from .scatter_order import visited_before_error
+from .strided import refuse_filling_empty
 from .shape import check_reduced_put
 
 # nn.functional names (ember.nn.functional collects FUNCTIONAL of every nn family).
@@ -572,8 +573,21 @@ def _fill_setup(self, index, dim):
     d = _wrap_dim(dim, self.ndim)
     flat = self.reshape(self.shape or (1,))
     index = index.reshape(-1)
-    _check_bounds(index, flat.shape[d], d, IndexError, negative=True)
+    if all(n for k, n in enumerate(flat.shape) if k != d):
+        _check_bounds(index, flat.shape[d], d, IndexError, negative=True)
+    else:  # (torch's kernel reads the index as it fills: nothing to fill, nothing read)
+        index = index[:0]
     return flat, _axis_key(d, index)
+
+
+def _check_fill(self, index, dim, into_self=False):
+    """torch's index_fill_ views self (out of place, the new copy of self) with ``dim`` as
+    long as ``index``, of stride 0, before it fills: for an empty ``dim`` that view reaches
+    past the storage (self's, or the copy's, which holds nothing) unless self is a view with
+    memory after it (see strided.refuse_filling_empty)."""
+    if (self.ndim and index.ndim <= 1 and index._data.dtype == np.int64 and index.numel()
+            and self.shape[_wrap_dim(dim, self.ndim)] == 0):
+        refuse_filling_empty(self, index.numel(), _wrap_dim(dim, self.ndim), into_self)
 
 
 def _index_fill_value(value, dtype):
@@ -583,7 +597,8 @@ def _index_fill_value(value, dtype):
     return check_scalar(value, dtype)
 
 
-@op("index_fill", tensors=2, promote=NONE, node="IndexFillBackward0", writes=2)
+@op("index_fill", tensors=2, promote=NONE, node="IndexFillBackward0", writes=2,
+    check=lambda self, index, dim, value: _check_fill(self, index, dim))
 def _index_fill(self, index, dim, value):
     flat, key = _fill_setup(self, index, dim)
     value = _index_fill_value(value, self.dtype)
@@ -597,7 +612,8 @@ def _(grad, index, dim):
     return _index_fill(grad, index, dim, 0)
 
 
-@op("index_fill", tensors=3, promote=NONE, node="IndexFillBackward1", writes=2)
+@op("index_fill", tensors=3, promote=NONE, node="IndexFillBackward1", writes=2,
+    check=lambda self, index, value, dim: _check_fill(self, index, dim))
 def _index_fill_tensor(self, index, value, dim):
     if value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
@@ -622,6 +638,11 @@ def _(grad, index, dim):
     unique = get_xp(d).unique(d % size)  # a position filled twice is one use of value
     picked = _index_select(grad, _const(grad, unique), dim)
     return sum_all(picked)
+
+
+_index_fill.inplace_check = lambda self, index, dim, value: _check_fill(self, index, dim, True)
+_index_fill_tensor.inplace_check = (
+    lambda self, index, value, dim: _check_fill(self, index, dim, True))
 
 
 def index_fill(input, dim, index, value):

@@ -11,7 +11,8 @@ __all__ = ["as_strided", "as_strided_scatter", "view_as_real", "view_as_complex"
 
 import numpy as np
 
-from .._backend import data_address, get_xp, scatter_add, storage_of, strided_view
+from .._backend import (contiguous_strides, data_address, get_xp, scatter_add, storage_of,
+                        strided_view)
 from .._backend.layout import copy_in_format
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
@@ -74,6 +75,21 @@ def _check_strided(size, stride, storage_offset, item, storage_bytes):
                            f"offset {storage_offset}, and itemsize {item} requiring a storage "
                            f"size of {needed} are out of bounds for storage of size "
                            f"{storage_bytes}")
+
+
+def refuse_filling_empty(self, n, dim, into_self):
+    """torch's index_fill_ of an empty ``dim`` views the result with that dim ``n`` long and
+    of stride 0, which its storage refuses unless it holds the elements that view reaches:
+    self's (in place), or a new empty contiguous tensor's (which holds none)."""
+    item = self._data.itemsize
+    size = list(self.shape)
+    if into_self:
+        stride, offset = list(self.stride()), self.storage_offset()
+        held = self.untyped_storage().nbytes()
+    else:
+        stride, offset, held = [s // item for s in contiguous_strides(size, item)], 0, 0
+    size[dim], stride[dim] = n, 0
+    _check_strided(size, stride, offset, item, held)
 
 
 @op("as_strided", view=True, promote=NONE, node="AsStridedBackward0")
