@@ -179,11 +179,12 @@ def compare(torch, row, k, j):
 
 
 # the rows of which some call still raises another error than torch's: torch's split,
-# einsum and tensordot are Python functions (torch/functional.py, Tensor.split) whose errors
-# for a wrong argument come from what they call (split_with_sizes' parser, einsum's
-# equation parser, tensordot's check of dims), which ember's do not call
+# einsum and tensordot are Python functions (torch/functional.py) whose errors for a wrong
+# argument come from what they call (``tensor.split``: a float's AttributeError; einsum's
+# equation parser; tensordot's check of dims), where ember's name the argument torch's
+# parser would
 DIFFERING = frozenset((
-    'f:einsum', 'f:split', 'f:tensordot', 'm:split'
+    'f:einsum', 'f:split', 'f:tensordot'
 ))
 
 

@@ -1674,7 +1674,12 @@ def split(tensor, split_size_or_sections, dim=0):
     """Split into chunks of a given size (or the given list of sizes) along ``dim``."""
     if isinstance(split_size_or_sections, int):
         return _split(tensor, split_size_or_sections, dim)
-    return split_with_sizes(tensor, list(split_size_or_sections), dim)
+    try:
+        return split_with_sizes(tensor, list(split_size_or_sections), dim)
+    except Exception:  # noqa: BLE001 - torch's split hands anything but an int to the parser
+        from .._arg_parser import failed_call
+        return failed_call(split, "split_with_sizes", (tensor, split_size_or_sections, dim),
+                           {}, False)
 
 
 def chunk(input, chunks, dim=0):
