@@ -933,3 +933,26 @@ def test_elementwise_out_partly_overlapping_an_input_refuses_before_resizing():
                 out.append((str(err), x, x._version))
         return out
     same(body, check_warnings=False)
+
+
+def test_in_place_ops_write_through_unfold_views():
+    """Seed 57000263 (the generator's view_write steps): ``t6.unfold(0, 1, 1).clamp_min_(...)``
+    raised NumPy's "assignment destination is read-only" (unfold's frames were a read-only
+    sliding window); torch writes through them, into the base, with a CopySlices node.
+    Frames that share elements take a write of one value (fill_, zero_) as torch does."""
+    def body(t):
+        out = []
+        for write in (lambda v: v.mul_(2), lambda v: v.fill_(3), lambda v: v.neg_(),
+                      lambda v: v[0].add_(1), lambda v: v.clamp_min_(t.tensor(5.0))):
+            for dim, size, step in ((0, 2, 2), (0, 1, 1), (1, 1, 2), (1, 3, 1)):
+                y = t.arange(12.0).reshape(4, 3).requires_grad_()
+                z = y * 1
+                v = z.unfold(dim, size, step)
+                write(v)
+                z.sum().backward()
+                out.append((z, v, z._version, y.grad))
+        x = t.arange(12.0).reshape(4, 3)
+        x.unfold(1, 2, 1).fill_(5)
+        x.unfold(0, 3, 1).zero_()
+        return out, x
+    same(body)

@@ -35,7 +35,8 @@ def unfold(self, dimension, size, step):
         return self.reshape(1)
     xp = get_xp(self)
     d = dimension % self.ndim
-    frames = xp.lib.stride_tricks.sliding_window_view(self, size, axis=d)
+    # (writeable: in-place ops write through unfold's views, as through torch's)
+    frames = xp.lib.stride_tricks.sliding_window_view(self, size, axis=d, writeable=True)
     return frames[(slice(None),) * d + (slice(None, None, step),)]
 
 
