@@ -239,7 +239,7 @@ class CustomOpDef:
                             "a list of tensors")
         elif rec is not None:  # recorded whole, as one call that runs again at every replay
             # (the values passed one by one: the recorder sees the tensors it writes)
-            return rec.replayed_call(self._run_values, tuple(values), keyword)
+            return rec.replayed_call(self._checked_run(), tuple(values), keyword)
         # (grad mode stays as it is in the kernel, as in torch's kernels below autograd)
         return self._run(values, keyword)
 
@@ -271,6 +271,45 @@ class CustomOpDef:
 
     def _run_values(self, *values, **keyword):
         return self._run_unrecorded(list(values), keyword)
+
+    def _checked_run(self):
+        """_run_values for a compiled function's call of the op (at the recording and at
+        every replay), the sizes and strides of the tensors it returns checked against those
+        its fake kernel gives for the recorded call's arguments, as torch.compile's generated
+        code checks a custom op's outputs (inductor's assert_size_stride): a fake kernel that
+        disagrees with the real one raises its AssertionError. Without a fake kernel, or with
+        one that fails on meta tensors, nothing is checked."""
+        if self._abstract_fn is None or not CHECK_FAKE_LAYOUTS[0]:
+            return self._run_values
+        run_values = self._run_values
+        name = f"ember.ops.{self._namespace}.{self._name}.{self._overload}"
+        expected = []  # (the fake's layouts, made at the first call: the recording's, which
+        # the recorder makes with its interceptor off)
+
+        def _run_values(*values, **keyword):
+            if not expected:
+                expected.append(self._fake_layouts(values, keyword))
+            result = run_values(*values, **keyword)
+            if expected[0] is not None:
+                _check_layouts(result, expected[0], name)
+            return result
+        return _run_values
+
+    def _fake_layouts(self, values, keyword):
+        """``(sizes, strides)`` of each tensor the fake kernel returns for meta tensors laid
+        out as the call's (None for what is not a tensor), or None."""
+        rec = recording[0]
+        set_hook(recording, None)  # (the meta tensors and the fake's ops are not the function's)
+        try:
+            args, kwargs = _without_defaults(self._op_schema, [_as_meta(v) for v in values],
+                                             {k: _as_meta(v) for k, v in keyword.items()})
+            fake = self._abstract_fn(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - a fake kernel meta tensors fail: no check
+            return None
+        finally:
+            set_hook(recording, rec)
+        fakes = fake if isinstance(fake, (tuple, list)) else (fake,)
+        return [(tuple(f.shape), f.stride()) if isinstance(f, Tensor) else None for f in fakes]
 
     def _run_unrecorded(self, values, keyword):
         """``_run`` with the recorder out of sight: a replay runs the whole kernel again, so
@@ -382,6 +421,46 @@ def _autocast_cast(value, device_type, dtype):
 def _check_return(ret, value):
     if ret.type == "Tensor" and not isinstance(value, Tensor):
         raise RuntimeError(f"Unable to cast {value!r} to Tensor")
+
+
+def _as_meta(value):
+    """``value`` with each tensor replaced by a meta tensor of its sizes, strides and dtype
+    (as torch.compile's fake tensors: ``to("meta")`` would make a strided view contiguous)."""
+    if isinstance(value, Tensor):
+        from .. import empty_strided
+        return empty_strided(tuple(value.shape), value.stride(), dtype=value.dtype,
+                             device="meta")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_meta(v) for v in value)
+    return value
+
+
+# whether a compiled function's calls check the fake kernel's layouts (torch.compile's default
+# backend does; opcheck's test_aot_dispatch_* compile as torch's aot_eager, which does not)
+CHECK_FAKE_LAYOUTS = [True]
+_FAKE_ADVICE = ("This error most often comes from a incorrect fake (aka meta) kernel for a "
+                "custom op.\nUse ember.library.opcheck to test your custom op.\nSee "
+                "https://pytorch.org/docs/stable/library.html#ember.library.opcheck")
+
+
+def _check_layouts(result, expected, name):
+    """inductor's assert_size_stride for each tensor of ``result`` against its ``(sizes,
+    strides)`` in ``expected``: the number of dimensions, then (for a tensor with elements)
+    each dimension's size, and its stride where the size is above 1."""
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    for r, e in zip(results, expected):
+        if e is None or not isinstance(r, Tensor):
+            continue
+        sizes, strides = tuple(r.shape), r.stride()
+        if len(sizes) != len(e[0]):
+            raise AssertionError(f"wrong number of dimensions{len(sizes)} for op: {name}")
+        if 0 in sizes:
+            continue
+        wrong = [f"expected size {n}=={m}, stride {s}=={z} at dim={i}"
+                 for i, (n, m, s, z) in enumerate(zip(sizes, e[0], strides, e[1]))
+                 if n != m or (n > 1 and s != z)]
+        if wrong:
+            raise AssertionError("; ".join(wrong) + f"\nError in op: {name}\n" + _FAKE_ADVICE)
 
 
 def _tensors_of(value):
