@@ -956,3 +956,15 @@ def test_in_place_ops_write_through_unfold_views():
         x.unfold(0, 3, 1).zero_()
         return out, x
     same(body)
+
+
+def test_out_resized_warns_with_torchs_full_text():
+    """Seed 59000253 (the generator's out= steps): ``torch.sigmoid(t9, out=t11)`` of a (2, 0)
+    ``t9`` into a (1,) ``t11``: torch's resize warning ends with where its C++ raised it
+    ("(Triggered internally at .../Resize.cpp:30.)"), as its other C++ warnings ember gives."""
+    def body(t):
+        x = t.ones(2, 3)
+        return (t.sigmoid(t.zeros(2, 0), out=t.empty(1)), t.add(x, 1, out=t.empty(4)),
+                t.sum(x, 0, out=t.empty(5)), t.cat([x, x], out=t.empty(1)),
+                t.sort(x[0], out=(t.empty(1), t.empty(1, dtype=t.int64))))
+    same(body)

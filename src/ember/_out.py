@@ -215,7 +215,8 @@ _RESIZED = ("An output with one or more elements was resized since it had shape 
             "not match the required output shape {}. This behavior is deprecated, and in a "
             "future PyTorch release outputs will not be resized unless they have zero "
             "elements. You can explicitly reuse an out tensor t by resizing it, inplace, to "
-            "zero elements with t.resize_(0).")
+            "zero elements with t.resize_(0). (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)")
 
 
 def aten_name(namespace, name):
