@@ -985,6 +985,7 @@ def autocast_region(g):
 
 
 from . import compiled  # noqa: E402,F401 - its features (compiled functions) register here
+from . import aliasing  # noqa: E402,F401 - views, hooks on them, out= (registered after it)
 
 
 def generate(seed: int, torch) -> Program:
