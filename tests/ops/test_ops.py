@@ -395,10 +395,21 @@ def _jvp_reverse(fn, xs, ts):
     return [next(jts) if o.requires_grad else None for o in outs]
 
 
+# rows of ops torch gives no forward-mode formula: ember raises torch's NotImplementedError
+# for them (tests/func/test_jvp_op_table.py compares it), so there is no JVP to check
+_NO_FORWARD_FORMULA = {
+    "conv_tbc", "nn.functional.conv_tbc", "nn.functional.grid_sample", "grid_sampler",
+    "grid_sampler_2d", "grid_sampler_3d", "cholesky", "huber_loss_backward", "igamma_method",
+    "multi_margin_loss", "ormqr", "pack_padded_sequence", "rrelu_inplace", "special_gammainc",
+    "special_gammainc_numpy_only", "special_gammaincc", "special_gammaincc_numpy_only"}
+
+
 @pytest.mark.parametrize("row,i,dt", cases("test_forward_ad", want=_diff))
 def test_forward_ad(row: OpInfo, i, dt):
     """Forward mode: each op's JVP is J t as reverse mode computes it, and a batch of
     tangents pushed through in one pass gives what one pass per tangent gives."""
+    if row.name in _NO_FORWARD_FORMULA:
+        pytest.skip("torch has no forward-mode formula for this op: ember raises its error")
     sample, fn, diff = _gradcheck_sample(row, i, dt)
     rng = np.random.default_rng(_seed(row.name, i, dt) + 2)
     batch = 2

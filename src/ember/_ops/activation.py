@@ -17,8 +17,8 @@ from .. import _dtype as D
 from .._cpu_capability import onednn_runs
 from .._backend import get_xp, is_array, reduce_max, reduce_sum
 from .._tensor import Tensor, _wrap_dim
-from .pointwise import (add_scalar, exp, not_implemented, sigmoid, tanh, threshold_backward, where,
-                        zero_gradient)
+from .pointwise import (add_scalar, exp, no_forward_ad, not_implemented, sigmoid, tanh,
+                        threshold_backward, where, zero_gradient)
 from .opmath import half_in_float32, number_now, reduced_now
 from .reduction import contiguous_result
 from .registry import op
@@ -733,6 +733,9 @@ def _(grad, self, noise, lower, upper, training):
 @op("rrelu_with_noise_", node="RreluWithNoiseBackward1")
 def _rrelu_with_noise_inplace(self, noise, lower, upper, training):
     return _rrelu_kernel(self, noise, lower, upper, training)
+
+
+_rrelu_with_noise_inplace.jvp("self")(no_forward_ad("rrelu_with_noise_"))  # (not out of place)
 
 
 @_rrelu_with_noise_inplace.grad("self")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .linalg import matmul
 from .pad import constant_pad_nd
 from .reduction import sum_dim
+from .pointwise import no_forward_ad
 from .registry import NONE, op
 from .shape import reshape, stack, transpose
 
@@ -56,6 +57,9 @@ def conv_tbc(self, weight, bias, pad=0):
     for k in range(taps):
         out = out + matmul(padded[k:k + length], weight[k])
     return out
+
+
+conv_tbc.jvp("self", "weight", "bias")(no_forward_ad("conv_tbc"))
 
 
 @conv_tbc.grad("self")

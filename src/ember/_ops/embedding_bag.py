@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import get_xp, scatter_add, scatter_reduce, to_numpy
 from .._tensor import Tensor, checked_values
-from .pointwise import derivative_not_implemented, no_derivative, no_forward_ad
+from .pointwise import derivative_not_implemented, no_derivative, refuse_forward_ad
 from .registry import NONE, op
 
 __all__: list = []  # torch.embedding_bag (weight first) is _torch_embedding_bag
@@ -209,9 +209,7 @@ def _check_bags(ids, offs, num_weights, offsets_type):
 
 def _refuse_forward_ad(*tensors):
     """torch has no forward-mode derivative for embedding bags: its error for a dual input."""
-    from ..autograd.forward_ad import unpack_dual
-    if any(t is not None and unpack_dual(t).tangent is not None for t in tensors):
-        no_forward_ad("_embedding_bag")()
+    refuse_forward_ad("_embedding_bag", *tensors)
 
 
 def _padding_index(padding_idx, num_weights):

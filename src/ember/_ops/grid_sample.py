@@ -21,7 +21,7 @@ from .._backend import get_xp
 from .._tensor import Tensor, _wrap
 from .indexing import _gather, _scatter_add
 from .linalg import bmm
-from .pointwise import not_implemented
+from .pointwise import no_forward_ad, not_implemented
 from .reduction import sum_dim
 from .registry import NONE, op
 from .shape import reshape, stack, transpose
@@ -294,6 +294,9 @@ def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners
     return _sample(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
+grid_sampler_2d.jvp("input", "grid")(no_forward_ad("grid_sampler_2d"))
+
+
 @grid_sampler_2d.grad("input", "grid")
 def _(grad, input, grid, interpolation_mode, padding_mode, align_corners):  # noqa: A002
     return _sampling_grads(grad, input, grid, interpolation_mode, padding_mode, align_corners)
@@ -303,6 +306,9 @@ def _(grad, input, grid, interpolation_mode, padding_mode, align_corners):  # no
     check=_check_sampler(3))
 def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):  # noqa: A002
     return _sample(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+grid_sampler_3d.jvp("input", "grid")(no_forward_ad("grid_sampler_3d"))
 
 
 @grid_sampler_3d.grad("input", "grid")

@@ -21,6 +21,7 @@ from .diagonal import tril, triu
 from .einsum import const
 from .linalg import matmul
 from . import opmath
+from .pointwise import no_forward_ad
 from .registry import NONE, conj_value, op
 
 
@@ -507,6 +508,7 @@ def cholesky(self, upper=False):
     return _cholesky_kernel(self, upper, "linalg.cholesky")
 
 
+cholesky.jvp("self")(no_forward_ad("cholesky"))  # (linalg_cholesky has one)
 cholesky.grad("self")(_cholesky_grad)
 
 

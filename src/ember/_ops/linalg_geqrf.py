@@ -14,6 +14,7 @@ from .._backend import get_xp
 from .linalg import matmul
 from .linalg_decomp import _result, mH, refuse_low_precision
 from .linalg_eig import householder_product
+from .pointwise import refuse_forward_ad
 from .registry import NONE, op
 
 GeqrfResult = _result("geqrf", ["a", "tau"])
@@ -85,6 +86,7 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):  # no
         raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[-2], "
                            "input.shape[-1])")
     refuse_low_precision(input, "ormqr_cpu")
+    refuse_forward_ad("ormqr", input, input2, input3)  # (torch's kernel has no formula)
     q = _full_q(input, input2)
     if transpose:
         q = mH(q)

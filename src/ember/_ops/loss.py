@@ -28,7 +28,8 @@ from .nn_ops import (_REDUCTIONS, _check_target_size, _grad_scale, _numel, _redu
                      broadcast_pair, reduction_enum, refuse_integral, refuse_uncastable_result,
                      weighted_loss)
 from .pointwise import abs as abs_
-from .pointwise import add_scalar, div_scalar, exp, log, mul_scalar, neg, sigmoid, where
+from .pointwise import (add_scalar, div_scalar, exp, log, mul_scalar, neg, no_forward_ad,
+                        sigmoid, where)
 from .registry import NONE, op
 from .replay import replay_form
 
@@ -202,6 +203,10 @@ def _(target_t, self, target, reduction, delta):
 def huber_loss_backward(grad_output, self, target, reduction, delta):
     _require_dtype_of(self, target, grad_output)
     return _robust_backward(grad_output, self, target, reduction, delta, 1.0)
+
+
+huber_loss_backward.jvp("grad_output", "self", "target")(
+    no_forward_ad("huber_loss_backward"))
 
 
 @huber_loss_backward.grad("grad_output")
@@ -1266,6 +1271,9 @@ def _multi_margin(self, target, weight, p, margin, reduction):
     return _reduce(loss.astype(self.dtype, copy=False), reduction)
 
 
+_multi_margin.jvp("self")(no_forward_ad("multi_margin_loss"))
+
+
 @_multi_margin.grad("self")
 def _(grad, self, target, weight, p, margin, reduction):
     from .reduction import sum as sum_
@@ -1364,6 +1372,9 @@ def _multilabel_margin(self, target, reduction):
     if reduction == "sum":
         return get_xp(self).asarray(loss.sum(), dtype=self.dtype)
     return loss.astype(self.dtype)
+
+
+_multilabel_margin.jvp("self")(no_forward_ad("multilabel_margin_loss_forward"))
 
 
 @_multilabel_margin.grad("self")
@@ -1556,6 +1567,9 @@ def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_inf
     in_len = xp.asarray(np.asarray(input_lengths, dtype=np.int64))
     nll, alpha = _ctc_alpha(log_probs.astype(np.float64), lab, skip, in_len, tg_len)
     return nll.astype(log_probs.dtype), alpha.transpose(1, 0, 2).astype(log_probs.dtype)
+
+
+_ctc_loss.jvp("log_probs")(no_forward_ad("_ctc_loss"))
 
 
 @_ctc_loss.grad("log_probs")

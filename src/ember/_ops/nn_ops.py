@@ -13,6 +13,7 @@ from .._compile.hooks import replayed
 from .._state import state
 from .._tensor import Tensor, _c_type_name, _wrap, checked_values
 from ..autograd._grad_versions import note_writes
+from .pointwise import no_forward_ad
 from .registry import NONE, op
 
 __all__ = ['alpha_dropout', 'bilinear', 'binary_cross_entropy_with_logits', 'cosine_similarity',
@@ -787,6 +788,9 @@ def _pack_padded_sequence(input, batch_sizes, batch_first):
     step; ``batch_sizes`` is a tuple of Python ints."""
     t, b = _pack_index(get_xp(input), batch_sizes)
     return input[b, t] if batch_first else input[t, b]
+
+
+_pack_padded_sequence.jvp("input")(no_forward_ad("_pack_padded_sequence"))
 
 
 @_pack_padded_sequence.grad("input")

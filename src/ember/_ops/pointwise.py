@@ -95,7 +95,9 @@ def derivative_not_implemented(what):
 
 
 def no_forward_ad(name):
-    """The JVP rule of an op torch gives no forward-mode derivative: torch's error."""
+    """The JVP rule of an op torch gives no forward-mode derivative: torch's error. Its
+    ``refuse_inplace`` raises the in-place form's (``name_``), which forward AD calls before
+    the op writes."""
     def rule(*_):
         raise NotImplementedError(
             f"Trying to use forward AD with {name} that does not support it because it has "
@@ -103,7 +105,16 @@ def no_forward_ad(name):
             "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so "
             "that we can prioritize its implementation or submit a PR adding the "
             "implementation to derivatives.yaml")
+    rule.refuse_inplace = rule if name.endswith("_") else no_forward_ad(name + "_")
     return rule
+
+
+def refuse_forward_ad(name, *tensors):
+    """no_forward_ad's error for an op built from others (no rule of its own) that torch
+    gives no forward-mode derivative, where one of ``tensors`` has a tangent."""
+    from ..autograd.forward_ad import unpack_dual
+    if any(t is not None and unpack_dual(t).tangent is not None for t in tensors):
+        no_forward_ad(name)()
 
 
 def not_implemented(kernel, array):

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .._backend import get_xp, scatter_add, scatter_reduce
-from .pointwise import no_derivative, not_implemented
+from .pointwise import no_derivative, no_forward_ad, not_implemented
 from .registry import NONE, op
 
 __all__ = ["segment_reduce"]
@@ -81,6 +81,9 @@ def _segment_reduce(data, lengths, reduce, axis, unsafe=False, initial=None):
         empty = xp.nan if initial is None else initial
         out = xp.where(count > 0, out / xp.where(count > 0, count, 1), empty).astype(data.dtype)
     return out.reshape(*lengths.shape, *data.shape[lengths.ndim:])
+
+
+_segment_reduce.jvp("data")(no_forward_ad("segment_reduce"))
 
 
 @_segment_reduce.grad("data")

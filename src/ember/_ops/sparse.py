@@ -19,6 +19,7 @@ from .._sparse import coo as C
 from .._sparse.coo import CooArray
 from .._tensor import Tensor, _wrap
 from .reduction import sum_all as _dense_sum_all, sum_whole
+from .pointwise import no_forward_ad
 from .registry import NONE, op
 
 __all__ = ["sparse_coo_tensor", "spmm"]
@@ -62,6 +63,9 @@ def _check_sparse(self, fn):
 def _make(indices, values, size, coalesced=False):
     # NOTE: torch's set_indices_and_values_unsafe marks fewer than two entries coalesced
     return CooArray(indices, values, size, coalesced or indices.shape[1] < 2)
+
+
+_make.jvp("values")(no_forward_ad("_sparse_coo_tensor_with_dims_and_tensors"))
 
 
 @_make.grad("values")
@@ -111,6 +115,9 @@ def _mask(self, mask):
     return C.mask(self, mask)
 
 
+_mask.jvp("self")(no_forward_ad("sparse_mask"))
+
+
 @_mask.grad("self")
 def _(grad, mask):
     # torch's sparse_mask_backward: the gradient at each of mask's entries (a repeated
@@ -147,6 +154,9 @@ def _to_sparse(self):
     return C.from_dense(self)
 
 
+_to_sparse.jvp("self")(no_forward_ad("_to_sparse"))
+
+
 @_to_sparse.grad("self")
 def _(grad):
     return _to_dense(grad)
@@ -156,6 +166,9 @@ def _(grad):
     node="ToSparseBackward0")
 def _to_sparse_dim(self, sparse_dim):
     return C.from_dense(self, sparse_dim)
+
+
+_to_sparse_dim.jvp("self")(no_forward_ad("_to_sparse"))
 
 
 @_to_sparse_dim.grad("self")

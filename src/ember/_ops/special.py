@@ -469,6 +469,9 @@ def igamma(self, other):
     return _regularized_gamma(self, other, False)
 
 
+igamma.jvp("self", "other")(no_forward_ad("igamma"))
+
+
 @igamma.grad("self")
 def _(grad, self, other):
     raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
@@ -483,6 +486,9 @@ def _(grad, self, other):
 def igammac(self, other):
     """The regularized upper incomplete gamma function Q(self, other)."""
     return _regularized_gamma(self, other, True)
+
+
+igammac.jvp("self", "other")(no_forward_ad("igammac"))
 
 
 @igammac.grad("self")

@@ -91,6 +91,9 @@ def _elementwise(op, out, tangents):
         return False
     if getattr(op, "own_jvp", False):
         return False
+    rules = op.__dict__.get("jvp_rules")
+    if rules is not None and any(hasattr(r, "refuse_inplace") for r in rules.values()):
+        return False  # (torch has no forward formula: the rule's refusal, per row)
     return all(len(inputs) == 1 for inputs, _, _ in op.formulas) and all(
         t is None or t._data.dtype.kind == "f" for t in tangents)
 

@@ -554,6 +554,7 @@ class _ForwardHook:
             if tangents is None or not op.differentiable or state.inference:
                 return dispatch_inplace(op, args)  # (in inference mode its tangent stays)
             _check_nested(self.level, op)
+            _refuse_inplace(op, tangents)
             self_ = args[0]
             old = _snapshot(self_)
             dispatch_inplace(op, args)
@@ -640,6 +641,17 @@ def _attach(out, tangents):
     for o, t in zip(out, tangents):
         if t is not None and isinstance(o, Tensor):
             _set_tangent(o, t)
+
+
+def _refuse_inplace(op, tangents):
+    """torch's refusal of an in-place op without a forward-mode formula (its ``name_``),
+    before the op writes."""
+    rules = op.__dict__.get("jvp_rules")
+    if rules is not None:
+        for name, t in zip(op.params, tangents):
+            refuse = getattr(rules.get(name), "refuse_inplace", None)
+            if t is not None and refuse is not None:
+                refuse()
 
 
 def _write_tangent_inplace(t, new):

@@ -109,6 +109,9 @@ _VJP, _JVP = "vjp(f, *primals)", "jvp(f, primals, tangents)"
 
 def _check_outputs(leaves, api):
     """torch.func's check of what ``f`` returned (``api``: the transform that calls it)."""
+    if not leaves:
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output "
+                           "(got output = [])")
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
             raise RuntimeError(  # noqa: TRY004 - torch's type
