@@ -235,3 +235,33 @@ def test_what_pyro_reads_from_torch_at_import():
         return (typing.get_origin(callable_type).__name__, [str(t) for t in others],
                 torch._C._get_tracing_state(), jit.TracerWarning.__mro__[1:])
     same(body)
+
+
+def test_dlpack_module_and_torch_torch_as_torchs():
+    # (kornia imports from_dlpack and to_dlpack from torch.utils.dlpack and annotates with
+    # torch.torch.Tensor)
+    def body(torch):
+        dlpack = importlib.import_module(torch.__name__ + ".utils.dlpack")
+        x = torch.arange(4.)
+        back = dlpack.from_dlpack(dlpack.to_dlpack(x))
+        back[0] = 7.
+        return (dlpack.from_dlpack is torch.from_dlpack, dlpack.to_dlpack is torch.to_dlpack,
+                dlpack.__all__, [(d.name, int(d)) for d in dlpack.DLDeviceType],
+                x.__dlpack_device__()[0] == dlpack.DLDeviceType.kDLCPU, x,
+                torch.torch is torch, torch.torch.Tensor is torch.Tensor)
+    same(body)
+
+
+@pytest.mark.parametrize("name", ["batchnorm", "instancenorm", "channelshuffle", "fold",
+                                  "pixelshuffle", "upsampling"])
+def test_nn_modules_submodules_hold_torchs_layers(name):
+    # (kornia: from torch.nn.modules.batchnorm import _BatchNorm)
+    def body(torch):
+        module = importlib.import_module(f"{torch.__name__}.nn.modules.{name}")
+        private = sorted(n for n in ("_BatchNorm", "_NormBase", "_InstanceNorm")
+                         if hasattr(module, n))
+        layers = [getattr(module, n) for n in module.__all__]
+        return (module.__all__, private, all(layer is getattr(torch.nn, layer.__name__)
+                                             for layer in layers),
+                issubclass(torch.nn.BatchNorm2d, getattr(module, "_BatchNorm", object)))
+    same(body)

@@ -281,6 +281,9 @@ def __getattr__(name):
         from .nn import _functional_rnn
         fn = globals()[name] = getattr(_functional_rnn, name)
         return fn
+    if name == "torch":  # (torch.torch is torch itself: kornia annotates with torch.torch.Tensor)
+        import sys
+        return sys.modules[__name__]
     if name == "Future":  # (torch.Future: the class of torch.futures' futures)
         from .futures import Future
         return Future

@@ -281,8 +281,10 @@ Tensor.__dlpack_device__ = _tensor_dlpack_device
 
 
 def to_dlpack(tensor):
-    """The DLPack capsule of the tensor's memory (``from_dlpack`` reads it back)."""
-    return tensor.detach().__dlpack__()
+    """The DLPack capsule of the tensor's memory (``from_dlpack`` reads it back). It is a
+    versioned (DLPack 1.0) capsule, where torch's is a legacy one: NumPy imports a legacy
+    capsule read-only, so the tensor read back would refuse the writes torch's takes."""
+    return tensor.detach().__dlpack__(max_version=(1, 0))
 
 
 _FROBENIUS_WARNED = []

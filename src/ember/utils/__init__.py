@@ -9,7 +9,7 @@ from ._swap_tensors import swap_tensors
 
 __all__ = ["swap_tensors"]
 
-_SUBMODULES = ("_pytree", "benchmark", "checkpoint", "data", "hooks")
+_SUBMODULES = ("_pytree", "benchmark", "checkpoint", "data", "dlpack", "hooks")
 
 
 def __getattr__(name):
