@@ -121,6 +121,19 @@ def _wrap(array, cls=None):
     return t
 
 
+def _alias(t):
+    """A new leaf sharing ``t``'s memory (and its conjugate and negative bits, as torch's
+    detach() and .data of a conjugate view have them)."""
+    d = t.__dict__
+    if "_phys" not in d:
+        return _wrap(d["_data"])
+    alias = _object_new(Tensor)
+    for name in ("_phys", "_conj_bit", "_neg_bit"):
+        if name in d:
+            alias.__dict__[name] = d[name]
+    return alias
+
+
 def _inference_alias(t):
     """``t``, sharing an inference tensor's memory (detach(), .data), made one too: with a
     version counter of its own when made outside inference mode, as torch's."""
@@ -179,6 +192,52 @@ _SCALAR_OF_GRAD_TENSOR = (
     "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
 
 
+_NUMPY_CODE = [None]  # Tensor.numpy's code, once the class is made
+
+
+def _refuse_bits_numpy(t):
+    """torch's numpy() refuses a tensor whose conjugate or negative bit is set: the array
+    would be its memory, not its values."""
+    from ._ops.complex import is_conj
+    if is_conj(t):
+        raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
+                           "tensor.resolve_conj().numpy() instead.")
+    if t.__dict__.get("_neg_bit"):
+        raise RuntimeError("Can't call numpy() on Tensor that has negative bit set. Use "
+                           "tensor.resolve_neg().numpy() instead.")
+
+
+class _BitValues:
+    """``t._data`` of a tensor with torch's conjugate or negative bit (``x.conj()`` of a
+    complex ``x``, ``x._neg_view()``, their views): such a tensor keeps no ``_data`` of its
+    own but ``_phys``, the memory it shares with its base, and each read resolves the bits
+    (``_backend.bit_values``), so it shows what was written through any alias since. A
+    non-data descriptor: every other tensor's own ``_data`` is found first, at no cost."""
+
+    def __get__(self, t, owner=None):
+        if t is None:
+            return self
+        d = t.__dict__
+        phys = d.get("_phys")
+        if phys is None:
+            raise AttributeError("_data")
+        caller = sys._getframe(1)
+        if caller.f_code is _NUMPY_CODE[0] and not caller.f_locals["force"] and not (
+                t._requires_grad and state.grad_enabled):
+            # (numpy()'s fast path hands out a real array as it reads it: its refusal of a
+            # real tensor with the negative bit is here, at no cost to other tensors)
+            _refuse_bits_numpy(t)
+        from ._backend import bit_values
+        return bit_values(phys, d.get("_conj_bit", False), d.get("_neg_bit", False))
+
+
+def physical(t):
+    """The array holding ``t``'s memory: its ``_data``, or for a tensor with a conjugate or
+    negative bit the memory it shares with its base (its values unresolved)."""
+    phys = t.__dict__.get("_phys")
+    return t._data if phys is None else phys
+
+
 class Tensor:
     """A multi-dimensional array that records the operations applied to it.
 
@@ -213,6 +272,7 @@ class Tensor:
     # A view's own requires_grad_(True), beside what it takes from its base: with no history,
     # it then has a gradient of its own to accumulate (torch's requires_grad_ field).
     _own_requires_grad = False
+    _data = _BitValues()
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __new__(cls, *args, **kwargs):
@@ -316,10 +376,11 @@ class Tensor:
 
     def data_ptr(self) -> int:
         read_data("Tensor.data_ptr()")
-        if self._data.size == 0:  # torch: no element, no address
+        data = physical(self)  # (a conjugate view's address is its base's memory's)
+        if data.size == 0:  # torch: no element, no address
             return 0
         from ._backend import data_address
-        return data_address(self._data)
+        return data_address(data)
 
     def storage_offset(self) -> int:
         """How many elements into its storage this tensor's first element is."""
@@ -331,7 +392,7 @@ class Tensor:
         """The memory this tensor views (shared with its views), as bytes."""
         read_data("Tensor.untyped_storage()")
         from ._storage import UntypedStorage
-        return UntypedStorage._of(self._data)
+        return UntypedStorage._of(physical(self))
 
     def pin_memory(self, device=None):
         """A copy in page-locked host memory (``self`` if it is there already)."""
@@ -375,6 +436,8 @@ class Tensor:
             return data.view()  # (the usual call: what _host_array returns, no refusal)
         return self._host_array(force)
 
+    _NUMPY_CODE[0] = numpy.__code__
+
     def _host_array(self, force=False):
         D.refuse_numpy(self._data.dtype)
         if force:  # torch: a host copy, whatever the device and requires_grad
@@ -388,9 +451,8 @@ class Tensor:
                                 "Tensor.to_dense() first.")
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
-        if self.__dict__.get("_conj_bit"):  # (ember's array holds the values conjugated)
-            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
-                               "tensor.resolve_conj().numpy() instead.")
+        if "_phys" in self.__dict__ or self.__dict__.get("_conj_bit"):
+            _refuse_bits_numpy(self)
         # a new array object on the tensor's memory, as torch's: setting its shape, strides or
         # flags leaves the tensor as it is (writes to its elements reach the tensor)
         return self._data.view()
@@ -655,7 +717,7 @@ class Tensor:
     def data(self):
         # Shares memory but not the version counter: changes through .data are invisible to
         # autograd's correctness checks, as in torch.
-        t = _wrap(self._data)
+        t = _alias(self)
         if self._is_inference:
             _inference_alias(t)
         return t
@@ -676,7 +738,7 @@ class Tensor:
 
     def detach(self):
         """A new leaf sharing data and version counter with this tensor, outside the graph."""
-        t = _wrap(self._data)
+        t = _alias(self)
         if self._is_inference:
             _inference_alias(t)
         else:

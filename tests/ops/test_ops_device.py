@@ -58,7 +58,8 @@ def _moved(value, dev, leaves):
 
 
 def _host(t):
-    return None if t is None else t.detach().cpu().numpy()
+    # (the values: a result with torch's conjugate bit, ifft's of a real input, resolved)
+    return None if t is None else t.detach().cpu().resolve_conj().resolve_neg().numpy()
 
 
 def _device_of(t):

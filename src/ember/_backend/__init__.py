@@ -297,6 +297,45 @@ def strided_view(x, shape, strides, address, dtype=None):
     return get_xp(x).ndarray(tuple(shape), dtype, memptr=mem, strides=tuple(strides))
 
 
+def resolve_bits(values, conj, neg=False):
+    """A new array of ``values`` with torch's bits applied, each its own inverse: conjugated
+    (a real array with the conjugate bit holds (real, imaginary) pairs along its last
+    dimension, view_as_real's: its imaginary parts negated) and negated. What a tensor with
+    the bits shows of its memory ``values``, or what is written into that memory to show
+    ``values``."""
+    xp = get_xp(values)
+    if conj and values.dtype.kind == "c":
+        values = xp.conj(values)
+    elif conj:
+        values = xp.concatenate([values[..., :1], -values[..., 1:]], axis=-1)
+    if neg:
+        values = xp.negative(values)
+    return values if conj or neg else values.copy()
+
+
+def bit_values(phys, conj, neg=False):
+    """The values a tensor with torch's conjugate bit (``conj``) or negative bit (``neg``)
+    shows, ``phys`` being the memory it shares with its base: a new array laid out as ``phys``
+    is in its storage (same strides, same offset from the storage's start, in a zeroed storage
+    of the same size), so the views, strides and storage offset of what reads it are torch's.
+    The one place those bits are resolved for reading."""
+    if phys.size == 0:
+        return phys.copy()
+    _, start, end = storage_of(phys)
+    storage = get_xp(phys).zeros(((end - start) // phys.itemsize,), phys.dtype)
+    out = strided_view(storage, phys.shape, phys.strides,
+                       data_address(storage) + data_address(phys) - start)
+    out[...] = resolve_bits(phys, conj, neg)
+    return out
+
+
+def write_bit_values(phys, values, conj, neg=False):
+    """Write ``values`` (an array ``bit_values(phys, conj, neg)`` gave, since written into)
+    back into ``phys``, the bits undone: torch's write through a conjugate view."""
+    if phys.size:
+        phys[...] = resolve_bits(values, conj, neg)
+
+
 class _PlacedEmpty(_Interface):
     """The interface of an empty view that ``place_empty`` put where torch puts it."""
 

@@ -5,13 +5,12 @@ w.r.t. ``z = x + iy`` is ``dL/dx + i dL/dy`` (the conjugate Wirtinger derivative
 The ops here are not holomorphic, so their formulas are written in that convention directly
 (``complex_grad=True``); see ``registry.conjugated`` for how holomorphic ops get it.
 
-NOTE: torch's ``conj`` is a lazy view (a conjugate bit on the same memory). NumPy has no
-conjugating view, so ember's holds the conjugated values in a new array, with torch's bit
-(``is_conj()``; conj of it clears the bit again; ``numpy()`` refuses it) and its input's
-version counter (an in-place write of either shows in both ``_version``, and a node that saved
-one refuses the other's change, as torch's does). What NumPy cannot give: the two do not share
-memory (a write into one does not show in the other, ``_base`` is None), and the bit is not
-carried by the views of conj's result (``x.conj()[0].is_conj()`` is False; torch's is True).
+NOTE: ``conj`` is torch's lazy view: the result shares its input's memory, base and version
+counter and has the conjugate bit. NumPy has no conjugating view, so such a tensor keeps the
+memory it shares (``_phys``) and each read of its values conjugates it (``_backend.bit_values``,
+through Tensor's ``_data`` descriptor); an in-place op on it writes its values back conjugated
+(inplace.dispatch_inplace), and its views take the bit (views.carry_bits). ``x._neg_view()``
+and ``x.conj().imag`` have torch's negative bit the same way.
 """
 from __future__ import annotations
 
@@ -24,13 +23,18 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import get_xp
-from .._tensor import Tensor
+from .._backend import bit_values
+from .._state import recording
+from .._tensor import Tensor, physical
 from .registry import FLOAT, NONE, conj_value, op
+from .views import set_bits
 
 
-@op("conj", promote=NONE, complex_grad=True)
+@op("conj", view=True, promote=NONE, complex_grad=True)
 def _conj(self):
-    return get_xp(self).conj(self)
+    # (the values, laid out as self's memory is: what regenerating the view from its base
+    # reads; the view itself shows self's memory, see conj)
+    return bit_values(self, True)
 
 
 @_conj.grad("self")
@@ -39,14 +43,44 @@ def _(grad):
 
 
 def conj(input):  # noqa: A002 - torch's name
-    """The complex conjugate (a real tensor is its own conjugate: it is returned as it is)."""
-    if not (isinstance(input, Tensor) and input._data.dtype.kind == "c"):
+    """The complex conjugate as torch's lazy view: ``input``'s memory with the conjugate bit
+    (a real tensor is its own conjugate: it is returned as it is)."""
+    if not (isinstance(input, Tensor) and input.dtype.is_complex):
         return input
-    out = _conj(input)
-    if not is_conj(input):  # (the conjugate of a conjugate is torch's view without the bit)
-        out._conj_bit = True
-    if not input._is_inference:  # (torch's view shares its input's version counter)
-        out._vc = input._version_counter()
+    return _bit_view(_conj(input), input, "_conj_bit")
+
+
+@op("_neg_view", view=True, promote=NONE, node="NegViewBackward0")
+def _neg_view_op(self):
+    return bit_values(self, False, True)  # (the values, laid out as self's memory is)
+
+
+@_neg_view_op.grad("self")
+def _(grad):
+    return -grad
+
+
+def _neg_view(self):
+    """``self``'s memory with torch's negative bit: a view showing ``-self``."""
+    return _bit_view(_neg_view_op(self), self, "_neg_bit")
+
+
+def _bit_view(out, input, bit):
+    """``out``, the view op's result on ``input``, made a view of ``input``'s memory with
+    ``bit`` flipped (NumPy has no negating or conjugating view: see Tensor's _BitValues)."""
+    d = input.__dict__
+    if not isinstance(out, Tensor):
+        return out
+    if (out._base is None and not input._is_inference) or recording[0] is not None:
+        # a batched value, or a call ember.compile records (whose program holds arrays the
+        # ops made): the values, as the kernel made them, with the bit
+        out.__dict__[bit] = not d.get(bit, False)
+        return out
+    bits = {"_conj_bit": d.get("_conj_bit", False), "_neg_bit": d.get("_neg_bit", False)}
+    bits[bit] = not bits[bit]
+    for name in ("_data", "_phys", "_conj_bit", "_neg_bit"):
+        out.__dict__.pop(name, None)
+    set_bits(out, physical(input), bits["_conj_bit"], bits["_neg_bit"])
     return out
 
 
@@ -85,13 +119,17 @@ def _conj_physical_(self):
 
 
 def is_conj(input) -> bool:  # noqa: A002
-    """Whether ``input`` is conj's result (torch's conjugate bit)."""
-    return bool(getattr(input, "_conj_bit", False))
+    """Whether ``input`` has torch's conjugate bit (conj's lazy view of a complex tensor)."""
+    d = input.__dict__
+    if not d.get("_conj_bit", False):
+        return False
+    phys = d.get("_phys")  # (a real view holding both parts of a conjugate, inside imag)
+    return phys is None or phys.dtype.kind == "c"
 
 
 def is_neg(input) -> bool:  # noqa: A002
-    """torch's negative bit: ember never sets it."""
-    return False
+    """Whether ``input`` has torch's negative bit (``x._neg_view()``, ``x.conj().imag``)."""
+    return bool(input.__dict__.get("_neg_bit", False))
 
 
 def resolve_conj(input):  # noqa: A002
@@ -100,7 +138,8 @@ def resolve_conj(input):  # noqa: A002
 
 
 def resolve_neg(input):  # noqa: A002
-    return input
+    """``input`` without the negative bit: a copy when it has one, else ``input`` itself."""
+    return input.clone() if is_neg(input) else input
 
 
 # -- angle ----------------------------------------------------------------------------------------
@@ -212,6 +251,7 @@ def where_zero(x, value):
 
 
 Tensor.conj = conj
+Tensor._neg_view = _neg_view
 Tensor.conj_physical = conj_physical
 Tensor.conj_physical_ = _conj_physical_
 Tensor.is_conj = is_conj

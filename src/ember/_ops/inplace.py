@@ -17,7 +17,7 @@ import numpy as np
 
 from . import opmath
 from .. import _dtype as D
-from .._backend import data_address, get_xp
+from .._backend import data_address, get_xp, write_bit_values
 from .._sparse.coo import CooArray
 from .._state import (captured_write_check, forward_hook, intercepted, profiler_hook, state,
                       vmap_hook)
@@ -91,11 +91,32 @@ def dispatch_inplace(op, args):
         _refuse_saved_inference(op, args)
     if refusal is not None:
         raise refusal
+    if "_phys" in self.__dict__:  # a conjugate (or negative) view: written through
+        return _write_through_bits(op, args, recording)
     hook = profiler_hook[0]
     if hook is not None:
         with hook(op.aten + "_", args):
             return _inplace_call(op, args, recording)
     return _inplace_call(op, args, recording)
+
+
+def _write_through_bits(op, args, recording):
+    """An in-place op on a tensor with torch's conjugate or negative bit: the op reads and
+    writes one array of its values (every read of ``_data`` in the op is that array), which
+    is then written back into its memory with the bits undone, as torch writes through a
+    conjugate view (``x.conj().add_(1)`` adds 1 to ``x``)."""
+    self = args[0]
+    d = self.__dict__
+    values = d["_data"] = self._data
+    try:
+        hook = profiler_hook[0]
+        if hook is not None:
+            with hook(op.aten + "_", args):
+                return _inplace_call(op, args, recording)
+        return _inplace_call(op, args, recording)
+    finally:
+        del d["_data"]
+        write_bit_values(d["_phys"], values, d.get("_conj_bit", False), d.get("_neg_bit", False))
 
 
 def _refresh_operands(op, args):

@@ -163,6 +163,11 @@ def _view_dtype(self, dtype):
     """``x.view(dtype)``: the same memory read as ``dtype`` (the last dim scaled by the ratio of
     the element sizes). As in torch it is outside autograd (never requires grad, no grad_fn),
     and, like ``detach()``, it shares its version counter with ``self``."""
+    if "_phys" in self.__dict__:  # (torch's refusal for a view with a bit, whatever dtype)
+        what = ("conjugate view tensors" if self.__dict__.get("_conj_bit")
+                else "tensors with negative bit set")
+        raise RuntimeError(f"ember.Tensor.view is not supported for {what} when converting to "
+                           "a different dtype.")
     data = self._data
     old, new = data.dtype.itemsize, np.dtype(dtype.np).itemsize
     if old != new:
@@ -1331,7 +1336,8 @@ def setitem(self, key, value):
         else:
             _setitem_advanced.inplace(sliced, value, index)
         _refresh_written_view(self, sliced)
-    elif _tracked(self, value):
+    elif _tracked(self, value) or "_phys" in self.__dict__:  # (or a conjugate view: its
+        # view takes its bit, and copy_ writes through it)
         target, _ = _apply_slicing(self, key)
         _copy_to(target, value)
         _refresh_written_view(self, target)

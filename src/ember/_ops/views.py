@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from .._backend import get_xp, scatter_add
+from .._backend import get_xp, resolve_bits, scatter_add
 from .._state import state
 from .._tensor import DetachedCounter, Tensor
 from ..autograd.graph import (ERR_FREED, Node, follow_base, move_retained_grad,
@@ -68,11 +68,41 @@ def replay(chain, x):
     return x
 
 
-@op("view_scatter", tensors=2, promote=NONE, node="ViewScatterBackward0")
+_BIT_VIEWS = {"conj": "_conj_bit", "_neg_view": "_neg_bit"}
+
+
+def cut(chain, x):
+    """The memory of array ``x`` that the view ``chain`` describes (``replay``'s region, a view
+    of ``x`` where replay's values of a conjugate view are a new array), and the (conjugate,
+    negative) bits its values show: how a gradient is written back through such a view."""
+    from .._backend import storage_of
+    bits = {"_conj_bit": False, "_neg_bit": False}
+    start = storage_of(x)[1]
+    for view_op, rest, index in chain:
+        bit = _BIT_VIEWS.get(getattr(view_op, "name", None))
+        if bit is not None:  # (conj and _neg_view keep the geometry: the bit alone changes)
+            bits[bit] = not bits[bit]
+            continue
+        out = view_op(x, *rest)
+        if index is not None:
+            out = out[index]
+        if out.size == 0:
+            out = placed(view_op, x, out, (x,) + rest, index)
+        bits["_conj_bit"], bits["_neg_bit"] = view_bits(bits["_conj_bit"], bits["_neg_bit"],
+                                                        out, start)
+        x = out
+    return x, bits["_conj_bit"], bits["_neg_bit"]
+
+
+@op("view_scatter", tensors=2, promote=NONE, node="ViewScatterBackward0", complex_grad=True)
 def view_scatter(self, src, chain):
     """A copy of ``self`` whose ``chain`` region is replaced by ``src``."""
     out = self.copy()
-    replay(chain, out)[...] = src
+    region, conj, neg = cut(chain, out)
+    if conj or neg:  # (in the region's dtype: a real view's pairs, a number broadcast)
+        xp = get_xp(out)
+        src = resolve_bits(xp.broadcast_to(xp.asarray(src, region.dtype), region.shape), conj, neg)
+    region[...] = src
     return out
 
 
@@ -203,10 +233,11 @@ class CopySlices(Node):
                       if base_needed else None)
         elif base_needed:
             result = g.copy()
-            region = replay(chain, result)
+            region, conj, neg = cut(chain, result)
             _refuse_internal_overlap(region)
-            sub = fn._apply([region.copy()], False, needed)
-            region[...] = 0 if sub[0] is None else sub[0]
+            sub = fn._apply([resolve_bits(region, conj, neg)], False, needed)
+            region[...] = 0 if sub[0] is None else resolve_bits(
+                get_xp(result).asarray(sub[0]), conj, neg)
         else:
             result = None
             sub = fn._apply([replay(chain, g).copy()], False, needed)
@@ -260,6 +291,8 @@ def mark_view(view_op, base, result, args, index):
         root, chain = base, None
     else:
         root, chain = parent, base._view_chain or None
+        if "_phys" in base.__dict__:  # (a view of a conjugate view: the bit goes with it)
+            carry_bits(base, result, view_op)
     result._base = root
     link = _new(ViewChain)  # (ViewChain(chain, ...) without its __init__'s frame)
     link.parent = chain
@@ -305,6 +338,75 @@ def mark_view(view_op, base, result, args, index):
     return grad_enabled
 
 
+def carry_bits(base, view, view_op=None):
+    """Make ``view``, cut by ``view_op`` out of the values of ``base`` (a tensor with a
+    conjugate or negative bit, see Tensor's _BitValues), a view of ``base``'s memory with the
+    bits its values show, as torch's views of a conjugate view are (conj and _neg_view flip
+    their bit: their values are laid out as the memory is)."""
+    from .._backend import data_address, storage_of, strided_view
+    values = view.__dict__.get("_data")
+    if values is None or values.size == 0:  # (an empty view shares no element: its bits only)
+        view._conj_bit = base.__dict__.get("_conj_bit", False) and _is_complex(values)
+        return
+    phys = base.__dict__["_phys"]
+    _, values_start, _ = storage_of(values)
+    _, phys_start, _ = storage_of(phys)
+    region = strided_view(phys, values.shape, values.strides,
+                          phys_start + data_address(values) - values_start, values.dtype)
+    d = base.__dict__
+    bits = {"_conj_bit": d.get("_conj_bit", False), "_neg_bit": d.get("_neg_bit", False)}
+    flipped = _BIT_VIEWS.get(getattr(view_op, "name", None))
+    if flipped is not None:
+        bits[flipped] = not bits[flipped]
+    conj, neg = view_bits(bits["_conj_bit"], bits["_neg_bit"], region, phys_start)
+    del view.__dict__["_data"]
+    view.__dict__.pop("_conj_bit", None)
+    view.__dict__.pop("_neg_bit", None)
+    set_bits(view, region, conj, neg)
+
+
+def _is_complex(values):
+    return values is not None and values.dtype.kind == "c"
+
+
+def view_bits(conj, neg, region, storage_start):
+    """The (conjugate, negative) bits of ``region``, a view of a memory shown with the bits
+    ``conj`` and ``neg`` (whose storage starts at ``storage_start``): those, but for a real
+    view of a conjugated complex memory (``.real``, ``.imag``): torch's real part of a
+    conjugate is a plain view, its imaginary part a view with the negative bit. A real view
+    holding both parts (view_as_real's, inside ``imag``) keeps the conjugate bit: it negates
+    the imaginary parts it holds."""
+    if conj and region.dtype.kind != "c":
+        part = _complex_part(region, storage_start)
+        if part is not None:
+            return False, neg != (part == 1)
+    return conj, neg
+
+
+def _complex_part(region, storage_start):
+    """0 when every element of ``region`` (a real view of a complex storage) is a real part, 1
+    when every one is an imaginary part, None when it holds both."""
+    from .._backend import data_address
+    item = region.itemsize
+    first = data_address(region) - storage_start
+    if any(n > 1 and st % (2 * item) for n, st in zip(region.shape, region.strides)):
+        return None
+    return (first // item) % 2
+
+
+def set_bits(t, phys, conj, neg):
+    """Make ``t`` show ``phys`` (an array of its memory) with the bits ``conj`` and ``neg``;
+    with neither, ``phys`` is its plain ``_data``."""
+    if conj or neg:
+        t._phys = phys
+        if conj:
+            t._conj_bit = True
+        if neg:
+            t._neg_bit = True
+    else:
+        t._data = phys
+
+
 def refresh(view):
     """Regenerate a view's grad_fn if its base changed in place since it was set (torch's
     VariableHooks::grad_fn); refuse it for views that may not be rebased."""
@@ -334,18 +436,42 @@ def _regenerate_into(view):
     state.grad_enabled = True
     try:
         _rechain_if_base_relaid(view)
-        geometries = _geometries(view)
-        regen = view_of_base(view._base, view._view_chain, geometries)
-        if regen._grad_fn is None:
-            # the base no longer requires grad (detached in place): torch still regenerates
-            # the view's AsStridedBackward0, with no edge
-            record(view_of_base, (view._base, view._view_chain, geometries), (regen,))
+        regen = _regenerated(view._base, view._view_chain)
     finally:
         state.grad_enabled = prev
     view._grad_fn, view._output_nr = regen._grad_fn, regen._output_nr
     view._requires_grad = True
     if view._retains_grad:
         move_retained_grad(view, old_fn, old_nr)
+
+
+def _regenerated(base, chain):
+    """The view ``chain`` cuts out of ``base``, made again from ``base``'s history: torch's
+    as_strided of the view's geometry, or where the chain has conj or _neg_view (which no
+    as_strided gives) torch's replay of the view: an as_strided for each run of the other
+    view ops, conj's and _neg_view's own nodes between them."""
+    links = list(chain)
+    if not any(getattr(view_op, "name", None) in _BIT_VIEWS for view_op, _, _ in links):
+        return _regenerated_strided(base, chain)
+    run = None
+    for link in links:
+        if getattr(link[0], "name", None) in _BIT_VIEWS:
+            if run is not None:
+                base, run = _regenerated_strided(base, run), None
+            base = link[0](base)
+        else:
+            run = ViewChain(run, link)
+    return base if run is None else _regenerated_strided(base, run)
+
+
+def _regenerated_strided(base, chain):
+    geometries = _geometries_of(base._data, chain)
+    regen = view_of_base(base, chain, geometries)
+    if regen._grad_fn is None:
+        # the base no longer requires grad (detached in place): torch still regenerates
+        # the view's AsStridedBackward0, with no edge
+        record(view_of_base, (base, chain, geometries), (regen,))
+    return regen
 
 
 def _rechain_if_base_relaid(view):
@@ -367,10 +493,13 @@ def _geometries(view):
     """The strided geometry of ``view``'s base and of the view cut out of it, as torch's
     regenerated ``as_strided`` reads them; None where they are no such geometry (a negative
     stride, a view not in its base's memory)."""
+    return _geometries_of(view._base._data, view._view_chain)
+
+
+def _geometries_of(base, chain):
     from .._backend import storage_of
     from .strided import geometry
-    base = view._base._data
-    cut = replay(view._view_chain, base)
+    cut = replay(chain, base)
     if storage_of(cut)[1] != storage_of(base)[1]:
         return None
     geometries = geometry(base), geometry(cut)

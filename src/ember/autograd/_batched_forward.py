@@ -77,6 +77,9 @@ def view_of_tangent(view, base, base_tangent):
     if not (bd.flags.c_contiguous and td.flags.c_contiguous and vd.dtype == bd.dtype
             and td.dtype == bd.dtype and td.shape[1:] == bd.shape):
         return None
+    from .._backend import storage_of
+    if storage_of(vd)[0] is not storage_of(bd)[0]:  # (conj's values: not a region of bd)
+        return None
     item = bd.itemsize
     offset = (vd.__array_interface__["data"][0] - bd.__array_interface__["data"][0]) // item
     strides = tuple(st // item for st in vd.strides)
