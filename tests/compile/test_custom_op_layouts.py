@@ -75,3 +75,52 @@ def test_compiled_custom_op_checks_its_fake_kernels_layout(case):
                 out.append(str(e))
         return out
     same(body)
+
+
+@pytest.mark.parametrize("into", ["outside tensors", "tensors it made"])
+def test_compiled_custom_op_writing_a_list_of_tensors_is_recorded(into):
+    """A custom operator that writes into a list of tensors (``mutates_args`` naming a list
+    argument) is recorded as one call run again at every replay, as one writing a tensor
+    argument (ember broke the graph there; torch.compile compiles it): eager's values and
+    versions at every call, no fallback."""
+    def body(t):
+        Tensor = t.Tensor
+        name = "fill_list_" + into.split()[0]
+
+        @t.library.custom_op(f"t38g::{name}", mutates_args={"outs"})
+        def fill(x: Tensor, outs: list[Tensor]) -> None:
+            for k, o in enumerate(outs):
+                o.copy_(x * (k + 1))
+
+        a, b = t.zeros(3), t.zeros(3)
+
+        def f(x):
+            outs = [a, b] if into == "outside tensors" else [t.zeros(3), t.zeros(3)]
+            fill(x, outs)
+            return outs[0] + outs[1] * 10
+        call = t.compile(f) if t is ember else f
+        out = []
+        for k in range(3):  # (recorded, then replayed)
+            x = t.tensor([1.0, 2.0, 3.0]) * (k + 1)
+            out.append([call(x), a.clone(), b.clone(), a._version, b._version])
+        return out
+    same(body)
+
+
+def test_compiled_custom_op_writing_with_its_own_inplace_ops_bumps_versions_as_eager():
+    """A custom operator whose kernel writes its mutated argument with an in-place op: eager
+    bumps its version twice a call (the op's own bump, then the kernel's ``copy_``); a replay
+    bumped it once."""
+    def body(t):
+        @t.library.custom_op("t38g::fill_one", mutates_args={"o"})
+        def fill(x: t.Tensor, o: t.Tensor) -> None:
+            o.copy_(x * 2)
+
+        a = t.zeros(3)
+
+        def f(x):
+            fill(x, a)
+            return a + 1
+        call = t.compile(f) if t is ember else f
+        return [(call(t.ones(3) * k), a._version) for k in range(3)]
+    same(body)

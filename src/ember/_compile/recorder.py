@@ -432,10 +432,13 @@ class Recorder:
     def _record_replayed(self, fn, args, kwargs, result, before, versions):
         targs = tuple(self._template(a) for a in args)
         tkw = {k: self._template(v) for k, v in kwargs.items()}
-        bumps = []
+        written = []
         for t, v in versions:
             if _version_of(t) != v:  # filled in place
-                bumps += (s for s in self._outside_writes(t._data, before) if s not in bumps)
+                written += (s for s in self._outside_writes(t._data, before) if s not in written)
+        # each written outside tensor bumped as often as the call bumped it (a custom op's
+        # own bump of what it mutates, then its kernel's in-place ops': eager's count)
+        bumps = [s for s in written for _ in range(_bumps_of(self.outside[s], before.get(s)))]
         results = result if isinstance(result, tuple) else (result,)
         outs, zero_d = [], []
         for r in results:
@@ -532,9 +535,15 @@ def _has_mask(key):
 
 
 def _versions(args, kwargs):
-    """(tensor, its version) for the tensors among the arguments."""
-    return [(a, _version_of(a)) for a in list(args) + list(kwargs.values())
-            if isinstance(a, Tensor)]
+    """(tensor, its version) for the tensors among the arguments, those in a list or tuple
+    among them too (a custom operator may write into a list of tensors)."""
+    found = []
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, Tensor):
+            found.append((a, _version_of(a)))
+        elif isinstance(a, (list, tuple)):
+            found += _versions(a, {})
+    return found
 
 
 def _updates_taken(op, args):
@@ -542,6 +551,14 @@ def _updates_taken(op, args):
     versions: ``op.updates_taken`` is True, or the name of the flag argument that says so."""
     flag = getattr(op, "updates_taken", False)
     return bool(args[op.index[flag]]) if isinstance(flag, str) else flag
+
+
+def _bumps_of(t, was):
+    """How many times a call bumped outside tensor ``t``'s version (at least once: it wrote
+    ``t``), ``was`` its ``(grad_fn, requires_grad, version)`` before."""
+    if was is None or was[2] is None:
+        return 1
+    return max(1, _version_of(t) - was[2])
 
 
 def _version_of(t):

@@ -233,12 +233,9 @@ class CustomOpDef:
                 rec.graph_break(f"it calls the custom operator {self._qualname} on tensors "
                                 "that require grad")
             return self._autograd_function.apply_op(values, keyword)
-        if rec is not None and not self._writes_only_tensors(values, keyword):
-            # (the recorder sees writes to the call's own tensor arguments, not into lists)
-            rec.graph_break(f"it calls the custom operator {self._qualname}, which mutates "
-                            "a list of tensors")
-        elif rec is not None:  # recorded whole, as one call that runs again at every replay
-            # (the values passed one by one: the recorder sees the tensors it writes)
+        if rec is not None:  # recorded whole, as one call that runs again at every replay
+            # (the values passed one by one: the recorder sees the tensors it writes, a list's
+            # too)
             return rec.replayed_call(self._checked_run(), tuple(values), keyword)
         # (grad mode stays as it is in the kernel, as in torch's kernels below autograd)
         return self._run(values, keyword)
@@ -261,13 +258,6 @@ class CustomOpDef:
         result = kernel(*args, **kwargs)
         self._check_result(result, values, keyword)
         return result
-
-    def _writes_only_tensors(self, values, keyword):
-        """Whether each argument the op writes is one tensor (not a list of them)."""
-        arguments = self._op_schema.arguments
-        named = list(zip(arguments, values)) + [(a, keyword[a.name]) for a in arguments
-                                                if a.name in keyword]
-        return all(isinstance(v, Tensor) for a, v in named if a.is_write)
 
     def _run_values(self, *values, **keyword):
         return self._run_unrecorded(list(values), keyword)
