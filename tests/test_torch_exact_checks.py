@@ -210,3 +210,60 @@ def test_scatter_writes_before_out_of_bounds(op):
     import random
     same(lambda t: [_scatter_case(t, random.Random(seed), op) for seed in range(40)],
          check_warnings=False)  # (reduce='multiply': torch's deprecation warning, once)
+
+
+def _scatter_reduce_warnings(t):
+    """The warnings (text, and whether on this file's line) of scatter and scatter_ calls with
+    ``reduce=``, with warn_always on, and what each call raised."""
+    import warnings
+    x, index, src = t.zeros(3, 3), t.tensor([[0, 1, 2]]), t.ones(1, 3)
+    calls = [lambda: t.scatter(x, 0, index, src, reduce="add"),
+             lambda: x.clone().scatter_(0, index, src, reduce="multiply"),
+             lambda: x.scatter(0, index, src=src, reduce="add"),
+             lambda: x.scatter(0, index, 2.0, reduce="add"),
+             lambda: x.scatter_(0, index, 2.0, reduce="add"),
+             lambda: x.scatter(0, index, src),
+             lambda: x.scatter(0, index, src, reduce="max"),
+             lambda: x.scatter_(5, index, src, reduce="add"),
+             lambda: x.scatter_(0, index, src, reduce=5)]
+    out = []
+    t.set_warn_always(True)
+    try:
+        for call in calls:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    call()
+                    raised = None
+                except Exception as e:  # noqa: BLE001 - compared with torch's
+                    raised = type(e).__name__
+            out.append((raised, [(str(w.message), w.filename == __file__) for w in caught]))
+    finally:
+        t.set_warn_always(False)
+    return out
+
+
+def test_scatter_reduce_with_a_tensor_src_warns_as_torchs():
+    """torch's deprecation warning for scatter and scatter_ with a Tensor src and reduce=,
+    on the caller's line, before the kernel's checks, not for a call its parser refuses."""
+    same(_scatter_reduce_warnings)
+
+
+def test_scatter_reduce_warning_is_once_per_process():
+    """One flag for scatter and scatter_, as torch's TORCH_WARN_ONCE."""
+    import subprocess
+    import sys
+    pytest.importorskip("torch")
+    code = ("import sys, warnings\n"
+            "warnings.simplefilter('always')\n"
+            "t = __import__(sys.argv[1])\n"
+            "x, i, s = t.zeros(3, 3), t.tensor([[0, 1, 2]]), t.ones(1, 3)\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    x.scatter_(0, i, s, reduce='add'); t.scatter(x, 0, i, s, reduce='add')\n"
+            "    x.scatter(0, i, s, reduce='multiply')\n"
+            "print(len(caught))\n")
+    counts = [subprocess.run([sys.executable, "-c", code, name], capture_output=True,
+                             text=True, timeout=600).stdout.strip()
+              for name in ("torch", "ember")]
+    assert counts == ["1", "1"]

@@ -266,17 +266,27 @@ def _(*_):
                               "support it.")
 
 
+def _warn_reduce_with_tensor_src(dim, index, reduce):
+    """torch's TORCH_WARN_ONCE for ``reduce=`` with a Tensor src: one flag for scatter and
+    scatter_, given on the caller's line before the kernel's checks, but not for a call that
+    torch's parser refuses (a ``reduce`` that is no string, say)."""
+    if not (isinstance(reduce, str) and isinstance(index, Tensor) and isinstance(dim, int)):
+        return
+    from .inplace import _user_stacklevel
+    warn_once("The reduce argument of ember.scatter with Tensor src is deprecated and will be "
+              "removed in a future PyTorch release. Use ember.scatter_reduce instead for more "
+              "reduction options. (Triggered internally at "
+              "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:225.)",
+              _user_stacklevel())
+
+
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """``input`` with ``src`` (a tensor or a number) written at ``index`` along ``dim``."""
     if src is None:
         src = value
     if reduce is not None:
         if isinstance(src, Tensor):
-            warn_once("The reduce argument of ember.scatter with Tensor src is deprecated and "
-                      "will be removed in a future PyTorch release. Use ember.scatter_reduce "
-                      "instead for more reduction options. (Triggered internally at "
-                      "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:225.)",
-                      2)  # torch's TORCH_WARN_ONCE
+            _warn_reduce_with_tensor_src(dim, index, reduce)
             return _scatter_reduce_arg(input, index, src, dim, reduce)
         src = asarray_like(src, input._data, input._data.dtype)
         return _scatter_reduce_arg(input, index, src, dim, reduce, True)
@@ -290,6 +300,7 @@ def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
         src = value
     if reduce is not None:
         if isinstance(src, Tensor):
+            _warn_reduce_with_tensor_src(dim, index, reduce)
             return _scatter_reduce_arg.inplace(self, index, src, dim, reduce)
         src = asarray_like(src, self._data, self._data.dtype)
         return _scatter_reduce_arg.inplace(self, index, src, dim, reduce, True)
