@@ -234,6 +234,51 @@ def _graph_leaves(args):
                 todo.append(nxt)
 
 
+def refuse_missing_forward_formulas(outputs):
+    """For a jacfwd computed in reverse mode (under vmap, or inside another jacfwd or jvp):
+    torch's forward-mode refusal of the first op recorded on the way from the running
+    transforms' inputs to ``outputs`` that torch gives no forward formula for the input its
+    tangent would reach (``no_forward_ad``'s rule; torch raises it as the op runs)."""
+    running = set(_running.calls)
+    tangent = set()  # the nodes a tangent of an input reaches
+    roots = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    for node in _inputs_first(roots):
+        if type(node) is AccumulateGrad:
+            if node.variable.__dict__.get("_func_call") in running:
+                tangent.add(id(node))
+            continue
+        reached = [nxt is not None and id(nxt) in tangent for nxt, _ in node._next]
+        if not any(reached):
+            continue
+        tangent.add(id(node))
+        op = getattr(type(node), "_op", None)
+        rules = None if op is None else op.__dict__.get("jvp_rules")
+        if rules:
+            for name, hit in zip(op.params, reached):
+                rule = rules.get(name)
+                if hit and hasattr(rule, "refuse_inplace"):
+                    rule()
+
+
+def _inputs_first(roots):
+    """The nodes of the graph under ``roots``, each after every node it leads to (an
+    iterative depth-first post-order: a deep graph must not exhaust the stack)."""
+    done, order, todo = set(), [], [(r, False) for r in roots]
+    while todo:
+        node, expanded = todo.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in done:
+            continue
+        done.add(id(node))
+        todo.append((node, True))
+        if type(node) is not AccumulateGrad:
+            todo.extend((nxt, False) for nxt, _ in node._next
+                        if nxt is not None and id(nxt) not in done)
+    return order
+
+
 def refuse_data_write(t, vmap_level=0):
     """torch's refusal of ``t.data = ...`` where ``t`` is, in torch, a wrapper of a running
     grad, vjp, jacrev, jvp or jacfwd (one of its inputs, or computed from them), one made

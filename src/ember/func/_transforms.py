@@ -24,7 +24,7 @@ from ..autograd.graph import grad_accumulator
 from ..utils._pytree import _treespec_text
 from . import _lowering
 from ._captures import capturing
-from ._outer_graph import OuterGraph, plain_autograd_records
+from ._outer_graph import OuterGraph, plain_autograd_records, refuse_missing_forward_formulas
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -233,11 +233,15 @@ def _finish_tree(tree, outer):
 
 def _checked_as_jvp(func, has_aux):
     """``func``, whose outputs are checked as jacfwd's jvp checks them (a jacfwd computed in
-    reverse mode refuses what torch's refuses, with its jvp message, not vjp's)."""
+    reverse mode refuses what torch's refuses, with its jvp and jacfwd messages, not vjp's
+    and jacrev's, and the ops torch's forward mode refuses)."""
     @functools.wraps(func)
     def checked(*args, **kwargs):
         result = func(*args, **kwargs)
-        _check_outputs(_flatten(_split_aux(result, has_aux, _JVP)[0])[0], _JVP)
+        leaves = _flatten(_split_aux(result, has_aux, _JVP)[0])[0]
+        refuse_missing_forward_formulas(leaves)  # (torch's, as the op ran)
+        _check_outputs(leaves, _JVP)
+        _refuse_complex("jacfwd", leaves, inputs=False)
         return result
     return checked
 
