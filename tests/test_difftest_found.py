@@ -968,3 +968,57 @@ def test_out_resized_warns_with_torchs_full_text():
                 t.sum(x, 0, out=t.empty(5)), t.cat([x, x], out=t.empty(1)),
                 t.sort(x[0], out=(t.empty(1), t.empty(1, dtype=t.int64))))
     same(body)
+
+
+def test_custom_function_returning_its_input_gives_a_view_of_it():
+    """Seeds 61000210, 61000230 (the generator's new custom Function steps): a forward that
+    returns its input as it is gives, in torch, a view of the input with the Function's node
+    (refused an in-place op, as any view a custom Function returns: "This view was created
+    inside a custom Function ..."), a detached alias where nothing is recorded, and a view
+    made without grad for an input requiring none; ember gave a tensor of its own, and under
+    no_grad the input itself (requires_grad=True)."""
+    def body(t):
+        class Same(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g + 1
+
+        class View(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3
+
+        out = []
+        leaf = t.tensor([1.5, -2.0], requires_grad=True)
+        for fn in (Same, View):
+            a = leaf * 1
+            y = fn.apply(a)
+            out.append((y, y._base is a, y.is_leaf))
+            try:
+                y.mul_(2)
+            except RuntimeError as e:
+                out.append(str(e))
+            a.add_(1)
+            try:
+                out.append(y.grad_fn.name())
+            except RuntimeError as e:
+                out.append(str(e))
+            with t.no_grad():
+                z = fn.apply(a)
+            out.append((z, z._base is a, z.requires_grad))
+            plain = t.ones(2)
+            w = fn.apply(plain)
+            w.add_(1)
+            out.append((w, w is plain, w._base is plain, plain))
+        y = Same.apply(leaf)
+        y.sum().backward()
+        return out, leaf.grad
+    same(body)

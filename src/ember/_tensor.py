@@ -268,6 +268,7 @@ class Tensor:
     _view_no_grad = False
     _view_multi = False
     _view_inference = False
+    _view_custom = False  # an output of a custom Function (torch's IN_CUSTOM_FUNCTION)
     _following_views = None  # a base's views whose requires_grad follows its (autograd.graph)
     # A view's own requires_grad_(True), beside what it takes from its base: with no history,
     # it then has a gradient of its own to accumulate (torch's requires_grad_ field).

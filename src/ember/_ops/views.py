@@ -415,7 +415,7 @@ def refresh(view):
     base = view._base
     if view._grad_fn is None and not base._requires_grad:
         return  # a view outside any graph: nothing to regenerate
-    if view._view_no_grad or view._view_multi or view._view_inference:
+    if view._view_no_grad or view._view_multi or view._view_inference or view._view_custom:
         raise rebase_error(view, indirect=True)
     _regenerate_into(view)
 
@@ -426,7 +426,8 @@ def history_refused(view):
     mode, or by a multi-output op such as split)."""
     return (view._view_version != view._vc[0]
             and (view._grad_fn is not None or view._base._requires_grad)
-            and (view._view_no_grad or view._view_multi or view._view_inference))
+            and (view._view_no_grad or view._view_multi or view._view_inference
+                 or view._view_custom))
 
 
 def _regenerate_into(view):
@@ -511,6 +512,11 @@ def _geometries_of(base, chain):
 _MULTI_VIEW = (" This view is the output of a function that returns multiple views. Such "
                "functions do not allow the output views to be modified inplace. You should "
                "replace the inplace operation by an out-of-place one.")
+_CUSTOM_VIEW = (" This view was created inside a custom Function (or because an input was "
+                "returned as-is) and the autograd logic to handle view+inplace would override "
+                "the custom backward associated with the custom Function, leading to incorrect "
+                "gradients. This behavior is forbidden. You can fix this by cloning the output "
+                "of the custom Function.")
 _NO_GRAD_VIEW = (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
                  "can clarify your code by moving both the view and the inplace either both "
                  "inside the {} block (if you don't want the inplace to be tracked) or both "
@@ -534,13 +540,15 @@ def rebase_error(view, indirect):
                "modified inplace.")
     if view._view_multi:
         return RuntimeError(msg + _MULTI_VIEW)
+    if view._view_custom:
+        return RuntimeError(msg + _CUSTOM_VIEW)
     block = "inference_mode" if view._view_inference else "no_grad"
     return RuntimeError(msg + _NO_GRAD_VIEW.format(block))
 
 
 def check_view_inplace(view):
     """torch's refusals for in-place ops on views while grad is being recorded."""
-    if view._view_no_grad or view._view_multi or view._view_inference:
+    if view._view_no_grad or view._view_multi or view._view_inference or view._view_custom:
         raise rebase_error(view, indirect=False)
 
 

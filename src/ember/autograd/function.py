@@ -329,15 +329,19 @@ def _apply_function(cls, args, kwargs):
 
 
 def _prepare_outputs(ctx, args, outputs, recording):
-    """Outputs that are unmodified inputs become new tensors, so the graph stays acyclic."""
+    """Outputs that are unmodified inputs are returned as torch's ``_wrap_outputs`` returns
+    them: a view of the input made without grad (which the Function's node is given where it
+    records), or, where it does not record and the input requires grad, a detached alias."""
     dirty = {id(t) for t in ctx._dirty}
     inputs = {id(a) for a in args if isinstance(a, Tensor)}
     out = []
     for o in outputs:
-        if isinstance(o, Tensor) and id(o) in inputs and id(o) not in dirty and recording:
-            alias = _wrap(o._data)
-            alias._vc = o._version_counter()
-            o = alias
+        if isinstance(o, Tensor) and id(o) in inputs and id(o) not in dirty:
+            if o._requires_grad and not recording:
+                o = o.detach()
+            else:
+                with no_grad():
+                    o = o.view_as(o)
         out.append(o)
     return tuple(out)
 
@@ -374,6 +378,9 @@ def _connect(ctx, cls, args, arg_pos, outputs, edges):
         if id(o) in non_diff or not is_differentiable_np(o._data.dtype):  # (bfloat16 too)
             o._requires_grad = False
             continue
+        if o._base is not None and id(o) not in dirty:  # (torch's IN_CUSTOM_FUNCTION view:
+            # an in-place op on it would bypass the Function's backward, and is refused)
+            o._view_custom, o._view_no_grad = True, False
         old_fn, old_nr = o._grad_fn, o._output_nr
         gained = not o._requires_grad
         o._grad_fn = ctx
