@@ -13,7 +13,7 @@ import itertools
 
 from . import catalog
 from .args import Skip, is_float, storage_is_its_own
-from .gen import _a_gradients_layout, _reads_what_it_writes, feature
+from .gen import _a_gradients_layout, _memory, _reads_what_it_writes, feature
 from .program import ALL_LIVE, Step
 
 # -- views -----------------------------------------------------------------------------------
@@ -245,6 +245,17 @@ def _out_tensor(g, shape, dtype):
     return f"torch.empty({dims}, dtype=torch.{dtype}{grad})"
 
 
+def _shares_memory(g, name, uses):
+    """Whether the variable ``name`` shares memory with one of ``uses`` (itself included: a
+    reduction or a product reading what it writes, 61000208)."""
+    span = _memory(g.value(name))
+    for u in uses:
+        other = _memory(g.value(u))
+        if span and other and span[0] == other[0] and span[1] < other[2] and other[1] < span[2]:
+            return True
+    return False
+
+
 def _numel(shape):
     n = 1
     for s in shape:
@@ -280,8 +291,7 @@ def out_form(g):
     lines, defines = [], []
     if g.rng.random() < 0.2:  # into a live variable
         o = g.pick(lambda u: u.is_floating_point())
-        if _a_gradients_layout(g, o) or (not elementwise and _reads_what_it_writes(g, g.value(o),
-                                                                                 uses)):
+        if _a_gradients_layout(g, o) or (not elementwise and _shares_memory(g, o, uses)):
             raise Skip
         uses.append(o)
     else:

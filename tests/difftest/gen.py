@@ -986,6 +986,7 @@ def autocast_region(g):
 
 from . import compiled  # noqa: E402,F401 - its features (compiled functions) register here
 from . import aliasing  # noqa: E402,F401 - views, hooks on them, out= (registered after it)
+from . import functions  # noqa: E402,F401 - torch.func of catalog ops, custom Functions' outputs
 
 
 def generate(seed: int, torch) -> Program:
