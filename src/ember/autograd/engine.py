@@ -1439,6 +1439,9 @@ def _accumulate(task, var, g):
             odata += g
             old._bump_version()
         else:
+            if odata.shape != g.shape:  # (torch adds in place: its errors for a .grad that
+                # a gradient does not broadcast into, after .data was replaced by another shape)
+                _late("pointwise._check_copies_into")(odata.shape, g.shape)
             old._data = odata = odata + g
         # (the usual .grad, a NumPy array of its C-contiguous NumPy variable's strides, obeys
         # the contract: told without a call)
@@ -1618,6 +1621,8 @@ def _clone_obeying_layout(g, var_data):
     (version 1) when its layout is dense, else a contiguous clone (version 0)."""
     if _dense(var_data):
         out = _grad_buffer(var_data, g)
+        if out.shape != g.shape:  # (a leaf whose .data was replaced by another shape)
+            _late("pointwise._check_copies_into")(out.shape, g.shape)
         out[...] = g
         t = _wrap(out)
         t._vc = [1]
