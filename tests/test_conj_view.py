@@ -8,6 +8,10 @@ regenerated with ConjBackward0, as torch's.
 """
 from __future__ import annotations
 
+import copy
+import io
+import pickle
+
 import pytest
 
 import ember
@@ -121,6 +125,39 @@ def test_the_negative_bit():
         return out
 
     same(body)
+
+
+def test_serialized_views_keep_their_bits():
+    def body(torch):
+        x = torch.tensor([_X, _X[::-1]])
+        out = []
+        for y in (x.conj(), x.t()[1:].conj(), x.conj().imag, torch.tensor([1.0, -2.0])._neg_view()):
+            buf = io.BytesIO()
+            torch.save(y, buf)
+            buf.seek(0)
+            loaded = torch.load(buf)
+            again = pickle.loads(pickle.dumps(y))
+            deep = copy.deepcopy(y)
+            # (strides left out: ember's pickle and deepcopy lay any tensor out anew)
+            out += [(t, t.is_conj(), t.is_neg()) for t in (loaded, again, deep)]
+            out.append(tuple(loaded.stride()))
+        return out
+
+    same(body)
+
+
+@pytest.mark.parametrize("writer", ["torch", "ember"])
+def test_files_of_either_library_keep_the_bit(writer, tmp_path):
+    torch = pytest.importorskip("torch")
+    libs = {"torch": torch, "ember": ember}
+    lib = libs[writer]
+    other = libs["ember" if writer == "torch" else "torch"]
+    lib.save({"c": lib.tensor(_X).conj(), "n": lib.tensor([1.0, -2.0])._neg_view()},
+             tmp_path / "bits.pt")
+    got = other.load(tmp_path / "bits.pt")
+    assert got["c"].is_conj() and got["n"].is_neg()
+    assert got["c"].resolve_conj().tolist() == [complex(z).conjugate() for z in _X]
+    assert got["n"].resolve_neg().tolist() == [-1.0, 2.0]
 
 
 # -- autograd ----------------------------------------------------------------------------------

@@ -906,8 +906,40 @@ class Tensor:
         # a subclass's own attributes travel with it (torch's _rebuild_from_type_v2)
         extra = {k: v for k, v in self.__dict__.items() if not k.startswith("_")} if (
             type(self) is not Tensor) else None
+        phys = self.__dict__.get("_phys")
+        if phys is not None:  # (torch keeps the memory and the bits)
+            return (_rebuild_with_bits, (type(self), to_numpy(phys), self._requires_grad,
+                                         None if dev.type == "cpu" else str(dev),
+                                         bit_metadata(self)))
         return (_rebuild, (type(self), to_numpy(self._data), self._requires_grad,
                            None if dev.type == "cpu" else str(dev)) + ((extra,) if extra else ()))
+
+
+def bit_metadata(t):
+    """torch's tensor metadata of ``t``'s bits (``{'conj': True}``, ``{'neg': True}``): what
+    torch.save and pickle keep beside the memory of a conjugate or negative view."""
+    d = t.__dict__
+    if "_phys" not in d:  # (conj's copy under vmap or compile: values of its own)
+        return {}
+    return {name: True for name, bit in (("conj", "_conj_bit"), ("neg", "_neg_bit"))
+            if d.get(bit)}
+
+
+def set_bit_metadata(t, metadata):
+    """Give ``t``, showing its own array, the bits ``metadata`` names (see bit_metadata):
+    its array becomes the memory they are read from."""
+    if not metadata or not (metadata.get("conj") or metadata.get("neg")):
+        return t
+    d = t.__dict__
+    d["_phys"] = d.pop("_data")
+    for name, bit in (("conj", "_conj_bit"), ("neg", "_neg_bit")):
+        if metadata.get(name):
+            d[bit] = True
+    return t
+
+
+def _rebuild_with_bits(cls, array, requires_grad, dev, metadata):
+    return set_bit_metadata(_rebuild(cls, array, requires_grad, dev), metadata)
 
 
 def _rebuild(cls, array, requires_grad, dev=None, extra=None):

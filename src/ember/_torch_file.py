@@ -125,11 +125,12 @@ class _Unpickler(pickle.Unpickler):
                            backward_hooks=None, metadata=None, dtype=None):
         from . import _dtype as D
         dtype = storage.dtype if dtype is None else _dtype_name(dtype)
+        from ._tensor import set_bit_metadata
         item = np.dtype(getattr(D, dtype).np).itemsize
-        return self.reader._view({
+        return set_bit_metadata(self.reader._view({
             "storage": storage.key, "device": storage.location, "dtype": dtype,
             "offset": offset * item, "shape": list(size), "strides": [s * item for s in stride],
-            "parameter": False, "requires_grad": requires_grad})
+            "parameter": False, "requires_grad": requires_grad}), metadata)
 
     def _rebuild_tensor_v3(self, storage, offset, size, stride, requires_grad, backward_hooks,
                            dtype, metadata=None):

@@ -135,7 +135,8 @@ class _TorchPickler(pickle._Pickler):
         return _Global("torch._tensor", "_rebuild_from_type_v2"), (rebuild, kind, args, state)
 
     def _reduce_plain_tensor(self, tensor):
-        data, dtype = tensor._data, _dtype_name(tensor.dtype)
+        from ._tensor import bit_metadata, physical
+        data, dtype = physical(tensor), _dtype_name(tensor.dtype)
         if tensor.is_meta:  # (no storage: its dtype, size and strides, as torch)
             return (_Global("torch._utils", "_rebuild_meta_tensor_no_storage"),
                     (tensor.dtype, tuple(data.shape), tuple(tensor.stride()),
@@ -143,9 +144,11 @@ class _TorchPickler(pickle._Pickler):
         storage, offset, strides = self._storage(data, dtype, str(tensor.device))
         args = (storage, offset, tuple(data.shape), strides, tensor.requires_grad,
                 collections.OrderedDict())
+        bits = bit_metadata(tensor)  # (a conjugate view: its memory, and the bit beside it)
         if dtype in _LEGACY_STORAGE:
-            return _Global("torch._utils", "_rebuild_tensor_v2"), args
-        return _Global("torch._utils", "_rebuild_tensor_v3"), args + (tensor.dtype,)
+            return _Global("torch._utils", "_rebuild_tensor_v2"), args + ((bits,) if bits else ())
+        return (_Global("torch._utils", "_rebuild_tensor_v3"),
+                args + (tensor.dtype,) + ((bits,) if bits else ()))
 
     def _storage(self, array, dtype, location):
         """(the storage of ``array``, its element offset into it, its element strides)."""
