@@ -265,3 +265,30 @@ def test_nn_modules_submodules_hold_torchs_layers(name):
                                              for layer in layers),
                 issubclass(torch.nn.BatchNorm2d, getattr(module, "_BatchNorm", object)))
     same(body)
+
+
+def test_lu_and_lu_solve_deprecations_warn_once_per_process_as_torchs():
+    # (normflows' tests call torch.lu and Tensor.lu many times: torch warned once)
+    torch_or_skip()
+    code = ("import warnings, {0} as t\n"
+            "x = t.eye(3) + 0.1\n"
+            "def calls():\n"
+            "    for _ in range(3):\n"
+            "        LU, p = t.lu(x); x.lu(); t.lu_solve(t.ones(3, 1), LU, p)\n"
+            "        t.ones(3, 1).lu_solve(LU, p)\n"
+            "with warnings.catch_warnings(record=True) as once:\n"
+            "    warnings.simplefilter('always')\n"
+            "    calls()\n"
+            "t.set_warn_always(True)\n"
+            "with warnings.catch_warnings(record=True) as always:\n"
+            "    warnings.simplefilter('always')\n"
+            "    calls()\n"
+            "print([str(w.message).split()[0] for w in once])\n"
+            "print(len(always))\n")
+
+    def printed(lib):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        return subprocess.run([sys.executable, "-c", code.format(lib)], env=env,
+                              capture_output=True, text=True, check=True).stdout
+
+    assert printed("ember") == printed("torch").replace("torch.", "ember.")

@@ -6,10 +6,9 @@ raising, unless ``check_errors=True``.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from ._numpy_in import warn_once
 from ._ops import linalg_decomp as _decomp
 from ._ops import linalg_eig as _eig
 from ._ops import linalg_ldl as _ldl
@@ -89,24 +88,24 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):  # noqa: N80
 
 def torch_lu(A, pivot=True, get_infos=False, out=None):  # noqa: N803
     """``torch.lu`` (deprecated in torch): ``(LU, pivots)``, and ``info`` with get_infos."""
-    warnings.warn(
-        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
-        "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
-        "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
-        "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
-        "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
-        "compute_pivots)", UserWarning, stacklevel=2)
+    warn_once(  # (once per process, as torch's TORCH_WARN_ONCE)
+        "ember.lu is deprecated in favor of ember.linalg.lu_factor / ember.linalg.lu_factor_ex "
+        "and will be removed in a future PyTorch release.\nLU, pivots = ember.lu(A, "
+        "compute_pivots)\nshould be replaced with\nLU, pivots = ember.linalg.lu_factor(A, "
+        "compute_pivots)\nand\nLU, pivots, info = ember.lu(A, compute_pivots, get_infos=True)\n"
+        "should be replaced with\nLU, pivots, info = ember.linalg.lu_factor_ex(A, "
+        "compute_pivots)", stacklevel=2)
     LU, pivots, info = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
     return (LU, pivots, info) if get_infos else (LU, pivots)
 
 
 def torch_lu_solve(input, LU_data, LU_pivots, *, out=None):  # noqa: N803
     """``torch.lu_solve`` (deprecated in torch): ``linalg.lu_solve`` with reordered arguments."""
-    warnings.warn(
+    warn_once(  # (once per process, as torch's TORCH_WARN_ONCE)
         "ember.lu_solve is deprecated in favor of ember.linalg.lu_solveand will be removed in a "
         "future PyTorch release.\nNote that ember.linalg.lu_solve has its arguments reversed.\n"
         "X = ember.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
-        "ember.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+        "ember.linalg.lu_solve(LU, pivots, B)", stacklevel=2)
     return lu_solve(LU_data, LU_pivots, input, out=out)
 
 
