@@ -540,3 +540,32 @@ class _LoggingMode(ember.overrides.TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         self.seen.append(func)
         return func(*args, **(kwargs or {}))
+
+
+def test_torch_functional_functions_hand_their_arguments_as_torchs():
+    """torch.functional's Python functions hand some arguments by keyword
+    (``split(y, 1)`` as ``(y, 1)`` and ``{'dim': 0}``), the others as given."""
+    def body(torch):
+        publics = {torch.split: "split", torch.norm: "norm", torch.unique: "unique",
+                   torch.unique_consecutive: "unique_consecutive", torch.lu: "lu",
+                   torch.unravel_index: "unravel_index", torch.stft: "stft",
+                   torch.tensordot: "tensordot", torch.cdist: "cdist",
+                   torch.atleast_2d: "atleast_2d", torch.block_diag: "block_diag",
+                   torch.meshgrid: "meshgrid", torch.einsum: "einsum"}
+        seen = []
+
+        class L(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append((publics.get(func, "other"), _names(*args), sorted(kwargs or {})))
+                return super().__torch_function__(func, types, args, kwargs)
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]]).as_subclass(L)
+        results = [torch.split(x, 1), torch.norm(x), torch.norm(x, dim=1), torch.unique(x),
+                   torch.unique_consecutive(x), torch.lu(x),
+                   torch.unravel_index(torch.tensor([3]).as_subclass(L), (2, 2)),
+                   torch.stft(torch.ones(16).as_subclass(L), 8, return_complex=True),
+                   torch.tensordot(x, x), torch.cdist(x, x), torch.atleast_2d(x),
+                   torch.block_diag(x, x), torch.meshgrid(x[0], x[1], indexing="ij"),
+                   torch.einsum("ij->i", x)]
+        return _names(*results), [s for s in seen if s[0] != "other"]
+    same(body, check_warnings=False)

@@ -536,6 +536,19 @@ _FUNCTIONAL = {
 }
 
 
+# torch.functional's functions (Python in torch) whose handle_torch_function call passes some
+# parameters by keyword: as _FUNCTIONAL (those taking *tensors pass them as given, as here)
+_TORCH_FUNCTIONAL = {
+    **dict.fromkeys(("norm", "unique", "unique_consecutive"), (("input",), 1)),
+    "lu": (("A",), 1),
+    "unravel_index": (("indices",), 1),
+    "split": (("tensor",), 2),
+    "stft": (("input",), 2),
+    "tensordot": (("a", "b"), 2),
+    "cdist": (("x1", "x2"), 2),
+}
+
+
 def route_public():
     """``route_ops`` for the public functions (``ember.*``, ``nn.functional``, ``linalg``,
     ``fft``, ``special``): each starts handing a call with an overriding argument, or any call
@@ -544,12 +557,16 @@ def route_public():
     ``_FUNCTIONAL`` pass them as torch's Python functions pass them; the others as given (as
     torch's C functions do: ``add(y, 1)``, ``{'alpha': 2}``), all but those torch runs
     without dispatch (``_RUN_WITHOUT_DISPATCH``)."""
+    import ember
     from .nn import functional
     for name, (relevant, n_positional) in _FUNCTIONAL.items():
         public = getattr(functional, name)
         if _route(public, lambda public, own: _functional_dispatching(
                 public, own, relevant, n_positional)):
             public.__module__ = functional.__name__  # (the name torch's error gives)
+    for name, (relevant, n_positional) in _TORCH_FUNCTIONAL.items():
+        _route(getattr(ember, name), lambda public, own: _functional_dispatching(
+            public, own, relevant, n_positional))
     for namespace, prefix in _namespaces().items():
         left_out = _RUN_WITHOUT_DISPATCH.get(prefix, ())
         for name, public in _public_callables(namespace) if namespace is not Tensor else ():
