@@ -1022,3 +1022,26 @@ def test_custom_function_returning_its_input_gives_a_view_of_it():
         y.sum().backward()
         return out, leaf.grad
     same(body)
+
+
+def test_regenerated_view_through_view_as_real_replays_its_view_functions():
+    """Seeds 57000237, 57000242 (the generator's new view_write steps; test_difftest's seed
+    16): a view through ``view_as_real(view_as_complex(x))`` written in place, or whose base
+    was: torch regenerates it by replaying those two ops (ViewAsRealBackward0 over
+    ViewAsComplexBackward0), an as_strided only for the ops after them; ember gave one
+    AsStridedBackward0 on the base."""
+    def body(t):
+        out = []
+        for cut in (lambda v: v, lambda v: v[..., 0], lambda v: v[1:]):
+            for write_view in (True, False):
+                leaf = t.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+                x = leaf * 1
+                v = cut(t.view_as_real(t.view_as_complex(x)))
+                (v if write_view else x).mul_(2)
+                fn = v.grad_fn
+                out.append((v, fn.name(), [f.name() for f, _ in fn.next_functions],
+                            [f.name() for f, _ in fn.next_functions[0][0].next_functions]))
+                v.sum().backward()
+                out.append(leaf.grad)
+        return out
+    same(body)

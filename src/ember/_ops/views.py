@@ -448,21 +448,25 @@ def _regenerate_into(view):
 
 def _regenerated(base, chain):
     """The view ``chain`` cuts out of ``base``, made again from ``base``'s history: torch's
-    as_strided of the view's geometry, or where the chain has conj or _neg_view (which no
-    as_strided gives) torch's replay of the view: an as_strided for each run of the other
-    view ops, conj's and _neg_view's own nodes between them."""
+    as_strided of the view's geometry, or where the chain has conj, _neg_view, view_as_real or
+    view_as_complex (which no as_strided gives) torch's replay of the view: an as_strided for
+    each run of the other view ops, those ops' own nodes between them."""
     links = list(chain)
-    if not any(getattr(view_op, "name", None) in _BIT_VIEWS for view_op, _, _ in links):
+    if not any(getattr(view_op, "name", None) in _REPLAYED for view_op, _, _ in links):
         return _regenerated_strided(base, chain)
     run = None
     for link in links:
-        if getattr(link[0], "name", None) in _BIT_VIEWS:
+        if getattr(link[0], "name", None) in _REPLAYED:
             if run is not None:
                 base, run = _regenerated_strided(base, run), None
-            base = link[0](base)
+            base = link[0](base, *link[1])
         else:
             run = ViewChain(run, link)
     return base if run is None else _regenerated_strided(base, run)
+
+
+# view ops torch's regenerated view replays with their own nodes (its view functions)
+_REPLAYED = frozenset(_BIT_VIEWS) | {"view_as_real", "view_as_complex"}
 
 
 def _regenerated_strided(base, chain):
