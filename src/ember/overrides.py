@@ -605,10 +605,10 @@ def _route(public, make):
     """Make ``public`` (a function of ember's) run ``make(public, own)``, where ``own`` is a
     copy of it: the function object stays the same (a default argument ``activation=F.relu``
     or a handler's table still finds it), its code becomes a call of the dispatching path.
-    False for what is left as it is: not a Python function of ember's, one routed already,
-    one that dispatches itself (``broadcast_tensors``); ``own`` otherwise."""
-    if (type(public) is not types.FunctionType
-            or not (public.__module__ or "").startswith(("ember.", "ember"))
+    Returns ``own``, or None for what is left as it is: not a Python function of ember's,
+    one routed already, one that dispatches itself (``broadcast_tensors``)."""
+    module = (public.__module__ or "") if type(public) is types.FunctionType else ""
+    if (not (module == "ember" or module.startswith("ember."))
             or "_dispatching" in (public.__kwdefaults__ or ())
             or "has_torch_function" in public.__code__.co_names):
         return None
