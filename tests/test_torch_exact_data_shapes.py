@@ -93,3 +93,67 @@ def test_retained_non_leaf_data_replaced(grad):
         loss.backward()
         return h.grad, w.grad
     same(body)
+
+
+def _affine(t, compiled):
+    """``x @ W + b`` of x (4, 3) and leaves W (3, 2), b (2,), and W."""
+    t.manual_seed(0)
+    x = t.randn(4, 3)
+    w = t.randn(3, 2, requires_grad=True)
+    b = t.randn(2, requires_grad=True)
+    f = (lambda a, m, c: a @ m + c)
+    return (_compile(t)(f) if compiled else f)(x, w, b), w
+
+
+# the root's new data (and its gradient's) shape: one its recorded shape (4, 2) does not
+# broadcast to (torch's error, naming no node), or broadcasts to (the gradient summed to it)
+@pytest.mark.parametrize("shape", [(1, 2), (2, 4, 2), (4, 1)])
+@pytest.mark.parametrize("how", ["backward", "create_graph", "grad", "second_root"])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_root_gradient_validated_against_recorded_shape(shape, how, compiled):
+    def body(t):
+        y, w = _affine(t, compiled)
+        y.data = t.ones(*shape)
+        g = t.ones(*shape)
+        if how == "backward":
+            y.backward(g)
+        elif how == "create_graph":
+            y.backward(g, create_graph=True)
+        elif how == "grad":
+            return t.autograd.grad(y, w, g)
+        else:
+            t.autograd.backward([(w * 1).sum(), y], [t.ones(()), g])
+        return w.grad
+    same(body, check_warnings=False)  # (create_graph's reference-cycle warning)
+
+
+def test_root_of_one_node_into_leaves_validated():
+    """A root whose node's edges lead to leaves alone (the engine's one-node pass)."""
+    def body(t):
+        t.manual_seed(0)
+        w = t.randn(3, 2, requires_grad=True)
+        z = t.randn(4, 3) @ w
+        z.data = t.ones(1, 2)
+        z.backward(t.ones(1, 2))
+    same(body)
+
+
+@pytest.mark.parametrize("shape", [(), (1, 1)])
+def test_scalar_root_replaced_by_one_element_of_other_shape(shape):
+    def body(t):
+        y, w = _affine(t, False)
+        loss = y.sum()
+        loss.data = t.ones(shape)
+        loss.backward()
+        return w.grad
+    same(body)
+
+
+def test_root_gradient_cast_to_recorded_dtype():
+    def body(t):
+        y, w = _affine(t, False)
+        y.retain_grad()
+        y.data = t.ones(4, 2, dtype=t.float64)
+        y.backward(t.ones(4, 2, dtype=t.float64))
+        return w.grad, y.grad
+    same(body)

@@ -735,6 +735,9 @@ class Tensor:
             from .func._outer_graph import refuse_data_write
             refuse_data_write(self)
         tensor_state_set(".data")
+        if self._grad_fn is not None:
+            from .autograd.graph import note_replaced_data
+            note_replaced_data(self, value._data)
         self._data = value._data
 
     def detach(self):

@@ -193,10 +193,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=(), captu
             return unbatched()
         if inputs:
             _plan_inputs(task, inputs, capture)
-    for t, (fn, nr), g in zip(roots, root_edges, root_grads):
+    for i, (t, (fn, nr), g) in enumerate(zip(roots, root_edges, root_grads)):
         if g is not None:
             _seed_root(task, fn, nr, g._data.dtype if type(t) is GradientEdge else t._data.dtype,
-                       g)
+                       g, i)
     task.roots = root_nodes  # (for will_execute)
     _run_pass(task, _execute, root_nodes)
     if capture:
@@ -231,9 +231,9 @@ def _backward_into_leaves(t, fn, children, g, retain):
         forget()
 
 
-def _seed_root(task, fn, nr, dt, g):
-    """Root gradient ``g`` (a Tensor) of output ``nr`` of node ``fn``, whose forward
-    output has dtype ``dt``, into the node's input buffer."""
+def _seed_root(task, fn, nr, dt, g, index=0):
+    """Root gradient ``g`` (a Tensor, root ``index`` of the pass) of output ``nr`` of node
+    ``fn``, whose forward output has dtype ``dt``, into the node's input buffer."""
     if dt.kind not in "fc":
         _check_differentiable(dt)
     if not task.graph:
@@ -241,6 +241,9 @@ def _seed_root(task, fn, nr, dt, g):
         task.visible[id(data)] = (data, g)
         task.borrowed.add(data)
         g = data
+    replaced = fn._replaced_outputs
+    if replaced is not None and nr in replaced:
+        g, dt = _root_as_recorded(g, index, *replaced[nr])
     if type(fn) is AccumulateGrad:  # a leaf root: its gradient in its grad dtype
         g = _cast_for_leaf(task, g, fn.variable)
     elif (g._data.dtype if task.graph else g.dtype) != dt:
@@ -252,6 +255,20 @@ def _seed_root(task, fn, nr, dt, g):
         task.buffers[fn] = [g]
     else:
         _add_to_buffer(task, fn, nr, g)
+
+
+def _root_as_recorded(g, index, shape, dt):
+    """Root gradient ``g`` of an output whose .data was replaced, validated as torch validates
+    root gradients: against the shape its node recorded (summed to it if that broadcasts to
+    ``g``'s, else torch's error, which names no node), then cast to the recorded dtype ``dt``
+    (returned with it)."""
+    gshape = g.shape
+    if gshape != shape:
+        if not _expandable(shape, gshape):
+            raise RuntimeError(f"invalid gradient at index {index} - got {list(gshape)} but "
+                               f"expected shape compatible with {list(shape)}")
+        g = _late("reduction.sum_to")(g, shape)
+    return g, dt
 
 
 def _run_pass(task, execute, arg):

@@ -98,6 +98,9 @@ class Node:
     _metadata = None
     _trace = None  # forward traceback, recorded in anomaly mode
     _out_meta = None  # ((shape, dtype), ...) of the outputs of multi-output nodes
+    # {output_nr: (shape, dtype)} of outputs whose .data was replaced by data of another
+    # shape or dtype: what they were recorded with (see note_replaced_data)
+    _replaced_outputs = None
     _meta = ()  # ((shape, dtype) or None, ...) of the inputs, one per next_functions edge
     # The engine may run it without its general path: not AccumulateGrad, and never given a
     # hook or a retained output (cleared for good by the first one, even if it is removed).
@@ -304,6 +307,21 @@ def gradient_edge(t):
     if t._requires_grad:
         return (grad_accumulator(t), 0)
     return NO_EDGE
+
+
+def note_replaced_data(t, new_data):
+    """Before non-leaf ``t``'s ``.data`` becomes ``new_data``: if that changes its shape or
+    dtype, keep the shape and dtype its node recorded for it (torch's input metadata, which
+    a root gradient given for ``t`` is validated against, as any node's gradient is), and
+    send the node's backward by the engine's general path, where roots are validated."""
+    fn, old = t._grad_fn, t._data
+    if fn is None or t._base is not None or (
+            new_data.shape == old.shape and new_data.dtype == old.dtype):
+        return
+    if fn._replaced_outputs is None:
+        fn._replaced_outputs = {}
+    fn._replaced_outputs.setdefault(t._output_nr, (old.shape, old.dtype))
+    fn._apply_plain = False
 
 
 class GradientEdge(NamedTuple):
