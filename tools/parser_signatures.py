@@ -37,8 +37,9 @@ FUNCTIONS = [
     "full_like", "rand_like", "split_with_sizes", "unbind", "movedim", "select", "cross",
     "trace",
 ]
-# (a method the registry makes reads the table only when a call fails; another is wrapped,
-# which costs it a frame: not the methods every model calls, view, reshape, add...)
+# (a method the registry makes reads the table only when a call fails, as view, expand and
+# reshape do in their own except; another is wrapped, which costs it a frame: not the
+# methods every model calls, sum, mean, permute...)
 METHODS = [
     "copy_", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "mm", "bmm", "matmul",
     "softmax", "log_softmax", "masked_fill", "masked_fill_", "index_select", "gather",
@@ -48,8 +49,8 @@ METHODS = [
     "index_fill_", "masked_scatter", "masked_scatter_", "take_along_dim", "index_put_",
     "index_put", "index_add_", "index_add", "pow_", "pow", "unfold", "view", "expand",
     "diag_embed", "addcmul_", "addcmul", "addcdiv_", "addcdiv", "add", "add_", "sub_", "mul_",
-    "div_", "clamp_", "reshape", "permute", "transpose", "repeat", "flip", "roll", "select",
-    "squeeze", "unsqueeze", "sum", "mean", "masked_select", "put_", "take", "tril", "triu",
+    "reshape", "transpose", "repeat", "flip", "roll", "select", "squeeze", "unsqueeze",
+    "masked_select", "put_", "take", "tril", "triu",
     "diagonal", "movedim", "split", "chunk", "tile", "new_zeros", "new_full", "argmax", "max",
     "prod", "std", "var", "norm", "renorm", "dist", "cross", "kthvalue", "index_reduce_",
 ]

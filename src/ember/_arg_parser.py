@@ -406,6 +406,17 @@ def refusal(name, args, kwargs, method):
                         numbers_as_tensors=name in _NUMBERS_AS_TENSORS)
 
 
+def raise_refusal(name, args, kwargs, method):
+    """Raise torch's parser error for a call its parser refuses (see refusal); return
+    otherwise."""
+    error = refusal(name, args, kwargs, method)
+    if error is not None:
+        try:
+            raise error from None
+        finally:
+            del error  # (see failed_call)
+
+
 def failed_call(fn, name, args, kwargs, method):
     """In the ``except`` of a failed call of ``fn`` (function or method ``name``): the call
     handed to an argument's ``__torch_function__`` (torch's parser hands the call to it

@@ -124,20 +124,26 @@ def reshape(input, *args, shape=None):  # noqa: A002 - torch's name
     """Same data in a new shape, as torch does it: a view of a contiguous tensor, an alias with
     new strides when the strides allow it, else a copy."""
     # (the keyword form is checked only when given: reshape and view are on every hot path)
-    shape = _shape_arg(args if shape is None else args_or_keyword(args, shape, "reshape",
-                                                                   "shape"))
-    if not isinstance(input, Tensor):
-        return input.reshape(shape)
-    if vmap_hook[0] is not None and type(input) is not Tensor:
-        return _reshape_example(input, shape)
-    data = input._data
-    if data.flags.c_contiguous:
-        return view(input, shape)
-    try:
-        data.reshape(infer_shape(shape, data.size), copy=False)
-    except ValueError:
-        return unsafe_view(clone(input), shape)
-    return reshape_alias(input, shape)
+    try:  # (a try costs nothing until it catches: a wrapper would cost every call a frame)
+        size = _shape_arg(args if shape is None else args_or_keyword(args, shape, "reshape",
+                                                                      "shape"))
+        if not isinstance(input, Tensor):
+            return input.reshape(size)
+        if vmap_hook[0] is not None and type(input) is not Tensor:
+            return _reshape_example(input, size)
+        data = input._data
+        if data.flags.c_contiguous:
+            return view(input, size)
+        try:
+            data.reshape(infer_shape(size, data.size), copy=False)
+        except ValueError:
+            return unsafe_view(clone(input), size)
+        return reshape_alias(input, size)
+    except Exception:  # noqa: BLE001 - a failed call, read against torch's parser
+        # (as the method words it; ember.reshape's wrapper words it as the function)
+        from .._arg_parser import raise_refusal
+        raise_refusal("reshape", (input, *args), _given(shape=shape), True)
+        raise
 
 
 def _reshape_example(self, shape):
@@ -152,11 +158,28 @@ def _reshape_example(self, shape):
 
 
 def _view_method(self, *args, size=None, dtype=None):
-    shape = args if size is None and dtype is None else args_or_keyword(
-        args, size if dtype is None else dtype, "view", "size" if dtype is None else "dtype")
-    if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return _view_dtype(self, shape[0])
-    return view(self, _shape_arg(shape))
+    try:  # (a try costs nothing until it catches: a wrapper would cost every call a frame)
+        shape = args if size is None and dtype is None else args_or_keyword(
+            args, size if dtype is None else dtype, "view", "size" if dtype is None else "dtype")
+        if len(shape) == 1 and isinstance(shape[0], D.dtype):
+            return _view_dtype(self, shape[0])
+        return view(self, _shape_arg(shape))
+    except Exception:  # noqa: BLE001 - a failed call, read against torch's parser
+        return _method_failed(_view_method, "view", (self, *args),
+                              _given(size=size, dtype=dtype))
+
+
+def _given(**kwargs):
+    """The keywords of a failed call that it gave (those not None, each parameter's default)."""
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
+def _method_failed(method, name, args, kwargs):
+    from .registry import method_failed
+    return method_failed(method, name, args, kwargs)
+
+
+_view_method.parses_on_failure = True  # (see _arg_parser.install_methods)
 
 
 def _view_dtype(self, dtype):
@@ -203,6 +226,7 @@ def _check_view_dtype(self, dtype, old, new):
 
 Tensor.view = _view_method
 Tensor.reshape = reshape
+reshape.parses_on_failure = True  # (see _arg_parser.install_methods)
 Tensor.view_as = lambda self, other: view(self, other._data.shape)
 Tensor.reshape_as = lambda self, other: reshape(self, other._data.shape)
 
@@ -489,24 +513,29 @@ def _broadcast_view(a, target):
 
 def expand(self, *args, size=None, implicit=False):
     # (implicit: torch's flag for traced expansions; it changes nothing when run)
-    if size is None and not args:
-        raise TypeError('expand() missing 1 required positional arguments: "size"')
-    size = args if size is None else args_or_keyword(args, size, "expand", "size")
-    if not isinstance(self, Tensor):  # a first-order formula's gradient
-        if (type(self) is np.ndarray and self.ndim == 0 and len(size) == 1
-                and type(size[0]) is tuple):
-            # sum's, given its input's shape: one number everywhere, as a stride-0 view
-            # (no strides to work out, so not _broadcast_view: half the cost on this hot path)
-            # (as writable as self: np.ndarray on a buffer keeps its writability)
-            size = size[0]
-            return np.ndarray(size, self.dtype, self, 0, (0,) * len(size))
-        return _expanded(self, _shape_arg(size))
-    size = _shape_arg(size)
-    if type(self) is Tensor and forward_hook[0] is None and profiler_hook[0] is None:
-        call = _expand.caller  # (the op's generated path, as the op's call would take: every
-        if call is not None:   # create_graph pass through a sum expands its gradient)
-            return call((self, size))
-    return _expand(self, size)
+    try:  # (a try costs nothing until it catches: a wrapper would cost every call a frame)
+        if size is None and not args:
+            raise TypeError('expand() missing 1 required positional arguments: "size"')
+        # (the sizes under another name: a failure reads the keyword given)
+        shape = args if size is None else args_or_keyword(args, size, "expand", "size")
+        if not isinstance(self, Tensor):  # a first-order formula's gradient
+            if (type(self) is np.ndarray and self.ndim == 0 and len(shape) == 1
+                    and type(shape[0]) is tuple):
+                # sum's, given its input's shape: one number everywhere, as a stride-0 view
+                # (no strides to work out, so not _broadcast_view: half the cost on this hot
+                # path) (as writable as self: np.ndarray on a buffer keeps its writability)
+                shape = shape[0]
+                return np.ndarray(shape, self.dtype, self, 0, (0,) * len(shape))
+            return _expanded(self, _shape_arg(shape))
+        shape = _shape_arg(shape)
+        if type(self) is Tensor and forward_hook[0] is None and profiler_hook[0] is None:
+            call = _expand.caller  # (the op's generated path, as the op's call would take:
+            if call is not None:   # every create_graph pass through a sum expands its gradient)
+                return call((self, shape))
+        return _expand(self, shape)
+    except Exception:  # noqa: BLE001 - a failed call, read against torch's parser
+        return _method_failed(expand, "expand", (self, *args),
+                              _given(size=size, implicit=implicit or None))
 
 
 def expand_to(self, shape):
@@ -528,6 +557,7 @@ def expand_to(self, shape):
 
 
 Tensor.expand = expand
+expand.parses_on_failure = True  # (see _arg_parser.install_methods)
 Tensor.expand_as = lambda self, other: _expand(self, other._data.shape)
 Tensor.broadcast_to = lambda self, size: _expand(self, tuple(size))
 
