@@ -178,13 +178,12 @@ def compare(torch, row, k, j):
     return None
 
 
-# the rows of which some call still raises another error than torch's: torch's split,
-# einsum and tensordot are Python functions (torch/functional.py) whose errors for a wrong
-# argument come from what they call (``tensor.split``: a float's AttributeError; einsum's
-# equation parser; tensordot's check of dims), where ember's name the argument torch's
-# parser would
+# the rows of which some call still raises another error than torch's: torch.split is a
+# Python function calling ``tensor.split``, so that a non-tensor raises what its own split
+# attribute gives (a float's AttributeError, a string's TypeError), where ember's names the
+# argument as torch's parser would
 DIFFERING = frozenset((
-    'f:einsum', 'f:split', 'f:tensordot'
+    'f:split',
 ))
 
 

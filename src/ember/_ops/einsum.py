@@ -16,7 +16,7 @@ import string
 import numpy as np
 
 from .._backend import asarray_like
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, typename
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's sublist numbering
 _ELLIPSIS = "..."
@@ -156,13 +156,22 @@ def _sublist(sub):
 
 
 def _parse_args(args):
-    if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand, "
-                        "or at least one operand and its subscripts list")
-    if isinstance(args[0], str):
+    """(equation, operands) of einsum's two forms, refused as torch's Python einsum refuses
+    them and then its parser (the equation, then each operand, where it takes tensors)."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if not isinstance(args[0], Tensor):  # (torch's: anything else is an equation)
         eq, ops = args[0], args[1:]
+        if not isinstance(eq, str):
+            raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not "
+                            f"{typename(eq)}")
         if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
             ops = tuple(ops[0])
+        for k, x in enumerate(ops):
+            if not isinstance(x, Tensor):
+                raise TypeError(f"expected Tensor as element {k} in argument 1, but got "
+                                f"{typename(x)}")
         return eq, list(ops)
     ops, subs = list(args[0::2]), list(args[1::2])
     out = None

@@ -736,6 +736,9 @@ def _as_list(dims):
 
 def tensordot(a, b, dims=2, out=None):
     """Sum of products over ``dims`` of ``a`` and ``b`` (torch's permute, mm, reshape)."""
+    if not isinstance(dims, (tuple, list, Tensor, int)):  # (torch's Python tensordot's check)
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or "
+                           f"list[list[int]] containing two lists, but got dims={dims}")
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
