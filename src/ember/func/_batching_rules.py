@@ -538,12 +538,32 @@ def _batch_shape(x, shape):
     return shape
 
 
-@rule("view", "_unsafe_view")
+@rule("view", "_unsafe_view", "view_copy")
 def view_rule(op, args, level):
     x = args[0]
     p = x._value
     shape = _batch_shape(x, args[1])
     return wrap(op(p, (p.shape[0],) + shape), level)
+
+
+# torch's *_copy ops under vmap (view_copy is the view's rule with the copy as its op):
+@rule("permute_copy", "unsqueeze_copy")
+def viewed_copy_rule(op, args, level):
+    """torch runs these once per example (its fallback's warning) and views the stacked
+    results; here the view's rule with the copy as its op, ended by the same view
+    (ViewBackward0 where recorded), so that the examples' gradients are views, as torch's
+    batched backward makes them."""
+    warn_fallback(op.aten)
+    out = RULES[op.name[:-len("_copy")]](op, args, level)._value
+    return wrap(out.view(tuple(out.shape)), level)
+
+
+@rule("alias_copy", "unfold_copy")
+def cloned_view_rule(op, args, level):
+    """The view, then a clone: torch's decomposition (CloneBackward0 where recorded)."""
+    from .._ops.registry import REGISTRY
+    view = REGISTRY[op.name[:-len("_copy")]]
+    return wrap(RULES[view.name](view, args, level)._value.clone(), level)
 
 
 @rule("expand")
