@@ -1045,3 +1045,21 @@ def test_regenerated_view_through_view_as_real_replays_its_view_functions():
                 out.append(leaf.grad)
         return out
     same(body)
+
+
+def test_elementwise_out_that_is_an_input_is_not_resized():
+    """Seed 61000228 (the generator's out= steps): ``torch.atan2(t8, t3, out=t8)`` of a (3,)
+    ``t8`` and a (4, 3, 1) ``t3``: torch's TensorIterator writes an out that is also an input
+    in place, never resizing it, so a larger broadcast result is refused ("output with shape
+    [3] doesn't match the broadcast shape [4, 3, 3]"); ember resized ``t8``."""
+    def body(t):
+        out = []
+        for e in ("t.atan2(a, b, out=a)", "t.add(b, a, out=a)", "t.where(a > 0, a, b, out=a)",
+                  "t.exp(a, out=a)", "t.add(a, a, out=a)", "t.add(b, 1, out=b)"):
+            a, b = t.tensor([1.0, 2.0, 3.0]), t.ones(4, 1, 3)
+            try:
+                out.append((eval(e), a))  # noqa: S307 - the calls above
+            except RuntimeError as err:
+                out.append((str(err), a))
+        return out
+    same(body)

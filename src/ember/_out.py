@@ -271,7 +271,7 @@ def write_out(name, result, out, args=(), kwargs=None, rule=None, public=None):
         _refuse_grad_out(name, outs)
     elif state.grad_enabled and name not in _GRAD_UNCHECKED:
         _refuse_grad(name, results, outs[:_GRAD_CHECKED_OUTS.get(name)], args, kwargs)
-    _check_iterator_overlap(name, outs, args, kwargs)
+    _check_iterator_overlap(name, results, outs, args, kwargs)
     fields = _OUT_FIELDS.get(name, ("result",) * len(outs))
     for r, o, field in zip(results, outs, fields):
         _write_one(name, r, o, rule, field, inputs=args)
@@ -282,17 +282,22 @@ def write_out(name, result, out, args=(), kwargs=None, rule=None, public=None):
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
 
 
-def _check_iterator_overlap(name, outs, args, kwargs):
+def _check_iterator_overlap(name, results, outs, args, kwargs):
     """torch's TensorIterator (the elementwise ops) refuses an ``out`` that partly overlaps an
     input (``torch.exp(x, out=x[0])``), as an in-place op, before resizing it: ember wrote the
-    result through the resized view into the input's whole storage."""
+    result through the resized view into the input's whole storage. An ``out`` that is an
+    input is written in place, never resized (``torch.atan2(a, b, out=a)`` of a result larger
+    than ``a``: torch's broadcast error, where ember resized ``a``)."""
     from ._ops.inplace import _PARTIAL_OVERLAP, _partial_overlap
     from ._ops.registry import REGISTRY
     op = REGISTRY.get(name)
     if op is None or not op.iterator_layout:
         return
-    for o in outs:
+    for r, o in zip(results, outs):
         for a in _tensors(args, (kwargs or {}).values()):
+            if a is o and tuple(o.shape) != tuple(r.shape):
+                raise RuntimeError(f"output with shape {list(o.shape)} doesn't match the "
+                                   f"broadcast shape {list(r.shape)}")
             if (a is not o and type(a._data) is type(o._data)
                     and _partial_overlap(o._data, a._data)):
                 raise RuntimeError(_PARTIAL_OVERLAP)
