@@ -292,3 +292,15 @@ def test_lu_and_lu_solve_deprecations_warn_once_per_process_as_torchs():
                               capture_output=True, text=True, check=True).stdout
 
     assert printed("ember") == printed("torch").replace("torch.", "ember.")
+
+
+def test_sparse_coo_tensor_of_a_size_alone_is_empty():
+    # (skorch's to_tensor test: torch.sparse_coo_tensor(size=(5, 3)))
+    def body(torch):
+        made = [torch.sparse_coo_tensor(size=(5, 3)), torch.sparse_coo_tensor((2, 3, 4)),
+                torch.sparse_coo_tensor([2, 3], dtype=torch.float64, requires_grad=True)]
+        return ([(repr(t), t.shape, t.dtype, t.requires_grad, t.is_leaf, t._nnz(),
+                  t.sparse_dim(), t.dense_dim(), t._indices(), t._values(), t.is_coalesced(),
+                  t.to_dense()) for t in made],
+                error_of(lambda: torch.sparse_coo_tensor(torch.zeros(2, 0, dtype=torch.long))))
+    same(body, check_warnings=False)  # (the invariants warning comes once a process)

@@ -654,13 +654,17 @@ _INVARIANTS_WARNING = (
     "at /__w/pytorch/pytorch/aten/src/ATen/Context.cpp:816.)")
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
-                      requires_grad=False, check_invariants=None, is_coalesced=None):
-    """A sparse COO tensor with entries ``values`` at the columns of ``indices``."""
+def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, device=None,
+                      pin_memory=False, requires_grad=False, check_invariants=None,
+                      is_coalesced=None):
+    """A sparse COO tensor with entries ``values`` at the columns of ``indices``; or, given only
+    a size (``sparse_coo_tensor((5, 3))``, ``size=(5, 3)``), an empty one of that shape."""
     from .._creation import tensor as _tensor
     if check_invariants is None and not _WARNED:
         _WARNED.append(True)
         warnings.warn(_INVARIANTS_WARNING, UserWarning, stacklevel=2)
+    if values is None:
+        indices, values, size = _empty_coo_parts(indices, size, dtype)
     if not isinstance(indices, Tensor):
         indices = _tensor(np.asarray(indices))
     if not isinstance(values, Tensor):
@@ -692,6 +696,22 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if requires_grad:
         out._set_requires_grad(True)
     return out
+
+
+def _empty_coo_parts(first, size, dtype):
+    """``(indices, values, size)`` of torch's size-only form: no entry, every dimension
+    sparse, values of ``dtype`` (the default dtype if None)."""
+    from .._creation import zeros
+    if size is None:
+        size = first
+    if size is None or (first is not None and first is not size):
+        raise TypeError("sparse_coo_tensor() missing 2 required positional arguments: "
+                        "'indices' and 'values'")
+    if isinstance(size, Tensor):
+        raise TypeError("sparse_coo_tensor(): argument 'size' (position 1) must be tuple of "
+                        "ints, not Tensor")
+    size = tuple(int(n) for n in size)
+    return zeros(len(size), 0, dtype=D.int64), zeros(0, dtype=dtype), size
 
 
 def _check_bounds(idx, size):
