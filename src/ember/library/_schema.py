@@ -12,6 +12,7 @@ import collections.abc
 import inspect
 import numbers
 import re
+import types
 import typing
 from dataclasses import dataclass
 
@@ -136,41 +137,52 @@ def _infer(fn, mutates_args, op_name=""):
     elif mutates_args != UNKNOWN_MUTATES:
         raise ValueError("mutates_args must either be a sequence of the names of the arguments "
                          "that are mutated or the string 'unknown'. ")
-    hints = _hints(fn, error)
+    def resolve(hint):
+        return _unstringified(hint, fn.__globals__, error)
     arguments = []
     for idx, (name, param) in enumerate(sig.parameters.items()):
-        arguments.append(_infer_argument(idx, name, param, hints, mutates_args, error))
+        arguments.append(_infer_argument(idx, name, param, resolve, mutates_args, error))
     if mutates_args != UNKNOWN_MUTATES:
         missing = set(mutates_args) - set(sig.parameters)
         if missing:
             error(f"{missing} in mutates_args were not found in the custom op's signature. "
                   "mutates_args should contain the names of all args that the custom op "
                   "mutates, or just the string 'unknown' if you don't know.")
-    returns, returns_tuple = _infer_returns(hints.get("return", sig.return_annotation), error)
+    returns, returns_tuple = _infer_returns(resolve(sig.return_annotation), error)
     return FunctionSchema(op_name, arguments, returns, returns_tuple)
 
 
-def _hints(fn, error):
-    """The function's annotations with string ones (``from __future__ import annotations``)
-    evaluated in its module."""
-    out = {}
-    for name, hint in getattr(fn, "__annotations__", {}).items():
-        if isinstance(hint, str):
-            try:
-                hint = eval(hint, fn.__globals__)  # noqa: S307 - the user's own annotation
-            except Exception as e:  # noqa: BLE001 - reported as torch reports it
-                error(f"Unsupported type annotation {hint}. It is not a type. "
-                      f"({type(e).__name__}: {e})")
-        out[name] = hint
-    return out
+def _unstringified(hint, namespace, error):
+    """An annotation with its string parts (``from __future__ import annotations``, or
+    ``list["Tensor"]``) evaluated in the function's module ``namespace``, as torch's
+    infer_schema evaluates each when it reaches it (a ``typing.Optional["Tensor"]`` keeps its
+    ForwardRef, unsupported as in torch)."""
+    if isinstance(hint, str):
+        try:
+            return eval(hint, namespace)  # noqa: S307 - the user's own annotation
+        except NameError as e:  # (a name that is not at module scope: torch's hint why)
+            error(f"Unsupported type annotation {hint}. It is not a type. ({e}). If you are "
+                  "using 'from __future__ import annotations', note that annotations are "
+                  "evaluated lazily as strings; make sure all types referenced in annotations "
+                  "are importable at module scope, not only inside a local function.")
+        except Exception as e:  # noqa: BLE001 - reported as torch reports it
+            error(f"Unsupported type annotation {hint}. It is not a type. "
+                  f"({type(e).__name__}: {e})")
+    origin = typing.get_origin(hint)
+    if origin is not None:
+        args = typing.get_args(hint)
+        resolved = tuple(_unstringified(a, namespace, error) for a in args)
+        if any(isinstance(a, str) for a in args):  # (torch rebuilds only what held a string)
+            return types.GenericAlias(origin, resolved)
+    return hint
 
 
-def _infer_argument(idx, name, param, hints, mutates_args, error):
+def _infer_argument(idx, name, param, resolve, mutates_args, error):
     if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
         error("We do not support positional-only args, varargs, or varkwargs.")
     if param.annotation is _NO_DEFAULT:
         error(f"Parameter {name} must have a type annotation.")
-    hint = hints.get(name, param.annotation)
+    hint = resolve(param.annotation)
     schema_type = PARAM_TYPES.get(hint)
     if schema_type is None:
         if typing.get_origin(hint) is tuple:
