@@ -121,12 +121,9 @@ def _wrap(array, cls=None):
     return t
 
 
-def _alias(t):
-    """A new leaf sharing ``t``'s memory (and its conjugate and negative bits, as torch's
-    detach() and .data of a conjugate view have them)."""
-    d = t.__dict__
-    if "_phys" not in d:
-        return _wrap(d["_data"])
+def _bits_alias(d):
+    """A new leaf sharing the memory and the conjugate and negative bits of the tensor whose
+    ``__dict__`` is ``d``, as torch's detach() and .data of a conjugate view have them."""
     alias = _object_new(Tensor)
     for name in ("_phys", "_conj_bit", "_neg_bit"):
         if name in d:
@@ -718,7 +715,8 @@ class Tensor:
     def data(self):
         # Shares memory but not the version counter: changes through .data are invisible to
         # autograd's correctness checks, as in torch.
-        t = _alias(self)
+        d = self.__dict__
+        t = _wrap(d["_data"]) if "_phys" not in d else _bits_alias(d)
         if self._is_inference:
             _inference_alias(t)
         return t
@@ -742,7 +740,8 @@ class Tensor:
 
     def detach(self):
         """A new leaf sharing data and version counter with this tensor, outside the graph."""
-        t = _alias(self)
+        d = self.__dict__
+        t = _wrap(d["_data"]) if "_phys" not in d else _bits_alias(d)
         if self._is_inference:
             _inference_alias(t)
         else:
