@@ -31,3 +31,20 @@ def _facts(torch, name):
 @pytest.mark.parametrize("name", _ARGS)
 def test_copy_ops_under_vmap_as_torch(name):
     same(lambda torch: _facts(torch, name), check_warnings=False)
+
+
+_SPLITS = {
+    "unsafe_split_with_sizes": lambda torch, v: torch.unsafe_split_with_sizes(v, [1, 3]),
+    "split_copy": lambda torch, v: torch.split_copy(v, 2),
+    "split_with_sizes_copy": lambda torch, v: torch.split_with_sizes_copy(v, [1, 3]),
+    "unsafe_split": lambda torch, v: torch.unsafe_split(v, 2),
+    "unbind_copy": lambda torch, v: torch.unbind_copy(v),
+}
+
+
+@pytest.mark.parametrize("name", _SPLITS)
+def test_split_ops_under_vmap_as_torch(name):
+    """unsafe_split_with_sizes and split_copy have no batching rule in torch, nor a fallback
+    (a list of results): its error; the others run."""
+    same(lambda torch: torch.func.vmap(lambda v: _SPLITS[name](torch, v))(
+        torch.ones(2, 4, 3, dtype=torch.float64)), check_warnings=False)

@@ -30,13 +30,11 @@ _KNOWN = {
     "as_strided": "as_strided under vmap", "as_strided_method": "as_strided under vmap",
     "as_strided_copy": "as_strided under vmap",
     # torch refuses, ember runs
-    "unsafe_split_with_sizes": "torch has no rule nor fallback for it; ember runs it",
     "index_reduce": "torch's prod backward tests the data under vmap; ember's does not",
     "index_reduce_method": "torch's prod backward tests the data under vmap",
     "ctc_loss": "torch's ctc_loss backward reads storage under vmap; ember's runs",
     "pack_padded_sequence": "torch reads storage under vmap; ember runs",
     "rrelu": "torch refuses rrelu_with_noise under vmap; ember runs it",
-    "split_copy": "torch has no rule nor fallback for split_copy; ember runs it",
 }
 
 

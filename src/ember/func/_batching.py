@@ -146,8 +146,7 @@ class _Vmap:
         if type(x) is BatchedTensor:
             from ._indexing_rules import dynamic_shape_refusal
             if not fallback:
-                raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We "
-                                   "could not generate a fallback.")
+                raise no_fallback("aten::nonzero_numpy")
             raise dynamic_shape_refusal(aten)
 
     def per_example_call(self, aten, fn, x, composite=False, **kwargs):
@@ -246,6 +245,13 @@ def call_batched_inplace(op, args, level):
         return inplace_rule(op, args, level)
     finally:
         rules_running.pop()
+
+
+def no_fallback(aten):
+    """torch's error for op ``aten`` under vmap, which has neither a batching rule nor a
+    per-example fallback (its results are a list of tensors: the fallback cannot stack)."""
+    return RuntimeError(f"Batching rule not implemented for {aten}. We could not generate a "
+                        "fallback.")
 
 
 def warn_fallback(aten):

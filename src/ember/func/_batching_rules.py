@@ -16,8 +16,8 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._batched_tensor import BatchedTensor, batched_at, forget_held, held_as_torch
-from ._batching import (level_size, materialize, per_example, per_example_inplace, torch_level,
-                        warn_fallback, wrap)
+from ._batching import (level_size, materialize, no_fallback, per_example, per_example_inplace,
+                        torch_level, warn_fallback, wrap)
 
 RULES = {}
 
@@ -544,6 +544,13 @@ def view_rule(op, args, level):
     p = x._value
     shape = _batch_shape(x, args[1])
     return wrap(op(p, (p.shape[0],) + shape), level)
+
+
+@rule("unsafe_split_with_sizes", "split_copy")
+def no_fallback_rule(op, args, level):
+    """torch has no batching rule for these and its fallback does not take their list of
+    results: its error (split_with_sizes_copy, unsafe_split have rules)."""
+    raise no_fallback("aten::split_copy.Tensor" if op.name == "split_copy" else op.aten)
 
 
 # torch's *_copy ops under vmap (view_copy is the view's rule with the copy as its op):
