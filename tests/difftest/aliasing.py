@@ -12,8 +12,8 @@ from __future__ import annotations
 import itertools
 
 from . import catalog
-from .args import Skip, is_float, storage_is_its_own
-from .gen import _a_gradients_layout, _memory, _reads_what_it_writes, feature
+from .args import Skip, storage_is_its_own
+from .gen import _a_gradients_layout, _memory, _reads_what_it_writes, _safe, feature
 from .program import ALL_LIVE, Step
 
 # -- views -----------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def view_write(g):
     op = g.rng.choices(catalog.INPLACE, [o.weight for o in catalog.INPLACE])[0]
     on_base = g.rng.random() < 0.35
     written = (base, g.value(base)) if on_base else (view, value)
-    if not catalog_target(op, written[1]) or (
+    if not _safe(op.target, written[1]) or (
             _overlaps_itself(written[1]) and op.name not in _WRITES_ONE_VALUE):
         raise Skip
     code, uses = op.render(g, first=written)
@@ -133,13 +133,6 @@ def view_write(g):
     where = "base" if on_base else "view"
     return Step(f"{view} = {expr}\n{code}", f"view_write:{op.name}@{kind}.{where}", (view,),
                 uses, (view, base, ALL_LIVE))
-
-
-def catalog_target(op, value):
-    try:
-        return bool(op.target(value))
-    except Exception:  # noqa: BLE001 - a predicate that does not apply says no
-        return False
 
 
 # -- hooks and retain_grad on views and on in-place results ------------------------------------
@@ -170,7 +163,7 @@ def view_hook(g):
         copy = g.new()
         lines.append(f"{copy} = {base} * 1")
         value = g.value(base) * 1
-        if not catalog_target(op, value):
+        if not _safe(op.target, value):
             raise Skip
         code, more = op.render(g, first=(copy, value))
         if op.name in ("shape_inplace", "requires_grad_") or "=" in code.split("(")[0]:

@@ -215,8 +215,11 @@ def _memory(t):
     if t.numel() == 0:
         return None
     span = sum((n - 1) * abs(st) for n, st in zip(t.shape, t.stride()))
-    first = t.data_ptr()
-    return t.untyped_storage().data_ptr(), first, first + (span + 1) * t.element_size()
+    try:
+        first, storage = t.data_ptr(), t.untyped_storage().data_ptr()
+    except RuntimeError:  # (a tensor without storage: sgn's ZeroTensor gradient, 54000323)
+        return None
+    return storage, first, first + (span + 1) * t.element_size()
 
 
 def _reads_what_it_writes(g, written, uses):
@@ -230,10 +233,11 @@ def _reads_what_it_writes(g, written, uses):
         if not isinstance(u, g.torch.Tensor) or span is None:
             continue
         other = _memory(u)
-        same = (u.data_ptr() == written.data_ptr() and u.shape == written.shape
+        if other is None:
+            continue
+        same = (other[1] == span[1] and u.shape == written.shape
                 and u.stride() == written.stride())
-        if other and other[0] == span[0] and other[1] < span[2] and span[1] < other[2] \
-                and not same:
+        if other[0] == span[0] and other[1] < span[2] and span[1] < other[2] and not same:
             return True
     return False
 
