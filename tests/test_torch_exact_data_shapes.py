@@ -157,3 +157,20 @@ def test_root_gradient_cast_to_recorded_dtype():
         y.backward(t.ones(4, 2, dtype=t.float64))
         return w.grad, y.grad
     same(body)
+
+
+@pytest.mark.parametrize("edge_taken", ["before", "after"])
+def test_gradient_edge_of_an_output_whose_data_was_replaced(edge_taken):
+    """An edge's output shape is the one its node recorded, taken before the .data
+    replacement or after it (torch's is the node's input metadata)."""
+    def body(t):
+        w = t.randn(3, 2, requires_grad=True)
+        y = w * 2
+        if edge_taken == "before":
+            edge = t.autograd.graph.get_gradient_edge(y)
+        y.data = t.ones(1, 2)
+        if edge_taken == "after":
+            edge = t.autograd.graph.get_gradient_edge(y)
+        return (t.autograd.grad([edge], [w], [t.ones(3, 2)], retain_graph=True),
+                t.autograd.grad([edge], [w], [t.ones(1, 2)]))
+    same(body)

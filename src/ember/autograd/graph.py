@@ -353,7 +353,13 @@ def get_gradient_edge(tensor) -> GradientEdge:
     node, output_nr = gradient_edge(tensor)
     if node is None:  # (a view of a base that requires grad, made under no_grad)
         raise AssertionError("Expected gradient function to be set")
-    _EDGE_OUTPUTS.setdefault(node, {})[output_nr] = (tensor.shape, tensor.dtype, tensor.device)
+    shape, dtype = tensor.shape, tensor.dtype
+    replaced = node._replaced_outputs
+    if replaced is not None and output_nr in replaced:  # (its .data replaced: as recorded)
+        from .._dtype import from_numpy_dtype
+        shape, npdtype = replaced[output_nr]
+        dtype = from_numpy_dtype(npdtype)
+    _EDGE_OUTPUTS.setdefault(node, {})[output_nr] = (shape, dtype, tensor.device)
     return GradientEdge(node, output_nr)
 
 
