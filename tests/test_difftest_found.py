@@ -1063,3 +1063,22 @@ def test_elementwise_out_that_is_an_input_is_not_resized():
                 out.append((str(err), a))
         return out
     same(body)
+
+
+def test_cross_entropy_with_probabilities_of_no_classes_and_label_smoothing():
+    """Seed 60000209: ``F.cross_entropy`` of a (2, 0) input with (2, 0) probabilities and
+    ``label_smoothing=0.1``: torch's smoothing term is ``0.1 / 0`` in doubles (inf, added to
+    no element), so the loss is NaN for ``mean`` and -0 otherwise; ember raised Python's
+    ZeroDivisionError."""
+    def body(t):
+        F = t.nn.functional
+        out = []
+        for reduction in ("mean", "sum", "none"):
+            a = t.zeros(2, 0, requires_grad=True)
+            r = F.cross_entropy(a, t.zeros(2, 0), label_smoothing=0.1, reduction=reduction)
+            out.append(r)
+            if reduction != "none":
+                r.backward()
+                out.append(a.grad)
+        return out
+    same(body)

@@ -936,9 +936,9 @@ def _class_view(weight, ndim):
 def _ce_probs(input, target, weight, reduction, label_smoothing):
     axis = _class_axis(input.ndim)
     n_classes = input.shape[axis]
-    if label_smoothing > 0:
+    if label_smoothing > 0:  # (no classes: torch's double division gives inf, added to none)
         target = add_scalar(mul_scalar(target, 1 - label_smoothing),
-                            label_smoothing / n_classes)
+                            label_smoothing / n_classes if n_classes else float("inf"))
     terms = _log_softmax(input, axis, False) * target
     if weight is not None:
         terms = terms * _class_view(weight, input.ndim)
@@ -946,8 +946,8 @@ def _ce_probs(input, target, weight, reduction, label_smoothing):
         return -terms.sum(axis)
     if reduction == "sum":
         return -terms.sum()
-    if input.numel() == 0:
-        return -terms.sum() * float("nan")
+    if input.numel() == 0:  # (torch's -(sum.fill_(NAN)))
+        return -(terms.sum().fill_(float("nan")))
     return div_scalar(-terms.sum(), input.numel() // n_classes)
 
 
