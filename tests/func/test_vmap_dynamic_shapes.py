@@ -62,6 +62,13 @@ CASES = {
     "masked_select_unbatched_self": lambda torch, vmap: vmap(
         lambda m: torch.masked_select(torch.ones(3), m))(torch.tensor(X) > 0),
     "boolean_mask_index": lambda torch, vmap: vmap(lambda v: v[v > 0])(torch.tensor(X)),
+    # (torch has no rule for tensor_split at a tensor of indices, nor a fallback)
+    "tensor_split_tensor": lambda torch, vmap: vmap(
+        lambda v: torch.tensor_split(v, torch.tensor([1])))(torch.tensor(X)),
+    "tensor_split_batched_indices": lambda torch, vmap: vmap(
+        lambda i: torch.tensor_split(torch.ones(3), i))(torch.tensor([[1], [2]])),
+    "tensor_split_list": lambda torch, vmap: vmap(
+        lambda v: torch.tensor_split(v, [1]))(torch.tensor(X)),
 }
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._backend import get_xp
 from .._size import args_or_keyword
+from .._state import vmap_hook
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .registry import NONE, op
 from .scan import flip_dims
@@ -171,6 +172,10 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None,  # no
         "sections": sections, "indices": indices,
         "tensor_indices_or_sections": tensor_indices_or_sections})
     if isinstance(ios, Tensor):
+        vm = vmap_hook[0]
+        if vm is not None:  # (torch has no rule for this overload, and no fallback)
+            vm.refuse_without_fallback("aten::tensor_split.tensor_indices_or_sections", input,
+                                       ios)
         if ios.device.type != "cpu":
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be on cpu, "
                                f"but it's on {ios.device}")

@@ -168,6 +168,12 @@ class _Vmap:
         rows = [fn(value[b], **kwargs) for b in range(level_size(x._level))]
         return BatchedTensor(stack_rows(stack, rows), x._level)
 
+    def refuse_without_fallback(self, aten, *tensors):
+        """torch's error for op ``aten``, which has neither a batching rule nor a fallback,
+        where one of ``tensors`` is batched."""
+        if any(type(t) is BatchedTensor for t in tensors):
+            raise no_fallback(aten)
+
     def check_write(self, aten, self_, *others):
         """torch's refusal of in-place op ``aten`` writing an unbatched ``self_`` with a
         batched argument, for in-place ops that check their arguments themselves first."""
