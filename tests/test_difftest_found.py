@@ -1082,3 +1082,20 @@ def test_cross_entropy_with_probabilities_of_no_classes_and_label_smoothing():
                 out.append(a.grad)
         return out
     same(body)
+
+
+def test_baddbmm_reads_the_batch_sizes_first():
+    """Seed 56000272: ``torch.baddbmm(t3, t3, t3.mT)`` of 2-D tensors: torch's meta function
+    expands self to ``(batch1.size(0), batch1.size(1), batch2.size(2))`` first, so a batch of
+    fewer dims raises size()'s IndexError; ember gave "batch1 must be a 3D tensor"."""
+    def body(t):
+        a0, a1, a2, a3 = t.tensor(1.0), t.ones(2), t.ones(2, 2), t.ones(2, 2, 2)
+        out = []
+        for args in ((a2, a2, a2), (a3, a2, a3), (a3, a3, a2), (a3, a1, a3), (a3, a0, a3),
+                     (a3, a3, a0), (a2, a3, a3), (a3, a3.double(), a3)):
+            try:
+                out.append(t.baddbmm(*args))
+            except (RuntimeError, IndexError) as e:
+                out.append((type(e).__name__, str(e)))
+        return out
+    same(body)

@@ -518,6 +518,14 @@ def _check_batches(self, batch1, batch2, beta=1, alpha=1):
 
 
 def _check_baddbmm(self, batch1, batch2, beta=1, alpha=1):
+    # torch's meta function reads batch1.size(0), batch1.size(1) and batch2.size(2) first
+    # (self expanded to them): fewer dims raise size()'s IndexError (difftest 56000272)
+    for t, d in ((batch1, 0), (batch1, 1), (batch2, 2)):
+        if t.ndim == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        if d >= t.ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-t.ndim}, {t.ndim - 1}], but got {d})")
     _check_batches(self, batch1, batch2)
     if self.dtype != batch1.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_c_name(_np(self))}, "
