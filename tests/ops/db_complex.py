@@ -42,6 +42,9 @@ row("conj_method", lambda z: z.conj(), None, [CX._conj], _one,
     np_ref=np.conj)
 row("conj_real", ember.conj, "conj", [], lambda m: [S("vector", m(3))],
     np_ref=lambda x: x, dtypes=("float32", "float64", "int64"))
+row("_neg_view", lambda x: x._neg_view().resolve_neg(),
+    lambda torch: lambda x: x._neg_view().resolve_neg(), [CX._neg_view_op, SH.clone],
+    lambda m: [S("vector", m(3)), S("matrix", m(2, 3)), S("0dim", m())], np_ref=np.negative)
 row("conj_physical", ember.conj_physical, "conj_physical", [CX._conj_physical], _one,
     np_ref=np.conj)
 row("conj_physical_", lambda z: z.clone().conj_physical_(), None,
