@@ -189,9 +189,6 @@ _SCALAR_OF_GRAD_TENSOR = (
     "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
 
 
-_NUMPY_CODE = [None]  # Tensor.numpy's code, once the class is made
-
-
 def _refuse_bits_numpy(t):
     """torch's numpy() refuses a tensor whose conjugate or negative bit is set: the array
     would be its memory, not its values."""
@@ -218,12 +215,6 @@ class _BitValues:
         phys = d.get("_phys")
         if phys is None:
             raise AttributeError("_data")
-        caller = sys._getframe(1)
-        if caller.f_code is _NUMPY_CODE[0] and not caller.f_locals["force"] and not (
-                t._requires_grad and state.grad_enabled):
-            # (numpy()'s fast path hands out a real array as it reads it: its refusal of a
-            # real tensor with the negative bit is here, at no cost to other tensors)
-            _refuse_bits_numpy(t)
         from ._backend import bit_values
         return bit_values(phys, d.get("_conj_bit", False), d.get("_neg_bit", False))
 
@@ -428,13 +419,12 @@ class Tensor:
     def numpy(self, *, force=False):
         if recording[0] is not None:  # (read_data's test written out)
             read_data("Tensor.numpy()")
-        data = self._data
+        data = self.__dict__.get("_data")  # (None for a tensor with a conjugate or negative
+        # bit: its values are resolved from memory it shares, which numpy() refuses to hand out)
         if (type(data) is _ndarray and not force and data.dtype in _PLAIN_NUMPY
                 and not (self._requires_grad and state.grad_enabled)):
             return data.view()  # (the usual call: what _host_array returns, no refusal)
         return self._host_array(force)
-
-    _NUMPY_CODE[0] = numpy.__code__
 
     def _host_array(self, force=False):
         D.refuse_numpy(self._data.dtype)
