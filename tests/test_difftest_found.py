@@ -1099,3 +1099,25 @@ def test_baddbmm_reads_the_batch_sizes_first():
                 out.append((type(e).__name__, str(e)))
         return out
     same(body)
+
+
+def test_out_of_a_bfloat16_result_refuses_grad_before_its_dtype():
+    """Seed 61000184 (the generator's out= steps): ``torch.amax(t, 0, out=o)`` of a bfloat16
+    ``t`` and a float32 ``o``, both requiring grad: torch refuses out= under grad before it
+    looks at out's dtype; ember took bfloat16 (NumPy kind 'V') for a dtype without gradients,
+    so it gave amax's dtype error, and ``mean``/``exp``/``add`` wrote into ``o``."""
+    def body(t):
+        out = []
+        for e in ("t.amax(x, 0, out=o)", "t.amin(x, 0, out=o)", "t.sum(x, 0, out=o)",
+                  "t.max(x, 0, out=(o, t.zeros(2, dtype=t.int64)))", "t.mean(x, 0, out=o)",
+                  "t.logsumexp(x, 0, out=o)", "t.exp(x, out=o)", "t.add(x, x, out=o)",
+                  "t.argmax(x, 0, out=o)"):
+            for x_grad, o_grad in ((True, True), (False, True), (True, False)):
+                x = t.ones(3, 2, dtype=t.bfloat16, requires_grad=x_grad)
+                o = t.zeros(2, requires_grad=o_grad)
+                try:
+                    out.append((eval(e), o))  # noqa: S307 - the calls above
+                except RuntimeError as err:
+                    out.append((str(err), o))
+        return out
+    same(body)

@@ -321,7 +321,8 @@ def _check_out_argument(name, public, results, out, several):
 
 def _refuse_grad(name, results, checked_outs, args, kwargs):
     """torch's refusal of out= while grad is recorded through a differentiable result."""
-    differentiable = any(r._data.dtype.kind in "fc" for r in results)
+    # (bfloat16 and the float8 types are NumPy kind 'V': a kind test let their out= through)
+    differentiable = any(D.is_differentiable_np(r._data.dtype) for r in results)
     inputs = _requires_grad(args) or _requires_grad((kwargs or {}).values())
     if differentiable and (inputs or _requires_grad(checked_outs)):
         _refuse_grad_out(name, ())
@@ -343,7 +344,7 @@ def _write_generated(name, result, out, args, kwargs, rule):
     if name in _NOT_ON_CPU and out.device.type == "cpu":
         raise NotImplementedError(cpu_backend_error(f"{name}.out"))
     inputs = [a for a in _tensors(args, (kwargs or {}).values()) if a._requires_grad]
-    if not (state.grad_enabled and inputs and result._data.dtype.kind in "fc"):
+    if not (state.grad_enabled and inputs and D.is_differentiable_np(result._data.dtype)):
         _write_one(name, result, out, rule)
         return out
     _write_one(name, result, out, rule, copy=False)  # checks only
