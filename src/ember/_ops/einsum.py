@@ -64,6 +64,11 @@ def _sum_product(left, right, sum_dims):
         else:
             ro.append(i)
             ro_size *= right.shape[i]
+    if lo and ro and ro[-1] < lo[0]:
+        # torch swaps the operands when every right-only dimension comes before every
+        # left-only one, so the product's rows are the output's leading dimensions: its
+        # result's strides (contiguous for 'ij,jk->ki'), and so which later views are copies
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
     out_size = ([left.shape[d] for d in lro] + [left.shape[d] for d in lo]
                 + [1] * len(sum_dims) + [right.shape[d] for d in ro])
     order = lro + lo + list(sum_dims) + ro
