@@ -1121,3 +1121,27 @@ def test_out_of_a_bfloat16_result_refuses_grad_before_its_dtype():
                     out.append((str(err), o))
         return out
     same(body)
+
+
+def test_scatter_reduce_with_an_index_out_of_bounds_writes_what_torch_writes_first():
+    """Seed 58000249: ``scatter_reduce_(..., include_self=False)`` with an index out of
+    bounds: torch scatters the reduction's identity (-inf for ``amax``) into the positions
+    it visits before that index, then raises, leaving them in self; with
+    ``include_self=True`` its kernel has reduced the elements before it (mean not yet
+    divided). ember raised before writing anything."""
+    def body(t):
+        out = []
+        for reduce in ("sum", "prod", "mean", "amax", "amin"):
+            for include_self in (False, True):
+                for inplace in (True, False):
+                    for index, dim in (([[0, 2, 5], [1, 1, 0]], 1), ([[1, 0, 1], [-1, 0, 0]], 0),
+                                       ([[0, 1, 1], [0, 0, 3]], 1)):
+                        x = t.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]]).mul(2)
+                        src = t.tensor([[7.0, 8.0, -9.0], [1.5, 2.5, 3.5]])
+                        try:
+                            (x.scatter_reduce_ if inplace else x.scatter_reduce)(
+                                dim, t.tensor(index), src, reduce, include_self=include_self)
+                        except RuntimeError as e:
+                            out.append((str(e), x, x._version))
+        return out
+    same(body)

@@ -332,17 +332,23 @@ def _scatter_reduce(self, index, src, dim, reduce, include_self=True):
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     flat, key, part, error = _scatter_setup(self, index, dim, src)
-    if error is not None:  # (torch's scatter_reduce kernel: not emulated, nothing written)
-        raise error
     xp = get_xp(flat)
     out = flat.copy()
     if not include_self:
+        # torch first scatters the identity (a scatter of a value: its own visiting order)
+        # into the positions reduced into; an index out of bounds stops it there
+        if error is not None:
+            _, key, _, error = _scatter_setup(self, index, dim)
+            out[key] = _reduce_identity(reduce, out.dtype)
+            return _written_then(error, out, self)
         out[key] = _reduce_identity(reduce, out.dtype)
     name = _REDUCE_UFUNCS[reduce]
     if name == "add":
         _accumulate(out, key, part)
     else:
         _reduce_at(name, out, key, part)
+    if error is not None:  # (the elements reduced before it, mean's division not made)
+        return _written_then(error, out, self)
     if reduce == "mean":
         count = xp.full(out.shape, 1 if include_self else 0, np.int64)
         _accumulate(count, key, xp.ones(part.shape, np.int64))
