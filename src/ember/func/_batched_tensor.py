@@ -35,6 +35,22 @@ _NO_ARRAY = ("vmap: this operation reads a tensor's memory directly and has no b
              "in ember; call it outside of vmap (or on each example in a loop)")
 
 
+# (level, reports) for each vmap level a transform called inside it now runs at, innermost
+# last: whether a BatchedTensor at that level reports its physical value's autograd flags.
+# It does in the function a reverse-mode transform (grad, vjp, jacrev) runs, and in the
+# transform's own work (``_lowering._below``: the wrappers torch's transform unwraps);
+# elsewhere the function under vmap sees torch's batched tensor, which has no such flags.
+autograd_scopes = []
+
+
+def reports_autograd(level):
+    """Whether a BatchedTensor at ``level`` now reports its physical value's autograd flags."""
+    for scope, reports in reversed(autograd_scopes):
+        if scope == level:
+            return reports
+    return False
+
+
 class _Example:
     """An example's array metadata, without its array."""
 
@@ -192,11 +208,17 @@ class BatchedTensor(Tensor):
     def untyped_storage(self):
         return self._value.untyped_storage()
 
-    # -- autograd: the physical value's ------------------------------------------------------
+    # -- autograd: the physical value's, where a transform inside this level records --------
+    # NOTE: torch's batched tensor has no autograd metadata of its own: the function under
+    # vmap sees requires_grad False, a leaf, no grad_fn, whatever records the batch outside
+    # (the vmap's outputs do require grad). Only a grad, vjp or jacrev called inside this
+    # vmap wraps it in a tensor that records, and reports its flags (see autograd_scopes).
     @property
     def requires_grad(self):
         flag = self.__dict__.get("_wrapper_requires_grad")
-        return self._value.requires_grad if flag is None else flag
+        if flag is not None:
+            return flag
+        return self._value.requires_grad if reports_autograd(self._level) else False
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -214,11 +236,11 @@ class BatchedTensor(Tensor):
 
     @property
     def grad_fn(self):
-        return self._value.grad_fn
+        return self._value.grad_fn if reports_autograd(self._level) else None
 
     @property
     def is_leaf(self):
-        return self._value.is_leaf
+        return self._value.is_leaf if reports_autograd(self._level) else True
 
     @property
     def _requires_grad(self):
@@ -239,10 +261,7 @@ class BatchedTensor(Tensor):
     @data.setter
     def data(self, value):
         from ._outer_graph import refuse_data_write
-        value = self._value
-        while type(value) is BatchedTensor:
-            value = value._value
-        refuse_data_write(value, self._level)  # (a grad inside this vmap: its wrapper's error)
+        refuse_data_write(below_every_level(self), self._level)  # (a grad inside this vmap: its wrapper's error)
         raise RuntimeError("mutating directly with `.data` under vmap transform is not allowed.")
 
     def detach(self):
@@ -262,6 +281,13 @@ class BatchedTensor(Tensor):
 
     def __reduce_ex__(self, protocol):
         raise RuntimeError("vmap: a tensor under vmap cannot be pickled")
+
+
+def below_every_level(x):
+    """The tensor under every vmap level's BatchedTensor of ``x`` (``x`` when unbatched)."""
+    while type(x) is BatchedTensor:
+        x = x._value
+    return x
 
 
 def physical(x, level):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from ..autograd import forward_ad as fwAD
-from ._batched_tensor import BatchedTensor
+from ._batched_tensor import BatchedTensor, autograd_scopes
 from ._batching import _levels, materialize, rules_running
 
 _ceiling = [None]  # the innermost vmap level a transform may see (None: all of them)
@@ -43,23 +43,29 @@ class _below:
     def __enter__(self):
         self.prev = _ceiling[0]
         _ceiling[0] = self.level - 1
+        autograd_scopes.append((self.level, True))
 
     def __exit__(self, *exc):
         _ceiling[0] = self.prev
+        autograd_scopes.pop()
 
 
 class _at:
-    """Run the user's function with ``level`` visible again."""
+    """Run the user's function with ``level`` visible again; ``recorded``: under a
+    reverse-mode transform, whose tensors report their autograd flags (see
+    BatchedTensor.requires_grad)."""
 
-    def __init__(self, level):
-        self.level = level
+    def __init__(self, level, recorded=False):
+        self.level, self.recorded = level, recorded
 
     def __enter__(self):
         self.prev = _ceiling[0]
         _ceiling[0] = self.level
+        autograd_scopes.append((self.level, self.recorded))
 
     def __exit__(self, *exc):
         _ceiling[0] = self.prev
+        autograd_scopes.pop()
 
 
 def _wrap_tree(tree, level):
@@ -90,7 +96,7 @@ def grad_and_value(func, argnums, has_aux, args, kwargs, level, check_aux=True):
     phys, spec = _phys_leaves(args, nums, level)
 
     def summed(*p):
-        with _at(level):
+        with _at(level, recorded=True):
             wrapped = _unflatten([BatchedTensor(t, level) for t in p], spec)
             out = func(*_replace(args, nums, wrapped), **kwargs)
             out, aux = _split_aux(out, has_aux, "grad_and_value(f)(*args)", False)
@@ -120,7 +126,7 @@ def vjp(func, primals, has_aux, level):
     phys, spec = _phys_leaves(primals, tuple(range(len(primals))), level)
 
     def physical(*p):
-        with _at(level):
+        with _at(level, recorded=True):
             out = func(*_unflatten([BatchedTensor(t, level) for t in p], spec))
             leaves, out_spec, aux = _output_leaves(out, has_aux, _VJP)
             outs = _unflatten([materialize(o, level) for o in leaves], out_spec)
@@ -202,9 +208,10 @@ def jvp(func, primals, tangents, has_aux, level):
     return out + (result[2],) if has_aux else out
 
 
-def jacobian(func, argnums, has_aux, args, kwargs, level, check_aux=True):
+def jacobian(func, argnums, has_aux, args, kwargs, level, check_aux=True, reverse=True):
     """``jacrev``/``jacfwd`` under vmap: the Jacobian of each output's sum over the batch, by
-    one batched backward pass per output, its batch dimension moved back to the front."""
+    one batched backward pass per output, its batch dimension moved back to the front.
+    ``reverse``: jacrev's (jacfwd's function sees no recording tensors, as in torch)."""
     from ._transforms import _argnums, _output_leaves, _replace, _unflatten, _VJP
     from ._transforms import _jacrev
     nums = _argnums(args, argnums)
@@ -212,7 +219,7 @@ def jacobian(func, argnums, has_aux, args, kwargs, level, check_aux=True):
     shapes = []
 
     def summed(*p):
-        with _at(level):
+        with _at(level, recorded=reverse):
             wrapped = _unflatten([BatchedTensor(t, level) for t in p], spec)
             out = func(*_replace(args, nums, wrapped), **kwargs)
             leaves, out_spec, aux = _output_leaves(out, has_aux, _VJP, check_aux)

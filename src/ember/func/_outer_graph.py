@@ -25,6 +25,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd import forward_ad as fwAD
 from ..autograd import graph as _graph
 from ..autograd.graph import AccumulateGrad
+from ._batched_tensor import below_every_level
 from ._batching import _levels as _vmap_levels  # (the list itself: vmap pushes and pops it)
 
 
@@ -241,7 +242,9 @@ def refuse_missing_forward_formulas(outputs):
     tangent would reach (``no_forward_ad``'s rule; torch raises it as the op runs)."""
     running = set(_running.calls)
     tangent = set()  # the nodes a tangent of an input reaches
-    roots = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    # (the physical values' graph: a BatchedTensor shows no grad_fn to jacfwd's function)
+    values = [below_every_level(o) for o in outputs if isinstance(o, Tensor)]
+    roots = [v.grad_fn for v in values if v.grad_fn is not None]
     for node in _inputs_first(roots):
         if type(node) is AccumulateGrad:
             if node.variable.__dict__.get("_func_call") in running:

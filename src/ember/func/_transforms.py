@@ -532,7 +532,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         level = _lowering.active_level()
         if level:  # NOTE: under vmap the Jacobian is computed in reverse mode
             return _lowering.jacobian(_checked_as_jvp(func, has_aux), argnums, has_aux, args,
-                                      kwargs, level)
+                                      kwargs, level, reverse=False)
         if fwAD._level is not None and not fwAD._in_transform[0]:
             # (a dual level the user entered: torch's jacfwd enters one of its own)
             raise RuntimeError("Nested forward mode AD is not supported at the moment")
