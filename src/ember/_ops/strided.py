@@ -347,7 +347,9 @@ def _view_as_real(self):
 
 @_view_as_real.grad("self")
 def _(grad):
-    return view_as_complex(clone(grad))
+    # torch's view_as_complex(grad.contiguous()): a copy only where grad's layout needs one
+    data = grad._data if isinstance(grad, Tensor) else grad
+    return view_as_complex(grad if data.flags.c_contiguous else clone(grad))
 
 
 @op("view_as_complex", view=True, promote=NONE, node="ViewAsComplexBackward0")

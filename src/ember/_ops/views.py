@@ -195,7 +195,7 @@ class CopySlices(Node):
     def __init__(self, base_edge, base_meta, fn, chain, geometries=None):
         self._fn = fn
         self._chain = chain
-        self._geometries = geometries  # (the base's, the view's), see _geometries
+        self._geometries = geometries  # (the base's, the view's), see _copy_geometries
         self._next = (base_edge,) + fn._next[1:]
         self._meta = [base_meta] + list(fn._meta[1:])
         shown = fn._edge_positions()  # (kept: _release drops fn)
@@ -261,11 +261,17 @@ class CopySlices(Node):
         tensor of the base's geometry (CopyBackwards), the view's region of it cut out by
         as_strided, fn run on a clone of that region, and fn's gradient for the old view
         value copied back into it (the copy's own CopySlices)."""
-        (shape, strides, offset, _), (size, stride, view_offset, _) = self._geometries
+        (shape, strides, offset, _), view = self._geometries
         result = g.new_empty_strided(shape, strides)
         result.copy_(g)
-        region = result.as_strided(size, stride,
-                                   result.storage_offset() + view_offset - offset)
+        if view is None:
+            # (a view of another dtype, or with a conj/neg bit: no geometry in the base's
+            # elements gives it, so torch cuts it out with the view's function instead)
+            region = _replayed_runs(result, self._chain, _strided_view)
+        else:
+            size, stride, view_offset, _ = view
+            region = result.as_strided(size, stride,
+                                       result.storage_offset() + view_offset - offset)
         sub = fn._apply([clone(region, memory_format=_CONTIGUOUS)], True, None)
         if not base_needed:
             return [None] + list(sub[1:])
@@ -451,22 +457,35 @@ def _regenerated(base, chain):
     as_strided of the view's geometry, or where the chain has conj, _neg_view, view_as_real or
     view_as_complex (which no as_strided gives) torch's replay of the view: an as_strided for
     each run of the other view ops, those ops' own nodes between them."""
-    links = list(chain)
-    if not any(getattr(view_op, "name", None) in _REPLAYED for view_op, _, _ in links):
-        return _regenerated_strided(base, chain)
+    return _replayed_runs(base, chain, _regenerated_strided)
+
+
+def _replayed_runs(base, chain, strided):
+    """The view ``chain`` cuts out of tensor ``base`` as torch's view function replays it:
+    conj, _neg_view, view_as_real and view_as_complex by their own ops, each run of the other
+    view ops between them by ``strided(base so far, the run's chain)``."""
     run = None
-    for link in links:
+    for link in chain:
         if getattr(link[0], "name", None) in _REPLAYED:
             if run is not None:
-                base, run = _regenerated_strided(base, run), None
+                base, run = strided(base, run), None
             base = link[0](base, *link[1])
         else:
             run = ViewChain(run, link)
-    return base if run is None else _regenerated_strided(base, run)
+    return base if run is None else strided(base, run)
+
+
+def _strided_view(x, chain):
+    """``x.as_strided`` to the geometry ``chain`` cuts out of it: a view, so writes to it
+    reach ``x``'s history as well as its memory."""
+    from .strided import geometry
+    size, stride, offset, _ = geometry(replay(chain, x._data))
+    return x.as_strided(size, stride, offset)
 
 
 # view ops torch's regenerated view replays with their own nodes (its view functions)
-_REPLAYED = frozenset(_BIT_VIEWS) | {"view_as_real", "view_as_complex"}
+_DTYPE_VIEWS = frozenset({"view_as_real", "view_as_complex"})
+_REPLAYED = frozenset(_BIT_VIEWS) | _DTYPE_VIEWS
 
 
 def _regenerated_strided(base, chain):
@@ -499,6 +518,19 @@ def _geometries(view):
     regenerated ``as_strided`` reads them; None where they are no such geometry (a negative
     stride, a view not in its base's memory)."""
     return _geometries_of(view._base._data, view._view_chain)
+
+
+def _copy_geometries(view):
+    """CopySlices' ``_geometries``: the base's geometry and the view's, or None for the view
+    where its chain changes the dtype (view_as_real, view_as_complex: torch replays those
+    rather than as_strided, see _replayed_runs). A chain with conj or _neg_view has none
+    (its values are not the base's memory): CopySlices writes through view_scatter."""
+    names = {getattr(view_op, "name", None) for view_op, _, _ in view._view_chain}
+    if names & _DTYPE_VIEWS and not names & set(_BIT_VIEWS):
+        from .strided import geometry
+        base = geometry(view._base._data)
+        return None if any(st < 0 for st in base[1]) else (base, None)
+    return _geometries(view)
 
 
 def _geometries_of(base, chain):
@@ -562,7 +594,7 @@ def rebase_view(view, fn):
     d = base._data
     base_edge = _base_edge(base)
     # (a base whose own elements share memory has no geometry to copy a gradient into)
-    geometries = None if has_internal_overlap(d) else _geometries(view)
+    geometries = None if has_internal_overlap(d) else _copy_geometries(view)
     cs = CopySlices(base_edge, (d.shape, d.dtype), fn, view._view_chain, geometries)
     old_fn, old_nr = base._grad_fn, base._output_nr
     gained = not base._requires_grad
