@@ -1636,8 +1636,13 @@ def _compile_caller(op):
     lines += ["    try:"] + ["        " + line for line in call]
     lines += ["    except ValueError as e:",
               "        if 'broadcast' in str(e):",
-              "            raise (saved_inference_error(op, args)",
+              "            raise (node_error(op, args)",
               f"                   or broadcast_error(args[:{n}])) from None",
+              "        raise",
+              "    except RuntimeError:  # (torch refuses the node first: see node_error)",
+              "        refused = node_error(op, args)",
+              "        if refused is not None:",
+              "            raise refused from None",
               "        raise",
               "    except TypeError as e:  # (a GPU array refusing a host one)",
               "        again = across_devices(op, args)",
@@ -1706,7 +1711,7 @@ def _compile_caller(op):
              "refuse_non_tensor": refuse_non_tensor,
              "kernel": op.kernel, "broadcast_error": broadcast_error,
              "iterator_layout": iterator_layout,
-             "saved_inference_error": saved_inference_error, "_new": object.__new__,
+             "node_error": node_error, "_new": object.__new__,
              "ndarray": _ndarray, "as_array": as_array, "asarray": np.asarray,
              "_mark_views": _mark_views,
              "mark_view": _views.mark_view,
@@ -1871,8 +1876,13 @@ def _tensor_call_generic(op, args):
             out = opmath.call(op, _arrays(op, args, dt))
     except ValueError as e:
         if "broadcast" in str(e):
-            raise (saved_inference_error(op, args)
+            raise (node_error(op, args)
                    or broadcast_error(args[:op.n_tensors])) from None
+        raise
+    except RuntimeError:  # (torch refuses the node first: see node_error)
+        refused = node_error(op, args)
+        if refused is not None:
+            raise refused from None
         raise
     except TypeError as e:  # (a GPU array refusing a host one)
         again = across_devices(op, args)
@@ -2072,6 +2082,23 @@ def _pack_saved(node, op, results):
         vers[j] = None
         node._hooked = True
     node._saved, node._vers = tuple(saved), tuple(vers)
+
+
+def node_error(op, args):
+    """The error torch raises while it makes the node of this call, if it would record one,
+    else None: it does so before its kernel runs, so this comes before the kernel's own
+    errors (shapes that don't broadcast). Checked only once the kernel has refused: first
+    an input whose history may not be read (a view of a multi-output op, or one made in
+    no_grad mode, whose base changed in place: torch collects the inputs' edges first), then
+    an inference tensor the node would save."""
+    if not (state.grad_enabled and op.differentiable):
+        return None
+    tensors = [a for a in args[:op.n_tensors] if isinstance(a, Tensor)]
+    if any(a._requires_grad for a in tensors):
+        for a in tensors:
+            if a._base is not None and _views.history_refused(a):
+                return _views.rebase_error(a, indirect=True)
+    return saved_inference_error(op, args)
 
 
 def saved_inference_error(op, args):
