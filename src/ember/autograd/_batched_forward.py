@@ -30,6 +30,13 @@ def batched_tangents(batch):
 
 def op_jvp(op, args, out, tangents):
     """The output tangent(s) of one op call for a batch of input tangents."""
+    if op.view:
+        # (torch batches the tangents with vmap: a view op it has no batching rule for
+        # refuses there, as under vmap; func's rules say which)
+        from ..func._batching_rules import RULES
+        refusal = getattr(RULES.get(op.name), "batched_refusal", None)
+        if refusal is not None:
+            raise refusal(op.aten)
     if op.view and isinstance(out, Tensor) and out._base is not None:
         base_tan = fwAD._tangent_of(out._base)
         tan = None if base_tan is None else view_of_tangent(out, out._base, base_tan)

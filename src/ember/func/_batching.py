@@ -260,6 +260,13 @@ def no_fallback(aten):
                         "fallback.")
 
 
+def no_view_fallback(aten):
+    """torch's error for view op ``aten`` under vmap without a batching rule: its per-example
+    fallback copies, which a view must not."""
+    return RuntimeError(f"Batching rule not implemented for {aten}; the fallback path doesn't "
+                        "work on out= or view ops.")
+
+
 def warn_fallback(aten):
     """torch's warning that op ``aten`` runs once per example (it has no batching rule)."""
     warnings.warn(f"There is a performance drop because we have not yet implemented the "

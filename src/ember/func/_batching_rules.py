@@ -16,8 +16,8 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._batched_tensor import BatchedTensor, batched_at, forget_held, held_as_torch
-from ._batching import (level_size, materialize, no_fallback, per_example, per_example_inplace,
-                        torch_level, warn_fallback, wrap)
+from ._batching import (level_size, materialize, no_fallback, no_view_fallback, per_example,
+                        per_example_inplace, torch_level, warn_fallback, wrap)
 
 RULES = {}
 
@@ -544,6 +544,15 @@ def view_rule(op, args, level):
     p = x._value
     shape = _batch_shape(x, args[1])
     return wrap(op(p, (p.shape[0],) + shape), level)
+
+
+@rule("_neg_view")
+def no_view_rule(op, args, level):
+    """torch has no batching rule for ``_neg_view`` and its fallback refuses views: its error."""
+    raise no_view_fallback(op.aten)
+
+
+no_view_rule.batched_refusal = no_view_fallback  # (jacfwd's batched tangents refuse it too)
 
 
 @rule("unsafe_split_with_sizes", "split_copy")
