@@ -122,12 +122,63 @@ def test_values_gradients_and_graph_as_torch(eq, shapes):
     same(body)
 
 
-@pytest.mark.xfail(strict=True, reason="the elementwise product of two broadcast operands "
-                   "with ambiguous strides is laid out differently from torch's")
-def test_product_without_a_summed_dimension_of_more_than_one_element():
+@pytest.mark.parametrize("eq,shapes", [("ij,jk->ki", [(2, 1), (1, 3)]),
+                                       ("ij,jk->ik", [(2, 1), (1, 3)]),
+                                       ("ij,jk->ki", [(3, 1), (1, 2)]),
+                                       ("bij,bjk->kbi", [(2, 3, 1), (2, 1, 4)])])
+def test_product_when_the_summed_label_has_one_element(eq, shapes):
     """Nothing is summed when the summed label has one element: the product of the aligned
-    operands is then the result, and its layout is the elementwise product's."""
+    (broadcast) operands is the result, laid out as torch's elementwise product lays it out,
+    the dimension of one element ordering the others (the random-program tester's program
+    58000254: 'ij,jk->ki' of a (2, 1) and a (1, 3) has strides (1, 3))."""
     def body(t):
-        r = t.einsum("ij,jk->ki", *_operands(t, [(3, 1), (1, 2)]))
-        return r, _strides(r)
+        ops = _operands(t, shapes, requires_grad=True)
+        r = t.einsum(eq, *ops)
+        with t.no_grad():
+            plain = t.einsum(eq, *ops)
+        flat = plain.flatten()
+        flat.relu_()
+        return r, _strides(r), _strides(plain), plain, flat._is_view()
+    same(body)
+
+
+@pytest.mark.parametrize("fn", ["mul", "add", "operator"])
+def test_broadcast_product_ordered_by_a_dimension_of_one_element(fn):
+    """Two C-ordered inputs, broadcast, whose dimension of one element (in both) has a stride
+    that orders the result's dimensions as torch's TensorIterator sorts them."""
+    def body(t):
+        a = t.arange(2.).reshape(2, 1).unsqueeze(2).permute(2, 0, 1)  # (1, 2, 1)
+        b = t.arange(3.).reshape(1, 3).unsqueeze(2).permute(1, 2, 0)  # (3, 1, 1), stride 3 last
+        out = {"mul": lambda: t.mul(a, b), "add": lambda: t.add(a, b),
+               "operator": lambda: a * b}[fn]()
+        grad_out = {"mul": lambda: t.mul(a.requires_grad_(), b),
+                    "add": lambda: t.add(a.requires_grad_(), b),
+                    "operator": lambda: a.requires_grad_() * b}[fn]()
+        return out, _strides(out), _strides(grad_out), out.is_contiguous()
+    same(body)
+
+
+_PRODUCTS = {
+    "tensordot_two_dims": lambda t, o: t.tensordot(o(3, 4, 5), o(5, 4, 2), dims=([1, 2], [1, 0])),
+    "tensordot_one_dim": lambda t, o: t.tensordot(o(3, 4, 5), o(5, 4, 2), dims=([2], [0])),
+    "tensordot_permuted": lambda t, o: t.tensordot(o(5, 3, 4).permute(1, 2, 0), o(5, 2),
+                                                   dims=([2], [0])),
+    "tensordot_one_element": lambda t, o: t.tensordot(o(3, 1), o(1, 2), dims=([1], [0])),
+    "tensordot_outer": lambda t, o: t.tensordot(o(3), o(2), dims=0),
+    "bilinear": lambda t, o: t.nn.functional.bilinear(o(4, 3), o(4, 5), o(6, 3, 5), o(6)),
+    "bilinear_batch": lambda t, o: t.nn.functional.bilinear(o(2, 4, 3), o(2, 4, 5), o(6, 3, 5)),
+    "bilinear_transposed": lambda t, o: t.nn.functional.bilinear(o(3, 4).t(), o(4, 5),
+                                                                 o(6, 3, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PRODUCTS))
+def test_tensordot_and_bilinear_layout_as_torch(name):
+    def body(t):
+        def operand(*shape):
+            (x,) = _operands(t, [shape], requires_grad=True)
+            return x
+        r = _PRODUCTS[name](t, operand)
+        flat = r.detach().flatten()
+        return r, _strides(r), r.is_contiguous(), flat._is_view()
     same(body)

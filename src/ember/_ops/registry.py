@@ -1102,7 +1102,10 @@ def _compile_operator(d, name, tail, plain):
     tensors += ["            " + line
                 for line in plain_call_lines(d, "x0", "x1", None, ["pass"]) + ["else:"]
                 + ["    " + line
-                   for line in result("(x0.flags.c_contiguous and x1.flags.c_contiguous)")]]
+                   # (broadcast inputs and a result with a dimension of one element: the
+                   # inputs' strides there can order the others, see iterator_strides)
+                   for line in result("(x0.flags.c_contiguous and x1.flags.c_contiguous and "
+                                      "(x0.shape == x1.shape or 1 not in out.shape))")]]
     tensors += ["    " + line for line in general]  # (a recorded op's usual way: no jump)
     numbers = ["if type(other) in PYTHON_NUMBERS:",
                "    if ((not self._requires_grad or not state.grad_enabled)"
@@ -1659,12 +1662,14 @@ def _compile_caller(op):
               "        out = asarray(out) if isinstance(out, np_generic) else as_array(out)",
               "    res._data = out"]
     if op.iterator_layout and n >= 1:  # (see iterator_layout: a flags test when all are C)
-        # (C-contiguous inputs give NumPy's and torch's order alike: the C order; NOTE: but
-        # for the strides of dimensions of one element where a number or a broadcast input
-        # makes torch sort dimensions, not tested here to keep this path cheap; the rank
-        # first: a result of one dimension or none has one layout, and costs one test)
+        # (C-contiguous inputs give NumPy's and torch's order alike, the C order, unless the
+        # result has a dimension of one element: a broadcast input's stride there can order
+        # the others (einsum('ij,jk->ki') of a (2, 1) and a (1, 3)); NOTE: the strides of
+        # those dimensions themselves are not torch's everywhere. The rank first: a result
+        # of one dimension or none has one layout, and costs one test)
         test = "out.ndim > 1 and not (" + " and ".join(
-            f"(not hasattr(x{k}, 'flags') or x{k}.flags.c_contiguous)" for k in range(n)) + ")"
+            f"(not hasattr(x{k}, 'flags') or x{k}.flags.c_contiguous)" for k in range(n)) + (
+            " and 1 not in out.shape)")
         lines[-1:-1] = [f"    if {test}:",
                         f"        out = iterator_layout(out, ({', '.join(xs[:n])},))"]
     if op.view == "maybe":
