@@ -1151,12 +1151,13 @@ def test_a_refused_history_comes_before_the_kernels_error():
     """Seed 54000293: ``torch.logaddexp(t4, t2)`` where ``t4`` is a ``chunk`` of ``t2`` written
     in place under ``no_grad`` and the shapes do not broadcast: torch collects the inputs'
     edges before its kernel runs, so the multi-output view's error comes first; ember's
-    kernel raised the shape error. Without grad (no node) the kernel's error stays."""
+    kernel raised the shape error (and ``mm``'s check its own). Without grad (no node) the
+    kernel's error stays."""
     def body(t):
         out = []
         for e in ("t.logaddexp(t4, t2)", "t.add(t2, t4)", "t4.atan2(t.ones(5))",
                   "t.cat([t4, t.ones(2, 4)])", "t.logaddexp(t4, t.ones(2, 3))",
-                  "t.mul(v, t.ones(5))"):
+                  "t.mul(v, t.ones(5))", "t.mm(t4, t2)", "t.matmul(t2, t4)"):
             for grad in (True, False):
                 t2 = t.ones(4, 3, requires_grad=True) * 1
                 t4 = t2.chunk(2)[0]

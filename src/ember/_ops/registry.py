@@ -1860,7 +1860,12 @@ def _checked_first(lines):
     after the handlers a jump over them)."""
     assert lines[1] == "    op.check(*args)"
     handler = ["    try: op.check(*args)", "    except (AttributeError, TypeError) as e:",
-               "        refuse_non_tensor(op, args, e)", "        raise", "    else:"]
+               "        refuse_non_tensor(op, args, e)", "        raise",
+               "    except RuntimeError:  # (torch refuses the node first: see node_error)",
+               "        refused = node_error(op, args)",
+               "        if refused is not None:",
+               "            raise refused from None",
+               "        raise", "    else:"]
     return lines[:1] + handler + ["    " + line for line in lines[2:]]
 
 
@@ -1870,6 +1875,11 @@ def _tensor_call_generic(op, args):
             op.check(*args)
         except (AttributeError, TypeError) as e:
             refuse_non_tensor(op, args, e)
+            raise
+        except RuntimeError:  # (torch refuses the node first: see node_error)
+            refused = node_error(op, args)
+            if refused is not None:
+                raise refused from None
             raise
     dt = compute_dtype(op, args)
     special = opmath.special_dtype(op, args)
