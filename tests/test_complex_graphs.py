@@ -233,3 +233,12 @@ def test_complex64_abs_and_its_gradient_bit_exact():
         (x[:2].abs() ** 2).sum().backward()
         return x.detach().abs(), x.grad
     same(body, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("method", ["abs_", "absolute_"])
+def test_inplace_abs_of_complex_refused(method):
+    """|z| is real: torch refuses to write it into the complex tensor in place."""
+    def body(torch):
+        x = torch.tensor([1 + 6j, 3 - 3j])
+        return getattr(x, method)()
+    same(body)

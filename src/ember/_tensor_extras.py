@@ -47,7 +47,7 @@ def _inplace_from(name, target):
     return method
 
 
-_INPLACE = {"absolute_": "abs", "multiply_": "mul", "subtract_": "sub", "negative_": "neg",
+_INPLACE = {"multiply_": "mul", "subtract_": "sub", "negative_": "neg",
             "eq_": "eq", "ne_": "ne", "lt_": "lt", "le_": "le", "gt_": "gt", "ge_": "ge",
             "greater_": "gt", "greater_equal_": "ge", "less_": "lt", "less_equal_": "le",
             "not_equal_": "ne", "logical_not_": "logical_not", "cumsum_": "cumsum",
@@ -58,6 +58,7 @@ _INPLACE = {"absolute_": "abs", "multiply_": "mul", "subtract_": "sub", "negativ
 for _name, _target in _INPLACE.items():
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, _inplace_from(_name, _target))
+Tensor.absolute_ = Tensor.abs_  # (torch's alias: abs_'s node, and its refusal of complex)
 
 
 # -- a view, then a copy: ops of their own (see _ops/view_copies.py) ---------------------------

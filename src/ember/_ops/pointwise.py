@@ -1125,6 +1125,10 @@ def abs(self):
     return np.abs(self)
 
 
+abs.inplace_check = refuse("c", lambda t: RuntimeError(
+    "In-place abs is not supported for complex tensors."))
+
+
 @abs.grad("self")
 def _(grad, self):
     from .unary import sgn
