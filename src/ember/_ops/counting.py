@@ -153,34 +153,21 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 def bincount(input, weights=None, minlength=0):  # noqa: A002
     """How often each non-negative integer occurs in 1-D ``input`` (or the sum of its
     ``weights``)."""
-    if weights is None:
-        return _bincount(input, minlength)
-    return _weighted_bincount(input, weights, minlength)
-
-
-# (ops, checks included, so that vmap runs them once per example, as torch's batched fallback
-# does: the checks and the result's length read each example's values)
-def _check_bincount(data, minlength):
-    if data.dtype.kind not in "iu":  # (torch's kernel is dispatched on the dtype first)
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
-                                  f"'{D._BY_NP[data.dtype].scalar_name}'")
-    if data.ndim != 1 or (data.size and data.min() < 0):
+    data = input._data
+    xp = get_xp(data)
+    if data.ndim != 1 or data.dtype.kind not in "iub" or (data.size and data.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-
-
-@op("_bincount", aten="aten::bincount", promote=NONE, differentiable=False)
-def _bincount(data, minlength):
-    _check_bincount(data, minlength)
-    return get_xp(data).bincount(data, minlength=minlength).astype(np.int64)
+    if weights is None:
+        return _long(xp.bincount(data, minlength=minlength))
+    if tuple(weights.shape) != data.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    return _weighted_bincount(input, weights, minlength)
 
 
 @op("bincount", tensors=2, promote=NONE, node="NotImplemented")
 def _weighted_bincount(self, weights, minlength):
-    _check_bincount(self, minlength)
-    if weights.shape != self.shape:
-        raise RuntimeError("weights should be 1-d and have the same length as input")
     counts = get_xp(self).bincount(self, weights=weights.astype(np.float64), minlength=minlength)
     return counts.astype(np.float32 if weights.dtype == np.float32 else np.float64)
 

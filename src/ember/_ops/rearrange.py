@@ -330,7 +330,7 @@ def _tile_method(self, *args, dims=None):
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (or slice along ``dim``) ``repeats`` times, consecutively."""
     if repeats is None:  # repeat_interleave(repeats): the indices that repeat_interleave uses
-        return _repeat_index(input)
+        return _wrap(_repeat_index(input._data))
     x = flatten(input) if dim is None else input
     d = 0 if dim is None else _wrap_dim(dim, x.ndim)
     if x.ndim == 0:  # (torch reads the size of dim, or unsqueezes after it, of the 0-d input)
@@ -340,15 +340,15 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if isinstance(repeats, Tensor):
         if repeats.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        reps = reshape(repeats, (-1,))
+        reps = repeats._data.reshape(-1)
         n = x.shape[d] if x.ndim else 1
         if reps.shape[0] == 1:
-            reps = expand(reps, (n,))
+            reps = get_xp(reps).broadcast_to(reps, (n,))
         elif reps.shape[0] != n:
             raise RuntimeError(f"repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {reps.shape[0]} and input.size({d}) = {n}")
         from .indexing import index_select
-        return index_select(x, d, _repeat_index(reps))
+        return index_select(x, d, _wrap(_repeat_index(reps)))
     repeats = int(repeats)
     if repeats < 0:
         raise RuntimeError("Repeats must be non-negative")
@@ -359,10 +359,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return flatten(clone(expand(unsqueeze(x, d + 1), tuple(shape))), d, d + 1)
 
 
-# (an op, so that vmap runs it once per example, as torch's batched fallback does: the
-# result's length is the sum of each example's repeats)
-@op("_repeat_interleave_index", aten="aten::repeat_interleave.Tensor", promote=NONE,
-    differentiable=False)
 def _repeat_index(reps):
     xp = get_xp(reps)
     if reps.ndim != 1:
